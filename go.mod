@@ -1,0 +1,3 @@
+module github.com/pyric/pyric
+
+go 1.26.8

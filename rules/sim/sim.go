@@ -1,0 +1,226 @@
+// Package sim holds what every rules simulator (Firestore, Storage, RTDB)
+// reports: per-case results with their explanation, the summary, the JSON
+// envelope the CLI prints, the text rendering, and the exit code.
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pyric/pyric/rules/source"
+)
+
+// Decision is the outcome of evaluating one request against a ruleset.
+type Decision string
+
+// Decisions. Unsupported means the engine met a construct whose production
+// semantics are unknown; it is never a deny in disguise.
+const (
+	Allow       Decision = "ALLOW"
+	Deny        Decision = "DENY"
+	Unsupported Decision = "UNSUPPORTED"
+)
+
+// State says whether a case's decision met its expectation.
+type State string
+
+// States of a case.
+const (
+	Passed           State = "PASSED"
+	Failed           State = "FAILED"
+	StateUnsupported State = "UNSUPPORTED"
+)
+
+// Verdict of a single evaluated rule (an allow statement or an RTDB rule).
+type Verdict string
+
+// Rule verdicts. Error means the condition evaluated to an error, which denies.
+const (
+	VerdictAllow       Verdict = "ALLOW"
+	VerdictDeny        Verdict = "DENY"
+	VerdictError       Verdict = "ERROR"
+	VerdictUnsupported Verdict = "UNSUPPORTED"
+)
+
+// Rule is the explanation of one evaluated rule.
+type Rule struct {
+	MatchPath  string   `json:"matchPath,omitempty"`  // e.g. /databases/{database}/documents/users/{uid}, or /users/$uid for RTDB
+	RuleIndex  int      `json:"ruleIndex"`            // index of the allow within its match block
+	Operations []string `json:"operations,omitempty"` // e.g. ["read"], ["create","update"]; RTDB: [".write"]
+	Verdict    Verdict  `json:"verdict"`
+	Line       int      `json:"line,omitempty"`
+	Column     int      `json:"column,omitempty"`
+	Condition  string   `json:"condition,omitempty"` // the condition's source text
+	Message    string   `json:"message,omitempty"`   // error text in production's wording, or why it was skipped
+	// Expressions is the sub-expression trace in evaluation order.
+	Expressions []Expr `json:"expressions,omitempty"`
+}
+
+// Expr is one evaluated (or short-circuit skipped) sub-expression.
+type Expr struct {
+	Source  string `json:"source"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Depth   int    `json:"depth"`           // nesting depth below the rule's condition
+	Value   string `json:"value,omitempty"` // the value, printed in rules syntax
+	Error   string `json:"error,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"` // not evaluated because of short-circuiting
+}
+
+// Case is the result of one test case.
+type Case struct {
+	Description string   `json:"description"`
+	Expectation Decision `json:"expectation"`
+	Decision    Decision `json:"decision"`
+	State       State    `json:"state"`
+	Trace       []Rule   `json:"trace"`
+	Notes       []string `json:"notes"`
+	// Deciding is the index in Trace of the rule that decided the case
+	// (the allowing rule, or the first denying one); -1 when none did.
+	Deciding int `json:"deciding"`
+}
+
+// NewCase fills State from the decision and expectation and normalises nils.
+func NewCase(description string, expectation, decision Decision, trace []Rule, notes []string, deciding int) Case {
+	c := Case{Description: description, Expectation: expectation, Decision: decision, Trace: trace, Notes: notes, Deciding: deciding}
+	switch {
+	case decision == Unsupported:
+		c.State = StateUnsupported
+	case decision == expectation:
+		c.State = Passed
+	default:
+		c.State = Failed
+	}
+	if c.Trace == nil {
+		c.Trace = []Rule{}
+	}
+	if c.Notes == nil {
+		c.Notes = []string{}
+	}
+	return c
+}
+
+// Report is the summary of a simulation run.
+type Report struct {
+	Passed      int    `json:"passed"`
+	Failed      int    `json:"failed"`
+	Unsupported int    `json:"unsupported"`
+	Results     []Case `json:"results"`
+}
+
+// Add appends a case result and counts it.
+func (r *Report) Add(c Case) {
+	switch c.State {
+	case Passed:
+		r.Passed++
+	case Failed:
+		r.Failed++
+	default:
+		r.Unsupported++
+	}
+	r.Results = append(r.Results, c)
+}
+
+// ExitCode is 0 when every case passed and 1 when any failed. Unsupported
+// cases are neither.
+func (r *Report) ExitCode() int {
+	if r.Failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// Error is the envelope for input that could not be simulated: rules that
+// don't compile, or unreadable cases.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+// WriteJSON prints the success envelope {"success": true, "data": report}.
+func WriteJSON(w io.Writer, r *Report) error {
+	if r.Results == nil {
+		r.Results = []Case{}
+	}
+	return writeIndented(w, struct {
+		Success bool    `json:"success"`
+		Data    *Report `json:"data"`
+	}{true, r})
+}
+
+// WriteErrorJSON prints the failure envelope {"success": false, "error": e}.
+func WriteErrorJSON(w io.Writer, e Error) error {
+	return writeIndented(w, struct {
+		Success bool  `json:"success"`
+		Error   Error `json:"error"`
+	}{false, e})
+}
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// WriteText prints each case with its verdict, the deciding rule's source
+// line with a caret under the condition, and the notes, then a summary line.
+func WriteText(w io.Writer, f *source.File, r *Report) {
+	for _, c := range r.Results {
+		mark := "PASS"
+		switch c.State {
+		case Failed:
+			mark = "FAIL"
+		case StateUnsupported:
+			mark = "UNSUPPORTED"
+		}
+		fmt.Fprintf(w, "%-4s %s\n", mark, c.Description)
+		if c.State != Passed {
+			fmt.Fprintf(w, "     expected %s, got %s\n", c.Expectation, c.Decision)
+		}
+		if c.Deciding >= 0 && c.Deciding < len(c.Trace) {
+			rule := c.Trace[c.Deciding]
+			fmt.Fprintf(w, "     decided by %s\n", describeRule(rule))
+			if f != nil && rule.Line > 0 {
+				line := f.Line(rule.Line)
+				fmt.Fprintf(w, "     %s:%d:%d\n", fileName(f), rule.Line, rule.Column)
+				fmt.Fprintf(w, "       %s\n", strings.ReplaceAll(line, "\t", " "))
+				if rule.Column > 0 {
+					fmt.Fprintf(w, "       %s^\n", strings.Repeat(" ", rule.Column-1))
+				}
+			}
+			if rule.Message != "" {
+				fmt.Fprintf(w, "     %s\n", rule.Message)
+			}
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "     note: %s\n", n)
+		}
+	}
+	fmt.Fprintf(w, "%d passed, %d failed, %d unsupported\n", r.Passed, r.Failed, r.Unsupported)
+}
+
+func describeRule(r Rule) string {
+	var b strings.Builder
+	if len(r.Operations) > 0 {
+		fmt.Fprintf(&b, "allow %s", strings.Join(r.Operations, ", "))
+	} else {
+		fmt.Fprintf(&b, "rule #%d", r.RuleIndex)
+	}
+	if r.MatchPath != "" {
+		fmt.Fprintf(&b, " in match %s", r.MatchPath)
+	}
+	fmt.Fprintf(&b, " → %s", r.Verdict)
+	return b.String()
+}
+
+func fileName(f *source.File) string {
+	if f.Name == "" {
+		return "<input>"
+	}
+	return f.Name
+}

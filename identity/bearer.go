@@ -15,7 +15,7 @@ var ErrInvalidJWT = errors.New("invalid jwt")
 // FromAuthorization derives the caller from an HTTP/gRPC Authorization
 // header exactly as the official emulators do: no header is unauthenticated;
 // "Bearer owner" is admin; any other bearer must be a three-part JWT whose
-// payload becomes the token claims, with uid = sub. The signature, alg,
+// payload becomes the token claims, with uid = sub (possibly empty). The signature, alg,
 // aud, iss and exp are deliberately not checked — SDK mock tokens are
 // unsigned and expire in 1970.
 func FromAuthorization(header string) (Identity, error) {
@@ -35,13 +35,10 @@ func FromAuthorization(header string) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	// The Firestore emulator takes the uid from sub only: a token carrying
+	// just user_id authenticates a user without a uid (request.auth.uid is
+	// undefined). Storage takes user_id instead; see UIDFromClaims.
 	uid, _ := claims["sub"].(string)
-	if uid == "" {
-		uid, _ = claims["user_id"].(string)
-	}
-	if uid == "" {
-		return Identity{}, ErrInvalidJWT
-	}
 	return NewUser(uid, claims), nil
 }
 

@@ -24,7 +24,8 @@ const (
 // Identity is the caller of one operation. The zero value is Unauthenticated.
 type Identity struct {
 	Kind Kind
-	// UID is the user id (request.auth.uid); set only for User.
+	// UID is the user id (request.auth.uid); set only for User. A User with
+	// an empty UID is authenticated but has no uid (a token without sub).
 	UID string
 	// Token holds the ID token's claims (request.auth.token), including
 	// firebase.sign_in_provider and custom claims. Never nil for User.
@@ -96,7 +97,7 @@ func (id *Identity) UnmarshalJSON(b []byte) error {
 	switch {
 	case j.Admin:
 		*id = AdminIdentity()
-	case j.UID != "":
+	case j.UID != "" || j.Token != nil:
 		*id = NewUser(j.UID, j.Token)
 	default:
 		return fmt.Errorf("identity: want null, {\"admin\": true} or {\"uid\": ...}")

@@ -1,0 +1,381 @@
+package rtdb
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/rules/sim"
+)
+
+// Operation is what a request does.
+type Operation string
+
+// Operations a ruleset judges.
+const (
+	Read  Operation = "read"
+	Write Operation = "write"
+)
+
+// Auth is a signed-in caller, the `auth` of the rules: {uid, provider,
+// token}. A nil *Auth is a signed-out caller (`auth == null`).
+type Auth struct {
+	UID      string
+	Provider string         // e.g. "anonymous", "password", "google.com"
+	Token    map[string]any // the ID token claims; nil reads as {}
+}
+
+// Request is one operation to judge.
+//
+// Data, NewData and the values of Updates are trees as encoding/json
+// decodes them (map[string]any, []any, string, bool, nil, and float64 or
+// json.Number — both are accepted; Go integer types too). They are read in
+// place, never modified, and need not be normalized: null children and
+// empty objects count as absent, arrays as objects keyed "0", "1", ….
+type Request struct {
+	Operation Operation
+	Path      string // e.g. "/users/alice"; "" or "/" is the root
+	Auth      *Auth
+	// Data is the whole database before the request.
+	Data any
+	// NewData is the value a write sets at Path; nil deletes it.
+	NewData any
+	// Updates, when non-nil, makes a write a multi-location update: each key
+	// is a path relative to Path and its value is set there (nil deletes).
+	// NewData is then ignored. Every location must be writable.
+	Updates map[string]any
+	// Now is the server time (`now`); zero means time.Now().
+	Now time.Time
+	// Trace records the sub-expression trace of every evaluated rule.
+	Trace bool
+}
+
+// Decision is the verdict on a request with its explanation.
+type Decision struct {
+	Allowed bool
+	// Rules lists every rule evaluated, in order: MatchPath is the rule's
+	// location (e.g. /users/$uid), Operations its kind ([".write"]), Line
+	// and Column where its condition starts, Message the concrete location
+	// it ran at and its error, if any.
+	Rules []sim.Rule
+	// Deciding is the index in Rules of the rule that decided: the granting
+	// rule when allowed, else the failing .validate or the first denying
+	// rule; -1 when no rule applied.
+	Deciding int
+	// Notes explain the decision in a sentence or two.
+	Notes []string
+	// Bindings are the $wildcards bound along the request path.
+	Bindings map[string]string
+}
+
+// step is one rules location matched along a data path.
+type step struct {
+	n     *node
+	depth int               // number of path keys consumed to reach n
+	vars  map[string]string // bindings in force at n
+}
+
+// match walks the rules from the root along keys. A literal child wins over
+// the $wildcard sibling, which matches any other key.
+func (rs *Ruleset) match(keys []string) []step {
+	steps := []step{{n: rs.root, vars: map[string]string{}}}
+	n, vars := rs.root, map[string]string{}
+	for i, k := range keys {
+		next := n.children[k]
+		if next == nil && n.wildcard != nil {
+			next = n.wildcard
+			nv := make(map[string]string, len(vars)+1)
+			for name, v := range vars {
+				nv[name] = v
+			}
+			nv[next.key] = k
+			vars = nv
+		}
+		if next == nil {
+			break
+		}
+		n = next
+		steps = append(steps, step{n: n, depth: i + 1, vars: vars})
+	}
+	return steps
+}
+
+// evaluation carries one request through its rules.
+type evaluation struct {
+	rs   *Ruleset
+	req  *Request
+	base env
+	dec  Decision
+}
+
+// Evaluate judges a request. The error is non-nil only for a request that
+// can't be judged (ErrInvalidPath, ErrInvalidRequest); evaluation errors
+// inside rules deny those rules and are reported in the Decision.
+func (rs *Ruleset) Evaluate(req Request) (Decision, error) {
+	keys, err := splitPath(req.Path)
+	if err != nil {
+		return Decision{Deciding: -1}, err
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	ev := &evaluation{rs: rs, req: &req, dec: Decision{Deciding: -1}}
+	ev.base = env{auth: authValue(req.Auth), root: req.Data, now: float64(now.UnixMilli())}
+	steps := rs.match(keys)
+	ev.dec.Bindings = steps[len(steps)-1].vars
+	switch req.Operation {
+	case Read:
+		ev.base.read = true
+		if ok, allow, deny := ev.grant(".read", keys, steps); ok {
+			ev.dec.Allowed, ev.dec.Deciding = true, allow
+		} else {
+			ev.denied(".read", keys, deny)
+		}
+	case Write:
+		writes, err := requestWrites(keys, &req)
+		if err != nil {
+			return Decision{Deciding: -1}, err
+		}
+		ev.base.post = newOverlay(req.Data, writes)
+		ev.write(writes)
+	default:
+		return Decision{Deciding: -1}, errorf(ErrInvalidRequest, "unknown operation %q (want read or write)", req.Operation)
+	}
+	if ev.dec.Rules == nil {
+		ev.dec.Rules = []sim.Rule{}
+	}
+	return ev.dec, nil
+}
+
+// requestWrites lists the locations a write sets.
+func requestWrites(keys []string, req *Request) ([]write, error) {
+	if req.Updates == nil {
+		return []write{{path: keys, value: req.NewData}}, nil
+	}
+	rels := make([]string, 0, len(req.Updates))
+	for k := range req.Updates {
+		rels = append(rels, k)
+	}
+	sort.Strings(rels)
+	var writes []write
+	for _, rel := range rels {
+		sub, err := splitPath(rel)
+		if err != nil {
+			return nil, err
+		}
+		if len(sub) == 0 {
+			return nil, errorf(ErrInvalidRequest, "an update path must not be empty")
+		}
+		p := append(append([]string(nil), keys...), sub...)
+		for _, w := range writes {
+			if isPrefix(w.path, p) || isPrefix(p, w.path) {
+				return nil, errorf(ErrInvalidRequest, "update paths %s and %s overlap", joinPath(w.path), joinPath(p))
+			}
+		}
+		writes = append(writes, write{path: p, value: req.Updates[rel]})
+	}
+	return writes, nil
+}
+
+func isPrefix(prefix, p []string) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if prefix[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func authValue(a *Auth) any {
+	if a == nil {
+		return nil
+	}
+	token := a.Token
+	if token == nil {
+		token = map[string]any{}
+	}
+	return map[string]any{"uid": a.UID, "provider": a.Provider, "token": token}
+}
+
+// run evaluates r at the data location loc and records it.
+func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, int) {
+	e := ev.base
+	e.path = loc
+	e.vars = vars
+	x := &evaluator{env: &e, r: r, trace: ev.req.Trace}
+	ok, err := x.run()
+	verdict := sim.VerdictDeny
+	msg := "at " + joinPath(loc)
+	if len(vars) > 0 {
+		msg += " (" + formatBindings(vars) + ")"
+	}
+	switch {
+	case err != nil:
+		verdict = sim.VerdictError
+		msg += ": " + err.Error()
+	case ok:
+		verdict = sim.VerdictAllow
+	}
+	ev.dec.Rules = append(ev.dec.Rules, sim.Rule{
+		MatchPath: r.node.path, Operations: []string{r.kind}, Verdict: verdict,
+		Line: r.start.Line, Column: r.start.Column, Condition: r.text, Message: msg,
+		Expressions: x.exprs,
+	})
+	return ok, len(ev.dec.Rules) - 1
+}
+
+func formatBindings(vars map[string]string) string {
+	names := make([]string, 0, len(vars))
+	for n := range vars {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " = " + quote(vars[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// grant evaluates the kind (.read or .write) rules from the root down to
+// keys; the first that allows grants the whole subtree, so deeper rules
+// can't revoke it. It returns whether one granted, the index of the granting
+// rule and of the first denying one (-1 when none).
+func (ev *evaluation) grant(kind string, keys []string, steps []step) (ok bool, allow, deny int) {
+	deny = -1
+	for _, s := range steps {
+		r := s.n.read
+		if kind == ".write" {
+			r = s.n.write
+		}
+		if r == nil {
+			continue
+		}
+		granted, i := ev.run(r, keys[:s.depth], s.vars)
+		if granted {
+			ev.note("%s granted by the rule at %s", kind, r.node.path)
+			return true, i, deny
+		}
+		if deny < 0 {
+			deny = i
+		}
+	}
+	return false, -1, deny
+}
+
+func (ev *evaluation) denied(kind string, keys []string, deny int) {
+	ev.dec.Deciding = deny
+	if deny < 0 {
+		ev.note("no %s rule applies to %s or its ancestors: RTDB denies by default", kind, joinPath(keys))
+	} else {
+		ev.note("no %s rule on %s or its ancestors allows it", kind, joinPath(keys))
+	}
+}
+
+func (ev *evaluation) note(format string, args ...any) {
+	ev.dec.Notes = append(ev.dec.Notes, fmt.Sprintf(format, args...))
+}
+
+// write judges a write: every location needs a .write grant, then every
+// .validate the write touches must pass.
+func (ev *evaluation) write(writes []write) {
+	grantIdx := -1
+	for _, w := range writes {
+		ok, allow, deny := ev.grant(".write", w.path, ev.rs.match(w.path))
+		if !ok {
+			ev.denied(".write", w.path, deny)
+			return
+		}
+		if grantIdx < 0 {
+			grantIdx = allow
+		}
+	}
+	if !ev.validate(writes) {
+		return
+	}
+	ev.dec.Allowed = true
+	ev.dec.Deciding = grantIdx
+}
+
+// validate runs .validate at every location the write touches: the
+// ancestors of each written location (and the location itself), each
+// against the post-write value at its own location, then every descendant
+// present in the written value. Locations whose new value is null are
+// skipped, so deletes are never validated. It stops at the first failure.
+func (ev *evaluation) validate(writes []write) bool {
+	seen := map[string]bool{}
+	check := func(n *node, loc []string, vars map[string]string) bool {
+		if n.validate == nil {
+			return true
+		}
+		key := joinPath(loc)
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+		if !exists(lookup(ev.base.post, loc)) {
+			return true
+		}
+		ok, i := ev.run(n.validate, loc, vars)
+		if !ok {
+			ev.dec.Deciding = i
+			ev.note(".validate at %s failed for %s, so the write is denied", n.path, joinPath(loc))
+		}
+		return ok
+	}
+	for _, w := range writes {
+		steps := ev.rs.match(w.path)
+		for _, s := range steps {
+			if !check(s.n, w.path[:s.depth], s.vars) {
+				return false
+			}
+		}
+	}
+	for _, w := range writes {
+		steps := ev.rs.match(w.path)
+		last := steps[len(steps)-1]
+		if last.depth != len(w.path) {
+			continue // no rules below this location
+		}
+		if !ev.fanOut(last.n, w.path, w.value, last.vars, check) {
+			return false
+		}
+	}
+	return true
+}
+
+// fanOut validates the descendants of n present in val.
+func (ev *evaluation) fanOut(n *node, loc []string, val any, vars map[string]string,
+	check func(*node, []string, map[string]string) bool) bool {
+	if n.children == nil && n.wildcard == nil {
+		return true
+	}
+	for _, k := range childKeys(val) {
+		child := n.children[k]
+		cvars := vars
+		if child == nil && n.wildcard != nil {
+			child = n.wildcard
+			cvars = make(map[string]string, len(vars)+1)
+			for name, v := range vars {
+				cvars[name] = v
+			}
+			cvars[child.key] = k
+		}
+		if child == nil {
+			continue
+		}
+		cloc := append(append(make([]string, 0, len(loc)+1), loc...), k)
+		if !check(child, cloc, cvars) {
+			return false
+		}
+		if !ev.fanOut(child, cloc, childOf(val, k), cvars, check) {
+			return false
+		}
+	}
+	return true
+}

@@ -13,9 +13,9 @@ import (
 
 // env is what one rule sees: its location and the request's bindings.
 type env struct {
-	auth any   // nil or map[string]any{uid, provider, token}
-	root any   // the database before the request
-	post any   // the database after the write; nil for reads
+	auth any // nil or map[string]any{uid, provider, token}
+	root any // the database before the request
+	post any // the database after the write; nil for reads
 	now  float64
 	path []string          // the rule's location, a concrete data path
 	vars map[string]string // $name → key, with the $

@@ -67,8 +67,8 @@ func Parse(src string) (n Node, err *Error) {
 }
 
 type parser struct {
-	lex  lexer
-	tok  token
+	lex lexer
+	tok token
 	// prevOperand reports whether the last consumed token ends an operand,
 	// which decides whether '/' is division or a regex literal.
 	prevOperand bool

@@ -179,7 +179,7 @@ func (k *checker) ident(n *expr.Ident) typ {
 		if k.r.kind == ".read" {
 			k.errorf("NEWDATA_IN_READ", n, "use `data` (the stored value) in .read rules",
 				"newData is not defined in .read rules: a read writes nothing")
-			return tInvalid
+			return tSnap // keep checking the rest of the expression
 		}
 		return tSnap
 	}

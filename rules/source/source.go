@@ -37,17 +37,25 @@ type Span struct {
 type File struct {
 	Name  string
 	Text  string
-	lines []int // byte offset of the start of each line
+	lines []int  // byte offset of the start of each line
+	ascii []bool // whether each line is pure ASCII (column = byte offset)
 }
 
 // NewFile indexes text for position lookups.
 func NewFile(name, text string) *File {
 	f := &File{Name: name, Text: text, lines: []int{0}}
+	ascii := true
 	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
+		switch {
+		case text[i] == '\n':
+			f.ascii = append(f.ascii, ascii)
 			f.lines = append(f.lines, i+1)
+			ascii = true
+		case text[i] >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
+	f.ascii = append(f.ascii, ascii)
 	return f
 }
 
@@ -61,7 +69,10 @@ func (f *File) Pos(offset int) Pos {
 		offset = len(f.Text)
 	}
 	i := sort.Search(len(f.lines), func(i int) bool { return f.lines[i] > offset }) - 1
-	col := utf8.RuneCountInString(f.Text[f.lines[i]:offset]) + 1
+	col := offset - f.lines[i] + 1
+	if !f.ascii[i] {
+		col = utf8.RuneCountInString(f.Text[f.lines[i]:offset]) + 1
+	}
 	return Pos{Offset: offset, Line: i + 1, Column: col}
 }
 

@@ -1,0 +1,351 @@
+package auth
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// BatchGetRequest is GET accounts:batchGet (the admin Users iterator).
+type BatchGetRequest struct {
+	MaxResults    string // query parameter; default 20, at most 1000
+	NextPageToken string
+	TenantID      string
+}
+
+// BatchGetResponse is identitytoolkit#DownloadAccountResponse.
+type BatchGetResponse struct {
+	Kind          string  `json:"kind"`
+	Users         []*User `json:"users"`
+	NextPageToken string  `json:"nextPageToken,omitempty"`
+}
+
+// BatchGet lists accounts in uid order, a page at a time.
+func (e *Engine) BatchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if req.TenantID != "" && sc.tenant == nil {
+		t := sc.project.tenant(req.TenantID)
+		sc = scope{project: sc.project, tenant: t, space: t.space}
+	}
+	max := 20
+	if f, err := strconv.ParseFloat(req.MaxResults, 64); err == nil && int(f) != 0 {
+		max = int(f)
+	}
+	max = min(max, 1000)
+	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: []*User{}}
+	for _, id := range sc.space.sortedIDs() {
+		if req.NextPageToken == "" || id > req.NextPageToken {
+			resp.Users = append(resp.Users, sc.space.users[id].clone())
+		}
+	}
+	if max >= 0 && len(resp.Users) >= max {
+		resp.Users = resp.Users[:max]
+		if len(resp.Users) > 0 {
+			resp.NextPageToken = resp.Users[len(resp.Users)-1].LocalID
+		}
+	}
+	return resp, nil
+}
+
+// BatchCreateRequest is accounts:batchCreate (admin ImportUsers).
+type BatchCreateRequest struct {
+	Users          []ImportUser `json:"users,omitempty"`
+	AllowOverwrite bool         `json:"allowOverwrite,omitempty"`
+	SanityCheck    bool         `json:"sanityCheck,omitempty"`
+	TenantID       string       `json:"tenantId,omitempty"`
+	HashAlgorithm  string       `json:"hashAlgorithm,omitempty"`
+}
+
+// ImportUser is one account to import.
+type ImportUser struct {
+	LocalID          string             `json:"localId,omitempty"`
+	Email            string             `json:"email,omitempty"`
+	EmailVerified    bool               `json:"emailVerified,omitempty"`
+	DisplayName      string             `json:"displayName,omitempty"`
+	PhotoURL         string             `json:"photoUrl,omitempty"`
+	PhoneNumber      string             `json:"phoneNumber,omitempty"`
+	Disabled         bool               `json:"disabled,omitempty"`
+	PasswordHash     string             `json:"passwordHash,omitempty"`
+	Salt             string             `json:"salt,omitempty"`
+	RawPassword      string             `json:"rawPassword,omitempty"`
+	CustomAttributes string             `json:"customAttributes,omitempty"`
+	CreatedAt        string             `json:"createdAt,omitempty"`
+	LastLoginAt      string             `json:"lastLoginAt,omitempty"`
+	ProviderUserInfo []ProviderUserInfo `json:"providerUserInfo,omitempty"`
+	TenantID         string             `json:"tenantId,omitempty"`
+	MFAInfo          []any              `json:"mfaInfo,omitempty"`
+}
+
+// BatchCreateError reports one account that could not be imported.
+type BatchCreateError struct {
+	Index   int    `json:"index"`
+	Message string `json:"message"`
+}
+
+// BatchCreateResponse is identitytoolkit#UploadAccountResponse.
+type BatchCreateResponse struct {
+	Kind  string             `json:"kind"`
+	Error []BatchCreateError `json:"error"`
+}
+
+// BatchCreate imports accounts; per-account failures are reported, not
+// fatal.
+func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if len(req.Users) == 0 {
+		return nil, badRequest("MISSING_USER_ACCOUNT")
+	}
+	if req.SanityCheck {
+		if sc.oneAccountPerEmail() {
+			seen := map[string]bool{}
+			for _, u := range req.Users {
+				if u.Email != "" {
+					if seen[u.Email] {
+						return nil, badRequest("DUPLICATE_EMAIL : " + u.Email)
+					}
+					seen[u.Email] = true
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for _, u := range req.Users {
+			for _, p := range u.ProviderUserInfo {
+				k := p.ProviderID + ":" + p.RawID
+				if seen[k] {
+					return nil, errorf("DUPLICATE_RAW_ID : Provider id(%s), Raw id(%s)", p.ProviderID, p.RawID)
+				}
+				seen[k] = true
+			}
+		}
+	}
+	if !req.AllowOverwrite {
+		seen := map[string]bool{}
+		for _, u := range req.Users {
+			if seen[u.LocalID] {
+				return nil, badRequest("DUPLICATE_LOCAL_ID : " + u.LocalID)
+			}
+			seen[u.LocalID] = true
+		}
+	}
+	resp := &BatchCreateResponse{Kind: "identitytoolkit#UploadAccountResponse", Error: []BatchCreateError{}}
+	for i, in := range req.Users {
+		if err := e.importOne(c, sc, req, in); err != nil {
+			msg := err.Error()
+			switch {
+			case msg == "INVALID_CLAIMS":
+				msg = "Invalid custom claims provided."
+			case msg == "CLAIMS_TOO_LARGE":
+				msg = "Custom claims provided are too large."
+			case strings.HasPrefix(msg, "FORBIDDEN_CLAIM"):
+				msg = "Custom claims provided include a reserved claim."
+			}
+			resp.Error = append(resp.Error, BatchCreateError{Index: i, Message: msg})
+		}
+	}
+	return resp, nil
+}
+
+func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUser) error {
+	if in.LocalID == "" {
+		return badRequest("localId is missing")
+	}
+	now := e.now()
+	u := &User{LocalID: in.LocalID, DisplayName: in.DisplayName, PhotoURL: in.PhotoURL, LastLoginAt: in.LastLoginAt}
+	if in.TenantID != "" && in.TenantID != sc.tenantID() {
+		return badRequest("Tenant id in userInfo does not match the tenant id in request.")
+	}
+	u.TenantID = sc.tenantID()
+	if in.PasswordHash != "" {
+		u.PasswordHash, u.Salt, u.PasswordUpdatedAt = in.PasswordHash, in.Salt, now.UnixMilli()
+	} else if in.RawPassword != "" {
+		u.Salt = in.Salt
+		if u.Salt == "" {
+			u.Salt = e.newSalt()
+		}
+		u.PasswordHash, u.PasswordUpdatedAt = hashPassword(in.RawPassword, u.Salt), now.UnixMilli()
+	}
+	if in.CustomAttributes != "" {
+		if err := validateSerializedClaims(in.CustomAttributes); err != nil {
+			return err
+		}
+		u.CustomAttributes = in.CustomAttributes
+	}
+	var upserts []ProviderUserInfo
+	for _, p := range in.ProviderUserInfo {
+		if p.ProviderID == ProviderPassword || p.ProviderID == ProviderPhone {
+			continue
+		}
+		if p.RawID == "" || p.ProviderID == "" {
+			if p.FederatedID == "" {
+				return badRequest("federatedId or (providerId & rawId) is required")
+			}
+			return badRequest("((Parsing federatedId is not implemented in Auth Emulator; please specify providerId AND rawId as a workaround.))")
+		}
+		if o := sc.space.byProviderRawID(p.ProviderID, p.RawID); o != nil && o.LocalID != in.LocalID {
+			return badRequest("raw id exists in other account in database")
+		}
+		upserts = append(upserts, p)
+	}
+	u.ProviderUserInfo = []ProviderUserInfo{}
+	if in.PhoneNumber != "" {
+		if !isValidPhone(in.PhoneNumber) {
+			return badRequest("phone number format is invalid")
+		}
+		u.PhoneNumber = in.PhoneNumber
+	}
+	u.ValidSince = strconv.FormatInt(now.Unix(), 10)
+	u.CreatedAt = strconv.FormatInt(now.UnixMilli(), 10)
+	if in.CreatedAt != "" {
+		if _, err := strconv.ParseFloat(in.CreatedAt, 64); err == nil {
+			u.CreatedAt = in.CreatedAt
+		}
+	}
+	if in.Email != "" {
+		if !isValidEmail(in.Email) {
+			return badRequest("email is invalid")
+		}
+		if o := sc.space.byEmailAddr(in.Email); o != nil && o.LocalID != in.LocalID {
+			if req.SanityCheck && sc.oneAccountPerEmail() {
+				return badRequest("email exists in other account in database")
+			}
+			return badRequest(fmt.Sprintf("((Auth Emulator does not support importing duplicate email: %s))", in.Email))
+		}
+		u.Email = canonicalEmail(in.Email)
+	}
+	u.EmailVerified, u.Disabled = ptr(in.EmailVerified), ptr(in.Disabled)
+	if len(in.MFAInfo) > 0 {
+		return NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+	}
+	before := sc.space.get(in.LocalID)
+	if before != nil && !req.AllowOverwrite {
+		return badRequest("localId belongs to an existing account - can not overwrite.")
+	}
+	if before != nil {
+		sc.space.remove(before)
+	}
+	stored := sc.space.put(u, upserts, nil)
+	if before == nil {
+		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"import": true})
+	} else {
+		e.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"import": true})
+	}
+	return nil
+}
+
+// BatchDeleteRequest is accounts:batchDelete.
+type BatchDeleteRequest struct {
+	LocalIDs []string `json:"localIds,omitempty"`
+	Force    bool     `json:"force,omitempty"`
+	TenantID string   `json:"tenantId,omitempty"`
+}
+
+// BatchDeleteError reports an account that was not deleted.
+type BatchDeleteError struct {
+	Index   int    `json:"index"`
+	LocalID string `json:"localId"`
+	Message string `json:"message"`
+}
+
+// BatchDeleteResponse lists the failures, if any.
+type BatchDeleteResponse struct {
+	Errors []BatchDeleteError `json:"errors,omitempty"`
+}
+
+// BatchDelete deletes up to 1000 accounts; without force only disabled ones.
+func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (*BatchDeleteResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if len(req.LocalIDs) == 0 || len(req.LocalIDs) > 1000 {
+		return nil, badRequest("LOCAL_ID_LIST_EXCEEDS_LIMIT")
+	}
+	resp := &BatchDeleteResponse{}
+	for i, id := range req.LocalIDs {
+		u := sc.space.get(id)
+		switch {
+		case u == nil:
+		case !u.isDisabled() && !req.Force:
+			resp.Errors = append(resp.Errors, BatchDeleteError{Index: i, LocalID: id, Message: "NOT_DISABLED : Disable the account before batch deletion."})
+		default:
+			sc.space.remove(u)
+			e.emit(c, sc, OpUserDelete, id, u, nil, map[string]any{"batch": true})
+		}
+	}
+	return resp, nil
+}
+
+// QueryRequest is accounts:query / :queryAccounts.
+type QueryRequest struct {
+	ReturnUserInfo *bool  `json:"returnUserInfo,omitempty"`
+	Limit          string `json:"limit,omitempty"`
+	Offset         string `json:"offset,omitempty"`
+	Order          string `json:"order,omitempty"`
+	SortBy         string `json:"sortBy,omitempty"`
+	Expression     []any  `json:"expression,omitempty"`
+	TenantID       string `json:"tenantId,omitempty"`
+}
+
+// QueryResponse is the query result.
+type QueryResponse struct {
+	RecordsCount string  `json:"recordsCount"`
+	UserInfo     []*User `json:"userInfo,omitempty"`
+}
+
+// Query counts or lists accounts (only sorting by uid, like the emulator).
+func (e *Engine) Query(c Call, req QueryRequest) (*QueryResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if len(req.Expression) > 0 {
+		return nil, NotImplemented("expression is not implemented.")
+	}
+	if req.ReturnUserInfo != nil && !*req.ReturnUserInfo {
+		return &QueryResponse{RecordsCount: strconv.Itoa(len(sc.space.users))}, nil
+	}
+	if req.Limit != "" {
+		return nil, NotImplemented("limit is not implemented.")
+	}
+	if req.Offset != "" && req.Offset != "0" {
+		return nil, NotImplemented("offset is not implemented.")
+	}
+	if req.SortBy != "" && req.SortBy != "SORT_BY_FIELD_UNSPECIFIED" && req.SortBy != "USER_ID" {
+		return nil, NotImplemented("Only sorting by USER_ID is implemented.")
+	}
+	ids := sc.space.sortedIDs()
+	resp := &QueryResponse{UserInfo: []*User{}}
+	for _, id := range ids {
+		resp.UserInfo = append(resp.UserInfo, sc.space.users[id].clone())
+	}
+	if req.Order == "DESC" {
+		for i, j := 0, len(resp.UserInfo)-1; i < j; i, j = i+1, j-1 {
+			resp.UserInfo[i], resp.UserInfo[j] = resp.UserInfo[j], resp.UserInfo[i]
+		}
+	}
+	resp.RecordsCount = strconv.Itoa(len(resp.UserInfo))
+	return resp, nil
+}

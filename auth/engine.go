@@ -1,0 +1,346 @@
+package auth
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+)
+
+// Service is the event service name of this engine.
+const Service = "auth"
+
+// Event ops this engine emits (kind service_mutation).
+const (
+	OpUserCreate = "user_create"
+	OpUserUpdate = "user_update"
+	OpUserDelete = "user_delete"
+	OpUsersClear = "users_clear"
+	OpSignIn     = "sign_in"
+	OpSignOut    = "sign_out"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Clock is the time source; nil means time.Now.
+	Clock func() time.Time
+	// IDs is the randomness behind user ids, salts, OOB codes and tenant
+	// ids; nil means crypto/rand. Pass a seeded reader (math/rand/v2
+	// ChaCha8) for deterministic runs.
+	IDs io.Reader
+	// Events receives one service_mutation event per change; nil discards.
+	Events event.Emitter
+}
+
+// Engine is the Auth state of every project. It is safe for concurrent use.
+type Engine struct {
+	mu       sync.Mutex
+	now      func() time.Time
+	ids      io.Reader
+	events   event.Emitter
+	projects map[string]*project
+}
+
+// New returns an empty engine.
+func New(opts Options) *Engine {
+	e := &Engine{now: opts.Clock, ids: opts.IDs, events: opts.Events, projects: map[string]*project{}}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.ids == nil {
+		e.ids = rand.Reader
+	}
+	if e.events == nil {
+		e.events = event.Discard
+	}
+	return e
+}
+
+// Call says who performs an operation and where.
+type Call struct {
+	// Caller is Admin for "Authorization: Bearer owner" (privileged
+	// operations: create with a chosen uid, custom claims, disabling, …);
+	// any other identity is an API-key client.
+	Caller identity.Identity
+	// Project is the target project id (required).
+	Project string
+	// Tenant is the tenant id from the URL path, if any.
+	Tenant string
+	// BaseURL is where this server is reached ("http://127.0.0.1:9099"),
+	// used to build OOB links.
+	BaseURL string
+}
+
+func (c Call) admin() bool { return c.Caller.IsAdmin() }
+
+func (e *Engine) project(id string) *project {
+	p := e.projects[id]
+	if p == nil {
+		p = newProject(id)
+		e.projects[id] = p
+	}
+	return p
+}
+
+// scopeFor resolves the account space of a call. bodyTenant is the request
+// body's tenantId; idToken and refreshToken, when present, may name the
+// tenant too, exactly as the emulator resolves it.
+func (e *Engine) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+	if c.Project == "" {
+		return scope{}, badRequest("MISSING_PROJECT_ID")
+	}
+	t := c.Tenant
+	if t != "" && bodyTenant != "" && t != bodyTenant {
+		return scope{}, ErrTenantIDMismatch
+	}
+	if t == "" {
+		t = bodyTenant
+	}
+	if idToken != "" {
+		if j, err := DecodeJWT(idToken); err == nil && j.Payload != nil {
+			if fb, ok := j.Payload["firebase"].(map[string]any); ok {
+				if tt, _ := fb["tenant"].(string); tt != "" {
+					if t != "" && tt != t {
+						return scope{}, ErrTenantIDMismatch
+					}
+					t = tt
+				}
+			}
+		}
+	}
+	if refreshToken != "" {
+		if r, err := DecodeRefreshToken(refreshToken); err == nil && r.TenantID != "" {
+			if t != "" && r.TenantID != t {
+				return scope{}, badRequest("TENANT_ID_MISMATCH: ((Refresh token tenant ID does not match target tenant ID.))")
+			}
+			t = r.TenantID
+		}
+	}
+	p := e.project(c.Project)
+	if t == "" {
+		return scope{project: p, space: p.space}, nil
+	}
+	tn := p.tenant(t)
+	return scope{project: p, tenant: tn, space: tn.space}, nil
+}
+
+// ---- ids and time ----
+
+const (
+	alnum     = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	base64url = alnum + "_-"
+)
+
+func (e *Engine) randomString(n int, alphabet string) string {
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(e.ids, buf); err != nil {
+		// A broken injected source must not take the server down; fall
+		// back to the system's randomness.
+		_, _ = io.ReadFull(rand.Reader, buf)
+	}
+	for i, b := range buf {
+		buf[i] = alphabet[int(b)%len(alphabet)]
+	}
+	return string(buf)
+}
+
+func (e *Engine) newLocalID(s *space) string {
+	for {
+		id := e.randomString(28, alnum)
+		if s.get(id) == nil {
+			return id
+		}
+	}
+}
+
+func (e *Engine) newSalt() string { return "fakeSalt" + e.randomString(20, alnum) }
+
+func (e *Engine) millis() string { return strconv.FormatInt(e.now().UnixMilli(), 10) }
+func (e *Engine) seconds() string {
+	return strconv.FormatInt(e.now().Unix(), 10)
+}
+
+func hashPassword(password, salt string) string {
+	return "fakeHash:salt=" + salt + ":password=" + password
+}
+
+// ---- events ----
+
+func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
+	ev := event.Event{Kind: event.KindServiceMutation, Service: Service, Op: op, Path: path, Auth: c.Caller}
+	if before != nil {
+		ev.Before = before.Redacted()
+	}
+	if after != nil {
+		ev.After = after.Redacted()
+	}
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	detail["project"] = sc.project.id
+	if tid := sc.tenantID(); tid != "" {
+		detail["tenant"] = tid
+	}
+	ev.Detail = detail
+	e.events.Emit(ev)
+}
+
+// ---- persistence ----
+
+// Snapshot is the persisted state of the engine: every project's config,
+// accounts (with password hashes, so sign-in still works after a restore),
+// pending OOB codes and tenants.
+type Snapshot struct {
+	Version  int                        `json:"version"`
+	Projects map[string]ProjectSnapshot `json:"projects"`
+}
+
+// ProjectSnapshot is one project in a Snapshot.
+type ProjectSnapshot struct {
+	Config  ProjectConfig             `json:"config"`
+	Users   []*User                   `json:"users"`
+	OOBs    []*OOBCode                `json:"oobCodes,omitempty"`
+	Tenants map[string]TenantSnapshot `json:"tenants,omitempty"`
+}
+
+// TenantSnapshot is one tenant in a Snapshot.
+type TenantSnapshot struct {
+	Config Tenant     `json:"config"`
+	Users  []*User    `json:"users"`
+	OOBs   []*OOBCode `json:"oobCodes,omitempty"`
+}
+
+func snapSpace(s *space) ([]*User, []*OOBCode) {
+	users := make([]*User, 0, len(s.users))
+	for _, id := range s.sortedIDs() {
+		users = append(users, s.users[id].clone())
+	}
+	oobs := make([]*OOBCode, len(s.oobs))
+	for i, o := range s.oobs {
+		c := *o
+		oobs[i] = &c
+	}
+	return users, oobs
+}
+
+// Snapshot returns a deep copy of the state.
+func (e *Engine) Snapshot() Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := Snapshot{Version: 1, Projects: map[string]ProjectSnapshot{}}
+	for id, p := range e.projects {
+		ps := ProjectSnapshot{Config: cloneConfig(p.config)}
+		ps.Users, ps.OOBs = snapSpace(p.space)
+		if len(p.tenants) > 0 {
+			ps.Tenants = map[string]TenantSnapshot{}
+			for tid, t := range p.tenants {
+				ts := TenantSnapshot{Config: cloneTenant(t.config)}
+				ts.Users, ts.OOBs = snapSpace(t.space)
+				ps.Tenants[tid] = ts
+			}
+		}
+		out.Projects[id] = ps
+	}
+	return out
+}
+
+// MarshalSnapshot is Snapshot encoded as JSON, the form the sandbox persists.
+func (e *Engine) MarshalSnapshot() ([]byte, error) { return json.Marshal(e.Snapshot()) }
+
+// Restore replaces the whole state with s (clobber semantics: projects
+// absent from s are dropped). It emits one users_clear event per project
+// it replaces. Invalid records are rejected before anything changes.
+func (e *Engine) Restore(s Snapshot) error {
+	if s.Version > 1 {
+		return fmt.Errorf("auth: snapshot version %d is newer than this engine", s.Version)
+	}
+	projects := map[string]*project{}
+	for id, ps := range s.Projects {
+		if id == "" {
+			return fmt.Errorf("auth: snapshot has a project without id")
+		}
+		p := newProject(id)
+		p.config = cloneConfig(ps.Config)
+		if err := fillSpace(p.space, ps.Users, ps.OOBs); err != nil {
+			return fmt.Errorf("auth: project %s: %w", id, err)
+		}
+		for tid, ts := range ps.Tenants {
+			t := &tenant{config: cloneTenant(ts.Config), space: newSpace()}
+			t.config.TenantID = tid
+			if err := fillSpace(t.space, ts.Users, ts.OOBs); err != nil {
+				return fmt.Errorf("auth: project %s tenant %s: %w", id, tid, err)
+			}
+			p.tenants[tid] = t
+		}
+		projects[id] = p
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.projects
+	e.projects = projects
+	for id := range old {
+		e.events.Emit(event.Event{Kind: event.KindServiceMutation, Service: Service, Op: OpUsersClear, Path: "*",
+			Auth: identity.AdminIdentity(), Detail: map[string]any{"project": id, "reason": "restore"}})
+	}
+	return nil
+}
+
+// UnmarshalSnapshot restores from the JSON MarshalSnapshot produced.
+func (e *Engine) UnmarshalSnapshot(b []byte) error {
+	var s Snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("auth: snapshot: %w", err)
+	}
+	return e.Restore(s)
+}
+
+func fillSpace(s *space, users []*User, oobs []*OOBCode) error {
+	for _, u := range users {
+		if u == nil || u.LocalID == "" {
+			return fmt.Errorf("user without localId")
+		}
+		if s.users[u.LocalID] != nil {
+			return fmt.Errorf("duplicate localId %q", u.LocalID)
+		}
+		s.users[u.LocalID] = u.clone()
+	}
+	s.reindex()
+	for _, o := range oobs {
+		if o == nil || o.OOBCode == "" {
+			return fmt.Errorf("OOB code without code")
+		}
+		c := *o
+		s.oobs = append(s.oobs, &c)
+	}
+	return nil
+}
+
+func cloneConfig(c ProjectConfig) ProjectConfig {
+	b, _ := json.Marshal(c)
+	var out ProjectConfig
+	_ = json.Unmarshal(b, &out)
+	if out.BlockingFunctions == nil {
+		out.BlockingFunctions = map[string]any{}
+	}
+	return out
+}
+
+func cloneTenant(t Tenant) Tenant {
+	if t.MFAConfig != nil {
+		m := *t.MFAConfig
+		m.EnabledProviders = append([]string{}, m.EnabledProviders...)
+		t.MFAConfig = &m
+	}
+	return t
+}
+
+// Reset drops every project, emitting users_clear for each.
+func (e *Engine) Reset() {
+	_ = e.Restore(Snapshot{})
+}

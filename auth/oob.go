@@ -1,0 +1,458 @@
+package auth
+
+import (
+	"net/url"
+	"strconv"
+)
+
+// SendOOBCodeRequest is accounts:sendOobCode.
+type SendOOBCodeRequest struct {
+	RequestType        string `json:"requestType,omitempty"`
+	Email              string `json:"email,omitempty"`
+	NewEmail           string `json:"newEmail,omitempty"`
+	IDToken            string `json:"idToken,omitempty"`
+	ContinueURL        string `json:"continueUrl,omitempty"`
+	CanHandleCodeInApp bool   `json:"canHandleCodeInApp,omitempty"`
+	ReturnOOBLink      bool   `json:"returnOobLink,omitempty"`
+	TenantID           string `json:"tenantId,omitempty"`
+}
+
+// SendOOBCodeResponse is identitytoolkit#GetOobConfirmationCodeResponse.
+type SendOOBCodeResponse struct {
+	Kind    string `json:"kind"`
+	Email   string `json:"email,omitempty"`
+	OOBCode string `json:"oobCode,omitempty"`
+	OOBLink string `json:"oobLink,omitempty"`
+}
+
+// SendOOBCode "sends" a password-reset, email-verification, email-change or
+// email sign-in message: it lands in the outbox (ListOOBCodes), and an admin
+// asking with returnOobLink gets the code and link back directly.
+func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if req.RequestType == "" || req.RequestType == "OOB_REQ_TYPE_UNSPECIFIED" {
+		return nil, badRequest("MISSING_REQ_TYPE")
+	}
+	if req.ReturnOOBLink && !c.admin() {
+		return nil, ErrInsufficientPermission
+	}
+	if req.ContinueURL != "" && !isAbsoluteURL(req.ContinueURL) {
+		return nil, badRequest("INVALID_CONTINUE_URI : ((expected an absolute URI with valid scheme and host))")
+	}
+	var email, newEmail, mode string
+	userByToken := func() (*User, error) {
+		t, err := e.parseIDToken(sc, req.IDToken)
+		if err != nil {
+			return nil, err
+		}
+		return t.user, nil
+	}
+	switch req.RequestType {
+	case "EMAIL_SIGNIN":
+		if !sc.allowEmailLink() {
+			return nil, ErrOperationNotAllowed
+		}
+		mode = "signIn"
+		if req.Email == "" {
+			return nil, ErrMissingEmail
+		}
+		email = canonicalEmail(req.Email)
+	case "PASSWORD_RESET":
+		mode = "resetPassword"
+		if req.Email == "" {
+			return nil, ErrMissingEmail
+		}
+		email = canonicalEmail(req.Email)
+		if sc.space.byEmailAddr(email) == nil {
+			if sc.improvedPrivacy() {
+				return &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: email}, nil
+			}
+			return nil, ErrEmailNotFound
+		}
+	case "VERIFY_EMAIL":
+		mode = "verifyEmail"
+		if req.ReturnOOBLink && req.IDToken == "" {
+			if req.Email == "" {
+				return nil, ErrMissingEmail
+			}
+			email = canonicalEmail(req.Email)
+			if sc.space.byEmailAddr(email) == nil {
+				return nil, ErrUserNotFound
+			}
+		} else {
+			if req.IDToken == "" {
+				return nil, ErrInvalidIDToken
+			}
+			u, err := userByToken()
+			if err != nil {
+				return nil, err
+			}
+			if u.Email == "" {
+				return nil, ErrMissingEmail
+			}
+			email = u.Email
+		}
+	case "VERIFY_AND_CHANGE_EMAIL":
+		mode = "verifyAndChangeEmail"
+		if req.NewEmail == "" {
+			return nil, badRequest("MISSING_NEW_EMAIL")
+		}
+		newEmail = canonicalEmail(req.NewEmail)
+		if req.ReturnOOBLink && req.IDToken == "" {
+			if req.Email == "" {
+				return nil, ErrMissingEmail
+			}
+			email = canonicalEmail(req.Email)
+			if sc.space.byEmailAddr(email) == nil {
+				return nil, ErrUserNotFound
+			}
+		} else {
+			if req.IDToken == "" {
+				return nil, badRequest("MISSING_ID_TOKEN")
+			}
+			u, err := userByToken()
+			if err != nil {
+				return nil, err
+			}
+			if u.Email == "" {
+				return nil, ErrMissingEmail
+			}
+			email = u.Email
+		}
+		if sc.space.byEmailAddr(newEmail) != nil {
+			return nil, ErrEmailExists
+		}
+	default:
+		return nil, NotImplemented(req.RequestType)
+	}
+	o := e.createOOB(sc, c.BaseURL, email, newEmail, req.RequestType, mode, req.ContinueURL)
+	resp := &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: email}
+	if req.ReturnOOBLink {
+		resp.OOBCode, resp.OOBLink = o.OOBCode, o.OOBLink
+	}
+	return resp, nil
+}
+
+func isAbsoluteURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != "")
+}
+
+// ResetPasswordRequest is accounts:resetPassword. Without newPassword it
+// only inspects the code (verifyPasswordResetCode / checkActionCode).
+type ResetPasswordRequest struct {
+	OOBCode     string `json:"oobCode,omitempty"`
+	NewPassword string `json:"newPassword,omitempty"`
+	Email       string `json:"email,omitempty"`
+	OldPassword string `json:"oldPassword,omitempty"`
+	TenantID    string `json:"tenantId,omitempty"`
+}
+
+// ResetPasswordResponse is identitytoolkit#ResetPasswordResponse.
+type ResetPasswordResponse struct {
+	Kind        string `json:"kind"`
+	RequestType string `json:"requestType"`
+	Email       string `json:"email,omitempty"`
+	NewEmail    string `json:"newEmail,omitempty"`
+}
+
+// ResetPassword applies a PASSWORD_RESET code (or inspects any code).
+func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (*ResetPasswordResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if !sc.allowPassword() {
+		return nil, badRequest("PASSWORD_LOGIN_DISABLED")
+	}
+	if req.OOBCode == "" {
+		return nil, badRequest("MISSING_OOB_CODE")
+	}
+	oob := sc.space.oob(req.OOBCode)
+	if oob == nil {
+		return nil, ErrInvalidOOBCode
+	}
+	if req.NewPassword != "" {
+		if oob.RequestType != "PASSWORD_RESET" {
+			return nil, ErrInvalidOOBCode
+		}
+		if len([]rune(req.NewPassword)) < 6 {
+			return nil, ErrWeakPassword
+		}
+		sc.space.deleteOOB(req.OOBCode)
+		before := sc.space.byEmailAddr(oob.Email)
+		if before == nil {
+			return nil, ErrInvalidOOBCode
+		}
+		nu := before.clone()
+		nu.EmailVerified = ptr(true)
+		nu.Salt = e.newSalt()
+		nu.PasswordHash = hashPassword(req.NewPassword, nu.Salt)
+		nu.PasswordUpdatedAt = e.now().UnixMilli()
+		nu.ValidSince = e.seconds()
+		// The emulator drops every linked provider on a reset; the password
+		// provider comes back because the account has a password again.
+		var del []string
+		for _, p := range before.ProviderUserInfo {
+			del = append(del, p.ProviderID)
+		}
+		nu = sc.space.put(nu, nil, del)
+		e.emit(c, sc, OpUserUpdate, nu.LocalID, before, nu, map[string]any{"reason": "password_reset"})
+	}
+	resp := &ResetPasswordResponse{Kind: "identitytoolkit#ResetPasswordResponse", RequestType: oob.RequestType, NewEmail: oob.NewEmail}
+	if oob.RequestType != "EMAIL_SIGNIN" {
+		resp.Email = oob.Email
+	}
+	return resp, nil
+}
+
+// SignInWithEmailLinkRequest is accounts:signInWithEmailLink.
+type SignInWithEmailLinkRequest struct {
+	Email    string `json:"email,omitempty"`
+	OOBCode  string `json:"oobCode,omitempty"`
+	IDToken  string `json:"idToken,omitempty"`
+	TenantID string `json:"tenantId,omitempty"`
+}
+
+// SignInWithEmailLinkResponse is identitytoolkit#EmailLinkSigninResponse.
+type SignInWithEmailLinkResponse struct {
+	Kind      string `json:"kind"`
+	Email     string `json:"email"`
+	LocalID   string `json:"localId"`
+	IsNewUser bool   `json:"isNewUser"`
+	Tokens
+}
+
+// SignInWithEmailLink redeems an EMAIL_SIGNIN code, creating the account
+// (verified) on first use, or linking the email to the idToken's account.
+func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*SignInWithEmailLinkResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if !sc.allowEmailLink() {
+		return nil, ErrOperationNotAllowed
+	}
+	var fromToken *User
+	if req.IDToken != "" {
+		t, err := e.parseIDToken(sc, req.IDToken)
+		if err != nil {
+			return nil, err
+		}
+		fromToken = t.user
+	}
+	if req.Email == "" {
+		return nil, ErrMissingEmail
+	}
+	email := canonicalEmail(req.Email)
+	if req.OOBCode == "" {
+		return nil, badRequest("MISSING_OOB_CODE")
+	}
+	oob := sc.space.oob(req.OOBCode)
+	if oob == nil || oob.RequestType != "EMAIL_SIGNIN" {
+		return nil, ErrInvalidOOBCode
+	}
+	if email != oob.Email {
+		return nil, badRequest("INVALID_EMAIL : The email provided does not match the sign-in email address.")
+	}
+	sc.space.deleteOOB(req.OOBCode)
+	fromEmail := sc.space.byEmailAddr(email)
+	u := fromToken
+	if u == nil {
+		u = fromEmail
+	}
+	resp := &SignInWithEmailLinkResponse{Kind: "identitytoolkit#EmailLinkSigninResponse", Email: email, IsNewUser: u == nil}
+	var stored *User
+	if u == nil {
+		now := e.millis()
+		stored = sc.space.put(&User{LocalID: e.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
+			CreatedAt: now, TenantID: sc.tenantID()}, nil, nil)
+		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": signInEmailLink})
+	} else {
+		if u.isDisabled() {
+			return nil, ErrUserDisabled
+		}
+		if fromToken != nil && fromEmail != nil && fromToken.LocalID != fromEmail.LocalID {
+			return nil, ErrEmailExists
+		}
+		nu := u.clone()
+		nu.Email, nu.EmailVerified, nu.EmailLinkSignin = email, ptr(true), true
+		if tid := sc.tenantID(); tid != "" {
+			nu.TenantID = tid
+		}
+		stored = sc.space.put(nu, nil, nil)
+		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, nil)
+	}
+	resp.LocalID = stored.LocalID
+	e.signIn(c, sc, stored, ProviderPassword, nil, &resp.Tokens, map[string]any{"method": signInEmailLink})
+	return resp, nil
+}
+
+// CreateAuthURIRequest is accounts:createAuthUri (fetchSignInMethodsForEmail).
+type CreateAuthURIRequest struct {
+	Identifier  string `json:"identifier,omitempty"`
+	ContinueURI string `json:"continueUri,omitempty"`
+	ProviderID  string `json:"providerId,omitempty"`
+	SessionID   string `json:"sessionId,omitempty"`
+	TenantID    string `json:"tenantId,omitempty"`
+}
+
+// CreateAuthURIResponse is identitytoolkit#CreateAuthUriResponse.
+type CreateAuthURIResponse struct {
+	Kind          string    `json:"kind"`
+	Registered    *bool     `json:"registered,omitempty"`
+	AllProviders  *[]string `json:"allProviders,omitempty"`
+	SessionID     string    `json:"sessionId"`
+	SigninMethods *[]string `json:"signinMethods,omitempty"`
+}
+
+// CreateAuthURI reports how an email can sign in (hidden under improved
+// email privacy).
+func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (*CreateAuthURIResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	sid := req.SessionID
+	if sid == "" {
+		sid = e.randomString(27, alnum)
+	}
+	if req.ProviderID != "" {
+		return nil, NotImplemented("Sign-in with IDP is not yet supported.")
+	}
+	if req.Identifier == "" {
+		return nil, badRequest("MISSING_IDENTIFIER")
+	}
+	if req.ContinueURI == "" {
+		return nil, badRequest("MISSING_CONTINUE_URI")
+	}
+	if !isValidEmail(req.Identifier) {
+		return nil, badRequest("INVALID_IDENTIFIER")
+	}
+	if !isAbsoluteURL(req.ContinueURI) {
+		return nil, badRequest("INVALID_CONTINUE_URI")
+	}
+	if sc.improvedPrivacy() {
+		return &CreateAuthURIResponse{Kind: "identitytoolkit#CreateAuthUriResponse", SessionID: sid}, nil
+	}
+	email := canonicalEmail(req.Identifier)
+	all, methods := []string{}, []string{}
+	registered := false
+	users := sc.space.byEmailOrProviderEmail(email)
+	if sc.oneAccountPerEmail() {
+		if len(users) > 0 {
+			registered = true
+			u := users[0]
+			for _, p := range u.ProviderUserInfo {
+				switch {
+				case p.ProviderID == ProviderPassword:
+					all = append(all, p.ProviderID)
+					if u.PasswordHash != "" {
+						methods = append(methods, ProviderPassword)
+					}
+					if u.EmailLinkSignin {
+						methods = append(methods, signInEmailLink)
+					}
+				case p.ProviderID != ProviderPhone:
+					all = append(all, p.ProviderID)
+					methods = append(methods, p.ProviderID)
+				}
+			}
+		}
+	} else {
+		for _, u := range users {
+			if u.Email == "" {
+				continue
+			}
+			registered = true
+			if u.PasswordHash != "" || u.EmailLinkSignin {
+				all = append(all, ProviderPassword)
+				if users[0].PasswordHash != "" {
+					methods = append(methods, ProviderPassword)
+				}
+				if users[0].EmailLinkSignin {
+					methods = append(methods, signInEmailLink)
+				}
+			}
+			break
+		}
+	}
+	return &CreateAuthURIResponse{Kind: "identitytoolkit#CreateAuthUriResponse", Registered: &registered,
+		AllProviders: &all, SessionID: sid, SigninMethods: &methods}, nil
+}
+
+// CreateSessionCookieRequest is projects:createSessionCookie.
+type CreateSessionCookieRequest struct {
+	IDToken       string `json:"idToken,omitempty"`
+	ValidDuration string `json:"validDuration,omitempty"`
+	TenantID      string `json:"tenantId,omitempty"`
+}
+
+// CreateSessionCookieResponse carries the cookie.
+type CreateSessionCookieResponse struct {
+	SessionCookie string `json:"sessionCookie"`
+}
+
+// Session cookie lifetime bounds, in seconds.
+const (
+	sessionCookieMin = 5 * 60
+	sessionCookieMax = 14 * 24 * 60 * 60
+)
+
+// CreateSessionCookie turns an ID token into a session cookie: the same
+// claims with iss https://session.firebase.google.com/<project> and the
+// requested lifetime (default and maximum 14 days).
+func (e *Engine) CreateSessionCookie(c Call, req CreateSessionCookieRequest) (*CreateSessionCookieResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if req.IDToken == "" {
+		return nil, badRequest("MISSING_ID_TOKEN")
+	}
+	d, perr := strconv.ParseFloat(req.ValidDuration, 64)
+	if perr != nil || d == 0 || d != d {
+		d = sessionCookieMax
+	}
+	if d < sessionCookieMin || d > sessionCookieMax {
+		return nil, badRequest("INVALID_DURATION")
+	}
+	t, err := e.parseIDToken(sc, req.IDToken)
+	if err != nil {
+		return nil, err
+	}
+	p := map[string]any{}
+	for k, v := range t.payload {
+		p[k] = v
+	}
+	iat := e.now().Unix()
+	p["iat"] = iat
+	p["exp"] = iat + int64(d)
+	p["iss"] = "https://session.firebase.google.com/" + jsString(t.payload["aud"])
+	return &CreateSessionCookieResponse{SessionCookie: EncodeUnsignedJWT(p)}, nil
+}

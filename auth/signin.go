@@ -1,0 +1,387 @@
+package auth
+
+import (
+	"strconv"
+)
+
+// SignUpRequest is accounts:signUp, and the admin
+// POST /v1/projects/{p}/accounts (create user).
+type SignUpRequest struct {
+	Email         *string `json:"email,omitempty"`
+	Password      string  `json:"password,omitempty"`
+	DisplayName   string  `json:"displayName,omitempty"`
+	PhotoURL      string  `json:"photoUrl,omitempty"`
+	EmailVerified bool    `json:"emailVerified,omitempty"`
+	PhoneNumber   string  `json:"phoneNumber,omitempty"`
+	Disabled      bool    `json:"disabled,omitempty"`
+	LocalID       string  `json:"localId,omitempty"`
+	IDToken       string  `json:"idToken,omitempty"`
+	TenantID      string  `json:"tenantId,omitempty"`
+	MFAInfo       []any   `json:"mfaInfo,omitempty"`
+}
+
+// SignUpResponse is identitytoolkit#SignupNewUserResponse.
+type SignUpResponse struct {
+	Kind        string `json:"kind"`
+	LocalID     string `json:"localId"`
+	DisplayName string `json:"displayName,omitempty"`
+	Email       string `json:"email,omitempty"`
+	Tokens
+}
+
+// SignUp creates an account: anonymous or email/password for clients (then
+// signs it in), any fields for an admin (no tokens). With an idToken of an
+// anonymous user it upgrades that account in place.
+func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	email := ""
+	if req.Email != nil {
+		email = *req.Email
+	}
+	provider := ""
+	u := &User{LastLoginAt: e.millis()}
+	if c.admin() {
+		if req.IDToken != "" && req.LocalID != "" {
+			return nil, badRequest("UNEXPECTED_PARAMETER : User ID")
+		}
+		if req.LocalID != "" && sc.space.get(req.LocalID) != nil {
+			return nil, badRequest("DUPLICATE_LOCAL_ID")
+		}
+		u.DisplayName, u.PhotoURL = req.DisplayName, req.PhotoURL
+		u.EmailVerified = ptr(req.EmailVerified)
+		if req.PhoneNumber != "" {
+			if !isValidPhone(req.PhoneNumber) {
+				return nil, badRequest("INVALID_PHONE_NUMBER : Invalid format.")
+			}
+			if sc.space.byPhone(req.PhoneNumber) != nil {
+				return nil, badRequest("PHONE_NUMBER_EXISTS")
+			}
+			u.PhoneNumber = req.PhoneNumber
+		}
+		if req.Disabled {
+			u.Disabled = ptr(true)
+		}
+	} else {
+		if req.LocalID != "" {
+			return nil, badRequest("UNEXPECTED_PARAMETER : User ID")
+		}
+		if req.IDToken != "" || req.Password != "" || email != "" {
+			u.DisplayName = req.DisplayName
+			u.EmailVerified = ptr(false)
+			if email == "" {
+				return nil, ErrMissingEmail
+			}
+			if req.Password == "" {
+				return nil, ErrMissingPassword
+			}
+			provider = ProviderPassword
+			if !sc.allowPassword() {
+				return nil, ErrOperationNotAllowed
+			}
+		} else {
+			provider = ProviderAnonymous
+			if !sc.allowAnonymous() {
+				return nil, badRequest("ADMIN_ONLY_OPERATION")
+			}
+		}
+	}
+	if email != "" || (req.Email != nil && provider != "") {
+		if !isValidEmail(email) {
+			return nil, ErrInvalidEmail
+		}
+		email = canonicalEmail(email)
+		if sc.space.byEmailAddr(email) != nil {
+			return nil, ErrEmailExists
+		}
+		u.Email = email
+	}
+	if req.Password != "" {
+		if len([]rune(req.Password)) < 6 {
+			return nil, ErrWeakPassword
+		}
+		u.Salt = e.newSalt()
+		u.PasswordHash = hashPassword(req.Password, u.Salt)
+		u.PasswordUpdatedAt = e.now().UnixMilli()
+		u.ValidSince = e.seconds()
+	}
+	if len(req.MFAInfo) > 0 {
+		return nil, NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+	}
+	u.TenantID = sc.tenantID()
+	var before *User
+	if req.IDToken != "" {
+		t, err := e.parseIDToken(sc, req.IDToken)
+		if err != nil {
+			return nil, err
+		}
+		before = t.user
+	}
+	var stored *User
+	if before == nil {
+		u.CreatedAt = e.millis()
+		if req.LocalID != "" {
+			u.LocalID = req.LocalID
+		} else {
+			u.LocalID = e.newLocalID(sc.space)
+		}
+		stored = sc.space.put(u, nil, nil)
+		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": provider})
+		if email != "" && !c.admin() && stored.isDisabled() {
+			return nil, ErrUserDisabled
+		}
+	} else {
+		// Upgrade in place: the fields set above overwrite the account's.
+		nu := before.clone()
+		nu.LastLoginAt = u.LastLoginAt
+		if c.admin() {
+			nu.DisplayName, nu.PhotoURL, nu.EmailVerified = u.DisplayName, u.PhotoURL, u.EmailVerified
+			if u.PhoneNumber != "" {
+				nu.PhoneNumber = u.PhoneNumber
+			}
+			if u.Disabled != nil {
+				nu.Disabled = u.Disabled
+			}
+		} else if provider == ProviderPassword {
+			nu.DisplayName, nu.EmailVerified = u.DisplayName, u.EmailVerified
+		}
+		if u.Email != "" {
+			nu.Email = u.Email
+		}
+		if u.PasswordHash != "" {
+			nu.Salt, nu.PasswordHash, nu.PasswordUpdatedAt, nu.ValidSince = u.Salt, u.PasswordHash, u.PasswordUpdatedAt, u.ValidSince
+		}
+		if u.TenantID != "" {
+			nu.TenantID = u.TenantID
+		}
+		stored = sc.space.put(nu, nil, nil)
+		e.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"provider": provider, "upgrade": true})
+	}
+	resp := &SignUpResponse{Kind: "identitytoolkit#SignupNewUserResponse", LocalID: stored.LocalID,
+		DisplayName: stored.DisplayName, Email: stored.Email}
+	if provider != "" {
+		var after *User
+		after, resp.Tokens = e.issueTokens(sc, stored, provider, nil)
+		e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": provider})
+	}
+	return resp, nil
+}
+
+// SignInWithPasswordRequest is accounts:signInWithPassword.
+type SignInWithPasswordRequest struct {
+	Email          *string `json:"email,omitempty"`
+	Password       string  `json:"password,omitempty"`
+	TenantID       string  `json:"tenantId,omitempty"`
+	IDToken        string  `json:"idToken,omitempty"`
+	PendingIDToken string  `json:"pendingIdToken,omitempty"`
+	Captcha        string  `json:"captchaResponse,omitempty"`
+	Challenge      string  `json:"captchaChallenge,omitempty"`
+}
+
+// SignInWithPasswordResponse is identitytoolkit#VerifyPasswordResponse.
+type SignInWithPasswordResponse struct {
+	Kind       string `json:"kind"`
+	Registered bool   `json:"registered"`
+	LocalID    string `json:"localId"`
+	Email      string `json:"email"`
+	Tokens
+}
+
+// SignInWithPassword checks an email and password. Unknown email is
+// EMAIL_NOT_FOUND and a wrong password INVALID_PASSWORD, or both
+// INVALID_LOGIN_CREDENTIALS when the project has improved email privacy.
+func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	if !sc.allowPassword() {
+		return nil, badRequest("PASSWORD_LOGIN_DISABLED")
+	}
+	if req.Email == nil {
+		return nil, ErrMissingEmail
+	}
+	if !isValidEmail(*req.Email) {
+		return nil, ErrInvalidEmail
+	}
+	if req.Password == "" {
+		return nil, ErrMissingPassword
+	}
+	if req.Captcha != "" || req.Challenge != "" {
+		return nil, NotImplemented("captcha unimplemented")
+	}
+	if req.IDToken != "" || req.PendingIDToken != "" {
+		return nil, NotImplemented("idToken / pendingIdToken is no longer in use and unsupported by the Auth Emulator.")
+	}
+	email := canonicalEmail(*req.Email)
+	u := sc.space.byEmailAddr(email)
+	notFound, wrong := ErrEmailNotFound, ErrInvalidPassword
+	if sc.improvedPrivacy() {
+		notFound, wrong = ErrInvalidLoginCredentials, ErrInvalidLoginCredentials
+	}
+	switch {
+	case u == nil:
+		return nil, notFound
+	case u.isDisabled():
+		return nil, ErrUserDisabled
+	case u.PasswordHash == "" || u.Salt == "" || u.PasswordHash != hashPassword(req.Password, u.Salt):
+		return nil, wrong
+	}
+	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
+	e.signIn(c, sc, u, ProviderPassword, nil, &resp.Tokens, nil)
+	return resp, nil
+}
+
+// signIn stamps lastLoginAt, issues tokens and emits sign_in.
+func (e *Engine) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
+	nu := u.clone()
+	nu.LastLoginAt = e.millis()
+	nu = sc.space.put(nu, nil, nil)
+	after, toks := e.issueTokens(sc, nu, provider, extra)
+	*out = toks
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	detail["provider"] = provider
+	e.emit(c, sc, OpSignIn, u.LocalID, u, after, detail)
+	return after
+}
+
+// SignInWithCustomTokenRequest is accounts:signInWithCustomToken.
+type SignInWithCustomTokenRequest struct {
+	Token    string `json:"token,omitempty"`
+	TenantID string `json:"tenantId,omitempty"`
+}
+
+// SignInWithCustomTokenResponse is identitytoolkit#VerifyCustomTokenResponse.
+type SignInWithCustomTokenResponse struct {
+	Kind      string `json:"kind"`
+	IsNewUser bool   `json:"isNewUser"`
+	Tokens
+}
+
+// SignInWithCustomToken signs in (creating the account if needed) with a
+// custom token, signed or not: the emulator never verifies signatures.
+func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.checkEnabled(); err != nil {
+		return nil, err
+	}
+	ct, err := ParseCustomToken(req.Token, sc.tenantID())
+	if err != nil {
+		return nil, err
+	}
+	u := sc.space.get(ct.UID)
+	resp := &SignInWithCustomTokenResponse{Kind: "identitytoolkit#VerifyCustomTokenResponse", IsNewUser: u == nil}
+	now := e.millis()
+	if u != nil {
+		if u.isDisabled() {
+			return nil, ErrUserDisabled
+		}
+		nu := u.clone()
+		nu.CustomAuth, nu.LastLoginAt, nu.TenantID = true, now, sc.tenantID()
+		after := sc.space.put(nu, nil, nil)
+		after, resp.Tokens = e.issueTokens(sc, after, ProviderCustom, ct.Claims)
+		e.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": ProviderCustom})
+		return resp, nil
+	}
+	nu := sc.space.put(&User{LocalID: ct.UID, CustomAuth: true, LastLoginAt: now, CreatedAt: now, TenantID: sc.tenantID()}, nil, nil)
+	e.emit(c, sc, OpUserCreate, nu.LocalID, nil, nu, map[string]any{"provider": ProviderCustom})
+	after, toks := e.issueTokens(sc, nu, ProviderCustom, ct.Claims)
+	resp.Tokens = toks
+	e.emit(c, sc, OpSignIn, after.LocalID, nu, after, map[string]any{"provider": ProviderCustom})
+	return resp, nil
+}
+
+// GrantTokenRequest is securetoken /v1/token.
+type GrantTokenRequest struct {
+	GrantType    string `json:"grantType,omitempty"`
+	RefreshToken string `json:"refreshToken,omitempty"`
+	Code         string `json:"code,omitempty"`
+}
+
+// GrantTokenResponse is the securetoken response (snake_case).
+type GrantTokenResponse struct {
+	IDToken      string `json:"id_token"`
+	AccessToken  string `json:"access_token"`
+	ExpiresIn    string `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	TokenType    string `json:"token_type"`
+	UserID       string `json:"user_id"`
+	ProjectID    string `json:"project_id"`
+}
+
+// projectNumber is the fixed project number the emulator reports.
+const projectNumber = "12345"
+
+// GrantToken exchanges a refresh token for fresh tokens. Custom claims are
+// read again, so claim changes reach the client on the next refresh.
+func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if req.GrantType == "" {
+		return nil, badRequest("MISSING_GRANT_TYPE")
+	}
+	if req.GrantType != "refresh_token" {
+		return nil, badRequest("INVALID_GRANT_TYPE")
+	}
+	if req.RefreshToken == "" {
+		return nil, badRequest("MISSING_REFRESH_TOKEN")
+	}
+	rt, err := DecodeRefreshToken(req.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := e.scopeFor(c, "", "", req.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	if rt.ProjectID != sc.project.id {
+		return nil, ErrInvalidRefreshToken
+	}
+	if sc.tenant != nil && rt.TenantID != sc.tenantID() {
+		return nil, ErrTenantIDMismatch
+	}
+	u := sc.space.get(rt.LocalID)
+	if u == nil {
+		return nil, ErrInvalidRefreshToken
+	}
+	if u.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
+	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
+		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: projectNumber}, nil
+}
+
+// SignOut records that uid signed out. The Identity Toolkit protocol has
+// no sign-out call (clients drop their tokens); in-process callers such as
+// the sandbox use this so the event stream shows the transition.
+func (e *Engine) SignOut(c Call, uid string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return
+	}
+	e.emit(c, sc, OpSignOut, uid, sc.space.get(uid), nil, nil)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

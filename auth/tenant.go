@@ -1,0 +1,369 @@
+package auth
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// TenantRequest is the body of tenant create and patch.
+type TenantRequest struct {
+	DisplayName           *string    `json:"displayName,omitempty"`
+	AllowPasswordSignup   *bool      `json:"allowPasswordSignup,omitempty"`
+	EnableEmailLinkSignin *bool      `json:"enableEmailLinkSignin,omitempty"`
+	EnableAnonymousUser   *bool      `json:"enableAnonymousUser,omitempty"`
+	DisableAuth           *bool      `json:"disableAuth,omitempty"`
+	MFAConfig             *MFAConfig `json:"mfaConfig,omitempty"`
+}
+
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+
+// tenantFrom builds a full tenant config; unset switches are false and an
+// unset MFA config is disabled, as the emulator fills them.
+func tenantFrom(req TenantRequest) Tenant {
+	m := MFAConfig{State: "DISABLED", EnabledProviders: []string{}}
+	if req.MFAConfig != nil {
+		m = *req.MFAConfig
+		if m.State == "" {
+			m.State = "DISABLED"
+		}
+		if m.EnabledProviders == nil {
+			m.EnabledProviders = []string{}
+		}
+	}
+	return Tenant{DisplayName: deref(req.DisplayName), AllowPasswordSignup: deref(req.AllowPasswordSignup),
+		EnableEmailLinkSignin: deref(req.EnableEmailLinkSignin), EnableAnonymousUser: deref(req.EnableAnonymousUser),
+		DisableAuth: deref(req.DisableAuth), MFAConfig: &m}
+}
+
+// CreateTenant creates a tenant with a random id.
+func (e *Engine) CreateTenant(c Call, req TenantRequest) (*Tenant, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Tenant != "" {
+		return nil, Internal("INTERNAL_ERROR : Can only create tenant in agent project")
+	}
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	p := e.project(c.Project)
+	t := tenantFrom(req)
+	for {
+		t.TenantID = e.randomString(28, alnum)
+		if p.tenants[t.TenantID] == nil {
+			break
+		}
+	}
+	t.Name = "projects/" + p.id + "/tenants/" + t.TenantID
+	p.tenants[t.TenantID] = &tenant{config: t, space: newSpace()}
+	out := cloneTenant(t)
+	return &out, nil
+}
+
+// ListTenantsResponse is a page of tenants.
+type ListTenantsResponse struct {
+	Tenants       []Tenant `json:"tenants"`
+	NextPageToken string   `json:"nextPageToken,omitempty"`
+}
+
+// ListTenants lists tenants in id order, a page at a time (default 20).
+func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (*ListTenantsResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Tenant != "" {
+		return nil, badRequest("((Can only list tenants in agent project.))")
+	}
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	p := e.project(c.Project)
+	size := 20
+	if f, err := strconv.ParseFloat(pageSize, 64); err == nil && int(f) != 0 {
+		size = int(f)
+	}
+	size = min(size, 1000)
+	ids := make([]string, 0, len(p.tenants))
+	for id := range p.tenants {
+		if pageToken == "" || id > pageToken {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	resp := &ListTenantsResponse{Tenants: []Tenant{}}
+	for _, id := range ids {
+		resp.Tenants = append(resp.Tenants, cloneTenant(p.tenants[id].config))
+	}
+	if size > 0 && len(resp.Tenants) >= size {
+		resp.Tenants = resp.Tenants[:size]
+		resp.NextPageToken = resp.Tenants[size-1].TenantID
+	}
+	return resp, nil
+}
+
+// GetTenant returns a tenant (created with everything enabled if unknown,
+// as the emulator does).
+func (e *Engine) GetTenant(c Call) (*Tenant, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Project == "" || c.Tenant == "" {
+		return nil, badRequest("((Can only get tenant on tenant projects.))")
+	}
+	t := cloneTenant(e.project(c.Project).tenant(c.Tenant).config)
+	return &t, nil
+}
+
+// UpdateTenant patches a tenant: the fields named in updateMask
+// (comma-separated), or the whole config when the mask is empty.
+func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (*Tenant, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Project == "" || c.Tenant == "" {
+		return nil, badRequest("((Can only update tenant on tenant projects.))")
+	}
+	t := e.project(c.Project).tenant(c.Tenant)
+	if updateMask == "" {
+		n := tenantFrom(req)
+		n.TenantID, n.Name = t.config.TenantID, t.config.Name
+		t.config = n
+	} else {
+		for _, f := range strings.Split(updateMask, ",") {
+			switch strings.TrimSpace(f) {
+			case "displayName":
+				if req.DisplayName != nil {
+					t.config.DisplayName = *req.DisplayName
+				}
+			case "allowPasswordSignup":
+				if req.AllowPasswordSignup != nil {
+					t.config.AllowPasswordSignup = *req.AllowPasswordSignup
+				}
+			case "enableEmailLinkSignin":
+				if req.EnableEmailLinkSignin != nil {
+					t.config.EnableEmailLinkSignin = *req.EnableEmailLinkSignin
+				}
+			case "enableAnonymousUser":
+				if req.EnableAnonymousUser != nil {
+					t.config.EnableAnonymousUser = *req.EnableAnonymousUser
+				}
+			case "disableAuth":
+				if req.DisableAuth != nil {
+					t.config.DisableAuth = *req.DisableAuth
+				}
+			case "mfaConfig":
+				if req.MFAConfig != nil {
+					m := *req.MFAConfig
+					t.config.MFAConfig = &m
+				}
+			case "mfaConfig.state":
+				if req.MFAConfig != nil && req.MFAConfig.State != "" {
+					if t.config.MFAConfig == nil {
+						t.config.MFAConfig = &MFAConfig{}
+					}
+					t.config.MFAConfig.State = req.MFAConfig.State
+				}
+			case "mfaConfig.enabledProviders":
+				if req.MFAConfig != nil && req.MFAConfig.EnabledProviders != nil {
+					if t.config.MFAConfig == nil {
+						t.config.MFAConfig = &MFAConfig{}
+					}
+					t.config.MFAConfig.EnabledProviders = req.MFAConfig.EnabledProviders
+				}
+			}
+		}
+	}
+	out := cloneTenant(t.config)
+	return &out, nil
+}
+
+// DeleteTenant removes a tenant and its accounts.
+func (e *Engine) DeleteTenant(c Call) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Project == "" || c.Tenant == "" {
+		return badRequest("((Can only delete tenant on tenant projects.))")
+	}
+	p := e.project(c.Project)
+	if t := p.tenants[c.Tenant]; t != nil && len(t.space.users) > 0 {
+		e.emit(c, scope{project: p, tenant: t, space: t.space}, OpUsersClear, "*", nil, nil, map[string]any{"reason": "tenant_delete"})
+	}
+	delete(p.tenants, c.Tenant)
+	return nil
+}
+
+// ---- emulator endpoints and project config ----
+
+// ClearAccounts deletes every account of the project (or tenant), as
+// DELETE /emulator/v1/projects/{p}/accounts does.
+func (e *Engine) ClearAccounts(c Call) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return err
+	}
+	sc.space.clearUsers()
+	e.emit(c, sc, OpUsersClear, "*", nil, nil, nil)
+	return nil
+}
+
+// OOBCodesResponse is the outbox listing.
+type OOBCodesResponse struct {
+	OOBCodes []OOBCode `json:"oobCodes"`
+}
+
+// ListOOBCodes returns the outbox: every code not yet used, oldest first.
+func (e *Engine) ListOOBCodes(c Call) (*OOBCodesResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	resp := &OOBCodesResponse{OOBCodes: []OOBCode{}}
+	for _, o := range sc.space.oobs {
+		resp.OOBCodes = append(resp.OOBCodes, *o)
+	}
+	return resp, nil
+}
+
+// EmulatorConfig is GET|PATCH /emulator/v1/projects/{p}/config.
+type EmulatorConfig struct {
+	SignIn             *SignInConfigPatch       `json:"signIn,omitempty"`
+	EmailPrivacyConfig *EmailPrivacyConfigPatch `json:"emailPrivacyConfig,omitempty"`
+}
+
+// SignInConfigPatch is the optional-field form of SignInConfig.
+type SignInConfigPatch struct {
+	AllowDuplicateEmails *bool `json:"allowDuplicateEmails,omitempty"`
+}
+
+// EmailPrivacyConfigPatch is the optional-field form of EmailPrivacyConfig.
+type EmailPrivacyConfigPatch struct {
+	EnableImprovedEmailPrivacy *bool `json:"enableImprovedEmailPrivacy,omitempty"`
+}
+
+func emulatorConfigOf(p *project) *EmulatorConfig {
+	return &EmulatorConfig{
+		SignIn:             &SignInConfigPatch{AllowDuplicateEmails: ptr(p.config.SignIn.AllowDuplicateEmails)},
+		EmailPrivacyConfig: &EmailPrivacyConfigPatch{EnableImprovedEmailPrivacy: ptr(p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy)},
+	}
+}
+
+// EmulatorConfig returns the project's emulator switches.
+func (e *Engine) EmulatorConfig(c Call) (*EmulatorConfig, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	return emulatorConfigOf(e.project(c.Project)), nil
+}
+
+// UpdateEmulatorConfig sets the switches present in req.
+func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (*EmulatorConfig, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	if c.Tenant != "" {
+		return nil, badRequest("((Can only update top-level configurations on agent projects.))")
+	}
+	p := e.project(c.Project)
+	if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
+		p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+	}
+	if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
+		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = *req.EmailPrivacyConfig.EnableImprovedEmailPrivacy
+	}
+	return emulatorConfigOf(p), nil
+}
+
+// Config returns the project config (GET /v2/projects/{p}/config).
+func (e *Engine) Config(c Call) (*ProjectConfig, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Tenant != "" {
+		return nil, badRequest("((Can only get top-level configurations on agent projects.))")
+	}
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	cfg := cloneConfig(e.project(c.Project).config)
+	return &cfg, nil
+}
+
+// ConfigPatch is the body of PATCH /v2/projects/{p}/config.
+type ConfigPatch struct {
+	SignIn             *SignInConfigPatch       `json:"signIn,omitempty"`
+	EmailPrivacyConfig *EmailPrivacyConfigPatch `json:"emailPrivacyConfig,omitempty"`
+	BlockingFunctions  map[string]any           `json:"blockingFunctions,omitempty"`
+}
+
+// UpdateConfig patches the project config: the fields in updateMask, or
+// everything (absent switches become false) when it is empty. Blocking
+// functions are stored but never called.
+func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (*ProjectConfig, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.Tenant != "" {
+		return nil, badRequest("((Can only update top-level configurations on agent projects.))")
+	}
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	p := e.project(c.Project)
+	if updateMask == "" {
+		p.config.SignIn.AllowDuplicateEmails = req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)
+		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
+		p.config.BlockingFunctions = req.BlockingFunctions
+	} else {
+		for _, f := range strings.Split(updateMask, ",") {
+			switch strings.TrimSpace(f) {
+			case "signIn", "signIn.allowDuplicateEmails":
+				if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
+					p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+				}
+			case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
+				if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
+					p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = *req.EmailPrivacyConfig.EnableImprovedEmailPrivacy
+				}
+			case "blockingFunctions":
+				if req.BlockingFunctions != nil {
+					p.config.BlockingFunctions = req.BlockingFunctions
+				}
+			}
+		}
+	}
+	cfg := cloneConfig(p.config)
+	return &cfg, nil
+}
+
+// Users returns every account of a project (or tenant) in uid order: the
+// in-process admin view for the sandbox, Studio and MCP.
+func (e *Engine) Users(project, tenant string) []*User {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.projects[project]
+	if p == nil {
+		return nil
+	}
+	s := p.space
+	if tenant != "" {
+		t := p.tenants[tenant]
+		if t == nil {
+			return nil
+		}
+		s = t.space
+	}
+	out := make([]*User, 0, len(s.users))
+	for _, id := range s.sortedIDs() {
+		out = append(out, s.users[id].clone())
+	}
+	return out
+}

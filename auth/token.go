@@ -1,0 +1,313 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+)
+
+// CustomTokenAudience is the aud every custom token must carry.
+const CustomTokenAudience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+
+// idTokenTTL is the lifetime of ID tokens, as "expiresIn" says.
+const idTokenTTL = 3600
+
+// jwsShape is the token shape JWT libraries accept: three base64url parts,
+// the signature possibly empty.
+var jwsShape = regexp.MustCompile(`^[a-zA-Z0-9\-_]+?\.[a-zA-Z0-9\-_]+?\.([a-zA-Z0-9\-_]+)?$`)
+
+// JWT is a decoded, unverified JSON Web Token.
+type JWT struct {
+	Header  map[string]any
+	Payload map[string]any // nil when the payload is not a JSON object
+}
+
+var errNotJWT = errors.New("not a JWT")
+
+// DecodeJWT decodes a token without verifying it, as the emulator does: the
+// signature and alg are ignored. It fails when the token is not JWS-shaped
+// or its header is not a JSON object; a payload that is not a JSON object
+// decodes with a nil Payload.
+func DecodeJWT(tok string) (*JWT, error) {
+	if !jwsShape.MatchString(tok) {
+		return nil, errNotJWT
+	}
+	parts := strings.SplitN(tok, ".", 3)
+	var h map[string]any
+	if err := jsonNumbers(b64url(parts[0]), &h); err != nil || h == nil {
+		return nil, errNotJWT
+	}
+	var p map[string]any
+	if err := jsonNumbers(b64url(parts[1]), &p); err != nil {
+		p = nil
+	}
+	return &JWT{Header: h, Payload: p}, nil
+}
+
+func b64url(s string) []byte {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil && len(s)%4 == 1 {
+		b, _ = base64.RawURLEncoding.DecodeString(s[:len(s)-1])
+	}
+	return b
+}
+
+// jsonNumbers unmarshals keeping integral numbers exact (json.Number).
+func jsonNumbers(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// EncodeUnsignedJWT returns header.payload. with alg "none", the form of
+// every token the emulator issues.
+func EncodeUnsignedJWT(payload any) string {
+	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT"})
+	p, _ := json.Marshal(payload)
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc(h) + "." + enc(p) + "."
+}
+
+// num reads a JSON number claim as float64 (0, false when absent or not a number).
+func num(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// primitiveString converts a string, number or boolean claim to a string,
+// as the emulator coerces custom-token uids.
+func primitiveString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case float64, int64, int:
+		b, _ := json.Marshal(x)
+		return string(b), true
+	case bool:
+		if x {
+			return "true", true
+		}
+		return "false", true
+	}
+	return "", false
+}
+
+// RefreshToken is the emulator's refresh-token record; on the wire it is
+// base64 JSON beginning with {"_AuthEmulatorRefreshToken":"DO NOT MODIFY"}.
+type RefreshToken struct {
+	Marker       string         `json:"_AuthEmulatorRefreshToken"`
+	LocalID      string         `json:"localId"`
+	Provider     string         `json:"provider"`
+	ExtraClaims  map[string]any `json:"extraClaims"`
+	ProjectID    string         `json:"projectId"`
+	SecondFactor any            `json:"secondFactor,omitempty"`
+	TenantID     string         `json:"tenantId,omitempty"`
+}
+
+// Encode returns the wire form.
+func (r RefreshToken) Encode() string {
+	r.Marker = "DO NOT MODIFY"
+	if r.ExtraClaims == nil {
+		r.ExtraClaims = map[string]any{}
+	}
+	b, _ := json.Marshal(r)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// DecodeRefreshToken parses a refresh token; anything else is
+// INVALID_REFRESH_TOKEN. Decoding is lenient about base64 flavour and
+// padding, like Node's Buffer.from(s, "base64").
+func DecodeRefreshToken(s string) (*RefreshToken, error) {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
+			return r
+		case r == '-':
+			return '+'
+		case r == '_':
+			return '/'
+		}
+		return -1
+	}, s)
+	if len(clean)%4 == 1 {
+		clean = clean[:len(clean)-1]
+	}
+	raw, err := base64.RawStdEncoding.DecodeString(clean)
+	if err != nil {
+		return nil, ErrInvalidRefreshToken
+	}
+	var m map[string]any
+	if err := jsonNumbers(raw, &m); err != nil || m == nil {
+		return nil, ErrInvalidRefreshToken
+	}
+	if !truthy(m["_AuthEmulatorRefreshToken"]) {
+		return nil, ErrInvalidRefreshToken
+	}
+	var r RefreshToken
+	r.Marker, _ = m["_AuthEmulatorRefreshToken"].(string)
+	r.LocalID, _ = primitiveString(m["localId"])
+	r.Provider, _ = m["provider"].(string)
+	r.ProjectID, _ = m["projectId"].(string)
+	r.TenantID, _ = m["tenantId"].(string)
+	r.ExtraClaims, _ = m["extraClaims"].(map[string]any)
+	r.SecondFactor = m["secondFactor"]
+	return &r, nil
+}
+
+// truthy is JavaScript truthiness for decoded JSON.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		f, _ := x.Float64()
+		return f != 0
+	case float64:
+		return x != 0
+	}
+	return true
+}
+
+// CustomToken is what signInWithCustomToken accepts: strict JSON
+// ({"uid":…,"claims":{…}}) or a JWT (signed or not; never verified) with
+// aud = CustomTokenAudience.
+type CustomToken struct {
+	UID       string
+	Claims    map[string]any // nil when absent
+	HasClaims bool
+	RawClaims any
+	TenantID  string
+	payload   map[string]any
+}
+
+// ParseCustomToken decodes a custom token. tenant is the tenant the call
+// targets ("" for none): a JWT must then carry the same tenant_id.
+func ParseCustomToken(tok, tenant string) (*CustomToken, error) {
+	if tok == "" {
+		return nil, badRequest("MISSING_CUSTOM_TOKEN")
+	}
+	var payload map[string]any
+	if strings.HasPrefix(tok, "{") {
+		if err := jsonNumbers([]byte(tok), &payload); err != nil || payload == nil {
+			return nil, badRequest("INVALID_CUSTOM_TOKEN : ((Auth Emulator only accepts strict JSON or JWTs as fake custom tokens.))")
+		}
+	} else {
+		j, err := DecodeJWT(tok)
+		if tenant != "" {
+			var tid any
+			if err == nil && j.Payload != nil {
+				tid = j.Payload["tenant_id"]
+			}
+			if s, _ := tid.(string); s != tenant {
+				return nil, ErrTenantIDMismatch
+			}
+		}
+		if err != nil {
+			return nil, badRequest("INVALID_CUSTOM_TOKEN : Invalid assertion format")
+		}
+		payload = j.Payload
+		if payload == nil {
+			payload = map[string]any{}
+		}
+		aud := payload["aud"]
+		if s, _ := aud.(string); s != CustomTokenAudience {
+			return nil, badRequest("INVALID_CUSTOM_TOKEN : ((Invalid aud (audience): " + jsString(aud) +
+				" Note: Firebase ID Tokens / third-party tokens cannot be used with signInWithCustomToken.))")
+		}
+	}
+	ct := &CustomToken{payload: payload}
+	if uid, ok := primitiveString(payload["uid"]); ok {
+		ct.UID = uid
+	} else if uid, ok := primitiveString(payload["user_id"]); ok {
+		ct.UID = uid
+	}
+	if ct.UID == "" {
+		return nil, badRequest("MISSING_IDENTIFIER")
+	}
+	if c, ok := payload["claims"]; ok {
+		ct.HasClaims, ct.RawClaims = true, c
+		if err := validateClaims(c); err != nil {
+			return nil, err
+		}
+		ct.Claims = c.(map[string]any)
+	}
+	ct.TenantID, _ = payload["tenant_id"].(string)
+	return ct, nil
+}
+
+// jsString renders a value as JavaScript string interpolation would.
+func jsString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "undefined"
+	case string:
+		return x
+	case map[string]any:
+		return "[object Object]"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			if e != nil {
+				parts[i] = jsString(e)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// forbiddenClaims may not appear in custom claims.
+var forbiddenClaims = []string{"iss", "aud", "sub", "iat", "exp", "nbf", "jti", "nonce", "azp", "acr", "amr", "cnf", "auth_time", "firebase", "at_hash", "c_hash"}
+
+const maxCustomAttributes = 1000
+
+func validateClaims(c any) error {
+	m, ok := c.(map[string]any)
+	if !ok || m == nil {
+		return badRequest("INVALID_CLAIMS")
+	}
+	for _, k := range forbiddenClaims {
+		if _, ok := m[k]; ok {
+			return badRequest("FORBIDDEN_CLAIM : " + k)
+		}
+	}
+	return nil
+}
+
+// validateSerializedClaims checks a customAttributes string.
+func validateSerializedClaims(s string) error {
+	if len([]rune(s)) > maxCustomAttributes {
+		return badRequest("CLAIMS_TOO_LARGE")
+	}
+	var v any
+	if err := jsonNumbers([]byte(s), &v); err != nil {
+		return badRequest("INVALID_CLAIMS")
+	}
+	return validateClaims(v)
+}

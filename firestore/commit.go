@@ -1,0 +1,524 @@
+package firestore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+)
+
+// txn is an open transaction. Read-write transactions are optimistic: they
+// record the version of every document (and the result of every query) they
+// read, and Commit aborts if any of them changed in the meantime, so the
+// client retries, as it does on production's lock contention.
+type txn struct {
+	id       string
+	readOnly bool
+	readTime time.Time // read-only: the snapshot time
+	begun    time.Time
+	mu       sync.Mutex
+	used     time.Time
+	reads    map[string]*pb.Document // path -> the version read (nil: missing)
+	queries  []txnQuery
+	group    string
+}
+
+type txnQuery struct {
+	q    *query
+	seen []*pb.Document
+}
+
+// errTxnInvalid is production's error for an unknown, finished or expired transaction.
+func errTxnInvalid() error {
+	return errorf(ErrInvalidArgument, "The referenced transaction has expired or is no longer valid.")
+}
+
+// BeginTransaction starts a transaction.
+func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, req *pb.BeginTransactionRequest) (*pb.BeginTransactionResponse, error) {
+	name, err := ParseDatabaseName(req.GetDatabase())
+	if err != nil {
+		return nil, err
+	}
+	db := e.db(name)
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	t, err := db.begin(req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.BeginTransactionResponse{Transaction: []byte(t.id)}, nil
+}
+
+// begin opens a transaction; callers hold db.mu.
+func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
+	now := db.e.now()
+	t := &txn{id: "txn-" + db.e.newID(), begun: now, used: now, reads: map[string]*pb.Document{}}
+	t.group = db.e.groupID("txn")
+	if ro := opts.GetReadOnly(); ro != nil {
+		t.readOnly = true
+		t.readTime = db.readTime()
+		if rt := ro.GetReadTime(); rt != nil {
+			at, err := db.checkReadTime(rt.AsTime(), rt.GetNanos())
+			if err != nil {
+				return nil, err
+			}
+			t.readTime = at
+		}
+	}
+	db.expireTxns(now)
+	db.txns[t.id] = t
+	return t, nil
+}
+
+// expireTxns drops transactions past their limits; callers hold db.mu.
+func (db *database) expireTxns(now time.Time) {
+	for id, t := range db.txns {
+		if db.expired(t, now) {
+			delete(db.txns, id)
+		}
+	}
+}
+
+func (db *database) expired(t *txn, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return now.Sub(t.begun) > db.e.opts.TransactionTimeout || now.Sub(t.used) > db.e.opts.TransactionIdle
+}
+
+// txn finds a live transaction and marks it used; callers hold db.mu.
+func (db *database) txn(id []byte) (*txn, error) {
+	t, ok := db.txns[string(id)]
+	if !ok {
+		return nil, errTxnInvalid()
+	}
+	now := db.e.now()
+	if db.expired(t, now) {
+		delete(db.txns, t.id)
+		return nil, errTxnInvalid()
+	}
+	t.mu.Lock()
+	t.used = now
+	t.mu.Unlock()
+	return t, nil
+}
+
+func (t *txn) recordRead(path string, doc *pb.Document) {
+	if t.readOnly {
+		return
+	}
+	t.mu.Lock()
+	if _, ok := t.reads[path]; !ok {
+		t.reads[path] = doc
+	}
+	t.mu.Unlock()
+}
+
+func (t *txn) recordQuery(q *query, docs []*pb.Document) {
+	if t.readOnly {
+		return
+	}
+	t.mu.Lock()
+	t.queries = append(t.queries, txnQuery{q: q, seen: docs})
+	t.mu.Unlock()
+}
+
+// validate checks that nothing the transaction read has changed; callers
+// hold db.mu.
+func (db *database) validate(t *txn) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for path, seen := range t.reads {
+		if !sameVersion(seen, db.get(path)) {
+			return errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
+		}
+	}
+	for _, tq := range t.queries {
+		now := db.runQuery(tq.q, db.readTime(), false)
+		if len(now) != len(tq.seen) {
+			return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+		}
+		for i := range now {
+			if !sameVersion(now[i], tq.seen[i]) {
+				return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+			}
+		}
+	}
+	return nil
+}
+
+func sameVersion(a, b *pb.Document) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Name == b.Name && proto.Equal(a.UpdateTime, b.UpdateTime)
+}
+
+// Rollback ends a transaction without writing.
+func (e *Engine) Rollback(ctx context.Context, who identity.Identity, req *pb.RollbackRequest) error {
+	name, err := ParseDatabaseName(req.GetDatabase())
+	if err != nil {
+		return err
+	}
+	db := e.db(name)
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, err := db.txn(req.GetTransaction()); err != nil {
+		return err
+	}
+	delete(db.txns, string(req.GetTransaction()))
+	return nil
+}
+
+// Commit applies writes atomically, within a transaction when one is named.
+func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.CommitRequest) (*pb.CommitResponse, error) {
+	name, err := ParseDatabaseName(req.GetDatabase())
+	if err != nil {
+		return nil, err
+	}
+	results, t, err := e.commit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CommitResponse{WriteResults: results, CommitTime: ts(t)}, nil
+}
+
+type commitReq struct {
+	db     *database
+	who    identity.Identity
+	writes []*pb.Write
+	txid   []byte
+	// autoID is the minted id of a CreateDocument without a document id,
+	// recorded for replays.
+	autoID string
+	// single marks a write that is not part of a batch (events say user).
+	single bool
+}
+
+type opState struct {
+	op      *writeOp
+	before  *pb.Document
+	after   *pb.Document
+	results []*pb.Value
+	method  Method
+	dec     Decision
+}
+
+// commit is the one write path: validate, lock, check the transaction,
+// apply every write to an overlay at the commit time, ask the rules, make
+// the result durable, install it, then notify events and listeners.
+func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, time.Time, error) {
+	start := time.Now()
+	db := c.db
+	if err := checkCtx(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
+	if len(c.writes) > MaxWritesPerCommit {
+		return nil, time.Time{}, errorf(ErrInvalidArgument, "A commit may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(c.writes))
+	}
+	ops := make([]*opState, len(c.writes))
+	for i, w := range c.writes {
+		op, err := parseWrite(db.name, w)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("%w", err)
+		}
+		ops[i] = &opState{op: op}
+	}
+	group := (*Group)(nil)
+	origin := event.OriginUser
+	if len(c.txid) > 0 {
+		origin = event.OriginTransaction
+	} else if !c.single {
+		origin = event.OriginBatch
+		if len(ops) > 1 {
+			group = &Group{ID: e.groupID("batch"), Kind: "batch"}
+		}
+	}
+	if c.who.IsAdmin() {
+		origin = event.OriginAdmin
+	}
+
+	db.mu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			db.mu.Unlock()
+		}
+	}
+	defer unlock()
+	if len(c.txid) > 0 {
+		t, err := db.txn(c.txid)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		delete(db.txns, t.id)
+		if t.readOnly && len(ops) > 0 {
+			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
+		}
+		if err := db.validate(t); err != nil {
+			return nil, time.Time{}, err
+		}
+		group = &Group{ID: t.group, Kind: "transaction"}
+	}
+	now := db.nextTime()
+	overlay := map[string]*pb.Document{}
+	var order []string
+	state := func(rel string) *pb.Document {
+		if d, ok := overlay[rel]; ok {
+			return d
+		}
+		return db.get(rel)
+	}
+	for _, s := range ops {
+		s.before = state(s.op.rel)
+		after, results, err := s.op.apply(db.name, s.before, now)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		s.after, s.results = after, results
+		if _, ok := overlay[s.op.rel]; !ok {
+			order = append(order, s.op.rel)
+		}
+		overlay[s.op.rel] = after
+		switch {
+		case s.op.kind == "delete":
+			s.method = MethodDelete
+		case s.before == nil:
+			s.method = MethodCreate
+		default:
+			s.method = MethodUpdate
+		}
+	}
+	// The rules see every write of the batch with the committed state as
+	// get() and the batch's final state as getAfter().
+	var denial error
+	getAfter := func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return state(path), nil
+	}
+	for _, s := range ops {
+		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
+			Resource: s.before, Time: now, Get: db.lookup(), GetAfter: getAfter, Group: group}
+		if s.method != MethodDelete {
+			req.After = s.after
+		}
+		s.dec = e.authorize(ctx, req)
+		if s.dec.Verdict != Allow && denial == nil {
+			denial = denied(s.method, s.op.rel, s.dec)
+		}
+	}
+	elapsed := time.Since(start)
+	for _, s := range ops {
+		e.emitWriteOp(c, s, group, origin, elapsed)
+	}
+	if denial != nil {
+		return nil, time.Time{}, denial
+	}
+	var changes []Change
+	for _, rel := range order {
+		after := overlay[rel]
+		before := db.get(rel)
+		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
+			continue // a no-op write
+		}
+		changes = append(changes, Change{Path: rel, Doc: after})
+	}
+	if len(changes) > 0 {
+		if p := e.opts.Persister; p != nil {
+			if err := p.Commit(db.name, now, changes); err != nil {
+				return nil, time.Time{}, errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
+			}
+		}
+		db.apply(now, changes)
+		db.hub.notify(now, changes, false)
+	} else {
+		db.last = now
+	}
+	unlock()
+
+	results := make([]*pb.WriteResult, len(ops))
+	for i, s := range ops {
+		wr := &pb.WriteResult{UpdateTime: ts(now), TransformResults: s.results}
+		if s.after != nil {
+			wr.UpdateTime = s.after.UpdateTime
+		}
+		results[i] = wr
+		if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {
+			continue // nothing changed, nothing committed
+		}
+		if s.after == nil && s.before == nil {
+			continue
+		}
+		e.emitCommit(c, s, group, now)
+	}
+	return results, now, nil
+}
+
+func (e *Engine) eventsOn() bool { return e.events != event.Discard }
+
+func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin string, d time.Duration) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindOperation, Method: string(s.method), Path: s.op.rel, Auth: c.who,
+		Result: s.dec.Verdict.String(), Origin: origin, DurationMs: float64(d.Microseconds()) / 1000,
+		ResourceBefore: resourceOf(s.before), ResourceAfter: resourceOf(s.after)}
+	if s.dec.Reason != "" {
+		ev.Reasons = []string{s.dec.Reason}
+	}
+	if !c.who.IsAdmin() {
+		ev.Rules = &event.Rules{Engine: "firestore", Reason: s.dec.Reason, Explanation: s.dec.Explanation}
+	} else {
+		ev.Detail = map[string]any{"admin": true}
+	}
+	if u := s.op.w.GetUpdate(); u != nil {
+		ev.Request = &event.Request{Data: EncodeFields(u.GetFields(), c.db.name)}
+	}
+	if g != nil {
+		ev.GroupID, ev.GroupKind = g.ID, g.Kind
+	}
+	e.emit(ev)
+}
+
+func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Auth: c.who,
+		PriorState: stateOf(s.before, c.db.name), NextState: stateOf(s.after, c.db.name)}
+	if u := s.op.w.GetUpdate(); u != nil {
+		ev.Data = EncodeFields(u.GetFields(), c.db.name)
+	}
+	rt := t
+	ev.Replay = &event.Replay{RequestTime: &rt, Sentinels: s.op.sentinels, AutoID: c.autoID}
+	if g != nil {
+		ev.GroupID, ev.GroupKind = g.ID, g.Kind
+	}
+	if c.who.IsAdmin() {
+		ev.Detail = map[string]any{"admin": true}
+	}
+	e.emit(ev)
+}
+
+func resourceOf(d *pb.Document) *event.Resource {
+	if d == nil {
+		return &event.Resource{Data: nil, Exists: false}
+	}
+	db, _, _ := ParseDocumentName(d.Name)
+	return &event.Resource{Data: EncodeFields(d.Fields, db), Exists: true}
+}
+
+func stateOf(d *pb.Document, db DatabaseName) any {
+	if d == nil {
+		return nil
+	}
+	return EncodeFields(d.Fields, db)
+}
+
+// BatchWrite applies writes independently (not atomically); each gets its
+// own status. Two writes to one document are rejected, as in production.
+func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.BatchWriteRequest) (*pb.BatchWriteResponse, error) {
+	name, err := ParseDatabaseName(req.GetDatabase())
+	if err != nil {
+		return nil, err
+	}
+	if len(req.GetWrites()) > MaxWritesPerCommit {
+		return nil, errorf(ErrInvalidArgument, "A batch write may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(req.GetWrites()))
+	}
+	seen := map[string]bool{}
+	for _, w := range req.GetWrites() {
+		op, err := parseWrite(name, w)
+		if err != nil {
+			return nil, err
+		}
+		if seen[op.rel] {
+			return nil, errorf(ErrInvalidArgument, "A batch write may not contain more than one write to the same document (%s).", op.name)
+		}
+		seen[op.rel] = true
+	}
+	resp := &pb.BatchWriteResponse{}
+	db := e.db(name)
+	for _, w := range req.GetWrites() {
+		res, _, err := e.commit(ctx, commitReq{db: db, who: who, writes: []*pb.Write{w}, single: true})
+		st := Status(err).Proto()
+		resp.Status = append(resp.Status, st)
+		if err != nil {
+			resp.WriteResults = append(resp.WriteResults, &pb.WriteResult{})
+			continue
+		}
+		resp.WriteResults = append(resp.WriteResults, res[0])
+	}
+	return resp, nil
+}
+
+// CreateDocument creates a document, minting an id when none is given.
+func (e *Engine) CreateDocument(ctx context.Context, who identity.Identity, req *pb.CreateDocumentRequest) (*pb.Document, error) {
+	db, parent, err := ParseParentName(req.GetParent())
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateCollectionID(req.GetCollectionId()); err != nil {
+		return nil, err
+	}
+	id, auto := req.GetDocumentId(), ""
+	if id == "" {
+		id = e.newID()
+		auto = id
+	}
+	rel := req.GetCollectionId() + "/" + id
+	if parent != "" {
+		rel = parent + "/" + rel
+	}
+	if err := ValidateDocumentPath(rel); err != nil {
+		return nil, err
+	}
+	doc := &pb.Document{Name: db.DocName(rel), Fields: req.GetDocument().GetFields()}
+	w := &pb.Write{Operation: &pb.Write_Update{Update: doc}, CurrentDocument: &pb.Precondition{ConditionType: &pb.Precondition_Exists{Exists: false}}}
+	if _, _, err := e.commit(ctx, commitReq{db: e.db(db), who: who, writes: []*pb.Write{w}, autoID: auto, single: true}); err != nil {
+		return nil, err
+	}
+	return e.readBack(db, rel, req.GetMask())
+}
+
+// UpdateDocument updates or inserts a document.
+func (e *Engine) UpdateDocument(ctx context.Context, who identity.Identity, req *pb.UpdateDocumentRequest) (*pb.Document, error) {
+	db, rel, err := ParseDocumentName(req.GetDocument().GetName())
+	if err != nil {
+		return nil, err
+	}
+	w := &pb.Write{Operation: &pb.Write_Update{Update: req.GetDocument()}, UpdateMask: req.GetUpdateMask(), CurrentDocument: req.GetCurrentDocument()}
+	if _, _, err := e.commit(ctx, commitReq{db: e.db(db), who: who, writes: []*pb.Write{w}, single: true}); err != nil {
+		return nil, err
+	}
+	return e.readBack(db, rel, req.GetMask())
+}
+
+// DeleteDocument deletes a document; deleting a missing one succeeds.
+func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req *pb.DeleteDocumentRequest) error {
+	db, _, err := ParseDocumentName(req.GetName())
+	if err != nil {
+		return err
+	}
+	w := &pb.Write{Operation: &pb.Write_Delete{Delete: req.GetName()}, CurrentDocument: req.GetCurrentDocument()}
+	_, _, err = e.commit(ctx, commitReq{db: e.db(db), who: who, writes: []*pb.Write{w}, single: true})
+	return err
+}
+
+func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
+	db := e.db(name)
+	db.mu.RLock()
+	d := db.get(rel)
+	db.mu.RUnlock()
+	if d == nil {
+		return nil, errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
+	}
+	return project(d, mask)
+}

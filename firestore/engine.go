@@ -1,0 +1,423 @@
+// Package firestore is Pyric's Firestore engine: values and their order,
+// document paths, a multi-version in-memory store with batches and
+// optimistic transactions, queries and aggregations, listeners (watch),
+// index enforcement and the rules gate. Its request and response types are
+// the official protos (firestorepb), so the gRPC adapter is a pass-through;
+// every method takes the caller's identity explicitly.
+package firestore
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Rules gates client requests; nil means NoRules (deny all but admin).
+	Rules Rules
+	// Events receives operation, commit and listener events; nil discards.
+	Events event.Emitter
+	// Now is the clock; nil means time.Now. Commit times are strictly
+	// increasing per database even if Now stands still.
+	Now func() time.Time
+	// NewID mints 20-character auto ids and opaque ids; nil means random.
+	NewID func() string
+	// Persister makes commits durable before they are acknowledged; nil
+	// keeps state in memory only.
+	Persister Persister
+	// History is how long old document versions are kept for reads at a
+	// past read time and listener resumes; 0 means one hour, production's
+	// window without point-in-time recovery.
+	History time.Duration
+	// TransactionTimeout bounds a transaction's life; 0 means 270 s.
+	TransactionTimeout time.Duration
+	// TransactionIdle bounds the time between a transaction's operations; 0
+	// means 60 s.
+	TransactionIdle time.Duration
+}
+
+// Persister durably records committed document states. Commit is called
+// with the database lock held, after all checks passed and before the
+// commit becomes visible; if it fails the commit fails and nothing changes.
+type Persister interface {
+	Commit(db DatabaseName, commitTime time.Time, changes []Change) error
+}
+
+// Change is a document's new state in one commit; Doc is nil for a delete.
+type Change struct {
+	Path string
+	Doc  *pb.Document
+}
+
+// Engine is the Firestore engine for any number of projects and databases,
+// created on first use as on the emulator. It is safe for concurrent use.
+type Engine struct {
+	opts   Options
+	rules  atomic.Pointer[rulesBox]
+	events event.Emitter
+	now    func() time.Time
+	newID  func() string
+
+	mu  sync.Mutex
+	dbs map[DatabaseName]*database
+
+	seq     atomic.Uint64
+	indexes atomic.Pointer[IndexConfig]
+}
+
+type rulesBox struct{ r Rules }
+
+// New returns an empty engine.
+func New(opts Options) *Engine {
+	e := &Engine{opts: opts, dbs: map[DatabaseName]*database{}}
+	if e.opts.History <= 0 {
+		e.opts.History = time.Hour
+	}
+	if e.opts.TransactionTimeout <= 0 {
+		e.opts.TransactionTimeout = 270 * time.Second
+	}
+	if e.opts.TransactionIdle <= 0 {
+		e.opts.TransactionIdle = 60 * time.Second
+	}
+	e.events = opts.Events
+	if e.events == nil {
+		e.events = event.Discard
+	}
+	e.now = opts.Now
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.newID = opts.NewID
+	if e.newID == nil {
+		e.newID = RandomID
+	}
+	r := opts.Rules
+	if r == nil {
+		r = NoRules{}
+	}
+	e.rules.Store(&rulesBox{r})
+	return e
+}
+
+// SetRules replaces the rules gate (nil means NoRules) and re-checks every
+// listener under the new rules.
+func (e *Engine) SetRules(r Rules) {
+	if r == nil {
+		r = NoRules{}
+	}
+	e.rules.Store(&rulesBox{r})
+	for _, db := range e.databases() {
+		db.hub.recheck()
+	}
+}
+
+// Rules returns the current rules gate.
+func (e *Engine) Rules() Rules { return e.rules.Load().r }
+
+// RandomID returns a 20-character id from [A-Za-z0-9], like the SDKs' auto ids.
+func RandomID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var b [20]byte
+	var r [20]byte
+	_, _ = rand.Read(r[:])
+	for i := range b {
+		// 248 = 4*62: reject-free mapping is slightly biased; fine for ids.
+		b[i] = alphabet[int(r[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// database is one projects/P/databases/D.
+type database struct {
+	e    *Engine
+	name DatabaseName
+
+	mu     sync.RWMutex
+	docs   map[string]*docEntry            // relative path -> entry
+	colls  map[string]map[string]*docEntry // collection path -> entries
+	groups map[string]map[string]*docEntry // collection id -> entries
+	last   time.Time                       // last commit time
+	since  time.Time                       // oldest time history is complete from
+	txns   map[string]*txn
+
+	hub *hub
+}
+
+// docEntry is one document path's versions, oldest first; a nil doc is a
+// deletion. The last version is the current state.
+type docEntry struct {
+	path     string
+	versions []version
+}
+
+type version struct {
+	t   time.Time
+	doc *pb.Document
+}
+
+func (d *docEntry) current() *pb.Document { return d.versions[len(d.versions)-1].doc }
+
+// at returns the document as of t (nil when absent at t).
+func (d *docEntry) at(t time.Time) *pb.Document {
+	for i := len(d.versions) - 1; i >= 0; i-- {
+		if !d.versions[i].t.After(t) {
+			return d.versions[i].doc
+		}
+	}
+	return nil
+}
+
+func (e *Engine) databases() []*database {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*database, 0, len(e.dbs))
+	for _, db := range e.dbs {
+		out = append(out, db)
+	}
+	return out
+}
+
+// db returns (creating) the database.
+func (e *Engine) db(name DatabaseName) *database {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	db, ok := e.dbs[name]
+	if !ok {
+		db = &database{e: e, name: name, docs: map[string]*docEntry{},
+			colls: map[string]map[string]*docEntry{}, groups: map[string]map[string]*docEntry{},
+			txns: map[string]*txn{}}
+		db.hub = newHub(db)
+		e.dbs[name] = db
+	}
+	return db
+}
+
+// Databases lists the databases that exist, sorted.
+func (e *Engine) Databases() []DatabaseName {
+	var out []DatabaseName
+	for _, db := range e.databases() {
+		out = append(out, db.name)
+	}
+	slices.SortFunc(out, func(a, b DatabaseName) int { return compareNames(a.String(), b.String()) })
+	return out
+}
+
+// nextTime returns a commit time strictly after the last one, truncated to
+// microseconds (Firestore's precision). Callers hold db.mu.
+func (db *database) nextTime() time.Time {
+	t := db.e.now().UTC().Truncate(time.Microsecond)
+	if !t.After(db.last) {
+		t = db.last.Add(time.Microsecond)
+	}
+	return t
+}
+
+// readTime returns the latest consistent time; callers hold db.mu.
+func (db *database) readTime() time.Time {
+	if db.last.IsZero() {
+		return db.e.now().UTC().Truncate(time.Microsecond)
+	}
+	return db.last
+}
+
+// get returns the current document at rel (nil if none); callers hold db.mu.
+func (db *database) get(rel string) *pb.Document {
+	if d, ok := db.docs[rel]; ok {
+		return d.current()
+	}
+	return nil
+}
+
+// getAt returns the document at rel as of t; callers hold db.mu.
+func (db *database) getAt(rel string, t time.Time) *pb.Document {
+	if d, ok := db.docs[rel]; ok {
+		return d.at(t)
+	}
+	return nil
+}
+
+// apply installs the new states at commit time t; callers hold db.mu.
+func (db *database) apply(t time.Time, changes []Change) {
+	cutoff := t.Add(-db.e.opts.History)
+	for _, c := range changes {
+		d, ok := db.docs[c.Path]
+		if !ok {
+			if c.Doc == nil {
+				continue
+			}
+			d = &docEntry{path: c.Path}
+			db.docs[c.Path] = d
+			coll := collectionOf(c.Path)
+			if db.colls[coll] == nil {
+				db.colls[coll] = map[string]*docEntry{}
+			}
+			db.colls[coll][c.Path] = d
+			id := coll[lastSlash(coll)+1:]
+			if db.groups[id] == nil {
+				db.groups[id] = map[string]*docEntry{}
+			}
+			db.groups[id][c.Path] = d
+		}
+		d.versions = append(d.versions, version{t: t, doc: c.Doc})
+		// Drop versions no read can reach any more: keep the newest one at
+		// or before the cutoff.
+		keep := 0
+		for i := len(d.versions) - 1; i >= 0; i-- {
+			if !d.versions[i].t.After(cutoff) {
+				keep = i
+				break
+			}
+		}
+		if keep > 0 {
+			d.versions = slices.Clone(d.versions[keep:])
+		}
+	}
+	db.last = t
+	if db.since.IsZero() {
+		db.since = t
+	}
+	if c := t.Add(-db.e.opts.History); db.since.Before(c) {
+		db.since = c
+	}
+}
+
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// clear drops every document and transaction; callers hold db.mu.
+func (db *database) clear() {
+	db.docs = map[string]*docEntry{}
+	db.colls = map[string]map[string]*docEntry{}
+	db.groups = map[string]map[string]*docEntry{}
+	db.txns = map[string]*txn{}
+	db.since = db.last
+}
+
+// Reset deletes every document of every database (no events per document,
+// no persistence call: the owner clears its store itself). Listeners see
+// the documents disappear.
+func (e *Engine) Reset() {
+	for _, db := range e.databases() {
+		db.mu.Lock()
+		db.last = db.nextTime()
+		db.clear()
+		t := db.last
+		db.mu.Unlock()
+		db.hub.notify(t, nil, true)
+	}
+}
+
+// Restore loads documents into a database without rules, events or
+// persistence: it is how a persisted store or a snapshot is brought back.
+// Documents keep their create and update times when set; otherwise they get
+// the restore time. Listeners are refreshed.
+func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
+	db := e.db(name)
+	db.mu.Lock()
+	t := db.nextTime()
+	var changes []Change
+	for _, d := range docs {
+		dn, rel, err := ParseDocumentName(d.GetName())
+		if err != nil {
+			db.mu.Unlock()
+			return err
+		}
+		if dn != name {
+			db.mu.Unlock()
+			return errorf(ErrInvalidArgument, "Document %q is not in database %s.", d.GetName(), name)
+		}
+		d = proto.Clone(d).(*pb.Document)
+		if err := validateFields(d.Fields); err != nil {
+			db.mu.Unlock()
+			return fmt.Errorf("restore %s: %w", rel, err)
+		}
+		if d.CreateTime == nil {
+			d.CreateTime = ts(t)
+		}
+		if d.UpdateTime == nil {
+			d.UpdateTime = ts(t)
+		}
+		if ut := d.UpdateTime.AsTime(); ut.After(t) {
+			t = ut
+		}
+		changes = append(changes, Change{Path: rel, Doc: d})
+	}
+	db.apply(t, changes)
+	db.mu.Unlock()
+	db.hub.notify(t, nil, true)
+	return nil
+}
+
+// Dump returns every current document of a database, in name order.
+func (e *Engine) Dump(name DatabaseName) []*pb.Document {
+	db := e.db(name)
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	out := make([]*pb.Document, 0, len(db.docs))
+	for _, d := range db.docs {
+		if doc := d.current(); doc != nil {
+			out = append(out, doc)
+		}
+	}
+	slices.SortFunc(out, func(a, b *pb.Document) int { return compareNames(a.Name, b.Name) })
+	return out
+}
+
+// emit sends an event, filling the service.
+func (e *Engine) emit(ev event.Event) {
+	ev.Service = "firestore"
+	e.events.Emit(ev)
+}
+
+// groupID mints an id shared by the events of one batch or transaction.
+func (e *Engine) groupID(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, e.seq.Add(1))
+}
+
+// authorize asks the rules unless the caller is admin.
+func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) Decision {
+	if req.Auth.IsAdmin() {
+		return Decision{Verdict: Allow, Reason: "admin bypasses rules"}
+	}
+	d := e.Rules().Authorize(ctx, req)
+	return d
+}
+
+// lookup returns a Lookup over the current committed state; the caller holds db.mu.
+func (db *database) lookup() Lookup {
+	return func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return db.get(path), nil
+	}
+}
+
+func checkCtx(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		if err == context.DeadlineExceeded {
+			return errorf(ErrDeadlineExceeded, "Deadline exceeded.")
+		}
+		return err
+	}
+	return nil
+}
+
+var _ = identity.Anonymous

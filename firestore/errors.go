@@ -1,0 +1,116 @@
+package firestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The sentinel errors of the engine. Every error the engine returns wraps
+// exactly one of them (test with errors.Is) and carries a message written
+// for a person that names the offending field, path or value. Code maps them
+// to gRPC status codes; wire adapters call it and nothing else.
+var (
+	ErrInvalidArgument    = errors.New("invalid argument")
+	ErrNotFound           = errors.New("not found")
+	ErrAlreadyExists      = errors.New("already exists")
+	ErrFailedPrecondition = errors.New("failed precondition")
+	ErrAborted            = errors.New("aborted")
+	ErrPermissionDenied   = errors.New("permission denied")
+	ErrDeadlineExceeded   = errors.New("deadline exceeded")
+	ErrUnimplemented      = errors.New("unimplemented")
+	ErrUnavailable        = errors.New("unavailable")
+	ErrResourceExhausted  = errors.New("resource exhausted")
+	ErrInternal           = errors.New("internal error")
+)
+
+// Error is an engine error: a sentinel kind plus the precise message the
+// client sees. errors.Is(err, ErrNotFound) works through wrapping.
+type Error struct {
+	Kind error  // one of the sentinels above
+	Msg  string // the client-visible message
+	// Denial is set for ErrPermissionDenied: the rules decision that denied
+	// the request, with its explanation.
+	Denial *Denial
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Is reports whether target is the error's kind.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the sentinel kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Denial describes a rules denial: which request was denied and why.
+type Denial struct {
+	Method   Method
+	Path     string
+	Decision Decision
+}
+
+func errorf(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// PermissionDeniedMessage is production's message for every rules denial.
+const PermissionDeniedMessage = "Missing or insufficient permissions."
+
+func denied(m Method, path string, d Decision) error {
+	return &Error{Kind: ErrPermissionDenied, Msg: PermissionDeniedMessage,
+		Denial: &Denial{Method: m, Path: path, Decision: d}}
+}
+
+// DenialOf returns the denial carried by err, if any.
+func DenialOf(err error) (*Denial, bool) {
+	var e *Error
+	if errors.As(err, &e) && e.Denial != nil {
+		return e.Denial, true
+	}
+	return nil, false
+}
+
+// Code maps an engine error to its gRPC status code. It is the one mapping
+// every transport uses. nil maps to OK, context errors to CANCELLED and
+// DEADLINE_EXCEEDED, and anything unrecognized to INTERNAL.
+func Code(err error) codes.Code {
+	switch {
+	case err == nil:
+		return codes.OK
+	case errors.Is(err, ErrInvalidArgument):
+		return codes.InvalidArgument
+	case errors.Is(err, ErrNotFound):
+		return codes.NotFound
+	case errors.Is(err, ErrAlreadyExists):
+		return codes.AlreadyExists
+	case errors.Is(err, ErrFailedPrecondition):
+		return codes.FailedPrecondition
+	case errors.Is(err, ErrAborted):
+		return codes.Aborted
+	case errors.Is(err, ErrPermissionDenied):
+		return codes.PermissionDenied
+	case errors.Is(err, ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	case errors.Is(err, ErrUnimplemented):
+		return codes.Unimplemented
+	case errors.Is(err, ErrUnavailable):
+		return codes.Unavailable
+	case errors.Is(err, ErrResourceExhausted):
+		return codes.ResourceExhausted
+	default:
+		return codes.Internal
+	}
+}
+
+// Status converts err to a gRPC status with Code(err) and err's message.
+func Status(err error) *status.Status {
+	if err == nil {
+		return status.New(codes.OK, "")
+	}
+	return status.New(Code(err), err.Error())
+}

@@ -1,0 +1,330 @@
+package firestore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/genproto/googleapis/type/latlng"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// The JSON form of documents used by snapshots, fixtures and events is the
+// original sandbox's: plain JSON for null, booleans, integers, non-integral
+// doubles, strings, arrays and maps, and marker objects for the rest:
+//
+//	{"__type": "float", "value": 1}            a double with an integral value (or "NaN", "Infinity", "-Infinity")
+//	{"__type": "timestamp", "seconds": s, "nanos": n}
+//	{"__type": "bytes", "base64": "AQID"}
+//	{"__type": "latlng", "lat": 1.5, "lng": 2}
+//	{"__type": "reference", "path": "users/alice"}   relative within the database, else a full resource name
+//	{"__type__": "__vector__", "value": [1, 2]}
+//	{"__type": "map", "value": {...}}           a map whose own keys would look like a marker
+//
+// Integers are written exactly (beyond 2^53 too); decoding accepts the
+// same forms plus firestore/timestamp/1.0-style markers for timestamps,
+// bytes and geo points.
+
+// EncodeFields converts document fields to their JSON form; references in
+// db are written relative.
+func EncodeFields(fields map[string]*pb.Value, db DatabaseName) map[string]any {
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		out[k] = EncodeValue(v, db)
+	}
+	return out
+}
+
+// EncodeValue converts a value to its JSON form.
+func EncodeValue(v *pb.Value, db DatabaseName) any {
+	switch x := v.GetValueType().(type) {
+	case *pb.Value_NullValue, nil:
+		return nil
+	case *pb.Value_BooleanValue:
+		return x.BooleanValue
+	case *pb.Value_IntegerValue:
+		return json.Number(strconv.FormatInt(x.IntegerValue, 10))
+	case *pb.Value_DoubleValue:
+		f := x.DoubleValue
+		switch {
+		case math.IsNaN(f):
+			return map[string]any{"__type": "float", "value": "NaN"}
+		case math.IsInf(f, 1):
+			return map[string]any{"__type": "float", "value": "Infinity"}
+		case math.IsInf(f, -1):
+			return map[string]any{"__type": "float", "value": "-Infinity"}
+		case f == math.Trunc(f):
+			if f == 0 && math.Signbit(f) {
+				return map[string]any{"__type": "float", "value": "-0"}
+			}
+			return map[string]any{"__type": "float", "value": json.Number(strconv.FormatFloat(f, 'f', -1, 64))}
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	case *pb.Value_TimestampValue:
+		return map[string]any{"__type": "timestamp", "seconds": x.TimestampValue.GetSeconds(), "nanos": x.TimestampValue.GetNanos()}
+	case *pb.Value_StringValue:
+		return x.StringValue
+	case *pb.Value_BytesValue:
+		return map[string]any{"__type": "bytes", "base64": base64.StdEncoding.EncodeToString(x.BytesValue)}
+	case *pb.Value_ReferenceValue:
+		p := x.ReferenceValue
+		if dn, rel, err := ParseDocumentName(p); err == nil && dn == db {
+			p = rel
+		}
+		return map[string]any{"__type": "reference", "path": p}
+	case *pb.Value_GeoPointValue:
+		return map[string]any{"__type": "latlng", "lat": x.GeoPointValue.GetLatitude(), "lng": x.GeoPointValue.GetLongitude()}
+	case *pb.Value_ArrayValue:
+		out := make([]any, len(x.ArrayValue.GetValues()))
+		for i, e := range x.ArrayValue.GetValues() {
+			out[i] = EncodeValue(e, db)
+		}
+		return out
+	case *pb.Value_MapValue:
+		m := x.MapValue.GetFields()
+		if isVector(x.MapValue) {
+			var vs []any
+			for _, e := range vectorElems(x.MapValue) {
+				vs = append(vs, json.Number(strconv.FormatFloat(toFloat(e), 'g', -1, 64)))
+			}
+			if vs == nil {
+				vs = []any{}
+			}
+			return map[string]any{"__type__": "__vector__", "value": vs}
+		}
+		enc := EncodeFields(m, db)
+		if _, a := m["__type"]; a {
+			return map[string]any{"__type": "map", "value": enc}
+		}
+		if _, b := m["__type__"]; b {
+			return map[string]any{"__type": "map", "value": enc}
+		}
+		return enc
+	}
+	return nil
+}
+
+// DecodeJSONFields parses a JSON object of fields in the marker form.
+func DecodeJSONFields(data []byte, db DatabaseName) (map[string]*pb.Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, errorf(ErrInvalidArgument, "fields: %v", err)
+	}
+	return DecodeFields(m, db)
+}
+
+// DecodeFields converts the JSON form (as decoded with UseNumber, or built
+// from Go values) back to fields. Go ints, floats and time-free natives
+// are accepted too, so callers can pass literal maps.
+func DecodeFields(m map[string]any, db DatabaseName) (map[string]*pb.Value, error) {
+	out := make(map[string]*pb.Value, len(m))
+	for k, v := range m {
+		pv, err := decodeValue(v, db, FieldPath{k})
+		if err != nil {
+			return nil, err
+		}
+		out[k] = pv
+	}
+	return out, nil
+}
+
+// DecodeValue converts one JSON-form value.
+func DecodeValue(v any, db DatabaseName) (*pb.Value, error) { return decodeValue(v, db, FieldPath{}) }
+
+func decodeValue(v any, db DatabaseName, at FieldPath) (*pb.Value, error) {
+	bad := func(format string, args ...any) error {
+		return errorf(ErrInvalidArgument, "field %s: "+format, append([]any{at.String()}, args...)...)
+	}
+	switch x := v.(type) {
+	case nil:
+		return Null(), nil
+	case bool:
+		return Bool(x), nil
+	case string:
+		return String(x), nil
+	case int:
+		return Int(int64(x)), nil
+	case int64:
+		return Int(x), nil
+	case int32:
+		return Int(int64(x)), nil
+	case float64:
+		return Double(x), nil
+	case float32:
+		return Double(float64(x)), nil
+	case []byte:
+		return &pb.Value{ValueType: &pb.Value_BytesValue{BytesValue: x}}, nil
+	case *pb.Value:
+		return x, nil
+	case json.Number:
+		s := string(x)
+		if !strings.ContainsAny(s, ".eE") {
+			i, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, bad("integer %s is out of the 64-bit range", s)
+			}
+			return Int(i), nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, bad("invalid number %s", s)
+		}
+		return Double(f), nil
+	case []any:
+		vs := make([]*pb.Value, len(x))
+		for i, e := range x {
+			ev, err := decodeValue(e, db, at)
+			if err != nil {
+				return nil, err
+			}
+			vs[i] = ev
+		}
+		return Array(vs...), nil
+	case map[string]any:
+		if t, ok := x["__type__"]; ok && t == "__vector__" {
+			arr, ok := x["value"].([]any)
+			if !ok || len(x) != 2 {
+				return nil, bad("a vector marker needs exactly __type__ and a value array")
+			}
+			fs := make([]float64, len(arr))
+			for i, e := range arr {
+				f, ok := number(e)
+				if !ok {
+					return nil, bad("vector element %d is not a number", i)
+				}
+				fs[i] = f
+			}
+			return Vector(fs...), nil
+		}
+		if t, ok := x["__type"].(string); ok {
+			return decodeMarker(t, x, db, at, bad)
+		}
+		fields := make(map[string]*pb.Value, len(x))
+		for k, e := range x {
+			ev, err := decodeValue(e, db, append(at[:len(at):len(at)], k))
+			if err != nil {
+				return nil, err
+			}
+			fields[k] = ev
+		}
+		return Map(fields), nil
+	}
+	return nil, bad("unsupported JSON value of type %T", v)
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func decodeMarker(t string, x map[string]any, db DatabaseName, at FieldPath, bad func(string, ...any) error) (*pb.Value, error) {
+	switch t {
+	case "float":
+		switch s := x["value"].(type) {
+		case string:
+			switch s {
+			case "NaN":
+				return Double(math.NaN()), nil
+			case "Infinity":
+				return Double(math.Inf(1)), nil
+			case "-Infinity":
+				return Double(math.Inf(-1)), nil
+			case "-0":
+				return Double(math.Copysign(0, -1)), nil
+			}
+			return nil, bad("float marker value %q is not a number", s)
+		default:
+			f, ok := number(s)
+			if !ok {
+				return nil, bad("float marker needs a numeric value")
+			}
+			return Double(f), nil
+		}
+	case "timestamp", "firestore/timestamp/1.0":
+		s, ok1 := number(x["seconds"])
+		nk := "nanos"
+		if _, ok := x[nk]; !ok {
+			nk = "nanoseconds"
+		}
+		n, ok2 := number(x[nk])
+		if !ok1 || !ok2 || s != math.Trunc(s) || n != math.Trunc(n) || n < 0 || n >= 1e9 || s < minTimestampSeconds || s > maxTimestampSeconds {
+			return nil, bad("timestamp marker needs integral seconds in range and nanos in [0, 1e9)")
+		}
+		return &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: &timestamppb.Timestamp{Seconds: int64(s), Nanos: int32(n)}}}, nil
+	case "bytes", "firestore/bytes/1.0":
+		s, ok := x["base64"].(string)
+		if !ok {
+			s, ok = x["value"].(string)
+		}
+		if !ok {
+			return nil, bad("bytes marker needs a base64 string")
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, bad("bytes marker: %v", err)
+		}
+		return &pb.Value{ValueType: &pb.Value_BytesValue{BytesValue: b}}, nil
+	case "latlng", "firestore/geoPoint/1.0":
+		la, ok1 := number(firstOf(x, "lat", "latitude"))
+		lo, ok2 := number(firstOf(x, "lng", "longitude"))
+		if !ok1 || !ok2 {
+			return nil, bad("latlng marker needs numeric lat and lng")
+		}
+		return &pb.Value{ValueType: &pb.Value_GeoPointValue{GeoPointValue: &latlng.LatLng{Latitude: la, Longitude: lo}}}, nil
+	case "reference":
+		p, ok := x["path"].(string)
+		if !ok {
+			return nil, bad("reference marker needs a path string")
+		}
+		p = strings.TrimPrefix(p, "/")
+		if !strings.HasPrefix(p, "projects/") {
+			if err := ValidateDocumentPath(p); err != nil {
+				return nil, bad("reference: %v", err)
+			}
+			p = db.DocName(p)
+		} else if _, _, err := ParseDocumentName(p); err != nil {
+			return nil, bad("reference: %v", err)
+		}
+		return &pb.Value{ValueType: &pb.Value_ReferenceValue{ReferenceValue: p}}, nil
+	case "map":
+		m, ok := x["value"].(map[string]any)
+		if !ok {
+			return nil, bad("map marker needs an object value")
+		}
+		fields := make(map[string]*pb.Value, len(m))
+		for k, e := range m {
+			ev, err := decodeValue(e, db, append(at[:len(at):len(at)], k))
+			if err != nil {
+				return nil, err
+			}
+			fields[k] = ev
+		}
+		return Map(fields), nil
+	}
+	return nil, bad("unknown marker __type %q", t)
+}
+
+func firstOf(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package firestore
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultDatabase is the id of the database most clients use.
+const DefaultDatabase = "(default)"
+
+// MaxIDBytes is production's limit on one collection or document id.
+const MaxIDBytes = 1500
+
+// maxPathSegments bounds the depth of a document path (100 segments = 50
+// collection/document pairs... production allows 100 levels of nesting).
+const maxPathSegments = 200
+
+// DatabaseName identifies one database: projects/{Project}/databases/{Database}.
+type DatabaseName struct {
+	Project  string
+	Database string
+}
+
+// String returns the resource name projects/P/databases/D.
+func (d DatabaseName) String() string {
+	return "projects/" + d.Project + "/databases/" + d.Database
+}
+
+// Documents returns the documents root, projects/P/databases/D/documents.
+func (d DatabaseName) Documents() string { return d.String() + "/documents" }
+
+// DocName returns the full resource name of the document at the relative path.
+func (d DatabaseName) DocName(rel string) string {
+	if rel == "" {
+		return d.Documents()
+	}
+	return d.Documents() + "/" + rel
+}
+
+// ParseDatabaseName parses projects/P/databases/D.
+func ParseDatabaseName(s string) (DatabaseName, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 4 || parts[0] != "projects" || parts[2] != "databases" || parts[1] == "" || parts[3] == "" {
+		return DatabaseName{}, errorf(ErrInvalidArgument, "Invalid database name %q: want projects/{project_id}/databases/{database_id}.", s)
+	}
+	return DatabaseName{Project: parts[1], Database: parts[3]}, nil
+}
+
+// splitName splits a resource name under .../documents into its database and
+// relative path ("" for the documents root itself).
+func splitName(kind, name string) (DatabaseName, string, error) {
+	const docs = "/documents"
+	i := strings.Index(name, docs)
+	for i >= 0 && !(len(name) == i+len(docs) || name[i+len(docs)] == '/') {
+		j := strings.Index(name[i+1:], docs)
+		if j < 0 {
+			i = -1
+			break
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		return DatabaseName{}, "", errorf(ErrInvalidArgument, "%s name %q is not under projects/{project_id}/databases/{database_id}/documents.", kind, name)
+	}
+	db, err := ParseDatabaseName(name[:i])
+	if err != nil {
+		return DatabaseName{}, "", errorf(ErrInvalidArgument, "%s name %q has an invalid database part %q.", kind, name, name[:i])
+	}
+	rel := strings.TrimPrefix(name[i+len(docs):], "/")
+	return db, rel, nil
+}
+
+// ParseDocumentName parses a document resource name
+// projects/P/databases/D/documents/c/d[/c/d...] and validates its path as
+// production does.
+func ParseDocumentName(name string) (DatabaseName, string, error) {
+	db, rel, err := splitName("Document", name)
+	if err != nil {
+		return db, "", err
+	}
+	if err := validatePath(name, rel, len(name)-len(rel), true); err != nil {
+		return db, "", err
+	}
+	return db, rel, nil
+}
+
+// ParseParentName parses a query or listing parent: the documents root
+// (relative path "") or a document name.
+func ParseParentName(name string) (DatabaseName, string, error) {
+	db, rel, err := splitName("Parent", name)
+	if err != nil {
+		return db, "", err
+	}
+	if rel == "" {
+		return db, "", nil
+	}
+	if err := validatePath(name, rel, len(name)-len(rel), true); err != nil {
+		return db, "", err
+	}
+	return db, rel, nil
+}
+
+// ValidateDocumentPath checks a relative document path such as "users/alice".
+func ValidateDocumentPath(rel string) error { return validatePath(rel, rel, 0, true) }
+
+// ValidateCollectionPath checks a relative collection path such as "users"
+// or "users/alice/posts".
+func ValidateCollectionPath(rel string) error { return validatePath(rel, rel, 0, false) }
+
+// validatePath checks the segments of rel, reporting byte offsets into full
+// (where rel starts at offset base) the way production's messages do.
+func validatePath(full, rel string, base int, wantDoc bool) error {
+	if rel == "" {
+		return errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, base)
+	}
+	segs := strings.Split(rel, "/")
+	off := base
+	for i, s := range segs {
+		if err := validateID(full, s, off, i%2 == 0); err != nil {
+			return err
+		}
+		off += len(s) + 1
+	}
+	if len(segs) > maxPathSegments {
+		return errorf(ErrInvalidArgument, "Document name %q has %d segments; the maximum is %d.", full, len(segs), maxPathSegments)
+	}
+	if wantDoc && len(segs)%2 == 1 {
+		return errorf(ErrInvalidArgument, "Document name %q lacks \"/\" at index %d.", full, len(full))
+	}
+	if !wantDoc && len(segs)%2 == 0 {
+		return errorf(ErrInvalidArgument, "Collection path %q has an even number of segments; a collection path has an odd number.", full)
+	}
+	return nil
+}
+
+// validateID checks one collection id or document id.
+func validateID(full, id string, off int, collection bool) error {
+	kind := "resource id"
+	if collection {
+		kind = "collection id"
+	}
+	switch {
+	case id == "":
+		return errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, off)
+	case id == "." || id == "..":
+		return errorf(ErrInvalidArgument, "Document name %q contains a %s %q at index %d.", full, kind, id, off)
+	case !utf8.ValidString(id):
+		return errorf(ErrInvalidArgument, "Document name %q contains a %s at index %d that is not valid UTF-8.", full, kind, off)
+	case len(id) > MaxIDBytes:
+		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is longer than %d bytes.", truncate(id, 40), MaxIDBytes)
+	case isReserved(id):
+		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is reserved.", id)
+	}
+	return nil
+}
+
+// ValidateCollectionID checks a collection id (as in a query's from clause).
+func ValidateCollectionID(id string) error {
+	if strings.Contains(id, "/") {
+		return errorf(ErrInvalidArgument, "Collection id %q contains \"/\".", id)
+	}
+	return validateID(id, id, 0, true)
+}
+
+// isReserved matches production's reserved ids and field names: __.*__.
+func isReserved(s string) bool {
+	return len(s) >= 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// compareNames orders document names (full or relative, consistently) as
+// production orders __name__: segment by segment, each segment by its
+// UTF-8 bytes. A shorter path that is a prefix of a longer one sorts first.
+func compareNames(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		switch {
+		case ca == '/':
+			return -1
+		case cb == '/':
+			return 1
+		case ca < cb:
+			return -1
+		default:
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+// parentOf splits a relative document path into its parent document path
+// ("" at the root), collection id and document id.
+func parentOf(rel string) (parent, coll, id string) {
+	i := strings.LastIndexByte(rel, '/')
+	id = rel[i+1:]
+	collPath := rel[:i]
+	j := strings.LastIndexByte(collPath, '/')
+	if j < 0 {
+		return "", collPath, id
+	}
+	return collPath[:j], collPath[j+1:], id
+}
+
+// collectionOf returns the collection path of a relative document path.
+func collectionOf(rel string) string { return rel[:strings.LastIndexByte(rel, '/')] }
+
+// docID returns the last segment of a path.
+func docID(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,663 @@
+package firestore
+
+import (
+	"context"
+	"encoding/base64"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+)
+
+// consistency is a read's consistency selector.
+type consistency struct {
+	txid     []byte
+	newTxn   *pb.TransactionOptions
+	readTime *timestamppb.Timestamp
+}
+
+// readView is where a read happens: the time to read at (or the current
+// state) and the transaction to record reads in.
+type readView struct {
+	t       time.Time
+	current bool
+	tx      *txn
+	newTxID []byte
+}
+
+func (v readView) doc(db *database, rel string) *pb.Document {
+	var d *pb.Document
+	if v.current {
+		d = db.get(rel)
+	} else {
+		d = db.getAt(rel, v.t)
+	}
+	if v.tx != nil {
+		v.tx.recordRead(rel, d)
+	}
+	return d
+}
+
+// checkReadTime validates a requested read time; callers hold db.mu.
+func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
+	if nanos%1000 != 0 {
+		return time.Time{}, errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
+	}
+	if !db.since.IsZero() && t.Before(db.since) {
+		return time.Time{}, errorf(ErrFailedPrecondition, "read_time %s is older than the oldest retained version (%s); this database keeps %s of history.",
+			t.UTC().Format(time.RFC3339Nano), db.since.Format(time.RFC3339Nano), db.e.opts.History)
+	}
+	if t.After(db.readTime()) {
+		return db.readTime(), nil
+	}
+	return t, nil
+}
+
+// view resolves the consistency selector; callers hold db.mu exclusively
+// when c names or starts a transaction.
+func (db *database) view(c consistency) (readView, error) {
+	switch {
+	case len(c.txid) > 0:
+		t, err := db.txn(c.txid)
+		if err != nil {
+			return readView{}, err
+		}
+		if t.readOnly {
+			return readView{t: t.readTime, tx: t}, nil
+		}
+		return readView{t: db.readTime(), current: true, tx: t}, nil
+	case c.newTxn != nil:
+		t, err := db.begin(c.newTxn)
+		if err != nil {
+			return readView{}, err
+		}
+		v := readView{t: db.readTime(), current: !t.readOnly, tx: t, newTxID: []byte(t.id)}
+		if t.readOnly {
+			v.t = t.readTime
+		}
+		return v, nil
+	case c.readTime != nil:
+		t, err := db.checkReadTime(c.readTime.AsTime(), c.readTime.GetNanos())
+		if err != nil {
+			return readView{}, err
+		}
+		return readView{t: t}, nil
+	}
+	return readView{t: db.readTime(), current: true}, nil
+}
+
+// lockFor takes the database lock a read needs and returns its release.
+func (db *database) lockFor(c consistency) func() {
+	if len(c.txid) > 0 || c.newTxn != nil {
+		db.mu.Lock()
+		return db.mu.Unlock
+	}
+	db.mu.RLock()
+	return db.mu.RUnlock
+}
+
+// GetDocument reads one document.
+func (e *Engine) GetDocument(ctx context.Context, who identity.Identity, req *pb.GetDocumentRequest) (*pb.Document, error) {
+	c := consistency{}
+	switch x := req.GetConsistencySelector().(type) {
+	case *pb.GetDocumentRequest_Transaction:
+		c.txid = x.Transaction
+	case *pb.GetDocumentRequest_ReadTime:
+		c.readTime = x.ReadTime
+	}
+	resp, err := e.batchGet(ctx, who, req.GetName(), []string{req.GetName()}, req.GetMask(), c)
+	if err != nil {
+		return nil, err
+	}
+	if resp[0].GetFound() == nil {
+		return nil, errorf(ErrNotFound, "Document %q not found.", req.GetName())
+	}
+	return resp[0].GetFound(), nil
+}
+
+// BatchGetDocuments reads documents; the responses follow the request order.
+func (e *Engine) BatchGetDocuments(ctx context.Context, who identity.Identity, req *pb.BatchGetDocumentsRequest) ([]*pb.BatchGetDocumentsResponse, error) {
+	c := consistency{}
+	switch x := req.GetConsistencySelector().(type) {
+	case *pb.BatchGetDocumentsRequest_Transaction:
+		c.txid = x.Transaction
+	case *pb.BatchGetDocumentsRequest_NewTransaction:
+		c.newTxn = x.NewTransaction
+	case *pb.BatchGetDocumentsRequest_ReadTime:
+		c.readTime = x.ReadTime
+	}
+	return e.batchGet(ctx, who, req.GetDatabase(), req.GetDocuments(), req.GetMask(), c)
+}
+
+func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName string, names []string, mask *pb.DocumentMask, c consistency) ([]*pb.BatchGetDocumentsResponse, error) {
+	start := time.Now()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	var name DatabaseName
+	rels := make([]string, len(names))
+	for i, n := range names {
+		dn, rel, err := ParseDocumentName(n)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			name = dn
+		} else if dn != name {
+			return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", n, name)
+		}
+		rels[i] = rel
+	}
+	if len(names) == 0 {
+		n, err := ParseDatabaseName(dbName)
+		if err != nil {
+			return nil, err
+		}
+		name = n
+	} else if dbName != names[0] {
+		if dn, err := ParseDatabaseName(dbName); err == nil && dn != name {
+			return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", names[0], dbName)
+		}
+	}
+	db := e.db(name)
+	unlock := db.lockFor(c)
+	defer unlock()
+	v, err := db.view(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.BatchGetDocumentsResponse, len(rels))
+	var denial error
+	for i, rel := range rels {
+		d := v.doc(db, rel)
+		dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
+			Resource: d, Time: db.e.now(), Get: db.lookup()})
+		e.emitRead(who, MethodGet, rel, dec, d, time.Since(start), v)
+		if dec.Verdict != Allow && denial == nil {
+			denial = denied(MethodGet, rel, dec)
+		}
+		r := &pb.BatchGetDocumentsResponse{ReadTime: ts(v.t)}
+		if d == nil {
+			r.Result = &pb.BatchGetDocumentsResponse_Missing{Missing: names[i]}
+		} else {
+			pd, err := project(d, mask)
+			if err != nil {
+				return nil, err
+			}
+			r.Result = &pb.BatchGetDocumentsResponse_Found{Found: pd}
+		}
+		out[i] = r
+	}
+	if denial != nil {
+		return nil, denial
+	}
+	if len(out) > 0 && v.newTxID != nil {
+		out[0].Transaction = v.newTxID
+	}
+	return out, nil
+}
+
+func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindOperation, Method: string(m), Path: path, Auth: who, Result: dec.Verdict.String(),
+		Origin: event.OriginUser, DurationMs: float64(dur.Microseconds()) / 1000}
+	if m == MethodGet {
+		ev.ResourceBefore = resourceOf(d)
+	}
+	if dec.Reason != "" {
+		ev.Reasons = []string{dec.Reason}
+	}
+	if who.IsAdmin() {
+		ev.Origin = event.OriginAdmin
+		ev.Detail = map[string]any{"admin": true}
+	} else {
+		ev.Rules = &event.Rules{Engine: "firestore", Reason: dec.Reason, Explanation: dec.Explanation}
+	}
+	if v.tx != nil {
+		ev.Origin = event.OriginTransaction
+		ev.GroupID, ev.GroupKind = v.tx.group, "transaction"
+	}
+	e.emit(ev)
+}
+
+// RunQuery runs a structured query. With no result it still returns one
+// response carrying the read time, as production does.
+func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {
+	c := consistency{}
+	switch x := req.GetConsistencySelector().(type) {
+	case *pb.RunQueryRequest_Transaction:
+		c.txid = x.Transaction
+	case *pb.RunQueryRequest_NewTransaction:
+		c.newTxn = x.NewTransaction
+	case *pb.RunQueryRequest_ReadTime:
+		c.readTime = x.ReadTime
+	}
+	docs, q, v, err := e.query(ctx, who, req.GetParent(), req.GetStructuredQuery(), c)
+	if err != nil {
+		return nil, err
+	}
+	var out []*pb.RunQueryResponse
+	for _, d := range docs {
+		out = append(out, &pb.RunQueryResponse{Document: q.project(d), ReadTime: ts(v.t)})
+	}
+	if len(out) == 0 {
+		out = append(out, &pb.RunQueryResponse{ReadTime: ts(v.t)})
+	}
+	if q.offset > 0 {
+		out[0].SkippedResults = int32(min(q.offset, len(docs)+q.offset))
+	}
+	out[len(out)-1].ContinuationSelector = &pb.RunQueryResponse_Done{Done: true}
+	if v.newTxID != nil {
+		out[0].Transaction = v.newTxID
+	}
+	return out, nil
+}
+
+// query compiles, authorizes (list) and runs a query.
+func (e *Engine) query(ctx context.Context, who identity.Identity, parentName string, sq *pb.StructuredQuery, c consistency) ([]*pb.Document, *query, readView, error) {
+	start := time.Now()
+	if err := checkCtx(ctx); err != nil {
+		return nil, nil, readView{}, err
+	}
+	name, parent, err := ParseParentName(parentName)
+	if err != nil {
+		return nil, nil, readView{}, err
+	}
+	q, err := compileQuery(name, parent, sq)
+	if err != nil {
+		return nil, nil, readView{}, err
+	}
+	if err := e.checkIndex(q); err != nil {
+		return nil, nil, readView{}, err
+	}
+	db := e.db(name)
+	unlock := db.lockFor(c)
+	defer unlock()
+	v, err := db.view(c)
+	if err != nil {
+		return nil, nil, readView{}, err
+	}
+	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: q.collPath(), Auth: who,
+		Time: db.e.now(), Query: q.info(), Get: db.lookup()})
+	docs := []*pb.Document(nil)
+	if dec.Verdict == Allow {
+		docs = db.runQuery(q, v.t, v.current)
+		if v.tx != nil {
+			v.tx.recordQuery(q, docs)
+		}
+	}
+	if e.eventsOn() {
+		e.emitRead(who, MethodList, q.collPath(), dec, nil, time.Since(start), v)
+	}
+	if dec.Verdict != Allow {
+		return nil, nil, readView{}, denied(MethodList, q.collPath(), dec)
+	}
+	return docs, q, v, nil
+}
+
+// RunAggregationQuery computes count, sum and avg over a query.
+func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity, req *pb.RunAggregationQueryRequest) ([]*pb.RunAggregationQueryResponse, error) {
+	c := consistency{}
+	switch x := req.GetConsistencySelector().(type) {
+	case *pb.RunAggregationQueryRequest_Transaction:
+		c.txid = x.Transaction
+	case *pb.RunAggregationQueryRequest_NewTransaction:
+		c.newTxn = x.NewTransaction
+	case *pb.RunAggregationQueryRequest_ReadTime:
+		c.readTime = x.ReadTime
+	}
+	saq := req.GetStructuredAggregationQuery()
+	if saq == nil {
+		return nil, errorf(ErrInvalidArgument, "A structured aggregation query must be given.")
+	}
+	aggs := saq.GetAggregations()
+	if len(aggs) == 0 {
+		return nil, errorf(ErrInvalidArgument, "An aggregation query must have at least one aggregation.")
+	}
+	if len(aggs) > 5 {
+		return nil, errorf(ErrInvalidArgument, "An aggregation query may have at most 5 aggregations; this one has %d.", len(aggs))
+	}
+	aliases := map[string]bool{}
+	type spec struct {
+		alias string
+		agg   *pb.StructuredAggregationQuery_Aggregation
+		fp    FieldPath
+	}
+	var specs []spec
+	for i, a := range aggs {
+		alias := a.GetAlias()
+		if alias == "" {
+			alias = "field_" + itoa(i+1)
+		}
+		if aliases[alias] {
+			return nil, errorf(ErrInvalidArgument, "Aggregation aliases contain duplicate alias: %s.", alias)
+		}
+		aliases[alias] = true
+		s := spec{alias: alias, agg: a}
+		var f *pb.StructuredQuery_FieldReference
+		switch x := a.GetOperator().(type) {
+		case *pb.StructuredAggregationQuery_Aggregation_Count_:
+			if ut := x.Count.GetUpTo(); ut != nil && ut.GetValue() <= 0 {
+				return nil, errorf(ErrInvalidArgument, "count up_to must be greater than zero; got %d.", ut.GetValue())
+			}
+		case *pb.StructuredAggregationQuery_Aggregation_Sum_:
+			f = x.Sum.GetField()
+		case *pb.StructuredAggregationQuery_Aggregation_Avg_:
+			f = x.Avg.GetField()
+		default:
+			return nil, errorf(ErrInvalidArgument, "Aggregation %s has no operator.", alias)
+		}
+		if f != nil {
+			fp, err := ParseFieldPath(f.GetFieldPath())
+			if err != nil {
+				return nil, err
+			}
+			s.fp = fp
+		}
+		specs = append(specs, s)
+	}
+	docs, _, v, err := e.query(ctx, who, req.GetParent(), saq.GetStructuredQuery(), c)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]*pb.Value{}
+	for _, s := range specs {
+		switch x := s.agg.GetOperator().(type) {
+		case *pb.StructuredAggregationQuery_Aggregation_Count_:
+			n := int64(len(docs))
+			if ut := x.Count.GetUpTo(); ut != nil && n > ut.GetValue() {
+				n = ut.GetValue()
+			}
+			fields[s.alias] = Int(n)
+		case *pb.StructuredAggregationQuery_Aggregation_Sum_:
+			sum, _ := sumField(docs, s.fp)
+			fields[s.alias] = sum
+		case *pb.StructuredAggregationQuery_Aggregation_Avg_:
+			fields[s.alias] = avgField(docs, s.fp)
+		}
+	}
+	r := &pb.RunAggregationQueryResponse{Result: &pb.AggregationResult{AggregateFields: fields}, ReadTime: ts(v.t)}
+	if v.newTxID != nil {
+		r.Transaction = v.newTxID
+	}
+	return []*pb.RunAggregationQueryResponse{r}, nil
+}
+
+// sumField sums the numeric values at fp (others are ignored): an integer
+// while every value is an integer and the exact total fits in int64
+// (observed: intermediate overflow does not matter), a double otherwise.
+// It also returns the count of numeric values.
+func sumField(docs []*pb.Document, fp FieldPath) (*pb.Value, int) {
+	exact := new(big.Int)
+	var f float64
+	allInt, n := true, 0
+	for _, d := range docs {
+		v := getField(d.Fields, fp)
+		switch x := v.GetValueType().(type) {
+		case *pb.Value_IntegerValue:
+			exact.Add(exact, big.NewInt(x.IntegerValue))
+			n++
+		case *pb.Value_DoubleValue:
+			f += x.DoubleValue
+			allInt = false
+			n++
+		}
+	}
+	if allInt && exact.IsInt64() {
+		return Int(exact.Int64()), n
+	}
+	ef, _ := new(big.Float).SetInt(exact).Float64()
+	return Double(f + ef), n
+}
+
+// avgField averages the numeric values at fp as a double; null when there
+// are none.
+func avgField(docs []*pb.Document, fp FieldPath) *pb.Value {
+	sum, n := sumField(docs, fp)
+	if n == 0 {
+		return Null()
+	}
+	switch x := sum.GetValueType().(type) {
+	case *pb.Value_IntegerValue:
+		return Double(float64(x.IntegerValue) / float64(n))
+	}
+	// Recompute exactly to avoid losing integer precision in the sum.
+	exact := new(big.Float).SetPrec(200)
+	for _, d := range docs {
+		switch x := getField(d.Fields, fp).GetValueType().(type) {
+		case *pb.Value_IntegerValue:
+			exact.Add(exact, new(big.Float).SetInt64(x.IntegerValue))
+		case *pb.Value_DoubleValue:
+			if math.IsNaN(x.DoubleValue) || math.IsInf(x.DoubleValue, 0) {
+				return Double(sum.GetDoubleValue() / float64(n))
+			}
+			exact.Add(exact, new(big.Float).SetFloat64(x.DoubleValue))
+		}
+	}
+	r, _ := exact.Quo(exact, new(big.Float).SetInt64(int64(n))).Float64()
+	return Double(r)
+}
+
+// ListDocuments lists a collection's documents in name order, optionally
+// with "missing" documents: paths with no document that have descendants.
+func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *pb.ListDocumentsRequest) (*pb.ListDocumentsResponse, error) {
+	start := time.Now()
+	name, parent, err := ParseParentName(req.GetParent())
+	if err != nil {
+		return nil, err
+	}
+	if id := req.GetCollectionId(); id != "" {
+		if err := ValidateCollectionID(id); err != nil {
+			return nil, err
+		}
+	}
+	if ob := req.GetOrderBy(); ob != "" && ob != "__name__" && ob != "__name__ asc" {
+		return nil, errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
+	}
+	c := consistency{}
+	switch x := req.GetConsistencySelector().(type) {
+	case *pb.ListDocumentsRequest_Transaction:
+		c.txid = x.Transaction
+	case *pb.ListDocumentsRequest_ReadTime:
+		c.readTime = x.ReadTime
+	}
+	db := e.db(name)
+	unlock := db.lockFor(c)
+	defer unlock()
+	v, err := db.view(c)
+	if err != nil {
+		return nil, err
+	}
+	collPath := req.GetCollectionId()
+	if parent != "" {
+		collPath = parent + "/" + collPath
+	}
+	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: collPath, Auth: who, Time: e.now(),
+		Query: &QueryInfo{Parent: parent, CollectionID: req.GetCollectionId(),
+			Structured: &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: req.GetCollectionId()}}}},
+		Get: db.lookup()})
+	e.emitRead(who, MethodList, collPath, dec, nil, time.Since(start), v)
+	if dec.Verdict != Allow {
+		return nil, denied(MethodList, collPath, dec)
+	}
+	prefix := ""
+	if parent != "" {
+		prefix = parent + "/"
+	}
+	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
+	for rel, d := range db.docs {
+		doc := d.current()
+		if !v.current {
+			doc = d.at(v.t)
+		}
+		if doc == nil || !strings.HasPrefix(rel, prefix) {
+			continue
+		}
+		segs := strings.SplitN(rel[len(prefix):], "/", 3)
+		if req.GetCollectionId() != "" && segs[0] != req.GetCollectionId() {
+			continue
+		}
+		p := prefix + segs[0] + "/" + segs[1]
+		if len(segs) == 2 {
+			found[p] = doc
+		} else if _, ok := found[p]; !ok && req.GetShowMissing() {
+			found[p] = nil
+		}
+	}
+	paths := make([]string, 0, len(found))
+	for p := range found {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, compareNames)
+	if tok := req.GetPageToken(); tok != "" {
+		after, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
+		}
+		i, _ := slices.BinarySearchFunc(paths, string(after), compareNames)
+		for i < len(paths) && compareNames(paths[i], string(after)) <= 0 {
+			i++
+		}
+		paths = paths[i:]
+	}
+	resp := &pb.ListDocumentsResponse{}
+	size := int(req.GetPageSize())
+	for _, p := range paths {
+		if size > 0 && len(resp.Documents) == size {
+			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:]))
+			break
+		}
+		d := found[p]
+		if d == nil {
+			resp.Documents = append(resp.Documents, &pb.Document{Name: name.DocName(p)})
+			continue
+		}
+		pd, err := project(d, req.GetMask())
+		if err != nil {
+			return nil, err
+		}
+		if v.tx != nil {
+			v.tx.recordRead(p, d)
+		}
+		resp.Documents = append(resp.Documents, pd)
+	}
+	return resp, nil
+}
+
+// ListCollectionIds lists the ids of the collections directly under a
+// document (or the root) that hold at least one document somewhere below.
+// Client SDKs cannot call it in production, so only admin may.
+func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, req *pb.ListCollectionIdsRequest) (*pb.ListCollectionIdsResponse, error) {
+	name, parent, err := ParseParentName(req.GetParent())
+	if err != nil {
+		return nil, err
+	}
+	if !who.IsAdmin() {
+		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
+	}
+	c := consistency{}
+	if rt, ok := req.GetConsistencySelector().(*pb.ListCollectionIdsRequest_ReadTime); ok {
+		c.readTime = rt.ReadTime
+	}
+	db := e.db(name)
+	unlock := db.lockFor(c)
+	defer unlock()
+	v, err := db.view(c)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if parent != "" {
+		prefix = parent + "/"
+	}
+	ids := map[string]bool{}
+	for rel, d := range db.docs {
+		doc := d.current()
+		if !v.current {
+			doc = d.at(v.t)
+		}
+		if doc == nil || !strings.HasPrefix(rel, prefix) {
+			continue
+		}
+		id, _, _ := strings.Cut(rel[len(prefix):], "/")
+		ids[id] = true
+	}
+	out := make([]string, 0, len(ids))
+	for id := range ids {
+		if tok := req.GetPageToken(); tok == "" || id > tok {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	resp := &pb.ListCollectionIdsResponse{}
+	if size := int(req.GetPageSize()); size > 0 && len(out) > size {
+		out = out[:size]
+		resp.NextPageToken = out[size-1]
+	}
+	resp.CollectionIds = out
+	return resp, nil
+}
+
+// PartitionQuery splits a collection-group query ordered by __name__ into
+// at most partition_count ranges and returns the split points.
+func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req *pb.PartitionQueryRequest) (*pb.PartitionQueryResponse, error) {
+	sq := req.GetStructuredQuery()
+	if sq == nil {
+		return nil, errorf(ErrInvalidArgument, "A structured query must be given.")
+	}
+	if req.GetPartitionCount() <= 0 {
+		return nil, errorf(ErrInvalidArgument, "partition_count must be positive; got %d.", req.GetPartitionCount())
+	}
+	if sq.Where != nil || sq.StartAt != nil || sq.EndAt != nil || sq.Limit != nil || sq.Offset != 0 {
+		return nil, errorf(ErrInvalidArgument, "A partitioned query may not have filters, cursors, a limit or an offset.")
+	}
+	for _, o := range sq.GetOrderBy() {
+		if o.GetField().GetFieldPath() != NameField || o.GetDirection() == pb.StructuredQuery_DESCENDING {
+			return nil, errorf(ErrInvalidArgument, "A partitioned query must be ordered by __name__ ascending only.")
+		}
+	}
+	c := consistency{}
+	if rt, ok := req.GetConsistencySelector().(*pb.PartitionQueryRequest_ReadTime); ok {
+		c.readTime = rt.ReadTime
+	}
+	docs, _, _, err := e.query(ctx, who, req.GetParent(), sq, c)
+	if err != nil {
+		return nil, err
+	}
+	k := int(min(req.GetPartitionCount()-1, int64(max(len(docs)-1, 0))))
+	var cuts []*pb.Cursor
+	for i := 1; i <= k; i++ {
+		d := docs[i*len(docs)/(k+1)]
+		cuts = append(cuts, &pb.Cursor{Values: []*pb.Value{{ValueType: &pb.Value_ReferenceValue{ReferenceValue: d.Name}}}})
+	}
+	start := 0
+	if tok := req.GetPageToken(); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 {
+			return nil, errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
+		}
+		start = min(n, len(cuts))
+	}
+	cuts = cuts[start:]
+	resp := &pb.PartitionQueryResponse{}
+	if size := int(req.GetPageSize()); size > 0 && len(cuts) > size {
+		next := start + size
+		resp.NextPageToken = strconv.Itoa(next)
+		cuts = cuts[:size]
+	}
+	resp.Partitions = cuts
+	return resp, nil
+}
+
+var _ = wrapperspb.Int32

@@ -1,0 +1,363 @@
+package firestore
+
+import (
+	"math"
+	"math/big"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pyric/pyric/event"
+)
+
+// MaxWritesPerCommit is the number of writes one commit or batch may carry.
+const MaxWritesPerCommit = 500
+
+// writeOp is a validated Write.
+type writeOp struct {
+	w          *pb.Write
+	kind       string // update | delete | transform
+	rel        string
+	name       string
+	mask       []FieldPath // nil: replace the whole document
+	transforms []fieldTransform
+	sentinels  []event.Sentinel
+}
+
+type fieldTransform struct {
+	fp FieldPath
+	t  *pb.DocumentTransform_FieldTransform
+}
+
+func ts(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
+
+// parseWrite validates a Write against database db.
+func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
+	op := &writeOp{w: w}
+	var name string
+	var transforms []*pb.DocumentTransform_FieldTransform
+	switch x := w.GetOperation().(type) {
+	case *pb.Write_Update:
+		op.kind = "update"
+		name = x.Update.GetName()
+		transforms = w.GetUpdateTransforms()
+	case *pb.Write_Delete:
+		op.kind = "delete"
+		name = x.Delete
+	case *pb.Write_Transform:
+		op.kind = "transform"
+		name = x.Transform.GetDocument()
+		transforms = x.Transform.GetFieldTransforms()
+	default:
+		return nil, errorf(ErrInvalidArgument, "A write must set one of update, delete or transform.")
+	}
+	dn, rel, err := ParseDocumentName(name)
+	if err != nil {
+		return nil, err
+	}
+	if dn != db {
+		return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", name, db)
+	}
+	op.rel, op.name = rel, name
+	if op.kind != "update" && (w.UpdateMask != nil || len(w.UpdateTransforms) > 0) {
+		return nil, errorf(ErrInvalidArgument, "update_mask and update_transforms are only allowed on an update write (document %q).", name)
+	}
+	if op.kind == "update" {
+		if err := validateFields(w.GetUpdate().GetFields()); err != nil {
+			return nil, err
+		}
+		if w.UpdateMask != nil {
+			op.mask = []FieldPath{}
+			for _, s := range w.UpdateMask.GetFieldPaths() {
+				fp, err := ParseFieldPath(s)
+				if err != nil {
+					return nil, err
+				}
+				if err := checkWritablePath(fp); err != nil {
+					return nil, err
+				}
+				op.mask = append(op.mask, fp)
+				if getField(w.GetUpdate().GetFields(), fp) == nil {
+					op.sentinels = append(op.sentinels, event.Sentinel{Field: fp.String(), Kind: "delete"})
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range transforms {
+		fp, err := ParseFieldPath(t.GetFieldPath())
+		if err != nil {
+			return nil, err
+		}
+		if err := checkWritablePath(fp); err != nil {
+			return nil, err
+		}
+		if seen[fp.String()] {
+			return nil, errorf(ErrInvalidArgument, "Field %s has more than one transform in the write to %q.", fp, name)
+		}
+		seen[fp.String()] = true
+		kind, err := checkTransform(fp, t)
+		if err != nil {
+			return nil, err
+		}
+		op.transforms = append(op.transforms, fieldTransform{fp: fp, t: t})
+		op.sentinels = append(op.sentinels, event.Sentinel{Field: fp.String(), Kind: kind})
+	}
+	if p := w.GetCurrentDocument(); p != nil {
+		if ut, ok := p.GetConditionType().(*pb.Precondition_UpdateTime); ok {
+			if err := checkMicros(ut.UpdateTime); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return op, nil
+}
+
+func checkMicros(t *timestamppb.Timestamp) error {
+	if t.GetNanos()%1000 != 0 {
+		return errorf(ErrInvalidArgument, "timestamp cannot have more than microseconds precision")
+	}
+	return nil
+}
+
+func checkWritablePath(fp FieldPath) error {
+	for _, s := range fp {
+		if isReserved(s) {
+			return errorf(ErrInvalidArgument, "Field name %s is reserved.", fp)
+		}
+	}
+	return nil
+}
+
+func checkTransform(fp FieldPath, t *pb.DocumentTransform_FieldTransform) (string, error) {
+	switch x := t.GetTransformType().(type) {
+	case *pb.DocumentTransform_FieldTransform_SetToServerValue:
+		if x.SetToServerValue != pb.DocumentTransform_FieldTransform_REQUEST_TIME {
+			return "", errorf(ErrInvalidArgument, "Field %s: set_to_server_value must be REQUEST_TIME.", fp)
+		}
+		return "serverTimestamp", nil
+	case *pb.DocumentTransform_FieldTransform_Increment:
+		if !isNumber(x.Increment) {
+			return "", errorf(ErrInvalidArgument, "Field %s: increment operand must be an integer or a double.", fp)
+		}
+		return "increment", nil
+	case *pb.DocumentTransform_FieldTransform_Maximum:
+		if !isNumber(x.Maximum) {
+			return "", errorf(ErrInvalidArgument, "Field %s: maximum operand must be an integer or a double.", fp)
+		}
+		return "maximum", nil
+	case *pb.DocumentTransform_FieldTransform_Minimum:
+		if !isNumber(x.Minimum) {
+			return "", errorf(ErrInvalidArgument, "Field %s: minimum operand must be an integer or a double.", fp)
+		}
+		return "minimum", nil
+	case *pb.DocumentTransform_FieldTransform_AppendMissingElements:
+		if err := validateValue(fp, Array(x.AppendMissingElements.GetValues()...), 1); err != nil {
+			return "", err
+		}
+		return "arrayUnion", nil
+	case *pb.DocumentTransform_FieldTransform_RemoveAllFromArray:
+		if err := validateValue(fp, Array(x.RemoveAllFromArray.GetValues()...), 1); err != nil {
+			return "", err
+		}
+		return "arrayRemove", nil
+	}
+	return "", errorf(ErrInvalidArgument, "Field %s: the transform has no type set.", fp)
+}
+
+// checkPrecondition tests op's precondition against the current state.
+func (op *writeOp) checkPrecondition(cur *pb.Document) error {
+	p := op.w.GetCurrentDocument()
+	if p == nil {
+		return nil
+	}
+	switch x := p.GetConditionType().(type) {
+	case *pb.Precondition_Exists:
+		if x.Exists && cur == nil {
+			if op.kind == "delete" {
+				return errorf(ErrNotFound, "No document to delete: %s", op.name)
+			}
+			return errorf(ErrNotFound, "No document to update: %s", op.name)
+		}
+		if !x.Exists && cur != nil {
+			return errorf(ErrAlreadyExists, "Document already exists: %s", op.name)
+		}
+	case *pb.Precondition_UpdateTime:
+		if cur == nil {
+			return errorf(ErrFailedPrecondition, "The document %s does not exist, but the precondition requires update time %s.", op.name, x.UpdateTime.AsTime().Format(time.RFC3339Nano))
+		}
+		if !proto.Equal(cur.UpdateTime, x.UpdateTime) {
+			return errorf(ErrFailedPrecondition, "The document %s was last updated at %s, but the precondition requires update time %s.", op.name,
+				cur.UpdateTime.AsTime().Format(time.RFC3339Nano), x.UpdateTime.AsTime().Format(time.RFC3339Nano))
+		}
+	}
+	return nil
+}
+
+// apply computes the document after op at commit time t. cur is not
+// modified. It returns the new document (nil for delete) and the transform
+// results.
+func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Document, []*pb.Value, error) {
+	if err := op.checkPrecondition(cur); err != nil {
+		return nil, nil, err
+	}
+	switch op.kind {
+	case "delete":
+		return nil, nil, nil
+	}
+	var fields map[string]*pb.Value
+	switch {
+	case op.kind == "update" && op.mask == nil:
+		fields = cloneFields(op.w.GetUpdate().GetFields())
+	case cur != nil:
+		fields = cloneFields(cur.Fields)
+	default:
+		fields = map[string]*pb.Value{}
+	}
+	if op.kind == "update" && op.mask != nil {
+		src := op.w.GetUpdate().GetFields()
+		for _, fp := range op.mask {
+			if v := getField(src, fp); v != nil {
+				setField(fields, fp, proto.Clone(v).(*pb.Value))
+			} else {
+				deleteField(fields, fp)
+			}
+		}
+	}
+	for _, v := range fields {
+		truncateTimestamps(v)
+	}
+	results := make([]*pb.Value, 0, len(op.transforms))
+	for _, ft := range op.transforms {
+		nv, res := applyTransform(getField(fields, ft.fp), ft.t, t)
+		setField(fields, ft.fp, nv)
+		results = append(results, res)
+	}
+	if err := checkSize(db, op.rel, fields); err != nil {
+		return nil, nil, err
+	}
+	next := &pb.Document{Name: op.name, Fields: fields}
+	if cur != nil {
+		next.CreateTime = cur.CreateTime
+		if fieldsEqual(cur.Fields, fields) {
+			// A write that changes nothing keeps the document's update time.
+			next.UpdateTime = cur.UpdateTime
+			return next, results, nil
+		}
+	} else {
+		next.CreateTime = ts(t)
+	}
+	next.UpdateTime = ts(t)
+	return next, results, nil
+}
+
+func fieldsEqual(a, b map[string]*pb.Value) bool {
+	return proto.Equal(&pb.MapValue{Fields: a}, &pb.MapValue{Fields: b})
+}
+
+func cloneFields(m map[string]*pb.Value) map[string]*pb.Value {
+	out := make(map[string]*pb.Value, len(m))
+	for k, v := range m {
+		out[k] = proto.Clone(v).(*pb.Value)
+	}
+	return out
+}
+
+// applyTransform returns the field's new value and the transform result.
+func applyTransform(base *pb.Value, t *pb.DocumentTransform_FieldTransform, now time.Time) (*pb.Value, *pb.Value) {
+	switch x := t.GetTransformType().(type) {
+	case *pb.DocumentTransform_FieldTransform_SetToServerValue:
+		v := &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: ts(now)}}
+		return v, v
+	case *pb.DocumentTransform_FieldTransform_Increment:
+		v := increment(base, x.Increment)
+		return v, v
+	case *pb.DocumentTransform_FieldTransform_Maximum:
+		v := extremum(base, x.Maximum, 1)
+		return v, v
+	case *pb.DocumentTransform_FieldTransform_Minimum:
+		v := extremum(base, x.Minimum, -1)
+		return v, v
+	case *pb.DocumentTransform_FieldTransform_AppendMissingElements:
+		var out []*pb.Value
+		if a, ok := base.GetValueType().(*pb.Value_ArrayValue); ok {
+			out = append(out, a.ArrayValue.GetValues()...)
+		}
+		for _, e := range x.AppendMissingElements.GetValues() {
+			if !containsSame(out, e) {
+				out = append(out, proto.Clone(e).(*pb.Value))
+			}
+		}
+		return Array(out...), Null()
+	case *pb.DocumentTransform_FieldTransform_RemoveAllFromArray:
+		var out []*pb.Value
+		if a, ok := base.GetValueType().(*pb.Value_ArrayValue); ok {
+			for _, e := range a.ArrayValue.GetValues() {
+				if !containsSame(x.RemoveAllFromArray.GetValues(), e) {
+					out = append(out, e)
+				}
+			}
+		}
+		return Array(out...), Null()
+	}
+	return base, Null()
+}
+
+func containsSame(vs []*pb.Value, v *pb.Value) bool {
+	for _, e := range vs {
+		if sameValue(e, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// increment adds n to base; a non-numeric or missing base counts as 0.
+// Integer sums saturate at the int64 bounds, as on the official emulator;
+// any double operand makes the result a double.
+func increment(base, n *pb.Value) *pb.Value {
+	if !isNumber(base) {
+		return proto.Clone(n).(*pb.Value)
+	}
+	bi, bInt := base.GetValueType().(*pb.Value_IntegerValue)
+	ni, nInt := n.GetValueType().(*pb.Value_IntegerValue)
+	if bInt && nInt {
+		s := new(big.Int).Add(big.NewInt(bi.IntegerValue), big.NewInt(ni.IntegerValue))
+		switch {
+		case s.IsInt64():
+			return Int(s.Int64())
+		case s.Sign() > 0:
+			return Int(math.MaxInt64)
+		default:
+			return Int(math.MinInt64)
+		}
+	}
+	return Double(toFloat(base) + toFloat(n))
+}
+
+func toFloat(v *pb.Value) float64 {
+	if i, ok := v.GetValueType().(*pb.Value_IntegerValue); ok {
+		return float64(i.IntegerValue)
+	}
+	return v.GetDoubleValue()
+}
+
+// extremum implements maximum (dir 1) and minimum (dir -1): a non-numeric
+// base is replaced by the operand, NaN wins, and on a numeric tie the stored
+// value (and its type) is kept.
+func extremum(base, n *pb.Value, dir int) *pb.Value {
+	switch {
+	case !isNumber(base):
+		return proto.Clone(n).(*pb.Value)
+	case isNaN(base):
+		return base
+	case isNaN(n):
+		return proto.Clone(n).(*pb.Value)
+	}
+	if Compare(n, base)*dir > 0 {
+		return proto.Clone(n).(*pb.Value)
+	}
+	return base
+}

@@ -327,7 +327,7 @@ func (k *checker) member(n *expr.Member, called bool) (typ, method) {
 		if m, ok := snapshotMethods[n.Name]; ok && x == tAny {
 			return m.result, m // a ternary that may yield a snapshot
 		}
-		k.unknownMethod(n, "string", append(keys(stringMethods), "length"))
+		k.unknownMethod(n, x.String(), append(keys(stringMethods), "length"))
 		return tInvalid, method{}
 	case tMap:
 		if called {
@@ -349,7 +349,11 @@ func (k *checker) unknownMethod(n *expr.Member, on string, known []string) {
 	} else if on == "snapshot" && contains([]string{"length", "size", "keys", "numChildren"}, n.Name) {
 		fix = "RTDB rules can't count children; test specific children with hasChild()/hasChildren([...])"
 	}
-	k.errorAt("UNKNOWN_METHOD", n.NamePos, n.End(), fix, "No such method/property '%s' on a %s", n.Name, on)
+	article := "a"
+	if strings.IndexByte("aeiou", on[0]) >= 0 {
+		article = "an"
+	}
+	k.errorAt("UNKNOWN_METHOD", n.NamePos, n.End(), fix, "No such method/property '%s' on %s %s", n.Name, article, on)
 }
 
 func (k *checker) index(n *expr.Index) typ {

@@ -284,12 +284,11 @@ func (p *parser) object(depth int) *Value {
 		}
 		switch p.src[p.pos] {
 		case ',':
+			comma := p.pos
 			p.pos++
-			// The next iteration sees the following key, or reports a
-			// trailing comma.
 			p.skip()
 			if p.err == nil && p.pos < len(p.src) && p.src[p.pos] == '}' {
-				p.fail(p.pos, p.pos+1, "trailing comma before '}' is not allowed in JSON")
+				p.fail(comma, comma+1, "trailing comma before '}' is not allowed in JSON")
 				return nil
 			}
 		case '}':
@@ -331,10 +330,11 @@ func (p *parser) array(depth int) *Value {
 		}
 		switch p.src[p.pos] {
 		case ',':
+			comma := p.pos
 			p.pos++
 			p.skip()
 			if p.err == nil && p.pos < len(p.src) && p.src[p.pos] == ']' {
-				p.fail(p.pos, p.pos+1, "trailing comma before ']' is not allowed in JSON")
+				p.fail(comma, comma+1, "trailing comma before ']' is not allowed in JSON")
 				return nil
 			}
 		case ']':

@@ -67,8 +67,8 @@ func TestParseErrors(t *testing.T) {
 		at   int
 		want string
 	}{
-		{`{"a": 1,}`, 8, "trailing comma"},
-		{`[1,]`, 3, "trailing comma"},
+		{`{"a": 1,}`, 7, "trailing comma"},
+		{`[1,]`, 2, "trailing comma"},
 		{`{"a" 1}`, 5, "expected ':'"},
 		{`{a: 1}`, 1, "double-quoted key"},
 		{`{'a': 1}`, 1, "double-quoted key"},

@@ -133,3 +133,7 @@ var nan = math.NaN()
 type fakeClock struct{ t time.Time }
 
 func (c *fakeClock) Now() time.Time { c.t = c.t.Add(time.Millisecond); return c.t }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

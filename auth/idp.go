@@ -58,6 +58,13 @@ func normalizedIdpParams(req SignInWithIdpRequest) (url.Values, string, error) {
 	if err != nil || u.Scheme == "" {
 		return nil, "", badRequest("INVALID_REQUEST_URI")
 	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss", "ftp", "file":
+		// WHATWG URL parsing (the emulator's) gives special schemes a "/" path.
+		if u.Path == "" && u.Opaque == "" {
+			u.Path = "/"
+		}
+	}
 	q := u.Query()
 	if req.PostBody != "" {
 		pb, _ := url.ParseQuery(req.PostBody)

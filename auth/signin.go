@@ -336,6 +336,13 @@ const projectNumber = "12345"
 func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// The emulator decodes any refresh token (to find its tenant) before
+	// looking at the grant type.
+	if req.RefreshToken != "" {
+		if _, err := DecodeRefreshToken(req.RefreshToken); err != nil {
+			return nil, err
+		}
+	}
 	if req.GrantType == "" {
 		return nil, badRequest("MISSING_GRANT_TYPE")
 	}

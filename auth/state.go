@@ -260,7 +260,7 @@ func (s scope) tenantID() string {
 	return s.tenant.config.TenantID
 }
 
-func (s scope) disableAuth() bool  { return s.tenant != nil && s.tenant.config.DisableAuth }
+func (s scope) disableAuth() bool   { return s.tenant != nil && s.tenant.config.DisableAuth }
 func (s scope) allowPassword() bool { return s.tenant == nil || s.tenant.config.AllowPasswordSignup }
 func (s scope) allowAnonymous() bool {
 	return s.tenant == nil || s.tenant.config.EnableAnonymousUser

@@ -1,0 +1,385 @@
+package authe2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/auth"
+	authserver "github.com/pyric/pyric/server/auth"
+	"github.com/pyric/pyric/server/auth/authtest"
+)
+
+const diffProject = "demo-diff"
+
+// step is one REST call of the differential scenario.
+type step struct {
+	name    string
+	method  string
+	path    string // ${var} placeholders are expanded
+	auth    string // "key", "owner", "none", or a raw Authorization value
+	ctype   string // default application/json
+	body    string // ${var} placeholders are expanded
+	capture map[string]string
+	// oob captures the oobCode of the newest outbox entry of a request type
+	// (after a GET of the outbox), as var oob:<TYPE>.
+	oob bool
+	// unordered names a top-level array compared as a set (its order
+	// follows random uids).
+	unordered string
+}
+
+// knownExceptions are differences kept on purpose, by step name.
+var knownExceptions = map[string]string{
+	"bad json": "the emulator echoes V8's JSON.parse message; pyric reports Go's parser position in the same envelope",
+}
+
+func scenario() []step {
+	ct := "application/x-www-form-urlencoded"
+	return []step{
+		{name: "health", method: "GET", path: "/", auth: "none"},
+		{name: "signUp anonymous", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"returnSecureToken":true}`,
+			capture: map[string]string{"anonToken": "idToken"}},
+		{name: "signUp without key", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", auth: "none", body: `{}`},
+		{name: "signUp bad bearer", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", auth: "Bearer nope", body: `{}`},
+		{name: "signUp email", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp",
+			body:    `{"email":"Alice@Example.com","password":"secret123","returnSecureToken":true,"clientType":"CLIENT_TYPE_WEB"}`,
+			capture: map[string]string{"aliceToken": "idToken", "aliceRefresh": "refreshToken", "aliceUid": "localId"}},
+		{name: "signUp duplicate", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"alice@example.com","password":"secret123"}`},
+		{name: "signUp weak", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"weak@example.com","password":"123"}`},
+		{name: "signUp invalid email", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"nope","password":"secret123"}`},
+		{name: "signUp missing password", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"x@example.com"}`},
+		{name: "signUp wrong type", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"x@example.com","password":true}`},
+		{name: "bad json", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{bad`},
+		{name: "signIn", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice@example.com","password":"secret123","returnSecureToken":true}`,
+			capture: map[string]string{"aliceToken": "idToken"}},
+		{name: "signIn wrong password", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice@example.com","password":"wrong!!"}`},
+		{name: "signIn unknown", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"nobody@example.com","password":"secret123"}`},
+		{name: "signIn missing password", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice@example.com"}`},
+		{name: "signIn invalid email", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice","password":"x"}`},
+		{name: "lookup", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:lookup", body: `{"idToken":"${aliceToken}"}`},
+		{name: "lookup bad token", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:lookup", body: `{"idToken":"garbage"}`},
+		{name: "lookup missing token", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:lookup", body: `{}`},
+		{name: "update profile", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:update", body: `{"idToken":"${aliceToken}","displayName":"Alice","photoUrl":"http://p/a.png","returnSecureToken":true}`},
+		{name: "update claims as client", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:update", body: `{"idToken":"${aliceToken}","customAttributes":"{}"}`},
+		{name: "refresh", method: "POST", path: "/securetoken.googleapis.com/v1/token", ctype: ct, body: `grant_type=refresh_token&refresh_token=${aliceRefresh}`},
+		{name: "refresh garbage", method: "POST", path: "/securetoken.googleapis.com/v1/token", ctype: ct, body: `grant_type=refresh_token&refresh_token=abc`},
+		{name: "refresh missing grant", method: "POST", path: "/securetoken.googleapis.com/v1/token", ctype: ct, body: `refresh_token=abc`},
+		{name: "send verify email", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"VERIFY_EMAIL","idToken":"${aliceToken}"}`},
+		{name: "send reset", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"PASSWORD_RESET","email":"alice@example.com"}`},
+		{name: "send reset unknown", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"PASSWORD_RESET","email":"nobody@example.com"}`},
+		{name: "send bad type", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"BOGUS"}`},
+		{name: "outbox", method: "GET", path: "/emulator/v1/projects/" + diffProject + "/oobCodes", auth: "none", oob: true},
+		{name: "apply verify", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:update", body: `{"oobCode":"${oob:VERIFY_EMAIL}"}`},
+		{name: "inspect reset code", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: `{"oobCode":"${oob:PASSWORD_RESET}"}`},
+		{name: "reset weak", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: `{"oobCode":"${oob:PASSWORD_RESET}","newPassword":"abc"}`},
+		{name: "reset", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: `{"oobCode":"${oob:PASSWORD_RESET}","newPassword":"newpass123"}`},
+		{name: "reset reused", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:resetPassword", body: `{"oobCode":"${oob:PASSWORD_RESET}","newPassword":"newpass123"}`},
+		{name: "signIn new password", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice@example.com","password":"newpass123","returnSecureToken":true}`,
+			capture: map[string]string{"aliceToken": "idToken"}},
+		{name: "admin create", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts", auth: "owner",
+			body: `{"localId":"bob","email":"bob@example.com","password":"bobpass1","displayName":"Bob","emailVerified":true}`},
+		{name: "admin create duplicate", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts", auth: "owner", body: `{"localId":"bob"}`},
+		{name: "project path with key", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:lookup", body: `{"localId":["bob"]}`},
+		{name: "admin lookup", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:lookup", auth: "owner", body: `{"localId":["bob","nobody"],"email":["ALICE@example.com"]}`},
+		{name: "admin lookup wrong type", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:lookup", auth: "owner", body: `{"localId":"bob"}`},
+		{name: "admin claims", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:update", auth: "owner", body: `{"localId":"bob","customAttributes":"{\"admin\":true,\"tier\":2}"}`},
+		{name: "admin forbidden claim", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:update", auth: "owner", body: `{"localId":"bob","customAttributes":"{\"sub\":\"x\"}"}`},
+		{name: "bob signIn claims", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"bob@example.com","password":"bobpass1","returnSecureToken":true}`},
+		{name: "admin disable", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:update", auth: "owner", body: `{"localId":"bob","disableUser":true}`},
+		{name: "bob signIn disabled", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"bob@example.com","password":"bobpass1"}`},
+		{name: "admin update unknown", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:update", auth: "owner", body: `{"localId":"nobody","displayName":"x"}`},
+		{name: "custom token json", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken", body: `{"token":"{\"uid\":\"carol\",\"claims\":{\"role\":\"editor\"}}","returnSecureToken":true}`,
+			capture: map[string]string{"carolToken": "idToken"}},
+		{name: "custom token jwt", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken",
+			body: `{"token":"` + unsignedJWT(map[string]any{"uid": "carol", "aud": auth.CustomTokenAudience, "iat": 1}) + `"}`},
+		{name: "custom token wrong aud", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken",
+			body: `{"token":"` + unsignedJWT(map[string]any{"uid": "carol", "aud": "x"}) + `"}`},
+		{name: "custom token forbidden claim", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken", body: `{"token":"{\"uid\":\"carol\",\"claims\":{\"firebase\":1}}"}`},
+		{name: "custom token missing", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken", body: `{}`},
+		{name: "idp google", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=google.com&id_token=` + urlq(`{"sub":"g-123","email":"Gina@Example.com","email_verified":true,"name":"Gina"}`) + `","returnSecureToken":true,"returnIdpCredential":true}`},
+		{name: "idp google again", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=google.com&id_token=` + urlq(`{"sub":"g-123","email":"gina@example.com","email_verified":true}`) + `","returnSecureToken":true}`},
+		{name: "idp github link", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=github.com&id_token=` + urlq(`{"sub":"gh-9","screen_name":"octo"}`) + `","idToken":"${aliceToken}","returnSecureToken":true}`},
+		{name: "idp missing uri", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp", body: `{"postBody":"providerId=google.com"}`},
+		{name: "idp no provider", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp", body: `{"requestUri":"http://localhost","postBody":"id_token=x"}`},
+		{name: "send email link", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"EMAIL_SIGNIN","email":"dave@example.com","continueUrl":"http://localhost/done","canHandleCodeInApp":true}`},
+		{name: "outbox 2", method: "GET", path: "/emulator/v1/projects/" + diffProject + "/oobCodes", auth: "none", oob: true},
+		{name: "email link wrong email", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithEmailLink", body: `{"email":"eve@example.com","oobCode":"${oob:EMAIL_SIGNIN}"}`},
+		{name: "email link", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithEmailLink", body: `{"email":"dave@example.com","oobCode":"${oob:EMAIL_SIGNIN}"}`},
+		{name: "createAuthUri", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:createAuthUri", body: `{"identifier":"alice@example.com","continueUri":"http://localhost"}`},
+		{name: "session cookie", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + ":createSessionCookie", auth: "owner", body: `{"idToken":"${aliceToken}","validDuration":"3600"}`},
+		{name: "session cookie duration", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + ":createSessionCookie", auth: "owner", body: `{"idToken":"${aliceToken}","validDuration":60}`},
+		{name: "admin reset link", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:sendOobCode", auth: "owner", body: `{"requestType":"PASSWORD_RESET","email":"alice@example.com","returnOobLink":true}`},
+		{name: "client oob link", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode", body: `{"requestType":"PASSWORD_RESET","email":"alice@example.com","returnOobLink":true}`},
+		{name: "import", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchCreate", auth: "owner",
+			body: `{"users":[{"localId":"imp1","email":"imp1@example.com","rawPassword":"imported1"},{"localId":"imp2","email":"bad"},{"localId":"imp3","customAttributes":"{\"iss\":1}"},{"localId":"imp4","providerUserInfo":[{"providerId":"google.com","rawId":"gi-4","email":"imp4@example.com"}]}]}`},
+		{name: "import signIn", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"imp1@example.com","password":"imported1"}`},
+		{name: "batchGet all", method: "GET", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchGet?maxResults=1000", auth: "owner", unordered: "users"},
+		{name: "batchDelete not disabled", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchDelete", auth: "owner", body: `{"localIds":["imp1","nobody"]}`},
+		{name: "batchDelete force", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchDelete", auth: "owner", body: `{"localIds":["imp1","imp4"],"force":true}`},
+		{name: "query count", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:query", auth: "owner", body: `{"returnUserInfo":false}`},
+		{name: "delete self", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:delete", body: `{"idToken":"${carolToken}"}`},
+		{name: "lookup deleted", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:lookup", body: `{"idToken":"${carolToken}"}`},
+		{name: "admin delete unknown", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:delete", auth: "owner", body: `{"localId":"nobody"}`},
+		{name: "config get", method: "GET", path: "/emulator/v1/projects/" + diffProject + "/config", auth: "none"},
+		{name: "config privacy on", method: "PATCH", path: "/emulator/v1/projects/" + diffProject + "/config", auth: "none", body: `{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":true}}`},
+		{name: "signIn unknown private", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"nobody@example.com","password":"secret123"}`},
+		{name: "signIn wrong private", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", body: `{"email":"alice@example.com","password":"wrong!!"}`},
+		{name: "config privacy off", method: "PATCH", path: "/emulator/v1/projects/" + diffProject + "/config", auth: "none", body: `{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}`},
+		{name: "v2 config", method: "GET", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/config", auth: "owner"},
+		{name: "tenant create", method: "POST", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/tenants", auth: "owner",
+			body: `{"displayName":"T1","allowPasswordSignup":true}`, capture: map[string]string{"tenant": "tenantId"}},
+		{name: "tenant get", method: "GET", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/tenants/${tenant}", auth: "owner"},
+		{name: "tenant patch", method: "PATCH", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/tenants/${tenant}?updateMask=displayName", auth: "owner", body: `{"displayName":"T2"}`},
+		{name: "tenant list", method: "GET", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/tenants", auth: "owner"},
+		{name: "tenant signUp", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"email":"t@example.com","password":"secret123","tenantId":"${tenant}"}`,
+			capture: map[string]string{"tenantToken": "idToken"}},
+		{name: "tenant anonymous disabled", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"tenantId":"${tenant}"}`},
+		{name: "tenant lookup", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:lookup", body: `{"idToken":"${tenantToken}"}`},
+		{name: "tenant admin lookup", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/tenants/${tenant}/accounts:lookup", auth: "owner", body: `{"email":["t@example.com"]}`},
+		{name: "tenant mismatch", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/tenants/${tenant}/accounts:lookup", auth: "owner", body: `{"tenantId":"other"}`},
+		{name: "tenant delete", method: "DELETE", path: "/identitytoolkit.googleapis.com/v2/projects/" + diffProject + "/tenants/${tenant}", auth: "owner"},
+		{name: "unknown route", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:nope", body: `{}`},
+		{name: "clear", method: "DELETE", path: "/emulator/v1/projects/" + diffProject + "/accounts", auth: "none"},
+		{name: "after clear", method: "GET", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchGet", auth: "owner"},
+		{name: "import fixed ids", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchCreate", auth: "owner",
+			body: `{"users":[{"localId":"u3","displayName":"Three"},{"localId":"u1","email":"u1@example.com","emailVerified":true},{"localId":"u2","disabled":true}]}`},
+		{name: "batchGet page 1", method: "GET", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchGet?maxResults=2", auth: "owner"},
+		{name: "batchGet page 2", method: "GET", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchGet?maxResults=2&nextPageToken=u2", auth: "owner"},
+		{name: "batchDelete disabled", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchDelete", auth: "owner", body: `{"localIds":["u1","u2"]}`},
+		{name: "query all", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:query", auth: "owner", body: `{"order":"DESC"}`},
+	}
+}
+
+func unsignedJWT(p map[string]any) string { return auth.EncodeUnsignedJWT(p) }
+
+func urlq(s string) string {
+	r := strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", "=", "%3D", " ", "%20", `"`, `\"`)
+	return r.Replace(s)
+}
+
+// response is one normalized answer.
+type response struct {
+	Status int `json:"status"`
+	Body   any `json:"body"`
+}
+
+// runScenario plays the steps against base and returns the normalized
+// responses.
+func runScenario(t *testing.T, base string) []response {
+	vars := map[string]string{}
+	n := newNormalizer(base)
+	var out []response
+	expand := func(s string) string {
+		return regexp.MustCompile(`\$\{([^}]+)\}`).ReplaceAllStringFunc(s, func(m string) string {
+			return vars[m[2:len(m)-1]]
+		})
+	}
+	for _, s := range scenario() {
+		req, _ := http.NewRequest(s.method, base+expand(s.path), strings.NewReader(expand(s.body)))
+		if s.body != "" {
+			ct := s.ctype
+			if ct == "" {
+				ct = "application/json"
+			}
+			req.Header.Set("Content-Type", ct)
+		}
+		switch s.auth {
+		case "", "key":
+			q := req.URL.Query()
+			q.Set("key", "fake-api-key")
+			req.URL.RawQuery = q.Encode()
+		case "owner":
+			req.Header.Set("Authorization", "Bearer owner")
+		case "none":
+		default:
+			req.Header.Set("Authorization", s.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			body = string(raw)
+		}
+		if m, ok := body.(map[string]any); ok {
+			for v, field := range s.capture {
+				if str, ok := m[field].(string); ok {
+					vars[v] = str
+				}
+			}
+			if s.oob {
+				codes, _ := m["oobCodes"].([]any)
+				for _, c := range codes {
+					cm, _ := c.(map[string]any)
+					vars["oob:"+fmt.Sprint(cm["requestType"])] = fmt.Sprint(cm["oobCode"])
+				}
+			}
+		}
+		nb := n.normalize("", body)
+		if m, ok := nb.(map[string]any); ok && s.unordered != "" {
+			if arr, ok := m[s.unordered].([]any); ok {
+				sort.Slice(arr, func(i, j int) bool {
+					a, _ := json.Marshal(arr[i])
+					b, _ := json.Marshal(arr[j])
+					return string(a) < string(b)
+				})
+			}
+		}
+		out = append(out, response{Status: resp.StatusCode, Body: nb})
+	}
+	return out
+}
+
+// normalizer replaces generated ids, tokens and times by stable markers,
+// numbering ids in order of first appearance.
+type normalizer struct {
+	base string
+	ids  map[string]string
+}
+
+func newNormalizer(base string) *normalizer { return &normalizer{base: base, ids: map[string]string{}} }
+
+var (
+	randomID  = regexp.MustCompile(`^[A-Za-z0-9]{27,28}$`)
+	oobCodeRe = regexp.MustCompile(`^[A-Za-z0-9_-]{54}$`)
+	saltRe    = regexp.MustCompile(`fakeSalt[A-Za-z0-9]{20}`)
+	oobInURL  = regexp.MustCompile(`oobCode=[A-Za-z0-9_-]{54}`)
+	tenantIn  = regexp.MustCompile(`tenants/[A-Za-z0-9]{28}`)
+)
+
+func (n *normalizer) id(s string) string {
+	if v, ok := n.ids[s]; ok {
+		return v
+	}
+	v := fmt.Sprintf("<id%d>", len(n.ids)+1)
+	n.ids[s] = v
+	return v
+}
+
+var timeFields = map[string]bool{"createdAt": true, "lastLoginAt": true, "lastRefreshAt": true, "validSince": true,
+	"passwordUpdatedAt": true, "iat": true, "exp": true, "auth_time": true}
+
+func (n *normalizer) normalize(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out[k] = n.normalize(k, x[k])
+		}
+		if exp, ok := x["exp"].(float64); ok {
+			if iat, ok := x["iat"].(float64); ok {
+				out["ttl"] = exp - iat
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = n.normalize(key, e)
+		}
+		return out
+	case float64:
+		if timeFields[key] {
+			return "<time>"
+		}
+		return x
+	case string:
+		if timeFields[key] {
+			return "<time>"
+		}
+		switch key {
+		case "refreshToken", "refresh_token":
+			b, err := base64.StdEncoding.DecodeString(x)
+			var m any
+			if err == nil && json.Unmarshal(b, &m) == nil {
+				return map[string]any{"refreshToken": n.normalize("", m)}
+			}
+		case "sessionId":
+			return "<session>"
+		case "passwordHash", "salt":
+			return saltRe.ReplaceAllString(x, "<salt>")
+		case "oobLink":
+			x = strings.Replace(x, n.base, "<base>", 1)
+			return oobInURL.ReplaceAllStringFunc(x, func(m string) string { return "oobCode=" + n.id(m[8:]) })
+		case "name":
+			return tenantIn.ReplaceAllStringFunc(x, func(m string) string { return "tenants/" + n.id(m[8:]) })
+		}
+		if parts := strings.Split(x, "."); len(parts) == 3 && len(x) > 40 {
+			h, err1 := base64.RawURLEncoding.DecodeString(parts[0])
+			p, err2 := base64.RawURLEncoding.DecodeString(parts[1])
+			var hm, pm any
+			if err1 == nil && err2 == nil && json.Unmarshal(h, &hm) == nil && json.Unmarshal(p, &pm) == nil {
+				return map[string]any{"jwtHeader": hm, "jwtPayload": n.normalize("", pm), "sig": parts[2]}
+			}
+		}
+		if randomID.MatchString(x) || oobCodeRe.MatchString(x) {
+			return n.id(x)
+		}
+		if strings.HasPrefix(x, "{") {
+			var m any
+			if json.Unmarshal([]byte(x), &m) == nil {
+				return map[string]any{"json": n.normalize("", m)}
+			}
+		}
+		return saltRe.ReplaceAllString(x, "<salt>")
+	}
+	return v
+}
+
+// TestDifferentialAgainstEmulator sends the same REST scenario to pyric
+// and to the firebase-tools Auth emulator and compares the answers.
+func TestDifferentialAgainstEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test starts the reference emulator (~15 s)")
+	}
+	ref := startReference(t, diffProject)
+	ours := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: diffProject})
+	want := runScenario(t, ref)
+	got := runScenario(t, ours.URL)
+	steps := scenario()
+	diffs, excepted := 0, 0
+	for i, s := range steps {
+		w, _ := json.MarshalIndent(want[i], "", "  ")
+		g, _ := json.MarshalIndent(got[i], "", "  ")
+		same := reflect.DeepEqual(want[i], got[i])
+		reason, known := knownExceptions[s.name]
+		switch {
+		case same && known:
+			t.Logf("step %q matches now; drop its known exception", s.name)
+		case same:
+		case known:
+			excepted++
+			t.Logf("known difference in %q (%s):\nemulator: %s\npyric:    %s", s.name, reason, compact(w), compact(g))
+		default:
+			diffs++
+			t.Errorf("step %d %q differs:\nemulator: %s\npyric:    %s", i, s.name, compact(w), compact(g))
+		}
+	}
+	t.Logf("%d responses compared, %d differences, %d known exceptions", len(steps), diffs, excepted)
+}
+
+func compact(b []byte) string {
+	var buf bytes.Buffer
+	_ = json.Compact(&buf, b)
+	return buf.String()
+}

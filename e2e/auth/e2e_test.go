@@ -1,0 +1,161 @@
+// Package authe2e drives pyric's Auth endpoints with the official Firebase
+// SDKs (firebase JS in Node, firebase-admin-go) and compares them with the
+// firebase-tools Auth emulator. The Node-based tests skip when
+// e2e/js/node_modules is absent and fail instead when PYRIC_E2E_REQUIRED=1.
+package authe2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// jsDir is e2e/js, where the pinned Node dependencies live.
+func jsDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "js")
+}
+
+// needNode skips (or, under PYRIC_E2E_REQUIRED=1, fails) when the Node
+// dependencies are not installed.
+func needNode(t *testing.T) {
+	t.Helper()
+	msg := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		msg = "node is not on PATH"
+	} else if _, err := os.Stat(filepath.Join(jsDir(), "node_modules", "firebase")); err != nil {
+		msg = "e2e/js/node_modules is absent (run npm ci in e2e/js)"
+	}
+	if msg == "" {
+		return
+	}
+	if os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		t.Fatalf("end-to-end dependencies missing: %s", msg)
+	}
+	t.Skipf("skipping end-to-end test: %s", msg)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// reference is the firebase-tools Auth emulator, started once per package.
+var reference struct {
+	once sync.Once
+	url  string
+	err  error
+	cmd  *exec.Cmd
+	dir  string
+}
+
+// startReference starts `firebase emulators:start --only auth` (about 15 s)
+// and returns its base URL. It is stopped by TestMain.
+func startReference(t *testing.T, project string) string {
+	t.Helper()
+	needNode(t)
+	reference.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pyric-auth-ref-*")
+		if err != nil {
+			reference.err = err
+			return
+		}
+		reference.dir = dir
+		authPort, hubPort, logPort := freePort(t), freePort(t), freePort(t)
+		cfg := map[string]any{"emulators": map[string]any{
+			"auth":    map[string]any{"port": authPort, "host": "127.0.0.1"},
+			"ui":      map[string]any{"enabled": false},
+			"hub":     map[string]any{"port": hubPort, "host": "127.0.0.1"},
+			"logging": map[string]any{"port": logPort, "host": "127.0.0.1"},
+		}}
+		b, _ := json.Marshal(cfg)
+		if err := os.WriteFile(filepath.Join(dir, "firebase.json"), b, 0o644); err != nil {
+			reference.err = err
+			return
+		}
+		bin := filepath.Join(jsDir(), "node_modules", ".bin", "firebase")
+		cmd := exec.Command(bin, "emulators:start", "--only", "auth", "--project", project)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir, "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
+		log, _ := os.Create(filepath.Join(dir, "emulator.log"))
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			reference.err = err
+			return
+		}
+		reference.cmd = cmd
+		url := fmt.Sprintf("http://127.0.0.1:%d", authPort)
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) {
+			resp, err := http.Get(url + "/")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					reference.url = url
+					return
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		out, _ := os.ReadFile(filepath.Join(dir, "emulator.log"))
+		reference.err = fmt.Errorf("reference emulator did not start in 90s:\n%s", out)
+	})
+	if reference.err != nil {
+		t.Fatalf("reference Auth emulator: %v", reference.err)
+	}
+	return reference.url
+}
+
+func stopReference() {
+	if reference.cmd != nil && reference.cmd.Process != nil {
+		// The process group holds firebase-tools and its children.
+		_ = syscall.Kill(-reference.cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = reference.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-reference.cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	if reference.dir != "" {
+		_ = os.RemoveAll(reference.dir)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopReference()
+	os.Exit(code)
+}
+
+// runNode runs a script from testdata with cwd e2e/js so that imports
+// resolve to the pinned packages.
+func runNode(t *testing.T, ctx context.Context, script string, env ...string) string {
+	t.Helper()
+	abs, _ := filepath.Abs(filepath.Join("testdata", script))
+	cmd := exec.CommandContext(ctx, "node", abs)
+	cmd.Dir = jsDir()
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,246 @@
+package authserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pyric/pyric/auth"
+)
+
+// enums are the allowed values of the Identity Toolkit enum fields, in the
+// API's order: a number is accepted as an index into the list, as the
+// emulator's validator does.
+var enums = map[string][]string{
+	"requestType":       {"OOB_REQ_TYPE_UNSPECIFIED", "PASSWORD_RESET", "OLD_EMAIL_AGREE", "NEW_EMAIL_ACCEPT", "VERIFY_EMAIL", "RECOVER_EMAIL", "EMAIL_SIGNIN", "VERIFY_AND_CHANGE_EMAIL", "REVERT_SECOND_FACTOR_ADDITION"},
+	"clientType":        {"CLIENT_TYPE_UNSPECIFIED", "CLIENT_TYPE_WEB", "CLIENT_TYPE_ANDROID", "CLIENT_TYPE_IOS"},
+	"recaptchaVersion":  {"RECAPTCHA_VERSION_UNSPECIFIED", "RECAPTCHA_ENTERPRISE"},
+	"deleteAttribute":   {"USER_ATTRIBUTE_NAME_UNSPECIFIED", "EMAIL", "DISPLAY_NAME", "PROVIDER", "PHOTO_URL", "PASSWORD", "RAW_USER_INFO"},
+	"order":             {"ORDER_UNSPECIFIED", "ASC", "DESC"},
+	"sortBy":            {"SORT_BY_FIELD_UNSPECIFIED", "USER_ID", "NAME", "CREATED_AT", "LAST_LOGIN_AT", "USER_EMAIL"},
+	"passwordHashOrder": {"UNSPECIFIED_ORDER", "SALT_AND_PASSWORD", "PASSWORD_AND_SALT"},
+}
+
+// parseError is the emulator's answer to a body that is not JSON.
+func parseError(msg string) *auth.Error {
+	m := "Invalid JSON payload received. " + msg
+	return &auth.Error{HTTP: 400, Status: "INVALID_ARGUMENT", Message: m,
+		Details: []auth.ErrorDetail{{Message: m, Domain: "global", Reason: "parseError"}}}
+}
+
+// DecodeBody reads a request body into dst (a pointer to one of the
+// engine's request structs), checking JSON types the way the emulator's
+// OpenAPI validator does: strings accept numbers (converted), enums accept
+// their index, null is a type error, unknown fields are ignored, snake_case
+// keys are read as camelCase. Form-encoded bodies are accepted when form is
+// true (securetoken). extra receives fields the struct does not declare
+// (targetProjectId), when non-nil.
+func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string]any, error) {
+	var root any
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		root = map[string]any{}
+	case mt == "application/x-www-form-urlencoded" && form:
+		q, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, parseError(err.Error())
+		}
+		m := map[string]any{}
+		for k, v := range q {
+			m[k] = v[0]
+		}
+		root = m
+	case mt == "application/json" || mt == "":
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.UseNumber()
+		if err := d.Decode(&root); err != nil {
+			return nil, parseError(jsonErrorText(err))
+		}
+		if d.More() {
+			return nil, parseError("Unexpected non-whitespace character after JSON")
+		}
+		switch root.(type) {
+		case map[string]any, []any:
+		default:
+			return nil, parseError(fmt.Sprintf("Unexpected token, %q is not valid JSON", strings.TrimSpace(string(body))))
+		}
+	default:
+		m := "Invalid content-type: " + contentType
+		return nil, &auth.Error{HTTP: 400, Message: m, Details: []auth.ErrorDetail{{Message: m, Reason: "unknown"}}}
+	}
+	root = camelKeys(root)
+	fixed, err := check(root, reflect.TypeOf(dst).Elem(), "", "")
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(fixed)
+	if err := json.Unmarshal(b, dst); err != nil {
+		return nil, invalid("", "must be object") // unreachable after check; never a 500
+	}
+	return fixed.(map[string]any), nil
+}
+
+func jsonErrorText(err error) string {
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("%s at position %d", se.Error(), se.Offset)
+	}
+	return err.Error()
+}
+
+func invalid(path, what string) *auth.Error {
+	return auth.InvalidArgument(strings.TrimSpace("Invalid JSON payload received. " + path + " " + what))
+}
+
+// camelKeys converts snake_case keys to camelCase, recursively.
+func camelKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[camel(k)] = camelKeys(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = camelKeys(e)
+		}
+	}
+	return v
+}
+
+func camel(k string) string {
+	if !strings.ContainsAny(k, "_-") {
+		return k
+	}
+	parts := strings.FieldsFunc(k, func(r rune) bool { return r == '_' || r == '-' })
+	for i, p := range parts {
+		p = strings.ToLower(p)
+		if i > 0 && p != "" {
+			p = strings.ToUpper(p[:1]) + p[1:]
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, "")
+}
+
+var (
+	stringType = reflect.TypeOf("")
+	anyType    = reflect.TypeOf((*any)(nil)).Elem()
+)
+
+// check validates v against Go type t and returns v with the emulator's
+// coercions applied. path is the JSON pointer so far; name the field name
+// (for enums).
+func check(v any, t reflect.Type, path, name string) (any, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == anyType {
+		return v, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		switch x := v.(type) {
+		case string:
+			if allowed, ok := enums[name]; ok && !slices.Contains(allowed, x) {
+				return nil, invalid(path, "must be equal to one of the allowed values")
+			}
+			return x, nil
+		case json.Number:
+			if allowed, ok := enums[name]; ok {
+				i, err := strconv.Atoi(x.String())
+				if err != nil || i < 0 || i >= len(allowed) {
+					return nil, invalid(path, "must be equal to one of the allowed values")
+				}
+				return allowed[i], nil
+			}
+			return x.String(), nil
+		}
+		if _, ok := enums[name]; ok && v != nil {
+			return nil, invalid(path, "must be equal to one of the allowed values")
+		}
+		return nil, invalid(path, "must be string")
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return nil, invalid(path, "must be boolean")
+		}
+		return v, nil
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return nil, invalid(path, "must be number")
+		}
+		return v, nil
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, invalid(path, "must be array")
+		}
+		out := make([]any, len(arr))
+		for i, e := range arr {
+			f, err := check(e, t.Elem(), path+"/"+strconv.Itoa(i), name)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = f
+		}
+		return out, nil
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, invalid(path, "must be object")
+		}
+		return m, nil
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, invalid(path, "must be object")
+		}
+		fields := map[string]reflect.StructField{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous || !f.IsExported() {
+				continue
+			}
+			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if n == "" || n == "-" {
+				continue
+			}
+			fields[n] = f
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		out := make(map[string]any, len(m))
+		for _, k := range keys {
+			f, ok := fields[k]
+			if !ok {
+				out[k] = m[k] // unknown: kept for the caller, ignored by the struct
+				continue
+			}
+			c, err := check(m[k], f.Type, path+"/"+k, k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// bodyString returns a string-valued field of a decoded body.
+func bodyString(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+var _ = stringType

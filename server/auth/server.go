@@ -1,0 +1,224 @@
+// Package authserver is the HTTP adapter of the Auth engine: the Identity
+// Toolkit (/identitytoolkit.googleapis.com/v1 and v2), securetoken
+// (/securetoken.googleapis.com/v1/token) and Auth-emulator
+// (/emulator/v1/...) endpoints that the Firebase SDKs call under
+// connectAuthEmulator / FIREBASE_AUTH_EMULATOR_HOST. It decodes, picks the
+// caller and project as the emulator does, calls the engine and encodes;
+// no semantics live here.
+//
+// Mount it at the root of the Auth port (the emulator default is 9099):
+//
+//	eng := auth.New(auth.Options{Events: bus})
+//	http.ListenAndServe("127.0.0.1:9099", authserver.New(eng, authserver.Options{DefaultProject: "demo-project"}))
+package authserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/identity"
+)
+
+// Options configure the handler.
+type Options struct {
+	// DefaultProject is the project of API-key requests and of admin
+	// requests that name no project, as the emulator's --project is.
+	// Empty means "demo-project".
+	DefaultProject string
+	// APIKeys maps API keys to projects, so several projects can be served
+	// to clients at once; keys not listed belong to DefaultProject (the
+	// emulator accepts any key).
+	APIKeys map[string]string
+	// BaseURL is the externally visible URL of this server, used in OOB
+	// links ("http://127.0.0.1:9099"). Empty means http://<Host header>.
+	BaseURL string
+	// MaxBodyBytes bounds request bodies; 0 means 32 MiB.
+	MaxBodyBytes int64
+}
+
+// Handler serves the Auth endpoints.
+type Handler struct {
+	eng  *auth.Engine
+	opts Options
+}
+
+// New returns the handler for eng.
+func New(eng *auth.Engine, opts Options) *Handler {
+	if opts.DefaultProject == "" {
+		opts.DefaultProject = "demo-project"
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 32 << 20
+	}
+	return &Handler{eng: eng, opts: opts}
+}
+
+// request is one decoded HTTP call on its way to the engine.
+type request struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	body    []byte
+	admin   bool
+	keyUsed bool
+	// pathProject says the URL named the project (a body targetProjectId
+	// is then ignored).
+	pathProject bool
+	call        auth.Call
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		// Never a bare 500: an engine bug still gets the JSON envelope.
+		if v := recover(); v != nil {
+			writeError(w, auth.Internal("INTERNAL_ERROR : unexpected failure"))
+		}
+	}()
+	cors(w, r)
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	if err != nil || int64(len(body)) > h.opts.MaxBodyBytes {
+		writeError(w, auth.InvalidArgument("Invalid JSON payload received. request body too large or unreadable"))
+		return
+	}
+	if r.Method == http.MethodDelete {
+		body = nil // the emulator ignores DELETE bodies
+	}
+	req := &request{w: w, r: r, body: body}
+	req.call.BaseURL = h.opts.BaseURL
+	if req.call.BaseURL == "" {
+		req.call.BaseURL = "http://" + r.Host
+	}
+	path := r.URL.Path
+	switch {
+	case path == "/" && r.Method == http.MethodGet:
+		writeJSON(w, 200, map[string]any{"authEmulator": map[string]any{"ready": true,
+			"docs": "https://firebase.google.com/docs/emulator-suite", "apiSpec": "/emulator/openapi.json"}})
+	case strings.HasPrefix(path, "/identitytoolkit.googleapis.com/v1/"):
+		h.v1(req, strings.TrimPrefix(path, "/identitytoolkit.googleapis.com/v1/"))
+	case strings.HasPrefix(path, "/identitytoolkit.googleapis.com/v2/"):
+		h.v2(req, strings.TrimPrefix(path, "/identitytoolkit.googleapis.com/v2/"))
+	case path == "/securetoken.googleapis.com/v1/token":
+		h.token(req)
+	case strings.HasPrefix(path, "/www.googleapis.com/identitytoolkit/v3/relyingparty/"):
+		h.legacy(req, strings.TrimPrefix(path, "/www.googleapis.com/identitytoolkit/v3/relyingparty/"))
+	case strings.HasPrefix(path, "/emulator/v1/projects/"):
+		h.emulator(req, strings.TrimPrefix(path, "/emulator/v1/projects/"))
+	case path == "/emulator/action" && r.Method == http.MethodGet:
+		h.action(req)
+	default:
+		writeError(w, auth.NotFound())
+	}
+}
+
+func cors(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	if o := r.Header.Get("Origin"); o != "" {
+		hd.Set("Access-Control-Allow-Origin", o)
+		hd.Set("Access-Control-Allow-Credentials", "true")
+		hd.Add("Vary", "Origin")
+	}
+	if r.Method == http.MethodOptions {
+		hd.Set("Access-Control-Allow-Methods", "GET,HEAD,PUT,PATCH,POST,DELETE")
+		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
+			hd.Set("Access-Control-Allow-Headers", rh)
+		}
+	}
+	if r.Header.Get("Access-Control-Request-Private-Network") != "" {
+		hd.Set("Access-Control-Allow-Private-Network", "true")
+	}
+}
+
+// authenticate applies the emulator's security rules for Identity Toolkit
+// operations: a bearer token is checked first ("owner" or a service-account
+// "ya29." token is admin; anything else is 401) when oauth is allowed, then
+// the API key (?key= or X-Goog-Api-Key); neither is 403.
+func (h *Handler) authenticate(req *request, oauth bool) bool {
+	if oauth {
+		if a := req.r.Header.Get("Authorization"); len(a) >= 7 && strings.EqualFold(a[:7], "bearer ") {
+			tok := a[7:]
+			if strings.EqualFold(tok, "owner") || strings.HasPrefix(tok, "ya29.") {
+				req.admin = true
+				req.call.Caller = identity.AdminIdentity()
+				req.call.Project = h.opts.DefaultProject
+				return true
+			}
+			writeError(req.w, unauthenticated())
+			return false
+		}
+	}
+	key := req.r.URL.Query().Get("key")
+	if key == "" {
+		key = req.r.Header.Get("X-Goog-Api-Key")
+	}
+	if key == "" {
+		writeError(req.w, auth.PermissionDenied("The request is missing a valid API key."))
+		return false
+	}
+	req.keyUsed = true
+	req.call.Caller = identity.Anonymous()
+	req.call.Project = h.opts.DefaultProject
+	if p := h.opts.APIKeys[key]; p != "" {
+		req.call.Project = p
+	}
+	return true
+}
+
+var adminCaller = identity.AdminIdentity()
+
+func unauthenticated() *auth.Error {
+	m := "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
+	return &auth.Error{HTTP: 401, Status: "UNAUTHENTICATED", Message: m, Details: []auth.ErrorDetail{{Message: "Invalid Credentials",
+		Domain: "global", Reason: "authError", Location: "Authorization", LocationType: "header"}}}
+}
+
+// targetProject applies a project id from the path or body: only admin
+// calls may name one.
+func (req *request) targetProject(p string) error {
+	if p == "" {
+		return nil
+	}
+	if !req.admin {
+		return &auth.Error{HTTP: 400, Message: "INSUFFICIENT_PERMISSION : Only authenticated requests can specify target_project_id.",
+			Reason: "invalid", Domain: "global"}
+	}
+	req.call.Project = p
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError encodes the Google JSON error envelope.
+func writeError(w http.ResponseWriter, err error) {
+	ae, ok := err.(*auth.Error)
+	if !ok {
+		ae = auth.Internal(err.Error())
+	}
+	e := map[string]any{"code": ae.HTTP, "message": ae.Message, "errors": ae.ErrorDetails()}
+	if ae.Status != "" {
+		e["status"] = ae.Status
+	}
+	writeJSON(w, ae.HTTP, map[string]any{"error": e})
+}
+
+func methodNotAllowed(req *request) {
+	writeJSON(req.w, 405, map[string]any{"message": "Method " + req.r.Method + " not allowed for " + req.r.URL.RequestURI()})
+}
+
+// respond writes an engine result.
+func respond[T any](req *request, v T, err error) {
+	if err != nil {
+		writeError(req.w, err)
+		return
+	}
+	writeJSON(req.w, 200, v)
+}

@@ -111,6 +111,12 @@ func TestSemantics(t *testing.T) {
 		{name: "priority is read from .priority",
 			rules: `{".read": "data.child('p').getPriority() === 7 && data.child('p').val() === 'v'"}`,
 			data:  `{"p": {".value": "v", ".priority": 7}}`, op: Read, path: "/", allow: true},
+		{name: "deleting a child of a leaf leaves the leaf",
+			rules: `{".write": true, "a": {".validate": "newData.val() === 6"}}`, data: `{"a": 5}`, op: Write, path: "/a/b", allow: false},
+		{name: "a leaf with a deleted child has no children",
+			rules: `{".write": true, "a": {".validate": "!newData.hasChildren() && newData.isNumber()"}}`, data: `{"a": 5}`, op: Write, path: "/a/b", allow: true},
+		{name: "writing a child under a leaf replaces it with an object",
+			rules: `{".write": true, "a": {".validate": "newData.hasChildren() && !newData.isNumber()"}}`, data: `{"a": 5}`, op: Write, path: "/a/b", newData: `1`, allow: true},
 		{name: "read at the root",
 			rules: `{".read": "root.child('open').val() === true"}`, data: `{"open": true}`, op: Read, path: "", allow: true},
 	}

@@ -139,7 +139,11 @@ func exists(v any) bool {
 				return true
 			}
 		}
-		return baseHasChildOutside(v.base, v.over)
+		if baseHasChildOutside(v.base, v.over) {
+			return true
+		}
+		// Deleting a child of a leaf leaves the leaf as it was.
+		return isLeaf(v.base)
 	case replaced:
 		return exists(v.v)
 	}
@@ -175,6 +179,33 @@ func baseHasChildOutside(base any, over map[string]any) bool {
 	return false
 }
 
+// isLeaf reports whether v is a present primitive (possibly with a
+// priority), as opposed to null or a node with children.
+func isLeaf(v any) bool {
+	switch t := v.(type) {
+	case nil, []any, *overlay:
+		return false
+	case map[string]any:
+		lv, ok := t[".value"]
+		return ok && exists(lv)
+	}
+	return true
+}
+
+// overlayEmpty reports whether o has no present child.
+func overlayEmpty(o *overlay) bool {
+	for _, c := range o.over {
+		if r, ok := c.(replaced); ok {
+			if exists(r.v) {
+				return false
+			}
+		} else if exists(c) {
+			return false
+		}
+	}
+	return !baseHasChildOutside(o.base, o.over)
+}
+
 func isMetaKey(k string) bool { return strings.HasPrefix(k, ".") }
 
 // hasChildren reports whether v has at least one present child.
@@ -185,7 +216,9 @@ func hasChildren(v any) bool {
 			return false
 		}
 		return exists(v)
-	case []any, *overlay:
+	case *overlay:
+		return !overlayEmpty(v)
+	case []any:
 		return exists(v)
 	}
 	return false
@@ -247,7 +280,15 @@ func leafValue(v any) (any, bool) {
 			return objectValue{}, true
 		}
 		return nil, true
-	case []any, *overlay:
+	case *overlay:
+		if overlayEmpty(t) {
+			if isLeaf(t.base) {
+				return leafValue(t.base)
+			}
+			return nil, true
+		}
+		return objectValue{}, true
+	case []any:
 		if exists(t) {
 			return objectValue{}, true
 		}

@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	go.etcd.io/bbolt v1.4.3 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -1,0 +1,285 @@
+// Package sandbox owns Pyric's engines for one running backend: identity
+// contexts, the injectable clock and id source, the event bus with its
+// history, the admin plane that bypasses rules, reset, JSON snapshots and
+// crash-safe persistence.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+)
+
+// DefaultProject is the project id used when Options.Project is empty.
+const DefaultProject = "demo-pyric"
+
+// Options configure a Sandbox.
+type Options struct {
+	// Project is the default project for the admin plane and snapshots.
+	Project string
+	// DataDir keeps state in DataDir/pyric.db (bbolt); empty keeps it in
+	// memory only.
+	DataDir string
+	// Deterministic replaces the clock and the id source with seeded ones,
+	// so that the same sequence of calls yields bit-identical state, events
+	// and snapshots.
+	Deterministic bool
+	// Seed seeds the deterministic id source.
+	Seed uint64
+	// Start is the deterministic clock's first instant (default 2026-01-01).
+	Start time.Time
+	// Now overrides the clock (ignored when Deterministic).
+	Now func() time.Time
+	// History bounds the event history (0: event.DefaultHistory).
+	History int
+	// Rules is the initial Firestore rules gate (nil: no rules loaded).
+	Rules firestore.Rules
+}
+
+// Sandbox is one backend: engines, events, clock, ids and storage.
+type Sandbox struct {
+	opts  Options
+	now   func() time.Time
+	newID func() string
+	bus   *event.Bus
+	fs    *firestore.Engine
+	store *Store
+	def   firestore.DatabaseName
+	mu    sync.Mutex
+}
+
+// Open creates a sandbox, restoring persisted state when DataDir is set.
+func Open(opts Options) (*Sandbox, error) {
+	if opts.Project == "" {
+		opts.Project = DefaultProject
+	}
+	sb := &Sandbox{opts: opts, def: firestore.DatabaseName{Project: opts.Project, Database: firestore.DefaultDatabase}}
+	switch {
+	case opts.Deterministic:
+		start := opts.Start
+		if start.IsZero() {
+			start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		clock := &stepClock{t: start}
+		sb.now = clock.Now
+		rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
+		var mu sync.Mutex
+		sb.newID = func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+			b := make([]byte, 20)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			return string(b)
+		}
+	default:
+		sb.now = opts.Now
+		if sb.now == nil {
+			sb.now = time.Now
+		}
+		sb.newID = firestore.RandomID
+	}
+	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
+	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
+	if opts.DataDir != "" {
+		st, err := OpenStore(opts.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		sb.store = st
+		fo.Persister = st
+	}
+	sb.fs = firestore.New(fo)
+	if sb.store != nil {
+		dbs, err := sb.store.Load()
+		if err != nil {
+			sb.store.Close()
+			return nil, err
+		}
+		for name, docs := range dbs {
+			if err := sb.fs.Restore(name, docs); err != nil {
+				sb.store.Close()
+				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
+			}
+		}
+	}
+	return sb, nil
+}
+
+// stepClock is the deterministic clock: every reading advances it by 1 ms.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// Close releases the persistent store. In-memory state stays usable.
+func (sb *Sandbox) Close() error {
+	if sb.store != nil {
+		return sb.store.Close()
+	}
+	return nil
+}
+
+// Firestore returns the Firestore engine (the wire adapters' entry point).
+func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
+
+// Events returns the event bus (subscribe, history).
+func (sb *Sandbox) Events() *event.Bus { return sb.bus }
+
+// Now reads the sandbox clock.
+func (sb *Sandbox) Now() time.Time { return sb.now() }
+
+// NewID mints an id from the sandbox's id source.
+func (sb *Sandbox) NewID() string { return sb.newID() }
+
+// Database returns the default Firestore database name.
+func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
+
+// Context is an immutable identity bound to a sandbox: every operation made
+// through it is judged as that identity.
+type Context struct {
+	sb   *Sandbox
+	auth identity.Identity
+}
+
+// WithAuth returns a context acting as who.
+func (sb *Sandbox) WithAuth(who identity.Identity) Context { return Context{sb: sb, auth: who} }
+
+// WithAuth derives a sibling context with another identity (it replaces,
+// not merges).
+func (c Context) WithAuth(who identity.Identity) Context { return Context{sb: c.sb, auth: who} }
+
+// Auth returns the context's identity.
+func (c Context) Auth() identity.Identity { return c.auth }
+
+// Sandbox returns the context's sandbox.
+func (c Context) Sandbox() *Sandbox { return c.sb }
+
+// Reset wipes all data (memory and disk) and the event history; the
+// boundary event is emitted first and subscriptions survive.
+func (sb *Sandbox) Reset() error {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.bus.Emit(event.Event{Kind: event.KindSessionBoundary, Phase: "reset", PriorOpCount: sb.bus.Len()})
+	if sb.store != nil {
+		if err := sb.store.Clear(); err != nil {
+			return err
+		}
+	}
+	sb.fs.Reset()
+	sb.bus.Clear()
+	return nil
+}
+
+// Admin is the rules-bypassing plane.
+type Admin struct{ sb *Sandbox }
+
+// Admin returns the admin plane.
+func (sb *Sandbox) Admin() Admin { return Admin{sb} }
+
+// FirestoreAdmin is the admin plane of Firestore, on the default database.
+type FirestoreAdmin struct{ sb *Sandbox }
+
+// Firestore returns the Firestore admin plane.
+func (a Admin) Firestore() FirestoreAdmin { return FirestoreAdmin{a.sb} }
+
+// AdminDoc is a listed document; Phantom marks a path with descendants but
+// no document.
+type AdminDoc struct {
+	Path    string         `json:"path"`
+	Data    map[string]any `json:"data"`
+	Phantom bool           `json:"phantom,omitempty"`
+}
+
+// GetDocument reads a document's fields in the JSON form; nil when missing.
+func (f FirestoreAdmin) GetDocument(ctx context.Context, path string) (map[string]any, error) {
+	r, err := f.sb.fs.BatchGetDocuments(ctx, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{
+		Database: f.sb.def.String(), Documents: []string{f.sb.def.DocName(path)}})
+	if err != nil {
+		return nil, err
+	}
+	if d := r[0].GetFound(); d != nil {
+		return firestore.EncodeFields(d.Fields, f.sb.def), nil
+	}
+	return nil, nil
+}
+
+// SetDocument replaces a document with data (JSON form or Go natives).
+func (f FirestoreAdmin) SetDocument(ctx context.Context, path string, data map[string]any) error {
+	fields, err := firestore.DecodeFields(data, f.sb.def)
+	if err != nil {
+		return err
+	}
+	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
+		Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{Name: f.sb.def.DocName(path), Fields: fields}}}}})
+	return err
+}
+
+// DeleteDocument deletes a document and reports whether it existed.
+func (f FirestoreAdmin) DeleteDocument(ctx context.Context, path string) (bool, error) {
+	cur, err := f.GetDocument(ctx, path)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
+		Writes: []*pb.Write{{Operation: &pb.Write_Delete{Delete: f.sb.def.DocName(path)}}}})
+	return cur != nil && err == nil, err
+}
+
+// ListDocuments lists the documents of a collection path, with phantoms.
+func (f FirestoreAdmin) ListDocuments(ctx context.Context, collection string) ([]AdminDoc, error) {
+	if err := firestore.ValidateCollectionPath(collection); err != nil {
+		return nil, err
+	}
+	parent, id := "", collection
+	if i := strings.LastIndexByte(collection, '/'); i >= 0 {
+		parent, id = collection[:i], collection[i+1:]
+	}
+	r, err := f.sb.fs.ListDocuments(ctx, identity.AdminIdentity(), &pb.ListDocumentsRequest{
+		Parent: f.sb.def.DocName(parent), CollectionId: id, ShowMissing: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AdminDoc, 0, len(r.Documents))
+	for _, d := range r.Documents {
+		rel := strings.TrimPrefix(d.Name, f.sb.def.Documents()+"/")
+		if d.UpdateTime == nil {
+			out = append(out, AdminDoc{Path: rel, Phantom: true})
+			continue
+		}
+		out = append(out, AdminDoc{Path: rel, Data: firestore.EncodeFields(d.Fields, f.sb.def)})
+	}
+	return out, nil
+}
+
+// ErrSnapshot wraps every snapshot decoding error.
+var ErrSnapshot = errors.New("invalid snapshot")
+
+func sortedDBs(m map[firestore.DatabaseName][]*pb.Document) []firestore.DatabaseName {
+	out := make([]firestore.DatabaseName, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -112,7 +112,14 @@ type evaluation struct {
 // Evaluate judges a request. The error is non-nil only for a request that
 // can't be judged (ErrInvalidPath, ErrInvalidRequest); evaluation errors
 // inside rules deny those rules and are reported in the Decision.
-func (rs *Ruleset) Evaluate(req Request) (Decision, error) {
+func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
+	defer func() {
+		// Evaluation has no known panic; this keeps a bug from crossing the
+		// API boundary as one (the fuzz target treats it as a failure).
+		if r := recover(); r != nil {
+			dec, err = Decision{Deciding: -1}, fmt.Errorf("rtdb: internal error evaluating %s %s: %v", req.Operation, req.Path, r)
+		}
+	}()
 	keys, err := splitPath(req.Path)
 	if err != nil {
 		return Decision{Deciding: -1}, err

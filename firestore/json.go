@@ -229,6 +229,8 @@ func number(v any) (float64, bool) {
 		return float64(x), true
 	case int64:
 		return float64(x), true
+	case int32:
+		return float64(x), true
 	}
 	return 0, false
 }

@@ -1,0 +1,114 @@
+package eval
+
+import (
+	"strings"
+
+	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// call evaluates a function call, a namespaced call or a method call.
+// Error positions follow production: a function or method that doesn't
+// exist is reported at the start of the call, a namespaced function that
+// fails at its name after the dot, a method that fails at its name.
+func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
+	switch fn := e.Fn.(type) {
+	case *ast.Ident:
+		if f, decl := r.env.Program.LookupFunc(fr.block, fn.Name); f != nil {
+			return r.callUser(e, f, decl, fr, depth)
+		}
+		if b, ok := r.env.Funcs[fn.Name]; ok {
+			args, err := r.args(e.Args, fr, depth)
+			if err != nil {
+				return err
+			}
+			return withPos(b(args), e)
+		}
+		if g, ok := globalFuncs[fn.Name]; ok {
+			args, err := r.args(e.Args, fr, depth)
+			if err != nil {
+				return err
+			}
+			return withPos(g(args), e)
+		}
+		return withPos(value.ErrFunctionNotFound(fn.Name), e)
+	case *ast.Member:
+		if id, ok := fn.X.(*ast.Ident); ok {
+			if _, bound := r.lookupVar(fr, id.Name); !bound {
+				ns, known := stdNamespaces[id.Name]
+				if !known {
+					ns, known = r.env.Namespaces[id.Name]
+				}
+				if known {
+					f, ok := ns[fn.Name]
+					if !ok {
+						return withPos(value.ErrFunctionNotFound(id.Name+"."+fn.Name), e)
+					}
+					args, err := r.args(e.Args, fr, depth)
+					if err != nil {
+						return err
+					}
+					return withOffset(f(args), fn.NameSp.Start.Offset)
+				}
+			}
+		}
+		recv := r.eval(fn.X, fr, depth+1)
+		if value.IsError(recv) {
+			return recv
+		}
+		args, err := r.args(e.Args, fr, depth)
+		if err != nil {
+			return err
+		}
+		m, ok := lookupMethod(recv, fn.Name)
+		if !ok {
+			if _, isNull := recv.(value.Null); isNull {
+				return withPos(value.ErrNull(), e)
+			}
+			return withPos(value.ErrFunctionNotFound(fn.Name), e)
+		}
+		return withOffset(m(recv, args), fn.NameSp.Start.Offset)
+	}
+	return withPos(value.Errorf("cannot call this expression"), e)
+}
+
+// args evaluates call arguments eagerly; the first error is returned.
+func (r *Run) args(exprs []ast.Expr, fr *frame, depth int) ([]value.Value, value.Value) {
+	out := make([]value.Value, len(exprs))
+	for i, a := range exprs {
+		v := r.eval(a, fr, depth+1)
+		if value.IsError(v) {
+			return nil, v
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// callUser calls a user function. Arguments and lets are lazy thunks: an
+// argument or let that errors only matters if the body uses it.
+func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, depth int) value.Value {
+	if len(e.Args) != len(f.Params) {
+		return withPos(value.Errorf("Incorrect number of arguments supplied to function: %s.", f.Name), e)
+	}
+	if fr.calls >= MaxCallDepth {
+		return withPos(value.Errorf("Maximum allowed call depth of %d is reached for [%s] call stack.", MaxCallDepth, strings.Join(append(fr.stack, f.Name), "->")), e)
+	}
+	for _, name := range fr.stack {
+		if name == f.Name {
+			return withPos(value.Errorf("Recursive call is not allowed."), e)
+		}
+	}
+	callee := &frame{block: decl, vars: fr.vars, local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
+		stack: append(append([]string(nil), fr.stack...), f.Name)}
+	for i, p := range f.Params {
+		callee.local[p.Name] = &thunk{expr: e.Args[i], fr: fr, depth: depth + 1}
+	}
+	for _, l := range f.Lets {
+		callee.local[l.Name.Name] = &thunk{expr: l.Value, fr: callee, depth: depth + 1}
+	}
+	if f.Return == nil {
+		return withPos(value.Errorf("function %s has no return statement", f.Name), e)
+	}
+	return r.eval(f.Return, callee, depth+1)
+}

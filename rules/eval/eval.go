@@ -1,0 +1,583 @@
+package eval
+
+import (
+	"strings"
+
+	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// DefaultMaxExpressions is production's documented cap on expressions
+// evaluated for one request.
+const DefaultMaxExpressions = 1000
+
+// MaxCallDepth is production's cap on nested user-function calls.
+const MaxCallDepth = 20
+
+// Builtin is a function a service provides, such as get() or exists().
+// Arguments arrive evaluated; errors among them are passed through unless
+// the builtin handles them.
+type Builtin func(args []value.Value) value.Value
+
+// Env is what a service supplies for one request.
+type Env struct {
+	Program *Program
+	// Globals are the top-level bindings such as request and resource. A
+	// name that is absent is unbound: reading it is "Null value error.",
+	// which is how production's Rules Test API treats an absent resource.
+	Globals map[string]value.Value
+	// Funcs are service builtins callable by name: get, exists, getAfter…
+	Funcs map[string]Builtin
+	// Namespaces are service namespaces beyond the standard library, such
+	// as Storage's firestore.get.
+	Namespaces map[string]map[string]Builtin
+	// MaxExpressions bounds expressions evaluated over the whole request;
+	// 0 means DefaultMaxExpressions.
+	MaxExpressions int
+	// Trace records a sub-expression trace for every evaluated rule.
+	Trace bool
+}
+
+// Run evaluates the rules of one request; it carries the expression budget
+// shared by every rule evaluated for that request.
+type Run struct {
+	env       *Env
+	max       int
+	count     int
+	exhausted bool
+	trace     []sim.Expr
+}
+
+// NewRun starts evaluating one request.
+func NewRun(env *Env) *Run {
+	max := env.MaxExpressions
+	if max <= 0 {
+		max = DefaultMaxExpressions
+	}
+	return &Run{env: env, max: max}
+}
+
+// Count is the number of expressions evaluated so far.
+func (r *Run) Count() int { return r.count }
+
+// Exhausted reports whether the expression budget ran out.
+func (r *Run) Exhausted() bool { return r.exhausted }
+
+// maxTrace bounds the trace of one rule so explanations stay readable.
+const maxTrace = 400
+
+// Condition evaluates an allow condition of a matched block. A nil
+// condition (`allow read;`) is true. The trace is nil unless Env.Trace.
+func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
+	if cond == nil {
+		return value.Bool(true), nil
+	}
+	r.trace = nil
+	fr := &frame{block: m.Block, vars: m.Vars}
+	v := r.eval(cond, fr, 0)
+	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
+		v = withPos(value.ErrType(v.Type(), "bool"), cond)
+	}
+	return v, r.trace
+}
+
+// Expr evaluates a standalone expression in the scope of a matched block,
+// for tools (simulate one expression, REPLs).
+func (r *Run) Expr(m Matched, e ast.Expr) value.Value {
+	return r.eval(e, &frame{block: m.Block, vars: m.Vars}, 0)
+}
+
+// frame is the scope of one evaluation: a rule condition or a function body.
+type frame struct {
+	block *Block                            // lexical scope for function lookup and path variables
+	vars  map[*Block]map[string]value.Value // path variables visible per block
+	local map[string]*thunk                 // params and lets
+	calls int                               // user-function nesting depth
+	stack []string                          // function names on the call stack
+}
+
+// thunk is a lazily evaluated, memoised binding: production evaluates lets
+// and arguments only when used (an unused `let x = 1/0` does not deny).
+type thunk struct {
+	expr  ast.Expr
+	fr    *frame
+	v     value.Value
+	done  bool
+	depth int
+}
+
+func (r *Run) force(t *thunk) value.Value {
+	if !t.done {
+		t.done = true
+		t.v = value.Errorf("a binding refers to itself")
+		t.v = r.eval(t.expr, t.fr, t.depth)
+	}
+	return t.v
+}
+
+func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
+	if t, ok := fr.local[name]; ok {
+		return r.force(t), true
+	}
+	if vs := fr.vars[fr.block]; vs != nil {
+		if v, ok := vs[name]; ok {
+			return v, true
+		}
+	} else {
+		// The frame's block is not on the matched chain (a function from an
+		// unrelated scope): only its declared variables could be visible,
+		// and none are bound.
+	}
+	if v, ok := r.env.Globals[name]; ok {
+		return v, true
+	}
+	return nil, false
+}
+
+// withPos attaches the node's start position to an error that has none.
+func withPos(v value.Value, n ast.Expr) value.Value {
+	if e, ok := v.(*value.Error); ok && e.Offset < 0 {
+		e.Offset = n.Span().Start.Offset
+	}
+	return v
+}
+
+func withOffset(v value.Value, offset int) value.Value {
+	if e, ok := v.(*value.Error); ok && e.Offset < 0 {
+		e.Offset = offset
+	}
+	return v
+}
+
+func (r *Run) source(e ast.Expr) string {
+	sp := e.Span()
+	text := r.env.Program.File.Text
+	if sp.Start.Offset < 0 || sp.End.Offset > len(text) || sp.Start.Offset > sp.End.Offset {
+		return ""
+	}
+	s := strings.Join(strings.Fields(text[sp.Start.Offset:sp.End.Offset]), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+func (r *Run) record(e ast.Expr, depth int) int {
+	if !r.env.Trace || len(r.trace) >= maxTrace {
+		return -1
+	}
+	sp := e.Span()
+	r.trace = append(r.trace, sim.Expr{Source: r.source(e), Line: sp.Start.Line, Column: sp.Start.Column, Depth: depth})
+	return len(r.trace) - 1
+}
+
+func (r *Run) skip(e ast.Expr, depth int) {
+	if i := r.record(e, depth); i >= 0 {
+		r.trace[i].Skipped = true
+	}
+}
+
+func (r *Run) fill(i int, v value.Value) {
+	if i < 0 {
+		return
+	}
+	if e, ok := v.(*value.Error); ok {
+		r.trace[i].Error = e.Message
+		return
+	}
+	r.trace[i].Value = value.Show(v)
+}
+
+func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
+	if p, ok := e.(*ast.Paren); ok {
+		return r.eval(p.X, fr, depth)
+	}
+	if r.exhausted {
+		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+	}
+	r.count++
+	if r.count > r.max {
+		r.exhausted = true
+		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+	}
+	i := r.record(e, depth)
+	v := r.evalNode(e, fr, depth)
+	r.fill(i, v)
+	return v
+}
+
+func (r *Run) exhaustedMessage() string {
+	return "Evaluation budget exhausted: more than " + itoa(r.max) + " expressions evaluated for this request (production denies silently)."
+}
+
+func itoa(n int) string { return value.Show(value.Int(n)) }
+
+func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
+	switch e := e.(type) {
+	case *ast.Literal:
+		switch e.Kind {
+		case ast.Null:
+			return value.Null{}
+		case ast.Bool:
+			return value.Bool(e.Bool)
+		case ast.Int:
+			return value.Int(e.Int)
+		case ast.Float:
+			return value.Float(e.Float)
+		case ast.String:
+			return value.String(e.Str)
+		case ast.Bytes:
+			return value.Bytes(e.Str)
+		}
+	case *ast.Ident:
+		if v, ok := r.lookupVar(fr, e.Name); ok {
+			return v
+		}
+		return withPos(value.ErrNull(), e)
+	case *ast.Unary:
+		x := r.eval(e.X, fr, depth+1)
+		if value.IsError(x) {
+			return x
+		}
+		var v value.Value
+		if e.Op == "!" {
+			v = value.Not(x)
+		} else {
+			v = value.Negate(x)
+		}
+		return withOffset(v, e.OpPos.Offset)
+	case *ast.Binary:
+		return r.binary(e, fr, depth)
+	case *ast.In:
+		x := r.eval(e.X, fr, depth+1)
+		c := r.eval(e.Collection, fr, depth+1)
+		if value.IsError(x) {
+			return x
+		}
+		if value.IsError(c) {
+			return c
+		}
+		return withOffset(in(x, c), e.OpSpan.Start.Offset)
+	case *ast.Is:
+		x := r.eval(e.X, fr, depth+1)
+		if value.IsError(x) {
+			return x
+		}
+		return value.Bool(value.Is(x, e.Type))
+	case *ast.Ternary:
+		c := r.eval(e.Cond, fr, depth+1)
+		if value.IsError(c) {
+			r.skip(e.Then, depth+1)
+			r.skip(e.Else, depth+1)
+			return c
+		}
+		b, ok := c.(value.Bool)
+		if !ok {
+			r.skip(e.Then, depth+1)
+			r.skip(e.Else, depth+1)
+			return withPos(value.ErrType(c.Type(), "bool"), e.Cond)
+		}
+		if b {
+			v := r.eval(e.Then, fr, depth+1)
+			r.skip(e.Else, depth+1)
+			return v
+		}
+		r.skip(e.Then, depth+1)
+		return r.eval(e.Else, fr, depth+1)
+	case *ast.Member:
+		x := r.eval(e.X, fr, depth+1)
+		return withPos(member(x, e.Name), e)
+	case *ast.Index:
+		x := r.eval(e.X, fr, depth+1)
+		i := r.eval(e.Index, fr, depth+1)
+		if value.IsError(x) {
+			return x
+		}
+		if value.IsError(i) {
+			return i
+		}
+		return withPos(index(x, i), e)
+	case *ast.Slice:
+		x := r.eval(e.X, fr, depth+1)
+		var lo, hi value.Value
+		if e.Lo != nil {
+			lo = r.eval(e.Lo, fr, depth+1)
+		}
+		if e.Hi != nil {
+			hi = r.eval(e.Hi, fr, depth+1)
+		}
+		for _, v := range []value.Value{x, lo, hi} {
+			if v != nil && value.IsError(v) {
+				return v
+			}
+		}
+		return withPos(slice(x, lo, hi), e)
+	case *ast.Call:
+		return r.call(e, fr, depth)
+	case *ast.List:
+		out := make(value.List, len(e.Elems))
+		for i, x := range e.Elems {
+			v := r.eval(x, fr, depth+1)
+			if value.IsError(v) {
+				return v
+			}
+			out[i] = v
+		}
+		return out
+	case *ast.Map:
+		out := make(value.Map, len(e.Entries))
+		for _, en := range e.Entries {
+			k := r.eval(en.Key, fr, depth+1)
+			if value.IsError(k) {
+				return k
+			}
+			ks, ok := k.(value.String)
+			if !ok {
+				return withPos(value.ErrType(k.Type(), "string"), en.Key)
+			}
+			v := r.eval(en.Value, fr, depth+1)
+			if value.IsError(v) {
+				return v
+			}
+			out[string(ks)] = v
+		}
+		return out
+	case *ast.Path:
+		return r.path(e, fr, depth)
+	case *ast.Bad:
+		return withPos(value.Errorf("syntax error"), e)
+	}
+	return withPos(value.Errorf("cannot evaluate %T", e), e)
+}
+
+// binary evaluates binary operators. && and || absorb errors in either
+// order, as production does: an operand that decides the result (false for
+// &&, true for ||) wins over an error in the other; a non-boolean operand is
+// an error.
+func (r *Run) binary(e *ast.Binary, fr *frame, depth int) value.Value {
+	switch e.Op {
+	case "&&", "||":
+		decisive := value.Bool(e.Op == "||")
+		l := logicOperand(r.eval(e.X, fr, depth+1), e.X)
+		if l == decisive {
+			r.skip(e.Y, depth+1)
+			return l
+		}
+		rv := logicOperand(r.eval(e.Y, fr, depth+1), e.Y)
+		if rv == decisive {
+			return rv
+		}
+		if value.IsError(l) {
+			return l
+		}
+		if value.IsError(rv) {
+			return rv
+		}
+		return !decisive
+	}
+	x := r.eval(e.X, fr, depth+1)
+	y := r.eval(e.Y, fr, depth+1)
+	if value.IsError(x) {
+		return x
+	}
+	if value.IsError(y) {
+		return y
+	}
+	var v value.Value
+	switch e.Op {
+	case "==":
+		v = equalOp(x, y)
+	case "!=":
+		v = equalOp(x, y)
+		if b, ok := v.(value.Bool); ok {
+			v = !b
+		}
+	case "<", "<=", ">", ">=":
+		v = value.Compare(x, y, e.Op)
+	default:
+		v = value.Arith(e.Op, x, y)
+	}
+	return withOffset(v, e.OpSpan.Start.Offset)
+}
+
+func equalOp(x, y value.Value) value.Value {
+	if p, ok := x.(value.Path); ok && p.Partial {
+		return value.ErrPartialPath()
+	}
+	if p, ok := y.(value.Path); ok && p.Partial {
+		return value.ErrPartialPath()
+	}
+	return value.Bool(value.Equal(x, y))
+}
+
+// logicOperand turns a non-boolean operand of && or || into a type error.
+func logicOperand(v value.Value, n ast.Expr) value.Value {
+	switch v.(type) {
+	case value.Bool, *value.Error:
+		return v
+	}
+	return withPos(value.ErrType(v.Type(), "bool"), n)
+}
+
+// path evaluates a path literal; $(x) splices strings (split on '/'),
+// numbers and booleans as text, and paths segment by segment.
+func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
+	p := value.Path{Absolute: true}
+	for _, s := range e.Segments {
+		if s.Interp == nil {
+			p.Segments = append(p.Segments, s.Text)
+			continue
+		}
+		v := r.eval(s.Interp, fr, depth+1)
+		switch v := v.(type) {
+		case *value.Error:
+			return v
+		case value.String:
+			p.Segments = append(p.Segments, strings.Split(string(v), "/")...)
+		case value.Int, value.Float, value.Bool:
+			p.Segments = append(p.Segments, toString(v))
+		case value.Path:
+			if v.Partial {
+				return withPos(value.ErrPartialPath(), s.Interp)
+			}
+			p.Segments = append(p.Segments, v.Segments...)
+		default:
+			return withPos(value.ErrUnsupportedOp("path segment "+v.Type().String(), "string, int, float, bool, path"), s.Interp)
+		}
+	}
+	return p
+}
+
+func in(x, c value.Value) value.Value {
+	switch c := c.(type) {
+	case value.List:
+		for _, e := range c {
+			if value.Equal(e, x) && e.Type() == x.Type() {
+				return value.Bool(true)
+			}
+		}
+		return value.Bool(false)
+	case value.Set:
+		return value.Bool(c.Contains(x))
+	case value.Map:
+		k, ok := x.(value.String)
+		if !ok {
+			return value.ErrUnsupportedOp("map.in("+x.Type().String()+")", "map.in(string)")
+		}
+		_, has := c[string(k)]
+		return value.Bool(has)
+	case value.Null:
+		return value.ErrNull()
+	}
+	return value.ErrFunctionNotFound("in")
+}
+
+func member(x value.Value, name string) value.Value {
+	switch x := x.(type) {
+	case *value.Error:
+		return x
+	case value.Null:
+		return value.ErrNull()
+	case value.Map:
+		if v, ok := x[name]; ok {
+			return v
+		}
+	}
+	return value.ErrUndefinedProperty(name)
+}
+
+func index(x, i value.Value) value.Value {
+	switch x := x.(type) {
+	case value.Null:
+		return value.ErrNull()
+	case value.List:
+		n, ok := i.(value.Int)
+		if !ok {
+			return value.ErrUnsupportedOp("list["+i.Type().String()+"]", "list[int]")
+		}
+		if n < 0 || int(n) >= len(x) {
+			return value.ErrIndexOutOfBounds(int64(n), int64(len(x)))
+		}
+		return x[n]
+	case value.String:
+		n, ok := i.(value.Int)
+		if !ok {
+			return value.ErrUnsupportedOp("string["+i.Type().String()+"]", "string[int]")
+		}
+		runes := []rune(string(x))
+		if n < 0 || int(n) >= len(runes) {
+			return value.ErrIndexOutOfBounds(int64(n), int64(len(runes)))
+		}
+		return value.String(runes[n])
+	case value.Map:
+		k, ok := i.(value.String)
+		if !ok {
+			return value.ErrUnsupportedOp("map["+i.Type().String()+"]", "map[string]")
+		}
+		if v, ok := x[string(k)]; ok {
+			return v
+		}
+		return value.ErrUndefinedProperty(string(k))
+	case value.Path:
+		if x.Partial {
+			return value.ErrPartialPath()
+		}
+		switch i := i.(type) {
+		case value.Int:
+			if i < 0 || int(i) >= len(x.Segments) {
+				return value.ErrIndexOutOfBounds(int64(i), int64(len(x.Segments)))
+			}
+			return value.String(x.Segments[i])
+		}
+		return value.ErrUnsupportedOp("path["+i.Type().String()+"]", "path[int]")
+	}
+	return value.ErrUnsupportedOp(x.Type().String()+"["+i.Type().String()+"]", "list[int], string[int], map[string], path[int]")
+}
+
+func slice(x, lo, hi value.Value) value.Value {
+	var n int
+	switch x := x.(type) {
+	case value.Null:
+		return value.ErrNull()
+	case value.List:
+		n = len(x)
+	case value.String:
+		n = len([]rune(string(x)))
+	default:
+		return value.ErrUnsupportedOp(x.Type().String()+"[:]", "list[int:int], string[int:int]")
+	}
+	from, to := int64(0), int64(n)
+	if lo != nil {
+		v, ok := lo.(value.Int)
+		if !ok {
+			return value.ErrUnsupportedOp(x.Type().String()+"["+lo.Type().String()+":]", x.Type().String()+"[int:int]")
+		}
+		from = int64(v)
+	}
+	if hi != nil {
+		v, ok := hi.(value.Int)
+		if !ok {
+			return value.ErrUnsupportedOp(x.Type().String()+"[:"+hi.Type().String()+"]", x.Type().String()+"[int:int]")
+		}
+		to = int64(v)
+	}
+	// Production reports the offending bound; for the end it reports the
+	// last index the slice would include ('abc'[1:5] → Index: [4]).
+	if from < 0 || from > int64(n) {
+		return value.ErrIndexOutOfBounds(from, int64(n))
+	}
+	if to > int64(n) {
+		return value.ErrIndexOutOfBounds(to-1, int64(n))
+	}
+	if to < from {
+		return value.ErrIndexOutOfBounds(to, int64(n))
+	}
+	switch x := x.(type) {
+	case value.List:
+		return append(value.List(nil), x[from:to]...)
+	case value.String:
+		return value.String([]rune(string(x))[from:to])
+	}
+	return value.ErrNull()
+}

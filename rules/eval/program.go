@@ -1,0 +1,250 @@
+// Package eval evaluates Security Rules expressions with production's
+// semantics: errors are values that && and || absorb, lets and arguments are
+// evaluated lazily, functions are lexically scoped, and every request has an
+// expression budget. It knows nothing about Firestore or Storage: services
+// supply bindings (request, resource) and builtins (get, exists, …) through
+// Env, and match request paths with Program.Match.
+package eval
+
+import (
+	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// Program is a ruleset prepared for evaluation: its match blocks as a tree
+// with the functions each scope declares.
+type Program struct {
+	Ruleset *ast.Ruleset
+	File    *source.File
+	// Root stands for the service block: its Funcs are the service-scope
+	// functions and its Children the top-level match blocks.
+	Root   *Block
+	global map[string]*ast.Function
+}
+
+// Block is a match block (or the service root) in the scope tree.
+type Block struct {
+	Match    *ast.Match // nil for the root
+	Parent   *Block
+	Children []*Block
+	Funcs    map[string]*ast.Function
+	// Pattern is the block's full path pattern from the root, e.g.
+	// /databases/{database}/documents/users/{userId}.
+	Pattern string
+	// Depth is the number of match blocks from the root (root is 0).
+	Depth int
+}
+
+// NewProgram prepares a parsed ruleset. It does not validate it; run
+// package check for production's compile-time errors.
+func NewProgram(rs *ast.Ruleset) *Program {
+	p := &Program{Ruleset: rs, File: rs.File, Root: &Block{Funcs: map[string]*ast.Function{}}, global: map[string]*ast.Function{}}
+	for _, f := range rs.Functions {
+		if _, dup := p.global[f.Name]; !dup {
+			p.global[f.Name] = f
+		}
+	}
+	if rs.Service != nil {
+		addFuncs(p.Root, rs.Service.Functions)
+		for _, m := range rs.Service.Matches {
+			p.Root.Children = append(p.Root.Children, newBlock(m, p.Root))
+		}
+	}
+	return p
+}
+
+func addFuncs(b *Block, fs []*ast.Function) {
+	for _, f := range fs {
+		if _, dup := b.Funcs[f.Name]; !dup {
+			b.Funcs[f.Name] = f
+		}
+	}
+}
+
+func newBlock(m *ast.Match, parent *Block) *Block {
+	b := &Block{Match: m, Parent: parent, Funcs: map[string]*ast.Function{}, Depth: parent.Depth + 1}
+	if parent.Pattern == "/" {
+		b.Pattern = m.Path.String()
+	} else {
+		b.Pattern = parent.Pattern + m.Path.String()
+	}
+	if b.Pattern == "" {
+		b.Pattern = "/"
+	}
+	addFuncs(b, m.Functions)
+	for _, c := range m.Matches {
+		b.Children = append(b.Children, newBlock(c, b))
+	}
+	return b
+}
+
+// LookupFunc resolves a function name lexically from block b: b and its
+// ancestors, the service scope, then the file's global scope. The block that
+// declares it is returned too (nil for globals).
+func (p *Program) LookupFunc(b *Block, name string) (*ast.Function, *Block) {
+	for ; b != nil; b = b.Parent {
+		if f, ok := b.Funcs[name]; ok {
+			return f, b
+		}
+	}
+	if f, ok := p.global[name]; ok {
+		return f, nil
+	}
+	return nil, nil
+}
+
+// Matched is one match block whose pattern matches the request path, with
+// the path variables bound along the way.
+type Matched struct {
+	Block *Block
+	// Vars maps each block on the chain from the root to Block to the
+	// variables visible inside it (its own and its ancestors', inner
+	// shadowing outer).
+	Vars map[*Block]map[string]value.Value
+}
+
+// Attempt records how one block fared against the request path, for
+// explanations of near misses.
+type Attempt struct {
+	Pattern  string
+	Line     int
+	Matched  int // path segments consumed
+	Total    int // path segments in the request
+	Reason   string
+	Bindings map[string]string
+}
+
+// Match reasons for attempts that failed.
+const (
+	ReasonLiteralMismatch = "literal-mismatch"
+	ReasonRequestShorter  = "request-shorter"
+	ReasonNoMatchingChild = "no-matching-child"
+)
+
+// Hypothetical is the last segment of a list request's path: the unknown
+// document a query could return. A single wildcard matches it without
+// binding (reading the variable is "Null value error."), a literal never
+// matches it, and a recursive wildcard binds a Partial path.
+const Hypothetical = "\x00document"
+
+// Match returns every block whose full pattern matches segs exactly, in
+// source order, plus the attempts that failed. Version "1" recursive
+// wildcards match one or more segments; version "2" zero or more. A
+// recursive wildcard followed by more segments matches zero segments only
+// (what the official emulator does with such a pattern).
+func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
+	var out []Matched
+	var attempts []Attempt
+	vars := map[*Block]map[string]value.Value{p.Root: {}}
+	for _, c := range p.Root.Children {
+		p.match(c, segs, 0, vars, &out, &attempts)
+	}
+	return out, attempts
+}
+
+func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt) {
+	pattern := b.Match.Path.Segments
+	zeroOrMore := p.Ruleset.Version != "1"
+	var try func(i, pos int, bound map[string]value.Value)
+	try = func(i, pos int, bound map[string]value.Value) {
+		if i == len(pattern) {
+			own := copyVars(parentVars[b.Parent])
+			for k, v := range bound {
+				own[k] = v
+			}
+			vars := make(map[*Block]map[string]value.Value, len(parentVars)+1)
+			for k, v := range parentVars {
+				vars[k] = v
+			}
+			vars[b] = own
+			if pos == len(segs) {
+				*out = append(*out, Matched{Block: b, Vars: vars})
+			}
+			if len(b.Children) == 0 && pos != len(segs) {
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonNoMatchingChild, bound))
+			}
+			for _, c := range b.Children {
+				p.match(c, segs, pos, vars, out, attempts)
+			}
+			return
+		}
+		seg := pattern[i]
+		switch seg.Kind {
+		case ast.SegLiteral:
+			if pos >= len(segs) {
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				return
+			}
+			if segs[pos] != seg.Text {
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonLiteralMismatch, bound))
+				return
+			}
+			try(i+1, pos+1, bound)
+		case ast.SegWildcard:
+			if pos >= len(segs) {
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				return
+			}
+			if segs[pos] == Hypothetical {
+				try(i+1, pos+1, bound)
+				return
+			}
+			try(i+1, pos+1, with(bound, seg.Text, value.String(segs[pos])))
+		case ast.SegRecursive:
+			if i < len(pattern)-1 {
+				try(i+1, pos, with(bound, seg.Text, value.Path{}))
+				return
+			}
+			if len(segs) == pos && !zeroOrMore {
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				return
+			}
+			partial := len(segs) > 0 && segs[len(segs)-1] == Hypothetical
+			if partial && !zeroOrMore {
+				// The official emulator never matches a list request with a
+				// rules_version '1' recursive wildcard.
+				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				return
+			}
+			rest := append([]string(nil), segs[pos:]...)
+			if partial {
+				rest = rest[:len(rest)-1]
+			}
+			try(i+1, len(segs), with(bound, seg.Text, value.Path{Segments: rest, Partial: partial}))
+		}
+	}
+	try(0, pos, nil)
+}
+
+func with(m map[string]value.Value, k string, v value.Value) map[string]value.Value {
+	out := make(map[string]value.Value, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
+
+func copyVars(m map[string]value.Value) map[string]value.Value {
+	out := make(map[string]value.Value, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func attempt(b *Block, matched, total int, reason string, bound map[string]value.Value) Attempt {
+	a := Attempt{Pattern: b.Pattern, Line: b.Match.Span.Start.Line, Matched: matched, Total: total, Reason: reason}
+	if len(bound) > 0 {
+		a.Bindings = map[string]string{}
+		for k, v := range bound {
+			if s, ok := v.(value.String); ok {
+				a.Bindings[k] = string(s)
+			} else {
+				a.Bindings[k] = value.Show(v)
+			}
+		}
+	}
+	return a
+}

@@ -1,0 +1,432 @@
+package eval
+
+import (
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/pyric/pyric/rules/value"
+)
+
+type fn func(args []value.Value) value.Value
+
+// typeList renders argument types for "Received: f(int, string)".
+func typeList(args []value.Value) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.Type().String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func badCall(name string, args []value.Value, expected string) *value.Error {
+	return value.ErrUnsupportedOp(name+"("+typeList(args)+")", expected)
+}
+
+func arity(name string, args []value.Value, n int) *value.Error {
+	if len(args) != n {
+		return value.Errorf("Incorrect number of arguments supplied to function: %s.", name)
+	}
+	return nil
+}
+
+// globalFuncs are the standard functions called by bare name. bool() and
+// debug() are deliberately absent: production's Rules Test API answers
+// "Function not found error" for both (the emulator knows debug()).
+var globalFuncs = map[string]fn{
+	"string": func(args []value.Value) value.Value {
+		if err := arity("string", args, 1); err != nil {
+			return err
+		}
+		switch a := args[0].(type) {
+		case value.Int, value.Float, value.Null, value.String, value.Bool:
+			return value.String(toString(a))
+		case value.Path:
+			if a.Partial {
+				return value.ErrPartialPath()
+			}
+			return value.String(a.String())
+		}
+		return badCall("string", args, "string(int), string(float), string(null), string(string), string(bool), string(path)")
+	},
+	"int": func(args []value.Value) value.Value {
+		if err := arity("int", args, 1); err != nil {
+			return err
+		}
+		switch a := args[0].(type) {
+		case value.Int:
+			return a
+		case value.Float:
+			f := float64(a)
+			if math.IsNaN(f) || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+				return value.ErrConversion(value.FormatFloat(f), value.TFloat, "int")
+			}
+			return value.Int(int64(f)) // truncates toward zero: int(-1.9) == -1
+		case value.String:
+			s := string(a)
+			if !intPattern.MatchString(s) {
+				return value.ErrConversion(s, value.TString, "int")
+			}
+			i, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
+			if err != nil {
+				return value.ErrConversion(s, value.TString, "int")
+			}
+			return value.Int(i)
+		}
+		return badCall("int", args, "int(int), int(float), int(string)")
+	},
+	"float": func(args []value.Value) value.Value {
+		if err := arity("float", args, 1); err != nil {
+			return err
+		}
+		switch a := args[0].(type) {
+		case value.Float:
+			return a
+		case value.Int:
+			return value.Float(float64(a))
+		case value.String:
+			s := string(a)
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil && !floatSpecial(s) {
+				return value.ErrConversion(s, value.TString, "float")
+			}
+			switch s {
+			case "NaN":
+				f = math.NaN()
+			case "Infinity", "+Infinity":
+				f = math.Inf(1)
+			case "-Infinity":
+				f = math.Inf(-1)
+			}
+			return value.Float(f)
+		}
+		return badCall("float", args, "float(int), float(float), float(string)")
+	},
+	"path": func(args []value.Value) value.Value {
+		if err := arity("path", args, 1); err != nil {
+			return err
+		}
+		s, ok := args[0].(value.String)
+		if !ok {
+			return badCall("path", args, "path(string)")
+		}
+		if s == "" {
+			return value.Errorf("Empty Path Template is not allowed.")
+		}
+		return value.ParsePath(string(s))
+	},
+}
+
+var intPattern = regexp.MustCompile(`^[+-]?[0-9]+$`)
+
+func floatSpecial(s string) bool {
+	return s == "NaN" || s == "Infinity" || s == "+Infinity" || s == "-Infinity"
+}
+
+// toString renders scalars as production's string() does.
+func toString(v value.Value) string {
+	switch v := v.(type) {
+	case value.Int:
+		return strconv.FormatInt(int64(v), 10)
+	case value.Float:
+		return value.FormatFloat(float64(v))
+	case value.Null:
+		return "null"
+	case value.String:
+		return string(v)
+	case value.Bool:
+		return strconv.FormatBool(bool(v))
+	case value.Path:
+		return v.String()
+	}
+	return value.Show(v)
+}
+
+func num(v value.Value) (float64, bool) {
+	switch v := v.(type) {
+	case value.Int:
+		return float64(v), true
+	case value.Float:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+// stdNamespaces are the standard library's namespaced functions.
+var stdNamespaces = map[string]map[string]Builtin{
+	"math": {
+		"abs": func(args []value.Value) value.Value {
+			if err := arity("math.abs", args, 1); err != nil {
+				return err
+			}
+			switch a := args[0].(type) {
+			case value.Int:
+				if a == math.MinInt64 {
+					return value.ErrIntRange()
+				}
+				if a < 0 {
+					return -a
+				}
+				return a
+			case value.Float:
+				return value.Float(math.Abs(float64(a)))
+			}
+			return badCall("math.abs", args, "math.abs(int), math.abs(float)")
+		},
+		"ceil":  roundFn("math.ceil", math.Ceil),
+		"floor": roundFn("math.floor", math.Floor),
+		"round": roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }),
+		"sqrt": func(args []value.Value) value.Value {
+			if err := arity("math.sqrt", args, 1); err != nil {
+				return err
+			}
+			f, ok := num(args[0])
+			if !ok {
+				return badCall("math.sqrt", args, "math.sqrt(int), math.sqrt(float)")
+			}
+			return value.Float(math.Sqrt(f))
+		},
+		"pow": func(args []value.Value) value.Value {
+			if err := arity("math.pow", args, 2); err != nil {
+				return err
+			}
+			b, ok1 := num(args[0])
+			x, ok2 := num(args[1])
+			if !ok1 || !ok2 {
+				return badCall("math.pow", args, "math.pow(number, number)")
+			}
+			return value.Float(math.Pow(b, x))
+		},
+		"isNaN": func(args []value.Value) value.Value {
+			if err := arity("math.isNaN", args, 1); err != nil {
+				return err
+			}
+			switch a := args[0].(type) {
+			case value.Float:
+				return value.Bool(math.IsNaN(float64(a)))
+			case value.Int:
+				return value.Bool(false)
+			}
+			return badCall("math.isNaN", args, "math.isNaN(float)")
+		},
+	},
+	"timestamp": {
+		"date": func(args []value.Value) value.Value {
+			if err := arity("timestamp.date", args, 3); err != nil {
+				return err
+			}
+			y, ok1 := args[0].(value.Int)
+			m, ok2 := args[1].(value.Int)
+			d, ok3 := args[2].(value.Int)
+			if !ok1 || !ok2 || !ok3 {
+				return badCall("timestamp.date", args, "timestamp.date(int, int, int)")
+			}
+			if m < 1 || m > 12 || d < 1 || d > 31 {
+				return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
+			}
+			t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
+			if t.Day() != int(d) {
+				return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
+			}
+			return value.NewTimestamp(t)
+		},
+		"value": func(args []value.Value) value.Value {
+			if err := arity("timestamp.value", args, 1); err != nil {
+				return err
+			}
+			ms, ok := args[0].(value.Int)
+			if !ok {
+				return badCall("timestamp.value", args, "timestamp.value(int)")
+			}
+			return value.NewTimestamp(time.UnixMilli(int64(ms)))
+		},
+	},
+	"duration": {
+		"value": func(args []value.Value) value.Value {
+			if err := arity("duration.value", args, 2); err != nil {
+				return err
+			}
+			unit, ok := args[1].(value.String)
+			f, isNum := num(args[0])
+			if !ok || !isNum {
+				return badCall("duration.value", args, "duration.value(int, string)")
+			}
+			scale, known := durationUnits[string(unit)]
+			if !known {
+				return value.Errorf("Invalid duration unit: %s. Expected one of w, d, h, m, s, ms, ns.", unit)
+			}
+			if i, isInt := args[0].(value.Int); isInt {
+				n := int64(i)
+				if scale >= 1e9 {
+					per := scale / 1e9
+					if n > math.MaxInt64/per || n < math.MinInt64/per {
+						return value.Errorf("Duration value is out of range.")
+					}
+					return value.NewDuration(n*per, 0)
+				}
+				per := int64(1e9) / scale
+				return value.NewDuration(n/per, n%per*scale)
+			}
+			total := f * float64(scale)
+			secs := math.Trunc(total / 1e9)
+			return value.NewDuration(int64(secs), int64(math.Round(total-secs*1e9)))
+		},
+		"time": func(args []value.Value) value.Value {
+			if err := arity("duration.time", args, 4); err != nil {
+				return err
+			}
+			var parts [4]int64
+			for i, a := range args {
+				v, ok := a.(value.Int)
+				if !ok {
+					return badCall("duration.time", args, "duration.time(int, int, int, int)")
+				}
+				parts[i] = int64(v)
+			}
+			return value.NewDuration(parts[0]*3600+parts[1]*60+parts[2], parts[3])
+		},
+		"abs": func(args []value.Value) value.Value {
+			if err := arity("duration.abs", args, 1); err != nil {
+				return err
+			}
+			d, ok := args[0].(value.Duration)
+			if !ok {
+				return badCall("duration.abs", args, "duration.abs(duration)")
+			}
+			if d.Seconds < 0 || d.Nanos < 0 {
+				return value.Duration{Seconds: -d.Seconds, Nanos: -d.Nanos}
+			}
+			return d
+		},
+	},
+	"latlng": {
+		"value": func(args []value.Value) value.Value {
+			if err := arity("latlng.value", args, 2); err != nil {
+				return err
+			}
+			lat, ok1 := num(args[0])
+			lng, ok2 := num(args[1])
+			if !ok1 || !ok2 {
+				return badCall("latlng.value", args, "latlng.value(float, float)")
+			}
+			if lat < -90 || lat > 90 || lng < -180 || lng > 180 {
+				return value.Errorf("Latitude should be in [-90,90] range and longitude should be in [-180,180] range. latitude: %s, longitude: %s.", value.FormatFloat(lat), value.FormatFloat(lng))
+			}
+			return value.LatLng{Lat: lat, Lng: lng}
+		},
+	},
+	"hashing": {
+		"md5":    hashFn("hashing.md5", func(b []byte) []byte { s := md5.Sum(b); return s[:] }),
+		"sha256": hashFn("hashing.sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
+		// CRC checksums are serialised little-endian, as production does:
+		// crc32('123456789') is 0xCBF43926, shown as 2639F4CB.
+		"crc32": hashFn("hashing.crc32", func(b []byte) []byte {
+			return binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(b))
+		}),
+		"crc32c": hashFn("hashing.crc32c", func(b []byte) []byte {
+			return binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+		}),
+	},
+}
+
+var durationUnits = map[string]int64{"w": 7 * 24 * 3600e9, "d": 24 * 3600e9, "h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "ns": 1}
+
+func roundFn(name string, f func(float64) float64) Builtin {
+	return func(args []value.Value) value.Value {
+		if err := arity(name, args, 1); err != nil {
+			return err
+		}
+		switch a := args[0].(type) {
+		case value.Int:
+			return a
+		case value.Float:
+			return value.Float(f(float64(a)))
+		}
+		return badCall(name, args, name+"(int), "+name+"(float)")
+	}
+}
+
+func hashFn(name string, h func([]byte) []byte) Builtin {
+	return func(args []value.Value) value.Value {
+		if err := arity(name, args, 1); err != nil {
+			return err
+		}
+		switch a := args[0].(type) {
+		case value.String:
+			return value.Bytes(h([]byte(a)))
+		case value.Bytes:
+			return value.Bytes(h([]byte(a)))
+		}
+		return badCall(name, args, name+"(string), "+name+"(bytes)")
+	}
+}
+
+var regexCache sync.Map // pattern → *regexp.Regexp or error
+
+// compileRegex compiles an RE2 pattern, caching results.
+func compileRegex(pattern string) (*regexp.Regexp, *value.Error) {
+	if v, ok := regexCache.Load(pattern); ok {
+		if re, ok := v.(*regexp.Regexp); ok {
+			return re, nil
+		}
+		return nil, value.Errorf("Invalid regular expression pattern. Pattern: %s.", pattern)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		regexCache.Store(pattern, err)
+		return nil, value.Errorf("Invalid regular expression pattern. Pattern: %s.", pattern)
+	}
+	regexCache.Store(pattern, re)
+	return re, nil
+}
+
+// javaSplit splits s around regex matches the way production (Java's
+// String.split) does: a zero-width match at the start adds no leading empty
+// string, and trailing empty strings are removed.
+func javaSplit(s string, re *regexp.Regexp) []string {
+	var out []string
+	start := 0
+	for _, m := range re.FindAllStringIndex(s, -1) {
+		if m[1] == 0 && m[0] == 0 {
+			continue
+		}
+		if m[0] == m[1] && m[0] >= len(s) {
+			continue
+		}
+		out = append(out, s[start:m[0]])
+		start = m[1]
+	}
+	if out == nil {
+		return []string{s}
+	}
+	out = append(out, s[start:])
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+func lowerUpper(s string, upper bool) string {
+	if upper {
+		return strings.Map(unicode.ToUpper, s)
+	}
+	return strings.Map(unicode.ToLower, s)
+}
+
+func bytesBase64(b value.Bytes) string { return base64.URLEncoding.EncodeToString([]byte(b)) }
+
+func bytesHex(b value.Bytes) string { return strings.ToUpper(hex.EncodeToString([]byte(b))) }

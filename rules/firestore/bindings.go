@@ -1,0 +1,193 @@
+package firestore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// ErrNotMocked is what a Lookup returns, in Rules Test API mode, for a path
+// the test case did not mock: the Test API answers "Function not found".
+var ErrNotMocked = errors.New("no function mock for this path")
+
+// Constraint is one filter of a list query: field op value.
+type Constraint struct {
+	Field string // dotted field path; __name__ for the document name
+	Op    string // == != < <= > >= in not-in array-contains array-contains-any
+	Value value.Value
+}
+
+func (r *Ruleset) globals(req *Request, db string, lk *lookups) map[string]value.Value {
+	request := value.Map{
+		"method": value.String(req.Method),
+		"path":   docPath(db, req.Path),
+		"time":   value.Timestamp{Time: req.Time.UTC()},
+	}
+	switch {
+	case req.Auth != nil:
+		auth := value.Map{"token": value.Map{}}
+		if req.Auth.UID != "" {
+			auth["uid"] = value.String(req.Auth.UID)
+		}
+		if req.Auth.Token != nil {
+			auth["token"] = value.MustFromGo(req.Auth.Token)
+		}
+		request["auth"] = auth
+	case !req.TestAPI:
+		request["auth"] = value.Null{}
+	}
+	if (req.Method == Create || req.Method == Update) && req.After != nil {
+		rr := value.Map{"data": req.After}
+		if !req.TestAPI {
+			addIdentity(rr, db, req.Path)
+		}
+		request["resource"] = rr
+	}
+	if req.Method == List {
+		q := req.Query
+		if q == nil {
+			q = &Query{}
+		}
+		var limit value.Value = value.Null{}
+		if q.Limit != nil {
+			limit = value.Int(*q.Limit)
+		}
+		order := value.Map{}
+		for f, dir := range q.OrderBy {
+			order[f] = value.String(dir)
+		}
+		request["query"] = value.Map{"limit": limit, "offset": value.Int(q.Offset), "orderBy": order, "allDescendants": value.Bool(q.AllDescendants)}
+	}
+	g := map[string]value.Value{"request": request}
+	switch {
+	case req.Resource != nil:
+		res := value.Map{"data": req.Resource.Data}
+		if !req.TestAPI {
+			addIdentity(res, db, req.Resource.Path)
+		}
+		g["resource"] = res
+	case !req.TestAPI:
+		g["resource"] = value.Null{}
+	}
+	return g
+}
+
+// addIdentity adds id and __name__, which real documents carry and the
+// Rules Test API's do not.
+func addIdentity(m value.Map, db, rel string) {
+	p := docPath(db, rel)
+	if len(p.Segments) > 0 {
+		m["id"] = value.String(p.Segments[len(p.Segments)-1])
+	}
+	m["__name__"] = p
+}
+
+func docPath(db, rel string) value.Path {
+	p := value.Path{Absolute: true, Segments: []string{"databases", db, "documents"}}
+	if rel = strings.Trim(rel, "/"); rel != "" {
+		p.Segments = append(p.Segments, strings.Split(rel, "/")...)
+	}
+	return p
+}
+
+// lookups implements get/exists/getAfter/existsAfter for one request, with
+// production's limit on distinct documents read.
+type lookups struct {
+	req  *Request
+	db   string
+	max  int
+	seen map[string]bool
+}
+
+func newLookups(r *Ruleset, req *Request, db string) *lookups {
+	max := MaxLookupsSingle
+	if req.Batch {
+		max = MaxLookupsBatch
+	}
+	return &lookups{req: req, db: db, max: max, seen: map[string]bool{}}
+}
+
+func (l *lookups) count() int { return len(l.seen) }
+
+func (l *lookups) funcs() map[string]eval.Builtin {
+	return map[string]eval.Builtin{
+		"get":         func(a []value.Value) value.Value { return l.call("get", a) },
+		"exists":      func(a []value.Value) value.Value { return l.call("exists", a) },
+		"getAfter":    func(a []value.Value) value.Value { return l.call("getAfter", a) },
+		"existsAfter": func(a []value.Value) value.Value { return l.call("existsAfter", a) },
+	}
+}
+
+func serviceCallError(fn string, p value.Path) *value.Error {
+	return value.Errorf("Service call error. Function: [%s], Argument: [path_value %s].", fn, p.String())
+}
+
+func (l *lookups) call(fn string, args []value.Value) value.Value {
+	if len(args) != 1 {
+		return value.Errorf("Incorrect number of arguments supplied to function: %s.", fn)
+	}
+	p, ok := args[0].(value.Path)
+	if !ok {
+		return value.ErrUnsupportedOp(fn+"("+args[0].Type().String()+")", fn+"(path)")
+	}
+	if p.Partial {
+		return value.ErrPartialPath()
+	}
+	segs := p.Segments
+	if len(segs) < 5 || segs[0] != "databases" || segs[2] != "documents" || (len(segs)-3)%2 != 0 || segs[1] != l.db {
+		return serviceCallError(fn, p)
+	}
+	rel := strings.Join(segs[3:], "/")
+	after := fn == "getAfter" || fn == "existsAfter"
+	key := rel
+	if !l.seen[key] {
+		if len(l.seen) >= l.max {
+			return &value.Error{Kind: value.Exhausted, Offset: -1,
+				Message: fmt.Sprintf("Exceeded the maximum of %d document lookups (get, exists, getAfter, existsAfter) for this request.", l.max)}
+		}
+		l.seen[key] = true
+	}
+	var data value.Map
+	var exists bool
+	var err error
+	switch {
+	case after && rel == strings.Trim(l.req.Path, "/") && l.req.Method != Get && l.req.Method != List:
+		if l.req.Method != Delete && l.req.After != nil {
+			data, exists = l.req.After, true
+		}
+	case after && l.req.GetAfter != nil:
+		data, exists, err = l.req.GetAfter.Lookup(rel)
+	case after && (l.req.Method == Get || l.req.Method == List) && !l.req.TestAPI:
+		return serviceCallError(fn, p)
+	case l.req.Get != nil:
+		data, exists, err = l.req.Get.Lookup(rel)
+	default:
+		err = ErrNotMocked
+	}
+	if err != nil {
+		if l.req.TestAPI || errors.Is(err, ErrNotMocked) {
+			return value.ErrFunctionNotFound(fn)
+		}
+		return serviceCallError(fn, p)
+	}
+	if fn == "exists" || fn == "existsAfter" {
+		return value.Bool(exists)
+	}
+	if !exists {
+		if l.req.TestAPI {
+			return value.ErrFunctionNotFound(fn)
+		}
+		return serviceCallError(fn, p)
+	}
+	if data == nil {
+		data = value.Map{}
+	}
+	res := value.Map{"data": data}
+	if !l.req.TestAPI {
+		addIdentity(res, l.db, rel)
+	}
+	return res
+}

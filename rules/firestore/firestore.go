@@ -1,0 +1,310 @@
+// Package firestore binds the rules language to Cloud Firestore: it
+// compiles a firestore.rules file, builds request and resource for a
+// request, resolves get()/exists()/getAfter()/existsAfter() through a
+// lookup the caller supplies (no data store is imported here), decides the
+// request with production's semantics, and explains the decision.
+package firestore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/parser"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// Service is the service name a Firestore ruleset declares.
+const Service = "cloud.firestore"
+
+// Lookup limits, as production documents them.
+const (
+	MaxLookupsSingle = 10 // a single-document request or a query
+	MaxLookupsBatch  = 20 // a batched write or transaction
+)
+
+// Ruleset is a compiled firestore.rules file.
+type Ruleset struct {
+	prog *eval.Program
+	// Warnings are the non-fatal diagnostics production reports too
+	// (undefined functions and variables, unused lets, version 1, …).
+	Warnings source.Diagnostics
+}
+
+// Compile parses and checks a rules file. It returns the ruleset and every
+// diagnostic; the ruleset is nil when any diagnostic is an error.
+func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
+	rs, diags := parser.Parse(file)
+	if !diags.HasErrors() {
+		diags = append(diags, check.Check(rs, check.Options{Service: Service})...)
+	}
+	diags.Sort()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return &Ruleset{prog: eval.NewProgram(rs), Warnings: diags}, diags
+}
+
+// AST returns the parsed ruleset.
+func (r *Ruleset) AST() *ast.Ruleset { return r.prog.Ruleset }
+
+// File returns the source file.
+func (r *Ruleset) File() *source.File { return r.prog.File }
+
+// Methods of a Firestore request.
+const (
+	Get    = "get"
+	List   = "list"
+	Create = "create"
+	Update = "update"
+	Delete = "delete"
+)
+
+// Auth is request.auth: the caller's uid and token claims.
+type Auth struct {
+	UID   string
+	Token map[string]any
+}
+
+// Doc is a document as rules see it.
+type Doc struct {
+	// Path is relative to the database's documents root, e.g. users/alice.
+	Path string
+	Data value.Map
+}
+
+// Lookup resolves documents for get() and exists() (and, for the post-write
+// view, getAfter() and existsAfter()). Path is relative to the documents
+// root. Identity says whether get() results carry id and __name__ (real
+// documents do; the Rules Test API's mocked ones don't).
+type Lookup interface {
+	Lookup(path string) (data value.Map, exists bool, err error)
+}
+
+// LookupFunc adapts a function to Lookup.
+type LookupFunc func(path string) (value.Map, bool, error)
+
+// Lookup implements Lookup.
+func (f LookupFunc) Lookup(path string) (value.Map, bool, error) { return f(path) }
+
+// Query is request.query for list requests.
+type Query struct {
+	Limit          *int64
+	Offset         int64
+	OrderBy        map[string]string // field path → "ASC" | "DESC"
+	AllDescendants bool              // a collection-group query
+	// Constraints describe the query's filters, for deciding a list rule
+	// that reads resource.data ("rules are not filters").
+	Constraints []Constraint
+}
+
+// Request is one Firestore request to decide.
+type Request struct {
+	Method   string
+	Database string // "(default)" when empty
+	// Path is relative to the documents root: a document path, or for
+	// list the collection path (a collection id for a collection group),
+	// or a document path as the Rules Test API gives it.
+	Path string
+	// Auth is request.auth; nil means unauthenticated.
+	Auth *Auth
+	// Resource is the stored document; nil when it does not exist.
+	Resource *Doc
+	// After is request.resource.data for create and update: the document
+	// as it would be after the write.
+	After value.Map
+	Time  time.Time
+	Query *Query
+	// Get resolves get()/exists() against committed state. Nil means
+	// every lookup fails.
+	Get Lookup
+	// GetAfter resolves getAfter()/existsAfter() for documents other than
+	// the request's own: the post-write state of the batch or
+	// transaction. Nil falls back to Get.
+	GetAfter Lookup
+	// Batch raises the lookup limit to MaxLookupsBatch.
+	Batch bool
+
+	// TestAPI evaluates with the Rules Test API's conventions, which the
+	// recorded conformance verdicts follow: an absent auth or resource is
+	// an unbound variable (reading it errors) instead of null, a resource
+	// carries data only, and get()/exists() of an unmocked path errors.
+	TestAPI bool
+}
+
+// Decision is the verdict on a request with its explanation.
+type Decision struct {
+	Outcome  sim.Decision
+	Trace    []sim.Rule
+	Notes    []string
+	Deciding int // index into Trace of the deciding rule, or -1
+	Attempts []eval.Attempt
+	// Expressions is the number of expressions evaluated.
+	Expressions int
+	// Lookups is the number of distinct documents get()/exists() read.
+	Lookups int
+}
+
+// Allowed reports whether the request is allowed.
+func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
+
+// Decide evaluates the request against the ruleset.
+func (r *Ruleset) Decide(req *Request) *Decision {
+	return r.decide(req, true)
+}
+
+func (r *Ruleset) decide(req *Request, trace bool) *Decision {
+	db := req.Database
+	if db == "" {
+		db = "(default)"
+	}
+	segs := []string{"databases", db, "documents"}
+	rel := strings.Trim(req.Path, "/")
+	if rel != "" {
+		segs = append(segs, strings.Split(rel, "/")...)
+	}
+	if req.Method == List && (len(segs)-3)%2 == 1 {
+		// A list request names a collection: rules are matched against the
+		// unknown documents it could return. (The Rules Test API names a
+		// document instead, which matches as is.)
+		segs = append(segs, eval.Hypothetical)
+	}
+	matched, attempts := r.prog.Match(segs)
+	d := &Decision{Outcome: sim.Deny, Deciding: -1, Attempts: attempts}
+	if len(matched) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '/%s'", rel))
+		return d
+	}
+	lk := newLookups(r, req, db)
+	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Funcs: lk.funcs(), Trace: trace}
+	run := eval.NewRun(env)
+	file := r.prog.File
+	anyRule, unsupported := false, false
+	for _, m := range matched {
+		for i, a := range m.Block.Match.Allows {
+			ops := methodNames(a)
+			if !covers(ops, req.Method) {
+				continue
+			}
+			anyRule = true
+			res, exprs := run.Condition(m, a.Cond)
+			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: exprs}
+			if a.Cond != nil {
+				rule.Condition = sourceText(file, a.Cond)
+			} else {
+				rule.Condition = "true"
+			}
+			switch v := res.(type) {
+			case value.Bool:
+				if v {
+					rule.Verdict = sim.VerdictAllow
+				} else {
+					rule.Verdict = sim.VerdictDeny
+				}
+			case *value.Error:
+				rule.Verdict = sim.VerdictError
+				if v.Kind == value.Unsupported {
+					rule.Verdict = sim.VerdictUnsupported
+					unsupported = true
+				}
+				rule.Message = v.Message
+				if v.Offset >= 0 {
+					pos := file.Pos(v.Offset)
+					d.Notes = append(d.Notes, fmt.Sprintf("Error: %s line [%d], column [%d]. %s", fileName(file), pos.Line, pos.Column, v.Message))
+				} else {
+					d.Notes = append(d.Notes, v.Message)
+				}
+			}
+			d.Trace = append(d.Trace, rule)
+			if rule.Verdict == sim.VerdictAllow {
+				d.Outcome = sim.Allow
+				d.Deciding = len(d.Trace) - 1
+				d.Expressions, d.Lookups = run.Count(), lk.count()
+				d.Notes = append(d.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
+				return d
+			}
+		}
+	}
+	d.Expressions, d.Lookups = run.Count(), lk.count()
+	if !anyRule {
+		d.Notes = append(d.Notes, fmt.Sprintf("No allow rules found for operation '%s'", req.Method))
+	}
+	if unsupported {
+		d.Outcome = sim.Unsupported
+	}
+	for i, rule := range d.Trace {
+		if rule.Verdict != sim.VerdictAllow {
+			d.Deciding = i
+			break
+		}
+	}
+	return d
+}
+
+func fileName(f *source.File) string {
+	if f.Name == "" {
+		return "firestore.rules"
+	}
+	return f.Name
+}
+
+func sourceText(f *source.File, e ast.Expr) string {
+	sp := e.Span()
+	if sp.End.Offset > len(f.Text) || sp.Start.Offset > sp.End.Offset {
+		return ""
+	}
+	return strings.Join(strings.Fields(f.Text[sp.Start.Offset:sp.End.Offset]), " ")
+}
+
+func methodNames(a *ast.Allow) []string {
+	out := make([]string, len(a.Methods))
+	for i, m := range a.Methods {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// covers reports whether an allow with these operations applies to method:
+// read covers get and list, write covers create, update and delete.
+func covers(ops []string, method string) bool {
+	for _, op := range ops {
+		switch {
+		case op == method:
+			return true
+		case op == "read" && (method == Get || method == List):
+			return true
+		case op == "write" && (method == Create || method == Update || method == Delete):
+			return true
+		}
+	}
+	return false
+}
+
+// EmulatorMessage renders the decision as the official emulator's
+// PERMISSION_DENIED message: "false for 'get' @ L5, Property x is undefined
+// on object. for 'get' @ L6", or "No matching allow statements".
+func (d *Decision) EmulatorMessage(method string) string {
+	if len(d.Trace) == 0 {
+		return "No matching allow statements"
+	}
+	parts := make([]string, 0, len(d.Trace))
+	for _, r := range d.Trace {
+		msg := "false"
+		if r.Message != "" {
+			msg = r.Message
+		}
+		parts = append(parts, fmt.Sprintf("%s for '%s' @ L%d", msg, method, r.Line))
+	}
+	return "\n" + strings.Join(parts, ", ")
+}
+
+// Case renders the decision as a simulator case result.
+func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
+	return sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+}

@@ -1,0 +1,309 @@
+package firestore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// Case is one simulator test case, in the Rules Test API's vocabulary (see
+// the conformance README): method, path relative to the documents root,
+// auth, data (request.resource.data), resource (the existing document's
+// data; absent = the document does not exist), functionMocks and
+// requestTime.
+type Case struct {
+	Description   string          `json:"description"`
+	Expectation   string          `json:"expectation"`
+	Method        string          `json:"method"`
+	Path          string          `json:"path"`
+	Auth          json.RawMessage `json:"auth,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
+	Resource      json.RawMessage `json:"resource,omitempty"`
+	FunctionMocks []FunctionMock  `json:"functionMocks,omitempty"`
+	RequestTime   string          `json:"requestTime,omitempty"`
+	Query         *CaseQuery      `json:"query,omitempty"`
+}
+
+// FunctionMock supplies a get() or exists() result for a path.
+type FunctionMock struct {
+	Function string          `json:"function"`
+	Path     string          `json:"path"`
+	Result   json.RawMessage `json:"result"`
+}
+
+// CaseQuery is request.query for a list case.
+type CaseQuery struct {
+	Limit   *int64          `json:"limit,omitempty"`
+	Offset  int64           `json:"offset,omitempty"`
+	OrderBy json.RawMessage `json:"orderBy,omitempty"`
+}
+
+// Input is what `pyric firestore rules simulate --stdin` reads.
+type Input struct {
+	Source    string `json:"source"`
+	Rules     string `json:"rules"` // alias of source
+	TestCases []Case `json:"testCases"`
+}
+
+// ParseInput decodes simulator input, keeping numbers exact.
+func ParseInput(b []byte) (*Input, error) {
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	if in.Source == "" {
+		in.Source = in.Rules
+	}
+	if in.TestCases == nil {
+		return nil, fmt.Errorf("input has no testCases array")
+	}
+	return &in, nil
+}
+
+// Simulate runs every case against the ruleset with the Rules Test API's
+// conventions, so verdicts are comparable with production's recorded ones.
+func (r *Ruleset) Simulate(cases []Case, now time.Time) *sim.Report {
+	rep := &sim.Report{Results: []sim.Case{}}
+	for i, c := range cases {
+		desc := c.Description
+		if desc == "" {
+			desc = fmt.Sprintf("case %d", i+1)
+		}
+		exp := sim.Decision(strings.ToUpper(c.Expectation))
+		req, err := c.request(now)
+		if err != nil {
+			rep.Add(sim.NewCase(desc, exp, sim.Deny, nil, []string{"invalid case: " + err.Error()}, -1))
+			continue
+		}
+		rep.Add(r.Decide(req).Case(desc, exp))
+	}
+	return rep
+}
+
+// request builds the Request a case describes.
+func (c *Case) request(now time.Time) (*Request, error) {
+	method := strings.ToLower(c.Method)
+	switch method {
+	case Get, List, Create, Update, Delete:
+	default:
+		return nil, fmt.Errorf("method %q is not one of get, list, create, update, delete", c.Method)
+	}
+	if c.Expectation != "" {
+		switch strings.ToUpper(c.Expectation) {
+		case "ALLOW", "DENY":
+		default:
+			return nil, fmt.Errorf("expectation %q is not ALLOW or DENY", c.Expectation)
+		}
+	}
+	t := now
+	if c.RequestTime != "" {
+		parsed, err := time.Parse(time.RFC3339Nano, c.RequestTime)
+		if err != nil {
+			return nil, fmt.Errorf("requestTime %q is not ISO-8601: %v", c.RequestTime, err)
+		}
+		t = parsed
+	}
+	path := strings.Trim(c.Path, "/")
+	path = strings.TrimPrefix(path, "databases/(default)/documents/")
+	req := &Request{Method: method, Path: path, Time: t, TestAPI: true}
+	if isPresent(c.Auth) {
+		var a struct {
+			UID   string         `json:"uid"`
+			Token map[string]any `json:"token"`
+		}
+		if err := decode(c.Auth, &a); err != nil {
+			return nil, fmt.Errorf("auth: %v", err)
+		}
+		token, err := revive(a.Token, t)
+		if err != nil {
+			return nil, fmt.Errorf("auth.token: %v", err)
+		}
+		tm, _ := token.(map[string]any)
+		req.Auth = &Auth{UID: a.UID, Token: tm}
+	}
+	if isPresent(c.Data) {
+		m, err := docData(c.Data, t)
+		if err != nil {
+			return nil, fmt.Errorf("data: %v", err)
+		}
+		req.After = m
+	}
+	if isPresent(c.Resource) {
+		m, err := docData(c.Resource, t)
+		if err != nil {
+			return nil, fmt.Errorf("resource: %v", err)
+		}
+		req.Resource = &Doc{Path: path, Data: m}
+	}
+	if c.Query != nil {
+		q := &Query{Limit: c.Query.Limit, Offset: c.Query.Offset, OrderBy: map[string]string{}}
+		if isPresent(c.Query.OrderBy) {
+			var s string
+			var m map[string]string
+			switch {
+			case json.Unmarshal(c.Query.OrderBy, &s) == nil:
+				q.OrderBy[s] = "ASC"
+			case json.Unmarshal(c.Query.OrderBy, &m) == nil:
+				q.OrderBy = m
+			default:
+				return nil, fmt.Errorf("query.orderBy must be a field name or a map of field to ASC/DESC")
+			}
+		}
+		req.Query = q
+	}
+	mocks := map[string]mockDoc{}
+	for _, m := range c.FunctionMocks {
+		p := strings.Trim(m.Path, "/")
+		p = strings.TrimPrefix(p, "databases/(default)/documents/")
+		switch m.Function {
+		case "get":
+			data, err := docData(m.Result, t)
+			if err != nil {
+				return nil, fmt.Errorf("functionMocks %s: %v", m.Path, err)
+			}
+			mocks[p] = mockDoc{data: data, exists: true}
+		case "exists":
+			var b bool
+			if err := json.Unmarshal(m.Result, &b); err != nil {
+				return nil, fmt.Errorf("functionMocks %s: exists result must be true or false", m.Path)
+			}
+			if _, has := mocks[p]; !has || !b {
+				mocks[p] = mockDoc{exists: b, data: value.Map{}}
+			}
+		default:
+			return nil, fmt.Errorf("functionMocks: function %q is not get or exists", m.Function)
+		}
+	}
+	req.Get = LookupFunc(func(path string) (value.Map, bool, error) {
+		m, ok := mocks[path]
+		if !ok {
+			return nil, false, ErrNotMocked
+		}
+		return m.data, m.exists, nil
+	})
+	return req, nil
+}
+
+type mockDoc struct {
+	data   value.Map
+	exists bool
+}
+
+func isPresent(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
+}
+
+func decode(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func docData(raw json.RawMessage, now time.Time) (value.Map, error) {
+	var m map[string]any
+	if err := decode(raw, &m); err != nil {
+		return nil, fmt.Errorf("must be a JSON object: %v", err)
+	}
+	revived, err := revive(m, now)
+	if err != nil {
+		return nil, err
+	}
+	v, err := value.FromGo(revived)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := v.(value.Map)
+	if out == nil {
+		out = value.Map{}
+	}
+	return out, nil
+}
+
+// revive turns typed markers in JSON data into Go values: {"__type":
+// "float", "value": 1} for a float with an integral value, "timestamp"
+// (value: ISO-8601), "bytes" (base64), "latlng" (lat, lng), "path" /
+// "reference" (value: a path), and "serverTimestamp" (the request time).
+func revive(v any, now time.Time) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		if t, ok := v["__type"].(string); ok {
+			return reviveMarker(t, v, now)
+		}
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			r, err := revive(x, now)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", k, err)
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			r, err := revive(x, now)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %v", i, err)
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func reviveMarker(t string, m map[string]any, now time.Time) (any, error) {
+	switch t {
+	case "float":
+		n, ok := m["value"].(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("float marker needs a numeric value")
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return nil, err
+		}
+		return value.Float(f), nil
+	case "timestamp":
+		s, ok := m["value"].(string)
+		if !ok {
+			return nil, fmt.Errorf("timestamp marker needs an ISO-8601 value")
+		}
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, err
+		}
+		return ts, nil
+	case "serverTimestamp":
+		return now, nil
+	case "bytes":
+		s, _ := m["value"].(string)
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("bytes marker: %v", err)
+		}
+		return b, nil
+	case "latlng":
+		lat, _ := m["lat"].(json.Number)
+		lng, _ := m["lng"].(json.Number)
+		la, err1 := lat.Float64()
+		ln, err2 := lng.Float64()
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("latlng marker needs numeric lat and lng")
+		}
+		return value.LatLng{Lat: la, Lng: ln}, nil
+	case "path", "reference":
+		s, _ := m["value"].(string)
+		return value.ParsePath(s), nil
+	}
+	return nil, fmt.Errorf("unknown __type marker %q", t)
+}

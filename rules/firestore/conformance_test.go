@@ -35,7 +35,10 @@ func TestConformance(t *testing.T) {
 			var rec conformance.Case
 			json.Unmarshal(raw, &rec)
 			total++
-			rep := rs.Simulate([]Case{c}, now)
+			rep, err := rs.Simulate([]Case{c}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := rep.Results[0]
 			if got.Decision == sim.Decision(rec.Production) {
 				passed++

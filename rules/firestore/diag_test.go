@@ -37,7 +37,11 @@ func TestConformanceDiagnostics(t *testing.T) {
 				continue
 			}
 			total++
-			got := rs.Simulate([]Case{c}, time.Now()).Results[0]
+			rep, err := rs.Simulate([]Case{c}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := rep.Results[0]
 			want := rec.ProductionDiagnostics.Notes[0]
 			found := false
 			for _, n := range got.Notes {

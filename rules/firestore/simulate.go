@@ -70,44 +70,51 @@ func ParseInput(b []byte) (*Input, error) {
 
 // Simulate runs every case against the ruleset with the Rules Test API's
 // conventions, so verdicts are comparable with production's recorded ones.
-func (r *Ruleset) Simulate(cases []Case, now time.Time) *sim.Report {
+// A malformed case is an error naming it (testCases[i].field: problem);
+// no case runs then.
+func (r *Ruleset) Simulate(cases []Case, now time.Time) (*sim.Report, error) {
+	reqs := make([]*Request, len(cases))
+	for i := range cases {
+		req, err := cases[i].request(now)
+		if err != nil {
+			return nil, fmt.Errorf("testCases[%d].%v", i, err)
+		}
+		reqs[i] = req
+	}
 	rep := &sim.Report{Results: []sim.Case{}}
 	for i, c := range cases {
 		desc := c.Description
 		if desc == "" {
 			desc = fmt.Sprintf("case %d", i+1)
 		}
-		exp := sim.Decision(strings.ToUpper(c.Expectation))
-		req, err := c.request(now)
-		if err != nil {
-			rep.Add(sim.NewCase(desc, exp, sim.Deny, nil, []string{"invalid case: " + err.Error()}, -1))
-			continue
-		}
-		rep.Add(r.Decide(req).Case(desc, exp))
+		rep.Add(r.Decide(reqs[i]).Case(desc, sim.Decision(strings.ToUpper(c.Expectation))))
 	}
-	return rep
+	return rep, nil
 }
 
 // request builds the Request a case describes.
 func (c *Case) request(now time.Time) (*Request, error) {
+	if c.Path == "" {
+		return nil, fmt.Errorf("path: missing (a document path such as users/alice)")
+	}
 	method := strings.ToLower(c.Method)
 	switch method {
 	case Get, List, Create, Update, Delete:
 	default:
-		return nil, fmt.Errorf("method %q is not one of get, list, create, update, delete", c.Method)
+		return nil, fmt.Errorf("method: %q is not one of get, list, create, update, delete", c.Method)
 	}
 	if c.Expectation != "" {
 		switch strings.ToUpper(c.Expectation) {
 		case "ALLOW", "DENY":
 		default:
-			return nil, fmt.Errorf("expectation %q is not ALLOW or DENY", c.Expectation)
+			return nil, fmt.Errorf("expectation: %q is not ALLOW or DENY", c.Expectation)
 		}
 	}
 	t := now
 	if c.RequestTime != "" {
 		parsed, err := time.Parse(time.RFC3339Nano, c.RequestTime)
 		if err != nil {
-			return nil, fmt.Errorf("requestTime %q is not ISO-8601: %v", c.RequestTime, err)
+			return nil, fmt.Errorf("requestTime: %q is not ISO-8601 (e.g. 2026-01-02T03:04:05Z)", c.RequestTime)
 		}
 		t = parsed
 	}
@@ -154,7 +161,7 @@ func (c *Case) request(now time.Time) (*Request, error) {
 			case json.Unmarshal(c.Query.OrderBy, &m) == nil:
 				q.OrderBy = m
 			default:
-				return nil, fmt.Errorf("query.orderBy must be a field name or a map of field to ASC/DESC")
+				return nil, fmt.Errorf("query.orderBy: must be a field name or a map of field to ASC/DESC")
 			}
 		}
 		req.Query = q
@@ -167,19 +174,19 @@ func (c *Case) request(now time.Time) (*Request, error) {
 		case "get":
 			data, err := docData(m.Result, t)
 			if err != nil {
-				return nil, fmt.Errorf("functionMocks %s: %v", m.Path, err)
+				return nil, fmt.Errorf("functionMocks[%s].result: %v", m.Path, err)
 			}
 			mocks[p] = mockDoc{data: data, exists: true}
 		case "exists":
 			var b bool
 			if err := json.Unmarshal(m.Result, &b); err != nil {
-				return nil, fmt.Errorf("functionMocks %s: exists result must be true or false", m.Path)
+				return nil, fmt.Errorf("functionMocks[%s].result: an exists mock's result must be true or false", m.Path)
 			}
 			if _, has := mocks[p]; !has || !b {
 				mocks[p] = mockDoc{exists: b, data: value.Map{}}
 			}
 		default:
-			return nil, fmt.Errorf("functionMocks: function %q is not get or exists", m.Function)
+			return nil, fmt.Errorf("functionMocks[%s].function: %q is not get or exists", m.Path, m.Function)
 		}
 	}
 	req.Get = LookupFunc(func(path string) (value.Map, bool, error) {

@@ -206,12 +206,20 @@ func WriteText(w io.Writer, f *source.File, r *Report) {
 
 func describeRule(r Rule) string {
 	var b strings.Builder
-	if len(r.Operations) > 0 {
+	rtdb := len(r.Operations) > 0 && strings.HasPrefix(r.Operations[0], ".")
+	switch {
+	case rtdb:
+		// RTDB rules are keys of the rules tree: ".write at /users/$uid".
+		b.WriteString(strings.Join(r.Operations, ", "))
+	case len(r.Operations) > 0:
 		fmt.Fprintf(&b, "allow %s", strings.Join(r.Operations, ", "))
-	} else {
+	default:
 		fmt.Fprintf(&b, "rule #%d", r.RuleIndex)
 	}
-	if r.MatchPath != "" {
+	switch {
+	case r.MatchPath != "" && rtdb:
+		fmt.Fprintf(&b, " at %s", r.MatchPath)
+	case r.MatchPath != "":
 		fmt.Fprintf(&b, " in match %s", r.MatchPath)
 	}
 	fmt.Fprintf(&b, " → %s", r.Verdict)

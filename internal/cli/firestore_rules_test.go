@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const ownerRules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /users/{uid} {
+      allow read: if request.auth != null && request.auth.uid == uid;
+      allow create: if request.auth.uid == uid && request.resource.data.name is string;
+    }
+  }
+}`
+
+func firestoreInput(t *testing.T, cases ...map[string]any) string {
+	b, err := json.Marshal(map[string]any{"source": ownerRules, "testCases": cases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestFirestoreSimulateJSON(t *testing.T) {
+	in := firestoreInput(t,
+		map[string]any{"description": "owner reads", "expectation": "ALLOW", "method": "get", "path": "users/alice", "auth": map[string]any{"uid": "alice"}, "resource": map[string]any{"name": "A"}},
+		map[string]any{"description": "stranger reads", "expectation": "DENY", "method": "get", "path": "users/alice", "auth": map[string]any{"uid": "bob"}, "resource": map[string]any{"name": "A"}},
+		map[string]any{"description": "bad name type", "expectation": "DENY", "method": "create", "path": "users/alice", "auth": map[string]any{"uid": "alice"}, "data": map[string]any{"name": 5}},
+	)
+	code, out, errOut := runCLI(t, in, "firestore", "rules", "simulate", "--stdin", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s, out %s", code, errOut, out)
+	}
+	var res struct {
+		Success bool
+		Data    struct {
+			Passed, Failed int
+			Results        []struct {
+				Description, Decision, State string
+				Trace                        []struct {
+					Verdict     string
+					Line        int
+					Expressions []struct{ Source, Value string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success || res.Data.Passed != 3 || res.Data.Failed != 0 {
+		t.Fatalf("result: %s", out)
+	}
+	tr := res.Data.Results[1].Trace
+	if len(tr) != 1 || tr[0].Verdict != "DENY" || tr[0].Line != 5 || len(tr[0].Expressions) == 0 {
+		t.Errorf("stranger trace = %+v", tr)
+	}
+}
+
+func TestFirestoreSimulateExitCodes(t *testing.T) {
+	failing := firestoreInput(t, map[string]any{"description": "wrong", "expectation": "ALLOW", "method": "get", "path": "users/alice"})
+	if code, out, _ := runCLI(t, failing, "firestore", "rules", "simulate", "--stdin", "--format=json"); code != 1 || !strings.Contains(out, `"failed": 1`) {
+		t.Errorf("failing case: exit %d, %s", code, out)
+	}
+	bad, _ := json.Marshal(map[string]any{"source": "service cloud.firestore { match /a { allow read: if ; } }", "testCases": []any{}})
+	code, out, _ := runCLI(t, string(bad), "firestore", "rules", "simulate", "--stdin", "--format=json")
+	if code != 2 || !strings.Contains(out, `"success": false`) || !strings.Contains(out, `"line": 1`) {
+		t.Errorf("compile error: exit %d, %s", code, out)
+	}
+	if code, out, _ := runCLI(t, "{not json", "firestore", "rules", "simulate", "--stdin", "--format=json"); code != 2 || !strings.Contains(out, "INVALID_INPUT") {
+		t.Errorf("bad json: exit %d, %s", code, out)
+	}
+	badCase := firestoreInput(t, map[string]any{"description": "x", "expectation": "ALLOW", "method": "fetch", "path": "users/a"})
+	if code, out, _ := runCLI(t, badCase, "firestore", "rules", "simulate", "--stdin", "--format=json"); code != 2 || !strings.Contains(out, "testCases[0].method") {
+		t.Errorf("bad case: exit %d, %s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "", "firestore", "rules", "simulate"); code != 2 || !strings.Contains(errOut, "usage") {
+		t.Errorf("no --stdin: exit %d %s", code, errOut)
+	}
+	// rules is an alias of source.
+	alias, _ := json.Marshal(map[string]any{"rules": ownerRules, "testCases": []any{map[string]any{"description": "d", "expectation": "DENY", "method": "get", "path": "users/a"}}})
+	if code, out, _ := runCLI(t, string(alias), "firestore", "rules", "simulate", "--stdin", "--format=json"); code != 0 {
+		t.Errorf("rules alias: exit %d %s", code, out)
+	}
+}
+
+func TestFirestoreSimulateText(t *testing.T) {
+	in := firestoreInput(t, map[string]any{"description": "stranger reads", "expectation": "ALLOW", "method": "get", "path": "users/alice", "auth": map[string]any{"uid": "bob"}, "resource": map[string]any{}})
+	code, out, _ := runCLI(t, in, "firestore", "rules", "simulate", "--stdin", "--format", "text")
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"FAIL stranger reads", "expected ALLOW, got DENY", "firestore.rules:5:7", "allow read: if request.auth != null", "0 passed, 1 failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestFirestoreValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.rules")
+	os.WriteFile(good, []byte(ownerRules), 0o644)
+	if code, out, _ := runCLI(t, "", "firestore", "rules", "validate", good); code != 0 || !strings.Contains(out, "rules compile") {
+		t.Errorf("good: exit %d %s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.rules")
+	os.WriteFile(bad, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /a/{b} {\n    allow read: if x === 1;\n  }\n}\n"), 0o644)
+	code, out, _ := runCLI(t, "", "firestore", "rules", "validate", bad)
+	if code != 2 || !strings.Contains(out, "bad.rules:4:22: error: '===' is not a rules operator") || !strings.Contains(out, "                     ^^^") {
+		t.Errorf("bad: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, "", "firestore", "rules", "validate", filepath.Join(dir, "missing.rules")); code != 2 || errOut == "" {
+		t.Errorf("missing file: exit %d", code)
+	}
+}

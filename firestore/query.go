@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"container/heap"
 	"slices"
 	"strings"
 	"time"
@@ -465,7 +466,7 @@ func (q *query) matches(rel string, d *pb.Document) bool {
 		return false
 	}
 	for _, o := range q.orders {
-		if fieldValue(d, o.fp) == nil {
+		if !o.fp.IsName() && getField(d.Fields, o.fp) == nil {
 			return false
 		}
 	}
@@ -535,9 +536,15 @@ func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document
 	return q.window(all)
 }
 
-// matching returns every matching document in order, before offset/limit.
+// matching returns the matching documents in order, before offset/limit;
+// with a limit only the first offset+limit are kept (a bounded heap instead
+// of a full sort). Sort keys are extracted once per document.
 func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document {
-	var out []*pb.Document
+	k := -1
+	if q.limit >= 0 {
+		k = q.offset + q.limit
+	}
+	h := &keyHeap{q: q}
 	for rel, d := range db.candidates(q) {
 		var doc *pb.Document
 		if current {
@@ -545,12 +552,68 @@ func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document
 		} else {
 			doc = d.at(t)
 		}
-		if q.matches(rel, doc) {
-			out = append(out, doc)
+		if !q.matches(rel, doc) {
+			continue
+		}
+		x := keyed{d: doc, keys: make([]*pb.Value, len(q.orders))}
+		for i, o := range q.orders {
+			if !o.fp.IsName() {
+				x.keys[i] = getField(doc.Fields, o.fp)
+			}
+		}
+		switch {
+		case k < 0 || len(h.xs) < k:
+			heap.Push(h, x)
+		case k > 0 && q.cmpKeyed(x, h.xs[0]) < 0:
+			h.xs[0] = x
+			heap.Fix(h, 0)
 		}
 	}
-	slices.SortFunc(out, q.cmpDocs)
+	slices.SortFunc(h.xs, q.cmpKeyed)
+	out := make([]*pb.Document, len(h.xs))
+	for i, x := range h.xs {
+		out[i] = x.d
+	}
 	return out
+}
+
+type keyed struct {
+	d    *pb.Document
+	keys []*pb.Value
+}
+
+func (q *query) cmpKeyed(a, b keyed) int {
+	for i, o := range q.orders {
+		var r int
+		if o.fp.IsName() {
+			r = compareNames(a.d.Name, b.d.Name)
+		} else {
+			r = Compare(a.keys[i], b.keys[i])
+		}
+		if o.desc {
+			r = -r
+		}
+		if r != 0 {
+			return r
+		}
+	}
+	return 0
+}
+
+// keyHeap is a max-heap in query order: its root is the last document kept.
+type keyHeap struct {
+	q  *query
+	xs []keyed
+}
+
+func (h *keyHeap) Len() int           { return len(h.xs) }
+func (h *keyHeap) Less(i, j int) bool { return h.q.cmpKeyed(h.xs[i], h.xs[j]) > 0 }
+func (h *keyHeap) Swap(i, j int)      { h.xs[i], h.xs[j] = h.xs[j], h.xs[i] }
+func (h *keyHeap) Push(x any)         { h.xs = append(h.xs, x.(keyed)) }
+func (h *keyHeap) Pop() any {
+	x := h.xs[len(h.xs)-1]
+	h.xs = h.xs[:len(h.xs)-1]
+	return x
 }
 
 // window applies offset and limit to an ordered result.

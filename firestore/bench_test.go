@@ -1,0 +1,110 @@
+package firestore
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+)
+
+func BenchmarkWrite(b *testing.B) {
+	e := newTestEngine(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		commitT(b, e, admin, upd(fmt.Sprintf("c/%d", i%1000), M("n", Int(int64(i)), "s", String("hello"))))
+	}
+}
+
+func BenchmarkPointRead(b *testing.B) {
+	e := newTestEngine(b)
+	for i := 0; i < 1000; i++ {
+		setT(b, e, fmt.Sprintf("c/%d", i), M("n", Int(int64(i))))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if getT(b, e, fmt.Sprintf("c/%d", i%1000)) == nil {
+			b.Fatal("missing")
+		}
+	}
+}
+
+var big100k struct {
+	once sync.Once
+	e    *Engine
+}
+
+func engine100k(b *testing.B) *Engine {
+	big100k.once.Do(func() {
+		e := newTestEngine(b)
+		ws := make([]*pb.Write, 0, 500)
+		for i := 0; i < 100000; i++ {
+			ws = append(ws, upd(fmt.Sprintf("big/%06d", i), M("n", Int(int64(i)), "g", Int(int64(i%100)), "s", String(fmt.Sprint(i)))))
+			if len(ws) == 500 {
+				commitT(b, e, admin, ws...)
+				ws = ws[:0]
+			}
+		}
+		big100k.e = e
+	})
+	return big100k.e
+}
+
+func benchQuery(b *testing.B, sq *pb.StructuredQuery, want int) {
+	e := engine100k(b)
+	sq.From = from("big")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := queryIDs(e, admin, testDB.Documents(), sq)
+		if err != nil || len(got) != want {
+			b.Fatalf("got %d, %v", len(got), err)
+		}
+	}
+}
+
+func BenchmarkQuery100kEquality(b *testing.B) {
+	benchQuery(b, &pb.StructuredQuery{Where: where("g", pb.StructuredQuery_FieldFilter_EQUAL, Int(7))}, 1000)
+}
+
+func BenchmarkQuery100kRangeLimit(b *testing.B) {
+	benchQuery(b, &pb.StructuredQuery{Where: where("n", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(50000)), Limit: limit(10)}, 10)
+}
+
+func BenchmarkQuery100kOrderByLimit(b *testing.B) {
+	benchQuery(b, &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("s", true)}, Limit: limit(20)}, 20)
+}
+
+// BenchmarkListenerFanout measures one write delivered to 1,000 listeners
+// on the same query.
+func BenchmarkListenerFanout(b *testing.B) {
+	e := newTestEngine(b)
+	var delivered atomic.Int64
+	sq := &pb.StructuredQuery{From: from("room"), Where: where("live", pb.StructuredQuery_FieldFilter_EQUAL, Bool(true))}
+	for i := 0; i < 1000; i++ {
+		_, err := e.Watch(admin, &pb.Target{TargetType: &pb.Target_Query{Query: &pb.Target_QueryTarget{Parent: testDB.Documents(),
+			QueryType: &pb.Target_QueryTarget_StructuredQuery{StructuredQuery: sq}}}}, func(*Snapshot, error) { delivered.Add(1) })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	e.Quiesce()
+	delivered.Store(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		setT(b, e, fmt.Sprintf("room/%d", i%50), M("live", Bool(true), "n", Int(int64(i))))
+		e.Quiesce()
+	}
+	b.StopTimer()
+	if delivered.Load() != int64(b.N)*1000 {
+		b.Fatalf("delivered %d, want %d", delivered.Load(), b.N*1000)
+	}
+}

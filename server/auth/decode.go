@@ -95,7 +95,10 @@ func jsonErrorText(err error) string {
 }
 
 func invalid(path, what string) *auth.Error {
-	return auth.InvalidArgument(strings.TrimSpace("Invalid JSON payload received. " + path + " " + what))
+	if path != "" {
+		what = path + " " + what
+	}
+	return auth.InvalidArgument("Invalid JSON payload received. " + what)
 }
 
 // camelKeys converts snake_case keys to camelCase, recursively.
@@ -131,8 +134,7 @@ func camel(k string) string {
 }
 
 var (
-	stringType = reflect.TypeOf("")
-	anyType    = reflect.TypeOf((*any)(nil)).Elem()
+	anyType = reflect.TypeOf((*any)(nil)).Elem()
 )
 
 // check validates v against Go type t and returns v with the emulator's
@@ -242,5 +244,3 @@ func bodyString(m map[string]any, k string) string {
 	s, _ := m[k].(string)
 	return s
 }
-
-var _ = stringType

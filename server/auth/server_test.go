@@ -1,0 +1,183 @@
+package authserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/auth"
+)
+
+func newServer(t *testing.T) *httptest.Server {
+	ts := httptest.NewServer(New(auth.New(auth.Options{}), Options{DefaultProject: "p", APIKeys: map[string]string{"key-q": "q"}}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func do(t *testing.T, ts *httptest.Server, method, path, authz, ctype, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return resp.StatusCode, m
+}
+
+func errMsg(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+func TestRouting(t *testing.T) {
+	ts := newServer(t)
+	const j = "application/json"
+	tests := []struct {
+		name, method, path, authz, ctype, body string
+		status                                 int
+		msg                                    string
+	}{
+		{"health", "GET", "/", "", "", "", 200, ""},
+		{"no key", "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp", "", j, "{}", 403, "The request is missing a valid API key."},
+		{"key header", "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp", "", j, "{}", 200, ""},
+		{"bad bearer", "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "Bearer x", j, "{}", 401, ""},
+		{"owner", "POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts", "Bearer owner", j, `{"localId":"a"}`, 200, ""},
+		{"project with key", "POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:lookup?key=k", "", j, "{}", 400, "INSUFFICIENT_PERMISSION : Only authenticated requests can specify target_project_id."},
+		{"unknown op", "POST", "/identitytoolkit.googleapis.com/v1/accounts:nope?key=k", "", j, "{}", 404, "Not Found"},
+		{"wrong method", "GET", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", "", "", 405, ""},
+		{"text/plain", "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", "text/plain", "{}", 400, "Invalid content-type: text/plain"},
+		{"array body", "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", j, "[1]", 400, "Invalid JSON payload received. must be object"},
+		{"enum index", "POST", "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode?key=k", "", j, `{"requestType":1,"email":"x@y.z"}`, 400, "EMAIL_NOT_FOUND"},
+		{"null field", "POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:update", "Bearer owner", j, `{"localId":null}`, 400, "Invalid JSON payload received. /localId must be string"},
+		{"nested type", "POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:lookup", "Bearer owner", j, `{"localId":[{}]}`, 400, "Invalid JSON payload received. /localId/0 must be string"},
+		{"snake case", "POST", "/securetoken.googleapis.com/v1/token?key=k", "", j, `{"grant_type":"password"}`, 400, "INVALID_GRANT_TYPE"},
+		{"legacy", "POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPassword?key=k", "", j, `{"email":"x@y.z","password":"secret1"}`, 400, "EMAIL_NOT_FOUND"},
+		{"emulator clear", "DELETE", "/emulator/v1/projects/p/accounts", "", "", "", 200, ""},
+		{"v2 unimplemented", "GET", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs", "Bearer owner", "", "", 501, ""},
+		{"action without key", "GET", "/emulator/action?mode=verifyEmail&oobCode=x", "", "", "", 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.path
+			req, _ := http.NewRequest(tt.method, ts.URL+path, strings.NewReader(tt.body))
+			if tt.name == "key header" {
+				req.Header.Set("X-Goog-Api-Key", "k")
+			}
+			if tt.authz != "" {
+				req.Header.Set("Authorization", tt.authz)
+			}
+			if tt.ctype != "" {
+				req.Header.Set("Content-Type", tt.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var m map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&m)
+			if resp.StatusCode != tt.status || (tt.msg != "" && errMsg(m) != tt.msg) {
+				t.Errorf("%d %v, want %d %q", resp.StatusCode, m, tt.status, tt.msg)
+			}
+		})
+	}
+}
+
+func TestAPIKeyProjects(t *testing.T) {
+	ts := newServer(t)
+	_, m := do(t, ts, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=key-q", "", "application/json", `{}`)
+	tok, _ := m["idToken"].(string)
+	if !strings.Contains(tok, ".") {
+		t.Fatalf("signUp: %v", m)
+	}
+	_, m = do(t, ts, "GET", "/identitytoolkit.googleapis.com/v1/projects/q/accounts:batchGet", "Bearer owner", "", "")
+	if users, _ := m["users"].([]any); len(users) != 1 {
+		t.Errorf("project q users = %v", m)
+	}
+	_, m = do(t, ts, "GET", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:batchGet", "Bearer owner", "", "")
+	if users, _ := m["users"].([]any); len(users) != 0 {
+		t.Errorf("project p users = %v", m)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	ts := newServer(t)
+	req, _ := http.NewRequest("OPTIONS", ts.URL+"/identitytoolkit.googleapis.com/v1/accounts:signUp", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-client-version")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" ||
+		resp.Header.Get("Access-Control-Allow-Headers") != "content-type,x-client-version" {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+type sample struct {
+	Email    *string                `json:"email,omitempty"`
+	Names    []string               `json:"localId,omitempty"`
+	Flag     *bool                  `json:"flag,omitempty"`
+	Type     string                 `json:"requestType,omitempty"`
+	Provider *auth.ProviderUserInfo `json:"linkProviderUserInfo,omitempty"`
+}
+
+func FuzzDecodeBody(f *testing.F) {
+	f.Add("application/json", `{"email":"a@b.c","localId":["x"],"flag":true,"requestType":1}`)
+	f.Add("application/x-www-form-urlencoded", "grant_type=refresh_token&refresh_token=abc")
+	f.Add("application/json", `{"linkProviderUserInfo":{"providerId":5}}`)
+	f.Add("", `[`)
+	f.Fuzz(func(t *testing.T, ctype, body string) {
+		var s sample
+		if _, err := DecodeBody(ctype, []byte(body), true, &s); err != nil {
+			if _, ok := err.(*auth.Error); !ok {
+				t.Fatalf("untyped error %T", err)
+			}
+		}
+	})
+}
+
+// FuzzHandler sends arbitrary requests: the answer is always a JSON
+// envelope and never a 500.
+func FuzzHandler(f *testing.F) {
+	f.Add("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", `{"email":"a@b.c","password":"secret1"}`)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:update", "Bearer owner", `{"localId":"a","customAttributes":"{"}`)
+	f.Add("POST", "/securetoken.googleapis.com/v1/token?key=k", "", `{"grantType":"refresh_token","refreshToken":"e30="}`)
+	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/tenants/t?updateMask=mfaConfig.state", "Bearer owner", `{"mfaConfig":{"state":"ENABLED"}}`)
+	f.Add("GET", "/emulator/action?mode=signIn&oobCode=x&apiKey=k&continueUrl=%zz", "", ``)
+	h := New(auth.New(auth.Options{}), Options{})
+	f.Fuzz(func(t *testing.T, method, target, authz, body string) {
+		if !strings.HasPrefix(target, "/") {
+			target = "/" + target
+		}
+		req, err := http.NewRequest(method, "http://x"+target, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 && w.Code != 501 {
+			t.Fatalf("%s %s -> %d %s", method, target, w.Code, w.Body)
+		}
+	})
+}

@@ -705,3 +705,36 @@ func TestEvents(t *testing.T) {
 		t.Errorf("commit = %+v", h[1])
 	}
 }
+
+func TestListenResume(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	setT(t, e, "c/a", M("v", Int(1)))
+	setT(t, e, "c/b", M("v", Int(1)))
+	token := encodeToken(getT(t, e, "c/b").UpdateTime.AsTime())
+	setT(t, e, "c/a", M("v", Int(2)))
+	commitT(t, e, admin, del("c/b"))
+	setT(t, e, "c/c", M("v", Int(3)))
+	s, _ := e.Listen(admin, testDB.String())
+	defer s.Close()
+	if err := s.Handle(&pb.ListenRequest{TargetChange: &pb.ListenRequest_AddTarget{AddTarget: &pb.Target{TargetId: 7,
+		TargetType: &pb.Target_Query{Query: &pb.Target_QueryTarget{Parent: testDB.Documents(), QueryType: &pb.Target_QueryTarget_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: from("c")}}}},
+		ResumeType: &pb.Target_ResumeToken{ResumeToken: token}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.Quiesce()
+	var seq []string
+	for {
+		ctx, cancel := contextWithTimeout(50 * time.Millisecond)
+		r, err := s.Recv(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		seq = append(seq, describe(r))
+	}
+	want := []string{"TC ADD [7]", "DEL c/b rm[7]", "DC c/a [7]", "DC c/c [7]", "TC CURRENT [7] token", "NO_CHANGE token"}
+	if !slices.Equal(seq, want) {
+		t.Errorf("resumed responses:\n%s\nwant\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
+	}
+}

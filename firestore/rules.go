@@ -74,8 +74,9 @@ type AuthzRequest struct {
 	Method   Method
 	// Path is the document path relative to the database's documents root
 	// ("users/alice"). For list it is the queried collection path
-	// ("users", "users/alice/posts"); for a collection-group query it is the
-	// collection id under Query.Parent (see Query.AllDescendants).
+	// ("users", "users/alice/posts"); for a collection-group query it is
+	// Query.Parent joined with the collection id, and Query.AllDescendants
+	// is set (the rules engine matches it as parent/**/collectionId/{doc}).
 	Path string
 	Auth identity.Identity
 	// Resource is the stored document (resource); nil when it does not exist

@@ -738,3 +738,13 @@ func TestListenResume(t *testing.T) {
 		t.Errorf("resumed responses:\n%s\nwant\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestNoOpWriteKeepsUpdateTime(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	r1 := commitT(t, e, admin, upd("c/a", M("x", Int(1))))
+	r2 := commitT(t, e, admin, upd("c/a", M("x", Int(1))))
+	if !proto.Equal(r1.WriteResults[0].UpdateTime, r2.WriteResults[0].UpdateTime) || !r2.CommitTime.AsTime().After(r1.CommitTime.AsTime()) {
+		t.Errorf("no-op write: %v then %v (commit %v)", r1.WriteResults[0].UpdateTime, r2.WriteResults[0].UpdateTime, r2.CommitTime)
+	}
+}

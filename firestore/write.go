@@ -242,7 +242,9 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Do
 	if cur != nil {
 		next.CreateTime = cur.CreateTime
 		if fieldsEqual(cur.Fields, fields) {
-			// A write that changes nothing keeps the document's update time.
+			// A write that changes nothing keeps the document's update time
+			// (observed on the official emulator: the write result and the
+			// stored document keep the old update_time; commit_time advances).
 			next.UpdateTime = cur.UpdateTime
 			return next, results, nil
 		}

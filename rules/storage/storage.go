@@ -1,0 +1,365 @@
+// Package storage binds the rules language to Cloud Storage for Firebase: it
+// compiles a storage.rules file, builds request and resource for an object
+// request, resolves firestore.get()/firestore.exists() through a lookup the
+// caller supplies (no data store is imported here), decides the request with
+// production's semantics, and explains the decision.
+//
+// Production has two modes and so does Decide. A real request (what the
+// Storage server sends) sees resource == null when the object does not
+// exist and request.auth == null when the caller is unauthenticated. The
+// Rules Test API, whose verdicts the conformance data records and which the
+// simulator follows (Request.TestAPI), leaves such bindings unbound instead:
+// reading them is an error, so even `resource == null` denies.
+package storage
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/parser"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// Service is the service name a Storage ruleset declares.
+const Service = "firebase.storage"
+
+// DefaultBucket is the bucket a request names when it names none.
+const DefaultBucket = "demo-pyric.appspot.com"
+
+// MaxFirestoreLookups is production's limit on distinct Firestore documents
+// one Storage request may read through firestore.get() and
+// firestore.exists(); repeated reads of a document are served from the
+// first and do not count again.
+const MaxFirestoreLookups = 2
+
+// testAPIMaxLookups is the limit in Rules Test API mode. The hosted Test API
+// was observed allowing three distinct mocked firestore.exists() calls
+// (features-firestore-rules §35 item 7), so the real-request limit of 2 does
+// not hold there; we use Firestore's own per-request limit and add a note
+// whenever an evaluation reads more than MaxFirestoreLookups documents.
+const testAPIMaxLookups = 10
+
+// Ruleset is a compiled storage.rules file. It is safe for concurrent use.
+type Ruleset struct {
+	prog *eval.Program
+	// Warnings are the non-fatal diagnostics production reports too
+	// (undefined functions and variables, unused lets, version 1, …).
+	Warnings source.Diagnostics
+}
+
+// Compile parses and checks a rules file. It returns the ruleset and every
+// diagnostic; the ruleset is nil when any diagnostic is an error.
+func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
+	rs, diags := parser.Parse(file)
+	if !diags.HasErrors() {
+		diags = append(diags, check.Check(rs, check.Options{
+			Service:    Service,
+			Builtins:   []string{},
+			Namespaces: []string{"firestore"},
+			Globals:    []string{"request", "resource"},
+		})...)
+		diags = append(diags, checkFirestoreCalls(rs)...)
+	}
+	diags.Sort()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return &Ruleset{prog: eval.NewProgram(rs), Warnings: diags}, diags
+}
+
+// AST returns the parsed ruleset.
+func (r *Ruleset) AST() *ast.Ruleset { return r.prog.Ruleset }
+
+// File returns the source file.
+func (r *Ruleset) File() *source.File { return r.prog.File }
+
+// Methods of a Storage request. Rules may also grant the umbrellas read
+// (get, list) and write (create, update, delete); a request is always one
+// of these five.
+const (
+	Get    = "get"
+	List   = "list"
+	Create = "create"
+	Update = "update"
+	Delete = "delete"
+)
+
+// Auth is request.auth: the caller's uid and token claims.
+type Auth struct {
+	UID   string
+	Token map[string]any
+}
+
+// Object is a Cloud Storage object's metadata as rules see it, in
+// resource (the stored object) and request.resource (the object as it
+// would be after a create or update).
+//
+// A property that is empty (a zero time, a zero generation, an empty
+// string) is absent from the rules map, and reading it is production's
+// "Property x is undefined on object." Size is always present. Metadata
+// is the custom metadata; a nil map is absent in Rules Test API mode and
+// an empty map for real requests.
+type Object struct {
+	// Name is the object's full path within the bucket, e.g.
+	// uploads/pic.png (GCS convention, not the last segment).
+	Name           string
+	Bucket         string
+	Size           int64
+	ContentType    string
+	Metadata       map[string]string
+	MD5Hash        string // base64, as GCS reports it
+	CRC32C         string // base64, as GCS reports it
+	ETag           string
+	TimeCreated    time.Time
+	Updated        time.Time
+	Generation     int64
+	Metageneration int64
+
+	CacheControl       string
+	ContentDisposition string
+	ContentEncoding    string
+	ContentLanguage    string
+}
+
+// FirestoreLookup resolves documents for firestore.get() and
+// firestore.exists(). Path is relative to the default database's documents
+// root, e.g. users/alice. A document that does not exist is (nil, false,
+// nil); an error makes the call fail (the rule denies). The method set is
+// the same as the Firestore binding's Lookup, so one implementation serves
+// both.
+type FirestoreLookup interface {
+	Lookup(path string) (data value.Map, exists bool, err error)
+}
+
+// FirestoreLookupFunc adapts a function to FirestoreLookup.
+type FirestoreLookupFunc func(path string) (value.Map, bool, error)
+
+// Lookup implements FirestoreLookup.
+func (f FirestoreLookupFunc) Lookup(path string) (value.Map, bool, error) { return f(path) }
+
+// Request is one Storage request to decide.
+type Request struct {
+	// Method is get, list, create, update or delete.
+	Method string
+	// Bucket is the bucket name bound to {bucket}; DefaultBucket when empty.
+	Bucket string
+	// Path is the object path within the bucket (uploads/a.png); for list,
+	// the prefix being listed. Leading and trailing slashes are ignored.
+	Path string
+	// Auth is request.auth; nil means unauthenticated.
+	Auth *Auth
+	// Resource is the stored object (resource); nil when it does not exist.
+	Resource *Object
+	// Incoming is request.resource: the object as it would be after a
+	// create or update. It is ignored for get, list and delete, where
+	// request.resource is null.
+	Incoming *Object
+	// Time is request.time.
+	Time time.Time
+	// Firestore resolves firestore.get()/firestore.exists(). Nil means
+	// every lookup fails.
+	Firestore FirestoreLookup
+
+	// TestAPI evaluates with the Rules Test API's conventions, which the
+	// recorded conformance verdicts follow: an absent auth, resource or
+	// request.resource is unbound (reading it errors) instead of null, an
+	// object carries only the properties given, a firestore.get() result
+	// carries data only, and a lookup of an unmocked path errors.
+	TestAPI bool
+	// NoTrace skips the sub-expression trace of each rule (verdicts, notes
+	// and messages are still reported), for callers that only need the
+	// verdict.
+	NoTrace bool
+}
+
+// Decision is the verdict on a request with its explanation.
+type Decision struct {
+	Outcome  sim.Decision
+	Trace    []sim.Rule
+	Notes    []string
+	Deciding int // index into Trace of the deciding rule, or -1
+	Attempts []eval.Attempt
+	// Expressions is the number of expressions evaluated.
+	Expressions int
+	// Lookups is the number of distinct Firestore documents read.
+	Lookups int
+}
+
+// Allowed reports whether the request is allowed.
+func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
+
+// Case renders the decision as a simulator case result.
+func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
+	return sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+}
+
+// Segments returns the path a request is matched against:
+// b/<bucket>/o/<object path segments>.
+func Segments(bucket, path string) []string {
+	if bucket == "" {
+		bucket = DefaultBucket
+	}
+	segs := []string{"b", bucket, "o"}
+	if rel := strings.Trim(path, "/"); rel != "" {
+		segs = append(segs, strings.Split(rel, "/")...)
+	}
+	return segs
+}
+
+// Decide evaluates the request against the ruleset. It never panics: an
+// internal failure denies with a note saying so.
+func (r *Ruleset) Decide(req *Request) (d *Decision) {
+	defer func() {
+		if p := recover(); p != nil {
+			d = &Decision{Outcome: sim.Deny, Deciding: -1,
+				Notes: []string{fmt.Sprintf("internal error: %v (the request is denied)", p)}}
+		}
+	}()
+	return r.decide(req)
+}
+
+func (r *Ruleset) decide(req *Request) *Decision {
+	bucket := req.Bucket
+	if bucket == "" {
+		bucket = DefaultBucket
+	}
+	segs := Segments(bucket, req.Path)
+	display := "/" + strings.Join(segs, "/")
+	d := &Decision{Outcome: sim.Deny, Deciding: -1}
+	switch req.Method {
+	case Get, List, Create, Update, Delete:
+	default:
+		d.Notes = append(d.Notes, fmt.Sprintf("Unknown method '%s': a Storage request is get, list, create, update or delete", req.Method))
+		return d
+	}
+	matched, attempts := r.prog.Match(segs)
+	d.Attempts = attempts
+	if len(matched) == 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '%s'", display))
+		return d
+	}
+	lk := newLookups(req)
+	env := &eval.Env{
+		Program:    r.prog,
+		Globals:    globals(req, bucket, segs),
+		Namespaces: map[string]map[string]eval.Builtin{"firestore": lk.funcs()},
+		Trace:      !req.NoTrace,
+	}
+	run := eval.NewRun(env)
+	file := r.prog.File
+	anyRule, unsupported := false, false
+	finish := func() {
+		d.Expressions, d.Lookups = run.Count(), lk.count()
+		if req.TestAPI && lk.count() > MaxFirestoreLookups {
+			d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
+		}
+	}
+	for _, m := range matched {
+		for i, a := range m.Block.Match.Allows {
+			ops := methodNames(a)
+			if !covers(ops, req.Method) {
+				continue
+			}
+			anyRule = true
+			res, exprs := run.Condition(m, a.Cond)
+			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: exprs}
+			rule.Condition = "true"
+			if a.Cond != nil {
+				rule.Condition = sourceText(file, a.Cond)
+			}
+			switch v := res.(type) {
+			case value.Bool:
+				rule.Verdict = sim.VerdictDeny
+				if v {
+					rule.Verdict = sim.VerdictAllow
+				}
+			case *value.Error:
+				rule.Verdict = sim.VerdictError
+				if v.Kind == value.Unsupported {
+					rule.Verdict = sim.VerdictUnsupported
+					unsupported = true
+				}
+				rule.Message = v.Message
+				d.Notes = append(d.Notes, errorNote(file, v))
+			}
+			d.Trace = append(d.Trace, rule)
+			if rule.Verdict == sim.VerdictAllow {
+				d.Outcome = sim.Allow
+				d.Deciding = len(d.Trace) - 1
+				d.Notes = append(d.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
+				finish()
+				return d
+			}
+		}
+	}
+	if !anyRule {
+		d.Notes = append(d.Notes, fmt.Sprintf("No allow rules found for operation '%s'", req.Method))
+	}
+	if unsupported {
+		d.Outcome = sim.Unsupported
+	}
+	for i, rule := range d.Trace {
+		if rule.Verdict != sim.VerdictAllow {
+			d.Deciding = i
+			break
+		}
+	}
+	finish()
+	return d
+}
+
+// errorNote renders an evaluation error as production's hosted diagnostics
+// do: "Error: storage.rules line [12], column [24]. Null value error.".
+func errorNote(f *source.File, e *value.Error) string {
+	if e.Offset < 0 {
+		return e.Message
+	}
+	pos := f.Pos(e.Offset)
+	return fmt.Sprintf("Error: %s line [%d], column [%d]. %s", fileName(f), pos.Line, pos.Column, e.Message)
+}
+
+func fileName(f *source.File) string {
+	if f.Name == "" {
+		return "storage.rules"
+	}
+	return f.Name
+}
+
+func sourceText(f *source.File, e ast.Expr) string {
+	sp := e.Span()
+	if sp.End.Offset > len(f.Text) || sp.Start.Offset > sp.End.Offset {
+		return ""
+	}
+	return strings.Join(strings.Fields(f.Text[sp.Start.Offset:sp.End.Offset]), " ")
+}
+
+func methodNames(a *ast.Allow) []string {
+	out := make([]string, len(a.Methods))
+	for i, m := range a.Methods {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// covers reports whether an allow with these operations applies to method:
+// read covers get and list, write covers create, update and delete.
+func covers(ops []string, method string) bool {
+	for _, op := range ops {
+		switch {
+		case op == method:
+			return true
+		case op == "read" && (method == Get || method == List):
+			return true
+		case op == "write" && (method == Create || method == Update || method == Delete):
+			return true
+		}
+	}
+	return false
+}

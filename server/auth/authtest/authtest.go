@@ -24,12 +24,10 @@ type Server struct {
 func Start(t testing.TB, engOpts auth.Options, opts authserver.Options) *Server {
 	t.Helper()
 	eng := auth.New(engOpts)
-	ts := httptest.NewServer(nil)
+	// OOB links use the Host header when opts.BaseURL is empty, which is
+	// the httptest URL.
+	ts := httptest.NewServer(authserver.New(eng, opts))
 	u, _ := url.Parse(ts.URL)
-	if opts.BaseURL == "" {
-		opts.BaseURL = ts.URL
-	}
-	ts.Config.Handler = authserver.New(eng, opts)
 	t.Cleanup(ts.Close)
 	return &Server{Server: ts, Engine: eng, Host: u.Host}
 }

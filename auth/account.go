@@ -160,15 +160,15 @@ type UpdateRequest struct {
 
 // UpdateResponse is identitytoolkit#SetAccountInfoResponse.
 type UpdateResponse struct {
-	Kind             string             `json:"kind"`
-	LocalID          string             `json:"localId"`
-	EmailVerified    *bool              `json:"emailVerified,omitempty"`
-	ProviderUserInfo []ProviderUserInfo `json:"providerUserInfo,omitempty"`
-	Email            string             `json:"email,omitempty"`
-	DisplayName      string             `json:"displayName,omitempty"`
-	PhotoURL         string             `json:"photoUrl,omitempty"`
-	NewEmail         string             `json:"newEmail,omitempty"`
-	PasswordHash     string             `json:"passwordHash,omitempty"`
+	Kind             string `json:"kind"`
+	LocalID          string `json:"localId"`
+	EmailVerified    *bool  `json:"emailVerified,omitempty"`
+	ProviderUserInfo any    `json:"providerUserInfo,omitempty"` // []ProviderUserInfo; [] kept, nil omitted
+	Email            string `json:"email,omitempty"`
+	DisplayName      string `json:"displayName,omitempty"`
+	PhotoURL         string `json:"photoUrl,omitempty"`
+	NewEmail         string `json:"newEmail,omitempty"`
+	PasswordHash     string `json:"passwordHash,omitempty"`
 	Tokens
 }
 
@@ -381,8 +381,11 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 		e.createOOB(sc, c.BaseURL, nu.InitialEmail, "", "RECOVER_EMAIL", "recoverEmail", "")
 	}
 	resp := &UpdateResponse{Kind: "identitytoolkit#SetAccountInfoResponse", LocalID: nu.LocalID, EmailVerified: nu.EmailVerified,
-		ProviderUserInfo: nu.ProviderUserInfo, Email: nu.Email, DisplayName: nu.DisplayName, PhotoURL: nu.PhotoURL,
+		Email: nu.Email, DisplayName: nu.DisplayName, PhotoURL: nu.PhotoURL,
 		NewEmail: newEmail, PasswordHash: nu.PasswordHash}
+	if nu.ProviderUserInfo != nil {
+		resp.ProviderUserInfo = slices.Clone(nu.ProviderUserInfo)
+	}
 	if validSinceSet && signInProvider != "" {
 		_, resp.Tokens = e.issueTokens(sc, nu, signInProvider, nil)
 	}

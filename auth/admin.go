@@ -202,7 +202,9 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 		}
 		upserts = append(upserts, p)
 	}
-	u.ProviderUserInfo = []ProviderUserInfo{}
+	if in.ProviderUserInfo != nil {
+		u.ProviderUserInfo = []ProviderUserInfo{}
+	}
 	if in.PhoneNumber != "" {
 		if !isValidPhone(in.PhoneNumber) {
 			return badRequest("phone number format is invalid")

@@ -56,6 +56,21 @@ type ProviderUserInfo struct {
 	PhoneNumber string `json:"phoneNumber,omitempty"`
 }
 
+// MarshalJSON writes providerUserInfo as [] when the account had linked
+// providers and lost them all, as the emulator does, and omits it when it
+// never had any.
+func (u User) MarshalJSON() ([]byte, error) {
+	type plain User
+	var p any
+	if u.ProviderUserInfo != nil {
+		p = u.ProviderUserInfo
+	}
+	return json.Marshal(struct {
+		plain
+		ProviderUserInfo any `json:"providerUserInfo,omitempty"`
+	}{plain(u), p})
+}
+
 func (u *User) clone() *User {
 	if u == nil {
 		return nil

@@ -181,7 +181,7 @@ func scenario() []step {
 		{name: "tenant custom token mismatch", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken",
 			body: `{"tenantId":"auto1","token":"` + unsignedJWT(map[string]any{"uid": "tc", "aud": auth.CustomTokenAudience}) + `"}`},
 		{name: "tenant custom token", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithCustomToken",
-			body: `{"tenantId":"auto1","token":"` + unsignedJWT(map[string]any{"uid": "tc", "aud": auth.CustomTokenAudience, "tenant_id": "auto1"}) + `"}`,
+			body:    `{"tenantId":"auto1","token":"` + unsignedJWT(map[string]any{"uid": "tc", "aud": auth.CustomTokenAudience, "tenant_id": "auto1"}) + `"}`,
 			capture: map[string]string{"tcRefresh": "refreshToken"}},
 		{name: "tenant refresh", method: "POST", path: "/securetoken.googleapis.com/v1/token", body: `{"grantType":"refresh_token","refreshToken":"${tcRefresh}"}`},
 		{name: "tenant outbox", method: "GET", path: "/emulator/v1/projects/" + diffProject + "/tenants/auto1/oobCodes", auth: "none"},

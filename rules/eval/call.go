@@ -56,16 +56,20 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 		if value.IsError(recv) {
 			return recv
 		}
-		args, err := r.args(e.Args, fr, depth)
-		if err != nil {
-			return err
-		}
+		// The method is looked up before its arguments are evaluated.
 		m, ok := lookupMethod(recv, fn.Name)
 		if !ok {
+			for _, a := range e.Args {
+				r.skip(a, depth+1)
+			}
 			if _, isNull := recv.(value.Null); isNull {
 				return withPos(value.ErrNull(), e)
 			}
 			return withPos(value.ErrFunctionNotFound(fn.Name), e)
+		}
+		args, err := r.args(e.Args, fr, depth)
+		if err != nil {
+			return err
 		}
 		return withOffset(m(recv, args), fn.NameSp.Start.Offset)
 	}

@@ -250,13 +250,25 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	case *ast.Binary:
 		return r.binary(e, fr, depth)
 	case *ast.In:
-		x := r.eval(e.X, fr, depth+1)
+		// Production evaluates `x in c` as a method of the collection: c
+		// first, and a value without `in` fails before x is evaluated.
 		c := r.eval(e.Collection, fr, depth+1)
+		if value.IsError(c) {
+			r.skip(e.X, depth+1)
+			return c
+		}
+		switch c.(type) {
+		case value.List, value.Set, value.Map:
+		case value.Null:
+			r.skip(e.X, depth+1)
+			return withOffset(value.ErrNull(), e.OpSpan.Start.Offset)
+		default:
+			r.skip(e.X, depth+1)
+			return withPos(value.ErrFunctionNotFound("in"), e)
+		}
+		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
 			return x
-		}
-		if value.IsError(c) {
-			return c
 		}
 		return withOffset(in(x, c), e.OpSpan.Start.Offset)
 	case *ast.Is:
@@ -290,26 +302,47 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		return withPos(member(x, e.Name), e)
 	case *ast.Index:
 		x := r.eval(e.X, fr, depth+1)
-		i := r.eval(e.Index, fr, depth+1)
 		if value.IsError(x) {
+			r.skip(e.Index, depth+1)
 			return x
 		}
+		switch x.(type) {
+		case value.List, value.String, value.Map, value.Path:
+		case value.Null:
+			r.skip(e.Index, depth+1)
+			return withPos(value.ErrNull(), e)
+		default:
+			// Indexing is a method production looks up before evaluating
+			// the index: "Function not found error: Name: [[]]."
+			r.skip(e.Index, depth+1)
+			return withPos(value.ErrFunctionNotFound("[]"), e)
+		}
+		i := r.eval(e.Index, fr, depth+1)
 		if value.IsError(i) {
 			return i
 		}
 		return withPos(index(x, i), e)
 	case *ast.Slice:
 		x := r.eval(e.X, fr, depth+1)
+		if value.IsError(x) {
+			return x
+		}
+		switch x.(type) {
+		case value.List, value.String:
+		case value.Null:
+			return withPos(value.ErrNull(), e)
+		default:
+			return withPos(value.ErrFunctionNotFound("@range"), e)
+		}
 		var lo, hi value.Value
 		if e.Lo != nil {
-			lo = r.eval(e.Lo, fr, depth+1)
+			if lo = r.eval(e.Lo, fr, depth+1); value.IsError(lo) {
+				return lo
+			}
 		}
 		if e.Hi != nil {
-			hi = r.eval(e.Hi, fr, depth+1)
-		}
-		for _, v := range []value.Value{x, lo, hi} {
-			if v != nil && value.IsError(v) {
-				return v
+			if hi = r.eval(e.Hi, fr, depth+1); value.IsError(hi) {
+				return hi
 			}
 		}
 		return withPos(slice(x, lo, hi), e)
@@ -483,6 +516,9 @@ func member(x value.Value, name string) value.Value {
 		if v, ok := x[name]; ok {
 			return v
 		}
+	case value.Path:
+	default:
+		return value.ErrType(x.Type(), "map,path")
 	}
 	return value.ErrUndefinedProperty(name)
 }
@@ -535,47 +571,51 @@ func index(x, i value.Value) value.Value {
 	return value.ErrUnsupportedOp(x.Type().String()+"["+i.Type().String()+"]", "list[int], string[int], map[string], path[int]")
 }
 
+// slice implements x[lo:hi] with production's bounds: a given start must
+// be an index of x, a given end must be at most len(x) and above 0 (it is
+// reported as the last index it would include), and start must not pass
+// end — so an empty slice such as 'abc'[1:1] is not an error but [0:0]
+// and [3:] on three elements are (all measured on the emulator).
 func slice(x, lo, hi value.Value) value.Value {
 	var n int
 	switch x := x.(type) {
-	case value.Null:
-		return value.ErrNull()
 	case value.List:
 		n = len(x)
 	case value.String:
 		n = len([]rune(string(x)))
-	default:
-		return value.ErrUnsupportedOp(x.Type().String()+"[:]", "list[int:int], string[int:int]")
+	}
+	typ := x.Type().String()
+	boundType := func(v value.Value) string {
+		if v == nil {
+			return "null"
+		}
+		return v.Type().String()
 	}
 	from, to := int64(0), int64(n)
+	_, loOK := lo.(value.Int)
+	_, hiOK := hi.(value.Int)
+	if (lo != nil && !loOK) || (hi != nil && !hiOK) {
+		return value.ErrUnsupportedOp(typ+"["+boundType(lo)+":"+boundType(hi)+"]",
+			typ+"[null:null], "+typ+"[null:int], "+typ+"[int:null], "+typ+"[int:int]")
+	}
 	if lo != nil {
-		v, ok := lo.(value.Int)
-		if !ok {
-			return value.ErrUnsupportedOp(x.Type().String()+"["+lo.Type().String()+":]", x.Type().String()+"[int:int]")
+		from = int64(lo.(value.Int))
+		if from < 0 || from >= int64(n) {
+			return value.ErrIndexOutOfBounds(from, int64(n))
 		}
-		from = int64(v)
 	}
 	if hi != nil {
-		v, ok := hi.(value.Int)
-		if !ok {
-			return value.ErrUnsupportedOp(x.Type().String()+"[:"+hi.Type().String()+"]", x.Type().String()+"[int:int]")
+		to = int64(hi.(value.Int))
+		if to-1 < 0 || to > int64(n) {
+			return value.ErrIndexOutOfBounds(to-1, int64(n))
 		}
-		to = int64(v)
 	}
-	// Production reports the offending bound; for the end it reports the
-	// last index the slice would include ('abc'[1:5] → Index: [4]).
-	if from < 0 || from > int64(n) {
-		return value.ErrIndexOutOfBounds(from, int64(n))
-	}
-	if to > int64(n) {
-		return value.ErrIndexOutOfBounds(to-1, int64(n))
-	}
-	if to < from {
-		return value.ErrIndexOutOfBounds(to, int64(n))
+	if from > to {
+		return value.Errorf("Illegal range error. From index: [%d] , To index: [%d].", from, to)
 	}
 	switch x := x.(type) {
 	case value.List:
-		return append(value.List(nil), x[from:to]...)
+		return append(value.List{}, x[from:to]...)
 	case value.String:
 		return value.String([]rune(string(x))[from:to])
 	}

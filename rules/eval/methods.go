@@ -72,7 +72,7 @@ func hasMethod(name string) method {
 		self, _ := collection(recv)
 		other, ok := collection(args[0])
 		if !ok {
-			return recvCall(recv, name, args, recv.Type().String()+"."+name+"(list), "+recv.Type().String()+"."+name+"(set)")
+			return recvCall(recv, name, args, recv.Type().String()+"."+name+"("+recv.Type().String()+")")
 		}
 		switch name {
 		case "hasAll":
@@ -380,7 +380,8 @@ var methods = map[value.Type]map[string]method{
 			if !ok {
 				return recvCall(recv, "diff", args, "map.diff(map)")
 			}
-			return value.MapDiff{From: recv.(value.Map), To: other}
+			// a.diff(b) describes how b became a: addedKeys are in a but not b.
+			return value.MapDiff{From: other, To: recv.(value.Map)}
 		},
 	},
 	value.TMapDiff: {

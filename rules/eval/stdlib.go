@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/pyric/pyric/rules/value"
 )
@@ -67,11 +66,7 @@ var globalFuncs = map[string]fn{
 		case value.Int:
 			return a
 		case value.Float:
-			f := float64(a)
-			if math.IsNaN(f) || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
-				return value.ErrConversion(value.FormatFloat(f), value.TFloat, "int")
-			}
-			return value.Int(int64(f)) // truncates toward zero: int(-1.9) == -1
+			return value.Int(javaLong(float64(a))) // truncates toward zero: int(-1.9) == -1
 		case value.String:
 			s := string(a)
 			if !intPattern.MatchString(s) {
@@ -183,16 +178,18 @@ var stdNamespaces = map[string]map[string]Builtin{
 			}
 			return badCall("math.abs", args, "math.abs(int), math.abs(float)")
 		},
-		"ceil":  roundFn("math.ceil", math.Ceil),
-		"floor": roundFn("math.floor", math.Floor),
-		"round": roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }),
+		// ceil and floor return floats; round returns an int, half rounding
+		// up as Java's Math.round does (math.round(-1.5) == -1).
+		"ceil":  roundFn("math.ceil", math.Ceil, false),
+		"floor": roundFn("math.floor", math.Floor, false),
+		"round": roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }, true),
 		"sqrt": func(args []value.Value) value.Value {
 			if err := arity("math.sqrt", args, 1); err != nil {
 				return err
 			}
 			f, ok := num(args[0])
 			if !ok {
-				return badCall("math.sqrt", args, "math.sqrt(int), math.sqrt(float)")
+				return badCall("math.sqrt", args, "math.sqrt(float)")
 			}
 			return value.Float(math.Sqrt(f))
 		},
@@ -203,7 +200,7 @@ var stdNamespaces = map[string]map[string]Builtin{
 			b, ok1 := num(args[0])
 			x, ok2 := num(args[1])
 			if !ok1 || !ok2 {
-				return badCall("math.pow", args, "math.pow(number, number)")
+				return badCall("math.pow", args, "math.pow(float, float)")
 			}
 			return value.Float(math.Pow(b, x))
 		},
@@ -257,29 +254,24 @@ var stdNamespaces = map[string]map[string]Builtin{
 				return err
 			}
 			unit, ok := args[1].(value.String)
-			f, isNum := num(args[0])
-			if !ok || !isNum {
+			i, isInt := args[0].(value.Int)
+			if !ok || !isInt {
 				return badCall("duration.value", args, "duration.value(int, string)")
 			}
 			scale, known := durationUnits[string(unit)]
 			if !known {
 				return value.Errorf("Invalid duration unit: %s. Expected one of w, d, h, m, s, ms, ns.", unit)
 			}
-			if i, isInt := args[0].(value.Int); isInt {
-				n := int64(i)
-				if scale >= 1e9 {
-					per := scale / 1e9
-					if n > math.MaxInt64/per || n < math.MinInt64/per {
-						return value.Errorf("Duration value is out of range.")
-					}
-					return value.NewDuration(n*per, 0)
+			n := int64(i)
+			if scale >= 1e9 {
+				per := scale / 1e9
+				if n > math.MaxInt64/per || n < math.MinInt64/per {
+					return value.Errorf("Duration value is out of range.")
 				}
-				per := int64(1e9) / scale
-				return value.NewDuration(n/per, n%per*scale)
+				return value.NewDuration(n*per, 0)
 			}
-			total := f * float64(scale)
-			secs := math.Trunc(total / 1e9)
-			return value.NewDuration(int64(secs), int64(math.Round(total-secs*1e9)))
+			per := int64(1e9) / scale
+			return value.NewDuration(n/per, n%per*scale)
 		},
 		"time": func(args []value.Value) value.Value {
 			if err := arity("duration.time", args, 4); err != nil {
@@ -319,7 +311,7 @@ var stdNamespaces = map[string]map[string]Builtin{
 			if !ok1 || !ok2 {
 				return badCall("latlng.value", args, "latlng.value(float, float)")
 			}
-			if lat < -90 || lat > 90 || lng < -180 || lng > 180 {
+			if !(lat >= -90 && lat <= 90 && lng >= -180 && lng <= 180) {
 				return value.Errorf("Latitude should be in [-90,90] range and longitude should be in [-180,180] range. latitude: %s, longitude: %s.", value.FormatFloat(lat), value.FormatFloat(lng))
 			}
 			return value.LatLng{Lat: lat, Lng: lng}
@@ -341,7 +333,7 @@ var stdNamespaces = map[string]map[string]Builtin{
 
 var durationUnits = map[string]int64{"w": 7 * 24 * 3600e9, "d": 24 * 3600e9, "h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "ns": 1}
 
-func roundFn(name string, f func(float64) float64) Builtin {
+func roundFn(name string, f func(float64) float64, toInt bool) Builtin {
 	return func(args []value.Value) value.Value {
 		if err := arity(name, args, 1); err != nil {
 			return err
@@ -350,10 +342,27 @@ func roundFn(name string, f func(float64) float64) Builtin {
 		case value.Int:
 			return a
 		case value.Float:
+			if toInt {
+				return value.Int(javaLong(f(float64(a))))
+			}
 			return value.Float(f(float64(a)))
 		}
-		return badCall(name, args, name+"(int), "+name+"(float)")
+		return badCall(name, args, name+"(float)")
 	}
+}
+
+// javaLong converts like Java's (long) cast: NaN is 0 and out-of-range
+// values saturate, so int(1.0 / 0.0) is the largest int.
+func javaLong(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= 9.223372036854775807e18:
+		return math.MaxInt64
+	case f <= -9.223372036854775808e18:
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 func hashFn(name string, h func([]byte) []byte) Builtin {
@@ -367,7 +376,7 @@ func hashFn(name string, h func([]byte) []byte) Builtin {
 		case value.Bytes:
 			return value.Bytes(h([]byte(a)))
 		}
-		return badCall(name, args, name+"(string), "+name+"(bytes)")
+		return badCall(name, args, name+"(bytes), "+name+"(string)")
 	}
 }
 
@@ -390,28 +399,34 @@ func compileRegex(pattern string) (*regexp.Regexp, *value.Error) {
 	return re, nil
 }
 
-// javaSplit splits s around regex matches the way production (Java's
-// String.split) does: a zero-width match at the start adds no leading empty
-// string, and trailing empty strings are removed.
+// javaSplit splits s around regex matches the way production's RE2/J
+// split with limit 0 does: empty strings between matches are kept, a
+// zero-width match at the start yields a leading empty string ('abc'
+// split on ” has 4 parts), trailing empty strings are dropped, and a
+// result that would be empty is [""] (measured on the emulator).
 func javaSplit(s string, re *regexp.Regexp) []string {
 	var out []string
-	start := 0
+	emptiesSkipped, last := 0, 0
 	for _, m := range re.FindAllStringIndex(s, -1) {
-		if m[1] == 0 && m[0] == 0 {
+		if last == m[0] {
+			emptiesSkipped++
+			last = m[1]
 			continue
 		}
-		if m[0] == m[1] && m[0] >= len(s) {
-			continue
+		for ; emptiesSkipped > 0; emptiesSkipped-- {
+			out = append(out, "")
 		}
-		out = append(out, s[start:m[0]])
-		start = m[1]
+		out = append(out, s[last:m[0]])
+		last = m[1]
 	}
-	if out == nil {
-		return []string{s}
+	if last != len(s) {
+		for ; emptiesSkipped > 0; emptiesSkipped-- {
+			out = append(out, "")
+		}
+		out = append(out, s[last:])
 	}
-	out = append(out, s[start:])
-	for len(out) > 0 && out[len(out)-1] == "" {
-		out = out[:len(out)-1]
+	if len(out) == 0 {
+		out = append(out, s[last:])
 	}
 	return out
 }
@@ -420,11 +435,18 @@ func javaTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
+// lowerUpper changes the case of ASCII letters only: production leaves
+// other letters alone ('ÉtÉ'.lower() == 'ÉtÉ', measured on the emulator).
 func lowerUpper(s string, upper bool) string {
-	if upper {
-		return strings.Map(unicode.ToUpper, s)
-	}
-	return strings.Map(unicode.ToLower, s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case upper && 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case !upper && 'A' <= r && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return r
+	}, s)
 }
 
 func bytesBase64(b value.Bytes) string { return base64.URLEncoding.EncodeToString([]byte(b)) }

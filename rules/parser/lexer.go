@@ -155,7 +155,8 @@ func (l *lexer) scanNumber(start int) token {
 		l.pos++
 	}
 	kind := tInt
-	if l.pos+1 < len(l.src) && l.src[l.pos] == '.' && isDigit(l.src[l.pos+1]) {
+	// "1." is a float, as in production, so `1.size()` does not parse.
+	if l.pos < len(l.src) && l.src[l.pos] == '.' {
 		kind = tFloat
 		l.pos++
 		for l.pos < len(l.src) && isDigit(l.src[l.pos]) {

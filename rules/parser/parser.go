@@ -591,6 +591,38 @@ func (p *parser) parseInIs() ast.Expr {
 				p.errorf(typ.start, typ.end, "An unsupported type identifier was used with the 'is' operator. Received %s. Expected one of %s", typ.text, strings.Join(TypeNames, ","))
 			}
 			x = &ast.Is{X: x, Type: typ.text, TypeSpan: p.span(typ.start, typ.end), OpSpan: p.span(op.start, op.end), Sp: p.span(x.Span().Start.Offset, typ.end)}
+			// `is` is a postfix operator in production's grammar: a
+			// tighter-binding operator may follow it and takes the whole
+			// `x is T` as its left operand (`a is bool < 3` is `(a is
+			// bool) < 3`).
+			x = p.continueTighter(x)
+		default:
+			return x
+		}
+	}
+}
+
+// continueTighter continues parsing binary operators that bind tighter
+// than in/is, with x as the left operand.
+func (p *parser) continueTighter(x ast.Expr) ast.Expr {
+	for {
+		switch {
+		case p.tok.is("==") || p.tok.is("!="):
+			op := p.tok
+			p.next()
+			x = p.binary(x, op, p.parseRelational())
+		case p.tok.is("<") || p.tok.is("<=") || p.tok.is(">") || p.tok.is(">="):
+			op := p.tok
+			p.next()
+			x = p.binary(x, op, p.parseAdditive())
+		case p.tok.is("+") || p.tok.is("-"):
+			op := p.tok
+			p.next()
+			x = p.binary(x, op, p.parseMultiplicative())
+		case p.tok.is("*") || p.tok.is("/") || p.tok.is("%"):
+			op := p.tok
+			p.next()
+			x = p.binary(x, op, p.parseUnary())
 		default:
 			return x
 		}

@@ -71,6 +71,9 @@ func TestExpressions(t *testing.T) {
 		{"a && b || c", "(|| (&& a b) c)"},
 		{"1 == 1 in [true]", "(in (== 1 1) (list true))"},
 		{"x is int && y", "(&& (is x int) y)"},
+		{"a is bool < 3", "(< (is a bool) 3)"},
+		{"1 == 1 is bool", "(is (== 1 1) bool)"},
+		{"1. == 1.0", "(== 1f 1f)"},
 		{"a ? b : c ? d : e", "(? a b (? c d e))"},
 		{"!a.b()", "(! (call (. a b)))"},
 		{"-1", "-1"},
@@ -107,6 +110,7 @@ func TestExpressions(t *testing.T) {
 func TestExpressionErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{"1e3", "no exponent"},
+		{"9.matches('a')", "unexpected 'matches'"},
 		{"0x10", "hexadecimal"},
 		{"'a\\vb'", "invalid escape sequence \\v"},
 		{"'abc", "never closed"},

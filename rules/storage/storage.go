@@ -10,6 +10,25 @@
 // Rules Test API, whose verdicts the conformance data records and which the
 // simulator follows (Request.TestAPI), leaves such bindings unbound instead:
 // reading them is an error, so even `resource == null` denies.
+//
+// A Storage server compiles storage.rules once (Compile; a Ruleset is safe
+// for concurrent use) and decides each request with Decide:
+//
+//	d := rs.Decide(&storage.Request{
+//		Method:    storage.Update,         // get, list, create, update or delete
+//		Bucket:    "demo.appspot.com",
+//		Path:      "users/alice/a.png",    // the object (for list: the prefix)
+//		Auth:      auth,                   // nil when unauthenticated
+//		Resource:  stored,                 // nil when the object does not exist
+//		Incoming:  after,                  // create/update: the complete object after the write
+//		Time:      now,
+//		Firestore: docs,                   // firestore.get()/exists(), at most 2 documents
+//		NoTrace:   true,
+//	})
+//	if !d.Allowed() { /* 403, with d.Notes and d.Trace as the explanation */ }
+//
+// The simulator (Simulate, `pyric storage rules simulate`) builds the same
+// Requests from test cases with TestAPI set.
 package storage
 
 import (

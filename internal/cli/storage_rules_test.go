@@ -93,7 +93,8 @@ func TestStorageRulesSimulateFailedCase(t *testing.T) {
 	}
 	// The Rules Test API leaves request.auth unbound for an anonymous
 	// caller: production's error note, with its position.
-	if len(r.Notes) != 1 || r.Notes[0] != "Error: storage.rules line [5], column [22]. Property auth is undefined on object." {
+	if len(r.Notes) != 2 || r.Notes[0] != "Error: storage.rules line [5], column [22]. Property auth is undefined on object." ||
+		!strings.HasPrefix(r.Notes[1], "Hint: in Rules Test API mode an unauthenticated request has no request.auth") {
 		t.Errorf("notes = %q", r.Notes)
 	}
 	if r.Trace[0].Verdict != "ERROR" {

@@ -85,3 +85,33 @@ func TestBenchRequestsDecide(t *testing.T) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
 }
+
+// TestDecideConcurrent decides from many goroutines on one Ruleset, as a
+// server does; run with -race.
+func TestDecideConcurrent(t *testing.T) {
+	t.Parallel()
+	rs := mustCompile(t, readTestdata(t, "storage.rules"))
+	reqs := benchRequests()
+	want := make([]string, len(reqs))
+	for i, r := range reqs {
+		want[i] = string(rs.Decide(r).Outcome)
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 50; i++ {
+				j := (g + i) % len(reqs)
+				if got := string(rs.Decide(reqs[j]).Outcome); got != want[j] {
+					done <- fmt.Errorf("request %d: %s, want %s", j, got, want[j])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

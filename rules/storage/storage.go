@@ -273,6 +273,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	run := eval.NewRun(env)
 	file := r.prog.File
 	anyRule, unsupported := false, false
+	hinted := map[string]bool{}
 	finish := func() {
 		d.Expressions, d.Lookups = run.Count(), lk.count()
 		if req.TestAPI && lk.count() > MaxFirestoreLookups {
@@ -307,6 +308,10 @@ func (r *Ruleset) decide(req *Request) *Decision {
 				}
 				rule.Message = v.Message
 				d.Notes = append(d.Notes, errorNote(file, v))
+				if h := testAPIHint(req, file, v); h != "" && !hinted[h] {
+					hinted[h] = true
+					d.Notes = append(d.Notes, h)
+				}
 			}
 			d.Trace = append(d.Trace, rule)
 			if rule.Verdict == sim.VerdictAllow {
@@ -332,6 +337,46 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	}
 	finish()
 	return d
+}
+
+// Hints for the Rules Test API's unbound bindings, which surprise people
+// who expect null (conformance: verbs-umbrella-granular, "create allowed
+// when object does not exist" is DENY in production).
+const (
+	hintResource = "Hint: in Rules Test API mode a missing object leaves resource unbound, so reading it errors, even in `resource == null`; a real request for a missing object sees resource == null."
+	hintAuth     = "Hint: in Rules Test API mode an unauthenticated request has no request.auth, so reading it errors, even in `request.auth == null`; a real request sees request.auth == null."
+	hintIncoming = "Hint: in Rules Test API mode request.resource exists only for a create or update that describes the object written; a real request sees request.resource == null otherwise."
+)
+
+// testAPIHint explains an error caused by a binding the Rules Test API
+// leaves unbound, or returns "".
+func testAPIHint(req *Request, f *source.File, e *value.Error) string {
+	if !req.TestAPI {
+		return ""
+	}
+	switch {
+	case e.Message == "Property auth is undefined on object." && req.Auth == nil:
+		return hintAuth
+	case e.Message == "Property resource is undefined on object." && (req.Incoming == nil || (req.Method != Create && req.Method != Update)):
+		return hintIncoming
+	case e.Message == "Null value error." && req.Resource == nil && e.Offset >= 0 && isIdentAt(f.Text, e.Offset, "resource"):
+		return hintResource
+	}
+	return ""
+}
+
+// isIdentAt reports whether the identifier name starts at offset.
+func isIdentAt(text string, offset int, name string) bool {
+	if offset+len(name) > len(text) || text[offset:offset+len(name)] != name {
+		return false
+	}
+	if end := offset + len(name); end < len(text) {
+		c := text[end]
+		if c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // errorNote renders an evaluation error as production's hosted diagnostics

@@ -1,0 +1,65 @@
+package lint
+
+import (
+	"sort"
+	"strings"
+)
+
+// suggest returns the candidate closest to name when it is close enough to
+// be what was meant ("did you mean …?"), or "".
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 1<<30
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, c := range sorted {
+		if c == name {
+			continue
+		}
+		d := distance(strings.ToLower(name), strings.ToLower(c))
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := 2
+	if len(name) <= 3 {
+		limit = 1
+	}
+	if bestD <= limit {
+		return best
+	}
+	return ""
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// knownMethods are the methods of every rules type, for suggestions.
+var knownMethods = []string{
+	"size", "lower", "upper", "trim", "toUtf8", "matches", "split", "replace",
+	"hasAll", "hasAny", "hasOnly", "toSet", "join", "concat", "removeAll",
+	"difference", "union", "intersection", "keys", "values", "get", "diff",
+	"addedKeys", "removedKeys", "changedKeys", "affectedKeys", "unchangedKeys",
+	"toBase64", "toHexString", "bind",
+	"year", "month", "day", "hours", "minutes", "seconds", "nanos",
+	"dayOfWeek", "dayOfYear", "toMillis", "date", "time",
+	"latitude", "longitude", "distance",
+}

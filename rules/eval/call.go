@@ -56,6 +56,9 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 		if value.IsError(recv) {
 			return recv
 		}
+		if isConstraint(recv) {
+			return withPos(r.unprovable(recv), e)
+		}
 		// The method is looked up before its arguments are evaluated.
 		m, ok := lookupMethod(recv, fn.Name)
 		if !ok {
@@ -95,7 +98,9 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	if len(e.Args) != len(f.Params) {
 		return withPos(value.Errorf("Incorrect number of arguments supplied to function: %s.", f.Name), e)
 	}
-	if fr.calls >= MaxCallDepth {
+	// Production accepts 21 functions on one stack (a call depth of 20
+	// below the first) and rejects 22.
+	if fr.calls > MaxCallDepth {
 		return withPos(value.Errorf("Maximum allowed call depth of %d is reached for [%s] call stack.", MaxCallDepth, strings.Join(append(fr.stack, f.Name), "->")), e)
 	}
 	for _, name := range fr.stack {

@@ -37,6 +37,11 @@ type Env struct {
 	MaxExpressions int
 	// Trace records a sub-expression trace for every evaluated rule.
 	Trace bool
+	// Prove decides an operation involving a value.Constraint (a field of
+	// any document a list query could return): op is ==, !=, <, <=, >, >=,
+	// "in" (x in y) or "is" (y is the type name as a String). Nil means
+	// constraints can't be decided: every such operation is an error.
+	Prove func(op string, x, y value.Value) value.Value
 }
 
 // Run evaluates the rules of one request; it carries the expression budget
@@ -258,7 +263,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return c
 		}
 		switch c.(type) {
-		case value.List, value.Set, value.Map:
+		case value.List, value.Set, value.Map, value.Constraint:
 		case value.Null:
 			r.skip(e.X, depth+1)
 			return withOffset(value.ErrNull(), e.OpSpan.Start.Offset)
@@ -270,11 +275,17 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		if value.IsError(x) {
 			return x
 		}
+		if isConstraint(x) || isConstraint(c) {
+			return withOffset(r.prove("in", x, c), e.OpSpan.Start.Offset)
+		}
 		return withOffset(in(x, c), e.OpSpan.Start.Offset)
 	case *ast.Is:
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
 			return x
+		}
+		if isConstraint(x) {
+			return withPos(r.prove("is", x, value.String(e.Type)), e)
 		}
 		return value.Bool(value.Is(x, e.Type))
 	case *ast.Ternary:
@@ -299,6 +310,9 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		return r.eval(e.Else, fr, depth+1)
 	case *ast.Member:
 		x := r.eval(e.X, fr, depth+1)
+		if c, ok := x.(value.Constraint); ok {
+			return value.Constraint{Field: append(append([]string(nil), c.Field...), e.Name)}
+		}
 		return withPos(member(x, e.Name), e)
 	case *ast.Index:
 		x := r.eval(e.X, fr, depth+1)
@@ -307,7 +321,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return x
 		}
 		switch x.(type) {
-		case value.List, value.String, value.Map, value.Path:
+		case value.List, value.String, value.Map, value.Path, value.Constraint:
 		case value.Null:
 			r.skip(e.Index, depth+1)
 			return withPos(value.ErrNull(), e)
@@ -320,6 +334,12 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		i := r.eval(e.Index, fr, depth+1)
 		if value.IsError(i) {
 			return i
+		}
+		if c, ok := x.(value.Constraint); ok {
+			if k, ok := i.(value.String); ok {
+				return value.Constraint{Field: append(append([]string(nil), c.Field...), string(k))}
+			}
+			return withPos(r.unprovable(x), e)
 		}
 		return withPos(index(x, i), e)
 	case *ast.Slice:
@@ -417,6 +437,13 @@ func (r *Run) binary(e *ast.Binary, fr *frame, depth int) value.Value {
 	if value.IsError(y) {
 		return y
 	}
+	if isConstraint(x) || isConstraint(y) {
+		switch e.Op {
+		case "==", "!=", "<", "<=", ">", ">=":
+			return withOffset(r.prove(e.Op, x, y), e.OpSpan.Start.Offset)
+		}
+		return withOffset(r.unprovable(x, y), e.OpSpan.Start.Offset)
+	}
 	var v value.Value
 	switch e.Op {
 	case "==":
@@ -432,6 +459,29 @@ func (r *Run) binary(e *ast.Binary, fr *frame, depth int) value.Value {
 		v = value.Arith(e.Op, x, y)
 	}
 	return withOffset(v, e.OpSpan.Start.Offset)
+}
+
+func isConstraint(v value.Value) bool {
+	_, ok := v.(value.Constraint)
+	return ok
+}
+
+func (r *Run) prove(op string, x, y value.Value) value.Value {
+	if r.env.Prove == nil {
+		return r.unprovable(x, y)
+	}
+	return r.env.Prove(op, x, y)
+}
+
+// unprovable is the error for using a list query's unknown document in a
+// way its filters can't settle.
+func (r *Run) unprovable(vals ...value.Value) value.Value {
+	for _, v := range vals {
+		if c, ok := v.(value.Constraint); ok {
+			return value.Errorf("%s can't be checked against the query's filters here: rules are not filters, so a list query is allowed only when its filters guarantee the rule for every document it could return.", c.Desc())
+		}
+	}
+	return value.Errorf("a list query's documents can't be checked this way against its filters.")
 }
 
 func equalOp(x, y value.Value) value.Value {

@@ -63,6 +63,13 @@ func (r *Ruleset) globals(req *Request, db string, lk *lookups) map[string]value
 	}
 	g := map[string]value.Value{"request": request}
 	switch {
+	case req.Method == List && !req.TestAPI:
+		// Any document the query could return (see proof.go).
+		var cs []Constraint
+		if req.Query != nil {
+			cs = req.Query.Constraints
+		}
+		g["resource"] = value.Map{"data": queryDocument(cs)}
 	case req.Resource != nil:
 		res := value.Map{"data": req.Resource.Data}
 		if !req.TestAPI {

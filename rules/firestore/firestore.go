@@ -158,7 +158,66 @@ func (r *Ruleset) Decide(req *Request) *Decision {
 	return r.decide(req, true)
 }
 
+// maxDisjunctions bounds the expansion of in filters, as Firestore bounds
+// the disjunctions of one query.
+const maxDisjunctions = 30
+
 func (r *Ruleset) decide(req *Request, trace bool) *Decision {
+	if req.Method == List && !req.TestAPI && req.Query != nil {
+		if branches, ok := expandIn(req.Query.Constraints); ok {
+			// An in filter is a disjunction: the rule must hold for each
+			// value the query asks for, as the official emulator evaluates it.
+			var last *Decision
+			for _, cs := range branches {
+				q := *req.Query
+				q.Constraints = cs
+				sub := *req
+				sub.Query = &q
+				d := r.decideOne(&sub, trace)
+				if !d.Allowed() {
+					return d
+				}
+				last = d
+			}
+			return last
+		}
+	}
+	return r.decideOne(req, trace)
+}
+
+// expandIn turns each in filter (on a field no equality pins) into one
+// branch per value, up to maxDisjunctions branches.
+func expandIn(cs []Constraint) ([][]Constraint, bool) {
+	pinned := map[string]bool{}
+	for _, c := range cs {
+		if c.Op == "==" {
+			pinned[c.Field] = true
+		}
+	}
+	branches := [][]Constraint{nil}
+	expanded := false
+	for _, c := range cs {
+		l, isList := c.Value.(value.List)
+		if c.Op != "in" || !isList || pinned[c.Field] || len(l) == 0 || len(branches)*len(l) > maxDisjunctions {
+			for i := range branches {
+				branches[i] = append(branches[i], c)
+			}
+			continue
+		}
+		expanded = true
+		var next [][]Constraint
+		for _, b := range branches {
+			for _, v := range l {
+				nb := append(append([]Constraint(nil), b...), Constraint{Field: c.Field, Op: "==", Value: v})
+				next = append(next, nb)
+			}
+		}
+		branches = next
+	}
+	return branches, expanded
+}
+
+func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	db := req.Database
 	if db == "" {
 		db = "(default)"
@@ -182,6 +241,13 @@ func (r *Ruleset) decide(req *Request, trace bool) *Decision {
 	}
 	lk := newLookups(r, req, db)
 	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Funcs: lk.funcs(), Trace: trace}
+	if req.Method == List {
+		var cs []Constraint
+		if req.Query != nil {
+			cs = req.Query.Constraints
+		}
+		env.Prove = newProver(cs).prove
+	}
 	run := eval.NewRun(env)
 	file := r.prog.File
 	anyRule, unsupported := false, false

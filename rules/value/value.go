@@ -108,10 +108,21 @@ type MapDiff struct {
 	From, To Map
 }
 
-// Constraint stands for an unknown value (a field of a document a list query
-// could return) in query proofs. Comparisons involving it are not decided.
+// Constraint stands for an unknown value in query proofs: a field of any
+// document a list query could return. Comparisons involving it are decided
+// by the service from the query's filters (Env.Prove), never from data.
 type Constraint struct {
-	Desc string
+	// Field is the field path inside the document's data ("" segments
+	// never appear); empty for resource.data itself.
+	Field []string
+}
+
+// Desc renders the constraint as the rules expression it stands for.
+func (c Constraint) Desc() string {
+	if len(c.Field) == 0 {
+		return "resource.data"
+	}
+	return "resource.data." + strings.Join(c.Field, ".")
 }
 
 func (Null) Type() Type       { return TNull }
@@ -284,7 +295,7 @@ func show(b *strings.Builder, v Value, depth int) {
 		show(b, v.To, depth+1)
 		b.WriteString(")")
 	case Constraint:
-		b.WriteString("<" + v.Desc + ">")
+		b.WriteString("<any value of " + v.Desc() + ">")
 	case *Error:
 		b.WriteString("error(" + v.Message + ")")
 	default:

@@ -1,0 +1,109 @@
+// Package firestore is the Firestore wire adapter: it serves the engine
+// over gRPC (google.firestore.v1.Firestore), REST (/v1/...), WebChannel
+// (the browser SDK's Listen and Write) and the official emulator's extra
+// endpoints (/emulator/v1/...). It decodes a request, derives the caller's
+// identity from the Authorization header exactly as the official emulator
+// does, calls the engine, and encodes the result; no Firestore semantics
+// live here.
+package firestore
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Engine serves every project and database routed to it.
+	Engine *engine.Engine
+	// Rules loads and hot-swaps firestore.rules for the engine; the
+	// emulator's securityRules endpoints use it. Required.
+	Rules *RulesManager
+	// DefaultProject is used when a request names none.
+	DefaultProject string
+}
+
+// Server adapts the engine to the wire protocols.
+type Server struct {
+	opts Options
+}
+
+// New returns a server for the engine.
+func New(opts Options) *Server {
+	if opts.Rules == nil {
+		opts.Rules = NewRulesManager(opts.Engine)
+	}
+	return &Server{opts: opts}
+}
+
+// Engine returns the engine the server adapts.
+func (s *Server) Engine() *engine.Engine { return s.opts.Engine }
+
+// Rules returns the rules manager.
+func (s *Server) Rules() *RulesManager { return s.opts.Rules }
+
+// IdentityFromHeader derives the caller from an Authorization header value
+// as the official emulator does: none is unauthenticated, "Bearer owner" is
+// admin, an unsigned JWT is a user (uid = sub, token = payload); anything
+// else is INVALID_ARGUMENT "invalid jwt".
+func IdentityFromHeader(h string) (identity.Identity, error) {
+	id, err := identity.FromAuthorization(h)
+	if err != nil {
+		return identity.Identity{}, status.Error(codes.InvalidArgument, "invalid jwt")
+	}
+	return id, nil
+}
+
+// IdentityFromContext reads the Authorization metadata of a gRPC call.
+func IdentityFromContext(ctx context.Context) (identity.Identity, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		return identity.Anonymous(), nil
+	}
+	return IdentityFromHeader(vals[0])
+}
+
+// Status converts an engine error to the gRPC status clients receive. A
+// rules denial says which rules decided, in the official emulator's words
+// ("\nfalse for 'update' @ L6"), so the message names the rule and line.
+func Status(err error) *status.Status {
+	if err == nil {
+		return status.New(codes.OK, "")
+	}
+	if st, ok := status.FromError(err); ok && !isEngineError(err) {
+		return st
+	}
+	if d, ok := engine.DenialOf(err); ok {
+		msg := d.Decision.Reason
+		if msg == "" {
+			msg = engine.PermissionDeniedMessage
+		}
+		if !strings.HasPrefix(msg, "\n") {
+			msg = "\n" + msg
+		}
+		return status.New(codes.PermissionDenied, msg)
+	}
+	return engine.Status(err)
+}
+
+func isEngineError(err error) bool {
+	var e *engine.Error
+	return errors.As(err, &e)
+}
+
+// Err is Status(err).Err().
+func Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	return Status(err).Err()
+}

@@ -1,0 +1,48 @@
+package firestore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+)
+
+func TestIdentityFromContext(t *testing.T) {
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer owner"))
+	id, err := IdentityFromContext(ctx)
+	if err != nil || id.Kind != identity.Admin {
+		t.Errorf("owner: %v %v", id, err)
+	}
+	ctx = metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer garbage"))
+	if _, err := IdentityFromContext(ctx); Status(err).Code() != codes.InvalidArgument || !strings.Contains(err.Error(), "invalid jwt") {
+		t.Errorf("garbage: %v", err)
+	}
+	if id, err := IdentityFromContext(context.Background()); err != nil || id.Kind != identity.Unauthenticated {
+		t.Errorf("none: %v %v", id, err)
+	}
+}
+
+func TestRulesManagerKeepsLastGoodRules(t *testing.T) {
+	e := engine.New(engine.Options{})
+	m := NewRulesManager(e)
+	good := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
+	if _, err := m.Set("firestore.rules", good); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Set("firestore.rules", "service cloud.firestore { match /a { allow read: if ; } }")
+	ce, ok := err.(*CompileError)
+	if !ok {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.HasPrefix(ce.EmulatorMessage(), "Error compiling rules:\nL1:") || !strings.Contains(ce.Error(), "firestore.rules:1:") {
+		t.Errorf("messages: %q / %q", ce.EmulatorMessage(), ce.Error())
+	}
+	if _, text, loaded := m.Source(); !loaded || text != good {
+		t.Errorf("last good rules not kept")
+	}
+}

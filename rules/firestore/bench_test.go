@@ -1,0 +1,111 @@
+package firestore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// realisticRules is a typical app ruleset: ownership, membership through
+// get(), field validation on writes.
+const realisticRules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    function signedIn() { return request.auth != null; }
+    function isOwner(uid) { return signedIn() && request.auth.uid == uid; }
+    function member(room) {
+      return get(/databases/$(database)/documents/rooms/$(room)).data.members.hasAny([request.auth.uid]);
+    }
+    function validMessage() {
+      let d = request.resource.data;
+      return d.keys().hasOnly(['text', 'author', 'sent'])
+        && d.text is string && d.text.size() > 0 && d.text.size() <= 500
+        && d.author == request.auth.uid
+        && d.sent == request.time;
+    }
+    match /users/{uid} {
+      allow read: if signedIn();
+      allow write: if isOwner(uid) && request.resource.data.name is string;
+    }
+    match /rooms/{room} {
+      allow read: if member(room);
+      match /messages/{msg} {
+        allow read: if member(room);
+        allow create: if member(room) && validMessage();
+        allow update, delete: if false;
+      }
+    }
+  }
+}`
+
+func BenchmarkDecideRealistic(b *testing.B) {
+	rs, diags := Compile(source.NewFile("firestore.rules", realisticRules))
+	if rs == nil {
+		b.Fatal(diags)
+	}
+	now := time.Now()
+	room := value.Map{"members": value.List{value.String("alice"), value.String("bob")}}
+	req := &Request{Method: Create, Path: "rooms/r1/messages/m1", Time: now, Auth: &Auth{UID: "alice", Token: map[string]any{}},
+		After: value.Map{"text": value.String("hello"), "author": value.String("alice"), "sent": value.Timestamp{Time: now}},
+		Get:   LookupFunc(func(string) (value.Map, bool, error) { return room, true, nil })}
+	if d := rs.decide(req, false); !d.Allowed() {
+		b.Fatalf("not allowed: %v", d.Notes)
+	}
+	b.Run("no-trace", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rs.decide(req, false)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	b.Run("trace", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rs.Decide(req)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+}
+
+// BenchmarkDecideBudgetHeavy evaluates a rule near the 1,000-expression
+// budget: many helper calls with long disjunctions.
+func BenchmarkDecideBudgetHeavy(b *testing.B) {
+	terms := make([]string, 12)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("x == 'role%d'", i)
+	}
+	calls := make([]string, 17)
+	for i := range calls {
+		calls[i] = fmt.Sprintf("hasRole(request.auth.token.role%d)", i)
+	}
+	src := rulesWith("    function hasRole(x) { return "+strings.Join(terms, " || ")+"; }", strings.Join(calls, " || ")+" || true")
+	rs, diags := Compile(source.NewFile("firestore.rules", src))
+	if rs == nil {
+		b.Fatal(diags)
+	}
+	token := map[string]any{}
+	for i := 0; i < 25; i++ {
+		token[fmt.Sprintf("role%d", i)] = "none"
+	}
+	req := &Request{Method: Get, Path: "d/x", Time: time.Now(), Auth: &Auth{UID: "u", Token: token}, Resource: &Doc{Path: "d/x", Data: value.Map{}}}
+	d := rs.decide(req, false)
+	if !d.Allowed() || d.Expressions < 800 {
+		b.Fatalf("budget-heavy rule: %s after %d expressions", d.Outcome, d.Expressions)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		rs.decide(req, false)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	b.ReportMetric(float64(d.Expressions), "expressions/decision")
+}
+
+func BenchmarkCompile(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		Compile(source.NewFile("firestore.rules", realisticRules))
+	}
+}

@@ -1,0 +1,99 @@
+package firestore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+// TestEvaluationSemantics pins error-as-value semantics and production's
+// messages and positions, beyond the recorded conformance cases.
+func TestEvaluationSemantics(t *testing.T) {
+	tests := []struct {
+		name, fns, cond string
+		want            sim.Decision
+		msg             string // expected error message of the rule, if any
+		col             int    // expected column of the error note, if any
+	}{
+		{name: "error && false is false", cond: "resource.data.nope == 1 && false", want: sim.Deny},
+		{name: "false && error skips the error", cond: "!(false && resource.data.nope == 1)", want: sim.Allow},
+		{name: "error || true is true", cond: "resource.data.nope == 1 || true", want: sim.Allow},
+		{name: "error || false keeps the error", cond: "resource.data.nope == 1 || false", want: sim.Deny, msg: "Property nope is undefined on object.", col: 21},
+		{name: "errors survive !", cond: "!(resource.data.nope == 1)", want: sim.Deny, msg: "Property nope is undefined on object."},
+		{name: "non-boolean operand", cond: "1 && true", want: sim.Deny, msg: "Type error. Received: [int] Expected: [bool]."},
+		{name: "non-boolean condition", cond: "1", want: sim.Deny, msg: "Type error. Received: [int] Expected: [bool]."},
+		{name: "ternary with erroring condition", cond: "resource.data.nope ? true : true", want: sim.Deny, msg: "Property nope is undefined on object."},
+		{name: "ternary takes one branch", cond: "true ? true : resource.data.nope", want: sim.Allow},
+		{name: "unused erroring let", fns: "function f() { let x = 1 / 0; return true; }", cond: "f()", want: sim.Allow},
+		{name: "used erroring let", fns: "function f() { let x = 1 / 0; return x == 1; }", cond: "f()", want: sim.Deny, msg: "Divide by zero error."},
+		{name: "unused erroring argument", fns: "function f(a) { return true; }", cond: "f(1 / 0)", want: sim.Allow},
+		{name: "functions are lexically scoped", fns: "function f() { return x == 1; }", cond: "(function_scope_probe == 1) || f()", want: sim.Deny, msg: "Null value error."},
+		{name: "division by zero position", cond: "10 / 0 == 0", want: sim.Deny, msg: "Divide by zero error.", col: 24},
+		{name: "int overflow", cond: "9223372036854775807 + 1 > 0", want: sim.Deny, msg: "Integer value is out of the [-9223372036854775808, 9223372036854775807] range."},
+		{name: "missing map key with get", cond: "resource.data.get('nope', 'd') == 'd'", want: sim.Allow},
+		{name: "map get with a path", cond: "resource.data.get(['m', 'k'], 0) == 1", want: sim.Allow},
+		{name: "bracket on missing key errors", cond: "resource.data['nope'] == null", want: sim.Deny, msg: "Property nope is undefined on object."},
+		{name: "null member", cond: "resource.data.nil.x == 1", want: sim.Deny, msg: "Null value error."},
+		{name: "path literal with interpolation", cond: "/databases/$(database)/documents/users/$(request.auth.uid) == path('/databases/(default)/documents/users/u')", want: sim.Allow},
+		{name: "in on a string", cond: "'a' in 'abc'", want: sim.Deny, msg: "Function not found error: Name: [in]."},
+		{name: "in checks the collection first", cond: "1 / 0 in []", want: sim.Deny, msg: "Divide by zero error."},
+		{name: "unknown method before its arguments", cond: "resource.data.age.foo(1 / 0)", want: sim.Deny, msg: "Function not found error: Name: [foo]."},
+		{name: "set algebra needs sets", cond: "[1].toSet().union([2]).size() == 2", want: sim.Deny, msg: "Unsupported operation error. Received: set.union(list). Expected: set.union(set)."},
+		{name: "keys is a list", cond: "resource.data.keys().union([1])", want: sim.Deny, msg: "Function not found error: Name: [union]."},
+		{name: "empty slice start errors", cond: "[1, 2][0:0] == []", want: sim.Deny, msg: "Index out of bound error. Index: [-1] , size: [2]."},
+		{name: "illegal range", cond: "[1, 2, 3][2:1] == []", want: sim.Deny, msg: "Illegal range error. From index: [2] , To index: [1]."},
+		{name: "timestamp arithmetic", cond: "request.time - duration.value(1, 'd') < request.time", want: sim.Allow},
+		{name: "ordering across types", cond: "1 < 'a'", want: sim.Deny, msg: "Unsupported operation error. Received: int < string. Expected: string < string, bytes < bytes, int < int, float < float, duration < duration, timestamp < timestamp, constraint < any, any < constraint."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    " + tt.fns + "\n    match /d/{id} {\n      allow get: if " + tt.cond + ";\n    }\n  }\n}\n"
+			rs, diags := Compile(source.NewFile("firestore.rules", src))
+			if rs == nil {
+				t.Fatalf("compile: %v", diags)
+			}
+			d := rs.Decide(&Request{Method: Get, Path: "d/x", Time: time.Now(), Auth: &Auth{UID: "u"},
+				Resource: &Doc{Path: "d/x", Data: value.Map{"age": value.Int(3), "nil": value.Null{}, "m": value.Map{"k": value.Int(1)}}}})
+			if d.Outcome != tt.want {
+				t.Fatalf("%s, want %s: %v", d.Outcome, tt.want, d.Notes)
+			}
+			if tt.msg != "" {
+				if len(d.Trace) == 0 || d.Trace[0].Message != tt.msg {
+					t.Fatalf("message %q, want %q", d.Trace[0].Message, tt.msg)
+				}
+				if tt.col > 0 && !strings.Contains(strings.Join(d.Notes, "\n"), "line [6], column ["+itoa(tt.col)+"]") {
+					t.Errorf("notes %v, want column %d", d.Notes, tt.col)
+				}
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return value.Show(value.Int(n)) }
+
+// TestTraceMarksShortCircuits checks the sub-expression trace: values in
+// evaluation order, and the operand a short-circuit skipped.
+func TestTraceMarksShortCircuits(t *testing.T) {
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /d/{id} {\n      allow get: if request.auth == null && resource.data.x == 1;\n    }\n  }\n}\n"
+	rs, _ := Compile(source.NewFile("firestore.rules", src))
+	d := rs.Decide(&Request{Method: Get, Path: "d/x", Time: time.Now(), Auth: &Auth{UID: "u"}, Resource: &Doc{Path: "d/x", Data: value.Map{}}})
+	exprs := d.Trace[0].Expressions
+	var root, skipped, lhs *sim.Expr
+	for i := range exprs {
+		switch exprs[i].Source {
+		case "request.auth == null && resource.data.x == 1":
+			root = &exprs[i]
+		case "resource.data.x == 1":
+			skipped = &exprs[i]
+		case "request.auth == null":
+			lhs = &exprs[i]
+		}
+	}
+	if root == nil || root.Value != "false" || lhs == nil || lhs.Value != "false" || lhs.Depth != root.Depth+1 || skipped == nil || !skipped.Skipped {
+		t.Errorf("trace = %+v", exprs)
+	}
+}

@@ -1,0 +1,165 @@
+package firestore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
+)
+
+func rulesWith(fns, cond string) string {
+	return fmt.Sprintf("rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n%s\n    match /d/{id} {\n      allow get, create: if %s;\n    }\n  }\n}\n", fns, cond)
+}
+
+func decideGet(t *testing.T, src string, batch bool) *Decision {
+	t.Helper()
+	rs, diags := Compile(source.NewFile("firestore.rules", src))
+	if rs == nil {
+		t.Fatalf("compile: %v", diags)
+	}
+	method := Get
+	if batch {
+		method = Create
+	}
+	return rs.Decide(&Request{Method: method, Path: "d/x", Time: time.Now(), Batch: batch, Auth: &Auth{UID: "u"},
+		Resource: &Doc{Path: "d/x", Data: value.Map{}}, After: value.Map{},
+		Get: LookupFunc(func(string) (value.Map, bool, error) { return value.Map{"ok": value.Bool(true)}, true, nil })})
+}
+
+func TestExpressionBudget(t *testing.T) {
+	// Each call of f evaluates 1 + 10 comparisons of 3 nodes and 9 ||s.
+	terms := make([]string, 10)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("x == %d", i+100)
+	}
+	fn := "    function f(x) { return " + strings.Join(terms, " || ") + "; }"
+	calls := func(n int) string {
+		c := make([]string, n)
+		for i := range c {
+			c[i] = "f(1)"
+		}
+		return strings.Join(c, " || ") + " || true"
+	}
+	d := decideGet(t, rulesWith(fn, calls(10)), false)
+	if !d.Allowed() || d.Expressions > 1000 {
+		t.Fatalf("10 calls: %s after %d expressions", d.Outcome, d.Expressions)
+	}
+	d = decideGet(t, rulesWith(fn, calls(40)), false)
+	if d.Allowed() || d.Expressions <= 1000 {
+		t.Fatalf("40 calls: %s after %d expressions", d.Outcome, d.Expressions)
+	}
+	if !strings.Contains(strings.Join(d.Notes, "\n"), "Evaluation budget exhausted") {
+		t.Errorf("exhaustion is not explained: %v", d.Notes)
+	}
+}
+
+func TestLookupLimits(t *testing.T) {
+	gets := func(n int, distinct bool) string {
+		var c []string
+		for i := 0; i < n; i++ {
+			p := "x"
+			if distinct {
+				p = fmt.Sprintf("x%d", i)
+			}
+			c = append(c, fmt.Sprintf("get(/databases/$(database)/documents/c/%s).data.ok", p))
+		}
+		return strings.Join(c, " && ")
+	}
+	tests := []struct {
+		name  string
+		cond  string
+		batch bool
+		want  sim.Decision
+	}{
+		{"10 distinct documents", gets(10, true), false, sim.Allow},
+		{"11 distinct documents", gets(11, true), false, sim.Deny},
+		{"30 reads of one document count once", gets(30, false), false, sim.Allow},
+		{"20 distinct documents in a batch", gets(20, true), true, sim.Allow},
+		{"21 distinct documents in a batch", gets(21, true), true, sim.Deny},
+		{"exists counts too", gets(10, true) + " && exists(/databases/$(database)/documents/other/y)", false, sim.Deny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decideGet(t, rulesWith("", tt.cond), tt.batch)
+			if d.Outcome != tt.want {
+				t.Fatalf("%s, want %s: %v", d.Outcome, tt.want, d.Notes)
+			}
+			if tt.want == sim.Deny && !strings.Contains(strings.Join(d.Notes, "\n"), "document lookups") {
+				t.Errorf("limit not explained: %v", d.Notes)
+			}
+		})
+	}
+}
+
+func TestCompileLimits(t *testing.T) {
+	chain := func(n int) string {
+		c := make([]string, n)
+		for i := range c {
+			c[i] = fmt.Sprintf("request.auth.uid == 'u%d'", i)
+		}
+		return strings.Join(c, " || ")
+	}
+	lets := func(n int) string {
+		var b strings.Builder
+		b.WriteString("    function f() {\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "      let v%d = %d;\n", i, i)
+		}
+		b.WriteString("      return v0 == 0")
+		for i := 1; i < n; i++ {
+			fmt.Fprintf(&b, " && v%d == %d", i, i)
+		}
+		b.WriteString(";\n    }")
+		return b.String()
+	}
+	callChain := func(n int) string {
+		var b strings.Builder
+		for i := 1; i < n; i++ {
+			fmt.Fprintf(&b, "    function f%d() { return f%d(); }\n", i, i+1)
+		}
+		fmt.Fprintf(&b, "    function f%d() { return true; }", n)
+		return b.String()
+	}
+	tests := []struct {
+		name string
+		src  string
+		want string // "" compiles
+	}{
+		{"98-operand chain", rulesWith("", chain(98)), ""},
+		{"99-operand chain", rulesWith("", chain(99)), "Expression is too complex to evaluate safely."},
+		{"97 parentheses", rulesWith("", strings.Repeat("(", 97)+"1 == 1"+strings.Repeat(")", 97)), ""},
+		{"98 parentheses", rulesWith("", strings.Repeat("(", 98)+"1 == 1"+strings.Repeat(")", 98)), "Expression is too complex to evaluate safely."},
+		{"11 lets", rulesWith(lets(11), "f()"), ""},
+		{"12 lets", rulesWith(lets(12), "f()"), "Maximum allowed variable count of 10 for a given function has been reached."},
+		{"21 functions on a stack", rulesWith(callChain(21), "f1()"), ""},
+		{"22 functions on a stack", rulesWith(callChain(22), "f1()"), "Maximum allowed call depth of 20 is reached for [f1->f2->f3->f4->f5->f6->f7->f8->f9->f10->f11->f12->f13->f14->f15->f16->f17->f18->f19->f20->f21->f22] call stack."},
+		{"recursion", rulesWith("    function f(n) { return n <= 0 || f(n - 1); }", "f(3)"), "Recursive call is not allowed."},
+		{"mutual recursion", rulesWith("    function a() { return b(); }\n    function b() { return a(); }", "a()"), "Recursive call is not allowed."},
+		{"256 KiB", rulesWith("", "true") + strings.Repeat("/", 0) + "//" + strings.Repeat("x", 256*1024), "exceeding the 262144 byte (256 KiB) limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, diags := Compile(source.NewFile("firestore.rules", tt.src))
+			if tt.want == "" {
+				if rs == nil {
+					t.Fatalf("does not compile: %v", diags)
+				}
+				return
+			}
+			if rs != nil {
+				t.Fatalf("compiles, want %q", tt.want)
+			}
+			if !strings.Contains(diags.Error()+fmt.Sprint([]source.Diagnostic(diags)), tt.want) {
+				t.Fatalf("diagnostics %v, want %q", diags, tt.want)
+			}
+		})
+	}
+	// The 21-function chain also evaluates.
+	if d := decideGet(t, rulesWith(callChain(21), "f1()"), false); !d.Allowed() {
+		t.Errorf("21-deep call: %s %v", d.Outcome, d.Notes)
+	}
+}

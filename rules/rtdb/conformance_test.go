@@ -2,38 +2,13 @@ package rtdb
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/conformance"
 	"github.com/pyric/pyric/rules/source"
 )
-
-// conformanceDir finds shared/conformance, which sits beside the repository
-// checkout (…/shared next to …/main), or wherever PYRIC_CONFORMANCE points.
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("PYRIC_CONFORMANCE"); d != "" {
-		return d
-	}
-	_, file, _, ok := runtime.Caller(0)
-	if ok {
-		// rules/rtdb/conformance_test.go → repo root is two levels up.
-		dir := filepath.Dir(file)
-		for i := 0; i < 6; i++ {
-			cand := filepath.Join(dir, "shared", "conformance")
-			if st, err := os.Stat(cand); err == nil && st.IsDir() {
-				return cand
-			}
-			dir = filepath.Dir(dir)
-		}
-	}
-	t.Skip("shared/conformance not found beside the repository (set PYRIC_CONFORMANCE to its path)")
-	return ""
-}
 
 type conformanceScenario struct {
 	ID    string `json:"id"`
@@ -95,9 +70,13 @@ func setAt(tree map[string]any, path string, value any) {
 // requires production's verdict for each. Each scenario's rules are mounted
 // under its id, as production mounted them.
 func TestConformance(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(conformanceDir(t), "rules", "rtdb.json"))
+	raw, err := conformance.Load("rtdb")
 	if err != nil {
-		t.Skipf("no RTDB conformance data: %v", err)
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var scenarios []conformanceScenario
 	if err := json.Unmarshal(b, &scenarios); err != nil {

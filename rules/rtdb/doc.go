@@ -4,7 +4,7 @@
 // explains every decision, simulates test cases and lints rules.
 //
 // Semantics, each checked against verdicts recorded from production
-// (shared/conformance/rules/rtdb.json):
+// (internal/conformance, copied from shared/conformance/rules/rtdb.json):
 //
 //   - .read and .write grant top-down: the first rule on the path from the
 //     root to the requested location that evaluates to true grants the

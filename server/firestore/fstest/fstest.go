@@ -1,0 +1,175 @@
+// Package fstest starts Pyric's Firestore in-process for tests: a sandbox,
+// its engine, and the gRPC and HTTP adapters on one 127.0.0.1 port, exactly
+// as `pyric serve` wires them, plus ready official Go clients.
+//
+//	srv := fstest.Start(t, fstest.Options{Rules: rules})
+//	client := srv.Client(t) // cloud.google.com/go/firestore as "owner"
+package fstest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
+	fsserver "github.com/pyric/pyric/server/firestore"
+)
+
+// Options configure Start.
+type Options struct {
+	// Project is the default project (default sandbox.DefaultProject); the
+	// server answers for any project a request names.
+	Project string
+	// Rules is firestore.rules source loaded before the server starts; empty
+	// loads none, so every non-admin request is denied.
+	Rules string
+	// DataDir persists the sandbox there; empty keeps it in memory.
+	DataDir string
+	// Sandbox serves an existing sandbox instead of opening one (Project
+	// and DataDir are then ignored); Start does not close it.
+	Sandbox *sandbox.Sandbox
+}
+
+// Server is a running in-process Firestore.
+type Server struct {
+	// Addr is host:port, the form FIRESTORE_EMULATOR_HOST takes.
+	Addr      string
+	Project   string
+	Sandbox   *sandbox.Sandbox
+	Engine    *engine.Engine
+	Firestore *fsserver.Server
+	GRPC      *fsserver.GRPC
+	Port      *server.Port
+
+	closeOnce sync.Once
+	ownsSB    bool
+	served    chan struct{}
+}
+
+// Start starts a server on 127.0.0.1:0 and stops it when the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	sb := opts.Sandbox
+	owns := false
+	if sb == nil {
+		var err error
+		sb, err = sandbox.Open(sandbox.Options{Project: opts.Project, DataDir: opts.DataDir})
+		if err != nil {
+			t.Fatalf("fstest: open sandbox: %v", err)
+		}
+		owns = true
+	}
+	project := opts.Project
+	if project == "" || opts.Sandbox != nil {
+		project = sb.Database().Project
+	}
+	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: project})
+	if opts.Rules != "" {
+		if _, err := fs.Rules().Set("firestore.rules", opts.Rules); err != nil {
+			t.Fatalf("fstest: rules: %v", err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("fstest: listen: %v", err)
+	}
+	g := grpc.NewServer()
+	svc := fsserver.NewGRPC(fs)
+	svc.Register(g)
+	s := &Server{Addr: l.Addr().String(), Project: project, Sandbox: sb, Engine: sb.Firestore(),
+		Firestore: fs, GRPC: svc, Port: server.NewPort(l, g, HTTPHandler(fs)), ownsSB: owns, served: make(chan struct{})}
+	go func() {
+		defer close(s.served)
+		if err := s.Port.Serve(); err != nil {
+			t.Errorf("fstest: serve: %v", err)
+		}
+	}()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// HTTPHandler returns the Firestore HTTP/1.1 handler of s (REST, WebChannel,
+// /emulator/v1): s.Handler() once the server has one, else a handler that
+// answers 404 to everything.
+func HTTPHandler(s *fsserver.Server) http.Handler {
+	if h, ok := any(s).(interface{ Handler() http.Handler }); ok {
+		return h.Handler()
+	}
+	return http.NotFoundHandler()
+}
+
+// Close stops the server (ending open streams) and, when Start opened it,
+// closes the sandbox. It is safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.GRPC.Drain()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Port.Shutdown(ctx)
+		<-s.served
+		if s.ownsSB {
+			s.Sandbox.Close()
+		}
+	})
+}
+
+// Owner is the bearer token the emulators treat as admin.
+const Owner = "owner"
+
+// Conn dials the server with "Authorization: Bearer <token>" on every call;
+// an empty token sends no Authorization. It is closed when the test ends.
+func (s *Server) Conn(t testing.TB, token string) *grpc.ClientConn {
+	t.Helper()
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer(token)))
+	}
+	conn, err := grpc.NewClient("passthrough:///"+s.Addr, opts...)
+	if err != nil {
+		t.Fatalf("fstest: dial: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Client returns an official Go client acting as admin ("Bearer owner"),
+// as FIRESTORE_EMULATOR_HOST would configure it, on the default project.
+func (s *Server) Client(t testing.TB) *firestore.Client {
+	t.Helper()
+	return s.ClientAs(t, s.Project, firestore.DefaultDatabaseID, Owner)
+}
+
+// ClientAs returns an official Go client for a project and database that
+// sends token as its bearer (empty: no Authorization, an unauthenticated
+// caller; an unsigned JWT such as emulator.MockToken: that user).
+func (s *Server) ClientAs(t testing.TB, project, database, token string) *firestore.Client {
+	t.Helper()
+	c, err := firestore.NewClientWithDatabase(context.Background(), project, database,
+		option.WithGRPCConn(s.Conn(t, token)))
+	if err != nil {
+		t.Fatalf("fstest: client: %v", err)
+	}
+	c.UsesEmulator = true
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// bearer is per-RPC credentials sending a fixed bearer token in clear
+// text, as the SDKs do in emulator mode.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }

@@ -1,0 +1,480 @@
+package firestore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+)
+
+// GRPC is the google.firestore.v1.Firestore gRPC service over a Server's
+// engine. Every method derives the caller from the Authorization metadata
+// (IdentityFromContext), passes the request proto to the engine unchanged
+// and maps errors through Status; the Write and Listen streams add only the
+// stream bookkeeping the SDKs expect (stream tokens; the engine's listen
+// queue). Project and database come from the request's resource names; a
+// request that names none is routed by the google-cloud-resource-prefix or
+// x-goog-request-params metadata, then by Options.DefaultProject.
+type GRPC struct {
+	pb.UnimplementedFirestoreServer
+
+	s        *Server
+	streamID atomic.Int64
+
+	drainOnce sync.Once
+	drain     chan struct{}
+}
+
+// NewGRPC returns the gRPC service of s.
+func NewGRPC(s *Server) *GRPC {
+	return &GRPC{s: s, drain: make(chan struct{})}
+}
+
+// Register registers the service on r (a *grpc.Server).
+func (g *GRPC) Register(r grpc.ServiceRegistrar) { pb.RegisterFirestoreServer(r, g) }
+
+// Drain ends every open Listen and Write stream with UNAVAILABLE (clients
+// reconnect and resume) and refuses new ones, so a graceful shutdown does
+// not wait on long-lived streams.
+func (g *GRPC) Drain() { g.drainOnce.Do(func() { close(g.drain) }) }
+
+func (g *GRPC) draining() bool {
+	select {
+	case <-g.drain:
+		return true
+	default:
+		return false
+	}
+}
+
+var errDraining = status.Error(codes.Unavailable, "The server is shutting down; retry.")
+
+// call derives the caller's identity.
+func call(ctx context.Context) (identity.Identity, error) {
+	who, err := IdentityFromContext(ctx)
+	if err != nil {
+		return who, Err(err)
+	}
+	return who, nil
+}
+
+// database fills an empty database name from the routing metadata.
+func (g *GRPC) database(ctx context.Context, name string) string {
+	if name != "" {
+		return name
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("google-cloud-resource-prefix") {
+		if n, ok := dbPrefix(v); ok {
+			return n
+		}
+	}
+	for _, v := range md.Get("x-goog-request-params") {
+		if n, ok := routingParams(v); ok {
+			return n
+		}
+	}
+	p := g.s.opts.DefaultProject
+	if p == "" {
+		p = "demo-pyric"
+	}
+	return engine.DatabaseName{Project: p, Database: engine.DefaultDatabase}.String()
+}
+
+// dbPrefix returns the projects/P/databases/D prefix of a resource name.
+func dbPrefix(v string) (string, bool) {
+	parts := strings.SplitN(v, "/", 5)
+	if len(parts) < 4 || parts[0] != "projects" || parts[2] != "databases" || parts[1] == "" || parts[3] == "" {
+		return "", false
+	}
+	return strings.Join(parts[:4], "/"), true
+}
+
+// routingParams reads the gapic routing header: the JS SDK sends the raw
+// database path, gapic sends "database=projects%2FP%2Fdatabases%2FD" (or
+// name=/parent= with a resource name), and the Go client's BatchGet path
+// sends "project_id=P&database_id=D".
+func routingParams(v string) (string, bool) {
+	if n, ok := dbPrefix(v); ok {
+		return n, true
+	}
+	q, err := url.ParseQuery(v)
+	if err != nil {
+		return "", false
+	}
+	for _, k := range []string{"database", "name", "parent", "document.name"} {
+		if n, ok := dbPrefix(q.Get(k)); ok {
+			return n, true
+		}
+	}
+	if p := q.Get("project_id"); p != "" {
+		d := q.Get("database_id")
+		if d == "" {
+			d = engine.DefaultDatabase
+		}
+		return engine.DatabaseName{Project: p, Database: d}.String(), true
+	}
+	return "", false
+}
+
+// GetDocument implements pb.FirestoreServer.
+func (g *GRPC) GetDocument(ctx context.Context, req *pb.GetDocumentRequest) (*pb.Document, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.s.opts.Engine.GetDocument(ctx, who, req)
+	return d, Err(err)
+}
+
+// ListDocuments implements pb.FirestoreServer.
+func (g *GRPC) ListDocuments(ctx context.Context, req *pb.ListDocumentsRequest) (*pb.ListDocumentsResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := g.s.opts.Engine.ListDocuments(ctx, who, req)
+	return r, Err(err)
+}
+
+// CreateDocument implements pb.FirestoreServer.
+func (g *GRPC) CreateDocument(ctx context.Context, req *pb.CreateDocumentRequest) (*pb.Document, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.s.opts.Engine.CreateDocument(ctx, who, req)
+	return d, Err(err)
+}
+
+// UpdateDocument implements pb.FirestoreServer.
+func (g *GRPC) UpdateDocument(ctx context.Context, req *pb.UpdateDocumentRequest) (*pb.Document, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.s.opts.Engine.UpdateDocument(ctx, who, req)
+	return d, Err(err)
+}
+
+// DeleteDocument implements pb.FirestoreServer.
+func (g *GRPC) DeleteDocument(ctx context.Context, req *pb.DeleteDocumentRequest) (*emptypb.Empty, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.s.opts.Engine.DeleteDocument(ctx, who, req); err != nil {
+		return nil, Err(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// BatchGetDocuments implements pb.FirestoreServer.
+func (g *GRPC) BatchGetDocuments(req *pb.BatchGetDocumentsRequest, stream pb.Firestore_BatchGetDocumentsServer) error {
+	ctx := stream.Context()
+	who, err := call(ctx)
+	if err != nil {
+		return err
+	}
+	req.Database = g.database(ctx, req.GetDatabase())
+	rs, err := g.s.opts.Engine.BatchGetDocuments(ctx, who, req)
+	if err != nil {
+		return Err(err)
+	}
+	for _, r := range rs {
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BeginTransaction implements pb.FirestoreServer.
+func (g *GRPC) BeginTransaction(ctx context.Context, req *pb.BeginTransactionRequest) (*pb.BeginTransactionResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req.Database = g.database(ctx, req.GetDatabase())
+	r, err := g.s.opts.Engine.BeginTransaction(ctx, who, req)
+	return r, Err(err)
+}
+
+// Commit implements pb.FirestoreServer.
+func (g *GRPC) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req.Database = g.database(ctx, req.GetDatabase())
+	r, err := g.s.opts.Engine.Commit(ctx, who, req)
+	return r, Err(err)
+}
+
+// Rollback implements pb.FirestoreServer.
+func (g *GRPC) Rollback(ctx context.Context, req *pb.RollbackRequest) (*emptypb.Empty, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req.Database = g.database(ctx, req.GetDatabase())
+	if err := g.s.opts.Engine.Rollback(ctx, who, req); err != nil {
+		return nil, Err(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// RunQuery implements pb.FirestoreServer.
+func (g *GRPC) RunQuery(req *pb.RunQueryRequest, stream pb.Firestore_RunQueryServer) error {
+	ctx := stream.Context()
+	who, err := call(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := g.s.opts.Engine.RunQuery(ctx, who, req)
+	if err != nil {
+		return Err(err)
+	}
+	for _, r := range rs {
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunAggregationQuery implements pb.FirestoreServer.
+func (g *GRPC) RunAggregationQuery(req *pb.RunAggregationQueryRequest, stream pb.Firestore_RunAggregationQueryServer) error {
+	ctx := stream.Context()
+	who, err := call(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := g.s.opts.Engine.RunAggregationQuery(ctx, who, req)
+	if err != nil {
+		return Err(err)
+	}
+	for _, r := range rs {
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PartitionQuery implements pb.FirestoreServer.
+func (g *GRPC) PartitionQuery(ctx context.Context, req *pb.PartitionQueryRequest) (*pb.PartitionQueryResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := g.s.opts.Engine.PartitionQuery(ctx, who, req)
+	return r, Err(err)
+}
+
+// ListCollectionIds implements pb.FirestoreServer.
+func (g *GRPC) ListCollectionIds(ctx context.Context, req *pb.ListCollectionIdsRequest) (*pb.ListCollectionIdsResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := g.s.opts.Engine.ListCollectionIds(ctx, who, req)
+	return r, Err(err)
+}
+
+// BatchWrite implements pb.FirestoreServer.
+func (g *GRPC) BatchWrite(ctx context.Context, req *pb.BatchWriteRequest) (*pb.BatchWriteResponse, error) {
+	who, err := call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req.Database = g.database(ctx, req.GetDatabase())
+	r, err := g.s.opts.Engine.BatchWrite(ctx, who, req)
+	return r, Err(err)
+}
+
+// Write implements the bidirectional write stream the JS SDK uses for
+// every write (wire-protocols.md §1.4): the first request names the
+// database and gets a stream id and token with no results; then each
+// request's writes are committed atomically and answered, in order, with
+// the next stream token, the write results and the commit time. A request
+// without writes only acknowledges tokens and gets no answer. A failed
+// commit ends the stream with the error, which the SDK reports for that
+// batch before reopening the stream.
+func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	who, err := call(ctx)
+	if err != nil {
+		return err
+	}
+	if g.draining() {
+		return errDraining
+	}
+	reqs, errc := recvLoop(ctx, stream.Recv)
+	token := 0
+	nextToken := func() []byte {
+		b := []byte(strconv.Itoa(token))
+		token++
+		return b
+	}
+	var db string
+	for first := true; ; first = false {
+		var req *pb.WriteRequest
+		select {
+		case req = <-reqs:
+		case err := <-errc:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case <-g.drain:
+			return errDraining
+		}
+		if first {
+			db = g.database(ctx, req.GetDatabase())
+			if _, err := engine.ParseDatabaseName(db); err != nil {
+				return Err(err)
+			}
+			if err := stream.Send(&pb.WriteResponse{StreamId: strconv.FormatInt(g.streamID.Add(1), 10), StreamToken: nextToken()}); err != nil {
+				return err
+			}
+		} else if d := req.GetDatabase(); d != "" && d != db {
+			return status.Errorf(codes.InvalidArgument, "The write stream is for %s; a request names %s.", db, d)
+		}
+		if len(req.GetWrites()) == 0 {
+			continue
+		}
+		r, err := g.s.opts.Engine.Commit(ctx, who, &pb.CommitRequest{Database: db, Writes: req.GetWrites()})
+		if err != nil {
+			return Err(err)
+		}
+		if err := stream.Send(&pb.WriteResponse{StreamToken: nextToken(), WriteResults: r.GetWriteResults(), CommitTime: r.GetCommitTime()}); err != nil {
+			return err
+		}
+	}
+}
+
+// Listen implements the bidirectional listen stream: any number of targets
+// with client-chosen ids, added and removed at any time; the engine's
+// ListenStream produces the responses in the order the SDKs expect
+// (wire-protocols.md §1.3).
+func (g *GRPC) Listen(stream pb.Firestore_ListenServer) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	who, err := call(ctx)
+	if err != nil {
+		return err
+	}
+	if g.draining() {
+		return errDraining
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
+	db := g.database(ctx, first.GetDatabase())
+	ls, err := g.s.opts.Engine.Listen(who, db)
+	if err != nil {
+		return Err(err)
+	}
+	defer ls.Close()
+	if err := ls.Handle(first); err != nil {
+		return Err(err)
+	}
+	// The receiving side runs on its own goroutine and records why it
+	// stopped; the sending side below ends when it does.
+	var (
+		mu      sync.Mutex
+		stopErr error
+	)
+	stop := func(err error) {
+		mu.Lock()
+		if stopErr == nil {
+			stopErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	go func() {
+		for {
+			req, err := stream.Recv()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				stop(err)
+				return
+			}
+			if d := req.GetDatabase(); d != "" && d != db {
+				stop(status.Errorf(codes.InvalidArgument, "The listen stream is for %s; a request names %s.", db, d))
+				return
+			}
+			if err := ls.Handle(req); err != nil {
+				stop(Err(err))
+				return
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-g.drain:
+			stop(errDraining)
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		r, err := ls.Recv(ctx)
+		if err != nil {
+			mu.Lock()
+			e := stopErr
+			mu.Unlock()
+			if e != nil || ctx.Err() != nil {
+				return e
+			}
+			return Err(err)
+		}
+		if err := stream.Send(r); err != nil {
+			return err
+		}
+	}
+}
+
+// recvLoop reads a client stream on its own goroutine, so that a handler
+// can also wait for a drain.
+func recvLoop[T any](ctx context.Context, recv func() (*T, error)) (<-chan *T, <-chan error) {
+	reqs := make(chan *T)
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			r, err := recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case reqs <- r:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return reqs, errc
+}

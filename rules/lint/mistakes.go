@@ -476,6 +476,10 @@ func (l *linter) contextProblem(p []string, s *scope) (why, fix string, bad bool
 	object := obj == "resource" || obj == "request.resource"
 	want := contextFixes[full]
 	switch {
+	case storage && object && (name == "id" || name == "path"):
+		want = obj + ".name"
+	case storage && object && (name == "customMetadata" || name == "data"):
+		want = obj + ".metadata"
 	case want != "":
 	case !storage && object && name == "id":
 		if w := s.lastWildcard(); w != "" {
@@ -483,10 +487,6 @@ func (l *linter) contextProblem(p []string, s *scope) (why, fix string, bad bool
 		} else {
 			want = obj + ".__name__"
 		}
-	case storage && object && (name == "id" || name == "path"):
-		want = obj + ".name"
-	case storage && object && (name == "customMetadata" || name == "data"):
-		want = obj + ".metadata"
 	case !storage && object:
 		want = obj + ".data." + name
 	case storage && object:

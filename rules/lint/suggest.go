@@ -27,7 +27,15 @@ func suggest(name string, candidates []string) string {
 	if bestD <= limit {
 		return best
 	}
-	return ""
+	// lowercase → lower, toMillisecond → toMillis: a known name the
+	// written one starts with.
+	best = ""
+	for _, c := range sorted {
+		if len(c) >= 3 && len(c) > len(best) && strings.HasPrefix(strings.ToLower(name), strings.ToLower(c)) {
+			best = c
+		}
+	}
+	return best
 }
 
 // distance is the Levenshtein distance between a and b.

@@ -39,6 +39,9 @@ type Ruleset struct {
 // Compile parses and checks a rules file. It returns the ruleset and every
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
+	if file.Name == "" {
+		file = source.NewFile("firestore.rules", file.Text)
+	}
 	rs, diags := parser.Parse(file)
 	if !diags.HasErrors() {
 		diags = append(diags, check.Check(rs, check.Options{Service: Service})...)
@@ -249,107 +252,11 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		env.Prove = newProver(cs).prove
 	}
 	run := eval.NewRun(env)
-	file := r.prog.File
-	anyRule, unsupported := false, false
-	for _, m := range matched {
-		for i, a := range m.Block.Match.Allows {
-			ops := methodNames(a)
-			if !covers(ops, req.Method) {
-				continue
-			}
-			anyRule = true
-			res, exprs := run.Condition(m, a.Cond)
-			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: exprs}
-			if a.Cond != nil {
-				rule.Condition = sourceText(file, a.Cond)
-			} else {
-				rule.Condition = "true"
-			}
-			switch v := res.(type) {
-			case value.Bool:
-				if v {
-					rule.Verdict = sim.VerdictAllow
-				} else {
-					rule.Verdict = sim.VerdictDeny
-				}
-			case *value.Error:
-				rule.Verdict = sim.VerdictError
-				if v.Kind == value.Unsupported {
-					rule.Verdict = sim.VerdictUnsupported
-					unsupported = true
-				}
-				rule.Message = v.Message
-				if v.Offset >= 0 {
-					pos := file.Pos(v.Offset)
-					d.Notes = append(d.Notes, fmt.Sprintf("Error: %s line [%d], column [%d]. %s", fileName(file), pos.Line, pos.Column, v.Message))
-				} else {
-					d.Notes = append(d.Notes, v.Message)
-				}
-			}
-			d.Trace = append(d.Trace, rule)
-			if rule.Verdict == sim.VerdictAllow {
-				d.Outcome = sim.Allow
-				d.Deciding = len(d.Trace) - 1
-				d.Expressions, d.Lookups = run.Count(), lk.count()
-				d.Notes = append(d.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
-				return d
-			}
-		}
-	}
+	v := run.Allows(matched, req.Method, nil)
+	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
+	d.Notes = append(d.Notes, v.Notes...)
 	d.Expressions, d.Lookups = run.Count(), lk.count()
-	if !anyRule {
-		d.Notes = append(d.Notes, fmt.Sprintf("No allow rules found for operation '%s'", req.Method))
-	}
-	if unsupported {
-		d.Outcome = sim.Unsupported
-	}
-	for i, rule := range d.Trace {
-		if rule.Verdict != sim.VerdictAllow {
-			d.Deciding = i
-			break
-		}
-	}
 	return d
-}
-
-func fileName(f *source.File) string {
-	if f.Name == "" {
-		return "firestore.rules"
-	}
-	return f.Name
-}
-
-func sourceText(f *source.File, e ast.Expr) string {
-	sp := e.Span()
-	if sp.End.Offset > len(f.Text) || sp.Start.Offset > sp.End.Offset {
-		return ""
-	}
-	return strings.Join(strings.Fields(f.Text[sp.Start.Offset:sp.End.Offset]), " ")
-}
-
-func methodNames(a *ast.Allow) []string {
-	out := make([]string, len(a.Methods))
-	for i, m := range a.Methods {
-		out[i] = m.Name
-	}
-	return out
-}
-
-// covers reports whether an allow with these operations applies to method:
-// read covers get and list, write covers create, update and delete.
-func covers(ops []string, method string) bool {
-	for _, op := range ops {
-		switch {
-		case op == method:
-			return true
-		case op == "read" && (method == Get || method == List):
-			return true
-		case op == "write" && (method == Create || method == Update || method == Delete):
-			return true
-		}
-	}
-	return false
 }
 
 // EmulatorMessage renders the decision as the official emulator's

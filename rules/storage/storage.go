@@ -75,6 +75,9 @@ type Ruleset struct {
 // Compile parses and checks a rules file. It returns the ruleset and every
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
+	if file.Name == "" {
+		file = source.NewFile("storage.rules", file.Text)
+	}
 	rs, diags := parser.Parse(file)
 	if !diags.HasErrors() {
 		diags = append(diags, check.Check(rs, check.Options{
@@ -272,70 +275,20 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	}
 	run := eval.NewRun(env)
 	file := r.prog.File
-	anyRule, unsupported := false, false
 	hinted := map[string]bool{}
-	finish := func() {
-		d.Expressions, d.Lookups = run.Count(), lk.count()
-		if req.TestAPI && lk.count() > MaxFirestoreLookups {
-			d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
+	v := run.Allows(matched, req.Method, func(e *value.Error) []string {
+		if h := testAPIHint(req, file, e); h != "" && !hinted[h] {
+			hinted[h] = true
+			return []string{h}
 		}
+		return nil
+	})
+	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
+	d.Notes = append(d.Notes, v.Notes...)
+	d.Expressions, d.Lookups = run.Count(), lk.count()
+	if req.TestAPI && lk.count() > MaxFirestoreLookups {
+		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
 	}
-	for _, m := range matched {
-		for i, a := range m.Block.Match.Allows {
-			ops := methodNames(a)
-			if !covers(ops, req.Method) {
-				continue
-			}
-			anyRule = true
-			res, exprs := run.Condition(m, a.Cond)
-			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: exprs}
-			rule.Condition = "true"
-			if a.Cond != nil {
-				rule.Condition = sourceText(file, a.Cond)
-			}
-			switch v := res.(type) {
-			case value.Bool:
-				rule.Verdict = sim.VerdictDeny
-				if v {
-					rule.Verdict = sim.VerdictAllow
-				}
-			case *value.Error:
-				rule.Verdict = sim.VerdictError
-				if v.Kind == value.Unsupported {
-					rule.Verdict = sim.VerdictUnsupported
-					unsupported = true
-				}
-				rule.Message = v.Message
-				d.Notes = append(d.Notes, errorNote(file, v))
-				if h := testAPIHint(req, file, v); h != "" && !hinted[h] {
-					hinted[h] = true
-					d.Notes = append(d.Notes, h)
-				}
-			}
-			d.Trace = append(d.Trace, rule)
-			if rule.Verdict == sim.VerdictAllow {
-				d.Outcome = sim.Allow
-				d.Deciding = len(d.Trace) - 1
-				d.Notes = append(d.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
-				finish()
-				return d
-			}
-		}
-	}
-	if !anyRule {
-		d.Notes = append(d.Notes, fmt.Sprintf("No allow rules found for operation '%s'", req.Method))
-	}
-	if unsupported {
-		d.Outcome = sim.Unsupported
-	}
-	for i, rule := range d.Trace {
-		if rule.Verdict != sim.VerdictAllow {
-			d.Deciding = i
-			break
-		}
-	}
-	finish()
 	return d
 }
 
@@ -377,53 +330,4 @@ func isIdentAt(text string, offset int, name string) bool {
 		}
 	}
 	return true
-}
-
-// errorNote renders an evaluation error as production's hosted diagnostics
-// do: "Error: storage.rules line [12], column [24]. Null value error.".
-func errorNote(f *source.File, e *value.Error) string {
-	if e.Offset < 0 {
-		return e.Message
-	}
-	pos := f.Pos(e.Offset)
-	return fmt.Sprintf("Error: %s line [%d], column [%d]. %s", fileName(f), pos.Line, pos.Column, e.Message)
-}
-
-func fileName(f *source.File) string {
-	if f.Name == "" {
-		return "storage.rules"
-	}
-	return f.Name
-}
-
-func sourceText(f *source.File, e ast.Expr) string {
-	sp := e.Span()
-	if sp.End.Offset > len(f.Text) || sp.Start.Offset > sp.End.Offset {
-		return ""
-	}
-	return strings.Join(strings.Fields(f.Text[sp.Start.Offset:sp.End.Offset]), " ")
-}
-
-func methodNames(a *ast.Allow) []string {
-	out := make([]string, len(a.Methods))
-	for i, m := range a.Methods {
-		out[i] = m.Name
-	}
-	return out
-}
-
-// covers reports whether an allow with these operations applies to method:
-// read covers get and list, write covers create, update and delete.
-func covers(ops []string, method string) bool {
-	for _, op := range ops {
-		switch {
-		case op == method:
-			return true
-		case op == "read" && (method == Get || method == List):
-			return true
-		case op == "write" && (method == Create || method == Update || method == Delete):
-			return true
-		}
-	}
-	return false
 }

@@ -6,15 +6,17 @@ import (
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/storage"
 )
 
 // Document lookups per evaluation: Firestore allows 10 (lint warns from 5),
 // Storage's firestore.get/exists 2 distinct documents.
 const (
 	GetCountWarn       = 5
-	GetCountMax        = 10
-	StorageGetCountMax = 2
+	GetCountMax        = firestore.MaxLookupsSingle
+	StorageGetCountMax = storage.MaxFirestoreLookups
 )
 
 // BudgetTier returns the expression counts at which EXPRESSION_BUDGET warns
@@ -232,7 +234,7 @@ func (l *linter) getCount(r *rule) {
 	svc := l.svc
 	fix := "read each document once: bind it with let in a helper (let user = get(...);) and reuse the value; put lookups that are rarely needed behind a cheaper condition"
 	what := "get/exists/getAfter/existsAfter"
-	limit := fmt.Sprintf("production allows %d per evaluation (%d in a batched write)", GetCountMax, 2*GetCountMax)
+	limit := fmt.Sprintf("production allows %d per evaluation (%d in a batched write)", GetCountMax, firestore.MaxLookupsBatch)
 	if svc.storage {
 		what = "firestore.get/firestore.exists"
 		limit = fmt.Sprintf("Storage rules may read at most %d distinct Firestore documents per evaluation", StorageGetCountMax)

@@ -7,11 +7,11 @@ import (
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/storage"
 )
 
-// DefaultBucket is the bucket a Storage case names when it has none (the
-// shared conformance README's default).
-const DefaultBucket = "demo-pyric.appspot.com"
+// DefaultBucket is the bucket a Storage case names when it has none.
+const DefaultBucket = storage.DefaultBucket
 
 // readsTime reports whether a rule reads request.time, directly or in a
 // function it calls, and where in its condition: the request.time itself,
@@ -33,20 +33,18 @@ func readsTime(r *rule) (ast.Expr, bool) {
 // caseSegments turns a case's path into the segments match blocks see.
 func (l *linter) caseSegments(c Case) []string {
 	rel := strings.Trim(c.Path, "/")
-	var segs []string
 	if l.svc.storage {
 		bucket := c.Bucket
 		if bucket == "" {
 			bucket = DefaultBucket
 		}
-		segs = []string{"b", bucket, "o"}
-	} else {
-		segs = []string{"databases", "(default)", "documents"}
+		return storage.Segments(bucket, rel)
 	}
+	segs := []string{"databases", "(default)", "documents"}
 	if rel != "" {
 		segs = append(segs, strings.Split(rel, "/")...)
 	}
-	if !l.svc.storage && strings.ToLower(c.Method) == "list" && (len(segs)-3)%2 == 1 {
+	if strings.ToLower(c.Method) == "list" && (len(segs)-3)%2 == 1 {
 		segs = append(segs, eval.Hypothetical) // a collection: its documents
 	}
 	return segs

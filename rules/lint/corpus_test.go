@@ -21,8 +21,7 @@ var wantRe = regexp.MustCompile(`// want((?:\s+[A-Z_]+(?::(?:error|warning|info)
 // codesWithoutFix are codes whose diagnostics may have no fix: production's
 // own compile errors, and names with no close match.
 var codesWithoutFix = map[string]bool{
-	"PARSE_ERROR": true, "RECURSION": true, "DUPLICATE_NAME": true, "INVALID_REGEX": true,
-	"ARGUMENT_COUNT": true, "UNDEFINED_FUNCTION": true, "UNDEFINED_VARIABLE": true,
+	"PARSE_ERROR": true, "ARGUMENT_COUNT": true, "UNDEFINED_FUNCTION": true, "UNDEFINED_VARIABLE": true,
 	"WRONG_CONTEXT_PATH": true, "SERVICE": true, "RECURSIVE_WILDCARD_POSITION": true,
 }
 

@@ -18,14 +18,16 @@ import (
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/parser"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/storage"
 )
 
 // Service names a ruleset declares.
 const (
-	Firestore = "cloud.firestore"
-	Storage   = "firebase.storage"
+	Firestore = firestore.Service
+	Storage   = storage.Service
 )
 
 // Options configure a lint run.
@@ -235,7 +237,14 @@ func (l *linter) run() {
 		l.finish()
 		return
 	}
-	cdiags := check.Check(rs, check.Options{Service: l.svc.name, Namespaces: l.svc.namespaces})
+	// Production's compile diagnostics come from the service bindings, so
+	// lint and `rules validate` agree on them.
+	var cdiags source.Diagnostics
+	if l.svc.storage {
+		_, cdiags = storage.Compile(l.file)
+	} else {
+		_, cdiags = firestore.Compile(l.file)
+	}
 	l.limits(cdiags)
 	l.budget()
 	l.security()
@@ -286,6 +295,18 @@ func (l *linter) mergeCheck(cdiags source.Diagnostics) {
 				} else {
 					d.Fix = "use read, write, get, list, create, update or delete"
 				}
+			}
+		case check.CodeRecursion:
+			if d.Fix == "" {
+				d.Fix = "rules have no recursion or loops: write the steps out for the depth you need"
+			}
+		case check.CodeDuplicate:
+			if d.Fix == "" {
+				d.Fix = "rename one of the two"
+			}
+		case check.CodeRegex:
+			if d.Fix == "" {
+				d.Fix = "use RE2 syntax (no lookaround or backreferences), and escape special characters with \\\\ inside the string"
 			}
 		case check.CodeUnused:
 			if d.Fix == "" {

@@ -402,7 +402,7 @@ var (
 	storageObjectProps  = map[string]bool{
 		"name": true, "bucket": true, "generation": true, "metageneration": true, "size": true,
 		"timeCreated": true, "updated": true, "md5Hash": true, "crc32c": true, "etag": true,
-		"contentDisposition": true, "contentEncoding": true, "contentLanguage": true,
+		"cacheControl": true, "contentDisposition": true, "contentEncoding": true, "contentLanguage": true,
 		"contentType": true, "metadata": true,
 	}
 )

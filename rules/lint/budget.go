@@ -233,6 +233,9 @@ func (l *linter) getCount(r *rule) {
 	}
 	svc := l.svc
 	fix := "read each document once: bind it with let in a helper (let user = get(...);) and reuse the value; put lookups that are rarely needed behind a cheaper condition"
+	if svc.storage {
+		fix = "read each document once: bind it with let in a helper (let user = firestore.get(...);) and reuse the value; put lookups that are rarely needed behind a cheaper condition"
+	}
 	what := "get/exists/getAfter/existsAfter"
 	limit := fmt.Sprintf("production allows %d per evaluation (%d in a batched write)", GetCountMax, firestore.MaxLookupsBatch)
 	if svc.storage {
@@ -280,10 +283,14 @@ func (l *linter) getDuplication(calls []callSite, s *scope, where string) {
 			}
 		}
 		name := cs.fn.f.Name
+		lookups := "get/exists"
+		if l.svc.storage {
+			lookups = "firestore.get/exists"
+		}
 		l.report(source.Warning, CodeGetDuplication, cs.call.Sp,
 			fmt.Sprintf("call it once: write a helper that binds the result with let (let v = %s; return v… && v…;) and call that instead", shorten(srcText(l.file, cs.call.Sp), 40)),
-			"%s() reads documents (get/exists) and %s calls it %d times with the same arguments; each call evaluates its body and lookups again and counts against the evaluation budget",
-			name, where, total)
+			"%s() reads documents (%s) and %s calls it %d times with the same arguments; each call evaluates its body and lookups again and counts against the evaluation budget",
+			name, lookups, where, total)
 	}
 }
 
@@ -319,10 +326,10 @@ func blockShape(b *eval.Block) (string, map[string]string) {
 }
 
 // sharedGates reports rules on the same path, granting a common method,
-// whose conditions start with the same conjunct and go on to more, when
-// their bodies together reach the evaluation budget: when the gate holds,
-// production evaluates each of them (seed: "shared gates"). A cheap shared
-// gate in front of small rules costs nothing worth reporting.
+// whose conditions start with the same conjunct (seed: "shared gates"):
+// when that condition holds, production evaluates each of them, and
+// together they can exhaust the evaluation budget even when each rule
+// alone is well inside it. The message gives their combined cost.
 func (l *linter) sharedGates() {
 	type gated struct {
 		r     *rule
@@ -333,7 +340,7 @@ func (l *linter) sharedGates() {
 	var all []gated
 	for _, r := range l.m.rules {
 		cs := conjuncts(r.allow.Cond)
-		if len(cs) < 2 {
+		if len(cs) == 0 {
 			continue
 		}
 		shape, rename := blockShape(r.block)
@@ -365,14 +372,19 @@ func (l *linter) sharedGates() {
 		if len(peers) == 0 {
 			continue
 		}
-		if warn, _ := BudgetTier(calls); exprs < warn {
-			continue
-		}
 		common := sortedKeys(methods)
 		first := conjuncts(b.r.allow.Cond)[0]
+		example := "request.resource.data.kind == 'A'"
+		if l.svc.storage {
+			example = "request.resource.contentType == 'image/png'"
+		}
+		budget := ""
+		if warn, _ := BudgetTier(calls); exprs >= warn {
+			budget = ", enough to exhaust its evaluation budget (a silent deny)"
+		}
 		l.report(source.Warning, CodeSharedGate, first.Span(),
-			fmt.Sprintf("start each rule with a condition that tells them apart (e.g. request.resource.data.kind == 'A'), or merge them: allow %s: if %s && (… || …)", strings.Join(common, ", "), shorten(b.text, 60)),
-			"this rule and the one at line %d both grant %s on %s and start with `%s`; when it holds production evaluates every such rule, about %d expressions across %d function calls together, enough to exhaust its evaluation budget (a silent deny)",
-			peers[len(peers)-1].r.allow.Span.Start.Line, strings.Join(common, ", "), display(b.r.block.Pattern), shorten(b.text, 60), exprs, calls)
+			fmt.Sprintf("start each rule with a condition that tells them apart (e.g. %s), or merge them: allow %s: if %s && (… || …)", example, strings.Join(common, ", "), shorten(b.text, 60)),
+			"this rule and the one at line %d both grant %s on %s and start with `%s`; when it holds production evaluates every such rule, about %d expressions across %d function calls together%s",
+			peers[len(peers)-1].r.allow.Span.Start.Line, strings.Join(common, ", "), display(b.r.block.Pattern), shorten(b.text, 60), exprs, calls, budget)
 	}
 }

@@ -132,10 +132,7 @@ func (l *linter) security() {
 				ruleLabel(r), verbs(r.methods), below)
 			continue
 		case known && v && isWrite(r.methods):
-			owner := "resource.data.owner"
-			if w := r.scope.lastWildcard(); w != "" {
-				owner = w
-			}
+			owner := l.owner(r)
 			l.report(source.Warning, CodePermissiveRule, span,
 				fmt.Sprintf("require a signed-in owner: `if request.auth != null && request.auth.uid == %s`", owner),
 				"%s is always true: anyone, signed in or not, can %s these %ss",
@@ -152,10 +149,7 @@ func (l *linter) security() {
 				ruleLabel(r), below, shorten(srcText(l.file, span), 60))
 		}
 		if isWrite(r.methods) && !deep.auth {
-			owner := "resource.data.owner"
-			if w := r.scope.lastWildcard(); w != "" {
-				owner = w
-			}
+			owner := l.owner(r)
 			l.report(source.Warning, CodeWriteWithoutAuth, span,
 				fmt.Sprintf("check the caller first: `request.auth != null && request.auth.uid == %s && …`", owner),
 				"%s never checks request.auth, directly or in the functions it calls: anyone, signed in or not, can %s whenever the condition holds",
@@ -179,4 +173,26 @@ func (l *linter) security() {
 
 func onlyWrites(methods map[string]bool) map[string]bool {
 	return map[string]bool{"create": methods["create"], "update": methods["update"], "delete": methods["delete"]}
+}
+
+// owner suggests what request.auth.uid should equal in a fix: the path's
+// user wildcard when there is one (/users/{userId}), else an owner field of
+// the stored (or, for create, the incoming) document or file.
+func (l *linter) owner(r *rule) string {
+	if w := r.scope.lastWildcard(); w != "" {
+		lw := strings.ToLower(w)
+		for _, hint := range []string{"user", "uid", "owner", "account", "profile", "member"} {
+			if strings.Contains(lw, hint) {
+				return w
+			}
+		}
+	}
+	obj := "resource"
+	if !r.methods["update"] && !r.methods["delete"] {
+		obj = "request.resource"
+	}
+	if l.svc.storage {
+		return obj + ".metadata.owner"
+	}
+	return obj + ".data.owner"
 }

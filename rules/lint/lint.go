@@ -1,13 +1,3 @@
-// Package lint finds problems in Cloud Firestore and Cloud Storage Security
-// Rules before they are deployed: production's compile limits (and how close
-// a file is to them), the runtime evaluation budget, security holes, the
-// mistakes people and coding agents make with the language, and rules that a
-// change weakened. It works on the shared AST (packages parser and check)
-// and reports positioned diagnostics (package source) with a fix when one
-// exists.
-//
-// Thresholds follow what was measured against Google's engines: see
-// DESIGN.md, the runtime-budget seed document, and the constants below.
 package lint
 
 import (

@@ -1,10 +1,11 @@
-// Package sandbox owns Pyric's engines for one running backend: identity
-// contexts, the injectable clock and id source, the event bus with its
-// history, the admin plane that bypasses rules, reset, JSON snapshots and
-// crash-safe persistence.
+// Package sandbox owns Pyric's engines for one running backend (Firestore
+// and Auth): identity contexts, the injectable clock and id source, the
+// event bus with its history, the admin plane that bypasses rules, reset,
+// JSON snapshots and crash-safe persistence.
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
@@ -54,9 +56,13 @@ type Sandbox struct {
 	newID func() string
 	bus   *event.Bus
 	fs    *firestore.Engine
+	auth  *auth.Engine
 	store *Store
 	def   firestore.DatabaseName
 	mu    sync.Mutex
+
+	authMu    sync.Mutex
+	authSaved []byte // the Auth state last written to the store
 }
 
 // Open creates a sandbox, restoring persisted state when DataDir is set.
@@ -93,6 +99,15 @@ func Open(opts Options) (*Sandbox, error) {
 		sb.newID = firestore.RandomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
+	ao := auth.Options{Clock: sb.now, Events: sb.bus}
+	if opts.Deterministic {
+		var seed [32]byte
+		for i := range 8 {
+			seed[i] = byte(opts.Seed >> (8 * i))
+		}
+		ao.IDs = rand.NewChaCha8(seed)
+	}
+	sb.auth = auth.New(ao)
 	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
 		st, err := OpenStore(opts.DataDir)
@@ -115,6 +130,15 @@ func Open(opts Options) (*Sandbox, error) {
 				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
 			}
 		}
+		state, err := sb.store.LoadAuth()
+		if err == nil && state != nil {
+			err = sb.auth.UnmarshalSnapshot(state)
+		}
+		if err != nil {
+			sb.store.Close()
+			return nil, fmt.Errorf("sandbox: restore auth: %w", err)
+		}
+		sb.authSaved = state
 	}
 	return sb, nil
 }
@@ -142,6 +166,34 @@ func (sb *Sandbox) Close() error {
 
 // Firestore returns the Firestore engine (the wire adapters' entry point).
 func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
+
+// Auth returns the Auth engine. Its state is persisted by SaveAuth: the
+// Auth HTTP adapter's mount point calls it after every request, before
+// answering, so acknowledged changes survive a crash.
+func (sb *Sandbox) Auth() *auth.Engine { return sb.auth }
+
+// SaveAuth writes the Auth engine's state to the store when it changed
+// since the last save (a no-op in memory). Call it after Auth operations
+// and before acknowledging them.
+func (sb *Sandbox) SaveAuth() error {
+	if sb.store == nil {
+		return nil
+	}
+	state, err := sb.auth.MarshalSnapshot()
+	if err != nil {
+		return fmt.Errorf("sandbox: save auth: %w", err)
+	}
+	sb.authMu.Lock()
+	defer sb.authMu.Unlock()
+	if bytes.Equal(state, sb.authSaved) {
+		return nil
+	}
+	if err := sb.store.SaveAuth(state); err != nil {
+		return err
+	}
+	sb.authSaved = state
+	return nil
+}
 
 // Events returns the event bus (subscribe, history).
 func (sb *Sandbox) Events() *event.Bus { return sb.bus }
@@ -187,6 +239,10 @@ func (sb *Sandbox) Reset() error {
 		}
 	}
 	sb.fs.Reset()
+	sb.auth.Reset()
+	sb.authMu.Lock()
+	sb.authSaved = nil
+	sb.authMu.Unlock()
 	sb.bus.Clear()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/firestore"
 )
 
@@ -50,6 +51,13 @@ func (sb *Sandbox) Snapshot() ([]byte, error) {
 			s.Databases = map[string]map[string]map[string]any{}
 		}
 		s.Databases[name.String()] = m
+	}
+	if as := sb.auth.Snapshot(); len(as.Projects) > 0 {
+		b, err := json.Marshal(as)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: snapshot auth: %w", err)
+		}
+		s.Services["auth"] = b
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -116,15 +124,54 @@ func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*p
 	return out, nil
 }
 
+// parseServices decodes the snapshot's "services" (today: "auth", the Auth
+// engine's state).
+func parseServices(data []byte) (*auth.Snapshot, error) {
+	var raw struct {
+		Services map[string]json.RawMessage `json:"services"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
+	}
+	a, ok := raw.Services["auth"]
+	if !ok || string(a) == "null" {
+		return nil, nil
+	}
+	var s auth.Snapshot
+	if err := json.Unmarshal(a, &s); err != nil {
+		return nil, fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
+	}
+	return &s, nil
+}
+
 // LoadSnapshot replaces the whole state with a snapshot (clobber restore:
-// a reset, then the snapshot's documents; persisted too when enabled).
+// a reset, then the snapshot's documents and Auth state; persisted too when
+// enabled).
 func (sb *Sandbox) LoadSnapshot(data []byte) error {
 	dbs, err := ParseSnapshot(data, sb.opts.Project)
 	if err != nil {
 		return err
 	}
+	as, err := parseServices(data)
+	if err != nil {
+		return err
+	}
+	if as != nil {
+		// Validate before anything is reset.
+		if err := auth.New(auth.Options{}).Restore(*as); err != nil {
+			return fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
+		}
+	}
 	if err := sb.Reset(); err != nil {
 		return err
+	}
+	if as != nil {
+		if err := sb.auth.Restore(*as); err != nil {
+			return fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
+		}
+		if err := sb.SaveAuth(); err != nil {
+			return err
+		}
 	}
 	for _, name := range sortedDBs(dbs) {
 		docs := dbs[name]

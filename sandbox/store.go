@@ -15,14 +15,18 @@ import (
 
 // Store is the crash-safe on-disk state: a bbolt file with one bucket per
 // Firestore database, keyed by relative document path, holding the
-// document protos. Every commit is one bbolt transaction, fsync'd before
-// the engine acknowledges it, so a write acknowledged to a client survives
-// kill -9.
+// document protos, and the Auth engine's state as one JSON value. Every
+// commit is one bbolt transaction, fsync'd before the engine acknowledges
+// it, so a write acknowledged to a client survives kill -9.
 type Store struct {
 	db *bolt.DB
 }
 
-var firestoreBucket = []byte("firestore")
+var (
+	firestoreBucket = []byte("firestore")
+	authBucket      = []byte("auth")
+	authStateKey    = []byte("state")
+)
 
 // OpenStore opens (creating) dir/pyric.db.
 func OpenStore(dir string) (*Store, error) {
@@ -98,12 +102,47 @@ func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
 	return out, nil
 }
 
-// Clear deletes every stored document.
+// SaveAuth durably replaces the stored Auth state (auth.Engine's
+// MarshalSnapshot).
+func (s *Store) SaveAuth(state []byte) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(authBucket)
+		if err != nil {
+			return err
+		}
+		return b.Put(authStateKey, state)
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: save auth: %w", err)
+	}
+	return nil
+}
+
+// LoadAuth returns the stored Auth state, nil when none was saved.
+func (s *Store) LoadAuth() ([]byte, error) {
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(authBucket); b != nil {
+			if v := b.Get(authStateKey); v != nil {
+				out = append([]byte(nil), v...)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Clear deletes every stored document and the Auth state.
 func (s *Store) Clear() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(firestoreBucket) == nil {
-			return nil
+		for _, name := range [][]byte{firestoreBucket, authBucket} {
+			if tx.Bucket(name) == nil {
+				continue
+			}
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
 		}
-		return tx.DeleteBucket(firestoreBucket)
+		return nil
 	})
 }

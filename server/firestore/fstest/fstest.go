@@ -9,7 +9,6 @@ package fstest
 import (
 	"context"
 	"net"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +34,10 @@ type Options struct {
 	Rules string
 	// DataDir persists the sandbox there; empty keeps it in memory.
 	DataDir string
+	// Indexes turns on index enforcement with these declared indexes
+	// (firestore.indexes.json); nil leaves every query allowed, as on the
+	// emulator.
+	Indexes *engine.IndexConfig
 	// Sandbox serves an existing sandbox instead of opening one (Project
 	// and DataDir are then ignored); Start does not close it.
 	Sandbox *sandbox.Sandbox
@@ -73,6 +76,9 @@ func Start(t testing.TB, opts Options) *Server {
 	if project == "" || opts.Sandbox != nil {
 		project = sb.Database().Project
 	}
+	if opts.Indexes != nil {
+		sb.Firestore().SetIndexes(opts.Indexes)
+	}
 	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: project})
 	if opts.Rules != "" {
 		if _, err := fs.Rules().Set("firestore.rules", opts.Rules); err != nil {
@@ -83,11 +89,9 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("fstest: listen: %v", err)
 	}
-	g := grpc.NewServer()
-	svc := fsserver.NewGRPC(fs)
-	svc.Register(g)
+	port, svc := fsserver.NewPort(l, fs)
 	s := &Server{Addr: l.Addr().String(), Project: project, Sandbox: sb, Engine: sb.Firestore(),
-		Firestore: fs, GRPC: svc, Port: server.NewPort(l, g, HTTPHandler(fs)), ownsSB: owns, served: make(chan struct{})}
+		Firestore: fs, GRPC: svc, Port: port, ownsSB: owns, served: make(chan struct{})}
 	go func() {
 		defer close(s.served)
 		if err := s.Port.Serve(); err != nil {
@@ -96,16 +100,6 @@ func Start(t testing.TB, opts Options) *Server {
 	}()
 	t.Cleanup(s.Close)
 	return s
-}
-
-// HTTPHandler returns the Firestore HTTP/1.1 handler of s (REST, WebChannel,
-// /emulator/v1): s.Handler() once the server has one, else a handler that
-// answers 404 to everything.
-func HTTPHandler(s *fsserver.Server) http.Handler {
-	if h, ok := any(s).(interface{ Handler() http.Handler }); ok {
-		return h.Handler()
-	}
-	return http.NotFoundHandler()
 }
 
 // Close stops the server (ending open streams) and, when Start opened it,

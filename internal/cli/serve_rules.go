@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	fsserver "github.com/pyric/pyric/server/firestore"
+)
+
+// rulesWatcher loads firestore.rules into the rules manager and reloads it
+// whenever its content changes. It polls (every 500 ms) rather than using
+// inotify: no dependency, and it sees editors that replace the file as
+// well as ones that write in place. A file that does not compile, or
+// disappears, leaves the last good rules live and says so on stderr with
+// file:line:col for every error.
+type rulesWatcher struct {
+	path string
+	rm   *fsserver.RulesManager
+	w    io.Writer
+
+	mu      sync.Mutex
+	content []byte // the content last looked at (nil: missing)
+	seen    bool
+}
+
+func newRulesWatcher(path string, rm *fsserver.RulesManager, w io.Writer) *rulesWatcher {
+	return &rulesWatcher{path: path, rm: rm, w: w}
+}
+
+// load reads the file and applies it when it changed since the last look.
+func (rw *rulesWatcher) load() {
+	b, err := os.ReadFile(rw.path)
+	missing := errors.Is(err, os.ErrNotExist)
+	if err != nil && !missing {
+		rw.report("pyric: cannot read %s: %v; the rules in force stay live\n", rw.path, err)
+		return
+	}
+	rw.mu.Lock()
+	changed := !rw.seen || (missing != (rw.content == nil)) || !bytes.Equal(b, rw.content)
+	first := !rw.seen
+	rw.seen = true
+	if missing {
+		rw.content = nil
+	} else {
+		rw.content = b
+	}
+	rw.mu.Unlock()
+	if !changed {
+		return
+	}
+	_, _, loaded := rw.rm.Source()
+	if missing {
+		if !first && loaded {
+			rw.report("pyric: %s was removed; the last good rules stay live\n", rw.path)
+		}
+		return
+	}
+	diags, err := rw.rm.Set(rw.path, string(b))
+	if err != nil {
+		var ce *fsserver.CompileError
+		msg := err.Error()
+		if errors.As(err, &ce) {
+			msg = ce.Error()
+		}
+		if loaded {
+			rw.report("pyric: %s does not compile; the last good rules stay live:\n%s\n", rw.path, indent(msg))
+		} else {
+			rw.report("pyric: %s does not compile; every client request is DENIED until it does:\n%s\n", rw.path, indent(msg))
+		}
+		return
+	}
+	warn := ""
+	if n := len(diags); n > 0 {
+		warn = fmt.Sprintf(" (%d warnings)", n)
+	}
+	if !first {
+		rw.report("pyric: reloaded %s%s\n", rw.path, warn)
+	}
+}
+
+func (rw *rulesWatcher) report(format string, args ...any) {
+	fmt.Fprintf(rw.w, format, args...)
+}
+
+// status describes the rules in force for the banner.
+func (rw *rulesWatcher) status() string {
+	name, _, loaded := rw.rm.Source()
+	if loaded {
+		return name + " (hot-reloaded on change)"
+	}
+	return "NONE: every client request is DENIED (no rules at " + rw.path + ")"
+}
+
+func (rw *rulesWatcher) loaded() bool {
+	_, _, ok := rw.rm.Source()
+	return ok
+}
+
+func noRulesWarning(path string) string {
+	lines := []string{
+		"NO FIRESTORE RULES ARE LOADED: EVERY CLIENT REQUEST IS DENIED.",
+		`Admin requests ("Authorization: Bearer owner") bypass rules.`,
+		"Write " + path + " (it is picked up as soon as it",
+		"compiles) or pass --rules PATH.",
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l))
+	}
+	bar := strings.Repeat("!", width+6)
+	var b strings.Builder
+	b.WriteString(bar + "\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "!! %-*s !!\n", width, l)
+	}
+	b.WriteString(bar)
+	return b.String()
+}
+
+// run polls until ctx ends.
+func (rw *rulesWatcher) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rw.load()
+		}
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

@@ -1,0 +1,385 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls the buffer until it contains want.
+func (s *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr never contained %q:\n%s", want, s.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type served struct {
+	Project   string `json:"project"`
+	Firestore string `json:"firestore"`
+	Auth      string `json:"auth"`
+	stderr    *syncBuffer
+	stop      func() int
+}
+
+// startServe runs `pyric serve --json --firestore-port 0 --auth-port 0
+// args...` in-process and waits for its JSON line.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		code := Run(ctx, append([]string{"serve", "--json", "--firestore-port", "0", "--auth-port", "0"}, args...),
+			Stdio{Out: pw, Err: stderr})
+		pw.Close()
+		done <- code
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, pr)
+	}()
+	var s served
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			cancel()
+			t.Fatalf("serve exited without its JSON line (exit %d):\n%s", <-done, stderr.String())
+		}
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("JSON line %q: %v", line, err)
+		}
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatalf("no JSON line within 20s:\n%s", stderr.String())
+	}
+	var once sync.Once
+	code := 0
+	s.stderr = stderr
+	s.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(15 * time.Second):
+				t.Errorf("serve did not stop within 15s")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { s.stop() })
+	return &s
+}
+
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	if b == "" {
+		return nil, nil
+	}
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+func (bearer) RequireTransportSecurity() bool { return false }
+
+func goClient(t *testing.T, addr, project, token string) *firestore.Client {
+	t.Helper()
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(bearer(token)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := firestore.NewClient(context.Background(), project, option.WithGRPCConn(conn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); conn.Close() })
+	return c
+}
+
+func authPost(t *testing.T, addr, method string, body any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post("http://"+addr+"/identitytoolkit.googleapis.com/v1/accounts:"+method+"?key=fake", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v", method, resp.StatusCode, out)
+	}
+	return out
+}
+
+const openRules = "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{doc=**} {\n      allow read, write: if true;\n    }\n  }\n}\n"
+
+func TestServeJSONAndShutdown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "firestore.rules")
+	os.WriteFile(rules, []byte(openRules), 0o644)
+	s := startServe(t, "--project", "demo-serve", "--rules", rules, "--in-memory")
+	if s.Project != "demo-serve" || !strings.HasPrefix(s.Firestore, "127.0.0.1:") || !strings.HasPrefix(s.Auth, "127.0.0.1:") {
+		t.Fatalf("JSON line: %+v", s)
+	}
+	ctx := context.Background()
+	// An unauthenticated client is allowed by the open rules.
+	c := goClient(t, s.Firestore, "demo-serve", "")
+	if _, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Auth answers on its own port.
+	authPost(t, s.Auth, "signUp", map[string]any{"email": "a@example.com", "password": "secret1", "returnSecureToken": true})
+	// An open listener must not hold the shutdown.
+	it := c.Doc("a/b").Snapshots(ctx)
+	if _, err := it.Next(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if code := s.stop(); code != 0 {
+		t.Errorf("exit code %d:\n%s", code, s.stderr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	for _, want := range []string{"Firestore  " + s.Firestore, "Auth       " + s.Auth, "in memory", "shutting down"} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
+		}
+	}
+}
+
+func TestServeWithoutRulesDeniesClients(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, "--rules", filepath.Join(dir, "firestore.rules"), "--in-memory")
+	if !strings.Contains(s.stderr.String(), "EVERY CLIENT REQUEST IS DENIED") {
+		t.Errorf("no loud warning:\n%s", s.stderr)
+	}
+	ctx := context.Background()
+	_, err := goClient(t, s.Firestore, s.Project, "").Doc("a/b").Set(ctx, map[string]any{"x": 1})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("unauthenticated write: %v", err)
+	}
+	if _, err := goClient(t, s.Firestore, s.Project, "owner").Doc("a/b").Set(ctx, map[string]any{"x": 1}); err != nil {
+		t.Errorf("owner write: %v", err)
+	}
+	// The file appears: it is loaded.
+	os.WriteFile(filepath.Join(dir, "firestore.rules"), []byte(openRules), 0o644)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := goClient(t, s.Firestore, s.Project, "").Doc("a/b").Get(ctx)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rules file never picked up: %v\n%s", err, s.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestServeRulesHotReloadKeepsLastGood(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "firestore.rules")
+	os.WriteFile(rules, []byte(openRules), 0o644)
+	s := startServe(t, "--rules", rules, "--in-memory")
+	ctx := context.Background()
+	c := goClient(t, s.Firestore, s.Project, "")
+	if _, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Broken rules: reported with file:line:col, the open rules stay live.
+	os.WriteFile(rules, []byte("service cloud.firestore {\n  match /a { allow read: if ; }\n}\n"), 0o644)
+	s.stderr.waitFor(t, rules+":2:")
+	s.stderr.waitFor(t, "the last good rules stay live")
+	if _, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 2}); err != nil {
+		t.Errorf("write under the last good rules: %v", err)
+	}
+	// Rules that deny writes: reloaded, writes denied naming the rule.
+	deny := strings.Replace(openRules, "allow read, write: if true;", "allow read: if true;\n      allow write: if false;", 1)
+	os.WriteFile(rules, []byte(deny), 0o644)
+	s.stderr.waitFor(t, "reloaded "+rules)
+	_, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 3})
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "@ L6") {
+		t.Errorf("write after reload: %v", err)
+	}
+}
+
+func TestParseServeDefaults(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "firebase.json"), []byte(`{"firestore": {"rules": "rules/fs.rules", "indexes": "ix.json"},
+		"emulators": {"firestore": {"port": 8181}, "auth": {"port": 9199}}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, ".firebaserc"), []byte(`{"projects": {"default": "from-rc"}}`), 0o644)
+	sub := filepath.Join(dir, "web")
+	os.MkdirAll(sub, 0o755)
+	env := func(k string) string { return map[string]string{"GCLOUD_PROJECT": "from-env"}[k] }
+	for _, tc := range []struct {
+		name string
+		cwd  string
+		args []string
+		want serveOptions
+	}{
+		{"firebase.json and .firebaserc from a subdirectory", sub, nil, serveOptions{host: "127.0.0.1", project: "from-rc",
+			firestorePort: 8181, authPort: 9199, rulesPath: filepath.Join(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
+		{"flags win", sub, []string{"--project", "p", "--firestore-port", "0", "--auth-port", "7", "--rules", "x.rules", "--in-memory", "--host", "0.0.0.0", "--json", "--enforce-indexes"},
+			serveOptions{host: "0.0.0.0", project: "p", firestorePort: 0, authPort: 7, rulesPath: filepath.Join(sub, "x.rules"),
+				indexesPath: filepath.Join(dir, "ix.json"), enforceIndexes: true, json: true}},
+		{"no configuration: GCLOUD_PROJECT, emulator ports", t.TempDir(), []string{"--data-dir", "/tmp/d"}, serveOptions{host: "127.0.0.1",
+			project: "from-env", firestorePort: 8080, authPort: 9099, dataDir: "/tmp/d"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var errb bytes.Buffer
+			got, ok := parseServe(tc.args, Stdio{Err: &errb}, env, tc.cwd)
+			if !ok {
+				t.Fatalf("parse failed: %s", errb.String())
+			}
+			want := tc.want
+			if want.rulesPath == "" {
+				want.rulesPath = filepath.Join(tc.cwd, "firestore.rules")
+			}
+			if *got != want {
+				t.Errorf("got  %+v\nwant %+v", *got, want)
+			}
+		})
+	}
+	noEnv := func(string) string { return "" }
+	if got, _ := parseServe(nil, Stdio{Err: io.Discard}, noEnv, t.TempDir()); got.project != "demo-pyric" {
+		t.Errorf("default project %q", got.project)
+	}
+}
+
+func TestServePortInUse(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, "--in-memory")
+	var errb syncBuffer
+	_, port, _ := strings.Cut(s.Firestore, ":")
+	code := Run(context.Background(), []string{"serve", "--in-memory", "--firestore-port", port, "--auth-port", "0"}, Stdio{Out: io.Discard, Err: &errb})
+	if code != exitError || !strings.Contains(errb.String(), "--firestore-port") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestServeSurvivesKill9 kills a real `pyric serve` with SIGKILL right
+// after acknowledged writes (Firestore through the Go client, Auth through
+// REST) and checks a restart on the same data directory has them all.
+func TestServeSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the pyric binary")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "pyric")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/pyric")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	data := t.TempDir()
+	start := func() (*exec.Cmd, served) {
+		cmd := exec.Command(bin, "serve", "--json", "--firestore-port", "0", "--auth-port", "0", "--data-dir", data,
+			"--project", "demo-kill", "--rules", filepath.Join(data, "none.rules"))
+		out, _ := cmd.StdoutPipe()
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(out)
+			sc.Scan()
+			line <- sc.Text()
+			io.Copy(io.Discard, out)
+		}()
+		var s served
+		select {
+		case l := <-line:
+			if err := json.Unmarshal([]byte(l), &s); err != nil {
+				cmd.Process.Kill()
+				t.Fatalf("JSON line %q: %v\n%s", l, err, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("no JSON line:\n%s", stderr.String())
+		}
+		return cmd, s
+	}
+	ctx := context.Background()
+	cmd, s := start()
+	c := goClient(t, s.Firestore, "demo-kill", "owner")
+	const n = 50
+	for i := range n {
+		if _, err := c.Doc(fmt.Sprintf("docs/d%03d", i)).Set(ctx, map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Doc("docs/d000").Update(ctx, []firestore.Update{{Path: "n", Value: firestore.Increment(5)}}); err != nil {
+		t.Fatal(err)
+	}
+	up := authPost(t, s.Auth, "signUp", map[string]any{"email": "kill@example.com", "password": "secret1", "returnSecureToken": true})
+	cmd.Process.Kill() // SIGKILL: no shutdown path runs
+	cmd.Wait()
+
+	cmd2, s2 := start()
+	defer func() { cmd2.Process.Kill(); cmd2.Wait() }()
+	c2 := goClient(t, s2.Firestore, "demo-kill", "owner")
+	docs, err := c2.Collection("docs").Documents(ctx).GetAll()
+	if err != nil || len(docs) != n {
+		t.Fatalf("after kill -9: %d docs, %v", len(docs), err)
+	}
+	if v := docs[0].Data()["n"]; v != int64(5) {
+		t.Errorf("increment lost: n = %v", v)
+	}
+	in := authPost(t, s2.Auth, "signInWithPassword", map[string]any{"email": "kill@example.com", "password": "secret1", "returnSecureToken": true})
+	if in["localId"] != up["localId"] {
+		t.Errorf("auth user after kill -9: %v, want %v", in["localId"], up["localId"])
+	}
+}

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		files     map[string]string
+		from      string
+		want      Project
+		wantError string
+	}{
+		{name: "nothing", want: Project{}},
+		{
+			name: "firebase.json in a parent with .firebaserc",
+			files: map[string]string{
+				"firebase.json": `{"firestore": {"rules": "fs.rules", "indexes": "ix.json"},
+					"emulators": {"firestore": {"port": 8181, "host": "0.0.0.0"}, "auth": {"port": 9199}}}`,
+				".firebaserc": `{"projects": {"default": "my-app"}}`,
+			},
+			from: "src/app",
+			want: Project{Dir: ".", ID: "my-app", FirestoreRules: "fs.rules", FirestoreIndexes: "ix.json",
+				FirestorePort: 8181, FirestoreHost: "0.0.0.0", AuthPort: 9199},
+		},
+		{
+			name: "several databases: the default one",
+			files: map[string]string{"firebase.json": `{"firestore": [
+				{"database": "other", "rules": "other.rules"},
+				{"database": "(default)", "rules": "main.rules"}]}`},
+			want: Project{Dir: ".", FirestoreRules: "main.rules"},
+		},
+		{name: ".firebaserc alone", files: map[string]string{".firebaserc": `{"projects": {"default": "p1"}}`}, want: Project{ID: "p1"}},
+		{name: "malformed firebase.json", files: map[string]string{"firebase.json": `{`}, wantError: "firebase.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			for name, content := range tc.files {
+				write(t, filepath.Join(root, name), content)
+			}
+			from := filepath.Join(root, tc.from)
+			os.MkdirAll(from, 0o755)
+			got, err := Discover(from)
+			if tc.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			abs := func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return filepath.Join(root, s)
+			}
+			want.Dir, want.FirestoreRules, want.FirestoreIndexes = abs(want.Dir), abs(want.FirestoreRules), abs(want.FirestoreIndexes)
+			if want.Dir == filepath.Join(root, ".") {
+				want.Dir = root
+			}
+			if *got != want {
+				t.Errorf("got  %+v\nwant %+v", *got, want)
+			}
+		})
+	}
+}

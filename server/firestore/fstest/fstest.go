@@ -38,6 +38,9 @@ type Options struct {
 	// (firestore.indexes.json); nil leaves every query allowed, as on the
 	// emulator.
 	Indexes *engine.IndexConfig
+	// Addr is the address to listen on (default 127.0.0.1:0); tests that
+	// restart a server on the same port (client reconnects) set it.
+	Addr string
 	// Sandbox serves an existing sandbox instead of opening one (Project
 	// and DataDir are then ignored); Start does not close it.
 	Sandbox *sandbox.Sandbox
@@ -85,7 +88,11 @@ func Start(t testing.TB, opts Options) *Server {
 			t.Fatalf("fstest: rules: %v", err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("fstest: listen: %v", err)
 	}

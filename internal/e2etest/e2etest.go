@@ -1,0 +1,174 @@
+// Package e2etest holds what end-to-end tests share: finding the pinned
+// Node SDKs in e2e/js (skipping, or failing under PYRIC_E2E_REQUIRED=1,
+// when they are absent), running Node scripts, and building and starting
+// a real `pyric serve` process.
+package e2etest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Root returns the repository root.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// JSDir is e2e/js, where the pinned Node dependencies live.
+func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
+
+// Required reports whether end-to-end dependencies must be present
+// (PYRIC_E2E_REQUIRED=1, as in CI).
+func Required() bool { return os.Getenv("PYRIC_E2E_REQUIRED") == "1" }
+
+// NeedNode skips the test (or fails it under PYRIC_E2E_REQUIRED=1) when
+// node or e2e/js/node_modules is missing.
+func NeedNode(t testing.TB) {
+	t.Helper()
+	msg := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		msg = "node is not on PATH"
+	} else if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", "firebase")); err != nil {
+		msg = "e2e/js/node_modules is absent (run `npm ci` in e2e/js)"
+	}
+	if msg == "" {
+		return
+	}
+	if Required() {
+		t.Fatalf("end-to-end dependencies missing: %s", msg)
+	}
+	t.Skipf("skipping end-to-end test: %s", msg)
+}
+
+// RunNode runs a Node script with NODE_PATH pointing at e2e/js's modules
+// and returns its stdout; a non-zero exit fails the test with stderr.
+func RunNode(t testing.TB, ctx context.Context, script string, env ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Dir = JSDir()
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+filepath.Join(JSDir(), "node_modules")), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(script), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// LastJSONLine decodes the last line of out as JSON into v.
+func LastJSONLine(t testing.TB, out string, v any) {
+	t.Helper()
+	out = strings.TrimSpace(out)
+	line := out[strings.LastIndex(out, "\n")+1:]
+	if err := json.Unmarshal([]byte(line), v); err != nil {
+		t.Fatalf("output's last line is not JSON: %v\n%s", err, out)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// Pyric builds cmd/pyric once per test binary and returns its path.
+func Pyric(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pyric-bin-*")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "pyric")
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/pyric")
+		cmd.Dir = Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/pyric: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// Serve is a running `pyric serve` process.
+type Serve struct {
+	Project   string `json:"project"`
+	Firestore string `json:"firestore"`
+	Auth      string `json:"auth"`
+	cmd       *exec.Cmd
+	stderr    *bytes.Buffer
+}
+
+// Stderr returns what the server printed on stderr so far.
+func (s *Serve) Stderr() string { return s.stderr.String() }
+
+// StartServe runs `pyric serve --json --firestore-port 0 --auth-port 0`
+// with extra args in dir, waits for its JSON line, and stops it (SIGTERM)
+// when the test ends.
+func StartServe(t testing.TB, dir string, args ...string) *Serve {
+	t.Helper()
+	bin := Pyric(t)
+	all := append([]string{"serve", "--json", "--firestore-port", "0", "--auth-port", "0"}, args...)
+	cmd := exec.Command(bin, all...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GCLOUD_PROJECT=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Serve{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("pyric serve exited before printing its JSON line:\n%s", s.stderr.String())
+		}
+		if err := json.Unmarshal([]byte(line), s); err != nil {
+			t.Fatalf("pyric serve printed %q: %v", line, err)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("pyric serve did not become ready:\n%s", s.stderr.String())
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return s
+}

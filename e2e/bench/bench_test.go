@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestBench runs the harness. By default it is a quick smoke run against
+// pyric only (the harness keeps working); PYRIC_BENCH=1 runs the full
+// workload against the official emulator too and prints the ratios. It
+// never asserts on timings.
+func TestBench(t *testing.T) {
+	cfg := Config{N: 20, Queries: 5, Txns: 5, Clients: 4, PerClient: 4, NoOfficial: true}
+	if os.Getenv("PYRIC_BENCH") == "1" {
+		cfg = Config{N: 500, Queries: 50, Txns: 100, Clients: 64, PerClient: 100}
+	} else if testing.Short() {
+		t.Skip("benchmark harness")
+	}
+	var out strings.Builder
+	res, err := Run(context.Background(), cfg, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+	for target, r := range res {
+		for wl, m := range r {
+			if m.Err != nil {
+				t.Errorf("%s %s: %v", target, wl, m.Err)
+			}
+		}
+	}
+}

@@ -1,0 +1,404 @@
+// Command bench runs one Go-client workload (cloud.google.com/go/firestore)
+// against pyric and the official Cloud Firestore emulator in the same run
+// and prints each side's throughput and latency and their ratio:
+// sequential set, get, query and transaction (as wire-probes/
+// go_firestore_bench.go measured for wire-protocols.md §9.2), then 64
+// concurrent clients. pyric runs in-process, in memory and with its
+// default durable store; the emulator is started from its jar (or reached
+// at -official).
+//
+//	go run ./e2e/bench                 # full run
+//	go run ./e2e/bench -n 100 -only pyric-memory
+//	PYRIC_BENCH=1 go test -v ./e2e/bench
+//
+// It measures; it asserts nothing about timing.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/sandbox"
+	fsserver "github.com/pyric/pyric/server/firestore"
+)
+
+// Config sizes the workload.
+type Config struct {
+	N          int // documents set and got sequentially
+	Queries    int // sequential queries over the N documents (where g == k)
+	Txns       int // sequential read-modify-write transactions
+	Clients    int // concurrent clients
+	PerClient  int // operations per concurrent client (alternating set and get)
+	Only       []string
+	Official   string // host:port of a running official emulator; "" starts one
+	NoOfficial bool
+}
+
+// Result is one workload's measurement on one target.
+type Result struct {
+	Ops      int
+	Elapsed  time.Duration
+	P50, P99 time.Duration
+	Err      error
+}
+
+// OpsPerSec is the throughput.
+func (r Result) OpsPerSec() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Ops) / r.Elapsed.Seconds()
+}
+
+// Target is a running backend.
+type Target struct {
+	Name  string
+	Addr  string
+	Stop  func()
+	Notes string
+}
+
+var workloads = []string{"set", "get", "query", "txn", "concurrent"}
+
+// Workload runs every workload on one target with fresh collections.
+func Workload(ctx context.Context, cfg Config, addr string) (map[string]Result, error) {
+	c, closeC, err := client(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	defer closeC()
+	col := c.Collection(fmt.Sprintf("bench%d", time.Now().UnixNano()))
+	doc := func(i int) *firestore.DocumentRef { return col.Doc(fmt.Sprintf("d%05d", i)) }
+	out := map[string]Result{}
+	out["set"] = sequential(cfg.N, func(i int) error {
+		_, err := doc(i).Set(ctx, map[string]any{"i": i, "g": i % 10, "s": "x"})
+		return err
+	})
+	out["get"] = sequential(cfg.N, func(i int) error { _, err := doc(i).Get(ctx); return err })
+	out["query"] = sequential(cfg.Queries, func(i int) error {
+		_, err := col.Where("g", "==", i%10).Documents(ctx).GetAll()
+		return err
+	})
+	out["txn"] = sequential(cfg.Txns, func(i int) error {
+		return c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			d := doc(i % cfg.N)
+			s, err := tx.Get(d)
+			if err != nil {
+				return err
+			}
+			v, _ := s.DataAt("i")
+			return tx.Update(d, []firestore.Update{{Path: "i", Value: v.(int64) + 1}})
+		})
+	})
+	out["concurrent"] = concurrent(ctx, cfg, addr, col.ID)
+	return out, nil
+}
+
+func client(ctx context.Context, addr string) (*firestore.Client, func(), error) {
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(owner{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := firestore.NewClient(ctx, "demo-bench", option.WithGRPCConn(conn))
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); conn.Close() }, nil
+}
+
+type owner struct{}
+
+func (owner) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer owner"}, nil
+}
+func (owner) RequireTransportSecurity() bool { return false }
+
+func sequential(n int, f func(i int) error) Result {
+	lat := make([]time.Duration, 0, n)
+	t0 := time.Now()
+	for i := range n {
+		s := time.Now()
+		if err := f(i); err != nil {
+			return Result{Err: err}
+		}
+		lat = append(lat, time.Since(s))
+	}
+	return summarize(lat, time.Since(t0))
+}
+
+// concurrent runs cfg.Clients clients (one connection each), each writing
+// and reading its own documents.
+func concurrent(ctx context.Context, cfg Config, addr, coll string) Result {
+	var (
+		mu   sync.Mutex
+		lat  []time.Duration
+		errs []error
+		wg   sync.WaitGroup
+	)
+	clients := make([]*firestore.Client, cfg.Clients)
+	for i := range clients {
+		c, closeC, err := client(ctx, addr)
+		if err != nil {
+			return Result{Err: err}
+		}
+		defer closeC()
+		clients[i] = c
+	}
+	t0 := time.Now()
+	for w, c := range clients {
+		wg.Go(func() {
+			mine := make([]time.Duration, 0, cfg.PerClient)
+			col := c.Collection(coll + "c")
+			for i := range cfg.PerClient {
+				d := col.Doc(fmt.Sprintf("w%02d-%03d", w, i/2))
+				s := time.Now()
+				var err error
+				if i%2 == 0 {
+					_, err = d.Set(ctx, map[string]any{"w": w, "i": i})
+				} else {
+					_, err = d.Get(ctx)
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+				mine = append(mine, time.Since(s))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return Result{Err: errs[0]}
+	}
+	return summarize(lat, time.Since(t0))
+}
+
+func summarize(lat []time.Duration, el time.Duration) Result {
+	r := Result{Ops: len(lat), Elapsed: el}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		r.P50 = lat[int(float64(len(lat)-1)*0.5)]
+		r.P99 = lat[int(float64(len(lat)-1)*0.99)]
+	}
+	return r
+}
+
+// StartPyric serves a fresh sandbox in-process on a free port: in memory,
+// or with the durable store `pyric serve` uses by default (fsync per commit).
+func StartPyric(durable bool) (*Target, error) {
+	opts := sandbox.Options{Project: "demo-bench"}
+	name, notes := "pyric-memory", "in-process, --in-memory"
+	var dir string
+	if durable {
+		var err error
+		if dir, err = os.MkdirTemp("", "pyric-bench-"); err != nil {
+			return nil, err
+		}
+		opts.DataDir = dir
+		name, notes = "pyric-durable", "in-process, bbolt store fsync'd per commit (the serve default)"
+	}
+	sb, err := sandbox.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		sb.Close()
+		return nil, err
+	}
+	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: "demo-bench"})
+	port, svc := fsserver.NewPort(l, fs)
+	go port.Serve()
+	return &Target{Name: name, Addr: l.Addr().String(), Notes: notes, Stop: func() {
+		svc.Drain()
+		port.Close()
+		sb.Close()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}}, nil
+}
+
+// StartOfficial starts the official emulator from its jar, or returns the
+// one at addr.
+func StartOfficial(addr string) (*Target, error) {
+	if addr != "" {
+		return &Target{Name: "official", Addr: addr, Notes: "external", Stop: func() {}}, nil
+	}
+	jar := emulator.Jar()
+	if jar == "" {
+		return nil, fmt.Errorf("the official emulator is not installed (google-cloud-cli-firestore-emulator)")
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, fmt.Errorf("java not found")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr = l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(java, "-Duser.language=en", "-Xss4m", "-cp", jar,
+		"com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start", "--host=127.0.0.1", "--port="+port)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("emulator did not start: %s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &Target{Name: "official", Addr: addr, Notes: "official emulator jar, separate JVM process", Stop: stop}, nil
+}
+
+// Run starts the targets, warms each with a small untimed pass, measures,
+// and prints the table.
+func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Result, error) {
+	var targets []*Target
+	want := func(name string) bool { return len(cfg.Only) == 0 || slices.Contains(cfg.Only, name) }
+	if !cfg.NoOfficial && want("official") {
+		t, err := StartOfficial(cfg.Official)
+		if err != nil {
+			fmt.Fprintf(w, "official emulator unavailable (%v); measuring pyric only\n", err)
+		} else {
+			targets = append(targets, t)
+		}
+	}
+	for _, durable := range []bool{false, true} {
+		name := map[bool]string{false: "pyric-memory", true: "pyric-durable"}[durable]
+		if !want(name) {
+			continue
+		}
+		t, err := StartPyric(durable)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	defer func() {
+		for _, t := range targets {
+			t.Stop()
+		}
+	}()
+	// One untimed pass of the same workload first: the JVM needs it (the
+	// reference numbers of wire-protocols.md §9.2 are on a warm JVM), and
+	// every target gets the same treatment.
+	warm := cfg
+	results := map[string]map[string]Result{}
+	for _, t := range targets {
+		if _, err := Workload(ctx, warm, t.Addr); err != nil {
+			return nil, fmt.Errorf("%s warm-up: %w", t.Name, err)
+		}
+		r, err := Workload(ctx, cfg, t.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		results[t.Name] = r
+	}
+	printTable(w, cfg, targets, results)
+	return results, nil
+}
+
+func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]map[string]Result) {
+	fmt.Fprintf(w, "Go client workload: set %d, get %d, query %d (over %d docs, where g==k), txn %d (get+update), concurrent %d clients x %d ops (set/get)\n",
+		cfg.N, cfg.N, cfg.Queries, cfg.N, cfg.Txns, cfg.Clients, cfg.PerClient)
+	for _, t := range targets {
+		fmt.Fprintf(w, "  %-14s %s (%s)\n", t.Name, t.Addr, t.Notes)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	off, haveOff := results["official"]
+	fmt.Fprint(tw, "workload\t")
+	for _, t := range targets {
+		fmt.Fprintf(tw, "%s ops/s\tp50\tp99\t", t.Name)
+	}
+	if haveOff {
+		for _, t := range targets {
+			if t.Name != "official" {
+				fmt.Fprintf(tw, "%s/official\t", t.Name)
+			}
+		}
+	}
+	fmt.Fprintln(tw)
+	for _, wl := range workloads {
+		fmt.Fprintf(tw, "%s\t", wl)
+		for _, t := range targets {
+			r := results[t.Name][wl]
+			if r.Err != nil {
+				fmt.Fprintf(tw, "error\t\t\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%.0f\t%v\t%v\t", r.OpsPerSec(), r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond))
+		}
+		if haveOff {
+			for _, t := range targets {
+				if t.Name == "official" {
+					continue
+				}
+				ratio := results[t.Name][wl].OpsPerSec() / off[wl].OpsPerSec()
+				if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+					fmt.Fprint(tw, "-\t")
+					continue
+				}
+				fmt.Fprintf(tw, "%.2fx\t", ratio)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+func main() {
+	cfg := Config{}
+	flag.IntVar(&cfg.N, "n", 500, "documents set and got sequentially")
+	flag.IntVar(&cfg.Queries, "queries", 50, "sequential queries")
+	flag.IntVar(&cfg.Txns, "txns", 100, "sequential transactions")
+	flag.IntVar(&cfg.Clients, "clients", 64, "concurrent clients")
+	flag.IntVar(&cfg.PerClient, "per-client", 100, "operations per concurrent client")
+	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable")
+	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
+	flag.Parse()
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
+	if _, err := Run(context.Background(), cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

@@ -13,37 +13,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
-// jsDir is e2e/js, where the pinned Node dependencies live.
-func jsDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "js")
-}
+func jsDir() string { return e2etest.JSDir() }
 
-// needNode skips (or, under PYRIC_E2E_REQUIRED=1, fails) when the Node
-// dependencies are not installed.
-func needNode(t *testing.T) {
-	t.Helper()
-	msg := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		msg = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(jsDir(), "node_modules", "firebase")); err != nil {
-		msg = "e2e/js/node_modules is absent (run npm ci in e2e/js)"
-	}
-	if msg == "" {
-		return
-	}
-	if os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
-		t.Fatalf("end-to-end dependencies missing: %s", msg)
-	}
-	t.Skipf("skipping end-to-end test: %s", msg)
-}
+func needNode(t *testing.T) { t.Helper(); e2etest.NeedNode(t) }
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -145,17 +125,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// runNode runs a script from testdata with cwd e2e/js so that imports
-// resolve to the pinned packages.
+// runNode runs a script from testdata with the pinned Node packages.
 func runNode(t *testing.T, ctx context.Context, script string, env ...string) string {
 	t.Helper()
 	abs, _ := filepath.Abs(filepath.Join("testdata", script))
-	cmd := exec.CommandContext(ctx, "node", abs)
-	cmd.Dir = jsDir()
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node %s: %v\n%s", script, err, out)
-	}
-	return string(out)
+	return e2etest.RunNode(t, ctx, abs, env...)
 }

@@ -414,6 +414,11 @@ func (g *GRPC) Listen(stream pb.Firestore_ListenServer) error {
 		cancel()
 	}
 	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				stop(recovered("/google.firestore.v1.Firestore/Listen", v))
+			}
+		}()
 		for {
 			req, err := stream.Recv()
 			if err != nil {

@@ -1,10 +1,16 @@
 package firestore
 
 import (
+	"context"
+	"fmt"
+	"log"
 	"net"
 	"net/http"
+	"runtime/debug"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/pyric/pyric/server"
 )
@@ -20,7 +26,8 @@ const MaxMessageSize = 64 << 20
 // Serve on the port; before shutting it down, Drain the service so open
 // Listen and Write streams end at once.
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize)}, opts...)
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.ChainUnaryInterceptor(recoverUnary), grpc.ChainStreamInterceptor(recoverStream)}, opts...)
 	g := grpc.NewServer(opts...)
 	svc := NewGRPC(s)
 	svc.Register(g)
@@ -34,4 +41,30 @@ func HTTPHandler(s *Server) http.Handler {
 		return h.Handler()
 	}
 	return http.NotFoundHandler()
+}
+
+// recovered turns a panic in a handler into INTERNAL for that call only:
+// grpc-go does not recover handler panics, and one bad request must not
+// take every client's server down. The stack goes to the log.
+func recovered(method string, v any) error {
+	log.Printf("pyric: panic in %s: %v\n%s", method, v, debug.Stack())
+	return status.Error(codes.Internal, fmt.Sprintf("internal error in %s: %v", method, v))
+}
+
+func recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			resp, err = nil, recovered(info.FullMethod, v)
+		}
+	}()
+	return h(ctx, req)
+}
+
+func recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = recovered(info.FullMethod, v)
+		}
+	}()
+	return h(srv, ss)
 }

@@ -178,3 +178,59 @@ func BenchmarkPort(b *testing.B) {
 		check(b, l.Addr().String())
 	})
 }
+
+// FuzzPort writes arbitrary bytes to the port, then checks it still serves
+// both protocols: no input may take the listener down.
+func FuzzPort(f *testing.F) {
+	for _, seed := range []string{
+		"", "P", "PRI", "PRI * HTTP/2.0\r\n", http2Preface, http2Preface + "garbage",
+		"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "PRX * HTTP/1.1\r\n\r\n", "\x00\x01\x02", "PUT /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nab",
+	} {
+		f.Add([]byte(seed))
+	}
+	_, addr := startPort(f)
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(data)
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		c.Read(make([]byte, 1024))
+		c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("gRPC after %q: %v", data, err)
+		}
+		resp, err := http.Get("http://" + addr + "/")
+		if err != nil {
+			t.Fatalf("HTTP after %q: %v", data, err)
+		}
+		resp.Body.Close()
+	})
+}
+
+func ExampleNewPort() {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	g := grpc.NewServer()
+	healthpb.RegisterHealthServer(g, health.NewServer())
+	p := NewPort(l, g, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "Ok") }))
+	go p.Serve()
+	defer p.Close()
+
+	resp, _ := http.Get("http://" + l.Addr().String() + "/")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	conn, _ := grpc.NewClient("passthrough:///"+l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer conn.Close()
+	st, _ := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	fmt.Println(string(body), st.GetStatus())
+	// Output: Ok SERVING
+}

@@ -284,9 +284,9 @@ func (db *database) apply(t time.Time, changes []Change) {
 		}
 	}
 	db.last = t
-	if db.since.IsZero() {
-		db.since = t
-	}
+	// A database's history is complete from its creation: reads at times
+	// before its first commit see it empty (as on the emulator), so since
+	// only moves once versions older than the history window are dropped.
 	if c := t.Add(-db.e.opts.History); db.since.Before(c) {
 		db.since = c
 	}
@@ -360,6 +360,10 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 		changes = append(changes, Change{Path: rel, Doc: d})
 	}
 	db.apply(t, changes)
+	// History before a restore is unknown.
+	if db.since.Before(t) {
+		db.since = t
+	}
 	db.mu.Unlock()
 	db.hub.notify(t, nil, true)
 	return nil

@@ -25,6 +25,7 @@ type query struct {
 	sel            []FieldPath
 	sq             *pb.StructuredQuery
 	inequalities   []FieldPath
+	nearest        *nearest
 }
 
 type order struct {
@@ -144,6 +145,13 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 		return nil, errorf(ErrInvalidArgument, "offset is negative: %d.", sq.GetOffset())
 	}
 	q.offset = int(sq.GetOffset())
+	if fn := sq.GetFindNearest(); fn != nil {
+		n, err := compileNearest(fn)
+		if err != nil {
+			return nil, err
+		}
+		q.nearest = n
+	}
 	if s := sq.GetSelect(); s != nil {
 		q.hasSelect = true
 		for _, f := range s.GetFields() {
@@ -317,16 +325,26 @@ func appendPath(ps []FieldPath, fp FieldPath) []FieldPath {
 // checkFilters applies production's cross-filter limits.
 func (q *query) checkFilters() error {
 	negations := 0
+	notIn, disjunctive := false, false
 	var walk func(f *filter)
 	walk = func(f *filter) {
 		switch f.kind {
 		case fAnd, fOr:
+			if f.kind == fOr {
+				disjunctive = true
+			}
 			for _, s := range f.subs {
 				walk(s)
 			}
 		case fField:
 			if f.op == pb.StructuredQuery_FieldFilter_NOT_EQUAL || f.op == pb.StructuredQuery_FieldFilter_NOT_IN {
 				negations++
+			}
+			switch f.op {
+			case pb.StructuredQuery_FieldFilter_NOT_IN:
+				notIn = true
+			case pb.StructuredQuery_FieldFilter_IN, pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS_ANY:
+				disjunctive = true
 			}
 		case fUnary:
 			if f.uop == pb.StructuredQuery_UnaryFilter_IS_NOT_NAN || f.uop == pb.StructuredQuery_UnaryFilter_IS_NOT_NULL {
@@ -337,6 +355,10 @@ func (q *query) checkFilters() error {
 	walk(q.filter)
 	if negations > 1 {
 		return errorf(ErrInvalidArgument, "Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
+	}
+	// Observed on the official emulator (e2e/goclient differential test).
+	if notIn && disjunctive {
+		return errorf(ErrInvalidArgument, "'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
 	}
 	return nil
 }
@@ -532,6 +554,13 @@ func (db *database) candidates(q *query) map[string]*docEntry {
 // runQuery returns the ordered result at time t (current state when
 // current), after offset and limit; callers hold db.mu.
 func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document {
+	if q.nearest != nil {
+		lim := q.limit
+		q.limit = -1
+		all := db.matching(q, t, current)
+		q.limit = lim
+		return q.window(q.nearest.apply(all))
+	}
 	all := db.matching(q, t, current)
 	return q.window(all)
 }

@@ -400,6 +400,10 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 // It also returns the count of numeric values.
 func sumField(docs []*pb.Document, fp FieldPath) (*pb.Value, int) {
 	exact := new(big.Int)
+	// Doubles are summed exactly and rounded once, as the emulator does
+	// (4.8+5.9+6.0+7.1+8.2 is 32, not 31.999999999999996); f only tracks
+	// NaN and infinities.
+	fsum := new(big.Float).SetPrec(2200)
 	var f float64
 	allInt, n := true, 0
 	for _, d := range docs {
@@ -409,7 +413,11 @@ func sumField(docs []*pb.Document, fp FieldPath) (*pb.Value, int) {
 			exact.Add(exact, big.NewInt(x.IntegerValue))
 			n++
 		case *pb.Value_DoubleValue:
-			f += x.DoubleValue
+			if math.IsNaN(x.DoubleValue) || math.IsInf(x.DoubleValue, 0) {
+				f += x.DoubleValue
+			} else {
+				fsum.Add(fsum, new(big.Float).SetFloat64(x.DoubleValue))
+			}
 			allInt = false
 			n++
 		}
@@ -417,8 +425,11 @@ func sumField(docs []*pb.Document, fp FieldPath) (*pb.Value, int) {
 	if allInt && exact.IsInt64() {
 		return Int(exact.Int64()), n
 	}
-	ef, _ := new(big.Float).SetInt(exact).Float64()
-	return Double(f + ef), n
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return Double(f), n
+	}
+	r, _ := fsum.Add(fsum, new(big.Float).SetInt(exact)).Float64()
+	return Double(r), n
 }
 
 // avgField averages the numeric values at fp as a double; null when there
@@ -428,25 +439,12 @@ func avgField(docs []*pb.Document, fp FieldPath) *pb.Value {
 	if n == 0 {
 		return Null()
 	}
-	switch x := sum.GetValueType().(type) {
-	case *pb.Value_IntegerValue:
+	// The emulator divides the (correctly rounded) sum: the average of
+	// 4.8, 5.9, 6.0, 7.1 and 8.2 is 32/5 = 6.4, not 6.3999999999999995.
+	if x, ok := sum.GetValueType().(*pb.Value_IntegerValue); ok {
 		return Double(float64(x.IntegerValue) / float64(n))
 	}
-	// Recompute exactly to avoid losing integer precision in the sum.
-	exact := new(big.Float).SetPrec(200)
-	for _, d := range docs {
-		switch x := getField(d.Fields, fp).GetValueType().(type) {
-		case *pb.Value_IntegerValue:
-			exact.Add(exact, new(big.Float).SetInt64(x.IntegerValue))
-		case *pb.Value_DoubleValue:
-			if math.IsNaN(x.DoubleValue) || math.IsInf(x.DoubleValue, 0) {
-				return Double(sum.GetDoubleValue() / float64(n))
-			}
-			exact.Add(exact, new(big.Float).SetFloat64(x.DoubleValue))
-		}
-	}
-	r, _ := exact.Quo(exact, new(big.Float).SetInt64(int64(n))).Float64()
-	return Double(r)
+	return Double(sum.GetDoubleValue() / float64(n))
 }
 
 // ListDocuments lists a collection's documents in name order, optionally

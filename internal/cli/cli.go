@@ -60,9 +60,11 @@ func register(c command) { commands = append(commands, c) }
 // Run executes the command line args (without the program name) and returns
 // the process exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	if len(args) == 0 {
+	// `pyric` alone, or with only flags (`pyric --firestore-port 0`),
+	// serves.
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "--version") {
 		if c := lookup([]string{"serve"}); c != nil {
-			return c.run(ctx, nil, stdio)
+			return c.run(ctx, args, stdio)
 		}
 		usage(stdio.Out)
 		return exitOK

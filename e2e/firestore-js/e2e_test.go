@@ -1,0 +1,150 @@
+// Package firestorejs drives Pyric's Firestore with the official Firebase
+// JavaScript SDKs (firebase@12.19.0): the Lite SDK over REST, the Node SDK
+// over gRPC, the browser build in headless Chromium over WebChannel, and
+// @firebase/rules-unit-testing over the emulator endpoints. The scripts
+// live beside this file and print one JSON line per step; the tests check
+// each step's result. They skip when e2e/js/node_modules (or Chromium, for
+// the browser) is absent, and fail instead when PYRIC_E2E_REQUIRED=1.
+package firestorejs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// here is e2e/firestore-js.
+func here() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+func nodeModules() string { return filepath.Join(here(), "..", "js", "node_modules") }
+
+// skipOrFail skips the test with msg, or fails it under PYRIC_E2E_REQUIRED=1.
+func skipOrFail(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		t.Fatalf("end-to-end dependencies missing: %s", msg)
+	}
+	t.Skipf("skipping end-to-end test: %s", msg)
+}
+
+// needNode skips when node or the pinned SDKs are missing.
+func needNode(t *testing.T, pkgs ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		skipOrFail(t, "node is not on PATH")
+	}
+	for _, p := range append([]string{"firebase"}, pkgs...) {
+		if _, err := os.Stat(filepath.Join(nodeModules(), p)); err != nil {
+			skipOrFail(t, "e2e/js/node_modules/"+p+" is absent (run npm ci in e2e/js)")
+		}
+	}
+}
+
+// chromium is the browser the WebChannel tests drive: $CHROMIUM, else the
+// Debian package's /usr/bin/chromium.
+func chromium(t *testing.T) string {
+	t.Helper()
+	needNode(t, "playwright-core", "esbuild")
+	p := os.Getenv("CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		skipOrFail(t, "Chromium is not installed (apt-get install -y chromium chromium-driver)")
+	}
+	return p
+}
+
+// step is one line a script prints.
+type step struct {
+	Step  string          `json:"step"`
+	OK    bool            `json:"ok"`
+	Got   json.RawMessage `json:"got"`
+	Error string          `json:"error"`
+}
+
+// runScript runs a Node script of this directory and returns its steps.
+func runScript(t *testing.T, timeout time.Duration, script string, env ...string) []step {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
+	cmd.Dir = here()
+	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + nodeModules()}, env...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var steps []step
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		var s step
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &s) != nil || s.Step == "" {
+			continue
+		}
+		steps = append(steps, s)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("%s timed out after %v", script, timeout)
+	}
+	if err != nil || len(steps) == 0 {
+		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), tail(stderr.String(), 4000))
+	}
+	return steps
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// check verifies every step succeeded and, for the steps in want, that its
+// result equals the JSON given; every step of want must have run.
+func check(t *testing.T, steps []step, want map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range steps {
+		seen[s.Step] = true
+		s := s
+		t.Run(s.Step, func(t *testing.T) {
+			if !s.OK {
+				t.Fatalf("failed: %s", s.Error)
+			}
+			w, ok := want[s.Step]
+			if !ok {
+				return
+			}
+			var got, exp any
+			if err := json.Unmarshal(s.Got, &got); err != nil {
+				t.Fatalf("result %s: %v", s.Got, err)
+			}
+			if err := json.Unmarshal([]byte(w), &exp); err != nil {
+				t.Fatalf("bad expectation %s: %v", w, err)
+			}
+			gb, _ := json.Marshal(got)
+			eb, _ := json.Marshal(exp)
+			if !bytes.Equal(gb, eb) {
+				t.Errorf("got %s, want %s", gb, eb)
+			}
+		})
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("step %q did not run", name)
+		}
+	}
+}

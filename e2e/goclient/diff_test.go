@@ -518,8 +518,6 @@ func TestDifferential(t *testing.T) {
 			t.Logf("step %d %q: %s", i+1, st.name, o)
 		}
 		switch {
-		case o != th && knownDiffs[st.name] != "":
-			t.Logf("step %d %q: KNOWN DIFFERENCE (%s):\n  pyric:    %s %s\n  official: %s %s", i+1, st.name, knownDiffs[st.name], o, om, th, tm)
 		case o != th:
 			t.Errorf("step %d %q:\n  pyric:    %s %s\n  official: %s %s", i+1, st.name, o, om, th, tm)
 		case om != tm:
@@ -531,13 +529,6 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("%d/%d steps agree with the official emulator (%d with different error wording)", same, len(scenario()), msgDiffs)
-}
-
-// knownDiffs are differences found by this test that live in the engine
-// (package firestore), reported to its owner; they are logged, not failed,
-// so the test keeps guarding every other step.
-var knownDiffs = map[string]string{
-	"in, not-in": "engine accepts not-in combined with in; production and the emulator reject it",
 }
 
 var _ = iterator.Done

@@ -63,22 +63,10 @@ func runDatabaseRulesLint(_ context.Context, args []string, stdio Stdio) int {
 }
 
 func runDatabaseRulesValidate(_ context.Context, args []string, stdio Stdio) int {
-	fs := newFlagSet("database rules validate", stdio)
-	pos, ok := parseFlags(fs, args)
-	if !ok {
-		return exitError
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stdio.Err, "usage: pyric database rules validate PATH")
-		return exitError
-	}
-	f, err := readSource(pos[0])
-	if err != nil {
-		fmt.Fprintf(stdio.Err, "pyric: %v\n", err)
-		return exitError
-	}
-	_, diags := rtdb.Compile(f)
-	return writeValidate(stdio, f, diags)
+	return runValidate("database", func(f *source.File) source.Diagnostics {
+		_, diags := rtdb.Compile(f)
+		return diags
+	}, args, stdio)
 }
 
 // simulateInput is what `database rules simulate --stdin` reads.
@@ -107,51 +95,23 @@ type simulateAuth struct {
 }
 
 func runDatabaseRulesSimulate(_ context.Context, args []string, stdio Stdio) int {
-	fs := newFlagSet("database rules simulate", stdio)
-	useStdin := fs.Bool("stdin", false, `read {"source": rules, "testCases": [...]} from standard input`)
-	format := formatFlag(fs, stdio, "text or json")
-	pos, ok := parseFlags(fs, args)
-	if !ok {
-		return exitError
-	}
-	if len(pos) != 0 || !*useStdin {
-		fmt.Fprintln(stdio.Err, "usage: pyric database rules simulate --stdin [--format text|json]")
-		return exitError
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stdio.Err, "pyric: unknown --format %q (want text or json)\n", *format)
-		return exitError
-	}
-	b, err := readAllStdin(stdio)
-	if err != nil {
-		return writeSimulationError(stdio, *format, sim.Error{Code: "INVALID_INPUT", Message: "read standard input: " + err.Error()})
-	}
-	file, cases, e := decodeSimulateInput(b)
-	if e != nil {
-		return writeSimulationError(stdio, *format, *e)
-	}
-	rs, diags := rtdb.Compile(file)
-	if rs == nil {
-		for _, d := range diags {
-			if d.Severity == source.Error {
-				if *format == "text" {
-					source.WriteText(stdio.Err, file, diags)
-				}
-				return writeSimulationError(stdio, *format, sim.Error{
-					Code: d.Code, Message: d.Message, Line: d.Span.Start.Line, Column: d.Span.Start.Column,
-				})
-			}
+	return runSimulate(simulation{service: "database", load: func(b []byte) (*source.File, source.Diagnostics, func() (*sim.Report, error), *sim.Error) {
+		file, cases, e := decodeSimulateInput(b)
+		if e != nil {
+			return nil, nil, nil, e
 		}
-	}
-	return writeSimulation(stdio, *format, file, rs.Simulate(cases))
+		rs, diags := rtdb.Compile(file)
+		if rs == nil {
+			return file, diags, nil, nil
+		}
+		return file, diags, func() (*sim.Report, error) { return rs.Simulate(cases), nil }, nil
+	}}, args, stdio)
 }
 
 // decodeSimulateInput reads the rules and cases, reporting the first
 // problem as an INVALID_INPUT error naming the field.
 func decodeSimulateInput(b []byte) (*source.File, []rtdb.Case, *sim.Error) {
-	bad := func(format string, args ...any) *sim.Error {
-		return &sim.Error{Code: "INVALID_INPUT", Message: fmt.Sprintf(format, args...)}
-	}
+	bad := inputError
 	var in simulateInput
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&in); err != nil {

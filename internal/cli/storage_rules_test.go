@@ -147,13 +147,13 @@ func TestStorageRulesSimulateCompileError(t *testing.T) {
 		t.Fatalf("exit %d, want 2\n%s", code, out)
 	}
 	s := decodeSimulate(t, out)
-	if s.Success || s.Error.Code != "COMPILE_ERROR" || s.Error.Line != 3 || s.Error.Column != 20 ||
+	if s.Success || s.Error.Code != "ARGUMENT_COUNT" || s.Error.Line != 3 || s.Error.Column != 20 ||
 		s.Error.Message != "Incorrect number of arguments supplied to function: firestore.get." {
 		t.Errorf("error = %+v", s.Error)
 	}
 	code, out, errOut := runCLI(t, simulateInputJSON(t, "service firebase.storage { match /b/{x}/o { allow read: if ; } }", storageOwnRead),
 		"storage", "rules", "simulate", "--stdin", "--format", "text")
-	if code != 2 || !strings.Contains(out, "error: ") || !strings.Contains(out, "[COMPILE_ERROR]") || !strings.Contains(errOut, "^") {
+	if code != 2 || !strings.Contains(out, "error: ") || !strings.Contains(out, "[PARSE_ERROR]") || !strings.Contains(errOut, "^") {
 		t.Errorf("text compile error: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -45,51 +45,25 @@ type CaseQuery struct {
 }
 
 // Input is what `pyric firestore rules simulate --stdin` reads.
-type Input struct {
-	Source    string `json:"source"`
-	Rules     string `json:"rules"` // alias of source
-	TestCases []Case `json:"testCases"`
-}
+type Input = sim.Input[Case]
 
 // ParseInput decodes simulator input, keeping numbers exact.
-func ParseInput(b []byte) (*Input, error) {
-	var in Input
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("input is not valid JSON: %w", err)
-	}
-	if in.Source == "" {
-		in.Source = in.Rules
-	}
-	if in.TestCases == nil {
-		return nil, fmt.Errorf("input has no testCases array")
-	}
-	return &in, nil
-}
+func ParseInput(b []byte) (*Input, error) { return sim.ParseInput[Case](b) }
 
 // Simulate runs every case against the ruleset with the Rules Test API's
 // conventions, so verdicts are comparable with production's recorded ones.
 // A malformed case is an error naming it (testCases[i].field: problem);
 // no case runs then.
 func (r *Ruleset) Simulate(cases []Case, now time.Time) (*sim.Report, error) {
-	reqs := make([]*Request, len(cases))
-	for i := range cases {
-		req, err := cases[i].request(now)
+	return sim.Run(cases, func(c *Case) (func() sim.Case, error) {
+		req, err := c.request(now)
 		if err != nil {
-			return nil, fmt.Errorf("testCases[%d].%v", i, err)
+			return nil, err
 		}
-		reqs[i] = req
-	}
-	rep := &sim.Report{Results: []sim.Case{}}
-	for i, c := range cases {
-		desc := c.Description
-		if desc == "" {
-			desc = fmt.Sprintf("case %d", i+1)
-		}
-		rep.Add(r.Decide(reqs[i]).Case(desc, sim.Decision(strings.ToUpper(c.Expectation))))
-	}
-	return rep, nil
+		return func() sim.Case {
+			return r.Decide(req).Case(c.Description, sim.Decision(strings.ToUpper(c.Expectation)))
+		}, nil
+	})
 }
 
 // request builds the Request a case describes.

@@ -26,7 +26,8 @@ import (
 //	GET     /emulator/v1/projects/{p}[/databases/{d}]:ruleCoverage[.html]
 //
 // Like the emulator they need no credentials. Rules are one ruleset for the
-// whole server, as on the emulator, whichever project the URL names.
+// whole server whichever project the URL names (the official emulator keeps
+// one per project).
 
 // rulesFile is a file of the emulator's Source message.
 type rulesFile struct {

@@ -1,0 +1,67 @@
+package firestorejs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/internal/emulator"
+)
+
+// The same scripts against the official Cloud Firestore emulator, with the
+// same expectations: they show the expectations are production-emulator
+// behavior, not Pyric's. They skip when the emulator is not installed.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	emulator.StopAll()
+	os.Exit(code)
+}
+
+// oracle starts the official emulator with rules loaded for project (the
+// emulator keeps rules per project) and returns its address.
+func oracle(t *testing.T, project, rules string) string {
+	t.Helper()
+	em := emulator.Start(t)
+	r, err := em.Do(context.Background(), "PUT", "/emulator/v1/projects/"+project+":securityRules",
+		map[string]any{"rules": map[string]any{"files": []any{map[string]any{"content": rules}}}}, "")
+	if err != nil || r.Status != 200 {
+		t.Fatalf("oracle rules: %v %s", err, r.Body)
+	}
+	return em.Host
+}
+
+func TestOracleLite(t *testing.T) {
+	needNode(t)
+	project := uniqueProject("demo-lite")
+	addr := oracle(t, project, liteRules)
+	check(t, runScript(t, 2*time.Minute, "lite.cjs", "FS="+addr, "PROJECT="+project), liteWant)
+}
+
+func TestOracleNodeSDK(t *testing.T) {
+	needNode(t)
+	project := uniqueProject("demo-node")
+	addr := oracle(t, project, nodeRules)
+	check(t, runScript(t, 2*time.Minute, "node_sdk.cjs", "FS="+addr, "PROJECT="+project), nodeWant)
+}
+
+func TestOracleBrowser(t *testing.T) {
+	bin := chromium(t)
+	project := uniqueProject("demo-browser")
+	addr := oracle(t, project, browserRules)
+	check(t, runScript(t, 3*time.Minute, "browser.cjs", "FS="+addr, "PROJECT="+project, "CHROMIUM="+bin), browserWant)
+}
+
+func TestOracleRulesUnitTesting(t *testing.T) {
+	needNode(t, "@firebase/rules-unit-testing")
+	em := emulator.Start(t)
+	project := uniqueProject("demo-rut")
+	check(t, runScript(t, 2*time.Minute, "rut.cjs", "FS="+em.Host, "PROJECT="+project), rutWant)
+}
+
+// uniqueProject gives each run its own project on the shared emulator.
+func uniqueProject(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
+}

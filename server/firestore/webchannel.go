@@ -126,6 +126,10 @@ func (wc *webChannel) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status.Errorf(codes.InvalidArgument, "%s %s: a WebChannel session starts with a POST without SID", r.Method, r.URL.Path))
 	default:
 		s := wc.session(sid, kind)
+		if s == nil && q.Get("TYPE") == "terminate" {
+			w.WriteHeader(http.StatusOK) // already over (after an error, the SDK still terminates)
+			return
+		}
 		if s == nil {
 			unknownSID(w)
 			return
@@ -557,7 +561,7 @@ func (s *wcSession) backChannel(w http.ResponseWriter, r *http.Request, q url.Va
 			}
 			flush()
 			sent = batch[len(batch)-1].id
-			if longPoll && realData {
+			if longPoll && realData && !closed {
 				return
 			}
 			if !noop.Stop() {
@@ -569,6 +573,11 @@ func (s *wcSession) backChannel(w http.ResponseWriter, r *http.Request, q url.Va
 			noop.Reset(wcNoop)
 		}
 		if closed {
+			// Everything, the final error included, is on its way: the
+			// session is over.
+			s.wc.mu.Lock()
+			delete(s.wc.sessions, s.id)
+			s.wc.mu.Unlock()
 			return
 		}
 		select {

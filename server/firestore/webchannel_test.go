@@ -197,7 +197,9 @@ func TestWebChannelWrite(t *testing.T) {
 	u.collect(1)
 	u.send(`{"streamToken":"MA==","writes":[{"update":{"name":"projects/p/databases/(default)/documents/users/bob","fields":{}}}]}`)
 	errMsg := u.collect(1)[0]
-	var e struct{ Error struct{ Message, Status string } }
+	var e struct {
+		Error struct{ Message, Status string }
+	}
 	json.Unmarshal([]byte(errMsg), &e)
 	if e.Error.Status != "PERMISSION_DENIED" || !strings.HasPrefix(e.Error.Message, "PERMISSION_DENIED: \nfalse for ") {
 		t.Errorf("denial: %s", errMsg)

@@ -1,9 +1,14 @@
 package firestore
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/rules/sim"
 )
 
 func rulesBody(content string) string {
@@ -131,5 +136,132 @@ func TestEmulatorUnknownEndpoints(t *testing.T) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, r.status, r.body)
 		}
 		r.err(t)
+	}
+}
+
+// coverageRulesSource is the source the official emulator's coverage report
+// below was recorded for.
+const coverageRulesSource = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    function unused(x) { return x; }
+    function isA() { return request.auth.uid == "a"; }
+    match /cities/{c} {
+      allow read: if request.auth != null && isA() || resource.data.n > 3;
+      allow write: if unusedVar == 1;
+    }
+  }
+}
+`
+
+// shape renders a report as line:col:offset-end[children] per node.
+func shape(ns []*covNode) string {
+	var parts []string
+	for _, n := range ns {
+		s := fmt.Sprintf("%d:%d:%d-%d", n.SourcePosition.Line, n.SourcePosition.Column, n.SourcePosition.CurrentOffset, n.SourcePosition.EndOffset)
+		if len(n.Children) > 0 {
+			s += "[" + shape(n.Children) + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestEmulatorRuleCoverage(t *testing.T) {
+	t.Parallel()
+	ts, _ := startREST(t)
+	if r := do(t, ts, "PUT", "/emulator/v1/projects/p:securityRules", rulesBody(coverageRulesSource), ""); r.status != 200 {
+		t.Fatalf("rules: %d %s", r.status, r.body)
+	}
+	do(t, ts, "PATCH", docs+"/cities/SF", `{"fields":{"n":{"integerValue":"5"}}}`, owner)
+	a := "Bearer " + base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"a"}`)) + "."
+	do(t, ts, "GET", docs+"/cities/SF", "", "")
+	do(t, ts, "GET", docs+"/cities/SF", "", a)
+	do(t, ts, "PATCH", docs+"/cities/SF", `{"fields":{}}`, "")
+
+	for _, path := range []string{"/emulator/v1/projects/p:ruleCoverage", "/emulator/v1/projects/p/databases/(default):ruleCoverage"} {
+		r := do(t, ts, "GET", path, "", "")
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		var rep coverageReport
+		if err := json.Unmarshal([]byte(r.body), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Rules == nil || rep.Rules.Files[0].Content != coverageRulesSource {
+			t.Errorf("report rules: %+v", rep.Rules)
+		}
+		// The tree the official emulator reports for this source.
+		want := "4:33:121-121," +
+			"5:29:154-176[5:29:154-169[5:29:154-165[5:29:154-160]]]," +
+			"7:22:226-277[7:22:226-252[7:22:226-245[7:22:226-237[7:22:226-232]],7:46:250-252],7:55:259-277[7:55:259-273[7:55:259-271[7:55:259-266]]]]," +
+			"8:23:302-315[8:23:302-310]"
+		if got := shape(rep.Report); got != want {
+			t.Errorf("report shape\n got %s\nwant %s", got, want)
+		}
+		vals := func(n *covNode) string {
+			var s []string
+			for _, v := range n.Values {
+				var c bytes.Buffer
+				json.Compact(&c, v.Value)
+				s = append(s, fmt.Sprintf("%s×%d", c.String(), v.Count))
+			}
+			return strings.Join(s, " ")
+		}
+		if len(rep.Report) == 4 {
+			if got := vals(rep.Report[1]); got != `{"boolValue":true}×1` {
+				t.Errorf("isA body values: %s", got)
+			}
+			read := rep.Report[2]
+			if got := vals(read.Children[0].Children[1]); !strings.Contains(got, `{}×1`) || !strings.Contains(got, `{"boolValue":true}×1`) {
+				t.Errorf("isA() call values (skipped once, true once): %s", got)
+			}
+			if got := vals(read.Children[1].Children[0]); !strings.Contains(got, `{"intValue":"5"}`) {
+				t.Errorf("resource.data.n values: %s", got)
+			}
+			if got := vals(rep.Report[3]); !strings.Contains(got, `"undefined"`) {
+				t.Errorf("write condition values: %s", got)
+			}
+		}
+	}
+	r := do(t, ts, "GET", "/emulator/v1/projects/p:ruleCoverage.html", "", "")
+	if r.status != 200 || !strings.Contains(r.body, "resource.data.n &gt; 3") || !strings.Contains(r.body, "boolValue") {
+		t.Errorf("html: %d %.300s", r.status, r.body)
+	}
+	// New rules start a new report.
+	do(t, ts, "PUT", "/emulator/v1/projects/p:securityRules", rulesBody(coverageRulesSource), "")
+	r = do(t, ts, "GET", "/emulator/v1/projects/p:ruleCoverage", "", "")
+	if strings.Contains(r.body, `"values"`) {
+		t.Errorf("counts survived new rules: %s", r.body)
+	}
+}
+
+func TestShownValues(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"null":                              `{"nullValue":null}`,
+		"true":                              `{"boolValue":true}`,
+		"-12":                               `{"intValue":"-12"}`,
+		"1.5":                               `{"floatValue":1.5}`,
+		"NaN":                               `{"floatValue":"NaN"}`,
+		`'it's "x" é'`:                      `{"stringValue":"it's \"x\" é"}`,
+		"'a', 'b'":                          `{"display":"'a', 'b'"}`,
+		"[1, 'x', [true]]":                  `{"listValue":{"values":[{"intValue":"1"},{"stringValue":"x"},{"listValue":{"values":[{"boolValue":true}]}}]}}`,
+		"{'a': 1, 'b': {'c': null}}":        `{"mapValue":{"fields":{"a":{"intValue":"1"},"b":{"mapValue":{"fields":{"c":{"nullValue":null}}}}}}}`,
+		"timestamp('2024-01-02T03:04:05Z')": `{"timestampValue":"2024-01-02T03:04:05Z"}`,
+		"path('/databases/(default)/documents/a/b')": `{"pathValue":{"segments":[{"simple":"databases"},{"simple":"(default)"},{"simple":"documents"},{"simple":"a"},{"simple":"b"}]}}`,
+		`b'\x00\xFF'`:  `{"bytesValue":"AP8="}`,
+		"set([1])":     `{"setValue":{"values":[{"intValue":"1"}]}}`,
+		"duration(1s)": `{"display":"duration(1s)"}`,
+	} {
+		if got := traceValue(sim.Expr{Value: in}); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
+	}
+	if got := traceValue(sim.Expr{Skipped: true}); got != `{}` {
+		t.Errorf("skipped: %s", got)
+	}
+	if got := traceValue(sim.Expr{Error: "Null value error."}); got != `{"undefined":{"causeMessage":"Null value error."}}` {
+		t.Errorf("error: %s", got)
 	}
 }

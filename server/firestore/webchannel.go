@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +90,7 @@ type wcSession struct {
 	msgs     []wcMsg       // not yet acknowledged, in id order
 	nextID   int           // next array id
 	closed   bool          // nothing more will be queued
+	dropped  int           // the last array id dropped without an acknowledgement
 	bcGen    int           // generation of the attached back channel
 	attached bool
 	seen     time.Time
@@ -480,11 +482,43 @@ func (s *wcSession) ack(aid string) {
 	s.mu.Unlock()
 }
 
+// wcRetain bounds the messages a streaming back channel keeps after
+// writing them, until the client acknowledges them: a streaming client only
+// acknowledges when it makes its next request, which for a quiet listener
+// may be never.
+var wcRetain = 512
+
+// trim drops the oldest messages already written beyond wcRetain.
+func (s *wcSession) trim(sent int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for n < len(s.msgs) && s.msgs[n].id <= sent {
+		n++
+	}
+	if n <= wcRetain {
+		return
+	}
+	drop := n - wcRetain
+	s.dropped = s.msgs[drop-1].id
+	s.msgs = slices.Clone(s.msgs[drop:])
+}
+
 // backChannel serves the server-to-client half: it sends the messages
 // after AID and, when CI=0, keeps streaming; when CI=1 (long polling) it
 // answers one batch. A newer back channel replaces an older one.
 func (s *wcSession) backChannel(w http.ResponseWriter, r *http.Request, q url.Values) {
 	s.ack(q.Get("AID"))
+	if aid, err := strconv.Atoi(q.Get("AID")); err == nil {
+		s.mu.Lock()
+		lost := aid < s.dropped
+		s.mu.Unlock()
+		if lost {
+			// The client missed messages that were dropped after they were
+			// streamed: it must start over (the SDK resumes its targets).
+			s.fail(status.Error(codes.Unavailable, "The WebChannel session lost messages the client did not receive; reconnect."))
+		}
+	}
 	longPoll := q.Get("CI") == "1"
 	s.mu.Lock()
 	s.bcGen++
@@ -561,6 +595,7 @@ func (s *wcSession) backChannel(w http.ResponseWriter, r *http.Request, q url.Va
 			}
 			flush()
 			sent = batch[len(batch)-1].id
+			s.trim(sent)
 			if longPoll && realData && !closed {
 				return
 			}

@@ -356,3 +356,61 @@ func TestWebChannelDrain(t *testing.T) {
 		t.Errorf("handshake after Drain: %d", st)
 	}
 }
+
+// TestWebChannelRetention: a streaming back channel keeps a bounded number
+// of written but unacknowledged messages; a client asking for dropped ones
+// is told to reconnect.
+func TestWebChannelRetention(t *testing.T) {
+	ts, _ := startREST(t)
+	c := newWCClient(t, ts, "Write")
+	c.open("Bearer owner", `{"database":"projects/p/databases/(default)"}`)
+	resp, err := ts.Client().Get(c.base + fmt.Sprintf("&RID=rpc&SID=%s&AID=0&CI=0&TYPE=xmlhttp", url.QueryEscape(c.sid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(resp.Body)
+	read := func() {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(line))
+		io.ReadFull(rd, make([]byte, n))
+	}
+	read() // handshake answer
+	const writes = 600
+	for i := 0; i < writes; i++ {
+		st, _ := c.send(`{"writes":[{"update":{"name":"projects/p/databases/(default)/documents/r/` + strconv.Itoa(i) + `","fields":{}}}]}`)
+		if st != 200 {
+			t.Fatalf("write %d: %d", i, st)
+		}
+		read()
+	}
+	resp.Body.Close()
+	s := c.session(t)
+	s.mu.Lock()
+	kept := len(s.msgs)
+	s.mu.Unlock()
+	if kept > wcRetain+1 {
+		t.Errorf("%d messages kept after %d streamed, want at most %d", kept, writes+1, wcRetain+1)
+	}
+	// The client claims it saw nothing: it is told to reconnect.
+	c.aid = 0
+	all := strings.Join(c.collect(1), "")
+	if !strings.Contains(all, `"UNAVAILABLE"`) {
+		t.Errorf("lost messages: %.300s", all)
+	}
+}
+
+// session returns the server side of the client's session.
+func (c *wcClient) session(t *testing.T) *wcSession {
+	t.Helper()
+	h := c.ts.Config.Handler.(*httpHandler)
+	h.wc.mu.Lock()
+	defer h.wc.mu.Unlock()
+	s := h.wc.sessions[c.sid]
+	if s == nil {
+		t.Fatal("no session")
+	}
+	return s
+}

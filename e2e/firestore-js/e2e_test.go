@@ -116,11 +116,25 @@ func tail(s string, n int) string {
 // result equals the JSON given; every step of want must have run.
 func check(t *testing.T, steps []step, want map[string]string) {
 	t.Helper()
+	checkKnown(t, steps, want, nil)
+}
+
+// checkKnown is check with known gaps: a listed step that fails is skipped
+// with the reason (and reported once it passes, so the list shrinks).
+func checkKnown(t *testing.T, steps []step, want, known map[string]string) {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, s := range steps {
 		seen[s.Step] = true
 		s := s
 		t.Run(s.Step, func(t *testing.T) {
+			reason, isKnown := known[s.Step]
+			if isKnown && !s.OK {
+				t.Skipf("known gap (%s): %s", reason, s.Error)
+			}
+			if isKnown {
+				t.Logf("listed as a known gap (%s) but passes now: remove it from the list", reason)
+			}
 			if !s.OK {
 				t.Fatalf("failed: %s", s.Error)
 			}

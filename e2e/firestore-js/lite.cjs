@@ -84,6 +84,16 @@ async function main() {
     })));
     return (await fs.getDoc(fs.doc(alice, 'counters/c'))).data().v;
   });
+  // A document read but not written is sent as {"verify": name} with a
+  // precondition (the published protos lack verify).
+  await step('transaction reading one document and writing another', async () => {
+    await fs.setDoc(fs.doc(owner, 'counters/src'), { v: 7 });
+    await fs.runTransaction(alice, async tx => {
+      const s = await tx.get(fs.doc(alice, 'counters/src'));
+      tx.set(fs.doc(alice, 'counters/dst'), { v: s.data().v });
+    });
+    return (await fs.getDoc(fs.doc(alice, 'counters/dst'))).data().v;
+  });
   await step('deleteDoc', async () => {
     await fs.deleteDoc(fs.doc(alice, 'users/alice/notes/u'));
     return (await fs.getDoc(fs.doc(alice, 'users/alice/notes/u'))).exists();

@@ -33,25 +33,28 @@ func TestLiteREST(t *testing.T) {
 	needNode(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-lite", Rules: liteRules})
 	steps := runScript(t, 2*time.Minute, "lite.cjs", "FS="+srv.Addr, "PROJECT=demo-lite")
-	check(t, steps, liteWant)
-	if len(steps) < 19 {
-		t.Errorf("%d steps ran, want 19", len(steps))
+	checkKnown(t, steps, liteWant, map[string]string{
+		"transaction reading one document and writing another": "the engine does not implement Write.verify yet: the REST decoder hands it over as the Write's unknown field 5",
+	})
+	if len(steps) < 20 {
+		t.Errorf("%d steps ran, want 20", len(steps))
 	}
 }
 
 // liteWant is what every step must return, on Pyric and on the official emulator.
 var liteWant = map[string]string{
-	"updateDoc with transforms":     `{"n":3,"tags":["a","b"],"nested":{"x":1.5},"hasTime":true}`,
-	"getDoc missing":                `false`,
-	"unicode round trip":            `{"s":"héllo ☃ 𝄞","b":[0,255]}`,
-	"addDoc and query":              `[3,1]`,
-	"query with limit and cursor":   `[2]`,
-	"collection group":              `[3,10]`,
-	"aggregations":                  `{"c":3,"total":6,"avg":2}`,
-	"getCount":                      `3`,
-	"batch":                         `["b"]`,
-	"transaction":                   `2`,
-	"contended transactions":        `6`,
+	"updateDoc with transforms":   `{"n":3,"tags":["a","b"],"nested":{"x":1.5},"hasTime":true}`,
+	"getDoc missing":              `false`,
+	"unicode round trip":          `{"s":"héllo ☃ 𝄞","b":[0,255]}`,
+	"addDoc and query":            `[3,1]`,
+	"query with limit and cursor": `[2]`,
+	"collection group":            `[3,10]`,
+	"aggregations":                `{"c":3,"total":6,"avg":2}`,
+	"getCount":                    `3`,
+	"batch":                       `["b"]`,
+	"transaction":                 `2`,
+	"contended transactions":      `6`,
+	"transaction reading one document and writing another": `7`,
 	"deleteDoc":                     `false`,
 	"denied read":                   `"permission-denied"`,
 	"denied write":                  `"permission-denied"`,

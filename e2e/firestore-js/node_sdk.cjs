@@ -98,6 +98,14 @@ async function main() {
     tx.set(fs.doc(alice, 'counters/new'), { v: s.exists() ? -1 : 1 });
     return s.exists();
   }));
+  await step('transaction reading one document and writing another', async () => {
+    await fs.setDoc(fs.doc(alice, 'counters/src'), { v: 7 });
+    await fs.runTransaction(alice, async tx => {
+      const s = await tx.get(fs.doc(alice, 'counters/src'));
+      tx.set(fs.doc(alice, 'counters/dst'), { v: s.data().v });
+    });
+    return (await fs.getDoc(fs.doc(alice, 'counters/dst'))).data().v;
+  });
   await step('denied write', () => code(fs.setDoc(fs.doc(bob, 'users/alice'), { name: 'Mallory' })));
   await step('denied read', () => code(fs.getDoc(fs.doc(anon, 'users/alice'))));
   await step('denied listen', () => new Promise(res => fs.onSnapshot(fs.doc(bob, 'users/alice'), () => res('allowed'), e => res(e.code))));

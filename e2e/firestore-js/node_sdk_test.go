@@ -31,7 +31,9 @@ func TestNodeSDK(t *testing.T) {
 	needNode(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-node", Rules: nodeRules})
 	steps := runScript(t, 2*time.Minute, "node_sdk.cjs", "FS="+srv.Addr, "PROJECT=demo-node")
-	check(t, steps, nodeWant)
+	checkKnown(t, steps, nodeWant, map[string]string{
+		"transaction reading one document and writing another": "the engine does not implement Write.verify yet (over gRPC it arrives as the Write's unknown field 5)",
+	})
 }
 
 // nodeWant is what every step must return, on Pyric and on the official emulator.
@@ -48,6 +50,7 @@ var nodeWant = map[string]string{
 	"transaction":                     `10`,
 	"contended transactions retry":    `15`,
 	"transaction creating a document": `false`,
+	"transaction reading one document and writing another": `7`,
 	"denied write":                    `"permission-denied"`,
 	"denied read":                     `"permission-denied"`,
 	"denied listen":                   `"permission-denied"`,

@@ -282,7 +282,7 @@ func (h *httpHandler) restMethod(ctx context.Context, w http.ResponseWriter, r *
 			return
 		}
 		resp, err := e.BatchGetDocuments(ctx, who, req)
-		respondArray(w, resp, err)
+		respondArray(w, resp, err, 0)
 	case "beginTransaction":
 		req := &pb.BeginTransactionRequest{}
 		if !decodeRPC(w, r, req, &req.Database, t.dbName()) {
@@ -316,14 +316,14 @@ func (h *httpHandler) restMethod(ctx context.Context, w http.ResponseWriter, r *
 			return
 		}
 		resp, err := e.RunQuery(ctx, who, req)
-		respondArray(w, resp, err)
+		respondArray(w, resp, err, 0)
 	case "runAggregationQuery":
 		req := &pb.RunAggregationQueryRequest{}
 		if !decodeRPC(w, r, req, &req.Parent, t.fullName()) {
 			return
 		}
 		resp, err := e.RunAggregationQuery(ctx, who, req)
-		respondArray(w, resp, err)
+		respondArray(w, resp, err, doneLast)
 	case "partitionQuery":
 		req := &pb.PartitionQueryRequest{}
 		if !decodeRPC(w, r, req, &req.Parent, t.fullName()) {
@@ -358,9 +358,14 @@ func decodeRPC(w http.ResponseWriter, r *http.Request, req proto.Message, field 
 	return true
 }
 
+// doneLast marks the last element of a streamed answer "done": true. The
+// official emulator does so for runAggregationQuery although the published
+// RunAggregationQueryResponse has no such field (runQuery's has one).
+const doneLast = 1
+
 // respondArray answers a server-streaming RPC as the REST mapping does: a
 // JSON array of the responses.
-func respondArray[T proto.Message](w http.ResponseWriter, msgs []T, err error) {
+func respondArray[T proto.Message](w http.ResponseWriter, msgs []T, err error, flags int) {
 	if err != nil {
 		writeError(w, err)
 		return
@@ -375,6 +380,13 @@ func respondArray[T proto.Message](w http.ResponseWriter, msgs []T, err error) {
 		if err != nil {
 			writeError(w, status.Errorf(codes.Internal, "encoding response: %v", err))
 			return
+		}
+		if flags&doneLast != 0 && i == len(msgs)-1 && len(out) >= 2 && out[len(out)-1] == '}' {
+			sep := ","
+			if len(out) == 2 {
+				sep = ""
+			}
+			out = append(out[:len(out)-1], []byte(sep+`"done":true}`)...)
 		}
 		b.Write(out)
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -44,8 +45,93 @@ func unmarshalJSON(data []byte, m proto.Message) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
+	data, verifies, err := extractVerifies(data, m)
+	if err != nil {
+		return err
+	}
 	if err := jsonIn.Unmarshal(data, m); err != nil {
 		return status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: %s.", m.ProtoReflect().Descriptor().Name(), protoErrText(err))
+	}
+	return attachVerifies(m, verifies)
+}
+
+// verifyField is the number of Write.verify, the operation the JS SDKs'
+// transactions use for documents they read but do not write
+// ({"verify": name, "currentDocument": {...}}). The published
+// google.firestore.v1 protos (and so firestorepb) lack it; over gRPC it
+// arrives as an unknown field 5 of the Write, and the REST decoder puts it
+// in the same place, so the engine sees one representation.
+const verifyField = 5
+
+// writeLists are the messages whose "writes" may carry verify operations.
+var writeLists = map[protoreflect.FullName]bool{
+	"google.firestore.v1.CommitRequest":     true,
+	"google.firestore.v1.BatchWriteRequest": true,
+	"google.firestore.v1.WriteRequest":      true,
+}
+
+// extractVerifies removes the "verify" members from the writes of a
+// commit-like request body, returning the body protojson accepts and the
+// verified names by write index.
+func extractVerifies(data []byte, m proto.Message) ([]byte, map[int]string, error) {
+	if !writeLists[m.ProtoReflect().Descriptor().FullName()] || !bytes.Contains(data, []byte(`"verify"`)) {
+		return data, nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var body map[string]any
+	if err := dec.Decode(&body); err != nil {
+		return data, nil, nil // protojson reports the syntax error precisely
+	}
+	writes, _ := body["writes"].([]any)
+	verifies := map[int]string{}
+	for i, w := range writes {
+		obj, ok := w.(map[string]any)
+		if !ok {
+			continue
+		}
+		v, ok := obj["verify"]
+		if !ok {
+			continue
+		}
+		name, ok := v.(string)
+		if !ok {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: writes[%d].verify must be a document name string.", m.ProtoReflect().Descriptor().Name(), i)
+		}
+		for _, op := range []string{"update", "delete", "transform"} {
+			if _, both := obj[op]; both {
+				return nil, nil, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: writes[%d] has both verify and %s; a write has one operation.", m.ProtoReflect().Descriptor().Name(), i, op)
+			}
+		}
+		delete(obj, "verify")
+		verifies[i] = name
+	}
+	if len(verifies) == 0 {
+		return data, nil, nil
+	}
+	out, err := json.Marshal(body)
+	if err != nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: %v.", m.ProtoReflect().Descriptor().Name(), err)
+	}
+	return out, verifies, nil
+}
+
+// attachVerifies stores each verified name as the Write's unknown field 5,
+// exactly as a binary (gRPC) decode of the SDK's message leaves it.
+func attachVerifies(m proto.Message, verifies map[int]string) error {
+	if len(verifies) == 0 {
+		return nil
+	}
+	md := m.ProtoReflect()
+	list := md.Get(md.Descriptor().Fields().ByName("writes")).List()
+	for i, name := range verifies {
+		if i >= list.Len() {
+			continue
+		}
+		w := list.Get(i).Message()
+		raw := protowire.AppendTag(nil, verifyField, protowire.BytesType)
+		raw = protowire.AppendString(raw, name)
+		w.SetUnknown(append(w.GetUnknown(), raw...))
 	}
 	return nil
 }

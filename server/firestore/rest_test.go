@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protowire"
+
 	engine "github.com/pyric/pyric/firestore"
 )
 
@@ -320,5 +324,36 @@ func TestRESTPanicIsInternal(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", docs+"/a/b", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"INTERNAL"`) || !strings.Contains(rec.Body.String(), "boom") {
 		t.Errorf("%d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestVerifyWrites: the JS SDKs' {"verify": name} write (absent from the
+// published protos) decodes to the unknown field 5 of the Write, the bytes
+// a gRPC decode of the same message leaves there.
+func TestVerifyWrites(t *testing.T) {
+	t.Parallel()
+	req := &pb.CommitRequest{}
+	body := `{"writes":[{"update":{"name":"projects/p/databases/(default)/documents/a/b"}},{"verify":"projects/p/databases/(default)/documents/a/c","currentDocument":{"updateTime":"2026-11-30T09:48:10.888081000Z"}}]}`
+	if err := unmarshalJSON([]byte(body), req); err != nil {
+		t.Fatal(err)
+	}
+	want := protowire.AppendString(protowire.AppendTag(nil, 5, protowire.BytesType), "projects/p/databases/(default)/documents/a/c")
+	if got := req.Writes[1].ProtoReflect().GetUnknown(); string(got) != string(want) {
+		t.Errorf("unknown fields %x, want %x", got, want)
+	}
+	if req.Writes[1].GetCurrentDocument().GetUpdateTime().GetNanos() != 888081000 || req.Writes[0].GetUpdate() == nil {
+		t.Errorf("the rest of the request was lost: %v", req)
+	}
+	for _, bad := range []string{
+		`{"writes":[{"verify":1}]}`,
+		`{"writes":[{"verify":"x","delete":"y"}]}`,
+	} {
+		if err := unmarshalJSON([]byte(bad), &pb.CommitRequest{}); Status(err).Code() != codes.InvalidArgument {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	// Other messages are untouched: "verify" is an unknown field there.
+	if err := unmarshalJSON([]byte(`{"verify":"x"}`), &pb.BatchGetDocumentsRequest{}); Status(err).Code() != codes.InvalidArgument {
+		t.Errorf("verify outside writes: %v", err)
 	}
 }

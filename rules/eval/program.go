@@ -200,7 +200,9 @@ func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]
 				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
 				return
 			}
-			partial := len(segs) > 0 && segs[len(segs)-1] == Hypothetical
+			// The remainder covers a list request's unknown document unless
+			// an earlier wildcard already took it.
+			partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
 			if partial && !zeroOrMore {
 				// The official emulator never matches a list request with a
 				// rules_version '1' recursive wildcard.

@@ -156,8 +156,15 @@ type Decision struct {
 // Allowed reports whether the request is allowed.
 func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
 
-// Decide evaluates the request against the ruleset.
-func (r *Ruleset) Decide(req *Request) *Decision {
+// Decide evaluates the request against the ruleset. It never panics: an
+// internal failure denies, with a note saying so.
+func (r *Ruleset) Decide(req *Request) (d *Decision) {
+	defer func() {
+		if p := recover(); p != nil {
+			d = &Decision{Outcome: sim.Deny, Deciding: -1,
+				Notes: []string{fmt.Sprintf("internal error in the rules engine (please report it): %v", p)}}
+		}
+	}()
 	return r.decide(req, true)
 }
 

@@ -163,3 +163,22 @@ func TestCompileLimits(t *testing.T) {
 		t.Errorf("21-deep call: %s %v", d.Outcome, d.Notes)
 	}
 }
+
+// TestListWithTrailingRecursiveWildcard: listing users against
+// /users/{uid}/{rest=**} lets {uid} take the unknown document and {rest}
+// match nothing (it once sliced an empty remainder).
+func TestListWithTrailingRecursiveWildcard(t *testing.T) {
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /users/{uid}/{rest=**} {\n      allow list: if request.auth != null;\n    }\n  }\n}\n"
+	rs, diags := Compile(source.NewFile("firestore.rules", src))
+	if rs == nil {
+		t.Fatal(diags)
+	}
+	d := rs.Decide(&Request{Method: List, Path: "users", Time: time.Now(), Auth: &Auth{UID: "u"}})
+	if !d.Allowed() {
+		t.Errorf("list users: %s %v", d.Outcome, d.Notes)
+	}
+	d = rs.Decide(&Request{Method: List, Path: "users/a/posts", Time: time.Now(), Auth: &Auth{UID: "u"}})
+	if !d.Allowed() {
+		t.Errorf("list users/a/posts: %s %v", d.Outcome, d.Notes)
+	}
+}

@@ -406,10 +406,10 @@ func (p *parser) parseAllow() *ast.Allow {
 			a.Span = p.span(start, p.prev.end)
 			return a
 		}
-		ifTok := p.tok
 		p.next()
 		if p.tok.is(";") || p.tok.is("}") || p.tok.kind == tEOF {
-			p.errorf(ifTok.start, ifTok.end, "missing conditional expression after 'if'")
+			// Production's wording and position (the token after 'if').
+			p.errorf(p.tok.start, p.tok.end, "Missing conditional expression after 'if'.")
 		} else {
 			a.Cond = p.parseExpr()
 		}

@@ -148,7 +148,7 @@ func TestRulesetErrorsArePositioned(t *testing.T) {
 		t.Fatalf("diags = %v", diags)
 	}
 	d := diags[0]
-	if d.Span.Start.Line != 5 || d.Span.Start.Column != 19 || !strings.Contains(d.Message, "missing conditional expression after 'if'") {
+	if d.Span.Start.Line != 5 || d.Span.Start.Column != 22 || d.Message != "Missing conditional expression after 'if'." {
 		t.Errorf("got %v at %s", d.Message, d.Span.Start)
 	}
 }

@@ -282,6 +282,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			return nil, time.Time{}, err
 		}
 		s.after, s.results = after, results
+		if s.op.kind == "verify" {
+			continue // a precondition only: no change, no rules decision
+		}
 		if _, ok := overlay[s.op.rel]; !ok {
 			order = append(order, s.op.rel)
 		}
@@ -305,6 +308,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		return state(path), nil
 	}
 	for _, s := range ops {
+		if s.op.kind == "verify" {
+			continue
+		}
 		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
 			Resource: s.before, Time: now, Get: db.lookup(), GetAfter: getAfter, Group: group}
 		if s.method != MethodDelete {
@@ -317,7 +323,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	}
 	elapsed := time.Since(start)
 	for _, s := range ops {
-		e.emitWriteOp(c, s, group, origin, elapsed)
+		if s.op.kind != "verify" {
+			e.emitWriteOp(c, s, group, origin, elapsed)
+		}
 	}
 	if denial != nil {
 		return nil, time.Time{}, denial
@@ -351,6 +359,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			wr.UpdateTime = s.after.UpdateTime
 		}
 		results[i] = wr
+		if s.op.kind == "verify" {
+			continue
+		}
 		if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {
 			continue // nothing changed, nothing committed
 		}

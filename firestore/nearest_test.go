@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"google.golang.org/protobuf/proto"
 	"testing"
 	"time"
 
@@ -113,5 +114,36 @@ func TestNotInWithDisjunction(t *testing.T) {
 		if _, err := queryIDs(e, admin, testDB.Documents(), &pb.StructuredQuery{From: from("q"), Where: f}); Code(err).String() != "InvalidArgument" {
 			t.Errorf("not-in with a disjunction: %v", err)
 		}
+	}
+}
+
+// TestVerifyWrite: a verify write checks its precondition and changes
+// nothing; it is what the JS SDKs send for documents a transaction read
+// but does not write.
+func TestVerifyWrite(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	setT(t, e, "v/read", M("n", Int(1)))
+	cur := getT(t, e, "v/read")
+	ok := VerifyWrite(name("v/read"), &pb.Precondition{ConditionType: &pb.Precondition_UpdateTime{UpdateTime: cur.UpdateTime}})
+	r := commitT(t, e, admin, ok, upd("v/written", M("x", Int(2))))
+	if len(r.WriteResults) != 2 {
+		t.Fatalf("results = %v", r.WriteResults)
+	}
+	if got := getT(t, e, "v/read"); !proto.Equal(got.UpdateTime, cur.UpdateTime) {
+		t.Errorf("verify changed the document: %v", got)
+	}
+	setT(t, e, "v/read", M("n", Int(2)))
+	stale := VerifyWrite(name("v/read"), &pb.Precondition{ConditionType: &pb.Precondition_UpdateTime{UpdateTime: cur.UpdateTime}})
+	if _, err := e.Commit(bg, admin, &pb.CommitRequest{Database: testDB.String(), Writes: []*pb.Write{stale, upd("v/other", M("x", Int(3)))}}); Code(err).String() != "FailedPrecondition" {
+		t.Errorf("stale verify: %v", err)
+	}
+	if getT(t, e, "v/other") != nil {
+		t.Error("a failed verify let the rest of the commit through")
+	}
+	absent := VerifyWrite(name("v/none"), &pb.Precondition{ConditionType: &pb.Precondition_Exists{Exists: false}})
+	commitT(t, e, admin, absent)
+	if _, err := e.Commit(bg, admin, &pb.CommitRequest{Database: testDB.String(), Writes: []*pb.Write{{}}}); Code(err).String() != "InvalidArgument" {
+		t.Errorf("empty write: %v", err)
 	}
 }

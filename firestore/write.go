@@ -6,6 +6,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -18,7 +19,7 @@ const MaxWritesPerCommit = 500
 // writeOp is a validated Write.
 type writeOp struct {
 	w          *pb.Write
-	kind       string // update | delete | transform
+	kind       string // update | delete | transform | verify
 	rel        string
 	name       string
 	mask       []FieldPath // nil: replace the whole document
@@ -51,7 +52,12 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		name = x.Transform.GetDocument()
 		transforms = x.Transform.GetFieldTransforms()
 	default:
-		return nil, errorf(ErrInvalidArgument, "A write must set one of update, delete or transform.")
+		v, ok := verifyTarget(w)
+		if !ok {
+			return nil, errorf(ErrInvalidArgument, "A write must set one of update, delete, transform or verify.")
+		}
+		op.kind = "verify"
+		name = v
 	}
 	dn, rel, err := ParseDocumentName(name)
 	if err != nil {
@@ -113,6 +119,47 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		}
 	}
 	return op, nil
+}
+
+// verifyFieldNumber is Write.verify: a precondition-only write the JS SDKs
+// send for documents a transaction read but does not write. It is not in
+// the published Go protos, so it arrives as an unknown field.
+const verifyFieldNumber = 5
+
+// verifyTarget returns the document name of a verify write.
+func verifyTarget(w *pb.Write) (string, bool) {
+	b := w.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", false
+		}
+		b = b[n:]
+		if num == verifyFieldNumber && typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return "", false
+			}
+			return string(v), true
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return "", false
+		}
+		b = b[m:]
+	}
+	return "", false
+}
+
+// VerifyWrite returns a verify write for name with a precondition, as the
+// JS SDKs send it (for tests and tools).
+func VerifyWrite(name string, p *pb.Precondition) *pb.Write {
+	w := &pb.Write{CurrentDocument: p}
+	var raw []byte
+	raw = protowire.AppendTag(raw, verifyFieldNumber, protowire.BytesType)
+	raw = protowire.AppendString(raw, name)
+	w.ProtoReflect().SetUnknown(raw)
+	return w
 }
 
 func checkMicros(t *timestamppb.Timestamp) error {
@@ -206,6 +253,8 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Do
 	switch op.kind {
 	case "delete":
 		return nil, nil, nil
+	case "verify":
+		return cur, nil, nil
 	}
 	var fields map[string]*pb.Value
 	switch {

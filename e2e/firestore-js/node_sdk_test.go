@@ -31,9 +31,7 @@ func TestNodeSDK(t *testing.T) {
 	needNode(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-node", Rules: nodeRules})
 	steps := runScript(t, 2*time.Minute, "node_sdk.cjs", "FS="+srv.Addr, "PROJECT=demo-node")
-	checkKnown(t, steps, nodeWant, map[string]string{
-		"transaction reading one document and writing another": "the engine does not implement Write.verify yet (over gRPC it arrives as the Write's unknown field 5)",
-	})
+	checkKnown(t, steps, nodeWant, map[string]string{})
 }
 
 // nodeWant is what every step must return, on Pyric and on the official emulator.

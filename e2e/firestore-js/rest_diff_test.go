@@ -83,7 +83,6 @@ func TestRESTDifferential(t *testing.T) {
 	// Deliberate differences and gaps, by step.
 	known := map[string]string{
 		"unknown custom method": "Pyric answers every error in Google's JSON envelope; the emulator answers a plain-text 404 for unmapped routes",
-		"commit stale verify":   "the engine does not implement Write.verify yet (see extractVerifies in server/firestore/rest_codec.go)",
 	}
 	for _, s := range steps {
 		auth := s.auth

@@ -55,7 +55,7 @@ func (rw *rulesWatcher) load() {
 	if !changed {
 		return
 	}
-	_, _, loaded := rw.rm.Source()
+	_, _, loaded := rw.rm.Base()
 	if missing {
 		if !first && loaded {
 			rw.report("pyric: %s was removed; the last good rules stay live\n", rw.path)
@@ -91,7 +91,7 @@ func (rw *rulesWatcher) report(format string, args ...any) {
 
 // status describes the rules in force for the banner.
 func (rw *rulesWatcher) status() string {
-	name, _, loaded := rw.rm.Source()
+	name, _, loaded := rw.rm.Base()
 	if loaded {
 		return name + " (hot-reloaded on change)"
 	}
@@ -99,7 +99,7 @@ func (rw *rulesWatcher) status() string {
 }
 
 func (rw *rulesWatcher) loaded() bool {
-	_, _, ok := rw.rm.Source()
+	_, _, ok := rw.rm.Base()
 	return ok
 }
 

@@ -25,9 +25,8 @@ import (
 //	POST    /emulator/v1/projects/{p}[/databases/{d}]:bulkDelete
 //	GET     /emulator/v1/projects/{p}[/databases/{d}]:ruleCoverage[.html]
 //
-// Like the emulator they need no credentials. Rules are one ruleset for the
-// whole server whichever project the URL names (the official emulator keeps
-// one per project).
+// Like the emulator they need no credentials, and rules are kept per
+// project: a PUT for one project leaves the others' rules alone.
 
 // rulesFile is a file of the emulator's Source message.
 type rulesFile struct {
@@ -127,9 +126,9 @@ func (h *httpHandler) emulator(w http.ResponseWriter, r *http.Request, p string)
 	case ep.documents && r.Method == http.MethodDelete:
 		h.clearData(w, r, ep)
 	case ep.method == "securityRules" && r.Method == http.MethodPut:
-		h.putRules(w, r)
+		h.putRules(w, r, ep)
 	case ep.method == "securityRules" && r.Method == http.MethodGet:
-		h.getRules(w)
+		h.getRules(w, ep)
 	case ep.method == "bulkDelete" && r.Method == http.MethodPost:
 		h.bulkDelete(w, r, ep)
 	case ep.method == "ruleCoverage" && r.Method == http.MethodGet:
@@ -146,7 +145,7 @@ func (h *httpHandler) emulator(w http.ResponseWriter, r *http.Request, p string)
 // putRules compiles and installs new rules. A compile error answers 400
 // with the emulator's "Error compiling rules:\nL1:53 …" message and keeps
 // the previous rules live; success answers the warnings as issues.
-func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request) {
+func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request, ep emulatorPath) {
 	data, err := readBody(r)
 	if err != nil {
 		writeError(w, err)
@@ -167,7 +166,7 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request) {
 	}
 	f := req.Rules.Files[0]
 	name := f.Name
-	diags, err := h.s.Rules().Set(name, f.Content)
+	diags, err := h.s.Rules().SetProject(ep.project, name, f.Content)
 	var ce *CompileError
 	if errors.As(err, &ce) {
 		writeError(w, status.Error(codes.InvalidArgument, ce.EmulatorMessage()))
@@ -177,7 +176,6 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	h.cov.reset()
 	out := rulesResponse{Issues: issues(name, diags)}
 	writeJSONValue(w, out)
 }
@@ -204,14 +202,14 @@ func issues(name string, diags source.Diagnostics) []rulesIssue {
 	return out
 }
 
-func (h *httpHandler) getRules(w http.ResponseWriter) {
-	name, text, loaded := h.s.Rules().Source()
+func (h *httpHandler) getRules(w http.ResponseWriter, ep emulatorPath) {
+	name, text, loaded := h.s.Rules().Source(ep.project)
 	if !loaded {
 		writeJSONValue(w, rulesResponse{})
 		return
 	}
 	writeJSONValue(w, rulesResponse{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: text}}},
-		Issues: issues(name, h.s.Rules().Warnings())})
+		Issues: issues(name, h.s.Rules().Warnings(ep.project))})
 }
 
 // clearData deletes every document of a database, or of the subtree a path

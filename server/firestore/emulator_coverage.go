@@ -1,7 +1,6 @@
 package firestore
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -33,12 +32,17 @@ import (
 // trace shortens or that have no JSON form here are given as
 // {"display": "<printed value>"}.
 
-// coverage counts evaluations of the live rules.
+// coverage counts evaluations of each project's live rules.
 type coverage struct {
 	s *Server
 
-	mu     sync.Mutex
-	inner  engine.Rules           // the gate the counts are about
+	mu        sync.Mutex
+	byProject map[string]*projectCoverage
+}
+
+// projectCoverage is one project's counts for the rules that made them.
+type projectCoverage struct {
+	rules  *liveRules
 	counts map[string]*exprCounts // by exprKey
 }
 
@@ -48,68 +52,36 @@ type exprCounts struct {
 	n     map[string]int // value JSON -> count
 }
 
-func newCoverage(s *Server) *coverage { return &coverage{s: s, counts: map[string]*exprCounts{}} }
-
-// coverageRules is the engine's gate wrapped by a recorder.
-type coverageRules struct {
-	inner engine.Rules
-	cov   *coverage
-}
-
-// Authorize implements engine.Rules.
-func (c *coverageRules) Authorize(ctx context.Context, req *engine.AuthzRequest) engine.Decision {
-	d := c.inner.Authorize(ctx, req)
-	c.cov.record(c.inner, d)
-	return d
-}
-
-// install wraps the engine's current gate with the recorder unless it is
-// already wrapped; it runs on every request, so rules installed by other
-// means (a hot reload) are recorded from the next HTTP request on.
-func (c *coverage) install() {
-	e := c.s.opts.Engine
-	if e == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cur := e.Rules()
-	if cr, ok := cur.(*coverageRules); ok && cr.cov == c {
-		return
-	}
-	e.SetRules(&coverageRules{inner: cur, cov: c})
-}
-
-// reset forgets the counts (new rules were loaded) and records the new gate.
-func (c *coverage) reset() {
-	c.mu.Lock()
-	c.counts = map[string]*exprCounts{}
-	c.inner = nil
-	c.mu.Unlock()
-	c.install()
+// newCoverage starts recording every decision of the server's rules.
+func newCoverage(s *Server) *coverage {
+	c := &coverage{s: s, byProject: map[string]*projectCoverage{}}
+	s.Rules().Observe(c.record)
+	return c
 }
 
 func exprKey(line, col int, src string) string { return fmt.Sprintf("%d:%d:%s", line, col, src) }
 
-// record counts the expressions a decision evaluated.
-func (c *coverage) record(inner engine.Rules, d engine.Decision) {
+// record counts the expressions a decision evaluated; new rules for a
+// project start its counts afresh.
+func (c *coverage) record(project string, lr *liveRules, d engine.Decision) {
 	exp, ok := d.Explanation.(*fsrules.Decision)
 	if !ok {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.inner != inner {
-		c.inner = inner
-		c.counts = map[string]*exprCounts{}
+	pc := c.byProject[project]
+	if pc == nil || pc.rules != lr {
+		pc = &projectCoverage{rules: lr, counts: map[string]*exprCounts{}}
+		c.byProject[project] = pc
 	}
 	for _, r := range exp.Trace {
 		for _, x := range r.Expressions {
 			k := exprKey(x.Line, x.Column, x.Source)
-			ec := c.counts[k]
+			ec := pc.counts[k]
 			if ec == nil {
 				ec = &exprCounts{n: map[string]int{}}
-				c.counts[k] = ec
+				pc.counts[k] = ec
 			}
 			v := traceValue(x)
 			if ec.n[v] == 0 {
@@ -138,12 +110,13 @@ type coverageReport struct {
 	Report []*covNode   `json:"report,omitempty"`
 }
 
-// report builds the coverage tree of the live rules.
-func (c *coverage) report() coverageReport {
-	name, text, loaded := c.s.Rules().Source()
-	if !loaded {
+// report builds the coverage tree of project's live rules.
+func (c *coverage) report(project string) coverageReport {
+	lr := c.s.Rules().rules(project)
+	if lr == nil {
 		return coverageReport{}
 	}
+	name, text := lr.name, lr.text
 	if name == "" {
 		name = "firestore.rules"
 	}
@@ -184,8 +157,12 @@ func (c *coverage) report() coverageReport {
 	slices.SortStableFunc(roots, func(a, b ast.Expr) int { return a.Span().Start.Offset - b.Span().Start.Offset })
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	counts := map[string]*exprCounts{}
+	if pc := c.byProject[project]; pc != nil && pc.rules == lr {
+		counts = pc.counts
+	}
 	for _, e := range roots {
-		if n := c.node(text, e); n != nil {
+		if n := node(counts, text, e); n != nil {
 			out.Report = append(out.Report, n)
 		}
 	}
@@ -193,7 +170,7 @@ func (c *coverage) report() coverageReport {
 }
 
 // node builds the report node of e (nil for a literal).
-func (c *coverage) node(text string, e ast.Expr) *covNode {
+func node(counts map[string]*exprCounts, text string, e ast.Expr) *covNode {
 	for {
 		p, ok := e.(*ast.Paren)
 		if !ok {
@@ -214,13 +191,13 @@ func (c *coverage) node(text string, e ast.Expr) *covNode {
 	}
 	n := &covNode{SourcePosition: sourcePosition{Line: sp.Start.Line, Column: sp.Start.Column,
 		CurrentOffset: sp.Start.Offset, EndOffset: end}, source: traceSource(text, sp)}
-	if ec := c.counts[exprKey(sp.Start.Line, sp.Start.Column, n.source)]; ec != nil {
+	if ec := counts[exprKey(sp.Start.Line, sp.Start.Column, n.source)]; ec != nil {
 		for _, v := range ec.order {
 			n.Values = append(n.Values, covValue{Value: json.RawMessage(v), Count: ec.n[v]})
 		}
 	}
 	for _, ch := range children(e) {
-		if cn := c.node(text, ch); cn != nil {
+		if cn := node(counts, text, ch); cn != nil {
 			n.Children = append(n.Children, cn)
 		}
 	}
@@ -474,14 +451,14 @@ func (p *shownParser) str() (string, bool) {
 	return "", false
 }
 
-func (h *httpHandler) ruleCoverage(w http.ResponseWriter, _ emulatorPath) {
-	writeJSONValue(w, h.cov.report())
+func (h *httpHandler) ruleCoverage(w http.ResponseWriter, ep emulatorPath) {
+	writeJSONValue(w, h.cov.report(ep.project))
 }
 
 // ruleCoverageHTML renders the report for a person: the rules source, and
 // under it every evaluated expression with its values.
-func (h *httpHandler) ruleCoverageHTML(w http.ResponseWriter, _ emulatorPath) {
-	rep := h.cov.report()
+func (h *httpHandler) ruleCoverageHTML(w http.ResponseWriter, ep emulatorPath) {
+	rep := h.cov.report(ep.project)
 	var b strings.Builder
 	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><title>Firestore rule coverage</title>" +
 		"<style>body{font-family:sans-serif}pre{background:#f6f6f6;padding:1em}td{padding:2px 8px;vertical-align:top}.none{color:#999}code{white-space:pre-wrap}</style></head><body>")

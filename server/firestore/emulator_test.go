@@ -41,7 +41,7 @@ func TestEmulatorSecurityRules(t *testing.T) {
 				t.Errorf("issue %+v", is)
 			}
 		}
-		if _, text, _ := s.Rules().Source(); text != open {
+		if _, text, _ := s.Rules().Source("p"); text != open {
 			t.Errorf("rules not installed")
 		}
 		r = do(t, ts, "GET", path, "", "")
@@ -68,7 +68,7 @@ func TestEmulatorSecurityRules(t *testing.T) {
 			t.Errorf("%s: %d %s %q", c.name, r.status, st, msg)
 		}
 	}
-	if _, text, _ := s.Rules().Source(); text != open {
+	if _, text, _ := s.Rules().Source("p"); text != open {
 		t.Errorf("a bad PUT replaced the live rules")
 	}
 }

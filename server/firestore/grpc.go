@@ -37,6 +37,8 @@ type GRPC struct {
 
 	drainOnce sync.Once
 	drain     chan struct{}
+	// alsoDrain ends the port's WebChannel sessions with the streams.
+	alsoDrain func()
 }
 
 // NewGRPC returns the gRPC service of s.
@@ -50,7 +52,14 @@ func (g *GRPC) Register(r grpc.ServiceRegistrar) { pb.RegisterFirestoreServer(r,
 // Drain ends every open Listen and Write stream with UNAVAILABLE (clients
 // reconnect and resume) and refuses new ones, so a graceful shutdown does
 // not wait on long-lived streams.
-func (g *GRPC) Drain() { g.drainOnce.Do(func() { close(g.drain) }) }
+func (g *GRPC) Drain() {
+	g.drainOnce.Do(func() {
+		close(g.drain)
+		if g.alsoDrain != nil {
+			g.alsoDrain()
+		}
+	})
+}
 
 func (g *GRPC) draining() bool {
 	select {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"runtime/debug"
 
 	"google.golang.org/grpc"
@@ -24,23 +23,18 @@ const MaxMessageSize = 64 << 20
 // grpc.Server carrying the Firestore service) for HTTP/2 connections and
 // s's HTTP handler (REST, WebChannel, /emulator/v1) for HTTP/1.1. Call
 // Serve on the port; before shutting it down, Drain the service so open
-// Listen and Write streams end at once.
+// Listen and Write streams, and WebChannel sessions, end at once.
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
 		grpc.ChainUnaryInterceptor(recoverUnary), grpc.ChainStreamInterceptor(recoverStream)}, opts...)
 	g := grpc.NewServer(opts...)
 	svc := NewGRPC(s)
 	svc.Register(g)
-	return server.NewPort(l, g, HTTPHandler(s)), svc
-}
-
-// HTTPHandler returns s's HTTP/1.1 handler when the server has one (its
-// Handler method), and otherwise a handler that answers 404 to everything.
-func HTTPHandler(s *Server) http.Handler {
-	if h, ok := any(s).(interface{ Handler() http.Handler }); ok {
-		return h.Handler()
+	h := s.Handler()
+	if d, ok := h.(interface{ Drain() }); ok {
+		svc.alsoDrain = d.Drain
 	}
-	return http.NotFoundHandler()
+	return server.NewPort(l, g, h), svc
 }
 
 // recovered turns a panic in a handler into INTERNAL for that call only:

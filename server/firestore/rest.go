@@ -35,7 +35,6 @@ import (
 // returned value.
 func (s *Server) Handler() http.Handler {
 	h := &httpHandler{s: s, wc: newWebChannel(s), cov: newCoverage(s)}
-	h.cov.install()
 	return h
 }
 
@@ -64,7 +63,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, status.Errorf(codes.Internal, "internal error serving %s %s: %v", r.Method, r.URL.Path, v))
 		}
 	}()
-	h.cov.install()
 	setCORS(w, r)
 	if r.Method == http.MethodOptions {
 		preflight(w, r)

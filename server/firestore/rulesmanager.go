@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,24 +10,52 @@ import (
 	"github.com/pyric/pyric/rules/source"
 )
 
-// RulesManager holds the live firestore.rules of an engine: it compiles new
-// source, swaps it in only when it compiles (the last good rules stay live
-// otherwise), and remembers the source and its diagnostics for the
-// emulator's GET securityRules endpoint and for Studio.
+// RulesManager holds the live firestore.rules of an engine, per project
+// as the official emulator keeps them: the rules file (Set) applies to
+// every project, and rules loaded for one project through the emulator's
+// securityRules endpoint (SetProject) override it for that project. New
+// source is swapped in only when it compiles; the last good rules stay
+// live otherwise. The manager is the engine's rules gate: it routes each
+// request to its project's rules, or denies everything except admin when
+// none are loaded.
 type RulesManager struct {
 	engine *engine.Engine
 
-	mu     sync.Mutex
-	name   string // file name, e.g. firestore.rules
-	text   string // the live source; "" when no rules are loaded
-	loaded bool
-	diags  source.Diagnostics // warnings of the live rules
+	mu       sync.RWMutex
+	base     *liveRules
+	projects map[string]*liveRules
+	// home is the project whose endpoint override a new rules file
+	// replaces (the project `pyric serve` runs), as firebase-tools re-PUTs
+	// the file for its project.
+	home string
+	// observe, when set, sees every decision (rule coverage).
+	observe func(project string, lr *liveRules, d engine.Decision)
 }
 
-// NewRulesManager manages the rules of e. Until Set succeeds, the engine
-// keeps whatever gate it has (by default: deny everything except admin).
+// liveRules is one loaded ruleset.
+type liveRules struct {
+	name, text string
+	gate       *engine.RulesGate
+	diags      source.Diagnostics
+}
+
+// NewRulesManager manages the rules of e and installs itself as e's rules
+// gate. Until rules are set, client requests are denied (admin requests
+// bypass rules).
 func NewRulesManager(e *engine.Engine) *RulesManager {
-	return &RulesManager{engine: e}
+	m := &RulesManager{engine: e, projects: map[string]*liveRules{}}
+	if e != nil {
+		e.SetRules(m)
+	}
+	return m
+}
+
+// SetHomeProject names the project whose endpoint-loaded rules a new rules
+// file replaces.
+func (m *RulesManager) SetHomeProject(p string) {
+	m.mu.Lock()
+	m.home = p
+	m.mu.Unlock()
 }
 
 // CompileError is returned by Set for source that does not compile.
@@ -63,36 +92,114 @@ func (e *CompileError) EmulatorMessage() string {
 	return b.String()
 }
 
-// Set compiles text and, when it compiles, makes it the live rules. It
-// returns the diagnostics (warnings included); on a compile error the
-// previous rules stay live and the error is a *CompileError.
-func (m *RulesManager) Set(name, text string) (source.Diagnostics, error) {
+func compile(name, text string) (*liveRules, source.Diagnostics, error) {
 	if name == "" {
 		name = "firestore.rules"
 	}
 	f := source.NewFile(name, text)
 	gate, diags := engine.NewRulesGate(f)
 	if gate == nil {
-		return diags, &CompileError{File: f, Diags: diags}
+		return nil, diags, &CompileError{File: f, Diags: diags}
+	}
+	return &liveRules{name: name, text: text, gate: gate, diags: diags}, diags, nil
+}
+
+// Set compiles the rules file and, when it compiles, makes it the rules of
+// every project without rules of its own (and of the home project). It
+// returns the diagnostics (warnings included); on a compile error the
+// previous rules stay live and the error is a *CompileError.
+func (m *RulesManager) Set(name, text string) (source.Diagnostics, error) {
+	lr, diags, err := compile(name, text)
+	if err != nil {
+		return diags, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.engine.SetRules(gate)
-	m.name, m.text, m.loaded, m.diags = name, text, true, diags
+	m.base = lr
+	delete(m.projects, m.home)
+	m.mu.Unlock()
+	m.recheck()
 	return diags, nil
 }
 
-// Source returns the live rules' file name and text, and whether any rules
-// are loaded.
-func (m *RulesManager) Source() (name, text string, loaded bool) {
+// SetProject compiles rules for one project, as the emulator's PUT
+// securityRules endpoint does.
+func (m *RulesManager) SetProject(project, name, text string) (source.Diagnostics, error) {
+	lr, diags, err := compile(name, text)
+	if err != nil {
+		return diags, err
+	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.name, m.text, m.loaded
+	m.projects[project] = lr
+	m.mu.Unlock()
+	m.recheck()
+	return diags, nil
 }
 
-// Warnings returns the live rules' non-fatal diagnostics.
-func (m *RulesManager) Warnings() source.Diagnostics {
+// recheck makes the engine re-judge its listeners under the new rules.
+func (m *RulesManager) recheck() {
+	if m.engine != nil {
+		m.engine.SetRules(m)
+	}
+}
+
+// rules returns the project's live rules, or nil.
+func (m *RulesManager) rules(project string) *liveRules {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if lr := m.projects[project]; lr != nil {
+		return lr
+	}
+	return m.base
+}
+
+// Source returns the file name and text of the rules live for project, and
+// whether any are loaded.
+func (m *RulesManager) Source(project string) (name, text string, loaded bool) {
+	lr := m.rules(project)
+	if lr == nil {
+		return "", "", false
+	}
+	return lr.name, lr.text, true
+}
+
+// Base returns the rules file's name and text (the rules of every project
+// without its own), and whether one is loaded.
+func (m *RulesManager) Base() (name, text string, loaded bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.base == nil {
+		return "", "", false
+	}
+	return m.base.name, m.base.text, true
+}
+
+// Warnings returns the non-fatal diagnostics of project's live rules.
+func (m *RulesManager) Warnings(project string) source.Diagnostics {
+	if lr := m.rules(project); lr != nil {
+		return lr.diags
+	}
+	return nil
+}
+
+// Authorize implements engine.Rules: the request's project's rules decide.
+func (m *RulesManager) Authorize(ctx context.Context, req *engine.AuthzRequest) engine.Decision {
+	lr := m.rules(req.Database.Project)
+	if lr == nil {
+		return engine.NoRules{}.Authorize(ctx, req)
+	}
+	d := lr.gate.Authorize(ctx, req)
+	m.mu.RLock()
+	observe := m.observe
+	m.mu.RUnlock()
+	if observe != nil {
+		observe(req.Database.Project, lr, d)
+	}
+	return d
+}
+
+// Observe registers fn to see every decision with the rules that made it.
+func (m *RulesManager) Observe(fn func(project string, lr *liveRules, d engine.Decision)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.diags
+	m.observe = fn
+	m.mu.Unlock()
 }

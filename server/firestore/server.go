@@ -24,8 +24,9 @@ import (
 type Options struct {
 	// Engine serves every project and database routed to it.
 	Engine *engine.Engine
-	// Rules loads and hot-swaps firestore.rules for the engine; the
-	// emulator's securityRules endpoints use it. Required.
+	// Rules loads and hot-swaps firestore.rules for the engine, per
+	// project; the emulator's securityRules endpoints use it. Nil makes
+	// one whose rules file applies to every project.
 	Rules *RulesManager
 	// DefaultProject is used when a request names none.
 	DefaultProject string
@@ -40,6 +41,7 @@ type Server struct {
 func New(opts Options) *Server {
 	if opts.Rules == nil {
 		opts.Rules = NewRulesManager(opts.Engine)
+		opts.Rules.SetHomeProject(opts.DefaultProject)
 	}
 	return &Server{opts: opts}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
@@ -42,7 +43,43 @@ func TestRulesManagerKeepsLastGoodRules(t *testing.T) {
 	if !strings.HasPrefix(ce.EmulatorMessage(), "Error compiling rules:\nL1:") || !strings.Contains(ce.Error(), "firestore.rules:1:") {
 		t.Errorf("messages: %q / %q", ce.EmulatorMessage(), ce.Error())
 	}
-	if _, text, loaded := m.Source(); !loaded || text != good {
+	if _, text, loaded := m.Source("any"); !loaded || text != good {
 		t.Errorf("last good rules not kept")
+	}
+}
+
+// TestRulesPerProject: rules loaded for one project (the emulator's PUT
+// securityRules) leave the others on the rules file; a new rules file
+// replaces the home project's override.
+func TestRulesPerProject(t *testing.T) {
+	e := engine.New(engine.Options{})
+	m := NewRulesManager(e)
+	m.SetHomeProject("home")
+	open := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
+	closed := strings.Replace(open, "allow read;", "allow read: if false;", 1)
+	if _, err := m.Set("firestore.rules", closed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetProject("a", "firestore.rules", open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetProject("home", "firestore.rules", open); err != nil {
+		t.Fatal(err)
+	}
+	get := func(project string) bool {
+		_, err := e.GetDocument(context.Background(), identity.Anonymous(), &pb.GetDocumentRequest{Name: "projects/" + project + "/databases/(default)/documents/x/y"})
+		return engine.Code(err) != codes.PermissionDenied
+	}
+	if !get("a") || get("b") || !get("home") {
+		t.Errorf("a %v b %v home %v, want true false true", get("a"), get("b"), get("home"))
+	}
+	if _, text, _ := m.Source("b"); text != closed {
+		t.Error("b does not report the rules file")
+	}
+	if _, err := m.Set("firestore.rules", closed); err != nil {
+		t.Fatal(err)
+	}
+	if !get("a") || get("home") {
+		t.Errorf("after a new rules file: a %v home %v, want true false", get("a"), get("home"))
 	}
 }

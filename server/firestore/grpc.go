@@ -140,180 +140,111 @@ func routingParams(v string) (string, bool) {
 	return "", false
 }
 
-// GetDocument implements pb.FirestoreServer.
-func (g *GRPC) GetDocument(ctx context.Context, req *pb.GetDocumentRequest) (*pb.Document, error) {
+// unary runs one engine call for a unary RPC: the caller's identity from
+// the metadata, the call, and its error through Status.
+func unary[Req, Resp any](ctx context.Context, req Req, f func(context.Context, identity.Identity, Req) (Resp, error)) (Resp, error) {
 	who, err := call(ctx)
 	if err != nil {
-		return nil, err
+		var zero Resp
+		return zero, err
 	}
-	d, err := g.s.opts.Engine.GetDocument(ctx, who, req)
-	return d, Err(err)
+	r, err := f(ctx, who, req)
+	return r, Err(err)
+}
+
+// serverStream runs one engine call for a server-streaming RPC and sends
+// its responses in order.
+func serverStream[Req, Resp any](ctx context.Context, req Req, send func(Resp) error, f func(context.Context, identity.Identity, Req) ([]Resp, error)) error {
+	rs, err := unary(ctx, req, f)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := send(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetDocument implements pb.FirestoreServer.
+func (g *GRPC) GetDocument(ctx context.Context, req *pb.GetDocumentRequest) (*pb.Document, error) {
+	return unary(ctx, req, g.s.opts.Engine.GetDocument)
 }
 
 // ListDocuments implements pb.FirestoreServer.
 func (g *GRPC) ListDocuments(ctx context.Context, req *pb.ListDocumentsRequest) (*pb.ListDocumentsResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := g.s.opts.Engine.ListDocuments(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.ListDocuments)
 }
 
 // CreateDocument implements pb.FirestoreServer.
 func (g *GRPC) CreateDocument(ctx context.Context, req *pb.CreateDocumentRequest) (*pb.Document, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d, err := g.s.opts.Engine.CreateDocument(ctx, who, req)
-	return d, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.CreateDocument)
 }
 
 // UpdateDocument implements pb.FirestoreServer.
 func (g *GRPC) UpdateDocument(ctx context.Context, req *pb.UpdateDocumentRequest) (*pb.Document, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d, err := g.s.opts.Engine.UpdateDocument(ctx, who, req)
-	return d, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.UpdateDocument)
 }
 
 // DeleteDocument implements pb.FirestoreServer.
 func (g *GRPC) DeleteDocument(ctx context.Context, req *pb.DeleteDocumentRequest) (*emptypb.Empty, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.s.opts.Engine.DeleteDocument(ctx, who, req); err != nil {
-		return nil, Err(err)
-	}
-	return &emptypb.Empty{}, nil
+	return unary(ctx, req, func(ctx context.Context, who identity.Identity, req *pb.DeleteDocumentRequest) (*emptypb.Empty, error) {
+		return &emptypb.Empty{}, g.s.opts.Engine.DeleteDocument(ctx, who, req)
+	})
 }
 
 // BatchGetDocuments implements pb.FirestoreServer.
 func (g *GRPC) BatchGetDocuments(req *pb.BatchGetDocumentsRequest, stream pb.Firestore_BatchGetDocumentsServer) error {
 	ctx := stream.Context()
-	who, err := call(ctx)
-	if err != nil {
-		return err
-	}
 	req.Database = g.database(ctx, req.GetDatabase())
-	rs, err := g.s.opts.Engine.BatchGetDocuments(ctx, who, req)
-	if err != nil {
-		return Err(err)
-	}
-	for _, r := range rs {
-		if err := stream.Send(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return serverStream(ctx, req, stream.Send, g.s.opts.Engine.BatchGetDocuments)
 }
 
 // BeginTransaction implements pb.FirestoreServer.
 func (g *GRPC) BeginTransaction(ctx context.Context, req *pb.BeginTransactionRequest) (*pb.BeginTransactionResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
 	req.Database = g.database(ctx, req.GetDatabase())
-	r, err := g.s.opts.Engine.BeginTransaction(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.BeginTransaction)
 }
 
 // Commit implements pb.FirestoreServer.
 func (g *GRPC) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
 	req.Database = g.database(ctx, req.GetDatabase())
-	r, err := g.s.opts.Engine.Commit(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.Commit)
 }
 
 // Rollback implements pb.FirestoreServer.
 func (g *GRPC) Rollback(ctx context.Context, req *pb.RollbackRequest) (*emptypb.Empty, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
 	req.Database = g.database(ctx, req.GetDatabase())
-	if err := g.s.opts.Engine.Rollback(ctx, who, req); err != nil {
-		return nil, Err(err)
-	}
-	return &emptypb.Empty{}, nil
+	return unary(ctx, req, func(ctx context.Context, who identity.Identity, req *pb.RollbackRequest) (*emptypb.Empty, error) {
+		return &emptypb.Empty{}, g.s.opts.Engine.Rollback(ctx, who, req)
+	})
 }
 
 // RunQuery implements pb.FirestoreServer.
 func (g *GRPC) RunQuery(req *pb.RunQueryRequest, stream pb.Firestore_RunQueryServer) error {
-	ctx := stream.Context()
-	who, err := call(ctx)
-	if err != nil {
-		return err
-	}
-	rs, err := g.s.opts.Engine.RunQuery(ctx, who, req)
-	if err != nil {
-		return Err(err)
-	}
-	for _, r := range rs {
-		if err := stream.Send(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return serverStream(stream.Context(), req, stream.Send, g.s.opts.Engine.RunQuery)
 }
 
 // RunAggregationQuery implements pb.FirestoreServer.
 func (g *GRPC) RunAggregationQuery(req *pb.RunAggregationQueryRequest, stream pb.Firestore_RunAggregationQueryServer) error {
-	ctx := stream.Context()
-	who, err := call(ctx)
-	if err != nil {
-		return err
-	}
-	rs, err := g.s.opts.Engine.RunAggregationQuery(ctx, who, req)
-	if err != nil {
-		return Err(err)
-	}
-	for _, r := range rs {
-		if err := stream.Send(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return serverStream(stream.Context(), req, stream.Send, g.s.opts.Engine.RunAggregationQuery)
 }
 
 // PartitionQuery implements pb.FirestoreServer.
 func (g *GRPC) PartitionQuery(ctx context.Context, req *pb.PartitionQueryRequest) (*pb.PartitionQueryResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := g.s.opts.Engine.PartitionQuery(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.PartitionQuery)
 }
 
 // ListCollectionIds implements pb.FirestoreServer.
 func (g *GRPC) ListCollectionIds(ctx context.Context, req *pb.ListCollectionIdsRequest) (*pb.ListCollectionIdsResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := g.s.opts.Engine.ListCollectionIds(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.ListCollectionIds)
 }
 
 // BatchWrite implements pb.FirestoreServer.
 func (g *GRPC) BatchWrite(ctx context.Context, req *pb.BatchWriteRequest) (*pb.BatchWriteResponse, error) {
-	who, err := call(ctx)
-	if err != nil {
-		return nil, err
-	}
 	req.Database = g.database(ctx, req.GetDatabase())
-	r, err := g.s.opts.Engine.BatchWrite(ctx, who, req)
-	return r, Err(err)
+	return unary(ctx, req, g.s.opts.Engine.BatchWrite)
 }
 
 // Write implements the bidirectional write stream the JS SDK uses for

@@ -32,8 +32,25 @@ func NewRulesGate(file *source.File) (*RulesGate, source.Diagnostics) {
 // Ruleset returns the compiled rules.
 func (g *RulesGate) Ruleset() *fsrules.Ruleset { return g.rs }
 
-// Authorize implements Rules.
-func (g *RulesGate) Authorize(_ context.Context, req *AuthzRequest) Decision {
+// Authorize implements Rules. An allowed request is decided without
+// sub-expression traces; a denied one is decided again with them, so its
+// explanation is complete (lookups read the same state: the engine holds
+// the database while it authorizes).
+func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
+	d := g.authorize(req, false)
+	if d.Verdict != Allow {
+		d = g.authorize(req, true)
+	}
+	return d
+}
+
+// AuthorizeTraced decides with the full sub-expression trace, allowed or
+// not (rule coverage reads it).
+func (g *RulesGate) AuthorizeTraced(_ context.Context, req *AuthzRequest) Decision {
+	return g.authorize(req, true)
+}
+
+func (g *RulesGate) authorize(req *AuthzRequest, trace bool) Decision {
 	r := &fsrules.Request{
 		Method:   string(req.Method),
 		Database: req.Database.Database,
@@ -62,7 +79,12 @@ func (g *RulesGate) Authorize(_ context.Context, req *AuthzRequest) Decision {
 			r.Path = collectionGroupPath(q)
 		}
 	}
-	d := g.rs.Decide(r)
+	var d *fsrules.Decision
+	if trace {
+		d = g.rs.Decide(r)
+	} else {
+		d = g.rs.DecideFast(r)
+	}
 	out := Decision{Explanation: d, Reason: reason(d, string(req.Method))}
 	switch d.Outcome {
 	case sim.Allow:

@@ -69,7 +69,7 @@ func TestRulesGateThroughTheEngine(t *testing.T) {
 		t.Fatalf("no denial on %v", err)
 	}
 	dec, ok := d.Decision.Explanation.(*fsrules.Decision)
-	if !ok || dec.Outcome != sim.Deny || len(dec.Trace) == 0 || dec.Trace[0].Line != 6 {
+	if !ok || dec.Outcome != sim.Deny || len(dec.Trace) == 0 || dec.Trace[0].Line != 6 || len(dec.Trace[0].Expressions) == 0 {
 		t.Errorf("explanation = %#v", d.Decision.Explanation)
 	}
 

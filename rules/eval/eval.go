@@ -69,6 +69,9 @@ func (r *Run) Count() int { return r.count }
 // Exhausted reports whether the expression budget ran out.
 func (r *Run) Exhausted() bool { return r.exhausted }
 
+// traceValueLimit bounds how much of each traced value is rendered.
+const traceValueLimit = 120
+
 // maxTrace bounds the trace of one rule so explanations stay readable.
 const maxTrace = 400
 
@@ -191,7 +194,7 @@ func (r *Run) fill(i int, v value.Value) {
 		r.trace[i].Error = e.Message
 		return
 	}
-	r.trace[i].Value = value.Show(v)
+	r.trace[i].Value = value.ShowLimit(v, traceValueLimit)
 }
 
 func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {

@@ -156,16 +156,24 @@ type Decision struct {
 // Allowed reports whether the request is allowed.
 func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
 
-// Decide evaluates the request against the ruleset. It never panics: an
-// internal failure denies, with a note saying so.
-func (r *Ruleset) Decide(req *Request) (d *Decision) {
+// Decide evaluates the request against the ruleset, with the full
+// sub-expression trace. It never panics: an internal failure denies, with
+// a note saying so.
+func (r *Ruleset) Decide(req *Request) *Decision { return r.safeDecide(req, true) }
+
+// DecideFast is Decide without the sub-expression traces (every evaluated
+// rule is still listed with its verdict, line and message); it is several
+// times faster, for hot paths that explain only denials.
+func (r *Ruleset) DecideFast(req *Request) *Decision { return r.safeDecide(req, false) }
+
+func (r *Ruleset) safeDecide(req *Request, trace bool) (d *Decision) {
 	defer func() {
 		if p := recover(); p != nil {
 			d = &Decision{Outcome: sim.Deny, Deciding: -1,
 				Notes: []string{fmt.Sprintf("internal error in the rules engine (please report it): %v", p)}}
 		}
 	}()
-	return r.decide(req, true)
+	return r.decide(req, trace)
 }
 
 // maxDisjunctions bounds the expansion of in filters, as Firestore bounds

@@ -224,12 +224,22 @@ func FormatFloat(f float64) string {
 // Show renders a value in rules syntax for traces and messages.
 func Show(v Value) string {
 	var b strings.Builder
-	show(&b, v, 0)
+	show(&b, v, 0, -1)
 	return b.String()
 }
 
-func show(b *strings.Builder, v Value, depth int) {
-	if depth > 20 {
+// ShowLimit renders a value like Show but stops adding elements once about
+// limit bytes are written, ending with "…": traces show every evaluated
+// sub-expression, and rendering a whole document at each would dominate
+// the cost of a decision.
+func ShowLimit(v Value, limit int) string {
+	var b strings.Builder
+	show(&b, v, 0, limit)
+	return b.String()
+}
+
+func show(b *strings.Builder, v Value, depth, limit int) {
+	if depth > 20 || (limit >= 0 && b.Len() > limit) {
 		b.WriteString("…")
 		return
 	}
@@ -266,7 +276,11 @@ func show(b *strings.Builder, v Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			show(b, x, depth+1)
+			if limit >= 0 && b.Len() > limit {
+				b.WriteString("…")
+				break
+			}
+			show(b, x, depth+1, limit)
 		}
 		b.WriteString("]")
 	case Set:
@@ -275,7 +289,11 @@ func show(b *strings.Builder, v Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			show(b, x, depth+1)
+			if limit >= 0 && b.Len() > limit {
+				b.WriteString("…")
+				break
+			}
+			show(b, x, depth+1, limit)
 		}
 		b.WriteString("])")
 	case Map:
@@ -284,15 +302,19 @@ func show(b *strings.Builder, v Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
+			if limit >= 0 && b.Len() > limit {
+				b.WriteString("…")
+				break
+			}
 			b.WriteString(quote(k) + ": ")
-			show(b, v[k], depth+1)
+			show(b, v[k], depth+1, limit)
 		}
 		b.WriteString("}")
 	case MapDiff:
 		b.WriteString("map_diff(")
-		show(b, v.From, depth+1)
+		show(b, v.From, depth+1, limit)
 		b.WriteString(", ")
-		show(b, v.To, depth+1)
+		show(b, v.To, depth+1, limit)
 		b.WriteString(")")
 	case Constraint:
 		b.WriteString("<any value of " + v.Desc() + ">")

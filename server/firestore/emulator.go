@@ -176,6 +176,7 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request, ep emulat
 		writeError(w, err)
 		return
 	}
+	h.cov.start()
 	out := rulesResponse{Issues: issues(name, diags)}
 	writeJSONValue(w, out)
 }

@@ -36,6 +36,7 @@ import (
 type coverage struct {
 	s *Server
 
+	startOnce sync.Once
 	mu        sync.Mutex
 	byProject map[string]*projectCoverage
 }
@@ -52,11 +53,17 @@ type exprCounts struct {
 	n     map[string]int // value JSON -> count
 }
 
-// newCoverage starts recording every decision of the server's rules.
+// newCoverage prepares rule coverage; it records once started.
 func newCoverage(s *Server) *coverage {
-	c := &coverage{s: s, byProject: map[string]*projectCoverage{}}
-	s.Rules().Observe(c.record)
-	return c
+	return &coverage{s: s, byProject: map[string]*projectCoverage{}}
+}
+
+// start records every decision from now on. Coverage starts when rules are
+// loaded through the emulator endpoint (as @firebase/rules-unit-testing and
+// firebase-tools do before a test run) or when a report is first asked
+// for, because tracing every decision costs several times an untraced one.
+func (c *coverage) start() {
+	c.startOnce.Do(func() { c.s.Rules().Observe(c.record) })
 }
 
 func exprKey(line, col int, src string) string { return fmt.Sprintf("%d:%d:%s", line, col, src) }
@@ -452,12 +459,14 @@ func (p *shownParser) str() (string, bool) {
 }
 
 func (h *httpHandler) ruleCoverage(w http.ResponseWriter, ep emulatorPath) {
+	h.cov.start()
 	writeJSONValue(w, h.cov.report(ep.project))
 }
 
 // ruleCoverageHTML renders the report for a person: the rules source, and
 // under it every evaluated expression with its values.
 func (h *httpHandler) ruleCoverageHTML(w http.ResponseWriter, ep emulatorPath) {
+	h.cov.start()
 	rep := h.cov.report(ep.project)
 	var b strings.Builder
 	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><title>Firestore rule coverage</title>" +

@@ -187,17 +187,20 @@ func (m *RulesManager) Authorize(ctx context.Context, req *engine.AuthzRequest) 
 	if lr == nil {
 		return engine.NoRules{}.Authorize(ctx, req)
 	}
-	d := lr.gate.Authorize(ctx, req)
 	m.mu.RLock()
 	observe := m.observe
 	m.mu.RUnlock()
-	if observe != nil {
-		observe(req.Database.Project, lr, d)
+	if observe == nil {
+		return lr.gate.Authorize(ctx, req)
 	}
+	d := lr.gate.AuthorizeTraced(ctx, req)
+	observe(req.Database.Project, lr, d)
 	return d
 }
 
-// Observe registers fn to see every decision with the rules that made it.
+// Observe registers fn to see every decision, fully traced, with the rules
+// that made it. Tracing every decision costs several times an untraced
+// one, so only rule coverage observes, and only once asked for.
 func (m *RulesManager) Observe(fn func(project string, lr *liveRules, d engine.Decision)) {
 	m.mu.Lock()
 	m.observe = fn

@@ -149,51 +149,7 @@ func TestFirestoreRulesLintSARIF(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	var log struct {
-		Schema  string `json:"$schema"`
-		Version string `json:"version"`
-		Runs    []struct {
-			Tool struct {
-				Driver struct {
-					Name  string `json:"name"`
-					Rules []struct {
-						ID               string `json:"id"`
-						ShortDescription struct {
-							Text string `json:"text"`
-						} `json:"shortDescription"`
-					} `json:"rules"`
-				} `json:"driver"`
-			} `json:"tool"`
-			Results []struct {
-				RuleID  string `json:"ruleId"`
-				Level   string `json:"level"`
-				Message struct {
-					Text string `json:"text"`
-				} `json:"message"`
-				Locations []struct {
-					PhysicalLocation struct {
-						ArtifactLocation struct {
-							URI string `json:"uri"`
-						} `json:"artifactLocation"`
-						Region struct {
-							StartLine, StartColumn, EndLine, EndColumn int
-						} `json:"region"`
-					} `json:"physicalLocation"`
-				} `json:"locations"`
-				Fixes []struct {
-					Description struct {
-						Text string `json:"text"`
-					} `json:"description"`
-				} `json:"fixes"`
-			} `json:"results"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal([]byte(out), &log); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
-	}
-	if log.Version != "2.1.0" || !strings.Contains(log.Schema, "sarif-2.1.0") || len(log.Runs) != 1 {
-		t.Fatalf("not a SARIF 2.1.0 log with one run: %s", out)
-	}
+	log := decodeSARIF(t, out)
 	run := log.Runs[0]
 	if run.Tool.Driver.Name != "pyric firestore rules lint" || len(run.Tool.Driver.Rules) == 0 {
 		t.Errorf("driver = %+v", run.Tool.Driver)

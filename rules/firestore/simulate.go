@@ -1,7 +1,6 @@
 package firestore
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -95,12 +94,12 @@ func (c *Case) request(now time.Time) (*Request, error) {
 	path := strings.Trim(c.Path, "/")
 	path = strings.TrimPrefix(path, "databases/(default)/documents/")
 	req := &Request{Method: method, Path: path, Time: t, TestAPI: true}
-	if isPresent(c.Auth) {
+	if sim.Present(c.Auth) {
 		var a struct {
 			UID   string         `json:"uid"`
 			Token map[string]any `json:"token"`
 		}
-		if err := decode(c.Auth, &a); err != nil {
+		if err := sim.Decode(c.Auth, &a); err != nil {
 			return nil, fmt.Errorf("auth: %v", err)
 		}
 		token, err := revive(a.Token, t)
@@ -110,14 +109,14 @@ func (c *Case) request(now time.Time) (*Request, error) {
 		tm, _ := token.(map[string]any)
 		req.Auth = &Auth{UID: a.UID, Token: tm}
 	}
-	if isPresent(c.Data) {
+	if sim.Present(c.Data) {
 		m, err := docData(c.Data, t)
 		if err != nil {
 			return nil, fmt.Errorf("data: %v", err)
 		}
 		req.After = m
 	}
-	if isPresent(c.Resource) {
+	if sim.Present(c.Resource) {
 		m, err := docData(c.Resource, t)
 		if err != nil {
 			return nil, fmt.Errorf("resource: %v", err)
@@ -126,7 +125,7 @@ func (c *Case) request(now time.Time) (*Request, error) {
 	}
 	if c.Query != nil {
 		q := &Query{Limit: c.Query.Limit, Offset: c.Query.Offset, OrderBy: map[string]string{}}
-		if isPresent(c.Query.OrderBy) {
+		if sim.Present(c.Query.OrderBy) {
 			var s string
 			var m map[string]string
 			switch {
@@ -178,20 +177,9 @@ type mockDoc struct {
 	exists bool
 }
 
-func isPresent(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null"
-}
-
-func decode(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
-
 func docData(raw json.RawMessage, now time.Time) (value.Map, error) {
 	var m map[string]any
-	if err := decode(raw, &m); err != nil {
+	if err := sim.Decode(raw, &m); err != nil {
 		return nil, fmt.Errorf("must be a JSON object: %v", err)
 	}
 	revived, err := revive(m, now)

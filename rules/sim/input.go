@@ -19,9 +19,7 @@ type Input[C any] struct {
 // one a float.
 func ParseInput[C any](b []byte) (*Input[C], error) {
 	var in Input[C]
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil {
+	if err := Decode(b, &in); err != nil {
 		return nil, fmt.Errorf("input is not valid JSON: %w", err)
 	}
 	if in.Source == "" {
@@ -54,4 +52,17 @@ func Run[C any](cases []C, prepare func(c *C) (run func() Case, err error)) (*Re
 		rep.Add(c)
 	}
 	return rep, nil
+}
+
+// Decode decodes JSON into v keeping numbers exact (json.Number).
+func Decode(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// Present reports whether a case field was given: neither absent nor null.
+func Present(raw json.RawMessage) bool {
+	s := string(bytes.TrimSpace(raw))
+	return s != "" && s != "null"
 }

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -104,12 +103,12 @@ func (c *Case) Request(now time.Time) (*Request, error) {
 		t = parsed
 	}
 	req := &Request{Method: method, Bucket: bucket, Path: strings.Trim(path, "/"), Time: t, TestAPI: true}
-	if isPresent(c.Auth) {
+	if sim.Present(c.Auth) {
 		var a struct {
 			UID   string         `json:"uid"`
 			Token map[string]any `json:"token"`
 		}
-		if err := decode(c.Auth, &a); err != nil {
+		if err := sim.Decode(c.Auth, &a); err != nil {
 			return nil, fmt.Errorf("auth: must be {uid, token?}: %v", err)
 		}
 		if _, err := value.FromGo(a.Token); err != nil {
@@ -117,14 +116,14 @@ func (c *Case) Request(now time.Time) (*Request, error) {
 		}
 		req.Auth = &Auth{UID: a.UID, Token: a.Token}
 	}
-	if isPresent(c.Resource) {
+	if sim.Present(c.Resource) {
 		o, err := decodeObject(c.Resource)
 		if err != nil {
 			return nil, fmt.Errorf("resource.%v", err)
 		}
 		req.Incoming = o
 	}
-	if isPresent(c.ExistingResource) {
+	if sim.Present(c.ExistingResource) {
 		o, err := decodeObject(c.ExistingResource)
 		if err != nil {
 			return nil, fmt.Errorf("existingResource.%v", err)
@@ -172,20 +171,9 @@ type mockDoc struct {
 	exists bool
 }
 
-func isPresent(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s != "" && s != "null"
-}
-
-func decode(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
-
 func docData(raw json.RawMessage) (value.Map, error) {
 	var m map[string]any
-	if err := decode(raw, &m); err != nil {
+	if err := sim.Decode(raw, &m); err != nil {
 		return nil, fmt.Errorf("must be a JSON object: %v", err)
 	}
 	v, err := value.FromGo(m)
@@ -217,7 +205,7 @@ var fieldHints = map[string]string{
 // is an error rather than a property rules could never see.
 func decodeObject(raw json.RawMessage) (*Object, error) {
 	var m map[string]json.RawMessage
-	if err := decode(raw, &m); err != nil {
+	if err := sim.Decode(raw, &m); err != nil {
 		return nil, fmt.Errorf("json: must be an object such as {\"size\": 1024, \"contentType\": \"image/png\"}")
 	}
 	keys := make([]string, 0, len(m))
@@ -228,7 +216,7 @@ func decodeObject(raw json.RawMessage) (*Object, error) {
 	o := &Object{}
 	for _, k := range keys {
 		raw := m[k]
-		if !isPresent(raw) {
+		if !sim.Present(raw) {
 			continue
 		}
 		var err error
@@ -264,7 +252,7 @@ func decodeObject(raw json.RawMessage) (*Object, error) {
 		case "updated":
 			o.Updated, err = decodeTime(raw)
 		case "metadata":
-			if err = decode(raw, &o.Metadata); err != nil {
+			if err = sim.Decode(raw, &o.Metadata); err != nil {
 				err = fmt.Errorf("custom metadata is an object of string values")
 			}
 		default:
@@ -292,7 +280,7 @@ func decodeString(raw json.RawMessage, s *string) error {
 // string of digits.
 func decodeInt(raw json.RawMessage) (int64, error) {
 	var n json.Number
-	if err := decode(raw, &n); err == nil {
+	if err := sim.Decode(raw, &n); err == nil {
 		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
 			return i, nil
 		}

@@ -25,6 +25,26 @@ type consistency struct {
 	readTime *timestamppb.Timestamp
 }
 
+// consistencyOf reads a request's consistency selector (transaction, new
+// transaction or read time) through the getters protoc generates for it.
+func consistencyOf(req any) consistency {
+	var c consistency
+	if r, ok := req.(interface{ GetTransaction() []byte }); ok {
+		c.txid = r.GetTransaction()
+	}
+	if r, ok := req.(interface {
+		GetNewTransaction() *pb.TransactionOptions
+	}); ok {
+		c.newTxn = r.GetNewTransaction()
+	}
+	if r, ok := req.(interface {
+		GetReadTime() *timestamppb.Timestamp
+	}); ok {
+		c.readTime = r.GetReadTime()
+	}
+	return c
+}
+
 // readView is where a read happens: the time to read at (or the current
 // state) and the transaction to record reads in.
 type readView struct {
@@ -107,13 +127,7 @@ func (db *database) lockFor(c consistency) func() {
 
 // GetDocument reads one document.
 func (e *Engine) GetDocument(ctx context.Context, who identity.Identity, req *pb.GetDocumentRequest) (*pb.Document, error) {
-	c := consistency{}
-	switch x := req.GetConsistencySelector().(type) {
-	case *pb.GetDocumentRequest_Transaction:
-		c.txid = x.Transaction
-	case *pb.GetDocumentRequest_ReadTime:
-		c.readTime = x.ReadTime
-	}
+	c := consistencyOf(req)
 	resp, err := e.batchGet(ctx, who, req.GetName(), []string{req.GetName()}, req.GetMask(), c)
 	if err != nil {
 		return nil, err
@@ -126,15 +140,7 @@ func (e *Engine) GetDocument(ctx context.Context, who identity.Identity, req *pb
 
 // BatchGetDocuments reads documents; the responses follow the request order.
 func (e *Engine) BatchGetDocuments(ctx context.Context, who identity.Identity, req *pb.BatchGetDocumentsRequest) ([]*pb.BatchGetDocumentsResponse, error) {
-	c := consistency{}
-	switch x := req.GetConsistencySelector().(type) {
-	case *pb.BatchGetDocumentsRequest_Transaction:
-		c.txid = x.Transaction
-	case *pb.BatchGetDocumentsRequest_NewTransaction:
-		c.newTxn = x.NewTransaction
-	case *pb.BatchGetDocumentsRequest_ReadTime:
-		c.readTime = x.ReadTime
-	}
+	c := consistencyOf(req)
 	return e.batchGet(ctx, who, req.GetDatabase(), req.GetDocuments(), req.GetMask(), c)
 }
 
@@ -234,15 +240,7 @@ func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Deci
 // RunQuery runs a structured query. With no result it still returns one
 // response carrying the read time, as production does.
 func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {
-	c := consistency{}
-	switch x := req.GetConsistencySelector().(type) {
-	case *pb.RunQueryRequest_Transaction:
-		c.txid = x.Transaction
-	case *pb.RunQueryRequest_NewTransaction:
-		c.newTxn = x.NewTransaction
-	case *pb.RunQueryRequest_ReadTime:
-		c.readTime = x.ReadTime
-	}
+	c := consistencyOf(req)
 	docs, q, v, err := e.query(ctx, who, req.GetParent(), req.GetStructuredQuery(), c)
 	if err != nil {
 		return nil, err
@@ -308,15 +306,7 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 
 // RunAggregationQuery computes count, sum and avg over a query.
 func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity, req *pb.RunAggregationQueryRequest) ([]*pb.RunAggregationQueryResponse, error) {
-	c := consistency{}
-	switch x := req.GetConsistencySelector().(type) {
-	case *pb.RunAggregationQueryRequest_Transaction:
-		c.txid = x.Transaction
-	case *pb.RunAggregationQueryRequest_NewTransaction:
-		c.newTxn = x.NewTransaction
-	case *pb.RunAggregationQueryRequest_ReadTime:
-		c.readTime = x.ReadTime
-	}
+	c := consistencyOf(req)
 	saq := req.GetStructuredAggregationQuery()
 	if saq == nil {
 		return nil, errorf(ErrInvalidArgument, "A structured aggregation query must be given.")
@@ -463,13 +453,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	if ob := req.GetOrderBy(); ob != "" && ob != "__name__" && ob != "__name__ asc" {
 		return nil, errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
 	}
-	c := consistency{}
-	switch x := req.GetConsistencySelector().(type) {
-	case *pb.ListDocumentsRequest_Transaction:
-		c.txid = x.Transaction
-	case *pb.ListDocumentsRequest_ReadTime:
-		c.readTime = x.ReadTime
-	}
+	c := consistencyOf(req)
 	db := e.db(name)
 	unlock := db.lockFor(c)
 	defer unlock()
@@ -564,10 +548,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	if !who.IsAdmin() {
 		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
 	}
-	c := consistency{}
-	if rt, ok := req.GetConsistencySelector().(*pb.ListCollectionIdsRequest_ReadTime); ok {
-		c.readTime = rt.ReadTime
-	}
+	c := consistencyOf(req)
 	db := e.db(name)
 	unlock := db.lockFor(c)
 	defer unlock()
@@ -625,10 +606,7 @@ func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req 
 			return nil, errorf(ErrInvalidArgument, "A partitioned query must be ordered by __name__ ascending only.")
 		}
 	}
-	c := consistency{}
-	if rt, ok := req.GetConsistencySelector().(*pb.PartitionQueryRequest_ReadTime); ok {
-		c.readTime = rt.ReadTime
-	}
+	c := consistencyOf(req)
 	docs, _, _, err := e.query(ctx, who, req.GetParent(), sq, c)
 	if err != nil {
 		return nil, err

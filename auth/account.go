@@ -34,11 +34,8 @@ type LookupResponse struct {
 func (e *Engine) Lookup(c Call, req LookupRequest) (*LookupResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	resp := &LookupResponse{Kind: "identitytoolkit#GetAccountInfoResponse"}
@@ -97,11 +94,8 @@ type KindResponse struct {
 func (e *Engine) Delete(c Call, req DeleteRequest) (*KindResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	var u *User
@@ -176,11 +170,8 @@ type UpdateResponse struct {
 func (e *Engine) Update(c Call, req UpdateRequest) (*UpdateResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	return e.update(c, sc, req)

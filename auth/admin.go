@@ -24,11 +24,8 @@ type BatchGetResponse struct {
 func (e *Engine) BatchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, "", "", "")
+	sc, err := e.enabledScope(c, "", "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if req.TenantID != "" && sc.tenant == nil {
@@ -101,11 +98,8 @@ type BatchCreateResponse struct {
 func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if len(req.Users) == 0 {
@@ -316,11 +310,8 @@ type QueryResponse struct {
 func (e *Engine) Query(c Call, req QueryRequest) (*QueryResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if len(req.Expression) > 0 {

@@ -88,6 +88,16 @@ func (e *Engine) project(id string) *project {
 	return p
 }
 
+// enabledScope is scopeFor for the calls a disabled project refuses
+// (PROJECT_DISABLED).
+func (e *Engine) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+	sc, err := e.scopeFor(c, bodyTenant, idToken, refreshToken)
+	if err != nil {
+		return sc, err
+	}
+	return sc, sc.checkEnabled()
+}
+
 // scopeFor resolves the account space of a call. bodyTenant is the request
 // body's tenantId; idToken and refreshToken, when present, may name the
 // tenant too, exactly as the emulator resolves it.

@@ -131,11 +131,8 @@ func claimString(m map[string]any, k string) string {
 func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (*SignInWithIdpResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if req.ReturnRefreshToken {

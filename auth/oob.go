@@ -31,11 +31,8 @@ type SendOOBCodeResponse struct {
 func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if req.RequestType == "" || req.RequestType == "OOB_REQ_TYPE_UNSPECIFIED" {
@@ -168,11 +165,8 @@ type ResetPasswordResponse struct {
 func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (*ResetPasswordResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if !sc.allowPassword() {
@@ -241,11 +235,8 @@ type SignInWithEmailLinkResponse struct {
 func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*SignInWithEmailLinkResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if !sc.allowEmailLink() {
@@ -329,11 +320,8 @@ type CreateAuthURIResponse struct {
 func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (*CreateAuthURIResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	sid := req.SessionID

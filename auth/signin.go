@@ -35,11 +35,8 @@ type SignUpResponse struct {
 func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	email := ""
@@ -200,11 +197,8 @@ type SignInWithPasswordResponse struct {
 func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	if !sc.allowPassword() {
@@ -277,11 +271,8 @@ type SignInWithCustomTokenResponse struct {
 func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
-		return nil, err
-	}
-	if err := sc.checkEnabled(); err != nil {
 		return nil, err
 	}
 	ct, err := ParseCustomToken(req.Token, sc.tenantID())

@@ -1,0 +1,91 @@
+// Package service is the contract between the sandbox and the engines it
+// owns. A service (Firestore, Auth, the Realtime Database, Cloud Storage,
+// Messaging, AI Logic) implements Service; the sandbox gives it an Env when
+// it is created — the clock, the id source, the event stream and, when the
+// sandbox is durable, its own Bucket in the one embedded store — and from
+// then on resets, snapshots and restores it by name.
+//
+// Durability belongs to the engine: inside a mutation, before the mutation
+// is acknowledged, the engine writes what changed to its Bucket with
+// Update. A nil Env.Bucket means the sandbox is in memory.
+//
+// This package imports nothing of pyric but event, so every engine can
+// implement it and the sandbox can own them all without import cycles.
+package service
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/pyric/pyric/event"
+)
+
+// Service is an engine owned by a sandbox.
+type Service interface {
+	// Name is the service's stable key: the snapshot's
+	// {"services": {name: ...}} key and its bucket's name ("firestore",
+	// "auth", "database", "storage", "messaging", "ai").
+	Name() string
+	// Reset wipes the service's state in memory. The sandbox clears the
+	// service's bucket itself, before calling Reset.
+	Reset() error
+	// Snapshot returns the service's whole state as JSON.
+	Snapshot() (json.RawMessage, error)
+	// Restore replaces the service's state with a Snapshot's output,
+	// persisting it to the service's bucket when it has one. On error the
+	// previous state is kept.
+	Restore(state json.RawMessage) error
+}
+
+// Closer is implemented by services holding resources (listeners,
+// goroutines, files) that must be released when the sandbox closes.
+type Closer interface {
+	Close() error
+}
+
+// Env is what the sandbox hands a service when it creates it.
+type Env struct {
+	// Project is the sandbox's default project id.
+	Project string
+	// Now is the sandbox clock (deterministic when the sandbox is).
+	Now func() time.Time
+	// NewID mints 20-character ids from the sandbox's id source.
+	NewID func() string
+	// Events is the one event stream; Emit never blocks.
+	Events event.Emitter
+	// Bucket is the service's own durable bucket; nil when in memory.
+	Bucket Bucket
+	// DataDir is the sandbox's data directory, for state that does not
+	// belong in the store (object bytes); empty when in memory. A service
+	// keeps its files under DataDir/<Name()>.
+	DataDir string
+}
+
+// Factory creates a service from its environment, restoring what its
+// Bucket holds.
+type Factory func(Env) (Service, error)
+
+// Bucket is a service's durable key/value space in the sandbox's store.
+// Keys sort bytewise. An Update that returned nil survives kill -9 of the
+// process.
+type Bucket interface {
+	// Update runs fn in one atomic, durable write transaction.
+	Update(fn func(Tx) error) error
+	// View runs fn in a read-only transaction with a consistent view.
+	View(fn func(Tx) error) error
+}
+
+// Tx is a transaction on a Bucket. Values returned by Get and passed to
+// ForEach are valid only inside the transaction; copy them to keep them.
+// Nested buckets are named by a key prefix convention of the service's
+// choosing; Tx offers a flat, ordered key space.
+type Tx interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	// ForEach visits every key with the prefix, in order; an error stops
+	// the walk and is returned.
+	ForEach(prefix []byte, fn func(key, value []byte) error) error
+	// DeletePrefix deletes every key with the prefix.
+	DeletePrefix(prefix []byte) error
+}

@@ -21,9 +21,8 @@ type BatchGetResponse struct {
 }
 
 // BatchGet lists accounts in uid order, a page at a time.
-func (e *Engine) BatchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, "", "", "")
 	if err != nil {
 		return nil, err
@@ -95,9 +94,8 @@ type BatchCreateResponse struct {
 
 // BatchCreate imports accounts; per-account failures are reported, not
 // fatal.
-func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -264,9 +262,8 @@ type BatchDeleteResponse struct {
 }
 
 // BatchDelete deletes up to 1000 accounts; without force only disabled ones.
-func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (*BatchDeleteResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (_ *BatchDeleteResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.scopeFor(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -307,9 +304,8 @@ type QueryResponse struct {
 }
 
 // Query counts or lists accounts (only sorting by uid, like the emulator).
-func (e *Engine) Query(c Call, req QueryRequest) (*QueryResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err

@@ -32,9 +32,8 @@ type SignUpResponse struct {
 // SignUp creates an account: anonymous or email/password for clients (then
 // signs it in), any fields for an admin (no tokens). With an idToken of an
 // anonymous user it upgrades that account in place.
-func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -194,9 +193,8 @@ type SignInWithPasswordResponse struct {
 // SignInWithPassword checks an email and password. Unknown email is
 // EMAIL_NOT_FOUND and a wrong password INVALID_PASSWORD, or both
 // INVALID_LOGIN_CREDENTIALS when the project has improved email privacy.
-func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *SignInWithPasswordResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -268,9 +266,8 @@ type SignInWithCustomTokenResponse struct {
 
 // SignInWithCustomToken signs in (creating the account if needed) with a
 // custom token, signed or not: the emulator never verifies signatures.
-func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (_ *SignInWithCustomTokenResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -324,9 +321,8 @@ const projectNumber = "12345"
 
 // GrantToken exchanges a refresh token for fresh tokens. Custom claims are
 // read again, so claim changes reach the client on the next refresh.
-func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenResponse, err error) {
+	defer e.begin()(&err)
 	// The emulator decodes any refresh token (to find its tenant) before
 	// looking at the grant type.
 	if req.RefreshToken != "" {
@@ -373,10 +369,10 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse,
 // no sign-out call (clients drop their tokens); in-process callers such as
 // the sandbox use this so the event stream shows the transition.
 func (e *Engine) SignOut(c Call, uid string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, "", "", "")
-	if err != nil {
+	var err error
+	defer e.begin()(&err)
+	sc, serr := e.scopeFor(c, "", "", "")
+	if serr != nil {
 		return
 	}
 	e.emit(c, sc, OpSignOut, uid, sc.space.get(uid), nil, nil)

@@ -439,4 +439,3 @@ func cloneTenant(t Tenant) Tenant {
 	}
 	return t
 }
-

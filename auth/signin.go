@@ -360,6 +360,11 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenRespons
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
+	if revokedBefore(u, rt.IssuedAt) {
+		// Production: a refresh token older than validSince (RevokeRefreshTokens,
+		// a password change) no longer mints ID tokens.
+		return nil, ErrTokenExpired
+	}
 	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
 		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: projectNumber}, nil
@@ -379,3 +384,13 @@ func (e *Engine) SignOut(c Call, uid string) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// revokedBefore says a credential issued at iat (Unix seconds) predates the
+// account's validSince.
+func revokedBefore(u *User, iat int64) bool {
+	if u.ValidSince == "" {
+		return false
+	}
+	vs, err := strconv.ParseFloat(u.ValidSince, 64)
+	return err == nil && float64(iat) < vs
+}

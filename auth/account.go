@@ -191,6 +191,9 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 	} else if req.LocalID == "" {
 		return nil, badRequest("MISSING_LOCAL_ID")
 	}
+	if err := checkProfile(req.DisplayName, req.PhotoURL); err != nil {
+		return nil, err
+	}
 	if req.CustomAttributes != nil && *req.CustomAttributes != "" {
 		if err := validateSerializedClaims(*req.CustomAttributes); err != nil {
 			return nil, err
@@ -286,8 +289,8 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 			}
 		}
 		if req.Password != "" {
-			if len([]rune(req.Password)) < 6 {
-				return nil, ErrWeakPassword
+			if err := checkNewPassword(req.Password); err != nil {
+				return nil, err
 			}
 			nu.Salt = e.newSalt()
 			nu.PasswordHash = hashPassword(req.Password, nu.Salt)

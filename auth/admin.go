@@ -35,6 +35,11 @@ func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err
 	if f, err := strconv.ParseFloat(req.MaxResults, 64); err == nil && int(f) != 0 {
 		max = int(f)
 	}
+	if max < 0 {
+		// The emulator returns every account for a negative maxResults;
+		// production refuses it.
+		return nil, InvalidArgument("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
+	}
 	max = min(max, 1000)
 	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: []*User{}}
 	for _, id := range sc.space.sortedIDs() {
@@ -103,6 +108,12 @@ func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResp
 	if len(req.Users) == 0 {
 		return nil, badRequest("MISSING_USER_ACCOUNT")
 	}
+	if len(req.Users) > maxImportUsers {
+		return nil, badRequest("MAXIMUM_USER_COUNT_EXCEEDED : A maximum of 1000 accounts are allowed per batch.")
+	}
+	if err := checkHashAlgorithm(req.HashAlgorithm); err != nil {
+		return nil, err
+	}
 	if req.SanityCheck {
 		if sc.oneAccountPerEmail() {
 			seen := map[string]bool{}
@@ -157,6 +168,9 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	if in.LocalID == "" {
 		return badRequest("localId is missing")
 	}
+	if err := checkProfile(&in.DisplayName, &in.PhotoURL); err != nil {
+		return err
+	}
 	now := e.now()
 	u := &User{LocalID: in.LocalID, DisplayName: in.DisplayName, PhotoURL: in.PhotoURL, LastLoginAt: in.LastLoginAt}
 	if in.TenantID != "" && in.TenantID != sc.tenantID() {
@@ -166,6 +180,9 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	if in.PasswordHash != "" {
 		u.PasswordHash, u.Salt, u.PasswordUpdatedAt = in.PasswordHash, in.Salt, now.UnixMilli()
 	} else if in.RawPassword != "" {
+		if err := checkNewPassword(in.RawPassword); err != nil {
+			return err
+		}
 		u.Salt = in.Salt
 		if u.Salt == "" {
 			u.Salt = e.newSalt()

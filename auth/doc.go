@@ -22,7 +22,8 @@
 // of the Auth port (9099).
 //
 // Behaviours kept from the emulator on purpose: ID tokens are unsigned
-// (alg "none") and their expiry is not checked on input; refresh tokens do
-// not expire and survive revocation (only ID tokens issued before
-// validSince are refused); the project number is always "12345".
+// (alg "none") and their expiry is not checked on input; the project
+// number is always "12345". Where production is stricter than the emulator
+// pyric follows production: refresh tokens issued before validSince answer
+// TOKEN_EXPIRED, and the input limits of limits.go apply.
 package auth

@@ -181,8 +181,8 @@ func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (_ *ResetPasswo
 		if oob.RequestType != "PASSWORD_RESET" {
 			return nil, ErrInvalidOOBCode
 		}
-		if len([]rune(req.NewPassword)) < 6 {
-			return nil, ErrWeakPassword
+		if err := checkNewPassword(req.NewPassword); err != nil {
+			return nil, err
 		}
 		sc.space.deleteOOB(req.OOBCode)
 		before := sc.space.byEmailAddr(oob.Email)

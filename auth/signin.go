@@ -42,6 +42,9 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 	if req.Email != nil {
 		email = *req.Email
 	}
+	if err := checkProfile(&req.DisplayName, &req.PhotoURL); err != nil {
+		return nil, err
+	}
 	provider := ""
 	u := &User{LastLoginAt: e.millis()}
 	if c.admin() {
@@ -100,8 +103,8 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		u.Email = email
 	}
 	if req.Password != "" {
-		if len([]rune(req.Password)) < 6 {
-			return nil, ErrWeakPassword
+		if err := checkNewPassword(req.Password); err != nil {
+			return nil, err
 		}
 		u.Salt = e.newSalt()
 		u.PasswordHash = hashPassword(req.Password, u.Salt)
@@ -228,7 +231,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 		return nil, notFound
 	case u.isDisabled():
 		return nil, ErrUserDisabled
-	case u.PasswordHash == "" || u.Salt == "" || u.PasswordHash != hashPassword(req.Password, u.Salt):
+	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || u.PasswordHash != hashPassword(req.Password, u.Salt):
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}

@@ -413,12 +413,6 @@ func (s scope) improvedPrivacy() bool {
 
 func (s scope) checkEnabled() error { return assert(!s.disableAuth(), "PROJECT_DISABLED") }
 
-// isValidEmail is the emulator's check: something@something, one @.
-func isValidEmail(e string) bool {
-	at := strings.IndexByte(e, '@')
-	return at > 0 && at == strings.LastIndexByte(e, '@') && at < len(e)-1
-}
-
 func canonicalEmail(e string) string { return strings.ToLower(e) }
 
 func isValidPhone(p string) bool { return strings.HasPrefix(p, "+") }

@@ -27,6 +27,8 @@ const (
 	OpUsersClear = "users_clear"
 	OpSignIn     = "sign_in"
 	OpSignOut    = "sign_out"
+	// OpCodeSent is an SMS code "sent" (sign-in or a second factor).
+	OpCodeSent = "verification_code_sent"
 )
 
 // Options configure an Engine.
@@ -246,6 +248,7 @@ type ProjectSnapshot struct {
 	Users   []*User                   `json:"users"`
 	OOBs    []*OOBCode                `json:"oobCodes,omitempty"`
 	Tenants map[string]TenantSnapshot `json:"tenants,omitempty"`
+	spaceExtra
 }
 
 // TenantSnapshot is one tenant in a Snapshot.
@@ -253,6 +256,7 @@ type TenantSnapshot struct {
 	Config Tenant     `json:"config"`
 	Users  []*User    `json:"users"`
 	OOBs   []*OOBCode `json:"oobCodes,omitempty"`
+	spaceExtra
 }
 
 func snapSpace(s *space) ([]*User, []*OOBCode) {
@@ -274,12 +278,12 @@ func (e *Engine) State() Snapshot {
 	defer e.mu.Unlock()
 	out := Snapshot{Version: 1, Projects: map[string]ProjectSnapshot{}}
 	for id, p := range e.projects {
-		ps := ProjectSnapshot{Config: cloneConfig(p.config)}
+		ps := ProjectSnapshot{Config: cloneConfig(p.config), spaceExtra: p.space.snapExtra()}
 		ps.Users, ps.OOBs = snapSpace(p.space)
 		if len(p.tenants) > 0 {
 			ps.Tenants = map[string]TenantSnapshot{}
 			for tid, t := range p.tenants {
-				ts := TenantSnapshot{Config: cloneTenant(t.config)}
+				ts := TenantSnapshot{Config: cloneTenant(t.config), spaceExtra: t.space.snapExtra()}
 				ts.Users, ts.OOBs = snapSpace(t.space)
 				ps.Tenants[tid] = ts
 			}
@@ -310,6 +314,7 @@ func (e *Engine) RestoreState(s Snapshot) error {
 		if err := fillSpace(p.space, ps.Users, ps.OOBs); err != nil {
 			return fmt.Errorf("auth: project %s: %w", id, err)
 		}
+		p.space.fillExtra(ps.spaceExtra)
 		for tid, ts := range ps.Tenants {
 			if tid == "" {
 				return fmt.Errorf("auth: project %s has a tenant without id", id)
@@ -319,6 +324,7 @@ func (e *Engine) RestoreState(s Snapshot) error {
 			if err := fillSpace(t.space, ts.Users, ts.OOBs); err != nil {
 				return fmt.Errorf("auth: project %s tenant %s: %w", id, tid, err)
 			}
+			t.space.fillExtra(ts.spaceExtra)
 			p.tenants[tid] = t
 		}
 		projects[id] = p

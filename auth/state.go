@@ -30,11 +30,19 @@ type space struct {
 	fedIDs  multiIndex        // providerId NUL rawId -> localIds
 	oobs    []*OOBCode        // insertion order, as the outbox lists them
 	oobSeq  uint64            // the next OOB record's key
+	codes   []*VerificationCode
+	codeSeq uint64
+	proofs  map[string]TemporaryProof
+	// totp holds pending TOTP enrollments by session and enrolled TOTP
+	// secrets by "uid NUL enrollmentId".
+	totp map[string]TOTPRecord
+	// idpConfigs are the OIDC and SAML provider configs, by kind and id.
+	idpConfigs map[IdpKind]map[string]map[string]any
 }
 
 func newSpace(j *journal, project, tenant string) *space {
 	return &space{j: j, project: project, tenant: tenant, users: map[string]*User{}, byEmail: map[string]string{},
-		phones: multiIndex{}, fedIDs: multiIndex{}}
+		phones: multiIndex{}, fedIDs: multiIndex{}, proofs: map[string]TemporaryProof{}, totp: map[string]TOTPRecord{}}
 }
 
 // multiIndex maps a key to the accounts having it; lookups answer the

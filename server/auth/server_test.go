@@ -67,7 +67,7 @@ func TestRouting(t *testing.T) {
 		{"snake case", "POST", "/securetoken.googleapis.com/v1/token?key=k", "", j, `{"grant_type":"password"}`, 400, "INVALID_GRANT_TYPE"},
 		{"legacy", "POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPassword?key=k", "", j, `{"email":"x@y.z","password":"secret1"}`, 400, "EMAIL_NOT_FOUND"},
 		{"emulator clear", "DELETE", "/emulator/v1/projects/p/accounts", "", "", "", 200, ""},
-		{"v2 unimplemented", "GET", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs", "Bearer owner", "", "", 501, ""},
+		{"v2 unimplemented", "GET", "/identitytoolkit.googleapis.com/v2/projects/p/defaultSupportedIdpConfigs", "Bearer owner", "", "", 501, ""},
 		{"action without key", "GET", "/emulator/action?mode=verifyEmail&oobCode=x", "", "", "", 400, ""},
 	}
 	for _, tt := range tests {

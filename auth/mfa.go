@@ -372,7 +372,7 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 			return nil, badRequest("INVALID_SESSION_INFO")
 		}
 		if !e.totpValid(pend.Secret, v.VerificationCode) {
-			return nil, badRequest("INVALID_MFA_PENDING_CREDENTIAL : The TOTP verification code is invalid.")
+			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
 		}
 		sc.space.setTOTP("session\x00"+v.SessionInfo, nil)
 		enrollment.TOTPInfo, secret = &TOTPInfo{}, pend.Secret
@@ -554,7 +554,7 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 			return nil, badRequest("MFA_ENROLLMENT_NOT_FOUND")
 		}
 		if !e.totpValid(rec.Secret, req.TOTPVerificationInfo.VerificationCode) {
-			return nil, badRequest("INVALID_MFA_PENDING_CREDENTIAL : The TOTP verification code is invalid.")
+			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
 		}
 		factor = u.MFAInfo[i]
 	default:

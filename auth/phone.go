@@ -19,7 +19,7 @@ type VerificationCode struct {
 // a link attempt found the number taken.
 type TemporaryProof struct {
 	PhoneNumber string `json:"phoneNumber"`
-	Proof       string `json:"TemporaryProof"`
+	Proof       string `json:"temporaryProof"`
 }
 
 const kindProof = "p"
@@ -130,7 +130,7 @@ type SignInWithPhoneNumberRequest struct {
 	SessionInfo    string `json:"sessionInfo,omitempty"`
 	Code           string `json:"code,omitempty"`
 	PhoneNumber    string `json:"phoneNumber,omitempty"`
-	TemporaryProof string `json:"TemporaryProof,omitempty"`
+	TemporaryProof string `json:"temporaryProof,omitempty"`
 	IDToken        string `json:"idToken,omitempty"`
 	TenantID       string `json:"tenantId,omitempty"`
 	Operation      string `json:"operation,omitempty"`
@@ -142,7 +142,7 @@ type SignInWithPhoneNumberResponse struct {
 	IsNewUser               bool   `json:"isNewUser,omitempty"`
 	PhoneNumber             string `json:"phoneNumber,omitempty"`
 	LocalID                 string `json:"localId,omitempty"`
-	TemporaryProof          string `json:"TemporaryProof,omitempty"`
+	TemporaryProof          string `json:"temporaryProof,omitempty"`
 	TemporaryProofExpiresIn string `json:"temporaryProofExpiresIn,omitempty"`
 	Tokens
 }

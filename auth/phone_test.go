@@ -1,6 +1,9 @@
 package auth
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func phoneSignIn(t *testing.T, e *Engine, c Call, phone, idToken string) *SignInWithPhoneNumberResponse {
 	t.Helper()
@@ -36,5 +39,43 @@ func TestPhoneLinkTakenGivesTemporaryProof(t *testing.T) {
 	p, err := e.SignInWithPhoneNumber(client, SignInWithPhoneNumberRequest{TemporaryProof: r.TemporaryProof, PhoneNumber: "+15550100"})
 	if err != nil || p.LocalID != first.LocalID {
 		t.Fatalf("sign-in with the proof = %+v, %v", p, err)
+	}
+}
+
+// FuzzParsePending: any pending credential is an error or a user, never a panic.
+func FuzzParsePending(f *testing.F) {
+	f.Add("eyJfQXV0aEVtdWxhdG9yTWZhUGVuZGluZ0NyZWRlbnRpYWwiOiJETyBOT1QgTU9ESUZZIiwibG9jYWxJZCI6InUiLCJwcm9qZWN0SWQiOiJwIn0=")
+	f.Add("not base64")
+	f.Add("e30=")
+	e, _ := newTestEngine()
+	_, _ = e.SignUp(admin, SignUpRequest{LocalID: "u"})
+	f.Fuzz(func(t *testing.T, cred string) {
+		_, _ = e.MFASignInStart(client, MFASignInStartRequest{MFAPendingCredential: cred, MFAEnrollmentID: "x"})
+		_, _ = e.MFASignInFinalize(client, MFASignInFinalizeRequest{MFAPendingCredential: cred, TOTPVerificationInfo: &TOTPVerificationInfo{VerificationCode: cred}})
+	})
+}
+
+// FuzzSplitKey: bucket keys decode or fail cleanly, and encoding round-trips.
+func FuzzSplitKey(f *testing.F) {
+	f.Add([]byte{'s', 1, 'p', 0, 1, 'u', 2, 'a', 'b'}, "p", "t", "id")
+	f.Add([]byte{'s', 0xff}, "", "", "")
+	f.Fuzz(func(t *testing.T, k []byte, p, tn, id string) {
+		_, _, _ = splitKey(k)
+		kind, parts, err := splitKey(userKey(p, tn, id))
+		if err != nil || kind != 's' || len(parts) != 4 || parts[0] != p || parts[1] != tn || parts[2] != kindUser || parts[3] != id {
+			t.Fatalf("round trip %q %q %q: %c %q %v", p, tn, id, kind, parts, err)
+		}
+	})
+}
+
+func TestTOTPCodeRFC6238(t *testing.T) {
+	// RFC 6238 appendix B, SHA-1, secret "12345678901234567890", 8 digits
+	// truncated to 6: T=59 -> 94287082 -> 287082.
+	secret := "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+	if got := totpCode(secret, time.Unix(59, 0)); got != "287082" {
+		t.Errorf("totp(59) = %s", got)
+	}
+	if got := totpCode(secret, time.Unix(1111111109, 0)); got != "081804" {
+		t.Errorf("totp(1111111109) = %s", got)
 	}
 }

@@ -244,8 +244,8 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		if a != nil {
 			sub, _ := a["subject"].(map[string]any)
 			if n, _ := sub["nameId"].(string); isValidEmail(n) {
-				resp.Email = canonicalEmail(n)
-				email = resp.Email
+				// Kept as sent (not lower-cased), as the emulator does.
+				resp.Email, email = n, n
 			}
 		}
 		resp.EmailVerified = true
@@ -404,6 +404,15 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		resp.MFAPending = e.mfaPending(sc, stored, providerID)
 		return resp, nil
 	}
-	e.signIn(c, sc, stored, providerID, nil, &resp.Tokens, nil)
+	var attrs any
+	if a, ok := saml["assertion"].(map[string]any); ok {
+		attrs = a["attributeStatements"]
+	}
+	nu := stored.clone()
+	nu.LastLoginAt = e.millis()
+	nu = sc.space.put(nu, nil, nil)
+	after, toks := e.issueTokensAttrs(sc, nu, providerID, nil, nil, attrs)
+	resp.Tokens = toks
+	e.emit(c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": providerID})
 	return resp, nil
 }

@@ -139,7 +139,7 @@ type SignInWithPhoneNumberRequest struct {
 // SignInWithPhoneNumberResponse is the sign-in (or, for a link to a number
 // another account has, the temporary proof).
 type SignInWithPhoneNumberResponse struct {
-	IsNewUser               bool   `json:"isNewUser,omitempty"`
+	IsNewUser               *bool  `json:"isNewUser,omitempty"`
 	PhoneNumber             string `json:"phoneNumber,omitempty"`
 	LocalID                 string `json:"localId,omitempty"`
 	TemporaryProof          string `json:"temporaryProof,omitempty"`
@@ -201,7 +201,7 @@ func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest)
 	if u == nil {
 		u = byPhone
 	}
-	resp := &SignInWithPhoneNumberResponse{IsNewUser: u == nil, PhoneNumber: phone}
+	resp := &SignInWithPhoneNumberResponse{IsNewUser: ptr(u == nil), PhoneNumber: phone}
 	now := e.millis()
 	var stored *User
 	if u == nil {

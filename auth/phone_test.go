@@ -28,7 +28,7 @@ func phoneSignIn(t *testing.T, e *Engine, c Call, phone, idToken string) *SignIn
 func TestPhoneLinkTakenGivesTemporaryProof(t *testing.T) {
 	e, _ := newTestEngine()
 	first := phoneSignIn(t, e, client, "+15550100", "")
-	if !first.IsNewUser || first.IDToken == "" {
+	if first.IsNewUser == nil || !*first.IsNewUser || first.IDToken == "" {
 		t.Fatalf("first = %+v", first)
 	}
 	other, _ := e.SignUp(client, SignUpRequest{Email: s("o@example.com"), Password: "secret123"})

@@ -150,6 +150,10 @@ func TestDiskMatchesMemory(t *testing.T) {
 		}},
 		{"totp start", func() error {
 			c := dClient
+			if _, err := e.UpdateConfig(dAdmin, auth.ConfigPatch{MFA: &auth.ProjectMFAConfig{ProviderConfigs: []auth.MFAProviderConfig{
+				{State: "ENABLED", TOTPProviderConfig: &auth.TOTPProviderConfig{AdjacentIntervals: 1}}}}}, "mfa"); err != nil {
+				return err
+			}
 			r, err := e.SignUp(c, auth.SignUpRequest{Email: sp("totp@example.com"), Password: "secret123"})
 			if err != nil {
 				return err

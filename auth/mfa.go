@@ -51,10 +51,11 @@ func obfuscatePhone(p string) string {
 	return string(b)
 }
 
-// mfaProvidersEnabled says which second factors the scope allows: the
-// project itself always allows SMS and TOTP (the emulator: SMS); a tenant
-// allows them when its mfaConfig is ENABLED or MANDATORY (SMS only when
-// listed, TOTP whenever enabled: the v2 providerConfigs are not modelled).
+// smsMFA and totpMFA say which second factors the scope allows: the project
+// itself always allows SMS (as the emulator) and TOTP once its mfa config
+// enables a TOTP provider (as production); a tenant allows them when its
+// mfaConfig is ENABLED or MANDATORY (SMS when listed, TOTP whenever enabled:
+// tenants' providerConfigs are not modelled).
 func (s scope) smsMFA() bool {
 	if s.tenant == nil {
 		return true
@@ -65,7 +66,7 @@ func (s scope) smsMFA() bool {
 
 func (s scope) totpMFA() bool {
 	if s.tenant == nil {
-		return true
+		return s.project.config.MFA.totp() != nil
 	}
 	m := s.tenant.config.MFAConfig
 	return m != nil && (m.State == "ENABLED" || m.State == "MANDATORY")
@@ -198,11 +199,18 @@ func totpCode(secret string, t time.Time) string {
 	return fmt.Sprintf("%06d", v%1_000_000)
 }
 
-// totpValid accepts the current code and the ones a step before and after.
-func (e *Engine) totpValid(secret, code string) bool {
+// totpValid accepts the current code and those up to adjacentIntervals
+// steps before or after (the project's TOTP config; 1 for tenants).
+func (e *Engine) totpValid(sc scope, secret, code string) bool {
+	adj := 1
+	if sc.tenant == nil {
+		if p := sc.project.config.MFA.totp(); p != nil {
+			adj = p.TOTPProviderConfig.AdjacentIntervals
+		}
+	}
 	now := e.now()
-	for _, d := range []time.Duration{0, -totpPeriod * time.Second, totpPeriod * time.Second} {
-		if c := totpCode(secret, now.Add(d)); c != "" && hmac.Equal([]byte(c), []byte(code)) {
+	for d := -adj; d <= adj; d++ {
+		if c := totpCode(secret, now.Add(time.Duration(d)*totpPeriod*time.Second)); c != "" && hmac.Equal([]byte(c), []byte(code)) {
 			return true
 		}
 	}
@@ -371,7 +379,7 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 		if !ok || pend.LocalID != t.user.LocalID {
 			return nil, badRequest("INVALID_SESSION_INFO")
 		}
-		if !e.totpValid(pend.Secret, v.VerificationCode) {
+		if !e.totpValid(sc, pend.Secret, v.VerificationCode) {
 			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
 		}
 		sc.space.setTOTP("session\x00"+v.SessionInfo, nil)
@@ -553,7 +561,7 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 		if i < 0 || !ok {
 			return nil, badRequest("MFA_ENROLLMENT_NOT_FOUND")
 		}
-		if !e.totpValid(rec.Secret, req.TOTPVerificationInfo.VerificationCode) {
+		if !e.totpValid(sc, rec.Secret, req.TOTPVerificationInfo.VerificationCode) {
 			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
 		}
 		factor = u.MFAInfo[i]

@@ -292,6 +292,41 @@ type ProjectConfig struct {
 	SignIn             SignInConfig       `json:"signIn"`
 	BlockingFunctions  map[string]any     `json:"blockingFunctions"`
 	EmailPrivacyConfig EmailPrivacyConfig `json:"emailPrivacyConfig"`
+	// MFA is the project's multi-factor config (admin SDKs'
+	// ProjectConfig.MultiFactorConfig): TOTP is available once a provider
+	// config enables it, as in production.
+	MFA *ProjectMFAConfig `json:"mfa,omitempty"`
+}
+
+// ProjectMFAConfig is the v2 config's mfa object.
+type ProjectMFAConfig struct {
+	State            string              `json:"state,omitempty"`
+	EnabledProviders []string            `json:"enabledProviders,omitempty"`
+	ProviderConfigs  []MFAProviderConfig `json:"providerConfigs,omitempty"`
+}
+
+// MFAProviderConfig configures one second-factor kind (TOTP).
+type MFAProviderConfig struct {
+	State              string              `json:"state,omitempty"`
+	TOTPProviderConfig *TOTPProviderConfig `json:"totpProviderConfig,omitempty"`
+}
+
+// TOTPProviderConfig is how many 30 s steps around now a TOTP code may be from.
+type TOTPProviderConfig struct {
+	AdjacentIntervals int `json:"adjacentIntervals,omitempty"`
+}
+
+// totp returns the enabled TOTP provider config, if any.
+func (m *ProjectMFAConfig) totp() *MFAProviderConfig {
+	if m == nil {
+		return nil
+	}
+	for i, p := range m.ProviderConfigs {
+		if p.TOTPProviderConfig != nil && p.State == "ENABLED" {
+			return &m.ProviderConfigs[i]
+		}
+	}
+	return nil
 }
 
 // SignInConfig says whether several accounts may share an email.

@@ -296,6 +296,7 @@ type ConfigPatch struct {
 	SignIn             *SignInConfigPatch       `json:"signIn,omitempty"`
 	EmailPrivacyConfig *EmailPrivacyConfigPatch `json:"emailPrivacyConfig,omitempty"`
 	BlockingFunctions  map[string]any           `json:"blockingFunctions,omitempty"`
+	MFA                *ProjectMFAConfig        `json:"mfa,omitempty"`
 }
 
 // UpdateConfig patches the project config: the fields in updateMask, or
@@ -315,6 +316,7 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 		p.config.SignIn.AllowDuplicateEmails = req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)
 		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
 		p.config.BlockingFunctions = req.BlockingFunctions
+		p.config.MFA = req.MFA
 	} else {
 		for _, f := range strings.Split(updateMask, ",") {
 			switch strings.TrimSpace(f) {
@@ -329,6 +331,20 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 			case "blockingFunctions":
 				if req.BlockingFunctions != nil {
 					p.config.BlockingFunctions = req.BlockingFunctions
+				}
+			case "mfa", "mfa.state", "mfa.enabledProviders", "mfa.providerConfigs":
+				// The whole mfa object is replaced by any of its paths.
+				if req.MFA != nil {
+					m := *req.MFA
+					m.ProviderConfigs = slices.Clone(m.ProviderConfigs)
+					for _, pc := range m.ProviderConfigs {
+						if t := pc.TOTPProviderConfig; t != nil && (t.AdjacentIntervals < 0 || t.AdjacentIntervals > 10) {
+							return nil, InvalidArgument("INVALID_ARGUMENT : adjacentIntervals must be between 0 and 10.")
+						}
+					}
+					p.config.MFA = &m
+				} else {
+					p.config.MFA = nil
 				}
 			}
 		}

@@ -146,3 +146,24 @@ func postStatus(t *testing.T, base, path string, body any) map[string]any {
 	t.Helper()
 	return postAny(t, base, path, body)
 }
+
+// TestAdminGoProjectMFAConfig: UpdateProjectConfig turns TOTP on and
+// GetProjectConfig reads it back.
+func TestAdminGoProjectMFAConfig(t *testing.T) {
+	const project = "demo-admin-cfg"
+	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})
+	a := adminClient(t, srv, project)
+	ctx := context.Background()
+	cfg, err := a.UpdateProjectConfig(ctx, (&fbauth.ProjectConfigToUpdate{}).MultiFactorConfig(fbauth.MultiFactorConfig{
+		ProviderConfigs: []*fbauth.ProviderConfig{{State: fbauth.Enabled, TOTPProviderConfig: &fbauth.TOTPProviderConfig{AdjacentIntervals: 3}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := cfg.MultiFactorConfig.ProviderConfigs; len(pc) != 1 || pc[0].State != fbauth.Enabled || pc[0].TOTPProviderConfig.AdjacentIntervals != 3 {
+		t.Fatalf("updated config = %+v", cfg.MultiFactorConfig)
+	}
+	got, err := a.GetProjectConfig(ctx)
+	if err != nil || got.MultiFactorConfig == nil || got.MultiFactorConfig.ProviderConfigs[0].TOTPProviderConfig.AdjacentIntervals != 3 {
+		t.Fatalf("GetProjectConfig = %+v, %v", got, err)
+	}
+}

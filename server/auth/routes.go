@@ -224,6 +224,22 @@ func (h *Handler) v2(req *request, rest string) {
 			"accounts/mfaSignIn:finalize":     func() { op(req, false, e.MFASignInFinalize) },
 		}
 		switch {
+		case rest == "passwordPolicy" || rest == "recaptchaConfig":
+			if req.r.Method != http.MethodGet {
+				methodNotAllowed(req)
+				return
+			}
+			if !h.authenticate(req, true) {
+				return
+			}
+			req.call.Tenant = req.r.URL.Query().Get("tenantId")
+			if rest == "passwordPolicy" {
+				out, err := e.GetPasswordPolicy(req.call)
+				respond(req, out, err)
+				return
+			}
+			out, err := e.GetRecaptchaConfig(req.call)
+			respond(req, out, err)
 		case mfa[rest] != nil:
 			if req.r.Method != http.MethodPost {
 				methodNotAllowed(req)

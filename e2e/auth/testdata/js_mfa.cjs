@@ -61,6 +61,12 @@ async function verifiedUser(email) {
 }
 
 (async () => {
+  // ---- the password policy validatePassword reads ----
+  const pv = await A.validatePassword(auth, 'abc');
+  const pv2 = await A.validatePassword(auth, 'abcdef');
+  out.policy = { short: pv.isValid, min: pv.passwordPolicy.customStrengthOptions.minPasswordLength,
+    max: pv.passwordPolicy.customStrengthOptions.maxPasswordLength, ok: pv2.isValid };
+
   // ---- phone sign-in ----
   const phone = '+15555550100';
   let sid = await sendCode(phone);
@@ -118,7 +124,13 @@ async function verifiedUser(email) {
   const refreshed = await smsCred.user.getIdTokenResult(true);
   out.smsRefreshKeepsFactor = refreshed.signInSecondFactor;
 
-  // ---- TOTP second factor on the same account ----
+  // ---- TOTP second factor on the same account (enabled in the project
+  // config first, as production requires) ----
+  await code('totpDisabled', async () => A.TotpMultiFactorGenerator.generateSecret(await A.multiFactor(auth.currentUser).getSession()));
+  const cfg = await fetch(`${base}/identitytoolkit.googleapis.com/v2/projects/${project}/config?updateMask=mfa`, { method: 'PATCH',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer owner' },
+    body: JSON.stringify({ mfa: { providerConfigs: [{ state: 'ENABLED', totpProviderConfig: { adjacentIntervals: 2 } }] } }) });
+  out.totpConfig = (await cfg.json()).mfa;
   const session = await A.multiFactor(auth.currentUser).getSession();
   const secret = await A.TotpMultiFactorGenerator.generateSecret(session);
   out.totpSecret = { len: secret.codeLength, period: secret.codeIntervalSeconds, alg: secret.hashingAlgorithm, url: secret.generateQrCodeUrl('me', 'pyric').startsWith('otpauth://totp/') };

@@ -211,8 +211,10 @@ func splitSegment(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// v2 routes /identitytoolkit.googleapis.com/v2/<rest>: project config and
-// tenant management; MFA, passkeys and IdP configs are not implemented.
+// v2 routes /identitytoolkit.googleapis.com/v2/<rest>: second factors
+// (accounts/mfaEnrollment, accounts/mfaSignIn), the password policy and
+// reCAPTCHA config, project config, tenants and OIDC/SAML provider configs;
+// passkeys are not implemented.
 func (h *Handler) v2(req *request, rest string) {
 	if !strings.HasPrefix(rest, "projects/") {
 		e := h.eng

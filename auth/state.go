@@ -235,6 +235,11 @@ func (s *space) remove(u *User) {
 	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
 		setMap(s.j, s.byEmail, u.Email, "", true)
 	}
+	for _, m := range u.MFAInfo {
+		if _, ok := s.totp[secretKey(u.LocalID, m.MFAEnrollmentID)]; ok {
+			s.setTOTP(secretKey(u.LocalID, m.MFAEnrollmentID), nil)
+		}
+	}
 	s.setUser(u.LocalID, nil)
 }
 

@@ -90,7 +90,7 @@ func callID(seed [32]byte, i int) string {
 func thoughtSignature(seed [32]byte, i int) string {
 	a := digest(string(seed[:]), "sig", string(rune('0'+i)))
 	b := digest(string(a[:]))
-	raw := append([]byte{0x12, 0x34, 0x0a, 0x32}, append(a[:], b[:22]...)...)
+	raw := append([]byte{0x12, 0x34, 0x0a, 0x32}, append(a[:], b[:18]...)...)
 	return base64.StdEncoding.EncodeToString(raw)
 }
 

@@ -4,8 +4,8 @@ import "encoding/json"
 
 // Content is one turn of a conversation: a role and its parts.
 type Content struct {
-	Role  string `json:"role,omitempty"`
 	Parts []Part `json:"parts"`
+	Role  string `json:"role,omitempty"`
 }
 
 // Part is one piece of a Content. Exactly one of the data fields is set on

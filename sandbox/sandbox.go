@@ -197,7 +197,9 @@ func (sb *Sandbox) addService(r service.Registration) error {
 }
 
 // Services returns every service in creation order.
-func (sb *Sandbox) Services() []service.Service { return append([]service.Service(nil), sb.services...) }
+func (sb *Sandbox) Services() []service.Service {
+	return append([]service.Service(nil), sb.services...)
+}
 
 // Service returns the service with that name, or nil.
 func (sb *Sandbox) Service(name string) service.Service {

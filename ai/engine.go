@@ -150,6 +150,12 @@ func Factory(opts Options) service.Factory {
 	return func(env service.Env) (service.Service, error) { return New(env, opts) }
 }
 
+// Registration is how the engine joins a sandbox
+// (sandbox.Options.Services); sandbox.Lookup[*ai.Engine] finds it again.
+func Registration(opts Options) service.Registration {
+	return service.Registration{Name: Name, New: Factory(opts)}
+}
+
 // Name implements service.Service.
 func (e *Engine) Name() string { return Name }
 
@@ -327,7 +333,7 @@ func (e *Engine) prepare(c *Call, method string) (*Request, *answer, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ps := e.project(c.Project)
-	entry, rest, ok := pick(ps.Script, lastUserText(r), c.Model)
+	entry, rest, ok := pick(ps.Script, r, c.Model)
 	if !ok {
 		return r, nil, nil
 	}

@@ -191,6 +191,17 @@ func TestFunctionCallRoundTripAndSignature(t *testing.T) {
 	if got := text(ans); got != `pyric: get_weather returned {"temp":22}` {
 		t.Errorf("round-trip answer %q", got)
 	}
+	if sig := path(modelTurn, "parts", 0, "thoughtSignature").(string); len(sig) != 72 {
+		t.Errorf("signature %q is not production's length", sig)
+	}
+	// A script can answer the second leg by the function it returns.
+	setScript(t, e, `[{"match":{"functionResponse":"get_weather"},"text":"22 degrees"}]`)
+	if got := text(mustGenerate(t, e, call("gemini-flash-lite-latest", first))); strings.Contains(got, "22") {
+		t.Errorf("functionResponse matcher matched the first leg: %q", got)
+	}
+	if got := text(mustGenerate(t, e, call("gemini-flash-lite-latest", round))); got != "22 degrees" {
+		t.Errorf("functionResponse matcher: %q", got)
+	}
 	stripped := strings.Replace(round, `"thoughtSignature"`, `"other"`, 1)
 	_, err := e.GenerateContent(context.Background(), call("gemini-flash-lite-latest", stripped))
 	want := "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:get_weather` , position 2. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."

@@ -39,17 +39,23 @@ type Entry struct {
 }
 
 // Match selects requests by their prompt (the text of the last user
-// content) and model; every condition given must hold. Regex is RE2 (no
-// lookaround).
+// content), their model, or the function result they carry back; every
+// condition given must hold. Regex is RE2 (no lookaround).
 type Match struct {
 	Contains string `json:"contains,omitempty"`
 	Regex    string `json:"regex,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// FunctionResponse matches requests whose last content returns the
+	// result of the named function (the second leg of a tool round trip).
+	FunctionResponse string `json:"functionResponse,omitempty"`
 
 	re *regexp.Regexp
 }
 
-func (m *Match) matches(prompt, model string) bool {
+func (m *Match) matches(r *Request, prompt, model string) bool {
+	if m.FunctionResponse != "" && !returns(r, m.FunctionResponse) {
+		return false
+	}
 	if m.Contains != "" && !strings.Contains(prompt, m.Contains) {
 		return false
 	}
@@ -171,8 +177,8 @@ func (e *Entry) check() error {
 			}
 			e.Match.re = re
 		}
-		if e.Match.Contains == "" && e.Match.Regex == "" && e.Match.Model == "" {
-			return fmt.Errorf("match needs contains, regex or model")
+		if e.Match.Contains == "" && e.Match.Regex == "" && e.Match.Model == "" && e.Match.FunctionResponse == "" {
+			return fmt.Errorf("match needs contains, regex, model or functionResponse")
 		}
 	}
 	return nil
@@ -222,10 +228,11 @@ func statusName(code int) string {
 // pick removes and returns the entry answering a request: the first
 // matching entry with a matcher, else the head of the queue. ok is false
 // when the script has no answer. The returned slice is the script after.
-func pick(script []Entry, prompt, model string) (Entry, []Entry, bool) {
+func pick(script []Entry, r *Request, model string) (Entry, []Entry, bool) {
+	prompt := lastUserText(r)
 	idx := -1
 	for i := range script {
-		if script[i].Match != nil && script[i].Match.matches(prompt, model) {
+		if script[i].Match != nil && script[i].Match.matches(r, prompt, model) {
 			idx = i
 			break
 		}
@@ -248,6 +255,20 @@ func pick(script []Entry, prompt, model string) (Entry, []Entry, bool) {
 	out := make([]Entry, 0, len(script)-1)
 	out = append(append(out, script[:idx]...), script[idx+1:]...)
 	return e, out, true
+}
+
+// returns reports whether the request's last content carries the result
+// of the named function.
+func returns(r *Request, name string) bool {
+	if len(r.Contents) == 0 {
+		return false
+	}
+	for _, p := range r.Contents[len(r.Contents)-1].Parts {
+		if p.FunctionResponse != nil && p.FunctionResponse.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // answerOf expands an entry's shorthand.

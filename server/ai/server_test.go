@@ -247,3 +247,43 @@ func TestEmulatorEndpoints(t *testing.T) {
 		t.Errorf("preflight %d %v", resp.StatusCode, resp.Header)
 	}
 }
+
+func TestCallerIdentity(t *testing.T) {
+	t.Parallel()
+	// An unsigned JWT as the Firebase SDK would send it: {"sub":"alice"}.
+	jwt := "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9."
+	cases := []struct {
+		header string
+		uid    string
+		oauth  bool
+	}{
+		{"", "", false},
+		{"Firebase " + jwt, "alice", false},
+		{"Bearer " + jwt, "alice", true},
+		{"Bearer ya29.opaque", "", true},
+		{"Basic xyz", "", false},
+	}
+	for _, c := range cases {
+		id, oauth := caller(c.header)
+		if id.UID != c.uid || oauth != c.oauth {
+			t.Errorf("%q: %+v %v", c.header, id, oauth)
+		}
+	}
+}
+
+func BenchmarkHTTPGenerateContent(b *testing.B) {
+	eng, _ := ai.New(service.Env{Project: "demo-ai"}, ai.Options{})
+	srv := httptest.NewServer(NewHandler(eng, Options{}))
+	defer srv.Close()
+	url := srv.URL + "/v1beta/projects/demo-ai/models/gemini-2.5-flash:generateContent"
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(hello))
+		req.Header.Set("x-goog-api-key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

@@ -3,6 +3,7 @@ package ai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -383,7 +384,7 @@ func (e *Engine) GenerateContent(ctx context.Context, c Call) ([]byte, error) {
 	case len(a.rawChunks) > 0:
 		body = mergeChunks(a.rawChunks)
 	default:
-		body, _ = json.MarshalIndent(newRenderer(c.Model, r, e.seedOf(&c)).unary(*a), "", "  ")
+		body, _ = wireJSONIndent(newRenderer(c.Model, r, e.seedOf(&c)).unary(*a))
 	}
 	e.finish(rec, &c, r, *a, body, start)
 	return body, nil
@@ -409,11 +410,14 @@ func (e *Engine) StreamGenerateContent(ctx context.Context, c Call, yield func(c
 	st := &streamer{rd: newRenderer(c.Model, r, e.seedOf(&c)), yield: collect}
 	if a == nil && e.openai != nil {
 		got, err := e.openai.stream(ctx, r, c.Model, st.text)
-		if err != nil {
+		var ae *Error
+		if errors.As(err, &ae) {
 			return e.fail(rec, &c, err, start)
+		} else if err != nil {
+			return e.cancelled(rec, &c, err, start)
 		}
 		if err := st.finish(got, ""); err != nil {
-			return err
+			return e.cancelled(rec, &c, err, start)
 		}
 		e.finish(rec, &c, r, got, joinFrames(frames), start)
 		return nil
@@ -451,10 +455,17 @@ func (e *Engine) StreamGenerateContent(ctx context.Context, c Call, yield func(c
 		}
 	}
 	if err != nil {
-		return err
+		return e.cancelled(rec, &c, err, start)
 	}
 	e.finish(rec, &c, r, *a, joinFrames(frames), start)
 	return nil
+}
+
+// cancelled logs a stream the client stopped reading and returns the
+// write error.
+func (e *Engine) cancelled(rec *CallRecord, c *Call, err error, start time.Time) error {
+	e.fail(rec, c, &Error{Code: 499, Status: "CANCELLED", Message: "The client stopped reading the stream: " + err.Error()}, start)
+	return err
 }
 
 func joinFrames(frames [][]byte) []byte {
@@ -487,8 +498,8 @@ func (e *Engine) CountTokens(ctx context.Context, c Call) ([]byte, error) {
 		return nil, e.fail(rec, &c, err, start)
 	}
 	n := promptTokens(r)
-	body, _ := json.MarshalIndent(CountTokensResponse{TotalTokens: n,
-		PromptTokensDetails: []ModalityCount{{Modality: "TEXT", TokenCount: n}}}, "", "  ")
+	body, _ := wireJSONIndent(CountTokensResponse{TotalTokens: n,
+		PromptTokensDetails: []ModalityCount{{Modality: "TEXT", TokenCount: n}}})
 	rec.Prompt = excerpt(lastUserText(r), 2000)
 	rec.PromptTokens, rec.TotalTokens = n, n
 	rec.Source = "synthesized"

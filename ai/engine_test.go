@@ -566,3 +566,20 @@ func TestAppendScriptBound(t *testing.T) {
 		t.Errorf("over the bound: %v", err)
 	}
 }
+
+func TestStreamStoppedByClient(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, Options{})
+	stop := errors.New("gone")
+	n := 0
+	err := e.StreamGenerateContent(context.Background(), call("gemini-2.5-flash", prompt("a b c d e f g h i")), func([]byte) error {
+		n++
+		return stop
+	})
+	if !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("err %v after %d chunks", err, n)
+	}
+	if c := e.Calls("demo-ai"); len(c) != 1 || c[0].Status != 499 {
+		t.Errorf("calls %+v", c)
+	}
+}

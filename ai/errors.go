@@ -1,7 +1,6 @@
 package ai
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,7 +28,7 @@ func (e *Error) HTTPStatus() int {
 
 // Envelope is the error's JSON body.
 func (e *Error) Envelope() []byte {
-	b, _ := json.MarshalIndent(map[string]*Error{"error": e}, "", "  ")
+	b, _ := wireJSONIndent(map[string]*Error{"error": e})
 	return b
 }
 

@@ -145,7 +145,7 @@ func (s *streamer) chunk(parts []Part, reason, msg string, promptOverride, candO
 	if candOverride > 0 {
 		cand = candOverride
 	}
-	b, err := json.Marshal(&Response{
+	b, err := wireJSON(&Response{
 		Candidates:    []Candidate{c},
 		UsageMetadata: s.rd.usage(cand, promptOverride),
 		ModelVersion:  modelVersion(s.rd.model),
@@ -243,7 +243,7 @@ func mergeChunks(chunks []json.RawMessage) json.RawMessage {
 			content["parts"] = append([]any{map[string]any{"text": text.String()}}, kept...)
 		}
 	}
-	b, _ := json.MarshalIndent(last, "", "  ")
+	b, _ := wireJSONIndent(last)
 	return b
 }
 
@@ -295,4 +295,29 @@ func compactJSON(raw []byte) []byte {
 		return raw
 	}
 	return buf.Bytes()
+}
+
+// wireJSON encodes v on one line as production does: no HTML escaping of
+// <, > and & in generated text.
+func wireJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// wireJSONIndent encodes v as production's unary responses are: indented
+// by two spaces.
+func wireJSONIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

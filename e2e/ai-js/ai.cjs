@@ -3,7 +3,7 @@
 // the Vertex AI backends, and prints one JSON line of observations for the
 // Go test to assert.
 const { initializeApp } = require('firebase/app');
-const { getAI, getGenerativeModel, GoogleAIBackend, VertexAIBackend, Schema } = require('firebase/ai');
+const { getAI, getGenerativeModel, GoogleAIBackend, VertexAIBackend, AgentPlatformBackend, Schema } = require('firebase/ai');
 
 const base = process.env.AI_BASE_URL;
 const project = process.env.PROJECT;
@@ -84,7 +84,8 @@ async function main() {
   const vs = await vmodel.generateContentStream('one two three four');
   let vtext = '';
   for await (const c of vs.stream) vtext += c.text();
-  out.vertex = { text: vg.response.text(), total: vc.totalTokens, stream: vtext };
+  const ap = await getGenerativeModel(getAI(app, { backend: new AgentPlatformBackend() }), { model: 'gemini-2.5-flash' }, opts).generateContent('Say hello to pyric');
+  out.vertex = { text: vg.response.text(), total: vc.totalTokens, stream: vtext, agentPlatform: ap.response.text() };
 
   const json = await getGenerativeModel(google, { model: 'gemini-2.5-flash', generationConfig: { responseMimeType: 'application/json', responseSchema: Schema.object({ properties: { word: Schema.string(), n: Schema.integer() } }) } }, opts).generateContent('a word');
   out.json = JSON.parse(json.response.text());

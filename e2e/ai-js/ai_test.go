@@ -57,9 +57,10 @@ type observations struct {
 		Chunks               []string
 	}
 	Vertex struct {
-		Text   string
-		Total  int
-		Stream string
+		Text          string
+		Total         int
+		Stream        string
+		AgentPlatform string
 	}
 	JSON   map[string]any
 	Errors map[string]failure
@@ -121,6 +122,18 @@ func TestFirebaseAI(t *testing.T) {
 	check("scripted.chunks", o.Scripted.Chunks, []string{"al", "pha", " beta"})
 	check("vertex.text", o.Vertex.Text, "pyric: Say hello to pyric")
 	check("vertex.stream", o.Vertex.Stream, "pyric: one two three four")
+	check("vertex.agentPlatform", o.Vertex.AgentPlatform, "pyric: Say hello to pyric")
+	// Each backend reached its own path shape: Vertex AI at us-central1,
+	// Agent Platform at the global location.
+	locations := map[string]int{}
+	for _, c := range eng.Calls("demo-ai") {
+		if c.Backend == ai.BackendVertexAI {
+			locations[c.Location]++
+		}
+	}
+	if locations["us-central1"] < 3 || locations["global"] != 1 {
+		t.Errorf("vertex calls by location %v", locations)
+	}
 	if o.Vertex.Total == 0 || o.Count.Total == 0 {
 		t.Error("countTokens returned 0")
 	}

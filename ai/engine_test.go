@@ -583,3 +583,16 @@ func TestStreamStoppedByClient(t *testing.T) {
 		t.Errorf("calls %+v", c)
 	}
 }
+
+func TestSynthesizedLimitsAndEnum(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, Options{})
+	m := mustGenerate(t, e, call("gemini-2.5-flash", `{"contents":[{"parts":[{"text":"tell me a long story about dragons"}]}],"generationConfig":{"maxOutputTokens":2}}`))
+	if text(m) != "pyric: t" || path(m, "candidates", 0, "finishReason") != "MAX_TOKENS" {
+		t.Errorf("max tokens: %q %v", text(m), path(m, "candidates", 0, "finishReason"))
+	}
+	m = mustGenerate(t, e, call("gemini-2.5-flash", `{"contents":[{"parts":[{"text":"pick"}]}],"generationConfig":{"responseMimeType":"text/x.enum","responseSchema":{"type":"STRING","format":"enum","enum":["red","blue"]}}}`))
+	if text(m) != "red" {
+		t.Errorf("enum: %q", text(m))
+	}
+}

@@ -88,7 +88,9 @@ func finishOf(a answer) (reason, message string) {
 // normalFinish reports an answer that finished normally; a scripted
 // SAFETY (or other) finish without text has no content, as a blocked
 // candidate has none.
-func normalFinish(a answer) bool { return a.finishReason == "" || a.finishReason == "STOP" }
+func normalFinish(a answer) bool {
+	return a.finishReason == "" || a.finishReason == "STOP" || a.finishReason == "MAX_TOKENS"
+}
 
 func (a answer) candidateTokens() int {
 	if a.upCandidates > 0 {

@@ -125,6 +125,13 @@ func synthesize(r *Request) answer {
 	if fd, ok := forcedFunction(r); ok {
 		return answer{calls: []FunctionCall{{Name: fd.Name, Args: argsFor(fd)}}}
 	}
+	if g := r.GenerationConfig; g != nil && g.ResponseMIMEType == "text/x.enum" {
+		if en, ok := g.ResponseSchema["enum"].([]any); ok && len(en) > 0 {
+			if s, ok := en[0].(string); ok {
+				return answer{text: s}
+			}
+		}
+	}
 	if r.GenerationConfig != nil && strings.HasPrefix(r.GenerationConfig.ResponseMIMEType, "application/json") {
 		schema := r.GenerationConfig.ResponseSchema
 		if schema == nil {
@@ -147,9 +154,27 @@ func synthesize(r *Request) answer {
 	}
 	prompt := lastUserText(r)
 	if prompt == "" {
-		return answer{text: "pyric: (no text prompt)"}
+		return limit(r, answer{text: "pyric: (no text prompt)"})
 	}
-	return answer{text: "pyric: " + excerpt(prompt, 200)}
+	return limit(r, answer{text: "pyric: " + excerpt(prompt, 200)})
+}
+
+// limit cuts a synthesized text to generationConfig.maxOutputTokens,
+// finishing with MAX_TOKENS as production does when the budget runs out.
+func limit(r *Request, a answer) answer {
+	if r.GenerationConfig == nil || r.GenerationConfig.MaxOutputTokens == nil || *r.GenerationConfig.MaxOutputTokens <= 0 {
+		return a
+	}
+	max := *r.GenerationConfig.MaxOutputTokens
+	if textTokens(a.text) <= max {
+		return a
+	}
+	cut := max * 4
+	for cut > 0 && !utf8.RuneStart(a.text[cut]) {
+		cut--
+	}
+	a.text, a.finishReason = a.text[:cut], "MAX_TOKENS"
+	return a
 }
 
 // forcedFunction is the function a synthesized answer calls: the first

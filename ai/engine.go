@@ -39,8 +39,8 @@ type Options struct {
 	// OpenAI, when set, answers unscripted calls by forwarding them to an
 	// OpenAI-compatible endpoint instead of synthesizing (off by default).
 	OpenAI *OpenAIOptions
-	// MaxCalls bounds each project's call log (oldest dropped); 0 means
-	// 1000.
+	// MaxCalls bounds the call log of all projects together (the oldest
+	// calls are dropped); 0 means 1000.
 	MaxCalls int
 }
 
@@ -104,7 +104,7 @@ type CallRecord struct {
 }
 
 // maxLoggedBytes bounds the request and response a call record keeps.
-const maxLoggedBytes = 64 << 10
+const maxLoggedBytes = 32 << 10
 
 // New creates the engine, restoring what env.Bucket holds and loading
 // Options.ScriptFile.
@@ -218,7 +218,11 @@ func (e *Engine) AppendScript(project string, entries []Entry) error {
 func (e *Engine) Script(project string) []Entry {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Entry{}, e.project(project).Script...)
+	ps := e.projects[project]
+	if ps == nil {
+		return []Entry{}
+	}
+	return append([]Entry{}, ps.Script...)
 }
 
 // Calls returns a project's call log, oldest first.
@@ -226,7 +230,11 @@ func (e *Engine) Calls(project string) []CallRecord {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := []CallRecord{}
-	for _, c := range e.project(project).Calls {
+	ps := e.projects[project]
+	if ps == nil {
+		return out
+	}
+	for _, c := range ps.Calls {
 		out = append(out, *c)
 	}
 	return out
@@ -584,15 +592,44 @@ func (e *Engine) record(rec *CallRecord, c *Call, start time.Time) {
 	rec.At = e.env.Now().UTC()
 	ps := e.project(c.Project)
 	ps.Calls = append(ps.Calls, rec)
-	var dropped []int64
-	for len(ps.Calls) > e.opts.MaxCalls {
-		dropped = append(dropped, ps.Calls[0].Seq)
-		ps.Calls = ps.Calls[1:]
-	}
+	dropped := e.trimCalls()
 	err := e.persistCall(c.Project, rec, dropped)
 	e.mu.Unlock()
 	e.emitCall(rec, c.Auth, e.env.Now().Sub(start))
 	if err != nil {
 		e.emitError(rec.Project, err)
 	}
+}
+
+// callRef names a call record in the bucket.
+type callRef struct {
+	project string
+	seq     int64
+}
+
+// trimCalls drops the oldest calls of any project until the log holds at
+// most MaxCalls, so no sequence of requests (to however many projects)
+// grows memory without bound. Projects left with nothing are forgotten.
+func (e *Engine) trimCalls() []callRef {
+	total := 0
+	for _, ps := range e.projects {
+		total += len(ps.Calls)
+	}
+	var dropped []callRef
+	for total > e.opts.MaxCalls {
+		oldest := ""
+		for p, ps := range e.projects {
+			if len(ps.Calls) > 0 && (oldest == "" || ps.Calls[0].Seq < e.projects[oldest].Calls[0].Seq) {
+				oldest = p
+			}
+		}
+		ps := e.projects[oldest]
+		dropped = append(dropped, callRef{oldest, ps.Calls[0].Seq})
+		ps.Calls = ps.Calls[1:]
+		if len(ps.Calls) == 0 && len(ps.Script) == 0 {
+			delete(e.projects, oldest)
+		}
+		total--
+	}
+	return dropped
 }

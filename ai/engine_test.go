@@ -596,3 +596,26 @@ func TestSynthesizedLimitsAndEnum(t *testing.T) {
 		t.Errorf("enum: %q", text(m))
 	}
 }
+
+// The call log is bounded across projects, not per project.
+func TestCallLogBoundAcrossProjects(t *testing.T) {
+	t.Parallel()
+	b := newMemBucket()
+	e, _ := New(testEnv(b, nil), Options{MaxCalls: 3})
+	for i := 0; i < 10; i++ {
+		c := call("gemini-2.5-flash", hello)
+		c.Project = fmt.Sprintf("p%d", i)
+		mustGenerate(t, e, c)
+	}
+	total := 0
+	for i := 0; i < 10; i++ {
+		total += len(e.Calls(fmt.Sprintf("p%d", i)))
+	}
+	if total != 3 || len(e.Calls("p9")) != 1 || len(e.Calls("p0")) != 0 || len(e.projects) > 4 {
+		t.Errorf("total %d, projects %d", total, len(e.projects))
+	}
+	e2, _ := New(testEnv(b, nil), Options{MaxCalls: 3})
+	if len(e2.Calls("p7")) != 1 || len(e2.Calls("p6")) != 0 {
+		t.Error("bucket not trimmed")
+	}
+}

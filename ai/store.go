@@ -45,7 +45,7 @@ func (e *Engine) persistScript(project string, entries []Entry) error {
 	})
 }
 
-func (e *Engine) persistCall(project string, rec *CallRecord, dropped []int64) error {
+func (e *Engine) persistCall(project string, rec *CallRecord, dropped []callRef) error {
 	return e.update(func(tx service.Tx) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -54,8 +54,8 @@ func (e *Engine) persistCall(project string, rec *CallRecord, dropped []int64) e
 		if err := tx.Put(callKey(project, rec.Seq), b); err != nil {
 			return err
 		}
-		for _, s := range dropped {
-			if err := tx.Delete(callKey(project, s)); err != nil {
+		for _, d := range dropped {
+			if err := tx.Delete(callKey(d.project, d.seq)); err != nil {
 				return err
 			}
 		}

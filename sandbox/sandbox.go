@@ -35,7 +35,7 @@ import (
 )
 
 // DefaultProject is the project id used when Options.Project is empty.
-const DefaultProject = "demo-pyric"
+const DefaultProject = service.DefaultProject
 
 // Options configure a Sandbox.
 type Options struct {

@@ -35,7 +35,7 @@ import (
 )
 
 // DefaultProject is the project id used when Options.Project is empty.
-const DefaultProject = "demo-pyric"
+const DefaultProject = service.DefaultProject
 
 // Options configure a Sandbox.
 type Options struct {
@@ -299,7 +299,8 @@ func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 func (sb *Sandbox) Reset() error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	sb.bus.Emit(event.Event{Kind: event.KindSessionBoundary, Phase: "reset", PriorOpCount: sb.bus.Len()})
+	sb.bus.Emit(event.Event{Kind: event.KindBoundary, Service: "sandbox", Actor: event.Actor{Kind: event.ActorSystem},
+		Boundary: &event.Boundary{Boundary: event.Reset, PriorEvents: sb.bus.Len()}})
 	if err := sb.resetServices(); err != nil {
 		return err
 	}

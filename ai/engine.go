@@ -193,7 +193,7 @@ func (e *Engine) SetScript(project string, entries []Entry) error {
 		return err
 	}
 	e.project(project).Script = append([]Entry(nil), entries...)
-	e.emitScript(project, "script_set", len(entries))
+	e.emitScript(project, OpScriptSet, len(entries))
 	return nil
 }
 
@@ -210,7 +210,7 @@ func (e *Engine) AppendScript(project string, entries []Entry) error {
 		return err
 	}
 	ps.Script = next
-	e.emitScript(project, "script_append", len(entries))
+	e.emitScript(project, OpScriptAppend, len(entries))
 	return nil
 }
 
@@ -248,7 +248,7 @@ func (e *Engine) Clear(project string) error {
 		return err
 	}
 	delete(e.projects, project)
-	e.emitScript(project, "clear", 0)
+	e.emitScript(project, OpClear, 0)
 	return nil
 }
 
@@ -584,7 +584,7 @@ func (e *Engine) finish(rec *CallRecord, c *Call, r *Request, a answer, body []b
 
 // record appends a call to the log, persists it and emits its event. A
 // failure to persist the log does not fail the call (the answer is not
-// state), but is reported as a runtime_error event.
+// state), but the event says so.
 func (e *Engine) record(rec *CallRecord, c *Call, start time.Time) {
 	e.mu.Lock()
 	e.seq++
@@ -595,10 +595,11 @@ func (e *Engine) record(rec *CallRecord, c *Call, start time.Time) {
 	dropped := e.trimCalls()
 	err := e.persistCall(c.Project, rec, dropped)
 	e.mu.Unlock()
-	e.emitCall(rec, c.Auth, e.env.Now().Sub(start))
+	note := ""
 	if err != nil {
-		e.emitError(rec.Project, err)
+		note = "call log not persisted: " + err.Error()
 	}
+	e.emitCall(rec, c.Auth, float64(e.env.Now().Sub(start).Microseconds())/1000, note)
 }
 
 // callRef names a call record in the bucket.

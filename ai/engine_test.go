@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/event"
 )
 
 // The captured minimal envelope's key sets (ai-generate-minimal-envelope).
@@ -500,12 +502,14 @@ func TestEveryCallIsAnEvent(t *testing.T) {
 	if len(evs) != 3 {
 		t.Fatalf("%d events", len(evs))
 	}
-	d := evs[0].Detail
-	if evs[0].Service != "ai" || evs[0].Method != "generateContent" || evs[0].Result != "allow" ||
-		d["prompt"] != "Say hello to pyric" || d["answer"] != "pyric: Say hello to pyric" || d["totalTokens"].(int) < 2 {
-		t.Errorf("event %+v", evs[0])
+	ev := evs[0]
+	d, _ := ev.Mutation.Current.(CallEvent)
+	if ev.Kind != event.KindMutation || ev.Service != "ai" || ev.Method != "generateContent" || ev.Op != OpCall || ev.Err != nil ||
+		ev.Path != "projects/demo-ai/models/gemini-2.5-flash" || ev.Identity.Lens != event.LensUnauthenticated ||
+		d.Prompt != "Say hello to pyric" || d.Answer != "pyric: Say hello to pyric" || d.TotalTokens < 2 || d.Status != 200 {
+		t.Errorf("event %+v %+v", ev, d)
 	}
-	if evs[1].Result != "error" || evs[1].Error == nil || evs[2].Method != "countTokens" {
+	if evs[1].Err == nil || evs[1].Err.Code != "NOT_FOUND" || evs[2].Method != "countTokens" {
 		t.Errorf("events %+v %+v", evs[1], evs[2])
 	}
 }

@@ -40,7 +40,10 @@ func TestSandboxService(t *testing.T) {
 	}
 	var sawEvent bool
 	for _, e := range sb.Events().History() {
-		if e.Service == "ai" && e.Method == "generateContent" && e.Detail["answer"] == "one" {
+		if e.Mutation == nil {
+			continue
+		}
+		if c, ok := e.Mutation.Current.(ai.CallEvent); e.Service == "ai" && e.Method == "generateContent" && ok && c.Answer == "one" {
 			sawEvent = true
 		}
 	}

@@ -110,7 +110,7 @@ const maxLoggedBytes = 32 << 10
 // Options.ScriptFile.
 func New(env service.Env, opts Options) (*Engine, error) {
 	if env.Project == "" {
-		env.Project = "demo-project"
+		env.Project = service.DefaultProject
 	}
 	if env.Now == nil {
 		env.Now = time.Now

@@ -1,8 +1,11 @@
 package ai
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 )
 
@@ -73,6 +76,53 @@ func FuzzDecodeScript(f *testing.F) {
 			t.Fatal(err)
 		} else if err := e.Restore(snap); err != nil {
 			t.Fatalf("snapshot does not restore: %v", err)
+		}
+	})
+}
+
+// bodyTransport answers every request with a fixed body, so the
+// OpenAI-compatible decoders can be fuzzed without a network.
+type bodyTransport struct{ body []byte }
+
+func (b bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(b.body)), Request: r}, nil
+}
+
+func FuzzOpenAIResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]}`,
+		`{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`,
+		"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"name\":\"f\",\"arguments\":\"{\"}}]}}]}\n\ndata: [DONE]\n\n",
+		"data: {\"error\":{\"message\":\"x\"}}\n\n", `{"choices":[]}`, `[]`, "data: nope\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	r, _ := DecodeRequest([]byte(hello))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, err := newOpenAI(OpenAIOptions{BaseURL: "http://upstream.invalid/v1", HTTPClient: &http.Client{Transport: bodyTransport{body}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stream := range []bool{false, true} {
+			var a answer
+			var err error
+			if stream {
+				a, err = o.stream(context.Background(), r, "m", func(string) error { return nil })
+			} else {
+				a, err = o.generate(context.Background(), r, "m")
+			}
+			if err != nil {
+				var ae *Error
+				if !errors.As(err, &ae) || ae.Code != 503 {
+					t.Fatalf("upstream garbage is not a 503: %v", err)
+				}
+				continue
+			}
+			// Whatever decoded renders as an envelope.
+			rd := newRenderer("gemini-2.5-flash", r, digest("x"))
+			if _, err := wireJSON(rd.unary(a)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

@@ -37,7 +37,7 @@ func (e *Engine) persistScript(project string, entries []Entry) error {
 		if len(entries) == 0 {
 			return tx.Delete(scriptKey(project))
 		}
-		b, err := json.Marshal(entries)
+		b, err := wireJSON(entries) // raw envelopes keep their text (whitespace aside)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (e *Engine) persistAll(s snapshot) error {
 		}
 		for p, ps := range s.Projects {
 			if len(ps.Script) > 0 {
-				b, err := json.Marshal(ps.Script)
+				b, err := wireJSON(ps.Script)
 				if err != nil {
 					return err
 				}

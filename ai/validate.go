@@ -11,13 +11,6 @@ var validRoles = map[string]bool{
 	"context": true, "user_context": true, "model": true, "function": true,
 }
 
-// skipSignatures are the placeholder signatures the Gemini documentation
-// says skip thought-signature validation for histories built by hand.
-var skipSignatures = map[string]bool{
-	"skip_thought_signature_validator":     true,
-	"context_engineering_is_the_way_to_go": true,
-}
-
 // validate checks a request as production does before generating: message
 // is the proto name in field paths ("GenerateContentRequest").
 func validate(r *Request, model, message string) error {
@@ -83,9 +76,10 @@ func checkSignatures(contents []Content) error {
 			if p.FunctionCall == nil {
 				continue
 			}
-			// Any non-empty signature passes (they are opaque and the
-			// engine does not remember what it minted); the documented
-			// placeholders pass too.
+			// Any non-empty signature passes: they are opaque, the engine
+			// does not remember what it minted, and the placeholders the
+			// Gemini documentation offers for hand-built histories
+			// ("skip_thought_signature_validator") must pass.
 			if p.ThoughtSignature == "" {
 				return errMissingThoughtSignature(p.FunctionCall.Name, i+1)
 			}

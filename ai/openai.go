@@ -488,3 +488,22 @@ func finishReasonOf(r string) string {
 	}
 	return "STOP" // stop, tool_calls, function_call
 }
+
+// Environment variables OpenAIFromEnv reads.
+const (
+	EnvOpenAIBaseURL = "PYRIC_AI_OPENAI_BASE_URL"
+	EnvOpenAIAPIKey  = "PYRIC_AI_OPENAI_API_KEY"
+	EnvOpenAIModel   = "PYRIC_AI_OPENAI_MODEL"
+)
+
+// OpenAIFromEnv returns the OpenAI-compatible answerer's options from the
+// environment (getenv is os.Getenv), or nil — the scripted default — when
+// PYRIC_AI_OPENAI_BASE_URL is unset. The key stays out of flags and
+// firebase.json.
+func OpenAIFromEnv(getenv func(string) string) *OpenAIOptions {
+	base := strings.TrimSpace(getenv(EnvOpenAIBaseURL))
+	if base == "" {
+		return nil
+	}
+	return &OpenAIOptions{BaseURL: base, APIKey: getenv(EnvOpenAIAPIKey), Model: getenv(EnvOpenAIModel)}
+}

@@ -185,3 +185,16 @@ func TestOpenAIUpstreamErrors(t *testing.T) {
 		t.Error("accepted a non-http base URL")
 	}
 }
+
+func TestOpenAIFromEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	if OpenAIFromEnv(get) != nil {
+		t.Error("configured without a base URL")
+	}
+	env[EnvOpenAIBaseURL], env[EnvOpenAIAPIKey], env[EnvOpenAIModel] = "http://127.0.0.1:11434/v1", "sk", "llama3"
+	if o := OpenAIFromEnv(get); o == nil || o.BaseURL != "http://127.0.0.1:11434/v1" || o.APIKey != "sk" || o.Model != "llama3" {
+		t.Errorf("options %+v", o)
+	}
+}

@@ -204,7 +204,9 @@ func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, de
 	if r, ok := detail["reason"].(string); ok {
 		m.Note = r
 	}
-	e.events.Emit(event.Event{Kind: event.KindMutation, Service: Service, Method: op, Path: path, Identity: event.IdentityOf(c.Caller), Mutation: m})
+	ev := event.Event{Kind: event.KindMutation, Service: Service, Method: op, Path: path, Mutation: m}
+	ev.Who(c.Caller)
+	e.events.Emit(ev)
 }
 
 // ---- persistence ----

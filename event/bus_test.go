@@ -133,3 +133,16 @@ func TestEventJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestWhoCarriesTheActor(t *testing.T) {
+	var e Event
+	e.Who(identity.NewUser("u", nil).Via(identity.Actor{Kind: identity.Agent, Name: "claude"}))
+	if e.Actor.Kind != ActorAgent || e.Actor.Name != "claude" || e.Identity.Lens != LensUser || e.Identity.UID != "u" {
+		t.Fatalf("event = %+v", e)
+	}
+	b := NewBus(Options{})
+	b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
+	if h := b.History(); h[0].Actor.Kind != ActorApp {
+		t.Fatalf("default actor = %+v", h[0].Actor)
+	}
+}

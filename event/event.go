@@ -72,14 +72,14 @@ const (
 )
 
 // ActorKind says which tool acted.
-type ActorKind string
+type ActorKind = identity.ActorKind
 
 // Actors.
 const (
-	ActorApp    ActorKind = "app"    // the developer's app (or its tests) through a client
-	ActorStudio ActorKind = "studio" // the Studio
-	ActorAgent  ActorKind = "agent"  // a coding agent through MCP
-	ActorSystem ActorKind = "system" // pyric itself (reset, restore, onDisconnect)
+	ActorApp    = identity.App    // the developer's app (or its tests) through a client
+	ActorStudio = identity.Studio // the Studio
+	ActorAgent  = identity.Agent  // a coding agent through MCP
+	ActorSystem = identity.System // pyric itself (reset, restore, onDisconnect)
 )
 
 // Actor is who drove the operation, independent of the identity it ran as.
@@ -106,7 +106,14 @@ type Identity struct {
 	Token map[string]any `json:"token,omitempty"` // the token's claims as the rules see them
 }
 
-// IdentityOf converts the engines' identity.
+// Who sets the event's identity lens and actor from the identity an
+// engine was called with.
+func (e *Event) Who(id identity.Identity) {
+	e.Identity = IdentityOf(id)
+	e.Actor = Actor{Kind: id.Actor.Kind, Name: id.Actor.Name}
+}
+
+// IdentityOf converts the engines' identity to its lens.
 func IdentityOf(id identity.Identity) Identity {
 	switch id.Kind {
 	case identity.Admin:

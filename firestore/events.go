@@ -24,8 +24,9 @@ func (e *Engine) emit(ev event.Event) {
 
 // requestEvent is the request event of one decided operation.
 func requestEvent(who identity.Identity, m Method, path string, origin event.Origin, dec Decision, d time.Duration) event.Event {
-	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Identity: event.IdentityOf(who), Origin: origin,
+	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Origin: origin,
 		Request: &event.Request{DurationMs: float64(d.Microseconds()) / 1000}}
+	ev.Who(who)
 	r := ev.Request
 	if who.IsAdmin() {
 		r.Verdict = event.Bypassed
@@ -91,9 +92,10 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 	if !e.eventsOn() {
 		return
 	}
-	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Identity: event.IdentityOf(c.who), Group: groupOf(g),
+	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name), After: stateOf(s.after, c.db.name),
 			Sentinels: s.op.sentinels, AutoID: c.autoID}}
+	ev.Who(c.who)
 	if c.who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
@@ -138,8 +140,10 @@ func stateOf(d *pb.Document, db DatabaseName) any {
 
 // listenerEvent is a listener lifecycle event of target t.
 func (t *target) listenerEvent(phase event.Phase) event.Event {
-	return event.Event{Kind: event.KindListener, Identity: event.IdentityOf(t.who), Origin: event.OriginListener,
+	ev := event.Event{Kind: event.KindListener, Origin: event.OriginListener,
 		Listener: &event.Listener{Phase: phase, ListenerID: t.listenerID, Target: t.eventTarget()}}
+	ev.Who(t.who)
+	return ev
 }
 
 func (t *target) eventTarget() *event.Target {

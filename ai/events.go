@@ -46,8 +46,6 @@ func (e *Engine) emitCall(rec *CallRecord, who identity.Identity, durationMs flo
 	ev := event.Event{
 		Kind:     event.KindMutation,
 		Service:  Name,
-		Actor:    event.Actor{Kind: event.ActorApp},
-		Identity: event.IdentityOf(who),
 		Method:   rec.Method,
 		Path:     "projects/" + rec.Project + "/models/" + rec.Model,
 		Origin:   event.OriginClient,
@@ -59,6 +57,7 @@ func (e *Engine) emitCall(rec *CallRecord, who identity.Identity, durationMs flo
 			Status: rec.Status, DurationMs: durationMs,
 		}},
 	}
+	ev.Who(who)
 	if rec.Error != "" {
 		code := statusName(rec.Status)
 		if code == "" {
@@ -72,14 +71,14 @@ func (e *Engine) emitCall(rec *CallRecord, who identity.Identity, durationMs flo
 // emitScript is a change of a project's script (or a clear of the
 // project) made through the engine's API.
 func (e *Engine) emitScript(project, op string, entries int) {
-	e.env.Events.Emit(event.Event{
+	ev := event.Event{
 		Kind:     event.KindMutation,
 		Service:  Name,
-		Actor:    event.Actor{Kind: event.ActorApp},
-		Identity: event.IdentityOf(identity.AdminIdentity()),
 		Method:   op,
 		Path:     "projects/" + project + "/script",
 		Origin:   event.OriginAdmin,
 		Mutation: &event.Mutation{Op: op, Project: project, Current: map[string]int{"entries": entries}},
-	})
+	}
+	ev.Who(identity.AdminIdentity())
+	e.env.Events.Emit(ev)
 }

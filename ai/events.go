@@ -44,11 +44,11 @@ const (
 // that could not be persisted (the call itself was answered).
 func (e *Engine) emitCall(rec *CallRecord, who identity.Identity, durationMs float64, note string) {
 	ev := event.Event{
-		Kind:     event.KindMutation,
-		Service:  Name,
-		Method:   rec.Method,
-		Path:     "projects/" + rec.Project + "/models/" + rec.Model,
-		Origin:   event.OriginClient,
+		Kind:    event.KindMutation,
+		Service: Name,
+		Method:  rec.Method,
+		Path:    "projects/" + rec.Project + "/models/" + rec.Model,
+		Origin:  event.OriginClient,
 		Mutation: &event.Mutation{Op: OpCall, Project: rec.Project, Note: note, Current: CallEvent{
 			Seq: rec.Seq, Model: rec.Model, Backend: rec.Backend, Location: rec.Location,
 			Prompt: rec.Prompt, Answer: rec.Answer, FunctionCalls: rec.FunctionCalls,

@@ -215,7 +215,10 @@ func hashPassword(password, salt string) string {
 
 // emit records a change to Auth's records as a mutation event. detail's
 // keys are a closed set: "provider" (the sign-in provider), and one
-// qualifier of the change ("import", "batch", "upgrade", or "reason").
+// qualifier of the change ("import", "batch", "upgrade", or "reason": a
+// password_reset, code_for_sign_in / code_for_mfa_enrollment /
+// code_for_mfa_sign_in, mfa_enroll, mfa_withdraw, second_factor_phone /
+// second_factor_totp).
 func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
 	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
 	if before != nil {

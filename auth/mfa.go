@@ -327,7 +327,7 @@ func (e *Engine) MFAEnrollmentStart(c Call, req MFAEnrollmentStartRequest) (_ *M
 		return nil, errSecondFactorExists
 	}
 	code := e.newCode(sc, phone)
-	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"purpose": "mfa_enrollment"})
+	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_enrollment"})
 	return &MFAEnrollmentStartResponse{PhoneSessionInfo: &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}}, nil
 }
 
@@ -427,7 +427,7 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 	nu := t.user.clone()
 	nu.MFAInfo = append(nu.MFAInfo, enrollment)
 	nu = sc.space.put(nu, nil, nil)
-	e.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"mfa": "enroll"})
+	e.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"reason": "mfa_enroll"})
 	_, toks := e.issueTokensMFA(sc, nu, t.provider, nil, &secondFactor{Identifier: enrollment.MFAEnrollmentID, Provider: factorProvider(enrollment)})
 	return &MFAFinalizeResponse{IDToken: toks.IDToken, RefreshToken: toks.RefreshToken}, nil
 }
@@ -470,7 +470,7 @@ func (e *Engine) MFAEnrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest)
 		sc.space.setTOTP(secretKey(nu.LocalID, req.MFAEnrollmentID), nil)
 	}
 	nu = sc.space.put(nu, nil, nil)
-	e.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"mfa": "withdraw"})
+	e.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"reason": "mfa_withdraw"})
 	_, toks := e.issueTokens(sc, nu, t.provider, nil)
 	return &toks, nil
 }
@@ -517,7 +517,7 @@ func (e *Engine) MFASignInStart(c Call, req MFASignInStartRequest) (_ *MFASignIn
 		return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
 	}
 	code := e.newCode(sc, phone)
-	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"purpose": "mfa_sign_in"})
+	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_sign_in"})
 	return &MFASignInStartResponse{PhoneResponseInfo: &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}}, nil
 }
 
@@ -604,7 +604,7 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 	nu.LastLoginAt = e.millis()
 	nu = sc.space.put(nu, nil, nil)
 	after, toks := e.issueTokensMFA(sc, nu, provider, nil, &secondFactor{Identifier: factor.MFAEnrollmentID, Provider: factorProvider(factor)})
-	e.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": provider, "secondFactor": factorProvider(factor)})
+	e.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": provider, "reason": "second_factor_" + factorProvider(factor)})
 	return &MFAFinalizeResponse{IDToken: toks.IDToken, RefreshToken: toks.RefreshToken}, nil
 }
 

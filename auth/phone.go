@@ -119,7 +119,7 @@ func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (
 		return nil, errUnsupportedFirstFactor
 	}
 	code := e.newCode(sc, req.PhoneNumber)
-	e.emit(c, sc, OpCodeSent, req.PhoneNumber, nil, nil, map[string]any{"purpose": "sign_in"})
+	e.emit(c, sc, OpCodeSent, req.PhoneNumber, nil, nil, map[string]any{"reason": "code_for_sign_in"})
 	return &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}, nil
 }
 

@@ -28,6 +28,8 @@ type space struct {
 	byEmail map[string]string // canonical email -> localId
 	phones  multiIndex        // phone number -> localIds
 	fedIDs  multiIndex        // providerId NUL rawId -> localIds
+	provEm  multiIndex        // a linked provider's email -> localIds
+	initEm  multiIndex        // initialEmail -> localIds
 	oobs    []*OOBCode        // insertion order, as the outbox lists them
 	oobSeq  uint64            // the next OOB record's key
 	codes   []*VerificationCode
@@ -42,7 +44,7 @@ type space struct {
 
 func newSpace(j *journal, project, tenant string) *space {
 	return &space{j: j, project: project, tenant: tenant, users: map[string]*User{}, byEmail: map[string]string{},
-		phones: multiIndex{}, fedIDs: multiIndex{}, proofs: map[string]TemporaryProof{}, totp: map[string]TOTPRecord{}}
+		phones: multiIndex{}, fedIDs: multiIndex{}, provEm: multiIndex{}, initEm: multiIndex{}, proofs: map[string]TemporaryProof{}, totp: map[string]TOTPRecord{}}
 }
 
 // multiIndex maps a key to the accounts having it; lookups answer the
@@ -83,12 +85,10 @@ func (s *space) byEmailAddr(email string) *User {
 }
 
 func (s *space) byInitialEmail(email string) *User {
-	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.InitialEmail == email {
-			return u
-		}
+	if email == "" {
+		return nil
 	}
-	return nil
+	return s.users[s.initEm.first(email)]
 }
 
 func (s *space) byPhone(phone string) *User {
@@ -110,17 +110,10 @@ func (s *space) byEmailOrProviderEmail(email string) []*User {
 		out = append(out, u)
 		seen[u.LocalID] = true
 	}
-	for _, id := range s.sortedIDs() {
-		u := s.users[id]
-		if seen[id] {
-			continue
-		}
-		for _, p := range u.ProviderUserInfo {
-			if p.Email == email {
-				out = append(out, u)
-				seen[id] = true
-				break
-			}
+	for _, id := range s.provEm[email] {
+		if !seen[id] {
+			out = append(out, s.users[id])
+			seen[id] = true
 		}
 	}
 	return out
@@ -210,9 +203,15 @@ func (s *space) index(u *User) {
 	if u.PhoneNumber != "" {
 		s.phones.add(u.PhoneNumber, u.LocalID)
 	}
+	if u.InitialEmail != "" {
+		s.initEm.add(u.InitialEmail, u.LocalID)
+	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID != "" && p.RawID != "" {
 			s.fedIDs.add(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.add(p.Email, u.LocalID)
 		}
 	}
 }
@@ -224,9 +223,15 @@ func (s *space) unindex(u *User) {
 	if u.PhoneNumber != "" {
 		s.phones.del(u.PhoneNumber, u.LocalID)
 	}
+	if u.InitialEmail != "" {
+		s.initEm.del(u.InitialEmail, u.LocalID)
+	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID != "" && p.RawID != "" {
 			s.fedIDs.del(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.del(p.Email, u.LocalID)
 		}
 	}
 }
@@ -244,10 +249,10 @@ func (s *space) remove(u *User) {
 }
 
 func (s *space) clearUsers() {
-	users, byEmail, phones, fedIDs := s.users, s.byEmail, s.phones, s.fedIDs
-	s.users, s.byEmail, s.phones, s.fedIDs = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}
+	users, byEmail, phones, fedIDs, provEm, initEm := s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm
+	s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
 	s.j.recordPrefix(spaceKey(s.project, s.tenant, kindUser), func() {
-		s.users, s.byEmail, s.phones, s.fedIDs = users, byEmail, phones, fedIDs
+		s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = users, byEmail, phones, fedIDs, provEm, initEm
 	})
 }
 
@@ -282,7 +287,7 @@ func (s *space) deleteOOB(code string) {
 
 // reindex rebuilds the indexes after a restore.
 func (s *space) reindex() {
-	s.byEmail, s.phones, s.fedIDs = map[string]string{}, multiIndex{}, multiIndex{}
+	s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
 	for _, id := range s.sortedIDs() {
 		u := s.users[id]
 		if u.Email != "" {

@@ -65,6 +65,10 @@ func seqKey(p, t, kind string, seq uint64) []byte {
 // newCode mints a 6-digit code for phone, as the emulator's SMS.
 func (e *Engine) newCode(sc scope, phone string) *VerificationCode {
 	c := &VerificationCode{Code: e.randomString(6, "0123456789"), PhoneNumber: phone, SessionInfo: e.randomString(226, base64url)}
+	if fixed, ok := sc.testCode(phone); ok {
+		// A test number gets its configured code, as in production.
+		c.Code = fixed
+	}
 	sc.space.addCode(c)
 	return c
 }
@@ -111,6 +115,9 @@ func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (
 	}
 	if sc.tenant != nil {
 		return nil, badRequest("UNSUPPORTED_TENANT_OPERATION")
+	}
+	if !sc.allowPhone() {
+		return nil, ErrOperationNotAllowed
 	}
 	if !isValidPhone(req.PhoneNumber) {
 		return nil, badRequest("INVALID_PHONE_NUMBER : Invalid format.")

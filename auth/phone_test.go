@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -77,5 +78,40 @@ func TestTOTPCodeRFC6238(t *testing.T) {
 	}
 	if got := totpCode(secret, time.Unix(1111111109, 0)); got != "081804" {
 		t.Errorf("totp(1111111109) = %s", got)
+	}
+}
+
+func TestSignInMethodSwitches(t *testing.T) {
+	e, _ := newTestEngine()
+	off := SignInConfigPatch{Email: &EmailSignIn{Enabled: false}, Anonymous: &Toggle{Enabled: false},
+		PhoneNumber: &PhoneSignIn{Enabled: true, TestPhoneNumbers: map[string]string{"+15550123": "424242"}}}
+	if _, err := e.UpdateConfig(admin, ConfigPatch{SignIn: &off}, "signIn"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SignUp(client, SignUpRequest{}); err == nil || err.Error() != "ADMIN_ONLY_OPERATION" {
+		t.Errorf("anonymous sign-up with anonymous off: %v", err)
+	}
+	if _, err := e.SignUp(client, SignUpRequest{Email: s("a@example.com"), Password: "secret123"}); !errors.Is(err, ErrOperationNotAllowed) {
+		t.Errorf("password sign-up with email off: %v", err)
+	}
+	if _, err := e.SignInWithPassword(client, SignInWithPasswordRequest{Email: s("a@example.com"), Password: "secret123"}); err == nil || err.Error() != "PASSWORD_LOGIN_DISABLED" {
+		t.Errorf("password sign-in with email off: %v", err)
+	}
+	sv, err := e.SendVerificationCode(client, SendVerificationCodeRequest{PhoneNumber: "+15550123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SignInWithPhoneNumber(client, SignInWithPhoneNumberRequest{SessionInfo: sv.SessionInfo, Code: "424242"}); err != nil {
+		t.Errorf("test number with its fixed code: %v", err)
+	}
+	if _, err := e.UpdateConfig(admin, ConfigPatch{SignIn: &SignInConfigPatch{PhoneNumber: &PhoneSignIn{}}}, "signIn.phoneNumber.enabled"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SendVerificationCode(client, SendVerificationCodeRequest{PhoneNumber: "+15550123"}); !errors.Is(err, ErrOperationNotAllowed) {
+		t.Errorf("phone with phone off: %v", err)
+	}
+	cfg, _ := e.Config(admin)
+	if cfg.SignIn.Email == nil || cfg.SignIn.Email.Enabled || cfg.SignIn.Anonymous == nil || cfg.SignIn.PhoneNumber == nil || cfg.SignIn.PhoneNumber.Enabled {
+		t.Errorf("config = %+v", cfg.SignIn)
 	}
 }

@@ -342,6 +342,31 @@ func (m *ProjectMFAConfig) totp() *MFAProviderConfig {
 // SignInConfig says whether several accounts may share an email.
 type SignInConfig struct {
 	AllowDuplicateEmails bool `json:"allowDuplicateEmails"`
+	// The sign-in methods (v2 config signIn.email / anonymous /
+	// phoneNumber). Unset means enabled, as the emulator serves every
+	// method; production refuses a disabled one.
+	Email       *EmailSignIn `json:"email,omitempty"`
+	Anonymous   *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber *PhoneSignIn `json:"phoneNumber,omitempty"`
+}
+
+// EmailSignIn switches email/password and email-link sign-in.
+type EmailSignIn struct {
+	Enabled bool `json:"enabled"`
+	// PasswordRequired false allows email-link sign-in too.
+	PasswordRequired bool `json:"passwordRequired,omitempty"`
+}
+
+// Toggle is an enabled switch.
+type Toggle struct {
+	Enabled bool `json:"enabled"`
+}
+
+// PhoneSignIn switches phone sign-in; TestPhoneNumbers maps numbers to
+// their fixed code (no code is "sent" for them).
+type PhoneSignIn struct {
+	Enabled          bool              `json:"enabled"`
+	TestPhoneNumbers map[string]string `json:"testPhoneNumbers,omitempty"`
 }
 
 // EmailPrivacyConfig turns on email-enumeration protection
@@ -449,13 +474,43 @@ func (s scope) tenantID() string {
 	return s.tenant.config.TenantID
 }
 
-func (s scope) disableAuth() bool   { return s.tenant != nil && s.tenant.config.DisableAuth }
-func (s scope) allowPassword() bool { return s.tenant == nil || s.tenant.config.AllowPasswordSignup }
+func (s scope) disableAuth() bool { return s.tenant != nil && s.tenant.config.DisableAuth }
+func (s scope) allowPassword() bool {
+	if s.tenant != nil {
+		return s.tenant.config.AllowPasswordSignup
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || e.Enabled
+}
 func (s scope) allowAnonymous() bool {
-	return s.tenant == nil || s.tenant.config.EnableAnonymousUser
+	if s.tenant != nil {
+		return s.tenant.config.EnableAnonymousUser
+	}
+	a := s.project.config.SignIn.Anonymous
+	return a == nil || a.Enabled
 }
 func (s scope) allowEmailLink() bool {
-	return s.tenant == nil || s.tenant.config.EnableEmailLinkSignin
+	if s.tenant != nil {
+		return s.tenant.config.EnableEmailLinkSignin
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || (e.Enabled && !e.PasswordRequired)
+}
+func (s scope) allowPhone() bool {
+	if s.tenant != nil {
+		return true
+	}
+	p := s.project.config.SignIn.PhoneNumber
+	return p == nil || p.Enabled
+}
+
+// testCode is the fixed code of a configured test phone number.
+func (s scope) testCode(phone string) (string, bool) {
+	if s.tenant != nil || s.project.config.SignIn.PhoneNumber == nil {
+		return "", false
+	}
+	c, ok := s.project.config.SignIn.PhoneNumber.TestPhoneNumbers[phone]
+	return c, ok
 }
 func (s scope) oneAccountPerEmail() bool {
 	return !s.project.config.SignIn.AllowDuplicateEmails

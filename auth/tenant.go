@@ -234,7 +234,10 @@ type EmulatorConfig struct {
 
 // SignInConfigPatch is the optional-field form of SignInConfig.
 type SignInConfigPatch struct {
-	AllowDuplicateEmails *bool `json:"allowDuplicateEmails,omitempty"`
+	AllowDuplicateEmails *bool        `json:"allowDuplicateEmails,omitempty"`
+	Email                *EmailSignIn `json:"email,omitempty"`
+	Anonymous            *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber          *PhoneSignIn `json:"phoneNumber,omitempty"`
 }
 
 // EmailPrivacyConfigPatch is the optional-field form of EmailPrivacyConfig.
@@ -313,7 +316,10 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 	p := e.project(c.Project)
 	p.touchConfig()
 	if updateMask == "" {
-		p.config.SignIn.AllowDuplicateEmails = req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)
+		p.config.SignIn = SignInConfig{AllowDuplicateEmails: req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)}
+		if req.SignIn != nil {
+			p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+		}
 		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
 		p.config.BlockingFunctions = req.BlockingFunctions
 		p.config.MFA = req.MFA
@@ -323,6 +329,21 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 			case "signIn", "signIn.allowDuplicateEmails":
 				if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
 					p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+				}
+				if strings.TrimSpace(f) == "signIn" && req.SignIn != nil {
+					p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+				}
+			case "signIn.email", "signIn.email.enabled", "signIn.email.passwordRequired":
+				if req.SignIn != nil {
+					p.config.SignIn.Email = req.SignIn.Email
+				}
+			case "signIn.anonymous", "signIn.anonymous.enabled":
+				if req.SignIn != nil {
+					p.config.SignIn.Anonymous = req.SignIn.Anonymous
+				}
+			case "signIn.phoneNumber", "signIn.phoneNumber.enabled", "signIn.phoneNumber.testPhoneNumbers":
+				if req.SignIn != nil {
+					p.config.SignIn.PhoneNumber = req.SignIn.PhoneNumber
 				}
 			case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
 				if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {

@@ -45,7 +45,7 @@ func (t condTopic) String() string                 { return "'" + string(t) + "'
 type condNot struct{ x condNode }
 
 func (n condNot) eval(in func(string) bool) bool { return !n.x.eval(in) }
-func (n condNot) String() string                 { return "!(" + n.x.String() + ")" }
+func (n condNot) String() string                 { return "!" + n.x.String() }
 
 type condBinary struct {
 	op   string // "&&" or "||"

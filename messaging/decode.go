@@ -59,7 +59,7 @@ func readValue(dec *json.Decoder, depth int) (any, error) {
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil, err
+					return nil, eofError(err)
 				}
 				k, _ := kt.(string)
 				v, err := readValue(dec, depth+1)
@@ -69,7 +69,7 @@ func readValue(dec *json.Decoder, depth int) (any, error) {
 				o = append(o, jkv{k, v})
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, err
+				return nil, eofError(err)
 			}
 			if o == nil {
 				o = jobj{}
@@ -85,13 +85,20 @@ func readValue(dec *json.Decoder, depth int) (any, error) {
 				a = append(a, v)
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, err
+				return nil, eofError(err)
 			}
 			return a, nil
 		}
 		return nil, fmt.Errorf("unexpected %q", t)
 	}
 	return tok, nil
+}
+
+func eofError(err error) error {
+	if err == io.EOF {
+		return errors.New("unexpected end of input")
+	}
+	return err
 }
 
 // plain converts a parsed value to the ordinary encoding/json shapes

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -145,7 +146,9 @@ func DecodeSendRequest(body []byte) (*SendRequest, error) {
 		return nil, invalidJSON("", "Invalid JSON payload received. "+err.Error())
 	}
 	var req SendRequest
-	if err := json.Unmarshal(canon, &req); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.UseNumber() // free-form payloads keep their numbers exact
+	if err := dec.Decode(&req); err != nil {
 		// The canonical form always fits the typed struct; this is a
 		// schema/struct mismatch, reported rather than hidden.
 		return nil, invalidJSON("", "Invalid JSON payload received. "+err.Error())

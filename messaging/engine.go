@@ -128,6 +128,10 @@ type rate struct {
 	binMin   [60]int64
 }
 
+// Registration joins the engine to a sandbox
+// (sandbox.Options.Services / the backend's registrations).
+var Registration = service.Registration{Name: ServiceName, New: New}
+
 // New is the service.Factory of the engine with default Options.
 func New(env service.Env) (service.Service, error) { return NewEngine(env, Options{}) }
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"google.golang.org/api/option"
 )
@@ -64,17 +65,14 @@ func rewritten(host string) bool {
 
 // HTTPClient returns a client whose Transport rewrites Hosts to base.
 func HTTPClient(base string) (*http.Client, error) {
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fcmclient: %w", err)
 	}
-	if u.Scheme == "" || u.Host == "" {
-		u, err = url.Parse("http://" + base)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if u.Host == "" {
+	if u.Host == "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("fcmclient: %q names no host", base)
 	}
 	return &http.Client{Transport: &Transport{Base: u}}, nil

@@ -118,7 +118,9 @@ type Engine struct {
 	lastID   int64
 	minted   uint64
 	rates    map[string]*rate
-	inMemory bool
+
+	watchMu  sync.Mutex
+	watchers map[string]map[*Watcher]bool // project\x00token
 }
 
 type rate struct {
@@ -292,6 +294,7 @@ func (e *Engine) DeleteToken(id identity.Identity, project, token string) error 
 		delete(e.byInst, project+"\x00"+t.Instance)
 	}
 	e.emitToken(id, "token_delete", t)
+	e.closeWatchers(project + "\x00" + token)
 	return nil
 }
 
@@ -337,12 +340,17 @@ func copyToken(t *TokenInfo) *TokenInfo {
 // dry run does.
 func (e *Engine) Send(id identity.Identity, project string, req *SendRequest) (string, error) {
 	start := time.Now()
-	name, tokens, err := e.send(project, req)
+	name, s, err := e.send(project, req)
+	var tokens []string
+	if s != nil {
+		tokens = s.Tokens
+	}
 	e.emitSend(id, project, req, name, tokens, err, time.Since(start))
+	e.notify(s)
 	return name, err
 }
 
-func (e *Engine) send(project string, req *SendRequest) (string, []string, error) {
+func (e *Engine) send(project string, req *SendRequest) (string, *Sent, error) {
 	m := req.Message
 	if m == nil {
 		m = &Message{}
@@ -427,7 +435,7 @@ func (e *Engine) send(project string, req *SendRequest) (string, []string, error
 	}
 	e.lastID = idNum
 	e.sent[project] = append(list[len(evict):], s)
-	return name, tokens, nil
+	return name, s, nil
 }
 
 func isTargetError(err error) bool {
@@ -698,8 +706,9 @@ func (e *Engine) ClearMessages(id identity.Identity, project string) error {
 // Reset implements service.Service.
 func (e *Engine) Reset() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.clear()
+	e.mu.Unlock()
+	e.closeWatchers("")
 	return nil
 }
 
@@ -746,6 +755,14 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			return fmt.Errorf("messaging: restore: a message without project or body")
 		}
 	}
+	if err := e.replace(&s); err != nil {
+		return err
+	}
+	e.closeWatchers("") // watchers of the replaced state end
+	return nil
+}
+
+func (e *Engine) replace(s *snapshot) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.persist(func(tx service.Tx) error {

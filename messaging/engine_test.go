@@ -794,3 +794,67 @@ func TestDurations(t *testing.T) {
 		}
 	}
 }
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	a, b := f.mint(t, PlatformWeb), f.mint(t, PlatformAndroid)
+	f.eng.Subscribe(admin, "n", []string{a, b})
+	wa, err := f.eng.Watch(project, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, _ := f.eng.Watch(project, b)
+	wa2, _ := f.eng.Watch(project, a)
+	name, err := f.send(`{"message": {"topic": "n", "notification": {"title": "T"}, "webpush": {"notification": {"title": "W"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []*Watcher{wa, wb, wa2} {
+		select {
+		case d := <-w.C:
+			if d.Name != name {
+				t.Fatalf("watcher %d got %s", i, d.Name)
+			}
+			want := map[int]string{0: "W", 1: "T", 2: "W"}[i]
+			if d.Payload.Notification["title"] != want {
+				t.Fatalf("watcher %d payload %+v", i, d.Payload)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("watcher %d got nothing", i)
+		}
+	}
+	// A dry run and a failed send deliver nothing.
+	f.send(`{"validate_only": true, "message": {"token": "` + a + `"}}`)
+	f.send(`{"message": {"token": "` + a + `", "data": {"from": "x"}}}`)
+	select {
+	case d := <-wa.C:
+		t.Fatalf("unexpected delivery %+v", d)
+	default:
+	}
+	// A watcher that falls behind misses messages instead of blocking.
+	for range watchBuffer + 3 {
+		if _, err := f.send(`{"message": {"token": "` + b + `"}}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wb.Dropped() != 3 {
+		t.Fatalf("dropped %d, want 3", wb.Dropped())
+	}
+	// deleteToken ends the token's watchers; Reset ends the rest.
+	f.eng.DeleteToken(admin, project, a)
+	for range wa.C {
+	}
+	for range wa2.C {
+	}
+	if _, err := f.eng.Watch(project, a); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("watch a deleted token: %v", err)
+	}
+	f.eng.Reset()
+	for range wb.C {
+	}
+	wb.Close() // closing twice is harmless
+	if _, err := f.eng.Watch(project, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("watch unknown: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ package messagingserver
 import (
 	"bufio"
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+	"time"
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/messaging"
@@ -90,6 +92,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.send(w, r, project)
+	case path == "/emulator/v1/messaging.js":
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Write(shimJS)
 	case strings.HasPrefix(path, "/emulator/v1/projects/"):
 		h.emulator(w, r, strings.TrimPrefix(path, "/emulator/v1/projects/"))
 	default:
@@ -338,6 +346,59 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
+// shimJS is the browser shim served at /emulator/v1/messaging.js:
+// getMessaging / getToken / onMessage / deleteToken over the emulator
+// endpoints and the delivery stream.
+//
+//go:embed shim.js
+var shimJS []byte
+
+// heartbeat keeps idle delivery streams open through proxies.
+const heartbeat = 15 * time.Second
+
+// stream serves a token's deliveries as server-sent events: one "message"
+// event per delivery (the Delivery JSON), an "end" event when the token is
+// deleted or the state reset.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, project, token string) {
+	watch, err := h.eng.Watch(project, token)
+	if err != nil {
+		writeError(w, err, 0)
+		return
+	}
+	defer watch.Close()
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, ": pyric messaging stream\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			io.WriteString(w, ": keep-alive\n\n")
+		case d, ok := <-watch.C:
+			if !ok {
+				io.WriteString(w, "event: end\ndata: {}\n\n")
+				if flusher != nil {
+					flusher.Flush()
+				}
+				return
+			}
+			b, _ := json.Marshal(d)
+			fmt.Fprintf(w, "event: message\nid: %s\ndata: %s\n\n", d.Name, b)
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+}
+
 // mintRequest is the body of POST /emulator/v1/projects/{p}/tokens.
 type mintRequest struct {
 	Platform string `json:"platform"`
@@ -354,6 +415,7 @@ type mintRequest struct {
 //	GET    tokens/{token}            one token
 //	DELETE tokens/{token}            deleteToken: later sends say UNREGISTERED
 //	GET    tokens/{token}/messages   what that token received
+//	GET    tokens/{token}/stream     its deliveries as server-sent events
 func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) {
 	project, tail, _ := strings.Cut(rest, "/")
 	if project == "" {
@@ -429,6 +491,11 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 		default:
 			allow(w, r, "GET, DELETE")
 		}
+	case len(parts) == 3 && parts[0] == "tokens" && parts[1] != "" && parts[2] == "stream":
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		h.stream(w, r, project, parts[1])
 	case len(parts) == 3 && parts[0] == "tokens" && parts[1] != "" && parts[2] == "messages":
 		if !allow(w, r, http.MethodGet) {
 			return

@@ -110,14 +110,14 @@ type Engine struct {
 	env  service.Env
 	opts Options
 
-	mu       sync.Mutex
-	tokens   map[string]*TokenInfo // by token, every project
-	byInst   map[string]string     // project\x00instance -> live token
-	counts   map[string]int        // live+deleted tokens per project
-	sent     map[string][]*Sent    // per project, oldest first
-	lastID   int64
-	minted   uint64
-	rates    map[string]*rate
+	mu     sync.Mutex
+	tokens map[string]*TokenInfo // by token, every project
+	byInst map[string]string     // project\x00instance -> live token
+	counts map[string]int        // live+deleted tokens per project
+	sent   map[string][]*Sent    // per project, oldest first
+	lastID int64
+	minted uint64
+	rates  map[string]*rate
 
 	watchMu  sync.Mutex
 	watchers map[string]map[*Watcher]bool // project\x00token

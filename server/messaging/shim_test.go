@@ -73,6 +73,28 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// TestShimInChromium runs the shim in a headless Chromium page on another
+// origin, as a web app would use it.
+func TestShimInChromium(t *testing.T) {
+	e2etest.NeedNode(t)
+	bin := os.Getenv("CHROMIUM")
+	if bin == "" {
+		bin = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		e2etest.Missing(t, "Chromium is not installed (apt-get install -y chromium)")
+	}
+	if _, err := os.Stat(filepath.Join(e2etest.JSDir(), "node_modules", "playwright-core")); err != nil {
+		e2etest.Missing(t, "playwright-core is not in e2e/js/node_modules")
+	}
+	s := messagingtest.Start(t, service.Env{Project: project}, messaging.Options{})
+	script, _ := filepath.Abs("testdata/shim_browser.cjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out := e2etest.RunNode(t, ctx, script, "PYRIC_MESSAGING_URL="+s.URL, "CHROMIUM="+bin)
+	checkShim(t, out, "browser")
+}
+
 // TestShimInNode runs the served shim module in Node: getToken is stable
 // per instance, onMessage receives the send, deleteToken makes later
 // sends UNREGISTERED.
@@ -96,6 +118,12 @@ func TestShimInNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	out := e2etest.RunNode(t, ctx, script, "PYRIC_MESSAGING_URL="+s.URL, "PYRIC_SHIM_FILE="+shim, "NODE_OPTIONS=--experimental-eventsource --no-warnings")
+	checkShim(t, out, "from pyric")
+}
+
+// checkShim checks what a shim scenario printed.
+func checkShim(t *testing.T, out, body string) {
+	t.Helper()
 	var got struct {
 		Token, Again string
 		Payload      messaging.ClientPayload
@@ -110,7 +138,7 @@ func TestShimInNode(t *testing.T) {
 	if got.Token == "" || got.Token != got.Again || len(got.Token) != 142 || !strings.Contains(got.Token, ":APA91b") {
 		t.Fatalf("tokens %q %q", got.Token, got.Again)
 	}
-	if got.Payload.From != messaging.SenderID(project) || got.Payload.MessageID == "" || got.Payload.Notification["title"] != "Hello" || got.Payload.Data["attempt"] == "" {
+	if got.Payload.From != messaging.SenderID(project) || got.Payload.MessageID == "" || got.Payload.Notification["title"] != "Hello" || got.Payload.Notification["body"] != body || got.Payload.Data["attempt"] == "" {
 		t.Fatalf("payload %+v", got.Payload)
 	}
 	if !got.Deleted || got.After.Status != 404 || !strings.Contains(toJSON(got.After.Body), "UNREGISTERED") || !got.Supported {

@@ -32,14 +32,19 @@ func (b *memBucket) Update(fn func(service.Tx) error) error {
 		b.failNext = false
 		return errInjected
 	}
-	tx := &memTx{data: map[string][]byte{}}
-	for k, v := range b.data {
-		tx.data[k] = v
-	}
+	// Writes go to the live map with an undo log, so a failed fn leaves
+	// the bucket as it was.
+	tx := &memTx{data: b.data, undo: map[string]*[]byte{}}
 	if err := fn(tx); err != nil {
+		for k, old := range tx.undo {
+			if old == nil {
+				delete(b.data, k)
+			} else {
+				b.data[k] = *old
+			}
+		}
 		return err
 	}
-	b.data = tx.data
 	b.updates++
 	return nil
 }
@@ -53,6 +58,18 @@ func (b *memBucket) View(fn func(service.Tx) error) error {
 type memTx struct {
 	data map[string][]byte
 	ro   bool
+	undo map[string]*[]byte // first value of each changed key; nil: absent
+}
+
+func (t *memTx) remember(k string) {
+	if _, seen := t.undo[k]; seen {
+		return
+	}
+	if v, ok := t.data[k]; ok {
+		t.undo[k] = &v
+	} else {
+		t.undo[k] = nil
+	}
 }
 
 func (t *memTx) Get(k []byte) []byte { return t.data[string(k)] }
@@ -60,6 +77,7 @@ func (t *memTx) Put(k, v []byte) error {
 	if t.ro {
 		return errors.New("read-only")
 	}
+	t.remember(string(k))
 	t.data[string(k)] = bytes.Clone(v)
 	return nil
 }
@@ -67,6 +85,7 @@ func (t *memTx) Delete(k []byte) error {
 	if t.ro {
 		return errors.New("read-only")
 	}
+	t.remember(string(k))
 	delete(t.data, string(k))
 	return nil
 }
@@ -91,6 +110,7 @@ func (t *memTx) DeletePrefix(prefix []byte) error {
 	}
 	for k := range t.data {
 		if strings.HasPrefix(k, string(prefix)) {
+			t.remember(k)
 			delete(t.data, k)
 		}
 	}

@@ -1,17 +1,3 @@
-// Package messagingserver is the HTTP adapter of the Cloud Messaging
-// engine: the FCM HTTP v1 send endpoint
-// (POST /v1/projects/{p}/messages:send, with validate_only), the legacy
-// multipart batch endpoint (POST /batch), the instance-id topic
-// management endpoints the admin SDKs call (POST /iid/v1:batchAdd and
-// /iid/v1:batchRemove), and the emulator endpoints that mint tokens and
-// show what was delivered (/emulator/v1/projects/{p}/tokens...,
-// /emulator/v1/projects/{p}/messages). It decodes, picks the caller and
-// project, calls the engine and encodes the engine's errors as
-// production's google.rpc envelopes; no semantics live here.
-//
-// The admin SDKs' FCM and IID hosts are fixed (fcm.googleapis.com,
-// iid.googleapis.com); package fcmclient rewrites them to this handler
-// for Go tests.
 package messagingserver
 
 import (

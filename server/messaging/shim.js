@@ -1,6 +1,6 @@
 // pyric messaging shim: the receive plane of firebase/messaging against a
 // local pyric. Import it from pyric's messaging port
-// (import * as messaging from "http://127.0.0.1:9299/emulator/v1/messaging.js")
+// (import * as messaging from "http://127.0.0.1:9599/emulator/v1/messaging.js")
 // and call the same functions as firebase/messaging:
 //
 //   const m = messaging.getMessaging({ projectId: "demo-project" });

@@ -4,7 +4,7 @@
 // HTTP client whose transport rewrites those hosts to pyric's messaging
 // port:
 //
-//	opt, _ := fcmclient.Option("http://127.0.0.1:9299")
+//	opt, _ := fcmclient.Option("http://127.0.0.1:9599")
 //	app, _ := firebase.NewApp(ctx, &firebase.Config{ProjectID: "demo-project"}, opt)
 //	client, _ := app.Messaging(ctx)
 //	client.Send(ctx, &messaging.Message{Token: token})
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"google.golang.org/api/option"
@@ -23,7 +24,7 @@ import (
 var Hosts = []string{"fcm.googleapis.com", "iid.googleapis.com"}
 
 // Transport rewrites requests for Hosts to base (pyric's messaging URL,
-// "http://127.0.0.1:9299") and sends them with next (nil means
+// "http://127.0.0.1:9599") and sends them with next (nil means
 // http.DefaultTransport). Requests for other hosts pass through untouched.
 // Rewritten requests without credentials carry "Authorization: Bearer
 // owner", the emulators' admin credential.
@@ -87,4 +88,20 @@ func Option(base string) (option.ClientOption, error) {
 		return nil, err
 	}
 	return option.WithHTTPClient(hc), nil
+}
+
+// EnvVar names pyric's messaging host:port in the environment of
+// processes `pyric exec` and `pyric serve` start, like the Emulator
+// Suite's *_EMULATOR_HOST variables.
+const EnvVar = "PYRIC_MESSAGING_HOST"
+
+// EnvOption is Option(os.Getenv(EnvVar)); ok is false when the variable
+// is unset, so an app can fall back to production credentials.
+func EnvOption() (opt option.ClientOption, ok bool, err error) {
+	base := os.Getenv(EnvVar)
+	if base == "" {
+		return nil, false, nil
+	}
+	opt, err = Option(base)
+	return opt, err == nil, err
 }

@@ -60,7 +60,7 @@ func TestTransportRewritesGoogleHosts(t *testing.T) {
 
 func TestBaseForms(t *testing.T) {
 	t.Parallel()
-	for _, base := range []string{"http://127.0.0.1:9299", "127.0.0.1:9299", "http://127.0.0.1:9299/prefix"} {
+	for _, base := range []string{"http://127.0.0.1:9599", "127.0.0.1:9599", "http://127.0.0.1:9599/prefix"} {
 		if _, err := Option(base); err != nil {
 			t.Errorf("Option(%q): %v", base, err)
 		}
@@ -69,5 +69,20 @@ func TestBaseForms(t *testing.T) {
 		if _, err := HTTPClient(base); err == nil {
 			t.Errorf("HTTPClient(%q) accepted", base)
 		}
+	}
+}
+
+func TestEnvOption(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	if _, ok, err := EnvOption(); ok || err != nil {
+		t.Fatalf("unset: %v %v", ok, err)
+	}
+	t.Setenv(EnvVar, "127.0.0.1:9599")
+	if opt, ok, err := EnvOption(); !ok || err != nil || opt == nil {
+		t.Fatalf("set: %v %v", ok, err)
+	}
+	t.Setenv(EnvVar, "http://")
+	if _, ok, err := EnvOption(); ok || err == nil {
+		t.Fatalf("bad: %v %v", ok, err)
 	}
 }

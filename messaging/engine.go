@@ -30,6 +30,10 @@ const (
 	// DefaultMaxMessages is how many accepted messages a project keeps in
 	// its inbox before the oldest are dropped.
 	DefaultMaxMessages = 1000
+	// DefaultMaxDeliveries bounds the deliveries (message × token) a
+	// project's inbox holds, so large topic fan-outs cannot grow it
+	// without bound; the oldest messages go first.
+	DefaultMaxDeliveries = 200000
 	// DefaultMaxTokens bounds the registry of one project.
 	DefaultMaxTokens = 100000
 	// Production's per-device rate for Android: "up to 240 messages/minute
@@ -42,6 +46,9 @@ const (
 type Options struct {
 	// MaxMessages bounds each project's inbox; 0 means DefaultMaxMessages.
 	MaxMessages int
+	// MaxDeliveries bounds each project's deliveries; 0 means
+	// DefaultMaxDeliveries. The newest message is always kept.
+	MaxDeliveries int
 	// MaxTokens bounds each project's registry; 0 means DefaultMaxTokens.
 	MaxTokens int
 	// NoDeviceRateLimit turns off the Android per-device rate limit
@@ -165,6 +172,9 @@ func NewEngine(env service.Env, opts Options) (*Engine, error) {
 	}
 	if opts.MaxMessages <= 0 {
 		opts.MaxMessages = DefaultMaxMessages
+	}
+	if opts.MaxDeliveries <= 0 {
+		opts.MaxDeliveries = DefaultMaxDeliveries
 	}
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
@@ -417,9 +427,16 @@ func (e *Engine) send(project string, req *SendRequest) (string, *Sent, error) {
 	s := &Sent{Name: name, ID: fmt.Sprint(idNum), Project: project, SentAt: now, Message: &stored, Tokens: tokens}
 	list := e.sent[project]
 	var evict []*Sent
-	if over := len(list) + 1 - e.opts.MaxMessages; over > 0 {
-		evict = list[:over]
+	over := max(0, len(list)+1-e.opts.MaxMessages)
+	total := len(tokens)
+	for _, old := range list[over:] {
+		total += len(old.Tokens)
 	}
+	for over < len(list) && total > e.opts.MaxDeliveries {
+		total -= len(list[over].Tokens)
+		over++
+	}
+	evict = list[:over]
 	if err := e.persist(func(tx service.Tx) error {
 		for _, old := range evict {
 			if err := tx.Delete(sentKey(old)); err != nil {

@@ -636,6 +636,33 @@ func TestInboxBoundAndClear(t *testing.T) {
 	}
 }
 
+func TestDeliveryBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{MaxDeliveries: 5})
+	var toks []string
+	for range 3 {
+		toks = append(toks, f.mint(t, PlatformWeb))
+	}
+	f.eng.Subscribe(admin, "all", toks)
+	for range 3 {
+		if _, err := f.send(`{"message": {"topic": "all"}}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3 deliveries per message, at most 5 kept: only the newest message.
+	if n := len(f.eng.Messages(project)); n != 1 {
+		t.Fatalf("kept %d messages", n)
+	}
+	f.send(`{"message": {"token": "` + toks[0] + `"}}`)
+	if n := len(f.eng.Messages(project)); n != 2 {
+		t.Fatalf("kept %d messages, want 2 (4 deliveries)", n)
+	}
+	g, _ := NewEngine(f.env, Options{MaxDeliveries: 5})
+	if n := len(g.Messages(project)); n != 2 {
+		t.Fatalf("the bucket kept %d messages", n)
+	}
+}
+
 // TestPersistence reopens the engine on its bucket after every kind of
 // mutation, as a restart after kill -9 would.
 func TestPersistence(t *testing.T) {

@@ -91,13 +91,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// allow reports whether r uses method, answering 405 otherwise.
 func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 	if r.Method == method {
 		return true
 	}
-	w.Header().Set("Allow", method)
-	writeError(w, &messaging.Error{Kind: messaging.ErrInvalidArgument, Msg: fmt.Sprintf("Method %s is not allowed on %s; use %s", r.Method, r.URL.Path, method)}, http.StatusMethodNotAllowed)
+	methodNotAllowed(w, r, method)
 	return false
+}
+
+// methodNotAllowed answers 405 naming the allowed methods ("GET, DELETE").
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allowed string) {
+	w.Header().Set("Allow", allowed)
+	writeError(w, &messaging.Error{Kind: messaging.ErrInvalidArgument, Msg: fmt.Sprintf("Method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allowed)}, http.StatusMethodNotAllowed)
 }
 
 func notFound(w http.ResponseWriter, path string) {
@@ -426,7 +432,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			}
 			writeJSON(w, http.StatusOK, map[string]any{})
 		default:
-			allow(w, r, "GET, DELETE")
+			methodNotAllowed(w, r, "GET, DELETE")
 		}
 	case tail == "tokens":
 		switch r.Method {
@@ -457,7 +463,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			}
 			writeJSON(w, http.StatusOK, t)
 		default:
-			allow(w, r, "GET, POST")
+			methodNotAllowed(w, r, "GET, POST")
 		}
 	case len(parts) == 2 && parts[0] == "tokens" && parts[1] != "":
 		switch r.Method {
@@ -475,7 +481,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			}
 			writeJSON(w, http.StatusOK, map[string]any{})
 		default:
-			allow(w, r, "GET, DELETE")
+			methodNotAllowed(w, r, "GET, DELETE")
 		}
 	case len(parts) == 3 && parts[0] == "tokens" && parts[1] != "" && parts[2] == "stream":
 		if !allow(w, r, http.MethodGet) {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pyric/pyric/identity"
@@ -30,6 +31,9 @@ type Options struct {
 type Handler struct {
 	eng  *messaging.Engine
 	opts Options
+
+	drainOnce sync.Once
+	drained   chan struct{} // closed by Drain: delivery streams end
 }
 
 // MaxBatchParts is the most messages one legacy batch request may carry,
@@ -43,7 +47,14 @@ const (
 
 // NewHandler returns the handler for eng.
 func NewHandler(eng *messaging.Engine, opts Options) *Handler {
-	return &Handler{eng: eng, opts: opts}
+	return &Handler{eng: eng, opts: opts, drained: make(chan struct{})}
+}
+
+// Drain ends every open delivery stream (with an "end" event) and makes
+// new ones answer 503, so a server shutdown is not held by streams that
+// never go idle. Call it before shutting the port down.
+func (h *Handler) Drain() {
+	h.drainOnce.Do(func() { close(h.drained) })
 }
 
 // ServeHTTP routes a request.
@@ -352,6 +363,12 @@ const heartbeat = 15 * time.Second
 // event per delivery (the Delivery JSON), an "end" event when the token is
 // deleted or the state reset.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, project, token string) {
+	select {
+	case <-h.drained:
+		writeError(w, &messaging.Error{Kind: messaging.ErrInvalidArgument, Msg: "The messaging server is shutting down"}, http.StatusServiceUnavailable)
+		return
+	default:
+	}
 	watch, err := h.eng.Watch(project, token)
 	if err != nil {
 		writeError(w, err, 0)
@@ -371,6 +388,12 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, project, token 
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-h.drained:
+			io.WriteString(w, "event: end\ndata: {}\n\n")
+			if flusher != nil {
+				flusher.Flush()
+			}
 			return
 		case <-tick.C:
 			io.WriteString(w, ": keep-alive\n\n")

@@ -416,7 +416,7 @@ func (e *Engine) send(project string, req *SendRequest) (string, *Sent, error) {
 	case target != nil:
 		tokens = []string{target.Token}
 	case m.Topic != "":
-		tokens = e.fanout(project, func(t *TokenInfo) bool { return slices.Contains(t.Topics, m.Topic) })
+		tokens = e.fanout(project, func(t *TokenInfo) bool { _, ok := slices.BinarySearch(t.Topics, m.Topic); return ok })
 	case cond != nil:
 		tokens = e.fanout(project, func(t *TokenInfo) bool {
 			return cond.Eval(func(topic string) bool { _, ok := slices.BinarySearch(t.Topics, topic); return ok })

@@ -34,9 +34,9 @@ func (r *recorder) ops() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		s := e.Method + e.Op
-		if e.Result != "" {
-			s += ":" + e.Result
+		s := e.Method
+		if e.Request != nil {
+			s += ":" + string(e.Request.Verdict)
 		}
 		out = append(out, s)
 	}
@@ -793,19 +793,27 @@ func TestEvents(t *testing.T) {
 	f.eng.ClearMessages(admin, project)
 	f.eng.DeleteToken(admin, project, a)
 	got := strings.Join(f.events.ops(), " ")
-	want := "token_mint topic_subscribe messages.send:allow messages.send:error topic_unsubscribe messages_clear token_delete"
+	want := "token_mint topic_subscribe messages.send:bypassed message_send messages.send:error topic_unsubscribe messages_clear token_delete"
 	if got != want {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 	f.events.mu.Lock()
 	defer f.events.mu.Unlock()
-	send := f.events.events[2]
-	if send.Service != "messaging" || send.Detail["deliveredCount"] != 1 || !strings.HasPrefix(send.Path, "projects/demo-project/messages/") {
+	for _, ev := range f.events.events {
+		if _, err := json.Marshal(ev); err != nil {
+			t.Fatalf("event %s does not encode: %v", ev.Method, err)
+		}
+	}
+	send, delivered := f.events.events[2], f.events.events[3]
+	if send.Service != "messaging" || send.Identity.Lens != event.LensAdmin || !strings.HasPrefix(send.Path, "projects/demo-project/messages/") {
 		t.Fatalf("send event: %+v", send)
 	}
-	bad := f.events.events[3]
-	if bad.Error == nil || bad.Error.Code != "INVALID_ARGUMENT" || bad.Error.Reasons[0] != FcmInvalidArgument {
-		t.Fatalf("failed send event: %+v", bad.Error)
+	if cur := delivered.Mutation.Current.(map[string]any); cur["deliveredCount"] != 1 || delivered.Path != send.Path {
+		t.Fatalf("delivery event: %+v", delivered.Mutation)
+	}
+	bad := f.events.events[4]
+	if bad.Err == nil || bad.Err.Code != FcmInvalidArgument || !strings.Contains(bad.Err.Message, "message.topic") {
+		t.Fatalf("failed send event: %+v", bad.Err)
 	}
 }
 

@@ -90,10 +90,10 @@ func Option(base string) (option.ClientOption, error) {
 	return option.WithHTTPClient(hc), nil
 }
 
-// EnvVar names pyric's messaging host:port in the environment of
-// processes `pyric exec` and `pyric serve` start, like the Emulator
-// Suite's *_EMULATOR_HOST variables.
-const EnvVar = "PYRIC_MESSAGING_HOST"
+// EnvVar names pyric's messaging base URL (http://host:port) in the
+// environment of processes `pyric exec` starts, as PYRIC_AI_BASE_URL
+// names the AI endpoint; host:port alone is accepted too.
+const EnvVar = "PYRIC_MESSAGING_URL"
 
 // EnvOption is Option(os.Getenv(EnvVar)); ok is false when the variable
 // is unset, so an app can fall back to production credentials.

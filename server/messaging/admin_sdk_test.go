@@ -16,6 +16,14 @@ import (
 
 // adminClient is firebase-admin-go's messaging client pointed at s.
 func adminClient(t *testing.T, s *messagingtest.Server, projectID string) *fcm.Client {
+	return newAdminClient(t, s, projectID)
+}
+
+func adminClientB(b *testing.B, s *messagingtest.Server) *fcm.Client {
+	return newAdminClient(b, s, project)
+}
+
+func newAdminClient(t testing.TB, s *messagingtest.Server, projectID string) *fcm.Client {
 	t.Helper()
 	ctx := context.Background()
 	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: projectID}, s.ClientOption(t))

@@ -63,10 +63,12 @@ func (b condBinary) String() string {
 }
 
 // binaryOps is the one precedence table of condition operators: a higher
-// number binds tighter; both are left-associative, as in C and
-// JavaScript, which the documented examples assume
-// ("'a' in topics && ('b' in topics || 'c' in topics)" needs its
-// parentheses exactly because && binds tighter).
+// number binds tighter; both are left-associative. FCM documents only
+// "parentheses first, then left to right"; this table takes C's and
+// JavaScript's precedence (&& over ||), which agrees with that wherever
+// the documented examples parenthesise, and differs from a strict
+// left-to-right reading only for an unparenthesised "x || y && z" (not
+// verified against production).
 var binaryOps = map[string]int{
 	"||": 1,
 	"&&": 2,

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,8 +35,11 @@ const (
 	// project's inbox holds, so large topic fan-outs cannot grow it
 	// without bound; the oldest messages go first.
 	DefaultMaxDeliveries = 200000
-	// DefaultMaxTokens bounds the registry of one project.
+	// DefaultMaxTokens bounds the registry (every project's tokens).
 	DefaultMaxTokens = 100000
+	// DefaultMaxTotalMessages bounds the messages kept across projects, so
+	// sends to ever new project ids cannot grow memory without bound.
+	DefaultMaxTotalMessages = 10000
 	// Production's per-device rate for Android: "up to 240 messages/minute
 	// and 5,000 messages/hour to a single device".
 	deviceRatePerMinute = 240
@@ -49,8 +53,11 @@ type Options struct {
 	// MaxDeliveries bounds each project's deliveries; 0 means
 	// DefaultMaxDeliveries. The newest message is always kept.
 	MaxDeliveries int
-	// MaxTokens bounds each project's registry; 0 means DefaultMaxTokens.
+	// MaxTokens bounds the registry; 0 means DefaultMaxTokens.
 	MaxTokens int
+	// MaxTotalMessages bounds the messages of every project together (the
+	// oldest go first); 0 means DefaultMaxTotalMessages.
+	MaxTotalMessages int
 	// NoDeviceRateLimit turns off the Android per-device rate limit
 	// (QUOTA_EXCEEDED), for load tests.
 	NoDeviceRateLimit bool
@@ -120,7 +127,6 @@ type Engine struct {
 	mu     sync.Mutex
 	tokens map[string]*TokenInfo // by token, every project
 	byInst map[string]string     // project\x00instance -> live token
-	counts map[string]int        // live+deleted tokens per project
 	sent   map[string][]*Sent    // per project, oldest first
 	lastID int64
 	minted uint64
@@ -179,6 +185,9 @@ func NewEngine(env service.Env, opts Options) (*Engine, error) {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
+	if opts.MaxTotalMessages <= 0 {
+		opts.MaxTotalMessages = DefaultMaxTotalMessages
+	}
 	e := &Engine{env: env, opts: opts}
 	e.clear()
 	if env.Bucket != nil {
@@ -192,7 +201,6 @@ func NewEngine(env service.Env, opts Options) (*Engine, error) {
 func (e *Engine) clear() {
 	e.tokens = map[string]*TokenInfo{}
 	e.byInst = map[string]string{}
-	e.counts = map[string]int{}
 	e.sent = map[string][]*Sent{}
 	e.rates = map[string]*rate{}
 	e.lastID = 0
@@ -256,8 +264,8 @@ func (e *Engine) MintToken(id identity.Identity, project string, req MintRequest
 			}
 		}
 	}
-	if e.counts[project] >= e.opts.MaxTokens {
-		return nil, &Error{Kind: ErrResourceExhausted, Msg: fmt.Sprintf("Project %q holds the maximum of %d tokens; clear it first", project, e.opts.MaxTokens)}
+	if len(e.tokens) >= e.opts.MaxTokens {
+		return nil, &Error{Kind: ErrResourceExhausted, Msg: fmt.Sprintf("The registry holds the maximum of %d tokens; reset it first", e.opts.MaxTokens)}
 	}
 	tok := req.Token
 	for tok == "" {
@@ -270,9 +278,6 @@ func (e *Engine) MintToken(id identity.Identity, project string, req MintRequest
 	t := &TokenInfo{Token: tok, Project: project, Platform: req.Platform, Instance: req.Instance, CreatedAt: e.env.Now().UTC()}
 	if err := e.persist(func(tx service.Tx) error { return putJSON(tx, tokenKey(t), t) }); err != nil {
 		return nil, err
-	}
-	if _, existed := e.tokens[tok]; !existed {
-		e.counts[project]++
 	}
 	e.tokens[tok] = t
 	if req.Instance != "" {
@@ -437,6 +442,28 @@ func (e *Engine) send(project string, req *SendRequest) (string, *Sent, error) {
 		over++
 	}
 	evict = list[:over]
+	// Across projects: drop the oldest messages of any other project while
+	// the total would exceed the global bound.
+	others := map[string]int{} // project -> messages dropped from its front
+	total = e.totalSent() - len(evict) + 1
+	for total > e.opts.MaxTotalMessages {
+		oldest, oldestID := "", int64(0)
+		for p, l := range e.sent {
+			if p == project || others[p] >= len(l) {
+				continue
+			}
+			id, _ := strconv.ParseInt(l[others[p]].ID, 10, 64)
+			if oldest == "" || id < oldestID {
+				oldest, oldestID = p, id
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		evict = append(evict[:len(evict):len(evict)], e.sent[oldest][others[oldest]])
+		others[oldest]++
+		total--
+	}
 	if err := e.persist(func(tx service.Tx) error {
 		for _, old := range evict {
 			if err := tx.Delete(sentKey(old)); err != nil {
@@ -451,8 +478,21 @@ func (e *Engine) send(project string, req *SendRequest) (string, *Sent, error) {
 		return "", nil, err
 	}
 	e.lastID = idNum
-	e.sent[project] = append(list[len(evict):], s)
+	e.sent[project] = append(list[over:], s)
+	for p, n := range others {
+		if e.sent[p] = e.sent[p][n:]; len(e.sent[p]) == 0 {
+			delete(e.sent, p)
+		}
+	}
 	return name, s, nil
+}
+
+func (e *Engine) totalSent() int {
+	n := 0
+	for _, l := range e.sent {
+		n += len(l)
+	}
+	return n
 }
 
 func isTargetError(err error) bool {
@@ -813,7 +853,6 @@ func (e *Engine) replace(s *snapshot) error {
 
 func (e *Engine) index(t *TokenInfo) {
 	e.tokens[t.Token] = t
-	e.counts[t.Project]++
 	if t.Instance != "" && !t.Deleted {
 		e.byInst[t.Project+"\x00"+t.Instance] = t.Token
 	}

@@ -636,6 +636,41 @@ func TestInboxBoundAndClear(t *testing.T) {
 	}
 }
 
+func TestTotalMessageBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{MaxTotalMessages: 4})
+	send := func(p string) {
+		t.Helper()
+		req, _ := DecodeSendRequest([]byte(`{"message": {"topic": "t"}}`))
+		if _, err := f.eng.Send(admin, p, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a")
+	send("b")
+	send("a")
+	send("c")
+	send("d") // evicts a's first
+	send("e") // evicts b's only
+	count := func(e *Engine) string {
+		return fmt.Sprint(len(e.Messages("a")), len(e.Messages("b")), len(e.Messages("c")), len(e.Messages("d")), len(e.Messages("e")))
+	}
+	if got := count(f.eng); got != "1 0 1 1 1" {
+		t.Fatalf("messages per project a..e = %s", got)
+	}
+	g, _ := NewEngine(f.env, Options{MaxTotalMessages: 4})
+	if got := count(g); got != "1 0 1 1 1" {
+		t.Fatalf("the bucket kept a..e = %s", got)
+	}
+	// The token registry is bounded across projects too.
+	h := newFixture(t, Options{MaxTokens: 2})
+	h.eng.MintToken(admin, "p1", MintRequest{})
+	h.eng.MintToken(admin, "p2", MintRequest{})
+	if _, err := h.eng.MintToken(admin, "p3", MintRequest{}); !errors.Is(err, ErrResourceExhausted) {
+		t.Fatalf("third token: %v", err)
+	}
+}
+
 func TestDeliveryBound(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{MaxDeliveries: 5})

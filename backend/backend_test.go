@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -71,6 +72,27 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"candidates"`) {
 		t.Fatalf("generateContent: %d %s", resp.StatusCode, body)
+	}
+	// Messaging: a token minted through the emulator endpoint, a send to it.
+	resp, err = http.Post("http://"+b.Addr(backend.Messaging)+"/emulator/v1/projects/demo-backend/tokens", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var minted struct{ Token string }
+	json.NewDecoder(resp.Body).Decode(&minted)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || minted.Token == "" {
+		t.Fatalf("mint a token: %d %+v", resp.StatusCode, minted)
+	}
+	resp, err = http.Post("http://"+b.Addr(backend.Messaging)+"/v1/projects/demo-backend/messages:send", "application/json",
+		strings.NewReader(`{"message":{"token":"`+minted.Token+`","data":{"k":"v"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "projects/demo-backend/messages/") {
+		t.Fatalf("send: %d %s", resp.StatusCode, body)
 	}
 	for _, e := range b.Endpoints() {
 		if e.Service == backend.AI && e.Value != "http://"+e.Addr {

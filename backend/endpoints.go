@@ -6,12 +6,14 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	aiserver "github.com/pyric/pyric/server/ai"
 	authserver "github.com/pyric/pyric/server/auth"
 	fsserver "github.com/pyric/pyric/server/firestore"
+	messagingserver "github.com/pyric/pyric/server/messaging"
 )
 
 // Service names: the keys of Options.Ports, Addr and `--json`.
@@ -19,6 +21,7 @@ const (
 	Firestore = "firestore"
 	Auth      = "auth"
 	AI        = "ai"
+	Messaging = "messaging"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -40,6 +43,8 @@ var endpoints = []*endpoint{
 	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", envVars: []string{"FIREBASE_AUTH_EMULATOR_HOST"}, start: startAuth},
 	{name: AI, defaultPort: 9988, what: "Gemini REST (AI Logic)", envVars: []string{"PYRIC_AI_BASE_URL"}, url: true,
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
+	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", envVars: []string{"PYRIC_MESSAGING_URL"}, url: true,
+		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
 }
 
 // Spec describes a service the backend can serve.
@@ -113,6 +118,15 @@ func startAI(b *Backend, opts *Options, l net.Listener) (*running, error) {
 		return nil, errNotInSandbox(AI)
 	}
 	return &running{port: server.NewPort(l, nil, aiserver.NewHandler(eng, aiserver.Options{DefaultProject: b.Project})), state: eng}, nil
+}
+
+func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*messaging.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Messaging)
+	}
+	h := messagingserver.NewHandler(eng, messagingserver.Options{})
+	return &running{port: server.NewPort(l, nil, h), drain: h.Drain, state: eng}, nil
 }
 
 func errNotInSandbox(name string) error {

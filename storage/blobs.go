@@ -97,10 +97,10 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	w.h.write(p)
 	return w.buf.Write(p)
 }
-func (w *memWriter) size() int64                { return w.h.n }
-func (w *memWriter) sums() (string, string)     { return w.h.sums() }
-func (w *memWriter) abort()                     { w.buf = bytes.Buffer{} }
-func (w *memWriter) finish() error              { return nil }
+func (w *memWriter) size() int64            { return w.h.n }
+func (w *memWriter) sums() (string, string) { return w.h.sums() }
+func (w *memWriter) abort()                 { w.buf = bytes.Buffer{} }
+func (w *memWriter) finish() error          { return nil }
 func (w *memWriter) commit(gen int64) error {
 	w.s.mu.Lock()
 	w.s.blobs[gen] = w.buf.Bytes()

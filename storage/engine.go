@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/sandbox/service"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Service is the engine's service name: its events' service, its snapshot
@@ -342,4 +342,3 @@ func validate(bucket, name string) error {
 	}
 	return ValidateName(name)
 }
-

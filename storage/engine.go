@@ -185,8 +185,45 @@ func (e *Engine) Buckets() []string {
 	return out
 }
 
-// Keys in the service's Bucket: one per object, o/<bucket>\x00<name>.
-const objPrefix = "o/"
+// Keys in the service's Bucket: one per object, o/<bucket>\x00<name>, and
+// one per bucket created explicitly, b/<bucket>.
+const (
+	objPrefix    = "o/"
+	bucketPrefix = "b/"
+)
+
+// CreateBucket creates an empty bucket (buckets are also created by their
+// first write). Creating an existing bucket is a no-op.
+func (e *Engine) CreateBucket(name string) error {
+	if err := ValidateBucket(name); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buckets[name] != nil {
+		return nil
+	}
+	if e.env.Bucket != nil {
+		if err := e.env.Bucket.Update(func(tx service.Tx) error { return tx.Put([]byte(bucketPrefix+name), []byte("{}")) }); err != nil {
+			return fmt.Errorf("storage: create bucket %s: %w", name, err)
+		}
+	}
+	e.bucketFor(name)
+	return nil
+}
+
+// HasBucket reports whether the bucket exists: a default one, created, or
+// written to.
+func (e *Engine) HasBucket(name string) bool {
+	for _, b := range e.DefaultBuckets() {
+		if b == name {
+			return true
+		}
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.buckets[name] != nil
+}
 
 func objKey(bucket, name string) []byte {
 	return []byte(objPrefix + bucket + "\x00" + name)
@@ -196,6 +233,12 @@ func (e *Engine) load() error {
 	var objs []*Object
 	if e.env.Bucket != nil {
 		err := e.env.Bucket.View(func(tx service.Tx) error {
+			if err := tx.ForEach([]byte(bucketPrefix), func(k, _ []byte) error {
+				e.bucketFor(string(k[len(bucketPrefix):]))
+				return nil
+			}); err != nil {
+				return err
+			}
 			return tx.ForEach([]byte(objPrefix), func(_, v []byte) error {
 				o := new(Object)
 				if err := json.Unmarshal(v, o); err != nil {

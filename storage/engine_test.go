@@ -232,13 +232,27 @@ func TestPreconditions(t *testing.T) {
 		c    func(o *storage.Object) storage.Conditions
 		ok   bool
 	}{
-		{"gen match", func(o *storage.Object) storage.Conditions { return storage.Conditions{GenerationMatch: ptr(o.Generation)} }, true},
-		{"gen mismatch", func(o *storage.Object) storage.Conditions { return storage.Conditions{GenerationMatch: ptr(o.Generation + 1)} }, false},
-		{"gen not match equal", func(o *storage.Object) storage.Conditions { return storage.Conditions{GenerationNotMatch: ptr(o.Generation)} }, false},
-		{"gen not match other", func(o *storage.Object) storage.Conditions { return storage.Conditions{GenerationNotMatch: ptr(o.Generation - 1)} }, true},
-		{"meta match", func(*storage.Object) storage.Conditions { return storage.Conditions{MetagenerationMatch: ptr(int64(1))} }, true},
-		{"meta mismatch", func(*storage.Object) storage.Conditions { return storage.Conditions{MetagenerationMatch: ptr(int64(2))} }, false},
-		{"meta not match", func(*storage.Object) storage.Conditions { return storage.Conditions{MetagenerationNotMatch: ptr(int64(1))} }, false},
+		{"gen match", func(o *storage.Object) storage.Conditions {
+			return storage.Conditions{GenerationMatch: ptr(o.Generation)}
+		}, true},
+		{"gen mismatch", func(o *storage.Object) storage.Conditions {
+			return storage.Conditions{GenerationMatch: ptr(o.Generation + 1)}
+		}, false},
+		{"gen not match equal", func(o *storage.Object) storage.Conditions {
+			return storage.Conditions{GenerationNotMatch: ptr(o.Generation)}
+		}, false},
+		{"gen not match other", func(o *storage.Object) storage.Conditions {
+			return storage.Conditions{GenerationNotMatch: ptr(o.Generation - 1)}
+		}, true},
+		{"meta match", func(*storage.Object) storage.Conditions {
+			return storage.Conditions{MetagenerationMatch: ptr(int64(1))}
+		}, true},
+		{"meta mismatch", func(*storage.Object) storage.Conditions {
+			return storage.Conditions{MetagenerationMatch: ptr(int64(2))}
+		}, false},
+		{"meta not match", func(*storage.Object) storage.Conditions {
+			return storage.Conditions{MetagenerationNotMatch: ptr(int64(1))}
+		}, false},
 	}
 	for _, c := range cases {
 		_, err := f.e.Update(admin, bkt, "c", storage.Attrs{}, c.c(o))

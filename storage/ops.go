@@ -26,6 +26,9 @@ type PutRequest struct {
 	Conditions Conditions
 	// NewToken mints a download token, as Firebase (v0) uploads do.
 	NewToken bool
+	// ExpectMD5 and ExpectCRC32C, when set (base64), are the checksums the
+	// client computed; bytes that hash otherwise are rejected.
+	ExpectMD5, ExpectCRC32C string
 }
 
 // Put stores an object. The bytes are streamed to a temporary blob and
@@ -55,6 +58,12 @@ func (e *Engine) Put(who identity.Identity, req PutRequest) (*Object, error) {
 
 // commit makes a written blob the object req names. It consumes w.
 func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, start time.Time) (*Object, error) {
+	md5sum, crc := w.sums()
+	if (req.ExpectMD5 != "" && req.ExpectMD5 != md5sum) || (req.ExpectCRC32C != "" && req.ExpectCRC32C != crc) {
+		w.abort()
+		return nil, errorf(InvalidArgument, "The checksum of the uploaded bytes (md5 %s, crc32c %s) does not match the one given (md5 %s, crc32c %s).",
+			md5sum, crc, orNone(req.ExpectMD5), orNone(req.ExpectCRC32C))
+	}
 	if err := w.finish(); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
@@ -62,7 +71,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	e.mu.Lock()
 	cur := e.lookup(req.Bucket, req.Name)
 	o := &Object{Bucket: req.Bucket, Name: req.Name, Metageneration: 1, Size: w.size(), TimeCreated: now, Updated: now}
-	o.MD5Hash, o.CRC32C = w.sums()
+	o.MD5Hash, o.CRC32C = md5sum, crc
 	req.Attrs.apply(o)
 	if o.ContentType == "" {
 		o.ContentType = req.MediaType
@@ -501,3 +510,10 @@ func attrsOf(o *Object) Attrs {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

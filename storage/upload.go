@@ -160,6 +160,21 @@ func (u *Upload) SetTotal(total int64) error {
 	return nil
 }
 
+// ExpectCRC32C sets the checksum the client says the whole upload has
+// (GCS sends it with the final chunk).
+func (u *Upload) ExpectCRC32C(crc string) {
+	u.mu.Lock()
+	u.req.ExpectCRC32C = crc
+	u.mu.Unlock()
+}
+
+// State is "active", "final" or "cancelled" (X-Goog-Upload-Status).
+func (u *Upload) State() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return [...]string{"active", "final", "cancelled"}[u.state]
+}
+
 // Object is the finalized object, or nil.
 func (u *Upload) Object() *Object {
 	u.mu.Lock()

@@ -385,3 +385,8 @@ func validate(bucket, name string) error {
 	}
 	return ValidateName(name)
 }
+
+// Registration is the service's sandbox registration.
+func Registration(opts Options) service.Registration {
+	return service.Registration{Name: Service, New: Factory(opts)}
+}

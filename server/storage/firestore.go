@@ -10,8 +10,8 @@ import (
 
 	fsengine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
-	"github.com/pyric/pyric/rules/value"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/rules/value"
 )
 
 // FirestoreLookup resolves storage rules' firestore.get()/exists() against

@@ -42,6 +42,25 @@ type fixture struct {
 // a bbolt bucket.
 func newEngine(t *testing.T, disk bool) *fixture {
 	t.Helper()
+	env := envFor(t, disk)
+	e, err := storage.New(env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{e: e, rec: env.Events.(*storagetest.Recorder), env: env}
+}
+
+func diskEngine(tb testing.TB) *storage.Engine {
+	e, err := storage.New(envFor(tb, true), storage.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// envFor is a test environment with a fake clock.
+func envFor(t testing.TB, disk bool) service.Env {
+	t.Helper()
 	var tick atomic.Int64
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	rec := &storagetest.Recorder{}
@@ -61,11 +80,7 @@ func newEngine(t *testing.T, disk bool) *fixture {
 		t.Cleanup(func() { b.Close() })
 		env.Bucket, env.DataDir = b, dir
 	}
-	e, err := storage.New(env, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{e: e, rec: rec, env: env}
+	return env
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -99,23 +99,64 @@ func TestNodeSDK(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv.NewHandler(e))
 	defer ts.Close()
+	check(t, run(t, "node_sdk.cjs", "STORAGE="+strings.TrimPrefix(ts.URL, "http://")), want)
+}
+
+// rutWant is what rut.cjs's steps return.
+var rutWant = map[string]string{
+	"owner writes":          `"ok"`,
+	"other user denied":     `"storage/unauthorized"`,
+	"anonymous read denied": `"storage/unauthorized"`,
+	"owner reads":           `3`,
+	"rules disabled":        `"demo-rut"`,
+	"clearStorage":          `0`,
+}
+
+// TestRulesUnitTesting runs @firebase/rules-unit-testing 5.0.2 with storage
+// rules: the server starts without rules and gets them over
+// /internal/setRules.
+func TestRulesUnitTesting(t *testing.T) {
+	e2etest.NeedNode(t)
+	e, err := storage.New(service.Env{Project: "demo-rut"}, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.NewHandler(e))
+	defer ts.Close()
+	rf := filepath.Join(t.TempDir(), "storage.rules")
+	os.WriteFile(rf, []byte(rules), 0o644)
+	check(t, run(t, "rut.cjs", "STORAGE="+strings.TrimPrefix(ts.URL, "http://"), "RULES_FILE="+rf), rutWant)
+}
+
+func run(t *testing.T, script string, env ...string) []step {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), "node_sdk.cjs"))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(e2etest.JSDir(), "node_modules"), "STORAGE="+strings.TrimPrefix(ts.URL, "http://"))
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
+	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + filepath.Join(e2etest.JSDir(), "node_modules")}, env...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("node %s: %v\n%s\n%s", script, err, stdout.String(), stderr.String())
 	}
-	seen := map[string]bool{}
+	var steps []step
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
 	for sc.Scan() {
 		var s step
-		if json.Unmarshal(sc.Bytes(), &s) != nil || s.Step == "" {
-			continue
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Step != "" {
+			steps = append(steps, s)
 		}
+	}
+	return steps
+}
+
+// check compares steps with want; "GEN" in want stands for any
+// generation.
+func check(t *testing.T, steps []step, want map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range steps {
 		seen[s.Step] = true
 		w, ok := want[s.Step]
 		if !ok {

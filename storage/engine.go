@@ -322,12 +322,7 @@ func (e *Engine) persist(bucket, name string, o *Object) error {
 // Reset implements service.Service: every object, blob and upload session
 // is dropped.
 func (e *Engine) Reset() error {
-	e.uploadsMu.Lock()
-	for id, u := range e.uploads {
-		u.discard()
-		delete(e.uploads, id)
-	}
-	e.uploadsMu.Unlock()
+	e.dropUploads()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
@@ -338,12 +333,7 @@ func (e *Engine) Reset() error {
 
 // Close implements service.Closer: open upload sessions are discarded.
 func (e *Engine) Close() error {
-	e.uploadsMu.Lock()
-	defer e.uploadsMu.Unlock()
-	for id, u := range e.uploads {
-		u.discard()
-		delete(e.uploads, id)
-	}
+	e.dropUploads()
 	return nil
 }
 

@@ -679,3 +679,29 @@ func TestValidation(t *testing.T) {
 		t.Errorf("too large: %v", err)
 	}
 }
+
+func TestUploadLimit(t *testing.T) {
+	t.Parallel()
+	e, _ := storage.New(envFor(t, false), storage.Options{MaxUploads: 2})
+	start := func() (*storage.Upload, error) {
+		return e.StartUpload(admin, storage.PutRequest{Bucket: bkt, Name: "u"}, -1)
+	}
+	a, _ := start()
+	if _, err := start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := start(); !errors.Is(err, storage.ErrTooLarge) {
+		t.Fatalf("third session: %v", err)
+	}
+	a.Append(0, strings.NewReader("x"))
+	if _, err := a.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	// The finished session is evicted to make room.
+	if _, err := start(); err != nil {
+		t.Errorf("after finalize: %v", err)
+	}
+	if _, err := e.Upload(a.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("evicted session still there: %v", err)
+	}
+}

@@ -93,17 +93,31 @@ func (e *Engine) StartUpload(who identity.Identity, req PutRequest, total int64)
 const uploadTTL = 7 * 24 * time.Hour
 
 // evictUploads drops finished and expired sessions; the caller holds
-// uploadsMu.
+// uploadsMu. A session busy with a chunk is in use and is skipped, so a
+// slow client never stalls the others.
 func (e *Engine) evictUploads() {
 	now := e.env.Now()
 	for id, u := range e.uploads {
-		u.mu.Lock()
-		done := u.state != uploadActive || now.Sub(u.created) > uploadTTL
-		u.mu.Unlock()
-		if done {
-			u.discard()
+		if !u.mu.TryLock() {
+			continue
+		}
+		if u.state != uploadActive || now.Sub(u.created) > uploadTTL {
+			u.cancelLocked()
 			delete(e.uploads, id)
 		}
+		u.mu.Unlock()
+	}
+}
+
+// dropUploads empties the session table and discards every session
+// outside uploadsMu (a chunk in flight finishes first).
+func (e *Engine) dropUploads() {
+	e.uploadsMu.Lock()
+	all := e.uploads
+	e.uploads = map[string]*Upload{}
+	e.uploadsMu.Unlock()
+	for _, u := range all {
+		u.discard()
 	}
 }
 

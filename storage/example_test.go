@@ -15,7 +15,8 @@ func Example() {
 	e.SetRules("storage.rules", `rules_version = '2';
 service firebase.storage {
   match /b/{bucket}/o/users/{uid}/{file=**} {
-    allow read, write: if request.auth.uid == uid && request.resource.size < 1024;
+    allow read: if request.auth.uid == uid;
+    allow write: if request.auth.uid == uid && request.resource.size < 1024;
   }
 }`)
 	alice := identity.NewUser("alice", nil)
@@ -26,7 +27,11 @@ service firebase.storage {
 	_, err = e.Put(identity.NewUser("bob", nil), storage.PutRequest{Bucket: "demo-pyric.appspot.com", Name: "users/alice/hi.txt", Body: strings.NewReader("x")})
 	fmt.Println(storage.HTTPStatus(err))
 
-	o, r, _ := e.Open(alice, storage.ReadRequest{Bucket: "demo-pyric.appspot.com", Name: "users/alice/hi.txt"})
+	o, r, err := e.Open(alice, storage.ReadRequest{Bucket: "demo-pyric.appspot.com", Name: "users/alice/hi.txt"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	b, _ := io.ReadAll(io.NewSectionReader(r, 0, o.Size))
 	r.Close()
 	fmt.Println(string(b))

@@ -705,3 +705,36 @@ func TestUploadLimit(t *testing.T) {
 		t.Errorf("evicted session still there: %v", err)
 	}
 }
+
+// TestFirestoreLookupLimit: production reads at most 2 distinct documents
+// per request; a third distinct one denies, repeats are free.
+func TestFirestoreLookupLimit(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, false)
+	var calls atomic.Int64
+	f.e.SetFirestore(lookupFunc(func(string) (value.Map, bool, error) {
+		calls.Add(1)
+		return value.Map{}, true, nil
+	}))
+	f.e.SetRules("", `rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /two/{f} {
+      allow read: if firestore.exists(/databases/(default)/documents/a/1) && firestore.exists(/databases/(default)/documents/a/2)
+                  && firestore.exists(/databases/(default)/documents/a/1);
+    }
+    match /three/{f} {
+      allow read: if firestore.exists(/databases/(default)/documents/a/1) && firestore.exists(/databases/(default)/documents/a/2)
+                  && firestore.exists(/databases/(default)/documents/a/3);
+    }
+  }
+}`)
+	put(t, f.e, admin, "two/x", "x")
+	put(t, f.e, admin, "three/x", "x")
+	if _, err := f.e.Stat(alice, storage.ReadRequest{Bucket: bkt, Name: "two/x"}); err != nil {
+		t.Errorf("two documents: %v", err)
+	}
+	if _, err := f.e.Stat(alice, storage.ReadRequest{Bucket: bkt, Name: "three/x"}); !errors.Is(err, storage.ErrPermissionDenied) {
+		t.Errorf("three documents: %v", err)
+	}
+}

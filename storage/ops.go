@@ -517,3 +517,32 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// ComposeSource is one source object of a compose.
+type ComposeSource struct {
+	Name       string
+	Generation int64
+	// GenerationMatch, when set, must be the source's live generation.
+	GenerationMatch *int64
+}
+
+// MaxComposeSources is GCS's limit of source objects per compose.
+const MaxComposeSources = 32
+
+// Compose writes the concatenation of up to 32 objects of one bucket as a
+// new generation of the destination, with attrs as its metadata.
+func (e *Engine) Compose(who identity.Identity, bkt, name string, sources []ComposeSource, attrs Attrs, conds Conditions) (*Object, error) {
+	if len(sources) == 0 || len(sources) > MaxComposeSources {
+		return nil, errorf(InvalidArgument, "A compose takes 1 to %d source objects, not %d.", MaxComposeSources, len(sources))
+	}
+	readers := make([]io.Reader, 0, len(sources))
+	for _, s := range sources {
+		o, r, err := e.Open(who, ReadRequest{Bucket: bkt, Name: s.Name, Generation: s.Generation, Conditions: Conditions{GenerationMatch: s.GenerationMatch}})
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		readers = append(readers, io.NewSectionReader(r, 0, o.Size))
+	}
+	return e.Put(who, PutRequest{Bucket: bkt, Name: name, Attrs: attrs, Body: io.MultiReader(readers...), Conditions: conds})
+}

@@ -211,6 +211,18 @@ func TestGoClient(t *testing.T) {
 		t.Errorf("copied attrs %+v %v", oa, err)
 	}
 
+	// Composer concatenates objects.
+	comp := b.Object("dir/composed").ComposerFrom(b.Object("dir/small.txt"), b.Object("dir/small.txt"))
+	comp.ContentType = "text/composed"
+	if ca, err := comp.Run(ctx); err != nil || ca.Size != 18 || ca.ContentType != "text/composed" {
+		t.Errorf("compose %+v %v", ca, err)
+	}
+	if r, err := b.Object("dir/composed").NewReader(ctx); err != nil {
+		t.Error(err)
+	} else if got, _ := io.ReadAll(r); string(got) != "hello gcshello gcs" {
+		t.Errorf("composed bytes %q", got)
+	}
+
 	// Delete and ErrObjectNotExist on every path.
 	if err := b.Object("dir/copy.txt").Delete(ctx); err != nil {
 		t.Fatal(err)

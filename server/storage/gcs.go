@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -50,8 +51,12 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 			return
 		}
 		h.gcsCopy(w, r, who, t)
-	case t.Action != "":
-		gcsError(w, badRequest("%s is not supported by this emulator.", t.Action))
+	case t.Action == "compose":
+		if r.Method != http.MethodPost {
+			gcsError(w, methodNotAllowed(r))
+			return
+		}
+		h.gcsCompose(w, r, who, t)
 	default:
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
@@ -523,4 +528,62 @@ func parseContentRange(v string) (contentRange, error) {
 	}
 	cr.hasBytes, cr.first, cr.last = true, first, last
 	return cr, nil
+}
+
+// gcsCompose serves POST /b/{bucket}/o/{object}/compose:
+// {"sourceObjects":[{"name","generation","objectPreconditions":{"ifGenerationMatch"}}],"destination":{…}}.
+func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
+	c, err := conditions(r, false)
+	if err != nil {
+		gcsError(w, err)
+		return
+	}
+	var body struct {
+		SourceObjects []struct {
+			Name                string `json:"name"`
+			Generation          string `json:"generation"`
+			ObjectPreconditions *struct {
+				IfGenerationMatch string `json:"ifGenerationMatch"`
+			} `json:"objectPreconditions"`
+		} `json:"sourceObjects"`
+		Destination json.RawMessage `json:"destination"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxMetadataBytes)).Decode(&body); err != nil {
+		gcsError(w, badRequest("The compose request is not valid JSON: %v", err))
+		return
+	}
+	var attrs engine.Attrs
+	if len(body.Destination) > 0 {
+		res, err := parseResource(body.Destination)
+		if err != nil {
+			gcsError(w, err)
+			return
+		}
+		attrs = res.Attrs
+	}
+	srcs := make([]engine.ComposeSource, 0, len(body.SourceObjects))
+	for i, so := range body.SourceObjects {
+		s := engine.ComposeSource{Name: so.Name}
+		if so.Generation != "" {
+			if s.Generation, err = strconv.ParseInt(so.Generation, 10, 64); err != nil {
+				gcsError(w, badRequest("Invalid sourceObjects[%d].generation %q.", i, so.Generation))
+				return
+			}
+		}
+		if p := so.ObjectPreconditions; p != nil && p.IfGenerationMatch != "" {
+			n, err := strconv.ParseInt(p.IfGenerationMatch, 10, 64)
+			if err != nil {
+				gcsError(w, badRequest("Invalid sourceObjects[%d].objectPreconditions.ifGenerationMatch %q.", i, p.IfGenerationMatch))
+				return
+			}
+			s.GenerationMatch = &n
+		}
+		srcs = append(srcs, s)
+	}
+	o, err := h.e.Compose(who, t.Bucket, t.Object, srcs, attrs, c)
+	if err != nil {
+		gcsError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 }

@@ -308,6 +308,7 @@ func TestGCSAPI(t *testing.T) {
 		{"GET", "/storage/v1/b/" + bkt + "/o?maxResults=-1", "", ""},
 		{"GET", "/storage/v1/b/" + bkt + "/o/a%2Fb.txt?ifGenerationMatch=x", "", ""},
 		{"POST", "/storage/v1/b/" + bkt + "/o/a%2Fb.txt/compose", "{}", ""},
+		{"POST", "/storage/v1/b/" + bkt + "/o/a%2Fb.txt/compose", "{bad", ""},
 	} {
 		r := s.do(c.method, c.path, c.body, "Content-Type", c.ct)
 		if r.status != 400 || r.json(t)["error"] == nil {

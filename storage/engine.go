@@ -327,7 +327,7 @@ func (e *Engine) Reset() error {
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
 	err := e.blobs.reset()
-	e.emit(event.Event{Kind: event.KindServiceMutation, Op: "reset", Path: "*"})
+	e.emitBoundary("reset")
 	return err
 }
 

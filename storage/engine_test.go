@@ -674,6 +674,14 @@ func TestValidation(t *testing.T) {
 			t.Errorf("%q/%q: %v", c.b, c.n, err)
 		}
 	}
+	huge := strings.Repeat("v", storage.MaxCustomMetadata)
+	if _, err := f.e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "md", Body: strings.NewReader("x"), Attrs: storage.Attrs{Metadata: map[string]*string{"k": &huge}}}); !errors.Is(err, storage.ErrInvalidArgument) {
+		t.Errorf("oversized metadata on put: %v", err)
+	}
+	put(t, f.e, admin, "md", "x")
+	if _, err := f.e.Update(admin, bkt, "md", storage.Attrs{Metadata: map[string]*string{"k": &huge}}, storage.Conditions{}); !errors.Is(err, storage.ErrInvalidArgument) {
+		t.Errorf("oversized metadata on update: %v", err)
+	}
 	small, _ := storage.New(service.Env{}, storage.Options{MaxObjectSize: 4})
 	if _, err := small.Put(admin, storage.PutRequest{Bucket: bkt, Name: "x", Body: strings.NewReader("12345")}); !errors.Is(err, storage.ErrTooLarge) {
 		t.Errorf("too large: %v", err)

@@ -89,6 +89,11 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	e.emit(ev)
 }
 
+// emitBoundary records that the whole state was replaced (reset, restore).
+func (e *Engine) emitBoundary(op string) {
+	e.emit(event.Event{Kind: event.KindServiceMutation, Op: op, Path: "*"})
+}
+
 func (e *Engine) emitRulesLoaded(name string) {
 	e.emit(event.Event{Kind: event.KindServiceMutation, Op: "rules_loaded", Path: name})
 }

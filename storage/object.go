@@ -218,3 +218,19 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// MaxCustomMetadata is GCS's limit on an object's custom metadata: 8 KiB
+// of keys and values together.
+const MaxCustomMetadata = 8 << 10
+
+// checkMetadata enforces the custom metadata limit.
+func checkMetadata(o *Object) error {
+	n := 0
+	for k, v := range o.Metadata {
+		n += len(k) + len(v)
+	}
+	if n > MaxCustomMetadata {
+		return errorf(InvalidArgument, "The custom metadata is %d bytes; at most %d are allowed.", n, MaxCustomMetadata)
+	}
+	return nil
+}

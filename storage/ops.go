@@ -89,6 +89,11 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	if cur != nil {
 		method = srules.Update
 	}
+	if err := checkMetadata(o); err != nil {
+		e.mu.Unlock()
+		w.abort()
+		return nil, err
+	}
 	dec := e.decide(who, method, req.Bucket, req.Name, cur, o)
 	err := dec.err()
 	if err == nil {
@@ -289,6 +294,10 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		next = &Object{Bucket: bkt, Name: name}
 	}
 	change(next)
+	if err := checkMetadata(next); err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
 	next.Metageneration++
 	next.Updated = e.env.Now().UTC()
 	dec := e.decide(who, srules.Update, bkt, name, cur, next)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -180,6 +179,6 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			}
 		}
 	}
-	e.emit(event.Event{Kind: event.KindServiceMutation, Op: "restore", Path: "*"})
+	e.emitBoundary("restore")
 	return nil
 }

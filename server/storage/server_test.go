@@ -369,6 +369,12 @@ func TestGCSAPI(t *testing.T) {
 	if r := s.do("GET", "/storage/v1/b/nope-bucket", ""); r.status != 404 {
 		t.Errorf("missing bucket: %d", r.status)
 	}
+	// An object written through GCS gets a download token on its first
+	// Firebase metadata read (getDownloadURL needs one).
+	r = s.do("GET", "/v0/b/"+bkt+"/o/a%2Fb.txt", "", "Authorization", "Firebase owner")
+	if tok, _ := r.json(t)["downloadTokens"].(string); r.status != 200 || len(tok) != 36 {
+		t.Errorf("token minted on read: %d %s", r.status, r.body)
+	}
 	// Without rules a Firebase client is denied; GCS clients are admin.
 	if r := s.do("GET", "/v0/b/"+bkt+"/o/a%2Fb.txt", "", "Authorization", "Firebase "+mockToken("alice")); r.status != 403 || !strings.Contains(r.body, "no storage.rules") {
 		t.Errorf("no rules: %d %s", r.status, r.body)

@@ -22,6 +22,16 @@ import (
 type blobStore interface {
 	// create starts a new temporary blob.
 	create() (blobWriter, error)
+	// createSession starts the blob of a resumable upload session, which
+	// survives a restart on disk.
+	createSession(id string) (blobWriter, error)
+	// resumeSession reopens a session's blob at size bytes (what was
+	// acknowledged; anything after it is cut), rehashing its bytes.
+	resumeSession(id string, size int64) (blobWriter, error)
+	// removeSession deletes a session's blob (missing is fine).
+	removeSession(id string)
+	// sessions lists the ids of the session blobs present.
+	sessions() []string
 	// open returns a reader of a committed blob.
 	open(gen int64) (blobReader, error)
 	// remove deletes a committed blob (missing is fine).
@@ -37,6 +47,8 @@ type blobWriter interface {
 	io.Writer
 	// size is the number of bytes written so far.
 	size() int64
+	// sync makes the bytes written so far durable.
+	sync() error
 	// sums returns the base64 MD5 and CRC32C of the bytes written so far.
 	sums() (md5sum, crc string)
 	// finish flushes the bytes durably (fsync on disk); after it only
@@ -46,6 +58,9 @@ type blobWriter interface {
 	commit(gen int64) error
 	// abort discards the blob.
 	abort()
+	// release lets go of the blob without discarding it (a session's
+	// blob stays for the next start).
+	release()
 }
 
 // blobReader reads a committed blob.
@@ -101,6 +116,15 @@ func (w *memWriter) size() int64            { return w.h.n }
 func (w *memWriter) sums() (string, string) { return w.h.sums() }
 func (w *memWriter) abort()                 { w.buf = bytes.Buffer{} }
 func (w *memWriter) finish() error          { return nil }
+func (w *memWriter) sync() error            { return nil }
+func (w *memWriter) release()               {}
+func (s *memBlobs) sessions() []string      { return nil }
+
+func (s *memBlobs) createSession(string) (blobWriter, error) { return s.create() }
+func (s *memBlobs) removeSession(string)                     {}
+func (s *memBlobs) resumeSession(id string, _ int64) (blobWriter, error) {
+	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
+}
 func (w *memWriter) commit(gen int64) error {
 	w.s.mu.Lock()
 	w.s.blobs[gen] = w.buf.Bytes()
@@ -146,8 +170,9 @@ func (s *memBlobs) reset() error {
 }
 
 // diskBlobs keeps blobs as files: dir/blobs/<generation> once committed,
-// dir/tmp/* while being written (wiped at startup, so a partial upload
-// never survives a crash).
+// dir/tmp/* while a whole-object upload is written (wiped at startup, so a
+// partial upload never survives a crash), dir/sessions/<id> for resumable
+// sessions (kept, and resumed from their acknowledged size).
 type diskBlobs struct {
 	dir string
 }
@@ -157,12 +182,68 @@ func newDiskBlobs(dir string) (*diskBlobs, error) {
 	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"blobs", "tmp"} {
+	for _, d := range []string{"blobs", "tmp", "sessions"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+func (s *diskBlobs) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id) }
+
+func (s *diskBlobs) createSession(id string) (blobWriter, error) {
+	f, err := os.OpenFile(s.sessionPath(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &diskWriter{s: s, f: f, h: newHasher()}, nil
+}
+
+func (s *diskBlobs) resumeSession(id string, size int64) (blobWriter, error) {
+	f, err := os.OpenFile(s.sessionPath(id), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	w := &diskWriter{s: s, f: f, h: newHasher()}
+	if st, err := f.Stat(); err != nil || st.Size() < size {
+		w.abort()
+		return nil, fmt.Errorf("session %s: shorter than the %d bytes acknowledged", id, size)
+	}
+	if err := f.Truncate(size); err != nil {
+		w.abort()
+		return nil, err
+	}
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(hashWriter{&w.h}, io.NewSectionReader(f, 0, size), buf); err != nil {
+		w.abort()
+		return nil, err
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		w.abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *diskBlobs) removeSession(id string) { os.Remove(s.sessionPath(id)) }
+
+func (s *diskBlobs) sessions() []string {
+	ents, _ := os.ReadDir(filepath.Join(s.dir, "sessions"))
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func (w *diskWriter) release() { w.f.Close() }
+
+type hashWriter struct{ h *hasher }
+
+func (w hashWriter) Write(p []byte) (int, error) {
+	w.h.write(p)
+	return len(p), nil
 }
 
 func (s *diskBlobs) path(gen int64) string {
@@ -189,6 +270,7 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 func (w *diskWriter) size() int64            { return w.h.n }
+func (w *diskWriter) sync() error            { return w.f.Sync() }
 func (w *diskWriter) sums() (string, string) { return w.h.sums() }
 
 func (w *diskWriter) abort() {
@@ -253,7 +335,7 @@ func (s *diskBlobs) list() ([]int64, error) {
 
 func (s *diskBlobs) reset() error {
 	var errs []error
-	for _, d := range []string{"blobs", "tmp"} {
+	for _, d := range []string{"blobs", "tmp", "sessions"} {
 		p := filepath.Join(s.dir, d)
 		errs = append(errs, os.RemoveAll(p), os.MkdirAll(p, 0o755))
 	}

@@ -139,6 +139,9 @@ func New(env service.Env, opts Options) (*Engine, error) {
 	if err := e.load(); err != nil {
 		return nil, err
 	}
+	if err := e.loadUploads(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -322,7 +325,7 @@ func (e *Engine) persist(bucket, name string, o *Object) error {
 // Reset implements service.Service: every object, blob and upload session
 // is dropped.
 func (e *Engine) Reset() error {
-	e.dropUploads()
+	e.dropUploads(false)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
@@ -331,9 +334,10 @@ func (e *Engine) Reset() error {
 	return err
 }
 
-// Close implements service.Closer: open upload sessions are discarded.
+// Close implements service.Closer: open upload sessions are closed; on
+// disk they resume at the next start.
 func (e *Engine) Close() error {
-	e.dropUploads()
+	e.dropUploads(true)
 	return nil
 }
 

@@ -746,3 +746,60 @@ service firebase.storage {
 		t.Errorf("three documents: %v", err)
 	}
 }
+
+// TestResumableSurvivesRestart: a session's acknowledged bytes and its
+// metadata outlive the engine; the client resumes where the query says.
+func TestResumableSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, true)
+	f.e.SetRules("", testRules)
+	u, err := f.e.StartUpload(alice, storage.PutRequest{Bucket: bkt, Name: "users/alice/r", MediaType: "text/x",
+		Attrs: storage.Attrs{Metadata: map[string]*string{"k": ptr("v")}}, NewToken: true}, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Append(0, strings.NewReader("01234")); err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := f.e.StartUpload(admin, storage.PutRequest{Bucket: bkt, Name: "gone"}, -1)
+	gone.Append(0, strings.NewReader("zz"))
+	gone.Cancel()
+	f.e.Close()
+
+	e2, err := storage.New(f.env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2.SetRules("", testRules) // the resumed session still decides as alice
+	u2, err := e2.Upload(u.ID)
+	if err != nil {
+		t.Fatalf("session lost: %v", err)
+	}
+	if u2.Received() != 5 || u2.Total() != 9 || u2.Name() != "users/alice/r" || u2.State() != "active" {
+		t.Fatalf("resumed %d/%d %s %s", u2.Received(), u2.Total(), u2.Name(), u2.State())
+	}
+	if _, err := e2.Upload(gone.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("cancelled session came back: %v", err)
+	}
+	if _, err := u2.Append(5, strings.NewReader("5678")); err != nil {
+		t.Fatal(err)
+	}
+	o, err := u2.Finalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ContentType != "text/x" || o.Metadata["k"] != "v" || len(o.DownloadTokens()) != 1 {
+		t.Errorf("resumed object %+v", o)
+	}
+	if got := read(t, e2, admin, "users/alice/r"); got != "012345678" {
+		t.Errorf("resumed bytes %q", got)
+	}
+	sessions, _ := os.ReadDir(filepath.Join(f.env.DataDir, "storage", "sessions"))
+	if len(sessions) != 0 {
+		t.Errorf("session files left: %v", sessions)
+	}
+	e3, _ := storage.New(f.env, storage.Options{})
+	if _, err := e3.Upload(u.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("finalized session came back: %v", err)
+	}
+}

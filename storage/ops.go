@@ -22,7 +22,7 @@ type PutRequest struct {
 	// contentType is Attrs.ContentType when set, else MediaType, else
 	// application/octet-stream (production's precedence).
 	MediaType  string
-	Body       io.Reader
+	Body       io.Reader `json:"-"`
 	Conditions Conditions
 	// NewToken mints a download token, as Firebase (v0) uploads do.
 	NewToken bool

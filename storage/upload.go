@@ -1,12 +1,15 @@
 package storage
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 	"time"
 
 	"github.com/pyric/pyric/identity"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Upload is a resumable upload session: bytes arrive in chunks at
@@ -70,23 +73,106 @@ func (e *Engine) StartUpload(who identity.Identity, req PutRequest, total int64)
 			return nil, err
 		}
 	}
-	w, err := e.blobs.create()
-	if err != nil {
-		return nil, err
-	}
 	e.uploadsMu.Lock()
 	defer e.uploadsMu.Unlock()
 	if len(e.uploads) >= e.opts.MaxUploads {
 		e.evictUploads()
 		if len(e.uploads) >= e.opts.MaxUploads {
-			w.abort()
 			return nil, errorf(TooLarge, "Too many resumable uploads in progress (%d).", len(e.uploads))
 		}
 	}
 	req.Body = nil
-	u := &Upload{ID: e.uploadID(), e: e, who: who, req: req, created: e.env.Now(), w: w, total: total}
+	id := e.uploadID()
+	w, err := e.blobs.createSession(id)
+	if err != nil {
+		return nil, fmt.Errorf("storage: upload session: %w", err)
+	}
+	u := &Upload{ID: id, e: e, who: who, req: req, created: e.env.Now(), w: w, total: total}
+	if err := e.persistUpload(u.record()); err != nil {
+		w.abort()
+		return nil, fmt.Errorf("storage: upload session: %w", err)
+	}
 	e.uploads[u.ID] = u
 	return u, nil
+}
+
+// Keys of upload sessions in the service's Bucket: u/<id>.
+const uploadPrefix = "u/"
+
+// uploadRecord is what survives a restart of a session: who started it for
+// what, and how many bytes were acknowledged.
+type uploadRecord struct {
+	ID       string            `json:"id"`
+	Who      identity.Identity `json:"who"`
+	Req      PutRequest        `json:"req"`
+	Total    int64             `json:"total"`
+	Created  time.Time         `json:"created"`
+	Received int64             `json:"received"`
+}
+
+// record is the session's durable state; the caller holds u.mu or owns u.
+func (u *Upload) record() *uploadRecord {
+	return &uploadRecord{ID: u.ID, Who: u.who, Req: u.req, Total: u.total, Created: u.created, Received: u.w.size()}
+}
+
+func (e *Engine) persistUpload(rec *uploadRecord) error {
+	if e.env.Bucket == nil {
+		return nil
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return e.env.Bucket.Update(func(tx service.Tx) error { return tx.Put([]byte(uploadPrefix+rec.ID), b) })
+}
+
+func (e *Engine) forgetUpload(id string) {
+	if e.env.Bucket != nil {
+		e.env.Bucket.Update(func(tx service.Tx) error { return tx.Delete([]byte(uploadPrefix + id)) })
+	}
+}
+
+// loadUploads resumes the sessions a previous run left, each from its
+// acknowledged size, and drops session blobs without a record.
+func (e *Engine) loadUploads() error {
+	if e.env.Bucket == nil {
+		for _, id := range e.blobs.sessions() {
+			e.blobs.removeSession(id)
+		}
+		return nil
+	}
+	var recs []*uploadRecord
+	err := e.env.Bucket.View(func(tx service.Tx) error {
+		return tx.ForEach([]byte(uploadPrefix), func(_, v []byte) error {
+			rec := new(uploadRecord)
+			if json.Unmarshal(v, rec) == nil && rec.ID != "" {
+				recs = append(recs, rec)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("storage: load uploads: %w", err)
+	}
+	live := map[string]bool{}
+	for _, rec := range recs {
+		w, err := e.blobs.resumeSession(rec.ID, rec.Received)
+		if err != nil || (e.opts.MaxUploads > 0 && len(e.uploads) >= e.opts.MaxUploads) {
+			if w != nil {
+				w.abort()
+			}
+			e.forgetUpload(rec.ID)
+			continue
+		}
+		e.uploads[rec.ID] = &Upload{ID: rec.ID, e: e, who: rec.Who, req: rec.Req, created: rec.Created, w: w, total: rec.Total}
+		live[rec.ID] = true
+	}
+	for _, id := range e.blobs.sessions() {
+		if !live[id] {
+			e.blobs.removeSession(id)
+		}
+	}
+	return nil
 }
 
 // uploadTTL is how long a session lives (GCS: a week).
@@ -109,15 +195,20 @@ func (e *Engine) evictUploads() {
 	}
 }
 
-// dropUploads empties the session table and discards every session
-// outside uploadsMu (a chunk in flight finishes first).
-func (e *Engine) dropUploads() {
+// dropUploads empties the session table and discards (or, with keep,
+// releases for the next start) every session outside uploadsMu (a chunk in
+// flight finishes first).
+func (e *Engine) dropUploads(keep bool) {
 	e.uploadsMu.Lock()
 	all := e.uploads
 	e.uploads = map[string]*Upload{}
 	e.uploadsMu.Unlock()
 	for _, u := range all {
-		u.discard()
+		if keep {
+			u.release()
+		} else {
+			u.discard()
+		}
 	}
 }
 
@@ -235,6 +326,15 @@ func (u *Upload) Append(offset int64, r io.Reader) (int64, error) {
 		limit = u.total - have
 	}
 	n, err := io.Copy(u.w, io.LimitReader(r, limit+1))
+	if n > 0 && n <= limit {
+		// What arrived is acknowledged only once it is durable.
+		if serr := u.w.sync(); serr != nil {
+			return have, fmt.Errorf("storage: upload %s: %w", u.ID, serr)
+		}
+		if perr := u.e.persistUpload(u.record()); perr != nil {
+			return have, fmt.Errorf("storage: upload %s: %w", u.ID, perr)
+		}
+	}
 	if n > limit {
 		// The excess byte was written; the session is unusable now.
 		u.cancelLocked()
@@ -268,6 +368,7 @@ func (u *Upload) Finalize() (*Object, error) {
 		return nil, errorf(InvalidArgument, "The upload is incomplete: %d of %d bytes received.", u.w.size(), u.total)
 	}
 	o, err := u.e.commit(u.who, &u.req, u.w, start)
+	u.e.forgetUpload(u.ID)
 	if err != nil {
 		// The blob was consumed; the session cannot be resumed (it is
 		// evicted with the other finished sessions).
@@ -292,13 +393,25 @@ func (u *Upload) Cancel() error {
 func (u *Upload) cancelLocked() {
 	if u.state == uploadActive {
 		u.w.abort()
+		u.e.forgetUpload(u.ID)
 	}
 	u.state = uploadCancelled
 }
 
-// discard releases the session's temporary blob.
+// discard cancels the session and deletes its bytes.
 func (u *Upload) discard() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.cancelLocked()
+}
+
+// release closes the session's blob but keeps it and its record for the
+// next start (Close).
+func (u *Upload) release() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state == uploadActive {
+		u.w.release()
+		u.state = uploadCancelled
+	}
 }

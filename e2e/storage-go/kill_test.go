@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestUploadsSurviveKill9(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]string{} // name → md5
 	var partial []string
+	sessions := map[string]int64{} // upload id → bytes acknowledged
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -78,10 +80,13 @@ func TestUploadsSurviveKill9(t *testing.T) {
 				case 1:
 					err = multipartUpload(ctx, addr, name, data)
 				default:
-					err = resumableUpload(ctx, addr, name, data, i%2 == 0)
+					var id string
+					var acked int64
+					id, acked, err = resumableUpload(ctx, addr, name, data, i%2 == 0)
 					if err == errPartial {
 						mu.Lock()
 						partial = append(partial, name)
+						sessions[id] = acked
 						mu.Unlock()
 						continue
 					}
@@ -145,7 +150,18 @@ func TestUploadsSurviveKill9(t *testing.T) {
 	if len(tmp) != 0 {
 		t.Errorf("temporary files left: %d", len(tmp))
 	}
-	t.Logf("%d acknowledged uploads intact, %d partial invisible", len(acked), len(partial))
+	// The sessions left partial resume from their acknowledged bytes.
+	for id, n := range sessions {
+		u, err := e.Upload(id)
+		if err != nil {
+			t.Errorf("session %s lost: %v", id, err)
+			continue
+		}
+		if u.Received() != n {
+			t.Errorf("session %s resumed at %d bytes, %d were acknowledged", id, u.Received(), n)
+		}
+	}
+	t.Logf("%d acknowledged uploads intact, %d partial invisible and resumable", len(acked), len(partial))
 }
 
 // TestStorageChild is the child of TestUploadsSurviveKill9.
@@ -205,21 +221,27 @@ func multipartUpload(ctx context.Context, addr, name string, data []byte) error 
 }
 
 // resumableUpload sends data in two chunks; with finalize false it stops
-// after the first, leaving the session partial.
-func resumableUpload(ctx context.Context, addr, name string, data []byte, finalize bool) error {
+// after the first, leaving the session partial, and returns its upload id
+// and the bytes acknowledged.
+func resumableUpload(ctx context.Context, addr, name string, data []byte, finalize bool) (string, int64, error) {
 	res, err := post(ctx, "POST", "http://"+addr+"/v0/b/"+bucket+"/o?name="+name, strings.NewReader("{}"), "Authorization", "Firebase owner",
 		"X-Goog-Upload-Protocol", "resumable", "X-Goog-Upload-Command", "start", "X-Goog-Upload-Header-Content-Length", fmt.Sprint(len(data)))
 	if err != nil {
-		return err
+		return "", 0, err
 	}
-	url := res.Header.Get("X-Goog-Upload-URL")
+	loc := res.Header.Get("X-Goog-Upload-URL")
+	u, err := neturl.Parse(loc)
+	if err != nil {
+		return "", 0, err
+	}
+	id := u.Query().Get("upload_id")
 	half := len(data) / 2
-	if _, err := post(ctx, "POST", url, bytes.NewReader(data[:half]), "X-Goog-Upload-Command", "upload", "X-Goog-Upload-Offset", "0"); err != nil {
-		return err
+	if _, err := post(ctx, "POST", loc, bytes.NewReader(data[:half]), "X-Goog-Upload-Command", "upload", "X-Goog-Upload-Offset", "0"); err != nil {
+		return "", 0, err
 	}
 	if !finalize {
-		return errPartial
+		return id, int64(half), errPartial
 	}
-	_, err = post(ctx, "POST", url, bytes.NewReader(data[half:]), "X-Goog-Upload-Command", "upload, finalize", "X-Goog-Upload-Offset", fmt.Sprint(half))
-	return err
+	_, err = post(ctx, "POST", loc, bytes.NewReader(data[half:]), "X-Goog-Upload-Command", "upload, finalize", "X-Goog-Upload-Offset", fmt.Sprint(half))
+	return id, 0, err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -801,5 +802,32 @@ func TestResumableSurvivesRestart(t *testing.T) {
 	e3, _ := storage.New(f.env, storage.Options{})
 	if _, err := e3.Upload(u.ID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("finalized session came back: %v", err)
+	}
+}
+
+// TestEvents: a request and the change it made, with the shape the
+// original sandbox's storage events have.
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, false)
+	f.e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "sessions/s1.json", Body: strings.NewReader("{}"), MediaType: "application/json"})
+	f.e.Update(admin, bkt, "sessions/s1.json", storage.Attrs{CacheControl: ptr("x")}, storage.Conditions{})
+	f.e.Delete(admin, bkt, "sessions/s1.json", storage.Conditions{})
+	f.e.Stat(anon, storage.ReadRequest{Bucket: bkt, Name: "sessions/s1.json"})
+	var got []string
+	for _, ev := range f.rec.Events() {
+		got = append(got, fmt.Sprintf("%s %s%s %s %s %v", ev.Kind, ev.Method, ev.Op, ev.Result, ev.Path, ev.Detail))
+	}
+	want := []string{
+		"operation create allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+		"service_mutation object_put  sessions/s1.json map[bucket:demo-pyric.appspot.com contentType:application/json size:2]",
+		"operation update allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+		"service_mutation metadata_update  sessions/s1.json map[bucket:demo-pyric.appspot.com contentType:application/json size:2]",
+		"operation delete allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+		"service_mutation object_delete  sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+		"operation get deny sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

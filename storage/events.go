@@ -24,12 +24,15 @@ func (e *Engine) emit(ev event.Event) {
 }
 
 // emitOp records one request and its verdict. err is the request's outcome
-// after the verdict (not found, precondition failed, ...).
+// after the verdict (not found, precondition failed, ...). Path is the
+// object's full path (for a list, the prefix), as the original sandbox's
+// events show it; the bucket is in Detail.
 func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec decision, start time.Time, err error) {
 	ev := event.Event{
-		Kind: event.KindOperation, Method: method, Path: objectPath(bkt, name), Auth: who,
+		Kind: event.KindOperation, Method: method, Path: name, Auth: who,
 		Origin:     event.OriginUser,
 		DurationMs: float64(time.Since(start).Microseconds()) / 1000,
+		Detail:     map[string]any{"bucket": bkt},
 	}
 	switch {
 	case !dec.allowed:
@@ -66,7 +69,7 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 		ev.Rules = r
 	}
 	if dec.by == "token" {
-		ev.Detail = map[string]any{"grantedBy": "downloadToken"}
+		ev.Detail["grantedBy"] = "downloadToken"
 	}
 	e.emit(ev)
 }
@@ -78,13 +81,14 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if o == nil {
 		o = before
 	}
-	ev := event.Event{Kind: event.KindServiceMutation, Op: op, Path: objectPath(o.Bucket, o.Name), Auth: who}
+	ev := event.Event{Kind: event.KindServiceMutation, Op: op, Path: o.Name, Auth: who, Detail: map[string]any{"bucket": o.Bucket}}
 	if before != nil {
 		ev.Before = eventView(before)
 	}
 	if after != nil {
 		ev.After = eventView(after)
-		ev.Detail = map[string]any{"size": after.Size, "contentType": after.ContentType}
+		ev.Detail["size"] = after.Size
+		ev.Detail["contentType"] = after.ContentType
 	}
 	e.emit(ev)
 }

@@ -3,10 +3,8 @@ package backend
 import (
 	"fmt"
 	"net"
-	"net/http"
 
 	engine "github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	authserver "github.com/pyric/pyric/server/auth"
@@ -92,7 +90,7 @@ func (b *Backend) Firestore() *FirestoreEndpoint {
 
 func startAuth(b *Backend, opts *Options, l net.Listener) (*running, error) {
 	h := authserver.New(b.Sandbox.Auth(), authserver.Options{DefaultProject: b.Project})
-	return &running{port: server.NewPort(l, nil, persistAuth(b.Sandbox, h)), state: h}, nil
+	return &running{port: server.NewPort(l, nil, h), state: h}, nil
 }
 
 func (b *Backend) state(name string) any {
@@ -102,52 +100,4 @@ func (b *Backend) state(name string) any {
 		}
 	}
 	return nil
-}
-
-// persistAuth saves the Auth state after every request and before the
-// response leaves, so an acknowledged sign-up or update survives kill -9:
-// the handler writes into a buffer that is sent only once the state is
-// durable.
-func persistAuth(sb *sandbox.Sandbox, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
-			h.ServeHTTP(w, r)
-			return
-		}
-		rec := &bufferedResponse{header: w.Header()}
-		h.ServeHTTP(rec, r)
-		if err := sb.SaveAuth(); err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "could not persist the change: "+err.Error())
-			return
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		w.WriteHeader(rec.status)
-		w.Write(rec.body)
-	})
-}
-
-type bufferedResponse struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (b *bufferedResponse) Header() http.Header { return b.header }
-
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.status == 0 {
-		b.status = code
-	}
-}
-
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	b.body = append(b.body, p...)
-	return len(p), nil
 }

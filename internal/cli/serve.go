@@ -200,9 +200,6 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	fmt.Fprintln(stdio.Err, "pyric: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.Sandbox.SaveAuth(); err != nil && serveErr == nil {
-		serveErr = err
-	}
 	if err := b.Shutdown(sctx); err != nil && serveErr == nil {
 		serveErr = err
 	}

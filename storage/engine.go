@@ -330,7 +330,6 @@ func (e *Engine) Reset() error {
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
 	err := e.blobs.reset()
-	e.emitBoundary("reset")
 	return err
 }
 

@@ -510,14 +510,14 @@ func TestRules(t *testing.T) {
 	var denied, allowed, changes int
 	for _, ev := range f.rec.Events() {
 		switch {
-		case ev.Kind == event.KindOperation && ev.Result == event.ResultDeny:
+		case ev.Kind == event.KindRequest && ev.Verdict == event.Deny:
 			denied++
-			if ev.Rules == nil || ev.Rules.Engine != "storage" || len(ev.Reasons) == 0 {
+			if ev.Decision == nil || ev.Decision.Engine != "storage" || ev.Decision.Reason == "" || ev.Err == nil {
 				t.Errorf("denial without explanation: %+v", ev)
 			}
-		case ev.Kind == event.KindOperation && ev.Result == event.ResultAllow:
+		case ev.Kind == event.KindRequest && (ev.Verdict == event.Allow || ev.Verdict == event.Bypassed):
 			allowed++
-		case ev.Kind == event.KindServiceMutation && ev.Op != "rules_loaded":
+		case ev.Kind == event.KindMutation && ev.Op != storage.OpRulesSet:
 			changes++
 		}
 		if ev.Service != "storage" {
@@ -816,16 +816,26 @@ func TestEvents(t *testing.T) {
 	f.e.Stat(anon, storage.ReadRequest{Bucket: bkt, Name: "sessions/s1.json"})
 	var got []string
 	for _, ev := range f.rec.Events() {
-		got = append(got, fmt.Sprintf("%s %s%s %s %s %v", ev.Kind, ev.Method, ev.Op, ev.Result, ev.Path, ev.Detail))
+		line := fmt.Sprintf("%s %s %s %s", ev.Kind, ev.Method, ev.Path, ev.Identity.Lens)
+		if ev.Request != nil {
+			line += " " + string(ev.Verdict)
+		}
+		if m := ev.Mutation; m != nil {
+			if c, ok := m.Current.(map[string]any); ok {
+				line += fmt.Sprintf(" %v %v %v", c["bucket"], c["size"], c["contentType"])
+			}
+			line += fmt.Sprintf(" previous=%v", m.Previous != nil)
+		}
+		got = append(got, line)
 	}
 	want := []string{
-		"operation create allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
-		"service_mutation object_put  sessions/s1.json map[bucket:demo-pyric.appspot.com contentType:application/json size:2]",
-		"operation update allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
-		"service_mutation metadata_update  sessions/s1.json map[bucket:demo-pyric.appspot.com contentType:application/json size:2]",
-		"operation delete allow sessions/s1.json map[bucket:demo-pyric.appspot.com]",
-		"service_mutation object_delete  sessions/s1.json map[bucket:demo-pyric.appspot.com]",
-		"operation get deny sessions/s1.json map[bucket:demo-pyric.appspot.com]",
+		"request create sessions/s1.json admin bypassed",
+		"mutation object_put sessions/s1.json admin demo-pyric.appspot.com 2 application/json previous=false",
+		"request update sessions/s1.json admin bypassed",
+		"mutation metadata_update sessions/s1.json admin demo-pyric.appspot.com 2 application/json previous=true",
+		"request delete sessions/s1.json admin bypassed",
+		"mutation object_delete sessions/s1.json admin previous=true",
+		"request get sessions/s1.json unauthenticated deny",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

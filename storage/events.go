@@ -1,7 +1,8 @@
 package storage
 
-// Every event the engine emits is built in this file, so the event schema
-// can change in one place.
+// This file is where the engine's operations become events (the schema is
+// package event's): one request event per decided request, one mutation
+// event per changed object.
 
 import (
 	"time"
@@ -11,12 +12,15 @@ import (
 	"github.com/pyric/pyric/rules/sim"
 )
 
-// Ops of the change events.
+// Ops of the mutation events.
 const (
 	OpObjectPut      = "object_put"
 	OpObjectDelete   = "object_delete"
 	OpMetadataUpdate = "metadata_update"
+	OpRulesSet       = "rules_set"
 )
+
+func (e *Engine) eventsOn() bool { return e.env.Events != event.Discard }
 
 func (e *Engine) emit(ev event.Event) {
 	ev.Service = Service
@@ -26,50 +30,48 @@ func (e *Engine) emit(ev event.Event) {
 // emitOp records one request and its verdict. err is the request's outcome
 // after the verdict (not found, precondition failed, ...). Path is the
 // object's full path (for a list, the prefix), as the original sandbox's
-// events show it; the bucket is in Detail.
-func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec decision, start time.Time, err error) {
-	ev := event.Event{
-		Kind: event.KindOperation, Method: method, Path: name, Auth: who,
-		Origin:     event.OriginUser,
-		DurationMs: float64(time.Since(start).Microseconds()) / 1000,
-		Detail:     map[string]any{"bucket": bkt},
+// events show it; the bucket is in what the rules saw.
+func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec decision, start time.Time, before, incoming *Object, err error) {
+	if !e.eventsOn() {
+		return
+	}
+	r := &event.Request{DurationMs: float64(time.Since(start).Microseconds()) / 1000}
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: name, Origin: event.OriginClient, Request: r}
+	ev.Who(who)
+	switch {
+	case dec.by == "admin":
+		r.Verdict = event.Bypassed
+		ev.Origin = event.OriginAdmin
+	case !dec.allowed:
+		r.Verdict = event.Deny
+	default:
+		r.Verdict = event.Allow
 	}
 	switch {
-	case !dec.allowed:
-		ev.Result = event.ResultDeny
-	case err != nil && CodeOf(err) == Internal:
-		ev.Result = event.ResultError
-	default:
-		ev.Result = event.ResultAllow
+	case dec.d != nil:
+		d := dec.d
+		exp := sim.Explain("storage", dec.reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
+	case dec.by != "admin":
+		r.Decision = &event.Decision{Engine: "storage", Reason: dec.reason}
 	}
-	if who.IsAdmin() {
-		ev.Origin = event.OriginAdmin
+	seen := &event.Seen{Before: &event.Resource{Exists: before != nil}}
+	if before != nil {
+		seen.Before.Data = eventView(before)
+	} else {
+		seen.Before.Data = map[string]any{"bucket": bkt}
 	}
-	if dec.reason != "" {
-		ev.Reasons = []string{dec.reason}
+	if incoming != nil {
+		seen.Data = eventView(incoming)
 	}
+	r.Seen = seen
 	if err != nil && dec.allowed {
-		ev.Error = &event.Error{Code: Reason(err), Message: err.Error()}
-	}
-	if dec.by == "rules" || dec.by == "no-rules" {
-		r := &event.Rules{Engine: "storage", Reason: dec.reason}
-		if d := dec.d; d != nil {
-			expect := sim.Allow
-			if !d.Allowed() {
-				expect = d.Outcome
-			}
-			r.Explanation = d.Case(method+" "+objectPath(bkt, name), expect)
-			if d.Deciding >= 0 && d.Deciding < len(d.Trace) {
-				t := d.Trace[d.Deciding]
-				idx := t.RuleIndex
-				r.MatchedPath, r.RuleIndex, r.Operations = t.MatchPath, &idx, t.Operations
-				r.Line, r.Column, r.Condition = t.Line, t.Column, t.Condition
-			}
+		if CodeOf(err) == Internal {
+			r.Verdict = event.Error
 		}
-		ev.Rules = r
-	}
-	if dec.by == "token" {
-		ev.Detail["grantedBy"] = "downloadToken"
+		ev.Err = &event.Failure{Code: Reason(err), Message: err.Error()}
+	} else if !dec.allowed {
+		ev.Err = &event.Failure{Code: Reason(dec.err()), Message: dec.err().Error()}
 	}
 	e.emit(ev)
 }
@@ -77,29 +79,32 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 // emitChange records a committed change: an object written, deleted or its
 // metadata patched.
 func (e *Engine) emitChange(who identity.Identity, op string, before, after *Object) {
+	if !e.eventsOn() {
+		return
+	}
 	o := after
 	if o == nil {
 		o = before
 	}
-	ev := event.Event{Kind: event.KindServiceMutation, Op: op, Path: o.Name, Auth: who, Detail: map[string]any{"bucket": o.Bucket}}
+	m := &event.Mutation{Op: op, Project: e.env.Project}
 	if before != nil {
-		ev.Before = eventView(before)
+		m.Previous = eventView(before)
 	}
 	if after != nil {
-		ev.After = eventView(after)
-		ev.Detail["size"] = after.Size
-		ev.Detail["contentType"] = after.ContentType
+		m.Current = eventView(after)
+	}
+	ev := event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
+	ev.Who(who)
+	if who.IsAdmin() {
+		ev.Origin = event.OriginAdmin
 	}
 	e.emit(ev)
 }
 
-// emitBoundary records that the whole state was replaced (reset, restore).
-func (e *Engine) emitBoundary(op string) {
-	e.emit(event.Event{Kind: event.KindServiceMutation, Op: op, Path: "*"})
-}
-
 func (e *Engine) emitRulesLoaded(name string) {
-	e.emit(event.Event{Kind: event.KindServiceMutation, Op: "rules_loaded", Path: name})
+	ev := event.Event{Kind: event.KindMutation, Method: OpRulesSet, Path: name, Actor: event.Actor{Kind: event.ActorSystem},
+		Mutation: &event.Mutation{Op: OpRulesSet, Project: e.env.Project}}
+	e.emit(ev)
 }
 
 // eventView is the metadata an event shows (never the bytes).
@@ -109,11 +114,4 @@ func eventView(o *Object) map[string]any {
 		"generation": o.Generation, "metageneration": o.Metageneration,
 		"md5Hash": o.MD5Hash, "metadata": o.CustomMetadata(),
 	}
-}
-
-func objectPath(bkt, name string) string {
-	if name == "" {
-		return "/b/" + bkt + "/o"
-	}
-	return "/b/" + bkt + "/o/" + name
 }

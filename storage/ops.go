@@ -118,7 +118,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		w.abort()
 	}
 	e.mu.Unlock()
-	e.emitOp(who, method, req.Bucket, req.Name, dec, start, err)
+	e.emitOp(who, method, req.Bucket, req.Name, dec, start, cur, o, err)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 		}
 	}
 	e.mu.RUnlock()
-	e.emitOp(who, srules.Get, req.Bucket, req.Name, dec, start, err)
+	e.emitOp(who, srules.Get, req.Bucket, req.Name, dec, start, cur, nil, err)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,7 +314,7 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		}
 	}
 	e.mu.Unlock()
-	e.emitOp(who, srules.Update, bkt, name, dec, start, err)
+	e.emitOp(who, srules.Update, bkt, name, dec, start, cur, next, err)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		}
 	}
 	e.mu.Unlock()
-	e.emitOp(who, srules.Delete, bkt, name, dec, start, err)
+	e.emitOp(who, srules.Delete, bkt, name, dec, start, cur, nil, err)
 	if err != nil {
 		return err
 	}
@@ -450,7 +450,7 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 		}
 	}
 	e.mu.Unlock()
-	e.emitOp(who, srules.List, req.Bucket, req.Prefix, dec, start, err)
+	e.emitOp(who, srules.List, req.Bucket, req.Prefix, dec, start, nil, nil, err)
 	if err != nil {
 		return nil, err
 	}

@@ -179,6 +179,5 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			}
 		}
 	}
-	e.emitBoundary("restore")
 	return nil
 }

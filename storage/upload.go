@@ -69,7 +69,7 @@ func (e *Engine) StartUpload(who identity.Identity, req PutRequest, total int64)
 		dec := e.decide(who, method, req.Bucket, req.Name, cur, o)
 		e.mu.RUnlock()
 		if err := dec.err(); err != nil {
-			e.emitOp(who, method, req.Bucket, req.Name, dec, start, err)
+			e.emitOp(who, method, req.Bucket, req.Name, dec, start, cur, o, err)
 			return nil, err
 		}
 	}

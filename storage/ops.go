@@ -407,9 +407,10 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 	if max <= 0 || max > MaxListResults {
 		max = MaxListResults
 	}
-	e.mu.Lock() // the index is merged in place
+	// A list has no resource: the rules decide before the index is locked.
 	dec := e.decide(who, srules.List, req.Bucket, req.Prefix, nil, nil)
 	err := dec.err()
+	e.mu.Lock() // the index is merged in place
 	res := &ListResult{}
 	if err == nil {
 		var names []string

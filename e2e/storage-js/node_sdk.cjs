@@ -27,6 +27,7 @@ async function main() {
   const alice = mk('alice', { sub: 'alice' });
   const bob = mk('bob', { sub: 'bob' });
   const anon = mk('anon');
+  const garbled = mk('garbled', 'not-a-jwt');
   const code = async p => { try { await p; return 'ok'; } catch (e) { return e.code; } };
   const enc = s => new TextEncoder().encode(s);
   const dec = b => new TextDecoder().decode(b);
@@ -125,6 +126,7 @@ async function main() {
     await code(st.uploadString(st.ref(alice, 'teams/red/plan.txt'), 'plan')),
     await code(st.uploadString(st.ref(bob, 'teams/red/plan.txt'), 'plan')),
   ]);
+  await step('unreadable token', () => code(st.getMetadata(st.ref(garbled, 'users/alice/dir/s.txt'))));
   await step('root operation', async () => code((async () => st.uploadBytes(st.ref(alice), enc('x')))()));
   process.exit(0);
 }

@@ -79,6 +79,7 @@ var want = map[string]string{
 	"denied resumable":                      `"storage/unauthorized"`,
 	"firestore.get rule":                    `["ok","storage/unauthorized"]`,
 	"root operation":                        `"storage/invalid-root-operation"`,
+	"unreadable token":                      `"storage/unauthenticated"`,
 }
 
 func TestNodeSDK(t *testing.T) {

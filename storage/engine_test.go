@@ -355,6 +355,23 @@ func TestList(t *testing.T) {
 	if got := strings.Join(names(r), ","); got != "a/b/3,a/b/4,a/c/5" {
 		t.Errorf("offsets %s", got)
 	}
+	put(t, f.e, admin, "a/b/", "dir marker")
+	r, _ = f.e.List(admin, storage.ListRequest{Bucket: bkt, Prefix: "a/", Delimiter: "/", IncludeTrailingDelimiter: true})
+	if got := strings.Join(names(r), ","); got != "a/,a/0,a/1,a/2,a/b/,a/d" {
+		t.Errorf("includeTrailingDelimiter %s", got)
+	}
+	for glob, want := range map[string]string{"a/*": "a/,a/0,a/1,a/2,a/d", "a/**": "a/,a/0,a/1,a/2,a/b/,a/b/3,a/b/4,a/c/5,a/d", "a/?": "a/0,a/1,a/2,a/d",
+		"a/[12]": "a/1,a/2", "{a,b}/1": "a/1,b/1", "**/[!0-4]": "a/c/5,a/d"} {
+		r, err := f.e.List(admin, storage.ListRequest{Bucket: bkt, MatchGlob: glob})
+		if got := strings.Join(names(r), ","); err != nil || got != want {
+			t.Errorf("glob %s: %s %v, want %s", glob, got, err, want)
+		}
+	}
+	for _, bad := range []string{"a[", "{a"} {
+		if _, err := f.e.List(admin, storage.ListRequest{Bucket: bkt, MatchGlob: bad}); !errors.Is(err, storage.ErrInvalidArgument) {
+			t.Errorf("glob %s: %v", bad, err)
+		}
+	}
 }
 
 func TestResumable(t *testing.T) {

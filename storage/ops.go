@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -369,6 +370,12 @@ type ListRequest struct {
 	// SkipPrefixObject leaves out an object named exactly Prefix (the
 	// Firebase API never lists the scanned reference itself).
 	SkipPrefixObject bool
+	// IncludeTrailingDelimiter also lists, as an item, an object named
+	// exactly like a rolled-up prefix (GCS's includeTrailingDelimiter).
+	IncludeTrailingDelimiter bool
+	// MatchGlob keeps only names matching a GCS glob (* and ? within a
+	// segment, ** across segments, [set], {a,b}).
+	MatchGlob string
 }
 
 // ListResult is one page.
@@ -407,6 +414,13 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 	if max <= 0 || max > MaxListResults {
 		max = MaxListResults
 	}
+	var glob *regexp.Regexp
+	if req.MatchGlob != "" {
+		var err error
+		if glob, err = compileGlob(req.MatchGlob); err != nil {
+			return nil, err
+		}
+	}
 	// A list has no resource: the rules decide before the index is locked.
 	dec := e.decide(who, srules.List, req.Bucket, req.Prefix, nil, nil)
 	err := dec.err()
@@ -429,12 +443,19 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 				res.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte("n:" + n))
 				break
 			}
+			if glob != nil && !glob.MatchString(n) {
+				i++
+				continue
+			}
 			if req.Delimiter != "" {
 				rest := n[len(req.Prefix):]
 				if k := strings.Index(rest, req.Delimiter); k >= 0 {
 					p := req.Prefix + rest[:k+len(req.Delimiter)]
 					res.Prefixes = append(res.Prefixes, p)
 					count++
+					if o := objs[p]; req.IncludeTrailingDelimiter && o != nil {
+						res.Items = append(res.Items, o.clone())
+					}
 					next := successor(p)
 					if next == "" {
 						break
@@ -555,4 +576,53 @@ func (e *Engine) Compose(who identity.Identity, bkt, name string, sources []Comp
 		readers = append(readers, io.NewSectionReader(r, 0, o.Size))
 	}
 	return e.Put(who, PutRequest{Bucket: bkt, Name: name, Attrs: attrs, Body: io.MultiReader(readers...), Conditions: conds})
+}
+
+// compileGlob turns a GCS matchGlob pattern into an anchored regexp.
+func compileGlob(g string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	depth := 0
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch {
+		case c == '*' && i+1 < len(g) && g[i+1] == '*':
+			b.WriteString(".*")
+			i++
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			j := strings.IndexByte(g[i:], ']')
+			if j < 0 {
+				return nil, errorf(InvalidArgument, "Invalid matchGlob %q: unclosed [.", g)
+			}
+			set := g[i+1 : i+j]
+			if strings.HasPrefix(set, "!") {
+				set = "^" + set[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(set, `\`, `\\`) + "]")
+			i += j
+		case c == '{':
+			depth++
+			b.WriteString("(?:")
+		case c == '}' && depth > 0:
+			depth--
+			b.WriteString(")")
+		case c == ',' && depth > 0:
+			b.WriteString("|")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	if depth != 0 {
+		return nil, errorf(InvalidArgument, "Invalid matchGlob %q: unclosed {.", g)
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, errorf(InvalidArgument, "Invalid matchGlob %q: %v", g, err)
+	}
+	return re, nil
 }

@@ -177,6 +177,21 @@ func TestGoClient(t *testing.T) {
 	if got := strings.Join(names, ","); got != "list/f0,list/f1,list/f2,list/f3,list/f4,P:list/sub/" {
 		t.Errorf("objects: %s", got)
 	}
+	git := b.Objects(ctx, &gcs.Query{MatchGlob: "list/f[0-2]"})
+	var globbed []string
+	for {
+		oa, err := git.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		globbed = append(globbed, oa.Name)
+	}
+	if got := strings.Join(globbed, ","); got != "list/f0,list/f1,list/f2" {
+		t.Errorf("matchGlob: %s", got)
+	}
 	pager := iterator.NewPager(b.Objects(ctx, &gcs.Query{Prefix: "list/"}), 3, "")
 	var all []string
 	pages := 0

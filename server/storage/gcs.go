@@ -164,11 +164,8 @@ func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, erro
 func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
 	q := r.URL.Query()
 	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"),
-		StartOffset: q.Get("startOffset"), EndOffset: q.Get("endOffset")}
-	if q.Get("matchGlob") != "" {
-		gcsError(w, badRequest("matchGlob is not supported by this emulator."))
-		return
-	}
+		StartOffset: q.Get("startOffset"), EndOffset: q.Get("endOffset"), MatchGlob: q.Get("matchGlob"),
+		IncludeTrailingDelimiter: q.Get("includeTrailingDelimiter") == "true"}
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 0 {

@@ -139,6 +139,7 @@ func FuzzHandler(f *testing.F) {
 		}
 		// Whatever the request did, every stored object's bytes still
 		// match its metadata.
+		total := 0
 		for _, b := range e.Buckets() {
 			res, err := e.List(identity.AdminIdentity(), engine.ListRequest{Bucket: b})
 			if err != nil {
@@ -156,6 +157,12 @@ func FuzzHandler(f *testing.F) {
 					t.Fatalf("stored object %s corrupted: md5 %s, metadata says %s", o.Name, got, o.MD5Hash)
 				}
 			}
+			total += len(res.Items)
+		}
+		if total > 100 {
+			// Keep each check cheap: start over from the one object.
+			e.Reset()
+			e.Put(identity.AdminIdentity(), engine.PutRequest{Bucket: bkt, Name: "keep", Body: strings.NewReader("kept")})
 		}
 	})
 }

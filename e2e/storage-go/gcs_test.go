@@ -38,7 +38,8 @@ func start(t *testing.T) (*storage.Engine, string) {
 
 func client(t *testing.T, host string) *gcs.Client {
 	t.Helper()
-	t.Setenv("STORAGE_EMULATOR_HOST", host)
+	// The form firebase-tools exports (the admin test covers host:port).
+	t.Setenv("STORAGE_EMULATOR_HOST", "http://"+host)
 	c, err := gcs.NewClient(context.Background(), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)

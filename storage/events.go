@@ -115,3 +115,16 @@ func eventView(o *Object) map[string]any {
 		"md5Hash": o.MD5Hash, "metadata": o.CustomMetadata(),
 	}
 }
+
+// Reject records a request the wire adapter refused before the engine
+// could decide it (a malformed body, an unknown route, an unreadable
+// token): method and path are the HTTP request's.
+func (e *Engine) Reject(method, path string, err error) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: path, Origin: event.OriginClient,
+		Request: &event.Request{Verdict: event.Error}, Err: &event.Failure{Code: Reason(err), Message: err.Error()}}
+	ev.Who(identity.Anonymous())
+	e.emit(ev)
+}

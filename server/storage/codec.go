@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -182,8 +183,42 @@ func parseResource(body []byte) (*resource, error) {
 	return res, nil
 }
 
+// wireError is an error the adapter found before the engine saw the
+// request (a body that does not decode, an unknown route, an unreadable
+// token); the engine records it as a rejected request.
+type wireError struct{ err *engine.Error }
+
+func (e wireError) Error() string { return e.err.Message }
+func (e wireError) Unwrap() error { return e.err }
+
+func wireErr(c engine.Code, format string, args ...any) error {
+	return wireError{&engine.Error{Code: c, Message: fmt.Sprintf(format, args...)}}
+}
+
 func badRequest(format string, args ...any) error {
-	return &engine.Error{Code: engine.InvalidArgument, Message: fmt.Sprintf(format, args...)}
+	return wireErr(engine.InvalidArgument, format, args...)
+}
+
+func notFound(format string, args ...any) error {
+	return wireErr(engine.NotFound, format, args...)
+}
+
+// rejected has the engine record a request the adapter refused.
+func (h *Handler) rejected(r *http.Request, err error) {
+	var we wireError
+	if errors.As(err, &we) {
+		h.e.Reject(r.Method, r.URL.Path, err)
+	}
+}
+
+func (h *Handler) gcsFail(w http.ResponseWriter, r *http.Request, err error) {
+	h.rejected(r, err)
+	gcsError(w, err)
+}
+
+func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error) {
+	h.rejected(r, err)
+	firebaseError(w, err)
 }
 
 // conditions reads GCS preconditions from the query (ifGenerationMatch, …;

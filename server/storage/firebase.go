@@ -17,12 +17,12 @@ const chunkGranularity = 256 << 10
 func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 	who, err := firebaseIdentity(r)
 	if err != nil {
-		firebaseError(w, err)
+		h.firebaseFail(w, r, err)
 		return
 	}
 	t, ok := parsePath(p)
 	if !ok || !t.HasObjects || t.Action != "" {
-		firebaseError(w, &engine.Error{Code: engine.NotFound, Message: "Not Found."})
+		h.firebaseFail(w, r, notFound("Not Found."))
 		return
 	}
 	q := r.URL.Query()
@@ -37,7 +37,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 			}
 			h.firebaseUpload(w, r, who, t.Bucket, q.Get("name"))
 		default:
-			firebaseError(w, methodNotAllowed(r))
+			h.firebaseFail(w, r, methodNotAllowed(r))
 		}
 		return
 	}
@@ -47,7 +47,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 		if q.Get("alt") == "media" {
 			o, rd, err := h.e.Open(who, rr)
 			if err != nil {
-				firebaseError(w, err)
+				h.firebaseFail(w, r, err)
 				return
 			}
 			defer rd.Close()
@@ -57,25 +57,25 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 		rr.EnsureToken = true
 		o, err := h.e.Stat(who, rr)
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, firebaseMetadata(o))
 	case http.MethodPatch:
 		res, err := decodeResource(r.Body)
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		o, err := h.e.Update(who, t.Bucket, t.Object, res.Attrs, engine.Conditions{})
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, firebaseMetadata(o))
 	case http.MethodDelete:
 		if err := h.e.Delete(who, t.Bucket, t.Object, engine.Conditions{}); err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -94,12 +94,12 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 			return
 		}
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, firebaseMetadata(o))
 	default:
-		firebaseError(w, methodNotAllowed(r))
+		h.firebaseFail(w, r, methodNotAllowed(r))
 	}
 }
 
@@ -109,14 +109,14 @@ func (h *Handler) firebaseList(w http.ResponseWriter, r *http.Request, who ident
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 1 || n > engine.MaxListResults {
-			firebaseError(w, badRequest("Invalid maxResults %q: it must be an integer from 1 to %d.", m, engine.MaxListResults))
+			h.firebaseFail(w, r, badRequest("Invalid maxResults %q: it must be an integer from 1 to %d.", m, engine.MaxListResults))
 			return
 		}
 		req.MaxResults = n
 	}
 	res, err := h.e.List(who, req)
 	if err != nil {
-		firebaseError(w, err)
+		h.firebaseFail(w, r, err)
 		return
 	}
 	items := make([]map[string]string, 0, len(res.Items))
@@ -144,7 +144,7 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 	case "multipart":
 		mp, err := decodeMultipart(r.Header.Get("Content-Type"), r.Body)
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		if name == "" {
@@ -153,18 +153,18 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: bucket, Name: name, Attrs: mp.Resource.Attrs, MediaType: mp.MediaType,
 			Body: mp.Media, NewToken: true, ExpectMD5: mp.Resource.MD5Hash, ExpectCRC32C: mp.Resource.CRC32C})
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, firebaseMetadata(o))
 	case "resumable":
 		if cmd := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Goog-Upload-Command"))); cmd != "start" {
-			firebaseError(w, badRequest("A resumable upload starts with X-Goog-Upload-Command: start, not %q.", cmd))
+			h.firebaseFail(w, r, badRequest("A resumable upload starts with X-Goog-Upload-Command: start, not %q.", cmd))
 			return
 		}
 		res, err := decodeResource(r.Body)
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		if name == "" {
@@ -173,14 +173,14 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 		total := int64(-1)
 		if v := r.Header.Get("X-Goog-Upload-Header-Content-Length"); v != "" {
 			if total, err = strconv.ParseInt(v, 10, 64); err != nil || total < 0 {
-				firebaseError(w, badRequest("Invalid X-Goog-Upload-Header-Content-Length %q.", v))
+				h.firebaseFail(w, r, badRequest("Invalid X-Goog-Upload-Header-Content-Length %q.", v))
 				return
 			}
 		}
 		u, err := h.e.StartUpload(who, engine.PutRequest{Bucket: bucket, Name: name, Attrs: res.Attrs,
 			MediaType: r.Header.Get("X-Goog-Upload-Header-Content-Type"), NewToken: true}, total)
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		loc := baseURL(r) + "/v0/b/" + url.PathEscape(bucket) + "/o?name=" + url.QueryEscape(name) +
@@ -193,7 +193,7 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 	default:
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: bucket, Name: name, MediaType: r.Header.Get("Content-Type"), Body: r.Body, NewToken: true})
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, firebaseMetadata(o))
@@ -205,15 +205,15 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 func (h *Handler) firebaseChunk(w http.ResponseWriter, r *http.Request, bucket, id string) {
 	u, err := h.e.Upload(id)
 	if err == nil && u.Bucket() != bucket {
-		err = &engine.Error{Code: engine.NotFound, Message: "No such upload: " + id}
+		err = notFound("No such upload: %s", id)
 	}
 	if err != nil {
-		firebaseError(w, err)
+		h.firebaseFail(w, r, err)
 		return
 	}
 	cmds, err := parseUploadCommand(r.Header.Get("X-Goog-Upload-Command"))
 	if err != nil {
-		firebaseError(w, err)
+		h.firebaseFail(w, r, err)
 		return
 	}
 	hd := w.Header()
@@ -228,7 +228,7 @@ func (h *Handler) firebaseChunk(w http.ResponseWriter, r *http.Request, bucket, 
 	}
 	if cmds.cancel {
 		if err := u.Cancel(); err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		hd.Set("X-Goog-Upload-Status", "cancelled")
@@ -239,19 +239,19 @@ func (h *Handler) firebaseChunk(w http.ResponseWriter, r *http.Request, bucket, 
 		v := r.Header.Get("X-Goog-Upload-Offset")
 		off, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			firebaseError(w, badRequest("An upload command needs X-Goog-Upload-Offset, not %q.", v))
+			h.firebaseFail(w, r, badRequest("An upload command needs X-Goog-Upload-Offset, not %q.", v))
 			return
 		}
 		if _, err := u.Append(off, r.Body); err != nil {
 			status()
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 	}
 	if cmds.finalize {
 		o, err := u.Finalize()
 		if err != nil {
-			firebaseError(w, err)
+			h.firebaseFail(w, r, err)
 			return
 		}
 		hd.Set("X-Goog-Upload-Status", "final")

@@ -16,12 +16,12 @@ import (
 func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 	who, err := gcsIdentity(r)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	t, ok := parsePath(p)
 	if !ok {
-		gcsError(w, &engine.Error{Code: engine.NotFound, Message: "Not Found"})
+		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
 	q := r.URL.Query()
@@ -32,28 +32,28 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 		switch r.Method {
 		case http.MethodGet:
 			if !h.e.HasBucket(t.Bucket) {
-				gcsError(w, &engine.Error{Code: engine.NotFound, Message: "The specified bucket does not exist."})
+				h.gcsFail(w, r, notFound("The specified bucket does not exist."))
 				return
 			}
 			writeJSON(w, http.StatusOK, gcsBucket(t.Bucket))
 		default:
-			gcsError(w, methodNotAllowed(r))
+			h.gcsFail(w, r, methodNotAllowed(r))
 		}
 	case t.Object == "":
 		if r.Method != http.MethodGet {
-			gcsError(w, methodNotAllowed(r))
+			h.gcsFail(w, r, methodNotAllowed(r))
 			return
 		}
 		h.gcsList(w, r, who, t.Bucket)
 	case t.Action == "copyTo" || t.Action == "rewriteTo":
 		if r.Method != http.MethodPost {
-			gcsError(w, methodNotAllowed(r))
+			h.gcsFail(w, r, methodNotAllowed(r))
 			return
 		}
 		h.gcsCopy(w, r, who, t)
 	case t.Action == "compose":
 		if r.Method != http.MethodPost {
-			gcsError(w, methodNotAllowed(r))
+			h.gcsFail(w, r, methodNotAllowed(r))
 			return
 		}
 		h.gcsCompose(w, r, who, t)
@@ -66,24 +66,24 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 			}
 			rr, err := readRequest(r, t.Bucket, t.Object)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			o, err := h.e.Stat(who, rr)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		case http.MethodPatch, http.MethodPut:
 			c, err := conditions(r, false)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			res, err := decodeResource(r.Body)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			if r.Method == http.MethodPut {
@@ -101,23 +101,23 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 			}
 			o, err := h.e.Update(who, t.Bucket, t.Object, res.Attrs, c)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		case http.MethodDelete:
 			c, err := conditions(r, false)
 			if err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			if err := h.e.Delete(who, t.Bucket, t.Object, c); err != nil {
-				gcsError(w, err)
+				h.gcsFail(w, r, err)
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
 		default:
-			gcsError(w, methodNotAllowed(r))
+			h.gcsFail(w, r, methodNotAllowed(r))
 		}
 	}
 }
@@ -133,16 +133,16 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		res, err := decodeResource(r.Body)
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		if err := h.e.CreateBucket(res.Name); err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, gcsBucket(res.Name))
 	default:
-		gcsError(w, methodNotAllowed(r))
+		h.gcsFail(w, r, methodNotAllowed(r))
 	}
 }
 
@@ -169,14 +169,14 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 0 {
-			gcsError(w, badRequest("Invalid maxResults %q.", m))
+			h.gcsFail(w, r, badRequest("Invalid maxResults %q.", m))
 			return
 		}
 		req.MaxResults = n
 	}
 	res, err := h.e.List(who, req)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	base := baseURL(r)
@@ -194,24 +194,24 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
 	dst, err := conditions(r, false)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	src, err := conditions(r, true)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	res, err := decodeResource(r.Body)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	req := engine.CopyRequest{SrcBucket: t.Bucket, SrcName: t.Object, DstBucket: t.DstBucket, DstName: t.DstObject,
 		Conditions: dst, SrcConditions: src}
 	if g := r.URL.Query().Get("sourceGeneration"); g != "" {
 		if req.SrcGeneration, err = strconv.ParseInt(g, 10, 64); err != nil {
-			gcsError(w, badRequest("Invalid sourceGeneration %q.", g))
+			h.gcsFail(w, r, badRequest("Invalid sourceGeneration %q.", g))
 			return
 		}
 	}
@@ -221,7 +221,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	o, err := h.e.Copy(who, req)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	if t.Action == "copyTo" {
@@ -237,12 +237,12 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 func (h *Handler) gcsDownload(w http.ResponseWriter, r *http.Request, p string) {
 	who, err := gcsIdentity(r)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	t, ok := parsePath(p)
 	if !ok || t.Object == "" || t.Action != "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		gcsError(w, &engine.Error{Code: engine.NotFound, Message: "Not Found"})
+		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
 	h.gcsMedia(w, r, who, t.Bucket, t.Object)
@@ -251,12 +251,12 @@ func (h *Handler) gcsDownload(w http.ResponseWriter, r *http.Request, p string) 
 func (h *Handler) gcsMedia(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket, name string) {
 	rr, err := readRequest(r, bucket, name)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	o, rd, err := h.e.Open(who, rr)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	defer rd.Close()
@@ -267,12 +267,12 @@ func (h *Handler) gcsMedia(w http.ResponseWriter, r *http.Request, who identity.
 func (h *Handler) xml(w http.ResponseWriter, r *http.Request, p string) {
 	bucket, name, ok := parseXMLPath(p)
 	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		gcsError(w, &engine.Error{Code: engine.NotFound, Message: "Not Found"})
+		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
 	who, err := gcsIdentity(r)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	h.gcsMedia(w, r, who, bucket, name)
@@ -307,12 +307,12 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 	who, err := gcsIdentity(r)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	t, ok := parsePath(p)
 	if !ok || !t.HasObjects || t.Object != "" {
-		gcsError(w, &engine.Error{Code: engine.NotFound, Message: "Not Found"})
+		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
 	q := r.URL.Query()
@@ -321,12 +321,12 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		gcsError(w, methodNotAllowed(r))
+		h.gcsFail(w, r, methodNotAllowed(r))
 		return
 	}
 	c, err := conditions(r, false)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	name := q.Get("name")
@@ -334,7 +334,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 	case "multipart":
 		mp, err := decodeMultipart(r.Header.Get("Content-Type"), r.Body)
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		if name == "" {
@@ -343,21 +343,21 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: t.Bucket, Name: name, Attrs: mp.Resource.Attrs, MediaType: mp.MediaType,
 			Body: mp.Media, Conditions: c, ExpectMD5: mp.Resource.MD5Hash, ExpectCRC32C: mp.Resource.CRC32C})
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 	case "media", "":
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: t.Bucket, Name: name, MediaType: r.Header.Get("Content-Type"), Body: r.Body, Conditions: c})
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 	case "resumable":
 		res, err := decodeResource(r.Body)
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		if name == "" {
@@ -366,14 +366,14 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		total := int64(-1)
 		if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
 			if total, err = strconv.ParseInt(v, 10, 64); err != nil || total < 0 {
-				gcsError(w, badRequest("Invalid X-Upload-Content-Length %q.", v))
+				h.gcsFail(w, r, badRequest("Invalid X-Upload-Content-Length %q.", v))
 				return
 			}
 		}
 		u, err := h.e.StartUpload(who, engine.PutRequest{Bucket: t.Bucket, Name: name, Attrs: res.Attrs,
 			MediaType: r.Header.Get("X-Upload-Content-Type"), Conditions: c, ExpectMD5: res.MD5Hash, ExpectCRC32C: res.CRC32C}, total)
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		w.Header().Set("Location", baseURL(r)+"/upload/storage/v1/b/"+url.PathEscape(t.Bucket)+"/o?uploadType=resumable&name="+
@@ -381,7 +381,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		w.Header().Set("X-GUploader-UploadID", u.ID)
 		writeJSON(w, http.StatusOK, map[string]any{})
 	default:
-		gcsError(w, badRequest("Invalid uploadType %q.", ut))
+		h.gcsFail(w, r, badRequest("Invalid uploadType %q.", ut))
 	}
 }
 
@@ -393,22 +393,22 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id string) {
 	u, err := h.e.Upload(id)
 	if err == nil && u.Bucket() != bucket {
-		err = &engine.Error{Code: engine.NotFound, Message: "No such upload: " + id}
+		err = notFound("No such upload: %s", id)
 	}
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	if r.Method == http.MethodDelete {
 		if err := u.Cancel(); err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		w.WriteHeader(499)
 		return
 	}
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		gcsError(w, methodNotAllowed(r))
+		h.gcsFail(w, r, methodNotAllowed(r))
 		return
 	}
 	if o := u.Object(); o != nil {
@@ -417,7 +417,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 	}
 	cr, err := parseContentRange(r.Header.Get("Content-Range"))
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	if cr.whole {
@@ -427,7 +427,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 	}
 	if cr.total >= 0 {
 		if err := u.SetTotal(cr.total); err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 	}
@@ -437,7 +437,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 			body = io.LimitReader(r.Body, cr.last-cr.first+1)
 		}
 		if _, err := u.Append(cr.first, body); err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 	}
@@ -448,7 +448,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 	if done {
 		o, err := u.Finalize()
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
@@ -532,7 +532,7 @@ func parseContentRange(v string) (contentRange, error) {
 func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
 	c, err := conditions(r, false)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	var body struct {
@@ -546,14 +546,14 @@ func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identit
 		Destination json.RawMessage `json:"destination"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, maxMetadataBytes)).Decode(&body); err != nil {
-		gcsError(w, badRequest("The compose request is not valid JSON: %v", err))
+		h.gcsFail(w, r, badRequest("The compose request is not valid JSON: %v", err))
 		return
 	}
 	var attrs engine.Attrs
 	if len(body.Destination) > 0 {
 		res, err := parseResource(body.Destination)
 		if err != nil {
-			gcsError(w, err)
+			h.gcsFail(w, r, err)
 			return
 		}
 		attrs = res.Attrs
@@ -563,14 +563,14 @@ func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identit
 		s := engine.ComposeSource{Name: so.Name}
 		if so.Generation != "" {
 			if s.Generation, err = strconv.ParseInt(so.Generation, 10, 64); err != nil {
-				gcsError(w, badRequest("Invalid sourceObjects[%d].generation %q.", i, so.Generation))
+				h.gcsFail(w, r, badRequest("Invalid sourceObjects[%d].generation %q.", i, so.Generation))
 				return
 			}
 		}
 		if p := so.ObjectPreconditions; p != nil && p.IfGenerationMatch != "" {
 			n, err := strconv.ParseInt(p.IfGenerationMatch, 10, 64)
 			if err != nil {
-				gcsError(w, badRequest("Invalid sourceObjects[%d].objectPreconditions.ifGenerationMatch %q.", i, p.IfGenerationMatch))
+				h.gcsFail(w, r, badRequest("Invalid sourceObjects[%d].objectPreconditions.ifGenerationMatch %q.", i, p.IfGenerationMatch))
 				return
 			}
 			s.GenerationMatch = &n
@@ -579,7 +579,7 @@ func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identit
 	}
 	o, err := h.e.Compose(who, t.Bucket, t.Object, srcs, attrs, c)
 	if err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))

@@ -98,7 +98,7 @@ func firebaseIdentity(r *http.Request) (identity.Identity, error) {
 	}
 	scheme, tok, _ := strings.Cut(h, " ")
 	if !strings.EqualFold(scheme, "Firebase") && !strings.EqualFold(scheme, "Bearer") {
-		return identity.Identity{}, &engine.Error{Code: engine.Unauthenticated, Message: "Invalid Authorization header: expected 'Firebase <token>'."}
+		return identity.Identity{}, wireErr(engine.Unauthenticated, "Invalid Authorization header: expected 'Firebase <token>'.")
 	}
 	tok = strings.TrimSpace(tok)
 	if tok == "owner" {
@@ -106,7 +106,7 @@ func firebaseIdentity(r *http.Request) (identity.Identity, error) {
 	}
 	claims, err := identity.DecodeJWTPayload(tok)
 	if err != nil {
-		return identity.Identity{}, &engine.Error{Code: engine.Unauthenticated, Message: "Invalid auth token: not a JWT."}
+		return identity.Identity{}, wireErr(engine.Unauthenticated, "Invalid auth token: not a JWT.")
 	}
 	uid, _ := claims["user_id"].(string)
 	if uid == "" {
@@ -130,7 +130,7 @@ func gcsIdentity(r *http.Request) (identity.Identity, error) {
 // {"rules":{"files":[{"name":"storage.rules","content":"..."}]}}.
 func (h *Handler) setRules(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		gcsError(w, &engine.Error{Code: engine.InvalidArgument, Message: "setRules takes PUT"})
+		h.gcsFail(w, r, badRequest("setRules takes PUT"))
 		return
 	}
 	var body struct {
@@ -152,7 +152,7 @@ func (h *Handler) setRules(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"message": "There was an error updating rules, see logs for more details", "error": err.Error()})
 			return
 		}
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
@@ -160,16 +160,16 @@ func (h *Handler) setRules(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		gcsError(w, &engine.Error{Code: engine.InvalidArgument, Message: "reset takes POST"})
+		h.gcsFail(w, r, badRequest("reset takes POST"))
 		return
 	}
 	if err := h.e.Reset(); err != nil {
-		gcsError(w, err)
+		h.gcsFail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
 func methodNotAllowed(r *http.Request) error {
-	return &engine.Error{Code: engine.InvalidArgument, Message: fmt.Sprintf("%s is not supported on %s", r.Method, r.URL.Path)}
+	return badRequest("%s is not supported on %s", r.Method, r.URL.Path)
 }

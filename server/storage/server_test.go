@@ -11,10 +11,12 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/event"
 	fsengine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
 	engine "github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/storage/storagetest"
 )
 
 const bkt = "demo-pyric.appspot.com"
@@ -439,5 +441,36 @@ func TestFirestoreLookup(t *testing.T) {
 	}
 	if r := s.do("GET", "/v0/b/"+bkt+"/o/teams%2Fblue%2Ff", ""); r.status != 403 {
 		t.Errorf("missing team doc: %d %s", r.status, r.body)
+	}
+}
+
+// TestRejectedRequestsAreEvents: a request refused before the engine could
+// decide it is still one request event, with the error.
+func TestRejectedRequestsAreEvents(t *testing.T) {
+	rec := &storagetest.Recorder{}
+	e, err := engine.New(service.Env{Project: "demo-pyric", Events: rec}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHandler(e))
+	defer ts.Close()
+	s := &testServer{T: t, e: e, url: ts.URL}
+	s.do("GET", "/v0/b/"+bkt+"/o?maxResults=0", "")
+	s.do("GET", "/v0/b/"+bkt+"/o/x", "", "Authorization", "Firebase garbage")
+	s.do("GET", "/storage/v1/b/"+bkt+"/o/missing", "") // decided by the engine: one event, not two
+	var got []string
+	for _, ev := range rec.Events() {
+		if ev.Kind != event.KindRequest {
+			continue
+		}
+		line := string(ev.Verdict) + " " + ev.Method + " " + ev.Path
+		if ev.Err != nil {
+			line += " " + ev.Err.Code
+		}
+		got = append(got, line)
+	}
+	want := "error GET /v0/b/demo-pyric.appspot.com/o invalid\nerror GET /v0/b/demo-pyric.appspot.com/o/x required\nbypassed get missing notFound"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }

@@ -18,6 +18,7 @@ const (
 	OpObjectDelete   = "object_delete"
 	OpMetadataUpdate = "metadata_update"
 	OpRulesSet       = "rules_set"
+	OpTokenCreate    = "token_create" // a download token minted on a metadata read
 )
 
 func (e *Engine) eventsOn() bool { return e.env.Events != event.Discard }

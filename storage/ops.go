@@ -217,6 +217,7 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 	}
 	if req.EnsureToken && len(o.DownloadTokens()) == 0 {
 		if t, err := e.ensureToken(req.Bucket, req.Name, o.Generation); err == nil && t != nil {
+			e.emitChange(who, OpTokenCreate, o, t)
 			o = t
 		}
 	}

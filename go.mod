@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	cloud.google.com/go/firestore v1.29.2
+	cloud.google.com/go/storage v1.56.0
 	firebase.google.com/go/v4 v4.19.0
 	go.etcd.io/bbolt v1.4.3
 	google.golang.org/api v0.304.0
@@ -23,7 +24,6 @@ require (
 	cloud.google.com/go/iam v1.14.0 // indirect
 	cloud.google.com/go/longrunning v1.3.0 // indirect
 	cloud.google.com/go/monitoring v1.24.2 // indirect
-	cloud.google.com/go/storage v1.56.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.34.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/exporter/metric v0.53.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/internal/resourcemapping v0.53.0 // indirect

@@ -73,7 +73,7 @@ func TestTemplatePath(t *testing.T) {
 func TestCrawlNested(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	res, err := Crawl(context.Background(), EngineSource{Engine: sb.Firestore(), Database: sb.Database()}, Options{StopOnStable: 2}, nil)
+	res, err := Crawl(context.Background(), NewEngineSource(sb.Firestore(), sb.Database()), Options{StopOnStable: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestSamplingOutcomes(t *testing.T) {
 		docs[fmt.Sprintf("many/d%02d", i)] = map[string]any{fmt.Sprintf("f%d", i): 1}
 	}
 	sb := seeded(t, docs)
-	res, err := Crawl(context.Background(), EngineSource{Engine: sb.Firestore(), Database: sb.Database()}, Options{MaxSamples: 20, StopOnStable: 4}, nil)
+	res, err := Crawl(context.Background(), NewEngineSource(sb.Firestore(), sb.Database()), Options{MaxSamples: 20, StopOnStable: 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestContinuation(t *testing.T) {
 		}
 	}
 	sb := seeded(t, docs)
-	src := EngineSource{Engine: sb.Firestore(), Database: sb.Database()}
+	src := NewEngineSource(sb.Firestore(), sb.Database())
 	full, err := Crawl(context.Background(), src, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestSessionErrors(t *testing.T) {
 	}
 	// Through Crawl: an error event and the typed error.
 	sb := seeded(t, map[string]map[string]any{"x/y": {"a": 1}})
-	res, err := Crawl(context.Background(), EngineSource{Engine: sb.Firestore(), Database: sb.Database()}, Options{Continuation: a}, store)
+	res, err := Crawl(context.Background(), NewEngineSource(sb.Firestore(), sb.Database()), Options{Continuation: a}, store)
 	if code(err) != SessionExpired || len(res.Events) != 1 || res.Events[0].Kind != "error" || res.Events[0].Code != SessionExpired {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -321,7 +321,7 @@ func TestSessionErrors(t *testing.T) {
 func TestDryRunAndOptions(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	src := EngineSource{Engine: sb.Firestore(), Database: sb.Database()}
+	src := NewEngineSource(sb.Firestore(), sb.Database())
 	res, err := Crawl(context.Background(), src, Options{DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +354,7 @@ func keys[V any](m map[string]V) []string {
 func TestFindCollectionGroup(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	src := EngineSource{Engine: sb.Firestore(), Database: sb.Database()}
+	src := NewEngineSource(sb.Firestore(), sb.Database())
 	res, err := FindCollectionGroup(context.Background(), src, "posts", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func TestClientSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := Crawl(ctx, EngineSource{Engine: sb.Firestore(), Database: sb.Database()}, Options{StopOnStable: 2}, nil)
+	local, err := Crawl(ctx, NewEngineSource(sb.Firestore(), sb.Database()), Options{StopOnStable: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,9 +427,10 @@ func BenchmarkCrawl10kDocs100Collections(b *testing.B) {
 		}
 	}
 	sb := seeded(b, docs)
-	src := EngineSource{Engine: sb.Firestore(), Database: sb.Database()}
 	b.ResetTimer()
 	for range b.N {
+		// A fresh source per walk: its snapshot index is part of the cost.
+		src := NewEngineSource(sb.Firestore(), sb.Database())
 		res, err := Crawl(context.Background(), src, Options{}, nil)
 		if err != nil || len(res.Schemas) != 100 {
 			b.Fatal(err, len(res.Schemas))

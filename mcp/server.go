@@ -114,7 +114,9 @@ type result struct {
 	who     *identity.Identity // the identity acted as, for the event
 }
 
-func okResult(summary string, data any) *result { return &result{ok: true, summary: summary, data: data} }
+func okResult(summary string, data any) *result {
+	return &result{ok: true, summary: summary, data: data}
+}
 
 func failure(code, msg string, recoverable bool, hint string) *result {
 	return &result{summary: msg, err: &ToolError{Code: code, Message: msg, Recoverable: recoverable, Hint: hint}}

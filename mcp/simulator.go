@@ -408,7 +408,7 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 			ConsistencySelector: &pb.BatchGetDocumentsRequest_Transaction{Transaction: tx}})
 		if d, denied := fs.DenialOf(err); denied {
 			return &result{ok: false, summary: fmt.Sprintf("DENIED read of $%s (%s) as %s: %s", a, p, describeWho(who), d.Decision.Reason),
-				data: map[string]any{"allowed": false, "writes": []any{}, "error": map[string]any{"code": "PERMISSION_DENIED", "alias": a, "path": p},
+				data: map[string]any{"allowed": false, "writes": []any{}, "deniedRead": map[string]any{"alias": a, "path": p},
 					"debugMessages": debugMessages(d.Decision)}}
 		}
 		if err != nil {

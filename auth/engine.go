@@ -182,22 +182,30 @@ func hashPassword(password, salt string) string {
 
 // ---- events ----
 
+// emit records a change to Auth's records as a mutation event. detail's
+// keys are a closed set: "provider" (the sign-in provider), and one
+// qualifier of the change ("import", "batch", "upgrade", or "reason").
 func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
-	ev := event.Event{Kind: event.KindServiceMutation, Service: Service, Op: op, Path: path, Auth: c.Caller}
+	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
 	if before != nil {
-		ev.Before = before.Redacted()
+		m.Previous = before.Redacted()
 	}
 	if after != nil {
-		ev.After = after.Redacted()
+		m.Current = after.Redacted()
 	}
-	if detail == nil {
-		detail = map[string]any{}
+	if p, ok := detail["provider"].(string); ok {
+		m.Provider = p
 	}
-	detail["project"] = sc.project.id
-	if tid := sc.tenantID(); tid != "" {
-		detail["tenant"] = tid
+	for _, k := range []string{"import", "batch", "upgrade"} {
+		if detail[k] == true {
+			m.Note = k
+		}
 	}
-	ev.Detail = detail
+	if r, ok := detail["reason"].(string); ok {
+		m.Note = r
+	}
+	ev := event.Event{Kind: event.KindMutation, Service: Service, Method: op, Path: path, Mutation: m}
+	ev.Who(c.Caller)
 	e.events.Emit(ev)
 }
 
@@ -295,8 +303,9 @@ func (e *Engine) Restore(s Snapshot) error {
 	old := e.projects
 	e.projects = projects
 	for id := range old {
-		e.events.Emit(event.Event{Kind: event.KindServiceMutation, Service: Service, Op: OpUsersClear, Path: "*",
-			Auth: identity.AdminIdentity(), Detail: map[string]any{"project": id, "reason": "restore"}})
+		e.events.Emit(event.Event{Kind: event.KindMutation, Service: Service, Method: OpUsersClear, Path: "*",
+			Identity: event.IdentityOf(identity.AdminIdentity()), Actor: event.Actor{Kind: event.ActorSystem},
+			Mutation: &event.Mutation{Op: OpUsersClear, Project: id, Note: "restore"}})
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ func TestEventsAndRedaction(t *testing.T) {
 		t.Errorf("ops = %s", got)
 	}
 	for _, ev := range rec.events {
-		if ev.Kind != event.KindServiceMutation || ev.Service != "auth" {
+		if ev.Kind != event.KindMutation || ev.Service != "auth" || ev.Mutation == nil || ev.Project == "" {
 			t.Errorf("event %+v", ev)
 		}
 		b, _ := json.Marshal(ev)

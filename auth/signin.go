@@ -319,8 +319,9 @@ type GrantTokenResponse struct {
 	ProjectID    string `json:"project_id"`
 }
 
-// projectNumber is the fixed project number the emulator reports.
-const projectNumber = "12345"
+// ProjectNumber is the fixed project number the Auth emulator reports
+// for every project.
+const ProjectNumber = "12345"
 
 // GrantToken exchanges a refresh token for fresh tokens. Custom claims are
 // read again, so claim changes reach the client on the next refresh.
@@ -366,7 +367,7 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse,
 	}
 	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
-		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: projectNumber}, nil
+		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: ProjectNumber}, nil
 }
 
 // SignOut records that uid signed out. The Identity Toolkit protocol has

@@ -20,13 +20,15 @@ import (
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/identity"
+
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Options configure the handler.
 type Options struct {
 	// DefaultProject is the project of API-key requests and of admin
 	// requests that name no project, as the emulator's --project is.
-	// Empty means "demo-project".
+	// Empty means service.DefaultProject.
 	DefaultProject string
 	// APIKeys maps API keys to projects, so several projects can be served
 	// to clients at once; keys not listed belong to DefaultProject (the
@@ -48,7 +50,7 @@ type Handler struct {
 // New returns the handler for eng.
 func New(eng *auth.Engine, opts Options) *Handler {
 	if opts.DefaultProject == "" {
-		opts.DefaultProject = "demo-project"
+		opts.DefaultProject = service.DefaultProject
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 32 << 20

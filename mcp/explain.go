@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pyric/pyric/event"
 	fs "github.com/pyric/pyric/firestore"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
@@ -97,31 +98,74 @@ func failing(r *sim.Rule) []string {
 
 var undefinedProp = regexp.MustCompile(`Property (\S+) is undefined on object`)
 
-// suggestFix proposes the smallest change that would let the request
-// through, from what the trace says went wrong.
-func suggestFix(fd *fsrules.Decision, method, path string, authed bool) string {
+// fixInfo is what suggestFix reads of a denial, from an engine decision
+// or from a request event.
+type fixInfo struct {
+	noRules   bool // no rules engine decided (no rules loaded)
+	noMatch   bool // no allow statement was evaluated
+	line      int
+	condition string
+	texts     []string // messages, failing sub-expressions and their errors
+}
+
+func fixInfoOf(fd *fsrules.Decision) fixInfo {
 	if fd == nil {
-		return "load firestore.rules (firestore_simulator_create) — without rules every client request is denied"
-	}
-	if len(fd.Trace) == 0 {
-		return fmt.Sprintf("no allow statement covers %s on /%s: add a match block for this path with `allow %s: if <condition>;`", method, path, method)
+		return fixInfo{noRules: true}
 	}
 	r := decidingRule(fd)
-	text := r.Message + " " + r.Condition
-	for _, e := range r.Expressions {
-		text += " " + e.Error + " " + e.Source
+	if r == nil {
+		return fixInfo{noMatch: true}
 	}
+	fi := fixInfo{line: r.Line, condition: r.Condition, texts: []string{r.Message}}
+	for _, e := range r.Expressions {
+		fi.texts = append(fi.texts, e.Error, e.Source)
+	}
+	return fi
+}
+
+func fixInfoOfEvent(r *event.Request) fixInfo {
+	if r == nil || r.Decision == nil || (r.Rule == nil && len(r.Decision.Evaluated) == 0 && r.Decision.Reason == fs.NoRulesReason) {
+		return fixInfo{noRules: true}
+	}
+	if r.Rule == nil && len(r.Decision.Evaluated) == 0 {
+		return fixInfo{noMatch: true}
+	}
+	fi := fixInfo{}
+	if r.Rule != nil {
+		fi.line, fi.condition = r.Rule.Line, r.Rule.Condition
+	}
+	for _, ev := range r.Decision.Evaluated {
+		if r.Rule != nil && ev.Line == r.Rule.Line {
+			fi.texts = append(fi.texts, ev.Message)
+		}
+	}
+	for _, st := range append(append([]event.Step{}, r.Decision.Failing...), r.Trace...) {
+		fi.texts = append(fi.texts, st.Error, st.Text)
+	}
+	return fi
+}
+
+// suggestFix proposes the smallest change that would let the request
+// through, from what the explanation says went wrong.
+func suggestFix(fi fixInfo, method, path string, authed bool) string {
+	if fi.noRules {
+		return "no Firestore rules are loaded, so every client request is denied: load them (firestore_simulator_create, or firestore.rules next to pyric serve)"
+	}
+	if fi.noMatch {
+		return fmt.Sprintf("no allow statement covers %s on /%s: add a match block for this path with `allow %s: if <condition>;`", method, path, method)
+	}
+	text := fi.condition + " " + strings.Join(fi.texts, " ")
 	if m := undefinedProp.FindStringSubmatch(text); m != nil {
-		return fmt.Sprintf("the rule at line %d reads %s, which the document or request does not have: write that field, or guard it in the rule (e.g. `'%s' in resource.data && …`)", r.Line, m[1], m[1])
+		return fmt.Sprintf("the rule at line %d reads %s, which the document or request does not have: write that field, or guard it in the rule (e.g. `'%s' in resource.data && …`)", fi.line, m[1], m[1])
 	}
 	if !authed && strings.Contains(text, "request.auth") {
-		return fmt.Sprintf("the request is signed out (request.auth is null) and the rule at line %d needs a signed-in user: act as a user ({uid, token}) or allow unauthenticated access deliberately", r.Line)
+		return fmt.Sprintf("the request is signed out (request.auth is null) and the rule at line %d needs a signed-in user: act as a user ({uid, token}) or allow unauthenticated access deliberately", fi.line)
 	}
-	if strings.Contains(r.Condition, "request.auth.uid") {
-		return fmt.Sprintf("the rule at line %d ties access to request.auth.uid: act as the user the rule expects (look at the path variables and the document's owner field), or change the rule if other users must be allowed", r.Line)
+	if strings.Contains(fi.condition, "request.auth.uid") {
+		return fmt.Sprintf("the rule at line %d ties access to request.auth.uid: act as the user the rule expects (look at the path variables and the document's owner field), or change the rule if other users must be allowed", fi.line)
 	}
-	if strings.Contains(r.Condition, "request.resource.data") {
-		return fmt.Sprintf("the data written fails the validation at line %d (%s): change the written fields to satisfy it, or relax the rule", r.Line, r.Condition)
+	if strings.Contains(fi.condition, "request.resource.data") {
+		return fmt.Sprintf("the data written fails the validation at line %d (%s): change the written fields to satisfy it, or relax the rule", fi.line, fi.condition)
 	}
-	return fmt.Sprintf("the condition at line %d (%s) is false for this request: change the request (identity, data) or the rule", r.Line, r.Condition)
+	return fmt.Sprintf("the condition at line %d (%s) is false for this request: change the request (identity, data) or the rule", fi.line, fi.condition)
 }

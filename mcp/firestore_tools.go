@@ -44,7 +44,20 @@ func (s *Server) getDoc(ctx context.Context, who identity.Identity, path string)
 }
 
 func (s *Server) adminGet(ctx context.Context, path string) (map[string]any, error) {
-	return s.getDoc(ctx, identity.AdminIdentity(), path)
+	return s.getDoc(ctx, adminAgent(ctx), path)
+}
+
+// adminPut sets (or, for nil data, deletes) a document as the agent's admin.
+func (s *Server) adminPut(ctx context.Context, path string, data map[string]any) error {
+	kind := wSet
+	if data == nil {
+		kind = wDelete
+	}
+	w, err := s.buildWrite(kind, path, data)
+	if err != nil {
+		return err
+	}
+	return s.commit(ctx, adminAgent(ctx), []*pb.Write{w}, nil)
 }
 
 func (s *Server) commit(ctx context.Context, who identity.Identity, writes []*pb.Write, tx []byte) error {
@@ -91,11 +104,14 @@ func (s *Server) buildWrite(kind writeKind, path string, data map[string]any) (*
 
 // engineFailure maps an engine error to a tool failure. A denial carries
 // the rules explanation (debugMessages, suggestedFix).
-func engineFailure(err error, what string) *result {
+func engineFailure(err error, what string) *result { return engineFailureAs(err, what, true) }
+
+// engineFailureAs is engineFailure knowing whether the caller was signed in.
+func engineFailureAs(err error, what string, authed bool) *result {
 	if d, ok := fs.DenialOf(err); ok {
 		fd := explanationOf(d.Decision)
 		r := failure("PERMISSION_DENIED", fmt.Sprintf("%s: denied by Security Rules (%s %s)", what, d.Method, d.Path), true,
-			suggestFix(fd, string(d.Method), d.Path, true))
+			suggestFix(fixInfoOf(fd), string(d.Method), d.Path, authed))
 		r.data = map[string]any{"allowed": false, "method": d.Method, "path": d.Path, "reason": d.Decision.Reason, "debugMessages": debugMessages(d.Decision)}
 		return r
 	}
@@ -183,7 +199,7 @@ var whereOps = map[string]pb.StructuredQuery_FieldFilter_Operator{
 func (s *Server) addFirestoreTools() {
 	addTool(s, "firestore_get_document", "Read one Firestore document. As admin by default; with `as` the read is judged by Security Rules and a denial is explained.",
 		func(ctx context.Context, in *getDocumentIn, _ []byte) *result {
-			who, bad := in.As.identity()
+			who, bad := in.As.identity(ctx)
 			if bad != nil {
 				return bad
 			}
@@ -193,7 +209,7 @@ func (s *Server) addFirestoreTools() {
 			}
 			data, err := s.getDoc(ctx, who, path)
 			if err != nil {
-				return withWho(engineFailure(err, "get "+path), who)
+				return withWho(engineFailureAs(err, "get "+path, who.IsAuthenticated()), who)
 			}
 			if data == nil {
 				return withWho(okResult("no document at "+path, map[string]any{"path": path, "exists": false}), who)
@@ -234,7 +250,7 @@ func (s *Server) addFirestoreTools() {
 
 	addTool(s, "firestore_batch_write", "Apply up to 500 set/update/delete operations in order, each on its own (not atomic); stops at the first failure and reports which operations were applied.",
 		func(ctx context.Context, in *batchWriteIn, _ []byte) *result {
-			who, bad := in.As.identity()
+			who, bad := in.As.identity(ctx)
 			if bad != nil {
 				return bad
 			}
@@ -276,11 +292,11 @@ func withWho(r *result, who identity.Identity) *result {
 func (s *Server) applyWrite(ctx context.Context, who identity.Identity, kind writeKind, path string, data map[string]any) *result {
 	w, err := s.buildWrite(kind, path, data)
 	if err != nil {
-		return engineFailure(err, string(kind)+" "+path)
+		return engineFailureAs(err, string(kind)+" "+path, who.IsAuthenticated())
 	}
 	before, _ := s.adminGet(ctx, path)
 	if err := s.commit(ctx, who, []*pb.Write{w}, nil); err != nil {
-		return engineFailure(err, string(kind)+" "+path)
+		return engineFailureAs(err, string(kind)+" "+path, who.IsAuthenticated())
 	}
 	after, _ := s.adminGet(ctx, path)
 	s.record([]docChange{{Path: path, Before: before, After: after}})
@@ -288,7 +304,7 @@ func (s *Server) applyWrite(ctx context.Context, who identity.Identity, kind wri
 }
 
 func (s *Server) writeOne(ctx context.Context, kind writeKind, path string, data map[string]any, as *As) *result {
-	who, bad := as.identity()
+	who, bad := as.identity(ctx)
 	if bad != nil {
 		return bad
 	}
@@ -300,7 +316,7 @@ func (s *Server) writeOne(ctx context.Context, kind writeKind, path string, data
 }
 
 func (s *Server) query(ctx context.Context, collection string, where []whereClause, orderBy string, limit int, as *As) *result {
-	who, bad := as.identity()
+	who, bad := as.identity(ctx)
 	if bad != nil {
 		return bad
 	}

@@ -204,7 +204,7 @@ func TestSimulator(t *testing.T) {
 		t.Fatalf("explain last: %s", js(r))
 	}
 	// explain_denial by event id.
-	ev := e.call("firestore_simulator_events", map[string]any{"result": "deny", "limit": 5})
+	ev := e.call("firestore_simulator_events", map[string]any{"verdict": "deny", "limit": 5})
 	evs := ev.Data["events"].([]any)
 	if len(evs) != 2 {
 		t.Fatalf("denied events: %s", js(ev))
@@ -308,7 +308,7 @@ func TestSimulator(t *testing.T) {
 	// Tool calls are events with origin agent.
 	var agent int
 	for _, ev := range e.sb.Events().History() {
-		if ev.Service == eventService && ev.Origin == originAgent {
+		if ev.Actor.Kind == event.ActorAgent && ev.Actor.Name == "test" {
 			agent++
 		}
 	}
@@ -530,7 +530,7 @@ func TestResources(t *testing.T) {
 	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &evs); err != nil || len(evs) == 0 {
 		t.Fatalf("events resource: %v %d", err, len(evs))
 	}
-	if evs[len(evs)-1].Result != event.ResultDeny {
+	if last := evs[len(evs)-1]; last.Request == nil || last.Request.Verdict != event.Deny {
 		t.Fatalf("last event %+v", evs[len(evs)-1])
 	}
 }

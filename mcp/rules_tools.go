@@ -232,13 +232,13 @@ func (s *Server) rtdbAccess(in *rtdbAccessIn, raw []byte) *result {
 func (s *Server) explain(id string) *result {
 	hist := s.history()
 	var ev *event.Event
+	isDenial := func(e *event.Event) bool {
+		v := verdictOf(e)
+		return v == event.Deny || v == event.Unsupported
+	}
 	for i := len(hist) - 1; i >= 0; i-- {
 		e := &hist[i]
-		if id != "" && e.ID == id {
-			ev = e
-			break
-		}
-		if id == "" && e.Kind == event.KindOperation && (e.Result == event.ResultDeny || e.Result == event.ResultUnsupported) {
+		if (id != "" && e.ID == id) || (id == "" && isDenial(e)) {
 			ev = e
 			break
 		}
@@ -249,33 +249,36 @@ func (s *Server) explain(id string) *result {
 		}
 		return failure("NO_DENIAL", "no denied request in the sandbox history", true, "make the request that fails first")
 	}
-	if ev.Result != event.ResultDeny && ev.Result != event.ResultUnsupported {
-		return failure("NOT_A_DENIAL", fmt.Sprintf("event %s is a %s with result %q, not a denial", ev.ID, ev.Kind, ev.Result), true, "pass the id of an operation event whose result is deny")
+	if !isDenial(ev) {
+		return failure("NOT_A_DENIAL", fmt.Sprintf("event %s is a %s event (verdict %q), not a denied request", ev.ID, ev.Kind, verdictOf(ev)), true, "pass the id of a request event whose verdict is deny")
 	}
-	out := map[string]any{"eventId": ev.ID, "service": ev.Service, "method": ev.Method, "path": ev.Path, "auth": ev.Auth, "result": ev.Result}
-	var fd *fsrules.Decision
-	if ev.Rules != nil {
-		out["reason"] = ev.Rules.Reason
-		fd, _ = ev.Rules.Explanation.(*fsrules.Decision)
-	}
-	if fd != nil {
-		if r := decidingRule(fd); r != nil {
-			out["decidingRule"] = map[string]any{"line": r.Line, "column": r.Column, "matchPath": r.MatchPath, "operations": r.Operations,
-				"condition": r.Condition, "verdict": r.Verdict, "message": r.Message}
-			out["failingExpressions"] = failing(r)
+	r := ev.Request
+	out := map[string]any{"eventId": ev.ID, "service": ev.Service, "method": ev.Method, "path": ev.Path, "identity": ev.Identity, "verdict": r.Verdict}
+	var failingText []string
+	if d := r.Decision; d != nil {
+		out["reason"] = d.Reason
+		out["notes"] = d.Notes
+		out["evaluated"] = d.Evaluated
+		for _, st := range d.Failing {
+			if st.Error != "" {
+				failingText = append(failingText, fmt.Sprintf("%s → error: %s", st.Text, st.Error))
+			} else {
+				failingText = append(failingText, fmt.Sprintf("%s → %s", st.Text, st.Value))
+			}
 		}
-		out["notes"] = fd.Notes
-		out["trace"] = fd.Trace
-		out["debugMessages"] = debugMessages(fs.Decision{Verdict: fs.Deny, Reason: ev.Rules.Reason, Explanation: fd})
 	}
-	fix := suggestFix(fd, ev.Method, ev.Path, ev.Auth.IsAuthenticated())
-	if ev.Rules == nil || (fd == nil && ev.Rules.Reason == fs.NoRulesReason) {
-		fix = "no Firestore rules are loaded: load them (firestore_simulator_create, or firestore.rules next to pyric serve)"
+	if failingText == nil {
+		failingText = []string{}
 	}
+	out["failingExpressions"] = failingText
+	if r.Rule != nil {
+		out["decidingRule"] = r.Rule
+	}
+	fix := suggestFix(fixInfoOfEvent(r), ev.Method, ev.Path, ev.Identity.Lens == event.LensUser)
 	out["suggestedFix"] = fix
 	summary := fmt.Sprintf("%s %s denied", ev.Method, ev.Path)
-	if r, ok := out["decidingRule"].(map[string]any); ok {
-		summary += fmt.Sprintf(" by the rule at line %v (%v)", r["line"], r["condition"])
+	if r.Rule != nil {
+		summary += fmt.Sprintf(" by the rule at line %d (%s)", r.Rule.Line, r.Rule.Condition)
 	}
 	return okResult(summary+"; fix: "+fix, out)
 }
@@ -305,17 +308,19 @@ func (s *Server) inspect(limit int) *result {
 	hist := s.history()
 	for i := len(hist) - 1; i >= 0 && (len(requests) < limit || len(denials) < limit); i-- {
 		e := hist[i]
-		if e.Kind != event.KindOperation {
+		v := verdictOf(&e)
+		if v == "" {
 			continue
 		}
-		row := map[string]any{"id": e.ID, "at": time.UnixMilli(e.At).UTC().Format(time.RFC3339Nano), "service": e.Service, "method": e.Method, "path": e.Path, "result": e.Result, "auth": e.Auth}
-		if len(e.Reasons) > 0 {
-			row["reason"] = e.Reasons[0]
+		row := map[string]any{"id": e.ID, "at": e.At.UTC().Format(time.RFC3339Nano), "service": e.Service, "method": e.Method, "path": e.Path,
+			"verdict": v, "identity": e.Identity, "actor": e.Actor}
+		if d := e.Request.Decision; d != nil && d.Reason != "" {
+			row["reason"] = d.Reason
 		}
 		if len(requests) < limit {
 			requests = append(requests, row)
 		}
-		if e.Result == event.ResultDeny && len(denials) < limit {
+		if v == event.Deny && len(denials) < limit {
 			denials = append(denials, row)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -159,10 +158,15 @@ func addTool[In any](s *Server, name, description string, h func(ctx context.Con
 			if err := dec.Decode(in); err != nil {
 				r = invalid("arguments: %v", err)
 			} else {
+				if ss := req.Session; ss != nil {
+					if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+						ctx = withAgent(ctx, ip.ClientInfo.Name)
+					}
+				}
 				r = s.safely(name, func() *result { return h(ctx, in, raw) })
 			}
 		}
-		return s.finish(name, start, r), nil
+		return s.finish(ctx, name, start, r), nil
 	})
 }
 
@@ -181,7 +185,7 @@ func (s *Server) safely(name string, f func() *result) (r *result) {
 	return r
 }
 
-func (s *Server) finish(name string, start time.Time, r *result) *sdk.CallToolResult {
+func (s *Server) finish(ctx context.Context, name string, start time.Time, r *result) *sdk.CallToolResult {
 	env := Envelope{OK: r.ok && r.err == nil, Summary: r.summary, Data: r.data}
 	if r.err != nil {
 		data := map[string]any{"error": r.err}
@@ -201,7 +205,7 @@ func (s *Server) finish(name string, start time.Time, r *result) *sdk.CallToolRe
 		env = Envelope{Summary: "result not encodable: " + err.Error(), Data: map[string]any{"error": &ToolError{Code: "INTERNAL", Message: err.Error()}}}
 		b, _ = json.Marshal(env)
 	}
-	s.emitToolCall(name, r, time.Since(start))
+	s.emitToolCall(ctx, name, r, time.Since(start))
 	return &sdk.CallToolResult{
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
@@ -219,7 +223,12 @@ type As struct {
 	Anonymous bool           `json:"anonymous,omitempty" jsonschema:"act as a signed-out client (request.auth == null)"`
 }
 
-func (a *As) identity() (identity.Identity, *result) {
+func (a *As) identity(ctx context.Context) (identity.Identity, *result) {
+	who, bad := a.lens()
+	return asAgent(ctx, who), bad
+}
+
+func (a *As) lens() (identity.Identity, *result) {
 	switch {
 	case a == nil:
 		return identity.AdminIdentity(), nil
@@ -243,11 +252,11 @@ type Auth struct {
 	Token map[string]any `json:"token,omitempty" jsonschema:"token claims (request.auth.token)"`
 }
 
-func authIdentity(a *Auth) identity.Identity {
+func authIdentity(ctx context.Context, a *Auth) identity.Identity {
 	if a == nil {
-		return identity.Anonymous()
+		return asAgent(ctx, identity.Anonymous())
 	}
-	return identity.NewUser(a.UID, copyClaims(a.Token, a.UID))
+	return asAgent(ctx, identity.NewUser(a.UID, copyClaims(a.Token, a.UID)))
 }
 
 // copyClaims returns the claims with sub set, as a real ID token has.
@@ -266,5 +275,3 @@ func describeWho(who identity.Identity) string { return who.String() }
 
 // relPath normalises a path argument: no leading or trailing slash.
 func relPath(p string) string { return strings.Trim(strings.TrimSpace(p), "/") }
-
-var errNoRules = errors.New("no rules")

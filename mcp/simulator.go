@@ -100,8 +100,8 @@ type simTxIn struct {
 
 type eventsIn struct {
 	Limit              int    `json:"limit,omitempty" jsonschema:"most recent events to return (default 20, at most 500)"`
-	Kind               string `json:"kind,omitempty" jsonschema:"only events of this kind: operation, commit, listener, ..."`
-	Result             string `json:"result,omitempty" jsonschema:"only operations with this result: allow, deny, unsupported, error"`
+	Kind               string `json:"kind,omitempty" jsonschema:"only events of this kind: request, commit, listener, mutation, boundary"`
+	Verdict            string `json:"verdict,omitempty" jsonschema:"only requests with this verdict: allow, deny, bypassed (admin), unsupported, error"`
 	IncludeExplanation bool   `json:"includeExplanation,omitempty" jsonschema:"include the rules engine's full explanation (large)"`
 }
 
@@ -137,7 +137,7 @@ func (s *Server) addSimulatorTools() {
 			}
 			sort.Strings(paths)
 			for _, p := range paths {
-				if err := s.sb.Admin().Firestore().SetDocument(ctx, relPath(p), in.Documents[p]); err != nil {
+				if err := s.adminPut(ctx, relPath(p), nonNil(in.Documents[p])); err != nil {
 					return engineFailure(err, "seed "+p)
 				}
 			}
@@ -151,7 +151,7 @@ func (s *Server) addSimulatorTools() {
 			if kind != wCreate && kind != wUpdate && kind != wDelete {
 				return invalid("method: want create, update or delete, got %q", in.Method)
 			}
-			who := authIdentity(in.Auth)
+			who := authIdentity(ctx, in.Auth)
 			path := relPath(in.Path)
 			return withWho(s.simWrites(ctx, who, []simOp{{Method: in.Method, Path: path, Data: in.Data}}, false), who)
 		})
@@ -166,7 +166,7 @@ func (s *Server) addSimulatorTools() {
 					return invalid("operations[%d].method: want create, update or delete, got %q", i, op.Method)
 				}
 			}
-			who := authIdentity(in.Auth)
+			who := authIdentity(ctx, in.Auth)
 			return withWho(s.simWrites(ctx, who, in.Operations, true), who)
 		})
 
@@ -176,7 +176,7 @@ func (s *Server) addSimulatorTools() {
 			if err := fs.ValidateCollectionPath(coll); err != nil {
 				return invalid("collection: %v", err)
 			}
-			who := authIdentity(in.Auth)
+			who := authIdentity(ctx, in.Auth)
 			r := s.simWrites(ctx, who, []simOp{{Method: "create", Path: coll + "/" + s.sb.NewID(), Data: in.Data}}, false)
 			return withWho(r, who)
 		})
@@ -187,9 +187,9 @@ func (s *Server) addSimulatorTools() {
 			if method == "" {
 				method = "get"
 			}
-			who := identity.AdminIdentity()
+			who := adminAgent(ctx)
 			if in.EvaluateRules {
-				who = authIdentity(in.Auth)
+				who = authIdentity(ctx, in.Auth)
 			}
 			path := relPath(in.Path)
 			switch method {
@@ -199,11 +199,11 @@ func (s *Server) addSimulatorTools() {
 				}
 				data, err := s.getDoc(ctx, who, path)
 				if err != nil {
-					if r := engineFailure(err, "get "+path); r.err.Code == "PERMISSION_DENIED" {
+					if r := engineFailureAs(err, "get "+path, who.IsAuthenticated()); r.err.Code == "PERMISSION_DENIED" {
 						r.ok, r.err, r.summary = false, nil, "DENIED get "+path
 						return withWho(r, who)
 					}
-					return withWho(engineFailure(err, "get "+path), who)
+					return withWho(engineFailureAs(err, "get "+path, who.IsAuthenticated()), who)
 				}
 				return withWho(okResult(fmt.Sprintf("get %s: %s", path, existsWord(data != nil)), map[string]any{"allowed": true, "exists": data != nil, "data": data}), who)
 			case "list":
@@ -228,7 +228,7 @@ func (s *Server) addSimulatorTools() {
 
 	addTool(s, "firestore_simulator_transaction", "A declarative transaction as auth: read the documents in reads (judged by rules), compute write values with $expr from them, then commit every write atomically through Security Rules.",
 		func(ctx context.Context, in *simTxIn, _ []byte) *result {
-			who := authIdentity(in.Auth)
+			who := authIdentity(ctx, in.Auth)
 			return withWho(s.transaction(ctx, who, in), who)
 		})
 
@@ -248,7 +248,7 @@ func (s *Server) addSimulatorTools() {
 			}
 			var out []event.Event
 			for _, e := range s.history() {
-				if (in.Kind == "" || e.Kind == in.Kind) && (in.Result == "" || e.Result == in.Result) {
+				if (in.Kind == "" || string(e.Kind) == in.Kind) && (in.Verdict == "" || string(verdictOf(&e)) == in.Verdict) {
 					out = append(out, e)
 				}
 			}
@@ -265,24 +265,18 @@ func (s *Server) addSimulatorTools() {
 		})
 }
 
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
 func existsWord(b bool) string {
 	if b {
 		return "exists"
 	}
 	return "missing"
-}
-
-func stripExplanations(evs []event.Event) []event.Event {
-	out := make([]event.Event, len(evs))
-	for i, e := range evs {
-		if e.Rules != nil {
-			r := *e.Rules
-			r.Explanation = nil
-			e.Rules = &r
-		}
-		out[i] = e
-	}
-	return out
 }
 
 // simWrites commits ops as who (atomically when batch) and reports the
@@ -330,7 +324,7 @@ func (s *Server) commitSim(ctx context.Context, who identity.Identity, ops []sim
 		}
 		data["allowed"] = false
 		data["debugMessages"] = msgs
-		data["suggestedFix"] = suggestFix(explanationOf(d.Decision), string(d.Method), d.Path, who.IsAuthenticated())
+		data["suggestedFix"] = suggestFix(fixInfoOf(explanationOf(d.Decision)), string(d.Method), d.Path, who.IsAuthenticated())
 		return &result{ok: false, summary: fmt.Sprintf("DENIED %s %s as %s: %s", d.Method, d.Path, describeWho(who), d.Decision.Reason), data: data}
 	}
 	if err != nil {
@@ -581,7 +575,6 @@ func (s *Server) step(ctx context.Context, undo bool) *result {
 	c := (*from)[len(*from)-1]
 	*from = (*from)[:len(*from)-1]
 	s.mu.Unlock()
-	adm := s.sb.Admin().Firestore()
 	var paths []string
 	for i := range c {
 		d := c[i]
@@ -592,13 +585,7 @@ func (s *Server) step(ctx context.Context, undo bool) *result {
 		if undo {
 			state = d.Before
 		}
-		var err error
-		if state == nil {
-			_, err = adm.DeleteDocument(ctx, d.Path)
-		} else {
-			err = adm.SetDocument(ctx, d.Path, state)
-		}
-		if err != nil {
+		if err := s.adminPut(ctx, d.Path, state); err != nil {
 			return engineFailure(err, name+" "+d.Path)
 		}
 		paths = append(paths, d.Path)

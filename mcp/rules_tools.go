@@ -290,7 +290,7 @@ func (s *Server) inspect(limit int) *result {
 		f := g.Ruleset().File()
 		res := lint.Lint(f, lint.Options{Service: lint.Firestore})
 		errs := countErrors(res.Diagnostics)
-		rulesInfo = map[string]any{"loaded": true, "sourceBytes": len(f.Text), "lintErrors": errs, "lintWarnings": len(res.Diagnostics) - errs}
+		rulesInfo = map[string]any{"loaded": true, "source": f.Text, "sourceBytes": len(f.Text), "lintErrors": errs, "lintWarnings": len(res.Diagnostics) - errs}
 	}
 	out["rules"] = rulesInfo
 	counts := map[string]int{}

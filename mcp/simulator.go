@@ -354,6 +354,9 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 	if len(in.Writes) > MaxBatchOps {
 		return invalid("writes: at most %d, got %d", MaxBatchOps, len(in.Writes))
 	}
+	if len(in.Reads) > MaxBatchOps {
+		return invalid("reads: at most %d, got %d", MaxBatchOps, len(in.Reads))
+	}
 	for i, w := range in.Writes {
 		if k := writeKind(w.Method); k != wCreate && k != wUpdate && k != wSet && k != wDelete {
 			return invalid("writes[%d].method: want create, update, set or delete, got %q", i, w.Method)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -434,6 +435,52 @@ func BenchmarkCrawl10kDocs100Collections(b *testing.B) {
 		res, err := Crawl(context.Background(), src, Options{}, nil)
 		if err != nil || len(res.Schemas) != 100 {
 			b.Fatal(err, len(res.Schemas))
+		}
+	}
+}
+
+// countingSource records the most requests in flight at once.
+type countingSource struct {
+	Source
+	mu       sync.Mutex
+	now, max int
+}
+
+func (c *countingSource) enter() func() {
+	c.mu.Lock()
+	c.now++
+	if c.now > c.max {
+		c.max = c.now
+	}
+	c.mu.Unlock()
+	time.Sleep(200 * time.Microsecond) // hold the slot so overlaps can happen
+	return func() { c.mu.Lock(); c.now--; c.mu.Unlock() }
+}
+
+func (c *countingSource) ListCollectionIDs(ctx context.Context, p string) ([]string, error) {
+	defer c.enter()()
+	return c.Source.ListCollectionIDs(ctx, p)
+}
+
+func (c *countingSource) GetDocument(ctx context.Context, p string) (map[string]*pb.Value, bool, error) {
+	defer c.enter()()
+	return c.Source.GetDocument(ctx, p)
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	docs := map[string]map[string]any{}
+	for i := range 40 {
+		docs[fmt.Sprintf("c/d%02d", i)] = map[string]any{"n": i}
+	}
+	sb := seeded(t, docs)
+	for _, limit := range []int{1, 3} {
+		src := &countingSource{Source: NewEngineSource(sb.Firestore(), sb.Database())}
+		if _, err := Crawl(context.Background(), src, Options{MaxConcurrency: limit, StopOnStable: 40}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if src.max > limit {
+			t.Fatalf("limit %d: %d in flight", limit, src.max)
 		}
 	}
 }

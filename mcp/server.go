@@ -50,6 +50,8 @@ type Server struct {
 	mu   sync.Mutex
 	undo []change
 	redo []change
+
+	handlers map[string]sdk.ToolHandler // by tool name, for in-process callers and fuzzing
 }
 
 // NewServer builds the MCP server for sb with every tool and resource.
@@ -60,7 +62,7 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{sb: sb, opts: opts, sessions: opts.Sessions}
+	s := &Server{sb: sb, opts: opts, sessions: opts.Sessions, handlers: map[string]sdk.ToolHandler{}}
 	if s.sessions == nil {
 		s.sessions = discover.NewSessionStore(discover.SessionOptions{})
 	}
@@ -139,7 +141,7 @@ func addTool[In any](s *Server, name, description string, h func(ctx context.Con
 		panic(fmt.Sprintf("mcp: schema of %s: %v", name, err))
 	}
 	tool := &sdk.Tool{Name: name, Description: description, InputSchema: schema}
-	s.mcp.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	handler := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		start := time.Now()
 		raw := req.Params.Arguments
 		if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
@@ -167,7 +169,9 @@ func addTool[In any](s *Server, name, description string, h func(ctx context.Con
 			}
 		}
 		return s.finish(ctx, name, start, r), nil
-	})
+	}
+	s.handlers[name] = handler
+	s.mcp.AddTool(tool, handler)
 }
 
 // safely runs a handler, turning a panic into an INTERNAL failure so one

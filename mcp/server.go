@@ -84,9 +84,16 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 // disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.Run(ctx, t) }
 
-// Handler serves MCP over streamable HTTP; mount it at /mcp.
+// HTTPSessionTimeout closes streamable HTTP sessions idle this long, so
+// clients that vanish without closing hold no memory.
+const HTTPSessionTimeout = 30 * time.Minute
+
+// Handler serves MCP over streamable HTTP; mount it at /mcp. The SDK's
+// DNS-rebinding protection stays on: a loopback listener rejects requests
+// whose Host header is not local.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, nil)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
+		&sdk.StreamableHTTPOptions{SessionTimeout: HTTPSessionTimeout})
 }
 
 // Envelope is every tool's result.

@@ -32,8 +32,8 @@ func init() {
 // streamable HTTP at /mcp. Logs go to stderr; stdout carries the protocol.
 func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 	f := newFlagSet("mcp", stdio)
-	rulesPath := f.String("rules", "", "firestore.rules to enforce (default: none, so client requests are denied until firestore_simulator_create loads rules)")
-	dbRulesPath := f.String("database-rules", "", "database.rules.json for rtdb_simulate_access")
+	rulesPath := f.String("rules", "", "firestore.rules to enforce (default: ./firestore.rules when present; without rules client requests are denied until firestore_simulator_create loads some)")
+	dbRulesPath := f.String("database-rules", "", "database.rules.json for rtdb_simulate_access (default: ./database.rules.json when present)")
 	project := f.String("project", sandbox.DefaultProject, "project id")
 	dataDir := f.String("data-dir", "", "keep the sandbox's state in this directory (default: in memory)")
 	listenAddr := f.String("listen", "", "serve streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:4000)")
@@ -44,6 +44,12 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 	if len(pos) != 0 {
 		fmt.Fprintln(stdio.Err, "usage: pyric mcp [--rules firestore.rules] [--database-rules database.rules.json] [--project P] [--data-dir D] [--listen ADDR]")
 		return exitError
+	}
+	if *rulesPath == "" && fileExists("firestore.rules") {
+		*rulesPath = "firestore.rules"
+	}
+	if *dbRulesPath == "" && fileExists("database.rules.json") {
+		*dbRulesPath = "database.rules.json"
 	}
 	sb, err := sandbox.Open(sandbox.Options{Project: *project, DataDir: *dataDir})
 	if err != nil {
@@ -65,6 +71,9 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 			return exitError
 		}
 		sb.Firestore().SetRules(gate)
+		fmt.Fprintf(stdio.Err, "pyric mcp: enforcing %s\n", *rulesPath)
+	} else {
+		fmt.Fprintln(stdio.Err, "pyric mcp: no firestore.rules: every client request is denied until firestore_simulator_create loads rules (admin requests bypass rules)")
 	}
 	opts := mcp.Options{Name: "pyric", Version: Version}
 	if *dbRulesPath != "" {
@@ -86,6 +95,11 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }
 
 type nopWriteCloser struct{ io.Writer }

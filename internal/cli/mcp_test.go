@@ -16,6 +16,7 @@ import (
 // Go SDK's client over the stdio framing.
 func TestMCPStdio(t *testing.T) {
 	dir := t.TempDir()
+	t.Chdir(dir) // ./firestore.rules is the default; --rules names it anyway
 	rules := filepath.Join(dir, "firestore.rules")
 	os.WriteFile(rules, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /notes/{id} {\n      allow read, write: if request.auth != null;\n    }\n  }\n}\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -24,7 +25,7 @@ func TestMCPStdio(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"mcp", "--rules", rules}, Stdio{In: inR, Out: outW, Err: io.Discard})
+		done <- Run(ctx, []string{"mcp"}, Stdio{In: inR, Out: outW, Err: io.Discard})
 		outW.Close()
 	}()
 	client := sdk.NewClient(&sdk.Implementation{Name: "cli-test", Version: "1"}, nil)

@@ -16,7 +16,7 @@ import (
 // Go SDK's client over the stdio framing.
 func TestMCPStdio(t *testing.T) {
 	dir := t.TempDir()
-	t.Chdir(dir) // ./firestore.rules is the default; --rules names it anyway
+	t.Chdir(dir) // pyric mcp loads ./firestore.rules by default
 	rules := filepath.Join(dir, "firestore.rules")
 	os.WriteFile(rules, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /notes/{id} {\n      allow read, write: if request.auth != null;\n    }\n  }\n}\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,7 +6,7 @@
 // and the admin SDKs, plus the Storage emulator's /internal endpoints.
 // It only decodes, calls the engine with an explicit identity and encodes;
 // the semantics live in package storage.
-package storage
+package storageserver
 
 import (
 	"encoding/json"

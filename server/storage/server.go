@@ -1,4 +1,4 @@
-// Package storage serves the Cloud Storage engine on one port, in the
+// Package storageserver serves the Cloud Storage engine on one port, in the
 // dialects the official clients speak: the Firebase v0 REST API of the JS
 // SDK (/v0/b/{bucket}/o…, Authorization: Firebase <token>), the GCS JSON
 // API (/storage/v1/…, /upload/storage/v1/…, /download/storage/v1/…) and the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
@@ -35,6 +37,7 @@ type serveOptions struct {
 	dataDir        string            // "" when in memory
 	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
+	aiScript       string // AI Logic script file loaded into the default project
 	json           bool
 }
 
@@ -75,6 +78,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
+	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -129,6 +133,9 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 			o.dataDir = absFrom(cwd, *dataDir)
 		}
 	}
+	if *aiScript != "" {
+		o.aiScript = absFrom(cwd, *aiScript)
+	}
 	if o.enforceIndexes {
 		o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
 	}
@@ -175,6 +182,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		Host:      o.host,
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
+		AI:        ai.Options{ScriptFile: o.aiScript},
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -192,6 +200,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		}
 	}
 
+	if !isLoopback(o.host) {
+		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
+	}
 	printBanner(stdio.Err, o, b, watchers)
 	if o.json {
 		line := map[string]string{"project": o.project}
@@ -268,6 +279,16 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*r
 			fmt.Fprintln(w, rw.noRulesWarning())
 		}
 	}
+}
+
+// isLoopback reports whether host only accepts connections from this
+// machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // displayName is a service's name in the banner.

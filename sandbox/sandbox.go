@@ -1,7 +1,17 @@
-// Package sandbox owns Pyric's engines for one running backend (Firestore
-// and Auth): identity contexts, the injectable clock and id source, the
-// event bus with its history, the admin plane that bypasses rules, reset,
-// JSON snapshots and crash-safe persistence.
+// Package sandbox owns Pyric's engines for one running backend: the
+// services (Firestore and Auth always, then every service registered
+// through Options.Services — the Realtime Database, Cloud Storage,
+// Messaging, AI Logic), the injectable clock and id source, the event bus
+// with its history, the admin plane that bypasses rules, reset, JSON
+// snapshots and crash-safe persistence in one embedded store.
+//
+// A new service is a package implementing service.Service with a
+// service.Factory (see package sandbox/service). Given to Open in
+// Options.Services, it gets for free: the sandbox clock and ids
+// (deterministic when asked), the event stream, its own durable bucket in
+// the data directory's store (nil in memory), reset with the rest of the
+// backend (bucket cleared, then Reset), and a key in every snapshot
+// ({"services": {name: state}}). Lookup finds it again by type.
 package sandbox
 
 import (
@@ -21,6 +31,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // DefaultProject is the project id used when Options.Project is empty.
@@ -47,6 +58,9 @@ type Options struct {
 	History int
 	// Rules is the initial Firestore rules gate (nil: no rules loaded).
 	Rules firestore.Rules
+	// Services are the services beyond Firestore and Auth, created in
+	// order after them; each name must be unique.
+	Services []service.Registration
 }
 
 // Sandbox is one backend: engines, events, clock, ids and storage.
@@ -63,6 +77,9 @@ type Sandbox struct {
 
 	authMu    sync.Mutex
 	authSaved []byte // the Auth state last written to the store
+
+	// services in creation order: Firestore, Auth, then Options.Services.
+	services []service.Service
 }
 
 // Open creates a sandbox, restoring persisted state when DataDir is set.
@@ -140,7 +157,70 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		sb.authSaved = state
 	}
+	sb.services = []service.Service{firestoreService{sb}, authService{sb}}
+	for _, r := range opts.Services {
+		if err := sb.addService(r); err != nil {
+			sb.Close()
+			return nil, err
+		}
+	}
 	return sb, nil
+}
+
+// env is the environment a service created by this sandbox receives.
+func (sb *Sandbox) env(name string) service.Env {
+	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus}
+	if sb.store != nil {
+		env.Bucket = sb.store.Bucket(name)
+		env.DataDir = sb.opts.DataDir
+	}
+	return env
+}
+
+// addService creates a registered service with its own bucket.
+func (sb *Sandbox) addService(r service.Registration) error {
+	if r.Name == "" || r.New == nil {
+		return errors.New("sandbox: a service registration needs a name and a factory")
+	}
+	if sb.Service(r.Name) != nil {
+		return fmt.Errorf("sandbox: two services named %q", r.Name)
+	}
+	svc, err := r.New(sb.env(r.Name))
+	if err != nil {
+		return fmt.Errorf("sandbox: create %s: %w", r.Name, err)
+	}
+	if svc.Name() != r.Name {
+		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
+	}
+	sb.services = append(sb.services, svc)
+	return nil
+}
+
+// Services returns every service in creation order.
+func (sb *Sandbox) Services() []service.Service {
+	return append([]service.Service(nil), sb.services...)
+}
+
+// Service returns the service with that name, or nil.
+func (sb *Sandbox) Service(name string) service.Service {
+	for _, s := range sb.services {
+		if s.Name() == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Lookup returns the sandbox's service of type T (e.g.
+// sandbox.Lookup[*database.Engine](sb)).
+func Lookup[T service.Service](sb *Sandbox) (T, bool) {
+	for _, s := range sb.services {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // stepClock is the deterministic clock: every reading advances it by 1 ms.
@@ -156,12 +236,19 @@ func (c *stepClock) Now() time.Time {
 	return c.t
 }
 
-// Close releases the persistent store. In-memory state stays usable.
+// Close closes every service that holds resources, then the persistent
+// store. In-memory state stays readable.
 func (sb *Sandbox) Close() error {
-	if sb.store != nil {
-		return sb.store.Close()
+	var errs []error
+	for i := len(sb.services) - 1; i >= 0; i-- {
+		if c, ok := sb.services[i].(service.Closer); ok {
+			errs = append(errs, c.Close())
+		}
 	}
-	return nil
+	if sb.store != nil {
+		errs = append(errs, sb.store.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Firestore returns the Firestore engine (the wire adapters' entry point).
@@ -207,44 +294,33 @@ func (sb *Sandbox) NewID() string { return sb.newID() }
 // Database returns the default Firestore database name.
 func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 
-// Context is an immutable identity bound to a sandbox: every operation made
-// through it is judged as that identity.
-type Context struct {
-	sb   *Sandbox
-	auth identity.Identity
-}
-
-// WithAuth returns a context acting as who.
-func (sb *Sandbox) WithAuth(who identity.Identity) Context { return Context{sb: sb, auth: who} }
-
-// WithAuth derives a sibling context with another identity (it replaces,
-// not merges).
-func (c Context) WithAuth(who identity.Identity) Context { return Context{sb: c.sb, auth: who} }
-
-// Auth returns the context's identity.
-func (c Context) Auth() identity.Identity { return c.auth }
-
-// Sandbox returns the context's sandbox.
-func (c Context) Sandbox() *Sandbox { return c.sb }
-
-// Reset wipes all data (memory and disk) and the event history; the
-// boundary event is emitted first and subscriptions survive.
+// Reset wipes all data of every service (memory and disk) and the event
+// history; the boundary event is emitted first and subscriptions survive.
 func (sb *Sandbox) Reset() error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.bus.Emit(event.Event{Kind: event.KindSessionBoundary, Phase: "reset", PriorOpCount: sb.bus.Len()})
+	if err := sb.resetServices(); err != nil {
+		return err
+	}
+	sb.bus.Clear()
+	return nil
+}
+
+// resetServices clears the store, then every service's memory.
+func (sb *Sandbox) resetServices() error {
 	if sb.store != nil {
 		if err := sb.store.Clear(); err != nil {
 			return err
 		}
 	}
-	sb.fs.Reset()
-	sb.auth.Reset()
-	sb.authMu.Lock()
-	sb.authSaved = nil
-	sb.authMu.Unlock()
-	sb.bus.Clear()
-	return nil
+	var errs []error
+	for _, s := range sb.services {
+		if err := s.Reset(); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: reset %s: %w", s.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Admin is the rules-bypassing plane.

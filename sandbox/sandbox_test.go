@@ -146,16 +146,16 @@ func crashChild(dir string) {
 
 func scenario(t *testing.T, sb *Sandbox) {
 	t.Helper()
-	alice := sb.WithAuth(identity.NewUser("alice", map[string]any{"role": "x"}))
+	alice := identity.NewUser("alice", map[string]any{"role": "x"})
 	fs := sb.Firestore()
 	for i := 0; i < 5; i++ {
-		_, err := fs.CreateDocument(bg, alice.Auth(), &pb.CreateDocumentRequest{Parent: sb.Database().Documents(), CollectionId: "posts",
+		_, err := fs.CreateDocument(bg, alice, &pb.CreateDocumentRequest{Parent: sb.Database().Documents(), CollectionId: "posts",
 			Document: &pb.Document{Fields: map[string]*pb.Value{"i": firestore.Int(int64(i))}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := fs.Commit(bg, alice.Auth(), &pb.CommitRequest{Database: sb.Database().String(), Writes: []*pb.Write{{
+	_, err := fs.Commit(bg, alice, &pb.CommitRequest{Database: sb.Database().String(), Writes: []*pb.Write{{
 		Operation:        &pb.Write_Update{Update: &pb.Document{Name: sb.Database().DocName("meta/m")}},
 		UpdateTransforms: []*pb.DocumentTransform_FieldTransform{{FieldPath: "at", TransformType: &pb.DocumentTransform_FieldTransform_SetToServerValue{SetToServerValue: pb.DocumentTransform_FieldTransform_REQUEST_TIME}}}}}})
 	if err != nil {
@@ -269,8 +269,8 @@ func TestResetEmitsBoundary(t *testing.T) {
 func TestNoRulesDeniesClients(t *testing.T) {
 	t.Parallel()
 	sb, _ := Open(Options{})
-	anon := sb.WithAuth(identity.Anonymous())
-	_, err := sb.Firestore().BatchGetDocuments(bg, anon.Auth(), &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("a/b")}})
+	anon := identity.Anonymous()
+	_, err := sb.Firestore().BatchGetDocuments(bg, anon, &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("a/b")}})
 	if firestore.Code(err).String() != "PermissionDenied" {
 		t.Fatalf("err = %v", err)
 	}

@@ -136,13 +136,17 @@ func (s *Store) LoadAuth() ([]byte, error) {
 	return out, err
 }
 
-// Clear deletes every stored document and the Auth state.
+// Clear deletes every service's stored state.
 func (s *Store) Clear() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{firestoreBucket, authBucket} {
-			if tx.Bucket(name) == nil {
-				continue
-			}
+		var names [][]byte
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			names = append(names, append([]byte(nil), name...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, name := range names {
 			if err := tx.DeleteBucket(name); err != nil {
 				return err
 			}

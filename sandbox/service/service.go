@@ -65,6 +65,15 @@ type Env struct {
 // Bucket holds.
 type Factory func(Env) (Service, error)
 
+// Registration is how a service joins a sandbox: its name (which its
+// Name() must return, and which names its bucket and DataDir/<Name>) and
+// its factory. The backend's list of registrations is the one line a new
+// service adds outside its own package.
+type Registration struct {
+	Name string
+	New  Factory
+}
+
 // Bucket is a service's durable key/value space in the sandbox's store.
 // Keys sort bytewise. An Update that returned nil survives kill -9 of the
 // process.

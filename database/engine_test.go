@@ -482,6 +482,7 @@ func TestCASContention(t *testing.T) {
 	d, _ := newDB(t, rules, nil)
 	const clients, each = 2, 20
 	var wg sync.WaitGroup
+	bar := newBarrier(clients)
 	retries := make([]int, clients)
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -490,11 +491,16 @@ func TestCASContention(t *testing.T) {
 			conn := d.Connect(ns, alice)
 			defer conn.Close()
 			for i := 0; i < each; i++ {
-				for {
+				for attempt := 0; ; attempt++ {
 					cur, err := conn.Get("counter", nil)
 					if err != nil {
 						t.Error(err)
 						return
+					}
+					if attempt == 0 {
+						// Both clients read before either writes, so every
+						// round contends.
+						bar.wait()
 					}
 					n, _ := cur.(float64)
 					h := database.Hash(cur)
@@ -516,6 +522,9 @@ func TestCASContention(t *testing.T) {
 		t.Fatalf("counter = %v, want %d", got, clients*each)
 	}
 	t.Logf("retries per client: %v", retries)
+	if retries[0]+retries[1] < each {
+		t.Fatalf("only %v retries: the clients did not contend", retries)
+	}
 	// ETag compare-and-set.
 	r, _ := d.Get(admin, ns, "counter", nil, false)
 	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: "wrong"}); !errors.Is(err, database.ErrStale) {
@@ -745,4 +754,34 @@ func TestPushIDs(t *testing.T) {
 func sha1b64(s string) string {
 	h := sha1.Sum([]byte(s))
 	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// barrier releases n goroutines together, round after round.
+type barrier struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	n     int
+	count int
+	round int
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.round
+	b.count++
+	if b.count == b.n {
+		b.count, b.round = 0, b.round+1
+		b.cond.Broadcast()
+		return
+	}
+	for r == b.round {
+		b.cond.Wait()
+	}
 }

@@ -41,6 +41,9 @@ type Query struct {
 	End      *Bound
 	Limit    int // 0: no limit
 	FromLast bool
+	// Raw is the client's query object when it came from the wire, echoed
+	// back as it was sent when the listen is revoked.
+	Raw map[string]any
 }
 
 // IsDefault reports whether q is the unfiltered default view (the whole
@@ -54,13 +57,20 @@ func (q Query) Canonical() string {
 	if q.IsDefault() && q.Index == IndexPriority {
 		return "{}"
 	}
-	b, _ := json.Marshal(q.WireObject())
+	b, _ := json.Marshal(q.wireObject())
 	return string(b)
 }
 
 // WireObject is the websocket query object ({sp, sn, sin, ep, en, ein, l,
 // vf, i}) that describes q.
 func (q Query) WireObject() map[string]any {
+	if q.Raw != nil {
+		return q.Raw
+	}
+	return q.wireObject()
+}
+
+func (q Query) wireObject() map[string]any {
 	o := map[string]any{}
 	if q.Start != nil {
 		o["sp"] = q.Start.Value
@@ -159,6 +169,7 @@ func ParseWireQuery(o map[string]any) (Query, error) {
 			q.FromLast = true
 		}
 	}
+	q.Raw = o
 	return q, q.check()
 }
 

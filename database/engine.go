@@ -498,6 +498,9 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 // commit applies writes atomically as who. base is the request path (for
 // rules and events); merge marks a multi-path update.
 func (d *Database) commit(ns *namespace, who identity.Identity, base []string, ws []write, merge bool, opts WriteOptions) ([]change, error) {
+	if len(ws) == 0 {
+		return nil, nil // an empty update changes nothing
+	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	now := d.env.Now().UnixMilli()

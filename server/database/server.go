@@ -8,7 +8,9 @@ package database
 import (
 	"encoding/json"
 	"errors"
+	"log"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	"github.com/pyric/pyric/database"
@@ -40,6 +42,7 @@ func NewHandler(db *database.Database, opts Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			log.Printf("database: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, debug.Stack())
 			writeError(w, http.StatusInternalServerError, "internal error")
 		}
 	}()

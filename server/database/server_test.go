@@ -257,3 +257,5 @@ func base64URL(b []byte) string {
 }
 
 var _ = websocket.MessageText
+
+var adminID = identityAdmin()

@@ -785,3 +785,7 @@ func (b *barrier) wait() {
 		b.cond.Wait()
 	}
 }
+
+func envForFuzz() service.Env {
+	return service.Env{Project: "demo", Now: func() time.Time { return fixedNow }}
+}

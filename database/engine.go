@@ -285,12 +285,16 @@ func IndexError(keys []string, q Query) error {
 	return errorf(ErrIndexNotDefined, "Index not defined, add \".indexOn\": \"%s\", for path \"%s\", to the rules", name, joinPath(keys))
 }
 
-// Read is the result of a read: the stored value (export format) and its
-// ETag.
+// Read is the result of a read: the stored value (export format), or the
+// query's window of it.
 type Read struct {
 	Value any
-	ETag  string
+	whole any
 }
+
+// ETag is the REST entity tag of the whole location read (not of a query
+// window), computed on demand: hashing a large subtree costs its size.
+func (r Read) ETag() string { return ETag(r.whole) }
 
 // Get reads a location (or a query window of it) as who. strictIndex
 // rejects a query on an unindexed child or value (REST).
@@ -308,11 +312,12 @@ func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, str
 	if q != nil && strictIndex && !ns.indexed(keys, *q) {
 		return Read{}, IndexError(keys, *q)
 	}
-	v := getAt(ns.root, keys)
+	whole := getAt(ns.root, keys)
+	v := whole
 	if q != nil && !q.IsDefault() {
 		v = ns.window(keys, v, *q)
 	}
-	return Read{Value: v, ETag: ETag(getAt(ns.root, keys))}, nil
+	return Read{Value: v, whole: whole}, nil
 }
 
 // window returns the query's window of v (a node map of the members), or

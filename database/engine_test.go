@@ -532,11 +532,11 @@ func TestCASContention(t *testing.T) {
 	} else {
 		var st *database.Stale
 		errors.As(err, &st)
-		if st.ETag != r.ETag || st.Current != float64(40) {
+		if st.ETag != r.ETag() || st.Current != float64(40) {
 			t.Fatalf("stale carries %v %v", st.Current, st.ETag)
 		}
 	}
-	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: r.ETag}); err != nil {
+	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: r.ETag()}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -96,9 +96,9 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 		return
 	}
 	if wantsETag(r) {
-		w.Header().Set("ETag", res.ETag)
+		w.Header().Set("ETag", res.ETag())
 	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == res.ETag {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == res.ETag() {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

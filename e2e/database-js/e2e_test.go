@@ -154,3 +154,20 @@ func TestNodeSDK(t *testing.T) {
 	steps := runScript(t, 3*time.Minute, "node_sdk.cjs", "DB="+addr, "NS=demo-rtdb-default-rtdb")
 	check(t, steps, nodeWant)
 }
+
+// TestRulesUnitTesting runs @firebase/rules-unit-testing@5.0.2 with
+// database rules.
+func TestRulesUnitTesting(t *testing.T) {
+	e2etest.NeedNode(t)
+	addr, _ := serve(t, "demo-rut", "")
+	steps := runScript(t, 2*time.Minute, "rut.cjs", "DB="+addr)
+	check(t, steps, map[string]string{
+		"own write succeeds":              `true`,
+		"other write fails":               `true`,
+		"validate fails":                  `true`,
+		"anonymous read fails":            `true`,
+		"public write fails":              `true`,
+		"withSecurityRulesDisabled seeds": `"seeded"`,
+		"clearDatabase":                   `[null,null]`,
+	})
+}

@@ -789,3 +789,8 @@ func (b *barrier) wait() {
 func envForFuzz() service.Env {
 	return service.Env{Project: "demo", Now: func() time.Time { return fixedNow }}
 }
+
+func withBucket(env service.Env, b service.Bucket) service.Env {
+	env.Bucket = b
+	return env
+}

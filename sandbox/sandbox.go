@@ -15,7 +15,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +34,7 @@ import (
 )
 
 // DefaultProject is the project id used when Options.Project is empty.
-const DefaultProject = "demo-pyric"
+const DefaultProject = service.DefaultProject
 
 // Options configure a Sandbox.
 type Options struct {
@@ -74,9 +73,6 @@ type Sandbox struct {
 	store *Store
 	def   firestore.DatabaseName
 	mu    sync.Mutex
-
-	authMu    sync.Mutex
-	authSaved []byte // the Auth state last written to the store
 
 	// services in creation order: Firestore, Auth, then Options.Services.
 	services []service.Service
@@ -124,7 +120,6 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		ao.IDs = rand.NewChaCha8(seed)
 	}
-	sb.auth = auth.New(ao)
 	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
 		st, err := OpenStore(opts.DataDir)
@@ -133,6 +128,22 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		sb.store = st
 		fo.Persister = st
+		ao.Bucket = st.Bucket("auth")
+	}
+	legacy, err := sb.takeLegacyAuth()
+	if err != nil {
+		sb.closeStore()
+		return nil, err
+	}
+	if sb.auth, err = auth.Open(ao); err != nil {
+		sb.closeStore()
+		return nil, fmt.Errorf("sandbox: restore auth: %w", err)
+	}
+	if legacy != nil {
+		if err := sb.auth.Restore(legacy); err != nil {
+			sb.closeStore()
+			return nil, fmt.Errorf("sandbox: restore auth from the previous format: %w", err)
+		}
 	}
 	sb.fs = firestore.New(fo)
 	if sb.store != nil {
@@ -147,17 +158,8 @@ func Open(opts Options) (*Sandbox, error) {
 				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
 			}
 		}
-		state, err := sb.store.LoadAuth()
-		if err == nil && state != nil {
-			err = sb.auth.UnmarshalSnapshot(state)
-		}
-		if err != nil {
-			sb.store.Close()
-			return nil, fmt.Errorf("sandbox: restore auth: %w", err)
-		}
-		sb.authSaved = state
 	}
-	sb.services = []service.Service{firestoreService{sb}, authService{sb}}
+	sb.services = []service.Service{firestoreService{sb}, sb.auth}
 	for _, r := range opts.Services {
 		if err := sb.addService(r); err != nil {
 			sb.Close()
@@ -254,32 +256,31 @@ func (sb *Sandbox) Close() error {
 // Firestore returns the Firestore engine (the wire adapters' entry point).
 func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
 
-// Auth returns the Auth engine. Its state is persisted by SaveAuth: the
-// Auth HTTP adapter's mount point calls it after every request, before
-// answering, so acknowledged changes survive a crash.
+// Auth returns the Auth engine (the Auth adapter's entry point). It
+// persists its own changes to its bucket inside every mutation.
 func (sb *Sandbox) Auth() *auth.Engine { return sb.auth }
 
-// SaveAuth writes the Auth engine's state to the store when it changed
-// since the last save (a no-op in memory). Call it after Auth operations
-// and before acknowledging them.
-func (sb *Sandbox) SaveAuth() error {
+// takeLegacyAuth removes the whole-state Auth blob earlier versions kept
+// (bucket "auth", key "state") and returns it, so the engine can restore
+// it record by record.
+func (sb *Sandbox) takeLegacyAuth() ([]byte, error) {
 	if sb.store == nil {
-		return nil
+		return nil, nil
 	}
-	state, err := sb.auth.MarshalSnapshot()
-	if err != nil {
-		return fmt.Errorf("sandbox: save auth: %w", err)
+	state, err := sb.store.LoadAuth()
+	if err != nil || state == nil {
+		return nil, err
 	}
-	sb.authMu.Lock()
-	defer sb.authMu.Unlock()
-	if bytes.Equal(state, sb.authSaved) {
-		return nil
+	if err := sb.store.Bucket("auth").Update(func(tx service.Tx) error { return tx.Delete(authStateKey) }); err != nil {
+		return nil, err
 	}
-	if err := sb.store.SaveAuth(state); err != nil {
-		return err
+	return state, nil
+}
+
+func (sb *Sandbox) closeStore() {
+	if sb.store != nil {
+		sb.store.Close()
 	}
-	sb.authSaved = state
-	return nil
 }
 
 // Events returns the event bus (subscribe, history).
@@ -299,7 +300,8 @@ func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 func (sb *Sandbox) Reset() error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	sb.bus.Emit(event.Event{Kind: event.KindSessionBoundary, Phase: "reset", PriorOpCount: sb.bus.Len()})
+	sb.bus.Emit(event.Event{Kind: event.KindBoundary, Service: "sandbox", Actor: event.Actor{Kind: event.ActorSystem},
+		Boundary: &event.Boundary{Boundary: event.Reset, PriorEvents: sb.bus.Len()}})
 	if err := sb.resetServices(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -177,7 +178,13 @@ func TestDeterministicReplay(t *testing.T) {
 		}
 		var evs bytes.Buffer
 		for _, e := range sb.Events().History() {
-			fmt.Fprintf(&evs, "%s %s %d %s %s %v\n", e.ID, e.Kind, e.At, e.Method, e.Path, e.NextState)
+			if e.Request != nil {
+				r := *e.Request
+				r.DurationMs = 0 // wall-clock time, not sandbox time
+				e.Request = &r
+			}
+			b, _ := json.Marshal(e)
+			evs.Write(append(b, '\n'))
 		}
 		return snap, evs.Bytes()
 	}
@@ -249,7 +256,7 @@ func TestResetEmitsBoundary(t *testing.T) {
 	if err := sb.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	var kinds []string
+	var kinds []event.Kind
 	for len(kinds) < 3 {
 		select {
 		case e := <-sub.Events():
@@ -258,7 +265,7 @@ func TestResetEmitsBoundary(t *testing.T) {
 			t.Fatalf("events: %v", kinds)
 		}
 	}
-	if kinds[2] != event.KindSessionBoundary || sb.Events().Len() != 0 {
+	if kinds[2] != event.KindBoundary || sb.Events().Len() != 0 {
 		t.Errorf("kinds = %v, history len %d", kinds, sb.Events().Len())
 	}
 	if d, _ := sb.Admin().Firestore().GetDocument(bg, "a/b"); d != nil {
@@ -275,7 +282,7 @@ func TestNoRulesDeniesClients(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	h := sb.Events().History()
-	if len(h) != 1 || h[0].Result != "deny" || h[0].Rules.Reason != firestore.NoRulesReason {
+	if len(h) != 1 || h[0].Verdict != event.Deny || h[0].Decision.Reason != firestore.NoRulesReason {
 		t.Errorf("events = %+v", h)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -86,38 +85,6 @@ func (f firestoreService) Restore(state json.RawMessage) error {
 	return nil
 }
 
-// authService puts the Auth engine on the service contract.
-type authService struct{ sb *Sandbox }
-
-func (authService) Name() string { return "auth" }
-
-func (a authService) Reset() error {
-	a.sb.auth.Reset()
-	a.sb.authMu.Lock()
-	a.sb.authSaved = nil
-	a.sb.authMu.Unlock()
-	return nil
-}
-
-func (a authService) Snapshot() (json.RawMessage, error) {
-	return marshalState(a.sb.auth.Snapshot())
-}
-
-func (a authService) Restore(state json.RawMessage) error {
-	var s auth.Snapshot
-	if err := unmarshalState(state, &s); err != nil {
-		return err
-	}
-	// Validate on a scratch engine so a bad state changes nothing.
-	if err := auth.New(auth.Options{}).Restore(s); err != nil {
-		return err
-	}
-	if err := a.sb.auth.Restore(s); err != nil {
-		return err
-	}
-	return a.sb.SaveAuth()
-}
-
 func marshalState(v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -138,4 +105,3 @@ func unmarshalState(state json.RawMessage, v any) error {
 }
 
 var _ service.Service = firestoreService{}
-var _ service.Service = authService{}

@@ -11,6 +11,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 )
 
@@ -193,6 +194,8 @@ func (sb *Sandbox) LoadSnapshot(data []byte) error {
 		}
 		return err
 	}
+	sb.bus.Emit(event.Event{Kind: event.KindBoundary, Service: "sandbox", Actor: event.Actor{Kind: event.ActorSystem},
+		Boundary: &event.Boundary{Boundary: event.Restore, PriorEvents: sb.bus.Len()}})
 	return nil
 }
 

@@ -106,23 +106,8 @@ func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
 	return out, nil
 }
 
-// SaveAuth durably replaces the stored Auth state (auth.Engine's
-// MarshalSnapshot).
-func (s *Store) SaveAuth(state []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(authBucket)
-		if err != nil {
-			return err
-		}
-		return b.Put(authStateKey, state)
-	})
-	if err != nil {
-		return fmt.Errorf("sandbox: save auth: %w", err)
-	}
-	return nil
-}
-
-// LoadAuth returns the stored Auth state, nil when none was saved.
+// LoadAuth returns the whole-state Auth blob versions before the service
+// contract kept, nil when there is none.
 func (s *Store) LoadAuth() ([]byte, error) {
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {

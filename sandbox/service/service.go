@@ -20,6 +20,11 @@ import (
 	"github.com/pyric/pyric/event"
 )
 
+// DefaultProject is the project id a backend serves when none is
+// configured (a demo- project, as the Emulator Suite recommends: it can
+// never reach production).
+const DefaultProject = "demo-pyric"
+
 // Service is an engine owned by a sandbox.
 type Service interface {
 	// Name is the service's stable key: the snapshot's

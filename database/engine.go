@@ -245,13 +245,6 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	return dec.Allowed, &dec, reason
 }
 
-func resultOf(ok bool) string {
-	if ok {
-		return event.ResultAllow
-	}
-	return event.ResultDeny
-}
-
 // canRead decides a read at keys (caller holds ns.mu).
 func (d *Database) canRead(ns *namespace, who identity.Identity, keys []string, method string) error {
 	ok, dec, reason := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root})
@@ -514,7 +507,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	for i, w := range ws {
 		nw, v, err := normalizeWrite(ns.root, w, now)
 		if err != nil {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, event.ResultError, nil, err.Error())
+			d.emitOp(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error())
 			return nil, err
 		}
 		norm[i], vals[i] = nw, v
@@ -522,7 +515,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	if opts.IfHash != nil || opts.IfMatch != "" {
 		cur := getAt(ns.root, norm[0].keys)
 		if (opts.IfHash != nil && Hash(cur) != *opts.IfHash) || (opts.IfMatch != "" && ETag(cur) != opts.IfMatch) {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, event.ResultDeny, nil, "datastale: the value changed since it was read")
+			d.emitOp(ns.name, opts.Method, joinPath(base), who, vDeny, nil, "datastale: the value changed since it was read")
 			return nil, &Stale{Current: cur, ETag: ETag(cur)}
 		}
 	}

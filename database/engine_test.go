@@ -442,7 +442,8 @@ func TestRules(t *testing.T) {
 	// The decision is in an event with its explanation.
 	var found bool
 	for _, e := range bus.History() {
-		if e.Kind == event.KindOperation && e.Result == event.ResultDeny && e.Rules != nil && e.Rules.Engine == "rtdb" {
+		if e.Kind == event.KindRequest && e.Request.Verdict == event.Deny && e.Request.Decision != nil &&
+			e.Request.Decision.Engine == "database" && e.Request.Rule != nil && e.Request.Rule.MatchPath == "/users/$uid" && e.Path == "/users/alice" {
 			found = true
 		}
 	}

@@ -4,73 +4,103 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
+	"github.com/pyric/pyric/rules/sim"
 )
 
-// This file is the only place the engine builds events, so the event
-// schema can change in one place.
+// This file is the only place the engine builds events (the schema is
+// package event's): one request event per decided read, listen or write,
+// one commit event per written location, listener lifecycle events, and
+// mutation events for rules changes, clears and resets.
 
 const serviceName = "database"
 
-// emitOp records a request and its verdict.
-func (d *Database) emitOp(ns, method, path string, who identity.Identity, result string, dec *rtdb.Decision, reason string) {
-	ev := event.Event{
-		Kind: event.KindOperation, Service: serviceName, Method: method, Path: path, Auth: who,
-		Result: result, Origin: originOf(who), Detail: map[string]any{"namespace": ns},
+// evPath is an event's path: the database path in the project's default
+// namespace, "<ns>:<path>" in any other.
+func (d *Database) evPath(ns, path string) string {
+	if ns == DefaultNamespace(d.env.Project) {
+		return path
 	}
-	if reason != "" {
-		ev.Reasons = []string{reason}
-	}
-	if dec != nil {
-		r := &event.Rules{Engine: "rtdb", PathVariableBindings: dec.Bindings, Explanation: dec}
-		if len(dec.Notes) > 0 {
-			r.Reason = dec.Notes[0]
-		}
-		if dec.Deciding >= 0 && dec.Deciding < len(dec.Rules) {
-			rule := dec.Rules[dec.Deciding]
-			r.MatchedPath, r.Operations, r.Line, r.Column, r.Condition = rule.MatchPath, rule.Operations, rule.Line, rule.Column, rule.Condition
-		}
-		ev.Rules = r
-	}
+	return ns + ":" + path
+}
+
+func (d *Database) emit(ev event.Event) {
+	ev.Service = serviceName
 	d.env.Events.Emit(ev)
 }
 
-// emitCommit records what a write changed, path by path.
+// verdict is how a request was decided, for the event.
+type verdict int
+
+const (
+	vAllow verdict = iota
+	vDeny
+	vError
+)
+
+func resultOf(ok bool) verdict {
+	if ok {
+		return vAllow
+	}
+	return vDeny
+}
+
+// emitOp records a request and its verdict with the rules' explanation.
+func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string) {
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
+		Request: &event.Request{}}
+	ev.Who(who)
+	r := ev.Request
+	switch {
+	case v == vError:
+		r.Verdict = event.Error
+		ev.Err = &event.Failure{Code: "invalid_data", Message: reason}
+	case who.IsAdmin() && v == vAllow:
+		r.Verdict, ev.Origin = event.Bypassed, event.OriginAdmin
+	case v == vAllow:
+		r.Verdict = event.Allow
+	default:
+		r.Verdict = event.Deny
+		ev.Err = &event.Failure{Code: "permission_denied", Message: "Permission denied"}
+	}
+	if dec != nil {
+		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
+	} else if reason != "" && v != vError {
+		r.Decision = &event.Decision{Engine: "database", Reason: reason}
+	}
+	d.emit(ev)
+}
+
+// emitCommit records what a write changed, location by location.
 func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change) {
-	paths := make([]any, 0, len(changes))
+	now := d.env.Now()
 	for _, c := range changes {
-		paths = append(paths, map[string]any{"path": joinPath(c.keys), "before": c.old, "after": c.new})
+		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
+			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new)}}
+		ev.Who(who)
+		if who.IsAdmin() {
+			ev.Origin = event.OriginAdmin
+		}
+		d.emit(ev)
 	}
-	path := "/"
-	if len(changes) > 0 {
-		path = joinPath(changes[0].keys)
-	}
-	d.env.Events.Emit(event.Event{
-		Kind: event.KindCommit, Service: serviceName, Method: method, Path: path, Auth: who,
-		Origin: originOf(who), Data: paths, Detail: map[string]any{"namespace": ns},
-	})
 }
 
 // emitListener records a listener's lifecycle and deliveries.
-func (d *Database) emitListener(l *listener, phase, reason string) {
-	d.env.Events.Emit(event.Event{
-		Kind: event.KindListener, Service: serviceName, Path: l.path, Auth: l.conn.who, Phase: phase,
-		ListenerID: l.id, Reason: reason, Origin: event.OriginListener,
-		Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()},
-		Detail: map[string]any{"namespace": l.conn.ns.name},
-	})
-}
-
-// emitMutation records service-level changes (rules, clear, reset).
-func (d *Database) emitMutation(ns, op string, before, after any) {
-	d.env.Events.Emit(event.Event{
-		Kind: event.KindServiceMutation, Service: serviceName, Op: op, Auth: identity.AdminIdentity(),
-		Before: before, After: after, Detail: map[string]any{"namespace": ns},
-	})
-}
-
-func originOf(who identity.Identity) string {
-	if who.IsAdmin() {
-		return event.OriginAdmin
+func (d *Database) emitListener(l *listener, phase event.Phase, reason string) {
+	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener,
+		Listener: &event.Listener{Phase: phase, ListenerID: l.id,
+			Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()}}}
+	ev.Who(l.conn.who)
+	if reason != "" {
+		ev.Err = &event.Failure{Code: "permission_denied", Message: reason}
 	}
-	return event.OriginUser
+	d.emit(ev)
+}
+
+// emitMutation records service-level changes (rules, reset).
+func (d *Database) emitMutation(ns, op string, before, after any) {
+	ev := event.Event{Kind: event.KindMutation, Path: ns, Origin: event.OriginAdmin,
+		Mutation: &event.Mutation{Op: op, Previous: before, Current: after}}
+	ev.Who(identity.AdminIdentity())
+	d.emit(ev)
 }

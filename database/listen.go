@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
 )
@@ -199,7 +200,7 @@ func (c *Conn) Listen(path string, q Query, tag int64) (warnings []string, err e
 	ns.lmu.Lock()
 	ns.listeners[l] = struct{}{}
 	ns.lmu.Unlock()
-	c.d.emitListener(l, "attach", "")
+	c.d.emitListener(l, event.Attach, "")
 	return warnings, nil
 }
 
@@ -224,7 +225,7 @@ func (c *Conn) Unlisten(path string, q Query) error {
 		c.ns.lmu.Lock()
 		delete(c.ns.listeners, l)
 		c.ns.lmu.Unlock()
-		c.d.emitListener(l, "detach", "")
+		c.d.emitListener(l, event.Detach, "")
 	}
 	return nil
 }
@@ -396,7 +397,7 @@ func (d *Database) revokeDenied(ns *namespace, only *Conn) {
 		delete(l.conn.listens, listenKey(l.keys, l.q))
 		l.conn.mu.Unlock()
 		l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Revoked: true, Query: l.q.WireObject()})
-		d.emitListener(l, "errored", "permission_denied: the rules no longer allow this listen")
+		d.emitListener(l, event.Errored, "permission_denied: the rules no longer allow this listen")
 	}
 }
 
@@ -431,7 +432,7 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 			o, n := getAt(old, l.keys), getAt(root, l.keys)
 			if !Equal(o, n) {
 				l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag})
-				d.emitListener(l, "delivery", "")
+				d.emitListener(l, event.Deliver, "")
 			}
 			continue
 		}
@@ -449,7 +450,7 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 				l.conn.enqueue(Push{Path: strings.Join(c.keys, "/"), Data: c.new, Tag: l.tag})
 			}
 		}
-		d.emitListener(l, "delivery", "")
+		d.emitListener(l, event.Deliver, "")
 	}
 }
 
@@ -483,5 +484,5 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []
 		return
 	}
 	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
-	d.emitListener(l, "delivery", "")
+	d.emitListener(l, event.Deliver, "")
 }

@@ -171,3 +171,28 @@ func TestRulesUnitTesting(t *testing.T) {
 		"clearDatabase":                   `[null,null]`,
 	})
 }
+
+// TestBrowser runs the browser build of the JS SDK in headless Chromium,
+// over the browser's WebSocket.
+func TestBrowser(t *testing.T) {
+	e2etest.NeedNode(t)
+	bin := os.Getenv("CHROMIUM")
+	if bin == "" {
+		bin = "/usr/bin/chromium"
+	}
+	for _, need := range []string{bin, filepath.Join(e2etest.JSDir(), "node_modules", "playwright-core"), filepath.Join(e2etest.JSDir(), "node_modules", "esbuild")} {
+		if _, err := os.Stat(need); err != nil {
+			e2etest.Missing(t, "%s is absent (Chromium: apt-get install -y chromium; npm ci in e2e/js)", need)
+		}
+	}
+	addr, _ := serve(t, "demo-browser", rules)
+	steps := runScript(t, 3*time.Minute, "browser.cjs", "DB="+addr, "NS=demo-browser-default-rtdb", "CHROMIUM="+bin, "NODE_MODULES="+filepath.Join(e2etest.JSDir(), "node_modules"))
+	check(t, steps, map[string]string{
+		"set and get":                         `["Alice","number"]`,
+		"onValue sees another client":         `[null,"hi"]`,
+		"query window":                        `["b","c"]`,
+		"contended transactions":              `20`,
+		"denied write":                        `"PERMISSION_DENIED"`,
+		"onDisconnect when the socket closes": `"offline"`,
+	})
+}

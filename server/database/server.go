@@ -11,6 +11,7 @@ import (
 	"log"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/pyric/pyric/database"
@@ -53,6 +54,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if ns := h.namespace(r); !validNamespace(ns) {
+		writeError(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
+		return
+	}
 	switch {
 	case r.URL.Path == "/.ws":
 		h.serveWS(w, r)
@@ -81,6 +86,18 @@ func (h *Handler) namespace(r *http.Request) string {
 		}
 	}
 	return h.opts.Namespace
+}
+
+func validNamespace(ns string) bool {
+	if ns == "" || len(ns) > 128 {
+		return false
+	}
+	for _, c := range ns {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func isIP(host string) bool {

@@ -124,6 +124,7 @@ func TestREST(t *testing.T) {
 		{"bad rules", "PUT", "/.settings/rules.json?ns=other", `{"rules":{".read":"a b"}}`, []string{"Authorization", owner}, 400, ``},
 		{"clear namespace", "DELETE", "/.json?ns=other", ``, []string{"Authorization", owner}, 200, `null`},
 		{"cleared", "GET", "/k.json?ns=other", ``, nil, 200, `null`},
+		{"bad namespace", "GET", "/k.json?ns=a%2Fb", ``, nil, 400, `{"error":"invalid namespace \"a/b\": use 1 to 128 letters, digits, '-' or '_'"}`},
 		{"post", "POST", "/public/list.json", `{"v":1}`, nil, 200, ``},
 	}
 	for _, s := range steps {

@@ -4,8 +4,8 @@
 // step prints one JSON line {"step", "ok", "got"|"error"}; the Go test
 // checks them.
 //
-// Env: DB (host:port), NS, CHROMIUM (default /usr/bin/chromium), DEBUG=1
-// for SDK debug logs.
+// Env: DB (host:port), NS, CHROMIUM (default /usr/bin/chromium),
+// LONG_POLLING=1 to force the /.lp transport, DEBUG=1 for SDK debug logs.
 'use strict';
 const { build } = require('esbuild');
 const { chromium } = require('playwright-core');
@@ -49,7 +49,7 @@ async function main() {
     p.on('pageerror', e => console.error('[pageerror]', e.message));
     await p.goto(pageURL);
     await p.waitForFunction(() => window.fb !== undefined);
-    const steps = await p.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1' });
+    const steps = await p.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1', longPolling: process.env.LONG_POLLING === '1' });
     for (const s of steps) { console.log(JSON.stringify(s)); if (!s.ok) failed = true; }
   } catch (e) {
     console.log(JSON.stringify({ step: 'driver', ok: false, error: String(e && e.stack || e) }));
@@ -65,7 +65,7 @@ main();
 
 
 // scenario runs in the page. It returns the step results.
-async function scenario({ host, port, ns, debug }) {
+async function scenario({ host, port, ns, debug, longPolling }) {
   const fb = window.fb;
   const out = [];
   const withTimeout = (p, ms = 10000) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout ${ms}ms`)), ms))]);
@@ -74,6 +74,7 @@ async function scenario({ host, port, ns, debug }) {
     catch (e) { out.push({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }); }
   };
   if (debug) fb.enableLogging(true);
+  if (longPolling) fb.forceLongPolling();
   const sleep = ms => new Promise(r => setTimeout(r, ms));
   const until = async (pred, ms = 8000) => { const end = Date.now() + ms; while (!pred()) { if (Date.now() > end) throw new Error('condition not reached'); await sleep(5); } };
   const mk = (name, token) => {

@@ -10,12 +10,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,10 +49,18 @@ func serve(t testing.TB, project, rules string) (string, *database.Database) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.NewHandler(db, server.Options{}))
+	h := server.NewHandler(db, server.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requested.Store(r.Host+r.URL.Path, true)
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://"), db
 }
+
+// requested records host+path of every request served (the browser tests
+// check which transport the SDK used).
+var requested sync.Map
 
 type step struct {
 	Step  string          `json:"step"`
@@ -174,7 +184,13 @@ func TestRulesUnitTesting(t *testing.T) {
 
 // TestBrowser runs the browser build of the JS SDK in headless Chromium,
 // over the browser's WebSocket.
-func TestBrowser(t *testing.T) {
+func TestBrowser(t *testing.T) { browser(t, false) }
+
+// TestBrowserLongPolling is the same over the long-polling transport
+// (forceLongPolling: JSONP scripts in a hidden iframe).
+func TestBrowserLongPolling(t *testing.T) { browser(t, true) }
+
+func browser(t *testing.T, longPolling bool) {
 	e2etest.NeedNode(t)
 	bin := os.Getenv("CHROMIUM")
 	if bin == "" {
@@ -186,7 +202,21 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	addr, _ := serve(t, "demo-browser", rules)
-	steps := runScript(t, 3*time.Minute, "browser.cjs", "DB="+addr, "NS=demo-browser-default-rtdb", "CHROMIUM="+bin, "NODE_MODULES="+filepath.Join(e2etest.JSDir(), "node_modules"))
+	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin, "NODE_MODULES=" + filepath.Join(e2etest.JSDir(), "node_modules")}
+	if longPolling {
+		env = append(env, "LONG_POLLING=1")
+	}
+	steps := runScript(t, 3*time.Minute, "browser.cjs", env...)
+	want := "/.ws"
+	if longPolling {
+		want = "/.lp"
+	}
+	if _, ok := requested.Load(addr + want); !ok {
+		t.Errorf("the SDK never requested %s", want)
+	}
+	if _, ok := requested.Load(addr + "/.ws"); ok && longPolling {
+		t.Errorf("the SDK used the websocket despite forceLongPolling")
+	}
 	check(t, steps, map[string]string{
 		"set and get":                         `["Alice","number"]`,
 		"onValue sees another client":         `[null,"hi"]`,

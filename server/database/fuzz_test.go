@@ -1,10 +1,20 @@
 package database
 
 import (
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
+
+func newFuzzDB() (*database.Database, error) {
+	return database.New(service.Env{Project: "fuzz"}, database.Options{Rules: `{"rules":{".read":true,".write":true}}`})
+}
 
 // FuzzFrames feeds arbitrary frame sequences to the assembler and the
 // message decoder: no panic, bounded buffering, and split messages
@@ -54,6 +64,34 @@ func FuzzFrames(f *testing.F) {
 		}
 		if len(frames) > 1 && got != msg {
 			t.Fatalf("reassembled %d bytes, want %d", len(got), len(msg))
+		}
+	})
+}
+
+// FuzzLongPollSegments feeds arbitrary long-poll query strings to a
+// session's segment reassembly: an error or handled messages, never a
+// panic.
+func FuzzLongPollSegments(f *testing.F) {
+	f.Add("seg0=0&ts0=1&d0=eyJ0IjoiZCIsImQiOnsiciI6MSwiYSI6InMiLCJiIjp7fX19")
+	f.Add("seg0=0&ts0=2&d0=eyJ0&seg1=1&ts1=2&d1=IjoiYyJ9")
+	f.Add("seg0=5&ts0=1&d0=...")
+	f.Add("seg0=-1&ts0=0&d0=")
+	db, err := newFuzzDB()
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := NewHandler(db, Options{})
+	f.Fuzz(func(t *testing.T, raw string) {
+		if _, err := url.ParseQuery(raw); err != nil {
+			return
+		}
+		s := &lpSession{session: &session{h: h, conn: db.Connect("fuzz", identity.Anonymous())}, segs: map[int]lpSeg{},
+			sessions: &h.lp, release: make(chan struct{})}
+		defer s.conn.Close()
+		r := &http.Request{Method: "GET", URL: &url.URL{Path: "/.lp", RawQuery: raw}}
+		_ = s.ingest(r)
+		if len(s.segs) > 10000 {
+			t.Fatalf("%d segments buffered", len(s.segs))
 		}
 	})
 }

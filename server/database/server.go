@@ -29,6 +29,7 @@ type Options struct {
 type Handler struct {
 	db   *database.Database
 	opts Options
+	lp   lpSessions
 }
 
 // NewHandler returns the handler for db.
@@ -61,6 +62,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/.ws":
 		h.serveWS(w, r)
+	case r.URL.Path == "/.lp":
+		h.serveLP(w, r)
 	case r.URL.Path == "/.settings/rules.json" || r.URL.Path == "/.settings/rules":
 		h.serveRules(w, r)
 	case strings.HasSuffix(r.URL.Path, ".json"):

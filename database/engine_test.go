@@ -605,6 +605,10 @@ func TestListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("update", `m public/items {"a/n":6,"c":{"n":0}} t0`)
+	if err := d.Update(admin, ns, "public", map[string]any{"items/a/n": 7, "items/b/n": 8}, ""); err != nil {
+		t.Fatal(err)
+	}
+	want("update above the listener", `m public/items {"a/n":7,"b/n":8} t0`)
 	set(t, d, admin, "public", `{"items":{"z":1}}`)
 	want("ancestor write", `d public/items {"z":1} t0`)
 

@@ -439,12 +439,18 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 		if len(items) == 0 {
 			continue
 		}
-		if merge && len(items) > 1 && isPrefix(l.keys, base) {
+		if merge && len(items) > 1 {
+			// One merge, so the client sees the update as one change: at
+			// the update's path, or at the listener's when it is deeper.
+			at := base
+			if len(l.keys) > len(base) {
+				at = l.keys
+			}
 			m := make(map[string]any, len(items))
 			for _, c := range items {
-				m[strings.Join(c.keys[len(base):], "/")] = c.new
+				m[strings.Join(c.keys[len(at):], "/")] = c.new
 			}
-			l.conn.enqueue(Push{Path: strings.Join(base, "/"), Data: m, Merge: true, Tag: l.tag})
+			l.conn.enqueue(Push{Path: strings.Join(at, "/"), Data: m, Merge: true, Tag: l.tag})
 		} else {
 			for _, c := range items {
 				l.conn.enqueue(Push{Path: strings.Join(c.keys, "/"), Data: c.new, Tag: l.tag})

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
@@ -45,6 +46,8 @@ type Options struct {
 	Listeners map[string]net.Listener
 	// Firestore configures the Firestore endpoint.
 	Firestore FirestoreOptions
+	// AI configures the AI Logic engine (scripts, API keys, forwarding).
+	AI ai.Options
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -80,7 +83,7 @@ func Start(opts Options) (*Backend, error) {
 	sb := opts.Use
 	if sb == nil {
 		so := opts.Sandbox
-		so.Services = append(builtinServices(), so.Services...)
+		so.Services = append(Services(&opts), so.Services...)
 		var err error
 		if sb, err = sandbox.Open(so); err != nil {
 			return nil, err
@@ -96,6 +99,9 @@ func Start(opts Options) (*Backend, error) {
 		port, set := opts.Ports[spec.name]
 		if port == Disabled {
 			continue
+		}
+		if spec.registration != nil && sb.Service(spec.name) == nil {
+			continue // a sandbox given in Options.Use without this service
 		}
 		if !set {
 			port = 0
@@ -126,13 +132,14 @@ func Start(opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// builtinServices are the sandbox registrations of the services beyond
-// Firestore and Auth (which every sandbox holds).
-func builtinServices() []service.Registration {
+// Services are the sandbox registrations of the services beyond Firestore
+// and Auth (which every sandbox holds), configured from opts: a sandbox
+// given in Options.Use is opened with them.
+func Services(opts *Options) []service.Registration {
 	var out []service.Registration
 	for _, e := range endpoints {
 		if e.registration != nil {
-			out = append(out, *e.registration)
+			out = append(out, e.registration(opts))
 		}
 	}
 	return out
@@ -167,14 +174,21 @@ type Endpoint struct {
 	Service string // the service name (the --json key)
 	Addr    string
 	What    string   // what the port speaks, for the banner
-	EnvVars []string // the environment variables clients set to Addr
+	EnvVars []string // the environment variables clients set to Value
+	// Value is what clients are given: Addr, or http://Addr for services
+	// whose clients take a base URL.
+	Value string
 }
 
 // Endpoints lists the running endpoints in a stable order.
 func (b *Backend) Endpoints() []Endpoint {
 	out := make([]Endpoint, 0, len(b.endpoints))
 	for _, r := range b.endpoints {
-		out = append(out, Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what, EnvVars: r.spec.envVars})
+		e := Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what, EnvVars: r.spec.envVars, Value: r.addr}
+		if r.spec.url {
+			e.Value = "http://" + r.addr
+		}
+		out = append(out, e)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -59,6 +60,22 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("anonymous sign-up: %d", resp.StatusCode)
+	}
+	// AI Logic: a Gemini-shaped generateContent answered offline.
+	resp, err = http.Post("http://"+b.Addr(backend.AI)+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json",
+		strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"candidates"`) {
+		t.Fatalf("generateContent: %d %s", resp.StatusCode, body)
+	}
+	for _, e := range b.Endpoints() {
+		if e.Service == backend.AI && e.Value != "http://"+e.Addr {
+			t.Errorf("AI endpoint value %q, want a base URL", e.Value)
+		}
 	}
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)

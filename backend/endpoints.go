@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/pyric/pyric/ai"
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
+	aiserver "github.com/pyric/pyric/server/ai"
 	authserver "github.com/pyric/pyric/server/auth"
 	fsserver "github.com/pyric/pyric/server/firestore"
 )
@@ -15,6 +18,7 @@ import (
 const (
 	Firestore = "firestore"
 	Auth      = "auth"
+	AI        = "ai"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -23,9 +27,10 @@ type endpoint struct {
 	defaultPort int // the Emulator Suite's port, used by `pyric serve`
 	what        string
 	envVars     []string
+	url         bool // clients take the address as a base URL (http://host:port)
 	// registration adds the service to the sandbox; nil for the services
 	// every sandbox holds (Firestore, Auth).
-	registration *service.Registration
+	registration func(opts *Options) service.Registration
 	start        func(b *Backend, opts *Options, l net.Listener) (*running, error)
 }
 
@@ -33,13 +38,22 @@ type endpoint struct {
 var endpoints = []*endpoint{
 	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", envVars: []string{"FIRESTORE_EMULATOR_HOST"}, start: startFirestore},
 	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", envVars: []string{"FIREBASE_AUTH_EMULATOR_HOST"}, start: startAuth},
+	{name: AI, defaultPort: 9988, what: "Gemini REST (AI Logic)", envVars: []string{"PYRIC_AI_BASE_URL"}, url: true,
+		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 }
 
-// DefaultPorts are the Emulator Suite's ports, by service.
-func DefaultPorts() map[string]int {
-	out := map[string]int{}
-	for _, e := range endpoints {
-		out[e.name] = e.defaultPort
+// Spec describes a service the backend can serve.
+type Spec struct {
+	Service     string // the service name: the --json key, --<name>-port
+	DefaultPort int    // the Emulator Suite's port for it
+	What        string
+}
+
+// Catalog lists every service the backend serves, in banner order.
+func Catalog() []Spec {
+	out := make([]Spec, len(endpoints))
+	for i, e := range endpoints {
+		out[i] = Spec{Service: e.name, DefaultPort: e.defaultPort, What: e.what}
 	}
 	return out
 }
@@ -91,6 +105,18 @@ func (b *Backend) Firestore() *FirestoreEndpoint {
 func startAuth(b *Backend, opts *Options, l net.Listener) (*running, error) {
 	h := authserver.New(b.Sandbox.Auth(), authserver.Options{DefaultProject: b.Project})
 	return &running{port: server.NewPort(l, nil, h), state: h}, nil
+}
+
+func startAI(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*ai.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(AI)
+	}
+	return &running{port: server.NewPort(l, nil, aiserver.NewHandler(eng, aiserver.Options{DefaultProject: b.Project})), state: eng}, nil
+}
+
+func errNotInSandbox(name string) error {
+	return fmt.Errorf("the sandbox has no %s service (a sandbox given in Options.Use must be opened with backend.Services)", name)
 }
 
 func (b *Backend) state(name string) any {

@@ -29,11 +29,10 @@ func init() {
 type serveOptions struct {
 	host           string
 	project        string
-	firestorePort  int
-	authPort       int
-	rulesPath      string // the rules file to load and watch (it may not exist yet)
-	dataDir        string // "" when in memory
-	indexesPath    string // "" without --enforce-indexes
+	ports          map[string]int // by service name; 0 picks a free port
+	rulesPath      string         // the rules file to load and watch (it may not exist yet)
+	dataDir        string         // "" when in memory
+	indexesPath    string         // "" without --enforce-indexes
 	enforceIndexes bool
 	json           bool
 }
@@ -62,13 +61,16 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	}
 	host := fs.String("host", "", "interface to listen on (default firebase.json's, else 127.0.0.1)")
 	project := fs.String("project", "", "default project id (default .firebaserc's, else $GCLOUD_PROJECT, else demo-pyric)")
-	fsPort := fs.Int("firestore-port", -1, "Firestore port, 0 picks a free one (default firebase.json's, else 8080)")
-	authPort := fs.Int("auth-port", -1, "Auth port, 0 picks a free one (default firebase.json's, else 9099)")
+	portFlags := map[string]*int{}
+	for _, s := range backend.Catalog() {
+		portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
+			fmt.Sprintf("%s port, 0 picks a free one (default firebase.json's emulators.%s.port, else %d)", displayName(s.Service), s.Service, s.DefaultPort))
+	}
 	rules := fs.String("rules", "", "firestore.rules path (default firebase.json's firestore.rules, else ./firestore.rules)")
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
-	jsonOut := fs.Bool("json", false, `print one JSON line {"project","firestore","auth"} on stdout once every port accepts connections`)
+	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return nil, false
@@ -86,7 +88,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if cfg.Dir != "" {
 		base = cfg.Dir
 	}
-	o := &serveOptions{host: *host, project: *project, firestorePort: *fsPort, authPort: *authPort,
+	o := &serveOptions{host: *host, project: *project, ports: map[string]int{},
 		enforceIndexes: *enforce, json: *jsonOut}
 	if o.host == "" {
 		o.host = firstNonEmpty(cfg.FirestoreHost, "127.0.0.1")
@@ -94,16 +96,14 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if o.project == "" {
 		o.project = firstNonEmpty(cfg.ID, getenv("GCLOUD_PROJECT"), sandbox.DefaultProject)
 	}
-	if o.firestorePort < 0 {
-		o.firestorePort = 8080
-		if cfg.FirestorePort > 0 {
-			o.firestorePort = cfg.FirestorePort
-		}
-	}
-	if o.authPort < 0 {
-		o.authPort = 9099
-		if cfg.AuthPort > 0 {
-			o.authPort = cfg.AuthPort
+	for _, s := range backend.Catalog() {
+		switch p := *portFlags[s.Service]; {
+		case p >= 0:
+			o.ports[s.Service] = p
+		case cfg.Ports[s.Service] > 0:
+			o.ports[s.Service] = cfg.Ports[s.Service]
+		default:
+			o.ports[s.Service] = s.DefaultPort
 		}
 	}
 	switch {
@@ -164,7 +164,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	b, err := backend.Start(backend.Options{
 		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
 		Host:      o.host,
-		Ports:     map[string]int{backend.Firestore: o.firestorePort, backend.Auth: o.authPort},
+		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 	})
 	var le *backend.ListenError
@@ -222,7 +222,7 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesW
 	for _, e := range b.Endpoints() {
 		env := ""
 		for _, v := range e.EnvVars {
-			env += " " + v + "=" + e.Addr
+			env += " " + v + "=" + e.Value
 		}
 		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
 	}

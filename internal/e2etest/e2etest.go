@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/backend"
 )
 
 // Root returns the repository root.
@@ -32,6 +34,17 @@ func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
 // Required reports whether end-to-end dependencies must be present
 // (PYRIC_E2E_REQUIRED=1, as in CI).
 func Required() bool { return os.Getenv("PYRIC_E2E_REQUIRED") == "1" }
+
+// FreePortFlags are the `pyric serve` flags giving every service a free
+// port ("--firestore-port", "0", "--auth-port", "0", ...), so parallel
+// tests never contend for the Emulator Suite's fixed ports.
+func FreePortFlags() []string {
+	var out []string
+	for _, s := range backend.Catalog() {
+		out = append(out, "--"+s.Service+"-port", "0")
+	}
+	return out
+}
 
 // Missing is the one way a test reacts to an absent dependency (the
 // official emulator, Java, the go command, Node, Chromium): it skips with
@@ -132,7 +145,7 @@ func (s *Serve) Stderr() string { return s.stderr.String() }
 func StartServe(t testing.TB, dir string, args ...string) *Serve {
 	t.Helper()
 	bin := Pyric(t)
-	all := append([]string{"serve", "--json", "--firestore-port", "0", "--auth-port", "0"}, args...)
+	all := append(append([]string{"serve", "--json"}, FreePortFlags()...), args...)
 	cmd := exec.Command(bin, all...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GCLOUD_PROJECT=")

@@ -489,7 +489,8 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 		parent := w.keys[:n-1]
 		return write{keys: parent}, setPriority(getAt(root, parent), p), nil
 	}
-	v, err := Normalize(w.raw, old, now)
+	// Production's 32-level limit counts the path and the value together.
+	v, err := normalize(w.raw, old, now, len(w.keys))
 	return w, v, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,6 +188,13 @@ func TestDataModel(t *testing.T) {
 	}
 	if _, err := d.Set(admin, ns, string(long), 1.0, database.WriteOptions{}); !errors.Is(err, database.ErrInvalidPath) {
 		t.Errorf("long key: %v", err)
+	}
+	deep := strings.Repeat("x/", 30) + "y"
+	if _, err := d.Set(admin, ns, deep, map[string]any{"z": 1.0}, database.WriteOptions{}); err != nil {
+		t.Errorf("32 levels: %v", err)
+	}
+	if _, err := d.Set(admin, ns, deep, map[string]any{"z": map[string]any{"w": 1.0}}, database.WriteOptions{}); !errors.Is(err, database.ErrInvalidData) {
+		t.Errorf("33 levels: %v", err)
 	}
 	if err := d.Update(admin, ns, "", map[string]any{"a": 1, "a/b": 2}, ""); !errors.Is(err, database.ErrInvalidData) {
 		t.Errorf("overlapping update: %v", err)

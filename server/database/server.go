@@ -1,7 +1,8 @@
 // Package database is the Realtime Database wire: one http.Handler serving
 // the REST API (/<path>.json with queries, ETags, streaming), the SDKs'
-// websocket protocol v5 (/.ws?v=5&ns=) and the emulator's extras
-// (/.settings/rules.json). It only decodes requests into calls on a
+// websocket protocol v5 (/.ws?v=5&ns=), its long-polling fallback (/.lp)
+// and the emulator's extras (/.settings/rules.json; DELETE /.json as owner
+// clears a namespace). It only decodes requests into calls on a
 // database.Database or database.Conn and encodes what comes back.
 package database
 

@@ -93,6 +93,16 @@ func TestAdminSDK(t *testing.T) {
 	if err != nil || changed {
 		t.Fatalf("GetIfChanged same: %v %v", changed, err)
 	}
+	if err := c.NewRef("public/scores/a/score").Set(ctx, 31); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _, err := c.NewRef("public/scores/a/score").GetIfChanged(ctx, "other", &n); err != nil || !changed || n != 31 {
+		t.Fatalf("GetIfChanged other etag: %v %d %v", changed, n, err)
+	}
+	nodes, err = c.NewRef("public/scores").OrderByChild("score").EqualTo(20).GetOrdered(ctx)
+	if err != nil || len(nodes) != 1 || nodes[0].Key() != "c" {
+		t.Fatalf("equalTo %v %v", keysOf(nodes), err)
+	}
 	ok, err := c.NewRef("public/scores/a/score").SetIfUnchanged(ctx, "stale", 1)
 	if err != nil || ok {
 		t.Fatalf("SetIfUnchanged stale: %v %v", ok, err)

@@ -164,6 +164,41 @@ async function main() {
     const k = []; s.forEach(c => { k.push([c.key, c.priority]); });
     return [k, s.exportVal().a];
   });
+  await step('onChildMoved on a plain ref follows priority', async () => {
+    await set(ref(alice, 'public/pm'), { a: 1, b: 2, c: 3 });
+    const ev = [];
+    const r = ref(alice, 'public/pm');
+    const u = onChildMoved(r, (s, prev) => ev.push([s.key, prev]));
+    const u2 = onChildAdded(r, () => {});
+    await sleep(50);
+    await rtdb.setPriority(ref(bob, 'public/pm/a'), 10);
+    await until(() => ev.length === 1);
+    u(); u2();
+    return ev;
+  });
+  await step('query onValue fires only when the window changes', async () => {
+    const seen = [];
+    const q = query(ref(alice, 'public/win'), orderByKey(), limitToFirst(2));
+    await set(ref(alice, 'public/win'), { a: 1, b: 2, c: 3 });
+    const u = onValue(q, s => seen.push(Object.keys(s.val() || {}).join(',')));
+    await until(() => seen.length === 1);
+    await set(ref(bob, 'public/win/c'), 30); // outside the window
+    await set(ref(bob, 'public/win/0'), 0); // displaces b
+    await until(() => seen.length === 2);
+    u();
+    return seen;
+  });
+  await step('onlyOnce', async () => {
+    let n = 0;
+    onValue(ref(alice, 'public/once'), () => { n++; }, { onlyOnce: true });
+    await sleep(100);
+    await set(ref(bob, 'public/once'), 1);
+    await sleep(100);
+    return n;
+  });
+  await step('validate through a transaction', async () => {
+    try { await runTransaction(ref(alice, 'counter'), () => 'not a number'); return 'allowed'; } catch (e) { return e.message; }
+  });
   await step('transaction', async () => {
     const r = await runTransaction(ref(alice, 'public/tx'), v => (v || 0) + 1);
     return [r.committed, r.snapshot.val()];

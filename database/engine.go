@@ -557,8 +557,8 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	old := ns.root
 	ns.root = root
 	ns.maintainIndexes(old, root, changes)
-	d.notify(ns, old, root, base, changes, merge)
 	d.emitCommit(ns.name, opts.Method, who, changes)
+	d.notify(ns, old, root, base, changes, merge)
 	return changes, nil
 }
 

@@ -807,3 +807,43 @@ func withBucket(env service.Env, b service.Bucket) service.Env {
 	env.Bucket = b
 	return env
 }
+
+func TestEvents(t *testing.T) {
+	d, bus := newDB(t, rules, nil)
+	c := d.Connect(ns, alice)
+	defer c.Close()
+	if _, err := c.Listen("public/e", database.Query{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put("public/e", map[string]any{"a": 1.0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Put("users/bob", 1.0, nil)
+	var got []string
+	for _, e := range bus.History() {
+		s := string(e.Kind) + " " + e.Method + " " + e.Path
+		switch {
+		case e.Request != nil:
+			s += " " + string(e.Request.Verdict)
+		case e.Listener != nil:
+			s += " " + string(e.Listener.Phase)
+		case e.Commit != nil:
+			s += " " + jsonOf(e.Commit.Before) + "→" + jsonOf(e.Commit.After)
+		}
+		if e.Identity.UID != "alice" || e.Service != "database" {
+			t.Errorf("event %s: identity %v service %q", s, e.Identity, e.Service)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"request listen /public/e allow",
+		"listener  /public/e attach",
+		"request set /public/e allow",
+		`commit set /public/e null→{"a":1}`,
+		"listener  /public/e deliver",
+		"request set /users/bob deny",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -3,6 +3,8 @@ package database
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -107,7 +109,7 @@ func compileRules(name, src string) (*rtdb.Ruleset, error) {
 		for _, dg := range diags {
 			msgs = append(msgs, dg.String())
 		}
-		return nil, errorf(ErrInvalidData, "invalid rules: %s", strings.Join(msgs, "; "))
+		return nil, errorf(ErrInvalidData, "invalid rules in %s: %s", name, strings.Join(msgs, "; "))
 	}
 	return rs, nil
 }
@@ -116,7 +118,10 @@ func compileRules(name, src string) (*rtdb.Ruleset, error) {
 // of its own (hot reload of database.rules.json). Empty source means no
 // rules: deny all but admin.
 func (d *Database) SetDefaultRules(src string) error {
-	rs, err := compileRules(d.opts.RulesName, src)
+	d.mu.Lock()
+	name := d.opts.RulesName
+	d.mu.Unlock()
+	rs, err := compileRules(name, src)
 	if err != nil {
 		return err
 	}
@@ -616,4 +621,19 @@ func DecodeJSON(b []byte) (any, error) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
 	return v, nil
+}
+
+// LoadRulesFile reads a database.rules.json and makes it the rules of
+// every namespace without rules of its own (serve's --database-rules and
+// its hot reload). A file that does not compile leaves the rules in force
+// and returns the diagnostics.
+func (d *Database) LoadRulesFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("database rules: %w", err)
+	}
+	d.mu.Lock()
+	d.opts.RulesName = filepath.Base(path)
+	d.mu.Unlock()
+	return d.SetDefaultRules(string(b))
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -845,5 +846,26 @@ func TestEvents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestLoadRulesFile(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	p := t.TempDir() + "/database.rules.json"
+	if err := os.WriteFile(p, []byte(`{"rules":{".read":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.LoadRulesFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatalf("rules from file: %v", err)
+	}
+	os.WriteFile(p, []byte(`{"rules":{".read":"nope("}}`), 0o644)
+	if err := d.LoadRulesFile(p); err == nil || !strings.Contains(err.Error(), "database.rules.json") {
+		t.Fatalf("bad file: %v", err)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatalf("a bad reload replaced the rules: %v", err)
 	}
 }

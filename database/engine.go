@@ -59,6 +59,8 @@ type namespace struct {
 
 	listeners map[*listener]struct{} // guarded by mu (write) / registration under mu
 	lmu       sync.Mutex
+
+	cov coverage
 }
 
 // New creates a Database, restoring what env.Bucket holds.
@@ -138,6 +140,7 @@ func (d *Database) SetDefaultRules(src string) error {
 		ns.mu.Lock()
 		if !ns.custom {
 			ns.rules, ns.rulesSrc = rs, src
+			ns.cov.reset()
 		}
 		d.revokeDenied(ns, nil)
 		ns.mu.Unlock()
@@ -173,6 +176,7 @@ func (d *Database) SetRules(name, src string) error {
 	}
 	before := ns.rulesSrc
 	ns.rules, ns.rulesSrc, ns.custom = rs, src, true
+	ns.cov.reset()
 	d.emitMutation(name, "rules_set", before, src)
 	d.revokeDenied(ns, nil)
 	return nil
@@ -236,6 +240,7 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	if err != nil {
 		return false, nil, err.Error()
 	}
+	ns.cov.record(&dec)
 	if !dec.Allowed {
 		// Re-decide with sub-expression traces for the explanation.
 		req.Trace = true

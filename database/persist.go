@@ -260,6 +260,7 @@ func (d *Database) clearRules(name string) {
 	d.mu.Lock()
 	ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
 	d.mu.Unlock()
+	ns.cov.reset()
 }
 
 // Reset wipes every namespace in memory (the sandbox clears the bucket);
@@ -288,6 +289,7 @@ func (d *Database) Reset() error {
 		d.mu.Lock()
 		ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
 		d.mu.Unlock()
+		ns.cov.reset()
 		d.notify(ns, old, nil, nil, []change{{keys: nil, old: old, new: nil}}, false)
 		ns.mu.Unlock()
 	}

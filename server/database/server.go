@@ -67,6 +67,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveLP(w, r)
 	case r.URL.Path == "/.settings/rules.json" || r.URL.Path == "/.settings/rules":
 		h.serveRules(w, r)
+	case r.URL.Path == "/.inspect/coverage":
+		b, _ := json.Marshal(h.db.Coverage(h.namespace(r)))
+		writeJSONBody(w, http.StatusOK, b)
 	case strings.HasSuffix(r.URL.Path, ".json"):
 		h.serveREST(w, r)
 	default:

@@ -133,6 +133,26 @@ func TestREST(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", s.name, r.status, r.body, s.status, s.want)
 		}
 	}
+	cov := do(t, srv, "GET", "/.inspect/coverage?ns=demo-default-rtdb", "")
+	var c struct {
+		Namespace string
+		Rules     []struct {
+			MatchPath, Kind              string
+			Evaluations, Allowed, Denied int
+		}
+	}
+	if err := json.Unmarshal([]byte(cov.body), &c); err != nil || c.Namespace != "demo-default-rtdb" {
+		t.Fatalf("coverage %s", cov.body)
+	}
+	found := false
+	for _, r := range c.Rules {
+		if r.MatchPath == "/users/$uid" && r.Kind == ".write" && r.Allowed >= 1 && r.Denied >= 1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("coverage lacks /users/$uid .write allowed and denied: %s", cov.body)
+	}
 	r := do(t, srv, "GET", "/public/list.json?shallow=true", "")
 	var m map[string]bool
 	json.Unmarshal([]byte(r.body), &m)

@@ -43,6 +43,10 @@ type lpSession struct {
 	*session
 	id, pw, cb string
 
+	// inMu orders message handling: segments complete messages in
+	// segment order, and two requests' messages must also be handled in
+	// that order (an unlisten followed by a listen, say).
+	inMu     sync.Mutex
 	mu       sync.Mutex
 	nextSeg  int
 	segs     map[int]lpSeg
@@ -175,6 +179,8 @@ func decodeLPSegment(s string) ([]byte, error) {
 // ingest takes the segments of one request and handles every message they
 // complete, in segment order.
 func (s *lpSession) ingest(r *http.Request) error {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
 	q := r.URL.Query()
 	var msgs []string
 	s.mu.Lock()

@@ -259,6 +259,11 @@ func TestServeRulesHotReloadKeepsLastGood(t *testing.T) {
 	}
 }
 
+// rulesAt is the default rules files in dir, Firestore's being fs.
+func rulesAt(dir, fs string) map[string]string {
+	return map[string]string{"firestore": filepath.Join(dir, fs), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")}
+}
+
 // ports is every service's default port with some overridden.
 func ports(over map[string]int) map[string]int {
 	out := map[string]int{}
@@ -287,9 +292,9 @@ func TestParseServeDefaults(t *testing.T) {
 		want serveOptions
 	}{
 		{"firebase.json and .firebaserc from a subdirectory", sub, nil, serveOptions{host: "127.0.0.1", project: "from-rc",
-			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPath: filepath.Join(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
+			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPaths: rulesAt(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
 		{"flags win", sub, []string{"--project", "p", "--firestore-port", "0", "--auth-port", "7", "--rules", "x.rules", "--in-memory", "--host", "0.0.0.0", "--json", "--enforce-indexes"},
-			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPath: filepath.Join(sub, "x.rules"),
+			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPaths: map[string]string{"firestore": filepath.Join(sub, "x.rules"), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")},
 				indexesPath: filepath.Join(dir, "ix.json"), enforceIndexes: true, json: true}},
 		{"no configuration: GCLOUD_PROJECT, emulator ports", t.TempDir(), []string{"--data-dir", "/tmp/d"}, serveOptions{host: "127.0.0.1",
 			project: "from-env", ports: ports(nil), dataDir: "/tmp/d"}},
@@ -301,8 +306,8 @@ func TestParseServeDefaults(t *testing.T) {
 				t.Fatalf("parse failed: %s", errb.String())
 			}
 			want := tc.want
-			if want.rulesPath == "" {
-				want.rulesPath = filepath.Join(tc.cwd, "firestore.rules")
+			if want.rulesPaths == nil {
+				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
 			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)

@@ -869,3 +869,26 @@ func TestLoadRulesFile(t *testing.T) {
 		t.Fatalf("a bad reload replaced the rules: %v", err)
 	}
 }
+
+func TestBaseRules(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	br := d.BaseRules()
+	if _, _, loaded := br.Base(); loaded {
+		t.Fatal("rules loaded without any")
+	}
+	if _, err := br.Set("database.rules.json", `{"rules":{".read":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	if diags, err := br.Set("database.rules.json", `{"rules":{".read":"("}}`); err == nil || len(diags) == 0 {
+		t.Fatalf("bad rules accepted: %v %v", diags, err)
+	}
+	if name, text, loaded := br.Base(); !loaded || name != "database.rules.json" || text != `{"rules":{".read":true}}` {
+		t.Fatalf("base %q %q %v", name, text, loaded)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if database.Registration(database.Options{}).Name != "database" {
+		t.Fatal("registration name")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
@@ -31,6 +32,9 @@ type Handler struct {
 	db   *database.Database
 	opts Options
 	lp   lpSessions
+
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
 }
 
 // NewHandler returns the handler for db.
@@ -38,7 +42,23 @@ func NewHandler(db *database.Database, opts Options) *Handler {
 	if opts.Namespace == "" {
 		opts.Namespace = database.DefaultNamespace(db.Project())
 	}
-	return &Handler{db: db, opts: opts}
+	return &Handler{db: db, opts: opts, done: make(chan struct{})}
+}
+
+// Close ends every websocket and long-poll session (their onDisconnect
+// operations run), for a server shutting down: http.Server.Shutdown does
+// not wait for hijacked connections. Requests after Close are refused.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() { close(h.done) })
+	h.lp.mu.Lock()
+	var ss []*lpSession
+	for _, s := range h.lp.m {
+		ss = append(ss, s)
+	}
+	h.lp.mu.Unlock()
+	for _, s := range ss {
+		s.close()
+	}
 }
 
 // ServeHTTP routes websocket, rules and REST requests.
@@ -49,6 +69,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "internal error")
 		}
 	}()
+	select {
+	case <-h.done:
+		writeError(w, http.StatusServiceUnavailable, "the database is shutting down")
+		return
+	default:
+	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if r.Method == http.MethodOptions {
 		w.Header().Set("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS")

@@ -38,6 +38,13 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite}}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 
 	hello, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "h", "d": map[string]any{
 		"ts": time.Now().UnixMilli(), "v": "5", "h": r.Host, "s": conn.ID(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/sandbox/service"
+	server "github.com/pyric/pyric/server/database"
 )
 
 // client is a raw protocol-v5 client.
@@ -266,5 +269,29 @@ func TestWebsocketBadFrames(t *testing.T) {
 	a := dial(t, srv.URL, "x")
 	if _, res := a.call("zz", map[string]any{}); res["s"] != "invalid_data" {
 		t.Fatalf("unknown action %v", res)
+	}
+}
+
+func TestHandlerClose(t *testing.T) {
+	db, err := database.New(service.Env{Project: "demo"}, database.Options{Rules: testRules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHandler(db, server.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	a := dial(t, srv.URL, "demo-default-rtdb")
+	a.ok("auth", map[string]any{"cred": mockToken("alice")})
+	a.ok("o", map[string]any{"p": "/presence/alice", "d": "offline"})
+	h.Close()
+	if _, _, err := a.ws.Read(a.ctx); err == nil {
+		t.Fatal("websocket still open after Close")
+	}
+	r, _ := db.Get(adminID, "demo-default-rtdb", "/presence/alice", nil, false)
+	if r.Value != "offline" {
+		t.Fatalf("onDisconnect did not run on Close: %v", r.Value)
+	}
+	if r := do(t, srv, "GET", "/public.json", ""); r.status != 503 {
+		t.Fatalf("after Close: %d", r.status)
 	}
 }

@@ -116,7 +116,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		}
 	}
 	o.rulesPaths = map[string]string{}
-	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, "database": cfg.DatabaseRules}
+	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, backend.Database: cfg.DatabaseRules}
 	for _, rf := range rulesFiles {
 		switch {
 		case *rulesFlags[rf.service] != "":
@@ -251,7 +251,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 var rulesFiles = []struct{ service, flag, file, config string }{
 	{backend.Firestore, "--rules", "firestore.rules", "firestore"},
 	{backend.Storage, "--storage-rules", "storage.rules", "storage"},
-	{"database", "--database-rules", "database.rules.json", "database"},
+	{backend.Database, "--database-rules", "database.rules.json", "database"},
 }
 
 func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
@@ -298,13 +298,13 @@ func displayName(service string) string {
 		return "Firestore"
 	case backend.Auth:
 		return "Auth"
-	case "database":
+	case backend.Database:
 		return "Database"
-	case "storage":
+	case backend.Storage:
 		return "Storage"
-	case "messaging":
+	case backend.Messaging:
 		return "Messaging"
-	case "ai":
+	case backend.AI:
 		return "AI Logic"
 	}
 	return service

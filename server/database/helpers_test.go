@@ -1,4 +1,4 @@
-package database_test
+package databaseserver_test
 
 import "github.com/pyric/pyric/identity"
 

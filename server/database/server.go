@@ -1,10 +1,10 @@
-// Package database is the Realtime Database wire: one http.Handler serving
+// Package databaseserver is the Realtime Database wire: one http.Handler serving
 // the REST API (/<path>.json with queries, ETags, streaming), the SDKs'
 // websocket protocol v5 (/.ws?v=5&ns=), its long-polling fallback (/.lp)
 // and the emulator's extras (/.settings/rules.json; DELETE /.json as owner
 // clears a namespace). It only decodes requests into calls on a
 // database.Database or database.Conn and encodes what comes back.
-package database
+package databaseserver
 
 import (
 	"encoding/json"

@@ -304,6 +304,9 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 	return docs, q, v, nil
 }
 
+// MaxAggregations is production's limit on the aggregations of one query.
+const MaxAggregations = 5
+
 // RunAggregationQuery computes count, sum and avg over a query.
 func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity, req *pb.RunAggregationQueryRequest) ([]*pb.RunAggregationQueryResponse, error) {
 	c := consistencyOf(req)
@@ -315,8 +318,8 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	if len(aggs) == 0 {
 		return nil, errorf(ErrInvalidArgument, "An aggregation query must have at least one aggregation.")
 	}
-	if len(aggs) > 5 {
-		return nil, errorf(ErrInvalidArgument, "An aggregation query may have at most 5 aggregations; this one has %d.", len(aggs))
+	if len(aggs) > MaxAggregations {
+		return nil, errorf(ErrInvalidArgument, "The aggregation query has %d aggregations; the maximum number of aggregations allowed in a query is %d.", len(aggs), MaxAggregations)
 	}
 	aliases := map[string]bool{}
 	type spec struct {
@@ -360,6 +363,26 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	docs, _, v, err := e.query(ctx, who, req.GetParent(), saq.GetStructuredQuery(), c)
 	if err != nil {
 		return nil, err
+	}
+	// Several aggregations over fields run over the documents that have
+	// every one of those fields, count included (observed on the official
+	// emulator: production plans them as one scan of an index holding all
+	// the fields).
+	var aggFields []FieldPath
+	for _, s := range specs {
+		if s.fp != nil {
+			aggFields = appendPath(aggFields, s.fp)
+		}
+	}
+	if len(specs) > 1 && len(aggFields) > 0 {
+		docs = slices.DeleteFunc(slices.Clone(docs), func(d *pb.Document) bool {
+			for _, fp := range aggFields {
+				if getField(d.Fields, fp) == nil {
+					return true
+				}
+			}
+			return false
+		})
 	}
 	fields := map[string]*pb.Value{}
 	for _, s := range specs {
@@ -450,6 +473,9 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 			return nil, err
 		}
 	}
+	if req.GetPageSize() < 0 {
+		return nil, errorf(ErrInvalidArgument, "Page size must be nonnegative: page_size is %d.", req.GetPageSize())
+	}
 	if ob := req.GetOrderBy(); ob != "" && ob != "__name__" && ob != "__name__ asc" {
 		return nil, errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
 	}
@@ -503,9 +529,9 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	slices.SortFunc(paths, compareNames)
 	if tok := req.GetPageToken(); tok != "" {
-		after, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil {
-			return nil, errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
+		after, ok := parsePageToken(tok, "docs")
+		if !ok {
+			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListDocuments call.", truncate(tok, 40))
 		}
 		i, _ := slices.BinarySearchFunc(paths, string(after), compareNames)
 		for i < len(paths) && compareNames(paths[i], string(after)) <= 0 {
@@ -517,7 +543,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	size := int(req.GetPageSize())
 	for _, p := range paths {
 		if size > 0 && len(resp.Documents) == size {
-			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:]))
+			resp.NextPageToken = pageToken("docs", resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:])
 			break
 		}
 		d := found[p]
@@ -548,6 +574,17 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	if !who.IsAdmin() {
 		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
 	}
+	if req.GetPageSize() < 0 {
+		return nil, errorf(ErrInvalidArgument, "page_size must be greater than or equal to zero; got %d.", req.GetPageSize())
+	}
+	after := ""
+	if tok := req.GetPageToken(); tok != "" {
+		a, ok := parsePageToken(tok, "ids")
+		if !ok {
+			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListCollectionIds call.", truncate(tok, 40))
+		}
+		after = a
+	}
 	c := consistencyOf(req)
 	db := e.db(name)
 	unlock := db.lockFor(c)
@@ -574,7 +611,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	}
 	out := make([]string, 0, len(ids))
 	for id := range ids {
-		if tok := req.GetPageToken(); tok == "" || id > tok {
+		if after == "" || id > after {
 			out = append(out, id)
 		}
 	}
@@ -582,7 +619,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	resp := &pb.ListCollectionIdsResponse{}
 	if size := int(req.GetPageSize()); size > 0 && len(out) > size {
 		out = out[:size]
-		resp.NextPageToken = out[size-1]
+		resp.NextPageToken = pageToken("ids", out[size-1])
 	}
 	resp.CollectionIds = out
 	return resp, nil
@@ -637,3 +674,24 @@ func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req 
 }
 
 var _ = wrapperspb.Int32
+
+// pageTokenPrefix marks the page tokens this engine issues, so a token from
+// elsewhere (another server, a mangled copy) is rejected instead of
+// silently restarting or skipping a listing.
+const pageTokenPrefix = "pyric1."
+
+// pageToken returns an opaque token for a listing of kind that resumes
+// after key.
+func pageToken(kind, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + kind + "." + key))
+}
+
+// parsePageToken returns the key a token of kind resumes after.
+func parsePageToken(tok, kind string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", false
+	}
+	key, ok := strings.CutPrefix(string(b), pageTokenPrefix+kind+".")
+	return key, ok
+}

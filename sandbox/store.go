@@ -34,6 +34,9 @@ func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: data dir: %w", err)
 	}
+	if err := checkStoreFile(filepath.Join(dir, "pyric.db")); err != nil {
+		return nil, err
+	}
 	db, err := bolt.Open(filepath.Join(dir, "pyric.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("sandbox: %s is in use by another process (another pyric on the same data directory?)", filepath.Join(dir, "pyric.db"))
@@ -93,15 +96,19 @@ func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
 			return root.Bucket(k).ForEach(func(path, v []byte) error {
 				d := &pb.Document{}
 				if err := proto.Unmarshal(v, d); err != nil {
-					return fmt.Errorf("document %s: %w", path, err)
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the stored document %s cannot be decoded (%v)", path, err)}
 				}
 				out[name] = append(out[name], d)
 				return nil
 			})
 		})
 	})
+	var de *DamagedStoreError
+	if errors.As(err, &de) {
+		return nil, de
+	}
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: load store: %w", err)
+		return nil, fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), err)
 	}
 	return out, nil
 }

@@ -139,7 +139,7 @@ func (db *database) validate(t *txn) error {
 		}
 	}
 	for _, tq := range t.queries {
-		now := db.runQuery(tq.q, db.readTime(), false)
+		now := db.runQuery(tq.q, db.last, true)
 		if len(now) != len(tq.seen) {
 			return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 		}
@@ -349,18 +349,20 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	if len(changes) > 0 {
-		if p := e.opts.Persister; p != nil {
-			if err := p.Commit(db.name, now, changes); err != nil {
-				return nil, time.Time{}, errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
-			}
+	db.apply(now, changes)
+	if e.opts.Persister == nil {
+		db.publish(now)
+		if len(changes) > 0 {
+			db.hub.notify(now, changes, false)
 		}
-		db.apply(now, changes)
-		db.hub.notify(now, changes, false)
+		unlock()
 	} else {
-		db.last = now
+		done := db.enqueue(now, changes)
+		unlock()
+		if err := <-done; err != nil {
+			return nil, time.Time{}, err
+		}
 	}
-	unlock()
 
 	results := make([]*pb.WriteResult, len(ops))
 	for i, s := range ops {
@@ -545,7 +547,7 @@ func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req 
 func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
 	db := e.db(name)
 	db.mu.RLock()
-	d := db.get(rel)
+	d := db.getAt(rel, db.readTime())
 	db.mu.RUnlock()
 	if d == nil {
 		return nil, errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))

@@ -34,7 +34,10 @@ type Options struct {
 	// NewID mints 20-character auto ids and opaque ids; nil means random.
 	NewID func() string
 	// Persister makes commits durable before they are acknowledged; nil
-	// keeps state in memory only.
+	// keeps state in memory only. Commits are group-committed: while one
+	// Persister.Commit runs, the commits that arrive queue up and the next
+	// call carries all of them, merged, so concurrent writers share one
+	// store transaction (and one sync).
 	Persister Persister
 	// History is how long old document versions are kept for reads at a
 	// past read time and listener resumes; 0 means one hour, production's
@@ -48,8 +51,12 @@ type Options struct {
 }
 
 // Persister durably records committed document states. Commit is called
-// with the database lock held, after all checks passed and before the
-// commit becomes visible; if it fails the commit fails and nothing changes.
+// after all checks passed and before the commits it carries become visible
+// (to readers and listeners) or are acknowledged, without the database
+// lock held, one call at a time per database. One call may carry several
+// consecutive commits merged (each path's last state, commitTime the last
+// commit's). If it fails, those commits and the ones queued behind them
+// fail and nothing of them remains.
 type Persister interface {
 	Commit(db DatabaseName, commitTime time.Time, changes []Change) error
 }
@@ -147,11 +154,16 @@ type database struct {
 	docs   map[string]*docEntry            // relative path -> entry
 	colls  map[string]map[string]*docEntry // collection path -> entries
 	groups map[string]map[string]*docEntry // collection id -> entries
-	last   time.Time                       // last commit time
-	since  time.Time                       // oldest time history is complete from
-	txns   map[string]*txn
+	last   time.Time                       // last commit time (durable or not)
+	// visible is the last commit time readers see: a commit's versions are
+	// in docs from the moment it is checked, but reads happen at visible,
+	// which only moves once the commit is durable.
+	visible time.Time
+	since   time.Time // oldest time history is complete from
+	txns    map[string]*txn
 
 	hub *hub
+	gc  groupCommit
 }
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
@@ -223,15 +235,18 @@ func (db *database) nextTime() time.Time {
 	return t
 }
 
-// readTime returns the latest consistent time; callers hold db.mu.
+// readTime returns the latest consistent time, the last durable commit;
+// callers hold db.mu.
 func (db *database) readTime() time.Time {
-	if db.last.IsZero() {
+	if db.visible.IsZero() {
 		return db.e.now().UTC().Truncate(time.Microsecond)
 	}
-	return db.last
+	return db.visible
 }
 
-// get returns the current document at rel (nil if none); callers hold db.mu.
+// get returns the latest document at rel (nil if none), including commits
+// not yet durable: it is the writer's view (preconditions, transaction
+// validation). Reads use getAt(rel, readTime()). Callers hold db.mu.
 func (db *database) get(rel string) *pb.Document {
 	if d, ok := db.docs[rel]; ok {
 		return d.current()
@@ -247,8 +262,17 @@ func (db *database) getAt(rel string, t time.Time) *pb.Document {
 	return nil
 }
 
-// apply installs the new states at commit time t; callers hold db.mu.
+// publish makes the commit at t visible; callers hold db.mu.
+func (db *database) publish(t time.Time) {
+	if t.After(db.visible) {
+		db.visible = t
+	}
+}
+
+// apply installs the new states at commit time t; callers hold db.mu. They
+// are visible to reads once publish(t) runs.
 func (db *database) apply(t time.Time, changes []Change) {
+	db.last = t
 	cutoff := t.Add(-db.e.opts.History)
 	for _, c := range changes {
 		d, ok := db.docs[c.Path]
@@ -319,6 +343,7 @@ func (e *Engine) Reset() {
 		db.last = db.nextTime()
 		db.clear()
 		t := db.last
+		db.publish(t)
 		db.mu.Unlock()
 		db.hub.notify(t, nil, true)
 	}
@@ -360,6 +385,7 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 		changes = append(changes, Change{Path: rel, Doc: d})
 	}
 	db.apply(t, changes)
+	db.publish(t)
 	// History before a restore is unknown.
 	if db.since.Before(t) {
 		db.since = t
@@ -375,8 +401,9 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	out := make([]*pb.Document, 0, len(db.docs))
+	at := db.readTime()
 	for _, d := range db.docs {
-		if doc := d.current(); doc != nil {
+		if doc := d.at(at); doc != nil {
 			out = append(out, doc)
 		}
 	}
@@ -404,13 +431,25 @@ func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) Decision {
 	return d
 }
 
-// lookup returns a Lookup over the current committed state; the caller holds db.mu.
+// lookup returns a Lookup over the latest state (the writer's view, for
+// the rules of a commit); the caller holds db.mu.
 func (db *database) lookup() Lookup {
 	return func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
 		return db.get(path), nil
+	}
+}
+
+// lookupAt returns a Lookup over the state at t (for the rules of a read);
+// the caller holds db.mu.
+func (db *database) lookupAt(t time.Time) Lookup {
+	return func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return db.getAt(path, t), nil
 	}
 }
 

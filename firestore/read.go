@@ -45,22 +45,17 @@ func consistencyOf(req any) consistency {
 	return c
 }
 
-// readView is where a read happens: the time to read at (or the current
-// state) and the transaction to record reads in.
+// readView is where a read happens: the time to read at (the latest
+// durable commit unless a read time or read-only transaction says older)
+// and the transaction to record reads in.
 type readView struct {
 	t       time.Time
-	current bool
 	tx      *txn
 	newTxID []byte
 }
 
 func (v readView) doc(db *database, rel string) *pb.Document {
-	var d *pb.Document
-	if v.current {
-		d = db.get(rel)
-	} else {
-		d = db.getAt(rel, v.t)
-	}
+	d := db.getAt(rel, v.t)
 	if v.tx != nil {
 		v.tx.recordRead(rel, d)
 	}
@@ -94,13 +89,13 @@ func (db *database) view(c consistency) (readView, error) {
 		if t.readOnly {
 			return readView{t: t.readTime, tx: t}, nil
 		}
-		return readView{t: db.readTime(), current: true, tx: t}, nil
+		return readView{t: db.readTime(), tx: t}, nil
 	case c.newTxn != nil:
 		t, err := db.begin(c.newTxn)
 		if err != nil {
 			return readView{}, err
 		}
-		v := readView{t: db.readTime(), current: !t.readOnly, tx: t, newTxID: []byte(t.id)}
+		v := readView{t: db.readTime(), tx: t, newTxID: []byte(t.id)}
 		if t.readOnly {
 			v.t = t.readTime
 		}
@@ -112,7 +107,7 @@ func (db *database) view(c consistency) (readView, error) {
 		}
 		return readView{t: t}, nil
 	}
-	return readView{t: db.readTime(), current: true}, nil
+	return readView{t: db.readTime()}, nil
 }
 
 // lockFor takes the database lock a read needs and returns its release.
@@ -186,7 +181,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	for i, rel := range rels {
 		d := v.doc(db, rel)
 		dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
-			Resource: d, Time: db.e.now(), Get: db.lookup()})
+			Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
 		e.emitRead(who, MethodGet, rel, dec, d, time.Since(start), v)
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
@@ -287,10 +282,10 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 		return nil, nil, readView{}, err
 	}
 	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: q.collPath(), Auth: who,
-		Time: db.e.now(), Query: q.info(), Get: db.lookup()})
+		Time: db.e.now(), Query: q.info(), Get: db.lookupAt(v.t)})
 	docs := []*pb.Document(nil)
 	if dec.Verdict == Allow {
-		docs = db.runQuery(q, v.t, v.current)
+		docs = db.runQuery(q, v.t, false)
 		if v.tx != nil {
 			v.tx.recordQuery(q, docs)
 		}
@@ -494,7 +489,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: collPath, Auth: who, Time: e.now(),
 		Query: &QueryInfo{Parent: parent, CollectionID: req.GetCollectionId(),
 			Structured: &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: req.GetCollectionId()}}}},
-		Get: db.lookup()})
+		Get: db.lookupAt(v.t)})
 	e.emitRead(who, MethodList, collPath, dec, nil, time.Since(start), v)
 	if dec.Verdict != Allow {
 		return nil, denied(MethodList, collPath, dec)
@@ -505,10 +500,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
 	for rel, d := range db.docs {
-		doc := d.current()
-		if !v.current {
-			doc = d.at(v.t)
-		}
+		doc := d.at(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -599,10 +591,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	}
 	ids := map[string]bool{}
 	for rel, d := range db.docs {
-		doc := d.current()
-		if !v.current {
-			doc = d.at(v.t)
-		}
+		doc := d.at(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}

@@ -31,9 +31,8 @@ type LookupResponse struct {
 }
 
 // Lookup returns accounts.
-func (e *Engine) Lookup(c Call, req LookupRequest) (*LookupResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Lookup(c Call, req LookupRequest) (_ *LookupResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -91,9 +90,8 @@ type KindResponse struct {
 
 // Delete removes an account: the caller's own (idToken) or, for an admin,
 // any (localId).
-func (e *Engine) Delete(c Call, req DeleteRequest) (*KindResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Delete(c Call, req DeleteRequest) (_ *KindResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -167,9 +165,8 @@ type UpdateResponse struct {
 }
 
 // Update changes an account.
-func (e *Engine) Update(c Call, req UpdateRequest) (*UpdateResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Update(c Call, req UpdateRequest) (_ *UpdateResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -193,6 +190,9 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 		}
 	} else if req.LocalID == "" {
 		return nil, badRequest("MISSING_LOCAL_ID")
+	}
+	if err := checkProfile(req.DisplayName, req.PhotoURL); err != nil {
+		return nil, err
 	}
 	if req.CustomAttributes != nil && *req.CustomAttributes != "" {
 		if err := validateSerializedClaims(*req.CustomAttributes); err != nil {
@@ -289,8 +289,8 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 			}
 		}
 		if req.Password != "" {
-			if len([]rune(req.Password)) < 6 {
-				return nil, ErrWeakPassword
+			if err := checkNewPassword(req.Password); err != nil {
+				return nil, err
 			}
 			nu.Salt = e.newSalt()
 			nu.PasswordHash = hashPassword(req.Password, nu.Salt)
@@ -413,6 +413,6 @@ func (e *Engine) createOOB(sc scope, baseURL, email, newEmail, requestType, mode
 		b.WriteString(k + "=" + url.QueryEscape(q.Get(k)))
 	}
 	o := &OOBCode{Email: email, NewEmail: newEmail, RequestType: requestType, OOBCode: code, OOBLink: b.String()}
-	sc.space.oobs = append(sc.space.oobs, o)
+	sc.space.addOOB(o)
 	return o
 }

@@ -128,9 +128,8 @@ func claimString(m map[string]any, k string) string {
 // SignInWithIdp signs in with a (fake) federated credential: it creates
 // the account on first use, signs in the account linked to the identity,
 // or links the identity to the idToken's account.
-func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (*SignInWithIdpResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithIdpResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err

@@ -32,9 +32,8 @@ type SignUpResponse struct {
 // SignUp creates an account: anonymous or email/password for clients (then
 // signs it in), any fields for an admin (no tokens). With an idToken of an
 // anonymous user it upgrades that account in place.
-func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -42,6 +41,9 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 	email := ""
 	if req.Email != nil {
 		email = *req.Email
+	}
+	if err := checkProfile(&req.DisplayName, &req.PhotoURL); err != nil {
+		return nil, err
 	}
 	provider := ""
 	u := &User{LastLoginAt: e.millis()}
@@ -101,8 +103,8 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 		u.Email = email
 	}
 	if req.Password != "" {
-		if len([]rune(req.Password)) < 6 {
-			return nil, ErrWeakPassword
+		if err := checkNewPassword(req.Password); err != nil {
+			return nil, err
 		}
 		u.Salt = e.newSalt()
 		u.PasswordHash = hashPassword(req.Password, u.Salt)
@@ -194,9 +196,8 @@ type SignInWithPasswordResponse struct {
 // SignInWithPassword checks an email and password. Unknown email is
 // EMAIL_NOT_FOUND and a wrong password INVALID_PASSWORD, or both
 // INVALID_LOGIN_CREDENTIALS when the project has improved email privacy.
-func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *SignInWithPasswordResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*Sig
 		return nil, notFound
 	case u.isDisabled():
 		return nil, ErrUserDisabled
-	case u.PasswordHash == "" || u.Salt == "" || u.PasswordHash != hashPassword(req.Password, u.Salt):
+	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || u.PasswordHash != hashPassword(req.Password, u.Salt):
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
@@ -268,9 +269,8 @@ type SignInWithCustomTokenResponse struct {
 
 // SignInWithCustomToken signs in (creating the account if needed) with a
 // custom token, signed or not: the emulator never verifies signatures.
-func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (_ *SignInWithCustomTokenResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -319,14 +319,14 @@ type GrantTokenResponse struct {
 	ProjectID    string `json:"project_id"`
 }
 
-// projectNumber is the fixed project number the emulator reports.
-const projectNumber = "12345"
+// ProjectNumber is the fixed project number the Auth emulator reports
+// for every project.
+const ProjectNumber = "12345"
 
 // GrantToken exchanges a refresh token for fresh tokens. Custom claims are
 // read again, so claim changes reach the client on the next refresh.
-func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenResponse, err error) {
+	defer e.begin()(&err)
 	// The emulator decodes any refresh token (to find its tenant) before
 	// looking at the grant type.
 	if req.RefreshToken != "" {
@@ -364,22 +364,37 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse,
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
+	if revokedBefore(u, rt.IssuedAt) {
+		// Production: a refresh token older than validSince (RevokeRefreshTokens,
+		// a password change) no longer mints ID tokens.
+		return nil, ErrTokenExpired
+	}
 	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
-		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: projectNumber}, nil
+		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: ProjectNumber}, nil
 }
 
 // SignOut records that uid signed out. The Identity Toolkit protocol has
 // no sign-out call (clients drop their tokens); in-process callers such as
 // the sandbox use this so the event stream shows the transition.
 func (e *Engine) SignOut(c Call, uid string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, "", "", "")
-	if err != nil {
+	var err error
+	defer e.begin()(&err)
+	sc, serr := e.scopeFor(c, "", "", "")
+	if serr != nil {
 		return
 	}
 	e.emit(c, sc, OpSignOut, uid, sc.space.get(uid), nil, nil)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// revokedBefore says a credential issued at iat (Unix seconds) predates the
+// account's validSince.
+func revokedBefore(u *User, iat int64) bool {
+	if u.ValidSince == "" {
+		return false
+	}
+	vs, err := strconv.ParseFloat(u.ValidSince, 64)
+	return err == nil && float64(iat) < vs
+}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -13,18 +14,56 @@ type OOBCode struct {
 	RequestType string `json:"requestType"`
 	OOBCode     string `json:"oobCode"`
 	OOBLink     string `json:"oobLink"`
+	seq         uint64 // its record's key in the space
 }
 
-// space holds the accounts of a project or of one of its tenants.
+// space holds the accounts of a project or of one of its tenants. Every
+// change goes through its methods, which keep the indexes and tell the
+// engine's journal what to persist and how to undo it.
 type space struct {
+	j       *journal
+	project string // the keys of this space's records
+	tenant  string
 	users   map[string]*User
 	byEmail map[string]string // canonical email -> localId
+	phones  multiIndex        // phone number -> localIds
+	fedIDs  multiIndex        // providerId NUL rawId -> localIds
 	oobs    []*OOBCode        // insertion order, as the outbox lists them
+	oobSeq  uint64            // the next OOB record's key
 }
 
-func newSpace() *space {
-	return &space{users: map[string]*User{}, byEmail: map[string]string{}}
+func newSpace(j *journal, project, tenant string) *space {
+	return &space{j: j, project: project, tenant: tenant, users: map[string]*User{}, byEmail: map[string]string{},
+		phones: multiIndex{}, fedIDs: multiIndex{}}
 }
+
+// multiIndex maps a key to the accounts having it; lookups answer the
+// smallest uid, as the emulator's scan in uid order does.
+type multiIndex map[string][]string
+
+func (m multiIndex) add(k, id string) {
+	if i, ok := slices.BinarySearch(m[k], id); !ok {
+		m[k] = slices.Insert(m[k], i, id)
+	}
+}
+
+func (m multiIndex) del(k, id string) {
+	if i, ok := slices.BinarySearch(m[k], id); ok {
+		m[k] = slices.Delete(m[k], i, i+1)
+		if len(m[k]) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+func (m multiIndex) first(k string) string {
+	if ids := m[k]; len(ids) > 0 {
+		return ids[0]
+	}
+	return ""
+}
+
+func fedKey(providerID, rawID string) string { return providerID + "\x00" + rawID }
 
 func (s *space) get(localID string) *User { return s.users[localID] }
 
@@ -45,24 +84,14 @@ func (s *space) byInitialEmail(email string) *User {
 }
 
 func (s *space) byPhone(phone string) *User {
-	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.PhoneNumber == phone {
-			return u
-		}
+	if phone == "" {
+		return nil
 	}
-	return nil
+	return s.users[s.phones.first(phone)]
 }
 
 func (s *space) byProviderRawID(providerID, rawID string) *User {
-	for _, id := range s.sortedIDs() {
-		u := s.users[id]
-		for _, p := range u.ProviderUserInfo {
-			if p.ProviderID == providerID && p.RawID == rawID {
-				return u
-			}
-		}
-	}
-	return nil
+	return s.users[s.fedIDs.first(fedKey(providerID, rawID))]
 }
 
 // byEmailOrProviderEmail lists users whose email or a provider email matches.
@@ -105,11 +134,11 @@ func (s *space) sortedIDs() []string {
 func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User {
 	if old := s.users[u.LocalID]; old != nil && old.Email != "" && old.Email != u.Email {
 		if s.byEmail[old.Email] == u.LocalID {
-			delete(s.byEmail, old.Email)
+			setMap(s.j, s.byEmail, old.Email, "", true)
 		}
 	}
 	if u.Email != "" {
-		s.byEmail[u.Email] = u.LocalID
+		setMap(s.j, s.byEmail, u.Email, u.LocalID, false)
 	}
 	upserts = slices.Clone(upserts)
 	deletes = slices.Clone(deletes)
@@ -140,20 +169,73 @@ func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User
 			u.ProviderUserInfo = append(u.ProviderUserInfo, up)
 		}
 	}
-	s.users[u.LocalID] = u
+	s.setUser(u.LocalID, u)
 	return u
 }
 
-func (s *space) remove(u *User) {
-	delete(s.users, u.LocalID)
-	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
-		delete(s.byEmail, u.Email)
+// setUser replaces (or, with nil, deletes) an account, keeping the phone
+// and federated-id indexes, and journals the record.
+func (s *space) setUser(id string, u *User) {
+	old := s.users[id]
+	s.unindex(old)
+	if u == nil {
+		delete(s.users, id)
+	} else {
+		s.users[id] = u
+	}
+	s.index(u)
+	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeOrNil(s.users[id]) }, func() {
+		s.unindex(s.users[id])
+		if old == nil {
+			delete(s.users, id)
+		} else {
+			s.users[id] = old
+		}
+		s.index(old)
+	})
+}
+
+func (s *space) index(u *User) {
+	if u == nil {
+		return
+	}
+	if u.PhoneNumber != "" {
+		s.phones.add(u.PhoneNumber, u.LocalID)
+	}
+	for _, p := range u.ProviderUserInfo {
+		if p.ProviderID != "" && p.RawID != "" {
+			s.fedIDs.add(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
 	}
 }
 
+func (s *space) unindex(u *User) {
+	if u == nil {
+		return
+	}
+	if u.PhoneNumber != "" {
+		s.phones.del(u.PhoneNumber, u.LocalID)
+	}
+	for _, p := range u.ProviderUserInfo {
+		if p.ProviderID != "" && p.RawID != "" {
+			s.fedIDs.del(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+	}
+}
+
+func (s *space) remove(u *User) {
+	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
+		setMap(s.j, s.byEmail, u.Email, "", true)
+	}
+	s.setUser(u.LocalID, nil)
+}
+
 func (s *space) clearUsers() {
-	s.users = map[string]*User{}
-	s.byEmail = map[string]string{}
+	users, byEmail, phones, fedIDs := s.users, s.byEmail, s.phones, s.fedIDs
+	s.users, s.byEmail, s.phones, s.fedIDs = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}
+	s.j.recordPrefix(spaceKey(s.project, s.tenant, kindUser), func() {
+		s.users, s.byEmail, s.phones, s.fedIDs = users, byEmail, phones, fedIDs
+	})
 }
 
 func (s *space) oob(code string) *OOBCode {
@@ -165,17 +247,35 @@ func (s *space) oob(code string) *OOBCode {
 	return nil
 }
 
-func (s *space) deleteOOB(code string) {
-	s.oobs = slices.DeleteFunc(s.oobs, func(o *OOBCode) bool { return o.OOBCode == code })
+// addOOB appends a message to the outbox.
+func (s *space) addOOB(o *OOBCode) {
+	old := s.oobs
+	o.seq = s.oobSeq
+	s.oobSeq++
+	s.oobs = append(slices.Clip(old), o)
+	c := *o
+	s.j.record(oobKey(s.project, s.tenant, o.seq), func() ([]byte, error) { return json.Marshal(c) }, func() { s.oobs = old })
 }
 
-// reindex rebuilds the email index after a restore.
+func (s *space) deleteOOB(code string) {
+	old := s.oobs
+	i := slices.IndexFunc(old, func(o *OOBCode) bool { return o.OOBCode == code })
+	if i < 0 {
+		return
+	}
+	s.oobs = slices.Delete(slices.Clone(old), i, i+1)
+	s.j.record(oobKey(s.project, s.tenant, old[i].seq), func() ([]byte, error) { return nil, nil }, func() { s.oobs = old })
+}
+
+// reindex rebuilds the indexes after a restore.
 func (s *space) reindex() {
-	s.byEmail = map[string]string{}
+	s.byEmail, s.phones, s.fedIDs = map[string]string{}, multiIndex{}, multiIndex{}
 	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.Email != "" {
+		u := s.users[id]
+		if u.Email != "" {
 			s.byEmail[u.Email] = id
 		}
+		s.index(u)
 	}
 }
 
@@ -221,14 +321,15 @@ type tenant struct {
 }
 
 type project struct {
+	j       *journal
 	id      string
 	config  ProjectConfig
 	space   *space
 	tenants map[string]*tenant
 }
 
-func newProject(id string) *project {
-	return &project{id: id, space: newSpace(), tenants: map[string]*tenant{},
+func newProject(j *journal, id string) *project {
+	return &project{j: j, id: id, space: newSpace(j, id, ""), tenants: map[string]*tenant{},
 		config: ProjectConfig{BlockingFunctions: map[string]any{}}}
 }
 
@@ -237,12 +338,47 @@ func newProject(id string) *project {
 func (p *project) tenant(id string) *tenant {
 	t := p.tenants[id]
 	if t == nil {
-		t = &tenant{space: newSpace(), config: Tenant{TenantID: id, Name: "projects/" + p.id + "/tenants/" + id,
+		t = p.addTenant(Tenant{TenantID: id, Name: "projects/" + p.id + "/tenants/" + id,
 			AllowPasswordSignup: true, EnableAnonymousUser: true, EnableEmailLinkSignin: true,
-			MFAConfig: &MFAConfig{State: "ENABLED", EnabledProviders: []string{"PHONE_SMS"}}}}
-		p.tenants[id] = t
+			MFAConfig: &MFAConfig{State: "ENABLED", EnabledProviders: []string{"PHONE_SMS"}}})
 	}
 	return t
+}
+
+// addTenant stores a new tenant.
+func (p *project) addTenant(cfg Tenant) *tenant {
+	t := &tenant{config: cfg, space: newSpace(p.j, p.id, cfg.TenantID)}
+	setMap(p.j, p.tenants, cfg.TenantID, t, false)
+	p.touchTenant(t)
+	return t
+}
+
+// touchTenant journals a tenant's config; call it before changing it.
+func (p *project) touchTenant(t *tenant) {
+	old := cloneTenant(t.config)
+	id := t.config.TenantID
+	p.j.record(tenantKey(p.id, id), func() ([]byte, error) {
+		if p.tenants[id] != t {
+			return nil, nil
+		}
+		return json.Marshal(t.config)
+	}, func() { t.config = old })
+}
+
+// deleteTenant removes a tenant with everything it holds.
+func (p *project) deleteTenant(id string) {
+	if p.tenants[id] == nil {
+		return
+	}
+	setMap(p.j, p.tenants, id, nil, true)
+	p.j.record(tenantKey(p.id, id), func() ([]byte, error) { return nil, nil }, nil)
+	p.j.recordPrefix(spacePrefix(p.id, id), nil)
+}
+
+// touchConfig journals the project config; call it before changing it.
+func (p *project) touchConfig() {
+	old := cloneConfig(p.config)
+	p.j.record(configKey(p.id), func() ([]byte, error) { return json.Marshal(p.config) }, func() { p.config = old })
 }
 
 // scope is the account space an operation works in, with the switches
@@ -276,12 +412,6 @@ func (s scope) improvedPrivacy() bool {
 }
 
 func (s scope) checkEnabled() error { return assert(!s.disableAuth(), "PROJECT_DISABLED") }
-
-// isValidEmail is the emulator's check: something@something, one @.
-func isValidEmail(e string) bool {
-	at := strings.IndexByte(e, '@')
-	return at > 0 && at == strings.LastIndexByte(e, '@') && at < len(e)-1
-}
 
 func canonicalEmail(e string) string { return strings.ToLower(e) }
 

@@ -19,7 +19,8 @@ func (e *Engine) issueTokens(sc scope, u *User, provider string, extra map[strin
 	nu.LastRefreshAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	nu = sc.space.put(nu, nil, nil)
 	claims := e.idTokenClaims(sc, nu, provider, extra, idTokenTTL)
-	rt := RefreshToken{LocalID: nu.LocalID, Provider: provider, ExtraClaims: extra, ProjectID: sc.project.id, TenantID: nu.TenantID}
+	rt := RefreshToken{LocalID: nu.LocalID, Provider: provider, ExtraClaims: extra, ProjectID: sc.project.id, TenantID: nu.TenantID,
+		IssuedAt: e.now().Unix()}
 	return nu, Tokens{IDToken: EncodeUnsignedJWT(claims), RefreshToken: rt.Encode(), ExpiresIn: strconv.Itoa(idTokenTTL)}
 }
 

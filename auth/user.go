@@ -121,3 +121,6 @@ func (u *User) claims() map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Ptr returns a pointer to v, for the optional fields of request structs.
+func Ptr[T any](v T) *T { return &v }

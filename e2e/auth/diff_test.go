@@ -347,6 +347,12 @@ func (n *normalizer) normalize(key string, v any) any {
 			b, err := base64.StdEncoding.DecodeString(x)
 			var m any
 			if err == nil && json.Unmarshal(b, &m) == nil {
+				// Deliberate difference: pyric's refresh tokens carry their
+				// issue time ("iat") so a revoked one answers TOKEN_EXPIRED
+				// as production does; the emulator's never expire.
+				if mm, ok := m.(map[string]any); ok {
+					delete(mm, "iat")
+				}
 				return map[string]any{"refreshToken": n.normalize("", m)}
 			}
 		case "sessionId":

@@ -6,22 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/sandbox"
-	"github.com/pyric/pyric/server"
-	authserver "github.com/pyric/pyric/server/auth"
-	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
 func init() {
@@ -155,51 +150,41 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
-	sb, err := sandbox.Open(sandbox.Options{Project: o.project, DataDir: o.dataDir})
-	if err != nil {
-		return err
-	}
-	defer sb.Close()
-	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: o.project})
+	var indexes *engine.IndexConfig
 	if o.enforceIndexes {
-		cfg := &engine.IndexConfig{}
+		indexes = &engine.IndexConfig{}
 		if b, err := os.ReadFile(o.indexesPath); err == nil {
-			if cfg, err = engine.ParseIndexConfig(b); err != nil {
+			if indexes, err = engine.ParseIndexConfig(b); err != nil {
 				return fmt.Errorf("%s: %v", o.indexesPath, err)
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		sb.Firestore().SetIndexes(cfg)
 	}
-	watcher := newRulesWatcher(o.rulesPath, fs.Rules(), stdio.Err)
+	b, err := backend.Start(backend.Options{
+		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
+		Host:      o.host,
+		Ports:     map[string]int{backend.Firestore: o.firestorePort, backend.Auth: o.authPort},
+		Firestore: backend.FirestoreOptions{Indexes: indexes},
+	})
+	var le *backend.ListenError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
+	}
+	if err != nil {
+		return err
+	}
+	watcher := newRulesWatcher(o.rulesPath, b.Firestore().Server.Rules(), stdio.Err)
 	watcher.load()
 
-	fsL, err := listen(o.host, o.firestorePort, "Firestore", "--firestore-port")
-	if err != nil {
-		return err
-	}
-	authL, err := listen(o.host, o.authPort, "Auth", "--auth-port")
-	if err != nil {
-		fsL.Close()
-		return err
-	}
-	fsPort, grpcSvc := fsserver.NewPort(fsL, fs)
-	authH := authserver.New(sb.Auth(), authserver.Options{DefaultProject: o.project})
-	authPort := server.NewPort(authL, nil, persistAuth(sb, authH))
-
-	errc := make(chan error, 2)
-	go func() { errc <- fsPort.Serve() }()
-	go func() { errc <- authPort.Serve() }()
-
-	printBanner(stdio.Err, o, fsL.Addr().String(), authL.Addr().String(), watcher)
+	printBanner(stdio.Err, o, b, watcher)
 	if o.json {
-		line, _ := json.Marshal(struct {
-			Project   string `json:"project"`
-			Firestore string `json:"firestore"`
-			Auth      string `json:"auth"`
-		}{o.project, fsL.Addr().String(), authL.Addr().String()})
-		fmt.Fprintf(stdio.Out, "%s\n", line)
+		line := map[string]string{"project": o.project}
+		for _, e := range b.Endpoints() {
+			line[e.Service] = e.Addr
+		}
+		out, _ := json.Marshal(line)
+		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -209,54 +194,16 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-errc:
+	case serveErr = <-b.Err():
 	}
 	stopWatch()
 	fmt.Fprintln(stdio.Err, "pyric: shutting down")
-	grpcSvc.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fsPort.Shutdown(sctx)
-	authPort.Shutdown(sctx)
-	if err := sb.SaveAuth(); err != nil && serveErr == nil {
+	if err := b.Shutdown(sctx); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	return serveErr
-}
-
-func listen(host string, port int, what, flag string) (net.Listener, error) {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s cannot listen on %s: %v (pick another port with %s, or 0 for a free one)", what, addr, err, flag)
-	}
-	return l, nil
-}
-
-// persistAuth saves the Auth state after every request and before the
-// response leaves, so an acknowledged sign-up or update survives kill -9:
-// the handler writes into a buffer that is sent only once the state is
-// durable.
-func persistAuth(sb *sandbox.Sandbox, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
-			h.ServeHTTP(w, r)
-			return
-		}
-		rec := &bufferedResponse{header: w.Header()}
-		h.ServeHTTP(rec, r)
-		if err := sb.SaveAuth(); err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "could not persist the change: "+err.Error())
-			return
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		w.WriteHeader(rec.status)
-		w.Write(rec.body)
-	})
 }
 
 type lockedWriter struct {
@@ -270,32 +217,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-type bufferedResponse struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (b *bufferedResponse) Header() http.Header { return b.header }
-
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.status == 0 {
-		b.status = code
-	}
-}
-
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	b.body = append(b.body, p...)
-	return len(p), nil
-}
-
-func printBanner(w io.Writer, o *serveOptions, fsAddr, authAddr string, rules *rulesWatcher) {
+func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesWatcher) {
 	fmt.Fprintf(w, "pyric %s: project %s\n", Version, o.project)
-	fmt.Fprintf(w, "  Firestore  %-22s gRPC + REST + WebChannel   FIRESTORE_EMULATOR_HOST=%s\n", fsAddr, fsAddr)
-	fmt.Fprintf(w, "  Auth       %-22s Identity Toolkit REST      FIREBASE_AUTH_EMULATOR_HOST=%s\n", authAddr, authAddr)
+	for _, e := range b.Endpoints() {
+		env := ""
+		for _, v := range e.EnvVars {
+			env += " " + v + "=" + e.Addr
+		}
+		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
+	}
 	fmt.Fprintf(w, "  Rules      %s\n", rules.status())
 	if o.enforceIndexes {
 		fmt.Fprintf(w, "  Indexes    enforced from %s\n", o.indexesPath)
@@ -308,6 +238,25 @@ func printBanner(w io.Writer, o *serveOptions, fsAddr, authAddr string, rules *r
 	if !rules.loaded() {
 		fmt.Fprintln(w, noRulesWarning(rules.path))
 	}
+}
+
+// displayName is a service's name in the banner.
+func displayName(service string) string {
+	switch service {
+	case backend.Firestore:
+		return "Firestore"
+	case backend.Auth:
+		return "Auth"
+	case "database":
+		return "Database"
+	case "storage":
+		return "Storage"
+	case "messaging":
+		return "Messaging"
+	case "ai":
+		return "AI Logic"
+	}
+	return service
 }
 
 func firstNonEmpty(xs ...string) string {

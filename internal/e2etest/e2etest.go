@@ -33,6 +33,19 @@ func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
 // (PYRIC_E2E_REQUIRED=1, as in CI).
 func Required() bool { return os.Getenv("PYRIC_E2E_REQUIRED") == "1" }
 
+// Missing is the one way a test reacts to an absent dependency (the
+// official emulator, Java, the go command, Node, Chromium): it skips with
+// the reason, or fails under PYRIC_E2E_REQUIRED=1, where nothing may be
+// skipped for want of a dependency.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if Required() {
+		t.Fatalf("end-to-end dependency missing (PYRIC_E2E_REQUIRED=1): %s", msg)
+	}
+	t.Skipf("skipping: %s", msg)
+}
+
 // NeedNode skips the test (or fails it under PYRIC_E2E_REQUIRED=1) when
 // node or e2e/js/node_modules is missing.
 func NeedNode(t testing.TB) {
@@ -43,13 +56,9 @@ func NeedNode(t testing.TB) {
 	} else if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", "firebase")); err != nil {
 		msg = "e2e/js/node_modules is absent (run `npm ci` in e2e/js)"
 	}
-	if msg == "" {
-		return
+	if msg != "" {
+		Missing(t, "%s", msg)
 	}
-	if Required() {
-		t.Fatalf("end-to-end dependencies missing: %s", msg)
-	}
-	t.Skipf("skipping end-to-end test: %s", msg)
 }
 
 // RunNode runs a Node script with NODE_PATH pointing at e2e/js's modules

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
 // Emulator is a running official Firestore emulator.
@@ -69,11 +71,11 @@ func Start(t testing.TB) *Emulator {
 	}
 	jar := Jar()
 	if jar == "" {
-		t.Skip("official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator); skipping differential test")
+		e2etest.Missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		t.Skip("java not found; the official Firestore emulator needs Java 17; skipping differential test")
+		e2etest.Missing(t, "java not found; the official Firestore emulator needs Java 17")
 	}
 	port, err := freePort()
 	if err != nil {

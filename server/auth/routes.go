@@ -107,7 +107,7 @@ func (h *Handler) v1(req *request, rest string) {
 		}
 		switch rest {
 		case "projects":
-			writeJSON(req.w, 200, map[string]any{"projectId": "12345", "authorizedDomains": []string{"localhost"}})
+			writeJSON(req.w, 200, map[string]any{"projectId": auth.ProjectNumber, "authorizedDomains": []string{"localhost"}})
 		case "recaptchaParams":
 			writeJSON(req.w, 200, map[string]any{"kind": "identitytoolkit#GetRecaptchaParamResponse",
 				"recaptchaStoken":  "This-is-a-fake-token__Dont-send-this-to-the-Recaptcha-service__The-Auth-Emulator-does-not-support-Recaptcha",

@@ -16,6 +16,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // storeFixture writes a store with enough documents for a multi-level
@@ -46,7 +47,7 @@ func storeFixture(t testing.TB) ([]byte, int) {
 			t.Fatal(err)
 		}
 	}
-	if err := st.SaveAuth([]byte(`{"users":[]}`)); err != nil {
+	if err := st.Bucket("auth").Update(func(tx service.Tx) error { return tx.Put([]byte("users/u1"), []byte(`{"uid":"u1"}`)) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

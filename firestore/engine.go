@@ -43,6 +43,11 @@ type Options struct {
 	// past read time and listener resumes; 0 means one hour, production's
 	// window without point-in-time recovery.
 	History time.Duration
+	// HistoryBytes bounds the memory those old versions take; 0 means
+	// DefaultHistoryBytes. Past it the oldest go first, and reads older
+	// than what is kept fail with FAILED_PRECONDITION naming the oldest
+	// read time still served.
+	HistoryBytes int
 	// TransactionTimeout bounds a transaction's life; 0 means 270 s.
 	TransactionTimeout time.Duration
 	// TransactionIdle bounds the time between a transaction's operations; 0
@@ -90,6 +95,9 @@ func New(opts Options) *Engine {
 	e := &Engine{opts: opts, dbs: map[DatabaseName]*database{}}
 	if e.opts.History <= 0 {
 		e.opts.History = time.Hour
+	}
+	if e.opts.HistoryBytes <= 0 {
+		e.opts.HistoryBytes = DefaultHistoryBytes
 	}
 	if e.opts.TransactionTimeout <= 0 {
 		e.opts.TransactionTimeout = 270 * time.Second
@@ -161,6 +169,11 @@ type database struct {
 	visible time.Time
 	since   time.Time // oldest time history is complete from
 	txns    map[string]*txn
+	// hist lists superseded versions oldest first (from histHead on), for
+	// trimming the history by age and bytes (history.go).
+	hist      []historyItem
+	histHead  int
+	histBytes int
 
 	hub *hub
 	gc  groupCommit
@@ -273,7 +286,6 @@ func (db *database) publish(t time.Time) {
 // are visible to reads once publish(t) runs.
 func (db *database) apply(t time.Time, changes []Change) {
 	db.last = t
-	cutoff := t.Add(-db.e.opts.History)
 	for _, c := range changes {
 		d, ok := db.docs[c.Path]
 		if !ok {
@@ -293,27 +305,10 @@ func (db *database) apply(t time.Time, changes []Change) {
 			}
 			db.groups[id][c.Path] = d
 		}
+		db.superseded(d, t)
 		d.versions = append(d.versions, version{t: t, doc: c.Doc})
-		// Drop versions no read can reach any more: keep the newest one at
-		// or before the cutoff.
-		keep := 0
-		for i := len(d.versions) - 1; i >= 0; i-- {
-			if !d.versions[i].t.After(cutoff) {
-				keep = i
-				break
-			}
-		}
-		if keep > 0 {
-			d.versions = slices.Clone(d.versions[keep:])
-		}
 	}
-	db.last = t
-	// A database's history is complete from its creation: reads at times
-	// before its first commit see it empty (as on the emulator), so since
-	// only moves once versions older than the history window are dropped.
-	if c := t.Add(-db.e.opts.History); db.since.Before(c) {
-		db.since = c
-	}
+	db.trimHistory(t)
 }
 
 func lastSlash(s string) int {
@@ -332,6 +327,7 @@ func (db *database) clear() {
 	db.groups = map[string]map[string]*docEntry{}
 	db.txns = map[string]*txn{}
 	db.since = db.last
+	db.hist, db.histHead, db.histBytes = nil, 0, 0
 }
 
 // Reset deletes every document of every database (no events per document,

@@ -134,6 +134,7 @@ func (db *database) rollback(failed []*pendingCommit) {
 			}
 		}
 	}
+	db.unrecord(db.visible)
 	db.last = db.visible
 }
 

@@ -61,14 +61,24 @@ func (v readView) doc(db *database, rel string) *pb.Document {
 	return d
 }
 
+// tooOld fails reads at t when the history they need is no longer kept
+// (older than Options.History, or dropped for Options.HistoryBytes);
+// callers hold db.mu.
+func (db *database) tooOld(t time.Time, what string) error {
+	if db.since.IsZero() || !t.Before(db.since) {
+		return nil
+	}
+	return errorf(ErrFailedPrecondition, "%s %s is older than the oldest available read time %s: this database keeps at most %s and %d MiB of old document versions.",
+		what, t.UTC().Format(time.RFC3339Nano), db.since.UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
+}
+
 // checkReadTime validates a requested read time; callers hold db.mu.
 func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	if nanos%1000 != 0 {
 		return time.Time{}, errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
 	}
-	if !db.since.IsZero() && t.Before(db.since) {
-		return time.Time{}, errorf(ErrFailedPrecondition, "read_time %s is older than the oldest retained version (%s); this database keeps %s of history.",
-			t.UTC().Format(time.RFC3339Nano), db.since.Format(time.RFC3339Nano), db.e.opts.History)
+	if err := db.tooOld(t, "read_time"); err != nil {
+		return time.Time{}, err
 	}
 	if t.After(db.readTime()) {
 		return db.readTime(), nil
@@ -86,6 +96,9 @@ func (db *database) view(c consistency) (readView, error) {
 			return readView{}, err
 		}
 		if t.readOnly {
+			if err := db.tooOld(t.readTime, "The read-only transaction's read time"); err != nil {
+				return readView{}, err
+			}
 			return readView{t: t.readTime, tx: t}, nil
 		}
 		return readView{t: db.readTime(), tx: t}, nil

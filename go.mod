@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go/firestore v1.29.2
 	firebase.google.com/go/v4 v4.19.0
+	github.com/google/btree v1.1.3
 	go.etcd.io/bbolt v1.4.3
 	google.golang.org/api v0.304.0
 	google.golang.org/genai v1.77.0

@@ -352,6 +352,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	db.apply(now, changes)
 	if e.opts.Persister == nil {
 		db.publish(now)
+		db.indexChanges(changes)
 		if len(changes) > 0 {
 			db.hub.notify(now, changes, false)
 		}

@@ -175,6 +175,12 @@ type database struct {
 	histHead  int
 	histBytes int
 
+	// fidx are the single-field indexes (fieldindex.go), by scope and
+	// field; fidxScopes lists them by scope. fidxMu guards both maps.
+	fidxMu     sync.Mutex
+	fidx       map[string]*fieldIndex
+	fidxScopes map[string][]*fieldIndex
+
 	hub *hub
 	gc  groupCommit
 }
@@ -328,6 +334,7 @@ func (db *database) clear() {
 	db.txns = map[string]*txn{}
 	db.since = db.last
 	db.hist, db.histHead, db.histBytes = nil, 0, 0
+	db.dropIndexes()
 }
 
 // Reset deletes every document of every database (no events per document,
@@ -382,6 +389,7 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 	}
 	db.apply(t, changes)
 	db.publish(t)
+	db.dropIndexes()
 	// History before a restore is unknown.
 	if db.since.Before(t) {
 		db.since = t

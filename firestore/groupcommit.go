@@ -78,6 +78,7 @@ func (db *database) flush() {
 		}
 		for _, p := range batch {
 			db.publish(p.t)
+			db.indexChanges(p.changes)
 			if len(p.changes) > 0 {
 				db.hub.notify(p.t, p.changes, false)
 			}

@@ -636,6 +636,14 @@ func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document
 // with a limit only the first offset+limit are kept (a bounded heap instead
 // of a full sort). Sort keys are extracted once per document.
 func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document {
+	if out, ok := db.indexedMatching(q, t, current); ok {
+		return out
+	}
+	return db.scan(q, t, current)
+}
+
+// scan is matching over every document of the query's scope.
+func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit

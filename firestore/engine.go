@@ -186,10 +186,13 @@ type database struct {
 }
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
-// deletion. The last version is the current state.
+// deletion. The last version is the latest state. The version list is
+// copy-on-write behind an atomic pointer: writers (holding db.mu
+// exclusively) publish new lists, never change a published one, so a scan
+// may read entries it collected after releasing the lock.
 type docEntry struct {
-	path     string
-	versions []version
+	path string
+	vs   atomic.Pointer[[]version]
 }
 
 type version struct {
@@ -197,13 +200,27 @@ type version struct {
 	doc *pb.Document
 }
 
-func (d *docEntry) current() *pb.Document { return d.versions[len(d.versions)-1].doc }
+// versions returns the current version list; do not modify it.
+func (d *docEntry) versions() []version {
+	if p := d.vs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (d *docEntry) setVersions(v []version) { d.vs.Store(&v) }
+
+func (d *docEntry) current() *pb.Document {
+	vs := d.versions()
+	return vs[len(vs)-1].doc
+}
 
 // at returns the document as of t (nil when absent at t).
 func (d *docEntry) at(t time.Time) *pb.Document {
-	for i := len(d.versions) - 1; i >= 0; i-- {
-		if !d.versions[i].t.After(t) {
-			return d.versions[i].doc
+	vs := d.versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].t.After(t) {
+			return vs[i].doc
 		}
 	}
 	return nil
@@ -312,7 +329,7 @@ func (db *database) apply(t time.Time, changes []Change) {
 			db.groups[id][c.Path] = d
 		}
 		db.superseded(d, t)
-		d.versions = append(d.versions, version{t: t, doc: c.Doc})
+		d.setVersions(append(slices.Clip(d.versions()), version{t: t, doc: c.Doc}))
 	}
 	db.trimHistory(t)
 }

@@ -127,10 +127,12 @@ func (db *database) rollback(failed []*pendingCommit) {
 			if !ok {
 				continue
 			}
-			for len(d.versions) > 0 && d.versions[len(d.versions)-1].t.After(db.visible) {
-				d.versions = d.versions[:len(d.versions)-1]
+			vs := d.versions()
+			for len(vs) > 0 && vs[len(vs)-1].t.After(db.visible) {
+				vs = vs[:len(vs)-1]
 			}
-			if len(d.versions) == 0 {
+			d.setVersions(vs)
+			if len(vs) == 0 {
 				db.forget(c.Path)
 			}
 		}

@@ -27,12 +27,13 @@ type historyItem struct {
 // superseded records d's current version as history from t on; callers
 // hold db.mu, and d gets a new version at t.
 func (db *database) superseded(d *docEntry, t time.Time) {
-	n := len(d.versions)
+	vs := d.versions()
+	n := len(vs)
 	if n == 0 {
 		return
 	}
 	size := versionOverhead
-	if doc := d.versions[n-1].doc; doc != nil {
+	if doc := vs[n-1].doc; doc != nil {
 		size += proto.Size(doc)
 	}
 	db.hist = append(db.hist, historyItem{t: t, d: d, size: size})
@@ -75,17 +76,19 @@ func (db *database) trimHistory(now time.Time) {
 // all but the newest at or before t. A deleted document left with only
 // its tombstone is forgotten. Callers hold db.mu.
 func (db *database) dropBefore(d *docEntry, t time.Time) {
+	vs := d.versions()
 	keep := 0
-	for i := len(d.versions) - 1; i >= 0; i-- {
-		if !d.versions[i].t.After(t) {
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].t.After(t) {
 			keep = i
 			break
 		}
 	}
 	if keep > 0 {
-		d.versions = slices.Clone(d.versions[keep:])
+		vs = slices.Clone(vs[keep:])
+		d.setVersions(vs)
 	}
-	if len(d.versions) == 1 && d.versions[0].doc == nil && db.docs[d.path] == d {
+	if len(vs) == 1 && vs[0].doc == nil && db.docs[d.path] == d {
 		db.forget(d.path)
 	}
 }

@@ -642,14 +642,33 @@ func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document
 	return db.scan(q, t, current)
 }
 
-// scan is matching over every document of the query's scope.
+// scan is matching over every document of the query's scope; callers
+// hold db.mu.
 func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
+	return scanEntries(q, t, current, db.snapshot(q))
+}
+
+// snapshot lists the entries a query may match, so that the scan itself
+// can run after the lock is released; callers hold db.mu.
+func (db *database) snapshot(q *query) []*docEntry {
+	c := db.candidates(q)
+	out := make([]*docEntry, 0, len(c))
+	for _, d := range c {
+		out = append(out, d)
+	}
+	return out
+}
+
+// scanEntries is matching over the entries: it needs no lock, since
+// entries publish their versions atomically and never change them.
+func scanEntries(q *query, t time.Time, current bool, entries []*docEntry) []*pb.Document {
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit
 	}
 	h := &keyHeap{q: q}
-	for rel, d := range db.candidates(q) {
+	for _, d := range entries {
+		rel := d.path
 		var doc *pb.Document
 		if current {
 			doc = d.current()

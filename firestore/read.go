@@ -262,7 +262,14 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 		return nil, nil, readView{}, err
 	}
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlockDB := db.lockFor(c)
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			unlockDB()
+		}
+	}
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {
@@ -271,12 +278,25 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: q.collPath(), Auth: who,
 		Time: db.e.now(), Query: q.info(), Get: db.lookupAt(v.t)})
 	docs := []*pb.Document(nil)
-	if dec.Verdict == Allow {
+	switch {
+	case dec.Verdict != Allow:
+	case v.tx == nil && q.nearest == nil:
+		// Outside transactions a query that no index serves scans without
+		// the lock, so a large scan never holds up writers.
+		out, ok := db.indexedMatching(q, v.t, false)
+		if !ok {
+			entries := db.snapshot(q)
+			unlock()
+			out = scanEntries(q, v.t, false, entries)
+		}
+		docs = q.window(out)
+	default:
 		docs = db.runQuery(q, v.t, false)
 		if v.tx != nil {
 			v.tx.recordQuery(q, docs)
 		}
 	}
+	unlock()
 	if e.eventsOn() {
 		e.emitRead(who, MethodList, q.collPath(), dec, nil, time.Since(start), v)
 	}

@@ -21,9 +21,12 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/storage"
 )
 
 // Options configure Start.
@@ -45,6 +48,13 @@ type Options struct {
 	Listeners map[string]net.Listener
 	// Firestore configures the Firestore endpoint.
 	Firestore FirestoreOptions
+	// StorageRules is storage.rules source loaded before serving; empty
+	// loads none (every client request is denied; admin bypasses rules).
+	StorageRules string
+	// Storage configures the Cloud Storage engine.
+	Storage storage.Options
+	// AI configures the AI Logic engine (scripts, API keys, forwarding).
+	AI ai.Options
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -69,6 +79,7 @@ type running struct {
 	spec  *endpoint
 	port  *server.Port
 	state any // the adapter's own handle (e.g. *FirestoreEndpoint)
+	rules Rules
 	drain func()
 	addr  string
 }
@@ -80,7 +91,7 @@ func Start(opts Options) (*Backend, error) {
 	sb := opts.Use
 	if sb == nil {
 		so := opts.Sandbox
-		so.Services = append(builtinServices(), so.Services...)
+		so.Services = append(Services(&opts), so.Services...)
 		var err error
 		if sb, err = sandbox.Open(so); err != nil {
 			return nil, err
@@ -96,6 +107,9 @@ func Start(opts Options) (*Backend, error) {
 		port, set := opts.Ports[spec.name]
 		if port == Disabled {
 			continue
+		}
+		if spec.registration != nil && sb.Service(spec.name) == nil {
+			continue // a sandbox given in Options.Use without this service
 		}
 		if !set {
 			port = 0
@@ -126,13 +140,14 @@ func Start(opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// builtinServices are the sandbox registrations of the services beyond
-// Firestore and Auth (which every sandbox holds).
-func builtinServices() []service.Registration {
+// Services are the sandbox registrations of the services beyond Firestore
+// and Auth (which every sandbox holds), configured from opts: a sandbox
+// given in Options.Use is opened with them.
+func Services(opts *Options) []service.Registration {
 	var out []service.Registration
 	for _, e := range endpoints {
 		if e.registration != nil {
-			out = append(out, *e.registration)
+			out = append(out, e.registration(opts))
 		}
 	}
 	return out
@@ -166,17 +181,53 @@ func (b *Backend) Addr(service string) string {
 type Endpoint struct {
 	Service string // the service name (the --json key)
 	Addr    string
-	What    string   // what the port speaks, for the banner
-	EnvVars []string // the environment variables clients set to Addr
+	What    string // what the port speaks, for the banner
+	// Env are the environment variables that point clients here, with
+	// their values (host:port, or a base URL for clients that take one).
+	Env []EnvVar
+}
+
+// EnvVar is one environment variable and its value.
+type EnvVar struct {
+	Name, Value string
 }
 
 // Endpoints lists the running endpoints in a stable order.
 func (b *Backend) Endpoints() []Endpoint {
 	out := make([]Endpoint, 0, len(b.endpoints))
 	for _, r := range b.endpoints {
-		out = append(out, Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what, EnvVars: r.spec.envVars})
+		e := Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what}
+		for _, v := range r.spec.env {
+			val := r.addr
+			if v.url {
+				val = "http://" + r.addr
+			}
+			e.Env = append(e.Env, EnvVar{Name: v.name, Value: val})
+		}
+		out = append(out, e)
 	}
 	return out
+}
+
+// Rules is a service's live rules, what `pyric serve` hot-reloads from the
+// service's rules file.
+type Rules interface {
+	// Set compiles the file and, when it compiles, makes it the rules in
+	// force; otherwise the previous rules stay live and the error says why.
+	Set(name, text string) (source.Diagnostics, error)
+	// Base returns the rules in force and whether any are loaded.
+	Base() (name, text string, loaded bool)
+}
+
+// Rules returns the live rules of a running service that has rules
+// (Firestore, Storage, the Realtime Database), or nil.
+func (b *Backend) Rules(service string) Rules {
+	for _, r := range b.endpoints {
+		if r.spec.name == service {
+			return r.rules
+		}
+	}
+	return nil
 }
 
 // Err delivers the first error of an endpoint that stopped serving on

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,11 +30,10 @@ func init() {
 type serveOptions struct {
 	host           string
 	project        string
-	firestorePort  int
-	authPort       int
-	rulesPath      string // the rules file to load and watch (it may not exist yet)
-	dataDir        string // "" when in memory
-	indexesPath    string // "" without --enforce-indexes
+	ports          map[string]int    // by service name; 0 picks a free port
+	rulesPaths     map[string]string // by service: the rules file to load and watch (it may not exist yet)
+	dataDir        string            // "" when in memory
+	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
 	json           bool
 }
@@ -62,13 +62,20 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	}
 	host := fs.String("host", "", "interface to listen on (default firebase.json's, else 127.0.0.1)")
 	project := fs.String("project", "", "default project id (default .firebaserc's, else $GCLOUD_PROJECT, else demo-pyric)")
-	fsPort := fs.Int("firestore-port", -1, "Firestore port, 0 picks a free one (default firebase.json's, else 8080)")
-	authPort := fs.Int("auth-port", -1, "Auth port, 0 picks a free one (default firebase.json's, else 9099)")
-	rules := fs.String("rules", "", "firestore.rules path (default firebase.json's firestore.rules, else ./firestore.rules)")
+	portFlags := map[string]*int{}
+	for _, s := range backend.Catalog() {
+		portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
+			fmt.Sprintf("%s port, 0 picks a free one (default firebase.json's emulators.%s.port, else %d)", displayName(s.Service), s.Service, s.DefaultPort))
+	}
+	rulesFlags := map[string]*string{}
+	for _, rf := range rulesFiles {
+		rulesFlags[rf.service] = fs.String(strings.TrimPrefix(rf.flag, "--"), "",
+			fmt.Sprintf("%s path (default firebase.json's %s.rules, else ./%s)", rf.file, rf.config, rf.file))
+	}
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
-	jsonOut := fs.Bool("json", false, `print one JSON line {"project","firestore","auth"} on stdout once every port accepts connections`)
+	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return nil, false
@@ -86,7 +93,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if cfg.Dir != "" {
 		base = cfg.Dir
 	}
-	o := &serveOptions{host: *host, project: *project, firestorePort: *fsPort, authPort: *authPort,
+	o := &serveOptions{host: *host, project: *project, ports: map[string]int{},
 		enforceIndexes: *enforce, json: *jsonOut}
 	if o.host == "" {
 		o.host = firstNonEmpty(cfg.FirestoreHost, "127.0.0.1")
@@ -94,25 +101,27 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if o.project == "" {
 		o.project = firstNonEmpty(cfg.ID, getenv("GCLOUD_PROJECT"), sandbox.DefaultProject)
 	}
-	if o.firestorePort < 0 {
-		o.firestorePort = 8080
-		if cfg.FirestorePort > 0 {
-			o.firestorePort = cfg.FirestorePort
+	for _, s := range backend.Catalog() {
+		switch p := *portFlags[s.Service]; {
+		case p >= 0:
+			o.ports[s.Service] = p
+		case cfg.Ports[s.Service] > 0:
+			o.ports[s.Service] = cfg.Ports[s.Service]
+		default:
+			o.ports[s.Service] = s.DefaultPort
 		}
 	}
-	if o.authPort < 0 {
-		o.authPort = 9099
-		if cfg.AuthPort > 0 {
-			o.authPort = cfg.AuthPort
+	o.rulesPaths = map[string]string{}
+	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, "database": cfg.DatabaseRules}
+	for _, rf := range rulesFiles {
+		switch {
+		case *rulesFlags[rf.service] != "":
+			o.rulesPaths[rf.service] = absFrom(cwd, *rulesFlags[rf.service])
+		case configured[rf.service] != "":
+			o.rulesPaths[rf.service] = configured[rf.service]
+		default:
+			o.rulesPaths[rf.service] = filepath.Join(base, rf.file)
 		}
-	}
-	switch {
-	case *rules != "":
-		o.rulesPath = absFrom(cwd, *rules)
-	case cfg.FirestoreRules != "":
-		o.rulesPath = cfg.FirestoreRules
-	default:
-		o.rulesPath = filepath.Join(base, "firestore.rules")
 	}
 	if !*inMemory {
 		o.dataDir = filepath.Join(base, ".pyric")
@@ -164,7 +173,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	b, err := backend.Start(backend.Options{
 		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
 		Host:      o.host,
-		Ports:     map[string]int{backend.Firestore: o.firestorePort, backend.Auth: o.authPort},
+		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 	})
 	var le *backend.ListenError
@@ -174,10 +183,16 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	watcher := newRulesWatcher(o.rulesPath, b.Firestore().Server.Rules(), stdio.Err)
-	watcher.load()
+	var watchers []*rulesWatcher
+	for _, rf := range rulesFiles {
+		if target := b.Rules(rf.service); target != nil {
+			w := newRulesWatcher(displayName(rf.service), rf.flag, o.rulesPaths[rf.service], target, stdio.Err)
+			w.load()
+			watchers = append(watchers, w)
+		}
+	}
 
-	printBanner(stdio.Err, o, b, watcher)
+	printBanner(stdio.Err, o, b, watchers)
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {
@@ -189,7 +204,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go watcher.run(watchCtx, 500*time.Millisecond)
+	for _, w := range watchers {
+		go w.run(watchCtx, 500*time.Millisecond)
+	}
 
 	var serveErr error
 	select {
@@ -217,16 +234,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesWatcher) {
+// rulesFiles are the services whose rules `pyric serve` loads from a file
+// and hot-reloads: the flag, the default file name, and firebase.json's
+// section naming it.
+var rulesFiles = []struct{ service, flag, file, config string }{
+	{backend.Firestore, "--rules", "firestore.rules", "firestore"},
+	{backend.Storage, "--storage-rules", "storage.rules", "storage"},
+	{"database", "--database-rules", "database.rules.json", "database"},
+}
+
+func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
 	fmt.Fprintf(w, "pyric %s: project %s\n", Version, o.project)
 	for _, e := range b.Endpoints() {
 		env := ""
-		for _, v := range e.EnvVars {
-			env += " " + v + "=" + e.Addr
+		for _, v := range e.Env {
+			env += " " + v.Name + "=" + v.Value
 		}
 		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
 	}
-	fmt.Fprintf(w, "  Rules      %s\n", rules.status())
+	for _, rw := range watchers {
+		fmt.Fprintf(w, "  Rules      %-10s %s\n", rw.service, rw.status())
+	}
 	if o.enforceIndexes {
 		fmt.Fprintf(w, "  Indexes    enforced from %s\n", o.indexesPath)
 	}
@@ -235,8 +263,10 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesW
 	} else {
 		fmt.Fprintf(w, "  Data       %s (persistent)\n", o.dataDir)
 	}
-	if !rules.loaded() {
-		fmt.Fprintln(w, noRulesWarning(rules.path))
+	for _, rw := range watchers {
+		if !rw.loaded() {
+			fmt.Fprintln(w, rw.noRulesWarning())
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 // Package firestore is Pyric's Firestore engine: values and their order,
 // document paths, a multi-version in-memory store with batches and
-// optimistic transactions, queries and aggregations, listeners (watch),
+// optimistic transactions (group-committed to a Persister, readers never
+// waiting for a sync), a history window bounded by age and bytes, queries
+// served from single-field and composite indexes built on demand (or a
+// scan that does not hold the lock) and aggregations, listeners (watch),
 // index enforcement and the rules gate. Its request and response types are
 // the official protos (firestorepb), so the gRPC adapter is a pass-through;
 // every method takes the caller's identity explicitly.

@@ -165,10 +165,12 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 		if l.req.Method != Delete && l.req.After != nil {
 			data, exists = l.req.After, true
 		}
-	case after && l.req.GetAfter != nil:
+	case after && l.req.GetAfter != nil && l.req.Method != Get && l.req.Method != List:
 		data, exists, err = l.req.GetAfter.Lookup(rel)
-	case after && (l.req.Method == Get || l.req.Method == List) && !l.req.TestAPI:
-		return serviceCallError(fn, p)
+	// In a read there is no pending write: Google's engine answers
+	// getAfter() and existsAfter() from committed state, as get() and
+	// exists() do (differential cases getAfter(/…/seed/s1).data.v == 7 and
+	// existsAfter(request.path) in a get).
 	case l.req.Get != nil:
 		data, exists, err = l.req.Get.Lookup(rel)
 	default:

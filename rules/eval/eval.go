@@ -2,6 +2,7 @@ package eval
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/sim"
@@ -11,6 +12,12 @@ import (
 // DefaultMaxExpressions is production's documented cap on expressions
 // evaluated for one request.
 const DefaultMaxExpressions = 1000
+
+// DefaultMaxDuration bounds the wall-clock time one request's rules may
+// take. Production bounds evaluation cost and denies a request that
+// exceeds it; pyric bounds time too, so no request (a 100,000-element
+// hasAll, a deep chain of calls over large lists) can stall others.
+const DefaultMaxDuration = time.Second
 
 // MaxCallDepth is production's cap on nested user-function calls.
 const MaxCallDepth = 20
@@ -35,6 +42,9 @@ type Env struct {
 	// MaxExpressions bounds expressions evaluated over the whole request;
 	// 0 means DefaultMaxExpressions.
 	MaxExpressions int
+	// MaxDuration bounds the time spent evaluating the whole request; 0
+	// means DefaultMaxDuration. The clock is read every few expressions.
+	MaxDuration time.Duration
 	// Trace records a sub-expression trace for every evaluated rule.
 	Trace bool
 	// Prove decides an operation involving a value.Constraint (a field of
@@ -51,7 +61,11 @@ type Run struct {
 	max       int
 	count     int
 	exhausted bool
-	trace     []sim.Expr
+	// timedOut says the time limit (not the expression count) ran out.
+	timedOut bool
+	deadline time.Time
+	maxDur   time.Duration
+	trace    []sim.Expr
 }
 
 // NewRun starts evaluating one request.
@@ -60,7 +74,22 @@ func NewRun(env *Env) *Run {
 	if max <= 0 {
 		max = DefaultMaxExpressions
 	}
-	return &Run{env: env, max: max}
+	d := env.MaxDuration
+	if d <= 0 {
+		d = DefaultMaxDuration
+	}
+	return &Run{env: env, max: max, maxDur: d, deadline: time.Now().Add(d)}
+}
+
+// Limit names the budget that ran out, "" while none has.
+func (r *Run) Limit() string {
+	switch {
+	case r.timedOut:
+		return "time"
+	case r.exhausted:
+		return "expressions"
+	}
+	return ""
 }
 
 // Count is the number of expressions evaluated so far.
@@ -209,6 +238,10 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
+	if r.count&31 == 0 && time.Now().After(r.deadline) {
+		r.exhausted, r.timedOut = true, true
+		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+	}
 	i := r.record(e, depth)
 	v := r.evalNode(e, fr, depth)
 	r.fill(i, v)
@@ -216,6 +249,9 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 }
 
 func (r *Run) exhaustedMessage() string {
+	if r.timedOut {
+		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur.String() + " (production bounds evaluation cost and denies)."
+	}
 	return "Evaluation budget exhausted: more than " + itoa(r.max) + " expressions evaluated for this request (production denies silently)."
 }
 

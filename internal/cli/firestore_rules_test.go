@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,35 @@ func TestFirestoreValidate(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "", "firestore", "rules", "validate", filepath.Join(dir, "missing.rules")); code != 2 || errOut == "" {
 		t.Errorf("missing file: exit %d", code)
+	}
+}
+
+// TestValidateOutputIsBounded: 8,000 lets in one function on one ~140 KB
+// line once printed 2 GB in 41 s; the output is now capped ("and N more")
+// and each line clipped around its caret, with the error shown first.
+func TestValidateOutputIsBounded(t *testing.T) {
+	lets := make([]string, 8000)
+	for i := range lets {
+		lets[i] = fmt.Sprintf("let v%d = %d;", i, i)
+	}
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    function f() { " +
+		strings.Join(lets, " ") + " return true; }\n    match /d/{id} { allow read: if f(); }\n  }\n}\n"
+	path := writeFile(t, "lets.rules", src)
+	code, out, _ := runCLI(t, "", "firestore", "rules", "validate", path)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if len(out) > 64<<10 {
+		t.Fatalf("validate printed %d bytes", len(out))
+	}
+	for _, want := range []string{"LET_LIMIT", "… and ", " more ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 400 {
+			t.Fatalf("a %d-character line was printed", len([]rune(l)))
+		}
 	}
 }

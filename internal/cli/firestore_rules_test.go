@@ -150,3 +150,67 @@ func TestValidateOutputIsBounded(t *testing.T) {
 		}
 	}
 }
+
+const postRules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /posts/{postId} {
+      allow create: if request.auth != null && request.resource.data.title is string && request.resource.data.title.size() < 20;
+    }
+  }
+}`
+
+// TestFirestoreSimulateTextPointsAtTheFailingSubexpression: a denied case
+// names the sub-expression that failed, with its values and a caret under
+// it, not just the allow line; -v adds the full trace.
+func TestFirestoreSimulateTextPointsAtTheFailingSubexpression(t *testing.T) {
+	title := strings.Repeat("t", 33)
+	b, _ := json.Marshal(map[string]any{"source": postRules, "testCases": []any{map[string]any{
+		"description": "long title", "expectation": "ALLOW", "method": "create", "path": "posts/p1",
+		"auth": map[string]any{"uid": "alice"}, "data": map[string]any{"title": title}}}})
+	code, out, _ := runCLI(t, string(b), "firestore", "rules", "simulate", "--stdin", "--format", "text")
+	if code != 1 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	src := "request.resource.data.title.size() < 20"
+	line := strings.Split(postRules, "\n")[4]
+	col := strings.Index(line, src)
+	for _, want := range []string{"failing: " + src + "  (firestore.rules:5:" + fmt.Sprint(col+1) + ")", "33 < 20 → false",
+		"\n       " + line + "\n       " + strings.Repeat(" ", col) + strings.Repeat("^", len(src)) + "\n", "bindings: database = (default), postId = p1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "trace of") {
+		t.Errorf("the full trace is printed without -v:\n%s", out)
+	}
+	_, verbose, _ := runCLI(t, string(b), "firestore", "rules", "simulate", "--stdin", "--format", "text", "-v")
+	for _, want := range []string{"trace of allow create", "request.auth != null → true", "budget: "} {
+		if !strings.Contains(verbose, want) {
+			t.Errorf("-v lacks %q:\n%s", want, verbose)
+		}
+	}
+	_, js, _ := runCLI(t, string(b), "firestore", "rules", "simulate", "--stdin", "--format", "json")
+	var rep struct {
+		Data struct {
+			Results []struct {
+				Trace []struct {
+					Failing []struct {
+						Source, Values string
+						Line, Column   int
+					}
+				}
+				Bindings map[string]string
+				Budget   struct{ Expressions, MaxExpressions int }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Data.Results[0]
+	if len(r.Trace) != 1 || len(r.Trace[0].Failing) != 1 || r.Trace[0].Failing[0].Source != src || r.Trace[0].Failing[0].Values != "33 < 20 → false" ||
+		r.Bindings["postId"] != "p1" || r.Budget.Expressions == 0 || r.Budget.MaxExpressions != 1000 {
+		t.Errorf("JSON report lacks the structure: %+v", r)
+	}
+}

@@ -119,5 +119,8 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	if f.Return == nil {
 		return withPos(value.Errorf("function %s has no return statement", f.Name), e)
 	}
+	if r.cur >= 0 && r.cur < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
+		r.steps[r.cur].UserCall = true
+	}
 	return r.eval(f.Return, callee, depth+1)
 }

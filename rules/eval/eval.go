@@ -65,7 +65,8 @@ type Run struct {
 	timedOut bool
 	deadline time.Time
 	maxDur   time.Duration
-	trace    []sim.Expr
+	steps    []Step // the current condition's trace when Env.Trace
+	cur      int    // index of the step being evaluated, -1 at the root
 }
 
 // NewRun starts evaluating one request.
@@ -78,7 +79,7 @@ func NewRun(env *Env) *Run {
 	if d <= 0 {
 		d = DefaultMaxDuration
 	}
-	return &Run{env: env, max: max, maxDur: d, deadline: time.Now().Add(d)}
+	return &Run{env: env, max: max, maxDur: d, deadline: time.Now().Add(d), cur: -1}
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -105,18 +106,27 @@ const traceValueLimit = 120
 const maxTrace = 400
 
 // Condition evaluates an allow condition of a matched block. A nil
-// condition (`allow read;`) is true. The trace is nil unless Env.Trace.
+// condition (`allow read;`) is true. The rendered trace is nil unless
+// Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
+	v := r.condition(m, cond)
+	return v, RenderSteps(r.env.Program.File, r.steps, traceValueLimit)
+}
+
+func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
+	r.steps, r.cur = nil, -1
 	if cond == nil {
-		return value.Bool(true), nil
+		return value.Bool(true)
 	}
-	r.trace = nil
 	fr := &frame{block: m.Block, vars: m.Vars}
 	v := r.eval(cond, fr, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
+		if len(r.steps) > 0 {
+			r.steps[0].Value = v
+		}
 	}
-	return v, r.trace
+	return v
 }
 
 // Expr evaluates a standalone expression in the scope of a matched block,
@@ -187,43 +197,18 @@ func withOffset(v value.Value, offset int) value.Value {
 	return v
 }
 
-func (r *Run) source(e ast.Expr) string {
-	sp := e.Span()
-	text := r.env.Program.File.Text
-	if sp.Start.Offset < 0 || sp.End.Offset > len(text) || sp.Start.Offset > sp.End.Offset {
-		return ""
-	}
-	s := strings.Join(strings.Fields(text[sp.Start.Offset:sp.End.Offset]), " ")
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
-}
-
 func (r *Run) record(e ast.Expr, depth int) int {
-	if !r.env.Trace || len(r.trace) >= maxTrace {
+	if !r.env.Trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	sp := e.Span()
-	r.trace = append(r.trace, sim.Expr{Source: r.source(e), Line: sp.Start.Line, Column: sp.Start.Column, Depth: depth})
-	return len(r.trace) - 1
+	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: depth})
+	return len(r.steps) - 1
 }
 
 func (r *Run) skip(e ast.Expr, depth int) {
 	if i := r.record(e, depth); i >= 0 {
-		r.trace[i].Skipped = true
+		r.steps[i].Skipped = true
 	}
-}
-
-func (r *Run) fill(i int, v value.Value) {
-	if i < 0 {
-		return
-	}
-	if e, ok := v.(*value.Error); ok {
-		r.trace[i].Error = e.Message
-		return
-	}
-	r.trace[i].Value = value.ShowLimit(v, traceValueLimit)
 }
 
 func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
@@ -243,8 +228,14 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
 	i := r.record(e, depth)
+	if i < 0 {
+		return r.evalNode(e, fr, depth)
+	}
+	parent := r.cur
+	r.cur = i
 	v := r.evalNode(e, fr, depth)
-	r.fill(i, v)
+	r.cur = parent
+	r.steps[i].Value = v
 	return v
 }
 

@@ -214,3 +214,42 @@ func TestFirestoreSimulateTextPointsAtTheFailingSubexpression(t *testing.T) {
 		t.Errorf("JSON report lacks the structure: %+v", r)
 	}
 }
+
+// TestFirestoreSimulateAcceptsTheRulesTestAPIShape runs a suite written
+// for the hosted Rules Test API (projects.test) unchanged.
+func TestFirestoreSimulateAcceptsTheRulesTestAPIShape(t *testing.T) {
+	rules := `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /posts/{id} {
+      allow read: if get(/databases/$(database)/documents/users/$(request.auth.uid)).data.role == 'admin' || resource.data.public == true;
+      allow create: if request.resource.data.title.size() < 20 && request.time > timestamp.date(2020, 1, 1);
+    }
+  }
+}`
+	admin := map[string]any{"function": "get", "args": []any{map[string]any{"exactValue": "/databases/(default)/documents/users/alice"}},
+		"result": map[string]any{"value": map[string]any{"data": map[string]any{"role": "admin"}}}}
+	in := map[string]any{
+		"source": map[string]any{"files": []any{map[string]any{"name": "posts.rules", "content": rules}}},
+		"testSuite": map[string]any{"testCases": []any{
+			map[string]any{"expectation": "ALLOW", "request": map[string]any{"auth": map[string]any{"uid": "alice"}, "method": "get", "path": "/databases/(default)/documents/posts/p1", "time": "2026-01-01T00:00:00Z"},
+				"resource": map[string]any{"data": map[string]any{"public": false}}, "functionMocks": []any{admin}},
+			map[string]any{"expectation": "ALLOW", "request": map[string]any{"auth": map[string]any{"uid": "bob"}, "method": "get", "path": "/databases/(default)/documents/posts/p1"},
+				"resource": map[string]any{"data": map[string]any{"public": true}}},
+			map[string]any{"expectation": "DENY", "request": map[string]any{"auth": map[string]any{"uid": "bob"}, "method": "create", "path": "/databases/(default)/documents/posts/p2",
+				"time": "2026-01-01T00:00:00Z", "resource": map[string]any{"data": map[string]any{"title": strings.Repeat("x", 25)}}}},
+			map[string]any{"expectation": "ALLOW", "request": map[string]any{"auth": map[string]any{"uid": "bob"}, "method": "create", "path": "/databases/(default)/documents/posts/p2",
+				"time": "2026-01-01T00:00:00Z", "resource": map[string]any{"data": map[string]any{"title": "short"}}}},
+		}},
+	}
+	b, _ := json.Marshal(in)
+	code, out, errOut := runCLI(t, string(b), "firestore", "rules", "simulate", "--stdin", "--format", "text")
+	if code != 0 || !strings.Contains(out, "4 passed, 0 failed") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	bad := strings.Replace(string(b), `"exactValue"`, `"anyValue"`, 1)
+	code, out, _ = runCLI(t, bad, "firestore", "rules", "simulate", "--stdin", "--format", "json")
+	if code != 2 || !strings.Contains(out, "testSuite.testCases[0].functionMocks[0].args[0]: only exactValue") {
+		t.Errorf("anyValue mock: exit %d %s", code, out)
+	}
+}

@@ -116,3 +116,38 @@ func TestTimeLimitNamesTheLimit(t *testing.T) {
 		t.Fatalf("got %s (limit %q), want the expression budget's error", value.Show(v), run.Limit())
 	}
 }
+
+// TestMatchOrderWithIndex: the children index returns every matching
+// block in source order, literal and wildcard siblings interleaved, and
+// near misses only when nothing matched.
+func TestMatchOrderWithIndex(t *testing.T) {
+	t.Parallel()
+	src := "rules_version = '2';\nservice s {\n" +
+		"  match /a/{x} { allow read; }\n  match /{c}/{y} { allow read; }\n  match /b/{z} { allow read; }\n" +
+		"  match /a/{p=**} { allow read; }\n  match /{q=**} { allow read; }\n}\n"
+	rs, diags := parser.Parse(source.NewFile("t.rules", src))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	p := eval.NewProgram(rs)
+	cases := map[string][]string{
+		"a/1": {"/a/{x}", "/{c}/{y}", "/a/{p=**}", "/{q=**}"},
+		"b/1": {"/{c}/{y}", "/b/{z}", "/{q=**}"},
+		"z/1": {"/{c}/{y}", "/{q=**}"},
+	}
+	for path, want := range cases {
+		m, attempts := p.Match(strings.Split(path, "/"))
+		var got []string
+		for _, x := range m {
+			got = append(got, x.Block.Pattern)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") || attempts != nil {
+			t.Errorf("%s: matched %v (attempts %v), want %v", path, got, attempts, want)
+		}
+	}
+	strict := "rules_version = '2';\nservice s {\n  match /a/{x} { allow read; }\n  match /b/c { allow read; }\n}\n"
+	rs, _ = parser.Parse(source.NewFile("t.rules", strict))
+	if m, attempts := eval.NewProgram(rs).Match([]string{"b", "d"}); len(m) != 0 || len(attempts) != 2 {
+		t.Errorf("no match: %d matched, attempts %+v", len(m), attempts)
+	}
+}

@@ -34,6 +34,60 @@ type Block struct {
 	Pattern string
 	// Depth is the number of match blocks from the root (root is 0).
 	Depth int
+
+	// byFirst indexes the children whose pattern starts with a literal
+	// segment by that segment; wild lists the others. Matching looks up
+	// the request's next segment instead of trying every child, so 200
+	// sibling blocks cost one map lookup, not 200 attempts.
+	byFirst map[string][]*Block
+	wild    []*Block
+	order   int // index among the parent's children
+}
+
+// index builds the children index of b and its descendants.
+func (b *Block) index() {
+	b.byFirst = map[string][]*Block{}
+	b.wild = nil
+	for i, c := range b.Children {
+		c.order = i
+		segs := c.Match.Path.Segments
+		if len(segs) > 0 && segs[0].Kind == ast.SegLiteral {
+			b.byFirst[segs[0].Text] = append(b.byFirst[segs[0].Text], c)
+		} else {
+			b.wild = append(b.wild, c)
+		}
+		c.index()
+	}
+}
+
+// candidates returns, in source order, the children that could match a
+// request whose next segment is segs[pos].
+func (b *Block) candidates(segs []string, pos int) []*Block {
+	if b.byFirst == nil {
+		return b.Children
+	}
+	var lit []*Block
+	if pos < len(segs) {
+		lit = b.byFirst[segs[pos]]
+	}
+	switch {
+	case len(lit) == 0:
+		return b.wild
+	case len(b.wild) == 0:
+		return lit
+	}
+	out := make([]*Block, 0, len(lit)+len(b.wild))
+	i, j := 0, 0
+	for i < len(lit) || j < len(b.wild) {
+		if j == len(b.wild) || (i < len(lit) && lit[i].order < b.wild[j].order) {
+			out = append(out, lit[i])
+			i++
+		} else {
+			out = append(out, b.wild[j])
+			j++
+		}
+	}
+	return out
 }
 
 // NewProgram prepares a parsed ruleset. It does not validate it; run
@@ -51,6 +105,7 @@ func NewProgram(rs *ast.Ruleset) *Program {
 			p.Root.Children = append(p.Root.Children, newBlock(m, p.Root))
 		}
 	}
+	p.Root.index()
 	return p
 }
 
@@ -133,17 +188,28 @@ const Hypothetical = "\x00document"
 // wildcards match one or more segments; version "2" zero or more. A
 // recursive wildcard followed by more segments matches zero segments only
 // (what the official emulator does with such a pattern).
+//
+// Attempts (near misses, for explaining a request no block matches) are
+// computed only when nothing matched: the matching itself follows the
+// children index and never tries blocks whose first literal segment
+// differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 	var out []Matched
-	var attempts []Attempt
 	vars := map[*Block]map[string]value.Value{p.Root: {}}
+	for _, c := range p.Root.candidates(segs, 0) {
+		p.match(c, segs, 0, vars, &out, nil, true)
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	var attempts []Attempt
 	for _, c := range p.Root.Children {
-		p.match(c, segs, 0, vars, &out, &attempts)
+		p.match(c, segs, 0, vars, &out, &attempts, false)
 	}
 	return out, attempts
 }
 
-func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt) {
+func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt, indexed bool) {
 	pattern := b.Match.Path.Segments
 	zeroOrMore := p.Ruleset.Version != "1"
 	var try func(i, pos int, bound map[string]value.Value)
@@ -162,10 +228,16 @@ func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]
 				*out = append(*out, Matched{Block: b, Vars: vars})
 			}
 			if len(b.Children) == 0 && pos != len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonNoMatchingChild, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonNoMatchingChild, bound))
+				}
 			}
-			for _, c := range b.Children {
-				p.match(c, segs, pos, vars, out, attempts)
+			kids := b.Children
+			if indexed {
+				kids = b.candidates(segs, pos)
+			}
+			for _, c := range kids {
+				p.match(c, segs, pos, vars, out, attempts, indexed)
 			}
 			return
 		}
@@ -173,17 +245,23 @@ func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]
 		switch seg.Kind {
 		case ast.SegLiteral:
 			if pos >= len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				}
 				return
 			}
 			if segs[pos] != seg.Text {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonLiteralMismatch, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonLiteralMismatch, bound))
+				}
 				return
 			}
 			try(i+1, pos+1, bound)
 		case ast.SegWildcard:
 			if pos >= len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				}
 				return
 			}
 			if segs[pos] == Hypothetical {
@@ -197,7 +275,9 @@ func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]
 				return
 			}
 			if len(segs) == pos && !zeroOrMore {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				}
 				return
 			}
 			// The remainder covers a list request's unknown document unless
@@ -206,7 +286,9 @@ func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]
 			if partial && !zeroOrMore {
 				// The official emulator never matches a list request with a
 				// rules_version '1' recursive wildcard.
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				if attempts != nil {
+					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
+				}
 				return
 			}
 			rest := append([]string(nil), segs[pos:]...)

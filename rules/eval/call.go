@@ -108,7 +108,7 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 			return withPos(value.Errorf("Recursive call is not allowed."), e)
 		}
 	}
-	callee := &frame{block: decl, vars: fr.vars, local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
+	callee := &frame{block: decl, vars: fr.vars, bv: fr.vars[decl], local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
 		stack: append(append([]string(nil), fr.stack...), f.Name)}
 	for i, p := range f.Params {
 		callee.local[p.Name] = &thunk{expr: e.Args[i], fr: fr, depth: depth + 1}

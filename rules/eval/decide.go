@@ -56,7 +56,7 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: RenderSteps(file, steps, traceValueLimit), Condition: "true"}
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: "true"}
 			if !isTrue(res) {
 				rr.Failing = Failing(steps)
 				for _, fi := range rr.Failing {

@@ -63,6 +63,7 @@ type Run struct {
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
+	started  time.Time // when the clock was first read
 	deadline time.Time
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
@@ -79,7 +80,9 @@ func NewRun(env *Env) *Run {
 	if d <= 0 {
 		d = DefaultMaxDuration
 	}
-	return &Run{env: env, max: max, maxDur: d, deadline: time.Now().Add(d), cur: -1}
+	// The clock is first read at the first time check (after 32
+	// expressions), so short evaluations never pay for it.
+	return &Run{env: env, max: max, maxDur: d, cur: -1}
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -110,7 +113,14 @@ const maxTrace = 400
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
 	v := r.condition(m, cond)
-	return v, RenderSteps(r.env.Program.File, r.steps, traceValueLimit)
+	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
+}
+
+// ConditionSteps is Condition with the trace in typed form only (nil
+// unless Env.Trace); nothing is rendered.
+func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
+	v := r.condition(m, cond)
+	return v, r.steps
 }
 
 func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
@@ -118,8 +128,11 @@ func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
 	if cond == nil {
 		return value.Bool(true)
 	}
-	fr := &frame{block: m.Block, vars: m.Vars}
-	v := r.eval(cond, fr, 0)
+	if r.env.Trace {
+		r.steps = make([]Step, 0, 32)
+	}
+	fr := frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}
+	v := r.eval(cond, &fr, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
 		if len(r.steps) > 0 {
@@ -132,13 +145,14 @@ func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
 // Expr evaluates a standalone expression in the scope of a matched block,
 // for tools (simulate one expression, REPLs).
 func (r *Run) Expr(m Matched, e ast.Expr) value.Value {
-	return r.eval(e, &frame{block: m.Block, vars: m.Vars}, 0)
+	return r.eval(e, &frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}, 0)
 }
 
 // frame is the scope of one evaluation: a rule condition or a function body.
 type frame struct {
 	block *Block                            // lexical scope for function lookup and path variables
 	vars  map[*Block]map[string]value.Value // path variables visible per block
+	bv    map[string]value.Value            // vars[block], resolved once
 	local map[string]*thunk                 // params and lets
 	calls int                               // user-function nesting depth
 	stack []string                          // function names on the call stack
@@ -167,7 +181,7 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 	if t, ok := fr.local[name]; ok {
 		return r.force(t), true
 	}
-	if vs := fr.vars[fr.block]; vs != nil {
+	if vs := fr.bv; vs != nil {
 		if v, ok := vs[name]; ok {
 			return v, true
 		}
@@ -223,9 +237,14 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
-	if r.count&31 == 0 && time.Now().After(r.deadline) {
-		r.exhausted, r.timedOut = true, true
-		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+	if r.count&31 == 0 {
+		now := time.Now()
+		if r.deadline.IsZero() {
+			r.started, r.deadline = now, now.Add(r.maxDur)
+		} else if now.After(r.deadline) {
+			r.exhausted, r.timedOut = true, true
+			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+		}
 	}
 	i := r.record(e, depth)
 	if i < 0 {

@@ -21,6 +21,17 @@ type Program struct {
 	// functions and its Children the top-level match blocks.
 	Root   *Block
 	global map[string]*ast.Function
+	// text is each expression node's source with whitespace collapsed,
+	// computed once so traces do not re-slice the source per step.
+	text map[ast.Expr]string
+}
+
+// Text returns an expression's source text (whitespace collapsed).
+func (p *Program) Text(e ast.Expr) string {
+	if s, ok := p.text[e]; ok {
+		return s
+	}
+	return SourceText(p.File, e)
 }
 
 // Block is a match block (or the service root) in the scope tree.
@@ -106,6 +117,15 @@ func NewProgram(rs *ast.Ruleset) *Program {
 		}
 	}
 	p.Root.index()
+	p.text = map[ast.Expr]string{}
+	rs.Exprs(func(root ast.Expr) {
+		ast.Inspect(root, func(e ast.Expr) bool {
+			if e != nil {
+				p.text[e] = clipSource(SourceText(p.File, e))
+			}
+			return true
+		})
+	})
 	return p
 }
 

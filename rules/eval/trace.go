@@ -59,10 +59,13 @@ type RuleResult struct {
 
 // Budget is what one request's evaluation used of its limits.
 type Budget struct {
-	Expressions    int           // expressions evaluated
-	MaxExpressions int           // the expression budget
-	Elapsed        time.Duration // wall-clock evaluation time
-	MaxDuration    time.Duration // the time limit
+	Expressions    int // expressions evaluated
+	MaxExpressions int // the expression budget
+	// Elapsed is the wall-clock evaluation time, measured from the 32nd
+	// expression (shorter evaluations report 0: reading the clock would
+	// cost more than they do).
+	Elapsed     time.Duration
+	MaxDuration time.Duration // the time limit
 	// Limit names the budget that ran out ("expressions" or "time"), ""
 	// when none did.
 	Limit string
@@ -70,8 +73,11 @@ type Budget struct {
 
 // Budget reports the request's use of its limits so far.
 func (r *Run) Budget() Budget {
-	return Budget{Expressions: r.count, MaxExpressions: r.max, Elapsed: r.maxDur - time.Until(r.deadline),
-		MaxDuration: r.maxDur, Limit: r.Limit()}
+	b := Budget{Expressions: r.count, MaxExpressions: r.max, MaxDuration: r.maxDur, Limit: r.Limit()}
+	if !r.started.IsZero() {
+		b.Elapsed = time.Since(r.started)
+	}
+	return b
 }
 
 // Steps returns the trace of the last condition evaluated.
@@ -174,13 +180,17 @@ func isFalse(v value.Value) bool { b, ok := v.(value.Bool); return ok && !bool(b
 // RenderSteps renders a trace for reports (the sim.Expr form): source text,
 // position, depth and the value shown in rules syntax, cut at limit bytes.
 func RenderSteps(f *source.File, steps []Step, limit int) []sim.Expr {
+	return renderSteps(func(e ast.Expr) string { return clipSource(SourceText(f, e)) }, steps, limit)
+}
+
+func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr {
 	if steps == nil {
 		return nil
 	}
 	out := make([]sim.Expr, len(steps))
 	for i, s := range steps {
 		sp := s.Node.Span()
-		x := sim.Expr{Source: clipSource(SourceText(f, s.Node)), Line: sp.Start.Line, Column: sp.Start.Column, Depth: s.Depth, Skipped: s.Skipped}
+		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: s.Depth, Skipped: s.Skipped}
 		switch v := s.Value.(type) {
 		case nil:
 		case *value.Error:

@@ -16,7 +16,7 @@ func TestCheckTable(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, funcs, cond string
-		want             []string
+		want              []string
 	}{
 		{"clean", "", "request.auth != null", nil},
 		{"join without separator compiles", "", "['a'].join() == 'a'", nil},

@@ -17,6 +17,13 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 		if f, decl := r.env.Program.LookupFunc(fr.block, fn.Name); f != nil {
 			return r.callUser(e, f, decl, fr, depth)
 		}
+		if sf := r.env.Service; sf != nil && sf.HasFunc(fn.Name) {
+			args, err := r.args(e.Args, fr, depth)
+			if err != nil {
+				return err
+			}
+			return withPos(sf.CallFunc(fn.Name, args), e)
+		}
 		if b, ok := r.env.Funcs[fn.Name]; ok {
 			args, err := r.args(e.Args, fr, depth)
 			if err != nil {

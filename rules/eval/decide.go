@@ -47,7 +47,10 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 	}
 	for _, m := range matched {
 		for i, a := range m.Block.Match.Allows {
-			ops := MethodNames(a)
+			ops, ok := r.env.Program.ops[a]
+			if !ok {
+				ops = MethodNames(a)
+			}
 			if !Covers(ops, method) {
 				continue
 			}

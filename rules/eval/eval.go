@@ -36,6 +36,9 @@ type Env struct {
 	Globals map[string]value.Value
 	// Funcs are service builtins callable by name: get, exists, getAfter…
 	Funcs map[string]Builtin
+	// Service resolves service builtins without a per-request map of
+	// closures; it is consulted before Funcs.
+	Service ServiceFuncs
 	// Namespaces are service namespaces beyond the standard library, such
 	// as Storage's firestore.get.
 	Namespaces map[string]map[string]Builtin
@@ -52,6 +55,15 @@ type Env struct {
 	// "in" (x in y) or "is" (y is the type name as a String). Nil means
 	// constraints can't be decided: every such operation is an error.
 	Prove func(op string, x, y value.Value) value.Value
+}
+
+// ServiceFuncs are a service's builtins for one request.
+type ServiceFuncs interface {
+	// HasFunc reports whether name is a builtin (checked before its
+	// arguments are evaluated).
+	HasFunc(name string) bool
+	// CallFunc calls it with evaluated arguments.
+	CallFunc(name string, args []value.Value) value.Value
 }
 
 // Run evaluates the rules of one request; it carries the expression budget

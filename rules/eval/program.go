@@ -24,6 +24,8 @@ type Program struct {
 	// text is each expression node's source with whitespace collapsed,
 	// computed once so traces do not re-slice the source per step.
 	text map[ast.Expr]string
+	// ops are each allow statement's method names.
+	ops map[*ast.Allow][]string
 }
 
 // Text returns an expression's source text (whitespace collapsed).
@@ -117,6 +119,19 @@ func NewProgram(rs *ast.Ruleset) *Program {
 		}
 	}
 	p.Root.index()
+	p.ops = map[*ast.Allow][]string{}
+	var allows func(b *Block)
+	allows = func(b *Block) {
+		if b.Match != nil {
+			for _, a := range b.Match.Allows {
+				p.ops[a] = MethodNames(a)
+			}
+		}
+		for _, c := range b.Children {
+			allows(c)
+		}
+	}
+	allows(p.Root)
 	p.text = map[ast.Expr]string{}
 	rs.Exprs(func(root ast.Expr) {
 		ast.Inspect(root, func(e ast.Expr) bool {

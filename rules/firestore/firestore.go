@@ -270,12 +270,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		return d
 	}
 	lk := newLookups(r, req, db)
-	rec := &eval.Recorder{}
-	funcs := lk.funcs()
-	for name, b := range funcs {
-		funcs[name] = rec.Wrap(name, b)
-	}
-	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Funcs: funcs, Trace: trace}
+	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Service: lk, Trace: trace}
 	if req.Method == List {
 		var cs []Constraint
 		if req.Query != nil {
@@ -288,7 +283,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
 	d.Notes = append(d.Notes, v.Notes...)
 	d.Expressions, d.Lookups = run.Count(), lk.count()
-	d.Explanation = eval.NewExplanation(run, v, rec.Reads)
+	d.Explanation = eval.NewExplanation(run, v, lk.reads)
 	return d
 }
 

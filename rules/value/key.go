@@ -128,28 +128,55 @@ func appendStr(b []byte, s string) []byte {
 // Index is a hashed membership test over a collection, built in linear
 // time.
 type Index struct {
-	mode bool
-	keys map[string]struct{}
-}
-
-// NewIndex indexes vals under the mode (Strict for lists, Numeric for
-// sets).
-func NewIndex(vals []Value, mode bool) *Index {
-	ix := &Index{mode: mode, keys: make(map[string]struct{}, len(vals))}
-	for _, v := range vals {
-		if k, ok := Key(v, mode); ok {
-			ix.keys[k] = struct{}{}
-		}
-	}
-	return ix
+	mode  bool
+	keys  map[string]struct{}
+	small []Value // scanned when the collection is small
 }
 
 // Has reports whether the indexed collection holds a value equal to v.
 func (ix *Index) Has(v Value) bool {
+	if ix.keys == nil {
+		for _, e := range ix.small {
+			if EqualMode(e, v, ix.mode) {
+				return true
+			}
+		}
+		return false
+	}
 	k, ok := Key(v, ix.mode)
 	if !ok {
 		return false
 	}
 	_, has := ix.keys[k]
 	return has
+}
+
+// EqualMode is equality under a mode: Numeric is EqualNumeric, Strict
+// is list-element equality (an int never equals a float, at any depth).
+func EqualMode(a, b Value, mode bool) bool {
+	if mode == Numeric {
+		return EqualNumeric(a, b)
+	}
+	return equal(a, b, false, false)
+}
+
+// smallIndex is the size below which Index scans instead of hashing.
+const smallIndex = 8
+
+// NewIndex indexes vals under the mode (Strict for lists, Numeric for
+// sets). Small collections are scanned directly, which is cheaper than
+// hashing them.
+func NewIndex(vals []Value, mode bool) *Index {
+	ix := &Index{mode: mode}
+	if len(vals) <= smallIndex {
+		ix.small = vals
+		return ix
+	}
+	ix.keys = make(map[string]struct{}, len(vals))
+	for _, v := range vals {
+		if k, ok := Key(v, mode); ok {
+			ix.keys[k] = struct{}{}
+		}
+	}
+	return ix
 }

@@ -40,3 +40,27 @@ func TestKeyAgreesWithEquality(t *testing.T) {
 		t.Errorf("NewSet folds numerically equal elements: got %s", Show(s))
 	}
 }
+
+// TestIndexSmallAndHashedAgree: the scanned and the hashed index answer
+// alike under both modes.
+func TestIndexSmallAndHashedAgree(t *testing.T) {
+	t.Parallel()
+	pool := []Value{Int(1), Float(1), Float(1.5), String("a"), List{Int(1)}, List{Float(1)}, Map{"a": Int(1)}, Null{}, Bool(true)}
+	for _, mode := range []bool{Strict, Numeric} {
+		for n := 1; n <= len(pool); n++ {
+			small := NewIndex(pool[:n], mode)
+			big := NewIndex(append(append([]Value(nil), pool[:n]...), make([]Value, 0)...), mode)
+			big.keys = map[string]struct{}{}
+			for _, v := range pool[:n] {
+				if k, ok := Key(v, mode); ok {
+					big.keys[k] = struct{}{}
+				}
+			}
+			for _, v := range pool {
+				if small.Has(v) != big.Has(v) {
+					t.Errorf("mode %v, %d elements: Has(%s) scanned %v, hashed %v", mode, n, Show(v), small.Has(v), big.Has(v))
+				}
+			}
+		}
+	}
+}

@@ -244,124 +244,124 @@ func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 	return out, attempts
 }
 
+// binding is one path variable bound while matching a block's pattern.
+type binding struct {
+	name string
+	v    value.Value
+}
+
+// matcher matches one block's pattern; its state replaces a recursive
+// closure so matching allocates only what it binds.
+type matcher struct {
+	p          *Program
+	b          *Block
+	segs       []string
+	parentVars map[*Block]map[string]value.Value
+	out        *[]Matched
+	attempts   *[]Attempt
+	indexed    bool
+}
+
 func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt, indexed bool) {
+	m := matcher{p: p, b: b, segs: segs, parentVars: parentVars, out: out, attempts: attempts, indexed: indexed}
+	m.try(0, pos, nil)
+}
+
+func (m *matcher) miss(pos int, reason string, bound []binding) {
+	if m.attempts != nil {
+		*m.attempts = append(*m.attempts, attempt(m.b, pos, len(m.segs), reason, bound))
+	}
+}
+
+func (m *matcher) try(i, pos int, bound []binding) {
+	b, segs := m.b, m.segs
 	pattern := b.Match.Path.Segments
-	zeroOrMore := p.Ruleset.Version != "1"
-	var try func(i, pos int, bound map[string]value.Value)
-	try = func(i, pos int, bound map[string]value.Value) {
-		if i == len(pattern) {
-			own := copyVars(parentVars[b.Parent])
-			for k, v := range bound {
-				own[k] = v
-			}
-			vars := make(map[*Block]map[string]value.Value, len(parentVars)+1)
-			for k, v := range parentVars {
-				vars[k] = v
-			}
-			vars[b] = own
-			if pos == len(segs) {
-				*out = append(*out, Matched{Block: b, Vars: vars})
-			}
-			if len(b.Children) == 0 && pos != len(segs) {
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonNoMatchingChild, bound))
-				}
-			}
-			kids := b.Children
-			if indexed {
-				kids = b.candidates(segs, pos)
-			}
-			for _, c := range kids {
-				p.match(c, segs, pos, vars, out, attempts, indexed)
-			}
+	if i == len(pattern) {
+		parent := m.parentVars[b.Parent]
+		own := make(map[string]value.Value, len(parent)+len(bound))
+		for k, v := range parent {
+			own[k] = v
+		}
+		for _, x := range bound {
+			own[x.name] = x.v
+		}
+		vars := make(map[*Block]map[string]value.Value, len(m.parentVars)+1)
+		for k, v := range m.parentVars {
+			vars[k] = v
+		}
+		vars[b] = own
+		if pos == len(segs) {
+			*m.out = append(*m.out, Matched{Block: b, Vars: vars})
+		}
+		if len(b.Children) == 0 && pos != len(segs) {
+			m.miss(pos, ReasonNoMatchingChild, bound)
+		}
+		kids := b.Children
+		if m.indexed {
+			kids = b.candidates(segs, pos)
+		}
+		for _, c := range kids {
+			m.p.match(c, segs, pos, vars, m.out, m.attempts, m.indexed)
+		}
+		return
+	}
+	seg := pattern[i]
+	switch seg.Kind {
+	case ast.SegLiteral:
+		if pos >= len(segs) {
+			m.miss(pos, ReasonRequestShorter, bound)
 			return
 		}
-		seg := pattern[i]
-		switch seg.Kind {
-		case ast.SegLiteral:
-			if pos >= len(segs) {
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				}
-				return
-			}
-			if segs[pos] != seg.Text {
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonLiteralMismatch, bound))
-				}
-				return
-			}
-			try(i+1, pos+1, bound)
-		case ast.SegWildcard:
-			if pos >= len(segs) {
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				}
-				return
-			}
-			if segs[pos] == Hypothetical {
-				try(i+1, pos+1, bound)
-				return
-			}
-			try(i+1, pos+1, with(bound, seg.Text, value.String(segs[pos])))
-		case ast.SegRecursive:
-			if i < len(pattern)-1 {
-				try(i+1, pos, with(bound, seg.Text, value.Path{}))
-				return
-			}
-			if len(segs) == pos && !zeroOrMore {
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				}
-				return
-			}
-			// The remainder covers a list request's unknown document unless
-			// an earlier wildcard already took it.
-			partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
-			if partial && !zeroOrMore {
-				// The official emulator never matches a list request with a
-				// rules_version '1' recursive wildcard.
-				if attempts != nil {
-					*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				}
-				return
-			}
-			rest := append([]string(nil), segs[pos:]...)
-			if partial {
-				rest = rest[:len(rest)-1]
-			}
-			try(i+1, len(segs), with(bound, seg.Text, value.Path{Segments: rest, Partial: partial}))
+		if segs[pos] != seg.Text {
+			m.miss(pos, ReasonLiteralMismatch, bound)
+			return
 		}
+		m.try(i+1, pos+1, bound)
+	case ast.SegWildcard:
+		if pos >= len(segs) {
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		if segs[pos] == Hypothetical {
+			m.try(i+1, pos+1, bound)
+			return
+		}
+		m.try(i+1, pos+1, append(bound, binding{seg.Text, value.String(segs[pos])}))
+	case ast.SegRecursive:
+		if i < len(pattern)-1 {
+			m.try(i+1, pos, append(bound, binding{seg.Text, value.Path{}}))
+			return
+		}
+		if len(segs) == pos && m.p.Ruleset.Version == "1" {
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		// The remainder covers a list request's unknown document unless
+		// an earlier wildcard already took it.
+		partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
+		if partial && m.p.Ruleset.Version == "1" {
+			// The official emulator never matches a list request with a
+			// rules_version '1' recursive wildcard.
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		rest := append([]string(nil), segs[pos:]...)
+		if partial {
+			rest = rest[:len(rest)-1]
+		}
+		m.try(i+1, len(segs), append(bound, binding{seg.Text, value.Path{Segments: rest, Partial: partial}}))
 	}
-	try(0, pos, nil)
 }
 
-func with(m map[string]value.Value, k string, v value.Value) map[string]value.Value {
-	out := make(map[string]value.Value, len(m)+1)
-	for a, b := range m {
-		out[a] = b
-	}
-	out[k] = v
-	return out
-}
-
-func copyVars(m map[string]value.Value) map[string]value.Value {
-	out := make(map[string]value.Value, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func attempt(b *Block, matched, total int, reason string, bound map[string]value.Value) Attempt {
+func attempt(b *Block, matched, total int, reason string, bound []binding) Attempt {
 	a := Attempt{Pattern: b.Pattern, Line: b.Match.Span.Start.Line, Matched: matched, Total: total, Reason: reason}
 	if len(bound) > 0 {
 		a.Bindings = map[string]string{}
-		for k, v := range bound {
-			if s, ok := v.(value.String); ok {
-				a.Bindings[k] = string(s)
+		for _, x := range bound {
+			if s, ok := x.v.(value.String); ok {
+				a.Bindings[x.name] = string(s)
 			} else {
-				a.Bindings[k] = value.Show(v)
+				a.Bindings[x.name] = value.Show(x.v)
 			}
 		}
 	}

@@ -31,9 +31,8 @@ type LookupResponse struct {
 }
 
 // Lookup returns accounts.
-func (e *Engine) Lookup(c Call, req LookupRequest) (*LookupResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Lookup(c Call, req LookupRequest) (_ *LookupResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -91,9 +90,8 @@ type KindResponse struct {
 
 // Delete removes an account: the caller's own (idToken) or, for an admin,
 // any (localId).
-func (e *Engine) Delete(c Call, req DeleteRequest) (*KindResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Delete(c Call, req DeleteRequest) (_ *KindResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -146,10 +144,15 @@ type UpdateRequest struct {
 	TenantID             string            `json:"tenantId,omitempty"`
 	ReturnSecureToken    bool              `json:"returnSecureToken,omitempty"`
 	// Provider and UpgradeToFederatedLogin are not supported, as in the emulator.
-	Provider                []string `json:"provider,omitempty"`
-	UpgradeToFederatedLogin *bool    `json:"upgradeToFederatedLogin,omitempty"`
-	MFA                     any      `json:"mfa,omitempty"`
-	DeletePasskey           []string `json:"deletePasskey,omitempty"`
+	Provider                []string   `json:"provider,omitempty"`
+	UpgradeToFederatedLogin *bool      `json:"upgradeToFederatedLogin,omitempty"`
+	MFA                     *MFAUpdate `json:"mfa,omitempty"`
+	DeletePasskey           []string   `json:"deletePasskey,omitempty"`
+}
+
+// MFAUpdate replaces an account's second factors (admin).
+type MFAUpdate struct {
+	Enrollments []MFAEnrollment `json:"enrollments,omitempty"`
 }
 
 // UpdateResponse is identitytoolkit#SetAccountInfoResponse.
@@ -167,9 +170,8 @@ type UpdateResponse struct {
 }
 
 // Update changes an account.
-func (e *Engine) Update(c Call, req UpdateRequest) (*UpdateResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Update(c Call, req UpdateRequest) (_ *UpdateResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -193,6 +195,9 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 		}
 	} else if req.LocalID == "" {
 		return nil, badRequest("MISSING_LOCAL_ID")
+	}
+	if err := checkProfile(req.DisplayName, req.PhotoURL); err != nil {
+		return nil, err
 	}
 	if req.CustomAttributes != nil && *req.CustomAttributes != "" {
 		if err := validateSerializedClaims(*req.CustomAttributes); err != nil {
@@ -289,8 +294,8 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 			}
 		}
 		if req.Password != "" {
-			if len([]rune(req.Password)) < 6 {
-				return nil, ErrWeakPassword
+			if err := checkNewPassword(req.Password); err != nil {
+				return nil, err
 			}
 			nu.Salt = e.newSalt()
 			nu.PasswordHash = hashPassword(req.Password, nu.Salt)
@@ -301,7 +306,18 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 			nu.ValidSince, validSinceSet = e.seconds(), true
 		}
 		if req.MFA != nil {
-			return nil, NotImplemented("mfa is not implemented in pyric's Auth emulator.")
+			if !c.admin() {
+				return nil, ErrInsufficientPermission
+			}
+			if len(req.MFA.Enrollments) == 0 {
+				nu.MFAInfo = nil
+			} else {
+				enr, err := e.validateEnrollments(req.MFA.Enrollments, false)
+				if err != nil {
+					return nil, err
+				}
+				nu.MFAInfo = enr
+			}
 		}
 		if req.DisplayName != nil {
 			nu.DisplayName = *req.DisplayName
@@ -413,6 +429,6 @@ func (e *Engine) createOOB(sc scope, baseURL, email, newEmail, requestType, mode
 		b.WriteString(k + "=" + url.QueryEscape(q.Get(k)))
 	}
 	o := &OOBCode{Email: email, NewEmail: newEmail, RequestType: requestType, OOBCode: code, OOBLink: b.String()}
-	sc.space.oobs = append(sc.space.oobs, o)
+	sc.space.addOOB(o)
 	return o
 }

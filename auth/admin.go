@@ -21,9 +21,8 @@ type BatchGetResponse struct {
 }
 
 // BatchGet lists accounts in uid order, a page at a time.
-func (e *Engine) BatchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, "", "", "")
 	if err != nil {
 		return nil, err
@@ -35,6 +34,11 @@ func (e *Engine) BatchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error
 	max := 20
 	if f, err := strconv.ParseFloat(req.MaxResults, 64); err == nil && int(f) != 0 {
 		max = int(f)
+	}
+	if max < 0 {
+		// The emulator returns every account for a negative maxResults;
+		// production refuses it.
+		return nil, InvalidArgument("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
 	}
 	max = min(max, 1000)
 	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: []*User{}}
@@ -78,7 +82,7 @@ type ImportUser struct {
 	LastLoginAt      string             `json:"lastLoginAt,omitempty"`
 	ProviderUserInfo []ProviderUserInfo `json:"providerUserInfo,omitempty"`
 	TenantID         string             `json:"tenantId,omitempty"`
-	MFAInfo          []any              `json:"mfaInfo,omitempty"`
+	MFAInfo          []MFAEnrollment    `json:"mfaInfo,omitempty"`
 }
 
 // BatchCreateError reports one account that could not be imported.
@@ -95,15 +99,20 @@ type BatchCreateResponse struct {
 
 // BatchCreate imports accounts; per-account failures are reported, not
 // fatal.
-func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
 	}
 	if len(req.Users) == 0 {
 		return nil, badRequest("MISSING_USER_ACCOUNT")
+	}
+	if len(req.Users) > maxImportUsers {
+		return nil, badRequest("MAXIMUM_USER_COUNT_EXCEEDED : A maximum of 1000 accounts are allowed per batch.")
+	}
+	if err := checkHashAlgorithm(req.HashAlgorithm); err != nil {
+		return nil, err
 	}
 	if req.SanityCheck {
 		if sc.oneAccountPerEmail() {
@@ -159,6 +168,9 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	if in.LocalID == "" {
 		return badRequest("localId is missing")
 	}
+	if err := checkProfile(&in.DisplayName, &in.PhotoURL); err != nil {
+		return err
+	}
 	now := e.now()
 	u := &User{LocalID: in.LocalID, DisplayName: in.DisplayName, PhotoURL: in.PhotoURL, LastLoginAt: in.LastLoginAt}
 	if in.TenantID != "" && in.TenantID != sc.tenantID() {
@@ -168,6 +180,9 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	if in.PasswordHash != "" {
 		u.PasswordHash, u.Salt, u.PasswordUpdatedAt = in.PasswordHash, in.Salt, now.UnixMilli()
 	} else if in.RawPassword != "" {
+		if err := checkNewPassword(in.RawPassword); err != nil {
+			return err
+		}
 		u.Salt = in.Salt
 		if u.Salt == "" {
 			u.Salt = e.newSalt()
@@ -226,7 +241,17 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	}
 	u.EmailVerified, u.Disabled = ptr(in.EmailVerified), ptr(in.Disabled)
 	if len(in.MFAInfo) > 0 {
-		return NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+		if u.Email == "" {
+			return badRequest("Second factor account requires email to be presented.")
+		}
+		if !in.EmailVerified {
+			return badRequest("Second factor account requires email to be verified.")
+		}
+		enr, err := e.validateEnrollments(in.MFAInfo, false)
+		if err != nil {
+			return err
+		}
+		u.MFAInfo = enr
 	}
 	before := sc.space.get(in.LocalID)
 	if before != nil && !req.AllowOverwrite {
@@ -264,9 +289,8 @@ type BatchDeleteResponse struct {
 }
 
 // BatchDelete deletes up to 1000 accounts; without force only disabled ones.
-func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (*BatchDeleteResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (_ *BatchDeleteResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.scopeFor(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -307,9 +331,8 @@ type QueryResponse struct {
 }
 
 // Query counts or lists accounts (only sorting by uid, like the emulator).
-func (e *Engine) Query(c Call, req QueryRequest) (*QueryResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err

@@ -2,15 +2,18 @@ package auth
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Service is the event service name of this engine.
@@ -24,6 +27,8 @@ const (
 	OpUsersClear = "users_clear"
 	OpSignIn     = "sign_in"
 	OpSignOut    = "sign_out"
+	// OpCodeSent is an SMS code "sent" (sign-in or a second factor).
+	OpCodeSent = "verification_code_sent"
 )
 
 // Options configure an Engine.
@@ -36,6 +41,10 @@ type Options struct {
 	IDs io.Reader
 	// Events receives one service_mutation event per change; nil discards.
 	Events event.Emitter
+	// Bucket, when set, makes the engine durable: every mutation writes the
+	// records it changed to the bucket before it returns. Open loads what
+	// the bucket already holds; New does not read it.
+	Bucket service.Bucket
 }
 
 // Engine is the Auth state of every project. It is safe for concurrent use.
@@ -44,12 +53,15 @@ type Engine struct {
 	now      func() time.Time
 	ids      io.Reader
 	events   event.Emitter
+	bucket   service.Bucket
+	j        *journal
 	projects map[string]*project
 }
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := &Engine{now: opts.Clock, ids: opts.IDs, events: opts.Events, projects: map[string]*project{}}
+	e := &Engine{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
+		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{}}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -60,6 +72,25 @@ func New(opts Options) *Engine {
 		e.events = event.Discard
 	}
 	return e
+}
+
+// Open returns an engine holding what opts.Bucket holds (an empty one when
+// there is no bucket).
+func Open(opts Options) (*Engine, error) {
+	e := New(opts)
+	if e.bucket != nil {
+		if err := e.load(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// seededIDs is a deterministic randomness source derived from a seed
+// string (the sandbox's first minted id), so a deterministic sandbox gets
+// reproducible uids, salts and codes.
+func seededIDs(seed string) io.Reader {
+	return mrand.NewChaCha8(sha256.Sum256([]byte(seed)))
 }
 
 // Call says who performs an operation and where.
@@ -82,7 +113,7 @@ func (c Call) admin() bool { return c.Caller.IsAdmin() }
 func (e *Engine) project(id string) *project {
 	p := e.projects[id]
 	if p == nil {
-		p = newProject(id)
+		p = newProject(e.j, id)
 		e.projects[id] = p
 	}
 	return p
@@ -182,23 +213,34 @@ func hashPassword(password, salt string) string {
 
 // ---- events ----
 
+// emit records a change to Auth's records as a mutation event. detail's
+// keys are a closed set: "provider" (the sign-in provider), and one
+// qualifier of the change ("import", "batch", "upgrade", or "reason": a
+// password_reset, code_for_sign_in / code_for_mfa_enrollment /
+// code_for_mfa_sign_in, mfa_enroll, mfa_withdraw, second_factor_phone /
+// second_factor_totp).
 func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
-	ev := event.Event{Kind: event.KindServiceMutation, Service: Service, Op: op, Path: path, Auth: c.Caller}
+	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
 	if before != nil {
-		ev.Before = before.Redacted()
+		m.Previous = before.Redacted()
 	}
 	if after != nil {
-		ev.After = after.Redacted()
+		m.Current = after.Redacted()
 	}
-	if detail == nil {
-		detail = map[string]any{}
+	if p, ok := detail["provider"].(string); ok {
+		m.Provider = p
 	}
-	detail["project"] = sc.project.id
-	if tid := sc.tenantID(); tid != "" {
-		detail["tenant"] = tid
+	for _, k := range []string{"import", "batch", "upgrade"} {
+		if detail[k] == true {
+			m.Note = k
+		}
 	}
-	ev.Detail = detail
-	e.events.Emit(ev)
+	if r, ok := detail["reason"].(string); ok {
+		m.Note = r
+	}
+	ev := event.Event{Kind: event.KindMutation, Service: Service, Method: op, Path: path, Mutation: m}
+	ev.Who(c.Caller)
+	e.publish(ev)
 }
 
 // ---- persistence ----
@@ -217,6 +259,7 @@ type ProjectSnapshot struct {
 	Users   []*User                   `json:"users"`
 	OOBs    []*OOBCode                `json:"oobCodes,omitempty"`
 	Tenants map[string]TenantSnapshot `json:"tenants,omitempty"`
+	spaceExtra
 }
 
 // TenantSnapshot is one tenant in a Snapshot.
@@ -224,6 +267,7 @@ type TenantSnapshot struct {
 	Config Tenant     `json:"config"`
 	Users  []*User    `json:"users"`
 	OOBs   []*OOBCode `json:"oobCodes,omitempty"`
+	spaceExtra
 }
 
 func snapSpace(s *space) ([]*User, []*OOBCode) {
@@ -239,18 +283,18 @@ func snapSpace(s *space) ([]*User, []*OOBCode) {
 	return users, oobs
 }
 
-// Snapshot returns a deep copy of the state.
-func (e *Engine) Snapshot() Snapshot {
+// State returns a deep copy of the state.
+func (e *Engine) State() Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := Snapshot{Version: 1, Projects: map[string]ProjectSnapshot{}}
 	for id, p := range e.projects {
-		ps := ProjectSnapshot{Config: cloneConfig(p.config)}
+		ps := ProjectSnapshot{Config: cloneConfig(p.config), spaceExtra: p.space.snapExtra()}
 		ps.Users, ps.OOBs = snapSpace(p.space)
 		if len(p.tenants) > 0 {
 			ps.Tenants = map[string]TenantSnapshot{}
 			for tid, t := range p.tenants {
-				ts := TenantSnapshot{Config: cloneTenant(t.config)}
+				ts := TenantSnapshot{Config: cloneTenant(t.config), spaceExtra: t.space.snapExtra()}
 				ts.Users, ts.OOBs = snapSpace(t.space)
 				ps.Tenants[tid] = ts
 			}
@@ -260,13 +304,14 @@ func (e *Engine) Snapshot() Snapshot {
 	return out
 }
 
-// MarshalSnapshot is Snapshot encoded as JSON, the form the sandbox persists.
-func (e *Engine) MarshalSnapshot() ([]byte, error) { return json.Marshal(e.Snapshot()) }
+// MarshalSnapshot is State encoded as JSON (what Snapshot returns).
+func (e *Engine) MarshalSnapshot() ([]byte, error) { return json.Marshal(e.State()) }
 
-// Restore replaces the whole state with s (clobber semantics: projects
-// absent from s are dropped). It emits one users_clear event per project
-// it replaces. Invalid records are rejected before anything changes.
-func (e *Engine) Restore(s Snapshot) error {
+// RestoreState replaces the whole state with s (clobber semantics: projects
+// absent from s are dropped), writing it to the bucket when there is one.
+// It emits one users_clear event per project it replaces. Invalid records
+// are rejected before anything changes.
+func (e *Engine) RestoreState(s Snapshot) error {
 	if s.Version > 1 {
 		return fmt.Errorf("auth: snapshot version %d is newer than this engine", s.Version)
 	}
@@ -275,40 +320,45 @@ func (e *Engine) Restore(s Snapshot) error {
 		if id == "" {
 			return fmt.Errorf("auth: snapshot has a project without id")
 		}
-		p := newProject(id)
+		p := newProject(e.j, id)
 		p.config = cloneConfig(ps.Config)
 		if err := fillSpace(p.space, ps.Users, ps.OOBs); err != nil {
 			return fmt.Errorf("auth: project %s: %w", id, err)
 		}
+		p.space.fillExtra(ps.spaceExtra)
 		for tid, ts := range ps.Tenants {
-			t := &tenant{config: cloneTenant(ts.Config), space: newSpace()}
+			if tid == "" {
+				return fmt.Errorf("auth: project %s has a tenant without id", id)
+			}
+			t := &tenant{config: cloneTenant(ts.Config), space: newSpace(e.j, id, tid)}
 			t.config.TenantID = tid
 			if err := fillSpace(t.space, ts.Users, ts.OOBs); err != nil {
 				return fmt.Errorf("auth: project %s tenant %s: %w", id, tid, err)
 			}
+			t.space.fillExtra(ts.spaceExtra)
 			p.tenants[tid] = t
 		}
 		projects[id] = p
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.bucket != nil {
+		if err := e.bucket.Update(func(tx service.Tx) error { return writeAll(tx, projects) }); err != nil {
+			return fmt.Errorf("auth: restore: %w", err)
+		}
+	}
 	old := e.projects
 	e.projects = projects
 	for id := range old {
-		e.events.Emit(event.Event{Kind: event.KindServiceMutation, Service: Service, Op: OpUsersClear, Path: "*",
-			Auth: identity.AdminIdentity(), Detail: map[string]any{"project": id, "reason": "restore"}})
+		e.events.Emit(event.Event{Kind: event.KindMutation, Service: Service, Method: OpUsersClear, Path: "*",
+			Identity: event.IdentityOf(identity.AdminIdentity()), Actor: event.Actor{Kind: event.ActorSystem},
+			Mutation: &event.Mutation{Op: OpUsersClear, Project: id, Note: "restore"}})
 	}
 	return nil
 }
 
-// UnmarshalSnapshot restores from the JSON MarshalSnapshot produced.
-func (e *Engine) UnmarshalSnapshot(b []byte) error {
-	var s Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("auth: snapshot: %w", err)
-	}
-	return e.Restore(s)
-}
+// UnmarshalSnapshot is Restore.
+func (e *Engine) UnmarshalSnapshot(b []byte) error { return e.Restore(b) }
 
 func fillSpace(s *space, users []*User, oobs []*OOBCode) error {
 	for _, u := range users {
@@ -326,9 +376,67 @@ func fillSpace(s *space, users []*User, oobs []*OOBCode) error {
 			return fmt.Errorf("OOB code without code")
 		}
 		c := *o
+		c.seq = s.oobSeq
+		s.oobSeq++
 		s.oobs = append(s.oobs, &c)
 	}
 	return nil
+}
+
+// writeAll replaces the bucket's content with projects.
+func writeAll(tx service.Tx, projects map[string]*project) error {
+	for _, prefix := range []string{"c", "t", "s"} {
+		if err := tx.DeletePrefix([]byte(prefix)); err != nil {
+			return err
+		}
+	}
+	put := func(k []byte, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return tx.Put(k, b)
+	}
+	for id, p := range projects {
+		if err := put(configKey(id), p.config); err != nil {
+			return err
+		}
+		if err := p.space.writeAll(tx); err != nil {
+			return err
+		}
+		for tid, t := range p.tenants {
+			if err := put(tenantKey(id, tid), t.config); err != nil {
+				return err
+			}
+			if err := t.space.writeAll(tx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeAll puts every record of the space.
+func (s *space) writeAll(tx service.Tx) error {
+	for id, u := range s.users {
+		b, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		if err := tx.Put(userKey(s.project, s.tenant, id), b); err != nil {
+			return err
+		}
+	}
+	for _, o := range s.oobs {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if err := tx.Put(oobKey(s.project, s.tenant, o.seq), b); err != nil {
+			return err
+		}
+	}
+	return s.writeExtra(tx)
 }
 
 func cloneConfig(c ProjectConfig) ProjectConfig {
@@ -348,9 +456,4 @@ func cloneTenant(t Tenant) Tenant {
 		t.MFAConfig = &m
 	}
 	return t
-}
-
-// Reset drops every project, emitting users_clear for each.
-func (e *Engine) Reset() {
-	_ = e.Restore(Snapshot{})
 }

@@ -170,13 +170,22 @@ func TestRevocationAndRefresh(t *testing.T) {
 	if _, err := e.Lookup(client, LookupRequest{IDToken: r.IDToken}); !errors.Is(err, ErrTokenExpired) {
 		t.Errorf("revoked token: %v", err)
 	}
-	g, err := e.GrantToken(client, GrantTokenRequest{GrantType: "refresh_token", RefreshToken: r.RefreshToken})
+	// Production: the revoked refresh token mints nothing.
+	if _, err := e.GrantToken(client, GrantTokenRequest{GrantType: "refresh_token", RefreshToken: r.RefreshToken}); !errors.Is(err, ErrTokenExpired) {
+		t.Errorf("revoked refresh token: %v", err)
+	}
+	si, err := e.SignInWithPassword(client, SignInWithPasswordRequest{Email: s("a@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := e.GrantToken(client, GrantTokenRequest{GrantType: "refresh_token", RefreshToken: si.RefreshToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Lookup(client, LookupRequest{IDToken: g.IDToken}); err != nil {
 		t.Errorf("refreshed token: %v", err)
 	}
+	r.RefreshToken = si.RefreshToken
 	if _, err := e.Update(admin, UpdateRequest{LocalID: r.LocalID, DisableUser: ptr(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +210,7 @@ func TestEventsAndRedaction(t *testing.T) {
 		t.Errorf("ops = %s", got)
 	}
 	for _, ev := range rec.events {
-		if ev.Kind != event.KindServiceMutation || ev.Service != "auth" {
+		if ev.Kind != event.KindMutation || ev.Service != "auth" || ev.Mutation == nil || ev.Project == "" {
 			t.Errorf("event %+v", ev)
 		}
 		b, _ := json.Marshal(ev)

@@ -16,6 +16,8 @@ type Error struct {
 	Domain  string // errors[0].domain ("" omits it)
 	// Details replaces the default one-element errors list when set.
 	Details []ErrorDetail
+	// cause is what an INTERNAL error wraps (errors.Is reaches it).
+	cause error
 }
 
 // ErrorDetail is one element of the error envelope's "errors" list.
@@ -28,6 +30,9 @@ type ErrorDetail struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the underlying failure of an internal error.
+func (e *Error) Unwrap() error { return e.cause }
 
 // Code is the message up to " : " or "((" — the identifier the SDKs match.
 func (e *Error) Code() string { return codeOf(e.Message) }

@@ -28,9 +28,8 @@ type SendOOBCodeResponse struct {
 // SendOOBCode "sends" a password-reset, email-verification, email-change or
 // email sign-in message: it lands in the outbox (ListOOBCodes), and an admin
 // asking with returnOobLink gets the code and link back directly.
-func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (_ *SendOOBCodeResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -162,9 +161,8 @@ type ResetPasswordResponse struct {
 }
 
 // ResetPassword applies a PASSWORD_RESET code (or inspects any code).
-func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (*ResetPasswordResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (_ *ResetPasswordResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -183,8 +181,8 @@ func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (*ResetPassword
 		if oob.RequestType != "PASSWORD_RESET" {
 			return nil, ErrInvalidOOBCode
 		}
-		if len([]rune(req.NewPassword)) < 6 {
-			return nil, ErrWeakPassword
+		if err := checkNewPassword(req.NewPassword); err != nil {
+			return nil, err
 		}
 		sc.space.deleteOOB(req.OOBCode)
 		before := sc.space.byEmailAddr(oob.Email)
@@ -228,13 +226,13 @@ type SignInWithEmailLinkResponse struct {
 	LocalID   string `json:"localId"`
 	IsNewUser bool   `json:"isNewUser"`
 	Tokens
+	MFAPending
 }
 
 // SignInWithEmailLink redeems an EMAIL_SIGNIN code, creating the account
 // (verified) on first use, or linking the email to the idToken's account.
-func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*SignInWithEmailLinkResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ *SignInWithEmailLinkResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -293,6 +291,10 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*S
 		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, nil)
 	}
 	resp.LocalID = stored.LocalID
+	if sc.mfaRequired(stored) {
+		resp.MFAPending = e.mfaPending(sc, stored, ProviderPassword)
+		return resp, nil
+	}
 	e.signIn(c, sc, stored, ProviderPassword, nil, &resp.Tokens, map[string]any{"method": signInEmailLink})
 	return resp, nil
 }
@@ -317,9 +319,8 @@ type CreateAuthURIResponse struct {
 
 // CreateAuthURI reports how an email can sign in (hidden under improved
 // email privacy).
-func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (*CreateAuthURIResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (_ *CreateAuthURIResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -413,9 +414,8 @@ const (
 // CreateSessionCookie turns an ID token into a session cookie: the same
 // claims with iss https://session.firebase.google.com/<project> and the
 // requested lifetime (default and maximum 14 days).
-func (e *Engine) CreateSessionCookie(c Call, req CreateSessionCookieRequest) (*CreateSessionCookieResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) CreateSessionCookie(c Call, req CreateSessionCookieRequest) (_ *CreateSessionCookieResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err

@@ -7,17 +7,17 @@ import (
 // SignUpRequest is accounts:signUp, and the admin
 // POST /v1/projects/{p}/accounts (create user).
 type SignUpRequest struct {
-	Email         *string `json:"email,omitempty"`
-	Password      string  `json:"password,omitempty"`
-	DisplayName   string  `json:"displayName,omitempty"`
-	PhotoURL      string  `json:"photoUrl,omitempty"`
-	EmailVerified bool    `json:"emailVerified,omitempty"`
-	PhoneNumber   string  `json:"phoneNumber,omitempty"`
-	Disabled      bool    `json:"disabled,omitempty"`
-	LocalID       string  `json:"localId,omitempty"`
-	IDToken       string  `json:"idToken,omitempty"`
-	TenantID      string  `json:"tenantId,omitempty"`
-	MFAInfo       []any   `json:"mfaInfo,omitempty"`
+	Email         *string         `json:"email,omitempty"`
+	Password      string          `json:"password,omitempty"`
+	DisplayName   string          `json:"displayName,omitempty"`
+	PhotoURL      string          `json:"photoUrl,omitempty"`
+	EmailVerified bool            `json:"emailVerified,omitempty"`
+	PhoneNumber   string          `json:"phoneNumber,omitempty"`
+	Disabled      bool            `json:"disabled,omitempty"`
+	LocalID       string          `json:"localId,omitempty"`
+	IDToken       string          `json:"idToken,omitempty"`
+	TenantID      string          `json:"tenantId,omitempty"`
+	MFAInfo       []MFAEnrollment `json:"mfaInfo,omitempty"`
 }
 
 // SignUpResponse is identitytoolkit#SignupNewUserResponse.
@@ -32,9 +32,8 @@ type SignUpResponse struct {
 // SignUp creates an account: anonymous or email/password for clients (then
 // signs it in), any fields for an admin (no tokens). With an idToken of an
 // anonymous user it upgrades that account in place.
-func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -42,6 +41,9 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 	email := ""
 	if req.Email != nil {
 		email = *req.Email
+	}
+	if err := checkProfile(&req.DisplayName, &req.PhotoURL); err != nil {
+		return nil, err
 	}
 	provider := ""
 	u := &User{LastLoginAt: e.millis()}
@@ -101,8 +103,8 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 		u.Email = email
 	}
 	if req.Password != "" {
-		if len([]rune(req.Password)) < 6 {
-			return nil, ErrWeakPassword
+		if err := checkNewPassword(req.Password); err != nil {
+			return nil, err
 		}
 		u.Salt = e.newSalt()
 		u.PasswordHash = hashPassword(req.Password, u.Salt)
@@ -110,7 +112,9 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
 		u.ValidSince = e.seconds()
 	}
 	if len(req.MFAInfo) > 0 {
-		return nil, NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+		if u.MFAInfo, err = e.validateEnrollments(req.MFAInfo, true); err != nil {
+			return nil, err
+		}
 	}
 	u.TenantID = sc.tenantID()
 	var before *User
@@ -189,14 +193,14 @@ type SignInWithPasswordResponse struct {
 	LocalID    string `json:"localId"`
 	Email      string `json:"email"`
 	Tokens
+	MFAPending
 }
 
 // SignInWithPassword checks an email and password. Unknown email is
 // EMAIL_NOT_FOUND and a wrong password INVALID_PASSWORD, or both
 // INVALID_LOGIN_CREDENTIALS when the project has improved email privacy.
-func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *SignInWithPasswordResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -230,10 +234,14 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (*Sig
 		return nil, notFound
 	case u.isDisabled():
 		return nil, ErrUserDisabled
-	case u.PasswordHash == "" || u.Salt == "" || u.PasswordHash != hashPassword(req.Password, u.Salt):
+	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || u.PasswordHash != hashPassword(req.Password, u.Salt):
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
+	if sc.mfaRequired(u) {
+		resp.MFAPending = e.mfaPending(sc, u, ProviderPassword)
+		return resp, nil
+	}
 	e.signIn(c, sc, u, ProviderPassword, nil, &resp.Tokens, nil)
 	return resp, nil
 }
@@ -268,9 +276,8 @@ type SignInWithCustomTokenResponse struct {
 
 // SignInWithCustomToken signs in (creating the account if needed) with a
 // custom token, signed or not: the emulator never verifies signatures.
-func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (_ *SignInWithCustomTokenResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -319,14 +326,14 @@ type GrantTokenResponse struct {
 	ProjectID    string `json:"project_id"`
 }
 
-// projectNumber is the fixed project number the emulator reports.
-const projectNumber = "12345"
+// ProjectNumber is the fixed project number the Auth emulator reports
+// for every project.
+const ProjectNumber = "12345"
 
 // GrantToken exchanges a refresh token for fresh tokens. Custom claims are
 // read again, so claim changes reach the client on the next refresh.
-func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenResponse, err error) {
+	defer e.begin()(&err)
 	// The emulator decodes any refresh token (to find its tenant) before
 	// looking at the grant type.
 	if req.RefreshToken != "" {
@@ -364,22 +371,41 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (*GrantTokenResponse,
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
+	if revokedBefore(u, rt.IssuedAt) {
+		// Production: a refresh token older than validSince (RevokeRefreshTokens,
+		// a password change) no longer mints ID tokens.
+		return nil, ErrTokenExpired
+	}
+	var sf *secondFactor
+	if m, ok := rt.SecondFactor.(map[string]any); ok {
+		sf = &secondFactor{Identifier: jsString(m["identifier"]), Provider: jsString(m["provider"])}
+	}
+	_, toks := e.issueTokensMFA(sc, u, rt.Provider, rt.ExtraClaims, sf)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
-		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: projectNumber}, nil
+		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: ProjectNumber}, nil
 }
 
 // SignOut records that uid signed out. The Identity Toolkit protocol has
 // no sign-out call (clients drop their tokens); in-process callers such as
 // the sandbox use this so the event stream shows the transition.
 func (e *Engine) SignOut(c Call, uid string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	sc, err := e.scopeFor(c, "", "", "")
-	if err != nil {
+	var err error
+	defer e.begin()(&err)
+	sc, serr := e.scopeFor(c, "", "", "")
+	if serr != nil {
 		return
 	}
 	e.emit(c, sc, OpSignOut, uid, sc.space.get(uid), nil, nil)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// revokedBefore says a credential issued at iat (Unix seconds) predates the
+// account's validSince.
+func revokedBefore(u *User, iat int64) bool {
+	if u.ValidSince == "" {
+		return false
+	}
+	vs, err := strconv.ParseFloat(u.ValidSince, 64)
+	return err == nil && float64(iat) < vs
+}

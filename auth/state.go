@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -13,18 +14,66 @@ type OOBCode struct {
 	RequestType string `json:"requestType"`
 	OOBCode     string `json:"oobCode"`
 	OOBLink     string `json:"oobLink"`
+	seq         uint64 // its record's key in the space
 }
 
-// space holds the accounts of a project or of one of its tenants.
+// space holds the accounts of a project or of one of its tenants. Every
+// change goes through its methods, which keep the indexes and tell the
+// engine's journal what to persist and how to undo it.
 type space struct {
+	j       *journal
+	project string // the keys of this space's records
+	tenant  string
 	users   map[string]*User
 	byEmail map[string]string // canonical email -> localId
+	phones  multiIndex        // phone number -> localIds
+	fedIDs  multiIndex        // providerId NUL rawId -> localIds
+	provEm  multiIndex        // a linked provider's email -> localIds
+	initEm  multiIndex        // initialEmail -> localIds
 	oobs    []*OOBCode        // insertion order, as the outbox lists them
+	oobSeq  uint64            // the next OOB record's key
+	codes   []*VerificationCode
+	codeSeq uint64
+	proofs  map[string]TemporaryProof
+	// totp holds pending TOTP enrollments by session and enrolled TOTP
+	// secrets by "uid NUL enrollmentId".
+	totp map[string]TOTPRecord
+	// idpConfigs are the OIDC and SAML provider configs, by kind and id.
+	idpConfigs map[IdpKind]map[string]map[string]any
 }
 
-func newSpace() *space {
-	return &space{users: map[string]*User{}, byEmail: map[string]string{}}
+func newSpace(j *journal, project, tenant string) *space {
+	return &space{j: j, project: project, tenant: tenant, users: map[string]*User{}, byEmail: map[string]string{},
+		phones: multiIndex{}, fedIDs: multiIndex{}, provEm: multiIndex{}, initEm: multiIndex{}, proofs: map[string]TemporaryProof{}, totp: map[string]TOTPRecord{}}
 }
+
+// multiIndex maps a key to the accounts having it; lookups answer the
+// smallest uid, as the emulator's scan in uid order does.
+type multiIndex map[string][]string
+
+func (m multiIndex) add(k, id string) {
+	if i, ok := slices.BinarySearch(m[k], id); !ok {
+		m[k] = slices.Insert(m[k], i, id)
+	}
+}
+
+func (m multiIndex) del(k, id string) {
+	if i, ok := slices.BinarySearch(m[k], id); ok {
+		m[k] = slices.Delete(m[k], i, i+1)
+		if len(m[k]) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+func (m multiIndex) first(k string) string {
+	if ids := m[k]; len(ids) > 0 {
+		return ids[0]
+	}
+	return ""
+}
+
+func fedKey(providerID, rawID string) string { return providerID + "\x00" + rawID }
 
 func (s *space) get(localID string) *User { return s.users[localID] }
 
@@ -36,33 +85,21 @@ func (s *space) byEmailAddr(email string) *User {
 }
 
 func (s *space) byInitialEmail(email string) *User {
-	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.InitialEmail == email {
-			return u
-		}
+	if email == "" {
+		return nil
 	}
-	return nil
+	return s.users[s.initEm.first(email)]
 }
 
 func (s *space) byPhone(phone string) *User {
-	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.PhoneNumber == phone {
-			return u
-		}
+	if phone == "" {
+		return nil
 	}
-	return nil
+	return s.users[s.phones.first(phone)]
 }
 
 func (s *space) byProviderRawID(providerID, rawID string) *User {
-	for _, id := range s.sortedIDs() {
-		u := s.users[id]
-		for _, p := range u.ProviderUserInfo {
-			if p.ProviderID == providerID && p.RawID == rawID {
-				return u
-			}
-		}
-	}
-	return nil
+	return s.users[s.fedIDs.first(fedKey(providerID, rawID))]
 }
 
 // byEmailOrProviderEmail lists users whose email or a provider email matches.
@@ -73,17 +110,10 @@ func (s *space) byEmailOrProviderEmail(email string) []*User {
 		out = append(out, u)
 		seen[u.LocalID] = true
 	}
-	for _, id := range s.sortedIDs() {
-		u := s.users[id]
-		if seen[id] {
-			continue
-		}
-		for _, p := range u.ProviderUserInfo {
-			if p.Email == email {
-				out = append(out, u)
-				seen[id] = true
-				break
-			}
+	for _, id := range s.provEm[email] {
+		if !seen[id] {
+			out = append(out, s.users[id])
+			seen[id] = true
 		}
 	}
 	return out
@@ -105,11 +135,11 @@ func (s *space) sortedIDs() []string {
 func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User {
 	if old := s.users[u.LocalID]; old != nil && old.Email != "" && old.Email != u.Email {
 		if s.byEmail[old.Email] == u.LocalID {
-			delete(s.byEmail, old.Email)
+			setMap(s.j, s.byEmail, old.Email, "", true)
 		}
 	}
 	if u.Email != "" {
-		s.byEmail[u.Email] = u.LocalID
+		setMap(s.j, s.byEmail, u.Email, u.LocalID, false)
 	}
 	upserts = slices.Clone(upserts)
 	deletes = slices.Clone(deletes)
@@ -140,20 +170,90 @@ func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User
 			u.ProviderUserInfo = append(u.ProviderUserInfo, up)
 		}
 	}
-	s.users[u.LocalID] = u
+	s.setUser(u.LocalID, u)
 	return u
 }
 
-func (s *space) remove(u *User) {
-	delete(s.users, u.LocalID)
-	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
-		delete(s.byEmail, u.Email)
+// setUser replaces (or, with nil, deletes) an account, keeping the phone
+// and federated-id indexes, and journals the record.
+func (s *space) setUser(id string, u *User) {
+	old := s.users[id]
+	s.unindex(old)
+	if u == nil {
+		delete(s.users, id)
+	} else {
+		s.users[id] = u
+	}
+	s.index(u)
+	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeOrNil(s.users[id]) }, func() {
+		s.unindex(s.users[id])
+		if old == nil {
+			delete(s.users, id)
+		} else {
+			s.users[id] = old
+		}
+		s.index(old)
+	})
+}
+
+func (s *space) index(u *User) {
+	if u == nil {
+		return
+	}
+	if u.PhoneNumber != "" {
+		s.phones.add(u.PhoneNumber, u.LocalID)
+	}
+	if u.InitialEmail != "" {
+		s.initEm.add(u.InitialEmail, u.LocalID)
+	}
+	for _, p := range u.ProviderUserInfo {
+		if p.ProviderID != "" && p.RawID != "" {
+			s.fedIDs.add(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.add(p.Email, u.LocalID)
+		}
 	}
 }
 
+func (s *space) unindex(u *User) {
+	if u == nil {
+		return
+	}
+	if u.PhoneNumber != "" {
+		s.phones.del(u.PhoneNumber, u.LocalID)
+	}
+	if u.InitialEmail != "" {
+		s.initEm.del(u.InitialEmail, u.LocalID)
+	}
+	for _, p := range u.ProviderUserInfo {
+		if p.ProviderID != "" && p.RawID != "" {
+			s.fedIDs.del(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.del(p.Email, u.LocalID)
+		}
+	}
+}
+
+func (s *space) remove(u *User) {
+	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
+		setMap(s.j, s.byEmail, u.Email, "", true)
+	}
+	for _, m := range u.MFAInfo {
+		if _, ok := s.totp[secretKey(u.LocalID, m.MFAEnrollmentID)]; ok {
+			s.setTOTP(secretKey(u.LocalID, m.MFAEnrollmentID), nil)
+		}
+	}
+	s.setUser(u.LocalID, nil)
+}
+
 func (s *space) clearUsers() {
-	s.users = map[string]*User{}
-	s.byEmail = map[string]string{}
+	users, byEmail, phones, fedIDs, provEm, initEm := s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm
+	s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
+	s.j.recordPrefix(spaceKey(s.project, s.tenant, kindUser), func() {
+		s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = users, byEmail, phones, fedIDs, provEm, initEm
+	})
 }
 
 func (s *space) oob(code string) *OOBCode {
@@ -165,17 +265,35 @@ func (s *space) oob(code string) *OOBCode {
 	return nil
 }
 
-func (s *space) deleteOOB(code string) {
-	s.oobs = slices.DeleteFunc(s.oobs, func(o *OOBCode) bool { return o.OOBCode == code })
+// addOOB appends a message to the outbox.
+func (s *space) addOOB(o *OOBCode) {
+	old := s.oobs
+	o.seq = s.oobSeq
+	s.oobSeq++
+	s.oobs = append(slices.Clip(old), o)
+	c := *o
+	s.j.record(oobKey(s.project, s.tenant, o.seq), func() ([]byte, error) { return json.Marshal(c) }, func() { s.oobs = old })
 }
 
-// reindex rebuilds the email index after a restore.
+func (s *space) deleteOOB(code string) {
+	old := s.oobs
+	i := slices.IndexFunc(old, func(o *OOBCode) bool { return o.OOBCode == code })
+	if i < 0 {
+		return
+	}
+	s.oobs = slices.Delete(slices.Clone(old), i, i+1)
+	s.j.record(oobKey(s.project, s.tenant, old[i].seq), func() ([]byte, error) { return nil, nil }, func() { s.oobs = old })
+}
+
+// reindex rebuilds the indexes after a restore.
 func (s *space) reindex() {
-	s.byEmail = map[string]string{}
+	s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
 	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.Email != "" {
+		u := s.users[id]
+		if u.Email != "" {
 			s.byEmail[u.Email] = id
 		}
+		s.index(u)
 	}
 }
 
@@ -184,11 +302,71 @@ type ProjectConfig struct {
 	SignIn             SignInConfig       `json:"signIn"`
 	BlockingFunctions  map[string]any     `json:"blockingFunctions"`
 	EmailPrivacyConfig EmailPrivacyConfig `json:"emailPrivacyConfig"`
+	// MFA is the project's multi-factor config (admin SDKs'
+	// ProjectConfig.MultiFactorConfig): TOTP is available once a provider
+	// config enables it, as in production.
+	MFA *ProjectMFAConfig `json:"mfa,omitempty"`
+}
+
+// ProjectMFAConfig is the v2 config's mfa object.
+type ProjectMFAConfig struct {
+	State            string              `json:"state,omitempty"`
+	EnabledProviders []string            `json:"enabledProviders,omitempty"`
+	ProviderConfigs  []MFAProviderConfig `json:"providerConfigs,omitempty"`
+}
+
+// MFAProviderConfig configures one second-factor kind (TOTP).
+type MFAProviderConfig struct {
+	State              string              `json:"state,omitempty"`
+	TOTPProviderConfig *TOTPProviderConfig `json:"totpProviderConfig,omitempty"`
+}
+
+// TOTPProviderConfig is how many 30 s steps around now a TOTP code may be from.
+type TOTPProviderConfig struct {
+	AdjacentIntervals int `json:"adjacentIntervals,omitempty"`
+}
+
+// totp returns the enabled TOTP provider config, if any.
+func (m *ProjectMFAConfig) totp() *MFAProviderConfig {
+	if m == nil {
+		return nil
+	}
+	for i, p := range m.ProviderConfigs {
+		if p.TOTPProviderConfig != nil && p.State == "ENABLED" {
+			return &m.ProviderConfigs[i]
+		}
+	}
+	return nil
 }
 
 // SignInConfig says whether several accounts may share an email.
 type SignInConfig struct {
 	AllowDuplicateEmails bool `json:"allowDuplicateEmails"`
+	// The sign-in methods (v2 config signIn.email / anonymous /
+	// phoneNumber). Unset means enabled, as the emulator serves every
+	// method; production refuses a disabled one.
+	Email       *EmailSignIn `json:"email,omitempty"`
+	Anonymous   *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber *PhoneSignIn `json:"phoneNumber,omitempty"`
+}
+
+// EmailSignIn switches email/password and email-link sign-in.
+type EmailSignIn struct {
+	Enabled bool `json:"enabled"`
+	// PasswordRequired false allows email-link sign-in too.
+	PasswordRequired bool `json:"passwordRequired,omitempty"`
+}
+
+// Toggle is an enabled switch.
+type Toggle struct {
+	Enabled bool `json:"enabled"`
+}
+
+// PhoneSignIn switches phone sign-in; TestPhoneNumbers maps numbers to
+// their fixed code (no code is "sent" for them).
+type PhoneSignIn struct {
+	Enabled          bool              `json:"enabled"`
+	TestPhoneNumbers map[string]string `json:"testPhoneNumbers,omitempty"`
 }
 
 // EmailPrivacyConfig turns on email-enumeration protection
@@ -221,14 +399,15 @@ type tenant struct {
 }
 
 type project struct {
+	j       *journal
 	id      string
 	config  ProjectConfig
 	space   *space
 	tenants map[string]*tenant
 }
 
-func newProject(id string) *project {
-	return &project{id: id, space: newSpace(), tenants: map[string]*tenant{},
+func newProject(j *journal, id string) *project {
+	return &project{j: j, id: id, space: newSpace(j, id, ""), tenants: map[string]*tenant{},
 		config: ProjectConfig{BlockingFunctions: map[string]any{}}}
 }
 
@@ -237,12 +416,47 @@ func newProject(id string) *project {
 func (p *project) tenant(id string) *tenant {
 	t := p.tenants[id]
 	if t == nil {
-		t = &tenant{space: newSpace(), config: Tenant{TenantID: id, Name: "projects/" + p.id + "/tenants/" + id,
+		t = p.addTenant(Tenant{TenantID: id, Name: "projects/" + p.id + "/tenants/" + id,
 			AllowPasswordSignup: true, EnableAnonymousUser: true, EnableEmailLinkSignin: true,
-			MFAConfig: &MFAConfig{State: "ENABLED", EnabledProviders: []string{"PHONE_SMS"}}}}
-		p.tenants[id] = t
+			MFAConfig: &MFAConfig{State: "ENABLED", EnabledProviders: []string{"PHONE_SMS"}}})
 	}
 	return t
+}
+
+// addTenant stores a new tenant.
+func (p *project) addTenant(cfg Tenant) *tenant {
+	t := &tenant{config: cfg, space: newSpace(p.j, p.id, cfg.TenantID)}
+	setMap(p.j, p.tenants, cfg.TenantID, t, false)
+	p.touchTenant(t)
+	return t
+}
+
+// touchTenant journals a tenant's config; call it before changing it.
+func (p *project) touchTenant(t *tenant) {
+	old := cloneTenant(t.config)
+	id := t.config.TenantID
+	p.j.record(tenantKey(p.id, id), func() ([]byte, error) {
+		if p.tenants[id] != t {
+			return nil, nil
+		}
+		return json.Marshal(t.config)
+	}, func() { t.config = old })
+}
+
+// deleteTenant removes a tenant with everything it holds.
+func (p *project) deleteTenant(id string) {
+	if p.tenants[id] == nil {
+		return
+	}
+	setMap(p.j, p.tenants, id, nil, true)
+	p.j.record(tenantKey(p.id, id), func() ([]byte, error) { return nil, nil }, nil)
+	p.j.recordPrefix(spacePrefix(p.id, id), nil)
+}
+
+// touchConfig journals the project config; call it before changing it.
+func (p *project) touchConfig() {
+	old := cloneConfig(p.config)
+	p.j.record(configKey(p.id), func() ([]byte, error) { return json.Marshal(p.config) }, func() { p.config = old })
 }
 
 // scope is the account space an operation works in, with the switches
@@ -260,13 +474,43 @@ func (s scope) tenantID() string {
 	return s.tenant.config.TenantID
 }
 
-func (s scope) disableAuth() bool   { return s.tenant != nil && s.tenant.config.DisableAuth }
-func (s scope) allowPassword() bool { return s.tenant == nil || s.tenant.config.AllowPasswordSignup }
+func (s scope) disableAuth() bool { return s.tenant != nil && s.tenant.config.DisableAuth }
+func (s scope) allowPassword() bool {
+	if s.tenant != nil {
+		return s.tenant.config.AllowPasswordSignup
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || e.Enabled
+}
 func (s scope) allowAnonymous() bool {
-	return s.tenant == nil || s.tenant.config.EnableAnonymousUser
+	if s.tenant != nil {
+		return s.tenant.config.EnableAnonymousUser
+	}
+	a := s.project.config.SignIn.Anonymous
+	return a == nil || a.Enabled
 }
 func (s scope) allowEmailLink() bool {
-	return s.tenant == nil || s.tenant.config.EnableEmailLinkSignin
+	if s.tenant != nil {
+		return s.tenant.config.EnableEmailLinkSignin
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || (e.Enabled && !e.PasswordRequired)
+}
+func (s scope) allowPhone() bool {
+	if s.tenant != nil {
+		return true
+	}
+	p := s.project.config.SignIn.PhoneNumber
+	return p == nil || p.Enabled
+}
+
+// testCode is the fixed code of a configured test phone number.
+func (s scope) testCode(phone string) (string, bool) {
+	if s.tenant != nil || s.project.config.SignIn.PhoneNumber == nil {
+		return "", false
+	}
+	c, ok := s.project.config.SignIn.PhoneNumber.TestPhoneNumbers[phone]
+	return c, ok
 }
 func (s scope) oneAccountPerEmail() bool {
 	return !s.project.config.SignIn.AllowDuplicateEmails
@@ -276,12 +520,6 @@ func (s scope) improvedPrivacy() bool {
 }
 
 func (s scope) checkEnabled() error { return assert(!s.disableAuth(), "PROJECT_DISABLED") }
-
-// isValidEmail is the emulator's check: something@something, one @.
-func isValidEmail(e string) bool {
-	at := strings.IndexByte(e, '@')
-	return at > 0 && at == strings.LastIndexByte(e, '@') && at < len(e)-1
-}
 
 func canonicalEmail(e string) string { return strings.ToLower(e) }
 

@@ -43,9 +43,8 @@ func tenantFrom(req TenantRequest) Tenant {
 }
 
 // CreateTenant creates a tenant with a random id.
-func (e *Engine) CreateTenant(c Call, req TenantRequest) (*Tenant, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) CreateTenant(c Call, req TenantRequest) (_ *Tenant, err error) {
+	defer e.begin()(&err)
 	if c.Tenant != "" {
 		return nil, Internal("INTERNAL_ERROR : Can only create tenant in agent project")
 	}
@@ -61,7 +60,7 @@ func (e *Engine) CreateTenant(c Call, req TenantRequest) (*Tenant, error) {
 		}
 	}
 	t.Name = "projects/" + p.id + "/tenants/" + t.TenantID
-	p.tenants[t.TenantID] = &tenant{config: t, space: newSpace()}
+	p.addTenant(t)
 	out := cloneTenant(t)
 	return &out, nil
 }
@@ -73,9 +72,8 @@ type ListTenantsResponse struct {
 }
 
 // ListTenants lists tenants in id order, a page at a time (default 20).
-func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (*ListTenantsResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (_ *ListTenantsResponse, err error) {
+	defer e.begin()(&err)
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only list tenants in agent project.))")
 	}
@@ -108,9 +106,8 @@ func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (*ListTenantsRe
 
 // GetTenant returns a tenant (created with everything enabled if unknown,
 // as the emulator does).
-func (e *Engine) GetTenant(c Call) (*Tenant, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) GetTenant(c Call) (_ *Tenant, err error) {
+	defer e.begin()(&err)
 	if c.Project == "" || c.Tenant == "" {
 		return nil, badRequest("((Can only get tenant on tenant projects.))")
 	}
@@ -120,13 +117,14 @@ func (e *Engine) GetTenant(c Call) (*Tenant, error) {
 
 // UpdateTenant patches a tenant: the fields named in updateMask
 // (comma-separated), or the whole config when the mask is empty.
-func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (*Tenant, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (_ *Tenant, err error) {
+	defer e.begin()(&err)
 	if c.Project == "" || c.Tenant == "" {
 		return nil, badRequest("((Can only update tenant on tenant projects.))")
 	}
-	t := e.project(c.Project).tenant(c.Tenant)
+	p := e.project(c.Project)
+	t := p.tenant(c.Tenant)
+	p.touchTenant(t)
 	if updateMask == "" {
 		n := tenantFrom(req)
 		n.TenantID, n.Name = t.config.TenantID, t.config.Name
@@ -181,9 +179,8 @@ func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (*Te
 }
 
 // DeleteTenant removes a tenant and its accounts.
-func (e *Engine) DeleteTenant(c Call) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) DeleteTenant(c Call) (err error) {
+	defer e.begin()(&err)
 	if c.Project == "" || c.Tenant == "" {
 		return badRequest("((Can only delete tenant on tenant projects.))")
 	}
@@ -191,7 +188,7 @@ func (e *Engine) DeleteTenant(c Call) error {
 	if t := p.tenants[c.Tenant]; t != nil && len(t.space.users) > 0 {
 		e.emit(c, scope{project: p, tenant: t, space: t.space}, OpUsersClear, "*", nil, nil, map[string]any{"reason": "tenant_delete"})
 	}
-	delete(p.tenants, c.Tenant)
+	p.deleteTenant(c.Tenant)
 	return nil
 }
 
@@ -199,9 +196,8 @@ func (e *Engine) DeleteTenant(c Call) error {
 
 // ClearAccounts deletes every account of the project (or tenant), as
 // DELETE /emulator/v1/projects/{p}/accounts does.
-func (e *Engine) ClearAccounts(c Call) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) ClearAccounts(c Call) (err error) {
+	defer e.begin()(&err)
 	sc, err := e.scopeFor(c, "", "", "")
 	if err != nil {
 		return err
@@ -217,9 +213,8 @@ type OOBCodesResponse struct {
 }
 
 // ListOOBCodes returns the outbox: every code not yet used, oldest first.
-func (e *Engine) ListOOBCodes(c Call) (*OOBCodesResponse, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) ListOOBCodes(c Call) (_ *OOBCodesResponse, err error) {
+	defer e.begin()(&err)
 	sc, err := e.scopeFor(c, "", "", "")
 	if err != nil {
 		return nil, err
@@ -239,7 +234,10 @@ type EmulatorConfig struct {
 
 // SignInConfigPatch is the optional-field form of SignInConfig.
 type SignInConfigPatch struct {
-	AllowDuplicateEmails *bool `json:"allowDuplicateEmails,omitempty"`
+	AllowDuplicateEmails *bool        `json:"allowDuplicateEmails,omitempty"`
+	Email                *EmailSignIn `json:"email,omitempty"`
+	Anonymous            *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber          *PhoneSignIn `json:"phoneNumber,omitempty"`
 }
 
 // EmailPrivacyConfigPatch is the optional-field form of EmailPrivacyConfig.
@@ -255,9 +253,8 @@ func emulatorConfigOf(p *project) *EmulatorConfig {
 }
 
 // EmulatorConfig returns the project's emulator switches.
-func (e *Engine) EmulatorConfig(c Call) (*EmulatorConfig, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) EmulatorConfig(c Call) (_ *EmulatorConfig, err error) {
+	defer e.begin()(&err)
 	if c.Project == "" {
 		return nil, badRequest("MISSING_PROJECT_ID")
 	}
@@ -265,9 +262,8 @@ func (e *Engine) EmulatorConfig(c Call) (*EmulatorConfig, error) {
 }
 
 // UpdateEmulatorConfig sets the switches present in req.
-func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (*EmulatorConfig, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (_ *EmulatorConfig, err error) {
+	defer e.begin()(&err)
 	if c.Project == "" {
 		return nil, badRequest("MISSING_PROJECT_ID")
 	}
@@ -275,6 +271,7 @@ func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (*EmulatorConf
 		return nil, badRequest("((Can only update top-level configurations on agent projects.))")
 	}
 	p := e.project(c.Project)
+	p.touchConfig()
 	if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
 		p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
 	}
@@ -285,9 +282,8 @@ func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (*EmulatorConf
 }
 
 // Config returns the project config (GET /v2/projects/{p}/config).
-func (e *Engine) Config(c Call) (*ProjectConfig, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) Config(c Call) (_ *ProjectConfig, err error) {
+	defer e.begin()(&err)
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only get top-level configurations on agent projects.))")
 	}
@@ -303,14 +299,14 @@ type ConfigPatch struct {
 	SignIn             *SignInConfigPatch       `json:"signIn,omitempty"`
 	EmailPrivacyConfig *EmailPrivacyConfigPatch `json:"emailPrivacyConfig,omitempty"`
 	BlockingFunctions  map[string]any           `json:"blockingFunctions,omitempty"`
+	MFA                *ProjectMFAConfig        `json:"mfa,omitempty"`
 }
 
 // UpdateConfig patches the project config: the fields in updateMask, or
 // everything (absent switches become false) when it is empty. Blocking
 // functions are stored but never called.
-func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (*ProjectConfig, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *ProjectConfig, err error) {
+	defer e.begin()(&err)
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only update top-level configurations on agent projects.))")
 	}
@@ -318,16 +314,36 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (*Proj
 		return nil, badRequest("MISSING_PROJECT_ID")
 	}
 	p := e.project(c.Project)
+	p.touchConfig()
 	if updateMask == "" {
-		p.config.SignIn.AllowDuplicateEmails = req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)
+		p.config.SignIn = SignInConfig{AllowDuplicateEmails: req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)}
+		if req.SignIn != nil {
+			p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+		}
 		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
 		p.config.BlockingFunctions = req.BlockingFunctions
+		p.config.MFA = req.MFA
 	} else {
 		for _, f := range strings.Split(updateMask, ",") {
 			switch strings.TrimSpace(f) {
 			case "signIn", "signIn.allowDuplicateEmails":
 				if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
 					p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+				}
+				if strings.TrimSpace(f) == "signIn" && req.SignIn != nil {
+					p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+				}
+			case "signIn.email", "signIn.email.enabled", "signIn.email.passwordRequired":
+				if req.SignIn != nil {
+					p.config.SignIn.Email = req.SignIn.Email
+				}
+			case "signIn.anonymous", "signIn.anonymous.enabled":
+				if req.SignIn != nil {
+					p.config.SignIn.Anonymous = req.SignIn.Anonymous
+				}
+			case "signIn.phoneNumber", "signIn.phoneNumber.enabled", "signIn.phoneNumber.testPhoneNumbers":
+				if req.SignIn != nil {
+					p.config.SignIn.PhoneNumber = req.SignIn.PhoneNumber
 				}
 			case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
 				if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
@@ -336,6 +352,20 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (*Proj
 			case "blockingFunctions":
 				if req.BlockingFunctions != nil {
 					p.config.BlockingFunctions = req.BlockingFunctions
+				}
+			case "mfa", "mfa.state", "mfa.enabledProviders", "mfa.providerConfigs":
+				// The whole mfa object is replaced by any of its paths.
+				if req.MFA != nil {
+					m := *req.MFA
+					m.ProviderConfigs = slices.Clone(m.ProviderConfigs)
+					for _, pc := range m.ProviderConfigs {
+						if t := pc.TOTPProviderConfig; t != nil && (t.AdjacentIntervals < 0 || t.AdjacentIntervals > 10) {
+							return nil, InvalidArgument("INVALID_ARGUMENT : adjacentIntervals must be between 0 and 10.")
+						}
+					}
+					p.config.MFA = &m
+				} else {
+					p.config.MFA = nil
 				}
 			}
 		}

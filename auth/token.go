@@ -123,6 +123,11 @@ type RefreshToken struct {
 	ProjectID    string         `json:"projectId"`
 	SecondFactor any            `json:"secondFactor,omitempty"`
 	TenantID     string         `json:"tenantId,omitempty"`
+	// IssuedAt (Unix seconds) is pyric's addition: production refuses a
+	// refresh token issued before the account's validSince (revocation,
+	// password change) with TOKEN_EXPIRED; the emulator's tokens carry no
+	// time and never expire.
+	IssuedAt int64 `json:"iat,omitempty"`
 }
 
 // Encode returns the wire form.
@@ -172,6 +177,9 @@ func DecodeRefreshToken(s string) (*RefreshToken, error) {
 	r.TenantID, _ = m["tenantId"].(string)
 	r.ExtraClaims, _ = m["extraClaims"].(map[string]any)
 	r.SecondFactor = m["secondFactor"]
+	if f, ok := num(m["iat"]); ok {
+		r.IssuedAt = int64(f)
+	}
 	return &r, nil
 }
 

@@ -42,6 +42,7 @@ type User struct {
 	InitialEmail      string             `json:"initialEmail,omitempty"`
 	TenantID          string             `json:"tenantId,omitempty"`
 	ProviderUserInfo  []ProviderUserInfo `json:"providerUserInfo,omitempty"`
+	MFAInfo           []MFAEnrollment    `json:"mfaInfo,omitempty"`
 }
 
 // ProviderUserInfo is one linked identity of a user.
@@ -83,6 +84,7 @@ func (u *User) clone() *User {
 		c.Disabled = ptr(*u.Disabled)
 	}
 	c.ProviderUserInfo = slices.Clone(u.ProviderUserInfo)
+	c.MFAInfo = slices.Clone(u.MFAInfo)
 	return &c
 }
 
@@ -121,3 +123,6 @@ func (u *User) claims() map[string]any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Ptr returns a pointer to v, for the optional fields of request structs.
+func Ptr[T any](v T) *T { return &v }

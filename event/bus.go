@@ -1,14 +1,13 @@
 package event
 
 import (
-	"fmt"
+	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// Emitter is what engines need from the bus. Emit fills ID and At when they
-// are zero and never blocks on subscribers.
+// Emitter is what engines need from the bus. Emit stamps Seq, ID and At
+// and never blocks on subscribers.
 type Emitter interface {
 	Emit(e Event)
 }
@@ -20,26 +19,39 @@ type discard struct{}
 
 func (discard) Emit(Event) {}
 
-// DefaultHistory is the number of events a Bus keeps when Options.History is 0.
-const DefaultHistory = 10000
+// Defaults for Options.
+const (
+	DefaultHistory      = 10000
+	DefaultHistoryBytes = 64 << 20
+)
 
 // Options configure a Bus.
 type Options struct {
-	// History bounds the events kept for History(); 0 means DefaultHistory.
+	// History bounds the number of events kept; 0 means DefaultHistory.
 	History int
+	// HistoryBytes bounds the events kept by their approximate encoded
+	// size; 0 means DefaultHistoryBytes. The newest event is always kept.
+	HistoryBytes int
 	// Now is the clock stamping events; nil means time.Now.
 	Now func() time.Time
 }
 
-// Bus fans events out to subscribers and keeps a bounded history. It is safe
-// for concurrent use.
+// Bus fans events out to subscribers and keeps a bounded history. It is
+// safe for concurrent use. A subscriber that falls behind loses events,
+// never slows the engine: the next event it receives is a KindGap saying
+// how many it missed.
 type Bus struct {
-	now    func() time.Time
-	seq    atomic.Uint64
+	now      func() time.Time
+	maxCount int
+	maxBytes int
+
 	mu     sync.Mutex
+	seq    uint64
 	ring   []Event
+	sizes  []int
 	start  int // index of the oldest event in ring
 	count  int
+	bytes  int
 	subs   map[int]*Subscription
 	nextID int
 }
@@ -50,58 +62,84 @@ func NewBus(opts Options) *Bus {
 	if n <= 0 {
 		n = DefaultHistory
 	}
+	nb := opts.HistoryBytes
+	if nb <= 0 {
+		nb = DefaultHistoryBytes
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Bus{now: now, ring: make([]Event, n), subs: map[int]*Subscription{}}
+	return &Bus{now: now, maxCount: n, maxBytes: nb, ring: make([]Event, n), sizes: make([]int, n), subs: map[int]*Subscription{}}
 }
 
-// Emit stamps e, records it and offers it to every subscriber. A subscriber
-// whose buffer is full misses the event (and counts it in Dropped) rather
-// than slowing the operation that emitted it.
+// Emit stamps e, records it and offers it to every subscriber.
 func (b *Bus) Emit(e Event) {
-	if e.ID == "" {
-		e.ID = fmt.Sprintf("evt-%d", b.seq.Add(1))
+	if e.At.IsZero() {
+		e.At = b.now()
 	}
-	if e.At == 0 {
-		e.At = b.now().UnixMilli()
+	if e.Actor.Kind == "" {
+		e.Actor.Kind = ActorApp
 	}
+	size := approxSize(&e)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.count < len(b.ring) {
-		b.ring[(b.start+b.count)%len(b.ring)] = e
-		b.count++
-	} else {
-		b.ring[b.start] = e
-		b.start = (b.start + 1) % len(b.ring)
+	b.seq++
+	e.Seq = b.seq
+	e.ID = "evt-" + strconv.FormatUint(e.Seq, 10)
+	for b.count > 0 && (b.count == b.maxCount || b.bytes+size > b.maxBytes) {
+		b.bytes -= b.sizes[b.start]
+		b.ring[b.start], b.sizes[b.start] = Event{}, 0
+		b.start = (b.start + 1) % b.maxCount
+		b.count--
 	}
+	i := (b.start + b.count) % b.maxCount
+	b.ring[i], b.sizes[i] = e, size
+	b.count++
+	b.bytes += size
 	for _, s := range b.subs {
-		select {
-		case s.ch <- e:
-		default:
-			s.dropped.Add(1)
-		}
+		s.offer(e)
 	}
 }
 
 // History returns a copy of the kept events, oldest first.
 func (b *Bus) History() []Event {
+	return b.Since(0, 0)
+}
+
+// Since returns up to limit kept events with Seq > after, oldest first
+// (limit 0: all of them).
+func (b *Bus) Since(after uint64, limit int) []Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Event, b.count)
+	out := make([]Event, 0, b.count)
 	for i := 0; i < b.count; i++ {
-		out[i] = b.ring[(b.start+i)%len(b.ring)]
+		e := b.ring[(b.start+i)%b.maxCount]
+		if e.Seq <= after {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, e)
 	}
 	return out
 }
 
-// Clear empties the history; subscriptions survive.
+// Seq returns the sequence number of the newest event (0 before any).
+func (b *Bus) Seq() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+// Clear empties the history; subscriptions and the sequence survive.
 func (b *Bus) Clear() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	clear(b.ring)
-	b.start, b.count = 0, 0
+	clear(b.sizes)
+	b.start, b.count, b.bytes = 0, 0, 0
 }
 
 // Len returns the number of events in the history.
@@ -116,14 +154,16 @@ type Subscription struct {
 	bus     *Bus
 	id      int
 	ch      chan Event
-	dropped atomic.Uint64
-	once    sync.Once
+	missed  uint64 // events lost since the last delivery (guarded by bus.mu)
+	dropped uint64 // all events lost (guarded by bus.mu)
+	closed  bool   // guarded by bus.mu
 }
 
-// Subscribe returns a subscription with a buffer of the given size (at least 1).
+// Subscribe returns a subscription with a buffer of the given size (at
+// least 2: room for a gap marker and the event after it).
 func (b *Bus) Subscribe(buffer int) *Subscription {
-	if buffer < 1 {
-		buffer = 1
+	if buffer < 2 {
+		buffer = 2
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -133,18 +173,121 @@ func (b *Bus) Subscribe(buffer int) *Subscription {
 	return s
 }
 
+// offer delivers e without blocking; called with bus.mu held. After a
+// loss, a gap marker goes first, once there is room for it and e.
+func (s *Subscription) offer(e Event) {
+	if s.missed > 0 {
+		if cap(s.ch)-len(s.ch) < 2 {
+			s.missed++
+			s.dropped++
+			return
+		}
+		s.ch <- Event{Seq: e.Seq, ID: e.ID, At: e.At, Kind: KindGap, Actor: Actor{Kind: ActorSystem}, Gap: &Gap{Missed: s.missed}}
+		s.missed = 0
+	}
+	select {
+	case s.ch <- e:
+	default:
+		s.missed++
+		s.dropped++
+	}
+}
+
 // Events is the channel of delivered events; it is closed by Close.
 func (s *Subscription) Events() <-chan Event { return s.ch }
 
 // Dropped counts events this subscriber missed because its buffer was full.
-func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+func (s *Subscription) Dropped() uint64 {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	return s.dropped
+}
 
 // Close unsubscribes and closes the channel. It is idempotent.
 func (s *Subscription) Close() {
-	s.once.Do(func() {
-		s.bus.mu.Lock()
-		delete(s.bus.subs, s.id)
-		s.bus.mu.Unlock()
-		close(s.ch)
-	})
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(s.bus.subs, s.id)
+	close(s.ch)
+}
+
+// approxSize estimates an event's encoded size without encoding it: the
+// header, plus the strings and numbers of its payload's data.
+func approxSize(e *Event) int {
+	n := 160 + len(e.Service) + len(e.Method) + len(e.Path) + len(e.Identity.UID) + sizeOf(e.Identity.Token)
+	if e.Err != nil {
+		n += len(e.Err.Message) + 32
+	}
+	if r := e.Request; r != nil {
+		n += 64
+		if r.Rule != nil {
+			n += 64 + len(r.Rule.MatchPath) + len(r.Rule.Condition)
+		}
+		n += stepsSize(r.Trace)
+		if d := r.Decision; d != nil {
+			n += len(d.Reason) + stepsSize(d.Failing)
+			for _, er := range d.Evaluated {
+				n += 96 + len(er.MatchPath) + len(er.Condition) + len(er.Message) + stepsSize(er.Trace)
+			}
+			for _, note := range d.Notes {
+				n += len(note) + 4
+			}
+		}
+		if s := r.Seen; s != nil {
+			n += sizeOf(s.Data) + sizeOf(s.Query)
+			if s.Before != nil {
+				n += sizeOf(s.Before.Data)
+			}
+		}
+	}
+	if c := e.Commit; c != nil {
+		n += 64 + sizeOf(c.Before) + sizeOf(c.After) + sizeOf(c.Written) + 32*len(c.Sentinels)
+	}
+	if l := e.Listener; l != nil {
+		n += 96
+		if l.Target != nil {
+			n += len(l.Target.Path) + sizeOf(l.Target.Query)
+		}
+	}
+	if m := e.Mutation; m != nil {
+		n += 64 + sizeOf(m.Previous) + sizeOf(m.Current)
+	}
+	return n
+}
+
+func stepsSize(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		n += 48 + len(s.Text) + len(s.Value) + len(s.Error)
+	}
+	return n
+}
+
+// sizeOf estimates the JSON size of decoded-JSON-like data; values of
+// other types count a fixed amount.
+func sizeOf(v any) int {
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return len(x) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += len(k) + 4 + sizeOf(e)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += 1 + sizeOf(e)
+		}
+		return n
+	default:
+		return 16
+	}
 }

@@ -10,41 +10,69 @@ import (
 	"github.com/pyric/pyric/identity"
 )
 
-func TestBusHistoryIsBounded(t *testing.T) {
+func TestBusHistoryIsBoundedByCount(t *testing.T) {
 	b := NewBus(Options{History: 3, Now: func() time.Time { return time.UnixMilli(42) }})
 	for i := 0; i < 5; i++ {
-		b.Emit(Event{Kind: KindOperation, Path: string(rune('a' + i))})
+		b.Emit(Event{Kind: KindRequest, Path: string(rune('a' + i)), Request: &Request{Verdict: Allow}})
 	}
 	h := b.History()
 	if len(h) != 3 {
 		t.Fatalf("len(history) = %d, want 3", len(h))
 	}
 	for i, want := range []string{"c", "d", "e"} {
-		if h[i].Path != want {
-			t.Errorf("history[%d].Path = %q, want %q", i, h[i].Path, want)
+		if h[i].Path != want || h[i].Seq != uint64(i+3) || h[i].ID != "evt-"+string(rune('3'+i)) {
+			t.Errorf("history[%d] = %+v, want path %q seq %d", i, h[i], want, i+3)
 		}
-		if h[i].At != 42 || !strings.HasPrefix(h[i].ID, "evt-") {
+		if !h[i].At.Equal(time.UnixMilli(42)) || h[i].Actor.Kind != ActorApp {
 			t.Errorf("history[%d] not stamped: %+v", i, h[i])
 		}
 	}
+	if got := b.Since(4, 0); len(got) != 1 || got[0].Path != "e" {
+		t.Errorf("Since(4) = %+v", got)
+	}
+	if got := b.Since(0, 2); len(got) != 2 || got[0].Path != "c" {
+		t.Errorf("Since(0, 2) = %+v", got)
+	}
 	b.Clear()
-	if b.Len() != 0 {
-		t.Errorf("Len after Clear = %d", b.Len())
+	if b.Len() != 0 || b.Seq() != 5 {
+		t.Errorf("after Clear: Len %d, Seq %d", b.Len(), b.Seq())
 	}
 }
 
-func TestSubscriberNeverBlocksEmit(t *testing.T) {
+func TestBusHistoryIsBoundedByBytes(t *testing.T) {
+	b := NewBus(Options{History: 1000, HistoryBytes: 10_000})
+	big := strings.Repeat("x", 3000)
+	for i := 0; i < 20; i++ {
+		b.Emit(Event{Kind: KindCommit, Path: "a/b", Commit: &Commit{After: map[string]any{"s": big}}})
+	}
+	if n := b.Len(); n < 1 || n > 3 {
+		t.Fatalf("history kept %d events of ~3 KB under a 10 KB bound", n)
+	}
+	// The newest event is kept even when it alone is over the bound.
+	b.Emit(Event{Kind: KindCommit, Commit: &Commit{After: map[string]any{"s": strings.Repeat("y", 20_000)}}})
+	if h := b.History(); len(h) != 1 || h[0].Seq != 21 {
+		t.Fatalf("history = %d events", len(h))
+	}
+}
+
+func TestSlowSubscriberGetsAGapNeverBlocks(t *testing.T) {
 	b := NewBus(Options{})
 	s := b.Subscribe(2)
 	defer s.Close()
 	for i := 0; i < 5; i++ {
-		b.Emit(Event{Kind: KindCommit})
-	}
-	if got := len(s.Events()); got != 2 {
-		t.Errorf("buffered = %d, want 2", got)
+		b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
 	}
 	if s.Dropped() != 3 {
 		t.Errorf("Dropped = %d, want 3", s.Dropped())
+	}
+	first, second := <-s.Events(), <-s.Events()
+	if first.Seq != 1 || second.Seq != 2 {
+		t.Fatalf("buffered %d, %d", first.Seq, second.Seq)
+	}
+	b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
+	gap, next := <-s.Events(), <-s.Events()
+	if gap.Kind != KindGap || gap.Gap == nil || gap.Missed != 3 || next.Seq != 6 {
+		t.Fatalf("after a loss: %+v then %+v", gap, next)
 	}
 }
 
@@ -57,29 +85,64 @@ func TestConcurrentEmitAndClose(t *testing.T) {
 			defer wg.Done()
 			s := b.Subscribe(10)
 			for j := 0; j < 100; j++ {
-				b.Emit(Event{Kind: KindOperation})
+				b.Emit(Event{Kind: KindRequest, Request: &Request{Verdict: Deny}})
 			}
 			s.Close()
 			s.Close()
 		}()
 	}
 	wg.Wait()
-	if b.Len() != 100 {
-		t.Errorf("Len = %d, want 100", b.Len())
+	if b.Len() != 100 || b.Seq() != 400 {
+		t.Errorf("Len = %d, Seq = %d", b.Len(), b.Seq())
 	}
 }
 
-func TestEventJSONNames(t *testing.T) {
-	size := 2
-	e := Event{Kind: KindListener, ID: "evt-1", At: 5, Service: "firestore", Auth: identity.NewUser("u", nil),
-		Phase: "delivery", ListenerID: "l1", Target: &Target{Kind: "query", Path: "rooms"}, Size: &size, Added: 2}
+// TestEventJSON pins the schema's names: payload fields sit beside the
+// header, and a round trip keeps the payload typed.
+func TestEventJSON(t *testing.T) {
+	e := Event{Seq: 1, ID: "evt-1", At: time.UnixMilli(5).UTC(), Kind: KindRequest, Service: "firestore", Method: "create", Path: "posts/p",
+		Identity: IdentityOf(identity.NewUser("u", map[string]any{"role": "x"})), Origin: OriginClient,
+		Request: &Request{Verdict: Deny, Rule: &Rule{Line: 6, Column: 7, Operations: []string{"create"}, MatchPath: "/posts/{id}", Condition: "false"},
+			Trace:    []Step{{Text: "false", Value: "false", Line: 6, Column: 30}},
+			Decision: &Decision{Engine: "firestore", Reason: "false for 'create' @ L6"}}}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"kind":"listener"`, `"listenerId":"l1"`, `"addedCount":2`, `"size":2`, `"auth":{"uid":"u"}`} {
+	for _, want := range []string{`"kind":"request"`, `"verdict":"deny"`, `"rule":{"index":0,"operations":["create"],"line":6,"column":7`,
+		`"trace":[{"text":"false"`, `"identity":{"lens":"user","uid":"u","token":{"role":"x"}}`, `"at":"1970-01-01T00:00:00.005Z"`, `"origin":"client"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s lacks %s", b, want)
 		}
+	}
+	if strings.Contains(string(b), `"phase"`) || strings.Contains(string(b), `"requestTime"`) {
+		t.Errorf("other kinds' fields leak into a request: %s", b)
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Request == nil || back.Verdict != Deny || back.Rule.Line != 6 || back.Commit != nil || back.Listener != nil {
+		t.Errorf("round trip: %+v", back)
+	}
+	l := Event{Kind: KindListener, Listener: &Listener{Phase: Deliver, ListenerID: "l1", Target: &Target{Kind: "query", Path: "rooms"}, Size: 2, Added: 2}}
+	b, _ = json.Marshal(l)
+	for _, want := range []string{`"phase":"deliver"`, `"listenerId":"l1"`, `"addedCount":2`, `"size":2`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+}
+
+func TestWhoCarriesTheActor(t *testing.T) {
+	var e Event
+	e.Who(identity.NewUser("u", nil).Via(identity.Actor{Kind: identity.Agent, Name: "claude"}))
+	if e.Actor.Kind != ActorAgent || e.Actor.Name != "claude" || e.Identity.Lens != LensUser || e.Identity.UID != "u" {
+		t.Fatalf("event = %+v", e)
+	}
+	b := NewBus(Options{})
+	b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
+	if h := b.History(); h[0].Actor.Kind != ActorApp {
+		t.Fatalf("default actor = %+v", h[0].Actor)
 	}
 }

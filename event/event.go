@@ -1,8 +1,28 @@
 // Package event is the one stream every operation of every service flows
-// into: engines emit, and Studio, capture/verify, MCP and logs subscribe.
-// Field names follow the original sandbox's canonical event kinds
-// (operation, commit, listener, service_mutation, session_boundary,
-// runtime_error) so persisted streams stay readable by its tools.
+// into: engines emit, and the Studio, capture/verify, MCP and logs
+// subscribe. This file is the schema, the one place that says what each
+// kind of event carries.
+//
+// An Event is a header (sequence number, time, kind, service, actor,
+// identity, method, path, origin, group, error) plus exactly one payload,
+// chosen by Kind:
+//
+//	KindRequest   *Request   a request was decided: verdict, the deciding
+//	                         rule, the trace, what the rules saw
+//	KindCommit    *Commit    a document changed: before/after, sentinels,
+//	                         request time
+//	KindListener  *Listener  a listener attached, delivered, was
+//	                         suppressed, errored, detached
+//	KindMutation  *Mutation  a service's own state changed (Auth users;
+//	                         RTDB, Storage, Messaging, AI records)
+//	KindBoundary  *Boundary  the session was reset or restored
+//	KindGap       *Gap       a subscriber missed events (never in history)
+//
+// The JSON encoding is stable and versioned (Schema): payload fields are
+// flattened into the event object next to the header, with names unique
+// across payloads, so a consumer reads e.g. {"kind":"request",
+// "method":"create","path":"posts/p1","identity":{"uid":"alice"},
+// "verdict":"deny","rule":{"line":6,...},"trace":[...]}.
 package event
 
 import (
@@ -11,137 +31,276 @@ import (
 	"github.com/pyric/pyric/identity"
 )
 
+// Schema names this encoding; it changes when a field changes meaning.
+const Schema = "pyric.event.v1"
+
+// Kind is the closed set of event kinds.
+type Kind string
+
 // Kinds of event.
 const (
-	KindOperation       = "operation"        // a request was decided (allow/deny/unsupported/error)
-	KindCommit          = "commit"           // state changed
-	KindListener        = "listener"         // a listener attached, delivered, was suppressed, errored, detached
-	KindServiceMutation = "service_mutation" // auth/storage/rtdb admin-ish changes (user_create, object_put, …)
-	KindSessionBoundary = "session_boundary" // reset or dispose
-	KindRuntimeError    = "runtime_error"    // a failure that is not a rules decision
+	KindRequest  Kind = "request"
+	KindCommit   Kind = "commit"
+	KindListener Kind = "listener"
+	KindMutation Kind = "mutation"
+	KindBoundary Kind = "boundary"
+	KindGap      Kind = "gap"
 )
 
-// Results of an operation.
+// Verdict is how a request was decided.
+type Verdict string
+
+// Verdicts.
 const (
-	ResultAllow         = "allow"
-	ResultDeny          = "deny"
-	ResultUnsupported   = "unsupported"
-	ResultError         = "error"
-	ResultNotApplicable = "not-applicable"
+	Allow       Verdict = "allow"       // the rules allowed it
+	Deny        Verdict = "deny"        // the rules denied it
+	Bypassed    Verdict = "bypassed"    // admin: rules were not consulted
+	Unsupported Verdict = "unsupported" // the rules engine met a construct it cannot decide
+	Error       Verdict = "error"       // the request failed before or besides the rules
 )
 
-// Origins of an operation.
+// Origin says what issued a request.
+type Origin string
+
+// Origins.
 const (
-	OriginUser        = "user"
-	OriginListener    = "listener"
-	OriginTransaction = "transaction"
-	OriginBatch       = "batch"
-	OriginAdmin       = "admin"
-	OriginSystem      = "system"
+	OriginClient      Origin = "client"      // a single call of an app's client
+	OriginListener    Origin = "listener"    // a listen/watch target
+	OriginTransaction Origin = "transaction" // inside a transaction
+	OriginBatch       Origin = "batch"       // inside a batch write
+	OriginAdmin       Origin = "admin"       // the admin plane
 )
 
-// Event is one entry of the stream. It is a tagged union: Kind says which
-// fields are meaningful; the rest are zero and omitted from JSON.
+// ActorKind says which tool acted.
+type ActorKind = identity.ActorKind
+
+// Actors.
+const (
+	ActorApp    = identity.App    // the developer's app (or its tests) through a client
+	ActorStudio = identity.Studio // the Studio
+	ActorAgent  = identity.Agent  // a coding agent through MCP
+	ActorSystem = identity.System // pyric itself (reset, restore, onDisconnect)
+)
+
+// Actor is who drove the operation, independent of the identity it ran as.
+type Actor struct {
+	Kind ActorKind `json:"kind"`
+	Name string    `json:"name,omitempty"` // the agent's name
+}
+
+// Lens is the identity an operation was judged as.
+type Lens string
+
+// Lenses.
+const (
+	LensAdmin           Lens = "admin"           // bypasses rules
+	LensUser            Lens = "user"            // a signed-in user (uid and token claims)
+	LensUnauthenticated Lens = "unauthenticated" // no credential
+)
+
+// Identity is the auth lens of an event.
+type Identity struct {
+	Lens  Lens           `json:"lens"`
+	UID   string         `json:"uid,omitempty"`
+	Admin bool           `json:"admin,omitempty"`
+	Token map[string]any `json:"token,omitempty"` // the token's claims as the rules see them
+}
+
+// Who sets the event's identity lens and actor from the identity an
+// engine was called with.
+func (e *Event) Who(id identity.Identity) {
+	e.Identity = IdentityOf(id)
+	e.Actor = Actor{Kind: id.Actor.Kind, Name: id.Actor.Name}
+}
+
+// IdentityOf converts the engines' identity to its lens.
+func IdentityOf(id identity.Identity) Identity {
+	switch id.Kind {
+	case identity.Admin:
+		return Identity{Lens: LensAdmin, Admin: true}
+	case identity.User:
+		return Identity{Lens: LensUser, UID: id.UID, Token: id.Token}
+	}
+	return Identity{Lens: LensUnauthenticated}
+}
+
+// Group ties the events of one batch or transaction together.
+type Group struct {
+	ID   string `json:"id"`
+	Kind Origin `json:"kind"` // OriginBatch or OriginTransaction
+}
+
+// Event is one entry of the stream: the header and the payload its Kind
+// names (the other payload pointers are nil).
 type Event struct {
-	Kind    string            `json:"kind"`
-	ID      string            `json:"id"`
-	At      int64             `json:"at"` // Unix milliseconds
-	Service string            `json:"service,omitempty"`
-	Method  string            `json:"method,omitempty"`
-	Path    string            `json:"path,omitempty"`
-	Auth    identity.Identity `json:"auth"`
+	// Seq is the bus's sequence number, from 1, strictly increasing.
+	Seq uint64 `json:"seq"`
+	// ID is "evt-<Seq>", the id Studio and MCP use.
+	ID string `json:"id"`
+	// At is when the event was emitted (the sandbox clock).
+	At       time.Time `json:"at"`
+	Kind     Kind      `json:"kind"`
+	Service  string    `json:"service"`
+	Actor    Actor     `json:"actor"`
+	Identity Identity  `json:"identity"`
+	Method   string    `json:"method,omitempty"`
+	Path     string    `json:"path,omitempty"`
+	Origin   Origin    `json:"origin,omitempty"`
+	Group    *Group    `json:"group,omitempty"`
+	Err      *Failure  `json:"error,omitempty"`
 
-	// operation
-	Result         string    `json:"result,omitempty"`
-	Origin         string    `json:"origin,omitempty"`
-	DurationMs     float64   `json:"durationMs,omitempty"`
-	Reasons        []string  `json:"reasons,omitempty"`
-	Rules          *Rules    `json:"rules,omitempty"`
-	Request        *Request  `json:"request,omitempty"`
-	ResourceBefore *Resource `json:"resourceBefore,omitempty"`
-	ResourceAfter  *Resource `json:"resourceAfter,omitempty"`
-
-	// shared by operation and commit
-	GroupID     string       `json:"groupId,omitempty"`
-	GroupKind   string       `json:"groupKind,omitempty"` // batch | transaction
-	TriggeredBy *TriggeredBy `json:"triggeredBy,omitempty"`
-
-	// commit
-	Data       any     `json:"data,omitempty"`
-	PriorState any     `json:"priorState,omitempty"`
-	NextState  any     `json:"nextState,omitempty"`
-	Replay     *Replay `json:"replay,omitempty"`
-
-	// listener
-	Phase      string  `json:"phase,omitempty"` // attach | detach | delivery | suppressed | errored; reset | dispose for session_boundary
-	ListenerID string  `json:"listenerId,omitempty"`
-	Target     *Target `json:"target,omitempty"`
-	Size       *int    `json:"size,omitempty"`
-	Added      int     `json:"addedCount,omitempty"`
-	Modified   int     `json:"modifiedCount,omitempty"`
-	Removed    int     `json:"removedCount,omitempty"`
-	Sample     any     `json:"sample,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
-	Error      *Error  `json:"error,omitempty"`
-
-	// service_mutation
-	Op     string `json:"op,omitempty"`
-	Before any    `json:"before,omitempty"`
-	After  any    `json:"after,omitempty"`
-
-	// session_boundary
-	PriorOpCount int `json:"priorOpCount,omitempty"`
-
-	Detail map[string]any `json:"detail,omitempty"`
+	*Request  `json:",omitempty"`
+	*Commit   `json:",omitempty"`
+	*Listener `json:",omitempty"`
+	*Mutation `json:",omitempty"`
+	*Boundary `json:",omitempty"`
+	*Gap      `json:",omitempty"`
 }
 
-// Rules explains a rules decision.
-type Rules struct {
-	Engine               string            `json:"engine"` // firestore | rtdb | storage
-	MatchedPath          string            `json:"matchedPath,omitempty"`
-	RuleIndex            *int              `json:"ruleIndex,omitempty"`
-	Operations           []string          `json:"operations,omitempty"`
-	Line                 int               `json:"line,omitempty"`
-	Column               int               `json:"column,omitempty"`
-	Condition            string            `json:"condition,omitempty"`
-	PathVariableBindings map[string]string `json:"pathVariableBindings,omitempty"`
-	Reason               string            `json:"reason,omitempty"`
-	ErrorCode            string            `json:"errorCode,omitempty"`
-	// Explanation is the engine's full explanation (for Firestore and
-	// Storage a sim.Case: every evaluated rule with its expression trace).
-	Explanation any `json:"explanation,omitempty"`
+// Failure is an error a request or a listener ended with.
+type Failure struct {
+	Code    string `json:"code"`    // the gRPC code name or HTTP status text
+	Message string `json:"message"` // what the client received
 }
 
-// Request is what the client asked to write or query.
+// Request is the payload of KindRequest: one decided request.
 type Request struct {
-	Data         any `json:"data,omitempty"`
-	ResourceData any `json:"resourceData,omitempty"`
-	Query        any `json:"query,omitempty"`
+	Verdict    Verdict `json:"verdict"`
+	DurationMs float64 `json:"durationMs"`
+	// Rule is the rule that decided (the allowing rule, or the first
+	// denying one); nil when no rule did (no rules, no matching allow,
+	// admin).
+	Rule *Rule `json:"rule,omitempty"`
+	// Trace is the deciding rule's sub-expression trace in evaluation
+	// order (complete for denials).
+	Trace []Step `json:"trace,omitempty"`
+	// Decision is the whole explanation; nil when rules were bypassed.
+	Decision *Decision `json:"decision,omitempty"`
+	// Seen is what the rules saw.
+	Seen *Seen `json:"seen,omitempty"`
 }
 
-// Resource is a document or object before or after an operation.
+// Rule identifies one rule of a ruleset.
+type Rule struct {
+	Index      int      `json:"index"` // the allow's index within its match block
+	Operations []string `json:"operations,omitempty"`
+	Line       int      `json:"line,omitempty"`
+	Column     int      `json:"column,omitempty"`
+	MatchPath  string   `json:"matchPath,omitempty"`
+	Condition  string   `json:"condition,omitempty"`
+}
+
+// Step is one evaluated (or short-circuit skipped) sub-expression.
+type Step struct {
+	Text    string `json:"text"`
+	Value   string `json:"value,omitempty"` // rendered in rules syntax
+	Error   string `json:"error,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Depth   int    `json:"depth"`
+	Skipped bool   `json:"skipped,omitempty"`
+}
+
+// Decision is a rules engine's whole explanation of a verdict.
+type Decision struct {
+	Engine string `json:"engine"` // firestore | storage | database
+	// Reason is the one-line explanation in the official emulator's words
+	// (e.g. "false for 'create' @ L6").
+	Reason string `json:"reason,omitempty"`
+	// Evaluated lists every rule evaluated, in order, with its verdict.
+	Evaluated []EvaluatedRule `json:"evaluated,omitempty"`
+	// Failing are the false or erroring leaves of the deciding rule's
+	// condition: what to change for the request to pass.
+	Failing []Step   `json:"failing,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+	// Expressions is the number of expressions evaluated (the budget
+	// used); Lookups the distinct documents read by get()/exists().
+	Expressions int `json:"expressions,omitempty"`
+	Lookups     int `json:"lookups,omitempty"`
+}
+
+// EvaluatedRule is a rule with its verdict and trace.
+type EvaluatedRule struct {
+	Rule
+	Verdict string `json:"verdict"` // ALLOW | DENY | ERROR | SKIPPED as the simulator says
+	Message string `json:"message,omitempty"`
+	Trace   []Step `json:"trace,omitempty"`
+}
+
+// Seen is what the rules saw of a request.
+type Seen struct {
+	// Data is the request's data as the caller sent it
+	// (request.resource.data before transforms; sentinels as markers).
+	Data any `json:"data,omitempty"`
+	// Before is the resource before the request.
+	Before *Resource `json:"resource,omitempty"`
+	// Query is the list request's query, as the rules see it.
+	Query any `json:"query,omitempty"`
+}
+
+// Resource is a document or object at one moment.
 type Resource struct {
-	Data   any  `json:"data"`
 	Exists bool `json:"exists"`
+	Data   any  `json:"data,omitempty"`
 }
 
-// TriggeredBy names the write that caused a listener delivery.
-type TriggeredBy struct {
-	Method string `json:"method"`
-	Path   string `json:"path,omitempty"`
+// Commit is the payload of KindCommit: one document's change.
+type Commit struct {
+	RequestTime time.Time `json:"requestTime"`
+	// Before and After are the document's fields (nil: absent).
+	Before any `json:"before"`
+	After  any `json:"after"`
+	// Written is what the write carried, before transforms.
+	Written   any        `json:"written,omitempty"`
+	Sentinels []Sentinel `json:"sentinels,omitempty"`
+	// AutoID is the id the server minted for this document, if any.
+	AutoID string `json:"autoId,omitempty"`
 }
 
-// Replay holds what a replay needs to reproduce a commit bit for bit.
-type Replay struct {
-	RequestTime *time.Time `json:"requestTime,omitempty"`
-	AutoID      string     `json:"autoId,omitempty"`
-	Sentinels   []Sentinel `json:"sentinels,omitempty"`
-}
+// SentinelKind is a server-side transform.
+type SentinelKind string
+
+// Sentinel kinds.
+const (
+	ServerTimestamp SentinelKind = "serverTimestamp"
+	Increment       SentinelKind = "increment"
+	Maximum         SentinelKind = "maximum"
+	Minimum         SentinelKind = "minimum"
+	ArrayUnion      SentinelKind = "arrayUnion"
+	ArrayRemove     SentinelKind = "arrayRemove"
+	DeleteField     SentinelKind = "delete"
+)
 
 // Sentinel is a server-side transform used by a write.
 type Sentinel struct {
-	Field string `json:"field"` // dotted path, e.g. a.b
-	Kind  string `json:"kind"`  // serverTimestamp | increment | maximum | minimum | arrayUnion | arrayRemove | delete
+	Field string       `json:"field"` // dotted path, e.g. a.b
+	Kind  SentinelKind `json:"kind"`
+}
+
+// Phase is a listener's lifecycle step.
+type Phase string
+
+// Listener phases.
+const (
+	Attach   Phase = "attach"
+	Deliver  Phase = "deliver"
+	Suppress Phase = "suppress" // a change touched the target but changed nothing it shows
+	Detach   Phase = "detach"
+	Errored  Phase = "error"
+)
+
+// Listener is the payload of KindListener.
+type Listener struct {
+	Phase      Phase   `json:"phase"`
+	ListenerID string  `json:"listenerId"`
+	Target     *Target `json:"target,omitempty"`
+	// Size is the number of results delivered (Deliver).
+	Size     int `json:"size,omitempty"`
+	Added    int `json:"addedCount,omitempty"`
+	Modified int `json:"modifiedCount,omitempty"`
+	Removed  int `json:"removedCount,omitempty"`
+	// Trigger names the write that caused a delivery or suppression.
+	Trigger *Trigger `json:"trigger,omitempty"`
 }
 
 // Target is what a listener watches.
@@ -151,9 +310,46 @@ type Target struct {
 	Query any    `json:"query,omitempty"`
 }
 
-// Error describes a failure.
-type Error struct {
-	Code    string   `json:"code,omitempty"`
-	Message string   `json:"message"`
-	Reasons []string `json:"reasons,omitempty"`
+// Trigger names the write behind a listener event.
+type Trigger struct {
+	Method string `json:"method"`
+	Path   string `json:"path,omitempty"`
+}
+
+// Mutation is the payload of KindMutation: a change to a service's own
+// records (an Auth user, an RTDB node, a Storage object, a message).
+type Mutation struct {
+	Op      string `json:"op"` // e.g. user_create, sign_in, object_put
+	Project string `json:"project,omitempty"`
+	Tenant  string `json:"tenant,omitempty"`
+	// Previous and Current are the record before and after (redacted of
+	// secrets); nil when absent.
+	Previous any `json:"previous,omitempty"`
+	Current  any `json:"current,omitempty"`
+	// Provider is the sign-in provider of an Auth change.
+	Provider string `json:"provider,omitempty"`
+	// Note qualifies the change (import, batch, upgrade, password_reset).
+	Note string `json:"note,omitempty"`
+}
+
+// BoundaryKind says how the session was cut.
+type BoundaryKind string
+
+// Boundaries.
+const (
+	Reset   BoundaryKind = "reset"
+	Restore BoundaryKind = "restore"
+)
+
+// Boundary is the payload of KindBoundary.
+type Boundary struct {
+	Boundary BoundaryKind `json:"boundary"`
+	// PriorEvents is how many events the history held before the cut.
+	PriorEvents int `json:"priorEvents"`
+}
+
+// Gap is the payload of KindGap, delivered to a subscriber in place of
+// the events it was too slow to receive.
+type Gap struct {
+	Missed uint64 `json:"missed"`
 }

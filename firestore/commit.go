@@ -230,7 +230,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		ops[i] = &opState{op: op}
 	}
 	group := (*Group)(nil)
-	origin := event.OriginUser
+	origin := event.OriginClient
 	if len(c.txid) > 0 {
 		origin = event.OriginTransaction
 	} else if !c.single {
@@ -371,67 +371,6 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		e.emitCommit(c, s, group, now)
 	}
 	return results, now, nil
-}
-
-func (e *Engine) eventsOn() bool { return e.events != event.Discard }
-
-func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin string, d time.Duration) {
-	if !e.eventsOn() {
-		return
-	}
-	ev := event.Event{Kind: event.KindOperation, Method: string(s.method), Path: s.op.rel, Auth: c.who,
-		Result: s.dec.Verdict.String(), Origin: origin, DurationMs: float64(d.Microseconds()) / 1000,
-		ResourceBefore: resourceOf(s.before), ResourceAfter: resourceOf(s.after)}
-	if s.dec.Reason != "" {
-		ev.Reasons = []string{s.dec.Reason}
-	}
-	if !c.who.IsAdmin() {
-		ev.Rules = &event.Rules{Engine: "firestore", Reason: s.dec.Reason, Explanation: s.dec.Explanation}
-	} else {
-		ev.Detail = map[string]any{"admin": true}
-	}
-	if u := s.op.w.GetUpdate(); u != nil {
-		ev.Request = &event.Request{Data: EncodeFields(u.GetFields(), c.db.name)}
-	}
-	if g != nil {
-		ev.GroupID, ev.GroupKind = g.ID, g.Kind
-	}
-	e.emit(ev)
-}
-
-func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
-	if !e.eventsOn() {
-		return
-	}
-	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Auth: c.who,
-		PriorState: stateOf(s.before, c.db.name), NextState: stateOf(s.after, c.db.name)}
-	if u := s.op.w.GetUpdate(); u != nil {
-		ev.Data = EncodeFields(u.GetFields(), c.db.name)
-	}
-	rt := t
-	ev.Replay = &event.Replay{RequestTime: &rt, Sentinels: s.op.sentinels, AutoID: c.autoID}
-	if g != nil {
-		ev.GroupID, ev.GroupKind = g.ID, g.Kind
-	}
-	if c.who.IsAdmin() {
-		ev.Detail = map[string]any{"admin": true}
-	}
-	e.emit(ev)
-}
-
-func resourceOf(d *pb.Document) *event.Resource {
-	if d == nil {
-		return &event.Resource{Data: nil, Exists: false}
-	}
-	db, _, _ := ParseDocumentName(d.Name)
-	return &event.Resource{Data: EncodeFields(d.Fields, db), Exists: true}
-}
-
-func stateOf(d *pb.Document, db DatabaseName) any {
-	if d == nil {
-		return nil
-	}
-	return EncodeFields(d.Fields, db)
 }
 
 // BatchWrite applies writes independently (not atomically); each gets its

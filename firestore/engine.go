@@ -385,11 +385,6 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 }
 
 // emit sends an event, filling the service.
-func (e *Engine) emit(ev event.Event) {
-	ev.Service = "firestore"
-	e.events.Emit(ev)
-}
-
 // groupID mints an id shared by the events of one batch or transaction.
 func (e *Engine) groupID(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, e.seq.Add(1))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/source"
 )
 
 func tr(fp string, t *pb.DocumentTransform_FieldTransform) *pb.DocumentTransform_FieldTransform {
@@ -695,14 +696,52 @@ func TestEvents(t *testing.T) {
 	alice := identity.NewUser("alice", nil)
 	commitT(t, e, alice, &pb.Write{Operation: upd("c/a", M("v", Int(1))).Operation, UpdateTransforms: []*pb.DocumentTransform_FieldTransform{tr("t", serverTime())}})
 	h := bus.History()
-	if len(h) != 2 || h[0].Kind != event.KindOperation || h[1].Kind != event.KindCommit {
+	if len(h) != 2 || h[0].Kind != event.KindRequest || h[1].Kind != event.KindCommit {
 		t.Fatalf("events = %+v", h)
 	}
-	if h[0].Method != "create" || h[0].Result != "allow" || h[0].Auth.UID != "alice" || !h[0].ResourceAfter.Exists {
-		t.Errorf("operation = %+v", h[0])
+	if h[0].Method != "create" || h[0].Verdict != event.Allow || h[0].Identity.UID != "alice" || h[0].Seen == nil || h[0].Seen.Before.Exists {
+		t.Errorf("request = %+v", h[0])
 	}
-	if h[1].Replay == nil || len(h[1].Replay.Sentinels) != 1 || h[1].Replay.Sentinels[0].Kind != "serverTimestamp" || h[1].PriorState != nil {
+	if d, _ := h[0].Seen.Data.(map[string]any); d["t"] == nil {
+		t.Errorf("the request's data lacks the sentinel marker: %+v", h[0].Seen.Data)
+	}
+	if c := h[1].Commit; c == nil || len(c.Sentinels) != 1 || c.Sentinels[0].Kind != event.ServerTimestamp || c.Before != nil || c.After == nil || c.RequestTime.IsZero() {
 		t.Errorf("commit = %+v", h[1])
+	}
+}
+
+// TestDenialEventExplains: a denied write's event carries the deciding
+// rule, its trace and the failing sub-expression with its values.
+func TestDenialEventExplains(t *testing.T) {
+	t.Parallel()
+	gate, diags := NewRulesGate(source.NewFile("firestore.rules", `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /posts/{id} {
+      allow create: if request.auth != null && request.resource.data.title.size() < 20;
+    }
+  }
+}`))
+	if gate == nil {
+		t.Fatal(diags)
+	}
+	bus := event.NewBus(event.Options{})
+	e := New(Options{Rules: gate, Events: bus})
+	_, err := e.Commit(context.Background(), identity.NewUser("alice", nil), &pb.CommitRequest{Database: testDB.String(),
+		Writes: []*pb.Write{upd("posts/p", M("title", String(strings.Repeat("a", 33))))}})
+	if Code(err) != codes.PermissionDenied {
+		t.Fatalf("err = %v", err)
+	}
+	h := bus.History()
+	if len(h) != 1 || h[0].Request == nil || h[0].Verdict != event.Deny {
+		t.Fatalf("events = %+v", h)
+	}
+	r := h[0].Request
+	if r.Rule == nil || r.Rule.Line != 5 || r.Rule.MatchPath == "" || len(r.Trace) == 0 || r.Decision.Reason != "false for 'create' @ L5" {
+		t.Fatalf("request = %+v", r)
+	}
+	if f := r.Decision.Failing; len(f) != 1 || f[0].Text != "request.resource.data.title.size() < 20" || f[0].Value != "false" {
+		t.Fatalf("failing = %+v", f)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -210,31 +209,6 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		out[0].Transaction = v.newTxID
 	}
 	return out, nil
-}
-
-func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
-	if !e.eventsOn() {
-		return
-	}
-	ev := event.Event{Kind: event.KindOperation, Method: string(m), Path: path, Auth: who, Result: dec.Verdict.String(),
-		Origin: event.OriginUser, DurationMs: float64(dur.Microseconds()) / 1000}
-	if m == MethodGet {
-		ev.ResourceBefore = resourceOf(d)
-	}
-	if dec.Reason != "" {
-		ev.Reasons = []string{dec.Reason}
-	}
-	if who.IsAdmin() {
-		ev.Origin = event.OriginAdmin
-		ev.Detail = map[string]any{"admin": true}
-	} else {
-		ev.Rules = &event.Rules{Engine: "firestore", Reason: dec.Reason, Explanation: dec.Explanation}
-	}
-	if v.tx != nil {
-		ev.Origin = event.OriginTransaction
-		ev.GroupID, ev.GroupKind = v.tx.group, "transaction"
-	}
-	e.emit(ev)
 }
 
 // RunQuery runs a structured query. With no result it still returns one

@@ -166,17 +166,6 @@ type target struct {
 	ready      bool
 	dead       atomic.Bool
 	docs       []*pb.Document // current result, ordered (documents target: in paths order, present ones)
-	triggered  *event.TriggeredBy
-}
-
-func (t *target) eventTarget() *event.Target {
-	if t.q != nil {
-		return &event.Target{Kind: "query", Path: t.q.collPath(), Query: t.q.sq}
-	}
-	if len(t.paths) == 1 {
-		return &event.Target{Kind: "doc", Path: t.paths[0]}
-	}
-	return &event.Target{Kind: "docs", Query: t.paths}
 }
 
 func (t *target) affected(n notice) bool {
@@ -236,9 +225,9 @@ func (h *hub) process(n notice, targets []*target) {
 	}
 	db.mu.RUnlock()
 
-	var trig *event.TriggeredBy
+	var trig *event.Trigger
 	if len(n.changes) > 0 {
-		trig = &event.TriggeredBy{Method: "commit", Path: n.changes[0].Path}
+		trig = &event.Trigger{Method: "commit", Path: n.changes[0].Path}
 	}
 	watchers := map[watcher]bool{}
 	for _, d := range out {
@@ -247,46 +236,21 @@ func (h *hub) process(n notice, targets []*target) {
 	}
 	for _, t := range suppressed {
 		if e.eventsOn() {
-			e.emit(event.Event{Kind: event.KindListener, Phase: "suppressed", ListenerID: t.listenerID, Target: t.eventTarget(),
-				Auth: t.who, Reason: "no-op", TriggeredBy: trig})
+			ev := t.listenerEvent(event.Suppress)
+			ev.Listener.Trigger = trig
+			e.emit(ev)
 		}
 	}
 	for w := range watchers {
 		w.consistent(at)
 	}
 	if n.detach != nil && e.eventsOn() {
-		e.emit(event.Event{Kind: event.KindListener, Phase: "detach", ListenerID: n.detach.listenerID, Target: n.detach.eventTarget(), Auth: n.detach.who})
+		e.emit(n.detach.listenerEvent(event.Detach))
 	}
 }
 
-func (t *target) deliver(e *Engine, d *delivery, trig *event.TriggeredBy) {
-	if e.eventsOn() {
-		ev := event.Event{Kind: event.KindListener, ListenerID: t.listenerID, Target: t.eventTarget(), Auth: t.who}
-		if d.err != nil {
-			ev.Phase, ev.Result = "errored", event.ResultDeny
-			ev.Error = &event.Error{Code: Code(d.err).String(), Message: d.err.Error()}
-			if den, ok := DenialOf(d.err); ok && den.Decision.Reason != "" {
-				ev.Error.Reasons = []string{den.Decision.Reason}
-			}
-		} else {
-			n := len(d.docs)
-			ev.Phase, ev.Result, ev.Size = "delivery", event.ResultAllow, &n
-			for _, c := range d.changes {
-				switch c.Kind {
-				case Added:
-					ev.Added++
-				case Modified:
-					ev.Modified++
-				case Removed:
-					ev.Removed++
-				}
-			}
-			if !d.initial {
-				ev.TriggeredBy = trig
-			}
-		}
-		e.emit(ev)
-	}
+func (t *target) deliver(e *Engine, d *delivery, trig *event.Trigger) {
+	e.emitDelivery(t, d, trig)
 	t.w.deliver(d)
 }
 
@@ -479,7 +443,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 
 func (e *Engine) attach(name DatabaseName, t *target) {
 	if e.eventsOn() {
-		e.emit(event.Event{Kind: event.KindListener, Phase: "attach", ListenerID: t.listenerID, Target: t.eventTarget(), Auth: t.who})
+		e.emit(t.listenerEvent(event.Attach))
 	}
 	e.db(name).hub.push(notice{attach: t})
 }

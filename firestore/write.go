@@ -86,7 +86,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 				}
 				op.mask = append(op.mask, fp)
 				if getField(w.GetUpdate().GetFields(), fp) == nil {
-					op.sentinels = append(op.sentinels, event.Sentinel{Field: fp.String(), Kind: "delete"})
+					op.sentinels = append(op.sentinels, event.Sentinel{Field: fp.String(), Kind: event.DeleteField})
 				}
 			}
 		}
@@ -178,38 +178,38 @@ func checkWritablePath(fp FieldPath) error {
 	return nil
 }
 
-func checkTransform(fp FieldPath, t *pb.DocumentTransform_FieldTransform) (string, error) {
+func checkTransform(fp FieldPath, t *pb.DocumentTransform_FieldTransform) (event.SentinelKind, error) {
 	switch x := t.GetTransformType().(type) {
 	case *pb.DocumentTransform_FieldTransform_SetToServerValue:
 		if x.SetToServerValue != pb.DocumentTransform_FieldTransform_REQUEST_TIME {
 			return "", errorf(ErrInvalidArgument, "Field %s: set_to_server_value must be REQUEST_TIME.", fp)
 		}
-		return "serverTimestamp", nil
+		return event.ServerTimestamp, nil
 	case *pb.DocumentTransform_FieldTransform_Increment:
 		if !isNumber(x.Increment) {
 			return "", errorf(ErrInvalidArgument, "Field %s: increment operand must be an integer or a double.", fp)
 		}
-		return "increment", nil
+		return event.Increment, nil
 	case *pb.DocumentTransform_FieldTransform_Maximum:
 		if !isNumber(x.Maximum) {
 			return "", errorf(ErrInvalidArgument, "Field %s: maximum operand must be an integer or a double.", fp)
 		}
-		return "maximum", nil
+		return event.Maximum, nil
 	case *pb.DocumentTransform_FieldTransform_Minimum:
 		if !isNumber(x.Minimum) {
 			return "", errorf(ErrInvalidArgument, "Field %s: minimum operand must be an integer or a double.", fp)
 		}
-		return "minimum", nil
+		return event.Minimum, nil
 	case *pb.DocumentTransform_FieldTransform_AppendMissingElements:
 		if err := validateValue(fp, Array(x.AppendMissingElements.GetValues()...), 1); err != nil {
 			return "", err
 		}
-		return "arrayUnion", nil
+		return event.ArrayUnion, nil
 	case *pb.DocumentTransform_FieldTransform_RemoveAllFromArray:
 		if err := validateValue(fp, Array(x.RemoveAllFromArray.GetValues()...), 1); err != nil {
 			return "", err
 		}
-		return "arrayRemove", nil
+		return event.ArrayRemove, nil
 	}
 	return "", errorf(ErrInvalidArgument, "Field %s: the transform has no type set.", fp)
 }

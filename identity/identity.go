@@ -30,6 +30,34 @@ type Identity struct {
 	// Token holds the ID token's claims (request.auth.token), including
 	// firebase.sign_in_provider and custom claims. Never nil for User.
 	Token map[string]any
+	// Actor is the tool acting with this identity; the zero value is the
+	// developer's app. It is provenance only: it never changes a decision.
+	Actor Actor
+}
+
+// Actor names the tool behind an operation: the app, the Studio, a coding
+// agent through MCP, or pyric itself.
+type Actor struct {
+	Kind ActorKind
+	Name string // the agent's name, when known
+}
+
+// ActorKind is the closed set of actors.
+type ActorKind string
+
+// Actors. The empty kind means App.
+const (
+	App    ActorKind = "app"
+	Studio ActorKind = "studio"
+	Agent  ActorKind = "agent"
+	System ActorKind = "system"
+)
+
+// Via returns the identity acting through actor (e.g. the Studio acting as
+// a user in its app lens).
+func (id Identity) Via(actor Actor) Identity {
+	id.Actor = actor
+	return id
 }
 
 // Anonymous returns the unauthenticated identity (request.auth == null). It is

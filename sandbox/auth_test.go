@@ -7,6 +7,7 @@ import (
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 func signUp(t *testing.T, sb *Sandbox, email string) string {
@@ -14,9 +15,6 @@ func signUp(t *testing.T, sb *Sandbox, email string) string {
 	r, err := sb.Auth().SignUp(auth.Call{Caller: identity.AdminIdentity(), Project: "demo-pyric"},
 		auth.SignUpRequest{Email: &email, Password: "secret1"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sb.SaveAuth(); err != nil {
 		t.Fatal(err)
 	}
 	return r.LocalID
@@ -108,3 +106,40 @@ func TestSnapshotCarriesAuthUsers(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestLegacyAuthStateMigrates: a data dir written before the service
+// contract (the whole Auth state as one blob) opens with its users, now
+// stored record by record.
+func TestLegacyAuthStateMigrates(t *testing.T) {
+	t.Parallel()
+	old := auth.New(auth.Options{})
+	email := "old@example.com"
+	r, err := old.SignUp(auth.Call{Caller: identity.AdminIdentity(), Project: "demo-pyric"}, auth.SignUpRequest{Email: &email, Password: "secret1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := old.MarshalSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Bucket("auth").Update(func(tx service.Tx) error { return tx.Put(authStateKey, blob) }); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for range 2 { // migrated once, then read from the records
+		sb, err := Open(Options{DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := sb.Auth().Users("demo-pyric", "")
+		sb.Close()
+		if len(users) != 1 || users[0].LocalID != r.LocalID {
+			t.Fatalf("users = %+v", users)
+		}
+	}
+}

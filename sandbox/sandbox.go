@@ -1,11 +1,20 @@
-// Package sandbox owns Pyric's engines for one running backend (Firestore
-// and Auth): identity contexts, the injectable clock and id source, the
-// event bus with its history, the admin plane that bypasses rules, reset,
-// JSON snapshots and crash-safe persistence.
+// Package sandbox owns Pyric's engines for one running backend: the
+// services (Firestore and Auth always, then every service registered
+// through Options.Services — the Realtime Database, Cloud Storage,
+// Messaging, AI Logic), the injectable clock and id source, the event bus
+// with its history, the admin plane that bypasses rules, reset, JSON
+// snapshots and crash-safe persistence in one embedded store.
+//
+// A new service is a package implementing service.Service with a
+// service.Factory (see package sandbox/service). Given to Open in
+// Options.Services, it gets for free: the sandbox clock and ids
+// (deterministic when asked), the event stream, its own durable bucket in
+// the data directory's store (nil in memory), reset with the rest of the
+// backend (bucket cleared, then Reset), and a key in every snapshot
+// ({"services": {name: state}}). Lookup finds it again by type.
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +30,11 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // DefaultProject is the project id used when Options.Project is empty.
-const DefaultProject = "demo-pyric"
+const DefaultProject = service.DefaultProject
 
 // Options configure a Sandbox.
 type Options struct {
@@ -47,6 +57,9 @@ type Options struct {
 	History int
 	// Rules is the initial Firestore rules gate (nil: no rules loaded).
 	Rules firestore.Rules
+	// Services are the services beyond Firestore and Auth, created in
+	// order after them; each name must be unique.
+	Services []service.Registration
 }
 
 // Sandbox is one backend: engines, events, clock, ids and storage.
@@ -61,8 +74,8 @@ type Sandbox struct {
 	def   firestore.DatabaseName
 	mu    sync.Mutex
 
-	authMu    sync.Mutex
-	authSaved []byte // the Auth state last written to the store
+	// services in creation order: Firestore, Auth, then Options.Services.
+	services []service.Service
 }
 
 // Open creates a sandbox, restoring persisted state when DataDir is set.
@@ -107,7 +120,6 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		ao.IDs = rand.NewChaCha8(seed)
 	}
-	sb.auth = auth.New(ao)
 	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
 		st, err := OpenStore(opts.DataDir)
@@ -116,6 +128,22 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		sb.store = st
 		fo.Persister = st
+		ao.Bucket = st.Bucket("auth")
+	}
+	legacy, err := sb.takeLegacyAuth()
+	if err != nil {
+		sb.closeStore()
+		return nil, err
+	}
+	if sb.auth, err = auth.Open(ao); err != nil {
+		sb.closeStore()
+		return nil, fmt.Errorf("sandbox: restore auth: %w", err)
+	}
+	if legacy != nil {
+		if err := sb.auth.Restore(legacy); err != nil {
+			sb.closeStore()
+			return nil, fmt.Errorf("sandbox: restore auth from the previous format: %w", err)
+		}
 	}
 	sb.fs = firestore.New(fo)
 	if sb.store != nil {
@@ -130,17 +158,71 @@ func Open(opts Options) (*Sandbox, error) {
 				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
 			}
 		}
-		state, err := sb.store.LoadAuth()
-		if err == nil && state != nil {
-			err = sb.auth.UnmarshalSnapshot(state)
+	}
+	sb.services = []service.Service{firestoreService{sb}, sb.auth}
+	for _, r := range opts.Services {
+		if err := sb.addService(r); err != nil {
+			sb.Close()
+			return nil, err
 		}
-		if err != nil {
-			sb.store.Close()
-			return nil, fmt.Errorf("sandbox: restore auth: %w", err)
-		}
-		sb.authSaved = state
 	}
 	return sb, nil
+}
+
+// env is the environment a service created by this sandbox receives.
+func (sb *Sandbox) env(name string) service.Env {
+	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus}
+	if sb.store != nil {
+		env.Bucket = sb.store.Bucket(name)
+		env.DataDir = sb.opts.DataDir
+	}
+	return env
+}
+
+// addService creates a registered service with its own bucket.
+func (sb *Sandbox) addService(r service.Registration) error {
+	if r.Name == "" || r.New == nil {
+		return errors.New("sandbox: a service registration needs a name and a factory")
+	}
+	if sb.Service(r.Name) != nil {
+		return fmt.Errorf("sandbox: two services named %q", r.Name)
+	}
+	svc, err := r.New(sb.env(r.Name))
+	if err != nil {
+		return fmt.Errorf("sandbox: create %s: %w", r.Name, err)
+	}
+	if svc.Name() != r.Name {
+		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
+	}
+	sb.services = append(sb.services, svc)
+	return nil
+}
+
+// Services returns every service in creation order.
+func (sb *Sandbox) Services() []service.Service {
+	return append([]service.Service(nil), sb.services...)
+}
+
+// Service returns the service with that name, or nil.
+func (sb *Sandbox) Service(name string) service.Service {
+	for _, s := range sb.services {
+		if s.Name() == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Lookup returns the sandbox's service of type T (e.g.
+// sandbox.Lookup[*database.Engine](sb)).
+func Lookup[T service.Service](sb *Sandbox) (T, bool) {
+	for _, s := range sb.services {
+		if t, ok := s.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // stepClock is the deterministic clock: every reading advances it by 1 ms.
@@ -156,43 +238,49 @@ func (c *stepClock) Now() time.Time {
 	return c.t
 }
 
-// Close releases the persistent store. In-memory state stays usable.
+// Close closes every service that holds resources, then the persistent
+// store. In-memory state stays readable.
 func (sb *Sandbox) Close() error {
-	if sb.store != nil {
-		return sb.store.Close()
+	var errs []error
+	for i := len(sb.services) - 1; i >= 0; i-- {
+		if c, ok := sb.services[i].(service.Closer); ok {
+			errs = append(errs, c.Close())
+		}
 	}
-	return nil
+	if sb.store != nil {
+		errs = append(errs, sb.store.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Firestore returns the Firestore engine (the wire adapters' entry point).
 func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
 
-// Auth returns the Auth engine. Its state is persisted by SaveAuth: the
-// Auth HTTP adapter's mount point calls it after every request, before
-// answering, so acknowledged changes survive a crash.
+// Auth returns the Auth engine (the Auth adapter's entry point). It
+// persists its own changes to its bucket inside every mutation.
 func (sb *Sandbox) Auth() *auth.Engine { return sb.auth }
 
-// SaveAuth writes the Auth engine's state to the store when it changed
-// since the last save (a no-op in memory). Call it after Auth operations
-// and before acknowledging them.
-func (sb *Sandbox) SaveAuth() error {
+// takeLegacyAuth removes the whole-state Auth blob earlier versions kept
+// (bucket "auth", key "state") and returns it, so the engine can restore
+// it record by record.
+func (sb *Sandbox) takeLegacyAuth() ([]byte, error) {
 	if sb.store == nil {
-		return nil
+		return nil, nil
 	}
-	state, err := sb.auth.MarshalSnapshot()
-	if err != nil {
-		return fmt.Errorf("sandbox: save auth: %w", err)
+	state, err := sb.store.LoadAuth()
+	if err != nil || state == nil {
+		return nil, err
 	}
-	sb.authMu.Lock()
-	defer sb.authMu.Unlock()
-	if bytes.Equal(state, sb.authSaved) {
-		return nil
+	if err := sb.store.Bucket("auth").Update(func(tx service.Tx) error { return tx.Delete(authStateKey) }); err != nil {
+		return nil, err
 	}
-	if err := sb.store.SaveAuth(state); err != nil {
-		return err
+	return state, nil
+}
+
+func (sb *Sandbox) closeStore() {
+	if sb.store != nil {
+		sb.store.Close()
 	}
-	sb.authSaved = state
-	return nil
 }
 
 // Events returns the event bus (subscribe, history).
@@ -207,44 +295,34 @@ func (sb *Sandbox) NewID() string { return sb.newID() }
 // Database returns the default Firestore database name.
 func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 
-// Context is an immutable identity bound to a sandbox: every operation made
-// through it is judged as that identity.
-type Context struct {
-	sb   *Sandbox
-	auth identity.Identity
-}
-
-// WithAuth returns a context acting as who.
-func (sb *Sandbox) WithAuth(who identity.Identity) Context { return Context{sb: sb, auth: who} }
-
-// WithAuth derives a sibling context with another identity (it replaces,
-// not merges).
-func (c Context) WithAuth(who identity.Identity) Context { return Context{sb: c.sb, auth: who} }
-
-// Auth returns the context's identity.
-func (c Context) Auth() identity.Identity { return c.auth }
-
-// Sandbox returns the context's sandbox.
-func (c Context) Sandbox() *Sandbox { return c.sb }
-
-// Reset wipes all data (memory and disk) and the event history; the
-// boundary event is emitted first and subscriptions survive.
+// Reset wipes all data of every service (memory and disk) and the event
+// history; the boundary event is emitted first and subscriptions survive.
 func (sb *Sandbox) Reset() error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	sb.bus.Emit(event.Event{Kind: event.KindSessionBoundary, Phase: "reset", PriorOpCount: sb.bus.Len()})
+	sb.bus.Emit(event.Event{Kind: event.KindBoundary, Service: "sandbox", Actor: event.Actor{Kind: event.ActorSystem},
+		Boundary: &event.Boundary{Boundary: event.Reset, PriorEvents: sb.bus.Len()}})
+	if err := sb.resetServices(); err != nil {
+		return err
+	}
+	sb.bus.Clear()
+	return nil
+}
+
+// resetServices clears the store, then every service's memory.
+func (sb *Sandbox) resetServices() error {
 	if sb.store != nil {
 		if err := sb.store.Clear(); err != nil {
 			return err
 		}
 	}
-	sb.fs.Reset()
-	sb.auth.Reset()
-	sb.authMu.Lock()
-	sb.authSaved = nil
-	sb.authMu.Unlock()
-	sb.bus.Clear()
-	return nil
+	var errs []error
+	for _, s := range sb.services {
+		if err := s.Reset(); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: reset %s: %w", s.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Admin is the rules-bypassing plane.

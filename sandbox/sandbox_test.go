@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -146,16 +147,16 @@ func crashChild(dir string) {
 
 func scenario(t *testing.T, sb *Sandbox) {
 	t.Helper()
-	alice := sb.WithAuth(identity.NewUser("alice", map[string]any{"role": "x"}))
+	alice := identity.NewUser("alice", map[string]any{"role": "x"})
 	fs := sb.Firestore()
 	for i := 0; i < 5; i++ {
-		_, err := fs.CreateDocument(bg, alice.Auth(), &pb.CreateDocumentRequest{Parent: sb.Database().Documents(), CollectionId: "posts",
+		_, err := fs.CreateDocument(bg, alice, &pb.CreateDocumentRequest{Parent: sb.Database().Documents(), CollectionId: "posts",
 			Document: &pb.Document{Fields: map[string]*pb.Value{"i": firestore.Int(int64(i))}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := fs.Commit(bg, alice.Auth(), &pb.CommitRequest{Database: sb.Database().String(), Writes: []*pb.Write{{
+	_, err := fs.Commit(bg, alice, &pb.CommitRequest{Database: sb.Database().String(), Writes: []*pb.Write{{
 		Operation:        &pb.Write_Update{Update: &pb.Document{Name: sb.Database().DocName("meta/m")}},
 		UpdateTransforms: []*pb.DocumentTransform_FieldTransform{{FieldPath: "at", TransformType: &pb.DocumentTransform_FieldTransform_SetToServerValue{SetToServerValue: pb.DocumentTransform_FieldTransform_REQUEST_TIME}}}}}})
 	if err != nil {
@@ -177,7 +178,13 @@ func TestDeterministicReplay(t *testing.T) {
 		}
 		var evs bytes.Buffer
 		for _, e := range sb.Events().History() {
-			fmt.Fprintf(&evs, "%s %s %d %s %s %v\n", e.ID, e.Kind, e.At, e.Method, e.Path, e.NextState)
+			if e.Request != nil {
+				r := *e.Request
+				r.DurationMs = 0 // wall-clock time, not sandbox time
+				e.Request = &r
+			}
+			b, _ := json.Marshal(e)
+			evs.Write(append(b, '\n'))
 		}
 		return snap, evs.Bytes()
 	}
@@ -249,7 +256,7 @@ func TestResetEmitsBoundary(t *testing.T) {
 	if err := sb.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	var kinds []string
+	var kinds []event.Kind
 	for len(kinds) < 3 {
 		select {
 		case e := <-sub.Events():
@@ -258,7 +265,7 @@ func TestResetEmitsBoundary(t *testing.T) {
 			t.Fatalf("events: %v", kinds)
 		}
 	}
-	if kinds[2] != event.KindSessionBoundary || sb.Events().Len() != 0 {
+	if kinds[2] != event.KindBoundary || sb.Events().Len() != 0 {
 		t.Errorf("kinds = %v, history len %d", kinds, sb.Events().Len())
 	}
 	if d, _ := sb.Admin().Firestore().GetDocument(bg, "a/b"); d != nil {
@@ -269,13 +276,13 @@ func TestResetEmitsBoundary(t *testing.T) {
 func TestNoRulesDeniesClients(t *testing.T) {
 	t.Parallel()
 	sb, _ := Open(Options{})
-	anon := sb.WithAuth(identity.Anonymous())
-	_, err := sb.Firestore().BatchGetDocuments(bg, anon.Auth(), &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("a/b")}})
+	anon := identity.Anonymous()
+	_, err := sb.Firestore().BatchGetDocuments(bg, anon, &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("a/b")}})
 	if firestore.Code(err).String() != "PermissionDenied" {
 		t.Fatalf("err = %v", err)
 	}
 	h := sb.Events().History()
-	if len(h) != 1 || h[0].Result != "deny" || h[0].Rules.Reason != firestore.NoRulesReason {
+	if len(h) != 1 || h[0].Verdict != event.Deny || h[0].Decision.Reason != firestore.NoRulesReason {
 		t.Errorf("events = %+v", h)
 	}
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,81 +11,117 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 )
 
-// SnapshotVersion is the version written in snapshots.
-const SnapshotVersion = 2
+// SnapshotVersion is the version written in snapshots. Version 3 keeps
+// every service's state under "services"; versions 1 and 2 (Firestore's
+// documents at the top level, "services.auth") are still read.
+const SnapshotVersion = 3
 
-// snapshotJSON is the committable fixture format: the original sandbox's
-// blob ({version, savedAt, firestore: {path: fields}, services}) with typed
-// values as markers, plus "databases" for databases other than the
-// default one (keyed by projects/P/databases/D).
+// snapshotJSON is the committable fixture format:
+// {"version", "savedAt", "services": {name: state}}, one entry per
+// registered service with state, each service's own JSON. Firestore's is
+// {"documents": {path: fields}, "databases": {...}} with typed values as
+// markers.
 type snapshotJSON struct {
-	Version   int                                  `json:"version"`
-	SavedAt   string                               `json:"savedAt,omitempty"`
-	Firestore map[string]map[string]any            `json:"firestore"`
-	Databases map[string]map[string]map[string]any `json:"databases,omitempty"`
-	Services  map[string]json.RawMessage           `json:"services"`
+	Version  int                        `json:"version"`
+	SavedAt  string                     `json:"savedAt,omitempty"`
+	Services map[string]json.RawMessage `json:"services"`
 }
 
 // Snapshot exports the whole state as indented JSON (keys sorted, so equal
 // states give equal bytes).
 func (sb *Sandbox) Snapshot() ([]byte, error) {
 	s := snapshotJSON{Version: SnapshotVersion, SavedAt: sb.now().UTC().Format(time.RFC3339Nano),
-		Firestore: map[string]map[string]any{}, Services: map[string]json.RawMessage{}}
-	for _, name := range sb.fs.Databases() {
-		docs := sb.fs.Dump(name)
-		if len(docs) == 0 {
-			continue
-		}
-		m := map[string]map[string]any{}
-		for _, d := range docs {
-			m[strings.TrimPrefix(d.Name, name.Documents()+"/")] = firestore.EncodeFields(d.Fields, name)
-		}
-		if name == sb.def {
-			s.Firestore = m
-			continue
-		}
-		if s.Databases == nil {
-			s.Databases = map[string]map[string]map[string]any{}
-		}
-		s.Databases[name.String()] = m
-	}
-	if as := sb.auth.Snapshot(); len(as.Projects) > 0 {
-		b, err := json.Marshal(as)
+		Services: map[string]json.RawMessage{}}
+	for _, svc := range sb.services {
+		state, err := svc.Snapshot()
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: snapshot auth: %w", err)
+			return nil, fmt.Errorf("sandbox: snapshot %s: %w", svc.Name(), err)
 		}
-		s.Services["auth"] = b
+		s.Services[svc.Name()] = state
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("sandbox: snapshot: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, compact.Bytes(), "", "  "); err != nil {
 		return nil, fmt.Errorf("sandbox: snapshot: %w", err)
 	}
 	return buf.Bytes(), nil
 }
 
-// ParseSnapshot decodes a snapshot into documents per database without
-// touching any sandbox; project names the default database's project.
-func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*pb.Document, error) {
+// decodeSnapshot reads any supported version into services' states.
+func decodeSnapshot(data []byte) (map[string]json.RawMessage, error) {
+	var raw struct {
+		Version   json.Number                `json:"version"`
+		Firestore json.RawMessage            `json:"firestore"`
+		Databases json.RawMessage            `json:"databases"`
+		Services  map[string]json.RawMessage `json:"services"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var raw struct {
-		Version   json.Number                          `json:"version"`
-		Firestore map[string]map[string]any            `json:"firestore"`
-		Databases map[string]map[string]map[string]any `json:"databases"`
-	}
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
 	}
-	if v := raw.Version.String(); v != "" && v != "1" && v != "2" {
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the snapshot object", ErrSnapshot)
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range raw.Services {
+		if string(v) != "null" {
+			out[k] = v
+		}
+	}
+	switch v := raw.Version.String(); v {
+	case "", "1", "2":
+		if raw.Firestore != nil || raw.Databases != nil {
+			doc := []byte(`{"documents":` + orNull(raw.Firestore) + `,"databases":` + orNull(raw.Databases) + `}`)
+			out["firestore"] = doc
+		}
+	case "3":
+		if raw.Firestore != nil {
+			return nil, fmt.Errorf(`%w: version 3 keeps Firestore under "services"`, ErrSnapshot)
+		}
+	default:
 		return nil, fmt.Errorf("%w: unsupported version %s", ErrSnapshot, v)
 	}
+	return out, nil
+}
+
+func orNull(b json.RawMessage) string {
+	if b == nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// ParseSnapshot decodes a snapshot's Firestore documents per database
+// without touching any sandbox; project names the default database's
+// project.
+func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*pb.Document, error) {
+	states, err := decodeSnapshot(data)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := states["firestore"]
+	if !ok {
+		return map[firestore.DatabaseName][]*pb.Document{}, nil
+	}
+	var s firestoreState
+	if err := unmarshalState(st, &s); err != nil {
+		return nil, err
+	}
+	return firestoreDocuments(project, s.Documents, s.Databases)
+}
+
+// firestoreDocuments validates and converts a Firestore state's documents.
+func firestoreDocuments(project string, def map[string]map[string]any, others map[string]map[string]map[string]any) (map[firestore.DatabaseName][]*pb.Document, error) {
 	out := map[firestore.DatabaseName][]*pb.Document{}
 	add := func(name firestore.DatabaseName, docs map[string]map[string]any) error {
 		paths := make([]string, 0, len(docs))
@@ -108,11 +145,10 @@ func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*p
 		}
 		return nil
 	}
-	def := firestore.DatabaseName{Project: project, Database: firestore.DefaultDatabase}
-	if err := add(def, raw.Firestore); err != nil {
+	if err := add(firestore.DatabaseName{Project: project, Database: firestore.DefaultDatabase}, def); err != nil {
 		return nil, err
 	}
-	for n, docs := range raw.Databases {
+	for n, docs := range others {
 		name, err := firestore.ParseDatabaseName(n)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
@@ -124,78 +160,60 @@ func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*p
 	return out, nil
 }
 
-// parseServices decodes the snapshot's "services" (today: "auth", the Auth
-// engine's state).
-func parseServices(data []byte) (*auth.Snapshot, error) {
-	var raw struct {
-		Services map[string]json.RawMessage `json:"services"`
+// LoadSnapshot replaces the whole state with a snapshot (clobber restore:
+// every service is reset, then each service named in the snapshot
+// restores its state; persisted too when enabled). A snapshot naming a
+// service this sandbox lacks, or a state a service rejects, is an error,
+// and the state from before the call is put back.
+func (sb *Sandbox) LoadSnapshot(data []byte) error {
+	states, err := decodeSnapshot(data)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
+	for name := range states {
+		if sb.Service(name) == nil {
+			return fmt.Errorf("%w: no service %q in this sandbox", ErrSnapshot, name)
+		}
 	}
-	a, ok := raw.Services["auth"]
-	if !ok || string(a) == "null" {
-		return nil, nil
+	if _, err := ParseSnapshot(data, sb.opts.Project); err != nil {
+		return err
 	}
-	var s auth.Snapshot
-	if err := json.Unmarshal(a, &s); err != nil {
-		return nil, fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	previous := map[string]json.RawMessage{}
+	for _, svc := range sb.services {
+		st, err := svc.Snapshot()
+		if err != nil {
+			return fmt.Errorf("sandbox: snapshot %s: %w", svc.Name(), err)
+		}
+		previous[svc.Name()] = st
 	}
-	return &s, nil
+	if err := sb.restoreAll(states); err != nil {
+		if rerr := sb.restoreAll(previous); rerr != nil {
+			return errors.Join(err, fmt.Errorf("sandbox: putting the previous state back: %w", rerr))
+		}
+		return err
+	}
+	sb.bus.Emit(event.Event{Kind: event.KindBoundary, Service: "sandbox", Actor: event.Actor{Kind: event.ActorSystem},
+		Boundary: &event.Boundary{Boundary: event.Restore, PriorEvents: sb.bus.Len()}})
+	return nil
 }
 
-// LoadSnapshot replaces the whole state with a snapshot (clobber restore:
-// a reset, then the snapshot's documents and Auth state; persisted too when
-// enabled).
-func (sb *Sandbox) LoadSnapshot(data []byte) error {
-	dbs, err := ParseSnapshot(data, sb.opts.Project)
-	if err != nil {
+// restoreAll resets every service, then restores those with a state.
+func (sb *Sandbox) restoreAll(states map[string]json.RawMessage) error {
+	if err := sb.resetServices(); err != nil {
 		return err
 	}
-	as, err := parseServices(data)
-	if err != nil {
-		return err
-	}
-	if as != nil {
-		// Validate before anything is reset.
-		if err := auth.New(auth.Options{}).Restore(*as); err != nil {
-			return fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
-		}
-	}
-	if err := sb.Reset(); err != nil {
-		return err
-	}
-	if as != nil {
-		if err := sb.auth.Restore(*as); err != nil {
-			return fmt.Errorf("%w: services.auth: %v", ErrSnapshot, err)
-		}
-		if err := sb.SaveAuth(); err != nil {
-			return err
-		}
-	}
-	for _, name := range sortedDBs(dbs) {
-		docs := dbs[name]
-		if sb.store != nil {
-			changes := make([]firestore.Change, len(docs))
-			for i, d := range docs {
-				changes[i] = firestore.Change{Path: strings.TrimPrefix(d.Name, name.Documents()+"/"), Doc: d}
-			}
-			// Persist the documents with the times Restore gives them.
-			if err := sb.fs.Restore(name, docs); err != nil {
-				return err
-			}
-			stored := sb.fs.Dump(name)
-			changes = changes[:0]
-			for _, d := range stored {
-				changes = append(changes, firestore.Change{Path: strings.TrimPrefix(d.Name, name.Documents()+"/"), Doc: d})
-			}
-			if err := sb.store.Commit(name, sb.now(), changes); err != nil {
-				return err
-			}
+	for _, svc := range sb.services {
+		st, ok := states[svc.Name()]
+		if !ok {
 			continue
 		}
-		if err := sb.fs.Restore(name, docs); err != nil {
-			return err
+		if err := svc.Restore(st); err != nil {
+			if errors.Is(err, ErrSnapshot) {
+				return fmt.Errorf("services.%s: %w", svc.Name(), err)
+			}
+			return fmt.Errorf("%w: services.%s: %v", ErrSnapshot, svc.Name(), err)
 		}
 	}
 	return nil

@@ -106,23 +106,8 @@ func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
 	return out, nil
 }
 
-// SaveAuth durably replaces the stored Auth state (auth.Engine's
-// MarshalSnapshot).
-func (s *Store) SaveAuth(state []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(authBucket)
-		if err != nil {
-			return err
-		}
-		return b.Put(authStateKey, state)
-	})
-	if err != nil {
-		return fmt.Errorf("sandbox: save auth: %w", err)
-	}
-	return nil
-}
-
-// LoadAuth returns the stored Auth state, nil when none was saved.
+// LoadAuth returns the whole-state Auth blob versions before the service
+// contract kept, nil when there is none.
 func (s *Store) LoadAuth() ([]byte, error) {
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -136,13 +121,17 @@ func (s *Store) LoadAuth() ([]byte, error) {
 	return out, err
 }
 
-// Clear deletes every stored document and the Auth state.
+// Clear deletes every service's stored state.
 func (s *Store) Clear() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{firestoreBucket, authBucket} {
-			if tx.Bucket(name) == nil {
-				continue
-			}
+		var names [][]byte
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			names = append(names, append([]byte(nil), name...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, name := range names {
 			if err := tx.DeleteBucket(name); err != nil {
 				return err
 			}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
 // here is e2e/firestore-js.
@@ -32,10 +34,7 @@ func nodeModules() string { return filepath.Join(here(), "..", "js", "node_modul
 // skipOrFail skips the test with msg, or fails it under PYRIC_E2E_REQUIRED=1.
 func skipOrFail(t *testing.T, msg string) {
 	t.Helper()
-	if os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
-		t.Fatalf("end-to-end dependencies missing: %s", msg)
-	}
-	t.Skipf("skipping end-to-end test: %s", msg)
+	e2etest.Missing(t, "%s", msg)
 }
 
 // needNode skips when node or the pinned SDKs are missing.
@@ -112,6 +111,17 @@ func tail(s string, n int) string {
 	return s
 }
 
+// sameJSON reports whether got and want are the same JSON value.
+func sameJSON(got json.RawMessage, want string) bool {
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
+		return false
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	return bytes.Equal(gb, wb)
+}
+
 // check verifies every step succeeded and, for the steps in want, that its
 // result equals the JSON given; every step of want must have run.
 func check(t *testing.T, steps []step, want map[string]string) {
@@ -142,17 +152,8 @@ func checkKnown(t *testing.T, steps []step, want, known map[string]string) {
 			if !ok {
 				return
 			}
-			var got, exp any
-			if err := json.Unmarshal(s.Got, &got); err != nil {
-				t.Fatalf("result %s: %v", s.Got, err)
-			}
-			if err := json.Unmarshal([]byte(w), &exp); err != nil {
-				t.Fatalf("bad expectation %s: %v", w, err)
-			}
-			gb, _ := json.Marshal(got)
-			eb, _ := json.Marshal(exp)
-			if !bytes.Equal(gb, eb) {
-				t.Errorf("got %s, want %s", gb, eb)
+			if !sameJSON(s.Got, w) {
+				t.Errorf("got %s, want %s", s.Got, w)
 			}
 		})
 	}

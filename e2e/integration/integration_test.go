@@ -32,6 +32,8 @@ import (
 
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server/firestore/fstest"
+
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
 // clientModule is the client release whose suite runs; go.mod pins it.
@@ -73,7 +75,7 @@ func TestGoClientIntegrationSuite(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go command not found")
+		e2etest.Missing(t, "go command not found")
 	}
 	modDir := moduleDir(t, goBin)
 	work := t.TempDir()
@@ -140,7 +142,7 @@ func moduleDir(t *testing.T, goBin string) string {
 		dl := exec.Command(goBin, "mod", "download", strings.Split(clientModule, "@")[0])
 		dl.Dir = "."
 		if b, err := dl.CombinedOutput(); err != nil {
-			t.Skipf("%s is not in the module cache and cannot be downloaded: %v\n%s", clientModule, err, b)
+			e2etest.Missing(t, "%s is not in the module cache and cannot be downloaded: %v\n%s", clientModule, err, b)
 		}
 	}
 	return dir

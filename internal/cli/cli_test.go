@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
 // TestBareFlagsServe: `pyric --in-memory ...` (flags, no command) serves.
@@ -15,7 +17,7 @@ func TestBareFlagsServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"--json", "--in-memory", "--firestore-port", "0", "--auth-port", "0", "--project", "demo-bare"}, Stdio{Out: pw, Err: io.Discard})
+		done <- Run(ctx, append([]string{"--json", "--in-memory", "--project", "demo-bare"}, e2etest.FreePortFlags()...), Stdio{Out: pw, Err: io.Discard})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

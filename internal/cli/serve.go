@@ -6,22 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/sandbox"
-	"github.com/pyric/pyric/server"
-	authserver "github.com/pyric/pyric/server/auth"
-	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
 func init() {
@@ -34,11 +30,10 @@ func init() {
 type serveOptions struct {
 	host           string
 	project        string
-	firestorePort  int
-	authPort       int
-	rulesPath      string // the rules file to load and watch (it may not exist yet)
-	dataDir        string // "" when in memory
-	indexesPath    string // "" without --enforce-indexes
+	ports          map[string]int    // by service name; 0 picks a free port
+	rulesPaths     map[string]string // by service: the rules file to load and watch (it may not exist yet)
+	dataDir        string            // "" when in memory
+	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
 	json           bool
 }
@@ -67,13 +62,20 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	}
 	host := fs.String("host", "", "interface to listen on (default firebase.json's, else 127.0.0.1)")
 	project := fs.String("project", "", "default project id (default .firebaserc's, else $GCLOUD_PROJECT, else demo-pyric)")
-	fsPort := fs.Int("firestore-port", -1, "Firestore port, 0 picks a free one (default firebase.json's, else 8080)")
-	authPort := fs.Int("auth-port", -1, "Auth port, 0 picks a free one (default firebase.json's, else 9099)")
-	rules := fs.String("rules", "", "firestore.rules path (default firebase.json's firestore.rules, else ./firestore.rules)")
+	portFlags := map[string]*int{}
+	for _, s := range backend.Catalog() {
+		portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
+			fmt.Sprintf("%s port, 0 picks a free one (default firebase.json's emulators.%s.port, else %d)", displayName(s.Service), s.Service, s.DefaultPort))
+	}
+	rulesFlags := map[string]*string{}
+	for _, rf := range rulesFiles {
+		rulesFlags[rf.service] = fs.String(strings.TrimPrefix(rf.flag, "--"), "",
+			fmt.Sprintf("%s path (default firebase.json's %s.rules, else ./%s)", rf.file, rf.config, rf.file))
+	}
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
-	jsonOut := fs.Bool("json", false, `print one JSON line {"project","firestore","auth"} on stdout once every port accepts connections`)
+	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return nil, false
@@ -91,7 +93,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if cfg.Dir != "" {
 		base = cfg.Dir
 	}
-	o := &serveOptions{host: *host, project: *project, firestorePort: *fsPort, authPort: *authPort,
+	o := &serveOptions{host: *host, project: *project, ports: map[string]int{},
 		enforceIndexes: *enforce, json: *jsonOut}
 	if o.host == "" {
 		o.host = firstNonEmpty(cfg.FirestoreHost, "127.0.0.1")
@@ -99,25 +101,27 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if o.project == "" {
 		o.project = firstNonEmpty(cfg.ID, getenv("GCLOUD_PROJECT"), sandbox.DefaultProject)
 	}
-	if o.firestorePort < 0 {
-		o.firestorePort = 8080
-		if cfg.FirestorePort > 0 {
-			o.firestorePort = cfg.FirestorePort
+	for _, s := range backend.Catalog() {
+		switch p := *portFlags[s.Service]; {
+		case p >= 0:
+			o.ports[s.Service] = p
+		case cfg.Ports[s.Service] > 0:
+			o.ports[s.Service] = cfg.Ports[s.Service]
+		default:
+			o.ports[s.Service] = s.DefaultPort
 		}
 	}
-	if o.authPort < 0 {
-		o.authPort = 9099
-		if cfg.AuthPort > 0 {
-			o.authPort = cfg.AuthPort
+	o.rulesPaths = map[string]string{}
+	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, "database": cfg.DatabaseRules}
+	for _, rf := range rulesFiles {
+		switch {
+		case *rulesFlags[rf.service] != "":
+			o.rulesPaths[rf.service] = absFrom(cwd, *rulesFlags[rf.service])
+		case configured[rf.service] != "":
+			o.rulesPaths[rf.service] = configured[rf.service]
+		default:
+			o.rulesPaths[rf.service] = filepath.Join(base, rf.file)
 		}
-	}
-	switch {
-	case *rules != "":
-		o.rulesPath = absFrom(cwd, *rules)
-	case cfg.FirestoreRules != "":
-		o.rulesPath = cfg.FirestoreRules
-	default:
-		o.rulesPath = filepath.Join(base, "firestore.rules")
 	}
 	if !*inMemory {
 		o.dataDir = filepath.Join(base, ".pyric")
@@ -155,108 +159,68 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
-	sb, err := sandbox.Open(sandbox.Options{Project: o.project, DataDir: o.dataDir})
-	if err != nil {
-		return err
-	}
-	defer sb.Close()
-	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: o.project})
+	var indexes *engine.IndexConfig
 	if o.enforceIndexes {
-		cfg := &engine.IndexConfig{}
+		indexes = &engine.IndexConfig{}
 		if b, err := os.ReadFile(o.indexesPath); err == nil {
-			if cfg, err = engine.ParseIndexConfig(b); err != nil {
+			if indexes, err = engine.ParseIndexConfig(b); err != nil {
 				return fmt.Errorf("%s: %v", o.indexesPath, err)
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		sb.Firestore().SetIndexes(cfg)
 	}
-	watcher := newRulesWatcher(o.rulesPath, fs.Rules(), stdio.Err)
-	watcher.load()
-
-	fsL, err := listen(o.host, o.firestorePort, "Firestore", "--firestore-port")
+	b, err := backend.Start(backend.Options{
+		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
+		Host:      o.host,
+		Ports:     o.ports,
+		Firestore: backend.FirestoreOptions{Indexes: indexes},
+	})
+	var le *backend.ListenError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
+	}
 	if err != nil {
 		return err
 	}
-	authL, err := listen(o.host, o.authPort, "Auth", "--auth-port")
-	if err != nil {
-		fsL.Close()
-		return err
+	var watchers []*rulesWatcher
+	for _, rf := range rulesFiles {
+		if target := b.Rules(rf.service); target != nil {
+			w := newRulesWatcher(displayName(rf.service), rf.flag, o.rulesPaths[rf.service], target, stdio.Err)
+			w.load()
+			watchers = append(watchers, w)
+		}
 	}
-	fsPort, grpcSvc := fsserver.NewPort(fsL, fs)
-	authH := authserver.New(sb.Auth(), authserver.Options{DefaultProject: o.project})
-	authPort := server.NewPort(authL, nil, persistAuth(sb, authH))
 
-	errc := make(chan error, 2)
-	go func() { errc <- fsPort.Serve() }()
-	go func() { errc <- authPort.Serve() }()
-
-	printBanner(stdio.Err, o, fsL.Addr().String(), authL.Addr().String(), watcher)
+	printBanner(stdio.Err, o, b, watchers)
 	if o.json {
-		line, _ := json.Marshal(struct {
-			Project   string `json:"project"`
-			Firestore string `json:"firestore"`
-			Auth      string `json:"auth"`
-		}{o.project, fsL.Addr().String(), authL.Addr().String()})
-		fmt.Fprintf(stdio.Out, "%s\n", line)
+		line := map[string]string{"project": o.project}
+		for _, e := range b.Endpoints() {
+			line[e.Service] = e.Addr
+		}
+		out, _ := json.Marshal(line)
+		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go watcher.run(watchCtx, 500*time.Millisecond)
+	for _, w := range watchers {
+		go w.run(watchCtx, 500*time.Millisecond)
+	}
 
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-errc:
+	case serveErr = <-b.Err():
 	}
 	stopWatch()
 	fmt.Fprintln(stdio.Err, "pyric: shutting down")
-	grpcSvc.Drain()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fsPort.Shutdown(sctx)
-	authPort.Shutdown(sctx)
-	if err := sb.SaveAuth(); err != nil && serveErr == nil {
+	if err := b.Shutdown(sctx); err != nil && serveErr == nil {
 		serveErr = err
 	}
 	return serveErr
-}
-
-func listen(host string, port int, what, flag string) (net.Listener, error) {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s cannot listen on %s: %v (pick another port with %s, or 0 for a free one)", what, addr, err, flag)
-	}
-	return l, nil
-}
-
-// persistAuth saves the Auth state after every request and before the
-// response leaves, so an acknowledged sign-up or update survives kill -9:
-// the handler writes into a buffer that is sent only once the state is
-// durable.
-func persistAuth(sb *sandbox.Sandbox, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
-			h.ServeHTTP(w, r)
-			return
-		}
-		rec := &bufferedResponse{header: w.Header()}
-		h.ServeHTTP(rec, r)
-		if err := sb.SaveAuth(); err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, `{"error":{"code":500,"message":%q,"status":"INTERNAL"}}`, "could not persist the change: "+err.Error())
-			return
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		w.WriteHeader(rec.status)
-		w.Write(rec.body)
-	})
 }
 
 type lockedWriter struct {
@@ -270,33 +234,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-type bufferedResponse struct {
-	header http.Header
-	status int
-	body   []byte
+// rulesFiles are the services whose rules `pyric serve` loads from a file
+// and hot-reloads: the flag, the default file name, and firebase.json's
+// section naming it.
+var rulesFiles = []struct{ service, flag, file, config string }{
+	{backend.Firestore, "--rules", "firestore.rules", "firestore"},
+	{backend.Storage, "--storage-rules", "storage.rules", "storage"},
+	{"database", "--database-rules", "database.rules.json", "database"},
 }
 
-func (b *bufferedResponse) Header() http.Header { return b.header }
-
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.status == 0 {
-		b.status = code
-	}
-}
-
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	b.body = append(b.body, p...)
-	return len(p), nil
-}
-
-func printBanner(w io.Writer, o *serveOptions, fsAddr, authAddr string, rules *rulesWatcher) {
+func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
 	fmt.Fprintf(w, "pyric %s: project %s\n", Version, o.project)
-	fmt.Fprintf(w, "  Firestore  %-22s gRPC + REST + WebChannel   FIRESTORE_EMULATOR_HOST=%s\n", fsAddr, fsAddr)
-	fmt.Fprintf(w, "  Auth       %-22s Identity Toolkit REST      FIREBASE_AUTH_EMULATOR_HOST=%s\n", authAddr, authAddr)
-	fmt.Fprintf(w, "  Rules      %s\n", rules.status())
+	for _, e := range b.Endpoints() {
+		env := ""
+		for _, v := range e.Env {
+			env += " " + v.Name + "=" + v.Value
+		}
+		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
+	}
+	for _, rw := range watchers {
+		fmt.Fprintf(w, "  Rules      %-10s %s\n", rw.service, rw.status())
+	}
 	if o.enforceIndexes {
 		fmt.Fprintf(w, "  Indexes    enforced from %s\n", o.indexesPath)
 	}
@@ -305,9 +263,30 @@ func printBanner(w io.Writer, o *serveOptions, fsAddr, authAddr string, rules *r
 	} else {
 		fmt.Fprintf(w, "  Data       %s (persistent)\n", o.dataDir)
 	}
-	if !rules.loaded() {
-		fmt.Fprintln(w, noRulesWarning(rules.path))
+	for _, rw := range watchers {
+		if !rw.loaded() {
+			fmt.Fprintln(w, rw.noRulesWarning())
+		}
 	}
+}
+
+// displayName is a service's name in the banner.
+func displayName(service string) string {
+	switch service {
+	case backend.Firestore:
+		return "Firestore"
+	case backend.Auth:
+		return "Auth"
+	case "database":
+		return "Database"
+	case "storage":
+		return "Storage"
+	case "messaging":
+		return "Messaging"
+	case "ai":
+		return "AI Logic"
+	}
+	return service
 }
 
 func firstNonEmpty(xs ...string) string {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +24,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/e2etest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -72,7 +76,7 @@ func startServe(t *testing.T, args ...string) *served {
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		code := Run(ctx, append([]string{"serve", "--json", "--firestore-port", "0", "--auth-port", "0"}, args...),
+		code := Run(ctx, append(append([]string{"serve", "--json"}, e2etest.FreePortFlags()...), args...),
 			Stdio{Out: pw, Err: stderr})
 		pw.Close()
 		done <- code
@@ -255,6 +259,23 @@ func TestServeRulesHotReloadKeepsLastGood(t *testing.T) {
 	}
 }
 
+// rulesAt is the default rules files in dir, Firestore's being fs.
+func rulesAt(dir, fs string) map[string]string {
+	return map[string]string{"firestore": filepath.Join(dir, fs), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")}
+}
+
+// ports is every service's default port with some overridden.
+func ports(over map[string]int) map[string]int {
+	out := map[string]int{}
+	for _, s := range backend.Catalog() {
+		out[s.Service] = s.DefaultPort
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
 func TestParseServeDefaults(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -271,12 +292,12 @@ func TestParseServeDefaults(t *testing.T) {
 		want serveOptions
 	}{
 		{"firebase.json and .firebaserc from a subdirectory", sub, nil, serveOptions{host: "127.0.0.1", project: "from-rc",
-			firestorePort: 8181, authPort: 9199, rulesPath: filepath.Join(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
+			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPaths: rulesAt(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
 		{"flags win", sub, []string{"--project", "p", "--firestore-port", "0", "--auth-port", "7", "--rules", "x.rules", "--in-memory", "--host", "0.0.0.0", "--json", "--enforce-indexes"},
-			serveOptions{host: "0.0.0.0", project: "p", firestorePort: 0, authPort: 7, rulesPath: filepath.Join(sub, "x.rules"),
+			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPaths: map[string]string{"firestore": filepath.Join(sub, "x.rules"), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")},
 				indexesPath: filepath.Join(dir, "ix.json"), enforceIndexes: true, json: true}},
 		{"no configuration: GCLOUD_PROJECT, emulator ports", t.TempDir(), []string{"--data-dir", "/tmp/d"}, serveOptions{host: "127.0.0.1",
-			project: "from-env", firestorePort: 8080, authPort: 9099, dataDir: "/tmp/d"}},
+			project: "from-env", ports: ports(nil), dataDir: "/tmp/d"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var errb bytes.Buffer
@@ -285,10 +306,10 @@ func TestParseServeDefaults(t *testing.T) {
 				t.Fatalf("parse failed: %s", errb.String())
 			}
 			want := tc.want
-			if want.rulesPath == "" {
-				want.rulesPath = filepath.Join(tc.cwd, "firestore.rules")
+			if want.rulesPaths == nil {
+				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
-			if *got != want {
+			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)
 			}
 		})
@@ -304,7 +325,7 @@ func TestServePortInUse(t *testing.T) {
 	s := startServe(t, "--in-memory")
 	var errb syncBuffer
 	_, port, _ := strings.Cut(s.Firestore, ":")
-	code := Run(context.Background(), []string{"serve", "--in-memory", "--firestore-port", port, "--auth-port", "0"}, Stdio{Out: io.Discard, Err: &errb})
+	code := Run(context.Background(), append(append([]string{"serve", "--in-memory"}, e2etest.FreePortFlags()...), "--firestore-port", port), Stdio{Out: io.Discard, Err: &errb})
 	if code != exitError || !strings.Contains(errb.String(), "--firestore-port") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
@@ -325,8 +346,8 @@ func TestServeSurvivesKill9(t *testing.T) {
 	}
 	data := t.TempDir()
 	start := func() (*exec.Cmd, served) {
-		cmd := exec.Command(bin, "serve", "--json", "--firestore-port", "0", "--auth-port", "0", "--data-dir", data,
-			"--project", "demo-kill", "--rules", filepath.Join(data, "none.rules"))
+		cmd := exec.Command(bin, append(append([]string{"serve", "--json"}, e2etest.FreePortFlags()...), "--data-dir", data,
+			"--project", "demo-kill", "--rules", filepath.Join(data, "none.rules"))...)
 		out, _ := cmd.StdoutPipe()
 		var stderr syncBuffer
 		cmd.Stderr = &stderr
@@ -410,7 +431,7 @@ func TestServeEnforcesIndexes(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "firebase.json"), []byte(`{"firestore": {"indexes": "ix.json"}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "ix.json"), []byte(`{"indexes": [{"collectionGroup": "c", "queryScope": "COLLECTION",
 		"fields": [{"fieldPath": "a", "order": "ASCENDING"}, {"fieldPath": "b", "order": "ASCENDING"}]}]}`), 0o644)
-	o, ok := parseServe([]string{"--enforce-indexes", "--in-memory", "--firestore-port", "0", "--auth-port", "0", "--json"},
+	o, ok := parseServe(append(e2etest.FreePortFlags(), "--enforce-indexes", "--in-memory", "--json"),
 		Stdio{Err: io.Discard}, func(string) string { return "" }, dir)
 	if !ok {
 		t.Fatal("parse")

@@ -24,12 +24,21 @@ type Project struct {
 	// list).
 	FirestoreRules   string
 	FirestoreIndexes string
+	// DatabaseRules and StorageRules are the rules files firebase.json's
+	// "database" and "storage" sections name (the first target's when
+	// they are lists).
+	DatabaseRules string
+	StorageRules  string
 	// Emulator ports and hosts from firebase.json's "emulators" section
 	// (0 / "" when absent).
 	FirestorePort int
 	FirestoreHost string
 	AuthPort      int
 	AuthHost      string
+	// Ports holds every emulator's port by its firebase.json name
+	// (firestore, auth, database, storage, ui, hub, and pyric's own
+	// messaging and ai); absent when not configured.
+	Ports map[string]int
 }
 
 // firestoreSection is one entry of firebase.json's "firestore": an object,
@@ -45,12 +54,17 @@ type emulatorSection struct {
 	Port int    `json:"port"`
 }
 
+// rulesSection is firebase.json's "database" or "storage": an object, or
+// a list of targets each with its rules.
+type rulesSection struct {
+	Rules string `json:"rules"`
+}
+
 type firebaseJSON struct {
-	Firestore json.RawMessage `json:"firestore"`
-	Emulators struct {
-		Firestore emulatorSection `json:"firestore"`
-		Auth      emulatorSection `json:"auth"`
-	} `json:"emulators"`
+	Firestore json.RawMessage            `json:"firestore"`
+	Database  json.RawMessage            `json:"database"`
+	Storage   json.RawMessage            `json:"storage"`
+	Emulators map[string]json.RawMessage `json:"emulators"`
 }
 
 // Discover looks for firebase.json in dir and its parents. Without one it
@@ -115,9 +129,59 @@ func (p *Project) readFirebaseJSON(path string) error {
 		p.FirestoreIndexes = p.resolve(s.Indexes)
 		break
 	}
-	p.FirestorePort, p.FirestoreHost = f.Emulators.Firestore.Port, f.Emulators.Firestore.Host
-	p.AuthPort, p.AuthHost = f.Emulators.Auth.Port, f.Emulators.Auth.Host
+	var err2 error
+	if p.DatabaseRules, err2 = p.rulesOf(f.Database); err2 != nil {
+		return fmt.Errorf("%s: database: %w", path, err2)
+	}
+	if p.StorageRules, err2 = p.rulesOf(f.Storage); err2 != nil {
+		return fmt.Errorf("%s: storage: %w", path, err2)
+	}
+	p.Ports = map[string]int{}
+	emu := map[string]emulatorSection{}
+	for name, raw := range f.Emulators {
+		if len(raw) == 0 || raw[0] != '{' {
+			continue // e.g. "singleProjectMode": true
+		}
+		var s emulatorSection
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("%s: emulators.%s: %w", path, name, err)
+		}
+		if s.Port < 0 || s.Port > 65535 {
+			return fmt.Errorf("%s: emulators.%s.port: %d is not a port", path, name, s.Port)
+		}
+		emu[name] = s
+		if s.Port > 0 {
+			p.Ports[name] = s.Port
+		}
+	}
+	p.FirestorePort, p.FirestoreHost = emu["firestore"].Port, emu["firestore"].Host
+	p.AuthPort, p.AuthHost = emu["auth"].Port, emu["auth"].Host
 	return nil
+}
+
+// rulesOf reads the rules file of a "database" or "storage" section.
+func (p *Project) rulesOf(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var secs []rulesSection
+	if raw[0] == '[' {
+		if err := json.Unmarshal(raw, &secs); err != nil {
+			return "", err
+		}
+	} else {
+		var s rulesSection
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		secs = []rulesSection{s}
+	}
+	for _, s := range secs {
+		if s.Rules != "" {
+			return p.resolve(s.Rules), nil
+		}
+	}
+	return "", nil
 }
 
 func (p *Project) resolve(rel string) string {

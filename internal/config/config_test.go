@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -36,14 +37,22 @@ func TestDiscover(t *testing.T) {
 			},
 			from: "src/app",
 			want: Project{Dir: ".", ID: "my-app", FirestoreRules: "fs.rules", FirestoreIndexes: "ix.json",
-				FirestorePort: 8181, FirestoreHost: "0.0.0.0", AuthPort: 9199},
+				FirestorePort: 8181, FirestoreHost: "0.0.0.0", AuthPort: 9199, Ports: map[string]int{"firestore": 8181, "auth": 9199}},
 		},
+		{
+			name: "database and storage rules, every emulator's port",
+			files: map[string]string{"firebase.json": `{"database": {"rules": "db.rules.json"}, "storage": [{"bucket": "b", "rules": "st.rules"}],
+				"emulators": {"database": {"port": 9001}, "storage": {"port": 9198}, "ui": {"port": 4001}, "hub": {"port": 4401}, "singleProjectMode": true}}`},
+			want: Project{Dir: ".", DatabaseRules: "db.rules.json", StorageRules: "st.rules",
+				Ports: map[string]int{"database": 9001, "storage": 9198, "ui": 4001, "hub": 4401}},
+		},
+		{name: "a port out of range", files: map[string]string{"firebase.json": `{"emulators": {"database": {"port": 70000}}}`}, wantError: "emulators.database.port"},
 		{
 			name: "several databases: the default one",
 			files: map[string]string{"firebase.json": `{"firestore": [
 				{"database": "other", "rules": "other.rules"},
 				{"database": "(default)", "rules": "main.rules"}]}`},
-			want: Project{Dir: ".", FirestoreRules: "main.rules"},
+			want: Project{Dir: ".", FirestoreRules: "main.rules", Ports: map[string]int{}},
 		},
 		{name: ".firebaserc alone", files: map[string]string{".firebaserc": `{"projects": {"default": "p1"}}`}, want: Project{ID: "p1"}},
 		{name: "malformed firebase.json", files: map[string]string{"firebase.json": `{`}, wantError: "firebase.json"},
@@ -74,10 +83,11 @@ func TestDiscover(t *testing.T) {
 				return filepath.Join(root, s)
 			}
 			want.Dir, want.FirestoreRules, want.FirestoreIndexes = abs(want.Dir), abs(want.FirestoreRules), abs(want.FirestoreIndexes)
+			want.DatabaseRules, want.StorageRules = abs(want.DatabaseRules), abs(want.StorageRules)
 			if want.Dir == filepath.Join(root, ".") {
 				want.Dir = root
 			}
-			if *got != want {
+			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)
 			}
 		})

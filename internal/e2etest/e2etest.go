@@ -18,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/needs"
 )
 
 // Root returns the repository root.
@@ -31,7 +34,24 @@ func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
 
 // Required reports whether end-to-end dependencies must be present
 // (PYRIC_E2E_REQUIRED=1, as in CI).
-func Required() bool { return os.Getenv("PYRIC_E2E_REQUIRED") == "1" }
+func Required() bool { return needs.Required() }
+
+// FreePortFlags are the `pyric serve` flags giving every service a free
+// port ("--firestore-port", "0", "--auth-port", "0", ...), so parallel
+// tests never contend for the Emulator Suite's fixed ports.
+func FreePortFlags() []string {
+	var out []string
+	for _, s := range backend.Catalog() {
+		out = append(out, "--"+s.Service+"-port", "0")
+	}
+	return out
+}
+
+// Missing is needs.Missing: skip, or fail under PYRIC_E2E_REQUIRED=1.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	needs.Missing(t, format, args...)
+}
 
 // NeedNode skips the test (or fails it under PYRIC_E2E_REQUIRED=1) when
 // node or e2e/js/node_modules is missing.
@@ -43,13 +63,9 @@ func NeedNode(t testing.TB) {
 	} else if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", "firebase")); err != nil {
 		msg = "e2e/js/node_modules is absent (run `npm ci` in e2e/js)"
 	}
-	if msg == "" {
-		return
+	if msg != "" {
+		Missing(t, "%s", msg)
 	}
-	if Required() {
-		t.Fatalf("end-to-end dependencies missing: %s", msg)
-	}
-	t.Skipf("skipping end-to-end test: %s", msg)
 }
 
 // RunNode runs a Node script with NODE_PATH pointing at e2e/js's modules
@@ -123,7 +139,7 @@ func (s *Serve) Stderr() string { return s.stderr.String() }
 func StartServe(t testing.TB, dir string, args ...string) *Serve {
 	t.Helper()
 	bin := Pyric(t)
-	all := append([]string{"serve", "--json", "--firestore-port", "0", "--auth-port", "0"}, args...)
+	all := append(append([]string{"serve", "--json"}, FreePortFlags()...), args...)
 	cmd := exec.Command(bin, all...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GCLOUD_PROJECT=")

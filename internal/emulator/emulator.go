@@ -1,9 +1,7 @@
 // Package emulator starts the official Cloud Firestore emulator (Google's
 // own engine, installed on the project machines as the Debian package
 // google-cloud-cli-firestore-emulator) for differential tests. Tests that
-// need it skip with a clear message when it is not installed, and fail
-// instead under PYRIC_E2E_REQUIRED=1 (CI), so a missing emulator never
-// passes for zero differences.
+// need it skip with a clear message when it is not installed.
 package emulator
 
 import (
@@ -21,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/needs"
 )
 
 // Emulator is a running official Firestore emulator.
@@ -53,15 +53,6 @@ func Jar() string {
 	return ""
 }
 
-// missing skips the test, or fails it when PYRIC_E2E_REQUIRED=1.
-func missing(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
-		t.Fatalf("differential test needs the official emulator: %s", why)
-	}
-	t.Skipf("%s; skipping differential test", why)
-}
-
 var (
 	sharedMu sync.Mutex
 	shared   = map[string]*Emulator{}
@@ -80,11 +71,11 @@ func Start(t testing.TB) *Emulator {
 	}
 	jar := Jar()
 	if jar == "" {
-		missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
+		needs.Missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		missing(t, "java not found; the official Firestore emulator needs Java 17")
+		needs.Missing(t, "java not found; the official Firestore emulator needs Java 17")
 	}
 	port, err := freePort()
 	if err != nil {

@@ -20,6 +20,11 @@ import (
 	"github.com/pyric/pyric/event"
 )
 
+// DefaultProject is the project id a backend serves when none is
+// configured (a demo- project, as the Emulator Suite recommends: it can
+// never reach production).
+const DefaultProject = "demo-pyric"
+
 // Service is an engine owned by a sandbox.
 type Service interface {
 	// Name is the service's stable key: the snapshot's
@@ -64,6 +69,15 @@ type Env struct {
 // Factory creates a service from its environment, restoring what its
 // Bucket holds.
 type Factory func(Env) (Service, error)
+
+// Registration is how a service joins a sandbox: its name (which its
+// Name() must return, and which names its bucket and DataDir/<Name>) and
+// its factory. The backend's list of registrations is the one line a new
+// service adds outside its own package.
+type Registration struct {
+	Name string
+	New  Factory
+}
 
 // Bucket is a service's durable key/value space in the sandbox's store.
 // Keys sort bytewise. An Update that returned nil survives kill -9 of the

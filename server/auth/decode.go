@@ -80,8 +80,7 @@ func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(fixed)
-	if err := json.Unmarshal(b, dst); err != nil {
+	if err := assign(reflect.ValueOf(dst).Elem(), fixed); err != nil {
 		return nil, invalid("", "must be object") // unreachable after check; never a 500
 	}
 	return fixed.(map[string]any), nil
@@ -180,6 +179,11 @@ func check(v any, t reflect.Type, path, name string) (any, error) {
 		}
 		return v, nil
 	case reflect.Slice:
+		if v == nil {
+			// Production (proto3 JSON) reads a null list as empty; admin-go
+			// clears second factors with "mfa":{"enrollments":null}.
+			return nil, nil
+		}
 		arr, ok := v.([]any)
 		if !ok {
 			return nil, invalid(path, "must be array")
@@ -237,6 +241,108 @@ func check(v any, t reflect.Type, path, name string) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// assign stores a checked JSON value into v without re-encoding it (a
+// body's strings are shared, not copied: a 20 MiB field costs one copy).
+func assign(v reflect.Value, x any) error {
+	if x == nil {
+		return nil
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return assign(v.Elem(), x)
+	}
+	if v.Type() == anyType {
+		v.Set(reflect.ValueOf(x))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s, ok := x.(string)
+		if !ok {
+			return fmt.Errorf("want string")
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		b, ok := x.(bool)
+		if !ok {
+			return fmt.Errorf("want bool")
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, ok := x.(json.Number)
+		if !ok {
+			return fmt.Errorf("want number")
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(f))
+	case reflect.Float64:
+		n, ok := x.(json.Number)
+		if !ok {
+			return fmt.Errorf("want number")
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return err
+		}
+		v.SetFloat(f)
+	case reflect.Slice:
+		arr, ok := x.([]any)
+		if !ok {
+			return fmt.Errorf("want array")
+		}
+		out := reflect.MakeSlice(v.Type(), len(arr), len(arr))
+		for i, e := range arr {
+			if err := assign(out.Index(i), e); err != nil {
+				return err
+			}
+		}
+		v.Set(out)
+	case reflect.Map:
+		m, ok := x.(map[string]any)
+		if !ok || v.Type().Key().Kind() != reflect.String {
+			return fmt.Errorf("want object")
+		}
+		out := reflect.MakeMapWithSize(v.Type(), len(m))
+		for k, e := range m {
+			ev := reflect.New(v.Type().Elem()).Elem()
+			if err := assign(ev, e); err != nil {
+				return err
+			}
+			out.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), ev)
+		}
+		v.Set(out)
+	case reflect.Struct:
+		m, ok := x.(map[string]any)
+		if !ok {
+			return fmt.Errorf("want object")
+		}
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous || !f.IsExported() {
+				continue
+			}
+			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if n == "" || n == "-" {
+				continue
+			}
+			if e, ok := m[n]; ok {
+				if err := assign(v.Field(i), e); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("unsupported kind %s", v.Kind())
+	}
+	return nil
 }
 
 // bodyString returns a string-valued field of a decoded body.

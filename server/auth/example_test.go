@@ -41,6 +41,6 @@ func Example() {
 	// Output:
 	// 200
 	// ada@example.com
-	// service_mutation auth user_create
-	// service_mutation auth sign_in
+	// mutation auth user_create
+	// mutation auth sign_in
 }

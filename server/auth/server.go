@@ -14,26 +14,31 @@ package authserver
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/identity"
+
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Options configure the handler.
 type Options struct {
 	// DefaultProject is the project of API-key requests and of admin
 	// requests that name no project, as the emulator's --project is.
-	// Empty means "demo-project".
+	// Empty means service.DefaultProject.
 	DefaultProject string
 	// APIKeys maps API keys to projects, so several projects can be served
 	// to clients at once; keys not listed belong to DefaultProject (the
 	// emulator accepts any key).
 	APIKeys map[string]string
 	// BaseURL is the externally visible URL of this server, used in OOB
-	// links ("http://127.0.0.1:9099"). Empty means http://<Host header>.
+	// links ("http://127.0.0.1:9099"). Empty means the address the request
+	// arrived at (the listener's, never the client's Host header).
 	BaseURL string
 	// MaxBodyBytes bounds request bodies; 0 means 32 MiB.
 	MaxBodyBytes int64
@@ -48,7 +53,7 @@ type Handler struct {
 // New returns the handler for eng.
 func New(eng *auth.Engine, opts Options) *Handler {
 	if opts.DefaultProject == "" {
-		opts.DefaultProject = "demo-project"
+		opts.DefaultProject = service.DefaultProject
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 32 << 20
@@ -81,7 +86,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	body, err := readBody(r, h.opts.MaxBodyBytes)
 	if err != nil || int64(len(body)) > h.opts.MaxBodyBytes {
 		writeError(w, auth.InvalidArgument("Invalid JSON payload received. request body too large or unreadable"))
 		return
@@ -92,7 +97,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: w, r: r, body: body}
 	req.call.BaseURL = h.opts.BaseURL
 	if req.call.BaseURL == "" {
-		req.call.BaseURL = "http://" + r.Host
+		req.call.BaseURL = localURL(r)
 	}
 	path := r.URL.Path
 	switch {
@@ -114,6 +119,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, auth.NotFound())
 	}
+}
+
+// readBody reads at most max+1 bytes, in one allocation when the length
+// is announced.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, errors.New("body too large")
+	}
+	if r.ContentLength > 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, max+1))
+}
+
+// localURL is http://<the local address the connection arrived at>; the
+// Host header is the client's to choose and must not end up in links the
+// server hands out.
+func localURL(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
+		return "http://" + a.String()
+	}
+	return "http://127.0.0.1:9099"
 }
 
 func cors(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,8 @@ import (
 
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // GRPC is the google.firestore.v1.Firestore gRPC service over a Server's
@@ -99,7 +101,7 @@ func (g *GRPC) database(ctx context.Context, name string) string {
 	}
 	p := g.s.opts.DefaultProject
 	if p == "" {
-		p = "demo-pyric"
+		p = service.DefaultProject
 	}
 	return engine.DatabaseName{Project: p, Database: engine.DefaultDatabase}.String()
 }

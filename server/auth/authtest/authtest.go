@@ -1,33 +1,42 @@
-// Package authtest starts the Auth HTTP adapter on an httptest server, for
-// end-to-end tests that drive it with the official SDKs.
+// Package authtest starts pyric in-process through backend.Start, for
+// end-to-end tests that drive its Auth endpoint with the official SDKs.
 package authtest
 
 import (
-	"net/http/httptest"
-	"net/url"
+	"context"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/sandbox"
 	authserver "github.com/pyric/pyric/server/auth"
 )
 
 // Server is a running Auth endpoint.
 type Server struct {
-	*httptest.Server
-	Engine *auth.Engine
+	// URL is the endpoint's base URL (http://127.0.0.1:port).
+	URL     string
+	Backend *backend.Backend
+	Engine  *auth.Engine
 	// Host is host:port, the form FIREBASE_AUTH_EMULATOR_HOST takes.
 	Host string
 }
 
-// Start serves a fresh engine (built from engOpts) through the adapter
-// (built from opts) until the test ends.
+// Start serves a fresh backend until the test ends. From engOpts only the
+// clock is taken (it becomes the sandbox clock); from opts the default
+// project.
 func Start(t testing.TB, engOpts auth.Options, opts authserver.Options) *Server {
 	t.Helper()
-	eng := auth.New(engOpts)
-	// OOB links use the Host header when opts.BaseURL is empty, which is
-	// the httptest URL.
-	ts := httptest.NewServer(authserver.New(eng, opts))
-	u, _ := url.Parse(ts.URL)
-	t.Cleanup(ts.Close)
-	return &Server{Server: ts, Engine: eng, Host: u.Host}
+	b, err := backend.Start(backend.Options{Sandbox: sandbox.Options{Project: opts.DefaultProject, Now: engOpts.Clock}})
+	if err != nil {
+		t.Fatalf("authtest: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Shutdown(ctx)
+	})
+	host := b.Addr(backend.Auth)
+	return &Server{URL: "http://" + host, Backend: b, Engine: b.Sandbox.Auth(), Host: host}
 }

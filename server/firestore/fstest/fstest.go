@@ -1,6 +1,6 @@
-// Package fstest starts Pyric's Firestore in-process for tests: a sandbox,
-// its engine, and the gRPC and HTTP adapters on one 127.0.0.1 port, exactly
-// as `pyric serve` wires them, plus ready official Go clients.
+// Package fstest starts Pyric in-process for Firestore tests through
+// backend.Start (the sandbox, its engines and every adapter on 127.0.0.1,
+// exactly as `pyric serve` wires them) and adds ready official Go clients.
 //
 //	srv := fstest.Start(t, fstest.Options{Rules: rules})
 //	client := srv.Client(t) // cloud.google.com/go/firestore as "owner"
@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/server"
@@ -46,11 +47,13 @@ type Options struct {
 	Sandbox *sandbox.Sandbox
 }
 
-// Server is a running in-process Firestore.
+// Server is a running in-process Firestore (and the rest of the backend:
+// Backend.Addr(backend.Auth) is the Auth endpoint).
 type Server struct {
 	// Addr is host:port, the form FIRESTORE_EMULATOR_HOST takes.
 	Addr      string
 	Project   string
+	Backend   *backend.Backend
 	Sandbox   *sandbox.Sandbox
 	Engine    *engine.Engine
 	Firestore *fsserver.Server
@@ -58,53 +61,31 @@ type Server struct {
 	Port      *server.Port
 
 	closeOnce sync.Once
-	ownsSB    bool
-	served    chan struct{}
 }
 
-// Start starts a server on 127.0.0.1:0 and stops it when the test ends.
+// Start starts the backend on 127.0.0.1 (Firestore on Options.Addr, or a
+// free port) and stops it when the test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	sb := opts.Sandbox
-	owns := false
-	if sb == nil {
-		var err error
-		sb, err = sandbox.Open(sandbox.Options{Project: opts.Project, DataDir: opts.DataDir})
+	bo := backend.Options{
+		Sandbox:   sandbox.Options{Project: opts.Project, DataDir: opts.DataDir},
+		Use:       opts.Sandbox,
+		Firestore: backend.FirestoreOptions{Rules: opts.Rules, Indexes: opts.Indexes},
+	}
+	if opts.Addr != "" {
+		l, err := net.Listen("tcp", opts.Addr)
 		if err != nil {
-			t.Fatalf("fstest: open sandbox: %v", err)
+			t.Fatalf("fstest: listen: %v", err)
 		}
-		owns = true
+		bo.Listeners = map[string]net.Listener{backend.Firestore: l}
 	}
-	project := opts.Project
-	if project == "" || opts.Sandbox != nil {
-		project = sb.Database().Project
-	}
-	if opts.Indexes != nil {
-		sb.Firestore().SetIndexes(opts.Indexes)
-	}
-	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: project})
-	if opts.Rules != "" {
-		if _, err := fs.Rules().Set("firestore.rules", opts.Rules); err != nil {
-			t.Fatalf("fstest: rules: %v", err)
-		}
-	}
-	addr := opts.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	l, err := net.Listen("tcp", addr)
+	b, err := backend.Start(bo)
 	if err != nil {
-		t.Fatalf("fstest: listen: %v", err)
+		t.Fatalf("fstest: %v", err)
 	}
-	port, svc := fsserver.NewPort(l, fs)
-	s := &Server{Addr: l.Addr().String(), Project: project, Sandbox: sb, Engine: sb.Firestore(),
-		Firestore: fs, GRPC: svc, Port: port, ownsSB: owns, served: make(chan struct{})}
-	go func() {
-		defer close(s.served)
-		if err := s.Port.Serve(); err != nil {
-			t.Errorf("fstest: serve: %v", err)
-		}
-	}()
+	fe := b.Firestore()
+	s := &Server{Addr: b.Addr(backend.Firestore), Project: b.Project, Backend: b, Sandbox: b.Sandbox,
+		Engine: b.Sandbox.Firestore(), Firestore: fe.Server, GRPC: fe.GRPC, Port: fe.Port}
 	t.Cleanup(s.Close)
 	return s
 }
@@ -113,14 +94,9 @@ func Start(t testing.TB, opts Options) *Server {
 // closes the sandbox. It is safe to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.GRPC.Drain()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = s.Port.Shutdown(ctx)
-		<-s.served
-		if s.ownsSB {
-			s.Sandbox.Close()
-		}
+		_ = s.Backend.Shutdown(ctx)
 	})
 }
 

@@ -1,0 +1,369 @@
+package auth
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// Durability. Every public operation runs as one mutation (begin … commit)
+// under the engine's lock. The space, project and tenant methods that change
+// state journal each record they touch (its key, how to read its new value,
+// how to undo the change in memory) and the events it caused. commit writes
+// only those records to the bucket in one Update before the operation
+// returns; if the write fails, the changes are undone in memory, the events
+// are dropped and the caller gets INTERNAL. So a sign-up costs the same with
+// 0 or 50,000 accounts, and an acknowledged change is on disk.
+//
+// Bucket layout (a flat key space; every part after the first byte is
+// length-prefixed with a uvarint, so no id can collide with another):
+//
+//	'c' project                         -> ProjectConfig
+//	't' project tenant                  -> Tenant
+//	's' project tenant "u" localId      -> User
+//	's' project tenant "o" seq(8, BE)   -> OOBCode (outbox order)
+//	's' project tenant "v" sessionInfo  -> phoneCode
+//	's' project tenant "i" kind/id      -> provider config
+//	's' project tenant "m" id           -> pending MFA enrollment
+//
+// The project's own space has tenant "".
+
+const (
+	kindUser    = "u"
+	kindOOB     = "o"
+	kindCode    = "v"
+	kindIdp     = "i"
+	kindPending = "m"
+)
+
+func appendPart(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func configKey(p string) []byte    { return appendPart([]byte{'c'}, p) }
+func tenantKey(p, t string) []byte { return appendPart(appendPart([]byte{'t'}, p), t) }
+func spacePrefix(p, t string) []byte {
+	return appendPart(appendPart([]byte{'s'}, p), t)
+}
+func spaceKey(p, t, kind string) []byte { return appendPart(spacePrefix(p, t), kind) }
+func userKey(p, t, id string) []byte    { return appendPart(spaceKey(p, t, kindUser), id) }
+func oobKey(p, t string, seq uint64) []byte {
+	return appendPart(spaceKey(p, t, kindOOB), string(binary.BigEndian.AppendUint64(nil, seq)))
+}
+func recordKey(p, t, kind, id string) []byte { return appendPart(spaceKey(p, t, kind), id) }
+
+// splitKey decodes a key's parts after its kind byte.
+func splitKey(k []byte) (byte, []string, error) {
+	if len(k) == 0 {
+		return 0, nil, errors.New("empty key")
+	}
+	kind, rest := k[0], k[1:]
+	var parts []string
+	for len(rest) > 0 {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < n {
+			return 0, nil, fmt.Errorf("malformed key %q", k)
+		}
+		parts = append(parts, string(rest[w:w+int(n)]))
+		rest = rest[w+int(n):]
+	}
+	return kind, parts, nil
+}
+
+func encodeOrNil[T any](v *T) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// write is one journaled record: a key to put (value returns its bytes, nil
+// to delete it) or, with prefix, every key to delete under it.
+type write struct {
+	key    []byte
+	prefix bool
+	value  func() ([]byte, error)
+}
+
+// journal collects a mutation's writes, undos and events.
+type journal struct {
+	open    bool // a mutation is running (events are held until commit)
+	durable bool // a bucket is attached (writes and undos are kept)
+	writes  []write
+	undos   []func()
+	events  []event.Event
+}
+
+func (j *journal) recording() bool { return j != nil && j.open && j.durable }
+
+func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) {
+	if !j.recording() {
+		return
+	}
+	j.writes = append(j.writes, write{key: key, value: value})
+	if undo != nil {
+		j.undos = append(j.undos, undo)
+	}
+}
+
+func (j *journal) recordPrefix(prefix []byte, undo func()) {
+	if !j.recording() {
+		return
+	}
+	j.writes = append(j.writes, write{key: prefix, prefix: true})
+	if undo != nil {
+		j.undos = append(j.undos, undo)
+	}
+}
+
+// setMap sets (or deletes) m[k], journaling how to undo it.
+func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
+	old, had := m[k]
+	if del {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+	if j.recording() {
+		j.undos = append(j.undos, func() {
+			if had {
+				m[k] = old
+			} else {
+				delete(m, k)
+			}
+		})
+	}
+}
+
+// begin starts a mutation: it takes the lock and returns the function that
+// commits (or, on a panic, undoes) it and releases the lock. Use it as
+//
+//	func (e *Engine) Op(...) (_ *Resp, err error) {
+//		defer e.begin()(&err)
+func (e *Engine) begin() func(*error) {
+	e.mu.Lock()
+	e.j.open = true
+	return func(errp *error) {
+		defer e.mu.Unlock()
+		if r := recover(); r != nil {
+			e.rollback()
+			panic(r)
+		}
+		if err := e.commit(); err != nil {
+			*errp = err
+		}
+	}
+}
+
+// ErrPersist is wrapped by the INTERNAL error a mutation returns when its
+// change could not be written to the bucket.
+var ErrPersist = errors.New("auth: persisting the change failed")
+
+func (e *Engine) commit() error {
+	j := e.j
+	defer j.reset()
+	if len(j.writes) > 0 && e.bucket != nil {
+		if err := e.bucket.Update(func(tx service.Tx) error { return applyWrites(tx, j.writes) }); err != nil {
+			j.undo()
+			ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
+			ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)
+			return ie
+		}
+	}
+	for _, ev := range j.events {
+		e.events.Emit(ev)
+	}
+	return nil
+}
+
+func (e *Engine) rollback() {
+	e.j.undo()
+	e.j.reset()
+}
+
+func (j *journal) undo() {
+	for i := len(j.undos) - 1; i >= 0; i-- {
+		j.undos[i]()
+	}
+}
+
+func (j *journal) reset() {
+	j.open = false
+	j.writes, j.undos, j.events = j.writes[:0], j.undos[:0], j.events[:0]
+}
+
+func applyWrites(tx service.Tx, ws []write) error {
+	for _, w := range ws {
+		if w.prefix {
+			if err := tx.DeletePrefix(w.key); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := w.value()
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			err = tx.Delete(w.key)
+		} else {
+			err = tx.Put(w.key, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish sends an event now, or at commit when a mutation is running.
+func (e *Engine) publish(ev event.Event) {
+	if e.j.open {
+		e.j.events = append(e.j.events, ev)
+		return
+	}
+	e.events.Emit(ev)
+}
+
+// ---- loading ----
+
+// load reads the bucket into an empty engine.
+func (e *Engine) load() error {
+	projects := map[string]*project{}
+	proj := func(id string) *project {
+		p := projects[id]
+		if p == nil {
+			p = newProject(e.j, id)
+			projects[id] = p
+		}
+		return p
+	}
+	err := e.bucket.View(func(tx service.Tx) error {
+		if err := tx.ForEach([]byte{'c'}, func(k, v []byte) error {
+			_, parts, err := splitKey(k)
+			if err != nil || len(parts) != 1 {
+				return fmt.Errorf("config key %q: %v", k, err)
+			}
+			p := proj(parts[0])
+			var cfg ProjectConfig
+			if err := json.Unmarshal(v, &cfg); err != nil {
+				return fmt.Errorf("project %s config: %w", parts[0], err)
+			}
+			p.config = cloneConfig(cfg)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := tx.ForEach([]byte{'t'}, func(k, v []byte) error {
+			_, parts, err := splitKey(k)
+			if err != nil || len(parts) != 2 {
+				return fmt.Errorf("tenant key %q: %v", k, err)
+			}
+			var cfg Tenant
+			if err := json.Unmarshal(v, &cfg); err != nil {
+				return fmt.Errorf("project %s tenant %s: %w", parts[0], parts[1], err)
+			}
+			cfg.TenantID = parts[1]
+			proj(parts[0]).addTenant(cfg)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.ForEach([]byte{'s'}, func(k, v []byte) error {
+			_, parts, err := splitKey(k)
+			if err != nil || len(parts) != 4 {
+				return fmt.Errorf("record key %q: %v", k, err)
+			}
+			p := proj(parts[0])
+			sp := p.space
+			if parts[1] != "" {
+				sp = p.tenant(parts[1]).space
+			}
+			if err := sp.loadRecord(parts[2], parts[3], v); err != nil {
+				return fmt.Errorf("project %s tenant %q %s %q: %w", parts[0], parts[1], parts[2], parts[3], err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("auth: load: %w", err)
+	}
+	for _, p := range projects {
+		p.space.reindex()
+		for _, t := range p.tenants {
+			t.space.reindex()
+		}
+	}
+	e.projects = projects
+	return nil
+}
+
+// loadRecord adds one stored record of a space (indexes are rebuilt after).
+func (s *space) loadRecord(kind, id string, v []byte) error {
+	switch kind {
+	case kindUser:
+		var u User
+		if err := json.Unmarshal(v, &u); err != nil {
+			return err
+		}
+		u.LocalID = id
+		s.users[id] = &u
+	case kindOOB:
+		var o OOBCode
+		if err := json.Unmarshal(v, &o); err != nil {
+			return err
+		}
+		if len(id) != 8 {
+			return errors.New("bad sequence")
+		}
+		o.seq = binary.BigEndian.Uint64([]byte(id))
+		s.oobs = append(s.oobs, &o)
+		s.oobSeq = max(s.oobSeq, o.seq+1)
+	default:
+		return s.loadExtra(kind, id, v)
+	}
+	return nil
+}
+
+// ---- the service contract ----
+
+// Name is the service's key in the sandbox: "auth".
+func (e *Engine) Name() string { return Service }
+
+// Snapshot returns the whole state as JSON (the State layout).
+func (e *Engine) Snapshot() (json.RawMessage, error) { return json.Marshal(e.State()) }
+
+// Restore replaces the whole state with a Snapshot's output, writing it to
+// the bucket when there is one. On error nothing changes.
+func (e *Engine) Restore(state json.RawMessage) error {
+	var s Snapshot
+	if err := json.Unmarshal(state, &s); err != nil {
+		return fmt.Errorf("auth: snapshot: %w", err)
+	}
+	return e.RestoreState(s)
+}
+
+// Reset wipes the state in memory (the sandbox clears the bucket itself),
+// emitting users_clear for every project.
+func (e *Engine) Reset() error { return e.RestoreState(Snapshot{}) }
+
+// NewService is the sandbox's Factory for Auth: an engine on the
+// environment's clock, id source, events and bucket, holding what the
+// bucket holds.
+func NewService(env service.Env) (service.Service, error) {
+	opts := Options{Clock: env.Now, Events: env.Events, Bucket: env.Bucket}
+	if env.NewID != nil {
+		opts.IDs = seededIDs(env.NewID())
+	}
+	return Open(opts)
+}
+
+var (
+	_ service.Service = (*Engine)(nil)
+	_ service.Factory = NewService
+)

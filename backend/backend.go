@@ -1,0 +1,261 @@
+// Package backend starts the whole of pyric in-process: a sandbox with
+// every service, and every service's wire adapter on its own port, wired
+// exactly as `pyric serve` wires them. It is the one entry point that
+// `pyric serve`, the test helpers (fstest, authtest) and Go tests embedding
+// pyric share:
+//
+//	b, err := backend.Start(backend.Options{}) // loopback, free ports, in memory
+//	defer b.Shutdown(context.Background())
+//	os.Setenv("FIRESTORE_EMULATOR_HOST", b.Addr(backend.Firestore))
+//
+// A new service adds one entry to the endpoints table (endpoints.go): its
+// sandbox registration, default port and wire adapter. Everything else —
+// ports, banner addresses, shutdown — follows from the table.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/storage"
+)
+
+// Options configure Start.
+type Options struct {
+	// Sandbox configures the sandbox Start opens (project, data directory,
+	// clock, determinism). Its Services are added after the built-in ones.
+	Sandbox sandbox.Options
+	// Use serves an existing sandbox instead of opening one (Sandbox is
+	// then ignored, and it must already hold every built-in service);
+	// Shutdown does not close it.
+	Use *sandbox.Sandbox
+	// Host is the interface to listen on (default 127.0.0.1).
+	Host string
+	// Ports maps a service name (Firestore, Auth, ...) to its port: 0 or
+	// absent picks a free port; Disabled does not start that endpoint.
+	Ports map[string]int
+	// Listeners maps a service name to a listener to serve on instead of
+	// opening one (tests that restart a server on the same address).
+	Listeners map[string]net.Listener
+	// Firestore configures the Firestore endpoint.
+	Firestore FirestoreOptions
+	// StorageRules is storage.rules source loaded before serving; empty
+	// loads none (every client request is denied; admin bypasses rules).
+	StorageRules string
+	// Storage configures the Cloud Storage engine.
+	Storage storage.Options
+	// AI configures the AI Logic engine (scripts, API keys, forwarding).
+	AI ai.Options
+}
+
+// Disabled as a port leaves that endpoint off.
+const Disabled = -1
+
+// Backend is a running pyric.
+type Backend struct {
+	// Sandbox owns every engine.
+	Sandbox *sandbox.Sandbox
+	// Project is the default project.
+	Project string
+
+	endpoints []*running
+	ownsSB    bool
+	errc      chan error
+	once      sync.Once
+	shutErr   error
+}
+
+// running is one started endpoint.
+type running struct {
+	spec  *endpoint
+	port  *server.Port
+	state any // the adapter's own handle (e.g. *FirestoreEndpoint)
+	rules Rules
+	drain func()
+	addr  string
+}
+
+// Start opens the sandbox (unless Options.Use), creates every service and
+// starts every endpoint. On error nothing is left running.
+func Start(opts Options) (*Backend, error) {
+	b := &Backend{errc: make(chan error, len(endpoints))}
+	sb := opts.Use
+	if sb == nil {
+		so := opts.Sandbox
+		so.Services = append(Services(&opts), so.Services...)
+		var err error
+		if sb, err = sandbox.Open(so); err != nil {
+			return nil, err
+		}
+		b.ownsSB = true
+	}
+	b.Sandbox, b.Project = sb, sb.Database().Project
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	for _, spec := range endpoints {
+		port, set := opts.Ports[spec.name]
+		if port == Disabled {
+			continue
+		}
+		if spec.registration != nil && sb.Service(spec.name) == nil {
+			continue // a sandbox given in Options.Use without this service
+		}
+		if !set {
+			port = 0
+		}
+		l := opts.Listeners[spec.name]
+		if l == nil {
+			addr := net.JoinHostPort(host, strconv.Itoa(port))
+			var err error
+			if l, err = net.Listen("tcp", addr); err != nil {
+				b.stop(context.Background())
+				return nil, &ListenError{Service: spec.name, Addr: addr, Err: err}
+			}
+		}
+		r, err := spec.start(b, &opts, l)
+		if err != nil {
+			l.Close()
+			b.stop(context.Background())
+			return nil, fmt.Errorf("backend: start %s: %w", spec.name, err)
+		}
+		r.spec, r.addr = spec, l.Addr().String()
+		b.endpoints = append(b.endpoints, r)
+		go func() {
+			if err := r.port.Serve(); err != nil {
+				b.errc <- fmt.Errorf("%s: %w", spec.name, err)
+			}
+		}()
+	}
+	return b, nil
+}
+
+// Services are the sandbox registrations of the services beyond Firestore
+// and Auth (which every sandbox holds), configured from opts: a sandbox
+// given in Options.Use is opened with them.
+func Services(opts *Options) []service.Registration {
+	var out []service.Registration
+	for _, e := range endpoints {
+		if e.registration != nil {
+			out = append(out, e.registration(opts))
+		}
+	}
+	return out
+}
+
+// ListenError is a port that could not be opened.
+type ListenError struct {
+	Service string
+	Addr    string
+	Err     error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s cannot listen on %s: %v", e.Service, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// Addr returns the host:port a service's endpoint listens on ("" when it
+// is not running): the form FIRESTORE_EMULATOR_HOST and its siblings take.
+func (b *Backend) Addr(service string) string {
+	for _, r := range b.endpoints {
+		if r.spec.name == service {
+			return r.addr
+		}
+	}
+	return ""
+}
+
+// Endpoint describes one running endpoint.
+type Endpoint struct {
+	Service string // the service name (the --json key)
+	Addr    string
+	What    string // what the port speaks, for the banner
+	// Env are the environment variables that point clients here, with
+	// their values (host:port, or a base URL for clients that take one).
+	Env []EnvVar
+}
+
+// EnvVar is one environment variable and its value.
+type EnvVar struct {
+	Name, Value string
+}
+
+// Endpoints lists the running endpoints in a stable order.
+func (b *Backend) Endpoints() []Endpoint {
+	out := make([]Endpoint, 0, len(b.endpoints))
+	for _, r := range b.endpoints {
+		e := Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what}
+		for _, v := range r.spec.env {
+			val := r.addr
+			if v.url {
+				val = "http://" + r.addr
+			}
+			e.Env = append(e.Env, EnvVar{Name: v.name, Value: val})
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Rules is a service's live rules, what `pyric serve` hot-reloads from the
+// service's rules file.
+type Rules interface {
+	// Set compiles the file and, when it compiles, makes it the rules in
+	// force; otherwise the previous rules stay live and the error says why.
+	Set(name, text string) (source.Diagnostics, error)
+	// Base returns the rules in force and whether any are loaded.
+	Base() (name, text string, loaded bool)
+}
+
+// Rules returns the live rules of a running service that has rules
+// (Firestore, Storage, the Realtime Database), or nil.
+func (b *Backend) Rules(service string) Rules {
+	for _, r := range b.endpoints {
+		if r.spec.name == service {
+			return r.rules
+		}
+	}
+	return nil
+}
+
+// Err delivers the first error of an endpoint that stopped serving on
+// its own.
+func (b *Backend) Err() <-chan error { return b.errc }
+
+// Shutdown stops every endpoint cleanly (open streams end, in-flight
+// requests finish until ctx ends) and closes the sandbox when Start opened
+// it. It is safe to call more than once.
+func (b *Backend) Shutdown(ctx context.Context) error {
+	b.once.Do(func() { b.shutErr = b.stop(ctx) })
+	return b.shutErr
+}
+
+func (b *Backend) stop(ctx context.Context) error {
+	for _, r := range b.endpoints {
+		if r.drain != nil {
+			r.drain()
+		}
+	}
+	var errs []error
+	for _, r := range b.endpoints {
+		if err := r.port.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			errs = append(errs, err)
+		}
+	}
+	if b.ownsSB {
+		errs = append(errs, b.Sandbox.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,188 @@
+package firestore
+
+import (
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/sim"
+)
+
+// This file is where the engine's operations become events (the schema is
+// package event's): one request event per decided read or write, one
+// commit event per changed document, listener lifecycle events.
+
+func (e *Engine) eventsOn() bool { return e.events != event.Discard }
+
+func (e *Engine) emit(ev event.Event) {
+	ev.Service = "firestore"
+	e.events.Emit(ev)
+}
+
+// requestEvent is the request event of one decided operation.
+func requestEvent(who identity.Identity, m Method, path string, origin event.Origin, dec Decision, d time.Duration) event.Event {
+	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Origin: origin,
+		Request: &event.Request{DurationMs: float64(d.Microseconds()) / 1000}}
+	ev.Who(who)
+	r := ev.Request
+	if who.IsAdmin() {
+		r.Verdict = event.Bypassed
+		if origin == event.OriginClient {
+			ev.Origin = event.OriginAdmin
+		}
+		return ev
+	}
+	switch dec.Verdict {
+	case Allow:
+		r.Verdict = event.Allow
+	case Unsupported:
+		r.Verdict = event.Unsupported
+	default:
+		r.Verdict = event.Deny
+	}
+	if x, ok := dec.Explanation.(*fsrules.Decision); ok && x != nil {
+		exp := sim.Explain("firestore", dec.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
+		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
+	} else {
+		r.Decision = &event.Decision{Engine: "firestore", Reason: dec.Reason}
+	}
+	return ev
+}
+
+func groupOf(g *Group) *event.Group {
+	if g == nil {
+		return nil
+	}
+	return &event.Group{ID: g.ID, Kind: event.Origin(g.Kind)}
+}
+
+func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
+	ev.Group = groupOf(g)
+	seen := &event.Seen{Before: resourceOf(s.before)}
+	if u := s.op.w.GetUpdate(); u != nil {
+		seen.Data = withSentinels(EncodeFields(u.GetFields(), c.db.name), s.op.sentinels)
+	}
+	ev.Request.Seen = seen
+	e.emit(ev)
+}
+
+// withSentinels marks the fields a write's transforms set, as the caller
+// wrote them ({"__sentinel": "serverTimestamp"}), in the data it sent.
+func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
+	if len(ss) == 0 {
+		return data
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	for _, s := range ss {
+		data[s.Field] = map[string]any{"__sentinel": string(s.Kind)}
+	}
+	return data
+}
+
+func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
+		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name), After: stateOf(s.after, c.db.name),
+			Sentinels: s.op.sentinels, AutoID: c.autoID}}
+	ev.Who(c.who)
+	if c.who.IsAdmin() {
+		ev.Origin = event.OriginAdmin
+	}
+	if u := s.op.w.GetUpdate(); u != nil {
+		ev.Written = EncodeFields(u.GetFields(), c.db.name)
+	}
+	e.emit(ev)
+}
+
+func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
+	if !e.eventsOn() {
+		return
+	}
+	origin := event.OriginClient
+	if v.tx != nil {
+		origin = event.OriginTransaction
+	}
+	ev := requestEvent(who, m, path, origin, dec, dur)
+	if m == MethodGet {
+		ev.Request.Seen = &event.Seen{Before: resourceOf(d)}
+	}
+	if v.tx != nil {
+		ev.Group = &event.Group{ID: v.tx.group, Kind: event.OriginTransaction}
+	}
+	e.emit(ev)
+}
+
+func resourceOf(d *pb.Document) *event.Resource {
+	if d == nil {
+		return &event.Resource{Exists: false}
+	}
+	db, _, _ := ParseDocumentName(d.Name)
+	return &event.Resource{Data: EncodeFields(d.Fields, db), Exists: true}
+}
+
+func stateOf(d *pb.Document, db DatabaseName) any {
+	if d == nil {
+		return nil
+	}
+	return EncodeFields(d.Fields, db)
+}
+
+// listenerEvent is a listener lifecycle event of target t.
+func (t *target) listenerEvent(phase event.Phase) event.Event {
+	ev := event.Event{Kind: event.KindListener, Origin: event.OriginListener,
+		Listener: &event.Listener{Phase: phase, ListenerID: t.listenerID, Target: t.eventTarget()}}
+	ev.Who(t.who)
+	return ev
+}
+
+func (t *target) eventTarget() *event.Target {
+	if t.q != nil {
+		return &event.Target{Kind: "query", Path: t.q.collPath(), Query: t.q.sq}
+	}
+	if len(t.paths) == 1 {
+		return &event.Target{Kind: "doc", Path: t.paths[0]}
+	}
+	return &event.Target{Kind: "docs", Query: t.paths}
+}
+
+// emitDelivery records what a delivery sent (or the error that ended the
+// target).
+func (e *Engine) emitDelivery(t *target, d *delivery, trig *event.Trigger) {
+	if !e.eventsOn() {
+		return
+	}
+	if d.err != nil {
+		ev := t.listenerEvent(event.Errored)
+		ev.Err = &event.Failure{Code: Code(d.err).String(), Message: d.err.Error()}
+		e.emit(ev)
+		return
+	}
+	ev := t.listenerEvent(event.Deliver)
+	l := ev.Listener
+	l.Size = len(d.docs)
+	for _, c := range d.changes {
+		switch c.Kind {
+		case Added:
+			l.Added++
+		case Modified:
+			l.Modified++
+		case Removed:
+			l.Removed++
+		}
+	}
+	if !d.initial {
+		l.Trigger = trig
+	}
+	e.emit(ev)
+}

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// boltBucket is a service's top-level bucket in the store's bbolt file.
+type boltBucket struct {
+	db   *bolt.DB
+	name []byte
+}
+
+// Bucket returns the durable bucket named name (created on first write).
+// Firestore's bucket ("firestore") is the store's own and is not offered.
+func (s *Store) Bucket(name string) service.Bucket {
+	return &boltBucket{db: s.db, name: []byte(name)}
+}
+
+func (b *boltBucket) Update(fn func(service.Tx) error) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(b.name)
+		if err != nil {
+			return err
+		}
+		return fn(boltTx{bk})
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: %s store: %w", b.name, err)
+	}
+	return nil
+}
+
+func (b *boltBucket) View(fn func(service.Tx) error) error {
+	return b.db.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(b.name)
+		if bk == nil {
+			return fn(emptyTx{})
+		}
+		return fn(boltTx{bk})
+	})
+}
+
+type boltTx struct{ b *bolt.Bucket }
+
+func (t boltTx) Get(key []byte) []byte       { return t.b.Get(key) }
+func (t boltTx) Put(key, value []byte) error { return t.b.Put(key, value) }
+func (t boltTx) Delete(key []byte) error     { return t.b.Delete(key) }
+
+func (t boltTx) ForEach(prefix []byte, fn func(key, value []byte) error) error {
+	c := t.b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if v == nil { // a nested bbolt bucket: not part of the flat key space
+			continue
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t boltTx) DeletePrefix(prefix []byte) error {
+	c := t.b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyTx is the view of a bucket that was never written.
+type emptyTx struct{}
+
+func (emptyTx) Get([]byte) []byte                                   { return nil }
+func (emptyTx) Put([]byte, []byte) error                            { return bolt.ErrTxNotWritable }
+func (emptyTx) Delete([]byte) error                                 { return bolt.ErrTxNotWritable }
+func (emptyTx) ForEach([]byte, func(key, value []byte) error) error { return nil }
+func (emptyTx) DeletePrefix([]byte) error                           { return bolt.ErrTxNotWritable }

@@ -1,9 +1,16 @@
 // Package eval evaluates Security Rules expressions with production's
 // semantics: errors are values that && and || absorb, lets and arguments are
 // evaluated lazily, functions are lexically scoped, and every request has an
-// expression budget. It knows nothing about Firestore or Storage: services
-// supply bindings (request, resource) and builtins (get, exists, …) through
-// Env, and match request paths with Program.Match.
+// expression budget and a time limit. It knows nothing about Firestore or
+// Storage: services supply bindings (request, resource) and builtins (get,
+// exists, …) through Env, and match request paths with Program.Match.
+//
+// Decisions are data: a traced evaluation records typed Steps keyed by AST
+// node, each evaluated rule is a RuleResult with its minimal failing
+// leaves, and an Explanation adds the path variables, the lookups made and
+// the Budget used; display strings are rendered from them at the edge
+// (RenderSteps, RenderFailure, Explanation.Annotate). Standard is the
+// standard library's declaration table.
 package eval
 
 import (

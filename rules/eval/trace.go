@@ -228,6 +228,9 @@ func RenderFailure(f *source.File, steps []Step, i int, limit int) sim.Failure {
 		}
 	}
 	result := show(s.Value)
+	if s.Err() == nil {
+		fl.Value = result
+	}
 	if e := s.Err(); e != nil {
 		fl.Error = e.Message
 		result = "error: " + e.Message

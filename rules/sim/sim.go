@@ -71,8 +71,11 @@ type Failure struct {
 	Column    int    `json:"column,omitempty"`
 	EndLine   int    `json:"endLine,omitempty"`
 	EndColumn int    `json:"endColumn,omitempty"`
-	Values    string `json:"values"`
-	Error     string `json:"error,omitempty"`
+	// Value is the sub-expression's own value ("false"); empty for an
+	// error.
+	Value  string `json:"value,omitempty"`
+	Values string `json:"values"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Lookup is one document read (get, exists, getAfter, existsAfter, or

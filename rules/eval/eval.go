@@ -282,19 +282,11 @@ func itoa(n int) string { return value.Show(value.Int(n)) }
 func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	switch e := e.(type) {
 	case *ast.Literal:
-		switch e.Kind {
-		case ast.Null:
-			return value.Null{}
-		case ast.Bool:
-			return value.Bool(e.Bool)
-		case ast.Int:
-			return value.Int(e.Int)
-		case ast.Float:
-			return value.Float(e.Float)
-		case ast.String:
-			return value.String(e.Str)
-		case ast.Bytes:
-			return value.Bytes(e.Str)
+		if v, ok := r.env.Program.lits[e]; ok {
+			return v
+		}
+		if v := literal(e); v != nil {
+			return v
 		}
 	case *ast.Ident:
 		if v, ok := r.lookupVar(fr, e.Name); ok {
@@ -731,4 +723,23 @@ func slice(x, lo, hi value.Value) value.Value {
 		return value.String([]rune(string(x))[from:to])
 	}
 	return value.ErrNull()
+}
+
+// literal is a literal's value, nil for an unknown kind.
+func literal(e *ast.Literal) value.Value {
+	switch e.Kind {
+	case ast.Null:
+		return value.Null{}
+	case ast.Bool:
+		return value.Bool(e.Bool)
+	case ast.Int:
+		return value.Int(e.Int)
+	case ast.Float:
+		return value.Float(e.Float)
+	case ast.String:
+		return value.String(e.Str)
+	case ast.Bytes:
+		return value.Bytes(e.Str)
+	}
+	return nil
 }

@@ -33,6 +33,9 @@ type Program struct {
 	text map[ast.Expr]string
 	// ops are each allow statement's method names.
 	ops map[*ast.Allow][]string
+	// lits are the literals' values, built once (a string literal would
+	// otherwise allocate its interface value on every evaluation).
+	lits map[*ast.Literal]value.Value
 }
 
 // Text returns an expression's source text (whitespace collapsed).
@@ -140,10 +143,14 @@ func NewProgram(rs *ast.Ruleset) *Program {
 	}
 	allows(p.Root)
 	p.text = map[ast.Expr]string{}
+	p.lits = map[*ast.Literal]value.Value{}
 	rs.Exprs(func(root ast.Expr) {
 		ast.Inspect(root, func(e ast.Expr) bool {
 			if e != nil {
 				p.text[e] = clipSource(SourceText(p.File, e))
+			}
+			if l, ok := e.(*ast.Literal); ok {
+				p.lits[l] = literal(l)
 			}
 			return true
 		})

@@ -505,27 +505,31 @@ const (
 	crashed // the emulator's own type checker fails with 500 UNKNOWN
 )
 
-// compileOnEmulator reports how the emulator takes each expression, one
-// ruleset per expression when the whole batch is not accepted.
+// compileOnEmulator reports how the emulator takes each expression.
 func compileOnEmulator(t *testing.T, emu *emulator.Emulator, method string, exprs []string) []int {
-	ctx := context.Background()
 	out := make([]int, len(exprs))
-	if emu.SetRules(ctx, rulesFor(method, exprs)) == nil {
+	classify(context.Background(), emu, method, exprs, out)
+	return out
+}
+
+// classify finds which expressions the emulator compiles by bisection: a
+// group that compiles is accepted whole, and only a failing group is split,
+// so a batch with a few rejected expressions costs a few dozen compiles,
+// not one per expression.
+func classify(ctx context.Context, emu *emulator.Emulator, method string, exprs []string, out []int) {
+	err := emu.SetRules(ctx, rulesFor(method, exprs))
+	switch {
+	case err == nil:
 		for i := range out {
 			out[i] = accepted
 		}
-		return out
+	case len(exprs) == 1 && strings.Contains(err.Error(), "Error compiling rules"):
+		out[0] = rejected
+	case len(exprs) == 1:
+		out[0] = crashed
+	default:
+		mid := len(exprs) / 2
+		classify(ctx, emu, method, exprs[:mid], out[:mid])
+		classify(ctx, emu, method, exprs[mid:], out[mid:])
 	}
-	for i, e := range exprs {
-		err := emu.SetRules(ctx, rulesFor(method, []string{e}))
-		switch {
-		case err == nil:
-			out[i] = accepted
-		case strings.Contains(err.Error(), "Error compiling rules"):
-			out[i] = rejected
-		default:
-			out[i] = crashed
-		}
-	}
-	return out
 }

@@ -79,4 +79,3 @@ func runDatabaseRulesSimulate(_ context.Context, args []string, stdio Stdio) int
 		return file, diags, func() (*sim.Report, error) { return rs.Simulate(in.TestCases), nil }, nil
 	}}, args, stdio)
 }
-

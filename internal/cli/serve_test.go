@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pyric/pyric/backend"
-	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.

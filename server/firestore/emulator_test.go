@@ -5,10 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	fsrules "github.com/pyric/pyric/rules/firestore"
 	"strings"
 	"testing"
-
-	"github.com/pyric/pyric/rules/sim"
 )
 
 func rulesBody(content string) string {
@@ -155,7 +154,7 @@ service cloud.firestore {
 `
 
 // shape renders a report as line:col:offset-end[children] per node.
-func shape(ns []*covNode) string {
+func shape(ns []*fsrules.CoverageNode) string {
 	var parts []string
 	for _, n := range ns {
 		s := fmt.Sprintf("%d:%d:%d-%d", n.SourcePosition.Line, n.SourcePosition.Column, n.SourcePosition.CurrentOffset, n.SourcePosition.EndOffset)
@@ -199,7 +198,7 @@ func TestEmulatorRuleCoverage(t *testing.T) {
 		if got := shape(rep.Report); got != want {
 			t.Errorf("report shape\n got %s\nwant %s", got, want)
 		}
-		vals := func(n *covNode) string {
+		vals := func(n *fsrules.CoverageNode) string {
 			var s []string
 			for _, v := range n.Values {
 				var c bytes.Buffer
@@ -233,35 +232,5 @@ func TestEmulatorRuleCoverage(t *testing.T) {
 	r = do(t, ts, "GET", "/emulator/v1/projects/p:ruleCoverage", "", "")
 	if strings.Contains(r.body, `"values"`) {
 		t.Errorf("counts survived new rules: %s", r.body)
-	}
-}
-
-func TestShownValues(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"null":                              `{"nullValue":null}`,
-		"true":                              `{"boolValue":true}`,
-		"-12":                               `{"intValue":"-12"}`,
-		"1.5":                               `{"floatValue":1.5}`,
-		"NaN":                               `{"floatValue":"NaN"}`,
-		`'it's "x" é'`:                      `{"stringValue":"it's \"x\" é"}`,
-		"'a', 'b'":                          `{"display":"'a', 'b'"}`,
-		"[1, 'x', [true]]":                  `{"listValue":{"values":[{"intValue":"1"},{"stringValue":"x"},{"listValue":{"values":[{"boolValue":true}]}}]}}`,
-		"{'a': 1, 'b': {'c': null}}":        `{"mapValue":{"fields":{"a":{"intValue":"1"},"b":{"mapValue":{"fields":{"c":{"nullValue":null}}}}}}}`,
-		"timestamp('2024-01-02T03:04:05Z')": `{"timestampValue":"2024-01-02T03:04:05Z"}`,
-		"path('/databases/(default)/documents/a/b')": `{"pathValue":{"segments":[{"simple":"databases"},{"simple":"(default)"},{"simple":"documents"},{"simple":"a"},{"simple":"b"}]}}`,
-		`b'\x00\xFF'`:  `{"bytesValue":"AP8="}`,
-		"set([1])":     `{"setValue":{"values":[{"intValue":"1"}]}}`,
-		"duration(1s)": `{"display":"duration(1s)"}`,
-	} {
-		if got := traceValue(sim.Expr{Value: in}); got != want {
-			t.Errorf("%s: got %s, want %s", in, got, want)
-		}
-	}
-	if got := traceValue(sim.Expr{Skipped: true}); got != `{}` {
-		t.Errorf("skipped: %s", got)
-	}
-	if got := traceValue(sim.Expr{Error: "Null value error."}); got != `{"undefined":{"causeMessage":"Null value error."}}` {
-		t.Errorf("error: %s", got)
 	}
 }

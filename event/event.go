@@ -204,6 +204,9 @@ type Step struct {
 // Decision is a rules engine's whole explanation of a verdict.
 type Decision struct {
 	Engine string `json:"engine"` // firestore | storage | database
+	// Bindings are the path variables of the deciding rule's match block
+	// (e.g. {"uid": "'alice'"}), values in rules syntax.
+	Bindings map[string]string `json:"bindings,omitempty"`
 	// Reason is the one-line explanation in the official emulator's words
 	// (e.g. "false for 'create' @ L6").
 	Reason string `json:"reason,omitempty"`

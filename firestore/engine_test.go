@@ -762,6 +762,9 @@ service cloud.firestore {
 	if r.Rule == nil || r.Rule.Line != 5 || r.Rule.MatchPath == "" || len(r.Trace) == 0 || r.Decision.Reason != "false for 'create' @ L5" {
 		t.Fatalf("request = %+v", r)
 	}
+	if r.Decision.Bindings["id"] != "'p'" {
+		t.Errorf("bindings = %v", r.Decision.Bindings)
+	}
 	if f := r.Decision.Failing; len(f) != 1 || f[0].Text != "request.resource.data.title.size() < 20" || f[0].Value != "false" {
 		t.Fatalf("failing = %+v", f)
 	}

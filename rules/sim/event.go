@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/pyric/pyric/event"
+import (
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/rules/value"
+)
 
 // Explained is a decision in the event stream's terms: the deciding rule,
 // its trace, and the whole explanation.
@@ -8,6 +11,18 @@ type Explained struct {
 	Rule     *event.Rule
 	Trace    []event.Step
 	Decision *event.Decision
+}
+
+// Bound renders path variable bindings for Decision.Bindings.
+func Bound(b map[string]value.Value) map[string]string {
+	if len(b) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(b))
+	for k, v := range b {
+		out[k] = value.Show(v)
+	}
+	return out
 }
 
 // Explain converts an engine's explanation (the evaluated rules in order,

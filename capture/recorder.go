@@ -34,6 +34,7 @@ type Recorder struct {
 	opts Options
 	sub  *event.Subscription
 
+	flushMu sync.Mutex // one flush at a time, so files land in order
 	mu      sync.Mutex
 	events  []event.Event
 	lastSeq uint64
@@ -182,6 +183,8 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 
 // Flush writes the fixture now (atomically).
 func (r *Recorder) Flush() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
 	f, err := r.Fixture()
 	if err == nil {
 		var data []byte

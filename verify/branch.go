@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
@@ -167,10 +168,9 @@ type Change struct {
 // Diff compares the branch with want (relative path → fields): every
 // document present on one side only, and every differing leaf.
 func (b *Branch) Diff(want map[string]map[string]any) []Change {
-	got := b.Docs()
 	var out []Change
 	paths := map[string]bool{}
-	for p := range got {
+	for p := range b.docs {
 		paths[p] = true
 	}
 	for p := range want {
@@ -182,8 +182,18 @@ func (b *Branch) Diff(want map[string]map[string]any) []Change {
 	}
 	sort.Strings(sorted)
 	for _, p := range sorted {
-		g, gok := got[p]
+		d, gok := b.docs[p]
 		w, wok := want[p]
+		if gok && wok {
+			// Fast path: equal documents need no leaf walk.
+			if wf, err := firestore.DecodeFields(w, DB); err == nil && proto.Equal(&pb.MapValue{Fields: wf}, &pb.MapValue{Fields: d.Fields}) {
+				continue
+			}
+		}
+		var g map[string]any
+		if gok {
+			g = firestore.EncodeFields(d.Fields, DB)
+		}
 		switch {
 		case !gok:
 			out = append(out, Change{Path: p, Doc: p, Before: canonical(w), After: nil})

@@ -224,6 +224,8 @@ func TestSessionVerify(t *testing.T) {
 	if out, code := run("verify", "--fixture", path, "--rules", same2); code != 0 {
 		t.Fatalf("same rules: exit %d\n%s", code, out)
 	}
+	txt, _ := run("verify", "--fixture", path, "--rules", cand)
+	t.Log(txt)
 	out, code := run("verify", "--fixture", path, "--rules", cand, "--format", "json")
 	if code != 1 {
 		t.Fatalf("no-bob rules: exit %d\n%s", code, out)

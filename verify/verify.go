@@ -264,6 +264,7 @@ func replayFirestore(events []event.Event, captured map[string]map[string]any, r
 		}
 	}
 	restored := false
+	flipped := map[string]bool{} // documents a write of which changed verdict
 	for i := range events {
 		ev := &events[i]
 		switch {
@@ -340,6 +341,9 @@ func replayFirestore(events []event.Event, captured map[string]map[string]any, r
 				return nil, err
 			}
 		}
+		if isWrite(ev.Method) && now != ev.Verdict {
+			flipped[strings.Trim(ev.Path, "/")] = true
+		}
 		switch {
 		case now == event.Unsupported || (ev.Verdict == event.Unsupported && now != ev.Verdict):
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
@@ -355,7 +359,7 @@ func replayFirestore(events []event.Event, captured map[string]map[string]any, r
 	if captured != nil && !restored {
 		for _, c := range br.Diff(captured) {
 			d := Divergence{Kind: StateDrift, Path: c.Path, Before: c.Before, After: c.After}
-			if s := sentinels[c.Doc]; s != nil && (s[c.Field] || s[""]) {
+			if s := sentinels[c.Doc]; s != nil && !flipped[c.Doc] && (s[c.Field] || s[""]) {
 				d.Kind, d.Drift = ExpectedDrift, "sentinel-drift"
 				if s[""] {
 					d.Drift = "autoid-alias"

@@ -67,7 +67,7 @@ func TestReplaySynthetic(t *testing.T) {
 		st.Documents[fmt.Sprintf("c/d%d", i)] = map[string]any{"owner": []string{"alice", "bob"}[i%2], "i": int64(i), "nested": map[string]any{"tags": []any{"a", int64(i)}}}
 	}
 	st.Documents["c/d3"]["nested"] = map[string]any{"tags": []any{"b", int64(3)}}
-	delete(st.Documents, "c/d5") // replay has it, the capture does not
+	delete(st.Documents, "c/d5")               // replay has it, the capture does not
 	st.Documents["c/extra"] = map[string]any{} // never written: an initial document, no drift
 	f.Services["firestore"].State = mustJSON(st)
 	res, err = Run(f, Options{})

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
 )
@@ -84,7 +87,7 @@ func (r *Recorder) add(e event.Event) {
 			if g.Seq >= e.Seq {
 				break
 			}
-			r.events = append(r.events, g)
+			r.events = append(r.events, normalize(g))
 			r.lastSeq = g.Seq
 		}
 		if r.lastSeq+1 < e.Seq {
@@ -95,7 +98,7 @@ func (r *Recorder) add(e event.Event) {
 	if e.Seq <= r.lastSeq {
 		return
 	}
-	r.events = append(r.events, e)
+	r.events = append(r.events, normalize(e))
 	r.lastSeq = e.Seq
 }
 
@@ -268,4 +271,31 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// normalize gives queries carried as protobuf messages their protojson
+// form, the standard JSON a fixture keeps. Payloads are copied, never
+// changed in place: other subscribers share them.
+func normalize(e event.Event) event.Event {
+	if l := e.Listener; l != nil && l.Target != nil {
+		if m, ok := l.Target.Query.(proto.Message); ok {
+			if b, err := protojson.Marshal(m); err == nil {
+				lc, tc := *l, *l.Target
+				tc.Query = json.RawMessage(b)
+				lc.Target = &tc
+				e.Listener = &lc
+			}
+		}
+	}
+	if rq := e.Request; rq != nil && rq.Seen != nil {
+		if m, ok := rq.Seen.Query.(proto.Message); ok {
+			if b, err := protojson.Marshal(m); err == nil {
+				rc, sc := *rq, *rq.Seen
+				sc.Query = json.RawMessage(b)
+				rc.Seen = &sc
+				e.Request = &rc
+			}
+		}
+	}
+	return e
 }

@@ -121,6 +121,12 @@ func session(t *testing.T) (string, map[string]bool) {
 	ref, _, err := bob.Collection("posts").Add(ctx, map[string]any{"owner": "bob", "title": "auto"})
 	must(nil, err)
 	bobWrites[ref.Path[strings.Index(ref.Path, "/documents/")+len("/documents/"):]] = true
+	// A listened query that needs a composite index (equality + order).
+	it := alice.Collection("posts").Where("owner", "==", "alice").OrderBy("title", firestore.Desc).Snapshots(ctx)
+	if _, err := it.Next(); err != nil {
+		t.Fatal(err)
+	}
+	it.Stop()
 	must(alice.Doc("posts/a2").Set(ctx, map[string]any{"owner": "alice"}))
 	must(alice.Doc("posts/a2").Delete(ctx))
 	if err := rec.Close(); err != nil {
@@ -261,6 +267,19 @@ func TestSessionVerify(t *testing.T) {
 	out, code = run("verify", "--fixture", path, "--derive-cases", "-")
 	if code != 0 || !strings.Contains(out, `"testCases"`) {
 		t.Fatalf("derive-cases: exit %d\n%s", code, out)
+	}
+	idx := filepath.Join(dir, "firestore.indexes.json")
+	os.WriteFile(idx, []byte(`{"indexes":[{"collectionGroup":"other","queryScope":"COLLECTION","fields":[{"fieldPath":"a","order":"ASCENDING"},{"fieldPath":"b","order":"ASCENDING"}]}]}`), 0o644)
+	if out, code := run("firestore", "indexes", "suggest", "--fixture", path, "--out", idx); code != 0 {
+		t.Fatalf("indexes suggest: exit %d %s", code, out)
+	}
+	ib, _ := os.ReadFile(idx)
+	if !strings.Contains(string(ib), `"collectionGroup": "posts"`) || !strings.Contains(string(ib), `"fieldPath": "title"`) || !strings.Contains(string(ib), `"DESCENDING"`) || !strings.Contains(string(ib), `"other"`) {
+		t.Fatalf("suggested indexes:\n%s", ib)
+	}
+	run("firestore", "indexes", "suggest", "--fixture", path, "--out", idx, "--prune")
+	if ib, _ := os.ReadFile(idx); strings.Contains(string(ib), `"other"`) || !strings.Contains(string(ib), `"posts"`) {
+		t.Fatalf("--prune:\n%s", ib)
 	}
 	// The derived cases pass the simulator with the session's rules.
 	casesFile := filepath.Join(dir, "cases.json")

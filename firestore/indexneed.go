@@ -25,4 +25,3 @@ func RequiredIndex(db DatabaseName, parent string, sq *pb.StructuredQuery) (Inde
 	}
 	return def, true, nil
 }
-

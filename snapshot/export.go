@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,4 +156,53 @@ func ImportDir(sb *sandbox.Sandbox, dir string) error {
 		return err
 	}
 	return sb.LoadSnapshot(snap)
+}
+
+// ExportHandler is the admin endpoint behind `pyric export DIR --url`:
+// POST {"dir": "/abs/path"} writes the export on the server's machine.
+// Mount it on the admin plane, e.g. at /__pyric/export.
+func ExportHandler(sb *sandbox.Sandbox) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, `POST {"dir": "/absolute/path"} to export`, http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			Dir string `json:"dir"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Dir == "" || !filepath.IsAbs(req.Dir) {
+			http.Error(w, `body must be {"dir": "/absolute/path"}`, http.StatusBadRequest)
+			return
+		}
+		if err := ExportDir(sb, req.Dir); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`+"\n")
+	})
+}
+
+// ExportDataDir exports the state of a stopped server's data directory.
+func ExportDataDir(dataDir, dir string) error {
+	sb, err := open(dataDir)
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	return ExportDir(sb, dir)
+}
+
+// ImportDataDir replaces a data directory's state with an export.
+func ImportDataDir(dataDir, dir string) error {
+	sb, err := open(dataDir)
+	if err != nil {
+		return err
+	}
+	if err := ImportDir(sb, dir); err != nil {
+		sb.Close()
+		return err
+	}
+	return sb.Close()
 }

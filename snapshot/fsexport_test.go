@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"

@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // DB is the database name branches use for documents (references in the
@@ -283,4 +284,52 @@ func equalJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// ForkLive forks the live Firestore default database of sb with rules.
+func ForkLive(sb *sandbox.Sandbox, rules firestore.Rules) (*Branch, error) {
+	db := sb.Database()
+	docs := map[string]map[string]any{}
+	for _, d := range sb.Firestore().Dump(db) {
+		docs[strings.TrimPrefix(d.Name, db.Documents()+"/")] = firestore.EncodeFields(d.Fields, db)
+	}
+	return Fork(docs, rules)
+}
+
+// Apply re-issues a fixture's (or the live history's) Firestore writes on
+// the branch in order, decided by the branch's rules (admin writes bypass
+// them), and reports how each request's verdict compares to the captured
+// one. It is verify's replay without the final-state diff.
+func (b *Branch) Apply(events []event.Event) (*ServiceResult, error) {
+	return replayOn(b, events, nil)
+}
+
+// Promote writes every document that differs between the branch and the
+// live database onto the live database as the admin (deleting those the
+// branch lacks), and returns the changes it made.
+func (b *Branch) Promote(ctx context.Context, sb *sandbox.Sandbox) ([]Change, error) {
+	live, err := ForkLive(sb, nil)
+	if err != nil {
+		return nil, err
+	}
+	changes := b.Diff(live.Docs())
+	adm := sb.Admin().Firestore()
+	done := map[string]bool{}
+	for _, c := range changes {
+		if done[c.Doc] {
+			continue
+		}
+		done[c.Doc] = true
+		d := b.docs[c.Doc]
+		if d == nil {
+			if _, err := adm.DeleteDocument(ctx, c.Doc); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := adm.SetDocument(ctx, c.Doc, firestore.EncodeFields(d.Fields, DB)); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
 }

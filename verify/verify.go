@@ -212,12 +212,18 @@ func initialState(events []event.Event, final map[string]map[string]any) (map[st
 
 // replayFirestore is the Firestore replay.
 func replayFirestore(events []event.Event, captured map[string]map[string]any, rules firestore.Rules) (*ServiceResult, error) {
-	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
 	init, _ := initialState(events, captured)
 	br, err := Fork(init, rules)
 	if err != nil {
 		return nil, &capture.Error{Path: "fixture.events", Msg: "a commit's before state: " + err.Error()}
 	}
+	return replayOn(br, events, captured)
+}
+
+// replayOn replays events on br and, when captured is set, diffs the
+// final state against it.
+func replayOn(br *Branch, events []event.Event, captured map[string]map[string]any) (*ServiceResult, error) {
+	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
 	// Link each allowed client write to its commit: the next commit of the
 	// same path (and group).
 	linked := map[int]int{} // request index → commit index

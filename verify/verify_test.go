@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox"
 )
 
 const ownerRules = `rules_version = '2';
@@ -156,4 +159,39 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+func TestBranchForkApplyPromote(t *testing.T) {
+	ctx := context.Background()
+	sb, err := sandbox.Open(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	sb.Admin().Firestore().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
+	gate, _ := firestore.NewRulesGate(source.NewFile("r", ownerRules))
+	br, err := ForkLive(sb, gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := synthetic(4)
+	res, err := br.Apply(f.Events)
+	if err != nil || !res.OK || res.CheckedEvents != 4 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	if br.Len() != 5 {
+		t.Fatalf("branch has %d docs", br.Len())
+	}
+	// The live database is untouched until promote.
+	if d, _ := sb.Admin().Firestore().GetDocument(ctx, "c/d0"); d != nil {
+		t.Fatal("apply leaked into live")
+	}
+	changes, err := br.Promote(ctx, sb)
+	if err != nil || len(changes) != 4 {
+		t.Fatalf("promote: %v %+v", err, changes)
+	}
+	live, _ := ForkLive(sb, nil)
+	if d := br.Diff(live.Docs()); len(d) != 0 {
+		t.Fatalf("after promote, branch and live differ: %+v", d)
+	}
 }

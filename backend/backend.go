@@ -48,6 +48,9 @@ type Options struct {
 	Listeners map[string]net.Listener
 	// Firestore configures the Firestore endpoint.
 	Firestore FirestoreOptions
+	// DatabaseRules is database.rules.json source every namespace starts
+	// with; empty loads none (everything but admin is denied).
+	DatabaseRules string
 	// StorageRules is storage.rules source loaded before serving; empty
 	// loads none (every client request is denied; admin bypasses rules).
 	StorageRules string

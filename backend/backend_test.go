@@ -73,6 +73,28 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"candidates"`) {
 		t.Fatalf("generateContent: %d %s", resp.StatusCode, body)
 	}
+	// Realtime Database: an admin write over REST, read back; a client
+	// read is denied (no database.rules.json).
+	rtdb := "http://" + b.Addr(backend.Database)
+	req, _ := http.NewRequest("PUT", rtdb+"/greeting.json?ns=demo-backend-default-rtdb", strings.NewReader(`{"text":"hi"}`))
+	req.Header.Set("Authorization", "Bearer owner")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("RTDB PUT: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(rtdb + "/greeting/text.json?ns=demo-backend-default-rtdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(string(body), "Permission denied") {
+		t.Fatalf("unauthenticated RTDB read without rules: %d %s", resp.StatusCode, body)
+	}
 	// Storage: an admin upload through the GCS JSON API; a client read
 	// through the Firebase API is denied (no storage.rules), an owner's is not.
 	st := "http://" + b.Addr(backend.Storage)

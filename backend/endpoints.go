@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/database"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/rules/source"
@@ -13,6 +14,7 @@ import (
 	"github.com/pyric/pyric/server"
 	aiserver "github.com/pyric/pyric/server/ai"
 	authserver "github.com/pyric/pyric/server/auth"
+	databaseserver "github.com/pyric/pyric/server/database"
 	fsserver "github.com/pyric/pyric/server/firestore"
 	messagingserver "github.com/pyric/pyric/server/messaging"
 	storageserver "github.com/pyric/pyric/server/storage"
@@ -23,6 +25,7 @@ import (
 const (
 	Firestore = "firestore"
 	Auth      = "auth"
+	Database  = "database"
 	Storage   = "storage"
 	AI        = "ai"
 	Messaging = "messaging"
@@ -54,6 +57,10 @@ func urlVar(name string) envVar  { return envVar{name: name, url: true} }
 var endpoints = []*endpoint{
 	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")}, start: startFirestore},
 	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")}, start: startAuth},
+	{name: Database, defaultPort: 9000, what: "Realtime Database WebSocket + REST", env: []envVar{hostVar("FIREBASE_DATABASE_EMULATOR_HOST")},
+		registration: func(o *Options) service.Registration {
+			return database.Registration(database.Options{Rules: o.DatabaseRules, RulesName: "database.rules.json"})
+		}, start: startDatabase},
 	{name: Storage, defaultPort: 9199, what: "Firebase v0 REST + GCS JSON/XML",
 		env:          []envVar{hostVar("FIREBASE_STORAGE_EMULATOR_HOST"), urlVar("STORAGE_EMULATOR_HOST")},
 		registration: func(o *Options) service.Registration { return storage.Registration(o.Storage) }, start: startStorage},
@@ -134,6 +141,15 @@ func startAI(b *Backend, opts *Options, l net.Listener) (*running, error) {
 		return nil, errNotInSandbox(AI)
 	}
 	return &running{port: server.NewPort(l, nil, aiserver.NewHandler(eng, aiserver.Options{DefaultProject: b.Project})), state: eng}, nil
+}
+
+func startDatabase(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	db, ok := sandbox.Lookup[*database.Database](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Database)
+	}
+	h := databaseserver.NewHandler(db, databaseserver.Options{})
+	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db, rules: db.BaseRules()}, nil
 }
 
 func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
@@ -35,6 +37,8 @@ type serveOptions struct {
 	dataDir        string            // "" when in memory
 	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
+	aiScript       string // AI Logic script file loaded into the default project
+	sync           sandbox.SyncMode
 	json           bool
 }
 
@@ -75,6 +79,8 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
+	syncFlag := fs.String("sync", "", "when durable writes reach the disk: batch (default: in the OS before every acknowledgement, so they survive kill -9; forced to disk every second) or always (fsync before every acknowledgement: survives power loss too, slower)")
+	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -112,7 +118,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		}
 	}
 	o.rulesPaths = map[string]string{}
-	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, "database": cfg.DatabaseRules}
+	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, backend.Database: cfg.DatabaseRules}
 	for _, rf := range rulesFiles {
 		switch {
 		case *rulesFlags[rf.service] != "":
@@ -128,6 +134,15 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		if *dataDir != "" {
 			o.dataDir = absFrom(cwd, *dataDir)
 		}
+	}
+	mode, err := sandbox.ParseSyncMode(*syncFlag)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric serve: --sync: %v\n", err)
+		return nil, false
+	}
+	o.sync = mode
+	if *aiScript != "" {
+		o.aiScript = absFrom(cwd, *aiScript)
 	}
 	if o.enforceIndexes {
 		o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
@@ -171,10 +186,11 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		}
 	}
 	b, err := backend.Start(backend.Options{
-		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
+		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir, Sync: o.sync},
 		Host:      o.host,
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
+		AI:        ai.Options{ScriptFile: o.aiScript},
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -192,6 +208,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		}
 	}
 
+	if !isLoopback(o.host) {
+		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
+	}
 	printBanner(stdio.Err, o, b, watchers)
 	if o.json {
 		line := map[string]string{"project": o.project}
@@ -240,7 +259,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 var rulesFiles = []struct{ service, flag, file, config string }{
 	{backend.Firestore, "--rules", "firestore.rules", "firestore"},
 	{backend.Storage, "--storage-rules", "storage.rules", "storage"},
-	{"database", "--database-rules", "database.rules.json", "database"},
+	{backend.Database, "--database-rules", "database.rules.json", "database"},
 }
 
 func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
@@ -270,6 +289,16 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*r
 	}
 }
 
+// isLoopback reports whether host only accepts connections from this
+// machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // displayName is a service's name in the banner.
 func displayName(service string) string {
 	switch service {
@@ -277,13 +306,13 @@ func displayName(service string) string {
 		return "Firestore"
 	case backend.Auth:
 		return "Auth"
-	case "database":
+	case backend.Database:
 		return "Database"
-	case "storage":
+	case backend.Storage:
 		return "Storage"
-	case "messaging":
+	case backend.Messaging:
 		return "Messaging"
-	case "ai":
+	case backend.AI:
 		return "AI Logic"
 	}
 	return service

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
@@ -63,6 +64,9 @@ type served struct {
 	Project   string `json:"project"`
 	Firestore string `json:"firestore"`
 	Auth      string `json:"auth"`
+	Storage   string `json:"storage"`
+	AI        string `json:"ai"`
+	Messaging string `json:"messaging"`
 	stderr    *syncBuffer
 	stop      func() int
 }
@@ -306,6 +310,9 @@ func TestParseServeDefaults(t *testing.T) {
 				t.Fatalf("parse failed: %s", errb.String())
 			}
 			want := tc.want
+			if want.sync == "" {
+				want.sync = sandbox.SyncBatch
+			}
 			if want.rulesPaths == nil {
 				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
@@ -454,5 +461,47 @@ func TestServeEnforcesIndexes(t *testing.T) {
 	_, err := c.Collection("c").Where("a", "==", 1).OrderBy("z", firestore.Asc).Documents(context.Background()).GetAll()
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("undeclared index: %v", err)
+	}
+}
+
+// TestServeEveryService: one `pyric serve` answers on every service's
+// port, loads an AI script from --ai-script, and its banner names each
+// service with the variable clients set.
+func TestServeEveryService(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ai.json")
+	os.WriteFile(script, []byte(`[{"text": "scripted hello"}]`), 0o644)
+	s := startServe(t, "--in-memory", "--project", "demo-all", "--ai-script", script)
+	if s.Storage == "" || s.AI == "" || s.Messaging == "" {
+		t.Fatalf("--json lacks a service: %+v", s)
+	}
+	resp, err := http.Post("http://"+s.AI+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json",
+		strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "scripted hello") {
+		t.Fatalf("AI answer: %d %s", resp.StatusCode, body)
+	}
+	for _, want := range []string{"STORAGE_EMULATOR_HOST=http://" + s.Storage, "FIREBASE_STORAGE_EMULATOR_HOST=" + s.Storage,
+		"PYRIC_AI_BASE_URL=http://" + s.AI, "PYRIC_MESSAGING_URL=http://" + s.Messaging, "NO STORAGE RULES ARE LOADED"} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, s.stderr.String())
+		}
+	}
+}
+
+func TestParseServeSync(t *testing.T) {
+	t.Parallel()
+	var errb bytes.Buffer
+	o, ok := parseServe([]string{"--sync", "always"}, Stdio{Err: &errb}, func(string) string { return "" }, t.TempDir())
+	if !ok || o.sync != sandbox.SyncAlways {
+		t.Fatalf("--sync always: %+v %s", o, errb.String())
+	}
+	if _, ok := parseServe([]string{"--sync", "sometimes"}, Stdio{Err: &errb}, func(string) string { return "" }, t.TempDir()); ok || !strings.Contains(errb.String(), "--sync") {
+		t.Fatalf("--sync sometimes accepted: %s", errb.String())
 	}
 }

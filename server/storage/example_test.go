@@ -1,4 +1,4 @@
-package storage_test
+package storageserver_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package storage
+package storageserver
 
 import (
 	"crypto/md5"

@@ -1,4 +1,4 @@
-// Package storage serves the Cloud Storage engine on one port, in the
+// Package storageserver serves the Cloud Storage engine on one port, in the
 // dialects the official clients speak: the Firebase v0 REST API of the JS
 // SDK (/v0/b/{bucket}/o…, Authorization: Firebase <token>), the GCS JSON
 // API (/storage/v1/…, /upload/storage/v1/…, /download/storage/v1/…) and the
@@ -6,7 +6,7 @@
 // and the admin SDKs, plus the Storage emulator's /internal endpoints.
 // It only decodes, calls the engine with an explicit identity and encodes;
 // the semantics live in package storage.
-package storage
+package storageserver
 
 import (
 	"encoding/json"

@@ -140,3 +140,30 @@ func TestRecorderAlwaysValid(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", entries)
 	}
 }
+
+func TestRecorderBounded(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{MaxEvents: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Events) > 20 || !strings.Contains(fx.Description, "oldest") {
+		t.Fatalf("%d events kept, description %q", len(fx.Events), fx.Description)
+	}
+}

@@ -24,6 +24,10 @@ type Options struct {
 	// Description and CapturedBy go into the fixture's header.
 	Description string
 	CapturedBy  string
+	// MaxEvents bounds the events kept (default 100,000): past it the
+	// oldest tenth is dropped, which leaves a valid, shorter session (the
+	// replay starts from the state the remaining events found).
+	MaxEvents int
 	// Buffer is the subscription's buffer (default 4096); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
@@ -42,6 +46,8 @@ type Recorder struct {
 	events  []event.Event
 	lastSeq uint64
 	lost    uint64
+	trimmed uint64        // oldest events dropped past MaxEvents
+	took    time.Duration // how long the last flush took
 	err     error
 	created string
 
@@ -59,6 +65,9 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = 4096
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 100000
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
@@ -100,6 +109,11 @@ func (r *Recorder) add(e event.Event) {
 	}
 	r.events = append(r.events, normalize(e))
 	r.lastSeq = e.Seq
+	if len(r.events) > r.opts.MaxEvents {
+		cut := len(r.events) - r.opts.MaxEvents + r.opts.MaxEvents/10
+		r.trimmed += uint64(cut)
+		r.events = append([]event.Event(nil), r.events[cut:]...)
+	}
 }
 
 func (r *Recorder) run(ctx context.Context) {
@@ -115,7 +129,16 @@ func (r *Recorder) run(ctx context.Context) {
 			}
 			r.add(e)
 			if timer == nil {
-				timer = time.NewTimer(r.opts.Debounce)
+				// Rewriting costs in proportion to the session: wait at
+				// least four times the last rewrite, so capture never
+				// takes more than a fifth of the time.
+				wait := r.opts.Debounce
+				r.mu.Lock()
+				if w := 4 * r.took; w > wait {
+					wait = w
+				}
+				r.mu.Unlock()
+				timer = time.NewTimer(wait)
 				fire = timer.C
 			}
 		case <-fire:
@@ -171,7 +194,7 @@ func (r *Recorder) Lost() uint64 {
 func (r *Recorder) Fixture() (*Fixture, error) {
 	r.mu.Lock()
 	evs := append([]event.Event(nil), r.events...)
-	lost := r.lost
+	lost, trimmed := r.lost, r.trimmed
 	r.mu.Unlock()
 	f, err := FromBackend(r.b, evs)
 	if err != nil {
@@ -181,6 +204,9 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 	if lost > 0 {
 		f.Description = fmt.Sprintf("%s (capture lost %d events)", f.Description, lost)
 	}
+	if trimmed > 0 {
+		f.Description = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d)", f.Description, trimmed, r.opts.MaxEvents)
+	}
 	return f, nil
 }
 
@@ -188,6 +214,12 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 func (r *Recorder) Flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	start := time.Now()
+	defer func() {
+		r.mu.Lock()
+		r.took = time.Since(start)
+		r.mu.Unlock()
+	}()
 	f, err := r.Fixture()
 	if err == nil {
 		var data []byte

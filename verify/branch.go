@@ -100,6 +100,12 @@ type Request struct {
 // Decide decides a request against the branch's state without applying
 // it.
 func (b *Branch) Decide(r Request) (firestore.Decision, error) {
+	d, _, err := b.decide(r)
+	return d, err
+}
+
+// decide also returns the decoded document after the write.
+func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
 	path := strings.Trim(r.Path, "/")
 	req := &firestore.AuthzRequest{Database: DB, Method: firestore.Method(r.Method), Path: path, Auth: r.Who,
 		Time: r.Time, Get: b.lookup}
@@ -109,7 +115,7 @@ func (b *Branch) Decide(r Request) (firestore.Decision, error) {
 	if r.After != nil {
 		f, err := firestore.DecodeFields(r.After, DB)
 		if err != nil {
-			return firestore.Decision{}, fmt.Errorf("request data: %w", err)
+			return firestore.Decision{}, nil, fmt.Errorf("request data: %w", err)
 		}
 		req.After = &pb.Document{Name: DB.DocName(path), Fields: f, UpdateTime: timestamppb.New(r.Time)}
 	}
@@ -138,7 +144,17 @@ func (b *Branch) Decide(r Request) (firestore.Decision, error) {
 			return b.docs[p], nil
 		}
 	}
-	return b.rules.Authorize(context.Background(), req), nil
+	return b.rules.Authorize(context.Background(), req), req.After, nil
+}
+
+// putDoc stores an already decoded document (nil deletes).
+func (b *Branch) putDoc(path string, d *pb.Document) {
+	path = strings.Trim(path, "/")
+	if d == nil {
+		delete(b.docs, path)
+		return
+	}
+	b.docs[path] = &pb.Document{Name: d.Name, Fields: d.Fields}
 }
 
 // Write decides a write and, when allowed, applies it (After for create

@@ -331,7 +331,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				req.GetAfter = groupState(events, groups[ev.Group.ID])
 			}
 		}
-		dec, err := br.Decide(req)
+		dec, afterDoc, err := br.decide(req)
 		if err != nil {
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
 				Before: string(ev.Verdict), Explanation: err.Error()})
@@ -339,13 +339,12 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		}
 		now := verdictOf(dec)
 		if isWrite(ev.Method) && now == event.Allow {
-			after := req.After
 			if req.Method == "delete" {
-				after = nil
+				afterDoc = nil
+			} else if afterDoc == nil {
+				afterDoc = &pb.Document{Name: DB.DocName(strings.Trim(ev.Path, "/")), Fields: map[string]*pb.Value{}}
 			}
-			if err := br.Put(ev.Path, after); err != nil {
-				return nil, err
-			}
+			br.putDoc(ev.Path, afterDoc)
 		}
 		if isWrite(ev.Method) && now != ev.Verdict {
 			flipped[strings.Trim(ev.Path, "/")] = true

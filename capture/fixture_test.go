@@ -3,6 +3,9 @@ package capture
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,5 +168,35 @@ func TestRecorderBounded(t *testing.T) {
 	}
 	if len(fx.Events) > 20 || !strings.Contains(fx.Description, "oldest") {
 		t.Fatalf("%d events kept, description %q", len(fx.Events), fx.Description)
+	}
+}
+
+func TestRecorderHandler(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	rec, err := Start(context.Background(), b, filepath.Join(t.TempDir(), "s.json"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
+	srv := httptest.NewServer(rec.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if _, err := Decode(data); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %d %v", resp.StatusCode, err)
+	}
+	resp, _ = http.Post(srv.URL, "application/json", nil)
+	resp.Body.Close()
+	if resp.StatusCode != 405 {
+		t.Fatalf("POST = %d", resp.StatusCode)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -330,4 +331,28 @@ func normalize(e event.Event) event.Event {
 		}
 	}
 	return e
+}
+
+// Handler serves the session so far as a fixture (GET), for the Studio
+// and `pyric capture save --url`. Mount it on the admin plane, e.g. at
+// /__pyric/capture.
+func (r *Recorder) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "GET returns the captured session", http.StatusMethodNotAllowed)
+			return
+		}
+		f, err := r.Fixture()
+		var data []byte
+		if err == nil {
+			data, err = Encode(f)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
+	})
 }

@@ -254,6 +254,14 @@ func TestSessionVerify(t *testing.T) {
 			}
 		}
 	}
+	// capture save keeps a named, valid fixture.
+	cmdSave := exec.Command(bin, "capture", "save", "two-users", "--from", path, "--dir", filepath.Join(dir, "fixtures"))
+	if out, err := cmdSave.CombinedOutput(); err != nil {
+		t.Fatalf("capture save: %v %s", err, out)
+	}
+	if _, code := run("verify", "--fixture", filepath.Join(dir, "fixtures", "two-users.json"), "--rules", same2); code != 0 {
+		t.Fatalf("verify of the saved fixture: exit %d", code)
+	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"schema":"pyric.verify.fixture.v1","events":{}}`), 0o644)
 	if _, code := run("verify", "--fixture", bad, "--rules", cand); code != 2 {

@@ -43,7 +43,9 @@ const firestoreDir = "firestore_export"
 // ExportDir writes the default Firestore database of sb into dir in the
 // Emulator Suite's layout: firebase-export-metadata.json and
 // firestore_export/ (the Datastore export format the official emulator
-// writes). Auth, Realtime Database and Storage are not exported yet.
+// writes), auth_export/ (accounts.json, config.json as firebase-tools'
+// Auth emulator writes them). Realtime Database and Storage are not
+// exported yet.
 func ExportDir(sb *sandbox.Sandbox, dir string) error {
 	db := sb.Database()
 	docs := sb.Firestore().Dump(db)
@@ -100,8 +102,11 @@ func ExportDir(sb *sandbox.Sandbox, dir string) error {
 	if err := writeAtomic(filepath.Join(dir, firestoreDir, overallName), writeLog([][]byte{overall})); err != nil {
 		return err
 	}
+	if err := exportAuth(sb, dir); err != nil {
+		return err
+	}
 	md := ExportMetadata{Version: ExportVersion, Firestore: &ExportEntry{Version: ExportVersion, Path: firestoreDir,
-		MetadataFile: firestoreDir + "/" + overallName}}
+		MetadataFile: firestoreDir + "/" + overallName}, Auth: &ExportEntry{Version: ExportVersion, Path: authDir}}
 	js, _ := json.MarshalIndent(md, "", "  ")
 	return writeAtomic(filepath.Join(dir, "firebase-export-metadata.json"), js)
 }
@@ -140,12 +145,20 @@ func ReadExportDir(dir string, db firestore.DatabaseName) (map[string]map[string
 }
 
 // ImportDir replaces sb's state with an export directory's Firestore
-// documents (what `pyric serve --import DIR` does at start).
+// documents and adds its Auth accounts (what `pyric serve --import DIR`
+// does at start).
 func ImportDir(sb *sandbox.Sandbox, dir string) error {
 	db := sb.Database()
 	docs, err := ReadExportDir(dir, db)
 	if err != nil {
 		return err
+	}
+	authPath := ""
+	if data, err := os.ReadFile(filepath.Join(dir, "firebase-export-metadata.json")); err == nil {
+		var md ExportMetadata
+		if json.Unmarshal(data, &md) == nil && md.Auth != nil && md.Auth.Path != "" && !filepath.IsAbs(md.Auth.Path) && !strings.Contains(md.Auth.Path, "..") {
+			authPath = filepath.Join(dir, md.Auth.Path)
+		}
 	}
 	state := map[string]map[string]any{}
 	for p, f := range docs {
@@ -155,7 +168,13 @@ func ImportDir(sb *sandbox.Sandbox, dir string) error {
 	if err != nil {
 		return err
 	}
-	return sb.LoadSnapshot(snap)
+	if err := sb.LoadSnapshot(snap); err != nil {
+		return err
+	}
+	if authPath != "" {
+		return importAuth(sb, authPath)
+	}
+	return nil
 }
 
 // ExportHandler is the admin endpoint behind `pyric export DIR --url`:

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -225,3 +227,42 @@ func FuzzReadLog(f *testing.F) {
 }
 
 var firestoreDB = firestore.DatabaseName{Project: "p", Database: "(default)"}
+
+func TestAuthExportImport(t *testing.T) {
+	src, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	c := auth.Call{Caller: identity.AdminIdentity(), Project: "demo-x"}
+	if _, err := src.Auth().BatchCreate(c, auth.BatchCreateRequest{Users: []auth.ImportUser{
+		{LocalID: "alice", Email: "alice@example.com", DisplayName: "Alice", CustomAttributes: `{"admin":true}`},
+		{LocalID: "bob", Email: "bob@example.com", Disabled: true},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := ExportDir(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if err := ImportDir(dst, dir); err != nil {
+		t.Fatal(err)
+	}
+	again := t.TempDir()
+	if err := ExportDir(dst, again); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "auth_export", "accounts.json"))
+	b, _ := os.ReadFile(filepath.Join(again, "auth_export", "accounts.json"))
+	if !bytes.Contains(a, []byte(`"alice@example.com"`)) || !bytes.Contains(a, []byte(`identitytoolkit#DownloadAccountResponse`)) {
+		t.Fatalf("accounts.json:\n%s", a)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatalf("auth round trip differs:\n%s\n---\n%s", a, b)
+	}
+}

@@ -1,0 +1,293 @@
+// Package capture records a pyric session as a verify fixture
+// (schema pyric.verify.fixture.v1): the session's events and, per
+// service, the rules source in force and the final state. A Recorder
+// subscribes to the sandbox's event bus and rewrites the fixture file
+// atomically (temp file + rename) shortly after every change, so the file
+// on disk always parses and, after a kill, holds the session up to the
+// last flush. Decode validates a fixture with precise errors.
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pyric/pyric/event"
+)
+
+// Schema is the fixture schema this package writes and reads.
+const Schema = "pyric.verify.fixture.v1"
+
+// Rules formats of the services.
+const (
+	FormatFirestore = "firestore.rules"
+	FormatStorage   = "storage.rules"
+	FormatDatabase  = "rtdb.rules.json"
+)
+
+// Fixture is a captured session.
+type Fixture struct {
+	Schema      string                  `json:"schema"`
+	Description string                  `json:"description,omitempty"`
+	CreatedAt   string                  `json:"createdAt,omitempty"`
+	CapturedBy  string                  `json:"capturedBy,omitempty"`
+	Events      []event.Event           `json:"events"`
+	Services    map[string]*ServiceData `json:"services"`
+}
+
+// ServiceData is one service's rules and final state.
+type ServiceData struct {
+	Rules *Rules `json:"rules,omitempty"`
+	// State is the service's snapshot state (the sandbox snapshot's
+	// per-service JSON; Firestore's is {"documents": {path: fields}}).
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// Rules is a rules source as captured.
+type Rules struct {
+	Format string `json:"format"`
+	Name   string `json:"name,omitempty"`
+	Source string `json:"source,omitempty"`
+	// JSON is the RTDB rules document (format rtdb.rules.json).
+	JSON json.RawMessage `json:"json,omitempty"`
+}
+
+// Error is a fixture that does not follow the schema.
+type Error struct {
+	Path string // where in the fixture, e.g. fixture.events[3].kind
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return "invalid fixture: " + e.Msg
+	}
+	return "invalid fixture: " + e.Path + " " + e.Msg
+}
+
+// ErrInvalid matches every *Error with errors.Is.
+var ErrInvalid = errors.New("invalid fixture")
+
+// Is reports ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+var validKinds = map[event.Kind]bool{event.KindRequest: true, event.KindCommit: true, event.KindListener: true,
+	event.KindMutation: true, event.KindBoundary: true}
+
+var validVerdicts = map[event.Verdict]bool{event.Allow: true, event.Deny: true, event.Bypassed: true,
+	event.Unsupported: true, event.Error: true}
+
+// Decode parses and validates a fixture.
+func Decode(data []byte) (*Fixture, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, &Error{Msg: "is empty"}
+	}
+	if data[0] != '{' {
+		return nil, &Error{Msg: "must be a JSON object"}
+	}
+	// A first pass into raw parts, so structural mistakes name the field.
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, &Error{Msg: "is not valid JSON: " + jsonErr(err, data)}
+	}
+	var schema string
+	if s, ok := raw["schema"]; !ok || json.Unmarshal(s, &schema) != nil || schema != Schema {
+		return nil, &Error{Path: "fixture.schema", Msg: fmt.Sprintf("must be %q", Schema)}
+	}
+	ev, ok := raw["events"]
+	if !ok || len(ev) == 0 || ev[0] != '[' {
+		return nil, &Error{Path: "fixture.events", Msg: "must be an array"}
+	}
+	var rawEvents []json.RawMessage
+	if err := json.Unmarshal(ev, &rawEvents); err != nil {
+		return nil, &Error{Path: "fixture.events", Msg: "must be an array: " + err.Error()}
+	}
+	f := &Fixture{Schema: schema, Events: make([]event.Event, 0, len(rawEvents)), Services: map[string]*ServiceData{}}
+	for _, k := range []string{"description", "createdAt", "capturedBy"} {
+		if v, ok := raw[k]; ok {
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, &Error{Path: "fixture." + k, Msg: "must be a string"}
+			}
+			switch k {
+			case "description":
+				f.Description = s
+			case "createdAt":
+				f.CreatedAt = s
+			default:
+				f.CapturedBy = s
+			}
+		}
+	}
+	var lastSeq uint64
+	for i, r := range rawEvents {
+		at := fmt.Sprintf("fixture.events[%d]", i)
+		if len(r) == 0 || r[0] != '{' {
+			return nil, &Error{Path: at, Msg: "must be an object"}
+		}
+		var e event.Event
+		if err := unmarshalNumbers(r, &e); err != nil {
+			return nil, &Error{Path: at, Msg: "does not follow the event schema: " + err.Error()}
+		}
+		if err := validateEvent(&e, at); err != nil {
+			return nil, err
+		}
+		if e.Seq != 0 {
+			if e.Seq <= lastSeq {
+				return nil, &Error{Path: at + ".seq", Msg: fmt.Sprintf("must increase (%d after %d)", e.Seq, lastSeq)}
+			}
+			lastSeq = e.Seq
+		}
+		f.Events = append(f.Events, e)
+	}
+	if sv, ok := raw["services"]; ok && string(sv) != "null" {
+		if sv[0] != '{' {
+			return nil, &Error{Path: "fixture.services", Msg: "must be an object"}
+		}
+		var svcs map[string]json.RawMessage
+		if err := json.Unmarshal(sv, &svcs); err != nil {
+			return nil, &Error{Path: "fixture.services", Msg: "must be an object: " + err.Error()}
+		}
+		for name, r := range svcs {
+			at := "fixture.services." + name
+			if len(r) == 0 || r[0] != '{' {
+				return nil, &Error{Path: at, Msg: "must be an object"}
+			}
+			var sd ServiceData
+			if err := json.Unmarshal(r, &sd); err != nil {
+				return nil, &Error{Path: at, Msg: "must be {rules?, state?}: " + err.Error()}
+			}
+			if sd.Rules != nil {
+				if err := validateRules(name, sd.Rules, at+".rules"); err != nil {
+					return nil, err
+				}
+			}
+			if name == "firestore" && len(sd.State) > 0 && string(sd.State) != "null" {
+				var st struct {
+					Documents map[string]map[string]any `json:"documents"`
+				}
+				if err := unmarshalNumbers(sd.State, &st); err != nil {
+					return nil, &Error{Path: at + ".state", Msg: "must be {documents: {path: fields}}: " + err.Error()}
+				}
+				for p := range st.Documents {
+					if strings.Count(strings.Trim(p, "/"), "/")%2 != 1 {
+						return nil, &Error{Path: at + ".state.documents", Msg: fmt.Sprintf("key %q is not a document path", p)}
+					}
+				}
+			}
+			f.Services[name] = &sd
+		}
+	}
+	return f, nil
+}
+
+func validateRules(svc string, r *Rules, at string) error {
+	want := map[string]string{"firestore": FormatFirestore, "storage": FormatStorage, "database": FormatDatabase, "rtdb": FormatDatabase}[svc]
+	if r.Format == "" {
+		return &Error{Path: at + ".format", Msg: "is missing"}
+	}
+	if want != "" && r.Format != want {
+		return &Error{Path: at + ".format", Msg: fmt.Sprintf("must be %q for %s, not %q", want, svc, r.Format)}
+	}
+	if r.Format == FormatDatabase && r.Source == "" && len(r.JSON) == 0 {
+		return &Error{Path: at, Msg: "must carry json or source"}
+	}
+	return nil
+}
+
+func validateEvent(e *event.Event, at string) error {
+	if e.Kind == "" {
+		return &Error{Path: at + ".kind", Msg: "is missing"}
+	}
+	if !validKinds[e.Kind] {
+		return &Error{Path: at + ".kind", Msg: fmt.Sprintf("%q is not an event kind (request, commit, listener, mutation, boundary)", e.Kind)}
+	}
+	switch e.Kind {
+	case event.KindRequest:
+		if e.Request == nil || e.Verdict == "" {
+			return &Error{Path: at + ".verdict", Msg: "is missing on a request event"}
+		}
+		if !validVerdicts[e.Verdict] {
+			return &Error{Path: at + ".verdict", Msg: fmt.Sprintf("%q is not a verdict (allow, deny, bypassed, unsupported, error)", e.Verdict)}
+		}
+		if e.Method == "" {
+			return &Error{Path: at + ".method", Msg: "is missing on a request event"}
+		}
+	case event.KindCommit:
+		if e.Path == "" {
+			return &Error{Path: at + ".path", Msg: "is missing on a commit event"}
+		}
+		if e.Commit == nil {
+			e.Commit = &event.Commit{}
+		}
+		if e.Commit.Before != nil {
+			if _, ok := e.Commit.Before.(map[string]any); !ok {
+				return &Error{Path: at + ".before", Msg: "must be an object or null"}
+			}
+		}
+		if e.Commit.After != nil {
+			if _, ok := e.Commit.After.(map[string]any); !ok {
+				return &Error{Path: at + ".after", Msg: "must be an object or null"}
+			}
+		}
+	}
+	switch e.Identity.Lens {
+	case "", event.LensAdmin, event.LensUser, event.LensUnauthenticated:
+	default:
+		return &Error{Path: at + ".identity.lens", Msg: fmt.Sprintf("%q is not a lens (admin, user, unauthenticated)", e.Identity.Lens)}
+	}
+	if e.Identity.Lens == event.LensUser && e.Identity.UID == "" {
+		return &Error{Path: at + ".identity.uid", Msg: "is missing for a user identity"}
+	}
+	return nil
+}
+
+// unmarshalNumbers decodes keeping numbers exact (json.Number), so
+// integers stay integers beyond 2^53 and 1 stays distinct from 1.0.
+func unmarshalNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// jsonErr renders a JSON syntax error with its line and column.
+func jsonErr(err error, data []byte) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off := int(se.Offset)
+		if off > len(data) {
+			off = len(data)
+		}
+		line := 1 + bytes.Count(data[:off], []byte("\n"))
+		col := off - bytes.LastIndexByte(data[:off], '\n')
+		return fmt.Sprintf("%v at line %d, column %d", err, line, col)
+	}
+	return err.Error()
+}
+
+// Encode writes a fixture as indented JSON.
+func Encode(f *Fixture) ([]byte, error) {
+	if f.Events == nil {
+		f.Events = []event.Event{}
+	}
+	if f.Services == nil {
+		f.Services = map[string]*ServiceData{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

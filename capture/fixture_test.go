@@ -1,0 +1,202 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+)
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{``, "invalid fixture: is empty"},
+		{`[]`, "invalid fixture: must be a JSON object"},
+		{`{"schema":`, "is not valid JSON"},
+		{`{"events":[]}`, `fixture.schema must be "pyric.verify.fixture.v1"`},
+		{`{"schema":"pyric.verify.fixture.v2","events":[]}`, `fixture.schema must be`},
+		{`{"schema":"pyric.verify.fixture.v1"}`, "fixture.events must be an array"},
+		{`{"schema":"pyric.verify.fixture.v1","events":{}}`, "fixture.events must be an array"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[1]}`, "fixture.events[0] must be an object"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{}]}`, "fixture.events[0].kind is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"nope"}]}`, `fixture.events[0].kind "nope" is not an event kind`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","method":"get"}]}`, "fixture.events[0].verdict is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","method":"get","verdict":"maybe"}]}`, `"maybe" is not a verdict`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","verdict":"allow"}]}`, "fixture.events[0].method is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit"}]}`, "fixture.events[0].path is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","path":"a/b","after":3}]}`, "fixture.events[0].after must be an object or null"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","method":"get","verdict":"allow","identity":{"lens":"user"}}]}`, "fixture.events[0].identity.uid is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"seq":2,"kind":"boundary"},{"seq":2,"kind":"boundary"}]}`, "fixture.events[1].seq must increase"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":[]}`, "fixture.services must be an object"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"rules":{"format":"storage.rules"}}}}`, `fixture.services.firestore.rules.format must be "firestore.rules"`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":{"a":{}}}}}}`, `key "a" is not a document path`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":[]}}}}`, "fixture.services.firestore.state must be"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"description":5}`, "fixture.description must be a string"},
+	}
+	for _, c := range cases {
+		_, err := Decode([]byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("Decode(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+	f, err := Decode([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"seq":1,"kind":"commit","service":"firestore","path":"a/b","after":{"n":9007199254740993}}],"services":{"firestore":{"rules":{"format":"firestore.rules","source":"x"},"state":{"documents":{"a/b":{"n":1}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Events[0].Commit.After.(map[string]any)["n"]; n == nil || n.(interface{ String() string }).String() != "9007199254740993" {
+		t.Errorf("integers must stay exact: %v", n)
+	}
+	out, err := Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(out); err != nil {
+		t.Fatalf("encode/decode round trip: %v\n%s", err, out)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[]}`))
+	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"seq":1,"kind":"request","method":"create","path":"a/b","verdict":"deny","identity":{"lens":"user","uid":"u"},"resource":{"exists":false}}],"services":{"firestore":{"state":{"documents":{"a/b":{}}}}}}`))
+	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","path":"a/b","before":null,"after":{"x":{"__type":"timestamp","seconds":1,"nanos":2}},"sentinels":[{"field":"x","kind":"serverTimestamp"}]}]}`))
+	f.Add([]byte(`{"schema":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fx, err := Decode(data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		out, err := Encode(fx)
+		if err != nil {
+			t.Fatalf("a decoded fixture does not encode: %v", err)
+		}
+		if _, err := Decode(out); err != nil {
+			t.Fatalf("re-decoding an encoded fixture: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestRecorderAlwaysValid writes through a running backend and checks the
+// file on disk parses after every flush, and that the final fixture holds
+// every event and the final state.
+func TestRecorderAlwaysValid(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "s", "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{Debounce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("no fixture written at start: %v", err)
+	}
+	fs := b.Sandbox.Admin().Firestore()
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		if err := fs.SetDocument(ctx, "c/d"+string(rune('a'+i%26)), map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(data); err != nil {
+			t.Fatalf("fixture on disk does not parse after write %d: %v", i, err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	for _, e := range fx.Events {
+		if e.Kind == "commit" {
+			commits++
+		}
+	}
+	if commits != 50 {
+		t.Errorf("captured %d commits, want 50", commits)
+	}
+	if st := fx.Services["firestore"]; st == nil || !strings.Contains(string(st.State), `"c/dx"`) {
+		t.Errorf("final state missing: %+v", st)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestRecorderBounded(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{MaxEvents: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fx.Events) > 20 || !strings.Contains(fx.Description, "oldest") {
+		t.Fatalf("%d events kept, description %q", len(fx.Events), fx.Description)
+	}
+}
+
+func TestRecorderHandler(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	rec, err := Start(context.Background(), b, filepath.Join(t.TempDir(), "s.json"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
+	srv := httptest.NewServer(rec.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if _, err := Decode(data); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %d %v", resp.StatusCode, err)
+	}
+	resp, _ = http.Post(srv.URL, "application/json", nil)
+	resp.Body.Close()
+	if resp.StatusCode != 405 {
+		t.Fatalf("POST = %d", resp.StatusCode)
+	}
+}

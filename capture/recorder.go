@@ -1,0 +1,358 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
+)
+
+// Options configure a Recorder.
+type Options struct {
+	// Debounce is how long after a change the fixture is rewritten
+	// (default 100ms): a burst of events costs one write.
+	Debounce time.Duration
+	// Description and CapturedBy go into the fixture's header.
+	Description string
+	CapturedBy  string
+	// MaxEvents bounds the events kept (default 100,000): past it the
+	// oldest tenth is dropped, which leaves a valid, shorter session (the
+	// replay starts from the state the remaining events found).
+	MaxEvents int
+	// Buffer is the subscription's buffer (default 4096); events missed
+	// when it overflows are recovered from the bus's history when still
+	// kept there.
+	Buffer int
+}
+
+// Recorder writes the running session to a fixture file.
+type Recorder struct {
+	b    *backend.Backend
+	path string
+	opts Options
+	sub  *event.Subscription
+
+	flushMu sync.Mutex // one flush at a time, so files land in order
+	mu      sync.Mutex
+	events  []event.Event
+	lastSeq uint64
+	lost    uint64
+	trimmed uint64        // oldest events dropped past MaxEvents
+	took    time.Duration // how long the last flush took
+	err     error
+	created string
+
+	done chan struct{}
+	stop chan struct{}
+	once sync.Once
+}
+
+// Start subscribes to b's events and keeps path a valid fixture of the
+// session (events from the bus's history onwards) until ctx ends or Close
+// is called. The file is written once before Start returns.
+func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (*Recorder, error) {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 100 * time.Millisecond
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 4096
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 100000
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	bus := b.Sandbox.Events()
+	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer),
+		created: b.Sandbox.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
+	for _, e := range bus.History() {
+		r.add(e)
+	}
+	if err := r.Flush(); err != nil {
+		r.sub.Close()
+		return nil, err
+	}
+	go r.run(ctx)
+	return r, nil
+}
+
+func (r *Recorder) add(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Kind == event.KindGap {
+		// Recover what the bus still keeps; count the rest as lost.
+		got := r.b.Sandbox.Events().Since(r.lastSeq, 0)
+		for _, g := range got {
+			if g.Seq >= e.Seq {
+				break
+			}
+			r.events = append(r.events, normalize(g))
+			r.lastSeq = g.Seq
+		}
+		if r.lastSeq+1 < e.Seq {
+			r.lost += e.Seq - 1 - r.lastSeq
+		}
+		return
+	}
+	if e.Seq <= r.lastSeq {
+		return
+	}
+	r.events = append(r.events, normalize(e))
+	r.lastSeq = e.Seq
+	if len(r.events) > r.opts.MaxEvents {
+		cut := len(r.events) - r.opts.MaxEvents + r.opts.MaxEvents/10
+		r.trimmed += uint64(cut)
+		r.events = append([]event.Event(nil), r.events[cut:]...)
+	}
+}
+
+func (r *Recorder) run(ctx context.Context) {
+	defer close(r.done)
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case e, ok := <-r.sub.Events():
+			if !ok {
+				r.Flush()
+				return
+			}
+			r.add(e)
+			if timer == nil {
+				// Rewriting costs in proportion to the session: wait at
+				// least four times the last rewrite, so capture never
+				// takes more than a fifth of the time.
+				wait := r.opts.Debounce
+				r.mu.Lock()
+				if w := 4 * r.took; w > wait {
+					wait = w
+				}
+				r.mu.Unlock()
+				timer = time.NewTimer(wait)
+				fire = timer.C
+			}
+		case <-fire:
+			timer, fire = nil, nil
+			r.Flush()
+		case <-ctx.Done():
+			r.drain()
+			r.Flush()
+			return
+		case <-r.stop:
+			r.drain()
+			r.Flush()
+			return
+		}
+	}
+}
+
+// drain takes what the subscription already delivered.
+func (r *Recorder) drain() {
+	for {
+		select {
+		case e, ok := <-r.sub.Events():
+			if !ok {
+				return
+			}
+			r.add(e)
+		default:
+			return
+		}
+	}
+}
+
+// Close stops recording and writes the final fixture. Call it before the
+// backend shuts down so the final state is captured.
+func (r *Recorder) Close() error {
+	r.once.Do(func() { close(r.stop) })
+	<-r.done
+	r.sub.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Lost is the number of events that overflowed the subscription and had
+// already left the bus's history.
+func (r *Recorder) Lost() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lost
+}
+
+// Fixture builds the fixture of the session so far.
+func (r *Recorder) Fixture() (*Fixture, error) {
+	r.mu.Lock()
+	evs := append([]event.Event(nil), r.events...)
+	lost, trimmed := r.lost, r.trimmed
+	r.mu.Unlock()
+	f, err := FromBackend(r.b, evs)
+	if err != nil {
+		return nil, err
+	}
+	f.CreatedAt, f.CapturedBy, f.Description = r.created, r.opts.CapturedBy, r.opts.Description
+	if lost > 0 {
+		f.Description = fmt.Sprintf("%s (capture lost %d events)", f.Description, lost)
+	}
+	if trimmed > 0 {
+		f.Description = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d)", f.Description, trimmed, r.opts.MaxEvents)
+	}
+	return f, nil
+}
+
+// Flush writes the fixture now (atomically).
+func (r *Recorder) Flush() error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	start := time.Now()
+	defer func() {
+		r.mu.Lock()
+		r.took = time.Since(start)
+		r.mu.Unlock()
+	}()
+	f, err := r.Fixture()
+	if err == nil {
+		var data []byte
+		if data, err = Encode(f); err == nil {
+			err = WriteFileAtomic(r.path, data)
+		}
+	}
+	r.mu.Lock()
+	r.err = err
+	r.mu.Unlock()
+	return err
+}
+
+// FromBackend is the fixture of b's current state with the given events:
+// each service's snapshot state, and the rules of the services that have
+// rules.
+func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
+	snap, err := b.Sandbox.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	var s struct {
+		Services map[string]json.RawMessage `json:"services"`
+	}
+	if err := json.Unmarshal(snap, &s); err != nil {
+		return nil, fmt.Errorf("capture: snapshot: %w", err)
+	}
+	f := &Fixture{Schema: Schema, Events: events, Services: map[string]*ServiceData{}}
+	for name, st := range s.Services {
+		f.Services[name] = &ServiceData{State: st}
+	}
+	formats := map[string]string{backend.Firestore: FormatFirestore, backend.Storage: FormatStorage, "database": FormatDatabase}
+	for svc, format := range formats {
+		rl := b.Rules(svc)
+		if rl == nil {
+			continue
+		}
+		name, text, ok := rl.Base()
+		if !ok {
+			continue
+		}
+		sd := f.Services[svc]
+		if sd == nil {
+			sd = &ServiceData{}
+			f.Services[svc] = sd
+		}
+		sd.Rules = &Rules{Format: format, Name: name, Source: text}
+		if format == FormatDatabase && json.Valid([]byte(text)) {
+			sd.Rules.JSON = json.RawMessage(text)
+		}
+	}
+	return f, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the
+// same directory, synced, then renamed over path: readers see the old
+// file or the new one, never a torn one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// normalize gives queries carried as protobuf messages their protojson
+// form, the standard JSON a fixture keeps. Payloads are copied, never
+// changed in place: other subscribers share them.
+func normalize(e event.Event) event.Event {
+	if l := e.Listener; l != nil && l.Target != nil {
+		if m, ok := l.Target.Query.(proto.Message); ok {
+			if b, err := protojson.Marshal(m); err == nil {
+				lc, tc := *l, *l.Target
+				tc.Query = json.RawMessage(b)
+				lc.Target = &tc
+				e.Listener = &lc
+			}
+		}
+	}
+	if rq := e.Request; rq != nil && rq.Seen != nil {
+		if m, ok := rq.Seen.Query.(proto.Message); ok {
+			if b, err := protojson.Marshal(m); err == nil {
+				rc, sc := *rq, *rq.Seen
+				sc.Query = json.RawMessage(b)
+				rc.Seen = &sc
+				e.Request = &rc
+			}
+		}
+	}
+	return e
+}
+
+// Handler serves the session so far as a fixture (GET), for the Studio
+// and `pyric capture save --url`. Mount it on the admin plane, e.g. at
+// /__pyric/capture.
+func (r *Recorder) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "GET returns the captured session", http.StatusMethodNotAllowed)
+			return
+		}
+		f, err := r.Fixture()
+		var data []byte
+		if err == nil {
+			data, err = Encode(f)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
+	})
+}

@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/verify"
+)
+
+func init() {
+	register(command{
+		path:    "verify",
+		args:    "[--fixture F] --rules CANDIDATE [--database-rules F] [--storage-rules F] [--format text|json|junit] [--derive-cases FILE]",
+		summary: "replay a captured session against candidate rules and report what would break",
+		run:     runVerify,
+	})
+}
+
+// defaultFixture is where `pyric serve` captures by default.
+var defaultFixture = filepath.Join(".pyric", "last-session.json")
+
+func runVerify(_ context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("verify", stdio)
+	fixture := fs.String("fixture", defaultFixture, "the captured session (schema pyric.verify.fixture.v1)")
+	rulesPath := fs.String("rules", "", "candidate firestore.rules (default: the rules captured in the fixture)")
+	dbRules := fs.String("database-rules", "", "candidate database.rules.json (Realtime Database sessions are not replayed yet)")
+	stRules := fs.String("storage-rules", "", "candidate storage.rules (Storage sessions are not replayed yet)")
+	format := fs.String("format", "text", "output format: text, json or junit")
+	derive := fs.String("derive-cases", "", "write the session as `pyric firestore rules simulate` input to this file (- for stdout) instead of verifying")
+	pos, ok := parseFlags(fs, args)
+	if !ok {
+		return exitError
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stdio.Err, "pyric verify: unexpected argument %q\n", pos[0])
+		return exitError
+	}
+	switch *format {
+	case "text", "json", "junit":
+	default:
+		fmt.Fprintf(stdio.Err, "pyric verify: --format %q: must be text, json or junit\n", *format)
+		return exitError
+	}
+	data, err := os.ReadFile(*fixture)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
+		return exitError
+	}
+	f, err := capture.Decode(data)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", *fixture, err)
+		return exitError
+	}
+	var opts verify.Options
+	if *rulesPath != "" {
+		file, err := readSource(*rulesPath)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
+			return exitError
+		}
+		opts.FirestoreRules = file
+	}
+	for flag, path := range map[string]string{"--database-rules": *dbRules, "--storage-rules": *stRules} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", flag, err)
+			return exitError
+		}
+		fmt.Fprintf(stdio.Err, "pyric verify: %s: replaying Realtime Database and Storage sessions is not supported yet; only Firestore is verified\n", flag)
+	}
+	if *derive != "" {
+		src := ""
+		if opts.FirestoreRules != nil {
+			src = opts.FirestoreRules.Text
+		} else if sd := f.Services["firestore"]; sd != nil && sd.Rules != nil {
+			src = sd.Rules.Source
+		}
+		out, _ := json.MarshalIndent(verify.DeriveCases(f, src), "", "  ")
+		out = append(out, '\n')
+		if *derive == "-" {
+			stdio.Out.Write(out)
+			return exitOK
+		}
+		if err := capture.WriteFileAtomic(*derive, out); err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	res, err := verify.Run(f, opts)
+	if err != nil {
+		var re *verify.RulesError
+		if errors.As(err, &re) {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
+		} else {
+			fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", *fixture, err)
+		}
+		return exitError
+	}
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(res)
+	case "junit":
+		writeJUnit(stdio.Out, res)
+	default:
+		writeVerifyText(stdio.Out, res)
+	}
+	if !res.OK {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func writeVerifyText(w io.Writer, res *verify.Result) {
+	for _, name := range sortedKeys(res.Services) {
+		s := res.Services[name]
+		status := "ok"
+		if !s.OK {
+			status = "FAILED"
+		}
+		fmt.Fprintf(w, "%s: %s (%d requests re-decided, %d divergences)\n", name, status, s.CheckedEvents, len(s.Divergences))
+		for _, d := range s.Divergences {
+			switch d.Kind {
+			case verify.StateDrift, verify.ExpectedDrift:
+				fmt.Fprintf(w, "  %s %s: captured %s, replayed %s", d.Kind, d.Path, jsonText(d.Before), jsonText(d.After))
+				if d.Drift != "" {
+					fmt.Fprintf(w, " (%s)", d.Drift)
+				}
+				fmt.Fprintln(w)
+			default:
+				uid := d.UID
+				if uid == "" {
+					uid = "-"
+				}
+				fmt.Fprintf(w, "  %s %s %s %s uid=%s: %v -> %v\n", d.Kind, d.EventID, d.Method, d.Path, uid, d.Before, d.After)
+			}
+			if d.Explanation != "" {
+				fmt.Fprintf(w, "    %s\n", d.Explanation)
+			}
+		}
+	}
+	if res.OK {
+		fmt.Fprintln(w, "verify: ok")
+	} else {
+		fmt.Fprintln(w, "verify: FAILED")
+	}
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name    string        `xml:"name,attr"`
+	Class   string        `xml:"classname,attr"`
+	Failure *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+func writeJUnit(w io.Writer, res *verify.Result) {
+	var out junitSuites
+	for _, name := range sortedKeys(res.Services) {
+		s := res.Services[name]
+		suite := junitSuite{Name: "pyric verify " + name}
+		suite.Cases = append(suite.Cases, junitCase{Name: fmt.Sprintf("%d requests re-decided", s.CheckedEvents), Class: name})
+		for _, d := range s.Divergences {
+			c := junitCase{Name: fmt.Sprintf("%s %s %s", d.Kind, d.Method, d.Path), Class: name}
+			if d.Kind != verify.ExpectedDrift {
+				c.Failure = &junitFailure{Message: d.Explanation, Type: d.Kind,
+					Text: fmt.Sprintf("event %s uid %s: %s -> %s", d.EventID, d.UID, jsonText(d.Before), jsonText(d.After))}
+				suite.Failures++
+			}
+			suite.Cases = append(suite.Cases, c)
+		}
+		suite.Tests = len(suite.Cases)
+		out.Suites = append(out.Suites, suite)
+	}
+	io.WriteString(w, xml.Header)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	enc.Encode(out)
+	io.WriteString(w, "\n")
+}

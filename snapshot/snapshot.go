@@ -1,0 +1,185 @@
+// Package snapshot saves and loads a pyric's whole state: offline on a
+// data directory (SaveDir, LoadDir), online through an admin endpoint
+// (Handler), and seeds a new data directory from a snapshot or a simple
+// {"collection/doc": fields} map (Seed). Snapshots are the sandbox's
+// {"version": 3, "services": {...}} format.
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/sandbox"
+)
+
+// MaxSize bounds a snapshot read by Handler (256 MiB).
+const MaxSize = 256 << 20
+
+// ErrSeed is a seed file that is neither a snapshot nor a document map.
+var ErrSeed = errors.New("invalid seed")
+
+// open opens a data directory's sandbox with every built-in service.
+func open(dir string) (*sandbox.Sandbox, error) {
+	return sandbox.Open(sandbox.Options{DataDir: dir, Services: backend.Services(&backend.Options{})})
+}
+
+// SaveDir returns the snapshot of the state kept in a data directory (the
+// server must not be running on it: the store is locked while it is).
+func SaveDir(dir string) ([]byte, error) {
+	if _, err := os.Stat(filepath.Join(dir, "pyric.db")); err != nil {
+		return nil, fmt.Errorf("snapshot: %s holds no pyric state (no pyric.db)", dir)
+	}
+	sb, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.Close()
+	return sb.Snapshot()
+}
+
+// LoadDir replaces the state of a data directory (created if new) with a
+// snapshot; on error the previous state stays.
+func LoadDir(dir string, data []byte) error {
+	sb, err := open(dir)
+	if err != nil {
+		return err
+	}
+	if err := sb.LoadSnapshot(data); err != nil {
+		sb.Close()
+		return err
+	}
+	return sb.Close()
+}
+
+// IsNew reports whether a data directory holds no state yet (what
+// `pyric serve --seed` checks before seeding).
+func IsNew(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "pyric.db"))
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// Seed applies a seed file to a sandbox: a snapshot (an object with a
+// "version" key) replaces the state; otherwise the file must map document
+// paths to fields ({"users/alice": {"name": "Alice"}}), written as the
+// admin. Call it only when the data directory is new.
+func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
+	var probe map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&probe); err != nil {
+		return fmt.Errorf("%w: must be a JSON object: %v", ErrSeed, err)
+	}
+	if _, ok := probe["version"]; ok {
+		return sb.LoadSnapshot(data)
+	}
+	paths := make([]string, 0, len(probe))
+	for p := range probe {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	docs := make(map[string]map[string]any, len(paths))
+	for _, p := range paths {
+		clean := strings.Trim(p, "/")
+		if clean == "" || strings.Count(clean, "/")%2 != 1 || strings.Contains(clean, "//") {
+			return fmt.Errorf("%w: key %q is not a document path (collection/doc)", ErrSeed, p)
+		}
+		var fields map[string]any
+		d := json.NewDecoder(bytes.NewReader(probe[p]))
+		d.UseNumber()
+		if err := d.Decode(&fields); err != nil || fields == nil {
+			return fmt.Errorf("%w: %q: the document's fields must be a JSON object", ErrSeed, p)
+		}
+		docs[clean] = fields
+	}
+	fs := sb.Admin().Firestore()
+	for _, p := range paths {
+		if err := fs.SetDocument(ctx, strings.Trim(p, "/"), docs[strings.Trim(p, "/")]); err != nil {
+			return fmt.Errorf("%w: %q: %v", ErrSeed, p, err)
+		}
+	}
+	return nil
+}
+
+// Prepare is what `pyric serve` calls before starting on a data
+// directory: with fresh, the directory's state is discarded; then, when
+// seedFile is set and the directory is new, the seed is applied. dir ""
+// (in memory) always seeds.
+func Prepare(ctx context.Context, dir, seedFile string, fresh bool) error {
+	if dir != "" && fresh {
+		if err := os.Remove(filepath.Join(dir, "pyric.db")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--fresh: %w", err)
+		}
+	}
+	if seedFile == "" || (dir != "" && !IsNew(dir)) {
+		return nil
+	}
+	if dir == "" {
+		return nil // in memory: call Seed on the running sandbox instead
+	}
+	data, err := os.ReadFile(seedFile)
+	if err != nil {
+		return fmt.Errorf("--seed: %w", err)
+	}
+	sb, err := open(dir)
+	if err != nil {
+		return err
+	}
+	if err := Seed(ctx, sb, data); err != nil {
+		sb.Close()
+		os.Remove(filepath.Join(dir, "pyric.db"))
+		return fmt.Errorf("--seed %s: %w", seedFile, err)
+	}
+	return sb.Close()
+}
+
+// Handler is the admin endpoint: GET returns the snapshot, PUT (or POST)
+// with a snapshot body replaces the state (400 for a bad snapshot, the
+// state unchanged). Mount it on the admin plane, e.g. at
+// /__pyric/snapshot.
+func Handler(sb *sandbox.Sandbox) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			data, err := sb.Snapshot()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(data)
+		case http.MethodPut, http.MethodPost:
+			data, err := io.ReadAll(io.LimitReader(r.Body, MaxSize+1))
+			if err != nil {
+				http.Error(w, "reading the snapshot: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			if len(data) > MaxSize {
+				http.Error(w, fmt.Sprintf("snapshot exceeds %d bytes", MaxSize), http.StatusRequestEntityTooLarge)
+				return
+			}
+			if err := sb.LoadSnapshot(data); err != nil {
+				status := http.StatusInternalServerError
+				if errors.Is(err, sandbox.ErrSnapshot) {
+					status = http.StatusBadRequest
+				}
+				http.Error(w, err.Error(), status)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"ok":true}`+"\n")
+		default:
+			w.Header().Set("Allow", "GET, PUT, POST")
+			http.Error(w, "use GET to save and PUT to load a snapshot", http.StatusMethodNotAllowed)
+		}
+	})
+}

@@ -1,0 +1,495 @@
+// Package verify replays a captured session (a capture.Fixture) against
+// candidate rules and reports what would change: requests whose verdict
+// flips (now-denied, now-allowed), documents whose final state differs
+// (state-drift), requests the replay cannot decide (unsupported) and
+// differences that are expected (expected-drift: sentinel, time and
+// auto-id effects). It also derives simulator cases from a session and
+// suggests the composite indexes its queries need. The replay runs on a
+// Branch (branch.go), an in-memory fork of the Firestore state with its
+// own rules, which the Studio can use directly.
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+)
+
+// Divergence kinds.
+const (
+	NowDenied     = "now-denied"
+	NowAllowed    = "now-allowed"
+	StateDrift    = "state-drift"
+	Unsupported   = "unsupported"
+	ExpectedDrift = "expected-drift"
+)
+
+// Divergence is one difference the replay found.
+type Divergence struct {
+	Kind    string `json:"kind"`
+	EventID string `json:"eventId,omitempty"`
+	Method  string `json:"method,omitempty"`
+	Path    string `json:"path,omitempty"`
+	UID     string `json:"uid,omitempty"`
+	// Before and After are the old and new verdicts (now-denied,
+	// now-allowed) or the captured and replayed values (state-drift).
+	Before      any    `json:"before"`
+	After       any    `json:"after"`
+	Explanation string `json:"explanation,omitempty"`
+	// Drift names an expected drift: sentinel-drift, time-drift,
+	// autoid-alias.
+	Drift string `json:"drift,omitempty"`
+}
+
+// ServiceResult is one service's verdict.
+type ServiceResult struct {
+	OK bool `json:"ok"`
+	// CheckedEvents is the number of client requests re-decided.
+	CheckedEvents int          `json:"checkedEvents"`
+	Divergences   []Divergence `json:"divergences"`
+}
+
+// Result is the whole verdict, in the original's JSON shape.
+type Result struct {
+	OK       bool                      `json:"ok"`
+	Services map[string]*ServiceResult `json:"services"`
+}
+
+// Options are the candidate rules.
+type Options struct {
+	// FirestoreRules is the candidate firestore.rules (nil: the rules
+	// captured in the fixture).
+	FirestoreRules *source.File
+}
+
+// RulesError is a candidate that does not compile.
+type RulesError struct {
+	File  string
+	Diags source.Diagnostics
+}
+
+func (e *RulesError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s does not compile:", e.File)
+	for _, d := range e.Diags {
+		if d.Severity == source.Error {
+			fmt.Fprintf(&b, "\n  %s:%s", e.File, d)
+		}
+	}
+	return b.String()
+}
+
+// Run replays the fixture's Firestore events against the candidate rules.
+// It fails only for bad input (rules that don't compile, a fixture whose
+// state cannot be decoded); everything else is a divergence.
+func Run(f *capture.Fixture, opts Options) (*Result, error) {
+	res := &Result{OK: true, Services: map[string]*ServiceResult{}}
+	fs := f.Services["firestore"]
+	file := opts.FirestoreRules
+	if file == nil && fs != nil && fs.Rules != nil {
+		name := fs.Rules.Name
+		if name == "" {
+			name = "firestore.rules"
+		}
+		file = source.NewFile(name, fs.Rules.Source)
+	}
+	if file == nil && !hasService(f, "firestore") {
+		return res, nil
+	}
+	var rules firestore.Rules = firestore.NoRules{}
+	if file != nil {
+		gate, diags := firestore.NewRulesGate(file)
+		if gate == nil || diags.HasErrors() {
+			return nil, &RulesError{File: file.Name, Diags: diags}
+		}
+		rules = gate
+	}
+	var captured map[string]map[string]any
+	if fs != nil {
+		var err error
+		if captured, err = stateDocuments(fs.State); err != nil {
+			return nil, err
+		}
+	}
+	sr, err := replayFirestore(f.Events, captured, rules)
+	if err != nil {
+		return nil, err
+	}
+	res.Services["firestore"] = sr
+	res.OK = sr.OK
+	return res, nil
+}
+
+func hasService(f *capture.Fixture, svc string) bool {
+	if _, ok := f.Services[svc]; ok {
+		return true
+	}
+	for i := range f.Events {
+		if f.Events[i].Service == svc {
+			return true
+		}
+	}
+	return false
+}
+
+// stateDocuments decodes a Firestore service state's documents.
+func stateDocuments(state json.RawMessage) (map[string]map[string]any, error) {
+	if len(state) == 0 || string(state) == "null" {
+		return nil, nil
+	}
+	var st struct {
+		Documents map[string]map[string]any `json:"documents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(state))
+	dec.UseNumber()
+	if err := dec.Decode(&st); err != nil {
+		return nil, &capture.Error{Path: "fixture.services.firestore.state", Msg: "must be {documents: {path: fields}}: " + err.Error()}
+	}
+	return st.Documents, nil
+}
+
+func isWrite(m string) bool { return m == "create" || m == "update" || m == "delete" || m == "set" }
+
+func idOf(ev *event.Event) identity.Identity {
+	switch ev.Identity.Lens {
+	case event.LensAdmin:
+		return identity.Identity{Kind: identity.Admin}
+	case event.LensUser:
+		return identity.Identity{Kind: identity.User, UID: ev.Identity.UID, Token: ev.Identity.Token}
+	}
+	return identity.Identity{Kind: identity.Unauthenticated}
+}
+
+func isAdmin(ev *event.Event) bool {
+	return ev.Identity.Lens == event.LensAdmin || ev.Identity.Admin || ev.Origin == event.OriginAdmin ||
+		(ev.Request != nil && ev.Verdict == event.Bypassed)
+}
+
+// initialState reconstructs the state the session started from: each
+// document a commit touched as its first commit found it, and the
+// untouched documents of the final state (unless the session was reset or
+// restored, after which untouched documents cannot predate it).
+func initialState(events []event.Event, final map[string]map[string]any) (map[string]map[string]any, bool) {
+	init := map[string]map[string]any{}
+	touched := map[string]bool{}
+	cut := false
+	for i := range events {
+		ev := &events[i]
+		if ev.Kind == event.KindBoundary {
+			cut = true
+			break
+		}
+		if ev.Kind != event.KindCommit || ev.Service != "firestore" || touched[ev.Path] {
+			continue
+		}
+		touched[ev.Path] = true
+		if m, ok := ev.Commit.Before.(map[string]any); ok && m != nil {
+			init[ev.Path] = m
+		}
+	}
+	if !cut {
+		for p, d := range final {
+			if !touched[p] {
+				init[p] = d
+			}
+		}
+	}
+	return init, cut
+}
+
+// replayFirestore is the Firestore replay.
+func replayFirestore(events []event.Event, captured map[string]map[string]any, rules firestore.Rules) (*ServiceResult, error) {
+	init, _ := initialState(events, captured)
+	br, err := Fork(init, rules)
+	if err != nil {
+		return nil, &capture.Error{Path: "fixture.events", Msg: "a commit's before state: " + err.Error()}
+	}
+	return replayOn(br, events, captured)
+}
+
+// replayOn replays events on br and, when captured is set, diffs the
+// final state against it.
+func replayOn(br *Branch, events []event.Event, captured map[string]map[string]any) (*ServiceResult, error) {
+	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
+	// Link each allowed client write to its commit: the next commit of the
+	// same path (and group).
+	linked := map[int]int{} // request index → commit index
+	claimed := map[int]bool{}
+	groups := map[string][]int{} // group id → commit indexes
+	sentinels := map[string]map[string]bool{}
+	for i := range events {
+		ev := &events[i]
+		if ev.Service != "firestore" {
+			continue
+		}
+		if ev.Kind == event.KindCommit {
+			if ev.Group != nil {
+				groups[ev.Group.ID] = append(groups[ev.Group.ID], i)
+			}
+			for _, s := range ev.Commit.Sentinels {
+				if sentinels[ev.Path] == nil {
+					sentinels[ev.Path] = map[string]bool{}
+				}
+				sentinels[ev.Path][s.Field] = true
+			}
+			if ev.Commit.AutoID != "" {
+				if sentinels[ev.Path] == nil {
+					sentinels[ev.Path] = map[string]bool{}
+				}
+				sentinels[ev.Path][""] = true
+			}
+		}
+		if ev.Kind != event.KindRequest || !isWrite(ev.Method) || isAdmin(ev) || ev.Verdict != event.Allow {
+			continue
+		}
+		for j := i + 1; j < len(events); j++ {
+			c := &events[j]
+			if c.Kind == event.KindCommit && c.Service == "firestore" && !claimed[j] && c.Path == ev.Path && sameGroup(ev.Group, c.Group) {
+				linked[i], claimed[j] = j, true
+				break
+			}
+		}
+	}
+	var add = func(d Divergence) {
+		sr.Divergences = append(sr.Divergences, d)
+		if d.Kind != ExpectedDrift {
+			sr.OK = false
+		}
+	}
+	restored := false
+	flipped := map[string]bool{} // documents a write of which changed verdict
+	for i := range events {
+		ev := &events[i]
+		switch {
+		case ev.Kind == event.KindBoundary:
+			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
+				br.docs = map[string]*pb.Document{}
+				continue
+			}
+			restored = true
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Explanation: "the session restored a snapshot; the replay cannot know the restored Firestore state, so later verdicts may differ for that reason"})
+			continue
+		case ev.Service != "firestore":
+			continue
+		case ev.Kind == event.KindCommit:
+			if claimed[i] {
+				continue
+			}
+			if err := br.Put(ev.Path, asFields(ev.Commit.After)); err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
+			}
+			continue
+		case ev.Kind != event.KindRequest || isAdmin(ev):
+			continue
+		}
+		switch ev.Verdict {
+		case event.Allow, event.Deny, event.Unsupported:
+		default:
+			continue // failed besides the rules: nothing to re-decide
+		}
+		sr.CheckedEvents++
+		req := Request{Method: ev.Method, Path: ev.Path, Who: idOf(ev), Time: ev.At, Group: ev.Group}
+		var commit *event.Event
+		if j, ok := linked[i]; ok {
+			commit = &events[j]
+			req.Time = commit.Commit.RequestTime
+		}
+		if ev.Method == "list" {
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+				Before: string(ev.Verdict), Explanation: "the captured list request carries no query, so it cannot be re-decided"})
+			continue
+		}
+		if isWrite(ev.Method) {
+			req.Method = ev.Method
+			if req.Method == "set" {
+				req.Method = "create"
+				if br.Get(ev.Path) != nil {
+					req.Method = "update"
+				}
+			}
+			if req.Method != "delete" {
+				if commit != nil {
+					req.After = asFields(commit.Commit.After)
+				} else {
+					req.After = proposed(ev, br, req.Method, req.Time)
+				}
+			}
+			if ev.Group != nil {
+				req.GetAfter = groupState(events, groups[ev.Group.ID])
+			}
+		}
+		dec, afterDoc, err := br.decide(req)
+		if err != nil {
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+				Before: string(ev.Verdict), Explanation: err.Error()})
+			continue
+		}
+		now := verdictOf(dec)
+		if isWrite(ev.Method) && now == event.Allow {
+			if req.Method == "delete" {
+				afterDoc = nil
+			} else if afterDoc == nil {
+				afterDoc = &pb.Document{Name: DB.DocName(strings.Trim(ev.Path, "/")), Fields: map[string]*pb.Value{}}
+			}
+			br.putDoc(ev.Path, afterDoc)
+		}
+		if isWrite(ev.Method) && now != ev.Verdict {
+			flipped[strings.Trim(ev.Path, "/")] = true
+		}
+		switch {
+		case now == event.Unsupported || (ev.Verdict == event.Unsupported && now != ev.Verdict):
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
+		case ev.Verdict == event.Allow && now == event.Deny:
+			add(Divergence{Kind: NowDenied, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
+		case ev.Verdict == event.Deny && now == event.Allow:
+			add(Divergence{Kind: NowAllowed, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
+		}
+	}
+	if captured != nil && !restored {
+		for _, c := range br.Diff(captured) {
+			d := Divergence{Kind: StateDrift, Path: c.Path, Before: c.Before, After: c.After}
+			if s := sentinels[c.Doc]; s != nil && !flipped[c.Doc] && (s[c.Field] || s[""]) {
+				d.Kind, d.Drift = ExpectedDrift, "sentinel-drift"
+				if s[""] {
+					d.Drift = "autoid-alias"
+				}
+			}
+			if d.Kind == StateDrift {
+				d.Explanation = driftText(c)
+			}
+			add(d)
+		}
+	}
+	return sr, nil
+}
+
+func driftText(c Change) string {
+	switch {
+	case c.Field == "" && c.Before == nil:
+		return fmt.Sprintf("%s exists after the replay but not in the captured state", c.Doc)
+	case c.Field == "" && c.After == nil:
+		return fmt.Sprintf("%s is in the captured state but not after the replay", c.Doc)
+	}
+	return fmt.Sprintf("%s field %s differs from the captured state", c.Doc, c.Field)
+}
+
+func sameGroup(a, b *event.Group) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.ID == b.ID
+}
+
+func asFields(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// groupState is the state after every commit of a batch.
+func groupState(events []event.Event, idx []int) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, j := range idx {
+		out[events[j].Path] = asFields(events[j].Commit.After)
+	}
+	return out
+}
+
+// proposed is the document a write that was not committed would have
+// produced: the data sent (sentinels resolved at the request time), over
+// the stored document for an update.
+func proposed(ev *event.Event, br *Branch, method string, t time.Time) map[string]any {
+	var sent map[string]any
+	if ev.Seen != nil {
+		sent, _ = ev.Seen.Data.(map[string]any)
+	}
+	out := map[string]any{}
+	if method == "update" {
+		if d := br.Get(ev.Path); d != nil {
+			for k, v := range firestore.EncodeFields(d.Fields, DB) {
+				out[k] = v
+			}
+		}
+	}
+	for k, v := range sent {
+		if m, ok := v.(map[string]any); ok {
+			if s, ok := m["__sentinel"].(string); ok && len(m) == 1 {
+				switch event.SentinelKind(s) {
+				case event.ServerTimestamp:
+					out[k] = map[string]any{"__type": "timestamp", "seconds": t.Unix(), "nanos": t.Nanosecond()}
+				case event.DeleteField:
+					delete(out, k)
+				default:
+					// increment/arrayUnion/...: the operand is not captured;
+					// keep the stored value.
+				}
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func verdictOf(d firestore.Decision) event.Verdict {
+	switch d.Verdict {
+	case firestore.Allow:
+		return event.Allow
+	case firestore.Unsupported:
+		return event.Unsupported
+	}
+	return event.Deny
+}
+
+// explain renders the new decision: the reason, then the failing
+// sub-expressions of the deciding rule.
+func explain(d firestore.Decision) string {
+	x, ok := d.Explanation.(*fsrules.Decision)
+	if !ok || x == nil {
+		return d.Reason
+	}
+	exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
+	parts := []string{}
+	if d.Reason != "" {
+		parts = append(parts, d.Reason)
+	}
+	if exp.Rule != nil && exp.Rule.Condition != "" {
+		parts = append(parts, fmt.Sprintf("rule %s at line %d", exp.Rule.Condition, exp.Rule.Line))
+	}
+	var fails []string
+	for _, s := range exp.Decision.Failing {
+		t := s.Text
+		if s.Error != "" {
+			t += " errored: " + s.Error
+		} else if s.Value != "" {
+			t += " is " + s.Value
+		}
+		fails = append(fails, t)
+	}
+	if len(fails) > 0 {
+		parts = append(parts, "failing: "+strings.Join(fails, "; "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Sorted returns the divergences ordered by kind then event.
+func (s *ServiceResult) Sorted() []Divergence {
+	out := append([]Divergence(nil), s.Divergences...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}

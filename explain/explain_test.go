@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/event"
+	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 

@@ -152,6 +152,8 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 	defer stopWatch()
 	go watcher.run(watchCtx, 500*time.Millisecond)
 
+	// Open the hub's and the Studio's ports first, so the hub's list is
+	// complete (and immutable) before it serves.
 	extra := map[string]string{}
 	var servers []*http.Server
 	defer func() {
@@ -159,30 +161,39 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 			_ = s.Close()
 		}
 	}()
-	listen := func(name string, port int, h http.Handler) (string, error) {
+	open := func(name, flag string, port int) (net.Listener, error) {
+		if port < 0 {
+			return nil, nil
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(port)))
 		if err != nil {
-			return "", fmt.Errorf("%s cannot listen on port %d: %v (pick another with --%s-port, or 0 for a free one)", name, port, err, map[string]string{"hub": "hub", "ui": "studio"}[name])
+			return nil, fmt.Errorf("%s cannot listen on port %d: %v (pick another with --%s-port, or 0 for a free one)", name, port, err, flag)
+		}
+		extra[name] = l.Addr().String()
+		return l, nil
+	}
+	hubL, err := open("hub", "hub", xf.hubPort)
+	if err != nil {
+		return 0, err
+	}
+	uiL, err := open("ui", "studio", xf.studioPort)
+	if err != nil {
+		if hubL != nil {
+			hubL.Close()
+		}
+		return 0, err
+	}
+	serveOn := func(l net.Listener, h http.Handler) {
+		if l == nil {
+			return
 		}
 		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, s)
 		go func() { _ = s.Serve(l) }()
-		return l.Addr().String(), nil
 	}
-	var hubAddr string
-	if xf.hubPort >= 0 {
-		if hubAddr, err = listen("hub", xf.hubPort, newHub(b, o.project, func() map[string]string { return extra })); err != nil {
-			return 0, err
-		}
-		extra["hub"] = hubAddr
-	}
-	if xf.studioPort >= 0 {
-		addr, err := listen("ui", xf.studioPort, newStudio(b, o.rulesPath, nil))
-		if err != nil {
-			return 0, err
-		}
-		extra["ui"] = addr
-	}
+	serveOn(hubL, newHub(b, o.project, func() map[string]string { return extra }))
+	serveOn(uiL, newStudio(b, o.rulesPath, nil))
+	hubAddr := extra["hub"]
 	printBanner(stdio.Err, o, b, watcher)
 	if a := extra["ui"]; a != "" {
 		fmt.Fprintf(stdio.Err, "  %-10s http://%s\n", "Studio", a)

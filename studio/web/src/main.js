@@ -6,7 +6,7 @@ import { useState, useEffect, useRef, useCallback } from 'preact/hooks';
 import htm from 'htm';
 import { EditorState } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine } from '@codemirror/view';
-import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { defaultKeymap, history as cmHistory, historyKeymap } from '@codemirror/commands';
 
 const html = htm.bind(h);
 
@@ -43,7 +43,7 @@ function usePath() {
   }, []);
   return p;
 }
-export function go(to) { history.pushState(null, '', to); dispatchEvent(new PopStateEvent('popstate')); }
+export function go(to) { window.history.pushState(null, '', to); dispatchEvent(new PopStateEvent('popstate')); }
 function Link({ to, children, ...rest }) {
   return html`<a href=${to} onClick=${e => { if (e.metaKey || e.ctrlKey || e.button) return; e.preventDefault(); go(to); }} ...${rest}>${children}</a>`;
 }
@@ -95,7 +95,7 @@ function Editor({ value, onChange, readOnly, label }) {
       parent: host.current,
       state: EditorState.create({
         doc: value || '',
-        extensions: [lineNumbers(), highlightActiveLine(), history(), keymap.of([...defaultKeymap, ...historyKeymap]),
+        extensions: [lineNumbers(), highlightActiveLine(), cmHistory(), keymap.of([...defaultKeymap, ...historyKeymap]),
           EditorState.readOnly.of(!!readOnly), EditorView.contentAttributes.of({ 'aria-label': label || 'editor' }),
           EditorView.updateListener.of(u => { if (u.docChanged && cb.current) cb.current(u.state.doc.toString()); })],
       }),

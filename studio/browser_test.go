@@ -164,7 +164,7 @@ func TestBrowserFlows(t *testing.T) {
 		// (a script click: the sticky header may cover a row scrolled into view)
 		chromedp.Evaluate(`(() => { const r = [...document.querySelectorAll('tr[data-event]')].find(r => r.textContent.includes('posts/long')); r.click(); return r.dataset.event + ' ' + location.pathname; })()`, &clicked),
 		waitText(ctx, `[data-reason]`, "false for 'create' @ L6"),
-		waitText(ctx, `[data-failing]`, "request.resource.data.title.size() < 20"),
+		waitText(ctx, `[data-failing]`, "request.resource.data.title.size() < 20 → 27 < 20 is false"),
 		waitText(ctx, `.src .ln.mark`, "allow create"))
 	screenshot(t, ctx, "inspector")
 

@@ -86,6 +86,25 @@ function showValue(v) {
   }
 }
 
+// explainStep renders a failing step as the server's explanation does:
+// the expression, then with its direct operands replaced by their values.
+function explainStep(f, trace) {
+  if (f.error) return `${f.text} → error: ${f.error}`;
+  const at = (trace || []).findIndex(s => s.text === f.text && s.line === f.line && s.column === f.column && s.depth === f.depth);
+  if (at >= 0) {
+    let out = '', rest = f.text, n = 0, ok = true;
+    for (let j = at + 1; j < trace.length && trace[j].depth > f.depth; j++) {
+      const c = trace[j];
+      if (c.depth !== f.depth + 1 || c.skipped || !c.value || c.text === c.value) continue;
+      const k = rest.indexOf(c.text);
+      if (k < 0) { ok = false; break; }
+      out += rest.slice(0, k) + c.value; rest = rest.slice(k + c.text.length); n++;
+    }
+    if (ok && n) return `${f.text} → ${out + rest} is ${f.value}`;
+  }
+  return `${f.text} is ${f.value}`;
+}
+
 // ---- CodeMirror wrapper ----
 function Editor({ value, onChange, readOnly, label }) {
   const host = useRef(null), view = useRef(null), cb = useRef(onChange);
@@ -400,7 +419,7 @@ function Inspector({ id }) {
   <div class="card"><div class="row"><b>${e.service}</b><span class="mono">${e.method} ${e.path}</span><span>as ${e.identity.lens === 'user' ? e.identity.uid : e.identity.lens}</span><span class="muted">${e.at}</span></div>
     ${d.reason ? html`<p class="mono" data-reason>${d.reason}</p>` : null}
     ${e.rule ? html`<p>Deciding rule: <span class="mono">L${e.rule.line}:${e.rule.column} allow ${(e.rule.operations || []).join(', ')} — match ${e.rule.matchPath}</span></p>` : html`<p class="muted">No rule decided${e.verdict === 'bypassed' ? ' (admin bypasses rules)' : ''}.</p>`}
-    ${(d.failing || []).length ? html`<h2>Why</h2>${d.failing.map(s => html`<div class="step fail" data-failing>${s.text} ${s.error ? '→ error: ' + s.error : '→ ' + s.value}</div>`)}` : null}
+    ${(d.failing || []).length ? html`<h2>Why</h2>${d.failing.map(s => html`<div class="step fail" data-failing>${explainStep(s, e.trace)}</div>`)}` : null}
     ${(d.notes || []).map(n => html`<p class="muted">${n}</p>`)}</div>
   <div class="grid cols2"><div class="card"><h2>Rules source</h2><${Source} text=${source} mark=${step ? step.line : e.rule && e.rule.line} /></div>
   <div><div class="card"><h2>Trace <span class="muted">(<span class="kbd">j</span>/<span class="kbd">k</span> to step)</span></h2>
@@ -472,7 +491,7 @@ function App() {
   else if (path === '/database' || path === '/storage') page = html`<${ServicePage} name=${path.slice(1)} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
-  return html`<header><span class="brand">🔥 Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h/f/a/t/r">⌨ g h·f·a·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
+  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h/f/a/t/r">⌨ g h·f·a·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));

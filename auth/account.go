@@ -144,10 +144,15 @@ type UpdateRequest struct {
 	TenantID             string            `json:"tenantId,omitempty"`
 	ReturnSecureToken    bool              `json:"returnSecureToken,omitempty"`
 	// Provider and UpgradeToFederatedLogin are not supported, as in the emulator.
-	Provider                []string `json:"provider,omitempty"`
-	UpgradeToFederatedLogin *bool    `json:"upgradeToFederatedLogin,omitempty"`
-	MFA                     any      `json:"mfa,omitempty"`
-	DeletePasskey           []string `json:"deletePasskey,omitempty"`
+	Provider                []string   `json:"provider,omitempty"`
+	UpgradeToFederatedLogin *bool      `json:"upgradeToFederatedLogin,omitempty"`
+	MFA                     *MFAUpdate `json:"mfa,omitempty"`
+	DeletePasskey           []string   `json:"deletePasskey,omitempty"`
+}
+
+// MFAUpdate replaces an account's second factors (admin).
+type MFAUpdate struct {
+	Enrollments []MFAEnrollment `json:"enrollments,omitempty"`
 }
 
 // UpdateResponse is identitytoolkit#SetAccountInfoResponse.
@@ -301,7 +306,18 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 			nu.ValidSince, validSinceSet = e.seconds(), true
 		}
 		if req.MFA != nil {
-			return nil, NotImplemented("mfa is not implemented in pyric's Auth emulator.")
+			if !c.admin() {
+				return nil, ErrInsufficientPermission
+			}
+			if len(req.MFA.Enrollments) == 0 {
+				nu.MFAInfo = nil
+			} else {
+				enr, err := e.validateEnrollments(req.MFA.Enrollments, false)
+				if err != nil {
+					return nil, err
+				}
+				nu.MFAInfo = enr
+			}
 		}
 		if req.DisplayName != nil {
 			nu.DisplayName = *req.DisplayName

@@ -82,7 +82,7 @@ type ImportUser struct {
 	LastLoginAt      string             `json:"lastLoginAt,omitempty"`
 	ProviderUserInfo []ProviderUserInfo `json:"providerUserInfo,omitempty"`
 	TenantID         string             `json:"tenantId,omitempty"`
-	MFAInfo          []any              `json:"mfaInfo,omitempty"`
+	MFAInfo          []MFAEnrollment    `json:"mfaInfo,omitempty"`
 }
 
 // BatchCreateError reports one account that could not be imported.
@@ -241,7 +241,17 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	}
 	u.EmailVerified, u.Disabled = ptr(in.EmailVerified), ptr(in.Disabled)
 	if len(in.MFAInfo) > 0 {
-		return NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+		if u.Email == "" {
+			return badRequest("Second factor account requires email to be presented.")
+		}
+		if !in.EmailVerified {
+			return badRequest("Second factor account requires email to be verified.")
+		}
+		enr, err := e.validateEnrollments(in.MFAInfo, false)
+		if err != nil {
+			return err
+		}
+		u.MFAInfo = enr
 	}
 	before := sc.space.get(in.LocalID)
 	if before != nil && !req.AllowOverwrite {

@@ -1,7 +1,10 @@
 // Package auth is pyric's Firebase Authentication engine: user accounts,
-// passwords, federated (fake IdP) identities, ID/refresh tokens, session
-// cookies, out-of-band codes with their outbox, tenants and per-project
-// configuration, behaving as the Firebase Auth emulator does.
+// passwords, federated (fake IdP, OIDC and SAML provider configs)
+// identities, phone sign-in with its SMS outbox, SMS and TOTP second
+// factors, ID/refresh tokens, session cookies, out-of-band codes with their
+// outbox, tenants and per-project configuration, behaving as the Firebase
+// Auth emulator does. Blocking functions are stored in the config but never
+// called.
 //
 // Every operation takes a Call saying who asks (an identity.Identity: Admin
 // for "Authorization: Bearer owner", anything else is an API-key client) and

@@ -130,6 +130,56 @@ func TestDiskMatchesMemory(t *testing.T) {
 			return err
 		}},
 		{"delete", func() error { _, err := e.Delete(dAdmin, auth.DeleteRequest{LocalID: "bob"}); return err }},
+		{"phone code", func() error {
+			_, err := e.SendVerificationCode(dClient, auth.SendVerificationCodeRequest{PhoneNumber: "+15550009"})
+			return err
+		}},
+		{"phone sign-in", func() error {
+			codes, err := e.ListVerificationCodes(dAdmin)
+			if err != nil {
+				return err
+			}
+			c := codes.VerificationCodes[0]
+			_, err = e.SignInWithPhoneNumber(dClient, auth.SignInWithPhoneNumberRequest{SessionInfo: c.SessionInfo, Code: c.Code})
+			return err
+		}},
+		{"mfa user", func() error {
+			_, err := e.SignUp(dAdmin, auth.SignUpRequest{LocalID: "mfa", Email: sp("m@example.com"), Password: "secret123", EmailVerified: true,
+				MFAInfo: []auth.MFAEnrollment{{PhoneInfo: "+15550077", DisplayName: "p"}}})
+			return err
+		}},
+		{"totp start", func() error {
+			c := dClient
+			if _, err := e.UpdateConfig(dAdmin, auth.ConfigPatch{MFA: &auth.ProjectMFAConfig{ProviderConfigs: []auth.MFAProviderConfig{
+				{State: "ENABLED", TOTPProviderConfig: &auth.TOTPProviderConfig{AdjacentIntervals: 1}}}}}, "mfa"); err != nil {
+				return err
+			}
+			r, err := e.SignUp(c, auth.SignUpRequest{Email: sp("totp@example.com"), Password: "secret123"})
+			if err != nil {
+				return err
+			}
+			if _, err := e.Update(dAdmin, auth.UpdateRequest{LocalID: r.LocalID, EmailVerified: auth.Ptr(true)}); err != nil {
+				return err
+			}
+			si, err := e.SignInWithPassword(c, auth.SignInWithPasswordRequest{Email: sp("totp@example.com"), Password: "secret123"})
+			if err != nil {
+				return err
+			}
+			_, err = e.MFAEnrollmentStart(c, auth.MFAEnrollmentStartRequest{IDToken: si.IDToken, TOTPEnrollmentInfo: &struct{}{}})
+			return err
+		}},
+		{"oidc config", func() error {
+			_, err := e.CreateIdpConfig(dAdmin, auth.OAuthIdp, "oidc.x", map[string]any{"clientId": "c", "enabled": true})
+			return err
+		}},
+		{"saml config patch", func() error {
+			if _, err := e.CreateIdpConfig(dAdmin, auth.SAMLIdp, "saml.y", map[string]any{"idpConfig": map[string]any{"idpEntityId": "e"}}); err != nil {
+				return err
+			}
+			_, err := e.UpdateIdpConfig(dAdmin, auth.SAMLIdp, "saml.y", map[string]any{"idpConfig": map[string]any{"ssoUrl": "https://s"}}, "idpConfig.ssoUrl")
+			return err
+		}},
+		{"oidc delete", func() error { return e.DeleteIdpConfig(dAdmin, auth.OAuthIdp, "oidc.x") }},
 		{"auto tenant", func() error { c := dAdmin; c.Tenant = "auto"; _, err := e.GetTenant(c); return err }},
 		{"clear tenant accounts", func() error { return e.ClearAccounts(tc()) }},
 		{"tenant delete", func() error { return e.DeleteTenant(tc()) }},

@@ -27,6 +27,8 @@ const (
 	OpUsersClear = "users_clear"
 	OpSignIn     = "sign_in"
 	OpSignOut    = "sign_out"
+	// OpCodeSent is an SMS code "sent" (sign-in or a second factor).
+	OpCodeSent = "verification_code_sent"
 )
 
 // Options configure an Engine.
@@ -213,7 +215,10 @@ func hashPassword(password, salt string) string {
 
 // emit records a change to Auth's records as a mutation event. detail's
 // keys are a closed set: "provider" (the sign-in provider), and one
-// qualifier of the change ("import", "batch", "upgrade", or "reason").
+// qualifier of the change ("import", "batch", "upgrade", or "reason": a
+// password_reset, code_for_sign_in / code_for_mfa_enrollment /
+// code_for_mfa_sign_in, mfa_enroll, mfa_withdraw, second_factor_phone /
+// second_factor_totp).
 func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
 	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
 	if before != nil {
@@ -254,6 +259,7 @@ type ProjectSnapshot struct {
 	Users   []*User                   `json:"users"`
 	OOBs    []*OOBCode                `json:"oobCodes,omitempty"`
 	Tenants map[string]TenantSnapshot `json:"tenants,omitempty"`
+	spaceExtra
 }
 
 // TenantSnapshot is one tenant in a Snapshot.
@@ -261,6 +267,7 @@ type TenantSnapshot struct {
 	Config Tenant     `json:"config"`
 	Users  []*User    `json:"users"`
 	OOBs   []*OOBCode `json:"oobCodes,omitempty"`
+	spaceExtra
 }
 
 func snapSpace(s *space) ([]*User, []*OOBCode) {
@@ -282,12 +289,12 @@ func (e *Engine) State() Snapshot {
 	defer e.mu.Unlock()
 	out := Snapshot{Version: 1, Projects: map[string]ProjectSnapshot{}}
 	for id, p := range e.projects {
-		ps := ProjectSnapshot{Config: cloneConfig(p.config)}
+		ps := ProjectSnapshot{Config: cloneConfig(p.config), spaceExtra: p.space.snapExtra()}
 		ps.Users, ps.OOBs = snapSpace(p.space)
 		if len(p.tenants) > 0 {
 			ps.Tenants = map[string]TenantSnapshot{}
 			for tid, t := range p.tenants {
-				ts := TenantSnapshot{Config: cloneTenant(t.config)}
+				ts := TenantSnapshot{Config: cloneTenant(t.config), spaceExtra: t.space.snapExtra()}
 				ts.Users, ts.OOBs = snapSpace(t.space)
 				ps.Tenants[tid] = ts
 			}
@@ -318,6 +325,7 @@ func (e *Engine) RestoreState(s Snapshot) error {
 		if err := fillSpace(p.space, ps.Users, ps.OOBs); err != nil {
 			return fmt.Errorf("auth: project %s: %w", id, err)
 		}
+		p.space.fillExtra(ps.spaceExtra)
 		for tid, ts := range ps.Tenants {
 			if tid == "" {
 				return fmt.Errorf("auth: project %s has a tenant without id", id)
@@ -327,6 +335,7 @@ func (e *Engine) RestoreState(s Snapshot) error {
 			if err := fillSpace(t.space, ts.Users, ts.OOBs); err != nil {
 				return fmt.Errorf("auth: project %s tenant %s: %w", id, tid, err)
 			}
+			t.space.fillExtra(ts.spaceExtra)
 			p.tenants[tid] = t
 		}
 		projects[id] = p

@@ -47,6 +47,7 @@ type SignInWithIdpResponse struct {
 	ErrorMessage     string   `json:"errorMessage,omitempty"`
 	TenantID         string   `json:"tenantId,omitempty"`
 	Tokens
+	MFAPending
 }
 
 // normalizedIdpParams merges requestUri's query, postBody and the fragment.
@@ -170,8 +171,25 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 			return nil, NotImplemented("The Auth Emulator only supports sign-in with credentials (id_token required).")
 		}
 	}
-	if q.Get("SAMLResponse") != "" || strings.HasPrefix(providerID, "saml.") {
-		return nil, NotImplemented("SAML sign-in is not implemented in pyric's Auth emulator.")
+	if !sc.space.idpEnabled(providerID) {
+		return nil, ErrOperationNotAllowed
+	}
+	var saml map[string]any
+	if sr := q.Get("SAMLResponse"); sr != "" {
+		if json.Unmarshal([]byte(sr), &saml) != nil {
+			return nil, badRequest("INVALID_IDP_RESPONSE ((SAMLResponse is not JSON.))")
+		}
+		a, _ := saml["assertion"].(map[string]any)
+		if a == nil {
+			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion in SAMLResponse.))")
+		}
+		sub, _ := a["subject"].(map[string]any)
+		if sub == nil {
+			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject in SAMLResponse.))")
+		}
+		if _, ok := sub["nameId"]; !ok {
+			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject.nameId in SAMLResponse.))")
+		}
 	}
 	rawID := claimString(claims, "sub")
 	email := ""
@@ -215,6 +233,30 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		field("picture", resp.PhotoURL)
 		b.WriteByte('}')
 		resp.RawUserInfo = b.String()
+	} else if strings.HasPrefix(providerID, "saml.") {
+		// The emulator's fake SAML: the subject's nameId is the email when it
+		// is one, the email counts as verified, rawUserInfo is the
+		// assertion's attribute statements.
+		var a map[string]any
+		if saml != nil {
+			a, _ = saml["assertion"].(map[string]any)
+		}
+		if a != nil {
+			sub, _ := a["subject"].(map[string]any)
+			if n, _ := sub["nameId"].(string); isValidEmail(n) {
+				// Kept as sent (not lower-cased), as the emulator does.
+				resp.Email, email = n, n
+			}
+		}
+		resp.EmailVerified = true
+		var attrs any
+		if a != nil {
+			attrs = a["attributeStatements"]
+		}
+		if attrs != nil {
+			b, _ := json.Marshal(attrs)
+			resp.RawUserInfo = string(b)
+		}
 	} else {
 		resp.RawUserInfo = rawClaims
 	}
@@ -358,6 +400,19 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 	if stored.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	e.signIn(c, sc, stored, providerID, nil, &resp.Tokens, nil)
+	if sc.mfaRequired(stored) {
+		resp.MFAPending = e.mfaPending(sc, stored, providerID)
+		return resp, nil
+	}
+	var attrs any
+	if a, ok := saml["assertion"].(map[string]any); ok {
+		attrs = a["attributeStatements"]
+	}
+	nu := stored.clone()
+	nu.LastLoginAt = e.millis()
+	nu = sc.space.put(nu, nil, nil)
+	after, toks := e.issueTokensAttrs(sc, nu, providerID, nil, nil, attrs)
+	resp.Tokens = toks
+	e.emit(c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": providerID})
 	return resp, nil
 }

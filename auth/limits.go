@@ -78,3 +78,51 @@ func checkHashAlgorithm(a string) error {
 	}
 	return badRequest("INVALID_HASH_ALGORITHM : Unsupported hash algorithm " + a + ".")
 }
+
+// PasswordPolicy is GET /v2/passwordPolicy, what the JS SDK's
+// validatePassword checks against: production's default policy.
+type PasswordPolicy struct {
+	CustomStrengthOptions            PasswordStrength `json:"customStrengthOptions"`
+	AllowedNonAlphanumericCharacters []string         `json:"allowedNonAlphanumericCharacters"`
+	EnforcementState                 string           `json:"enforcementState"`
+	ForceUpgradeOnSignin             bool             `json:"forceUpgradeOnSignin"`
+	SchemaVersion                    int              `json:"schemaVersion"`
+}
+
+// PasswordStrength is a policy's length bounds.
+type PasswordStrength struct {
+	MinPasswordLength int `json:"minPasswordLength"`
+	MaxPasswordLength int `json:"maxPasswordLength"`
+}
+
+// GetPasswordPolicy returns the password policy every project enforces.
+func (e *Engine) GetPasswordPolicy(c Call) (*PasswordPolicy, error) {
+	if c.Project == "" {
+		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	var sym []string
+	for _, r := range "^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+-" {
+		sym = append(sym, string(r))
+	}
+	return &PasswordPolicy{CustomStrengthOptions: PasswordStrength{MinPasswordLength: minPasswordLength, MaxPasswordLength: maxPasswordLength},
+		AllowedNonAlphanumericCharacters: sym, EnforcementState: "ENFORCE", SchemaVersion: 1}, nil
+}
+
+// RecaptchaConfig is GET /v2/recaptchaConfig: reCAPTCHA is never enforced.
+type RecaptchaConfig struct {
+	RecaptchaEnforcementState []RecaptchaEnforcement `json:"recaptchaEnforcementState"`
+}
+
+// RecaptchaEnforcement is one provider's reCAPTCHA switch.
+type RecaptchaEnforcement struct {
+	Provider         string `json:"provider"`
+	EnforcementState string `json:"enforcementState"`
+}
+
+// GetRecaptchaConfig says reCAPTCHA is off for every provider.
+func (e *Engine) GetRecaptchaConfig(c Call) (*RecaptchaConfig, error) {
+	return &RecaptchaConfig{RecaptchaEnforcementState: []RecaptchaEnforcement{
+		{Provider: "EMAIL_PASSWORD_PROVIDER", EnforcementState: "OFF"},
+		{Provider: "PHONE_PROVIDER", EnforcementState: "OFF"},
+	}}, nil
+}

@@ -226,6 +226,7 @@ type SignInWithEmailLinkResponse struct {
 	LocalID   string `json:"localId"`
 	IsNewUser bool   `json:"isNewUser"`
 	Tokens
+	MFAPending
 }
 
 // SignInWithEmailLink redeems an EMAIL_SIGNIN code, creating the account
@@ -290,6 +291,10 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, nil)
 	}
 	resp.LocalID = stored.LocalID
+	if sc.mfaRequired(stored) {
+		resp.MFAPending = e.mfaPending(sc, stored, ProviderPassword)
+		return resp, nil
+	}
 	e.signIn(c, sc, stored, ProviderPassword, nil, &resp.Tokens, map[string]any{"method": signInEmailLink})
 	return resp, nil
 }

@@ -7,17 +7,17 @@ import (
 // SignUpRequest is accounts:signUp, and the admin
 // POST /v1/projects/{p}/accounts (create user).
 type SignUpRequest struct {
-	Email         *string `json:"email,omitempty"`
-	Password      string  `json:"password,omitempty"`
-	DisplayName   string  `json:"displayName,omitempty"`
-	PhotoURL      string  `json:"photoUrl,omitempty"`
-	EmailVerified bool    `json:"emailVerified,omitempty"`
-	PhoneNumber   string  `json:"phoneNumber,omitempty"`
-	Disabled      bool    `json:"disabled,omitempty"`
-	LocalID       string  `json:"localId,omitempty"`
-	IDToken       string  `json:"idToken,omitempty"`
-	TenantID      string  `json:"tenantId,omitempty"`
-	MFAInfo       []any   `json:"mfaInfo,omitempty"`
+	Email         *string         `json:"email,omitempty"`
+	Password      string          `json:"password,omitempty"`
+	DisplayName   string          `json:"displayName,omitempty"`
+	PhotoURL      string          `json:"photoUrl,omitempty"`
+	EmailVerified bool            `json:"emailVerified,omitempty"`
+	PhoneNumber   string          `json:"phoneNumber,omitempty"`
+	Disabled      bool            `json:"disabled,omitempty"`
+	LocalID       string          `json:"localId,omitempty"`
+	IDToken       string          `json:"idToken,omitempty"`
+	TenantID      string          `json:"tenantId,omitempty"`
+	MFAInfo       []MFAEnrollment `json:"mfaInfo,omitempty"`
 }
 
 // SignUpResponse is identitytoolkit#SignupNewUserResponse.
@@ -112,7 +112,9 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		u.ValidSince = e.seconds()
 	}
 	if len(req.MFAInfo) > 0 {
-		return nil, NotImplemented("mfaInfo is not implemented in pyric's Auth emulator.")
+		if u.MFAInfo, err = e.validateEnrollments(req.MFAInfo, true); err != nil {
+			return nil, err
+		}
 	}
 	u.TenantID = sc.tenantID()
 	var before *User
@@ -191,6 +193,7 @@ type SignInWithPasswordResponse struct {
 	LocalID    string `json:"localId"`
 	Email      string `json:"email"`
 	Tokens
+	MFAPending
 }
 
 // SignInWithPassword checks an email and password. Unknown email is
@@ -235,6 +238,10 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
+	if sc.mfaRequired(u) {
+		resp.MFAPending = e.mfaPending(sc, u, ProviderPassword)
+		return resp, nil
+	}
 	e.signIn(c, sc, u, ProviderPassword, nil, &resp.Tokens, nil)
 	return resp, nil
 }
@@ -369,7 +376,11 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenRespons
 		// a password change) no longer mints ID tokens.
 		return nil, ErrTokenExpired
 	}
-	_, toks := e.issueTokens(sc, u, rt.Provider, rt.ExtraClaims)
+	var sf *secondFactor
+	if m, ok := rt.SecondFactor.(map[string]any); ok {
+		sf = &secondFactor{Identifier: jsString(m["identifier"]), Provider: jsString(m["provider"])}
+	}
+	_, toks := e.issueTokensMFA(sc, u, rt.Provider, rt.ExtraClaims, sf)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
 		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: ProjectNumber}, nil
 }

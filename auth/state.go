@@ -28,13 +28,23 @@ type space struct {
 	byEmail map[string]string // canonical email -> localId
 	phones  multiIndex        // phone number -> localIds
 	fedIDs  multiIndex        // providerId NUL rawId -> localIds
+	provEm  multiIndex        // a linked provider's email -> localIds
+	initEm  multiIndex        // initialEmail -> localIds
 	oobs    []*OOBCode        // insertion order, as the outbox lists them
 	oobSeq  uint64            // the next OOB record's key
+	codes   []*VerificationCode
+	codeSeq uint64
+	proofs  map[string]TemporaryProof
+	// totp holds pending TOTP enrollments by session and enrolled TOTP
+	// secrets by "uid NUL enrollmentId".
+	totp map[string]TOTPRecord
+	// idpConfigs are the OIDC and SAML provider configs, by kind and id.
+	idpConfigs map[IdpKind]map[string]map[string]any
 }
 
 func newSpace(j *journal, project, tenant string) *space {
 	return &space{j: j, project: project, tenant: tenant, users: map[string]*User{}, byEmail: map[string]string{},
-		phones: multiIndex{}, fedIDs: multiIndex{}}
+		phones: multiIndex{}, fedIDs: multiIndex{}, provEm: multiIndex{}, initEm: multiIndex{}, proofs: map[string]TemporaryProof{}, totp: map[string]TOTPRecord{}}
 }
 
 // multiIndex maps a key to the accounts having it; lookups answer the
@@ -75,12 +85,10 @@ func (s *space) byEmailAddr(email string) *User {
 }
 
 func (s *space) byInitialEmail(email string) *User {
-	for _, id := range s.sortedIDs() {
-		if u := s.users[id]; u.InitialEmail == email {
-			return u
-		}
+	if email == "" {
+		return nil
 	}
-	return nil
+	return s.users[s.initEm.first(email)]
 }
 
 func (s *space) byPhone(phone string) *User {
@@ -102,17 +110,10 @@ func (s *space) byEmailOrProviderEmail(email string) []*User {
 		out = append(out, u)
 		seen[u.LocalID] = true
 	}
-	for _, id := range s.sortedIDs() {
-		u := s.users[id]
-		if seen[id] {
-			continue
-		}
-		for _, p := range u.ProviderUserInfo {
-			if p.Email == email {
-				out = append(out, u)
-				seen[id] = true
-				break
-			}
+	for _, id := range s.provEm[email] {
+		if !seen[id] {
+			out = append(out, s.users[id])
+			seen[id] = true
 		}
 	}
 	return out
@@ -202,9 +203,15 @@ func (s *space) index(u *User) {
 	if u.PhoneNumber != "" {
 		s.phones.add(u.PhoneNumber, u.LocalID)
 	}
+	if u.InitialEmail != "" {
+		s.initEm.add(u.InitialEmail, u.LocalID)
+	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID != "" && p.RawID != "" {
 			s.fedIDs.add(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.add(p.Email, u.LocalID)
 		}
 	}
 }
@@ -216,9 +223,15 @@ func (s *space) unindex(u *User) {
 	if u.PhoneNumber != "" {
 		s.phones.del(u.PhoneNumber, u.LocalID)
 	}
+	if u.InitialEmail != "" {
+		s.initEm.del(u.InitialEmail, u.LocalID)
+	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID != "" && p.RawID != "" {
 			s.fedIDs.del(fedKey(p.ProviderID, p.RawID), u.LocalID)
+		}
+		if p.Email != "" {
+			s.provEm.del(p.Email, u.LocalID)
 		}
 	}
 }
@@ -227,14 +240,19 @@ func (s *space) remove(u *User) {
 	if u.Email != "" && s.byEmail[u.Email] == u.LocalID {
 		setMap(s.j, s.byEmail, u.Email, "", true)
 	}
+	for _, m := range u.MFAInfo {
+		if _, ok := s.totp[secretKey(u.LocalID, m.MFAEnrollmentID)]; ok {
+			s.setTOTP(secretKey(u.LocalID, m.MFAEnrollmentID), nil)
+		}
+	}
 	s.setUser(u.LocalID, nil)
 }
 
 func (s *space) clearUsers() {
-	users, byEmail, phones, fedIDs := s.users, s.byEmail, s.phones, s.fedIDs
-	s.users, s.byEmail, s.phones, s.fedIDs = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}
+	users, byEmail, phones, fedIDs, provEm, initEm := s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm
+	s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]*User{}, map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
 	s.j.recordPrefix(spaceKey(s.project, s.tenant, kindUser), func() {
-		s.users, s.byEmail, s.phones, s.fedIDs = users, byEmail, phones, fedIDs
+		s.users, s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = users, byEmail, phones, fedIDs, provEm, initEm
 	})
 }
 
@@ -269,7 +287,7 @@ func (s *space) deleteOOB(code string) {
 
 // reindex rebuilds the indexes after a restore.
 func (s *space) reindex() {
-	s.byEmail, s.phones, s.fedIDs = map[string]string{}, multiIndex{}, multiIndex{}
+	s.byEmail, s.phones, s.fedIDs, s.provEm, s.initEm = map[string]string{}, multiIndex{}, multiIndex{}, multiIndex{}, multiIndex{}
 	for _, id := range s.sortedIDs() {
 		u := s.users[id]
 		if u.Email != "" {
@@ -284,11 +302,71 @@ type ProjectConfig struct {
 	SignIn             SignInConfig       `json:"signIn"`
 	BlockingFunctions  map[string]any     `json:"blockingFunctions"`
 	EmailPrivacyConfig EmailPrivacyConfig `json:"emailPrivacyConfig"`
+	// MFA is the project's multi-factor config (admin SDKs'
+	// ProjectConfig.MultiFactorConfig): TOTP is available once a provider
+	// config enables it, as in production.
+	MFA *ProjectMFAConfig `json:"mfa,omitempty"`
+}
+
+// ProjectMFAConfig is the v2 config's mfa object.
+type ProjectMFAConfig struct {
+	State            string              `json:"state,omitempty"`
+	EnabledProviders []string            `json:"enabledProviders,omitempty"`
+	ProviderConfigs  []MFAProviderConfig `json:"providerConfigs,omitempty"`
+}
+
+// MFAProviderConfig configures one second-factor kind (TOTP).
+type MFAProviderConfig struct {
+	State              string              `json:"state,omitempty"`
+	TOTPProviderConfig *TOTPProviderConfig `json:"totpProviderConfig,omitempty"`
+}
+
+// TOTPProviderConfig is how many 30 s steps around now a TOTP code may be from.
+type TOTPProviderConfig struct {
+	AdjacentIntervals int `json:"adjacentIntervals,omitempty"`
+}
+
+// totp returns the enabled TOTP provider config, if any.
+func (m *ProjectMFAConfig) totp() *MFAProviderConfig {
+	if m == nil {
+		return nil
+	}
+	for i, p := range m.ProviderConfigs {
+		if p.TOTPProviderConfig != nil && p.State == "ENABLED" {
+			return &m.ProviderConfigs[i]
+		}
+	}
+	return nil
 }
 
 // SignInConfig says whether several accounts may share an email.
 type SignInConfig struct {
 	AllowDuplicateEmails bool `json:"allowDuplicateEmails"`
+	// The sign-in methods (v2 config signIn.email / anonymous /
+	// phoneNumber). Unset means enabled, as the emulator serves every
+	// method; production refuses a disabled one.
+	Email       *EmailSignIn `json:"email,omitempty"`
+	Anonymous   *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber *PhoneSignIn `json:"phoneNumber,omitempty"`
+}
+
+// EmailSignIn switches email/password and email-link sign-in.
+type EmailSignIn struct {
+	Enabled bool `json:"enabled"`
+	// PasswordRequired false allows email-link sign-in too.
+	PasswordRequired bool `json:"passwordRequired,omitempty"`
+}
+
+// Toggle is an enabled switch.
+type Toggle struct {
+	Enabled bool `json:"enabled"`
+}
+
+// PhoneSignIn switches phone sign-in; TestPhoneNumbers maps numbers to
+// their fixed code (no code is "sent" for them).
+type PhoneSignIn struct {
+	Enabled          bool              `json:"enabled"`
+	TestPhoneNumbers map[string]string `json:"testPhoneNumbers,omitempty"`
 }
 
 // EmailPrivacyConfig turns on email-enumeration protection
@@ -396,13 +474,43 @@ func (s scope) tenantID() string {
 	return s.tenant.config.TenantID
 }
 
-func (s scope) disableAuth() bool   { return s.tenant != nil && s.tenant.config.DisableAuth }
-func (s scope) allowPassword() bool { return s.tenant == nil || s.tenant.config.AllowPasswordSignup }
+func (s scope) disableAuth() bool { return s.tenant != nil && s.tenant.config.DisableAuth }
+func (s scope) allowPassword() bool {
+	if s.tenant != nil {
+		return s.tenant.config.AllowPasswordSignup
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || e.Enabled
+}
 func (s scope) allowAnonymous() bool {
-	return s.tenant == nil || s.tenant.config.EnableAnonymousUser
+	if s.tenant != nil {
+		return s.tenant.config.EnableAnonymousUser
+	}
+	a := s.project.config.SignIn.Anonymous
+	return a == nil || a.Enabled
 }
 func (s scope) allowEmailLink() bool {
-	return s.tenant == nil || s.tenant.config.EnableEmailLinkSignin
+	if s.tenant != nil {
+		return s.tenant.config.EnableEmailLinkSignin
+	}
+	e := s.project.config.SignIn.Email
+	return e == nil || (e.Enabled && !e.PasswordRequired)
+}
+func (s scope) allowPhone() bool {
+	if s.tenant != nil {
+		return true
+	}
+	p := s.project.config.SignIn.PhoneNumber
+	return p == nil || p.Enabled
+}
+
+// testCode is the fixed code of a configured test phone number.
+func (s scope) testCode(phone string) (string, bool) {
+	if s.tenant != nil || s.project.config.SignIn.PhoneNumber == nil {
+		return "", false
+	}
+	c, ok := s.project.config.SignIn.PhoneNumber.TestPhoneNumbers[phone]
+	return c, ok
 }
 func (s scope) oneAccountPerEmail() bool {
 	return !s.project.config.SignIn.AllowDuplicateEmails

@@ -234,7 +234,10 @@ type EmulatorConfig struct {
 
 // SignInConfigPatch is the optional-field form of SignInConfig.
 type SignInConfigPatch struct {
-	AllowDuplicateEmails *bool `json:"allowDuplicateEmails,omitempty"`
+	AllowDuplicateEmails *bool        `json:"allowDuplicateEmails,omitempty"`
+	Email                *EmailSignIn `json:"email,omitempty"`
+	Anonymous            *Toggle      `json:"anonymous,omitempty"`
+	PhoneNumber          *PhoneSignIn `json:"phoneNumber,omitempty"`
 }
 
 // EmailPrivacyConfigPatch is the optional-field form of EmailPrivacyConfig.
@@ -296,6 +299,7 @@ type ConfigPatch struct {
 	SignIn             *SignInConfigPatch       `json:"signIn,omitempty"`
 	EmailPrivacyConfig *EmailPrivacyConfigPatch `json:"emailPrivacyConfig,omitempty"`
 	BlockingFunctions  map[string]any           `json:"blockingFunctions,omitempty"`
+	MFA                *ProjectMFAConfig        `json:"mfa,omitempty"`
 }
 
 // UpdateConfig patches the project config: the fields in updateMask, or
@@ -312,15 +316,34 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 	p := e.project(c.Project)
 	p.touchConfig()
 	if updateMask == "" {
-		p.config.SignIn.AllowDuplicateEmails = req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)
+		p.config.SignIn = SignInConfig{AllowDuplicateEmails: req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)}
+		if req.SignIn != nil {
+			p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+		}
 		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
 		p.config.BlockingFunctions = req.BlockingFunctions
+		p.config.MFA = req.MFA
 	} else {
 		for _, f := range strings.Split(updateMask, ",") {
 			switch strings.TrimSpace(f) {
 			case "signIn", "signIn.allowDuplicateEmails":
 				if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
 					p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+				}
+				if strings.TrimSpace(f) == "signIn" && req.SignIn != nil {
+					p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+				}
+			case "signIn.email", "signIn.email.enabled", "signIn.email.passwordRequired":
+				if req.SignIn != nil {
+					p.config.SignIn.Email = req.SignIn.Email
+				}
+			case "signIn.anonymous", "signIn.anonymous.enabled":
+				if req.SignIn != nil {
+					p.config.SignIn.Anonymous = req.SignIn.Anonymous
+				}
+			case "signIn.phoneNumber", "signIn.phoneNumber.enabled", "signIn.phoneNumber.testPhoneNumbers":
+				if req.SignIn != nil {
+					p.config.SignIn.PhoneNumber = req.SignIn.PhoneNumber
 				}
 			case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
 				if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
@@ -329,6 +352,20 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 			case "blockingFunctions":
 				if req.BlockingFunctions != nil {
 					p.config.BlockingFunctions = req.BlockingFunctions
+				}
+			case "mfa", "mfa.state", "mfa.enabledProviders", "mfa.providerConfigs":
+				// The whole mfa object is replaced by any of its paths.
+				if req.MFA != nil {
+					m := *req.MFA
+					m.ProviderConfigs = slices.Clone(m.ProviderConfigs)
+					for _, pc := range m.ProviderConfigs {
+						if t := pc.TOTPProviderConfig; t != nil && (t.AdjacentIntervals < 0 || t.AdjacentIntervals > 10) {
+							return nil, InvalidArgument("INVALID_ARGUMENT : adjacentIntervals must be between 0 and 10.")
+						}
+					}
+					p.config.MFA = &m
+				} else {
+					p.config.MFA = nil
 				}
 			}
 		}

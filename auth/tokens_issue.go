@@ -15,12 +15,38 @@ type Tokens struct {
 // issueTokens stamps lastRefreshAt and mints an ID token and a refresh
 // token for u. It returns the stored user.
 func (e *Engine) issueTokens(sc scope, u *User, provider string, extra map[string]any) (*User, Tokens) {
+	return e.issueTokensMFA(sc, u, provider, extra, nil)
+}
+
+// secondFactor names the second factor a sign-in passed.
+type secondFactor struct {
+	Identifier string `json:"identifier"`
+	Provider   string `json:"provider"`
+}
+
+// issueTokensMFA is issueTokens after a second factor: the ID token says
+// which (firebase.sign_in_second_factor, second_factor_identifier).
+func (e *Engine) issueTokensMFA(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor) (*User, Tokens) {
+	return e.issueTokensAttrs(sc, u, provider, extra, sf, nil)
+}
+
+// issueTokensAttrs also puts a SAML assertion's attribute statements in the
+// ID token (firebase.sign_in_attributes), as the emulator does.
+func (e *Engine) issueTokensAttrs(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor, attrs any) (*User, Tokens) {
 	nu := u.clone()
 	nu.LastRefreshAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	nu = sc.space.put(nu, nil, nil)
 	claims := e.idTokenClaims(sc, nu, provider, extra, idTokenTTL)
 	rt := RefreshToken{LocalID: nu.LocalID, Provider: provider, ExtraClaims: extra, ProjectID: sc.project.id, TenantID: nu.TenantID,
 		IssuedAt: e.now().Unix()}
+	if attrs != nil {
+		claims["firebase"].(map[string]any)["sign_in_attributes"] = attrs
+	}
+	if sf != nil {
+		fb := claims["firebase"].(map[string]any)
+		fb["sign_in_second_factor"], fb["second_factor_identifier"] = sf.Provider, sf.Identifier
+		rt.SecondFactor = map[string]any{"identifier": sf.Identifier, "provider": sf.Provider}
+	}
 	return nu, Tokens{IDToken: EncodeUnsignedJWT(claims), RefreshToken: rt.Encode(), ExpiresIn: strconv.Itoa(idTokenTTL)}
 }
 

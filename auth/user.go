@@ -42,6 +42,7 @@ type User struct {
 	InitialEmail      string             `json:"initialEmail,omitempty"`
 	TenantID          string             `json:"tenantId,omitempty"`
 	ProviderUserInfo  []ProviderUserInfo `json:"providerUserInfo,omitempty"`
+	MFAInfo           []MFAEnrollment    `json:"mfaInfo,omitempty"`
 }
 
 // ProviderUserInfo is one linked identity of a user.
@@ -83,6 +84,7 @@ func (u *User) clone() *User {
 		c.Disabled = ptr(*u.Disabled)
 	}
 	c.ProviderUserInfo = slices.Clone(u.ProviderUserInfo)
+	c.MFAInfo = slices.Clone(u.MFAInfo)
 	return &c
 }
 

@@ -22,9 +22,11 @@ import (
 	"sync"
 
 	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/storage"
 )
 
 // Options configure Start.
@@ -46,6 +48,14 @@ type Options struct {
 	Listeners map[string]net.Listener
 	// Firestore configures the Firestore endpoint.
 	Firestore FirestoreOptions
+	// DatabaseRules is database.rules.json source every namespace starts
+	// with; empty loads none (everything but admin is denied).
+	DatabaseRules string
+	// StorageRules is storage.rules source loaded before serving; empty
+	// loads none (every client request is denied; admin bypasses rules).
+	StorageRules string
+	// Storage configures the Cloud Storage engine.
+	Storage storage.Options
 	// AI configures the AI Logic engine (scripts, API keys, forwarding).
 	AI ai.Options
 }
@@ -72,6 +82,7 @@ type running struct {
 	spec  *endpoint
 	port  *server.Port
 	state any // the adapter's own handle (e.g. *FirestoreEndpoint)
+	rules Rules
 	drain func()
 	addr  string
 }
@@ -173,24 +184,53 @@ func (b *Backend) Addr(service string) string {
 type Endpoint struct {
 	Service string // the service name (the --json key)
 	Addr    string
-	What    string   // what the port speaks, for the banner
-	EnvVars []string // the environment variables clients set to Value
-	// Value is what clients are given: Addr, or http://Addr for services
-	// whose clients take a base URL.
-	Value string
+	What    string // what the port speaks, for the banner
+	// Env are the environment variables that point clients here, with
+	// their values (host:port, or a base URL for clients that take one).
+	Env []EnvVar
+}
+
+// EnvVar is one environment variable and its value.
+type EnvVar struct {
+	Name, Value string
 }
 
 // Endpoints lists the running endpoints in a stable order.
 func (b *Backend) Endpoints() []Endpoint {
 	out := make([]Endpoint, 0, len(b.endpoints))
 	for _, r := range b.endpoints {
-		e := Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what, EnvVars: r.spec.envVars, Value: r.addr}
-		if r.spec.url {
-			e.Value = "http://" + r.addr
+		e := Endpoint{Service: r.spec.name, Addr: r.addr, What: r.spec.what}
+		for _, v := range r.spec.env {
+			val := r.addr
+			if v.url {
+				val = "http://" + r.addr
+			}
+			e.Env = append(e.Env, EnvVar{Name: v.name, Value: val})
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// Rules is a service's live rules, what `pyric serve` hot-reloads from the
+// service's rules file.
+type Rules interface {
+	// Set compiles the file and, when it compiles, makes it the rules in
+	// force; otherwise the previous rules stay live and the error says why.
+	Set(name, text string) (source.Diagnostics, error)
+	// Base returns the rules in force and whether any are loaded.
+	Base() (name, text string, loaded bool)
+}
+
+// Rules returns the live rules of a running service that has rules
+// (Firestore, Storage, the Realtime Database), or nil.
+func (b *Backend) Rules(service string) Rules {
+	for _, r := range b.endpoints {
+		if r.spec.name == service {
+			return r.rules
+		}
+	}
+	return nil
 }
 
 // Err delivers the first error of an endpoint that stopped serving on

@@ -5,20 +5,30 @@ import (
 	"net"
 
 	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/database"
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/messaging"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	aiserver "github.com/pyric/pyric/server/ai"
 	authserver "github.com/pyric/pyric/server/auth"
+	databaseserver "github.com/pyric/pyric/server/database"
 	fsserver "github.com/pyric/pyric/server/firestore"
+	messagingserver "github.com/pyric/pyric/server/messaging"
+	storageserver "github.com/pyric/pyric/server/storage"
+	"github.com/pyric/pyric/storage"
 )
 
 // Service names: the keys of Options.Ports, Addr and `--json`.
 const (
 	Firestore = "firestore"
 	Auth      = "auth"
+	Database  = "database"
+	Storage   = "storage"
 	AI        = "ai"
+	Messaging = "messaging"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -26,20 +36,38 @@ type endpoint struct {
 	name        string
 	defaultPort int // the Emulator Suite's port, used by `pyric serve`
 	what        string
-	envVars     []string
-	url         bool // clients take the address as a base URL (http://host:port)
+	env         []envVar
 	// registration adds the service to the sandbox; nil for the services
 	// every sandbox holds (Firestore, Auth).
 	registration func(opts *Options) service.Registration
 	start        func(b *Backend, opts *Options, l net.Listener) (*running, error)
 }
 
+// envVar is an environment variable pointing clients at an endpoint; url
+// says its value is a base URL (http://host:port), not host:port.
+type envVar struct {
+	name string
+	url  bool
+}
+
+func hostVar(name string) envVar { return envVar{name: name} }
+func urlVar(name string) envVar  { return envVar{name: name, url: true} }
+
 // endpoints is the table: one row per service, in banner order.
 var endpoints = []*endpoint{
-	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", envVars: []string{"FIRESTORE_EMULATOR_HOST"}, start: startFirestore},
-	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", envVars: []string{"FIREBASE_AUTH_EMULATOR_HOST"}, start: startAuth},
-	{name: AI, defaultPort: 9988, what: "Gemini REST (AI Logic)", envVars: []string{"PYRIC_AI_BASE_URL"}, url: true,
+	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")}, start: startFirestore},
+	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")}, start: startAuth},
+	{name: Database, defaultPort: 9000, what: "Realtime Database WebSocket + REST", env: []envVar{hostVar("FIREBASE_DATABASE_EMULATOR_HOST")},
+		registration: func(o *Options) service.Registration {
+			return database.Registration(database.Options{Rules: o.DatabaseRules, RulesName: "database.rules.json"})
+		}, start: startDatabase},
+	{name: Storage, defaultPort: 9199, what: "Firebase v0 REST + GCS JSON/XML",
+		env:          []envVar{hostVar("FIREBASE_STORAGE_EMULATOR_HOST"), urlVar("STORAGE_EMULATOR_HOST")},
+		registration: func(o *Options) service.Registration { return storage.Registration(o.Storage) }, start: startStorage},
+	{name: AI, defaultPort: 9988, what: "Gemini REST (AI Logic)", env: []envVar{urlVar("PYRIC_AI_BASE_URL")},
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
+	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
+		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
 }
 
 // Spec describes a service the backend can serve.
@@ -93,7 +121,7 @@ func startFirestore(b *Backend, opts *Options, l net.Listener) (*running, error)
 		}
 	}
 	port, grpc := fsserver.NewPort(l, fs)
-	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}}, nil
+	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}, rules: fs.Rules()}, nil
 }
 
 // Firestore returns the running Firestore endpoint, or nil.
@@ -113,6 +141,46 @@ func startAI(b *Backend, opts *Options, l net.Listener) (*running, error) {
 		return nil, errNotInSandbox(AI)
 	}
 	return &running{port: server.NewPort(l, nil, aiserver.NewHandler(eng, aiserver.Options{DefaultProject: b.Project})), state: eng}, nil
+}
+
+func startDatabase(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	db, ok := sandbox.Lookup[*database.Database](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Database)
+	}
+	h := databaseserver.NewHandler(db, databaseserver.Options{})
+	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db, rules: db.BaseRules()}, nil
+}
+
+func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*storage.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Storage)
+	}
+	eng.SetFirestore(storageserver.FirestoreLookup(b.Sandbox.Firestore(), b.Project))
+	if opts.StorageRules != "" {
+		if _, err := eng.SetRules("storage.rules", opts.StorageRules); err != nil {
+			return nil, fmt.Errorf("rules: %w", err)
+		}
+	}
+	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng, rules: storageRules{eng}}, nil
+}
+
+// storageRules is the Storage engine's rules as Rules.
+type storageRules struct{ e *storage.Engine }
+
+func (r storageRules) Set(name, text string) (source.Diagnostics, error) {
+	return r.e.SetRules(name, text)
+}
+func (r storageRules) Base() (string, string, bool) { return r.e.Rules() }
+
+func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*messaging.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Messaging)
+	}
+	h := messagingserver.NewHandler(eng, messagingserver.Options{})
+	return &running{port: server.NewPort(l, nil, h), drain: h.Drain, state: eng}, nil
 }
 
 func errNotInSandbox(name string) error {

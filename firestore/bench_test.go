@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,5 +107,58 @@ func BenchmarkListenerFanout(b *testing.B) {
 	b.StopTimer()
 	if delivered.Load() != int64(b.N)*1000 {
 		b.Fatalf("delivered %d, want %d", delivered.Load(), b.N*1000)
+	}
+}
+
+// BenchmarkQueryScaling measures indexed queries against a point get on
+// collections of 10k and 100k documents (1M with PYRIC_BENCH_1M=1): an
+// equality + orderBy + limit 10 and a range returning 20 rows should cost
+// a small multiple of the get, flat in the collection's size.
+func BenchmarkQueryScaling(b *testing.B) {
+	sizes := []int{10_000, 100_000}
+	if os.Getenv("PYRIC_BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	for _, n := range sizes {
+		e := newTestEngine(b)
+		ws := make([]*pb.Write, 0, 1000)
+		for i := range n {
+			ws = append(ws, upd(fmt.Sprintf("s/%07d", i), M("n", Int(int64(i)), "g", Int(int64(i%100)))))
+			if len(ws) == cap(ws) {
+				commitT(b, e, admin, ws...)
+				ws = ws[:0]
+			}
+		}
+		run := func(name string, sq *pb.StructuredQuery, want int) {
+			sq.From = from("s")
+			// The first query builds the index it uses; measure the rest.
+			if _, err := queryIDs(e, admin, testDB.Documents(), sq); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/%d", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					got, err := queryIDs(e, admin, testDB.Documents(), sq)
+					if err != nil || len(got) != want {
+						b.Fatalf("got %d, %v", len(got), err)
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("get/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				if getT(b, e, fmt.Sprintf("s/%07d", i%n)) == nil {
+					b.Fatal("missing")
+				}
+			}
+		})
+		run("eq-orderby-limit10", &pb.StructuredQuery{Where: where("g", pb.StructuredQuery_FieldFilter_EQUAL, Int(7)),
+			OrderBy: []*pb.StructuredQuery_Order{orderBy("n", false)}, Limit: limit(10)}, 10)
+		run("eq-name-limit10", &pb.StructuredQuery{Where: where("g", pb.StructuredQuery_FieldFilter_EQUAL, Int(7)), Limit: limit(10)}, 10)
+		run("range-20", &pb.StructuredQuery{Where: and(where("n", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(int64(n/2))),
+			where("n", pb.StructuredQuery_FieldFilter_LESS_THAN, Int(int64(n/2+20))))}, 20)
 	}
 }

@@ -139,7 +139,7 @@ func (db *database) validate(t *txn) error {
 		}
 	}
 	for _, tq := range t.queries {
-		now := db.runQuery(tq.q, db.readTime(), false)
+		now := db.runQuery(tq.q, db.last, true)
 		if len(now) != len(tq.seen) {
 			return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 		}
@@ -181,6 +181,9 @@ func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.Comm
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRequestSize(req); err != nil {
+		return nil, err
+	}
 	results, t, err := e.commit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
 	if err != nil {
 		return nil, err
@@ -217,9 +220,6 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	db := c.db
 	if err := checkCtx(ctx); err != nil {
 		return nil, time.Time{}, err
-	}
-	if len(c.writes) > MaxWritesPerCommit {
-		return nil, time.Time{}, errorf(ErrInvalidArgument, "A commit may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(c.writes))
 	}
 	ops := make([]*opState, len(c.writes))
 	for i, w := range c.writes {
@@ -275,7 +275,17 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		return db.get(rel)
 	}
+	deleted := map[string]bool{}
 	for _, s := range ops {
+		if deleted[s.op.rel] && s.op.kind != "delete" && s.op.kind != "verify" && s.op.w.GetCurrentDocument().GetExists() {
+			// What the SDKs send for update() after delete() of the same
+			// document in one transaction or batch; the official emulator
+			// rejects the request rather than answering NOT_FOUND.
+			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+		}
+		if s.op.kind == "delete" {
+			deleted[s.op.rel] = true
+		}
 		s.before = state(s.op.rel)
 		after, results, err := s.op.apply(db.name, s.before, now)
 		if err != nil {
@@ -339,24 +349,33 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	if len(changes) > 0 {
-		if p := e.opts.Persister; p != nil {
-			if err := p.Commit(db.name, now, changes); err != nil {
-				return nil, time.Time{}, errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
-			}
+	db.apply(now, changes)
+	if e.opts.Persister == nil {
+		db.publish(now)
+		db.indexChanges(changes)
+		if len(changes) > 0 {
+			db.hub.notify(now, changes, false)
 		}
-		db.apply(now, changes)
-		db.hub.notify(now, changes, false)
+		unlock()
 	} else {
-		db.last = now
+		done := db.enqueue(now, changes)
+		unlock()
+		if err := <-done; err != nil {
+			return nil, time.Time{}, err
+		}
 	}
-	unlock()
 
 	results := make([]*pb.WriteResult, len(ops))
 	for i, s := range ops {
-		wr := &pb.WriteResult{UpdateTime: ts(now), TransformResults: s.results}
-		if s.after != nil {
+		// A delete's result has no update time (the field is "not set
+		// after a delete", as the official emulator answers).
+		wr := &pb.WriteResult{TransformResults: s.results}
+		switch {
+		case s.op.kind == "delete":
+		case s.after != nil:
 			wr.UpdateTime = s.after.UpdateTime
+		default:
+			wr.UpdateTime = ts(now)
 		}
 		results[i] = wr
 		if s.op.kind == "verify" {
@@ -378,6 +397,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.BatchWriteRequest) (*pb.BatchWriteResponse, error) {
 	name, err := ParseDatabaseName(req.GetDatabase())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRequestSize(req); err != nil {
 		return nil, err
 	}
 	if len(req.GetWrites()) > MaxWritesPerCommit {
@@ -465,7 +487,7 @@ func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req 
 func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
 	db := e.db(name)
 	db.mu.RLock()
-	d := db.get(rel)
+	d := db.getAt(rel, db.readTime())
 	db.mu.RUnlock()
 	if d == nil {
 		return nil, errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))

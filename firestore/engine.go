@@ -1,6 +1,9 @@
 // Package firestore is Pyric's Firestore engine: values and their order,
 // document paths, a multi-version in-memory store with batches and
-// optimistic transactions, queries and aggregations, listeners (watch),
+// optimistic transactions (group-committed to a Persister, readers never
+// waiting for a sync), a history window bounded by age and bytes, queries
+// served from single-field and composite indexes built on demand (or a
+// scan that does not hold the lock) and aggregations, listeners (watch),
 // index enforcement and the rules gate. Its request and response types are
 // the official protos (firestorepb), so the gRPC adapter is a pass-through;
 // every method takes the caller's identity explicitly.
@@ -34,12 +37,20 @@ type Options struct {
 	// NewID mints 20-character auto ids and opaque ids; nil means random.
 	NewID func() string
 	// Persister makes commits durable before they are acknowledged; nil
-	// keeps state in memory only.
+	// keeps state in memory only. Commits are group-committed: while one
+	// Persister.Commit runs, the commits that arrive queue up and the next
+	// call carries all of them, merged, so concurrent writers share one
+	// store transaction (and one sync).
 	Persister Persister
 	// History is how long old document versions are kept for reads at a
 	// past read time and listener resumes; 0 means one hour, production's
 	// window without point-in-time recovery.
 	History time.Duration
+	// HistoryBytes bounds the memory those old versions take; 0 means
+	// DefaultHistoryBytes. Past it the oldest go first, and reads older
+	// than what is kept fail with FAILED_PRECONDITION naming the oldest
+	// read time still served.
+	HistoryBytes int
 	// TransactionTimeout bounds a transaction's life; 0 means 270 s.
 	TransactionTimeout time.Duration
 	// TransactionIdle bounds the time between a transaction's operations; 0
@@ -48,8 +59,12 @@ type Options struct {
 }
 
 // Persister durably records committed document states. Commit is called
-// with the database lock held, after all checks passed and before the
-// commit becomes visible; if it fails the commit fails and nothing changes.
+// after all checks passed and before the commits it carries become visible
+// (to readers and listeners) or are acknowledged, without the database
+// lock held, one call at a time per database. One call may carry several
+// consecutive commits merged (each path's last state, commitTime the last
+// commit's). If it fails, those commits and the ones queued behind them
+// fail and nothing of them remains.
 type Persister interface {
 	Commit(db DatabaseName, commitTime time.Time, changes []Change) error
 }
@@ -83,6 +98,9 @@ func New(opts Options) *Engine {
 	e := &Engine{opts: opts, dbs: map[DatabaseName]*database{}}
 	if e.opts.History <= 0 {
 		e.opts.History = time.Hour
+	}
+	if e.opts.HistoryBytes <= 0 {
+		e.opts.HistoryBytes = DefaultHistoryBytes
 	}
 	if e.opts.TransactionTimeout <= 0 {
 		e.opts.TransactionTimeout = 270 * time.Second
@@ -147,18 +165,37 @@ type database struct {
 	docs   map[string]*docEntry            // relative path -> entry
 	colls  map[string]map[string]*docEntry // collection path -> entries
 	groups map[string]map[string]*docEntry // collection id -> entries
-	last   time.Time                       // last commit time
-	since  time.Time                       // oldest time history is complete from
-	txns   map[string]*txn
+	last   time.Time                       // last commit time (durable or not)
+	// visible is the last commit time readers see: a commit's versions are
+	// in docs from the moment it is checked, but reads happen at visible,
+	// which only moves once the commit is durable.
+	visible time.Time
+	since   time.Time // oldest time history is complete from
+	txns    map[string]*txn
+	// hist lists superseded versions oldest first (from histHead on), for
+	// trimming the history by age and bytes (history.go).
+	hist      []historyItem
+	histHead  int
+	histBytes int
+
+	// fidx are the single-field indexes (fieldindex.go), by scope and
+	// field; fidxScopes lists them by scope. fidxMu guards both maps.
+	fidxMu     sync.Mutex
+	fidx       map[string]*fieldIndex
+	fidxScopes map[string][]*fieldIndex
 
 	hub *hub
+	gc  groupCommit
 }
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
-// deletion. The last version is the current state.
+// deletion. The last version is the latest state. The version list is
+// copy-on-write behind an atomic pointer: writers (holding db.mu
+// exclusively) publish new lists, never change a published one, so a scan
+// may read entries it collected after releasing the lock.
 type docEntry struct {
-	path     string
-	versions []version
+	path string
+	vs   atomic.Pointer[[]version]
 }
 
 type version struct {
@@ -166,13 +203,27 @@ type version struct {
 	doc *pb.Document
 }
 
-func (d *docEntry) current() *pb.Document { return d.versions[len(d.versions)-1].doc }
+// versions returns the current version list; do not modify it.
+func (d *docEntry) versions() []version {
+	if p := d.vs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (d *docEntry) setVersions(v []version) { d.vs.Store(&v) }
+
+func (d *docEntry) current() *pb.Document {
+	vs := d.versions()
+	return vs[len(vs)-1].doc
+}
 
 // at returns the document as of t (nil when absent at t).
 func (d *docEntry) at(t time.Time) *pb.Document {
-	for i := len(d.versions) - 1; i >= 0; i-- {
-		if !d.versions[i].t.After(t) {
-			return d.versions[i].doc
+	vs := d.versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].t.After(t) {
+			return vs[i].doc
 		}
 	}
 	return nil
@@ -223,15 +274,18 @@ func (db *database) nextTime() time.Time {
 	return t
 }
 
-// readTime returns the latest consistent time; callers hold db.mu.
+// readTime returns the latest consistent time, the last durable commit;
+// callers hold db.mu.
 func (db *database) readTime() time.Time {
-	if db.last.IsZero() {
+	if db.visible.IsZero() {
 		return db.e.now().UTC().Truncate(time.Microsecond)
 	}
-	return db.last
+	return db.visible
 }
 
-// get returns the current document at rel (nil if none); callers hold db.mu.
+// get returns the latest document at rel (nil if none), including commits
+// not yet durable: it is the writer's view (preconditions, transaction
+// validation). Reads use getAt(rel, readTime()). Callers hold db.mu.
 func (db *database) get(rel string) *pb.Document {
 	if d, ok := db.docs[rel]; ok {
 		return d.current()
@@ -247,9 +301,17 @@ func (db *database) getAt(rel string, t time.Time) *pb.Document {
 	return nil
 }
 
-// apply installs the new states at commit time t; callers hold db.mu.
+// publish makes the commit at t visible; callers hold db.mu.
+func (db *database) publish(t time.Time) {
+	if t.After(db.visible) {
+		db.visible = t
+	}
+}
+
+// apply installs the new states at commit time t; callers hold db.mu. They
+// are visible to reads once publish(t) runs.
 func (db *database) apply(t time.Time, changes []Change) {
-	cutoff := t.Add(-db.e.opts.History)
+	db.last = t
 	for _, c := range changes {
 		d, ok := db.docs[c.Path]
 		if !ok {
@@ -269,27 +331,10 @@ func (db *database) apply(t time.Time, changes []Change) {
 			}
 			db.groups[id][c.Path] = d
 		}
-		d.versions = append(d.versions, version{t: t, doc: c.Doc})
-		// Drop versions no read can reach any more: keep the newest one at
-		// or before the cutoff.
-		keep := 0
-		for i := len(d.versions) - 1; i >= 0; i-- {
-			if !d.versions[i].t.After(cutoff) {
-				keep = i
-				break
-			}
-		}
-		if keep > 0 {
-			d.versions = slices.Clone(d.versions[keep:])
-		}
+		db.superseded(d, t)
+		d.setVersions(append(slices.Clip(d.versions()), version{t: t, doc: c.Doc}))
 	}
-	db.last = t
-	// A database's history is complete from its creation: reads at times
-	// before its first commit see it empty (as on the emulator), so since
-	// only moves once versions older than the history window are dropped.
-	if c := t.Add(-db.e.opts.History); db.since.Before(c) {
-		db.since = c
-	}
+	db.trimHistory(t)
 }
 
 func lastSlash(s string) int {
@@ -308,6 +353,8 @@ func (db *database) clear() {
 	db.groups = map[string]map[string]*docEntry{}
 	db.txns = map[string]*txn{}
 	db.since = db.last
+	db.hist, db.histHead, db.histBytes = nil, 0, 0
+	db.dropIndexes()
 }
 
 // Reset deletes every document of every database (no events per document,
@@ -319,6 +366,7 @@ func (e *Engine) Reset() {
 		db.last = db.nextTime()
 		db.clear()
 		t := db.last
+		db.publish(t)
 		db.mu.Unlock()
 		db.hub.notify(t, nil, true)
 	}
@@ -360,6 +408,8 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 		changes = append(changes, Change{Path: rel, Doc: d})
 	}
 	db.apply(t, changes)
+	db.publish(t)
+	db.dropIndexes()
 	// History before a restore is unknown.
 	if db.since.Before(t) {
 		db.since = t
@@ -375,8 +425,9 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	out := make([]*pb.Document, 0, len(db.docs))
+	at := db.readTime()
 	for _, d := range db.docs {
-		if doc := d.current(); doc != nil {
+		if doc := d.at(at); doc != nil {
 			out = append(out, doc)
 		}
 	}
@@ -399,13 +450,25 @@ func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) Decision {
 	return d
 }
 
-// lookup returns a Lookup over the current committed state; the caller holds db.mu.
+// lookup returns a Lookup over the latest state (the writer's view, for
+// the rules of a commit); the caller holds db.mu.
 func (db *database) lookup() Lookup {
 	return func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
 		return db.get(path), nil
+	}
+}
+
+// lookupAt returns a Lookup over the state at t (for the rules of a read);
+// the caller holds db.mu.
+func (db *database) lookupAt(t time.Time) Lookup {
+	return func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return db.getAt(path, t), nil
 	}
 }
 

@@ -399,15 +399,37 @@ func TestAggregations(t *testing.T) {
 		return &pb.StructuredAggregationQuery_Aggregation{Alias: alias, Operator: &pb.StructuredAggregationQuery_Aggregation_Avg_{Avg: &pb.StructuredAggregationQuery_Aggregation_Avg{Field: fref(f)}}}
 	}
 	count := &pb.StructuredAggregationQuery_Aggregation{Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{Count: &pb.StructuredAggregationQuery_Aggregation_Count{}}}
-	got := agg(sum("i", "si"), sum("s", "ss"), sum("d", "sd"), sum("neg", "sn"), count)
-	want := M("si", Int(9223372036854775803), "ss", Int(0), "sd", Double(3.5), "sn", Double(-9.223372036854775808e18), "field_5", Int(3))
+	// One aggregation at a time: each sees every document of the query.
+	alone := func(aggs ...*pb.StructuredAggregationQuery_Aggregation) map[string]*pb.Value {
+		out := map[string]*pb.Value{}
+		for _, a := range aggs {
+			for k, v := range agg(a) {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	got := alone(sum("i", "si"), sum("s", "ss"), sum("d", "sd"), sum("neg", "sn"), count)
+	want := M("si", Int(9223372036854775803), "ss", Int(0), "sd", Double(3.5), "sn", Double(-9.223372036854775808e18), "field_1", Int(3))
 	if !fieldsEqual(got, want) {
 		t.Errorf("sums = %v\nwant %v", got, want)
 	}
-	got = agg(avg("m", "am"), avg("s", "as"), avg("zz", "az"), avg("i", "ai"))
+	got = alone(avg("m", "am"), avg("s", "as"), avg("zz", "az"), avg("i", "ai"))
 	want = M("am", Double(1.5), "as", Null(), "az", Null(), "ai", Double(3.0744573456182584e+18))
 	if !fieldsEqual(got, want) {
 		t.Errorf("avgs = %v\nwant %v", got, want)
+	}
+	// Together they see only the documents having every aggregated field
+	// (sum/a and sum/b), count included, as on the official emulator.
+	got = agg(sum("i", "si"), sum("s", "ss"), sum("d", "sd"), sum("neg", "sn"), count)
+	want = M("si", Double(9.223372036854775808e18), "ss", Int(0), "sd", Double(3.5), "sn", Double(-9.223372036854775808e18), "field_5", Int(2))
+	if !fieldsEqual(got, want) {
+		t.Errorf("sums together = %v\nwant %v", got, want)
+	}
+	got = agg(avg("m", "am"), count)
+	want = M("am", Double(1.5), "field_2", Int(2))
+	if !fieldsEqual(got, want) {
+		t.Errorf("avg and count = %v\nwant %v", got, want)
 	}
 }
 

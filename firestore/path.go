@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -150,6 +151,9 @@ func validateID(full, id string, off int, collection bool) error {
 	case len(id) > MaxIDBytes:
 		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is longer than %d bytes.", truncate(id, 40), MaxIDBytes)
 	case isReserved(id):
+		if _, ok := numericID(id); ok && !collection {
+			break // a numeric document id
+		}
 		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is reserved.", id)
 	}
 	return nil
@@ -176,33 +180,83 @@ func truncate(s string, n int) string {
 }
 
 // compareNames orders document names (full or relative, consistently) as
-// production orders __name__: segment by segment, each segment by its
-// UTF-8 bytes. A shorter path that is a prefix of a longer one sorts first.
+// production orders __name__: segment by segment; a numeric id
+// (__id<int64>__) sorts before every string id and numerically among
+// numeric ids; other ids by their UTF-8 bytes. A shorter path that is a
+// prefix of a longer one sorts first.
 func compareNames(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		ca, cb := a[i], b[i]
-		if ca == cb {
-			continue
+	for {
+		i := strings.IndexByte(a, '/')
+		j := strings.IndexByte(b, '/')
+		sa, sb := a, b
+		if i >= 0 {
+			sa = a[:i]
+		}
+		if j >= 0 {
+			sb = b[:j]
+		}
+		if c := compareIDs(sa, sb); c != 0 {
+			return c
 		}
 		switch {
-		case ca == '/':
+		case i < 0 && j < 0:
+			return 0
+		case i < 0:
 			return -1
-		case cb == '/':
-			return 1
-		case ca < cb:
-			return -1
-		default:
+		case j < 0:
 			return 1
 		}
+		a, b = a[i+1:], b[j+1:]
 	}
+}
+
+// compareIDs orders two path segments.
+func compareIDs(a, b string) int {
+	if a == b {
+		return 0
+	}
+	na, aNum := numericID(a)
+	nb, bNum := numericID(b)
 	switch {
-	case len(a) < len(b):
+	case aNum && bNum:
+		return cmpInt(na, nb)
+	case aNum:
 		return -1
-	case len(a) > len(b):
+	case bNum:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
 		return 1
 	}
 	return 0
+}
+
+// numericID parses a numeric document id, __id<int64>__ (as Datastore's
+// numeric keys appear in Firestore: __id7__, __id-9223372036854775808__).
+func numericID(s string) (int64, bool) {
+	if len(s) < 7 || s[0] != '_' || !strings.HasPrefix(s, "__id") || !strings.HasSuffix(s, "__") {
+		return 0, false
+	}
+	digits := s[4 : len(s)-2]
+	if digits == "" || digits == "-" || (digits[0] == '+') {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	// Only the canonical spelling: no leading zeros, no "-0".
+	if strconv.FormatInt(n, 10) != digits {
+		return 0, false
+	}
+	return n, true
 }
 
 // parentOf splits a relative document path into its parent document path

@@ -70,8 +70,12 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	}
 	from := sq.GetFrom()[0]
 	q.collID, q.allDesc = from.GetCollectionId(), from.GetAllDescendants()
-	if err := ValidateCollectionID(q.collID); err != nil {
-		return nil, err
+	// A kindless query (all descendants, no collection id) is how the
+	// SDKs' recursiveDelete lists everything under a parent.
+	if q.collID != "" || !q.allDesc {
+		if err := ValidateCollectionID(q.collID); err != nil {
+			return nil, err
+		}
 	}
 	if w := sq.GetWhere(); w != nil {
 		f, err := q.compileFilter(w)
@@ -93,9 +97,17 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 			return nil, errorf(ErrInvalidArgument, "Order by field %s is specified more than once.", fp)
 		}
 		seen[fp.String()] = true
+		switch o.GetDirection() {
+		case pb.StructuredQuery_DIRECTION_UNSPECIFIED, pb.StructuredQuery_ASCENDING, pb.StructuredQuery_DESCENDING:
+		default:
+			return nil, errorf(ErrInvalidArgument, "Unrecognized ordering: the order by %s has direction %d; use ASCENDING or DESCENDING.", fp, o.GetDirection())
+		}
 		q.orders = append(q.orders, order{fp: fp, desc: o.GetDirection() == pb.StructuredQuery_DESCENDING})
 	}
 	q.explicitOrders = len(q.orders)
+	if err := q.checkInequalities(); err != nil {
+		return nil, err
+	}
 	last := false
 	if len(q.orders) > 0 {
 		last = q.orders[len(q.orders)-1].desc
@@ -193,13 +205,22 @@ func (q *query) checkNameValue(v *pb.Value) error {
 }
 
 func (q *query) collPath() string {
-	if q.parent == "" {
+	switch {
+	case q.collID == "":
+		return q.parent
+	case q.parent == "":
 		return q.collID
 	}
 	return q.parent + "/" + q.collID
 }
 
 func (q *query) describe() string {
+	if q.allDesc && q.collID == "" {
+		if q.parent == "" {
+			return "every document"
+		}
+		return "every document under " + q.parent
+	}
 	if q.allDesc {
 		return "collection group " + q.collID
 	}
@@ -320,6 +341,49 @@ func appendPath(ps []FieldPath, fp FieldPath) []FieldPath {
 		}
 	}
 	return append(ps, fp)
+}
+
+// checkInequalities applies production's ordering rules (observed on the
+// official emulator): an order by __name__ must be the last order, and
+// with inequality filters (on one field or several) an equality on
+// __name__ is allowed only when __name__ is among the inequality fields.
+func (q *query) checkInequalities() error {
+	for i, o := range q.orders[:q.explicitOrders] {
+		if o.fp.IsName() && i < q.explicitOrders-1 {
+			return errorf(ErrInvalidArgument, "order by clause cannot contain more fields after the key")
+		}
+	}
+	if len(q.inequalities) == 0 {
+		return nil
+	}
+	keyInequality := false
+	for _, fp := range q.inequalities {
+		if fp.IsName() {
+			keyInequality = true
+		}
+	}
+	if keyInequality {
+		return nil
+	}
+	var keyEquality bool
+	var walk func(f *filter)
+	walk = func(f *filter) {
+		switch f.kind {
+		case fAnd, fOr:
+			for _, s := range f.subs {
+				walk(s)
+			}
+		case fField:
+			if f.fp.IsName() && (f.op == pb.StructuredQuery_FieldFilter_EQUAL || f.op == pb.StructuredQuery_FieldFilter_IN) {
+				keyEquality = true
+			}
+		}
+	}
+	walk(q.filter)
+	if keyEquality {
+		return errorf(ErrInvalidArgument, "Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities.")
+	}
+	return nil
 }
 
 // checkFilters applies production's cross-filter limits.
@@ -475,7 +539,7 @@ func (q *query) inScope(rel string) bool {
 	if !q.allDesc {
 		return coll == q.collPath()
 	}
-	if docID(coll) != q.collID {
+	if q.collID != "" && docID(coll) != q.collID {
 		return false
 	}
 	return q.parent == "" || strings.HasPrefix(rel, q.parent+"/")
@@ -545,6 +609,9 @@ func (q *query) cmpDocs(a, b *pb.Document) int {
 
 // candidates returns the entries a query may match; callers hold db.mu.
 func (db *database) candidates(q *query) map[string]*docEntry {
+	if q.allDesc && q.collID == "" {
+		return db.docs
+	}
 	if q.allDesc {
 		return db.groups[q.collID]
 	}
@@ -569,12 +636,39 @@ func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document
 // with a limit only the first offset+limit are kept (a bounded heap instead
 // of a full sort). Sort keys are extracted once per document.
 func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document {
+	if out, ok := db.indexedMatching(q, t, current); ok {
+		return out
+	}
+	return db.scan(q, t, current)
+}
+
+// scan is matching over every document of the query's scope; callers
+// hold db.mu.
+func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
+	return scanEntries(q, t, current, db.snapshot(q))
+}
+
+// snapshot lists the entries a query may match, so that the scan itself
+// can run after the lock is released; callers hold db.mu.
+func (db *database) snapshot(q *query) []*docEntry {
+	c := db.candidates(q)
+	out := make([]*docEntry, 0, len(c))
+	for _, d := range c {
+		out = append(out, d)
+	}
+	return out
+}
+
+// scanEntries is matching over the entries: it needs no lock, since
+// entries publish their versions atomically and never change them.
+func scanEntries(q *query, t time.Time, current bool, entries []*docEntry) []*pb.Document {
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit
 	}
 	h := &keyHeap{q: q}
-	for rel, d := range db.candidates(q) {
+	for _, d := range entries {
+		rel := d.path
 		var doc *pb.Document
 		if current {
 			doc = d.current()

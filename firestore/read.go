@@ -44,26 +44,32 @@ func consistencyOf(req any) consistency {
 	return c
 }
 
-// readView is where a read happens: the time to read at (or the current
-// state) and the transaction to record reads in.
+// readView is where a read happens: the time to read at (the latest
+// durable commit unless a read time or read-only transaction says older)
+// and the transaction to record reads in.
 type readView struct {
 	t       time.Time
-	current bool
 	tx      *txn
 	newTxID []byte
 }
 
 func (v readView) doc(db *database, rel string) *pb.Document {
-	var d *pb.Document
-	if v.current {
-		d = db.get(rel)
-	} else {
-		d = db.getAt(rel, v.t)
-	}
+	d := db.getAt(rel, v.t)
 	if v.tx != nil {
 		v.tx.recordRead(rel, d)
 	}
 	return d
+}
+
+// tooOld fails reads at t when the history they need is no longer kept
+// (older than Options.History, or dropped for Options.HistoryBytes);
+// callers hold db.mu.
+func (db *database) tooOld(t time.Time, what string) error {
+	if db.since.IsZero() || !t.Before(db.since) {
+		return nil
+	}
+	return errorf(ErrFailedPrecondition, "%s %s is older than the oldest available read time %s: this database keeps at most %s and %d MiB of old document versions.",
+		what, t.UTC().Format(time.RFC3339Nano), db.since.UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
 }
 
 // checkReadTime validates a requested read time; callers hold db.mu.
@@ -71,9 +77,8 @@ func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	if nanos%1000 != 0 {
 		return time.Time{}, errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
 	}
-	if !db.since.IsZero() && t.Before(db.since) {
-		return time.Time{}, errorf(ErrFailedPrecondition, "read_time %s is older than the oldest retained version (%s); this database keeps %s of history.",
-			t.UTC().Format(time.RFC3339Nano), db.since.Format(time.RFC3339Nano), db.e.opts.History)
+	if err := db.tooOld(t, "read_time"); err != nil {
+		return time.Time{}, err
 	}
 	if t.After(db.readTime()) {
 		return db.readTime(), nil
@@ -91,15 +96,18 @@ func (db *database) view(c consistency) (readView, error) {
 			return readView{}, err
 		}
 		if t.readOnly {
+			if err := db.tooOld(t.readTime, "The read-only transaction's read time"); err != nil {
+				return readView{}, err
+			}
 			return readView{t: t.readTime, tx: t}, nil
 		}
-		return readView{t: db.readTime(), current: true, tx: t}, nil
+		return readView{t: db.readTime(), tx: t}, nil
 	case c.newTxn != nil:
 		t, err := db.begin(c.newTxn)
 		if err != nil {
 			return readView{}, err
 		}
-		v := readView{t: db.readTime(), current: !t.readOnly, tx: t, newTxID: []byte(t.id)}
+		v := readView{t: db.readTime(), tx: t, newTxID: []byte(t.id)}
 		if t.readOnly {
 			v.t = t.readTime
 		}
@@ -111,7 +119,7 @@ func (db *database) view(c consistency) (readView, error) {
 		}
 		return readView{t: t}, nil
 	}
-	return readView{t: db.readTime(), current: true}, nil
+	return readView{t: db.readTime()}, nil
 }
 
 // lockFor takes the database lock a read needs and returns its release.
@@ -185,7 +193,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	for i, rel := range rels {
 		d := v.doc(db, rel)
 		dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
-			Resource: d, Time: db.e.now(), Get: db.lookup()})
+			Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
 		e.emitRead(who, MethodGet, rel, dec, d, time.Since(start), v)
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
@@ -254,21 +262,41 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 		return nil, nil, readView{}, err
 	}
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlockDB := db.lockFor(c)
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			unlockDB()
+		}
+	}
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {
 		return nil, nil, readView{}, err
 	}
 	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: q.collPath(), Auth: who,
-		Time: db.e.now(), Query: q.info(), Get: db.lookup()})
+		Time: db.e.now(), Query: q.info(), Get: db.lookupAt(v.t)})
 	docs := []*pb.Document(nil)
-	if dec.Verdict == Allow {
-		docs = db.runQuery(q, v.t, v.current)
+	switch {
+	case dec.Verdict != Allow:
+	case v.tx == nil && q.nearest == nil:
+		// Outside transactions a query that no index serves scans without
+		// the lock, so a large scan never holds up writers.
+		out, ok := db.indexedMatching(q, v.t, false)
+		if !ok {
+			entries := db.snapshot(q)
+			unlock()
+			out = scanEntries(q, v.t, false, entries)
+		}
+		docs = q.window(out)
+	default:
+		docs = db.runQuery(q, v.t, false)
 		if v.tx != nil {
 			v.tx.recordQuery(q, docs)
 		}
 	}
+	unlock()
 	if e.eventsOn() {
 		e.emitRead(who, MethodList, q.collPath(), dec, nil, time.Since(start), v)
 	}
@@ -277,6 +305,9 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 	}
 	return docs, q, v, nil
 }
+
+// MaxAggregations is production's limit on the aggregations of one query.
+const MaxAggregations = 5
 
 // RunAggregationQuery computes count, sum and avg over a query.
 func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity, req *pb.RunAggregationQueryRequest) ([]*pb.RunAggregationQueryResponse, error) {
@@ -289,8 +320,8 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	if len(aggs) == 0 {
 		return nil, errorf(ErrInvalidArgument, "An aggregation query must have at least one aggregation.")
 	}
-	if len(aggs) > 5 {
-		return nil, errorf(ErrInvalidArgument, "An aggregation query may have at most 5 aggregations; this one has %d.", len(aggs))
+	if len(aggs) > MaxAggregations {
+		return nil, errorf(ErrInvalidArgument, "The aggregation query has %d aggregations; the maximum number of aggregations allowed in a query is %d.", len(aggs), MaxAggregations)
 	}
 	aliases := map[string]bool{}
 	type spec struct {
@@ -334,6 +365,26 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	docs, _, v, err := e.query(ctx, who, req.GetParent(), saq.GetStructuredQuery(), c)
 	if err != nil {
 		return nil, err
+	}
+	// Several aggregations over fields run over the documents that have
+	// every one of those fields, count included (observed on the official
+	// emulator: production plans them as one scan of an index holding all
+	// the fields).
+	var aggFields []FieldPath
+	for _, s := range specs {
+		if s.fp != nil {
+			aggFields = appendPath(aggFields, s.fp)
+		}
+	}
+	if len(specs) > 1 && len(aggFields) > 0 {
+		docs = slices.DeleteFunc(slices.Clone(docs), func(d *pb.Document) bool {
+			for _, fp := range aggFields {
+				if getField(d.Fields, fp) == nil {
+					return true
+				}
+			}
+			return false
+		})
 	}
 	fields := map[string]*pb.Value{}
 	for _, s := range specs {
@@ -424,6 +475,9 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 			return nil, err
 		}
 	}
+	if req.GetPageSize() < 0 {
+		return nil, errorf(ErrInvalidArgument, "Page size must be nonnegative: page_size is %d.", req.GetPageSize())
+	}
 	if ob := req.GetOrderBy(); ob != "" && ob != "__name__" && ob != "__name__ asc" {
 		return nil, errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
 	}
@@ -442,7 +496,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodList, Path: collPath, Auth: who, Time: e.now(),
 		Query: &QueryInfo{Parent: parent, CollectionID: req.GetCollectionId(),
 			Structured: &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: req.GetCollectionId()}}}},
-		Get: db.lookup()})
+		Get: db.lookupAt(v.t)})
 	e.emitRead(who, MethodList, collPath, dec, nil, time.Since(start), v)
 	if dec.Verdict != Allow {
 		return nil, denied(MethodList, collPath, dec)
@@ -453,10 +507,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
 	for rel, d := range db.docs {
-		doc := d.current()
-		if !v.current {
-			doc = d.at(v.t)
-		}
+		doc := d.at(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -477,9 +528,9 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	slices.SortFunc(paths, compareNames)
 	if tok := req.GetPageToken(); tok != "" {
-		after, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil {
-			return nil, errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
+		after, ok := parsePageToken(tok, "docs")
+		if !ok {
+			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListDocuments call.", truncate(tok, 40))
 		}
 		i, _ := slices.BinarySearchFunc(paths, string(after), compareNames)
 		for i < len(paths) && compareNames(paths[i], string(after)) <= 0 {
@@ -491,7 +542,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	size := int(req.GetPageSize())
 	for _, p := range paths {
 		if size > 0 && len(resp.Documents) == size {
-			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:]))
+			resp.NextPageToken = pageToken("docs", resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:])
 			break
 		}
 		d := found[p]
@@ -522,6 +573,17 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	if !who.IsAdmin() {
 		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
 	}
+	if req.GetPageSize() < 0 {
+		return nil, errorf(ErrInvalidArgument, "page_size must be greater than or equal to zero; got %d.", req.GetPageSize())
+	}
+	after := ""
+	if tok := req.GetPageToken(); tok != "" {
+		a, ok := parsePageToken(tok, "ids")
+		if !ok {
+			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListCollectionIds call.", truncate(tok, 40))
+		}
+		after = a
+	}
 	c := consistencyOf(req)
 	db := e.db(name)
 	unlock := db.lockFor(c)
@@ -536,10 +598,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	}
 	ids := map[string]bool{}
 	for rel, d := range db.docs {
-		doc := d.current()
-		if !v.current {
-			doc = d.at(v.t)
-		}
+		doc := d.at(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -548,7 +607,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	}
 	out := make([]string, 0, len(ids))
 	for id := range ids {
-		if tok := req.GetPageToken(); tok == "" || id > tok {
+		if after == "" || id > after {
 			out = append(out, id)
 		}
 	}
@@ -556,7 +615,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	resp := &pb.ListCollectionIdsResponse{}
 	if size := int(req.GetPageSize()); size > 0 && len(out) > size {
 		out = out[:size]
-		resp.NextPageToken = out[size-1]
+		resp.NextPageToken = pageToken("ids", out[size-1])
 	}
 	resp.CollectionIds = out
 	return resp, nil
@@ -611,3 +670,24 @@ func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req 
 }
 
 var _ = wrapperspb.Int32
+
+// pageTokenPrefix marks the page tokens this engine issues, so a token from
+// elsewhere (another server, a mangled copy) is rejected instead of
+// silently restarting or skipping a listing.
+const pageTokenPrefix = "pyric1."
+
+// pageToken returns an opaque token for a listing of kind that resumes
+// after key.
+func pageToken(kind, key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + kind + "." + key))
+}
+
+// parsePageToken returns the key a token of kind resumes after.
+func parsePageToken(tok, kind string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", false
+	}
+	key, ok := strings.CutPrefix(string(b), pageTokenPrefix+kind+".")
+	return key, ok
+}

@@ -45,9 +45,16 @@ func validateEntry(at FieldPath, k string, v *pb.Value, depth int) error {
 	return validateValue(at, v, depth)
 }
 
+// validateValue checks v, the value at depth (a document's field values are
+// at depth 1). Only maps and arrays count towards the nesting limit: as on
+// the official emulator, a field holding 20 nested maps is accepted and 21
+// are "an invalid nested entity".
 func validateValue(at FieldPath, v *pb.Value, depth int) error {
-	if depth > maxDepth {
-		return errorf(ErrInvalidArgument, "Property %s is nested more than %d levels deep.", at.String(), maxDepth)
+	switch v.GetValueType().(type) {
+	case *pb.Value_MapValue, *pb.Value_ArrayValue:
+		if depth > maxDepth {
+			return errorf(ErrInvalidArgument, "Property %s contains an invalid nested entity: maps and arrays may be nested at most %d levels deep.", at.String(), maxDepth)
+		}
 	}
 	switch x := v.GetValueType().(type) {
 	case nil:

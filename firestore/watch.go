@@ -260,7 +260,7 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	ctx := context.Background()
 	if t.q != nil {
 		dec := e.authorize(ctx, &AuthzRequest{Database: db.name, Method: MethodList, Path: t.q.collPath(), Auth: t.who,
-			Time: at, Query: t.q.info(), Get: db.lookup()})
+			Time: at, Query: t.q.info(), Get: db.lookupAt(at)})
 		if dec.Verdict != Allow {
 			return denied(MethodList, t.q.collPath(), dec)
 		}
@@ -268,7 +268,7 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	}
 	for _, p := range t.paths {
 		dec := e.authorize(ctx, &AuthzRequest{Database: db.name, Method: MethodGet, Path: p, Auth: t.who,
-			Resource: db.getAt(p, at), Time: at, Get: db.lookup()})
+			Resource: db.getAt(p, at), Time: at, Get: db.lookupAt(at)})
 		if dec.Verdict != Allow {
 			return denied(MethodGet, p, dec)
 		}

@@ -13,8 +13,22 @@ import (
 	"github.com/pyric/pyric/event"
 )
 
-// MaxWritesPerCommit is the number of writes one commit or batch may carry.
+// MaxWritesPerCommit is the number of writes one BatchWrite may carry. A
+// Commit (batch or transaction) is bounded only by MaxRequestBytes, as in
+// production today and on the official emulator; tools that split work
+// into commits use this as their chunk size.
 const MaxWritesPerCommit = 500
+
+// MaxRequestBytes is production's limit on an API request's size.
+const MaxRequestBytes = 10 << 20
+
+// checkRequestSize rejects requests over MaxRequestBytes in production's words.
+func checkRequestSize(m proto.Message) error {
+	if n := proto.Size(m); n > MaxRequestBytes {
+		return errorf(ErrInvalidArgument, "Request payload size exceeds the limit: %d bytes (this request has %d).", MaxRequestBytes, n)
+	}
+	return nil
+}
 
 // writeOp is a validated Write.
 type writeOp struct {

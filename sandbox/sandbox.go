@@ -43,6 +43,10 @@ type Options struct {
 	// DataDir keeps state in DataDir/pyric.db (bbolt); empty keeps it in
 	// memory only.
 	DataDir string
+	// Sync is when the store forces writes to disk (SyncBatch, the
+	// default: survive kill -9, sync every SyncInterval; SyncAlways: sync
+	// every commit batch). See ParseSyncMode for the flag values.
+	Sync SyncMode
 	// Deterministic replaces the clock and the id source with seeded ones,
 	// so that the same sequence of calls yields bit-identical state, events
 	// and snapshots.
@@ -122,7 +126,7 @@ func Open(opts Options) (*Sandbox, error) {
 	}
 	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
-		st, err := OpenStore(opts.DataDir)
+		st, err := OpenStoreSync(opts.DataDir, opts.Sync)
 		if err != nil {
 			return nil, err
 		}

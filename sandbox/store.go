@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -16,11 +18,54 @@ import (
 
 // Store is the crash-safe on-disk state: a bbolt file with one bucket per
 // Firestore database, keyed by relative document path, holding the
-// document protos, and the Auth engine's state as one JSON value. Every
-// commit is one bbolt transaction, fsync'd before the engine acknowledges
-// it, so a write acknowledged to a client survives kill -9.
+// document protos, and one bucket per other service. Every Firestore
+// commit batch (the engine group-commits concurrent commits) is one bbolt
+// transaction, written to the file before the engine acknowledges it, so
+// a write acknowledged to a client survives kill -9; how soon it also
+// survives a power loss is the SyncMode.
 type Store struct {
-	db *bolt.DB
+	db   *bolt.DB
+	mode SyncMode
+
+	stop     chan struct{}
+	stopped  chan struct{}
+	synced   int // the last transaction id forced to disk
+	syncErr  atomic.Pointer[error]
+	closeMu  sync.Mutex
+	isClosed bool
+}
+
+// SyncMode says when the store forces its writes to stable storage.
+type SyncMode string
+
+const (
+	// SyncBatch (the default) writes each commit batch to the file (into
+	// the operating system) before it is acknowledged — enough to survive
+	// the process being killed, kill -9 included — and forces the file to
+	// disk at most every SyncInterval, so a power loss or OS crash can lose
+	// up to that much acknowledged work (and may leave the file damaged,
+	// which the next open reports rather than reading). It is what a local
+	// development backend needs: as durable as the official emulator is
+	// not, at close to in-memory speed.
+	SyncBatch SyncMode = "batch"
+	// SyncAlways forces every commit batch to disk (fdatasync) before it is
+	// acknowledged: acknowledged writes survive a power loss too.
+	// Concurrent commits still share one sync.
+	SyncAlways SyncMode = "always"
+)
+
+// SyncInterval is how often SyncBatch forces written data to disk.
+const SyncInterval = time.Second
+
+// ParseSyncMode parses a --sync flag value ("" is the default, batch).
+func ParseSyncMode(s string) (SyncMode, error) {
+	switch SyncMode(s) {
+	case "", SyncBatch:
+		return SyncBatch, nil
+	case SyncAlways:
+		return SyncAlways, nil
+	}
+	return "", fmt.Errorf("sandbox: unknown sync mode %q: want %q (survive kill -9, sync to disk every %s) or %q (sync every commit)", s, SyncBatch, SyncInterval, SyncAlways)
 }
 
 var (
@@ -29,10 +74,20 @@ var (
 	authStateKey    = []byte("state")
 )
 
-// OpenStore opens (creating) dir/pyric.db.
-func OpenStore(dir string) (*Store, error) {
+// OpenStore opens (creating) dir/pyric.db with the default SyncBatch.
+func OpenStore(dir string) (*Store, error) { return OpenStoreSync(dir, SyncBatch) }
+
+// OpenStoreSync opens (creating) dir/pyric.db with the given sync mode.
+func OpenStoreSync(dir string, mode SyncMode) (*Store, error) {
+	mode, err := ParseSyncMode(string(mode))
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("sandbox: data dir: %w", err)
+	}
+	if err := checkStoreFile(filepath.Join(dir, "pyric.db")); err != nil {
+		return nil, err
 	}
 	db, err := bolt.Open(filepath.Join(dir, "pyric.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
@@ -41,14 +96,73 @@ func OpenStore(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open store: %w", err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db, mode: mode}
+	if mode == SyncBatch {
+		db.NoSync = true
+		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
+		go s.syncLoop()
+	}
+	return s, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+// syncLoop forces the file to disk every SyncInterval while there are
+// unsynced writes (SyncBatch).
+func (s *Store) syncLoop() {
+	defer close(s.stopped)
+	tick := time.NewTicker(SyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			s.syncNow()
+		}
+	}
+}
+
+// syncNow forces the file to disk if any write transaction (of any
+// service's bucket) committed since the last sync. Only syncLoop and Close
+// call it, one at a time.
+func (s *Store) syncNow() {
+	var id int
+	_ = s.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	if id == s.synced {
+		return
+	}
+	if err := s.db.Sync(); err != nil {
+		s.syncErr.Store(&err)
+		return
+	}
+	s.synced = id
+}
+
+// Mode returns the store's sync mode.
+func (s *Store) Mode() SyncMode { return s.mode }
+
+// Close forces pending writes to disk and closes the file.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.isClosed {
+		return nil
+	}
+	s.isClosed = true
+	if s.stop != nil {
+		close(s.stop)
+		<-s.stopped
+		s.syncNow()
+	}
+	return s.db.Close()
+}
 
 // Commit implements firestore.Persister.
 func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []firestore.Change) error {
+	if p := s.syncErr.Load(); p != nil {
+		// The disk refused a sync: what was acknowledged since may not be
+		// durable; stop acknowledging more.
+		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		root, err := tx.CreateBucketIfNotExists(firestoreBucket)
 		if err != nil {
@@ -93,15 +207,19 @@ func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
 			return root.Bucket(k).ForEach(func(path, v []byte) error {
 				d := &pb.Document{}
 				if err := proto.Unmarshal(v, d); err != nil {
-					return fmt.Errorf("document %s: %w", path, err)
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the stored document %s cannot be decoded (%v)", path, err)}
 				}
 				out[name] = append(out[name], d)
 				return nil
 			})
 		})
 	})
+	var de *DamagedStoreError
+	if errors.As(err, &de) {
+		return nil, de
+	}
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: load store: %w", err)
+		return nil, fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), err)
 	}
 	return out, nil
 }

@@ -35,16 +35,37 @@ type step struct {
 	// unordered names a top-level array compared as a set (its order
 	// follows random uids).
 	unordered string
+	// codes captures the newest SMS code and session of each number
+	// (after a GET of verificationCodes), as vars code:<phone> and
+	// session:<phone>.
+	codes bool
 }
 
 // knownExceptions are differences kept on purpose, by step name.
 var knownExceptions = map[string]string{
 	"bad json": "the emulator echoes V8's JSON.parse message; pyric reports Go's parser position in the same envelope",
+	// Production's limits, which the emulator does not enforce (issue 13).
+	"limit password too long":   "production's password policy allows at most 4096 characters; the emulator accepts any length",
+	"limit email NUL":           "production refuses NUL and control characters in emails (INVALID_EMAIL); the emulator's regex accepts them",
+	"limit email too long":      "production refuses emails over 254 bytes; the emulator accepts them",
+	"limit import over 1000":    "production refuses more than 1000 accounts per batchCreate; the emulator imports them",
+	"limit unknown hash":        "production refuses an unknown hashAlgorithm; the emulator ignores the field",
+	"limit negative maxResults": "production refuses a negative maxResults; the emulator returns every account",
+	"limit display name":        "production bounds display names; the emulator stores any length",
+	"limit photo url":           "production bounds photo URLs; the emulator stores any length",
+	// Revocation as production does it.
+	"revoked refresh": "production answers TOKEN_EXPIRED to a refresh token issued before validSince; the emulator mints a new ID token",
+	// Features the emulator lacks.
+	"totp enrollment start": "TOTP second factors are pyric's addition; the emulator supports only SMS",
+	"oidc config create":    "the emulator does not implement oauthIdpConfigs (501)",
+	"oidc config get":       "the emulator does not implement oauthIdpConfigs (501)",
+	"saml config create":    "the emulator does not implement inboundSamlConfigs (501)",
+	"mfa update by client":  "pyric lets only admins replace second factors with accounts:update mfa; the emulator lets the account's own token do it",
 }
 
 func scenario() []step {
 	ct := "application/x-www-form-urlencoded"
-	return []step{
+	steps := []step{
 		{name: "health", method: "GET", path: "/", auth: "none"},
 		{name: "signUp anonymous", method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signUp", body: `{"returnSecureToken":true}`,
 			capture: map[string]string{"anonToken": "idToken"}},
@@ -195,9 +216,120 @@ func scenario() []step {
 		{name: "batchDelete disabled", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:batchDelete", auth: "owner", body: `{"localIds":["u1","u2"]}`},
 		{name: "query all", method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/" + diffProject + "/accounts:query", auth: "owner", body: `{"order":"DESC"}`},
 	}
+	return append(steps, issue13Steps()...)
+}
+
+// issue13Steps: phone sign-in, SMS multi-factor, provider configs,
+// revocation and production's input limits.
+func issue13Steps() []step {
+	v1 := "/identitytoolkit.googleapis.com/v1/"
+	v2 := "/identitytoolkit.googleapis.com/v2/"
+	proj := v1 + "projects/" + diffProject
+	codes := "/emulator/v1/projects/" + diffProject + "/verificationCodes"
+	long := func(n int) string { return strings.Repeat("a", n) }
+	imports := make([]string, 1001)
+	for i := range imports {
+		imports[i] = fmt.Sprintf(`{"localId":"bulk%04d"}`, i)
+	}
+	return []step{
+		{name: "phone bad number", method: "POST", path: v1 + "accounts:sendVerificationCode", body: `{"phoneNumber":"5555550100"}`},
+		{name: "phone send", method: "POST", path: v1 + "accounts:sendVerificationCode", body: `{"phoneNumber":"+15555550100","recaptchaToken":"fake"}`},
+		{name: "phone codes", method: "GET", path: codes, auth: "none", codes: true},
+		{name: "phone missing code", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"sessionInfo":"${session:+15555550100}"}`},
+		{name: "phone wrong code", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"sessionInfo":"${session:+15555550100}","code":"x"}`},
+		{name: "phone bad session", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"sessionInfo":"nope","code":"123456"}`},
+		{name: "phone sign-in", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"sessionInfo":"${session:+15555550100}","code":"${code:+15555550100}"}`,
+			capture: map[string]string{"phoneToken": "idToken"}},
+		{name: "phone code used", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"sessionInfo":"${session:+15555550100}","code":"${code:+15555550100}"}`},
+		{name: "phone codes after", method: "GET", path: codes, auth: "none"},
+		{name: "phone link send", method: "POST", path: v1 + "accounts:sendVerificationCode", body: `{"phoneNumber":"+15555550100"}`},
+		{name: "phone link codes", method: "GET", path: codes, auth: "none", codes: true},
+		{name: "mfa user create", method: "POST", path: proj + "/accounts", auth: "owner",
+			body: `{"localId":"mfauser","email":"mfa@example.com","password":"secret123","emailVerified":true}`},
+		{name: "mfa user sign-in", method: "POST", path: v1 + "accounts:signInWithPassword", body: `{"email":"mfa@example.com","password":"secret123","returnSecureToken":true}`,
+			capture: map[string]string{"mfaToken": "idToken", "mfaRefresh": "refreshToken"}},
+		{name: "phone link taken", method: "POST", path: v1 + "accounts:signInWithPhoneNumber",
+			body: `{"sessionInfo":"${session:+15555550100}","code":"${code:+15555550100}","idToken":"${mfaToken}"}`, capture: map[string]string{"proof": "temporaryProof"}},
+		{name: "phone proof", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"temporaryProof":"${proof}","phoneNumber":"+15555550100"}`},
+		{name: "phone proof wrong number", method: "POST", path: v1 + "accounts:signInWithPhoneNumber", body: `{"temporaryProof":"${proof}","phoneNumber":"+15555550101"}`},
+		{name: "mfa start phone user", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${phoneToken}","phoneEnrollmentInfo":{"phoneNumber":"+15555550900"}}`},
+		{name: "mfa start unverified", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${upToken}","phoneEnrollmentInfo":{"phoneNumber":"+15555550900"}}`},
+		{name: "mfa start missing info", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${mfaToken}"}`},
+		{name: "mfa start bad number", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${mfaToken}","phoneEnrollmentInfo":{"phoneNumber":"123"}}`},
+		{name: "mfa start", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${mfaToken}","phoneEnrollmentInfo":{"phoneNumber":"+15555550900","recaptchaToken":"fake"}}`},
+		{name: "mfa codes", method: "GET", path: codes, auth: "none", codes: true},
+		{name: "mfa finalize wrong code", method: "POST", path: v2 + "accounts/mfaEnrollment:finalize",
+			body: `{"idToken":"${mfaToken}","phoneVerificationInfo":{"sessionInfo":"${session:+15555550900}","code":"000"}}`},
+		{name: "mfa finalize", method: "POST", path: v2 + "accounts/mfaEnrollment:finalize",
+			body: `{"idToken":"${mfaToken}","displayName":"work phone","phoneVerificationInfo":{"sessionInfo":"${session:+15555550900}","code":"${code:+15555550900}"}}`},
+		{name: "mfa lookup", method: "POST", path: proj + "/accounts:lookup", auth: "owner", body: `{"localId":["mfauser"]}`,
+			capture: map[string]string{"enrollment": "users.0.mfaInfo.0.mfaEnrollmentId"}},
+		{name: "mfa password sign-in", method: "POST", path: v1 + "accounts:signInWithPassword", body: `{"email":"mfa@example.com","password":"secret123","returnSecureToken":true}`,
+			capture: map[string]string{"pending": "mfaPendingCredential"}},
+		{name: "mfa sign-in start missing id", method: "POST", path: v2 + "accounts/mfaSignIn:start", body: `{"mfaPendingCredential":"${pending}"}`},
+		{name: "mfa sign-in start bad credential", method: "POST", path: v2 + "accounts/mfaSignIn:start", body: `{"mfaPendingCredential":"garbage","mfaEnrollmentId":"${enrollment}"}`},
+		{name: "mfa sign-in start unknown factor", method: "POST", path: v2 + "accounts/mfaSignIn:start", body: `{"mfaPendingCredential":"${pending}","mfaEnrollmentId":"nope"}`},
+		{name: "mfa sign-in start", method: "POST", path: v2 + "accounts/mfaSignIn:start", body: `{"mfaPendingCredential":"${pending}","mfaEnrollmentId":"${enrollment}","phoneSignInInfo":{"recaptchaToken":"fake"}}`},
+		{name: "mfa sign-in codes", method: "GET", path: codes, auth: "none", codes: true},
+		{name: "mfa sign-in finalize", method: "POST", path: v2 + "accounts/mfaSignIn:finalize",
+			body:    `{"mfaPendingCredential":"${pending}","phoneVerificationInfo":{"sessionInfo":"${session:+15555550900}","code":"${code:+15555550900}"}}`,
+			capture: map[string]string{"mfaToken": "idToken"}},
+		{name: "mfa phone first factor", method: "POST", path: v1 + "accounts:sendVerificationCode", body: `{"phoneNumber":"+15555550900"}`},
+		{name: "totp enrollment start", method: "POST", path: v2 + "accounts/mfaEnrollment:start", body: `{"idToken":"${mfaToken}","totpEnrollmentInfo":{}}`},
+		{name: "mfa withdraw unknown", method: "POST", path: v2 + "accounts/mfaEnrollment:withdraw", body: `{"idToken":"${mfaToken}","mfaEnrollmentId":"nope"}`},
+		{name: "mfa withdraw", method: "POST", path: v2 + "accounts/mfaEnrollment:withdraw", body: `{"idToken":"${mfaToken}","mfaEnrollmentId":"${enrollment}"}`},
+		{name: "mfa update by client", method: "POST", path: v1 + "accounts:update", body: `{"idToken":"${mfaToken}","mfa":{"enrollments":[]}}`},
+		{name: "mfa admin create", method: "POST", path: proj + "/accounts", auth: "owner",
+			body: `{"localId":"mfa2","email":"mfa2@example.com","emailVerified":true,"mfaInfo":[{"phoneInfo":"+15555550901","displayName":"a"}]}`},
+		{name: "mfa admin create bad number", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"mfa3","mfaInfo":[{"phoneInfo":"901"}]}`},
+		{name: "mfa import unverified", method: "POST", path: proj + "/accounts:batchCreate", auth: "owner",
+			body: `{"users":[{"localId":"mfa4","email":"mfa4@example.com","mfaInfo":[{"phoneInfo":"+15555550902"}]}]}`},
+		{name: "revoke", method: "POST", path: proj + "/accounts:update", auth: "owner", body: `{"localId":"mfauser","validSince":"9999999999"}`},
+		{name: "revoked refresh", method: "POST", path: "/securetoken.googleapis.com/v1/token", body: `{"grantType":"refresh_token","refreshToken":"${mfaRefresh}"}`},
+		{name: "oidc config create", method: "POST", path: v2 + "projects/" + diffProject + "/oauthIdpConfigs?oauthIdpConfigId=oidc.acme", auth: "owner",
+			body: `{"displayName":"Acme","enabled":true,"clientId":"c1","issuer":"https://acme.example.com"}`},
+		{name: "oidc config get", method: "GET", path: v2 + "projects/" + diffProject + "/oauthIdpConfigs/oidc.acme", auth: "owner"},
+		{name: "saml config create", method: "POST", path: v2 + "projects/" + diffProject + "/inboundSamlConfigs?inboundSamlConfigId=saml.corp", auth: "owner",
+			body: `{"displayName":"Corp","enabled":true,"idpConfig":{"idpEntityId":"https://idp.example"}}`},
+		{name: "oidc sign-in", method: "POST", path: v1 + "accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=oidc.acme&id_token=` + urlq(`{"sub":"oidc-1","email":"oidc@example.com","email_verified":true}`) + `","returnSecureToken":true}`},
+		{name: "saml sign-in", method: "POST", path: v1 + "accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=saml.corp&id_token=` + urlq(`{"sub":"saml-1"}`) + `&SAMLResponse=` +
+				urlq(`{"assertion":{"subject":{"nameId":"Saml@Example.com"},"attributeStatements":[{"name":"role","values":["admin"]}]}}`) + `","returnSecureToken":true}`},
+		{name: "saml missing subject", method: "POST", path: v1 + "accounts:signInWithIdp",
+			body: `{"requestUri":"http://localhost","postBody":"providerId=saml.corp&id_token=` + urlq(`{"sub":"saml-2"}`) + `&SAMLResponse=` + urlq(`{"assertion":{}}`) + `"}`},
+		{name: "limit password too long", method: "POST", path: v1 + "accounts:signUp", body: `{"email":"long@example.com","password":"` + long(4097) + `"}`},
+		{name: "limit email NUL", method: "POST", path: v1 + "accounts:signUp", body: `{"email":"n\u0000l@example.com","password":"secret123"}`},
+		{name: "limit email too long", method: "POST", path: v1 + "accounts:signUp", body: `{"email":"` + long(250) + `@example.com","password":"secret123"}`},
+		{name: "limit import over 1000", method: "POST", path: proj + "/accounts:batchCreate", auth: "owner", body: `{"users":[` + strings.Join(imports, ",") + `]}`},
+		{name: "limit unknown hash", method: "POST", path: proj + "/accounts:batchCreate", auth: "owner", body: `{"hashAlgorithm":"ROT13","users":[{"localId":"h1"}]}`},
+		{name: "limit negative maxResults", method: "GET", path: proj + "/accounts:batchGet?maxResults=-1", auth: "owner"},
+		{name: "limit display name", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"dn","displayName":"` + long(257) + `"}`},
+		{name: "limit photo url", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"pu","photoUrl":"http://x/` + long(2100) + `"}`},
+	}
 }
 
 func unsignedJWT(p map[string]any) string { return auth.EncodeUnsignedJWT(p) }
+
+// dig follows a dotted path of keys and list indexes ("users.0.localId").
+func dig(v any, path string) any {
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i := -1
+			fmt.Sscan(k, &i)
+			if i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
 
 func urlq(s string) string {
 	r := strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", "=", "%3D", " ", "%20", `"`, `\"`)
@@ -253,8 +385,16 @@ func runScenario(t *testing.T, base string) []response {
 		}
 		if m, ok := body.(map[string]any); ok {
 			for v, field := range s.capture {
-				if str, ok := m[field].(string); ok {
+				if str, ok := dig(m, field).(string); ok {
 					vars[v] = str
+				}
+			}
+			if s.codes {
+				list, _ := m["verificationCodes"].([]any)
+				for _, c := range list {
+					cm, _ := c.(map[string]any)
+					phone := fmt.Sprint(cm["phoneNumber"])
+					vars["code:"+phone], vars["session:"+phone] = fmt.Sprint(cm["code"]), fmt.Sprint(cm["sessionInfo"])
 				}
 			}
 			if s.oob {
@@ -307,7 +447,9 @@ func (n *normalizer) id(s string) string {
 }
 
 var timeFields = map[string]bool{"createdAt": true, "lastLoginAt": true, "lastRefreshAt": true, "validSince": true,
-	"passwordUpdatedAt": true, "iat": true, "exp": true, "auth_time": true}
+	"passwordUpdatedAt": true, "iat": true, "exp": true, "auth_time": true, "enrolledAt": true}
+
+var smsCode = regexp.MustCompile(`^[0-9]{6}$`)
 
 func (n *normalizer) normalize(key string, v any) any {
 	switch x := v.(type) {
@@ -355,8 +497,20 @@ func (n *normalizer) normalize(key string, v any) any {
 				}
 				return map[string]any{"refreshToken": n.normalize("", m)}
 			}
-		case "sessionId":
+		case "sessionId", "sessionInfo":
 			return "<session>"
+		case "code":
+			if smsCode.MatchString(x) {
+				return "<code>"
+			}
+		case "temporaryProof":
+			return "<proof>"
+		case "mfaPendingCredential":
+			b, err := base64.StdEncoding.DecodeString(x)
+			var m any
+			if err == nil && json.Unmarshal(b, &m) == nil {
+				return map[string]any{"mfaPendingCredential": n.normalize("", m)}
+			}
 		case "passwordHash", "salt":
 			return saltRe.ReplaceAllString(x, "<salt>")
 		case "oobLink":

@@ -46,8 +46,15 @@ var reference struct {
 
 // startReference starts `firebase emulators:start --only auth` (about 15 s)
 // and returns its base URL. It is stopped by TestMain.
+//
+// PYRIC_AUTH_REFERENCE_URL names an emulator already running (started
+// with --project demo-diff) instead, for a loaded machine where starting
+// one takes minutes.
 func startReference(t *testing.T, project string) string {
 	t.Helper()
+	if u := os.Getenv("PYRIC_AUTH_REFERENCE_URL"); u != "" {
+		return u
+	}
 	needNode(t)
 	reference.once.Do(func() {
 		dir, err := os.MkdirTemp("", "pyric-auth-ref-*")
@@ -81,7 +88,7 @@ func startReference(t *testing.T, project string) string {
 		}
 		reference.cmd = cmd
 		url := fmt.Sprintf("http://127.0.0.1:%d", authPort)
-		deadline := time.Now().Add(90 * time.Second)
+		deadline := time.Now().Add(180 * time.Second)
 		for time.Now().Before(deadline) {
 			resp, err := http.Get(url + "/")
 			if err == nil {
@@ -94,7 +101,7 @@ func startReference(t *testing.T, project string) string {
 			time.Sleep(300 * time.Millisecond)
 		}
 		out, _ := os.ReadFile(filepath.Join(dir, "emulator.log"))
-		reference.err = fmt.Errorf("reference emulator did not start in 90s:\n%s", out)
+		reference.err = fmt.Errorf("reference emulator did not start in 180s:\n%s", out)
 	})
 	if reference.err != nil {
 		t.Fatalf("reference Auth emulator: %v", reference.err)

@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -207,19 +208,26 @@ func summarize(lat []time.Duration, el time.Duration) Result {
 	return r
 }
 
-// StartPyric serves a fresh sandbox in-process on a free port: in memory,
-// or with the durable store `pyric serve` uses by default (fsync per commit).
-func StartPyric(durable bool) (*Target, error) {
+// StartPyric serves a fresh sandbox in-process on a free port: in memory
+// ("pyric-memory"), with the durable store `pyric serve` uses by default
+// ("pyric-durable": group commit, sync=batch — written before the ack,
+// fsync every second), or syncing every commit batch ("pyric-always").
+func StartPyric(name string) (*Target, error) {
 	opts := sandbox.Options{Project: "demo-bench"}
-	name, notes := "pyric-memory", "in-process, --in-memory"
+	notes := "in-process, --in-memory"
 	var dir string
-	if durable {
+	if name != "pyric-memory" {
 		var err error
 		if dir, err = os.MkdirTemp("", "pyric-bench-"); err != nil {
 			return nil, err
 		}
 		opts.DataDir = dir
-		name, notes = "pyric-durable", "in-process, bbolt store fsync'd per commit (the serve default)"
+		opts.Sync = sandbox.SyncBatch
+		notes = "in-process, bbolt store, group commit, sync=batch (the serve default)"
+		if name == "pyric-always" {
+			opts.Sync = sandbox.SyncAlways
+			notes = "in-process, bbolt store, group commit, sync=always (fsync per batch)"
+		}
 	}
 	sb, err := sandbox.Open(opts)
 	if err != nil {
@@ -301,12 +309,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 			targets = append(targets, t)
 		}
 	}
-	for _, durable := range []bool{false, true} {
-		name := map[bool]string{false: "pyric-memory", true: "pyric-durable"}[durable]
+	for _, name := range []string{"pyric-memory", "pyric-durable", "pyric-always"} {
 		if !want(name) {
 			continue
 		}
-		t, err := StartPyric(durable)
+		t, err := StartPyric(name)
 		if err != nil {
 			return nil, err
 		}
@@ -391,9 +398,22 @@ func main() {
 	flag.IntVar(&cfg.Txns, "txns", 100, "sequential transactions")
 	flag.IntVar(&cfg.Clients, "clients", 64, "concurrent clients")
 	flag.IntVar(&cfg.PerClient, "per-client", 100, "operations per concurrent client")
-	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable")
+	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable, pyric-always")
 	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (pyric runs in-process) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}

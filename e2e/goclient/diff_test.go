@@ -39,6 +39,7 @@ type target struct {
 	owner   *firestore.Client
 	alice   *firestore.Client
 	raw     *vkit.Client
+	conn    *grpc.ClientConn // as owner, for raw-byte calls
 
 	// state carried between steps
 	listener *firestore.QuerySnapshotIterator
@@ -66,11 +67,12 @@ func dial(t *testing.T, addr, project string) *target {
 		}
 		return c
 	}
-	rc, err := vkit.NewClient(bg, option.WithGRPCConn(conn("owner")))
+	oc := conn("owner")
+	rc, err := vkit.NewClient(bg, option.WithGRPCConn(oc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &target{project: project, owner: client("owner"), alice: client(mockToken("alice")), raw: rc}
+	return &target{project: project, owner: client("owner"), alice: client(mockToken("alice")), raw: rc, conn: oc}
 }
 
 type bearer string

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
@@ -29,11 +32,12 @@ func init() {
 type serveOptions struct {
 	host           string
 	project        string
-	ports          map[string]int // by service name; 0 picks a free port
-	rulesPath      string         // the rules file to load and watch (it may not exist yet)
-	dataDir        string         // "" when in memory
-	indexesPath    string         // "" without --enforce-indexes
+	ports          map[string]int    // by service name; 0 picks a free port
+	rulesPaths     map[string]string // by service: the rules file to load and watch (it may not exist yet)
+	dataDir        string            // "" when in memory
+	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
+	aiScript       string // AI Logic script file loaded into the default project
 	json           bool
 }
 
@@ -66,10 +70,15 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
 			fmt.Sprintf("%s port, 0 picks a free one (default firebase.json's emulators.%s.port, else %d)", displayName(s.Service), s.Service, s.DefaultPort))
 	}
-	rules := fs.String("rules", "", "firestore.rules path (default firebase.json's firestore.rules, else ./firestore.rules)")
+	rulesFlags := map[string]*string{}
+	for _, rf := range rulesFiles {
+		rulesFlags[rf.service] = fs.String(strings.TrimPrefix(rf.flag, "--"), "",
+			fmt.Sprintf("%s path (default firebase.json's %s.rules, else ./%s)", rf.file, rf.config, rf.file))
+	}
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
+	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -106,19 +115,26 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 			o.ports[s.Service] = s.DefaultPort
 		}
 	}
-	switch {
-	case *rules != "":
-		o.rulesPath = absFrom(cwd, *rules)
-	case cfg.FirestoreRules != "":
-		o.rulesPath = cfg.FirestoreRules
-	default:
-		o.rulesPath = filepath.Join(base, "firestore.rules")
+	o.rulesPaths = map[string]string{}
+	configured := map[string]string{backend.Firestore: cfg.FirestoreRules, backend.Storage: cfg.StorageRules, backend.Database: cfg.DatabaseRules}
+	for _, rf := range rulesFiles {
+		switch {
+		case *rulesFlags[rf.service] != "":
+			o.rulesPaths[rf.service] = absFrom(cwd, *rulesFlags[rf.service])
+		case configured[rf.service] != "":
+			o.rulesPaths[rf.service] = configured[rf.service]
+		default:
+			o.rulesPaths[rf.service] = filepath.Join(base, rf.file)
+		}
 	}
 	if !*inMemory {
 		o.dataDir = filepath.Join(base, ".pyric")
 		if *dataDir != "" {
 			o.dataDir = absFrom(cwd, *dataDir)
 		}
+	}
+	if *aiScript != "" {
+		o.aiScript = absFrom(cwd, *aiScript)
 	}
 	if o.enforceIndexes {
 		o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
@@ -166,6 +182,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		Host:      o.host,
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
+		AI:        ai.Options{ScriptFile: o.aiScript},
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -174,10 +191,19 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	watcher := newRulesWatcher(o.rulesPath, b.Firestore().Server.Rules(), stdio.Err)
-	watcher.load()
+	var watchers []*rulesWatcher
+	for _, rf := range rulesFiles {
+		if target := b.Rules(rf.service); target != nil {
+			w := newRulesWatcher(displayName(rf.service), rf.flag, o.rulesPaths[rf.service], target, stdio.Err)
+			w.load()
+			watchers = append(watchers, w)
+		}
+	}
 
-	printBanner(stdio.Err, o, b, watcher)
+	if !isLoopback(o.host) {
+		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
+	}
+	printBanner(stdio.Err, o, b, watchers)
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {
@@ -189,7 +215,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go watcher.run(watchCtx, 500*time.Millisecond)
+	for _, w := range watchers {
+		go w.run(watchCtx, 500*time.Millisecond)
+	}
 
 	var serveErr error
 	select {
@@ -217,16 +245,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesWatcher) {
+// rulesFiles are the services whose rules `pyric serve` loads from a file
+// and hot-reloads: the flag, the default file name, and firebase.json's
+// section naming it.
+var rulesFiles = []struct{ service, flag, file, config string }{
+	{backend.Firestore, "--rules", "firestore.rules", "firestore"},
+	{backend.Storage, "--storage-rules", "storage.rules", "storage"},
+	{backend.Database, "--database-rules", "database.rules.json", "database"},
+}
+
+func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
 	fmt.Fprintf(w, "pyric %s: project %s\n", Version, o.project)
 	for _, e := range b.Endpoints() {
 		env := ""
-		for _, v := range e.EnvVars {
-			env += " " + v + "=" + e.Value
+		for _, v := range e.Env {
+			env += " " + v.Name + "=" + v.Value
 		}
 		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
 	}
-	fmt.Fprintf(w, "  Rules      %s\n", rules.status())
+	for _, rw := range watchers {
+		fmt.Fprintf(w, "  Rules      %-10s %s\n", rw.service, rw.status())
+	}
 	if o.enforceIndexes {
 		fmt.Fprintf(w, "  Indexes    enforced from %s\n", o.indexesPath)
 	}
@@ -235,9 +274,21 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, rules *rulesW
 	} else {
 		fmt.Fprintf(w, "  Data       %s (persistent)\n", o.dataDir)
 	}
-	if !rules.loaded() {
-		fmt.Fprintln(w, noRulesWarning(rules.path))
+	for _, rw := range watchers {
+		if !rw.loaded() {
+			fmt.Fprintln(w, rw.noRulesWarning())
+		}
 	}
+}
+
+// isLoopback reports whether host only accepts connections from this
+// machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // displayName is a service's name in the banner.
@@ -247,13 +298,13 @@ func displayName(service string) string {
 		return "Firestore"
 	case backend.Auth:
 		return "Auth"
-	case "database":
+	case backend.Database:
 		return "Database"
-	case "storage":
+	case backend.Storage:
 		return "Storage"
-	case "messaging":
+	case backend.Messaging:
 		return "Messaging"
-	case "ai":
+	case backend.AI:
 		return "AI Logic"
 	}
 	return service

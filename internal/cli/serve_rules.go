@@ -11,27 +11,40 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyric/pyric/rules/source"
 	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
-// rulesWatcher loads firestore.rules into the rules manager and reloads it
+// rulesTarget is what a rules file is loaded into: Firestore's rules
+// manager, the Storage engine, the Realtime Database.
+type rulesTarget interface {
+	// Set compiles and, when it compiles, makes the file the rules in
+	// force; otherwise the previous rules stay live.
+	Set(name, text string) (source.Diagnostics, error)
+	// Base returns the rules in force, and whether any are loaded.
+	Base() (name, text string, loaded bool)
+}
+
+// rulesWatcher loads a service's rules file into its target and reloads it
 // whenever its content changes. It polls (every 500 ms) rather than using
 // inotify: no dependency, and it sees editors that replace the file as
 // well as ones that write in place. A file that does not compile, or
 // disappears, leaves the last good rules live and says so on stderr with
 // file:line:col for every error.
 type rulesWatcher struct {
-	path string
-	rm   *fsserver.RulesManager
-	w    io.Writer
+	service string // "Firestore", "Storage", "Database" in messages
+	flag    string // the flag naming the file, for the warning
+	path    string
+	rm      rulesTarget
+	w       io.Writer
 
 	mu      sync.Mutex
 	content []byte // the content last looked at (nil: missing)
 	seen    bool
 }
 
-func newRulesWatcher(path string, rm *fsserver.RulesManager, w io.Writer) *rulesWatcher {
-	return &rulesWatcher{path: path, rm: rm, w: w}
+func newRulesWatcher(service, flag, path string, rm rulesTarget, w io.Writer) *rulesWatcher {
+	return &rulesWatcher{service: service, flag: flag, path: path, rm: rm, w: w}
 }
 
 // load reads the file and applies it when it changed since the last look.
@@ -103,12 +116,12 @@ func (rw *rulesWatcher) loaded() bool {
 	return ok
 }
 
-func noRulesWarning(path string) string {
+func (rw *rulesWatcher) noRulesWarning() string {
 	lines := []string{
-		"NO FIRESTORE RULES ARE LOADED: EVERY CLIENT REQUEST IS DENIED.",
+		"NO " + strings.ToUpper(rw.service) + " RULES ARE LOADED: EVERY CLIENT REQUEST IS DENIED.",
 		`Admin requests ("Authorization: Bearer owner") bypass rules.`,
-		"Write " + path + " (it is picked up as soon as it",
-		"compiles) or pass --rules PATH.",
+		"Write " + rw.path + " (it is picked up as soon as it",
+		"compiles) or pass " + rw.flag + " PATH.",
 	}
 	width := 0
 	for _, l := range lines {

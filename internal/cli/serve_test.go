@@ -63,6 +63,9 @@ type served struct {
 	Project   string `json:"project"`
 	Firestore string `json:"firestore"`
 	Auth      string `json:"auth"`
+	Storage   string `json:"storage"`
+	AI        string `json:"ai"`
+	Messaging string `json:"messaging"`
 	stderr    *syncBuffer
 	stop      func() int
 }
@@ -259,6 +262,11 @@ func TestServeRulesHotReloadKeepsLastGood(t *testing.T) {
 	}
 }
 
+// rulesAt is the default rules files in dir, Firestore's being fs.
+func rulesAt(dir, fs string) map[string]string {
+	return map[string]string{"firestore": filepath.Join(dir, fs), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")}
+}
+
 // ports is every service's default port with some overridden.
 func ports(over map[string]int) map[string]int {
 	out := map[string]int{}
@@ -287,9 +295,9 @@ func TestParseServeDefaults(t *testing.T) {
 		want serveOptions
 	}{
 		{"firebase.json and .firebaserc from a subdirectory", sub, nil, serveOptions{host: "127.0.0.1", project: "from-rc",
-			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPath: filepath.Join(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
+			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPaths: rulesAt(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
 		{"flags win", sub, []string{"--project", "p", "--firestore-port", "0", "--auth-port", "7", "--rules", "x.rules", "--in-memory", "--host", "0.0.0.0", "--json", "--enforce-indexes"},
-			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPath: filepath.Join(sub, "x.rules"),
+			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPaths: map[string]string{"firestore": filepath.Join(sub, "x.rules"), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")},
 				indexesPath: filepath.Join(dir, "ix.json"), enforceIndexes: true, json: true}},
 		{"no configuration: GCLOUD_PROJECT, emulator ports", t.TempDir(), []string{"--data-dir", "/tmp/d"}, serveOptions{host: "127.0.0.1",
 			project: "from-env", ports: ports(nil), dataDir: "/tmp/d"}},
@@ -301,8 +309,8 @@ func TestParseServeDefaults(t *testing.T) {
 				t.Fatalf("parse failed: %s", errb.String())
 			}
 			want := tc.want
-			if want.rulesPath == "" {
-				want.rulesPath = filepath.Join(tc.cwd, "firestore.rules")
+			if want.rulesPaths == nil {
+				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
 			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)
@@ -449,5 +457,35 @@ func TestServeEnforcesIndexes(t *testing.T) {
 	_, err := c.Collection("c").Where("a", "==", 1).OrderBy("z", firestore.Asc).Documents(context.Background()).GetAll()
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("undeclared index: %v", err)
+	}
+}
+
+// TestServeEveryService: one `pyric serve` answers on every service's
+// port, loads an AI script from --ai-script, and its banner names each
+// service with the variable clients set.
+func TestServeEveryService(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ai.json")
+	os.WriteFile(script, []byte(`[{"text": "scripted hello"}]`), 0o644)
+	s := startServe(t, "--in-memory", "--project", "demo-all", "--ai-script", script)
+	if s.Storage == "" || s.AI == "" || s.Messaging == "" {
+		t.Fatalf("--json lacks a service: %+v", s)
+	}
+	resp, err := http.Post("http://"+s.AI+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json",
+		strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "scripted hello") {
+		t.Fatalf("AI answer: %d %s", resp.StatusCode, body)
+	}
+	for _, want := range []string{"STORAGE_EMULATOR_HOST=http://" + s.Storage, "FIREBASE_STORAGE_EMULATOR_HOST=" + s.Storage,
+		"PYRIC_AI_BASE_URL=http://" + s.AI, "PYRIC_MESSAGING_URL=http://" + s.Messaging, "NO STORAGE RULES ARE LOADED"} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, s.stderr.String())
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/needs"
 )
 
 // Root returns the repository root.
@@ -33,7 +34,7 @@ func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
 
 // Required reports whether end-to-end dependencies must be present
 // (PYRIC_E2E_REQUIRED=1, as in CI).
-func Required() bool { return os.Getenv("PYRIC_E2E_REQUIRED") == "1" }
+func Required() bool { return needs.Required() }
 
 // FreePortFlags are the `pyric serve` flags giving every service a free
 // port ("--firestore-port", "0", "--auth-port", "0", ...), so parallel
@@ -46,17 +47,10 @@ func FreePortFlags() []string {
 	return out
 }
 
-// Missing is the one way a test reacts to an absent dependency (the
-// official emulator, Java, the go command, Node, Chromium): it skips with
-// the reason, or fails under PYRIC_E2E_REQUIRED=1, where nothing may be
-// skipped for want of a dependency.
+// Missing is needs.Missing: skip, or fail under PYRIC_E2E_REQUIRED=1.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if Required() {
-		t.Fatalf("end-to-end dependency missing (PYRIC_E2E_REQUIRED=1): %s", msg)
-	}
-	t.Skipf("skipping: %s", msg)
+	needs.Missing(t, format, args...)
 }
 
 // NeedNode skips the test (or fails it under PYRIC_E2E_REQUIRED=1) when

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/needs"
 )
 
 // Emulator is a running official Firestore emulator.
@@ -71,11 +71,11 @@ func Start(t testing.TB) *Emulator {
 	}
 	jar := Jar()
 	if jar == "" {
-		e2etest.Missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
+		needs.Missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		e2etest.Missing(t, "java not found; the official Firestore emulator needs Java 17")
+		needs.Missing(t, "java not found; the official Firestore emulator needs Java 17")
 	}
 	port, err := freePort()
 	if err != nil {

@@ -386,3 +386,21 @@ func (ev *evaluation) fanOut(n *node, loc []string, val any, vars map[string]str
 	}
 	return true
 }
+
+// IndexOn returns the .indexOn entries of the rules location matching the
+// data path (e.g. "/users" or "/rooms/r1/messages"), or nil. A literal
+// location wins over its $wildcard sibling, as for .read and .write. The
+// database uses it to decide whether a query ordered by a child or by
+// value is indexed, which production requires.
+func (rs *Ruleset) IndexOn(path string) []string {
+	keys, err := splitPath(path)
+	if err != nil {
+		return nil
+	}
+	steps := rs.match(keys)
+	last := steps[len(steps)-1]
+	if last.depth != len(keys) {
+		return nil
+	}
+	return append([]string(nil), last.n.indexOn...)
+}

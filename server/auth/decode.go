@@ -179,6 +179,11 @@ func check(v any, t reflect.Type, path, name string) (any, error) {
 		}
 		return v, nil
 	case reflect.Slice:
+		if v == nil {
+			// Production (proto3 JSON) reads a null list as empty; admin-go
+			// clears second factors with "mfa":{"enrollments":null}.
+			return nil, nil
+		}
 		arr, ok := v.([]any)
 		if !ok {
 			return nil, invalid(path, "must be array")

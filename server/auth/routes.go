@@ -66,7 +66,11 @@ func (h *Handler) accountOp(req *request, name string) {
 		op(req, false, e.BatchDelete)
 	case "query":
 		op(req, false, e.Query)
-	case "sendVerificationCode", "signInWithPhoneNumber", "signInWithGameCenter", "issueSamlResponse", "verifyIosClient":
+	case "sendVerificationCode":
+		op(req, false, e.SendVerificationCode)
+	case "signInWithPhoneNumber":
+		op(req, false, e.SignInWithPhoneNumber)
+	case "signInWithGameCenter", "issueSamlResponse", "verifyIosClient":
 		notImplemented(req, "identitytoolkit.accounts."+name)
 	default:
 		writeError(req.w, auth.NotFound())
@@ -207,11 +211,45 @@ func splitSegment(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// v2 routes /identitytoolkit.googleapis.com/v2/<rest>: project config and
-// tenant management; MFA, passkeys and IdP configs are not implemented.
+// v2 routes /identitytoolkit.googleapis.com/v2/<rest>: second factors
+// (accounts/mfaEnrollment, accounts/mfaSignIn), the password policy and
+// reCAPTCHA config, project config, tenants and OIDC/SAML provider configs;
+// passkeys are not implemented.
 func (h *Handler) v2(req *request, rest string) {
 	if !strings.HasPrefix(rest, "projects/") {
+		e := h.eng
+		mfa := map[string]func(){
+			"accounts/mfaEnrollment:start":    func() { op(req, false, e.MFAEnrollmentStart) },
+			"accounts/mfaEnrollment:finalize": func() { op(req, false, e.MFAEnrollmentFinalize) },
+			"accounts/mfaEnrollment:withdraw": func() { op(req, false, e.MFAEnrollmentWithdraw) },
+			"accounts/mfaSignIn:start":        func() { op(req, false, e.MFASignInStart) },
+			"accounts/mfaSignIn:finalize":     func() { op(req, false, e.MFASignInFinalize) },
+		}
 		switch {
+		case rest == "passwordPolicy" || rest == "recaptchaConfig":
+			if req.r.Method != http.MethodGet {
+				methodNotAllowed(req)
+				return
+			}
+			if !h.authenticate(req, true) {
+				return
+			}
+			req.call.Tenant = req.r.URL.Query().Get("tenantId")
+			if rest == "passwordPolicy" {
+				out, err := e.GetPasswordPolicy(req.call)
+				respond(req, out, err)
+				return
+			}
+			out, err := e.GetRecaptchaConfig(req.call)
+			respond(req, out, err)
+		case mfa[rest] != nil:
+			if req.r.Method != http.MethodPost {
+				methodNotAllowed(req)
+				return
+			}
+			if h.authenticate(req, true) {
+				mfa[rest]()
+			}
 		case strings.HasPrefix(rest, "accounts/") || strings.HasPrefix(rest, "accounts:") ||
 			rest == "passwordPolicy" || rest == "recaptchaConfig" || rest == "defaultSupportedIdps":
 			if h.authenticate(req, true) {
@@ -268,6 +306,9 @@ func (h *Handler) v2(req *request, rest string) {
 			return
 		}
 		req.call.Tenant = tid
+		if h.idpConfigs(req, sub) {
+			return
+		}
 		if sub != "" {
 			notImplemented(req, "identitytoolkit.projects.tenants"+strings.ReplaceAll(strings.ReplaceAll(sub, "/", "."), ":", "."))
 			return
@@ -284,8 +325,75 @@ func (h *Handler) v2(req *request, rest string) {
 			methodNotAllowed(req)
 		}
 	default:
+		if h.idpConfigs(req, tail) {
+			return
+		}
 		notImplemented(req, "identitytoolkit.projects"+strings.ReplaceAll(strings.ReplaceAll(tail, "/", "."), ":", "."))
 	}
+}
+
+// idpConfigs serves /oauthIdpConfigs and /inboundSamlConfigs (create with
+// ?oauthIdpConfigId= / ?inboundSamlConfigId=, list, get, patch, delete);
+// it reports whether tail was one of them.
+func (h *Handler) idpConfigs(req *request, tail string) bool {
+	var kind auth.IdpKind
+	var rest string
+	switch {
+	case strings.HasPrefix(tail, "/oauthIdpConfigs"):
+		kind, rest = auth.OAuthIdp, strings.TrimPrefix(tail, "/oauthIdpConfigs")
+	case strings.HasPrefix(tail, "/inboundSamlConfigs"):
+		kind, rest = auth.SAMLIdp, strings.TrimPrefix(tail, "/inboundSamlConfigs")
+	default:
+		return false
+	}
+	e, q := h.eng, req.r.URL.Query()
+	var body map[string]any
+	decode := func() bool {
+		raw, err := DecodeBody(req.r.Header.Get("Content-Type"), req.body, false, &struct{}{})
+		if err != nil {
+			writeError(req.w, err)
+			return false
+		}
+		body = raw
+		return true
+	}
+	switch {
+	case rest == "":
+		switch req.r.Method {
+		case http.MethodPost:
+			if !decode() {
+				return true
+			}
+			id := q.Get(string(kind)[:len(kind)-1] + "Id")
+			out, err := e.CreateIdpConfig(req.call, kind, id, body)
+			respond(req, out, err)
+		case http.MethodGet:
+			out, err := e.ListIdpConfigs(req.call, kind, q.Get("pageSize"), q.Get("pageToken"))
+			respond(req, out, err)
+		default:
+			methodNotAllowed(req)
+		}
+	case strings.HasPrefix(rest, "/") && !strings.Contains(rest[1:], "/"):
+		id := rest[1:]
+		switch req.r.Method {
+		case http.MethodGet:
+			out, err := e.GetIdpConfig(req.call, kind, id)
+			respond(req, out, err)
+		case http.MethodPatch:
+			if !decode() {
+				return true
+			}
+			out, err := e.UpdateIdpConfig(req.call, kind, id, body, q.Get("updateMask"))
+			respond(req, out, err)
+		case http.MethodDelete:
+			respond(req, map[string]any{}, e.DeleteIdpConfig(req.call, kind, id))
+		default:
+			methodNotAllowed(req)
+		}
+	default:
+		writeError(req.w, auth.NotFound())
+	}
+	return true
 }
 
 // token is securetoken /v1/token: API key only (a bearer is not consulted).
@@ -341,7 +449,8 @@ func (h *Handler) emulator(req *request, rest string) {
 		out, err := e.ListOOBCodes(req.call)
 		respond(req, out, err)
 	case tail == "/verificationCodes" && req.r.Method == http.MethodGet:
-		writeJSON(req.w, 200, map[string]any{"verificationCodes": []any{}})
+		out, err := e.ListVerificationCodes(req.call)
+		respond(req, out, err)
 	case tail == "/config" && tenantID == "" && req.r.Method == http.MethodGet:
 		out, err := e.EmulatorConfig(req.call)
 		respond(req, out, err)

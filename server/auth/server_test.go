@@ -67,7 +67,7 @@ func TestRouting(t *testing.T) {
 		{"snake case", "POST", "/securetoken.googleapis.com/v1/token?key=k", "", j, `{"grant_type":"password"}`, 400, "INVALID_GRANT_TYPE"},
 		{"legacy", "POST", "/www.googleapis.com/identitytoolkit/v3/relyingparty/verifyPassword?key=k", "", j, `{"email":"x@y.z","password":"secret1"}`, 400, "EMAIL_NOT_FOUND"},
 		{"emulator clear", "DELETE", "/emulator/v1/projects/p/accounts", "", "", "", 200, ""},
-		{"v2 unimplemented", "GET", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs", "Bearer owner", "", "", 501, ""},
+		{"v2 unimplemented", "GET", "/identitytoolkit.googleapis.com/v2/projects/p/defaultSupportedIdpConfigs", "Bearer owner", "", "", 501, ""},
 		{"action without key", "GET", "/emulator/action?mode=verifyEmail&oobCode=x", "", "", "", 400, ""},
 	}
 	for _, tt := range tests {
@@ -161,6 +161,13 @@ func FuzzHandler(f *testing.F) {
 	f.Add("POST", "/securetoken.googleapis.com/v1/token?key=k", "", `{"grantType":"refresh_token","refreshToken":"e30="}`)
 	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/tenants/t?updateMask=mfaConfig.state", "Bearer owner", `{"mfaConfig":{"state":"ENABLED"}}`)
 	f.Add("GET", "/emulator/action?mode=signIn&oobCode=x&apiKey=k&continueUrl=%zz", "", ``)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=k", "", `{"phoneNumber":"+1555"}`)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithPhoneNumber?key=k", "", `{"temporaryProof":"x","phoneNumber":"+1"}`)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaEnrollment:start?key=k", "", `{"idToken":"a.b.","totpEnrollmentInfo":{}}`)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:finalize?key=k", "", `{"mfaPendingCredential":"e30=","totpVerificationInfo":{"verificationCode":"1"}}`)
+	f.Add("POST", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs?oauthIdpConfigId=oidc.a", "Bearer owner", `{"clientId":"c","issuer":"x"}`)
+	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/tenants/t/inboundSamlConfigs/saml.a?updateMask=idpConfig.ssoUrl", "Bearer owner", `{"idpConfig":{"ssoUrl":1}}`)
+	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=mfa", "Bearer owner", `{"mfa":{"providerConfigs":[{"state":"ENABLED","totpProviderConfig":{"adjacentIntervals":99}}]}}`)
 	h := New(auth.New(auth.Options{}), Options{})
 	f.Fuzz(func(t *testing.T, method, target, authz, body string) {
 		if !strings.HasPrefix(target, "/") {

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc"
@@ -34,8 +32,7 @@ import (
 type GRPC struct {
 	pb.UnimplementedFirestoreServer
 
-	s        *Server
-	streamID atomic.Int64
+	s *Server
 
 	drainOnce sync.Once
 	drain     chan struct{}
@@ -268,14 +265,8 @@ func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
 		return errDraining
 	}
 	reqs, errc := recvLoop(ctx, stream.Recv)
-	token := 0
-	nextToken := func() []byte {
-		b := []byte(strconv.Itoa(token))
-		token++
-		return b
-	}
-	var db string
-	for first := true; ; first = false {
+	ws := g.s.opts.Engine.WriteStream(who, g.database(ctx, ""))
+	for {
 		var req *pb.WriteRequest
 		select {
 		case req = <-reqs:
@@ -287,25 +278,14 @@ func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
 		case <-g.drain:
 			return errDraining
 		}
-		if first {
-			db = g.database(ctx, req.GetDatabase())
-			if _, err := engine.ParseDatabaseName(db); err != nil {
-				return Err(err)
-			}
-			if err := stream.Send(&pb.WriteResponse{StreamId: strconv.FormatInt(g.streamID.Add(1), 10), StreamToken: nextToken()}); err != nil {
-				return err
-			}
-		} else if d := req.GetDatabase(); d != "" && d != db {
-			return status.Errorf(codes.InvalidArgument, "The write stream is for %s; a request names %s.", db, d)
-		}
-		if len(req.GetWrites()) == 0 {
-			continue
-		}
-		r, err := g.s.opts.Engine.Commit(ctx, who, &pb.CommitRequest{Database: db, Writes: req.GetWrites()})
+		r, err := ws.Handle(ctx, req)
 		if err != nil {
 			return Err(err)
 		}
-		if err := stream.Send(&pb.WriteResponse{StreamToken: nextToken(), WriteResults: r.GetWriteResults(), CommitTime: r.GetCommitTime()}); err != nil {
+		if r == nil {
+			continue
+		}
+		if err := stream.Send(r); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,8 @@ const MaxMessageSize = 64 << 20
 // Listen and Write streams, and WebChannel sessions, end at once.
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
-		grpc.ChainUnaryInterceptor(recoverUnary), grpc.ChainStreamInterceptor(recoverStream)}, opts...)
+		grpc.ForceServerCodec(lenientCodec{}),
+		grpc.ChainUnaryInterceptor(recoverUnary, decodeCheckUnary), grpc.ChainStreamInterceptor(recoverStream, decodeCheckStream)}, opts...)
 	g := grpc.NewServer(opts...)
 	svc := NewGRPC(s)
 	svc.Register(g)

@@ -50,6 +50,9 @@ func unmarshalJSON(data []byte, m proto.Message) error {
 		return err
 	}
 	if err := jsonIn.Unmarshal(data, m); err != nil {
+		if path, problem, ok := badJSONString(data); ok {
+			return status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: the string at %s is not valid UTF-8: %s.", m.ProtoReflect().Descriptor().Name(), path, problem)
+		}
 		return status.Errorf(codes.InvalidArgument, "Invalid JSON payload received for %s: %s.", m.ProtoReflect().Descriptor().Name(), protoErrText(err))
 	}
 	return attachVerifies(m, verifies)

@@ -61,7 +61,6 @@ type webChannel struct {
 	mu       sync.Mutex
 	sessions map[string]*wcSession
 	drained  bool
-	streamID int64
 }
 
 func newWebChannel(s *Server) *webChannel {
@@ -102,7 +101,7 @@ type wcSession struct {
 	// Listen
 	ls *engine.ListenStream
 	// Write
-	token int
+	ws *engine.WriteStream
 }
 
 func newSessionID() string {
@@ -341,39 +340,18 @@ func (s *wcSession) handle(data []byte) error {
 		if err := unmarshalJSON(data, req); err != nil {
 			return err
 		}
-		if !s.started {
-			db := req.GetDatabase()
-			if db == "" {
-				db = s.db
-			}
-			if _, err := engine.ParseDatabaseName(db); err != nil {
-				return err
-			}
-			s.started, s.db = true, db
-			s.wc.mu.Lock()
-			s.wc.streamID++
-			sid := s.wc.streamID
-			s.wc.mu.Unlock()
-			s.send(&pb.WriteResponse{StreamId: strconv.FormatInt(sid, 10), StreamToken: s.nextToken()})
-		} else if d := req.GetDatabase(); d != "" && d != s.db {
-			return status.Errorf(codes.InvalidArgument, "The write stream is for %s; a request names %s.", s.db, d)
+		if s.ws == nil {
+			s.ws = s.wc.s.opts.Engine.WriteStream(s.who, s.db)
 		}
-		if len(req.GetWrites()) == 0 {
-			return nil
-		}
-		resp, err := s.wc.s.opts.Engine.Commit(s.ctx, s.who, &pb.CommitRequest{Database: s.db, Writes: req.GetWrites()})
+		resp, err := s.ws.Handle(s.ctx, req)
 		if err != nil {
 			return err
 		}
-		s.send(&pb.WriteResponse{StreamToken: s.nextToken(), WriteResults: resp.GetWriteResults(), CommitTime: resp.GetCommitTime()})
+		if resp != nil {
+			s.send(resp)
+		}
 		return nil
 	}
-}
-
-func (s *wcSession) nextToken() []byte {
-	b := []byte(strconv.Itoa(s.token))
-	s.token++
-	return b
 }
 
 // pump moves the engine's listen responses to the back channel.

@@ -35,6 +35,8 @@ type Options struct {
 	Rules string
 	// DataDir persists the sandbox there; empty keeps it in memory.
 	DataDir string
+	// Sync is the store's sync mode with DataDir (default sandbox.SyncBatch).
+	Sync sandbox.SyncMode
 	// Indexes turns on index enforcement with these declared indexes
 	// (firestore.indexes.json); nil leaves every query allowed, as on the
 	// emulator.
@@ -68,7 +70,7 @@ type Server struct {
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bo := backend.Options{
-		Sandbox:   sandbox.Options{Project: opts.Project, DataDir: opts.DataDir},
+		Sandbox:   sandbox.Options{Project: opts.Project, DataDir: opts.DataDir, Sync: opts.Sync},
 		Use:       opts.Sandbox,
 		Firestore: backend.FirestoreOptions{Rules: opts.Rules, Indexes: opts.Indexes},
 	}

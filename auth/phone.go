@@ -1,0 +1,253 @@
+package auth
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"slices"
+)
+
+// VerificationCode is one SMS the emulator "sent": the code, the number and the
+// session it belongs to (GET /emulator/v1/projects/{p}/verificationCodes).
+type VerificationCode struct {
+	Code        string `json:"code"`
+	PhoneNumber string `json:"phoneNumber"`
+	SessionInfo string `json:"sessionInfo"`
+	seq         uint64
+}
+
+// TemporaryProof lets a client sign in to an existing phone account after
+// a link attempt found the number taken.
+type TemporaryProof struct {
+	PhoneNumber string `json:"phoneNumber"`
+	Proof       string `json:"temporaryProof"`
+}
+
+const kindProof = "p"
+
+// addCode stores a verification code.
+func (s *space) addCode(c *VerificationCode) {
+	old := s.codes
+	c.seq = s.codeSeq
+	s.codeSeq++
+	s.codes = append(slices.Clip(old), c)
+	v := *c
+	s.j.record(seqKey(s.project, s.tenant, kindCode, c.seq), func() ([]byte, error) { return json.Marshal(v) }, func() { s.codes = old })
+}
+
+func (s *space) code(sessionInfo string) *VerificationCode {
+	for _, c := range s.codes {
+		if c.SessionInfo == sessionInfo {
+			return c
+		}
+	}
+	return nil
+}
+
+func (s *space) deleteCode(sessionInfo string) {
+	old := s.codes
+	i := slices.IndexFunc(old, func(c *VerificationCode) bool { return c.SessionInfo == sessionInfo })
+	if i < 0 {
+		return
+	}
+	s.codes = slices.Delete(slices.Clone(old), i, i+1)
+	s.j.record(seqKey(s.project, s.tenant, kindCode, old[i].seq), func() ([]byte, error) { return nil, nil }, func() { s.codes = old })
+}
+
+func (s *space) addProof(p TemporaryProof) {
+	setMap(s.j, s.proofs, p.Proof, p, false)
+	s.j.record(recordKey(s.project, s.tenant, kindProof, p.Proof), func() ([]byte, error) { return json.Marshal(p) }, nil)
+}
+
+func seqKey(p, t, kind string, seq uint64) []byte {
+	return recordKey(p, t, kind, string(binary.BigEndian.AppendUint64(nil, seq)))
+}
+
+// newCode mints a 6-digit code for phone, as the emulator's SMS.
+func (e *Engine) newCode(sc scope, phone string) *VerificationCode {
+	c := &VerificationCode{Code: e.randomString(6, "0123456789"), PhoneNumber: phone, SessionInfo: e.randomString(226, base64url)}
+	if fixed, ok := sc.testCode(phone); ok {
+		// A test number gets its configured code, as in production.
+		c.Code = fixed
+	}
+	sc.space.addCode(c)
+	return c
+}
+
+// verifyCode redeems a code: INVALID_SESSION_INFO, INVALID_CODE, or the
+// verified number (the code is used up).
+func verifyCode(sc scope, sessionInfo, code string) (string, error) {
+	c := sc.space.code(sessionInfo)
+	if c == nil {
+		return "", badRequest("INVALID_SESSION_INFO")
+	}
+	if c.Code != code {
+		return "", badRequest("INVALID_CODE")
+	}
+	sc.space.deleteCode(sessionInfo)
+	return c.PhoneNumber, nil
+}
+
+// SendVerificationCodeRequest is accounts:sendVerificationCode.
+type SendVerificationCodeRequest struct {
+	PhoneNumber    string `json:"phoneNumber,omitempty"`
+	RecaptchaToken string `json:"recaptchaToken,omitempty"`
+	TenantID       string `json:"tenantId,omitempty"`
+	// The reCAPTCHA Enterprise / Play Integrity fields are accepted and
+	// ignored, as the emulator does.
+	CaptchaResponse    string `json:"captchaResponse,omitempty"`
+	ClientType         string `json:"clientType,omitempty"`
+	RecaptchaVersion   string `json:"recaptchaVersion,omitempty"`
+	PlayIntegrityToken string `json:"playIntegrityToken,omitempty"`
+}
+
+// SendVerificationCodeResponse carries the session of the code.
+type SendVerificationCodeResponse struct {
+	SessionInfo string `json:"sessionInfo"`
+}
+
+// SendVerificationCode "texts" a code to a phone number: it lands in the
+// verification-code list (ListVerificationCodes) instead.
+func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (_ *SendVerificationCodeResponse, err error) {
+	defer e.begin()(&err)
+	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if sc.tenant != nil {
+		return nil, badRequest("UNSUPPORTED_TENANT_OPERATION")
+	}
+	if !sc.allowPhone() {
+		return nil, ErrOperationNotAllowed
+	}
+	if !isValidPhone(req.PhoneNumber) {
+		return nil, badRequest("INVALID_PHONE_NUMBER : Invalid format.")
+	}
+	if u := sc.space.byPhone(req.PhoneNumber); u != nil && len(u.MFAInfo) > 0 {
+		return nil, errUnsupportedFirstFactor
+	}
+	code := e.newCode(sc, req.PhoneNumber)
+	e.emit(c, sc, OpCodeSent, req.PhoneNumber, nil, nil, map[string]any{"reason": "code_for_sign_in"})
+	return &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}, nil
+}
+
+var errUnsupportedFirstFactor = badRequest("UNSUPPORTED_FIRST_FACTOR : A phone number cannot be set as a first factor on an SMS based MFA user.")
+
+// SignInWithPhoneNumberRequest is accounts:signInWithPhoneNumber.
+type SignInWithPhoneNumberRequest struct {
+	SessionInfo    string `json:"sessionInfo,omitempty"`
+	Code           string `json:"code,omitempty"`
+	PhoneNumber    string `json:"phoneNumber,omitempty"`
+	TemporaryProof string `json:"temporaryProof,omitempty"`
+	IDToken        string `json:"idToken,omitempty"`
+	TenantID       string `json:"tenantId,omitempty"`
+	Operation      string `json:"operation,omitempty"`
+}
+
+// SignInWithPhoneNumberResponse is the sign-in (or, for a link to a number
+// another account has, the temporary proof).
+type SignInWithPhoneNumberResponse struct {
+	IsNewUser               *bool  `json:"isNewUser,omitempty"`
+	PhoneNumber             string `json:"phoneNumber,omitempty"`
+	LocalID                 string `json:"localId,omitempty"`
+	TemporaryProof          string `json:"temporaryProof,omitempty"`
+	TemporaryProofExpiresIn string `json:"temporaryProofExpiresIn,omitempty"`
+	Tokens
+}
+
+// SignInWithPhoneNumber redeems a code (or a temporary proof): it signs in
+// the account with that number, creates one, or, with an idToken, links
+// (updates) the number on the caller's account.
+func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest) (_ *SignInWithPhoneNumberResponse, err error) {
+	defer e.begin()(&err)
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	if err != nil {
+		return nil, err
+	}
+	if sc.tenant != nil {
+		return nil, badRequest("UNSUPPORTED_TENANT_OPERATION")
+	}
+	var phone string
+	if req.TemporaryProof != "" {
+		if req.PhoneNumber == "" {
+			return nil, badRequest("MISSING_PHONE_NUMBER")
+		}
+		p, ok := sc.space.proofs[req.TemporaryProof]
+		if !ok || p.PhoneNumber != req.PhoneNumber {
+			return nil, badRequest("INVALID_TEMPORARY_PROOF")
+		}
+		phone = p.PhoneNumber
+	} else {
+		if req.SessionInfo == "" {
+			return nil, badRequest("MISSING_SESSION_INFO")
+		}
+		if req.Code == "" {
+			return nil, badRequest("MISSING_CODE")
+		}
+		if phone, err = verifyCode(sc, req.SessionInfo, req.Code); err != nil {
+			return nil, err
+		}
+	}
+	byPhone := sc.space.byPhone(phone)
+	var fromToken *User
+	if req.IDToken != "" {
+		t, err := e.parseIDToken(sc, req.IDToken)
+		if err != nil {
+			return nil, err
+		}
+		fromToken = t.user
+	}
+	if byPhone != nil && fromToken != nil && byPhone.LocalID != fromToken.LocalID {
+		if req.TemporaryProof != "" {
+			return nil, badRequest("PHONE_NUMBER_EXISTS")
+		}
+		p := TemporaryProof{PhoneNumber: phone, Proof: e.randomString(119, base64url)}
+		sc.space.addProof(p)
+		return &SignInWithPhoneNumberResponse{PhoneNumber: phone, TemporaryProof: p.Proof, TemporaryProofExpiresIn: "3600"}, nil
+	}
+	u := fromToken
+	if u == nil {
+		u = byPhone
+	}
+	resp := &SignInWithPhoneNumberResponse{IsNewUser: ptr(u == nil), PhoneNumber: phone}
+	now := e.millis()
+	var stored *User
+	if u == nil {
+		stored = sc.space.put(&User{LocalID: e.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, nil, nil)
+		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": ProviderPhone})
+	} else {
+		if u.isDisabled() {
+			return nil, ErrUserDisabled
+		}
+		if len(u.MFAInfo) > 0 {
+			return nil, errUnsupportedFirstFactor
+		}
+		nu := u.clone()
+		nu.PhoneNumber, nu.LastLoginAt = phone, now
+		stored = sc.space.put(nu, nil, nil)
+		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, map[string]any{"provider": ProviderPhone})
+	}
+	resp.LocalID = stored.LocalID
+	var after *User
+	after, resp.Tokens = e.issueTokens(sc, stored, ProviderPhone, nil)
+	e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": ProviderPhone})
+	return resp, nil
+}
+
+// VerificationCodesResponse is the emulator's SMS outbox.
+type VerificationCodesResponse struct {
+	VerificationCodes []VerificationCode `json:"verificationCodes"`
+}
+
+// ListVerificationCodes returns every code not yet used, oldest first.
+func (e *Engine) ListVerificationCodes(c Call) (_ *VerificationCodesResponse, err error) {
+	defer e.begin()(&err)
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	resp := &VerificationCodesResponse{VerificationCodes: []VerificationCode{}}
+	for _, pc := range sc.space.codes {
+		resp.VerificationCodes = append(resp.VerificationCodes, *pc)
+	}
+	return resp, nil
+}

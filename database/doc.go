@@ -1,0 +1,12 @@
+// Package database is the Realtime Database engine: one JSON tree per
+// namespace with production's data model (arrays stored as integer-keyed
+// objects, nulls and empty objects pruned, priorities, server values),
+// writes (set, atomic multi-path update, compare-and-set by hash or ETag),
+// indexed queries, listeners that receive only what changed, onDisconnect
+// operations per connection, and every request judged by rules/rtdb.
+//
+// The engine owns the client protocol's semantics; server/database only
+// decodes REST and websocket frames into calls on a Database or a Conn and
+// encodes what comes back. It implements service.Service under the name
+// "database" and persists each mutation to its Bucket before acknowledging.
+package database

@@ -1,0 +1,644 @@
+package database
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/rtdb"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// Options configure a Database.
+type Options struct {
+	// Rules is the database.rules.json every namespace starts with; empty
+	// means no rules: everything but admin is denied.
+	Rules string
+	// RulesName names the rules source in diagnostics.
+	RulesName string
+}
+
+// Database is the engine: every namespace of one project.
+type Database struct {
+	env  service.Env
+	opts Options
+
+	mu           sync.Mutex
+	nss          map[string]*namespace
+	defaultRules *rtdb.Ruleset
+	defaultSrc   string
+
+	pushMu   sync.Mutex
+	lastPush int64
+	lastRand []byte
+	connSeq  int64
+}
+
+// namespace is one database: its tree, rules, indexes and listeners.
+type namespace struct {
+	name string
+	// mu serializes commits (write lock) against reads and listen
+	// registration (read lock).
+	mu       sync.RWMutex
+	root     any
+	rules    *rtdb.Ruleset
+	rulesSrc string
+	custom   bool // rules set for this namespace (PUT /.settings/rules.json)
+
+	idxMu   sync.Mutex
+	indexes map[string]*index
+
+	listeners map[*listener]struct{} // guarded by mu (write) / registration under mu
+	lmu       sync.Mutex
+
+	cov coverage
+}
+
+// New creates a Database, restoring what env.Bucket holds.
+func New(env service.Env, opts Options) (*Database, error) {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Events == nil {
+		env.Events = event.Discard
+	}
+	if env.NewID == nil {
+		env.NewID = randomID
+	}
+	d := &Database{env: env, opts: opts, nss: map[string]*namespace{}}
+	if err := d.SetDefaultRules(opts.Rules); err != nil {
+		return nil, err
+	}
+	if err := d.load(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Factory returns a service.Factory for the sandbox.
+func Factory(opts Options) service.Factory {
+	return func(env service.Env) (service.Service, error) { return New(env, opts) }
+}
+
+// DefaultNamespace is the namespace SDKs use when none is given.
+func DefaultNamespace(project string) string { return project + "-default-rtdb" }
+
+// Project is the sandbox's project id.
+func (d *Database) Project() string { return d.env.Project }
+
+// Name is the service's name.
+func (d *Database) Name() string { return serviceName }
+
+func compileRules(name, src string) (*rtdb.Ruleset, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, nil
+	}
+	if name == "" {
+		name = "database.rules.json"
+	}
+	rs, diags := rtdb.Compile(source.NewFile(name, src))
+	if rs == nil {
+		var msgs []string
+		for _, dg := range diags {
+			msgs = append(msgs, dg.String())
+		}
+		return nil, errorf(ErrInvalidData, "invalid rules in %s: %s", name, strings.Join(msgs, "; "))
+	}
+	return rs, nil
+}
+
+// SetDefaultRules replaces the rules of every namespace that has no rules
+// of its own (hot reload of database.rules.json). Empty source means no
+// rules: deny all but admin.
+func (d *Database) SetDefaultRules(src string) error {
+	d.mu.Lock()
+	name := d.opts.RulesName
+	d.mu.Unlock()
+	rs, err := compileRules(name, src)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.defaultRules, d.defaultSrc = rs, src
+	var affected []*namespace
+	for _, ns := range d.nss {
+		if !ns.custom {
+			affected = append(affected, ns)
+		}
+	}
+	d.mu.Unlock()
+	for _, ns := range affected {
+		ns.mu.Lock()
+		if !ns.custom {
+			ns.rules, ns.rulesSrc = rs, src
+			ns.cov.reset()
+		}
+		d.revokeDenied(ns, nil)
+		ns.mu.Unlock()
+	}
+	return nil
+}
+
+// HasRules reports whether the namespace has rules (without them only
+// admin is allowed).
+func (d *Database) HasRules(name string) bool {
+	ns := d.ns(name)
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	return ns.rules != nil
+}
+
+// SetRules replaces one namespace's rules (PUT /.settings/rules.json),
+// persisting them, and revokes listens they no longer allow.
+func (d *Database) SetRules(name, src string) error {
+	rs, err := compileRules(".settings/rules.json", src)
+	if err != nil {
+		return err
+	}
+	ns := d.ns(name)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if d.env.Bucket != nil {
+		if err := d.env.Bucket.Update(func(tx service.Tx) error {
+			return tx.Put([]byte("r\x00"+name), []byte(src))
+		}); err != nil {
+			return fmt.Errorf("persist rules: %w", err)
+		}
+	}
+	before := ns.rulesSrc
+	ns.rules, ns.rulesSrc, ns.custom = rs, src, true
+	ns.cov.reset()
+	d.emitMutation(name, "rules_set", before, src)
+	d.revokeDenied(ns, nil)
+	return nil
+}
+
+// Rules returns a namespace's rules source ("" when it has none).
+func (d *Database) Rules(name string) string {
+	ns := d.ns(name)
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	return ns.rulesSrc
+}
+
+// ns returns (creating) a namespace.
+func (d *Database) ns(name string) *namespace {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := d.nss[name]
+	if n == nil {
+		n = &namespace{name: name, rules: d.defaultRules, rulesSrc: d.defaultSrc, indexes: map[string]*index{}, listeners: map[*listener]struct{}{}}
+		d.nss[name] = n
+	}
+	return n
+}
+
+// Namespaces lists the namespaces that exist, sorted.
+func (d *Database) Namespaces() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.nss))
+	for n := range d.nss {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rulesAuth is the rules' `auth` for an identity.
+func rulesAuth(who identity.Identity) *rtdb.Auth {
+	if !who.IsAuthenticated() || who.IsAdmin() {
+		return nil
+	}
+	a := &rtdb.Auth{UID: who.UID, Token: who.Token}
+	if fb, ok := who.Token["firebase"].(map[string]any); ok {
+		a.Provider, _ = fb["sign_in_provider"].(string)
+	}
+	return a
+}
+
+// decide judges a request; admin bypasses rules, no rules deny.
+func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request) (bool, *rtdb.Decision, string) {
+	if who.IsAdmin() {
+		return true, nil, ""
+	}
+	if ns.rules == nil {
+		return false, nil, "no rules are loaded for this database: only admin (Bearer owner) is allowed"
+	}
+	req.Auth = rulesAuth(who)
+	req.Now = d.env.Now()
+	dec, err := ns.rules.Evaluate(req)
+	if err != nil {
+		return false, nil, err.Error()
+	}
+	ns.cov.record(&dec)
+	if !dec.Allowed {
+		// Re-decide with sub-expression traces for the explanation.
+		req.Trace = true
+		if full, err := ns.rules.Evaluate(req); err == nil {
+			dec = full
+		}
+	}
+	reason := ""
+	if len(dec.Notes) > 0 {
+		reason = dec.Notes[0]
+	}
+	return dec.Allowed, &dec, reason
+}
+
+// canRead decides a read at keys (caller holds ns.mu).
+func (d *Database) canRead(ns *namespace, who identity.Identity, keys []string, method string) error {
+	ok, dec, reason := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root})
+	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
+	if !ok {
+		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+	}
+	return nil
+}
+
+// indexed reports whether the rules at keys index q's child or value.
+func (ns *namespace) indexed(keys []string, q Query) bool {
+	if q.Index == IndexKey || q.Index == IndexPriority {
+		return true
+	}
+	if ns.rules == nil {
+		return false
+	}
+	want := q.Index
+	for _, k := range ns.rules.IndexOn(joinPath(keys)) {
+		if strings.Trim(k, "/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// IndexError is production's REST error text for an unindexed query.
+func IndexError(keys []string, q Query) error {
+	name := q.Index
+	return errorf(ErrIndexNotDefined, "Index not defined, add \".indexOn\": \"%s\", for path \"%s\", to the rules", name, joinPath(keys))
+}
+
+// Read is the result of a read: the stored value (export format), or the
+// query's window of it.
+type Read struct {
+	Value any
+	whole any
+}
+
+// ETag is the REST entity tag of the whole location read (not of a query
+// window), computed on demand: hashing a large subtree costs its size.
+func (r Read) ETag() string { return ETag(r.whole) }
+
+// Get reads a location (or a query window of it) as who. strictIndex
+// rejects a query on an unindexed child or value (REST).
+func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, strictIndex bool) (Read, error) {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return Read{}, err
+	}
+	ns := d.ns(nsName)
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	if err := d.canRead(ns, who, keys, "get"); err != nil {
+		return Read{}, err
+	}
+	if q != nil && strictIndex && !ns.indexed(keys, *q) {
+		return Read{}, IndexError(keys, *q)
+	}
+	whole := getAt(ns.root, keys)
+	v := whole
+	if q != nil && !q.IsDefault() {
+		v = ns.window(keys, v, *q)
+	}
+	return Read{Value: v, whole: whole}, nil
+}
+
+// window returns the query's window of v (a node map of the members), or
+// nil. Caller holds ns.mu.
+func (ns *namespace) window(keys []string, v any, q Query) any {
+	m, ok := isNode(v)
+	if !ok {
+		return nil
+	}
+	ix := ns.index(keys, q.Index, m)
+	win := ix.window(q)
+	if len(win) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(win))
+	for _, k := range win {
+		out[k] = m[k]
+	}
+	return out
+}
+
+const maxIndexes = 1024
+
+// index returns the up-to-date index of node m at keys by spec.
+func (ns *namespace) index(keys []string, spec string, m map[string]any) *index {
+	id := joinPath(keys) + "\x00" + spec
+	ns.idxMu.Lock()
+	defer ns.idxMu.Unlock()
+	if ix := ns.indexes[id]; ix != nil && ix.src == mapID(m) {
+		return ix
+	}
+	if len(ns.indexes) >= maxIndexes {
+		for k := range ns.indexes {
+			delete(ns.indexes, k)
+			break
+		}
+	}
+	ix := buildIndex(spec, m)
+	ns.indexes[id] = ix
+	return ix
+}
+
+// write is one location a mutation sets.
+type write struct {
+	keys []string
+	raw  any // as the client sent it
+}
+
+// change is what a write did at one location.
+type change struct {
+	keys     []string
+	old, new any
+}
+
+// WriteOptions qualify a write.
+type WriteOptions struct {
+	// IfHash makes a put a compare-and-set on the SDK hash of the current
+	// value ("" = absent).
+	IfHash *string
+	// IfMatch makes a put a compare-and-set on the REST ETag.
+	IfMatch string
+	// Method names the operation in events (set, update, remove, push,
+	// transaction, ondisconnect).
+	Method string
+}
+
+// Set writes value at path as who (null deletes), returning the stored
+// value.
+func (d *Database) Set(who identity.Identity, nsName, path string, value any, opts WriteOptions) (any, error) {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Method == "" {
+		opts.Method = "set"
+		if value == nil {
+			opts.Method = "remove"
+		}
+	}
+	changes, err := d.commit(d.ns(nsName), who, keys, []write{{keys: keys, raw: value}}, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return changes[0].new, nil
+}
+
+// Update applies a multi-path update at path: each key of updates is a
+// path relative to it. All locations are written, or none.
+func (d *Database) Update(who identity.Identity, nsName, path string, updates map[string]any, method string) error {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return err
+	}
+	ws, err := updateWrites(keys, updates)
+	if err != nil {
+		return err
+	}
+	if method == "" {
+		method = "update"
+	}
+	_, err = d.commit(d.ns(nsName), who, keys, ws, true, WriteOptions{Method: method})
+	return err
+}
+
+func updateWrites(base []string, updates map[string]any) ([]write, error) {
+	rels := make([]string, 0, len(updates))
+	for k := range updates {
+		rels = append(rels, k)
+	}
+	sort.Strings(rels)
+	ws := make([]write, 0, len(rels))
+	for _, rel := range rels {
+		sub, err := ParsePath(rel)
+		if err != nil {
+			return nil, errorf(ErrInvalidData, "invalid update path %q: %v", rel, err)
+		}
+		if len(sub) == 0 {
+			return nil, errorf(ErrInvalidData, "an update path must not be empty")
+		}
+		full := append(append([]string(nil), base...), sub...)
+		if len(full) > MaxDepth {
+			return nil, errorf(ErrInvalidPath, "path %s is deeper than %d levels", joinPath(full), MaxDepth)
+		}
+		for _, w := range ws {
+			if isPrefix(w.keys, full) || isPrefix(full, w.keys) {
+				return nil, errorf(ErrInvalidData, "update paths %s and %s overlap: a path can't be an ancestor of another in one update", joinPath(w.keys), joinPath(full))
+			}
+		}
+		ws = append(ws, write{keys: full, raw: updates[rel]})
+	}
+	return ws, nil
+}
+
+func isPrefix(prefix, p []string) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if prefix[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Push writes value under a new server-minted push id at path and returns
+// the id.
+func (d *Database) Push(who identity.Identity, nsName, path string, value any) (string, error) {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return "", err
+	}
+	id := d.PushID()
+	full := append(append([]string(nil), keys...), id)
+	if _, err := d.commit(d.ns(nsName), who, full, []write{{keys: full, raw: value}}, false, WriteOptions{Method: "push"}); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// Clear deletes every value of a namespace (the emulator's clear).
+func (d *Database) Clear(nsName string) error {
+	_, err := d.commit(d.ns(nsName), identity.AdminIdentity(), nil, []write{{keys: nil, raw: nil}}, false, WriteOptions{Method: "clear"})
+	return err
+}
+
+// normalizeWrite turns a write's raw value into the stored form, turning a
+// trailing .priority key into a write of the node with that priority.
+func normalizeWrite(root any, w write, now int64) (write, any, error) {
+	old := getAt(root, w.keys)
+	if n := len(w.keys); n > 0 && w.keys[n-1] == ".priority" {
+		p, err := normalizePriority(w.raw, old, now)
+		if err != nil {
+			return w, nil, err
+		}
+		parent := w.keys[:n-1]
+		return write{keys: parent}, setPriority(getAt(root, parent), p), nil
+	}
+	// Production's 32-level limit counts the path and the value together.
+	v, err := normalize(w.raw, old, now, len(w.keys))
+	return w, v, err
+}
+
+// commit applies writes atomically as who. base is the request path (for
+// rules and events); merge marks a multi-path update.
+func (d *Database) commit(ns *namespace, who identity.Identity, base []string, ws []write, merge bool, opts WriteOptions) ([]change, error) {
+	if len(ws) == 0 {
+		return nil, nil // an empty update changes nothing
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	now := d.env.Now().UnixMilli()
+	norm := make([]write, len(ws))
+	vals := make([]any, len(ws))
+	for i, w := range ws {
+		nw, v, err := normalizeWrite(ns.root, w, now)
+		if err != nil {
+			d.emitOp(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error())
+			return nil, err
+		}
+		norm[i], vals[i] = nw, v
+	}
+	if opts.IfHash != nil || opts.IfMatch != "" {
+		cur := getAt(ns.root, norm[0].keys)
+		if (opts.IfHash != nil && Hash(cur) != *opts.IfHash) || (opts.IfMatch != "" && ETag(cur) != opts.IfMatch) {
+			d.emitOp(ns.name, opts.Method, joinPath(base), who, vDeny, nil, "datastale: the value changed since it was read")
+			return nil, &Stale{Current: cur, ETag: ETag(cur)}
+		}
+	}
+	req := rtdb.Request{Operation: rtdb.Write, Path: joinPath(norm[0].keys), Data: ns.root, NewData: vals[0]}
+	if merge {
+		req.Path = joinPath(base)
+		req.Updates = make(map[string]any, len(norm))
+		for i, w := range norm {
+			req.Updates[strings.Join(w.keys[len(base):], "/")] = vals[i]
+		}
+	}
+	ok, dec, reason := d.decide(ns, who, req)
+	d.emitOp(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason)
+	if !ok {
+		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason}
+	}
+	root := ns.root
+	changes := make([]change, len(norm))
+	for i, w := range norm {
+		changes[i] = change{keys: w.keys, old: getAt(root, w.keys)}
+		root = setAt(root, w.keys, vals[i])
+	}
+	for i := range changes {
+		changes[i].new = getAt(root, changes[i].keys)
+	}
+	if d.env.Bucket != nil {
+		if err := d.env.Bucket.Update(func(tx service.Tx) error {
+			for _, c := range changes {
+				if err := persist(tx, ns.name, ns.root, root, c.keys); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("persist %s: %w", joinPath(base), err)
+		}
+	}
+	old := ns.root
+	ns.root = root
+	ns.maintainIndexes(old, root, changes)
+	d.emitCommit(ns.name, opts.Method, who, changes)
+	d.notify(ns, old, root, base, changes, merge)
+	return changes, nil
+}
+
+// maintainIndexes moves the children that changed in every index below
+// the written paths, and drops indexes a write replaced whole.
+func (ns *namespace) maintainIndexes(old, root any, changes []change) {
+	ns.idxMu.Lock()
+	defer ns.idxMu.Unlock()
+next:
+	for id, ix := range ns.indexes {
+		lkeys, _ := ParsePath(id[:strings.IndexByte(id, 0)])
+		touched := map[string]bool{}
+		for _, c := range changes {
+			if len(c.keys) <= len(lkeys) {
+				if isPrefix(c.keys, lkeys) {
+					delete(ns.indexes, id)
+					continue next
+				}
+				continue
+			}
+			if isPrefix(lkeys, c.keys) {
+				touched[c.keys[len(lkeys)]] = true
+			}
+		}
+		if len(touched) == 0 {
+			continue
+		}
+		oldNode, _ := isNode(getAt(old, lkeys))
+		m, _ := isNode(getAt(root, lkeys))
+		if m == nil || mapID(oldNode) != ix.src {
+			delete(ns.indexes, id)
+			continue
+		}
+		for k := range touched {
+			ix.update(k, oldNode[k], m[k], m)
+		}
+	}
+}
+
+// Equal reports whether two stored values are the same data (priorities
+// included).
+func Equal(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+var adminWho = identity.AdminIdentity()
+
+// DecodeJSON decodes a request body keeping numbers exact until stored.
+func DecodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
+	}
+	if dec.More() {
+		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
+	}
+	return v, nil
+}
+
+// LoadRulesFile reads a database.rules.json and makes it the rules of
+// every namespace without rules of its own (serve's --database-rules and
+// its hot reload). A file that does not compile leaves the rules in force
+// and returns the diagnostics.
+func (d *Database) LoadRulesFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("database rules: %w", err)
+	}
+	d.mu.Lock()
+	d.opts.RulesName = filepath.Base(path)
+	d.mu.Unlock()
+	return d.SetDefaultRules(string(b))
+}

@@ -1,0 +1,894 @@
+package database_test
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+var (
+	admin = identity.AdminIdentity()
+	alice = identity.NewUser("alice", map[string]any{"sub": "alice", "firebase": map[string]any{"sign_in_provider": "custom"}})
+	bob   = identity.NewUser("bob", map[string]any{"sub": "bob"})
+	anon  = identity.Anonymous()
+)
+
+const ns = "demo-default-rtdb"
+
+var fixedNow = time.UnixMilli(1700000000000)
+
+func newDB(t testing.TB, rules string, bucket service.Bucket) (*database.Database, *event.Bus) {
+	t.Helper()
+	bus := event.NewBus(event.Options{})
+	seq := 0
+	d, err := database.New(service.Env{
+		Project: "demo", Now: func() time.Time { return fixedNow }, Events: bus, Bucket: bucket,
+		NewID: func() string { seq++; return fmt.Sprintf("%020d", seq) },
+	}, database.Options{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, bus
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func mustJSON(t testing.TB, s string) any {
+	t.Helper()
+	v, err := database.DecodeJSON([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func get(t testing.TB, d *database.Database, who identity.Identity, path string) any {
+	t.Helper()
+	r, err := d.Get(who, ns, path, nil, false)
+	if err != nil {
+		t.Fatalf("get %s: %v", path, err)
+	}
+	return r.Value
+}
+
+func set(t testing.TB, d *database.Database, who identity.Identity, path, value string) {
+	t.Helper()
+	if _, err := d.Set(who, ns, path, mustJSON(t, value), database.WriteOptions{}); err != nil {
+		t.Fatalf("set %s: %v", path, err)
+	}
+}
+
+func TestDataModel(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	cases := []struct {
+		name, path, value, read, plain string
+	}{
+		{"array stored as object", "arr", `[1,2,3]`, `{"0":1,"1":2,"2":3}`, `[1,2,3]`},
+		{"array with holes", "holes", `[1,null,3]`, `{"0":1,"2":3}`, `[1,null,3]`},
+		{"sparse keys stay an object", "sparse", `{"0":"a","5":"b"}`, `{"0":"a","5":"b"}`, `{"0":"a","5":"b"}`},
+		{"dense integer keys read as array", "dense", `{"0":"a","1":"b","3":"d"}`, `{"0":"a","1":"b","3":"d"}`, `["a","b",null,"d"]`},
+		{"nulls pruned", "pr", `{"a":null,"b":{"c":null},"d":1}`, `{"d":1}`, `{"d":1}`},
+		{"empty object is null", "empty", `{}`, `null`, `null`},
+		{"leaf priority", "lp", `{".value":5,".priority":2}`, `{".priority":2,".value":5}`, `5`},
+		{"node priority", "np", `{"a":1,".priority":"x"}`, `{".priority":"x","a":1}`, `{"a":1}`},
+		{"timestamp", "ts", `{"at":{".sv":"timestamp"}}`, `{"at":1700000000000}`, `{"at":1700000000000}`},
+		{"increment missing starts at 0", "inc", `{"n":{".sv":{"increment":3}}}`, `{"n":3}`, `{"n":3}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set(t, d, admin, c.path, c.value)
+			v := get(t, d, admin, c.path)
+			if got := jsonOf(v); got != c.read {
+				t.Errorf("stored %s, want %s", got, c.read)
+			}
+			if got := jsonOf(database.Plain(v)); got != c.plain {
+				t.Errorf("val() %s, want %s", got, c.plain)
+			}
+		})
+	}
+	t.Run("increment adds atomically", func(t *testing.T) {
+		set(t, d, admin, "counter", `5`)
+		set(t, d, admin, "counter", `{".sv":{"increment":-2}}`)
+		if got := jsonOf(get(t, d, admin, "counter")); got != `3` {
+			t.Fatalf("got %s", got)
+		}
+	})
+	t.Run("nested null collapses empty ancestors", func(t *testing.T) {
+		set(t, d, admin, "deep/a/b/c", `1`)
+		set(t, d, admin, "deep/a/b/c", `null`)
+		if v := get(t, d, admin, "deep"); v != nil {
+			t.Fatalf("deep = %s", jsonOf(v))
+		}
+	})
+	t.Run("primitive root then child write", func(t *testing.T) {
+		d, _ := newDB(t, "", nil)
+		set(t, d, admin, "", `"hello"`)
+		if got := jsonOf(get(t, d, admin, "/")); got != `"hello"` {
+			t.Fatal(got)
+		}
+		set(t, d, admin, "a", `1`)
+		if got := jsonOf(get(t, d, admin, "/")); got != `{"a":1}` {
+			t.Fatal(got)
+		}
+	})
+	t.Run("setPriority via .priority", func(t *testing.T) {
+		set(t, d, admin, "sp", `{"x":1}`)
+		set(t, d, admin, "sp/.priority", `7`)
+		if got := jsonOf(get(t, d, admin, "sp")); got != `{".priority":7,"x":1}` {
+			t.Fatal(got)
+		}
+		set(t, d, admin, "sp/x/.priority", `"p"`)
+		if got := jsonOf(get(t, d, admin, "sp/x")); got != `{".priority":"p",".value":1}` {
+			t.Fatal(got)
+		}
+	})
+	t.Run("multi-path update with server values", func(t *testing.T) {
+		set(t, d, admin, "items", `{"a":{"n":1},"b":{"n":1}}`)
+		err := d.Update(admin, ns, "items", map[string]any{"a/n": 2, "b/n": map[string]any{".sv": map[string]any{"increment": 1}}, "c": map[string]any{"t": map[string]any{".sv": "timestamp"}}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonOf(get(t, d, admin, "items")); got != `{"a":{"n":2},"b":{"n":2},"c":{"t":1700000000000}}` {
+			t.Fatal(got)
+		}
+	})
+	bad := []struct{ name, path, value string }{
+		{"dot in key", "k", `{"a.b":1}`},
+		{"dollar in key", "k", `{"$a":1}`},
+		{"slash in key", "k", `{"a/b":1}`},
+		{"bracket in key", "k", `{"a[":1}`},
+		{"control char in key", "k", "{\"a\\u0001\":1}"},
+		{"bad server value", "k", `{".sv":"nope"}`},
+		{"object priority", "k", `{"a":1,".priority":{"x":1}}`},
+		{"value with siblings", "k", `{".value":1,"a":2}`},
+	}
+	for _, c := range bad {
+		t.Run("rejects "+c.name, func(t *testing.T) {
+			_, err := d.Set(admin, ns, c.path, mustJSON(t, c.value), database.WriteOptions{})
+			if !errors.Is(err, database.ErrInvalidData) {
+				t.Fatalf("err = %v, want ErrInvalidData", err)
+			}
+		})
+	}
+	for _, p := range []string{"a.b", "a#", "a$", "a[0]", "x]"} {
+		if _, err := d.Set(admin, ns, p, 1.0, database.WriteOptions{}); !errors.Is(err, database.ErrInvalidPath) {
+			t.Errorf("path %q: err = %v", p, err)
+		}
+	}
+	if _, err := d.Set(admin, ns, "nan", math.NaN(), database.WriteOptions{}); !errors.Is(err, database.ErrInvalidData) {
+		t.Errorf("NaN: %v", err)
+	}
+	if _, err := d.Set(admin, ns, "inf", math.Inf(1), database.WriteOptions{}); !errors.Is(err, database.ErrInvalidData) {
+		t.Errorf("Inf: %v", err)
+	}
+	long := make([]byte, 769)
+	for i := range long {
+		long[i] = 'a'
+	}
+	if _, err := d.Set(admin, ns, string(long), 1.0, database.WriteOptions{}); !errors.Is(err, database.ErrInvalidPath) {
+		t.Errorf("long key: %v", err)
+	}
+	deep := strings.Repeat("x/", 30) + "y"
+	if _, err := d.Set(admin, ns, deep, map[string]any{"z": 1.0}, database.WriteOptions{}); err != nil {
+		t.Errorf("32 levels: %v", err)
+	}
+	if _, err := d.Set(admin, ns, deep, map[string]any{"z": map[string]any{"w": 1.0}}, database.WriteOptions{}); !errors.Is(err, database.ErrInvalidData) {
+		t.Errorf("33 levels: %v", err)
+	}
+	if err := d.Update(admin, ns, "", map[string]any{"a": 1, "a/b": 2}, ""); !errors.Is(err, database.ErrInvalidData) {
+		t.Errorf("overlapping update: %v", err)
+	}
+}
+
+func TestKeyOrder(t *testing.T) {
+	keys := []string{"b", "10", "a", "2", "-1", "1", "001", "2147483648", "A"}
+	sort.Slice(keys, func(i, j int) bool { return database.CompareKeys(keys[i], keys[j]) < 0 })
+	want := []string{"-1", "1", "001", "2", "10", "2147483648", "A", "a", "b"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("got %v, want %v", keys, want)
+	}
+	vals := []any{"s", 2.0, true, nil, map[string]any{"a": 1}, false, 1.0, "a"}
+	sort.SliceStable(vals, func(i, j int) bool { return database.CompareValues(vals[i], vals[j]) < 0 })
+	if got := jsonOf(vals); got != `[null,false,true,1,2,"a","s",{"a":1}]` {
+		t.Fatal(got)
+	}
+}
+
+func TestHash(t *testing.T) {
+	// Values computed with the JS SDK's algorithm (sha1 of the canonical
+	// text, base64).
+	cases := []struct {
+		v    string
+		text string
+	}{
+		{`1`, "number:3ff0000000000000"},
+		{`"foo"`, "string:foo"},
+		{`true`, "boolean:true"},
+		{`{".value":1,".priority":2}`, "priority:number:4000000000000000:number:3ff0000000000000"},
+	}
+	for _, c := range cases {
+		v, _ := database.Normalize(mustJSON(t, c.v), nil, 0)
+		if got, want := database.Hash(v), sha1b64(c.text); got != want {
+			t.Errorf("Hash(%s) = %s, want %s", c.v, got, want)
+		}
+	}
+	if database.Hash(nil) != "" {
+		t.Error("hash of null must be empty")
+	}
+	node, _ := database.Normalize(mustJSON(t, `{"b":"x","a":1,"10":true,"2":false}`), nil, 0)
+	text := ":2:" + sha1b64("boolean:false") + ":10:" + sha1b64("boolean:true") + ":a:" + sha1b64("number:3ff0000000000000") + ":b:" + sha1b64("string:x")
+	if got := database.Hash(node); got != sha1b64(text) {
+		t.Errorf("node hash %s, want %s", got, sha1b64(text))
+	}
+}
+
+func query(t testing.TB, d *database.Database, path string, q database.Query) []string {
+	t.Helper()
+	r, err := d.Get(admin, ns, path, &q, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := r.Value.(map[string]any)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Order the window as the index does, for comparison.
+	sort.Slice(keys, func(i, j int) bool { return database.CompareKeys(keys[i], keys[j]) < 0 })
+	return keys
+}
+
+func wire(t testing.TB, s string) database.Query {
+	t.Helper()
+	var o map[string]any
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		t.Fatal(err)
+	}
+	q, err := database.ParseWireQuery(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func TestQueries(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	set(t, d, admin, "s", `{
+		"a": {"n": 3, ".priority": 2}, "b": {"n": 1, ".priority": 1}, "c": {"n": 2},
+		"d": {"n": "x"}, "e": {"m": 1}, "f": {"n": true}, "g": {"n": 1}, "h": {"n": {"deep": 1}}
+	}`)
+	cases := []struct {
+		name, q string
+		want    []string
+	}{
+		{"orderByChild limitToFirst", `{"i":"n","l":3,"vf":"l"}`, []string{"e", "f", "b"}},
+		{"orderByChild startAt number", `{"i":"n","sp":1,"sin":true,"l":3,"vf":"l"}`, []string{"b", "c", "g"}},
+		{"startAt with key tie-break", `{"i":"n","sp":1,"sn":"c","sin":true}`, []string{"a", "c", "d", "g", "h"}},
+		{"startAfter value", `{"i":"n","sp":1,"sn":"[MAX_NAME]","sin":false,"ep":3,"ein":true}`, []string{"a", "c"}},
+		{"endBefore value", `{"i":"n","ep":2,"en":"[MIN_NAME]","ein":false,"sp":1,"sin":true}`, []string{"b", "g"}},
+		{"equalTo all matches", `{"i":"n","sp":1,"ep":1}`, []string{"b", "g"}},
+		{"equalTo no match", `{"i":"n","sp":99,"ep":99}`, []string{}},
+		{"limitToLast", `{"i":"n","l":2,"vf":"r"}`, []string{"d", "h"}},
+		{"cross-type: strings after numbers", `{"i":"n","sp":"a","sin":true}`, []string{"d", "h"}},
+		{"orderByKey range", `{"i":".key","sp":"b","ep":"d"}`, []string{"b", "c", "d"}},
+		{"orderByKey startAfter", `{"i":".key","sp":"f","sin":false}`, []string{"g", "h"}},
+		{"orderByPriority", `{"l":2,"vf":"r"}`, []string{"a", "b"}},
+		{"orderByPriority bounds", `{"sp":1,"ep":1}`, []string{"b"}},
+		{"limit larger than result", `{"i":"n","l":100,"vf":"l"}`, []string{"a", "b", "c", "d", "e", "f", "g", "h"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := query(t, d, "s", wire(t, c.q))
+			sort.Slice(c.want, func(i, j int) bool { return database.CompareKeys(c.want[i], c.want[j]) < 0 })
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	set(t, d, admin, "v", `{"x": 3, "y": 1, "z": "a", "w": false}`)
+	if got := query(t, d, "v", wire(t, `{"i":".value","l":2,"vf":"l"}`)); !reflect.DeepEqual(got, []string{"w", "y"}) {
+		t.Fatalf("orderByValue: %v", got)
+	}
+	if got := query(t, d, "v/x", wire(t, `{"i":".value","l":2,"vf":"l"}`)); len(got) != 0 {
+		t.Fatalf("query on a primitive: %v", got)
+	}
+	if got := query(t, d, "absent", wire(t, `{"i":".value","l":2,"vf":"l"}`)); len(got) != 0 {
+		t.Fatalf("query on an absent path: %v", got)
+	}
+}
+
+// TestIndexAgainstModel runs random writes and queries and compares every
+// window with a brute-force sort of the children.
+func TestIndexAgainstModel(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	rng := rand.New(rand.NewSource(1))
+	model := map[string]any{}
+	randVal := func() any {
+		switch rng.Intn(5) {
+		case 0:
+			return nil
+		case 1:
+			return float64(rng.Intn(10))
+		case 2:
+			return strconv.Itoa(rng.Intn(10))
+		case 3:
+			return rng.Intn(2) == 0
+		}
+		return map[string]any{"deep": 1.0}
+	}
+	for i := 0; i < 400; i++ {
+		k := strconv.Itoa(rng.Intn(40))
+		if rng.Intn(3) == 0 {
+			k = "k" + k
+		}
+		v := randVal()
+		if v == nil {
+			delete(model, k)
+			set(t, d, admin, "m/"+k, "null")
+		} else {
+			model[k] = map[string]any{"n": v}
+			if _, err := d.Set(admin, ns, "m/"+k+"/n", v, database.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%5 != 0 {
+			continue
+		}
+		lim := 1 + rng.Intn(8)
+		last := rng.Intn(2) == 0
+		start := float64(rng.Intn(10))
+		q := database.Query{Index: "n", Start: &database.Bound{Value: start, Inclusive: true}, Limit: lim, FromLast: last}
+		got := query(t, d, "m", q)
+		// brute force
+		type kv struct {
+			k string
+			v any
+		}
+		var all []kv
+		for mk, mv := range model {
+			sv := mv.(map[string]any)["n"]
+			if _, obj := sv.(map[string]any); obj {
+				sv = struct{}{}
+			}
+			all = append(all, kv{mk, sv})
+		}
+		rank := func(v any) any {
+			if _, ok := v.(struct{}); ok {
+				return map[string]any{"o": 1.0}
+			}
+			return v
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if c := database.CompareValues(rank(all[i].v), rank(all[j].v)); c != 0 {
+				return c < 0
+			}
+			return database.CompareKeys(all[i].k, all[j].k) < 0
+		})
+		var win []string
+		for _, e := range all {
+			if database.CompareValues(rank(e.v), start) >= 0 {
+				win = append(win, e.k)
+			}
+		}
+		if len(win) > lim {
+			if last {
+				win = win[len(win)-lim:]
+			} else {
+				win = win[:lim]
+			}
+		}
+		sort.Slice(win, func(i, j int) bool { return database.CompareKeys(win[i], win[j]) < 0 })
+		if win == nil {
+			win = []string{}
+		}
+		if !reflect.DeepEqual(got, win) {
+			t.Fatalf("step %d query %v: got %v, want %v", i, q, got, win)
+		}
+	}
+}
+
+const rules = `{
+  "rules": {
+    "public": {".read": true, ".write": true},
+    "users": {
+      "$uid": {
+        ".read": "auth != null && auth.uid === $uid",
+        ".write": "auth != null && auth.uid === $uid",
+        "age": {".validate": "newData.isNumber() && newData.val() >= 0"}
+      }
+    },
+    "scores": {".read": true, ".write": true, ".indexOn": ["score"]},
+    "counter": {".read": true, ".write": "auth != null"}
+  }
+}`
+
+func TestRules(t *testing.T) {
+	d, bus := newDB(t, rules, nil)
+	if _, err := d.Set(alice, ns, "users/alice", map[string]any{"age": 3.0}, database.WriteOptions{}); err != nil {
+		t.Fatalf("own write: %v", err)
+	}
+	_, err := d.Set(bob, ns, "users/alice", map[string]any{"age": 4.0}, database.WriteOptions{})
+	var den *database.Denied
+	if !errors.As(err, &den) {
+		t.Fatalf("other user's write: %v", err)
+	}
+	if _, err := d.Set(alice, ns, "users/alice/age", -1.0, database.WriteOptions{}); !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf(".validate: %v", err)
+	}
+	if _, err := d.Get(anon, ns, "users/alice", nil, false); !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf("anonymous read: %v", err)
+	}
+	// A multi-path update with one denied path writes nothing.
+	err = d.Update(alice, ns, "", map[string]any{"users/alice/name": "A", "users/bob/name": "B"}, "")
+	if !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf("fan-out: %v", err)
+	}
+	if got := jsonOf(get(t, d, admin, "users")); got != `{"alice":{"age":3}}` {
+		t.Fatalf("after denied update: %s", got)
+	}
+	// The decision is in an event with its explanation.
+	var found bool
+	for _, e := range bus.History() {
+		if e.Kind == event.KindRequest && e.Request.Verdict == event.Deny && e.Request.Decision != nil &&
+			e.Request.Decision.Engine == "database" && e.Request.Rule != nil && e.Request.Rule.MatchPath == "/users/$uid" && e.Path == "/users/alice" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no deny event with rules explanation")
+	}
+	// Index enforcement for REST-style strict queries.
+	q := database.Query{Index: "name", Limit: 1}
+	if _, err := d.Get(admin, ns, "public", &q, true); !errors.Is(err, database.ErrIndexNotDefined) || err.Error() != `Index not defined, add ".indexOn": "name", for path "/public", to the rules` {
+		t.Fatalf("unindexed: %v", err)
+	}
+	q = database.Query{Index: "score", Limit: 1}
+	if _, err := d.Get(admin, ns, "scores", &q, true); err != nil {
+		t.Fatalf("indexed: %v", err)
+	}
+	// No rules: admin only.
+	d2, _ := newDB(t, "", nil)
+	if _, err := d2.Set(alice, ns, "x", 1.0, database.WriteOptions{}); !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf("no rules: %v", err)
+	}
+	if _, err := d2.Set(admin, ns, "x", 1.0, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Per-namespace rules.
+	if err := d2.SetRules("other", `{"rules":{".read":true,".write":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d2.Set(anon, "other", "x", 1.0, database.WriteOptions{}); err != nil {
+		t.Fatalf("open namespace: %v", err)
+	}
+	if err := d2.SetRules("other", `{"rules":{".read":"nope("}}`); !errors.Is(err, database.ErrInvalidData) {
+		t.Fatalf("bad rules: %v", err)
+	}
+}
+
+func TestCASContention(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	const clients, each = 2, 20
+	var wg sync.WaitGroup
+	bar := newBarrier(clients)
+	retries := make([]int, clients)
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			conn := d.Connect(ns, alice)
+			defer conn.Close()
+			for i := 0; i < each; i++ {
+				for attempt := 0; ; attempt++ {
+					cur, err := conn.Get("counter", nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if attempt == 0 {
+						// Both clients read before either writes, so every
+						// round contends.
+						bar.wait()
+					}
+					n, _ := cur.(float64)
+					h := database.Hash(cur)
+					err = conn.Put("counter", n+1, &h)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, database.ErrStale) {
+						t.Error(err)
+						return
+					}
+					retries[c]++
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	if got := get(t, d, admin, "counter"); got != float64(clients*each) {
+		t.Fatalf("counter = %v, want %d", got, clients*each)
+	}
+	t.Logf("retries per client: %v", retries)
+	if retries[0]+retries[1] < each {
+		t.Fatalf("only %v retries: the clients did not contend", retries)
+	}
+	// ETag compare-and-set.
+	r, _ := d.Get(admin, ns, "counter", nil, false)
+	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: "wrong"}); !errors.Is(err, database.ErrStale) {
+		t.Fatalf("bad etag: %v", err)
+	} else {
+		var st *database.Stale
+		errors.As(err, &st)
+		if st.ETag != r.ETag() || st.Current != float64(40) {
+			t.Fatalf("stale carries %v %v", st.Current, st.ETag)
+		}
+	}
+	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: r.ETag()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// collector drains a connection's pushes.
+func drain(t testing.TB, c *database.Conn) []database.Push {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var out []database.Push
+	for {
+		items, err := c.Next(ctx)
+		if err != nil {
+			return out
+		}
+		for _, it := range items {
+			if p, ok := it.(database.Push); ok {
+				out = append(out, p)
+			}
+		}
+	}
+}
+
+func pushText(ps []database.Push) []string {
+	var s []string
+	for _, p := range ps {
+		kind := "d"
+		if p.Merge {
+			kind = "m"
+		}
+		if p.Revoked {
+			kind = "c"
+		}
+		s = append(s, fmt.Sprintf("%s %s %s t%d", kind, p.Path, jsonOf(p.Data), p.Tag))
+	}
+	return s
+}
+
+func TestListeners(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":2}}`)
+	c := d.Connect(ns, alice)
+	defer c.Close()
+	if _, err := c.Listen("public/items", database.Query{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := func(step string, w ...string) {
+		t.Helper()
+		got := pushText(drain(t, c))
+		if len(got) == 0 && len(w) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Fatalf("%s: got %q, want %q", step, got, w)
+		}
+	}
+	want("initial", `d public/items {"a":{"n":1},"b":{"n":2}} t0`)
+	set(t, d, admin, "public/items/a/n", `5`)
+	want("child write", `d public/items/a/n 5 t0`)
+	set(t, d, admin, "public/items/a/n", `5`)
+	want("no-change rewrite")
+	set(t, d, admin, "public/other", `1`)
+	want("sibling write")
+	if err := d.Update(admin, ns, "public/items", map[string]any{"a/n": 6, "c": map[string]any{"n": 0}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	want("update", `m public/items {"a/n":6,"c":{"n":0}} t0`)
+	if err := d.Update(admin, ns, "public", map[string]any{"items/a/n": 7, "items/b/n": 8}, ""); err != nil {
+		t.Fatal(err)
+	}
+	want("update above the listener", `m public/items {"a/n":7,"b/n":8} t0`)
+	set(t, d, admin, "public", `{"items":{"z":1}}`)
+	want("ancestor write", `d public/items {"z":1} t0`)
+
+	// A windowed query: only members, moves when displaced.
+	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":2},"c":{"n":3}}`)
+	drain(t, c)
+	q := wire(t, `{"i":"n","l":2,"vf":"l"}`)
+	warn, err := c.Listen("public/items", q, 7)
+	if err != nil || !reflect.DeepEqual(warn, []string{"no_index"}) {
+		t.Fatalf("listen: %v %v", warn, err)
+	}
+	want("query initial", `d public/items {"a":{"n":1},"b":{"n":2}} t7`)
+	if err := c.Unlisten("public/items", database.Query{}); err != nil {
+		t.Fatal(err)
+	}
+	set(t, d, admin, "public/items/c/n", `4`)
+	want("write outside window")
+	set(t, d, admin, "public/items/c/n", `0`)
+	want("displacing member", `m public/items {"b":null,"c":{"n":0}} t7`)
+
+	// Denied listen; revocation when rules change.
+	if _, err := c.Listen("users/bob", database.Query{}, 0); !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf("denied listen: %v", err)
+	}
+	if _, err := c.Listen("users/alice", database.Query{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, c)
+	if err := d.SetRules(ns, `{"rules":{"public":{".read":true}}}`); err != nil {
+		t.Fatal(err)
+	}
+	want("revoked", `c users/alice null t0`)
+}
+
+func TestOnDisconnect(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, alice)
+	if err := c.OnDisconnectSet("users/alice/status", "offline"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OnDisconnectSet("users/bob/status", "offline"); !errors.Is(err, database.ErrPermissionDenied) {
+		t.Fatalf("denied registration: %v", err)
+	}
+	if err := c.OnDisconnectMerge("users/alice", map[string]any{"seen": map[string]any{".sv": "timestamp"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OnDisconnectSet("users/alice/tmp", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OnDisconnectCancel("users/alice/tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if v := get(t, d, admin, "users"); v != nil {
+		t.Fatalf("registration wrote %s", jsonOf(v))
+	}
+	c.Close()
+	if got := jsonOf(get(t, d, admin, "users")); got != `{"alice":{"seen":1700000000000,"status":"offline"}}` {
+		t.Fatal(got)
+	}
+}
+
+func TestPersistenceAndSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sandbox.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := newDB(t, "", st.Bucket("database"))
+	set(t, d, admin, "a", `{"b":{"c":1,".priority":3},"arr":[1,2],"leaf":{".value":"x",".priority":"p"}}`)
+	set(t, d, admin, "a/b/c/d", `2`) // leaf turns into a node
+	set(t, d, admin, "gone/x", `1`)
+	set(t, d, admin, "gone/.priority", `1`)
+	set(t, d, admin, "gone/x", `null`) // pruned, with its priority
+	if _, err := d.Set(admin, "other-ns", "k", "v", database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetRules("other-ns", `{"rules":{".read":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	set(t, d, admin, "gone/y", `1`)
+	before := jsonOf(get(t, d, admin, "/"))
+	st.Close()
+
+	st2, err := sandbox.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	d2, _ := newDB(t, "", st2.Bucket("database"))
+	if got := jsonOf(get(t, d2, admin, "/")); got != before {
+		t.Fatalf("after reopen %s, want %s", got, before)
+	}
+	if before != `{"a":{"arr":{"0":1,"1":2},"b":{".priority":3,"c":{"d":2}},"leaf":{".priority":"p",".value":"x"}},"gone":{"y":1}}` {
+		t.Fatalf("tree %s", before)
+	}
+	if d2.Rules("other-ns") != `{"rules":{".read":true}}` {
+		t.Fatal("rules not restored")
+	}
+
+	snap, err := d2.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set(t, d2, admin, "a", `"changed"`)
+	if err := d2.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(get(t, d2, admin, "/")); got != before {
+		t.Fatalf("after restore %s", got)
+	}
+	if err := d2.Restore(json.RawMessage(`{"namespaces":{"x":{"data":{"a.b":1}}}}`)); err == nil {
+		t.Fatal("bad snapshot accepted")
+	}
+	if got := jsonOf(get(t, d2, admin, "/")); got != before {
+		t.Fatalf("rejected restore changed state: %s", got)
+	}
+	if err := d2.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if v := get(t, d2, admin, "/"); v != nil {
+		t.Fatal("reset kept data")
+	}
+}
+
+func TestPushIDs(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	var ids []string
+	for i := 0; i < 50; i++ {
+		id, err := d.Push(admin, ns, "list", map[string]any{"i": float64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(id) != 20 || id[0] != '-' {
+			t.Fatalf("id %q", id)
+		}
+		ids = append(ids, id)
+	}
+	if !sort.StringsAreSorted(ids) {
+		t.Fatal("push ids do not sort in creation order")
+	}
+	q := database.Query{Index: database.IndexKey, Limit: 1, FromLast: true}
+	r, _ := d.Get(admin, ns, "list", &q, false)
+	if got := jsonOf(r.Value); got != fmt.Sprintf(`{%q:{"i":49}}`, ids[49]) {
+		t.Fatal(got)
+	}
+}
+
+func sha1b64(s string) string {
+	h := sha1.Sum([]byte(s))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// barrier releases n goroutines together, round after round.
+type barrier struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	n     int
+	count int
+	round int
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.round
+	b.count++
+	if b.count == b.n {
+		b.count, b.round = 0, b.round+1
+		b.cond.Broadcast()
+		return
+	}
+	for r == b.round {
+		b.cond.Wait()
+	}
+}
+
+func envForFuzz() service.Env {
+	return service.Env{Project: "demo", Now: func() time.Time { return fixedNow }}
+}
+
+func withBucket(env service.Env, b service.Bucket) service.Env {
+	env.Bucket = b
+	return env
+}
+
+func TestEvents(t *testing.T) {
+	d, bus := newDB(t, rules, nil)
+	c := d.Connect(ns, alice)
+	defer c.Close()
+	if _, err := c.Listen("public/e", database.Query{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put("public/e", map[string]any{"a": 1.0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Put("users/bob", 1.0, nil)
+	var got []string
+	for _, e := range bus.History() {
+		s := string(e.Kind) + " " + e.Method + " " + e.Path
+		switch {
+		case e.Request != nil:
+			s += " " + string(e.Request.Verdict)
+		case e.Listener != nil:
+			s += " " + string(e.Listener.Phase)
+		case e.Commit != nil:
+			s += " " + jsonOf(e.Commit.Before) + "→" + jsonOf(e.Commit.After)
+		}
+		if e.Identity.UID != "alice" || e.Service != "database" {
+			t.Errorf("event %s: identity %v service %q", s, e.Identity, e.Service)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"request listen /public/e allow",
+		"listener  /public/e attach",
+		"request set /public/e allow",
+		`commit set /public/e null→{"a":1}`,
+		"listener  /public/e deliver",
+		"request set /users/bob deny",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestLoadRulesFile(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	p := t.TempDir() + "/database.rules.json"
+	if err := os.WriteFile(p, []byte(`{"rules":{".read":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.LoadRulesFile(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatalf("rules from file: %v", err)
+	}
+	os.WriteFile(p, []byte(`{"rules":{".read":"nope("}}`), 0o644)
+	if err := d.LoadRulesFile(p); err == nil || !strings.Contains(err.Error(), "database.rules.json") {
+		t.Fatalf("bad file: %v", err)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatalf("a bad reload replaced the rules: %v", err)
+	}
+}
+
+func TestBaseRules(t *testing.T) {
+	d, _ := newDB(t, "", nil)
+	br := d.BaseRules()
+	if _, _, loaded := br.Base(); loaded {
+		t.Fatal("rules loaded without any")
+	}
+	if _, err := br.Set("database.rules.json", `{"rules":{".read":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	if diags, err := br.Set("database.rules.json", `{"rules":{".read":"("}}`); err == nil || len(diags) == 0 {
+		t.Fatalf("bad rules accepted: %v %v", diags, err)
+	}
+	if name, text, loaded := br.Base(); !loaded || name != "database.rules.json" || text != `{"rules":{".read":true}}` {
+		t.Fatalf("base %q %q %v", name, text, loaded)
+	}
+	if _, err := d.Get(anon, ns, "x", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if database.Registration(database.Options{}).Name != "database" {
+		t.Fatal("registration name")
+	}
+}

@@ -1,0 +1,106 @@
+package database
+
+import (
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/rtdb"
+	"github.com/pyric/pyric/rules/sim"
+)
+
+// This file is the only place the engine builds events (the schema is
+// package event's): one request event per decided read, listen or write,
+// one commit event per written location, listener lifecycle events, and
+// mutation events for rules changes, clears and resets.
+
+const serviceName = "database"
+
+// evPath is an event's path: the database path in the project's default
+// namespace, "<ns>:<path>" in any other.
+func (d *Database) evPath(ns, path string) string {
+	if ns == DefaultNamespace(d.env.Project) {
+		return path
+	}
+	return ns + ":" + path
+}
+
+func (d *Database) emit(ev event.Event) {
+	ev.Service = serviceName
+	d.env.Events.Emit(ev)
+}
+
+// verdict is how a request was decided, for the event.
+type verdict int
+
+const (
+	vAllow verdict = iota
+	vDeny
+	vError
+)
+
+func resultOf(ok bool) verdict {
+	if ok {
+		return vAllow
+	}
+	return vDeny
+}
+
+// emitOp records a request and its verdict with the rules' explanation.
+func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string) {
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
+		Request: &event.Request{}}
+	ev.Who(who)
+	r := ev.Request
+	switch {
+	case v == vError:
+		r.Verdict = event.Error
+		ev.Err = &event.Failure{Code: "invalid_data", Message: reason}
+	case who.IsAdmin() && v == vAllow:
+		r.Verdict, ev.Origin = event.Bypassed, event.OriginAdmin
+	case v == vAllow:
+		r.Verdict = event.Allow
+	default:
+		r.Verdict = event.Deny
+		ev.Err = &event.Failure{Code: "permission_denied", Message: "Permission denied"}
+	}
+	if dec != nil {
+		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
+	} else if reason != "" && v != vError {
+		r.Decision = &event.Decision{Engine: "database", Reason: reason}
+	}
+	d.emit(ev)
+}
+
+// emitCommit records what a write changed, location by location.
+func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change) {
+	now := d.env.Now()
+	for _, c := range changes {
+		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
+			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new)}}
+		ev.Who(who)
+		if who.IsAdmin() {
+			ev.Origin = event.OriginAdmin
+		}
+		d.emit(ev)
+	}
+}
+
+// emitListener records a listener's lifecycle and deliveries.
+func (d *Database) emitListener(l *listener, phase event.Phase, reason string) {
+	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener,
+		Listener: &event.Listener{Phase: phase, ListenerID: l.id,
+			Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()}}}
+	ev.Who(l.conn.who)
+	if reason != "" {
+		ev.Err = &event.Failure{Code: "permission_denied", Message: reason}
+	}
+	d.emit(ev)
+}
+
+// emitMutation records service-level changes (rules, reset).
+func (d *Database) emitMutation(ns, op string, before, after any) {
+	ev := event.Event{Kind: event.KindMutation, Path: ns, Origin: event.OriginAdmin,
+		Mutation: &event.Mutation{Op: op, Previous: before, Current: after}}
+	ev.Who(identity.AdminIdentity())
+	d.emit(ev)
+}

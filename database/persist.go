@@ -1,0 +1,346 @@
+package database
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// The bucket holds each namespace's tree as one key per leaf:
+//
+//	"d\x00<ns>\x00<path>"           → the leaf (JSON, {".value",".priority"} when it has a priority)
+//	"d\x00<ns>\x00<path>/.priority" → a node's priority
+//	"r\x00<ns>"                     → the namespace's own rules
+//
+// with <path> "" for the root and "/a/b" below it. A write rewrites only
+// the subtree it changed, from its highest ancestor whose shape changed (a
+// leaf turned node, a node created or pruned), so its cost is the size of
+// what it wrote.
+
+func dataKey(ns string, keys []string) []byte {
+	p := ""
+	if len(keys) > 0 {
+		p = joinPath(keys)
+	}
+	return []byte("d\x00" + ns + "\x00" + p)
+}
+
+// persist writes the change at keys from old to root.
+func persist(tx service.Tx, ns string, old, root any, keys []string) error {
+	// Find the shallowest location along keys whose shape changed.
+	top := len(keys)
+	for i := 0; i < len(keys); i++ {
+		_, on := isNode(getAt(old, keys[:i]))
+		_, nn := isNode(getAt(root, keys[:i]))
+		if !on || !nn {
+			top = i
+			break
+		}
+	}
+	at := keys[:top]
+	k := dataKey(ns, at)
+	if err := tx.Delete(k); err != nil {
+		return err
+	}
+	prefix := append(append([]byte(nil), k...), '/')
+	if err := tx.DeletePrefix(prefix); err != nil {
+		return err
+	}
+	return putTree(tx, ns, at, getAt(root, at))
+}
+
+func putTree(tx service.Tx, ns string, keys []string, v any) error {
+	if v == nil {
+		return nil
+	}
+	m, node := isNode(v)
+	if !node {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return tx.Put(dataKey(ns, keys), b)
+	}
+	for k, c := range m {
+		ck := append(keys[:len(keys):len(keys)], k)
+		if k == ".priority" {
+			b, _ := json.Marshal(c)
+			if err := tx.Put(dataKey(ns, ck), b); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := putTree(tx, ns, ck, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load rebuilds every namespace from the bucket.
+func (d *Database) load() error {
+	if d.env.Bucket == nil {
+		return nil
+	}
+	raw := map[string]map[string]any{}
+	rules := map[string]string{}
+	err := d.env.Bucket.View(func(tx service.Tx) error {
+		if err := tx.ForEach([]byte("r\x00"), func(k, v []byte) error {
+			rules[string(k[2:])] = string(v)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.ForEach([]byte("d\x00"), func(k, v []byte) error {
+			rest := k[2:]
+			i := bytes.IndexByte(rest, 0)
+			if i < 0 {
+				return fmt.Errorf("malformed key %q", k)
+			}
+			ns, path := string(rest[:i]), string(rest[i+1:])
+			val, err := DecodeJSON(v)
+			if err != nil {
+				return fmt.Errorf("value at %s%s: %w", ns, path, err)
+			}
+			if raw[ns] == nil {
+				raw[ns] = map[string]any{}
+			}
+			placeRaw(raw[ns], path, val)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("database: restore from bucket: %w", err)
+	}
+	for name, r := range raw {
+		v, err := Normalize(unwrapRoot(r), nil, 0)
+		if err != nil {
+			return fmt.Errorf("database: restore %s: %w", name, err)
+		}
+		d.ns(name).root = v
+	}
+	for name, src := range rules {
+		rs, err := compileRules(".settings/rules.json", src)
+		if err != nil {
+			return fmt.Errorf("database: restore rules of %s: %w", name, err)
+		}
+		ns := d.ns(name)
+		ns.rules, ns.rulesSrc, ns.custom = rs, src, true
+	}
+	return nil
+}
+
+// rootKey marks a primitive stored at the root while rebuilding.
+const rootKey = "\x00root"
+
+func placeRaw(m map[string]any, path string, v any) {
+	if path == "" {
+		m[rootKey] = v
+		return
+	}
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for _, p := range parts[:len(parts)-1] {
+		c, ok := m[p].(map[string]any)
+		if !ok {
+			c = map[string]any{}
+			m[p] = c
+		}
+		m = c
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+func unwrapRoot(m map[string]any) any {
+	if v, ok := m[rootKey]; ok {
+		return v
+	}
+	return m
+}
+
+// snapshot is the service's state as JSON.
+type snapshot struct {
+	Namespaces map[string]nsSnapshot `json:"namespaces"`
+}
+
+type nsSnapshot struct {
+	Data  any     `json:"data"`
+	Rules *string `json:"rules,omitempty"`
+}
+
+// Snapshot returns every namespace's data (export format) and own rules.
+// onDisconnect queues are connection state and are not included.
+func (d *Database) Snapshot() (json.RawMessage, error) {
+	s := snapshot{Namespaces: map[string]nsSnapshot{}}
+	for _, name := range d.Namespaces() {
+		ns := d.ns(name)
+		ns.mu.RLock()
+		e := nsSnapshot{Data: ns.root}
+		if ns.custom {
+			src := ns.rulesSrc
+			e.Rules = &src
+		}
+		ns.mu.RUnlock()
+		if e.Data == nil && e.Rules == nil {
+			continue
+		}
+		s.Namespaces[name] = e
+	}
+	return json.Marshal(s)
+}
+
+// Restore replaces all state with a Snapshot's output, persisting it.
+// Listeners see the new data as a change. On error nothing changes.
+func (d *Database) Restore(state json.RawMessage) error {
+	var s struct {
+		Namespaces map[string]struct {
+			Data  json.RawMessage `json:"data"`
+			Rules *string         `json:"rules"`
+		} `json:"namespaces"`
+	}
+	if err := json.Unmarshal(state, &s); err != nil {
+		return fmt.Errorf("database: restore: %w", err)
+	}
+	type parsed struct {
+		root  any
+		rules *string
+	}
+	next := map[string]parsed{}
+	for name, e := range s.Namespaces {
+		var v any
+		if len(e.Data) > 0 {
+			raw, err := DecodeJSON(e.Data)
+			if err != nil {
+				return fmt.Errorf("database: restore %s: %w", name, err)
+			}
+			if v, err = Normalize(raw, nil, 0); err != nil {
+				return fmt.Errorf("database: restore %s: %w", name, err)
+			}
+		}
+		if e.Rules != nil {
+			if _, err := compileRules(".settings/rules.json", *e.Rules); err != nil {
+				return fmt.Errorf("database: restore rules of %s: %w", name, err)
+			}
+		}
+		next[name] = parsed{v, e.Rules}
+	}
+	for _, name := range d.Namespaces() {
+		if _, ok := next[name]; !ok {
+			next[name] = parsed{}
+		}
+	}
+	for name, p := range next {
+		if p.rules != nil {
+			if err := d.SetRules(name, *p.rules); err != nil {
+				return err
+			}
+		} else {
+			d.clearRules(name)
+		}
+		if _, err := d.commit(d.ns(name), adminWho, nil, []write{{raw: p.root}}, false, WriteOptions{Method: "restore"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Database) clearRules(name string) {
+	ns := d.ns(name)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if !ns.custom {
+		return
+	}
+	if d.env.Bucket != nil {
+		_ = d.env.Bucket.Update(func(tx service.Tx) error { return tx.Delete([]byte("r\x00" + name)) })
+	}
+	d.mu.Lock()
+	ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
+	d.mu.Unlock()
+	ns.cov.reset()
+}
+
+// Reset wipes every namespace in memory (the sandbox clears the bucket);
+// connections stay open and their listeners see the data vanish, their
+// onDisconnect queues are dropped without running.
+func (d *Database) Reset() error {
+	for _, name := range d.Namespaces() {
+		ns := d.ns(name)
+		ns.lmu.Lock()
+		conns := map[*Conn]bool{}
+		for l := range ns.listeners {
+			conns[l.conn] = true
+		}
+		ns.lmu.Unlock()
+		for c := range conns {
+			c.mu.Lock()
+			c.ondisc = nil
+			c.mu.Unlock()
+		}
+		ns.mu.Lock()
+		old := ns.root
+		ns.root = nil
+		ns.idxMu.Lock()
+		ns.indexes = map[string]*index{}
+		ns.idxMu.Unlock()
+		d.mu.Lock()
+		ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
+		d.mu.Unlock()
+		ns.cov.reset()
+		d.notify(ns, old, nil, nil, []change{{keys: nil, old: old, new: nil}}, false)
+		ns.mu.Unlock()
+	}
+	d.emitMutation("", "reset", nil, nil)
+	return nil
+}
+
+// --- push ids ---
+
+const pushChars = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+
+// PushID mints a push id as the SDKs do: 8 characters of the timestamp
+// then 12 random ones, incremented within one millisecond so ids sort in
+// creation order.
+func (d *Database) PushID() string {
+	d.pushMu.Lock()
+	defer d.pushMu.Unlock()
+	now := d.env.Now().UnixMilli()
+	if now != d.lastPush || d.lastRand == nil {
+		src := d.env.NewID()
+		d.lastRand = make([]byte, 12)
+		for i := range d.lastRand {
+			d.lastRand[i] = src[i%len(src)] % 64
+		}
+	} else {
+		i := 11
+		for ; i >= 0 && d.lastRand[i] == 63; i-- {
+			d.lastRand[i] = 0
+		}
+		if i >= 0 {
+			d.lastRand[i]++
+		}
+	}
+	d.lastPush = now
+	var b [20]byte
+	t := now
+	for i := 7; i >= 0; i-- {
+		b[i] = pushChars[t%64]
+		t /= 64
+	}
+	for i, r := range d.lastRand {
+		b[8+i] = pushChars[r]
+	}
+	return string(b[:])
+}
+
+func randomID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = pushChars[b[i]%64]
+	}
+	return string(b[:])
+}

@@ -1,0 +1,553 @@
+package database
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// A stored value is the database export format, immutable once stored:
+//
+//   - a leaf: string, float64 or bool; with a priority it is the map
+//     {".value": leaf, ".priority": p};
+//   - a node: map[string]any of its non-null children, plus ".priority"
+//     when it has one. It is never empty.
+//
+// rules/rtdb reads this form in place. Writes copy the maps along the
+// written path (see tree.go), so a value, once published, never changes
+// and readers, listeners and rules need no lock on it.
+
+// Limits production enforces (Firebase "Limits" documentation).
+const (
+	MaxKeyBytes    = 768
+	MaxDepth       = 32
+	MaxStringBytes = 10 << 20
+	// MaxRESTWrite is the largest REST write body; MaxSDKWrite the largest
+	// websocket message.
+	MaxRESTWrite = 256 << 20
+	MaxSDKWrite  = 16 << 20
+)
+
+// validKey reports why a key is illegal, or "".
+func badKey(k string) string {
+	if k == "" {
+		return "empty key"
+	}
+	if len(k) > MaxKeyBytes {
+		return fmt.Sprintf("key longer than %d bytes", MaxKeyBytes)
+	}
+	if !utf8.ValidString(k) {
+		return "key is not valid UTF-8"
+	}
+	for _, r := range k {
+		switch {
+		case r == '.' || r == '#' || r == '$' || r == '/' || r == '[' || r == ']':
+			return fmt.Sprintf("key %q contains %q (keys can't contain . # $ / [ ])", k, r)
+		case r < 0x20 || r == 0x7f:
+			return fmt.Sprintf("key %q contains a control character", k)
+		}
+	}
+	return ""
+}
+
+// ParsePath splits a database path ("/a/b", "a/b/", "") into keys,
+// validating each. The last key may be ".priority" (setPriority writes
+// there).
+func ParsePath(p string) ([]string, error) {
+	var keys []string
+	for _, k := range strings.Split(p, "/") {
+		if k == "" {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) > MaxDepth {
+		return nil, errorf(ErrInvalidPath, "path %q is deeper than %d levels", p, MaxDepth)
+	}
+	for i, k := range keys {
+		if k == ".priority" && i == len(keys)-1 {
+			continue
+		}
+		if why := badKey(k); why != "" {
+			return nil, errorf(ErrInvalidPath, "invalid path %q: %s", p, why)
+		}
+	}
+	return keys, nil
+}
+
+// joinPath renders keys as "/a/b" ("/" for the root).
+func joinPath(keys []string) string {
+	return "/" + strings.Join(keys, "/")
+}
+
+// Normalize turns a decoded JSON value (encoding/json's any, or Go values
+// of the same shapes) into the stored form, resolving server values
+// against old (the stored value at the same location) and now (epoch ms).
+// Arrays become integer-keyed objects; nulls and empty objects vanish.
+func Normalize(in any, old any, now int64) (any, error) {
+	return normalize(in, old, now, 0)
+}
+
+func normalize(in any, old any, now int64, depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, errorf(ErrInvalidData, "data is nested deeper than %d levels", MaxDepth)
+	}
+	switch v := in.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		return v, nil
+	case string:
+		if len(v) > MaxStringBytes {
+			return nil, errorf(ErrTooBig, "string value longer than %d bytes", MaxStringBytes)
+		}
+		return v, nil
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return nil, errorf(ErrInvalidData, "invalid number %s", v)
+		}
+		return checkNum(f)
+	case float64:
+		return checkNum(v)
+	case float32:
+		return checkNum(float64(v))
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	case int32:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	case []any:
+		m := make(map[string]any, len(v))
+		for i, e := range v {
+			m[strconv.Itoa(i)] = e
+		}
+		return normalize(m, old, now, depth)
+	case map[string]any:
+		return normalizeMap(v, old, now, depth)
+	}
+	return nil, errorf(ErrInvalidData, "unsupported value of type %T", in)
+}
+
+func checkNum(f float64) (any, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, errorf(ErrInvalidData, "invalid number %v: NaN and Infinity can't be stored", f)
+	}
+	return f, nil
+}
+
+func normalizeMap(v map[string]any, old any, now int64, depth int) (any, error) {
+	if sv, ok := v[".sv"]; ok {
+		if len(v) != 1 {
+			return nil, errorf(ErrInvalidData, "a server value {\".sv\": …} can't have sibling keys")
+		}
+		return serverValue(sv, old, now)
+	}
+	var prio any
+	if p, ok := v[".priority"]; ok {
+		np, err := normalizePriority(p, old, now)
+		if err != nil {
+			return nil, err
+		}
+		prio = np
+	}
+	if val, ok := v[".value"]; ok {
+		for k := range v {
+			if k != ".value" && k != ".priority" {
+				return nil, errorf(ErrInvalidData, "a {\".value\": …} node can only have .priority beside it, not %q", k)
+			}
+		}
+		leaf, err := normalize(val, leafOf(old), now, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if _, isMap := leaf.(map[string]any); isMap {
+			return nil, errorf(ErrInvalidData, ".value must be a primitive, not an object")
+		}
+		return withPriority(leaf, prio), nil
+	}
+	out := make(map[string]any, len(v))
+	oldm, _ := old.(map[string]any)
+	for k, c := range v {
+		if k == ".priority" {
+			continue
+		}
+		if why := badKey(k); why != "" {
+			return nil, errorf(ErrInvalidData, "invalid data: %s", why)
+		}
+		nc, err := normalize(c, oldm[k], now, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if nc != nil {
+			out[k] = nc
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if prio != nil {
+		out[".priority"] = prio
+	}
+	return out, nil
+}
+
+func normalizePriority(p any, old any, now int64) (any, error) {
+	if m, ok := p.(map[string]any); ok {
+		if sv, ok := m[".sv"]; ok && len(m) == 1 {
+			return serverValue(sv, priorityOf(old), now)
+		}
+	}
+	np, err := normalize(p, nil, now, 0)
+	if err != nil {
+		return nil, err
+	}
+	switch np.(type) {
+	case nil, float64, string:
+		return np, nil
+	}
+	return nil, errorf(ErrInvalidData, "invalid priority: must be a number, a string or null, not %s", typeName(np))
+}
+
+func serverValue(sv any, old any, now int64) (any, error) {
+	switch s := sv.(type) {
+	case string:
+		if s == "timestamp" {
+			return float64(now), nil
+		}
+	case map[string]any:
+		if inc, ok := s["increment"]; ok && len(s) == 1 {
+			d, err := normalize(inc, nil, now, 0)
+			if err != nil {
+				return nil, err
+			}
+			df, ok := d.(float64)
+			if !ok {
+				return nil, errorf(ErrInvalidData, "increment must be a number, not %s", typeName(d))
+			}
+			if cur, ok := leafOf(old).(float64); ok {
+				return cur + df, nil
+			}
+			return df, nil
+		}
+	}
+	b, _ := json.Marshal(sv)
+	return nil, errorf(ErrInvalidData, "invalid server value %s (want \"timestamp\" or {\"increment\": n})", b)
+}
+
+func withPriority(leaf, prio any) any {
+	if leaf == nil {
+		return nil
+	}
+	if prio == nil {
+		return leaf
+	}
+	return map[string]any{".value": leaf, ".priority": prio}
+}
+
+// leafOf returns the primitive of a leaf (unwrapping {".value"}), or the
+// node itself.
+func leafOf(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		if lv, ok := m[".value"]; ok {
+			return lv
+		}
+	}
+	return v
+}
+
+// priorityOf returns the priority of a stored value, or nil.
+func priorityOf(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		return m[".priority"]
+	}
+	return nil
+}
+
+// isNode reports whether v is a node with children.
+func isNode(v any) (map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	if _, leaf := m[".value"]; leaf {
+		return nil, false
+	}
+	return m, true
+}
+
+// childKeys returns the child keys of a node (no .priority), unsorted.
+func childKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != ".priority" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func numChildren(m map[string]any) int {
+	n := len(m)
+	if _, ok := m[".priority"]; ok {
+		n--
+	}
+	return n
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	}
+	return "object"
+}
+
+var arrayKey = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+
+// Plain renders a stored value as clients read it with val(): priorities
+// dropped, and a node whose keys are all integers with maxKey < 2×count
+// read back as an array (missing indexes null), as production does.
+func Plain(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if lv, ok := m[".value"]; ok {
+		return lv
+	}
+	out := make(map[string]any, len(m))
+	all, maxKey, n := true, 0, 0
+	for k, c := range m {
+		if k == ".priority" {
+			continue
+		}
+		out[k] = Plain(c)
+		n++
+		if all && arrayKey.MatchString(k) && len(k) < 10 {
+			i, _ := strconv.Atoi(k)
+			maxKey = max(maxKey, i)
+		} else {
+			all = false
+		}
+	}
+	if all && n > 0 && maxKey < 2*n {
+		arr := make([]any, maxKey+1)
+		for k, c := range out {
+			i, _ := strconv.Atoi(k)
+			arr[i] = c
+		}
+		return arr
+	}
+	return out
+}
+
+// Shallow renders a value for ?shallow=true: a node's children become
+// true, a leaf stays itself.
+func Shallow(v any) any {
+	m, ok := isNode(v)
+	if !ok {
+		return Plain(v)
+	}
+	out := make(map[string]any, len(m))
+	for _, k := range childKeys(m) {
+		out[k] = true
+	}
+	return out
+}
+
+// --- ordering ---
+
+var intKey = regexp.MustCompile(`^-?(0*)\d{1,10}$`)
+
+func keyInt(k string) (int64, bool) {
+	if !intKey.MatchString(k) {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(k, 10, 64)
+	if err != nil || i < math.MinInt32 || i > math.MaxInt32 {
+		return 0, false
+	}
+	return i, true
+}
+
+// CompareKeys is production's key order (nameCompare): keys that are
+// 32-bit integers first, numerically, then the others as strings.
+func CompareKeys(a, b string) int {
+	if a == b {
+		return 0
+	}
+	ai, aok := keyInt(a)
+	bi, bok := keyInt(b)
+	switch {
+	case aok && bok:
+		if ai != bi {
+			return cmpInt(ai, bi)
+		}
+		return cmpInt(int64(len(a)), int64(len(b)))
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func typeRank(v any) int {
+	switch t := v.(type) {
+	case nil:
+		return 0
+	case bool:
+		if t {
+			return 2
+		}
+		return 1
+	case float64:
+		return 3
+	case string:
+		return 4
+	}
+	return 5
+}
+
+// CompareValues orders sort values across types as production does: null
+// < false < true < numbers < strings < objects (all objects equal).
+func CompareValues(a, b any) int {
+	ra, rb := typeRank(a), typeRank(b)
+	if ra != rb {
+		return cmpInt(int64(ra), int64(rb))
+	}
+	switch x := a.(type) {
+	case float64:
+		y := b.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+	case string:
+		return strings.Compare(x, b.(string))
+	}
+	return 0
+}
+
+// comparePriorities orders priorities: none, numbers, strings.
+func comparePriorities(a, b any) int {
+	rank := func(p any) int {
+		switch p.(type) {
+		case nil:
+			return 0
+		case float64:
+			return 1
+		}
+		return 2
+	}
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return cmpInt(int64(ra), int64(rb))
+	}
+	return CompareValues(a, b)
+}
+
+// sortByPriority sorts keys of m in priority order, then key order.
+func sortByPriority(m map[string]any, keys []string) {
+	sort.Slice(keys, func(i, j int) bool {
+		if c := comparePriorities(priorityOf(m[keys[i]]), priorityOf(m[keys[j]])); c != 0 {
+			return c < 0
+		}
+		return CompareKeys(keys[i], keys[j]) < 0
+	})
+}
+
+// --- hashes ---
+
+func ieee754(f float64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], math.Float64bits(f))
+	return fmt.Sprintf("%x", b[:])
+}
+
+func priorityHashText(p any) string {
+	if f, ok := p.(float64); ok {
+		return "number:" + ieee754(f)
+	}
+	return "string:" + fmt.Sprint(p)
+}
+
+func sha1b64(s string) string {
+	h := sha1.Sum([]byte(s))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// Hash is the SDK's hash of a stored value (the "h" of listens and of
+// compare-and-set puts): "" for null, else base64 SHA-1 of the value's
+// canonical text.
+func Hash(v any) string {
+	if v == nil {
+		return ""
+	}
+	var b strings.Builder
+	if p := priorityOf(v); p != nil {
+		b.WriteString("priority:" + priorityHashText(p) + ":")
+	}
+	m, node := isNode(v)
+	if !node {
+		switch l := leafOf(v).(type) {
+		case float64:
+			b.WriteString("number:" + ieee754(l))
+		case string:
+			b.WriteString("string:" + l)
+		case bool:
+			b.WriteString("boolean:" + strconv.FormatBool(l))
+		}
+		return sha1b64(b.String())
+	}
+	keys := childKeys(m)
+	sortByPriority(m, keys)
+	for _, k := range keys {
+		if h := Hash(m[k]); h != "" {
+			b.WriteString(":" + k + ":" + h)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return sha1b64(b.String())
+}
+
+// ETag is the REST entity tag of a value: its hash, or "null_etag" for
+// an absent value.
+func ETag(v any) string {
+	if h := Hash(v); h != "" {
+		return h
+	}
+	return "null_etag"
+}

@@ -1,0 +1,98 @@
+package authe2e
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/auth"
+	authserver "github.com/pyric/pyric/server/auth"
+	"github.com/pyric/pyric/server/auth/authtest"
+)
+
+// TestJSSDKPhoneMFAOIDC runs phone sign-in with the fake code, SMS and TOTP
+// second factors and OIDC sign-in with a provider config through the
+// firebase@12.19.0 JS SDK (its browser build, in Node).
+func TestJSSDKPhoneMFAOIDC(t *testing.T) {
+	needNode(t)
+	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: "demo-mfa"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := runNode(t, ctx, "js_mfa.cjs", "AUTH_URL="+srv.URL, "PROJECT=demo-mfa",
+		"NODE_PATH="+filepath.Join(jsDir(), "node_modules"))
+	line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
+	var got map[string]any
+	if err := json.Unmarshal([]byte(line), &got); err != nil {
+		t.Fatalf("bad output: %v\n%s", err, out)
+	}
+	get := func(path string) any {
+		var v any = got
+		for _, k := range strings.Split(path, ".") {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	checks := []struct {
+		path string
+		want any
+	}{
+		{"phone.number", "+15555550100"},
+		{"phone.isNew", true},
+		{"phone.provider", "phone"},
+		{"phone.providers", []any{"phone"}},
+		{"phoneAgain.sameUid", true},
+		{"phoneAgain.isNew", false},
+		{"errors.wrongCode", "auth/invalid-verification-code"},
+		{"errors.reusedCode", "auth/invalid-verification-id"},
+		{"linked.number", "+15555550111"},
+		{"linked.providers", []any{"password", "phone"}},
+		{"updated", "+15555550122"},
+		{"unlinked.number", nil},
+		{"unlinked.providers", []any{"password"}},
+		{"errors.linkTaken", "auth/account-exists-with-different-credential"},
+		{"smsEnrolled", []any{map[string]any{"factorId": "phone", "name": "my phone", "phone": "+15555550199"}}},
+		{"smsEnrollToken", "phone"},
+		{"smsRequired", "auth/multi-factor-auth-required"},
+		{"afterFirstFactor", nil},
+		{"smsHints", []any{map[string]any{"factorId": "phone", "name": "my phone", "phone": "+*******0199"}}},
+		{"errors.smsWrongCode", "auth/invalid-verification-code"},
+		{"smsSignIn.uid", true},
+		{"smsSignIn.secondFactor", "phone"},
+		{"smsSignIn.provider", "password"},
+		{"smsRefreshKeepsFactor", "phone"},
+		{"errors.totpDisabled", "auth/operation-not-allowed"},
+		{"totpConfig", map[string]any{"providerConfigs": []any{map[string]any{"state": "ENABLED", "totpProviderConfig": map[string]any{"adjacentIntervals": 2.0}}}}},
+		{"policy.short", false},
+		{"policy.ok", true},
+		{"policy.min", 6.0},
+		{"policy.max", 4096.0},
+		{"totpSecret.len", 6.0},
+		{"totpSecret.period", 30.0},
+		{"totpSecret.alg", "SHA1"},
+		{"totpSecret.url", true},
+		{"errors.totpWrongEnroll", "auth/invalid-verification-code"},
+		{"totpEnrolled", []any{"phone", "totp"}},
+		{"errors.totpWrongSignIn", "auth/invalid-verification-code"},
+		{"totpSignIn", "totp"},
+		{"afterUnenroll", 0.0},
+		{"plainSignIn", true},
+		{"oidc.provider", "oidc.acme"},
+		{"oidc.email", "o@example.com"},
+		{"oidc.name", "Oidc User"},
+		{"oidc.isNew", true},
+		{"oidc.signInProvider", "oidc.acme"},
+		{"oidc.providers", []any{"oidc.acme"}},
+		{"disabledConfig", false},
+		{"errors.oidcDisabled", "auth/operation-not-allowed"},
+	}
+	for _, c := range checks {
+		if v := get(c.path); !reflect.DeepEqual(v, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.path, v, c.want)
+		}
+	}
+}

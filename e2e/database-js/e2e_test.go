@@ -1,0 +1,228 @@
+// Package databasejs drives Pyric's Realtime Database with the official
+// Firebase JavaScript SDK (firebase@12.19.0 in Node, over the websocket
+// protocol) and firebase-admin-go's db package (over REST), against the
+// engine and its wire handler served on 127.0.0.1. The Node tests skip
+// when e2e/js/node_modules is absent and fail under PYRIC_E2E_REQUIRED=1.
+package databasejs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/sandbox/service"
+	server "github.com/pyric/pyric/server/database"
+)
+
+const rules = `{
+  "rules": {
+    "public": {".read": true, ".write": true,
+      "scores": {".indexOn": ["score"]}},
+    "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
+    "presence": {"$uid": {".read": true, ".write": "auth != null && auth.uid === $uid"}},
+    "counter": {".read": "auth != null", ".write": "auth != null", ".validate": "newData.isNumber()"}
+  }
+}`
+
+func here() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// serve starts the database on 127.0.0.1 and returns host:port.
+func serve(t testing.TB, project, rules string) (string, *database.Database) {
+	t.Helper()
+	db, err := database.New(service.Env{Project: project}, database.Options{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewHandler(db, server.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requested.Store(r.Host+r.URL.Path, true)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), db
+}
+
+// requested records host+path of every request served (the browser tests
+// check which transport the SDK used).
+var requested sync.Map
+
+type step struct {
+	Step  string          `json:"step"`
+	OK    bool            `json:"ok"`
+	Got   json.RawMessage `json:"got"`
+	Error string          `json:"error"`
+}
+
+func runScript(t *testing.T, timeout time.Duration, script string, env ...string) []step {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
+	cmd.Dir = here()
+	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + filepath.Join(e2etest.JSDir(), "node_modules")}, env...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var steps []step
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var s step
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Step != "" {
+			steps = append(steps, s)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Errorf("%s timed out after %v", script, timeout)
+	}
+	if err != nil || len(steps) == 0 {
+		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
+	}
+	return steps
+}
+
+func sameJSON(got json.RawMessage, want string) bool {
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
+		return false
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	return bytes.Equal(gb, wb)
+}
+
+func check(t *testing.T, steps []step, want map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range steps {
+		seen[s.Step] = true
+		t.Run(s.Step, func(t *testing.T) {
+			if !s.OK {
+				t.Fatalf("failed: %s", s.Error)
+			}
+			if w, ok := want[s.Step]; ok && !sameJSON(s.Got, w) {
+				t.Errorf("got %s, want %s", s.Got, w)
+			}
+		})
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("step %q did not run", name)
+		}
+	}
+}
+
+var nodeWant = map[string]string{
+	"set and get":                                 `{"n":1,"name":"Alice"}`,
+	"get absent":                                  `[false,null]`,
+	"arrays round-trip":                           `[[1,2,3],2]`,
+	"server timestamp and increment":              `["number",true,5]`,
+	"multi-path update":                           `{"a":1,"b":{"c":2}}`,
+	"push":                                        `[20,"-",1]`,
+	"nulls and empty objects pruned":              `{"d":1}`,
+	"onValue: initial, changes only":              `[null,{"x":1},{"x":2}]`,
+	"child events with previousChildName":         `[["added","a",1,null],["added","b",2,"a"],["added","c",3,"b"],["added","d",4,"c"],["changed","b",20,"a"],["removed","a",1]]`,
+	"query orderByChild limitToFirst":             `["b","c"]`,
+	"query cursors":                               `{"startAt":["c","a","d"],"startAfter":["a","d"],"endAt":["b","c"],"endBefore":["b"],"equalTo":["a"],"limitToLast":["a","d"],"byKey":["b","c"]}`,
+	"orderByKey integer keys first":               `["1","2","10","a","b"]`,
+	"orderByValue without an index still answers": `["w","y","x"]`,
+	"live query window moves":                     `[["added","b",null],["added","c","b"],["removed","c"],["added","e",null],["removed","e"],["added","c","b"]]`,
+	"child_moved under an ordered query":          `[["b","a"]]`,
+	"priorities":                                  `[[["b",1],["c",2],["a",3]],{".value":"A",".priority":3}]`,
+	"transaction":                                 `[true,1]`,
+	"transaction abort":                           `[false,1]`,
+	"contended transactions from two clients":     `[40,true]`,
+	"denied write":                                `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied"]`,
+	"denied read":                                 `"Permission denied"`,
+	"denied listen cancels":                       `"permission_denied at /users/alice"`,
+	"denied transaction":                          `"permission_denied"`,
+	"denied update writes nothing":                `["PERMISSION_DENIED",null]`,
+	"onDisconnect on abrupt disconnect":           `["online","offline"]`,
+	"onDisconnect cancel":                         `"online"`,
+}
+
+// TestNodeSDK runs the Node build of the JS SDK over the websocket.
+func TestNodeSDK(t *testing.T) {
+	e2etest.NeedNode(t)
+	addr, _ := serve(t, "demo-rtdb", rules)
+	steps := runScript(t, 3*time.Minute, "node_sdk.cjs", "DB="+addr, "NS=demo-rtdb-default-rtdb")
+	check(t, steps, nodeWant)
+}
+
+// TestRulesUnitTesting runs @firebase/rules-unit-testing@5.0.2 with
+// database rules.
+func TestRulesUnitTesting(t *testing.T) {
+	e2etest.NeedNode(t)
+	addr, _ := serve(t, "demo-rut", "")
+	steps := runScript(t, 2*time.Minute, "rut.cjs", "DB="+addr)
+	check(t, steps, map[string]string{
+		"own write succeeds":              `true`,
+		"other write fails":               `true`,
+		"validate fails":                  `true`,
+		"anonymous read fails":            `true`,
+		"public write fails":              `true`,
+		"withSecurityRulesDisabled seeds": `"seeded"`,
+		"clearDatabase":                   `[null,null]`,
+	})
+}
+
+// TestBrowser runs the browser build of the JS SDK in headless Chromium,
+// over the browser's WebSocket.
+func TestBrowser(t *testing.T) { browser(t, false) }
+
+// TestBrowserLongPolling is the same over the long-polling transport
+// (forceLongPolling: JSONP scripts in a hidden iframe).
+func TestBrowserLongPolling(t *testing.T) { browser(t, true) }
+
+func browser(t *testing.T, longPolling bool) {
+	e2etest.NeedNode(t)
+	bin := os.Getenv("CHROMIUM")
+	if bin == "" {
+		bin = "/usr/bin/chromium"
+	}
+	for _, need := range []string{bin, filepath.Join(e2etest.JSDir(), "node_modules", "playwright-core"), filepath.Join(e2etest.JSDir(), "node_modules", "esbuild")} {
+		if _, err := os.Stat(need); err != nil {
+			e2etest.Missing(t, "%s is absent (Chromium: apt-get install -y chromium; npm ci in e2e/js)", need)
+		}
+	}
+	addr, _ := serve(t, "demo-browser", rules)
+	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin, "NODE_MODULES=" + filepath.Join(e2etest.JSDir(), "node_modules")}
+	if longPolling {
+		env = append(env, "LONG_POLLING=1")
+	}
+	steps := runScript(t, 3*time.Minute, "browser.cjs", env...)
+	want := "/.ws"
+	if longPolling {
+		want = "/.lp"
+	}
+	if _, ok := requested.Load(addr + want); !ok {
+		t.Errorf("the SDK never requested %s", want)
+	}
+	if _, ok := requested.Load(addr + "/.ws"); ok && longPolling {
+		t.Errorf("the SDK used the websocket despite forceLongPolling")
+	}
+	check(t, steps, map[string]string{
+		"set and get":                         `["Alice","number"]`,
+		"onValue sees another client":         `[null,"hi"]`,
+		"query window":                        `["b","c"]`,
+		"contended transactions":              `20`,
+		"denied write":                        `"PERMISSION_DENIED"`,
+		"onDisconnect when the socket closes": `"offline"`,
+	})
+}

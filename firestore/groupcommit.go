@@ -1,0 +1,150 @@
+package firestore
+
+import (
+	"sync"
+	"time"
+)
+
+// groupCommit makes a database's commits durable in batches. A commit is
+// checked and installed (invisibly: at a time after db.visible) under the
+// database lock, queued, and the lock released; one flusher at a time
+// takes every queued commit, hands them to the Persister as one merged
+// call (one store transaction, one sync), and only then publishes them, in
+// order, to readers and listeners and acknowledges them. So the database
+// lock is never held across a sync, reads never wait for one, and N
+// concurrent commits cost about one sync instead of N.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*pendingCommit
+	running bool
+}
+
+// pendingCommit is a commit waiting to be durable.
+type pendingCommit struct {
+	t       time.Time
+	changes []Change
+	done    chan error
+}
+
+// enqueue queues a commit installed at t; callers hold db.mu, so the queue
+// is in commit-time order. The returned channel yields the outcome.
+func (db *database) enqueue(t time.Time, changes []Change) <-chan error {
+	p := &pendingCommit{t: t, changes: changes, done: make(chan error, 1)}
+	if db.visible.IsZero() {
+		// Reads before the first durable commit must not see it.
+		db.visible = t.Add(-time.Microsecond)
+	}
+	g := &db.gc
+	g.mu.Lock()
+	g.queue = append(g.queue, p)
+	if !g.running {
+		g.running = true
+		go db.flush()
+	}
+	g.mu.Unlock()
+	return p.done
+}
+
+// flush persists queued commits, batch after batch, until none are left.
+func (db *database) flush() {
+	g := &db.gc
+	for {
+		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		if len(batch) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+
+		err := db.persist(batch)
+
+		db.mu.Lock()
+		if err != nil {
+			// Later commits were checked against these; they fail too.
+			g.mu.Lock()
+			failed := append(batch, g.queue...)
+			g.queue = nil
+			g.mu.Unlock()
+			db.rollback(failed)
+			db.mu.Unlock()
+			err = errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
+			for _, p := range failed {
+				p.done <- err
+			}
+			continue
+		}
+		for _, p := range batch {
+			db.publish(p.t)
+			db.indexChanges(p.changes)
+			if len(p.changes) > 0 {
+				db.hub.notify(p.t, p.changes, false)
+			}
+		}
+		db.mu.Unlock()
+		for _, p := range batch {
+			p.done <- nil
+		}
+	}
+}
+
+// persist hands a batch to the Persister as one call: each path's last
+// state, at the last commit's time. Commits without changes (no-op writes)
+// still wait their turn, so that their commit time is never published
+// before an earlier commit's.
+func (db *database) persist(batch []*pendingCommit) error {
+	var merged []Change
+	if len(batch) == 1 {
+		merged = batch[0].changes
+	} else {
+		at := map[string]int{}
+		for _, p := range batch {
+			for _, c := range p.changes {
+				if i, ok := at[c.Path]; ok {
+					merged[i] = c
+					continue
+				}
+				at[c.Path] = len(merged)
+				merged = append(merged, c)
+			}
+		}
+	}
+	if len(merged) == 0 {
+		return nil
+	}
+	return db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+}
+
+// rollback removes the versions of commits that could not be made
+// durable; callers hold db.mu. Every version after db.visible belongs to
+// one of them.
+func (db *database) rollback(failed []*pendingCommit) {
+	for _, p := range failed {
+		for _, c := range p.changes {
+			d, ok := db.docs[c.Path]
+			if !ok {
+				continue
+			}
+			vs := d.versions()
+			for len(vs) > 0 && vs[len(vs)-1].t.After(db.visible) {
+				vs = vs[:len(vs)-1]
+			}
+			d.setVersions(vs)
+			if len(vs) == 0 {
+				db.forget(c.Path)
+			}
+		}
+	}
+	db.unrecord(db.visible)
+	db.last = db.visible
+}
+
+// forget drops a path's entry from every index; callers hold db.mu.
+func (db *database) forget(rel string) {
+	delete(db.docs, rel)
+	coll := collectionOf(rel)
+	delete(db.colls[coll], rel)
+	delete(db.groups[coll[lastSlash(coll)+1:]], rel)
+}

@@ -1,0 +1,127 @@
+package messaging
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// The sentinel errors of the engine. Every *Error wraps exactly one of them
+// (test with errors.Is); Status and HTTP give the google.rpc code and the
+// HTTP status production answers with.
+var (
+	ErrInvalidArgument   = errors.New("invalid argument")
+	ErrNotFound          = errors.New("not found")
+	ErrPermissionDenied  = errors.New("permission denied")
+	ErrResourceExhausted = errors.New("resource exhausted")
+	ErrUnauthenticated   = errors.New("unauthenticated")
+)
+
+// FCM error codes (google.firebase.fcm.v1.FcmError.errorCode) the engine
+// produces. The admin SDKs key their error predicates on these.
+const (
+	FcmInvalidArgument  = "INVALID_ARGUMENT"
+	FcmUnregistered     = "UNREGISTERED"
+	FcmSenderIDMismatch = "SENDER_ID_MISMATCH"
+	FcmQuotaExceeded    = "QUOTA_EXCEEDED"
+)
+
+// FieldViolation is one google.rpc.BadRequest.FieldViolation.
+type FieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// Error is an engine error in the shape production reports it: a kind, the
+// top-level message, the FcmError code (empty when production sends no
+// FcmError detail, as for JSON syntax errors the API front end rejects),
+// and the BadRequest field violations (nil when production sends none).
+type Error struct {
+	Kind    error
+	Msg     string
+	FcmCode string
+	// BadRequest is true when the envelope carries a google.rpc.BadRequest
+	// detail; Violations may still be empty (production's "message is too
+	// big" carries an empty BadRequest).
+	BadRequest bool
+	Violations []FieldViolation
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Is reports whether target is the error's kind.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the sentinel kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Status is the google.rpc status name of the error ("INVALID_ARGUMENT").
+func (e *Error) Status() string {
+	switch e.Kind {
+	case ErrNotFound:
+		return "NOT_FOUND"
+	case ErrPermissionDenied:
+		return "PERMISSION_DENIED"
+	case ErrResourceExhausted:
+		return "RESOURCE_EXHAUSTED"
+	case ErrUnauthenticated:
+		return "UNAUTHENTICATED"
+	}
+	return "INVALID_ARGUMENT"
+}
+
+// HTTP is the HTTP status of the error.
+func (e *Error) HTTP() int {
+	switch e.Kind {
+	case ErrNotFound:
+		return http.StatusNotFound
+	case ErrPermissionDenied:
+		return http.StatusForbidden
+	case ErrResourceExhausted:
+		return http.StatusTooManyRequests
+	case ErrUnauthenticated:
+		return http.StatusUnauthorized
+	}
+	return http.StatusBadRequest
+}
+
+// invalidField is the common 400: INVALID_ARGUMENT with an FcmError and one
+// field violation whose description is also the message.
+func invalidField(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Kind: ErrInvalidArgument, Msg: msg, FcmCode: FcmInvalidArgument,
+		BadRequest: true, Violations: []FieldViolation{{Field: field, Description: msg}}}
+}
+
+// invalidJSON is the API front end's rejection of a body that does not fit
+// the message schema: a BadRequest naming the field and no FcmError.
+func invalidJSON(field, msg string) *Error {
+	return &Error{Kind: ErrInvalidArgument, Msg: msg, BadRequest: true,
+		Violations: []FieldViolation{{Field: field, Description: msg}}}
+}
+
+// Production's messages for the errors that are not field syntax.
+const (
+	msgInvalidToken    = "The registration token is not a valid FCM registration token"
+	msgUnregistered    = "Requested entity was not found."
+	msgSenderMismatch  = "SenderId mismatch"
+	msgNoRecipient     = "Recipient of the message is not set."
+	msgInvalidArgument = "Request contains an invalid argument."
+)
+
+func errInvalidToken() *Error {
+	return &Error{Kind: ErrInvalidArgument, Msg: msgInvalidToken, FcmCode: FcmInvalidArgument,
+		BadRequest: true, Violations: []FieldViolation{{Field: "message.token", Description: "Invalid registration token"}}}
+}
+
+func errUnregistered() *Error {
+	return &Error{Kind: ErrNotFound, Msg: msgUnregistered, FcmCode: FcmUnregistered}
+}
+
+func errSenderMismatch() *Error {
+	return &Error{Kind: ErrPermissionDenied, Msg: msgSenderMismatch, FcmCode: FcmSenderIDMismatch}
+}
+
+func errQuota(what string) *Error {
+	return &Error{Kind: ErrResourceExhausted, Msg: "Quota exceeded for " + what + ".", FcmCode: FcmQuotaExceeded}
+}

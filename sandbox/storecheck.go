@@ -1,0 +1,319 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+)
+
+// checkStoreFile verifies a data file before bbolt opens it, so that a
+// damaged file (truncated, or garbage over some of its pages) is refused
+// with a message naming the file and what to do, instead of crashing the
+// process inside bbolt (which panics or faults on such pages) or, for an
+// empty file, silently starting over it. It only reads: the file is never
+// changed. A missing file is fine (a new store is created).
+//
+// The check follows bbolt's own file format: two meta pages (magic,
+// version, FNV-64a checksum) of which bbolt uses the valid one with the
+// higher transaction id; that meta's high-water mark must fit in the file;
+// and every page reachable from its root bucket (branch and leaf pages,
+// nested and inline buckets) and its freelist must lie inside the file,
+// carry its own id and a page type, and hold its elements within its
+// bounds.
+func checkStoreFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: open %s: %w", path, err)
+	}
+	defer f.Close()
+	if busy := lockedElsewhere(f); busy {
+		// Another process has the store open and may be writing it: what
+		// this reads could be mid-commit. bbolt's own open reports it.
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("sandbox: stat %s: %w", path, err)
+	}
+	c := &storeCheck{f: f, size: st.Size()}
+	if problem := c.run(); problem != "" {
+		return &DamagedStoreError{Path: path, Problem: problem}
+	}
+	return nil
+}
+
+// DamagedStoreError reports a data file that cannot be opened safely.
+type DamagedStoreError struct {
+	Path    string
+	Problem string
+}
+
+func (e *DamagedStoreError) Error() string {
+	return fmt.Sprintf("sandbox: the data file %s is damaged: %s. Pyric has not opened or changed it. "+
+		"Restore it from a backup, or move it aside (mv %s %s.damaged) to start with an empty store.",
+		e.Path, e.Problem, e.Path, e.Path)
+}
+
+// bbolt's on-disk layout (go.etcd.io/bbolt internal/common), little endian.
+const (
+	boltMagic        = 0xED0CDAED
+	boltVersion      = 2
+	pageHeaderSize   = 16 // id u64, flags u16, count u16, overflow u32
+	branchElemSize   = 16 // pos u32, ksize u32, pgid u64
+	leafElemSize     = 16 // flags u32, pos u32, ksize u32, vsize u32
+	bucketHeaderSize = 16 // root pgid u64, sequence u64
+	metaChecksumAt   = 56 // offset of the checksum within the meta
+	branchPage       = 0x01
+	leafPage         = 0x02
+	metaPage         = 0x04
+	freelistPage     = 0x10
+	bucketLeafFlag   = 0x01
+	noFreelist       = ^uint64(0)
+	maxTreeDepth     = 64
+)
+
+type boltMeta struct {
+	pageSize uint32
+	root     uint64
+	freelist uint64
+	pgid     uint64 // high-water mark: pages [0, pgid) exist
+	txid     uint64
+}
+
+type storeCheck struct {
+	f       io.ReaderAt
+	size    int64
+	ps      int64
+	hwm     uint64
+	visited map[uint64]bool
+}
+
+// run returns what is wrong with the file, or "".
+func (c *storeCheck) run() string {
+	if c.size == 0 {
+		return "it is empty (0 bytes), so it was truncated or never written; an empty store would silently replace its documents"
+	}
+	m, problem := c.meta()
+	if problem != "" {
+		return problem
+	}
+	c.ps, c.hwm = int64(m.pageSize), m.pgid
+	if need := int64(m.pgid) * c.ps; need > c.size || need <= 0 {
+		return fmt.Sprintf("it is %d bytes long but its last commit needs %d bytes (%d pages of %d), so it was truncated", c.size, int64(m.pgid)*c.ps, m.pgid, m.pageSize)
+	}
+	c.visited = map[uint64]bool{}
+	if m.freelist != noFreelist {
+		if p := c.freelist(m.freelist); p != "" {
+			return p
+		}
+	}
+	return c.tree(m.root, 0, "the root bucket")
+}
+
+// meta returns the meta bbolt will use: the valid one with the higher txid.
+func (c *storeCheck) meta() (boltMeta, string) {
+	m0, r0 := c.readMeta(0)
+	// The second meta page is one page in; with the first unreadable, try
+	// every page size bbolt may have used, as bbolt does.
+	var sizes []int64
+	if r0 == "" {
+		sizes = []int64{int64(m0.pageSize)}
+	} else {
+		for ps := int64(1024); ps <= 65536; ps *= 2 {
+			sizes = append(sizes, ps)
+		}
+	}
+	var m1 boltMeta
+	r1 := "is missing"
+	for _, ps := range sizes {
+		m, r := c.readMeta(ps)
+		if r == "" && int64(m.pageSize) != ps {
+			r = "disagrees with the file's page size"
+		}
+		if r == "" {
+			m1, r1 = m, ""
+			break
+		}
+		if ps == sizes[0] || r1 == "is missing" {
+			r1 = r
+		}
+	}
+	switch {
+	case r0 != "" && r1 != "":
+		return boltMeta{}, fmt.Sprintf("it is not a readable Pyric store (meta page 0 %s; meta page 1 %s)", r0, r1)
+	case r0 != "":
+		return m1, ""
+	case r1 != "" || m0.txid >= m1.txid:
+		return m0, ""
+	}
+	return m1, ""
+}
+
+func (c *storeCheck) readMeta(off int64) (boltMeta, string) {
+	b := make([]byte, pageHeaderSize+metaChecksumAt+8)
+	if _, err := c.f.ReadAt(b, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return boltMeta{}, "is cut off"
+		}
+		return boltMeta{}, "cannot be read: " + err.Error()
+	}
+	le := binary.LittleEndian
+	if flags := le.Uint16(b[8:]); flags != metaPage {
+		return boltMeta{}, "is not a meta page"
+	}
+	m := b[pageHeaderSize:]
+	if le.Uint32(m[0:]) != boltMagic {
+		return boltMeta{}, "has the wrong magic number (not a bbolt file)"
+	}
+	if le.Uint32(m[4:]) != boltVersion {
+		return boltMeta{}, fmt.Sprintf("has format version %d, not %d", le.Uint32(m[4:]), boltVersion)
+	}
+	h := fnv.New64a()
+	h.Write(m[:metaChecksumAt])
+	if h.Sum64() != le.Uint64(m[metaChecksumAt:]) {
+		return boltMeta{}, "fails its checksum"
+	}
+	meta := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]), freelist: le.Uint64(m[32:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}
+	if meta.pageSize < 512 || meta.pageSize > 1<<20 || meta.pageSize&(meta.pageSize-1) != 0 {
+		return boltMeta{}, fmt.Sprintf("has an impossible page size %d", meta.pageSize)
+	}
+	if meta.root >= meta.pgid {
+		return boltMeta{}, "points its root bucket past the end of the data"
+	}
+	if meta.freelist >= meta.pgid && meta.freelist != noFreelist {
+		return boltMeta{}, "points its freelist past the end of the data"
+	}
+	return meta, ""
+}
+
+// page reads page id with its overflow pages; problem says what is wrong.
+func (c *storeCheck) page(id uint64, what string) ([]byte, string) {
+	if id < 2 || id >= c.hwm {
+		return nil, fmt.Sprintf("%s points to page %d, outside the data (pages 2..%d)", what, id, c.hwm-1)
+	}
+	if c.visited[id] {
+		return nil, fmt.Sprintf("%s points to page %d, which is already part of the tree", what, id)
+	}
+	c.visited[id] = true
+	hdr := make([]byte, pageHeaderSize)
+	if _, err := c.f.ReadAt(hdr, int64(id)*c.ps); err != nil {
+		return nil, fmt.Sprintf("page %d (%s) cannot be read: %v", id, what, err)
+	}
+	le := binary.LittleEndian
+	if got := le.Uint64(hdr); got != id {
+		return nil, fmt.Sprintf("page %d (%s) is overwritten: it carries the id %d", id, what, got)
+	}
+	overflow := uint64(le.Uint32(hdr[12:]))
+	if id+overflow >= c.hwm {
+		return nil, fmt.Sprintf("page %d (%s) claims %d overflow pages, past the end of the data", id, what, overflow)
+	}
+	b := make([]byte, int64(overflow+1)*c.ps)
+	if _, err := c.f.ReadAt(b, int64(id)*c.ps); err != nil {
+		return nil, fmt.Sprintf("page %d (%s) cannot be read: %v", id, what, err)
+	}
+	for i := uint64(1); i <= overflow; i++ {
+		c.visited[id+i] = true
+	}
+	return b, ""
+}
+
+func (c *storeCheck) freelist(id uint64) string {
+	b, p := c.page(id, "the freelist")
+	if p != "" {
+		return p
+	}
+	le := binary.LittleEndian
+	if le.Uint16(b[8:]) != freelistPage {
+		return fmt.Sprintf("page %d should hold the freelist but is of type %#x", id, le.Uint16(b[8:]))
+	}
+	n, at := uint64(le.Uint16(b[10:])), uint64(pageHeaderSize)
+	if n == 0xFFFF {
+		if len(b) < pageHeaderSize+8 {
+			return fmt.Sprintf("freelist page %d is cut off", id)
+		}
+		n, at = le.Uint64(b[pageHeaderSize:]), at+8
+	}
+	if n > uint64(len(b)) || at+n*8 > uint64(len(b)) {
+		return fmt.Sprintf("freelist page %d lists %d pages, more than it can hold", id, n)
+	}
+	return ""
+}
+
+// tree checks the B+tree rooted at page id (a bucket's pages).
+func (c *storeCheck) tree(id uint64, depth int, what string) string {
+	if depth > maxTreeDepth {
+		return fmt.Sprintf("%s is nested more than %d levels deep", what, maxTreeDepth)
+	}
+	b, p := c.page(id, what)
+	if p != "" {
+		return p
+	}
+	return c.node(b, id, depth, what)
+}
+
+// node checks one branch or leaf page b (id 0 for an inline bucket's page).
+func (c *storeCheck) node(b []byte, id uint64, depth int, what string) string {
+	le := binary.LittleEndian
+	if len(b) < pageHeaderSize {
+		return fmt.Sprintf("%s has a page that is cut off", what)
+	}
+	flags, count := le.Uint16(b[8:]), int(le.Uint16(b[10:]))
+	where := fmt.Sprintf("page %d (%s)", id, what)
+	if id == 0 {
+		where = "the inline page of " + what
+	}
+	switch flags {
+	case branchPage:
+		if count == 0 || pageHeaderSize+count*branchElemSize > len(b) {
+			return fmt.Sprintf("%s is overwritten: %d branch elements do not fit", where, count)
+		}
+		for i := range count {
+			e := b[pageHeaderSize+i*branchElemSize:]
+			pos, ks := uint64(le.Uint32(e[0:])), uint64(le.Uint32(e[4:]))
+			if uint64(pageHeaderSize+i*branchElemSize)+pos+ks > uint64(len(b)) {
+				return fmt.Sprintf("%s is overwritten: branch key %d lies outside the page", where, i)
+			}
+			if p := c.tree(le.Uint64(e[8:]), depth+1, what); p != "" {
+				return p
+			}
+		}
+		return ""
+	case leafPage:
+		if pageHeaderSize+count*leafElemSize > len(b) {
+			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where, count)
+		}
+		for i := range count {
+			off := uint64(pageHeaderSize + i*leafElemSize)
+			e := b[off:]
+			ef, pos, ks, vs := le.Uint32(e[0:]), uint64(le.Uint32(e[4:])), uint64(le.Uint32(e[8:])), uint64(le.Uint32(e[12:]))
+			end := off + pos + ks + vs
+			if end > uint64(len(b)) || end < off {
+				return fmt.Sprintf("%s is overwritten: entry %d lies outside the page", where, i)
+			}
+			if ef&bucketLeafFlag == 0 {
+				continue
+			}
+			key := string(b[off+pos : off+pos+ks])
+			v := b[off+pos+ks : end]
+			if len(v) < bucketHeaderSize {
+				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where, key)
+			}
+			sub := fmt.Sprintf("bucket %q", key)
+			if root := le.Uint64(v); root != 0 {
+				if p := c.tree(root, depth+1, sub); p != "" {
+					return p
+				}
+			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	return fmt.Sprintf("%s is overwritten: it is of type %#x, not a branch or leaf page", where, flags)
+}

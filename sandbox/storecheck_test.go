@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// storeFixture writes a store with enough documents for a multi-level
+// tree (branch pages, overflow pages, a nested bucket per database) and
+// returns the file's bytes and how many documents it holds.
+func storeFixture(t testing.TB) ([]byte, int) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := firestore.DatabaseName{Project: "p", Database: "(default)"}
+	n := 0
+	for batch := range 20 {
+		var changes []firestore.Change
+		for i := range 100 {
+			rel := fmt.Sprintf("c/d%04d", batch*100+i)
+			v := strings.Repeat("x", 50+i)
+			if i == 0 {
+				v = strings.Repeat("big", 3000) // an overflow page
+			}
+			changes = append(changes, firestore.Change{Path: rel, Doc: &pb.Document{Name: name.DocName(rel),
+				Fields: map[string]*pb.Value{"v": firestore.String(v)}}})
+			n++
+		}
+		if err := st.Commit(name, time.Now(), changes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Bucket("auth").Update(func(tx service.Tx) error { return tx.Put([]byte("users/u1"), []byte(`{"uid":"u1"}`)) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pyric.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, n
+}
+
+// reachablePages lists the pages of a sound file's tree, in order.
+func reachablePages(t *testing.T, path string) ([]uint64, int64, int64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	c := &storeCheck{f: f, size: fi.Size()}
+	if p := c.run(); p != "" {
+		t.Fatalf("fixture is damaged: %s", p)
+	}
+	var out []uint64
+	for id := range c.visited {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out, c.ps, int64(c.hwm) * c.ps
+}
+
+// TestDamagedStore damages a store file in each way a crash, a bad disk or
+// a careless copy does, and checks that opening it is a clear error that
+// names the file and says what to do, never a panic, and that the file is
+// left exactly as it was.
+func TestDamagedStore(t *testing.T) {
+	t.Parallel()
+	good, docs := storeFixture(t)
+	fixture := filepath.Join(t.TempDir(), "pyric.db")
+	if err := os.WriteFile(fixture, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pages, ps, used := reachablePages(t, fixture)
+	if len(pages) < 10 {
+		t.Fatalf("fixture has only %d pages", len(pages))
+	}
+	rng := rand.New(rand.NewSource(1))
+	garbage := func(b []byte, ids ...uint64) []byte {
+		b = slices.Clone(b)
+		for _, id := range ids {
+			rng.Read(b[int64(id)*ps : int64(id+1)*ps])
+		}
+		return b
+	}
+	cases := []struct {
+		name   string
+		damage func([]byte) []byte
+		want   string // fragment of the problem
+	}{
+		{"truncated to 0 bytes", func(b []byte) []byte { return nil }, "empty (0 bytes)"},
+		{"truncated to 8 KiB", func(b []byte) []byte { return b[:8<<10] }, "truncated"},
+		{"truncated mid-file", func(b []byte) []byte { return b[:len(b)/2/int(ps)*int(ps)] }, "truncated"},
+		{"last page cut short by 100 bytes", func(b []byte) []byte { return b[:used-100] }, "truncated"},
+		{"truncated inside the first page", func(b []byte) []byte { return b[:100] }, "truncated"},
+		{"garbage over both meta pages", func(b []byte) []byte { return garbage(b, 0, 1) }, "not a readable Pyric store"},
+		{"garbage over the root page", func(b []byte) []byte { return garbage(b, pages[0]) }, "overwritten"},
+		{"garbage over some leaf pages", func(b []byte) []byte {
+			return garbage(b, pages[len(pages)/3], pages[len(pages)/2], pages[len(pages)-1])
+		}, "page"},
+		{"zeros over a page", func(b []byte) []byte {
+			b = slices.Clone(b)
+			clear(b[int64(pages[len(pages)/2])*ps : int64(pages[len(pages)/2]+1)*ps])
+			return b
+		}, "overwritten"},
+		{"not a store at all", func([]byte) []byte { return []byte(strings.Repeat("hello, world\n", 1000)) }, "not a readable Pyric store"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "pyric.db")
+			data := c.damage(good)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := sha256.Sum256(data)
+			for _, open := range []struct {
+				what string
+				f    func() error
+			}{
+				{"OpenStore", func() error {
+					st, err := OpenStore(dir)
+					if err == nil {
+						st.Close()
+					}
+					return err
+				}},
+				{"sandbox.Open", func() error {
+					sb, err := Open(Options{DataDir: dir})
+					if err == nil {
+						sb.Close()
+					}
+					return err
+				}},
+			} {
+				err := open.f()
+				var de *DamagedStoreError
+				if !errors.As(err, &de) {
+					t.Fatalf("%s: %v, want a DamagedStoreError", open.what, err)
+				}
+				msg := err.Error()
+				for _, frag := range []string{path, c.want, "Restore it from a backup", "move it aside"} {
+					if !strings.Contains(msg, frag) {
+						t.Errorf("%s: message lacks %q:\n%s", open.what, frag, msg)
+					}
+				}
+			}
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sha256.Sum256(after) != before {
+				t.Errorf("the damaged file was changed")
+			}
+		})
+	}
+
+	// One meta page lost is what a torn write leaves: bbolt falls back to
+	// the other, which is a complete earlier commit, and the store opens.
+	t.Run("garbage over one meta page", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "pyric.db"), garbage(good, 0), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := OpenStore(dir)
+		if err != nil {
+			t.Fatalf("open with one meta page lost: %v", err)
+		}
+		defer st.Close()
+		if _, err := st.Load(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Space bbolt allocated past its last page holds nothing: cutting it
+	// off loses no data, and the store opens.
+	t.Run("unused tail cut off", func(t *testing.T) {
+		if int64(len(good)) <= used {
+			t.Skip("the fixture has no unused tail")
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "pyric.db"), good[:used], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	})
+	// The intact file opens and holds every document.
+	t.Run("intact", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "pyric.db"), good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		got, err := st.Load()
+		if err != nil || len(got[firestore.DatabaseName{Project: "p", Database: "(default)"}]) != docs {
+			t.Fatalf("load: %d docs, %v", len(got), err)
+		}
+	})
+}
+
+// FuzzStoreCheck: the checker never panics, whatever the file holds.
+func FuzzStoreCheck(f *testing.F) {
+	good, _ := storeFixture(f)
+	f.Add(good[:8<<10])
+	f.Add([]byte{})
+	f.Add(good[:4096])
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &storeCheck{f: bytes.NewReader(data), size: int64(len(data))}
+		_ = c.run()
+	})
+}

@@ -1,0 +1,5 @@
+package databaseserver_test
+
+import "github.com/pyric/pyric/identity"
+
+func identityAdmin() identity.Identity { return identity.AdminIdentity() }

@@ -1,0 +1,327 @@
+package databaseserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+)
+
+// restPath is the database path of a REST URL: /a/b.json → /a/b.
+func restPath(r *http.Request) string {
+	p := strings.TrimSuffix(r.URL.Path, ".json")
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
+	who, err := caller(r)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	ns, path := h.namespace(r), restPath(r)
+	qv := r.URL.Query()
+	print := qv.Get("print")
+	if print != "" && print != "pretty" && print != "silent" {
+		writeError(w, http.StatusBadRequest, "print must be 'pretty' or 'silent'")
+		return
+	}
+	method := r.Method
+	if m := qv.Get("x-http-method-override"); m != "" && method == http.MethodPost {
+		method = strings.ToUpper(m)
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			h.serveStream(w, r, who, ns, path)
+			return
+		}
+		h.restGet(w, r, who, ns, path, print)
+	case http.MethodPut, http.MethodPatch, http.MethodPost:
+		h.restWrite(w, r, method, who, ns, path, print)
+	case http.MethodDelete:
+		h.restDelete(w, r, who, ns, path, print)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not supported")
+	}
+}
+
+func wantsETag(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("X-Firebase-ETag"), "true") || r.Header.Get("If-Match") != ""
+}
+
+func render(v any, r *http.Request, print string) []byte {
+	out := database.Plain(v)
+	if r.URL.Query().Get("format") == "export" {
+		out = v
+	}
+	var b []byte
+	if print == "pretty" {
+		b, _ = json.MarshalIndent(out, "", "  ")
+	} else {
+		b, _ = json.Marshal(out)
+	}
+	return b
+}
+
+func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path, print string) {
+	qv := r.URL.Query()
+	q, hasQuery, err := database.ParseRESTQuery(qv)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	shallow := qv.Get("shallow") == "true"
+	if shallow && hasQuery {
+		writeError(w, http.StatusBadRequest, "Mixing 'shallow' and querying parameters is not supported")
+		return
+	}
+	var qp *database.Query
+	if hasQuery {
+		qp = &q
+	}
+	res, err := h.db.Get(who, ns, path, qp, true)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if wantsETag(r) {
+		w.Header().Set("ETag", res.ETag())
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == res.ETag() {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if print == "silent" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if shallow {
+		b, _ := json.Marshal(database.Shallow(res.Value))
+		writeJSONBody(w, http.StatusOK, b)
+		return
+	}
+	writeJSONBody(w, http.StatusOK, render(res.Value, r, print))
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) (any, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, database.MaxRESTWrite))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Data to write exceeds the maximum size of %d bytes", database.MaxRESTWrite))
+		} else {
+			writeError(w, http.StatusBadRequest, "could not read the request body")
+		}
+		return nil, false
+	}
+	v, err := database.DecodeJSON(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
+		return nil, false
+	}
+	return v, true
+}
+
+func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method string, who identity.Identity, ns, path, print string) {
+	v, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	switch method {
+	case http.MethodPut:
+		stored, err := h.db.Set(who, ns, path, v, database.WriteOptions{IfMatch: r.Header.Get("If-Match")})
+		var stale *database.Stale
+		if errors.As(err, &stale) {
+			w.Header().Set("ETag", stale.ETag)
+			writeJSONBody(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+			return
+		}
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		if wantsETag(r) {
+			w.Header().Set("ETag", database.ETag(stored))
+		}
+		if print == "silent" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeJSONBody(w, http.StatusOK, render(stored, r, print))
+	case http.MethodPatch:
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
+			return
+		}
+		if err := h.db.Update(who, ns, path, m, "update"); err != nil {
+			writeErr(w, err)
+			return
+		}
+		if print == "silent" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		// The response echoes the update as sent.
+		var b []byte
+		if print == "pretty" {
+			b, _ = json.MarshalIndent(m, "", "  ")
+		} else {
+			b, _ = json.Marshal(m)
+		}
+		writeJSONBody(w, http.StatusOK, b)
+	case http.MethodPost:
+		id, err := h.db.Push(who, ns, path, v)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		if print == "silent" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		b, _ := json.Marshal(map[string]string{"name": id})
+		writeJSONBody(w, http.StatusOK, b)
+	}
+}
+
+func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path, print string) {
+	_, err := h.db.Set(who, ns, path, nil, database.WriteOptions{IfMatch: r.Header.Get("If-Match"), Method: "remove"})
+	var stale *database.Stale
+	if errors.As(err, &stale) {
+		w.Header().Set("ETag", stale.ETag)
+		writeJSONBody(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+		return
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if print == "silent" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeJSONBody(w, http.StatusOK, []byte("null"))
+}
+
+// serveRules is GET/PUT /.settings/rules.json?ns=: the namespace's rules
+// source; writing needs admin.
+func (h *Handler) serveRules(w http.ResponseWriter, r *http.Request) {
+	who, err := caller(r)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	ns := h.namespace(r)
+	switch r.Method {
+	case http.MethodGet:
+		src := h.db.Rules(ns)
+		if src == "" {
+			src = "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}"
+		}
+		writeJSONBody(w, http.StatusOK, []byte(src))
+	case http.MethodPut:
+		if !who.IsAdmin() {
+			writeError(w, http.StatusUnauthorized, "Unauthorized request: setting rules needs admin credentials (Authorization: Bearer owner)")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<20))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "could not read the request body")
+			return
+		}
+		if err := h.db.SetRules(ns, string(body)); err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSONBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "use GET or PUT")
+	}
+}
+
+// keepAlive is how often an idle event stream says it is alive.
+var keepAlive = 30 * time.Second
+
+// serveStream is REST streaming (Accept: text/event-stream): put with the
+// location's data, then put and patch events for what changes, cancel when
+// the rules revoke the read.
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path string) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming is not supported by this connection")
+		return
+	}
+	q, hasQuery, err := database.ParseRESTQuery(r.URL.Query())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	conn := h.db.Connect(ns, who)
+	defer conn.Close()
+	if _, err := conn.Listen(path, q, 0); err != nil {
+		writeErr(w, err)
+		return
+	}
+	_ = hasQuery
+	base, _ := database.ParsePath(path)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	ctx := r.Context()
+	for {
+		tctx, cancel := context.WithTimeout(ctx, keepAlive)
+		items, err := conn.Next(tctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprint(w, "event: keep-alive\ndata: null\n\n")
+			fl.Flush()
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, it := range items {
+			p, ok := it.(database.Push)
+			if !ok {
+				continue
+			}
+			if p.Revoked {
+				fmt.Fprint(w, "event: cancel\ndata: null\n\n")
+				fl.Flush()
+				return
+			}
+			keys, _ := database.ParsePath(p.Path)
+			rel := "/" + strings.Join(keys[min(len(base), len(keys)):], "/")
+			kind := "put"
+			data := database.Plain(p.Data)
+			if p.Merge {
+				kind = "patch"
+				m, _ := p.Data.(map[string]any)
+				pm := make(map[string]any, len(m))
+				for k, v := range m {
+					pm[k] = database.Plain(v)
+				}
+				data = pm
+			}
+			b, _ := json.Marshal(map[string]any{"path": rel, "data": data})
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b)
+		}
+		fl.Flush()
+	}
+}

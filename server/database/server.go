@@ -1,0 +1,238 @@
+// Package databaseserver is the Realtime Database wire: one http.Handler serving
+// the REST API (/<path>.json with queries, ETags, streaming), the SDKs'
+// websocket protocol v5 (/.ws?v=5&ns=), its long-polling fallback (/.lp)
+// and the emulator's extras (/.settings/rules.json; DELETE /.json as owner
+// clears a namespace). It only decodes requests into calls on a
+// database.Database or database.Conn and encodes what comes back.
+package databaseserver
+
+import (
+	"encoding/json"
+	"errors"
+	"log"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+)
+
+// Options configure a Handler.
+type Options struct {
+	// Namespace is the default namespace when a request names none;
+	// empty means <project>-default-rtdb.
+	Namespace string
+}
+
+// Handler serves one database engine.
+type Handler struct {
+	db   *database.Database
+	opts Options
+	lp   lpSessions
+
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
+}
+
+// NewHandler returns the handler for db.
+func NewHandler(db *database.Database, opts Options) *Handler {
+	if opts.Namespace == "" {
+		opts.Namespace = database.DefaultNamespace(db.Project())
+	}
+	return &Handler{db: db, opts: opts, done: make(chan struct{})}
+}
+
+// Close ends every websocket and long-poll session (their onDisconnect
+// operations run), for a server shutting down: http.Server.Shutdown does
+// not wait for hijacked connections. Requests after Close are refused.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() { close(h.done) })
+	h.lp.mu.Lock()
+	var ss []*lpSession
+	for _, s := range h.lp.m {
+		ss = append(ss, s)
+	}
+	h.lp.mu.Unlock()
+	for _, s := range ss {
+		s.close()
+	}
+}
+
+// ServeHTTP routes websocket, rules and REST requests.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			log.Printf("database: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, debug.Stack())
+			writeError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
+	select {
+	case <-h.done:
+		writeError(w, http.StatusServiceUnavailable, "the database is shutting down")
+		return
+	default:
+	}
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Firebase-ETag, If-Match, If-None-Match")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if ns := h.namespace(r); !validNamespace(ns) {
+		writeError(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
+		return
+	}
+	switch {
+	case r.URL.Path == "/.ws":
+		h.serveWS(w, r)
+	case r.URL.Path == "/.lp":
+		h.serveLP(w, r)
+	case r.URL.Path == "/.settings/rules.json" || r.URL.Path == "/.settings/rules":
+		h.serveRules(w, r)
+	case r.URL.Path == "/.inspect/coverage":
+		b, _ := json.Marshal(h.db.Coverage(h.namespace(r)))
+		writeJSONBody(w, http.StatusOK, b)
+	case strings.HasSuffix(r.URL.Path, ".json"):
+		h.serveREST(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "Not Found: use /<path>.json for REST or /.ws for the websocket protocol")
+	}
+}
+
+// namespace is the request's namespace: ?ns=, else the first label of a
+// <ns>.<host> Host header, else the default.
+func (h *Handler) namespace(r *http.Request) string {
+	if ns := r.URL.Query().Get("ns"); ns != "" {
+		return ns
+	}
+	host := r.Host
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.IndexByte(host, '.'); i > 0 && !isIP(host) {
+		if first := host[:i]; first != "www" {
+			return first
+		}
+	}
+	return h.opts.Namespace
+}
+
+func validNamespace(ns string) bool {
+	if ns == "" || len(ns) > 128 {
+		return false
+	}
+	for _, c := range ns {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func isIP(host string) bool {
+	for _, c := range host {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// caller derives the identity of a REST request: Authorization (Bearer
+// owner is admin, a JWT is its claims) or ?auth=, then admin's
+// auth_variable_override.
+func caller(r *http.Request) (identity.Identity, error) {
+	who := identity.Anonymous()
+	var err error
+	if a := r.Header.Get("Authorization"); a != "" {
+		who, err = identity.FromAuthorization(a)
+	} else if tok := r.URL.Query().Get("auth"); tok != "" {
+		who, err = credential(tok)
+	} else if tok := r.URL.Query().Get("access_token"); tok != "" {
+		who, err = credential(tok)
+	}
+	if err != nil {
+		return who, errors.New("Could not parse auth token.")
+	}
+	if ov, ok := r.URL.Query()["auth_variable_override"]; ok {
+		if !who.IsAdmin() {
+			return who, errors.New("auth_variable_override can only be used with admin credentials")
+		}
+		return override(ov[0])
+	}
+	return who, nil
+}
+
+// credential is the identity of a token sent in a request parameter or
+// the websocket's auth action.
+func credential(tok string) (identity.Identity, error) {
+	return identity.FromAuthorization("Bearer " + tok)
+}
+
+// override turns auth_variable_override into an identity: null is
+// signed out, an object is a user whose uid is its "uid" and whose token
+// is the object (its "token" member when it has one).
+func override(s string) (identity.Identity, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return identity.Identity{}, errors.New("auth_variable_override must be a JSON object or null")
+	}
+	return overrideValue(v)
+}
+
+func overrideValue(v any) (identity.Identity, error) {
+	if v == nil {
+		return identity.Anonymous(), nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return identity.Identity{}, errors.New("auth_variable_override must be a JSON object or null")
+	}
+	uid, _ := m["uid"].(string)
+	tok := m
+	if t, ok := m["token"].(map[string]any); ok {
+		tok = t
+	}
+	return identity.NewUser(uid, tok), nil
+}
+
+func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	writeJSONBody(w, status, b)
+}
+
+// statusOf maps an engine error to the REST status and message.
+func statusOf(err error) (int, string) {
+	var den *database.Denied
+	var e *database.Error
+	switch {
+	case errors.As(err, &den):
+		return http.StatusUnauthorized, "Permission denied"
+	case errors.Is(err, database.ErrIndexNotDefined), errors.Is(err, database.ErrInvalidQuery),
+		errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
+		if errors.As(err, &e) {
+			return http.StatusBadRequest, e.Msg
+		}
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, database.ErrTooBig):
+		return http.StatusRequestEntityTooLarge, err.Error()
+	}
+	return http.StatusInternalServerError, "internal error: " + err.Error()
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	status, msg := statusOf(err)
+	writeError(w, status, msg)
+}

@@ -1,0 +1,334 @@
+package databaseserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+)
+
+// idleTimeout closes a websocket that sent nothing, not even the SDK's
+// 45-second keepalive, for this long: its onDisconnect operations run, as
+// production does for a client that vanished without closing.
+var idleTimeout = 2 * time.Minute
+
+// reply is a response frame the adapter queues behind the engine's pushes.
+type reply []byte
+
+// serveWS runs one websocket connection of the v5 protocol.
+func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
+	if v := r.URL.Query().Get("v"); v != "" && v != "5" {
+		writeError(w, http.StatusBadRequest, "unsupported protocol version "+v+" (want v=5)")
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(4 * MaxFrame * 4) // a frame is at most 16384 UTF-16 units
+	conn := h.db.Connect(h.namespace(r), identity.Anonymous())
+	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite}}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	hello, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "h", "d": map[string]any{
+		"ts": time.Now().UnixMilli(), "v": "5", "h": r.Host, "s": conn.ID(),
+	}}})
+	conn.Send(reply(hello))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.writeLoop(ctx)
+		cancel()
+	}()
+	reason := s.readLoop(ctx)
+	conn.Close() // runs onDisconnect before the socket is gone
+	cancel()
+	<-done
+	_ = ws.Close(websocket.StatusNormalClosure, reason)
+}
+
+type session struct {
+	h    *Handler
+	ws   *websocket.Conn
+	conn *database.Conn
+	asm  assembler
+}
+
+func (s *session) writeLoop(ctx context.Context) {
+	for {
+		items, err := s.conn.Next(ctx)
+		if err != nil {
+			return
+		}
+		for _, it := range items {
+			var msg []byte
+			switch x := it.(type) {
+			case reply:
+				msg = x
+			case database.Push:
+				msg = encodePush(x)
+			}
+			for _, f := range split(string(msg)) {
+				wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				err := s.ws.Write(wctx, websocket.MessageText, []byte(f))
+				cancel()
+				if err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+func encodePush(p database.Push) []byte {
+	var body map[string]any
+	switch {
+	case p.Revoked:
+		body = map[string]any{"a": "c", "b": revokeBody(p)}
+	default:
+		b := map[string]any{"p": p.Path, "d": p.Data}
+		if p.Tag != 0 {
+			b["t"] = p.Tag
+		}
+		a := "d"
+		if p.Merge {
+			a = "m"
+		}
+		body = map[string]any{"a": a, "b": b}
+	}
+	out, _ := json.Marshal(map[string]any{"t": "d", "d": body})
+	return out
+}
+
+func revokeBody(p database.Push) map[string]any {
+	b := map[string]any{"p": "/" + p.Path}
+	if len(p.Query) > 0 {
+		b["q"] = []any{p.Query}
+	}
+	return b
+}
+
+// readLoop handles client messages until the socket closes or idles.
+func (s *session) readLoop(ctx context.Context) string {
+	for {
+		rctx, cancel := context.WithTimeout(ctx, idleTimeout)
+		typ, data, err := s.ws.Read(rctx)
+		cancel()
+		if err != nil {
+			return ""
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		msg, ok, err := s.asm.feed(string(data))
+		if err != nil {
+			return err.Error()
+		}
+		if !ok {
+			continue
+		}
+		if err := s.handle(msg); err != nil {
+			return err.Error()
+		}
+	}
+}
+
+// envelope is a client message.
+type envelope struct {
+	T string          `json:"t"`
+	D json.RawMessage `json:"d"`
+}
+
+type request struct {
+	R json.Number    `json:"r"`
+	A string         `json:"a"`
+	B map[string]any `json:"b"`
+}
+
+func (s *session) handle(msg string) error {
+	env, req, ctl, err := decodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if env == "c" {
+		if ctl == "p" { // ping
+			b, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "o", "d": nil}})
+			s.conn.Send(reply(b))
+		}
+		return nil
+	}
+	status, data := s.action(req)
+	b, _ := json.Marshal(map[string]any{"t": "d", "d": map[string]any{"r": req.R, "b": map[string]any{"s": status, "d": data}}})
+	s.conn.Send(reply(b))
+	return nil
+}
+
+// decodeMessage parses one reassembled client message: a data request
+// (env "d") or a control message (env "c", ctl its type).
+func decodeMessage(msg string) (env string, req request, ctl string, err error) {
+	var e envelope
+	dec := json.NewDecoder(strings.NewReader(msg))
+	dec.UseNumber()
+	if err := dec.Decode(&e); err != nil {
+		return "", req, "", errors.New("a message that is not JSON")
+	}
+	switch e.T {
+	case "c":
+		var c struct {
+			T string `json:"t"`
+		}
+		if err := json.Unmarshal(e.D, &c); err != nil {
+			return "", req, "", errors.New("a malformed control message")
+		}
+		return "c", req, c.T, nil
+	case "d":
+		d := json.NewDecoder(strings.NewReader(string(e.D)))
+		d.UseNumber()
+		if err := d.Decode(&req); err != nil || req.A == "" {
+			return "", req, "", errors.New("a malformed data message")
+		}
+		if _, err := req.R.Int64(); err != nil && req.R != "" {
+			return "", req, "", errors.New("a request number that is not a number")
+		}
+		return "d", req, "", nil
+	}
+	return "", req, "", errors.New("a message of unknown type " + strconv.Quote(e.T))
+}
+
+// wireStatus is the protocol's status string for an engine error.
+func wireStatus(err error) (string, any) {
+	var den *database.Denied
+	switch {
+	case err == nil:
+		return "ok", ""
+	case errors.As(err, &den):
+		return "permission_denied", "Permission denied"
+	case errors.Is(err, database.ErrStale):
+		return "datastale", "The transaction needs to be run again with current data"
+	case errors.Is(err, database.ErrTooBig):
+		return "too_big", err.Error()
+	case errors.Is(err, database.ErrInvalidQuery), errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
+		return "invalid_data", err.Error()
+	}
+	return "unavailable", err.Error()
+}
+
+func (s *session) action(req request) (string, any) {
+	b := req.B
+	path, _ := b["p"].(string)
+	switch req.A {
+	case "s", "appcheck", "unappeck":
+		return "ok", ""
+	case "auth", "gauth":
+		cred, _ := b["cred"].(string)
+		who, err := credential(cred)
+		if err != nil {
+			return "invalid_token", "Could not parse auth token."
+		}
+		if av, ok := b["authvar"]; ok && who.IsAdmin() {
+			if who, err = overrideValue(av); err != nil {
+				return "invalid_token", err.Error()
+			}
+		}
+		s.conn.SetAuth(who)
+		return "ok", map[string]any{"auth": authClaims(who), "expires": expires(who)}
+	case "unauth":
+		s.conn.SetAuth(identity.Anonymous())
+		return "ok", ""
+	case "q":
+		q, tag, err := listenQuery(b)
+		if err != nil {
+			return wireStatus(err)
+		}
+		warnings, err := s.conn.Listen(path, q, tag)
+		if err != nil {
+			return wireStatus(err)
+		}
+		if len(warnings) > 0 {
+			return "ok", map[string]any{"w": warnings}
+		}
+		return "ok", ""
+	case "n":
+		q, _, err := listenQuery(b)
+		if err != nil {
+			return wireStatus(err)
+		}
+		return wireStatus(s.conn.Unlisten(path, q))
+	case "g":
+		q, _, err := listenQuery(b)
+		if err != nil {
+			return wireStatus(err)
+		}
+		v, err := s.conn.Get(path, &q)
+		if err != nil {
+			return wireStatus(err)
+		}
+		return "ok", v
+	case "p":
+		var hash *string
+		if h, ok := b["h"].(string); ok {
+			hash = &h
+		}
+		return wireStatus(s.conn.Put(path, b["d"], hash))
+	case "m":
+		m, ok := b["d"].(map[string]any)
+		if !ok {
+			return "invalid_data", "a merge needs an object of paths"
+		}
+		return wireStatus(s.conn.Merge(path, m))
+	case "o":
+		return wireStatus(s.conn.OnDisconnectSet(path, b["d"]))
+	case "om":
+		m, ok := b["d"].(map[string]any)
+		if !ok {
+			return "invalid_data", "an onDisconnect merge needs an object of paths"
+		}
+		return wireStatus(s.conn.OnDisconnectMerge(path, m))
+	case "oc":
+		return wireStatus(s.conn.OnDisconnectCancel(path))
+	}
+	return "invalid_data", "unknown action " + strconv.Quote(req.A)
+}
+
+func listenQuery(b map[string]any) (database.Query, int64, error) {
+	var tag int64
+	if t, ok := b["t"].(json.Number); ok {
+		tag, _ = t.Int64()
+	}
+	qo, _ := b["q"].(map[string]any)
+	q, err := database.ParseWireQuery(qo)
+	return q, tag, err
+}
+
+func authClaims(who identity.Identity) any {
+	if who.IsAdmin() {
+		return map[string]any{"provider": "admin"}
+	}
+	if !who.IsAuthenticated() {
+		return nil
+	}
+	return who.Token
+}
+
+func expires(who identity.Identity) any {
+	if e, ok := who.Token["exp"]; ok {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package storageserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	engine "github.com/pyric/pyric/storage"
+)
+
+// maxMetadataBytes caps a JSON metadata body (GCS allows 8 KiB of custom
+// metadata; the rest of an object resource is small).
+const maxMetadataBytes = 1 << 20
+
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// firebaseMetadata renders an object as the Firebase v0 API does.
+func firebaseMetadata(o *engine.Object) map[string]any {
+	m := map[string]any{
+		"name": o.Name, "bucket": o.Bucket,
+		"generation": strconv.FormatInt(o.Generation, 10), "metageneration": strconv.FormatInt(o.Metageneration, 10),
+		"contentType": o.ContentType, "timeCreated": ts(o.TimeCreated), "updated": ts(o.Updated),
+		"storageClass": o.StorageClass(), "size": strconv.FormatInt(o.Size, 10),
+		"md5Hash": o.MD5Hash, "crc32c": o.CRC32C, "etag": o.ETag(),
+		"downloadTokens":  strings.Join(o.DownloadTokens(), ","),
+		"contentEncoding": orDefault(o.ContentEncoding, "identity"),
+		"metadata":        o.CustomMetadata(),
+	}
+	if o.ContentDisposition != "" {
+		m["contentDisposition"] = o.ContentDisposition
+	}
+	if o.ContentLanguage != "" {
+		m["contentLanguage"] = o.ContentLanguage
+	}
+	if o.CacheControl != "" {
+		m["cacheControl"] = o.CacheControl
+	}
+	if len(o.DownloadTokens()) == 0 {
+		delete(m, "downloadTokens")
+	}
+	return m
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// gcsObject renders an object as the GCS JSON API does (storage#object).
+func gcsObject(base string, o *engine.Object) map[string]any {
+	gen := strconv.FormatInt(o.Generation, 10)
+	m := map[string]any{
+		"kind": "storage#object", "id": o.Bucket + "/" + o.Name + "/" + gen,
+		"selfLink":  base + "/storage/v1/b/" + url.PathEscape(o.Bucket) + "/o/" + url.PathEscape(o.Name),
+		"mediaLink": base + "/download/storage/v1/b/" + url.PathEscape(o.Bucket) + "/o/" + url.PathEscape(o.Name) + "?generation=" + gen + "&alt=media",
+		"name":      o.Name, "bucket": o.Bucket, "generation": gen,
+		"metageneration": strconv.FormatInt(o.Metageneration, 10), "contentType": o.ContentType,
+		"storageClass": o.StorageClass(), "size": strconv.FormatInt(o.Size, 10),
+		"md5Hash": o.MD5Hash, "crc32c": o.CRC32C, "etag": o.ETag(),
+		"timeCreated": ts(o.TimeCreated), "updated": ts(o.Updated), "timeStorageClassUpdated": ts(o.TimeCreated),
+	}
+	for k, v := range map[string]string{"contentEncoding": o.ContentEncoding, "contentDisposition": o.ContentDisposition,
+		"contentLanguage": o.ContentLanguage, "cacheControl": o.CacheControl} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if len(o.Metadata) > 0 {
+		m["metadata"] = o.Metadata
+	}
+	return m
+}
+
+func gcsBucket(name string) map[string]any {
+	return map[string]any{"kind": "storage#bucket", "id": name, "name": name, "location": "US",
+		"storageClass": "STANDARD", "metageneration": "1", "timeCreated": "2020-01-01T00:00:00.000Z",
+		"updated": "2020-01-01T00:00:00.000Z", "projectNumber": "0", "etag": "CAE="}
+}
+
+// resource is a decoded object resource (upload or patch body).
+type resource struct {
+	Name  string
+	Attrs engine.Attrs
+	// MD5Hash and CRC32C, when given, are what the client says the bytes
+	// hash to.
+	MD5Hash, CRC32C string
+}
+
+// decodeResource reads an object resource; a null field clears it. Errors
+// name the field.
+func decodeResource(r io.Reader) (*resource, error) {
+	body, err := io.ReadAll(io.LimitReader(r, maxMetadataBytes+1))
+	if err != nil {
+		return nil, badRequest("reading the metadata: %v", err)
+	}
+	if len(body) > maxMetadataBytes {
+		return nil, badRequest("The metadata is larger than %d bytes.", maxMetadataBytes)
+	}
+	return parseResource(body)
+}
+
+func parseResource(body []byte) (*resource, error) {
+	res := &resource{}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return res, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, badRequest("The metadata is not a JSON object: %v", err)
+	}
+	str := func(key string) (*string, error) {
+		raw, ok := fields[key]
+		if !ok {
+			return nil, nil
+		}
+		if string(bytes.TrimSpace(raw)) == "null" {
+			empty := ""
+			return &empty, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, badRequest("Invalid value for %s: expected a string.", key)
+		}
+		return &s, nil
+	}
+	var err error
+	a := &res.Attrs
+	for key, dst := range map[string]**string{"contentType": &a.ContentType, "contentEncoding": &a.ContentEncoding,
+		"contentDisposition": &a.ContentDisposition, "contentLanguage": &a.ContentLanguage, "cacheControl": &a.CacheControl} {
+		if *dst, err = str(key); err != nil {
+			return nil, err
+		}
+	}
+	for key, dst := range map[string]*string{"name": &res.Name, "md5Hash": &res.MD5Hash, "crc32c": &res.CRC32C} {
+		v, err := str(key)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if raw, ok := fields["metadata"]; ok {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			a.ClearMetadata = true
+		} else {
+			var md map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &md); err != nil {
+				return nil, badRequest("Invalid value for metadata: expected an object.")
+			}
+			a.Metadata = map[string]*string{}
+			for k, v := range md {
+				var val any
+				if err := json.Unmarshal(v, &val); err != nil {
+					return nil, badRequest("Invalid value for metadata.%s.", k)
+				}
+				switch x := val.(type) {
+				case nil:
+					a.Metadata[k] = nil
+				case string:
+					a.Metadata[k] = &x
+				case bool, float64:
+					// GCS stores metadata values as strings.
+					s := strings.TrimSpace(string(v))
+					a.Metadata[k] = &s
+				default:
+					return nil, badRequest("Invalid value for metadata.%s: expected a string.", k)
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// wireError is an error the adapter found before the engine saw the
+// request (a body that does not decode, an unknown route, an unreadable
+// token); the engine records it as a rejected request.
+type wireError struct{ err *engine.Error }
+
+func (e wireError) Error() string { return e.err.Message }
+func (e wireError) Unwrap() error { return e.err }
+
+func wireErr(c engine.Code, format string, args ...any) error {
+	return wireError{&engine.Error{Code: c, Message: fmt.Sprintf(format, args...)}}
+}
+
+func badRequest(format string, args ...any) error {
+	return wireErr(engine.InvalidArgument, format, args...)
+}
+
+func notFound(format string, args ...any) error {
+	return wireErr(engine.NotFound, format, args...)
+}
+
+// rejected has the engine record a request the adapter refused.
+func (h *Handler) rejected(r *http.Request, err error) {
+	var we wireError
+	if errors.As(err, &we) {
+		h.e.Reject(r.Method, r.URL.Path, err)
+	}
+}
+
+func (h *Handler) gcsFail(w http.ResponseWriter, r *http.Request, err error) {
+	h.rejected(r, err)
+	gcsError(w, err)
+}
+
+func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error) {
+	h.rejected(r, err)
+	firebaseError(w, err)
+}
+
+// conditions reads GCS preconditions from the query (ifGenerationMatch, …;
+// with source=true the ifSource… forms) and XML headers.
+func conditions(r *http.Request, source bool) (engine.Conditions, error) {
+	var c engine.Conditions
+	q := r.URL.Query()
+	prefix := "if"
+	if source {
+		prefix = "ifSource"
+	}
+	for key, dst := range map[string]**int64{"GenerationMatch": &c.GenerationMatch, "GenerationNotMatch": &c.GenerationNotMatch,
+		"MetagenerationMatch": &c.MetagenerationMatch, "MetagenerationNotMatch": &c.MetagenerationNotMatch} {
+		v := q.Get(prefix + key)
+		if v == "" && !source {
+			v = r.Header.Get(xmlConditionHeader[key])
+		}
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return c, badRequest("Invalid value for %s%s: %q.", prefix, key, v)
+		}
+		*dst = &n
+	}
+	return c, nil
+}
+
+var xmlConditionHeader = map[string]string{
+	"GenerationMatch": "X-Goog-If-Generation-Match", "GenerationNotMatch": "X-Goog-If-Generation-Not-Match",
+	"MetagenerationMatch": "X-Goog-If-Metageneration-Match", "MetagenerationNotMatch": "X-Goog-If-Metageneration-Not-Match",
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// gcsError writes the GCS error envelope.
+func gcsError(w http.ResponseWriter, err error) {
+	status := engine.HTTPStatus(err)
+	writeJSON(w, status, map[string]any{"error": map[string]any{
+		"code": status, "message": err.Error(),
+		"errors": []any{map[string]any{"message": err.Error(), "domain": "global", "reason": engine.Reason(err)}},
+	}})
+}
+
+// firebaseError writes the Firebase v0 envelope; the JS SDK maps the
+// status (404 object-not-found, 403 unauthorized, 401 unauthenticated).
+func firebaseError(w http.ResponseWriter, err error) {
+	status := engine.HTTPStatus(err)
+	msg := err.Error()
+	if engine.CodeOf(err) == engine.NotFound {
+		msg = "Not Found."
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg}})
+}

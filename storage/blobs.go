@@ -1,0 +1,343 @@
+package storage
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// blobStore keeps object bytes, one blob per generation. A blob is written
+// to a temporary place and becomes readable only when committed.
+type blobStore interface {
+	// create starts a new temporary blob.
+	create() (blobWriter, error)
+	// createSession starts the blob of a resumable upload session, which
+	// survives a restart on disk.
+	createSession(id string) (blobWriter, error)
+	// resumeSession reopens a session's blob at size bytes (what was
+	// acknowledged; anything after it is cut), rehashing its bytes.
+	resumeSession(id string, size int64) (blobWriter, error)
+	// removeSession deletes a session's blob (missing is fine).
+	removeSession(id string)
+	// sessions lists the ids of the session blobs present.
+	sessions() []string
+	// open returns a reader of a committed blob.
+	open(gen int64) (blobReader, error)
+	// remove deletes a committed blob (missing is fine).
+	remove(gen int64)
+	// list returns every committed blob's generation (startup cleanup).
+	list() ([]int64, error)
+	// reset deletes every blob, committed or temporary.
+	reset() error
+}
+
+// blobWriter receives an upload's bytes and computes its checksums.
+type blobWriter interface {
+	io.Writer
+	// size is the number of bytes written so far.
+	size() int64
+	// sync makes the bytes written so far durable.
+	sync() error
+	// sums returns the base64 MD5 and CRC32C of the bytes written so far.
+	sums() (md5sum, crc string)
+	// finish flushes the bytes durably (fsync on disk); after it only
+	// commit or abort may be called.
+	finish() error
+	// commit makes the finished blob readable as generation gen.
+	commit(gen int64) error
+	// abort discards the blob.
+	abort()
+	// release lets go of the blob without discarding it (a session's
+	// blob stays for the next start).
+	release()
+}
+
+// blobReader reads a committed blob.
+type blobReader interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// hasher computes both checksums while bytes stream past.
+type hasher struct {
+	md5 hash.Hash
+	crc hash.Hash32
+	n   int64
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func newHasher() hasher { return hasher{md5: md5.New(), crc: crc32.New(castagnoli)} }
+
+func (h *hasher) write(p []byte) {
+	h.md5.Write(p)
+	h.crc.Write(p)
+	h.n += int64(len(p))
+}
+
+func (h *hasher) sums() (string, string) {
+	var c [4]byte
+	binary.BigEndian.PutUint32(c[:], h.crc.Sum32())
+	return base64.StdEncoding.EncodeToString(h.md5.Sum(nil)), base64.StdEncoding.EncodeToString(c[:])
+}
+
+// memBlobs keeps blobs in memory.
+type memBlobs struct {
+	mu    sync.RWMutex
+	blobs map[int64][]byte
+}
+
+func newMemBlobs() *memBlobs { return &memBlobs{blobs: map[int64][]byte{}} }
+
+type memWriter struct {
+	s   *memBlobs
+	buf bytes.Buffer
+	h   hasher
+}
+
+func (s *memBlobs) create() (blobWriter, error) { return &memWriter{s: s, h: newHasher()}, nil }
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	w.h.write(p)
+	return w.buf.Write(p)
+}
+func (w *memWriter) size() int64            { return w.h.n }
+func (w *memWriter) sums() (string, string) { return w.h.sums() }
+func (w *memWriter) abort()                 { w.buf = bytes.Buffer{} }
+func (w *memWriter) finish() error          { return nil }
+func (w *memWriter) sync() error            { return nil }
+func (w *memWriter) release()               {}
+func (s *memBlobs) sessions() []string      { return nil }
+
+func (s *memBlobs) createSession(string) (blobWriter, error) { return s.create() }
+func (s *memBlobs) removeSession(string)                     {}
+func (s *memBlobs) resumeSession(id string, _ int64) (blobWriter, error) {
+	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
+}
+func (w *memWriter) commit(gen int64) error {
+	w.s.mu.Lock()
+	w.s.blobs[gen] = w.buf.Bytes()
+	w.s.mu.Unlock()
+	return nil
+}
+
+type memReader struct{ *bytes.Reader }
+
+func (memReader) Close() error { return nil }
+
+func (s *memBlobs) open(gen int64) (blobReader, error) {
+	s.mu.RLock()
+	b, ok := s.blobs[gen]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("blob %d: %w", gen, os.ErrNotExist)
+	}
+	return memReader{bytes.NewReader(b)}, nil
+}
+
+func (s *memBlobs) remove(gen int64) {
+	s.mu.Lock()
+	delete(s.blobs, gen)
+	s.mu.Unlock()
+}
+
+func (s *memBlobs) list() ([]int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]int64, 0, len(s.blobs))
+	for g := range s.blobs {
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func (s *memBlobs) reset() error {
+	s.mu.Lock()
+	s.blobs = map[int64][]byte{}
+	s.mu.Unlock()
+	return nil
+}
+
+// diskBlobs keeps blobs as files: dir/blobs/<generation> once committed,
+// dir/tmp/* while a whole-object upload is written (wiped at startup, so a
+// partial upload never survives a crash), dir/sessions/<id> for resumable
+// sessions (kept, and resumed from their acknowledged size).
+type diskBlobs struct {
+	dir string
+}
+
+func newDiskBlobs(dir string) (*diskBlobs, error) {
+	s := &diskBlobs{dir: dir}
+	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"blobs", "tmp", "sessions"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *diskBlobs) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id) }
+
+func (s *diskBlobs) createSession(id string) (blobWriter, error) {
+	f, err := os.OpenFile(s.sessionPath(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &diskWriter{s: s, f: f, h: newHasher()}, nil
+}
+
+func (s *diskBlobs) resumeSession(id string, size int64) (blobWriter, error) {
+	f, err := os.OpenFile(s.sessionPath(id), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	w := &diskWriter{s: s, f: f, h: newHasher()}
+	if st, err := f.Stat(); err != nil || st.Size() < size {
+		w.abort()
+		return nil, fmt.Errorf("session %s: shorter than the %d bytes acknowledged", id, size)
+	}
+	if err := f.Truncate(size); err != nil {
+		w.abort()
+		return nil, err
+	}
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(hashWriter{&w.h}, io.NewSectionReader(f, 0, size), buf); err != nil {
+		w.abort()
+		return nil, err
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		w.abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *diskBlobs) removeSession(id string) { os.Remove(s.sessionPath(id)) }
+
+func (s *diskBlobs) sessions() []string {
+	ents, _ := os.ReadDir(filepath.Join(s.dir, "sessions"))
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func (w *diskWriter) release() { w.f.Close() }
+
+type hashWriter struct{ h *hasher }
+
+func (w hashWriter) Write(p []byte) (int, error) {
+	w.h.write(p)
+	return len(p), nil
+}
+
+func (s *diskBlobs) path(gen int64) string {
+	return filepath.Join(s.dir, "blobs", strconv.FormatInt(gen, 10))
+}
+
+type diskWriter struct {
+	s *diskBlobs
+	f *os.File
+	h hasher
+}
+
+func (s *diskBlobs) create() (blobWriter, error) {
+	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "upload-*")
+	if err != nil {
+		return nil, err
+	}
+	return &diskWriter{s: s, f: f, h: newHasher()}, nil
+}
+
+func (w *diskWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.h.write(p[:n])
+	return n, err
+}
+func (w *diskWriter) size() int64            { return w.h.n }
+func (w *diskWriter) sync() error            { return w.f.Sync() }
+func (w *diskWriter) sums() (string, string) { return w.h.sums() }
+
+func (w *diskWriter) abort() {
+	w.f.Close() // may already be closed by finish
+	os.Remove(w.f.Name())
+}
+
+// finish fsyncs and closes the temporary file.
+func (w *diskWriter) finish() error {
+	if err := w.f.Sync(); err != nil {
+		w.abort()
+		return err
+	}
+	if err := w.f.Close(); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	return nil
+}
+
+// commit renames the finished file into blobs/ and fsyncs the directory,
+// so the bytes are durable before the metadata naming them is committed.
+func (w *diskWriter) commit(gen int64) error {
+	name := w.f.Name()
+	if err := os.Rename(name, w.s.path(gen)); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return syncDir(filepath.Join(w.s.dir, "blobs"))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (s *diskBlobs) open(gen int64) (blobReader, error) {
+	return os.Open(s.path(gen))
+}
+
+func (s *diskBlobs) remove(gen int64) { os.Remove(s.path(gen)) }
+
+func (s *diskBlobs) list() ([]int64, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, "blobs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, e := range ents {
+		if g, err := strconv.ParseInt(e.Name(), 10, 64); err == nil {
+			out = append(out, g)
+		} else if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+	}
+	return out, nil
+}
+
+func (s *diskBlobs) reset() error {
+	var errs []error
+	for _, d := range []string{"blobs", "tmp", "sessions"} {
+		p := filepath.Join(s.dir, d)
+		errs = append(errs, os.RemoveAll(p), os.MkdirAll(p, 0o755))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,385 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pyric/pyric/event"
+	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// Service is the engine's service name: its events' service, its snapshot
+// key and its bucket's name.
+const Service = "storage"
+
+// Options configure an Engine.
+type Options struct {
+	// Firestore resolves firestore.get()/firestore.exists() in rules
+	// (pyric's own Firestore, default database). Nil makes every lookup
+	// fail, so a rule that needs one denies.
+	Firestore srules.FirestoreLookup
+	// MaxObjectSize caps one object's bytes; 0 means 5 TiB (GCS's limit) on
+	// disk and 1 GiB in memory.
+	MaxObjectSize int64
+	// MaxUploads caps concurrent resumable upload sessions; 0 means 1000.
+	MaxUploads int
+}
+
+// Engine is the Cloud Storage engine. It is safe for concurrent use.
+type Engine struct {
+	env   service.Env
+	opts  Options
+	blobs blobStore
+
+	mu      sync.RWMutex
+	buckets map[string]*bucket
+	lastGen int64
+
+	rulesMu   sync.RWMutex
+	rules     *liveRules
+	firestore srules.FirestoreLookup
+
+	uploadsMu sync.Mutex
+	uploads   map[string]*Upload
+}
+
+// bucket is one bucket's objects with a lazily merged sorted name index:
+// new names wait in pending and deleted ones are filtered out when a list
+// next needs the order, so neither a write nor a list is O(n) per call
+// when the other is not happening.
+type bucket struct {
+	objects map[string]*Object
+	sorted  []string
+	pending []string
+	dirty   bool // sorted may hold deleted names
+}
+
+func newBucket() *bucket { return &bucket{objects: map[string]*Object{}} }
+
+func (b *bucket) put(o *Object) {
+	if _, ok := b.objects[o.Name]; !ok {
+		b.pending = append(b.pending, o.Name)
+	}
+	b.objects[o.Name] = o
+}
+
+func (b *bucket) del(name string) {
+	if _, ok := b.objects[name]; ok {
+		delete(b.objects, name)
+		b.dirty = true
+	}
+}
+
+// names returns every object name in order; the caller holds the engine's
+// write lock (the index is rebuilt in place).
+func (b *bucket) names() []string {
+	if len(b.pending) == 0 && !b.dirty {
+		return b.sorted
+	}
+	sort.Strings(b.pending)
+	merged := make([]string, 0, len(b.sorted)+len(b.pending))
+	i, j := 0, 0
+	add := func(n string) {
+		if _, ok := b.objects[n]; ok && (len(merged) == 0 || merged[len(merged)-1] != n) {
+			merged = append(merged, n)
+		}
+	}
+	for i < len(b.sorted) || j < len(b.pending) {
+		switch {
+		case j >= len(b.pending) || (i < len(b.sorted) && b.sorted[i] <= b.pending[j]):
+			add(b.sorted[i])
+			i++
+		default:
+			add(b.pending[j])
+			j++
+		}
+	}
+	b.sorted, b.pending, b.dirty = merged, nil, false
+	return b.sorted
+}
+
+// New creates the engine, restoring the objects env.Bucket holds and
+// dropping blobs no object names (an upload a crash interrupted).
+func New(env service.Env, opts Options) (*Engine, error) {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Events == nil {
+		env.Events = event.Discard
+	}
+	if env.Project == "" {
+		env.Project = "demo-pyric"
+	}
+	e := &Engine{env: env, opts: opts, buckets: map[string]*bucket{}, uploads: map[string]*Upload{}, firestore: opts.Firestore}
+	if env.DataDir == "" {
+		e.blobs = newMemBlobs()
+		if e.opts.MaxObjectSize == 0 {
+			e.opts.MaxObjectSize = 1 << 30
+		}
+	} else {
+		d, err := newDiskBlobs(filepath.Join(env.DataDir, Service))
+		if err != nil {
+			return nil, fmt.Errorf("storage: data dir: %w", err)
+		}
+		e.blobs = d
+	}
+	if e.opts.MaxObjectSize == 0 {
+		e.opts.MaxObjectSize = 5 << 40
+	}
+	if e.opts.MaxUploads == 0 {
+		e.opts.MaxUploads = 1000
+	}
+	if err := e.load(); err != nil {
+		return nil, err
+	}
+	if err := e.loadUploads(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Factory is the service.Factory of the engine with opts.
+func Factory(opts Options) service.Factory {
+	return func(env service.Env) (service.Service, error) { return New(env, opts) }
+}
+
+// Name implements service.Service.
+func (e *Engine) Name() string { return Service }
+
+// Project is the engine's project.
+func (e *Engine) Project() string { return e.env.Project }
+
+// DefaultBuckets are the project's two default bucket names: the legacy
+// <project>.appspot.com and the <project>.firebasestorage.app form.
+func (e *Engine) DefaultBuckets() []string {
+	return []string{e.env.Project + ".appspot.com", e.env.Project + ".firebasestorage.app"}
+}
+
+// SetFirestore sets the lookup firestore.get()/exists() use.
+func (e *Engine) SetFirestore(l srules.FirestoreLookup) {
+	e.rulesMu.Lock()
+	e.firestore = l
+	e.rulesMu.Unlock()
+}
+
+// Buckets lists the buckets: the defaults and every bucket written to.
+func (e *Engine) Buckets() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	set := map[string]bool{}
+	for _, b := range e.DefaultBuckets() {
+		set[b] = true
+	}
+	for b := range e.buckets {
+		set[b] = true
+	}
+	out := make([]string, 0, len(set))
+	for b := range set {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Keys in the service's Bucket: one per object, o/<bucket>\x00<name>, and
+// one per bucket created explicitly, b/<bucket>.
+const (
+	objPrefix    = "o/"
+	bucketPrefix = "b/"
+)
+
+// CreateBucket creates an empty bucket (buckets are also created by their
+// first write). Creating an existing bucket is a no-op.
+func (e *Engine) CreateBucket(name string) error {
+	if err := ValidateBucket(name); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buckets[name] != nil {
+		return nil
+	}
+	if e.env.Bucket != nil {
+		if err := e.env.Bucket.Update(func(tx service.Tx) error { return tx.Put([]byte(bucketPrefix+name), []byte("{}")) }); err != nil {
+			return fmt.Errorf("storage: create bucket %s: %w", name, err)
+		}
+	}
+	e.bucketFor(name)
+	return nil
+}
+
+// HasBucket reports whether the bucket exists: a default one, created, or
+// written to.
+func (e *Engine) HasBucket(name string) bool {
+	for _, b := range e.DefaultBuckets() {
+		if b == name {
+			return true
+		}
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.buckets[name] != nil
+}
+
+func objKey(bucket, name string) []byte {
+	return []byte(objPrefix + bucket + "\x00" + name)
+}
+
+func (e *Engine) load() error {
+	var objs []*Object
+	if e.env.Bucket != nil {
+		err := e.env.Bucket.View(func(tx service.Tx) error {
+			if err := tx.ForEach([]byte(bucketPrefix), func(k, _ []byte) error {
+				e.bucketFor(string(k[len(bucketPrefix):]))
+				return nil
+			}); err != nil {
+				return err
+			}
+			return tx.ForEach([]byte(objPrefix), func(_, v []byte) error {
+				o := new(Object)
+				if err := json.Unmarshal(v, o); err != nil {
+					return err
+				}
+				objs = append(objs, o)
+				return nil
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("storage: load: %w", err)
+		}
+	}
+	live := map[int64]bool{}
+	for _, o := range objs {
+		e.bucketFor(o.Bucket).put(o)
+		live[o.Generation] = true
+		if o.Generation > e.lastGen {
+			e.lastGen = o.Generation
+		}
+	}
+	gens, err := e.blobs.list()
+	if err != nil {
+		return fmt.Errorf("storage: blobs: %w", err)
+	}
+	for _, g := range gens {
+		if !live[g] {
+			e.blobs.remove(g)
+		}
+		if g > e.lastGen {
+			e.lastGen = g
+		}
+	}
+	return nil
+}
+
+func (e *Engine) bucketFor(name string) *bucket {
+	b := e.buckets[name]
+	if b == nil {
+		b = newBucket()
+		e.buckets[name] = b
+	}
+	return b
+}
+
+func (e *Engine) lookup(bucket, name string) *Object {
+	if b := e.buckets[bucket]; b != nil {
+		return b.objects[name]
+	}
+	return nil
+}
+
+// nextGen mints a generation: the clock in microseconds, as GCS does, kept
+// strictly increasing. The caller holds e.mu.
+func (e *Engine) nextGen() int64 {
+	g := e.env.Now().UnixMicro()
+	if g <= e.lastGen {
+		g = e.lastGen + 1
+	}
+	e.lastGen = g
+	return g
+}
+
+// persist writes the object (or its deletion, when o is nil) durably.
+func (e *Engine) persist(bucket, name string, o *Object) error {
+	if e.env.Bucket == nil {
+		return nil
+	}
+	return e.env.Bucket.Update(func(tx service.Tx) error {
+		if o == nil {
+			return tx.Delete(objKey(bucket, name))
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		return tx.Put(objKey(bucket, name), b)
+	})
+}
+
+// Reset implements service.Service: every object, blob and upload session
+// is dropped.
+func (e *Engine) Reset() error {
+	e.dropUploads(false)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.buckets = map[string]*bucket{}
+	err := e.blobs.reset()
+	return err
+}
+
+// Close implements service.Closer: open upload sessions are closed; on
+// disk they resume at the next start.
+func (e *Engine) Close() error {
+	e.dropUploads(true)
+	return nil
+}
+
+// ValidateBucket checks a bucket name: 3 to 222 characters of lowercase
+// letters, digits, '-', '_' and '.'.
+func ValidateBucket(name string) error {
+	if len(name) < 3 || len(name) > 222 {
+		return errorf(InvalidArgument, "Invalid bucket name: '%s'", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return errorf(InvalidArgument, "Invalid bucket name: '%s'", name)
+		}
+	}
+	return nil
+}
+
+// ValidateName checks an object name as GCS does: 1 to 1024 bytes of
+// UTF-8 without carriage returns or line feeds, and not "." or "..".
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return errorf(InvalidArgument, "Object name is required.")
+	case len(name) > 1024:
+		return errorf(InvalidArgument, "The object name is too long: %d bytes (at most 1024).", len(name))
+	case !utf8.ValidString(name):
+		return errorf(InvalidArgument, "The object name is not valid UTF-8.")
+	case strings.ContainsAny(name, "\r\n\x00"):
+		return errorf(InvalidArgument, "The object name must not contain carriage returns, line feeds or NUL.")
+	case name == "." || name == "..":
+		return errorf(InvalidArgument, "The object name must not be '.' or '..'.")
+	}
+	return nil
+}
+
+func validate(bucket, name string) error {
+	if err := ValidateBucket(bucket); err != nil {
+		return err
+	}
+	return ValidateName(name)
+}
+
+// Registration is the service's sandbox registration.
+func Registration(opts Options) service.Registration {
+	return service.Registration{Name: Service, New: Factory(opts)}
+}

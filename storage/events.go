@@ -1,0 +1,131 @@
+package storage
+
+// This file is where the engine's operations become events (the schema is
+// package event's): one request event per decided request, one mutation
+// event per changed object.
+
+import (
+	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/sim"
+)
+
+// Ops of the mutation events.
+const (
+	OpObjectPut      = "object_put"
+	OpObjectDelete   = "object_delete"
+	OpMetadataUpdate = "metadata_update"
+	OpRulesSet       = "rules_set"
+	OpTokenCreate    = "token_create" // a download token minted on a metadata read
+)
+
+func (e *Engine) eventsOn() bool { return e.env.Events != event.Discard }
+
+func (e *Engine) emit(ev event.Event) {
+	ev.Service = Service
+	e.env.Events.Emit(ev)
+}
+
+// emitOp records one request and its verdict. err is the request's outcome
+// after the verdict (not found, precondition failed, ...). Path is the
+// object's full path (for a list, the prefix), as the original sandbox's
+// events show it; the bucket is in what the rules saw.
+func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec decision, start time.Time, before, incoming *Object, err error) {
+	if !e.eventsOn() {
+		return
+	}
+	r := &event.Request{DurationMs: float64(time.Since(start).Microseconds()) / 1000}
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: name, Origin: event.OriginClient, Request: r}
+	ev.Who(who)
+	switch {
+	case dec.by == "admin":
+		r.Verdict = event.Bypassed
+		ev.Origin = event.OriginAdmin
+	case !dec.allowed:
+		r.Verdict = event.Deny
+	default:
+		r.Verdict = event.Allow
+	}
+	switch {
+	case dec.d != nil:
+		d := dec.d
+		exp := sim.Explain("storage", dec.reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
+	case dec.by != "admin":
+		r.Decision = &event.Decision{Engine: "storage", Reason: dec.reason}
+	}
+	seen := &event.Seen{Before: &event.Resource{Exists: before != nil}}
+	if before != nil {
+		seen.Before.Data = eventView(before)
+	} else {
+		seen.Before.Data = map[string]any{"bucket": bkt}
+	}
+	if incoming != nil {
+		seen.Data = eventView(incoming)
+	}
+	r.Seen = seen
+	if err != nil && dec.allowed {
+		if CodeOf(err) == Internal {
+			r.Verdict = event.Error
+		}
+		ev.Err = &event.Failure{Code: Reason(err), Message: err.Error()}
+	} else if !dec.allowed {
+		ev.Err = &event.Failure{Code: Reason(dec.err()), Message: dec.err().Error()}
+	}
+	e.emit(ev)
+}
+
+// emitChange records a committed change: an object written, deleted or its
+// metadata patched.
+func (e *Engine) emitChange(who identity.Identity, op string, before, after *Object) {
+	if !e.eventsOn() {
+		return
+	}
+	o := after
+	if o == nil {
+		o = before
+	}
+	m := &event.Mutation{Op: op, Project: e.env.Project}
+	if before != nil {
+		m.Previous = eventView(before)
+	}
+	if after != nil {
+		m.Current = eventView(after)
+	}
+	ev := event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
+	ev.Who(who)
+	if who.IsAdmin() {
+		ev.Origin = event.OriginAdmin
+	}
+	e.emit(ev)
+}
+
+func (e *Engine) emitRulesLoaded(name string) {
+	ev := event.Event{Kind: event.KindMutation, Method: OpRulesSet, Path: name, Actor: event.Actor{Kind: event.ActorSystem},
+		Mutation: &event.Mutation{Op: OpRulesSet, Project: e.env.Project}}
+	e.emit(ev)
+}
+
+// eventView is the metadata an event shows (never the bytes).
+func eventView(o *Object) map[string]any {
+	return map[string]any{
+		"bucket": o.Bucket, "name": o.Name, "size": o.Size, "contentType": o.ContentType,
+		"generation": o.Generation, "metageneration": o.Metageneration,
+		"md5Hash": o.MD5Hash, "metadata": o.CustomMetadata(),
+	}
+}
+
+// Reject records a request the wire adapter refused before the engine
+// could decide it (a malformed body, an unknown route, an unreadable
+// token): method and path are the HTTP request's.
+func (e *Engine) Reject(method, path string, err error) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := event.Event{Kind: event.KindRequest, Method: method, Path: path, Origin: event.OriginClient,
+		Request: &event.Request{Verdict: event.Error}, Err: &event.Failure{Code: Reason(err), Message: err.Error()}}
+	ev.Who(identity.Anonymous())
+	e.emit(ev)
+}

@@ -1,0 +1,153 @@
+package storage
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
+)
+
+// liveRules is the loaded storage.rules.
+type liveRules struct {
+	name, text string
+	rs         *srules.Ruleset
+	diags      source.Diagnostics
+}
+
+// CompileError is returned by SetRules for source that does not compile;
+// the previous rules stay live.
+type CompileError struct {
+	File  *source.File
+	Diags source.Diagnostics
+}
+
+// Error renders every error as file:line:col: message.
+func (e *CompileError) Error() string {
+	var b strings.Builder
+	for _, d := range e.Diags {
+		if d.Severity != source.Error {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s:%d:%d: %s", e.File.Name, d.Span.Start.Line, d.Span.Start.Column, d.Message)
+	}
+	return b.String()
+}
+
+// SetRules compiles storage.rules source and, when it compiles, makes it
+// the rules every client request is decided by. It returns every
+// diagnostic (warnings included); on a compile error the previous rules
+// stay live and the error is a *CompileError.
+func (e *Engine) SetRules(name, text string) (source.Diagnostics, error) {
+	if name == "" {
+		name = "storage.rules"
+	}
+	f := source.NewFile(name, text)
+	rs, diags := srules.Compile(f)
+	if rs == nil {
+		return diags, &CompileError{File: f, Diags: diags}
+	}
+	e.rulesMu.Lock()
+	e.rules = &liveRules{name: name, text: text, rs: rs, diags: diags}
+	e.rulesMu.Unlock()
+	e.emitRulesLoaded(name)
+	return diags, nil
+}
+
+// ClearRules unloads the rules: every client request is denied again.
+func (e *Engine) ClearRules() {
+	e.rulesMu.Lock()
+	e.rules = nil
+	e.rulesMu.Unlock()
+}
+
+// Rules returns the live rules' file name and source, and whether any are
+// loaded.
+func (e *Engine) Rules() (name, text string, loaded bool) {
+	e.rulesMu.RLock()
+	defer e.rulesMu.RUnlock()
+	if e.rules == nil {
+		return "", "", false
+	}
+	return e.rules.name, e.rules.text, true
+}
+
+// noRulesNote is the explanation of a denial without rules: loud, so
+// nobody mistakes it for a rules verdict.
+const noRulesNote = "no storage.rules are loaded: every client request is denied (admin requests bypass rules)"
+
+// decision is a rules verdict on one request.
+type decision struct {
+	allowed bool
+	// by says what decided: "admin", "token", "rules" or "no-rules".
+	by     string
+	d      *srules.Decision
+	reason string
+}
+
+// decide asks the rules about one request. Admin bypasses them; a request
+// carrying a valid download token for a get is granted as production
+// grants it.
+func (e *Engine) decide(who identity.Identity, method, bkt, path string, resource, incoming *Object) decision {
+	if who.IsAdmin() {
+		return decision{allowed: true, by: "admin", reason: "admin bypasses rules"}
+	}
+	e.rulesMu.RLock()
+	lr, fs := e.rules, e.firestore
+	e.rulesMu.RUnlock()
+	if lr == nil {
+		return decision{by: "no-rules", reason: noRulesNote}
+	}
+	req := &srules.Request{
+		Method: method, Bucket: bkt, Path: path, Time: e.env.Now(),
+		Resource: resource.rules(), Firestore: fs, NoTrace: true,
+	}
+	if method == srules.Create || method == srules.Update {
+		req.Incoming = incoming.rules()
+	}
+	if who.Kind == identity.User {
+		req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
+	}
+	d := lr.rs.Decide(req)
+	if !d.Allowed() {
+		// A denial is decided again with sub-expression traces so its
+		// explanation is complete.
+		req.NoTrace = false
+		d = lr.rs.Decide(req)
+	}
+	return decision{allowed: d.Allowed(), by: "rules", d: d, reason: reasonOf(d, method)}
+}
+
+// reasonOf says in one line why the rules decided as they did.
+func reasonOf(d *srules.Decision, method string) string {
+	if d.Deciding >= 0 && d.Deciding < len(d.Trace) {
+		r := d.Trace[d.Deciding]
+		verb := "allowed"
+		if d.Outcome != sim.Allow {
+			verb = "denied"
+		}
+		s := fmt.Sprintf("%s by allow %s at L%d in match %s", verb, strings.Join(r.Operations, ", "), r.Line, r.MatchPath)
+		if r.Message != "" {
+			s += ": " + r.Message
+		}
+		return s
+	}
+	s := "no allow rule grants '" + method + "'"
+	if len(d.Notes) > 0 {
+		s += ": " + strings.Join(d.Notes, "; ")
+	}
+	return s
+}
+
+// denied is the error a denied request returns.
+func (dec decision) err() error {
+	if dec.allowed {
+		return nil
+	}
+	return &Error{Code: PermissionDenied, Message: "Permission denied. " + dec.reason}
+}

@@ -32,8 +32,13 @@ type Endpoint struct {
 	Service string   `json:"service"`
 	Addr    string   `json:"addr"`
 	What    string   `json:"what,omitempty"`
-	EnvVars []string `json:"envVars,omitempty"`
-	Value   string   `json:"value"` // what each env var is set to
+	Env     []EnvVar `json:"env,omitempty"` // the variables that point clients here
+}
+
+// EnvVar is one environment variable and its value.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Options configure New.

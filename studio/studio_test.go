@@ -52,7 +52,11 @@ func start(t *testing.T, opts sandbox.Options) *env {
 	h := studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules(), Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
-			out = append(out, studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What, EnvVars: e.EnvVars, Value: e.Value})
+			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}
+			for _, v := range e.Env {
+				se.Env = append(se.Env, studio.EnvVar{Name: v.Name, Value: v.Value})
+			}
+			out = append(out, se)
 		}
 		return out
 	}})
@@ -502,7 +506,7 @@ func TestRulesAndRerun(t *testing.T) {
 		Rules     map[string]any
 	}
 	e.do(t, "GET", "/api/services", nil, &svc)
-	if len(svc.Endpoints) != 2 || svc.Endpoints[0].EnvVars[0] != "FIRESTORE_EMULATOR_HOST" || svc.Rules["state"] != "live" {
+	if len(svc.Endpoints) != 2 || svc.Endpoints[0].Env[0].Name != "FIRESTORE_EMULATOR_HOST" || svc.Rules["state"] != "live" {
 		t.Fatalf("services %+v", svc)
 	}
 }

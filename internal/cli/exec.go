@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/backend"
-	engine "github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/sandbox"
 )
 
 func init() {
@@ -116,28 +114,7 @@ func runExec(ctx context.Context, args []string, stdio Stdio) int {
 // execWith starts the backend, hub and Studio, runs cmd and returns its
 // exit status.
 func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, stdio Stdio) (int, error) {
-	// The same startup as serve (serve.go's serve()).
-	var indexes *engine.IndexConfig
-	if o.enforceIndexes {
-		indexes = &engine.IndexConfig{}
-		if b, err := os.ReadFile(o.indexesPath); err == nil {
-			if indexes, err = engine.ParseIndexConfig(b); err != nil {
-				return 0, fmt.Errorf("%s: %v", o.indexesPath, err)
-			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return 0, err
-		}
-	}
-	b, err := backend.Start(backend.Options{
-		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
-		Host:      o.host,
-		Ports:     o.ports,
-		Firestore: backend.FirestoreOptions{Indexes: indexes},
-	})
-	var le *backend.ListenError
-	if errors.As(err, &le) {
-		return 0, fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
-	}
+	b, watchers, err := startBackend(o, stdio) // serve's startup
 	if err != nil {
 		return 0, err
 	}
@@ -146,11 +123,11 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 		defer cancel()
 		_ = b.Shutdown(sctx)
 	}()
-	watcher := newRulesWatcher(o.rulesPath, b.Firestore().Server.Rules(), stdio.Err)
-	watcher.load()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go watcher.run(watchCtx, 500*time.Millisecond)
+	for _, w := range watchers {
+		go w.run(watchCtx, 500*time.Millisecond)
+	}
 
 	// Open the hub's and the Studio's ports first, so the hub's list is
 	// complete (and immutable) before it serves.
@@ -192,9 +169,9 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 		go func() { _ = s.Serve(l) }()
 	}
 	serveOn(hubL, newHub(b, o.project, func() map[string]string { return extra }))
-	serveOn(uiL, newStudio(b, o.rulesPath, nil))
+	serveOn(uiL, newStudio(b, o.rulesPaths[backend.Firestore], nil))
 	hubAddr := extra["hub"]
-	printBanner(stdio.Err, o, b, watcher)
+	printBanner(stdio.Err, o, b, watchers)
 	if a := extra["ui"]; a != "" {
 		fmt.Fprintf(stdio.Err, "  %-10s http://%s\n", "Studio", a)
 	}
@@ -259,9 +236,9 @@ func execEnv(b *backend.Backend, project, hubAddr string) []string {
 			env["FIREBASE_STORAGE_EMULATOR_HOST"] = e.Addr
 			env["STORAGE_EMULATOR_HOST"] = "http://" + e.Addr
 		}
-		for _, v := range e.EnvVars {
-			if _, set := env[v]; !set {
-				env[v] = e.Value
+		for _, v := range e.Env {
+			if _, set := env[v.Name]; !set {
+				env[v.Name] = v.Value
 			}
 		}
 	}

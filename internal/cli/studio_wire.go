@@ -20,7 +20,11 @@ func newStudio(b *backend.Backend, rulesPath string, mount map[string]http.Handl
 	opts := studio.Options{Sandbox: b.Sandbox, RulesFile: rulesPath, Mount: mount, Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
-			out = append(out, studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What, EnvVars: e.EnvVars, Value: e.Value})
+			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}
+			for _, v := range e.Env {
+				se.Env = append(se.Env, studio.EnvVar{Name: v.Name, Value: v.Value})
+			}
+			out = append(out, se)
 		}
 		return out
 	}}

@@ -17,7 +17,7 @@ var Wi,W,no,Vh,me,Zr,so,ro,oo,es,Qn,Zn,Wh,Ze={},lo=[],zh=/acit|ex(?:s|g|n|p|$)|r
   <div class="card"><h2>Services</h2>
   <table><thead><tr><th>Service</th><th>Address</th><th>Speaks</th><th>Environment</th><th>Requests</th><th>Denied</th></tr></thead>
   <tbody>${(n.endpoints||[]).map(r=>b`<tr data-service=${r.service}><td><b>${r.service}</b></td><td class="mono">${r.addr}</td><td>${r.what}</td>
-    <td class="mono">${(r.envVars||[]).map(o=>b`<div>${o}=${r.value}</div>`)}</td>
+    <td class="mono">${(r.env||[]).map(o=>b`<div>${o.name}=${o.value}</div>`)}</td>
     <td>${(i[r.service]||{}).total||0}</td><td class="v-deny">${(i[r.service]||{}).deny||0}</td></tr>`)}</tbody></table></div>
   <div class="card" data-rules-state=${s.state}><h2>Firestore rules</h2>
     ${s.state==="live"?b`<p class="ok">Live: ${s.file}</p>`:null}

@@ -155,7 +155,7 @@ function Home() {
   <div class="card"><h2>Services</h2>
   <table><thead><tr><th>Service</th><th>Address</th><th>Speaks</th><th>Environment</th><th>Requests</th><th>Denied</th></tr></thead>
   <tbody>${(data.endpoints || []).map(e => html`<tr data-service=${e.service}><td><b>${e.service}</b></td><td class="mono">${e.addr}</td><td>${e.what}</td>
-    <td class="mono">${(e.envVars || []).map(v => html`<div>${v}=${e.value}</div>`)}</td>
+    <td class="mono">${(e.env || []).map(v => html`<div>${v.name}=${v.value}</div>`)}</td>
     <td>${(counts[e.service] || {}).total || 0}</td><td class="v-deny">${(counts[e.service] || {}).deny || 0}</td></tr>`)}</tbody></table></div>
   <div class="card" data-rules-state=${r.state}><h2>Firestore rules</h2>
     ${r.state === 'live' ? html`<p class="ok">Live: ${r.file}</p>` : null}

@@ -58,10 +58,11 @@ func Step(f event.Step, trace []event.Step) string {
 	if f.Error != "" {
 		return text + " → error: " + oneLine(f.Error)
 	}
+	value := oneLine(f.Value)
 	if sub := substitute(f, trace); sub != "" && sub != text {
-		return text + " → " + sub + " is " + f.Value
+		return text + " → " + sub + " is " + value
 	}
-	return text + " is " + f.Value
+	return text + " is " + value
 }
 
 // substitute replaces, in f's text, each direct operand's text by its

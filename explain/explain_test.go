@@ -68,3 +68,17 @@ func TestLines(t *testing.T) {
 		t.Fatalf("%q", l)
 	}
 }
+
+// FuzzStep: any trace renders without panicking, on one line.
+func FuzzStep(f *testing.F) {
+	f.Add("a.size() < 20", "false", "a.size()", "27", "20", "20")
+	f.Add("x", "", "", "", "", "")
+	f.Add("f(a, a)", "false", "a", "1", "a", "2")
+	f.Fuzz(func(t *testing.T, text, value, c1, v1, c2, v2 string) {
+		trace := []event.Step{{Text: text, Value: value}, {Text: c1, Value: v1, Depth: 1}, {Text: c2, Value: v2, Depth: 1}}
+		out := Lines(&event.Decision{Failing: trace[:1]}, trace)
+		if len(out) != 1 || strings.Contains(out[0], "\n") {
+			t.Fatalf("%q", out)
+		}
+	})
+}

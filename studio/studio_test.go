@@ -36,7 +36,7 @@ type env struct {
 	srv *httptest.Server
 }
 
-func start(t *testing.T, opts sandbox.Options) *env {
+func start(t testing.TB, opts sandbox.Options) *env {
 	t.Helper()
 	ports := map[string]int{}
 	for _, s := range backend.Catalog() {

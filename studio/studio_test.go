@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -508,5 +510,36 @@ func TestRulesAndRerun(t *testing.T) {
 	e.do(t, "GET", "/api/services", nil, &svc)
 	if len(svc.Endpoints) != 2 || svc.Endpoints[0].Env[0].Name != "FIRESTORE_EMULATOR_HOST" || svc.Rules["state"] != "live" {
 		t.Fatalf("services %+v", svc)
+	}
+}
+
+// TestRulesFileThatDoesNotCompile: Home's rules status shows a broken
+// rules file on disk with file:line:col and the source line.
+func TestRulesFileThatDoesNotCompile(t *testing.T) {
+	e := start(t, sandbox.Options{})
+	path := filepath.Join(t.TempDir(), "firestore.rules")
+	if err := os.WriteFile(path, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /x { allow read: if ; }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := studio.New(studio.Options{Sandbox: e.b.Sandbox, Rules: e.b.Firestore().Server.Rules(), RulesFile: path})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	r, err := http.Get(srv.URL + "/api/services")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var got struct {
+		Rules struct {
+			State  string
+			Errors []struct{ Where, SourceLine string }
+		}
+	}
+	if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Rules.State != "error" || len(got.Rules.Errors) == 0 || !strings.HasPrefix(got.Rules.Errors[0].Where, path+":3:") ||
+		!strings.Contains(got.Rules.Errors[0].SourceLine, "allow read: if ;") {
+		t.Fatalf("rules status %+v", got.Rules)
 	}
 }

@@ -40,7 +40,11 @@ func runFirestoreRulesSimulate(_ context.Context, args []string, stdio Stdio) in
 		if in.Source == "" {
 			return nil, nil, nil, inputError(`missing "source": the text of firestore.rules`)
 		}
-		file := source.NewFile("firestore.rules", in.Source)
+		name := "firestore.rules"
+		if in.Name != "" {
+			name = in.Name // the Rules Test API's source.files[0].name
+		}
+		file := source.NewFile(name, in.Source)
 		rs, diags := firestore.Compile(file)
 		if rs == nil {
 			return file, diags, nil, nil

@@ -106,10 +106,10 @@ func writeValidate(stdio Stdio, f *source.File, ds source.Diagnostics) int {
 
 // writeSimulation prints a simulation report in the chosen format and
 // returns its exit code (0 all passed, 1 any failed).
-func writeSimulation(stdio Stdio, format string, f *source.File, r *sim.Report) int {
+func writeSimulation(stdio Stdio, format string, f *source.File, r *sim.Report, opts sim.TextOptions) int {
 	switch format {
 	case "text":
-		sim.WriteText(stdio.Out, f, r)
+		sim.WriteTextWith(stdio.Out, f, r, opts)
 	case "json":
 		if err := sim.WriteJSON(stdio.Out, r); err != nil {
 			fmt.Fprintf(stdio.Err, "pyric: %v\n", err)

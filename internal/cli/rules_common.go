@@ -21,10 +21,11 @@ type simulation struct {
 // every case passed, 1 a case failed, 2 the input or the rules could not
 // be used.
 func runSimulate(s simulation, args []string, stdio Stdio) int {
-	usage := "usage: pyric " + s.service + " rules simulate --stdin [--format text|json]"
+	usage := "usage: pyric " + s.service + " rules simulate --stdin [--format text|json] [-v]"
 	fs := newFlagSet(s.service+" rules simulate", stdio)
 	useStdin := fs.Bool("stdin", false, `read {"source": rules, "testCases": [...]} from standard input`)
 	format := formatFlag(fs, stdio, "text or json")
+	verbose := fs.Bool("v", false, "text: print every rule's step-by-step trace, the lookups and the budget used")
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return exitError
@@ -65,7 +66,7 @@ func runSimulate(s simulation, args []string, stdio Stdio) int {
 	if err != nil {
 		return writeSimulationError(stdio, *format, sim.Error{Code: "INVALID_INPUT", Message: err.Error()})
 	}
-	return writeSimulation(stdio, *format, file, rep)
+	return writeSimulation(stdio, *format, file, rep, sim.TextOptions{Verbose: *verbose})
 }
 
 // runValidate is the shared body of the validate commands: it compiles

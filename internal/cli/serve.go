@@ -38,6 +38,7 @@ type serveOptions struct {
 	indexesPath    string            // "" without --enforce-indexes
 	enforceIndexes bool
 	aiScript       string // AI Logic script file loaded into the default project
+	sync           sandbox.SyncMode
 	json           bool
 }
 
@@ -78,6 +79,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
+	syncFlag := fs.String("sync", "", "when durable writes reach the disk: batch (default: in the OS before every acknowledgement, so they survive kill -9; forced to disk every second) or always (fsync before every acknowledgement: survives power loss too, slower)")
 	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
@@ -133,6 +135,12 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 			o.dataDir = absFrom(cwd, *dataDir)
 		}
 	}
+	mode, err := sandbox.ParseSyncMode(*syncFlag)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric serve: --sync: %v\n", err)
+		return nil, false
+	}
+	o.sync = mode
 	if *aiScript != "" {
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
@@ -178,7 +186,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		}
 	}
 	b, err := backend.Start(backend.Options{
-		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir},
+		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir, Sync: o.sync},
 		Host:      o.host,
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},

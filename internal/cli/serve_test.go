@@ -27,6 +27,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -309,6 +310,9 @@ func TestParseServeDefaults(t *testing.T) {
 				t.Fatalf("parse failed: %s", errb.String())
 			}
 			want := tc.want
+			if want.sync == "" {
+				want.sync = sandbox.SyncBatch
+			}
 			if want.rulesPaths == nil {
 				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
@@ -487,5 +491,17 @@ func TestServeEveryService(t *testing.T) {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, s.stderr.String())
 		}
+	}
+}
+
+func TestParseServeSync(t *testing.T) {
+	t.Parallel()
+	var errb bytes.Buffer
+	o, ok := parseServe([]string{"--sync", "always"}, Stdio{Err: &errb}, func(string) string { return "" }, t.TempDir())
+	if !ok || o.sync != sandbox.SyncAlways {
+		t.Fatalf("--sync always: %+v %s", o, errb.String())
+	}
+	if _, ok := parseServe([]string{"--sync", "sometimes"}, Stdio{Err: &errb}, func(string) string { return "" }, t.TempDir()); ok || !strings.Contains(errb.String(), "--sync") {
+		t.Fatalf("--sync sometimes accepted: %s", errb.String())
 	}
 }

@@ -42,7 +42,11 @@ func runStorageRulesSimulate(_ context.Context, args []string, stdio Stdio) int 
 		if in.Source == "" {
 			return nil, nil, nil, inputError(`missing "source": the text of storage.rules`)
 		}
-		file := source.NewFile("storage.rules", in.Source)
+		name := "storage.rules"
+		if in.Name != "" {
+			name = in.Name // the Rules Test API's source.files[0].name
+		}
+		file := source.NewFile(name, in.Source)
 		rs, diags := storage.Compile(file)
 		if rs == nil {
 			return file, diags, nil, nil

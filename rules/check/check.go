@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -57,30 +58,11 @@ type Options struct {
 	Globals []string
 }
 
-var standardFuncs = map[string]int{"string": 1, "int": 1, "float": 1, "path": 1}
-
 var firestoreBuiltins = []string{"get", "exists", "getAfter", "existsAfter"}
 
-var stdNamespaces = map[string]map[string]int{
-	"math":      {"abs": 1, "ceil": 1, "floor": 1, "round": 1, "sqrt": 1, "pow": 2, "isNaN": 1},
-	"timestamp": {"date": 3, "value": 1},
-	"duration":  {"value": 2, "time": 4, "abs": 1},
-	"latlng":    {"value": 2},
-	"hashing":   {"md5": 1, "sha256": 1, "crc32": 1, "crc32c": 1},
-}
-
-// methodArity lists every method of every type with its argument count, for
-// production's "Incorrect number of arguments supplied to function".
-var methodArity = map[string]int{
-	"size": 0, "lower": 0, "upper": 0, "trim": 0, "toUtf8": 0, "matches": 1, "split": 1, "replace": 2,
-	"hasAll": 1, "hasAny": 1, "hasOnly": 1, "toSet": 0, "join": 1, "concat": 1, "removeAll": 1,
-	"difference": 1, "union": 1, "intersection": 1, "keys": 0, "values": 0, "get": 2, "diff": 1,
-	"addedKeys": 0, "removedKeys": 0, "changedKeys": 0, "affectedKeys": 0, "unchangedKeys": 0,
-	"toBase64": 0, "toHexString": 0, "bind": 1,
-	"year": 0, "month": 0, "day": 0, "hours": 0, "minutes": 0, "seconds": 0, "nanos": 0,
-	"dayOfWeek": 0, "dayOfYear": 0, "toMillis": 0, "date": 0, "time": 0,
-	"latitude": 0, "longitude": 0, "distance": 1,
-}
+// The standard library's functions, namespaces and methods with their
+// argument counts come from the evaluator's declaration table.
+var std = eval.Standard
 
 var allowMethods = map[string]bool{"read": true, "write": true, "get": true, "list": true, "create": true, "update": true, "delete": true}
 
@@ -273,12 +255,12 @@ func (c *checker) isBuiltin(name string) bool {
 			return true
 		}
 	}
-	_, ok := standardFuncs[name]
+	_, ok := std.Lookup(eval.Global, "", name)
 	return ok
 }
 
 func (c *checker) isNamespace(name string) bool {
-	if _, ok := stdNamespaces[name]; ok {
+	if len(std.Namespace(name)) > 0 {
 		return true
 	}
 	for _, n := range c.opts.Namespaces {
@@ -373,7 +355,7 @@ func (c *checker) call(s *scope, fs *fnScope, caller *ast.Function, e *ast.Call,
 			}
 			return
 		}
-		if n, ok := standardFuncs[fn.Name]; ok && len(e.Args) != n {
+		if d, ok := std.Lookup(eval.Global, "", fn.Name); ok && !d.Accepts(len(e.Args)) {
 			c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.", fn.Name)
 			return
 		}
@@ -382,22 +364,24 @@ func (c *checker) call(s *scope, fs *fnScope, caller *ast.Function, e *ast.Call,
 		}
 	case *ast.Member:
 		if id, ok := fn.X.(*ast.Ident); ok && c.isNamespace(id.Name) && !s.hasVar(id.Name) && !(fs != nil && (fs.params[id.Name] || fs.lets[id.Name] != nil)) {
-			if fns, std := stdNamespaces[id.Name]; std {
-				n, known := fns[fn.Name]
+			if len(std.Namespace(id.Name)) > 0 {
+				d, known := std.Lookup(eval.Namespaced, id.Name, fn.Name)
 				switch {
 				case !known:
 					c.warnf(fn.NameSp, CodeUndefinedFn, "Invalid function name: %s.%s.", id.Name, fn.Name)
-				case n != len(e.Args):
+				case !d.Accepts(len(e.Args)):
 					c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.%s.", id.Name, fn.Name)
 				}
 			}
 			return
 		}
 		walk(fn.X)
-		n, known := methodArity[fn.Name]
+		d, known := std.Lookup(eval.Method, "", fn.Name)
 		if !known {
 			c.warnf(fn.NameSp, CodeUndefinedFn, "Invalid function name: %s.", fn.Name)
-		} else if n != len(e.Args) && !(fn.Name == "get" && len(e.Args) == 2) && !(fn.Name == "size" && len(e.Args) == 0) {
+		} else if !d.Accepts(len(e.Args)) {
+			// join() without a separator is declared with 0..1 arguments:
+			// it compiles in Google's engine and fails only when evaluated.
 			c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.", fn.Name)
 		}
 		if (fn.Name == "matches" || fn.Name == "split" || fn.Name == "replace") && len(e.Args) >= 1 {

@@ -17,6 +17,13 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 		if f, decl := r.env.Program.LookupFunc(fr.block, fn.Name); f != nil {
 			return r.callUser(e, f, decl, fr, depth)
 		}
+		if sf := r.env.Service; sf != nil && sf.HasFunc(fn.Name) {
+			args, err := r.args(e.Args, fr, depth)
+			if err != nil {
+				return err
+			}
+			return withPos(sf.CallFunc(fn.Name, args), e)
+		}
 		if b, ok := r.env.Funcs[fn.Name]; ok {
 			args, err := r.args(e.Args, fr, depth)
 			if err != nil {
@@ -108,7 +115,7 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 			return withPos(value.Errorf("Recursive call is not allowed."), e)
 		}
 	}
-	callee := &frame{block: decl, vars: fr.vars, local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
+	callee := &frame{block: decl, vars: fr.vars, bv: fr.vars[decl], local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
 		stack: append(append([]string(nil), fr.stack...), f.Name)}
 	for i, p := range f.Params {
 		callee.local[p.Name] = &thunk{expr: e.Args[i], fr: fr, depth: depth + 1}
@@ -118,6 +125,9 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	}
 	if f.Return == nil {
 		return withPos(value.Errorf("function %s has no return statement", f.Name), e)
+	}
+	if r.cur >= 0 && r.cur < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
+		r.steps[r.cur].UserCall = true
 	}
 	return r.eval(f.Return, callee, depth+1)
 }

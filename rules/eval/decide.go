@@ -16,7 +16,21 @@ type Verdicts struct {
 	Outcome  sim.Decision
 	Trace    []sim.Rule
 	Notes    []string
-	Deciding int // index into Trace of the deciding rule, or -1
+	Deciding int // index into Trace (and Rules) of the deciding rule, or -1
+	// Rules are the evaluated allow statements in typed form, parallel to
+	// Trace.
+	Rules []RuleResult
+	// Bindings are the path variables of the deciding rule's block (of
+	// the first matched block when no rule applied).
+	Bindings map[string]value.Value
+}
+
+// DecidingRule returns the deciding rule, or nil.
+func (v *Verdicts) DecidingRule() *RuleResult {
+	if v.Deciding < 0 || v.Deciding >= len(v.Rules) {
+		return nil
+	}
+	return &v.Rules[v.Deciding]
 }
 
 // Allows evaluates, in source order, every allow statement of the matched
@@ -28,16 +42,30 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 	v := Verdicts{Outcome: sim.Deny, Deciding: -1}
 	file := r.env.Program.File
 	anyRule, unsupported := false, false
+	if len(matched) > 0 {
+		v.Bindings = matched[0].Vars[matched[0].Block]
+	}
 	for _, m := range matched {
 		for i, a := range m.Block.Match.Allows {
-			ops := MethodNames(a)
+			ops, ok := r.env.Program.ops[a]
+			if !ok {
+				ops = MethodNames(a)
+			}
 			if !Covers(ops, method) {
 				continue
 			}
 			anyRule = true
-			res, exprs := r.Condition(m, a.Cond)
+			res := r.condition(m, a.Cond)
+			steps := r.steps
+			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: exprs, Condition: "true"}
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: "true"}
+			if !isTrue(res) {
+				rr.Failing = Failing(steps)
+				for _, fi := range rr.Failing {
+					rule.Failing = append(rule.Failing, RenderFailure(file, steps, fi, traceValueLimit))
+				}
+			}
 			if a.Cond != nil {
 				rule.Condition = SourceText(file, a.Cond)
 			}
@@ -60,9 +88,11 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 				}
 			}
 			v.Trace = append(v.Trace, rule)
+			v.Rules = append(v.Rules, rr)
 			if rule.Verdict == sim.VerdictAllow {
 				v.Outcome = sim.Allow
 				v.Deciding = len(v.Trace) - 1
+				v.Bindings = m.Vars[m.Block]
 				v.Notes = append(v.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
 				return v
 			}
@@ -77,6 +107,7 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 	for i, rule := range v.Trace {
 		if rule.Verdict != sim.VerdictAllow {
 			v.Deciding = i
+			v.Bindings = v.Rules[i].Block.vars(matched)
 			break
 		}
 	}
@@ -126,4 +157,14 @@ func Covers(ops []string, method string) bool {
 		}
 	}
 	return false
+}
+
+// vars returns the path variables bound for b among the matched blocks.
+func (b *Block) vars(matched []Matched) map[string]value.Value {
+	for _, m := range matched {
+		if m.Block == b {
+			return m.Vars[b]
+		}
+	}
+	return nil
 }

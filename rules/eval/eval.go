@@ -2,6 +2,7 @@ package eval
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/sim"
@@ -11,6 +12,12 @@ import (
 // DefaultMaxExpressions is production's documented cap on expressions
 // evaluated for one request.
 const DefaultMaxExpressions = 1000
+
+// DefaultMaxDuration bounds the wall-clock time one request's rules may
+// take. Production bounds evaluation cost and denies a request that
+// exceeds it; pyric bounds time too, so no request (a 100,000-element
+// hasAll, a deep chain of calls over large lists) can stall others.
+const DefaultMaxDuration = time.Second
 
 // MaxCallDepth is production's cap on nested user-function calls.
 const MaxCallDepth = 20
@@ -29,12 +36,18 @@ type Env struct {
 	Globals map[string]value.Value
 	// Funcs are service builtins callable by name: get, exists, getAfter…
 	Funcs map[string]Builtin
+	// Service resolves service builtins without a per-request map of
+	// closures; it is consulted before Funcs.
+	Service ServiceFuncs
 	// Namespaces are service namespaces beyond the standard library, such
 	// as Storage's firestore.get.
 	Namespaces map[string]map[string]Builtin
 	// MaxExpressions bounds expressions evaluated over the whole request;
 	// 0 means DefaultMaxExpressions.
 	MaxExpressions int
+	// MaxDuration bounds the time spent evaluating the whole request; 0
+	// means DefaultMaxDuration. The clock is read every few expressions.
+	MaxDuration time.Duration
 	// Trace records a sub-expression trace for every evaluated rule.
 	Trace bool
 	// Prove decides an operation involving a value.Constraint (a field of
@@ -44,6 +57,15 @@ type Env struct {
 	Prove func(op string, x, y value.Value) value.Value
 }
 
+// ServiceFuncs are a service's builtins for one request.
+type ServiceFuncs interface {
+	// HasFunc reports whether name is a builtin (checked before its
+	// arguments are evaluated).
+	HasFunc(name string) bool
+	// CallFunc calls it with evaluated arguments.
+	CallFunc(name string, args []value.Value) value.Value
+}
+
 // Run evaluates the rules of one request; it carries the expression budget
 // shared by every rule evaluated for that request.
 type Run struct {
@@ -51,7 +73,13 @@ type Run struct {
 	max       int
 	count     int
 	exhausted bool
-	trace     []sim.Expr
+	// timedOut says the time limit (not the expression count) ran out.
+	timedOut bool
+	started  time.Time // when the clock was first read
+	deadline time.Time
+	maxDur   time.Duration
+	steps    []Step // the current condition's trace when Env.Trace
+	cur      int    // index of the step being evaluated, -1 at the root
 }
 
 // NewRun starts evaluating one request.
@@ -60,7 +88,24 @@ func NewRun(env *Env) *Run {
 	if max <= 0 {
 		max = DefaultMaxExpressions
 	}
-	return &Run{env: env, max: max}
+	d := env.MaxDuration
+	if d <= 0 {
+		d = DefaultMaxDuration
+	}
+	// The clock is first read at the first time check (after 32
+	// expressions), so short evaluations never pay for it.
+	return &Run{env: env, max: max, maxDur: d, cur: -1}
+}
+
+// Limit names the budget that ran out, "" while none has.
+func (r *Run) Limit() string {
+	switch {
+	case r.timedOut:
+		return "time"
+	case r.exhausted:
+		return "expressions"
+	}
+	return ""
 }
 
 // Count is the number of expressions evaluated so far.
@@ -76,30 +121,50 @@ const traceValueLimit = 120
 const maxTrace = 400
 
 // Condition evaluates an allow condition of a matched block. A nil
-// condition (`allow read;`) is true. The trace is nil unless Env.Trace.
+// condition (`allow read;`) is true. The rendered trace is nil unless
+// Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
+	v := r.condition(m, cond)
+	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
+}
+
+// ConditionSteps is Condition with the trace in typed form only (nil
+// unless Env.Trace); nothing is rendered.
+func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
+	v := r.condition(m, cond)
+	return v, r.steps
+}
+
+func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
+	r.steps, r.cur = nil, -1
 	if cond == nil {
-		return value.Bool(true), nil
+		return value.Bool(true)
 	}
-	r.trace = nil
-	fr := &frame{block: m.Block, vars: m.Vars}
-	v := r.eval(cond, fr, 0)
+	if r.env.Trace {
+		r.steps = make([]Step, 0, 32)
+	}
+	fr := frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}
+	v := r.eval(cond, &fr, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
+		if len(r.steps) > 0 {
+			r.steps[0].Value = v
+		}
 	}
-	return v, r.trace
+	return v
 }
 
 // Expr evaluates a standalone expression in the scope of a matched block,
 // for tools (simulate one expression, REPLs).
 func (r *Run) Expr(m Matched, e ast.Expr) value.Value {
-	return r.eval(e, &frame{block: m.Block, vars: m.Vars}, 0)
+	return r.eval(e, &frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}, 0)
 }
 
 // frame is the scope of one evaluation: a rule condition or a function body.
 type frame struct {
 	block *Block                            // lexical scope for function lookup and path variables
 	vars  map[*Block]map[string]value.Value // path variables visible per block
+	bv    map[string]value.Value            // vars[block], resolved once
 	local map[string]*thunk                 // params and lets
 	calls int                               // user-function nesting depth
 	stack []string                          // function names on the call stack
@@ -128,7 +193,7 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 	if t, ok := fr.local[name]; ok {
 		return r.force(t), true
 	}
-	if vs := fr.vars[fr.block]; vs != nil {
+	if vs := fr.bv; vs != nil {
 		if v, ok := vs[name]; ok {
 			return v, true
 		}
@@ -158,43 +223,18 @@ func withOffset(v value.Value, offset int) value.Value {
 	return v
 }
 
-func (r *Run) source(e ast.Expr) string {
-	sp := e.Span()
-	text := r.env.Program.File.Text
-	if sp.Start.Offset < 0 || sp.End.Offset > len(text) || sp.Start.Offset > sp.End.Offset {
-		return ""
-	}
-	s := strings.Join(strings.Fields(text[sp.Start.Offset:sp.End.Offset]), " ")
-	if len(s) > 160 {
-		s = s[:157] + "..."
-	}
-	return s
-}
-
 func (r *Run) record(e ast.Expr, depth int) int {
-	if !r.env.Trace || len(r.trace) >= maxTrace {
+	if !r.env.Trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	sp := e.Span()
-	r.trace = append(r.trace, sim.Expr{Source: r.source(e), Line: sp.Start.Line, Column: sp.Start.Column, Depth: depth})
-	return len(r.trace) - 1
+	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: depth})
+	return len(r.steps) - 1
 }
 
 func (r *Run) skip(e ast.Expr, depth int) {
 	if i := r.record(e, depth); i >= 0 {
-		r.trace[i].Skipped = true
+		r.steps[i].Skipped = true
 	}
-}
-
-func (r *Run) fill(i int, v value.Value) {
-	if i < 0 {
-		return
-	}
-	if e, ok := v.(*value.Error); ok {
-		r.trace[i].Error = e.Message
-		return
-	}
-	r.trace[i].Value = value.ShowLimit(v, traceValueLimit)
 }
 
 func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
@@ -209,13 +249,31 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
+	if r.count&31 == 0 {
+		now := time.Now()
+		if r.deadline.IsZero() {
+			r.started, r.deadline = now, now.Add(r.maxDur)
+		} else if now.After(r.deadline) {
+			r.exhausted, r.timedOut = true, true
+			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
+		}
+	}
 	i := r.record(e, depth)
+	if i < 0 {
+		return r.evalNode(e, fr, depth)
+	}
+	parent := r.cur
+	r.cur = i
 	v := r.evalNode(e, fr, depth)
-	r.fill(i, v)
+	r.cur = parent
+	r.steps[i].Value = v
 	return v
 }
 
 func (r *Run) exhaustedMessage() string {
+	if r.timedOut {
+		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur.String() + " (production bounds evaluation cost and denies)."
+	}
 	return "Evaluation budget exhausted: more than " + itoa(r.max) + " expressions evaluated for this request (production denies silently)."
 }
 
@@ -224,19 +282,11 @@ func itoa(n int) string { return value.Show(value.Int(n)) }
 func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	switch e := e.(type) {
 	case *ast.Literal:
-		switch e.Kind {
-		case ast.Null:
-			return value.Null{}
-		case ast.Bool:
-			return value.Bool(e.Bool)
-		case ast.Int:
-			return value.Int(e.Int)
-		case ast.Float:
-			return value.Float(e.Float)
-		case ast.String:
-			return value.String(e.Str)
-		case ast.Bytes:
-			return value.Bytes(e.Str)
+		if v, ok := r.env.Program.lits[e]; ok {
+			return v
+		}
+		if v := literal(e); v != nil {
+			return v
 		}
 	case *ast.Ident:
 		if v, ok := r.lookupVar(fr, e.Name); ok {
@@ -673,4 +723,23 @@ func slice(x, lo, hi value.Value) value.Value {
 		return value.String([]rune(string(x))[from:to])
 	}
 	return value.ErrNull()
+}
+
+// literal is a literal's value, nil for an unknown kind.
+func literal(e *ast.Literal) value.Value {
+	switch e.Kind {
+	case ast.Null:
+		return value.Null{}
+	case ast.Bool:
+		return value.Bool(e.Bool)
+	case ast.Int:
+		return value.Int(e.Int)
+	case ast.Float:
+		return value.Float(e.Float)
+	case ast.String:
+		return value.String(e.Str)
+	case ast.Bytes:
+		return value.Bytes(e.Str)
+	}
+	return nil
 }

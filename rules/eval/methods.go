@@ -59,11 +59,17 @@ func collection(v value.Value) ([]value.Value, bool) {
 	return nil, false
 }
 
-func containsStrict(vals []value.Value, x value.Value) bool {
-	return value.Set(vals).Contains(x)
+// modeOf is the element equality of a collection: strict for lists,
+// numeric for sets (see value.Strict).
+func modeOf(v value.Value) bool {
+	_, isSet := v.(value.Set)
+	return isSet
 }
 
-// hasMethods are hasAll, hasAny and hasOnly for lists and sets.
+// hasMethods are hasAll, hasAny and hasOnly for lists and sets. Each runs
+// in linear time over both collections through a hashed index; the
+// receiver's kind decides the element equality ([1].hasAll([1.0]) is
+// false, [1].toSet().hasAll([1.0]) is true in Google's engine).
 func hasMethod(name string) method {
 	return func(recv value.Value, args []value.Value) value.Value {
 		if err := arity(name, args, 1); err != nil {
@@ -74,24 +80,37 @@ func hasMethod(name string) method {
 		if !ok {
 			return recvCall(recv, name, args, recv.Type().String()+"."+name+"("+recv.Type().String()+")")
 		}
+		mode := modeOf(recv)
 		switch name {
 		case "hasAll":
+			if len(other) == 0 {
+				return value.Bool(true)
+			}
+			ix := value.NewIndex(self, mode)
 			for _, x := range other {
-				if !containsStrict(self, x) {
+				if !ix.Has(x) {
 					return value.Bool(false)
 				}
 			}
 			return value.Bool(true)
 		case "hasAny":
+			if len(other) == 0 || len(self) == 0 {
+				return value.Bool(false)
+			}
+			ix := value.NewIndex(self, mode)
 			for _, x := range other {
-				if containsStrict(self, x) {
+				if ix.Has(x) {
 					return value.Bool(true)
 				}
 			}
 			return value.Bool(false)
 		default: // hasOnly
+			if len(self) == 0 {
+				return value.Bool(true)
+			}
+			ix := value.NewIndex(other, mode)
 			for _, x := range self {
-				if !containsStrict(other, x) {
+				if !ix.Has(x) {
 					return value.Bool(false)
 				}
 			}
@@ -102,6 +121,7 @@ func hasMethod(name string) method {
 
 // setAlgebra is difference, union and intersection; the argument must be a
 // set ("Received: set.difference(list). Expected: set.difference(set).").
+// Each is linear through a hashed index.
 func setAlgebra(name string) method {
 	return func(recv value.Value, args []value.Value) value.Value {
 		if err := arity(name, args, 1); err != nil {
@@ -115,16 +135,18 @@ func setAlgebra(name string) method {
 		var out []value.Value
 		switch name {
 		case "difference":
+			ix := value.NewIndex(other, value.Numeric)
 			for _, x := range self {
-				if !other.Contains(x) {
+				if !ix.Has(x) {
 					out = append(out, x)
 				}
 			}
 		case "union":
 			out = append(append(out, self...), other...)
 		case "intersection":
+			ix := value.NewIndex(other, value.Numeric)
 			for _, x := range self {
-				if other.Contains(x) {
+				if ix.Has(x) {
 					out = append(out, x)
 				}
 			}
@@ -266,6 +288,11 @@ var methods = map[value.Type]map[string]method{
 			return value.NewSet(recv.(value.List))
 		},
 		"join": func(recv value.Value, args []value.Value) value.Value {
+			if len(args) == 0 {
+				// Google's engine compiles join() without a separator and
+				// fails when it runs (differential case "['a', 'b'].join()").
+				return value.Errorf("Incorrect number of arguments. Received: 0. Expected: list.join(string).")
+			}
 			s, err := stringArg(recv, "join", args, 1, "list.join(string)")
 			if err != nil {
 				return err
@@ -301,8 +328,9 @@ var methods = map[value.Type]map[string]method{
 				return recvCall(recv, "removeAll", args, "list.removeAll(list)")
 			}
 			out := value.List{}
+			ix := value.NewIndex(other, value.Strict)
 			for _, x := range recv.(value.List) {
-				if !containsStrict(other, x) {
+				if !ix.Has(x) {
 					out = append(out, x)
 				}
 			}

@@ -1,9 +1,16 @@
 // Package eval evaluates Security Rules expressions with production's
 // semantics: errors are values that && and || absorb, lets and arguments are
 // evaluated lazily, functions are lexically scoped, and every request has an
-// expression budget. It knows nothing about Firestore or Storage: services
-// supply bindings (request, resource) and builtins (get, exists, …) through
-// Env, and match request paths with Program.Match.
+// expression budget and a time limit. It knows nothing about Firestore or
+// Storage: services supply bindings (request, resource) and builtins (get,
+// exists, …) through Env, and match request paths with Program.Match.
+//
+// Decisions are data: a traced evaluation records typed Steps keyed by AST
+// node, each evaluated rule is a RuleResult with its minimal failing
+// leaves, and an Explanation adds the path variables, the lookups made and
+// the Budget used; display strings are rendered from them at the edge
+// (RenderSteps, RenderFailure, Explanation.Annotate). Standard is the
+// standard library's declaration table.
 package eval
 
 import (
@@ -21,6 +28,22 @@ type Program struct {
 	// functions and its Children the top-level match blocks.
 	Root   *Block
 	global map[string]*ast.Function
+	// text is each expression node's source with whitespace collapsed,
+	// computed once so traces do not re-slice the source per step.
+	text map[ast.Expr]string
+	// ops are each allow statement's method names.
+	ops map[*ast.Allow][]string
+	// lits are the literals' values, built once (a string literal would
+	// otherwise allocate its interface value on every evaluation).
+	lits map[*ast.Literal]value.Value
+}
+
+// Text returns an expression's source text (whitespace collapsed).
+func (p *Program) Text(e ast.Expr) string {
+	if s, ok := p.text[e]; ok {
+		return s
+	}
+	return SourceText(p.File, e)
 }
 
 // Block is a match block (or the service root) in the scope tree.
@@ -34,6 +57,60 @@ type Block struct {
 	Pattern string
 	// Depth is the number of match blocks from the root (root is 0).
 	Depth int
+
+	// byFirst indexes the children whose pattern starts with a literal
+	// segment by that segment; wild lists the others. Matching looks up
+	// the request's next segment instead of trying every child, so 200
+	// sibling blocks cost one map lookup, not 200 attempts.
+	byFirst map[string][]*Block
+	wild    []*Block
+	order   int // index among the parent's children
+}
+
+// index builds the children index of b and its descendants.
+func (b *Block) index() {
+	b.byFirst = map[string][]*Block{}
+	b.wild = nil
+	for i, c := range b.Children {
+		c.order = i
+		segs := c.Match.Path.Segments
+		if len(segs) > 0 && segs[0].Kind == ast.SegLiteral {
+			b.byFirst[segs[0].Text] = append(b.byFirst[segs[0].Text], c)
+		} else {
+			b.wild = append(b.wild, c)
+		}
+		c.index()
+	}
+}
+
+// candidates returns, in source order, the children that could match a
+// request whose next segment is segs[pos].
+func (b *Block) candidates(segs []string, pos int) []*Block {
+	if b.byFirst == nil {
+		return b.Children
+	}
+	var lit []*Block
+	if pos < len(segs) {
+		lit = b.byFirst[segs[pos]]
+	}
+	switch {
+	case len(lit) == 0:
+		return b.wild
+	case len(b.wild) == 0:
+		return lit
+	}
+	out := make([]*Block, 0, len(lit)+len(b.wild))
+	i, j := 0, 0
+	for i < len(lit) || j < len(b.wild) {
+		if j == len(b.wild) || (i < len(lit) && lit[i].order < b.wild[j].order) {
+			out = append(out, lit[i])
+			i++
+		} else {
+			out = append(out, b.wild[j])
+			j++
+		}
+	}
+	return out
 }
 
 // NewProgram prepares a parsed ruleset. It does not validate it; run
@@ -51,6 +128,33 @@ func NewProgram(rs *ast.Ruleset) *Program {
 			p.Root.Children = append(p.Root.Children, newBlock(m, p.Root))
 		}
 	}
+	p.Root.index()
+	p.ops = map[*ast.Allow][]string{}
+	var allows func(b *Block)
+	allows = func(b *Block) {
+		if b.Match != nil {
+			for _, a := range b.Match.Allows {
+				p.ops[a] = MethodNames(a)
+			}
+		}
+		for _, c := range b.Children {
+			allows(c)
+		}
+	}
+	allows(p.Root)
+	p.text = map[ast.Expr]string{}
+	p.lits = map[*ast.Literal]value.Value{}
+	rs.Exprs(func(root ast.Expr) {
+		ast.Inspect(root, func(e ast.Expr) bool {
+			if e != nil {
+				p.text[e] = clipSource(SourceText(p.File, e))
+			}
+			if l, ok := e.(*ast.Literal); ok {
+				p.lits[l] = literal(l)
+			}
+			return true
+		})
+	})
 	return p
 }
 
@@ -133,118 +237,145 @@ const Hypothetical = "\x00document"
 // wildcards match one or more segments; version "2" zero or more. A
 // recursive wildcard followed by more segments matches zero segments only
 // (what the official emulator does with such a pattern).
+//
+// Attempts (near misses, for explaining a request no block matches) are
+// computed only when nothing matched: the matching itself follows the
+// children index and never tries blocks whose first literal segment
+// differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 	var out []Matched
-	var attempts []Attempt
 	vars := map[*Block]map[string]value.Value{p.Root: {}}
+	for _, c := range p.Root.candidates(segs, 0) {
+		p.match(c, segs, 0, vars, &out, nil, true)
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	var attempts []Attempt
 	for _, c := range p.Root.Children {
-		p.match(c, segs, 0, vars, &out, &attempts)
+		p.match(c, segs, 0, vars, &out, &attempts, false)
 	}
 	return out, attempts
 }
 
-func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt) {
+// binding is one path variable bound while matching a block's pattern.
+type binding struct {
+	name string
+	v    value.Value
+}
+
+// matcher matches one block's pattern; its state replaces a recursive
+// closure so matching allocates only what it binds.
+type matcher struct {
+	p          *Program
+	b          *Block
+	segs       []string
+	parentVars map[*Block]map[string]value.Value
+	out        *[]Matched
+	attempts   *[]Attempt
+	indexed    bool
+}
+
+func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt, indexed bool) {
+	m := matcher{p: p, b: b, segs: segs, parentVars: parentVars, out: out, attempts: attempts, indexed: indexed}
+	m.try(0, pos, nil)
+}
+
+func (m *matcher) miss(pos int, reason string, bound []binding) {
+	if m.attempts != nil {
+		*m.attempts = append(*m.attempts, attempt(m.b, pos, len(m.segs), reason, bound))
+	}
+}
+
+func (m *matcher) try(i, pos int, bound []binding) {
+	b, segs := m.b, m.segs
 	pattern := b.Match.Path.Segments
-	zeroOrMore := p.Ruleset.Version != "1"
-	var try func(i, pos int, bound map[string]value.Value)
-	try = func(i, pos int, bound map[string]value.Value) {
-		if i == len(pattern) {
-			own := copyVars(parentVars[b.Parent])
-			for k, v := range bound {
-				own[k] = v
-			}
-			vars := make(map[*Block]map[string]value.Value, len(parentVars)+1)
-			for k, v := range parentVars {
-				vars[k] = v
-			}
-			vars[b] = own
-			if pos == len(segs) {
-				*out = append(*out, Matched{Block: b, Vars: vars})
-			}
-			if len(b.Children) == 0 && pos != len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonNoMatchingChild, bound))
-			}
-			for _, c := range b.Children {
-				p.match(c, segs, pos, vars, out, attempts)
-			}
+	if i == len(pattern) {
+		parent := m.parentVars[b.Parent]
+		own := make(map[string]value.Value, len(parent)+len(bound))
+		for k, v := range parent {
+			own[k] = v
+		}
+		for _, x := range bound {
+			own[x.name] = x.v
+		}
+		vars := make(map[*Block]map[string]value.Value, len(m.parentVars)+1)
+		for k, v := range m.parentVars {
+			vars[k] = v
+		}
+		vars[b] = own
+		if pos == len(segs) {
+			*m.out = append(*m.out, Matched{Block: b, Vars: vars})
+		}
+		if len(b.Children) == 0 && pos != len(segs) {
+			m.miss(pos, ReasonNoMatchingChild, bound)
+		}
+		kids := b.Children
+		if m.indexed {
+			kids = b.candidates(segs, pos)
+		}
+		for _, c := range kids {
+			m.p.match(c, segs, pos, vars, m.out, m.attempts, m.indexed)
+		}
+		return
+	}
+	seg := pattern[i]
+	switch seg.Kind {
+	case ast.SegLiteral:
+		if pos >= len(segs) {
+			m.miss(pos, ReasonRequestShorter, bound)
 			return
 		}
-		seg := pattern[i]
-		switch seg.Kind {
-		case ast.SegLiteral:
-			if pos >= len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				return
-			}
-			if segs[pos] != seg.Text {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonLiteralMismatch, bound))
-				return
-			}
-			try(i+1, pos+1, bound)
-		case ast.SegWildcard:
-			if pos >= len(segs) {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				return
-			}
-			if segs[pos] == Hypothetical {
-				try(i+1, pos+1, bound)
-				return
-			}
-			try(i+1, pos+1, with(bound, seg.Text, value.String(segs[pos])))
-		case ast.SegRecursive:
-			if i < len(pattern)-1 {
-				try(i+1, pos, with(bound, seg.Text, value.Path{}))
-				return
-			}
-			if len(segs) == pos && !zeroOrMore {
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				return
-			}
-			// The remainder covers a list request's unknown document unless
-			// an earlier wildcard already took it.
-			partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
-			if partial && !zeroOrMore {
-				// The official emulator never matches a list request with a
-				// rules_version '1' recursive wildcard.
-				*attempts = append(*attempts, attempt(b, pos, len(segs), ReasonRequestShorter, bound))
-				return
-			}
-			rest := append([]string(nil), segs[pos:]...)
-			if partial {
-				rest = rest[:len(rest)-1]
-			}
-			try(i+1, len(segs), with(bound, seg.Text, value.Path{Segments: rest, Partial: partial}))
+		if segs[pos] != seg.Text {
+			m.miss(pos, ReasonLiteralMismatch, bound)
+			return
 		}
+		m.try(i+1, pos+1, bound)
+	case ast.SegWildcard:
+		if pos >= len(segs) {
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		if segs[pos] == Hypothetical {
+			m.try(i+1, pos+1, bound)
+			return
+		}
+		m.try(i+1, pos+1, append(bound, binding{seg.Text, value.String(segs[pos])}))
+	case ast.SegRecursive:
+		if i < len(pattern)-1 {
+			m.try(i+1, pos, append(bound, binding{seg.Text, value.Path{}}))
+			return
+		}
+		if len(segs) == pos && m.p.Ruleset.Version == "1" {
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		// The remainder covers a list request's unknown document unless
+		// an earlier wildcard already took it.
+		partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
+		if partial && m.p.Ruleset.Version == "1" {
+			// The official emulator never matches a list request with a
+			// rules_version '1' recursive wildcard.
+			m.miss(pos, ReasonRequestShorter, bound)
+			return
+		}
+		rest := append([]string(nil), segs[pos:]...)
+		if partial {
+			rest = rest[:len(rest)-1]
+		}
+		m.try(i+1, len(segs), append(bound, binding{seg.Text, value.Path{Segments: rest, Partial: partial}}))
 	}
-	try(0, pos, nil)
 }
 
-func with(m map[string]value.Value, k string, v value.Value) map[string]value.Value {
-	out := make(map[string]value.Value, len(m)+1)
-	for a, b := range m {
-		out[a] = b
-	}
-	out[k] = v
-	return out
-}
-
-func copyVars(m map[string]value.Value) map[string]value.Value {
-	out := make(map[string]value.Value, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func attempt(b *Block, matched, total int, reason string, bound map[string]value.Value) Attempt {
+func attempt(b *Block, matched, total int, reason string, bound []binding) Attempt {
 	a := Attempt{Pattern: b.Pattern, Line: b.Match.Span.Start.Line, Matched: matched, Total: total, Reason: reason}
 	if len(bound) > 0 {
 		a.Bindings = map[string]string{}
-		for k, v := range bound {
-			if s, ok := v.(value.String); ok {
-				a.Bindings[k] = string(s)
+		for _, x := range bound {
+			if s, ok := x.v.(value.String); ok {
+				a.Bindings[x.name] = string(s)
 			} else {
-				a.Bindings[k] = value.Show(v)
+				a.Bindings[x.name] = value.Show(x.v)
 			}
 		}
 	}

@@ -340,7 +340,13 @@ func roundFn(name string, f func(float64) float64, toInt bool) Builtin {
 		}
 		switch a := args[0].(type) {
 		case value.Int:
-			return a
+			// math.ceil(1) and math.floor(1) are floats in Google's
+			// engine (math.ceil(1) is int is false; differential case);
+			// math.round(1) stays an int.
+			if toInt {
+				return a
+			}
+			return value.Float(a)
 		case value.Float:
 			if toInt {
 				return value.Int(javaLong(f(float64(a))))

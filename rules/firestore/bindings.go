@@ -103,10 +103,11 @@ func docPath(db, rel string) value.Path {
 // lookups implements get/exists/getAfter/existsAfter for one request, with
 // production's limit on distinct documents read.
 type lookups struct {
-	req  *Request
-	db   string
-	max  int
-	seen map[string]bool
+	req   *Request
+	db    string
+	max   int
+	seen  map[string]bool
+	reads []eval.Read
 }
 
 func newLookups(r *Ruleset, req *Request, db string) *lookups {
@@ -114,18 +115,31 @@ func newLookups(r *Ruleset, req *Request, db string) *lookups {
 	if req.Batch {
 		max = MaxLookupsBatch
 	}
-	return &lookups{req: req, db: db, max: max, seen: map[string]bool{}}
+	return &lookups{req: req, db: db, max: max}
 }
 
 func (l *lookups) count() int { return len(l.seen) }
 
-func (l *lookups) funcs() map[string]eval.Builtin {
-	return map[string]eval.Builtin{
-		"get":         func(a []value.Value) value.Value { return l.call("get", a) },
-		"exists":      func(a []value.Value) value.Value { return l.call("exists", a) },
-		"getAfter":    func(a []value.Value) value.Value { return l.call("getAfter", a) },
-		"existsAfter": func(a []value.Value) value.Value { return l.call("existsAfter", a) },
+// HasFunc implements eval.ServiceFuncs.
+func (l *lookups) HasFunc(name string) bool {
+	switch name {
+	case "get", "exists", "getAfter", "existsAfter":
+		return true
 	}
+	return false
+}
+
+// CallFunc implements eval.ServiceFuncs, recording each lookup.
+func (l *lookups) CallFunc(name string, args []value.Value) value.Value {
+	v := l.call(name, args)
+	if len(l.reads) < eval.MaxReads {
+		var p value.Value
+		if len(args) > 0 {
+			p = args[0]
+		}
+		l.reads = append(l.reads, eval.Read{Function: name, Path: p, Result: v})
+	}
+	return v
 }
 
 func serviceCallError(fn string, p value.Path) *value.Error {
@@ -151,6 +165,9 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	after := fn == "getAfter" || fn == "existsAfter"
 	key := rel
 	if !l.seen[key] {
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
 		if len(l.seen) >= l.max {
 			return &value.Error{Kind: value.Exhausted, Offset: -1,
 				Message: fmt.Sprintf("Exceeded the maximum of %d document lookups (get, exists, getAfter, existsAfter) for this request.", l.max)}
@@ -165,10 +182,12 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 		if l.req.Method != Delete && l.req.After != nil {
 			data, exists = l.req.After, true
 		}
-	case after && l.req.GetAfter != nil:
+	case after && l.req.GetAfter != nil && l.req.Method != Get && l.req.Method != List:
 		data, exists, err = l.req.GetAfter.Lookup(rel)
-	case after && (l.req.Method == Get || l.req.Method == List) && !l.req.TestAPI:
-		return serviceCallError(fn, p)
+	// In a read there is no pending write: Google's engine answers
+	// getAfter() and existsAfter() from committed state, as get() and
+	// exists() do (differential cases getAfter(/…/seed/s1).data.v == 7 and
+	// existsAfter(request.path) in a get).
 	case l.req.Get != nil:
 		data, exists, err = l.req.Get.Lookup(rel)
 	default:

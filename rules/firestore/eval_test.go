@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -95,5 +96,46 @@ func TestTraceMarksShortCircuits(t *testing.T) {
 	}
 	if root == nil || root.Value != "false" || lhs == nil || lhs.Value != "false" || lhs.Depth != root.Depth+1 || skipped == nil || !skipped.Skipped {
 		t.Errorf("trace = %+v", exprs)
+	}
+}
+
+// TestStructuredDecision checks the typed explanation: the deciding rule,
+// its failing leaves as typed values, path variables, lookups and budget.
+func TestStructuredDecision(t *testing.T) {
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n" +
+		"    function member(g) { return exists(/databases/$(database)/documents/groups/$(g)/members/$(request.auth.uid)); }\n" +
+		"    match /groups/{g}/posts/{p} {\n      allow update: if member(g) || request.resource.data.n < 3;\n    }\n  }\n}\n"
+	rs, diags := Compile(source.NewFile("firestore.rules", src))
+	if rs == nil {
+		t.Fatal(diags)
+	}
+	d := rs.Decide(&Request{Method: Update, Path: "groups/g1/posts/p1", Time: time.Now(), Auth: &Auth{UID: "bob"},
+		Resource: &Doc{Path: "groups/g1/posts/p1", Data: value.Map{}}, After: value.Map{"n": value.Int(5)},
+		Get: LookupFunc(func(string) (value.Map, bool, error) { return nil, false, nil })})
+	if d.Allowed() {
+		t.Fatal("allowed")
+	}
+	rule := d.DecidingRuleOf()
+	if rule == nil || rule.Value != value.Bool(false) || len(rule.Failing) != 2 {
+		t.Fatalf("deciding rule %+v", rule)
+	}
+	var got []string
+	for _, i := range rule.Failing {
+		st := rule.Steps[i]
+		got = append(got, eval.SourceText(rs.File(), st.Node)+" = "+value.Show(st.Value))
+	}
+	want := []string{"exists(/databases/$(database)/documents/groups/$(g)/members/$(request.auth.uid)) = false", "request.resource.data.n < 3 = false"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("failing leaves:\n got %v\nwant %v", got, want)
+	}
+	if d.Bindings["g"] != value.String("g1") || d.Bindings["p"] != value.String("p1") {
+		t.Errorf("bindings %v", d.Bindings)
+	}
+	if len(d.Reads) != 1 || d.Reads[0].Function != "exists" || d.Reads[0].Result != value.Bool(false) ||
+		d.Reads[0].Path.(value.Path).String() != "/databases/(default)/documents/groups/g1/members/bob" {
+		t.Errorf("reads %+v", d.Reads)
+	}
+	if d.Budget.Expressions != d.Expressions || d.Budget.MaxExpressions != eval.DefaultMaxExpressions || d.Budget.Limit != "" {
+		t.Errorf("budget %+v", d.Budget)
 	}
 }

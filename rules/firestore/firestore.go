@@ -151,10 +151,22 @@ type Decision struct {
 	Expressions int
 	// Lookups is the number of distinct documents get()/exists() read.
 	Lookups int
+	// Explanation is the structured account: typed traces of the
+	// evaluated rules, their failing sub-expressions, the path
+	// variables, each lookup with its result, and the budget used.
+	eval.Explanation
 }
 
 // Allowed reports whether the request is allowed.
 func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
+
+// DecidingRuleOf returns the deciding rule in typed form, or nil.
+func (d *Decision) DecidingRuleOf() *eval.RuleResult {
+	if d.Deciding < 0 || d.Deciding >= len(d.Rules) {
+		return nil
+	}
+	return &d.Rules[d.Deciding]
+}
 
 // Decide evaluates the request against the ruleset, with the full
 // sub-expression trace. It never panics: an internal failure denies, with
@@ -258,7 +270,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		return d
 	}
 	lk := newLookups(r, req, db)
-	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Funcs: lk.funcs(), Trace: trace}
+	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Service: lk, Trace: trace}
 	if req.Method == List {
 		var cs []Constraint
 		if req.Query != nil {
@@ -271,6 +283,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
 	d.Notes = append(d.Notes, v.Notes...)
 	d.Expressions, d.Lookups = run.Count(), lk.count()
+	d.Explanation = eval.NewExplanation(run, v, lk.reads)
 	return d
 }
 
@@ -294,5 +307,7 @@ func (d *Decision) EmulatorMessage(method string) string {
 
 // Case renders the decision as a simulator case result.
 func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
-	return sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+	c := sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+	d.Annotate(&c)
+	return c
 }

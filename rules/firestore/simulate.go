@@ -276,3 +276,55 @@ func reviveMarker(t string, m map[string]any, now time.Time) (any, error) {
 	}
 	return nil, fmt.Errorf("unknown __type marker %q", t)
 }
+
+// FromTestAPI fills the case from the Rules Test API's test case shape
+// (request.auth/method/path/time, request.resource.data, resource.data,
+// functionMocks with exactValue arguments and value results).
+func (c *Case) FromTestAPI(tc sim.TestAPICase) error {
+	c.Expectation, c.Method, c.Path, c.Auth = tc.Expectation, tc.Request.Method, tc.Request.Path, tc.Request.Auth
+	t, err := tc.Time()
+	if err != nil {
+		return err
+	}
+	c.RequestTime = t
+	if c.Data, err = dataOf(tc.Request.Resource); err != nil {
+		return fmt.Errorf("request.resource: %v", err)
+	}
+	if c.Resource, err = dataOf(tc.Resource); err != nil {
+		return fmt.Errorf("resource: %v", err)
+	}
+	for i, m := range tc.FunctionMocks {
+		p, err := m.MockPath()
+		if err != nil {
+			return fmt.Errorf("functionMocks[%d].%v", i, err)
+		}
+		res, err := m.MockResult()
+		if err != nil {
+			return fmt.Errorf("functionMocks[%d].%v", i, err)
+		}
+		if m.Function == "get" {
+			if res, err = dataOf(res); err != nil {
+				return fmt.Errorf("functionMocks[%d].result.value: %v", i, err)
+			}
+		}
+		c.FunctionMocks = append(c.FunctionMocks, FunctionMock{Function: m.Function, Path: p, Result: res})
+	}
+	return nil
+}
+
+// dataOf returns the data of a Test API resource ({"data": {...}}).
+func dataOf(raw json.RawMessage) (json.RawMessage, error) {
+	if !sim.Present(raw) {
+		return nil, nil
+	}
+	var r struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("must be an object with data")
+	}
+	if !sim.Present(r.Data) {
+		return json.RawMessage("{}"), nil
+	}
+	return r.Data, nil
+}

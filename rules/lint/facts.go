@@ -2,6 +2,7 @@ package lint
 
 import (
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -132,14 +133,15 @@ func isNamespace(svc *service, name string) bool {
 	return false
 }
 
-// namespaceFuncs are the standard library's namespaced functions.
-var namespaceFuncs = map[string][]string{
-	"math":      {"abs", "ceil", "floor", "round", "sqrt", "pow", "isNaN"},
-	"timestamp": {"date", "value"},
-	"duration":  {"value", "time", "abs"},
-	"latlng":    {"value"},
-	"hashing":   {"md5", "sha256", "crc32", "crc32c"},
-}
+// namespaceFuncs are the standard library's namespaced functions, from
+// the evaluator's declaration table.
+var namespaceFuncs = func() map[string][]string {
+	out := map[string][]string{}
+	for _, n := range eval.Standard.Namespaces() {
+		out[n] = eval.Standard.Namespace(n)
+	}
+	return out
+}()
 
 // spanOf is e's span, or the zero span for nil.
 func spanOf(e ast.Expr) source.Span {

@@ -51,7 +51,13 @@ func serviceFor(name string) *service {
 }
 
 // standardFuncs are the bare functions every service has.
-var standardFuncs = map[string]bool{"string": true, "int": true, "float": true, "path": true}
+var standardFuncs = func() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range eval.Standard.Globals() {
+		out[n] = true
+	}
+	return out
+}()
 
 // model is a parsed ruleset prepared for analysis: every function with its
 // lexical scope, every allow statement with its block, and the facts each

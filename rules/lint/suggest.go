@@ -3,6 +3,8 @@ package lint
 import (
 	"sort"
 	"strings"
+
+	"github.com/pyric/pyric/rules/eval"
 )
 
 // suggest returns the candidate closest to name when it is close enough to
@@ -60,14 +62,6 @@ func distance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// knownMethods are the methods of every rules type, for suggestions.
-var knownMethods = []string{
-	"size", "lower", "upper", "trim", "toUtf8", "matches", "split", "replace",
-	"hasAll", "hasAny", "hasOnly", "toSet", "join", "concat", "removeAll",
-	"difference", "union", "intersection", "keys", "values", "get", "diff",
-	"addedKeys", "removedKeys", "changedKeys", "affectedKeys", "unchangedKeys",
-	"toBase64", "toHexString", "bind",
-	"year", "month", "day", "hours", "minutes", "seconds", "nanos",
-	"dayOfWeek", "dayOfYear", "toMillis", "date", "time",
-	"latitude", "longitude", "distance",
-}
+// knownMethods are the methods of every rules type, for suggestions, from
+// the evaluator's declaration table.
+var knownMethods = eval.Standard.Methods()

@@ -8,50 +8,8 @@ import (
 	"github.com/pyric/pyric/rules/source"
 )
 
-// children returns e's direct sub-expressions in source order. A namespace
-// or method call's receiver is the X of its Fn member.
-func children(e ast.Expr) []ast.Expr {
-	switch e := e.(type) {
-	case *ast.Paren:
-		return []ast.Expr{e.X}
-	case *ast.Unary:
-		return []ast.Expr{e.X}
-	case *ast.Binary:
-		return []ast.Expr{e.X, e.Y}
-	case *ast.In:
-		return []ast.Expr{e.X, e.Collection}
-	case *ast.Is:
-		return []ast.Expr{e.X}
-	case *ast.Ternary:
-		return []ast.Expr{e.Cond, e.Then, e.Else}
-	case *ast.Member:
-		return []ast.Expr{e.X}
-	case *ast.Index:
-		return []ast.Expr{e.X, e.Index}
-	case *ast.Slice:
-		return []ast.Expr{e.X, e.Lo, e.Hi}
-	case *ast.Call:
-		out := []ast.Expr{e.Fn}
-		return append(out, e.Args...)
-	case *ast.List:
-		return e.Elems
-	case *ast.Map:
-		out := make([]ast.Expr, 0, 2*len(e.Entries))
-		for _, en := range e.Entries {
-			out = append(out, en.Key, en.Value)
-		}
-		return out
-	case *ast.Path:
-		var out []ast.Expr
-		for _, s := range e.Segments {
-			if s.Interp != nil {
-				out = append(out, s.Interp)
-			}
-		}
-		return out
-	}
-	return nil
-}
+// children returns e's direct sub-expressions in source order.
+func children(e ast.Expr) []ast.Expr { return ast.Children(e) }
 
 // inspect calls fn for e and, when fn returns true, for every descendant,
 // in preorder. It passes each node's parent (nil for e). Nil expressions

@@ -24,6 +24,14 @@ func Explain(engine, reason string, trace []Rule, deciding int, notes []string, 
 			out.Rule, out.Trace = &rule, er.Trace
 			if r.Verdict != VerdictAllow {
 				d.Failing = Failing(r.Expressions)
+				if len(r.Failing) > 0 {
+					// The evaluator's own minimal failing set, computed
+					// from typed values (through &&, || and user functions).
+					d.Failing = d.Failing[:0]
+					for _, f := range r.Failing {
+						d.Failing = append(d.Failing, event.Step{Text: f.Source, Value: f.Value, Error: f.Error, Line: f.Line, Column: f.Column})
+					}
+				}
 			}
 		}
 	}

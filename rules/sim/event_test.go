@@ -43,3 +43,13 @@ func TestExplainPicksTheDecidingRule(t *testing.T) {
 		t.Fatalf("no rule: %+v", e)
 	}
 }
+
+func TestExplainPrefersTheEvaluatorsFailingSet(t *testing.T) {
+	trace := []Rule{{RuleIndex: 0, Verdict: VerdictDeny, Line: 3,
+		Expressions: []Expr{{Source: "f() || x < 1", Value: "false"}, {Source: "f()", Value: "false", Depth: 1}, {Source: "x < 1", Value: "false", Depth: 1}},
+		Failing:     []Failure{{Source: "a == b", Value: "false", Values: "1 == 2 → false", Line: 2, Column: 5}, {Source: "x < 1", Value: "false", Line: 3, Column: 9}}}}
+	e := Explain("firestore", "", trace, 0, nil, 3, 0)
+	if len(e.Decision.Failing) != 2 || e.Decision.Failing[0].Text != "a == b" || e.Decision.Failing[0].Line != 2 {
+		t.Fatalf("failing = %+v", e.Decision.Failing)
+	}
+}

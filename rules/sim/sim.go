@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/pyric/pyric/rules/source"
@@ -56,6 +57,40 @@ type Rule struct {
 	Message    string   `json:"message,omitempty"`   // error text in production's wording, or why it was skipped
 	// Expressions is the sub-expression trace in evaluation order.
 	Expressions []Expr `json:"expressions,omitempty"`
+	// Failing are the minimal false or error sub-expressions that kept
+	// this rule from allowing (present when the rule was traced).
+	Failing []Failure `json:"failing,omitempty"`
+}
+
+// Failure is one sub-expression that decided a rule's deny, rendered for a
+// person: its source and span, and its operands with the result, e.g.
+// Source "request.resource.data.title.size() < 20", Values "33 < 20 → false".
+type Failure struct {
+	Source    string `json:"source"`
+	Line      int    `json:"line,omitempty"`
+	Column    int    `json:"column,omitempty"`
+	EndLine   int    `json:"endLine,omitempty"`
+	EndColumn int    `json:"endColumn,omitempty"`
+	// Value is the sub-expression's own value ("false"); empty for an
+	// error.
+	Value  string `json:"value,omitempty"`
+	Values string `json:"values"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Lookup is one document read (get, exists, getAfter, existsAfter, or
+// Storage's firestore.get/exists) a decision made, with its result.
+type Lookup struct {
+	Function string `json:"function"`
+	Path     string `json:"path"`
+	Result   string `json:"result"` // the value returned, or the error
+}
+
+// Budget is what a decision used of its evaluation limits.
+type Budget struct {
+	Expressions    int    `json:"expressions"`
+	MaxExpressions int    `json:"maxExpressions"`
+	Limit          string `json:"limit,omitempty"` // "expressions" or "time" when one ran out
 }
 
 // Expr is one evaluated (or short-circuit skipped) sub-expression.
@@ -80,6 +115,12 @@ type Case struct {
 	// Deciding is the index in Trace of the rule that decided the case
 	// (the allowing rule, or the first denying one); -1 when none did.
 	Deciding int `json:"deciding"`
+	// Bindings are the path variables of the deciding rule's match block.
+	Bindings map[string]string `json:"bindings,omitempty"`
+	// Lookups are the documents the rules read, in order.
+	Lookups []Lookup `json:"lookups,omitempty"`
+	// Budget is what the evaluation used of its limits.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // NewCase fills State from the decision and expectation and normalises nils.
@@ -167,9 +208,21 @@ func writeIndented(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// WriteText prints each case with its verdict, the deciding rule's source
-// line with a caret under the condition, and the notes, then a summary line.
-func WriteText(w io.Writer, f *source.File, r *Report) {
+// TextOptions tune WriteTextWith.
+type TextOptions struct {
+	// Verbose adds every rule's full step-by-step trace.
+	Verbose bool
+}
+
+// WriteText prints each case with its verdict, the deciding rule's
+// location, and for a case that was not allowed each failing
+// sub-expression of each evaluated rule: its source line with a caret
+// under it and its values ("33 < 20 → false"); then the notes and a
+// summary line.
+func WriteText(w io.Writer, f *source.File, r *Report) { WriteTextWith(w, f, r, TextOptions{}) }
+
+// WriteTextWith is WriteText with options.
+func WriteTextWith(w io.Writer, f *source.File, r *Report, opts TextOptions) {
 	for _, c := range r.Results {
 		mark := "PASS"
 		switch c.State {
@@ -186,15 +239,71 @@ func WriteText(w io.Writer, f *source.File, r *Report) {
 			rule := c.Trace[c.Deciding]
 			fmt.Fprintf(w, "     decided by %s\n", describeRule(rule))
 			if f != nil && rule.Line > 0 {
-				line := f.Line(rule.Line)
 				fmt.Fprintf(w, "     %s:%d:%d\n", fileName(f), rule.Line, rule.Column)
-				fmt.Fprintf(w, "       %s\n", strings.ReplaceAll(line, "\t", " "))
-				if rule.Column > 0 {
-					fmt.Fprintf(w, "       %s^\n", strings.Repeat(" ", rule.Column-1))
+				if len(rule.Failing) == 0 || c.Decision == Allow {
+					writeExcerpt(w, f, source.Pos{Line: rule.Line, Column: rule.Column}, source.Pos{})
 				}
 			}
 			if rule.Message != "" {
 				fmt.Fprintf(w, "     %s\n", rule.Message)
+			}
+		}
+		if c.Decision != Allow {
+			for i, rule := range c.Trace {
+				if rule.Verdict == VerdictAllow || len(rule.Failing) == 0 {
+					continue
+				}
+				if i != c.Deciding {
+					fmt.Fprintf(w, "     also %s\n", describeRule(rule))
+				}
+				for _, fl := range rule.Failing {
+					fmt.Fprintf(w, "     failing: %s", fl.Source)
+					if f != nil && fl.Line > 0 {
+						fmt.Fprintf(w, "  (%s:%d:%d)", fileName(f), fl.Line, fl.Column)
+					}
+					fmt.Fprintln(w)
+					if f != nil && fl.Line > 0 {
+						writeExcerpt(w, f, source.Pos{Line: fl.Line, Column: fl.Column}, source.Pos{Line: fl.EndLine, Column: fl.EndColumn})
+					}
+					fmt.Fprintf(w, "       %s\n", fl.Values)
+				}
+			}
+		}
+		if len(c.Bindings) > 0 && (opts.Verbose || c.State != Passed) {
+			keys := make([]string, 0, len(c.Bindings))
+			for k := range c.Bindings {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			parts := make([]string, len(keys))
+			for i, k := range keys {
+				parts[i] = k + " = " + c.Bindings[k]
+			}
+			fmt.Fprintf(w, "     bindings: %s\n", strings.Join(parts, ", "))
+		}
+		if opts.Verbose {
+			for _, l := range c.Lookups {
+				fmt.Fprintf(w, "     lookup: %s(%s) → %s\n", l.Function, l.Path, l.Result)
+			}
+			if c.Budget != nil {
+				fmt.Fprintf(w, "     budget: %d of %d expressions", c.Budget.Expressions, c.Budget.MaxExpressions)
+				if c.Budget.Limit != "" {
+					fmt.Fprintf(w, " (%s limit reached)", c.Budget.Limit)
+				}
+				fmt.Fprintln(w)
+			}
+			for _, rule := range c.Trace {
+				fmt.Fprintf(w, "     trace of %s\n", describeRule(rule))
+				for _, x := range rule.Expressions {
+					res := x.Value
+					switch {
+					case x.Skipped:
+						res = "(skipped)"
+					case x.Error != "":
+						res = "error: " + x.Error
+					}
+					fmt.Fprintf(w, "       %s%s → %s\n", strings.Repeat("  ", x.Depth), x.Source, res)
+				}
 			}
 		}
 		for _, n := range c.Notes {
@@ -202,6 +311,13 @@ func WriteText(w io.Writer, f *source.File, r *Report) {
 		}
 	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d unsupported\n", r.Passed, r.Failed, r.Unsupported)
+}
+
+// writeExcerpt prints a source line (clipped around the span) with a caret
+// line under [start, end).
+func writeExcerpt(w io.Writer, f *source.File, start, end source.Pos) {
+	text, caret := source.Excerpt(f.Line(start.Line), start, end, source.MaxLineWidth)
+	fmt.Fprintf(w, "       %s\n       %s\n", text, caret)
 }
 
 func describeRule(r Rule) string {

@@ -2,17 +2,70 @@ package source
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
-// WriteText prints every diagnostic with Render.
+// WriteText prints the first MaxTextDiagnostics diagnostics with Render,
+// then "… and N more (E errors, W warnings)" for the rest.
 func WriteText(w io.Writer, f *File, ds Diagnostics) error {
-	for _, d := range ds {
+	return WriteTextLimit(w, f, ds, MaxTextDiagnostics)
+}
+
+// WriteTextLimit is WriteText with its own cap; max <= 0 prints all.
+func WriteTextLimit(w io.Writer, f *File, ds Diagnostics, max int) error {
+	shown, rest := pickShown(ds, max)
+	for _, d := range shown {
 		if _, err := io.WriteString(w, Render(f, d)); err != nil {
 			return err
 		}
 	}
+	if len(rest) > 0 {
+		errs := 0
+		for _, d := range rest {
+			if d.Severity == Error {
+				errs++
+			}
+		}
+		if _, err := fmt.Fprintf(w, "… and %d more (%d errors, %d warnings or notes); --format json lists up to %d\n", len(rest), errs, len(rest)-errs, MaxMachineDiagnostics); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// pickShown keeps at most max diagnostics, the most severe first (an
+// error is never hidden behind thousands of warnings), in their original
+// order; rest are the others.
+func pickShown(ds Diagnostics, max int) (shown, rest Diagnostics) {
+	if max <= 0 || len(ds) <= max {
+		return ds, nil
+	}
+	keep := make([]bool, len(ds))
+	n := 0
+	for sev := Error; sev >= Info && n < max; sev-- {
+		for i, d := range ds {
+			if d.Severity == sev && n < max {
+				keep[i] = true
+				n++
+			}
+		}
+	}
+	for i, d := range ds {
+		if keep[i] {
+			shown = append(shown, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	return shown, rest
+}
+
+// capMachine keeps the first MaxMachineDiagnostics, reporting how many
+// were left out.
+func capMachine(ds Diagnostics) (Diagnostics, int) {
+	shown, rest := pickShown(ds, MaxMachineDiagnostics)
+	return shown, len(rest)
 }
 
 // jsonDiagnostic is the JSON form of a diagnostic used by every lint command.
@@ -28,20 +81,23 @@ type jsonDiagnostic struct {
 }
 
 // WriteJSON prints {"diagnostics": [...], "metrics": metrics}. metrics may be
-// nil, which prints an empty object.
+// nil, which prints an empty object. At most MaxMachineDiagnostics are
+// listed; "omitted" counts the rest when there are more.
 func WriteJSON(w io.Writer, ds Diagnostics, metrics any) error {
+	ds, omitted := capMachine(ds)
 	out := struct {
 		Diagnostics []jsonDiagnostic `json:"diagnostics"`
+		Omitted     int              `json:"omitted,omitempty"`
 		Metrics     any              `json:"metrics"`
-	}{Diagnostics: []jsonDiagnostic{}, Metrics: metrics}
+	}{Diagnostics: []jsonDiagnostic{}, Omitted: omitted, Metrics: metrics}
 	if metrics == nil {
 		out.Metrics = struct{}{}
 	}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{
-			Code: d.Code, Severity: d.Severity.String(), Message: d.Message,
+			Code: d.Code, Severity: d.Severity.String(), Message: ClipText(d.Message, MaxMessageBytes),
 			Line: d.Span.Start.Line, Column: d.Span.Start.Column,
-			EndLine: d.Span.End.Line, EndColumn: d.Span.End.Column, Fix: d.Fix,
+			EndLine: d.Span.End.Line, EndColumn: d.Span.End.Column, Fix: ClipText(d.Fix, MaxMessageBytes),
 		})
 	}
 	enc := json.NewEncoder(w)
@@ -61,7 +117,10 @@ type Tool struct {
 
 // WriteSARIF prints the diagnostics as a SARIF 2.1.0 log with one run, for
 // code-scanning tools. artifact is the file's path as the tool should report it.
+// At most MaxMachineDiagnostics results are listed; the run's properties
+// count the rest ("omittedResults").
 func WriteSARIF(w io.Writer, tool Tool, artifact string, ds Diagnostics) error {
+	ds, omitted := capMachine(ds)
 	type msg struct {
 		Text string `json:"text"`
 	}
@@ -104,7 +163,8 @@ func WriteSARIF(w io.Writer, tool Tool, artifact string, ds Diagnostics) error {
 		Tool struct {
 			Driver driver `json:"driver"`
 		} `json:"tool"`
-		Results []result `json:"results"`
+		Results    []result       `json:"results"`
+		Properties map[string]int `json:"properties,omitempty"`
 	}
 	var r run
 	r.Tool.Driver = driver{Name: tool.Name, Version: tool.Version, InformationURI: tool.URI, Rules: []rule{}}
@@ -121,6 +181,9 @@ func WriteSARIF(w io.Writer, tool Tool, artifact string, ds Diagnostics) error {
 		r.Tool.Driver.Rules = append(r.Tool.Driver.Rules, rule{ID: d.Code, ShortDescription: msg{desc}})
 	}
 	r.Results = []result{}
+	if omitted > 0 {
+		r.Properties = map[string]int{"omittedResults": omitted}
+	}
 	for _, d := range ds {
 		level := "error"
 		switch d.Severity {
@@ -138,9 +201,9 @@ func WriteSARIF(w io.Writer, tool Tool, artifact string, ds Diagnostics) error {
 			}
 			loc.PhysicalLocation.Region = rg
 		}
-		res := result{RuleID: d.Code, Level: level, Message: msg{d.Message}, Locations: []location{loc}}
+		res := result{RuleID: d.Code, Level: level, Message: msg{ClipText(d.Message, MaxMessageBytes)}, Locations: []location{loc}}
 		if d.Fix != "" {
-			res.Fixes = []fix{{Description: msg{d.Fix}}}
+			res.Fixes = []fix{{Description: msg{ClipText(d.Fix, MaxMessageBytes)}}}
 		}
 		r.Results = append(r.Results, res)
 	}

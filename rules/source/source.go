@@ -163,8 +163,24 @@ func (ds Diagnostics) Sort() {
 	})
 }
 
+// Output limits of the renderers: a ruleset with thousands of problems on
+// one 170 KB line must print a screenful, not gigabytes.
+const (
+	// MaxTextDiagnostics is how many diagnostics WriteText prints before
+	// "… and N more".
+	MaxTextDiagnostics = 50
+	// MaxMachineDiagnostics caps the JSON and SARIF renderers.
+	MaxMachineDiagnostics = 1000
+	// MaxLineWidth is how many characters of a source line Render shows,
+	// clipped around the caret.
+	MaxLineWidth = 200
+	// MaxMessageBytes bounds one diagnostic's message and fix.
+	MaxMessageBytes = 500
+)
+
 // Render writes d as `file:line:col: severity: message [CODE]`, followed by
-// the source line, a caret line under the span, and the fix when present.
+// the source line (clipped to MaxLineWidth characters around the span), a
+// caret line under the span, and the fix when present.
 func Render(f *File, d Diagnostic) string {
 	var b strings.Builder
 	name := "<input>"
@@ -172,49 +188,93 @@ func Render(f *File, d Diagnostic) string {
 		name = f.Name
 	}
 	pos := d.Span.Start
+	msg := ClipText(d.Message, MaxMessageBytes)
 	if pos.IsValid() {
-		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, pos.Line, pos.Column, d.Severity, d.Message)
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", name, pos.Line, pos.Column, d.Severity, msg)
 	} else {
-		fmt.Fprintf(&b, "%s: %s: %s", name, d.Severity, d.Message)
+		fmt.Fprintf(&b, "%s: %s: %s", name, d.Severity, msg)
 	}
 	if d.Code != "" {
 		fmt.Fprintf(&b, " [%s]", d.Code)
 	}
 	b.WriteByte('\n')
 	if f != nil && pos.IsValid() {
-		line := f.Line(pos.Line)
+		line, caret := Excerpt(f.Line(pos.Line), pos, d.Span.End, MaxLineWidth)
 		b.WriteString("    ")
-		b.WriteString(expandTabs(line))
+		b.WriteString(line)
 		b.WriteByte('\n')
 		b.WriteString("    ")
-		b.WriteString(caretLine(line, pos, d.Span.End))
+		b.WriteString(caret)
 		b.WriteByte('\n')
 	}
 	if d.Fix != "" {
-		fmt.Fprintf(&b, "    fix: %s\n", d.Fix)
+		fmt.Fprintf(&b, "    fix: %s\n", ClipText(d.Fix, MaxMessageBytes))
 	}
 	return b.String()
 }
 
-func expandTabs(s string) string { return strings.ReplaceAll(s, "\t", "    ") }
+// ClipText cuts s to at most max bytes (on a character boundary), ending
+// with "…" when it was cut.
+func ClipText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
-// caretLine returns spaces up to the start column and carets to the end of
-// the span, or a single caret when the span ends on another line.
-func caretLine(line string, start, end Pos) string {
+// Excerpt returns the source line with tabs expanded and the caret line
+// under [start, end), showing at most width characters: a longer line is
+// clipped around the span's start, with "…" marking each cut.
+func Excerpt(line string, start, end Pos, width int) (text, caret string) {
 	runes := []rune(line)
-	var b strings.Builder
 	col := start.Column - 1
-	for i := 0; i < col && i < len(runes); i++ {
-		if runes[i] == '\t' {
-			b.WriteString("    ")
-		} else {
-			b.WriteByte(' ')
+	if col < 0 {
+		col = 0
+	}
+	if col > len(runes) {
+		col = len(runes)
+	}
+	span := 1
+	if end.Line == start.Line && end.Column > start.Column {
+		span = end.Column - start.Column
+	}
+	lo, hi := 0, len(runes)
+	if width > 0 && len(runes) > width {
+		// Keep a third of the window before the caret.
+		lo = max(0, col-width/3)
+		hi = min(len(runes), lo+width)
+		if hi-lo < width {
+			lo = max(0, hi-width)
 		}
 	}
-	width := 1
-	if end.Line == start.Line && end.Column > start.Column {
-		width = end.Column - start.Column
+	if col+span > hi {
+		span = max(1, hi-col)
 	}
-	b.WriteString(strings.Repeat("^", width))
-	return b.String()
+	var t, c strings.Builder
+	if lo > 0 {
+		t.WriteString("…")
+		c.WriteByte(' ')
+	}
+	for i := lo; i < hi; i++ {
+		if runes[i] == '\t' {
+			t.WriteString("    ")
+			if i < col {
+				c.WriteString("    ")
+			}
+			continue
+		}
+		t.WriteRune(runes[i])
+		if i < col {
+			c.WriteByte(' ')
+		}
+	}
+	if hi < len(runes) {
+		t.WriteString("…")
+	}
+	c.WriteString(strings.Repeat("^", span))
+	return t.String(), c.String()
 }

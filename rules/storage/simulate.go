@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -304,4 +305,51 @@ func decodeTime(raw json.RawMessage) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not ISO-8601 (e.g. 2026-01-02T03:04:05Z)", s)
 	}
 	return t, nil
+}
+
+// FromTestAPI fills the case from the Rules Test API's test case shape:
+// request.path is /b/<bucket>/o/<object path>, request.resource the
+// object being written, resource the stored one, and functionMocks mock
+// firestore.get/firestore.exists with exactValue arguments.
+func (c *Case) FromTestAPI(tc sim.TestAPICase) error {
+	c.Expectation, c.Method, c.Auth = tc.Expectation, tc.Request.Method, tc.Request.Auth
+	p := strings.TrimPrefix(tc.Request.Path, "/")
+	if rest, ok := strings.CutPrefix(p, "b/"); ok {
+		bucket, object, found := strings.Cut(rest, "/o/")
+		if !found {
+			bucket, object = strings.TrimSuffix(rest, "/o"), ""
+		}
+		c.Bucket = bucket
+		if un, err := url.PathUnescape(object); err == nil {
+			object = un
+		}
+		p = object
+	}
+	c.Path = p
+	t, err := tc.Time()
+	if err != nil {
+		return err
+	}
+	c.RequestTime = t
+	c.Resource, c.ExistingResource = tc.Request.Resource, tc.Resource
+	for i, m := range tc.FunctionMocks {
+		path, err := m.MockPath()
+		if err != nil {
+			return fmt.Errorf("functionMocks[%d].%v", i, err)
+		}
+		res, err := m.MockResult()
+		if err != nil {
+			return fmt.Errorf("functionMocks[%d].%v", i, err)
+		}
+		if strings.HasSuffix(m.Function, "get") {
+			var r struct {
+				Data json.RawMessage `json:"data"`
+			}
+			if json.Unmarshal(res, &r) == nil && sim.Present(r.Data) {
+				res = r.Data
+			}
+		}
+		c.FunctionMocks = append(c.FunctionMocks, FunctionMock{Function: m.Function, Path: path, Result: res})
+	}
+	return nil
 }

@@ -159,3 +159,32 @@ func TestCaseRequest(t *testing.T) {
 		t.Errorf("Simulate: %v", err)
 	}
 }
+
+// TestSimulateRulesTestAPIShape reads the hosted Rules Test API's shape:
+// /b/<bucket>/o/<path>, request.resource, resource and firestore mocks.
+func TestSimulateRulesTestAPIShape(t *testing.T) {
+	in, err := ParseInput([]byte(`{"source": {"files": [{"name": "storage.rules", "content": "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /u/{uid}/{f} {\n      allow read: if request.auth.uid == uid || firestore.get(/databases/(default)/documents/admins/$(request.auth.uid)).data.on == true;\n      allow write: if request.resource.size < 100 && bucket == 'bk';\n    }\n  }\n}"}]},
+	 "testSuite": {"testCases": [
+	  {"expectation": "ALLOW", "request": {"auth": {"uid": "a"}, "method": "get", "path": "/b/bk/o/u/a/x.png"}, "resource": {"name": "u/a/x.png", "size": 3}},
+	  {"expectation": "ALLOW", "request": {"auth": {"uid": "root"}, "method": "get", "path": "/b/bk/o/u%2Fa%2Fx.png"}, "resource": {"name": "u/a/x.png", "size": 3},
+	   "functionMocks": [{"function": "firestore.get", "args": [{"exactValue": "/databases/(default)/documents/admins/root"}], "result": {"value": {"data": {"on": true}}}}]},
+	  {"expectation": "DENY", "request": {"auth": {"uid": "a"}, "method": "create", "path": "/b/bk/o/u/a/y.png", "resource": {"name": "u/a/y.png", "size": 500}}}
+	 ]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, diags := Compile(source.NewFile(in.Name, in.Source))
+	if rs == nil {
+		t.Fatal(diags)
+	}
+	rep, err := rs.Simulate(in.TestCases, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed != 3 {
+		for _, c := range rep.Results {
+			t.Logf("%s: %s %v", c.Description, c.Decision, c.Notes)
+		}
+		t.Fatalf("%d of 3 passed", rep.Passed)
+	}
+}

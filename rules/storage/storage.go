@@ -211,6 +211,10 @@ type Decision struct {
 	Expressions int
 	// Lookups is the number of distinct Firestore documents read.
 	Lookups int
+	// Explanation is the structured account: typed traces of the
+	// evaluated rules, their failing sub-expressions, the path
+	// variables, each lookup with its result, and the budget used.
+	eval.Explanation
 }
 
 // Allowed reports whether the request is allowed.
@@ -218,7 +222,9 @@ func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
 
 // Case renders the decision as a simulator case result.
 func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
-	return sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+	c := sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
+	d.Annotate(&c)
+	return c
 }
 
 // Segments returns the path a request is matched against:
@@ -267,10 +273,15 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		return d
 	}
 	lk := newLookups(req)
+	rec := &eval.Recorder{}
+	ns := lk.funcs()
+	for name, b := range ns {
+		ns[name] = rec.Wrap("firestore."+name, b)
+	}
 	env := &eval.Env{
 		Program:    r.prog,
 		Globals:    globals(req, bucket, segs),
-		Namespaces: map[string]map[string]eval.Builtin{"firestore": lk.funcs()},
+		Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
 		Trace:      !req.NoTrace,
 	}
 	run := eval.NewRun(env)
@@ -286,6 +297,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
 	d.Notes = append(d.Notes, v.Notes...)
 	d.Expressions, d.Lookups = run.Count(), lk.count()
+	d.Explanation = eval.NewExplanation(run, v, rec.Reads)
 	if req.TestAPI && lk.count() > MaxFirestoreLookups {
 		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
 	}

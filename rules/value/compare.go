@@ -9,9 +9,13 @@ import (
 // an error), except that int and float compare by numeric value. Inside
 // lists and maps the element types must match too: production says
 // [1] == [1.0] is false while 1 == 1.0 is true.
-func Equal(a, b Value) bool { return equal(a, b, true) }
+func Equal(a, b Value) bool { return equal(a, b, true, false) }
 
-func equal(a, b Value, numericMix bool) bool {
+// EqualNumeric is equality of set elements: numbers compare by value at
+// every depth, so [1] and [1.0] are the same element.
+func EqualNumeric(a, b Value) bool { return equal(a, b, true, true) }
+
+func equal(a, b Value, numericMix, deep bool) bool {
 	switch a := a.(type) {
 	case Null:
 		_, ok := b.(Null)
@@ -65,7 +69,7 @@ func equal(a, b Value, numericMix bool) bool {
 			return false
 		}
 		for i := range a {
-			if !equal(a[i], x[i], false) {
+			if !equal(a[i], x[i], deep, deep) {
 				return false
 			}
 		}
@@ -75,12 +79,9 @@ func equal(a, b Value, numericMix bool) bool {
 		if !ok || len(a) != len(x) {
 			return false
 		}
-		for _, e := range a {
-			if !x.Contains(e) {
-				return false
-			}
-		}
-		return true
+		ka, okA := Key(a, Numeric)
+		kx, okX := Key(x, Numeric)
+		return okA && okX && ka == kx
 	case Map:
 		x, ok := b.(Map)
 		if !ok || len(a) != len(x) {
@@ -88,7 +89,7 @@ func equal(a, b Value, numericMix bool) bool {
 		}
 		for k, v := range a {
 			w, ok := x[k]
-			if !ok || !equal(v, w, false) {
+			if !ok || !equal(v, w, deep, deep) {
 				return false
 			}
 		}
@@ -100,23 +101,33 @@ func equal(a, b Value, numericMix bool) bool {
 	return false
 }
 
-// Contains reports whether the set holds v (by equality).
+// Contains reports whether the set holds v. Set elements compare by
+// numeric value at every depth: [1].toSet() contains 1.0 (differential
+// case). It is linear; use NewIndex for repeated tests.
 func (s Set) Contains(v Value) bool {
 	for _, e := range s {
-		if equal(e, v, false) {
+		if EqualNumeric(e, v) {
 			return true
 		}
 	}
 	return false
 }
 
-// NewSet builds a set from values, dropping duplicates, keeping first order.
+// NewSet builds a set from values, dropping duplicates (by numeric value,
+// as Google's engine does: [1, 1.0].toSet().size() == 1), keeping first
+// order. It runs in linear time.
 func NewSet(vals []Value) Set {
 	out := make(Set, 0, len(vals))
+	seen := make(map[string]struct{}, len(vals))
 	for _, v := range vals {
-		if !out.Contains(v) {
-			out = append(out, v)
+		k, ok := Key(v, Numeric)
+		if ok {
+			if _, dup := seen[k]; dup {
+				continue
+			}
+			seen[k] = struct{}{}
 		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package firestore_test
+package firestoreserver_test
 
 import (
 	"context"

@@ -1,11 +1,11 @@
-// Package firestore is the Firestore wire adapter: it serves the engine
+// Package firestoreserver is the Firestore wire adapter: it serves the engine
 // over gRPC (google.firestore.v1.Firestore), REST (/v1/...), WebChannel
 // (the browser SDK's Listen and Write) and the official emulator's extra
 // endpoints (/emulator/v1/...). It decodes a request, derives the caller's
 // identity from the Authorization header exactly as the official emulator
 // does, calls the engine, and encodes the result; no Firestore semantics
 // live here.
-package firestore
+package firestoreserver
 
 import (
 	"context"

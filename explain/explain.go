@@ -70,7 +70,8 @@ func Step(f event.Step, trace []event.Step) string {
 func substitute(f event.Step, trace []event.Step) string {
 	at := -1
 	for i := range trace {
-		if trace[i].Text == f.Text && trace[i].Line == f.Line && trace[i].Column == f.Column && trace[i].Depth == f.Depth {
+		// Failing may re-base depths: match by text and position.
+		if trace[i].Text == f.Text && trace[i].Line == f.Line && trace[i].Column == f.Column && !trace[i].Skipped {
 			at = i
 			break
 		}
@@ -81,9 +82,10 @@ func substitute(f event.Step, trace []event.Step) string {
 	var b strings.Builder
 	rest := f.Text
 	n := 0
-	for j := at + 1; j < len(trace) && trace[j].Depth > f.Depth; j++ {
+	base := trace[at].Depth
+	for j := at + 1; j < len(trace) && trace[j].Depth > base; j++ {
 		c := trace[j]
-		if c.Depth != f.Depth+1 {
+		if c.Depth != base+1 {
 			continue
 		}
 		if c.Skipped || c.Value == "" || c.Text == c.Value {

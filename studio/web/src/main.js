@@ -90,12 +90,13 @@ function showValue(v) {
 // the expression, then with its direct operands replaced by their values.
 function explainStep(f, trace) {
   if (f.error) return `${f.text} → error: ${f.error}`;
-  const at = (trace || []).findIndex(s => s.text === f.text && s.line === f.line && s.column === f.column && s.depth === f.depth);
+  const at = (trace || []).findIndex(s => s.text === f.text && s.line === f.line && s.column === f.column && !s.skipped);
   if (at >= 0) {
     let out = '', rest = f.text, n = 0, ok = true;
-    for (let j = at + 1; j < trace.length && trace[j].depth > f.depth; j++) {
+    const base = trace[at].depth;
+    for (let j = at + 1; j < trace.length && trace[j].depth > base; j++) {
       const c = trace[j];
-      if (c.depth !== f.depth + 1 || c.skipped || !c.value || c.text === c.value) continue;
+      if (c.depth !== base + 1 || c.skipped || !c.value || c.text === c.value) continue;
       const k = rest.indexOf(c.text);
       if (k < 0) { ok = false; break; }
       out += rest.slice(0, k) + c.value; rest = rest.slice(k + c.text.length); n++;

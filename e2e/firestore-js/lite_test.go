@@ -1,6 +1,7 @@
 package firestorejs
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,19 @@ func TestLiteREST(t *testing.T) {
 	srv := fstest.Start(t, fstest.Options{Project: "demo-lite", Rules: liteRules})
 	steps := runScript(t, 2*time.Minute, "lite.cjs", "FS="+srv.Addr, "PROJECT=demo-lite")
 	checkKnown(t, steps, liteWant, map[string]string{})
+	// Pyric only: the denial's failing sub-expression, with its values.
+	explained := false
+	for _, s := range steps {
+		if s.Step == "denied message explains" {
+			explained = s.OK && strings.Contains(string(s.Got), `request.auth.uid == uid → 'bob' == 'alice' is false`)
+			if !explained {
+				t.Errorf("denied message explains: got %s", s.Got)
+			}
+		}
+	}
+	if !explained {
+		t.Error("no explanation step ran")
+	}
 	if len(steps) < 20 {
 		t.Errorf("%d steps ran, want 20", len(steps))
 	}

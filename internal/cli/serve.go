@@ -171,18 +171,18 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	return exitOK
 }
 
-// serve runs until ctx ends, then shuts down cleanly: open streams end,
-// in-flight requests finish (up to 10 s), the store closes.
-func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
+// startBackend starts every service and loads each rules file: the
+// startup serve and exec share.
+func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatcher, error) {
 	var indexes *engine.IndexConfig
 	if o.enforceIndexes {
 		indexes = &engine.IndexConfig{}
 		if b, err := os.ReadFile(o.indexesPath); err == nil {
 			if indexes, err = engine.ParseIndexConfig(b); err != nil {
-				return fmt.Errorf("%s: %v", o.indexesPath, err)
+				return nil, nil, fmt.Errorf("%s: %v", o.indexesPath, err)
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
+			return nil, nil, err
 		}
 	}
 	b, err := backend.Start(backend.Options{
@@ -194,10 +194,10 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
-		return fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
+		return nil, nil, fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var watchers []*rulesWatcher
 	for _, rf := range rulesFiles {
@@ -207,7 +207,16 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 			watchers = append(watchers, w)
 		}
 	}
+	return b, watchers, nil
+}
 
+// serve runs until ctx ends, then shuts down cleanly: open streams end,
+// in-flight requests finish (up to 10 s), the store closes.
+func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
+	b, watchers, err := startBackend(o, stdio)
+	if err != nil {
+		return err
+	}
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}

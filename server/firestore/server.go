@@ -10,6 +10,7 @@ package firestoreserver
 import (
 	"context"
 	"errors"
+	"github.com/pyric/pyric/explain"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -76,7 +77,9 @@ func IdentityFromContext(ctx context.Context) (identity.Identity, error) {
 
 // Status converts an engine error to the gRPC status clients receive. A
 // rules denial says which rules decided, in the official emulator's words
-// ("\nfalse for 'update' @ L6"), so the message names the rule and line.
+// ("\nfalse for 'update' @ L6"), so the message names the rule and line,
+// then one line per failing sub-expression with its values
+// ("request.resource.data.title.size() < 20 → 27 < 20 is false").
 func Status(err error) *status.Status {
 	if err == nil {
 		return status.New(codes.OK, "")
@@ -91,6 +94,11 @@ func Status(err error) *status.Status {
 		}
 		if !strings.HasPrefix(msg, "\n") {
 			msg = "\n" + msg
+		}
+		// Then why: the failing sub-expressions with their values, after
+		// the emulator's wording so tools matching it still work.
+		for _, l := range explain.Firestore(d.Decision) {
+			msg += "\n" + l
 		}
 		return status.New(codes.PermissionDenied, msg)
 	}

@@ -1,0 +1,84 @@
+package explain
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/event"
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/source"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+)
+
+const rules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /posts/{id} {
+      allow create: if request.auth != null && request.resource.data.title.size() < 20;
+    }
+  }
+}
+`
+
+func TestFirestoreDenial(t *testing.T) {
+	gate, diags := engine.NewRulesGate(source.NewFile("firestore.rules", rules))
+	if gate == nil {
+		t.Fatal(diags)
+	}
+	db := engine.DatabaseName{Project: "p", Database: "(default)"}
+	d := gate.Authorize(context.Background(), &engine.AuthzRequest{Database: db, Method: engine.MethodCreate, Path: "posts/p1",
+		Auth:  identity.NewUser("alice", nil),
+		After: &pb.Document{Fields: map[string]*pb.Value{"title": {ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 27)}}}}})
+	if d.Verdict != engine.Deny {
+		t.Fatalf("verdict %v", d.Verdict)
+	}
+	got := Firestore(d)
+	want := "request.resource.data.title.size() < 20 → 27 < 20 is false"
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("got %q, want [%q]", got, want)
+	}
+}
+
+func TestLines(t *testing.T) {
+	trace := []event.Step{
+		{Text: "a && b", Value: "false", Depth: 0},
+		{Text: "a", Value: "true", Depth: 1},
+		{Text: "b", Error: "Property b is undefined on object.", Depth: 1},
+	}
+	d := &event.Decision{Failing: []event.Step{trace[2]}}
+	got := Lines(d, trace)
+	if len(got) != 1 || got[0] != "b → error: Property b is undefined on object." {
+		t.Fatalf("%q", got)
+	}
+	if Lines(nil, nil) != nil {
+		t.Fatal("nil decision")
+	}
+	long := event.Step{Text: strings.Repeat("é", 400), Value: "false"}
+	if l := Lines(&event.Decision{Failing: []event.Step{long}}, nil); len(l[0]) > MaxLine+4 {
+		t.Fatalf("not clipped: %d", len(l[0]))
+	}
+	var many []event.Step
+	for i := 0; i < 10; i++ {
+		many = append(many, event.Step{Text: "x", Value: "false"})
+	}
+	if l := Lines(&event.Decision{Failing: many}, nil); len(l) != MaxLines+1 || l[MaxLines] != "…" {
+		t.Fatalf("%q", l)
+	}
+}
+
+// FuzzStep: any trace renders without panicking, on one line.
+func FuzzStep(f *testing.F) {
+	f.Add("a.size() < 20", "false", "a.size()", "27", "20", "20")
+	f.Add("x", "", "", "", "", "")
+	f.Add("f(a, a)", "false", "a", "1", "a", "2")
+	f.Fuzz(func(t *testing.T, text, value, c1, v1, c2, v2 string) {
+		trace := []event.Step{{Text: text, Value: value}, {Text: c1, Value: v1, Depth: 1}, {Text: c2, Value: v2, Depth: 1}}
+		out := Lines(&event.Decision{Failing: trace[:1]}, trace)
+		if len(out) != 1 || strings.Contains(out[0], "\n") {
+			t.Fatalf("%q", out)
+		}
+	})
+}

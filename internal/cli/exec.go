@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pyric/pyric/backend"
+)
+
+func init() {
+	register(command{path: "exec", args: "[serve flags] -- CMD [ARG...]",
+		summary: "start everything like serve, run CMD with the emulator env vars set, stop when it exits and exit with its status",
+		run:     runExec})
+}
+
+const execUsage = `Usage: pyric exec [serve flags] [--hub-port N] [--studio-port N] -- CMD [ARG...]
+
+Starts every service as pyric serve does (same flags and firebase.json),
+plus the Emulator Suite hub (--hub-port, default 4400) and the Studio
+(--studio-port, default 4000; 0 picks a free port, -1 leaves it off), runs
+CMD with FIRESTORE_EMULATOR_HOST, FIREBASE_AUTH_EMULATOR_HOST,
+FIREBASE_DATABASE_EMULATOR_HOST, FIREBASE_STORAGE_EMULATOR_HOST,
+STORAGE_EMULATOR_HOST, FIREBASE_EMULATOR_HUB and GCLOUD_PROJECT set (and
+every service's own variables), stops everything when CMD exits and exits
+with CMD's status — what firebase emulators:exec does in CI.
+`
+
+// execFlags are the flags exec takes beyond serve's.
+type execFlags struct {
+	hubPort, studioPort int
+}
+
+// splitExec separates exec's own flags and CMD from serve's flags.
+func splitExec(args []string) (serveArgs, cmd []string, f execFlags, err error) {
+	f = execFlags{hubPort: defaultHubPort, studioPort: defaultStudioPort}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			cmd = args[i+1:]
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "hub-port" || name == "studio-port") {
+			if !hasVal {
+				if i+1 >= len(args) {
+					return nil, nil, f, fmt.Errorf("flag --%s needs a port", name)
+				}
+				i++
+				val = args[i]
+			}
+			n, perr := strconv.Atoi(val)
+			if perr != nil || n < -1 || n > 65535 {
+				return nil, nil, f, fmt.Errorf("--%s: %q is not a port (0 picks a free one, -1 leaves it off)", name, val)
+			}
+			if name == "hub-port" {
+				f.hubPort = n
+			} else {
+				f.studioPort = n
+			}
+			continue
+		}
+		serveArgs = append(serveArgs, a)
+	}
+	if len(cmd) == 0 {
+		return nil, nil, f, errors.New("no command: pyric exec [flags] -- CMD [ARG...]")
+	}
+	return serveArgs, cmd, f, nil
+}
+
+func runExec(ctx context.Context, args []string, stdio Stdio) int {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprint(stdio.Err, execUsage)
+			return exitOK
+		}
+	}
+	serveArgs, cmd, xf, err := splitExec(args)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric exec: %v\n", err)
+		return exitError
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric exec: %v\n", err)
+		return exitError
+	}
+	o, ok := parseServe(serveArgs, stdio, os.Getenv, cwd)
+	if !ok {
+		return exitError
+	}
+	stdio.Err = &lockedWriter{w: stdio.Err}
+	code, err := execWith(ctx, o, xf, cmd, stdio)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "pyric exec: %v\n", err)
+		return exitError
+	}
+	return code
+}
+
+// execWith starts the backend, hub and Studio, runs cmd and returns its
+// exit status.
+func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, stdio Stdio) (int, error) {
+	b, watchers, err := startBackend(o, stdio) // serve's startup
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = b.Shutdown(sctx)
+	}()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	for _, w := range watchers {
+		go w.run(watchCtx, 500*time.Millisecond)
+	}
+
+	// Open the hub's and the Studio's ports first, so the hub's list is
+	// complete (and immutable) before it serves.
+	extra := map[string]string{}
+	var servers []*http.Server
+	defer func() {
+		for _, s := range servers {
+			_ = s.Close()
+		}
+	}()
+	open := func(name, flag string, port int) (net.Listener, error) {
+		if port < 0 {
+			return nil, nil
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(port)))
+		if err != nil {
+			return nil, fmt.Errorf("%s cannot listen on port %d: %v (pick another with --%s-port, or 0 for a free one)", name, port, err, flag)
+		}
+		extra[name] = l.Addr().String()
+		return l, nil
+	}
+	hubL, err := open("hub", "hub", xf.hubPort)
+	if err != nil {
+		return 0, err
+	}
+	uiL, err := open("ui", "studio", xf.studioPort)
+	if err != nil {
+		if hubL != nil {
+			hubL.Close()
+		}
+		return 0, err
+	}
+	serveOn := func(l net.Listener, h http.Handler) {
+		if l == nil {
+			return
+		}
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, s)
+		go func() { _ = s.Serve(l) }()
+	}
+	serveOn(hubL, newHub(b, o.project, func() map[string]string { return extra }))
+	serveOn(uiL, newStudio(b, o.rulesPaths[backend.Firestore], nil))
+	hubAddr := extra["hub"]
+	printBanner(stdio.Err, o, b, watchers)
+	if a := extra["ui"]; a != "" {
+		fmt.Fprintf(stdio.Err, "  %-10s http://%s\n", "Studio", a)
+	}
+	if hubAddr != "" {
+		fmt.Fprintf(stdio.Err, "  %-10s %-22s %-26s FIREBASE_EMULATOR_HUB=%s\n", "Hub", hubAddr, "Emulator Suite hub", hubAddr)
+	}
+
+	c := exec.Command(cmd[0], cmd[1:]...)
+	c.Env = append(os.Environ(), execEnv(b, o.project, hubAddr)...)
+	c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err
+	if err := c.Start(); err != nil {
+		return 0, fmt.Errorf("cannot run %s: %v", cmd[0], err)
+	}
+	// Signals go to CMD; pyric stops when CMD exits.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			_ = c.Process.Signal(s)
+		case <-ctx.Done():
+			_ = c.Process.Signal(syscall.SIGTERM)
+			ctx = context.Background()
+		case err := <-b.Err():
+			fmt.Fprintf(stdio.Err, "pyric exec: %v; stopping %s\n", err, cmd[0])
+			_ = c.Process.Signal(syscall.SIGTERM)
+		case err := <-done:
+			fmt.Fprintln(stdio.Err, "pyric: shutting down")
+			return exitStatus(c, err), nil
+		}
+	}
+}
+
+// exitStatus is CMD's exit code; a signal death maps to 128+signal as a
+// shell reports it.
+func exitStatus(c *exec.Cmd, err error) int {
+	if c.ProcessState == nil {
+		return exitError
+	}
+	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return c.ProcessState.ExitCode()
+}
+
+// execEnv is the environment CMD gets: every endpoint's own variables,
+// the Emulator Suite's standard names, the hub and the project.
+func execEnv(b *backend.Backend, project, hubAddr string) []string {
+	env := map[string]string{"GCLOUD_PROJECT": project}
+	for _, e := range b.Endpoints() {
+		switch e.Service {
+		case backend.Firestore:
+			env["FIRESTORE_EMULATOR_HOST"] = e.Addr
+		case backend.Auth:
+			env["FIREBASE_AUTH_EMULATOR_HOST"] = e.Addr
+		case "database":
+			env["FIREBASE_DATABASE_EMULATOR_HOST"] = e.Addr
+		case "storage":
+			env["FIREBASE_STORAGE_EMULATOR_HOST"] = e.Addr
+			env["STORAGE_EMULATOR_HOST"] = "http://" + e.Addr
+		}
+		for _, v := range e.Env {
+			if _, set := env[v.Name]; !set {
+				env[v.Name] = v.Value
+			}
+		}
+	}
+	if hubAddr != "" {
+		env["FIREBASE_EMULATOR_HUB"] = hubAddr
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

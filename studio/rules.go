@@ -1,0 +1,460 @@
+package studio
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/explain"
+	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/identity"
+	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/lint"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
+)
+
+// diag is a diagnostic in the JSON the pages read.
+type diag struct {
+	Severity string `json:"severity"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	EndLine  int    `json:"endLine"`
+	EndCol   int    `json:"endColumn"`
+	Fix      string `json:"fix,omitempty"`
+	// Where is file:line:col; SourceLine the offending line's text.
+	Where      string `json:"where"`
+	SourceLine string `json:"sourceLine,omitempty"`
+}
+
+func diagsOf(f *source.File, ds source.Diagnostics) []diag {
+	out := []diag{}
+	lines := strings.Split(f.Text, "\n")
+	for _, d := range ds {
+		x := diag{Severity: d.Severity.String(), Code: d.Code, Message: d.Message, Fix: d.Fix,
+			Line: d.Span.Start.Line, Column: d.Span.Start.Column, EndLine: d.Span.End.Line, EndCol: d.Span.End.Column,
+			Where: fmt.Sprintf("%s:%d:%d", f.Name, d.Span.Start.Line, d.Span.Start.Column)}
+		if l := d.Span.Start.Line; l >= 1 && l <= len(lines) {
+			x.SourceLine = lines[l-1]
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// rulesReport compiles and lints a rules text.
+type rulesReport struct {
+	File        string `json:"file"`
+	Source      string `json:"source"`
+	Compiles    bool   `json:"compiles"`
+	Diagnostics []diag `json:"diagnostics"` // compile errors and warnings
+	Lint        []diag `json:"lint"`
+}
+
+func check(name, text string) rulesReport {
+	f := source.NewFile(name, text)
+	rs, ds := fsrules.Compile(f)
+	rep := rulesReport{File: name, Source: text, Compiles: rs != nil, Diagnostics: diagsOf(f, ds), Lint: []diag{}}
+	if rs != nil {
+		rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{}).Diagnostics)
+	}
+	return rep
+}
+
+// rulesStatus is the Home page's rules summary: what is live and, when a
+// rules file is named, whether that file (as it is on disk now) compiles.
+func (s *Studio) rulesStatus() map[string]any {
+	out := map[string]any{"service": "firestore"}
+	if s.opts.Rules == nil {
+		out["state"] = "not served"
+		return out
+	}
+	name, text, loaded := s.opts.Rules.Base()
+	out["loaded"], out["file"] = loaded, name
+	if !loaded {
+		out["state"] = "none"
+	} else {
+		out["state"] = "live"
+	}
+	if s.opts.RulesFile != "" {
+		b, err := os.ReadFile(s.opts.RulesFile)
+		switch {
+		case err != nil:
+			out["fileError"] = err.Error()
+		case string(b) != text:
+			rep := check(s.opts.RulesFile, string(b))
+			if !rep.Compiles {
+				out["state"] = "error"
+				var errs []diag
+				for _, d := range rep.Diagnostics {
+					if d.Severity == "error" {
+						errs = append(errs, d)
+					}
+				}
+				out["errors"] = errs
+			} else {
+				out["state"] = "changed on disk"
+			}
+		}
+	}
+	return out
+}
+
+// rules serves the live Firestore rules with diagnostics, lint findings
+// and coverage.
+func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Rules == nil {
+		fail(w, http.StatusNotFound, "Firestore is not served")
+		return
+	}
+	name, text, loaded := s.opts.Rules.Base()
+	if name == "" {
+		name = "firestore.rules"
+	}
+	rep := check(name, text)
+	writeJSON(w, http.StatusOK, map[string]any{"loaded": loaded, "rules": rep, "status": s.rulesStatus(), "coverage": s.cov.exprs()})
+}
+
+// rulesCheck compiles and lints a posted text: {"source": "..."}.
+func (s *Studio) rulesCheck(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Source string `json:"source"`
+		File   string `json:"file"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	if body.File == "" {
+		body.File = "firestore.rules"
+	}
+	writeJSON(w, http.StatusOK, check(body.File, body.Source))
+}
+
+// rerunReq is the body of POST /api/events/{id}/rerun.
+type rerunReq struct {
+	// As replaces the identity: {"uid": "bob", "claims": {...}}, or
+	// {"anonymous": true} for no credential; absent keeps the event's.
+	As *struct {
+		UID       string         `json:"uid"`
+		Claims    map[string]any `json:"claims"`
+		Anonymous bool           `json:"anonymous"`
+	} `json:"as"`
+	// Source replaces the rules; empty uses the live rules.
+	Source string `json:"source"`
+}
+
+// rerunResult is a re-decided request.
+type rerunResult struct {
+	Verdict     event.Verdict   `json:"verdict"`
+	Reason      string          `json:"reason"`
+	Rule        *event.Rule     `json:"rule,omitempty"`
+	Trace       []event.Step    `json:"trace,omitempty"`
+	Decision    *event.Decision `json:"decision,omitempty"`
+	Explanation []string        `json:"explanation,omitempty"`
+	Identity    event.Identity  `json:"identity"`
+	Rules       *rulesReport    `json:"rules,omitempty"` // set when the edited rules do not compile
+}
+
+// rerun decides a recorded Firestore request again, as another identity
+// and/or against edited rules, without changing any state: the rules see
+// the event's recorded resource and request data, and get()/exists() read
+// the current state.
+func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
+	ev, ok := s.findEvent(w, r.PathValue("id"))
+	if !ok {
+		return
+	}
+	if ev.Service != "firestore" || ev.Request == nil {
+		fail(w, http.StatusBadRequest, "only Firestore request events can be re-run")
+		return
+	}
+	var body rerunReq
+	if !readJSON(w, r, &body) {
+		return
+	}
+	who, err := identityOfEvent(ev.Identity)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if a := body.As; a != nil {
+		switch {
+		case a.Anonymous:
+			who = identity.Anonymous()
+		case a.UID != "":
+			claims := map[string]any{}
+			for k, v := range a.Claims {
+				claims[k] = v
+			}
+			claims["sub"], claims["user_id"] = a.UID, a.UID
+			if _, ok := claims["firebase"]; !ok {
+				claims["firebase"] = map[string]any{"sign_in_provider": "custom", "identities": map[string]any{}}
+			}
+			who = identity.NewUser(a.UID, normalizeClaims(claims))
+		default:
+			fail(w, http.StatusBadRequest, `as must be {"uid": "..."} or {"anonymous": true}`)
+			return
+		}
+	}
+	if who.IsAdmin() {
+		fail(w, http.StatusBadRequest, "the request ran as admin, which bypasses rules: re-run it as a user")
+		return
+	}
+	text := body.Source
+	if text == "" {
+		if s.opts.Rules == nil {
+			fail(w, http.StatusBadRequest, "no rules: Firestore is not served")
+			return
+		}
+		_, text, _ = s.opts.Rules.Base()
+	}
+	gate, ds := engine.NewRulesGate(source.NewFile("firestore.rules", text))
+	if gate == nil {
+		rep := check("firestore.rules", text)
+		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
+		return
+	}
+	_ = ds
+	req, err := s.authzOf(r.Context(), ev, who)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	d := gate.AuthorizeTraced(r.Context(), req)
+	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who)}
+	switch d.Verdict {
+	case engine.Allow:
+		out.Verdict = event.Allow
+	case engine.Unsupported:
+		out.Verdict = event.Unsupported
+	default:
+		out.Verdict = event.Deny
+	}
+	if x, ok := d.Explanation.(*fsrules.Decision); ok && x != nil {
+		exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
+		out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
+		if out.Verdict != event.Allow {
+			out.Explanation = explain.Lines(exp.Decision, exp.Trace)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func normalizeClaims(m map[string]any) map[string]any {
+	for k, v := range m {
+		if f, ok := v.(float64); ok && f == float64(int64(f)) {
+			m[k] = int64(f)
+		}
+	}
+	return m
+}
+
+func identityOfEvent(id event.Identity) (identity.Identity, error) {
+	switch id.Lens {
+	case event.LensAdmin:
+		return identity.AdminIdentity(), nil
+	case event.LensUser:
+		return identity.NewUser(id.UID, id.Token), nil
+	case event.LensUnauthenticated, "":
+		return identity.Anonymous(), nil
+	}
+	return identity.Identity{}, fmt.Errorf("unknown lens %q", id.Lens)
+}
+
+// authzOf rebuilds the rules request of a recorded event.
+func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, error) {
+	db := s.db()
+	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: ev.At}
+	if req.Time.IsZero() {
+		req.Time = time.Now()
+	}
+	admin := identity.AdminIdentity().Via(studioActor)
+	req.Get = func(p string) (*pb.Document, error) {
+		if err := engine.ValidateDocumentPath(p); err != nil {
+			return nil, err
+		}
+		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}})
+		if err != nil || len(rs) == 0 {
+			return nil, err
+		}
+		return rs[0].GetFound(), nil
+	}
+	switch req.Method {
+	case engine.MethodGet, engine.MethodCreate, engine.MethodUpdate, engine.MethodDelete:
+	case engine.MethodList:
+		parent, id := "", ev.Path
+		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
+			parent, id = ev.Path[:i], ev.Path[i+1:]
+		}
+		req.Query = &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: &pb.StructuredQuery{}}
+		return req, nil
+	default:
+		return nil, fmt.Errorf("cannot re-run method %q", ev.Method)
+	}
+	if seen := ev.Seen; seen != nil {
+		if seen.Before != nil && seen.Before.Exists {
+			fields, err := fieldsOf(seen.Before.Data, db)
+			if err != nil {
+				return nil, fmt.Errorf("recorded resource: %w", err)
+			}
+			req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
+		}
+		if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate {
+			after := map[string]*pb.Value{}
+			if req.Resource != nil && req.Method == engine.MethodUpdate {
+				for k, v := range req.Resource.Fields {
+					after[k] = v
+				}
+			}
+			fields, err := fieldsOf(seen.Data, db)
+			if err != nil {
+				return nil, fmt.Errorf("recorded request data: %w", err)
+			}
+			for k, v := range fields {
+				after[k] = v
+			}
+			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
+		}
+	}
+	return req, nil
+}
+
+// fieldsOf decodes recorded JSON-form data, leaving out sentinel markers
+// (their values are resolved at commit time and not recorded).
+func fieldsOf(data any, db engine.DatabaseName) (map[string]*pb.Value, error) {
+	m, ok := data.(map[string]any)
+	if !ok || m == nil {
+		return map[string]*pb.Value{}, nil
+	}
+	clean := make(map[string]any, len(m))
+	for k, v := range m {
+		if mv, ok := v.(map[string]any); ok {
+			if _, sentinel := mv["__sentinel"]; sentinel {
+				continue
+			}
+		}
+		clean[k] = v
+	}
+	return engine.DecodeFields(clean, db)
+}
+
+// coverage counts, from the event history, how each rule decided and
+// what each traced expression evaluated to. Denials carry full traces;
+// allows carry their deciding rule's trace when the engine traced it.
+type coverage struct{ bus *event.Bus }
+
+func newCoverage(bus *event.Bus) *coverage { return &coverage{bus: bus} }
+
+// ruleCount is allows/denies of one rule.
+type ruleCount struct {
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	MatchPath string `json:"matchPath"`
+	Allow     int    `json:"allow"`
+	Deny      int    `json:"deny"`
+}
+
+func (c *coverage) counts() map[string]any {
+	byService := map[string]map[string]int{}
+	rules := map[string]*ruleCount{}
+	for _, e := range c.bus.History() {
+		if e.Request == nil || e.Actor.Kind == event.ActorStudio {
+			continue
+		}
+		m := byService[e.Service]
+		if m == nil {
+			m = map[string]int{}
+			byService[e.Service] = m
+		}
+		m[string(e.Request.Verdict)]++
+		m["total"]++
+		if rl := e.Request.Rule; rl != nil && e.Service == "firestore" {
+			k := fmt.Sprintf("%d:%d", rl.Line, rl.Column)
+			rc := rules[k]
+			if rc == nil {
+				rc = &ruleCount{Line: rl.Line, Column: rl.Column, MatchPath: rl.MatchPath}
+				rules[k] = rc
+			}
+			switch e.Request.Verdict {
+			case event.Allow:
+				rc.Allow++
+			case event.Deny:
+				rc.Deny++
+			}
+		}
+	}
+	list := make([]*ruleCount, 0, len(rules))
+	for _, rc := range rules {
+		list = append(list, rc)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].Line != list[j].Line {
+			return list[i].Line < list[j].Line
+		}
+		return list[i].Column < list[j].Column
+	})
+	return map[string]any{"byService": byService, "rules": list}
+}
+
+// exprCount is what one expression evaluated to, how often.
+type exprCount struct {
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Text    string `json:"text"`
+	True    int    `json:"true"`
+	False   int    `json:"false"`
+	Error   int    `json:"error"`
+	Other   int    `json:"other"`
+	Skipped int    `json:"skipped"`
+}
+
+func (c *coverage) exprs() []*exprCount {
+	m := map[string]*exprCount{}
+	for _, e := range c.bus.History() {
+		if e.Request == nil || e.Service != "firestore" || e.Request.Decision == nil {
+			continue
+		}
+		for _, er := range e.Request.Decision.Evaluated {
+			for _, st := range er.Trace {
+				k := fmt.Sprintf("%d:%d:%s", st.Line, st.Column, st.Text)
+				x := m[k]
+				if x == nil {
+					x = &exprCount{Line: st.Line, Column: st.Column, Text: st.Text}
+					m[k] = x
+				}
+				switch {
+				case st.Skipped:
+					x.Skipped++
+				case st.Error != "":
+					x.Error++
+				case st.Value == "true":
+					x.True++
+				case st.Value == "false":
+					x.False++
+				default:
+					x.Other++
+				}
+			}
+		}
+	}
+	out := make([]*exprCount, 0, len(m))
+	for _, x := range m {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Column < out[j].Column
+	})
+	return out
+}

@@ -1,0 +1,234 @@
+// Package studio is pyric's developer UI and its JSON/event API, as one
+// http.Handler: the event API (/api/events, /api/events/stream), the JSON
+// endpoints the pages use (Firestore browse/edit in the admin or an app
+// lens, Auth users, rules with diagnostics and coverage, services) and the
+// embedded single-page UI (studio/dist, built from studio/web).
+//
+// The Studio answers only loopback hosts and its own origin, so a web page
+// the developer visits cannot drive it. Every request it makes to an
+// engine runs as identity.Studio, so its own traffic is marked and hidden
+// from the Traffic view by default.
+//
+// It does not import package backend: the caller gives it the sandbox, the
+// Firestore rules manager and a function listing the running endpoints.
+package studio
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
+	fsserver "github.com/pyric/pyric/server/firestore"
+)
+
+// Endpoint is one running service endpoint, as the Home page shows it.
+type Endpoint struct {
+	Service string   `json:"service"`
+	Addr    string   `json:"addr"`
+	What    string   `json:"what,omitempty"`
+	Env     []EnvVar `json:"env,omitempty"` // the variables that point clients here
+}
+
+// EnvVar is one environment variable and its value.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Options configure New.
+type Options struct {
+	// Sandbox owns the engines and the event bus (required).
+	Sandbox *sandbox.Sandbox
+	// Rules is the Firestore rules manager (server/firestore Server.Rules());
+	// nil when Firestore is not served.
+	Rules *fsserver.RulesManager
+	// RulesFile is the path of firestore.rules on disk, if any: the Home and
+	// Rules pages compile it to show errors of a file that does not compile.
+	RulesFile string
+	// Endpoints lists the running endpoints (backend.Endpoints adapted).
+	Endpoints func() []Endpoint
+	// Mount adds handlers under the Studio's port, by path prefix (e.g.
+	// "/mcp"); they get the same Host/Origin guard.
+	Mount map[string]http.Handler
+	// Now is the clock for coverage timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Studio is the handler.
+type Studio struct {
+	opts Options
+	sb   *sandbox.Sandbox
+	mux  *http.ServeMux
+	cov  *coverage
+}
+
+var studioActor = identity.Actor{Kind: identity.Studio}
+
+// New returns the Studio handler.
+func New(opts Options) http.Handler {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Studio{opts: opts, sb: opts.Sandbox, mux: http.NewServeMux()}
+	s.cov = newCoverage(s.sb.Events())
+	s.routes()
+	for p, h := range opts.Mount {
+		s.mux.Handle(p, h)
+		if !strings.HasSuffix(p, "/") {
+			s.mux.Handle(p+"/", h)
+		}
+	}
+	return s
+}
+
+func (s *Studio) routes() {
+	m := s.mux
+	m.HandleFunc("GET /api/events", s.events)
+	m.HandleFunc("GET /api/events/stream", s.stream)
+	m.HandleFunc("GET /api/events/{id}", s.eventByID)
+	m.HandleFunc("POST /api/events/{id}/rerun", s.rerun)
+	m.HandleFunc("GET /api/services", s.services)
+	m.HandleFunc("GET /api/firestore/collections", s.fsCollections)
+	m.HandleFunc("GET /api/firestore/documents", s.fsDocuments)
+	m.HandleFunc("GET /api/firestore/document", s.fsGet)
+	m.HandleFunc("PUT /api/firestore/document", s.fsPut)
+	m.HandleFunc("DELETE /api/firestore/document", s.fsDelete)
+	m.HandleFunc("POST /api/firestore/query", s.fsQuery)
+	m.HandleFunc("GET /api/auth/users", s.authUsers)
+	m.HandleFunc("POST /api/auth/users", s.authCreate)
+	m.HandleFunc("PATCH /api/auth/users/{uid}", s.authUpdate)
+	m.HandleFunc("DELETE /api/auth/users/{uid}", s.authDelete)
+	m.HandleFunc("GET /api/auth/oob", s.authOOB)
+	m.HandleFunc("GET /api/rules", s.rules)
+	m.HandleFunc("POST /api/rules/check", s.rulesCheck)
+	m.HandleFunc("GET /api/service/{name}", s.genericService)
+	m.HandleFunc("GET /", s.ui)
+}
+
+// ServeHTTP guards by Host and Origin, then routes.
+func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := checkOrigin(r); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// checkOrigin returns why a request is refused, or "". The Host must be a
+// loopback name or address (DNS rebinding defence); an Origin, when sent,
+// must be the same host:port (a page on another site cannot drive us).
+func checkOrigin(r *http.Request) string {
+	host := r.Host
+	if !loopbackHost(host) {
+		return "studio: refusing Host " + quote(host) + ": the Studio answers only loopback hosts (localhost, 127.0.0.1, [::1])"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != host || (u.Scheme != "http" && u.Scheme != "https") {
+			return "studio: refusing Origin " + quote(o) + ": only the Studio's own origin may call its API"
+		}
+	}
+	if sf := r.Header.Get("Sec-Fetch-Site"); sf == "cross-site" {
+		return "studio: refusing a cross-site request"
+	}
+	return ""
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func loopbackHost(hostport string) bool {
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiError is the JSON error body.
+type apiError struct {
+	Error   string `json:"error"`
+	Code    string `json:"code,omitempty"`
+	Details any    `json:"details,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func fail(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Error: msg})
+}
+
+// readJSON decodes a bounded request body into v.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<20)
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			fail(w, http.StatusRequestEntityTooLarge, "request body larger than 4 MiB")
+			return false
+		}
+		fail(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Studio) services(w http.ResponseWriter, r *http.Request) {
+	var eps []Endpoint
+	if s.opts.Endpoints != nil {
+		eps = s.opts.Endpoints()
+	}
+	names := []string{}
+	for _, sv := range s.sb.Services() {
+		names = append(names, sv.Name())
+	}
+	bus := s.sb.Events()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"project":   s.sb.Database().Project,
+		"endpoints": eps,
+		"services":  names,
+		"events":    map[string]any{"seq": bus.Seq(), "kept": bus.Len()},
+		"counts":    s.cov.counts(),
+		"rules":     s.rulesStatus(),
+	})
+}
+
+// genericService reports a service's presence (database, storage, ...), so
+// pages for services built later render from data, not from code.
+func (s *Studio) genericService(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	sv := s.sb.Service(name)
+	if sv == nil {
+		fail(w, http.StatusNotFound, "no service "+quote(name)+" in this sandbox")
+		return
+	}
+	snap, err := sv.Snapshot()
+	if err != nil {
+		fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if len(snap) > 4<<20 {
+		writeJSON(w, http.StatusOK, map[string]any{"service": name, "truncated": true, "bytes": len(snap)})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"service": name, "state": json.RawMessage(snap)})
+}

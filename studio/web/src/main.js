@@ -1,0 +1,498 @@
+// The Pyric Studio: Preact + htm pages over the Studio's JSON and event
+// API, a CodeMirror 6 editor for rules. Routes: / /firestore /auth
+// /traffic /traffic/evt-N /rules /database /storage.
+import { h, render } from 'preact';
+import { useState, useEffect, useRef, useCallback } from 'preact/hooks';
+import htm from 'htm';
+import { EditorState } from '@codemirror/state';
+import { EditorView, keymap, lineNumbers, highlightActiveLine } from '@codemirror/view';
+import { defaultKeymap, history as cmHistory, historyKeymap } from '@codemirror/commands';
+
+const html = htm.bind(h);
+
+// ---- data ----
+async function api(path, opts = {}) {
+  const init = { method: opts.method || 'GET', headers: {} };
+  if (opts.body !== undefined) { init.body = JSON.stringify(opts.body); init.headers['Content-Type'] = 'application/json'; }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = { error: text }; }
+  if (!r.ok) { const e = new Error((data && data.error) || r.statusText); e.status = r.status; e.data = data; throw e; }
+  return data;
+}
+
+function useApi(path, deps = []) {
+  const [state, set] = useState({ data: null, error: null, loading: true });
+  const reload = useCallback(() => {
+    if (!path) return;
+    set(s => ({ ...s, loading: true }));
+    api(path).then(data => set({ data, error: null, loading: false }), error => set({ data: null, error, loading: false }));
+  }, [path]);
+  useEffect(reload, [path, ...deps]);
+  return [state, reload];
+}
+
+// ---- routing ----
+function usePath() {
+  const [p, set] = useState(location.pathname);
+  useEffect(() => {
+    const on = () => set(location.pathname);
+    addEventListener('popstate', on);
+    return () => removeEventListener('popstate', on);
+  }, []);
+  return p;
+}
+export function go(to) { window.history.pushState(null, '', to); dispatchEvent(new PopStateEvent('popstate')); }
+function Link({ to, children, ...rest }) {
+  return html`<a href=${to} onClick=${e => { if (e.metaKey || e.ctrlKey || e.button) return; e.preventDefault(); go(to); }} ...${rest}>${children}</a>`;
+}
+
+// ---- theme ----
+function ThemeToggle() {
+  const [t, set] = useState(localStorage.getItem('pyric-theme') || '');
+  useEffect(() => { if (t) document.documentElement.dataset.theme = t; else delete document.documentElement.dataset.theme; localStorage.setItem('pyric-theme', t); }, [t]);
+  const next = t === '' ? 'dark' : t === 'dark' ? 'light' : '';
+  return html`<button title="Theme: ${t || 'system'}" aria-label="Switch theme" onClick=${() => set(next)}>${t === 'dark' ? '☾' : t === 'light' ? '☀' : '◐'} ${t || 'system'}</button>`;
+}
+
+// ---- small helpers ----
+const Verdict = ({ v }) => v ? html`<span class="badge v-${v}" data-verdict=${v}>${v}</span>` : null;
+const Err = ({ error }) => error ? html`<div class="error" role="alert">${error.message}${error.data && error.data.details && error.data.details.explanation ? '\n' + error.data.details.explanation.join('\n') : ''}</div>` : null;
+const fmtTime = t => { try { return new Date(t).toLocaleTimeString(); } catch { return t; } };
+
+function typeOf(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') {
+    if (v.__type) return v.__type;
+    if (v.__type__ === '__vector__') return 'vector';
+    return 'map';
+  }
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'double';
+  return typeof v;
+}
+function showValue(v) {
+  const t = typeOf(v);
+  switch (t) {
+    case 'timestamp': return new Date(v.seconds * 1000 + Math.floor((v.nanos || 0) / 1e6)).toISOString();
+    case 'reference': return '→ ' + v.path;
+    case 'latlng': return `${v.lat}, ${v.lng}`;
+    case 'bytes': return 'b64:' + v.base64;
+    case 'vector': return 'vector(' + JSON.stringify(v.value) + ')';
+    case 'float': return String(v.value);
+    case 'map': case 'array': return JSON.stringify(v);
+    default: return JSON.stringify(v);
+  }
+}
+
+// explainStep renders a failing step as the server's explanation does:
+// the expression, then with its direct operands replaced by their values.
+function explainStep(f, trace) {
+  if (f.error) return `${f.text} → error: ${f.error}`;
+  const at = (trace || []).findIndex(s => s.text === f.text && s.line === f.line && s.column === f.column && !s.skipped);
+  if (at >= 0) {
+    let out = '', rest = f.text, n = 0, ok = true;
+    const base = trace[at].depth;
+    for (let j = at + 1; j < trace.length && trace[j].depth > base; j++) {
+      const c = trace[j];
+      if (c.depth !== base + 1 || c.skipped || !c.value || c.text === c.value) continue;
+      const k = rest.indexOf(c.text);
+      if (k < 0) { ok = false; break; }
+      out += rest.slice(0, k) + c.value; rest = rest.slice(k + c.text.length); n++;
+    }
+    if (ok && n) return `${f.text} → ${out + rest} is ${f.value}`;
+  }
+  return `${f.text} is ${f.value}`;
+}
+
+// ---- CodeMirror wrapper ----
+function Editor({ value, onChange, readOnly, label }) {
+  const host = useRef(null), view = useRef(null), cb = useRef(onChange);
+  cb.current = onChange;
+  useEffect(() => {
+    const v = new EditorView({
+      parent: host.current,
+      state: EditorState.create({
+        doc: value || '',
+        extensions: [lineNumbers(), highlightActiveLine(), cmHistory(), keymap.of([...defaultKeymap, ...historyKeymap]),
+          EditorState.readOnly.of(!!readOnly), EditorView.contentAttributes.of({ 'aria-label': label || 'editor' }),
+          EditorView.updateListener.of(u => { if (u.docChanged && cb.current) cb.current(u.state.doc.toString()); })],
+      }),
+    });
+    view.current = v;
+    return () => v.destroy();
+  }, []);
+  useEffect(() => {
+    const v = view.current;
+    if (v && value !== undefined && value !== v.state.doc.toString()) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
+  }, [value]);
+  return html`<div ref=${host} class="editor" data-editor=${label || ''}></div>`;
+}
+
+// Source shows rules text with a marked line, coverage and lint marks.
+function Source({ text, mark, cov, lint }) {
+  const lines = (text || '').split('\n');
+  const covBy = {};
+  for (const c of cov || []) { const o = covBy[c.line] || (covBy[c.line] = { t: 0, f: 0, e: 0 }); o.t += c.true; o.f += c.false; o.e += c.error; }
+  const lintBy = {};
+  for (const d of lint || []) (lintBy[d.line] = lintBy[d.line] || []).push(d);
+  return html`<div class="src" role="region" aria-label="rules source">${lines.map((l, i) => {
+    const n = i + 1, c = covBy[n], ld = lintBy[n];
+    return html`<div class=${'ln' + (n === mark ? ' mark' : '') + (ld ? ' lint' : '')} data-line=${n} title=${ld ? ld.map(d => d.code + ': ' + d.message).join('\n') : ''}>
+      <span class="no">${n}</span>${cov ? html`<span class="cov">${c ? `✓${c.t} ✗${c.f}${c.e ? ' !' + c.e : ''}` : ''}</span>` : null}<span>${l || ' '}</span></div>`;
+  })}</div>`;
+}
+
+// ---- Home ----
+function Home() {
+  const [{ data, error }, reload] = useApi('/api/services');
+  useEffect(() => { const t = setInterval(reload, 2000); return () => clearInterval(t); }, [reload]);
+  if (error) return html`<${Err} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  const counts = (data.counts && data.counts.byService) || {};
+  const r = data.rules || {};
+  return html`<h1>Pyric · ${data.project}</h1>
+  <div class="card"><h2>Services</h2>
+  <table><thead><tr><th>Service</th><th>Address</th><th>Speaks</th><th>Environment</th><th>Requests</th><th>Denied</th></tr></thead>
+  <tbody>${(data.endpoints || []).map(e => html`<tr data-service=${e.service}><td><b>${e.service}</b></td><td class="mono">${e.addr}</td><td>${e.what}</td>
+    <td class="mono">${(e.env || []).map(v => html`<div>${v.name}=${v.value}</div>`)}</td>
+    <td>${(counts[e.service] || {}).total || 0}</td><td class="v-deny">${(counts[e.service] || {}).deny || 0}</td></tr>`)}</tbody></table></div>
+  <div class="card" data-rules-state=${r.state}><h2>Firestore rules</h2>
+    ${r.state === 'live' ? html`<p class="ok">Live: ${r.file}</p>` : null}
+    ${r.state === 'none' ? html`<p class="error">No rules loaded: every client request is denied (admin bypasses rules).</p>` : null}
+    ${r.state === 'changed on disk' ? html`<p>The file on disk differs from the live rules (reload pending).</p>` : null}
+    ${r.state === 'error' ? html`<div class="error"><p>The rules file does not compile; the last good rules stay live.</p>
+      ${(r.errors || []).map(d => html`<div class="mono"><b>${d.where}</b>: ${d.message}<pre>${d.sourceLine}\n${' '.repeat(Math.max(0, d.column - 1))}^</pre></div>`)}</div>` : null}
+    ${r.fileError ? html`<p class="error">${r.fileError}</p>` : null}
+  </div>
+  <div class="card"><h2>Events</h2><p>${data.events.seq} events so far, ${data.events.kept} kept. <${Link} to="/traffic">Traffic →</${Link}></p></div>`;
+}
+
+// ---- Firestore ----
+function Lens({ lens, setLens }) {
+  return html`<div class="row" role="group" aria-label="lens">
+    <label>Lens <select aria-label="lens" value=${lens.mode} onChange=${e => setLens({ ...lens, mode: e.target.value })}>
+      <option value="admin">admin (bypasses rules)</option><option value="user">app: signed-in user</option><option value="anon">app: unauthenticated</option></select></label>
+    ${lens.mode === 'user' ? html`<input aria-label="uid" placeholder="uid" value=${lens.uid} onInput=${e => setLens({ ...lens, uid: e.target.value })} />
+      <input aria-label="claims" placeholder='claims {"admin":true}' value=${lens.claims} onInput=${e => setLens({ ...lens, claims: e.target.value })} />` : null}
+  </div>`;
+}
+function lensQuery(l) {
+  if (l.mode === 'anon') return '&as=~anon';
+  if (l.mode === 'user' && l.uid) return '&as=' + encodeURIComponent(l.uid) + (l.claims ? '&claims=' + encodeURIComponent(l.claims) : '');
+  return '';
+}
+
+function Firestore() {
+  const [lens, setLens] = useState({ mode: 'admin', uid: '', claims: '' });
+  const [parent, setParent] = useState('');      // document path whose collections are shown
+  const [coll, setColl] = useState('');
+  const [docPath, setDocPath] = useState('');
+  const [tick, setTick] = useState(0);
+  const [cols] = useApi('/api/firestore/collections?parent=' + encodeURIComponent(parent), [tick]);
+  const [pageToken, setPageToken] = useState('');
+  const [docs] = useApi(coll ? `/api/firestore/documents?collection=${encodeURIComponent(coll)}&pageSize=50${pageToken ? '&pageToken=' + encodeURIComponent(pageToken) : ''}${lensQuery(lens)}` : null, [tick, lens]);
+  const [doc] = useApi(docPath ? `/api/firestore/document?path=${encodeURIComponent(docPath)}${lensQuery(lens)}` : null, [tick, lens]);
+  const [subs] = useApi(docPath ? '/api/firestore/collections?parent=' + encodeURIComponent(docPath) : null, [tick]);
+  const [edit, setEdit] = useState(null);
+  const [err, setErr] = useState(null);
+  const [newPath, setNewPath] = useState('');
+  const crumbs = parent ? parent.split('/') : [];
+  const openDoc = p => { setDocPath(p); setEdit(null); setErr(null); };
+  const openColl = c => { setColl(c); setDocPath(''); setPageToken(''); setEdit(null); };
+  const save = async (path, text) => {
+    setErr(null);
+    let data;
+    try { data = JSON.parse(text); } catch (e) { setErr(new Error('Not valid JSON: ' + e.message)); return; }
+    try { await api(`/api/firestore/document?path=${encodeURIComponent(path)}${lensQuery(lens)}`, { method: 'PUT', body: { data } }); setEdit(null); setDocPath(path); setTick(t => t + 1); }
+    catch (e) { setErr(e); }
+  };
+  const del = async (recursive) => {
+    setErr(null);
+    try { await api(`/api/firestore/document?path=${encodeURIComponent(docPath)}${recursive ? '&recursive=true' : ''}${lensQuery(lens)}`, { method: 'DELETE' }); setDocPath(''); setTick(t => t + 1); }
+    catch (e) { setErr(e); }
+  };
+  return html`<h1>Firestore</h1>
+  <${Lens} lens=${lens} setLens=${setLens} />
+  <div class="row mono" aria-label="breadcrumbs"><button onClick=${() => { setParent(''); openColl(''); setDocPath(''); }}>/</button>
+    ${crumbs.map((c, i) => html`<span>/</span><button onClick=${() => { const p = crumbs.slice(0, i + 1).join('/'); if ((i + 1) % 2 === 1) { setParent(crumbs.slice(0, i).join('/')); openColl(p); } else { setParent(p); openColl(''); openDoc(p); } }}>${c}</button>`)}</div>
+  <${Err} error=${err} />
+  <div class="grid cols3">
+    <div class="card"><h2>Collections ${parent ? html`<span class="muted mono">of ${parent}</span>` : ''}</h2>
+      <ul class="list" aria-label="collections">${((cols.data && cols.data.collections) || []).map(c => {
+        const p = parent ? parent + '/' + c : c;
+        return html`<li><button class=${coll === p ? 'sel' : ''} onClick=${() => openColl(p)}>${c}</button></li>`; })}</ul>
+      ${cols.data && cols.data.collections.length === 0 ? html`<p class="muted">No collections.</p>` : null}
+      <div class="row"><input aria-label="new document path" placeholder="new doc path e.g. posts/p1" value=${newPath} onInput=${e => setNewPath(e.target.value)} />
+        <button onClick=${() => { setDocPath(''); setEdit({ path: newPath, text: '{\n  \n}' }); }}>New</button></div>
+    </div>
+    <div class="card"><h2>Documents ${coll ? html`<span class="muted mono">${coll}</span>` : ''}</h2>
+      <${Err} error=${docs.error} />
+      <ul class="list" aria-label="documents">${((docs.data && docs.data.documents) || []).map(d => html`<li><button class=${docPath === d.path ? 'sel' : ''} onClick=${() => openDoc(d.path)}>${d.missing ? html`<i class="muted">${d.id}</i>` : d.id}</button></li>`)}</ul>
+      ${docs.data && docs.data.nextPageToken ? html`<button onClick=${() => setPageToken(docs.data.nextPageToken)}>Next page →</button>` : null}
+      ${pageToken ? html`<button onClick=${() => setPageToken('')}>First page</button>` : null}
+    </div>
+    <div class="card"><h2>Document ${docPath ? html`<span class="mono">${docPath}</span>` : ''}</h2>
+      ${edit ? html`<div><div class="row mono">${edit.path}</div><textarea aria-label="document JSON" value=${edit.text} onInput=${e => setEdit({ ...edit, text: e.target.value })}></textarea>
+        <div class="row"><button class="primary" onClick=${() => save(edit.path, edit.text)}>Save</button><button onClick=${() => setEdit(null)}>Cancel</button>
+        <span class="muted">Typed values: {"__type":"timestamp","seconds":…}, {"__type":"reference","path":…}, {"__type":"latlng",…}, {"__type":"bytes","base64":…}</span></div></div>` : null}
+      ${!edit && doc.error ? html`<${Err} error=${doc.error} />` : null}
+      ${!edit && doc.data ? html`<div>
+        ${doc.data.missing ? html`<p class="muted">No document here (it has subcollections).</p>` : html`<table aria-label="fields"><thead><tr><th>Field</th><th>Value</th></tr></thead><tbody>
+          ${Object.keys(doc.data.data || {}).sort().map(k => html`<tr data-field=${k}><td class="mono">${k}</td><td class="mono">${showValue(doc.data.data[k])}<span class="type">${typeOf(doc.data.data[k])}</span></td></tr>`)}</tbody></table>
+          <p class="muted">updated ${doc.data.updateTime}</p>`}
+        <div class="row"><button onClick=${() => setEdit({ path: docPath, text: JSON.stringify(doc.data.data || {}, null, 2) })}>Edit</button>
+          <button class="danger" onClick=${() => del(false)}>Delete</button>
+          ${lens.mode === 'admin' ? html`<button class="danger" onClick=${() => del(true)}>Delete with subcollections</button>` : null}</div>
+        ${subs.data && subs.data.collections.length ? html`<h2>Subcollections</h2><ul class="list">${subs.data.collections.map(c => html`<li><button onClick=${() => { setParent(docPath); openColl(docPath + '/' + c); }}>${c}</button></li>`)}</ul>` : null}
+      </div>` : null}
+    </div>
+  </div>
+  <${Query} lens=${lens} parent=${parent} onOpen=${openDoc} />`;
+}
+
+function Query({ lens, parent, onOpen }) {
+  const [q, setQ] = useState({ coll: '', field: '', op: 'EQUAL', value: '' });
+  const [res, setRes] = useState(null);
+  const [err, setErr] = useState(null);
+  const run = async () => {
+    setErr(null);
+    const query = { from: [{ collectionId: q.coll }] };
+    if (q.field) {
+      let v; try { v = JSON.parse(q.value); } catch { v = q.value; }
+      const val = typeof v === 'number' ? (Number.isInteger(v) ? { integerValue: String(v) } : { doubleValue: v }) : typeof v === 'boolean' ? { booleanValue: v } : v === null ? { nullValue: null } : { stringValue: String(v) };
+      query.where = { fieldFilter: { field: { fieldPath: q.field }, op: q.op, value: val } };
+    }
+    try { setRes(await api('/api/firestore/query?' + lensQuery(lens).slice(1), { method: 'POST', body: { parent, query } })); } catch (e) { setErr(e); setRes(null); }
+  };
+  return html`<div class="card"><h2>Run a query</h2><div class="row">
+    <input aria-label="query collection" placeholder="collection id" value=${q.coll} onInput=${e => setQ({ ...q, coll: e.target.value })} />
+    <input aria-label="query field" placeholder="field" value=${q.field} onInput=${e => setQ({ ...q, field: e.target.value })} />
+    <select aria-label="query operator" value=${q.op} onChange=${e => setQ({ ...q, op: e.target.value })}>${['EQUAL', 'NOT_EQUAL', 'LESS_THAN', 'LESS_THAN_OR_EQUAL', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL', 'ARRAY_CONTAINS'].map(o => html`<option>${o}</option>`)}</select>
+    <input aria-label="query value" placeholder="value (JSON)" value=${q.value} onInput=${e => setQ({ ...q, value: e.target.value })} />
+    <button class="primary" onClick=${run}>Run</button></div>
+    <${Err} error=${err} />
+    ${res ? html`<p class="muted">${res.documents.length} documents</p><ul class="list">${res.documents.map(d => html`<li><button onClick=${() => onOpen(d.path)}>${d.path}</button></li>`)}</ul>` : null}</div>`;
+}
+
+// ---- Auth ----
+function Auth() {
+  const [tok, setTok] = useState('');
+  const [tick, setTick] = useState(0);
+  const [{ data, error }] = useApi('/api/auth/users?pageSize=25' + (tok ? '&pageToken=' + encodeURIComponent(tok) : ''), [tick]);
+  const [oob] = useApi('/api/auth/oob', [tick]);
+  const [sel, setSel] = useState(null);
+  const [form, setForm] = useState({ uid: '', email: '', password: '', claims: '' });
+  const [err, setErr] = useState(null);
+  const create = async () => {
+    setErr(null);
+    const body = { password: form.password || undefined, uid: form.uid || undefined };
+    if (form.email) body.email = form.email;
+    if (form.claims) { try { body.customClaims = JSON.parse(form.claims); } catch (e) { setErr(new Error('Custom claims are not valid JSON: ' + e.message)); return; } }
+    try { await api('/api/auth/users', { method: 'POST', body }); setForm({ uid: '', email: '', password: '', claims: '' }); setTick(t => t + 1); } catch (e) { setErr(e); }
+  };
+  return html`<h1>Auth</h1>
+  <div class="card"><h2>Add a user</h2><div class="row">
+    <input aria-label="new uid" placeholder="uid (optional)" value=${form.uid} onInput=${e => setForm({ ...form, uid: e.target.value })} />
+    <input aria-label="new email" placeholder="email" value=${form.email} onInput=${e => setForm({ ...form, email: e.target.value })} />
+    <input aria-label="new password" placeholder="password" type="password" value=${form.password} onInput=${e => setForm({ ...form, password: e.target.value })} />
+    <input aria-label="new claims" placeholder='custom claims {"role":"admin"}' value=${form.claims} onInput=${e => setForm({ ...form, claims: e.target.value })} />
+    <button class="primary" onClick=${create}>Create</button></div><${Err} error=${err} /></div>
+  <div class="grid cols2"><div class="card"><h2>Users</h2><${Err} error=${error} />
+    <table aria-label="users"><thead><tr><th>uid</th><th>email</th><th>providers</th><th>state</th></tr></thead><tbody>
+    ${((data && data.users) || []).map(u => html`<tr class=${'click' + (sel === u.localId ? ' sel' : '')} tabindex="0" data-uid=${u.localId} onClick=${() => setSel(u.localId)} onKeyDown=${e => e.key === 'Enter' && setSel(u.localId)}>
+      <td class="mono">${u.localId}</td><td>${u.email || ''}</td><td>${(u.providerUserInfo || []).map(p => p.providerId).join(', ') || (u.email ? 'password' : 'anonymous')}</td><td>${u.disabled ? html`<span class="v-deny">disabled</span>` : 'active'}</td></tr>`)}</tbody></table>
+    <div class="row">${tok ? html`<button onClick=${() => setTok('')}>First page</button>` : null}${data && data.nextPageToken ? html`<button onClick=${() => setTok(data.nextPageToken)}>Next page →</button>` : null}</div></div>
+    <div>${sel ? html`<${UserEdit} key=${sel + tick} uid=${sel} user=${((data && data.users) || []).find(u => u.localId === sel)} onDone=${() => setTick(t => t + 1)} onGone=${() => { setSel(null); setTick(t => t + 1); }} />` : html`<div class="card muted">Select a user to edit it.</div>`}
+    <div class="card"><h2>Email / OOB outbox</h2>${oob.data && oob.data.oobCodes.length ? html`<table><thead><tr><th>email</th><th>type</th><th>link</th></tr></thead><tbody>${oob.data.oobCodes.map(o => html`<tr><td>${o.email}</td><td>${o.requestType}</td><td class="mono"><a href=${o.oobLink}>${o.oobCode}</a></td></tr>`)}</tbody></table>` : html`<p class="muted">No codes sent.</p>`}</div></div></div>`;
+}
+
+function UserEdit({ uid, user, onDone, onGone }) {
+  const [claims, setClaims] = useState(user && user.customAttributes ? JSON.stringify(JSON.parse(user.customAttributes), null, 2) : '{}');
+  const [name, setName] = useState((user && user.displayName) || '');
+  const [err, setErr] = useState(null);
+  let claimsErr = null;
+  try { const v = JSON.parse(claims); if (v === null || typeof v !== 'object' || Array.isArray(v)) claimsErr = 'Custom claims must be a JSON object'; } catch (e) { claimsErr = 'Not valid JSON: ' + e.message; }
+  const patch = async body => { setErr(null); try { await api('/api/auth/users/' + encodeURIComponent(uid), { method: 'PATCH', body }); onDone(); } catch (e) { setErr(e); } };
+  return html`<div class="card" data-editing=${uid}><h2>User <span class="mono">${uid}</span></h2>
+    <div class="row"><label>Display name <input aria-label="display name" value=${name} onInput=${e => setName(e.target.value)} /></label><button onClick=${() => patch({ displayName: name })}>Save name</button></div>
+    <h2>Custom claims</h2><textarea aria-label="custom claims" value=${claims} onInput=${e => setClaims(e.target.value)}></textarea>
+    ${claimsErr ? html`<div class="error">${claimsErr}</div>` : null}
+    <div class="row"><button class="primary" disabled=${!!claimsErr} onClick=${() => patch({ customClaims: JSON.parse(claims) })}>Save claims</button>
+      <button onClick=${() => patch({ disabled: !(user && user.disabled) })}>${user && user.disabled ? 'Enable' : 'Disable'}</button>
+      <button class="danger" onClick=${async () => { try { await api('/api/auth/users/' + encodeURIComponent(uid), { method: 'DELETE' }); onGone(); } catch (e) { setErr(e); } }}>Delete</button></div>
+    <${Err} error=${err} /></div>`;
+}
+
+// ---- Traffic ----
+function useEvents(filter) {
+  const [events, setEvents] = useState([]);
+  const [gaps, setGaps] = useState(0);
+  const [live, setLive] = useState(false);
+  useEffect(() => {
+    let es, stop = false;
+    const qs = new URLSearchParams(Object.entries(filter).filter(([, v]) => v)).toString();
+    api('/api/events?limit=500&' + qs).then(p => {
+      if (stop) return;
+      // Newest 500 kept events first, then live ones.
+      setEvents(p.events);
+      es = new EventSource('/api/events/stream?after=' + p.latest + (qs ? '&' + qs : ''));
+      es.onopen = () => setLive(true);
+      es.onerror = () => setLive(false);
+      es.onmessage = m => {
+        const e = JSON.parse(m.data);
+        if (e.kind === 'gap') { setGaps(g => g + e.missed); return; }
+        setEvents(list => { const out = list.concat([e]); return out.length > 2000 ? out.slice(out.length - 2000) : out; });
+      };
+    }, () => {});
+    return () => { stop = true; if (es) es.close(); };
+  }, [JSON.stringify(filter)]);
+  return { events, gaps, live };
+}
+
+function Chart({ events }) {
+  const buckets = 40, reqs = events.filter(e => e.kind === 'request');
+  if (!reqs.length) return null;
+  const t0 = new Date(reqs[0].at).getTime(), t1 = Math.max(new Date(reqs[reqs.length - 1].at).getTime(), t0 + 1000);
+  const all = new Array(buckets).fill(0), den = new Array(buckets).fill(0);
+  for (const e of reqs) { const i = Math.min(buckets - 1, Math.floor((new Date(e.at).getTime() - t0) / (t1 - t0) * buckets)); all[i]++; if (e.verdict === 'deny') den[i]++; }
+  const max = Math.max(...all, 1), w = 100 / buckets;
+  return html`<svg class="chart" viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label="requests and denials over time">
+    ${all.map((n, i) => html`<rect class="req" x=${i * w + 0.2} width=${w - 0.4} y=${40 - n / max * 40} height=${n / max * 40} />`)}
+    ${den.map((n, i) => html`<rect class="den" x=${i * w + 0.2} width=${w - 0.4} y=${40 - n / max * 40} height=${n / max * 40} />`)}</svg>`;
+}
+
+function Traffic() {
+  const [f, setF] = useState({ service: '', verdict: '', uid: '', path: '', kind: 'request', studio: '' });
+  const { events, gaps, live } = useEvents(f);
+  const [page, setPage] = useState(0);
+  const per = 50;
+  const shown = events.slice().reverse();
+  const perRule = {};
+  for (const e of events) if (e.rule) { const k = `L${e.rule.line}:${e.rule.column} ${e.rule.matchPath || ''}`; const o = perRule[k] || (perRule[k] = { allow: 0, deny: 0 }); if (e.verdict === 'allow') o.allow++; if (e.verdict === 'deny') o.deny++; }
+  const input = (k, ph) => html`<input aria-label=${'filter ' + k} placeholder=${ph} value=${f[k]} onInput=${e => { setF({ ...f, [k]: e.target.value }); setPage(0); }} />`;
+  return html`<h1>Traffic <span class=${live ? 'ok' : 'muted'} style="font-size:13px" data-live=${live}>${live ? '● live' : '○ connecting'}</span></h1>
+  <div class="row">${input('service', 'service')}
+    <select aria-label="filter verdict" value=${f.verdict} onChange=${e => setF({ ...f, verdict: e.target.value })}><option value="">any verdict</option>${['allow', 'deny', 'bypassed', 'unsupported', 'error'].map(v => html`<option>${v}</option>`)}</select>
+    ${input('uid', 'uid')}${input('path', 'path prefix')}
+    <select aria-label="filter kind" value=${f.kind} onChange=${e => setF({ ...f, kind: e.target.value })}><option value="">all kinds</option>${['request', 'commit', 'listener', 'mutation', 'boundary'].map(v => html`<option>${v}</option>`)}</select>
+    <label><input type="checkbox" checked=${!!f.studio} onChange=${e => setF({ ...f, studio: e.target.checked ? 'true' : '' })} /> show the Studio's own requests</label></div>
+  ${gaps ? html`<p class="error">${gaps} events were missed (the browser fell behind); reload to catch up.</p>` : null}
+  <div class="grid cols2"><div class="card"><h2>Requests and denials over time</h2><${Chart} events=${events} /></div>
+    <div class="card"><h2>Verdicts per rule</h2><table><thead><tr><th>rule</th><th>allow</th><th>deny</th></tr></thead><tbody>${Object.entries(perRule).map(([k, v]) => html`<tr><td class="mono">${k}</td><td class="v-allow">${v.allow}</td><td class="v-deny">${v.deny}</td></tr>`)}</tbody></table></div></div>
+  <table aria-label="events"><thead><tr><th>time</th><th>service</th><th>kind</th><th>method</th><th>path</th><th>who</th><th>verdict</th><th>ms</th></tr></thead>
+  <tbody>${shown.slice(page * per, page * per + per).map(e => html`<tr class="click" tabindex="0" data-event=${e.id} onClick=${() => go('/traffic/' + e.id)} onKeyDown=${k => k.key === 'Enter' && go('/traffic/' + e.id)}>
+    <td>${fmtTime(e.at)}</td><td>${e.service}</td><td>${e.kind}</td><td>${e.method || (e.op) || (e.phase) || ''}</td><td class="mono">${e.path || ''}</td>
+    <td>${e.identity.lens === 'admin' ? 'admin' : e.identity.uid || 'unauthenticated'}${e.actor.kind !== 'app' ? html` <span class="muted">via ${e.actor.kind}</span>` : ''}</td><td><${Verdict} v=${e.verdict} /></td><td>${e.durationMs !== undefined ? e.durationMs.toFixed(2) : ''}</td></tr>`)}</tbody></table>
+  <div class="row"><button disabled=${page === 0} onClick=${() => setPage(page - 1)}>← Newer</button><span class="muted">${shown.length} events · page ${page + 1}</span><button disabled=${(page + 1) * per >= shown.length} onClick=${() => setPage(page + 1)}>Older →</button></div>`;
+}
+
+// ---- Rules inspector ----
+function Inspector({ id }) {
+  const [{ data, error }] = useApi('/api/events/' + id);
+  const [rules] = useApi('/api/rules');
+  const [cur, setCur] = useState(0);
+  const [as, setAs] = useState({ mode: 'same', uid: '', claims: '' });
+  const [src, setSrc] = useState(null);
+  const [rerun, setRerun] = useState(null);
+  const [err, setErr] = useState(null);
+  const trace = (data && data.event.trace) || [];
+  useEffect(() => {
+    const on = e => { if (e.target.closest && e.target.closest('input, textarea, .cm-editor, select')) return; if (e.key === 'j' || e.key === 'ArrowDown') setCur(c => Math.min(trace.length - 1, c + 1)); if (e.key === 'k' || e.key === 'ArrowUp') setCur(c => Math.max(0, c - 1)); };
+    addEventListener('keydown', on); return () => removeEventListener('keydown', on);
+  }, [trace.length]);
+  if (error) return html`<${Err} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  const e = data.event, d = e.decision || {};
+  const source = rules.data ? rules.data.rules.source : '';
+  const failing = new Set((d.failing || []).map(s => `${s.line}:${s.column}:${s.text}`));
+  const step = trace[cur];
+  const doRerun = async (withSource) => {
+    setErr(null);
+    const body = {};
+    if (as.mode === 'anon') body.as = { anonymous: true };
+    if (as.mode === 'user') { body.as = { uid: as.uid }; if (as.claims) { try { body.as.claims = JSON.parse(as.claims); } catch (x) { setErr(new Error('claims: ' + x.message)); return; } } }
+    if (withSource) body.source = src !== null ? src : source;
+    try { setRerun(await api(`/api/events/${e.id}/rerun`, { method: 'POST', body })); } catch (x) { if (x.status === 422) setRerun(x.data); else setErr(x); }
+  };
+  return html`<h1>Request <span class="mono">${e.id}</span> <${Verdict} v=${e.verdict} /></h1>
+  <div class="card"><div class="row"><b>${e.service}</b><span class="mono">${e.method} ${e.path}</span><span>as ${e.identity.lens === 'user' ? e.identity.uid : e.identity.lens}</span><span class="muted">${e.at}</span></div>
+    ${d.reason ? html`<p class="mono" data-reason>${d.reason}</p>` : null}
+    ${e.rule ? html`<p>Deciding rule: <span class="mono">L${e.rule.line}:${e.rule.column} allow ${(e.rule.operations || []).join(', ')} — match ${e.rule.matchPath}</span></p>` : html`<p class="muted">No rule decided${e.verdict === 'bypassed' ? ' (admin bypasses rules)' : ''}.</p>`}
+    ${(d.failing || []).length ? html`<h2>Why</h2>${d.failing.map(s => html`<div class="step fail" data-failing>${explainStep(s, e.trace)}</div>`)}` : null}
+    ${(d.notes || []).map(n => html`<p class="muted">${n}</p>`)}</div>
+  <div class="grid cols2"><div class="card"><h2>Rules source</h2><${Source} text=${source} mark=${step ? step.line : e.rule && e.rule.line} /></div>
+  <div><div class="card"><h2>Trace <span class="muted">(<span class="kbd">j</span>/<span class="kbd">k</span> to step)</span></h2>
+    <div class="row"><button onClick=${() => setCur(Math.max(0, cur - 1))}>← Prev</button><span>${trace.length ? cur + 1 : 0} / ${trace.length}</span><button onClick=${() => setCur(Math.min(trace.length - 1, cur + 1))}>Next →</button></div>
+    <div role="list" aria-label="trace">${trace.map((s, i) => html`<div role="listitem" class=${'step' + (failing.has(`${s.line}:${s.column}:${s.text}`) ? ' fail' : '') + (i === cur ? ' cur' : '') + (s.skipped ? ' skipped' : '')} style=${'margin-left:' + s.depth * 14 + 'px'} onClick=${() => setCur(i)}>
+      ${s.text} <span class="muted">${s.skipped ? '(skipped)' : s.error ? '→ error: ' + s.error : '→ ' + s.value}</span> <span class="muted">L${s.line}:${s.column}</span></div>`)}</div></div>
+    <div class="card"><h2>Every evaluated rule</h2><table><tbody>${(d.evaluated || []).map(r => html`<tr><td class="mono">L${r.line}:${r.column}</td><td>${(r.operations || []).join(', ')}</td><td class="mono">${r.condition}</td><td>${r.verdict}</td></tr>`)}</tbody></table></div>
+    <div class="card"><h2>request / resource / auth</h2><pre>${JSON.stringify({ auth: e.identity, data: e.seen && e.seen.data, resource: e.seen && e.seen.resource, query: e.seen && e.seen.query }, null, 2)}</pre></div></div></div>
+  ${e.service === 'firestore' && e.kind === 'request' && e.verdict !== 'bypassed' ? html`<div class="card"><h2>Re-run (state untouched)</h2>
+    <div class="row"><label>As <select aria-label="rerun as" value=${as.mode} onChange=${x => setAs({ ...as, mode: x.target.value })}><option value="same">the same identity</option><option value="user">another user</option><option value="anon">unauthenticated</option></select></label>
+      ${as.mode === 'user' ? html`<input aria-label="rerun uid" placeholder="uid" value=${as.uid} onInput=${x => setAs({ ...as, uid: x.target.value })} /><input aria-label="rerun claims" placeholder="claims JSON" value=${as.claims} onInput=${x => setAs({ ...as, claims: x.target.value })} />` : null}
+      <button onClick=${() => doRerun(false)}>Re-run with live rules</button><button class="primary" onClick=${() => doRerun(true)}>Re-run against edited rules</button></div>
+    ${source ? html`<${Editor} label="edited rules" value=${src !== null ? src : source} onChange=${setSrc} />` : null}
+    <${Err} error=${err} />
+    ${rerun ? html`<div class="card" data-rerun=${rerun.verdict || 'error'}><b>Re-run:</b> <${Verdict} v=${rerun.verdict} /> <span class="mono">${rerun.reason}</span>
+      ${(rerun.explanation || []).map(l => html`<div class="step fail">${l}</div>`)}
+      ${rerun.rules && !rerun.rules.compiles ? rerun.rules.diagnostics.filter(x => x.severity === 'error').map(x => html`<div class="error mono">${x.where}: ${x.message}</div>`) : null}</div>` : null}</div>` : null}`;
+}
+
+// ---- Rules ----
+function Rules() {
+  const [{ data, error }] = useApi('/api/rules');
+  if (error) return html`<${Err} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  const r = data.rules;
+  return html`<h1>Rules <span class="muted mono">${r.file}</span></h1>
+  ${!data.loaded ? html`<p class="error">No rules loaded: every client request is denied.</p>` : null}
+  ${data.status && data.status.state === 'error' ? html`<div class="card error">${(data.status.errors || []).map(d => html`<div class="mono">${d.where}: ${d.message}</div>`)}</div>` : null}
+  <div class="grid cols2"><div class="card"><h2>Source with coverage <span class="muted">(✓ true ✗ false ! error, from the event history)</span></h2><${Source} text=${r.source} cov=${data.coverage} lint=${r.lint} /></div>
+  <div class="card"><h2>Lint findings</h2>${r.lint.length ? html`<table aria-label="lint"><tbody>${r.lint.map(d => html`<tr data-lint=${d.code}><td class="mono">${d.where}</td><td>${d.severity}</td><td><b>${d.code}</b> ${d.message}${d.fix ? html`<div class="muted">${d.fix}</div>` : null}</td></tr>`)}</tbody></table>` : html`<p class="ok">No findings.</p>`}
+    ${r.diagnostics.length ? html`<h2>Compiler</h2>${r.diagnostics.map(d => html`<div class="mono">${d.where} ${d.severity}: ${d.message}</div>`)}` : null}
+    <h2>Expression counts</h2><table><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>`;
+}
+
+// ---- generic service pages (Database, Storage as they land) ----
+function ServicePage({ name }) {
+  const [{ data, error }] = useApi('/api/service/' + name);
+  if (error) return html`<h1>${name}</h1><${Err} error=${error} />`;
+  if (!data) return html`<p class="muted">Loading…</p>`;
+  return html`<h1>${name === 'database' ? 'Realtime Database' : name === 'storage' ? 'Storage' : name}</h1>
+    <div class="card"><h2>State</h2>${data.truncated ? html`<p class="muted">State too large to show (${data.bytes} bytes).</p>` : html`<pre data-state>${JSON.stringify(data.state, null, 2)}</pre>`}</div>`;
+}
+
+// ---- shell ----
+function App() {
+  const path = usePath();
+  const [svc] = useApi('/api/services');
+  const names = (svc.data && svc.data.services) || [];
+  useEffect(() => {
+    let g = false;
+    const on = e => {
+      if (e.target.closest && e.target.closest('input, textarea, select, .cm-editor')) return;
+      if (e.key === 'g') { g = true; setTimeout(() => { g = false; }, 800); return; }
+      if (g) { const to = { h: '/', f: '/firestore', a: '/auth', t: '/traffic', r: '/rules' }[e.key]; if (to) go(to); g = false; }
+    };
+    addEventListener('keydown', on); return () => removeEventListener('keydown', on);
+  }, []);
+  const tabs = [['/', 'Home'], ['/firestore', 'Firestore'], ['/auth', 'Auth']];
+  if (names.includes('database')) tabs.push(['/database', 'Database']);
+  if (names.includes('storage')) tabs.push(['/storage', 'Storage']);
+  tabs.push(['/traffic', 'Traffic'], ['/rules', 'Rules']);
+  let page;
+  if (path === '/') page = html`<${Home} />`;
+  else if (path === '/firestore') page = html`<${Firestore} />`;
+  else if (path === '/auth') page = html`<${Auth} />`;
+  else if (path === '/traffic') page = html`<${Traffic} />`;
+  else if (path.startsWith('/traffic/')) page = html`<${Inspector} key=${path} id=${decodeURIComponent(path.slice(9))} />`;
+  else if (path === '/rules') page = html`<${Rules} />`;
+  else if (path === '/database' || path === '/storage') page = html`<${ServicePage} name=${path.slice(1)} />`;
+  else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
+  const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
+  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h/f/a/t/r">⌨ g h·f·a·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

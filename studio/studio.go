@@ -78,12 +78,6 @@ func New(opts Options) http.Handler {
 	s := &Studio{opts: opts, sb: opts.Sandbox, mux: http.NewServeMux()}
 	s.cov = newCoverage(s.sb.Events())
 	s.routes()
-	for p, h := range opts.Mount {
-		s.mux.Handle(p, h)
-		if !strings.HasSuffix(p, "/") {
-			s.mux.Handle(p+"/", h)
-		}
-	}
 	return s
 }
 
@@ -116,6 +110,15 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := checkOrigin(r); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
 		return
+	}
+	// Mounted handlers (/mcp, admin routes) own their path and everything
+	// under it, whatever the method.
+	for p, h := range s.opts.Mount {
+		p = strings.TrimSuffix(p, "/")
+		if r.URL.Path == p || strings.HasPrefix(r.URL.Path, p+"/") {
+			h.ServeHTTP(w, r)
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }

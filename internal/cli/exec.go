@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -129,55 +127,19 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 		go w.run(watchCtx, 500*time.Millisecond)
 	}
 
-	// Open the hub's and the Studio's ports first, so the hub's list is
-	// complete (and immutable) before it serves.
-	extra := map[string]string{}
-	var servers []*http.Server
+	o.hubPort, o.studioPort = xf.hubPort, xf.studioPort
+	fe, err := startFrontends(ctx, b, o, stdio)
+	if err != nil {
+		return 0, err
+	}
 	defer func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = fe.close(sctx)
 	}()
-	open := func(name, flag string, port int) (net.Listener, error) {
-		if port < 0 {
-			return nil, nil
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(port)))
-		if err != nil {
-			return nil, fmt.Errorf("%s cannot listen on port %d: %v (pick another with --%s-port, or 0 for a free one)", name, port, err, flag)
-		}
-		extra[name] = l.Addr().String()
-		return l, nil
-	}
-	hubL, err := open("hub", "hub", xf.hubPort)
-	if err != nil {
-		return 0, err
-	}
-	uiL, err := open("ui", "studio", xf.studioPort)
-	if err != nil {
-		if hubL != nil {
-			hubL.Close()
-		}
-		return 0, err
-	}
-	serveOn := func(l net.Listener, h http.Handler) {
-		if l == nil {
-			return
-		}
-		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, s)
-		go func() { _ = s.Serve(l) }()
-	}
-	serveOn(hubL, newHub(b, o.project, func() map[string]string { return extra }))
-	serveOn(uiL, newStudio(b, o.rulesPaths[backend.Firestore], nil))
-	hubAddr := extra["hub"]
+	hubAddr := fe.hubAddr
 	printBanner(stdio.Err, o, b, watchers)
-	if a := extra["ui"]; a != "" {
-		fmt.Fprintf(stdio.Err, "  %-10s http://%s\n", "Studio", a)
-	}
-	if hubAddr != "" {
-		fmt.Fprintf(stdio.Err, "  %-10s %-22s %-26s FIREBASE_EMULATOR_HUB=%s\n", "Hub", hubAddr, "Emulator Suite hub", hubAddr)
-	}
+	fe.printBanner(stdio.Err)
 
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Env = append(os.Environ(), execEnv(b, o.project, hubAddr)...)

@@ -20,6 +20,7 @@ import (
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/snapshot"
 )
 
 func init() {
@@ -39,6 +40,14 @@ type serveOptions struct {
 	enforceIndexes bool
 	aiScript       string // AI Logic script file loaded into the default project
 	sync           sandbox.SyncMode
+	studioPort     int    // -1: off
+	hubPort        int    // -1: off
+	logJSON, quiet bool   // the denial log's format; quiet prints none
+	capture        string // the session fixture file ("": no capture)
+	seed           string // a snapshot or {"collection/doc": fields} applied when the data dir is new
+	fresh          bool   // start empty
+	importDir      string // an Emulator Suite export to import at start
+	exportOnExit   string // where to write an Emulator Suite export on exit
 	json           bool
 }
 
@@ -80,6 +89,16 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
 	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
 	syncFlag := fs.String("sync", "", "when durable writes reach the disk: batch (default: in the OS before every acknowledgement, so they survive kill -9; forced to disk every second) or always (fsync before every acknowledgement: survives power loss too, slower)")
+	studioPort := fs.Int("studio-port", -2, "Studio, event API and /mcp port, 0 picks a free one, -1 leaves it off (default firebase.json's emulators.ui.port, else 4000)")
+	hubPort := fs.Int("hub-port", -2, "Emulator Suite hub port (GET /emulators), 0 picks a free one, -1 leaves it off (default firebase.json's emulators.hub.port, else 4400)")
+	logFormat := fs.String("log-format", "text", "the denial log on stderr: text or json (one object a line)")
+	quiet := fs.Bool("quiet", false, "print no line per denied request")
+	captureFile := fs.String("capture", "", "capture the session into this fixture file (default <data-dir>/last-session.json; in memory only when named)")
+	noCapture := fs.Bool("no-capture", false, "do not capture the session")
+	seed := fs.String("seed", "", "a snapshot or a {\"collection/doc\": fields} map applied when the data dir is new")
+	fresh := fs.Bool("fresh", false, "discard the data dir's state and start empty")
+	importDir := fs.String("import", "", "import an Emulator Suite export directory (firebase-export-metadata.json) at start")
+	exportOnExit := fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
 	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
@@ -135,6 +154,45 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 			o.dataDir = absFrom(cwd, *dataDir)
 		}
 	}
+	o.studioPort, o.hubPort = defaultStudioPort, defaultHubPort
+	if p := cfg.Ports["ui"]; p > 0 {
+		o.studioPort = p
+	}
+	if p := cfg.Ports["hub"]; p > 0 {
+		o.hubPort = p
+	}
+	if *studioPort > -2 {
+		o.studioPort = *studioPort
+	}
+	if *hubPort > -2 {
+		o.hubPort = *hubPort
+	}
+	switch *logFormat {
+	case "text":
+	case "json":
+		o.logJSON = true
+	default:
+		fmt.Fprintf(stdio.Err, "pyric serve: --log-format: want text or json, got %q\n", *logFormat)
+		return nil, false
+	}
+	o.quiet = *quiet
+	switch {
+	case *noCapture:
+	case *captureFile != "":
+		o.capture = absFrom(cwd, *captureFile)
+	default:
+		o.capture = defaultCapture(o.dataDir)
+	}
+	if *seed != "" {
+		o.seed = absFrom(cwd, *seed)
+	}
+	o.fresh = *fresh
+	if *importDir != "" {
+		o.importDir = absFrom(cwd, *importDir)
+	}
+	if *exportOnExit != "" {
+		o.exportOnExit = absFrom(cwd, *exportOnExit)
+	}
 	mode, err := sandbox.ParseSyncMode(*syncFlag)
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric serve: --sync: %v\n", err)
@@ -185,6 +243,11 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 			return nil, nil, err
 		}
 	}
+	if o.dataDir != "" && (o.seed != "" || o.fresh) {
+		if err := snapshot.Prepare(context.Background(), o.dataDir, o.seed, o.fresh); err != nil {
+			return nil, nil, err
+		}
+	}
 	b, err := backend.Start(backend.Options{
 		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir, Sync: o.sync},
 		Host:      o.host,
@@ -220,12 +283,19 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}
+	fe, err := startFrontends(ctx, b, o, stdio)
+	if err != nil {
+		b.Shutdown(context.Background())
+		return err
+	}
 	printBanner(stdio.Err, o, b, watchers)
+	fe.printBanner(stdio.Err)
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {
 			line[e.Service] = e.Addr
 		}
+		fe.jsonKeys(line)
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
@@ -245,6 +315,16 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	fmt.Fprintln(stdio.Err, "pyric: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if o.exportOnExit != "" {
+		if err := snapshot.ExportDir(b.Sandbox, o.exportOnExit); err != nil && serveErr == nil {
+			serveErr = fmt.Errorf("--export-on-exit: %v", err)
+		} else if err == nil {
+			fmt.Fprintf(stdio.Err, "pyric: exported to %s\n", o.exportOnExit)
+		}
+	}
+	if err := fe.close(sctx); err != nil && serveErr == nil {
+		serveErr = fmt.Errorf("capture: %v", err)
+	}
 	if err := b.Shutdown(sctx); err != nil && serveErr == nil {
 		serveErr = err
 	}

@@ -67,6 +67,8 @@ type served struct {
 	Storage   string `json:"storage"`
 	AI        string `json:"ai"`
 	Messaging string `json:"messaging"`
+	Studio    string `json:"studio"`
+	Hub       string `json:"hub"`
 	stderr    *syncBuffer
 	stop      func() int
 }
@@ -313,6 +315,12 @@ func TestParseServeDefaults(t *testing.T) {
 			if want.sync == "" {
 				want.sync = sandbox.SyncBatch
 			}
+			if want.studioPort == 0 && want.hubPort == 0 {
+				want.studioPort, want.hubPort = defaultStudioPort, defaultHubPort
+			}
+			if want.dataDir != "" {
+				want.capture = filepath.Join(want.dataDir, "last-session.json")
+			}
 			if want.rulesPaths == nil {
 				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
 			}
@@ -472,16 +480,47 @@ func TestServeEveryService(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "ai.json")
 	os.WriteFile(script, []byte(`[{"text": "scripted hello"}]`), 0o644)
-	s := startServe(t, "--in-memory", "--project", "demo-all", "--ai-script", script)
-	if s.Storage == "" || s.AI == "" || s.Messaging == "" {
+	fixture := filepath.Join(dir, "session.json")
+	s := startServe(t, "--in-memory", "--project", "demo-all", "--ai-script", script, "--capture", fixture)
+	if s.Storage == "" || s.AI == "" || s.Messaging == "" || !strings.HasPrefix(s.Studio, "http://127.0.0.1:") || s.Hub == "" {
 		t.Fatalf("--json lacks a service: %+v", s)
 	}
-	resp, err := http.Post("http://"+s.AI+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json",
-		strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	// The hub lists every service; the Studio's event API and /mcp answer.
+	for _, u := range []string{"http://" + s.Hub + "/emulators", s.Studio + "/api/events", s.Studio + "/api/services"} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", u, resp.StatusCode, body)
+		}
+		if strings.HasSuffix(u, "/emulators") && (!strings.Contains(string(body), `"firestore"`) || !strings.Contains(string(body), `"database"`)) {
+			t.Errorf("hub: %s", body)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.Studio+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "serverInfo") {
+		t.Errorf("/mcp initialize: %d %s", resp.StatusCode, body)
+	}
+	if _, err := os.Stat(fixture); err != nil {
+		t.Errorf("the session is not captured: %v", err)
+	}
+	resp, err = http.Post("http://"+s.AI+"/v1beta/models/gemini-2.5-flash:generateContent?key=k", "application/json",
+		strings.NewReader(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "scripted hello") {
 		t.Fatalf("AI answer: %d %s", resp.StatusCode, body)

@@ -37,14 +37,15 @@ func JSDir() string { return filepath.Join(Root(), "e2e", "js") }
 func Required() bool { return needs.Required() }
 
 // FreePortFlags are the `pyric serve` flags giving every service a free
-// port ("--firestore-port", "0", "--auth-port", "0", ...), so parallel
+// port ("--firestore-port", "0", "--auth-port", "0", ..., the Studio's
+// and the hub's), so parallel
 // tests never contend for the Emulator Suite's fixed ports.
 func FreePortFlags() []string {
 	var out []string
 	for _, s := range backend.Catalog() {
 		out = append(out, "--"+s.Service+"-port", "0")
 	}
-	return out
+	return append(out, "--studio-port", "0", "--hub-port", "0")
 }
 
 // Missing is needs.Missing: skip, or fail under PYRIC_E2E_REQUIRED=1.

@@ -106,21 +106,39 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 	e.emit(ev)
 }
 
-func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
-	if !e.eventsOn() {
-		return
-	}
+// readEvent is the request event of a decided read, in or out of a
+// transaction.
+func readEvent(who identity.Identity, m Method, path string, dec Decision, dur time.Duration, v readView) event.Event {
 	origin := event.OriginClient
 	if v.tx != nil {
 		origin = event.OriginTransaction
 	}
 	ev := requestEvent(who, m, path, origin, dec, dur)
-	if m == MethodGet {
-		ev.Request.Seen = &event.Seen{Before: resourceOf(d)}
-	}
 	if v.tx != nil {
 		ev.Group = &event.Group{ID: v.tx.group, Kind: event.OriginTransaction}
 	}
+	return ev
+}
+
+func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := readEvent(who, m, path, dec, dur, v)
+	if m == MethodGet {
+		ev.Request.Seen = &event.Seen{Before: resourceOf(d)}
+	}
+	e.emit(ev)
+}
+
+// emitList records a decided query, with the query the rules saw (so a
+// replay can re-decide it and index suggestions can see it).
+func (e *Engine) emitList(who identity.Identity, q *query, dec Decision, dur time.Duration, v readView) {
+	if !e.eventsOn() {
+		return
+	}
+	ev := readEvent(who, MethodList, q.collPath(), dec, dur, v)
+	ev.Request.Seen = &event.Seen{Query: q.sq}
 	e.emit(ev)
 }
 

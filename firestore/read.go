@@ -298,7 +298,7 @@ func (e *Engine) query(ctx context.Context, who identity.Identity, parentName st
 	}
 	unlock()
 	if e.eventsOn() {
-		e.emitRead(who, MethodList, q.collPath(), dec, nil, time.Since(start), v)
+		e.emitList(who, q, dec, time.Since(start), v)
 	}
 	if dec.Verdict != Allow {
 		return nil, nil, readView{}, denied(MethodList, q.collPath(), dec)

@@ -277,13 +277,13 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	}
 	deleted := map[string]bool{}
 	for _, s := range ops {
-		if deleted[s.op.rel] && s.op.kind != "delete" && s.op.kind != "verify" && s.op.w.GetCurrentDocument().GetExists() {
+		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
 			// What the SDKs send for update() after delete() of the same
 			// document in one transaction or batch; the official emulator
 			// rejects the request rather than answering NOT_FOUND.
 			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
 		}
-		if s.op.kind == "delete" {
+		if s.op.kind == writeDelete {
 			deleted[s.op.rel] = true
 		}
 		s.before = state(s.op.rel)
@@ -292,7 +292,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			return nil, time.Time{}, err
 		}
 		s.after, s.results = after, results
-		if s.op.kind == "verify" {
+		if s.op.kind == writeVerify {
 			continue // a precondition only: no change, no rules decision
 		}
 		if _, ok := overlay[s.op.rel]; !ok {
@@ -300,7 +300,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		overlay[s.op.rel] = after
 		switch {
-		case s.op.kind == "delete":
+		case s.op.kind == writeDelete:
 			s.method = MethodDelete
 		case s.before == nil:
 			s.method = MethodCreate
@@ -318,7 +318,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		return state(path), nil
 	}
 	for _, s := range ops {
-		if s.op.kind == "verify" {
+		if s.op.kind == writeVerify {
 			continue
 		}
 		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
@@ -333,7 +333,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	}
 	elapsed := time.Since(start)
 	for _, s := range ops {
-		if s.op.kind != "verify" {
+		if s.op.kind != writeVerify {
 			e.emitWriteOp(c, s, group, origin, elapsed)
 		}
 	}
@@ -371,14 +371,14 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		// after a delete", as the official emulator answers).
 		wr := &pb.WriteResult{TransformResults: s.results}
 		switch {
-		case s.op.kind == "delete":
+		case s.op.kind == writeDelete:
 		case s.after != nil:
 			wr.UpdateTime = s.after.UpdateTime
 		default:
 			wr.UpdateTime = ts(now)
 		}
 		results[i] = wr
-		if s.op.kind == "verify" {
+		if s.op.kind == writeVerify {
 			continue
 		}
 		if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {

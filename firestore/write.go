@@ -13,6 +13,17 @@ import (
 	"github.com/pyric/pyric/event"
 )
 
+// writeKind is what a Write does.
+type writeKind int
+
+// Write kinds.
+const (
+	writeUpdate    writeKind = iota + 1 // set or update (Write.update)
+	writeDelete                         // Write.delete
+	writeTransform                      // Write.transform
+	writeVerify                         // a precondition only (the JS SDKs' Write.verify)
+)
+
 // MaxWritesPerCommit is the number of writes one BatchWrite may carry. A
 // Commit (batch or transaction) is bounded only by MaxRequestBytes, as in
 // production today and on the official emulator; tools that split work
@@ -33,7 +44,7 @@ func checkRequestSize(m proto.Message) error {
 // writeOp is a validated Write.
 type writeOp struct {
 	w          *pb.Write
-	kind       string // update | delete | transform | verify
+	kind       writeKind
 	rel        string
 	name       string
 	mask       []FieldPath // nil: replace the whole document
@@ -55,14 +66,14 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 	var transforms []*pb.DocumentTransform_FieldTransform
 	switch x := w.GetOperation().(type) {
 	case *pb.Write_Update:
-		op.kind = "update"
+		op.kind = writeUpdate
 		name = x.Update.GetName()
 		transforms = w.GetUpdateTransforms()
 	case *pb.Write_Delete:
-		op.kind = "delete"
+		op.kind = writeDelete
 		name = x.Delete
 	case *pb.Write_Transform:
-		op.kind = "transform"
+		op.kind = writeTransform
 		name = x.Transform.GetDocument()
 		transforms = x.Transform.GetFieldTransforms()
 	default:
@@ -70,7 +81,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		if !ok {
 			return nil, errorf(ErrInvalidArgument, "A write must set one of update, delete, transform or verify.")
 		}
-		op.kind = "verify"
+		op.kind = writeVerify
 		name = v
 	}
 	dn, rel, err := ParseDocumentName(name)
@@ -81,10 +92,10 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", name, db)
 	}
 	op.rel, op.name = rel, name
-	if op.kind != "update" && (w.UpdateMask != nil || len(w.UpdateTransforms) > 0) {
+	if op.kind != writeUpdate && (w.UpdateMask != nil || len(w.UpdateTransforms) > 0) {
 		return nil, errorf(ErrInvalidArgument, "update_mask and update_transforms are only allowed on an update write (document %q).", name)
 	}
-	if op.kind == "update" {
+	if op.kind == writeUpdate {
 		if err := validateFields(w.GetUpdate().GetFields()); err != nil {
 			return nil, err
 		}
@@ -237,7 +248,7 @@ func (op *writeOp) checkPrecondition(cur *pb.Document) error {
 	switch x := p.GetConditionType().(type) {
 	case *pb.Precondition_Exists:
 		if x.Exists && cur == nil {
-			if op.kind == "delete" {
+			if op.kind == writeDelete {
 				return errorf(ErrNotFound, "No document to delete: %s", op.name)
 			}
 			return errorf(ErrNotFound, "No document to update: %s", op.name)
@@ -265,21 +276,21 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Do
 		return nil, nil, err
 	}
 	switch op.kind {
-	case "delete":
+	case writeDelete:
 		return nil, nil, nil
-	case "verify":
+	case writeVerify:
 		return cur, nil, nil
 	}
 	var fields map[string]*pb.Value
 	switch {
-	case op.kind == "update" && op.mask == nil:
+	case op.kind == writeUpdate && op.mask == nil:
 		fields = cloneFields(op.w.GetUpdate().GetFields())
 	case cur != nil:
 		fields = cloneFields(cur.Fields)
 	default:
 		fields = map[string]*pb.Value{}
 	}
-	if op.kind == "update" && op.mask != nil {
+	if op.kind == writeUpdate && op.mask != nil {
 		src := op.w.GetUpdate().GetFields()
 		for _, fp := range op.mask {
 			if v := getField(src, fp); v != nil {

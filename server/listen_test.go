@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,21 @@ func TestPortCloseWithIdleConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	time.Sleep(20 * time.Millisecond)
+	// Wait until the port holds the connection (accepted, protocol not yet
+	// known), so Shutdown really has an idle connection to deal with.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.mu.Lock()
+		held := len(p.sniffing)
+		p.mu.Unlock()
+		if held == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port never accepted the connection")
+		}
+		runtime.Gosched()
+	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

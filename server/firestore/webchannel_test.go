@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -344,7 +345,21 @@ func TestWebChannelDrain(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Drain once the back channel is attached, so it is the one ended.
+	sess := c.session(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sess.mu.Lock()
+		attached := sess.attached
+		sess.mu.Unlock()
+		if attached {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the back channel never attached")
+		}
+		runtime.Gosched()
+	}
 	ts.Config.Handler.(interface{ Drain() }).Drain()
 	select {
 	case <-done:

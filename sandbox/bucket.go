@@ -17,8 +17,13 @@ type boltBucket struct {
 
 // Bucket returns the durable bucket named name (created on first write).
 // Firestore's bucket ("firestore") is the store's own and is not offered.
-func (s *Store) Bucket(name string) service.Bucket {
-	return &boltBucket{db: s.db, name: []byte(name)}
+func (s *Store) Bucket(name string) service.Bucket { return NewBoltBucket(s.db, name) }
+
+// NewBoltBucket is the service.Bucket in the top-level bbolt bucket name
+// of db, created on first write: what every service's bucket in the store
+// is, for tests that open a bbolt file of their own.
+func NewBoltBucket(db *bolt.DB, name string) service.Bucket {
+	return &boltBucket{db: db, name: []byte(name)}
 }
 
 func (b *boltBucket) Update(fn func(service.Tx) error) error {

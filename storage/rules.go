@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
@@ -149,5 +150,14 @@ func (dec decision) err() error {
 	if dec.allowed {
 		return nil
 	}
-	return &Error{Code: PermissionDenied, Message: "Permission denied. " + dec.reason}
+	msg := "Permission denied. " + dec.reason
+	if d := dec.d; d != nil {
+		// Then why, as the Firestore denial says it: each failing
+		// sub-expression with its values.
+		exp := sim.Explain("storage", dec.reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+		for _, l := range explain.Lines(exp.Decision, exp.Trace) {
+			msg += "\n" + l
+		}
+	}
+	return &Error{Code: PermissionDenied, Message: msg}
 }

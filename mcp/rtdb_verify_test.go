@@ -316,6 +316,8 @@ func TestVerifyFixture(t *testing.T) {
 		{map[string]any{"fixture": path, "rules": closedRules, "rulesPath": closedPath}, "INVALID_ARGUMENT", true},
 		{map[string]any{"fixture": path, "services": []string{"database"}}, "UNSUPPORTED_SERVICE", true},
 		{map[string]any{"fixture": 7}, "INVALID_ARGUMENT", true},
+		{map[string]any{"fixture": dir}, "INVALID_ARGUMENT", true},
+		{map[string]any{"fixture": path, "rulesPath": dir}, "INVALID_ARGUMENT", true},
 	} {
 		r := e.call("pyric_verify_fixture", tc.args)
 		if r.OK || r.errCode() != tc.code || r.recoverable() != tc.recoverable {

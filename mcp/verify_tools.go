@@ -12,8 +12,11 @@ import (
 	"github.com/pyric/pyric/verify"
 )
 
-// MaxFixtureBytes bounds the fixture file pyric_verify_fixture reads.
-const MaxFixtureBytes = 256 << 20
+// Bounds of the files pyric_verify_fixture reads.
+const (
+	MaxFixtureBytes = 256 << 20
+	MaxRulesBytes   = 4 << 20
+)
 
 type verifyIn struct {
 	Fixture        string   `json:"fixture,omitempty" jsonschema:"path of a captured session (schema pyric.verify.fixture.v1, e.g. .pyric/last-session.json); omit to verify the running server's capture"`
@@ -42,9 +45,9 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 	case in.Rules != "":
 		candidate = source.NewFile("candidate.rules", in.Rules)
 	case in.RulesPath != "":
-		b, err := os.ReadFile(in.RulesPath)
-		if err != nil {
-			return failure("RULES_NOT_FOUND", fmt.Sprintf("rulesPath: %v", err), true, "give the path of a readable firestore.rules file, or the source in rules")
+		b, bad := readBounded("rulesPath", in.RulesPath, MaxRulesBytes, "RULES_NOT_FOUND")
+		if bad != nil {
+			return bad
 		}
 		candidate = source.NewFile(in.RulesPath, string(b))
 	}
@@ -98,21 +101,38 @@ func (s *Server) fixture(path string) (*capture.Fixture, *result) {
 		}
 		return f, nil
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, failure("FIXTURE_NOT_FOUND", fmt.Sprintf("fixture: %v", err), true, "give the path of a captured session (pyric serve writes .pyric/last-session.json)")
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFixtureBytes+1))
-	if err != nil {
-		return nil, failure("FIXTURE_NOT_FOUND", fmt.Sprintf("fixture: %v", err), true, "give the path of a readable captured session")
-	}
-	if len(data) > MaxFixtureBytes {
-		return nil, invalid("fixture: %s is larger than %d bytes", path, MaxFixtureBytes)
+	data, bad := readBounded("fixture", path, MaxFixtureBytes, "FIXTURE_NOT_FOUND")
+	if bad != nil {
+		return nil, bad
 	}
 	f, err := capture.Decode(data)
 	if err != nil {
 		return nil, failure("FIXTURE_INVALID", fmt.Sprintf("fixture %s: %v", path, err), true, "give a file written by pyric serve's capture (schema "+capture.Schema+")")
 	}
 	return f, nil
+}
+
+// readBounded reads a regular file of at most limit bytes (no device,
+// FIFO or directory: those could block or never end).
+func readBounded(arg, path string, limit int64, missing string) ([]byte, *result) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, failure(missing, fmt.Sprintf("%s: %v", arg, err), true, "give the path of a readable file")
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, invalid("%s: %s is not a regular file", arg, path)
+	}
+	if st.Size() > limit {
+		return nil, invalid("%s: %s is larger than %d bytes", arg, path, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, failure(missing, fmt.Sprintf("%s: %v", arg, err), true, "give the path of a readable file")
+	}
+	if int64(len(data)) > limit {
+		return nil, invalid("%s: %s is larger than %d bytes", arg, path, limit)
+	}
+	return data, nil
 }

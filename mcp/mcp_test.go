@@ -63,6 +63,12 @@ func newEnvOn(t *testing.T, sbOpts sandbox.Options, opts Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
+	return newEnvUsing(t, sb, opts)
+}
+
+// newEnvUsing is an env on an open sandbox.
+func newEnvUsing(t *testing.T, sb *sandbox.Sandbox, opts Options) *env {
+	t.Helper()
 	srv := NewServer(sb, opts)
 	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

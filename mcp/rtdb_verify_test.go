@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
@@ -335,5 +337,35 @@ func TestVerifyWithoutCapture(t *testing.T) {
 	r := e.call("pyric_verify_fixture", map[string]any{})
 	if r.OK || r.errCode() != "NO_CAPTURE" || !r.recoverable() {
 		t.Fatalf("%s", js(r))
+	}
+}
+
+// TestVerifyLiveCapture verifies the running server's capture: a backend
+// as pyric serve starts it, writes made through this MCP server as users
+// (so the engine judges them by the loaded rules), and Options.Capture
+// wired the way serve wires it (capture.FromBackend of the history).
+func TestVerifyLiveCapture(t *testing.T) {
+	t.Parallel()
+	b, err := backend.Start(backend.Options{Sandbox: sandbox.Options{Deterministic: true, Seed: 1}, Firestore: backend.FirestoreOptions{Rules: ownerRules}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	e := newEnvUsing(t, b.Sandbox, Options{Capture: func() (*capture.Fixture, error) { return capture.FromBackend(b, b.Sandbox.Events().History()) }})
+	for _, uid := range []string{"alice", "bob"} {
+		r := e.call("firestore_create_document", map[string]any{"path": "c/" + uid, "data": map[string]any{"owner": uid}, "as": map[string]any{"uid": uid}})
+		if !r.OK {
+			t.Fatalf("create as %s: %s", uid, js(r))
+		}
+	}
+	r := e.call("pyric_verify_fixture", map[string]any{})
+	fsr, _ := r.Data["services"].(map[string]any)["firestore"].(map[string]any)
+	if !r.OK || fsr["checkedEvents"] != 2.0 {
+		t.Fatalf("captured rules: %s", js(r))
+	}
+	r = e.call("pyric_verify_fixture", map[string]any{"rules": closedRules})
+	fsr, _ = r.Data["services"].(map[string]any)["firestore"].(map[string]any)
+	if divs, _ := fsr["divergences"].([]any); r.OK || len(divs) < 2 || divs[0].(map[string]any)["kind"] != verify.NowDenied {
+		t.Fatalf("closed rules: %s", js(r))
 	}
 }

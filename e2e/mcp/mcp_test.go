@@ -30,10 +30,7 @@ type callResult struct {
 func TestTypeScriptClient(t *testing.T) {
 	e2etest.NeedNode(t)
 	if _, err := os.Stat(filepath.Join(e2etest.JSDir(), "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		if e2etest.Required() {
-			t.Fatalf("@modelcontextprotocol/sdk is not installed in e2e/js: %v", err)
-		}
-		t.Skip("@modelcontextprotocol/sdk is not installed in e2e/js (npm ci there)")
+		e2etest.Missing(t, "@modelcontextprotocol/sdk is not installed in e2e/js (npm ci there): %v", err)
 	}
 	bin := e2etest.Pyric(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

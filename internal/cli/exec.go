@@ -186,22 +186,9 @@ func exitStatus(c *exec.Cmd, err error) int {
 // the Emulator Suite's standard names, the hub and the project.
 func execEnv(b *backend.Backend, project, hubAddr string) []string {
 	env := map[string]string{"GCLOUD_PROJECT": project}
-	for _, e := range b.Endpoints() {
-		switch e.Service {
-		case backend.Firestore:
-			env["FIRESTORE_EMULATOR_HOST"] = e.Addr
-		case backend.Auth:
-			env["FIREBASE_AUTH_EMULATOR_HOST"] = e.Addr
-		case "database":
-			env["FIREBASE_DATABASE_EMULATOR_HOST"] = e.Addr
-		case "storage":
-			env["FIREBASE_STORAGE_EMULATOR_HOST"] = e.Addr
-			env["STORAGE_EMULATOR_HOST"] = "http://" + e.Addr
-		}
+	for _, e := range b.Endpoints() { // each service's own variables (backend/endpoints.go)
 		for _, v := range e.Env {
-			if _, set := env[v.Name]; !set {
-				env[v.Name] = v.Value
-			}
+			env[v.Name] = v.Value
 		}
 	}
 	if hubAddr != "" {

@@ -8,7 +8,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // FuzzToolArguments feeds arbitrary argument bytes to every tool's
@@ -18,10 +20,11 @@ func FuzzToolArguments(f *testing.F) {
 	for _, s := range []string{`{}`, `null`, `{"path":"a/b"}`, `{"path":"a//b","as":{"uid":""}}`, `{"rules":"x","documents":{"a/b":{"x":1}}}`,
 		`{"reads":{"a":"x/y"},"writes":[{"method":"set","path":"x/y","data":{"v":{"$expr":"$a.v + 1"}}}],"auth":null}`,
 		`{"operations":[{"op":"set","path":"p/q","data":{"n":1}}]}`, `{"collection":"c","where":[{"field":"a","op":"in","value":[1]}]}`,
-		`{"continuation":"disc_x"}`, `{"maxBatchBytes":1024}`, `[1,2]`, `{"source":"rules_version='2';","testCases":[{}]}`} {
+		`{"continuation":"disc_x"}`, `{"maxBatchBytes":1024}`, `[1,2]`, `{"source":"rules_version='2';","testCases":[{}]}`,
+		`{"path":"/a","maxDepth":3,"maxChildren":2,"maxNodes":5}`, `{"namespace":"x","as":{"anonymous":true}}`, `{"fixture":"/nonexistent","rules":"x"}`, `{"rules":"x","caseDerivation":true}`} {
 		f.Add(0, []byte(s))
 	}
-	sb, err := sandbox.Open(sandbox.Options{Deterministic: true})
+	sb, err := sandbox.Open(sandbox.Options{Deterministic: true, Services: []service.Registration{database.Registration(database.Options{})}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -41,7 +41,7 @@ var allTools = []string{
 	"firestore_lint_rules", "firestore_list_documents", "firestore_query_where", "firestore_rules_stdlib_get", "firestore_rules_stdlib_list",
 	"firestore_simulate_rules", "firestore_simulator_batch", "firestore_simulator_create", "firestore_simulator_events",
 	"firestore_simulator_execute", "firestore_simulator_read", "firestore_simulator_redo", "firestore_simulator_transaction",
-	"firestore_simulator_undo", "firestore_update_document", "rtdb_simulate_access", "rules_stdlib_get", "rules_stdlib_list", "sandbox_inspect",
+	"firestore_simulator_undo", "firestore_update_document", "pyric_verify_fixture", "rtdb_crawl_structure", "rtdb_simulate_access", "rules_stdlib_get", "rules_stdlib_list", "sandbox_inspect",
 }
 
 type env struct {
@@ -52,11 +52,23 @@ type env struct {
 
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
-	sb, err := sandbox.Open(sandbox.Options{Deterministic: true, Seed: 1})
+	return newEnvOn(t, sandbox.Options{Deterministic: true, Seed: 1}, opts)
+}
+
+// newEnvOn is newEnv on a sandbox opened with sbOpts.
+func newEnvOn(t *testing.T, sbOpts sandbox.Options, opts Options) *env {
+	t.Helper()
+	sb, err := sandbox.Open(sbOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
+	return newEnvUsing(t, sb, opts)
+}
+
+// newEnvUsing is an env on an open sandbox.
+func newEnvUsing(t *testing.T, sb *sandbox.Sandbox, opts Options) *env {
+	t.Helper()
 	srv := NewServer(sb, opts)
 	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,8 +2,9 @@
 // built on the official Go SDK: tools to read and write Firestore data as
 // any identity, run the rules simulator (execute, batch, declarative
 // transactions with $expr, undo/redo), explain denials, simulate and lint
-// rules, browse the rules standard library, simulate RTDB access and
-// discover a database's schema; resources for the rules sources and the
+// rules, browse the rules standard library, simulate RTDB access,
+// discover a database's schema, crawl the Realtime Database's structure and
+// verify a captured session against candidate rules; resources for the rules sources and the
 // recent events. Every tool answers with the envelope {ok, summary, data};
 // failures carry data.error {code, message, recoverable, hint}. It runs over
 // stdio (pyric mcp) or streamable HTTP (Handler, mounted at /mcp).
@@ -22,6 +23,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/discover"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
@@ -38,6 +40,11 @@ type Options struct {
 	// Sessions keeps paused discover walks (nil: a store with the default
 	// limits).
 	Sessions *discover.SessionStore
+	// Capture returns the running server's captured session, which
+	// pyric_verify_fixture verifies when the call names no fixture file
+	// (e.g. capture.FromBackend of the serving backend); nil: calls must
+	// name a fixture.
+	Capture func() (*capture.Fixture, error)
 }
 
 // Server is the MCP server of one sandbox.
@@ -73,6 +80,8 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	s.addSimulatorTools()
 	s.addRulesTools()
 	s.addDiscoverTools()
+	s.addRTDBTools()
+	s.addVerifyTools()
 	s.addResources()
 	return s
 }

@@ -98,7 +98,9 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		extra["ui"] = f.studioAddr
 	}
 	mount := map[string]http.Handler{
-		"/mcp":        mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version}).Handler(),
+		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Capture: func() (*capture.Fixture, error) {
+			return capture.FromBackend(b, b.Sandbox.Events().History())
+		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
 	}

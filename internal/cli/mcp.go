@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pyric/pyric/backend"
 	fs "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/rules/source"
@@ -51,7 +52,9 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 	if *dbRulesPath == "" && fileExists("database.rules.json") {
 		*dbRulesPath = "database.rules.json"
 	}
-	sb, err := sandbox.Open(sandbox.Options{Project: *project, DataDir: *dataDir})
+	// A headless sandbox with every service the backend registers (the
+	// Realtime Database for rtdb_crawl_structure, Storage, …).
+	sb, err := sandbox.Open(sandbox.Options{Project: *project, DataDir: *dataDir, Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric mcp: %v\n", err)
 		return exitError

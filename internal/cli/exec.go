@@ -138,8 +138,7 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 		_ = fe.close(sctx)
 	}()
 	hubAddr := fe.hubAddr
-	printBanner(stdio.Err, o, b, watchers)
-	fe.printBanner(stdio.Err)
+	printBanner(stdio.Err, o, b, fe, watchers)
 
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Env = append(os.Environ(), execEnv(b, o.project, hubAddr)...)

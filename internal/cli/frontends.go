@@ -124,10 +124,10 @@ func (f *frontends) serve(l net.Listener, h http.Handler) {
 // printBanner adds the frontends to serve's banner.
 func (f *frontends) printBanner(w io.Writer) {
 	if f.studioAddr != "" {
-		fmt.Fprintf(w, "  %-10s %-22s %-26s http://%s (MCP: http://%s/mcp)\n", "Studio", f.studioAddr, "Studio + event API", f.studioAddr, f.studioAddr)
+		fmt.Fprintf(w, "  %-10s %-22s %-35s http://%s (MCP: http://%s/mcp)\n", "Studio", f.studioAddr, "Studio + event API", f.studioAddr, f.studioAddr)
 	}
 	if f.hubAddr != "" {
-		fmt.Fprintf(w, "  %-10s %-22s %-26s FIREBASE_EMULATOR_HUB=%s\n", "Hub", f.hubAddr, "Emulator Suite hub", f.hubAddr)
+		fmt.Fprintf(w, "  %-10s %-22s %-35s FIREBASE_EMULATOR_HUB=%s\n", "Hub", f.hubAddr, "Emulator Suite hub", f.hubAddr)
 	}
 	if f.capturePath != "" {
 		fmt.Fprintf(w, "  %-10s %s (pyric verify --rules CANDIDATE replays it)\n", "Capture", f.capturePath)

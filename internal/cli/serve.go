@@ -288,8 +288,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		b.Shutdown(context.Background())
 		return err
 	}
-	printBanner(stdio.Err, o, b, watchers)
-	fe.printBanner(stdio.Err)
+	printBanner(stdio.Err, o, b, fe, watchers)
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {
@@ -351,15 +350,16 @@ var rulesFiles = []struct{ service, flag, file, config string }{
 	{backend.Database, "--database-rules", "database.rules.json", "database"},
 }
 
-func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, watchers []*rulesWatcher) {
+func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, fe *frontends, watchers []*rulesWatcher) {
 	fmt.Fprintf(w, "pyric %s: project %s\n", Version, o.project)
 	for _, e := range b.Endpoints() {
 		env := ""
 		for _, v := range e.Env {
 			env += " " + v.Name + "=" + v.Value
 		}
-		fmt.Fprintf(w, "  %-10s %-22s %-26s%s\n", displayName(e.Service), e.Addr, e.What, env)
+		fmt.Fprintf(w, "  %-10s %-22s %-35s%s\n", displayName(e.Service), e.Addr, e.What, env)
 	}
+	fe.printBanner(w)
 	for _, rw := range watchers {
 		fmt.Fprintf(w, "  Rules      %-10s %s\n", rw.service, rw.status())
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
@@ -35,6 +36,11 @@ type Handler struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
+
+	wsMu     sync.Mutex
+	wsClosed bool          // Close has begun: no new websocket session
+	wsLive   int           // websocket sessions still tearing down
+	wsIdle   chan struct{} // closed when wsLive drops to 0 after Close
 }
 
 // NewHandler returns the handler for db.
@@ -42,14 +48,28 @@ func NewHandler(db *database.Database, opts Options) *Handler {
 	if opts.Namespace == "" {
 		opts.Namespace = database.DefaultNamespace(db.Project())
 	}
-	return &Handler{db: db, opts: opts, done: make(chan struct{})}
+	return &Handler{db: db, opts: opts, done: make(chan struct{}), wsIdle: make(chan struct{})}
 }
 
 // Close ends every websocket and long-poll session (their onDisconnect
 // operations run), for a server shutting down: http.Server.Shutdown does
 // not wait for hijacked connections. Requests after Close are refused.
 func (h *Handler) Close() {
-	h.closeOnce.Do(func() { close(h.done) })
+	h.closeOnce.Do(func() {
+		close(h.done)
+		h.wsMu.Lock()
+		h.wsClosed = true
+		if h.wsLive == 0 {
+			close(h.wsIdle)
+		}
+		h.wsMu.Unlock()
+	})
+	// Websocket sessions end on their own goroutines once done is closed;
+	// wait (a bounded time) until their onDisconnect operations have run.
+	select {
+	case <-h.wsIdle:
+	case <-time.After(5 * time.Second):
+	}
 	h.lp.mu.Lock()
 	var ss []*lpSession
 	for _, s := range h.lp.m {

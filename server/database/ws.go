@@ -29,6 +29,11 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "unsupported protocol version "+v+" (want v=5)")
 		return
 	}
+	if !h.wsEnter() {
+		writeError(w, http.StatusServiceUnavailable, "the database is shutting down")
+		return
+	}
+	defer h.wsLeave()
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return
@@ -61,6 +66,27 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	<-done
 	_ = ws.Close(websocket.StatusNormalClosure, reason)
+}
+
+// wsEnter counts a websocket session in, unless Close has begun.
+func (h *Handler) wsEnter() bool {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.wsClosed {
+		return false
+	}
+	h.wsLive++
+	return true
+}
+
+// wsLeave counts a session out once its teardown (onDisconnect) is done.
+func (h *Handler) wsLeave() {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	h.wsLive--
+	if h.wsLive == 0 && h.wsClosed {
+		close(h.wsIdle)
+	}
 }
 
 type session struct {

@@ -234,6 +234,21 @@ type PhoneVerificationInfo struct {
 }
 
 // TOTPVerificationInfo is the code of a TOTP factor.
+// verify checks an SMS second factor's proof, as enrollment and sign-in
+// both take it, and returns the verified phone number.
+func (v *PhoneVerificationInfo) verify(sc scope) (string, error) {
+	if v.AndroidVerificationProof != "" {
+		return "", NotImplemented("androidVerificationProof is unsupported!")
+	}
+	if v.Code == "" {
+		return "", badRequest("MISSING_CODE")
+	}
+	if v.SessionInfo == "" {
+		return "", badRequest("MISSING_SESSION_INFO")
+	}
+	return verifyCode(sc, v.SessionInfo, v.Code)
+}
+
 type TOTPVerificationInfo struct {
 	SessionInfo      string `json:"sessionInfo,omitempty"`
 	VerificationCode string `json:"verificationCode,omitempty"`
@@ -395,16 +410,7 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 		if v == nil {
 			return nil, badRequest("INVALID_ARGUMENT : ((Missing phoneVerificationInfo.))")
 		}
-		if v.AndroidVerificationProof != "" {
-			return nil, NotImplemented("androidVerificationProof is unsupported!")
-		}
-		if v.Code == "" {
-			return nil, badRequest("MISSING_CODE")
-		}
-		if v.SessionInfo == "" {
-			return nil, badRequest("MISSING_SESSION_INFO")
-		}
-		phone, err := verifyCode(sc, v.SessionInfo, v.Code)
+		phone, err := v.verify(sc)
 		if err != nil {
 			return nil, err
 		}
@@ -573,16 +579,7 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 		if v == nil {
 			return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
 		}
-		if v.AndroidVerificationProof != "" {
-			return nil, NotImplemented("androidVerificationProof is unsupported!")
-		}
-		if v.Code == "" {
-			return nil, badRequest("MISSING_CODE")
-		}
-		if v.SessionInfo == "" {
-			return nil, badRequest("MISSING_SESSION_INFO")
-		}
-		phone, err := verifyCode(sc, v.SessionInfo, v.Code)
+		phone, err := v.verify(sc)
 		if err != nil {
 			return nil, err
 		}

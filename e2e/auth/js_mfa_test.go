@@ -1,17 +1,7 @@
 package authe2e
 
 import (
-	"context"
-	"encoding/json"
-	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/pyric/pyric/auth"
-	authserver "github.com/pyric/pyric/server/auth"
-	"github.com/pyric/pyric/server/auth/authtest"
 )
 
 // TestJSSDKPhoneMFAOIDC runs phone sign-in with the fake code, SMS and TOTP
@@ -19,28 +9,8 @@ import (
 // firebase@12.19.0 JS SDK (its browser build, in Node).
 func TestJSSDKPhoneMFAOIDC(t *testing.T) {
 	needNode(t)
-	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: "demo-mfa"})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out := runNode(t, ctx, "js_mfa.cjs", "AUTH_URL="+srv.URL, "PROJECT=demo-mfa",
-		"NODE_PATH="+filepath.Join(jsDir(), "node_modules"))
-	line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
-	var got map[string]any
-	if err := json.Unmarshal([]byte(line), &got); err != nil {
-		t.Fatalf("bad output: %v\n%s", err, out)
-	}
-	get := func(path string) any {
-		var v any = got
-		for _, k := range strings.Split(path, ".") {
-			m, _ := v.(map[string]any)
-			v = m[k]
-		}
-		return v
-	}
-	checks := []struct {
-		path string
-		want any
-	}{
+	got, _, _ := runSDKScript(t, "js_mfa.cjs", "demo-mfa")
+	checks := []pathCheck{
 		{"phone.number", "+15555550100"},
 		{"phone.isNew", true},
 		{"phone.provider", "phone"},
@@ -90,9 +60,5 @@ func TestJSSDKPhoneMFAOIDC(t *testing.T) {
 		{"disabledConfig", false},
 		{"errors.oidcDisabled", "auth/operation-not-allowed"},
 	}
-	for _, c := range checks {
-		if v := get(c.path); !reflect.DeepEqual(v, c.want) {
-			t.Errorf("%s = %#v, want %#v", c.path, v, c.want)
-		}
-	}
+	checkPaths(t, got, checks)
 }

@@ -14,31 +14,50 @@ import (
 	"github.com/pyric/pyric/server/auth/authtest"
 )
 
-// TestJSSDK runs every client flow through firebase@12.19.0 against pyric.
-func TestJSSDK(t *testing.T) {
-	needNode(t)
-	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: "demo-js"})
+// runSDKScript runs a testdata script of the JS SDK against a fresh pyric
+// serving project and returns the JSON object of its last output line, the
+// line, and the server.
+func runSDKScript(t *testing.T, script, project string) (map[string]any, string, *authtest.Server) {
+	t.Helper()
+	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out := runNode(t, ctx, "js_sdk.cjs", "AUTH_URL="+srv.URL, "PROJECT=demo-js",
+	out := runNode(t, ctx, script, "AUTH_URL="+srv.URL, "PROJECT="+project,
 		"NODE_PATH="+filepath.Join(jsDir(), "node_modules"))
 	line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
 	var got map[string]any
 	if err := json.Unmarshal([]byte(line), &got); err != nil {
 		t.Fatalf("bad output: %v\n%s", err, out)
 	}
-	get := func(path string) any {
+	return got, line, srv
+}
+
+// pathCheck expects the value at a dotted path of a script's output.
+type pathCheck struct {
+	path string
+	want any
+}
+
+// checkPaths reports every check whose value differs.
+func checkPaths(t *testing.T, got map[string]any, checks []pathCheck) {
+	t.Helper()
+	for _, c := range checks {
 		var v any = got
-		for _, k := range strings.Split(path, ".") {
+		for _, k := range strings.Split(c.path, ".") {
 			m, _ := v.(map[string]any)
 			v = m[k]
 		}
-		return v
+		if !reflect.DeepEqual(v, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.path, v, c.want)
+		}
 	}
-	checks := []struct {
-		path string
-		want any
-	}{
+}
+
+// TestJSSDK runs every client flow through firebase@12.19.0 against pyric.
+func TestJSSDK(t *testing.T) {
+	needNode(t)
+	got, line, srv := runSDKScript(t, "js_sdk.cjs", "demo-js")
+	checks := []pathCheck{
 		{"signUp.op", "signIn"},
 		{"signUp.isNew", true},
 		{"signUpToken.provider", "password"},
@@ -90,11 +109,7 @@ func TestJSSDK(t *testing.T) {
 		{"afterDelete", nil},
 		{"errors.deletedSignIn", "auth/wrong-password"},
 	}
-	for _, c := range checks {
-		if g := get(c.path); !reflect.DeepEqual(g, c.want) {
-			t.Errorf("%s = %#v, want %#v", c.path, g, c.want)
-		}
-	}
+	checkPaths(t, got, checks)
 	if got["signIn"].(map[string]any)["uid"] != got["signUp"].(map[string]any)["uid"] || got["afterReset"] != got["signUp"].(map[string]any)["uid"] {
 		t.Errorf("sign-ins returned different uids: %s", line)
 	}

@@ -1,6 +1,7 @@
 package database
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
@@ -399,25 +400,15 @@ func CompareKeys(a, b string) int {
 	switch {
 	case aok && bok:
 		if ai != bi {
-			return cmpInt(ai, bi)
+			return cmp.Compare(ai, bi)
 		}
-		return cmpInt(int64(len(a)), int64(len(b)))
+		return cmp.Compare(int64(len(a)), int64(len(b)))
 	case aok:
 		return -1
 	case bok:
 		return 1
 	}
 	return strings.Compare(a, b)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func typeRank(v any) int {
@@ -442,7 +433,7 @@ func typeRank(v any) int {
 func CompareValues(a, b any) int {
 	ra, rb := typeRank(a), typeRank(b)
 	if ra != rb {
-		return cmpInt(int64(ra), int64(rb))
+		return cmp.Compare(int64(ra), int64(rb))
 	}
 	switch x := a.(type) {
 	case float64:
@@ -472,7 +463,7 @@ func comparePriorities(a, b any) int {
 	}
 	ra, rb := rank(a), rank(b)
 	if ra != rb {
-		return cmpInt(int64(ra), int64(rb))
+		return cmp.Compare(int64(ra), int64(rb))
 	}
 	return CompareValues(a, b)
 }

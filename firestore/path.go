@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -219,23 +220,13 @@ func compareIDs(a, b string) int {
 	nb, bNum := numericID(b)
 	switch {
 	case aNum && bNum:
-		return cmpInt(na, nb)
+		return cmp.Compare(na, nb)
 	case aNum:
 		return -1
 	case bNum:
 		return 1
 	}
 	return strings.Compare(a, b)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // numericID parses a numeric document id, __id<int64>__ (as Datastore's

@@ -83,6 +83,34 @@ func (h *hctx) queryUnder(parent string, sq *pb.StructuredQuery) ([]*pb.RunQuery
 	}
 }
 
+// aggregate runs aggregations over the test's collection and returns the
+// first result's fields.
+func (h *hctx) aggregate(aggs ...*pb.StructuredAggregationQuery_Aggregation) (map[string]*pb.Value, error) {
+	st, err := h.tg.raw.RunAggregationQuery(h.ctx, &pb.RunAggregationQueryRequest{Parent: h.root, QueryType: &pb.RunAggregationQueryRequest_StructuredAggregationQuery{
+		StructuredAggregationQuery: &pb.StructuredAggregationQuery{QueryType: &pb.StructuredAggregationQuery_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: h.from()}},
+			Aggregations: aggs}}})
+	if err != nil {
+		return nil, err
+	}
+	r, err := st.Recv()
+	if err != nil {
+		return nil, err
+	}
+	return r.GetResult().GetAggregateFields(), nil
+}
+
+func countAgg(alias string) *pb.StructuredAggregationQuery_Aggregation {
+	return &pb.StructuredAggregationQuery_Aggregation{Alias: alias, Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{Count: &pb.StructuredAggregationQuery_Aggregation_Count{}}}
+}
+
+func sumAgg(alias, field string) *pb.StructuredAggregationQuery_Aggregation {
+	return &pb.StructuredAggregationQuery_Aggregation{Alias: alias, Operator: &pb.StructuredAggregationQuery_Aggregation_Sum_{Sum: &pb.StructuredAggregationQuery_Aggregation_Sum{Field: fref(field)}}}
+}
+
+func avgAgg(alias, field string) *pb.StructuredAggregationQuery_Aggregation {
+	return &pb.StructuredAggregationQuery_Aggregation{Alias: alias, Operator: &pb.StructuredAggregationQuery_Aggregation_Avg_{Avg: &pb.StructuredAggregationQuery_Aggregation_Avg{Field: fref(field)}}}
+}
+
 // ids returns the document ids of query results, in order.
 func resultIDs(rs []*pb.RunQueryResponse) string {
 	var ids []string
@@ -400,21 +428,10 @@ func hardeningCases() []hardCase {
 				h.set("3", map[string]*pb.Value{"b": ival(30)}), h.set("4", nil)); err != nil {
 				return err
 			}
-			st, err := h.tg.raw.RunAggregationQuery(h.ctx, &pb.RunAggregationQueryRequest{Parent: h.root, QueryType: &pb.RunAggregationQueryRequest_StructuredAggregationQuery{
-				StructuredAggregationQuery: &pb.StructuredAggregationQuery{QueryType: &pb.StructuredAggregationQuery_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: h.from()}},
-					Aggregations: []*pb.StructuredAggregationQuery_Aggregation{
-						{Alias: "n", Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{Count: &pb.StructuredAggregationQuery_Aggregation_Count{}}},
-						{Alias: "sa", Operator: &pb.StructuredAggregationQuery_Aggregation_Sum_{Sum: &pb.StructuredAggregationQuery_Aggregation_Sum{Field: fref("a")}}},
-						{Alias: "ab", Operator: &pb.StructuredAggregationQuery_Aggregation_Avg_{Avg: &pb.StructuredAggregationQuery_Aggregation_Avg{Field: fref("b")}}},
-					}}}})
+			f, err := h.aggregate(countAgg("n"), sumAgg("sa", "a"), avgAgg("ab", "b"))
 			if err != nil {
 				return err
 			}
-			r, err := st.Recv()
-			if err != nil {
-				return err
-			}
-			f := r.GetResult().GetAggregateFields()
 			if f["n"].GetIntegerValue() != 1 || f["sa"].GetIntegerValue() != 1 || f["ab"].GetDoubleValue() != 10 {
 				return fmt.Errorf("aggregates %v, want n=1 sa=1 ab=10", f)
 			}
@@ -424,20 +441,11 @@ func hardeningCases() []hardCase {
 			if _, err := h.commit(h.set("1", map[string]*pb.Value{"a": ival(1)}), h.set("2", map[string]*pb.Value{"a": sval("x")}), h.set("3", nil)); err != nil {
 				return err
 			}
-			st, err := h.tg.raw.RunAggregationQuery(h.ctx, &pb.RunAggregationQueryRequest{Parent: h.root, QueryType: &pb.RunAggregationQueryRequest_StructuredAggregationQuery{
-				StructuredAggregationQuery: &pb.StructuredAggregationQuery{QueryType: &pb.StructuredAggregationQuery_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: h.from()}},
-					Aggregations: []*pb.StructuredAggregationQuery_Aggregation{
-						{Alias: "n", Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{Count: &pb.StructuredAggregationQuery_Aggregation_Count{}}},
-						{Alias: "sa", Operator: &pb.StructuredAggregationQuery_Aggregation_Sum_{Sum: &pb.StructuredAggregationQuery_Aggregation_Sum{Field: fref("a")}}},
-					}}}})
+			f, err := h.aggregate(countAgg("n"), sumAgg("sa", "a"))
 			if err != nil {
 				return err
 			}
-			r, err := st.Recv()
-			if err != nil {
-				return err
-			}
-			if f := r.GetResult().GetAggregateFields(); f["n"].GetIntegerValue() != 2 || f["sa"].GetIntegerValue() != 1 {
+			if f["n"].GetIntegerValue() != 2 || f["sa"].GetIntegerValue() != 1 {
 				return fmt.Errorf("aggregates %v, want n=2 sa=1", f)
 			}
 			return nil
@@ -470,15 +478,9 @@ func hardeningCases() []hardCase {
 		{name: "more than 5 aggregations", code: codes.InvalidArgument, official: codes.Unknown, differs: true, msg: []string{"maximum number of aggregations"}, run: func(h *hctx) error {
 			var aggs []*pb.StructuredAggregationQuery_Aggregation
 			for i := range 6 {
-				aggs = append(aggs, &pb.StructuredAggregationQuery_Aggregation{Alias: fmt.Sprint("c", i), Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{Count: &pb.StructuredAggregationQuery_Aggregation_Count{}}})
+				aggs = append(aggs, countAgg(fmt.Sprint("c", i)))
 			}
-			st, err := h.tg.raw.RunAggregationQuery(h.ctx, &pb.RunAggregationQueryRequest{Parent: h.root, QueryType: &pb.RunAggregationQueryRequest_StructuredAggregationQuery{
-				StructuredAggregationQuery: &pb.StructuredAggregationQuery{QueryType: &pb.StructuredAggregationQuery_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: h.from()}},
-					Aggregations: aggs}}})
-			if err != nil {
-				return err
-			}
-			_, err = st.Recv()
+			_, err := h.aggregate(aggs...)
 			return err
 		}},
 		{name: "limit still fits in a request", code: codes.OK, run: func(h *hctx) error {

@@ -6,14 +6,9 @@
 package databasejs
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -62,49 +57,11 @@ func serve(t testing.TB, project, rules string) (string, *database.Database) {
 // check which transport the SDK used).
 var requested sync.Map
 
-type step struct {
-	Step  string          `json:"step"`
-	OK    bool            `json:"ok"`
-	Got   json.RawMessage `json:"got"`
-	Error string          `json:"error"`
-}
+type step = e2etest.Step
 
 func runScript(t *testing.T, timeout time.Duration, script string, env ...string) []step {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
-	cmd.Dir = here()
-	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + filepath.Join(e2etest.JSDir(), "node_modules")}, env...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var steps []step
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var s step
-		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Step != "" {
-			steps = append(steps, s)
-		}
-	}
-	if ctx.Err() != nil {
-		t.Errorf("%s timed out after %v", script, timeout)
-	}
-	if err != nil || len(steps) == 0 {
-		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), stderr.String())
-	}
-	return steps
-}
-
-func sameJSON(got json.RawMessage, want string) bool {
-	var g, w any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
-		return false
-	}
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	return bytes.Equal(gb, wb)
+	return e2etest.RunSteps(t, timeout, here(), script, env...)
 }
 
 func check(t *testing.T, steps []step, want map[string]string) {
@@ -116,7 +73,7 @@ func check(t *testing.T, steps []step, want map[string]string) {
 			if !s.OK {
 				t.Fatalf("failed: %s", s.Error)
 			}
-			if w, ok := want[s.Step]; ok && !sameJSON(s.Got, w) {
+			if w, ok := want[s.Step]; ok && !e2etest.SameJSON(s.Got, w) {
 				t.Errorf("got %s, want %s", s.Got, w)
 			}
 		})

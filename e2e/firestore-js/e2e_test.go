@@ -8,15 +8,10 @@
 package firestorejs
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,60 +61,12 @@ func chromium(t *testing.T) string {
 }
 
 // step is one line a script prints.
-type step struct {
-	Step  string          `json:"step"`
-	OK    bool            `json:"ok"`
-	Got   json.RawMessage `json:"got"`
-	Error string          `json:"error"`
-}
+type step = e2etest.Step
 
 // runScript runs a Node script of this directory and returns its steps.
 func runScript(t *testing.T, timeout time.Duration, script string, env ...string) []step {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
-	cmd.Dir = here()
-	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + nodeModules()}, env...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var steps []step
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		var s step
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &s) != nil || s.Step == "" {
-			continue
-		}
-		steps = append(steps, s)
-	}
-	if ctx.Err() != nil {
-		t.Errorf("%s timed out after %v", script, timeout)
-	}
-	if err != nil || len(steps) == 0 {
-		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), tail(stderr.String(), 4000))
-	}
-	return steps
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// sameJSON reports whether got and want are the same JSON value.
-func sameJSON(got json.RawMessage, want string) bool {
-	var g, w any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
-		return false
-	}
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	return bytes.Equal(gb, wb)
+	return e2etest.RunSteps(t, timeout, here(), script, env...)
 }
 
 // check verifies every step succeeded and, for the steps in want, that its
@@ -152,7 +99,7 @@ func checkKnown(t *testing.T, steps []step, want, known map[string]string) {
 			if !ok {
 				return
 			}
-			if !sameJSON(s.Got, w) {
+			if !e2etest.SameJSON(s.Got, w) {
 				t.Errorf("got %s, want %s", s.Got, w)
 			}
 		})

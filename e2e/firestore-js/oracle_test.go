@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/internal/emulator"
 )
 
@@ -66,7 +67,7 @@ func checkOracle(t *testing.T, steps []step, want map[string]string) {
 	findings := 0
 	for _, s := range timing {
 		w, ok := want[s.Step]
-		if !s.OK || (ok && !sameJSON(s.Got, w)) {
+		if !s.OK || (ok && !e2etest.SameJSON(s.Got, w)) {
 			findings++
 			t.Logf("oracle finding (timing-dependent on the official emulator, not a failure): step %q ok=%v got %s want %s %s", s.Step, s.OK, s.Got, w, s.Error)
 		}

@@ -189,3 +189,61 @@ func StartServe(t testing.TB, dir string, args ...string) *Serve {
 	})
 	return s
 }
+
+// Step is one line a step script prints: {"step", "ok", "got", "error"}.
+type Step struct {
+	Step  string          `json:"step"`
+	OK    bool            `json:"ok"`
+	Got   json.RawMessage `json:"got"`
+	Error string          `json:"error"`
+}
+
+// RunSteps runs the Node step script dir/script (working directory dir,
+// the pinned modules on NODE_PATH) for at most timeout and returns the
+// steps it printed. Running out of time fails the test; a script that
+// exits non-zero or prints no step is logged with its output, and the
+// caller's checks of the steps decide.
+func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...string) []Step {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, script))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + filepath.Join(JSDir(), "node_modules")}, env...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var steps []Step
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		var s Step
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &s) != nil || s.Step == "" {
+			continue
+		}
+		steps = append(steps, s)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("%s timed out after %v", script, timeout)
+	}
+	if err != nil || len(steps) == 0 {
+		errOut := stderr.String()
+		if len(errOut) > 4000 {
+			errOut = "…" + errOut[len(errOut)-4000:]
+		}
+		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), errOut)
+	}
+	return steps
+}
+
+// SameJSON reports whether got and want are the same JSON value.
+func SameJSON(got json.RawMessage, want string) bool {
+	var g, w any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
+		return false
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	return bytes.Equal(gb, wb)
+}

@@ -1,7 +1,9 @@
 // Package studio is pyric's developer UI and its JSON/event API, as one
 // http.Handler: the event API (/api/events, /api/events/stream), the JSON
 // endpoints the pages use (Firestore browse/edit in the admin or an app
-// lens, Auth users, rules with diagnostics and coverage, services) and the
+// lens, Auth users, the Realtime Database tree, Storage objects, Messaging
+// tokens and inboxes, AI calls and scripts, rules with diagnostics and
+// coverage, services) and the
 // embedded single-page UI (studio/dist, built from studio/web).
 //
 // The Studio answers only loopback hosts and its own origin, so a web page
@@ -102,6 +104,28 @@ func (s *Studio) routes() {
 	m.HandleFunc("GET /api/rules", s.rules)
 	m.HandleFunc("POST /api/rules/check", s.rulesCheck)
 	m.HandleFunc("GET /api/service/{name}", s.genericService)
+	m.HandleFunc("GET /api/database/tree", s.dbTree)
+	m.HandleFunc("PUT /api/database/value", s.dbSet)
+	m.HandleFunc("DELETE /api/database/value", s.dbDelete)
+	m.HandleFunc("GET /api/storage/buckets", s.gcsBuckets)
+	m.HandleFunc("GET /api/storage/objects", s.gcsList)
+	m.HandleFunc("GET /api/storage/object", s.gcsStat)
+	m.HandleFunc("GET /api/storage/media", s.gcsDownload)
+	m.HandleFunc("POST /api/storage/object", s.gcsUpload)
+	m.HandleFunc("PATCH /api/storage/object", s.gcsPatch)
+	m.HandleFunc("DELETE /api/storage/object", s.gcsDelete)
+	m.HandleFunc("GET /api/messaging", s.fcmState)
+	m.HandleFunc("POST /api/messaging/tokens", s.fcmMint)
+	m.HandleFunc("DELETE /api/messaging/tokens/{token}", s.fcmDeleteToken)
+	m.HandleFunc("GET /api/messaging/tokens/{token}/inbox", s.fcmInbox)
+	m.HandleFunc("POST /api/messaging/topics", s.fcmTopic)
+	m.HandleFunc("POST /api/messaging/send", s.fcmSend)
+	m.HandleFunc("DELETE /api/messaging/messages", s.fcmClear)
+	m.HandleFunc("GET /api/ai", s.aiState)
+	m.HandleFunc("PUT /api/ai/script", s.aiScript)
+	m.HandleFunc("POST /api/ai/script", s.aiScript)
+	m.HandleFunc("DELETE /api/ai/script", s.aiScript)
+	m.HandleFunc("DELETE /api/ai", s.aiClear)
 	m.HandleFunc("GET /", s.ui)
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,13 +41,21 @@ type env struct {
 
 func start(t testing.TB, opts sandbox.Options) *env {
 	t.Helper()
+	return startWith(t, backend.Options{Sandbox: opts}, backend.Firestore, backend.Auth)
+}
+
+// startWith starts pyric serving only the named services (all of them
+// run in the sandbox; the others' ports are not opened).
+func startWith(t testing.TB, bo backend.Options, services ...string) *env {
+	t.Helper()
 	ports := map[string]int{}
 	for _, s := range backend.Catalog() {
-		if s.Service != backend.Firestore && s.Service != backend.Auth {
+		if !slices.Contains(services, s.Service) {
 			ports[s.Service] = backend.Disabled
 		}
 	}
-	b, err := backend.Start(backend.Options{Sandbox: opts, Ports: ports, Firestore: backend.FirestoreOptions{Rules: testRules}})
+	bo.Ports, bo.Firestore = ports, backend.FirestoreOptions{Rules: testRules}
+	b, err := backend.Start(bo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,6 +165,9 @@ func TestStorageObjects(t *testing.T) {
 	if c != 200 || string(b) != "hello, storage" || !strings.Contains(h.Get("Content-Disposition"), `filename=hello.txt`) || !strings.HasPrefix(h.Get("Content-Security-Policy"), "sandbox") {
 		t.Fatalf("download: %d %q %v", c, b, h)
 	}
+	if c, b, _ := e.raw(t, "GET", "/api/storage/media?bucket="+bk.Default+"&name=public/hello.txt&limit=5", "", nil); c != 200 || string(b) != "hello" {
+		t.Fatalf("preview: %d %q", c, b)
+	}
 	// Metadata: set a custom key and the cache control, then delete the key.
 	var o struct {
 		CacheControl string

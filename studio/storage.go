@@ -129,7 +129,8 @@ func (s *Studio) gcsStat(w http.ResponseWriter, r *http.Request) {
 }
 
 // gcsDownload answers an object's bytes: GET /api/storage/media
-// (?download=1 as an attachment). The bytes are the user's, served on the
+// (?download=1 as an attachment; ?limit=N only the first N bytes, for a
+// preview). The bytes are the user's, served on the
 // Studio's origin, so they are sandboxed: no script in an uploaded HTML
 // or SVG file runs with the Studio's authority.
 func (s *Studio) gcsDownload(w http.ResponseWriter, r *http.Request) {
@@ -152,13 +153,22 @@ func (s *Studio) gcsDownload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rd.Close()
+	size := o.Size
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fail(w, http.StatusBadRequest, "limit must be a byte count, not "+quote(v))
+			return
+		}
+		size = min(size, n)
+	}
 	h := w.Header()
 	ct := o.ContentType
 	if ct == "" {
 		ct = storage.DefaultContentType
 	}
 	h.Set("Content-Type", ct)
-	h.Set("Content-Length", strconv.FormatInt(o.Size, 10))
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'")
 	h.Set("Cache-Control", "no-store")
@@ -167,7 +177,7 @@ func (s *Studio) gcsDownload(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": base}))
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, io.NewSectionReader(rd, 0, o.Size))
+	_, _ = io.Copy(w, io.NewSectionReader(rd, 0, size))
 }
 
 // gcsUpload stores the body as the object: POST /api/storage/object

@@ -1,17 +1,24 @@
 // The Pyric Studio: Preact + htm pages over the Studio's JSON and event
 // API, a CodeMirror 6 editor for rules. Routes: / /firestore /auth
-// /traffic /traffic/evt-N /rules /database /storage.
+// /database /storage /messaging /ai /traffic /traffic/evt-N /rules. The
+// service pages of database.js, storage.js, messaging.js and ai.js share
+// this file's helpers and lib.js's hooks (virtual lists, paging, live).
 import { h, render } from 'preact';
 import { useState, useEffect, useRef, useCallback } from 'preact/hooks';
 import htm from 'htm';
 import { EditorState } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine } from '@codemirror/view';
 import { defaultKeymap, history as cmHistory, historyKeymap } from '@codemirror/commands';
+import { useVirtual, usePaged } from './lib.js';
+import { Database } from './database.js';
+import { Storage } from './storage.js';
+import { Messaging } from './messaging.js';
+import { AI } from './ai.js';
 
-const html = htm.bind(h);
+export const html = htm.bind(h);
 
 // ---- data ----
-async function api(path, opts = {}) {
+export async function api(path, opts = {}) {
   const init = { method: opts.method || 'GET', headers: {} };
   if (opts.body !== undefined) { init.body = JSON.stringify(opts.body); init.headers['Content-Type'] = 'application/json'; }
   const r = await fetch(path, init);
@@ -22,7 +29,7 @@ async function api(path, opts = {}) {
   return data;
 }
 
-function useApi(path, deps = []) {
+export function useApi(path, deps = []) {
   const [state, set] = useState({ data: null, error: null, loading: true });
   const reload = useCallback(() => {
     if (!path) return;
@@ -44,7 +51,7 @@ function usePath() {
   return p;
 }
 export function go(to) { window.history.pushState(null, '', to); dispatchEvent(new PopStateEvent('popstate')); }
-function Link({ to, children, ...rest }) {
+export function Link({ to, children, ...rest }) {
   return html`<a href=${to} onClick=${e => { if (e.metaKey || e.ctrlKey || e.button) return; e.preventDefault(); go(to); }} ...${rest}>${children}</a>`;
 }
 
@@ -57,11 +64,11 @@ function ThemeToggle() {
 }
 
 // ---- small helpers ----
-const Verdict = ({ v }) => v ? html`<span class="badge v-${v}" data-verdict=${v}>${v}</span>` : null;
-const Err = ({ error }) => error ? html`<div class="error" role="alert">${error.message}${error.data && error.data.details && error.data.details.explanation ? '\n' + error.data.details.explanation.join('\n') : ''}</div>` : null;
-const fmtTime = t => { try { return new Date(t).toLocaleTimeString(); } catch { return t; } };
+export const Verdict = ({ v }) => v ? html`<span class="badge v-${v}" data-verdict=${v}>${v}</span>` : null;
+export const Err = ({ error }) => error ? html`<div class="error" role="alert">${error.message}${error.data && error.data.details && error.data.details.explanation ? '\n' + error.data.details.explanation.join('\n') : ''}</div>` : null;
+export const fmtTime = t => { try { return new Date(t).toLocaleTimeString(); } catch { return t; } };
 
-function typeOf(v) {
+export function typeOf(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'object') {
@@ -72,7 +79,7 @@ function typeOf(v) {
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'double';
   return typeof v;
 }
-function showValue(v) {
+export function showValue(v) {
   const t = typeOf(v);
   switch (t) {
     case 'timestamp': return new Date(v.seconds * 1000 + Math.floor((v.nanos || 0) / 1e6)).toISOString();
@@ -107,7 +114,7 @@ function explainStep(f, trace) {
 }
 
 // ---- CodeMirror wrapper ----
-function Editor({ value, onChange, readOnly, label }) {
+export function Editor({ value, onChange, readOnly, label }) {
   const host = useRef(null), view = useRef(null), cb = useRef(onChange);
   cb.current = onChange;
   useEffect(() => {
@@ -155,7 +162,7 @@ function Home() {
   return html`<h1>Pyric · ${data.project}</h1>
   <div class="card"><h2>Services</h2>
   <table><thead><tr><th>Service</th><th>Address</th><th>Speaks</th><th>Environment</th><th>Requests</th><th>Denied</th></tr></thead>
-  <tbody>${(data.endpoints || []).map(e => html`<tr data-service=${e.service}><td><b>${e.service}</b></td><td class="mono">${e.addr}</td><td>${e.what}</td>
+  <tbody>${(data.endpoints || []).map(e => html`<tr data-service=${e.service}><td><b>${pageOf(e.service) ? html`<${Link} to=${pageOf(e.service)}>${e.service}</${Link}>` : e.service}</b></td><td class="mono">${e.addr}</td><td>${e.what}</td>
     <td class="mono">${(e.env || []).map(v => html`<div>${v.name}=${v.value}</div>`)}</td>
     <td>${(counts[e.service] || {}).total || 0}</td><td class="v-deny">${(counts[e.service] || {}).deny || 0}</td></tr>`)}</tbody></table></div>
   <div class="card" data-rules-state=${r.state}><h2>Firestore rules</h2>
@@ -170,7 +177,7 @@ function Home() {
 }
 
 // ---- Firestore ----
-function Lens({ lens, setLens }) {
+export function Lens({ lens, setLens }) {
   return html`<div class="row" role="group" aria-label="lens">
     <label>Lens <select aria-label="lens" value=${lens.mode} onChange=${e => setLens({ ...lens, mode: e.target.value })}>
       <option value="admin">admin (bypasses rules)</option><option value="user">app: signed-in user</option><option value="anon">app: unauthenticated</option></select></label>
@@ -178,7 +185,7 @@ function Lens({ lens, setLens }) {
       <input aria-label="claims" placeholder='claims {"admin":true}' value=${lens.claims} onInput=${e => setLens({ ...lens, claims: e.target.value })} />` : null}
   </div>`;
 }
-function lensQuery(l) {
+export function lensQuery(l) {
   if (l.mode === 'anon') return '&as=~anon';
   if (l.mode === 'user' && l.uid) return '&as=' + encodeURIComponent(l.uid) + (l.claims ? '&claims=' + encodeURIComponent(l.claims) : '');
   return '';
@@ -191,8 +198,7 @@ function Firestore() {
   const [docPath, setDocPath] = useState('');
   const [tick, setTick] = useState(0);
   const [cols] = useApi('/api/firestore/collections?parent=' + encodeURIComponent(parent), [tick]);
-  const [pageToken, setPageToken] = useState('');
-  const [docs] = useApi(coll ? `/api/firestore/documents?collection=${encodeURIComponent(coll)}&pageSize=50${pageToken ? '&pageToken=' + encodeURIComponent(pageToken) : ''}${lensQuery(lens)}` : null, [tick, lens]);
+  const [docs, moreDocs] = usePaged(coll ? `/api/firestore/documents?collection=${encodeURIComponent(coll)}&pageSize=300${lensQuery(lens)}` : null, 'documents', [tick]);
   const [doc] = useApi(docPath ? `/api/firestore/document?path=${encodeURIComponent(docPath)}${lensQuery(lens)}` : null, [tick, lens]);
   const [subs] = useApi(docPath ? '/api/firestore/collections?parent=' + encodeURIComponent(docPath) : null, [tick]);
   const [edit, setEdit] = useState(null);
@@ -200,7 +206,7 @@ function Firestore() {
   const [newPath, setNewPath] = useState('');
   const crumbs = parent ? parent.split('/') : [];
   const openDoc = p => { setDocPath(p); setEdit(null); setErr(null); };
-  const openColl = c => { setColl(c); setDocPath(''); setPageToken(''); setEdit(null); };
+  const openColl = c => { setColl(c); setDocPath(''); setEdit(null); };
   const save = async (path, text) => {
     setErr(null);
     let data;
@@ -229,9 +235,7 @@ function Firestore() {
     </div>
     <div class="card"><h2>Documents ${coll ? html`<span class="muted mono">${coll}</span>` : ''}</h2>
       <${Err} error=${docs.error} />
-      <ul class="list" aria-label="documents">${((docs.data && docs.data.documents) || []).map(d => html`<li><button class=${docPath === d.path ? 'sel' : ''} onClick=${() => openDoc(d.path)}>${d.missing ? html`<i class="muted">${d.id}</i>` : d.id}</button></li>`)}</ul>
-      ${docs.data && docs.data.nextPageToken ? html`<button onClick=${() => setPageToken(docs.data.nextPageToken)}>Next page →</button>` : null}
-      ${pageToken ? html`<button onClick=${() => setPageToken('')}>First page</button>` : null}
+      <${DocList} docs=${docs} more=${moreDocs} sel=${docPath} onOpen=${openDoc} />
     </div>
     <div class="card"><h2>Document ${docPath ? html`<span class="mono">${docPath}</span>` : ''}</h2>
       ${edit ? html`<div><div class="row mono">${edit.path}</div><textarea aria-label="document JSON" value=${edit.text} onInput=${e => setEdit({ ...edit, text: e.target.value })}></textarea>
@@ -250,6 +254,18 @@ function Firestore() {
     </div>
   </div>
   <${Query} lens=${lens} parent=${parent} onOpen=${openDoc} />`;
+}
+
+// DocList is a collection's documents as a virtual list: pages load as
+// the end scrolls into view, and only the visible rows are in the DOM, so
+// a collection of 100k documents scrolls like one of ten.
+function DocList({ docs, more, sel, onOpen }) {
+  const v = useVirtual(docs.items.length, 28, { onEnd: more });
+  return html`<div class="vscroll short" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
+    <ul class="list" aria-label="documents"><li class="vpad" aria-hidden="true" style=${'height:' + v.padTop + 'px'}></li>
+    ${docs.items.slice(v.start, v.end).map((d, j) => html`<li key=${d.path}><button class=${'vrow' + (sel === d.path ? ' sel' : '')} data-vi=${v.start + j} onClick=${() => onOpen(d.path)}>${d.missing ? html`<i class="muted">${d.id}</i>` : d.id}</button></li>`)}
+    <li class="vpad" aria-hidden="true" style=${'height:' + v.padBottom + 'px'}></li></ul></div>
+    <p class="muted" data-doc-count>${docs.items.length}${docs.done ? '' : '+'} documents${docs.loading ? ' · loading…' : ''}</p>`;
 }
 
 function Query({ lens, parent, onOpen }) {
@@ -278,9 +294,9 @@ function Query({ lens, parent, onOpen }) {
 
 // ---- Auth ----
 function Auth() {
-  const [tok, setTok] = useState('');
   const [tick, setTick] = useState(0);
-  const [{ data, error }] = useApi('/api/auth/users?pageSize=25' + (tok ? '&pageToken=' + encodeURIComponent(tok) : ''), [tick]);
+  const [users, moreUsers] = usePaged('/api/auth/users?pageSize=200', 'users', [tick]);
+  const uv = useVirtual(users.items.length, 30, { onEnd: moreUsers });
   const [oob] = useApi('/api/auth/oob', [tick]);
   const [sel, setSel] = useState(null);
   const [form, setForm] = useState({ uid: '', email: '', password: '', claims: '' });
@@ -299,12 +315,15 @@ function Auth() {
     <input aria-label="new password" placeholder="password" type="password" value=${form.password} onInput=${e => setForm({ ...form, password: e.target.value })} />
     <input aria-label="new claims" placeholder='custom claims {"role":"admin"}' value=${form.claims} onInput=${e => setForm({ ...form, claims: e.target.value })} />
     <button class="primary" onClick=${create}>Create</button></div><${Err} error=${err} /></div>
-  <div class="grid cols2"><div class="card"><h2>Users</h2><${Err} error=${error} />
-    <table aria-label="users"><thead><tr><th>uid</th><th>email</th><th>providers</th><th>state</th></tr></thead><tbody>
-    ${((data && data.users) || []).map(u => html`<tr class=${'click' + (sel === u.localId ? ' sel' : '')} tabindex="0" data-uid=${u.localId} onClick=${() => setSel(u.localId)} onKeyDown=${e => e.key === 'Enter' && setSel(u.localId)}>
-      <td class="mono">${u.localId}</td><td>${u.email || ''}</td><td>${(u.providerUserInfo || []).map(p => p.providerId).join(', ') || (u.email ? 'password' : 'anonymous')}</td><td>${u.disabled ? html`<span class="v-deny">disabled</span>` : 'active'}</td></tr>`)}</tbody></table>
-    <div class="row">${tok ? html`<button onClick=${() => setTok('')}>First page</button>` : null}${data && data.nextPageToken ? html`<button onClick=${() => setTok(data.nextPageToken)}>Next page →</button>` : null}</div></div>
-    <div>${sel ? html`<${UserEdit} key=${sel + tick} uid=${sel} user=${((data && data.users) || []).find(u => u.localId === sel)} onDone=${() => setTick(t => t + 1)} onGone=${() => { setSel(null); setTick(t => t + 1); }} />` : html`<div class="card muted">Select a user to edit it.</div>`}
+  <div class="grid cols2"><div class="card"><h2>Users</h2><${Err} error=${users.error} />
+    <div class="vscroll" ref=${uv.ref} onScroll=${uv.onScroll} onKeyDown=${uv.onKeyDown}>
+    <table aria-label="users" class="vtable"><thead><tr><th style="width:30%">uid</th><th style="width:35%">email</th><th>providers</th><th>state</th></tr></thead><tbody>
+    <tr class="vpad"><td colspan="4" style=${'height:' + uv.padTop + 'px'}></td></tr>
+    ${users.items.slice(uv.start, uv.end).map((u, j) => html`<tr key=${u.localId} class=${'click vrow' + (sel === u.localId ? ' sel' : '')} tabindex="0" data-vi=${uv.start + j} data-uid=${u.localId} onClick=${() => setSel(u.localId)} onKeyDown=${e => e.key === 'Enter' && setSel(u.localId)}>
+      <td class="mono">${u.localId}</td><td>${u.email || ''}</td><td>${(u.providerUserInfo || []).map(p => p.providerId).join(', ') || (u.email ? 'password' : 'anonymous')}</td><td>${u.disabled ? html`<span class="v-deny">disabled</span>` : 'active'}</td></tr>`)}
+    <tr class="vpad"><td colspan="4" style=${'height:' + uv.padBottom + 'px'}></td></tr></tbody></table></div>
+    <p class="muted">${users.items.length}${users.done ? '' : '+'} users${users.loading ? ' · loading…' : ''}</p></div>
+    <div>${sel ? html`<${UserEdit} key=${sel + tick} uid=${sel} user=${users.items.find(u => u.localId === sel)} onDone=${() => setTick(t => t + 1)} onGone=${() => { setSel(null); setTick(t => t + 1); }} />` : html`<div class="card muted">Select a user to edit it.</div>`}
     <div class="card"><h2>Email / OOB outbox</h2>${oob.data && oob.data.oobCodes.length ? html`<table><thead><tr><th>email</th><th>type</th><th>link</th></tr></thead><tbody>${oob.data.oobCodes.map(o => html`<tr><td>${o.email}</td><td>${o.requestType}</td><td class="mono"><a href=${o.oobLink}>${o.oobCode}</a></td></tr>`)}</tbody></table>` : html`<p class="muted">No codes sent.</p>`}</div></div></div>`;
 }
 
@@ -326,6 +345,10 @@ function UserEdit({ uid, user, onDone, onGone }) {
 }
 
 // ---- Traffic ----
+// maxEvents bounds the events the Traffic page keeps (the list is
+// virtual, so only the visible rows cost anything to draw).
+const maxEvents = 20000;
+
 function useEvents(filter) {
   const [events, setEvents] = useState([]);
   const [gaps, setGaps] = useState(0);
@@ -333,9 +356,12 @@ function useEvents(filter) {
   useEffect(() => {
     let es, stop = false;
     const qs = new URLSearchParams(Object.entries(filter).filter(([, v]) => v)).toString();
-    api('/api/events?limit=500&' + qs).then(p => {
+    // Live events are applied once per frame, however fast they come.
+    let batch = [], frame = 0;
+    const flush = () => { frame = 0; const b = batch; batch = []; setEvents(list => { const out = list.concat(b); return out.length > maxEvents ? out.slice(out.length - maxEvents) : out; }); };
+    api('/api/events?limit=1000&' + qs).then(p => {
       if (stop) return;
-      // Newest 500 kept events first, then live ones.
+      // The newest 1000 kept events first, then live ones.
       setEvents(p.events);
       es = new EventSource('/api/events/stream?after=' + p.latest + (qs ? '&' + qs : ''));
       es.onopen = () => setLive(true);
@@ -343,10 +369,11 @@ function useEvents(filter) {
       es.onmessage = m => {
         const e = JSON.parse(m.data);
         if (e.kind === 'gap') { setGaps(g => g + e.missed); return; }
-        setEvents(list => { const out = list.concat([e]); return out.length > 2000 ? out.slice(out.length - 2000) : out; });
+        batch.push(e);
+        if (!frame) frame = requestAnimationFrame(flush);
       };
     }, () => {});
-    return () => { stop = true; if (es) es.close(); };
+    return () => { stop = true; if (es) es.close(); if (frame) cancelAnimationFrame(frame); };
   }, [JSON.stringify(filter)]);
   return { events, gaps, live };
 }
@@ -366,12 +393,11 @@ function Chart({ events }) {
 function Traffic() {
   const [f, setF] = useState({ service: '', verdict: '', uid: '', path: '', kind: 'request', studio: '' });
   const { events, gaps, live } = useEvents(f);
-  const [page, setPage] = useState(0);
-  const per = 50;
   const shown = events.slice().reverse();
+  const v = useVirtual(shown.length, 30);
   const perRule = {};
   for (const e of events) if (e.rule) { const k = `L${e.rule.line}:${e.rule.column} ${e.rule.matchPath || ''}`; const o = perRule[k] || (perRule[k] = { allow: 0, deny: 0 }); if (e.verdict === 'allow') o.allow++; if (e.verdict === 'deny') o.deny++; }
-  const input = (k, ph) => html`<input aria-label=${'filter ' + k} placeholder=${ph} value=${f[k]} onInput=${e => { setF({ ...f, [k]: e.target.value }); setPage(0); }} />`;
+  const input = (k, ph) => html`<input aria-label=${'filter ' + k} placeholder=${ph} value=${f[k]} onInput=${e => setF({ ...f, [k]: e.target.value })} />`;
   return html`<h1>Traffic <span class=${live ? 'ok' : 'muted'} style="font-size:13px" data-live=${live}>${live ? '● live' : '○ connecting'}</span></h1>
   <div class="row">${input('service', 'service')}
     <select aria-label="filter verdict" value=${f.verdict} onChange=${e => setF({ ...f, verdict: e.target.value })}><option value="">any verdict</option>${['allow', 'deny', 'bypassed', 'unsupported', 'error'].map(v => html`<option>${v}</option>`)}</select>
@@ -381,11 +407,13 @@ function Traffic() {
   ${gaps ? html`<p class="error">${gaps} events were missed (the browser fell behind); reload to catch up.</p>` : null}
   <div class="grid cols2"><div class="card"><h2>Requests and denials over time</h2><${Chart} events=${events} /></div>
     <div class="card"><h2>Verdicts per rule</h2><table><thead><tr><th>rule</th><th>allow</th><th>deny</th></tr></thead><tbody>${Object.entries(perRule).map(([k, v]) => html`<tr><td class="mono">${k}</td><td class="v-allow">${v.allow}</td><td class="v-deny">${v.deny}</td></tr>`)}</tbody></table></div></div>
-  <table aria-label="events"><thead><tr><th>time</th><th>service</th><th>kind</th><th>method</th><th>path</th><th>who</th><th>verdict</th><th>ms</th></tr></thead>
-  <tbody>${shown.slice(page * per, page * per + per).map(e => html`<tr class="click" tabindex="0" data-event=${e.id} onClick=${() => go('/traffic/' + e.id)} onKeyDown=${k => k.key === 'Enter' && go('/traffic/' + e.id)}>
+  <div class="vscroll tall" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
+  <table aria-label="events" class="vtable"><thead><tr><th style="width:90px">time</th><th style="width:80px">service</th><th style="width:80px">kind</th><th style="width:110px">method</th><th>path</th><th style="width:150px">who</th><th style="width:90px">verdict</th><th style="width:60px">ms</th></tr></thead>
+  <tbody><tr class="vpad"><td colspan="8" style=${'height:' + v.padTop + 'px'}></td></tr>${shown.slice(v.start, v.end).map((e, j) => html`<tr key=${e.id} class="click vrow" tabindex="0" data-vi=${v.start + j} data-event=${e.id} onClick=${() => go('/traffic/' + e.id)} onKeyDown=${k => k.key === 'Enter' && go('/traffic/' + e.id)}>
     <td>${fmtTime(e.at)}</td><td>${e.service}</td><td>${e.kind}</td><td>${e.method || (e.op) || (e.phase) || ''}</td><td class="mono">${e.path || ''}</td>
-    <td>${e.identity.lens === 'admin' ? 'admin' : e.identity.uid || 'unauthenticated'}${e.actor.kind !== 'app' ? html` <span class="muted">via ${e.actor.kind}</span>` : ''}</td><td><${Verdict} v=${e.verdict} /></td><td>${e.durationMs !== undefined ? e.durationMs.toFixed(2) : ''}</td></tr>`)}</tbody></table>
-  <div class="row"><button disabled=${page === 0} onClick=${() => setPage(page - 1)}>← Newer</button><span class="muted">${shown.length} events · page ${page + 1}</span><button disabled=${(page + 1) * per >= shown.length} onClick=${() => setPage(page + 1)}>Older →</button></div>`;
+    <td>${e.identity.lens === 'admin' ? 'admin' : e.identity.uid || 'unauthenticated'}${e.actor.kind !== 'app' ? html` <span class="muted">via ${e.actor.kind}</span>` : ''}</td><td><${Verdict} v=${e.verdict} /></td><td>${e.durationMs !== undefined ? e.durationMs.toFixed(2) : ''}</td></tr>`)}
+  <tr class="vpad"><td colspan="8" style=${'height:' + v.padBottom + 'px'}></td></tr></tbody></table></div>
+  <p class="muted" data-event-count>${shown.length} events${shown.length >= maxEvents ? ` (the newest ${maxEvents} are kept)` : ''}</p>`;
 }
 
 // ---- Rules inspector ----
@@ -455,14 +483,10 @@ function Rules() {
     <h2>Expression counts</h2><table><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>`;
 }
 
-// ---- generic service pages (Database, Storage as they land) ----
-function ServicePage({ name }) {
-  const [{ data, error }] = useApi('/api/service/' + name);
-  if (error) return html`<h1>${name}</h1><${Err} error=${error} />`;
-  if (!data) return html`<p class="muted">Loading…</p>`;
-  return html`<h1>${name === 'database' ? 'Realtime Database' : name === 'storage' ? 'Storage' : name}</h1>
-    <div class="card"><h2>State</h2>${data.truncated ? html`<p class="muted">State too large to show (${data.bytes} bytes).</p>` : html`<pre data-state>${JSON.stringify(data.state, null, 2)}</pre>`}</div>`;
-}
+// servicePages are the pages of services a sandbox may hold: service
+// name, route, label (nav and Home).
+const servicePages = [['database', '/database', 'Database'], ['storage', '/storage', 'Storage'], ['messaging', '/messaging', 'Messaging'], ['ai', '/ai', 'AI Logic']];
+const pageOf = svc => ({ firestore: '/firestore', auth: '/auth', ...Object.fromEntries(servicePages.map(([s, to]) => [s, to])) })[svc];
 
 // ---- shell ----
 function App() {
@@ -474,13 +498,12 @@ function App() {
     const on = e => {
       if (e.target.closest && e.target.closest('input, textarea, select, .cm-editor')) return;
       if (e.key === 'g') { g = true; setTimeout(() => { g = false; }, 800); return; }
-      if (g) { const to = { h: '/', f: '/firestore', a: '/auth', t: '/traffic', r: '/rules' }[e.key]; if (to) go(to); g = false; }
+      if (g) { const to = { h: '/', f: '/firestore', a: '/auth', d: '/database', s: '/storage', m: '/messaging', i: '/ai', t: '/traffic', r: '/rules' }[e.key]; if (to) go(to); g = false; }
     };
     addEventListener('keydown', on); return () => removeEventListener('keydown', on);
   }, []);
   const tabs = [['/', 'Home'], ['/firestore', 'Firestore'], ['/auth', 'Auth']];
-  if (names.includes('database')) tabs.push(['/database', 'Database']);
-  if (names.includes('storage')) tabs.push(['/storage', 'Storage']);
+  for (const [svc, to, label] of servicePages) if (names.includes(svc)) tabs.push([to, label]);
   tabs.push(['/traffic', 'Traffic'], ['/rules', 'Rules']);
   let page;
   if (path === '/') page = html`<${Home} />`;
@@ -489,10 +512,13 @@ function App() {
   else if (path === '/traffic') page = html`<${Traffic} />`;
   else if (path.startsWith('/traffic/')) page = html`<${Inspector} key=${path} id=${decodeURIComponent(path.slice(9))} />`;
   else if (path === '/rules') page = html`<${Rules} />`;
-  else if (path === '/database' || path === '/storage') page = html`<${ServicePage} name=${path.slice(1)} />`;
+  else if (path === '/database') page = html`<${Database} />`;
+  else if (path === '/storage') page = html`<${Storage} />`;
+  else if (path === '/messaging') page = html`<${Messaging} />`;
+  else if (path === '/ai') page = html`<${AI} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
-  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h/f/a/t/r">⌨ g h·f·a·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
+  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));

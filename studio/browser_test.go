@@ -196,17 +196,6 @@ func TestBrowserFlows(t *testing.T) {
 	run(t, ctx, "rules", chromedp.Navigate(u+"/rules"), waitText(ctx, ".src", "allow create"), waitText(ctx, "main", "Lint findings"), waitText(ctx, ".src", "✗"))
 	screenshot(t, ctx, "rules")
 
-	// Services built alongside (Database, Storage) get their pages when
-	// the sandbox holds them.
-	for _, svc := range []struct{ name, title string }{{"database", "Realtime Database"}, {"storage", "Storage"}} {
-		if e.b.Sandbox.Service(svc.name) == nil {
-			continue
-		}
-		run(t, ctx, svc.name, chromedp.Navigate(u+"/"), waitText(ctx, `nav[aria-label="pages"]`, svc.title[len(svc.title)-len(strings.Fields(svc.title)[len(strings.Fields(svc.title))-1]):]),
-			chromedp.Navigate(u+"/"+svc.name), waitText(ctx, "main h1", svc.title), chromedp.WaitVisible(`[data-state]`, chromedp.ByQuery))
-		screenshot(t, ctx, svc.name)
-	}
-
 	// Dark theme: the toggle switches from the system's theme to dark.
 	var theme string
 	run(t, ctx, "dark", chromedp.Navigate(u+"/"), waitText(ctx, `[data-service="firestore"]`, "FIRESTORE"),

@@ -29,7 +29,7 @@ export function AI() {
   <div class="card"><h2>Calls <span class="muted">(${st ? st.callCount : 0})</span></h2>
     ${st && !calls.length ? html`<p class="muted">No calls yet. Point the Firebase AI Logic SDK (RequestOptions.baseUrl) or the Gen AI SDK (HTTPOptions.BaseURL) at the AI endpoint.</p>` : null}
     <div class="vscroll" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
-    <table aria-label="ai calls" class="vtable"><thead><tr><th style="width:80px">time</th><th style="width:150px">model</th><th style="width:30%">prompt</th><th style="width:30%">answer</th><th>tokens in/out</th><th>source</th><th>status</th></tr></thead><tbody>
+    <table aria-label="ai calls" class="vtable"><thead><tr><th style="width:95px">time</th><th style="width:150px">model</th><th style="width:30%">prompt</th><th style="width:30%">answer</th><th>tokens in/out</th><th>source</th><th>status</th></tr></thead><tbody>
       <tr class="vpad"><td colspan="7" style=${'height:' + v.padTop + 'px'}></td></tr>
       ${calls.slice(v.start, v.end).map((c, j) => html`<tr class=${'click vrow' + (sel === c.seq ? ' sel' : '')} tabindex="0" data-vi=${v.start + j} data-call=${c.seq} onClick=${() => setSel(c.seq)} onKeyDown=${e => e.key === 'Enter' && setSel(c.seq)}>
         <td>${fmtTime(c.at)}</td><td class="mono">${c.model}</td><td title=${c.prompt}>${clip(c.prompt, 120)}</td>
@@ -74,7 +74,7 @@ function Script({ script, onChanged }) {
   const fromFile = async e => { const f = e.target.files[0]; e.target.value = ''; if (f) { setText(await f.text()); setDirty(true); } };
   return html`<div class="card"><h2>Script <span class="muted">(${script.length} entr${script.length === 1 ? 'y' : 'ies'} waiting)</span></h2>
     <p class="muted">A JSON array of entries (or {"entries": [...]}): text, chunks, json, functionCall(s), raw envelopes, errors; with "match" ({contains, regex, model, functionResponse}) an entry answers matching prompts ahead of the FIFO queue.</p>
-    <${Editor} label="ai script" value=${text} onChange=${t => { setText(t); setDirty(true); }} />
+    <${Editor} label="ai script" value=${text} onChange=${t => { setText(t); setDirty(t !== (script.length ? loaded : EXAMPLE)); }} />
     <div class="row"><button class="primary" onClick=${() => send('PUT', text)}>Load (replace)</button><button onClick=${() => send('POST', text)}>Append</button>
       <button class="danger" onClick=${() => send('DELETE')}>Empty the script</button>
       <label class="btn">From a file…<input type="file" accept=".json,application/json" aria-label="script file" style="display:none" onChange=${fromFile} /></label>

@@ -2,7 +2,7 @@
 // (50 children per step, paged by key), live over the event stream (every
 // commit refreshes the open nodes and flashes changed values), with inline
 // edit of a leaf, add child and delete — in the admin lens or as a user.
-import { useState, useEffect, useRef, useCallback } from 'preact/hooks';
+import { useState, useEffect, useRef } from 'preact/hooks';
 import { html, api, Err, Lens, lensQuery } from './main.js';
 import { useLive, LiveDot } from './lib.js';
 
@@ -28,8 +28,10 @@ export function Database() {
   const [tick, setTick] = useState(0);
   const [err, setErr] = useState(null);
   const live = useLive('service=database&kind=commit&studio=true', () => setTick(t => t + 1));
+  // A denial reads with its reason (which rule, which location).
+  const say = e => { if (e && e.data && e.data.details && e.data.details.reason && !e.message.includes(e.data.details.reason)) e.message += ': ' + e.data.details.reason; setErr(e); };
   const ctx = {
-    lens, tick, open, setErr,
+    lens, tick, open, setErr: say,
     q: path => `ns=${enc(ns)}&path=${enc(path)}${lensQuery(lens)}`,
     toggle: (path, on) => setOpen(o => { const n = new Set(o); if (on === undefined ? !n.has(path) : on) n.add(path); else n.delete(path); return n; }),
     refresh: () => setTick(t => t + 1),

@@ -43,7 +43,7 @@ export function Messaging() {
     <div class="card"><h2>Topics</h2>
       ${st.topics.length ? html`<table aria-label="topics"><thead><tr><th>topic</th><th>subscribers</th></tr></thead><tbody>${st.topics.map(t => html`<tr data-topic=${t.topic}><td class="mono">${t.topic}</td><td>${t.tokens.length} <span class="muted mono">${t.tokens.map(short).join(', ')}</span></td></tr>`)}</tbody></table>` : html`<p class="muted">No topic has subscribers.</p>`}
       <div class="row"><input aria-label="topic name" placeholder="topic" value=${sub.topic} onInput=${e => setSub({ ...sub, topic: e.target.value })} />
-        <select aria-label="topic token" value=${sub.token} onChange=${e => setSub({ ...sub, token: e.target.value })}>${live_.map(t => html`<option value=${t.token}>${short(t.token)}</option>`)}</select>
+        <select aria-label="topic token" value=${sub.token || (live_[0] && live_[0].token) || ''} onChange=${e => setSub({ ...sub, token: e.target.value })}>${live_.map(t => html`<option value=${t.token}>${short(t.token)}</option>`)}</select>
         <button onClick=${() => subscribe(false)}>Subscribe</button><button onClick=${() => subscribe(true)}>Unsubscribe</button></div>
     </div>
   </div>
@@ -67,7 +67,7 @@ function Inbox({ token }) {
     ${d && !d.deliveries.length ? html`<p class="muted">Nothing delivered to this token.</p>` : null}
     ${d ? d.deliveries.slice().reverse().map(x => html`<div class="delivery" data-delivery=${x.name}>
       <div class="row"><b>${(x.payload.notification && x.payload.notification.title) || html`<span class="muted">(no title)</span>`}</b><span>${x.payload.notification && x.payload.notification.body}</span>
-        <span class="muted">${fmtTime(x.sentAt)} · via ${Object.entries(x.via || {}).map(([k, v]) => k + ' ' + v).join(', ')}</span></div>
+        <span class="muted">${fmtTime(x.sentAt)} · via ${Object.entries(x.via || {}).map(([k, v]) => k + ' ' + (k === 'token' ? short(String(v)) : v)).join(', ')}</span></div>
       ${x.payload.data ? html`<pre>${JSON.stringify(x.payload.data, null, 2)}</pre>` : null}</div>`) : null}</div>`;
 }
 

@@ -66,23 +66,23 @@ export function Storage() {
           : html`<input aria-label="new folder name" placeholder="folder name" value=${folderName} autoFocus onInput=${e => setFolderName(e.target.value)} onKeyDown=${e => { if (e.key === 'Enter') newFolder(); if (e.key === 'Escape') setFolderName(null); }} /><button onClick=${newFolder}>Create</button>`}<span class="muted">${busy || 'or drop files here'}</span></div>
       <${Err} error=${list.error} />
       <div class="vscroll" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
-      <table aria-label="objects" class="vtable"><thead><tr><th style="width:50%">name</th><th>size</th><th>type</th><th>updated</th></tr></thead><tbody>
+      <table aria-label="objects" class="vtable"><thead><tr><th style="width:42%">name</th><th style="width:14%">size</th><th style="width:18%">type</th><th>updated</th></tr></thead><tbody>
         <tr class="vpad"><td colspan="4" style=${'height:' + v.padTop + 'px'}></td></tr>
         ${rows.slice(v.start, v.end).map((r, j) => {
           const i = v.start + j;
           if (r.folder) { const n = r.folder.slice(prefix.length); return html`<tr class="click vrow" tabindex="0" data-vi=${i} data-folder=${r.folder} onClick=${() => open(r.folder)} onKeyDown=${e => e.key === 'Enter' && open(r.folder)}><td class="mono">📁 ${n}</td><td></td><td class="muted">folder</td><td></td></tr>`; }
           const o = r.obj;
           return html`<tr class=${'click vrow' + (sel === o.name ? ' sel' : '')} tabindex="0" data-vi=${i} data-object=${o.name} onClick=${() => setSel(o.name)} onKeyDown=${e => e.key === 'Enter' && setSel(o.name)}>
-            <td class="mono">${o.name.slice(prefix.length)}</td><td>${fmtBytes(o.size)}</td><td class="muted">${o.contentType || ''}</td><td class="muted">${new Date(o.updated).toLocaleString()}</td></tr>`;
+            <td class="mono">${o.name.slice(prefix.length)}</td><td>${fmtBytes(o.size)}</td><td class="muted">${o.contentType || ''}</td><td class="muted" title=${o.updated}>${new Date(o.updated).toLocaleString([], { dateStyle: 'short', timeStyle: 'short' })}</td></tr>`;
         })}
         <tr class="vpad"><td colspan="4" style=${'height:' + v.padBottom + 'px'}></td></tr></tbody></table></div>
       <p class="muted">${folders.length} folders · ${list.items.length}${list.done ? '' : '+'} objects${list.loading ? ' · loading…' : ''}</p>
     </div>
-    <div>${sel ? html`<${Inspector} key=${sel + '|' + tick} bucket=${bk.bucket} name=${sel} lq=${lq} onChanged=${() => setTick(t => t + 1)} onGone=${() => { setSel(null); setTick(t => t + 1); }} />` : html`<div class="card muted">Select an object to see its preview and metadata.</div>`}</div>
+    <div>${sel ? html`<${Inspector} key=${sel} tick=${tick} bucket=${bk.bucket} name=${sel} lq=${lq} onChanged=${() => setTick(t => t + 1)} onGone=${() => { setSel(null); setTick(t => t + 1); }} />` : html`<div class="card muted">Select an object to see its preview and metadata.</div>`}</div>
   </div>`;
 }
 
-function Inspector({ bucket, name, lq, onChanged, onGone }) {
+function Inspector({ bucket, name, lq, tick, onChanged, onGone }) {
   const ref = `bucket=${enc(bucket)}&name=${enc(name)}${lq}`;
   const [o, setO] = useState(null);
   const [err, setErr] = useState(null);
@@ -99,8 +99,8 @@ function Inspector({ bucket, name, lq, onChanged, onGone }) {
         fetch('/api/storage/media?' + ref + '&limit=' + PREVIEW_BYTES).then(r => r.text()).then(t => setText(t.slice(0, PREVIEW_BYTES)));
       }
     }, setErr);
-  }, [ref]);
-  if (err) return html`<div class="card"><${Err} error=${err} /></div>`;
+  }, [ref, tick]);
+  if (err && !o) return html`<div class="card"><${Err} error=${err} /></div>`;
   if (!o || !form) return html`<div class="card muted">Loading…</div>`;
   const save = async () => {
     setErr(null); setSaved(false);

@@ -1,0 +1,287 @@
+package studio_test
+
+import (
+	"context"
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
+)
+
+// waitJS waits until the JavaScript expression is true.
+func waitJS(expr string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		for {
+			var ok bool
+			if err := chromedp.Evaluate(`!!(`+expr+`)`, &ok).Do(ctx); err == nil && ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("never true: %s", expr)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// clickJS clicks the element matching the CSS selector from a script (a
+// sticky header or a hidden hover action does not get in the way).
+func clickJS(sel string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) throw new Error('no element %s'); e.click(); return true; })()`, sel, strings.ReplaceAll(sel, "'", "")), nil)
+}
+
+// clickButton clicks the first button whose text is text.
+func clickButton(text string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { const b = [...document.querySelectorAll('button')].find(b => b.textContent.trim() === %q); if (!b) throw new Error('no button %s'); b.click(); return true; })()`, text, text), nil)
+}
+
+// typeInto replaces an input's text and fires the input event Preact
+// listens to, then types the keys of enter ("\r" submits), as a person
+// does.
+func typeInto(sel, text string) chromedp.Action {
+	enter := strings.HasSuffix(text, "\r")
+	text = strings.TrimSuffix(text, "\r")
+	a := chromedp.Tasks{waitJS(fmt.Sprintf(`document.querySelector(%q)`, sel)), chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus();
+		Object.getOwnPropertyDescriptor(Object.getPrototypeOf(e), 'value').set.call(e, %q);
+		e.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`, sel, text), nil)}
+	if enter {
+		a = append(a, chromedp.SendKeys(sel, "\r", chromedp.ByQuery))
+	}
+	return a
+}
+
+// TestBrowserDatabase: expand the tree, edit a leaf inline, add a child,
+// delete a node, see a write made elsewhere arrive live, move with the
+// keyboard, and see a denial in the app lens.
+func TestBrowserDatabase(t *testing.T) {
+	e := startAll(t)
+	ctx := browser(t)
+	u := e.srv.URL
+	e.raw(t, "PUT", "/api/database/value?path=users", "application/json", []byte(`{"alice": {"name": "Alice", "age": 30}, "bob": {"name": "Bob"}}`))
+	e.raw(t, "PUT", "/api/database/value?path=public/motd", "application/json", []byte(`"hello"`))
+
+	run(t, ctx, "open", chromedp.Navigate(u+"/database"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
+		waitText(ctx, `[role="tree"]`, "users"), waitText(ctx, `[role="tree"]`, "{2}"))
+	run(t, ctx, "expand", clickJS(`button[aria-label="expand users"]`), waitText(ctx, `[data-path="/users"]`, "alice"),
+		clickJS(`button[aria-label="expand alice"]`), waitText(ctx, `[data-path="/users/alice/name"]`, `"Alice"`),
+		waitText(ctx, `[data-path="/users/alice/age"]`, "30"))
+
+	// Inline edit of a leaf: click the value, type, Enter.
+	run(t, ctx, "edit leaf", clickJS(`[data-path="/users/alice/name"] [data-value]`),
+		chromedp.WaitVisible(`input[aria-label="value of /users/alice/name"]`, chromedp.ByQuery),
+		typeInto(`input[aria-label="value of /users/alice/name"]`, "Alicia\r"),
+		waitText(ctx, `[data-path="/users/alice/name"]`, `"Alicia"`))
+	var tr treeAnswer
+	e.do(t, "GET", "/api/database/tree?path=users/alice/name", nil, &tr)
+	if tr.Value != "Alicia" {
+		t.Fatalf("edit not stored: %+v", tr)
+	}
+
+	// Add a child with a JSON value.
+	run(t, ctx, "add child", clickJS(`button[aria-label="add child to /users"]`),
+		typeInto(`input[aria-label="new child key"]`, "carol"),
+		typeInto(`input[aria-label="new child value"]`, `{"name": "Carol"}`),
+		clickButton("Add"), waitText(ctx, `[data-path="/users"]`, "carol"))
+	e.do(t, "GET", "/api/database/tree?path=users/carol/name", nil, &tr)
+	if tr.Value != "Carol" {
+		t.Fatalf("add not stored: %+v", tr)
+	}
+
+	// Delete asks once more, then the node is gone.
+	run(t, ctx, "delete", clickJS(`button[aria-label="delete /users/bob"]`), waitText(ctx, `[data-path="/users/bob"]`, "delete?"),
+		clickJS(`button[aria-label="delete /users/bob"]`), waitJS(`!document.querySelector('[data-path="/users/bob"]')`))
+	e.do(t, "GET", "/api/database/tree?path=users/bob", nil, &tr)
+	if tr.Exists {
+		t.Fatalf("bob not deleted: %+v", tr)
+	}
+
+	// A write by someone else arrives live, and the value flashes.
+	d, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
+	if _, err := d.Set(identity.AdminIdentity(), database.DefaultNamespace(d.Project()), "users/alice/age", 31, database.WriteOptions{Method: "set"}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "live", waitText(ctx, `[data-path="/users/alice/age"]`, "31"))
+	screenshot(t, ctx, "database")
+
+	// Keyboard: ArrowLeft on a focused node closes it; ArrowRight opens it.
+	run(t, ctx, "keyboard", chromedp.Focus(`[data-path="/users/alice"] > [data-tree-row]`, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.ArrowLeft), waitJS(`document.querySelector('[data-path="/users/alice"]').getAttribute('aria-expanded') === 'false'`),
+		chromedp.KeyEvent(kb.ArrowRight), waitJS(`document.querySelector('[data-path="/users/alice"]').getAttribute('aria-expanded') === 'true'`),
+		chromedp.KeyEvent(kb.ArrowDown), waitJS(`document.activeElement.closest('[data-path]').dataset.path === '/users/alice/age'`))
+
+	// App lens: a write the rules refuse shows the denial and its reason.
+	run(t, ctx, "app lens", chromedp.SetValue(`select[aria-label="lens"]`, "user", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('select[aria-label="lens"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto(`input[aria-label="uid"]`, "alice"),
+		// The rules let nobody read the root: the denial says so in place.
+		waitText(ctx, `[role="tree"]`, "Permission denied: no .read rule applies to /"),
+		typeInto(`input[aria-label="database path"]`, "/public\r"))
+	run(t, ctx, "denied write", waitText(ctx, `[data-path="/public/motd"]`, `"hello"`),
+		clickJS(`[data-path="/public/motd"] [data-value]`), typeInto(`input[aria-label="value of /public/motd"]`, "42\r"),
+		waitText(ctx, `main [role="alert"]`, "Permission denied"))
+	screenshot(t, ctx, "database-denied")
+}
+
+// testPNG is a 160×100 gradient.
+func testPNG(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 160, 100))
+	for y := 0; y < 100; y++ {
+		for x := 0; x < 160; x++ {
+			img.Set(x, y, color.RGBA{uint8(x * 255 / 160), uint8(y * 255 / 100), 160, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestBrowserStorage: folders, preview of text and an image, metadata
+// edit, upload through the file picker, download link, delete.
+func TestBrowserStorage(t *testing.T) {
+	e := startAll(t)
+	ctx := browser(t)
+	u := e.srv.URL
+	var bk struct{ Default string }
+	e.do(t, "GET", "/api/storage/buckets", nil, &bk)
+	obj := "/api/storage/object?bucket=" + bk.Default + "&name="
+	e.raw(t, "POST", obj+"public/hello.txt", "text/plain", []byte("hello, storage"))
+	e.raw(t, "POST", obj+"public/img/dot.png", "image/png", testPNG(t))
+
+	run(t, ctx, "open", chromedp.Navigate(u+"/storage"), waitText(ctx, `table[aria-label="objects"]`, "public"),
+		clickJS(`[data-folder="public/"]`), waitText(ctx, `table[aria-label="objects"]`, "hello.txt"),
+		waitText(ctx, `table[aria-label="objects"]`, "img"), waitText(ctx, `[data-object="public/hello.txt"]`, "14 B"),
+		waitText(ctx, `[data-object="public/hello.txt"]`, "text/plain"))
+	run(t, ctx, "preview text", clickJS(`[data-object="public/hello.txt"]`), waitText(ctx, `[data-preview]`, "hello, storage"))
+
+	// Metadata: add a custom key and change the cache control.
+	run(t, ctx, "metadata", clickButton("Add a key"), typeInto(`input[aria-label="custom key 0"]`, "owner"), typeInto(`input[aria-label="custom value 0"]`, "alice"),
+		typeInto(`input[aria-label="cache control"]`, "no-cache"), clickButton("Save metadata"), waitText(ctx, `[data-inspecting]`, "Saved"))
+	var o struct {
+		CacheControl string
+		Metadata     map[string]string
+	}
+	e.do(t, "GET", obj+"public/hello.txt", nil, &o)
+	if o.Metadata["owner"] != "alice" || o.CacheControl != "no-cache" {
+		t.Fatalf("metadata not stored: %+v", o)
+	}
+	var href string
+	run(t, ctx, "download link", chromedp.AttributeValue(`[data-inspecting] a[download]`, "href", &href, nil, chromedp.ByQuery))
+	if c, b, _ := e.raw(t, "GET", href, "", nil); c != 200 || string(b) != "hello, storage" {
+		t.Fatalf("download %s: %d %q", href, c, b)
+	}
+
+	// Upload through the file picker.
+	f := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(f, []byte("# uploaded from the browser\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "upload", chromedp.SetUploadFiles(`input[aria-label="upload files"]`, []string{f}, chromedp.ByQuery),
+		waitText(ctx, `table[aria-label="objects"]`, "notes.md"), waitText(ctx, `[data-inspecting="public/notes.md"]`, "28 B"))
+	if c, _, _ := e.raw(t, "GET", obj+"public/notes.md", "", nil); c != 200 {
+		t.Fatalf("upload not stored: %d", c)
+	}
+
+	// An image previews as an image.
+	run(t, ctx, "preview image", clickJS(`[data-folder="public/img/"]`), waitText(ctx, `table[aria-label="objects"]`, "dot.png"),
+		clickJS(`[data-object="public/img/dot.png"]`), waitJS(`(() => { const i = document.querySelector('.preview img'); return i && i.complete && i.naturalWidth === 160; })()`))
+	screenshot(t, ctx, "storage")
+
+	// Delete asks once more.
+	run(t, ctx, "delete", clickButton("Delete"), clickButton("Really delete?"), waitJS(`!document.querySelector('[data-object="public/img/dot.png"]')`))
+	if c, _, _ := e.raw(t, "GET", obj+"public/img/dot.png", "", nil); c != 404 {
+		t.Fatalf("not deleted: %d", c)
+	}
+}
+
+// TestBrowserMessaging: mint a token, subscribe it to a topic, send a
+// message and read it in the token's inbox; an invalid send shows
+// production's error code.
+func TestBrowserMessaging(t *testing.T) {
+	e := startAll(t)
+	ctx := browser(t)
+	u := e.srv.URL
+	run(t, ctx, "home lists it", chromedp.Navigate(u+"/"), waitText(ctx, `[data-service="messaging"]`, "messaging"), waitText(ctx, `nav[aria-label="pages"]`, "Messaging"),
+		waitText(ctx, `nav[aria-label="pages"]`, "AI Logic"))
+	run(t, ctx, "open", clickJS(`[data-service="messaging"] a`), waitText(ctx, "main h1", "Cloud Messaging"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
+		clickButton("Mint a token"), waitJS(`document.querySelector('table[aria-label="tokens"] tr[data-token]')`))
+	var token string
+	run(t, ctx, "token", chromedp.Evaluate(`document.querySelector('tr[data-token]').dataset.token`, &token))
+	run(t, ctx, "subscribe", typeInto(`input[aria-label="topic name"]`, "news"), clickButton("Subscribe"), waitText(ctx, `[data-topic="news"]`, "1"))
+	run(t, ctx, "send", clickJS(`tr[data-token]`), typeInto(`input[aria-label="title"]`, "Breaking"), clickButton("Send"),
+		waitText(ctx, `[data-sent]`, "projects/"), waitText(ctx, `table[aria-label="messages"]`, "Breaking"),
+		waitText(ctx, `[data-inbox="`+token+`"]`, "Breaking"))
+	// A message sent elsewhere (the FCM endpoint) arrives live.
+	resp, err := http.Post("http://"+e.b.Addr(backend.Messaging)+"/v1/projects/"+e.b.Project+"/messages:send", "application/json",
+		strings.NewReader(`{"message": {"topic": "news", "notification": {"title": "From the server"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("FCM send: %d", resp.StatusCode)
+	}
+	run(t, ctx, "live", waitText(ctx, `table[aria-label="messages"]`, "From the server"), waitText(ctx, `[data-inbox]`, "From the server"))
+	screenshot(t, ctx, "messaging")
+	// An invalid condition: production's INVALID_ARGUMENT, in place.
+	run(t, ctx, "invalid", chromedp.SetValue(`select[aria-label="target kind"]`, "condition", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('select[aria-label="target kind"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto(`input[aria-label="target"]`, "'news' in topics &&"), clickButton("Send"), waitText(ctx, `[data-send-error]`, "INVALID_ARGUMENT"))
+	// Deleting the token: a later send to it is UNREGISTERED.
+	run(t, ctx, "delete token", clickJS(`button[aria-label="delete token"]`), waitText(ctx, `tr[data-token]`, "deleted"),
+		chromedp.SetValue(`select[aria-label="target kind"]`, "token", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('select[aria-label="target kind"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto(`input[aria-label="target"]`, token), clickButton("Send"), waitText(ctx, `[data-send-error]`, "UNREGISTERED"))
+}
+
+// TestBrowserAI: load a script in the editor, see a call made through
+// the AI endpoint arrive live with its prompt, answer and tokens; an
+// invalid script is refused with the reason.
+func TestBrowserAI(t *testing.T) {
+	e := startAll(t)
+	ctx := browser(t)
+	u := e.srv.URL
+	setEditor := func(text string) chromedp.Action {
+		return chromedp.Evaluate(fmt.Sprintf(`(() => { const c = document.querySelector('[data-editor="ai script"] .cm-content'); c.focus();
+			document.execCommand('selectAll'); document.execCommand('insertText', false, %q); return true; })()`, text), nil)
+	}
+	run(t, ctx, "open", chromedp.Navigate(u+"/ai"), waitText(ctx, "main h1", "AI Logic"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
+		waitText(ctx, `[data-editor="ai script"]`, "weather"))
+	run(t, ctx, "load script", setEditor(`[{"match": {"contains": "weather"}, "text": "Sunny in the browser test", "repeat": true}]`),
+		waitText(ctx, `[data-editor="ai script"]`, "browser test"), clickButton("Load (replace)"), waitText(ctx, `[data-script-msg]`, "1 entry"))
+	resp, err := http.Post("http://"+e.b.Addr(backend.AI)+"/v1beta/models/gemini-2.0-flash:generateContent?key=k", "application/json",
+		strings.NewReader(`{"contents": [{"role": "user", "parts": [{"text": "what is the weather in Paris"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	run(t, ctx, "call arrives", waitText(ctx, `table[aria-label="ai calls"]`, "what is the weather in Paris"),
+		waitText(ctx, `table[aria-label="ai calls"]`, "Sunny in the browser test"),
+		clickJS(`tr[data-call]`), waitText(ctx, `[data-answer]`, "Sunny in the browser test"), waitText(ctx, `[data-call-detail]`, "tokens: prompt"))
+	screenshot(t, ctx, "ai")
+	run(t, ctx, "invalid script", setEditor(`[{"match": {"regex": "("}, "text": "x"}]`), clickButton("Load (replace)"), waitText(ctx, `[data-script-error]`, "regex"))
+	var st struct{ Script []map[string]any }
+	e.do(t, "GET", "/api/ai", nil, &st)
+	if len(st.Script) != 1 {
+		t.Fatalf("the invalid script replaced the good one: %+v", st.Script)
+	}
+}

@@ -505,41 +505,78 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	if parent != "" {
 		prefix = parent + "/"
 	}
-	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
-	for rel, d := range db.docs {
-		doc := d.at(v.t)
-		if doc == nil || !strings.HasPrefix(rel, prefix) {
-			continue
-		}
-		segs := strings.SplitN(rel[len(prefix):], "/", 3)
-		if req.GetCollectionId() != "" && segs[0] != req.GetCollectionId() {
-			continue
-		}
-		p := prefix + segs[0] + "/" + segs[1]
-		if len(segs) == 2 {
-			found[p] = doc
-		} else if _, ok := found[p]; !ok && req.GetShowMissing() {
-			found[p] = nil
-		}
-	}
-	paths := make([]string, 0, len(found))
-	for p := range found {
-		paths = append(paths, p)
-	}
-	slices.SortFunc(paths, compareNames)
+	after, hasAfter := "", false
 	if tok := req.GetPageToken(); tok != "" {
-		after, ok := parsePageToken(tok, "docs")
+		a, ok := parsePageToken(tok, "docs")
 		if !ok {
 			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListDocuments call.", truncate(tok, 40))
 		}
-		i, _ := slices.BinarySearchFunc(paths, string(after), compareNames)
-		for i < len(paths) && compareNames(paths[i], string(after)) <= 0 {
-			i++
+		after, hasAfter = string(a), true
+	}
+	// A page needs only its first size+1 names (one more says a next page
+	// exists): the scan keeps that window, sorted, and drops every name
+	// after its last one without looking further, so a page of a large
+	// collection costs one pass and no sort of every name.
+	size := int(req.GetPageSize())
+	window := 0
+	if size > 0 {
+		window = size + 1
+	}
+	var kept []string
+	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
+	for rel, d := range db.docs {
+		if !strings.HasPrefix(rel, prefix) {
+			continue
 		}
-		paths = paths[i:]
+		rest := rel[len(prefix):]
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || (req.GetCollectionId() != "" && rest[:i] != req.GetCollectionId()) {
+			continue
+		}
+		p := rel
+		deep := false
+		if j := strings.IndexByte(rest[i+1:], '/'); j >= 0 {
+			p, deep = rel[:len(prefix)+i+1+j], true
+		}
+		if deep && !req.GetShowMissing() {
+			continue
+		}
+		if hasAfter && compareNames(p, after) <= 0 {
+			continue // on an earlier page
+		}
+		if window > 0 && len(kept) == window && compareNames(p, kept[window-1]) > 0 {
+			continue // beyond this page
+		}
+		doc := d.at(v.t)
+		if doc == nil {
+			continue
+		}
+		_, seen := found[p]
+		switch {
+		case !deep:
+			found[p] = doc
+		case !seen:
+			found[p] = nil
+		}
+		if seen || window == 0 {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(kept, p, compareNames)
+		kept = slices.Insert(kept, k, p)
+		if len(kept) > window {
+			delete(found, kept[window])
+			kept = kept[:window]
+		}
+	}
+	paths := kept
+	if window == 0 {
+		paths = make([]string, 0, len(found))
+		for p := range found {
+			paths = append(paths, p)
+		}
+		slices.SortFunc(paths, compareNames)
 	}
 	resp := &pb.ListDocumentsResponse{}
-	size := int(req.GetPageSize())
 	for _, p := range paths {
 		if size > 0 && len(resp.Documents) == size {
 			resp.NextPageToken = pageToken("docs", resp.Documents[len(resp.Documents)-1].Name[len(name.Documents())+1:])

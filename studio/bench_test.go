@@ -1,7 +1,11 @@
 package studio_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"net/url"
 	"net/http"
 	"testing"
 
@@ -38,4 +42,38 @@ func BenchmarkEmitWithSubscribers(b *testing.B) {
 	}
 	b.ResetTimer()
 	emit(e.b.Sandbox, b.N, "firestore")
+}
+
+// BenchmarkDocumentsPage100k: one page (300) of the Studio's document
+// list in the middle of a 100k-document collection, as the virtual list
+// asks for it while scrolling.
+func BenchmarkDocumentsPage100k(b *testing.B) {
+	e := start(b, sandbox.Options{})
+	fs := e.b.Sandbox.Admin().Firestore()
+	for i := 0; i < 100000; i++ {
+		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var p struct{ NextPageToken string }
+	for i := 0; i < 20; i++ { // page 20: 6k documents in
+		r, err := http.Get(e.srv.URL + "/api/firestore/documents?collection=big&pageSize=300&pageToken=" + url.QueryEscape(p.NextPageToken))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i < 19 {
+			p.NextPageToken = ""
+			json.NewDecoder(r.Body).Decode(&p)
+		}
+		r.Body.Close()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := http.Get(e.srv.URL + "/api/firestore/documents?collection=big&pageSize=300&pageToken=" + url.QueryEscape(p.NextPageToken))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -120,6 +121,7 @@ func TestBrowserDatabase(t *testing.T) {
 	}
 	run(t, ctx, "live", waitText(ctx, `[data-path="/users/alice/age"]`, "31"))
 	screenshot(t, ctx, "database")
+	screenshotDark(t, ctx, "database")
 
 	// Keyboard: ArrowLeft on a focused node closes it; ArrowRight opens it.
 	run(t, ctx, "keyboard", chromedp.Focus(`[data-path="/users/alice"] > [data-tree-row]`, chromedp.ByQuery),
@@ -205,6 +207,7 @@ func TestBrowserStorage(t *testing.T) {
 	run(t, ctx, "preview image", clickJS(`[data-folder="public/img/"]`), waitText(ctx, `table[aria-label="objects"]`, "dot.png"),
 		clickJS(`[data-object="public/img/dot.png"]`), waitJS(`(() => { const i = document.querySelector('.preview img'); return i && i.complete && i.naturalWidth === 160; })()`))
 	screenshot(t, ctx, "storage")
+	screenshotDark(t, ctx, "storage")
 
 	// Delete asks once more.
 	run(t, ctx, "delete", clickButton("Delete"), clickButton("Really delete?"), waitJS(`!document.querySelector('[data-object="public/img/dot.png"]')`))
@@ -242,6 +245,7 @@ func TestBrowserMessaging(t *testing.T) {
 	}
 	run(t, ctx, "live", waitText(ctx, `table[aria-label="messages"]`, "From the server"), waitText(ctx, `[data-inbox]`, "From the server"))
 	screenshot(t, ctx, "messaging")
+	screenshotDark(t, ctx, "messaging")
 	// An invalid condition: production's INVALID_ARGUMENT, in place.
 	run(t, ctx, "invalid", chromedp.SetValue(`select[aria-label="target kind"]`, "condition", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('select[aria-label="target kind"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
@@ -278,10 +282,99 @@ func TestBrowserAI(t *testing.T) {
 		waitText(ctx, `table[aria-label="ai calls"]`, "Sunny in the browser test"),
 		clickJS(`tr[data-call]`), waitText(ctx, `[data-answer]`, "Sunny in the browser test"), waitText(ctx, `[data-call-detail]`, "tokens: prompt"))
 	screenshot(t, ctx, "ai")
+	screenshotDark(t, ctx, "ai")
 	run(t, ctx, "invalid script", setEditor(`[{"match": {"regex": "("}, "text": "x"}]`), clickButton("Load (replace)"), waitText(ctx, `[data-script-error]`, "regex"))
 	var st struct{ Script []map[string]any }
 	e.do(t, "GET", "/api/ai", nil, &st)
 	if len(st.Script) != 1 {
 		t.Fatalf("the invalid script replaced the good one: %+v", st.Script)
 	}
+}
+
+// TestBrowserVirtualLists: a 100k-document collection, 450 users and
+// thousands of events render only the rows in view; scrolling to the end loads
+// the next page, and the keyboard moves through rows that were not in
+// the DOM a moment before.
+func TestBrowserVirtualLists(t *testing.T) {
+	e := start(t, sandbox.Options{})
+	fs := e.b.Sandbox.Admin().Firestore()
+	for i := 0; i < 100000; i++ {
+		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 450; i++ {
+		if c := e.do(t, "POST", "/api/auth/users", map[string]any{"uid": fmt.Sprintf("user%03d", i)}, nil); c != 200 && c != 201 {
+			t.Fatalf("create user: %d", c)
+		}
+	}
+	emit(e.b.Sandbox, 1000, "firestore")
+	ctx := browser(t)
+	u := e.srv.URL
+	rows := func(sel string, n *int) chromedp.Action {
+		return chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), n)
+	}
+	var n int
+
+	// Documents: 300 loaded, a few dozen in the DOM.
+	run(t, ctx, "documents", chromedp.Navigate(u+"/firestore"),
+		chromedp.Click(`//ul[@aria-label="collections"]//button[text()="big"]`, chromedp.BySearch),
+		waitText(ctx, `[data-doc-count]`, "300+ documents"), waitText(ctx, `ul[aria-label="documents"]`, "d000000"), rows(`ul[aria-label="documents"] [data-vi]`, &n))
+	if n == 0 || n > 100 {
+		t.Fatalf("%d document rows in the DOM for 300 loaded", n)
+	}
+	// Scrolling to the end loads the next page.
+	run(t, ctx, "scroll documents", chromedp.Evaluate(`(() => { const s = document.querySelector('ul[aria-label="documents"]').parentElement; s.scrollTop = s.scrollHeight; return true; })()`, nil),
+		waitText(ctx, `[data-doc-count]`, "600+ documents"), waitText(ctx, `ul[aria-label="documents"]`, "d000299"), rows(`ul[aria-label="documents"] [data-vi]`, &n))
+	if n > 100 {
+		t.Fatalf("%d document rows in the DOM after scrolling", n)
+	}
+	// Keyboard: Home goes back to the first row, ArrowDown to the next.
+	var focused string
+	run(t, ctx, "keys", chromedp.Evaluate(`document.querySelector('ul[aria-label="documents"] [data-vi]').focus()`, nil),
+		chromedp.KeyEvent(kb.Home), waitJS(`document.activeElement && document.activeElement.dataset.vi === '0'`),
+		chromedp.KeyEvent(kb.ArrowDown), waitJS(`document.activeElement && document.activeElement.dataset.vi === '1'`),
+		chromedp.KeyEvent(kb.Enter), waitText(ctx, `[data-field="n"]`, "1"),
+		chromedp.Evaluate(`document.activeElement.textContent`, &focused))
+	if focused != "d000001" {
+		t.Fatalf("focused %q", focused)
+	}
+	screenshot(t, ctx, "firestore-100k")
+
+	// Users: 200 per page, the rest as the end comes into view.
+	run(t, ctx, "users", chromedp.Navigate(u+"/auth"), waitText(ctx, `table[aria-label="users"]`, "user000"), rows(`table[aria-label="users"] tr[data-vi]`, &n))
+	if n == 0 || n > 100 {
+		t.Fatalf("%d user rows in the DOM", n)
+	}
+	run(t, ctx, "user keys", chromedp.Focus(`table[aria-label="users"] tr[data-vi="0"]`, chromedp.ByQuery), chromedp.KeyEvent(kb.End),
+		waitJS(`document.activeElement && +document.activeElement.dataset.vi >= 199`), waitText(ctx, "main", "400+ users"),
+		chromedp.KeyEvent(kb.End), waitJS(`document.activeElement && document.activeElement.dataset.vi === '399'`), waitText(ctx, "main", "450 users"),
+		chromedp.KeyEvent(kb.End), waitJS(`document.activeElement && document.activeElement.dataset.vi === '449'`),
+		waitText(ctx, `table[aria-label="users"]`, "user449"))
+
+	// Traffic: the whole kept history of requests (the bus keeps the last
+	// 10000 events of every kind), newest first, in a window of rows; End
+	// reaches the oldest.
+	var kept []event.Event
+	for _, ev := range e.b.Sandbox.Events().Since(0, 1<<20) {
+		if ev.Kind == event.KindRequest && ev.Actor.Kind != event.ActorStudio {
+			kept = append(kept, ev)
+		}
+	}
+	if len(kept) < 2000 {
+		t.Fatalf("only %d request events kept", len(kept))
+	}
+	last := fmt.Sprint(len(kept) - 1)
+	run(t, ctx, "traffic", chromedp.Navigate(u+"/traffic"), waitText(ctx, `[data-event-count]`, fmt.Sprintf("%d events", len(kept))),
+		waitText(ctx, `tr[data-vi="0"]`, "c/d999"), rows(`table[aria-label="events"] tr[data-vi]`, &n))
+	if n == 0 || n > 100 {
+		t.Fatalf("%d event rows in the DOM for %d", n, len(kept))
+	}
+	run(t, ctx, "traffic keys", chromedp.Focus(`table[aria-label="events"] tr[data-vi="0"]`, chromedp.ByQuery), chromedp.KeyEvent(kb.End),
+		waitJS(`document.activeElement && document.activeElement.dataset.vi === '`+last+`'`), waitText(ctx, `tr[data-vi="`+last+`"]`, kept[0].Path),
+		rows(`table[aria-label="events"] tr[data-vi]`, &n))
+	if n > 100 {
+		t.Fatalf("%d event rows in the DOM at the end", n)
+	}
+	screenshot(t, ctx, "traffic-history")
 }

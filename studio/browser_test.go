@@ -93,10 +93,22 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 	var buf []byte
-	run(t, ctx, "screenshot "+name, chromedp.Sleep(300*time.Millisecond), chromedp.FullScreenshot(&buf, 100))
+	run(t, ctx, "screenshot "+name, chromedp.Evaluate(`window.scrollTo(0, 0)`, nil), chromedp.Sleep(300*time.Millisecond), chromedp.FullScreenshot(&buf, 100))
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// screenshotDark is screenshot in the dark theme (name-dark), back to
+// the theme the page had afterwards.
+func screenshotDark(t *testing.T, ctx context.Context, name string) {
+	if os.Getenv("PYRIC_SCREENSHOTS") == "" {
+		return
+	}
+	var was string
+	run(t, ctx, "dark theme", chromedp.Evaluate(`(() => { const w = document.documentElement.dataset.theme || ''; document.documentElement.dataset.theme = 'dark'; return w; })()`, &was))
+	screenshot(t, ctx, name+"-dark")
+	run(t, ctx, "theme back", chromedp.Evaluate(fmt.Sprintf(`(() => { const w = %q; if (w) document.documentElement.dataset.theme = w; else delete document.documentElement.dataset.theme; return true; })()`, was), nil))
 }
 
 // TestBrowserFlows drives the Studio in a real browser: browse, edit a

@@ -359,11 +359,22 @@ function useEvents(filter) {
     // Live events are applied once per frame, however fast they come.
     let batch = [], frame = 0;
     const flush = () => { frame = 0; const b = batch; batch = []; setEvents(list => { const out = list.concat(b); return out.length > maxEvents ? out.slice(out.length - maxEvents) : out; }); };
-    api('/api/events?limit=1000&' + qs).then(p => {
-      if (stop) return;
-      // The newest 1000 kept events first, then live ones.
-      setEvents(p.events);
-      es = new EventSource('/api/events/stream?after=' + p.latest + (qs ? '&' + qs : ''));
+    // The kept history, oldest first, page by page (the server filters),
+    // then live events from where the history ended.
+    (async () => {
+      let after = 0, got = [];
+      for (;;) {
+        const p = await api('/api/events?limit=1000&after=' + after + (qs ? '&' + qs : ''));
+        if (stop) return null;
+        got = got.concat(p.events);
+        if (got.length > maxEvents) got = got.slice(got.length - maxEvents);
+        if (p.next <= after || p.next >= p.latest || !p.events.length) return { got, after: p.next };
+        after = p.next;
+      }
+    })().then(h => {
+      if (!h || stop) return;
+      setEvents(h.got);
+      es = new EventSource('/api/events/stream?after=' + h.after + (qs ? '&' + qs : ''));
       es.onopen = () => setLive(true);
       es.onerror = () => setLive(false);
       es.onmessage = m => {

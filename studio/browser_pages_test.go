@@ -79,7 +79,9 @@ func TestBrowserDatabase(t *testing.T) {
 	e.raw(t, "PUT", "/api/database/value?path=users", "application/json", []byte(`{"alice": {"name": "Alice", "age": 30}, "bob": {"name": "Bob"}}`))
 	e.raw(t, "PUT", "/api/database/value?path=public/motd", "application/json", []byte(`"hello"`))
 
-	run(t, ctx, "open", chromedp.Navigate(u+"/database"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
+	// g then d opens the page from anywhere.
+	run(t, ctx, "open", chromedp.Navigate(u+"/"), waitText(ctx, `[data-service="database"]`, "database"),
+		chromedp.KeyEvent("g"), chromedp.KeyEvent("d"), waitText(ctx, "main h1", "Realtime Database"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
 		waitText(ctx, `[role="tree"]`, "users"), waitText(ctx, `[role="tree"]`, "{2}"))
 	run(t, ctx, "expand", clickJS(`button[aria-label="expand users"]`), waitText(ctx, `[data-path="/users"]`, "alice"),
 		clickJS(`button[aria-label="expand alice"]`), waitText(ctx, `[data-path="/users/alice/name"]`, `"Alice"`),

@@ -1,12 +1,12 @@
 package studio_test
 
 import (
-	"context"
 	"bytes"
+	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"

@@ -51,8 +51,9 @@ func fcmError(w http.ResponseWriter, err error) {
 	fail(w, http.StatusInternalServerError, err.Error())
 }
 
-// fcmState answers GET /api/messaging: tokens (newest first), topics
-// with their subscribers, and the newest accepted messages.
+// fcmState answers GET /api/messaging: the newest tokens, topics with
+// their subscribers, and the newest accepted messages (at most maxListed
+// tokens and messages; the counts say how many there are).
 func (s *Studio) fcmState(w http.ResponseWriter, r *http.Request) {
 	e, ok := s.fcm(w)
 	if !ok {
@@ -71,11 +72,12 @@ func (s *Studio) fcmState(w http.ResponseWriter, r *http.Request) {
 	}
 	type topic struct {
 		Topic  string   `json:"topic"`
-		Tokens []string `json:"tokens"`
+		Count  int      `json:"count"`
+		Tokens []string `json:"tokens"` // the first few subscribers
 	}
 	tl := []topic{}
 	for name, ts := range topics {
-		tl = append(tl, topic{name, ts})
+		tl = append(tl, topic{name, len(ts), ts[:min(len(ts), 20)]})
 	}
 	sort.Slice(tl, func(i, j int) bool { return tl[i].Topic < tl[j].Topic })
 	sort.SliceStable(tokens, func(i, j int) bool { return tokens[i].CreatedAt.After(tokens[j].CreatedAt) })
@@ -84,13 +86,17 @@ func (s *Studio) fcmState(w http.ResponseWriter, r *http.Request) {
 	if len(msgs) > maxListed {
 		msgs = msgs[len(msgs)-maxListed:]
 	}
+	tokenCount := len(tokens)
+	if len(tokens) > maxListed {
+		tokens = tokens[:maxListed] // the newest
+	}
 	if tokens == nil {
 		tokens = []*messaging.TokenInfo{}
 	}
 	if msgs == nil {
 		msgs = []*messaging.Sent{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": p, "tokens": tokens, "topics": tl, "messages": msgs, "messageCount": total})
+	writeJSON(w, http.StatusOK, map[string]any{"project": p, "tokens": tokens, "tokenCount": tokenCount, "topics": tl, "messages": msgs, "messageCount": total})
 }
 
 // fcmMint mints a token: POST /api/messaging/tokens {"platform",

@@ -225,6 +225,7 @@ func TestMessagingPage(t *testing.T) {
 		}
 		Topics []struct {
 			Topic  string
+			Count  int
 			Tokens []string
 		}
 		Messages []struct {
@@ -233,7 +234,7 @@ func TestMessagingPage(t *testing.T) {
 		}
 	}
 	e.do(t, "GET", "/api/messaging", nil, &st)
-	if len(st.Tokens) != 1 || len(st.Topics) != 1 || st.Topics[0].Topic != "news" || len(st.Messages) != 1 || st.Messages[0].Tokens[0] != tok.Token {
+	if len(st.Tokens) != 1 || len(st.Topics) != 1 || st.Topics[0].Topic != "news" || st.Topics[0].Count != 1 || len(st.Messages) != 1 || st.Messages[0].Tokens[0] != tok.Token {
 		t.Fatalf("state = %+v", st)
 	}
 	var in struct {

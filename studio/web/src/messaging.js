@@ -31,7 +31,7 @@ export function Messaging() {
   return html`<h1>Cloud Messaging <${LiveDot} live=${live} /> <span class="muted mono" style="font-size:13px">${st.project}</span></h1>
   <${Err} error=${err} />
   <div class="grid cols2">
-    <div class="card"><h2>Registration tokens</h2>
+    <div class="card"><h2>Registration tokens <span class="muted">(${st.tokenCount})</span></h2>
       <div class="row"><select aria-label="platform" value=${platform} onChange=${e => setPlatform(e.target.value)}>${['web', 'android', 'ios'].map(p => html`<option>${p}</option>`)}</select>
         <button class="primary" onClick=${async () => { const t = await act('/api/messaging/tokens', { method: 'POST', body: { platform } }); if (t) setSel(t.token); }}>Mint a token</button></div>
       ${st.tokens.length ? html`<table aria-label="tokens"><thead><tr><th>token</th><th>platform</th><th>topics</th><th>created</th><th></th></tr></thead><tbody>
@@ -41,7 +41,7 @@ export function Messaging() {
         : html`<p class="muted">No tokens yet. Mint one here, or call getToken through the browser shim / POST /emulator/v1/projects/${st.project}/tokens.</p>`}
     </div>
     <div class="card"><h2>Topics</h2>
-      ${st.topics.length ? html`<table aria-label="topics"><thead><tr><th>topic</th><th>subscribers</th></tr></thead><tbody>${st.topics.map(t => html`<tr data-topic=${t.topic}><td class="mono">${t.topic}</td><td>${t.tokens.length} <span class="muted mono">${t.tokens.map(short).join(', ')}</span></td></tr>`)}</tbody></table>` : html`<p class="muted">No topic has subscribers.</p>`}
+      ${st.topics.length ? html`<table aria-label="topics"><thead><tr><th>topic</th><th>subscribers</th></tr></thead><tbody>${st.topics.map(t => html`<tr data-topic=${t.topic}><td class="mono">${t.topic}</td><td>${t.count} <span class="muted mono">${t.tokens.map(short).join(', ')}${t.count > t.tokens.length ? ', …' : ''}</span></td></tr>`)}</tbody></table>` : html`<p class="muted">No topic has subscribers.</p>`}
       <div class="row"><input aria-label="topic name" placeholder="topic" value=${sub.topic} onInput=${e => setSub({ ...sub, topic: e.target.value })} />
         <select aria-label="topic token" value=${sub.token || (live_[0] && live_[0].token) || ''} onChange=${e => setSub({ ...sub, token: e.target.value })}>${live_.map(t => html`<option value=${t.token}>${short(t.token)}</option>`)}</select>
         <button onClick=${() => subscribe(false)}>Subscribe</button><button onClick=${() => subscribe(true)}>Unsubscribe</button></div>

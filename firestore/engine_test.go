@@ -819,40 +819,50 @@ func TestNoOpWriteKeepsUpdateTime(t *testing.T) {
 func TestListDocumentsPages(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)
-	var want []string
+	var all, present []string
 	for i := 0; i < 200; i++ {
 		id := fmt.Sprintf("%d", (i*7919)%1000) // numeric ids sort by value, not text
 		if i%10 == 0 {
 			setT(t, e, "p/"+id+"/sub/x", M("n", Int(1))) // p/id itself is missing
 		} else {
 			setT(t, e, "p/"+id, M("n", Int(int64(i))))
+			present = append(present, id)
 		}
-		want = append(want, id)
+		all = append(all, id)
 	}
-	slices.SortFunc(want, func(a, b string) int { return compareNames("p/"+a, "p/"+b) })
-	for _, size := range []int32{1, 7, 199, 200, 500} {
-		var got []string
-		tok := ""
-		for pages := 0; ; pages++ {
-			if pages > 300 {
-				t.Fatalf("size %d: no end of pages", size)
-			}
-			list, err := e.ListDocuments(bg, admin, &pb.ListDocumentsRequest{Parent: testDB.Documents(), CollectionId: "p", ShowMissing: true, PageSize: size, PageToken: tok})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(list.Documents) > int(size) {
-				t.Fatalf("size %d: a page of %d", size, len(list.Documents))
-			}
-			for _, d := range list.Documents {
-				got = append(got, docID(d.Name))
-			}
-			if tok = list.NextPageToken; tok == "" {
-				break
-			}
+	setT(t, e, "q/1", M("n", Int(1))) // another collection stays out
+	byName := func(a, b string) int { return compareNames("p/"+a, "p/"+b) }
+	slices.SortFunc(all, byName)
+	slices.SortFunc(present, byName)
+	for _, missing := range []bool{true, false} {
+		want := present
+		if missing {
+			want = all
 		}
-		if strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("size %d: walked %v\nwant %v", size, got, want)
+		for _, size := range []int32{0, 1, 7, 179, 180, 199, 200, 500} {
+			var got []string
+			tok := ""
+			for pages := 0; ; pages++ {
+				if pages > 300 {
+					t.Fatalf("size %d: no end of pages", size)
+				}
+				list, err := e.ListDocuments(bg, admin, &pb.ListDocumentsRequest{Parent: testDB.Documents(), CollectionId: "p", ShowMissing: missing, PageSize: size, PageToken: tok})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if size > 0 && len(list.Documents) > int(size) {
+					t.Fatalf("size %d: a page of %d", size, len(list.Documents))
+				}
+				for _, d := range list.Documents {
+					got = append(got, docID(d.Name))
+				}
+				if tok = list.NextPageToken; tok == "" {
+					break
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("missing %v, size %d: walked %v\nwant %v", missing, size, got, want)
+			}
 		}
 	}
 }

@@ -131,6 +131,24 @@ func TestBrowserDatabase(t *testing.T) {
 		chromedp.KeyEvent(kb.ArrowRight), waitJS(`document.querySelector('[data-path="/users/alice"]').getAttribute('aria-expanded') === 'true'`),
 		chromedp.KeyEvent(kb.ArrowDown), waitJS(`document.activeElement.closest('[data-path]').dataset.path === '/users/alice/age'`))
 
+	// A node with many children shows them 50 at a time.
+	many := map[string]any{}
+	for i := 0; i < 120; i++ {
+		many[fmt.Sprintf("k%03d", i)] = i
+	}
+	e.do(t, "PUT", "/api/database/value?path=many", many, nil)
+	var shown int
+	count := chromedp.Evaluate(`document.querySelectorAll('[data-path^="/many/"]').length`, &shown)
+	run(t, ctx, "many", waitText(ctx, `[role="tree"]`, "many"), clickJS(`button[aria-label="expand many"]`), waitText(ctx, `[data-path="/many"]`, "50 of 120 shown"), count)
+	if shown != 50 {
+		t.Fatalf("%d children shown, want 50", shown)
+	}
+	run(t, ctx, "many more", clickButton("Show 50 more"), waitText(ctx, `[data-path="/many"]`, "100 of 120 shown"), clickButton("Show 50 more"),
+		waitText(ctx, `[data-path="/many/k119"]`, "119"), count)
+	if shown != 120 {
+		t.Fatalf("%d children shown, want 120", shown)
+	}
+
 	// App lens: a write the rules refuse shows the denial and its reason.
 	run(t, ctx, "app lens", chromedp.SetValue(`select[aria-label="lens"]`, "user", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector('select[aria-label="lens"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
@@ -227,6 +245,7 @@ func TestBrowserMessaging(t *testing.T) {
 	u := e.srv.URL
 	run(t, ctx, "home lists it", chromedp.Navigate(u+"/"), waitText(ctx, `[data-service="messaging"]`, "messaging"), waitText(ctx, `nav[aria-label="pages"]`, "Messaging"),
 		waitText(ctx, `nav[aria-label="pages"]`, "AI Logic"))
+	screenshot(t, ctx, "home-all-services")
 	run(t, ctx, "open", clickJS(`[data-service="messaging"] a`), waitText(ctx, "main h1", "Cloud Messaging"), chromedp.WaitVisible(`[data-live="true"]`, chromedp.ByQuery),
 		clickButton("Mint a token"), waitJS(`document.querySelector('table[aria-label="tokens"] tr[data-token]')`))
 	var token string

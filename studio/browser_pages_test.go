@@ -158,8 +158,11 @@ func TestBrowserDatabase(t *testing.T) {
 		typeInto(`input[aria-label="database path"]`, "/public\r"))
 	run(t, ctx, "denied write", waitText(ctx, `[data-path="/public/motd"]`, `"hello"`),
 		clickJS(`[data-path="/public/motd"] [data-value]`), typeInto(`input[aria-label="value of /public/motd"]`, "42\r"),
-		waitText(ctx, `main [role="alert"]`, "Permission denied"))
+		waitText(ctx, `main [role="alert"]`, "Permission denied: no .write rule on /public/motd"))
 	screenshot(t, ctx, "database-denied")
+	// The denial links the rules inspector, on its request.
+	run(t, ctx, "inspect the denial", clickJS(`main [role="alert"] a[data-inspect]`), waitText(ctx, "main h1", "Request"),
+		waitText(ctx, "main", "/public/motd"), waitText(ctx, "main h1", "deny"))
 }
 
 // testPNG is a 160×100 gradient.
@@ -233,6 +236,25 @@ func TestBrowserStorage(t *testing.T) {
 	run(t, ctx, "delete", clickButton("Delete"), clickButton("Really delete?"), waitJS(`!document.querySelector('[data-object="public/img/dot.png"]')`))
 	if c, _, _ := e.raw(t, "GET", obj+"public/img/dot.png", "", nil); c != 404 {
 		t.Fatalf("not deleted: %d", c)
+	}
+
+	// App lens: an upload the rules refuse says why, with the inspector a
+	// click away.
+	big := filepath.Join(t.TempDir(), "big.bin")
+	if err := os.WriteFile(big, make([]byte, 200), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "app lens", chromedp.SetValue(`select[aria-label="lens"]`, "user", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('select[aria-label="lens"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		typeInto(`input[aria-label="uid"]`, "alice"), clickButton("public"),
+		// The rules match public/{name}, not the folder: listing it is denied, in place.
+		waitText(ctx, `main [role="alert"]`, "no allow rule grants 'list'"),
+		chromedp.SetUploadFiles(`input[aria-label="upload files"]`, []string{big}, chromedp.ByQuery),
+		waitText(ctx, `main [role="alert"]`, "request.resource.size < 100 → 200 < 100 is false"),
+		chromedp.WaitVisible(`main [role="alert"] a[data-inspect]`, chromedp.ByQuery))
+	screenshot(t, ctx, "storage-denied")
+	if c, _, _ := e.raw(t, "GET", obj+"public/big.bin", "", nil); c != 404 {
+		t.Fatalf("the denied upload was stored: %d", c)
 	}
 }
 

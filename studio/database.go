@@ -29,15 +29,21 @@ func (s *Studio) rtdb(w http.ResponseWriter) (*database.Database, bool) {
 	return d, true
 }
 
-// dbError writes an engine error with the status the REST API uses; a
-// denial carries its explanation.
-func dbError(w http.ResponseWriter, err error) {
+// dbError writes an engine error with the status the REST API uses.
+func dbError(w http.ResponseWriter, err error) { dbDenied(w, err, nil) }
+
+// dbDenied is dbError for a call that may have been denied: the denial
+// carries its reason, its event and the failing sub-expressions.
+func dbDenied(w http.ResponseWriter, err error, d *denial) {
 	var den *database.Denied
 	var e *database.Error
 	switch {
 	case errors.As(err, &den):
-		writeJSON(w, http.StatusForbidden, apiError{Error: "Permission denied", Code: "permission-denied",
-			Details: map[string]any{"reason": den.Reason, "path": den.Path, "op": den.Op}})
+		details := map[string]any{"reason": den.Reason, "path": den.Path, "op": den.Op}
+		if d != nil {
+			details["event"], details["explanation"] = d.Event, d.Explanation
+		}
+		writeJSON(w, http.StatusForbidden, apiError{Error: "Permission denied", Code: "permission-denied", Details: details})
 	case errors.Is(err, database.ErrPermissionDenied):
 		writeJSON(w, http.StatusForbidden, apiError{Error: "Permission denied", Code: "permission-denied"})
 	case errors.Is(err, database.ErrTooBig):
@@ -101,9 +107,10 @@ func (s *Studio) dbTree(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	after := r.URL.Query().Get("after")
+	before := s.sb.Events().Seq()
 	whole, err := d.Get(who, ns, path, nil, false)
 	if err != nil {
-		dbError(w, err)
+		dbDenied(w, err, s.denialSince(before, "database"))
 		return
 	}
 	out := map[string]any{"namespace": ns, "namespaces": d.Namespaces(), "path": path}
@@ -195,9 +202,10 @@ func (s *Studio) dbSet(w http.ResponseWriter, r *http.Request) {
 		dbError(w, err)
 		return
 	}
+	before := s.sb.Events().Seq()
 	stored, err := d.Set(who, ns, path, v, database.WriteOptions{Method: "set"})
 	if err != nil {
-		dbError(w, err)
+		dbDenied(w, err, s.denialSince(before, "database"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"path": path, "value": database.Plain(stored)})
@@ -218,8 +226,9 @@ func (s *Studio) dbDelete(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	before := s.sb.Events().Seq()
 	if _, err := d.Set(who, ns, path, nil, database.WriteOptions{Method: "remove"}); err != nil {
-		dbError(w, err)
+		dbDenied(w, err, s.denialSince(before, "database"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"path": path, "deleted": true})

@@ -2,6 +2,7 @@ package studio_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
 )
 
 const testDatabaseRules = `{"rules": {"public": {".read": true, "$k": {".write": "auth != null && newData.isString()"}}}}`
@@ -112,9 +114,21 @@ func TestDatabaseTree(t *testing.T) {
 	}
 
 	// App lens: rules apply; a denial is a 403 with a reason.
-	c, b, _ := e.raw(t, "PUT", "/api/database/value?path=public/x&as=alice", "application/json", []byte(`42`))
-	if c != 403 || !strings.Contains(string(b), "Permission denied") {
-		t.Fatalf("app-lens write of a number: %d %s", c, b)
+	var den struct {
+		Error   string
+		Details struct {
+			Reason      string
+			Event       string
+			Explanation []string
+		}
+	}
+	if c := e.do(t, "PUT", "/api/database/value?path=public/x&as=alice", 42, &den); c != 403 || den.Error != "Permission denied" || den.Details.Reason == "" {
+		t.Fatalf("app-lens write of a number: %d %+v", c, den)
+	}
+	// The denial names its event, which the inspector opens.
+	var ev struct{ Event event.Event }
+	if c := e.do(t, "GET", "/api/events/"+den.Details.Event, nil, &ev); c != 200 || ev.Event.Service != "database" || ev.Event.Request == nil || ev.Event.Request.Verdict != event.Deny || ev.Event.Path != "/public/x" {
+		t.Fatalf("denial event %q: %d %+v", den.Details.Event, c, ev.Event)
 	}
 	if c, b, _ := e.raw(t, "PUT", "/api/database/value?path=public/x&as=alice", "application/json", []byte(`"ok"`)); c != 200 {
 		t.Fatalf("app-lens write of a string: %d %s", c, b)
@@ -181,7 +195,12 @@ func TestStorageObjects(t *testing.T) {
 		t.Fatalf("patch delete key: %d %+v", c, o)
 	}
 	// App lens: rules apply.
-	if c, b, _ := e.raw(t, "POST", q+"public/big.bin&as=alice", "application/octet-stream", make([]byte, 200)); c != 403 {
+	c, b, _ = e.raw(t, "POST", q+"public/big.bin&as=alice", "application/octet-stream", make([]byte, 200))
+	var den struct {
+		Error   string
+		Details struct{ Event string }
+	}
+	if err := json.Unmarshal(b, &den); err != nil || c != 403 || !strings.Contains(den.Error, "request.resource.size < 100 → 200 < 100 is false") || !strings.HasPrefix(den.Details.Event, "evt-") {
 		t.Fatalf("app-lens upload over the rules' size: %d %s", c, b)
 	}
 	if c, b, _ := e.raw(t, "POST", q+"private/x&as=alice", "text/plain", []byte("x")); c != 403 {

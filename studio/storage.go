@@ -32,8 +32,16 @@ func (s *Studio) gcs(w http.ResponseWriter) (*storage.Engine, bool) {
 
 // gcsError writes an engine error with the status production answers it
 // with and its reason (forbidden, notFound, ...).
-func gcsError(w http.ResponseWriter, err error) {
-	writeJSON(w, storage.HTTPStatus(err), apiError{Error: err.Error(), Code: storage.Reason(err)})
+func gcsError(w http.ResponseWriter, err error) { gcsDenied(w, err, nil) }
+
+// gcsDenied is gcsError for a call that may have been denied: the
+// denial links its event (the message already says why).
+func gcsDenied(w http.ResponseWriter, err error, d *denial) {
+	a := apiError{Error: err.Error(), Code: storage.Reason(err)}
+	if d != nil && storage.HTTPStatus(err) == http.StatusForbidden {
+		a.Details = map[string]any{"event": d.Event}
+	}
+	writeJSON(w, storage.HTTPStatus(err), a)
 }
 
 func (s *Studio) gcsBuckets(w http.ResponseWriter, r *http.Request) {
@@ -88,10 +96,11 @@ func (s *Studio) gcsList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	before := s.sb.Events().Seq()
 	res, err := e.List(who, storage.ListRequest{Bucket: bkt, Prefix: q.Get("prefix"), Delimiter: "/", MaxResults: limit,
 		PageToken: q.Get("pageToken"), IncludeTrailingDelimiter: true})
 	if err != nil {
-		gcsError(w, err)
+		gcsDenied(w, err, s.denialSince(before, storage.Service))
 		return
 	}
 	items := res.Items
@@ -120,9 +129,10 @@ func (s *Studio) gcsStat(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	before := s.sb.Events().Seq()
 	o, err := e.Stat(who, storage.ReadRequest{Bucket: bkt, Name: name})
 	if err != nil {
-		gcsError(w, err)
+		gcsDenied(w, err, s.denialSince(before, storage.Service))
 		return
 	}
 	writeJSON(w, http.StatusOK, o)
@@ -202,6 +212,7 @@ func (s *Studio) gcsUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, maxUpload)
+	before := s.sb.Events().Seq()
 	o, err := e.Put(who, storage.PutRequest{Bucket: bkt, Name: name, MediaType: r.Header.Get("Content-Type"), Body: body, NewToken: true})
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -209,7 +220,7 @@ func (s *Studio) gcsUpload(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusRequestEntityTooLarge, "an upload through the Studio is at most 64 MiB; use the storage endpoint for larger objects")
 			return
 		}
-		gcsError(w, err)
+		gcsDenied(w, err, s.denialSince(before, storage.Service))
 		return
 	}
 	writeJSON(w, http.StatusOK, o)
@@ -244,11 +255,12 @@ func (s *Studio) gcsPatch(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &p) {
 		return
 	}
+	before := s.sb.Events().Seq()
 	o, err := e.Update(who, bkt, name, storage.Attrs{ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
 		ContentDisposition: p.ContentDisposition, ContentLanguage: p.ContentLanguage, CacheControl: p.CacheControl,
 		Metadata: p.Metadata}, storage.Conditions{})
 	if err != nil {
-		gcsError(w, err)
+		gcsDenied(w, err, s.denialSince(before, storage.Service))
 		return
 	}
 	writeJSON(w, http.StatusOK, o)
@@ -268,8 +280,9 @@ func (s *Studio) gcsDelete(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	before := s.sb.Events().Seq()
 	if err := e.Delete(who, bkt, name, storage.Conditions{}); err != nil {
-		gcsError(w, err)
+		gcsDenied(w, err, s.denialSince(before, storage.Service))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"bucket": bkt, "name": name, "deleted": true})

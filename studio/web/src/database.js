@@ -18,6 +18,13 @@ export function parseInput(text) {
   try { return JSON.parse(t); } catch { return text; }
 }
 
+// withReason makes a denial read with its reason (which rule, which
+// location); the failing sub-expressions and the inspector link follow.
+function withReason(e) {
+  if (e && e.data && e.data.details && e.data.details.reason && !e.message.includes(e.data.details.reason)) e.message += ': ' + e.data.details.reason;
+  return e;
+}
+
 export function Database() {
   const [lens, setLens] = useState({ mode: 'admin', uid: '', claims: '' });
   const [ns, setNs] = useState('');
@@ -28,8 +35,7 @@ export function Database() {
   const [tick, setTick] = useState(0);
   const [err, setErr] = useState(null);
   const live = useLive('service=database&kind=commit&studio=true', () => setTick(t => t + 1));
-  // A denial reads with its reason (which rule, which location).
-  const say = e => { if (e && e.data && e.data.details && e.data.details.reason && !e.message.includes(e.data.details.reason)) e.message += ': ' + e.data.details.reason; setErr(e); };
+  const say = e => setErr(withReason(e));
   const ctx = {
     lens, tick, open, setErr: say,
     q: path => `ns=${enc(ns)}&path=${enc(path)}${lensQuery(lens)}`,
@@ -129,7 +135,7 @@ function Node({ ctx, path, name, depth, info, isRoot, onGone }) {
       <input class="mono" aria-label="new child key" placeholder="key" value=${adding.key} autoFocus onInput=${e => setAdding({ ...adding, key: e.target.value })} />
       <input class="mono" aria-label="new child value" placeholder='value, e.g. "text", 42, {"a": 1}' value=${adding.value} onInput=${e => setAdding({ ...adding, value: e.target.value })} onKeyDown=${e => e.key === 'Enter' && saveAdd()} />
       <button class="primary" onClick=${saveAdd}>Add</button><button onClick=${() => setAdding(null)}>Cancel</button></div>` : null}
-    ${err ? html`<div class="error" style=${'padding-left:' + (depth * 18 + 26) + 'px'} role="alert">${err.message}${err.data && err.data.details && err.data.details.reason ? ': ' + err.data.details.reason : ''}</div>` : null}
+    ${err ? html`<div style=${'padding-left:' + (depth * 18 + 26) + 'px'}><${Err} error=${withReason(err)} /></div>` : null}
     ${expanded && !leaf && kids ? html`<div role="group">
       ${page.after ? html`<div class="row" style=${'padding-left:' + (depth * 18 + 26) + 'px'}><button onClick=${() => setPage({ after: '', shown: STEP })}>← first children</button><span class="muted mono">after ${page.after}</span></div>` : null}
       ${children.map(c => html`<${Node} key=${c.key} ctx=${ctx} path=${join(path, c.key)} name=${c.key} depth=${depth + 1} info=${c} />`)}

@@ -65,7 +65,7 @@ function ThemeToggle() {
 
 // ---- small helpers ----
 export const Verdict = ({ v }) => v ? html`<span class="badge v-${v}" data-verdict=${v}>${v}</span>` : null;
-export const Err = ({ error }) => error ? html`<div class="error" role="alert">${error.message}${error.data && error.data.details && error.data.details.explanation ? '\n' + error.data.details.explanation.join('\n') : ''}</div>` : null;
+export const Err = ({ error }) => error ? html`<div class="error" role="alert">${error.message}${error.data && error.data.details && error.data.details.explanation ? '\n' + error.data.details.explanation.join('\n') : ''}${error.data && error.data.details && error.data.details.event ? html` <${Link} to=${'/traffic/' + error.data.details.event} data-inspect>Inspect →</${Link}>` : null}</div>` : null;
 export const fmtTime = t => { try { return new Date(t).toLocaleTimeString(); } catch { return t; } };
 
 export function typeOf(v) {

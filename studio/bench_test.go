@@ -1,6 +1,7 @@
 package studio_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,6 +71,30 @@ func BenchmarkDocumentsPage100k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r, err := http.Get(e.srv.URL + "/api/firestore/documents?collection=big&pageSize=300&pageToken=" + url.QueryEscape(p.NextPageToken))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+}
+
+// BenchmarkDatabaseTree100k: one page (50 children, after a key in the
+// middle) of a Realtime Database node with 100k children.
+func BenchmarkDatabaseTree100k(b *testing.B) {
+	e := startAll(b)
+	big := make(map[string]any, 100000)
+	for i := 0; i < 100000; i++ {
+		big[fmt.Sprintf("k%06d", i)] = map[string]any{"n": i}
+	}
+	body, _ := json.Marshal(big)
+	req, _ := http.NewRequest("PUT", e.srv.URL+"/api/database/value?path=big", bytes.NewReader(body))
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		b.Fatalf("seed: %v %v", err, r)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := http.Get(e.srv.URL + "/api/database/tree?path=big&limit=50&after=k050000")
 		if err != nil {
 			b.Fatal(err)
 		}

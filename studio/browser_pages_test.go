@@ -327,10 +327,20 @@ func TestBrowserAI(t *testing.T) {
 	screenshot(t, ctx, "ai")
 	screenshotDark(t, ctx, "ai")
 	run(t, ctx, "invalid script", setEditor(`[{"match": {"regex": "("}, "text": "x"}]`), clickButton("Load (replace)"), waitText(ctx, `[data-script-error]`, "regex"))
-	var st struct{ Script []map[string]any }
+	var st struct {
+		Script []map[string]any
+		Calls  []any
+	}
 	e.do(t, "GET", "/api/ai", nil, &st)
 	if len(st.Script) != 1 {
 		t.Fatalf("the invalid script replaced the good one: %+v", st.Script)
+	}
+	// Clearing asks once more, then calls and script are gone.
+	run(t, ctx, "clear", clickButton("Clear calls and script"), clickButton("Really clear the calls and the script?"),
+		waitText(ctx, "main", "No calls yet"), waitText(ctx, "main", "0 entries waiting"))
+	e.do(t, "GET", "/api/ai", nil, &st)
+	if len(st.Script) != 0 || len(st.Calls) != 0 {
+		t.Fatalf("not cleared: %+v", st)
 	}
 }
 

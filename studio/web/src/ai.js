@@ -19,6 +19,7 @@ export function AI() {
   const [st, setSt] = useState(null);
   const [err, setErr] = useState(null);
   const [sel, setSel] = useState(null);
+  const [confirm, setConfirm] = useState(false);
   const live = useLive('service=ai&studio=true', () => setTick(t => t + 1));
   useEffect(() => { api('/api/ai').then(d => { setSt(d); setErr(null); }, setErr); }, [tick]);
   const calls = st ? st.calls.slice().reverse() : [];
@@ -27,6 +28,9 @@ export function AI() {
   return html`<h1>AI Logic <${LiveDot} live=${live} /> ${st ? html`<span class="muted mono" style="font-size:13px">${st.project}</span>` : null}</h1>
   <${Err} error=${err} />
   <div class="card"><h2>Calls <span class="muted">(${st ? st.callCount : 0})</span></h2>
+    ${st && (calls.length || st.script.length) ? html`<div class="row"><button class="danger" onClick=${async () => {
+      if (!confirm) { setConfirm(true); setTimeout(() => setConfirm(false), 4000); return; }
+      setConfirm(false); try { await api('/api/ai', { method: 'DELETE' }); setSel(null); setTick(t => t + 1); } catch (e) { setErr(e); } }}>${confirm ? 'Really clear the calls and the script?' : 'Clear calls and script'}</button></div>` : null}
     ${st && !calls.length ? html`<p class="muted">No calls yet. Point the Firebase AI Logic SDK (RequestOptions.baseUrl) or the Gen AI SDK (HTTPOptions.BaseURL) at the AI endpoint.</p>` : null}
     <div class="vscroll" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
     <table aria-label="ai calls" class="vtable"><thead><tr><th style="width:95px">time</th><th style="width:150px">model</th><th style="width:30%">prompt</th><th style="width:30%">answer</th><th>tokens in/out</th><th>source</th><th>status</th></tr></thead><tbody>

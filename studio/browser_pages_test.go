@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,12 +117,27 @@ func TestBrowserDatabase(t *testing.T) {
 		t.Fatalf("bob not deleted: %+v", tr)
 	}
 
-	// A write by someone else arrives live, and the value flashes.
+	// A write by someone else arrives live, and the value flashes; only
+	// the open nodes it can change read again (not /public).
+	run(t, ctx, "open public", clickJS(`button[aria-label="expand public"]`), waitText(ctx, `[data-path="/public/motd"]`, `"hello"`))
+	time.Sleep(300 * time.Millisecond)
 	d, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
+	before := e.b.Sandbox.Events().Seq()
 	if _, err := d.Set(identity.AdminIdentity(), database.DefaultNamespace(d.Project()), "users/alice/age", 31, database.WriteOptions{Method: "set"}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, "live", waitText(ctx, `[data-path="/users/alice/age"]`, "31"))
+	time.Sleep(300 * time.Millisecond)
+	var reread []string
+	for _, ev := range e.b.Sandbox.Events().Since(before, 1000) {
+		if ev.Kind == event.KindRequest && ev.Service == "database" && ev.Actor.Kind == event.ActorStudio {
+			reread = append(reread, ev.Path)
+		}
+	}
+	if !slices.Contains(reread, "/users/alice") || slices.Contains(reread, "/public") {
+		t.Fatalf("after a write at /users/alice/age the page read %v", reread)
+	}
+	run(t, ctx, "close public", clickJS(`button[aria-label="collapse public"]`))
 	screenshot(t, ctx, "database")
 	screenshotDark(t, ctx, "database")
 

@@ -113,7 +113,7 @@ func (s *Studio) dbTree(w http.ResponseWriter, r *http.Request) {
 		dbDenied(w, err, s.denialSince(before, "database"))
 		return
 	}
-	out := map[string]any{"namespace": ns, "namespaces": d.Namespaces(), "path": path}
+	out := map[string]any{"namespace": ns, "defaultNamespace": database.DefaultNamespace(d.Project()), "namespaces": d.Namespaces(), "path": path}
 	m, isNode := whole.Value.(map[string]any)
 	if !isNode || countChildren(m) == 0 { // a leaf (perhaps with a priority)
 		out["exists"] = whole.Value != nil

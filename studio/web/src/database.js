@@ -18,6 +18,21 @@ export function parseInput(text) {
   try { return JSON.parse(t); } catch { return text; }
 }
 
+// commitPath is the tree path of a commit event in the namespace shown
+// (events name other namespaces "ns:/path"), or null for another one.
+function commitPath(p, ns) {
+  const m = /^([^/:]+):(.*)$/.exec(p || '');
+  if (m ? m[1] !== ns.name : !ns.isDefault) return null;
+  return (m ? m[2] : p || '').replace(/^\/+|\/+$/g, '');
+}
+
+// affects reports whether a change at one of paths (null: any) can
+// change what the node at n shows: its own location, an ancestor, or
+// anything below it.
+function affects(paths, n) {
+  return paths === null || n === '' || paths.some(p => p === n || p === '' || p.startsWith(n + '/') || n.startsWith(p + '/'));
+}
+
 // withReason makes a denial read with its reason (which rule, which
 // location); the failing sub-expressions and the inspector link follow.
 function withReason(e) {
@@ -32,16 +47,20 @@ export function Database() {
   const [root, setRoot] = useState('');
   const [pathInput, setPathInput] = useState('');
   const [open, setOpen] = useState(() => new Set(['']));
-  const [tick, setTick] = useState(0);
+  // changed: which locations the last commits touched (null: refresh
+  // everything); only the open nodes they affect read again.
+  const [changed, setChanged] = useState({ tick: 0, paths: null });
+  const [nsInfo, setNsInfo] = useState({ name: '', isDefault: true });
   const [err, setErr] = useState(null);
-  const live = useLive('service=database&kind=commit&studio=true', () => setTick(t => t + 1));
+  const live = useLive('service=database&kind=commit&studio=true', evs =>
+    setChanged(c => ({ tick: c.tick + 1, paths: evs.map(e => commitPath(e.path, nsInfo)).filter(p => p !== null) })));
   const say = e => setErr(withReason(e));
   const ctx = {
-    lens, tick, open, setErr: say,
+    lens, changed, open, setErr: say,
     q: path => `ns=${enc(ns)}&path=${enc(path)}${lensQuery(lens)}`,
     toggle: (path, on) => setOpen(o => { const n = new Set(o); if (on === undefined ? !n.has(path) : on) n.add(path); else n.delete(path); return n; }),
-    refresh: () => setTick(t => t + 1),
-    onNamespaces: l => setNsList(l || []),
+    refresh: () => setChanged(c => ({ tick: c.tick + 1, paths: null })),
+    onNamespaces: d => { setNsList(d.namespaces || []); setNsInfo({ name: d.namespace, isDefault: d.namespace === d.defaultNamespace }); },
   };
   const goTo = p => { const c = p.replace(/^\/+|\/+$/g, ''); setRoot(c); setPathInput(c); setOpen(o => new Set(o).add(c)); };
   const crumbs = root ? root.split('/') : [];
@@ -77,6 +96,8 @@ function Node({ ctx, path, name, depth, info, isRoot, onGone }) {
   const [confirm, setConfirm] = useState(false);
   const [flash, setFlash] = useState(false);
   const row = useRef(null);
+  const seen = useRef(-1), version = useRef(0);
+  if (ctx.changed.tick !== seen.current) { seen.current = ctx.changed.tick; if (affects(ctx.changed.paths, path)) version.current++; }
   // A root shows what the server says it is; others what the parent listed.
   const leaf = isRoot ? kids && kids.children === undefined : !info.node;
   const value = isRoot && kids ? kids.value : info.value;
@@ -89,10 +110,10 @@ function Node({ ctx, path, name, depth, info, isRoot, onGone }) {
     if (!expanded || (!isRoot && !info.node)) return;
     let stop = false;
     api(`/api/database/tree?${ctx.q(path)}&limit=${page.shown}${page.after ? '&after=' + enc(page.after) : ''}`).then(
-      d => { if (stop) return; setKids(d); setErr(null); if (isRoot) ctx.onNamespaces(d.namespaces); },
+      d => { if (stop) return; setKids(d); setErr(null); if (isRoot) ctx.onNamespaces(d); },
       e => { if (!stop) setErr(e); });
     return () => { stop = true; };
-  }, [expanded, path, ctx.tick, page.after, page.shown, info.node, info.children]);
+  }, [expanded, path, version.current, page.after, page.shown, info.node, info.children]);
 
   const write = async (p, v) => {
     ctx.setErr(null);

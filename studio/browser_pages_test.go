@@ -23,6 +23,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
 )
 
 // waitJS waits until the JavaScript expression is true.
@@ -241,6 +242,13 @@ func TestBrowserStorage(t *testing.T) {
 	if c, _, _ := e.raw(t, "GET", obj+"public/notes.md", "", nil); c != 200 {
 		t.Fatalf("upload not stored: %d", c)
 	}
+
+	// An upload by someone else appears live.
+	gcs, _ := sandbox.Lookup[*storage.Engine](e.b.Sandbox)
+	if _, err := gcs.Put(identity.AdminIdentity(), storage.PutRequest{Bucket: bk.Default, Name: "public/live.txt", MediaType: "text/plain", Body: strings.NewReader("live")}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "live upload", waitText(ctx, `[data-object="public/live.txt"]`, "4 B"))
 
 	// An image previews as an image.
 	run(t, ctx, "preview image", clickJS(`[data-folder="public/img/"]`), waitText(ctx, `table[aria-label="objects"]`, "dot.png"),

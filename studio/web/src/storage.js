@@ -24,7 +24,8 @@ export function Storage() {
   const [drag, setDrag] = useState(false);
   const [busy, setBusy] = useState('');
   useEffect(() => { api('/api/storage/buckets').then(d => setBk({ buckets: d.buckets, bucket: d.default }), setErr); }, []);
-  const live = useLive('service=storage&kind=mutation&studio=true', () => setTick(t => t + 1));
+  // Only changes under the folder shown read it again.
+  const live = useLive('service=storage&kind=mutation&studio=true', evs => { if (evs.some(e => !e.path || e.path.startsWith(prefix))) setTick(t => t + 1); });
   const lq = lensQuery(lens);
   const [list, more] = usePaged(bk.bucket ? `/api/storage/objects?bucket=${enc(bk.bucket)}&prefix=${enc(prefix)}&limit=500${lq}` : null, 'items', [tick], 'prefixes');
   const folders = [...new Set([...list.extra, ...pending.filter(p => p.startsWith(prefix) && p !== prefix && !p.slice(prefix.length, -1).includes('/'))])].sort();

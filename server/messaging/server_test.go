@@ -123,6 +123,14 @@ func TestTopicManagementAndInbox(t *testing.T) {
 	if st != 200 || fmt.Sprint(out["results"]) != "[map[]]" {
 		t.Fatalf("batchRemove: %d %v", st, out)
 	}
+	do(t, "POST", s.URL+"/iid/v1:batchAdd", `{"to": "sports", "registration_tokens": ["`+b+`"]}`)
+	st, out = do(t, "GET", s.URL+"/emulator/v1/projects/"+project+"/topics", "")
+	if st != 200 || toJSON(out) != `{"topics":[{"name":"news","tokens":["`+a+`"]},{"name":"sports","tokens":["`+b+`"]}]}` {
+		t.Fatalf("topics: %d %v", st, out)
+	}
+	if st, out := do(t, "GET", s.URL+"/emulator/v1/projects/other/topics", ""); st != 200 || toJSON(out) != `{"topics":[]}` {
+		t.Fatalf("topics of a project without any: %d %v", st, out)
+	}
 	for _, bad := range []string{`{"to": "/topics/bad topic", "registration_tokens": ["x"]}`, `{"to": "news"}`, `{"registration_tokens": ["x"]}`, `nope`} {
 		st, out := do(t, "POST", s.URL+"/iid/v1:batchAdd", bad)
 		if st != 400 || out["error"] == nil {

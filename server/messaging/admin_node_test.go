@@ -117,8 +117,16 @@ func TestNodeAdminSDK(t *testing.T) {
 			t.Errorf("%s: got %+v, want %s", k, o, code)
 		}
 	}
-	if m := got.Errors["invalidToken"].Message; m != "The registration token is not a valid FCM registration token" {
-		t.Errorf("invalid token message %q", m)
+	for k, msg := range map[string]string{
+		"invalidToken": "The registration token is not a valid FCM registration token",
+		"reservedKey":  "Invalid data payload key: from",
+		"tooBig":       "Web push message is too big",
+		"badCondition": "Request contains an invalid argument.",
+		"unregistered": "Requested entity was not found.",
+	} {
+		if m := got.Errors[k].Message; m != msg {
+			t.Errorf("%s: message %q, want %q", k, m, msg)
+		}
 	}
 
 	checkBatch(t, "sendEach", got.SendEach, []string{"", "messaging/invalid-argument", "", "messaging/registration-token-not-registered", ""})

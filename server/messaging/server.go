@@ -216,6 +216,9 @@ func envelope(err error) (int, googleError) {
 		}
 		st.Details = append(st.Details, d)
 	}
+	if me.Debug != "" {
+		st.Details = append(st.Details, map[string]any{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": me.Debug})
+	}
 	return st.Code, googleError{st}
 }
 

@@ -72,6 +72,13 @@ func TestSendEnvelopes(t *testing.T) {
 		{`{"message": {"topic": "a", "data": {"k": "` + strings.Repeat("x", 5000) + `"}}}`, `{"error": {"code": 400, "message": "Android message is too big", "status": "INVALID_ARGUMENT", "details": [
 			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
 			{"@type": "type.googleapis.com/google.rpc.BadRequest"}]}}`},
+		{`{"message": {"condition": "'a' in topics &&"}}`, `{"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT", "details": [
+			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
+			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.condition", "description": "Invalid condition expression provided."}]},
+			{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": "Invalid condition \"'a' in topics \u0026\u0026\": expected a quoted topic, '(' or '!' but found end of condition at offset 16"}]}}`},
+		{`{"message": {"topic": "a", "data": {"from": "x"}}}`, `{"error": {"code": 400, "message": "Invalid data payload key: from", "status": "INVALID_ARGUMENT", "details": [
+			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
+			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.data", "description": "Invalid data payload key: from"}]}]}}`},
 		{`{"message": {"topic": "a", "foo": 1}}`, `{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"foo\" at 'message': Cannot find field.", "status": "INVALID_ARGUMENT", "details": [
 			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message", "description": "Invalid JSON payload received. Unknown name \"foo\" at 'message': Cannot find field."}]}]}}`},
 	}

@@ -2,6 +2,7 @@ package ai
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -158,5 +159,30 @@ func TestCandidateCountLimits(t *testing.T) {
 	}
 	if m := mustGenerate(t, e, call("gemini-2.5-flash", candidatesBody("q", MaxCandidates))); len(m["candidates"].([]any)) != MaxCandidates {
 		t.Errorf("%d candidates: %v", MaxCandidates, m)
+	}
+}
+
+// The OpenAI-compatible engine answers each candidate with its own
+// upstream call, in generateContent and in the stream.
+func TestCandidateCountOpenAI(t *testing.T) {
+	t.Parallel()
+	fake := &fakeOpenAI{}
+	n := 0
+	srv := fake.start(t, func(req map[string]any, w http.ResponseWriter) {
+		fake.mu.Lock()
+		n++
+		i := n
+		fake.mu.Unlock()
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`, i)
+	})
+	e := newEngine(t, Options{OpenAI: &OpenAIOptions{BaseURL: srv.URL + "/v1", Model: "llama3"}})
+	m := mustGenerate(t, e, call("gemini-2.5-flash", candidatesBody("q", 2)))
+	if candidateText(m, 0) != "answer 1" || candidateText(m, 1) != "answer 2" || path(m, "usageMetadata", "candidatesTokenCount") != float64(4) {
+		t.Errorf("openai candidates: %v", m)
+	}
+	chunks := streamChunks(t, e, call("gemini-2.5-flash", candidatesBody("q", 2)))
+	last := chunks[len(chunks)-1]
+	if candidateText(last, 0) != "answer 3" || candidateText(last, 1) != "answer 4" {
+		t.Errorf("openai streamed candidates: %v", chunks)
 	}
 }

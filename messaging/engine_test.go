@@ -12,6 +12,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/sandbox/service/servicetest"
 )
 
 const project = "demo-project"
@@ -62,7 +63,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 type fixture struct {
 	eng    *Engine
-	bucket *memBucket
+	bucket *servicetest.Bucket
 	events *recorder
 	clock  *fakeClock
 	env    service.Env
@@ -70,7 +71,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{bucket: newMemBucket(), events: &recorder{}, clock: &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}}
+	f := &fixture{bucket: servicetest.NewBucket(), events: &recorder{}, clock: &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}}
 	var n int
 	var mu sync.Mutex
 	f.env = service.Env{Project: project, Now: f.clock.Now, Events: f.events, Bucket: f.bucket,
@@ -761,8 +762,8 @@ func TestPersistFailureChangesNothing(t *testing.T) {
 	}
 	for _, s := range steps {
 		before, _ := f.eng.Snapshot()
-		f.bucket.failNext = true
-		if err := s.do(); !errors.Is(err, errInjected) {
+		f.bucket.FailNextUpdate()
+		if err := s.do(); !errors.Is(err, servicetest.ErrInjected) {
 			t.Errorf("%s: error %v, want the bucket's", s.name, err)
 		}
 		after, _ := f.eng.Snapshot()

@@ -3,8 +3,11 @@ package messagingserver_test
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,10 +75,21 @@ func TestNodeAdminSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	tj, _ := json.Marshal(toks)
+	// A TLS server of another host, trusted by Node, for the agent's
+	// pass-through of https requests.
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "tls %s", r.URL.Path)
+	}))
+	defer other.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	script, _ := filepath.Abs("testdata/admin_node.cjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	out := e2etest.RunNode(t, ctx, script, "PYRIC_MESSAGING_URL="+s.URL, "PYRIC_HELPER_FILE="+helper, "PYRIC_TOKENS="+string(tj))
+	out := e2etest.RunNode(t, ctx, script, "PYRIC_MESSAGING_URL="+s.URL, "PYRIC_HELPER_FILE="+helper, "PYRIC_TOKENS="+string(tj),
+		"PYRIC_TLS_URL="+other.URL, "NODE_EXTRA_CA_CERTS="+ca)
 
 	var got struct {
 		Send, DryRun, TopicSend, ConditionSend, AfterUnsubscribe nodeOutcome
@@ -83,6 +97,7 @@ func TestNodeAdminSDK(t *testing.T) {
 		SendEach, Multicast, MulticastDryRun                     nodeBatch
 		Subscribe, SubscribePrefixed, Unsubscribe                nodeTopics
 		Passthrough                                              int
+		PassthroughTLS                                           string
 	}
 	e2etest.LastJSONLine(t, out, &got)
 
@@ -94,8 +109,8 @@ func TestNodeAdminSDK(t *testing.T) {
 	if len(in) != 1 || in[0].Name != name || in[0].Payload.Notification["title"] != "Hello" || in[0].Message.Android.TTL != "3.500s" {
 		t.Fatalf("android inbox: %+v", in)
 	}
-	if got.Passthrough != 200 {
-		t.Fatalf("a request for another host through the helper's agent: %d", got.Passthrough)
+	if got.Passthrough != 200 || got.PassthroughTLS != "200 tls /tls-check" {
+		t.Fatalf("requests for other hosts through the helper's agent: http %d, https %q", got.Passthrough, got.PassthroughTLS)
 	}
 	if !got.DryRun.OK || got.DryRun.Value == "" {
 		t.Fatalf("dry run: %+v", got.DryRun)

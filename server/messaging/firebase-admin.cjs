@@ -54,7 +54,10 @@ function messagingAgent(base = process.env.PYRIC_MESSAGING_URL) {
         : net.connect({ host: target.hostname, port }, cb);
     }
     const https = opts.protocol === "https:" || opts._defaultAgent?.protocol === "https:";
-    return https ? tls.connect({ ...opts, servername: opts.servername || host }, cb) : net.createConnection(opts, cb);
+    if (!https) return net.createConnection(opts, cb);
+    // As https.Agent does: SNI names a host, never an IP address.
+    const servername = opts.servername || (net.isIP(host) ? undefined : host);
+    return tls.connect({ ...opts, servername }, cb);
   };
   return agent;
 }

@@ -86,6 +86,20 @@ const topics = (r) => ({
       })
       .on("error", reject);
   });
+  // ... and https ones over TLS (PYRIC_TLS_URL: a server whose certificate
+  // NODE_EXTRA_CA_CERTS trusts).
+  if (process.env.PYRIC_TLS_URL) {
+    const u = new URL(process.env.PYRIC_TLS_URL);
+    out.passthroughTLS = await new Promise((resolve, reject) => {
+      require("node:https")
+        .get({ host: u.hostname, port: u.port, path: "/tls-check", agent: app.options.httpAgent }, (res) => {
+          let body = "";
+          res.on("data", (d) => (body += d));
+          res.on("end", () => resolve(`${res.statusCode} ${body}`));
+        })
+        .on("error", reject);
+    });
+  }
   console.log(JSON.stringify(out));
   process.exit(0);
 })().catch((e) => {

@@ -122,8 +122,12 @@ func invalidJSON(field, msg string) *Error {
 //   - msgInvalidArgument with a "message.condition" violation
 //     "Invalid condition expression provided." (msgInvalidCondition):
 //     firebase/quickstart-python#11.
-//   - msgSenderMismatch: the FCM ErrorCode reference names
-//     SENDER_ID_MISMATCH (403); the text is inferred.
+//   - msgSenderMismatch (403 PERMISSION_DENIED, FcmError
+//     SENDER_ID_MISMATCH, no BadRequest): dcai/airnotifier#211 and #219,
+//     laravel-notification-channels/fcm#84.
+//   - errQuota's "Quota exceeded for ..." (429 RESOURCE_EXHAUSTED, FcmError
+//     QUOTA_EXCEEDED): the code and status are the ErrorCode reference's;
+//     the text is inferred (no capture found).
 //   - "Invalid data payload key: <key>": beste/firebase-php#574 (the
 //     message; its BadRequest on message.data is inferred from the
 //     ErrorCode reference: "An extension of type google.rpc.BadRequest is

@@ -42,7 +42,7 @@ func BenchmarkFanout1000(b *testing.B) {
 	conns := make([]*database.Conn, 1000)
 	for i := range conns {
 		conns[i] = d.Connect(ns, admin)
-		if _, err := conns[i].Listen("room", database.Query{}, 0); err != nil {
+		if _, err := conns[i].Listen("room", database.Query{}, 0, ""); err != nil {
 			b.Fatal(err)
 		}
 		conns[i].Next(context.Background())

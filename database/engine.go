@@ -255,14 +255,25 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	return dec.Allowed, &dec, reason
 }
 
-// canRead decides a read at keys (caller holds ns.mu).
-func (d *Database) canRead(ns *namespace, who identity.Identity, keys []string, method string) error {
-	ok, dec, reason := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root})
+// judgeRead decides a read at keys with its query (nil for a plain
+// read), returning the decision (nil for admin) when allowed. Caller holds
+// ns.mu.
+func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
+	ok, dec, reason := d.decide(ns, who, readRequest(ns, keys, q))
 	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
 	if !ok {
-		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
 	}
-	return nil
+	return dec, nil
+}
+
+// readRequest is the rules request of a read at keys with its query.
+func readRequest(ns *namespace, keys []string, q *Query) rtdb.Request {
+	req := rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root}
+	if q != nil {
+		req.Query = q.rulesQuery()
+	}
+	return req
 }
 
 // indexed reports whether the rules at keys index q's child or value.
@@ -309,7 +320,7 @@ func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, str
 	ns := d.ns(nsName)
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	if err := d.canRead(ns, who, keys, "get"); err != nil {
+	if _, err := d.judgeRead(ns, who, keys, q, "get"); err != nil {
 		return Read{}, err
 	}
 	if q != nil && strictIndex && !ns.indexed(keys, *q) {
@@ -568,6 +579,8 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	ns.root = root
 	ns.maintainIndexes(old, root, changes)
 	d.emitCommit(ns.name, opts.Method, who, changes)
+	// Revoke first: a listen the write makes unreadable gets no more data.
+	d.recheckListens(ns, changes)
 	d.notify(ns, old, root, base, changes, merge)
 	return changes, nil
 }

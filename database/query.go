@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pyric/pyric/rules/rtdb"
 )
 
 // Names the SDKs use as the smallest and largest possible keys in query
@@ -44,6 +46,50 @@ type Query struct {
 	// Raw is the client's query object when it came from the wire, echoed
 	// back as it was sent when the listen is revoked.
 	Raw map[string]any
+	// Ordered marks a REST read with orderBy: a query even without bounds
+	// or a limit (orderBy="$priority" alone is still query.orderByPriority).
+	Ordered bool
+}
+
+// rulesQuery is q as .read rules see it (`query`), or nil for the plain
+// read of a whole location. The wire has no equalTo: the SDKs send it as
+// equal inclusive start and end bounds, so such bounds read as equalTo
+// (and as startAt and endAt); startAfter and endBefore read as startAt and
+// endAt of their values.
+func (q Query) rulesQuery() *rtdb.Query {
+	if q.IsDefault() && q.Index == IndexPriority && !q.Ordered && len(q.Raw) == 0 {
+		return nil
+	}
+	rq := &rtdb.Query{}
+	switch q.Index {
+	case IndexKey:
+		rq.OrderByKey = true
+	case IndexValue:
+		rq.OrderByValue = true
+	case IndexPriority:
+		rq.OrderByPriority = true
+	default:
+		rq.OrderByChild = q.Index
+	}
+	if q.Start != nil {
+		rq.StartAt = q.Start.Value
+	}
+	if q.End != nil {
+		rq.EndAt = q.End.Value
+	}
+	if s, e := q.Start, q.End; s != nil && e != nil && s.Inclusive && e.Inclusive &&
+		typeRank(s.Value) == typeRank(e.Value) && CompareValues(s.Value, e.Value) == 0 &&
+		s.HasKey == e.HasKey && s.Key == e.Key {
+		rq.EqualTo = s.Value
+	}
+	if q.Limit > 0 {
+		if q.FromLast {
+			rq.LimitToLast = q.Limit
+		} else {
+			rq.LimitToFirst = q.Limit
+		}
+	}
+	return rq
 }
 
 // IsDefault reports whether q is the unfiltered default view (the whole
@@ -216,6 +262,7 @@ func ParseRESTQuery(v url.Values) (q Query, ok bool, err error) {
 	if err := json.Unmarshal([]byte(ob[0]), &order); err != nil {
 		return q, false, errorf(ErrInvalidQuery, "orderBy must be a valid JSON encoded path")
 	}
+	q.Ordered = true
 	switch order {
 	case "$key":
 		q.Index = IndexKey

@@ -270,7 +270,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identi
 	}
 	conn := h.db.Connect(ns, who)
 	defer conn.Close()
-	if _, err := conn.Listen(path, q, 0); err != nil {
+	if _, err := conn.Listen(path, q, 0, ""); err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -300,6 +300,13 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identi
 			p, ok := it.(database.Push)
 			if !ok {
 				continue
+			}
+			if p.AuthRevoked != "" {
+				// The stream's credential stopped being valid (its token
+				// expired): production's auth_revoked, then the end.
+				fmt.Fprint(w, "event: auth_revoked\ndata: \"credential is no longer valid\"\n\n")
+				fl.Flush()
+				return
 			}
 			if p.Revoked {
 				fmt.Fprint(w, "event: cancel\ndata: null\n\n")

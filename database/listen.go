@@ -291,9 +291,11 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	l.id = c.id + ":" + listenKey(keys, q)
 	v := getAt(ns.root, keys)
 	if l.windowed {
-		w, _ := ns.window(keys, v, q).(map[string]any)
+		w, _ := clone(ns.window(keys, v, q)).(map[string]any)
 		l.win = w
 		v = exportOrNil(w)
+	} else {
+		v = clone(v)
 	}
 	// "" is also the hash of no data, but a client that sends it may hold
 	// nothing at all: it gets the (null) data, as the captured transcript
@@ -565,8 +567,9 @@ func readDeps(dec *rtdb.Decision) [][]string {
 // notify queues, for every listener a commit touched, only what changed
 // at its location: for a plain listen the written values (one merge for
 // an update), for a query the children that entered, left or changed in
-// its window. Caller holds ns.mu for writing.
-func (d *Database) notify(ns *namespace, old, root any, base []string, changes []change, merge bool) {
+// its window. The changes' values are copies (old ones detached), so
+// pushes share them. Caller holds ns.mu for writing.
+func (d *Database) notify(ns *namespace, base []string, changes []change, merge bool) {
 	ns.lmu.Lock()
 	ls := make([]*listener, 0, len(ns.listeners))
 	for l := range ns.listeners {
@@ -575,22 +578,23 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 	ns.lmu.Unlock()
 	for _, l := range ls {
 		if l.windowed {
-			d.notifyWindow(ns, l, root, changes)
+			d.notifyWindow(ns, l, changes)
 			continue
 		}
 		var items []change
-		above := false
-		for _, c := range changes {
+		var above *change
+		for i, c := range changes {
 			if isPrefix(l.keys, c.keys) {
 				if !Equal(c.old, c.new) {
 					items = append(items, c)
 				}
 			} else if isPrefix(c.keys, l.keys) {
-				above = true
+				above = &changes[i] // paths of one write never overlap: at most one
 			}
 		}
-		if above {
-			o, n := getAt(old, l.keys), getAt(root, l.keys)
+		if above != nil {
+			rest := l.keys[len(above.keys):]
+			o, n := getAt(above.old, rest), getAt(above.new, rest)
 			if !Equal(o, n) {
 				l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag})
 				d.emitListener(l, event.Deliver, "")
@@ -621,7 +625,10 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 	}
 }
 
-func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []change) {
+// notifyWindow pushes the members that entered, left or changed in a
+// query listen's window. The listen keeps copies of its members; a member
+// still equal to the live child keeps its copy.
+func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	touched := false
 	for _, c := range changes {
 		if isPrefix(l.keys, c.keys) || isPrefix(c.keys, l.keys) {
@@ -632,19 +639,22 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []
 	if !touched {
 		return
 	}
-	nw, _ := ns.window(l.keys, getAt(root, l.keys), l.q).(map[string]any)
+	live, _ := ns.window(l.keys, getAt(ns.root, l.keys), l.q).(map[string]any)
+	nw := make(map[string]any, len(live))
 	diff := map[string]any{}
-	for k, v := range l.win {
-		if nv, ok := nw[k]; !ok {
+	for k := range l.win {
+		if _, ok := live[k]; !ok {
 			diff[k] = nil
-		} else if !Equal(v, nv) {
-			diff[k] = nv
 		}
 	}
-	for k, v := range nw {
-		if _, ok := l.win[k]; !ok {
-			diff[k] = v
+	for k, lv := range live {
+		if old, ok := l.win[k]; ok && Equal(old, lv) {
+			nw[k] = old
+			continue
 		}
+		c := clone(lv)
+		nw[k] = c
+		diff[k] = c
 	}
 	l.win = nw
 	if len(diff) == 0 {

@@ -425,8 +425,11 @@ func (ix *index) compare(av any, ak string, bv any, bk string) int {
 type index struct {
 	spec    string
 	ikeys   []string
-	src     uintptr // the node map it reflects
+	src     uintptr // the node map it reflects (mutated in place, so the same map while the node exists)
 	entries []entry
+	// sortOf is each child's sort value as indexed: the child itself
+	// changes in place, so its old position is found from here.
+	sortOf map[string]any
 }
 
 func mapID(m map[string]any) uintptr {
@@ -442,11 +445,14 @@ func buildIndex(spec string, m map[string]any) *index {
 		ix.ikeys = strings.Split(spec, "/")
 	}
 	ix.entries = make([]entry, 0, len(m))
+	ix.sortOf = make(map[string]any, len(m))
 	for k, c := range m {
 		if k == ".priority" {
 			continue
 		}
-		ix.entries = append(ix.entries, entry{k, sortValue(spec, ix.ikeys, k, c)})
+		sv := sortValue(spec, ix.ikeys, k, c)
+		ix.entries = append(ix.entries, entry{k, sv})
+		ix.sortOf[k] = sv
 	}
 	sort.Slice(ix.entries, func(i, j int) bool {
 		a, b := ix.entries[i], ix.entries[j]
@@ -463,15 +469,15 @@ func (ix *index) search(v any, k string) int {
 	})
 }
 
-// update moves key from its old sort position to its new one (absent when
-// newChild is nil).
-func (ix *index) update(key string, oldChild, newChild any, m map[string]any) {
-	if oldChild != nil {
-		ov := sortValue(ix.spec, ix.ikeys, key, oldChild)
+// update moves key from its old sort position to the one of newChild
+// (absent when newChild is nil).
+func (ix *index) update(key string, newChild any) {
+	if ov, ok := ix.sortOf[key]; ok {
 		i := ix.search(ov, key)
 		if i < len(ix.entries) && ix.entries[i].key == key {
 			ix.entries = append(ix.entries[:i], ix.entries[i+1:]...)
 		}
+		delete(ix.sortOf, key)
 	}
 	if newChild != nil {
 		nv := sortValue(ix.spec, ix.ikeys, key, newChild)
@@ -479,8 +485,8 @@ func (ix *index) update(key string, oldChild, newChild any, m map[string]any) {
 		ix.entries = append(ix.entries, entry{})
 		copy(ix.entries[i+1:], ix.entries[i:])
 		ix.entries[i] = entry{key, nv}
+		ix.sortOf[key] = nv
 	}
-	ix.src = mapID(m)
 }
 
 // window returns the keys of the query's window, in index order.

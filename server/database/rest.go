@@ -90,7 +90,11 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 	if hasQuery {
 		qp = &q
 	}
-	res, err := h.db.Get(who, ns, path, qp, true)
+	get := h.db.Get
+	if wantsETag(r) || r.Header.Get("If-None-Match") != "" {
+		get = h.db.GetETag
+	}
+	res, err := get(who, ns, path, qp, true)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -171,3 +171,37 @@ func TestQueryRules(t *testing.T) {
 		t.Fatalf("equalTo other uid: %v", res)
 	}
 }
+
+// TestStreamCancelOnDataChange: a REST event stream whose read rule reads
+// other data ends with cancel when that data stops allowing it.
+func TestStreamCancelOnDataChange(t *testing.T) {
+	srv, db := start(t, aclRules)
+	ns := "demo-default-rtdb"
+	if _, err := db.Set(adminID, ns, "/acl/d1/alice", true, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/docs/d1.json?ns="+ns+"&auth="+url.QueryEscape(mockToken("alice")), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	var events []string
+	for sc.Scan() {
+		e, ok := strings.CutPrefix(sc.Text(), "event: ")
+		if !ok {
+			continue
+		}
+		events = append(events, e)
+		if len(events) == 1 { // the initial put: now revoke the grant
+			if _, err := db.Set(adminID, ns, "/acl/d1/alice", nil, database.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if strings.Join(events, ",") != "put,cancel" {
+		t.Fatalf("stream events %v", events)
+	}
+}

@@ -307,24 +307,31 @@ type Read struct {
 }
 
 // ETag is the REST entity tag of the whole location read (not of a query
-// window) when the read was a GetETag; "" otherwise.
+// window) when ReadOptions.ETag asked for it; "" otherwise.
 func (r Read) ETag() string { return r.etag }
+
+// ReadOptions qualify a read beyond its query.
+type ReadOptions struct {
+	// StrictIndex rejects a query on an unindexed child or value (REST).
+	StrictIndex bool
+	// ETag takes the ETag of the whole location with the value, under one
+	// lock (an If-Match write relies on the pair), at the cost of hashing
+	// the location.
+	ETag bool
+	// Shallow reads a node's children as true (?shallow=true), costing the
+	// number of children rather than the subtree.
+	Shallow bool
+}
 
 // Get reads a location (or a query window of it) as who. strictIndex
 // rejects a query on an unindexed child or value (REST). A window read
 // costs about the window: only its members are copied.
 func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, strictIndex bool) (Read, error) {
-	return d.read(who, nsName, path, q, strictIndex, false)
+	return d.GetWith(who, nsName, path, q, ReadOptions{StrictIndex: strictIndex})
 }
 
-// GetETag is Get with the ETag of the whole location, taken with the
-// value under one lock (an If-Match write relies on the pair), at the
-// cost of hashing the location.
-func (d *Database) GetETag(who identity.Identity, nsName, path string, q *Query, strictIndex bool) (Read, error) {
-	return d.read(who, nsName, path, q, strictIndex, true)
-}
-
-func (d *Database) read(who identity.Identity, nsName, path string, q *Query, strictIndex, etag bool) (Read, error) {
+// GetWith is Get with options.
+func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query, opts ReadOptions) (Read, error) {
 	keys, err := ParsePath(path)
 	if err != nil {
 		return Read{}, err
@@ -335,17 +342,20 @@ func (d *Database) read(who identity.Identity, nsName, path string, q *Query, st
 	if _, err := d.judgeRead(ns, who, keys, q, "get"); err != nil {
 		return Read{}, err
 	}
-	if q != nil && strictIndex && !ns.indexed(keys, *q) {
+	if q != nil && opts.StrictIndex && !ns.indexed(keys, *q) {
 		return Read{}, IndexError(keys, *q)
 	}
 	whole := getAt(ns.root, keys)
 	var r Read
-	if etag {
+	if opts.ETag {
 		r.etag = ETag(whole)
 	}
-	if q != nil && !q.IsDefault() {
+	switch {
+	case q != nil && !q.IsDefault():
 		r.Value = clone(ns.window(keys, whole, *q))
-	} else {
+	case opts.Shallow:
+		r.Value = Shallow(whole)
+	default:
 		r.Value = clone(whole)
 	}
 	return r, nil

@@ -536,7 +536,7 @@ func TestCASContention(t *testing.T) {
 		t.Fatalf("only %v retries: the clients did not contend", retries)
 	}
 	// ETag compare-and-set.
-	r, _ := d.GetETag(admin, ns, "counter", nil, false)
+	r, _ := d.GetWith(admin, ns, "counter", nil, database.ReadOptions{ETag: true})
 	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: "wrong"}); !errors.Is(err, database.ErrStale) {
 		t.Fatalf("bad etag: %v", err)
 	} else {

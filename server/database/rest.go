@@ -90,11 +90,8 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 	if hasQuery {
 		qp = &q
 	}
-	get := h.db.Get
-	if wantsETag(r) || r.Header.Get("If-None-Match") != "" {
-		get = h.db.GetETag
-	}
-	res, err := get(who, ns, path, qp, true)
+	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
+		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != ""})
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -111,7 +108,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 		return
 	}
 	if shallow {
-		b, _ := json.Marshal(database.Shallow(res.Value))
+		b, _ := json.Marshal(res.Value)
 		writeJSONBody(w, http.StatusOK, b)
 		return
 	}

@@ -35,8 +35,9 @@ func getAt(root any, keys []string) any {
 // setAt stores v at keys under root in place and returns the new root
 // (a different value only when the root itself changes shape). The nodes
 // along the path are mutated; the value replaced at keys is detached.
-// Setting null prunes ancestors that become empty; setting below a leaf
-// turns the leaf into a node (keeping its priority), as production does.
+// Setting null prunes ancestors that become empty, and below a leaf does
+// nothing; setting a value below a leaf turns the leaf into a node
+// (keeping its priority), as production does.
 // v must be owned by the tree from now on (a fresh normalized value).
 func setAt(root any, keys []string, v any) any {
 	if len(keys) == 0 {
@@ -46,6 +47,11 @@ func setAt(root any, keys []string, v any) any {
 		return setPriority(root, v)
 	}
 	m, ok := isNode(root)
+	if !ok && v == nil {
+		// Removing below a leaf (or nothing) leaves it as it is, as
+		// production's and the SDKs' trees do (LeafNode.updateChild).
+		return root
+	}
 	if !ok {
 		m = map[string]any{}
 		if p := priorityOf(root); p != nil && root != nil {

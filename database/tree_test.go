@@ -263,3 +263,27 @@ func TestRemoveBelowLeaf(t *testing.T) {
 		t.Fatalf("x = %s", got)
 	}
 }
+
+// TestUTF16Order: keys and string values sort by UTF-16 code units, as
+// production and the SDKs do: an emoji (a surrogate pair) before U+E000,
+// unlike Go's byte order.
+func TestUTF16Order(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"\U0001F600", "\uE000", -1},
+		{"\uE000", "\U0001F600", 1},
+		{"a\U0001F600", "a\U0001F601", -1},
+		{"ab", "abc", -1},
+		{"é", "z", 1},
+		{"x", "x", 0},
+	} {
+		if got := database.CompareKeys(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareKeys(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := database.CompareValues(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareValues(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

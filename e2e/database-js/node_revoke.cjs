@@ -105,7 +105,10 @@ async function main() {
 
   await step('a reconnect re-listens with the hash and gets no data again', async () => {
     const { db } = mk({ sub: 'hash' });
-    const v = { a: { n: 1.5, s: 'x', b: true }, arr: [1, 'two', false], big: 12345678901234, neg: -0.25, k10: 1, k2: 2 };
+    // Keys past the BMP sort by UTF-16 units in the hash (an emoji before
+    // U+E000), as in orderByKey.
+    const v = { a: { n: 1.5, s: 'x', b: true }, arr: [1, 'two', false], big: 12345678901234, neg: -0.25, k10: 1, k2: 2,
+      '\u{1F600}': 1, '\uE000': 2, '-5': 3, '007': 4 };
     await set(ref(admin, 'public/h'), v);
     await rtdb.setWithPriority(ref(admin, 'public/h/p'), 'pv', 7);
     await rtdb.setWithPriority(ref(admin, 'public/h/q'), { z: 1 }, 'sp');

@@ -31,7 +31,9 @@ const rules = `{
       "scores": {".indexOn": ["score"]}},
     "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
     "presence": {"$uid": {".read": true, ".write": "auth != null && auth.uid === $uid"}},
-    "counter": {".read": "auth != null", ".write": "auth != null", ".validate": "newData.isNumber()"}
+    "counter": {".read": "auth != null", ".write": "auth != null", ".validate": "newData.isNumber()"},
+    "acl": {".read": true, ".write": "auth != null"},
+    "docs": {"$d": {".read": "root.child('acl').child($d).child(auth.uid).val() === true"}}
   }
 }`
 
@@ -178,12 +180,13 @@ func browser(t *testing.T, longPolling bool) {
 		t.Errorf("the SDK used the websocket despite forceLongPolling")
 	}
 	check(t, steps, map[string]string{
-		"set and get":                         `["Alice","number"]`,
-		"onValue sees another client":         `[null,"hi"]`,
-		"query window":                        `["b","c"]`,
-		"contended transactions":              `20`,
-		"denied write":                        `"PERMISSION_DENIED"`,
-		"onDisconnect when the socket closes": `"offline"`,
+		"set and get":                                   `["Alice","number"]`,
+		"onValue sees another client":                   `[null,"hi"]`,
+		"query window":                                  `["b","c"]`,
+		"contended transactions":                        `20`,
+		"denied write":                                  `"PERMISSION_DENIED"`,
+		"onDisconnect when the socket closes":           `"offline"`,
+		"a listen the rules stop allowing is cancelled": `[[null],"permission_denied at /docs/d1"]`,
 	})
 }
 

@@ -90,6 +90,19 @@ async function main() {
     return [l.values, l.error.split(':')[0]];
   });
 
+  await step('a revoked query listen is cancelled by its query', async () => {
+    const { db: alice } = mk({ sub: 'alice' });
+    await set(ref(admin, 'acl/d3/alice'), true);
+    await set(ref(admin, 'docs/d3'), { a: 1, b: 2 });
+    const mark = frames.length;
+    const l = listen(query(ref(alice, 'docs/d3'), orderByKey(), limitToFirst(1)));
+    await until(() => l.values.length === 1);
+    await remove(ref(admin, 'acl/d3/alice'));
+    await until(() => l.error !== null);
+    const c = dataFrom(mark).find(([dir, d]) => dir === '<' && d.a === 'c');
+    return [l.values, l.error.split(':')[0], c[1].b];
+  });
+
   await step('query rules', async () => {
     const { db } = mk();
     await set(ref(admin, 'capped'), { a: 1, b: 2, c: 3 });

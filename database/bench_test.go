@@ -137,3 +137,22 @@ func BenchmarkRevocationCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteAmong10kListens is a write to one user's location while
+// 10,000 connections each listen to their own: the listener index visits
+// only the one concerned.
+func BenchmarkWriteAmong10kListens(b *testing.B) {
+	d, _ := newDB(b, "", nil)
+	for i := 0; i < 10000; i++ {
+		c := d.Connect(ns, admin)
+		if _, err := c.Listen(fmt.Sprintf("users/u%d", i), database.Query{}, 0, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := d.Set(admin, ns, fmt.Sprintf("users/u%d/n", i%10000), float64(i), database.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

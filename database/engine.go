@@ -57,7 +57,8 @@ type namespace struct {
 	idxMu   sync.Mutex
 	indexes map[string]*index
 
-	listeners map[*listener]struct{} // guarded by mu (write) / registration under mu
+	listeners map[*listener]struct{} // guarded by lmu
+	lidx      lindex                 // the listeners by location, guarded by lmu
 	lmu       sync.Mutex
 
 	cov coverage

@@ -82,22 +82,9 @@ type listener struct {
 	windowed bool
 	win      map[string]any
 	// deps are the data locations the read rules observed when they last
-	// allowed this listen (rtdb.Decision.DataReads), guarded by ns.lmu: a
-	// write that touches none of them can't revoke it.
+	// allowed this listen (rtdb.Decision.DataReads), indexed in ns.lidx and
+	// guarded by ns.lmu: a write that touches none of them can't revoke it.
 	deps [][]string
-}
-
-// dependsOn reports whether a change touches a location the listen's
-// read rules observed (an ancestor, the location, or a descendant).
-func (l *listener) dependsOn(changes []change) bool {
-	for _, dep := range l.deps {
-		for _, c := range changes {
-			if isPrefix(dep, c.keys) || isPrefix(c.keys, dep) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Connect opens a connection to a namespace as who.
@@ -172,7 +159,7 @@ func (c *Conn) expire(gen int) {
 	c.mu.Unlock()
 	c.ns.lmu.Lock()
 	for _, l := range ls {
-		delete(c.ns.listeners, l)
+		c.ns.removeListenerLocked(l)
 	}
 	c.ns.lmu.Unlock()
 	for _, l := range ls {
@@ -306,13 +293,13 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	c.mu.Lock()
 	if old := c.listens[listenKey(keys, q)]; old != nil {
 		ns.lmu.Lock()
-		delete(ns.listeners, old)
+		ns.removeListenerLocked(old)
 		ns.lmu.Unlock()
 	}
 	c.listens[listenKey(keys, q)] = l
 	c.mu.Unlock()
 	ns.lmu.Lock()
-	ns.listeners[l] = struct{}{}
+	ns.addListenerLocked(l)
 	ns.lmu.Unlock()
 	c.d.emitListener(l, event.Attach, "")
 	return warnings, nil
@@ -337,7 +324,7 @@ func (c *Conn) Unlisten(path string, q Query) error {
 	c.mu.Unlock()
 	if l != nil {
 		c.ns.lmu.Lock()
-		delete(c.ns.listeners, l)
+		c.ns.removeListenerLocked(l)
 		c.ns.lmu.Unlock()
 		c.d.emitListener(l, event.Detach, "")
 	}
@@ -450,7 +437,7 @@ func (c *Conn) Close() {
 	c.mu.Unlock()
 	c.ns.lmu.Lock()
 	for _, l := range ls {
-		delete(c.ns.listeners, l)
+		c.ns.removeListenerLocked(l)
 	}
 	c.ns.lmu.Unlock()
 	for _, op := range ops {
@@ -507,16 +494,14 @@ func (d *Database) revokeDenied(ns *namespace, only *Conn) {
 
 // recheckListens re-judges, after a commit, only the listens whose read
 // rules observed a location the changes touched (a rule like
-// root.child('members').child(auth.uid).exists()), and revokes those no
-// longer allowed. Listens whose rules read no data (auth only) cost one
-// loop over their dependencies, none. Caller holds ns.mu for writing.
+// root.child('members').child(auth.uid).exists()), found through
+// ns.lidx, and revokes those no longer allowed. Listens whose rules read
+// no data (auth only) are never visited. Caller holds ns.mu for writing.
 func (d *Database) recheckListens(ns *namespace, changes []change) {
 	ns.lmu.Lock()
 	var ls []*listener
-	for l := range ns.listeners {
-		if l.dependsOn(changes) {
-			ls = append(ls, l)
-		}
+	for l := range ns.lidx.concerned(changes, true) {
+		ls = append(ls, l)
 	}
 	ns.lmu.Unlock()
 	d.rejudge(ns, ls)
@@ -532,13 +517,14 @@ func (d *Database) rejudge(ns *namespace, ls []*listener) {
 		ok, dec, reason := d.decide(ns, who, readRequest(ns, l.keys, &l.q))
 		if ok {
 			ns.lmu.Lock()
-			l.deps = readDeps(dec)
+			if _, live := ns.listeners[l]; live {
+				ns.lidx.setDeps(l, readDeps(dec))
+			}
 			ns.lmu.Unlock()
 			continue
 		}
 		ns.lmu.Lock()
-		_, live := ns.listeners[l]
-		delete(ns.listeners, l)
+		live := ns.removeListenerLocked(l)
 		ns.lmu.Unlock()
 		if !live {
 			continue
@@ -571,8 +557,9 @@ func readDeps(dec *rtdb.Decision) [][]string {
 // pushes share them. Caller holds ns.mu for writing.
 func (d *Database) notify(ns *namespace, base []string, changes []change, merge bool) {
 	ns.lmu.Lock()
-	ls := make([]*listener, 0, len(ns.listeners))
-	for l := range ns.listeners {
+	concerned := ns.lidx.concerned(changes, false)
+	ls := make([]*listener, 0, len(concerned))
+	for l := range concerned {
 		ls = append(ls, l)
 	}
 	ns.lmu.Unlock()
@@ -662,4 +649,21 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	}
 	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
 	d.emitListener(l, event.Deliver, "")
+}
+
+// addListenerLocked registers a listen (caller holds ns.lmu).
+func (ns *namespace) addListenerLocked(l *listener) {
+	ns.listeners[l] = struct{}{}
+	ns.lidx.add(l)
+}
+
+// removeListenerLocked unregisters a listen, reporting whether it was
+// registered (caller holds ns.lmu).
+func (ns *namespace) removeListenerLocked(l *listener) bool {
+	if _, ok := ns.listeners[l]; !ok {
+		return false
+	}
+	delete(ns.listeners, l)
+	ns.lidx.remove(l)
+	return true
 }

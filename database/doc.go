@@ -10,7 +10,10 @@
 // tree.go). A standing listen is judged again when the identity of its
 // connection changes, when rules change, and when a write touches data
 // its read rules observed (rtdb.Decision.DataReads); one no longer
-// allowed is revoked (Push.Revoked). A token that expires while a
+// allowed is revoked (Push.Revoked). A commit finds the listens it
+// concerns, and those whose rules observed what it wrote, through a trie
+// of locations (lindex.go), so its cost does not grow with the listens
+// elsewhere in the namespace. A token that expires while a
 // connection uses it is revoked too (Push.AuthRevoked). Rules that depend
 // only on `now` are not re-judged as time passes.
 //

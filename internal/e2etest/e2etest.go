@@ -127,6 +127,8 @@ type Serve struct {
 	Project   string `json:"project"`
 	Firestore string `json:"firestore"`
 	Auth      string `json:"auth"`
+	Messaging string `json:"messaging"`
+	AI        string `json:"ai"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -65,10 +66,25 @@ func typeInto(sel, text string) chromedp.Action {
 	a := chromedp.Tasks{waitJS(fmt.Sprintf(`document.querySelector(%q)`, sel)), chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus();
 		Object.getOwnPropertyDescriptor(Object.getPrototypeOf(e), 'value').set.call(e, %q);
 		e.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`, sel, text), nil)}
+	a = append(a, settle())
 	if enter {
-		a = append(a, chromedp.SendKeys(sel, "\r", chromedp.ByQuery))
+		a = append(a, chromedp.SendKeys(sel, "\r", chromedp.ByQuery), settle())
 	}
 	return a
+}
+
+// settle waits until the page has rendered what the last event changed
+// (two animation frames), so the next click sees the new state.
+func settle() chromedp.Action {
+	return chromedp.Evaluate(`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, nil,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })
+}
+
+// selectValue picks an option of a select and fires its change event in
+// one step (a render in between would put the old value back).
+func selectValue(sel, value string) chromedp.Action {
+	return chromedp.Tasks{waitJS(fmt.Sprintf(`document.querySelector(%q)`, sel)), chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q;
+		e.dispatchEvent(new Event('change', {bubbles: true})); return true; })()`, sel, value), nil), settle()}
 }
 
 // TestBrowserDatabase: expand the tree, edit a leaf inline, add a child,
@@ -167,8 +183,7 @@ func TestBrowserDatabase(t *testing.T) {
 	}
 
 	// App lens: a write the rules refuse shows the denial and its reason.
-	run(t, ctx, "app lens", chromedp.SetValue(`select[aria-label="lens"]`, "user", chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector('select[aria-label="lens"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+	run(t, ctx, "app lens", selectValue(`select[aria-label="lens"]`, "user"),
 		typeInto(`input[aria-label="uid"]`, "alice"),
 		// The rules let nobody read the root: the denial says so in place.
 		waitText(ctx, `[role="tree"]`, "Permission denied: no .read rule applies to /"),
@@ -268,8 +283,7 @@ func TestBrowserStorage(t *testing.T) {
 	if err := os.WriteFile(big, make([]byte, 200), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "app lens", chromedp.SetValue(`select[aria-label="lens"]`, "user", chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector('select[aria-label="lens"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+	run(t, ctx, "app lens", selectValue(`select[aria-label="lens"]`, "user"),
 		typeInto(`input[aria-label="uid"]`, "alice"), clickButton("public"),
 		// The rules match public/{name}, not the folder: listing it is denied, in place.
 		waitText(ctx, `main [role="alert"]`, "no allow rule grants 'list'"),
@@ -314,13 +328,11 @@ func TestBrowserMessaging(t *testing.T) {
 	screenshot(t, ctx, "messaging")
 	screenshotDark(t, ctx, "messaging")
 	// An invalid condition: production's INVALID_ARGUMENT, in place.
-	run(t, ctx, "invalid", chromedp.SetValue(`select[aria-label="target kind"]`, "condition", chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector('select[aria-label="target kind"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+	run(t, ctx, "invalid", selectValue(`select[aria-label="target kind"]`, "condition"),
 		typeInto(`input[aria-label="target"]`, "'news' in topics &&"), clickButton("Send"), waitText(ctx, `[data-send-error]`, "INVALID_ARGUMENT"))
 	// Deleting the token: a later send to it is UNREGISTERED.
 	run(t, ctx, "delete token", clickJS(`button[aria-label="delete token"]`), waitText(ctx, `tr[data-token]`, "deleted"),
-		chromedp.SetValue(`select[aria-label="target kind"]`, "token", chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector('select[aria-label="target kind"]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+		selectValue(`select[aria-label="target kind"]`, "token"),
 		typeInto(`input[aria-label="target"]`, token), clickButton("Send"), waitText(ctx, `[data-send-error]`, "UNREGISTERED"))
 }
 
@@ -454,4 +466,18 @@ func TestBrowserVirtualLists(t *testing.T) {
 		t.Fatalf("%d event rows in the DOM at the end", n)
 	}
 	screenshot(t, ctx, "traffic-history")
+}
+
+// TestBrowserFirestoreDenialInspect: a write denied in the app lens says
+// why in place and opens the rules inspector on its request.
+func TestBrowserFirestoreDenialInspect(t *testing.T) {
+	e := start(t, sandbox.Options{})
+	ctx := browser(t)
+	run(t, ctx, "app lens", chromedp.Navigate(e.srv.URL+"/firestore"), chromedp.WaitVisible(`select[aria-label="lens"]`, chromedp.ByQuery),
+		selectValue(`select[aria-label="lens"]`, "user"),
+		typeInto(`input[aria-label="uid"]`, "alice"), typeInto(`input[aria-label="new document path"]`, "posts/z"), clickButton("New"),
+		typeInto(`textarea[aria-label="document JSON"]`, `{"title": "`+strings.Repeat("t", 27)+`"}`), clickButton("Save"),
+		waitText(ctx, `main [role="alert"]`, "request.resource.data.title.size() < 20 → 27 < 20 is false"))
+	run(t, ctx, "inspect", clickJS(`main [role="alert"] a[data-inspect]`), waitText(ctx, `[data-reason]`, "false for 'create' @ L6"),
+		waitText(ctx, `[data-failing]`, "27 < 20 is false"), waitText(ctx, "main h1", "deny"))
 }

@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/pyric/pyric/internal/e2etest"
@@ -45,6 +47,39 @@ func browser(t *testing.T) context.Context {
 	if err := chromedp.Run(ctx); err != nil {
 		e2etest.Missing(t, "Chromium did not start: %v", err)
 	}
+	// Any exception the pages throw, and any page that failed to render,
+	// fails the test.
+	var mu sync.Mutex
+	var thrown []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		var msg string
+		switch x := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			msg = x.ExceptionDetails.Text
+			if x.ExceptionDetails.Exception != nil {
+				msg += " " + x.ExceptionDetails.Exception.Description
+			}
+		case *runtime.EventConsoleAPICalled: // the page's error boundary reports here
+			if x.Type != runtime.APITypeError {
+				return
+			}
+			for _, a := range x.Args {
+				msg += " " + string(a.Value) + a.Description
+			}
+		default:
+			return
+		}
+		mu.Lock()
+		thrown = append(thrown, msg)
+		mu.Unlock()
+	})
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range thrown {
+			t.Errorf("the page threw: %s", m)
+		}
+	})
 	return ctx
 }
 

@@ -26,3 +26,21 @@ func (s *Studio) denialSince(before uint64, service string) *denial {
 	}
 	return nil
 }
+
+// recentDenial is the id of the newest denial of method on path the
+// Studio made to service, among the last events ("" when none): the
+// event of a denial the engine reported without a sequence number.
+func (s *Studio) recentDenial(service, method, path string) string {
+	bus := s.sb.Events()
+	from := bus.Seq()
+	from -= min(from, 256)
+	evs := bus.Since(from, 256)
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Kind == event.KindRequest && e.Service == service && e.Actor.Kind == event.ActorStudio && e.Request != nil &&
+			e.Request.Verdict == event.Deny && e.Method == method && e.Path == path {
+			return e.ID
+		}
+	}
+	return ""
+}

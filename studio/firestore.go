@@ -75,8 +75,7 @@ func normalize(v any) any {
 // reason and the failing sub-expressions, so the app lens explains itself.
 func fsError(w http.ResponseWriter, err error) {
 	if d, ok := engine.DenialOf(err); ok {
-		writeJSON(w, http.StatusForbidden, apiError{Error: "PERMISSION_DENIED: " + d.Decision.Reason, Code: "permission-denied",
-			Details: map[string]any{"reason": d.Decision.Reason, "method": d.Method, "path": d.Path, "explanation": explain.Firestore(d.Decision)}})
+		fsDenial(w, d, "")
 		return
 	}
 	st := engine.Code(err)
@@ -98,6 +97,25 @@ func fsError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, apiError{Error: err.Error(), Code: st.String()})
 }
 
+// fsDenial writes a denial; ev, when known, is its request's event.
+func fsDenial(w http.ResponseWriter, d *engine.Denial, ev string) {
+	details := map[string]any{"reason": d.Decision.Reason, "method": d.Method, "path": d.Path, "explanation": explain.Firestore(d.Decision)}
+	if ev != "" {
+		details["event"] = ev
+	}
+	writeJSON(w, http.StatusForbidden, apiError{Error: "PERMISSION_DENIED: " + d.Decision.Reason, Code: "permission-denied", Details: details})
+}
+
+// fsFail is fsError with a denial's request event linked, so the page
+// can open the rules inspector on it.
+func (s *Studio) fsFail(w http.ResponseWriter, err error) {
+	if d, ok := engine.DenialOf(err); ok {
+		fsDenial(w, d, s.recentDenial("firestore", string(d.Method), d.Path))
+		return
+	}
+	fsError(w, err)
+}
+
 func (s *Studio) db() engine.DatabaseName { return s.sb.Database() }
 
 func (s *Studio) rel(name string) string {
@@ -111,17 +129,17 @@ func (s *Studio) fsCollections(w http.ResponseWriter, r *http.Request) {
 	parent := strings.Trim(r.URL.Query().Get("parent"), "/")
 	if parent != "" {
 		if err := engine.ValidateDocumentPath(parent); err != nil {
-			fsError(w, err)
+			s.fsFail(w, err)
 			return
 		}
 	}
-	var ids []string
+	ids := []string{} // [] when there are none: the page reads .length
 	token := ""
 	for {
 		resp, err := s.sb.Firestore().ListCollectionIds(r.Context(), identity.AdminIdentity().Via(studioActor),
 			&pb.ListCollectionIdsRequest{Parent: s.db().DocName(parent), PageSize: 1000, PageToken: token})
 		if err != nil {
-			fsError(w, err)
+			s.fsFail(w, err)
 			return
 		}
 		ids = append(ids, resp.CollectionIds...)
@@ -161,7 +179,7 @@ func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	coll := strings.Trim(q.Get("collection"), "/")
 	if err := engine.ValidateCollectionPath(coll); err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	size := 50
@@ -185,7 +203,7 @@ func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.sb.Firestore().ListDocuments(r.Context(), who, &pb.ListDocumentsRequest{
 		Parent: s.db().DocName(parent), CollectionId: id, PageSize: int32(size), PageToken: q.Get("pageToken"), ShowMissing: who.IsAdmin()})
 	if err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	docs := make([]doc, 0, len(resp.Documents))
@@ -198,7 +216,7 @@ func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 func (s *Studio) docPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	p := strings.Trim(r.URL.Query().Get("path"), "/")
 	if err := engine.ValidateDocumentPath(p); err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return "", false
 	}
 	return p, true
@@ -216,7 +234,7 @@ func (s *Studio) fsGet(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.sb.Firestore().GetDocument(r.Context(), who, &pb.GetDocumentRequest{Name: s.db().DocName(p)})
 	if err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.docOf(d))
@@ -248,7 +266,7 @@ func (s *Studio) fsPut(w http.ResponseWriter, r *http.Request) {
 	}
 	fields, err := engine.DecodeFields(body.Data, s.db())
 	if err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	wr := &pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: s.db().DocName(p), Fields: fields}}}
@@ -261,12 +279,12 @@ func (s *Studio) fsPut(w http.ResponseWriter, r *http.Request) {
 		wr.UpdateMask = mask
 	}
 	if _, err := s.sb.Firestore().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: []*pb.Write{wr}}); err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	d, err := s.sb.Firestore().GetDocument(r.Context(), identity.AdminIdentity().Via(studioActor), &pb.GetDocumentRequest{Name: s.db().DocName(p)})
 	if err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.docOf(d))
@@ -307,7 +325,7 @@ func (s *Studio) fsDelete(w http.ResponseWriter, r *http.Request) {
 		}
 		below, err := s.descendants(r.Context(), p)
 		if err != nil {
-			fsError(w, err)
+			s.fsFail(w, err)
 			return
 		}
 		names = append(names, below...)
@@ -320,7 +338,7 @@ func (s *Studio) fsDelete(w http.ResponseWriter, r *http.Request) {
 			writes = append(writes, &pb.Write{Operation: &pb.Write_Delete{Delete: name}})
 		}
 		if _, err := s.sb.Firestore().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: writes}); err != nil {
-			fsError(w, err)
+			s.fsFail(w, err)
 			return
 		}
 		deleted += n
@@ -397,7 +415,7 @@ func (s *Studio) fsQuery(w http.ResponseWriter, r *http.Request) {
 	resp, err := s.sb.Firestore().RunQuery(r.Context(), who, &pb.RunQueryRequest{Parent: s.db().DocName(strings.Trim(body.Parent, "/")),
 		QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: sq}})
 	if err != nil {
-		fsError(w, err)
+		s.fsFail(w, err)
 		return
 	}
 	docs := []doc{}

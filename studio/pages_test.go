@@ -332,3 +332,26 @@ func TestAIPage(t *testing.T) {
 		t.Fatalf("after clear: %+v", st)
 	}
 }
+
+// TestFirestoreDenialEvent: an app-lens denial names its request event.
+func TestFirestoreDenialEvent(t *testing.T) {
+	e := startAll(t)
+	// An empty database has no collections: [], not null.
+	if c, b, _ := e.raw(t, "GET", "/api/firestore/collections", "", nil); c != 200 || !strings.Contains(string(b), `"collections":[]`) {
+		t.Fatalf("collections of an empty database: %d %s", c, b)
+	}
+	var den struct {
+		Details struct {
+			Event       string
+			Explanation []string
+		}
+	}
+	if c := e.do(t, "PUT", "/api/firestore/document?path=posts/b&as=alice", map[string]any{"data": map[string]any{"title": strings.Repeat("t", 27)}}, &den); c != 403 {
+		t.Fatalf("app lens write: %d", c)
+	}
+	var ev struct{ Event event.Event }
+	if c := e.do(t, "GET", "/api/events/"+den.Details.Event, nil, &ev); c != 200 || ev.Event.Service != "firestore" || ev.Event.Path != "posts/b" ||
+		ev.Event.Request == nil || ev.Event.Request.Verdict != event.Deny || ev.Event.Identity.UID != "alice" {
+		t.Fatalf("denial event %q: %d %+v", den.Details.Event, c, ev.Event)
+	}
+}

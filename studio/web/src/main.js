@@ -4,7 +4,7 @@
 // service pages of database.js, storage.js, messaging.js and ai.js share
 // this file's helpers and lib.js's hooks (virtual lists, paging, live).
 import { h, render } from 'preact';
-import { useState, useEffect, useRef, useCallback } from 'preact/hooks';
+import { useState, useEffect, useRef, useCallback, useErrorBoundary } from 'preact/hooks';
 import htm from 'htm';
 import { EditorState } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine } from '@codemirror/view';
@@ -500,6 +500,15 @@ const servicePages = [['database', '/database', 'Database'], ['storage', '/stora
 const pageOf = svc => ({ firestore: '/firestore', auth: '/auth', ...Object.fromEntries(servicePages.map(([s, to]) => [s, to])) })[svc];
 
 // ---- shell ----
+// Boundary shows a page that failed to render as an error, instead of a
+// page that silently stops updating.
+function Boundary({ children }) {
+  const [error, reset] = useErrorBoundary(e => console.error('pyric studio: a page failed to render:', e));
+  if (error) return html`<div class="card error" role="alert" data-page-error>This page failed to render: ${String((error && error.message) || error)}
+    <div class="row"><button onClick=${reset}>Try again</button></div></div>`;
+  return children;
+}
+
 function App() {
   const path = usePath();
   const [svc] = useApi('/api/services');
@@ -529,7 +538,7 @@ function App() {
   else if (path === '/ai') page = html`<${AI} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
-  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·t·r</span><${ThemeToggle} /></header><main>${page}</main>`;
+  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·t·r</span><${ThemeToggle} /></header><main><${Boundary} key=${path}>${page}</${Boundary}></main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));

@@ -236,6 +236,7 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	}
 	req.Auth = rulesAuth(who)
 	req.Now = d.env.Now()
+	req.Coverage = ns.cov.exprsFor(ns.rules)
 	dec, err := ns.rules.Evaluate(req)
 	if err != nil {
 		return false, nil, err.Error()
@@ -243,7 +244,7 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	ns.cov.record(&dec)
 	if !dec.Allowed {
 		// Re-decide with sub-expression traces for the explanation.
-		req.Trace = true
+		req.Trace, req.Coverage = true, nil
 		if full, err := ns.rules.Evaluate(req); err == nil {
 			dec = full
 		}

@@ -7,6 +7,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
@@ -16,7 +17,8 @@ import (
 // RulesGate decides requests with a compiled firestore.rules: it is the
 // engine's Rules backed by the rules language engine.
 type RulesGate struct {
-	rs *fsrules.Ruleset
+	rs  *fsrules.Ruleset
+	cov *coverage.Coverage
 }
 
 // NewRulesGate compiles rules source for the engine. It returns the
@@ -26,37 +28,53 @@ func NewRulesGate(file *source.File) (*RulesGate, source.Diagnostics) {
 	if rs == nil {
 		return nil, diags
 	}
-	return &RulesGate{rs: rs}, diags
+	return &RulesGate{rs: rs, cov: fsrules.NewCoverage(rs)}, diags
 }
 
 // Ruleset returns the compiled rules.
 func (g *RulesGate) Ruleset() *fsrules.Ruleset { return g.rs }
+
+// Coverage returns the rule coverage AuthorizeCounted counts into.
+func (g *RulesGate) Coverage() *coverage.Coverage { return g.cov }
 
 // Authorize implements Rules. An allowed request is decided without
 // sub-expression traces; a denied one is decided again with them, so its
 // explanation is complete (lookups read the same state: the engine holds
 // the database while it authorizes).
 func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
-	d := g.authorize(req, false)
+	return g.decide(req, nil)
+}
+
+// AuthorizeCounted is Authorize counting every expression the decision
+// evaluates into the gate's Coverage, allowed requests included: the
+// allowed decision stays untraced (counting costs a fraction of a trace),
+// and a denial's traced re-decision is not counted twice.
+func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest) Decision {
+	return g.decide(req, g.cov)
+}
+
+func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) Decision {
+	d := g.authorize(req, false, cov)
 	if d.Verdict != Allow {
-		d = g.authorize(req, true)
+		d = g.authorize(req, true, nil)
 	}
 	return d
 }
 
 // AuthorizeTraced decides with the full sub-expression trace, allowed or
-// not (rule coverage reads it).
+// not.
 func (g *RulesGate) AuthorizeTraced(_ context.Context, req *AuthzRequest) Decision {
-	return g.authorize(req, true)
+	return g.authorize(req, true, nil)
 }
 
-func (g *RulesGate) authorize(req *AuthzRequest, trace bool) Decision {
+func (g *RulesGate) authorize(req *AuthzRequest, trace bool, cov *coverage.Coverage) Decision {
 	r := &fsrules.Request{
 		Method:   string(req.Method),
 		Database: req.Database.Database,
 		Path:     req.Path,
 		Time:     req.Time,
 		Batch:    req.Group != nil,
+		Coverage: cov,
 	}
 	if req.Auth.Kind == identity.User {
 		r.Auth = &fsrules.Auth{UID: req.Auth.UID, Token: req.Auth.Token}

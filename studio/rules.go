@@ -11,14 +11,20 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
+	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
 )
 
 // diag is a diagnostic in the JSON the pages read.
@@ -60,10 +66,37 @@ type rulesReport struct {
 	Lint        []diag `json:"lint"`
 }
 
-func check(name, text string) rulesReport {
+func check(name, text string) rulesReport { return checkService("firestore", name, text) }
+
+// checkService compiles and lints a rules text of one service (firestore,
+// storage or database).
+func checkService(service, name, text string) rulesReport {
 	f := source.NewFile(name, text)
+	rep := rulesReport{File: name, Source: text, Lint: []diag{}}
+	switch service {
+	case "database":
+		res := rtdb.Lint(f)
+		var errs, warns source.Diagnostics
+		for _, d := range res.Diagnostics {
+			if d.Severity == source.Error {
+				errs = append(errs, d)
+			} else {
+				warns = append(warns, d)
+			}
+		}
+		rep.Compiles = len(errs) == 0 && !res.Unparseable
+		rep.Diagnostics, rep.Lint = diagsOf(f, errs), diagsOf(f, warns)
+		return rep
+	case "storage":
+		rs, ds := srules.Compile(f)
+		rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
+		if rs != nil {
+			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: "storage"}).Diagnostics)
+		}
+		return rep
+	}
 	rs, ds := fsrules.Compile(f)
-	rep := rulesReport{File: name, Source: text, Compiles: rs != nil, Diagnostics: diagsOf(f, ds), Lint: []diag{}}
+	rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
 	if rs != nil {
 		rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{}).Diagnostics)
 	}
@@ -109,19 +142,58 @@ func (s *Studio) rulesStatus() map[string]any {
 	return out
 }
 
-// rules serves the live Firestore rules with diagnostics, lint findings
-// and coverage.
+// rules serves the live rules of a service (?service=firestore, the
+// default, storage or database; ?ns= names an RTDB namespace) with
+// diagnostics, lint findings and coverage: each expression's true, false
+// and error counts since the rules were loaded, allowed requests included.
 func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Rules == nil {
-		fail(w, http.StatusNotFound, "Firestore is not served")
-		return
+	switch svc := r.URL.Query().Get("service"); svc {
+	case "", "firestore":
+		if s.opts.Rules == nil {
+			fail(w, http.StatusNotFound, "Firestore is not served")
+			return
+		}
+		name, text, loaded := s.opts.Rules.Base()
+		if name == "" {
+			name = "firestore.rules"
+		}
+		cov := []coverage.Expr{}
+		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
+			cov = c.Summary()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus(), "coverage": cov})
+	case "storage":
+		st, ok := sandbox.Lookup[*storage.Engine](s.sb)
+		if !ok {
+			fail(w, http.StatusNotFound, "Storage is not served")
+			return
+		}
+		name, text, loaded := st.Rules()
+		if name == "" {
+			name = "storage.rules"
+		}
+		cov := []coverage.Expr{}
+		if c := st.Coverage(); c != nil {
+			cov = c.Summary()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "coverage": cov})
+	case "database":
+		db, ok := sandbox.Lookup[*database.Database](s.sb)
+		if !ok {
+			fail(w, http.StatusNotFound, "the Realtime Database is not served")
+			return
+		}
+		ns := r.URL.Query().Get("ns")
+		if ns == "" {
+			ns = database.DefaultNamespace(s.sb.Database().Project)
+		}
+		text := db.Rules(ns)
+		c := db.Coverage(ns)
+		writeJSON(w, http.StatusOK, map[string]any{"service": "database", "namespace": ns, "loaded": text != "",
+			"rules": checkService("database", "database.rules.json", text), "coverage": c.Expressions, "ruleCounts": c.Rules})
+	default:
+		fail(w, http.StatusBadRequest, "unknown service "+quote(svc)+": want firestore, storage or database")
 	}
-	name, text, loaded := s.opts.Rules.Base()
-	if name == "" {
-		name = "firestore.rules"
-	}
-	rep := check(name, text)
-	writeJSON(w, http.StatusOK, map[string]any{"loaded": loaded, "rules": rep, "status": s.rulesStatus(), "coverage": s.cov.exprs()})
 }
 
 // rulesCheck compiles and lints a posted text: {"source": "..."}.
@@ -347,12 +419,12 @@ func fieldsOf(data any, db engine.DatabaseName) (map[string]*pb.Value, error) {
 	return engine.DecodeFields(clean, db)
 }
 
-// coverage counts, from the event history, how each rule decided and
-// what each traced expression evaluated to. Denials carry full traces;
-// allows carry their deciding rule's trace when the engine traced it.
-type coverage struct{ bus *event.Bus }
+// verdictCounts counts, from the event history, the verdicts per service
+// and per deciding rule (the Home and Traffic pages); per-expression
+// coverage is counted by the engines (rules).
+type verdictCounts struct{ bus *event.Bus }
 
-func newCoverage(bus *event.Bus) *coverage { return &coverage{bus: bus} }
+func newVerdictCounts(bus *event.Bus) *verdictCounts { return &verdictCounts{bus: bus} }
 
 // ruleCount is allows/denies of one rule.
 type ruleCount struct {
@@ -363,7 +435,7 @@ type ruleCount struct {
 	Deny      int    `json:"deny"`
 }
 
-func (c *coverage) counts() map[string]any {
+func (c *verdictCounts) counts() map[string]any {
 	byService := map[string]map[string]int{}
 	rules := map[string]*ruleCount{}
 	for _, e := range c.bus.History() {
@@ -403,58 +475,4 @@ func (c *coverage) counts() map[string]any {
 		return list[i].Column < list[j].Column
 	})
 	return map[string]any{"byService": byService, "rules": list}
-}
-
-// exprCount is what one expression evaluated to, how often.
-type exprCount struct {
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Text    string `json:"text"`
-	True    int    `json:"true"`
-	False   int    `json:"false"`
-	Error   int    `json:"error"`
-	Other   int    `json:"other"`
-	Skipped int    `json:"skipped"`
-}
-
-func (c *coverage) exprs() []*exprCount {
-	m := map[string]*exprCount{}
-	for _, e := range c.bus.History() {
-		if e.Request == nil || e.Service != "firestore" || e.Request.Decision == nil {
-			continue
-		}
-		for _, er := range e.Request.Decision.Evaluated {
-			for _, st := range er.Trace {
-				k := fmt.Sprintf("%d:%d:%s", st.Line, st.Column, st.Text)
-				x := m[k]
-				if x == nil {
-					x = &exprCount{Line: st.Line, Column: st.Column, Text: st.Text}
-					m[k] = x
-				}
-				switch {
-				case st.Skipped:
-					x.Skipped++
-				case st.Error != "":
-					x.Error++
-				case st.Value == "true":
-					x.True++
-				case st.Value == "false":
-					x.False++
-				default:
-					x.Other++
-				}
-			}
-		}
-	}
-	out := make([]*exprCount, 0, len(m))
-	for _, x := range m {
-		out = append(out, x)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
-		}
-		return out[i].Column < out[j].Column
-	})
-	return out
 }

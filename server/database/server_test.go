@@ -140,6 +140,10 @@ func TestREST(t *testing.T) {
 			MatchPath, Kind              string
 			Evaluations, Allowed, Denied int
 		}
+		Expressions []struct {
+			MatchPath, Kind, Text string
+			True, False, Skipped  int
+		}
 	}
 	if err := json.Unmarshal([]byte(cov.body), &c); err != nil || c.Namespace != "demo-default-rtdb" {
 		t.Fatalf("coverage %s", cov.body)
@@ -152,6 +156,16 @@ func TestREST(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("coverage lacks /users/$uid .write allowed and denied: %s", cov.body)
+	}
+	// Expression counts include the allowed write (decided untraced).
+	found = false
+	for _, x := range c.Expressions {
+		if x.MatchPath == "/users/$uid" && x.Kind == ".write" && x.Text == "auth.uid === $uid" && x.True >= 1 && x.False >= 1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("coverage lacks the true and false counts of auth.uid === $uid: %s", cov.body)
 	}
 	r := do(t, srv, "GET", "/public/list.json?shallow=true", "")
 	var m map[string]bool

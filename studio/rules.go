@@ -2,6 +2,7 @@ package studio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
@@ -234,12 +237,15 @@ type rerunResult struct {
 	Explanation []string        `json:"explanation,omitempty"`
 	Identity    event.Identity  `json:"identity"`
 	Rules       *rulesReport    `json:"rules,omitempty"` // set when the edited rules do not compile
+	// Notes say where the re-run could not use what the request saw (a
+	// document the recorded decision did not read); none means exact.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // rerun decides a recorded Firestore request again, as another identity
 // and/or against edited rules, without changing any state: the rules see
-// the event's recorded resource and request data, and get()/exists() read
-// the current state.
+// exactly what the request's rules saw (authzOf), so a re-run with the
+// same rules and identity reproduces the recorded verdict.
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.findEvent(w, r.PathValue("id"))
 	if !ok {
@@ -296,13 +302,13 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = ds
-	req, err := s.authzOf(r.Context(), ev, who)
+	req, notes, err := s.authzOf(r.Context(), ev, who)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	d := gate.AuthorizeTraced(r.Context(), req)
-	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who)}
+	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who), Notes: *notes}
 	switch d.Verdict {
 	case engine.Allow:
 		out.Verdict = event.Allow
@@ -342,62 +348,172 @@ func identityOfEvent(id event.Identity) (identity.Identity, error) {
 	return identity.Identity{}, fmt.Errorf("unknown lens %q", id.Lens)
 }
 
-// authzOf rebuilds the rules request of a recorded event.
-func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, error) {
+// authzOf rebuilds the rules request of a recorded event exactly as the
+// rules saw it: request.time, resource, request.resource (transforms
+// applied) and the query from what the event recorded, and get()/exists()
+// (getAfter()/existsAfter()) answered from the documents the decision read.
+// A document the recorded decision did not read (edited rules reading
+// more) is read from the state as of the request, while the database still
+// keeps that version, else from the current state; notes say which.
+//
+// The notes grow while the request is decided (lookups happen then).
+func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, *[]string, error) {
 	db := s.db()
-	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: ev.At}
+	seen := ev.Seen
+	if seen == nil {
+		seen = &event.Seen{}
+	}
+	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: seen.Time}
 	if req.Time.IsZero() {
-		req.Time = time.Now()
+		req.Time = ev.At
+	}
+	if ev.Group != nil {
+		req.Group = &engine.Group{ID: ev.Group.ID, Kind: string(ev.Group.Kind)}
+	}
+	notes := &[]string{}
+	recorded := map[string]map[string]*pb.Document{"get": {}, "getAfter": {}}
+	for _, l := range seen.Lookups {
+		var doc *pb.Document
+		if l.Exists {
+			fields, err := engine.DecodeFields(asMap(l.Data), db)
+			if err != nil {
+				return nil, nil, fmt.Errorf("recorded lookup %s: %w", l.Path, err)
+			}
+			doc = &pb.Document{Name: db.DocName(l.Path), Fields: fields}
+		}
+		if m := recorded[l.Function]; m != nil {
+			m[l.Path] = doc
+		}
+	}
+	// State as of the request: a write's rules read the state before its
+	// commit (request.time is the commit time).
+	at := req.Time
+	if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+		at = at.Add(-time.Microsecond)
 	}
 	admin := identity.AdminIdentity().Via(studioActor)
-	req.Get = func(p string) (*pb.Document, error) {
+	stateAt := func(p string) (*pb.Document, error) {
 		if err := engine.ValidateDocumentPath(p); err != nil {
 			return nil, err
 		}
-		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}})
+		bg := &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}}
+		if !at.IsZero() {
+			bg.ConsistencySelector = &pb.BatchGetDocumentsRequest_ReadTime{ReadTime: timestamppb.New(at.Truncate(time.Microsecond))}
+		}
+		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+		if err != nil && bg.ConsistencySelector != nil {
+			*notes = append(*notes, fmt.Sprintf("%s was read from the current state: the version as of the request is no longer kept (%v)", p, err))
+			bg.ConsistencySelector = nil
+			rs, err = s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+		} else if err == nil {
+			*notes = append(*notes, fmt.Sprintf("%s was not read by the recorded decision: read from the state as of the request", p))
+		}
 		if err != nil || len(rs) == 0 {
 			return nil, err
 		}
 		return rs[0].GetFound(), nil
 	}
+	req.Get = func(p string) (*pb.Document, error) {
+		if d, ok := recorded["get"][p]; ok {
+			return d, nil
+		}
+		return stateAt(p)
+	}
+	if req.Group != nil || len(recorded["getAfter"]) > 0 || req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+		req.GetAfter = func(p string) (*pb.Document, error) {
+			if d, ok := recorded["getAfter"][p]; ok {
+				return d, nil
+			}
+			*notes = append(*notes, fmt.Sprintf("getAfter(%s) was not recorded: the other writes of the batch are not replayed", p))
+			return req.Get(p)
+		}
+	}
+	if seen.Before != nil && seen.Before.Exists {
+		fields, err := fieldsOf(seen.Before.Data, db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded resource: %w", err)
+		}
+		req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
+	}
 	switch req.Method {
-	case engine.MethodGet, engine.MethodCreate, engine.MethodUpdate, engine.MethodDelete:
+	case engine.MethodGet, engine.MethodDelete:
+	case engine.MethodCreate, engine.MethodUpdate:
+		if seen.After != nil {
+			fields, err := engine.DecodeFields(asMap(seen.After.Data), db)
+			if err != nil {
+				return nil, nil, fmt.Errorf("recorded request.resource: %w", err)
+			}
+			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
+			break
+		}
+		// An event recorded before request.resource was: rebuild it from
+		// the stored resource and the data sent (transforms left out).
+		*notes = append(*notes, "request.resource was not recorded: rebuilt from the resource and the data sent, without transforms")
+		after := map[string]*pb.Value{}
+		if req.Resource != nil && req.Method == engine.MethodUpdate {
+			for k, v := range req.Resource.Fields {
+				after[k] = v
+			}
+		}
+		fields, err := fieldsOf(seen.Data, db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded request data: %w", err)
+		}
+		for k, v := range fields {
+			after[k] = v
+		}
+		req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
 	case engine.MethodList:
+		q, err := queryOf(seen.Query)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded query: %w", err)
+		}
 		parent, id := "", ev.Path
 		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
 			parent, id = ev.Path[:i], ev.Path[i+1:]
 		}
-		req.Query = &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: &pb.StructuredQuery{}}
-		return req, nil
+		qi := &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: q,
+			Where: q.GetWhere(), OrderBy: q.GetOrderBy(), Offset: q.GetOffset()}
+		if from := q.GetFrom(); len(from) == 1 && from[0].GetAllDescendants() {
+			qi.AllDescendants = true
+		}
+		if l := q.GetLimit(); l != nil {
+			v := l.GetValue()
+			qi.Limit = &v
+		}
+		req.Query = qi
 	default:
-		return nil, fmt.Errorf("cannot re-run method %q", ev.Method)
+		return nil, nil, fmt.Errorf("cannot re-run method %q", ev.Method)
 	}
-	if seen := ev.Seen; seen != nil {
-		if seen.Before != nil && seen.Before.Exists {
-			fields, err := fieldsOf(seen.Before.Data, db)
-			if err != nil {
-				return nil, fmt.Errorf("recorded resource: %w", err)
-			}
-			req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
-		}
-		if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate {
-			after := map[string]*pb.Value{}
-			if req.Resource != nil && req.Method == engine.MethodUpdate {
-				for k, v := range req.Resource.Fields {
-					after[k] = v
-				}
-			}
-			fields, err := fieldsOf(seen.Data, db)
-			if err != nil {
-				return nil, fmt.Errorf("recorded request data: %w", err)
-			}
-			for k, v := range fields {
-				after[k] = v
-			}
-			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
-		}
+	return req, notes, nil
+}
+
+// queryOf is a recorded list query: the engine's own query in memory, its
+// JSON form in a history read back.
+func queryOf(q any) (*pb.StructuredQuery, error) {
+	switch x := q.(type) {
+	case nil:
+		return &pb.StructuredQuery{}, nil
+	case *pb.StructuredQuery:
+		return x, nil
 	}
-	return req, nil
+	b, err := json.Marshal(q)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.StructuredQuery{}
+	if err := protojson.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
 }
 
 // fieldsOf decodes recorded JSON-form data, leaving out sentinel markers

@@ -261,7 +261,7 @@ func (d *Database) canRead(ns *namespace, who identity.Identity, keys []string, 
 	ok, dec, reason := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root})
 	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
 	if !ok {
-		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(dec, reason)}
 	}
 	return nil
 }
@@ -542,7 +542,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	ok, dec, reason := d.decide(ns, who, req)
 	d.emitOp(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason)
 	if !ok {
-		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason}
+		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
 	}
 	root := ns.root
 	changes := make([]change, len(norm))

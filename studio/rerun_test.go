@@ -64,8 +64,8 @@ func TestRerunIsExact(t *testing.T) {
 	}
 	commit(admin, set("rooms/r1", room(true)))
 	commit(alice, set("rooms/r1/posts/p1", map[string]*pb.Value{"n": intv(1)})) // allow: the room is open
-	commit(alice, bump("rooms/r1/posts/p1", 5))                                  // allow: n becomes 6, at the request time
-	commit(alice, bump("rooms/r1/posts/p1", 5))                                  // deny: n would become 11
+	commit(alice, bump("rooms/r1/posts/p1", 5))                                 // allow: n becomes 6, at the request time
+	commit(alice, bump("rooms/r1/posts/p1", 5))                                 // deny: n would become 11
 	commit(admin, set("rooms/r1", map[string]*pb.Value{"open": {ValueType: &pb.Value_BooleanValue{BooleanValue: false}}}))
 	commit(alice, set("rooms/r1/posts/p2", map[string]*pb.Value{"n": intv(1)})) // deny: the room is closed
 	fs.BatchGetDocuments(ctx, alice, &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName("rooms/r1/posts/p1")}})

@@ -15,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/studio"
 )
@@ -541,5 +544,44 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 	if got.Rules.State != "error" || len(got.Rules.Errors) == 0 || !strings.HasPrefix(got.Rules.Errors[0].Where, path+":3:") ||
 		!strings.Contains(got.Rules.Errors[0].SourceLine, "allow read: if ;") {
 		t.Fatalf("rules status %+v", got.Rules)
+	}
+}
+
+// TestSlowSubscriberNeverBlocksAnEngine: with an SSE client that never
+// reads, Firestore commits (each emitting a request and a commit event)
+// all complete; the client then finds a gap marker for what it lost.
+func TestSlowSubscriberNeverBlocksAnEngine(t *testing.T) {
+	e := start(t, sandbox.Options{History: 100})
+	s := openSSE(t, e.srv.URL+"/api/events/stream", "")
+	fs, db := e.b.Sandbox.Firestore(), e.b.Sandbox.Database()
+	pad := &pb.Value{ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 4096)}}
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 3000; i++ {
+			_, err := fs.Commit(context.Background(), identity.AdminIdentity(), &pb.CommitRequest{Database: db.String(),
+				Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName(fmt.Sprintf("pads/p%d", i%50)),
+					Fields: map[string]*pb.Value{"pad": pad, "i": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}}}}}}})
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("commits with a stalled SSE client did not complete: the engine is blocked")
+	}
+	gap := false
+	for i := 0; i < 10000 && !gap; i++ {
+		_, ev := s.next(t)
+		gap = ev.Kind == event.KindGap && ev.Missed > 0
+	}
+	if !gap {
+		t.Fatal("the stalled client never received a gap marker")
 	}
 }

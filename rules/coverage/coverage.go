@@ -47,9 +47,10 @@ type Coverage struct {
 // valueCounts are the values one expression evaluated to, in first-seen
 // order.
 type valueCounts struct {
-	order []string       // value JSON
-	n     map[string]int // value JSON -> count
-	bytes int            // the size of the distinct values kept
+	order  []string       // value JSON
+	counts []int          // parallel to order
+	idx    map[string]int // value JSON -> index in order
+	bytes  int            // the size of the distinct values kept
 }
 
 // Bounds of what one expression keeps: a long-running server evaluates
@@ -72,22 +73,30 @@ func New(tree *ast.Ruleset, file *source.File) *Coverage {
 }
 
 // add counts one evaluation (caller holds c.mu).
-func (c *Coverage) add(n ast.Expr, v string) {
+// A value already kept is found without allocating (the key conversion in
+// a map index does not copy).
+func (c *Coverage) add(n ast.Expr, v []byte) {
 	vc := c.counts[n]
 	if vc == nil {
-		vc = &valueCounts{n: map[string]int{}}
+		vc = &valueCounts{idx: map[string]int{}}
 		c.counts[n] = vc
 	}
-	if vc.n[v] == 0 {
-		if len(vc.order) >= MaxValues || vc.bytes+len(v) > MaxValueBytes {
-			v = Elided
-		}
-		if vc.n[v] == 0 {
-			vc.order = append(vc.order, v)
-			vc.bytes += len(v)
-		}
+	if i, ok := vc.idx[string(v)]; ok {
+		vc.counts[i]++
+		return
 	}
-	vc.n[v]++
+	key := Elided
+	if len(vc.order) < MaxValues && vc.bytes+len(v) <= MaxValueBytes {
+		key = string(v)
+	}
+	if i, ok := vc.idx[key]; ok {
+		vc.counts[i]++
+		return
+	}
+	vc.idx[key] = len(vc.order)
+	vc.order = append(vc.order, key)
+	vc.counts = append(vc.counts, 1)
+	vc.bytes += len(key)
 }
 
 // Record counts every expression of traced rule results (a decision's
@@ -95,10 +104,12 @@ func (c *Coverage) add(n ast.Expr, v string) {
 func (c *Coverage) Record(rules []eval.RuleResult) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var buf []byte
 	for _, r := range rules {
 		for _, st := range r.Steps {
 			if st.Node != nil {
-				c.add(st.Node, coverageValue(st.Value, st.Skipped))
+				buf = appendCoverage(buf[:0], st.Value, st.Skipped, nil)
+				c.add(st.Node, buf)
 			}
 		}
 	}
@@ -111,6 +122,11 @@ type Tally struct {
 	c     *Coverage
 	nodes []ast.Expr
 	vals  []value.Value
+	// Flush's scratch: every value rendered into buf, ends[i] where the
+	// i-th ends, and the renderings of maps by identity.
+	buf  []byte
+	ends []int
+	seen map[uintptr][2]int
 }
 
 // Tally returns an empty counter for one decision.
@@ -128,23 +144,27 @@ func (t *Tally) Count(n ast.Expr, v value.Value) {
 }
 
 // Flush adds the decision's evaluations to the Coverage and recycles the
-// Tally (it must not be used after).
+// Tally (it must not be used after). Values are rendered before the lock
+// is taken.
 func (t *Tally) Flush() {
-	keys := make([]string, len(t.vals))
-	var buf []byte
-	seen := map[uintptr]string{}
-	for i, v := range t.vals {
-		buf = appendCoverage(buf[:0], v, v == nil, seen)
-		keys[i] = string(buf)
+	if t.seen == nil {
+		t.seen = map[uintptr][2]int{}
+	}
+	for _, v := range t.vals {
+		t.buf = appendCoverage(t.buf, v, v == nil, t.seen)
+		t.ends = append(t.ends, len(t.buf))
 	}
 	c := t.c
 	c.mu.Lock()
+	start := 0
 	for i, n := range t.nodes {
-		c.add(n, keys[i])
+		c.add(n, t.buf[start:t.ends[i]])
+		start = t.ends[i]
 	}
 	c.mu.Unlock()
 	clear(t.vals)
-	t.nodes, t.vals = t.nodes[:0], t.vals[:0]
+	clear(t.seen)
+	t.nodes, t.vals, t.buf, t.ends = t.nodes[:0], t.vals[:0], t.buf[:0], t.ends[:0]
 	c.tallies.Put(t)
 }
 
@@ -302,7 +322,7 @@ func (c *Coverage) node(text string, e ast.Expr) *Node {
 	}
 	if vc := c.counts[e]; vc != nil {
 		for _, v := range vc.order {
-			n.Values = append(n.Values, Value{Value: json.RawMessage(v), Count: vc.n[v]})
+			n.Values = append(n.Values, Value{Value: json.RawMessage(v), Count: vc.counts[vc.idx[v]]})
 		}
 	}
 	for _, ch := range reportChildren(e) {
@@ -384,10 +404,10 @@ func coverageValue(v value.Value, skipped bool) string {
 	return string(appendCoverage(nil, v, skipped, nil))
 }
 
-// appendCoverage appends coverageValue's form of v to b. seen caches the
-// encodings of maps within one flush: a decision evaluates `request` and
-// `resource.data` at several nodes, and each is the same map.
-func appendCoverage(b []byte, v value.Value, skipped bool, seen map[uintptr]string) []byte {
+// appendCoverage appends coverageValue's form of v to b. seen caches where
+// in b the encodings of maps are, within one flush: a decision evaluates
+// `request` and `resource.data` at several nodes, and each is the same map.
+func appendCoverage(b []byte, v value.Value, skipped bool, seen map[uintptr][2]int) []byte {
 	if skipped {
 		return append(b, valSkipped...)
 	}
@@ -400,12 +420,12 @@ func appendCoverage(b []byte, v value.Value, skipped bool, seen map[uintptr]stri
 	case value.Map:
 		if seen != nil && len(x) > 0 {
 			p := reflect.ValueOf(x).Pointer()
-			if enc, ok := seen[p]; ok {
-				return append(b, enc...)
+			if at, ok := seen[p]; ok {
+				return append(b, b[at[0]:at[1]]...)
 			}
 			start := len(b)
 			b = appendValue(b, v)
-			seen[p] = string(b[start:])
+			seen[p] = [2]int{start, len(b)}
 			return b
 		}
 	}

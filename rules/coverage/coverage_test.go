@@ -47,11 +47,16 @@ func TestCoverageBoundsValues(t *testing.T) {
 	c := New(nil, nil)
 	n := &ast.Ident{Name: "request"}
 	for i := range MaxValues + 50 {
-		c.add(n, coverageValue(value.Int(i), false))
+		c.add(n, []byte(coverageValue(value.Int(i), false)))
 	}
-	c.add(n, coverageValue(value.String(strings.Repeat("x", MaxValueBytes)), false))
+	c.add(n, []byte(coverageValue(value.String(strings.Repeat("x", MaxValueBytes)), false)))
 	vc := c.counts[n]
-	if len(vc.order) != MaxValues+1 || vc.order[MaxValues] != Elided || vc.n[Elided] != 51 {
-		t.Fatalf("kept %d values, elided %d", len(vc.order), vc.n[Elided])
+	if len(vc.order) != MaxValues+1 || vc.order[MaxValues] != Elided || vc.counts[MaxValues] != 51 {
+		t.Fatalf("kept %d values, elided %d", len(vc.order), vc.counts[MaxValues])
+	}
+	// A value kept before the bound keeps counting.
+	c.add(n, []byte(coverageValue(value.Int(3), false)))
+	if vc.counts[vc.idx[coverageValue(value.Int(3), false)]] != 2 {
+		t.Fatalf("kept value not counted: %v", vc.counts)
 	}
 }

@@ -69,6 +69,25 @@ func BenchmarkDecideRealistic(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 	})
+	// Rule coverage of an allowed request: the counter path, against
+	// tracing it to count from the trace.
+	b.Run("no-trace+coverage", func(b *testing.B) {
+		r := *req
+		r.Coverage = NewCoverage(rs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rs.decide(&r, false)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	b.Run("trace+coverage", func(b *testing.B) {
+		cov := NewCoverage(rs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			cov.Record(rs.Decide(req).Rules)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
 }
 
 // BenchmarkDecideBudgetHeavy evaluates a rule near the 1,000-expression

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
@@ -139,5 +140,63 @@ func TestRerunIsExact(t *testing.T) {
 	r := rerun(evs[1], readsMore)
 	if r.Verdict != event.Allow || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "rooms/r1") {
 		t.Errorf("rules reading more: %+v, want allow (the room was open then) with a note", r)
+	}
+}
+
+// TestRerunList: a list request is re-decided with the query it sent
+// (request.query and the filters "rules are not filters" reads).
+func TestRerunList(t *testing.T) {
+	e := start(t, sandbox.Options{})
+	ctx := context.Background()
+	fs, db := e.b.Sandbox.Firestore(), e.b.Sandbox.Database()
+	rules := `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /posts/{id} {
+      allow list: if request.query.limit <= 10 && resource.data.owner == request.auth.uid;
+    }
+  }
+}
+`
+	if _, err := e.b.Firestore().Server.Rules().Set("firestore.rules", rules); err != nil {
+		t.Fatal(err)
+	}
+	alice := identity.NewUser("alice", map[string]any{"sub": "alice"})
+	query := func(limit int32, owner string) {
+		fs.RunQuery(ctx, alice, &pb.RunQueryRequest{Parent: db.Documents(), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: &pb.StructuredQuery{
+			From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: "posts"}},
+			Where: &pb.StructuredQuery_Filter{FilterType: &pb.StructuredQuery_Filter_FieldFilter{FieldFilter: &pb.StructuredQuery_FieldFilter{
+				Field: &pb.StructuredQuery_FieldReference{FieldPath: "owner"}, Op: pb.StructuredQuery_FieldFilter_EQUAL,
+				Value: &pb.Value{ValueType: &pb.Value_StringValue{StringValue: owner}}}}},
+			Limit: wrapperspb.Int32(limit)}}})
+	}
+	query(5, "alice")  // allow
+	query(50, "alice") // deny: limit
+	query(5, "bob")    // deny: not a filter on her own posts
+	var p page
+	e.do(t, "GET", "/api/events?service=firestore&limit=100", nil, &p)
+	var evs []event.Event
+	for _, ev := range p.Events {
+		if ev.Kind == event.KindRequest && ev.Method == "list" {
+			evs = append(evs, ev)
+		}
+	}
+	want := []event.Verdict{event.Allow, event.Deny, event.Deny}
+	if len(evs) != len(want) {
+		t.Fatalf("%d list events: %+v", len(evs), evs)
+	}
+	edited := strings.Replace(rules, "limit <= 10", "limit <= 100", 1)
+	wantEdited := []event.Verdict{event.Allow, event.Allow, event.Deny}
+	for i, ev := range evs {
+		if ev.Verdict != want[i] {
+			t.Fatalf("list %d decided %s, want %s", i, ev.Verdict, want[i])
+		}
+		var r struct{ Verdict event.Verdict }
+		if e.do(t, "POST", "/api/events/"+ev.ID+"/rerun", map[string]any{"source": rules}, &r); r.Verdict != ev.Verdict {
+			t.Errorf("list %d: re-run %s, recorded %s", i, r.Verdict, ev.Verdict)
+		}
+		if e.do(t, "POST", "/api/events/"+ev.ID+"/rerun", map[string]any{"source": edited}, &r); r.Verdict != wantEdited[i] {
+			t.Errorf("list %d against edited rules: %s, want %s", i, r.Verdict, wantEdited[i])
+		}
 	}
 }

@@ -2,7 +2,6 @@ package studio
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/database"
@@ -28,6 +26,7 @@ import (
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/verify"
 )
 
 // diag is a diagnostic in the JSON the pages read.
@@ -464,9 +463,12 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		}
 		req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
 	case engine.MethodList:
-		q, err := queryOf(seen.Query)
+		q, err := verify.StructuredQuery(seen.Query)
 		if err != nil {
 			return nil, nil, fmt.Errorf("recorded query: %w", err)
+		}
+		if q == nil {
+			q = &pb.StructuredQuery{}
 		}
 		parent, id := "", ev.Path
 		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
@@ -486,26 +488,6 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		return nil, nil, fmt.Errorf("cannot re-run method %q", ev.Method)
 	}
 	return req, notes, nil
-}
-
-// queryOf is a recorded list query: the engine's own query in memory, its
-// JSON form in a history read back.
-func queryOf(q any) (*pb.StructuredQuery, error) {
-	switch x := q.(type) {
-	case nil:
-		return &pb.StructuredQuery{}, nil
-	case *pb.StructuredQuery:
-		return x, nil
-	}
-	b, err := json.Marshal(q)
-	if err != nil {
-		return nil, err
-	}
-	out := &pb.StructuredQuery{}
-	if err := protojson.Unmarshal(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func asMap(v any) map[string]any {

@@ -17,8 +17,7 @@ import (
 // RulesGate decides requests with a compiled firestore.rules: it is the
 // engine's Rules backed by the rules language engine.
 type RulesGate struct {
-	rs  *fsrules.Ruleset
-	cov *coverage.Coverage
+	rs *fsrules.Ruleset
 }
 
 // NewRulesGate compiles rules source for the engine. It returns the
@@ -28,14 +27,15 @@ func NewRulesGate(file *source.File) (*RulesGate, source.Diagnostics) {
 	if rs == nil {
 		return nil, diags
 	}
-	return &RulesGate{rs: rs, cov: fsrules.NewCoverage(rs)}, diags
+	return &RulesGate{rs: rs}, diags
 }
 
 // Ruleset returns the compiled rules.
 func (g *RulesGate) Ruleset() *fsrules.Ruleset { return g.rs }
 
-// Coverage returns the rule coverage AuthorizeCounted counts into.
-func (g *RulesGate) Coverage() *coverage.Coverage { return g.cov }
+// NewCoverage starts empty rule coverage counts of these rules, for
+// AuthorizeCounted.
+func (g *RulesGate) NewCoverage() *coverage.Coverage { return fsrules.NewCoverage(g.rs) }
 
 // Authorize implements Rules. An allowed request is decided without
 // sub-expression traces; a denied one is decided again with them, so its
@@ -46,11 +46,11 @@ func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
 }
 
 // AuthorizeCounted is Authorize counting every expression the decision
-// evaluates into the gate's Coverage, allowed requests included: the
+// evaluates into cov (from NewCoverage), allowed requests included: the
 // allowed decision stays untraced (counting costs a fraction of a trace),
 // and a denial's traced re-decision is not counted twice.
-func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest) Decision {
-	return g.decide(req, g.cov)
+func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest, cov *coverage.Coverage) Decision {
+	return g.decide(req, cov)
 }
 
 func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) Decision {

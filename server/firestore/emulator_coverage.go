@@ -42,7 +42,7 @@ func (c *ruleCoverage) report(project string) coverageReport {
 	}
 	out := coverageReport{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: lr.text}}}}
 	if lr.gate != nil {
-		out.Report = lr.gate.Coverage().Report()
+		out.Report = lr.coverage(project).Report()
 	}
 	return out
 }

@@ -39,6 +39,26 @@ type liveRules struct {
 	name, text string
 	gate       *engine.RulesGate
 	diags      source.Diagnostics
+
+	// covs is each project's rule coverage of these rules (the rules file
+	// serves many projects; the emulator reports coverage per project).
+	covMu sync.Mutex
+	covs  map[string]*coverage.Coverage
+}
+
+// coverage returns project's counts of these rules, starting them.
+func (lr *liveRules) coverage(project string) *coverage.Coverage {
+	lr.covMu.Lock()
+	defer lr.covMu.Unlock()
+	c := lr.covs[project]
+	if c == nil {
+		if lr.covs == nil {
+			lr.covs = map[string]*coverage.Coverage{}
+		}
+		c = lr.gate.NewCoverage()
+		lr.covs[project] = c
+	}
+	return c
 }
 
 // NewRulesManager manages the rules of e and installs itself as e's rules
@@ -190,7 +210,7 @@ func (m *RulesManager) Authorize(ctx context.Context, req *engine.AuthzRequest) 
 		return engine.NoRules{}.Authorize(ctx, req)
 	}
 	if m.counting.Load() {
-		return lr.gate.AuthorizeCounted(ctx, req)
+		return lr.gate.AuthorizeCounted(ctx, req, lr.coverage(req.Database.Project))
 	}
 	return lr.gate.Authorize(ctx, req)
 }
@@ -202,11 +222,11 @@ func (m *RulesManager) Authorize(ctx context.Context, req *engine.AuthzRequest) 
 // ruleCoverage endpoint, the Studio) asks.
 func (m *RulesManager) CollectCoverage() { m.counting.Store(true) }
 
-// Coverage returns the rule coverage of project's live rules since they
+// Coverage returns project's rule coverage of its live rules since they
 // were loaded, or nil when none are loaded.
 func (m *RulesManager) Coverage(project string) *coverage.Coverage {
 	if lr := m.rules(project); lr != nil {
-		return lr.gate.Coverage()
+		return lr.coverage(project)
 	}
 	return nil
 }

@@ -110,13 +110,15 @@ var nodeWant = map[string]string{
 	"transaction":                                 `[true,1]`,
 	"transaction abort":                           `[false,1]`,
 	"contended transactions from two clients":     `[40,true]`,
-	"denied write":                                `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied"]`,
-	"denied read":                                 `"Permission denied"`,
-	"denied listen cancels":                       `"permission_denied at /users/alice"`,
-	"denied transaction":                          `"permission_denied"`,
-	"denied update writes nothing":                `["PERMISSION_DENIED",null]`,
-	"onDisconnect on abrupt disconnect":           `["online","offline"]`,
-	"onDisconnect cancel":                         `"online"`,
+	// Production's wording first, then why: the failing sub-expression
+	// with its values.
+	"denied write":                      `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied\nauth.uid === $uid → 'alice' === 'bob' is false"]`,
+	"denied read":                       `"Permission denied\nauth != null → null != null is false"`,
+	"denied listen cancels":             `"permission_denied at /users/alice"`,
+	"denied transaction":                `"permission_denied"`,
+	"denied update writes nothing":      `["PERMISSION_DENIED",null]`,
+	"onDisconnect on abrupt disconnect": `["online","offline"]`,
+	"onDisconnect cancel":               `"online"`,
 }
 
 // TestNodeSDK runs the Node build of the JS SDK over the websocket.

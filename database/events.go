@@ -2,6 +2,7 @@ package database
 
 import (
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/sim"
@@ -69,6 +70,16 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 		r.Decision = &event.Decision{Engine: "database", Reason: reason}
 	}
 	d.emit(ev)
+}
+
+// why explains a denial: the failing sub-expressions of the (traced)
+// decision with their values.
+func why(dec *rtdb.Decision, reason string) []string {
+	if dec == nil {
+		return nil
+	}
+	exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+	return explain.Lines(exp.Decision, exp.Trace)
 }
 
 // emitCommit records what a write changed, location by location.

@@ -239,6 +239,25 @@ type Seen struct {
 	Before *Resource `json:"resource,omitempty"`
 	// Query is the list request's query, as the rules see it.
 	Query any `json:"query,omitempty"`
+	// After is request.resource as the rules saw it: the document after
+	// the write, transforms applied (create and update).
+	After *Resource `json:"requestResource,omitempty"`
+	// Lookups are the documents the rules read (get, exists, getAfter,
+	// existsAfter) with what each read returned, so a re-run decides
+	// against exactly the state the request was decided on.
+	Lookups []Lookup `json:"lookups,omitempty"`
+	// Time is request.time.
+	Time time.Time `json:"time,omitzero"`
+}
+
+// Lookup is one document the rules read while deciding a request.
+type Lookup struct {
+	// Function is "get" for get()/exists() (committed state) or "getAfter"
+	// for getAfter()/existsAfter() (the state after the batch).
+	Function string `json:"function"`
+	Path     string `json:"path"`
+	Exists   bool   `json:"exists"`
+	Data     any    `json:"data,omitempty"`
 }
 
 // Resource is a document or object at one moment.

@@ -42,15 +42,11 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 	v := Verdicts{Outcome: sim.Deny, Deciding: -1}
 	file := r.env.Program.File
 	anyRule, unsupported := false, false
-	if len(matched) > 0 {
-		v.Bindings = matched[0].Vars[matched[0].Block]
-	}
-	for _, m := range matched {
+	for mi := range matched {
+		m := &matched[mi]
 		for i, a := range m.Block.Match.Allows {
-			ops, ok := r.env.Program.ops[a]
-			if !ok {
-				ops = MethodNames(a)
-			}
+			info := m.Block.allows[i]
+			ops := info.ops
 			if !Covers(ops, method) {
 				continue
 			}
@@ -59,15 +55,12 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: "true"}
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: info.cond}
 			if !isTrue(res) {
 				rr.Failing = Failing(steps)
 				for _, fi := range rr.Failing {
 					rule.Failing = append(rule.Failing, RenderFailure(file, steps, fi, traceValueLimit))
 				}
-			}
-			if a.Cond != nil {
-				rule.Condition = SourceText(file, a.Cond)
 			}
 			switch res := res.(type) {
 			case value.Bool:
@@ -92,8 +85,8 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			if rule.Verdict == sim.VerdictAllow {
 				v.Outcome = sim.Allow
 				v.Deciding = len(v.Trace) - 1
-				v.Bindings = m.Vars[m.Block]
-				v.Notes = append(v.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
+				v.Bindings = m.Vars()
+				v.Notes = append(v.Notes, m.Block.allowedNote)
 				return v
 			}
 		}
@@ -110,6 +103,9 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			v.Bindings = v.Rules[i].Block.vars(matched)
 			break
 		}
+	}
+	if v.Deciding < 0 && len(matched) > 0 {
+		v.Bindings = matched[0].Vars()
 	}
 	return v
 }
@@ -163,7 +159,7 @@ func Covers(ops []string, method string) bool {
 func (b *Block) vars(matched []Matched) map[string]value.Value {
 	for _, m := range matched {
 		if m.Block == b {
-			return m.Vars[b]
+			return m.Vars()
 		}
 	}
 	return nil

@@ -80,6 +80,9 @@ type Run struct {
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
 	cur      int    // index of the step being evaluated, -1 at the root
+	// argStack holds call arguments while their call runs (see args).
+	argStack []value.Value
+	argArr   [16]value.Value
 }
 
 // NewRun starts evaluating one request.
@@ -94,7 +97,9 @@ func NewRun(env *Env) *Run {
 	}
 	// The clock is first read at the first time check (after 32
 	// expressions), so short evaluations never pay for it.
-	return &Run{env: env, max: max, maxDur: d, cur: -1}
+	r := &Run{env: env, max: max, maxDur: d, cur: -1}
+	r.argStack = r.argArr[:0]
+	return r
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -124,18 +129,18 @@ const maxTrace = 400
 // condition (`allow read;`) is true. The rendered trace is nil unless
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
-	v := r.condition(m, cond)
+	v := r.condition(&m, cond)
 	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
 }
 
 // ConditionSteps is Condition with the trace in typed form only (nil
 // unless Env.Trace); nothing is rendered.
 func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
-	v := r.condition(m, cond)
+	v := r.condition(&m, cond)
 	return v, r.steps
 }
 
-func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
+func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 	r.steps, r.cur = nil, -1
 	if cond == nil {
 		return value.Bool(true)
@@ -143,7 +148,7 @@ func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
 	if r.env.Trace {
 		r.steps = make([]Step, 0, 32)
 	}
-	fr := frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}
+	fr := frame{block: m.Block, m: m, bv: m.vars}
 	v := r.eval(cond, &fr, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
@@ -157,17 +162,21 @@ func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
 // Expr evaluates a standalone expression in the scope of a matched block,
 // for tools (simulate one expression, REPLs).
 func (r *Run) Expr(m Matched, e ast.Expr) value.Value {
-	return r.eval(e, &frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}, 0)
+	return r.eval(e, &frame{block: m.Block, m: &m, bv: m.vars}, 0)
 }
 
 // frame is the scope of one evaluation: a rule condition or a function body.
 type frame struct {
-	block *Block                            // lexical scope for function lookup and path variables
-	vars  map[*Block]map[string]value.Value // path variables visible per block
-	bv    map[string]value.Value            // vars[block], resolved once
-	local map[string]*thunk                 // params and lets
-	calls int                               // user-function nesting depth
-	stack []string                          // function names on the call stack
+	block *Block   // lexical scope for function lookup and path variables
+	m     *Matched // the matched chain the request is evaluated on
+	bv    []binding
+	// fn is the function whose body this is (nil for a rule condition);
+	// local holds its params then its lets, in declaration order.
+	fn     *ast.Function
+	local  []thunk
+	caller *frame // the frame the call was made from
+	calls  int    // user-function nesting depth
+	small  [4]thunk
 }
 
 // thunk is a lazily evaluated, memoised binding: production evaluates lets
@@ -176,31 +185,73 @@ type thunk struct {
 	expr  ast.Expr
 	fr    *frame
 	v     value.Value
-	done  bool
+	state uint8 // 0 unforced, 1 being forced, 2 done
 	depth int
 }
 
 func (r *Run) force(t *thunk) value.Value {
-	if !t.done {
-		t.done = true
-		t.v = value.Errorf("a binding refers to itself")
-		t.v = r.eval(t.expr, t.fr, t.depth)
+	switch t.state {
+	case 1:
+		return value.Errorf("a binding refers to itself")
+	case 0:
+		t.state = 1
+		v := r.eval(t.expr, t.fr, t.depth)
+		t.v, t.state = v, 2
 	}
 	return t.v
 }
 
+// localThunk finds a param or let of the frame's function: a later
+// declaration of a name shadows an earlier one.
+func (fr *frame) localThunk(name string) *thunk {
+	f := fr.fn
+	if f == nil {
+		return nil
+	}
+	np := len(f.Params)
+	for i := len(f.Lets) - 1; i >= 0; i-- {
+		if f.Lets[i].Name.Name == name {
+			return &fr.local[np+i]
+		}
+	}
+	for i := np - 1; i >= 0; i-- {
+		if f.Params[i].Name == name {
+			return &fr.local[i]
+		}
+	}
+	return nil
+}
+
+// stack lists the function names on the call stack, outermost first.
+func (fr *frame) stack() []string {
+	var out []string
+	for f := fr; f != nil; f = f.caller {
+		if f.fn != nil {
+			out = append(out, f.fn.Name)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// onStack reports whether a function named name is being evaluated.
+func (fr *frame) onStack(name string) bool {
+	for f := fr; f != nil; f = f.caller {
+		if f.fn != nil && f.fn.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
-	if t, ok := fr.local[name]; ok {
+	if t := fr.localThunk(name); t != nil {
 		return r.force(t), true
 	}
-	if vs := fr.bv; vs != nil {
-		if v, ok := vs[name]; ok {
-			return v, true
-		}
-	} else {
-		// The frame's block is not on the matched chain (a function from an
-		// unrelated scope): only its declared variables could be visible,
-		// and none are bound.
+	if v, ok := lookupBinding(fr.bv, name); ok {
+		return v, true
 	}
 	if v, ok := r.env.Globals[name]; ok {
 		return v, true
@@ -559,7 +610,7 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
 func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
-	p := value.Path{Absolute: true}
+	p := value.Path{Absolute: true, Segments: make([]string, 0, len(e.Segments)+2)}
 	for _, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
@@ -570,7 +621,11 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 		case *value.Error:
 			return v
 		case value.String:
-			p.Segments = append(p.Segments, strings.Split(string(v), "/")...)
+			if strings.IndexByte(string(v), '/') < 0 {
+				p.Segments = append(p.Segments, string(v))
+			} else {
+				p.Segments = append(p.Segments, strings.Split(string(v), "/")...)
+			}
 		case value.Int, value.Float, value.Bool:
 			p.Segments = append(p.Segments, toString(v))
 		case value.Path:

@@ -351,9 +351,10 @@ var methods = map[value.Type]map[string]method{
 				return err
 			}
 			m := recv.(value.Map)
-			out := value.List{}
-			for _, k := range m.Keys() {
-				out = append(out, value.String(k))
+			keys := m.Keys()
+			out := make(value.List, len(keys))
+			for i, k := range keys {
+				out[i] = value.String(k)
 			}
 			return out
 		},
@@ -362,9 +363,10 @@ var methods = map[value.Type]map[string]method{
 				return err
 			}
 			m := recv.(value.Map)
-			out := value.List{}
-			for _, k := range m.Keys() {
-				out = append(out, m[k])
+			keys := m.Keys()
+			out := make(value.List, len(keys))
+			for i, k := range keys {
+				out[i] = m[k]
 			}
 			return out
 		},

@@ -14,6 +14,8 @@
 package eval
 
 import (
+	"fmt"
+
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -31,8 +33,6 @@ type Program struct {
 	// text is each expression node's source with whitespace collapsed,
 	// computed once so traces do not re-slice the source per step.
 	text map[ast.Expr]string
-	// ops are each allow statement's method names.
-	ops map[*ast.Allow][]string
 	// lits are the literals' values, built once (a string literal would
 	// otherwise allocate its interface value on every evaluation).
 	lits map[*ast.Literal]value.Value
@@ -65,6 +65,18 @@ type Block struct {
 	byFirst map[string][]*Block
 	wild    []*Block
 	order   int // index among the parent's children
+
+	// allows parallels Match.Allows: what deciding needs of each allow
+	// statement, computed once.
+	allows []allowInfo
+	// allowedNote is the note of a decision this block allows.
+	allowedNote string
+}
+
+// allowInfo is an allow statement prepared for deciding.
+type allowInfo struct {
+	ops  []string // method names
+	cond string   // the condition's source, "true" for none
 }
 
 // index builds the children index of b and its descendants.
@@ -129,12 +141,16 @@ func NewProgram(rs *ast.Ruleset) *Program {
 		}
 	}
 	p.Root.index()
-	p.ops = map[*ast.Allow][]string{}
 	var allows func(b *Block)
 	allows = func(b *Block) {
 		if b.Match != nil {
+			b.allowedNote = fmt.Sprintf("Allowed by match block '%s'", b.Pattern)
 			for _, a := range b.Match.Allows {
-				p.ops[a] = MethodNames(a)
+				info := allowInfo{ops: MethodNames(a), cond: "true"}
+				if a.Cond != nil {
+					info.cond = SourceText(p.File, a.Cond)
+				}
+				b.allows = append(b.allows, info)
 			}
 		}
 		for _, c := range b.Children {
@@ -202,10 +218,58 @@ func (p *Program) LookupFunc(b *Block, name string) (*ast.Function, *Block) {
 // the path variables bound along the way.
 type Matched struct {
 	Block *Block
-	// Vars maps each block on the chain from the root to Block to the
-	// variables visible inside it (its own and its ancestors', inner
-	// shadowing outer).
-	Vars map[*Block]map[string]value.Value
+	// vars are the variables bound from the root to Block, outer first
+	// (an inner name shadows an outer one: lookups scan from the end).
+	vars []binding
+	// chain is each block from the root to Block with how many of vars it
+	// sees: a function declared in an outer block sees only that block's.
+	chain []link
+}
+
+// link is one block of a matched chain and the number of variables bound
+// up to and including it.
+type link struct {
+	b *Block
+	n int
+}
+
+// visible returns the variables a block of the chain sees, nil when b is
+// not on the chain (a function from an unrelated scope sees none).
+func (m *Matched) visible(b *Block) []binding {
+	for _, l := range m.chain {
+		if l.b == b {
+			return m.vars[:l.n:l.n]
+		}
+	}
+	return nil
+}
+
+// Vars returns the path variables visible inside the matched block.
+func (m *Matched) Vars() map[string]value.Value { return bindingMap(m.vars) }
+
+// VarsOf returns the path variables visible inside b, a block of the
+// matched chain (nil when it is not on the chain).
+func (m *Matched) VarsOf(b *Block) map[string]value.Value { return bindingMap(m.visible(b)) }
+
+func bindingMap(bs []binding) map[string]value.Value {
+	if bs == nil {
+		return nil
+	}
+	out := make(map[string]value.Value, len(bs))
+	for _, x := range bs {
+		out[x.name] = x.v
+	}
+	return out
+}
+
+// lookupBinding finds name among bs, the innermost binding first.
+func lookupBinding(bs []binding, name string) (value.Value, bool) {
+	for i := len(bs) - 1; i >= 0; i-- {
+		if bs[i].name == name {
+			return bs[i].v, true
+		}
+	}
+	return nil, false
 }
 
 // Attempt records how one block fared against the request path, for
@@ -244,16 +308,17 @@ const Hypothetical = "\x00document"
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 	var out []Matched
-	vars := map[*Block]map[string]value.Value{p.Root: {}}
+	st := &matchState{p: p, segs: segs, out: &out, indexed: true}
 	for _, c := range p.Root.candidates(segs, 0) {
-		p.match(c, segs, 0, vars, &out, nil, true)
+		st.match(c, 0)
 	}
 	if len(out) > 0 {
 		return out, nil
 	}
 	var attempts []Attempt
+	st.attempts, st.indexed = &attempts, false
 	for _, c := range p.Root.Children {
-		p.match(c, segs, 0, vars, &out, &attempts, false)
+		st.match(c, 0)
 	}
 	return out, attempts
 }
@@ -264,106 +329,115 @@ type binding struct {
 	v    value.Value
 }
 
-// matcher matches one block's pattern; its state replaces a recursive
-// closure so matching allocates only what it binds.
-type matcher struct {
-	p          *Program
-	b          *Block
-	segs       []string
-	parentVars map[*Block]map[string]value.Value
-	out        *[]Matched
-	attempts   *[]Attempt
-	indexed    bool
+// matchState is one request's matching: vars and chain are stacks that
+// grow as blocks match and shrink as matching backtracks, so matching
+// allocates only the Matched results it returns.
+type matchState struct {
+	p        *Program
+	segs     []string
+	vars     []binding
+	chain    []link
+	out      *[]Matched
+	attempts *[]Attempt
+	indexed  bool
+	buf      [8]binding
+	chainBuf [8]link
 }
 
-func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt, indexed bool) {
-	m := matcher{p: p, b: b, segs: segs, parentVars: parentVars, out: out, attempts: attempts, indexed: indexed}
-	m.try(0, pos, nil)
+// match tries block b at request position pos.
+func (st *matchState) match(b *Block, pos int) {
+	if st.vars == nil {
+		st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
+	}
+	nv, nc := len(st.vars), len(st.chain)
+	st.try(b, 0, pos, nv)
+	st.vars, st.chain = st.vars[:nv], st.chain[:nc]
 }
 
-func (m *matcher) miss(pos int, reason string, bound []binding) {
-	if m.attempts != nil {
-		*m.attempts = append(*m.attempts, attempt(m.b, pos, len(m.segs), reason, bound))
+func (st *matchState) miss(b *Block, pos int, reason string, from int) {
+	if st.attempts != nil {
+		*st.attempts = append(*st.attempts, attempt(b, pos, len(st.segs), reason, st.vars[from:]))
 	}
 }
 
-func (m *matcher) try(i, pos int, bound []binding) {
-	b, segs := m.b, m.segs
+// try matches pattern segment i of b at request position pos; the
+// variables b bound so far are st.vars[from:].
+func (st *matchState) try(b *Block, i, pos, from int) {
+	segs := st.segs
 	pattern := b.Match.Path.Segments
 	if i == len(pattern) {
-		parent := m.parentVars[b.Parent]
-		own := make(map[string]value.Value, len(parent)+len(bound))
-		for k, v := range parent {
-			own[k] = v
-		}
-		for _, x := range bound {
-			own[x.name] = x.v
-		}
-		vars := make(map[*Block]map[string]value.Value, len(m.parentVars)+1)
-		for k, v := range m.parentVars {
-			vars[k] = v
-		}
-		vars[b] = own
+		st.chain = append(st.chain, link{b, len(st.vars)})
 		if pos == len(segs) {
-			*m.out = append(*m.out, Matched{Block: b, Vars: vars})
+			m := Matched{Block: b}
+			m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
+			m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
+			*st.out = append(*st.out, m)
 		}
 		if len(b.Children) == 0 && pos != len(segs) {
-			m.miss(pos, ReasonNoMatchingChild, bound)
+			st.miss(b, pos, ReasonNoMatchingChild, from)
 		}
 		kids := b.Children
-		if m.indexed {
+		if st.indexed {
 			kids = b.candidates(segs, pos)
 		}
 		for _, c := range kids {
-			m.p.match(c, segs, pos, vars, m.out, m.attempts, m.indexed)
+			st.match(c, pos)
 		}
+		st.chain = st.chain[:len(st.chain)-1]
 		return
 	}
 	seg := pattern[i]
 	switch seg.Kind {
 	case ast.SegLiteral:
 		if pos >= len(segs) {
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		if segs[pos] != seg.Text {
-			m.miss(pos, ReasonLiteralMismatch, bound)
+			st.miss(b, pos, ReasonLiteralMismatch, from)
 			return
 		}
-		m.try(i+1, pos+1, bound)
+		st.try(b, i+1, pos+1, from)
 	case ast.SegWildcard:
 		if pos >= len(segs) {
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		if segs[pos] == Hypothetical {
-			m.try(i+1, pos+1, bound)
+			st.try(b, i+1, pos+1, from)
 			return
 		}
-		m.try(i+1, pos+1, append(bound, binding{seg.Text, value.String(segs[pos])}))
+		n := len(st.vars)
+		st.vars = append(st.vars, binding{seg.Text, value.String(segs[pos])})
+		st.try(b, i+1, pos+1, from)
+		st.vars = st.vars[:n]
 	case ast.SegRecursive:
+		n := len(st.vars)
+		defer func() { st.vars = st.vars[:n] }()
 		if i < len(pattern)-1 {
-			m.try(i+1, pos, append(bound, binding{seg.Text, value.Path{}}))
+			st.vars = append(st.vars, binding{seg.Text, value.Path{}})
+			st.try(b, i+1, pos, from)
 			return
 		}
-		if len(segs) == pos && m.p.Ruleset.Version == "1" {
-			m.miss(pos, ReasonRequestShorter, bound)
+		if len(segs) == pos && st.p.Ruleset.Version == "1" {
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		// The remainder covers a list request's unknown document unless
 		// an earlier wildcard already took it.
 		partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
-		if partial && m.p.Ruleset.Version == "1" {
+		if partial && st.p.Ruleset.Version == "1" {
 			// The official emulator never matches a list request with a
 			// rules_version '1' recursive wildcard.
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		rest := append([]string(nil), segs[pos:]...)
 		if partial {
 			rest = rest[:len(rest)-1]
 		}
-		m.try(i+1, len(segs), append(bound, binding{seg.Text, value.Path{Segments: rest, Partial: partial}}))
+		st.vars = append(st.vars, binding{seg.Text, value.Path{Segments: rest, Partial: partial}})
+		st.try(b, i+1, len(segs), from)
 	}
 }
 

@@ -252,11 +252,10 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	if db == "" {
 		db = "(default)"
 	}
-	segs := []string{"databases", db, "documents"}
 	rel := strings.Trim(req.Path, "/")
-	if rel != "" {
-		segs = append(segs, strings.Split(rel, "/")...)
-	}
+	segs := docSegments(db, rel, 1)
+	// The request's own path, shared by request.path and resource.__name__.
+	own := value.Path{Absolute: true, Segments: segs[:len(segs):len(segs)]}
 	if req.Method == List && (len(segs)-3)%2 == 1 {
 		// A list request names a collection: rules are matched against the
 		// unknown documents it could return. (The Rules Test API names a
@@ -270,7 +269,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		return d
 	}
 	lk := newLookups(r, req, db)
-	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Service: lk, Trace: trace}
+	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
 	if req.Method == List {
 		var cs []Constraint
 		if req.Query != nil {

@@ -137,7 +137,8 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	if fr.onStack(f.Name) {
 		return withPos(value.Errorf("Recursive call is not allowed."), e)
 	}
-	callee := &frame{block: decl, m: fr.m, fn: f, caller: fr, calls: fr.calls + 1}
+	callee := r.newFrame()
+	callee.block, callee.m, callee.fn, callee.caller, callee.calls = decl, fr.m, f, fr, fr.calls+1
 	callee.bv = fr.m.visible(decl)
 	if n := len(f.Params) + len(f.Lets); n <= len(callee.small) {
 		callee.local = callee.small[:n]
@@ -145,10 +146,10 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 		callee.local = make([]thunk, n)
 	}
 	for i := range f.Params {
-		callee.local[i] = thunk{expr: e.Args[i], fr: fr, depth: depth + 1}
+		callee.local[i] = thunk{expr: e.Args[i], fr: fr, depth: int32(depth + 1)}
 	}
 	for i, l := range f.Lets {
-		callee.local[len(f.Params)+i] = thunk{expr: l.Value, fr: callee, depth: depth + 1}
+		callee.local[len(f.Params)+i] = thunk{expr: l.Value, fr: callee, depth: int32(depth + 1)}
 	}
 	if f.Return == nil {
 		return withPos(value.Errorf("function %s has no return statement", f.Name), e)

@@ -55,12 +55,9 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: info.cond}
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Condition: info.cond}
 			if !isTrue(res) {
 				rr.Failing = Failing(steps)
-				for _, fi := range rr.Failing {
-					rule.Failing = append(rule.Failing, RenderFailure(file, steps, fi, traceValueLimit))
-				}
 			}
 			switch res := res.(type) {
 			case value.Bool:
@@ -108,6 +105,25 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 		v.Bindings = matched[0].Vars()
 	}
 	return v
+}
+
+// Render fills the display form of each evaluated rule from its typed
+// trace: the step-by-step Expressions and the Failing sub-expressions with
+// their values. Allows leaves them empty, so a decision that is traced
+// only for its typed steps (coverage, Studio) never renders a string;
+// reports call Render at the edge. trace and rules are parallel.
+func (p *Program) Render(trace []sim.Rule, rules []RuleResult) {
+	for i := range trace {
+		if i >= len(rules) || trace[i].Expressions != nil {
+			continue
+		}
+		rr := &rules[i]
+		trace[i].Expressions = renderSteps(p.Text, rr.Steps, traceValueLimit)
+		trace[i].Failing = nil
+		for _, fi := range rr.Failing {
+			trace[i].Failing = append(trace[i].Failing, RenderFailure(p.File, rr.Steps, fi, traceValueLimit))
+		}
+	}
 }
 
 // ErrorNote renders an evaluation error as production's hosted diagnostics

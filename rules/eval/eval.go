@@ -79,10 +79,28 @@ type Run struct {
 	deadline time.Time
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
+	free     []Step // unused step buffer after the last condition's
+	traced   int    // steps recorded over the whole request
 	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [16]value.Value
+	argArr   [8]value.Value
+	// root is the frame of the condition being evaluated (nothing refers
+	// to it once the condition is decided); frames are handed out by
+	// newFrame for function calls, a few per allocation.
+	root   frame
+	frames []frame
+}
+
+// newFrame returns a zeroed frame that lives as long as the run (thunks
+// of lets and arguments keep pointers to their frames).
+func (r *Run) newFrame() *frame {
+	if len(r.frames) == 0 {
+		r.frames = make([]frame, 4)
+	}
+	f := &r.frames[0]
+	r.frames = r.frames[1:]
+	return f
 }
 
 // NewRun starts evaluating one request.
@@ -146,10 +164,24 @@ func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 		return value.Bool(true)
 	}
 	if r.env.Trace {
-		r.steps = make([]Step, 0, 32)
+		// The conditions of one request share one step buffer: each
+		// takes the free space the previous one left.
+		if cap(r.free) < 16 {
+			r.free = make([]Step, 0, max(64, int(r.env.Program.stepHint.Load())))
+		}
+		r.steps = r.free[:0]
+		defer func() {
+			n := len(r.steps)
+			r.free = r.steps[n:]
+			r.steps = r.steps[:n:n]
+			r.traced += n
+			if h := &r.env.Program.stepHint; int64(r.traced) > h.Load() && r.traced <= 4*maxTrace {
+				h.Store(int64(r.traced))
+			}
+		}()
 	}
-	fr := frame{block: m.Block, m: m, bv: m.vars}
-	v := r.eval(cond, &fr, 0)
+	r.root = frame{block: m.Block, m: m, bv: m.vars}
+	v := r.eval(cond, &r.root, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
 		if len(r.steps) > 0 {
@@ -176,7 +208,7 @@ type frame struct {
 	local  []thunk
 	caller *frame // the frame the call was made from
 	calls  int    // user-function nesting depth
-	small  [4]thunk
+	small  [3]thunk
 }
 
 // thunk is a lazily evaluated, memoised binding: production evaluates lets
@@ -185,8 +217,8 @@ type thunk struct {
 	expr  ast.Expr
 	fr    *frame
 	v     value.Value
+	depth int32
 	state uint8 // 0 unforced, 1 being forced, 2 done
-	depth int
 }
 
 func (r *Run) force(t *thunk) value.Value {
@@ -195,7 +227,7 @@ func (r *Run) force(t *thunk) value.Value {
 		return value.Errorf("a binding refers to itself")
 	case 0:
 		t.state = 1
-		v := r.eval(t.expr, t.fr, t.depth)
+		v := r.eval(t.expr, t.fr, int(t.depth))
 		t.v, t.state = v, 2
 	}
 	return t.v
@@ -473,6 +505,9 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	case *ast.Call:
 		return r.call(e, fr, depth)
 	case *ast.List:
+		if v, ok := r.folded(e); ok {
+			return v
+		}
 		out := make(value.List, len(e.Elems))
 		for i, x := range e.Elems {
 			v := r.eval(x, fr, depth+1)
@@ -483,6 +518,9 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		}
 		return out
 	case *ast.Map:
+		if v, ok := r.folded(e); ok {
+			return v
+		}
 		out := make(value.Map, len(e.Entries))
 		for _, en := range e.Entries {
 			k := r.eval(en.Key, fr, depth+1)
@@ -506,6 +544,21 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		return withPos(value.Errorf("syntax error"), e)
 	}
 	return withPos(value.Errorf("cannot evaluate %T", e), e)
+}
+
+// folded returns a constant literal's value when evaluating it would not
+// run out of budget; it counts the expressions evaluation would have. A
+// traced run evaluates it, so every element has its step.
+func (r *Run) folded(e ast.Expr) (value.Value, bool) {
+	if r.env.Trace {
+		return nil, false
+	}
+	c, ok := r.env.Program.consts[e]
+	if !ok || r.count+c.n-1 > r.max {
+		return nil, false
+	}
+	r.count += c.n - 1
+	return c.v, true
 }
 
 // binary evaluates binary operators. && and || absorb errors in either

@@ -15,6 +15,7 @@ package eval
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/source"
@@ -36,6 +37,12 @@ type Program struct {
 	// lits are the literals' values, built once (a string literal would
 	// otherwise allocate its interface value on every evaluation).
 	lits map[*ast.Literal]value.Value
+	// consts are the list and map literals made only of literals, folded
+	// once, with the number of expressions evaluating them would count.
+	consts map[ast.Expr]folded
+	// stepHint is the most steps a traced request has recorded, so the
+	// next one allocates its step buffer once.
+	stepHint atomic.Int64
 }
 
 // Text returns an expression's source text (whitespace collapsed).
@@ -160,7 +167,17 @@ func NewProgram(rs *ast.Ruleset) *Program {
 	allows(p.Root)
 	p.text = map[ast.Expr]string{}
 	p.lits = map[*ast.Literal]value.Value{}
+	p.consts = map[ast.Expr]folded{}
 	rs.Exprs(func(root ast.Expr) {
+		ast.Inspect(root, func(e ast.Expr) bool {
+			switch e.(type) {
+			case *ast.List, *ast.Map:
+				if v, n, ok := fold(e); ok {
+					p.consts[e] = folded{v, n}
+				}
+			}
+			return true
+		})
 		ast.Inspect(root, func(e ast.Expr) bool {
 			if e != nil {
 				p.text[e] = clipSource(SourceText(p.File, e))
@@ -307,20 +324,25 @@ const Hypothetical = "\x00document"
 // children index and never tries blocks whose first literal segment
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
-	var out []Matched
-	st := &matchState{p: p, segs: segs, out: &out, indexed: true}
+	st := &matchState{p: p, segs: segs, indexed: true}
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)
 	}
-	if len(out) > 0 {
-		return out, nil
+	if len(st.out) > 0 {
+		return st.out, nil
 	}
 	var attempts []Attempt
 	st.attempts, st.indexed = &attempts, false
 	for _, c := range p.Root.Children {
 		st.match(c, 0)
 	}
-	return out, attempts
+	return st.out, attempts
+}
+
+// scope holds a short match's variables and chain in one allocation.
+type scope struct {
+	vars  [6]binding
+	chain [6]link
 }
 
 // binding is one path variable bound while matching a block's pattern.
@@ -337,7 +359,7 @@ type matchState struct {
 	segs     []string
 	vars     []binding
 	chain    []link
-	out      *[]Matched
+	out      []Matched
 	attempts *[]Attempt
 	indexed  bool
 	buf      [8]binding
@@ -369,9 +391,15 @@ func (st *matchState) try(b *Block, i, pos, from int) {
 		st.chain = append(st.chain, link{b, len(st.vars)})
 		if pos == len(segs) {
 			m := Matched{Block: b}
-			m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
-			m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
-			*st.out = append(*st.out, m)
+			if len(st.vars) <= 6 && len(st.chain) <= 6 {
+				sc := new(scope)
+				m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
+				m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
+			} else {
+				m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
+				m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
+			}
+			st.out = append(st.out, m)
 		}
 		if len(b.Children) == 0 && pos != len(segs) {
 			st.miss(b, pos, ReasonNoMatchingChild, from)
@@ -454,4 +482,58 @@ func attempt(b *Block, matched, total int, reason string, bound []binding) Attem
 		}
 	}
 	return a
+}
+
+// folded is a constant list or map literal's value and the number of
+// expressions its evaluation counts.
+type folded struct {
+	v value.Value
+	n int
+}
+
+// fold evaluates a literal made only of literals (lists and maps of
+// strings, numbers, …): its value is the same on every evaluation, and
+// values are immutable. Map keys must be strings, as evaluation requires.
+func fold(e ast.Expr) (value.Value, int, bool) {
+	switch e := e.(type) {
+	case *ast.Paren:
+		return fold(e.X)
+	case *ast.Literal:
+		v := literal(e)
+		return v, 1, v != nil
+	case *ast.List:
+		out := make(value.List, len(e.Elems))
+		n := 1
+		for i, x := range e.Elems {
+			v, k, ok := fold(x)
+			if !ok {
+				return nil, 0, false
+			}
+			out[i], n = v, n+k
+		}
+		return out, n, true
+	case *ast.Map:
+		out := make(value.Map, len(e.Entries))
+		n := 1
+		for _, en := range e.Entries {
+			k, kn, ok := fold(en.Key)
+			if !ok {
+				return nil, 0, false
+			}
+			ks, isStr := k.(value.String)
+			if !isStr {
+				return nil, 0, false
+			}
+			if _, dup := out[string(ks)]; dup {
+				return nil, 0, false
+			}
+			v, vn, ok := fold(en.Value)
+			if !ok {
+				return nil, 0, false
+			}
+			out[string(ks)], n = v, n+kn+vn
+		}
+		return out, n, true
+	}
+	return nil, 0, false
 }

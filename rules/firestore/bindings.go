@@ -26,7 +26,7 @@ type Constraint struct {
 func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]value.Value {
 	var ownPath value.Value = own
 	request := make(value.Map, 6)
-	request["method"] = value.String(req.Method)
+	request["method"] = methodValue(req.Method)
 	request["path"] = ownPath
 	request["time"] = value.Timestamp{Time: req.Time.UTC()}
 	switch {
@@ -94,6 +94,17 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]va
 	return g
 }
 
+// methodValues are the request methods as values, boxed once.
+var methodValues = map[string]value.Value{Get: value.String(Get), List: value.String(List),
+	Create: value.String(Create), Update: value.String(Update), Delete: value.String(Delete)}
+
+func methodValue(m string) value.Value {
+	if v, ok := methodValues[m]; ok {
+		return v
+	}
+	return value.String(m)
+}
+
 // addIdentity adds id and __name__, which real documents carry and the
 // Rules Test API's do not.
 func addIdentity(m value.Map, db, rel string) {
@@ -147,14 +158,13 @@ type lookups struct {
 	buf   [2]eval.Read
 }
 
-func newLookups(r *Ruleset, req *Request, db string) *lookups {
+func (l *lookups) init(req *Request, db string) {
 	max := MaxLookupsSingle
 	if req.Batch {
 		max = MaxLookupsBatch
 	}
-	l := &lookups{req: req, db: db, max: max}
+	*l = lookups{req: req, db: db, max: max}
 	l.reads = l.buf[:0]
-	return l
 }
 
 func (l *lookups) count() int { return len(l.seen) }

@@ -155,6 +155,8 @@ type Decision struct {
 	// evaluated rules, their failing sub-expressions, the path
 	// variables, each lookup with its result, and the budget used.
 	eval.Explanation
+
+	prog *eval.Program // for Render
 }
 
 // Allowed reports whether the request is allowed.
@@ -169,14 +171,33 @@ func (d *Decision) DecidingRuleOf() *eval.RuleResult {
 }
 
 // Decide evaluates the request against the ruleset, with the full
-// sub-expression trace. It never panics: an internal failure denies, with
-// a note saying so.
-func (r *Ruleset) Decide(req *Request) *Decision { return r.safeDecide(req, true) }
+// sub-expression trace, typed and rendered for display. It never panics:
+// an internal failure denies, with a note saying so.
+func (r *Ruleset) Decide(req *Request) *Decision {
+	d := r.safeDecide(req, true)
+	d.Render()
+	return d
+}
+
+// DecideSteps is Decide with the trace in typed form only: every
+// evaluated rule's Steps and Failing leaves are in Rules, and nothing is
+// rendered (Trace lists the rules with their verdicts but no
+// Expressions or Failing text until Render). It is the cheap way to trace
+// every request, allowed ones included, for coverage and Studio.
+func (r *Ruleset) DecideSteps(req *Request) *Decision { return r.safeDecide(req, true) }
 
 // DecideFast is Decide without the sub-expression traces (every evaluated
 // rule is still listed with its verdict, line and message); it is several
 // times faster, for hot paths that explain only denials.
 func (r *Ruleset) DecideFast(req *Request) *Decision { return r.safeDecide(req, false) }
+
+// Render fills Trace's display strings (each rule's Expressions and
+// Failing) from the typed trace; Decide has done it already.
+func (d *Decision) Render() {
+	if d.prog != nil {
+		d.prog.Render(d.Trace, d.Rules)
+	}
+}
 
 func (r *Ruleset) safeDecide(req *Request, trace bool) (d *Decision) {
 	defer func() {
@@ -263,13 +284,19 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		segs = append(segs, eval.Hypothetical)
 	}
 	matched, attempts := r.prog.Match(segs)
-	d := &Decision{Outcome: sim.Deny, Deciding: -1, Attempts: attempts}
+	d := &Decision{Outcome: sim.Deny, Deciding: -1, Attempts: attempts, prog: r.prog}
 	if len(matched) == 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '/%s'", rel))
 		return d
 	}
-	lk := newLookups(r, req, db)
-	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
+	// One allocation holds the request's lookups and environment.
+	st := &struct {
+		lk  lookups
+		env eval.Env
+	}{}
+	lk, env := &st.lk, &st.env
+	lk.init(req, db)
+	*env = eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
 	if req.Method == List {
 		var cs []Constraint
 		if req.Query != nil {
@@ -280,7 +307,11 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	run := eval.NewRun(env)
 	v := run.Allows(matched, req.Method, nil)
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
-	d.Notes = append(d.Notes, v.Notes...)
+	if len(d.Notes) == 0 {
+		d.Notes = v.Notes
+	} else {
+		d.Notes = append(d.Notes, v.Notes...)
+	}
 	d.Expressions, d.Lookups = run.Count(), lk.count()
 	d.Explanation = eval.NewExplanation(run, v, lk.reads)
 	return d
@@ -306,6 +337,7 @@ func (d *Decision) EmulatorMessage(method string) string {
 
 // Case renders the decision as a simulator case result.
 func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
+	d.Render()
 	c := sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
 	d.Annotate(&c)
 	return c

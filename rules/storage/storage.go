@@ -298,6 +298,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	d.Notes = append(d.Notes, v.Notes...)
 	d.Expressions, d.Lookups = run.Count(), lk.count()
 	d.Explanation = eval.NewExplanation(run, v, rec.Reads)
+	r.prog.Render(d.Trace, d.Rules)
 	if req.TestAPI && lk.count() > MaxFirestoreLookups {
 		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
 	}

@@ -88,15 +88,17 @@ type Run struct {
 	// root is the frame of the condition being evaluated (nothing refers
 	// to it once the condition is decided); frames are handed out by
 	// newFrame for function calls, a few per allocation.
-	root   frame
-	frames []frame
+	root       frame
+	frames     []frame
+	framesMade int // size of the last chunk of frames
 }
 
 // newFrame returns a zeroed frame that lives as long as the run (thunks
 // of lets and arguments keep pointers to their frames).
 func (r *Run) newFrame() *frame {
 	if len(r.frames) == 0 {
-		r.frames = make([]frame, 4)
+		r.framesMade = min(2*max(r.framesMade, 1), 16)
+		r.frames = make([]frame, r.framesMade)
 	}
 	f := &r.frames[0]
 	r.frames = r.frames[1:]

@@ -339,8 +339,10 @@ func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 	return st.out, attempts
 }
 
-// scope holds a short match's variables and chain in one allocation.
+// scope holds a short match's result, variables and chain in one
+// allocation.
 type scope struct {
+	out   [1]Matched
 	vars  [6]binding
 	chain [6]link
 }
@@ -395,12 +397,18 @@ func (st *matchState) try(b *Block, i, pos, from int) {
 				sc := new(scope)
 				m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
 				m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
+				if st.out == nil {
+					sc.out[0] = m
+					st.out = sc.out[:1:1]
+					goto matched
+				}
 			} else {
 				m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
 				m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
 			}
 			st.out = append(st.out, m)
 		}
+	matched:
 		if len(b.Children) == 0 && pos != len(segs) {
 			st.miss(b, pos, ReasonNoMatchingChild, from)
 		}

@@ -235,6 +235,18 @@ func Show(v Value) string {
 // sub-expression, and rendering a whole document at each would dominate
 // the cost of a decision.
 func ShowLimit(v Value, limit int) string {
+	// The common scalars need no builder.
+	switch v := v.(type) {
+	case Null:
+		return "null"
+	case Bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	case Int:
+		return strconv.FormatInt(int64(v), 10)
+	}
 	var b strings.Builder
 	show(&b, v, 0, limit)
 	return b.String()

@@ -279,65 +279,27 @@ func (c *checker) expr(s *scope, fs *fnScope, e ast.Expr) {
 	}
 	var walk func(e ast.Expr)
 	walk = func(e ast.Expr) {
-		switch e := e.(type) {
-		case *ast.Ident:
-			switch {
-			case fs != nil && (fs.params[e.Name] || fs.lets[e.Name] != nil):
-				fs.usedID[e.Name] = true
-			case s.hasVar(e.Name), c.isGlobal(e.Name):
-			default:
-				c.warnf(e.Sp, CodeUndefinedID, "Invalid variable name: %s.", e.Name)
-			}
-		case *ast.Paren:
-			walk(e.X)
-		case *ast.Unary:
-			walk(e.X)
-		case *ast.Binary:
-			walk(e.X)
-			walk(e.Y)
-		case *ast.In:
-			walk(e.X)
-			walk(e.Collection)
-		case *ast.Is:
-			walk(e.X)
-		case *ast.Ternary:
-			walk(e.Cond)
-			walk(e.Then)
-			walk(e.Else)
-		case *ast.Member:
-			walk(e.X)
-		case *ast.Index:
-			walk(e.X)
-			walk(e.Index)
-		case *ast.Slice:
-			walk(e.X)
-			if e.Lo != nil {
-				walk(e.Lo)
-			}
-			if e.Hi != nil {
-				walk(e.Hi)
-			}
-		case *ast.List:
-			for _, x := range e.Elems {
-				walk(x)
-			}
-		case *ast.Map:
-			for _, en := range e.Entries {
-				walk(en.Key)
-				walk(en.Value)
-			}
-		case *ast.Path:
-			for _, seg := range e.Segments {
-				if seg.Interp != nil {
-					walk(seg.Interp)
+		ast.Inspect(e, func(x ast.Expr) bool {
+			switch x := x.(type) {
+			case *ast.Ident:
+				switch {
+				case fs != nil && (fs.params[x.Name] || fs.lets[x.Name] != nil):
+					fs.usedID[x.Name] = true
+				case s.hasVar(x.Name), c.isGlobal(x.Name):
+				default:
+					c.warnf(x.Sp, CodeUndefinedID, "Invalid variable name: %s.", x.Name)
 				}
+			case *ast.Call:
+				// The callee is not a variable: call checks it, walking a
+				// method's receiver itself.
+				for _, a := range x.Args {
+					walk(a)
+				}
+				c.call(s, fs, callers, x, walk)
+				return false
 			}
-		case *ast.Call:
-			for _, a := range e.Args {
-				walk(a)
-			}
-			c.call(s, fs, callers, e, walk)
-		}
+			return true
+		})
 	}
 	walk(e)
 }

@@ -16,76 +16,30 @@ var firestoreFuncs = map[string]int{"get": 1, "exists": 1}
 // argument count (an error, as production rejects it for every function).
 func checkFirestoreCalls(rs *ast.Ruleset) source.Diagnostics {
 	var diags source.Diagnostics
-	var walk func(e ast.Expr, shadowed map[string]bool)
-	walk = func(e ast.Expr, shadowed map[string]bool) {
-		switch e := e.(type) {
-		case *ast.Paren:
-			walk(e.X, shadowed)
-		case *ast.Unary:
-			walk(e.X, shadowed)
-		case *ast.Binary:
-			walk(e.X, shadowed)
-			walk(e.Y, shadowed)
-		case *ast.In:
-			walk(e.X, shadowed)
-			walk(e.Collection, shadowed)
-		case *ast.Is:
-			walk(e.X, shadowed)
-		case *ast.Ternary:
-			walk(e.Cond, shadowed)
-			walk(e.Then, shadowed)
-			walk(e.Else, shadowed)
-		case *ast.Member:
-			walk(e.X, shadowed)
-		case *ast.Index:
-			walk(e.X, shadowed)
-			walk(e.Index, shadowed)
-		case *ast.Slice:
-			walk(e.X, shadowed)
-			if e.Lo != nil {
-				walk(e.Lo, shadowed)
-			}
-			if e.Hi != nil {
-				walk(e.Hi, shadowed)
-			}
-		case *ast.List:
-			for _, x := range e.Elems {
-				walk(x, shadowed)
-			}
-		case *ast.Map:
-			for _, en := range e.Entries {
-				walk(en.Key, shadowed)
-				walk(en.Value, shadowed)
-			}
-		case *ast.Path:
-			for _, s := range e.Segments {
-				if s.Interp != nil {
-					walk(s.Interp, shadowed)
-				}
-			}
-		case *ast.Call:
-			for _, a := range e.Args {
-				walk(a, shadowed)
-			}
-			m, ok := e.Fn.(*ast.Member)
+	walk := func(e ast.Expr, shadowed map[string]bool) {
+		ast.Inspect(e, func(x ast.Expr) bool {
+			call, ok := x.(*ast.Call)
 			if !ok {
-				return
+				return true
 			}
-			id, ok := m.X.(*ast.Ident)
-			if !ok || id.Name != "firestore" || shadowed["firestore"] {
-				walk(m.X, shadowed)
-				return
+			m, ok := call.Fn.(*ast.Member)
+			if !ok {
+				return true
+			}
+			if id, ok := m.X.(*ast.Ident); !ok || id.Name != "firestore" || shadowed["firestore"] {
+				return true
 			}
 			n, known := firestoreFuncs[m.Name]
 			switch {
 			case !known:
 				diags = append(diags, source.Diagnostic{Severity: source.Warning, Code: check.CodeUndefinedFn,
 					Message: "Invalid function name: firestore." + m.Name + ".", Span: m.NameSp})
-			case n != len(e.Args):
+			case n != len(call.Args):
 				diags = append(diags, source.Diagnostic{Severity: source.Error, Code: check.CodeArgCount,
-					Message: "Incorrect number of arguments supplied to function: firestore." + m.Name + ".", Span: e.Sp})
+					Message: "Incorrect number of arguments supplied to function: firestore." + m.Name + ".", Span: call.Sp})
 			}
-		}
+			return true
+		})
 	}
 	function := func(f *ast.Function, outer map[string]bool) {
 		names := copySet(outer)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -29,20 +30,8 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]va
 	request["method"] = methodValue(req.Method)
 	request["path"] = ownPath
 	request["time"] = value.Timestamp{Time: req.Time.UTC()}
-	switch {
-	case req.Auth != nil:
-		auth := make(value.Map, 2)
-		if req.Auth.UID != "" {
-			auth["uid"] = value.String(req.Auth.UID)
-		}
-		if req.Auth.Token != nil {
-			auth["token"] = value.MustFromGo(req.Auth.Token)
-		} else {
-			auth["token"] = value.Map{}
-		}
+	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
 		request["auth"] = auth
-	case !req.TestAPI:
-		request["auth"] = value.Null{}
 	}
 	if (req.Method == Create || req.Method == Update) && req.After != nil {
 		rr := make(value.Map, 3)

@@ -13,7 +13,7 @@ import (
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/check"
 	"github.com/pyric/pyric/rules/eval"
-	"github.com/pyric/pyric/rules/parser"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -39,18 +39,11 @@ type Ruleset struct {
 // Compile parses and checks a rules file. It returns the ruleset and every
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
-	if file.Name == "" {
-		file = source.NewFile("firestore.rules", file.Text)
-	}
-	rs, diags := parser.Parse(file)
-	if !diags.HasErrors() {
-		diags = append(diags, check.Check(rs, check.Options{Service: Service})...)
-	}
-	diags.Sort()
-	if diags.HasErrors() {
+	prog, diags := service.Compile(file, "firestore.rules", check.Options{Service: Service}, nil)
+	if prog == nil {
 		return nil, diags
 	}
-	return &Ruleset{prog: eval.NewProgram(rs), Warnings: diags}, diags
+	return &Ruleset{prog: prog, Warnings: diags}, diags
 }
 
 // AST returns the parsed ruleset.
@@ -69,10 +62,7 @@ const (
 )
 
 // Auth is request.auth: the caller's uid and token claims.
-type Auth struct {
-	UID   string
-	Token map[string]any
-}
+type Auth = service.Auth
 
 // Doc is a document as rules see it.
 type Doc struct {
@@ -283,37 +273,30 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		// document instead, which matches as is.)
 		segs = append(segs, eval.Hypothetical)
 	}
-	matched, attempts := r.prog.Match(segs)
-	d := &Decision{Outcome: sim.Deny, Deciding: -1, Attempts: attempts, prog: r.prog}
-	if len(matched) == 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '/%s'", rel))
-		return d
-	}
 	// One allocation holds the request's lookups and environment.
 	st := &struct {
 		lk  lookups
 		env eval.Env
 	}{}
 	lk, env := &st.lk, &st.env
-	lk.init(req, db)
-	*env = eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
-	if req.Method == List {
-		var cs []Constraint
-		if req.Query != nil {
-			cs = req.Query.Constraints
+	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
+		lk.init(req, db)
+		*env = eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
+		if req.Method == List {
+			var cs []Constraint
+			if req.Query != nil {
+				cs = req.Query.Constraints
+			}
+			env.Prove = newProver(cs).prove
 		}
-		env.Prove = newProver(cs).prove
+		return env
+	}, nil)
+	v := x.Verdicts
+	d := &Decision{Outcome: v.Outcome, Trace: v.Trace, Deciding: v.Deciding, Notes: x.Notes, Attempts: x.Attempts, prog: r.prog}
+	if x.Run != nil {
+		d.Expressions, d.Lookups = x.Expressions, lk.count()
+		d.Explanation = eval.NewExplanation(x.Run, v, lk.reads)
 	}
-	run := eval.NewRun(env)
-	v := run.Allows(matched, req.Method, nil)
-	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
-	if len(d.Notes) == 0 {
-		d.Notes = v.Notes
-	} else {
-		d.Notes = append(d.Notes, v.Notes...)
-	}
-	d.Expressions, d.Lookups = run.Count(), lk.count()
-	d.Explanation = eval.NewExplanation(run, v, lk.reads)
 	return d
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -21,18 +22,8 @@ func globals(req *Request, bucket string, segs []string) map[string]value.Value 
 		"path":   value.Path{Absolute: true, Segments: segs},
 		"time":   value.Timestamp{Time: req.Time.UTC()},
 	}
-	switch {
-	case req.Auth != nil:
-		auth := value.Map{"token": value.Map{}}
-		if req.Auth.UID != "" {
-			auth["uid"] = value.String(req.Auth.UID)
-		}
-		if req.Auth.Token != nil {
-			auth["token"] = value.MustFromGo(req.Auth.Token)
-		}
+	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
 		request["auth"] = auth
-	case !req.TestAPI:
-		request["auth"] = value.Null{}
 	}
 	write := req.Method == Create || req.Method == Update
 	switch {

@@ -76,11 +76,9 @@ type Ruleset struct {
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
 	prog, diags := service.Compile(file, "storage.rules", check.Options{
-		Service:    Service,
-		Builtins:   []string{},
-		Namespaces: []string{"firestore"},
-		Globals:    []string{"request", "resource"},
-	}, checkFirestoreCalls)
+		Service: Service,
+		Globals: []string{"request", "resource"},
+	}, nil)
 	if prog == nil {
 		return nil, diags
 	}

@@ -140,11 +140,7 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	callee := r.newFrame()
 	callee.block, callee.m, callee.fn, callee.caller, callee.calls = decl, fr.m, f, fr, fr.calls+1
 	callee.bv = fr.m.visible(decl)
-	if n := len(f.Params) + len(f.Lets); n <= len(callee.small) {
-		callee.local = callee.small[:n]
-	} else {
-		callee.local = make([]thunk, n)
-	}
+	callee.local = r.newThunks(len(f.Params) + len(f.Lets))
 	for i := range f.Params {
 		callee.local[i] = thunk{expr: e.Args[i], fr: fr, depth: int32(depth + 1)}
 	}

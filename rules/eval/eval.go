@@ -22,6 +22,11 @@ const DefaultMaxDuration = time.Second
 // MaxCallDepth is production's cap on nested user-function calls.
 const MaxCallDepth = 20
 
+// clockEvery+1 is how many expressions pass between readings of the
+// clock for the time limit; one expression is bounded by the budget of
+// its operands, so a coarse interval still bounds the time.
+const clockEvery = 127
+
 // Builtin is a function a service provides, such as get() or exists().
 // Arguments arrive evaluated; errors among them are passed through unless
 // the builtin handles them.
@@ -84,7 +89,15 @@ type Run struct {
 	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [8]value.Value
+	argArr   [6]value.Value
+	// thunks are handed out by newThunks for functions' params and lets.
+	thunks     []thunk
+	thunksMade int
+	// match is the Matched a public Condition call evaluates in.
+	match Matched
+	// globals caches Env.Globals as a short list (see global).
+	globals  [3]binding
+	nglobals int // -1: not cached yet; > len(globals): use the map
 	// root is the frame of the condition being evaluated (nothing refers
 	// to it once the condition is decided); frames are handed out by
 	// newFrame for function calls, a few per allocation.
@@ -115,9 +128,9 @@ func NewRun(env *Env) *Run {
 	if d <= 0 {
 		d = DefaultMaxDuration
 	}
-	// The clock is first read at the first time check (after 32
+	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, max: max, maxDur: d, cur: -1}
+	r := &Run{env: env, max: max, maxDur: d, cur: -1, nglobals: -1}
 	r.argStack = r.argArr[:0]
 	return r
 }
@@ -149,14 +162,16 @@ const maxTrace = 400
 // condition (`allow read;`) is true. The rendered trace is nil unless
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
-	v := r.condition(&m, cond)
+	r.match = m
+	v := r.condition(&r.match, cond)
 	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
 }
 
 // ConditionSteps is Condition with the trace in typed form only (nil
 // unless Env.Trace); nothing is rendered.
 func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
-	v := r.condition(&m, cond)
+	r.match = m
+	v := r.condition(&r.match, cond)
 	return v, r.steps
 }
 
@@ -210,7 +225,6 @@ type frame struct {
 	local  []thunk
 	caller *frame // the frame the call was made from
 	calls  int    // user-function nesting depth
-	small  [3]thunk
 }
 
 // thunk is a lazily evaluated, memoised binding: production evaluates lets
@@ -287,10 +301,47 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 	if v, ok := lookupBinding(fr.bv, name); ok {
 		return v, true
 	}
-	if v, ok := r.env.Globals[name]; ok {
-		return v, true
+	return r.global(name)
+}
+
+// global looks a name up in Env.Globals; a request has a few globals, so
+// a scan of a short list beats hashing the name.
+func (r *Run) global(name string) (value.Value, bool) {
+	if r.nglobals < 0 {
+		if len(r.env.Globals) <= len(r.globals) {
+			r.nglobals = 0
+			for k, v := range r.env.Globals {
+				r.globals[r.nglobals] = binding{k, v}
+				r.nglobals++
+			}
+		} else {
+			r.nglobals = len(r.globals) + 1
+		}
+	}
+	if r.nglobals > len(r.globals) {
+		v, ok := r.env.Globals[name]
+		return v, ok
+	}
+	for _, g := range r.globals[:r.nglobals] {
+		if g.name == name {
+			return g.v, true
+		}
 	}
 	return nil, false
+}
+
+// newThunks returns n zeroed thunks that live as long as the run.
+func (r *Run) newThunks(n int) []thunk {
+	if n > 16 {
+		return make([]thunk, n)
+	}
+	if len(r.thunks) < n {
+		r.thunksMade = min(max(2*r.thunksMade, 4, n), 32)
+		r.thunks = make([]thunk, r.thunksMade)
+	}
+	t := r.thunks[:n:n]
+	r.thunks = r.thunks[n:]
+	return t
 }
 
 // withPos attaches the node's start position to an error that has none.
@@ -334,7 +385,7 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
-	if r.count&31 == 0 {
+	if r.count&clockEvery == 0 {
 		now := time.Now()
 		if r.deadline.IsZero() {
 			r.started, r.deadline = now, now.Add(r.maxDur)

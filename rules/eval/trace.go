@@ -61,7 +61,7 @@ type RuleResult struct {
 type Budget struct {
 	Expressions    int // expressions evaluated
 	MaxExpressions int // the expression budget
-	// Elapsed is the wall-clock evaluation time, measured from the 32nd
+	// Elapsed is the wall-clock evaluation time, measured from the 128th
 	// expression (shorter evaluations report 0: reading the clock would
 	// cost more than they do).
 	Elapsed     time.Duration

@@ -55,7 +55,6 @@ type Options struct {
 	Globals []string
 }
 
-
 var allowMethods = map[string]bool{"read": true, "write": true, "get": true, "list": true, "create": true, "update": true, "delete": true}
 
 type checker struct {

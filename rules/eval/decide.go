@@ -83,7 +83,11 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 				v.Outcome = sim.Allow
 				v.Deciding = len(v.Trace) - 1
 				v.Bindings = m.Vars()
-				v.Notes = append(v.Notes, m.Block.allowedNote)
+				if len(v.Notes) == 0 {
+					v.Notes = m.Block.allowedNotes[:1:1]
+				} else {
+					v.Notes = append(v.Notes, m.Block.allowedNotes[0])
+				}
 				return v
 			}
 		}

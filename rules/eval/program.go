@@ -76,8 +76,10 @@ type Block struct {
 	// allows parallels Match.Allows: what deciding needs of each allow
 	// statement, computed once.
 	allows []allowInfo
-	// allowedNote is the note of a decision this block allows.
-	allowedNote string
+	// allowedNotes is the note of a decision this block allows, as a
+	// full slice: a decision with no other notes shares it (appending to
+	// it copies).
+	allowedNotes []string
 }
 
 // allowInfo is an allow statement prepared for deciding.
@@ -151,7 +153,7 @@ func NewProgram(rs *ast.Ruleset) *Program {
 	var allows func(b *Block)
 	allows = func(b *Block) {
 		if b.Match != nil {
-			b.allowedNote = fmt.Sprintf("Allowed by match block '%s'", b.Pattern)
+			b.allowedNotes = []string{fmt.Sprintf("Allowed by match block '%s'", b.Pattern)}
 			for _, a := range b.Match.Allows {
 				info := allowInfo{ops: MethodNames(a), cond: "true"}
 				if a.Cond != nil {

@@ -9,8 +9,15 @@
 // node, each evaluated rule is a RuleResult with its minimal failing
 // leaves, and an Explanation adds the path variables, the lookups made and
 // the Budget used; display strings are rendered from them at the edge
-// (RenderSteps, RenderFailure, Explanation.Annotate). Standard is the
+// (Program.Render, RenderSteps, RenderFailure, Explanation.Annotate), so a
+// traced decision costs little more than an untraced one. Standard is the
 // standard library's declaration table.
+//
+// NewProgram prepares a ruleset once: match blocks indexed by their first
+// literal segment, each allow's methods and source, literals' values, and
+// constant list and map literals folded. A Run keeps its per-request
+// state (frames, lazy bindings, call arguments, the step buffer) in a few
+// allocations it owns, so evaluating a condition allocates once.
 package eval
 
 import (

@@ -164,7 +164,7 @@ func TestFoldingKeepsCountsAndBudget(t *testing.T) {
 		"['a', ['b', 1], {'k': [true, null]}].size() == 3",
 		"{'a': 1, 'b': [2, 3]}.keys().hasOnly(['a', 'b'])",
 		"[s, 'x'].hasAny(['a', 'b'])", // not constant: evaluated each time
-		"({'a': 1, 'a': 2}).a == 2",    // a duplicate key is left to evaluation
+		"({'a': 1, 'a': 2}).a == 2",   // a duplicate key is left to evaluation
 	} {
 		v1, fast := evalCond(t, cond, g, nil)
 		v2, traced := evalCond(t, cond, g, func(e *eval.Env) { e.Trace = true })

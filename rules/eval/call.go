@@ -12,9 +12,18 @@ import (
 // exist is reported at the start of the call, a namespaced function that
 // fails at its name after the dot, a method that fails at its name.
 func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
+	plan := r.env.Program.calls[e]
 	switch fn := e.Fn.(type) {
 	case *ast.Ident:
-		if f, decl := r.env.Program.LookupFunc(fr.block, fn.Name); f != nil {
+		var f *ast.Function
+		var decl *Block
+		if plan != nil {
+			f, decl = plan.user, plan.decl
+		} else {
+			// A standalone expression (Run.Expr) is not planned.
+			f, decl = r.env.Program.LookupFunc(fr.block, fn.Name)
+		}
+		if f != nil {
 			return r.callUser(e, f, decl, fr, depth)
 		}
 		if sf := r.env.Service; sf != nil && sf.HasFunc(fn.Name) {
@@ -71,7 +80,16 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			return withPos(r.unprovable(recv), e)
 		}
 		// The method is looked up before its arguments are evaluated.
-		m, ok := lookupMethod(recv, fn.Name)
+		var m method
+		var ok bool
+		if plan != nil {
+			if plan.methods != nil {
+				m = plan.methods[recv.Type()]
+			}
+			ok = m != nil
+		} else {
+			m, ok = lookupMethod(recv, fn.Name)
+		}
 		if !ok {
 			for _, a := range e.Args {
 				r.skip(a, depth+1)

@@ -47,6 +47,10 @@ type Program struct {
 	// consts are the list and map literals made only of literals, folded
 	// once, with the number of expressions evaluating them would count.
 	consts map[ast.Expr]folded
+	// calls are the call sites resolved once: the user function a bare
+	// call names in its lexical scope, a method's implementations by
+	// receiver type. Evaluation looks a call up by node, never by name.
+	calls map[*ast.Call]*callPlan
 	// stepHint is the most steps a traced request has recorded, so the
 	// next one allocates its step buffer once.
 	stepHint atomic.Int64
@@ -157,6 +161,7 @@ func NewProgram(rs *ast.Ruleset) *Program {
 		}
 	}
 	p.Root.index()
+	p.planCalls()
 	var allows func(b *Block)
 	allows = func(b *Block) {
 		if b.Match != nil {
@@ -553,4 +558,90 @@ func fold(e ast.Expr) (value.Value, int, bool) {
 		return out, n, true
 	}
 	return nil, 0, false
+}
+
+// callPlan is a call site resolved when the program is prepared.
+type callPlan struct {
+	// user and decl are the user function a bare call resolves to and the
+	// block declaring it (nil for a global function); user is nil when
+	// no user function has the name.
+	user *ast.Function
+	decl *Block
+	// methods are the implementations of a method call's name by
+	// receiver type (nil entries: no such method on that type).
+	methods *methodSet
+}
+
+// methodSet maps receiver types to one method name's implementations.
+type methodSet [value.TError + 1]method
+
+// methodSets are the standard methods grouped by name.
+var methodSets = func() map[string]*methodSet {
+	out := map[string]*methodSet{}
+	for t, ms := range methods {
+		for name, m := range ms {
+			if out[name] == nil {
+				out[name] = new(methodSet)
+			}
+			out[name][t] = m
+		}
+	}
+	size := new(methodSet)
+	for _, t := range []value.Type{value.TString, value.TBytes, value.TList, value.TMap, value.TSet} {
+		size[t] = sizeMethod
+	}
+	out["size"] = size
+	return out
+}()
+
+// planCalls resolves every call site of the ruleset in the block it is
+// evaluated from: an allow condition in its match block, a function body
+// (lets and return) in the block declaring the function.
+func (p *Program) planCalls() {
+	p.calls = map[*ast.Call]*callPlan{}
+	plan := func(e ast.Expr, b *Block) {
+		ast.Inspect(e, func(x ast.Expr) bool {
+			c, ok := x.(*ast.Call)
+			if !ok {
+				return true
+			}
+			cp := &callPlan{}
+			switch fn := c.Fn.(type) {
+			case *ast.Ident:
+				cp.user, cp.decl = p.LookupFunc(b, fn.Name)
+			case *ast.Member:
+				cp.methods = methodSets[fn.Name]
+			}
+			p.calls[c] = cp
+			return true
+		})
+	}
+	function := func(f *ast.Function, b *Block) {
+		for _, l := range f.Lets {
+			plan(l.Value, b)
+		}
+		if f.Return != nil {
+			plan(f.Return, b)
+		}
+	}
+	for _, f := range p.Ruleset.Functions {
+		function(f, nil)
+	}
+	var block func(b *Block)
+	block = func(b *Block) {
+		for _, f := range b.Funcs {
+			function(f, b)
+		}
+		if b.Match != nil {
+			for _, a := range b.Match.Allows {
+				if a.Cond != nil {
+					plan(a.Cond, b)
+				}
+			}
+		}
+		for _, c := range b.Children {
+			block(c)
+		}
+	}
+	block(p.Root)
 }

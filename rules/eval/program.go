@@ -338,19 +338,25 @@ const Hypothetical = "\x00document"
 // children index and never tries blocks whose first literal segment
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
+	m, a, _ := p.match(segs)
+	return m, a
+}
+
+// match is Match reporting also how many pattern segments it tried.
+func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
 	st := &matchState{p: p, segs: segs, indexed: true}
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)
 	}
 	if len(st.out) > 0 {
-		return st.out, nil
+		return st.out, nil, st.tries
 	}
 	var attempts []Attempt
 	st.attempts, st.indexed = &attempts, false
 	for _, c := range p.Root.Children {
 		st.match(c, 0)
 	}
-	return st.out, attempts
+	return st.out, attempts, st.tries
 }
 
 // scope holds a short match's result, variables and chain in one
@@ -378,6 +384,7 @@ type matchState struct {
 	out      []Matched
 	attempts *[]Attempt
 	indexed  bool
+	tries    int // pattern segments tried
 	buf      [8]binding
 	chainBuf [8]link
 }
@@ -401,6 +408,7 @@ func (st *matchState) miss(b *Block, pos int, reason string, from int) {
 // try matches pattern segment i of b at request position pos; the
 // variables b bound so far are st.vars[from:].
 func (st *matchState) try(b *Block, i, pos, from int) {
+	st.tries++
 	segs := st.segs
 	pattern := b.Match.Path.Segments
 	if i == len(pattern) {

@@ -147,6 +147,8 @@ type Decision struct {
 	eval.Explanation
 
 	prog *eval.Program // for Render
+	lk   lookups
+	env  eval.Env
 }
 
 // Allowed reports whether the request is allowed.
@@ -273,12 +275,10 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		// document instead, which matches as is.)
 		segs = append(segs, eval.Hypothetical)
 	}
-	// One allocation holds the request's lookups and environment.
-	st := &struct {
-		lk  lookups
-		env eval.Env
-	}{}
-	lk, env := &st.lk, &st.env
+	// The decision holds the request's lookups and environment: one
+	// allocation for the three.
+	d := &Decision{prog: r.prog}
+	lk, env := &d.lk, &d.env
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
 		lk.init(req, db)
 		*env = eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
@@ -292,7 +292,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		return env
 	}, nil)
 	v := x.Verdicts
-	d := &Decision{Outcome: v.Outcome, Trace: v.Trace, Deciding: v.Deciding, Notes: x.Notes, Attempts: x.Attempts, prog: r.prog}
+	d.Outcome, d.Trace, d.Deciding, d.Notes, d.Attempts = v.Outcome, v.Trace, v.Deciding, x.Notes, x.Attempts
 	if x.Run != nil {
 		d.Expressions, d.Lookups = x.Expressions, lk.count()
 		d.Explanation = eval.NewExplanation(x.Run, v, lk.reads)

@@ -95,11 +95,11 @@ func (r *Ruleset) File() *source.File { return r.prog.File }
 // (get, list) and write (create, update, delete); a request is always one
 // of these five.
 const (
-	Get    = "get"
-	List   = "list"
-	Create = "create"
-	Update = "update"
-	Delete = "delete"
+	Get    = service.Get
+	List   = service.List
+	Create = service.Create
+	Update = service.Update
+	Delete = service.Delete
 )
 
 // Auth is request.auth: the caller's uid and token claims.

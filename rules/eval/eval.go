@@ -184,7 +184,7 @@ func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 		// The conditions of one request share one step buffer: each
 		// takes the free space the previous one left.
 		if cap(r.free) < 16 {
-			r.free = make([]Step, 0, max(64, int(r.env.Program.stepHint.Load())))
+			r.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
 		}
 		r.steps = r.free[:0]
 		defer func() {
@@ -363,7 +363,7 @@ func (r *Run) record(e ast.Expr, depth int) int {
 	if !r.env.Trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: depth})
+	r.steps = append(r.steps, Step{Node: e, Parent: int32(r.cur), Depth: int32(depth)})
 	return len(r.steps) - 1
 }
 

@@ -20,9 +20,9 @@ type Step struct {
 	Node ast.Expr
 	// Parent is the index of the step that evaluated this one, -1 for the
 	// rule's condition.
-	Parent int
+	Parent int32
 	// Depth is the nesting depth below the condition.
-	Depth int
+	Depth int32
 	// Value is the result; nil when the node was skipped.
 	Value value.Value
 	// Skipped says short-circuiting (&&, ||, ?:, a failed receiver) left
@@ -87,7 +87,7 @@ func (r *Run) Steps() []Step { return r.steps }
 func children(steps []Step) [][]int {
 	out := make([][]int, len(steps))
 	for i, s := range steps {
-		if s.Parent >= 0 && s.Parent < len(steps) {
+		if s.Parent >= 0 && int(s.Parent) < len(steps) {
 			out[s.Parent] = append(out[s.Parent], i)
 		}
 	}
@@ -190,7 +190,7 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 	out := make([]sim.Expr, len(steps))
 	for i, s := range steps {
 		sp := s.Node.Span()
-		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: s.Depth, Skipped: s.Skipped}
+		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: int(s.Depth), Skipped: s.Skipped}
 		switch v := s.Value.(type) {
 		case nil:
 		case *value.Error:
@@ -237,7 +237,7 @@ func RenderFailure(f *source.File, steps []Step, i int, limit int) sim.Failure {
 	}
 	var operands []value.Value
 	for j := i + 1; j < len(steps); j++ {
-		if steps[j].Parent == i {
+		if int(steps[j].Parent) == i {
 			operands = append(operands, steps[j].Value)
 		}
 	}

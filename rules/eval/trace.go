@@ -2,8 +2,10 @@ package eval
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/sim"
@@ -188,6 +190,7 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 		return nil
 	}
 	out := make([]sim.Expr, len(steps))
+	var memo shownValues
 	for i, s := range steps {
 		sp := s.Node.Span()
 		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: int(s.Depth), Skipped: s.Skipped}
@@ -196,11 +199,45 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 		case *value.Error:
 			x.Error = v.Message
 		default:
-			x.Value = value.ShowLimit(v, limit)
+			x.Value = memo.show(v, limit)
 		}
 		out[i] = x
 	}
 	return out
+}
+
+// shownValues remembers the rendering of the maps and lists of one trace:
+// the same map (request.resource.data, a let) is the value of many steps,
+// and values are immutable.
+type shownValues map[shownKey]string
+
+type shownKey struct {
+	p unsafe.Pointer
+	n int
+}
+
+func (m *shownValues) show(v value.Value, limit int) string {
+	var k shownKey
+	switch x := v.(type) {
+	case value.Map:
+		k = shownKey{reflect.ValueOf(x).UnsafePointer(), len(x)}
+	case value.List:
+		k = shownKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
+	default:
+		return value.ShowLimit(v, limit)
+	}
+	if k.p == nil {
+		return value.ShowLimit(v, limit)
+	}
+	if s, ok := (*m)[k]; ok {
+		return s
+	}
+	s := value.ShowLimit(v, limit)
+	if *m == nil {
+		*m = shownValues{}
+	}
+	(*m)[k] = s
+	return s
 }
 
 func clipSource(s string) string {

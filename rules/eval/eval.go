@@ -53,7 +53,8 @@ type Env struct {
 	// MaxDuration bounds the time spent evaluating the whole request; 0
 	// means DefaultMaxDuration. The clock is read every few expressions.
 	MaxDuration time.Duration
-	// Trace records a sub-expression trace for every evaluated rule.
+	// Trace records a sub-expression trace for every evaluated rule. It is
+	// read when the Run starts.
 	Trace bool
 	// Prove decides an operation involving a value.Constraint (a field of
 	// any document a list query could return): op is ==, !=, <, <=, >, >=,
@@ -75,6 +76,7 @@ type ServiceFuncs interface {
 // shared by every rule evaluated for that request.
 type Run struct {
 	env       *Env
+	trace     bool // Env.Trace
 	max       int
 	count     int
 	exhausted bool
@@ -130,7 +132,7 @@ func NewRun(env *Env) *Run {
 	}
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, max: max, maxDur: d, cur: -1, nglobals: -1}
+	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1, nglobals: -1}
 	r.argStack = r.argArr[:0]
 	return r
 }
@@ -180,7 +182,7 @@ func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 	if cond == nil {
 		return value.Bool(true)
 	}
-	if r.env.Trace {
+	if r.trace {
 		// The conditions of one request share one step buffer: each
 		// takes the free space the previous one left.
 		if cap(r.free) < 16 {
@@ -360,7 +362,7 @@ func withOffset(v value.Value, offset int) value.Value {
 }
 
 func (r *Run) record(e ast.Expr, depth int) int {
-	if !r.env.Trace || len(r.steps) >= maxTrace {
+	if !r.trace || len(r.steps) >= maxTrace {
 		return -1
 	}
 	r.steps = append(r.steps, Step{Node: e, Parent: int32(r.cur), Depth: int32(depth)})
@@ -603,7 +605,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 // run out of budget; it counts the expressions evaluation would have. A
 // traced run evaluates it, so every element has its step.
 func (r *Run) folded(e ast.Expr) (value.Value, bool) {
-	if r.env.Trace {
+	if r.trace {
 		return nil, false
 	}
 	c, ok := r.env.Program.consts[e]

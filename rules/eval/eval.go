@@ -97,9 +97,8 @@ type Run struct {
 	thunksMade int
 	// match is the Matched a public Condition call evaluates in.
 	match Matched
-	// globals caches Env.Globals as a short list (see global).
-	globals  [3]binding
-	nglobals int // -1: not cached yet; > len(globals): use the map
+	// globals are the last globals found (see global).
+	globals [2]binding
 	// root is the frame of the condition being evaluated (nothing refers
 	// to it once the condition is decided); frames are handed out by
 	// newFrame for function calls, a few per allocation.
@@ -132,7 +131,7 @@ func NewRun(env *Env) *Run {
 	}
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1, nglobals: -1}
+	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
 	r.argStack = r.argArr[:0]
 	return r
 }
@@ -306,30 +305,21 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 	return r.global(name)
 }
 
-// global looks a name up in Env.Globals; a request has a few globals, so
-// a scan of a short list beats hashing the name.
+// global looks a name up in Env.Globals. Conditions read the same few
+// globals over and over (request, resource), so the last two found are
+// remembered and compared before the map is hashed.
 func (r *Run) global(name string) (value.Value, bool) {
-	if r.nglobals < 0 {
-		if len(r.env.Globals) <= len(r.globals) {
-			r.nglobals = 0
-			for k, v := range r.env.Globals {
-				r.globals[r.nglobals] = binding{k, v}
-				r.nglobals++
-			}
-		} else {
-			r.nglobals = len(r.globals) + 1
-		}
-	}
-	if r.nglobals > len(r.globals) {
-		v, ok := r.env.Globals[name]
-		return v, ok
-	}
-	for _, g := range r.globals[:r.nglobals] {
-		if g.name == name {
+	for i := range r.globals {
+		if g := &r.globals[i]; g.v != nil && g.name == name {
 			return g.v, true
 		}
 	}
-	return nil, false
+	v, ok := r.env.Globals[name]
+	if ok {
+		r.globals[1] = r.globals[0]
+		r.globals[0] = binding{name, v}
+	}
+	return v, ok
 }
 
 // newThunks returns n zeroed thunks that live as long as the run.

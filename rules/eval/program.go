@@ -344,7 +344,13 @@ func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 
 // match is Match reporting also how many pattern segments it tried.
 func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
-	st := &matchState{p: p, segs: segs, indexed: true}
+	// One allocation holds the matching state and the first result's.
+	ma := &struct {
+		st matchState
+		sc scope
+	}{}
+	st := &ma.st
+	*st = matchState{p: p, segs: segs, indexed: true, spare: &ma.sc}
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)
 	}
@@ -384,7 +390,8 @@ type matchState struct {
 	out      []Matched
 	attempts *[]Attempt
 	indexed  bool
-	tries    int // pattern segments tried
+	tries    int    // pattern segments tried
+	spare    *scope // the first result's scope, allocated with the state
 	buf      [8]binding
 	chainBuf [8]link
 }
@@ -416,7 +423,11 @@ func (st *matchState) try(b *Block, i, pos, from int) {
 		if pos == len(segs) {
 			m := Matched{Block: b}
 			if len(st.vars) <= 6 && len(st.chain) <= 6 {
-				sc := new(scope)
+				sc := st.spare
+				if sc == nil {
+					sc = new(scope)
+				}
+				st.spare = nil
 				m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
 				m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
 				if st.out == nil {

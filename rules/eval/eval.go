@@ -39,6 +39,9 @@ type Env struct {
 	// name that is absent is unbound: reading it is "Null value error.",
 	// which is how production's Rules Test API treats an absent resource.
 	Globals map[string]value.Value
+	// Vars are more top-level bindings, looked up before Globals: the
+	// allocation-free form for a service that binds a fixed few names.
+	Vars []Var
 	// Funcs are service builtins callable by name: get, exists, getAfter…
 	Funcs map[string]Builtin
 	// Service resolves service builtins without a per-request map of
@@ -61,6 +64,12 @@ type Env struct {
 	// "in" (x in y) or "is" (y is the type name as a String). Nil means
 	// constraints can't be decided: every such operation is an error.
 	Prove func(op string, x, y value.Value) value.Value
+}
+
+// Var is one top-level binding of Env.Vars.
+type Var struct {
+	Name  string
+	Value value.Value
 }
 
 // ServiceFuncs are a service's builtins for one request.
@@ -309,6 +318,11 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 // globals over and over (request, resource), so the last two found are
 // remembered and compared before the map is hashed.
 func (r *Run) global(name string) (value.Value, bool) {
+	for _, v := range r.env.Vars {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
 	for i := range r.globals {
 		if g := &r.globals[i]; g.v != nil && g.name == name {
 			return g.v, true

@@ -22,9 +22,10 @@ type Constraint struct {
 	Value value.Value
 }
 
-// globals builds request and resource; own is the request's document
-// path (request.path).
-func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]value.Value {
+// globals builds request and resource into vars (which must be empty)
+// and returns them; own is the request's document path (request.path).
+// An unbound name (the Test API's absent auth or resource) is left out.
+func (r *Ruleset) globals(req *Request, db string, own value.Path, vars []eval.Var) []eval.Var {
 	var ownPath value.Value = own
 	request := make(value.Map, 6)
 	request["method"] = methodValue(req.Method)
@@ -56,8 +57,7 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]va
 		}
 		request["query"] = value.Map{"limit": limit, "offset": value.Int(q.Offset), "orderBy": order, "allDescendants": value.Bool(q.AllDescendants)}
 	}
-	g := make(map[string]value.Value, 2)
-	g["request"] = request
+	vars = append(vars, eval.Var{Name: "request", Value: request})
 	switch {
 	case req.Method == List && !req.TestAPI:
 		// Any document the query could return (see proof.go).
@@ -65,7 +65,7 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]va
 		if req.Query != nil {
 			cs = req.Query.Constraints
 		}
-		g["resource"] = value.Map{"data": queryDocument(cs)}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Map{"data": queryDocument(cs)}})
 	case req.Resource != nil:
 		res := make(value.Map, 3)
 		res["data"] = req.Resource.Data
@@ -76,11 +76,11 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path) map[string]va
 				addIdentity(res, db, req.Resource.Path)
 			}
 		}
-		g["resource"] = res
+		vars = append(vars, eval.Var{Name: "resource", Value: res})
 	case !req.TestAPI:
-		g["resource"] = value.Null{}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
-	return g
+	return vars
 }
 
 // methodValues are the request methods as values, boxed once.

@@ -149,6 +149,7 @@ type Decision struct {
 	prog *eval.Program // for Render
 	lk   lookups
 	env  eval.Env
+	vars [2]eval.Var // env.Vars: request and resource
 }
 
 // Allowed reports whether the request is allowed.
@@ -281,7 +282,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	lk, env := &d.lk, &d.env
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
 		lk.init(req, db)
-		*env = eval.Env{Program: r.prog, Globals: r.globals(req, db, own), Service: lk, Trace: trace}
+		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, d.vars[:0]), Service: lk, Trace: trace}
 		if req.Method == List {
 			var cs []Constraint
 			if req.Query != nil {

@@ -15,8 +15,9 @@ import (
 // found".
 var ErrNotMocked = errors.New("no function mock for this path")
 
-// globals builds request and resource for one request.
-func globals(req *Request, bucket string, segs []string) map[string]value.Value {
+// globals builds request and resource for one request (an unbound name,
+// the Test API's absent resource, is left out).
+func globals(req *Request, bucket string, segs []string) []eval.Var {
 	request := value.Map{
 		"method": value.String(req.Method),
 		"path":   value.Path{Absolute: true, Segments: segs},
@@ -34,14 +35,15 @@ func globals(req *Request, bucket string, segs []string) map[string]value.Value 
 		// the caller describes no object for).
 		request["resource"] = value.Null{}
 	}
-	g := map[string]value.Value{"request": request}
+	vars := make([]eval.Var, 1, 2)
+	vars[0] = eval.Var{Name: "request", Value: request}
 	switch {
 	case req.Resource != nil:
-		g["resource"] = req.Resource.Map(req.TestAPI)
+		vars = append(vars, eval.Var{Name: "resource", Value: req.Resource.Map(req.TestAPI)})
 	case !req.TestAPI:
-		g["resource"] = value.Null{}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
-	return g
+	return vars
 }
 
 // Map returns the object as the rules map resource or request.resource

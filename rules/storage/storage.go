@@ -263,7 +263,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		}
 		return &eval.Env{
 			Program:    r.prog,
-			Globals:    globals(req, bucket, segs),
+			Vars:       globals(req, bucket, segs),
 			Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
 			Trace:      !req.NoTrace,
 		}

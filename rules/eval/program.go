@@ -412,6 +412,32 @@ func (st *matchState) miss(b *Block, pos int, reason string, from int) {
 	}
 }
 
+// record adds b, matched with the current variables and chain, to the
+// results. A short match's variables and chain live in one scope
+// allocation (the first result's also holds the result itself).
+func (st *matchState) record(b *Block) {
+	m := Matched{Block: b}
+	if len(st.vars) > len(scope{}.vars) || len(st.chain) > len(scope{}.chain) {
+		m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
+		m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
+		st.out = append(st.out, m)
+		return
+	}
+	sc := st.spare
+	if sc == nil {
+		sc = new(scope)
+	}
+	st.spare = nil
+	m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
+	m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
+	if st.out == nil {
+		sc.out[0] = m
+		st.out = sc.out[:1:1]
+		return
+	}
+	st.out = append(st.out, m)
+}
+
 // try matches pattern segment i of b at request position pos; the
 // variables b bound so far are st.vars[from:].
 func (st *matchState) try(b *Block, i, pos, from int) {
@@ -421,27 +447,8 @@ func (st *matchState) try(b *Block, i, pos, from int) {
 	if i == len(pattern) {
 		st.chain = append(st.chain, link{b, len(st.vars)})
 		if pos == len(segs) {
-			m := Matched{Block: b}
-			if len(st.vars) <= 6 && len(st.chain) <= 6 {
-				sc := st.spare
-				if sc == nil {
-					sc = new(scope)
-				}
-				st.spare = nil
-				m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
-				m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
-				if st.out == nil {
-					sc.out[0] = m
-					st.out = sc.out[:1:1]
-					goto matched
-				}
-			} else {
-				m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
-				m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
-			}
-			st.out = append(st.out, m)
+			st.record(b)
 		}
-	matched:
 		if len(b.Children) == 0 && pos != len(segs) {
 			st.miss(b, pos, ReasonNoMatchingChild, from)
 		}

@@ -48,21 +48,12 @@ type Options struct {
 	// Service is the expected service name (cloud.firestore or
 	// firebase.storage).
 	Service string
-	// Builtins are the service's global functions (get, exists, …) beyond
-	// the standard ones.
-	Builtins []string
-	// Namespaces are the service's namespaces beyond the standard library
-	// (firestore for Storage rules).
-	Namespaces []string
+	// Decls is the environment calls are resolved against; nil means
+	// Environment(Service).
+	Decls eval.Decls
 	// Globals are the service's top-level variables (request, resource).
 	Globals []string
 }
-
-var firestoreBuiltins = []string{"get", "exists", "getAfter", "existsAfter"}
-
-// The standard library's functions, namespaces and methods with their
-// argument counts come from the evaluator's declaration table.
-var std = eval.Standard
 
 var allowMethods = map[string]bool{"read": true, "write": true, "get": true, "list": true, "create": true, "update": true, "delete": true}
 
@@ -84,8 +75,8 @@ type scope struct {
 
 // Check returns production's compile-time diagnostics for rs.
 func Check(rs *ast.Ruleset, opts Options) source.Diagnostics {
-	if opts.Service == "cloud.firestore" && opts.Builtins == nil {
-		opts.Builtins = firestoreBuiltins
+	if opts.Decls == nil {
+		opts.Decls = Environment(opts.Service)
 	}
 	if opts.Globals == nil {
 		opts.Globals = []string{"request", "resource"}
@@ -250,25 +241,12 @@ func (c *checker) isGlobal(name string) bool {
 }
 
 func (c *checker) isBuiltin(name string) bool {
-	for _, g := range c.opts.Builtins {
-		if g == name {
-			return true
-		}
-	}
-	_, ok := std.Lookup(eval.Global, "", name)
+	_, ok := c.opts.Decls.Lookup(eval.Global, "", name)
 	return ok
 }
 
 func (c *checker) isNamespace(name string) bool {
-	if len(std.Namespace(name)) > 0 {
-		return true
-	}
-	for _, n := range c.opts.Namespaces {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return len(c.opts.Decls.Namespace(name)) > 0
 }
 
 // expr walks an expression checking names, calls and regex literals.
@@ -279,65 +257,27 @@ func (c *checker) expr(s *scope, fs *fnScope, e ast.Expr) {
 	}
 	var walk func(e ast.Expr)
 	walk = func(e ast.Expr) {
-		switch e := e.(type) {
-		case *ast.Ident:
-			switch {
-			case fs != nil && (fs.params[e.Name] || fs.lets[e.Name] != nil):
-				fs.usedID[e.Name] = true
-			case s.hasVar(e.Name), c.isGlobal(e.Name):
-			default:
-				c.warnf(e.Sp, CodeUndefinedID, "Invalid variable name: %s.", e.Name)
-			}
-		case *ast.Paren:
-			walk(e.X)
-		case *ast.Unary:
-			walk(e.X)
-		case *ast.Binary:
-			walk(e.X)
-			walk(e.Y)
-		case *ast.In:
-			walk(e.X)
-			walk(e.Collection)
-		case *ast.Is:
-			walk(e.X)
-		case *ast.Ternary:
-			walk(e.Cond)
-			walk(e.Then)
-			walk(e.Else)
-		case *ast.Member:
-			walk(e.X)
-		case *ast.Index:
-			walk(e.X)
-			walk(e.Index)
-		case *ast.Slice:
-			walk(e.X)
-			if e.Lo != nil {
-				walk(e.Lo)
-			}
-			if e.Hi != nil {
-				walk(e.Hi)
-			}
-		case *ast.List:
-			for _, x := range e.Elems {
-				walk(x)
-			}
-		case *ast.Map:
-			for _, en := range e.Entries {
-				walk(en.Key)
-				walk(en.Value)
-			}
-		case *ast.Path:
-			for _, seg := range e.Segments {
-				if seg.Interp != nil {
-					walk(seg.Interp)
+		ast.Inspect(e, func(x ast.Expr) bool {
+			switch x := x.(type) {
+			case *ast.Ident:
+				switch {
+				case fs != nil && (fs.params[x.Name] || fs.lets[x.Name] != nil):
+					fs.usedID[x.Name] = true
+				case s.hasVar(x.Name), c.isGlobal(x.Name):
+				default:
+					c.warnf(x.Sp, CodeUndefinedID, "Invalid variable name: %s.", x.Name)
 				}
+			case *ast.Call:
+				// The callee is not a variable: call checks it, walking a
+				// method's receiver itself.
+				for _, a := range x.Args {
+					walk(a)
+				}
+				c.call(s, fs, callers, x, walk)
+				return false
 			}
-		case *ast.Call:
-			for _, a := range e.Args {
-				walk(a)
-			}
-			c.call(s, fs, callers, e, walk)
-		}
+			return true
+		})
 	}
 	walk(e)
 }
@@ -355,7 +295,7 @@ func (c *checker) call(s *scope, fs *fnScope, caller *ast.Function, e *ast.Call,
 			}
 			return
 		}
-		if d, ok := std.Lookup(eval.Global, "", fn.Name); ok && !d.Accepts(len(e.Args)) {
+		if d, ok := c.opts.Decls.Lookup(eval.Global, "", fn.Name); ok && !d.Accepts(len(e.Args)) {
 			c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.", fn.Name)
 			return
 		}
@@ -364,19 +304,17 @@ func (c *checker) call(s *scope, fs *fnScope, caller *ast.Function, e *ast.Call,
 		}
 	case *ast.Member:
 		if id, ok := fn.X.(*ast.Ident); ok && c.isNamespace(id.Name) && !s.hasVar(id.Name) && !(fs != nil && (fs.params[id.Name] || fs.lets[id.Name] != nil)) {
-			if len(std.Namespace(id.Name)) > 0 {
-				d, known := std.Lookup(eval.Namespaced, id.Name, fn.Name)
-				switch {
-				case !known:
-					c.warnf(fn.NameSp, CodeUndefinedFn, "Invalid function name: %s.%s.", id.Name, fn.Name)
-				case !d.Accepts(len(e.Args)):
-					c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.%s.", id.Name, fn.Name)
-				}
+			d, known := c.opts.Decls.Lookup(eval.Namespaced, id.Name, fn.Name)
+			switch {
+			case !known:
+				c.warnf(fn.NameSp, CodeUndefinedFn, "Invalid function name: %s.%s.", id.Name, fn.Name)
+			case !d.Accepts(len(e.Args)):
+				c.errorf(e.Sp, CodeArgCount, "Incorrect number of arguments supplied to function: %s.%s.", id.Name, fn.Name)
 			}
 			return
 		}
 		walk(fn.X)
-		d, known := std.Lookup(eval.Method, "", fn.Name)
+		d, known := c.opts.Decls.Lookup(eval.Method, "", fn.Name)
 		if !known {
 			c.warnf(fn.NameSp, CodeUndefinedFn, "Invalid function name: %s.", fn.Name)
 		} else if !d.Accepts(len(e.Args)) {

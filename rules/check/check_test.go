@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/parser"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -51,5 +52,41 @@ func TestCheckTable(t *testing.T) {
 				t.Errorf("%s: codes %v, want %v", c.cond, got, c.want)
 			}
 		})
+	}
+}
+
+// TestEnvironments: each service resolves calls against its own
+// declaration table (check.Environment): Firestore's bare builtins,
+// Storage's firestore namespace.
+func TestEnvironments(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		service, cond string
+		want          []string
+	}{
+		{check.Firestore, "get(/databases/x/documents/a/b).data.v == 1", nil},
+		// The count of a Firestore builtin's arguments is checked when it is evaluated.
+		{check.Firestore, "exists(/a, /b)", nil},
+		{check.Storage, "firestore.get(/databases/(default)/documents/a/b).data.v == 1", nil},
+		{check.Storage, "firestore.gett(/a) != null", []string{check.CodeUndefinedFn}},
+		{check.Storage, "firestore.exists(/a, /b)", []string{check.CodeArgCount}},
+		{check.Storage, "get(/a) != null", []string{check.CodeUndefinedFn}},
+	}
+	for _, c := range cases {
+		src := "rules_version = '2';\nservice " + c.service + " {\n  match /d/{id} {\n    allow read: if " + c.cond + ";\n  }\n}\n"
+		rs, diags := parser.Parse(source.NewFile("t.rules", src))
+		if diags.HasErrors() {
+			t.Fatalf("parse: %v", diags)
+		}
+		var got []string
+		for _, d := range check.Check(rs, check.Options{Service: c.service}) {
+			got = append(got, d.Code)
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s %s: codes %v, want %v", c.service, c.cond, got, c.want)
+		}
+	}
+	if _, ok := check.Environment(check.Storage).Lookup(eval.Namespaced, "firestore", "get"); !ok {
+		t.Error("Storage's environment lacks firestore.get")
 	}
 }

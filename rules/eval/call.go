@@ -12,30 +12,42 @@ import (
 // exist is reported at the start of the call, a namespaced function that
 // fails at its name after the dot, a method that fails at its name.
 func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
+	plan := r.env.Program.calls[e]
 	switch fn := e.Fn.(type) {
 	case *ast.Ident:
-		if f, decl := r.env.Program.LookupFunc(fr.block, fn.Name); f != nil {
+		var f *ast.Function
+		var decl *Block
+		if plan != nil {
+			f, decl = plan.user, plan.decl
+		} else {
+			// A standalone expression (Run.Expr) is not planned.
+			f, decl = r.env.Program.LookupFunc(fr.block, fn.Name)
+		}
+		if f != nil {
 			return r.callUser(e, f, decl, fr, depth)
 		}
 		if sf := r.env.Service; sf != nil && sf.HasFunc(fn.Name) {
-			args, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, fr, depth)
 			if err != nil {
 				return err
 			}
+			defer r.release(mark)
 			return withPos(sf.CallFunc(fn.Name, args), e)
 		}
 		if b, ok := r.env.Funcs[fn.Name]; ok {
-			args, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, fr, depth)
 			if err != nil {
 				return err
 			}
+			defer r.release(mark)
 			return withPos(b(args), e)
 		}
 		if g, ok := globalFuncs[fn.Name]; ok {
-			args, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, fr, depth)
 			if err != nil {
 				return err
 			}
+			defer r.release(mark)
 			return withPos(g(args), e)
 		}
 		return withPos(value.ErrFunctionNotFound(fn.Name), e)
@@ -51,10 +63,11 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 					if !ok {
 						return withPos(value.ErrFunctionNotFound(id.Name+"."+fn.Name), e)
 					}
-					args, err := r.args(e.Args, fr, depth)
+					args, mark, err := r.args(e.Args, fr, depth)
 					if err != nil {
 						return err
 					}
+					defer r.release(mark)
 					return withOffset(f(args), fn.NameSp.Start.Offset)
 				}
 			}
@@ -67,7 +80,16 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			return withPos(r.unprovable(recv), e)
 		}
 		// The method is looked up before its arguments are evaluated.
-		m, ok := lookupMethod(recv, fn.Name)
+		var m method
+		var ok bool
+		if plan != nil {
+			if plan.methods != nil {
+				m = plan.methods[recv.Type()]
+			}
+			ok = m != nil
+		} else {
+			m, ok = lookupMethod(recv, fn.Name)
+		}
 		if !ok {
 			for _, a := range e.Args {
 				r.skip(a, depth+1)
@@ -77,26 +99,46 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			}
 			return withPos(value.ErrFunctionNotFound(fn.Name), e)
 		}
-		args, err := r.args(e.Args, fr, depth)
+		args, mark, err := r.args(e.Args, fr, depth)
 		if err != nil {
 			return err
 		}
+		defer r.release(mark)
 		return withOffset(m(recv, args), fn.NameSp.Start.Offset)
 	}
 	return withPos(value.Errorf("cannot call this expression"), e)
 }
 
 // args evaluates call arguments eagerly; the first error is returned.
-func (r *Run) args(exprs []ast.Expr, fr *frame, depth int) ([]value.Value, value.Value) {
-	out := make([]value.Value, len(exprs))
+// The arguments live on the run's argument stack until release(mark):
+// builtins read their arguments and never keep the slice.
+func (r *Run) args(exprs []ast.Expr, fr *frame, depth int) ([]value.Value, int, value.Value) {
+	mark := len(r.argStack)
+	n := len(exprs)
+	var out []value.Value
+	if mark+n <= cap(r.argStack) {
+		r.argStack = r.argStack[:mark+n]
+		out = r.argStack[mark : mark+n : mark+n]
+	} else {
+		out = make([]value.Value, n)
+	}
 	for i, a := range exprs {
 		v := r.eval(a, fr, depth+1)
 		if value.IsError(v) {
-			return nil, v
+			r.release(mark)
+			return nil, mark, v
 		}
 		out[i] = v
 	}
-	return out, nil
+	return out, mark, nil
+}
+
+// release pops the argument stack back to mark.
+func (r *Run) release(mark int) {
+	if mark <= len(r.argStack) {
+		clear(r.argStack[mark:])
+		r.argStack = r.argStack[:mark]
+	}
 }
 
 // callUser calls a user function. Arguments and lets are lazy thunks: an
@@ -108,20 +150,20 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	// Production accepts 21 functions on one stack (a call depth of 20
 	// below the first) and rejects 22.
 	if fr.calls > MaxCallDepth {
-		return withPos(value.Errorf("Maximum allowed call depth of %d is reached for [%s] call stack.", MaxCallDepth, strings.Join(append(fr.stack, f.Name), "->")), e)
+		return withPos(value.Errorf("Maximum allowed call depth of %d is reached for [%s] call stack.", MaxCallDepth, strings.Join(append(fr.stack(), f.Name), "->")), e)
 	}
-	for _, name := range fr.stack {
-		if name == f.Name {
-			return withPos(value.Errorf("Recursive call is not allowed."), e)
-		}
+	if fr.onStack(f.Name) {
+		return withPos(value.Errorf("Recursive call is not allowed."), e)
 	}
-	callee := &frame{block: decl, vars: fr.vars, bv: fr.vars[decl], local: make(map[string]*thunk, len(f.Params)+len(f.Lets)), calls: fr.calls + 1,
-		stack: append(append([]string(nil), fr.stack...), f.Name)}
-	for i, p := range f.Params {
-		callee.local[p.Name] = &thunk{expr: e.Args[i], fr: fr, depth: depth + 1}
+	callee := r.newFrame()
+	callee.block, callee.m, callee.fn, callee.caller, callee.calls = decl, fr.m, f, fr, fr.calls+1
+	callee.bv = fr.m.visible(decl)
+	callee.local = r.newThunks(len(f.Params) + len(f.Lets))
+	for i := range f.Params {
+		callee.local[i] = thunk{expr: e.Args[i], fr: fr, depth: int32(depth + 1)}
 	}
-	for _, l := range f.Lets {
-		callee.local[l.Name.Name] = &thunk{expr: l.Value, fr: callee, depth: depth + 1}
+	for i, l := range f.Lets {
+		callee.local[len(f.Params)+i] = thunk{expr: l.Value, fr: callee, depth: int32(depth + 1)}
 	}
 	if f.Return == nil {
 		return withPos(value.Errorf("function %s has no return statement", f.Name), e)

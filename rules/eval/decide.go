@@ -42,15 +42,11 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 	v := Verdicts{Outcome: sim.Deny, Deciding: -1}
 	file := r.env.Program.File
 	anyRule, unsupported := false, false
-	if len(matched) > 0 {
-		v.Bindings = matched[0].Vars[matched[0].Block]
-	}
-	for _, m := range matched {
+	for mi := range matched {
+		m := &matched[mi]
 		for i, a := range m.Block.Match.Allows {
-			ops, ok := r.env.Program.ops[a]
-			if !ok {
-				ops = MethodNames(a)
-			}
+			info := m.Block.allows[i]
+			ops := info.ops
 			if !Covers(ops, method) {
 				continue
 			}
@@ -59,15 +55,9 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
-				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Expressions: renderSteps(r.env.Program.Text, steps, traceValueLimit), Condition: "true"}
+				Line: a.Span.Start.Line, Column: a.Span.Start.Column, Condition: info.cond}
 			if !isTrue(res) {
 				rr.Failing = Failing(steps)
-				for _, fi := range rr.Failing {
-					rule.Failing = append(rule.Failing, RenderFailure(file, steps, fi, traceValueLimit))
-				}
-			}
-			if a.Cond != nil {
-				rule.Condition = SourceText(file, a.Cond)
 			}
 			switch res := res.(type) {
 			case value.Bool:
@@ -92,8 +82,12 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			if rule.Verdict == sim.VerdictAllow {
 				v.Outcome = sim.Allow
 				v.Deciding = len(v.Trace) - 1
-				v.Bindings = m.Vars[m.Block]
-				v.Notes = append(v.Notes, fmt.Sprintf("Allowed by match block '%s'", m.Block.Pattern))
+				v.Bindings = m.Vars()
+				if len(v.Notes) == 0 {
+					v.Notes = m.Block.allowedNotes[:1:1]
+				} else {
+					v.Notes = append(v.Notes, m.Block.allowedNotes[0])
+				}
 				return v
 			}
 		}
@@ -111,7 +105,29 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 			break
 		}
 	}
+	if v.Deciding < 0 && len(matched) > 0 {
+		v.Bindings = matched[0].Vars()
+	}
 	return v
+}
+
+// Render fills the display form of each evaluated rule from its typed
+// trace: the step-by-step Expressions and the Failing sub-expressions with
+// their values. Allows leaves them empty, so a decision that is traced
+// only for its typed steps (coverage, Studio) never renders a string;
+// reports call Render at the edge. trace and rules are parallel.
+func (p *Program) Render(trace []sim.Rule, rules []RuleResult) {
+	for i := range trace {
+		if i >= len(rules) || trace[i].Expressions != nil {
+			continue
+		}
+		rr := &rules[i]
+		trace[i].Expressions = renderSteps(p.Text, rr.Steps, traceValueLimit)
+		trace[i].Failing = nil
+		for _, fi := range rr.Failing {
+			trace[i].Failing = append(trace[i].Failing, RenderFailure(p.File, rr.Steps, fi, traceValueLimit))
+		}
+	}
 }
 
 // ErrorNote renders an evaluation error as production's hosted diagnostics
@@ -163,7 +179,7 @@ func Covers(ops []string, method string) bool {
 func (b *Block) vars(matched []Matched) map[string]value.Value {
 	for _, m := range matched {
 		if m.Block == b {
-			return m.Vars[b]
+			return m.Vars()
 		}
 	}
 	return nil

@@ -196,5 +196,9 @@ func (d Decls) Lookup(kind Kind, space, name string) (Decl, bool) {
 	return Decl{}, false
 }
 
+// AnyArgs as a MaxArgs accepts any number of arguments at compile time
+// (the implementation checks them when evaluated).
+const AnyArgs = -1
+
 // Accepts reports whether n arguments are a valid count for the call.
-func (x Decl) Accepts(n int) bool { return n >= x.MinArgs && n <= x.MaxArgs }
+func (x Decl) Accepts(n int) bool { return n >= x.MinArgs && (x.MaxArgs == AnyArgs || n <= x.MaxArgs) }

@@ -22,6 +22,11 @@ const DefaultMaxDuration = time.Second
 // MaxCallDepth is production's cap on nested user-function calls.
 const MaxCallDepth = 20
 
+// clockEvery+1 is how many expressions pass between readings of the
+// clock for the time limit; one expression is bounded by the budget of
+// its operands, so a coarse interval still bounds the time.
+const clockEvery = 127
+
 // Builtin is a function a service provides, such as get() or exists().
 // Arguments arrive evaluated; errors among them are passed through unless
 // the builtin handles them.
@@ -34,6 +39,9 @@ type Env struct {
 	// name that is absent is unbound: reading it is "Null value error.",
 	// which is how production's Rules Test API treats an absent resource.
 	Globals map[string]value.Value
+	// Vars are more top-level bindings, looked up before Globals: the
+	// allocation-free form for a service that binds a fixed few names.
+	Vars []Var
 	// Funcs are service builtins callable by name: get, exists, getAfter…
 	Funcs map[string]Builtin
 	// Service resolves service builtins without a per-request map of
@@ -48,7 +56,8 @@ type Env struct {
 	// MaxDuration bounds the time spent evaluating the whole request; 0
 	// means DefaultMaxDuration. The clock is read every few expressions.
 	MaxDuration time.Duration
-	// Trace records a sub-expression trace for every evaluated rule.
+	// Trace records a sub-expression trace for every evaluated rule. It is
+	// read when the Run starts.
 	Trace bool
 	// Count, when set, sees every node evaluation, traced or not: rule
 	// coverage counts through it without paying for a trace.
@@ -67,6 +76,12 @@ type Counter interface {
 	Count(n ast.Expr, v value.Value)
 }
 
+// Var is one top-level binding of Env.Vars.
+type Var struct {
+	Name  string
+	Value value.Value
+}
+
 // ServiceFuncs are a service's builtins for one request.
 type ServiceFuncs interface {
 	// HasFunc reports whether name is a builtin (checked before its
@@ -80,6 +95,7 @@ type ServiceFuncs interface {
 // shared by every rule evaluated for that request.
 type Run struct {
 	env       *Env
+	trace     bool // Env.Trace
 	max       int
 	count     int
 	exhausted bool
@@ -89,7 +105,37 @@ type Run struct {
 	deadline time.Time
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
+	free     []Step // unused step buffer after the last condition's
+	traced   int    // steps recorded over the whole request
 	cur      int    // index of the step being evaluated, -1 at the root
+	// argStack holds call arguments while their call runs (see args).
+	argStack []value.Value
+	argArr   [6]value.Value
+	// thunks are handed out by newThunks for functions' params and lets.
+	thunks     []thunk
+	thunksMade int
+	// match is the Matched a public Condition call evaluates in.
+	match Matched
+	// globals are the last globals found (see global).
+	globals [2]binding
+	// root is the frame of the condition being evaluated (nothing refers
+	// to it once the condition is decided); frames are handed out by
+	// newFrame for function calls, a few per allocation.
+	root       frame
+	frames     []frame
+	framesMade int // size of the last chunk of frames
+}
+
+// newFrame returns a zeroed frame that lives as long as the run (thunks
+// of lets and arguments keep pointers to their frames).
+func (r *Run) newFrame() *frame {
+	if len(r.frames) == 0 {
+		r.framesMade = min(2*max(r.framesMade, 1), 16)
+		r.frames = make([]frame, r.framesMade)
+	}
+	f := &r.frames[0]
+	r.frames = r.frames[1:]
+	return f
 }
 
 // NewRun starts evaluating one request.
@@ -102,9 +148,11 @@ func NewRun(env *Env) *Run {
 	if d <= 0 {
 		d = DefaultMaxDuration
 	}
-	// The clock is first read at the first time check (after 32
+	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	return &Run{env: env, max: max, maxDur: d, cur: -1}
+	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
+	r.argStack = r.argArr[:0]
+	return r
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -134,27 +182,43 @@ const maxTrace = 400
 // condition (`allow read;`) is true. The rendered trace is nil unless
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
-	v := r.condition(m, cond)
+	r.match = m
+	v := r.condition(&r.match, cond)
 	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
 }
 
 // ConditionSteps is Condition with the trace in typed form only (nil
 // unless Env.Trace); nothing is rendered.
 func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
-	v := r.condition(m, cond)
+	r.match = m
+	v := r.condition(&r.match, cond)
 	return v, r.steps
 }
 
-func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
+func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 	r.steps, r.cur = nil, -1
 	if cond == nil {
 		return value.Bool(true)
 	}
-	if r.env.Trace {
-		r.steps = make([]Step, 0, 32)
+	if r.trace {
+		// The conditions of one request share one step buffer: each
+		// takes the free space the previous one left.
+		if cap(r.free) < 16 {
+			r.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
+		}
+		r.steps = r.free[:0]
+		defer func() {
+			n := len(r.steps)
+			r.free = r.steps[n:]
+			r.steps = r.steps[:n:n]
+			r.traced += n
+			if h := &r.env.Program.stepHint; int64(r.traced) > h.Load() && r.traced <= 4*maxTrace {
+				h.Store(int64(r.traced))
+			}
+		}()
 	}
-	fr := frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}
-	v := r.eval(cond, &fr, 0)
+	r.root = frame{block: m.Block, m: m, bv: m.vars}
+	v := r.eval(cond, &r.root, 0)
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
 		if len(r.steps) > 0 {
@@ -167,17 +231,20 @@ func (r *Run) condition(m Matched, cond ast.Expr) value.Value {
 // Expr evaluates a standalone expression in the scope of a matched block,
 // for tools (simulate one expression, REPLs).
 func (r *Run) Expr(m Matched, e ast.Expr) value.Value {
-	return r.eval(e, &frame{block: m.Block, vars: m.Vars, bv: m.Vars[m.Block]}, 0)
+	return r.eval(e, &frame{block: m.Block, m: &m, bv: m.vars}, 0)
 }
 
 // frame is the scope of one evaluation: a rule condition or a function body.
 type frame struct {
-	block *Block                            // lexical scope for function lookup and path variables
-	vars  map[*Block]map[string]value.Value // path variables visible per block
-	bv    map[string]value.Value            // vars[block], resolved once
-	local map[string]*thunk                 // params and lets
-	calls int                               // user-function nesting depth
-	stack []string                          // function names on the call stack
+	block *Block   // lexical scope for function lookup and path variables
+	m     *Matched // the matched chain the request is evaluated on
+	bv    []binding
+	// fn is the function whose body this is (nil for a rule condition);
+	// local holds its params then its lets, in declaration order.
+	fn     *ast.Function
+	local  []thunk
+	caller *frame // the frame the call was made from
+	calls  int    // user-function nesting depth
 }
 
 // thunk is a lazily evaluated, memoised binding: production evaluates lets
@@ -186,36 +253,111 @@ type thunk struct {
 	expr  ast.Expr
 	fr    *frame
 	v     value.Value
-	done  bool
-	depth int
+	depth int32
+	state uint8 // 0 unforced, 1 being forced, 2 done
 }
 
 func (r *Run) force(t *thunk) value.Value {
-	if !t.done {
-		t.done = true
-		t.v = value.Errorf("a binding refers to itself")
-		t.v = r.eval(t.expr, t.fr, t.depth)
+	switch t.state {
+	case 1:
+		return value.Errorf("a binding refers to itself")
+	case 0:
+		t.state = 1
+		v := r.eval(t.expr, t.fr, int(t.depth))
+		t.v, t.state = v, 2
 	}
 	return t.v
 }
 
+// localThunk finds a param or let of the frame's function: a later
+// declaration of a name shadows an earlier one.
+func (fr *frame) localThunk(name string) *thunk {
+	f := fr.fn
+	if f == nil {
+		return nil
+	}
+	np := len(f.Params)
+	for i := len(f.Lets) - 1; i >= 0; i-- {
+		if f.Lets[i].Name.Name == name {
+			return &fr.local[np+i]
+		}
+	}
+	for i := np - 1; i >= 0; i-- {
+		if f.Params[i].Name == name {
+			return &fr.local[i]
+		}
+	}
+	return nil
+}
+
+// stack lists the function names on the call stack, outermost first.
+func (fr *frame) stack() []string {
+	var out []string
+	for f := fr; f != nil; f = f.caller {
+		if f.fn != nil {
+			out = append(out, f.fn.Name)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// onStack reports whether a function named name is being evaluated.
+func (fr *frame) onStack(name string) bool {
+	for f := fr; f != nil; f = f.caller {
+		if f.fn != nil && f.fn.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
-	if t, ok := fr.local[name]; ok {
+	if t := fr.localThunk(name); t != nil {
 		return r.force(t), true
 	}
-	if vs := fr.bv; vs != nil {
-		if v, ok := vs[name]; ok {
-			return v, true
-		}
-	} else {
-		// The frame's block is not on the matched chain (a function from an
-		// unrelated scope): only its declared variables could be visible,
-		// and none are bound.
-	}
-	if v, ok := r.env.Globals[name]; ok {
+	if v, ok := lookupBinding(fr.bv, name); ok {
 		return v, true
 	}
-	return nil, false
+	return r.global(name)
+}
+
+// global looks a name up in Env.Globals. Conditions read the same few
+// globals over and over (request, resource), so the last two found are
+// remembered and compared before the map is hashed.
+func (r *Run) global(name string) (value.Value, bool) {
+	for _, v := range r.env.Vars {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	for i := range r.globals {
+		if g := &r.globals[i]; g.v != nil && g.name == name {
+			return g.v, true
+		}
+	}
+	v, ok := r.env.Globals[name]
+	if ok {
+		r.globals[1] = r.globals[0]
+		r.globals[0] = binding{name, v}
+	}
+	return v, ok
+}
+
+// newThunks returns n zeroed thunks that live as long as the run.
+func (r *Run) newThunks(n int) []thunk {
+	if n > 16 {
+		return make([]thunk, n)
+	}
+	if len(r.thunks) < n {
+		r.thunksMade = min(max(2*r.thunksMade, 4, n), 32)
+		r.thunks = make([]thunk, r.thunksMade)
+	}
+	t := r.thunks[:n:n]
+	r.thunks = r.thunks[n:]
+	return t
 }
 
 // withPos attaches the node's start position to an error that has none.
@@ -234,10 +376,10 @@ func withOffset(v value.Value, offset int) value.Value {
 }
 
 func (r *Run) record(e ast.Expr, depth int) int {
-	if !r.env.Trace || len(r.steps) >= maxTrace {
+	if !r.trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: depth})
+	r.steps = append(r.steps, Step{Node: e, Parent: int32(r.cur), Depth: int32(depth)})
 	return len(r.steps) - 1
 }
 
@@ -265,7 +407,7 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
-	if r.count&31 == 0 {
+	if r.count&clockEvery == 0 {
 		now := time.Now()
 		if r.deadline.IsZero() {
 			r.started, r.deadline = now, now.Add(r.maxDur)
@@ -442,6 +584,9 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	case *ast.Call:
 		return r.call(e, fr, depth)
 	case *ast.List:
+		if v, ok := r.folded(e); ok {
+			return v
+		}
 		out := make(value.List, len(e.Elems))
 		for i, x := range e.Elems {
 			v := r.eval(x, fr, depth+1)
@@ -452,6 +597,9 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		}
 		return out
 	case *ast.Map:
+		if v, ok := r.folded(e); ok {
+			return v
+		}
 		out := make(value.Map, len(e.Entries))
 		for _, en := range e.Entries {
 			k := r.eval(en.Key, fr, depth+1)
@@ -475,6 +623,21 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		return withPos(value.Errorf("syntax error"), e)
 	}
 	return withPos(value.Errorf("cannot evaluate %T", e), e)
+}
+
+// folded returns a constant literal's value when evaluating it would not
+// run out of budget; it counts the expressions evaluation would have. A
+// traced run evaluates it, so every element has its step.
+func (r *Run) folded(e ast.Expr) (value.Value, bool) {
+	if r.trace {
+		return nil, false
+	}
+	c, ok := r.env.Program.consts[e]
+	if !ok || r.count+c.n-1 > r.max {
+		return nil, false
+	}
+	r.count += c.n - 1
+	return c.v, true
 }
 
 // binary evaluates binary operators. && and || absorb errors in either
@@ -579,7 +742,7 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
 func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
-	p := value.Path{Absolute: true}
+	p := value.Path{Absolute: true, Segments: make([]string, 0, len(e.Segments)+2)}
 	for _, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
@@ -590,7 +753,11 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 		case *value.Error:
 			return v
 		case value.String:
-			p.Segments = append(p.Segments, strings.Split(string(v), "/")...)
+			if strings.IndexByte(string(v), '/') < 0 {
+				p.Segments = append(p.Segments, string(v))
+			} else {
+				p.Segments = append(p.Segments, strings.Split(string(v), "/")...)
+			}
 		case value.Int, value.Float, value.Bool:
 			p.Segments = append(p.Segments, toString(v))
 		case value.Path:

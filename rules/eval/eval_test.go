@@ -151,3 +151,59 @@ func TestMatchOrderWithIndex(t *testing.T) {
 		t.Errorf("no match: %d matched, attempts %+v", len(m), attempts)
 	}
 }
+
+// TestFoldingKeepsCountsAndBudget: a constant list or map literal is
+// folded once, yet a run counts the expressions evaluating it would have
+// (traced runs evaluate it, so both counts must agree), runs out of
+// budget at the same expression, and values are never shared mutably.
+func TestFoldingKeepsCountsAndBudget(t *testing.T) {
+	t.Parallel()
+	g := map[string]value.Value{"s": value.String("b")}
+	for _, cond := range []string{
+		"s in ['a', 'b', 'c']",
+		"['a', ['b', 1], {'k': [true, null]}].size() == 3",
+		"{'a': 1, 'b': [2, 3]}.keys().hasOnly(['a', 'b'])",
+		"[s, 'x'].hasAny(['a', 'b'])", // not constant: evaluated each time
+		"({'a': 1, 'a': 2}).a == 2",   // a duplicate key is left to evaluation
+	} {
+		v1, fast := evalCond(t, cond, g, nil)
+		v2, traced := evalCond(t, cond, g, func(e *eval.Env) { e.Trace = true })
+		if value.Show(v1) != value.Show(v2) || v1 != value.Bool(true) {
+			t.Errorf("%s: untraced %s, traced %s, want true", cond, value.Show(v1), value.Show(v2))
+		}
+		if fast.Count() != traced.Count() {
+			t.Errorf("%s: untraced run counted %d expressions, traced %d", cond, fast.Count(), traced.Count())
+		}
+		// Exactly the budget the condition needs passes; one less is exhausted,
+		// folded or not.
+		n := traced.Count()
+		for _, trace := range []bool{false, true} {
+			if v, _ := evalCond(t, cond, g, func(e *eval.Env) { e.MaxExpressions, e.Trace = n, trace }); v != value.Bool(true) {
+				t.Errorf("%s (trace %v): budget %d gave %s", cond, trace, n, value.Show(v))
+			}
+			v, _ := evalCond(t, cond, g, func(e *eval.Env) { e.MaxExpressions, e.Trace = n-1, trace })
+			if e, ok := v.(*value.Error); !ok || e.Kind != value.Exhausted {
+				t.Errorf("%s (trace %v): budget %d gave %s, want exhausted", cond, trace, n-1, value.Show(v))
+			}
+		}
+	}
+}
+
+// TestNestedCallArguments: call arguments live on the run's stack while
+// their call runs; nested and failing calls must not see each other's.
+func TestNestedCallArguments(t *testing.T) {
+	t.Parallel()
+	g := map[string]value.Value{"l": value.List{value.Int(1), value.Int(2)}}
+	cases := []struct{ expr, want string }{
+		{"l.concat([3]).hasAll(l.concat([l.size()]))", "true"},
+		{"math.abs(l[0] - l.concat([5]).size()) == 2", "true"},
+		{"'a,b'.split(',').concat(['c,d'.split(',')[1]]).join('-') == 'a-b-d'", "true"},
+		{"l.hasAny([1 / 0]) || l.concat([9]).hasAll([9, 1])", "true"},
+		{"[l.size(), [l.concat(l).size(), l.toSet().size()].size()] == [2, 2]", "true"},
+	}
+	for _, c := range cases {
+		if v, _ := evalCond(t, c.expr, g, nil); value.Show(v) != c.want {
+			t.Errorf("%s = %s, want %s", c.expr, value.Show(v), c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -351,10 +352,11 @@ var methods = map[value.Type]map[string]method{
 				return err
 			}
 			m := recv.(value.Map)
-			out := value.List{}
-			for _, k := range m.Keys() {
+			out := make(value.List, 0, len(m))
+			for k := range m {
 				out = append(out, value.String(k))
 			}
+			slices.SortFunc(out, func(a, b value.Value) int { return strings.Compare(string(a.(value.String)), string(b.(value.String))) })
 			return out
 		},
 		"values": func(recv value.Value, args []value.Value) value.Value {
@@ -362,9 +364,10 @@ var methods = map[value.Type]map[string]method{
 				return err
 			}
 			m := recv.(value.Map)
-			out := value.List{}
-			for _, k := range m.Keys() {
-				out = append(out, m[k])
+			keys := m.Keys()
+			out := make(value.List, len(keys))
+			for i, k := range keys {
+				out[i] = m[k]
 			}
 			return out
 		},

@@ -9,11 +9,21 @@
 // node, each evaluated rule is a RuleResult with its minimal failing
 // leaves, and an Explanation adds the path variables, the lookups made and
 // the Budget used; display strings are rendered from them at the edge
-// (RenderSteps, RenderFailure, Explanation.Annotate). Standard is the
+// (Program.Render, RenderSteps, RenderFailure, Explanation.Annotate), so a
+// traced decision costs little more than an untraced one. Standard is the
 // standard library's declaration table.
+//
+// NewProgram prepares a ruleset once: match blocks indexed by their first
+// literal segment, each allow's methods and source, literals' values, and
+// constant list and map literals folded. A Run keeps its per-request
+// state (frames, lazy bindings, call arguments, the step buffer) in a few
+// allocations it owns, so evaluating a condition allocates once.
 package eval
 
 import (
+	"fmt"
+	"sync/atomic"
+
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -31,11 +41,19 @@ type Program struct {
 	// text is each expression node's source with whitespace collapsed,
 	// computed once so traces do not re-slice the source per step.
 	text map[ast.Expr]string
-	// ops are each allow statement's method names.
-	ops map[*ast.Allow][]string
 	// lits are the literals' values, built once (a string literal would
 	// otherwise allocate its interface value on every evaluation).
 	lits map[*ast.Literal]value.Value
+	// consts are the list and map literals made only of literals, folded
+	// once, with the number of expressions evaluating them would count.
+	consts map[ast.Expr]folded
+	// calls are the call sites resolved once: the user function a bare
+	// call names in its lexical scope, a method's implementations by
+	// receiver type. Evaluation looks a call up by node, never by name.
+	calls map[*ast.Call]*callPlan
+	// stepHint is the most steps a traced request has recorded, so the
+	// next one allocates its step buffer once.
+	stepHint atomic.Int64
 }
 
 // Text returns an expression's source text (whitespace collapsed).
@@ -65,6 +83,20 @@ type Block struct {
 	byFirst map[string][]*Block
 	wild    []*Block
 	order   int // index among the parent's children
+
+	// allows parallels Match.Allows: what deciding needs of each allow
+	// statement, computed once.
+	allows []allowInfo
+	// allowedNotes is the note of a decision this block allows, as a
+	// full slice: a decision with no other notes shares it (appending to
+	// it copies).
+	allowedNotes []string
+}
+
+// allowInfo is an allow statement prepared for deciding.
+type allowInfo struct {
+	ops  []string // method names
+	cond string   // the condition's source, "true" for none
 }
 
 // index builds the children index of b and its descendants.
@@ -129,12 +161,17 @@ func NewProgram(rs *ast.Ruleset) *Program {
 		}
 	}
 	p.Root.index()
-	p.ops = map[*ast.Allow][]string{}
+	p.planCalls()
 	var allows func(b *Block)
 	allows = func(b *Block) {
 		if b.Match != nil {
+			b.allowedNotes = []string{fmt.Sprintf("Allowed by match block '%s'", b.Pattern)}
 			for _, a := range b.Match.Allows {
-				p.ops[a] = MethodNames(a)
+				info := allowInfo{ops: MethodNames(a), cond: "true"}
+				if a.Cond != nil {
+					info.cond = SourceText(p.File, a.Cond)
+				}
+				b.allows = append(b.allows, info)
 			}
 		}
 		for _, c := range b.Children {
@@ -144,7 +181,17 @@ func NewProgram(rs *ast.Ruleset) *Program {
 	allows(p.Root)
 	p.text = map[ast.Expr]string{}
 	p.lits = map[*ast.Literal]value.Value{}
+	p.consts = map[ast.Expr]folded{}
 	rs.Exprs(func(root ast.Expr) {
+		ast.Inspect(root, func(e ast.Expr) bool {
+			switch e.(type) {
+			case *ast.List, *ast.Map:
+				if v, n, ok := fold(e); ok {
+					p.consts[e] = folded{v, n}
+				}
+			}
+			return true
+		})
 		ast.Inspect(root, func(e ast.Expr) bool {
 			if e != nil {
 				p.text[e] = clipSource(SourceText(p.File, e))
@@ -202,10 +249,58 @@ func (p *Program) LookupFunc(b *Block, name string) (*ast.Function, *Block) {
 // the path variables bound along the way.
 type Matched struct {
 	Block *Block
-	// Vars maps each block on the chain from the root to Block to the
-	// variables visible inside it (its own and its ancestors', inner
-	// shadowing outer).
-	Vars map[*Block]map[string]value.Value
+	// vars are the variables bound from the root to Block, outer first
+	// (an inner name shadows an outer one: lookups scan from the end).
+	vars []binding
+	// chain is each block from the root to Block with how many of vars it
+	// sees: a function declared in an outer block sees only that block's.
+	chain []link
+}
+
+// link is one block of a matched chain and the number of variables bound
+// up to and including it.
+type link struct {
+	b *Block
+	n int
+}
+
+// visible returns the variables a block of the chain sees, nil when b is
+// not on the chain (a function from an unrelated scope sees none).
+func (m *Matched) visible(b *Block) []binding {
+	for _, l := range m.chain {
+		if l.b == b {
+			return m.vars[:l.n:l.n]
+		}
+	}
+	return nil
+}
+
+// Vars returns the path variables visible inside the matched block.
+func (m *Matched) Vars() map[string]value.Value { return bindingMap(m.vars) }
+
+// VarsOf returns the path variables visible inside b, a block of the
+// matched chain (nil when it is not on the chain).
+func (m *Matched) VarsOf(b *Block) map[string]value.Value { return bindingMap(m.visible(b)) }
+
+func bindingMap(bs []binding) map[string]value.Value {
+	if bs == nil {
+		return nil
+	}
+	out := make(map[string]value.Value, len(bs))
+	for _, x := range bs {
+		out[x.name] = x.v
+	}
+	return out
+}
+
+// lookupBinding finds name among bs, the innermost binding first.
+func lookupBinding(bs []binding, name string) (value.Value, bool) {
+	for i := len(bs) - 1; i >= 0; i-- {
+		if bs[i].name == name {
+			return bs[i].v, true
+		}
+	}
+	return nil, false
 }
 
 // Attempt records how one block fared against the request path, for
@@ -243,19 +338,39 @@ const Hypothetical = "\x00document"
 // children index and never tries blocks whose first literal segment
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
-	var out []Matched
-	vars := map[*Block]map[string]value.Value{p.Root: {}}
+	m, a, _ := p.match(segs)
+	return m, a
+}
+
+// match is Match reporting also how many pattern segments it tried.
+func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
+	// One allocation holds the matching state and the first result's.
+	ma := &struct {
+		st matchState
+		sc scope
+	}{}
+	st := &ma.st
+	*st = matchState{p: p, segs: segs, indexed: true, spare: &ma.sc}
 	for _, c := range p.Root.candidates(segs, 0) {
-		p.match(c, segs, 0, vars, &out, nil, true)
+		st.match(c, 0)
 	}
-	if len(out) > 0 {
-		return out, nil
+	if len(st.out) > 0 {
+		return st.out, nil, st.tries
 	}
 	var attempts []Attempt
+	st.attempts, st.indexed = &attempts, false
 	for _, c := range p.Root.Children {
-		p.match(c, segs, 0, vars, &out, &attempts, false)
+		st.match(c, 0)
 	}
-	return out, attempts
+	return st.out, attempts, st.tries
+}
+
+// scope holds a short match's result, variables and chain in one
+// allocation.
+type scope struct {
+	out   [1]Matched
+	vars  [6]binding
+	chain [6]link
 }
 
 // binding is one path variable bound while matching a block's pattern.
@@ -264,106 +379,141 @@ type binding struct {
 	v    value.Value
 }
 
-// matcher matches one block's pattern; its state replaces a recursive
-// closure so matching allocates only what it binds.
-type matcher struct {
-	p          *Program
-	b          *Block
-	segs       []string
-	parentVars map[*Block]map[string]value.Value
-	out        *[]Matched
-	attempts   *[]Attempt
-	indexed    bool
+// matchState is one request's matching: vars and chain are stacks that
+// grow as blocks match and shrink as matching backtracks, so matching
+// allocates only the Matched results it returns.
+type matchState struct {
+	p        *Program
+	segs     []string
+	vars     []binding
+	chain    []link
+	out      []Matched
+	attempts *[]Attempt
+	indexed  bool
+	tries    int    // pattern segments tried
+	spare    *scope // the first result's scope, allocated with the state
+	buf      [8]binding
+	chainBuf [8]link
 }
 
-func (p *Program) match(b *Block, segs []string, pos int, parentVars map[*Block]map[string]value.Value, out *[]Matched, attempts *[]Attempt, indexed bool) {
-	m := matcher{p: p, b: b, segs: segs, parentVars: parentVars, out: out, attempts: attempts, indexed: indexed}
-	m.try(0, pos, nil)
+// match tries block b at request position pos.
+func (st *matchState) match(b *Block, pos int) {
+	if st.vars == nil {
+		st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
+	}
+	nv, nc := len(st.vars), len(st.chain)
+	st.try(b, 0, pos, nv)
+	st.vars, st.chain = st.vars[:nv], st.chain[:nc]
 }
 
-func (m *matcher) miss(pos int, reason string, bound []binding) {
-	if m.attempts != nil {
-		*m.attempts = append(*m.attempts, attempt(m.b, pos, len(m.segs), reason, bound))
+func (st *matchState) miss(b *Block, pos int, reason string, from int) {
+	if st.attempts != nil {
+		*st.attempts = append(*st.attempts, attempt(b, pos, len(st.segs), reason, st.vars[from:]))
 	}
 }
 
-func (m *matcher) try(i, pos int, bound []binding) {
-	b, segs := m.b, m.segs
+// record adds b, matched with the current variables and chain, to the
+// results. A short match's variables and chain live in one scope
+// allocation (the first result's also holds the result itself).
+func (st *matchState) record(b *Block) {
+	m := Matched{Block: b}
+	if len(st.vars) > len(scope{}.vars) || len(st.chain) > len(scope{}.chain) {
+		m.vars = append(make([]binding, 0, len(st.vars)), st.vars...)
+		m.chain = append(make([]link, 0, len(st.chain)), st.chain...)
+		st.out = append(st.out, m)
+		return
+	}
+	sc := st.spare
+	if sc == nil {
+		sc = new(scope)
+	}
+	st.spare = nil
+	m.vars = append(sc.vars[:0:len(st.vars)], st.vars...)
+	m.chain = append(sc.chain[:0:len(st.chain)], st.chain...)
+	if st.out == nil {
+		sc.out[0] = m
+		st.out = sc.out[:1:1]
+		return
+	}
+	st.out = append(st.out, m)
+}
+
+// try matches pattern segment i of b at request position pos; the
+// variables b bound so far are st.vars[from:].
+func (st *matchState) try(b *Block, i, pos, from int) {
+	st.tries++
+	segs := st.segs
 	pattern := b.Match.Path.Segments
 	if i == len(pattern) {
-		parent := m.parentVars[b.Parent]
-		own := make(map[string]value.Value, len(parent)+len(bound))
-		for k, v := range parent {
-			own[k] = v
-		}
-		for _, x := range bound {
-			own[x.name] = x.v
-		}
-		vars := make(map[*Block]map[string]value.Value, len(m.parentVars)+1)
-		for k, v := range m.parentVars {
-			vars[k] = v
-		}
-		vars[b] = own
+		st.chain = append(st.chain, link{b, len(st.vars)})
 		if pos == len(segs) {
-			*m.out = append(*m.out, Matched{Block: b, Vars: vars})
+			st.record(b)
 		}
 		if len(b.Children) == 0 && pos != len(segs) {
-			m.miss(pos, ReasonNoMatchingChild, bound)
+			st.miss(b, pos, ReasonNoMatchingChild, from)
 		}
 		kids := b.Children
-		if m.indexed {
+		if st.indexed {
 			kids = b.candidates(segs, pos)
 		}
 		for _, c := range kids {
-			m.p.match(c, segs, pos, vars, m.out, m.attempts, m.indexed)
+			st.match(c, pos)
 		}
+		st.chain = st.chain[:len(st.chain)-1]
 		return
 	}
 	seg := pattern[i]
 	switch seg.Kind {
 	case ast.SegLiteral:
 		if pos >= len(segs) {
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		if segs[pos] != seg.Text {
-			m.miss(pos, ReasonLiteralMismatch, bound)
+			st.miss(b, pos, ReasonLiteralMismatch, from)
 			return
 		}
-		m.try(i+1, pos+1, bound)
+		st.try(b, i+1, pos+1, from)
 	case ast.SegWildcard:
 		if pos >= len(segs) {
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		if segs[pos] == Hypothetical {
-			m.try(i+1, pos+1, bound)
+			st.try(b, i+1, pos+1, from)
 			return
 		}
-		m.try(i+1, pos+1, append(bound, binding{seg.Text, value.String(segs[pos])}))
+		n := len(st.vars)
+		st.vars = append(st.vars, binding{seg.Text, value.String(segs[pos])})
+		st.try(b, i+1, pos+1, from)
+		st.vars = st.vars[:n]
 	case ast.SegRecursive:
+		n := len(st.vars)
+		defer func() { st.vars = st.vars[:n] }()
 		if i < len(pattern)-1 {
-			m.try(i+1, pos, append(bound, binding{seg.Text, value.Path{}}))
+			st.vars = append(st.vars, binding{seg.Text, value.Path{}})
+			st.try(b, i+1, pos, from)
 			return
 		}
-		if len(segs) == pos && m.p.Ruleset.Version == "1" {
-			m.miss(pos, ReasonRequestShorter, bound)
+		if len(segs) == pos && st.p.Ruleset.Version == "1" {
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		// The remainder covers a list request's unknown document unless
 		// an earlier wildcard already took it.
 		partial := pos < len(segs) && segs[len(segs)-1] == Hypothetical
-		if partial && m.p.Ruleset.Version == "1" {
+		if partial && st.p.Ruleset.Version == "1" {
 			// The official emulator never matches a list request with a
 			// rules_version '1' recursive wildcard.
-			m.miss(pos, ReasonRequestShorter, bound)
+			st.miss(b, pos, ReasonRequestShorter, from)
 			return
 		}
 		rest := append([]string(nil), segs[pos:]...)
 		if partial {
 			rest = rest[:len(rest)-1]
 		}
-		m.try(i+1, len(segs), append(bound, binding{seg.Text, value.Path{Segments: rest, Partial: partial}}))
+		st.vars = append(st.vars, binding{seg.Text, value.Path{Segments: rest, Partial: partial}})
+		st.try(b, i+1, len(segs), from)
 	}
 }
 
@@ -380,4 +530,144 @@ func attempt(b *Block, matched, total int, reason string, bound []binding) Attem
 		}
 	}
 	return a
+}
+
+// folded is a constant list or map literal's value and the number of
+// expressions its evaluation counts.
+type folded struct {
+	v value.Value
+	n int
+}
+
+// fold evaluates a literal made only of literals (lists and maps of
+// strings, numbers, …): its value is the same on every evaluation, and
+// values are immutable. Map keys must be strings, as evaluation requires.
+func fold(e ast.Expr) (value.Value, int, bool) {
+	switch e := e.(type) {
+	case *ast.Paren:
+		return fold(e.X)
+	case *ast.Literal:
+		v := literal(e)
+		return v, 1, v != nil
+	case *ast.List:
+		out := make(value.List, len(e.Elems))
+		n := 1
+		for i, x := range e.Elems {
+			v, k, ok := fold(x)
+			if !ok {
+				return nil, 0, false
+			}
+			out[i], n = v, n+k
+		}
+		return out, n, true
+	case *ast.Map:
+		out := make(value.Map, len(e.Entries))
+		n := 1
+		for _, en := range e.Entries {
+			k, kn, ok := fold(en.Key)
+			if !ok {
+				return nil, 0, false
+			}
+			ks, isStr := k.(value.String)
+			if !isStr {
+				return nil, 0, false
+			}
+			if _, dup := out[string(ks)]; dup {
+				return nil, 0, false
+			}
+			v, vn, ok := fold(en.Value)
+			if !ok {
+				return nil, 0, false
+			}
+			out[string(ks)], n = v, n+kn+vn
+		}
+		return out, n, true
+	}
+	return nil, 0, false
+}
+
+// callPlan is a call site resolved when the program is prepared.
+type callPlan struct {
+	// user and decl are the user function a bare call resolves to and the
+	// block declaring it (nil for a global function); user is nil when
+	// no user function has the name.
+	user *ast.Function
+	decl *Block
+	// methods are the implementations of a method call's name by
+	// receiver type (nil entries: no such method on that type).
+	methods *methodSet
+}
+
+// methodSet maps receiver types to one method name's implementations.
+type methodSet [value.TError + 1]method
+
+// methodSets are the standard methods grouped by name.
+var methodSets = func() map[string]*methodSet {
+	out := map[string]*methodSet{}
+	for t, ms := range methods {
+		for name, m := range ms {
+			if out[name] == nil {
+				out[name] = new(methodSet)
+			}
+			out[name][t] = m
+		}
+	}
+	size := new(methodSet)
+	for _, t := range []value.Type{value.TString, value.TBytes, value.TList, value.TMap, value.TSet} {
+		size[t] = sizeMethod
+	}
+	out["size"] = size
+	return out
+}()
+
+// planCalls resolves every call site of the ruleset in the block it is
+// evaluated from: an allow condition in its match block, a function body
+// (lets and return) in the block declaring the function.
+func (p *Program) planCalls() {
+	p.calls = map[*ast.Call]*callPlan{}
+	plan := func(e ast.Expr, b *Block) {
+		ast.Inspect(e, func(x ast.Expr) bool {
+			c, ok := x.(*ast.Call)
+			if !ok {
+				return true
+			}
+			cp := &callPlan{}
+			switch fn := c.Fn.(type) {
+			case *ast.Ident:
+				cp.user, cp.decl = p.LookupFunc(b, fn.Name)
+			case *ast.Member:
+				cp.methods = methodSets[fn.Name]
+			}
+			p.calls[c] = cp
+			return true
+		})
+	}
+	function := func(f *ast.Function, b *Block) {
+		for _, l := range f.Lets {
+			plan(l.Value, b)
+		}
+		if f.Return != nil {
+			plan(f.Return, b)
+		}
+	}
+	for _, f := range p.Ruleset.Functions {
+		function(f, nil)
+	}
+	var block func(b *Block)
+	block = func(b *Block) {
+		for _, f := range b.Funcs {
+			function(f, b)
+		}
+		if b.Match != nil {
+			for _, a := range b.Match.Allows {
+				if a.Cond != nil {
+					plan(a.Cond, b)
+				}
+			}
+		}
+		for _, c := range b.Children {
+			block(c)
+		}
+	}
+	block(p.Root)
 }

@@ -2,8 +2,10 @@ package eval
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/sim"
@@ -20,9 +22,9 @@ type Step struct {
 	Node ast.Expr
 	// Parent is the index of the step that evaluated this one, -1 for the
 	// rule's condition.
-	Parent int
+	Parent int32
 	// Depth is the nesting depth below the condition.
-	Depth int
+	Depth int32
 	// Value is the result; nil when the node was skipped.
 	Value value.Value
 	// Skipped says short-circuiting (&&, ||, ?:, a failed receiver) left
@@ -61,7 +63,7 @@ type RuleResult struct {
 type Budget struct {
 	Expressions    int // expressions evaluated
 	MaxExpressions int // the expression budget
-	// Elapsed is the wall-clock evaluation time, measured from the 32nd
+	// Elapsed is the wall-clock evaluation time, measured from the 128th
 	// expression (shorter evaluations report 0: reading the clock would
 	// cost more than they do).
 	Elapsed     time.Duration
@@ -87,7 +89,7 @@ func (r *Run) Steps() []Step { return r.steps }
 func children(steps []Step) [][]int {
 	out := make([][]int, len(steps))
 	for i, s := range steps {
-		if s.Parent >= 0 && s.Parent < len(steps) {
+		if s.Parent >= 0 && int(s.Parent) < len(steps) {
 			out[s.Parent] = append(out[s.Parent], i)
 		}
 	}
@@ -188,19 +190,54 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 		return nil
 	}
 	out := make([]sim.Expr, len(steps))
+	var memo shownValues
 	for i, s := range steps {
 		sp := s.Node.Span()
-		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: s.Depth, Skipped: s.Skipped}
+		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: int(s.Depth), Skipped: s.Skipped}
 		switch v := s.Value.(type) {
 		case nil:
 		case *value.Error:
 			x.Error = v.Message
 		default:
-			x.Value = value.ShowLimit(v, limit)
+			x.Value = memo.show(v, limit)
 		}
 		out[i] = x
 	}
 	return out
+}
+
+// shownValues remembers the rendering of the maps and lists of one trace:
+// the same map (request.resource.data, a let) is the value of many steps,
+// and values are immutable.
+type shownValues map[shownKey]string
+
+type shownKey struct {
+	p unsafe.Pointer
+	n int
+}
+
+func (m *shownValues) show(v value.Value, limit int) string {
+	var k shownKey
+	switch x := v.(type) {
+	case value.Map:
+		k = shownKey{reflect.ValueOf(x).UnsafePointer(), len(x)}
+	case value.List:
+		k = shownKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
+	default:
+		return value.ShowLimit(v, limit)
+	}
+	if k.p == nil {
+		return value.ShowLimit(v, limit)
+	}
+	if s, ok := (*m)[k]; ok {
+		return s
+	}
+	s := value.ShowLimit(v, limit)
+	if *m == nil {
+		*m = shownValues{}
+	}
+	(*m)[k] = s
+	return s
 }
 
 func clipSource(s string) string {
@@ -237,7 +274,7 @@ func RenderFailure(f *source.File, steps []Step, i int, limit int) sim.Failure {
 	}
 	var operands []value.Value
 	for j := i + 1; j < len(steps); j++ {
-		if steps[j].Parent == i {
+		if int(steps[j].Parent) == i {
 			operands = append(operands, steps[j].Value)
 		}
 	}

@@ -62,7 +62,14 @@ func BenchmarkDecideRealistic(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 	})
-	b.Run("trace", func(b *testing.B) {
+	b.Run("typed-trace", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rs.DecideSteps(req)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	b.Run("trace-rendered", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			rs.Decide(req)

@@ -3,9 +3,11 @@ package firestore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -20,29 +22,23 @@ type Constraint struct {
 	Value value.Value
 }
 
-func (r *Ruleset) globals(req *Request, db string, lk *lookups) map[string]value.Value {
-	request := value.Map{
-		"method": value.String(req.Method),
-		"path":   docPath(db, req.Path),
-		"time":   value.Timestamp{Time: req.Time.UTC()},
-	}
-	switch {
-	case req.Auth != nil:
-		auth := value.Map{"token": value.Map{}}
-		if req.Auth.UID != "" {
-			auth["uid"] = value.String(req.Auth.UID)
-		}
-		if req.Auth.Token != nil {
-			auth["token"] = value.MustFromGo(req.Auth.Token)
-		}
+// globals builds request and resource into vars (which must be empty)
+// and returns them; own is the request's document path (request.path).
+// An unbound name (the Test API's absent auth or resource) is left out.
+func (r *Ruleset) globals(req *Request, db string, own value.Path, vars []eval.Var) []eval.Var {
+	var ownPath value.Value = own
+	request := make(value.Map, 6)
+	request["method"] = methodValue(req.Method)
+	request["path"] = ownPath
+	request["time"] = value.Timestamp{Time: req.Time.UTC()}
+	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
 		request["auth"] = auth
-	case !req.TestAPI:
-		request["auth"] = value.Null{}
 	}
 	if (req.Method == Create || req.Method == Update) && req.After != nil {
-		rr := value.Map{"data": req.After}
+		rr := make(value.Map, 3)
+		rr["data"] = req.After
 		if !req.TestAPI {
-			addIdentity(rr, db, req.Path)
+			addIdentityPath(rr, own, ownPath)
 		}
 		request["resource"] = rr
 	}
@@ -61,7 +57,7 @@ func (r *Ruleset) globals(req *Request, db string, lk *lookups) map[string]value
 		}
 		request["query"] = value.Map{"limit": limit, "offset": value.Int(q.Offset), "orderBy": order, "allDescendants": value.Bool(q.AllDescendants)}
 	}
-	g := map[string]value.Value{"request": request}
+	vars = append(vars, eval.Var{Name: "request", Value: request})
 	switch {
 	case req.Method == List && !req.TestAPI:
 		// Any document the query could return (see proof.go).
@@ -69,35 +65,75 @@ func (r *Ruleset) globals(req *Request, db string, lk *lookups) map[string]value
 		if req.Query != nil {
 			cs = req.Query.Constraints
 		}
-		g["resource"] = value.Map{"data": queryDocument(cs)}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Map{"data": queryDocument(cs)}})
 	case req.Resource != nil:
-		res := value.Map{"data": req.Resource.Data}
+		res := make(value.Map, 3)
+		res["data"] = req.Resource.Data
 		if !req.TestAPI {
-			addIdentity(res, db, req.Resource.Path)
+			if strings.Trim(req.Resource.Path, "/") == strings.Trim(req.Path, "/") {
+				addIdentityPath(res, own, ownPath)
+			} else {
+				addIdentity(res, db, req.Resource.Path)
+			}
 		}
-		g["resource"] = res
+		vars = append(vars, eval.Var{Name: "resource", Value: res})
 	case !req.TestAPI:
-		g["resource"] = value.Null{}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
-	return g
+	return vars
+}
+
+// methodValues are the request methods as values, boxed once.
+var methodValues = map[string]value.Value{Get: value.String(Get), List: value.String(List),
+	Create: value.String(Create), Update: value.String(Update), Delete: value.String(Delete)}
+
+func methodValue(m string) value.Value {
+	if v, ok := methodValues[m]; ok {
+		return v
+	}
+	return value.String(m)
 }
 
 // addIdentity adds id and __name__, which real documents carry and the
 // Rules Test API's do not.
 func addIdentity(m value.Map, db, rel string) {
 	p := docPath(db, rel)
+	addIdentityPath(m, p, p)
+}
+
+// addIdentityPath is addIdentity of a path already built (boxed as pv).
+func addIdentityPath(m value.Map, p value.Path, pv value.Value) {
 	if len(p.Segments) > 0 {
 		m["id"] = value.String(p.Segments[len(p.Segments)-1])
 	}
-	m["__name__"] = p
+	m["__name__"] = pv
 }
 
 func docPath(db, rel string) value.Path {
-	p := value.Path{Absolute: true, Segments: []string{"databases", db, "documents"}}
-	if rel = strings.Trim(rel, "/"); rel != "" {
-		p.Segments = append(p.Segments, strings.Split(rel, "/")...)
+	segs := docSegments(db, strings.Trim(rel, "/"), 0)
+	return value.Path{Absolute: true, Segments: segs}
+}
+
+// docSegments splits a document path relative to the documents root into
+// the segments of its full name, in one allocation with room for extra
+// more.
+func docSegments(db, rel string, extra int) []string {
+	n := 3
+	if rel != "" {
+		n += strings.Count(rel, "/") + 1
 	}
-	return p
+	segs := make([]string, 3, n+extra)
+	segs[0], segs[1], segs[2] = "databases", db, "documents"
+	for rel != "" {
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			segs = append(segs, rel)
+			break
+		}
+		segs = append(segs, rel[:i])
+		rel = rel[i+1:]
+	}
+	return segs
 }
 
 // lookups implements get/exists/getAfter/existsAfter for one request, with
@@ -106,19 +142,35 @@ type lookups struct {
 	req   *Request
 	db    string
 	max   int
-	seen  map[string]bool
+	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
+	buf   [2]eval.Read
 }
 
-func newLookups(r *Ruleset, req *Request, db string) *lookups {
+func (l *lookups) init(req *Request, db string) {
 	max := MaxLookupsSingle
 	if req.Batch {
 		max = MaxLookupsBatch
 	}
-	return &lookups{req: req, db: db, max: max}
+	*l = lookups{req: req, db: db, max: max}
+	l.reads = l.buf[:0]
 }
 
 func (l *lookups) count() int { return len(l.seen) }
+
+// see records a read of rel, false when it would exceed the limit.
+func (l *lookups) see(rel string) bool {
+	for _, s := range l.seen {
+		if s == rel {
+			return true
+		}
+	}
+	if len(l.seen) >= l.max {
+		return false
+	}
+	l.seen = append(l.seen, rel)
+	return true
+}
 
 // HasFunc implements eval.ServiceFuncs.
 func (l *lookups) HasFunc(name string) bool {
@@ -163,16 +215,9 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	}
 	rel := strings.Join(segs[3:], "/")
 	after := fn == "getAfter" || fn == "existsAfter"
-	key := rel
-	if !l.seen[key] {
-		if l.seen == nil {
-			l.seen = map[string]bool{}
-		}
-		if len(l.seen) >= l.max {
-			return &value.Error{Kind: value.Exhausted, Offset: -1,
-				Message: fmt.Sprintf("Exceeded the maximum of %d document lookups (get, exists, getAfter, existsAfter) for this request.", l.max)}
-		}
-		l.seen[key] = true
+	if !l.see(rel) {
+		return &value.Error{Kind: value.Exhausted, Offset: -1,
+			Message: fmt.Sprintf("Exceeded the maximum of %d document lookups (get, exists, getAfter, existsAfter) for this request.", l.max)}
 	}
 	var data value.Map
 	var exists bool
@@ -211,9 +256,16 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	if data == nil {
 		data = value.Map{}
 	}
-	res := value.Map{"data": data}
+	res := make(value.Map, 3)
+	res["data"] = data
 	if !l.req.TestAPI {
-		addIdentity(res, l.db, rel)
+		if slices.Contains(segs, "") {
+			addIdentity(res, l.db, rel)
+		} else {
+			// p is the path as asked, already a full document name.
+			n := value.Path{Absolute: true, Segments: segs}
+			addIdentityPath(res, n, n)
+		}
 	}
 	return res
 }

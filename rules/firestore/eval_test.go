@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,46 @@ func TestStructuredDecision(t *testing.T) {
 	}
 	if d.Budget.Expressions != d.Expressions || d.Budget.MaxExpressions != eval.DefaultMaxExpressions || d.Budget.Limit != "" {
 		t.Errorf("budget %+v", d.Budget)
+	}
+}
+
+// TestDecideStepsRendersAtTheEdge: DecideSteps records the same typed
+// trace as Decide without rendering it; Render then gives exactly what
+// Decide shows, for an allowed and a denied request.
+func TestDecideStepsRendersAtTheEdge(t *testing.T) {
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n" +
+		"    function named() { let d = request.resource.data; return d.title is string && d.title.size() < 20; }\n" +
+		"    match /posts/{p} {\n      allow create: if request.auth != null && named();\n      allow read: if resource.data.public == true;\n    }\n  }\n}\n"
+	rs, diags := Compile(source.NewFile("firestore.rules", src))
+	if rs == nil {
+		t.Fatal(diags)
+	}
+	for _, req := range []*Request{
+		{Method: Create, Path: "posts/p1", Auth: &Auth{UID: "a"}, After: value.Map{"title": value.String("short")}},
+		{Method: Create, Path: "posts/p1", Auth: &Auth{UID: "a"}, After: value.Map{"title": value.String(strings.Repeat("x", 33))}},
+		{Method: Get, Path: "posts/p1", Resource: &Doc{Path: "posts/p1", Data: value.Map{"public": value.Bool(false)}}},
+	} {
+		req.Time = time.Unix(1, 0)
+		full, steps := rs.Decide(req), rs.DecideSteps(req)
+		if len(steps.Rules) == 0 || len(steps.Rules[0].Steps) == 0 {
+			t.Fatalf("%s %s: no typed steps", req.Method, req.Path)
+		}
+		for _, r := range steps.Trace {
+			if r.Expressions != nil || r.Failing != nil {
+				t.Fatalf("%s %s: DecideSteps rendered its trace", req.Method, req.Path)
+			}
+		}
+		if len(steps.Rules[0].Steps) != len(full.Rules[0].Steps) || steps.Outcome != full.Outcome {
+			t.Fatalf("%s %s: typed traces differ: %d vs %d steps", req.Method, req.Path, len(steps.Rules[0].Steps), len(full.Rules[0].Steps))
+		}
+		steps.Render()
+		a, _ := json.Marshal(full.Trace)
+		b, _ := json.Marshal(steps.Trace)
+		if string(a) != string(b) {
+			t.Errorf("%s %s: rendered later\n%s\nwant\n%s", req.Method, req.Path, b, a)
+		}
+		if full.Allowed() == (len(full.Trace[len(full.Trace)-1].Failing) > 0) {
+			t.Errorf("%s %s: failing sub-expressions %+v on a %s", req.Method, req.Path, full.Trace[len(full.Trace)-1].Failing, full.Outcome)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/check"
 	"github.com/pyric/pyric/rules/eval"
-	"github.com/pyric/pyric/rules/parser"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -40,18 +40,11 @@ type Ruleset struct {
 // Compile parses and checks a rules file. It returns the ruleset and every
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
-	if file.Name == "" {
-		file = source.NewFile("firestore.rules", file.Text)
-	}
-	rs, diags := parser.Parse(file)
-	if !diags.HasErrors() {
-		diags = append(diags, check.Check(rs, check.Options{Service: Service})...)
-	}
-	diags.Sort()
-	if diags.HasErrors() {
+	prog, diags := service.Compile(file, "firestore.rules", check.Options{Service: Service}, nil)
+	if prog == nil {
 		return nil, diags
 	}
-	return &Ruleset{prog: eval.NewProgram(rs), Warnings: diags}, diags
+	return &Ruleset{prog: prog, Warnings: diags}, diags
 }
 
 // AST returns the parsed ruleset.
@@ -62,18 +55,15 @@ func (r *Ruleset) File() *source.File { return r.prog.File }
 
 // Methods of a Firestore request.
 const (
-	Get    = "get"
-	List   = "list"
-	Create = "create"
-	Update = "update"
-	Delete = "delete"
+	Get    = service.Get
+	List   = service.List
+	Create = service.Create
+	Update = service.Update
+	Delete = service.Delete
 )
 
 // Auth is request.auth: the caller's uid and token claims.
-type Auth struct {
-	UID   string
-	Token map[string]any
-}
+type Auth = service.Auth
 
 // Doc is a document as rules see it.
 type Doc struct {
@@ -159,6 +149,11 @@ type Decision struct {
 	// evaluated rules, their failing sub-expressions, the path
 	// variables, each lookup with its result, and the budget used.
 	eval.Explanation
+
+	prog *eval.Program // for Render
+	lk   lookups
+	env  eval.Env
+	vars [2]eval.Var // env.Vars: request and resource
 }
 
 // Allowed reports whether the request is allowed.
@@ -173,14 +168,33 @@ func (d *Decision) DecidingRuleOf() *eval.RuleResult {
 }
 
 // Decide evaluates the request against the ruleset, with the full
-// sub-expression trace. It never panics: an internal failure denies, with
-// a note saying so.
-func (r *Ruleset) Decide(req *Request) *Decision { return r.safeDecide(req, true) }
+// sub-expression trace, typed and rendered for display. It never panics:
+// an internal failure denies, with a note saying so.
+func (r *Ruleset) Decide(req *Request) *Decision {
+	d := r.safeDecide(req, true)
+	d.Render()
+	return d
+}
+
+// DecideSteps is Decide with the trace in typed form only: every
+// evaluated rule's Steps and Failing leaves are in Rules, and nothing is
+// rendered (Trace lists the rules with their verdicts but no
+// Expressions or Failing text until Render). It is the cheap way to trace
+// every request, allowed ones included, for coverage and Studio.
+func (r *Ruleset) DecideSteps(req *Request) *Decision { return r.safeDecide(req, true) }
 
 // DecideFast is Decide without the sub-expression traces (every evaluated
 // rule is still listed with its verdict, line and message); it is several
 // times faster, for hot paths that explain only denials.
 func (r *Ruleset) DecideFast(req *Request) *Decision { return r.safeDecide(req, false) }
+
+// Render fills Trace's display strings (each rule's Expressions and
+// Failing) from the typed trace; Decide has done it already.
+func (d *Decision) Render() {
+	if d.prog != nil {
+		d.prog.Render(d.Trace, d.Rules)
+	}
+}
 
 func (r *Ruleset) safeDecide(req *Request, trace bool) (d *Decision) {
 	defer func() {
@@ -256,43 +270,46 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	if db == "" {
 		db = "(default)"
 	}
-	segs := []string{"databases", db, "documents"}
 	rel := strings.Trim(req.Path, "/")
-	if rel != "" {
-		segs = append(segs, strings.Split(rel, "/")...)
-	}
+	segs := docSegments(db, rel, 1)
+	// The request's own path, shared by request.path and resource.__name__.
+	own := value.Path{Absolute: true, Segments: segs[:len(segs):len(segs)]}
 	if req.Method == List && (len(segs)-3)%2 == 1 {
 		// A list request names a collection: rules are matched against the
 		// unknown documents it could return. (The Rules Test API names a
 		// document instead, which matches as is.)
 		segs = append(segs, eval.Hypothetical)
 	}
-	matched, attempts := r.prog.Match(segs)
-	d := &Decision{Outcome: sim.Deny, Deciding: -1, Attempts: attempts}
-	if len(matched) == 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '/%s'", rel))
-		return d
-	}
-	lk := newLookups(r, req, db)
-	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Service: lk, Trace: trace}
-	if req.Coverage != nil {
-		t := req.Coverage.Tally()
-		env.Count = t
-		defer t.Flush()
-	}
-	if req.Method == List {
-		var cs []Constraint
-		if req.Query != nil {
-			cs = req.Query.Constraints
+	// The decision holds the request's lookups and environment: one
+	// allocation for the three.
+	d := &Decision{prog: r.prog}
+	lk, env := &d.lk, &d.env
+	var tally *coverage.Tally
+	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
+		lk.init(req, db)
+		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, d.vars[:0]), Service: lk, Trace: trace}
+		if req.Method == List {
+			var cs []Constraint
+			if req.Query != nil {
+				cs = req.Query.Constraints
+			}
+			env.Prove = newProver(cs).prove
 		}
-		env.Prove = newProver(cs).prove
+		if req.Coverage != nil {
+			tally = req.Coverage.Tally()
+			env.Count = tally
+		}
+		return env
+	}, nil)
+	if tally != nil {
+		tally.Flush()
 	}
-	run := eval.NewRun(env)
-	v := run.Allows(matched, req.Method, nil)
-	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
-	d.Notes = append(d.Notes, v.Notes...)
-	d.Expressions, d.Lookups = run.Count(), lk.count()
-	d.Explanation = eval.NewExplanation(run, v, lk.reads)
+	v := x.Verdicts
+	d.Outcome, d.Trace, d.Deciding, d.Notes, d.Attempts = v.Outcome, v.Trace, v.Deciding, x.Notes, x.Attempts
+	if x.Run != nil {
+		d.Expressions, d.Lookups = x.Expressions, lk.count()
+		d.Explanation = eval.NewExplanation(x.Run, v, lk.reads)
+	}
 	return d
 }
 
@@ -316,6 +333,7 @@ func (d *Decision) EmulatorMessage(method string) string {
 
 // Case renders the decision as a simulator case result.
 func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
+	d.Render()
 	c := sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
 	d.Annotate(&c)
 	return c

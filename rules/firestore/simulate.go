@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -70,45 +71,22 @@ func (c *Case) request(now time.Time) (*Request, error) {
 	if c.Path == "" {
 		return nil, fmt.Errorf("path: missing (a document path such as users/alice)")
 	}
-	method := strings.ToLower(c.Method)
-	switch method {
-	case Get, List, Create, Update, Delete:
-	default:
-		return nil, fmt.Errorf("method: %q is not one of get, list, create, update, delete", c.Method)
-	}
-	if c.Expectation != "" {
-		switch strings.ToUpper(c.Expectation) {
-		case "ALLOW", "DENY":
-		default:
-			return nil, fmt.Errorf("expectation: %q is not ALLOW or DENY", c.Expectation)
-		}
-	}
-	t := now
-	if c.RequestTime != "" {
-		parsed, err := time.Parse(time.RFC3339Nano, c.RequestTime)
-		if err != nil {
-			return nil, fmt.Errorf("requestTime: %q is not ISO-8601 (e.g. 2026-01-02T03:04:05Z)", c.RequestTime)
-		}
-		t = parsed
+	method, t, err := service.CaseBasics(c.Method, c.Expectation, c.RequestTime, now)
+	if err != nil {
+		return nil, err
 	}
 	path := strings.Trim(c.Path, "/")
 	path = strings.TrimPrefix(path, "databases/(default)/documents/")
 	req := &Request{Method: method, Path: path, Time: t, TestAPI: true}
-	if sim.Present(c.Auth) {
-		var a struct {
-			UID   string         `json:"uid"`
-			Token map[string]any `json:"token"`
-		}
-		if err := sim.Decode(c.Auth, &a); err != nil {
-			return nil, fmt.Errorf("auth: %v", err)
-		}
-		token, err := revive(a.Token, t)
-		if err != nil {
-			return nil, fmt.Errorf("auth.token: %v", err)
-		}
-		tm, _ := token.(map[string]any)
-		req.Auth = &Auth{UID: a.UID, Token: tm}
+	auth, err := service.CaseAuth(c.Auth, func(tok map[string]any) (map[string]any, error) {
+		v, err := revive(tok, t)
+		m, _ := v.(map[string]any)
+		return m, err
+	})
+	if err != nil {
+		return nil, err
 	}
+	req.Auth = auth
 	if sim.Present(c.Data) {
 		m, err := docData(c.Data, t)
 		if err != nil {
@@ -139,42 +117,28 @@ func (c *Case) request(now time.Time) (*Request, error) {
 		}
 		req.Query = q
 	}
-	mocks := map[string]mockDoc{}
+	mocks := service.Mocks{}
 	for _, m := range c.FunctionMocks {
-		p := strings.Trim(m.Path, "/")
-		p = strings.TrimPrefix(p, "databases/(default)/documents/")
+		p := service.MockPath(m.Path)
 		switch m.Function {
 		case "get":
 			data, err := docData(m.Result, t)
 			if err != nil {
 				return nil, fmt.Errorf("functionMocks[%s].result: %v", m.Path, err)
 			}
-			mocks[p] = mockDoc{data: data, exists: true}
+			mocks.Get(p, data)
 		case "exists":
-			var b bool
-			if err := json.Unmarshal(m.Result, &b); err != nil {
-				return nil, fmt.Errorf("functionMocks[%s].result: an exists mock's result must be true or false", m.Path)
+			b, err := service.MockExists(m.Result)
+			if err != nil {
+				return nil, fmt.Errorf("functionMocks[%s].result: %v", m.Path, err)
 			}
-			if _, has := mocks[p]; !has || !b {
-				mocks[p] = mockDoc{exists: b, data: value.Map{}}
-			}
+			mocks.Exists(p, b)
 		default:
 			return nil, fmt.Errorf("functionMocks[%s].function: %q is not get or exists", m.Path, m.Function)
 		}
 	}
-	req.Get = LookupFunc(func(path string) (value.Map, bool, error) {
-		m, ok := mocks[path]
-		if !ok {
-			return nil, false, ErrNotMocked
-		}
-		return m.data, m.exists, nil
-	})
+	req.Get = LookupFunc(mocks.Lookup(ErrNotMocked))
 	return req, nil
-}
-
-type mockDoc struct {
-	data   value.Map
-	exists bool
 }
 
 func docData(raw json.RawMessage, now time.Time) (value.Map, error) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -254,7 +256,7 @@ func (l *linter) call(c *ast.Call, s *scope) {
 				return // ident() reports firestore.get in Firestore rules
 			}
 			if id.Name == "firestore" && l.svc.storage {
-				if fn.Name != "get" && fn.Name != "exists" {
+				if _, ok := check.Environment(l.svc.name).Lookup(eval.Namespaced, "firestore", fn.Name); !ok {
 					l.report(source.Error, CodeHallucinatedMethod, span, "use `firestore.get(path)` or `firestore.exists(path)`",
 						"firestore.%s() does not exist: Storage rules can call only firestore.get() and firestore.exists()", fn.Name)
 				}

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/check"
 	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -26,7 +27,8 @@ var (
 	firestoreService = &service{
 		name:       Firestore,
 		noun:       "document",
-		builtins:   map[string]bool{"get": true, "exists": true, "getAfter": true, "existsAfter": true},
+		builtins:   serviceBuiltins(Firestore),
+		namespaces: serviceNamespaces(Firestore),
 		lookupWarn: GetCountWarn,
 		lookupMax:  GetCountMax,
 	}
@@ -37,11 +39,35 @@ var (
 		name:       Storage,
 		noun:       "file",
 		storage:    true,
-		builtins:   map[string]bool{},
-		namespaces: []string{"firestore"},
+		builtins:   serviceBuiltins(Storage),
+		namespaces: serviceNamespaces(Storage),
 		lookupMax:  StorageGetCountMax,
 	}
 )
+
+// serviceBuiltins are the bare functions a service's environment
+// (check.Environment) declares beyond the standard library.
+func serviceBuiltins(name string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range check.Environment(name).Globals() {
+		if _, std := eval.Standard.Lookup(eval.Global, "", n); !std {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// serviceNamespaces are the namespaces a service's environment declares
+// beyond the standard library.
+func serviceNamespaces(name string) []string {
+	var out []string
+	for _, n := range check.Environment(name).Namespaces() {
+		if len(eval.Standard.Namespace(n)) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 func serviceFor(name string) *service {
 	if name == Storage {

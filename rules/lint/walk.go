@@ -12,63 +12,30 @@ import (
 func children(e ast.Expr) []ast.Expr { return ast.Children(e) }
 
 // inspect calls fn for e and, when fn returns true, for every descendant,
-// in preorder. It passes each node's parent (nil for e). Nil expressions
-// are skipped.
+// in preorder (ast.Inspect). It passes each node's parent (nil for e).
+// Nil expressions are skipped.
 func inspect(e ast.Expr, fn func(e, parent ast.Expr) bool) {
-	var walk func(e, parent ast.Expr)
-	walk = func(e, parent ast.Expr) {
-		if isNil(e) || !fn(e, parent) {
-			return
+	var stack []ast.Expr // the nodes whose children are being visited
+	ast.Inspect(e, func(x ast.Expr) bool {
+		if x == nil {
+			stack = stack[:len(stack)-1]
+			return true
 		}
-		for _, c := range children(e) {
-			walk(c, e)
+		var parent ast.Expr
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
 		}
-	}
-	walk(e, nil)
+		if !fn(x, parent) {
+			return false
+		}
+		stack = append(stack, x)
+		return true
+	})
 }
 
 // isNil reports whether an expression interface is nil or holds a nil
 // pointer (partial trees can have either).
-func isNil(e ast.Expr) bool {
-	if e == nil {
-		return true
-	}
-	switch e := e.(type) {
-	case *ast.Literal:
-		return e == nil
-	case *ast.Ident:
-		return e == nil
-	case *ast.Unary:
-		return e == nil
-	case *ast.Binary:
-		return e == nil
-	case *ast.In:
-		return e == nil
-	case *ast.Is:
-		return e == nil
-	case *ast.Ternary:
-		return e == nil
-	case *ast.Member:
-		return e == nil
-	case *ast.Index:
-		return e == nil
-	case *ast.Slice:
-		return e == nil
-	case *ast.Call:
-		return e == nil
-	case *ast.List:
-		return e == nil
-	case *ast.Map:
-		return e == nil
-	case *ast.Path:
-		return e == nil
-	case *ast.Paren:
-		return e == nil
-	case *ast.Bad:
-		return e == nil
-	}
-	return false
-}
+func isNil(e ast.Expr) bool { return ast.IsNil(e) }
 
 // unparen strips parentheses.
 func unparen(e ast.Expr) ast.Expr {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -14,25 +15,16 @@ import (
 // found".
 var ErrNotMocked = errors.New("no function mock for this path")
 
-// globals builds request and resource for one request.
-func globals(req *Request, bucket string, segs []string) map[string]value.Value {
+// globals builds request and resource for one request (an unbound name,
+// the Test API's absent resource, is left out).
+func globals(req *Request, bucket string, segs []string) []eval.Var {
 	request := value.Map{
 		"method": value.String(req.Method),
 		"path":   value.Path{Absolute: true, Segments: segs},
 		"time":   value.Timestamp{Time: req.Time.UTC()},
 	}
-	switch {
-	case req.Auth != nil:
-		auth := value.Map{"token": value.Map{}}
-		if req.Auth.UID != "" {
-			auth["uid"] = value.String(req.Auth.UID)
-		}
-		if req.Auth.Token != nil {
-			auth["token"] = value.MustFromGo(req.Auth.Token)
-		}
+	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
 		request["auth"] = auth
-	case !req.TestAPI:
-		request["auth"] = value.Null{}
 	}
 	write := req.Method == Create || req.Method == Update
 	switch {
@@ -43,14 +35,15 @@ func globals(req *Request, bucket string, segs []string) map[string]value.Value 
 		// the caller describes no object for).
 		request["resource"] = value.Null{}
 	}
-	g := map[string]value.Value{"request": request}
+	vars := make([]eval.Var, 1, 2)
+	vars[0] = eval.Var{Name: "request", Value: request}
 	switch {
 	case req.Resource != nil:
-		g["resource"] = req.Resource.Map(req.TestAPI)
+		vars = append(vars, eval.Var{Name: "resource", Value: req.Resource.Map(req.TestAPI)})
 	case !req.TestAPI:
-		g["resource"] = value.Null{}
+		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
-	return g
+	return vars
 }
 
 // Map returns the object as the rules map resource or request.resource

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -67,20 +68,9 @@ func (r *Ruleset) Simulate(cases []Case, now time.Time) (*sim.Report, error) {
 // Request builds the Rules Test API mode Request a case describes. Errors
 // name the offending field ("existingResource.timeCreated: …").
 func (c *Case) Request(now time.Time) (*Request, error) {
-	method := strings.ToLower(c.Method)
-	switch method {
-	case Get, List, Create, Update, Delete:
-	case "read", "write":
-		return nil, fmt.Errorf("method: %q is a rules umbrella, not a request; use get or list (read), create, update or delete (write)", c.Method)
-	default:
-		return nil, fmt.Errorf("method: %q is not one of get, list, create, update, delete", c.Method)
-	}
-	if c.Expectation != "" {
-		switch strings.ToUpper(c.Expectation) {
-		case "ALLOW", "DENY":
-		default:
-			return nil, fmt.Errorf("expectation: %q is not ALLOW or DENY", c.Expectation)
-		}
+	method, t, err := service.CaseBasics(c.Method, c.Expectation, c.RequestTime, now)
+	if err != nil {
+		return nil, err
 	}
 	path, bucket := c.Path, c.Bucket
 	if path == "" && method != List {
@@ -95,27 +85,9 @@ func (c *Case) Request(now time.Time) (*Request, error) {
 			path, bucket = obj, b
 		}
 	}
-	t := now
-	if c.RequestTime != "" {
-		parsed, err := time.Parse(time.RFC3339Nano, c.RequestTime)
-		if err != nil {
-			return nil, fmt.Errorf("requestTime: %q is not ISO-8601 (e.g. 2026-01-02T03:04:05Z)", c.RequestTime)
-		}
-		t = parsed
-	}
 	req := &Request{Method: method, Bucket: bucket, Path: strings.Trim(path, "/"), Time: t, TestAPI: true}
-	if sim.Present(c.Auth) {
-		var a struct {
-			UID   string         `json:"uid"`
-			Token map[string]any `json:"token"`
-		}
-		if err := sim.Decode(c.Auth, &a); err != nil {
-			return nil, fmt.Errorf("auth: must be {uid, token?}: %v", err)
-		}
-		if _, err := value.FromGo(a.Token); err != nil {
-			return nil, fmt.Errorf("auth.token: %v", err)
-		}
-		req.Auth = &Auth{UID: a.UID, Token: a.Token}
+	if req.Auth, err = service.CaseAuth(c.Auth, nil); err != nil {
+		return nil, err
 	}
 	if sim.Present(c.Resource) {
 		o, err := decodeObject(c.Resource)
@@ -131,10 +103,9 @@ func (c *Case) Request(now time.Time) (*Request, error) {
 		}
 		req.Resource = o
 	}
-	mocks := map[string]mockDoc{}
+	mocks := service.Mocks{}
 	for i, m := range c.FunctionMocks {
-		p := strings.Trim(m.Path, "/")
-		p = strings.TrimPrefix(p, "databases/(default)/documents/")
+		p := service.MockPath(m.Path)
 		if p == "" {
 			return nil, fmt.Errorf("functionMocks[%d].path: missing (a document path such as users/alice)", i)
 		}
@@ -144,32 +115,19 @@ func (c *Case) Request(now time.Time) (*Request, error) {
 			if err != nil {
 				return nil, fmt.Errorf("functionMocks[%d].result: a firestore.get mock's result is the document's data: %v", i, err)
 			}
-			mocks[p] = mockDoc{data: data, exists: true}
+			mocks.Get(p, data)
 		case "exists":
-			var b bool
-			if err := json.Unmarshal(m.Result, &b); err != nil {
+			b, err := service.MockExists(m.Result)
+			if err != nil {
 				return nil, fmt.Errorf("functionMocks[%d].result: a firestore.exists mock's result must be true or false", i)
 			}
-			if _, has := mocks[p]; !has || !b {
-				mocks[p] = mockDoc{exists: b, data: value.Map{}}
-			}
+			mocks.Exists(p, b)
 		default:
 			return nil, fmt.Errorf("functionMocks[%d].function: %q is not firestore.get or firestore.exists", i, m.Function)
 		}
 	}
-	req.Firestore = FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
-		m, ok := mocks[path]
-		if !ok {
-			return nil, false, ErrNotMocked
-		}
-		return m.data, m.exists, nil
-	})
+	req.Firestore = FirestoreLookupFunc(mocks.Lookup(ErrNotMocked))
 	return req, nil
-}
-
-type mockDoc struct {
-	data   value.Map
-	exists bool
 }
 
 func docData(raw json.RawMessage) (value.Map, error) {

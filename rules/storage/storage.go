@@ -40,7 +40,7 @@ import (
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/check"
 	"github.com/pyric/pyric/rules/eval"
-	"github.com/pyric/pyric/rules/parser"
+	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
@@ -76,24 +76,14 @@ type Ruleset struct {
 // Compile parses and checks a rules file. It returns the ruleset and every
 // diagnostic; the ruleset is nil when any diagnostic is an error.
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
-	if file.Name == "" {
-		file = source.NewFile("storage.rules", file.Text)
-	}
-	rs, diags := parser.Parse(file)
-	if !diags.HasErrors() {
-		diags = append(diags, check.Check(rs, check.Options{
-			Service:    Service,
-			Builtins:   []string{},
-			Namespaces: []string{"firestore"},
-			Globals:    []string{"request", "resource"},
-		})...)
-		diags = append(diags, checkFirestoreCalls(rs)...)
-	}
-	diags.Sort()
-	if diags.HasErrors() {
+	prog, diags := service.Compile(file, "storage.rules", check.Options{
+		Service: Service,
+		Globals: []string{"request", "resource"},
+	}, nil)
+	if prog == nil {
 		return nil, diags
 	}
-	return &Ruleset{prog: eval.NewProgram(rs), Warnings: diags}, diags
+	return &Ruleset{prog: prog, Warnings: diags}, diags
 }
 
 // AST returns the parsed ruleset.
@@ -106,18 +96,15 @@ func (r *Ruleset) File() *source.File { return r.prog.File }
 // (get, list) and write (create, update, delete); a request is always one
 // of these five.
 const (
-	Get    = "get"
-	List   = "list"
-	Create = "create"
-	Update = "update"
-	Delete = "delete"
+	Get    = service.Get
+	List   = service.List
+	Create = service.Create
+	Update = service.Update
+	Delete = service.Delete
 )
 
 // Auth is request.auth: the caller's uid and token claims.
-type Auth struct {
-	UID   string
-	Token map[string]any
-}
+type Auth = service.Auth
 
 // Object is a Cloud Storage object's metadata as rules see it, in
 // resource (the stored object) and request.resource (the object as it
@@ -262,7 +249,6 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		bucket = DefaultBucket
 	}
 	segs := Segments(bucket, req.Path)
-	display := "/" + strings.Join(segs, "/")
 	d := &Decision{Outcome: sim.Deny, Deciding: -1}
 	switch req.Method {
 	case Get, List, Create, Update, Delete:
@@ -270,43 +256,49 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		d.Notes = append(d.Notes, fmt.Sprintf("Unknown method '%s': a Storage request is get, list, create, update or delete", req.Method))
 		return d
 	}
-	matched, attempts := r.prog.Match(segs)
-	d.Attempts = attempts
-	if len(matched) == 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("No match block found for path '%s'", display))
-		return d
-	}
 	lk := newLookups(req)
 	rec := &eval.Recorder{}
-	ns := lk.funcs()
-	for name, b := range ns {
-		ns[name] = rec.Wrap("firestore."+name, b)
-	}
-	env := &eval.Env{
-		Program:    r.prog,
-		Globals:    globals(req, bucket, segs),
-		Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
-		Trace:      !req.NoTrace,
-	}
-	if req.Coverage != nil {
-		t := req.Coverage.Tally()
-		env.Count = t
-		defer t.Flush()
-	}
-	run := eval.NewRun(env)
 	file := r.prog.File
 	hinted := map[string]bool{}
-	v := run.Allows(matched, req.Method, func(e *value.Error) []string {
+	var tally *coverage.Tally
+	defer func() {
+		if tally != nil {
+			tally.Flush()
+		}
+	}()
+	x := service.Decide(r.prog, segs, func() string { return "/" + strings.Join(segs, "/") }, req.Method, func() *eval.Env {
+		ns := lk.funcs()
+		for name, b := range ns {
+			ns[name] = rec.Wrap("firestore."+name, b)
+		}
+		env := &eval.Env{
+			Program:    r.prog,
+			Vars:       globals(req, bucket, segs),
+			Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
+			Trace:      !req.NoTrace,
+		}
+		if req.Coverage != nil {
+			tally = req.Coverage.Tally()
+			env.Count = tally
+		}
+		return env
+	}, func(e *value.Error) []string {
 		if h := testAPIHint(req, file, e); h != "" && !hinted[h] {
 			hinted[h] = true
 			return []string{h}
 		}
 		return nil
 	})
+	d.Attempts = x.Attempts
+	d.Notes = append(d.Notes, x.Notes...)
+	if x.Run == nil {
+		return d
+	}
+	v := x.Verdicts
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
-	d.Notes = append(d.Notes, v.Notes...)
-	d.Expressions, d.Lookups = run.Count(), lk.count()
-	d.Explanation = eval.NewExplanation(run, v, rec.Reads)
+	d.Expressions, d.Lookups = x.Expressions, lk.count()
+	d.Explanation = eval.NewExplanation(x.Run, v, rec.Reads)
+	r.prog.Render(d.Trace, d.Rules)
 	if req.TestAPI && lk.count() > MaxFirestoreLookups {
 		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))
 	}

@@ -166,8 +166,8 @@ const smallIndex = 8
 // NewIndex indexes vals under the mode (Strict for lists, Numeric for
 // sets). Small collections are scanned directly, which is cheaper than
 // hashing them.
-func NewIndex(vals []Value, mode bool) *Index {
-	ix := &Index{mode: mode}
+func NewIndex(vals []Value, mode bool) Index {
+	ix := Index{mode: mode}
 	if len(vals) <= smallIndex {
 		ix.small = vals
 		return ix

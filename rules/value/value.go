@@ -235,7 +235,24 @@ func Show(v Value) string {
 // sub-expression, and rendering a whole document at each would dominate
 // the cost of a decision.
 func ShowLimit(v Value, limit int) string {
+	// The common scalars need no builder.
+	switch v := v.(type) {
+	case Null:
+		return "null"
+	case Bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	case Int:
+		return strconv.FormatInt(int64(v), 10)
+	}
 	var b strings.Builder
+	if s, ok := v.(String); ok {
+		b.Grow(len(s) + 2)
+	} else {
+		b.Grow(64)
+	}
 	show(&b, v, 0, limit)
 	return b.String()
 }
@@ -257,7 +274,7 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 	case Float:
 		b.WriteString(FormatFloat(float64(v)))
 	case String:
-		b.WriteString(quote(string(v)))
+		writeQuoted(b, string(v))
 	case Bytes:
 		b.WriteString("b'")
 		for i := 0; i < len(v); i++ {
@@ -308,7 +325,8 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 				b.WriteString("…")
 				break
 			}
-			b.WriteString(quote(k) + ": ")
+			writeQuoted(b, k)
+			b.WriteString(": ")
 			show(b, v[k], depth+1, limit)
 		}
 		b.WriteString("}")
@@ -325,6 +343,20 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 	default:
 		fmt.Fprintf(b, "%v", v)
 	}
+}
+
+// writeQuoted writes quote(s); printable ASCII without a backslash (the
+// common case) needs no escaping and no intermediate string.
+func writeQuoted(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			b.WriteString(quote(s))
+			return
+		}
+	}
+	b.WriteByte('\'')
+	b.WriteString(s)
+	b.WriteByte('\'')
 }
 
 func quote(s string) string {

@@ -2,6 +2,7 @@ package value
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,5 +102,17 @@ func TestFromGo(t *testing.T) {
 	}
 	if _, err := FromGo(struct{}{}); err == nil {
 		t.Error("struct converted")
+	}
+}
+
+// TestWriteQuotedMatchesQuote: the unescaped fast path renders exactly
+// what quote does.
+func TestWriteQuotedMatchesQuote(t *testing.T) {
+	for _, s := range []string{"", "abc", "it's", `say "hi"`, `back\slash`, "tab\there", "é", "\x00", "line\n", "~}{", "\x7f"} {
+		var b strings.Builder
+		writeQuoted(&b, s)
+		if b.String() != quote(s) {
+			t.Errorf("%q: writeQuoted %s, quote %s", s, b.String(), quote(s))
+		}
 	}
 }

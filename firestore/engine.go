@@ -198,9 +198,34 @@ type docEntry struct {
 	vs   atomic.Pointer[[]version]
 }
 
+// version is a document's state from t on: doc, or (restored from a
+// store and not read yet) enc; neither is a deletion.
 type version struct {
 	t   time.Time
 	doc *pb.Document
+	enc *encodedDoc
+}
+
+// document returns the version's document, nil for a deletion.
+func (v version) document() *pb.Document {
+	if v.enc != nil {
+		return v.enc.decode()
+	}
+	return v.doc
+}
+
+// deleted reports whether the version is a deletion.
+func (v version) deleted() bool { return v.doc == nil && v.enc == nil }
+
+// size is what keeping the version costs, besides versionOverhead.
+func (v version) size() int {
+	switch {
+	case v.enc != nil:
+		return len(v.enc.raw)
+	case v.doc != nil:
+		return proto.Size(v.doc)
+	}
+	return 0
 }
 
 // versions returns the current version list; do not modify it.
@@ -215,7 +240,7 @@ func (d *docEntry) setVersions(v []version) { d.vs.Store(&v) }
 
 func (d *docEntry) current() *pb.Document {
 	vs := d.versions()
-	return vs[len(vs)-1].doc
+	return vs[len(vs)-1].document()
 }
 
 // at returns the document as of t (nil when absent at t).
@@ -223,7 +248,7 @@ func (d *docEntry) at(t time.Time) *pb.Document {
 	vs := d.versions()
 	for i := len(vs) - 1; i >= 0; i-- {
 		if !vs[i].t.After(t) {
-			return vs[i].doc
+			return vs[i].document()
 		}
 	}
 	return nil

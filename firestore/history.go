@@ -5,7 +5,6 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/proto"
 )
 
 // DefaultHistoryBytes bounds the superseded document versions a database
@@ -32,10 +31,7 @@ func (db *database) superseded(d *docEntry, t time.Time) {
 	if n == 0 {
 		return
 	}
-	size := versionOverhead
-	if doc := vs[n-1].doc; doc != nil {
-		size += proto.Size(doc)
-	}
+	size := versionOverhead + vs[n-1].size()
 	db.hist = append(db.hist, historyItem{t: t, d: d, size: size})
 	db.histBytes += size
 }
@@ -88,7 +84,7 @@ func (db *database) dropBefore(d *docEntry, t time.Time) {
 		vs = slices.Clone(vs[keep:])
 		d.setVersions(vs)
 	}
-	if len(vs) == 1 && vs[0].doc == nil && db.docs[d.path] == d {
+	if len(vs) == 1 && vs[0].deleted() && db.docs[d.path] == d {
 		db.forget(d.path)
 	}
 }

@@ -217,13 +217,18 @@ func (v version) document() *pb.Document {
 // deleted reports whether the version is a deletion.
 func (v version) deleted() bool { return v.doc == nil && v.enc == nil }
 
-// size is what keeping the version costs, besides versionOverhead.
+// size estimates the memory keeping the version costs, besides
+// versionOverhead: the Go heap its document takes.
 func (v version) size() int {
 	switch {
 	case v.enc != nil:
-		return len(v.enc.raw)
+		n := len(v.enc.raw) + 32
+		if d := v.enc.doc.Load(); d != nil {
+			n += docHeapSize(d)
+		}
+		return n
 	case v.doc != nil:
-		return proto.Size(v.doc)
+		return docHeapSize(v.doc)
 	}
 	return 0
 }

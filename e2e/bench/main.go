@@ -10,6 +10,7 @@
 //	go run ./e2e/bench                 # full run
 //	go run ./e2e/bench -n 100 -only pyric-memory
 //	PYRIC_BENCH=1 go test -v ./e2e/bench
+//	go run ./e2e/bench -memory         # RSS of a pyric serve process
 //
 // It measures; it asserts nothing about timing.
 package main
@@ -401,7 +402,23 @@ func main() {
 	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable, pyric-always")
 	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (pyric runs in-process) to this file")
+	memory := flag.Bool("memory", false, "measure a pyric serve process's memory instead: RSS after loading -docs documents, reopen time, RSS while -writers overwrite -hot documents for -overwrite")
+	var mc MemoryConfig
+	flag.StringVar(&mc.Pyric, "pyric", "", "pyric binary for -memory (default: go build ./cmd/pyric)")
+	flag.IntVar(&mc.Docs, "docs", 100000, "documents loaded (-memory)")
+	flag.IntVar(&mc.Writers, "writers", 16, "concurrent overwriters (-memory)")
+	flag.IntVar(&mc.Hot, "hot", 160, "documents overwritten (-memory)")
+	flag.DurationVar(&mc.Overwrite, "overwrite", time.Minute, "how long the writers overwrite (-memory)")
+	serveFlags := flag.String("serve-flags", "", "extra pyric serve flags for -memory, space-separated")
 	flag.Parse()
+	if *memory {
+		mc.Extra = strings.Fields(*serveFlags)
+		if err := Memory(context.Background(), mc, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

@@ -73,6 +73,10 @@ type Persister interface {
 type Change struct {
 	Path string
 	Doc  *pb.Document
+	// Data is Doc's deterministic protobuf encoding when the engine hands
+	// the change to a Persister (which may store it as is); the engine
+	// keeps it, so it must not be modified.
+	Data []byte
 }
 
 // Engine is the Firestore engine for any number of projects and databases,
@@ -184,8 +188,9 @@ type database struct {
 	fidx       map[string]*fieldIndex
 	fidxScopes map[string][]*fieldIndex
 
-	hub *hub
-	gc  groupCommit
+	hub   *hub
+	gc    groupCommit
+	cache docCache
 }
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
@@ -279,6 +284,7 @@ func (e *Engine) db(name DatabaseName) *database {
 			colls: map[string]map[string]*docEntry{}, groups: map[string]map[string]*docEntry{},
 			txns: map[string]*txn{}}
 		db.hub = newHub(db)
+		db.cache.limit = DecodedCacheBytes
 		e.dbs[name] = db
 	}
 	return db

@@ -1,8 +1,12 @@
 package firestore
 
 import (
+	"slices"
 	"sync"
 	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
@@ -17,6 +21,35 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*pendingCommit
 	running bool
+	// slab is where the flusher (one at a time) encodes documents: small
+	// encodings share blocks instead of being one allocation each, which
+	// keeps a large database's heap compact.
+	slab []byte
+}
+
+// encodeSlab is the size of the blocks small encodings share.
+const encodeSlab = 64 << 10
+
+// encode returns d's deterministic encoding; only the flusher calls it.
+func (g *groupCommit) encode(d *pb.Document) ([]byte, error) {
+	opts := proto.MarshalOptions{Deterministic: true}
+	n := opts.Size(d)
+	if n > encodeSlab/8 {
+		return opts.Marshal(d)
+	}
+	if cap(g.slab)-len(g.slab) < n {
+		g.slab = make([]byte, 0, encodeSlab)
+	}
+	at := len(g.slab)
+	out, err := opts.MarshalAppend(g.slab, d)
+	if err != nil {
+		return nil, err
+	}
+	if cap(out) != cap(g.slab) {
+		return out[at:], nil // grown elsewhere, not in the slab
+	}
+	g.slab = out
+	return out[at:len(out):len(out)], nil
 }
 
 // pendingCommit is a commit waiting to be durable.
@@ -59,7 +92,7 @@ func (db *database) flush() {
 		}
 		g.mu.Unlock()
 
-		err := db.persist(batch)
+		merged, err := db.persist(batch)
 
 		db.mu.Lock()
 		if err != nil {
@@ -83,6 +116,7 @@ func (db *database) flush() {
 				db.hub.notify(p.t, p.changes, false)
 			}
 		}
+		db.compact(merged)
 		db.mu.Unlock()
 		for _, p := range batch {
 			p.done <- nil
@@ -91,13 +125,14 @@ func (db *database) flush() {
 }
 
 // persist hands a batch to the Persister as one call: each path's last
-// state, at the last commit's time. Commits without changes (no-op writes)
-// still wait their turn, so that their commit time is never published
-// before an earlier commit's.
-func (db *database) persist(batch []*pendingCommit) error {
+// state, at the last commit's time, encoded (Change.Data) here, outside
+// the database lock. Commits without changes (no-op writes) still wait
+// their turn, so that their commit time is never published before an
+// earlier commit's. It returns the merged changes.
+func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
 	var merged []Change
 	if len(batch) == 1 {
-		merged = batch[0].changes
+		merged = slices.Clone(batch[0].changes)
 	} else {
 		at := map[string]int{}
 		for _, p := range batch {
@@ -112,9 +147,47 @@ func (db *database) persist(batch []*pendingCommit) error {
 		}
 	}
 	if len(merged) == 0 {
-		return nil
+		return nil, nil
 	}
-	return db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+	for i, c := range merged {
+		if c.Doc == nil {
+			continue
+		}
+		data, err := db.gc.encode(c.Doc)
+		if err != nil {
+			return nil, err
+		}
+		merged[i].Data = data
+	}
+	return merged, db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+}
+
+// compact replaces the latest versions a durable batch wrote with their
+// encodings (decoded form kept in the database's bounded cache of decoded
+// documents), so that a large database costs about its encoded size in
+// memory; callers hold db.mu exclusively. A version already superseded
+// by a later commit stays as it is, in the history.
+func (db *database) compact(merged []Change) {
+	for _, c := range merged {
+		if c.Doc == nil {
+			continue
+		}
+		d, ok := db.docs[c.Path]
+		if !ok {
+			continue
+		}
+		vs := d.versions()
+		last := vs[len(vs)-1]
+		if last.doc != c.Doc {
+			continue
+		}
+		x := &encodedDoc{raw: c.Data, cache: &db.cache}
+		x.doc.Store(c.Doc)
+		db.cache.add(x, c.Doc)
+		nv := slices.Clone(vs)
+		nv[len(nv)-1] = version{t: last.t, enc: x}
+		d.setVersions(nv)
+	}
 }
 
 // rollback removes the versions of commits that could not be made

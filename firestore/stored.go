@@ -3,6 +3,7 @@ package firestore
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -73,7 +74,7 @@ func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
 	var collMap, groupMap map[string]*docEntry
 	for i, sd := range docs {
 		if times[i] {
-			encs[i].raw = sd.Data
+			encs[i].raw, encs[i].cache = sd.Data, &db.cache
 			vs[i] = version{t: t, enc: &encs[i]}
 		} else {
 			vs[i] = version{t: t, doc: withTimes(sd.Data, t)}
@@ -167,16 +168,19 @@ func withTimes(raw []byte, t time.Time) *pb.Document {
 	return d
 }
 
-// encodedDoc is a restored document kept in its stored encoding until it
-// is first read; the decoded document is then kept too. Concurrent first
-// reads may both decode; one result wins, and they are equal.
+// encodedDoc is a document kept in its encoding (restored from a store,
+// or committed durably), with its decoded form while that is in the
+// database's cache of decoded documents. Concurrent reads that miss the
+// cache may both decode; one result wins, and they are equal.
 type encodedDoc struct {
-	raw []byte
-	doc atomic.Pointer[pb.Document]
+	raw   []byte
+	doc   atomic.Pointer[pb.Document]
+	cache *docCache
 }
 
-// decode returns the document. checkStored accepted raw, so the decode
-// does not fail; if it ever did, the document reads as its name alone.
+// decode returns the document. checkStored accepted raw (or the engine
+// encoded it), so the decode does not fail; if it ever did, the document
+// reads as its name alone.
 func (x *encodedDoc) decode() *pb.Document {
 	if d := x.doc.Load(); d != nil {
 		return d
@@ -185,10 +189,57 @@ func (x *encodedDoc) decode() *pb.Document {
 	if err := proto.Unmarshal(x.raw, d); err != nil {
 		d.Fields = nil
 	}
-	if x.doc.CompareAndSwap(nil, d) {
+	if !x.doc.CompareAndSwap(nil, d) {
+		if won := x.doc.Load(); won != nil {
+			return won
+		}
 		return d
 	}
-	return x.doc.Load()
+	if x.cache != nil {
+		x.cache.add(x, d)
+	}
+	return d
+}
+
+// DecodedCacheBytes bounds (by docHeapSize) the decoded documents a
+// database keeps beside their encodings; past it the oldest decoded are
+// dropped and decoded again when read.
+const DecodedCacheBytes = 8 << 20
+
+// docCache is a database's FIFO of decoded documents, bounded by bytes.
+type docCache struct {
+	mu    sync.Mutex
+	limit int
+	ring  []cacheEntry
+	head  int
+	bytes int
+}
+
+type cacheEntry struct {
+	x    *encodedDoc
+	d    *pb.Document
+	size int
+}
+
+// add records that x holds its decoded form d, and drops the oldest
+// decoded forms past the limit (a form already replaced stays as is).
+func (c *docCache) add(x *encodedDoc, d *pb.Document) {
+	size := docHeapSize(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ring = append(c.ring, cacheEntry{x: x, d: d, size: size})
+	c.bytes += size
+	for c.bytes > c.limit && c.head < len(c.ring)-1 {
+		e := c.ring[c.head]
+		c.ring[c.head] = cacheEntry{}
+		c.head++
+		c.bytes -= e.size
+		e.x.doc.CompareAndSwap(e.d, nil)
+	}
+	if c.head > 1024 && c.head > len(c.ring)/2 {
+		c.ring = slices.Clone(c.ring[c.head:])
+		c.head = 0
+	}
 }
 
 // checkStored checks a stored document's encoding without decoding it:

@@ -180,9 +180,12 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 				}
 				continue
 			}
-			data, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.Doc)
-			if err != nil {
-				return err
+			data := c.Data
+			if data == nil {
+				var err error
+				if data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
+					return err
+				}
 			}
 			if err := b.Put([]byte(c.Path), data); err != nil {
 				return err

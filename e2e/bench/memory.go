@@ -65,9 +65,12 @@ func Memory(ctx context.Context, cfg MemoryConfig, w io.Writer) error {
 		return err
 	}
 	el := time.Since(t0)
-	fmt.Fprintf(w, "  loaded %d docs in %v:        RSS %s (peak %s)\n", cfg.Docs, el.Round(time.Millisecond), mib(p.rss()), mib(p.hwm()))
-	time.Sleep(2 * time.Second)
-	fmt.Fprintf(w, "  2 s later:                        RSS %s\n", mib(p.rss()))
+	fmt.Fprintf(w, "  loaded %d docs in %v: RSS %s (%s; peak %s)\n", cfg.Docs, el.Round(time.Millisecond), mib(p.rss()), p.rssSplit(), mib(p.hwm()))
+	time.Sleep(5 * time.Second)
+	fmt.Fprintf(w, "  5 s later: RSS %s (%s)\n", mib(p.rss()), p.rssSplit())
+	if fi, err := os.Stat(filepath.Join(data, "pyric.db")); err == nil {
+		fmt.Fprintf(w, "  data file: %s\n", mib(fi.Size()))
+	}
 	p.stop()
 
 	t0 = time.Now()
@@ -75,7 +78,7 @@ func Memory(ctx context.Context, cfg MemoryConfig, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  reopened in %v (process start to every port serving): RSS %s\n", time.Since(t0).Round(time.Millisecond), mib(p.rss()))
+	fmt.Fprintf(w, "  reopened in %v (process start to every port serving): RSS %s (%s)\n", time.Since(t0).Round(time.Millisecond), mib(p.rss()), p.rssSplit())
 	defer p.stop()
 
 	if cfg.Overwrite <= 0 {
@@ -117,7 +120,7 @@ loop:
 		case <-octx.Done():
 			break loop
 		case <-tick.C:
-			fmt.Fprintf(w, "    %5.0fs  %8d writes  RSS %s\n", time.Since(start).Seconds(), writes.Load(), mib(p.rss()))
+			fmt.Fprintf(w, "    %5.0fs  %8d writes  RSS %s (%s)\n", time.Since(start).Seconds(), writes.Load(), mib(p.rss()), p.rssSplit())
 		}
 	}
 	wg.Wait()
@@ -234,6 +237,12 @@ func (p *serveProc) stop() {
 }
 
 func (p *serveProc) rss() int64 { return procStatus(p.cmd.Process.Pid, "VmRSS:") }
+
+// rssSplit is the RSS's anonymous part (the heap) and its file-backed part
+// (the mapped store file's pages, shared with the page cache).
+func (p *serveProc) rssSplit() string {
+	return fmt.Sprintf("anon %s, file %s", mib(procStatus(p.cmd.Process.Pid, "RssAnon:")), mib(procStatus(p.cmd.Process.Pid, "RssFile:")))
+}
 func (p *serveProc) hwm() int64 { return procStatus(p.cmd.Process.Pid, "VmHWM:") }
 
 // procStatus reads a kB field of /proc/PID/status, in bytes (-1 if absent).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,5 +158,64 @@ func BenchmarkCheckStored(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// memPersister records what it is handed.
+type memPersister struct {
+	mu   sync.Mutex
+	data map[string][]byte
+}
+
+func (p *memPersister) Commit(_ DatabaseName, _ time.Time, changes []Change) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range changes {
+		p.data[c.Path] = c.Data
+	}
+	return nil
+}
+
+// Durable commits keep documents encoded, decoded forms in a bounded
+// cache: with the cache far smaller than the data, every read still
+// returns the document committed, and the encoding handed to the
+// Persister decodes to it.
+func TestCompactedDocuments(t *testing.T) {
+	p := &memPersister{data: map[string][]byte{}}
+	e := New(Options{Rules: AllowAll, Persister: p})
+	e.db(testDB).cache.limit = 4 << 10
+	want := map[string]*pb.Document{}
+	for i := range 300 {
+		rel := fmt.Sprintf("c/d%03d", i%200)
+		setT(t, e, rel, map[string]*pb.Value{"i": Int(int64(i)), "s": String(strings.Repeat("x", i))})
+		want[rel] = getT(t, e, rel)
+	}
+	db := e.db(testDB)
+	db.mu.RLock()
+	encoded := 0
+	for _, d := range db.docs {
+		if vs := d.versions(); vs[len(vs)-1].enc != nil {
+			encoded++
+		}
+	}
+	db.mu.RUnlock()
+	if encoded != 200 {
+		t.Fatalf("%d of 200 latest versions encoded", encoded)
+	}
+	if db.cache.bytes > db.cache.limit+docHeapSize(want["c/d199"]) {
+		t.Fatalf("cache holds %d bytes, limit %d", db.cache.bytes, db.cache.limit)
+	}
+	for rel, w := range want {
+		if diff := cmp.Diff(w, getT(t, e, rel), protocmp.Transform()); diff != "" {
+			t.Fatalf("%s (-committed +read):\n%s", rel, diff)
+		}
+		d := &pb.Document{}
+		if err := proto.Unmarshal(p.data[rel], d); err != nil || !proto.Equal(d, w) {
+			t.Fatalf("%s: the persisted encoding decodes to %v (%v)", rel, d, err)
+		}
+	}
+	// A query decodes what the cache dropped.
+	if got := ids(t, e, &pb.StructuredQuery{From: from("c"), Where: where("i", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(200))}); len(got) != 100 {
+		t.Fatalf("query over compacted documents: %d results", len(got))
 	}
 }

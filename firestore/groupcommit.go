@@ -132,7 +132,7 @@ func (db *database) flush() {
 func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
 	var merged []Change
 	if len(batch) == 1 {
-		merged = slices.Clone(batch[0].changes)
+		merged = batch[0].changes // gets Data below; nothing else reads it
 	} else {
 		at := map[string]int{}
 		for _, p := range batch {

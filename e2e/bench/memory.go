@@ -37,19 +37,14 @@ type MemoryConfig struct {
 // dir, and RSS sampled while cfg.Writers clients overwrite cfg.Hot
 // documents for cfg.Overwrite (the history window must keep it bounded).
 func Memory(ctx context.Context, cfg MemoryConfig, w io.Writer) error {
-	bin := cfg.Pyric
 	tmp, err := os.MkdirTemp("", "pyric-membench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pyric")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pyric")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build pyric: %w", err)
-		}
+	bin, err := pyricBinary(cfg.Pyric, tmp)
+	if err != nil {
+		return err
 	}
 	data := filepath.Join(tmp, "data")
 	fmt.Fprintf(w, "pyric serve %s (data dir, default durable mode)\n", strings.Join(cfg.Extra, " "))
@@ -182,6 +177,41 @@ func load(ctx context.Context, addr string, n int) error {
 		return fmt.Errorf("loaded %v documents, want %d", got, n)
 	}
 	return nil
+}
+
+// pyricBinary returns bin, or builds ./cmd/pyric into dir.
+func pyricBinary(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	bin = filepath.Join(dir, "pyric")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/pyric")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build pyric: %w", err)
+	}
+	return bin, nil
+}
+
+// StartServe runs `pyric serve` (default durable mode) as its own
+// process, as the official emulator runs: the client's goroutines and the
+// server's then do not share one Go scheduler.
+func StartServe(bin string) (*Target, error) {
+	tmp, err := os.MkdirTemp("", "pyric-bench-serve-")
+	if err != nil {
+		return nil, err
+	}
+	if bin, err = pyricBinary(bin, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	p, err := startServe(bin, tmp, filepath.Join(tmp, "data"), nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &Target{Name: "pyric-serve", Addr: p.addr, Notes: "pyric serve, its own process, default durable store (sync=batch)",
+		Stop: func() { p.stop(); os.RemoveAll(tmp) }}, nil
 }
 
 type serveProc struct {

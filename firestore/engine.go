@@ -1,7 +1,10 @@
 // Package firestore is Pyric's Firestore engine: values and their order,
 // document paths, a multi-version in-memory store with batches and
 // optimistic transactions (group-committed to a Persister, readers never
-// waiting for a sync), a history window bounded by age and bytes, queries
+// waiting for a sync; durable documents kept in their stored encoding
+// with a bounded cache of decoded ones, and a store reopened without
+// decoding, see RestoreStored), a history window bounded by age and bytes
+// of memory, queries
 // served from single-field and composite indexes built on demand (or a
 // scan that does not hold the lock) and aggregations, listeners (watch),
 // index enforcement and the rules gate. Its request and response types are

@@ -393,6 +393,7 @@ func (db *database) clear() {
 	db.txns = map[string]*txn{}
 	db.since = db.last
 	db.hist, db.histHead, db.histBytes = nil, 0, 0
+	db.cache.reset()
 	db.dropIndexes()
 }
 

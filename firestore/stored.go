@@ -221,6 +221,13 @@ type cacheEntry struct {
 	size int
 }
 
+// reset forgets every entry (the documents are gone).
+func (c *docCache) reset() {
+	c.mu.Lock()
+	c.ring, c.head, c.bytes = nil, 0, 0
+	c.mu.Unlock()
+}
+
 // add records that x holds its decoded form d, and drops the oldest
 // decoded forms past the limit (a form already replaced stays as is).
 func (c *docCache) add(x *encodedDoc, d *pb.Document) {

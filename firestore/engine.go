@@ -198,16 +198,20 @@ type database struct {
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
 // deletion. The last version is the latest state. The version list is
-// copy-on-write behind an atomic pointer: writers (holding db.mu
-// exclusively) publish new lists, never change a published one, so a scan
-// may read entries it collected after releasing the lock.
+// published behind an atomic pointer and never changed within its length:
+// writers (holding db.mu exclusively) append to it in place past that
+// length, which no reader of the published list looks at (so a document
+// with a deep history does not copy it on every write), and publish the
+// longer list; a list cut short (rollback) is clipped, so that no later
+// append overwrites what an older reader may still read. A scan may so
+// read entries it collected after releasing the lock.
 type docEntry struct {
 	path string
 	vs   atomic.Pointer[[]version]
 }
 
-// version is a document's state from t on: doc, or (restored from a
-// store and not read yet) enc; neither is a deletion.
+// version is a document's state from t on: doc (in memory), or enc
+// (durable: encoded, decoded while in the cache); neither is a deletion.
 type version struct {
 	t   time.Time
 	doc *pb.Document
@@ -371,7 +375,14 @@ func (db *database) apply(t time.Time, changes []Change) {
 			db.groups[id][c.Path] = d
 		}
 		db.superseded(d, t)
-		d.setVersions(append(slices.Clip(d.versions()), version{t: t, doc: c.Doc}))
+		v := version{t: t, doc: c.Doc}
+		if db.e.opts.Persister != nil && c.Doc != nil {
+			// Durable: the flusher gives it its encoding (compact).
+			x := &encodedDoc{cache: &db.cache}
+			x.doc.Store(c.Doc)
+			v = version{t: t, enc: x}
+		}
+		d.setVersions(append(d.versions(), v))
 	}
 	db.trimHistory(t)
 }

@@ -166,11 +166,12 @@ func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
 	return merged, db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
 }
 
-// compact replaces the latest versions a durable batch wrote with their
-// encodings (decoded form kept in the database's bounded cache of decoded
-// documents), so that a large database costs about its encoded size in
-// memory; callers hold db.mu exclusively. A version already superseded
-// by a later commit stays as it is, in the history.
+// compact gives the versions a durable batch wrote their encodings and
+// puts their decoded forms in the database's bounded cache of decoded
+// documents, past which they are dropped and decoded again when read, so
+// that a large database costs about its encoded size in memory; callers
+// hold db.mu exclusively. A version superseded within the batch (not in
+// merged) keeps its decoded form, as history.
 func (db *database) compact(merged []Change) {
 	for _, c := range merged {
 		if c.Doc == nil {
@@ -181,16 +182,15 @@ func (db *database) compact(merged []Change) {
 			continue
 		}
 		vs := d.versions()
-		last := vs[len(vs)-1]
-		if last.doc != c.Doc {
-			continue
+		// Its version is the last one, or near it when later commits are
+		// already queued behind this batch.
+		for i := len(vs) - 1; i >= 0; i-- {
+			if x := vs[i].enc; x != nil && x.raw == nil && x.doc.Load() == c.Doc {
+				x.raw = c.Data
+				db.cache.add(x, c.Doc)
+				break
+			}
 		}
-		x := &encodedDoc{raw: c.Data, cache: &db.cache}
-		x.doc.Store(c.Doc)
-		db.cache.add(x, c.Doc)
-		nv := slices.Clone(vs)
-		nv[len(nv)-1] = version{t: last.t, enc: x}
-		d.setVersions(nv)
 	}
 }
 
@@ -208,7 +208,7 @@ func (db *database) rollback(failed []*pendingCommit) {
 			for len(vs) > 0 && vs[len(vs)-1].t.After(db.visible) {
 				vs = vs[:len(vs)-1]
 			}
-			d.setVersions(vs)
+			d.setVersions(slices.Clip(vs))
 			if len(vs) == 0 {
 				db.forget(c.Path)
 			}

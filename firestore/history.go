@@ -92,9 +92,10 @@ func (db *database) superseded(d *docEntry, t time.Time) {
 		return
 	}
 	size := versionOverhead + vs[n-1].size()
-	if enc := vs[n-1].enc; enc != nil {
-		// A superseded restored version is read again only by reads at a
-		// past time: keep it encoded.
+	if enc := vs[n-1].enc; enc != nil && enc.raw != nil {
+		// A superseded encoded version is read again only by reads at a
+		// past time: keep it encoded. (One not given its encoding yet
+		// keeps its decoded form: it is all there is of it.)
 		if d := enc.doc.Load(); d != nil {
 			size -= docHeapSize(d)
 			enc.doc.Store(nil)
@@ -149,7 +150,9 @@ func (db *database) dropBefore(d *docEntry, t time.Time) {
 		}
 	}
 	if keep > 0 {
-		vs = slices.Clone(vs[keep:])
+		// The list shares its array: the dropped versions stay reachable
+		// until the next append outgrows it (at most the list's length).
+		vs = vs[keep:]
 		d.setVersions(vs)
 	}
 	if len(vs) == 1 && vs[0].deleted() && db.docs[d.path] == d {

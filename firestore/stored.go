@@ -82,7 +82,7 @@ func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
 		d, ok := db.docs[sd.Path]
 		if ok {
 			db.superseded(d, t)
-			d.setVersions(append(slices.Clip(d.versions()), vs[i]))
+			d.setVersions(append(d.versions(), vs[i]))
 			continue
 		}
 		d = &entries[i]
@@ -170,8 +170,11 @@ func withTimes(raw []byte, t time.Time) *pb.Document {
 
 // encodedDoc is a document kept in its encoding (restored from a store,
 // or committed durably), with its decoded form while that is in the
-// database's cache of decoded documents. Concurrent reads that miss the
-// cache may both decode; one result wins, and they are equal.
+// database's cache of decoded documents. A durable commit's document is
+// decoded only until the flusher sets raw (under db.mu, before it enters
+// the cache); its decoded form is never dropped before. Concurrent reads
+// that miss the cache may both decode; one result wins, and they are
+// equal.
 type encodedDoc struct {
 	raw   []byte
 	doc   atomic.Pointer[pb.Document]

@@ -185,7 +185,7 @@ func pyricBinary(bin, dir string) (string, error) {
 		return bin, nil
 	}
 	bin = filepath.Join(dir, "pyric")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/pyric")
+	build := exec.Command("go", "build", "-o", bin, "github.com/pyric/pyric/cmd/pyric")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("build pyric: %w", err)

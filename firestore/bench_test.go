@@ -162,3 +162,62 @@ func BenchmarkQueryScaling(b *testing.B) {
 			where("n", pb.StructuredQuery_FieldFilter_LESS_THAN, Int(int64(n/2+20))))}, 20)
 	}
 }
+
+var durable100k struct {
+	once sync.Once
+	e    *Engine
+}
+
+// engine100kDurable is engine100k's data committed through a Persister,
+// so that documents are kept encoded and far more of them than the
+// decoded cache holds.
+func engine100kDurable(b *testing.B) *Engine {
+	durable100k.once.Do(func() {
+		e := New(Options{Rules: AllowAll, Persister: &memPersister{data: map[string][]byte{}}})
+		ws := make([]*pb.Write, 0, 500)
+		for i := 0; i < 100000; i++ {
+			ws = append(ws, upd(fmt.Sprintf("big/%06d", i), M("n", Int(int64(i)), "g", Int(int64(i%100)), "s", String(fmt.Sprint(i)))))
+			if len(ws) == 500 {
+				commitT(b, e, admin, ws...)
+				ws = ws[:0]
+			}
+		}
+		durable100k.e = e
+	})
+	return durable100k.e
+}
+
+// BenchmarkDurable100kPointRead reads documents spread over 100k encoded
+// ones (most not in the decoded cache: each read decodes).
+func BenchmarkDurable100kPointRead(b *testing.B) {
+	e := engine100kDurable(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i += 7919
+		if getT(b, e, fmt.Sprintf("big/%06d", i%100000)) == nil {
+			b.Fatal("missing")
+		}
+	}
+}
+
+// BenchmarkDurable100kRangeLimit is BenchmarkQuery100kRangeLimit over
+// encoded documents, the window moving so that results are decoded.
+func BenchmarkDurable100kRangeLimit(b *testing.B) {
+	e := engine100kDurable(b)
+	// The first query builds the index on n (decoding every document).
+	if _, err := queryIDs(e, admin, testDB.Documents(), &pb.StructuredQuery{From: from("big"),
+		Where: where("n", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(0)), Limit: limit(10)}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i += 7919
+		sq := &pb.StructuredQuery{From: from("big"), Where: where("n", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(int64(i%90000))), Limit: limit(10)}
+		got, err := queryIDs(e, admin, testDB.Documents(), sq)
+		if err != nil || len(got) != 10 {
+			b.Fatalf("got %d, %v", len(got), err)
+		}
+	}
+}

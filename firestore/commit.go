@@ -267,6 +267,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		group = &Group{ID: t.group, Kind: "transaction"}
 	}
 	now := db.nextTime()
+	stamp := ts(now)
 	overlay := map[string]*pb.Document{}
 	var order []string
 	state := func(rel string) *pb.Document {
@@ -287,7 +288,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			deleted[s.op.rel] = true
 		}
 		s.before = state(s.op.rel)
-		after, results, err := s.op.apply(db.name, s.before, now)
+		after, results, err := s.op.apply(db.name, s.before, now, stamp)
 		if err != nil {
 			return nil, time.Time{}, err
 		}

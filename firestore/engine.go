@@ -1,7 +1,10 @@
 // Package firestore is Pyric's Firestore engine: values and their order,
 // document paths, a multi-version in-memory store with batches and
 // optimistic transactions (group-committed to a Persister, readers never
-// waiting for a sync), a history window bounded by age and bytes, queries
+// waiting for a sync; durable documents kept in their stored encoding
+// with a bounded cache of decoded ones, and a store reopened without
+// decoding, see RestoreStored), a history window bounded by age and bytes
+// of memory, queries
 // served from single-field and composite indexes built on demand (or a
 // scan that does not hold the lock) and aggregations, listeners (watch),
 // index enforcement and the rules gate. Its request and response types are
@@ -73,6 +76,10 @@ type Persister interface {
 type Change struct {
 	Path string
 	Doc  *pb.Document
+	// Data is Doc's deterministic protobuf encoding when the engine hands
+	// the change to a Persister (which may store it as is); the engine
+	// keeps it, so it must not be modified.
+	Data []byte
 }
 
 // Engine is the Firestore engine for any number of projects and databases,
@@ -184,23 +191,58 @@ type database struct {
 	fidx       map[string]*fieldIndex
 	fidxScopes map[string][]*fieldIndex
 
-	hub *hub
-	gc  groupCommit
+	hub   *hub
+	gc    groupCommit
+	cache docCache
 }
 
 // docEntry is one document path's versions, oldest first; a nil doc is a
 // deletion. The last version is the latest state. The version list is
-// copy-on-write behind an atomic pointer: writers (holding db.mu
-// exclusively) publish new lists, never change a published one, so a scan
-// may read entries it collected after releasing the lock.
+// published behind an atomic pointer and never changed within its length:
+// writers (holding db.mu exclusively) append to it in place past that
+// length, which no reader of the published list looks at (so a document
+// with a deep history does not copy it on every write), and publish the
+// longer list; a list cut short (rollback) is clipped, so that no later
+// append overwrites what an older reader may still read. A scan may so
+// read entries it collected after releasing the lock.
 type docEntry struct {
 	path string
 	vs   atomic.Pointer[[]version]
 }
 
+// version is a document's state from t on: doc (in memory), or enc
+// (durable: encoded, decoded while in the cache); neither is a deletion.
 type version struct {
 	t   time.Time
 	doc *pb.Document
+	enc *encodedDoc
+}
+
+// document returns the version's document, nil for a deletion.
+func (v version) document() *pb.Document {
+	if v.enc != nil {
+		return v.enc.decode()
+	}
+	return v.doc
+}
+
+// deleted reports whether the version is a deletion.
+func (v version) deleted() bool { return v.doc == nil && v.enc == nil }
+
+// size estimates the memory keeping the version costs, besides
+// versionOverhead: the Go heap its document takes.
+func (v version) size() int {
+	switch {
+	case v.enc != nil:
+		n := len(v.enc.raw) + 32
+		if d := v.enc.doc.Load(); d != nil {
+			n += docHeapSize(d)
+		}
+		return n
+	case v.doc != nil:
+		return docHeapSize(v.doc)
+	}
+	return 0
 }
 
 // versions returns the current version list; do not modify it.
@@ -215,7 +257,7 @@ func (d *docEntry) setVersions(v []version) { d.vs.Store(&v) }
 
 func (d *docEntry) current() *pb.Document {
 	vs := d.versions()
-	return vs[len(vs)-1].doc
+	return vs[len(vs)-1].document()
 }
 
 // at returns the document as of t (nil when absent at t).
@@ -223,7 +265,7 @@ func (d *docEntry) at(t time.Time) *pb.Document {
 	vs := d.versions()
 	for i := len(vs) - 1; i >= 0; i-- {
 		if !vs[i].t.After(t) {
-			return vs[i].doc
+			return vs[i].document()
 		}
 	}
 	return nil
@@ -249,6 +291,7 @@ func (e *Engine) db(name DatabaseName) *database {
 			colls: map[string]map[string]*docEntry{}, groups: map[string]map[string]*docEntry{},
 			txns: map[string]*txn{}}
 		db.hub = newHub(db)
+		db.cache.limit = DecodedCacheBytes
 		e.dbs[name] = db
 	}
 	return db
@@ -332,7 +375,14 @@ func (db *database) apply(t time.Time, changes []Change) {
 			db.groups[id][c.Path] = d
 		}
 		db.superseded(d, t)
-		d.setVersions(append(slices.Clip(d.versions()), version{t: t, doc: c.Doc}))
+		v := version{t: t, doc: c.Doc}
+		if db.e.opts.Persister != nil && c.Doc != nil {
+			// Durable: the flusher gives it its encoding (compact).
+			x := &encodedDoc{cache: &db.cache}
+			x.doc.Store(c.Doc)
+			v = version{t: t, enc: x}
+		}
+		d.setVersions(append(d.versions(), v))
 	}
 	db.trimHistory(t)
 }
@@ -354,6 +404,7 @@ func (db *database) clear() {
 	db.txns = map[string]*txn{}
 	db.since = db.last
 	db.hist, db.histHead, db.histBytes = nil, 0, 0
+	db.cache.reset()
 	db.dropIndexes()
 }
 

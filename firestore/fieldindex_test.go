@@ -137,9 +137,23 @@ func docNames(ds []*pb.Document) string {
 // so they scan after releasing the lock) while writers change, delete and
 // recreate the documents being scanned; under -race it proves the
 // unlocked scan reads only published version lists.
+//
+// The durable run adds what durable commits do beside: the flusher setting
+// encodings, a decoded cache far smaller than the documents (reads decode
+// again), and a history budget so small that every commit trims history
+// (version lists resliced while scans read them).
 func TestScanWithoutLockRaces(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t)
+	t.Run("memory", func(t *testing.T) { t.Parallel(); scanRaces(t, newTestEngine(t)) })
+	t.Run("durable", func(t *testing.T) {
+		t.Parallel()
+		e := New(Options{Rules: AllowAll, Persister: &memPersister{data: map[string][]byte{}}, HistoryBytes: 4 << 10})
+		e.db(testDB).cache.limit = 2 << 10
+		scanRaces(t, e)
+	})
+}
+
+func scanRaces(t *testing.T, e *Engine) {
 	for i := range 50 {
 		setT(t, e, fmt.Sprintf("r/d%d", i), M("n", Int(int64(i))))
 	}

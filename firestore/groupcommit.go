@@ -1,8 +1,13 @@
 package firestore
 
 import (
+	"runtime"
+	"slices"
 	"sync"
 	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
@@ -17,6 +22,35 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*pendingCommit
 	running bool
+	// slab is where the flusher (one at a time) encodes documents: small
+	// encodings share blocks instead of being one allocation each, which
+	// keeps a large database's heap compact.
+	slab []byte
+}
+
+// encodeSlab is the size of the blocks small encodings share.
+const encodeSlab = 64 << 10
+
+// encode returns d's deterministic encoding; only the flusher calls it.
+func (g *groupCommit) encode(d *pb.Document) ([]byte, error) {
+	opts := proto.MarshalOptions{Deterministic: true}
+	n := opts.Size(d)
+	if n > encodeSlab/8 {
+		return opts.Marshal(d)
+	}
+	if cap(g.slab)-len(g.slab) < n {
+		g.slab = make([]byte, 0, encodeSlab)
+	}
+	at := len(g.slab)
+	out, err := opts.MarshalAppend(g.slab, d)
+	if err != nil {
+		return nil, err
+	}
+	if cap(out) != cap(g.slab) {
+		return out[at:], nil // grown elsewhere, not in the slab
+	}
+	g.slab = out
+	return out[at:len(out):len(out)], nil
 }
 
 // pendingCommit is a commit waiting to be durable.
@@ -49,6 +83,9 @@ func (db *database) enqueue(t time.Time, changes []Change) <-chan error {
 func (db *database) flush() {
 	g := &db.gc
 	for {
+		// Let the commits already running reach the queue first: the batch
+		// gets bigger for free (no timer, no added latency when idle).
+		runtime.Gosched()
 		g.mu.Lock()
 		batch := g.queue
 		g.queue = nil
@@ -59,7 +96,7 @@ func (db *database) flush() {
 		}
 		g.mu.Unlock()
 
-		err := db.persist(batch)
+		merged, err := db.persist(batch)
 
 		db.mu.Lock()
 		if err != nil {
@@ -83,6 +120,7 @@ func (db *database) flush() {
 				db.hub.notify(p.t, p.changes, false)
 			}
 		}
+		db.compact(merged)
 		db.mu.Unlock()
 		for _, p := range batch {
 			p.done <- nil
@@ -91,13 +129,14 @@ func (db *database) flush() {
 }
 
 // persist hands a batch to the Persister as one call: each path's last
-// state, at the last commit's time. Commits without changes (no-op writes)
-// still wait their turn, so that their commit time is never published
-// before an earlier commit's.
-func (db *database) persist(batch []*pendingCommit) error {
+// state, at the last commit's time, encoded (Change.Data) here, outside
+// the database lock. Commits without changes (no-op writes) still wait
+// their turn, so that their commit time is never published before an
+// earlier commit's. It returns the merged changes.
+func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
 	var merged []Change
 	if len(batch) == 1 {
-		merged = batch[0].changes
+		merged = batch[0].changes // gets Data below; nothing else reads it
 	} else {
 		at := map[string]int{}
 		for _, p := range batch {
@@ -112,9 +151,47 @@ func (db *database) persist(batch []*pendingCommit) error {
 		}
 	}
 	if len(merged) == 0 {
-		return nil
+		return nil, nil
 	}
-	return db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+	for i, c := range merged {
+		if c.Doc == nil {
+			continue
+		}
+		data, err := db.gc.encode(c.Doc)
+		if err != nil {
+			return nil, err
+		}
+		merged[i].Data = data
+	}
+	return merged, db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+}
+
+// compact gives the versions a durable batch wrote their encodings and
+// puts their decoded forms in the database's bounded cache of decoded
+// documents, past which they are dropped and decoded again when read, so
+// that a large database costs about its encoded size in memory; callers
+// hold db.mu exclusively. A version superseded within the batch (not in
+// merged) keeps its decoded form, as history.
+func (db *database) compact(merged []Change) {
+	for _, c := range merged {
+		if c.Doc == nil {
+			continue
+		}
+		d, ok := db.docs[c.Path]
+		if !ok {
+			continue
+		}
+		vs := d.versions()
+		// Its version is the last one, or near it when later commits are
+		// already queued behind this batch.
+		for i := len(vs) - 1; i >= 0; i-- {
+			if x := vs[i].enc; x != nil && x.raw == nil && x.doc.Load() == c.Doc {
+				x.raw = c.Data
+				db.cache.add(x, c.Doc)
+				break
+			}
+		}
+	}
 }
 
 // rollback removes the versions of commits that could not be made
@@ -131,7 +208,7 @@ func (db *database) rollback(failed []*pendingCommit) {
 			for len(vs) > 0 && vs[len(vs)-1].t.After(db.visible) {
 				vs = vs[:len(vs)-1]
 			}
-			d.setVersions(vs)
+			d.setVersions(slices.Clip(vs))
 			if len(vs) == 0 {
 				db.forget(c.Path)
 			}

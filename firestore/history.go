@@ -5,16 +5,75 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/proto"
 )
 
-// DefaultHistoryBytes bounds the superseded document versions a database
-// keeps for reads at a past read time, read-only transactions and
-// listener resumes, when Options.HistoryBytes is 0.
-const DefaultHistoryBytes = 64 << 20
+// DefaultHistoryBytes bounds the memory (an estimate of the Go heap, see
+// docHeapSize) of the superseded document versions a database keeps for
+// reads at a past read time, read-only transactions and listener resumes,
+// when Options.HistoryBytes is 0.
+const DefaultHistoryBytes = 32 << 20
 
 // versionOverhead is what one kept version costs besides its document.
 const versionOverhead = 64
+
+// docHeapSize estimates the Go heap a decoded document takes (structs,
+// maps, strings and their allocation rounding), which is several times its
+// encoded size for small documents: the history budget is memory.
+func docHeapSize(d *pb.Document) int {
+	n := 80 + roundAlloc(len(d.Name)) + fieldsHeapSize(d.Fields)
+	if d.CreateTime != nil {
+		n += 48
+	}
+	if d.UpdateTime != nil && d.UpdateTime != d.CreateTime {
+		n += 48
+	}
+	return n
+}
+
+func fieldsHeapSize(m map[string]*pb.Value) int {
+	if m == nil {
+		return 0
+	}
+	// A Go map: its header and groups of 8 slots (key, value, control)
+	// kept at most 7/8 full.
+	slots := max(8, (len(m)*8+6)/7)
+	n := 48 + slots*25
+	for k, v := range m {
+		n += roundAlloc(len(k)) + valueHeapSize(v)
+	}
+	return n
+}
+
+func valueHeapSize(v *pb.Value) int {
+	n := 64 + 16 // the Value and its oneof wrapper
+	switch x := v.GetValueType().(type) {
+	case *pb.Value_StringValue:
+		n += roundAlloc(len(x.StringValue))
+	case *pb.Value_BytesValue:
+		n += roundAlloc(len(x.BytesValue))
+	case *pb.Value_ReferenceValue:
+		n += roundAlloc(len(x.ReferenceValue))
+	case *pb.Value_TimestampValue, *pb.Value_GeoPointValue:
+		n += 48
+	case *pb.Value_MapValue:
+		n += 48 + fieldsHeapSize(x.MapValue.GetFields())
+	case *pb.Value_ArrayValue:
+		vs := x.ArrayValue.GetValues()
+		n += 48 + 8*cap(vs)
+		for _, e := range vs {
+			n += valueHeapSize(e)
+		}
+	}
+	return n
+}
+
+// roundAlloc is n rounded up to the allocator's granularity.
+func roundAlloc(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return (n + 15) &^ 15
+}
 
 // historyItem records that a version of d was superseded at t (and so is
 // needed only by reads before t); size is what it costs to keep.
@@ -32,9 +91,15 @@ func (db *database) superseded(d *docEntry, t time.Time) {
 	if n == 0 {
 		return
 	}
-	size := versionOverhead
-	if doc := vs[n-1].doc; doc != nil {
-		size += proto.Size(doc)
+	size := versionOverhead + vs[n-1].size()
+	if enc := vs[n-1].enc; enc != nil && enc.raw != nil {
+		// A superseded encoded version is read again only by reads at a
+		// past time: keep it encoded. (One not given its encoding yet
+		// keeps its decoded form: it is all there is of it.)
+		if d := enc.doc.Load(); d != nil {
+			size -= docHeapSize(d)
+			enc.doc.Store(nil)
+		}
 	}
 	db.hist = append(db.hist, historyItem{t: t, d: d, size: size})
 	db.histBytes += size
@@ -85,10 +150,12 @@ func (db *database) dropBefore(d *docEntry, t time.Time) {
 		}
 	}
 	if keep > 0 {
-		vs = slices.Clone(vs[keep:])
+		// The list shares its array: the dropped versions stay reachable
+		// until the next append outgrows it (at most the list's length).
+		vs = vs[keep:]
 		d.setVersions(vs)
 	}
-	if len(vs) == 1 && vs[0].doc == nil && db.docs[d.path] == d {
+	if len(vs) == 1 && vs[0].deleted() && db.docs[d.path] == d {
 		db.forget(d.path)
 	}
 }

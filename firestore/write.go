@@ -271,7 +271,10 @@ func (op *writeOp) checkPrecondition(cur *pb.Document) error {
 // apply computes the document after op at commit time t. cur is not
 // modified. It returns the new document (nil for delete) and the transform
 // results.
-func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Document, []*pb.Value, error) {
+// apply returns the document op makes of cur at commit time t; stamp is
+// t as a Timestamp, shared by every document the commit creates or
+// changes (stored documents are never modified in place).
+func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *timestamppb.Timestamp) (*pb.Document, []*pb.Value, error) {
 	if err := op.checkPrecondition(cur); err != nil {
 		return nil, nil, err
 	}
@@ -323,9 +326,9 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time) (*pb.Do
 			return next, results, nil
 		}
 	} else {
-		next.CreateTime = ts(t)
+		next.CreateTime = stamp
 	}
-	next.UpdateTime = ts(t)
+	next.UpdateTime = stamp
 	return next, results, nil
 }
 

@@ -151,14 +151,19 @@ func Open(opts Options) (*Sandbox, error) {
 	}
 	sb.fs = firestore.New(fo)
 	if sb.store != nil {
-		dbs, err := sb.store.Load()
+		dbs, err := sb.store.LoadStored()
 		if err != nil {
 			sb.store.Close()
 			return nil, err
 		}
 		for name, docs := range dbs {
-			if err := sb.fs.Restore(name, docs); err != nil {
+			if err := sb.fs.RestoreStored(name, docs); err != nil {
+				path := sb.store.db.Path()
 				sb.store.Close()
+				var de *firestore.StoredDocumentError
+				if errors.As(err, &de) {
+					return nil, &DamagedStoreError{Path: path, Problem: de.Error()}
+				}
 				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
 			}
 		}

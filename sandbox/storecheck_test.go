@@ -176,6 +176,30 @@ func TestDamagedStore(t *testing.T) {
 		})
 	}
 
+	// A document's bytes damaged inside a sound page: the store opens, but
+	// the sandbox refuses to restore it, naming the file and the document.
+	t.Run("a stored document overwritten", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "pyric.db")
+		data := bytes.Replace(good, []byte("documents/c/d0005"), []byte("documents/c/X0005"), 1)
+		if bytes.Equal(data, good) {
+			t.Fatal("the fixture lacks the document's name")
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sb, err := Open(Options{DataDir: dir})
+		if err == nil {
+			sb.Close()
+		}
+		var de *DamagedStoreError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "c/d0005") {
+			t.Fatalf("got %v, want a DamagedStoreError naming %s and c/d0005", err, path)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+			t.Error("the damaged file was changed")
+		}
+	})
 	// One meta page lost is what a torn write leaves: bbolt falls back to
 	// the other, which is a complete earlier commit, and the store opens.
 	t.Run("garbage over one meta page", func(t *testing.T) {

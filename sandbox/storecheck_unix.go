@@ -17,3 +17,16 @@ func lockedElsewhere(f *os.File) bool {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
 }
+
+// mapFile maps f's size bytes read-only; nil when it cannot (the check
+// then reads the file).
+func mapFile(f *os.File, size int64) ([]byte, func()) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, nil
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil
+	}
+	return m, func() { _ = syscall.Munmap(m) }
+}

@@ -3,13 +3,18 @@
 // and prints each side's throughput and latency and their ratio:
 // sequential set, get, query and transaction (as wire-probes/
 // go_firestore_bench.go measured for wire-protocols.md §9.2), then 64
-// concurrent clients. pyric runs in-process, in memory and with its
-// default durable store; the emulator is started from its jar (or reached
-// at -official).
+// concurrent clients. pyric runs in-process (in memory, with its default
+// durable store, syncing every batch) and as its own `pyric serve` process
+// (pyric-serve: default durable store), as the emulator, started from its
+// jar (or reached at -official), runs in its own JVM. In-process, the 64
+// clients and the server share one Go scheduler; on a machine with few
+// cores that caps the in-process numbers, so pyric-serve is the like-for-
+// like comparison.
 //
 //	go run ./e2e/bench                 # full run
 //	go run ./e2e/bench -n 100 -only pyric-memory
 //	PYRIC_BENCH=1 go test -v ./e2e/bench
+//	go run ./e2e/bench -memory         # RSS of a pyric serve process
 //
 // It measures; it asserts nothing about timing.
 package main
@@ -50,6 +55,7 @@ type Config struct {
 	Only       []string
 	Official   string // host:port of a running official emulator; "" starts one
 	NoOfficial bool
+	Pyric      string // the pyric binary for pyric-serve; "" builds ./cmd/pyric
 }
 
 // Result is one workload's measurement on one target.
@@ -309,11 +315,17 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 			targets = append(targets, t)
 		}
 	}
-	for _, name := range []string{"pyric-memory", "pyric-durable", "pyric-always"} {
+	for _, name := range []string{"pyric-memory", "pyric-durable", "pyric-always", "pyric-serve"} {
 		if !want(name) {
 			continue
 		}
-		t, err := StartPyric(name)
+		var t *Target
+		var err error
+		if name == "pyric-serve" {
+			t, err = StartServe(cfg.Pyric)
+		} else {
+			t, err = StartPyric(name)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -398,10 +410,26 @@ func main() {
 	flag.IntVar(&cfg.Txns, "txns", 100, "sequential transactions")
 	flag.IntVar(&cfg.Clients, "clients", 64, "concurrent clients")
 	flag.IntVar(&cfg.PerClient, "per-client", 100, "operations per concurrent client")
-	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable, pyric-always")
+	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable, pyric-always, pyric-serve")
 	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (pyric runs in-process) to this file")
+	memory := flag.Bool("memory", false, "measure a pyric serve process's memory instead: RSS after loading -docs documents, reopen time, RSS while -writers overwrite -hot documents for -overwrite")
+	var mc MemoryConfig
+	flag.StringVar(&mc.Pyric, "pyric", "", "pyric binary for -memory and pyric-serve (default: go build ./cmd/pyric)")
+	flag.IntVar(&mc.Docs, "docs", 100000, "documents loaded (-memory)")
+	flag.IntVar(&mc.Writers, "writers", 16, "concurrent overwriters (-memory)")
+	flag.IntVar(&mc.Hot, "hot", 160, "documents overwritten (-memory)")
+	flag.DurationVar(&mc.Overwrite, "overwrite", time.Minute, "how long the writers overwrite (-memory)")
+	serveFlags := flag.String("serve-flags", "", "extra pyric serve flags for -memory, space-separated")
 	flag.Parse()
+	if *memory {
+		mc.Extra = strings.Fields(*serveFlags)
+		if err := Memory(context.Background(), mc, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -414,6 +442,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	cfg.Pyric = mc.Pyric
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}

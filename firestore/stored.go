@@ -1,0 +1,419 @@
+package firestore
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// StoredDocument is a document as a Persister stored it: its path relative
+// to the database and its protobuf encoding (the pb.Document of a Change,
+// marshaled).
+type StoredDocument struct {
+	Path string
+	Data []byte
+}
+
+// StoredDocumentError reports a stored document that cannot be restored:
+// its encoding is damaged or it is not the document its path names.
+type StoredDocumentError struct {
+	Path    string
+	Problem string
+}
+
+func (e *StoredDocumentError) Error() string {
+	return fmt.Sprintf("the stored document %s %s", e.Path, e.Problem)
+}
+
+// RestoreStored loads a database's stored documents, as Restore does,
+// without decoding them: each encoding is checked (its wire structure,
+// strings, nesting and name, so that decoding it later cannot fail) and
+// kept, and decoded on its first read. Opening a store of 100k documents
+// so costs a walk over their bytes, not 100k decodes and their garbage.
+// The engine keeps the Data slices: the caller must not change them. A
+// damaged document is a *StoredDocumentError and nothing is restored.
+func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
+	prefix := name.Documents() + "/"
+	var latest time.Time
+	times := make([]bool, len(docs))
+	for i, d := range docs {
+		ut, err := checkStored(d.Data, prefix, d.Path)
+		if err != nil {
+			return &StoredDocumentError{Path: d.Path, Problem: err.Error()}
+		}
+		if ut.After(latest) {
+			latest = ut
+		}
+		times[i] = !ut.IsZero()
+	}
+	db := e.db(name)
+	db.mu.Lock()
+	t := db.nextTime()
+	if latest.After(t) {
+		t = latest
+	}
+	db.last = t
+	// One allocation each for the entries, their version lists and the
+	// encodings instead of three per document.
+	entries := make([]docEntry, len(docs))
+	lists := make([][]version, len(docs))
+	vs := make([]version, len(docs))
+	encs := make([]encodedDoc, len(docs))
+	if len(db.docs) == 0 {
+		db.docs = make(map[string]*docEntry, len(docs))
+	}
+	db.presize(docs)
+	var coll string
+	var collMap, groupMap map[string]*docEntry
+	for i, sd := range docs {
+		if times[i] {
+			encs[i].raw, encs[i].cache = sd.Data, &db.cache
+			vs[i] = version{t: t, enc: &encs[i]}
+		} else {
+			vs[i] = version{t: t, doc: withTimes(sd.Data, t)}
+		}
+		d, ok := db.docs[sd.Path]
+		if ok {
+			db.superseded(d, t)
+			d.setVersions(append(d.versions(), vs[i]))
+			continue
+		}
+		d = &entries[i]
+		d.path = sd.Path
+		lists[i] = vs[i : i+1 : i+1]
+		d.vs.Store(&lists[i])
+		db.docs[sd.Path] = d
+		// Stores list documents in key order, so consecutive documents
+		// mostly share their collection.
+		if c := collectionOf(sd.Path); c != coll || collMap == nil {
+			coll = c
+			if collMap = db.colls[c]; collMap == nil {
+				collMap = map[string]*docEntry{}
+				db.colls[c] = collMap
+			}
+			id := c[lastSlash(c)+1:]
+			if groupMap = db.groups[id]; groupMap == nil {
+				groupMap = map[string]*docEntry{}
+				db.groups[id] = groupMap
+			}
+		}
+		collMap[sd.Path] = d
+		groupMap[sd.Path] = d
+	}
+	db.trimHistory(t)
+	db.publish(t)
+	db.dropIndexes()
+	if db.since.Before(t) {
+		db.since = t
+	}
+	db.mu.Unlock()
+	db.hub.notify(t, nil, true)
+	return nil
+}
+
+// presize creates the collection and collection-group maps the restored
+// documents go into at their final sizes, so that filling them does not
+// grow them step by step; callers hold db.mu.
+func (db *database) presize(docs []StoredDocument) {
+	colls := map[string]int{}
+	var coll string
+	run := 0
+	for _, sd := range docs {
+		c := collectionOf(sd.Path)
+		if c != coll {
+			if run > 0 {
+				colls[coll] += run
+			}
+			coll, run = c, 0
+		}
+		run++
+	}
+	if run > 0 {
+		colls[coll] += run
+	}
+	groups := map[string]int{}
+	for c, n := range colls {
+		groups[c[lastSlash(c)+1:]] += n
+	}
+	for c, n := range colls {
+		if db.colls[c] == nil {
+			db.colls[c] = make(map[string]*docEntry, n)
+		}
+	}
+	for id, n := range groups {
+		if db.groups[id] == nil {
+			db.groups[id] = make(map[string]*docEntry, n)
+		}
+	}
+}
+
+// withTimes decodes a stored document lacking its create or update time
+// and gives it t for the missing ones.
+func withTimes(raw []byte, t time.Time) *pb.Document {
+	d := &pb.Document{}
+	_ = proto.Unmarshal(raw, d) // checkStored accepted raw
+	if d.CreateTime == nil {
+		d.CreateTime = ts(t)
+	}
+	if d.UpdateTime == nil {
+		d.UpdateTime = ts(t)
+	}
+	return d
+}
+
+// encodedDoc is a document kept in its encoding (restored from a store,
+// or committed durably), with its decoded form while that is in the
+// database's cache of decoded documents. A durable commit's document is
+// decoded only until the flusher sets raw (under db.mu, before it enters
+// the cache); its decoded form is never dropped before. Concurrent reads
+// that miss the cache may both decode; one result wins, and they are
+// equal.
+type encodedDoc struct {
+	raw   []byte
+	doc   atomic.Pointer[pb.Document]
+	cache *docCache
+}
+
+// decode returns the document. checkStored accepted raw (or the engine
+// encoded it), so the decode does not fail; if it ever did, the document
+// reads as its name alone.
+func (x *encodedDoc) decode() *pb.Document {
+	if d := x.doc.Load(); d != nil {
+		return d
+	}
+	d := &pb.Document{}
+	if err := proto.Unmarshal(x.raw, d); err != nil {
+		d.Fields = nil
+	}
+	if !x.doc.CompareAndSwap(nil, d) {
+		if won := x.doc.Load(); won != nil {
+			return won
+		}
+		return d
+	}
+	if x.cache != nil {
+		x.cache.add(x, d)
+	}
+	return d
+}
+
+// DecodedCacheBytes bounds (by docHeapSize) the decoded documents a
+// database keeps beside their encodings; past it the oldest decoded are
+// dropped and decoded again when read.
+const DecodedCacheBytes = 8 << 20
+
+// docCache is a database's FIFO of decoded documents, bounded by bytes.
+type docCache struct {
+	mu    sync.Mutex
+	limit int
+	ring  []cacheEntry
+	head  int
+	bytes int
+}
+
+type cacheEntry struct {
+	x    *encodedDoc
+	d    *pb.Document
+	size int
+}
+
+// reset forgets every entry (the documents are gone).
+func (c *docCache) reset() {
+	c.mu.Lock()
+	c.ring, c.head, c.bytes = nil, 0, 0
+	c.mu.Unlock()
+}
+
+// add records that x holds its decoded form d, and drops the oldest
+// decoded forms past the limit (a form already replaced stays as is).
+func (c *docCache) add(x *encodedDoc, d *pb.Document) {
+	size := docHeapSize(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ring = append(c.ring, cacheEntry{x: x, d: d, size: size})
+	c.bytes += size
+	for c.bytes > c.limit && c.head < len(c.ring)-1 {
+		e := c.ring[c.head]
+		c.ring[c.head] = cacheEntry{}
+		c.head++
+		c.bytes -= e.size
+		e.x.doc.CompareAndSwap(e.d, nil)
+	}
+	if c.head > 1024 && c.head > len(c.ring)/2 {
+		c.ring = slices.Clone(c.ring[c.head:])
+		c.head = 0
+	}
+}
+
+// checkStored checks a stored document's encoding without decoding it:
+// the wire structure of every field; the UTF-8 of every string proto's
+// decoder checks (name, map keys, string and reference values); at most
+// maxStoredDepth nested messages; the name being prefix+rel; create and
+// It returns the update time, zero when the create or update time is
+// missing (then the restore gives them, as Restore does).
+func checkStored(b []byte, prefix, rel string) (time.Time, error) {
+	if !docPathShape(rel) {
+		return time.Time{}, fmt.Errorf("is under a key that is not a document path")
+	}
+	var ut time.Time
+	var haveName, haveCreate, haveUpdate bool
+	err := walkMessage(b, 0, func(num protowire.Number, typ protowire.Type, v []byte, depth int) error {
+		if typ != protowire.BytesType {
+			return nil
+		}
+		switch num {
+		case 1:
+			if len(v) != len(prefix)+len(rel) || string(v[:len(prefix)]) != prefix || string(v[len(prefix):]) != rel {
+				return fmt.Errorf("is named %q, not after its path", truncate(string(v), 200))
+			}
+			haveName = true
+		case 2:
+			return checkMapEntry(v, depth+1)
+		case 3:
+			haveCreate = true
+			_, err := checkTimestamp(v, depth+1)
+			return err
+		case 4:
+			haveUpdate = true
+			t, err := checkTimestamp(v, depth+1)
+			ut = t
+			return err
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !haveName:
+		return time.Time{}, fmt.Errorf("has no name")
+	case !haveCreate || !haveUpdate:
+		return time.Time{}, nil
+	}
+	return ut, nil
+}
+
+// docPathShape reports whether rel has a document path's shape: an even
+// number of non-empty segments.
+func docPathShape(rel string) bool {
+	segs, start := 1, 0
+	for i := 0; i < len(rel); i++ {
+		if rel[i] == '/' {
+			if i == start {
+				return false
+			}
+			segs++
+			start = i + 1
+		}
+	}
+	return start < len(rel) && segs%2 == 0
+}
+
+// maxStoredDepth bounds nested messages in a stored document: each of at
+// most 20 levels of maps or arrays takes three (value, map, entry).
+const maxStoredDepth = 100
+
+// walkMessage calls f on each field of the message b (at nesting depth);
+// a malformed field is an error. f gets a length-delimited field's
+// contents, and any other field's encoded value.
+func walkMessage(b []byte, depth int, f func(num protowire.Number, typ protowire.Type, v []byte, depth int) error) error {
+	if depth > maxStoredDepth {
+		return fmt.Errorf("is nested more than %d messages deep", maxStoredDepth)
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num > protowire.MaxValidNumber {
+			return fmt.Errorf("is not a valid encoding (bad field tag)")
+		}
+		b = b[n:]
+		var v []byte
+		if typ == protowire.BytesType {
+			v, n = protowire.ConsumeBytes(b)
+		} else if n = protowire.ConsumeFieldValue(num, typ, b); n >= 0 {
+			v = b[:n]
+		}
+		if n < 0 {
+			return fmt.Errorf("is not a valid encoding (field %d is cut off or malformed)", num)
+		}
+		b = b[n:]
+		if err := f(num, typ, v, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMapEntry checks a map<string, Value> entry.
+func checkMapEntry(b []byte, depth int) error {
+	return walkMessage(b, depth, func(num protowire.Number, typ protowire.Type, v []byte, depth int) error {
+		if typ != protowire.BytesType {
+			return nil
+		}
+		switch num {
+		case 1:
+			if !utf8.Valid(v) {
+				return fmt.Errorf("has a field name that is not valid UTF-8")
+			}
+		case 2:
+			return checkValue(v, depth+1)
+		}
+		return nil
+	})
+}
+
+// checkValue checks a Value.
+func checkValue(b []byte, depth int) error {
+	return walkMessage(b, depth, func(num protowire.Number, typ protowire.Type, v []byte, depth int) error {
+		if typ != protowire.BytesType {
+			return nil
+		}
+		switch num {
+		case 5, 17, 19, 22: // reference, string, field reference, variable reference
+			if !utf8.Valid(v) {
+				return fmt.Errorf("has a string that is not valid UTF-8")
+			}
+		case 6: // map_value: MapValue{fields: map<string, Value> = 1}
+			return walkMessage(v, depth+1, func(num protowire.Number, typ protowire.Type, v []byte, depth int) error {
+				if num == 1 && typ == protowire.BytesType {
+					return checkMapEntry(v, depth+1)
+				}
+				return nil
+			})
+		case 9: // array_value: ArrayValue{values: repeated Value = 1}
+			return walkMessage(v, depth+1, func(num protowire.Number, typ protowire.Type, v []byte, depth int) error {
+				if num == 1 && typ == protowire.BytesType {
+					return checkValue(v, depth+1)
+				}
+				return nil
+			})
+		case 8, 10: // geo point, timestamp: numbers only
+			return walkMessage(v, depth+1, func(protowire.Number, protowire.Type, []byte, int) error { return nil })
+		case 20, 21:
+			return fmt.Errorf("holds a function or pipeline value, which documents never store")
+		}
+		return nil
+	})
+}
+
+// checkTimestamp checks a Timestamp and returns it.
+func checkTimestamp(b []byte, depth int) (time.Time, error) {
+	var sec, nsec int64
+	err := walkMessage(b, depth, func(num protowire.Number, typ protowire.Type, v []byte, _ int) error {
+		if typ == protowire.VarintType && (num == 1 || num == 2) {
+			x, _ := protowire.ConsumeVarint(v)
+			if num == 1 {
+				sec = int64(x)
+			} else {
+				nsec = int64(int32(x))
+			}
+		}
+		return nil
+	})
+	return time.Unix(sec, nsec).UTC(), err
+}

@@ -1,0 +1,221 @@
+package firestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// storedOf encodes an engine's documents as a Persister stores them.
+func storedOf(t testing.TB, e *Engine) []StoredDocument {
+	t.Helper()
+	var out []StoredDocument
+	for _, d := range e.Dump(testDB) {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, StoredDocument{Path: strings.TrimPrefix(d.Name, testDB.Documents()+"/"), Data: b})
+	}
+	return out
+}
+
+var testTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func storedFixture(t testing.TB) *Engine {
+	e := newTestEngine(t)
+	deep := Int(1)
+	for range 20 {
+		deep = Map(map[string]*pb.Value{"m": deep})
+	}
+	setT(t, e, "c/a", map[string]*pb.Value{"n": Int(1), "s": String("é"), "t": tsv(7), "b": bytesv("\x00\xff"),
+		"r": refv("c/b"), "g": geov(1, 2), "x": Null(), "d": Double(nan), "arr": Array(Int(1), Map(map[string]*pb.Value{"k": Bool(true)})),
+		"deep": deep, "v": Vector(1, 2)})
+	setT(t, e, "c/b", map[string]*pb.Value{"n": Int(2)})
+	setT(t, e, "c/b/sub/x", map[string]*pb.Value{"n": Int(3)})
+	setT(t, e, "other/y", map[string]*pb.Value{"n": Int(4)})
+	return e
+}
+
+// Restored encodings read back as the documents they encode: gets,
+// queries (through an index built on them), collection groups, and
+// overwrites keeping the restored version as history.
+func TestRestoreStored(t *testing.T) {
+	src := storedFixture(t)
+	e := newTestEngine(t)
+	if err := e.RestoreStored(testDB, storedOf(t, src)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(src.Dump(testDB), e.Dump(testDB), protocmp.Transform(), cmpopts.EquateNaNs()); diff != "" {
+		t.Fatalf("restored documents differ (-want +got):\n%s", diff)
+	}
+	if got := ids(t, e, &pb.StructuredQuery{From: from("c"), Where: where("n", pb.StructuredQuery_FieldFilter_GREATER_THAN, Int(1))}); fmt.Sprint(got) != "[b]" {
+		t.Fatalf("query: %v", got)
+	}
+	group := &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: "sub", AllDescendants: true}}}
+	if got := ids(t, e, group); fmt.Sprint(got) != "[x]" {
+		t.Fatalf("collection group: %v", got)
+	}
+	if v, _, _ := e.HistoryStats(testDB); v != 0 {
+		t.Fatalf("history after restore: %d versions", v)
+	}
+	setT(t, e, "c/b", map[string]*pb.Value{"n": Int(5)})
+	if v, n, _ := e.HistoryStats(testDB); v != 1 || n <= versionOverhead {
+		t.Fatalf("history after an overwrite: %d versions, %d bytes", v, n)
+	}
+	if got := getT(t, e, "c/b").Fields["n"].GetIntegerValue(); got != 5 {
+		t.Fatalf("overwrite reads %d", got)
+	}
+}
+
+// A stored document without create and update times (stores written
+// before they were kept) gets the restore time, as Restore gives it.
+func TestRestoreStoredWithoutTimes(t *testing.T) {
+	e := newTestEngine(t)
+	b, _ := proto.Marshal(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"n": Int(1)}})
+	if err := e.RestoreStored(testDB, []StoredDocument{{"c/q", b}}); err != nil {
+		t.Fatal(err)
+	}
+	d := getT(t, e, "c/q")
+	if d.GetCreateTime() == nil || d.GetUpdateTime() == nil || d.Fields["n"].GetIntegerValue() != 1 {
+		t.Fatalf("restored %v", d)
+	}
+}
+
+// A damaged encoding is a StoredDocumentError naming the path and the
+// problem, and nothing of the batch is restored.
+func TestRestoreStoredDamaged(t *testing.T) {
+	good := storedOf(t, storedFixture(t))
+	a := good[0]
+	enc := func(d *pb.Document) []byte { b, _ := proto.Marshal(d); return b }
+	cases := []struct {
+		name string
+		doc  StoredDocument
+		want string
+	}{
+		{"truncated", StoredDocument{a.Path, a.Data[:len(a.Data)/2]}, "not a valid encoding"},
+		{"garbage", StoredDocument{a.Path, []byte{0xff, 0xff, 0xff}}, "not a valid encoding"},
+		{"empty", StoredDocument{a.Path, nil}, "has no name"},
+		{"under another path", StoredDocument{"c/zzz", a.Data}, "is named"},
+		{"key not a document path", StoredDocument{"c", a.Data}, "not a document path"},
+		{"field name not UTF-8", StoredDocument{"c/q", bytes.ReplaceAll(enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"QQQQ": Int(1)},
+			CreateTime: ts(testTime), UpdateTime: ts(testTime)}), []byte("QQQQ"), []byte("\xff\xfe\xff\xfe"))}, "not valid UTF-8"},
+		{"function value", StoredDocument{"c/q", enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"f": {ValueType: &pb.Value_FunctionValue{FunctionValue: &pb.Function{Name: "f"}}}}})}, "function"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newTestEngine(t)
+			err := e.RestoreStored(testDB, append(append([]StoredDocument{}, good[1:]...), c.doc))
+			var se *StoredDocumentError
+			if !errors.As(err, &se) || se.Path != c.doc.Path || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a StoredDocumentError for %s containing %q", err, c.doc.Path, c.want)
+			}
+			if n := len(e.Dump(testDB)); n != 0 {
+				t.Fatalf("%d documents restored from a damaged batch", n)
+			}
+		})
+	}
+}
+
+// FuzzCheckStored: what checkStored accepts decodes, as the document its
+// path names (the lazy decode relies on it); nothing panics.
+func FuzzCheckStored(f *testing.F) {
+	for _, d := range storedOf(f, storedFixture(f)) {
+		f.Add(d.Path, d.Data)
+	}
+	f.Add("c/a", []byte{0x0a, 0x01})
+	f.Fuzz(func(t *testing.T, rel string, data []byte) {
+		if _, err := checkStored(data, testDB.Documents()+"/", rel); err != nil {
+			return
+		}
+		d := &pb.Document{}
+		if err := proto.Unmarshal(data, d); err != nil {
+			t.Fatalf("checkStored accepted what does not decode: %v", err)
+		}
+		if d.Name != name(rel) {
+			t.Fatalf("accepted %q under %q", d.Name, rel)
+		}
+	})
+}
+
+func BenchmarkCheckStored(b *testing.B) {
+	docs := storedOf(b, storedFixture(b))
+	prefix := testDB.Documents() + "/"
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := checkStored(d.Data, prefix, d.Path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// memPersister records what it is handed.
+type memPersister struct {
+	mu   sync.Mutex
+	data map[string][]byte
+}
+
+func (p *memPersister) Commit(_ DatabaseName, _ time.Time, changes []Change) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range changes {
+		p.data[c.Path] = c.Data
+	}
+	return nil
+}
+
+// Durable commits keep documents encoded, decoded forms in a bounded
+// cache: with the cache far smaller than the data, every read still
+// returns the document committed, and the encoding handed to the
+// Persister decodes to it.
+func TestCompactedDocuments(t *testing.T) {
+	p := &memPersister{data: map[string][]byte{}}
+	e := New(Options{Rules: AllowAll, Persister: p})
+	e.db(testDB).cache.limit = 4 << 10
+	want := map[string]*pb.Document{}
+	for i := range 300 {
+		rel := fmt.Sprintf("c/d%03d", i%200)
+		setT(t, e, rel, map[string]*pb.Value{"i": Int(int64(i)), "s": String(strings.Repeat("x", i))})
+		want[rel] = getT(t, e, rel)
+	}
+	db := e.db(testDB)
+	db.mu.RLock()
+	encoded := 0
+	for _, d := range db.docs {
+		if vs := d.versions(); vs[len(vs)-1].enc != nil {
+			encoded++
+		}
+	}
+	db.mu.RUnlock()
+	if encoded != 200 {
+		t.Fatalf("%d of 200 latest versions encoded", encoded)
+	}
+	if db.cache.bytes > db.cache.limit+docHeapSize(want["c/d199"]) {
+		t.Fatalf("cache holds %d bytes, limit %d", db.cache.bytes, db.cache.limit)
+	}
+	for rel, w := range want {
+		if diff := cmp.Diff(w, getT(t, e, rel), protocmp.Transform()); diff != "" {
+			t.Fatalf("%s (-committed +read):\n%s", rel, diff)
+		}
+		d := &pb.Document{}
+		if err := proto.Unmarshal(p.data[rel], d); err != nil || !proto.Equal(d, w) {
+			t.Fatalf("%s: the persisted encoding decodes to %v (%v)", rel, d, err)
+		}
+	}
+	// A query decodes what the cache dropped.
+	if got := ids(t, e, &pb.StructuredQuery{From: from("c"), Where: where("i", pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL, Int(200))}); len(got) != 100 {
+		t.Fatalf("query over compacted documents: %d results", len(got))
+	}
+}

@@ -512,13 +512,15 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	now := d.env.Now().UnixMilli()
+	at := d.env.Now()
+	now := at.UnixMilli()
+	seen := seenOf(base, ws, merge)
 	norm := make([]write, len(ws))
 	vals := make([]any, len(ws))
 	for i, w := range ws {
 		nw, v, err := normalizeWrite(ns.root, w, now)
 		if err != nil {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error())
+			d.emitWrite(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error(), seen)
 			return nil, err
 		}
 		norm[i], vals[i] = nw, v
@@ -526,7 +528,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	if opts.IfHash != nil || opts.IfMatch != "" {
 		cur := getAt(ns.root, norm[0].keys)
 		if (opts.IfHash != nil && Hash(cur) != *opts.IfHash) || (opts.IfMatch != "" && ETag(cur) != opts.IfMatch) {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, vDeny, nil, "datastale: the value changed since it was read")
+			d.emitWrite(ns.name, opts.Method, joinPath(base), who, vStale, nil, "datastale: the value changed since it was read", seen)
 			return nil, &Stale{Current: cur, ETag: ETag(cur)}
 		}
 	}
@@ -539,7 +541,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitOp(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason)
+	d.emitWrite(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason, seen)
 	if !ok {
 		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason}
 	}
@@ -567,7 +569,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	old := ns.root
 	ns.root = root
 	ns.maintainIndexes(old, root, changes)
-	d.emitCommit(ns.name, opts.Method, who, changes)
+	d.emitCommit(ns.name, opts.Method, who, changes, time.UnixMilli(now))
 	d.notify(ns, old, root, base, changes, merge)
 	return changes, nil
 }

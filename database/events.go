@@ -1,6 +1,8 @@
 package database
 
 import (
+	"time"
+
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
@@ -35,6 +37,7 @@ const (
 	vAllow verdict = iota
 	vDeny
 	vError
+	vStale // a compare-and-set lost: the value changed since it was read
 )
 
 func resultOf(ok bool) verdict {
@@ -46,14 +49,24 @@ func resultOf(ok bool) verdict {
 
 // emitOp records a request and its verdict with the rules' explanation.
 func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string) {
+	d.emitWrite(ns, method, path, who, v, dec, reason, nil)
+}
+
+// emitWrite is emitOp for a write: seen carries the data the caller sent,
+// so a replay (verify) can decide the write again, denied ones included.
+func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) {
 	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
-		Request: &event.Request{}}
+		Request: &event.Request{Seen: seen}}
 	ev.Who(who)
 	r := ev.Request
 	switch {
 	case v == vError:
 		r.Verdict = event.Error
 		ev.Err = &event.Failure{Code: "invalid_data", Message: reason}
+	case v == vStale:
+		// Not a rules verdict: the rules were never asked.
+		r.Verdict = event.Error
+		ev.Err = &event.Failure{Code: "datastale", Message: reason}
 	case who.IsAdmin() && v == vAllow:
 		r.Verdict, ev.Origin = event.Bypassed, event.OriginAdmin
 	case v == vAllow:
@@ -65,15 +78,31 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 	if dec != nil {
 		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
-	} else if reason != "" && v != vError {
+	} else if reason != "" && v != vError && v != vStale {
 		r.Decision = &event.Decision{Engine: "database", Reason: reason}
 	}
 	d.emit(ev)
 }
 
-// emitCommit records what a write changed, location by location.
-func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change) {
-	now := d.env.Now()
+// seenOf is what a write sent: the value of a set, or the values of a
+// multi-location update by path relative to base.
+func seenOf(base []string, ws []write, merge bool) *event.Seen {
+	if !merge {
+		if len(ws) == 0 {
+			return nil
+		}
+		return &event.Seen{Data: ws[0].raw}
+	}
+	u := make(map[string]any, len(ws))
+	for _, w := range ws {
+		u[joinPath(w.keys[len(base):])] = w.raw
+	}
+	return &event.Seen{Updates: u}
+}
+
+// emitCommit records what a write changed, location by location; now is
+// the time its server values resolved to (the commit's request time).
+func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change, now time.Time) {
 	for _, c := range changes {
 		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
 			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new)}}

@@ -26,6 +26,7 @@ import (
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/storage"
 )
 
 // Divergence kinds.
@@ -68,11 +69,16 @@ type Result struct {
 	Services map[string]*ServiceResult `json:"services"`
 }
 
-// Options are the candidate rules.
+// Options are the candidate rules; a nil one means the rules captured in
+// the fixture for that service.
 type Options struct {
-	// FirestoreRules is the candidate firestore.rules (nil: the rules
-	// captured in the fixture).
+	// FirestoreRules is the candidate firestore.rules.
 	FirestoreRules *source.File
+	// DatabaseRules is the candidate database.rules.json; it becomes the
+	// rules of every Realtime Database namespace.
+	DatabaseRules *source.File
+	// StorageRules is the candidate storage.rules.
+	StorageRules *source.File
 }
 
 // RulesError is a candidate that does not compile.
@@ -92,22 +98,50 @@ func (e *RulesError) Error() string {
 	return b.String()
 }
 
-// Run replays the fixture's Firestore events against the candidate rules.
+// Run replays the fixture's Firestore, Realtime Database and Storage
+// events against the candidate rules; a service the session did not use
+// (no events, no captured state) and no candidate names is not verified.
 // It fails only for bad input (rules that don't compile, a fixture whose
 // state cannot be decoded); everything else is a divergence.
 func Run(f *capture.Fixture, opts Options) (*Result, error) {
 	res := &Result{OK: true, Services: map[string]*ServiceResult{}}
+	put := func(name string, sr *ServiceResult) {
+		res.Services[name] = sr
+		res.OK = res.OK && sr.OK
+	}
+	if opts.FirestoreRules != nil || hasService(f, "firestore") {
+		sr, err := runFirestore(f, opts.FirestoreRules)
+		if err != nil {
+			return nil, err
+		}
+		put("firestore", sr)
+	}
+	if opts.DatabaseRules != nil || hasService(f, "database") {
+		sr, err := replayDatabase(f, opts.DatabaseRules)
+		if err != nil {
+			return nil, err
+		}
+		put("database", sr)
+	}
+	if opts.StorageRules != nil || hasService(f, storage.Service) {
+		sr, err := replayStorage(f, opts.StorageRules)
+		if err != nil {
+			return nil, err
+		}
+		put(storage.Service, sr)
+	}
+	return res, nil
+}
+
+// runFirestore is the Firestore replay with its rules.
+func runFirestore(f *capture.Fixture, file *source.File) (*ServiceResult, error) {
 	fs := f.Services["firestore"]
-	file := opts.FirestoreRules
 	if file == nil && fs != nil && fs.Rules != nil {
 		name := fs.Rules.Name
 		if name == "" {
 			name = "firestore.rules"
 		}
 		file = source.NewFile(name, fs.Rules.Source)
-	}
-	if file == nil && !hasService(f, "firestore") {
-		return res, nil
 	}
 	var rules firestore.Rules = firestore.NoRules{}
 	if file != nil {
@@ -124,13 +158,7 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	sr, err := replayFirestore(f.Events, captured, rules)
-	if err != nil {
-		return nil, err
-	}
-	res.Services["firestore"] = sr
-	res.OK = sr.OK
-	return res, nil
+	return replayFirestore(f.Events, captured, rules)
 }
 
 func hasService(f *capture.Fixture, svc string) bool {
@@ -276,7 +304,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		switch {
 		case ev.Kind == event.KindBoundary:
 			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
-				br.docs = map[string]*pb.Document{}
+				br.clear()
 				continue
 			}
 			restored = true
@@ -464,27 +492,7 @@ func explain(d firestore.Decision) string {
 		return d.Reason
 	}
 	exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-	parts := []string{}
-	if d.Reason != "" {
-		parts = append(parts, d.Reason)
-	}
-	if exp.Rule != nil && exp.Rule.Condition != "" {
-		parts = append(parts, fmt.Sprintf("rule %s at line %d", exp.Rule.Condition, exp.Rule.Line))
-	}
-	var fails []string
-	for _, s := range exp.Decision.Failing {
-		t := s.Text
-		if s.Error != "" {
-			t += " errored: " + s.Error
-		} else if s.Value != "" {
-			t += " is " + s.Value
-		}
-		fails = append(fails, t)
-	}
-	if len(fails) > 0 {
-		parts = append(parts, "failing: "+strings.Join(fails, "; "))
-	}
-	return strings.Join(parts, "; ")
+	return explainEvent(&event.Event{Request: &event.Request{Rule: exp.Rule, Decision: exp.Decision}})
 }
 
 // Sorted returns the divergences ordered by kind then event.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -30,8 +31,8 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("verify", stdio)
 	fixture := fs.String("fixture", defaultFixture, "the captured session (schema pyric.verify.fixture.v1)")
 	rulesPath := fs.String("rules", "", "candidate firestore.rules (default: the rules captured in the fixture)")
-	dbRules := fs.String("database-rules", "", "candidate database.rules.json (Realtime Database sessions are not replayed yet)")
-	stRules := fs.String("storage-rules", "", "candidate storage.rules (Storage sessions are not replayed yet)")
+	dbRules := fs.String("database-rules", "", "candidate database.rules.json (default: the rules captured in the fixture)")
+	stRules := fs.String("storage-rules", "", "candidate storage.rules (default: the rules captured in the fixture)")
 	format := fs.String("format", "text", "output format: text, json or junit")
 	derive := fs.String("derive-cases", "", "write the session as `pyric firestore rules simulate` input to this file (- for stdout) instead of verifying")
 	pos, ok := parseFlags(fs, args)
@@ -67,15 +68,19 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		}
 		opts.FirestoreRules = file
 	}
-	for flag, path := range map[string]string{"--database-rules": *dbRules, "--storage-rules": *stRules} {
-		if path == "" {
+	for _, c := range []struct {
+		path string
+		dst  **source.File
+	}{{*dbRules, &opts.DatabaseRules}, {*stRules, &opts.StorageRules}} {
+		if c.path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", flag, err)
+		file, err := readSource(c.path)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdio.Err, "pyric verify: %s: replaying Realtime Database and Storage sessions is not supported yet; only Firestore is verified\n", flag)
+		*c.dst = file
 	}
 	if *derive != "" {
 		src := ""

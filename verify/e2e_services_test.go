@@ -1,0 +1,202 @@
+package verify_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/internal/e2etest"
+)
+
+const sessionDBRules = `{
+  "rules": {
+    "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
+    "posts": {"$id": {".read": "auth != null", ".write": "auth != null && newData.child('by').val() === auth.uid"}}
+  }
+}`
+
+// Bob may no longer write to the Realtime Database.
+const noBobDBRules = `{
+  "rules": {
+    "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid && auth.uid !== 'bob'"}},
+    "posts": {"$id": {".read": "auth != null", ".write": "auth != null && newData.child('by').val() === auth.uid && auth.uid !== 'bob'"}}
+  }
+}`
+
+const sessionStorageRules = `rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /users/{uid}/{file=**} {
+      allow read, write: if request.auth != null && request.auth.uid == uid;
+    }
+  }
+}
+`
+
+// Bob may no longer write to Storage.
+const noBobStorageRules = `rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /users/{uid}/{file=**} {
+      allow read: if request.auth != null && request.auth.uid == uid;
+      allow write: if request.auth != null && request.auth.uid == uid && request.auth.uid != 'bob';
+    }
+  }
+}
+`
+
+func testdata() string {
+	_, f, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(f), "testdata")
+}
+
+// TestServeSessionVerifyDatabaseAndStorage runs a session of allowed and
+// denied requests by two users through a real `pyric serve` and the
+// official JS SDK (Realtime Database over its websocket, Storage over
+// v0 REST), stops the server, and verifies its capture: the same rules
+// exit 0; rules that forbid bob's writes exit 1 with each of bob's
+// allowed writes reported now-denied with the rule that now fails.
+func TestServeSessionVerifyDatabaseAndStorage(t *testing.T) {
+	e2etest.NeedNode(t)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dbRules := write("database.rules.json", sessionDBRules)
+	stRules := write("storage.rules", sessionStorageRules)
+	srv := e2etest.StartServe(t, dir, "--project", "demo-verify", "--data-dir", filepath.Join(dir, ".pyric"),
+		"--database-rules", dbRules, "--storage-rules", stRules)
+	if srv.Database == "" || srv.Storage == "" {
+		t.Fatalf("serve's JSON line lacks database/storage: %+v", srv)
+	}
+	steps := e2etest.RunSteps(t, 90*time.Second, testdata(), "session.cjs",
+		"PROJECT="+srv.Project, "DB="+srv.Database, "STORAGE="+srv.Storage)
+	want := map[string]string{
+		"rtdb alice set": `"ok"`, "rtdb bob set": `"ok"`, "rtdb bob set alice denied": `"PERMISSION_DENIED"`,
+		"rtdb alice get": `"Alice"`, "rtdb bob get alice denied": `"Permission denied"`, "rtdb bob update": `"ok"`,
+		"rtdb bob push": `"ok"`, "rtdb alice push as bob denied": `"PERMISSION_DENIED"`, "rtdb bob remove": `"ok"`,
+		"rtdb alice listen": `"Alice"`, "rtdb bob listen alice denied": `"PERMISSION_DENIED"`,
+		"storage alice upload": `"ok"`, "storage bob upload": `"ok"`, "storage bob upload c": `"ok"`,
+		"storage bob upload alice denied": `"storage/unauthorized"`, "storage alice download": `"alice"`,
+		"storage bob download alice denied": `"storage/unauthorized"`, "storage bob list": `["b.txt","c.txt"]`,
+		"storage bob update metadata": `"ok"`, "storage bob delete": `"ok"`,
+	}
+	got := map[string]bool{}
+	for _, s := range steps {
+		got[s.Step] = true
+		if !s.OK {
+			t.Errorf("step %s failed: %s", s.Step, s.Error)
+		} else if w, ok := want[s.Step]; ok && !e2etest.SameJSON(s.Got, w) {
+			t.Errorf("step %s: got %s, want %s", s.Step, s.Got, w)
+		}
+	}
+	for s := range want {
+		if !got[s] {
+			t.Errorf("step %s did not run", s)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	srv.Stop()
+	fixture := filepath.Join(dir, ".pyric", "last-session.json")
+
+	bin := e2etest.Pyric(t)
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if errb.Len() > 0 {
+			t.Logf("pyric %s: stderr: %s", args[0], errb.String())
+		}
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	type result struct {
+		OK       bool `json:"ok"`
+		Services map[string]struct {
+			OK            bool `json:"ok"`
+			CheckedEvents int  `json:"checkedEvents"`
+			Divergences   []struct {
+				Kind, EventID, Method, Path, UID, Explanation string
+				Before, After                                 any
+			} `json:"divergences"`
+		} `json:"services"`
+	}
+	out, code := run("verify", "--fixture", fixture, "--database-rules", dbRules, "--storage-rules", stRules, "--format", "json")
+	var same result
+	if err := json.Unmarshal([]byte(out), &same); err != nil || code != 0 || !same.OK {
+		t.Fatalf("same rules: exit %d (%v)\n%s", code, err, out)
+	}
+	// Every client request was decided again: 11 database requests (the
+	// pushes' sets, the get, the listens; the SDK may read more), 9
+	// Storage ones.
+	if n := same.Services["database"].CheckedEvents; n < 11 {
+		t.Errorf("database: %d requests re-decided, want >= 11", n)
+	}
+	if n := same.Services["storage"].CheckedEvents; n < 9 {
+		t.Errorf("storage: %d requests re-decided, want >= 9", n)
+	}
+
+	noBobDB := write("nobob.rules.json", noBobDBRules)
+	noBobSt := write("nobob.storage.rules", noBobStorageRules)
+	out, code = run("verify", "--fixture", fixture, "--database-rules", noBobDB, "--storage-rules", noBobSt, "--format", "json")
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.OK {
+		t.Fatalf("rules forbidding bob: exit %d (%v), want 1\n%s", code, err, out)
+	}
+	wantDenied := map[string][]string{
+		"database": {"set /users/bob", "update /users/bob", "set /posts/", "remove /users/bob/n"},
+		"storage":  {"create users/bob/b.txt", "create users/bob/c.txt", "update users/bob/b.txt", "delete users/bob/c.txt"},
+	}
+	for svc, wants := range wantDenied {
+		var denied []string
+		for _, d := range res.Services[svc].Divergences {
+			switch d.Kind {
+			case "now-denied":
+				denied = append(denied, d.Method+" "+d.Path)
+				if d.UID != "bob" || d.Before != "allow" || d.After != "deny" {
+					t.Errorf("%s now-denied %+v: want bob's allow turned deny", svc, d)
+				}
+				if !strings.Contains(d.Explanation, "bob") {
+					t.Errorf("%s now-denied %s %s: explanation %q does not show the failing condition", svc, d.Method, d.Path, d.Explanation)
+				}
+			case "now-allowed", "unsupported":
+				t.Errorf("%s: unexpected %+v", svc, d)
+			}
+		}
+		if len(denied) != len(wants) {
+			t.Errorf("%s now-denied = %q, want %q", svc, denied, wants)
+			continue
+		}
+		for i, w := range wants {
+			if !strings.HasPrefix(denied[i], w) {
+				t.Errorf("%s now-denied[%d] = %q, want %q…", svc, i, denied[i], w)
+			}
+		}
+	}
+	// The text and JUnit reports say the same.
+	txt, _ := run("verify", "--fixture", fixture, "--database-rules", noBobDB, "--storage-rules", noBobSt)
+	if !strings.Contains(txt, "database: FAILED") || !strings.Contains(txt, "storage: FAILED") || !strings.Contains(txt, "now-denied") {
+		t.Errorf("text report:\n%s", txt)
+	}
+	junit, _ := run("verify", "--fixture", fixture, "--database-rules", noBobDB, "--storage-rules", noBobSt, "--format", "junit")
+	if !strings.Contains(junit, `<testsuite name="pyric verify database"`) || !strings.Contains(junit, `type="now-denied"`) {
+		t.Errorf("junit report:\n%s", junit)
+	}
+	t.Log(txt)
+}

@@ -199,4 +199,25 @@ func TestServeSessionVerifyDatabaseAndStorage(t *testing.T) {
 		t.Errorf("junit report:\n%s", junit)
 	}
 	t.Log(txt)
+
+	// The session as simulator cases: each service's cases pass its
+	// simulator with the session's rules.
+	// bob's two-location update has no case form.
+	for svc, unsupported := range map[string]int{"database": 1, "storage": 0} {
+		cases, code := run("verify", "--fixture", fixture, "--derive-cases", "-", "--service", svc)
+		var d struct {
+			TestCases   []json.RawMessage `json:"testCases"`
+			Unsupported []string          `json:"unsupportedEvents"`
+		}
+		if err := json.Unmarshal([]byte(cases), &d); err != nil || code != 0 || len(d.TestCases) < 9 || len(d.Unsupported) != unsupported {
+			t.Errorf("%s: derive-cases exit %d (%v): %d cases, unsupported %v\n%s", svc, code, err, len(d.TestCases), d.Unsupported, cases)
+			continue
+		}
+		cmd := exec.Command(bin, svc, "rules", "simulate", "--stdin", "--format", "json")
+		cmd.Stdin = strings.NewReader(cases)
+		simOut, err := cmd.Output()
+		if err != nil {
+			t.Errorf("%s: simulate the derived cases: %v\n%s", svc, err, simOut)
+		}
+	}
 }

@@ -1,0 +1,168 @@
+package verify_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/verify"
+)
+
+// servicesSession runs a Realtime Database and Storage session on an
+// in-process backend and returns its fixture.
+func servicesSession(t testing.TB, n int) *capture.Fixture {
+	t.Helper()
+	b, err := backend.Start(backend.Options{DatabaseRules: sessionDBRules, StorageRules: storageTeamRules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	db := b.Sandbox.Service("database").(*database.Database)
+	st := b.Sandbox.Service(storage.Service).(*storage.Engine)
+	ns := database.DefaultNamespace(b.Project)
+	alice, bob := identity.NewUser("alice", nil), identity.NewUser("bob", nil)
+	admin := identity.AdminIdentity()
+	ctx := context.Background()
+	if err := b.Sandbox.Admin().Firestore().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1}, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if _, err := db.Set(alice, ns, "/users/alice", map[string]any{"name": "Alice", "i": i, "at": map[string]any{".sv": "timestamp"}}, database.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Update(bob, ns, "/users/bob", map[string]any{"name": "Bob", "tags/x": true}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Set(bob, ns, "/users/alice/name", "hacked", database.WriteOptions{}); err == nil {
+			t.Fatal("bob wrote alice's name")
+		}
+		if _, err := db.Get(bob, ns, "/users/alice", nil, false); err == nil {
+			t.Fatal("bob read alice")
+		}
+		if _, err := db.Push(bob, ns, "/posts", map[string]any{"by": "bob"}); err != nil {
+			t.Fatal(err)
+		}
+		put := func(who identity.Identity, name, body string) error {
+			_, err := st.Put(who, storage.PutRequest{Bucket: b.Project + ".appspot.com", Name: name, Body: strings.NewReader(body)})
+			return err
+		}
+		if err := put(alice, "teams/t1/f.txt", fmt.Sprint("alice ", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := put(bob, "teams/t1/g.txt", "bob"); err == nil {
+			t.Fatal("bob wrote to team t1")
+		}
+		if err := put(bob, "users/bob/b.txt", "bob"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Through the file form, as verify reads it.
+	f, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := capture.Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err = capture.Decode(data); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// storageTeamRules reads Firestore: a team's members may write its files.
+const storageTeamRules = `rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /users/{uid}/{file=**} {
+      allow read, write: if request.auth != null && request.auth.uid == uid;
+    }
+    match /teams/{team}/{file} {
+      allow read, write: if request.auth != null
+        && request.auth.uid in firestore.get(/databases/(default)/documents/teams/$(team)).data.members;
+    }
+  }
+}
+`
+
+func TestReplayDatabaseAndStorage(t *testing.T) {
+	f := servicesSession(t, 2)
+	same, err := verify.Run(f, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range same.Services {
+		if !s.OK {
+			t.Errorf("%s: the captured rules diverge: %+v", name, s.Divergences)
+		}
+	}
+	if n := same.Services["database"].CheckedEvents; n != 10 {
+		t.Errorf("database: %d requests re-decided, want 10", n)
+	}
+	if n := same.Services["storage"].CheckedEvents; n != 6 {
+		t.Errorf("storage: %d requests re-decided, want 6", n)
+	}
+
+	// Candidates: bob may write his own data no more; nobody may write
+	// team files.
+	res, err := verify.Run(f, verify.Options{DatabaseRules: source.NewFile("c.json", noBobDBRules),
+		StorageRules: source.NewFile("c.rules", strings.Replace(storageTeamRules, "allow read, write: if request.auth != null\n", "allow read: if true;\n      allow write: if false\n", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := func(svc string) map[string]int {
+		out := map[string]int{}
+		for _, d := range res.Services[svc].Divergences {
+			out[d.Kind+" "+d.Method+" "+d.UID]++
+		}
+		return out
+	}
+	if got, want := kinds("database"), map[string]int{"now-denied update bob": 2, "now-denied push bob": 2, "state-drift  ": 2}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("database divergences %v, want %v", got, want)
+	}
+	if got, want := kinds("storage"), map[string]int{"now-denied create alice": 1, "now-denied update alice": 1, "state-drift  ": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("storage divergences %v, want %v: %+v", got, want, res.Services["storage"].Divergences)
+	}
+
+	// A candidate that does not compile is bad input, with positions.
+	_, err = verify.Run(f, verify.Options{DatabaseRules: source.NewFile("bad.json", `{"rules": {".read": "auth.uid ==="}}`)})
+	var re *verify.RulesError
+	if !asRulesError(err, &re) || !strings.Contains(err.Error(), "bad.json:") {
+		t.Errorf("bad database rules: %v", err)
+	}
+	_, err = verify.Run(f, verify.Options{StorageRules: source.NewFile("bad.rules", "service firebase.storage { match /b/{x}/o { allow read: if ; } }")})
+	if !asRulesError(err, &re) || !strings.Contains(err.Error(), "bad.rules:1:") {
+		t.Errorf("bad storage rules: %v", err)
+	}
+}
+
+func asRulesError(err error, re **verify.RulesError) bool {
+	e, ok := err.(*verify.RulesError)
+	*re = e
+	return ok
+}
+
+// BenchmarkReplayDatabaseAndStorage replays a session of ~10k Realtime
+// Database and Storage events.
+func BenchmarkReplayDatabaseAndStorage(b *testing.B) {
+	f := servicesSession(b, 700)
+	b.Logf("%d events", len(f.Events))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := verify.Run(f, verify.Options{})
+		if err != nil || !res.OK {
+			b.Fatal(err, res)
+		}
+	}
+}

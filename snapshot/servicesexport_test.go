@@ -1,0 +1,247 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
+)
+
+func openAll(t *testing.T, project string) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.Open(sandbox.Options{Project: project, Services: backend.Services(&backend.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// serviceState is one service's part of a sandbox snapshot.
+func serviceState(t *testing.T, sb *sandbox.Sandbox, svc string) string {
+	t.Helper()
+	st, err := serviceStates(sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(st[svc])
+}
+
+// seedServices writes Realtime Database and Storage state with the cases
+// an export must keep: priorities, arrays, big numbers, a second
+// namespace; object names with spaces and slashes, custom metadata,
+// download tokens, two buckets, an empty object.
+func seedServices(t *testing.T, sb *sandbox.Sandbox) {
+	t.Helper()
+	db := sb.Service("database").(*database.Database)
+	admin := identity.AdminIdentity()
+	ns := database.DefaultNamespace(sb.Database().Project)
+	for _, w := range []struct {
+		ns, path string
+		v        any
+	}{
+		{ns, "/users/alice", map[string]any{"name": "Alice", "n": json.Number("9007199254740993"), "f": 1.5, ".priority": 3.0}},
+		{ns, "/list", []any{"a", "b", map[string]any{"c": true}}},
+		{ns, "/leaf", map[string]any{".value": "x", ".priority": "p"}},
+		{"other-ns", "/x", "in another namespace"},
+	} {
+		if _, err := db.Set(admin, w.ns, w.path, w.v, database.WriteOptions{}); err != nil {
+			t.Fatal(w.path, err)
+		}
+	}
+	st := sb.Service(storage.Service).(*storage.Engine)
+	ct, cc := "text/plain", "no-cache"
+	for _, o := range []struct{ bucket, name, body string }{
+		{"demo-x.appspot.com", "users/alice/hello world.txt", "hello"},
+		{"demo-x.appspot.com", "a/b/c/deep.bin", "\x00\x01\x02"},
+		{"demo-x.appspot.com", "empty", ""},
+		{"second-bucket", "x.txt", "other bucket"},
+	} {
+		if _, err := st.Put(admin, storage.PutRequest{Bucket: o.bucket, Name: o.name, Body: strings.NewReader(o.body), NewToken: true,
+			Attrs: storage.Attrs{ContentType: &ct, CacheControl: &cc, Metadata: map[string]*string{"k": &ct}}}); err != nil {
+			t.Fatal(o.name, err)
+		}
+	}
+}
+
+// TestExportImportDatabaseAndStorage exports Realtime Database and Storage
+// state in firebase-tools' layout and imports it into a fresh sandbox:
+// the same state, exactly; a second export is byte for byte the first.
+func TestExportImportDatabaseAndStorage(t *testing.T) {
+	src := openAll(t, "demo-x")
+	seedServices(t, src)
+	dir := t.TempDir()
+	if err := ExportDir(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	var md ExportMetadata
+	data, _ := os.ReadFile(filepath.Join(dir, "firebase-export-metadata.json"))
+	if err := json.Unmarshal(data, &md); err != nil || md.Database == nil || md.Database.Path != "database_export" ||
+		md.Storage == nil || md.Storage.Path != "storage_export" {
+		t.Fatalf("firebase-export-metadata.json: %s", data)
+	}
+	for _, f := range []string{"database_export/demo-x-default-rtdb.json", "database_export/other-ns.json", "storage_export/buckets.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	ns, _ := os.ReadFile(filepath.Join(dir, "database_export/demo-x-default-rtdb.json"))
+	var tree map[string]any
+	if err := json.Unmarshal(ns, &tree); err != nil || tree["users"].(map[string]any)["alice"].(map[string]any)[".priority"] != 3.0 {
+		t.Errorf("the default namespace's export lacks its priorities: %s", ns)
+	}
+	buckets, _ := os.ReadFile(filepath.Join(dir, "storage_export/buckets.json"))
+	if !strings.Contains(string(buckets), `"id": "second-bucket"`) {
+		t.Errorf("buckets.json: %s", buckets)
+	}
+	mds, _ := filepath.Glob(filepath.Join(dir, "storage_export/metadata/*.json"))
+	if len(mds) != 4 {
+		t.Fatalf("%d metadata files, want 4", len(mds))
+	}
+	for _, p := range mds {
+		raw, _ := os.ReadFile(p)
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		// The fields and forms firebase-tools' StoredFileMetadata has.
+		if _, ok := m["size"].(float64); !ok || m["storageClass"] != "STANDARD" || m["customMetadata"].(map[string]any)["k"] != "text/plain" {
+			t.Errorf("%s: %s", p, raw)
+		}
+		if toks, ok := m["downloadTokens"].([]any); !ok || len(toks) != 1 {
+			t.Errorf("%s: downloadTokens %v", p, m["downloadTokens"])
+		}
+		if c, ok := m["crc32c"].(string); !ok || strings.ContainsAny(c, "=+/") {
+			t.Errorf("%s: crc32c %v is not firebase-tools' decimal form", p, m["crc32c"])
+		}
+		blob, err := os.Stat(filepath.Join(dir, "storage_export/blobs", strings.TrimSuffix(filepath.Base(p), ".json")))
+		if err != nil || float64(blob.Size()) != m["size"] {
+			t.Errorf("%s: blob %v %v", p, blob, err)
+		}
+	}
+
+	dst := openAll(t, "demo-x")
+	if err := ImportDir(dst, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []string{"database", storage.Service} {
+		if a, b := serviceState(t, src, svc), serviceState(t, dst, svc); a != b {
+			t.Errorf("%s round trip differs:\n%.3000s\n---\n%.3000s", svc, a, b)
+		}
+	}
+	if !dst.Service(storage.Service).(*storage.Engine).HasBucket("second-bucket") {
+		t.Error("second-bucket was not imported")
+	}
+	again := t.TempDir()
+	if err := ExportDir(dst, again); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range append([]string{"database_export/demo-x-default-rtdb.json", "database_export/other-ns.json", "storage_export/buckets.json"}, relAll(dir, mds)...) {
+		a, _ := os.ReadFile(filepath.Join(dir, rel))
+		b, _ := os.ReadFile(filepath.Join(again, rel))
+		if string(a) != string(b) {
+			t.Errorf("%s differs on the second export:\n%s\n---\n%s", rel, a, b)
+		}
+	}
+}
+
+func relAll(base string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		r, _ := filepath.Rel(base, p)
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestImportStorageErrors: a broken export is refused with the file named,
+// and nothing of it is loaded.
+func TestImportStorageErrors(t *testing.T) {
+	src := openAll(t, "demo-x")
+	seedServices(t, src)
+	for name, breakIt := range map[string]func(dir string){
+		"metadata not JSON": func(dir string) {
+			mds, _ := filepath.Glob(filepath.Join(dir, "storage_export/metadata/*.json"))
+			os.WriteFile(mds[0], []byte("{"), 0o644)
+		},
+		"blob missing": func(dir string) {
+			blobs, _ := filepath.Glob(filepath.Join(dir, "storage_export/blobs/*"))
+			os.Remove(blobs[0])
+		},
+		"bad bucket": func(dir string) {
+			os.WriteFile(filepath.Join(dir, "storage_export/buckets.json"), []byte(`{"buckets":[{"id":"NO SPACES"}]}`), 0o644)
+		},
+		"namespace not JSON": func(dir string) {
+			os.WriteFile(filepath.Join(dir, "database_export/other-ns.json"), []byte(`{"a":`), 0o644)
+		},
+		"path outside": func(dir string) {
+			os.WriteFile(filepath.Join(dir, "firebase-export-metadata.json"), []byte(`{"version":"x","storage":{"version":"x","path":"../elsewhere"}}`), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := ExportDir(src, dir); err != nil {
+				t.Fatal(err)
+			}
+			breakIt(dir)
+			dst := openAll(t, "demo-x")
+			before := serviceState(t, dst, storage.Service)
+			err := ImportDir(dst, dir)
+			if err == nil {
+				t.Fatal("imported a broken export")
+			}
+			if !strings.Contains(err.Error(), "export") {
+				t.Errorf("error %q does not say which export file", err)
+			}
+			if after := serviceState(t, dst, storage.Service); after != before {
+				t.Errorf("a failed import changed the state")
+			}
+		})
+	}
+}
+
+// FuzzStoredFile: the Storage metadata decoder never panics, and what it
+// accepts names a valid object.
+func FuzzStoredFile(f *testing.F) {
+	f.Add([]byte(`{"name":"a/b.txt","bucket":"b","generation":1700000000000,"metageneration":1,"size":3,"md5Hash":"x","crc32c":"123","timeCreated":"2026-01-01T00:00:00.000Z","updated":"2026-01-01T00:00:00Z","downloadTokens":["t"],"customMetadata":{"k":"v","firebaseStorageDownloadTokens":"u,t"}}`))
+	f.Add([]byte(`{"name":"","bucket":"b"}`))
+	f.Add([]byte(`{"name":"x","bucket":"b","generation":1.7e12}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := decodeStoredFile(data)
+		if err != nil {
+			return
+		}
+		if storage.ValidateName(o.Name) != nil || storage.ValidateBucket(o.Bucket) != nil {
+			t.Fatalf("accepted an invalid object %q/%q", o.Bucket, o.Name)
+		}
+	})
+}
+
+// FuzzDatabaseExport: a namespace file is accepted only when it is one
+// JSON value, and the database then restores it without panicking.
+func FuzzDatabaseExport(f *testing.F) {
+	f.Add([]byte(`{"a": {".priority": 1, ".value": "x"}, "b": [1, 2]}`))
+	f.Add([]byte(`"just a string"`))
+	f.Add([]byte(`{"a": 1} {"b": 2}`))
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer sb.Close()
+	db := sb.Service("database").(*database.Database)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if decodeDatabaseExport(data) != nil {
+			return
+		}
+		st, _ := json.Marshal(map[string]any{"namespaces": map[string]any{"ns": map[string]json.RawMessage{"data": data}}})
+		_ = db.Restore(st) // an error is fine; a panic is not
+	})
+}

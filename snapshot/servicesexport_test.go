@@ -1,15 +1,23 @@
 package snapshot
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
 )
@@ -244,4 +252,87 @@ func FuzzDatabaseExport(f *testing.F) {
 		st, _ := json.Marshal(map[string]any{"namespaces": map[string]any{"ns": map[string]json.RawMessage{"data": data}}})
 		_ = db.Restore(st) // an error is fine; a panic is not
 	})
+}
+
+// TestFirebaseToolsStorageLayout runs firebase-tools' own Storage
+// import/export code on pyric's export: it finds every object, bytes and
+// metadata as pyric had them; then pyric imports firebase-tools' export
+// of the same objects plus one firebase-tools created itself.
+func TestFirebaseToolsStorageLayout(t *testing.T) {
+	e2etest.NeedNode(t)
+	src := openAll(t, "demo-x")
+	seedServices(t, src)
+	dir := t.TempDir()
+	if err := ExportDir(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	work, out := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, here, _, _ := runtime.Caller(0)
+	stdout := e2etest.RunNode(t, ctx, filepath.Join(filepath.Dir(here), "testdata", "ftstorage.cjs"),
+		"IN="+filepath.Join(dir, "storage_export"), "OUT="+out, "WORK="+work, "HOME="+work)
+	var seen struct {
+		Objects []struct {
+			Bucket, Name, ContentType, MD5Hash, CRC32C, Data string
+			CacheControl                                     *string
+			Size                                             int64
+			CustomMetadata                                   map[string]string
+			DownloadTokens                                   []string
+		} `json:"objects"`
+		Buckets []string `json:"buckets"`
+	}
+	e2etest.LastJSONLine(t, stdout, &seen)
+	st := src.Service(storage.Service).(*storage.Engine)
+	if len(seen.Objects) != 4 {
+		t.Fatalf("firebase-tools imported %d objects, want 4: %s", len(seen.Objects), stdout)
+	}
+	for _, o := range seen.Objects {
+		want, r, err := st.Open(identity.AdminIdentity(), storage.ReadRequest{Bucket: o.Bucket, Name: o.Name})
+		if err != nil {
+			t.Fatalf("%s/%s: %v", o.Bucket, o.Name, err)
+		}
+		body := make([]byte, want.Size)
+		r.ReadAt(body, 0)
+		r.Close()
+		crc, _ := base64.StdEncoding.DecodeString(want.CRC32C)
+		if o.Size != want.Size || o.MD5Hash != want.MD5Hash || o.ContentType != want.ContentType || o.CacheControl == nil ||
+			*o.CacheControl != want.CacheControl || o.CustomMetadata["k"] != "text/plain" || len(o.DownloadTokens) != 1 ||
+			o.DownloadTokens[0] != want.DownloadTokens()[0] || o.Data != base64.StdEncoding.EncodeToString(body) ||
+			o.CRC32C != strconv.FormatUint(uint64(binary.BigEndian.Uint32(crc)), 10) {
+			t.Errorf("firebase-tools sees %s/%s as %+v, pyric has %+v", o.Bucket, o.Name, o, want)
+		}
+	}
+	wantBuckets := st.Buckets()
+	sort.Strings(wantBuckets)
+	if strings.Join(seen.Buckets, ",") != strings.Join(wantBuckets, ",") {
+		t.Errorf("firebase-tools buckets %v, pyric's %v", seen.Buckets, wantBuckets)
+	}
+
+	// firebase-tools' export, with the hub's metadata file, into pyric.
+	md, _ := json.Marshal(ExportMetadata{Version: "14.0.0", Storage: &ExportEntry{Version: "14.0.0", Path: "storage_export"}})
+	if err := os.WriteFile(filepath.Join(out, "firebase-export-metadata.json"), md, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := openAll(t, "demo-x")
+	if err := ImportDir(dst, out); err != nil {
+		t.Fatal(err)
+	}
+	de := dst.Service(storage.Service).(*storage.Engine)
+	for _, o := range seen.Objects {
+		got, err := de.Stat(identity.AdminIdentity(), storage.ReadRequest{Bucket: o.Bucket, Name: o.Name})
+		if err != nil || got.MD5Hash != o.MD5Hash || got.Size != o.Size || got.CustomMetadata()["k"] != "text/plain" || !got.HasToken(o.DownloadTokens[0]) {
+			t.Errorf("%s/%s after the round trip through firebase-tools: %+v %v", o.Bucket, o.Name, got, err)
+		}
+	}
+	got, r, err := de.Open(identity.AdminIdentity(), storage.ReadRequest{Bucket: "demo-x.appspot.com", Name: "from/firebase tools.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, got.Size)
+	r.ReadAt(body, 0)
+	r.Close()
+	if string(body) != "made by firebase-tools" || got.ContentType != "text/plain" || got.CustomMetadata()["origin"] != "firebase-tools" || !got.HasToken("tok-1") {
+		t.Errorf("firebase-tools' own object: %+v %q", got, body)
+	}
 }

@@ -1,7 +1,11 @@
 package verify_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,8 +77,9 @@ func TestServeSessionVerifyDatabaseAndStorage(t *testing.T) {
 	}
 	dbRules := write("database.rules.json", sessionDBRules)
 	stRules := write("storage.rules", sessionStorageRules)
+	exportDir := filepath.Join(dir, "export")
 	srv := e2etest.StartServe(t, dir, "--project", "demo-verify", "--data-dir", filepath.Join(dir, ".pyric"),
-		"--database-rules", dbRules, "--storage-rules", stRules)
+		"--database-rules", dbRules, "--storage-rules", stRules, "--export-on-exit", exportDir)
 	if srv.Database == "" || srv.Storage == "" {
 		t.Fatalf("serve's JSON line lacks database/storage: %+v", srv)
 	}
@@ -199,6 +204,31 @@ func TestServeSessionVerifyDatabaseAndStorage(t *testing.T) {
 		t.Errorf("junit report:\n%s", junit)
 	}
 	t.Log(txt)
+
+	// --export-on-exit wrote the session's data in the Emulator Suite
+	// layout; a new server started with --import serves it.
+	again := e2etest.StartServe(t, t.TempDir(), "--project", "demo-verify", "--import", exportDir)
+	get := func(url string) string {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Authorization", "Bearer owner")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	if got := get("http://" + again.Database + "/users/bob.json?ns=demo-verify-default-rtdb"); got != `200 {"name":"Bobby","tags":{"x":true}}` {
+		t.Errorf("imported RTDB users/bob: %s", got)
+	}
+	if got := get("http://" + again.Storage + "/v0/b/demo-verify.appspot.com/o/users%2Fbob%2Fb.txt?alt=media"); got != "200 bob!" {
+		t.Errorf("imported Storage users/bob/b.txt: %s", got)
+	}
+	if got := get("http://" + again.Storage + "/v0/b/demo-verify.appspot.com/o/users%2Fbob%2Fc.txt"); !strings.HasPrefix(got, "404") {
+		t.Errorf("the deleted c.txt after import: %s", got)
+	}
+	again.Stop()
 
 	// The session as simulator cases: each service's cases pass its
 	// simulator with the session's rules.

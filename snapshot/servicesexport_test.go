@@ -336,3 +336,44 @@ func TestFirebaseToolsStorageLayout(t *testing.T) {
 		t.Errorf("firebase-tools' own object: %+v %q", got, body)
 	}
 }
+
+// FuzzLoadSnapshot: `pyric snapshot load` decodes a whole snapshot (every
+// service's state) without panicking, and a snapshot it refuses leaves
+// the state as it was.
+func FuzzLoadSnapshot(f *testing.F) {
+	f.Add([]byte(`{"version": 3, "services": {"firestore": {"documents": {"a/b": {"x": 1}}}}}`))
+	f.Add([]byte(`{"version": 3, "services": {"database": {"namespaces": {"n": {"data": {"a": {".priority": 1, ".value": 2}}, "rules": "{\"rules\": {}}"}}}}}`))
+	f.Add([]byte(`{"version": 3, "services": {"storage": {"objects": [{"bucket": "b", "name": "x", "data": "YWJj", "metadata": {"k": "v"}}]}}}`))
+	f.Add([]byte(`{"version": 3, "services": {"storage": {"objects": [{"bucket": "", "name": "../x"}]}, "auth": null}}`))
+	sb, err := sandbox.Open(sandbox.Options{Project: "demo-x", Services: backend.Services(&backend.Options{})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer sb.Close()
+	before, err := sb.Snapshot()
+	if err != nil {
+		f.Fatal(err)
+	}
+	// The services' states (savedAt aside).
+	states := func() string {
+		st, err := serviceStates(sb)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, _ := json.Marshal(st)
+		return string(b)
+	}
+	want := states()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := sb.LoadSnapshot(data); err != nil {
+			if got := states(); got != want {
+				t.Fatalf("a refused snapshot changed the state: %v\n%s\n---\n%s", err, want, got)
+			}
+			return
+		}
+		// Put the starting state back for the next input.
+		if err := sb.LoadSnapshot(before); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,12 +1,16 @@
 // Package verify replays a captured session (a capture.Fixture) against
-// candidate rules and reports what would change: requests whose verdict
-// flips (now-denied, now-allowed), documents whose final state differs
-// (state-drift), requests the replay cannot decide (unsupported) and
-// differences that are expected (expected-drift: sentinel, time and
-// auto-id effects). It also derives simulator cases from a session and
-// suggests the composite indexes its queries need. The replay runs on a
-// Branch (branch.go), an in-memory fork of the Firestore state with its
-// own rules, which the Studio can use directly.
+// candidate Firestore, Realtime Database and Storage rules and reports
+// what would change: requests whose verdict flips (now-denied,
+// now-allowed), documents, database locations or objects whose final
+// state differs (state-drift), requests the replay cannot decide
+// (unsupported) and differences that are expected (expected-drift:
+// sentinel, time and auto-id effects). It also derives simulator cases
+// from a session and suggests the composite indexes its queries need.
+// The Firestore replay runs on a Branch (branch.go), an in-memory fork of
+// the Firestore state with its own rules, which the Studio can use
+// directly; the Realtime Database replay on a fresh in-memory database
+// engine (database.go); the Storage replay on the objects' rules views
+// (storage.go).
 package verify
 
 import (

@@ -13,7 +13,9 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/rtdb"
+	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/storage"
 )
@@ -196,19 +198,35 @@ func treeAt(root any, keys []string) any {
 // (admin requests and reads granted by a download token excepted) as a
 // `pyric storage rules simulate` case: the object as the rules saw it
 // before (existingResource) and, for uploads and patches, after
-// (resource). Requests whose rules read Firestore documents are listed as
-// unsupported: the documents read are not captured, so no exact function
-// mock can be written.
-func DeriveStorageCases(f *capture.Fixture, rulesSource string) *Cases[srules.Case] {
+// (resource). A request whose rules read Firestore documents gets exact
+// function mocks: the documents it read, as the session's Firestore held
+// them then (the captured rules decide it again to learn which). When
+// that cannot be done (no rules captured, the new decision differs) it is
+// listed as unsupported.
+func DeriveStorageCases(f *capture.Fixture, rulesSource string) (*Cases[srules.Case], error) {
 	out := &Cases[srules.Case]{Source: rulesSource, TestCases: []srules.Case{}, Derived: []DerivedCase{}, Warnings: []string{}, Unsupported: []string{}}
+	var rs *srules.Ruleset
+	if strings.TrimSpace(rulesSource) != "" {
+		rs, _ = srules.Compile(source.NewFile("storage.rules", rulesSource))
+	}
+	fsView, err := firestoreAsCaptured(f)
+	if err != nil {
+		return nil, err
+	}
 	for i := range f.Events {
 		ev := &f.Events[i]
+		if ev.Kind == event.KindCommit && ev.Service == "firestore" {
+			if err := fsView.apply(i, ev); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if ev.Service != storage.Service || ev.Kind != event.KindRequest || isAdmin(ev) {
 			continue
 		}
 		exp, ok := verdictExpectation[ev.Verdict]
-		if !ok || (ev.Decision != nil && ev.Decision.Lookups > 0) {
-			if ok || ev.Verdict == event.Unsupported {
+		if !ok {
+			if ev.Verdict == event.Unsupported {
 				out.Unsupported = append(out.Unsupported, ev.ID)
 			}
 			continue
@@ -224,10 +242,63 @@ func DeriveStorageCases(f *capture.Fixture, rulesSource string) *Cases[srules.Ca
 		if (ev.Method == srules.Create || ev.Method == srules.Update) && ev.Seen != nil && ev.Seen.Data != nil {
 			c.Resource, _ = json.Marshal(caseObject(ev.Seen.Data))
 		}
+		if ev.Decision != nil && ev.Decision.Lookups > 0 {
+			mocks, ok := storageMocks(rs, ev, fsView)
+			if !ok {
+				out.Unsupported = append(out.Unsupported, ev.ID)
+				continue
+			}
+			c.FunctionMocks = mocks
+		}
 		out.Derived = append(out.Derived, DerivedCase{EventID: ev.ID, Index: len(out.TestCases)})
 		out.TestCases = append(out.TestCases, c)
 	}
-	return out
+	return out, nil
+}
+
+// storageMocks decides ev again with the captured rules on the session's
+// Firestore as it was, and returns a mock of each document the rules
+// read; ok is false when the decision differs from the captured one.
+func storageMocks(rs *srules.Ruleset, ev *event.Event, fsView *capturedFirestore) ([]srules.FunctionMock, bool) {
+	if rs == nil {
+		return nil, false
+	}
+	var read []string
+	seen := map[string]bool{}
+	req := &srules.Request{Method: ev.Method, Bucket: bucketOf(ev), Path: ev.Path, Time: ev.At, NoTrace: true,
+		Firestore: fsView.lookup(func(p string) {
+			if !seen[p] {
+				seen[p] = true
+				read = append(read, p)
+			}
+		})}
+	if ev.Identity.Lens == event.LensUser {
+		req.Auth = &srules.Auth{UID: ev.Identity.UID, Token: ev.Identity.Token}
+	}
+	if ev.Seen != nil && ev.Seen.Before != nil && ev.Seen.Before.Exists && ev.Method != srules.List {
+		req.Resource, _ = objectView(ev.Seen.Before.Data)
+	}
+	if (ev.Method == srules.Create || ev.Method == srules.Update) && ev.Seen != nil {
+		req.Incoming, _ = objectView(ev.Seen.Data)
+	}
+	d := rs.Decide(req)
+	if (d.Allowed() && ev.Verdict != event.Allow) || (!d.Allowed() && ev.Verdict != event.Deny) {
+		return nil, false
+	}
+	var mocks []srules.FunctionMock
+	for _, p := range read {
+		doc := fsView.br.Get(p)
+		if doc == nil {
+			mocks = append(mocks, srules.FunctionMock{Function: "firestore.exists", Path: p, Result: json.RawMessage("false")})
+			continue
+		}
+		data, err := json.Marshal(simForm(firestore.EncodeFields(doc.Fields, DB)))
+		if err != nil {
+			return nil, false
+		}
+		mocks = append(mocks, srules.FunctionMock{Function: "firestore.get", Path: p, Result: data})
+	}
+	return mocks, true
 }
 
 // caseObject is an event's object view as a case gives it: the

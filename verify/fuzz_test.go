@@ -36,6 +36,7 @@ func FuzzRun(f *testing.F) {
 		verify.Run(fx, verify.Options{DatabaseRules: db, StorageRules: st})
 		verify.DeriveDatabaseCases(fx, "")
 		verify.DeriveStorageCases(fx, "")
+		verify.DeriveStorageCases(fx, st.Text)
 		verify.DeriveCases(fx, "")
 	})
 }

@@ -2,15 +2,19 @@ package verify_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/storage"
 	"github.com/pyric/pyric/verify"
 )
@@ -133,6 +137,48 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	}
 	if got, want := kinds("storage"), map[string]int{"now-denied create alice": 1, "now-denied update alice": 1, "state-drift  ": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("storage divergences %v, want %v: %+v", got, want, res.Services["storage"].Divergences)
+	}
+
+	// The session as Storage simulator cases: the team writes read
+	// teams/t1 through firestore.get(), so they carry its mock; every
+	// case passes with the captured rules.
+	cases, err := verify.DeriveStorageCases(f, storageTeamRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mocked := 0
+	for _, c := range cases.TestCases {
+		if len(c.FunctionMocks) > 0 {
+			mocked++
+			if m := c.FunctionMocks[0]; m.Function != "firestore.get" || m.Path != "teams/t1" || !strings.Contains(string(m.Result), `"alice"`) {
+				t.Errorf("mock %+v", m)
+			}
+		}
+	}
+	if len(cases.TestCases) != 6 || mocked != 4 || len(cases.Unsupported) != 0 {
+		t.Errorf("storage cases: %d (%d mocked), unsupported %v", len(cases.TestCases), mocked, cases.Unsupported)
+	}
+	rs, _ := srules.Compile(source.NewFile("storage.rules", storageTeamRules))
+	rep, err := rs.Simulate(cases.TestCases, time.Now())
+	if err != nil || rep.Failed != 0 || rep.Passed != len(cases.TestCases) {
+		t.Errorf("simulating the derived Storage cases: %v %+v", err, rep)
+	}
+	dcases, err := verify.DeriveDatabaseCases(f, sessionDBRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bob's two-path updates have no case form.
+	if len(dcases.TestCases) != 8 || len(dcases.Unsupported) != 2 {
+		t.Errorf("database cases: %d, unsupported %v", len(dcases.TestCases), dcases.Unsupported)
+	}
+	in, _ := json.Marshal(dcases)
+	parsed, err := rtdb.ParseInput(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drs, _ := rtdb.Compile(source.NewFile("database.rules.json", sessionDBRules))
+	if rep := drs.Simulate(parsed.TestCases); rep.Failed != 0 || rep.Passed != len(parsed.TestCases) {
+		t.Errorf("simulating the derived database cases: %+v", rep)
 	}
 
 	// A candidate that does not compile is bad input, with positions.

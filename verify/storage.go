@@ -206,24 +206,11 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		}
 	}
 	// firestore.get()/exists() see the session's Firestore as it was.
-	var fsDocs map[string]map[string]any
-	if sd := f.Services["firestore"]; sd != nil {
-		if fsDocs, err = stateDocuments(sd.State); err != nil {
-			return nil, err
-		}
-	}
-	fsInit, _ := initialState(events, fsDocs)
-	fsView, err := Fork(fsInit, nil)
+	fsView, err := firestoreAsCaptured(f)
 	if err != nil {
-		return nil, &capture.Error{Path: "fixture.events", Msg: "a Firestore commit's before state: " + err.Error()}
+		return nil, err
 	}
-	lookup := srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
-		d := fsView.Get(path)
-		if d == nil {
-			return nil, false, nil
-		}
-		return firestore.FieldsToRules(d.Fields), true, nil
-	})
+	lookup := fsView.lookup(nil)
 
 	// Link each allowed client write to its change.
 	claimed := map[int]bool{}
@@ -264,15 +251,15 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		case ev.Kind == event.KindBoundary:
 			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
 				state = map[string]*srules.Object{}
-				fsView.clear()
+				fsView.br.clear()
 				continue
 			}
 			restored = true
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Explanation: "the session restored a snapshot; the replay cannot know the restored Storage state, so later verdicts may differ for that reason"})
 			continue
 		case ev.Service == "firestore" && ev.Kind == event.KindCommit:
-			if err := fsView.Put(ev.Path, asFields(ev.Commit.After)); err != nil {
-				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
+			if err := fsView.apply(i, ev); err != nil {
+				return nil, err
 			}
 			continue
 		case ev.Service != storage.Service:
@@ -412,6 +399,49 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		}
 	}
 	return sr, nil
+}
+
+// capturedFirestore is the session's Firestore as it was at each moment:
+// the state it started from, moved forward by the captured commits.
+type capturedFirestore struct{ br *Branch }
+
+func firestoreAsCaptured(f *capture.Fixture) (*capturedFirestore, error) {
+	var docs map[string]map[string]any
+	if sd := f.Services["firestore"]; sd != nil {
+		var err error
+		if docs, err = stateDocuments(sd.State); err != nil {
+			return nil, err
+		}
+	}
+	init, _ := initialState(f.Events, docs)
+	br, err := Fork(init, nil)
+	if err != nil {
+		return nil, &capture.Error{Path: "fixture.events", Msg: "a Firestore commit's before state: " + err.Error()}
+	}
+	return &capturedFirestore{br: br}, nil
+}
+
+// apply moves the view past the Firestore commit events[i].
+func (c *capturedFirestore) apply(i int, ev *event.Event) error {
+	if err := c.br.Put(ev.Path, asFields(ev.Commit.After)); err != nil {
+		return &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
+	}
+	return nil
+}
+
+// lookup resolves firestore.get()/exists() on the view; read, when set,
+// is told each document path read.
+func (c *capturedFirestore) lookup(read func(path string)) srules.FirestoreLookup {
+	return srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
+		if read != nil {
+			read(path)
+		}
+		d := c.br.Get(path)
+		if d == nil {
+			return nil, false, nil
+		}
+		return firestore.FieldsToRules(d.Fields), true, nil
+	})
 }
 
 // objectProps are the properties of an object the final-state diff

@@ -152,7 +152,11 @@ func deriveCases(f *capture.Fixture, service string, opts verify.Options) ([]byt
 		}
 		v = d
 	case "storage":
-		v = verify.DeriveStorageCases(f, src(opts.StorageRules, "storage"))
+		d, err := verify.DeriveStorageCases(f, src(opts.StorageRules, "storage"))
+		if err != nil {
+			return nil, err
+		}
+		v = d
 	default:
 		return nil, fmt.Errorf("--service %q: must be firestore, database or storage", service)
 	}

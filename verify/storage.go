@@ -154,8 +154,11 @@ func mutationKey(ev *event.Event) (string, bool) {
 		return "", false
 	}
 	for _, v := range []any{m.Current, m.Previous} {
-		if o, ok := objectView(v); ok {
-			return objKey(o.Bucket, o.Name), true
+		if o, ok := v.(map[string]any); ok {
+			b, _ := o["bucket"].(string)
+			if n, _ := o["name"].(string); n != "" {
+				return objKey(b, n), true
+			}
 		}
 	}
 	return "", false

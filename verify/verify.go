@@ -83,6 +83,10 @@ type Options struct {
 	DatabaseRules *source.File
 	// StorageRules is the candidate storage.rules.
 	StorageRules *source.File
+	// Services, when set, are the services to verify (firestore,
+	// database, storage); by default every service the session used or a
+	// candidate names.
+	Services []string
 }
 
 // RulesError is a candidate that does not compile.
@@ -104,7 +108,8 @@ func (e *RulesError) Error() string {
 
 // Run replays the fixture's Firestore, Realtime Database and Storage
 // events against the candidate rules; a service the session did not use
-// (no events, no captured state) and no candidate names is not verified.
+// (no events, no captured state) and no candidate names is not verified,
+// unless Options.Services names it.
 // It fails only for bad input (rules that don't compile, a fixture whose
 // state cannot be decoded); everything else is a divergence.
 func Run(f *capture.Fixture, opts Options) (*Result, error) {
@@ -113,21 +118,32 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 		res.Services[name] = sr
 		res.OK = res.OK && sr.OK
 	}
-	if opts.FirestoreRules != nil || hasService(f, "firestore") {
+	want := func(svc string, cand *source.File) bool {
+		if len(opts.Services) > 0 {
+			for _, s := range opts.Services {
+				if s == svc {
+					return true
+				}
+			}
+			return false
+		}
+		return cand != nil || hasService(f, svc)
+	}
+	if want("firestore", opts.FirestoreRules) {
 		sr, err := runFirestore(f, opts.FirestoreRules)
 		if err != nil {
 			return nil, err
 		}
 		put("firestore", sr)
 	}
-	if opts.DatabaseRules != nil || hasService(f, "database") {
+	if want("database", opts.DatabaseRules) {
 		sr, err := replayDatabase(f, opts.DatabaseRules)
 		if err != nil {
 			return nil, err
 		}
 		put("database", sr)
 	}
-	if opts.StorageRules != nil || hasService(f, storage.Service) {
+	if want(storage.Service, opts.StorageRules) {
 		sr, err := replayStorage(f, opts.StorageRules)
 		if err != nil {
 			return nil, err

@@ -489,11 +489,22 @@ type treeChange struct {
 	want, got any
 }
 
-// diffTree lists where two trees differ: the deepest differing leaf, or
-// the location where one side has a subtree the other lacks.
+// smallSubtree is the most leaves a subtree present on one side only
+// may have to be reported leaf by leaf; a larger one is one change at its
+// root.
+const smallSubtree = 16
+
+// diffTree lists where two trees differ: each differing leaf, or the
+// location where one side has a large subtree the other lacks.
 func diffTree(at []string, want, got any, out *[]treeChange) {
 	wm, wok := want.(map[string]any)
 	gm, gok := got.(map[string]any)
+	if wok && got == nil && leaves(wm, smallSubtree+1) <= smallSubtree {
+		gm, gok = map[string]any{}, true
+	}
+	if gok && want == nil && leaves(gm, smallSubtree+1) <= smallSubtree {
+		wm, wok = map[string]any{}, true
+	}
 	if wok && gok {
 		keys := map[string]bool{}
 		for k := range wm {
@@ -515,6 +526,21 @@ func diffTree(at []string, want, got any, out *[]treeChange) {
 	if !sameJSON(want, got) {
 		*out = append(*out, treeChange{keys: at, want: want, got: got})
 	}
+}
+
+// leaves counts a tree's leaves, stopping at limit.
+func leaves(v any, limit int) int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 1
+	}
+	n := 0
+	for _, e := range m {
+		if n += leaves(e, limit-n); n >= limit {
+			return n
+		}
+	}
+	return n
 }
 
 // sameJSON compares decoded JSON values, numbers by value.

@@ -132,7 +132,7 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := kinds("database"), map[string]int{"now-denied update bob": 2, "now-denied push bob": 2, "state-drift  ": 2}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := kinds("database"), map[string]int{"now-denied update bob": 2, "now-denied push bob": 2, "state-drift  ": 4}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("database divergences %v, want %v", got, want)
 	}
 	if got, want := kinds("storage"), map[string]int{"now-denied create alice": 1, "now-denied update alice": 1, "state-drift  ": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -210,5 +210,60 @@ func BenchmarkReplayDatabaseAndStorage(b *testing.B) {
 		if err != nil || !res.OK {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// TestReplayDatabaseAcrossReset: a session cut by a sandbox reset replays
+// with the same rules without a divergence, and a candidate that denies
+// the writes after the reset reports exactly those.
+func TestReplayDatabaseAcrossReset(t *testing.T) {
+	b, err := backend.Start(backend.Options{DatabaseRules: sessionDBRules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	rec, err := capture.Start(context.Background(), b, t.TempDir()+"/s.json", capture.Options{Debounce: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := b.Sandbox.Service("database").(*database.Database)
+	ns := database.DefaultNamespace(b.Project)
+	alice, bob := identity.NewUser("alice", nil), identity.NewUser("bob", nil)
+	if _, err := db.Set(alice, ns, "/users/alice", map[string]any{"v": 1}, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sandbox.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Set(bob, ns, "/users/bob", map[string]any{"v": 2}, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Get(alice, ns, "/users/alice", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := rec.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := verify.Run(f, verify.Options{Services: []string{"database"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := same.Services["database"]; !s.OK || s.CheckedEvents != 3 {
+		t.Fatalf("same rules across a reset: %+v", s)
+	}
+	res, err := verify.Run(f, verify.Options{DatabaseRules: source.NewFile("c.json", noBobDBRules)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range res.Services["database"].Divergences {
+		got = append(got, d.Kind+" "+d.Path)
+	}
+	if want := []string{"now-denied /users/bob", "state-drift /users/bob/v"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("divergences %q, want %q", got, want)
 	}
 }

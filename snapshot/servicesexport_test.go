@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
@@ -376,4 +380,75 @@ func FuzzLoadSnapshot(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestImportFirebaseToolsAuthExport creates accounts in firebase-tools'
+// Auth emulator, lets `firebase emulators:exec --export-on-exit` write
+// its export, and imports it into pyric: the same users, and the password
+// account signs in with its password.
+func TestImportFirebaseToolsAuthExport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts firebase-tools' Auth emulator (~30 s)")
+	}
+	e2etest.NeedNode(t)
+	work := t.TempDir()
+	port := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	cfg, _ := json.Marshal(map[string]any{"emulators": map[string]any{
+		"auth": map[string]any{"port": port(), "host": "127.0.0.1"}, "hub": map[string]any{"port": port(), "host": "127.0.0.1"},
+		"logging": map[string]any{"port": port(), "host": "127.0.0.1"}, "ui": map[string]any{"enabled": false}}})
+	if err := os.WriteFile(filepath.Join(work, "firebase.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, here, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(here), "testdata", "ftauth_users.cjs")
+	out := filepath.Join(work, "export")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(e2etest.JSDir(), "node_modules", ".bin", "firebase"), "emulators:exec", "--only", "auth",
+		"--project", "demo-x", "--export-on-exit", out, "node "+script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "HOME="+work, "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "created") {
+		t.Fatalf("firebase emulators:exec: %v\n%s", err, b)
+	}
+	sb := openAll(t, "demo-x")
+	if err := ImportDir(sb, out); err != nil {
+		t.Fatal(err)
+	}
+	c := auth.Call{Caller: identity.AdminIdentity(), Project: "demo-x"}
+	page, err := sb.Auth().BatchGet(c, auth.BatchGetRequest{MaxResults: "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]map[string]any{}
+	for _, u := range page.Users {
+		b, _ := json.Marshal(u)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		users[m["email"].(string)] = m
+	}
+	if len(users) != 3 {
+		t.Fatalf("imported %d users, want 3: %v", len(users), users)
+	}
+	if a := users["alice@example.com"]; a["displayName"] != "Alice" {
+		t.Errorf("alice: %v", a)
+	}
+	if b := users["bob@example.com"]; b["localId"] != "bob" || b["phoneNumber"] != "+15555550100" || !strings.Contains(fmt.Sprint(b["customAttributes"]), `"role":"admin"`) {
+		t.Errorf("bob: %v", b)
+	}
+	if c := users["carol@example.com"]; c["disabled"] != true {
+		t.Errorf("carol: %v", c)
+	}
+	email := "alice@example.com"
+	if _, err := sb.Auth().SignInWithPassword(auth.Call{Caller: identity.Anonymous(), Project: "demo-x"},
+		auth.SignInWithPasswordRequest{Email: &email, Password: "secret123"}); err != nil {
+		t.Errorf("alice signs in with her password after the import: %v", err)
+	}
 }

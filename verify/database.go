@@ -215,7 +215,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		clk.t = events[0].At
 	}
 	last := &lastRequest{}
-	db, err := database.New(service.Env{Project: project, Now: clk.now, NewID: func() string { return "replay" }, Events: last},
+	db, err := database.New(service.Env{Project: project, Now: clk.now, Events: last},
 		database.Options{Rules: src, RulesName: name})
 	if err != nil {
 		return nil, fmt.Errorf("verify: database: %w", err)

@@ -241,12 +241,17 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		return nil, &capture.Error{Path: "fixture.events", Msg: "the state before the session's commits: " + err.Error()}
 	}
 
-	// Link each allowed client write to its commits.
+	// Link each allowed client write, and each admin write that carries
+	// its data, to its commits: the replay re-issues the write itself (a
+	// commit shows the value as clients read it, without priorities).
 	claimed := map[int]bool{}
 	commitTime := map[int]time.Time{}
 	for i := range events {
 		ev := &events[i]
-		if ev.Service != "database" || ev.Kind != event.KindRequest || isAdmin(ev) || ev.Verdict != event.Allow || !dbWriteMethods[ev.Method] {
+		if ev.Service != "database" || ev.Kind != event.KindRequest || !dbWriteMethods[ev.Method] || ev.Method == "ondisconnect_register" {
+			continue
+		}
+		if !(ev.Verdict == event.Allow && !isAdmin(ev)) && !adminReplayable(ev) {
 			continue
 		}
 		ns, base, err := dbPath(ev.Path)
@@ -318,6 +323,24 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
 			}
 			continue
+		case ev.Kind == event.KindRequest && adminReplayable(ev):
+			ns, keys, err := dbPath(ev.Path)
+			if err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
+			}
+			if t, ok := commitTime[i]; ok && !t.IsZero() {
+				clk.t = t
+			}
+			path := "/" + strings.Join(keys, "/")
+			if ev.Seen.Updates != nil {
+				err = db.Update(identity.AdminIdentity(), nsOf(ns), path, ev.Seen.Updates, ev.Method)
+			} else {
+				_, err = db.Set(identity.AdminIdentity(), nsOf(ns), path, ev.Seen.Data, database.WriteOptions{Method: ev.Method})
+			}
+			if err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].seen", i), Msg: "the admin write fails again: " + err.Error()}
+			}
+			continue
 		case ev.Kind != event.KindRequest || isAdmin(ev):
 			continue
 		}
@@ -341,7 +364,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		switch {
 		case !dbWriteMethods[ev.Method]:
 			_, err = db.Get(who, nsOf(ns), path, nil, false)
-		case ev.Seen == nil || (ev.Seen.Data == nil && ev.Seen.Updates == nil && ev.Method != "remove"):
+		case ev.Seen == nil: // a set of null (a delete) carries Seen with no data
 			div.Kind, div.Explanation = Unsupported, "the captured write carries no data (a capture older than write data in events), so it cannot be re-decided"
 			add(div)
 			continue
@@ -435,6 +458,14 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		}
 	}
 	return sr, nil
+}
+
+// adminReplayable reports whether ev is an admin write the replay can
+// issue again from what it sent (captures older than write data in
+// events replay its commits instead).
+func adminReplayable(ev *event.Event) bool {
+	return ev.Service == "database" && ev.Kind == event.KindRequest && isAdmin(ev) && ev.Verdict == event.Bypassed &&
+		dbWriteMethods[ev.Method] && ev.Method != "ondisconnect_register" && ev.Seen != nil
 }
 
 // under reports whether keys is at or below one of locs.

@@ -37,7 +37,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 	if err := b.Sandbox.Admin().Firestore().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1}, database.WriteOptions{}); err != nil {
+	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1, ".priority": 5.0, "at": map[string]any{".sv": "timestamp"}}, database.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < n; i++ {

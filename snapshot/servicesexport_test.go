@@ -452,3 +452,41 @@ func TestImportFirebaseToolsAuthExport(t *testing.T) {
 		t.Errorf("alice signs in with her password after the import: %v", err)
 	}
 }
+
+// TestExportDataDirServices: `pyric export DIR --data-dir D` on a stopped
+// server's data directory carries its Realtime Database and Storage state
+// (object bytes live in files beside the store), and `--import` of that
+// export into another data directory restores it.
+func TestExportDataDirServices(t *testing.T) {
+	data := t.TempDir()
+	sb, err := sandbox.Open(sandbox.Options{Project: "demo-x", DataDir: data, Services: backend.Services(&backend.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedServices(t, sb)
+	want := map[string]string{"database": serviceState(t, sb, "database"), storage.Service: serviceState(t, sb, storage.Service)}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := ExportDataDir(data, out); err != nil {
+		t.Fatal(err)
+	}
+	if blobs, _ := filepath.Glob(filepath.Join(out, "storage_export/blobs/*")); len(blobs) != 4 {
+		t.Errorf("%d blobs exported, want 4", len(blobs))
+	}
+	other := t.TempDir()
+	if err := ImportDataDir(other, out); err != nil {
+		t.Fatal(err)
+	}
+	back, err := sandbox.Open(sandbox.Options{Project: "demo-x", DataDir: other, Services: backend.Services(&backend.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	for svc, w := range want {
+		if got := serviceState(t, back, svc); got != w {
+			t.Errorf("%s after export and import through data dirs:\n%.2000s\n---\n%.2000s", svc, got, w)
+		}
+	}
+}

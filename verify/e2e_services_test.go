@@ -147,6 +147,13 @@ func TestServeSessionVerifyDatabaseAndStorage(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &same); err != nil || code != 0 || !same.OK {
 		t.Fatalf("same rules: exit %d (%v)\n%s", code, err, out)
 	}
+	// Without candidates the captured rules decide: the same verdicts.
+	if out, code := run("verify", "--fixture", fixture); code != 0 {
+		t.Fatalf("captured rules: exit %d\n%s", code, out)
+	}
+	if _, code := run("verify", "--fixture", fixture, "--derive-cases", "-", "--service", "messaging"); code != 2 {
+		t.Errorf("--service messaging: exit %d, want 2", code)
+	}
 	// Every client request was decided again: 11 database requests (the
 	// pushes' sets, the get, the listens; the SDK may read more), 9
 	// Storage ones.

@@ -7,10 +7,13 @@
 // The default answerer is scripted and offline. With no script it
 // synthesizes a deterministic answer from the request (text, a JSON value
 // following generationConfig.responseSchema, or a function call when
-// toolConfig forces one; maxOutputTokens and text/x.enum are honored); a script of canned answers (FIFO, substring and
-// regular-expression matchers, raw envelopes pasted from captures, stream
-// chunk boundaries, function calls with minted ids and thought signatures,
-// scripted errors) takes precedence. An optional answerer forwards to an
+// toolConfig forces one; maxOutputTokens and text/x.enum are honored); a
+// script of canned answers (FIFO, substring and regular-expression
+// matchers, raw envelopes pasted from captures, stream chunk boundaries,
+// function calls with minted ids and thought signatures, scripted errors)
+// takes precedence. generationConfig.candidateCount (1 to 8) asks for
+// that many candidates: each takes the script's next answer, then the
+// synthesizer's or the upstream's. An optional answerer forwards to an
 // OpenAI-compatible chat-completions endpoint the user configures,
 // translating both ways.
 //

@@ -322,9 +322,10 @@ func (e *Engine) authorize(c *Call) error {
 }
 
 // prepare runs the checks every generate call shares and decides the
-// answer: a script entry (consumed and persisted before the call is
-// answered), or nil for the synthesizer / upstream.
-func (e *Engine) prepare(c *Call, method string) (*Request, *answer, error) {
+// scripted answers: one script entry per candidate asked for while the
+// script has one (consumed and persisted before the call is answered);
+// none means the synthesizer or upstream answers.
+func (e *Engine) prepare(c *Call, method string) (*Request, []answer, error) {
 	if err := e.authorize(c); err != nil {
 		return nil, nil, err
 	}
@@ -339,21 +340,60 @@ func (e *Engine) prepare(c *Call, method string) (*Request, *answer, error) {
 	if err := validate(r, c.Model, "GenerateContentRequest"); err != nil {
 		return nil, nil, err
 	}
+	if err := checkCandidates(r, c.Model, c.Backend); err != nil {
+		return nil, nil, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ps := e.project(c.Project)
-	entry, rest, ok := pick(ps.Script, r, c.Model)
-	if !ok {
-		return r, nil, nil
+	script := ps.Script
+	var as []answer
+	for range candidateCount(r) {
+		entry, rest, ok := pick(script, r, c.Model)
+		if !ok {
+			break
+		}
+		a := answerOf(entry)
+		as = append(as, a)
+		script = rest
+		// A raw envelope first is the whole response (returned
+		// verbatim), and an error fails the call: neither takes more.
+		if a.err != nil || (len(as) == 1 && verbatim(as)) {
+			break
+		}
 	}
-	if len(rest) != len(ps.Script) {
-		if err := e.persistScript(c.Project, rest); err != nil {
+	if len(script) != len(ps.Script) {
+		if err := e.persistScript(c.Project, script); err != nil {
 			return nil, nil, err
 		}
-		ps.Script = rest
+		ps.Script = script
 	}
-	a := answerOf(entry)
-	return r, &a, nil
+	return r, as, nil
+}
+
+// verbatim reports whether the first scripted answer is a raw envelope,
+// returned as it is whatever the request asked for.
+func verbatim(as []answer) bool {
+	return len(as) > 0 && (len(as[0].raw) > 0 || len(as[0].rawChunks) > 0)
+}
+
+// many answers a call asking for several candidates: the answers of
+// every candidate (a scripted error among them fails the call, verbatim;
+// a raw envelope past the first candidate gives its first candidate).
+func (e *Engine) many(ctx context.Context, c *Call, r *Request, scripted []answer) ([]answer, error) {
+	as, err := e.fill(ctx, r, c.Model, scripted, candidateCount(r))
+	if err != nil {
+		return nil, err
+	}
+	for i := range as {
+		if as[i].err != nil {
+			return nil, as[i].err
+		}
+		if i > 0 {
+			as[i] = flatten(as[i])
+		}
+	}
+	return as, nil
 }
 
 func (e *Engine) seedOf(c *Call) [32]byte {
@@ -365,9 +405,22 @@ func (e *Engine) seedOf(c *Call) [32]byte {
 func (e *Engine) GenerateContent(ctx context.Context, c Call) ([]byte, error) {
 	start := e.env.Now()
 	rec := e.newRecord(&c, "generateContent")
-	r, a, err := e.prepare(&c, "generateContent")
+	r, scripted, err := e.prepare(&c, "generateContent")
 	if err != nil {
 		return nil, e.fail(rec, &c, err, start)
+	}
+	if candidateCount(r) > 1 && !verbatim(scripted) {
+		as, err := e.many(ctx, &c, r, scripted)
+		if err != nil {
+			return nil, e.fail(rec, &c, err, start)
+		}
+		body, _ := wireJSONIndent(newRenderer(c.Model, r, e.seedOf(&c)).unaryN(as))
+		e.finish(rec, &c, r, combined(as), body, start)
+		return body, nil
+	}
+	var a *answer
+	if len(scripted) > 0 {
+		a = &scripted[0]
 	}
 	if a == nil {
 		if e.openai != nil {
@@ -377,7 +430,7 @@ func (e *Engine) GenerateContent(ctx context.Context, c Call) ([]byte, error) {
 			}
 			a = &got
 		} else {
-			got := synthesize(r)
+			got := synthesize(r, 0)
 			got.source = "synthesized"
 			a = &got
 		}
@@ -404,7 +457,7 @@ func (e *Engine) GenerateContent(ctx context.Context, c Call) ([]byte, error) {
 func (e *Engine) StreamGenerateContent(ctx context.Context, c Call, yield func(chunk []byte) error) error {
 	start := e.env.Now()
 	rec := e.newRecord(&c, "streamGenerateContent")
-	r, a, err := e.prepare(&c, "streamGenerateContent")
+	r, scripted, err := e.prepare(&c, "streamGenerateContent")
 	if err != nil {
 		return e.fail(rec, &c, err, start)
 	}
@@ -416,6 +469,21 @@ func (e *Engine) StreamGenerateContent(ctx context.Context, c Call, yield func(c
 		return yield(b)
 	}
 	st := &streamer{rd: newRenderer(c.Model, r, e.seedOf(&c)), yield: collect}
+	if candidateCount(r) > 1 && !verbatim(scripted) {
+		as, err := e.many(ctx, &c, r, scripted)
+		if err != nil {
+			return e.fail(rec, &c, err, start)
+		}
+		if err := st.multi(as); err != nil {
+			return e.cancelled(rec, &c, err, start)
+		}
+		e.finish(rec, &c, r, combined(as), joinFrames(frames), start)
+		return nil
+	}
+	var a *answer
+	if len(scripted) > 0 {
+		a = &scripted[0]
+	}
 	if a == nil && e.openai != nil {
 		got, err := e.openai.stream(ctx, r, c.Model, st.text)
 		var ae *Error
@@ -431,7 +499,7 @@ func (e *Engine) StreamGenerateContent(ctx context.Context, c Call, yield func(c
 		return nil
 	}
 	if a == nil {
-		got := synthesize(r)
+		got := synthesize(r, 0)
 		got.source = "synthesized"
 		a = &got
 	}

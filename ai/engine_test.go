@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox/service/servicetest"
 )
 
 // The captured minimal envelope's key sets (ai-generate-minimal-envelope).
@@ -435,7 +436,7 @@ func TestCountTokens(t *testing.T) {
 
 func TestPersistenceAndSnapshot(t *testing.T) {
 	t.Parallel()
-	b := newMemBucket()
+	b := servicetest.NewBucket()
 	e, err := New(testEnv(b, nil), Options{MaxCalls: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -604,7 +605,7 @@ func TestSynthesizedLimitsAndEnum(t *testing.T) {
 // The call log is bounded across projects, not per project.
 func TestCallLogBoundAcrossProjects(t *testing.T) {
 	t.Parallel()
-	b := newMemBucket()
+	b := servicetest.NewBucket()
 	e, _ := New(testEnv(b, nil), Options{MaxCalls: 3})
 	for i := 0; i < 10; i++ {
 		c := call("gemini-2.5-flash", hello)
@@ -621,5 +622,47 @@ func TestCallLogBoundAcrossProjects(t *testing.T) {
 	e2, _ := New(testEnv(b, nil), Options{MaxCalls: 3})
 	if len(e2.Calls("p7")) != 1 || len(e2.Calls("p6")) != 0 {
 		t.Error("bucket not trimmed")
+	}
+}
+
+// A script change or a consumed entry the bucket could not persist
+// changes nothing: the caller gets the error, memory keeps the old script
+// (the sandbox's bbolt bucket would have rolled back too).
+func TestNothingUnpersisted(t *testing.T) {
+	t.Parallel()
+	b := servicetest.NewBucket()
+	e, err := New(testEnv(b, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setScript(t, e, `[{"text":"kept"}]`)
+	entries, _ := DecodeScript([]byte(`[{"text":"new"}]`))
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"set", func() error { return e.SetScript("demo-ai", entries) }},
+		{"append", func() error { return e.AppendScript("demo-ai", entries) }},
+		{"clear", func() error { return e.Clear("demo-ai") }},
+		{"consume", func() error {
+			_, err := e.GenerateContent(t.Context(), call("gemini-2.5-flash", hello))
+			return err
+		}},
+		{"consume streaming", func() error {
+			return e.StreamGenerateContent(t.Context(), call("gemini-2.5-flash", hello), func([]byte) error { return nil })
+		}},
+	}
+	for _, s := range steps {
+		b.FailNextUpdate()
+		err := s.do()
+		if !errors.Is(err, servicetest.ErrInjected) && AsError(err).Code != 500 {
+			t.Errorf("%s: error %v, want the bucket's", s.name, err)
+		}
+		if got := e.Script("demo-ai"); len(got) != 1 || *got[0].Text != "kept" {
+			t.Errorf("%s changed the script although it was not persisted: %+v", s.name, got)
+		}
+	}
+	if m := mustGenerate(t, e, call("gemini-2.5-flash", hello)); text(m) != "kept" {
+		t.Errorf("after the failures: %v", m)
 	}
 }

@@ -106,6 +106,16 @@ func (a answer) candidateTokens() int {
 // unary renders the generateContent envelope of an answer (raw answers
 // are returned verbatim by the caller).
 func (rd *renderer) unary(a answer) *Response {
+	return &Response{
+		Candidates:    []Candidate{rd.candidate(a)},
+		UsageMetadata: rd.usage(a.candidateTokens(), a.upPrompt),
+		ModelVersion:  modelVersion(rd.model),
+		ResponseID:    responseID(rd.seed),
+	}
+}
+
+// candidate renders one answer as a candidate (index 0).
+func (rd *renderer) candidate(a answer) Candidate {
 	var parts []Part
 	if a.text != "" || (len(a.calls) == 0 && normalFinish(a)) {
 		p := Part{Text: strp(a.text)}
@@ -120,12 +130,7 @@ func (rd *renderer) unary(a answer) *Response {
 	if len(parts) > 0 {
 		c.Content = &Content{Role: "model", Parts: parts}
 	}
-	return &Response{
-		Candidates:    []Candidate{c},
-		UsageMetadata: rd.usage(a.candidateTokens(), a.upPrompt),
-		ModelVersion:  modelVersion(rd.model),
-		ResponseID:    responseID(rd.seed),
-	}
+	return c
 }
 
 // streamer writes an answer as stream chunks with production's framing
@@ -143,12 +148,17 @@ func (s *streamer) chunk(parts []Part, reason, msg string, promptOverride, candO
 	if len(parts) > 0 {
 		c.Content = &Content{Role: "model", Parts: parts}
 	}
+	return s.emit([]Candidate{c}, promptOverride, candOverride)
+}
+
+// emit writes one chunk of candidates with the usage so far.
+func (s *streamer) emit(cands []Candidate, promptOverride, candOverride int) error {
 	cand := s.cand
 	if candOverride > 0 {
 		cand = candOverride
 	}
 	b, err := wireJSON(&Response{
-		Candidates:    []Candidate{c},
+		Candidates:    cands,
 		UsageMetadata: s.rd.usage(cand, promptOverride),
 		ModelVersion:  modelVersion(s.rd.model),
 		ResponseID:    responseID(s.rd.seed),
@@ -168,6 +178,11 @@ func (s *streamer) text(piece string) error {
 // finish writes the final chunk: the last text piece (for a model that
 // does not think), the function calls, the finish reason.
 func (s *streamer) finish(a answer, last string) error {
+	return s.emit([]Candidate{s.final(a, last)}, a.upPrompt, a.upCandidates)
+}
+
+// final is an answer's last candidate chunk (index 0), its tokens counted.
+func (s *streamer) final(a answer, last string) Candidate {
 	var parts []Part
 	if last != "" || (len(a.calls) == 0 && normalFinish(a)) {
 		p := Part{Text: strp(last)}
@@ -182,7 +197,11 @@ func (s *streamer) finish(a answer, last string) error {
 		s.cand += partTokens(Part{FunctionCall: &c})
 	}
 	reason, msg := finishOf(a)
-	return s.chunk(parts, reason, msg, a.upPrompt, a.upCandidates)
+	c := Candidate{FinishReason: reason, Index: 0, FinishMessage: msg}
+	if len(parts) > 0 {
+		c.Content = &Content{Role: "model", Parts: parts}
+	}
+	return c
 }
 
 // pieces splits a synthesized or shorthand text into stream chunks: the

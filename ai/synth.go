@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -120,8 +121,11 @@ func excerpt(s string, n int) string {
 // synthesize builds the answer of an unscripted request, deterministic in
 // the request: a forced function call (toolConfig mode ANY), a JSON value
 // following the response schema (responseMimeType application/json), an
-// acknowledgement of function results, or an echo of the prompt.
-func synthesize(r *Request) answer {
+// acknowledgement of function results, or an echo of the prompt. index is
+// the candidate's (candidateCount > 1): echoes past the first name it, so
+// the candidates differ as production's do; the other forms are the same
+// for every candidate.
+func synthesize(r *Request, index int) answer {
 	if fd, ok := forcedFunction(r); ok {
 		return answer{calls: []FunctionCall{{Name: fd.Name, Args: argsFor(fd)}}}
 	}
@@ -152,11 +156,15 @@ func synthesize(r *Request) answer {
 			return answer{text: "pyric: " + strings.Join(results, "; ")}
 		}
 	}
+	lead := "pyric: "
+	if index > 0 {
+		lead = fmt.Sprintf("pyric (candidate %d): ", index+1)
+	}
 	prompt := lastUserText(r)
 	if prompt == "" {
-		return limit(r, answer{text: "pyric: (no text prompt)"})
+		return limit(r, answer{text: lead + "(no text prompt)"})
 	}
-	return limit(r, answer{text: "pyric: " + excerpt(prompt, 200)})
+	return limit(r, answer{text: lead + excerpt(prompt, 200)})
 }
 
 // limit cuts a synthesized text to generationConfig.maxOutputTokens,

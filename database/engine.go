@@ -57,7 +57,8 @@ type namespace struct {
 	idxMu   sync.Mutex
 	indexes map[string]*index
 
-	listeners map[*listener]struct{} // guarded by mu (write) / registration under mu
+	listeners map[*listener]struct{} // guarded by lmu
+	lidx      lindex                 // the listeners by location, guarded by lmu
 	lmu       sync.Mutex
 
 	cov coverage
@@ -255,14 +256,25 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	return dec.Allowed, &dec, reason
 }
 
-// canRead decides a read at keys (caller holds ns.mu).
-func (d *Database) canRead(ns *namespace, who identity.Identity, keys []string, method string) error {
-	ok, dec, reason := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root})
+// judgeRead decides a read at keys with its query (nil for a plain
+// read), returning the decision (nil for admin) when allowed. Caller holds
+// ns.mu.
+func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
+	ok, dec, reason := d.decide(ns, who, readRequest(ns, keys, q))
 	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
 	if !ok {
-		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
 	}
-	return nil
+	return dec, nil
+}
+
+// readRequest is the rules request of a read at keys with its query.
+func readRequest(ns *namespace, keys []string, q *Query) rtdb.Request {
+	req := rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root}
+	if q != nil {
+		req.Query = q.rulesQuery()
+	}
+	return req
 }
 
 // indexed reports whether the rules at keys index q's child or value.
@@ -288,20 +300,39 @@ func IndexError(keys []string, q Query) error {
 	return errorf(ErrIndexNotDefined, "Index not defined, add \".indexOn\": \"%s\", for path \"%s\", to the rules", name, joinPath(keys))
 }
 
-// Read is the result of a read: the stored value (export format), or the
-// query's window of it.
+// Read is the result of a read: a copy of the stored value (export
+// format), or of the query's window of it.
 type Read struct {
 	Value any
-	whole any
+	etag  string
 }
 
 // ETag is the REST entity tag of the whole location read (not of a query
-// window), computed on demand: hashing a large subtree costs its size.
-func (r Read) ETag() string { return ETag(r.whole) }
+// window) when ReadOptions.ETag asked for it; "" otherwise.
+func (r Read) ETag() string { return r.etag }
+
+// ReadOptions qualify a read beyond its query.
+type ReadOptions struct {
+	// StrictIndex rejects a query on an unindexed child or value (REST).
+	StrictIndex bool
+	// ETag takes the ETag of the whole location with the value, under one
+	// lock (an If-Match write relies on the pair), at the cost of hashing
+	// the location.
+	ETag bool
+	// Shallow reads a node's children as true (?shallow=true), costing the
+	// number of children rather than the subtree.
+	Shallow bool
+}
 
 // Get reads a location (or a query window of it) as who. strictIndex
-// rejects a query on an unindexed child or value (REST).
+// rejects a query on an unindexed child or value (REST). A window read
+// costs about the window: only its members are copied.
 func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, strictIndex bool) (Read, error) {
+	return d.GetWith(who, nsName, path, q, ReadOptions{StrictIndex: strictIndex})
+}
+
+// GetWith is Get with options.
+func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query, opts ReadOptions) (Read, error) {
 	keys, err := ParsePath(path)
 	if err != nil {
 		return Read{}, err
@@ -309,18 +340,26 @@ func (d *Database) Get(who identity.Identity, nsName, path string, q *Query, str
 	ns := d.ns(nsName)
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	if err := d.canRead(ns, who, keys, "get"); err != nil {
+	if _, err := d.judgeRead(ns, who, keys, q, "get"); err != nil {
 		return Read{}, err
 	}
-	if q != nil && strictIndex && !ns.indexed(keys, *q) {
+	if q != nil && opts.StrictIndex && !ns.indexed(keys, *q) {
 		return Read{}, IndexError(keys, *q)
 	}
 	whole := getAt(ns.root, keys)
-	v := whole
-	if q != nil && !q.IsDefault() {
-		v = ns.window(keys, v, *q)
+	var r Read
+	if opts.ETag {
+		r.etag = ETag(whole)
 	}
-	return Read{Value: v, whole: whole}, nil
+	switch {
+	case q != nil && !q.IsDefault():
+		r.Value = clone(ns.window(keys, whole, *q))
+	case opts.Shallow:
+		r.Value = Shallow(whole)
+	default:
+		r.Value = clone(whole)
+	}
+	return r, nil
 }
 
 // window returns the query's window of v (a node map of the members), or
@@ -367,6 +406,9 @@ func (ns *namespace) index(keys []string, spec string, m map[string]any) *index 
 type write struct {
 	keys []string
 	raw  any // as the client sent it
+	// shares marks a normalized priority write: the new node shares its
+	// children with the node it replaces, which is then not detached.
+	shares bool
 }
 
 // change is what a write did at one location.
@@ -497,7 +539,7 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 			return w, nil, err
 		}
 		parent := w.keys[:n-1]
-		return write{keys: parent}, setPriority(getAt(root, parent), p), nil
+		return write{keys: parent, shares: true}, setPriority(getAt(root, parent), p), nil
 	}
 	// Production's 32-level limit counts the path and the value together.
 	v, err := normalize(w.raw, old, now, len(w.keys))
@@ -529,7 +571,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		cur := getAt(ns.root, norm[0].keys)
 		if (opts.IfHash != nil && Hash(cur) != *opts.IfHash) || (opts.IfMatch != "" && ETag(cur) != opts.IfMatch) {
 			d.emitWrite(ns.name, opts.Method, joinPath(base), who, vStale, nil, "datastale: the value changed since it was read", seen)
-			return nil, &Stale{Current: cur, ETag: ETag(cur)}
+			return nil, &Stale{Current: clone(cur), ETag: ETag(cur)}
 		}
 	}
 	req := rtdb.Request{Operation: rtdb.Write, Path: joinPath(norm[0].keys), Data: ns.root, NewData: vals[0]}
@@ -545,38 +587,58 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	if !ok {
 		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason}
 	}
-	root := ns.root
+	// Before the tree changes in place: the replaced values (detached by
+	// the write, so they stay as they are) and the shapes persistence
+	// compares against.
 	changes := make([]change, len(norm))
+	var shapes [][]bool
 	for i, w := range norm {
-		changes[i] = change{keys: w.keys, old: getAt(root, w.keys)}
-		root = setAt(root, w.keys, vals[i])
+		old := getAt(ns.root, w.keys)
+		if w.shares {
+			old = clone(old)
+		}
+		changes[i] = change{keys: w.keys, old: old}
+		if d.env.Bucket != nil {
+			shapes = append(shapes, shapeAlong(ns.root, w.keys))
+		}
 	}
-	for i := range changes {
-		changes[i].new = getAt(root, changes[i].keys)
+	for i, w := range norm {
+		ns.root = setAt(ns.root, w.keys, vals[i])
 	}
 	if d.env.Bucket != nil {
 		if err := d.env.Bucket.Update(func(tx service.Tx) error {
-			for _, c := range changes {
-				if err := persist(tx, ns.name, ns.root, root, c.keys); err != nil {
+			for i, c := range changes {
+				if err := persist(tx, ns.name, shapes[i], ns.root, c.keys); err != nil {
 					return err
 				}
 			}
 			return nil
 		}); err != nil {
+			// The transaction rolled back: the bucket has the state before
+			// this write, which the tree took in place. Rebuild from it.
+			if rerr := d.reloadTree(ns); rerr != nil {
+				return nil, fmt.Errorf("persist %s: %w (and reloading the tree: %v)", joinPath(base), err, rerr)
+			}
 			return nil, fmt.Errorf("persist %s: %w", joinPath(base), err)
 		}
 	}
-	old := ns.root
-	ns.root = root
-	ns.maintainIndexes(old, root, changes)
+	ns.maintainIndexes(changes)
+	// What the write stored, as a copy: events, pushes and the caller take
+	// it out of the lock.
+	for i := range changes {
+		changes[i].new = clone(getAt(ns.root, changes[i].keys))
+	}
 	d.emitCommit(ns.name, opts.Method, who, changes, time.UnixMilli(now))
-	d.notify(ns, old, root, base, changes, merge)
+	// Revoke first: a listen the write makes unreadable gets no more data.
+	d.recheckListens(ns, changes)
+	d.notify(ns, base, changes, merge)
 	return changes, nil
 }
 
 // maintainIndexes moves the children that changed in every index below
-// the written paths, and drops indexes a write replaced whole.
-func (ns *namespace) maintainIndexes(old, root any, changes []change) {
+// the written paths, and drops indexes a write replaced whole. Caller
+// holds ns.mu for writing, after the tree changed.
+func (ns *namespace) maintainIndexes(changes []change) {
 	ns.idxMu.Lock()
 	defer ns.idxMu.Unlock()
 next:
@@ -598,14 +660,14 @@ next:
 		if len(touched) == 0 {
 			continue
 		}
-		oldNode, _ := isNode(getAt(old, lkeys))
-		m, _ := isNode(getAt(root, lkeys))
-		if m == nil || mapID(oldNode) != ix.src {
+		m, _ := isNode(getAt(ns.root, lkeys))
+		if m == nil || mapID(m) != ix.src {
+			// Pruned, or a new node: the next query rebuilds it.
 			delete(ns.indexes, id)
 			continue
 		}
 		for k := range touched {
-			ix.update(k, oldNode[k], m[k], m)
+			ix.update(k, m[k])
 		}
 	}
 }

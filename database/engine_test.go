@@ -536,7 +536,7 @@ func TestCASContention(t *testing.T) {
 		t.Fatalf("only %v retries: the clients did not contend", retries)
 	}
 	// ETag compare-and-set.
-	r, _ := d.Get(admin, ns, "counter", nil, false)
+	r, _ := d.GetWith(admin, ns, "counter", nil, database.ReadOptions{ETag: true})
 	if _, err := d.Set(admin, ns, "counter", 0.0, database.WriteOptions{IfMatch: "wrong"}); !errors.Is(err, database.ErrStale) {
 		t.Fatalf("bad etag: %v", err)
 	} else {
@@ -590,7 +590,7 @@ func TestListeners(t *testing.T) {
 	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":2}}`)
 	c := d.Connect(ns, alice)
 	defer c.Close()
-	if _, err := c.Listen("public/items", database.Query{}, 0); err != nil {
+	if _, err := c.Listen("public/items", database.Query{}, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	want := func(step string, w ...string) {
@@ -625,7 +625,7 @@ func TestListeners(t *testing.T) {
 	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":2},"c":{"n":3}}`)
 	drain(t, c)
 	q := wire(t, `{"i":"n","l":2,"vf":"l"}`)
-	warn, err := c.Listen("public/items", q, 7)
+	warn, err := c.Listen("public/items", q, 7, "")
 	if err != nil || !reflect.DeepEqual(warn, []string{"no_index"}) {
 		t.Fatalf("listen: %v %v", warn, err)
 	}
@@ -639,10 +639,10 @@ func TestListeners(t *testing.T) {
 	want("displacing member", `m public/items {"b":null,"c":{"n":0}} t7`)
 
 	// Denied listen; revocation when rules change.
-	if _, err := c.Listen("users/bob", database.Query{}, 0); !errors.Is(err, database.ErrPermissionDenied) {
+	if _, err := c.Listen("users/bob", database.Query{}, 0, ""); !errors.Is(err, database.ErrPermissionDenied) {
 		t.Fatalf("denied listen: %v", err)
 	}
-	if _, err := c.Listen("users/alice", database.Query{}, 0); err != nil {
+	if _, err := c.Listen("users/alice", database.Query{}, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, c)
@@ -813,7 +813,7 @@ func TestEvents(t *testing.T) {
 	d, bus := newDB(t, rules, nil)
 	c := d.Connect(ns, alice)
 	defer c.Close()
-	if _, err := c.Listen("public/e", database.Query{}, 0); err != nil {
+	if _, err := c.Listen("public/e", database.Query{}, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Put("public/e", map[string]any{"a": 1.0}, nil); err != nil {

@@ -119,7 +119,7 @@ func (d *Database) emitListener(l *listener, phase event.Phase, reason string) {
 	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener,
 		Listener: &event.Listener{Phase: phase, ListenerID: l.id,
 			Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()}}}
-	ev.Who(l.conn.who)
+	ev.Who(l.conn.Who())
 	if reason != "" {
 		ev.Err = &event.Failure{Code: "permission_denied", Message: reason}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
@@ -28,6 +29,13 @@ type Push struct {
 	// query object.
 	Revoked bool
 	Query   map[string]any
+	// AuthRevoked, when set, is production's status for a credential that
+	// stopped being valid while the connection used it ("expired_token"),
+	// with Reason its explanation: the websocket's {"a":"ac"} push, a
+	// stream's auth_revoked event. The connection is signed out and its
+	// listens are gone when it is queued.
+	AuthRevoked string
+	Reason      string
 }
 
 // maxQueue bounds what a connection may have waiting: a client that
@@ -42,8 +50,13 @@ type Conn struct {
 	ns *namespace
 	id string
 
-	mu      sync.Mutex
-	who     identity.Identity
+	mu  sync.Mutex
+	who identity.Identity
+	// odWho runs the onDisconnect operations: the identity last set, kept
+	// when a token expires (the operations were judged under it).
+	odWho   identity.Identity
+	expiry  *time.Timer
+	authGen int
 	listens map[string]*listener
 	ondisc  []odOp
 	queue   []any
@@ -68,15 +81,91 @@ type listener struct {
 	tag      int64
 	windowed bool
 	win      map[string]any
+	// deps are the data locations the read rules observed when they last
+	// allowed this listen (rtdb.Decision.DataReads), indexed in ns.lidx and
+	// guarded by ns.lmu: a write that touches none of them can't revoke it.
+	deps [][]string
 }
 
 // Connect opens a connection to a namespace as who.
 func (d *Database) Connect(nsName string, who identity.Identity) *Conn {
 	n := atomic.AddInt64(&d.connSeq, 1)
-	return &Conn{
-		d: d, ns: d.ns(nsName), id: fmt.Sprintf("c%d", n), who: who,
+	c := &Conn{
+		d: d, ns: d.ns(nsName), id: fmt.Sprintf("c%d", n), who: who, odWho: who,
 		listens: map[string]*listener{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
+	c.mu.Lock()
+	c.armExpiryLocked()
+	c.mu.Unlock()
+	return c
+}
+
+// tokenExpiry is the exp claim of a user's token, if it has one.
+func tokenExpiry(who identity.Identity) (time.Time, bool) {
+	if !who.IsAuthenticated() || who.IsAdmin() {
+		return time.Time{}, false
+	}
+	var sec float64
+	switch e := who.Token["exp"].(type) {
+	case int64:
+		sec = float64(e)
+	case float64:
+		sec = e
+	case int:
+		sec = float64(e)
+	default:
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(sec * 1000)), true
+}
+
+// armExpiryLocked schedules the revocation of the connection's credential
+// at its token's exp. A token already expired when presented is accepted,
+// as the emulators accept the SDKs' mock tokens (exp in 1970); one that
+// expires while in use is revoked, as production does. Caller holds c.mu.
+func (c *Conn) armExpiryLocked() {
+	c.authGen++
+	if c.expiry != nil {
+		c.expiry.Stop()
+		c.expiry = nil
+	}
+	exp, ok := tokenExpiry(c.who)
+	if !ok {
+		return
+	}
+	wait := exp.Sub(c.d.env.Now())
+	if wait <= 0 {
+		return
+	}
+	gen := c.authGen
+	c.expiry = time.AfterFunc(wait, func() { c.expire(gen) })
+}
+
+// expire revokes the connection's credential: it becomes signed out, its
+// listens end without a cancel each (the client re-authenticates and
+// listens again), and production's auth-revoked push is queued.
+func (c *Conn) expire(gen int) {
+	c.ns.mu.RLock()
+	defer c.ns.mu.RUnlock()
+	c.mu.Lock()
+	if c.closed || gen != c.authGen {
+		c.mu.Unlock()
+		return
+	}
+	c.who = identity.Anonymous()
+	c.expiry = nil
+	ls := c.listens
+	c.listens = map[string]*listener{}
+	c.mu.Unlock()
+	c.ns.lmu.Lock()
+	for _, l := range ls {
+		c.ns.removeListenerLocked(l)
+	}
+	c.ns.lmu.Unlock()
+	for _, l := range ls {
+		c.d.emitListener(l, event.Detach, "")
+	}
+	c.enqueue(Push{AuthRevoked: "expired_token", Reason: "Auth token is expired."})
 }
 
 // ID is the connection's session id.
@@ -96,7 +185,8 @@ func (c *Conn) Who() identity.Identity {
 // the listens the new identity may not read.
 func (c *Conn) SetAuth(who identity.Identity) {
 	c.mu.Lock()
-	c.who = who
+	c.who, c.odWho = who, who
+	c.armExpiryLocked()
 	c.mu.Unlock()
 	c.ns.mu.RLock()
 	c.d.revokeDenied(c.ns, c)
@@ -162,9 +252,13 @@ func listenKey(keys []string, q Query) string {
 
 // Listen starts a listen at path with a query and the client's tag. The
 // initial data is queued before Listen returns, so a reply sent after it
-// follows the data, as production orders them. warnings are production's
-// listen warnings ("no_index").
-func (c *Conn) Listen(path string, q Query, tag int64) (warnings []string, err error) {
+// follows the data, as production orders them. hash is the SDK's hash of
+// what the client already holds for this listen (its "h", "" for
+// nothing): when it equals the Hash of the current data (the window, for
+// a query), the data is not sent again and the listen's ok completes the
+// client's cache, as production does on a reconnect. warnings are
+// production's listen warnings ("no_index").
+func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []string, err error) {
 	keys, err := ParsePath(path)
 	if err != nil {
 		return nil, err
@@ -173,32 +267,39 @@ func (c *Conn) Listen(path string, q Query, tag int64) (warnings []string, err e
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
 	who := c.Who()
-	if err := c.d.canRead(ns, who, keys, "listen"); err != nil {
+	dec, err := c.d.judgeRead(ns, who, keys, &q, "listen")
+	if err != nil {
 		return nil, err
 	}
 	if !ns.indexed(keys, q) {
 		warnings = append(warnings, "no_index")
 	}
-	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault()}
+	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault(), deps: readDeps(dec)}
 	l.id = c.id + ":" + listenKey(keys, q)
 	v := getAt(ns.root, keys)
 	if l.windowed {
-		w, _ := ns.window(keys, v, q).(map[string]any)
+		w, _ := clone(ns.window(keys, v, q)).(map[string]any)
 		l.win = w
-		c.enqueue(Push{Path: strings.Join(keys, "/"), Data: exportOrNil(w), Tag: tag})
+		v = exportOrNil(w)
 	} else {
+		v = clone(v)
+	}
+	// "" is also the hash of no data, but a client that sends it may hold
+	// nothing at all: it gets the (null) data, as the captured transcript
+	// shows.
+	if hash == "" || Hash(v) != hash {
 		c.enqueue(Push{Path: strings.Join(keys, "/"), Data: v, Tag: tag})
 	}
 	c.mu.Lock()
 	if old := c.listens[listenKey(keys, q)]; old != nil {
 		ns.lmu.Lock()
-		delete(ns.listeners, old)
+		ns.removeListenerLocked(old)
 		ns.lmu.Unlock()
 	}
 	c.listens[listenKey(keys, q)] = l
 	c.mu.Unlock()
 	ns.lmu.Lock()
-	ns.listeners[l] = struct{}{}
+	ns.addListenerLocked(l)
 	ns.lmu.Unlock()
 	c.d.emitListener(l, event.Attach, "")
 	return warnings, nil
@@ -223,7 +324,7 @@ func (c *Conn) Unlisten(path string, q Query) error {
 	c.mu.Unlock()
 	if l != nil {
 		c.ns.lmu.Lock()
-		delete(c.ns.listeners, l)
+		c.ns.removeListenerLocked(l)
 		c.ns.lmu.Unlock()
 		c.d.emitListener(l, event.Detach, "")
 	}
@@ -328,12 +429,15 @@ func (c *Conn) Close() {
 	c.ondisc = nil
 	ls := c.listens
 	c.listens = map[string]*listener{}
-	who := c.who
+	who := c.odWho
+	if c.expiry != nil {
+		c.expiry.Stop()
+	}
 	close(c.done)
 	c.mu.Unlock()
 	c.ns.lmu.Lock()
 	for _, l := range ls {
-		delete(c.ns.listeners, l)
+		c.ns.removeListenerLocked(l)
 	}
 	c.ns.lmu.Unlock()
 	for _, op := range ops {
@@ -374,7 +478,8 @@ func (d *Database) checkWrite(ns *namespace, who identity.Identity, base []strin
 }
 
 // revokeDenied cancels the listens (of one connection, or all) whose
-// reads the rules no longer allow. Caller holds ns.mu.
+// reads the rules no longer allow: after an auth change or new rules.
+// Caller holds ns.mu.
 func (d *Database) revokeDenied(ns *namespace, only *Conn) {
 	ns.lmu.Lock()
 	var ls []*listener
@@ -384,52 +489,99 @@ func (d *Database) revokeDenied(ns *namespace, only *Conn) {
 		}
 	}
 	ns.lmu.Unlock()
+	d.rejudge(ns, ls)
+}
+
+// recheckListens re-judges, after a commit, only the listens whose read
+// rules observed a location the changes touched (a rule like
+// root.child('members').child(auth.uid).exists()), found through
+// ns.lidx, and revokes those no longer allowed. Listens whose rules read
+// no data (auth only) are never visited. Caller holds ns.mu for writing.
+func (d *Database) recheckListens(ns *namespace, changes []change) {
+	ns.lmu.Lock()
+	var ls []*listener
+	for l := range ns.lidx.concerned(changes, true) {
+		ls = append(ls, l)
+	}
+	ns.lmu.Unlock()
+	d.rejudge(ns, ls)
+}
+
+// rejudge decides each listen's read again against the current data and
+// identity: still allowed, it refreshes the listen's dependencies; denied,
+// it drops the listen and queues production's revocation push
+// ({"a":"c"}), which the SDKs surface as a permission_denied cancel.
+func (d *Database) rejudge(ns *namespace, ls []*listener) {
 	for _, l := range ls {
 		who := l.conn.Who()
-		ok, _, _ := d.decide(ns, who, rtdb.Request{Operation: rtdb.Read, Path: l.path, Data: ns.root})
+		ok, dec, reason := d.decide(ns, who, readRequest(ns, l.keys, &l.q))
 		if ok {
+			ns.lmu.Lock()
+			if _, live := ns.listeners[l]; live {
+				ns.lidx.setDeps(l, readDeps(dec))
+			}
+			ns.lmu.Unlock()
 			continue
 		}
 		ns.lmu.Lock()
-		delete(ns.listeners, l)
+		live := ns.removeListenerLocked(l)
 		ns.lmu.Unlock()
+		if !live {
+			continue
+		}
 		l.conn.mu.Lock()
-		delete(l.conn.listens, listenKey(l.keys, l.q))
+		if l.conn.listens[listenKey(l.keys, l.q)] == l {
+			delete(l.conn.listens, listenKey(l.keys, l.q))
+		}
 		l.conn.mu.Unlock()
 		l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Revoked: true, Query: l.q.WireObject()})
-		d.emitListener(l, event.Errored, "permission_denied: the rules no longer allow this listen")
+		if reason == "" {
+			reason = "the rules no longer allow this listen"
+		}
+		d.emitListener(l, event.Errored, "permission_denied: "+reason)
 	}
+}
+
+// readDeps are the data locations a read decision observed.
+func readDeps(dec *rtdb.Decision) [][]string {
+	if dec == nil {
+		return nil
+	}
+	return dec.DataReads
 }
 
 // notify queues, for every listener a commit touched, only what changed
 // at its location: for a plain listen the written values (one merge for
 // an update), for a query the children that entered, left or changed in
-// its window. Caller holds ns.mu for writing.
-func (d *Database) notify(ns *namespace, old, root any, base []string, changes []change, merge bool) {
+// its window. The changes' values are copies (old ones detached), so
+// pushes share them. Caller holds ns.mu for writing.
+func (d *Database) notify(ns *namespace, base []string, changes []change, merge bool) {
 	ns.lmu.Lock()
-	ls := make([]*listener, 0, len(ns.listeners))
-	for l := range ns.listeners {
+	concerned := ns.lidx.concerned(changes, false)
+	ls := make([]*listener, 0, len(concerned))
+	for l := range concerned {
 		ls = append(ls, l)
 	}
 	ns.lmu.Unlock()
 	for _, l := range ls {
 		if l.windowed {
-			d.notifyWindow(ns, l, root, changes)
+			d.notifyWindow(ns, l, changes)
 			continue
 		}
 		var items []change
-		above := false
-		for _, c := range changes {
+		var above *change
+		for i, c := range changes {
 			if isPrefix(l.keys, c.keys) {
 				if !Equal(c.old, c.new) {
 					items = append(items, c)
 				}
 			} else if isPrefix(c.keys, l.keys) {
-				above = true
+				above = &changes[i] // paths of one write never overlap: at most one
 			}
 		}
-		if above {
-			o, n := getAt(old, l.keys), getAt(root, l.keys)
+		if above != nil {
+			rest := l.keys[len(above.keys):]
+			o, n := getAt(above.old, rest), getAt(above.new, rest)
 			if !Equal(o, n) {
 				l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag})
 				d.emitListener(l, event.Deliver, "")
@@ -460,7 +612,10 @@ func (d *Database) notify(ns *namespace, old, root any, base []string, changes [
 	}
 }
 
-func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []change) {
+// notifyWindow pushes the members that entered, left or changed in a
+// query listen's window. The listen keeps copies of its members; a member
+// still equal to the live child keeps its copy.
+func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	touched := false
 	for _, c := range changes {
 		if isPrefix(l.keys, c.keys) || isPrefix(c.keys, l.keys) {
@@ -471,19 +626,22 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []
 	if !touched {
 		return
 	}
-	nw, _ := ns.window(l.keys, getAt(root, l.keys), l.q).(map[string]any)
+	live, _ := ns.window(l.keys, getAt(ns.root, l.keys), l.q).(map[string]any)
+	nw := make(map[string]any, len(live))
 	diff := map[string]any{}
-	for k, v := range l.win {
-		if nv, ok := nw[k]; !ok {
+	for k := range l.win {
+		if _, ok := live[k]; !ok {
 			diff[k] = nil
-		} else if !Equal(v, nv) {
-			diff[k] = nv
 		}
 	}
-	for k, v := range nw {
-		if _, ok := l.win[k]; !ok {
-			diff[k] = v
+	for k, lv := range live {
+		if old, ok := l.win[k]; ok && Equal(old, lv) {
+			nw[k] = old
+			continue
 		}
+		c := clone(lv)
+		nw[k] = c
+		diff[k] = c
 	}
 	l.win = nw
 	if len(diff) == 0 {
@@ -491,4 +649,21 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, root any, changes []
 	}
 	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
 	d.emitListener(l, event.Deliver, "")
+}
+
+// addListenerLocked registers a listen (caller holds ns.lmu).
+func (ns *namespace) addListenerLocked(l *listener) {
+	ns.listeners[l] = struct{}{}
+	ns.lidx.add(l)
+}
+
+// removeListenerLocked unregisters a listen, reporting whether it was
+// registered (caller holds ns.lmu).
+func (ns *namespace) removeListenerLocked(l *listener) bool {
+	if _, ok := ns.listeners[l]; !ok {
+		return false
+	}
+	delete(ns.listeners, l)
+	ns.lidx.remove(l)
+	return true
 }

@@ -29,12 +29,13 @@ func dataKey(ns string, keys []string) []byte {
 	return []byte("d\x00" + ns + "\x00" + p)
 }
 
-// persist writes the change at keys from old to root.
-func persist(tx service.Tx, ns string, old, root any, keys []string) error {
+// persist writes the change at keys to root; shape is shapeAlong(keys)
+// of the tree before the write.
+func persist(tx service.Tx, ns string, shape []bool, root any, keys []string) error {
 	// Find the shallowest location along keys whose shape changed.
 	top := len(keys)
 	for i := 0; i < len(keys); i++ {
-		_, on := isNode(getAt(old, keys[:i]))
+		on := shape[i]
 		_, nn := isNode(getAt(root, keys[:i]))
 		if !on || !nn {
 			top = i
@@ -134,6 +135,37 @@ func (d *Database) load() error {
 	return nil
 }
 
+// reloadTree rebuilds one namespace's tree from the bucket: after a
+// failed persist, whose transaction rolled back, the bucket holds the
+// state before the write the live tree already took in place. Caller
+// holds ns.mu for writing.
+func (d *Database) reloadTree(ns *namespace) error {
+	raw := map[string]any{}
+	prefix := []byte("d\x00" + ns.name + "\x00")
+	err := d.env.Bucket.View(func(tx service.Tx) error {
+		return tx.ForEach(prefix, func(k, v []byte) error {
+			val, err := DecodeJSON(v)
+			if err != nil {
+				return fmt.Errorf("value at %s%s: %w", ns.name, k[len(prefix):], err)
+			}
+			placeRaw(raw, string(k[len(prefix):]), val)
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	v, err := Normalize(unwrapRoot(raw), nil, 0)
+	if err != nil {
+		return err
+	}
+	ns.root = v
+	ns.idxMu.Lock()
+	ns.indexes = map[string]*index{}
+	ns.idxMu.Unlock()
+	return nil
+}
+
 // rootKey marks a primitive stored at the root while rebuilding.
 const rootKey = "\x00root"
 
@@ -178,7 +210,16 @@ func (d *Database) Snapshot() (json.RawMessage, error) {
 	for _, name := range d.Namespaces() {
 		ns := d.ns(name)
 		ns.mu.RLock()
-		e := nsSnapshot{Data: ns.root}
+		var e nsSnapshot
+		if ns.root != nil {
+			// Encoded under the lock: the live tree changes in place.
+			b, err := json.Marshal(ns.root)
+			if err != nil {
+				ns.mu.RUnlock()
+				return nil, fmt.Errorf("database: snapshot %s: %w", name, err)
+			}
+			e.Data = json.RawMessage(b)
+		}
 		if ns.custom {
 			src := ns.rulesSrc
 			e.Rules = &src
@@ -290,7 +331,7 @@ func (d *Database) Reset() error {
 		ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
 		d.mu.Unlock()
 		ns.cov.reset()
-		d.notify(ns, old, nil, nil, []change{{keys: nil, old: old, new: nil}}, false)
+		d.notify(ns, nil, []change{{keys: nil, old: old, new: nil}}, false)
 		ns.mu.Unlock()
 	}
 	d.emitMutation("", "reset", nil, nil)

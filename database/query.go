@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pyric/pyric/rules/rtdb"
 )
 
 // Names the SDKs use as the smallest and largest possible keys in query
@@ -44,6 +46,50 @@ type Query struct {
 	// Raw is the client's query object when it came from the wire, echoed
 	// back as it was sent when the listen is revoked.
 	Raw map[string]any
+	// Ordered marks a REST read with orderBy: a query even without bounds
+	// or a limit (orderBy="$priority" alone is still query.orderByPriority).
+	Ordered bool
+}
+
+// rulesQuery is q as .read rules see it (`query`), or nil for the plain
+// read of a whole location. The wire has no equalTo: the SDKs send it as
+// equal inclusive start and end bounds, so such bounds read as equalTo
+// (and as startAt and endAt); startAfter and endBefore read as startAt and
+// endAt of their values.
+func (q Query) rulesQuery() *rtdb.Query {
+	if q.IsDefault() && q.Index == IndexPriority && !q.Ordered && len(q.Raw) == 0 {
+		return nil
+	}
+	rq := &rtdb.Query{}
+	switch q.Index {
+	case IndexKey:
+		rq.OrderByKey = true
+	case IndexValue:
+		rq.OrderByValue = true
+	case IndexPriority:
+		rq.OrderByPriority = true
+	default:
+		rq.OrderByChild = q.Index
+	}
+	if q.Start != nil {
+		rq.StartAt = q.Start.Value
+	}
+	if q.End != nil {
+		rq.EndAt = q.End.Value
+	}
+	if s, e := q.Start, q.End; s != nil && e != nil && s.Inclusive && e.Inclusive &&
+		typeRank(s.Value) == typeRank(e.Value) && CompareValues(s.Value, e.Value) == 0 &&
+		s.HasKey == e.HasKey && s.Key == e.Key {
+		rq.EqualTo = s.Value
+	}
+	if q.Limit > 0 {
+		if q.FromLast {
+			rq.LimitToLast = q.Limit
+		} else {
+			rq.LimitToFirst = q.Limit
+		}
+	}
+	return rq
 }
 
 // IsDefault reports whether q is the unfiltered default view (the whole
@@ -216,6 +262,7 @@ func ParseRESTQuery(v url.Values) (q Query, ok bool, err error) {
 	if err := json.Unmarshal([]byte(ob[0]), &order); err != nil {
 		return q, false, errorf(ErrInvalidQuery, "orderBy must be a valid JSON encoded path")
 	}
+	q.Ordered = true
 	switch order {
 	case "$key":
 		q.Index = IndexKey
@@ -378,8 +425,11 @@ func (ix *index) compare(av any, ak string, bv any, bk string) int {
 type index struct {
 	spec    string
 	ikeys   []string
-	src     uintptr // the node map it reflects
+	src     uintptr // the node map it reflects (mutated in place, so the same map while the node exists)
 	entries []entry
+	// sortOf is each child's sort value as indexed: the child itself
+	// changes in place, so its old position is found from here.
+	sortOf map[string]any
 }
 
 func mapID(m map[string]any) uintptr {
@@ -395,11 +445,14 @@ func buildIndex(spec string, m map[string]any) *index {
 		ix.ikeys = strings.Split(spec, "/")
 	}
 	ix.entries = make([]entry, 0, len(m))
+	ix.sortOf = make(map[string]any, len(m))
 	for k, c := range m {
 		if k == ".priority" {
 			continue
 		}
-		ix.entries = append(ix.entries, entry{k, sortValue(spec, ix.ikeys, k, c)})
+		sv := sortValue(spec, ix.ikeys, k, c)
+		ix.entries = append(ix.entries, entry{k, sv})
+		ix.sortOf[k] = sv
 	}
 	sort.Slice(ix.entries, func(i, j int) bool {
 		a, b := ix.entries[i], ix.entries[j]
@@ -416,15 +469,15 @@ func (ix *index) search(v any, k string) int {
 	})
 }
 
-// update moves key from its old sort position to its new one (absent when
-// newChild is nil).
-func (ix *index) update(key string, oldChild, newChild any, m map[string]any) {
-	if oldChild != nil {
-		ov := sortValue(ix.spec, ix.ikeys, key, oldChild)
+// update moves key from its old sort position to the one of newChild
+// (absent when newChild is nil).
+func (ix *index) update(key string, newChild any) {
+	if ov, ok := ix.sortOf[key]; ok {
 		i := ix.search(ov, key)
 		if i < len(ix.entries) && ix.entries[i].key == key {
 			ix.entries = append(ix.entries[:i], ix.entries[i+1:]...)
 		}
+		delete(ix.sortOf, key)
 	}
 	if newChild != nil {
 		nv := sortValue(ix.spec, ix.ikeys, key, newChild)
@@ -432,8 +485,8 @@ func (ix *index) update(key string, oldChild, newChild any, m map[string]any) {
 		ix.entries = append(ix.entries, entry{})
 		copy(ix.entries[i+1:], ix.entries[i:])
 		ix.entries[i] = entry{key, nv}
+		ix.sortOf[key] = nv
 	}
-	ix.src = mapID(m)
 }
 
 // window returns the keys of the query's window, in index order.

@@ -2,8 +2,18 @@ package database
 
 import "maps"
 
+// The live tree of a namespace is mutated in place under the namespace's
+// write lock, so a write costs the size of what it writes, not of the
+// nodes it passes through (a child write into a 10,000-child collection
+// does not copy the collection). The invariant that makes this safe: no
+// map reachable from a namespace's root is referenced from outside the
+// tree. Every value that leaves the lock — read results, pushes, window
+// caches, events, errors — is a clone, or a subtree a write detached
+// from the tree (nothing reaches it any more, so nothing mutates it).
+
 // getAt returns the stored value at keys under root, or nil. A trailing
-// ".priority" key reads the priority.
+// ".priority" key reads the priority. The result is live: clone it
+// before it leaves the namespace's lock.
 func getAt(root any, keys []string) any {
 	v := root
 	for i, k := range keys {
@@ -22,10 +32,13 @@ func getAt(root any, keys []string) any {
 	return v
 }
 
-// setAt returns a new root with v stored at keys, copying the maps along
-// the path and nothing else, so every earlier root stays valid. Setting
-// null prunes ancestors that become empty; setting below a leaf turns the
-// leaf into a node (keeping its priority), as production does.
+// setAt stores v at keys under root in place and returns the new root
+// (a different value only when the root itself changes shape). The nodes
+// along the path are mutated; the value replaced at keys is detached.
+// Setting null prunes ancestors that become empty, and below a leaf does
+// nothing; setting a value below a leaf turns the leaf into a node
+// (keeping its priority), as production does.
+// v must be owned by the tree from now on (a fresh normalized value).
 func setAt(root any, keys []string, v any) any {
 	if len(keys) == 0 {
 		return v
@@ -33,10 +46,13 @@ func setAt(root any, keys []string, v any) any {
 	if keys[0] == ".priority" && len(keys) == 1 {
 		return setPriority(root, v)
 	}
-	var m map[string]any
-	if cur, ok := isNode(root); ok {
-		m = maps.Clone(cur)
-	} else {
+	m, ok := isNode(root)
+	if !ok && v == nil {
+		// Removing below a leaf (or nothing) leaves it as it is, as
+		// production's and the SDKs' trees do (LeafNode.updateChild).
+		return root
+	}
+	if !ok {
 		m = map[string]any{}
 		if p := priorityOf(root); p != nil && root != nil {
 			m[".priority"] = p
@@ -54,8 +70,8 @@ func setAt(root any, keys []string, v any) any {
 	return m
 }
 
-// setPriority returns v with its priority replaced; an absent value has
-// no priority to set.
+// setPriority returns v with its priority replaced, sharing v's children;
+// an absent value has no priority to set.
 func setPriority(v any, p any) any {
 	if v == nil {
 		return nil
@@ -70,4 +86,38 @@ func setPriority(v any, p any) any {
 		return out
 	}
 	return withPriority(leafOf(v), p)
+}
+
+// clone is a deep copy of a stored value's maps (leaves are immutable
+// and shared): what a reader takes out of the live tree.
+func clone(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, c := range m {
+		out[k] = clone(c)
+	}
+	return out
+}
+
+// shapeAlong reports, for each prefix keys[:i] (i < len(keys)), whether
+// the value there is a node: what persistence compares after a write to
+// find the shallowest location whose shape changed.
+func shapeAlong(root any, keys []string) []bool {
+	out := make([]bool, len(keys))
+	v := root
+	for i, k := range keys {
+		m, ok := isNode(v)
+		out[i] = ok
+		if !ok {
+			for j := i + 1; j < len(keys); j++ {
+				out[j] = false
+			}
+			break
+		}
+		v = m[k]
+	}
+	return out
 }

@@ -408,7 +408,36 @@ func CompareKeys(a, b string) int {
 	case bok:
 		return 1
 	}
-	return strings.Compare(a, b)
+	return compareUTF16(a, b)
+}
+
+// compareUTF16 orders strings by their UTF-16 code units, as production
+// (Java's String.compareTo) and the SDKs (JavaScript's <) do. It differs
+// from Go's byte order only past the Basic Multilingual Plane: an emoji
+// (a surrogate pair, 0xD800…) sorts before U+E000…U+FFFF.
+func compareUTF16(a, b string) int {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			ua, ub := utf16Units(ra), utf16Units(rb)
+			if ua[0] != ub[0] {
+				return cmp.Compare(ua[0], ub[0])
+			}
+			return cmp.Compare(ua[1], ub[1])
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// utf16Units are the code units of r (the second is 0 for one unit).
+func utf16Units(r rune) [2]rune {
+	if r < 0x10000 {
+		return [2]rune{r, 0}
+	}
+	r -= 0x10000
+	return [2]rune{0xD800 + r>>10, 0xDC00 + r&0x3FF}
 }
 
 func typeRank(v any) int {
@@ -445,7 +474,7 @@ func CompareValues(a, b any) int {
 			return 1
 		}
 	case string:
-		return strings.Compare(x, b.(string))
+		return compareUTF16(x, b.(string))
 	}
 	return 0
 }

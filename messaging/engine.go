@@ -343,6 +343,35 @@ func (e *Engine) Tokens(project string) []*TokenInfo {
 	return out
 }
 
+// Topic is one topic of a project and its live subscribers.
+type Topic struct {
+	Name   string   `json:"name"`
+	Tokens []string `json:"tokens"`
+}
+
+// Topics lists a project's topics with at least one live subscriber,
+// sorted by name, each with its tokens sorted.
+func (e *Engine) Topics(project string) []Topic {
+	e.mu.Lock()
+	byName := map[string][]string{}
+	for _, t := range e.tokens {
+		if t.Project != project || t.Deleted {
+			continue
+		}
+		for _, name := range t.Topics {
+			byName[name] = append(byName[name], t.Token)
+		}
+	}
+	e.mu.Unlock()
+	out := make([]Topic, 0, len(byName))
+	for name, toks := range byName {
+		slices.Sort(toks)
+		out = append(out, Topic{Name: name, Tokens: toks})
+	}
+	slices.SortFunc(out, func(a, b Topic) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 func copyToken(t *TokenInfo) *TokenInfo {
 	c := *t
 	c.Topics = slices.Clone(t.Topics)

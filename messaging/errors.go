@@ -45,6 +45,11 @@ type Error struct {
 	// big" carries an empty BadRequest).
 	BadRequest bool
 	Violations []FieldViolation
+	// Debug is pyric's own explanation where production's text is fixed
+	// and says less (a condition's parse error); the HTTP adapter sends it
+	// as a google.rpc.DebugInfo detail, which the SDKs, picking details by
+	// type, ignore. Empty when the message already says everything.
+	Debug string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -100,18 +105,49 @@ func invalidJSON(field, msg string) *Error {
 		Violations: []FieldViolation{{Field: field, Description: msg}}}
 }
 
-// Production's messages for the errors that are not field syntax.
+// Production's messages. Where each text was verified (captured
+// production responses quoted in public reports; "inferred" where none
+// was found):
+//
+//   - msgInvalidToken: firebase/firebase-admin-java#1064 (2025),
+//     healthjoy/async-firebase#15, firebase/firebase-admin-dotnet#45; the
+//     message.token field violation is the seeds' recorded observation
+//     (messaging-send-invalid-token-error-envelope), its description
+//     "Invalid registration token" from a captured envelope in the pushiko
+//     docs (bloomberg.github.io/pushiko/fcm_responses).
+//   - msgUnregistered (404 NOT_FOUND, FcmError UNREGISTERED, no
+//     BadRequest): the pushiko captures; novuhq/novu#12659 keys on it.
+//   - msgNoRecipient (400, BadRequest on "message" with the same text,
+//     FcmError INVALID_ARGUMENT): the pushiko captures.
+//   - msgInvalidArgument with a "message.condition" violation
+//     "Invalid condition expression provided." (msgInvalidCondition):
+//     firebase/quickstart-python#11.
+//   - msgSenderMismatch (403 PERMISSION_DENIED, FcmError
+//     SENDER_ID_MISMATCH, no BadRequest): dcai/airnotifier#211 and #219,
+//     laravel-notification-channels/fcm#84.
+//   - errQuota's "Quota exceeded for ..." (429 RESOURCE_EXHAUSTED, FcmError
+//     QUOTA_EXCEEDED): the code and status are the ErrorCode reference's;
+//     the text is inferred (no capture found).
+//   - "Invalid data payload key: <key>": beste/firebase-php#574 (the
+//     message; its BadRequest on message.data is inferred from the
+//     ErrorCode reference: "An extension of type google.rpc.BadRequest is
+//     returned to specify which field was invalid").
+//   - "Android message is too big": firebase/firebase-admin-go#580; the
+//     web push and APNs forms are inferred by analogy.
 const (
-	msgInvalidToken    = "The registration token is not a valid FCM registration token"
-	msgUnregistered    = "Requested entity was not found."
-	msgSenderMismatch  = "SenderId mismatch"
-	msgNoRecipient     = "Recipient of the message is not set."
-	msgInvalidArgument = "Request contains an invalid argument."
+	msgInvalidToken      = "The registration token is not a valid FCM registration token"
+	msgInvalidTokenField = "Invalid registration token"
+	msgUnregistered      = "Requested entity was not found."
+	msgSenderMismatch    = "SenderId mismatch"
+	msgNoRecipient       = "Recipient of the message is not set."
+	msgInvalidArgument   = "Request contains an invalid argument."
+	msgInvalidCondition  = "Invalid condition expression provided."
+	msgInvalidDataKeyPfx = "Invalid data payload key: "
 )
 
 func errInvalidToken() *Error {
 	return &Error{Kind: ErrInvalidArgument, Msg: msgInvalidToken, FcmCode: FcmInvalidArgument,
-		BadRequest: true, Violations: []FieldViolation{{Field: "message.token", Description: "Invalid registration token"}}}
+		BadRequest: true, Violations: []FieldViolation{{Field: "message.token", Description: msgInvalidTokenField}}}
 }
 
 func errUnregistered() *Error {

@@ -90,6 +90,24 @@ async function main() {
   const json = await getGenerativeModel(google, { model: 'gemini-2.5-flash', generationConfig: { responseMimeType: 'application/json', responseSchema: Schema.object({ properties: { word: Schema.string(), n: Schema.integer() } }) } }, opts).generateContent('a word');
   out.json = JSON.parse(json.response.text());
 
+  // candidateCount > 1: that many candidates, in generateContent and in
+  // the stream (the SDK aggregates streamed candidates by index); a
+  // scripted answer per candidate.
+  const texts = (r) => r.candidates.map((c) => ({ index: c.index, text: c.content.parts.map((p) => p.text).join('') }));
+  const three = getGenerativeModel(google, { model: 'gemini-2.5-flash', generationConfig: { candidateCount: 3 } }, opts);
+  const many = await three.generateContent('pick one');
+  const manyStream = await getGenerativeModel(vertex, { model: 'gemini-2.5-flash', generationConfig: { candidateCount: 2 } }, opts).generateContentStream('one two three four');
+  for await (const _ of manyStream.stream) { }
+  await script([{ text: 'first choice' }, { text: 'second choice' }]);
+  const manyScripted = await getGenerativeModel(google, { model: 'gemini-2.5-flash', generationConfig: { candidateCount: 2 } }, opts).generateContent('choose');
+  out.candidates = {
+    generate: texts(many.response),
+    stream: texts(await manyStream.response),
+    scripted: texts(manyScripted.response),
+    refused: await failure(() => getGenerativeModel(google, { model: 'gemini-3-flash-preview', generationConfig: { candidateCount: 2 } }, opts).generateContent('x')),
+    tooMany: await failure(() => getGenerativeModel(google, { model: 'gemini-2.5-flash', generationConfig: { candidateCount: 9 } }, opts).generateContent('x')),
+  };
+
   out.errors = {
     unknownModel: await failure(() => getGenerativeModel(google, { model: 'not-a-real-model' }, opts).generateContent('x')),
     retiredModel: await failure(() => getGenerativeModel(vertex, { model: 'gemini-1.5-flash' }, opts).generateContent('x')),

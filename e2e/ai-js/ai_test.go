@@ -62,8 +62,17 @@ type observations struct {
 		Stream        string
 		AgentPlatform string
 	}
-	JSON   map[string]any
-	Errors map[string]failure
+	JSON       map[string]any
+	Errors     map[string]failure
+	Candidates struct {
+		Generate, Stream, Scripted []candidate
+		Refused, TooMany           failure
+	}
+}
+
+type candidate struct {
+	Index int
+	Text  string
 }
 
 func TestFirebaseAI(t *testing.T) {
@@ -138,6 +147,15 @@ func TestFirebaseAI(t *testing.T) {
 		t.Error("countTokens returned 0")
 	}
 	check("json", o.JSON, map[string]any{"word": "pyric", "n": float64(1)})
+	check("candidates.generate", o.Candidates.Generate, []candidate{{0, "pyric: pick one"}, {1, "pyric (candidate 2): pick one"}, {2, "pyric (candidate 3): pick one"}})
+	check("candidates.stream", o.Candidates.Stream, []candidate{{0, "pyric: one two three four"}, {1, "pyric (candidate 2): one two three four"}})
+	check("candidates.scripted", o.Candidates.Scripted, []candidate{{0, "first choice"}, {1, "second choice"}})
+	if f := o.Candidates.Refused; f.Status != 400 || !strings.Contains(f.Message, "Multiple candidates is not enabled for this model") {
+		t.Errorf("gemini 3 with 2 candidates: %+v", f)
+	}
+	if f := o.Candidates.TooMany; f.Status != 400 || !strings.Contains(f.Message, "candidateCount value of 9") {
+		t.Errorf("9 candidates: %+v", f)
+	}
 
 	errs := []struct {
 		name    string

@@ -110,5 +110,16 @@ async function scenario({ host, port, ns, debug, longPolling }) {
     goOffline(bob);
     await until(() => seen.includes('offline')); u(); return seen[seen.length - 1];
   });
+  await step('a listen the rules stop allowing is cancelled', async () => {
+    await set(ref(alice, 'acl/d1/alice'), true);
+    const ev = { values: [], error: null };
+    const u = onValue(ref(alice, 'docs/d1'), s => ev.values.push(s.val()), e => { ev.error = e.message; });
+    await until(() => ev.values.length === 1);
+    const carol = mk('carol', { sub: 'carol' }); // bob is offline by now
+    await set(ref(carol, 'acl/d1/alice'), null); // the grant alice's read rule reads
+    await until(() => ev.error !== null);
+    u();
+    return [ev.values, ev.error.split(':')[0]];
+  });
   return out;
 }

@@ -16,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox/service"
+	authserver "github.com/pyric/pyric/server/auth"
+	"github.com/pyric/pyric/server/auth/authtest"
 	server "github.com/pyric/pyric/server/database"
 )
 
@@ -28,7 +31,9 @@ const rules = `{
       "scores": {".indexOn": ["score"]}},
     "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
     "presence": {"$uid": {".read": true, ".write": "auth != null && auth.uid === $uid"}},
-    "counter": {".read": "auth != null", ".write": "auth != null", ".validate": "newData.isNumber()"}
+    "counter": {".read": "auth != null", ".write": "auth != null", ".validate": "newData.isNumber()"},
+    "acl": {".read": true, ".write": "auth != null"},
+    "docs": {"$d": {".read": "root.child('acl').child($d).child(auth.uid).val() === true"}}
   }
 }`
 
@@ -175,11 +180,41 @@ func browser(t *testing.T, longPolling bool) {
 		t.Errorf("the SDK used the websocket despite forceLongPolling")
 	}
 	check(t, steps, map[string]string{
-		"set and get":                         `["Alice","number"]`,
-		"onValue sees another client":         `[null,"hi"]`,
-		"query window":                        `["b","c"]`,
-		"contended transactions":              `20`,
-		"denied write":                        `"PERMISSION_DENIED"`,
-		"onDisconnect when the socket closes": `"offline"`,
+		"set and get":                                   `["Alice","number"]`,
+		"onValue sees another client":                   `[null,"hi"]`,
+		"query window":                                  `["b","c"]`,
+		"contended transactions":                        `20`,
+		"denied write":                                  `"PERMISSION_DENIED"`,
+		"onDisconnect when the socket closes":           `"offline"`,
+		"a listen the rules stop allowing is cancelled": `[[null],"permission_denied at /docs/d1"]`,
+	})
+}
+
+const revokeRules = `{
+  "rules": {
+    "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
+    "acl": {".read": true, ".write": "auth.uid === 'setup'"},
+    "docs": {"$d": {".read": "root.child('acl').child($d).child(auth.uid).val() === true", ".write": "auth.uid === 'setup'"}},
+    "capped": {".read": "query.orderByKey && query.limitToFirst <= 2", ".write": "auth.uid === 'setup'"},
+    "public": {".read": true, ".write": true}
+  }
+}`
+
+// TestNodeRevocation runs the JS SDK in Node through listen revocation
+// (sign-out through Pyric's Auth endpoint, a write to data the read rule
+// reads), query.* rules, the listen hash on a reconnect and the "ac" push
+// of a token that expires while in use.
+func TestNodeRevocation(t *testing.T) {
+	e2etest.NeedNode(t)
+	addr, _ := serve(t, "demo-revoke", revokeRules)
+	authSrv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: "demo-revoke"})
+	steps := runScript(t, 3*time.Minute, "node_revoke.cjs", "DB="+addr, "NS=demo-revoke-default-rtdb", "AUTH_URL="+authSrv.URL)
+	check(t, steps, map[string]string{
+		"sign-out revokes a listen":                        `[[{"n":1}],"permission_denied at /users/UID"]`,
+		"a write to data the rule reads revokes a listen":  `[[{"title":"x"},{"title":"y"}],"permission_denied at /docs/d1"]`,
+		"a revoked query listen is cancelled by its query": `[[{"a":1}],"permission_denied at /docs/d3",{"p":"/docs/d3","q":[{"i":".key","l":1,"vf":"l"}],"s":"permission_denied"}]`,
+		"query rules": `[["a","b"],"Permission denied","Permission denied","permission_denied at /capped"]`,
+		"a reconnect re-listens with the hash and gets no data again":     `[true,0,2,2]`,
+		"a token expiring in use gets the ac push and the SDK reconnects": `[{"d":"Auth token is expired.","s":"expired_token"},null,[null,"after"]]`,
 	})
 }

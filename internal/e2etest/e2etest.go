@@ -129,6 +129,8 @@ type Serve struct {
 	Auth      string `json:"auth"`
 	Database  string `json:"database"`
 	Storage   string `json:"storage"`
+	Messaging string `json:"messaging"`
+	AI        string `json:"ai"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

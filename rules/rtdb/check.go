@@ -175,6 +175,12 @@ func (k *checker) ident(n *expr.Ident) typ {
 		return tSnap
 	case "now":
 		return tNumber
+	case "query":
+		if k.r.kind != ".read" {
+			k.errorf("QUERY_OUTSIDE_READ", n, "use `query` in .read rules only",
+				"query is only defined in .read rules: it describes the query a read makes")
+		}
+		return tMap
 	case "newData":
 		if k.r.kind == ".read" {
 			k.errorf("NEWDATA_IN_READ", n, "use `data` (the stored value) in .read rules",
@@ -199,7 +205,7 @@ func (k *checker) ident(n *expr.Ident) typ {
 		k.errorf("UNKNOWN_IDENTIFIER", n, fix, "unknown variable %s: no %s wildcard encloses this rule", n.Name, n.Name)
 		return tInvalid
 	}
-	known := append([]string{"auth", "data", "newData", "root", "now"}, k.vars...)
+	known := append([]string{"auth", "data", "newData", "root", "now", "query"}, k.vars...)
 	fix := ""
 	switch n.Name {
 	case "request":
@@ -213,7 +219,7 @@ func (k *checker) ident(n *expr.Ident) typ {
 			fix = fmt.Sprintf("did you mean `%s`?", s)
 		}
 	}
-	k.errorf("UNKNOWN_IDENTIFIER", n, fix, "unknown identifier '%s': RTDB rules know auth, data, newData, root, now and $wildcards", n.Name)
+	k.errorf("UNKNOWN_IDENTIFIER", n, fix, "unknown identifier '%s': RTDB rules know auth, data, newData, root, now, query and $wildcards", n.Name)
 	return tInvalid
 }
 
@@ -333,6 +339,18 @@ func (k *checker) member(n *expr.Member, called bool) (typ, method) {
 		if called {
 			k.unknownMethod(n, "object", nil)
 			return tInvalid, method{}
+		}
+		if id, ok := expr.Unparen(n.X).(*expr.Ident); ok && id.Name == "query" {
+			t, ok := queryMembers[n.Name]
+			if !ok {
+				fix := "query has " + strings.Join(QueryMembers(), ", ")
+				if s := suggest(n.Name, QueryMembers()); s != "" {
+					fix = fmt.Sprintf("did you mean `query.%s`?", s)
+				}
+				k.errorAt("UNKNOWN_IDENTIFIER", n.NamePos, n.End(), fix, "query has no member %s", n.Name)
+				return tInvalid, method{}
+			}
+			return t, method{}
 		}
 		return tAny, method{}
 	}
@@ -500,7 +518,7 @@ func compileRegex(pattern, flags string) (*regexp.Regexp, error) {
 
 func isKnownIdent(name string) bool {
 	switch name {
-	case "auth", "data", "newData", "root", "now":
+	case "auth", "data", "newData", "root", "now", "query":
 		return true
 	}
 	return false

@@ -38,6 +38,8 @@ func TestCompileErrors(t *testing.T) {
 		{`{"rules": {".write": "newData.val().matches(/(?=x)/)"}}`, `/(?=x)/`, "INVALID_REGEX", "invalid regular expression"},
 		{`{"rules": {".write": "newData.val().matches(/x/g)"}}`, `/x/g`, "INVALID_REGEX", "unsupported flag"},
 		{`{"rules": {".write": "data == null"}}`, `data`, "TYPE_ERROR", "cannot compare a snapshot"},
+		{`{"rules": {".write": "query.limitToFirst <= 10"}}`, `query`, "QUERY_OUTSIDE_READ", "query is only defined in .read rules"},
+		{`{"rules": {".read": "query.limitFirst <= 10"}}`, `limitFirst`, "UNKNOWN_IDENTIFIER", "query has no member limitFirst"},
 		{`{"rules": {".write": "auth"}}`, `auth`, "TYPE_ERROR", "must evaluate to a boolean"},
 		{`{"rules": {".write": "'yes'"}}`, `'yes'`, "TYPE_ERROR", "must evaluate to a boolean"},
 		{`{"rules": {".write": "1 && true"}}`, `1 &&`, "TYPE_ERROR", "&& only operates on booleans"},

@@ -47,8 +47,67 @@ type Request struct {
 	Updates map[string]any
 	// Now is the server time (`now`); zero means time.Now().
 	Now time.Time
+	// Query is the query a read makes (`query` in .read rules); nil is a
+	// plain read of the whole location.
+	Query *Query
 	// Trace records the sub-expression trace of every evaluated rule.
 	Trace bool
+}
+
+// Query describes a read's query as .read rules see it: query.orderByKey,
+// query.orderByPriority, query.orderByValue (booleans),
+// query.orderByChild (the child path, or null), query.startAt,
+// query.endAt, query.equalTo (the bound values, or null) and
+// query.limitToFirst, query.limitToLast (numbers, or null). A plain read
+// has every ordering false and every other member null.
+type Query struct {
+	OrderByKey, OrderByPriority, OrderByValue bool
+	// OrderByChild is the child path a query orders by ("" for none).
+	OrderByChild string
+	// StartAt, EndAt and EqualTo are the bound values: nil when unset
+	// (startAt(null) reads as null too), else string, float64 or bool.
+	StartAt, EndAt, EqualTo any
+	// LimitToFirst and LimitToLast are 0 when unset.
+	LimitToFirst, LimitToLast int
+}
+
+// queryMembers are the members of `query` and their checked types.
+var queryMembers = map[string]typ{
+	"orderByKey": tBool, "orderByPriority": tBool, "orderByValue": tBool,
+	"orderByChild": tAny, "startAt": tAny, "endAt": tAny, "equalTo": tAny,
+	"limitToFirst": tAny, "limitToLast": tAny,
+}
+
+// QueryMembers lists the members of `query`, sorted.
+func QueryMembers() []string {
+	out := make([]string, 0, len(queryMembers))
+	for k := range queryMembers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// value is q as the rules read it.
+func (q *Query) value() map[string]any {
+	if q == nil {
+		q = &Query{}
+	}
+	orNull := func(n int) any {
+		if n == 0 {
+			return nil
+		}
+		return float64(n)
+	}
+	var child any
+	if q.OrderByChild != "" {
+		child = q.OrderByChild
+	}
+	return map[string]any{
+		"orderByKey": q.OrderByKey, "orderByPriority": q.OrderByPriority, "orderByValue": q.OrderByValue,
+		"orderByChild": child, "startAt": norm(q.StartAt), "endAt": norm(q.EndAt), "equalTo": norm(q.EqualTo),
+		"limitToFirst": orNull(q.LimitToFirst), "limitToLast": orNull(q.LimitToLast),
+	}
 }
 
 // Decision is the verdict on a request with its explanation.
@@ -65,6 +124,12 @@ type Decision struct {
 	Deciding int
 	// Notes explain the decision in a sentence or two.
 	Notes []string
+	// DataReads are the data locations (keys from the root) whose values
+	// the evaluated rules of a read observed, through data and root. A
+	// write anywhere else can't change the verdict (only auth, now and the
+	// query can), so a database re-judges a standing listen only when a
+	// write touches one of them. Empty for writes.
+	DataReads [][]string
 	// Bindings are the $wildcards bound along the request path.
 	Bindings map[string]string
 }
@@ -135,6 +200,8 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	switch req.Operation {
 	case Read:
 		ev.base.read = true
+		ev.base.reads = &ev.dec.DataReads
+		ev.base.query = req.Query.value()
 		if ok, allow, deny := ev.grant(".read", keys, steps); ok {
 			ev.dec.Allowed, ev.dec.Deciding = true, allow
 		} else {

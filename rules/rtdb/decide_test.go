@@ -246,3 +246,81 @@ func TestEvaluateDoesNotModifyData(t *testing.T) {
 		t.Errorf("data changed: %s → %s", before, after)
 	}
 }
+
+// TestDataReads lists the locations a read's rules observe, so a database
+// knows which writes can change a standing listen's verdict.
+func TestDataReads(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, rules, path string
+		want              []string
+	}{
+		{"auth only observes nothing", `{"rules": {"a": {".read": "auth == null"}}}`, "/a", nil},
+		{"root child val", `{"rules": {"docs": {"$d": {".read": "root.child('acl').child($d).val() === true"}}}}`, "/docs/x", []string{"/acl/x"}},
+		{"data and hasChild", `{"rules": {"a": {".read": "data.exists() || data.parent().hasChild('flag')"}}}`, "/a", []string{"/a", "/flag"}},
+		{"a denying ancestor rule is recorded too", `{"rules": {".read": "root.child('open').val() == true", "b": {".read": "data.child('c').exists()"}}}`, "/b", []string{"/open", "/b/c"}},
+		{"short-circuit skips the right side", `{"rules": {"a": {".read": "auth != null && data.exists()"}}}`, "/a", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dec, err := mustCompile(t, tc.rules).Evaluate(Request{Operation: Read, Path: tc.path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range dec.DataReads {
+				got = append(got, joinPath(r))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("DataReads = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestQueryVariables evaluates production's query.* members in .read
+// rules (the documented examples: query.orderByKey with a limit cap, and
+// query.equalTo on the owner's uid).
+func TestQueryVariables(t *testing.T) {
+	t.Parallel()
+	rs := mustCompile(t, `{"rules": {
+		"messages": {".read": "query.orderByKey && query.limitToFirst <= 1000"},
+		"items": {".read": "auth != null && query.orderByChild === 'owner' && query.equalTo === auth.uid"},
+		"last": {".read": "query.limitToLast === 5 && query.limitToFirst === null && !query.orderByValue && !query.orderByPriority"},
+		"range": {".read": "query.startAt === 10 && query.endAt === 'z' && query.equalTo == null"},
+		"val": {".read": "query.orderByValue === true"},
+		"prio": {".read": "query.orderByPriority"}
+	}}`)
+	alice := &Auth{UID: "alice"}
+	tests := []struct {
+		name  string
+		path  string
+		q     *Query
+		auth  *Auth
+		allow bool
+	}{
+		{"orderByKey under the cap", "/messages", &Query{OrderByKey: true, LimitToFirst: 1000}, nil, true},
+		{"orderByKey over the cap", "/messages", &Query{OrderByKey: true, LimitToFirst: 1001}, nil, false},
+		{"no limit: null <= 1000 is an error", "/messages", &Query{OrderByKey: true}, nil, false},
+		{"a plain read is no query", "/messages", nil, nil, false},
+		{"equalTo own uid", "/items", &Query{OrderByChild: "owner", StartAt: "alice", EndAt: "alice", EqualTo: "alice"}, alice, true},
+		{"equalTo another uid", "/items", &Query{OrderByChild: "owner", EqualTo: "bob"}, alice, false},
+		{"ordered by another child", "/items", &Query{OrderByChild: "author", EqualTo: "alice"}, alice, false},
+		{"limitToLast", "/last", &Query{LimitToLast: 5}, nil, true},
+		{"range bounds", "/range", &Query{StartAt: 10.0, EndAt: "z"}, nil, true},
+		{"orderByValue", "/val", &Query{OrderByValue: true}, nil, true},
+		{"orderByPriority", "/prio", &Query{OrderByPriority: true, LimitToFirst: 1}, nil, true},
+		{"orderByPriority false on a plain read", "/prio", nil, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dec, err := rs.Evaluate(Request{Operation: Read, Path: tc.path, Query: tc.q, Auth: tc.auth})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dec.Allowed != tc.allow {
+				t.Errorf("allowed = %v, want %v (%v)", dec.Allowed, tc.allow, dec.Notes)
+			}
+		})
+	}
+}

@@ -19,6 +19,12 @@
 //     pre-write value there, root the pre-write database root, now the
 //     server time in milliseconds, and $wildcards the keys they matched. A
 //     literal child wins over its $wildcard sibling.
+//   - query, in .read rules only, is the read's query (Request.Query):
+//     query.orderByKey/orderByPriority/orderByValue, orderByChild,
+//     startAt/endAt/equalTo and limitToFirst/limitToLast; null members for
+//     a plain read. A read's Decision lists the data locations its rules
+//     observed (DataReads), so a database re-judges a standing listen only
+//     when a write touches them.
 //   - An error while evaluating a rule (a method called on null, a type
 //     mismatch) denies that rule only; evaluation goes on with the next.
 //

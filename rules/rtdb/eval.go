@@ -13,13 +13,17 @@ import (
 
 // env is what one rule sees: its location and the request's bindings.
 type env struct {
-	auth any // nil or map[string]any{uid, provider, token}
-	root any // the database before the request
-	post any // the database after the write; nil for reads
-	now  float64
-	path []string          // the rule's location, a concrete data path
-	vars map[string]string // $name → key, with the $
-	read bool              // newData is undefined in .read rules
+	auth  any // nil or map[string]any{uid, provider, token}
+	root  any // the database before the request
+	post  any // the database after the write; nil for reads
+	now   float64
+	path  []string          // the rule's location, a concrete data path
+	vars  map[string]string // $name → key, with the $
+	read  bool              // newData is undefined in .read rules
+	query map[string]any    // the `query` of a read (Query.value)
+	// reads, when non-nil, collects the data locations the rules observe
+	// (Decision.DataReads).
+	reads *[][]string
 }
 
 // evaluator evaluates one rule's condition, recording a trace on request.
@@ -190,6 +194,11 @@ func (e *evaluator) ident(n *expr.Ident) (any, error) {
 		return e.env.auth, nil
 	case "now":
 		return e.env.now, nil
+	case "query":
+		if !e.env.read {
+			return nil, errf("query is only defined in .read rules")
+		}
+		return e.env.query, nil
 	case "root":
 		return &snapshot{root: e.env.root, val: e.env.root}, nil
 	case "data":
@@ -376,6 +385,7 @@ func (e *evaluator) call(n *expr.Call) (any, error) {
 	}
 	switch r := recv.(type) {
 	case *snapshot:
+		e.observe(r, m.Name, args)
 		return snapshotMethod(r, m.Name, args)
 	case string:
 		return stringMethod(r, m.Name, args)
@@ -383,6 +393,27 @@ func (e *evaluator) call(n *expr.Call) (any, error) {
 		return nil, errf("cannot call %s() on null", m.Name)
 	}
 	return nil, errf("No such method/property '%s' on a %s", m.Name, typeName(recv))
+}
+
+// observe records the data location a snapshot method reads, when the
+// request collects them: the snapshot's own location, or the child that
+// hasChild names. child() and parent() only move and read nothing.
+func (e *evaluator) observe(s *snapshot, name string, args []any) {
+	if e.env.reads == nil {
+		return
+	}
+	switch name {
+	case "child", "parent":
+		return
+	case "hasChild":
+		if len(args) == 1 {
+			if keys, err := childPath(name, args[0]); err == nil {
+				*e.env.reads = append(*e.env.reads, s.child(keys).path)
+				return
+			}
+		}
+	}
+	*e.env.reads = append(*e.env.reads, append([]string(nil), s.path...))
 }
 
 func snapshotMethod(s *snapshot, name string, args []any) (any, error) {

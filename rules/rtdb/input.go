@@ -19,7 +19,10 @@ type Input = sim.Input[Case]
 // {"files": [{"name", "content"}]}, "testCases": [{"description",
 // "expectation": "ALLOW"|"DENY", "operation": "read"|"write", "path",
 // "auth": {"uid", "provider", "token"} | null, "data", "newData",
-// "now": ISO-8601 | epoch ms}]}. ("rules" is an alias of "source".) The
+// "now": ISO-8601 | epoch ms, "query": {"orderByKey", "orderByPriority",
+// "orderByValue": bool, "orderByChild": "path", "startAt", "endAt",
+// "equalTo": value, "limitToFirst", "limitToLast": n}}]}. ("rules" is an
+// alias of "source".) The
 // error names the field at fault, e.g. `testCases[2].operation: want read
 // or write, got "get"`.
 func ParseInput(b []byte) (*Input, error) {
@@ -85,6 +88,20 @@ type caseJSON struct {
 	Data        any             `json:"data"`
 	NewData     any             `json:"newData"`
 	Now         json.RawMessage `json:"now"` // ISO-8601 string or epoch milliseconds
+	Query       *queryJSON      `json:"query"`
+}
+
+// queryJSON is a read case's query, named as the rules name its members.
+type queryJSON struct {
+	OrderByKey      bool    `json:"orderByKey"`
+	OrderByPriority bool    `json:"orderByPriority"`
+	OrderByValue    bool    `json:"orderByValue"`
+	OrderByChild    string  `json:"orderByChild"`
+	StartAt         any     `json:"startAt"`
+	EndAt           any     `json:"endAt"`
+	EqualTo         any     `json:"equalTo"`
+	LimitToFirst    float64 `json:"limitToFirst"`
+	LimitToLast     float64 `json:"limitToLast"`
 }
 
 // AuthJSON is a case's auth: the uid, the sign-in provider and the token's
@@ -120,6 +137,19 @@ func decodeCase(raw json.RawMessage) (Case, string) {
 		c.Operation = Write
 	default:
 		return c, fmt.Sprintf(".operation: want read or write, got %q", sc.Operation)
+	}
+	if q := sc.Query; q != nil {
+		if c.Operation != Read {
+			return c, ".query: only a read has a query"
+		}
+		for name, n := range map[string]float64{"limitToFirst": q.LimitToFirst, "limitToLast": q.LimitToLast} {
+			if n < 0 || n != float64(int(n)) {
+				return c, fmt.Sprintf(".query.%s: want a positive whole number, got %v", name, n)
+			}
+		}
+		c.Query = &Query{OrderByKey: q.OrderByKey, OrderByPriority: q.OrderByPriority, OrderByValue: q.OrderByValue,
+			OrderByChild: q.OrderByChild, StartAt: q.StartAt, EndAt: q.EndAt, EqualTo: q.EqualTo,
+			LimitToFirst: int(q.LimitToFirst), LimitToLast: int(q.LimitToLast)}
 	}
 	if sc.Path == nil {
 		return c, `.path: missing, e.g. "/users/alice"`

@@ -22,6 +22,17 @@ func TestParseInput(t *testing.T) {
 	if in.TestCases[0].Now.UnixMilli() != 1700000000000 || in.TestCases[1].Now.Year() != 2026 || in.TestCases[1].Operation != Write {
 		t.Fatalf("cases = %+v", in.TestCases)
 	}
+	q, err := ParseInput([]byte(`{"source": {"rules": {".read": "query.orderByChild === 'owner' && query.equalTo === 'u' && query.limitToFirst <= 10"}}, "testCases": [
+		{"expectation": "ALLOW", "operation": "read", "path": "/", "query": {"orderByChild": "owner", "equalTo": "u", "limitToFirst": 10}},
+		{"expectation": "DENY", "operation": "read", "path": "/", "query": {"orderByChild": "owner", "equalTo": "u", "limitToFirst": 11}},
+		{"expectation": "DENY", "operation": "read", "path": "/"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := mustCompile(t, q.Source)
+	if rep := rs.Simulate(q.TestCases); rep.Passed != 3 {
+		t.Fatalf("query cases: %+v", rep)
+	}
 	files, err := ParseInput([]byte(`{"source": {"files": [{"name": "db.json", "content": "{\"rules\": {}}"}]}, "testCases": []}`))
 	if err != nil || files.Name != "db.json" || files.Source != `{"rules": {}}` {
 		t.Fatalf("files form: %+v %v", files, err)
@@ -36,6 +47,8 @@ func TestParseInput(t *testing.T) {
 		{`{"source": "{}", "testCases": [{"expectation": "ALLOW", "operation": "read"}]}`, "testCases[0].path: missing"},
 		{`{"source": "{}", "testCases": [{"expectation": "ALLOW", "operation": "read", "path": "/", "now": "yesterday"}]}`, "testCases[0].now"},
 		{`{"source": "{}", "testCases": [{"expectation": "ALLOW", "operation": "read", "path": "/", "auth": 3}]}`, "testCases[0].auth"},
+		{`{"source": "{}", "testCases": [{"expectation": "ALLOW", "operation": "write", "path": "/", "query": {}}]}`, "testCases[0].query: only a read"},
+		{`{"source": "{}", "testCases": [{"expectation": "ALLOW", "operation": "read", "path": "/", "query": {"limitToLast": 1.5}}]}`, "testCases[0].query.limitToLast"},
 	} {
 		if _, err := ParseInput([]byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.in, err, tc.want)

@@ -16,6 +16,7 @@ type Case struct {
 	Data        any // the whole database before the request
 	NewData     any // the value a write sets at Path
 	Now         time.Time
+	Query       *Query // a read's query (`query`); nil for a plain read
 }
 
 // Simulate evaluates every case with full traces and reports the results.
@@ -26,7 +27,7 @@ func (rs *Ruleset) Simulate(cases []Case) *sim.Report {
 	for _, c := range cases {
 		d, err := rs.Evaluate(Request{
 			Operation: c.Operation, Path: c.Path, Auth: c.Auth,
-			Data: c.Data, NewData: c.NewData, Now: c.Now, Trace: true,
+			Data: c.Data, NewData: c.NewData, Now: c.Now, Query: c.Query, Trace: true,
 		})
 		decision := sim.Deny
 		notes := d.Notes

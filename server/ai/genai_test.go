@@ -3,6 +3,7 @@ package aiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -248,5 +249,55 @@ func TestGenAIErrors(t *testing.T) {
 	}
 	if _, err := bad.Models.CountTokens(ctx, "gemini-2.5-flash", genai.Text("x"), nil); err == nil {
 		t.Error("countTokens with a bad key succeeded")
+	}
+}
+
+// candidateCount > 1 through every genai backend shape: that many
+// candidates, indexed, in generateContent and in the stream; a Gemini 3
+// model on the Gemini API refuses as production does.
+func TestGenAICandidateCount(t *testing.T) {
+	srv, _ := newServer(t, ai.Options{})
+	ctx := ctxT(t)
+	three := &genai.GenerateContentConfig{CandidateCount: 3}
+	for name, c := range clients(t, srv.URL) {
+		resp, err := c.Models.GenerateContent(ctx, "gemini-2.5-flash", genai.Text("pick one"), three)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(resp.Candidates) != 3 {
+			t.Fatalf("%s: %d candidates", name, len(resp.Candidates))
+		}
+		for i, cand := range resp.Candidates {
+			want := "pyric: pick one"
+			if i > 0 {
+				want = fmt.Sprintf("pyric (candidate %d): pick one", i+1)
+			}
+			if int(cand.Index) != i || cand.Content == nil || cand.Content.Parts[0].Text != want || cand.FinishReason != genai.FinishReasonStop {
+				t.Errorf("%s: candidate %d: %+v", name, i, cand)
+			}
+		}
+		streamed := map[int32]string{}
+		for chunk, err := range c.Models.GenerateContentStream(ctx, "gemini-2.5-flash", genai.Text("one two three four five six"), &genai.GenerateContentConfig{CandidateCount: 2}) {
+			if err != nil {
+				t.Fatalf("%s stream: %v", name, err)
+			}
+			for _, cand := range chunk.Candidates {
+				for _, p := range cand.Content.Parts {
+					streamed[cand.Index] += p.Text
+				}
+			}
+		}
+		if streamed[0] != "pyric: one two three four five six" || streamed[1] != "pyric (candidate 2): one two three four five six" {
+			t.Errorf("%s: streamed %q", name, streamed)
+		}
+	}
+	_, err := clients(t, srv.URL)["gemini"].Models.GenerateContent(ctx, "gemini-3-flash-preview", genai.Text("x"), &genai.GenerateContentConfig{CandidateCount: 2})
+	var ae genai.APIError
+	if !errors.As(err, &ae) || ae.Code != 400 || ae.Message != "Multiple candidates is not enabled for this model" {
+		t.Errorf("gemini 3 with 2 candidates: %v", err)
+	}
+	_, err = clients(t, srv.URL)["vertex"].Models.GenerateContent(ctx, "gemini-2.5-flash", genai.Text("x"), &genai.GenerateContentConfig{CandidateCount: 9})
+	if !errors.As(err, &ae) || ae.Code != 400 || !strings.Contains(ae.Message, "supported range is from 1 (inclusive) to 9 (exclusive)") {
+		t.Errorf("9 candidates: %v", err)
 	}
 }

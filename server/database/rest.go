@@ -90,7 +90,8 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 	if hasQuery {
 		qp = &q
 	}
-	res, err := h.db.Get(who, ns, path, qp, true)
+	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
+		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != ""})
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -107,7 +108,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 		return
 	}
 	if shallow {
-		b, _ := json.Marshal(database.Shallow(res.Value))
+		b, _ := json.Marshal(res.Value)
 		writeJSONBody(w, http.StatusOK, b)
 		return
 	}
@@ -270,7 +271,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identi
 	}
 	conn := h.db.Connect(ns, who)
 	defer conn.Close()
-	if _, err := conn.Listen(path, q, 0); err != nil {
+	if _, err := conn.Listen(path, q, 0, ""); err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -300,6 +301,13 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identi
 			p, ok := it.(database.Push)
 			if !ok {
 				continue
+			}
+			if p.AuthRevoked != "" {
+				// The stream's credential stopped being valid (its token
+				// expired): production's auth_revoked, then the end.
+				fmt.Fprint(w, "event: auth_revoked\ndata: \"credential is no longer valid\"\n\n")
+				fl.Flush()
+				return
 			}
 			if p.Revoked {
 				fmt.Fprint(w, "event: cancel\ndata: null\n\n")

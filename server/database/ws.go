@@ -125,6 +125,8 @@ func (s *session) writeLoop(ctx context.Context) {
 func encodePush(p database.Push) []byte {
 	var body map[string]any
 	switch {
+	case p.AuthRevoked != "":
+		body = map[string]any{"a": "ac", "b": map[string]any{"s": p.AuthRevoked, "d": p.Reason}}
 	case p.Revoked:
 		body = map[string]any{"a": "c", "b": revokeBody(p)}
 	default:
@@ -142,8 +144,11 @@ func encodePush(p database.Push) []byte {
 	return out
 }
 
+// revokeBody is a listen revocation: the path, production's status, and
+// the query objects of a non-default listen, which the SDK joins into the
+// id of the listen to cancel (onListenRevoked_).
 func revokeBody(p database.Push) map[string]any {
-	b := map[string]any{"p": "/" + p.Path}
+	b := map[string]any{"p": "/" + p.Path, "s": "permission_denied"}
 	if len(p.Query) > 0 {
 		b["q"] = []any{p.Query}
 	}
@@ -282,7 +287,8 @@ func (s *session) action(req request) (string, any) {
 		if err != nil {
 			return wireStatus(err)
 		}
-		warnings, err := s.conn.Listen(path, q, tag)
+		hash, _ := b["h"].(string)
+		warnings, err := s.conn.Listen(path, q, tag, hash)
 		if err != nil {
 			return wireStatus(err)
 		}

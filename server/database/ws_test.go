@@ -177,7 +177,7 @@ func TestWebsocket(t *testing.T) {
 	}
 	// unauth revokes the listen the rules no longer allow.
 	pushes, _ = a.call("unauth", map[string]any{})
-	if len(pushes) != 1 || pushes[0] != `{"a":"c","b":{"p":"/users/bob"}}` {
+	if len(pushes) != 1 || pushes[0] != `{"a":"c","b":{"p":"/users/bob","s":"permission_denied"}}` {
 		t.Fatalf("revocation %v", pushes)
 	}
 

@@ -10,12 +10,14 @@
 //	GET    /emulator/v1/projects/{p}/messages       every accepted message and where it went
 //	DELETE /emulator/v1/projects/{p}/messages       clear the inbox
 //	GET    /emulator/v1/projects/{p}/tokens         the token registry
+//	GET    /emulator/v1/projects/{p}/topics         each topic and its live subscribers: {"topics": [{"name", "tokens"}]}
 //	POST   /emulator/v1/projects/{p}/tokens         mint a token: {"platform": "web"|"android"|"ios", "instance": "...", "token": "..."}
 //	GET    /emulator/v1/projects/{p}/tokens/{t}     one token (topics, deleted)
 //	DELETE /emulator/v1/projects/{p}/tokens/{t}     deleteToken: later sends answer UNREGISTERED
 //	GET    /emulator/v1/projects/{p}/tokens/{t}/messages  what that token received (the client payload)
 //	GET    /emulator/v1/projects/{p}/tokens/{t}/stream    its deliveries as server-sent events
 //	GET    /emulator/v1/messaging.js                the browser shim
+//	GET    /emulator/v1/firebase-admin.cjs          the Node admin SDK helper (AppOptions for firebase-admin)
 //
 // # How clients reach it
 //
@@ -45,7 +47,24 @@
 //
 //	import * as messaging from "http://127.0.0.1:9599/emulator/v1/messaging.js";
 //
-// The Node admin SDK (firebase-admin) is not redirectable without
-// patching its transport: its FCM host is fixed and sends use HTTP/2 to
-// it with Google OAuth credentials; use plain HTTP from Node.
+// The Node admin SDK (firebase-admin): its FCM and instance-id hosts are
+// fixed and it signs in to Google, but two documented AppOptions redirect
+// it: an httpAgent that connects those two hosts to pyric (every other
+// host as usual) and a Credential whose token is "owner". The served
+// helper returns both; sendEach and sendEachForMulticast open an HTTP/2
+// session of their own (no agent), so the app also turns on the SDK's
+// HTTP/1.1 transport:
+//
+//	curl -o pyric-firebase-admin.cjs http://127.0.0.1:9599/emulator/v1/firebase-admin.cjs
+//
+//	const { messagingOptions } = require("./pyric-firebase-admin.cjs");
+//	const app = initializeApp({ projectId: "demo-project", ...messagingOptions("http://127.0.0.1:9599") });
+//	const messaging = getMessaging(app);
+//	messaging.enableLegacyHttpTransport();
+//
+// send, sendEach, sendEachForMulticast, subscribeToTopic and
+// unsubscribeFromTopic then reach pyric with production's error codes
+// (messaging/invalid-argument, messaging/registration-token-not-registered,
+// messaging/mismatched-credential, messaging/message-rate-exceeded,
+// messaging/invalid-registration-token).
 package messagingserver

@@ -95,6 +95,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Write(shimJS)
+	case path == "/emulator/v1/firebase-admin.cjs":
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Write(adminJS)
 	case strings.HasPrefix(path, "/emulator/v1/projects/"):
 		h.emulator(w, r, strings.TrimPrefix(path, "/emulator/v1/projects/"))
 	default:
@@ -209,6 +215,9 @@ func envelope(err error) (int, googleError) {
 			d["fieldViolations"] = me.Violations
 		}
 		st.Details = append(st.Details, d)
+	}
+	if me.Debug != "" {
+		st.Details = append(st.Details, map[string]any{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": me.Debug})
 	}
 	return st.Code, googleError{st}
 }
@@ -356,6 +365,13 @@ func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
 //go:embed shim.js
 var shimJS []byte
 
+// adminJS is the Node helper served at /emulator/v1/firebase-admin.cjs:
+// the firebase-admin AppOptions (httpAgent, credential) that send its
+// messaging calls to this port.
+//
+//go:embed firebase-admin.cjs
+var adminJS []byte
+
 // heartbeat keeps idle delivery streams open through proxies.
 const heartbeat = 15 * time.Second
 
@@ -426,6 +442,7 @@ type mintRequest struct {
 //	GET    messages                  every accepted message, oldest first
 //	DELETE messages                  clear the inbox
 //	GET    tokens                    the registry
+//	GET    topics                    each topic with its live subscribers
 //	POST   tokens                    mint (or register) a token
 //	GET    tokens/{token}            one token
 //	DELETE tokens/{token}            deleteToken: later sends say UNREGISTERED
@@ -457,6 +474,11 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 		default:
 			methodNotAllowed(w, r, "GET, DELETE")
 		}
+	case tail == "topics":
+		if !allow(w, r, http.MethodGet) {
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"topics": h.eng.Topics(project)})
 	case tail == "tokens":
 		switch r.Method {
 		case http.MethodGet:

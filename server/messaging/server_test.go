@@ -72,6 +72,13 @@ func TestSendEnvelopes(t *testing.T) {
 		{`{"message": {"topic": "a", "data": {"k": "` + strings.Repeat("x", 5000) + `"}}}`, `{"error": {"code": 400, "message": "Android message is too big", "status": "INVALID_ARGUMENT", "details": [
 			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
 			{"@type": "type.googleapis.com/google.rpc.BadRequest"}]}}`},
+		{`{"message": {"condition": "'a' in topics &&"}}`, `{"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT", "details": [
+			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
+			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.condition", "description": "Invalid condition expression provided."}]},
+			{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": "Invalid condition \"'a' in topics \u0026\u0026\": expected a quoted topic, '(' or '!' but found end of condition at offset 16"}]}}`},
+		{`{"message": {"topic": "a", "data": {"from": "x"}}}`, `{"error": {"code": 400, "message": "Invalid data payload key: from", "status": "INVALID_ARGUMENT", "details": [
+			{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"},
+			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.data", "description": "Invalid data payload key: from"}]}]}}`},
 		{`{"message": {"topic": "a", "foo": 1}}`, `{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"foo\" at 'message': Cannot find field.", "status": "INVALID_ARGUMENT", "details": [
 			{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message", "description": "Invalid JSON payload received. Unknown name \"foo\" at 'message': Cannot find field."}]}]}}`},
 	}
@@ -122,6 +129,14 @@ func TestTopicManagementAndInbox(t *testing.T) {
 	st, out = do(t, "POST", s.URL+"/iid/v1:batchRemove", `{"to": "/topics/news", "registration_tokens": ["`+b+`"]}`)
 	if st != 200 || fmt.Sprint(out["results"]) != "[map[]]" {
 		t.Fatalf("batchRemove: %d %v", st, out)
+	}
+	do(t, "POST", s.URL+"/iid/v1:batchAdd", `{"to": "sports", "registration_tokens": ["`+b+`"]}`)
+	st, out = do(t, "GET", s.URL+"/emulator/v1/projects/"+project+"/topics", "")
+	if st != 200 || toJSON(out) != `{"topics":[{"name":"news","tokens":["`+a+`"]},{"name":"sports","tokens":["`+b+`"]}]}` {
+		t.Fatalf("topics: %d %v", st, out)
+	}
+	if st, out := do(t, "GET", s.URL+"/emulator/v1/projects/other/topics", ""); st != 200 || toJSON(out) != `{"topics":[]}` {
+		t.Fatalf("topics of a project without any: %d %v", st, out)
 	}
 	for _, bad := range []string{`{"to": "/topics/bad topic", "registration_tokens": ["x"]}`, `{"to": "news"}`, `{"registration_tokens": ["x"]}`, `nope`} {
 		st, out := do(t, "POST", s.URL+"/iid/v1:batchAdd", bad)

@@ -260,12 +260,33 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 // read), returning the decision (nil for admin) when allowed. Caller holds
 // ns.mu.
 func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
-	ok, dec, reason := d.decide(ns, who, readRequest(ns, keys, q))
-	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
+	req := readRequest(ns, keys, q)
+	ok, dec, reason := d.decide(ns, who, req)
+	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
 		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
 	}
 	return dec, nil
+}
+
+// JudgeRead decides a read of path as who, with the query as the rules
+// see it (nil for a plain read), without reading anything: verify's
+// replay of a captured read or listen. method names it in the event.
+func (d *Database) JudgeRead(who identity.Identity, nsName, path string, rq *rtdb.Query, method string) error {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return err
+	}
+	ns := d.ns(nsName)
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	req := rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root, Query: rq}
+	ok, dec, reason := d.decide(ns, who, req)
+	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, rq)
+	if !ok {
+		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+	}
+	return nil
 }
 
 // readRequest is the rules request of a read at keys with its query.

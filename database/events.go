@@ -84,6 +84,38 @@ func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v v
 	d.emit(ev)
 }
 
+// emitRead is emitOp for a read: seen carries its query as the rules see
+// it (named as the rules and the simulator name query.*), so a replay
+// can decide it again.
+func (d *Database) emitRead(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, rq *rtdb.Query) {
+	var seen *event.Seen
+	if rq != nil {
+		seen = &event.Seen{Query: queryView(rq)}
+	}
+	d.emitWrite(ns, method, path, who, v, dec, reason, seen)
+}
+
+// queryView is a rules query in the simulator's vocabulary (the names of
+// query.* in .read rules).
+func queryView(q *rtdb.Query) map[string]any {
+	m := map[string]any{"orderByKey": q.OrderByKey, "orderByPriority": q.OrderByPriority, "orderByValue": q.OrderByValue}
+	if q.OrderByChild != "" {
+		m["orderByChild"] = q.OrderByChild
+	}
+	for k, v := range map[string]any{"startAt": q.StartAt, "endAt": q.EndAt, "equalTo": q.EqualTo} {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	if q.LimitToFirst != 0 {
+		m["limitToFirst"] = q.LimitToFirst
+	}
+	if q.LimitToLast != 0 {
+		m["limitToLast"] = q.LimitToLast
+	}
+	return m
+}
+
 // seenOf is what a write sent: the value of a set, or the values of a
 // multi-location update by path relative to base.
 func seenOf(base []string, ws []write, merge bool) *event.Seen {

@@ -32,6 +32,8 @@ type DatabaseCase struct {
 	Data    json.RawMessage `json:"data"`
 	NewData any             `json:"newData"`
 	Now     string          `json:"now"`
+	// Query is a read's query as the rules saw it (query.* names).
+	Query any `json:"query,omitempty"`
 }
 
 var verdictExpectation = map[event.Verdict]string{event.Allow: "ALLOW", event.Deny: "DENY"}
@@ -96,6 +98,9 @@ events:
 			Operation: "read", Path: "/" + strings.Join(keys, "/"), Now: ev.At.UTC().Format(time.RFC3339Nano)}
 		if ev.Identity.Lens == event.LensUser {
 			c.Auth = &rtdb.AuthJSON{UID: ev.Identity.UID, Token: ev.Identity.Token}
+		}
+		if !dbWriteMethods[ev.Method] && ev.Seen != nil && ev.Seen.Query != nil {
+			c.Query = ev.Seen.Query
 		}
 		if dbWriteMethods[ev.Method] {
 			c.Operation = "write"

@@ -363,7 +363,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		last.ev = nil
 		switch {
 		case !dbWriteMethods[ev.Method]:
-			_, err = db.Get(who, nsOf(ns), path, nil, false)
+			err = db.JudgeRead(who, nsOf(ns), path, rulesQuery(ev.Seen), ev.Method)
 		case ev.Seen == nil: // a set of null (a delete) carries Seen with no data
 			div.Kind, div.Explanation = Unsupported, "the captured write carries no data (a capture older than write data in events), so it cannot be re-decided"
 			add(div)
@@ -458,6 +458,51 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		}
 	}
 	return sr, nil
+}
+
+// rulesQuery is a captured read's query as the rules saw it (nil for a
+// plain read).
+func rulesQuery(s *event.Seen) *rtdb.Query {
+	if s == nil {
+		return nil
+	}
+	m, ok := s.Query.(map[string]any)
+	if !ok {
+		return nil
+	}
+	q := &rtdb.Query{StartAt: jsonScalar(m["startAt"]), EndAt: jsonScalar(m["endAt"]), EqualTo: jsonScalar(m["equalTo"])}
+	q.OrderByKey, _ = m["orderByKey"].(bool)
+	q.OrderByPriority, _ = m["orderByPriority"].(bool)
+	q.OrderByValue, _ = m["orderByValue"].(bool)
+	q.OrderByChild, _ = m["orderByChild"].(string)
+	q.LimitToFirst = int(jsonInt(m["limitToFirst"]))
+	q.LimitToLast = int(jsonInt(m["limitToLast"]))
+	return q
+}
+
+// jsonScalar is a bound value as the rules take it: string, float64 or
+// bool (a fixture decodes numbers as json.Number).
+func jsonScalar(v any) any {
+	if n, ok := v.(json.Number); ok {
+		f, _ := n.Float64()
+		return f
+	}
+	return v
+}
+
+func jsonInt(v any) int64 {
+	switch x := v.(type) {
+	case json.Number:
+		i, _ := x.Int64()
+		return i
+	case float64:
+		return int64(x)
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return 0
 }
 
 // adminReplayable reports whether ev is an admin write the replay can

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,65 @@ func TestReplayDatabaseAcrossReset(t *testing.T) {
 	}
 	if want := []string{"now-denied /users/bob", "state-drift /users/bob/v"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("divergences %q, want %q", got, want)
+	}
+}
+
+// TestReplayDatabaseQueryRules: a read's query is captured as the rules
+// saw it, so rules on query.* decide the replayed reads (and derived
+// cases) as they decided the session's.
+func TestReplayDatabaseQueryRules(t *testing.T) {
+	const rules = `{"rules": {"posts": {".read": "auth != null && query.orderByKey && query.limitToFirst <= 10"}}}`
+	b, err := backend.Start(backend.Options{DatabaseRules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	db := b.Sandbox.Service("database").(*database.Database)
+	ns := database.DefaultNamespace(b.Project)
+	alice := identity.NewUser("alice", nil)
+	q, _, err := database.ParseRESTQuery(url.Values{"orderBy": {`"$key"`}, "limitToFirst": {"5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Get(alice, ns, "/posts", &q, false); err != nil {
+		t.Fatalf("the limited read: %v", err)
+	}
+	if _, err := db.Get(alice, ns, "/posts", nil, false); err == nil {
+		t.Fatal("a read without a query was allowed")
+	}
+	f, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := capture.Encode(f)
+	if f, err = capture.Decode(data); err != nil {
+		t.Fatal(err)
+	}
+	same, err := verify.Run(f, verify.Options{Services: []string{"database"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := same.Services["database"]; !s.OK || s.CheckedEvents != 2 {
+		t.Fatalf("same rules: %+v", s)
+	}
+	res, err := verify.Run(f, verify.Options{DatabaseRules: source.NewFile("c.json", strings.Replace(rules, "<= 10", "<= 3", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Services["database"].Divergences; len(d) != 1 || d[0].Kind != verify.NowDenied || !strings.Contains(d[0].Explanation, "limitToFirst") {
+		t.Fatalf("a smaller limit: %+v", d)
+	}
+	cases, err := verify.DeriveDatabaseCases(f, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(cases)
+	parsed, err := rtdb.ParseInput(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := rtdb.Compile(source.NewFile("database.rules.json", rules))
+	if rep := rs.Simulate(parsed.TestCases); rep.Passed != 2 || rep.Failed != 0 {
+		t.Errorf("the derived cases with their queries: %+v", rep)
 	}
 }

@@ -23,15 +23,32 @@ type RuleCoverage struct {
 }
 
 // Coverage is the rule coverage of a namespace since its rules were last
-// set: every rule any request evaluated, in source order.
+// set: every rule any request evaluated, and every expression of them with
+// how often it was true, false, an error, another value or skipped
+// (allowed requests included), in source order.
 type Coverage struct {
-	Namespace string         `json:"namespace"`
-	Rules     []RuleCoverage `json:"rules"`
+	Namespace   string              `json:"namespace"`
+	Rules       []RuleCoverage      `json:"rules"`
+	Expressions []rtdb.ExprCoverage `json:"expressions"`
 }
 
 type coverage struct {
 	mu sync.Mutex
 	m  map[covKey]*RuleCoverage
+	// exprs counts the expressions of the rules it was made for.
+	exprs      *rtdb.Coverage
+	exprsRules *rtdb.Ruleset
+}
+
+// exprsFor returns the expression counts of rs, starting them afresh when
+// the rules changed.
+func (c *coverage) exprsFor(rs *rtdb.Ruleset) *rtdb.Coverage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exprs == nil || c.exprsRules != rs {
+		c.exprs, c.exprsRules = rtdb.NewCoverage(rs), rs
+	}
+	return c.exprs
 }
 
 type covKey struct {
@@ -70,7 +87,7 @@ func (c *coverage) record(dec *rtdb.Decision) {
 
 func (c *coverage) reset() {
 	c.mu.Lock()
-	c.m = nil
+	c.m, c.exprs, c.exprsRules = nil, nil, nil
 	c.mu.Unlock()
 }
 
@@ -78,10 +95,14 @@ func (c *coverage) reset() {
 func (d *Database) Coverage(name string) Coverage {
 	ns := d.ns(name)
 	ns.cov.mu.Lock()
-	defer ns.cov.mu.Unlock()
-	out := Coverage{Namespace: name, Rules: []RuleCoverage{}}
+	out := Coverage{Namespace: name, Rules: []RuleCoverage{}, Expressions: []rtdb.ExprCoverage{}}
 	for _, rc := range ns.cov.m {
 		out.Rules = append(out.Rules, *rc)
+	}
+	exprs := ns.cov.exprs
+	ns.cov.mu.Unlock()
+	if exprs != nil {
+		out.Expressions = exprs.Expressions()
 	}
 	sort.Slice(out.Rules, func(i, j int) bool {
 		a, b := out.Rules[i], out.Rules[j]

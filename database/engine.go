@@ -237,6 +237,7 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	}
 	req.Auth = rulesAuth(who)
 	req.Now = d.env.Now()
+	req.Coverage = ns.cov.exprsFor(ns.rules)
 	dec, err := ns.rules.Evaluate(req)
 	if err != nil {
 		return false, nil, err.Error()
@@ -244,7 +245,7 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	ns.cov.record(&dec)
 	if !dec.Allowed {
 		// Re-decide with sub-expression traces for the explanation.
-		req.Trace = true
+		req.Trace, req.Coverage = true, nil
 		if full, err := ns.rules.Evaluate(req); err == nil {
 			dec = full
 		}
@@ -264,7 +265,7 @@ func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string
 	ok, dec, reason := d.decide(ns, who, req)
 	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
-		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(dec, reason)}
 	}
 	return dec, nil
 }
@@ -606,7 +607,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	ok, dec, reason := d.decide(ns, who, req)
 	d.emitWrite(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason, seen)
 	if !ok {
-		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason}
+		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
 	}
 	// Before the tree changes in place: the replaced values (detached by
 	// the write, so they stay as they are) and the shapes persistence

@@ -3,6 +3,7 @@ package database
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors; engine errors wrap one of them (errors.Is).
@@ -60,9 +61,27 @@ type Denied struct {
 	Path   string
 	Op     string
 	Reason string
+	// Why are the failing sub-expressions with their values, e.g.
+	// "auth.uid === $uid → 'bob' === 'alice' is false" (explain.Lines).
+	Why []string
 }
 
 func (e *Denied) Error() string { return "Permission denied" }
+
+// Message is what a client receives where the protocol carries a message
+// (the REST error body, the websocket status data): production's wording
+// first, so tools matching it still work, then why on the following lines
+// (the failing sub-expressions, else the reason).
+func (e *Denied) Message() string {
+	why := e.Why
+	if len(why) == 0 && e.Reason != "" {
+		why = []string{e.Reason}
+	}
+	if len(why) == 0 {
+		return "Permission denied"
+	}
+	return "Permission denied\n" + strings.Join(why, "\n")
+}
 
 // Unwrap returns ErrPermissionDenied.
 func (e *Denied) Unwrap() error { return ErrPermissionDenied }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/sim"
@@ -52,8 +53,9 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 	d.emitWrite(ns, method, path, who, v, dec, reason, nil)
 }
 
-// emitWrite is emitOp for a write: seen carries the data the caller sent,
-// so a replay (verify) can decide the write again, denied ones included.
+// emitWrite is emitOp with what the rules saw of the request: a write's
+// data as the caller sent it (denied writes too), a read's query, so a
+// replay (verify) can decide it again.
 func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) {
 	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
 		Request: &event.Request{Seen: seen}}
@@ -82,6 +84,16 @@ func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v v
 		r.Decision = &event.Decision{Engine: "database", Reason: reason}
 	}
 	d.emit(ev)
+}
+
+// why explains a denial: the failing sub-expressions of the (traced)
+// decision with their values.
+func why(dec *rtdb.Decision, reason string) []string {
+	if dec == nil {
+		return nil
+	}
+	exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+	return explain.Lines(exp.Decision, exp.Trace)
 }
 
 // emitRead is emitOp for a read: seen carries its query as the rules see

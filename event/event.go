@@ -243,6 +243,25 @@ type Seen struct {
 	// request's path (a Realtime Database update), as the caller sent
 	// them; Data is unset then.
 	Updates map[string]any `json:"updates,omitempty"`
+	// After is request.resource as the rules saw it: the document after
+	// the write, transforms applied (create and update).
+	After *Resource `json:"requestResource,omitempty"`
+	// Lookups are the documents the rules read (get, exists, getAfter,
+	// existsAfter) with what each read returned, so a re-run decides
+	// against exactly the state the request was decided on.
+	Lookups []Lookup `json:"lookups,omitempty"`
+	// Time is request.time.
+	Time time.Time `json:"time,omitzero"`
+}
+
+// Lookup is one document the rules read while deciding a request.
+type Lookup struct {
+	// Function is "get" for get()/exists() (committed state) or "getAfter"
+	// for getAfter()/existsAfter() (the state after the batch).
+	Function string `json:"function"`
+	Path     string `json:"path"`
+	Exists   bool   `json:"exists"`
+	Data     any    `json:"data,omitempty"`
 }
 
 // Resource is a document or object at one moment.

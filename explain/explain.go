@@ -95,6 +95,13 @@ func substitute(f event.Step, trace []event.Step) string {
 		if k < 0 {
 			return ""
 		}
+		if strings.HasPrefix(c.Value, "{") && strings.HasPrefix(rest[k+len(c.Text):], ".") {
+			// A map selected from (query.orderByKey, request.auth.uid):
+			// its whole value says less than the selection's text.
+			b.WriteString(rest[:k+len(c.Text)])
+			rest = rest[k+len(c.Text):]
+			continue
+		}
 		b.WriteString(rest[:k])
 		b.WriteString(c.Value)
 		rest = rest[k+len(c.Text):]

@@ -53,6 +53,15 @@ func TestLines(t *testing.T) {
 	if len(got) != 1 || got[0] != "b → error: Property b is undefined on object." {
 		t.Fatalf("%q", got)
 	}
+	// A map selected from keeps its text: its whole value would bury the
+	// selection (query.orderByKey → {"endAt":null,…}.orderByKey).
+	sel := []event.Step{
+		{Text: "query.orderByKey", Value: "false", Depth: 0},
+		{Text: "query", Value: `{"endAt":null,"orderByKey":false}`, Depth: 1},
+	}
+	if got := Lines(&event.Decision{Failing: sel[:1]}, sel); len(got) != 1 || got[0] != "query.orderByKey is false" {
+		t.Fatalf("selection from a map: %q", got)
+	}
 	if Lines(nil, nil) != nil {
 		t.Fatal("nil decision")
 	}

@@ -446,8 +446,76 @@ func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) Decision {
 	if req.Auth.IsAdmin() {
 		return Decision{Verdict: Allow, Reason: "admin bypasses rules"}
 	}
-	d := e.Rules().Authorize(ctx, req)
+	if !e.eventsOn() {
+		return e.Rules().Authorize(ctx, req)
+	}
+	// Record what the rules see, so the request event carries it and a
+	// re-run decides against exactly that (lookups included).
+	seen := &seenRequest{time: req.Time, after: req.After}
+	r := *req
+	if r.Get != nil {
+		r.Get = seen.record("get", r.Get)
+	}
+	if r.GetAfter != nil {
+		r.GetAfter = seen.record("getAfter", r.GetAfter)
+	}
+	d := e.Rules().Authorize(ctx, &r)
+	d.seen = seen
 	return d
+}
+
+// seenRequest is what the rules saw of one request beyond its resource and
+// data: request.time, request.resource, and each document read.
+type seenRequest struct {
+	time  time.Time
+	after *pb.Document
+	reads []seenRead
+}
+
+type seenRead struct {
+	fn, path string
+	doc      *pb.Document
+}
+
+// maxSeenReads bounds the lookups recorded per request (production allows
+// 20 distinct documents per batch; a decided-again denial reads them twice).
+const maxSeenReads = 40
+
+// record wraps l, recording each distinct document read through it.
+func (s *seenRequest) record(fn string, l Lookup) Lookup {
+	return func(path string) (*pb.Document, error) {
+		doc, err := l(path)
+		if err != nil {
+			return doc, err
+		}
+		for _, r := range s.reads {
+			if r.fn == fn && r.path == path {
+				return doc, err
+			}
+		}
+		if len(s.reads) < maxSeenReads {
+			s.reads = append(s.reads, seenRead{fn: fn, path: path, doc: doc})
+		}
+		return doc, err
+	}
+}
+
+// event renders it into the event's Seen.
+func (s *seenRequest) event(into *event.Seen, db DatabaseName) {
+	if s == nil || into == nil {
+		return
+	}
+	into.Time = s.time
+	if s.after != nil {
+		into.After = &event.Resource{Exists: true, Data: EncodeFields(s.after.Fields, db)}
+	}
+	for _, r := range s.reads {
+		l := event.Lookup{Function: r.fn, Path: r.path, Exists: r.doc != nil}
+		if r.doc != nil {
+			l.Data = EncodeFields(r.doc.Fields, db)
+		}
+		into.Lookups = append(into.Lookups, l)
+	}
 }
 
 // lookup returns a Lookup over the latest state (the writer's view, for

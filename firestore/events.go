@@ -70,6 +70,7 @@ func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin event.Ori
 	if u := s.op.w.GetUpdate(); u != nil {
 		seen.Data = withSentinels(EncodeFields(u.GetFields(), c.db.name), s.op.sentinels)
 	}
+	s.dec.seen.event(seen, c.db.name)
 	ev.Request.Seen = seen
 	e.emit(ev)
 }
@@ -120,14 +121,17 @@ func readEvent(who identity.Identity, m Method, path string, dec Decision, dur t
 	return ev
 }
 
-func (e *Engine) emitRead(who identity.Identity, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
+func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
 	if !e.eventsOn() {
 		return
 	}
 	ev := readEvent(who, m, path, dec, dur, v)
+	seen := &event.Seen{}
 	if m == MethodGet {
-		ev.Request.Seen = &event.Seen{Before: resourceOf(d)}
+		seen.Before = resourceOf(d)
 	}
+	dec.seen.event(seen, db)
+	ev.Request.Seen = seen
 	e.emit(ev)
 }
 
@@ -139,6 +143,7 @@ func (e *Engine) emitList(who identity.Identity, q *query, dec Decision, dur tim
 	}
 	ev := readEvent(who, MethodList, q.collPath(), dec, dur, v)
 	ev.Request.Seen = &event.Seen{Query: q.sq}
+	dec.seen.event(ev.Request.Seen, q.db)
 	e.emit(ev)
 }
 

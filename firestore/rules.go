@@ -66,6 +66,9 @@ type Decision struct {
 	// rules/sim case with the evaluated rules and expression traces). It is
 	// opaque to the engine, carried on denial errors and in events.
 	Explanation any
+	// seen is what the rules saw, recorded for the request event when
+	// events are on (Engine.authorize).
+	seen *seenRequest
 }
 
 // AuthzRequest is everything production's rules see for one request.

@@ -7,6 +7,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
@@ -32,31 +33,48 @@ func NewRulesGate(file *source.File) (*RulesGate, source.Diagnostics) {
 // Ruleset returns the compiled rules.
 func (g *RulesGate) Ruleset() *fsrules.Ruleset { return g.rs }
 
+// NewCoverage starts empty rule coverage counts of these rules, for
+// AuthorizeCounted.
+func (g *RulesGate) NewCoverage() *coverage.Coverage { return fsrules.NewCoverage(g.rs) }
+
 // Authorize implements Rules. An allowed request is decided without
 // sub-expression traces; a denied one is decided again with them, so its
 // explanation is complete (lookups read the same state: the engine holds
 // the database while it authorizes).
 func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
-	d := g.authorize(req, false)
+	return g.decide(req, nil)
+}
+
+// AuthorizeCounted is Authorize counting every expression the decision
+// evaluates into cov (from NewCoverage), allowed requests included: the
+// allowed decision stays untraced (counting costs a fraction of a trace),
+// and a denial's traced re-decision is not counted twice.
+func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest, cov *coverage.Coverage) Decision {
+	return g.decide(req, cov)
+}
+
+func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) Decision {
+	d := g.authorize(req, false, cov)
 	if d.Verdict != Allow {
-		d = g.authorize(req, true)
+		d = g.authorize(req, true, nil)
 	}
 	return d
 }
 
 // AuthorizeTraced decides with the full sub-expression trace, allowed or
-// not (rule coverage reads it).
+// not.
 func (g *RulesGate) AuthorizeTraced(_ context.Context, req *AuthzRequest) Decision {
-	return g.authorize(req, true)
+	return g.authorize(req, true, nil)
 }
 
-func (g *RulesGate) authorize(req *AuthzRequest, trace bool) Decision {
+func (g *RulesGate) authorize(req *AuthzRequest, trace bool, cov *coverage.Coverage) Decision {
 	r := &fsrules.Request{
 		Method:   string(req.Method),
 		Database: req.Database.Database,
 		Path:     req.Path,
 		Time:     req.Time,
 		Batch:    req.Group != nil,
+		Coverage: cov,
 	}
 	if req.Auth.Kind == identity.User {
 		r.Auth = &fsrules.Auth{UID: req.Auth.UID, Token: req.Auth.Token}

@@ -11,10 +11,12 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 type buf struct {
@@ -111,5 +113,28 @@ func TestQuietAndFormat(t *testing.T) {
 		Actor: event.Actor{Kind: event.ActorStudio}, Request: &event.Request{Verdict: event.Deny, Decision: &event.Decision{Reason: "no\nrule"}}})
 	if l.Message != "DENY storage write a/b unauthenticated via studio: no rule [evt-1]" {
 		t.Fatalf("%q", l.Message)
+	}
+}
+
+// The Realtime Database's denials get the same line: the deciding rule and
+// the failing sub-expression with its values.
+func TestDatabaseDenial(t *testing.T) {
+	bus, out, stop := runLog(t, Options{})
+	defer stop()
+	db, err := database.New(service.Env{Project: "p", Events: bus}, database.Options{Rules: `{"rules": {"users": {"$uid": {
+  ".write": "auth != null && auth.uid === $uid"}}}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Set(identity.NewUser("bob", nil), database.DefaultNamespace("p"), "/users/alice", "x", database.WriteOptions{}); err == nil {
+		t.Fatal("bob wrote alice's node")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	want := "pyric: DENY database set /users/alice uid=bob rule L2:14: auth.uid === $uid → 'bob' === 'alice' is false ["
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log:\n%s\nwant a line containing %q", out.String(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

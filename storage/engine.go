@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -43,6 +44,7 @@ type Engine struct {
 	lastGen int64
 
 	rulesMu   sync.RWMutex
+	counting  atomic.Bool // decisions count rule coverage (CollectCoverage)
 	rules     *liveRules
 	firestore srules.FirestoreLookup
 

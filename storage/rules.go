@@ -6,6 +6,7 @@ import (
 
 	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/coverage"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
@@ -16,6 +17,7 @@ type liveRules struct {
 	name, text string
 	rs         *srules.Ruleset
 	diags      source.Diagnostics
+	cov        *coverage.Coverage // rule coverage since these rules were loaded
 }
 
 // CompileError is returned by SetRules for source that does not compile;
@@ -54,7 +56,7 @@ func (e *Engine) SetRules(name, text string) (source.Diagnostics, error) {
 		return diags, &CompileError{File: f, Diags: diags}
 	}
 	e.rulesMu.Lock()
-	e.rules = &liveRules{name: name, text: text, rs: rs, diags: diags}
+	e.rules = &liveRules{name: name, text: text, rs: rs, diags: diags, cov: srules.NewCoverage(rs)}
 	e.rulesMu.Unlock()
 	e.emitRulesLoaded(name)
 	return diags, nil
@@ -76,6 +78,22 @@ func (e *Engine) Rules() (name, text string, loaded bool) {
 		return "", "", false
 	}
 	return e.rules.name, e.rules.text, true
+}
+
+// CollectCoverage makes every decision from now on count rule coverage
+// (each expression's values, allowed requests included) into the live
+// rules' Coverage. Nothing pays for counting until a consumer asks.
+func (e *Engine) CollectCoverage() { e.counting.Store(true) }
+
+// Coverage returns the rule coverage of the live rules since they were
+// loaded, or nil when none are loaded.
+func (e *Engine) Coverage() *coverage.Coverage {
+	e.rulesMu.RLock()
+	defer e.rulesMu.RUnlock()
+	if e.rules == nil {
+		return nil
+	}
+	return e.rules.cov
 }
 
 // noRulesNote is the explanation of a denial without rules: loud, so
@@ -108,6 +126,9 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 		Method: method, Bucket: bkt, Path: path, Time: e.env.Now(),
 		Resource: resource.rules(), Firestore: fs, NoTrace: true,
 	}
+	if e.counting.Load() {
+		req.Coverage = lr.cov
+	}
 	if method == srules.Create || method == srules.Update {
 		req.Incoming = incoming.rules()
 	}
@@ -118,7 +139,7 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 	if !d.Allowed() {
 		// A denial is decided again with sub-expression traces so its
 		// explanation is complete.
-		req.NoTrace = false
+		req.NoTrace, req.Coverage = false, nil
 		d = lr.rs.Decide(req)
 	}
 	return decision{allowed: d.Allowed(), by: "rules", d: d, reason: ReasonOf(d, method)}

@@ -10,15 +10,23 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
+	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/verify"
 )
 
 // diag is a diagnostic in the JSON the pages read.
@@ -60,10 +68,37 @@ type rulesReport struct {
 	Lint        []diag `json:"lint"`
 }
 
-func check(name, text string) rulesReport {
+func check(name, text string) rulesReport { return checkService("firestore", name, text) }
+
+// checkService compiles and lints a rules text of one service (firestore,
+// storage or database).
+func checkService(service, name, text string) rulesReport {
 	f := source.NewFile(name, text)
+	rep := rulesReport{File: name, Source: text, Lint: []diag{}}
+	switch service {
+	case "database":
+		res := rtdb.Lint(f)
+		var errs, warns source.Diagnostics
+		for _, d := range res.Diagnostics {
+			if d.Severity == source.Error {
+				errs = append(errs, d)
+			} else {
+				warns = append(warns, d)
+			}
+		}
+		rep.Compiles = len(errs) == 0 && !res.Unparseable
+		rep.Diagnostics, rep.Lint = diagsOf(f, errs), diagsOf(f, warns)
+		return rep
+	case "storage":
+		rs, ds := srules.Compile(f)
+		rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
+		if rs != nil {
+			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: "storage"}).Diagnostics)
+		}
+		return rep
+	}
 	rs, ds := fsrules.Compile(f)
-	rep := rulesReport{File: name, Source: text, Compiles: rs != nil, Diagnostics: diagsOf(f, ds), Lint: []diag{}}
+	rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
 	if rs != nil {
 		rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{}).Diagnostics)
 	}
@@ -109,19 +144,58 @@ func (s *Studio) rulesStatus() map[string]any {
 	return out
 }
 
-// rules serves the live Firestore rules with diagnostics, lint findings
-// and coverage.
+// rules serves the live rules of a service (?service=firestore, the
+// default, storage or database; ?ns= names an RTDB namespace) with
+// diagnostics, lint findings and coverage: each expression's true, false
+// and error counts since the rules were loaded, allowed requests included.
 func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Rules == nil {
-		fail(w, http.StatusNotFound, "Firestore is not served")
-		return
+	switch svc := r.URL.Query().Get("service"); svc {
+	case "", "firestore":
+		if s.opts.Rules == nil {
+			fail(w, http.StatusNotFound, "Firestore is not served")
+			return
+		}
+		name, text, loaded := s.opts.Rules.Base()
+		if name == "" {
+			name = "firestore.rules"
+		}
+		cov := []coverage.Expr{}
+		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
+			cov = c.Summary()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus(), "coverage": cov})
+	case "storage":
+		st, ok := sandbox.Lookup[*storage.Engine](s.sb)
+		if !ok {
+			fail(w, http.StatusNotFound, "Storage is not served")
+			return
+		}
+		name, text, loaded := st.Rules()
+		if name == "" {
+			name = "storage.rules"
+		}
+		cov := []coverage.Expr{}
+		if c := st.Coverage(); c != nil {
+			cov = c.Summary()
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "coverage": cov})
+	case "database":
+		db, ok := sandbox.Lookup[*database.Database](s.sb)
+		if !ok {
+			fail(w, http.StatusNotFound, "the Realtime Database is not served")
+			return
+		}
+		ns := r.URL.Query().Get("ns")
+		if ns == "" {
+			ns = database.DefaultNamespace(s.sb.Database().Project)
+		}
+		text := db.Rules(ns)
+		c := db.Coverage(ns)
+		writeJSON(w, http.StatusOK, map[string]any{"service": "database", "namespace": ns, "loaded": text != "",
+			"rules": checkService("database", "database.rules.json", text), "coverage": c.Expressions, "ruleCounts": c.Rules})
+	default:
+		fail(w, http.StatusBadRequest, "unknown service "+quote(svc)+": want firestore, storage or database")
 	}
-	name, text, loaded := s.opts.Rules.Base()
-	if name == "" {
-		name = "firestore.rules"
-	}
-	rep := check(name, text)
-	writeJSON(w, http.StatusOK, map[string]any{"loaded": loaded, "rules": rep, "status": s.rulesStatus(), "coverage": s.cov.exprs()})
 }
 
 // rulesCheck compiles and lints a posted text: {"source": "..."}.
@@ -162,12 +236,15 @@ type rerunResult struct {
 	Explanation []string        `json:"explanation,omitempty"`
 	Identity    event.Identity  `json:"identity"`
 	Rules       *rulesReport    `json:"rules,omitempty"` // set when the edited rules do not compile
+	// Notes say where the re-run could not use what the request saw (a
+	// document the recorded decision did not read); none means exact.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // rerun decides a recorded Firestore request again, as another identity
 // and/or against edited rules, without changing any state: the rules see
-// the event's recorded resource and request data, and get()/exists() read
-// the current state.
+// exactly what the request's rules saw (authzOf), so a re-run with the
+// same rules and identity reproduces the recorded verdict.
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.findEvent(w, r.PathValue("id"))
 	if !ok {
@@ -224,13 +301,13 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = ds
-	req, err := s.authzOf(r.Context(), ev, who)
+	req, notes, err := s.authzOf(r.Context(), ev, who)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	d := gate.AuthorizeTraced(r.Context(), req)
-	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who)}
+	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who), Notes: *notes}
 	switch d.Verdict {
 	case engine.Allow:
 		out.Verdict = event.Allow
@@ -270,62 +347,155 @@ func identityOfEvent(id event.Identity) (identity.Identity, error) {
 	return identity.Identity{}, fmt.Errorf("unknown lens %q", id.Lens)
 }
 
-// authzOf rebuilds the rules request of a recorded event.
-func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, error) {
+// authzOf rebuilds the rules request of a recorded event exactly as the
+// rules saw it: request.time, resource, request.resource (transforms
+// applied) and the query from what the event recorded, and get()/exists()
+// (getAfter()/existsAfter()) answered from the documents the decision read.
+// A document the recorded decision did not read (edited rules reading
+// more) is read from the state as of the request, while the database still
+// keeps that version, else from the current state; notes say which.
+//
+// The notes grow while the request is decided (lookups happen then).
+func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, *[]string, error) {
 	db := s.db()
-	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: ev.At}
+	seen := ev.Seen
+	if seen == nil {
+		seen = &event.Seen{}
+	}
+	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: seen.Time}
 	if req.Time.IsZero() {
-		req.Time = time.Now()
+		req.Time = ev.At
+	}
+	if ev.Group != nil {
+		req.Group = &engine.Group{ID: ev.Group.ID, Kind: string(ev.Group.Kind)}
+	}
+	notes := &[]string{}
+	recorded := map[string]map[string]*pb.Document{"get": {}, "getAfter": {}}
+	for _, l := range seen.Lookups {
+		var doc *pb.Document
+		if l.Exists {
+			fields, err := engine.DecodeFields(asMap(l.Data), db)
+			if err != nil {
+				return nil, nil, fmt.Errorf("recorded lookup %s: %w", l.Path, err)
+			}
+			doc = &pb.Document{Name: db.DocName(l.Path), Fields: fields}
+		}
+		if m := recorded[l.Function]; m != nil {
+			m[l.Path] = doc
+		}
+	}
+	// State as of the request: a write's rules read the state before its
+	// commit (request.time is the commit time).
+	at := req.Time
+	if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+		at = at.Add(-time.Microsecond)
 	}
 	admin := identity.AdminIdentity().Via(studioActor)
-	req.Get = func(p string) (*pb.Document, error) {
+	stateAt := func(p string) (*pb.Document, error) {
 		if err := engine.ValidateDocumentPath(p); err != nil {
 			return nil, err
 		}
-		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}})
+		bg := &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}}
+		if !at.IsZero() {
+			bg.ConsistencySelector = &pb.BatchGetDocumentsRequest_ReadTime{ReadTime: timestamppb.New(at.Truncate(time.Microsecond))}
+		}
+		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+		if err != nil && bg.ConsistencySelector != nil {
+			*notes = append(*notes, fmt.Sprintf("%s was read from the current state: the version as of the request is no longer kept (%v)", p, err))
+			bg.ConsistencySelector = nil
+			rs, err = s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+		} else if err == nil {
+			*notes = append(*notes, fmt.Sprintf("%s was not read by the recorded decision: read from the state as of the request", p))
+		}
 		if err != nil || len(rs) == 0 {
 			return nil, err
 		}
 		return rs[0].GetFound(), nil
 	}
+	req.Get = func(p string) (*pb.Document, error) {
+		if d, ok := recorded["get"][p]; ok {
+			return d, nil
+		}
+		return stateAt(p)
+	}
+	if req.Group != nil || len(recorded["getAfter"]) > 0 || req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+		req.GetAfter = func(p string) (*pb.Document, error) {
+			if d, ok := recorded["getAfter"][p]; ok {
+				return d, nil
+			}
+			*notes = append(*notes, fmt.Sprintf("getAfter(%s) was not recorded: the other writes of the batch are not replayed", p))
+			return req.Get(p)
+		}
+	}
+	if seen.Before != nil && seen.Before.Exists {
+		fields, err := fieldsOf(seen.Before.Data, db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded resource: %w", err)
+		}
+		req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
+	}
 	switch req.Method {
-	case engine.MethodGet, engine.MethodCreate, engine.MethodUpdate, engine.MethodDelete:
+	case engine.MethodGet, engine.MethodDelete:
+	case engine.MethodCreate, engine.MethodUpdate:
+		if seen.After != nil {
+			fields, err := engine.DecodeFields(asMap(seen.After.Data), db)
+			if err != nil {
+				return nil, nil, fmt.Errorf("recorded request.resource: %w", err)
+			}
+			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
+			break
+		}
+		// An event recorded before request.resource was: rebuild it from
+		// the stored resource and the data sent (transforms left out).
+		*notes = append(*notes, "request.resource was not recorded: rebuilt from the resource and the data sent, without transforms")
+		after := map[string]*pb.Value{}
+		if req.Resource != nil && req.Method == engine.MethodUpdate {
+			for k, v := range req.Resource.Fields {
+				after[k] = v
+			}
+		}
+		fields, err := fieldsOf(seen.Data, db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded request data: %w", err)
+		}
+		for k, v := range fields {
+			after[k] = v
+		}
+		req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
 	case engine.MethodList:
+		q, err := verify.StructuredQuery(seen.Query)
+		if err != nil {
+			return nil, nil, fmt.Errorf("recorded query: %w", err)
+		}
+		if q == nil {
+			q = &pb.StructuredQuery{}
+		}
 		parent, id := "", ev.Path
 		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
 			parent, id = ev.Path[:i], ev.Path[i+1:]
 		}
-		req.Query = &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: &pb.StructuredQuery{}}
-		return req, nil
+		qi := &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: q,
+			Where: q.GetWhere(), OrderBy: q.GetOrderBy(), Offset: q.GetOffset()}
+		if from := q.GetFrom(); len(from) == 1 && from[0].GetAllDescendants() {
+			qi.AllDescendants = true
+		}
+		if l := q.GetLimit(); l != nil {
+			v := l.GetValue()
+			qi.Limit = &v
+		}
+		req.Query = qi
 	default:
-		return nil, fmt.Errorf("cannot re-run method %q", ev.Method)
+		return nil, nil, fmt.Errorf("cannot re-run method %q", ev.Method)
 	}
-	if seen := ev.Seen; seen != nil {
-		if seen.Before != nil && seen.Before.Exists {
-			fields, err := fieldsOf(seen.Before.Data, db)
-			if err != nil {
-				return nil, fmt.Errorf("recorded resource: %w", err)
-			}
-			req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
-		}
-		if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate {
-			after := map[string]*pb.Value{}
-			if req.Resource != nil && req.Method == engine.MethodUpdate {
-				for k, v := range req.Resource.Fields {
-					after[k] = v
-				}
-			}
-			fields, err := fieldsOf(seen.Data, db)
-			if err != nil {
-				return nil, fmt.Errorf("recorded request data: %w", err)
-			}
-			for k, v := range fields {
-				after[k] = v
-			}
-			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
-		}
+	return req, notes, nil
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return map[string]any{}
 	}
-	return req, nil
+	return m
 }
 
 // fieldsOf decodes recorded JSON-form data, leaving out sentinel markers
@@ -347,12 +517,12 @@ func fieldsOf(data any, db engine.DatabaseName) (map[string]*pb.Value, error) {
 	return engine.DecodeFields(clean, db)
 }
 
-// coverage counts, from the event history, how each rule decided and
-// what each traced expression evaluated to. Denials carry full traces;
-// allows carry their deciding rule's trace when the engine traced it.
-type coverage struct{ bus *event.Bus }
+// verdictCounts counts, from the event history, the verdicts per service
+// and per deciding rule (the Home and Traffic pages); per-expression
+// coverage is counted by the engines (rules).
+type verdictCounts struct{ bus *event.Bus }
 
-func newCoverage(bus *event.Bus) *coverage { return &coverage{bus: bus} }
+func newVerdictCounts(bus *event.Bus) *verdictCounts { return &verdictCounts{bus: bus} }
 
 // ruleCount is allows/denies of one rule.
 type ruleCount struct {
@@ -363,7 +533,7 @@ type ruleCount struct {
 	Deny      int    `json:"deny"`
 }
 
-func (c *coverage) counts() map[string]any {
+func (c *verdictCounts) counts() map[string]any {
 	byService := map[string]map[string]int{}
 	rules := map[string]*ruleCount{}
 	for _, e := range c.bus.History() {
@@ -403,58 +573,4 @@ func (c *coverage) counts() map[string]any {
 		return list[i].Column < list[j].Column
 	})
 	return map[string]any{"byService": byService, "rules": list}
-}
-
-// exprCount is what one expression evaluated to, how often.
-type exprCount struct {
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Text    string `json:"text"`
-	True    int    `json:"true"`
-	False   int    `json:"false"`
-	Error   int    `json:"error"`
-	Other   int    `json:"other"`
-	Skipped int    `json:"skipped"`
-}
-
-func (c *coverage) exprs() []*exprCount {
-	m := map[string]*exprCount{}
-	for _, e := range c.bus.History() {
-		if e.Request == nil || e.Service != "firestore" || e.Request.Decision == nil {
-			continue
-		}
-		for _, er := range e.Request.Decision.Evaluated {
-			for _, st := range er.Trace {
-				k := fmt.Sprintf("%d:%d:%s", st.Line, st.Column, st.Text)
-				x := m[k]
-				if x == nil {
-					x = &exprCount{Line: st.Line, Column: st.Column, Text: st.Text}
-					m[k] = x
-				}
-				switch {
-				case st.Skipped:
-					x.Skipped++
-				case st.Error != "":
-					x.Error++
-				case st.Value == "true":
-					x.True++
-				case st.Value == "false":
-					x.False++
-				default:
-					x.Other++
-				}
-			}
-		}
-	}
-	out := make([]*exprCount, 0, len(m))
-	for _, x := range m {
-		out = append(out, x)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
-		}
-		return out[i].Column < out[j].Column
-	})
-	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 	fsserver "github.com/pyric/pyric/server/firestore"
+	"github.com/pyric/pyric/storage"
 )
 
 // Endpoint is one running service endpoint, as the Home page shows it.
@@ -65,7 +66,7 @@ type Studio struct {
 	opts Options
 	sb   *sandbox.Sandbox
 	mux  *http.ServeMux
-	cov  *coverage
+	cov  *verdictCounts
 }
 
 var studioActor = identity.Actor{Kind: identity.Studio}
@@ -76,7 +77,15 @@ func New(opts Options) http.Handler {
 		opts.Now = time.Now
 	}
 	s := &Studio{opts: opts, sb: opts.Sandbox, mux: http.NewServeMux()}
-	s.cov = newCoverage(s.sb.Events())
+	s.cov = newVerdictCounts(s.sb.Events())
+	// The Rules page shows coverage: decisions count it from now on
+	// (RTDB counts always).
+	if opts.Rules != nil {
+		opts.Rules.CollectCoverage()
+	}
+	if st, ok := sandbox.Lookup[*storage.Engine](s.sb); ok {
+		st.CollectCoverage()
+	}
 	s.routes()
 	return s
 }

@@ -110,13 +110,15 @@ var nodeWant = map[string]string{
 	"transaction":                                 `[true,1]`,
 	"transaction abort":                           `[false,1]`,
 	"contended transactions from two clients":     `[40,true]`,
-	"denied write":                                `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied"]`,
-	"denied read":                                 `"Permission denied"`,
-	"denied listen cancels":                       `"permission_denied at /users/alice"`,
-	"denied transaction":                          `"permission_denied"`,
-	"denied update writes nothing":                `["PERMISSION_DENIED",null]`,
-	"onDisconnect on abrupt disconnect":           `["online","offline"]`,
-	"onDisconnect cancel":                         `"online"`,
+	// Production's wording first, then why: the failing sub-expression
+	// with its values.
+	"denied write":                      `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied\nauth.uid === $uid → 'alice' === 'bob' is false"]`,
+	"denied read":                       `"Permission denied\nauth != null → null != null is false"`,
+	"denied listen cancels":             `"permission_denied at /users/alice"`,
+	"denied transaction":                `"permission_denied"`,
+	"denied update writes nothing":      `["PERMISSION_DENIED",null]`,
+	"onDisconnect on abrupt disconnect": `["online","offline"]`,
+	"onDisconnect cancel":               `"online"`,
 }
 
 // TestNodeSDK runs the Node build of the JS SDK over the websocket.
@@ -213,7 +215,7 @@ func TestNodeRevocation(t *testing.T) {
 		"sign-out revokes a listen":                        `[[{"n":1}],"permission_denied at /users/UID"]`,
 		"a write to data the rule reads revokes a listen":  `[[{"title":"x"},{"title":"y"}],"permission_denied at /docs/d1"]`,
 		"a revoked query listen is cancelled by its query": `[[{"a":1}],"permission_denied at /docs/d3",{"p":"/docs/d3","q":[{"i":".key","l":1,"vf":"l"}],"s":"permission_denied"}]`,
-		"query rules": `[["a","b"],"Permission denied","Permission denied","permission_denied at /capped"]`,
+		"query rules": `[["a","b"],"Permission denied\nquery.limitToFirst <= 2 → 3 <= 2 is false","Permission denied\nquery.orderByKey is false","permission_denied at /capped"]`,
 		"a reconnect re-listens with the hash and gets no data again":     `[true,0,2,2]`,
 		"a token expiring in use gets the ac push and the SDK reconnects": `[{"d":"Auth token is expired.","s":"expired_token"},null,[null,"after"]]`,
 	})

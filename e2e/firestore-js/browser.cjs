@@ -156,6 +156,10 @@ async function scenario({ host, port, project, longPolling, debug }) {
   await step('denied read', async () => {
     try { await fb.getDoc(fb.doc(anon, 'users/alice')); return 'allowed'; } catch (e) { return e.code; }
   });
+  await step('denied message explains', async () => {
+    // Over WebChannel: the status message the app's FirestoreError carries.
+    try { await fb.setDoc(fb.doc(bob, 'users/alice'), { name: 'Mallory' }); return 'allowed'; } catch (e) { return [e.code, e.message]; }
+  });
   await step('denied listen', () => new Promise(res => {
     fb.onSnapshot(fb.doc(anon, 'users/alice'), () => res('allowed'), e => res(e.code));
   }));

@@ -52,6 +52,7 @@ func TestBrowserWebChannel(t *testing.T) {
 	srv := fstest.Start(t, fstest.Options{Project: "demo-browser", Rules: browserRules})
 	steps := runScript(t, 3*time.Minute, "browser.cjs", "FS="+srv.Addr, "PROJECT=demo-browser", "CHROMIUM="+bin)
 	check(t, steps, browserWant)
+	explained(t, steps, `request.auth.uid == uid → 'bob' == 'alice' is false`)
 }
 
 // TestBrowserLongPolling is the same with experimentalForceLongPolling:
@@ -61,4 +62,5 @@ func TestBrowserLongPolling(t *testing.T) {
 	srv := fstest.Start(t, fstest.Options{Project: "demo-browser", Rules: browserRules})
 	steps := runScript(t, 3*time.Minute, "browser.cjs", "FS="+srv.Addr, "PROJECT=demo-browser", "CHROMIUM="+bin, "LONG_POLLING=1")
 	check(t, steps, browserWant)
+	explained(t, steps, `request.auth.uid == uid → 'bob' == 'alice' is false`)
 }

@@ -108,6 +108,10 @@ async function main() {
   });
   await step('denied write', () => code(fs.setDoc(fs.doc(bob, 'users/alice'), { name: 'Mallory' })));
   await step('denied read', () => code(fs.getDoc(fs.doc(anon, 'users/alice'))));
+  await step('denied message explains', async () => {
+    // Over gRPC: the status message the app's FirestoreError carries.
+    try { await fs.setDoc(fs.doc(bob, 'users/alice'), { name: 'Mallory' }); return 'allowed'; } catch (e) { return [e.code, e.message]; }
+  });
   await step('denied listen', () => new Promise(res => fs.onSnapshot(fs.doc(bob, 'users/alice'), () => res('allowed'), e => res(e.code))));
   await step('denied transaction', () => code(fs.runTransaction(bob, async tx => { await tx.get(fs.doc(bob, 'users/alice')); })));
   await step('writes still flow after denials', async () => {

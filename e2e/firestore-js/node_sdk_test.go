@@ -1,6 +1,7 @@
 package firestorejs
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,24 @@ func TestNodeSDK(t *testing.T) {
 	srv := fstest.Start(t, fstest.Options{Project: "demo-node", Rules: nodeRules})
 	steps := runScript(t, 2*time.Minute, "node_sdk.cjs", "FS="+srv.Addr, "PROJECT=demo-node")
 	checkKnown(t, steps, nodeWant, map[string]string{})
+	explained(t, steps, `request.auth.uid == uid → 'bob' == 'alice' is false`)
+}
+
+// explained checks the "denied message explains" step: after the
+// emulator's wording, the message the app receives names the failing
+// sub-expression with its values (Pyric only: the official emulator stops
+// at its wording).
+func explained(t *testing.T, steps []step, want string) {
+	t.Helper()
+	for _, s := range steps {
+		if s.Step == "denied message explains" {
+			if !s.OK || !strings.Contains(string(s.Got), "false for 'update' @ L") && !strings.Contains(string(s.Got), "false for 'create' @ L") || !strings.Contains(string(s.Got), want) {
+				t.Errorf("denied message explains: got %s, want the emulator's wording then %q", s.Got, want)
+			}
+			return
+		}
+	}
+	t.Error("no explanation step ran")
 }
 
 // nodeWant is what every step must return, on Pyric and on the official emulator.

@@ -59,7 +59,9 @@ func TestExecStatusAndEnv(t *testing.T) {
 }
 
 // TestExecRulesUnitTesting runs @firebase/rules-unit-testing under pyric
-// exec, discovering Firestore through the hub only.
+// exec, discovering Firestore, the Realtime Database and Storage through
+// the hub only; each denial reaches the test, explained where the SDK
+// passes the server's message on.
 func TestExecRulesUnitTesting(t *testing.T) {
 	e2etest.NeedNode(t)
 	t.Setenv("NODE_PATH", filepath.Join(e2etest.JSDir(), "node_modules"))
@@ -74,10 +76,20 @@ func TestExecRulesUnitTesting(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	var got struct{ Hub, Project, Firestore, Code, Message string }
+	var got struct {
+		Hub, Project, Firestore, Code, Message string
+		Database, DBCode, DBMessage            string
+		Storage, StorageCode                   string
+	}
 	e2etest.LastJSONLine(t, stdout.String(), &got)
 	if got.Project != "demo-exec-rut" || got.Hub == "" || !strings.HasPrefix(got.Firestore, "127.0.0.1:") || got.Code != "permission-denied" {
 		t.Fatalf("got %+v", got)
+	}
+	if !strings.HasPrefix(got.Database, "127.0.0.1:") || got.DBCode != "PERMISSION_DENIED" || !strings.Contains(got.DBMessage, "auth.uid === $uid → 'alice' === 'bob' is false") {
+		t.Errorf("database through the hub: %+v", got)
+	}
+	if !strings.HasPrefix(got.Storage, "127.0.0.1:") || got.StorageCode != "storage/unauthorized" {
+		t.Errorf("storage through the hub: %+v", got)
 	}
 	if !strings.Contains(got.Message, "false for 'create' @ L5") || !strings.Contains(got.Message, "request.auth.uid == uid → 'alice' == 'bob' is false") {
 		t.Errorf("the denial is not explained: %q", got.Message)

@@ -50,11 +50,21 @@ type Env struct {
 	MaxDuration time.Duration
 	// Trace records a sub-expression trace for every evaluated rule.
 	Trace bool
+	// Count, when set, sees every node evaluation, traced or not: rule
+	// coverage counts through it without paying for a trace.
+	Count Counter
 	// Prove decides an operation involving a value.Constraint (a field of
 	// any document a list query could return): op is ==, !=, <, <=, >, >=,
 	// "in" (x in y) or "is" (y is the type name as a String). Nil means
 	// constraints can't be decided: every such operation is an error.
 	Prove func(op string, x, y value.Value) value.Value
+}
+
+// Counter sees each evaluation of a node: v is its value (a *value.Error
+// for an error), nil when short-circuiting left the node unevaluated.
+// Parenthesized expressions are seen as what they enclose.
+type Counter interface {
+	Count(n ast.Expr, v value.Value)
 }
 
 // ServiceFuncs are a service's builtins for one request.
@@ -235,6 +245,12 @@ func (r *Run) skip(e ast.Expr, depth int) {
 	if i := r.record(e, depth); i >= 0 {
 		r.steps[i].Skipped = true
 	}
+	if r.env.Count != nil {
+		for p, ok := e.(*ast.Paren); ok; p, ok = e.(*ast.Paren) {
+			e = p.X
+		}
+		r.env.Count.Count(e, nil)
+	}
 }
 
 func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
@@ -258,15 +274,19 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 		}
 	}
-	i := r.record(e, depth)
-	if i < 0 {
-		return r.evalNode(e, fr, depth)
+	var v value.Value
+	if i := r.record(e, depth); i < 0 {
+		v = r.evalNode(e, fr, depth)
+	} else {
+		parent := r.cur
+		r.cur = i
+		v = r.evalNode(e, fr, depth)
+		r.cur = parent
+		r.steps[i].Value = v
 	}
-	parent := r.cur
-	r.cur = i
-	v := r.evalNode(e, fr, depth)
-	r.cur = parent
-	r.steps[i].Value = v
+	if r.env.Count != nil {
+		r.env.Count.Count(e, v)
+	}
 	return v
 }
 

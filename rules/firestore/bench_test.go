@@ -69,6 +69,37 @@ func BenchmarkDecideRealistic(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 	})
+	// Rule coverage of an allowed request: the counter path, against
+	// tracing it to count from the trace.
+	b.Run("no-trace+coverage", func(b *testing.B) {
+		r := *req
+		r.Coverage = NewCoverage(rs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			rs.decide(&r, false)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	// Each request at its own time, as in a server: `request` is a new
+	// value every time (kept up to coverage.MaxValues, then elided).
+	b.Run("no-trace+coverage/new-time", func(b *testing.B) {
+		r := *req
+		r.Coverage = NewCoverage(rs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r.Time = now.Add(time.Duration(i) * time.Millisecond)
+			rs.decide(&r, false)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
+	b.Run("trace+coverage", func(b *testing.B) {
+		cov := NewCoverage(rs)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			cov.Record(rs.Decide(req).Rules)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	})
 }
 
 // BenchmarkDecideBudgetHeavy evaluates a rule near the 1,000-expression

@@ -7,6 +7,7 @@ package firestore
 
 import (
 	"fmt"
+	"github.com/pyric/pyric/rules/coverage"
 	"strings"
 	"time"
 
@@ -132,6 +133,9 @@ type Request struct {
 	GetAfter Lookup
 	// Batch raises the lookup limit to MaxLookupsBatch.
 	Batch bool
+	// Coverage, when set, counts every expression the decision evaluates
+	// (traced or not) into it; it must be NewCoverage of this ruleset.
+	Coverage *coverage.Coverage
 
 	// TestAPI evaluates with the Rules Test API's conventions, which the
 	// recorded conformance verdicts follow: an absent auth or resource is
@@ -271,6 +275,11 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	}
 	lk := newLookups(r, req, db)
 	env := &eval.Env{Program: r.prog, Globals: r.globals(req, db, lk), Service: lk, Trace: trace}
+	if req.Coverage != nil {
+		t := req.Coverage.Tally()
+		env.Count = t
+		defer t.Flush()
+	}
 	if req.Method == List {
 		var cs []Constraint
 		if req.Query != nil {
@@ -311,3 +320,7 @@ func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
 	d.Annotate(&c)
 	return c
 }
+
+// NewCoverage starts empty rule coverage counts for rs; set it as
+// Request.Coverage to count decisions into it.
+func NewCoverage(rs *Ruleset) *coverage.Coverage { return coverage.New(rs.AST(), rs.File()) }

@@ -52,6 +52,9 @@ type Request struct {
 	Query *Query
 	// Trace records the sub-expression trace of every evaluated rule.
 	Trace bool
+	// Coverage, when set, counts every expression the request evaluates
+	// (traced or not) into it; it must be NewCoverage of this ruleset.
+	Coverage *Coverage
 }
 
 // Query describes a read's query as .read rules see it: query.orderByKey,
@@ -168,10 +171,11 @@ func (rs *Ruleset) match(keys []string) []step {
 
 // evaluation carries one request through its rules.
 type evaluation struct {
-	rs   *Ruleset
-	req  *Request
-	base env
-	dec  Decision
+	rs    *Ruleset
+	req   *Request
+	base  env
+	dec   Decision
+	tally *tally
 }
 
 // Evaluate judges a request. The error is non-nil only for a request that
@@ -194,6 +198,10 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 		now = time.Now()
 	}
 	ev := &evaluation{rs: rs, req: &req, dec: Decision{Deciding: -1}}
+	if req.Coverage != nil {
+		ev.tally = &tally{}
+		defer func() { req.Coverage.flush(ev.tally) }()
+	}
 	ev.base = env{auth: authValue(req.Auth), root: req.Data, now: float64(now.UnixMilli())}
 	steps := rs.match(keys)
 	ev.dec.Bindings = steps[len(steps)-1].vars
@@ -281,7 +289,7 @@ func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, 
 	e := ev.base
 	e.path = loc
 	e.vars = vars
-	x := &evaluator{env: &e, r: r, trace: ev.req.Trace}
+	x := &evaluator{env: &e, r: r, trace: ev.req.Trace, tally: ev.tally}
 	ok, err := x.run()
 	verdict := sim.VerdictDeny
 	msg := "at " + joinPath(loc)

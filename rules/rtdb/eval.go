@@ -33,6 +33,7 @@ type evaluator struct {
 	trace bool
 	exprs []sim.Expr
 	depth int
+	tally *tally // counts each evaluation for Request.Coverage; nil when not counting
 }
 
 // evalError is a runtime error of a rule expression. It denies the rule.
@@ -62,6 +63,19 @@ func (e *evaluator) run() (bool, error) {
 }
 
 func (e *evaluator) eval(n expr.Node) (any, error) {
+	if e.tally == nil {
+		return e.evalTraced(n)
+	}
+	v, err := e.evalTraced(n)
+	switch n.(type) {
+	case *expr.Paren, *expr.Literal, *expr.Regex:
+	default:
+		e.tally.add(e.r, n, outcomeOf(v, err))
+	}
+	return v, err
+}
+
+func (e *evaluator) evalTraced(n expr.Node) (any, error) {
 	if !e.trace {
 		return e.evalNode(n)
 	}
@@ -93,6 +107,13 @@ func (e *evaluator) traceEntry(n expr.Node) sim.Expr {
 
 // skip records a sub-expression short-circuiting left unevaluated.
 func (e *evaluator) skip(n expr.Node) {
+	if e.tally != nil {
+		x := n
+		for p, ok := x.(*expr.Paren); ok; p, ok = x.(*expr.Paren) {
+			x = p.X
+		}
+		e.tally.add(e.r, x, outcomeSkipped)
+	}
 	if e.trace {
 		x := e.traceEntry(n)
 		x.Skipped = true

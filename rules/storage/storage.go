@@ -33,6 +33,7 @@ package storage
 
 import (
 	"fmt"
+	"github.com/pyric/pyric/rules/coverage"
 	"strings"
 	"time"
 
@@ -198,6 +199,9 @@ type Request struct {
 	// and messages are still reported), for callers that only need the
 	// verdict.
 	NoTrace bool
+	// Coverage, when set, counts every expression the decision evaluates
+	// (traced or not) into it; it must be NewCoverage of this ruleset.
+	Coverage *coverage.Coverage
 }
 
 // Decision is the verdict on a request with its explanation.
@@ -284,6 +288,11 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
 		Trace:      !req.NoTrace,
 	}
+	if req.Coverage != nil {
+		t := req.Coverage.Tally()
+		env.Count = t
+		defer t.Flush()
+	}
 	run := eval.NewRun(env)
 	file := r.prog.File
 	hinted := map[string]bool{}
@@ -343,3 +352,7 @@ func isIdentAt(text string, offset int, name string) bool {
 	}
 	return true
 }
+
+// NewCoverage starts empty rule coverage counts for rs; set it as
+// Request.Coverage to count decisions into it.
+func NewCoverage(rs *Ruleset) *coverage.Coverage { return coverage.New(rs.AST(), rs.File()) }

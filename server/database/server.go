@@ -239,7 +239,7 @@ func statusOf(err error) (int, string) {
 	var e *database.Error
 	switch {
 	case errors.As(err, &den):
-		return http.StatusUnauthorized, "Permission denied"
+		return http.StatusUnauthorized, den.Message()
 	case errors.Is(err, database.ErrIndexNotDefined), errors.Is(err, database.ErrInvalidQuery),
 		errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
 		if errors.As(err, &e) {

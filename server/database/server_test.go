@@ -97,12 +97,12 @@ func TestREST(t *testing.T) {
 		{"query without orderBy", "GET", `/public/items.json?limitToFirst=1`, ``, nil, 400, `{"error":"orderBy must be defined when other query parameters are defined"}`},
 		{"bad orderBy", "GET", `/public/items.json?orderBy=n`, ``, nil, 400, `{"error":"orderBy must be a valid JSON encoded path"}`},
 		{"shallow with query", "GET", `/public/items.json?orderBy="n"&shallow=true`, ``, nil, 400, `{"error":"Mixing 'shallow' and querying parameters is not supported"}`},
-		{"denied read", "GET", "/users/alice.json", ``, nil, 401, `{"error":"Permission denied"}`},
+		{"denied read", "GET", "/users/alice.json", ``, nil, 401, `{"error":"Permission denied\nauth != null → null != null is false"}`},
 		{"user write", "PUT", "/users/alice.json", `{"name":"A"}`, []string{"Authorization", "Bearer " + mockToken("alice")}, 200, `{"name":"A"}`},
-		{"other user write", "PUT", "/users/alice.json", `{"name":"B"}`, []string{"Authorization", "Bearer " + mockToken("bob")}, 401, `{"error":"Permission denied"}`},
+		{"other user write", "PUT", "/users/alice.json", `{"name":"B"}`, []string{"Authorization", "Bearer " + mockToken("bob")}, 401, `{"error":"Permission denied\nauth.uid === $uid → 'bob' === 'alice' is false"}`},
 		{"owner bypasses rules", "GET", "/users/alice.json", ``, []string{"Authorization", owner}, 200, `{"name":"A"}`},
 		{"auth_variable_override", "GET", "/users/alice.json?auth_variable_override=" + url.QueryEscape(`{"uid":"alice"}`), ``, []string{"Authorization", owner}, 200, `{"name":"A"}`},
-		{"override null", "GET", "/users/alice.json?auth_variable_override=null", ``, []string{"Authorization", owner}, 401, `{"error":"Permission denied"}`},
+		{"override null", "GET", "/users/alice.json?auth_variable_override=null", ``, []string{"Authorization", owner}, 401, `{"error":"Permission denied\nauth != null → null != null is false"}`},
 		{"override needs admin", "GET", "/users/alice.json?auth_variable_override=null", ``, nil, 401, `{"error":"auth_variable_override can only be used with admin credentials"}`},
 		{"bad token", "GET", "/public.json", ``, []string{"Authorization", "Bearer garbage"}, 401, `{"error":"Could not parse auth token."}`},
 		{"invalid json", "PUT", "/public/y.json", `{nope`, nil, 400, `{"error":"Invalid data; couldn't parse JSON object, array, or value."}`},
@@ -140,6 +140,10 @@ func TestREST(t *testing.T) {
 			MatchPath, Kind              string
 			Evaluations, Allowed, Denied int
 		}
+		Expressions []struct {
+			MatchPath, Kind, Text string
+			True, False, Skipped  int
+		}
 	}
 	if err := json.Unmarshal([]byte(cov.body), &c); err != nil || c.Namespace != "demo-default-rtdb" {
 		t.Fatalf("coverage %s", cov.body)
@@ -152,6 +156,16 @@ func TestREST(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("coverage lacks /users/$uid .write allowed and denied: %s", cov.body)
+	}
+	// Expression counts include the allowed write (decided untraced).
+	found = false
+	for _, x := range c.Expressions {
+		if x.MatchPath == "/users/$uid" && x.Kind == ".write" && x.Text == "auth.uid === $uid" && x.True >= 1 && x.False >= 1 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("coverage lacks the true and false counts of auth.uid === $uid: %s", cov.body)
 	}
 	r := do(t, srv, "GET", "/public/list.json?shallow=true", "")
 	var m map[string]bool

@@ -249,7 +249,7 @@ func wireStatus(err error) (string, any) {
 	case err == nil:
 		return "ok", ""
 	case errors.As(err, &den):
-		return "permission_denied", "Permission denied"
+		return "permission_denied", den.Message()
 	case errors.Is(err, database.ErrStale):
 		return "datastale", "The transaction needs to be run again with current data"
 	case errors.Is(err, database.ErrTooBig):

@@ -5,69 +5,33 @@ import (
 	"html"
 	"net/http"
 	"strings"
-	"sync"
 
-	engine "github.com/pyric/pyric/firestore"
-	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/coverage"
 )
 
 // Rule coverage, as the official emulator's GET …:ruleCoverage reports it,
-// is counted by rules/firestore's Coverage from the typed traces of the
-// engine's decisions: the handler only keeps one Coverage per project for
-// the rules that made its counts, and serves the report.
+// is counted by rules/coverage from every decision of the live rules
+// (RulesManager.CollectCoverage): the handler turns counting on and serves
+// the report of the project's live rules.
 
-// coverage counts evaluations of each project's live rules.
-type coverage struct {
-	s *Server
+// ruleCoverage serves one project's rule coverage.
+type ruleCoverage struct{ s *Server }
 
-	startOnce sync.Once
-	mu        sync.Mutex
-	byProject map[string]*projectCoverage
-}
+// newCoverage prepares rule coverage; it counts once started.
+func newCoverage(s *Server) *ruleCoverage { return &ruleCoverage{s: s} }
 
-// projectCoverage is one project's counts for the rules that made them.
-type projectCoverage struct {
-	rules *liveRules
-	cov   *fsrules.Coverage
-}
-
-// newCoverage prepares rule coverage; it records once started.
-func newCoverage(s *Server) *coverage {
-	return &coverage{s: s, byProject: map[string]*projectCoverage{}}
-}
-
-// start records every decision from now on. Coverage starts when rules are
+// start counts every decision from now on. Coverage starts when rules are
 // loaded through the emulator endpoint (as @firebase/rules-unit-testing and
-// firebase-tools do before a test run) or when a report is first asked
-// for, because tracing every decision costs several times an untraced one.
-func (c *coverage) start() {
-	c.startOnce.Do(func() { c.s.Rules().Observe(c.record) })
-}
-
-// record counts a decision; new rules for a project start its counts
-// afresh.
-func (c *coverage) record(project string, lr *liveRules, d engine.Decision) {
-	exp, ok := d.Explanation.(*fsrules.Decision)
-	if !ok || lr.gate == nil {
-		return
-	}
-	c.mu.Lock()
-	pc := c.byProject[project]
-	if pc == nil || pc.rules != lr {
-		pc = &projectCoverage{rules: lr, cov: fsrules.NewCoverage(lr.gate.Ruleset())}
-		c.byProject[project] = pc
-	}
-	c.mu.Unlock()
-	pc.cov.Record(exp)
-}
+// firebase-tools do before a test run) or when a report is first asked for.
+func (c *ruleCoverage) start() { c.s.Rules().CollectCoverage() }
 
 type coverageReport struct {
-	Rules  *rulesSource            `json:"rules,omitempty"`
-	Report []*fsrules.CoverageNode `json:"report,omitempty"`
+	Rules  *rulesSource     `json:"rules,omitempty"`
+	Report []*coverage.Node `json:"report,omitempty"`
 }
 
 // report builds the coverage tree of project's live rules.
-func (c *coverage) report(project string) coverageReport {
+func (c *ruleCoverage) report(project string) coverageReport {
 	lr := c.s.Rules().rules(project)
 	if lr == nil {
 		return coverageReport{}
@@ -77,16 +41,9 @@ func (c *coverage) report(project string) coverageReport {
 		name = "firestore.rules"
 	}
 	out := coverageReport{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: lr.text}}}}
-	if lr.gate == nil {
-		return out
+	if lr.gate != nil {
+		out.Report = lr.coverage(project).Report()
 	}
-	c.mu.Lock()
-	pc := c.byProject[project]
-	c.mu.Unlock()
-	if pc == nil || pc.rules != lr {
-		pc = &projectCoverage{rules: lr, cov: fsrules.NewCoverage(lr.gate.Ruleset())}
-	}
-	out.Report = pc.cov.Report()
 	return out
 }
 
@@ -114,8 +71,8 @@ func (h *httpHandler) ruleCoverageHTML(w http.ResponseWriter, ep emulatorPath) {
 		fmt.Fprintf(&b, "%4d  %s\n", i+1, html.EscapeString(line))
 	}
 	b.WriteString("</pre><table><tr><th>where</th><th>expression</th><th>values</th></tr>")
-	var rows func(n *fsrules.CoverageNode, depth int)
-	rows = func(n *fsrules.CoverageNode, depth int) {
+	var rows func(n *coverage.Node, depth int)
+	rows = func(n *coverage.Node, depth int) {
 		cls := ""
 		if len(n.Values) == 0 {
 			cls = ` class="none"`

@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/coverage"
 	"strings"
 	"testing"
 )
@@ -154,7 +154,7 @@ service cloud.firestore {
 `
 
 // shape renders a report as line:col:offset-end[children] per node.
-func shape(ns []*fsrules.CoverageNode) string {
+func shape(ns []*coverage.Node) string {
 	var parts []string
 	for _, n := range ns {
 		s := fmt.Sprintf("%d:%d:%d-%d", n.SourcePosition.Line, n.SourcePosition.Column, n.SourcePosition.CurrentOffset, n.SourcePosition.EndOffset)
@@ -198,7 +198,7 @@ func TestEmulatorRuleCoverage(t *testing.T) {
 		if got := shape(rep.Report); got != want {
 			t.Errorf("report shape\n got %s\nwant %s", got, want)
 		}
-		vals := func(n *fsrules.CoverageNode) string {
+		vals := func(n *coverage.Node) string {
 			var s []string
 			for _, v := range n.Values {
 				var c bytes.Buffer

@@ -47,7 +47,7 @@ func (h *httpHandler) Drain() { h.wc.Drain() }
 type httpHandler struct {
 	s   *Server
 	wc  *webChannel
-	cov *coverage
+	cov *ruleCoverage
 }
 
 // maxBodyBytes bounds a request body. Production limits a request to

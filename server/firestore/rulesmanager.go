@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/rules/coverage"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -28,8 +30,8 @@ type RulesManager struct {
 	// replaces (the project `pyric serve` runs), as firebase-tools re-PUTs
 	// the file for its project.
 	home string
-	// observe, when set, sees every decision (rule coverage).
-	observe func(project string, lr *liveRules, d engine.Decision)
+	// counting says decisions count rule coverage (CollectCoverage).
+	counting atomic.Bool
 }
 
 // liveRules is one loaded ruleset.
@@ -37,6 +39,26 @@ type liveRules struct {
 	name, text string
 	gate       *engine.RulesGate
 	diags      source.Diagnostics
+
+	// covs is each project's rule coverage of these rules (the rules file
+	// serves many projects; the emulator reports coverage per project).
+	covMu sync.Mutex
+	covs  map[string]*coverage.Coverage
+}
+
+// coverage returns project's counts of these rules, starting them.
+func (lr *liveRules) coverage(project string) *coverage.Coverage {
+	lr.covMu.Lock()
+	defer lr.covMu.Unlock()
+	c := lr.covs[project]
+	if c == nil {
+		if lr.covs == nil {
+			lr.covs = map[string]*coverage.Coverage{}
+		}
+		c = lr.gate.NewCoverage()
+		lr.covs[project] = c
+	}
+	return c
 }
 
 // NewRulesManager manages the rules of e and installs itself as e's rules
@@ -187,22 +209,24 @@ func (m *RulesManager) Authorize(ctx context.Context, req *engine.AuthzRequest) 
 	if lr == nil {
 		return engine.NoRules{}.Authorize(ctx, req)
 	}
-	m.mu.RLock()
-	observe := m.observe
-	m.mu.RUnlock()
-	if observe == nil {
-		return lr.gate.Authorize(ctx, req)
+	if m.counting.Load() {
+		return lr.gate.AuthorizeCounted(ctx, req, lr.coverage(req.Database.Project))
 	}
-	d := lr.gate.AuthorizeTraced(ctx, req)
-	observe(req.Database.Project, lr, d)
-	return d
+	return lr.gate.Authorize(ctx, req)
 }
 
-// Observe registers fn to see every decision, fully traced, with the rules
-// that made it. Tracing every decision costs several times an untraced
-// one, so only rule coverage observes, and only once asked for.
-func (m *RulesManager) Observe(fn func(project string, lr *liveRules, d engine.Decision)) {
-	m.mu.Lock()
-	m.observe = fn
-	m.mu.Unlock()
+// CollectCoverage makes every decision from now on count rule coverage
+// (each expression's values, allowed requests included) into the live
+// rules' Coverage. Counting costs a fraction of a decision, not a trace,
+// but nothing pays it until a coverage consumer (the emulator's
+// ruleCoverage endpoint, the Studio) asks.
+func (m *RulesManager) CollectCoverage() { m.counting.Store(true) }
+
+// Coverage returns project's rule coverage of its live rules since they
+// were loaded, or nil when none are loaded.
+func (m *RulesManager) Coverage(project string) *coverage.Coverage {
+	if lr := m.rules(project); lr != nil {
+		return lr.coverage(project)
+	}
+	return nil
 }

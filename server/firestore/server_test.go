@@ -83,3 +83,35 @@ func TestRulesPerProject(t *testing.T) {
 		t.Errorf("after a new rules file: a %v home %v, want true false", get("a"), get("home"))
 	}
 }
+
+// TestCoveragePerProject: projects sharing the rules file count coverage
+// apart (the emulator reports it per project), allowed requests included.
+func TestCoveragePerProject(t *testing.T) {
+	e := engine.New(engine.Options{})
+	m := NewRulesManager(e)
+	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /x/{id} { allow read: if id == 'y'; }\n  }\n}\n"
+	if _, err := m.Set("firestore.rules", src); err != nil {
+		t.Fatal(err)
+	}
+	m.CollectCoverage()
+	get := func(project, id string) {
+		e.GetDocument(context.Background(), identity.Anonymous(), &pb.GetDocumentRequest{Name: "projects/" + project + "/databases/(default)/documents/x/" + id})
+	}
+	get("a", "y") // allowed
+	get("a", "y") // allowed
+	get("b", "z") // denied
+	counts := func(project string) (tr, fa int) {
+		for _, x := range m.Coverage(project).Summary() {
+			if x.Text == "id == 'y'" {
+				return x.True, x.False
+			}
+		}
+		return -1, -1
+	}
+	if tr, fa := counts("a"); tr != 2 || fa != 0 {
+		t.Errorf("project a: true %d false %d, want 2 and 0", tr, fa)
+	}
+	if tr, fa := counts("b"); tr != 0 || fa != 1 {
+		t.Errorf("project b: true %d false %d, want 0 and 1", tr, fa)
+	}
+}

@@ -187,6 +187,9 @@ func TestFirebaseAPI(t *testing.T) {
 	}
 	if r := s.do("GET", "/v0/b/"+bkt+"/o?prefix=users%2Fbob%2F", "", "Authorization", alice); r.status != 403 {
 		t.Errorf("denied list: %d", r.status)
+	} else if want := `"message":"Permission denied. denied by allow read, write at L5 in match /b/{bucket}/o/users/{uid}/{path=**}\nrequest.auth.uid == uid → 'alice' == 'bob' is false"`; !strings.Contains(r.body, want) {
+		// Production's words first, then why.
+		t.Errorf("denied list body %s lacks %s", r.body, want)
 	}
 
 	// Delete: 204, then 404.

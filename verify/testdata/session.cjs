@@ -37,7 +37,8 @@ async function main() {
   const alice = mk('alice', 'alice');
   const bob = mk('bob', 'bob');
   const { ref, set, get, update, push, remove, onValue, serverTimestamp } = rtdb;
-  const code = async p => { try { await p; return 'ok'; } catch (e) { return e.code || e.message; } };
+  // The code, or the message's first line (the rest explains the denial).
+  const code = async p => { try { await p; return 'ok'; } catch (e) { return e.code || e.message.split('\n')[0]; } };
   const enc = s => new TextEncoder().encode(s);
 
   // Realtime Database.

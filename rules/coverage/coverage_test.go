@@ -1,11 +1,11 @@
-package firestore
+package coverage
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -41,29 +41,22 @@ func TestCoverageValueForms(t *testing.T) {
 	}
 }
 
-func TestCoverageCountsTracedDecisions(t *testing.T) {
-	rs, diags := Compile(source.NewFile("firestore.rules", `rules_version = '2';
-service cloud.firestore {
-  match /databases/{database}/documents {
-    match /a/{id} {
-      allow get: if request.auth != null && resource.data.n > 3;
-    }
-  }
-}`))
-	if rs == nil {
-		t.Fatal(diags)
+// An expression keeps at most MaxValues distinct values; the rest are
+// counted under Elided.
+func TestCoverageBoundsValues(t *testing.T) {
+	c := New(nil, nil)
+	n := &ast.Ident{Name: "request"}
+	for i := range MaxValues + 50 {
+		c.add(n, []byte(coverageValue(value.Int(i), false)))
 	}
-	cov := NewCoverage(rs)
-	for _, n := range []int64{5, 1} {
-		cov.Record(rs.Decide(&Request{Method: "get", Path: "a/x", Auth: &Auth{UID: "u"},
-			Resource: &Doc{Path: "a/x", Data: value.Map{"n": value.Int(n)}}, Time: time.Now()}))
+	c.add(n, []byte(coverageValue(value.String(strings.Repeat("x", MaxValueBytes)), false)))
+	vc := c.counts[n]
+	if len(vc.order) != MaxValues+1 || vc.order[MaxValues] != Elided || vc.counts[MaxValues] != 51 {
+		t.Fatalf("kept %d values, elided %d", len(vc.order), vc.counts[MaxValues])
 	}
-	rep := cov.Report()
-	if len(rep) != 1 || len(rep[0].Values) != 2 || rep[0].Values[0].Count != 1 {
-		t.Fatalf("report = %+v", rep)
-	}
-	cmp := rep[0].Children[1] // resource.data.n > 3
-	if cmp.Source != "resource.data.n > 3" || len(cmp.Values) != 2 || string(cmp.Values[0].Value) != `{"boolValue":true}` {
-		t.Fatalf("comparison node = %+v", cmp)
+	// A value kept before the bound keeps counting.
+	c.add(n, []byte(coverageValue(value.Int(3), false)))
+	if vc.counts[vc.idx[coverageValue(value.Int(3), false)]] != 2 {
+		t.Fatalf("kept value not counted: %v", vc.counts)
 	}
 }

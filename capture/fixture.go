@@ -223,6 +223,11 @@ func validateEvent(e *event.Event, at string) error {
 		if e.Commit == nil {
 			e.Commit = &event.Commit{}
 		}
+		// A Firestore commit changes a document (fields or absent); a
+		// Realtime Database one a location, whose value may be any JSON.
+		if e.Service == "database" {
+			break
+		}
 		if e.Commit.Before != nil {
 			if _, ok := e.Commit.Before.(map[string]any); !ok {
 				return &Error{Path: at + ".before", Msg: "must be an object or null"}

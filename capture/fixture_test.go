@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/storage"
 )
 
 func TestDecodeErrors(t *testing.T) {
@@ -198,5 +200,27 @@ func TestRecorderHandler(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 405 {
 		t.Fatalf("POST = %d", resp.StatusCode)
+	}
+}
+
+// TestFixtureStorageStateWithoutBytes: a fixture keeps what the rules see
+// of each Storage object, never its bytes.
+func TestFixtureStorageStateWithoutBytes(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	st := b.Sandbox.Service(storage.Service).(*storage.Engine)
+	if _, err := st.Put(identity.AdminIdentity(), storage.PutRequest{Bucket: b.Project + ".appspot.com", Name: "a/b.txt", Body: strings.NewReader("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := FromBackend(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := string(f.Services[storage.Service].State)
+	if strings.Contains(state, `"data"`) || strings.Contains(state, "aGVsbG8") || !strings.Contains(state, `"size":5`) || !strings.Contains(state, `"md5Hash":"XUFAKrxLKna5cZ2REBfFkg=="`) {
+		t.Fatalf("storage state: %s", state)
 	}
 }

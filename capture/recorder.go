@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/storage"
 )
 
 // Options configure a Recorder.
@@ -238,19 +239,26 @@ func (r *Recorder) Flush() error {
 // each service's snapshot state, and the rules of the services that have
 // rules.
 func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
-	snap, err := b.Sandbox.Snapshot()
-	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	var s struct {
-		Services map[string]json.RawMessage `json:"services"`
-	}
-	if err := json.Unmarshal(snap, &s); err != nil {
-		return nil, fmt.Errorf("capture: snapshot: %w", err)
-	}
 	f := &Fixture{Schema: Schema, Events: events, Services: map[string]*ServiceData{}}
-	for name, st := range s.Services {
-		f.Services[name] = &ServiceData{State: st}
+	for _, svc := range b.Sandbox.Services() {
+		var st json.RawMessage
+		var err error
+		if e, ok := svc.(*storage.Engine); ok {
+			// What the rules see of each object, not its bytes: a fixture
+			// is rewritten on every flush, and uploads must not make each
+			// rewrite cost their size.
+			objs := e.Objects()
+			if objs == nil {
+				objs = []*storage.Object{}
+			}
+			st, err = json.Marshal(map[string]any{"objects": objs})
+		} else {
+			st, err = svc.Snapshot()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("capture: snapshot %s: %w", svc.Name(), err)
+		}
+		f.Services[svc.Name()] = &ServiceData{State: st}
 	}
 	formats := map[string]string{backend.Firestore: FormatFirestore, backend.Storage: FormatStorage, "database": FormatDatabase}
 	for svc, format := range formats {

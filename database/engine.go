@@ -261,12 +261,33 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 // read), returning the decision (nil for admin) when allowed. Caller holds
 // ns.mu.
 func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
-	ok, dec, reason := d.decide(ns, who, readRequest(ns, keys, q))
-	d.emitOp(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason)
+	req := readRequest(ns, keys, q)
+	ok, dec, reason := d.decide(ns, who, req)
+	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
 		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(dec, reason)}
 	}
 	return dec, nil
+}
+
+// JudgeRead decides a read of path as who, with the query as the rules
+// see it (nil for a plain read), without reading anything: verify's
+// replay of a captured read or listen. method names it in the event.
+func (d *Database) JudgeRead(who identity.Identity, nsName, path string, rq *rtdb.Query, method string) error {
+	keys, err := ParsePath(path)
+	if err != nil {
+		return err
+	}
+	ns := d.ns(nsName)
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	req := rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root, Query: rq}
+	ok, dec, reason := d.decide(ns, who, req)
+	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, rq)
+	if !ok {
+		return &Denied{Path: joinPath(keys), Op: "read", Reason: reason}
+	}
+	return nil
 }
 
 // readRequest is the rules request of a read at keys with its query.
@@ -555,13 +576,15 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	now := d.env.Now().UnixMilli()
+	at := d.env.Now()
+	now := at.UnixMilli()
+	seen := seenOf(base, ws, merge)
 	norm := make([]write, len(ws))
 	vals := make([]any, len(ws))
 	for i, w := range ws {
 		nw, v, err := normalizeWrite(ns.root, w, now)
 		if err != nil {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error())
+			d.emitWrite(ns.name, opts.Method, joinPath(base), who, vError, nil, err.Error(), seen)
 			return nil, err
 		}
 		norm[i], vals[i] = nw, v
@@ -569,7 +592,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	if opts.IfHash != nil || opts.IfMatch != "" {
 		cur := getAt(ns.root, norm[0].keys)
 		if (opts.IfHash != nil && Hash(cur) != *opts.IfHash) || (opts.IfMatch != "" && ETag(cur) != opts.IfMatch) {
-			d.emitOp(ns.name, opts.Method, joinPath(base), who, vDeny, nil, "datastale: the value changed since it was read")
+			d.emitWrite(ns.name, opts.Method, joinPath(base), who, vStale, nil, "datastale: the value changed since it was read", seen)
 			return nil, &Stale{Current: clone(cur), ETag: ETag(cur)}
 		}
 	}
@@ -582,7 +605,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitOp(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason)
+	d.emitWrite(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason, seen)
 	if !ok {
 		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
 	}
@@ -627,7 +650,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	for i := range changes {
 		changes[i].new = clone(getAt(ns.root, changes[i].keys))
 	}
-	d.emitCommit(ns.name, opts.Method, who, changes)
+	d.emitCommit(ns.name, opts.Method, who, changes, time.UnixMilli(now))
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)

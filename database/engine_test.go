@@ -847,6 +847,13 @@ func TestEvents(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// A write's request event carries what was sent, denied ones too, so
+	// verify can decide it again.
+	h := bus.History()
+	last := h[len(h)-1]
+	if last.Request.Seen == nil || last.Request.Seen.Data != 1.0 {
+		t.Errorf("denied set: seen %+v, want the value sent (1)", last.Request.Seen)
+	}
 }
 
 func TestLoadRulesFile(t *testing.T) {

@@ -1,6 +1,8 @@
 package database
 
 import (
+	"time"
+
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
@@ -36,6 +38,7 @@ const (
 	vAllow verdict = iota
 	vDeny
 	vError
+	vStale // a compare-and-set lost: the value changed since it was read
 )
 
 func resultOf(ok bool) verdict {
@@ -47,14 +50,25 @@ func resultOf(ok bool) verdict {
 
 // emitOp records a request and its verdict with the rules' explanation.
 func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string) {
+	d.emitWrite(ns, method, path, who, v, dec, reason, nil)
+}
+
+// emitWrite is emitOp with what the rules saw of the request: a write's
+// data as the caller sent it (denied writes too), a read's query, so a
+// replay (verify) can decide it again.
+func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) {
 	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
-		Request: &event.Request{}}
+		Request: &event.Request{Seen: seen}}
 	ev.Who(who)
 	r := ev.Request
 	switch {
 	case v == vError:
 		r.Verdict = event.Error
 		ev.Err = &event.Failure{Code: "invalid_data", Message: reason}
+	case v == vStale:
+		// Not a rules verdict: the rules were never asked.
+		r.Verdict = event.Error
+		ev.Err = &event.Failure{Code: "datastale", Message: reason}
 	case who.IsAdmin() && v == vAllow:
 		r.Verdict, ev.Origin = event.Bypassed, event.OriginAdmin
 	case v == vAllow:
@@ -66,7 +80,7 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 	if dec != nil {
 		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
-	} else if reason != "" && v != vError {
+	} else if reason != "" && v != vError && v != vStale {
 		r.Decision = &event.Decision{Engine: "database", Reason: reason}
 	}
 	d.emit(ev)
@@ -82,9 +96,57 @@ func why(dec *rtdb.Decision, reason string) []string {
 	return explain.Lines(exp.Decision, exp.Trace)
 }
 
-// emitCommit records what a write changed, location by location.
-func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change) {
-	now := d.env.Now()
+// emitRead is emitOp for a read: seen carries its query as the rules see
+// it (named as the rules and the simulator name query.*), so a replay
+// can decide it again.
+func (d *Database) emitRead(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, rq *rtdb.Query) {
+	var seen *event.Seen
+	if rq != nil {
+		seen = &event.Seen{Query: queryView(rq)}
+	}
+	d.emitWrite(ns, method, path, who, v, dec, reason, seen)
+}
+
+// queryView is a rules query in the simulator's vocabulary (the names of
+// query.* in .read rules).
+func queryView(q *rtdb.Query) map[string]any {
+	m := map[string]any{"orderByKey": q.OrderByKey, "orderByPriority": q.OrderByPriority, "orderByValue": q.OrderByValue}
+	if q.OrderByChild != "" {
+		m["orderByChild"] = q.OrderByChild
+	}
+	for k, v := range map[string]any{"startAt": q.StartAt, "endAt": q.EndAt, "equalTo": q.EqualTo} {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	if q.LimitToFirst != 0 {
+		m["limitToFirst"] = q.LimitToFirst
+	}
+	if q.LimitToLast != 0 {
+		m["limitToLast"] = q.LimitToLast
+	}
+	return m
+}
+
+// seenOf is what a write sent: the value of a set, or the values of a
+// multi-location update by path relative to base.
+func seenOf(base []string, ws []write, merge bool) *event.Seen {
+	if !merge {
+		if len(ws) == 0 {
+			return nil
+		}
+		return &event.Seen{Data: ws[0].raw}
+	}
+	u := make(map[string]any, len(ws))
+	for _, w := range ws {
+		u[joinPath(w.keys[len(base):])] = w.raw
+	}
+	return &event.Seen{Updates: u}
+}
+
+// emitCommit records what a write changed, location by location; now is
+// the time its server values resolved to (the commit's request time).
+func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change, now time.Time) {
 	for _, c := range changes {
 		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
 			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new)}}

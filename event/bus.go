@@ -239,6 +239,9 @@ func approxSize(e *Event) int {
 		}
 		if s := r.Seen; s != nil {
 			n += sizeOf(s.Data) + sizeOf(s.Query)
+			for k, v := range s.Updates {
+				n += len(k) + 4 + sizeOf(v)
+			}
 			if s.Before != nil {
 				n += sizeOf(s.Before.Data)
 			}

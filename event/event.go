@@ -239,6 +239,10 @@ type Seen struct {
 	Before *Resource `json:"resource,omitempty"`
 	// Query is the list request's query, as the rules see it.
 	Query any `json:"query,omitempty"`
+	// Updates is a multi-location write's values by path relative to the
+	// request's path (a Realtime Database update), as the caller sent
+	// them; Data is unset then.
+	Updates map[string]any `json:"updates,omitempty"`
 	// After is request.resource as the rules saw it: the document after
 	// the write, transforms applied (create and update).
 	After *Resource `json:"requestResource,omitempty"`

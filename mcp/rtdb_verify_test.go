@@ -303,6 +303,12 @@ func TestVerifyFixture(t *testing.T) {
 		t.Fatalf("derive: %s", js(r))
 	}
 
+	// Only the services asked for are reported.
+	r = e.call("pyric_verify_fixture", map[string]any{"fixture": path, "services": []string{"database"}})
+	if svcs, _ := r.Data["services"].(map[string]any); !r.OK || len(svcs) != 1 || svcs["database"] == nil {
+		t.Fatalf("services [database]: %s", js(r))
+	}
+
 	// Bad input: coded errors.
 	garbage := filepath.Join(dir, "garbage.json")
 	os.WriteFile(garbage, []byte(`{"schema": "nope"}`), 0o600)
@@ -316,7 +322,9 @@ func TestVerifyFixture(t *testing.T) {
 		{map[string]any{"fixture": path, "rules": "service cloud.firestore { match /a { allow read: if ; } }"}, "RULES_INVALID", true},
 		{map[string]any{"fixture": path, "rulesPath": filepath.Join(dir, "missing.rules")}, "RULES_NOT_FOUND", true},
 		{map[string]any{"fixture": path, "rules": closedRules, "rulesPath": closedPath}, "INVALID_ARGUMENT", true},
-		{map[string]any{"fixture": path, "services": []string{"database"}}, "UNSUPPORTED_SERVICE", true},
+		{map[string]any{"fixture": path, "services": []string{"messaging"}}, "UNSUPPORTED_SERVICE", true},
+		{map[string]any{"fixture": path, "databaseRules": `{"rules": {".read": "auth.uid ==="}}`}, "RULES_INVALID", true},
+		{map[string]any{"fixture": path, "storageRules": "x", "storageRulesPath": closedPath}, "INVALID_ARGUMENT", true},
 		{map[string]any{"fixture": 7}, "INVALID_ARGUMENT", true},
 		{map[string]any{"fixture": dir}, "INVALID_ARGUMENT", true},
 		{map[string]any{"fixture": path, "rulesPath": dir}, "INVALID_ARGUMENT", true},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -19,57 +20,87 @@ const (
 )
 
 type verifyIn struct {
-	Fixture        string   `json:"fixture,omitempty" jsonschema:"path of a captured session (schema pyric.verify.fixture.v1, e.g. .pyric/last-session.json); omit to verify the running server's capture"`
-	Rules          string   `json:"rules,omitempty" jsonschema:"candidate firestore.rules source text; omit (with rulesPath) to replay against the rules captured in the fixture"`
-	RulesPath      string   `json:"rulesPath,omitempty" jsonschema:"path of a candidate firestore.rules file (instead of rules)"`
-	Services       []string `json:"services,omitempty" jsonschema:"services to verify; only firestore is replayed (the default)"`
-	CaseDerivation bool     `json:"caseDerivation,omitempty" jsonschema:"instead of verifying, return the session as firestore_simulate_rules input (source, testCases), as pyric verify --derive-cases does"`
+	Fixture           string   `json:"fixture,omitempty" jsonschema:"path of a captured session (schema pyric.verify.fixture.v1, e.g. .pyric/last-session.json); omit to verify the running server's capture"`
+	Rules             string   `json:"rules,omitempty" jsonschema:"candidate firestore.rules source text; omit (with rulesPath) to replay against the rules captured in the fixture"`
+	RulesPath         string   `json:"rulesPath,omitempty" jsonschema:"path of a candidate firestore.rules file (instead of rules)"`
+	DatabaseRules     string   `json:"databaseRules,omitempty" jsonschema:"candidate database.rules.json text for the Realtime Database replay"`
+	DatabaseRulesPath string   `json:"databaseRulesPath,omitempty" jsonschema:"path of a candidate database.rules.json (instead of databaseRules)"`
+	StorageRules      string   `json:"storageRules,omitempty" jsonschema:"candidate storage.rules text for the Storage replay"`
+	StorageRulesPath  string   `json:"storageRulesPath,omitempty" jsonschema:"path of a candidate storage.rules (instead of storageRules)"`
+	Services          []string `json:"services,omitempty" jsonschema:"services to verify: firestore, database, storage (default: every service the session used); with caseDerivation, the first names whose cases to derive"`
+	CaseDerivation    bool     `json:"caseDerivation,omitempty" jsonschema:"instead of verifying, return the session as its simulator's input (source, testCases), as pyric verify --derive-cases does"`
 }
 
 func (s *Server) addVerifyTools() {
-	addTool(s, "pyric_verify_fixture", "Replay a captured session (a fixture file, or the running server's capture) against candidate Firestore rules and report what would break: requests now denied or now allowed, documents whose final state drifts, and requests the replay cannot decide. data is exactly `pyric verify --format json`: {ok, services: {firestore: {ok, checkedEvents, divergences}}}.",
+	addTool(s, "pyric_verify_fixture", "Replay a captured session (a fixture file, or the running server's capture) against candidate Firestore, Realtime Database and Storage rules and report what would break: requests now denied or now allowed, documents, locations or objects whose final state drifts, and requests the replay cannot decide. data is exactly `pyric verify --format json`: {ok, services: {firestore|database|storage: {ok, checkedEvents, divergences}}}.",
 		func(ctx context.Context, in *verifyIn, _ []byte) *result { return s.verifyFixture(in) })
 }
 
 func (s *Server) verifyFixture(in *verifyIn) *result {
 	for _, svc := range in.Services {
-		if svc != "firestore" {
-			return failure("UNSUPPORTED_SERVICE", fmt.Sprintf("services: %q sessions are not replayed yet; only firestore is verified", svc), true, "drop it from services (or omit services)")
+		if svc != "firestore" && svc != "database" && svc != "storage" {
+			return failure("UNSUPPORTED_SERVICE", fmt.Sprintf("services: %q is not a service verify replays (firestore, database, storage)", svc), true, "drop it from services (or omit services)")
 		}
 	}
-	if in.Rules != "" && in.RulesPath != "" {
-		return invalid("give rules or rulesPath, not both")
-	}
-	var candidate *source.File
-	switch {
-	case in.Rules != "":
-		candidate = source.NewFile("candidate.rules", in.Rules)
-	case in.RulesPath != "":
-		b, bad := readBounded("rulesPath", in.RulesPath, MaxRulesBytes, "RULES_NOT_FOUND")
-		if bad != nil {
-			return bad
+	opts := verify.Options{Services: in.Services}
+	for _, c := range []struct {
+		text, path, textArg, pathArg, name string
+		dst                              **source.File
+	}{
+		{in.Rules, in.RulesPath, "rules", "rulesPath", "candidate.rules", &opts.FirestoreRules},
+		{in.DatabaseRules, in.DatabaseRulesPath, "databaseRules", "databaseRulesPath", "candidate.rules.json", &opts.DatabaseRules},
+		{in.StorageRules, in.StorageRulesPath, "storageRules", "storageRulesPath", "candidate.storage.rules", &opts.StorageRules},
+	} {
+		switch {
+		case c.text != "" && c.path != "":
+			return invalid("give %s or %s, not both", c.textArg, c.pathArg)
+		case c.text != "":
+			*c.dst = source.NewFile(c.name, c.text)
+		case c.path != "":
+			b, bad := readBounded(c.pathArg, c.path, MaxRulesBytes, "RULES_NOT_FOUND")
+			if bad != nil {
+				return bad
+			}
+			*c.dst = source.NewFile(c.path, string(b))
 		}
-		candidate = source.NewFile(in.RulesPath, string(b))
 	}
 	f, bad := s.fixture(in.Fixture)
 	if bad != nil {
 		return bad
 	}
 	if in.CaseDerivation {
-		src := ""
-		if candidate != nil {
-			src = candidate.Text
-		} else if sd := f.Services["firestore"]; sd != nil && sd.Rules != nil {
-			src = sd.Rules.Source
+		svc := "firestore"
+		if len(in.Services) > 0 {
+			svc = in.Services[0]
 		}
-		d := verify.DeriveCases(f, src)
-		return okResult(fmt.Sprintf("%d simulator case(s) derived from %d event(s); %d event(s) unsupported", len(d.TestCases), len(f.Events), len(d.Unsupported)), d)
+		var d any
+		var n, unsupported int
+		var err error
+		switch svc {
+		case "database":
+			var c *verify.Cases[verify.DatabaseCase]
+			if c, err = verify.DeriveDatabaseCases(f, rulesText(f, opts.DatabaseRules, svc)); err == nil {
+				d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
+			}
+		case "storage":
+			var c *verify.Cases[srules.Case]
+			if c, err = verify.DeriveStorageCases(f, rulesText(f, opts.StorageRules, svc)); err == nil {
+				d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
+			}
+		default:
+			c := verify.DeriveCases(f, rulesText(f, opts.FirestoreRules, svc))
+			d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
+		}
+		if err != nil {
+			return failure("FIXTURE_INVALID", err.Error(), false, "capture the session again")
+		}
+		return okResult(fmt.Sprintf("%d %s simulator case(s) derived from %d event(s); %d event(s) unsupported", n, svc, len(f.Events), unsupported), d)
 	}
-	res, err := verify.Run(f, verify.Options{FirestoreRules: candidate})
+	res, err := verify.Run(f, opts)
 	if err != nil {
 		var re *verify.RulesError
 		if errors.As(err, &re) {
-			r := failure("RULES_INVALID", err.Error(), true, "fix the candidate rules (firestore_lint_rules shows every diagnostic) and call again")
+			r := failure("RULES_INVALID", err.Error(), true, "fix the candidate rules (the service's lint tool shows every diagnostic) and call again")
 			r.data = map[string]any{"diagnostics": re.Diags}
 			return r
 		}
@@ -87,6 +118,21 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 	// A divergence is a finding, not a failed call: ok mirrors the
 	// verdict and data carries it either way.
 	return &result{ok: res.OK, summary: summary, data: res}
+}
+
+// rulesText is the rules a derivation names: the candidate, else the
+// fixture's captured rules for svc.
+func rulesText(f *capture.Fixture, cand *source.File, svc string) string {
+	if cand != nil {
+		return cand.Text
+	}
+	if sd := f.Services[svc]; sd != nil && sd.Rules != nil {
+		if sd.Rules.Source == "" {
+			return string(sd.Rules.JSON)
+		}
+		return sd.Rules.Source
+	}
+	return ""
 }
 
 // fixture loads the fixture at path, or the running server's capture.

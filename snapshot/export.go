@@ -16,6 +16,7 @@ import (
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
 )
 
 // ExportMetadata is firebase-export-metadata.json, the Emulator Suite's
@@ -40,12 +41,19 @@ const ExportVersion = "pyric-1"
 
 const firestoreDir = "firestore_export"
 
-// ExportDir writes the default Firestore database of sb into dir in the
-// Emulator Suite's layout: firebase-export-metadata.json and
-// firestore_export/ (the Datastore export format the official emulator
+// overallVersion is the first record of an overall_export_metadata file,
+// as the official emulator writes it; its import (--seed_from_export,
+// what `firebase emulators:start --import` passes) rejects a file without
+// it: "Overall export metadata file version not supported".
+var overallVersion = []byte{0x33}
+
+// ExportDir writes sb's state into dir in the Emulator Suite's layout:
+// firebase-export-metadata.json, firestore_export/ (the default
+// database, in the Datastore export format the official emulator
 // writes), auth_export/ (accounts.json, config.json as firebase-tools'
-// Auth emulator writes them). Realtime Database and Storage are not
-// exported yet.
+// Auth emulator writes them), database_export/<namespace>.json and
+// storage_export/ (buckets.json, metadata/, blobs/ as firebase-tools'
+// Storage emulator writes them).
 func ExportDir(sb *sandbox.Sandbox, dir string) error {
 	db := sb.Database()
 	docs := sb.Firestore().Dump(db)
@@ -92,14 +100,14 @@ func ExportDir(sb *sandbox.Sandbox, dir string) error {
 	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
 	entry = protowire.AppendString(entry, "all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata")
 	entry = protowire.AppendTag(entry, 3, protowire.VarintType)
-	entry = protowire.AppendVarint(entry, 2)
+	entry = protowire.AppendVarint(entry, 1)
 	entry = protowire.AppendTag(entry, 4, protowire.VarintType)
 	entry = protowire.AppendVarint(entry, uint64(len(out)))
 	var overall []byte
 	overall = protowire.AppendTag(overall, 1, protowire.BytesType)
 	overall = protowire.AppendBytes(overall, entry)
 	overallName := firestoreDir + "." + "overall_export_metadata"
-	if err := writeAtomic(filepath.Join(dir, firestoreDir, overallName), writeLog([][]byte{overall})); err != nil {
+	if err := writeAtomic(filepath.Join(dir, firestoreDir, overallName), writeLog([][]byte{overallVersion, overall})); err != nil {
 		return err
 	}
 	if err := exportAuth(sb, dir); err != nil {
@@ -107,8 +115,51 @@ func ExportDir(sb *sandbox.Sandbox, dir string) error {
 	}
 	md := ExportMetadata{Version: ExportVersion, Firestore: &ExportEntry{Version: ExportVersion, Path: firestoreDir,
 		MetadataFile: firestoreDir + "/" + overallName}, Auth: &ExportEntry{Version: ExportVersion, Path: authDir}}
+	states, err := serviceStates(sb)
+	if err != nil {
+		return err
+	}
+	if st, ok := states["database"]; ok {
+		if err := exportDatabase(st, dir); err != nil {
+			return err
+		}
+		md.Database = &ExportEntry{Version: ExportVersion, Path: databaseDir}
+	}
+	if e := storageEngine(sb); e != nil {
+		if err := exportStorage(states[storage.Service], e.Buckets(), dir); err != nil {
+			return err
+		}
+		md.Storage = &ExportEntry{Version: ExportVersion, Path: storageDir}
+	}
 	js, _ := json.MarshalIndent(md, "", "  ")
 	return writeAtomic(filepath.Join(dir, "firebase-export-metadata.json"), js)
+}
+
+// serviceStates is every service's snapshot state, taken at one moment.
+func serviceStates(sb *sandbox.Sandbox) (map[string]json.RawMessage, error) {
+	snap, err := sb.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	var s struct {
+		Services map[string]json.RawMessage `json:"services"`
+	}
+	if err := json.Unmarshal(snap, &s); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return s.Services, nil
+}
+
+// servicePath is a service's directory in an export, from its metadata
+// entry ("" when the export has none); it must stay inside the export.
+func servicePath(dir, svc string, e *ExportEntry) (string, error) {
+	if e == nil || e.Path == "" {
+		return "", nil
+	}
+	if filepath.IsAbs(e.Path) || strings.Contains(e.Path, "..") {
+		return "", fmt.Errorf("%w: firebase-export-metadata.json: %s.path %q must be a relative path inside the export", ErrExport, svc, e.Path)
+	}
+	return filepath.Join(dir, e.Path), nil
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -144,32 +195,65 @@ func ReadExportDir(dir string, db firestore.DatabaseName) (map[string]map[string
 	return ReadFirestoreExport(fsDir, db)
 }
 
-// ImportDir replaces sb's state with an export directory's Firestore
-// documents and adds its Auth accounts (what `pyric serve --import DIR`
-// does at start).
+// ImportDir replaces sb's state with an export directory's: its Firestore
+// documents, Realtime Database namespaces and Storage objects in one
+// restore (all or nothing), then adds its Auth accounts (what `pyric
+// serve --import DIR` does at start).
 func ImportDir(sb *sandbox.Sandbox, dir string) error {
 	db := sb.Database()
 	docs, err := ReadExportDir(dir, db)
 	if err != nil {
 		return err
 	}
-	authPath := ""
+	var md ExportMetadata
 	if data, err := os.ReadFile(filepath.Join(dir, "firebase-export-metadata.json")); err == nil {
-		var md ExportMetadata
-		if json.Unmarshal(data, &md) == nil && md.Auth != nil && md.Auth.Path != "" && !filepath.IsAbs(md.Auth.Path) && !strings.Contains(md.Auth.Path, "..") {
-			authPath = filepath.Join(dir, md.Auth.Path)
+		if err := json.Unmarshal(data, &md); err != nil {
+			return fmt.Errorf("%w: firebase-export-metadata.json: %v", ErrExport, err)
 		}
+	}
+	authPath, err := servicePath(dir, "auth", md.Auth)
+	if err != nil {
+		return err
+	}
+	dbPath, err := servicePath(dir, "database", md.Database)
+	if err != nil {
+		return err
+	}
+	stPath, err := servicePath(dir, "storage", md.Storage)
+	if err != nil {
+		return err
 	}
 	state := map[string]map[string]any{}
 	for p, f := range docs {
 		state[p] = firestore.EncodeFields(f, db)
 	}
-	snap, err := json.Marshal(map[string]any{"version": sandbox.SnapshotVersion, "services": map[string]any{"firestore": map[string]any{"documents": state}}})
+	services := map[string]any{"firestore": map[string]any{"documents": state}}
+	if dbPath != "" && sb.Service("database") != nil {
+		st, err := readDatabaseExport(dbPath)
+		if err != nil {
+			return err
+		}
+		services["database"] = st
+	}
+	var buckets []string
+	if e := storageEngine(sb); stPath != "" && e != nil {
+		st, bs, err := readStorageExport(stPath)
+		if err != nil {
+			return err
+		}
+		services[storage.Service], buckets = st, bs
+	}
+	snap, err := json.Marshal(map[string]any{"version": sandbox.SnapshotVersion, "services": services})
 	if err != nil {
 		return err
 	}
 	if err := sb.LoadSnapshot(snap); err != nil {
 		return err
+	}
+	for _, b := range buckets {
+		if err := storageEngine(sb).CreateBucket(b); err != nil {
+			return fmt.Errorf("storage import: bucket %s: %w", b, err)
+		}
 	}
 	if authPath != "" {
 		return importAuth(sb, authPath)

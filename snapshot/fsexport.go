@@ -29,7 +29,7 @@ import (
 // bytes, 19 an embedded entity = a map).
 
 // ErrExport is an export directory that cannot be read.
-var ErrExport = errors.New("invalid Firestore export")
+var ErrExport = errors.New("invalid Emulator Suite export")
 
 const (
 	logBlock     = 32768

@@ -2,7 +2,10 @@
 // data directory (SaveDir, LoadDir), online through an admin endpoint
 // (Handler), and seeds a new data directory from a snapshot or a simple
 // {"collection/doc": fields} map (Seed). Snapshots are the sandbox's
-// {"version": 3, "services": {...}} format.
+// {"version": 3, "services": {...}} format. It also writes and reads the
+// Firebase Emulator Suite's export directories (ExportDir, ImportDir):
+// Firestore, Auth, Realtime Database and Storage in the layouts the
+// official emulator and firebase-tools use.
 package snapshot
 
 import (

@@ -142,11 +142,12 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 		req.NoTrace, req.Coverage = false, nil
 		d = lr.rs.Decide(req)
 	}
-	return decision{allowed: d.Allowed(), by: "rules", d: d, reason: reasonOf(d, method)}
+	return decision{allowed: d.Allowed(), by: "rules", d: d, reason: ReasonOf(d, method)}
 }
 
-// reasonOf says in one line why the rules decided as they did.
-func reasonOf(d *srules.Decision, method string) string {
+// ReasonOf says in one line why the rules decided a request as they did
+// (the explanation events and denials carry; verify uses it for a replay).
+func ReasonOf(d *srules.Decision, method string) string {
 	if d.Deciding >= 0 && d.Deciding < len(d.Trace) {
 		r := d.Trace[d.Deciding]
 		verb := "allowed"

@@ -59,6 +59,21 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 	return json.Marshal(s)
 }
 
+// Objects returns the metadata of every object, by bucket then name,
+// without reading any bytes (what a session capture keeps).
+func (e *Engine) Objects() []*Object {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*Object
+	for _, bn := range sortedBuckets(e.buckets) {
+		b := e.buckets[bn]
+		for _, n := range b.names() {
+			out = append(out, b.objects[n].clone())
+		}
+	}
+	return out
+}
+
 func sortedBuckets(m map[string]*bucket) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

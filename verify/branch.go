@@ -75,6 +75,9 @@ func (b *Branch) Docs() map[string]map[string]any {
 	return out
 }
 
+// clear empties the branch (a session reset).
+func (b *Branch) clear() { b.docs = map[string]*pb.Document{} }
+
 // Len is the number of documents.
 func (b *Branch) Len() int { return len(b.docs) }
 

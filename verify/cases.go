@@ -11,15 +11,18 @@ import (
 	fsrules "github.com/pyric/pyric/rules/firestore"
 )
 
-// Derived is a session turned into simulator input (what `pyric firestore
+// Cases is a session turned into simulator input (what `pyric <service>
 // rules simulate --stdin` reads), with which event each case came from.
-type Derived struct {
-	Source      string         `json:"source"`
-	TestCases   []fsrules.Case `json:"testCases"`
-	Derived     []DerivedCase  `json:"derived"`
-	Warnings    []string       `json:"warnings"`
-	Unsupported []string       `json:"unsupportedEvents"`
+type Cases[C any] struct {
+	Source      string        `json:"source"`
+	TestCases   []C           `json:"testCases"`
+	Derived     []DerivedCase `json:"derived"`
+	Warnings    []string      `json:"warnings"`
+	Unsupported []string      `json:"unsupportedEvents"`
 }
+
+// Derived is a Firestore session as `pyric firestore rules simulate` input.
+type Derived = Cases[fsrules.Case]
 
 // DerivedCase ties a case to its event.
 type DerivedCase struct {

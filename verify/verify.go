@@ -1,12 +1,16 @@
 // Package verify replays a captured session (a capture.Fixture) against
-// candidate rules and reports what would change: requests whose verdict
-// flips (now-denied, now-allowed), documents whose final state differs
-// (state-drift), requests the replay cannot decide (unsupported) and
-// differences that are expected (expected-drift: sentinel, time and
-// auto-id effects). It also derives simulator cases from a session and
-// suggests the composite indexes its queries need. The replay runs on a
-// Branch (branch.go), an in-memory fork of the Firestore state with its
-// own rules, which the Studio can use directly.
+// candidate Firestore, Realtime Database and Storage rules and reports
+// what would change: requests whose verdict flips (now-denied,
+// now-allowed), documents, database locations or objects whose final
+// state differs (state-drift), requests the replay cannot decide
+// (unsupported) and differences that are expected (expected-drift:
+// sentinel, time and auto-id effects). It also derives simulator cases
+// from a session and suggests the composite indexes its queries need.
+// The Firestore replay runs on a Branch (branch.go), an in-memory fork of
+// the Firestore state with its own rules, which the Studio can use
+// directly; the Realtime Database replay on a fresh in-memory database
+// engine (database.go); the Storage replay on the objects' rules views
+// (storage.go).
 package verify
 
 import (
@@ -26,6 +30,7 @@ import (
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/storage"
 )
 
 // Divergence kinds.
@@ -68,11 +73,20 @@ type Result struct {
 	Services map[string]*ServiceResult `json:"services"`
 }
 
-// Options are the candidate rules.
+// Options are the candidate rules; a nil one means the rules captured in
+// the fixture for that service.
 type Options struct {
-	// FirestoreRules is the candidate firestore.rules (nil: the rules
-	// captured in the fixture).
+	// FirestoreRules is the candidate firestore.rules.
 	FirestoreRules *source.File
+	// DatabaseRules is the candidate database.rules.json; it becomes the
+	// rules of every Realtime Database namespace.
+	DatabaseRules *source.File
+	// StorageRules is the candidate storage.rules.
+	StorageRules *source.File
+	// Services, when set, are the services to verify (firestore,
+	// database, storage); by default every service the session used or a
+	// candidate names.
+	Services []string
 }
 
 // RulesError is a candidate that does not compile.
@@ -92,22 +106,62 @@ func (e *RulesError) Error() string {
 	return b.String()
 }
 
-// Run replays the fixture's Firestore events against the candidate rules.
+// Run replays the fixture's Firestore, Realtime Database and Storage
+// events against the candidate rules; a service the session did not use
+// (no events, no captured state) and no candidate names is not verified,
+// unless Options.Services names it.
 // It fails only for bad input (rules that don't compile, a fixture whose
 // state cannot be decoded); everything else is a divergence.
 func Run(f *capture.Fixture, opts Options) (*Result, error) {
 	res := &Result{OK: true, Services: map[string]*ServiceResult{}}
+	put := func(name string, sr *ServiceResult) {
+		res.Services[name] = sr
+		res.OK = res.OK && sr.OK
+	}
+	want := func(svc string, cand *source.File) bool {
+		if len(opts.Services) > 0 {
+			for _, s := range opts.Services {
+				if s == svc {
+					return true
+				}
+			}
+			return false
+		}
+		return cand != nil || hasService(f, svc)
+	}
+	if want("firestore", opts.FirestoreRules) {
+		sr, err := runFirestore(f, opts.FirestoreRules)
+		if err != nil {
+			return nil, err
+		}
+		put("firestore", sr)
+	}
+	if want("database", opts.DatabaseRules) {
+		sr, err := replayDatabase(f, opts.DatabaseRules)
+		if err != nil {
+			return nil, err
+		}
+		put("database", sr)
+	}
+	if want(storage.Service, opts.StorageRules) {
+		sr, err := replayStorage(f, opts.StorageRules)
+		if err != nil {
+			return nil, err
+		}
+		put(storage.Service, sr)
+	}
+	return res, nil
+}
+
+// runFirestore is the Firestore replay with its rules.
+func runFirestore(f *capture.Fixture, file *source.File) (*ServiceResult, error) {
 	fs := f.Services["firestore"]
-	file := opts.FirestoreRules
 	if file == nil && fs != nil && fs.Rules != nil {
 		name := fs.Rules.Name
 		if name == "" {
 			name = "firestore.rules"
 		}
 		file = source.NewFile(name, fs.Rules.Source)
-	}
-	if file == nil && !hasService(f, "firestore") {
-		return res, nil
 	}
 	var rules firestore.Rules = firestore.NoRules{}
 	if file != nil {
@@ -124,13 +178,7 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	sr, err := replayFirestore(f.Events, captured, rules)
-	if err != nil {
-		return nil, err
-	}
-	res.Services["firestore"] = sr
-	res.OK = sr.OK
-	return res, nil
+	return replayFirestore(f.Events, captured, rules)
 }
 
 func hasService(f *capture.Fixture, svc string) bool {
@@ -276,7 +324,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		switch {
 		case ev.Kind == event.KindBoundary:
 			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
-				br.docs = map[string]*pb.Document{}
+				br.clear()
 				continue
 			}
 			restored = true
@@ -464,27 +512,7 @@ func explain(d firestore.Decision) string {
 		return d.Reason
 	}
 	exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-	parts := []string{}
-	if d.Reason != "" {
-		parts = append(parts, d.Reason)
-	}
-	if exp.Rule != nil && exp.Rule.Condition != "" {
-		parts = append(parts, fmt.Sprintf("rule %s at line %d", exp.Rule.Condition, exp.Rule.Line))
-	}
-	var fails []string
-	for _, s := range exp.Decision.Failing {
-		t := s.Text
-		if s.Error != "" {
-			t += " errored: " + s.Error
-		} else if s.Value != "" {
-			t += " is " + s.Value
-		}
-		fails = append(fails, t)
-	}
-	if len(fails) > 0 {
-		parts = append(parts, "failing: "+strings.Join(fails, "; "))
-	}
-	return strings.Join(parts, "; ")
+	return explainEvent(&event.Event{Request: &event.Request{Rule: exp.Rule, Decision: exp.Decision}})
 }
 
 // Sorted returns the divergences ordered by kind then event.

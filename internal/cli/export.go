@@ -15,7 +15,7 @@ func init() {
 	register(command{
 		path:    "export",
 		args:    "DIR [--data-dir D | --url URL]",
-		summary: "write the state in the Firebase Emulator Suite's export layout (firebase-export-metadata.json, firestore_export/)",
+		summary: "write the state in the Firebase Emulator Suite's export layout (firebase-export-metadata.json, firestore_export/, auth_export/, database_export/, storage_export/)",
 		run:     runExport,
 	})
 }

@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/verify"
 )
 
 func init() {
 	register(command{
 		path:    "verify",
-		args:    "[--fixture F] --rules CANDIDATE [--database-rules F] [--storage-rules F] [--format text|json|junit] [--derive-cases FILE]",
+		args:    "[--fixture F] --rules CANDIDATE [--database-rules F] [--storage-rules F] [--format text|json|junit] [--derive-cases FILE [--service firestore|database|storage]]",
 		summary: "replay a captured session against candidate rules and report what would break",
 		run:     runVerify,
 	})
@@ -30,10 +31,11 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("verify", stdio)
 	fixture := fs.String("fixture", defaultFixture, "the captured session (schema pyric.verify.fixture.v1)")
 	rulesPath := fs.String("rules", "", "candidate firestore.rules (default: the rules captured in the fixture)")
-	dbRules := fs.String("database-rules", "", "candidate database.rules.json (Realtime Database sessions are not replayed yet)")
-	stRules := fs.String("storage-rules", "", "candidate storage.rules (Storage sessions are not replayed yet)")
+	dbRules := fs.String("database-rules", "", "candidate database.rules.json (default: the rules captured in the fixture)")
+	stRules := fs.String("storage-rules", "", "candidate storage.rules (default: the rules captured in the fixture)")
 	format := fs.String("format", "text", "output format: text, json or junit")
-	derive := fs.String("derive-cases", "", "write the session as `pyric firestore rules simulate` input to this file (- for stdout) instead of verifying")
+	derive := fs.String("derive-cases", "", "write the session as `pyric <service> rules simulate` input to this file (- for stdout) instead of verifying")
+	service := fs.String("service", "firestore", "the service whose cases --derive-cases writes: firestore, database or storage")
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return exitError
@@ -67,25 +69,26 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		}
 		opts.FirestoreRules = file
 	}
-	for flag, path := range map[string]string{"--database-rules": *dbRules, "--storage-rules": *stRules} {
-		if path == "" {
+	for _, c := range []struct {
+		path string
+		dst  **source.File
+	}{{*dbRules, &opts.DatabaseRules}, {*stRules, &opts.StorageRules}} {
+		if c.path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", flag, err)
+		file, err := readSource(c.path)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdio.Err, "pyric verify: %s: replaying Realtime Database and Storage sessions is not supported yet; only Firestore is verified\n", flag)
+		*c.dst = file
 	}
 	if *derive != "" {
-		src := ""
-		if opts.FirestoreRules != nil {
-			src = opts.FirestoreRules.Text
-		} else if sd := f.Services["firestore"]; sd != nil && sd.Rules != nil {
-			src = sd.Rules.Source
+		out, err := deriveCases(f, *service, opts)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
+			return exitError
 		}
-		out, _ := json.MarshalIndent(verify.DeriveCases(f, src), "", "  ")
-		out = append(out, '\n')
 		if *derive == "-" {
 			stdio.Out.Write(out)
 			return exitOK
@@ -121,6 +124,44 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// deriveCases is one service's session as its simulator's input: the
+// candidate rules given for it, else the captured ones.
+func deriveCases(f *capture.Fixture, service string, opts verify.Options) ([]byte, error) {
+	src := func(cand *source.File, svc string) string {
+		if cand != nil {
+			return cand.Text
+		}
+		if sd := f.Services[svc]; sd != nil && sd.Rules != nil {
+			if sd.Rules.Source == "" {
+				return string(sd.Rules.JSON)
+			}
+			return sd.Rules.Source
+		}
+		return ""
+	}
+	var v any
+	switch service {
+	case "firestore":
+		v = verify.DeriveCases(f, src(opts.FirestoreRules, "firestore"))
+	case "database":
+		d, err := verify.DeriveDatabaseCases(f, src(opts.DatabaseRules, "database"))
+		if err != nil {
+			return nil, err
+		}
+		v = d
+	case "storage":
+		d, err := verify.DeriveStorageCases(f, src(opts.StorageRules, "storage"))
+		if err != nil {
+			return nil, err
+		}
+		v = d
+	default:
+		return nil, fmt.Errorf("--service %q: must be firestore, database or storage", service)
+	}
+	out, err := json.MarshalIndent(v, "", "  ")
+	return append(out, '\n'), err
 }
 
 func writeVerifyText(w io.Writer, res *verify.Result) {

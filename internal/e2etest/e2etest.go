@@ -127,10 +127,30 @@ type Serve struct {
 	Project   string `json:"project"`
 	Firestore string `json:"firestore"`
 	Auth      string `json:"auth"`
+	Database  string `json:"database"`
+	Storage   string `json:"storage"`
 	Messaging string `json:"messaging"`
 	AI        string `json:"ai"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
+	stopOnce  sync.Once
+}
+
+// Stop interrupts the server (a clean shutdown: capture and
+// --export-on-exit are written) and waits for it, killing it after 10 s.
+// The test's cleanup calls it too; a second call does nothing.
+func (s *Serve) Stop() {
+	s.stopOnce.Do(func() {
+		s.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			s.cmd.Process.Kill()
+			<-done
+		}
+	})
 }
 
 // Stderr returns what the server printed on stderr so far.
@@ -178,17 +198,7 @@ func StartServe(t testing.TB, dir string, args ...string) *Serve {
 		cmd.Process.Kill()
 		t.Fatalf("pyric serve did not become ready:\n%s", s.stderr.String())
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	t.Cleanup(s.Stop)
 	return s
 }
 

@@ -28,6 +28,7 @@ type Emulator struct {
 	Host    string // host:port
 	Project string
 	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has ended
 	log     *bytes.Buffer
 	client  *http.Client
 }
@@ -69,6 +70,24 @@ func Start(t testing.TB) *Emulator {
 	if e := shared["default"]; e != nil {
 		return e
 	}
+	e := launch(t)
+	shared["default"] = e
+	return e
+}
+
+// StartWith starts an emulator of the test's own with extra command-line
+// flags (e.g. --seed_from_export=PATH, what firebase-tools passes for
+// `emulators:start --import`) and stops it when the test ends.
+func StartWith(t testing.TB, args ...string) *Emulator {
+	t.Helper()
+	e := launch(t, args...)
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// launch starts an emulator process and waits until it serves.
+func launch(t testing.TB, args ...string) *Emulator {
+	t.Helper()
 	jar := Jar()
 	if jar == "" {
 		needs.Missing(t, "official Firestore emulator not installed (Debian package google-cloud-cli-firestore-emulator)")
@@ -83,15 +102,23 @@ func Start(t testing.TB) *Emulator {
 	}
 	e := &Emulator{Host: fmt.Sprintf("127.0.0.1:%d", port), Project: "pyric-oracle", log: &bytes.Buffer{},
 		client: &http.Client{Timeout: 30 * time.Second}}
-	e.cmd = exec.Command(java, "-Duser.language=en", "-Xss4m", "-cp", jar,
+	e.cmd = exec.Command(java, append([]string{"-Duser.language=en", "-Xss4m", "-cp", jar,
 		"com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start",
-		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
+		"--host=127.0.0.1", fmt.Sprintf("--port=%d", port)}, args...)...)
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log
 	if err := e.cmd.Start(); err != nil {
 		t.Fatalf("start emulator: %v", err)
 	}
+	e.exited = make(chan struct{})
+	go func() { e.cmd.Wait(); close(e.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		select {
+		case <-e.exited:
+			// Read after the process ended: no more writes to the log.
+			t.Fatalf("emulator exited before serving:\n%s", e.log.String())
+		default:
+		}
 		resp, err := e.client.Get("http://" + e.Host + "/")
 		if err == nil {
 			resp.Body.Close()
@@ -105,7 +132,6 @@ func Start(t testing.TB) *Emulator {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	shared["default"] = e
 	return e
 }
 
@@ -123,7 +149,7 @@ func StopAll() {
 func (e *Emulator) Stop() {
 	if e.cmd != nil && e.cmd.Process != nil {
 		e.cmd.Process.Kill()
-		e.cmd.Wait()
+		<-e.exited
 	}
 }
 

@@ -1,0 +1,688 @@
+package verify
+
+// The Realtime Database replay: a fresh in-memory database engine with the
+// candidate rules, started from the state the session found, re-issues
+// every write of the session in order (admin writes as the admin, client
+// writes as their identity, so the engine's own rules decide them), asks
+// every client read and listen again, and diffs the final tree against the
+// captured one, leaf by leaf.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/rtdb"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// linkWindow bounds how far after a request its commits are looked for:
+// the engine emits them right after the request, and other services'
+// events interleave only by a few.
+const linkWindow = 256
+
+// dbWriteMethods are the database request methods that write, as the
+// engine names them in events.
+var dbWriteMethods = map[string]bool{"set": true, "update": true, "remove": true, "push": true,
+	"transaction": true, "ondisconnect": true, "ondisconnect_register": true}
+
+// dbState is a database service state: every namespace's tree (export
+// format) and its own rules.
+type dbState struct {
+	Namespaces map[string]dbNamespace `json:"namespaces"`
+}
+
+type dbNamespace struct {
+	Data  any     `json:"data"`
+	Rules *string `json:"rules,omitempty"`
+}
+
+func decodeDBState(raw json.RawMessage, at string) (*dbState, error) {
+	st := &dbState{Namespaces: map[string]dbNamespace{}}
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return st, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(st); err != nil {
+		return nil, &capture.Error{Path: at, Msg: "must be {namespaces: {name: {data, rules?}}}: " + err.Error()}
+	}
+	if st.Namespaces == nil {
+		st.Namespaces = map[string]dbNamespace{}
+	}
+	return st, nil
+}
+
+// dbPath splits an event path ("/a/b" in the default namespace,
+// "<ns>:/a/b" in another) into namespace ("" for the default) and keys.
+func dbPath(p string) (string, []string, error) {
+	ns := ""
+	if !strings.HasPrefix(p, "/") {
+		i := strings.IndexByte(p, ':')
+		if i <= 0 {
+			return "", nil, fmt.Errorf("path %q is neither /path nor namespace:/path", p)
+		}
+		ns, p = p[:i], p[i+1:]
+	}
+	keys, err := database.ParsePath(p)
+	return ns, keys, err
+}
+
+func isPrefixKeys(prefix, p []string) bool {
+	if len(prefix) > len(p) {
+		return false
+	}
+	for i := range prefix {
+		if prefix[i] != p[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setTree sets v at keys in a decoded JSON tree (maps modified in place)
+// and returns the new root; null and empty objects vanish as in the
+// database.
+func setTree(root any, keys []string, v any) any {
+	if len(keys) == 0 {
+		return v
+	}
+	m, ok := root.(map[string]any)
+	if !ok {
+		m = map[string]any{}
+	}
+	child := setTree(m[keys[0]], keys[1:], v)
+	if cm, ok := child.(map[string]any); child == nil || (ok && len(cm) == 0) {
+		delete(m, keys[0])
+	} else {
+		m[keys[0]] = child
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// clock is the replay's pinned server time.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// lastRequest keeps the newest request event the replay engine emitted:
+// its verdict and explanation are the candidate's.
+type lastRequest struct{ ev *event.Event }
+
+func (l *lastRequest) Emit(e event.Event) {
+	if e.Kind == event.KindRequest {
+		l.ev = &e
+	}
+}
+
+// dbRulesSource returns the rules to replay with: the candidate, else the
+// captured rules.
+func dbRulesSource(f *capture.Fixture, candidate *source.File) (name, src string) {
+	if candidate != nil {
+		return candidate.Name, candidate.Text
+	}
+	if sd := f.Services["database"]; sd != nil && sd.Rules != nil {
+		name = sd.Rules.Name
+		if name == "" {
+			name = "database.rules.json"
+		}
+		if sd.Rules.Source != "" {
+			return name, sd.Rules.Source
+		}
+		return name, string(sd.Rules.JSON)
+	}
+	return "", ""
+}
+
+// replayDatabase is the Realtime Database replay.
+func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult, error) {
+	name, src := dbRulesSource(f, candidate)
+	if strings.TrimSpace(src) != "" {
+		if rs, diags := rtdb.Compile(source.NewFile(name, src)); rs == nil || diags.HasErrors() {
+			return nil, &RulesError{File: name, Diags: diags}
+		}
+	}
+	var captured *dbState
+	if sd := f.Services["database"]; sd != nil && len(sd.State) > 0 {
+		var err error
+		if captured, err = decodeDBState(sd.State, "fixture.services.database.state"); err != nil {
+			return nil, err
+		}
+	}
+	events := f.Events
+	project := "demo-verify"
+	if captured != nil {
+		for ns := range captured.Namespaces {
+			if p, ok := strings.CutSuffix(ns, "-default-rtdb"); ok && p != "" {
+				project = p
+				break
+			}
+		}
+	}
+	defaultNS := database.DefaultNamespace(project)
+	nsOf := func(ns string) string {
+		if ns == "" {
+			return defaultNS
+		}
+		return ns
+	}
+	// The initial state: the captured final state with the session's
+	// commits undone newest first (up to the first boundary, from an
+	// empty tree when the session was cut: what predates a reset is not
+	// known).
+	first := len(events)
+	for i := range events {
+		if events[i].Kind == event.KindBoundary {
+			first = i
+			break
+		}
+	}
+	init := map[string]any{}
+	if captured != nil && first == len(events) {
+		for ns, n := range captured.Namespaces {
+			init[ns] = cloneJSON(n.Data)
+		}
+	}
+	for i := first - 1; i >= 0; i-- {
+		ev := &events[i]
+		if ev.Service != "database" || ev.Kind != event.KindCommit {
+			continue
+		}
+		ns, keys, err := dbPath(ev.Path)
+		if err != nil {
+			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
+		}
+		before, err := database.Normalize(ev.Commit.Before, nil, 0)
+		if err != nil {
+			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].before", i), Msg: err.Error()}
+		}
+		init[nsOf(ns)] = setTree(init[nsOf(ns)], keys, before)
+	}
+	clk := &clock{t: time.Unix(0, 0)}
+	if len(events) > 0 {
+		clk.t = events[0].At
+	}
+	last := &lastRequest{}
+	db, err := database.New(service.Env{Project: project, Now: clk.now, Events: last},
+		database.Options{Rules: src, RulesName: name})
+	if err != nil {
+		return nil, fmt.Errorf("verify: database: %w", err)
+	}
+	restore := func(trees map[string]any) error {
+		st := dbState{Namespaces: map[string]dbNamespace{}}
+		for ns, t := range trees {
+			n := dbNamespace{Data: t}
+			// Rules a namespace set for itself stay, unless a candidate
+			// replaces every namespace's rules.
+			if candidate == nil && captured != nil {
+				n.Rules = captured.Namespaces[ns].Rules
+			}
+			st.Namespaces[ns] = n
+		}
+		raw, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		return db.Restore(raw)
+	}
+	if err := restore(init); err != nil {
+		return nil, &capture.Error{Path: "fixture.events", Msg: "the state before the session's commits: " + err.Error()}
+	}
+
+	// Link each allowed client write, and each admin write that carries
+	// its data, to its commits: the replay re-issues the write itself (a
+	// commit shows the value as clients read it, without priorities).
+	claimed := map[int]bool{}
+	commitTime := map[int]time.Time{}
+	for i := range events {
+		ev := &events[i]
+		if ev.Service != "database" || ev.Kind != event.KindRequest || !dbWriteMethods[ev.Method] || ev.Method == "ondisconnect_register" {
+			continue
+		}
+		if !(ev.Verdict == event.Allow && !isAdmin(ev)) && !adminReplayable(ev) {
+			continue
+		}
+		ns, base, err := dbPath(ev.Path)
+		if err != nil {
+			continue
+		}
+		want := 1
+		if ev.Seen != nil && ev.Seen.Updates != nil {
+			want = len(ev.Seen.Updates)
+		}
+		for j := i + 1; j < len(events) && j <= i+linkWindow && want > 0; j++ {
+			c := &events[j]
+			if c.Service != "database" || c.Kind != event.KindCommit || claimed[j] || c.Method != ev.Method ||
+				c.Identity.Lens != ev.Identity.Lens || c.Identity.UID != ev.Identity.UID {
+				continue
+			}
+			cns, keys, err := dbPath(c.Path)
+			if err != nil || cns != ns || !isPrefixKeys(base, keys) {
+				continue
+			}
+			claimed[j] = true
+			if _, ok := commitTime[i]; !ok {
+				commitTime[i] = c.Commit.RequestTime
+			}
+			want--
+		}
+	}
+
+	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
+	add := func(d Divergence) {
+		sr.Divergences = append(sr.Divergences, d)
+		if d.Kind != ExpectedDrift {
+			sr.OK = false
+		}
+	}
+	restored := false
+	timed := map[string][][]string{} // namespace → locations written with server values
+	flipped := map[string][][]string{}
+	for i := range events {
+		ev := &events[i]
+		if !ev.At.IsZero() {
+			clk.t = ev.At
+		}
+		switch {
+		case ev.Kind == event.KindBoundary:
+			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
+				if err := db.Reset(); err != nil {
+					return nil, fmt.Errorf("verify: database: %w", err)
+				}
+				continue
+			}
+			restored = true
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Explanation: "the session restored a snapshot; the replay cannot know the restored Realtime Database state, so later verdicts may differ for that reason"})
+			continue
+		case ev.Service != "database":
+			continue
+		case ev.Kind == event.KindCommit:
+			if claimed[i] {
+				continue
+			}
+			ns, keys, err := dbPath(ev.Path)
+			if err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
+			}
+			if !ev.Commit.RequestTime.IsZero() {
+				clk.t = ev.Commit.RequestTime
+			}
+			if _, err := db.Set(identity.AdminIdentity(), nsOf(ns), "/"+strings.Join(keys, "/"), ev.Commit.After, database.WriteOptions{Method: ev.Method}); err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
+			}
+			continue
+		case ev.Kind == event.KindRequest && adminReplayable(ev):
+			ns, keys, err := dbPath(ev.Path)
+			if err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
+			}
+			if t, ok := commitTime[i]; ok && !t.IsZero() {
+				clk.t = t
+			}
+			path := "/" + strings.Join(keys, "/")
+			if ev.Seen.Updates != nil {
+				err = db.Update(identity.AdminIdentity(), nsOf(ns), path, ev.Seen.Updates, ev.Method)
+			} else {
+				_, err = db.Set(identity.AdminIdentity(), nsOf(ns), path, ev.Seen.Data, database.WriteOptions{Method: ev.Method})
+			}
+			if err != nil {
+				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].seen", i), Msg: "the admin write fails again: " + err.Error()}
+			}
+			continue
+		case ev.Kind != event.KindRequest || isAdmin(ev):
+			continue
+		}
+		switch ev.Verdict {
+		case event.Allow, event.Deny, event.Unsupported:
+		default:
+			continue // failed besides the rules: nothing to re-decide
+		}
+		ns, keys, err := dbPath(ev.Path)
+		if err != nil {
+			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
+		}
+		sr.CheckedEvents++
+		div := Divergence{EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID, Before: string(ev.Verdict)}
+		if t, ok := commitTime[i]; ok && !t.IsZero() {
+			clk.t = t
+		}
+		who := idOf(ev)
+		path := "/" + strings.Join(keys, "/")
+		last.ev = nil
+		switch {
+		case !dbWriteMethods[ev.Method]:
+			err = db.JudgeRead(who, nsOf(ns), path, rulesQuery(ev.Seen), ev.Method)
+		case ev.Seen == nil: // a set of null (a delete) carries Seen with no data
+			div.Kind, div.Explanation = Unsupported, "the captured write carries no data (a capture older than write data in events), so it cannot be re-decided"
+			add(div)
+			continue
+		case ev.Method == "ondisconnect_register":
+			// Registering decides the write without doing it.
+			c := db.Connect(nsOf(ns), who)
+			if ev.Seen.Updates != nil {
+				err = c.OnDisconnectMerge(path, ev.Seen.Updates)
+			} else {
+				err = c.OnDisconnectSet(path, ev.Seen.Data)
+			}
+			c.OnDisconnectCancel("/")
+			c.Close()
+		case ev.Seen.Updates != nil:
+			err = db.Update(who, nsOf(ns), path, ev.Seen.Updates, ev.Method)
+		default:
+			_, err = db.Set(who, nsOf(ns), path, ev.Seen.Data, database.WriteOptions{Method: ev.Method})
+		}
+		now := event.Allow
+		var denied *database.Denied
+		switch {
+		case err == nil:
+		case errors.As(err, &denied):
+			now = event.Deny
+		default:
+			div.Kind, div.After, div.Explanation = Unsupported, string(event.Error), "the replay failed: "+err.Error()
+			add(div)
+			continue
+		}
+		if dbWriteMethods[ev.Method] && ev.Method != "ondisconnect_register" {
+			if ev.Verdict != now {
+				flipped[nsOf(ns)] = append(flipped[nsOf(ns)], keys)
+			} else if hasServerValue(ev.Seen) {
+				timed[nsOf(ns)] = append(timed[nsOf(ns)], keys)
+			}
+		}
+		div.After = string(now)
+		if last.ev != nil {
+			div.Explanation = explainEvent(last.ev)
+		}
+		switch {
+		case ev.Verdict == event.Allow && now == event.Deny:
+			div.Kind = NowDenied
+		case ev.Verdict == event.Deny && now == event.Allow:
+			div.Kind = NowAllowed
+		case ev.Verdict == event.Unsupported:
+			div.Kind = Unsupported
+		default:
+			continue
+		}
+		add(div)
+	}
+	if captured == nil || restored {
+		return sr, nil
+	}
+	raw, err := db.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("verify: database: %w", err)
+	}
+	got, err := decodeDBState(raw, "replay")
+	if err != nil {
+		return nil, err
+	}
+	nss := map[string]bool{}
+	for ns := range got.Namespaces {
+		nss[ns] = true
+	}
+	for ns := range captured.Namespaces {
+		nss[ns] = true
+	}
+	names := make([]string, 0, len(nss))
+	for ns := range nss {
+		names = append(names, ns)
+	}
+	sort.Strings(names)
+	for _, ns := range names {
+		var changes []treeChange
+		diffTree(nil, captured.Namespaces[ns].Data, got.Namespaces[ns].Data, &changes)
+		for _, c := range changes {
+			p := "/" + strings.Join(c.keys, "/")
+			if ns != defaultNS {
+				p = ns + ":" + p
+			}
+			d := Divergence{Kind: StateDrift, Path: p, Before: c.want, After: c.got}
+			if under(timed[ns], c.keys) && !under(flipped[ns], c.keys) {
+				d.Kind, d.Drift = ExpectedDrift, "time-drift"
+			} else {
+				d.Explanation = fmt.Sprintf("%s differs from the captured state", p)
+			}
+			add(d)
+		}
+	}
+	return sr, nil
+}
+
+// rulesQuery is a captured read's query as the rules saw it (nil for a
+// plain read).
+func rulesQuery(s *event.Seen) *rtdb.Query {
+	if s == nil {
+		return nil
+	}
+	m, ok := s.Query.(map[string]any)
+	if !ok {
+		return nil
+	}
+	q := &rtdb.Query{StartAt: jsonScalar(m["startAt"]), EndAt: jsonScalar(m["endAt"]), EqualTo: jsonScalar(m["equalTo"])}
+	q.OrderByKey, _ = m["orderByKey"].(bool)
+	q.OrderByPriority, _ = m["orderByPriority"].(bool)
+	q.OrderByValue, _ = m["orderByValue"].(bool)
+	q.OrderByChild, _ = m["orderByChild"].(string)
+	q.LimitToFirst = int(jsonInt(m["limitToFirst"]))
+	q.LimitToLast = int(jsonInt(m["limitToLast"]))
+	return q
+}
+
+// jsonScalar is a bound value as the rules take it: string, float64 or
+// bool (a fixture decodes numbers as json.Number).
+func jsonScalar(v any) any {
+	if n, ok := v.(json.Number); ok {
+		f, _ := n.Float64()
+		return f
+	}
+	return v
+}
+
+func jsonInt(v any) int64 {
+	switch x := v.(type) {
+	case json.Number:
+		i, _ := x.Int64()
+		return i
+	case float64:
+		return int64(x)
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return 0
+}
+
+// adminReplayable reports whether ev is an admin write the replay can
+// issue again from what it sent (captures older than write data in
+// events replay its commits instead).
+func adminReplayable(ev *event.Event) bool {
+	return ev.Service == "database" && ev.Kind == event.KindRequest && isAdmin(ev) && ev.Verdict == event.Bypassed &&
+		dbWriteMethods[ev.Method] && ev.Method != "ondisconnect_register" && ev.Seen != nil
+}
+
+// under reports whether keys is at or below one of locs.
+func under(locs [][]string, keys []string) bool {
+	for _, l := range locs {
+		if isPrefixKeys(l, keys) || isPrefixKeys(keys, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasServerValue reports whether a write sent a server value ({".sv": …}).
+func hasServerValue(s *event.Seen) bool {
+	if s == nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x[".sv"]; ok {
+				return true
+			}
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if walk(s.Data) {
+		return true
+	}
+	for _, v := range s.Updates {
+		if walk(v) {
+			return true
+		}
+	}
+	return false
+}
+
+type treeChange struct {
+	keys      []string
+	want, got any
+}
+
+// smallSubtree is the most leaves a subtree present on one side only
+// may have to be reported leaf by leaf; a larger one is one change at its
+// root.
+const smallSubtree = 16
+
+// diffTree lists where two trees differ: each differing leaf, or the
+// location where one side has a large subtree the other lacks.
+func diffTree(at []string, want, got any, out *[]treeChange) {
+	wm, wok := want.(map[string]any)
+	gm, gok := got.(map[string]any)
+	if wok && got == nil && leaves(wm, smallSubtree+1) <= smallSubtree {
+		gm, gok = map[string]any{}, true
+	}
+	if gok && want == nil && leaves(gm, smallSubtree+1) <= smallSubtree {
+		wm, wok = map[string]any{}, true
+	}
+	if wok && gok {
+		keys := map[string]bool{}
+		for k := range wm {
+			keys[k] = true
+		}
+		for k := range gm {
+			keys[k] = true
+		}
+		ks := make([]string, 0, len(keys))
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			diffTree(append(append([]string(nil), at...), k), wm[k], gm[k], out)
+		}
+		return
+	}
+	if !sameJSON(want, got) {
+		*out = append(*out, treeChange{keys: at, want: want, got: got})
+	}
+}
+
+// leaves counts a tree's leaves, stopping at limit.
+func leaves(v any, limit int) int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 1
+	}
+	n := 0
+	for _, e := range m {
+		if n += leaves(e, limit-n); n >= limit {
+			return n
+		}
+	}
+	return n
+}
+
+// sameJSON compares decoded JSON values, numbers by value.
+func sameJSON(a, b any) bool {
+	if na, ok := a.(json.Number); ok {
+		if nb, ok := b.(json.Number); ok {
+			fa, e1 := na.Float64()
+			fb, e2 := nb.Float64()
+			if e1 == nil && e2 == nil {
+				return fa == fb
+			}
+			return na == nb
+		}
+	}
+	return equalJSON(a, b)
+}
+
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	}
+	return v
+}
+
+// explainEvent renders a decision as the engine emitted it: the reason,
+// the deciding rule, then the failing sub-expressions.
+func explainEvent(ev *event.Event) string {
+	r := ev.Request
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	if r.Decision != nil && r.Decision.Reason != "" {
+		parts = append(parts, r.Decision.Reason)
+	}
+	if r.Rule != nil && r.Rule.Condition != "" {
+		parts = append(parts, fmt.Sprintf("rule %s at line %d", r.Rule.Condition, r.Rule.Line))
+	}
+	if r.Decision != nil {
+		var fails []string
+		for _, s := range r.Decision.Failing {
+			t := s.Text
+			if s.Error != "" {
+				t += " errored: " + s.Error
+			} else if s.Value != "" {
+				t += " is " + s.Value
+			}
+			fails = append(fails, t)
+		}
+		if len(fails) > 0 {
+			parts = append(parts, "failing: "+strings.Join(fails, "; "))
+		}
+	}
+	if len(parts) == 0 && ev.Err != nil {
+		parts = append(parts, ev.Err.Message)
+	}
+	return strings.Join(parts, "; ")
+}

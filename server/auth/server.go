@@ -116,6 +116,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.emulator(req, strings.TrimPrefix(path, "/emulator/v1/projects/"))
 	case path == "/emulator/action" && r.Method == http.MethodGet:
 		h.action(req)
+	case path == "/emulator/auth/handler" && r.Method == http.MethodGet:
+		h.idpWidget(req)
+	case path == "/emulator/auth/iframe" && r.Method == http.MethodGet:
+		h.idpIframe(req)
 	default:
 		writeError(w, auth.NotFound())
 	}
@@ -193,11 +197,17 @@ func (h *Handler) authenticate(req *request, oauth bool) bool {
 	}
 	req.keyUsed = true
 	req.call.Caller = identity.Anonymous()
-	req.call.Project = h.opts.DefaultProject
-	if p := h.opts.APIKeys[key]; p != "" {
-		req.call.Project = p
-	}
+	req.call.Project = h.projectOfKey(key)
 	return true
+}
+
+// projectOfKey is the project an API key belongs to: its APIKeys entry, or
+// DefaultProject (the emulator accepts any key).
+func (h *Handler) projectOfKey(key string) string {
+	if p := h.opts.APIKeys[key]; p != "" {
+		return p
+	}
+	return h.opts.DefaultProject
 }
 
 var adminCaller = identity.AdminIdentity()

@@ -150,6 +150,10 @@ var knownExceptions = map[string]exception{
 	"saml config list":          notImplemented("projects.inboundSamlConfigs.list"),
 	"saml config patch":         notImplemented("projects.inboundSamlConfigs.patch"),
 	"saml config delete":        notImplemented("projects.inboundSamlConfigs.delete"),
+	// The JS SDK reads these two (validatePassword, reCAPTCHA Enterprise
+	// setup); production serves them.
+	"password policy":  notImplemented("getPasswordPolicy"),
+	"recaptcha config": notImplemented("getRecaptchaConfig"),
 }
 
 func scenario() []step {
@@ -418,6 +422,18 @@ func issue13Steps() []step {
 		{name: "limit negative maxResults", method: "GET", path: proj + "/accounts:batchGet?maxResults=-1", auth: "owner"},
 		{name: "limit display name", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"dn","displayName":"` + long(257) + `"}`},
 		{name: "limit photo url", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"pu","photoUrl":"http://x/` + long(2100) + `"}`},
+		{name: "password policy", method: "GET", path: v2 + "passwordPolicy"},
+		{name: "recaptcha config", method: "GET", path: v2 + "recaptchaConfig?clientType=CLIENT_TYPE_WEB&version=RECAPTCHA_ENTERPRISE"},
+		{name: "phone link user", method: "POST", path: v1 + "accounts:signUp", body: `{"email":"pl@example.com","password":"secret123","returnSecureToken":true}`,
+			capture: map[string]string{"plToken": "idToken"}},
+		{name: "phone link send 2", method: "POST", path: v1 + "accounts:sendVerificationCode", body: `{"phoneNumber":"+15555550123","recaptchaToken":"fake"}`},
+		{name: "phone link codes 2", method: "GET", path: codes, auth: "none", codes: true},
+		{name: "phone link", method: "POST", path: v1 + "accounts:signInWithPhoneNumber",
+			body: `{"sessionInfo":"${session:+15555550123}","code":"${code:+15555550123}","idToken":"${plToken}"}`},
+		{name: "phone unlink", method: "POST", path: v1 + "accounts:update", body: `{"idToken":"${plToken}","deleteProvider":["phone"]}`},
+		{name: "admin set phone", method: "POST", path: proj + "/accounts:update", auth: "owner", body: `{"localId":"dn256","phoneNumber":"+15555550124"}`},
+		{name: "admin set bad phone", method: "POST", path: proj + "/accounts:update", auth: "owner", body: `{"localId":"dn256","phoneNumber":"124"}`},
+		{name: "admin phone lookup", method: "POST", path: proj + "/accounts:lookup", auth: "owner", body: `{"phoneNumber":["+15555550124"]}`},
 		{name: "codes cleared with the state", method: "DELETE", path: "/emulator/v1/projects/" + diffProject + "/accounts", auth: "none"},
 		{name: "codes after clear", method: "GET", path: codes, auth: "none"},
 		// Last: the emulator keeps a 20 MiB password in its state.

@@ -39,25 +39,53 @@ var browserIdpWant = map[string]string{
 // build in headless Chromium, choosing accounts on pyric's fake IdP page
 // (/emulator/auth/handler) as a user does.
 func TestBrowserFederatedSignIn(t *testing.T) {
+	runBrowser(t, "browser_idp.cjs", "demo-idp", browserIdpWant)
+}
+
+// browserPhoneWant is what every step of testdata/browser_phone.cjs must
+// return.
+var browserPhoneWant = map[string]string{
+	"phone sign-in":                    `{"number":"+15555550100","isNew":true,"provider":"phone","providers":["phone"]}`,
+	"phone sign-in, wrong code":        `"auth/invalid-verification-code"`,
+	"link a number":                    `{"number":"+15555550111","providers":["password","phone"]}`,
+	"update the number":                `"+15555550122"`,
+	"unlink, then link a taken number": `{"unlinked":{"number":null,"providers":["password"]},"taken":"auth/account-exists-with-different-credential"}`,
+	"SMS enrollment":                   `{"factors":[{"factorId":"phone","name":"my phone","phone":"+15555550199"}],"secondFactor":"phone"}`,
+	"SMS sign-in": `{"required":"auth/multi-factor-auth-required","signedInAfterFirstFactor":false,
+		"hint":{"factorId":"phone","name":"my phone","phone":"+*******0199"},"wrongCode":"auth/invalid-verification-code",
+		"uid":"mfa1","provider":"password","secondFactor":"phone"}`,
+}
+
+// TestBrowserPhoneMFA: phone sign-in, linking and updating a number, and
+// SMS second-factor enrollment and sign-in, with the SDK sending every code
+// itself (RecaptchaVerifier, verifyPhoneNumber) as only its browser build
+// can.
+func TestBrowserPhoneMFA(t *testing.T) {
+	runBrowser(t, "browser_phone.cjs", "demo-phone", browserPhoneWant)
+}
+
+// runBrowser runs a browser step script of testdata against a fresh pyric
+// serving project and checks every step against want.
+func runBrowser(t *testing.T, script, project string, want map[string]string) {
 	bin := e2etest.Chromium(t)
-	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: "demo-idp"})
+	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})
 	dir, _ := filepath.Abs("testdata")
-	steps := e2etest.RunSteps(t, 5*time.Minute, dir, "browser_idp.cjs", "AUTH_URL="+srv.URL, "PROJECT=demo-idp", "CHROMIUM="+bin)
+	steps := e2etest.RunSteps(t, 5*time.Minute, dir, script, "AUTH_URL="+srv.URL, "PROJECT="+project, "CHROMIUM="+bin)
 	seen := map[string]bool{}
 	for _, s := range steps {
 		seen[s.Step] = true
 		t.Logf("%s: %s %s", s.Step, s.Got, s.Error)
-		want, ok := browserIdpWant[s.Step]
+		w, ok := want[s.Step]
 		switch {
 		case !ok:
 			t.Errorf("unexpected step %q: ok=%v %s %s", s.Step, s.OK, s.Got, s.Error)
 		case !s.OK:
 			t.Errorf("step %q failed: %s", s.Step, s.Error)
-		case !e2etest.SameJSON(s.Got, want):
-			t.Errorf("step %q:\n got %s\nwant %s", s.Step, s.Got, want)
+		case !e2etest.SameJSON(s.Got, w):
+			t.Errorf("step %q:\n got %s\nwant %s", s.Step, s.Got, w)
 		}
 	}
-	for name := range browserIdpWant {
+	for name := range want {
 		if !seen[name] {
 			t.Errorf("step %q did not run", name)
 		}

@@ -422,6 +422,8 @@ func issue13Steps() []step {
 		{name: "limit negative maxResults", method: "GET", path: proj + "/accounts:batchGet?maxResults=-1", auth: "owner"},
 		{name: "limit display name", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"dn","displayName":"` + long(257) + `"}`},
 		{name: "limit photo url", method: "POST", path: proj + "/accounts", auth: "owner", body: `{"localId":"pu","photoUrl":"http://x/` + long(2100) + `"}`},
+		{name: "idp page without providerId", method: "GET", path: "/emulator/auth/handler?apiKey=fake-api-key&appName=x", auth: "none"},
+		{name: "idp page without apiKey", method: "GET", path: "/emulator/auth/handler?providerId=oidc.acme", auth: "none"},
 		{name: "password policy", method: "GET", path: v2 + "passwordPolicy"},
 		{name: "recaptcha config", method: "GET", path: v2 + "recaptchaConfig?clientType=CLIENT_TYPE_WEB&version=RECAPTCHA_ENTERPRISE"},
 		{name: "phone link user", method: "POST", path: v1 + "accounts:signUp", body: `{"email":"pl@example.com","password":"secret123","returnSecureToken":true}`,

@@ -1,10 +1,12 @@
 // Package authserver is the HTTP adapter of the Auth engine: the Identity
 // Toolkit (/identitytoolkit.googleapis.com/v1 and v2), securetoken
 // (/securetoken.googleapis.com/v1/token) and Auth-emulator
-// (/emulator/v1/...) endpoints that the Firebase SDKs call under
-// connectAuthEmulator / FIREBASE_AUTH_EMULATOR_HOST. It decodes, picks the
-// caller and project as the emulator does, calls the engine and encodes;
-// no semantics live here.
+// (/emulator/v1/..., /emulator/action) endpoints that the Firebase SDKs call
+// under connectAuthEmulator / FIREBASE_AUTH_EMULATOR_HOST, and the fake IdP
+// pages of the web SDK's popup and redirect sign-in (/emulator/auth/handler,
+// /emulator/auth/iframe; widget.go). It decodes, picks the caller and
+// project as the emulator does, calls the engine and encodes; no semantics
+// live here.
 //
 // Mount it at the root of the Auth port (the emulator default is 9099):
 //

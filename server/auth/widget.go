@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"net/url"
 
 	"github.com/pyric/pyric/auth"
 )
@@ -33,7 +34,8 @@ import (
 type idpChoice struct {
 	DisplayName, Email, PhotoURL string
 	// Claims is the fake ID token the choice signs in with: strict JSON
-	// claims, as signInWithIdp accepts them.
+	// claims, as signInWithIdp accepts them, URL-encoded (the page's
+	// data-id-token, as firebase-tools' page has it).
 	Claims string
 }
 
@@ -83,9 +85,15 @@ func writeHTML(w http.ResponseWriter, b []byte) {
 func fakeClaims(pi auth.ProviderUserInfo) string {
 	b, _ := json.Marshal(map[string]any{"sub": pi.RawID, "iss": "", "aud": "", "exp": 0, "iat": 0,
 		"name": pi.DisplayName, "screen_name": pi.ScreenName, "email": pi.Email, "email_verified": true, "picture": pi.PhotoURL})
-	return string(b)
+	return url.PathEscape(string(b))
 }
 
+// widgetPage is the account chooser. Its element ids and classes
+// (#add-account-button, .js-reuse-account with data-id-token, #email-input,
+// #display-name-input, #screen-name-input, #profile-photo-input,
+// #autogen-button, #sign-in, #back-button) are the ones firebase-tools'
+// page has, so browser tests written against that emulator drive this one
+// unchanged.
 var widgetPage = template.Must(template.New("widget").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -98,10 +106,10 @@ main { max-width: 480px; margin: 24px auto; padding: 0 20px; }
 h1 { font-size: 22px; font-weight: 500; }
 .note { color: #5f6368; font-size: 13px; }
 ul { list-style: none; padding: 0; }
-li { margin: 6px 0; }
-li button { width: 100%; display: flex; align-items: center; gap: 12px; text-align: left; padding: 10px 12px;
-  border: 1px solid #dadce0; border-radius: 6px; background: #fff; cursor: pointer; font: inherit; }
-li button:hover, li button:focus { background: #f1f3f4; }
+li { margin: 6px 0; display: flex; align-items: center; gap: 12px; padding: 10px 12px;
+  border: 1px solid #dadce0; border-radius: 6px; background: #fff; cursor: pointer; }
+li:hover, li:focus { background: #f1f3f4; }
+li button { border: 0; background: none; font: inherit; cursor: pointer; padding: 0; }
 .avatar { width: 32px; height: 32px; border-radius: 50%; background: #c5c5c5; flex-shrink: 0; object-fit: cover; }
 .who { display: flex; flex-direction: column; }
 .email { color: #5f6368; font-size: 13px; }
@@ -113,32 +121,34 @@ form input { width: 100%; box-sizing: border-box; padding: 8px; font: inherit; b
 </head>
 <body>
 <main>
-<h1>Sign in with <span class="provider">{{.Provider}}</span></h1>
+<h1 id="title">Sign in with <span class="js-provider-id">{{.Provider}}</span></h1>
 <p class="note">This is the Auth emulator's stand-in for {{.Provider}}: no real account is asked for.</p>
-<section id="accounts">
+<section id="accounts-list">
 {{- if .Accounts}}
-<p id="help">Choose an account the emulator already knows, or add a new one:</p>
+<p class="js-accounts-help-text">Choose an account the emulator already knows, or add a new one:</p>
 {{- else}}
-<p id="help">No {{.Provider}} accounts exist in the emulator yet.</p>
+<p class="js-accounts-help-text">No {{.Provider}} accounts exist in the emulator yet.</p>
 {{- end}}
 <ul>
 {{- range .Accounts}}
-<li><button type="button" class="js-account" data-claims="{{.Claims}}" data-email="{{.Email}}">
+<li class="js-reuse-account" tabindex="0" data-id-token="{{.Claims}}">
 {{- if .PhotoURL}}<img class="avatar" alt="" src="{{.PhotoURL}}">{{else}}<span class="avatar"></span>{{end -}}
-<span class="who"><span class="name">{{if .DisplayName}}{{.DisplayName}}{{else}}(No display name){{end}}</span><span class="email">{{.Email}}</span></span></button></li>
+<span class="who"><span class="name">{{if .DisplayName}}{{.DisplayName}}{{else}}(No display name){{end}}</span><span class="email">{{.Email}}</span></span></li>
 {{- end}}
-<li><button type="button" id="add-account">+ Add new account</button></li>
+<li id="add-account-button" class="js-new-account" tabindex="0"><button type="button">+ Add new account</button></li>
 </ul>
 </section>
-<form id="new-account" hidden>
-<button type="button" id="autogen">Auto-generate user information</button>
-<label for="email">Email</label><input id="email" type="text" autocomplete="off">
+<section id="add-user" hidden>
+<button type="button" id="autogen-button">Auto-generate user information</button>
+<form id="main-form">
+<label for="email-input">Email</label><input id="email-input" type="text" autocomplete="off">
 <span class="error" id="email-error"></span>
-<label for="display-name">Display name (optional)</label><input id="display-name" type="text" autocomplete="off">
-<label for="screen-name">Screen name (optional)</label><input id="screen-name" type="text" autocomplete="off">
-<label for="photo-url">Profile photo URL (optional)</label><input id="photo-url" type="text" autocomplete="off">
-<div class="actions"><button type="button" id="back">Back</button><button type="submit" id="sign-in">Sign in with {{.Provider}}</button></div>
+<label for="display-name-input">Display name (optional)</label><input id="display-name-input" type="text" autocomplete="off">
+<label for="screen-name-input">Screen name (optional)</label><input id="screen-name-input" type="text" autocomplete="off">
+<label for="profile-photo-input">Profile photo URL (optional)</label><input id="profile-photo-input" type="text" autocomplete="off">
+<div class="actions"><button type="button" id="back-button">Back</button><button type="submit" id="sign-in">Sign in with {{.Provider}}</button></div>
 </form>
+</section>
 <p class="error" id="failure" hidden></p>
 </main>
 <script>
@@ -152,8 +162,8 @@ form input { width: 100%; box-sizing: border-box; padding: 8px; font: inherit; b
   var $ = function (id) { return document.getElementById(id); };
 
   function fail(msg) {
-    $('accounts').hidden = true;
-    $('new-account').hidden = true;
+    $('accounts-list').hidden = true;
+    $('add-user').hidden = true;
     $('failure').textContent = msg;
     $('failure').hidden = false;
     throw new Error('Auth emulator: ' + msg);
@@ -201,35 +211,37 @@ form input { width: 100%; box-sizing: border-box; padding: 8px; font: inherit; b
     return s;
   }
 
-  document.querySelectorAll('.js-account').forEach(function (el) {
-    el.addEventListener('click', function () { finish(JSON.parse(el.dataset.claims)); });
+  document.querySelectorAll('.js-reuse-account').forEach(function (el) {
+    var pick = function () { finish(JSON.parse(decodeURIComponent(el.dataset.idToken))); };
+    el.addEventListener('click', pick);
+    el.addEventListener('keydown', function (e) { if (e.key === 'Enter') pick(); });
   });
-  function showForm(on) { $('new-account').hidden = !on; $('accounts').hidden = on; if (on) $('email').focus(); }
-  $('add-account').addEventListener('click', function () { showForm(true); });
-  $('back').addEventListener('click', function () { showForm(false); });
+  function showForm(on) { $('add-user').hidden = !on; $('accounts-list').hidden = on; if (on) $('email-input').focus(); }
+  $('add-account-button').addEventListener('click', function () { showForm(true); });
+  $('back-button').addEventListener('click', function () { showForm(false); });
 
   function valid() {
-    var v = $('email').value, msg = !v ? 'Email required' : v.indexOf('@') < 0 ? 'Missing "@"' : '';
+    var v = $('email-input').value, msg = !v ? 'Email required' : v.indexOf('@') < 0 ? 'Missing "@"' : '';
     $('email-error').textContent = msg;
     $('sign-in').disabled = msg !== '';
     return msg === '';
   }
-  $('email').addEventListener('input', valid);
-  $('autogen').addEventListener('click', function () {
+  $('email-input').addEventListener('input', valid);
+  $('autogen-button').addEventListener('click', function () {
     var words = ['otter', 'heron', 'maple', 'cedar', 'lynx', 'quartz', 'fern', 'comet', 'basalt', 'wren'];
     var pick = function () { return words[Math.floor(Math.random() * words.length)]; };
     var given = pick(), family = pick(), cap = function (w) { return w[0].toUpperCase() + w.slice(1); };
-    $('email').value = given + '.' + family + '.' + Math.floor(Math.random() * 1000) + '@example.com';
-    $('display-name').value = cap(given) + ' ' + cap(family);
-    $('screen-name').value = family + '_' + given;
+    $('email-input').value = given + '.' + family + '.' + Math.floor(Math.random() * 1000) + '@example.com';
+    $('display-name-input').value = cap(given) + ' ' + cap(family);
+    $('screen-name-input').value = family + '_' + given;
     valid();
   });
-  $('new-account').addEventListener('submit', function (e) {
+  $('main-form').addEventListener('submit', function (e) {
     e.preventDefault();
     if (!valid()) return;
     var val = function (id) { return $(id).value || undefined; };
-    finish({ sub: rawId(), iss: '', aud: '', exp: 0, iat: 0, name: val('display-name'), screen_name: val('screen-name'),
-      email: val('email'), email_verified: true, picture: val('photo-url') });
+    finish({ sub: rawId(), iss: '', aud: '', exp: 0, iat: 0, name: val('display-name-input'), screen_name: val('screen-name-input'),
+      email: val('email-input'), email_verified: true, picture: val('profile-photo-input') });
   });
 })();
 </script>

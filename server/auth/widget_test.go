@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -49,14 +50,14 @@ func TestIdpWidget(t *testing.T) {
 	if strings.Contains(page, "<script>alert(1)") || !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Error("the display name is not HTML-escaped")
 	}
-	a, b := strings.Index(page, `data-email="a@example.com"`), strings.Index(page, `data-email="b@example.com"`)
+	a, b := strings.Index(page, `>a@example.com<`), strings.Index(page, `>b@example.com<`)
 	if a < 0 || b < 0 || a > b {
 		t.Errorf("accounts missing or not in email order (a at %d, b at %d)", a, b)
 	}
 	if strings.Contains(page, "other@example.com") {
 		t.Error("an account of another project is offered")
 	}
-	if !strings.Contains(page, `&#34;sub&#34;:&#34;r2&#34;`) {
+	if !strings.Contains(page, `data-id-token="`+url.PathEscape(`{"aud":"","email":"a@example.com","email_verified":true,"exp":0,"iat":0,"iss":"","name":"Ann","picture":"","screen_name":"","sub":"r2"}`)+`"`) {
 		t.Error("the claims of a listed account do not carry its raw id as sub")
 	}
 	_, _, pageQ := getPage(t, ts.URL+"/emulator/auth/handler?apiKey=key-q&providerId=oidc.acme&appName=x")
@@ -64,7 +65,7 @@ func TestIdpWidget(t *testing.T) {
 		t.Error("the API key's project does not pick the accounts")
 	}
 	_, _, empty := getPage(t, ts.URL+"/emulator/auth/handler?apiKey=k&providerId=saml.none&appName=x")
-	if !strings.Contains(empty, "No saml.none accounts exist in the emulator yet.") || strings.Contains(empty, "js-account\"") {
+	if !strings.Contains(empty, "No saml.none accounts exist in the emulator yet.") || strings.Contains(empty, `class="js-reuse-account"`) {
 		t.Error("an unknown provider's page is not empty")
 	}
 	for _, q := range []string{"providerId=oidc.acme", "apiKey=k"} {
@@ -82,7 +83,7 @@ func TestIdpWidget(t *testing.T) {
 		t.Fatalf("import: %d %v", status, m)
 	}
 	_, _, bulk := getPage(t, ts.URL+"/emulator/auth/handler?apiKey=k&providerId=oidc.bulk&appName=x")
-	if n := strings.Count(bulk, `class="js-account"`); n != 100 {
+	if n := strings.Count(bulk, `class="js-reuse-account"`); n != 100 {
 		t.Errorf("the page offers %d of 150 accounts, want the bound of 100", n)
 	}
 	status, _, frame := getPage(t, ts.URL+"/emulator/auth/iframe?apiKey=k&appName=x")

@@ -171,6 +171,8 @@ func FuzzHandler(f *testing.F) {
 	f.Add("POST", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs?oauthIdpConfigId=oidc.a", "Bearer owner", `{"clientId":"c","issuer":"x"}`)
 	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/tenants/t/inboundSamlConfigs/saml.a?updateMask=idpConfig.ssoUrl", "Bearer owner", `{"idpConfig":{"ssoUrl":1}}`)
 	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=mfa", "Bearer owner", `{"mfa":{"providerConfigs":[{"state":"ENABLED","totpProviderConfig":{"adjacentIntervals":99}}]}}`)
+	f.Add("GET", "/emulator/auth/handler?apiKey=k&providerId=oidc.%3Cscript%3Ex%3C/script%3E&appName=a&tid=t1", "", ``)
+	f.Add("GET", "/emulator/auth/iframe?apiKey=k&appName=a", "", ``)
 	h := New(auth.New(auth.Options{}), Options{})
 	f.Fuzz(func(t *testing.T, method, target, authz, body string) {
 		if !strings.HasPrefix(target, "/") {
@@ -188,6 +190,11 @@ func FuzzHandler(f *testing.F) {
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 && w.Code != 501 {
 			t.Fatalf("%s %s -> %d %s", method, target, w.Code, w.Body)
+		}
+		// The fake IdP page escapes what the query names.
+		if pid := req.URL.Query().Get("providerId"); w.Code == 200 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") &&
+			strings.ContainsAny(pid, "<>\"'&") && strings.Contains(w.Body.String(), pid) {
+			t.Fatalf("%s: providerId %q appears unescaped", target, pid)
 		}
 	})
 }

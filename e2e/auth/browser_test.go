@@ -33,6 +33,9 @@ var browserIdpWant = map[string]string{
 		"help":"Choose an account the emulator already knows, or add a new one:","currentUserSet":true}`,
 	"saml popup: chooser lists both accounts": `{"providerId":"saml.corp","email":"grace@example.com","name":"Grace Hopper","isNew":false,
 		"signInProvider":"saml.corp","providers":["saml.corp"],"listed":["grace@example.com","linus@example.com"],"popupClosed":true,"sameUid":true}`,
+	"tenant popup: new account": `{"providerId":"oidc.acme","email":"ada@example.com","name":"Ada in T1","isNew":true,
+		"signInProvider":"oidc.acme","providers":["oidc.acme"],"title":"Sign in with oidc.acme",
+		"help":"No oidc.acme accounts exist in the emulator yet.","popupClosed":true,"sameUidAsProjectAda":false,"tenantMatches":true}`,
 	"disabled provider": `{"error":"auth/operation-not-allowed","listed":["ada@example.com"]}`,
 }
 
@@ -78,11 +81,28 @@ func TestBrowserFederatedSignInReference(t *testing.T) {
 	bin := e2etest.Chromium(t)
 	ref := startReference(t, diffProject)
 	t.Cleanup(func() {
-		// The differential test expects the emulator's accounts empty.
-		req, _ := http.NewRequest(http.MethodDelete, ref+"/emulator/v1/projects/"+diffProject+"/accounts", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
+		// The differential test expects the emulator without accounts or
+		// tenants.
+		call := func(method, path string) map[string]any {
+			req, _ := http.NewRequest(method, ref+path, nil)
+			req.Header.Set("Authorization", "Bearer owner")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("cleaning the reference emulator: %v", err)
+				return nil
+			}
+			defer resp.Body.Close()
+			var m map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&m)
+			return m
 		}
+		tenants, _ := call(http.MethodGet, "/identitytoolkit.googleapis.com/v2/projects/"+diffProject+"/tenants")["tenants"].([]any)
+		for _, tn := range tenants {
+			if id, _ := tn.(map[string]any)["tenantId"].(string); id != "" {
+				call(http.MethodDelete, "/identitytoolkit.googleapis.com/v2/projects/"+diffProject+"/tenants/"+id)
+			}
+		}
+		call(http.MethodDelete, "/emulator/v1/projects/"+diffProject+"/accounts")
 	})
 	want := map[string]string{}
 	for name, w := range browserIdpWant {

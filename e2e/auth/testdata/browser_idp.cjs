@@ -96,6 +96,24 @@ run(async ({ ctx, page: p, appURL, step, admin, project }) => {
     await signOut();
     return keepUid('grace', await viaPopup('popup-saml-corp', pickAccount('grace@example.com')));
   });
+  await step('tenant popup: new account', async () => {
+    const t = await admin('POST', `/identitytoolkit.googleapis.com/v2/projects/${project}/tenants`, { displayName: 'T1', allowPasswordSignup: true });
+    if (!reference) {
+      await admin('POST', `/identitytoolkit.googleapis.com/v2/projects/${project}/tenants/${t.tenantId}/oauthIdpConfigs?oauthIdpConfigId=oidc.acme`,
+        { displayName: 'Acme in T1', enabled: true, clientId: 'acme-t1', issuer: 'https://acme.example.com' });
+    }
+    await signOut();
+    await p.evaluate((tid) => { window.app.auth.tenantId = tid; }, t.tenantId);
+    try {
+      const r = keepUid('ada-t1', await viaPopup('popup-oidc-acme', addAccount('ada@example.com', 'Ada in T1')));
+      const tenant = await p.evaluate(() => window.app.auth.currentUser.tenantId);
+      r.sameUidAsProjectAda = uids['ada-t1'] === uids.ada;
+      return { ...r, tenantMatches: tenant === t.tenantId };
+    } finally {
+      await signOut();
+      await p.evaluate(() => { window.app.auth.tenantId = null; });
+    }
+  });
   if (!reference) await step('disabled provider', async () => {
     await admin('PATCH', `/identitytoolkit.googleapis.com/v2/projects/${project}/oauthIdpConfigs/oidc.acme?updateMask=enabled`, { enabled: false });
     await signOut();

@@ -84,7 +84,7 @@ const (
 	srcImport1000     = "firebase.google.com/docs/auth/admin/import-users: up to 1000 users per call (firebase-admin-go import_users.go maxImportUsers = 1000)"
 	srcHashAlgorithm  = "cloud.google.com/identity-platform/docs/reference/rest/v1/projects.accounts/batchCreate: hashAlgorithm \"Must be one of the following: HMAC_SHA256 ... ARGON2\""
 	srcMaxResults     = "cloud.google.com/identity-platform/docs/reference/rest/v1/projects.accounts/batchGet: maxResults \"Must be at least 1 and no greater than 1000\""
-	srcProfileBounds  = "no documented bound: pyric's own (256 characters, 2048 bytes) keeps accounts, tokens and snapshots bounded; production stores profile fields in bounded columns too"
+	srcProfileBounds  = "production documents no bound; these (256 characters, 2048 bytes) are pyric's own, to keep accounts, ID tokens and snapshots bounded"
 	srcRevocation     = "firebase.google.com/docs/auth/admin/manage-sessions: after revocation the refresh token can no longer mint ID tokens; firebase-admin-go treats tokens issued before validSince as revoked"
 	srcNotImplemented = "firebase-tools lib/emulator/auth/server.js answers 501 NOT_IMPLEMENTED for every API operation without a handler"
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -415,4 +416,34 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 	resp.Tokens = toks
 	e.emit(c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": providerID})
 	return resp, nil
+}
+
+// maxIdpAccounts bounds the accounts the fake IdP page offers, so the page
+// costs the same with 50,000 accounts as with ten.
+const maxIdpAccounts = 100
+
+// IdpAccounts returns the identities of providerID linked to accounts of
+// the call's project or tenant (at most 100, ordered by email then raw id):
+// the accounts the emulator's fake IdP sign-in page offers to reuse.
+func (e *Engine) IdpAccounts(c Call, providerID string) (_ []ProviderUserInfo, err error) {
+	defer e.begin()(&err)
+	sc, err := e.scopeFor(c, "", "", "")
+	if err != nil {
+		return nil, err
+	}
+	out := []ProviderUserInfo{}
+	for _, u := range sc.space.users {
+		for _, pi := range u.ProviderUserInfo {
+			if pi.ProviderID == providerID && len(out) < maxIdpAccounts {
+				out = append(out, pi)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b ProviderUserInfo) int {
+		if c := strings.Compare(a.Email, b.Email); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RawID, b.RawID)
+	})
+	return out, nil
 }

@@ -2,7 +2,16 @@ package authe2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	fbauth "firebase.google.com/go/v4/auth"
 	"google.golang.org/api/iterator"
@@ -13,7 +22,8 @@ import (
 )
 
 // TestAdminGoMFAUsers: firebase-admin-go creates, reads and updates users
-// with SMS second factors, and sees factors enrolled by the client.
+// with SMS second factors, and the client's password sign-in then needs
+// the second factor.
 func TestAdminGoMFAUsers(t *testing.T) {
 	const project = "demo-admin-mfa"
 	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})
@@ -165,5 +175,86 @@ func TestAdminGoProjectMFAConfig(t *testing.T) {
 	got, err := a.GetProjectConfig(ctx)
 	if err != nil || got.MultiFactorConfig == nil || got.MultiFactorConfig.ProviderConfigs[0].TOTPProviderConfig.AdjacentIntervals != 3 {
 		t.Fatalf("GetProjectConfig = %+v, %v", got, err)
+	}
+}
+
+// totpNow is RFC 6238's current code (SHA-1, 30 s, 6 digits) of a base32
+// secret, computed as an authenticator app would.
+func totpNow(t *testing.T, secret string) string {
+	t.Helper()
+	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.TrimRight(strings.ToUpper(secret), "="))
+	if err != nil {
+		t.Fatalf("TOTP secret %q: %v", secret, err)
+	}
+	var msg [8]byte
+	binary.BigEndian.PutUint64(msg[:], uint64(time.Now().Unix()/30))
+	mac := hmac.New(sha1.New, key)
+	mac.Write(msg[:])
+	sum := mac.Sum(nil)
+	off := sum[len(sum)-1] & 0x0f
+	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
+	return fmt.Sprintf("%06d", v%1000000)
+}
+
+// TestAdminGoSeesClientEnrolledFactors: second factors a client enrolls
+// (SMS and TOTP, through mfaEnrollment:start/finalize) are what
+// firebase-admin-go's GetUser reports, and withdrawing one removes it.
+func TestAdminGoSeesClientEnrolledFactors(t *testing.T) {
+	const project = "demo-admin-mfa-client"
+	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})
+	a := adminClient(t, srv, project)
+	ctx := context.Background()
+	if _, err := a.UpdateProjectConfig(ctx, (&fbauth.ProjectConfigToUpdate{}).MultiFactorConfig(fbauth.MultiFactorConfig{
+		ProviderConfigs: []*fbauth.ProviderConfig{{State: fbauth.Enabled, TOTPProviderConfig: &fbauth.TOTPProviderConfig{AdjacentIntervals: 1}}}})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateUser(ctx, (&fbauth.UserToCreate{}).UID("c1").Email("c1@example.com").EmailVerified(true).Password("secret123")); err != nil {
+		t.Fatal(err)
+	}
+	const v2 = "/identitytoolkit.googleapis.com/v2/accounts/"
+	tok := post(t, srv.URL, "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword",
+		map[string]any{"email": "c1@example.com", "password": "secret123", "returnSecureToken": true})["idToken"]
+
+	start := post(t, srv.URL, v2+"mfaEnrollment:start", map[string]any{"idToken": tok, "phoneEnrollmentInfo": map[string]any{"phoneNumber": "+15555550400", "recaptchaToken": "fake"}})
+	session := start["phoneSessionInfo"].(map[string]any)["sessionInfo"].(string)
+	resp, err := http.Get(srv.URL + "/emulator/v1/projects/" + project + "/verificationCodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes struct {
+		VerificationCodes []struct{ SessionInfo, Code string } `json:"verificationCodes"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&codes)
+	resp.Body.Close()
+	code := ""
+	for _, c := range codes.VerificationCodes {
+		if c.SessionInfo == session {
+			code = c.Code
+		}
+	}
+	tok = post(t, srv.URL, v2+"mfaEnrollment:finalize", map[string]any{"idToken": tok, "displayName": "phone",
+		"phoneVerificationInfo": map[string]any{"sessionInfo": session, "code": code}})["idToken"]
+
+	ts := post(t, srv.URL, v2+"mfaEnrollment:start", map[string]any{"idToken": tok, "totpEnrollmentInfo": map[string]any{}})["totpSessionInfo"].(map[string]any)
+	post(t, srv.URL, v2+"mfaEnrollment:finalize", map[string]any{"idToken": tok, "displayName": "app",
+		"totpVerificationInfo": map[string]any{"sessionInfo": ts["sessionInfo"], "verificationCode": totpNow(t, ts["sharedSecretKey"].(string))}})
+
+	u, err := a.GetUser(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := u.MultiFactor.EnrolledFactors
+	if len(f) != 2 {
+		t.Fatalf("GetUser factors = %+v", f)
+	}
+	if f[0].FactorID != "phone" || f[0].Phone == nil || f[0].Phone.PhoneNumber != "+15555550400" || f[0].DisplayName != "phone" || f[0].UID == "" || f[0].EnrollmentTimestamp == 0 {
+		t.Errorf("SMS factor = %+v", f[0])
+	}
+	if f[1].FactorID != "totp" || f[1].TOTP == nil || f[1].DisplayName != "app" || f[1].UID == "" || f[1].EnrollmentTimestamp == 0 {
+		t.Errorf("TOTP factor = %+v", f[1])
+	}
+	post(t, srv.URL, v2+"mfaEnrollment:withdraw", map[string]any{"idToken": tok, "mfaEnrollmentId": f[0].UID})
+	if u, err = a.GetUser(ctx, "c1"); err != nil || len(u.MultiFactor.EnrolledFactors) != 1 || u.MultiFactor.EnrolledFactors[0].FactorID != "totp" {
+		t.Errorf("after withdrawing the SMS factor: %v %+v", err, u.MultiFactor)
 	}
 }

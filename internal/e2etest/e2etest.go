@@ -69,6 +69,28 @@ func NeedNode(t testing.TB) {
 	}
 }
 
+// Chromium returns the headless browser the browser-build tests drive
+// ($CHROMIUM, else the Debian package's /usr/bin/chromium) after checking
+// node and the pinned playwright-core and esbuild modules; anything absent
+// skips the test (fails it under PYRIC_E2E_REQUIRED=1).
+func Chromium(t testing.TB) string {
+	t.Helper()
+	NeedNode(t)
+	for _, m := range []string{"playwright-core", "esbuild"} {
+		if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", m)); err != nil {
+			Missing(t, "e2e/js/node_modules/%s is absent (run `npm ci` in e2e/js)", m)
+		}
+	}
+	p := os.Getenv("CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "Chromium is not installed (apt-get install -y chromium)")
+	}
+	return p
+}
+
 // RunNode runs a Node script with NODE_PATH pointing at e2e/js's modules
 // and returns its stdout; a non-zero exit fails the test with stderr.
 func RunNode(t testing.TB, ctx context.Context, script string, env ...string) string {

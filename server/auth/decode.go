@@ -3,6 +3,7 @@ package authserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
@@ -58,18 +59,9 @@ func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string
 		}
 		root = m
 	case mt == "application/json" || mt == "":
-		d := json.NewDecoder(bytes.NewReader(body))
-		d.UseNumber()
-		if err := d.Decode(&root); err != nil {
-			return nil, parseError(jsonErrorText(err))
-		}
-		if d.More() {
-			return nil, parseError("Unexpected non-whitespace character after JSON")
-		}
-		switch root.(type) {
-		case map[string]any, []any:
-		default:
-			return nil, parseError(fmt.Sprintf("Unexpected token, %q is not valid JSON", strings.TrimSpace(string(body))))
+		var err error
+		if root, err = decodeJSON(body); err != nil {
+			return nil, err
 		}
 	default:
 		m := "Invalid content-type: " + contentType
@@ -84,6 +76,72 @@ func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string
 		return nil, invalid("", "must be object") // unreachable after check; never a 500
 	}
 	return fixed.(map[string]any), nil
+}
+
+// decodeJSON parses a JSON body with its numbers kept exact (json.Number).
+// A top-level object, every request's shape, is split into its members by
+// json.Unmarshal, which scans the body in place; string members are decoded
+// the same way and only the others go through a json.Decoder, which buffers
+// what it reads. So a huge string member (a 20 MiB password) costs a copy
+// or two of itself instead of a decoder buffer doubling up to its size.
+func decodeJSON(body []byte) (any, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) && strings.HasSuffix(se.Error(), "after top-level value") {
+			return nil, parseError("Unexpected non-whitespace character after JSON")
+		}
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return nil, parseError(jsonErrorText(err))
+		}
+		return decodeJSONValue(body) // an array or a scalar
+	}
+	if members == nil { // the body was null
+		return nil, parseError(fmt.Sprintf("Unexpected token, %q is not valid JSON", strings.TrimSpace(string(body))))
+	}
+	out := make(map[string]any, len(members))
+	for k, raw := range members {
+		if len(raw) > 0 && raw[0] == '"' {
+			var str string
+			if err := json.Unmarshal(raw, &str); err != nil {
+				return nil, parseError(jsonErrorText(err))
+			}
+			out[k] = str
+			continue
+		}
+		v, err := decodeNumbers(raw)
+		if err != nil {
+			return nil, parseError(jsonErrorText(err))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// decodeJSONValue parses a body that is not an object: an array is
+// decoded (the validator then names the type error), a scalar is refused
+// as the emulator refuses it.
+func decodeJSONValue(body []byte) (any, error) {
+	v, err := decodeNumbers(body)
+	if err != nil {
+		return nil, parseError(jsonErrorText(err))
+	}
+	if _, ok := v.([]any); !ok {
+		return nil, parseError(fmt.Sprintf("Unexpected token, %q is not valid JSON", strings.TrimSpace(string(body))))
+	}
+	return v, nil
+}
+
+// decodeNumbers decodes one JSON value with exact numbers.
+func decodeNumbers(raw []byte) (any, error) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 func jsonErrorText(err error) string {

@@ -1,12 +1,16 @@
 package authserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/auth"
 )
 
 // TestProductionLimits: inputs production refuses get its error codes.
@@ -89,5 +93,24 @@ func TestOOBLinkIgnoresHostHeader(t *testing.T) {
 	link, _ := m["oobLink"].(string)
 	if !strings.HasPrefix(link, ts.URL+"/emulator/action?") {
 		t.Errorf("oobLink = %q, want it on %s", link, ts.URL)
+	}
+}
+
+// BenchmarkHugePassword is the server's cost of refusing a sign-up with a
+// 20 MiB password (the handler alone: the body is read, decoded and
+// refused before anything is hashed).
+func BenchmarkHugePassword(b *testing.B) {
+	h := New(auth.New(auth.Options{}), Options{DefaultProject: "p"})
+	body := []byte(`{"email":"big@example.com","password":"` + strings.Repeat("p", 20<<20) + `"}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 400 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
 	}
 }

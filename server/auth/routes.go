@@ -479,10 +479,7 @@ func (h *Handler) action(req *request) {
 		fail("missing oobCode query parameter", "Please modify the URL to specify an oobCode, such as ...&oobCode=YOUR_OOB_CODE")
 		return
 	}
-	req.call.Project = h.opts.DefaultProject
-	if p := h.opts.APIKeys[apiKey]; p != "" {
-		req.call.Project = p
-	}
+	req.call.Project = h.projectOfKey(apiKey)
 	req.call.Tenant = q.Get("tenantId")
 	done := func(status map[string]any) {
 		if cont != "" {

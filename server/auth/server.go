@@ -1,10 +1,12 @@
 // Package authserver is the HTTP adapter of the Auth engine: the Identity
 // Toolkit (/identitytoolkit.googleapis.com/v1 and v2), securetoken
 // (/securetoken.googleapis.com/v1/token) and Auth-emulator
-// (/emulator/v1/...) endpoints that the Firebase SDKs call under
-// connectAuthEmulator / FIREBASE_AUTH_EMULATOR_HOST. It decodes, picks the
-// caller and project as the emulator does, calls the engine and encodes;
-// no semantics live here.
+// (/emulator/v1/..., /emulator/action) endpoints that the Firebase SDKs call
+// under connectAuthEmulator / FIREBASE_AUTH_EMULATOR_HOST, and the fake IdP
+// pages of the web SDK's popup and redirect sign-in (/emulator/auth/handler,
+// /emulator/auth/iframe; widget.go). It decodes, picks the caller and
+// project as the emulator does, calls the engine and encodes; no semantics
+// live here.
 //
 // Mount it at the root of the Auth port (the emulator default is 9099):
 //
@@ -116,6 +118,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.emulator(req, strings.TrimPrefix(path, "/emulator/v1/projects/"))
 	case path == "/emulator/action" && r.Method == http.MethodGet:
 		h.action(req)
+	case path == "/emulator/auth/handler" && r.Method == http.MethodGet:
+		h.idpWidget(req)
+	case path == "/emulator/auth/iframe" && r.Method == http.MethodGet:
+		h.idpIframe(req)
 	default:
 		writeError(w, auth.NotFound())
 	}
@@ -193,11 +199,17 @@ func (h *Handler) authenticate(req *request, oauth bool) bool {
 	}
 	req.keyUsed = true
 	req.call.Caller = identity.Anonymous()
-	req.call.Project = h.opts.DefaultProject
-	if p := h.opts.APIKeys[key]; p != "" {
-		req.call.Project = p
-	}
+	req.call.Project = h.projectOfKey(key)
 	return true
+}
+
+// projectOfKey is the project an API key belongs to: its APIKeys entry, or
+// DefaultProject (the emulator accepts any key).
+func (h *Handler) projectOfKey(key string) string {
+	if p := h.opts.APIKeys[key]; p != "" {
+		return p
+	}
+	return h.opts.DefaultProject
 }
 
 var adminCaller = identity.AdminIdentity()

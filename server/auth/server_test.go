@@ -1,10 +1,13 @@
 package authserver
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -168,6 +171,8 @@ func FuzzHandler(f *testing.F) {
 	f.Add("POST", "/identitytoolkit.googleapis.com/v2/projects/p/oauthIdpConfigs?oauthIdpConfigId=oidc.a", "Bearer owner", `{"clientId":"c","issuer":"x"}`)
 	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/tenants/t/inboundSamlConfigs/saml.a?updateMask=idpConfig.ssoUrl", "Bearer owner", `{"idpConfig":{"ssoUrl":1}}`)
 	f.Add("PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=mfa", "Bearer owner", `{"mfa":{"providerConfigs":[{"state":"ENABLED","totpProviderConfig":{"adjacentIntervals":99}}]}}`)
+	f.Add("GET", "/emulator/auth/handler?apiKey=k&providerId=oidc.%3Cscript%3Ex%3C/script%3E&appName=a&tid=t1", "", ``)
+	f.Add("GET", "/emulator/auth/iframe?apiKey=k&appName=a", "", ``)
 	h := New(auth.New(auth.Options{}), Options{})
 	f.Fuzz(func(t *testing.T, method, target, authz, body string) {
 		if !strings.HasPrefix(target, "/") {
@@ -185,6 +190,57 @@ func FuzzHandler(f *testing.F) {
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 && w.Code != 501 {
 			t.Fatalf("%s %s -> %d %s", method, target, w.Code, w.Body)
+		}
+		// The fake IdP page escapes what the query names.
+		if pid := req.URL.Query().Get("providerId"); w.Code == 200 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") &&
+			strings.ContainsAny(pid, "<>\"'&") && strings.Contains(w.Body.String(), pid) {
+			t.Fatalf("%s: providerId %q appears unescaped", target, pid)
+		}
+	})
+}
+
+// decodeJSONStreaming is the plain json.Decoder parse that decodeJSON
+// replaces for its memory: the two must agree on every body. (The parse it
+// replaced checked trailing input with d.More() and so let "{} }" through;
+// both refuse it, as JSON.parse does.)
+func decodeJSONStreaming(body []byte) (any, error) {
+	var root any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&root); err != nil {
+		return nil, parseError(jsonErrorText(err))
+	}
+	// Not d.More(), which is false before a stray '}' or ']' ("{} }").
+	if len(bytes.TrimLeft(body[d.InputOffset():], " \t\r\n")) > 0 {
+		return nil, parseError("Unexpected non-whitespace character after JSON")
+	}
+	switch root.(type) {
+	case map[string]any, []any:
+	default:
+		return nil, parseError(fmt.Sprintf("Unexpected token, %q is not valid JSON", strings.TrimSpace(string(body))))
+	}
+	return root, nil
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"x","b":1,"c":[1,{"d":null}]}`, `{bad`, `{"a":1} x`, `{"a":1}{"b":2}`, `[1,2]`, `"s"`, `null`, `1e400`,
+		`{"n":12345678901234567890}`, `{"s":"\ud83d\ude00\n"}`, `{"a":1,"a":"2"}`, ` {"a" : "b" } `, `{"a":"\x00"}`, `{"a":"unterminated}`, `{} }`, `[1]]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, gerr := decodeJSON(body)
+		want, werr := decodeJSONStreaming(body)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: decodeJSON %v, %v; json.Decoder %v, %v", body, got, gerr, want, werr)
+		}
+		// The texts may differ in Go's own wording (a truncated body is
+		// "unexpected end of JSON input at position N" rather than
+		// "unexpected EOF"), never in the envelope.
+		if gerr != nil && !strings.HasPrefix(gerr.Error(), "Invalid JSON payload received. ") {
+			t.Fatalf("%q: decodeJSON says %q", body, gerr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: decodeJSON %#v; json.Decoder %#v", body, got, want)
 		}
 	})
 }

@@ -2,7 +2,9 @@ package studio
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"sort"
@@ -105,31 +107,92 @@ func checkService(service, name, text string) rulesReport {
 	return rep
 }
 
-// rulesStatus is the Home page's rules summary: what is live and, when a
-// rules file is named, whether that file (as it is on disk now) compiles.
-func (s *Studio) rulesStatus() map[string]any {
-	out := map[string]any{"service": "firestore"}
-	if s.opts.Rules == nil {
+// ruleServices are the services whose rules status Home shows: Firestore
+// when served, Storage and the Realtime Database when given LiveRules.
+func (s *Studio) ruleServices() []string {
+	var out []string
+	if s.opts.Rules != nil {
+		out = append(out, "firestore")
+	}
+	for _, svc := range []string{"storage", "database"} {
+		if s.opts.LiveRules[svc] != nil {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// liveRules returns a service's rules in force; ok is false when the
+// service is not in the sandbox.
+func (s *Studio) liveRules(service string) (name, text string, loaded, ok bool) {
+	if service == "firestore" {
+		if s.opts.Rules == nil {
+			return "", "", false, false
+		}
+		name, text, loaded = s.opts.Rules.Base()
+		return name, text, loaded, true
+	}
+	if lr := s.opts.LiveRules[service]; lr != nil {
+		name, text, loaded = lr.Base()
+		return name, text, loaded, true
+	}
+	switch service {
+	case "storage":
+		if st, found := sandbox.Lookup[*storage.Engine](s.sb); found {
+			name, text, loaded = st.Rules()
+			return name, text, loaded, true
+		}
+	case "database":
+		if db, found := sandbox.Lookup[*database.Database](s.sb); found {
+			name, text, loaded = db.BaseRules().Base()
+			return name, text, loaded, true
+		}
+	}
+	return "", "", false, false
+}
+
+// rulesFile is the path of a service's rules file on disk, or "".
+func (s *Studio) rulesFile(service string) string {
+	if p := s.opts.RulesFiles[service]; p != "" {
+		return p
+	}
+	if service == "firestore" {
+		return s.opts.RulesFile
+	}
+	return ""
+}
+
+// rulesStatus is one service's rules summary (Home, Rules): what is live
+// and, when a rules file is named, whether that file (as it is on disk
+// now) compiles. state is "live", "none", "changed on disk", "error" (the
+// file does not compile; errors carry file:line:col and the source line)
+// or "not served".
+func (s *Studio) rulesStatus(service string) map[string]any {
+	out := map[string]any{"service": service}
+	name, text, loaded, ok := s.liveRules(service)
+	if !ok {
 		out["state"] = "not served"
 		return out
 	}
-	name, text, loaded := s.opts.Rules.Base()
 	out["loaded"], out["file"] = loaded, name
 	if !loaded {
 		out["state"] = "none"
 	} else {
 		out["state"] = "live"
 	}
-	if s.opts.RulesFile != "" {
-		b, err := os.ReadFile(s.opts.RulesFile)
+	if path := s.rulesFile(service); path != "" {
+		out["path"] = path
+		b, err := os.ReadFile(path)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !loaded:
+			out["fileError"] = "no rules file at " + path
 		case err != nil:
 			out["fileError"] = err.Error()
 		case string(b) != text:
-			rep := check(s.opts.RulesFile, string(b))
+			rep := checkService(service, path, string(b))
 			if !rep.Compiles {
 				out["state"] = "error"
-				var errs []diag
+				errs := []diag{}
 				for _, d := range rep.Diagnostics {
 					if d.Severity == "error" {
 						errs = append(errs, d)
@@ -140,6 +203,15 @@ func (s *Studio) rulesStatus() map[string]any {
 				out["state"] = "changed on disk"
 			}
 		}
+	}
+	return out
+}
+
+// rulesStatuses is Home's rules status of every service with rules.
+func (s *Studio) rulesStatuses() []map[string]any {
+	out := []map[string]any{}
+	for _, svc := range s.ruleServices() {
+		out = append(out, s.rulesStatus(svc))
 	}
 	return out
 }
@@ -163,7 +235,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
 			cov = c.Summary()
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus(), "coverage": cov})
+		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
 	case "storage":
 		st, ok := sandbox.Lookup[*storage.Engine](s.sb)
 		if !ok {
@@ -178,7 +250,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		if c := st.Coverage(); c != nil {
 			cov = c.Summary()
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "coverage": cov})
+		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "status": s.rulesStatus("storage"), "coverage": cov})
 	case "database":
 		db, ok := sandbox.Lookup[*database.Database](s.sb)
 		if !ok {
@@ -192,7 +264,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		text := db.Rules(ns)
 		c := db.Coverage(ns)
 		writeJSON(w, http.StatusOK, map[string]any{"service": "database", "namespace": ns, "loaded": text != "",
-			"rules": checkService("database", "database.rules.json", text), "coverage": c.Expressions, "ruleCounts": c.Rules})
+			"rules": checkService("database", "database.rules.json", text), "status": s.rulesStatus("database"), "coverage": c.Expressions, "ruleCounts": c.Rules})
 	default:
 		fail(w, http.StatusBadRequest, "unknown service "+quote(svc)+": want firestore, storage or database")
 	}

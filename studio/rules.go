@@ -21,6 +21,7 @@ import (
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
+	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/rules/lint"
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/sim"
@@ -313,49 +314,31 @@ type rerunResult struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// rerun decides a recorded Firestore request again, as another identity
-// and/or against edited rules, without changing any state: the rules see
-// exactly what the request's rules saw (authzOf), so a re-run with the
-// same rules and identity reproduces the recorded verdict.
+// rerun decides a recorded Firestore or Storage request again, as another
+// identity and/or against edited rules, without changing any state: a
+// Firestore request's rules see exactly what they saw (authzOf), so a
+// re-run with the same rules and identity reproduces the recorded verdict;
+// a Storage request's see the recorded object views (rerunStorage).
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.findEvent(w, r.PathValue("id"))
 	if !ok {
 		return
 	}
-	if ev.Service != "firestore" || ev.Request == nil {
-		fail(w, http.StatusBadRequest, "only Firestore request events can be re-run")
+	if ev.Request == nil || (ev.Service != "firestore" && ev.Service != storage.Service) {
+		fail(w, http.StatusBadRequest, rerunScope)
 		return
 	}
 	var body rerunReq
 	if !readJSON(w, r, &body) {
 		return
 	}
-	who, err := identityOfEvent(ev.Identity)
+	who, err := rerunIdentity(ev, body)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if a := body.As; a != nil {
-		switch {
-		case a.Anonymous:
-			who = identity.Anonymous()
-		case a.UID != "":
-			claims := map[string]any{}
-			for k, v := range a.Claims {
-				claims[k] = v
-			}
-			claims["sub"], claims["user_id"] = a.UID, a.UID
-			if _, ok := claims["firebase"]; !ok {
-				claims["firebase"] = map[string]any{"sign_in_provider": "custom", "identities": map[string]any{}}
-			}
-			who = identity.NewUser(a.UID, normalizeClaims(claims))
-		default:
-			fail(w, http.StatusBadRequest, `as must be {"uid": "..."} or {"anonymous": true}`)
-			return
-		}
-	}
-	if who.IsAdmin() {
-		fail(w, http.StatusBadRequest, "the request ran as admin, which bypasses rules: re-run it as a user")
+	if ev.Service == storage.Service {
+		s.rerunStorage(w, ev, who, body.Source)
 		return
 	}
 	text := body.Source
@@ -394,6 +377,108 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		if out.Verdict != event.Allow {
 			out.Explanation = explain.Lines(exp.Decision, exp.Trace)
 		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// rerunScope says which events can be re-run and why not the others.
+const rerunScope = "re-run is available for Firestore and Storage requests: a Realtime Database request's rules read the whole tree (data, newData, root), which its event does not carry"
+
+// rerunIdentity is the identity a re-run decides as: the event's, or the
+// one the body names; admin is refused (it bypasses rules).
+func rerunIdentity(ev event.Event, body rerunReq) (identity.Identity, error) {
+	who, err := identityOfEvent(ev.Identity)
+	if err != nil {
+		return who, err
+	}
+	if a := body.As; a != nil {
+		switch {
+		case a.Anonymous:
+			who = identity.Anonymous()
+		case a.UID != "":
+			claims := map[string]any{}
+			for k, v := range a.Claims {
+				claims[k] = v
+			}
+			claims["sub"], claims["user_id"] = a.UID, a.UID
+			if _, ok := claims["firebase"]; !ok {
+				claims["firebase"] = map[string]any{"sign_in_provider": "custom", "identities": map[string]any{}}
+			}
+			who = identity.NewUser(a.UID, normalizeClaims(claims))
+		default:
+			return who, errors.New(`as must be {"uid": "..."} or {"anonymous": true}`)
+		}
+	}
+	if who.IsAdmin() {
+		return who, errors.New("the request ran as admin, which bypasses rules: re-run it as a user")
+	}
+	return who, nil
+}
+
+// rerunStorage decides a recorded Storage request again with the live or
+// the edited storage.rules: resource and request.resource are the object
+// views the event recorded. Notes name what the event does not carry.
+func (s *Studio) rerunStorage(w http.ResponseWriter, ev event.Event, who identity.Identity, text string) {
+	st, ok := sandbox.Lookup[*storage.Engine](s.sb)
+	if !ok {
+		fail(w, http.StatusBadRequest, "Storage is not served")
+		return
+	}
+	if text == "" {
+		var loaded bool
+		if _, text, loaded = st.Rules(); !loaded {
+			fail(w, http.StatusBadRequest, "no storage.rules are loaded: post the rules to re-run against as source")
+			return
+		}
+	}
+	rs, ds := srules.Compile(source.NewFile("storage.rules", text))
+	if rs == nil || ds.HasErrors() {
+		rep := checkService("storage", "storage.rules", text)
+		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
+		return
+	}
+	seen := ev.Seen
+	if seen == nil || seen.Before == nil {
+		fail(w, http.StatusBadRequest, "the event does not carry what the rules saw (an event recorded before Storage events did): it cannot be re-run")
+		return
+	}
+	req := &srules.Request{Method: ev.Method, Path: ev.Path, Time: ev.At,
+		Firestore: storageserver.FirestoreLookup(s.sb.Firestore(), s.sb.Database().Project)}
+	if m, ok := seen.Before.Data.(map[string]any); ok {
+		req.Bucket, _ = m["bucket"].(string)
+	}
+	if seen.Before.Exists {
+		req.Resource, _ = verify.StorageObject(seen.Before.Data)
+	}
+	if ev.Method == srules.Create || ev.Method == srules.Update {
+		o, ok := verify.StorageObject(seen.Data)
+		if !ok {
+			fail(w, http.StatusBadRequest, "the recorded write carries no object metadata (request.resource): it cannot be re-run")
+			return
+		}
+		req.Incoming = o
+	}
+	if who.Kind == identity.User {
+		req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
+	}
+	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
+	if strings.Contains(text, "request.time") {
+		out.Notes = append(out.Notes, "request.time is the event's time: Storage events do not record request.time")
+	}
+	if strings.Contains(text, "firestore.get") || strings.Contains(text, "firestore.exists") {
+		out.Notes = append(out.Notes, "firestore.get()/exists() read the current Firestore state, not the state as of the request")
+	}
+	d := rs.Decide(req)
+	out.Reason = storage.ReasonOf(d, ev.Method)
+	out.Verdict = event.Deny
+	if d.Allowed() {
+		out.Verdict = event.Allow
+	}
+	exp := sim.Explain("storage", out.Reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+	exp.Decision.Bindings = sim.Bound(d.Bindings)
+	out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
+	if out.Verdict != event.Allow {
+		out.Explanation = explain.Lines(exp.Decision, exp.Trace)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -96,7 +96,7 @@ func checkService(service, name, text string) rulesReport {
 		rs, ds := srules.Compile(f)
 		rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
 		if rs != nil {
-			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: "storage"}).Diagnostics)
+			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: lint.Storage}).Diagnostics)
 		}
 		return rep
 	}

@@ -89,7 +89,9 @@ func TestBrowserHomeRulesStatus(t *testing.T) {
 
 // storageRulesPath is the storage.rules file the Studio was given.
 func (e *env) storageRulesPath(t *testing.T) string {
-	var svc struct{ Rules []struct{ Service, Path string } }
+	var svc struct {
+		Rules []struct{ Service, Path string }
+	}
 	e.do(t, "GET", "/api/services", nil, &svc)
 	for _, r := range svc.Rules {
 		if r.Service == "storage" && r.Path != "" {

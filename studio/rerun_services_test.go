@@ -71,6 +71,19 @@ func TestRerunStorage(t *testing.T) {
 		t.Fatalf("edited rules that do not compile: %d %+v", c, bad)
 	}
 
+	// The check endpoint compiles each service's rules.
+	var chk struct {
+		Compiles    bool
+		Diagnostics []struct{ Where string }
+	}
+	e.do(t, "POST", "/api/rules/check", map[string]any{"service": "database", "source": "{\"rules\": {\".read\": \"auth !=\"}}"}, &chk)
+	if chk.Compiles || len(chk.Diagnostics) == 0 || !strings.HasPrefix(chk.Diagnostics[0].Where, "database.rules.json:1:") {
+		t.Fatalf("database rules check: %+v", chk)
+	}
+	if c := e.do(t, "POST", "/api/rules/check", map[string]any{"service": "nope", "source": ""}, nil); c != 400 {
+		t.Fatalf("unknown service check: %d", c)
+	}
+
 	db, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
 	db.Set(alice, database.DefaultNamespace(e.b.Project), "/public/x", 42, database.WriteOptions{})
 	var refused struct{ Error string }

@@ -271,19 +271,29 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// rulesCheck compiles and lints a posted text: {"source": "..."}.
+// rulesCheck compiles and lints a posted text: {"source": "...",
+// "service": "firestore" (the default), "storage" or "database"}.
 func (s *Studio) rulesCheck(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Source string `json:"source"`
-		File   string `json:"file"`
+		Source  string `json:"source"`
+		File    string `json:"file"`
+		Service string `json:"service"`
 	}
 	if !readJSON(w, r, &body) {
 		return
 	}
-	if body.File == "" {
-		body.File = "firestore.rules"
+	if body.Service == "" {
+		body.Service = "firestore"
 	}
-	writeJSON(w, http.StatusOK, check(body.File, body.Source))
+	def, ok := map[string]string{"firestore": "firestore.rules", "storage": "storage.rules", "database": "database.rules.json"}[body.Service]
+	if !ok {
+		fail(w, http.StatusBadRequest, "unknown service "+quote(body.Service)+": want firestore, storage or database")
+		return
+	}
+	if body.File == "" {
+		body.File = def
+	}
+	writeJSON(w, http.StatusOK, checkService(body.Service, body.File, body.Source))
 }
 
 // rerunReq is the body of POST /api/events/{id}/rerun.

@@ -2,7 +2,9 @@ package studio
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"sort"
@@ -25,6 +27,7 @@ import (
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/sandbox"
+	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/storage"
 	"github.com/pyric/pyric/verify"
 )
@@ -93,7 +96,7 @@ func checkService(service, name, text string) rulesReport {
 		rs, ds := srules.Compile(f)
 		rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
 		if rs != nil {
-			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: "storage"}).Diagnostics)
+			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: lint.Storage}).Diagnostics)
 		}
 		return rep
 	}
@@ -105,31 +108,92 @@ func checkService(service, name, text string) rulesReport {
 	return rep
 }
 
-// rulesStatus is the Home page's rules summary: what is live and, when a
-// rules file is named, whether that file (as it is on disk now) compiles.
-func (s *Studio) rulesStatus() map[string]any {
-	out := map[string]any{"service": "firestore"}
-	if s.opts.Rules == nil {
+// ruleServices are the services whose rules status Home shows: Firestore
+// when served, Storage and the Realtime Database when given LiveRules.
+func (s *Studio) ruleServices() []string {
+	var out []string
+	if s.opts.Rules != nil {
+		out = append(out, "firestore")
+	}
+	for _, svc := range []string{"storage", "database"} {
+		if s.opts.LiveRules[svc] != nil {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// liveRules returns a service's rules in force; ok is false when the
+// service is not in the sandbox.
+func (s *Studio) liveRules(service string) (name, text string, loaded, ok bool) {
+	if service == "firestore" {
+		if s.opts.Rules == nil {
+			return "", "", false, false
+		}
+		name, text, loaded = s.opts.Rules.Base()
+		return name, text, loaded, true
+	}
+	if lr := s.opts.LiveRules[service]; lr != nil {
+		name, text, loaded = lr.Base()
+		return name, text, loaded, true
+	}
+	switch service {
+	case "storage":
+		if st, found := sandbox.Lookup[*storage.Engine](s.sb); found {
+			name, text, loaded = st.Rules()
+			return name, text, loaded, true
+		}
+	case "database":
+		if db, found := sandbox.Lookup[*database.Database](s.sb); found {
+			name, text, loaded = db.BaseRules().Base()
+			return name, text, loaded, true
+		}
+	}
+	return "", "", false, false
+}
+
+// rulesFile is the path of a service's rules file on disk, or "".
+func (s *Studio) rulesFile(service string) string {
+	if p := s.opts.RulesFiles[service]; p != "" {
+		return p
+	}
+	if service == "firestore" {
+		return s.opts.RulesFile
+	}
+	return ""
+}
+
+// rulesStatus is one service's rules summary (Home, Rules): what is live
+// and, when a rules file is named, whether that file (as it is on disk
+// now) compiles. state is "live", "none", "changed on disk", "error" (the
+// file does not compile; errors carry file:line:col and the source line)
+// or "not served".
+func (s *Studio) rulesStatus(service string) map[string]any {
+	out := map[string]any{"service": service}
+	name, text, loaded, ok := s.liveRules(service)
+	if !ok {
 		out["state"] = "not served"
 		return out
 	}
-	name, text, loaded := s.opts.Rules.Base()
 	out["loaded"], out["file"] = loaded, name
 	if !loaded {
 		out["state"] = "none"
 	} else {
 		out["state"] = "live"
 	}
-	if s.opts.RulesFile != "" {
-		b, err := os.ReadFile(s.opts.RulesFile)
+	if path := s.rulesFile(service); path != "" {
+		out["path"] = path
+		b, err := os.ReadFile(path)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !loaded:
+			out["fileError"] = "no rules file at " + path
 		case err != nil:
 			out["fileError"] = err.Error()
 		case string(b) != text:
-			rep := check(s.opts.RulesFile, string(b))
+			rep := checkService(service, path, string(b))
 			if !rep.Compiles {
 				out["state"] = "error"
-				var errs []diag
+				errs := []diag{}
 				for _, d := range rep.Diagnostics {
 					if d.Severity == "error" {
 						errs = append(errs, d)
@@ -140,6 +204,15 @@ func (s *Studio) rulesStatus() map[string]any {
 				out["state"] = "changed on disk"
 			}
 		}
+	}
+	return out
+}
+
+// rulesStatuses is Home's rules status of every service with rules.
+func (s *Studio) rulesStatuses() []map[string]any {
+	out := []map[string]any{}
+	for _, svc := range s.ruleServices() {
+		out = append(out, s.rulesStatus(svc))
 	}
 	return out
 }
@@ -163,7 +236,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
 			cov = c.Summary()
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus(), "coverage": cov})
+		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
 	case "storage":
 		st, ok := sandbox.Lookup[*storage.Engine](s.sb)
 		if !ok {
@@ -178,7 +251,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		if c := st.Coverage(); c != nil {
 			cov = c.Summary()
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "coverage": cov})
+		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "status": s.rulesStatus("storage"), "coverage": cov})
 	case "database":
 		db, ok := sandbox.Lookup[*database.Database](s.sb)
 		if !ok {
@@ -192,25 +265,35 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		text := db.Rules(ns)
 		c := db.Coverage(ns)
 		writeJSON(w, http.StatusOK, map[string]any{"service": "database", "namespace": ns, "loaded": text != "",
-			"rules": checkService("database", "database.rules.json", text), "coverage": c.Expressions, "ruleCounts": c.Rules})
+			"rules": checkService("database", "database.rules.json", text), "status": s.rulesStatus("database"), "coverage": c.Expressions, "ruleCounts": c.Rules})
 	default:
 		fail(w, http.StatusBadRequest, "unknown service "+quote(svc)+": want firestore, storage or database")
 	}
 }
 
-// rulesCheck compiles and lints a posted text: {"source": "..."}.
+// rulesCheck compiles and lints a posted text: {"source": "...",
+// "service": "firestore" (the default), "storage" or "database"}.
 func (s *Studio) rulesCheck(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Source string `json:"source"`
-		File   string `json:"file"`
+		Source  string `json:"source"`
+		File    string `json:"file"`
+		Service string `json:"service"`
 	}
 	if !readJSON(w, r, &body) {
 		return
 	}
-	if body.File == "" {
-		body.File = "firestore.rules"
+	if body.Service == "" {
+		body.Service = "firestore"
 	}
-	writeJSON(w, http.StatusOK, check(body.File, body.Source))
+	def, ok := map[string]string{"firestore": "firestore.rules", "storage": "storage.rules", "database": "database.rules.json"}[body.Service]
+	if !ok {
+		fail(w, http.StatusBadRequest, "unknown service "+quote(body.Service)+": want firestore, storage or database")
+		return
+	}
+	if body.File == "" {
+		body.File = def
+	}
+	writeJSON(w, http.StatusOK, checkService(body.Service, body.File, body.Source))
 }
 
 // rerunReq is the body of POST /api/events/{id}/rerun.
@@ -241,49 +324,31 @@ type rerunResult struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// rerun decides a recorded Firestore request again, as another identity
-// and/or against edited rules, without changing any state: the rules see
-// exactly what the request's rules saw (authzOf), so a re-run with the
-// same rules and identity reproduces the recorded verdict.
+// rerun decides a recorded Firestore or Storage request again, as another
+// identity and/or against edited rules, without changing any state: a
+// Firestore request's rules see exactly what they saw (authzOf), so a
+// re-run with the same rules and identity reproduces the recorded verdict;
+// a Storage request's see the recorded object views (rerunStorage).
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.findEvent(w, r.PathValue("id"))
 	if !ok {
 		return
 	}
-	if ev.Service != "firestore" || ev.Request == nil {
-		fail(w, http.StatusBadRequest, "only Firestore request events can be re-run")
+	if ev.Request == nil || (ev.Service != "firestore" && ev.Service != storage.Service) {
+		fail(w, http.StatusBadRequest, rerunScope)
 		return
 	}
 	var body rerunReq
 	if !readJSON(w, r, &body) {
 		return
 	}
-	who, err := identityOfEvent(ev.Identity)
+	who, err := rerunIdentity(ev, body)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if a := body.As; a != nil {
-		switch {
-		case a.Anonymous:
-			who = identity.Anonymous()
-		case a.UID != "":
-			claims := map[string]any{}
-			for k, v := range a.Claims {
-				claims[k] = v
-			}
-			claims["sub"], claims["user_id"] = a.UID, a.UID
-			if _, ok := claims["firebase"]; !ok {
-				claims["firebase"] = map[string]any{"sign_in_provider": "custom", "identities": map[string]any{}}
-			}
-			who = identity.NewUser(a.UID, normalizeClaims(claims))
-		default:
-			fail(w, http.StatusBadRequest, `as must be {"uid": "..."} or {"anonymous": true}`)
-			return
-		}
-	}
-	if who.IsAdmin() {
-		fail(w, http.StatusBadRequest, "the request ran as admin, which bypasses rules: re-run it as a user")
+	if ev.Service == storage.Service {
+		s.rerunStorage(w, ev, who, body.Source)
 		return
 	}
 	text := body.Source
@@ -322,6 +387,108 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		if out.Verdict != event.Allow {
 			out.Explanation = explain.Lines(exp.Decision, exp.Trace)
 		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// rerunScope says which events can be re-run and why not the others.
+const rerunScope = "re-run is available for Firestore and Storage requests: a Realtime Database request's rules read the whole tree (data, newData, root), which its event does not carry"
+
+// rerunIdentity is the identity a re-run decides as: the event's, or the
+// one the body names; admin is refused (it bypasses rules).
+func rerunIdentity(ev event.Event, body rerunReq) (identity.Identity, error) {
+	who, err := identityOfEvent(ev.Identity)
+	if err != nil {
+		return who, err
+	}
+	if a := body.As; a != nil {
+		switch {
+		case a.Anonymous:
+			who = identity.Anonymous()
+		case a.UID != "":
+			claims := map[string]any{}
+			for k, v := range a.Claims {
+				claims[k] = v
+			}
+			claims["sub"], claims["user_id"] = a.UID, a.UID
+			if _, ok := claims["firebase"]; !ok {
+				claims["firebase"] = map[string]any{"sign_in_provider": "custom", "identities": map[string]any{}}
+			}
+			who = identity.NewUser(a.UID, normalizeClaims(claims))
+		default:
+			return who, errors.New(`as must be {"uid": "..."} or {"anonymous": true}`)
+		}
+	}
+	if who.IsAdmin() {
+		return who, errors.New("the request ran as admin, which bypasses rules: re-run it as a user")
+	}
+	return who, nil
+}
+
+// rerunStorage decides a recorded Storage request again with the live or
+// the edited storage.rules: resource and request.resource are the object
+// views the event recorded. Notes name what the event does not carry.
+func (s *Studio) rerunStorage(w http.ResponseWriter, ev event.Event, who identity.Identity, text string) {
+	st, ok := sandbox.Lookup[*storage.Engine](s.sb)
+	if !ok {
+		fail(w, http.StatusBadRequest, "Storage is not served")
+		return
+	}
+	if text == "" {
+		var loaded bool
+		if _, text, loaded = st.Rules(); !loaded {
+			fail(w, http.StatusBadRequest, "no storage.rules are loaded: post the rules to re-run against as source")
+			return
+		}
+	}
+	rs, ds := srules.Compile(source.NewFile("storage.rules", text))
+	if rs == nil || ds.HasErrors() {
+		rep := checkService("storage", "storage.rules", text)
+		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
+		return
+	}
+	seen := ev.Seen
+	if seen == nil || seen.Before == nil {
+		fail(w, http.StatusBadRequest, "the event does not carry what the rules saw (an event recorded before Storage events did): it cannot be re-run")
+		return
+	}
+	req := &srules.Request{Method: ev.Method, Path: ev.Path, Time: ev.At,
+		Firestore: storageserver.FirestoreLookup(s.sb.Firestore(), s.sb.Database().Project)}
+	if m, ok := seen.Before.Data.(map[string]any); ok {
+		req.Bucket, _ = m["bucket"].(string)
+	}
+	if seen.Before.Exists {
+		req.Resource, _ = verify.StorageObject(seen.Before.Data)
+	}
+	if ev.Method == srules.Create || ev.Method == srules.Update {
+		o, ok := verify.StorageObject(seen.Data)
+		if !ok {
+			fail(w, http.StatusBadRequest, "the recorded write carries no object metadata (request.resource): it cannot be re-run")
+			return
+		}
+		req.Incoming = o
+	}
+	if who.Kind == identity.User {
+		req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
+	}
+	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
+	if strings.Contains(text, "request.time") {
+		out.Notes = append(out.Notes, "request.time is the event's time: Storage events do not record request.time")
+	}
+	if strings.Contains(text, "firestore.get") || strings.Contains(text, "firestore.exists") {
+		out.Notes = append(out.Notes, "firestore.get()/exists() read the current Firestore state, not the state as of the request")
+	}
+	d := rs.Decide(req)
+	out.Reason = storage.ReasonOf(d, ev.Method)
+	out.Verdict = event.Deny
+	if d.Allowed() {
+		out.Verdict = event.Allow
+	}
+	exp := sim.Explain("storage", out.Reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+	exp.Decision.Bindings = sim.Bound(d.Bindings)
+	out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
+	if out.Verdict != event.Allow {
+		out.Explanation = explain.Lines(exp.Decision, exp.Trace)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -53,7 +53,15 @@ type Options struct {
 	Rules *fsserver.RulesManager
 	// RulesFile is the path of firestore.rules on disk, if any: the Home and
 	// Rules pages compile it to show errors of a file that does not compile.
+	// It is RulesFiles["firestore"] when that is unset.
 	RulesFile string
+	// RulesFiles are the rules files on disk by service ("firestore",
+	// "storage", "database"), as `pyric serve` watches them.
+	RulesFiles map[string]string
+	// LiveRules are the rules in force of Storage and the Realtime
+	// Database (backend.Rules), by service; a service without one has no
+	// rules status on Home. Firestore's are Rules.
+	LiveRules map[string]LiveRules
 	// Endpoints lists the running endpoints (backend.Endpoints adapted).
 	Endpoints func() []Endpoint
 	// Mount adds handlers under the Studio's port, by path prefix (e.g.
@@ -61,6 +69,11 @@ type Options struct {
 	Mount map[string]http.Handler
 	// Now is the clock for coverage timestamps; nil means time.Now.
 	Now func() time.Time
+}
+
+// LiveRules is a service's rules in force (backend.Rules has it).
+type LiveRules interface {
+	Base() (name, text string, loaded bool)
 }
 
 // Studio is the handler.
@@ -244,7 +257,7 @@ func (s *Studio) services(w http.ResponseWriter, r *http.Request) {
 		"services":  names,
 		"events":    map[string]any{"seq": bus.Seq(), "kept": bus.Len()},
 		"counts":    s.cov.counts(),
-		"rules":     s.rulesStatus(),
+		"rules":     s.rulesStatuses(),
 	})
 }
 

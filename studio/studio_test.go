@@ -51,6 +51,13 @@ func start(t testing.TB, opts sandbox.Options) *env {
 // run in the sandbox; the others' ports are not opened).
 func startWith(t testing.TB, bo backend.Options, services ...string) *env {
 	t.Helper()
+	return startFiles(t, nil, bo, services...)
+}
+
+// startFiles is startWith with rules files on disk by service, as `pyric
+// serve` names them to the Studio.
+func startFiles(t testing.TB, files map[string]string, bo backend.Options, services ...string) *env {
+	t.Helper()
 	ports := map[string]int{}
 	for _, s := range backend.Catalog() {
 		if !slices.Contains(services, s.Service) {
@@ -63,7 +70,13 @@ func startWith(t testing.TB, bo backend.Options, services ...string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	h := studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules(), Endpoints: func() []studio.Endpoint {
+	live := map[string]studio.LiveRules{}
+	for _, svc := range []string{backend.Storage, backend.Database} {
+		if r := b.Rules(svc); r != nil {
+			live[svc] = r
+		}
+	}
+	h := studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules(), LiveRules: live, RulesFiles: files, Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
 			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}
@@ -548,10 +561,10 @@ func TestRulesAndRerun(t *testing.T) {
 	}
 	var svc struct {
 		Endpoints []studio.Endpoint
-		Rules     map[string]any
+		Rules     []map[string]any
 	}
 	e.do(t, "GET", "/api/services", nil, &svc)
-	if len(svc.Endpoints) != 2 || svc.Endpoints[0].Env[0].Name != "FIRESTORE_EMULATOR_HOST" || svc.Rules["state"] != "live" {
+	if len(svc.Endpoints) != 2 || svc.Endpoints[0].Env[0].Name != "FIRESTORE_EMULATOR_HOST" || len(svc.Rules) != 1 || svc.Rules[0]["state"] != "live" {
 		t.Fatalf("services %+v", svc)
 	}
 }
@@ -573,16 +586,19 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 	}
 	defer r.Body.Close()
 	var got struct {
-		Rules struct {
-			State  string
-			Errors []struct{ Where, SourceLine string }
+		Rules []struct {
+			Service, State string
+			Errors         []struct{ Where, SourceLine string }
 		}
 	}
 	if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Rules.State != "error" || len(got.Rules.Errors) == 0 || !strings.HasPrefix(got.Rules.Errors[0].Where, path+":3:") ||
-		!strings.Contains(got.Rules.Errors[0].SourceLine, "allow read: if ;") {
+	if len(got.Rules) != 1 || got.Rules[0].Service != "firestore" {
+		t.Fatalf("rules status %+v", got.Rules)
+	}
+	if st := got.Rules[0]; st.State != "error" || len(st.Errors) == 0 || !strings.HasPrefix(st.Errors[0].Where, path+":3:") ||
+		!strings.Contains(st.Errors[0].SourceLine, "allow read: if ;") {
 		t.Fatalf("rules status %+v", got.Rules)
 	}
 }

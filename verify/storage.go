@@ -28,6 +28,11 @@ import (
 	"github.com/pyric/pyric/storage"
 )
 
+// StorageObject decodes an object as Storage events show it (an event's
+// resource and data) into what the rules see; false when v is not one.
+// The Studio's re-run of a Storage request uses it.
+func StorageObject(v any) (*srules.Object, bool) { return objectView(v) }
+
 // objectView decodes an object as events and snapshots show it.
 func objectView(v any) (*srules.Object, bool) {
 	m, ok := v.(map[string]any)

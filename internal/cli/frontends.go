@@ -108,7 +108,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		mount[captureRoute] = f.rec.Handler()
 	}
 	f.serve(hubL, newHub(b, o.project, func() map[string]string { return extra }))
-	f.serve(uiL, newStudio(b, o.rulesPaths[backend.Firestore], mount))
+	f.serve(uiL, newStudio(b, o.rulesPaths, mount))
 	return f, nil
 }
 

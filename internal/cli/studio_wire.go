@@ -14,10 +14,11 @@ const (
 	defaultHubPort    = 4400
 )
 
-// newStudio is the Studio of a running backend; mount adds handlers under
-// its port (e.g. "/mcp").
-func newStudio(b *backend.Backend, rulesPath string, mount map[string]http.Handler) http.Handler {
-	opts := studio.Options{Sandbox: b.Sandbox, RulesFile: rulesPath, Mount: mount, Endpoints: func() []studio.Endpoint {
+// newStudio is the Studio of a running backend; rulesPaths are the rules
+// files serve watches, by service; mount adds handlers under its port
+// (e.g. "/mcp").
+func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[string]http.Handler) http.Handler {
+	opts := studio.Options{Sandbox: b.Sandbox, RulesFiles: rulesPaths, Mount: mount, Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
 			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}
@@ -30,6 +31,16 @@ func newStudio(b *backend.Backend, rulesPath string, mount map[string]http.Handl
 	}}
 	if fe := b.Firestore(); fe != nil {
 		opts.Rules = fe.Server.Rules()
+	}
+	// Storage's and the Realtime Database's rules in force, so Home shows
+	// each one's status beside Firestore's.
+	for _, svc := range []string{backend.Storage, backend.Database} {
+		if r := b.Rules(svc); r != nil {
+			if opts.LiveRules == nil {
+				opts.LiveRules = map[string]studio.LiveRules{}
+			}
+			opts.LiveRules[svc] = r
+		}
 	}
 	return studio.New(opts)
 }

@@ -151,6 +151,22 @@ function Source({ text, mark, cov, lint }) {
   })}</div>`;
 }
 
+// rulesLabel names a service whose rules the Studio shows.
+const rulesLabel = svc => ({ firestore: 'Firestore', storage: 'Storage', database: 'Realtime Database' })[svc] || svc;
+
+// RulesStatus is one service's rules status: the loaded file, or a rules
+// file that does not compile with file:line:col and the source line.
+function RulesStatus({ r }) {
+  return html`<div class="card" data-rules-state=${r.state} data-rules-status=${r.service}><h2>${rulesLabel(r.service)} rules</h2>
+    ${r.state === 'live' ? html`<p class="ok">Live: ${r.file}</p>` : null}
+    ${r.state === 'none' ? html`<p class="error">No rules loaded: every client request is denied (admin bypasses rules).</p>` : null}
+    ${r.state === 'changed on disk' ? html`<p>The file on disk differs from the live rules (reload pending).</p>` : null}
+    ${r.state === 'error' ? html`<div class="error"><p>The rules file does not compile; ${r.loaded ? 'the last good rules stay live' : 'no rules are live'}.</p>
+      ${(r.errors || []).map(d => html`<div class="mono" data-rules-error><b>${d.where}</b>: ${d.message}<pre>${d.sourceLine}\n${' '.repeat(Math.max(0, d.column - 1))}^</pre></div>`)}</div>` : null}
+    ${r.fileError ? html`<p class="error">${r.fileError}</p>` : null}
+  </div>`;
+}
+
 // ---- Home ----
 function Home() {
   const [{ data, error }, reload] = useApi('/api/services');
@@ -158,21 +174,13 @@ function Home() {
   if (error) return html`<${Err} error=${error} />`;
   if (!data) return html`<p class="muted">Loading…</p>`;
   const counts = (data.counts && data.counts.byService) || {};
-  const r = data.rules || {};
   return html`<h1>Pyric · ${data.project}</h1>
   <div class="card"><h2>Services</h2>
   <table><thead><tr><th>Service</th><th>Address</th><th>Speaks</th><th>Environment</th><th>Requests</th><th>Denied</th></tr></thead>
   <tbody>${(data.endpoints || []).map(e => html`<tr data-service=${e.service}><td><b>${pageOf(e.service) ? html`<${Link} to=${pageOf(e.service)}>${e.service}</${Link}>` : e.service}</b></td><td class="mono">${e.addr}</td><td>${e.what}</td>
     <td class="mono">${(e.env || []).map(v => html`<div>${v.name}=${v.value}</div>`)}</td>
     <td>${(counts[e.service] || {}).total || 0}</td><td class="v-deny">${(counts[e.service] || {}).deny || 0}</td></tr>`)}</tbody></table></div>
-  <div class="card" data-rules-state=${r.state}><h2>Firestore rules</h2>
-    ${r.state === 'live' ? html`<p class="ok">Live: ${r.file}</p>` : null}
-    ${r.state === 'none' ? html`<p class="error">No rules loaded: every client request is denied (admin bypasses rules).</p>` : null}
-    ${r.state === 'changed on disk' ? html`<p>The file on disk differs from the live rules (reload pending).</p>` : null}
-    ${r.state === 'error' ? html`<div class="error"><p>The rules file does not compile; the last good rules stay live.</p>
-      ${(r.errors || []).map(d => html`<div class="mono"><b>${d.where}</b>: ${d.message}<pre>${d.sourceLine}\n${' '.repeat(Math.max(0, d.column - 1))}^</pre></div>`)}</div>` : null}
-    ${r.fileError ? html`<p class="error">${r.fileError}</p>` : null}
-  </div>
+  ${(data.rules || []).map(r => html`<${RulesStatus} r=${r} />`)}
   <div class="card"><h2>Events</h2><p>${data.events.seq} events so far, ${data.events.kept} kept. <${Link} to="/traffic">Traffic →</${Link}></p></div>`;
 }
 
@@ -428,9 +436,12 @@ function Traffic() {
 }
 
 // ---- Rules inspector ----
+// rerunnable are the services whose recorded requests can be re-run.
+const rerunnable = ['firestore', 'storage'];
 function Inspector({ id }) {
   const [{ data, error }] = useApi('/api/events/' + id);
-  const [rules] = useApi('/api/rules');
+  const svc = data && data.event.service;
+  const [rules] = useApi(ruleServices.includes(svc) ? '/api/rules?service=' + svc : '');
   const [cur, setCur] = useState(0);
   const [as, setAs] = useState({ mode: 'same', uid: '', claims: '' });
   const [src, setSrc] = useState(null);
@@ -468,7 +479,8 @@ function Inspector({ id }) {
       ${s.text} <span class="muted">${s.skipped ? '(skipped)' : s.error ? '→ error: ' + s.error : '→ ' + s.value}</span> <span class="muted">L${s.line}:${s.column}</span></div>`)}</div></div>
     <div class="card"><h2>Every evaluated rule</h2><table><tbody>${(d.evaluated || []).map(r => html`<tr><td class="mono">L${r.line}:${r.column}</td><td>${(r.operations || []).join(', ')}</td><td class="mono">${r.condition}</td><td>${r.verdict}</td></tr>`)}</tbody></table></div>
     <div class="card"><h2>request / resource / auth</h2><pre>${JSON.stringify({ auth: e.identity, data: e.seen && e.seen.data, resource: e.seen && e.seen.resource, query: e.seen && e.seen.query }, null, 2)}</pre></div></div></div>
-  ${e.service === 'firestore' && e.kind === 'request' && e.verdict !== 'bypassed' ? html`<div class="card"><h2>Re-run (state untouched)</h2>
+  ${e.kind === 'request' && e.verdict !== 'bypassed' && !rerunnable.includes(e.service) ? html`<div class="card" data-rerun-unavailable><h2>Re-run</h2><p class="muted">Re-run is available for Firestore and Storage requests: a ${rulesLabel(e.service)} request's rules read the whole tree (data, newData, root), which its event does not carry.</p></div>` : null}
+  ${rerunnable.includes(e.service) && e.kind === 'request' && e.verdict !== 'bypassed' ? html`<div class="card"><h2>Re-run (state untouched)</h2>
     <div class="row"><label>As <select aria-label="rerun as" value=${as.mode} onChange=${x => setAs({ ...as, mode: x.target.value })}><option value="same">the same identity</option><option value="user">another user</option><option value="anon">unauthenticated</option></select></label>
       ${as.mode === 'user' ? html`<input aria-label="rerun uid" placeholder="uid" value=${as.uid} onInput=${x => setAs({ ...as, uid: x.target.value })} /><input aria-label="rerun claims" placeholder="claims JSON" value=${as.claims} onInput=${x => setAs({ ...as, claims: x.target.value })} />` : null}
       <button onClick=${() => doRerun(false)}>Re-run with live rules</button><button class="primary" onClick=${() => doRerun(true)}>Re-run against edited rules</button></div>
@@ -476,22 +488,28 @@ function Inspector({ id }) {
     <${Err} error=${err} />
     ${rerun ? html`<div class="card" data-rerun=${rerun.verdict || 'error'}><b>Re-run:</b> <${Verdict} v=${rerun.verdict} /> <span class="mono">${rerun.reason}</span>
       ${(rerun.explanation || []).map(l => html`<div class="step fail">${l}</div>`)}
+      ${rerun.verdict ? (rerun.notes || []).length ? html`<div data-rerun-notes><p>Not exact:</p>${rerun.notes.map(n => html`<p class="muted">${n}</p>`)}</div>` : html`<p class="ok" data-rerun-exact>Exact: the rules saw what the request's rules saw.</p>` : null}
       ${rerun.rules && !rerun.rules.compiles ? rerun.rules.diagnostics.filter(x => x.severity === 'error').map(x => html`<div class="error mono">${x.where}: ${x.message}</div>`) : null}</div>` : null}</div>` : null}`;
 }
 
 // ---- Rules ----
+const ruleServices = ['firestore', 'storage', 'database'];
 function Rules() {
-  const [{ data, error }] = useApi('/api/rules');
-  if (error) return html`<${Err} error=${error} />`;
-  if (!data) return html`<p class="muted">Loading…</p>`;
-  const r = data.rules;
-  return html`<h1>Rules <span class="muted mono">${r.file}</span></h1>
+  const [svc, setSvc] = useState(() => { const q = new URLSearchParams(location.search).get('service'); return ruleServices.includes(q) ? q : 'firestore'; });
+  const [{ data, error }, reload] = useApi('/api/rules?service=' + svc);
+  useEffect(() => { const t = setInterval(reload, 3000); return () => clearInterval(t); }, [reload]);
+  const pick = x => { setSvc(x); window.history.replaceState(null, '', '/rules?service=' + x); };
+  const tabs = html`<div class="row" role="tablist" aria-label="rules service">${ruleServices.map(x => html`<button role="tab" aria-selected=${x === svc ? 'true' : 'false'} class=${x === svc ? 'primary' : ''} data-rules-service=${x} onClick=${() => pick(x)}>${rulesLabel(x)}</button>`)}</div>`;
+  if (error) return html`<h1>Rules</h1>${tabs}<${Err} error=${error} />`;
+  if (!data || data.service !== svc) return html`<h1>Rules</h1>${tabs}<p class="muted">Loading…</p>`;
+  const r = data.rules, st = data.status || {};
+  return html`<h1>${rulesLabel(svc)} rules <span class="muted mono">${st.file || r.file}</span></h1>${tabs}
   ${!data.loaded ? html`<p class="error">No rules loaded: every client request is denied.</p>` : null}
-  ${data.status && data.status.state === 'error' ? html`<div class="card error">${(data.status.errors || []).map(d => html`<div class="mono">${d.where}: ${d.message}</div>`)}</div>` : null}
-  <div class="grid cols2"><div class="card"><h2>Source with coverage <span class="muted">(✓ true ✗ false ! error, from the event history)</span></h2><${Source} text=${r.source} cov=${data.coverage} lint=${r.lint} /></div>
+  ${st.state === 'error' ? html`<div class="card error"><p>The rules file on disk does not compile; ${data.loaded ? 'the last good rules stay live' : 'no rules are live'}.</p>${(st.errors || []).map(d => html`<div class="mono" data-rules-error>${d.where}: ${d.message}<pre>${d.sourceLine}</pre></div>`)}</div>` : null}
+  <div class="grid cols2"><div class="card"><h2>Source with coverage <span class="muted">(✓ true ✗ false ! error, since the rules were loaded)</span></h2><${Source} text=${r.source} cov=${data.coverage} lint=${r.lint} /></div>
   <div class="card"><h2>Lint findings</h2>${r.lint.length ? html`<table aria-label="lint"><tbody>${r.lint.map(d => html`<tr data-lint=${d.code}><td class="mono">${d.where}</td><td>${d.severity}</td><td><b>${d.code}</b> ${d.message}${d.fix ? html`<div class="muted">${d.fix}</div>` : null}</td></tr>`)}</tbody></table>` : html`<p class="ok">No findings.</p>`}
     ${r.diagnostics.length ? html`<h2>Compiler</h2>${r.diagnostics.map(d => html`<div class="mono">${d.where} ${d.severity}: ${d.message}</div>`)}` : null}
-    <h2>Expression counts</h2><table><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>`;
+    <h2>Expression counts</h2><table aria-label="expression counts"><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr data-expr=${c.text}><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>`;
 }
 
 // servicePages are the pages of services a sandbox may hold: service

@@ -1,7 +1,8 @@
 // Package e2etest holds what end-to-end tests share: finding the pinned
 // Node SDKs in e2e/js (skipping, or failing under PYRIC_E2E_REQUIRED=1,
-// when they are absent), running Node scripts, and building and starting
-// a real `pyric serve` process.
+// when they are absent) and Chromium, running Node scripts and step
+// scripts (RunSteps) and checking their steps (CheckSteps), and building
+// and starting a real `pyric serve` process.
 package e2etest
 
 import (

@@ -269,6 +269,8 @@ func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...st
 	switch {
 	case ctx.Err() != nil:
 		t.Errorf("%s timed out after %v", script, timeout)
+	case err != nil && len(steps) == 0:
+		t.Errorf("%s: %v before printing a step", script, err)
 	case err != nil && !stepFailed:
 		t.Errorf("%s: %v, though every step it printed passed (%d steps)", script, err, len(steps))
 	}

@@ -33,6 +33,7 @@ func TestRunStepsExit(t *testing.T) {
 		"crash.cjs":  `console.log(JSON.stringify({step: "a", ok: true, got: 1})); process.exit(2);`,
 		"failed.cjs": `console.log(JSON.stringify({step: "a", ok: false, error: "no"})); process.exit(1);`,
 		"clean.cjs":  `console.log("noise"); console.log(JSON.stringify({step: "a", ok: true, got: [1]}));`,
+		"early.cjs":  `throw new Error("no step");`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -45,10 +46,11 @@ func TestRunStepsExit(t *testing.T) {
 		{"crash.cjs", "every step it printed passed"},
 		{"failed.cjs", ""},
 		{"clean.cjs", ""},
+		{"early.cjs", "before printing a step"},
 	} {
 		r := &recorder{TB: t}
 		steps := RunSteps(r, time.Minute, dir, c.script)
-		if len(steps) != 1 || steps[0].Step != "a" {
+		if c.script != "early.cjs" && (len(steps) != 1 || steps[0].Step != "a") {
 			t.Errorf("%s: steps %+v, want the one step a", c.script, steps)
 		}
 		got := strings.Join(r.errors, "\n")

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	firebase "firebase.google.com/go/v4"
 	fbauth "firebase.google.com/go/v4/auth"
 	"google.golang.org/api/iterator"
 
@@ -55,16 +54,8 @@ func TestAdminGo(t *testing.T) {
 	// admin's now, in seconds) is strictly after them.
 	srv := authtest.Start(t, auth.Options{Clock: func() time.Time { return time.Now().Add(-5 * time.Second) }},
 		authserver.Options{DefaultProject: project})
-	t.Setenv("FIREBASE_AUTH_EMULATOR_HOST", srv.Host)
 	ctx := context.Background()
-	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: project})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Auth(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := adminClient(t, srv, project)
 	must := func(what string, err error) {
 		t.Helper()
 		if err != nil {

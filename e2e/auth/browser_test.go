@@ -137,29 +137,17 @@ func runSteps(t *testing.T, bin, script, base, project string, want map[string]s
 	dir, _ := filepath.Abs("testdata")
 	env = append(env, "AUTH_URL="+base, "PROJECT="+project, "CHROMIUM="+bin)
 	steps := e2etest.RunSteps(t, 5*time.Minute, dir, script, env...)
-	seen := map[string]bool{}
 	for _, s := range steps {
-		seen[s.Step] = true
 		t.Logf("%s: %s %s", s.Step, s.Got, s.Error)
-		got := s.Got
-		var m map[string]any
-		if drop != nil && json.Unmarshal(got, &m) == nil && m != nil {
+	}
+	e2etest.CheckSteps(t, steps, e2etest.Want{Steps: want, Listed: true,
+		Normalize: func(_ string, got json.RawMessage) json.RawMessage {
+			var m map[string]any
+			if drop == nil || json.Unmarshal(got, &m) != nil || m == nil {
+				return got
+			}
 			drop(m)
-			got, _ = json.Marshal(m)
-		}
-		w, ok := want[s.Step]
-		switch {
-		case !ok:
-			t.Errorf("unexpected step %q: ok=%v %s %s", s.Step, s.OK, s.Got, s.Error)
-		case !s.OK:
-			t.Errorf("step %q failed: %s", s.Step, s.Error)
-		case !e2etest.SameJSON(got, w):
-			t.Errorf("step %q:\n got %s\nwant %s", s.Step, got, w)
-		}
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("step %q did not run", name)
-		}
-	}
+			b, _ := json.Marshal(m)
+			return b
+		}})
 }

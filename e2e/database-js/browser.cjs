@@ -7,72 +7,21 @@
 // Env: DB (host:port), NS, CHROMIUM (default /usr/bin/chromium),
 // LONG_POLLING=1 to force the /.lp transport, DEBUG=1 for SDK debug logs.
 'use strict';
-const { build } = require('esbuild');
-const { chromium } = require('playwright-core');
-const http = require('node:http');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
+const { run } = require('../js/browser-harness.cjs');
 
-const here = __dirname;
-const nodeModules = process.env.NODE_MODULES || path.join(here, '..', 'js', 'node_modules');
 const [fsHost, fsPort] = (process.env.DB || '127.0.0.1:9000').split(':');
 const ns = process.env.NS || 'demo-browser-default-rtdb';
 
-async function main() {
-  const bundle = await build({
-    entryPoints: [path.join(here, 'browser_app.js')],
-    bundle: true, write: false, format: 'iife', platform: 'browser',
-    nodePaths: [nodeModules], logLevel: 'error',
-    define: { 'process.env.NODE_ENV': '"production"' },
-  });
-  const js = bundle.outputFiles[0].text;
-  const page = `<!doctype html><html><head><meta charset="utf-8"><script src="/app.js"></script></head><body>pyric</body></html>`;
-  const web = http.createServer((req, res) => {
-    if (req.url === '/app.js') { res.writeHead(200, { 'Content-Type': 'text/javascript' }); res.end(js); return; }
-    res.writeHead(200, { 'Content-Type': 'text/html' }); res.end(page);
-  });
-  await new Promise(r => web.listen(0, '127.0.0.1', r));
-  const pageURL = `http://127.0.0.1:${web.address().port}/`;
-
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pyric-chromium-'));
-  // A new empty profile per run (playwright passes it as --user-data-dir).
-  const ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  let failed = false;
-  try {
-    const p = await ctx.newPage();
-    p.on('console', m => { if (process.env.DEBUG) console.error('[page]', m.text()); });
-    p.on('pageerror', e => console.error('[pageerror]', e.message));
-    await p.goto(pageURL);
-    await p.waitForFunction(() => window.fb !== undefined);
-    const steps = await p.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1', longPolling: process.env.LONG_POLLING === '1' });
-    for (const s of steps) { console.log(JSON.stringify(s)); if (!s.ok) failed = true; }
-  } catch (e) {
-    console.log(JSON.stringify({ step: 'driver', ok: false, error: String(e && e.stack || e) }));
-    failed = true;
-  } finally {
-    await ctx.close();
-    web.close();
-    fs.rmSync(userDir, { recursive: true, force: true });
-  }
-  process.exit(failed ? 1 : 0);
-}
-main();
+run({ app: path.join(__dirname, 'browser_app.js') }, async ({ page, report }) => {
+  report(await page.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1', longPolling: process.env.LONG_POLLING === '1' }));
+});
 
 
 // scenario runs in the page. It returns the step results.
 async function scenario({ host, port, ns, debug, longPolling }) {
   const fb = window.fb;
-  const out = [];
-  const withTimeout = (p, ms = 10000) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`timeout ${ms}ms`)), ms))]);
-  const step = async (name, f) => {
-    try { out.push({ step: name, ok: true, got: (await withTimeout(f())) ?? null }); }
-    catch (e) { out.push({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }); }
-  };
+  const { out, step } = window.pyricSteps(10000);
   if (debug) fb.enableLogging(true);
   if (longPolling) fb.forceLongPolling();
   const sleep = ms => new Promise(r => setTimeout(r, ms));

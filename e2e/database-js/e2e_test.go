@@ -8,7 +8,6 @@ package databasejs
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -69,25 +68,11 @@ func runScript(t *testing.T, timeout time.Duration, script string, env ...string
 	return e2etest.RunSteps(t, timeout, here(), script, env...)
 }
 
+// check verifies every step passed and, for the steps in want, returned
+// that JSON value; every step of want must have run.
 func check(t *testing.T, steps []step, want map[string]string) {
 	t.Helper()
-	seen := map[string]bool{}
-	for _, s := range steps {
-		seen[s.Step] = true
-		t.Run(s.Step, func(t *testing.T) {
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			if w, ok := want[s.Step]; ok && !e2etest.SameJSON(s.Got, w) {
-				t.Errorf("got %s, want %s", s.Got, w)
-			}
-		})
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("step %q did not run", name)
-		}
-	}
+	e2etest.CheckSteps(t, steps, e2etest.Want{Steps: want})
 }
 
 var nodeWant = map[string]string{
@@ -155,18 +140,9 @@ func TestBrowser(t *testing.T) { browser(t, false) }
 func TestBrowserLongPolling(t *testing.T) { browser(t, true) }
 
 func browser(t *testing.T, longPolling bool) {
-	e2etest.NeedNode(t)
-	bin := os.Getenv("CHROMIUM")
-	if bin == "" {
-		bin = "/usr/bin/chromium"
-	}
-	for _, need := range []string{bin, filepath.Join(e2etest.JSDir(), "node_modules", "playwright-core"), filepath.Join(e2etest.JSDir(), "node_modules", "esbuild")} {
-		if _, err := os.Stat(need); err != nil {
-			e2etest.Missing(t, "%s is absent (Chromium: apt-get install -y chromium; npm ci in e2e/js)", need)
-		}
-	}
+	bin := e2etest.Chromium(t)
 	addr, _ := serve(t, "demo-browser", rules)
-	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin, "NODE_MODULES=" + filepath.Join(e2etest.JSDir(), "node_modules")}
+	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin}
 	if longPolling {
 		env = append(env, "LONG_POLLING=1")
 	}

@@ -19,6 +19,7 @@ faye.Client.prototype.dispatchEvent = function (ev) {
 const { initializeApp } = require('firebase/app');
 const A = require('firebase/auth');
 const rtdb = require('firebase/database');
+const { steps } = require('../js/steps.cjs');
 const { ref, set, get, remove, onValue, query, orderByKey, limitToFirst, goOffline, goOnline } = rtdb;
 
 const [host, port] = process.env.DB.split(':');
@@ -48,16 +49,7 @@ const dataFrom = i => frames.slice(i).map(([dir, f]) => {
 }).filter(Boolean);
 
 async function main() {
-  let failed = false;
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 40s')), 40000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got === undefined ? null : got }));
-    } catch (e) {
-      failed = true;
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(40000);
   const { db: admin } = mk({ sub: 'setup' });
 
   await step('sign-out revokes a listen', async () => {
@@ -160,6 +152,6 @@ async function main() {
     await until(() => l.values.includes('after'));
     return [ac()[1].b, l.error, l.values];
   });
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.error(e); process.exit(2); });

@@ -6,6 +6,7 @@
 const { initializeApp, deleteApp } = require('firebase/app');
 const rtdb = require('firebase/database');
 const { spawn } = require('child_process');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = (process.env.DB || '127.0.0.1:9000').split(':');
 const ns = process.env.NS || 'demo-rtdb-default-rtdb';
@@ -23,16 +24,7 @@ const mk = (name, token) => {
 };
 
 async function main() {
-  let failed = false;
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 15s')), 15000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got === undefined ? null : got }));
-    } catch (e) {
-      failed = true;
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(15000);
   const { db: alice } = mk('alice', { sub: 'alice' });
   const { db: bob } = mk('bob', { sub: 'bob' });
   const { db: anon } = mk('anon');
@@ -269,6 +261,6 @@ async function main() {
     await set(ref(alice, 'users/alice/name'), 'Al');
     return (await get(ref(bob, 'public/list'))).val();
   });
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.error(e); process.exit(2); });

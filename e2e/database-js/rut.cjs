@@ -5,6 +5,7 @@
 // clearDatabase. One JSON line per step.
 const { initializeTestEnvironment, assertSucceeds, assertFails } = require('@firebase/rules-unit-testing');
 const { ref, set, get } = require('firebase/database');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = process.env.DB.split(':');
 const rules = JSON.stringify({ rules: {
@@ -14,16 +15,7 @@ const rules = JSON.stringify({ rules: {
 } });
 
 async function main() {
-  let failed = false;
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 10s')), 10000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got === undefined ? null : got }));
-    } catch (e) {
-      failed = true;
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(10000);
   const env = await initializeTestEnvironment({ projectId: 'demo-rut', database: { host, port: Number(port), rules } });
   const alice = env.authenticatedContext('alice').database();
   const anon = env.unauthenticatedContext().database();
@@ -41,6 +33,6 @@ async function main() {
     return [(await get(ref(anon, 'public/x'))).val(), (await get(ref(alice, 'users/alice'))).val()];
   });
   await env.cleanup();
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.error(e); process.exit(2); });

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
 
@@ -48,7 +49,7 @@ var browserWant = map[string]string{
 // Chromium: Listen and Write go over WebChannel with a streaming back
 // channel, transactions over XHR REST.
 func TestBrowserWebChannel(t *testing.T) {
-	bin := chromium(t)
+	bin := e2etest.Chromium(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-browser", Rules: browserRules})
 	steps := runScript(t, 3*time.Minute, "browser.cjs", "FS="+srv.Addr, "PROJECT=demo-browser", "CHROMIUM="+bin)
 	check(t, steps, browserWant)
@@ -58,7 +59,7 @@ func TestBrowserWebChannel(t *testing.T) {
 // TestBrowserLongPolling is the same with experimentalForceLongPolling:
 // every back-channel request answers one batch.
 func TestBrowserLongPolling(t *testing.T) {
-	bin := chromium(t)
+	bin := e2etest.Chromium(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-browser", Rules: browserRules})
 	steps := runScript(t, 3*time.Minute, "browser.cjs", "FS="+srv.Addr, "PROJECT=demo-browser", "CHROMIUM="+bin, "LONG_POLLING=1")
 	check(t, steps, browserWant)

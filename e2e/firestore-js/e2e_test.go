@@ -8,8 +8,6 @@
 package firestorejs
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -24,40 +22,11 @@ func here() string {
 	return filepath.Dir(file)
 }
 
-func nodeModules() string { return filepath.Join(here(), "..", "js", "node_modules") }
-
-// skipOrFail skips the test with msg, or fails it under PYRIC_E2E_REQUIRED=1.
-func skipOrFail(t *testing.T, msg string) {
-	t.Helper()
-	e2etest.Missing(t, "%s", msg)
-}
-
-// needNode skips when node or the pinned SDKs are missing.
+// needNode skips when node or the pinned SDKs (firebase, and pkgs) are
+// missing.
 func needNode(t *testing.T, pkgs ...string) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		skipOrFail(t, "node is not on PATH")
-	}
-	for _, p := range append([]string{"firebase"}, pkgs...) {
-		if _, err := os.Stat(filepath.Join(nodeModules(), p)); err != nil {
-			skipOrFail(t, "e2e/js/node_modules/"+p+" is absent (run npm ci in e2e/js)")
-		}
-	}
-}
-
-// chromium is the browser the WebChannel tests drive: $CHROMIUM, else the
-// Debian package's /usr/bin/chromium.
-func chromium(t *testing.T) string {
-	t.Helper()
-	needNode(t, "playwright-core", "esbuild")
-	p := os.Getenv("CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		skipOrFail(t, "Chromium is not installed (apt-get install -y chromium chromium-driver)")
-	}
-	return p
+	e2etest.NeedNode(t, pkgs...)
 }
 
 // step is one line a script prints.
@@ -73,40 +42,5 @@ func runScript(t *testing.T, timeout time.Duration, script string, env ...string
 // result equals the JSON given; every step of want must have run.
 func check(t *testing.T, steps []step, want map[string]string) {
 	t.Helper()
-	checkKnown(t, steps, want, nil)
-}
-
-// checkKnown is check with known gaps: a listed step that fails is skipped
-// with the reason (and reported once it passes, so the list shrinks).
-func checkKnown(t *testing.T, steps []step, want, known map[string]string) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, s := range steps {
-		seen[s.Step] = true
-		s := s
-		t.Run(s.Step, func(t *testing.T) {
-			reason, isKnown := known[s.Step]
-			if isKnown && !s.OK {
-				t.Skipf("known gap (%s): %s", reason, s.Error)
-			}
-			if isKnown {
-				t.Logf("listed as a known gap (%s) but passes now: remove it from the list", reason)
-			}
-			if !s.OK {
-				t.Fatalf("failed: %s", s.Error)
-			}
-			w, ok := want[s.Step]
-			if !ok {
-				return
-			}
-			if !e2etest.SameJSON(s.Got, w) {
-				t.Errorf("got %s, want %s", s.Got, w)
-			}
-		})
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("step %q did not run", name)
-		}
-	}
+	e2etest.CheckSteps(t, steps, e2etest.Want{Steps: want})
 }

@@ -5,6 +5,7 @@
 // one JSON line {"step", "ok", "got"|"error"}; the Go test checks them.
 const { initializeApp } = require('firebase/app');
 const fs = require('firebase/firestore');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = (process.env.FS || '127.0.0.1:8080').split(':');
 const project = process.env.PROJECT || 'demo-node';
@@ -15,16 +16,7 @@ const until = async (pred, ms = 8000) => {
 };
 
 async function main() {
-  let failed = false;
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 10s')), 10000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got ?? null }));
-    } catch (e) {
-      failed = true;
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(10000);
   const mk = (name, token) => {
     const db = fs.getFirestore(initializeApp({ projectId: project, apiKey: 'fake-api-key' }, name));
     fs.connectFirestoreEmulator(db, host, Number(port), token ? { mockUserToken: token } : {});
@@ -119,6 +111,6 @@ async function main() {
     return (await fs.getDoc(fs.doc(bob, 'users/bob'))).data().name;
   });
   for (const db of [alice, bob, anon]) await fs.terminate(db);
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.log(JSON.stringify({ step: 'driver', ok: false, error: String(e && e.stack || e) })); process.exit(1); });

@@ -32,7 +32,7 @@ func TestNodeSDK(t *testing.T) {
 	needNode(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-node", Rules: nodeRules})
 	steps := runScript(t, 2*time.Minute, "node_sdk.cjs", "FS="+srv.Addr, "PROJECT=demo-node")
-	checkKnown(t, steps, nodeWant, map[string]string{})
+	check(t, steps, nodeWant)
 	explained(t, steps, `request.auth.uid == uid → 'bob' == 'alice' is false`)
 }
 

@@ -92,7 +92,7 @@ func TestOracleNodeSDK(t *testing.T) {
 }
 
 func TestOracleBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := e2etest.Chromium(t)
 	project := uniqueProject("demo-browser")
 	addr := oracle(t, project, browserRules)
 	checkOracle(t, runScript(t, 3*time.Minute, "browser.cjs", "FS="+addr, "PROJECT="+project, "CHROMIUM="+bin), browserWant)

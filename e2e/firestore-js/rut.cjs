@@ -7,6 +7,7 @@
 // step prints one JSON line {"step", "ok", "got"|"error"}.
 const { initializeTestEnvironment, assertFails, assertSucceeds } = require('@firebase/rules-unit-testing');
 const { doc, getDoc, setDoc, updateDoc, deleteDoc, collection, getDocs, query, where, serverTimestamp } = require('firebase/firestore');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = (process.env.FS || '127.0.0.1:8080').split(':');
 const project = process.env.PROJECT || 'demo-rut';
@@ -30,16 +31,7 @@ service cloud.firestore {
 }`;
 
 async function main() {
-  let failed = false;
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 10s')), 10000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got ?? null }));
-    } catch (e) {
-      failed = true;
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(10000);
   const env = await initializeTestEnvironment({ projectId: project, firestore: { host, port: Number(port), rules } });
   const alice = env.authenticatedContext('alice').firestore();
   const bob = env.authenticatedContext('bob').firestore();
@@ -102,6 +94,6 @@ async function main() {
   });
   await step('the last good rules stay live', () => denied(getDoc(doc(bob, 'users/alice'))));
   await env.cleanup();
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.log(JSON.stringify({ step: 'driver', ok: false, error: String(e && e.stack || e) })); process.exit(1); });

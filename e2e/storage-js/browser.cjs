@@ -5,67 +5,19 @@
 // step prints one JSON line {"step","ok","got"|"error"}; the Go test checks
 // them.
 'use strict';
-const { build } = require('esbuild');
-const { chromium } = require('playwright-core');
-const http = require('node:http');
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
+const { run } = require('../js/browser-harness.cjs');
 
-const here = __dirname;
-const nodeModules = process.env.NODE_MODULES || path.join(here, '..', 'js', 'node_modules');
 const [host, port] = (process.env.STORAGE || '127.0.0.1:9199').split(':');
 
-async function main() {
-  const bundle = await build({
-    entryPoints: [path.join(here, 'browser_app.js')],
-    bundle: true, write: false, format: 'iife', platform: 'browser',
-    nodePaths: [nodeModules], logLevel: 'error',
-    define: { 'process.env.NODE_ENV': '"production"' },
-  });
-  const js = bundle.outputFiles[0].text;
-  const page = `<!doctype html><html><head><meta charset="utf-8"><script src="/app.js"></script></head><body>pyric</body></html>`;
-  const web = http.createServer((req, res) => {
-    if (req.url === '/app.js') { res.writeHead(200, { 'Content-Type': 'text/javascript' }); res.end(js); return; }
-    res.writeHead(200, { 'Content-Type': 'text/html' }); res.end(page);
-  });
-  await new Promise(r => web.listen(0, '127.0.0.1', r));
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pyric-chromium-'));
-  const ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  let failed = false;
-  try {
-    const p = await ctx.newPage();
-    p.on('pageerror', e => console.error('[pageerror]', e.message));
-    await p.goto(`http://127.0.0.1:${web.address().port}/`);
-    await p.waitForFunction(() => window.fb !== undefined);
-    const steps = await p.evaluate(scenario, { host, port: Number(port) });
-    for (const s of steps) { console.log(JSON.stringify(s)); if (!s.ok) failed = true; }
-  } catch (e) {
-    console.log(JSON.stringify({ step: 'driver', ok: false, error: String(e && e.stack || e) }));
-    failed = true;
-  } finally {
-    await ctx.close();
-    web.close();
-    fs.rmSync(userDir, { recursive: true, force: true });
-  }
-  process.exit(failed ? 1 : 0);
-}
-main();
+run({ app: path.join(__dirname, 'browser_app.js') }, async ({ page, report }) => {
+  report(await page.evaluate(scenario, { host, port: Number(port) }));
+});
 
 // scenario runs in the page and returns the step results.
 async function scenario({ host, port }) {
   const fb = window.fb;
-  const out = [];
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 15s')), 15000))]);
-      out.push({ step: name, ok: true, got: got ?? null });
-    } catch (e) { out.push({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }); }
-  };
+  const { out, step } = window.pyricSteps(15000);
   const mk = (name, token) => {
     const s = fb.getStorage(fb.initializeApp({ projectId: 'demo-pyric', apiKey: 'fake', storageBucket: 'demo-pyric.appspot.com' }, name));
     fb.connectStorageEmulator(s, host, port, token ? { mockUserToken: token } : {});

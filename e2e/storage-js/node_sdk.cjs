@@ -4,19 +4,13 @@
 // the Go test checks them.
 const { initializeApp } = require('firebase/app');
 const st = require('firebase/storage');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = (process.env.STORAGE || '127.0.0.1:9199').split(':');
 const bucket = process.env.BUCKET || 'demo-pyric.appspot.com';
 
 async function main() {
-  const step = async (name, f) => {
-    try {
-      const got = await Promise.race([f(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout 15s')), 15000))]);
-      console.log(JSON.stringify({ step: name, ok: true, got: got ?? null }));
-    } catch (e) {
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(15000);
   const mk = (name, token) => {
     const s = st.getStorage(initializeApp({ projectId: 'demo-pyric', apiKey: 'fake', storageBucket: bucket }, name));
     st.connectStorageEmulator(s, host, Number(port), token ? { mockUserToken: token } : {});
@@ -128,6 +122,6 @@ async function main() {
   ]);
   await step('unreadable token', () => code(st.getMetadata(st.ref(garbled, 'users/alice/dir/s.txt'))));
   await step('root operation', async () => code((async () => st.uploadBytes(st.ref(alice), enc('x')))()));
-  process.exit(0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.error(e); process.exit(1); });

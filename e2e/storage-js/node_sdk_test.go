@@ -3,13 +3,9 @@
 package storagejs
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -39,16 +35,27 @@ service firebase.storage {
   }
 }`
 
-type step struct {
-	Step  string          `json:"step"`
-	OK    bool            `json:"ok"`
-	Got   json.RawMessage `json:"got"`
-	Error string          `json:"error"`
-}
-
 func here() string {
 	_, f, _, _ := runtime.Caller(0)
 	return filepath.Dir(f)
+}
+
+// serve starts the Storage server on 127.0.0.1 with rules (none if
+// empty) and returns its host:port.
+func serve(t *testing.T, env service.Env, opts storage.Options, rules string) string {
+	t.Helper()
+	e, err := storage.New(env, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules != "" {
+		if _, err := e.SetRules("storage.rules", rules); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := httptest.NewServer(srv.NewHandler(e))
+	t.Cleanup(ts.Close)
+	return strings.TrimPrefix(ts.URL, "http://")
 }
 
 // want is what every step returns.
@@ -84,23 +91,15 @@ var want = map[string]string{
 
 func TestNodeSDK(t *testing.T) {
 	e2etest.NeedNode(t)
-	e, err := storage.New(service.Env{Project: "demo-pyric", DataDir: t.TempDir()}, storage.Options{
+	addr := serve(t, service.Env{Project: "demo-pyric", DataDir: t.TempDir()}, storage.Options{
 		Firestore: srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
 			if path == "teams/red" {
 				return value.Map{"members": value.List{value.String("alice")}}, true, nil
 			}
 			return nil, false, nil
 		}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.SetRules("storage.rules", rules); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.NewHandler(e))
-	defer ts.Close()
-	check(t, run(t, "node_sdk.cjs", "STORAGE="+strings.TrimPrefix(ts.URL, "http://")), want)
+	}, rules)
+	check(t, run(t, "node_sdk.cjs", "STORAGE="+addr), want)
 }
 
 // rutWant is what rut.cjs's steps return.
@@ -118,74 +117,33 @@ var rutWant = map[string]string{
 // /internal/setRules.
 func TestRulesUnitTesting(t *testing.T) {
 	e2etest.NeedNode(t)
-	e, err := storage.New(service.Env{Project: "demo-rut"}, storage.Options{})
-	if err != nil {
+	addr := serve(t, service.Env{Project: "demo-rut"}, storage.Options{}, "")
+	rf := filepath.Join(t.TempDir(), "storage.rules")
+	if err := os.WriteFile(rf, []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.NewHandler(e))
-	defer ts.Close()
-	rf := filepath.Join(t.TempDir(), "storage.rules")
-	os.WriteFile(rf, []byte(rules), 0o644)
-	check(t, run(t, "rut.cjs", "STORAGE="+strings.TrimPrefix(ts.URL, "http://"), "RULES_FILE="+rf), rutWant)
+	check(t, run(t, "rut.cjs", "STORAGE="+addr, "RULES_FILE="+rf), rutWant)
 }
 
-func run(t *testing.T, script string, env ...string) []step {
+// run runs a Node script of this directory and returns its steps.
+func run(t *testing.T, script string, env ...string) []e2etest.Step {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(here(), script))
-	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + filepath.Join(e2etest.JSDir(), "node_modules")}, env...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node %s: %v\n%s\n%s", script, err, stdout.String(), stderr.String())
-	}
-	var steps []step
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		var s step
-		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Step != "" {
-			steps = append(steps, s)
-		}
-	}
-	return steps
+	return e2etest.RunSteps(t, 2*time.Minute, here(), script, env...)
 }
 
-// check compares steps with want; "GEN" in want stands for any
-// generation.
-func check(t *testing.T, steps []step, want map[string]string) {
+// check checks that every step passed, is in want and returned its JSON
+// value there, and that every step of want ran; "GEN" as a want's
+// "generation" stands for any generation.
+func check(t *testing.T, steps []e2etest.Step, want map[string]string) {
 	t.Helper()
-	seen := map[string]bool{}
-	for _, s := range steps {
-		seen[s.Step] = true
-		w, ok := want[s.Step]
-		if !ok {
-			t.Errorf("unexpected step %q", s.Step)
-			continue
-		}
-		if !s.OK {
-			t.Errorf("%s: %s", s.Step, s.Error)
-			continue
-		}
-		got := string(s.Got)
-		if strings.Contains(w, `"GEN"`) {
+	e2etest.CheckSteps(t, steps, e2etest.Want{Steps: want, Listed: true,
+		Normalize: func(step string, got json.RawMessage) json.RawMessage {
 			var m map[string]any
-			json.Unmarshal(s.Got, &m)
+			if !strings.Contains(want[step], `"GEN"`) || json.Unmarshal(got, &m) != nil || m == nil {
+				return got
+			}
 			m["generation"] = "GEN"
 			b, _ := json.Marshal(m)
-			var wm map[string]any
-			json.Unmarshal([]byte(w), &wm)
-			wb, _ := json.Marshal(wm)
-			got, w = string(b), string(wb)
-		}
-		if got != w {
-			t.Errorf("%s:\n got  %s\n want %s", s.Step, got, w)
-		}
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("step %q did not run", name)
-		}
-	}
+			return b
+		}})
 }

@@ -4,19 +4,13 @@
 // contexts, withSecurityRulesDisabled (the owner token) and clearStorage.
 const fs = require('fs');
 const { initializeTestEnvironment, assertFails, assertSucceeds } = require('@firebase/rules-unit-testing');
+const { steps } = require('../js/steps.cjs');
 
 const [host, port] = (process.env.STORAGE || '127.0.0.1:9199').split(':');
 const rules = fs.readFileSync(process.env.RULES_FILE, 'utf8');
 
 async function main() {
-  const step = async (name, f) => {
-    try {
-      const got = await f();
-      console.log(JSON.stringify({ step: name, ok: true, got: got ?? null }));
-    } catch (e) {
-      console.log(JSON.stringify({ step: name, ok: false, error: `${e.code || ''} ${e.message}` }));
-    }
-  };
+  const { step, failed } = steps(60000);
   const env = await initializeTestEnvironment({ projectId: 'demo-rut', storage: { host, port: Number(port), rules } });
   const alice = env.authenticatedContext('alice').storage();
   const bob = env.authenticatedContext('bob').storage();
@@ -41,6 +35,6 @@ async function main() {
     return n;
   });
   await env.cleanup();
-  process.exit(0);
+  process.exit(failed() ? 1 : 0);
 }
 main().catch(e => { console.error(e); process.exit(1); });

@@ -1,7 +1,8 @@
 // Package e2etest holds what end-to-end tests share: finding the pinned
 // Node SDKs in e2e/js (skipping, or failing under PYRIC_E2E_REQUIRED=1,
-// when they are absent), running Node scripts, and building and starting
-// a real `pyric serve` process.
+// when they are absent) and Chromium, running Node scripts and step
+// scripts (RunSteps) and checking their steps (CheckSteps), and building
+// and starting a real `pyric serve` process.
 package e2etest
 
 import (
@@ -55,38 +56,34 @@ func Missing(t testing.TB, format string, args ...any) {
 }
 
 // NeedNode skips the test (or fails it under PYRIC_E2E_REQUIRED=1) when
-// node or e2e/js/node_modules is missing.
-func NeedNode(t testing.TB) {
+// node, e2e/js/node_modules or one of the pinned modules named (firebase
+// always) is missing.
+func NeedNode(t testing.TB, modules ...string) {
 	t.Helper()
-	msg := ""
 	if _, err := exec.LookPath("node"); err != nil {
-		msg = "node is not on PATH"
-	} else if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", "firebase")); err != nil {
-		msg = "e2e/js/node_modules is absent (run `npm ci` in e2e/js)"
+		Missing(t, "node is not on PATH")
 	}
-	if msg != "" {
-		Missing(t, "%s", msg)
+	for _, m := range append([]string{"firebase"}, modules...) {
+		if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", m)); err != nil {
+			Missing(t, "e2e/js/node_modules/%s is absent (run `npm ci` in e2e/js)", m)
+		}
 	}
 }
 
 // Chromium returns the headless browser the browser-build tests drive
 // ($CHROMIUM, else the Debian package's /usr/bin/chromium) after checking
-// node and the pinned playwright-core and esbuild modules; anything absent
-// skips the test (fails it under PYRIC_E2E_REQUIRED=1).
+// node and the pinned playwright-core and esbuild modules (which
+// e2e/js/browser-harness.cjs drives it with); anything absent skips the
+// test (fails it under PYRIC_E2E_REQUIRED=1).
 func Chromium(t testing.TB) string {
 	t.Helper()
-	NeedNode(t)
-	for _, m := range []string{"playwright-core", "esbuild"} {
-		if _, err := os.Stat(filepath.Join(JSDir(), "node_modules", m)); err != nil {
-			Missing(t, "e2e/js/node_modules/%s is absent (run `npm ci` in e2e/js)", m)
-		}
-	}
+	NeedNode(t, "playwright-core", "esbuild")
 	p := os.Getenv("CHROMIUM")
 	if p == "" {
 		p = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(p); err != nil {
-		Missing(t, "Chromium is not installed (apt-get install -y chromium)")
+		Missing(t, "Chromium is not installed at %s (apt-get install -y chromium)", p)
 	}
 	return p
 }
@@ -234,9 +231,11 @@ type Step struct {
 
 // RunSteps runs the Node step script dir/script (working directory dir,
 // the pinned modules on NODE_PATH) for at most timeout and returns the
-// steps it printed. Running out of time fails the test; a script that
-// exits non-zero or prints no step is logged with its output, and the
-// caller's checks of the steps decide.
+// steps it printed. Running out of time fails the test, and so does a
+// non-zero exit that no failed step explains (the script crashed, or its
+// driver did): a step's own failure is left to the caller's checks (see
+// CheckSteps), which may know it as a gap. A failing script is logged with
+// its output.
 func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...string) []Step {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -248,6 +247,7 @@ func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...st
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var steps []Step
+	stepFailed := false
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -257,9 +257,7 @@ func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...st
 			continue
 		}
 		steps = append(steps, s)
-	}
-	if ctx.Err() != nil {
-		t.Errorf("%s timed out after %v", script, timeout)
+		stepFailed = stepFailed || !s.OK
 	}
 	if err != nil || len(steps) == 0 {
 		errOut := stderr.String()
@@ -268,7 +266,74 @@ func RunSteps(t testing.TB, timeout time.Duration, dir, script string, env ...st
 		}
 		t.Logf("%s: %v\nstdout:\n%s\nstderr:\n%s", script, err, stdout.String(), errOut)
 	}
+	switch {
+	case ctx.Err() != nil:
+		t.Errorf("%s timed out after %v", script, timeout)
+	case err != nil && len(steps) == 0:
+		t.Errorf("%s: %v before printing a step", script, err)
+	case err != nil && !stepFailed:
+		t.Errorf("%s: %v, though every step it printed passed (%d steps)", script, err, len(steps))
+	}
 	return steps
+}
+
+// Want is what the steps of a step script must show (see CheckSteps).
+type Want struct {
+	// Steps maps a step to the JSON value its result must equal
+	// (SameJSON); every step listed must have run.
+	Steps map[string]string
+	// Known maps a step to the reason it is a known gap: when it fails,
+	// its subtest is skipped with the reason; when it passes, a log line
+	// says to drop it from the list.
+	Known map[string]string
+	// Listed makes a step not in Steps a failure; without it such a
+	// step need only pass.
+	Listed bool
+	// Normalize, if set, rewrites a step's result before it is compared
+	// (to drop or mask what the test does not compare).
+	Normalize func(step string, got json.RawMessage) json.RawMessage
+}
+
+// CheckSteps checks each step in a subtest of its name: it must have
+// passed (unless a known gap) and, when w.Steps lists it, returned that
+// JSON value; every step of w.Steps must have run.
+func CheckSteps(t *testing.T, steps []Step, w Want) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range steps {
+		seen[s.Step] = true
+		t.Run(s.Step, func(t *testing.T) {
+			want, listed := w.Steps[s.Step]
+			if w.Listed && !listed {
+				t.Fatalf("unexpected step: ok=%v got %s %s", s.OK, s.Got, s.Error)
+			}
+			reason, known := w.Known[s.Step]
+			if known && !s.OK {
+				t.Skipf("known gap (%s): %s", reason, s.Error)
+			}
+			if known {
+				t.Logf("listed as a known gap (%s) but passes now: remove it from the list", reason)
+			}
+			if !s.OK {
+				t.Fatalf("failed: %s", s.Error)
+			}
+			if !listed {
+				return
+			}
+			got := s.Got
+			if w.Normalize != nil {
+				got = w.Normalize(s.Step, got)
+			}
+			if !SameJSON(got, want) {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+	for name := range w.Steps {
+		if !seen[name] {
+			t.Errorf("step %q did not run", name)
+		}
+	}
 }
 
 // SameJSON reports whether got and want are the same JSON value.

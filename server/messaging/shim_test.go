@@ -76,17 +76,7 @@ func TestStream(t *testing.T) {
 // TestShimInChromium runs the shim in a headless Chromium page on another
 // origin, as a web app would use it.
 func TestShimInChromium(t *testing.T) {
-	e2etest.NeedNode(t)
-	bin := os.Getenv("CHROMIUM")
-	if bin == "" {
-		bin = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		e2etest.Missing(t, "Chromium is not installed (apt-get install -y chromium)")
-	}
-	if _, err := os.Stat(filepath.Join(e2etest.JSDir(), "node_modules", "playwright-core")); err != nil {
-		e2etest.Missing(t, "playwright-core is not in e2e/js/node_modules")
-	}
+	bin := e2etest.Chromium(t)
 	s := messagingtest.Start(t, service.Env{Project: project}, messaging.Options{})
 	script, _ := filepath.Abs("testdata/shim_browser.cjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

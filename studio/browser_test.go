@@ -204,6 +204,9 @@ func TestBrowserFlows(t *testing.T) {
 	// A request made while the page is open arrives live.
 	e.do(t, "PUT", "/api/firestore/document?path=posts/live&as=bob", map[string]any{"data": map[string]any{"title": strings.Repeat("x", 30)}}, nil)
 	run(t, ctx, "live row", waitText(ctx, `table[aria-label="events"]`, "posts/live"))
+	// Per-rule counts name the service: Storage and Database rules have
+	// lines and columns of their own.
+	run(t, ctx, "verdicts per rule", waitText(ctx, `table[aria-label="verdicts per rule"]`, "firestore L6:"))
 	screenshot(t, ctx, "traffic")
 
 	var clicked string

@@ -415,7 +415,7 @@ function Traffic() {
   const shown = events.slice().reverse();
   const v = useVirtual(shown.length, 30);
   const perRule = {};
-  for (const e of events) if (e.rule) { const k = `L${e.rule.line}:${e.rule.column} ${e.rule.matchPath || ''}`; const o = perRule[k] || (perRule[k] = { allow: 0, deny: 0 }); if (e.verdict === 'allow') o.allow++; if (e.verdict === 'deny') o.deny++; }
+  for (const e of events) if (e.rule) { const k = `${e.service} L${e.rule.line}:${e.rule.column} ${e.rule.matchPath || ''}`; const o = perRule[k] || (perRule[k] = { allow: 0, deny: 0 }); if (e.verdict === 'allow') o.allow++; if (e.verdict === 'deny') o.deny++; }
   const input = (k, ph) => html`<input aria-label=${'filter ' + k} placeholder=${ph} value=${f[k]} onInput=${e => setF({ ...f, [k]: e.target.value })} />`;
   return html`<h1>Traffic <span class=${live ? 'ok' : 'muted'} style="font-size:13px" data-live=${live}>${live ? '● live' : '○ connecting'}</span></h1>
   <div class="row">${input('service', 'service')}
@@ -425,7 +425,7 @@ function Traffic() {
     <label><input type="checkbox" checked=${!!f.studio} onChange=${e => setF({ ...f, studio: e.target.checked ? 'true' : '' })} /> show the Studio's own requests</label></div>
   ${gaps ? html`<p class="error">${gaps} events were missed (the browser fell behind); reload to catch up.</p>` : null}
   <div class="grid cols2"><div class="card"><h2>Requests and denials over time</h2><${Chart} events=${events} /></div>
-    <div class="card"><h2>Verdicts per rule</h2><table><thead><tr><th>rule</th><th>allow</th><th>deny</th></tr></thead><tbody>${Object.entries(perRule).map(([k, v]) => html`<tr><td class="mono">${k}</td><td class="v-allow">${v.allow}</td><td class="v-deny">${v.deny}</td></tr>`)}</tbody></table></div></div>
+    <div class="card"><h2>Verdicts per rule</h2><table aria-label="verdicts per rule"><thead><tr><th>rule</th><th>allow</th><th>deny</th></tr></thead><tbody>${Object.entries(perRule).map(([k, v]) => html`<tr><td class="mono">${k}</td><td class="v-allow">${v.allow}</td><td class="v-deny">${v.deny}</td></tr>`)}</tbody></table></div></div>
   <div class="vscroll tall" ref=${v.ref} onScroll=${v.onScroll} onKeyDown=${v.onKeyDown}>
   <table aria-label="events" class="vtable"><thead><tr><th style="width:90px">time</th><th style="width:80px">service</th><th style="width:80px">kind</th><th style="width:110px">method</th><th>path</th><th style="width:150px">who</th><th style="width:90px">verdict</th><th style="width:60px">ms</th></tr></thead>
   <tbody><tr class="vpad"><td colspan="8" style=${'height:' + v.padTop + 'px'}></td></tr>${shown.slice(v.start, v.end).map((e, j) => html`<tr key=${e.id} class="click vrow" tabindex="0" data-vi=${v.start + j} data-event=${e.id} onClick=${() => go('/traffic/' + e.id)} onKeyDown=${k => k.key === 'Enter' && go('/traffic/' + e.id)}>

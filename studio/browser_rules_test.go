@@ -143,8 +143,8 @@ func TestBrowserRulesPageServices(t *testing.T) {
 
 // TestBrowserInspectorRerunServices: a denied Storage upload re-runs from
 // the inspector with Storage's rules, and the re-run lists what it could
-// not reproduce (request.time); a Realtime Database request says re-run is
-// for Firestore and Storage requests, with no re-run button.
+// not reproduce (request.time); a denied Realtime Database write re-runs
+// exactly (the tree as the request found it) and is denied again.
 func TestBrowserInspectorRerunServices(t *testing.T) {
 	e := startRulesFiles(t)
 	ctx := browser(t)
@@ -165,11 +165,9 @@ func TestBrowserInspectorRerunServices(t *testing.T) {
 		t.Fatal("an unauthenticated RTDB write was allowed")
 	}
 	id = lastRequest(t, e.b.Sandbox, "database", "set")
-	var buttons int
 	run(t, ctx, "database event", chromedp.Navigate(e.srv.URL+"/traffic/"+id), waitText(ctx, "main h1", "deny"),
-		waitText(ctx, `[data-rerun-unavailable]`, "Re-run is available for Firestore and Storage requests"),
-		chromedp.Evaluate(`[...document.querySelectorAll('button')].filter(b => b.textContent.startsWith('Re-run')).length`, &buttons))
-	if buttons != 0 {
-		t.Fatalf("a Database request shows %d re-run buttons", buttons)
-	}
+		waitText(ctx, "main", "Re-run (state untouched)"),
+		clickButton("Re-run with live rules"), waitText(ctx, `[data-rerun="deny"]`, "auth != null"),
+		waitText(ctx, `[data-rerun-exact]`, "Exact"))
+	screenshot(t, ctx, "inspector-database-rerun")
 }

@@ -1,9 +1,11 @@
 package studio_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
@@ -26,8 +28,7 @@ func lastRequest(t *testing.T, sb *sandbox.Sandbox, service, method string) stri
 
 // TestRerunStorage: a denied upload re-run with the live rules is denied
 // again with the same explanation and no notes (exact); against edited
-// rules it is allowed; as unauthenticated it is denied on request.auth. A
-// Realtime Database event is refused with the reason.
+// rules it is allowed; as unauthenticated it is denied on request.auth.
 func TestRerunStorage(t *testing.T) {
 	e := startAll(t)
 	st, _ := sandbox.Lookup[*storage.Engine](e.b.Sandbox)
@@ -84,11 +85,76 @@ func TestRerunStorage(t *testing.T) {
 		t.Fatalf("unknown service check: %d", c)
 	}
 
+}
+
+// TestRerunDatabase: a Realtime Database write re-run sees the tree as the
+// request found it (the later writes undone), so a counter rule that only
+// allows the next value reproduces each recorded verdict; edited rules flip
+// a denial, another identity is judged as itself, rules that don't compile
+// are 422 with their position, and nothing live changes.
+func TestRerunDatabase(t *testing.T) {
+	const counter = `{"rules": {"n": {".read": "auth != null", ".write": "auth != null && newData.val() == (data.exists() ? data.val() + 1 : 1)"}}}`
+	e := startWith(t, backend.Options{DatabaseRules: counter}, backend.Firestore, backend.Auth, backend.Database)
 	db, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
-	db.Set(alice, database.DefaultNamespace(e.b.Project), "/public/x", 42, database.WriteOptions{})
-	var refused struct{ Error string }
-	if c := e.do(t, "POST", "/api/events/"+lastRequest(t, e.b.Sandbox, "database", "set")+"/rerun", map[string]any{}, &refused); c != 400 ||
-		!strings.Contains(refused.Error, "re-run is available for Firestore and Storage requests") {
-		t.Fatalf("database rerun: %d %+v", c, refused)
+	ns := database.DefaultNamespace(e.b.Project)
+	alice := identity.NewUser("alice", map[string]any{"sub": "alice", "user_id": "alice"})
+	var ids []string
+	for _, v := range []int{1, 2, 5, 3} {
+		_, err := db.Set(alice, ns, "/n", v, database.WriteOptions{})
+		if (v == 5) != (err != nil) {
+			t.Fatalf("set %d: %v", v, err)
+		}
+		ids = append(ids, lastRequest(t, e.b.Sandbox, "database", "set"))
+	}
+	if _, err := db.Get(alice, ns, "/n", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	read := lastRequest(t, e.b.Sandbox, "database", "get")
+	type result struct {
+		Verdict     string
+		Explanation []string
+		Notes       []string
+		Rule        *struct{ Line int }
+	}
+	rerun := func(id string, body map[string]any) result {
+		t.Helper()
+		var r result
+		if c := e.do(t, "POST", "/api/events/"+id+"/rerun", body, &r); c != 200 {
+			t.Fatalf("rerun %s: %d", id, c)
+		}
+		return r
+	}
+	// With the live rules each write gets its recorded verdict: the
+	// second (2 after 1) is allowed although the tree now holds 3.
+	for i, want := range []string{"allow", "allow", "deny", "allow"} {
+		if r := rerun(ids[i], map[string]any{}); r.Verdict != want || len(r.Notes) != 0 {
+			t.Fatalf("write %d with the live rules: %+v, want %s", i, r, want)
+		}
+	}
+	if r := rerun(ids[2], map[string]any{}); len(r.Explanation) == 0 || !strings.Contains(r.Explanation[0], "5 == (3) is false") {
+		t.Fatalf("denial explanation: %+v", r.Explanation)
+	}
+	if r := rerun(read, map[string]any{}); r.Verdict != "allow" {
+		t.Fatalf("read: %+v", r)
+	}
+	// Edited rules allow any value; unauthenticated is denied.
+	if r := rerun(ids[2], map[string]any{"source": `{"rules": {"n": {".write": "auth != null"}}}`}); r.Verdict != "allow" {
+		t.Fatalf("edited rules: %+v", r)
+	}
+	if r := rerun(ids[1], map[string]any{"as": map[string]any{"anonymous": true}}); r.Verdict != "deny" {
+		t.Fatalf("as unauthenticated: %+v", r)
+	}
+	var bad struct {
+		Rules struct {
+			Diagnostics []struct{ Where string }
+		}
+	}
+	if c := e.do(t, "POST", "/api/events/"+ids[0]+"/rerun", map[string]any{"source": `{"rules": {".read": "auth !="}}`}, &bad); c != 422 ||
+		len(bad.Rules.Diagnostics) == 0 || !strings.HasPrefix(bad.Rules.Diagnostics[0].Where, "database.rules.json:1:") {
+		t.Fatalf("rules that don't compile: %d %+v", c, bad)
+	}
+	got, err := db.Get(identity.AdminIdentity(), ns, "/n", nil, false)
+	if err != nil || fmt.Sprint(got.Value) != "3" {
+		t.Fatalf("live tree changed: %v %v", got, err)
 	}
 }

@@ -334,7 +334,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if ev.Request == nil || (ev.Service != "firestore" && ev.Service != storage.Service) {
+	if ev.Request == nil || (ev.Service != "firestore" && ev.Service != storage.Service && ev.Service != "database") {
 		fail(w, http.StatusBadRequest, rerunScope)
 		return
 	}
@@ -347,8 +347,12 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if ev.Service == storage.Service {
+	switch ev.Service {
+	case storage.Service:
 		s.rerunStorage(w, ev, who, body.Source)
+		return
+	case "database":
+		s.rerunDatabase(w, ev, who, body.Source)
 		return
 	}
 	text := body.Source
@@ -392,7 +396,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 }
 
 // rerunScope says which events can be re-run and why not the others.
-const rerunScope = "re-run is available for Firestore and Storage requests: a Realtime Database request's rules read the whole tree (data, newData, root), which its event does not carry"
+const rerunScope = "re-run is available for Firestore, Storage and Realtime Database requests"
 
 // rerunIdentity is the identity a re-run decides as: the event's, or the
 // one the body names; admin is refused (it bypasses rules).
@@ -489,6 +493,57 @@ func (s *Studio) rerunStorage(w http.ResponseWriter, ev event.Event, who identit
 	out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
 	if out.Verdict != event.Allow {
 		out.Explanation = explain.Lines(exp.Decision, exp.Trace)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// rerunDatabase decides a recorded Realtime Database request again with
+// the live or the edited rules on a branch of the live tree with every
+// later commit undone (verify.RerunDatabase): the rules see the tree as
+// the request found it.
+func (s *Studio) rerunDatabase(w http.ResponseWriter, ev event.Event, who identity.Identity, text string) {
+	db, ok := sandbox.Lookup[*database.Database](s.sb)
+	if !ok {
+		fail(w, http.StatusBadRequest, "the Realtime Database is not served")
+		return
+	}
+	ns := database.DefaultNamespace(db.Project())
+	if i := strings.IndexByte(ev.Path, ':'); i > 0 && !strings.HasPrefix(ev.Path, "/") {
+		ns = ev.Path[:i] // namespace:/path, as the engine names events outside the default namespace
+	}
+	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
+	if text == "" {
+		if text = db.Rules(ns); text == "" {
+			fail(w, http.StatusBadRequest, "no database rules are loaded: post the rules to re-run against as source")
+			return
+		}
+	}
+	live, err := db.Snapshot()
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "the live tree: "+err.Error())
+		return
+	}
+	later := s.sb.Events().Since(ev.Seq, 0)
+	x, err := verify.RerunDatabase(db.Project(), live, later, &ev, who, "database.rules.json", text)
+	var re *verify.RulesError
+	switch {
+	case errors.As(err, &re):
+		rep := checkService("database", "database.rules.json", text)
+		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
+		return
+	case err != nil:
+		fail(w, http.StatusBadRequest, "the request cannot be re-run: "+err.Error())
+		return
+	}
+	out.Verdict = x.Verdict
+	if e := x.Event; e != nil && e.Request != nil {
+		out.Rule, out.Trace, out.Decision = e.Request.Rule, e.Request.Trace, e.Request.Decision
+		if e.Request.Decision != nil {
+			out.Reason = e.Request.Decision.Reason
+		}
+		if out.Verdict != event.Allow {
+			out.Explanation = explain.Lines(e.Request.Decision, e.Request.Trace)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

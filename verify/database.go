@@ -358,31 +358,13 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		if t, ok := commitTime[i]; ok && !t.IsZero() {
 			clk.t = t
 		}
-		who := idOf(ev)
-		path := "/" + strings.Join(keys, "/")
 		last.ev = nil
-		switch {
-		case !dbWriteMethods[ev.Method]:
-			err = db.JudgeRead(who, nsOf(ns), path, rulesQuery(ev.Seen), ev.Method)
-		case ev.Seen == nil: // a set of null (a delete) carries Seen with no data
-			div.Kind, div.Explanation = Unsupported, "the captured write carries no data (a capture older than write data in events), so it cannot be re-decided"
+		if dbWriteMethods[ev.Method] && ev.Seen == nil {
+			div.Kind, div.Explanation = Unsupported, errNoWriteData.Error()
 			add(div)
 			continue
-		case ev.Method == "ondisconnect_register":
-			// Registering decides the write without doing it.
-			c := db.Connect(nsOf(ns), who)
-			if ev.Seen.Updates != nil {
-				err = c.OnDisconnectMerge(path, ev.Seen.Updates)
-			} else {
-				err = c.OnDisconnectSet(path, ev.Seen.Data)
-			}
-			c.OnDisconnectCancel("/")
-			c.Close()
-		case ev.Seen.Updates != nil:
-			err = db.Update(who, nsOf(ns), path, ev.Seen.Updates, ev.Method)
-		default:
-			_, err = db.Set(who, nsOf(ns), path, ev.Seen.Data, database.WriteOptions{Method: ev.Method})
 		}
+		err = redecideDatabase(db, ev, idOf(ev), nsOf(ns), keys)
 		now := event.Allow
 		var denied *database.Denied
 		switch {

@@ -437,7 +437,7 @@ function Traffic() {
 
 // ---- Rules inspector ----
 // rerunnable are the services whose recorded requests can be re-run.
-const rerunnable = ['firestore', 'storage'];
+const rerunnable = ['firestore', 'storage', 'database'];
 function Inspector({ id }) {
   const [{ data, error }] = useApi('/api/events/' + id);
   const svc = data && data.event.service;
@@ -479,7 +479,7 @@ function Inspector({ id }) {
       ${s.text} <span class="muted">${s.skipped ? '(skipped)' : s.error ? '→ error: ' + s.error : '→ ' + s.value}</span> <span class="muted">L${s.line}:${s.column}</span></div>`)}</div></div>
     <div class="card"><h2>Every evaluated rule</h2><table><tbody>${(d.evaluated || []).map(r => html`<tr><td class="mono">L${r.line}:${r.column}</td><td>${(r.operations || []).join(', ')}</td><td class="mono">${r.condition}</td><td>${r.verdict}</td></tr>`)}</tbody></table></div>
     <div class="card"><h2>request / resource / auth</h2><pre>${JSON.stringify({ auth: e.identity, data: e.seen && e.seen.data, resource: e.seen && e.seen.resource, query: e.seen && e.seen.query }, null, 2)}</pre></div></div></div>
-  ${e.kind === 'request' && e.verdict !== 'bypassed' && !rerunnable.includes(e.service) ? html`<div class="card" data-rerun-unavailable><h2>Re-run</h2><p class="muted">Re-run is available for Firestore and Storage requests: a ${rulesLabel(e.service)} request's rules read the whole tree (data, newData, root), which its event does not carry.</p></div>` : null}
+  ${e.kind === 'request' && e.verdict !== 'bypassed' && !rerunnable.includes(e.service) ? html`<div class="card" data-rerun-unavailable><h2>Re-run</h2><p class="muted">Re-run is for requests Security Rules decide (Firestore, Storage, the Realtime Database).</p></div>` : null}
   ${rerunnable.includes(e.service) && e.kind === 'request' && e.verdict !== 'bypassed' ? html`<div class="card"><h2>Re-run (state untouched)</h2>
     <div class="row"><label>As <select aria-label="rerun as" value=${as.mode} onChange=${x => setAs({ ...as, mode: x.target.value })}><option value="same">the same identity</option><option value="user">another user</option><option value="anon">unauthenticated</option></select></label>
       ${as.mode === 'user' ? html`<input aria-label="rerun uid" placeholder="uid" value=${as.uid} onInput=${x => setAs({ ...as, uid: x.target.value })} /><input aria-label="rerun claims" placeholder="claims JSON" value=${as.claims} onInput=${x => setAs({ ...as, claims: x.target.value })} />` : null}

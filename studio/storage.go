@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
 )
@@ -70,20 +71,29 @@ func objectRef(w http.ResponseWriter, r *http.Request, needName bool) (bkt, name
 	return bkt, name, true
 }
 
-// gcsList answers one folder: GET /api/storage/objects?bucket=&prefix=
-// &pageToken=&limit=N — the sub-prefixes and the objects directly in it.
-func (s *Studio) gcsList(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
-	if !ok {
+// objectStart reads what an object handler starts from: the engine, the
+// bucket and object (?bucket=, ?name=, the name when needName) and the
+// lens the Studio acts in; when it can't, it has answered the error.
+func (s *Studio) objectStart(w http.ResponseWriter, r *http.Request, needName bool) (e *storage.Engine, bkt, name string, who identity.Identity, ok bool) {
+	if e, ok = s.gcs(w); !ok {
 		return
 	}
-	bkt, _, ok := objectRef(w, r, false)
-	if !ok {
+	if bkt, name, ok = objectRef(w, r, needName); !ok {
 		return
 	}
 	who, err := lens(r)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
+		return e, bkt, name, who, false
+	}
+	return e, bkt, name, who, true
+}
+
+// gcsList answers one folder: GET /api/storage/objects?bucket=&prefix=
+// &pageToken=&limit=N — the sub-prefixes and the objects directly in it.
+func (s *Studio) gcsList(w http.ResponseWriter, r *http.Request) {
+	e, bkt, _, who, ok := s.objectStart(w, r, false)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
@@ -116,17 +126,8 @@ func (s *Studio) gcsList(w http.ResponseWriter, r *http.Request) {
 
 // gcsStat answers an object's metadata: GET /api/storage/object.
 func (s *Studio) gcsStat(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
+	e, bkt, name, who, ok := s.objectStart(w, r, true)
 	if !ok {
-		return
-	}
-	bkt, name, ok := objectRef(w, r, true)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	before := s.sb.Events().Seq()
@@ -144,17 +145,8 @@ func (s *Studio) gcsStat(w http.ResponseWriter, r *http.Request) {
 // Studio's origin, so they are sandboxed: no script in an uploaded HTML
 // or SVG file runs with the Studio's authority.
 func (s *Studio) gcsDownload(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
+	e, bkt, name, who, ok := s.objectStart(w, r, true)
 	if !ok {
-		return
-	}
-	bkt, name, ok := objectRef(w, r, true)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	o, rd, err := e.Open(who, storage.ReadRequest{Bucket: bkt, Name: name})
@@ -194,17 +186,8 @@ func (s *Studio) gcsDownload(w http.ResponseWriter, r *http.Request) {
 // ?bucket=&name= with the bytes' Content-Type, minting a download token
 // as Firebase uploads do.
 func (s *Studio) gcsUpload(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
+	e, bkt, name, who, ok := s.objectStart(w, r, true)
 	if !ok {
-		return
-	}
-	bkt, name, ok := objectRef(w, r, true)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if r.ContentLength > maxUpload {
@@ -238,17 +221,8 @@ type metadataPatch struct {
 }
 
 func (s *Studio) gcsPatch(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
+	e, bkt, name, who, ok := s.objectStart(w, r, true)
 	if !ok {
-		return
-	}
-	bkt, name, ok := objectRef(w, r, true)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	var p metadataPatch
@@ -267,17 +241,8 @@ func (s *Studio) gcsPatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Studio) gcsDelete(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.gcs(w)
+	e, bkt, name, who, ok := s.objectStart(w, r, true)
 	if !ok {
-		return
-	}
-	bkt, name, ok := objectRef(w, r, true)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	before := s.sb.Events().Seq()

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -36,7 +37,7 @@ type txnQuery struct {
 
 // errTxnInvalid is production's error for an unknown, finished or expired transaction.
 func errTxnInvalid() error {
-	return errorf(ErrInvalidArgument, "The referenced transaction has expired or is no longer valid.")
+	return fsvalue.Errorf(ErrInvalidArgument, "The referenced transaction has expired or is no longer valid.")
 }
 
 // BeginTransaction starts a transaction.
@@ -135,17 +136,17 @@ func (db *database) validate(t *txn) error {
 	defer t.mu.Unlock()
 	for path, seen := range t.reads {
 		if !sameVersion(seen, db.get(path)) {
-			return errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
+			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
 		}
 	}
 	for _, tq := range t.queries {
 		now := db.runQuery(tq.q, db.last, true)
 		if len(now) != len(tq.seen) {
-			return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 		}
 		for i := range now {
 			if !sameVersion(now[i], tq.seen[i]) {
-				return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+				return fsvalue.Errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 			}
 		}
 	}
@@ -259,7 +260,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		delete(db.txns, t.id)
 		if t.readOnly && len(ops) > 0 {
-			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
+			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
 		}
 		if err := db.validate(t); err != nil {
 			return nil, time.Time{}, err
@@ -282,7 +283,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			// What the SDKs send for update() after delete() of the same
 			// document in one transaction or batch; the official emulator
 			// rejects the request rather than answering NOT_FOUND.
-			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
 		}
 		if s.op.kind == writeDelete {
 			deleted[s.op.rel] = true
@@ -404,7 +405,7 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 		return nil, err
 	}
 	if len(req.GetWrites()) > MaxWritesPerCommit {
-		return nil, errorf(ErrInvalidArgument, "A batch write may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(req.GetWrites()))
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A batch write may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(req.GetWrites()))
 	}
 	seen := map[string]bool{}
 	for _, w := range req.GetWrites() {
@@ -413,7 +414,7 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 			return nil, err
 		}
 		if seen[op.rel] {
-			return nil, errorf(ErrInvalidArgument, "A batch write may not contain more than one write to the same document (%s).", op.name)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A batch write may not contain more than one write to the same document (%s).", op.name)
 		}
 		seen[op.rel] = true
 	}
@@ -491,7 +492,7 @@ func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) 
 	d := db.getAt(rel, db.readTime())
 	db.mu.RUnlock()
 	if d == nil {
-		return nil, errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
+		return nil, fsvalue.Errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
 	}
 	return project(d, mask)
 }

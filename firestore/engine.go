@@ -1,15 +1,16 @@
-// Package firestore is Pyric's Firestore engine: values and their order,
-// document paths, a multi-version in-memory store with batches and
-// optimistic transactions (group-committed to a Persister, readers never
-// waiting for a sync; durable documents kept in their stored encoding
-// with a bounded cache of decoded ones, and a store reopened without
-// decoding, see RestoreStored), a history window bounded by age and bytes
-// of memory, queries
-// served from single-field and composite indexes built on demand (or a
-// scan that does not hold the lock) and aggregations, listeners (watch),
-// index enforcement and the rules gate. Its request and response types are
-// the official protos (firestorepb), so the gRPC adapter is a pass-through;
-// every method takes the caller's identity explicitly.
+// Package firestore is Pyric's Firestore engine: writes and transforms,
+// batches and optimistic transactions over a multi-version in-memory store
+// (group-committed to a Persister, readers never waiting for a sync;
+// durable documents kept in their stored encoding with a bounded cache of
+// decoded ones, and a store reopened without decoding, see RestoreStored),
+// a history window bounded by age and bytes of memory, queries served from
+// single-field and composite indexes built on demand (or a scan that does
+// not hold the lock) and aggregations, listeners (watch), index
+// enforcement and the rules gate. Values, their order, field paths and
+// document names are the base package fsvalue, re-exported here. Its
+// request and response types are the official protos (firestorepb), so the
+// gRPC adapter is a pass-through; every method takes the caller's identity
+// explicitly.
 package firestore
 
 import (
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -303,7 +305,7 @@ func (e *Engine) Databases() []DatabaseName {
 	for _, db := range e.databases() {
 		out = append(out, db.name)
 	}
-	slices.SortFunc(out, func(a, b DatabaseName) int { return compareNames(a.String(), b.String()) })
+	slices.SortFunc(out, func(a, b DatabaseName) int { return fsvalue.CompareNames(a.String(), b.String()) })
 	return out
 }
 
@@ -363,7 +365,7 @@ func (db *database) apply(t time.Time, changes []Change) {
 			}
 			d = &docEntry{path: c.Path}
 			db.docs[c.Path] = d
-			coll := collectionOf(c.Path)
+			coll := fsvalue.CollectionOf(c.Path)
 			if db.colls[coll] == nil {
 				db.colls[coll] = map[string]*docEntry{}
 			}
@@ -440,7 +442,7 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 		}
 		if dn != name {
 			db.mu.Unlock()
-			return errorf(ErrInvalidArgument, "Document %q is not in database %s.", d.GetName(), name)
+			return fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", d.GetName(), name)
 		}
 		d = proto.Clone(d).(*pb.Document)
 		if err := validateFields(d.Fields); err != nil {
@@ -482,7 +484,7 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 			out = append(out, doc)
 		}
 	}
-	slices.SortFunc(out, func(a, b *pb.Document) int { return compareNames(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *pb.Document) int { return fsvalue.CompareNames(a.Name, b.Name) })
 	return out
 }
 
@@ -594,7 +596,7 @@ func (db *database) lookupAt(t time.Time) Lookup {
 func checkCtx(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		if err == context.DeadlineExceeded {
-			return errorf(ErrDeadlineExceeded, "Deadline exceeded.")
+			return fsvalue.Errorf(ErrDeadlineExceeded, "Deadline exceeded.")
 		}
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // Indexes: for a collection (or a collection group) and a tuple of fields,
@@ -50,7 +52,7 @@ func cmpItem(a, b idxItem) int {
 			}
 			return -1
 		}
-		return compareNames(a.rel, b.rel)
+		return fsvalue.CompareNames(a.rel, b.rel)
 	case len(a.vals) < len(b.vals):
 		if a.top {
 			return 1
@@ -92,7 +94,7 @@ func (ix *fieldIndex) set(rel string, d *docEntry, doc *pb.Document) {
 	}
 	vals := make([]*pb.Value, len(ix.fps))
 	for i, fp := range ix.fps {
-		if vals[i] = getField(doc.Fields, fp); vals[i] == nil {
+		if vals[i] = fsvalue.GetField(doc.Fields, fp); vals[i] == nil {
 			return
 		}
 	}
@@ -141,7 +143,7 @@ func (db *database) indexChanges(changes []Change) {
 		return
 	}
 	for _, c := range changes {
-		coll := collectionOf(c.Path)
+		coll := fsvalue.CollectionOf(c.Path)
 		d := db.docs[c.Path]
 		for _, scope := range [2]string{"c:" + coll, "g:" + coll[lastSlash(coll)+1:]} {
 			for _, ix := range db.fidxScopes[scope] {

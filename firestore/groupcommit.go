@@ -8,6 +8,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
@@ -107,7 +109,7 @@ func (db *database) flush() {
 			g.mu.Unlock()
 			db.rollback(failed)
 			db.mu.Unlock()
-			err = errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
+			err = fsvalue.Errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
 			for _, p := range failed {
 				p.done <- err
 			}
@@ -221,7 +223,7 @@ func (db *database) rollback(failed []*pendingCommit) {
 // forget drops a path's entry from every index; callers hold db.mu.
 func (db *database) forget(rel string) {
 	delete(db.docs, rel)
-	coll := collectionOf(rel)
+	coll := fsvalue.CollectionOf(rel)
 	delete(db.colls[coll], rel)
 	delete(db.groups[coll[lastSlash(coll)+1:]], rel)
 }

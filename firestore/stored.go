@@ -11,6 +11,8 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // StoredDocument is a document as a Persister stored it: its path relative
@@ -92,7 +94,7 @@ func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
 		db.docs[sd.Path] = d
 		// Stores list documents in key order, so consecutive documents
 		// mostly share their collection.
-		if c := collectionOf(sd.Path); c != coll || collMap == nil {
+		if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
 			coll = c
 			if collMap = db.colls[c]; collMap == nil {
 				collMap = map[string]*docEntry{}
@@ -126,7 +128,7 @@ func (db *database) presize(docs []StoredDocument) {
 	var coll string
 	run := 0
 	for _, sd := range docs {
-		c := collectionOf(sd.Path)
+		c := fsvalue.CollectionOf(sd.Path)
 		if c != coll {
 			if run > 0 {
 				colls[coll] += run
@@ -271,7 +273,7 @@ func checkStored(b []byte, prefix, rel string) (time.Time, error) {
 		switch num {
 		case 1:
 			if len(v) != len(prefix)+len(rel) || string(v[:len(prefix)]) != prefix || string(v[len(prefix):]) != rel {
-				return fmt.Errorf("is named %q, not after its path", truncate(string(v), 200))
+				return fmt.Errorf("is named %q, not after its path", fsvalue.Truncate(string(v), 200))
 			}
 			haveName = true
 		case 2:

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -348,7 +349,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 // diff computes the changes from old to new (both ordered) with SDK-style
 // indexes.
 func diff(t *target, old, new []*pb.Document) []DocChange {
-	cmp := func(a, b *pb.Document) int { return compareNames(a.Name, b.Name) }
+	cmp := func(a, b *pb.Document) int { return fsvalue.CompareNames(a.Name, b.Name) }
 	if t.q != nil {
 		cmp = t.q.cmpDocs
 	}
@@ -399,7 +400,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 	case *pb.Target_Documents:
 		docs := x.Documents.GetDocuments()
 		if len(docs) == 0 {
-			return nil, name, errorf(ErrInvalidArgument, "A documents target must name at least one document.")
+			return nil, name, fsvalue.Errorf(ErrInvalidArgument, "A documents target must name at least one document.")
 		}
 		for i, dn := range docs {
 			db, rel, err := ParseDocumentName(dn)
@@ -407,7 +408,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 				return nil, name, err
 			}
 			if i > 0 && db != name {
-				return nil, name, errorf(ErrInvalidArgument, "Document %q is not in database %s.", dn, name)
+				return nil, name, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", dn, name)
 			}
 			name = db
 			t.paths = append(t.paths, rel)
@@ -426,7 +427,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 		}
 		name, t.q = db, q
 	default:
-		return nil, name, errorf(ErrInvalidArgument, "A target must be a documents target or a query target.")
+		return nil, name, fsvalue.Errorf(ErrInvalidArgument, "A target must be a documents target or a query target.")
 	}
 	switch x := pt.GetResumeType().(type) {
 	case *pb.Target_ResumeToken:
@@ -462,7 +463,7 @@ func encodeToken(t time.Time) []byte {
 
 func decodeToken(b []byte) (time.Time, error) {
 	if len(b) != 10 || string(b[:2]) != "pr" {
-		return time.Time{}, errorf(ErrInvalidArgument, "Invalid resume token.")
+		return time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Invalid resume token.")
 	}
 	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[2:]))).UTC(), nil
 }
@@ -569,12 +570,12 @@ func (s *ListenStream) Handle(req *pb.ListenRequest) error {
 			return nil
 		}
 		if name != s.name {
-			return errorf(ErrInvalidArgument, "Target is in database %s, but the stream is for %s.", name, s.name)
+			return fsvalue.Errorf(ErrInvalidArgument, "Target is in database %s, but the stream is for %s.", name, s.name)
 		}
 		s.mu.Lock()
 		if _, dup := s.tgts[t.id]; dup {
 			s.mu.Unlock()
-			return errorf(ErrInvalidArgument, "Target id %d is already in use on this stream.", t.id)
+			return fsvalue.Errorf(ErrInvalidArgument, "Target id %d is already in use on this stream.", t.id)
 		}
 		s.tgts[t.id] = t
 		s.mu.Unlock()
@@ -590,7 +591,7 @@ func (s *ListenStream) Handle(req *pb.ListenRequest) error {
 			s.push(targetChange(pb.TargetChange_REMOVE, nil, time.Time{}, x.RemoveTarget))
 		}
 	default:
-		return errorf(ErrInvalidArgument, "A listen request must add or remove a target.")
+		return fsvalue.Errorf(ErrInvalidArgument, "A listen request must add or remove a target.")
 	}
 	return nil
 }
@@ -699,7 +700,7 @@ func (s *ListenStream) Recv(ctx context.Context) (*pb.ListenResponse, error) {
 		done := s.done
 		s.mu.Unlock()
 		if done {
-			return nil, errorf(ErrUnavailable, "The listen stream is closed.")
+			return nil, fsvalue.Errorf(ErrUnavailable, "The listen stream is closed.")
 		}
 		select {
 		case <-s.wake:

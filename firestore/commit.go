@@ -47,8 +47,8 @@ func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, re
 		return nil, err
 	}
 	db := e.db(name)
-	db.mu.Lock()
-	defer db.mu.Unlock()
+	db.st.Lock()
+	defer db.st.Unlock()
 	t, err := db.begin(req.GetOptions())
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, re
 	return &pb.BeginTransactionResponse{Transaction: []byte(t.id)}, nil
 }
 
-// begin opens a transaction; callers hold db.mu.
+// begin opens a transaction; callers hold db.st's lock.
 func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	now := db.e.now()
 	t := &txn{id: "txn-" + db.e.newID(), begun: now, used: now, reads: map[string]*pb.Document{}}
@@ -77,7 +77,7 @@ func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	return t, nil
 }
 
-// expireTxns drops transactions past their limits; callers hold db.mu.
+// expireTxns drops transactions past their limits; callers hold db.st's lock.
 func (db *database) expireTxns(now time.Time) {
 	for id, t := range db.txns {
 		if db.expired(t, now) {
@@ -92,7 +92,7 @@ func (db *database) expired(t *txn, now time.Time) bool {
 	return now.Sub(t.begun) > db.e.opts.TransactionTimeout || now.Sub(t.used) > db.e.opts.TransactionIdle
 }
 
-// txn finds a live transaction and marks it used; callers hold db.mu.
+// txn finds a live transaction and marks it used; callers hold db.st's lock.
 func (db *database) txn(id []byte) (*txn, error) {
 	t, ok := db.txns[string(id)]
 	if !ok {
@@ -130,7 +130,7 @@ func (t *txn) recordQuery(q *query, docs []*pb.Document) {
 }
 
 // validate checks that nothing the transaction read has changed; callers
-// hold db.mu.
+// hold db.st's lock.
 func (db *database) validate(t *txn) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -140,7 +140,7 @@ func (db *database) validate(t *txn) error {
 		}
 	}
 	for _, tq := range t.queries {
-		now := db.runQuery(tq.q, db.last, true)
+		now := db.runQuery(tq.q, db.st.Last(), true)
 		if len(now) != len(tq.seen) {
 			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 		}
@@ -167,8 +167,8 @@ func (e *Engine) Rollback(ctx context.Context, who identity.Identity, req *pb.Ro
 		return err
 	}
 	db := e.db(name)
-	db.mu.Lock()
-	defer db.mu.Unlock()
+	db.st.Lock()
+	defer db.st.Unlock()
 	if _, err := db.txn(req.GetTransaction()); err != nil {
 		return err
 	}
@@ -244,12 +244,12 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		origin = event.OriginAdmin
 	}
 
-	db.mu.Lock()
+	db.st.Lock()
 	locked := true
 	unlock := func() {
 		if locked {
 			locked = false
-			db.mu.Unlock()
+			db.st.Unlock()
 		}
 	}
 	defer unlock()
@@ -351,17 +351,9 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	db.apply(now, changes)
-	if e.opts.Persister == nil {
-		db.publish(now)
-		db.indexChanges(changes)
-		if len(changes) > 0 {
-			db.hub.notify(now, changes, false)
-		}
-		unlock()
-	} else {
-		done := db.enqueue(now, changes)
-		unlock()
+	done := db.st.Commit(now, changes)
+	unlock()
+	if done != nil {
 		if err := <-done; err != nil {
 			return nil, time.Time{}, err
 		}
@@ -488,9 +480,9 @@ func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req 
 
 func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
 	db := e.db(name)
-	db.mu.RLock()
+	db.st.RLock()
 	d := db.getAt(rel, db.readTime())
-	db.mu.RUnlock()
+	db.st.RUnlock()
 	if d == nil {
 		return nil, fsvalue.Errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
 	}

@@ -2,11 +2,13 @@ package firestore
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
 
+	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
@@ -33,7 +35,7 @@ const maxFieldIndexes = 64
 type idxItem struct {
 	vals []*pb.Value
 	rel  string
-	d    *docEntry
+	d    *fsstore.Entry
 	top  bool
 }
 
@@ -84,7 +86,7 @@ func scopeKey(q *query) string {
 	return "c:" + q.collPath()
 }
 
-func (ix *fieldIndex) set(rel string, d *docEntry, doc *pb.Document) {
+func (ix *fieldIndex) set(rel string, d *fsstore.Entry, doc *pb.Document) {
 	if old, ok := ix.vals[rel]; ok {
 		ix.bt.Delete(idxItem{vals: old, rel: rel})
 		delete(ix.vals, rel)
@@ -104,7 +106,7 @@ func (ix *fieldIndex) set(rel string, d *docEntry, doc *pb.Document) {
 
 // index returns the index of fps over q's scope, building it from the
 // visible state on first use; nil when the budget of indexes is spent.
-// Callers hold db.mu (shared is enough: writers, which update indexes,
+// Callers hold db.st's lock (shared is enough: writers, which update indexes,
 // hold it exclusively).
 func (db *database) index(q *query, fps []FieldPath) *fieldIndex {
 	scope := scopeKey(q)
@@ -123,7 +125,7 @@ func (db *database) index(q *query, fps []FieldPath) *fieldIndex {
 	ix := &fieldIndex{fps: fps, bt: btree.NewG(32, lessItem), vals: map[string][]*pb.Value{}}
 	at := db.readTime()
 	for rel, d := range db.candidates(q) {
-		ix.set(rel, d, d.at(at))
+		ix.set(rel, d, d.At(at))
 	}
 	if db.fidx == nil {
 		db.fidx = map[string]*fieldIndex{}
@@ -135,7 +137,7 @@ func (db *database) index(q *query, fps []FieldPath) *fieldIndex {
 }
 
 // indexChanges brings the indexes to a newly visible commit; callers hold
-// db.mu exclusively.
+// db.st's lock exclusively.
 func (db *database) indexChanges(changes []Change) {
 	db.fidxMu.Lock()
 	defer db.fidxMu.Unlock()
@@ -144,8 +146,8 @@ func (db *database) indexChanges(changes []Change) {
 	}
 	for _, c := range changes {
 		coll := fsvalue.CollectionOf(c.Path)
-		d := db.docs[c.Path]
-		for _, scope := range [2]string{"c:" + coll, "g:" + coll[lastSlash(coll)+1:]} {
+		d := db.st.Entry(c.Path)
+		for _, scope := range [2]string{"c:" + coll, "g:" + coll[strings.LastIndexByte(coll, '/')+1:]} {
 			for _, ix := range db.fidxScopes[scope] {
 				ix.set(c.Path, d, c.Doc)
 			}
@@ -154,7 +156,7 @@ func (db *database) indexChanges(changes []Change) {
 }
 
 // dropIndexes forgets every index (after a reset or restore they are
-// rebuilt on demand); callers hold db.mu exclusively.
+// rebuilt on demand); callers hold db.st's lock exclusively.
 func (db *database) dropIndexes() {
 	db.fidxMu.Lock()
 	db.fidx, db.fidxScopes = nil, nil
@@ -281,7 +283,7 @@ func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.
 		if !exact {
 			groupV = it.vals[last]
 		}
-		doc := it.d.at(t)
+		doc := it.d.At(t)
 		if q.matches(it.rel, doc) {
 			if exact {
 				out = append(out, doc)

@@ -8,6 +8,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
@@ -609,19 +610,19 @@ func (q *query) cmpDocs(a, b *pb.Document) int {
 	return 0
 }
 
-// candidates returns the entries a query may match; callers hold db.mu.
-func (db *database) candidates(q *query) map[string]*docEntry {
+// candidates returns the entries a query may match; callers hold db.st's lock.
+func (db *database) candidates(q *query) map[string]*fsstore.Entry {
 	if q.allDesc && q.collID == "" {
-		return db.docs
+		return db.st.All()
 	}
 	if q.allDesc {
-		return db.groups[q.collID]
+		return db.st.Group(q.collID)
 	}
-	return db.colls[q.collPath()]
+	return db.st.Collection(q.collPath())
 }
 
 // runQuery returns the ordered result at time t (current state when
-// current), after offset and limit; callers hold db.mu.
+// current), after offset and limit; callers hold db.st's lock.
 func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document {
 	if q.nearest != nil {
 		lim := q.limit
@@ -645,16 +646,16 @@ func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document
 }
 
 // scan is matching over every document of the query's scope; callers
-// hold db.mu.
+// hold db.st's lock.
 func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
 	return scanEntries(q, t, current, db.snapshot(q))
 }
 
 // snapshot lists the entries a query may match, so that the scan itself
-// can run after the lock is released; callers hold db.mu.
-func (db *database) snapshot(q *query) []*docEntry {
+// can run after the lock is released; callers hold db.st's lock.
+func (db *database) snapshot(q *query) []*fsstore.Entry {
 	c := db.candidates(q)
-	out := make([]*docEntry, 0, len(c))
+	out := make([]*fsstore.Entry, 0, len(c))
 	for _, d := range c {
 		out = append(out, d)
 	}
@@ -663,19 +664,19 @@ func (db *database) snapshot(q *query) []*docEntry {
 
 // scanEntries is matching over the entries: it needs no lock, since
 // entries publish their versions atomically and never change them.
-func scanEntries(q *query, t time.Time, current bool, entries []*docEntry) []*pb.Document {
+func scanEntries(q *query, t time.Time, current bool, entries []*fsstore.Entry) []*pb.Document {
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit
 	}
 	h := &keyHeap{q: q}
 	for _, d := range entries {
-		rel := d.path
+		rel := d.Path()
 		var doc *pb.Document
 		if current {
-			doc = d.current()
+			doc = d.Current()
 		} else {
-			doc = d.at(t)
+			doc = d.At(t)
 		}
 		if !q.matches(rel, doc) {
 			continue

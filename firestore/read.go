@@ -64,16 +64,16 @@ func (v readView) doc(db *database, rel string) *pb.Document {
 
 // tooOld fails reads at t when the history they need is no longer kept
 // (older than Options.History, or dropped for Options.HistoryBytes);
-// callers hold db.mu.
+// callers hold db.st's lock.
 func (db *database) tooOld(t time.Time, what string) error {
-	if db.since.IsZero() || !t.Before(db.since) {
+	if db.st.Since().IsZero() || !t.Before(db.st.Since()) {
 		return nil
 	}
 	return fsvalue.Errorf(ErrFailedPrecondition, "%s %s is older than the oldest available read time %s: this database keeps at most %s and %d MiB of old document versions.",
-		what, t.UTC().Format(time.RFC3339Nano), db.since.UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
+		what, t.UTC().Format(time.RFC3339Nano), db.st.Since().UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
 }
 
-// checkReadTime validates a requested read time; callers hold db.mu.
+// checkReadTime validates a requested read time; callers hold db.st's lock.
 func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	if nanos%1000 != 0 {
 		return time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
@@ -87,7 +87,7 @@ func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	return t, nil
 }
 
-// view resolves the consistency selector; callers hold db.mu exclusively
+// view resolves the consistency selector; callers hold db.st's lock exclusively
 // when c names or starts a transaction.
 func (db *database) view(c consistency) (readView, error) {
 	switch {
@@ -126,11 +126,11 @@ func (db *database) view(c consistency) (readView, error) {
 // lockFor takes the database lock a read needs and returns its release.
 func (db *database) lockFor(c consistency) func() {
 	if len(c.txid) > 0 || c.newTxn != nil {
-		db.mu.Lock()
-		return db.mu.Unlock
+		db.st.Lock()
+		return db.st.Unlock
 	}
-	db.mu.RLock()
-	return db.mu.RUnlock
+	db.st.RLock()
+	return db.st.RUnlock
 }
 
 // GetDocument reads one document.
@@ -525,7 +525,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	var kept []string
 	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
-	for rel, d := range db.docs {
+	for rel, d := range db.st.All() {
 		if !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -548,7 +548,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		if window > 0 && len(kept) == window && fsvalue.CompareNames(p, kept[window-1]) > 0 {
 			continue // beyond this page
 		}
-		doc := d.at(v.t)
+		doc := d.At(v.t)
 		if doc == nil {
 			continue
 		}
@@ -635,8 +635,8 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 		prefix = parent + "/"
 	}
 	ids := map[string]bool{}
-	for rel, d := range db.docs {
-		doc := d.at(v.t)
+	for rel, d := range db.st.All() {
+		doc := d.At(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}

@@ -192,7 +192,7 @@ func (h *hub) process(n notice, targets []*target) {
 	db, e := h.db, h.db.e
 	var out []*delivery
 	var suppressed []*target
-	db.mu.RLock()
+	db.st.RLock()
 	at := n.t
 	if at.IsZero() || n.attach != nil || n.recheck {
 		at = db.readTime()
@@ -224,7 +224,7 @@ func (h *hub) process(n notice, targets []*target) {
 		}
 		out = append(out, &delivery{target: t, t: at, docs: docs, changes: changes})
 	}
-	db.mu.RUnlock()
+	db.st.RUnlock()
 
 	var trig *event.Trigger
 	if len(n.changes) > 0 {
@@ -255,7 +255,7 @@ func (t *target) deliver(e *Engine, d *delivery, trig *event.Trigger) {
 	t.w.deliver(d)
 }
 
-// authorize re-checks the target's rules; callers hold db.mu.
+// authorize re-checks the target's rules; callers hold db.st's lock.
 func (h *hub) authorize(t *target, at time.Time) error {
 	db, e := h.db, h.db.e
 	ctx := context.Background()
@@ -277,7 +277,7 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	return nil
 }
 
-// result computes the target's result as of at; callers hold db.mu.
+// result computes the target's result as of at; callers hold db.st's lock.
 func (h *hub) result(t *target, at time.Time, n notice) []*pb.Document {
 	db := h.db
 	if t.q == nil {
@@ -317,7 +317,7 @@ func (h *hub) result(t *target, at time.Time, n notice) []*pb.Document {
 }
 
 // initial authorizes and computes a new target's first delivery; callers
-// hold db.mu.
+// hold db.st's lock.
 func (h *hub) initial(t *target, at time.Time) *delivery {
 	if err := h.authorize(t, at); err != nil {
 		t.dead.Store(true)
@@ -327,7 +327,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 	d := &delivery{target: t, t: at, docs: docs, initial: true}
 	var old []*pb.Document
 	if !t.resumeAt.IsZero() {
-		if t.resumeAt.Before(h.db.since) {
+		if t.resumeAt.Before(h.db.st.Since()) {
 			d.reset = true
 		} else {
 			old = h.result(t, t.resumeAt, notice{t: t.resumeAt, all: true})
@@ -665,8 +665,8 @@ func (e *Engine) isDeleted(name DatabaseName, doc string, at time.Time) bool {
 		return true
 	}
 	db := e.db(name)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
+	db.st.RLock()
+	defer db.st.RUnlock()
 	return db.getAt(rel, at) == nil
 }
 

@@ -3,6 +3,7 @@
 // field paths (ParseFieldPath, GetField/SetField), database and document
 // names with production's validation and __name__ order (CompareNames),
 // and the engine's error kinds (ErrInvalidArgument, ..., Errorf). It holds
-// no state and imports nothing of Pyric; the engine (package firestore)
-// builds on it and re-exports its public names.
+// no state and imports nothing of Pyric; the storage layer (fsstore) and
+// the engine (package firestore, which re-exports its public names) build
+// on it.
 package fsvalue

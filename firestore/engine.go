@@ -1,17 +1,18 @@
 // Package firestore is Pyric's Firestore engine: writes and transforms,
-// batches and optimistic transactions, queries (served from single-field
-// and composite indexes built on demand and maintained on commit, or a
-// scan that does not hold the lock) and aggregations, listeners (watch),
-// index enforcement and the rules gate. It stands on two packages: fsstore,
-// the storage layer (versioned documents, the history window bounded by
-// age and bytes, group commit to a Persister, encoded documents with a
-// bounded decoded cache, RestoreStored, and the publish hook through which
-// each visible commit reaches the field indexes and listeners here), and
-// fsvalue, the data model both use (values and their order, field paths,
-// document names, error kinds). The names callers need from them are
-// re-exported here. Its request and response types are the official protos
-// (firestorepb), so the gRPC adapter is a pass-through; every method takes
-// the caller's identity explicitly.
+// batches and optimistic transactions, query planning (a query walks one
+// of the storage layer's field indexes from its bound and stops at its
+// limit, or scans without holding the lock) and aggregations, listeners
+// (watch), index enforcement and the rules gate. It stands on two
+// packages: fsstore, the storage layer (versioned documents, the history
+// window bounded by age and bytes, group commit to a Persister, encoded
+// documents with a bounded decoded cache, RestoreStored, field indexes
+// maintained on commit, and the publish hook through which each visible
+// commit reaches the listeners here), and fsvalue, the data model both use
+// (values and their order, field paths, document names, error kinds). The
+// names callers need from them are re-exported here. Its request and
+// response types are the official protos (firestorepb), so the gRPC
+// adapter is a pass-through; every method takes the caller's identity
+// explicitly.
 package firestore
 
 import (
@@ -153,21 +154,15 @@ func RandomID() string {
 	return string(b[:])
 }
 
-// database is one projects/P/databases/D: its documents (the storage
-// layer, whose lock is the database lock), open transactions, field
-// indexes and listeners.
+// database is one projects/P/databases/D: its documents and their
+// indexes (the storage layer, whose lock is the database lock), open
+// transactions and listeners.
 type database struct {
 	e    *Engine
 	name DatabaseName
 	st   *fsstore.Store
 
 	txns map[string]*txn // guarded by st's lock
-
-	// fidx are the single-field indexes (fieldindex.go), by scope and
-	// field; fidxScopes lists them by scope. fidxMu guards both maps.
-	fidxMu     sync.Mutex
-	fidx       map[string]*fieldIndex
-	fidxScopes map[string][]*fieldIndex
 
 	hub *hub
 }
@@ -209,14 +204,9 @@ func (e *Engine) Databases() []DatabaseName {
 }
 
 // published is the storage layer's publish hook: a commit just became
-// visible (all: everything may have changed), so the field indexes follow
-// it and listeners are told. Called with db.st locked exclusively.
+// visible (all: everything may have changed), so listeners are told.
+// Called with db.st locked exclusively.
 func (db *database) published(t time.Time, changes []Change, all bool) {
-	if all {
-		db.dropIndexes()
-	} else {
-		db.indexChanges(changes)
-	}
 	db.hub.notify(t, changes, all)
 }
 

@@ -6,10 +6,12 @@
 // and one sync; the lock is never held across it and reads never wait for
 // it), durable documents kept in their stored encoding with a bounded
 // cache of decoded ones (RestoreStored reopens a store without decoding),
-// and the publish hook through which each commit, once visible, reaches
-// the layers above (field indexes, listeners). It knows nothing of
-// queries, transactions, rules or events: package firestore builds those
-// on it, and fsvalue is the data model both use.
+// the field indexes (Index: single-field and composite, built on demand
+// and brought up to date as each commit becomes visible, walked from a
+// bound), and the publish hook through which each visible commit reaches
+// the layers above (listeners). It knows nothing of queries,
+// transactions, rules or events: package firestore builds those on it,
+// and fsvalue is the data model both use.
 package fsstore
 
 import (
@@ -87,6 +89,12 @@ type Store struct {
 	hist      []historyItem
 	histHead  int
 	histBytes int
+
+	// fidx are the field indexes (index.go), by scope and fields;
+	// fidxScopes lists them by scope. fidxMu guards both maps.
+	fidxMu     sync.Mutex
+	fidx       map[string]*Index
+	fidxScopes map[string][]*Index
 
 	gc    groupCommit
 	cache docCache
@@ -289,8 +297,15 @@ func (s *Store) Commit(t time.Time, changes []Change) <-chan error {
 	return s.enqueue(t, changes)
 }
 
-// announce calls the publish hook; callers hold the lock exclusively.
+// announce brings the field indexes to a newly visible commit (all:
+// forgets them, they are rebuilt on demand) and calls the publish hook;
+// callers hold the lock exclusively.
 func (s *Store) announce(t time.Time, changes []Change, all bool) {
+	if all {
+		s.dropIndexes()
+	} else {
+		s.indexChanges(changes)
+	}
 	if s.opts.Publish != nil && (all || len(changes) > 0) {
 		s.opts.Publish(t, changes, all)
 	}

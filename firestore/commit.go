@@ -63,7 +63,7 @@ func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	t.group = db.e.groupID("txn")
 	if ro := opts.GetReadOnly(); ro != nil {
 		t.readOnly = true
-		t.readTime = db.readTime()
+		t.readTime = db.st.ReadTime()
 		if rt := ro.GetReadTime(); rt != nil {
 			at, err := db.checkReadTime(rt.AsTime(), rt.GetNanos())
 			if err != nil {
@@ -135,7 +135,7 @@ func (db *database) validate(t *txn) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for path, seen := range t.reads {
-		if !sameVersion(seen, db.get(path)) {
+		if !sameVersion(seen, db.st.Get(path)) {
 			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
 		}
 	}
@@ -267,7 +267,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		group = &Group{ID: t.group, Kind: "transaction"}
 	}
-	now := db.nextTime()
+	now := db.st.NextTime()
 	stamp := ts(now)
 	overlay := map[string]*pb.Document{}
 	var order []string
@@ -275,7 +275,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		if d, ok := overlay[rel]; ok {
 			return d
 		}
-		return db.get(rel)
+		return db.st.Get(rel)
 	}
 	deleted := map[string]bool{}
 	for _, s := range ops {
@@ -345,7 +345,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	var changes []Change
 	for _, rel := range order {
 		after := overlay[rel]
-		before := db.get(rel)
+		before := db.st.Get(rel)
 		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
 			continue // a no-op write
 		}
@@ -481,7 +481,7 @@ func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req 
 func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
 	db := e.db(name)
 	db.st.RLock()
-	d := db.getAt(rel, db.readTime())
+	d := db.st.GetAt(rel, db.st.ReadTime())
 	db.st.RUnlock()
 	if d == nil {
 		return nil, fsvalue.Errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))

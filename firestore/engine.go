@@ -210,19 +210,6 @@ func (db *database) published(t time.Time, changes []Change, all bool) {
 	db.hub.notify(t, changes, all)
 }
 
-// nextTime is st.NextTime; callers hold the lock.
-func (db *database) nextTime() time.Time { return db.st.NextTime() }
-
-// readTime is st.ReadTime, the time reads happen at by default; callers
-// hold the lock.
-func (db *database) readTime() time.Time { return db.st.ReadTime() }
-
-// get is st.Get, the writer's view; callers hold the lock.
-func (db *database) get(rel string) *pb.Document { return db.st.Get(rel) }
-
-// getAt is st.GetAt; callers hold the lock.
-func (db *database) getAt(rel string, t time.Time) *pb.Document { return db.st.GetAt(rel, t) }
-
 // Reset deletes every document of every database (no events per document,
 // no persistence call: the owner clears its store itself). Listeners see
 // the documents disappear.
@@ -242,7 +229,7 @@ func (e *Engine) Reset() {
 func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 	db := e.db(name)
 	db.st.Lock()
-	t := db.nextTime()
+	t := db.st.NextTime()
 	var changes []Change
 	for _, d := range docs {
 		dn, rel, err := ParseDocumentName(d.GetName())
@@ -282,7 +269,7 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	defer db.st.RUnlock()
 	all := db.st.All()
 	out := make([]*pb.Document, 0, len(all))
-	at := db.readTime()
+	at := db.st.ReadTime()
 	for _, d := range all {
 		if doc := d.At(at); doc != nil {
 			out = append(out, doc)
@@ -382,7 +369,7 @@ func (db *database) lookup() Lookup {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return db.get(path), nil
+		return db.st.Get(path), nil
 	}
 }
 
@@ -393,7 +380,7 @@ func (db *database) lookupAt(t time.Time) Lookup {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return db.getAt(path, t), nil
+		return db.st.GetAt(path, t), nil
 	}
 }
 

@@ -50,7 +50,7 @@ func conjuncts(f *filter) ([]*filter, bool) {
 // equality fields (in field order) followed by its first order field; the
 // walk stays within the equality values and the order field's bounds.
 func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.Document, bool) {
-	if current || q.nearest != nil || (q.allDesc && q.collID == "") || !t.Equal(db.readTime()) {
+	if current || q.nearest != nil || (q.allDesc && q.collID == "") || !t.Equal(db.st.ReadTime()) {
 		return nil, false
 	}
 	conj, ok := conjuncts(q.filter)

@@ -102,7 +102,7 @@ func TestIndexedQueriesMatchScan(t *testing.T) {
 				}
 				db := e.db(testDB)
 				db.st.RLock()
-				at := db.readTime()
+				at := db.st.ReadTime()
 				got, ok := db.indexedMatching(q, at, false)
 				want := db.scan(q, at, false)
 				db.st.RUnlock()

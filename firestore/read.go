@@ -55,7 +55,7 @@ type readView struct {
 }
 
 func (v readView) doc(db *database, rel string) *pb.Document {
-	d := db.getAt(rel, v.t)
+	d := db.st.GetAt(rel, v.t)
 	if v.tx != nil {
 		v.tx.recordRead(rel, d)
 	}
@@ -81,8 +81,8 @@ func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	if err := db.tooOld(t, "read_time"); err != nil {
 		return time.Time{}, err
 	}
-	if t.After(db.readTime()) {
-		return db.readTime(), nil
+	if t.After(db.st.ReadTime()) {
+		return db.st.ReadTime(), nil
 	}
 	return t, nil
 }
@@ -102,13 +102,13 @@ func (db *database) view(c consistency) (readView, error) {
 			}
 			return readView{t: t.readTime, tx: t}, nil
 		}
-		return readView{t: db.readTime(), tx: t}, nil
+		return readView{t: db.st.ReadTime(), tx: t}, nil
 	case c.newTxn != nil:
 		t, err := db.begin(c.newTxn)
 		if err != nil {
 			return readView{}, err
 		}
-		v := readView{t: db.readTime(), tx: t, newTxID: []byte(t.id)}
+		v := readView{t: db.st.ReadTime(), tx: t, newTxID: []byte(t.id)}
 		if t.readOnly {
 			v.t = t.readTime
 		}
@@ -120,7 +120,7 @@ func (db *database) view(c consistency) (readView, error) {
 		}
 		return readView{t: t}, nil
 	}
-	return readView{t: db.readTime()}, nil
+	return readView{t: db.st.ReadTime()}, nil
 }
 
 // lockFor takes the database lock a read needs and returns its release.

@@ -195,7 +195,7 @@ func (h *hub) process(n notice, targets []*target) {
 	db.st.RLock()
 	at := n.t
 	if at.IsZero() || n.attach != nil || n.recheck {
-		at = db.readTime()
+		at = db.st.ReadTime()
 	}
 	for _, t := range targets {
 		if t.dead.Load() || !t.affected(n) {
@@ -269,7 +269,7 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	}
 	for _, p := range t.paths {
 		dec := e.authorize(ctx, &AuthzRequest{Database: db.name, Method: MethodGet, Path: p, Auth: t.who,
-			Resource: db.getAt(p, at), Time: at, Get: db.lookupAt(at)})
+			Resource: db.st.GetAt(p, at), Time: at, Get: db.lookupAt(at)})
 		if dec.Verdict != Allow {
 			return denied(MethodGet, p, dec)
 		}
@@ -283,7 +283,7 @@ func (h *hub) result(t *target, at time.Time, n notice) []*pb.Document {
 	if t.q == nil {
 		var out []*pb.Document
 		for _, p := range t.paths {
-			if d := db.getAt(p, at); d != nil {
+			if d := db.st.GetAt(p, at); d != nil {
 				out = append(out, d)
 			}
 		}
@@ -336,7 +336,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 	d.changes = diff(t, old, docs)
 	if t.q == nil {
 		for _, p := range t.paths {
-			if h.db.getAt(p, at) == nil {
+			if h.db.st.GetAt(p, at) == nil {
 				d.missing = append(d.missing, h.db.name.DocName(p))
 			}
 		}
@@ -667,7 +667,7 @@ func (e *Engine) isDeleted(name DatabaseName, doc string, at time.Time) bool {
 	db := e.db(name)
 	db.st.RLock()
 	defer db.st.RUnlock()
-	return db.getAt(rel, at) == nil
+	return db.st.GetAt(rel, at) == nil
 }
 
 func (s *ListenStream) consistent(t time.Time) {

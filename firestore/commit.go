@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -36,7 +37,7 @@ type txnQuery struct {
 
 // errTxnInvalid is production's error for an unknown, finished or expired transaction.
 func errTxnInvalid() error {
-	return errorf(ErrInvalidArgument, "The referenced transaction has expired or is no longer valid.")
+	return fsvalue.Errorf(ErrInvalidArgument, "The referenced transaction has expired or is no longer valid.")
 }
 
 // BeginTransaction starts a transaction.
@@ -46,8 +47,8 @@ func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, re
 		return nil, err
 	}
 	db := e.db(name)
-	db.mu.Lock()
-	defer db.mu.Unlock()
+	db.st.Lock()
+	defer db.st.Unlock()
 	t, err := db.begin(req.GetOptions())
 	if err != nil {
 		return nil, err
@@ -55,14 +56,14 @@ func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, re
 	return &pb.BeginTransactionResponse{Transaction: []byte(t.id)}, nil
 }
 
-// begin opens a transaction; callers hold db.mu.
+// begin opens a transaction; callers hold db.st's lock.
 func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	now := db.e.now()
 	t := &txn{id: "txn-" + db.e.newID(), begun: now, used: now, reads: map[string]*pb.Document{}}
 	t.group = db.e.groupID("txn")
 	if ro := opts.GetReadOnly(); ro != nil {
 		t.readOnly = true
-		t.readTime = db.readTime()
+		t.readTime = db.st.ReadTime()
 		if rt := ro.GetReadTime(); rt != nil {
 			at, err := db.checkReadTime(rt.AsTime(), rt.GetNanos())
 			if err != nil {
@@ -76,7 +77,7 @@ func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	return t, nil
 }
 
-// expireTxns drops transactions past their limits; callers hold db.mu.
+// expireTxns drops transactions past their limits; callers hold db.st's lock.
 func (db *database) expireTxns(now time.Time) {
 	for id, t := range db.txns {
 		if db.expired(t, now) {
@@ -91,7 +92,7 @@ func (db *database) expired(t *txn, now time.Time) bool {
 	return now.Sub(t.begun) > db.e.opts.TransactionTimeout || now.Sub(t.used) > db.e.opts.TransactionIdle
 }
 
-// txn finds a live transaction and marks it used; callers hold db.mu.
+// txn finds a live transaction and marks it used; callers hold db.st's lock.
 func (db *database) txn(id []byte) (*txn, error) {
 	t, ok := db.txns[string(id)]
 	if !ok {
@@ -129,23 +130,23 @@ func (t *txn) recordQuery(q *query, docs []*pb.Document) {
 }
 
 // validate checks that nothing the transaction read has changed; callers
-// hold db.mu.
+// hold db.st's lock.
 func (db *database) validate(t *txn) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for path, seen := range t.reads {
-		if !sameVersion(seen, db.get(path)) {
-			return errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
+		if !sameVersion(seen, db.st.Get(path)) {
+			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
 		}
 	}
 	for _, tq := range t.queries {
-		now := db.runQuery(tq.q, db.last, true)
+		now := db.runQuery(tq.q, db.st.Last(), true)
 		if len(now) != len(tq.seen) {
-			return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 		}
 		for i := range now {
 			if !sameVersion(now[i], tq.seen[i]) {
-				return errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
+				return fsvalue.Errorf(ErrAborted, "Transaction aborted: the result of a query it ran (on %s) was changed by another write; retry the transaction.", tq.q.describe())
 			}
 		}
 	}
@@ -166,8 +167,8 @@ func (e *Engine) Rollback(ctx context.Context, who identity.Identity, req *pb.Ro
 		return err
 	}
 	db := e.db(name)
-	db.mu.Lock()
-	defer db.mu.Unlock()
+	db.st.Lock()
+	defer db.st.Unlock()
 	if _, err := db.txn(req.GetTransaction()); err != nil {
 		return err
 	}
@@ -243,12 +244,12 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		origin = event.OriginAdmin
 	}
 
-	db.mu.Lock()
+	db.st.Lock()
 	locked := true
 	unlock := func() {
 		if locked {
 			locked = false
-			db.mu.Unlock()
+			db.st.Unlock()
 		}
 	}
 	defer unlock()
@@ -259,14 +260,14 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 		delete(db.txns, t.id)
 		if t.readOnly && len(ops) > 0 {
-			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
+			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
 		}
 		if err := db.validate(t); err != nil {
 			return nil, time.Time{}, err
 		}
 		group = &Group{ID: t.group, Kind: "transaction"}
 	}
-	now := db.nextTime()
+	now := db.st.NextTime()
 	stamp := ts(now)
 	overlay := map[string]*pb.Document{}
 	var order []string
@@ -274,7 +275,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		if d, ok := overlay[rel]; ok {
 			return d
 		}
-		return db.get(rel)
+		return db.st.Get(rel)
 	}
 	deleted := map[string]bool{}
 	for _, s := range ops {
@@ -282,7 +283,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			// What the SDKs send for update() after delete() of the same
 			// document in one transaction or batch; the official emulator
 			// rejects the request rather than answering NOT_FOUND.
-			return nil, time.Time{}, errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
 		}
 		if s.op.kind == writeDelete {
 			deleted[s.op.rel] = true
@@ -344,23 +345,15 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	var changes []Change
 	for _, rel := range order {
 		after := overlay[rel]
-		before := db.get(rel)
+		before := db.st.Get(rel)
 		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
 			continue // a no-op write
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	db.apply(now, changes)
-	if e.opts.Persister == nil {
-		db.publish(now)
-		db.indexChanges(changes)
-		if len(changes) > 0 {
-			db.hub.notify(now, changes, false)
-		}
-		unlock()
-	} else {
-		done := db.enqueue(now, changes)
-		unlock()
+	done := db.st.Commit(now, changes)
+	unlock()
+	if done != nil {
 		if err := <-done; err != nil {
 			return nil, time.Time{}, err
 		}
@@ -404,7 +397,7 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 		return nil, err
 	}
 	if len(req.GetWrites()) > MaxWritesPerCommit {
-		return nil, errorf(ErrInvalidArgument, "A batch write may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(req.GetWrites()))
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A batch write may contain at most %d writes; this one has %d.", MaxWritesPerCommit, len(req.GetWrites()))
 	}
 	seen := map[string]bool{}
 	for _, w := range req.GetWrites() {
@@ -413,7 +406,7 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 			return nil, err
 		}
 		if seen[op.rel] {
-			return nil, errorf(ErrInvalidArgument, "A batch write may not contain more than one write to the same document (%s).", op.name)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A batch write may not contain more than one write to the same document (%s).", op.name)
 		}
 		seen[op.rel] = true
 	}
@@ -487,11 +480,11 @@ func (e *Engine) DeleteDocument(ctx context.Context, who identity.Identity, req 
 
 func (e *Engine) readBack(name DatabaseName, rel string, mask *pb.DocumentMask) (*pb.Document, error) {
 	db := e.db(name)
-	db.mu.RLock()
-	d := db.getAt(rel, db.readTime())
-	db.mu.RUnlock()
+	db.st.RLock()
+	d := db.st.GetAt(rel, db.st.ReadTime())
+	db.st.RUnlock()
 	if d == nil {
-		return nil, errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
+		return nil, fsvalue.Errorf(ErrNotFound, "Document %q not found.", name.DocName(rel))
 	}
 	return project(d, mask)
 }

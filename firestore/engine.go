@@ -1,15 +1,18 @@
-// Package firestore is Pyric's Firestore engine: values and their order,
-// document paths, a multi-version in-memory store with batches and
-// optimistic transactions (group-committed to a Persister, readers never
-// waiting for a sync; durable documents kept in their stored encoding
-// with a bounded cache of decoded ones, and a store reopened without
-// decoding, see RestoreStored), a history window bounded by age and bytes
-// of memory, queries
-// served from single-field and composite indexes built on demand (or a
-// scan that does not hold the lock) and aggregations, listeners (watch),
-// index enforcement and the rules gate. Its request and response types are
-// the official protos (firestorepb), so the gRPC adapter is a pass-through;
-// every method takes the caller's identity explicitly.
+// Package firestore is Pyric's Firestore engine: writes and transforms,
+// batches and optimistic transactions, query planning (a query walks one
+// of the storage layer's field indexes from its bound and stops at its
+// limit, or scans without holding the lock) and aggregations, listeners
+// (watch), index enforcement and the rules gate. It stands on two
+// packages: fsstore, the storage layer (versioned documents, the history
+// window bounded by age and bytes, group commit to a Persister, encoded
+// documents with a bounded decoded cache, RestoreStored, field indexes
+// maintained on commit, and the publish hook through which each visible
+// commit reaches the listeners here), and fsvalue, the data model both use
+// (values and their order, field paths, document names, error kinds). The
+// names callers need from them are re-exported here. Its request and
+// response types are the official protos (firestorepb), so the gRPC
+// adapter is a pass-through; every method takes the caller's identity
+// explicitly.
 package firestore
 
 import (
@@ -25,6 +28,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsstore"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -61,26 +66,12 @@ type Options struct {
 	TransactionIdle time.Duration
 }
 
-// Persister durably records committed document states. Commit is called
-// after all checks passed and before the commits it carries become visible
-// (to readers and listeners) or are acknowledged, without the database
-// lock held, one call at a time per database. One call may carry several
-// consecutive commits merged (each path's last state, commitTime the last
-// commit's). If it fails, those commits and the ones queued behind them
-// fail and nothing of them remains.
-type Persister interface {
-	Commit(db DatabaseName, commitTime time.Time, changes []Change) error
-}
+// Persister durably records committed document states; see
+// fsstore.Persister, the storage layer's contract.
+type Persister = fsstore.Persister
 
 // Change is a document's new state in one commit; Doc is nil for a delete.
-type Change struct {
-	Path string
-	Doc  *pb.Document
-	// Data is Doc's deterministic protobuf encoding when the engine hands
-	// the change to a Persister (which may store it as is); the engine
-	// keeps it, so it must not be modified.
-	Data []byte
-}
+type Change = fsstore.Change
 
 // Engine is the Firestore engine for any number of projects and databases,
 // created on first use as on the emulator. It is safe for concurrent use.
@@ -163,112 +154,17 @@ func RandomID() string {
 	return string(b[:])
 }
 
-// database is one projects/P/databases/D.
+// database is one projects/P/databases/D: its documents and their
+// indexes (the storage layer, whose lock is the database lock), open
+// transactions and listeners.
 type database struct {
 	e    *Engine
 	name DatabaseName
+	st   *fsstore.Store
 
-	mu     sync.RWMutex
-	docs   map[string]*docEntry            // relative path -> entry
-	colls  map[string]map[string]*docEntry // collection path -> entries
-	groups map[string]map[string]*docEntry // collection id -> entries
-	last   time.Time                       // last commit time (durable or not)
-	// visible is the last commit time readers see: a commit's versions are
-	// in docs from the moment it is checked, but reads happen at visible,
-	// which only moves once the commit is durable.
-	visible time.Time
-	since   time.Time // oldest time history is complete from
-	txns    map[string]*txn
-	// hist lists superseded versions oldest first (from histHead on), for
-	// trimming the history by age and bytes (history.go).
-	hist      []historyItem
-	histHead  int
-	histBytes int
+	txns map[string]*txn // guarded by st's lock
 
-	// fidx are the single-field indexes (fieldindex.go), by scope and
-	// field; fidxScopes lists them by scope. fidxMu guards both maps.
-	fidxMu     sync.Mutex
-	fidx       map[string]*fieldIndex
-	fidxScopes map[string][]*fieldIndex
-
-	hub   *hub
-	gc    groupCommit
-	cache docCache
-}
-
-// docEntry is one document path's versions, oldest first; a nil doc is a
-// deletion. The last version is the latest state. The version list is
-// published behind an atomic pointer and never changed within its length:
-// writers (holding db.mu exclusively) append to it in place past that
-// length, which no reader of the published list looks at (so a document
-// with a deep history does not copy it on every write), and publish the
-// longer list; a list cut short (rollback) is clipped, so that no later
-// append overwrites what an older reader may still read. A scan may so
-// read entries it collected after releasing the lock.
-type docEntry struct {
-	path string
-	vs   atomic.Pointer[[]version]
-}
-
-// version is a document's state from t on: doc (in memory), or enc
-// (durable: encoded, decoded while in the cache); neither is a deletion.
-type version struct {
-	t   time.Time
-	doc *pb.Document
-	enc *encodedDoc
-}
-
-// document returns the version's document, nil for a deletion.
-func (v version) document() *pb.Document {
-	if v.enc != nil {
-		return v.enc.decode()
-	}
-	return v.doc
-}
-
-// deleted reports whether the version is a deletion.
-func (v version) deleted() bool { return v.doc == nil && v.enc == nil }
-
-// size estimates the memory keeping the version costs, besides
-// versionOverhead: the Go heap its document takes.
-func (v version) size() int {
-	switch {
-	case v.enc != nil:
-		n := len(v.enc.raw) + 32
-		if d := v.enc.doc.Load(); d != nil {
-			n += docHeapSize(d)
-		}
-		return n
-	case v.doc != nil:
-		return docHeapSize(v.doc)
-	}
-	return 0
-}
-
-// versions returns the current version list; do not modify it.
-func (d *docEntry) versions() []version {
-	if p := d.vs.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (d *docEntry) setVersions(v []version) { d.vs.Store(&v) }
-
-func (d *docEntry) current() *pb.Document {
-	vs := d.versions()
-	return vs[len(vs)-1].document()
-}
-
-// at returns the document as of t (nil when absent at t).
-func (d *docEntry) at(t time.Time) *pb.Document {
-	vs := d.versions()
-	for i := len(vs) - 1; i >= 0; i-- {
-		if !vs[i].t.After(t) {
-			return vs[i].document()
-		}
-	}
-	return nil
+	hub *hub
 }
 
 func (e *Engine) databases() []*database {
@@ -287,11 +183,11 @@ func (e *Engine) db(name DatabaseName) *database {
 	defer e.mu.Unlock()
 	db, ok := e.dbs[name]
 	if !ok {
-		db = &database{e: e, name: name, docs: map[string]*docEntry{},
-			colls: map[string]map[string]*docEntry{}, groups: map[string]map[string]*docEntry{},
-			txns: map[string]*txn{}}
+		db = &database{e: e, name: name, txns: map[string]*txn{}}
+		db.st = fsstore.New(fsstore.Options{Name: name, Persister: e.opts.Persister,
+			History: e.opts.History, HistoryBytes: e.opts.HistoryBytes, Now: e.now,
+			Publish: db.published})
 		db.hub = newHub(db)
-		db.cache.limit = DecodedCacheBytes
 		e.dbs[name] = db
 	}
 	return db
@@ -303,109 +199,15 @@ func (e *Engine) Databases() []DatabaseName {
 	for _, db := range e.databases() {
 		out = append(out, db.name)
 	}
-	slices.SortFunc(out, func(a, b DatabaseName) int { return compareNames(a.String(), b.String()) })
+	slices.SortFunc(out, func(a, b DatabaseName) int { return fsvalue.CompareNames(a.String(), b.String()) })
 	return out
 }
 
-// nextTime returns a commit time strictly after the last one, truncated to
-// microseconds (Firestore's precision). Callers hold db.mu.
-func (db *database) nextTime() time.Time {
-	t := db.e.now().UTC().Truncate(time.Microsecond)
-	if !t.After(db.last) {
-		t = db.last.Add(time.Microsecond)
-	}
-	return t
-}
-
-// readTime returns the latest consistent time, the last durable commit;
-// callers hold db.mu.
-func (db *database) readTime() time.Time {
-	if db.visible.IsZero() {
-		return db.e.now().UTC().Truncate(time.Microsecond)
-	}
-	return db.visible
-}
-
-// get returns the latest document at rel (nil if none), including commits
-// not yet durable: it is the writer's view (preconditions, transaction
-// validation). Reads use getAt(rel, readTime()). Callers hold db.mu.
-func (db *database) get(rel string) *pb.Document {
-	if d, ok := db.docs[rel]; ok {
-		return d.current()
-	}
-	return nil
-}
-
-// getAt returns the document at rel as of t; callers hold db.mu.
-func (db *database) getAt(rel string, t time.Time) *pb.Document {
-	if d, ok := db.docs[rel]; ok {
-		return d.at(t)
-	}
-	return nil
-}
-
-// publish makes the commit at t visible; callers hold db.mu.
-func (db *database) publish(t time.Time) {
-	if t.After(db.visible) {
-		db.visible = t
-	}
-}
-
-// apply installs the new states at commit time t; callers hold db.mu. They
-// are visible to reads once publish(t) runs.
-func (db *database) apply(t time.Time, changes []Change) {
-	db.last = t
-	for _, c := range changes {
-		d, ok := db.docs[c.Path]
-		if !ok {
-			if c.Doc == nil {
-				continue
-			}
-			d = &docEntry{path: c.Path}
-			db.docs[c.Path] = d
-			coll := collectionOf(c.Path)
-			if db.colls[coll] == nil {
-				db.colls[coll] = map[string]*docEntry{}
-			}
-			db.colls[coll][c.Path] = d
-			id := coll[lastSlash(coll)+1:]
-			if db.groups[id] == nil {
-				db.groups[id] = map[string]*docEntry{}
-			}
-			db.groups[id][c.Path] = d
-		}
-		db.superseded(d, t)
-		v := version{t: t, doc: c.Doc}
-		if db.e.opts.Persister != nil && c.Doc != nil {
-			// Durable: the flusher gives it its encoding (compact).
-			x := &encodedDoc{cache: &db.cache}
-			x.doc.Store(c.Doc)
-			v = version{t: t, enc: x}
-		}
-		d.setVersions(append(d.versions(), v))
-	}
-	db.trimHistory(t)
-}
-
-func lastSlash(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return i
-		}
-	}
-	return -1
-}
-
-// clear drops every document and transaction; callers hold db.mu.
-func (db *database) clear() {
-	db.docs = map[string]*docEntry{}
-	db.colls = map[string]map[string]*docEntry{}
-	db.groups = map[string]map[string]*docEntry{}
-	db.txns = map[string]*txn{}
-	db.since = db.last
-	db.hist, db.histHead, db.histBytes = nil, 0, 0
-	db.cache.reset()
-	db.dropIndexes()
+// published is the storage layer's publish hook: a commit just became
+// visible (all: everything may have changed), so listeners are told.
+// Called with db.st locked exclusively.
+func (db *database) published(t time.Time, changes []Change, all bool) {
+	db.hub.notify(t, changes, all)
 }
 
 // Reset deletes every document of every database (no events per document,
@@ -413,13 +215,10 @@ func (db *database) clear() {
 // the documents disappear.
 func (e *Engine) Reset() {
 	for _, db := range e.databases() {
-		db.mu.Lock()
-		db.last = db.nextTime()
-		db.clear()
-		t := db.last
-		db.publish(t)
-		db.mu.Unlock()
-		db.hub.notify(t, nil, true)
+		db.st.Lock()
+		db.txns = map[string]*txn{}
+		db.st.Reset()
+		db.st.Unlock()
 	}
 }
 
@@ -429,22 +228,22 @@ func (e *Engine) Reset() {
 // the restore time. Listeners are refreshed.
 func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 	db := e.db(name)
-	db.mu.Lock()
-	t := db.nextTime()
+	db.st.Lock()
+	t := db.st.NextTime()
 	var changes []Change
 	for _, d := range docs {
 		dn, rel, err := ParseDocumentName(d.GetName())
 		if err != nil {
-			db.mu.Unlock()
+			db.st.Unlock()
 			return err
 		}
 		if dn != name {
-			db.mu.Unlock()
-			return errorf(ErrInvalidArgument, "Document %q is not in database %s.", d.GetName(), name)
+			db.st.Unlock()
+			return fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", d.GetName(), name)
 		}
 		d = proto.Clone(d).(*pb.Document)
 		if err := validateFields(d.Fields); err != nil {
-			db.mu.Unlock()
+			db.st.Unlock()
 			return fmt.Errorf("restore %s: %w", rel, err)
 		}
 		if d.CreateTime == nil {
@@ -458,31 +257,25 @@ func (e *Engine) Restore(name DatabaseName, docs []*pb.Document) error {
 		}
 		changes = append(changes, Change{Path: rel, Doc: d})
 	}
-	db.apply(t, changes)
-	db.publish(t)
-	db.dropIndexes()
-	// History before a restore is unknown.
-	if db.since.Before(t) {
-		db.since = t
-	}
-	db.mu.Unlock()
-	db.hub.notify(t, nil, true)
+	db.st.Restore(t, changes)
+	db.st.Unlock()
 	return nil
 }
 
 // Dump returns every current document of a database, in name order.
 func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	db := e.db(name)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	out := make([]*pb.Document, 0, len(db.docs))
-	at := db.readTime()
-	for _, d := range db.docs {
-		if doc := d.at(at); doc != nil {
+	db.st.RLock()
+	defer db.st.RUnlock()
+	all := db.st.All()
+	out := make([]*pb.Document, 0, len(all))
+	at := db.st.ReadTime()
+	for _, d := range all {
+		if doc := d.At(at); doc != nil {
 			out = append(out, doc)
 		}
 	}
-	slices.SortFunc(out, func(a, b *pb.Document) int { return compareNames(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *pb.Document) int { return fsvalue.CompareNames(a.Name, b.Name) })
 	return out
 }
 
@@ -570,31 +363,31 @@ func (s *seenRequest) event(into *event.Seen, db DatabaseName) {
 }
 
 // lookup returns a Lookup over the latest state (the writer's view, for
-// the rules of a commit); the caller holds db.mu.
+// the rules of a commit); the caller holds db.st.
 func (db *database) lookup() Lookup {
 	return func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return db.get(path), nil
+		return db.st.Get(path), nil
 	}
 }
 
 // lookupAt returns a Lookup over the state at t (for the rules of a read);
-// the caller holds db.mu.
+// the caller holds db.st.
 func (db *database) lookupAt(t time.Time) Lookup {
 	return func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return db.getAt(path, t), nil
+		return db.st.GetAt(path, t), nil
 	}
 }
 
 func checkCtx(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		if err == context.DeadlineExceeded {
-			return errorf(ErrDeadlineExceeded, "Deadline exceeded.")
+			return fsvalue.Errorf(ErrDeadlineExceeded, "Deadline exceeded.")
 		}
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -142,7 +143,7 @@ func TestTransformsEdgeCases(t *testing.T) {
 	r := commitT(t, e, admin, &pb.Write{Operation: upd("c/d", nil).Operation, UpdateMask: mask(), UpdateTransforms: []*pb.DocumentTransform_FieldTransform{
 		tr("arr", union(Int(1), Int(2), Double(nan))), tr("n", inc(Int(5))), tr("mx", maxT(Int(5))), tr("mn", minT(Double(5))), tr("ts", serverTime())}})
 	res := r.WriteResults[0].TransformResults
-	if !isNull(res[0]) || res[1].GetIntegerValue() != math.MaxInt64 || res[2].GetIntegerValue() != 5 || res[3].GetIntegerValue() != 5 {
+	if !fsvalue.IsNull(res[0]) || res[1].GetIntegerValue() != math.MaxInt64 || res[2].GetIntegerValue() != 5 || res[3].GetIntegerValue() != 5 {
 		t.Errorf("transform results = %v", res)
 	}
 	if !proto.Equal(res[4].GetTimestampValue(), r.CommitTime) {
@@ -359,8 +360,8 @@ func TestCursorsAndScopes(t *testing.T) {
 	}
 	var names []string
 	for _, d := range list.Documents {
-		names = append(names, docID(d.Name))
-		if docID(d.Name) == "9" && d.UpdateTime != nil {
+		names = append(names, fsvalue.DocID(d.Name))
+		if fsvalue.DocID(d.Name) == "9" && d.UpdateTime != nil {
 			t.Error("missing document has an update time")
 		}
 	}
@@ -558,10 +559,10 @@ func TestListeners(t *testing.T) {
 			}
 			var sn snap
 			for _, d := range s.Docs {
-				sn.ids = append(sn.ids, docID(d.Name))
+				sn.ids = append(sn.ids, fsvalue.DocID(d.Name))
 			}
 			for _, c := range s.Changes {
-				sn.changes = append(sn.changes, fmt.Sprintf("%s:%s:%d>%d", c.Kind, docID(c.Doc.Name), c.OldIndex, c.NewIndex))
+				sn.changes = append(sn.changes, fmt.Sprintf("%s:%s:%d>%d", c.Kind, fsvalue.DocID(c.Doc.Name), c.OldIndex, c.NewIndex))
 			}
 			mu.Lock()
 			got = append(got, sn)
@@ -831,7 +832,7 @@ func TestListDocumentsPages(t *testing.T) {
 		all = append(all, id)
 	}
 	setT(t, e, "q/1", M("n", Int(1))) // another collection stays out
-	byName := func(a, b string) int { return compareNames("p/"+a, "p/"+b) }
+	byName := func(a, b string) int { return fsvalue.CompareNames("p/"+a, "p/"+b) }
 	slices.SortFunc(all, byName)
 	slices.SortFunc(present, byName)
 	for _, missing := range []bool{true, false} {
@@ -854,7 +855,7 @@ func TestListDocumentsPages(t *testing.T) {
 					t.Fatalf("size %d: a page of %d", size, len(list.Documents))
 				}
 				for _, d := range list.Documents {
-					got = append(got, docID(d.Name))
+					got = append(got, fsvalue.DocID(d.Name))
 				}
 				if tok = list.NextPageToken; tok == "" {
 					break

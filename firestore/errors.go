@@ -3,47 +3,35 @@ package firestore
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
-// The sentinel errors of the engine. Every error the engine returns wraps
-// exactly one of them (test with errors.Is) and carries a message written
-// for a person that names the offending field, path or value. Code maps them
-// to gRPC status codes; wire adapters call it and nothing else.
+// The sentinel errors of the engine, defined by fsvalue (the layers below
+// return them too). Every error the engine returns wraps exactly one of
+// them (test with errors.Is) and carries a message written for a person
+// that names the offending field, path or value. Code maps them to gRPC
+// status codes; wire adapters call it and nothing else.
 var (
-	ErrInvalidArgument    = errors.New("invalid argument")
-	ErrNotFound           = errors.New("not found")
-	ErrAlreadyExists      = errors.New("already exists")
-	ErrFailedPrecondition = errors.New("failed precondition")
-	ErrAborted            = errors.New("aborted")
-	ErrPermissionDenied   = errors.New("permission denied")
-	ErrDeadlineExceeded   = errors.New("deadline exceeded")
-	ErrUnimplemented      = errors.New("unimplemented")
-	ErrUnavailable        = errors.New("unavailable")
-	ErrResourceExhausted  = errors.New("resource exhausted")
-	ErrInternal           = errors.New("internal error")
+	ErrInvalidArgument    = fsvalue.ErrInvalidArgument
+	ErrNotFound           = fsvalue.ErrNotFound
+	ErrAlreadyExists      = fsvalue.ErrAlreadyExists
+	ErrFailedPrecondition = fsvalue.ErrFailedPrecondition
+	ErrAborted            = fsvalue.ErrAborted
+	ErrPermissionDenied   = fsvalue.ErrPermissionDenied
+	ErrDeadlineExceeded   = fsvalue.ErrDeadlineExceeded
+	ErrUnimplemented      = fsvalue.ErrUnimplemented
+	ErrUnavailable        = fsvalue.ErrUnavailable
+	ErrResourceExhausted  = fsvalue.ErrResourceExhausted
+	ErrInternal           = fsvalue.ErrInternal
 )
 
 // Error is an engine error: a sentinel kind plus the precise message the
-// client sees. errors.Is(err, ErrNotFound) works through wrapping.
-type Error struct {
-	Kind error  // one of the sentinels above
-	Msg  string // the client-visible message
-	// Denial is set for ErrPermissionDenied: the rules decision that denied
-	// the request, with its explanation.
-	Denial *Denial
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// Is reports whether target is the error's kind.
-func (e *Error) Is(target error) bool { return target == e.Kind }
-
-// Unwrap returns the sentinel kind.
-func (e *Error) Unwrap() error { return e.Kind }
+// client sees; for ErrPermissionDenied its Detail is the *Denial.
+type Error = fsvalue.Error
 
 // Denial describes a rules denial: which request was denied and why.
 type Denial struct {
@@ -52,23 +40,21 @@ type Denial struct {
 	Decision Decision
 }
 
-func errorf(kind error, format string, args ...any) error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
-}
-
 // PermissionDeniedMessage is production's message for every rules denial.
 const PermissionDeniedMessage = "Missing or insufficient permissions."
 
 func denied(m Method, path string, d Decision) error {
 	return &Error{Kind: ErrPermissionDenied, Msg: PermissionDeniedMessage,
-		Denial: &Denial{Method: m, Path: path, Decision: d}}
+		Detail: &Denial{Method: m, Path: path, Decision: d}}
 }
 
 // DenialOf returns the denial carried by err, if any.
 func DenialOf(err error) (*Denial, bool) {
 	var e *Error
-	if errors.As(err, &e) && e.Denial != nil {
-		return e.Denial, true
+	if errors.As(err, &e) {
+		if d, ok := e.Detail.(*Denial); ok {
+			return d, true
+		}
 	}
 	return nil, false
 }

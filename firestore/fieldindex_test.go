@@ -101,11 +101,11 @@ func TestIndexedQueriesMatchScan(t *testing.T) {
 					continue // an invalid combination (e.g. order after the key)
 				}
 				db := e.db(testDB)
-				db.mu.RLock()
-				at := db.readTime()
+				db.st.RLock()
+				at := db.st.ReadTime()
 				got, ok := db.indexedMatching(q, at, false)
 				want := db.scan(q, at, false)
-				db.mu.RUnlock()
+				db.st.RUnlock()
 				if !ok {
 					continue
 				}
@@ -148,7 +148,7 @@ func TestScanWithoutLockRaces(t *testing.T) {
 	t.Run("durable", func(t *testing.T) {
 		t.Parallel()
 		e := New(Options{Rules: AllowAll, Persister: &memPersister{data: map[string][]byte{}}, HistoryBytes: 4 << 10})
-		e.db(testDB).cache.limit = 2 << 10
+		e.db(testDB).st.SetDecodedCacheLimit(2 << 10)
 		scanRaces(t, e)
 	})
 }

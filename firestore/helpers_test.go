@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -108,7 +109,7 @@ func queryIDs(e *Engine, who identity.Identity, parent string, sq *pb.Structured
 	out := []string{}
 	for _, x := range r {
 		if x.Document != nil {
-			out = append(out, docID(x.Document.Name))
+			out = append(out, fsvalue.DocID(x.Document.Name))
 		}
 	}
 	return out, nil

@@ -69,9 +69,9 @@ func TestHistoryBoundedByAge(t *testing.T) {
 		t.Errorf("oldest read time %v, want about %v", oldest, want)
 	}
 	db := e.db(testDB)
-	db.mu.RLock()
-	_, kept := db.docs["old/a"]
-	db.mu.RUnlock()
+	db.st.RLock()
+	kept := db.st.Entry("old/a") != nil
+	db.st.RUnlock()
 	if kept {
 		t.Error("the deleted document's tombstone is still kept")
 	}

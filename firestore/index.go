@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // IndexConfig is the content of firestore.indexes.json. When set on an
@@ -52,15 +54,15 @@ type OverrideIndex struct {
 func ParseIndexConfig(data []byte) (*IndexConfig, error) {
 	var c IndexConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, errorf(ErrInvalidArgument, "firestore.indexes.json: %v", err)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: %v", err)
 	}
 	for i, ix := range c.Indexes {
 		if ix.CollectionGroup == "" || len(ix.Fields) == 0 {
-			return nil, errorf(ErrInvalidArgument, "firestore.indexes.json: index %d needs a collectionGroup and fields", i)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: index %d needs a collectionGroup and fields", i)
 		}
 		for _, f := range ix.Fields {
 			if _, err := ParseFieldPath(f.FieldPath); err != nil {
-				return nil, errorf(ErrInvalidArgument, "firestore.indexes.json: index %d: %v", i, err)
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: index %d: %v", i, err)
 			}
 		}
 	}
@@ -98,7 +100,7 @@ func (e *Engine) checkIndex(q *query) error {
 		want.QueryScope = "COLLECTION_GROUP"
 	}
 	js, _ := json.Marshal(want)
-	return errorf(ErrFailedPrecondition, "The query requires an index. Add this index to the \"indexes\" of firestore.indexes.json: %s", js)
+	return fsvalue.Errorf(ErrFailedPrecondition, "The query requires an index. Add this index to the \"indexes\" of firestore.indexes.json: %s", js)
 }
 
 // indexNeed derives the composite index a query needs; ok is false when the

@@ -11,6 +11,8 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/genproto/googleapis/type/latlng"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // The JSON form of documents used by snapshots, fixtures and events is the
@@ -86,9 +88,9 @@ func EncodeValue(v *pb.Value, db DatabaseName) any {
 		return out
 	case *pb.Value_MapValue:
 		m := x.MapValue.GetFields()
-		if isVector(x.MapValue) {
+		if fsvalue.IsVector(x.MapValue) {
 			var vs []any
-			for _, e := range vectorElems(x.MapValue) {
+			for _, e := range fsvalue.VectorElems(x.MapValue) {
 				vs = append(vs, json.Number(strconv.FormatFloat(toFloat(e), 'g', -1, 64)))
 			}
 			if vs == nil {
@@ -114,7 +116,7 @@ func DecodeJSONFields(data []byte, db DatabaseName) (map[string]*pb.Value, error
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, errorf(ErrInvalidArgument, "fields: %v", err)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "fields: %v", err)
 	}
 	return DecodeFields(m, db)
 }
@@ -139,7 +141,7 @@ func DecodeValue(v any, db DatabaseName) (*pb.Value, error) { return decodeValue
 
 func decodeValue(v any, db DatabaseName, at FieldPath) (*pb.Value, error) {
 	bad := func(format string, args ...any) error {
-		return errorf(ErrInvalidArgument, "field %s: "+format, append([]any{at.String()}, args...)...)
+		return fsvalue.Errorf(ErrInvalidArgument, "field %s: "+format, append([]any{at.String()}, args...)...)
 	}
 	switch x := v.(type) {
 	case nil:

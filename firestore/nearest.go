@@ -6,6 +6,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // nearest is a query's find_nearest stage: after the filters, documents
@@ -27,28 +29,28 @@ func compileNearest(fn *pb.StructuredQuery_FindNearest) (*nearest, error) {
 		return nil, err
 	}
 	m := fn.GetQueryVector().GetMapValue()
-	if m == nil || !isVector(m) {
-		return nil, errorf(ErrInvalidArgument, "find_nearest.query_vector must be a vector value.")
+	if m == nil || !fsvalue.IsVector(m) {
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "find_nearest.query_vector must be a vector value.")
 	}
 	n := &nearest{field: fp, measure: fn.GetDistanceMeasure()}
-	for _, v := range vectorElems(m) {
+	for _, v := range fsvalue.VectorElems(m) {
 		f, ok := pbNumber(v)
 		if !ok {
-			return nil, errorf(ErrInvalidArgument, "find_nearest.query_vector must hold only numbers.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "find_nearest.query_vector must hold only numbers.")
 		}
 		n.vec = append(n.vec, f)
 	}
 	if len(n.vec) == 0 || len(n.vec) > 2048 {
-		return nil, errorf(ErrInvalidArgument, "find_nearest.query_vector must have between 1 and 2048 dimensions; it has %d.", len(n.vec))
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "find_nearest.query_vector must have between 1 and 2048 dimensions; it has %d.", len(n.vec))
 	}
 	switch n.measure {
 	case pb.StructuredQuery_FindNearest_EUCLIDEAN, pb.StructuredQuery_FindNearest_COSINE, pb.StructuredQuery_FindNearest_DOT_PRODUCT:
 	default:
-		return nil, errorf(ErrInvalidArgument, "find_nearest.distance_measure must be EUCLIDEAN, COSINE or DOT_PRODUCT.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "find_nearest.distance_measure must be EUCLIDEAN, COSINE or DOT_PRODUCT.")
 	}
 	l := fn.GetLimit()
 	if l == nil || l.GetValue() <= 0 || l.GetValue() > 1000 {
-		return nil, errorf(ErrInvalidArgument, "find_nearest.limit must be between 1 and 1000.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "find_nearest.limit must be between 1 and 1000.")
 	}
 	n.limit = int(l.GetValue())
 	if r := fn.GetDistanceResultField(); r != "" {
@@ -76,11 +78,11 @@ func pbNumber(v *pb.Value) (float64, bool) {
 // distance returns the document's distance, false when its field is not a
 // vector of the query's dimension.
 func (n *nearest) distance(d *pb.Document) (float64, bool) {
-	m := getField(d.Fields, n.field).GetMapValue()
-	if m == nil || !isVector(m) {
+	m := fsvalue.GetField(d.Fields, n.field).GetMapValue()
+	if m == nil || !fsvalue.IsVector(m) {
 		return 0, false
 	}
-	elems := vectorElems(m)
+	elems := fsvalue.VectorElems(m)
 	if len(elems) != len(n.vec) {
 		return 0, false
 	}
@@ -130,12 +132,12 @@ func (n *nearest) apply(docs []*pb.Document) []*pb.Document {
 		xs = append(xs, scored{d, dist})
 	}
 	slices.SortStableFunc(xs, func(a, b scored) int {
-		c := cmpFloat(a.dist, b.dist)
+		c := fsvalue.CmpFloat(a.dist, b.dist)
 		if n.measure == pb.StructuredQuery_FindNearest_DOT_PRODUCT {
 			c = -c
 		}
 		if c == 0 {
-			c = compareNames(a.d.Name, b.d.Name)
+			c = fsvalue.CompareNames(a.d.Name, b.d.Name)
 		}
 		return c
 	})
@@ -150,7 +152,7 @@ func (n *nearest) apply(docs []*pb.Document) []*pb.Document {
 			if d.Fields == nil {
 				d.Fields = map[string]*pb.Value{}
 			}
-			setField(d.Fields, n.result, Double(x.dist))
+			fsvalue.SetField(d.Fields, n.result, Double(x.dist))
 		}
 		out[i] = d
 	}

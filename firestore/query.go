@@ -7,6 +7,9 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/firestore/fsstore"
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // query is a validated, normalized StructuredQuery.
@@ -62,11 +65,11 @@ func opName(op pb.StructuredQuery_FieldFilter_Operator) string { return op.Strin
 // compileQuery validates sq (under parent, in db) and normalizes it.
 func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*query, error) {
 	if sq == nil {
-		return nil, errorf(ErrInvalidArgument, "A query must be given.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A query must be given.")
 	}
 	q := &query{db: db, parent: parent, sq: sq, limit: -1}
 	if len(sq.GetFrom()) != 1 {
-		return nil, errorf(ErrInvalidArgument, "A query must select exactly one collection in from; this one has %d.", len(sq.GetFrom()))
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A query must select exactly one collection in from; this one has %d.", len(sq.GetFrom()))
 	}
 	from := sq.GetFrom()[0]
 	q.collID, q.allDesc = from.GetCollectionId(), from.GetAllDescendants()
@@ -94,13 +97,13 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 			return nil, err
 		}
 		if seen[fp.String()] {
-			return nil, errorf(ErrInvalidArgument, "Order by field %s is specified more than once.", fp)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Order by field %s is specified more than once.", fp)
 		}
 		seen[fp.String()] = true
 		switch o.GetDirection() {
 		case pb.StructuredQuery_DIRECTION_UNSPECIFIED, pb.StructuredQuery_ASCENDING, pb.StructuredQuery_DESCENDING:
 		default:
-			return nil, errorf(ErrInvalidArgument, "Unrecognized ordering: the order by %s has direction %d; use ASCENDING or DESCENDING.", fp, o.GetDirection())
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Unrecognized ordering: the order by %s has direction %d; use ASCENDING or DESCENDING.", fp, o.GetDirection())
 		}
 		q.orders = append(q.orders, order{fp: fp, desc: o.GetDirection() == pb.StructuredQuery_DESCENDING})
 	}
@@ -136,7 +139,7 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 			continue
 		}
 		if len(c.in.GetValues()) > len(q.orders) {
-			return nil, errorf(ErrInvalidArgument, "Cursor has too many values.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Cursor has too many values.")
 		}
 		for i, v := range c.in.GetValues() {
 			if q.orders[i].fp.IsName() {
@@ -149,12 +152,12 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	}
 	if l := sq.GetLimit(); l != nil {
 		if l.GetValue() < 0 {
-			return nil, errorf(ErrInvalidArgument, "limit is negative: %d.", l.GetValue())
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "limit is negative: %d.", l.GetValue())
 		}
 		q.limit = int(l.GetValue())
 	}
 	if sq.GetOffset() < 0 {
-		return nil, errorf(ErrInvalidArgument, "offset is negative: %d.", sq.GetOffset())
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "offset is negative: %d.", sq.GetOffset())
 	}
 	q.offset = int(sq.GetOffset())
 	if fn := sq.GetFindNearest(); fn != nil {
@@ -189,17 +192,17 @@ func compareFieldPaths(a, b FieldPath) int {
 func (q *query) checkNameValue(v *pb.Value) error {
 	ref, ok := v.GetValueType().(*pb.Value_ReferenceValue)
 	if !ok {
-		return errorf(ErrInvalidArgument, "__key__ filter value must be a Key")
+		return fsvalue.Errorf(ErrInvalidArgument, "__key__ filter value must be a Key")
 	}
 	db, rel, err := ParseDocumentName(ref.ReferenceValue)
 	if err != nil {
 		return err
 	}
 	if db != q.db {
-		return errorf(ErrInvalidArgument, "__key__ filter value %q is in another database than the query (%s).", ref.ReferenceValue, q.db)
+		return fsvalue.Errorf(ErrInvalidArgument, "__key__ filter value %q is in another database than the query (%s).", ref.ReferenceValue, q.db)
 	}
-	if !q.allDesc && collectionOf(rel) != q.collPath() {
-		return errorf(ErrInvalidArgument, "__key__ filter value %q is not a document of the queried collection %q.", ref.ReferenceValue, q.collPath())
+	if !q.allDesc && fsvalue.CollectionOf(rel) != q.collPath() {
+		return fsvalue.Errorf(ErrInvalidArgument, "__key__ filter value %q is not a document of the queried collection %q.", ref.ReferenceValue, q.collPath())
 	}
 	return nil
 }
@@ -243,10 +246,10 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		case pb.StructuredQuery_CompositeFilter_OR:
 			f.kind = fOr
 		default:
-			return nil, errorf(ErrInvalidArgument, "A composite filter must have the operator AND or OR.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A composite filter must have the operator AND or OR.")
 		}
 		if len(x.CompositeFilter.GetFilters()) == 0 {
-			return nil, errorf(ErrInvalidArgument, "A composite filter must contain at least one filter.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A composite filter must contain at least one filter.")
 		}
 		for _, s := range x.CompositeFilter.GetFilters() {
 			sf, err := q.compileFilter(s)
@@ -264,7 +267,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		}
 		f := &filter{kind: fField, fp: fp, op: ff.GetOp(), value: ff.GetValue()}
 		if f.value.GetValueType() == nil {
-			return nil, errorf(ErrInvalidArgument, "The filter on %s has no value.", fp)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "The filter on %s has no value.", fp)
 		}
 		switch f.op {
 		case pb.StructuredQuery_FieldFilter_LESS_THAN, pb.StructuredQuery_FieldFilter_LESS_THAN_OR_EQUAL,
@@ -284,23 +287,23 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 			}
 		case pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS:
 			if fp.IsName() {
-				return nil, errorf(ErrInvalidArgument, "'ARRAY_CONTAINS' cannot be used on __name__.")
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "'ARRAY_CONTAINS' cannot be used on __name__.")
 			}
 		case pb.StructuredQuery_FieldFilter_IN, pb.StructuredQuery_FieldFilter_NOT_IN, pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS_ANY:
 			arr, ok := f.value.GetValueType().(*pb.Value_ArrayValue)
 			if !ok {
-				return nil, errorf(ErrInvalidArgument, "'%s' requires an ArrayValue.", opName(f.op))
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "'%s' requires an ArrayValue.", opName(f.op))
 			}
 			n := len(arr.ArrayValue.GetValues())
 			if n == 0 {
-				return nil, errorf(ErrInvalidArgument, "'%s' requires a non-empty ArrayValue.", opName(f.op))
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "'%s' requires a non-empty ArrayValue.", opName(f.op))
 			}
 			if n > maxValues[f.op] {
-				return nil, errorf(ErrInvalidArgument, "'%s' supports up to %d comparison values.", opName(f.op), maxValues[f.op])
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "'%s' supports up to %d comparison values.", opName(f.op), maxValues[f.op])
 			}
 			if fp.IsName() {
 				if f.op == pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS_ANY {
-					return nil, errorf(ErrInvalidArgument, "'ARRAY_CONTAINS_ANY' cannot be used on __name__.")
+					return nil, fsvalue.Errorf(ErrInvalidArgument, "'ARRAY_CONTAINS_ANY' cannot be used on __name__.")
 				}
 				for _, v := range arr.ArrayValue.GetValues() {
 					if err := q.checkNameValue(v); err != nil {
@@ -312,7 +315,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 				q.inequalities = appendPath(q.inequalities, fp)
 			}
 		default:
-			return nil, errorf(ErrInvalidArgument, "The filter on %s has an unspecified operator.", fp)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "The filter on %s has an unspecified operator.", fp)
 		}
 		return f, nil
 	case *pb.StructuredQuery_Filter_UnaryFilter:
@@ -327,11 +330,11 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		case pb.StructuredQuery_UnaryFilter_IS_NOT_NAN, pb.StructuredQuery_UnaryFilter_IS_NOT_NULL:
 			q.inequalities = appendPath(q.inequalities, fp)
 		default:
-			return nil, errorf(ErrInvalidArgument, "The unary filter on %s has an unspecified operator.", fp)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "The unary filter on %s has an unspecified operator.", fp)
 		}
 		return f, nil
 	}
-	return nil, errorf(ErrInvalidArgument, "A filter must set one of composite_filter, field_filter or unary_filter.")
+	return nil, fsvalue.Errorf(ErrInvalidArgument, "A filter must set one of composite_filter, field_filter or unary_filter.")
 }
 
 func appendPath(ps []FieldPath, fp FieldPath) []FieldPath {
@@ -350,7 +353,7 @@ func appendPath(ps []FieldPath, fp FieldPath) []FieldPath {
 func (q *query) checkInequalities() error {
 	for i, o := range q.orders[:q.explicitOrders] {
 		if o.fp.IsName() && i < q.explicitOrders-1 {
-			return errorf(ErrInvalidArgument, "order by clause cannot contain more fields after the key")
+			return fsvalue.Errorf(ErrInvalidArgument, "order by clause cannot contain more fields after the key")
 		}
 	}
 	if len(q.inequalities) == 0 {
@@ -381,7 +384,7 @@ func (q *query) checkInequalities() error {
 	}
 	walk(q.filter)
 	if keyEquality {
-		return errorf(ErrInvalidArgument, "Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities.")
+		return fsvalue.Errorf(ErrInvalidArgument, "Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities.")
 	}
 	return nil
 }
@@ -418,11 +421,11 @@ func (q *query) checkFilters() error {
 	}
 	walk(q.filter)
 	if negations > 1 {
-		return errorf(ErrInvalidArgument, "Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
+		return fsvalue.Errorf(ErrInvalidArgument, "Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
 	}
 	// Observed on the official emulator (e2e/goclient differential test).
 	if notIn && disjunctive {
-		return errorf(ErrInvalidArgument, "'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
+		return fsvalue.Errorf(ErrInvalidArgument, "'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
 	}
 	return nil
 }
@@ -433,7 +436,7 @@ func fieldValue(d *pb.Document, fp FieldPath) *pb.Value {
 	if fp.IsName() {
 		return &pb.Value{ValueType: &pb.Value_ReferenceValue{ReferenceValue: d.Name}}
 	}
-	return getField(d.Fields, fp)
+	return fsvalue.GetField(d.Fields, fp)
 }
 
 // eval reports whether d passes the filter.
@@ -460,14 +463,14 @@ func (f *filter) eval(d *pb.Document) bool {
 		}
 		switch f.uop {
 		case pb.StructuredQuery_UnaryFilter_IS_NULL:
-			return isNull(v)
+			return fsvalue.IsNull(v)
 		case pb.StructuredQuery_UnaryFilter_IS_NAN:
-			return isNaN(v)
+			return fsvalue.IsNaN(v)
 		case pb.StructuredQuery_UnaryFilter_IS_NOT_NULL:
-			return !isNull(v)
+			return !fsvalue.IsNull(v)
 		case pb.StructuredQuery_UnaryFilter_IS_NOT_NAN:
 			// Observed on the official emulator: null values do not match.
-			return !isNull(v) && !isNaN(v)
+			return !fsvalue.IsNull(v) && !fsvalue.IsNaN(v)
 		}
 		return false
 	}
@@ -479,7 +482,7 @@ func (f *filter) eval(d *pb.Document) bool {
 	case pb.StructuredQuery_FieldFilter_EQUAL:
 		return Equal(v, f.value)
 	case pb.StructuredQuery_FieldFilter_NOT_EQUAL:
-		return !isNull(v) && !sameValue(v, f.value)
+		return !fsvalue.IsNull(v) && !fsvalue.SameValue(v, f.value)
 	case pb.StructuredQuery_FieldFilter_IN:
 		for _, e := range f.value.GetArrayValue().GetValues() {
 			if Equal(v, e) {
@@ -488,11 +491,11 @@ func (f *filter) eval(d *pb.Document) bool {
 		}
 		return false
 	case pb.StructuredQuery_FieldFilter_NOT_IN:
-		if isNull(v) {
+		if fsvalue.IsNull(v) {
 			return false
 		}
 		for _, e := range f.value.GetArrayValue().GetValues() {
-			if isNull(e) || sameValue(v, e) {
+			if fsvalue.IsNull(e) || fsvalue.SameValue(v, e) {
 				return false // a null candidate makes not-in match nothing
 			}
 		}
@@ -516,7 +519,7 @@ func (f *filter) eval(d *pb.Document) bool {
 	}
 	// Range operators match only values of the operand's type; NaN and null
 	// take part in no range.
-	if typeRank(v) != typeRank(f.value) || isNaN(v) || isNaN(f.value) || isNull(f.value) {
+	if fsvalue.TypeRank(v) != fsvalue.TypeRank(f.value) || fsvalue.IsNaN(v) || fsvalue.IsNaN(f.value) || fsvalue.IsNull(f.value) {
 		return false
 	}
 	c := Compare(v, f.value)
@@ -535,11 +538,11 @@ func (f *filter) eval(d *pb.Document) bool {
 
 // inScope reports whether the document path is in the query's collection.
 func (q *query) inScope(rel string) bool {
-	coll := collectionOf(rel)
+	coll := fsvalue.CollectionOf(rel)
 	if !q.allDesc {
 		return coll == q.collPath()
 	}
-	if q.collID != "" && docID(coll) != q.collID {
+	if q.collID != "" && fsvalue.DocID(coll) != q.collID {
 		return false
 	}
 	return q.parent == "" || strings.HasPrefix(rel, q.parent+"/")
@@ -552,7 +555,7 @@ func (q *query) matches(rel string, d *pb.Document) bool {
 		return false
 	}
 	for _, o := range q.orders {
-		if !o.fp.IsName() && getField(d.Fields, o.fp) == nil {
+		if !o.fp.IsName() && fsvalue.GetField(d.Fields, o.fp) == nil {
 			return false
 		}
 	}
@@ -593,9 +596,9 @@ func (q *query) cmpDocs(a, b *pb.Document) int {
 	for _, o := range q.orders {
 		var r int
 		if o.fp.IsName() {
-			r = compareNames(a.Name, b.Name)
+			r = fsvalue.CompareNames(a.Name, b.Name)
 		} else {
-			r = Compare(getField(a.Fields, o.fp), getField(b.Fields, o.fp))
+			r = Compare(fsvalue.GetField(a.Fields, o.fp), fsvalue.GetField(b.Fields, o.fp))
 		}
 		if o.desc {
 			r = -r
@@ -607,19 +610,19 @@ func (q *query) cmpDocs(a, b *pb.Document) int {
 	return 0
 }
 
-// candidates returns the entries a query may match; callers hold db.mu.
-func (db *database) candidates(q *query) map[string]*docEntry {
+// candidates returns the entries a query may match; callers hold db.st's lock.
+func (db *database) candidates(q *query) map[string]*fsstore.Entry {
 	if q.allDesc && q.collID == "" {
-		return db.docs
+		return db.st.All()
 	}
 	if q.allDesc {
-		return db.groups[q.collID]
+		return db.st.Group(q.collID)
 	}
-	return db.colls[q.collPath()]
+	return db.st.Collection(q.collPath())
 }
 
 // runQuery returns the ordered result at time t (current state when
-// current), after offset and limit; callers hold db.mu.
+// current), after offset and limit; callers hold db.st's lock.
 func (db *database) runQuery(q *query, t time.Time, current bool) []*pb.Document {
 	if q.nearest != nil {
 		lim := q.limit
@@ -643,16 +646,16 @@ func (db *database) matching(q *query, t time.Time, current bool) []*pb.Document
 }
 
 // scan is matching over every document of the query's scope; callers
-// hold db.mu.
+// hold db.st's lock.
 func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
 	return scanEntries(q, t, current, db.snapshot(q))
 }
 
 // snapshot lists the entries a query may match, so that the scan itself
-// can run after the lock is released; callers hold db.mu.
-func (db *database) snapshot(q *query) []*docEntry {
+// can run after the lock is released; callers hold db.st's lock.
+func (db *database) snapshot(q *query) []*fsstore.Entry {
 	c := db.candidates(q)
-	out := make([]*docEntry, 0, len(c))
+	out := make([]*fsstore.Entry, 0, len(c))
 	for _, d := range c {
 		out = append(out, d)
 	}
@@ -661,19 +664,19 @@ func (db *database) snapshot(q *query) []*docEntry {
 
 // scanEntries is matching over the entries: it needs no lock, since
 // entries publish their versions atomically and never change them.
-func scanEntries(q *query, t time.Time, current bool, entries []*docEntry) []*pb.Document {
+func scanEntries(q *query, t time.Time, current bool, entries []*fsstore.Entry) []*pb.Document {
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit
 	}
 	h := &keyHeap{q: q}
 	for _, d := range entries {
-		rel := d.path
+		rel := d.Path()
 		var doc *pb.Document
 		if current {
-			doc = d.current()
+			doc = d.Current()
 		} else {
-			doc = d.at(t)
+			doc = d.At(t)
 		}
 		if !q.matches(rel, doc) {
 			continue
@@ -681,7 +684,7 @@ func scanEntries(q *query, t time.Time, current bool, entries []*docEntry) []*pb
 		x := keyed{d: doc, keys: make([]*pb.Value, len(q.orders))}
 		for i, o := range q.orders {
 			if !o.fp.IsName() {
-				x.keys[i] = getField(doc.Fields, o.fp)
+				x.keys[i] = fsvalue.GetField(doc.Fields, o.fp)
 			}
 		}
 		switch {
@@ -709,7 +712,7 @@ func (q *query) cmpKeyed(a, b keyed) int {
 	for i, o := range q.orders {
 		var r int
 		if o.fp.IsName() {
-			r = compareNames(a.d.Name, b.d.Name)
+			r = fsvalue.CompareNames(a.d.Name, b.d.Name)
 		} else {
 			r = Compare(a.keys[i], b.keys[i])
 		}
@@ -761,8 +764,8 @@ func (q *query) project(d *pb.Document) *pb.Document {
 		if fp.IsName() {
 			continue
 		}
-		if v := getField(d.Fields, fp); v != nil {
-			setField(out.Fields, fp, v)
+		if v := fsvalue.GetField(d.Fields, fp); v != nil {
+			fsvalue.SetField(out.Fields, fp, v)
 		}
 	}
 	return out
@@ -779,8 +782,8 @@ func project(d *pb.Document, mask *pb.DocumentMask) (*pb.Document, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v := getField(d.Fields, fp); v != nil {
-			setField(out.Fields, fp, v)
+		if v := fsvalue.GetField(d.Fields, fp); v != nil {
+			fsvalue.SetField(out.Fields, fp, v)
 		}
 	}
 	return out, nil

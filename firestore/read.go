@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -54,7 +55,7 @@ type readView struct {
 }
 
 func (v readView) doc(db *database, rel string) *pb.Document {
-	d := db.getAt(rel, v.t)
+	d := db.st.GetAt(rel, v.t)
 	if v.tx != nil {
 		v.tx.recordRead(rel, d)
 	}
@@ -63,30 +64,30 @@ func (v readView) doc(db *database, rel string) *pb.Document {
 
 // tooOld fails reads at t when the history they need is no longer kept
 // (older than Options.History, or dropped for Options.HistoryBytes);
-// callers hold db.mu.
+// callers hold db.st's lock.
 func (db *database) tooOld(t time.Time, what string) error {
-	if db.since.IsZero() || !t.Before(db.since) {
+	if db.st.Since().IsZero() || !t.Before(db.st.Since()) {
 		return nil
 	}
-	return errorf(ErrFailedPrecondition, "%s %s is older than the oldest available read time %s: this database keeps at most %s and %d MiB of old document versions.",
-		what, t.UTC().Format(time.RFC3339Nano), db.since.UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
+	return fsvalue.Errorf(ErrFailedPrecondition, "%s %s is older than the oldest available read time %s: this database keeps at most %s and %d MiB of old document versions.",
+		what, t.UTC().Format(time.RFC3339Nano), db.st.Since().UTC().Format(time.RFC3339Nano), db.e.opts.History, db.e.opts.HistoryBytes>>20)
 }
 
-// checkReadTime validates a requested read time; callers hold db.mu.
+// checkReadTime validates a requested read time; callers hold db.st's lock.
 func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	if nanos%1000 != 0 {
-		return time.Time{}, errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
+		return time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "read_time cannot have more than microseconds precision")
 	}
 	if err := db.tooOld(t, "read_time"); err != nil {
 		return time.Time{}, err
 	}
-	if t.After(db.readTime()) {
-		return db.readTime(), nil
+	if t.After(db.st.ReadTime()) {
+		return db.st.ReadTime(), nil
 	}
 	return t, nil
 }
 
-// view resolves the consistency selector; callers hold db.mu exclusively
+// view resolves the consistency selector; callers hold db.st's lock exclusively
 // when c names or starts a transaction.
 func (db *database) view(c consistency) (readView, error) {
 	switch {
@@ -101,13 +102,13 @@ func (db *database) view(c consistency) (readView, error) {
 			}
 			return readView{t: t.readTime, tx: t}, nil
 		}
-		return readView{t: db.readTime(), tx: t}, nil
+		return readView{t: db.st.ReadTime(), tx: t}, nil
 	case c.newTxn != nil:
 		t, err := db.begin(c.newTxn)
 		if err != nil {
 			return readView{}, err
 		}
-		v := readView{t: db.readTime(), tx: t, newTxID: []byte(t.id)}
+		v := readView{t: db.st.ReadTime(), tx: t, newTxID: []byte(t.id)}
 		if t.readOnly {
 			v.t = t.readTime
 		}
@@ -119,17 +120,17 @@ func (db *database) view(c consistency) (readView, error) {
 		}
 		return readView{t: t}, nil
 	}
-	return readView{t: db.readTime()}, nil
+	return readView{t: db.st.ReadTime()}, nil
 }
 
 // lockFor takes the database lock a read needs and returns its release.
 func (db *database) lockFor(c consistency) func() {
 	if len(c.txid) > 0 || c.newTxn != nil {
-		db.mu.Lock()
-		return db.mu.Unlock
+		db.st.Lock()
+		return db.st.Unlock
 	}
-	db.mu.RLock()
-	return db.mu.RUnlock
+	db.st.RLock()
+	return db.st.RUnlock
 }
 
 // GetDocument reads one document.
@@ -140,7 +141,7 @@ func (e *Engine) GetDocument(ctx context.Context, who identity.Identity, req *pb
 		return nil, err
 	}
 	if resp[0].GetFound() == nil {
-		return nil, errorf(ErrNotFound, "Document %q not found.", req.GetName())
+		return nil, fsvalue.Errorf(ErrNotFound, "Document %q not found.", req.GetName())
 	}
 	return resp[0].GetFound(), nil
 }
@@ -166,7 +167,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		if i == 0 {
 			name = dn
 		} else if dn != name {
-			return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", n, name)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", n, name)
 		}
 		rels[i] = rel
 	}
@@ -178,7 +179,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		name = n
 	} else if dbName != names[0] {
 		if dn, err := ParseDatabaseName(dbName); err == nil && dn != name {
-			return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", names[0], dbName)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", names[0], dbName)
 		}
 	}
 	db := e.db(name)
@@ -314,14 +315,14 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	c := consistencyOf(req)
 	saq := req.GetStructuredAggregationQuery()
 	if saq == nil {
-		return nil, errorf(ErrInvalidArgument, "A structured aggregation query must be given.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A structured aggregation query must be given.")
 	}
 	aggs := saq.GetAggregations()
 	if len(aggs) == 0 {
-		return nil, errorf(ErrInvalidArgument, "An aggregation query must have at least one aggregation.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "An aggregation query must have at least one aggregation.")
 	}
 	if len(aggs) > MaxAggregations {
-		return nil, errorf(ErrInvalidArgument, "The aggregation query has %d aggregations; the maximum number of aggregations allowed in a query is %d.", len(aggs), MaxAggregations)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "The aggregation query has %d aggregations; the maximum number of aggregations allowed in a query is %d.", len(aggs), MaxAggregations)
 	}
 	aliases := map[string]bool{}
 	type spec struct {
@@ -336,7 +337,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 			alias = "field_" + itoa(i+1)
 		}
 		if aliases[alias] {
-			return nil, errorf(ErrInvalidArgument, "Aggregation aliases contain duplicate alias: %s.", alias)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Aggregation aliases contain duplicate alias: %s.", alias)
 		}
 		aliases[alias] = true
 		s := spec{alias: alias, agg: a}
@@ -344,14 +345,14 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 		switch x := a.GetOperator().(type) {
 		case *pb.StructuredAggregationQuery_Aggregation_Count_:
 			if ut := x.Count.GetUpTo(); ut != nil && ut.GetValue() <= 0 {
-				return nil, errorf(ErrInvalidArgument, "count up_to must be greater than zero; got %d.", ut.GetValue())
+				return nil, fsvalue.Errorf(ErrInvalidArgument, "count up_to must be greater than zero; got %d.", ut.GetValue())
 			}
 		case *pb.StructuredAggregationQuery_Aggregation_Sum_:
 			f = x.Sum.GetField()
 		case *pb.StructuredAggregationQuery_Aggregation_Avg_:
 			f = x.Avg.GetField()
 		default:
-			return nil, errorf(ErrInvalidArgument, "Aggregation %s has no operator.", alias)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Aggregation %s has no operator.", alias)
 		}
 		if f != nil {
 			fp, err := ParseFieldPath(f.GetFieldPath())
@@ -379,7 +380,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	if len(specs) > 1 && len(aggFields) > 0 {
 		docs = slices.DeleteFunc(slices.Clone(docs), func(d *pb.Document) bool {
 			for _, fp := range aggFields {
-				if getField(d.Fields, fp) == nil {
+				if fsvalue.GetField(d.Fields, fp) == nil {
 					return true
 				}
 			}
@@ -422,7 +423,7 @@ func sumField(docs []*pb.Document, fp FieldPath) (*pb.Value, int) {
 	var f float64
 	allInt, n := true, 0
 	for _, d := range docs {
-		v := getField(d.Fields, fp)
+		v := fsvalue.GetField(d.Fields, fp)
 		switch x := v.GetValueType().(type) {
 		case *pb.Value_IntegerValue:
 			exact.Add(exact, big.NewInt(x.IntegerValue))
@@ -476,10 +477,10 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		}
 	}
 	if req.GetPageSize() < 0 {
-		return nil, errorf(ErrInvalidArgument, "Page size must be nonnegative: page_size is %d.", req.GetPageSize())
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "Page size must be nonnegative: page_size is %d.", req.GetPageSize())
 	}
 	if ob := req.GetOrderBy(); ob != "" && ob != "__name__" && ob != "__name__ asc" {
-		return nil, errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
+		return nil, fsvalue.Errorf(ErrUnimplemented, "ListDocuments supports only order_by \"__name__\"; got %q.", ob)
 	}
 	c := consistencyOf(req)
 	db := e.db(name)
@@ -509,7 +510,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	if tok := req.GetPageToken(); tok != "" {
 		a, ok := parsePageToken(tok, "docs")
 		if !ok {
-			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListDocuments call.", truncate(tok, 40))
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListDocuments call.", fsvalue.Truncate(tok, 40))
 		}
 		after, hasAfter = string(a), true
 	}
@@ -524,7 +525,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	var kept []string
 	found := map[string]*pb.Document{} // doc path -> doc (nil: missing but has descendants)
-	for rel, d := range db.docs {
+	for rel, d := range db.st.All() {
 		if !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -541,13 +542,13 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		if deep && !req.GetShowMissing() {
 			continue
 		}
-		if hasAfter && compareNames(p, after) <= 0 {
+		if hasAfter && fsvalue.CompareNames(p, after) <= 0 {
 			continue // on an earlier page
 		}
-		if window > 0 && len(kept) == window && compareNames(p, kept[window-1]) > 0 {
+		if window > 0 && len(kept) == window && fsvalue.CompareNames(p, kept[window-1]) > 0 {
 			continue // beyond this page
 		}
-		doc := d.at(v.t)
+		doc := d.At(v.t)
 		if doc == nil {
 			continue
 		}
@@ -561,7 +562,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		if seen || window == 0 {
 			continue
 		}
-		k, _ := slices.BinarySearchFunc(kept, p, compareNames)
+		k, _ := slices.BinarySearchFunc(kept, p, fsvalue.CompareNames)
 		kept = slices.Insert(kept, k, p)
 		if len(kept) > window {
 			delete(found, kept[window])
@@ -574,7 +575,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		for p := range found {
 			paths = append(paths, p)
 		}
-		slices.SortFunc(paths, compareNames)
+		slices.SortFunc(paths, fsvalue.CompareNames)
 	}
 	resp := &pb.ListDocumentsResponse{}
 	for _, p := range paths {
@@ -611,13 +612,13 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
 	}
 	if req.GetPageSize() < 0 {
-		return nil, errorf(ErrInvalidArgument, "page_size must be greater than or equal to zero; got %d.", req.GetPageSize())
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "page_size must be greater than or equal to zero; got %d.", req.GetPageSize())
 	}
 	after := ""
 	if tok := req.GetPageToken(); tok != "" {
 		a, ok := parsePageToken(tok, "ids")
 		if !ok {
-			return nil, errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListCollectionIds call.", truncate(tok, 40))
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "invalid page token: page_token %q was not returned by a previous ListCollectionIds call.", fsvalue.Truncate(tok, 40))
 		}
 		after = a
 	}
@@ -634,8 +635,8 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 		prefix = parent + "/"
 	}
 	ids := map[string]bool{}
-	for rel, d := range db.docs {
-		doc := d.at(v.t)
+	for rel, d := range db.st.All() {
+		doc := d.At(v.t)
 		if doc == nil || !strings.HasPrefix(rel, prefix) {
 			continue
 		}
@@ -663,17 +664,17 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req *pb.PartitionQueryRequest) (*pb.PartitionQueryResponse, error) {
 	sq := req.GetStructuredQuery()
 	if sq == nil {
-		return nil, errorf(ErrInvalidArgument, "A structured query must be given.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A structured query must be given.")
 	}
 	if req.GetPartitionCount() <= 0 {
-		return nil, errorf(ErrInvalidArgument, "partition_count must be positive; got %d.", req.GetPartitionCount())
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "partition_count must be positive; got %d.", req.GetPartitionCount())
 	}
 	if sq.Where != nil || sq.StartAt != nil || sq.EndAt != nil || sq.Limit != nil || sq.Offset != 0 {
-		return nil, errorf(ErrInvalidArgument, "A partitioned query may not have filters, cursors, a limit or an offset.")
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "A partitioned query may not have filters, cursors, a limit or an offset.")
 	}
 	for _, o := range sq.GetOrderBy() {
 		if o.GetField().GetFieldPath() != NameField || o.GetDirection() == pb.StructuredQuery_DESCENDING {
-			return nil, errorf(ErrInvalidArgument, "A partitioned query must be ordered by __name__ ascending only.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A partitioned query must be ordered by __name__ ascending only.")
 		}
 	}
 	c := consistencyOf(req)
@@ -691,7 +692,7 @@ func (e *Engine) PartitionQuery(ctx context.Context, who identity.Identity, req 
 	if tok := req.GetPageToken(); tok != "" {
 		n, err := strconv.Atoi(tok)
 		if err != nil || n < 0 {
-			return nil, errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Invalid page_token %q.", tok)
 		}
 		start = min(n, len(cuts))
 	}

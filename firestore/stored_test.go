@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pyric/pyric/firestore/fsstore"
 )
 
 // storedOf encodes an engine's documents as a Persister stores them.
@@ -71,7 +73,7 @@ func TestRestoreStored(t *testing.T) {
 		t.Fatalf("history after restore: %d versions", v)
 	}
 	setT(t, e, "c/b", map[string]*pb.Value{"n": Int(5)})
-	if v, n, _ := e.HistoryStats(testDB); v != 1 || n <= versionOverhead {
+	if v, n, _ := e.HistoryStats(testDB); v != 1 || n <= fsstore.VersionOverhead {
 		t.Fatalf("history after an overwrite: %d versions, %d bytes", v, n)
 	}
 	if got := getT(t, e, "c/b").Fields["n"].GetIntegerValue(); got != 5 {
@@ -84,7 +86,7 @@ func TestRestoreStored(t *testing.T) {
 func TestRestoreStoredWithoutTimes(t *testing.T) {
 	e := newTestEngine(t)
 	b, _ := proto.Marshal(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"n": Int(1)}})
-	if err := e.RestoreStored(testDB, []StoredDocument{{"c/q", b}}); err != nil {
+	if err := e.RestoreStored(testDB, []StoredDocument{{Path: "c/q", Data: b}}); err != nil {
 		t.Fatal(err)
 	}
 	d := getT(t, e, "c/q")
@@ -104,14 +106,14 @@ func TestRestoreStoredDamaged(t *testing.T) {
 		doc  StoredDocument
 		want string
 	}{
-		{"truncated", StoredDocument{a.Path, a.Data[:len(a.Data)/2]}, "not a valid encoding"},
-		{"garbage", StoredDocument{a.Path, []byte{0xff, 0xff, 0xff}}, "not a valid encoding"},
-		{"empty", StoredDocument{a.Path, nil}, "has no name"},
-		{"under another path", StoredDocument{"c/zzz", a.Data}, "is named"},
-		{"key not a document path", StoredDocument{"c", a.Data}, "not a document path"},
-		{"field name not UTF-8", StoredDocument{"c/q", bytes.ReplaceAll(enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"QQQQ": Int(1)},
+		{"truncated", StoredDocument{Path: a.Path, Data: a.Data[:len(a.Data)/2]}, "not a valid encoding"},
+		{"garbage", StoredDocument{Path: a.Path, Data: []byte{0xff, 0xff, 0xff}}, "not a valid encoding"},
+		{"empty", StoredDocument{Path: a.Path, Data: nil}, "has no name"},
+		{"under another path", StoredDocument{Path: "c/zzz", Data: a.Data}, "is named"},
+		{"key not a document path", StoredDocument{Path: "c", Data: a.Data}, "not a document path"},
+		{"field name not UTF-8", StoredDocument{Path: "c/q", Data: bytes.ReplaceAll(enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"QQQQ": Int(1)},
 			CreateTime: ts(testTime), UpdateTime: ts(testTime)}), []byte("QQQQ"), []byte("\xff\xfe\xff\xfe"))}, "not valid UTF-8"},
-		{"function value", StoredDocument{"c/q", enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"f": {ValueType: &pb.Value_FunctionValue{FunctionValue: &pb.Function{Name: "f"}}}}})}, "function"},
+		{"function value", StoredDocument{Path: "c/q", Data: enc(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"f": {ValueType: &pb.Value_FunctionValue{FunctionValue: &pb.Function{Name: "f"}}}}})}, "function"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,39 +127,6 @@ func TestRestoreStoredDamaged(t *testing.T) {
 				t.Fatalf("%d documents restored from a damaged batch", n)
 			}
 		})
-	}
-}
-
-// FuzzCheckStored: what checkStored accepts decodes, as the document its
-// path names (the lazy decode relies on it); nothing panics.
-func FuzzCheckStored(f *testing.F) {
-	for _, d := range storedOf(f, storedFixture(f)) {
-		f.Add(d.Path, d.Data)
-	}
-	f.Add("c/a", []byte{0x0a, 0x01})
-	f.Fuzz(func(t *testing.T, rel string, data []byte) {
-		if _, err := checkStored(data, testDB.Documents()+"/", rel); err != nil {
-			return
-		}
-		d := &pb.Document{}
-		if err := proto.Unmarshal(data, d); err != nil {
-			t.Fatalf("checkStored accepted what does not decode: %v", err)
-		}
-		if d.Name != name(rel) {
-			t.Fatalf("accepted %q under %q", d.Name, rel)
-		}
-	})
-}
-
-func BenchmarkCheckStored(b *testing.B) {
-	docs := storedOf(b, storedFixture(b))
-	prefix := testDB.Documents() + "/"
-	for b.Loop() {
-		for _, d := range docs {
-			if _, err := checkStored(d.Data, prefix, d.Path); err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
 }
 
@@ -183,7 +152,7 @@ func (p *memPersister) Commit(_ DatabaseName, _ time.Time, changes []Change) err
 func TestCompactedDocuments(t *testing.T) {
 	p := &memPersister{data: map[string][]byte{}}
 	e := New(Options{Rules: AllowAll, Persister: p})
-	e.db(testDB).cache.limit = 4 << 10
+	e.db(testDB).st.SetDecodedCacheLimit(4 << 10)
 	want := map[string]*pb.Document{}
 	for i := range 300 {
 		rel := fmt.Sprintf("c/d%03d", i%200)
@@ -191,19 +160,14 @@ func TestCompactedDocuments(t *testing.T) {
 		want[rel] = getT(t, e, rel)
 	}
 	db := e.db(testDB)
-	db.mu.RLock()
-	encoded := 0
-	for _, d := range db.docs {
-		if vs := d.versions(); vs[len(vs)-1].enc != nil {
-			encoded++
-		}
+	db.st.RLock()
+	st := db.st.Stats()
+	db.st.RUnlock()
+	if st.Encoded != 200 {
+		t.Fatalf("%d of 200 latest versions encoded", st.Encoded)
 	}
-	db.mu.RUnlock()
-	if encoded != 200 {
-		t.Fatalf("%d of 200 latest versions encoded", encoded)
-	}
-	if db.cache.bytes > db.cache.limit+docHeapSize(want["c/d199"]) {
-		t.Fatalf("cache holds %d bytes, limit %d", db.cache.bytes, db.cache.limit)
+	if st.DecodedCacheBytes > st.DecodedCacheLimit+fsstore.DocHeapSize(want["c/d199"]) {
+		t.Fatalf("cache holds %d bytes, limit %d", st.DecodedCacheBytes, st.DecodedCacheLimit)
 	}
 	for rel, w := range want {
 		if diff := cmp.Diff(w, getT(t, e, rel), protocmp.Transform()); diff != "" {

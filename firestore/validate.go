@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // MaxDocumentBytes is production's limit on a document's size as computed by
@@ -27,13 +29,13 @@ func validateFields(fields map[string]*pb.Value) error {
 func validateKey(at FieldPath, k string) error {
 	switch {
 	case k == "":
-		return errorf(ErrInvalidArgument, "Field name at %q is the empty string.", FieldPath(at[:len(at)-1]).String()+".``")
+		return fsvalue.Errorf(ErrInvalidArgument, "Field name at %q is the empty string.", FieldPath(at[:len(at)-1]).String()+".``")
 	case !utf8.ValidString(k):
-		return errorf(ErrInvalidArgument, "Field name %q is not valid UTF-8.", k)
+		return fsvalue.Errorf(ErrInvalidArgument, "Field name %q is not valid UTF-8.", k)
 	case len(k) > MaxIDBytes:
-		return errorf(ErrInvalidArgument, "Field name %q is longer than %d bytes.", truncate(k, 40), MaxIDBytes)
-	case isReserved(k):
-		return errorf(ErrInvalidArgument, "Field name %s is reserved.", at.String())
+		return fsvalue.Errorf(ErrInvalidArgument, "Field name %q is longer than %d bytes.", fsvalue.Truncate(k, 40), MaxIDBytes)
+	case fsvalue.IsReserved(k):
+		return fsvalue.Errorf(ErrInvalidArgument, "Field name %s is reserved.", at.String())
 	}
 	return nil
 }
@@ -53,36 +55,36 @@ func validateValue(at FieldPath, v *pb.Value, depth int) error {
 	switch v.GetValueType().(type) {
 	case *pb.Value_MapValue, *pb.Value_ArrayValue:
 		if depth > maxDepth {
-			return errorf(ErrInvalidArgument, "Property %s contains an invalid nested entity: maps and arrays may be nested at most %d levels deep.", at.String(), maxDepth)
+			return fsvalue.Errorf(ErrInvalidArgument, "Property %s contains an invalid nested entity: maps and arrays may be nested at most %d levels deep.", at.String(), maxDepth)
 		}
 	}
 	switch x := v.GetValueType().(type) {
 	case nil:
-		return errorf(ErrInvalidArgument, "Property %s has a value with no type set.", at.String())
+		return fsvalue.Errorf(ErrInvalidArgument, "Property %s has a value with no type set.", at.String())
 	case *pb.Value_NullValue, *pb.Value_BooleanValue, *pb.Value_IntegerValue, *pb.Value_DoubleValue,
 		*pb.Value_BytesValue:
 	case *pb.Value_StringValue:
 		if !utf8.ValidString(x.StringValue) {
-			return errorf(ErrInvalidArgument, "Property %s has a string value that is not valid UTF-8.", at.String())
+			return fsvalue.Errorf(ErrInvalidArgument, "Property %s has a string value that is not valid UTF-8.", at.String())
 		}
 	case *pb.Value_TimestampValue:
 		t := x.TimestampValue
 		if t == nil || t.Seconds < minTimestampSeconds || t.Seconds > maxTimestampSeconds || t.Nanos < 0 || t.Nanos >= 1e9 {
-			return errorf(ErrInvalidArgument, "Property %s has a timestamp out of range [0001-01-01T00:00:00Z, 9999-12-31T23:59:59.999999Z].", at.String())
+			return fsvalue.Errorf(ErrInvalidArgument, "Property %s has a timestamp out of range [0001-01-01T00:00:00Z, 9999-12-31T23:59:59.999999Z].", at.String())
 		}
 	case *pb.Value_GeoPointValue:
 		g := x.GeoPointValue
 		if g == nil || !(g.Latitude >= -90 && g.Latitude <= 90) || !(g.Longitude >= -180 && g.Longitude <= 180) {
-			return errorf(ErrInvalidArgument, "Property %s has a geo point with latitude outside [-90, 90] or longitude outside [-180, 180].", at.String())
+			return fsvalue.Errorf(ErrInvalidArgument, "Property %s has a geo point with latitude outside [-90, 90] or longitude outside [-180, 180].", at.String())
 		}
 	case *pb.Value_ReferenceValue:
 		if _, _, err := ParseDocumentName(x.ReferenceValue); err != nil {
-			return errorf(ErrInvalidArgument, "Property %s has an invalid reference value: %v", at.String(), err)
+			return fsvalue.Errorf(ErrInvalidArgument, "Property %s has an invalid reference value: %v", at.String(), err)
 		}
 	case *pb.Value_ArrayValue:
 		for i, e := range x.ArrayValue.GetValues() {
 			if _, nested := e.GetValueType().(*pb.Value_ArrayValue); nested {
-				return errorf(ErrInvalidArgument, "Property %s contains an array directly inside an array (element %d); arrays cannot hold arrays.", at.String(), i)
+				return fsvalue.Errorf(ErrInvalidArgument, "Property %s contains an array directly inside an array (element %d); arrays cannot hold arrays.", at.String(), i)
 			}
 			if err := validateValue(at, e, depth+1); err != nil {
 				return err
@@ -99,7 +101,7 @@ func validateValue(at FieldPath, v *pb.Value, depth int) error {
 			}
 		}
 	default:
-		return errorf(ErrInvalidArgument, "Property %s has a value of a type that cannot be stored in a document.", at.String())
+		return fsvalue.Errorf(ErrInvalidArgument, "Property %s has a value of a type that cannot be stored in a document.", at.String())
 	}
 	return nil
 }
@@ -107,7 +109,7 @@ func validateValue(at FieldPath, v *pb.Value, depth int) error {
 // validateVector accepts exactly {__type__: "__vector__", value: [numbers]};
 // any other map with a __type__ key is rejected, as on the official emulator.
 func validateVector(at FieldPath, m map[string]*pb.Value) error {
-	bad := errorf(ErrInvalidArgument, "Property %s contains an invalid nested entity: a map with a __type__ key must be a vector {__type__: \"__vector__\", value: [numbers]}.", at.String())
+	bad := fsvalue.Errorf(ErrInvalidArgument, "Property %s contains an invalid nested entity: a map with a __type__ key must be a vector {__type__: \"__vector__\", value: [numbers]}.", at.String())
 	if len(m) != 2 || m["__type__"].GetStringValue() != "__vector__" {
 		return bad
 	}
@@ -116,7 +118,7 @@ func validateVector(at FieldPath, m map[string]*pb.Value) error {
 		return bad
 	}
 	for _, e := range arr.ArrayValue.GetValues() {
-		if !isNumber(e) {
+		if !fsvalue.IsNumber(e) {
 			return bad
 		}
 	}
@@ -206,7 +208,7 @@ func valueSize(v *pb.Value) int {
 // checkSize rejects documents over MaxDocumentBytes with production's message.
 func checkSize(db DatabaseName, rel string, fields map[string]*pb.Value) error {
 	if n := DocumentSize(rel, fields); n > MaxDocumentBytes {
-		return errorf(ErrInvalidArgument, "Document '%s' cannot be written because its size (%s bytes) exceeds the maximum allowed size of 1,048,576 bytes.", db.DocName(rel), commas(n))
+		return fsvalue.Errorf(ErrInvalidArgument, "Document '%s' cannot be written because its size (%s bytes) exceeds the maximum allowed size of 1,048,576 bytes.", db.DocName(rel), commas(n))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -191,10 +192,10 @@ func (h *hub) process(n notice, targets []*target) {
 	db, e := h.db, h.db.e
 	var out []*delivery
 	var suppressed []*target
-	db.mu.RLock()
+	db.st.RLock()
 	at := n.t
 	if at.IsZero() || n.attach != nil || n.recheck {
-		at = db.readTime()
+		at = db.st.ReadTime()
 	}
 	for _, t := range targets {
 		if t.dead.Load() || !t.affected(n) {
@@ -223,7 +224,7 @@ func (h *hub) process(n notice, targets []*target) {
 		}
 		out = append(out, &delivery{target: t, t: at, docs: docs, changes: changes})
 	}
-	db.mu.RUnlock()
+	db.st.RUnlock()
 
 	var trig *event.Trigger
 	if len(n.changes) > 0 {
@@ -254,7 +255,7 @@ func (t *target) deliver(e *Engine, d *delivery, trig *event.Trigger) {
 	t.w.deliver(d)
 }
 
-// authorize re-checks the target's rules; callers hold db.mu.
+// authorize re-checks the target's rules; callers hold db.st's lock.
 func (h *hub) authorize(t *target, at time.Time) error {
 	db, e := h.db, h.db.e
 	ctx := context.Background()
@@ -268,7 +269,7 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	}
 	for _, p := range t.paths {
 		dec := e.authorize(ctx, &AuthzRequest{Database: db.name, Method: MethodGet, Path: p, Auth: t.who,
-			Resource: db.getAt(p, at), Time: at, Get: db.lookupAt(at)})
+			Resource: db.st.GetAt(p, at), Time: at, Get: db.lookupAt(at)})
 		if dec.Verdict != Allow {
 			return denied(MethodGet, p, dec)
 		}
@@ -276,13 +277,13 @@ func (h *hub) authorize(t *target, at time.Time) error {
 	return nil
 }
 
-// result computes the target's result as of at; callers hold db.mu.
+// result computes the target's result as of at; callers hold db.st's lock.
 func (h *hub) result(t *target, at time.Time, n notice) []*pb.Document {
 	db := h.db
 	if t.q == nil {
 		var out []*pb.Document
 		for _, p := range t.paths {
-			if d := db.getAt(p, at); d != nil {
+			if d := db.st.GetAt(p, at); d != nil {
 				out = append(out, d)
 			}
 		}
@@ -316,7 +317,7 @@ func (h *hub) result(t *target, at time.Time, n notice) []*pb.Document {
 }
 
 // initial authorizes and computes a new target's first delivery; callers
-// hold db.mu.
+// hold db.st's lock.
 func (h *hub) initial(t *target, at time.Time) *delivery {
 	if err := h.authorize(t, at); err != nil {
 		t.dead.Store(true)
@@ -326,7 +327,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 	d := &delivery{target: t, t: at, docs: docs, initial: true}
 	var old []*pb.Document
 	if !t.resumeAt.IsZero() {
-		if t.resumeAt.Before(h.db.since) {
+		if t.resumeAt.Before(h.db.st.Since()) {
 			d.reset = true
 		} else {
 			old = h.result(t, t.resumeAt, notice{t: t.resumeAt, all: true})
@@ -335,7 +336,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 	d.changes = diff(t, old, docs)
 	if t.q == nil {
 		for _, p := range t.paths {
-			if h.db.getAt(p, at) == nil {
+			if h.db.st.GetAt(p, at) == nil {
 				d.missing = append(d.missing, h.db.name.DocName(p))
 			}
 		}
@@ -348,7 +349,7 @@ func (h *hub) initial(t *target, at time.Time) *delivery {
 // diff computes the changes from old to new (both ordered) with SDK-style
 // indexes.
 func diff(t *target, old, new []*pb.Document) []DocChange {
-	cmp := func(a, b *pb.Document) int { return compareNames(a.Name, b.Name) }
+	cmp := func(a, b *pb.Document) int { return fsvalue.CompareNames(a.Name, b.Name) }
 	if t.q != nil {
 		cmp = t.q.cmpDocs
 	}
@@ -399,7 +400,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 	case *pb.Target_Documents:
 		docs := x.Documents.GetDocuments()
 		if len(docs) == 0 {
-			return nil, name, errorf(ErrInvalidArgument, "A documents target must name at least one document.")
+			return nil, name, fsvalue.Errorf(ErrInvalidArgument, "A documents target must name at least one document.")
 		}
 		for i, dn := range docs {
 			db, rel, err := ParseDocumentName(dn)
@@ -407,7 +408,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 				return nil, name, err
 			}
 			if i > 0 && db != name {
-				return nil, name, errorf(ErrInvalidArgument, "Document %q is not in database %s.", dn, name)
+				return nil, name, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", dn, name)
 			}
 			name = db
 			t.paths = append(t.paths, rel)
@@ -426,7 +427,7 @@ func (e *Engine) newTarget(who identity.Identity, pt *pb.Target, w watcher) (*ta
 		}
 		name, t.q = db, q
 	default:
-		return nil, name, errorf(ErrInvalidArgument, "A target must be a documents target or a query target.")
+		return nil, name, fsvalue.Errorf(ErrInvalidArgument, "A target must be a documents target or a query target.")
 	}
 	switch x := pt.GetResumeType().(type) {
 	case *pb.Target_ResumeToken:
@@ -462,7 +463,7 @@ func encodeToken(t time.Time) []byte {
 
 func decodeToken(b []byte) (time.Time, error) {
 	if len(b) != 10 || string(b[:2]) != "pr" {
-		return time.Time{}, errorf(ErrInvalidArgument, "Invalid resume token.")
+		return time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Invalid resume token.")
 	}
 	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[2:]))).UTC(), nil
 }
@@ -569,12 +570,12 @@ func (s *ListenStream) Handle(req *pb.ListenRequest) error {
 			return nil
 		}
 		if name != s.name {
-			return errorf(ErrInvalidArgument, "Target is in database %s, but the stream is for %s.", name, s.name)
+			return fsvalue.Errorf(ErrInvalidArgument, "Target is in database %s, but the stream is for %s.", name, s.name)
 		}
 		s.mu.Lock()
 		if _, dup := s.tgts[t.id]; dup {
 			s.mu.Unlock()
-			return errorf(ErrInvalidArgument, "Target id %d is already in use on this stream.", t.id)
+			return fsvalue.Errorf(ErrInvalidArgument, "Target id %d is already in use on this stream.", t.id)
 		}
 		s.tgts[t.id] = t
 		s.mu.Unlock()
@@ -590,7 +591,7 @@ func (s *ListenStream) Handle(req *pb.ListenRequest) error {
 			s.push(targetChange(pb.TargetChange_REMOVE, nil, time.Time{}, x.RemoveTarget))
 		}
 	default:
-		return errorf(ErrInvalidArgument, "A listen request must add or remove a target.")
+		return fsvalue.Errorf(ErrInvalidArgument, "A listen request must add or remove a target.")
 	}
 	return nil
 }
@@ -664,9 +665,9 @@ func (e *Engine) isDeleted(name DatabaseName, doc string, at time.Time) bool {
 		return true
 	}
 	db := e.db(name)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	return db.getAt(rel, at) == nil
+	db.st.RLock()
+	defer db.st.RUnlock()
+	return db.st.GetAt(rel, at) == nil
 }
 
 func (s *ListenStream) consistent(t time.Time) {
@@ -699,7 +700,7 @@ func (s *ListenStream) Recv(ctx context.Context) (*pb.ListenResponse, error) {
 		done := s.done
 		s.mu.Unlock()
 		if done {
-			return nil, errorf(ErrUnavailable, "The listen stream is closed.")
+			return nil, fsvalue.Errorf(ErrUnavailable, "The listen stream is closed.")
 		}
 		select {
 		case <-s.wake:

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // writeKind is what a Write does.
@@ -36,7 +37,7 @@ const MaxRequestBytes = 10 << 20
 // checkRequestSize rejects requests over MaxRequestBytes in production's words.
 func checkRequestSize(m proto.Message) error {
 	if n := proto.Size(m); n > MaxRequestBytes {
-		return errorf(ErrInvalidArgument, "Request payload size exceeds the limit: %d bytes (this request has %d).", MaxRequestBytes, n)
+		return fsvalue.Errorf(ErrInvalidArgument, "Request payload size exceeds the limit: %d bytes (this request has %d).", MaxRequestBytes, n)
 	}
 	return nil
 }
@@ -79,7 +80,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 	default:
 		v, ok := verifyTarget(w)
 		if !ok {
-			return nil, errorf(ErrInvalidArgument, "A write must set one of update, delete, transform or verify.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "A write must set one of update, delete, transform or verify.")
 		}
 		op.kind = writeVerify
 		name = v
@@ -89,11 +90,11 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		return nil, err
 	}
 	if dn != db {
-		return nil, errorf(ErrInvalidArgument, "Document %q is not in database %s.", name, db)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", name, db)
 	}
 	op.rel, op.name = rel, name
 	if op.kind != writeUpdate && (w.UpdateMask != nil || len(w.UpdateTransforms) > 0) {
-		return nil, errorf(ErrInvalidArgument, "update_mask and update_transforms are only allowed on an update write (document %q).", name)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "update_mask and update_transforms are only allowed on an update write (document %q).", name)
 	}
 	if op.kind == writeUpdate {
 		if err := validateFields(w.GetUpdate().GetFields()); err != nil {
@@ -110,7 +111,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 					return nil, err
 				}
 				op.mask = append(op.mask, fp)
-				if getField(w.GetUpdate().GetFields(), fp) == nil {
+				if fsvalue.GetField(w.GetUpdate().GetFields(), fp) == nil {
 					op.sentinels = append(op.sentinels, event.Sentinel{Field: fp.String(), Kind: event.DeleteField})
 				}
 			}
@@ -126,7 +127,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 			return nil, err
 		}
 		if seen[fp.String()] {
-			return nil, errorf(ErrInvalidArgument, "Field %s has more than one transform in the write to %q.", fp, name)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Field %s has more than one transform in the write to %q.", fp, name)
 		}
 		seen[fp.String()] = true
 		kind, err := checkTransform(fp, t)
@@ -189,15 +190,15 @@ func VerifyWrite(name string, p *pb.Precondition) *pb.Write {
 
 func checkMicros(t *timestamppb.Timestamp) error {
 	if t.GetNanos()%1000 != 0 {
-		return errorf(ErrInvalidArgument, "timestamp cannot have more than microseconds precision")
+		return fsvalue.Errorf(ErrInvalidArgument, "timestamp cannot have more than microseconds precision")
 	}
 	return nil
 }
 
 func checkWritablePath(fp FieldPath) error {
 	for _, s := range fp {
-		if isReserved(s) {
-			return errorf(ErrInvalidArgument, "Field name %s is reserved.", fp)
+		if fsvalue.IsReserved(s) {
+			return fsvalue.Errorf(ErrInvalidArgument, "Field name %s is reserved.", fp)
 		}
 	}
 	return nil
@@ -207,22 +208,22 @@ func checkTransform(fp FieldPath, t *pb.DocumentTransform_FieldTransform) (event
 	switch x := t.GetTransformType().(type) {
 	case *pb.DocumentTransform_FieldTransform_SetToServerValue:
 		if x.SetToServerValue != pb.DocumentTransform_FieldTransform_REQUEST_TIME {
-			return "", errorf(ErrInvalidArgument, "Field %s: set_to_server_value must be REQUEST_TIME.", fp)
+			return "", fsvalue.Errorf(ErrInvalidArgument, "Field %s: set_to_server_value must be REQUEST_TIME.", fp)
 		}
 		return event.ServerTimestamp, nil
 	case *pb.DocumentTransform_FieldTransform_Increment:
-		if !isNumber(x.Increment) {
-			return "", errorf(ErrInvalidArgument, "Field %s: increment operand must be an integer or a double.", fp)
+		if !fsvalue.IsNumber(x.Increment) {
+			return "", fsvalue.Errorf(ErrInvalidArgument, "Field %s: increment operand must be an integer or a double.", fp)
 		}
 		return event.Increment, nil
 	case *pb.DocumentTransform_FieldTransform_Maximum:
-		if !isNumber(x.Maximum) {
-			return "", errorf(ErrInvalidArgument, "Field %s: maximum operand must be an integer or a double.", fp)
+		if !fsvalue.IsNumber(x.Maximum) {
+			return "", fsvalue.Errorf(ErrInvalidArgument, "Field %s: maximum operand must be an integer or a double.", fp)
 		}
 		return event.Maximum, nil
 	case *pb.DocumentTransform_FieldTransform_Minimum:
-		if !isNumber(x.Minimum) {
-			return "", errorf(ErrInvalidArgument, "Field %s: minimum operand must be an integer or a double.", fp)
+		if !fsvalue.IsNumber(x.Minimum) {
+			return "", fsvalue.Errorf(ErrInvalidArgument, "Field %s: minimum operand must be an integer or a double.", fp)
 		}
 		return event.Minimum, nil
 	case *pb.DocumentTransform_FieldTransform_AppendMissingElements:
@@ -236,7 +237,7 @@ func checkTransform(fp FieldPath, t *pb.DocumentTransform_FieldTransform) (event
 		}
 		return event.ArrayRemove, nil
 	}
-	return "", errorf(ErrInvalidArgument, "Field %s: the transform has no type set.", fp)
+	return "", fsvalue.Errorf(ErrInvalidArgument, "Field %s: the transform has no type set.", fp)
 }
 
 // checkPrecondition tests op's precondition against the current state.
@@ -249,19 +250,19 @@ func (op *writeOp) checkPrecondition(cur *pb.Document) error {
 	case *pb.Precondition_Exists:
 		if x.Exists && cur == nil {
 			if op.kind == writeDelete {
-				return errorf(ErrNotFound, "No document to delete: %s", op.name)
+				return fsvalue.Errorf(ErrNotFound, "No document to delete: %s", op.name)
 			}
-			return errorf(ErrNotFound, "No document to update: %s", op.name)
+			return fsvalue.Errorf(ErrNotFound, "No document to update: %s", op.name)
 		}
 		if !x.Exists && cur != nil {
-			return errorf(ErrAlreadyExists, "Document already exists: %s", op.name)
+			return fsvalue.Errorf(ErrAlreadyExists, "Document already exists: %s", op.name)
 		}
 	case *pb.Precondition_UpdateTime:
 		if cur == nil {
-			return errorf(ErrFailedPrecondition, "The document %s does not exist, but the precondition requires update time %s.", op.name, x.UpdateTime.AsTime().Format(time.RFC3339Nano))
+			return fsvalue.Errorf(ErrFailedPrecondition, "The document %s does not exist, but the precondition requires update time %s.", op.name, x.UpdateTime.AsTime().Format(time.RFC3339Nano))
 		}
 		if !proto.Equal(cur.UpdateTime, x.UpdateTime) {
-			return errorf(ErrFailedPrecondition, "The document %s was last updated at %s, but the precondition requires update time %s.", op.name,
+			return fsvalue.Errorf(ErrFailedPrecondition, "The document %s was last updated at %s, but the precondition requires update time %s.", op.name,
 				cur.UpdateTime.AsTime().Format(time.RFC3339Nano), x.UpdateTime.AsTime().Format(time.RFC3339Nano))
 		}
 	}
@@ -296,10 +297,10 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 	if op.kind == writeUpdate && op.mask != nil {
 		src := op.w.GetUpdate().GetFields()
 		for _, fp := range op.mask {
-			if v := getField(src, fp); v != nil {
-				setField(fields, fp, proto.Clone(v).(*pb.Value))
+			if v := fsvalue.GetField(src, fp); v != nil {
+				fsvalue.SetField(fields, fp, proto.Clone(v).(*pb.Value))
 			} else {
-				deleteField(fields, fp)
+				fsvalue.DeleteField(fields, fp)
 			}
 		}
 	}
@@ -308,8 +309,8 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 	}
 	results := make([]*pb.Value, 0, len(op.transforms))
 	for _, ft := range op.transforms {
-		nv, res := applyTransform(getField(fields, ft.fp), ft.t, t)
-		setField(fields, ft.fp, nv)
+		nv, res := applyTransform(fsvalue.GetField(fields, ft.fp), ft.t, t)
+		fsvalue.SetField(fields, ft.fp, nv)
 		results = append(results, res)
 	}
 	if err := checkSize(db, op.rel, fields); err != nil {
@@ -386,7 +387,7 @@ func applyTransform(base *pb.Value, t *pb.DocumentTransform_FieldTransform, now 
 
 func containsSame(vs []*pb.Value, v *pb.Value) bool {
 	for _, e := range vs {
-		if sameValue(e, v) {
+		if fsvalue.SameValue(e, v) {
 			return true
 		}
 	}
@@ -397,7 +398,7 @@ func containsSame(vs []*pb.Value, v *pb.Value) bool {
 // Integer sums saturate at the int64 bounds, as on the official emulator;
 // any double operand makes the result a double.
 func increment(base, n *pb.Value) *pb.Value {
-	if !isNumber(base) {
+	if !fsvalue.IsNumber(base) {
 		return proto.Clone(n).(*pb.Value)
 	}
 	bi, bInt := base.GetValueType().(*pb.Value_IntegerValue)
@@ -428,11 +429,11 @@ func toFloat(v *pb.Value) float64 {
 // value (and its type) is kept.
 func extremum(base, n *pb.Value, dir int) *pb.Value {
 	switch {
-	case !isNumber(base):
+	case !fsvalue.IsNumber(base):
 		return proto.Clone(n).(*pb.Value)
-	case isNaN(base):
+	case fsvalue.IsNaN(base):
 		return base
-	case isNaN(n):
+	case fsvalue.IsNaN(n):
 		return proto.Clone(n).(*pb.Value)
 	}
 	if Compare(n, base)*dir > 0 {

@@ -6,6 +6,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -44,22 +45,22 @@ func (s *WriteStream) Handle(ctx context.Context, req *pb.WriteRequest) (*pb.Wri
 			return nil, err
 		}
 		if len(req.GetWrites()) > 0 {
-			return nil, errorf(ErrInvalidArgument, "The first request of a write stream must not carry writes: it opens the stream (database only) and is answered with a stream_token; send the %d writes in a later request.", len(req.GetWrites()))
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "The first request of a write stream must not carry writes: it opens the stream (database only) and is answered with a stream_token; send the %d writes in a later request.", len(req.GetWrites()))
 		}
 		if len(req.GetStreamToken()) > 0 || req.GetStreamId() != "" {
-			return nil, errorf(ErrInvalidArgument, "Invalid stream_token: this server cannot resume a write stream; open a new one without stream_id and stream_token.")
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Invalid stream_token: this server cannot resume a write stream; open a new one without stream_id and stream_token.")
 		}
 		s.started, s.db = true, db
 		id := strconv.FormatUint(s.e.seq.Add(1), 10)
 		return &pb.WriteResponse{StreamId: id, StreamToken: s.token()}, nil
 	}
 	if d := req.GetDatabase(); d != "" && d != s.db {
-		return nil, errorf(ErrInvalidArgument, "The write stream is for %s; a request names %s.", s.db, d)
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "The write stream is for %s; a request names %s.", s.db, d)
 	}
 	if tok := req.GetStreamToken(); len(tok) > 0 {
 		n, err := strconv.Atoi(string(tok))
 		if err != nil || n < 0 || n >= s.issued || strconv.Itoa(n) != string(tok) {
-			return nil, errorf(ErrInvalidArgument, "Invalid stream_token %q: it was not issued on this write stream.", truncate(string(tok), 40))
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "Invalid stream_token %q: it was not issued on this write stream.", fsvalue.Truncate(string(tok), 40))
 		}
 	}
 	if len(req.GetWrites()) == 0 {

@@ -1,10 +1,13 @@
-package firestore
+package fsvalue
 
 import (
+	"errors"
 	"math"
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/genproto/googleapis/type/latlng"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // TestTypeOrder locks the cross-type order observed on the official
@@ -89,8 +92,8 @@ func TestFieldPaths(t *testing.T) {
 			t.Errorf("ParseFieldPath(%q) succeeded; want an error", s)
 			continue
 		}
-		if Code(err).String() != "InvalidArgument" {
-			t.Errorf("ParseFieldPath(%q) code = %v", s, Code(err))
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("ParseFieldPath(%q) error %v is not ErrInvalidArgument", s, err)
 		}
 	}
 	_, err := ParseFieldPath("a..b")
@@ -141,24 +144,25 @@ func TestCompareNames(t *testing.T) {
 	t.Parallel()
 	// '/' separates segments: "a/b" < "a-b" even though '-' < '/'? No: segment
 	// "a" < "a-b" because it is a prefix.
-	if compareNames("c/a/x/y", "c/a-b") >= 0 {
+	if CompareNames("c/a/x/y", "c/a-b") >= 0 {
 		t.Error("c/a/x/y should sort before c/a-b (segment a < a-b)")
 	}
-	if compareNames("c/b", "c/a/x/y") <= 0 {
+	if CompareNames("c/b", "c/a/x/y") <= 0 {
 		t.Error("c/b should sort after c/a/x/y")
 	}
 }
 
-func TestDocumentSize(t *testing.T) {
-	t.Parallel()
-	// Production's documented example: users/jeff/tasks/my_task_id has a
-	// name of 6+5+6+11+16 = 44 bytes.
-	if got := nameSize("users/jeff/tasks/my_task_id"); got != 44 {
-		t.Errorf("nameSize = %d, want 44", got)
-	}
-	fields := map[string]*pb.Value{"type": String("Personal"), "done": Bool(false), "priority": Int(1), "description": String("Learn Cloud Firestore")}
-	// Documented total: 44 + 147 - ... = 147 bytes for this task document.
-	if got := DocumentSize("users/jeff/tasks/my_task_id", fields); got != 147 {
-		t.Errorf("DocumentSize = %d, want 147", got)
-	}
+func tsv(sec int64) *pb.Value {
+	return &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: &timestamppb.Timestamp{Seconds: sec}}}
 }
+func bytesv(b string) *pb.Value {
+	return &pb.Value{ValueType: &pb.Value_BytesValue{BytesValue: []byte(b)}}
+}
+func refv(rel string) *pb.Value {
+	return &pb.Value{ValueType: &pb.Value_ReferenceValue{ReferenceValue: "projects/p/databases/(default)/documents/" + rel}}
+}
+func geov(lat, lng float64) *pb.Value {
+	return &pb.Value{ValueType: &pb.Value_GeoPointValue{GeoPointValue: &latlng.LatLng{Latitude: lat, Longitude: lng}}}
+}
+
+var nan = math.NaN()

@@ -1,4 +1,4 @@
-package firestore
+package fsvalue
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ const NameField = "__name__"
 // escaped character. The error names the path exactly as production does.
 func ParseFieldPath(s string) (FieldPath, error) {
 	bad := func() error {
-		return errorf(ErrInvalidArgument, "Invalid property path %q. Unquoted property paths must match regex ([a-zA-Z_][a-zA-Z_0-9]*), and quoted property paths must match regex (`(?:[^`\\\\]|(?:\\\\.))+`)", s)
+		return Errorf(ErrInvalidArgument, "Invalid property path %q. Unquoted property paths must match regex ([a-zA-Z_][a-zA-Z_0-9]*), and quoted property paths must match regex (`(?:[^`\\\\]|(?:\\\\.))+`)", s)
 	}
 	if s == "" || !utf8.ValidString(s) {
 		return nil, bad()
@@ -147,9 +147,9 @@ func (fp FieldPath) HasPrefix(p FieldPath) bool {
 // Equal reports whether two paths are identical.
 func (fp FieldPath) Equal(o FieldPath) bool { return len(fp) == len(o) && fp.HasPrefix(o) }
 
-// getField returns the value at fp in fields, or nil if absent. Paths pass
+// GetField returns the value at fp in fields, or nil if absent. Paths pass
 // only through maps (not vectors' internals, not arrays).
-func getField(fields map[string]*pb.Value, fp FieldPath) *pb.Value {
+func GetField(fields map[string]*pb.Value, fp FieldPath) *pb.Value {
 	var cur *pb.Value
 	for i, seg := range fp {
 		if i > 0 {
@@ -168,9 +168,9 @@ func getField(fields map[string]*pb.Value, fp FieldPath) *pb.Value {
 	return cur
 }
 
-// setField stores v at fp, creating (or replacing non-map values with)
+// SetField stores v at fp, creating (or replacing non-map values with)
 // intermediate maps. fields must be owned by the caller.
-func setField(fields map[string]*pb.Value, fp FieldPath, v *pb.Value) {
+func SetField(fields map[string]*pb.Value, fp FieldPath, v *pb.Value) {
 	for _, seg := range fp[:len(fp)-1] {
 		next, ok := fields[seg]
 		m, isMap := next.GetValueType().(*pb.Value_MapValue)
@@ -188,8 +188,8 @@ func setField(fields map[string]*pb.Value, fp FieldPath, v *pb.Value) {
 	fields[fp[len(fp)-1]] = v
 }
 
-// deleteField removes the value at fp, if present.
-func deleteField(fields map[string]*pb.Value, fp FieldPath) {
+// DeleteField removes the value at fp, if present.
+func DeleteField(fields map[string]*pb.Value, fp FieldPath) {
 	for _, seg := range fp[:len(fp)-1] {
 		m, ok := fields[seg].GetValueType().(*pb.Value_MapValue)
 		if !ok {

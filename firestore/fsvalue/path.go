@@ -1,4 +1,4 @@
-package firestore
+package fsvalue
 
 import (
 	"cmp"
@@ -44,7 +44,7 @@ func (d DatabaseName) DocName(rel string) string {
 func ParseDatabaseName(s string) (DatabaseName, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 4 || parts[0] != "projects" || parts[2] != "databases" || parts[1] == "" || parts[3] == "" {
-		return DatabaseName{}, errorf(ErrInvalidArgument, "Invalid database name %q: want projects/{project_id}/databases/{database_id}.", s)
+		return DatabaseName{}, Errorf(ErrInvalidArgument, "Invalid database name %q: want projects/{project_id}/databases/{database_id}.", s)
 	}
 	return DatabaseName{Project: parts[1], Database: parts[3]}, nil
 }
@@ -63,11 +63,11 @@ func splitName(kind, name string) (DatabaseName, string, error) {
 		i += 1 + j
 	}
 	if i < 0 {
-		return DatabaseName{}, "", errorf(ErrInvalidArgument, "%s name %q is not under projects/{project_id}/databases/{database_id}/documents.", kind, name)
+		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s name %q is not under projects/{project_id}/databases/{database_id}/documents.", kind, name)
 	}
 	db, err := ParseDatabaseName(name[:i])
 	if err != nil {
-		return DatabaseName{}, "", errorf(ErrInvalidArgument, "%s name %q has an invalid database part %q.", kind, name, name[:i])
+		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s name %q has an invalid database part %q.", kind, name, name[:i])
 	}
 	rel := strings.TrimPrefix(name[i+len(docs):], "/")
 	return db, rel, nil
@@ -114,7 +114,7 @@ func ValidateCollectionPath(rel string) error { return validatePath(rel, rel, 0,
 // (where rel starts at offset base) the way production's messages do.
 func validatePath(full, rel string, base int, wantDoc bool) error {
 	if rel == "" {
-		return errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, base)
+		return Errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, base)
 	}
 	segs := strings.Split(rel, "/")
 	off := base
@@ -125,13 +125,13 @@ func validatePath(full, rel string, base int, wantDoc bool) error {
 		off += len(s) + 1
 	}
 	if len(segs) > maxPathSegments {
-		return errorf(ErrInvalidArgument, "Document name %q has %d segments; the maximum is %d.", full, len(segs), maxPathSegments)
+		return Errorf(ErrInvalidArgument, "Document name %q has %d segments; the maximum is %d.", full, len(segs), maxPathSegments)
 	}
 	if wantDoc && len(segs)%2 == 1 {
-		return errorf(ErrInvalidArgument, "Document name %q lacks \"/\" at index %d.", full, len(full))
+		return Errorf(ErrInvalidArgument, "Document name %q lacks \"/\" at index %d.", full, len(full))
 	}
 	if !wantDoc && len(segs)%2 == 0 {
-		return errorf(ErrInvalidArgument, "Collection path %q has an even number of segments; a collection path has an odd number.", full)
+		return Errorf(ErrInvalidArgument, "Collection path %q has an even number of segments; a collection path has an odd number.", full)
 	}
 	return nil
 }
@@ -144,18 +144,18 @@ func validateID(full, id string, off int, collection bool) error {
 	}
 	switch {
 	case id == "":
-		return errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, off)
+		return Errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, off)
 	case id == "." || id == "..":
-		return errorf(ErrInvalidArgument, "Document name %q contains a %s %q at index %d.", full, kind, id, off)
+		return Errorf(ErrInvalidArgument, "Document name %q contains a %s %q at index %d.", full, kind, id, off)
 	case !utf8.ValidString(id):
-		return errorf(ErrInvalidArgument, "Document name %q contains a %s at index %d that is not valid UTF-8.", full, kind, off)
+		return Errorf(ErrInvalidArgument, "Document name %q contains a %s at index %d that is not valid UTF-8.", full, kind, off)
 	case len(id) > MaxIDBytes:
-		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is longer than %d bytes.", truncate(id, 40), MaxIDBytes)
-	case isReserved(id):
+		return Errorf(ErrInvalidArgument, "Resource id %q is invalid because it is longer than %d bytes.", Truncate(id, 40), MaxIDBytes)
+	case IsReserved(id):
 		if _, ok := numericID(id); ok && !collection {
 			break // a numeric document id
 		}
-		return errorf(ErrInvalidArgument, "Resource id %q is invalid because it is reserved.", id)
+		return Errorf(ErrInvalidArgument, "Resource id %q is invalid because it is reserved.", id)
 	}
 	return nil
 }
@@ -163,29 +163,30 @@ func validateID(full, id string, off int, collection bool) error {
 // ValidateCollectionID checks a collection id (as in a query's from clause).
 func ValidateCollectionID(id string) error {
 	if strings.Contains(id, "/") {
-		return errorf(ErrInvalidArgument, "Collection id %q contains \"/\".", id)
+		return Errorf(ErrInvalidArgument, "Collection id %q contains \"/\".", id)
 	}
 	return validateID(id, id, 0, true)
 }
 
-// isReserved matches production's reserved ids and field names: __.*__.
-func isReserved(s string) bool {
+// IsReserved matches production's reserved ids and field names: __.*__.
+func IsReserved(s string) bool {
 	return len(s) >= 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 }
 
-func truncate(s string, n int) string {
+// Truncate shortens s to n bytes plus "..." for quoting in an error message.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "..."
 }
 
-// compareNames orders document names (full or relative, consistently) as
+// CompareNames orders document names (full or relative, consistently) as
 // production orders __name__: segment by segment; a numeric id
 // (__id<int64>__) sorts before every string id and numerically among
 // numeric ids; other ids by their UTF-8 bytes. A shorter path that is a
 // prefix of a longer one sorts first.
-func compareNames(a, b string) int {
+func CompareNames(a, b string) int {
 	for {
 		i := strings.IndexByte(a, '/')
 		j := strings.IndexByte(b, '/')
@@ -263,10 +264,10 @@ func parentOf(rel string) (parent, coll, id string) {
 	return collPath[:j], collPath[j+1:], id
 }
 
-// collectionOf returns the collection path of a relative document path.
-func collectionOf(rel string) string { return rel[:strings.LastIndexByte(rel, '/')] }
+// CollectionOf returns the collection path of a relative document path.
+func CollectionOf(rel string) string { return rel[:strings.LastIndexByte(rel, '/')] }
 
-// docID returns the last segment of a path.
-func docID(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
+// DocID returns the last segment of a path.
+func DocID(rel string) string { return rel[strings.LastIndexByte(rel, '/')+1:] }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }

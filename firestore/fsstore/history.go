@@ -1,4 +1,4 @@
-package firestore
+package fsstore
 
 import (
 	"slices"
@@ -8,18 +8,18 @@ import (
 )
 
 // DefaultHistoryBytes bounds the memory (an estimate of the Go heap, see
-// docHeapSize) of the superseded document versions a database keeps for
+// DocHeapSize) of the superseded document versions a database keeps for
 // reads at a past read time, read-only transactions and listener resumes,
-// when Options.HistoryBytes is 0.
+// (firestore.Options.HistoryBytes 0 means it).
 const DefaultHistoryBytes = 32 << 20
 
-// versionOverhead is what one kept version costs besides its document.
-const versionOverhead = 64
+// VersionOverhead is what one kept version costs besides its document.
+const VersionOverhead = 64
 
-// docHeapSize estimates the Go heap a decoded document takes (structs,
+// DocHeapSize estimates the Go heap a decoded document takes (structs,
 // maps, strings and their allocation rounding), which is several times its
 // encoded size for small documents: the history budget is memory.
-func docHeapSize(d *pb.Document) int {
+func DocHeapSize(d *pb.Document) int {
 	n := 80 + roundAlloc(len(d.Name)) + fieldsHeapSize(d.Fields)
 	if d.CreateTime != nil {
 		n += 48
@@ -79,68 +79,68 @@ func roundAlloc(n int) int {
 // needed only by reads before t); size is what it costs to keep.
 type historyItem struct {
 	t    time.Time
-	d    *docEntry
+	d    *Entry
 	size int
 }
 
 // superseded records d's current version as history from t on; callers
-// hold db.mu, and d gets a new version at t.
-func (db *database) superseded(d *docEntry, t time.Time) {
+// hold the lock, and d gets a new version at t.
+func (s *Store) superseded(d *Entry, t time.Time) {
 	vs := d.versions()
 	n := len(vs)
 	if n == 0 {
 		return
 	}
-	size := versionOverhead + vs[n-1].size()
+	size := VersionOverhead + vs[n-1].size()
 	if enc := vs[n-1].enc; enc != nil && enc.raw != nil {
 		// A superseded encoded version is read again only by reads at a
 		// past time: keep it encoded. (One not given its encoding yet
 		// keeps its decoded form: it is all there is of it.)
 		if d := enc.doc.Load(); d != nil {
-			size -= docHeapSize(d)
+			size -= DocHeapSize(d)
 			enc.doc.Store(nil)
 		}
 	}
-	db.hist = append(db.hist, historyItem{t: t, d: d, size: size})
-	db.histBytes += size
+	s.hist = append(s.hist, historyItem{t: t, d: d, size: size})
+	s.histBytes += size
 }
 
 // trimHistory drops the superseded versions that are older than the
 // history window (Options.History) or beyond its byte budget
-// (Options.HistoryBytes), oldest first, and moves db.since, the oldest
-// read time still served, past them. Callers hold db.mu.
-func (db *database) trimHistory(now time.Time) {
-	cutoff := now.Add(-db.e.opts.History)
-	limit := db.e.opts.HistoryBytes
-	for db.histHead < len(db.hist) {
-		it := db.hist[db.histHead]
-		if it.t.After(cutoff) && db.histBytes <= limit {
+// (Options.HistoryBytes), oldest first, and moves s.since, the oldest
+// read time still served, past them. Callers hold the lock.
+func (s *Store) trimHistory(now time.Time) {
+	cutoff := now.Add(-s.opts.History)
+	limit := s.opts.HistoryBytes
+	for s.histHead < len(s.hist) {
+		it := s.hist[s.histHead]
+		if it.t.After(cutoff) && s.histBytes <= limit {
 			break
 		}
-		db.hist[db.histHead] = historyItem{}
-		db.histHead++
-		db.histBytes -= it.size
-		db.dropBefore(it.d, it.t)
-		if it.t.After(db.since) {
-			db.since = it.t
+		s.hist[s.histHead] = historyItem{}
+		s.histHead++
+		s.histBytes -= it.size
+		s.dropBefore(it.d, it.t)
+		if it.t.After(s.since) {
+			s.since = it.t
 		}
 	}
-	if db.histHead > 1024 && db.histHead > len(db.hist)/2 {
-		db.hist = slices.Clone(db.hist[db.histHead:])
-		db.histHead = 0
+	if s.histHead > 1024 && s.histHead > len(s.hist)/2 {
+		s.hist = slices.Clone(s.hist[s.histHead:])
+		s.histHead = 0
 	}
 	// A database's history is complete from its creation: reads at times
 	// before its first commit see it empty (as on the emulator), so since
 	// only moves once versions older than the window are dropped.
-	if cutoff.After(db.since) && !db.last.IsZero() {
-		db.since = cutoff
+	if cutoff.After(s.since) && !s.last.IsZero() {
+		s.since = cutoff
 	}
 }
 
 // dropBefore removes d's versions that no read at or after t can reach:
 // all but the newest at or before t. A deleted document left with only
-// its tombstone is forgotten. Callers hold db.mu.
-func (db *database) dropBefore(d *docEntry, t time.Time) {
+// its tombstone is forgotten. Callers hold the lock.
+func (s *Store) dropBefore(d *Entry, t time.Time) {
 	vs := d.versions()
 	keep := 0
 	for i := len(vs) - 1; i >= 0; i-- {
@@ -155,27 +155,23 @@ func (db *database) dropBefore(d *docEntry, t time.Time) {
 		vs = vs[keep:]
 		d.setVersions(vs)
 	}
-	if len(vs) == 1 && vs[0].deleted() && db.docs[d.path] == d {
-		db.forget(d.path)
+	if len(vs) == 1 && vs[0].deleted() && s.docs[d.path] == d {
+		s.forget(d.path)
 	}
 }
 
 // unrecord forgets history items recorded after t (commits rolled back);
-// callers hold db.mu.
-func (db *database) unrecord(t time.Time) {
-	for len(db.hist) > db.histHead && db.hist[len(db.hist)-1].t.After(t) {
-		db.histBytes -= db.hist[len(db.hist)-1].size
-		db.hist = db.hist[:len(db.hist)-1]
+// callers hold the lock.
+func (s *Store) unrecord(t time.Time) {
+	for len(s.hist) > s.histHead && s.hist[len(s.hist)-1].t.After(t) {
+		s.histBytes -= s.hist[len(s.hist)-1].size
+		s.hist = s.hist[:len(s.hist)-1]
 	}
 }
 
-// HistoryStats reports a database's kept history: how many superseded
-// versions, their bytes, and the oldest read time still served.
-func (e *Engine) HistoryStats(name DatabaseName) (versions, bytes int, oldest time.Time) {
-	db := e.db(name)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	return len(db.hist) - db.histHead, db.histBytes, db.since
+// HistoryStats reports the kept history: how many superseded versions,
+// their bytes, and the oldest read time still served; callers hold the
+// lock.
+func (s *Store) HistoryStats() (versions, bytes int, oldest time.Time) {
+	return len(s.hist) - s.histHead, s.histBytes, s.since
 }
-
-var _ = (*pb.Document)(nil)

@@ -1,4 +1,4 @@
-package firestore
+package fsvalue
 
 import (
 	"bytes"
@@ -27,8 +27,8 @@ const (
 	rankMap
 )
 
-// typeRank returns the rank of v in the cross-type order.
-func typeRank(v *pb.Value) int {
+// TypeRank returns the rank of v in the cross-type order.
+func TypeRank(v *pb.Value) int {
 	switch x := v.GetValueType().(type) {
 	case *pb.Value_NullValue, nil:
 		return rankNull
@@ -49,7 +49,7 @@ func typeRank(v *pb.Value) int {
 	case *pb.Value_ArrayValue:
 		return rankArray
 	case *pb.Value_MapValue:
-		if isVector(x.MapValue) {
+		if IsVector(x.MapValue) {
 			return rankVector
 		}
 		return rankMap
@@ -58,13 +58,14 @@ func typeRank(v *pb.Value) int {
 	}
 }
 
-// isVector reports whether m is a vector value: {__type__: "__vector__", value: [...]}.
-func isVector(m *pb.MapValue) bool {
+// IsVector reports whether m is a vector value: {__type__: "__vector__", value: [...]}.
+func IsVector(m *pb.MapValue) bool {
 	t, ok := m.GetFields()["__type__"]
 	return ok && t.GetStringValue() == "__vector__"
 }
 
-func vectorElems(m *pb.MapValue) []*pb.Value {
+// VectorElems returns the elements of a vector value (see IsVector).
+func VectorElems(m *pb.MapValue) []*pb.Value {
 	return m.GetFields()["value"].GetArrayValue().GetValues()
 }
 
@@ -72,7 +73,7 @@ func vectorElems(m *pb.MapValue) []*pb.Value {
 // by type rank first, then within the type. NaN equals NaN and sorts below
 // every other number; integers and doubles compare numerically.
 func Compare(a, b *pb.Value) int {
-	ra, rb := typeRank(a), typeRank(b)
+	ra, rb := TypeRank(a), TypeRank(b)
 	if ra != rb {
 		return cmp.Compare(ra, rb)
 	}
@@ -94,18 +95,18 @@ func Compare(a, b *pb.Value) int {
 	case rankBytes:
 		return bytes.Compare(a.GetBytesValue(), b.GetBytesValue())
 	case rankReference:
-		return compareNames(a.GetReferenceValue(), b.GetReferenceValue())
+		return CompareNames(a.GetReferenceValue(), b.GetReferenceValue())
 	case rankGeoPoint:
 		ga, gb := a.GetGeoPointValue(), b.GetGeoPointValue()
-		if c := cmpFloat(ga.GetLatitude(), gb.GetLatitude()); c != 0 {
+		if c := CmpFloat(ga.GetLatitude(), gb.GetLatitude()); c != 0 {
 			return c
 		}
-		return cmpFloat(ga.GetLongitude(), gb.GetLongitude())
+		return CmpFloat(ga.GetLongitude(), gb.GetLongitude())
 	case rankArray:
 		return compareArrays(a.GetArrayValue().GetValues(), b.GetArrayValue().GetValues())
 	case rankVector:
 		// Vectors order by dimension first, then element by element.
-		va, vb := vectorElems(a.GetMapValue()), vectorElems(b.GetMapValue())
+		va, vb := VectorElems(a.GetMapValue()), VectorElems(b.GetMapValue())
 		if c := cmp.Compare(len(va), len(vb)); c != 0 {
 			return c
 		}
@@ -127,9 +128,9 @@ func cmpBool(a, b bool) int {
 	}
 }
 
-// cmpFloat orders doubles with NaN below everything and equal to itself;
+// CmpFloat orders doubles with NaN below everything and equal to itself;
 // -0 equals +0.
-func cmpFloat(a, b float64) int {
+func CmpFloat(a, b float64) int {
 	an, bn := math.IsNaN(a), math.IsNaN(b)
 	switch {
 	case an && bn:
@@ -153,7 +154,7 @@ func compareNumbers(a, b *pb.Value) int {
 	case bInt:
 		return cmpFloatInt(a.GetDoubleValue(), bi.IntegerValue)
 	default:
-		return cmpFloat(a.GetDoubleValue(), b.GetDoubleValue())
+		return CmpFloat(a.GetDoubleValue(), b.GetDoubleValue())
 	}
 }
 
@@ -172,7 +173,7 @@ func cmpFloatInt(f float64, i int64) int {
 	if c := cmp.Compare(int64(t), i); c != 0 {
 		return c
 	}
-	return cmpFloat(f-t, 0)
+	return CmpFloat(f-t, 0)
 }
 
 func compareArrays(a, b []*pb.Value) int {
@@ -211,28 +212,31 @@ func compareMaps(a, b map[string]*pb.Value) int {
 // null equals nothing (the official emulator matches no document for
 // `field == null` or `field == NaN`; clients send IS_NULL / IS_NAN).
 func Equal(a, b *pb.Value) bool {
-	if isNaN(a) || isNaN(b) || isNull(a) || isNull(b) {
+	if IsNaN(a) || IsNaN(b) || IsNull(a) || IsNull(b) {
 		return false
 	}
 	return Compare(a, b) == 0
 }
 
-// sameValue is the equality of array transforms: numbers compare
+// SameValue is the equality of array transforms: numbers compare
 // numerically (1 == 1.0) and NaN equals NaN, as observed with arrayUnion
 // and arrayRemove on the official emulator.
-func sameValue(a, b *pb.Value) bool { return Compare(a, b) == 0 }
+func SameValue(a, b *pb.Value) bool { return Compare(a, b) == 0 }
 
-func isNaN(v *pb.Value) bool {
+// IsNaN reports whether v is the double NaN.
+func IsNaN(v *pb.Value) bool {
 	d, ok := v.GetValueType().(*pb.Value_DoubleValue)
 	return ok && math.IsNaN(d.DoubleValue)
 }
 
-func isNull(v *pb.Value) bool {
+// IsNull reports whether v is the null value.
+func IsNull(v *pb.Value) bool {
 	_, ok := v.GetValueType().(*pb.Value_NullValue)
 	return ok
 }
 
-func isNumber(v *pb.Value) bool { return typeRank(v) == rankNumber }
+// IsNumber reports whether v is an integer or a double.
+func IsNumber(v *pb.Value) bool { return TypeRank(v) == rankNumber }
 
 // Value constructors, for tests, the sandbox and adapters.
 

@@ -1,4 +1,4 @@
-package firestore
+package fsstore
 
 import (
 	"runtime"
@@ -8,10 +8,12 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
-// checked and installed (invisibly: at a time after db.visible) under the
+// checked and installed (invisibly: at a time after s.visible) under the
 // database lock, queued, and the lock released; one flusher at a time
 // takes every queued commit, hands them to the Persister as one merged
 // call (one store transaction, one sync), and only then publishes them, in
@@ -60,28 +62,28 @@ type pendingCommit struct {
 	done    chan error
 }
 
-// enqueue queues a commit installed at t; callers hold db.mu, so the queue
+// enqueue queues a commit installed at t; callers hold the lock, so the queue
 // is in commit-time order. The returned channel yields the outcome.
-func (db *database) enqueue(t time.Time, changes []Change) <-chan error {
+func (s *Store) enqueue(t time.Time, changes []Change) <-chan error {
 	p := &pendingCommit{t: t, changes: changes, done: make(chan error, 1)}
-	if db.visible.IsZero() {
+	if s.visible.IsZero() {
 		// Reads before the first durable commit must not see it.
-		db.visible = t.Add(-time.Microsecond)
+		s.visible = t.Add(-time.Microsecond)
 	}
-	g := &db.gc
+	g := &s.gc
 	g.mu.Lock()
 	g.queue = append(g.queue, p)
 	if !g.running {
 		g.running = true
-		go db.flush()
+		go s.flush()
 	}
 	g.mu.Unlock()
 	return p.done
 }
 
 // flush persists queued commits, batch after batch, until none are left.
-func (db *database) flush() {
-	g := &db.gc
+func (s *Store) flush() {
+	g := &s.gc
 	for {
 		// Let the commits already running reach the queue first: the batch
 		// gets bigger for free (no timer, no added latency when idle).
@@ -96,32 +98,29 @@ func (db *database) flush() {
 		}
 		g.mu.Unlock()
 
-		merged, err := db.persist(batch)
+		merged, err := s.persist(batch)
 
-		db.mu.Lock()
+		s.Lock()
 		if err != nil {
 			// Later commits were checked against these; they fail too.
 			g.mu.Lock()
 			failed := append(batch, g.queue...)
 			g.queue = nil
 			g.mu.Unlock()
-			db.rollback(failed)
-			db.mu.Unlock()
-			err = errorf(ErrUnavailable, "The commit could not be made durable: %v", err)
+			s.rollback(failed)
+			s.Unlock()
+			err = fsvalue.Errorf(fsvalue.ErrUnavailable, "The commit could not be made durable: %v", err)
 			for _, p := range failed {
 				p.done <- err
 			}
 			continue
 		}
 		for _, p := range batch {
-			db.publish(p.t)
-			db.indexChanges(p.changes)
-			if len(p.changes) > 0 {
-				db.hub.notify(p.t, p.changes, false)
-			}
+			s.publish(p.t)
+			s.announce(p.t, p.changes, false)
 		}
-		db.compact(merged)
-		db.mu.Unlock()
+		s.compact(merged)
+		s.Unlock()
 		for _, p := range batch {
 			p.done <- nil
 		}
@@ -133,7 +132,7 @@ func (db *database) flush() {
 // the database lock. Commits without changes (no-op writes) still wait
 // their turn, so that their commit time is never published before an
 // earlier commit's. It returns the merged changes.
-func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
+func (s *Store) persist(batch []*pendingCommit) ([]Change, error) {
 	var merged []Change
 	if len(batch) == 1 {
 		merged = batch[0].changes // gets Data below; nothing else reads it
@@ -157,27 +156,27 @@ func (db *database) persist(batch []*pendingCommit) ([]Change, error) {
 		if c.Doc == nil {
 			continue
 		}
-		data, err := db.gc.encode(c.Doc)
+		data, err := s.gc.encode(c.Doc)
 		if err != nil {
 			return nil, err
 		}
 		merged[i].Data = data
 	}
-	return merged, db.e.opts.Persister.Commit(db.name, batch[len(batch)-1].t, merged)
+	return merged, s.opts.Persister.Commit(s.opts.Name, batch[len(batch)-1].t, merged)
 }
 
 // compact gives the versions a durable batch wrote their encodings and
 // puts their decoded forms in the database's bounded cache of decoded
 // documents, past which they are dropped and decoded again when read, so
 // that a large database costs about its encoded size in memory; callers
-// hold db.mu exclusively. A version superseded within the batch (not in
+// hold the lock exclusively. A version superseded within the batch (not in
 // merged) keeps its decoded form, as history.
-func (db *database) compact(merged []Change) {
+func (s *Store) compact(merged []Change) {
 	for _, c := range merged {
 		if c.Doc == nil {
 			continue
 		}
-		d, ok := db.docs[c.Path]
+		d, ok := s.docs[c.Path]
 		if !ok {
 			continue
 		}
@@ -187,7 +186,7 @@ func (db *database) compact(merged []Change) {
 		for i := len(vs) - 1; i >= 0; i-- {
 			if x := vs[i].enc; x != nil && x.raw == nil && x.doc.Load() == c.Doc {
 				x.raw = c.Data
-				db.cache.add(x, c.Doc)
+				s.cache.add(x, c.Doc)
 				break
 			}
 		}
@@ -195,33 +194,33 @@ func (db *database) compact(merged []Change) {
 }
 
 // rollback removes the versions of commits that could not be made
-// durable; callers hold db.mu. Every version after db.visible belongs to
+// durable; callers hold the lock. Every version after s.visible belongs to
 // one of them.
-func (db *database) rollback(failed []*pendingCommit) {
+func (s *Store) rollback(failed []*pendingCommit) {
 	for _, p := range failed {
 		for _, c := range p.changes {
-			d, ok := db.docs[c.Path]
+			d, ok := s.docs[c.Path]
 			if !ok {
 				continue
 			}
 			vs := d.versions()
-			for len(vs) > 0 && vs[len(vs)-1].t.After(db.visible) {
+			for len(vs) > 0 && vs[len(vs)-1].t.After(s.visible) {
 				vs = vs[:len(vs)-1]
 			}
 			d.setVersions(slices.Clip(vs))
 			if len(vs) == 0 {
-				db.forget(c.Path)
+				s.forget(c.Path)
 			}
 		}
 	}
-	db.unrecord(db.visible)
-	db.last = db.visible
+	s.unrecord(s.visible)
+	s.last = s.visible
 }
 
-// forget drops a path's entry from every index; callers hold db.mu.
-func (db *database) forget(rel string) {
-	delete(db.docs, rel)
-	coll := collectionOf(rel)
-	delete(db.colls[coll], rel)
-	delete(db.groups[coll[lastSlash(coll)+1:]], rel)
+// forget drops a path's entry from every index; callers hold the lock.
+func (s *Store) forget(rel string) {
+	delete(s.docs, rel)
+	coll := fsvalue.CollectionOf(rel)
+	delete(s.colls[coll], rel)
+	delete(s.groups[coll[lastSlash(coll)+1:]], rel)
 }

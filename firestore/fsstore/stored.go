@@ -1,4 +1,4 @@
-package firestore
+package fsstore
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // StoredDocument is a document as a Persister stored it: its path relative
@@ -32,56 +34,76 @@ func (e *StoredDocumentError) Error() string {
 	return fmt.Sprintf("the stored document %s %s", e.Path, e.Problem)
 }
 
-// RestoreStored loads a database's stored documents, as Restore does,
-// without decoding them: each encoding is checked (its wire structure,
-// strings, nesting and name, so that decoding it later cannot fail) and
-// kept, and decoded on its first read. Opening a store of 100k documents
-// so costs a walk over their bytes, not 100k decodes and their garbage.
-// The engine keeps the Data slices: the caller must not change them. A
-// damaged document is a *StoredDocumentError and nothing is restored.
-func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
+// Checked is a batch of stored documents CheckStored accepted, ready for
+// Store.RestoreStored.
+type Checked struct {
+	name   fsvalue.DatabaseName
+	docs   []StoredDocument
+	latest time.Time
+	times  []bool // whether each document has its create and update time
+}
+
+// CheckStored checks the stored documents of database name without
+// decoding them: each encoding's wire structure, strings, nesting and name,
+// so that decoding it later cannot fail. A damaged document is a
+// *StoredDocumentError.
+func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, error) {
 	prefix := name.Documents() + "/"
-	var latest time.Time
-	times := make([]bool, len(docs))
+	c := &Checked{name: name, docs: docs, times: make([]bool, len(docs))}
 	for i, d := range docs {
 		ut, err := checkStored(d.Data, prefix, d.Path)
 		if err != nil {
-			return &StoredDocumentError{Path: d.Path, Problem: err.Error()}
+			return nil, &StoredDocumentError{Path: d.Path, Problem: err.Error()}
 		}
-		if ut.After(latest) {
-			latest = ut
+		if ut.After(c.latest) {
+			c.latest = ut
 		}
-		times[i] = !ut.IsZero()
+		c.times[i] = !ut.IsZero()
 	}
-	db := e.db(name)
-	db.mu.Lock()
-	t := db.nextTime()
+	return c, nil
+}
+
+// RestoreStored loads checked stored documents (of this store's database)
+// as Restore does, without decoding them: each encoding is kept and
+// decoded on its first read, so opening a store of 100k documents costs a
+// walk over their bytes, not 100k decodes and their garbage. The store
+// keeps the Data slices: the caller must not change them. It takes the
+// lock itself, publishes the store as all changed and returns the restore
+// time. Documents checked for another database are an ErrInternal.
+func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
+	if c.name != s.opts.Name {
+		return time.Time{}, fsvalue.Errorf(fsvalue.ErrInternal, "Stored documents checked for %s cannot be restored into %s.", c.name, s.opts.Name)
+	}
+	docs, latest, times := c.docs, c.latest, c.times
+	s.Lock()
+	defer s.Unlock()
+	t := s.NextTime()
 	if latest.After(t) {
 		t = latest
 	}
-	db.last = t
+	s.last = t
 	// One allocation each for the entries, their version lists and the
 	// encodings instead of three per document.
-	entries := make([]docEntry, len(docs))
+	entries := make([]Entry, len(docs))
 	lists := make([][]version, len(docs))
 	vs := make([]version, len(docs))
 	encs := make([]encodedDoc, len(docs))
-	if len(db.docs) == 0 {
-		db.docs = make(map[string]*docEntry, len(docs))
+	if len(s.docs) == 0 {
+		s.docs = make(map[string]*Entry, len(docs))
 	}
-	db.presize(docs)
+	s.presize(docs)
 	var coll string
-	var collMap, groupMap map[string]*docEntry
+	var collMap, groupMap map[string]*Entry
 	for i, sd := range docs {
 		if times[i] {
-			encs[i].raw, encs[i].cache = sd.Data, &db.cache
+			encs[i].raw, encs[i].cache = sd.Data, &s.cache
 			vs[i] = version{t: t, enc: &encs[i]}
 		} else {
 			vs[i] = version{t: t, doc: withTimes(sd.Data, t)}
 		}
-		d, ok := db.docs[sd.Path]
+		d, ok := s.docs[sd.Path]
 		if ok {
-			db.superseded(d, t)
+			s.superseded(d, t)
 			d.setVersions(append(d.versions(), vs[i]))
 			continue
 		}
@@ -89,44 +111,42 @@ func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
 		d.path = sd.Path
 		lists[i] = vs[i : i+1 : i+1]
 		d.vs.Store(&lists[i])
-		db.docs[sd.Path] = d
+		s.docs[sd.Path] = d
 		// Stores list documents in key order, so consecutive documents
 		// mostly share their collection.
-		if c := collectionOf(sd.Path); c != coll || collMap == nil {
+		if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
 			coll = c
-			if collMap = db.colls[c]; collMap == nil {
-				collMap = map[string]*docEntry{}
-				db.colls[c] = collMap
+			if collMap = s.colls[c]; collMap == nil {
+				collMap = map[string]*Entry{}
+				s.colls[c] = collMap
 			}
 			id := c[lastSlash(c)+1:]
-			if groupMap = db.groups[id]; groupMap == nil {
-				groupMap = map[string]*docEntry{}
-				db.groups[id] = groupMap
+			if groupMap = s.groups[id]; groupMap == nil {
+				groupMap = map[string]*Entry{}
+				s.groups[id] = groupMap
 			}
 		}
 		collMap[sd.Path] = d
 		groupMap[sd.Path] = d
 	}
-	db.trimHistory(t)
-	db.publish(t)
-	db.dropIndexes()
-	if db.since.Before(t) {
-		db.since = t
+	s.trimHistory(t)
+	s.publish(t)
+	if s.since.Before(t) {
+		s.since = t
 	}
-	db.mu.Unlock()
-	db.hub.notify(t, nil, true)
-	return nil
+	s.announce(t, nil, true)
+	return t, nil
 }
 
 // presize creates the collection and collection-group maps the restored
 // documents go into at their final sizes, so that filling them does not
-// grow them step by step; callers hold db.mu.
-func (db *database) presize(docs []StoredDocument) {
+// grow them step by step; callers hold the lock.
+func (s *Store) presize(docs []StoredDocument) {
 	colls := map[string]int{}
 	var coll string
 	run := 0
 	for _, sd := range docs {
-		c := collectionOf(sd.Path)
+		c := fsvalue.CollectionOf(sd.Path)
 		if c != coll {
 			if run > 0 {
 				colls[coll] += run
@@ -143,13 +163,13 @@ func (db *database) presize(docs []StoredDocument) {
 		groups[c[lastSlash(c)+1:]] += n
 	}
 	for c, n := range colls {
-		if db.colls[c] == nil {
-			db.colls[c] = make(map[string]*docEntry, n)
+		if s.colls[c] == nil {
+			s.colls[c] = make(map[string]*Entry, n)
 		}
 	}
 	for id, n := range groups {
-		if db.groups[id] == nil {
-			db.groups[id] = make(map[string]*docEntry, n)
+		if s.groups[id] == nil {
+			s.groups[id] = make(map[string]*Entry, n)
 		}
 	}
 }
@@ -171,7 +191,7 @@ func withTimes(raw []byte, t time.Time) *pb.Document {
 // encodedDoc is a document kept in its encoding (restored from a store,
 // or committed durably), with its decoded form while that is in the
 // database's cache of decoded documents. A durable commit's document is
-// decoded only until the flusher sets raw (under db.mu, before it enters
+// decoded only until the flusher sets raw (under the lock, before it enters
 // the cache); its decoded form is never dropped before. Concurrent reads
 // that miss the cache may both decode; one result wins, and they are
 // equal.
@@ -204,7 +224,7 @@ func (x *encodedDoc) decode() *pb.Document {
 	return d
 }
 
-// DecodedCacheBytes bounds (by docHeapSize) the decoded documents a
+// DecodedCacheBytes bounds (by DocHeapSize) the decoded documents a
 // database keeps beside their encodings; past it the oldest decoded are
 // dropped and decoded again when read.
 const DecodedCacheBytes = 8 << 20
@@ -234,7 +254,7 @@ func (c *docCache) reset() {
 // add records that x holds its decoded form d, and drops the oldest
 // decoded forms past the limit (a form already replaced stays as is).
 func (c *docCache) add(x *encodedDoc, d *pb.Document) {
-	size := docHeapSize(d)
+	size := DocHeapSize(d)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ring = append(c.ring, cacheEntry{x: x, d: d, size: size})
@@ -271,7 +291,7 @@ func checkStored(b []byte, prefix, rel string) (time.Time, error) {
 		switch num {
 		case 1:
 			if len(v) != len(prefix)+len(rel) || string(v[:len(prefix)]) != prefix || string(v[len(prefix):]) != rel {
-				return fmt.Errorf("is named %q, not after its path", truncate(string(v), 200))
+				return fmt.Errorf("is named %q, not after its path", fsvalue.Truncate(string(v), 200))
 			}
 			haveName = true
 		case 2:

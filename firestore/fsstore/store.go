@@ -1,0 +1,396 @@
+// Package fsstore is the storage layer of Pyric's Firestore engine: one
+// database's versioned documents (each path's versions, readable at any
+// time inside the kept history), their collection and collection-group
+// maps, the history window bounded by age and bytes of memory, group
+// commit to a Persister (concurrent commits share one store transaction
+// and one sync; the lock is never held across it and reads never wait for
+// it), durable documents kept in their stored encoding with a bounded
+// cache of decoded ones (RestoreStored reopens a store without decoding),
+// the field indexes (Index: single-field and composite, built on demand
+// and brought up to date as each commit becomes visible, walked from a
+// bound), and the publish hook through which each visible commit reaches
+// the layers above (listeners). It knows nothing of queries,
+// transactions, rules or events: package firestore builds those on it,
+// and fsvalue is the data model both use.
+package fsstore
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
+)
+
+// Persister durably records committed document states. Commit is called
+// after all checks passed and before the commits it carries become visible
+// (to readers and listeners) or are acknowledged, without the database
+// lock held, one call at a time per database. One call may carry several
+// consecutive commits merged (each path's last state, commitTime the last
+// commit's). If it fails, those commits and the ones queued behind them
+// fail and nothing of them remains.
+type Persister interface {
+	Commit(db fsvalue.DatabaseName, commitTime time.Time, changes []Change) error
+}
+
+// Change is a document's new state in one commit; Doc is nil for a delete.
+type Change struct {
+	Path string
+	Doc  *pb.Document
+	// Data is Doc's deterministic protobuf encoding when the store hands
+	// the change to a Persister (which may store it as is); the store
+	// keeps it, so it must not be modified.
+	Data []byte
+}
+
+// Options configure a Store.
+type Options struct {
+	// Name is the database the store holds (what the Persister is told).
+	Name fsvalue.DatabaseName
+	// Persister makes commits durable before they are visible; nil keeps
+	// state in memory only.
+	Persister Persister
+	// History and HistoryBytes bound the superseded versions kept, by age
+	// and by memory; both must be positive.
+	History      time.Duration
+	HistoryBytes int
+	// Now is the clock commit times come from.
+	Now func() time.Time
+	// Publish is called, with the store locked exclusively, for each
+	// commit as it becomes visible, in commit order: its changes (all is
+	// false), or nil and all true after Reset, Restore and RestoreStored
+	// (everything may have changed). nil means nothing is told.
+	Publish func(t time.Time, changes []Change, all bool)
+}
+
+// Store is one database's documents. Its embedded lock is the database
+// lock: methods documented "callers hold the lock" expect the caller to
+// hold it (shared for reads, exclusively for changes), so that the layer
+// above can make its own state (transactions) change atomically with the
+// documents.
+type Store struct {
+	sync.RWMutex
+	opts Options
+
+	docs   map[string]*Entry            // relative path -> entry
+	colls  map[string]map[string]*Entry // collection path -> entries
+	groups map[string]map[string]*Entry // collection id -> entries
+	last   time.Time                    // last commit time (durable or not)
+	// visible is the last commit time readers see: a commit's versions are
+	// in docs from the moment it is checked, but reads happen at visible,
+	// which only moves once the commit is durable.
+	visible time.Time
+	since   time.Time // oldest time history is complete from
+	// hist lists superseded versions oldest first (from histHead on), for
+	// trimming the history by age and bytes (history.go).
+	hist      []historyItem
+	histHead  int
+	histBytes int
+
+	// fidx are the field indexes (index.go), by scope and fields;
+	// fidxScopes lists them by scope. fidxMu guards both maps.
+	fidxMu     sync.Mutex
+	fidx       map[string]*Index
+	fidxScopes map[string][]*Index
+
+	gc    groupCommit
+	cache docCache
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	s := &Store{opts: opts, docs: map[string]*Entry{},
+		colls: map[string]map[string]*Entry{}, groups: map[string]map[string]*Entry{}}
+	s.cache.limit = DecodedCacheBytes
+	return s
+}
+
+// SetDecodedCacheLimit changes the bound of the decoded-document cache
+// (DecodedCacheBytes by default); for tests and tuning.
+func (s *Store) SetDecodedCacheLimit(n int) {
+	s.cache.mu.Lock()
+	s.cache.limit = n
+	s.cache.mu.Unlock()
+}
+
+// Stats describes what the store holds.
+type Stats struct {
+	Documents int // paths with an entry (a deleted one kept as history included)
+	Encoded   int // of them, latest versions kept encoded (durable)
+	// DecodedCacheBytes is what the cache of decoded documents holds (by
+	// DocHeapSize), DecodedCacheLimit its bound.
+	DecodedCacheBytes, DecodedCacheLimit int
+}
+
+// Stats reports what the store holds; callers hold the lock. It walks
+// every entry.
+func (s *Store) Stats() Stats {
+	st := Stats{Documents: len(s.docs)}
+	for _, d := range s.docs {
+		if vs := d.versions(); len(vs) > 0 && vs[len(vs)-1].enc != nil {
+			st.Encoded++
+		}
+	}
+	s.cache.mu.Lock()
+	st.DecodedCacheBytes, st.DecodedCacheLimit = s.cache.bytes, s.cache.limit
+	s.cache.mu.Unlock()
+	return st
+}
+
+// Entry is one document path's versions, oldest first; a nil doc is a
+// deletion. The last version is the latest state. The version list is
+// published behind an atomic pointer and never changed within its length:
+// writers (holding the lock exclusively) append to it in place past that
+// length, which no reader of the published list looks at (so a document
+// with a deep history does not copy it on every write), and publish the
+// longer list; a list cut short (rollback) is clipped, so that no later
+// append overwrites what an older reader may still read. A scan may so
+// read entries it collected after releasing the lock.
+type Entry struct {
+	path string
+	vs   atomic.Pointer[[]version]
+}
+
+// version is a document's state from t on: doc (in memory), or enc
+// (durable: encoded, decoded while in the cache); neither is a deletion.
+type version struct {
+	t   time.Time
+	doc *pb.Document
+	enc *encodedDoc
+}
+
+// document returns the version's document, nil for a deletion.
+func (v version) document() *pb.Document {
+	if v.enc != nil {
+		return v.enc.decode()
+	}
+	return v.doc
+}
+
+// deleted reports whether the version is a deletion.
+func (v version) deleted() bool { return v.doc == nil && v.enc == nil }
+
+// size estimates the memory keeping the version costs, besides
+// VersionOverhead: the Go heap its document takes.
+func (v version) size() int {
+	switch {
+	case v.enc != nil:
+		n := len(v.enc.raw) + 32
+		if d := v.enc.doc.Load(); d != nil {
+			n += DocHeapSize(d)
+		}
+		return n
+	case v.doc != nil:
+		return DocHeapSize(v.doc)
+	}
+	return 0
+}
+
+// Path returns the entry's document path, relative to the database.
+func (d *Entry) Path() string { return d.path }
+
+// versions returns the current version list; do not modify it.
+func (d *Entry) versions() []version {
+	if p := d.vs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (d *Entry) setVersions(v []version) { d.vs.Store(&v) }
+
+// Current returns the latest state, including commits not yet durable
+// (nil when deleted).
+func (d *Entry) Current() *pb.Document {
+	vs := d.versions()
+	return vs[len(vs)-1].document()
+}
+
+// At returns the document as of t (nil when absent at t). It needs no
+// lock: the version list it reads is immutable within its length.
+func (d *Entry) At(t time.Time) *pb.Document {
+	vs := d.versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].t.After(t) {
+			return vs[i].document()
+		}
+	}
+	return nil
+}
+
+// All returns every entry by path; callers hold the lock and do not
+// modify the map.
+func (s *Store) All() map[string]*Entry { return s.docs }
+
+// Entry returns the entry at rel, nil when the path has none; callers
+// hold the lock.
+func (s *Store) Entry(rel string) *Entry { return s.docs[rel] }
+
+// Collection returns the entries of the collection at path; callers hold
+// the lock and do not modify the map.
+func (s *Store) Collection(path string) map[string]*Entry { return s.colls[path] }
+
+// Group returns the entries of every collection with the id; callers hold
+// the lock and do not modify the map.
+func (s *Store) Group(id string) map[string]*Entry { return s.groups[id] }
+
+// NextTime returns a commit time strictly after the last one, truncated to
+// microseconds (Firestore's precision). Callers hold the lock.
+func (s *Store) NextTime() time.Time {
+	t := s.opts.Now().UTC().Truncate(time.Microsecond)
+	if !t.After(s.last) {
+		t = s.last.Add(time.Microsecond)
+	}
+	return t
+}
+
+// ReadTime returns the latest consistent time, the last durable commit;
+// callers hold the lock.
+func (s *Store) ReadTime() time.Time {
+	if s.visible.IsZero() {
+		return s.opts.Now().UTC().Truncate(time.Microsecond)
+	}
+	return s.visible
+}
+
+// Last returns the last commit time, durable or not; callers hold the lock.
+func (s *Store) Last() time.Time { return s.last }
+
+// Since returns the oldest read time the kept history serves (zero: all of
+// it); callers hold the lock.
+func (s *Store) Since() time.Time { return s.since }
+
+// Get returns the latest document at rel (nil if none), including commits
+// not yet durable: it is the writer's view (preconditions, transaction
+// validation). Reads use GetAt(rel, ReadTime()). Callers hold the lock.
+func (s *Store) Get(rel string) *pb.Document {
+	if d, ok := s.docs[rel]; ok {
+		return d.Current()
+	}
+	return nil
+}
+
+// GetAt returns the document at rel as of t; callers hold the lock.
+func (s *Store) GetAt(rel string, t time.Time) *pb.Document {
+	if d, ok := s.docs[rel]; ok {
+		return d.At(t)
+	}
+	return nil
+}
+
+// Commit installs the new states at commit time t (from NextTime, with
+// the changes checked); callers hold the lock exclusively. In memory the
+// commit is visible and published on return and the result is nil. With a
+// Persister it is queued for group commit: the caller releases the lock and
+// receives the outcome from the channel; the commit is visible, published
+// and acknowledged only once durable.
+func (s *Store) Commit(t time.Time, changes []Change) <-chan error {
+	s.apply(t, changes)
+	if s.opts.Persister == nil {
+		s.publish(t)
+		s.announce(t, changes, false)
+		return nil
+	}
+	return s.enqueue(t, changes)
+}
+
+// announce brings the field indexes to a newly visible commit (all:
+// forgets them, they are rebuilt on demand) and calls the publish hook;
+// callers hold the lock exclusively.
+func (s *Store) announce(t time.Time, changes []Change, all bool) {
+	if all {
+		s.dropIndexes()
+	} else {
+		s.indexChanges(changes)
+	}
+	if s.opts.Publish != nil && (all || len(changes) > 0) {
+		s.opts.Publish(t, changes, all)
+	}
+}
+
+// publish makes the commit at t visible; callers hold the lock.
+func (s *Store) publish(t time.Time) {
+	if t.After(s.visible) {
+		s.visible = t
+	}
+}
+
+// apply installs the new states at commit time t; callers hold the lock.
+// They are visible to reads once publish(t) runs.
+func (s *Store) apply(t time.Time, changes []Change) {
+	s.last = t
+	for _, c := range changes {
+		d, ok := s.docs[c.Path]
+		if !ok {
+			if c.Doc == nil {
+				continue
+			}
+			d = &Entry{path: c.Path}
+			s.docs[c.Path] = d
+			coll := fsvalue.CollectionOf(c.Path)
+			if s.colls[coll] == nil {
+				s.colls[coll] = map[string]*Entry{}
+			}
+			s.colls[coll][c.Path] = d
+			id := coll[lastSlash(coll)+1:]
+			if s.groups[id] == nil {
+				s.groups[id] = map[string]*Entry{}
+			}
+			s.groups[id][c.Path] = d
+		}
+		s.superseded(d, t)
+		v := version{t: t, doc: c.Doc}
+		if s.opts.Persister != nil && c.Doc != nil {
+			// Durable: the flusher gives it its encoding (compact).
+			x := &encodedDoc{cache: &s.cache}
+			x.doc.Store(c.Doc)
+			v = version{t: t, enc: x}
+		}
+		d.setVersions(append(d.versions(), v))
+	}
+	s.trimHistory(t)
+}
+
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Reset drops every document at a new commit time, which it returns, and
+// publishes it (no persistence call: the owner clears its store itself);
+// callers hold the lock exclusively.
+func (s *Store) Reset() time.Time {
+	s.last = s.NextTime()
+	s.docs = map[string]*Entry{}
+	s.colls = map[string]map[string]*Entry{}
+	s.groups = map[string]map[string]*Entry{}
+	s.since = s.last
+	s.hist, s.histHead, s.histBytes = nil, 0, 0
+	s.cache.reset()
+	t := s.last
+	s.publish(t)
+	s.announce(t, nil, true)
+	return t
+}
+
+// Restore installs documents (checked by the caller) at t, without
+// persistence, makes them visible and publishes the store as all changed;
+// the history before t is unknown from then on. Callers hold the lock
+// exclusively.
+func (s *Store) Restore(t time.Time, changes []Change) {
+	s.apply(t, changes)
+	s.publish(t)
+	if s.since.Before(t) {
+		s.since = t
+	}
+	s.announce(t, nil, true)
+}
+
+func ts(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }

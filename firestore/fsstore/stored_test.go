@@ -1,0 +1,123 @@
+package fsstore
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pyric/pyric/firestore/fsvalue"
+)
+
+var testDB = fsvalue.DatabaseName{Project: "p", Database: fsvalue.DefaultDatabase}
+
+// fixture is a few stored documents of every value type, nested deep.
+func fixture(t testing.TB) []StoredDocument {
+	t.Helper()
+	deep := fsvalue.Int(1)
+	for range 20 {
+		deep = fsvalue.Map(map[string]*pb.Value{"m": deep})
+	}
+	stamp := timestamppb.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	docs := map[string]map[string]*pb.Value{
+		"c/a": {"n": fsvalue.Int(1), "s": fsvalue.String("é"), "x": fsvalue.Null(), "d": fsvalue.Double(0.5),
+			"b":    {ValueType: &pb.Value_BytesValue{BytesValue: []byte("\x00\xff")}},
+			"r":    {ValueType: &pb.Value_ReferenceValue{ReferenceValue: testDB.DocName("c/b")}},
+			"t":    {ValueType: &pb.Value_TimestampValue{TimestampValue: stamp}},
+			"arr":  fsvalue.Array(fsvalue.Int(1), fsvalue.Map(map[string]*pb.Value{"k": fsvalue.Bool(true)})),
+			"deep": deep, "v": fsvalue.Vector(1, 2)},
+		"c/b":       {"n": fsvalue.Int(2)},
+		"c/b/sub/x": {"n": fsvalue.Int(3)},
+	}
+	var out []StoredDocument
+	for _, rel := range []string{"c/a", "c/b", "c/b/sub/x"} {
+		d := &pb.Document{Name: testDB.DocName(rel), Fields: docs[rel], CreateTime: stamp, UpdateTime: stamp}
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, StoredDocument{Path: rel, Data: b})
+	}
+	return out
+}
+
+// FuzzCheckStored: what checkStored accepts decodes, as the document its
+// path names (the lazy decode relies on it); nothing panics.
+func FuzzCheckStored(f *testing.F) {
+	for _, d := range fixture(f) {
+		f.Add(d.Path, d.Data)
+	}
+	f.Add("c/a", []byte{0x0a, 0x01})
+	f.Fuzz(func(t *testing.T, rel string, data []byte) {
+		if _, err := checkStored(data, testDB.Documents()+"/", rel); err != nil {
+			return
+		}
+		d := &pb.Document{}
+		if err := proto.Unmarshal(data, d); err != nil {
+			t.Fatalf("checkStored accepted what does not decode: %v", err)
+		}
+		if d.Name != testDB.DocName(rel) {
+			t.Fatalf("accepted %q under %q", d.Name, rel)
+		}
+	})
+}
+
+func BenchmarkCheckStored(b *testing.B) {
+	docs := fixture(b)
+	prefix := testDB.Documents() + "/"
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := checkStored(d.Data, prefix, d.Path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// The publish hook hears each commit once it is visible, and a restore as
+// everything changed.
+func TestPublishHook(t *testing.T) {
+	type heard struct {
+		t   time.Time
+		n   int
+		all bool
+	}
+	var got []heard
+	var s *Store
+	s = New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now,
+		Publish: func(at time.Time, changes []Change, all bool) {
+			if !s.ReadTime().Equal(at) {
+				t.Errorf("published %v while reads happen at %v", at, s.ReadTime())
+			}
+			got = append(got, heard{at, len(changes), all})
+		}})
+	c, err := CheckStored(testDB, fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := s.RestoreStored(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := New(Options{Name: fsvalue.DatabaseName{Project: "p", Database: "other"}, History: time.Hour,
+		HistoryBytes: DefaultHistoryBytes, Now: time.Now})
+	if _, err := other.RestoreStored(c); !errors.Is(err, fsvalue.ErrInternal) {
+		t.Errorf("restoring documents checked for another database: %v", err)
+	}
+	s.Lock()
+	t1 := s.NextTime()
+	if done := s.Commit(t1, []Change{{Path: "c/a", Doc: nil}}); done != nil {
+		t.Fatal("an in-memory commit is queued")
+	}
+	if s.GetAt("c/a", t1) != nil || s.GetAt("c/a", rt) == nil {
+		t.Error("the delete is not at its commit time, or history lost the restored version")
+	}
+	s.Unlock()
+	want := []heard{{rt, 0, true}, {t1, 1, false}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("hook heard %v, want %v", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -79,22 +80,31 @@ type treeChild struct {
 	Value    any    `json:"value,omitempty"`    // a leaf's value (null is never stored)
 }
 
-// dbTree answers one level of the tree: GET /api/database/tree?ns=&path=
-// &after=key&limit=N. A leaf location answers {"value"}; a node answers
-// its first N children after the key, in key order, and "more" when
-// there are others.
-func (s *Studio) dbTree(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.rtdb(w)
-	if !ok {
+// locationStart reads what a location handler starts from: the engine,
+// the namespace and path (?ns=, ?path=) and the lens the Studio acts in;
+// when it can't, it has answered the error.
+func (s *Studio) locationStart(w http.ResponseWriter, r *http.Request) (d *database.Database, ns, path string, who identity.Identity, ok bool) {
+	if d, ok = s.rtdb(w); !ok {
 		return
 	}
-	ns, path, ok := s.dbLocation(w, r, d)
-	if !ok {
+	if ns, path, ok = s.dbLocation(w, r, d); !ok {
 		return
 	}
 	who, err := lens(r)
 	if err != nil {
 		fail(w, http.StatusBadRequest, err.Error())
+		return d, ns, path, who, false
+	}
+	return d, ns, path, who, true
+}
+
+// dbTree answers one level of the tree: GET /api/database/tree?ns=&path=
+// &after=key&limit=N. A leaf location answers {"value"}; a node answers
+// its first N children after the key, in key order, and "more" when
+// there are others.
+func (s *Studio) dbTree(w http.ResponseWriter, r *http.Request) {
+	d, ns, path, who, ok := s.locationStart(w, r)
+	if !ok {
 		return
 	}
 	limit := 50
@@ -179,17 +189,8 @@ func countChildren(m map[string]any) int {
 // dbSet writes the JSON body at the location: PUT /api/database/value
 // ?ns=&path= (a set: the value replaces what is there; null deletes).
 func (s *Studio) dbSet(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.rtdb(w)
+	d, ns, path, who, ok := s.locationStart(w, r)
 	if !ok {
-		return
-	}
-	ns, path, ok := s.dbLocation(w, r, d)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<20))
@@ -213,17 +214,8 @@ func (s *Studio) dbSet(w http.ResponseWriter, r *http.Request) {
 
 // dbDelete removes the location: DELETE /api/database/value?ns=&path=.
 func (s *Studio) dbDelete(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.rtdb(w)
+	d, ns, path, who, ok := s.locationStart(w, r)
 	if !ok {
-		return
-	}
-	ns, path, ok := s.dbLocation(w, r, d)
-	if !ok {
-		return
-	}
-	who, err := lens(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	before := s.sb.Events().Seq()

@@ -424,10 +424,12 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.cur = i
 		v = r.evalNode(e, fr, depth)
 		r.cur = parent
-		r.steps[i].Value = v
+		// Traces and counters hand values to other packages: they see
+		// records as the maps they stand for (built once per record).
+		r.steps[i].Value = value.Plain(v)
 	}
 	if r.env.Count != nil {
-		r.env.Count.Count(e, v)
+		r.env.Count.Count(e, value.Plain(v))
 	}
 	return v
 }
@@ -478,7 +480,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return c
 		}
 		switch c.(type) {
-		case value.List, value.Set, value.Map, value.Constraint:
+		case value.List, value.Set, value.Map, value.Record, value.Constraint:
 		case value.Null:
 			r.skip(e.X, depth+1)
 			return withOffset(value.ErrNull(), e.OpSpan.Start.Offset)
@@ -536,7 +538,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return x
 		}
 		switch x.(type) {
-		case value.List, value.String, value.Map, value.Path, value.Constraint:
+		case value.List, value.String, value.Map, value.Record, value.Path, value.Constraint:
 		case value.Null:
 			r.skip(e.Index, depth+1)
 			return withPos(value.ErrNull(), e)
@@ -783,12 +785,12 @@ func in(x, c value.Value) value.Value {
 		return value.Bool(false)
 	case value.Set:
 		return value.Bool(c.Contains(x))
-	case value.Map:
+	case value.Map, value.Record:
 		k, ok := x.(value.String)
 		if !ok {
 			return value.ErrUnsupportedOp("map.in("+x.Type().String()+")", "map.in(string)")
 		}
-		_, has := c[string(k)]
+		_, has := value.Field(c, string(k))
 		return value.Bool(has)
 	case value.Null:
 		return value.ErrNull()
@@ -804,6 +806,10 @@ func member(x value.Value, name string) value.Value {
 		return value.ErrNull()
 	case value.Map:
 		if v, ok := x[name]; ok {
+			return v
+		}
+	case value.Record:
+		if v, ok := x.Field(name); ok {
 			return v
 		}
 	case value.Path:
@@ -836,12 +842,12 @@ func index(x, i value.Value) value.Value {
 			return value.ErrIndexOutOfBounds(int64(n), int64(len(runes)))
 		}
 		return value.String(runes[n])
-	case value.Map:
+	case value.Map, value.Record:
 		k, ok := i.(value.String)
 		if !ok {
 			return value.ErrUnsupportedOp("map["+i.Type().String()+"]", "map[string]")
 		}
-		if v, ok := x[string(k)]; ok {
+		if v, ok := value.Field(x, string(k)); ok {
 			return v
 		}
 		return value.ErrUndefinedProperty(string(k))

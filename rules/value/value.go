@@ -262,7 +262,7 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 		b.WriteString("…")
 		return
 	}
-	switch v := v.(type) {
+	switch v := Plain(v).(type) {
 	case nil:
 		b.WriteString("<nil>")
 	case Null:

@@ -124,6 +124,10 @@ type Run struct {
 	root       frame
 	frames     []frame
 	framesMade int // size of the last chunk of frames
+	// The first frames and thunks come with the run: a typical decision
+	// calls a few functions with a few params and lets.
+	frameArr [2]frame
+	thunkArr [4]thunk
 }
 
 // newFrame returns a zeroed frame that lives as long as the run (thunks
@@ -152,6 +156,8 @@ func NewRun(env *Env) *Run {
 	// expressions), so short evaluations never pay for it.
 	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
 	r.argStack = r.argArr[:0]
+	r.frames, r.framesMade = r.frameArr[:], len(r.frameArr)
+	r.thunks, r.thunksMade = r.thunkArr[:], len(r.thunkArr)
 	return r
 }
 
@@ -744,7 +750,19 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
 func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
-	p := value.Path{Absolute: true, Segments: make([]string, 0, len(e.Segments)+2)}
+	// The path and its segments in one allocation (paths are short).
+	type pathBuf struct {
+		p    value.Path
+		segs [8]string
+	}
+	var pb *pathBuf
+	var p value.Path
+	if n := len(e.Segments) + 2; n <= len(pb.segs) {
+		pb = &pathBuf{}
+		p = value.Path{Absolute: true, Segments: pb.segs[:0:n]}
+	} else {
+		p = value.Path{Absolute: true, Segments: make([]string, 0, n)}
+	}
 	for _, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
@@ -770,6 +788,10 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 		default:
 			return withPos(value.ErrUnsupportedOp("path segment "+v.Type().String(), "string, int, float, bool, path"), s.Interp)
 		}
+	}
+	if pb != nil {
+		pb.p = p
+		return value.BoxPath(&pb.p)
 	}
 	return p
 }

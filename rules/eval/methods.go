@@ -354,11 +354,16 @@ var methods = map[value.Type]map[string]method{
 				return err
 			}
 			m, _ := value.AsMap(recv)
-			out := make(value.List, 0, len(m))
+			// One array of keys boxed in place, not one allocation each.
+			keys := make([]value.String, 0, len(m))
 			for k := range m {
-				out = append(out, value.String(k))
+				keys = append(keys, value.String(k))
 			}
-			slices.SortFunc(out, func(a, b value.Value) int { return strings.Compare(string(a.(value.String)), string(b.(value.String))) })
+			slices.Sort(keys)
+			out := make(value.List, len(keys))
+			for i := range keys {
+				out[i] = value.BoxString(&keys[i])
+			}
 			return out
 		},
 		"values": func(recv value.Value, args []value.Value) value.Value {

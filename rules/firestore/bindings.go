@@ -109,6 +109,7 @@ type lookups struct {
 	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
 	buf   [2]eval.Read
+	seenB [4]string
 }
 
 func (l *lookups) init(req *Request, db string) {
@@ -117,7 +118,7 @@ func (l *lookups) init(req *Request, db string) {
 		max = MaxLookupsBatch
 	}
 	*l = lookups{req: req, db: db, max: max}
-	l.reads = l.buf[:0]
+	l.reads, l.seen = l.buf[:0], l.seenB[:0]
 }
 
 func (l *lookups) count() int { return len(l.seen) }

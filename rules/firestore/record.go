@@ -17,7 +17,8 @@ type requestRecord struct {
 	auth      value.Value // bound when hasAuth
 	hasAuth   bool
 	resource  value.Value // request.resource, nil when absent
-	path, now value.Value // boxed on first read
+	path, now value.Value // boxed in place on first read
+	nowTS     value.Timestamp
 	query     value.Value // built on first read (list requests)
 	once      sync.Once
 	m         value.Map
@@ -31,12 +32,13 @@ func (r *requestRecord) Field(name string) (value.Value, bool) {
 		return methodValue(r.req.Method), true
 	case "path":
 		if r.path == nil {
-			r.path = r.own
+			r.path = value.BoxPath(&r.own)
 		}
 		return r.path, true
 	case "time":
 		if r.now == nil {
-			r.now = value.Timestamp{Time: r.req.Time.UTC()}
+			r.nowTS = value.Timestamp{Time: r.req.Time.UTC()}
+			r.now = value.BoxTimestamp(&r.nowTS)
 		}
 		return r.now, true
 	case "auth":
@@ -94,12 +96,15 @@ type docRecord struct {
 	data     value.Map
 	identity bool       // id and __name__ are present
 	name     value.Path // the document's full name, when identity
-	namev    value.Value
+	namev    value.Value // boxed in place (name, idStr) on first read
 	id       value.Value
+	idStr    value.String
 	once     sync.Once
 	m        value.Map
 }
 
+// reset makes d stand for a document; values read from d before must no
+// longer be in use (id and __name__ are boxed in place).
 func (d *docRecord) reset(data value.Map, identity bool, name value.Path) {
 	d.data, d.identity, d.name, d.namev, d.id, d.m = data, identity, name, nil, nil, nil
 	d.once = sync.Once{}
@@ -116,7 +121,8 @@ func (d *docRecord) Field(name string) (value.Value, bool) {
 			return nil, false
 		}
 		if d.id == nil {
-			d.id = value.String(d.name.Segments[len(d.name.Segments)-1])
+			d.idStr = value.String(d.name.Segments[len(d.name.Segments)-1])
+			d.id = value.BoxString(&d.idStr)
 		}
 		return d.id, true
 	case "__name__":
@@ -124,7 +130,7 @@ func (d *docRecord) Field(name string) (value.Value, bool) {
 			return nil, false
 		}
 		if d.namev == nil {
-			d.namev = d.name
+			d.namev = value.BoxPath(&d.name)
 		}
 		return d.namev, true
 	}

@@ -12,14 +12,16 @@ import (
 // Reset.
 type AuthRecord struct {
 	auth       *Auth
-	uid, token value.Value // boxed on first read
+	uidStr     value.String
+	uid, token value.Value // boxed on first read (uid in place, from uidStr)
 	once       sync.Once
 	m          value.Map
 }
 
-// Reset makes r stand for a (not nil), forgetting anything read before.
+// Reset makes r stand for a (not nil). Values read from r before must no
+// longer be in use: uid is boxed in place.
 func (r *AuthRecord) Reset(a *Auth) {
-	r.auth, r.uid, r.token, r.m = a, nil, nil, nil
+	r.auth, r.uidStr, r.uid, r.token, r.m = a, value.String(a.UID), nil, nil, nil
 	r.once = sync.Once{}
 }
 
@@ -34,7 +36,7 @@ func (r *AuthRecord) Field(name string) (value.Value, bool) {
 			return nil, false
 		}
 		if r.uid == nil {
-			r.uid = value.String(r.auth.UID)
+			r.uid = value.BoxString(&r.uidStr)
 		}
 		return r.uid, true
 	case "token":

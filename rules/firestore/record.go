@@ -94,8 +94,8 @@ func queryValue(q *Query) value.Value {
 // __name__, boxed when read.
 type docRecord struct {
 	data     value.Map
-	identity bool       // id and __name__ are present
-	name     value.Path // the document's full name, when identity
+	identity bool        // id and __name__ are present
+	name     value.Path  // the document's full name, when identity
 	namev    value.Value // boxed in place (name, idStr) on first read
 	id       value.Value
 	idStr    value.String

@@ -94,15 +94,16 @@ type ServiceFuncs interface {
 // Run evaluates the rules of one request; it carries the expression budget
 // shared by every rule evaluated for that request.
 type Run struct {
+	// A Run is allocated for every decision: it stays under 512 bytes,
+	// the largest object the allocator serves without a type header.
 	env       *Env
 	trace     bool // Env.Trace
-	max       int
-	count     int
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
+	max      int
+	count    int
 	started  time.Time // when the clock was first read
-	deadline time.Time
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
 	free     []Step // unused step buffer after the last condition's
@@ -110,10 +111,10 @@ type Run struct {
 	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [6]value.Value
+	argArr   [4]value.Value
 	// thunks are handed out by newThunks for functions' params and lets.
 	thunks     []thunk
-	thunksMade int
+	thunksMade int32
 	// match is the Matched a public Condition call evaluates in.
 	match Matched
 	// globals are the last globals found (see global).
@@ -123,17 +124,31 @@ type Run struct {
 	// newFrame for function calls, a few per allocation.
 	root       frame
 	frames     []frame
-	framesMade int // size of the last chunk of frames
-	// The first frames and thunks come with the run: a typical decision
-	// calls a few functions with a few params and lets.
-	frameArr [2]frame
-	thunkArr [4]thunk
+	framesMade int32 // size of the last chunk of frames
+}
+
+// firstChunk is the first frames and thunks of a run, in one allocation:
+// a typical decision calls a few functions with a few params and lets.
+type firstChunk struct {
+	frames [2]frame
+	thunks [4]thunk
+}
+
+// chunk hands out the first frames and thunks, true when they were not yet.
+func (r *Run) chunk() bool {
+	if r.framesMade != 0 || r.thunksMade != 0 {
+		return false
+	}
+	c := &firstChunk{}
+	r.frames, r.framesMade = c.frames[:], int32(len(c.frames))
+	r.thunks, r.thunksMade = c.thunks[:], int32(len(c.thunks))
+	return true
 }
 
 // newFrame returns a zeroed frame that lives as long as the run (thunks
 // of lets and arguments keep pointers to their frames).
 func (r *Run) newFrame() *frame {
-	if len(r.frames) == 0 {
+	if len(r.frames) == 0 && !r.chunk() {
 		r.framesMade = min(2*max(r.framesMade, 1), 16)
 		r.frames = make([]frame, r.framesMade)
 	}
@@ -156,8 +171,6 @@ func NewRun(env *Env) *Run {
 	// expressions), so short evaluations never pay for it.
 	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
 	r.argStack = r.argArr[:0]
-	r.frames, r.framesMade = r.frameArr[:], len(r.frameArr)
-	r.thunks, r.thunksMade = r.thunkArr[:], len(r.thunkArr)
 	return r
 }
 
@@ -357,8 +370,8 @@ func (r *Run) newThunks(n int) []thunk {
 	if n > 16 {
 		return make([]thunk, n)
 	}
-	if len(r.thunks) < n {
-		r.thunksMade = min(max(2*r.thunksMade, 4, n), 32)
+	if len(r.thunks) < n && (!r.chunk() || len(r.thunks) < n) {
+		r.thunksMade = min(max(2*r.thunksMade, 4, int32(n)), 32)
 		r.thunks = make([]thunk, r.thunksMade)
 	}
 	t := r.thunks[:n:n]
@@ -415,9 +428,9 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 	}
 	if r.count&clockEvery == 0 {
 		now := time.Now()
-		if r.deadline.IsZero() {
-			r.started, r.deadline = now, now.Add(r.maxDur)
-		} else if now.After(r.deadline) {
+		if r.started.IsZero() {
+			r.started = now
+		} else if now.Sub(r.started) > r.maxDur {
 			r.exhausted, r.timedOut = true, true
 			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 		}
@@ -595,7 +608,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		if v, ok := r.folded(e); ok {
 			return v
 		}
-		out := make(value.List, len(e.Elems))
+		out, list := value.MakeList(len(e.Elems))
 		for i, x := range e.Elems {
 			v := r.eval(x, fr, depth+1)
 			if value.IsError(v) {
@@ -603,7 +616,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			}
 			out[i] = v
 		}
-		return out
+		return list
 	case *ast.Map:
 		if v, ok := r.folded(e); ok {
 			return v

@@ -360,11 +360,11 @@ var methods = map[value.Type]map[string]method{
 				keys = append(keys, value.String(k))
 			}
 			slices.Sort(keys)
-			out := make(value.List, len(keys))
+			out, v := value.MakeList(len(keys))
 			for i := range keys {
 				out[i] = value.BoxString(&keys[i])
 			}
-			return out
+			return v
 		},
 		"values": func(recv value.Value, args []value.Value) value.Value {
 			if err := arity("values", args, 0); err != nil {

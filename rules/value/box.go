@@ -20,6 +20,7 @@ var (
 	stringTab    = itabOf(String(""))
 	timestampTab = itabOf(Timestamp{})
 	pathTab      = itabOf(Path{})
+	listTab      = itabOf(List(nil))
 )
 
 func box(tab, p unsafe.Pointer) Value {
@@ -40,6 +41,35 @@ func BoxTimestamp(p *Timestamp) Value { return box(timestampTab, unsafe.Pointer(
 // BoxPath returns *p as a Value without copying it; *p must not change
 // afterwards.
 func BoxPath(p *Path) Value { return box(pathTab, unsafe.Pointer(p)) }
+
+// BoxList returns *p as a Value without copying its header; *p and its
+// elements must not change once the Value is used.
+func BoxList(p *List) Value { return box(listTab, unsafe.Pointer(p)) }
+
+// MakeList returns a list of n elements for the caller to fill and the
+// list as a Value: one allocation for a short list instead of two (the
+// elements, and the header boxed into the Value). The caller fills the
+// list before using the Value and never changes it after.
+func MakeList(n int) (List, Value) {
+	switch {
+	case n <= 4:
+		b := &struct {
+			l List
+			a [4]Value
+		}{}
+		b.l = b.a[:n:n]
+		return b.l, BoxList(&b.l)
+	case n <= 8:
+		b := &struct {
+			l List
+			a [8]Value
+		}{}
+		b.l = b.a[:n:n]
+		return b.l, BoxList(&b.l)
+	}
+	l := make(List, n)
+	return l, l
+}
 
 // Strings returns ss as a List in two allocations (the list and one array
 // of the strings' headers) instead of one per element.

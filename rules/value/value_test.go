@@ -137,6 +137,16 @@ func TestBox(t *testing.T) {
 	if Show(l) != "['b', 'a', '']" || !Equal(l, List{String("b"), String("a"), String("")}) {
 		t.Errorf("Strings = %v", Show(l))
 	}
+	for _, n := range []int{0, 3, 6, 20} {
+		l, v := MakeList(n)
+		for i := range l {
+			l[i] = Int(i)
+		}
+		runtime.GC()
+		if got, ok := v.(List); !ok || len(got) != n || (n > 0 && got[n-1] != Int(n-1)) {
+			t.Errorf("MakeList(%d) = %v", n, Show(v))
+		}
+	}
 	if n := testing.AllocsPerRun(100, func() { Strings([]string{"x", "y", "z"}) }); n > 2 {
 		t.Errorf("Strings of 3 allocates %v times, want 2", n)
 	}

@@ -44,7 +44,8 @@ func (t Type) String() string { return typeNames[t] }
 
 // Value is a rules value. The concrete types are Null, Bool, Int, Float,
 // String, Bytes, Timestamp, Duration, LatLng, Path, List, Map, Set, MapDiff,
-// Constraint and *Error.
+// Constraint and *Error, and a service's Records (maps whose entries are
+// read on access; AsMap or Plain turn one into its Map).
 type Value interface {
 	Type() Type
 }

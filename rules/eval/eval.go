@@ -545,11 +545,12 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		r.skip(e.Then, depth+1)
 		return r.eval(e.Else, fr, depth+1)
 	case *ast.Member:
-		x := r.eval(e.X, fr, depth+1)
-		if c, ok := x.(value.Constraint); ok {
-			return value.Constraint{Field: append(append([]string(nil), c.Field...), e.Name)}
+		if _, inner := e.X.(*ast.Member); inner && !r.trace && r.env.Count == nil {
+			if v, ok := r.memberChain(e, fr, depth); ok {
+				return v
+			}
 		}
-		return withPos(member(x, e.Name), e)
+		return memberOf(r.eval(e.X, fr, depth+1), e)
 	case *ast.Index:
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
@@ -831,6 +832,49 @@ func in(x, c value.Value) value.Value {
 		return value.ErrNull()
 	}
 	return value.ErrFunctionNotFound("in")
+}
+
+// memberOf is x.name for the node e.
+func memberOf(x value.Value, e *ast.Member) value.Value {
+	if c, ok := x.(value.Constraint); ok {
+		return value.Constraint{Field: append(append([]string(nil), c.Field...), e.Name)}
+	}
+	return withPos(member(x, e.Name), e)
+}
+
+// memberChain evaluates a chain of field reads such as request.auth.uid
+// (e already counted) without a dispatch per node: the nodes below e are
+// counted at once, the innermost operand evaluated, and the names applied
+// outward, which gives the values, errors and budget of evaluating each
+// node in turn. Only untraced and uncounted runs take it (nothing observes
+// the nodes one by one), and only when the chain's nodes neither exhaust
+// the budget nor reach a clock check; false means evaluate node by node.
+func (r *Run) memberChain(e *ast.Member, fr *frame, depth int) (value.Value, bool) {
+	var chain [8]*ast.Member
+	n := 0
+	var x ast.Expr = e
+	for n < len(chain) {
+		m, ok := x.(*ast.Member)
+		if !ok {
+			break
+		}
+		chain[n] = m
+		n++
+		x = m.X
+	}
+	if _, ok := x.(*ast.Member); ok {
+		return nil, false // longer than chain: node by node
+	}
+	below := n - 1
+	if c := r.count + below; c > r.max || c/(clockEvery+1) != r.count/(clockEvery+1) {
+		return nil, false
+	}
+	r.count += below
+	v := r.eval(x, fr, depth+n)
+	for i := n - 1; i >= 0; i-- {
+		v = memberOf(v, chain[i])
+	}
+	return v, true
 }
 
 func member(x value.Value, name string) value.Value {

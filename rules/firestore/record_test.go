@@ -55,10 +55,18 @@ func TestRecordsBehaveAsMaps(t *testing.T) {
 				Get: LookupFunc(func(p string) (value.Map, bool, error) {
 					return value.Map{"v": value.Int(7)}, p == "o/p", nil
 				})}
-			for _, traced := range []bool{false, true} {
-				if d := rs.decide(req, traced); !d.Allowed() {
+			var counts [2]int
+			for i, traced := range []bool{false, true} {
+				d := rs.decide(req, traced)
+				if !d.Allowed() {
 					t.Errorf("traced %v: denied: %v", traced, d.Notes)
 				}
+				counts[i] = d.Expressions
+			}
+			// Untraced runs read member chains in one step; they count
+			// every node all the same.
+			if counts[0] != counts[1] {
+				t.Errorf("expressions: %d untraced, %d traced", counts[0], counts[1])
 			}
 			// The typed trace holds plain maps, never records.
 			d := rs.DecideSteps(req)

@@ -60,7 +60,8 @@ type Env struct {
 	// read when the Run starts.
 	Trace bool
 	// Count, when set, sees every node evaluation, traced or not: rule
-	// coverage counts through it without paying for a trace.
+	// coverage counts through it without paying for a trace. Like Trace,
+	// it is read when the Run starts.
 	Count Counter
 	// Prove decides an operation involving a value.Constraint (a field of
 	// any document a list query could return): op is ==, !=, <, <=, >, >=,
@@ -98,6 +99,7 @@ type Run struct {
 	// the largest object the allocator serves without a type header.
 	env       *Env
 	trace     bool // Env.Trace
+	counting  bool // Env.Count != nil
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
@@ -169,7 +171,7 @@ func NewRun(env *Env) *Run {
 	}
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
+	r := &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: max, maxDur: d, cur: -1}
 	r.argStack = r.argArr[:0]
 	return r
 }
@@ -406,7 +408,7 @@ func (r *Run) skip(e ast.Expr, depth int) {
 	if i := r.record(e, depth); i >= 0 {
 		r.steps[i].Skipped = true
 	}
-	if r.env.Count != nil {
+	if r.counting {
 		for p, ok := e.(*ast.Paren); ok; p, ok = e.(*ast.Paren) {
 			e = p.X
 		}
@@ -447,7 +449,7 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		// records as the maps they stand for (built once per record).
 		r.steps[i].Value = value.Plain(v)
 	}
-	if r.env.Count != nil {
+	if r.counting {
 		r.env.Count.Count(e, value.Plain(v))
 	}
 	return v
@@ -545,7 +547,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		r.skip(e.Then, depth+1)
 		return r.eval(e.Else, fr, depth+1)
 	case *ast.Member:
-		if _, inner := e.X.(*ast.Member); inner && !r.trace && r.env.Count == nil {
+		if _, inner := e.X.(*ast.Member); inner && !r.trace && !r.counting {
 			if v, ok := r.memberChain(e, fr, depth); ok {
 				return v
 			}
@@ -671,12 +673,13 @@ func (r *Run) binary(e *ast.Binary, fr *frame, depth int) value.Value {
 	case "&&", "||":
 		decisive := value.Bool(e.Op == "||")
 		l := logicOperand(r.eval(e.X, fr, depth+1), e.X)
-		if l == decisive {
+		// (A type assertion, not ==: comparing interfaces calls the runtime.)
+		if b, ok := l.(value.Bool); ok && b == decisive {
 			r.skip(e.Y, depth+1)
 			return l
 		}
 		rv := logicOperand(r.eval(e.Y, fr, depth+1), e.Y)
-		if rv == decisive {
+		if b, ok := rv.(value.Bool); ok && b == decisive {
 			return rv
 		}
 		if value.IsError(l) {

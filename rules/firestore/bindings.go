@@ -28,7 +28,7 @@ type Constraint struct {
 // or resource) is left out.
 func (r *Ruleset) globals(req *Request, db string, own value.Path, rec *records, vars []eval.Var) []eval.Var {
 	rq := &rec.request
-	*rq = requestRecord{req: req, own: own}
+	*rq = requestRecord{req: req, own: own, now: value.Timestamp{Time: req.Time.UTC()}}
 	switch {
 	case req.Auth != nil:
 		rec.auth.Reset(req.Auth)
@@ -109,7 +109,7 @@ type lookups struct {
 	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
 	buf   [2]eval.Read
-	seenB [4]string
+	seenB [2]string
 }
 
 func (l *lookups) init(req *Request, db string) {

@@ -8,20 +8,20 @@ import (
 )
 
 // requestRecord is `request` as a value.Record: its fields are read from
-// the Request when a rule reads them, so a decision builds no map for it
-// (and boxes request.time or request.path only when read). The records of
-// one decision live in its Decision, one allocation for all of them.
+// the Request when a rule reads them, so a decision builds no map for it;
+// strings, the time and paths are boxed in place (value.BoxString), so a
+// read allocates nothing. The records of one decision live in its
+// Decision, one allocation for all of them.
 type requestRecord struct {
-	req       *Request
-	own       value.Path
-	auth      value.Value // bound when hasAuth
-	hasAuth   bool
-	resource  value.Value // request.resource, nil when absent
-	path, now value.Value // boxed in place on first read
-	nowTS     value.Timestamp
-	query     value.Value // built on first read (list requests)
-	once      sync.Once
-	m         value.Map
+	req      *Request
+	own      value.Path
+	auth     value.Value // bound when hasAuth
+	hasAuth  bool
+	resource value.Value     // request.resource, nil when absent
+	now      value.Timestamp // request.time, boxed in place when read
+	query    value.Value     // built on first read (list requests)
+	once     sync.Once
+	m        value.Map
 }
 
 func (*requestRecord) Type() value.Type { return value.TMap }
@@ -31,16 +31,9 @@ func (r *requestRecord) Field(name string) (value.Value, bool) {
 	case "method":
 		return methodValue(r.req.Method), true
 	case "path":
-		if r.path == nil {
-			r.path = value.BoxPath(&r.own)
-		}
-		return r.path, true
+		return value.BoxPath(&r.own), true
 	case "time":
-		if r.now == nil {
-			r.nowTS = value.Timestamp{Time: r.req.Time.UTC()}
-			r.now = value.BoxTimestamp(&r.nowTS)
-		}
-		return r.now, true
+		return value.BoxTimestamp(&r.now), true
 	case "auth":
 		return r.auth, r.hasAuth
 	case "resource":
@@ -91,14 +84,12 @@ func queryValue(q *Query) value.Value {
 
 // docRecord is a document as rules see it (resource, request.resource, a
 // get() result) as a value.Record: data, and for real documents id and
-// __name__, boxed when read.
+// __name__, boxed in place when read.
 type docRecord struct {
 	data     value.Map
-	identity bool        // id and __name__ are present
-	name     value.Path  // the document's full name, when identity
-	namev    value.Value // boxed in place (name, idStr) on first read
-	id       value.Value
-	idStr    value.String
+	identity bool         // id and __name__ are present
+	name     value.Path   // the document's full name, when identity
+	id       value.String // the name's last segment; id and name are boxed in place
 	once     sync.Once
 	m        value.Map
 }
@@ -106,7 +97,10 @@ type docRecord struct {
 // reset makes d stand for a document; values read from d before must no
 // longer be in use (id and __name__ are boxed in place).
 func (d *docRecord) reset(data value.Map, identity bool, name value.Path) {
-	d.data, d.identity, d.name, d.namev, d.id, d.m = data, identity, name, nil, nil, nil
+	d.data, d.identity, d.name, d.id, d.m = data, identity, name, "", nil
+	if n := len(name.Segments); n > 0 {
+		d.id = value.String(name.Segments[n-1])
+	}
 	d.once = sync.Once{}
 }
 
@@ -120,19 +114,12 @@ func (d *docRecord) Field(name string) (value.Value, bool) {
 		if !d.identity || len(d.name.Segments) == 0 {
 			return nil, false
 		}
-		if d.id == nil {
-			d.idStr = value.String(d.name.Segments[len(d.name.Segments)-1])
-			d.id = value.BoxString(&d.idStr)
-		}
-		return d.id, true
+		return value.BoxString(&d.id), true
 	case "__name__":
 		if !d.identity {
 			return nil, false
 		}
-		if d.namev == nil {
-			d.namev = value.BoxPath(&d.name)
-		}
-		return d.namev, true
+		return value.BoxPath(&d.name), true
 	}
 	return nil, false
 }

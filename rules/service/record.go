@@ -11,17 +11,17 @@ import (
 // the token claims never converts them. The zero value is not usable; see
 // Reset.
 type AuthRecord struct {
-	auth       *Auth
-	uidStr     value.String
-	uid, token value.Value // boxed on first read (uid in place, from uidStr)
-	once       sync.Once
-	m          value.Map
+	auth  *Auth
+	uid   value.String // boxed in place when read
+	token value.Value  // converted on first read
+	once  sync.Once
+	m     value.Map
 }
 
 // Reset makes r stand for a (not nil). Values read from r before must no
 // longer be in use: uid is boxed in place.
 func (r *AuthRecord) Reset(a *Auth) {
-	r.auth, r.uidStr, r.uid, r.token, r.m = a, value.String(a.UID), nil, nil, nil
+	r.auth, r.uid, r.token, r.m = a, value.String(a.UID), nil, nil
 	r.once = sync.Once{}
 }
 
@@ -35,10 +35,7 @@ func (r *AuthRecord) Field(name string) (value.Value, bool) {
 		if r.auth.UID == "" {
 			return nil, false
 		}
-		if r.uid == nil {
-			r.uid = value.BoxString(&r.uidStr)
-		}
-		return r.uid, true
+		return value.BoxString(&r.uid), true
 	case "token":
 		if r.token == nil {
 			r.token = tokenValue(r.auth.Token)

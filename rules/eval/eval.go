@@ -60,7 +60,8 @@ type Env struct {
 	// read when the Run starts.
 	Trace bool
 	// Count, when set, sees every node evaluation, traced or not: rule
-	// coverage counts through it without paying for a trace.
+	// coverage counts through it without paying for a trace. Like Trace,
+	// it is read when the Run starts.
 	Count Counter
 	// Prove decides an operation involving a value.Constraint (a field of
 	// any document a list query could return): op is ==, !=, <, <=, >, >=,
@@ -94,15 +95,17 @@ type ServiceFuncs interface {
 // Run evaluates the rules of one request; it carries the expression budget
 // shared by every rule evaluated for that request.
 type Run struct {
+	// A Run is allocated for every decision: it stays under 512 bytes,
+	// the largest object the allocator serves without a type header.
 	env       *Env
 	trace     bool // Env.Trace
-	max       int
-	count     int
+	counting  bool // Env.Count != nil
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
+	max      int
+	count    int
 	started  time.Time // when the clock was first read
-	deadline time.Time
 	maxDur   time.Duration
 	steps    []Step // the current condition's trace when Env.Trace
 	free     []Step // unused step buffer after the last condition's
@@ -110,10 +113,10 @@ type Run struct {
 	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [6]value.Value
+	argArr   [4]value.Value
 	// thunks are handed out by newThunks for functions' params and lets.
 	thunks     []thunk
-	thunksMade int
+	thunksMade int32
 	// match is the Matched a public Condition call evaluates in.
 	match Matched
 	// globals are the last globals found (see global).
@@ -123,13 +126,31 @@ type Run struct {
 	// newFrame for function calls, a few per allocation.
 	root       frame
 	frames     []frame
-	framesMade int // size of the last chunk of frames
+	framesMade int32 // size of the last chunk of frames
+}
+
+// firstChunk is the first frames and thunks of a run, in one allocation:
+// a typical decision calls a few functions with a few params and lets.
+type firstChunk struct {
+	frames [2]frame
+	thunks [4]thunk
+}
+
+// chunk hands out the first frames and thunks, true when they were not yet.
+func (r *Run) chunk() bool {
+	if r.framesMade != 0 || r.thunksMade != 0 {
+		return false
+	}
+	c := &firstChunk{}
+	r.frames, r.framesMade = c.frames[:], int32(len(c.frames))
+	r.thunks, r.thunksMade = c.thunks[:], int32(len(c.thunks))
+	return true
 }
 
 // newFrame returns a zeroed frame that lives as long as the run (thunks
 // of lets and arguments keep pointers to their frames).
 func (r *Run) newFrame() *frame {
-	if len(r.frames) == 0 {
+	if len(r.frames) == 0 && !r.chunk() {
 		r.framesMade = min(2*max(r.framesMade, 1), 16)
 		r.frames = make([]frame, r.framesMade)
 	}
@@ -150,7 +171,7 @@ func NewRun(env *Env) *Run {
 	}
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, trace: env.Trace, max: max, maxDur: d, cur: -1}
+	r := &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: max, maxDur: d, cur: -1}
 	r.argStack = r.argArr[:0]
 	return r
 }
@@ -351,8 +372,8 @@ func (r *Run) newThunks(n int) []thunk {
 	if n > 16 {
 		return make([]thunk, n)
 	}
-	if len(r.thunks) < n {
-		r.thunksMade = min(max(2*r.thunksMade, 4, n), 32)
+	if len(r.thunks) < n && (!r.chunk() || len(r.thunks) < n) {
+		r.thunksMade = min(max(2*r.thunksMade, 4, int32(n)), 32)
 		r.thunks = make([]thunk, r.thunksMade)
 	}
 	t := r.thunks[:n:n]
@@ -387,7 +408,7 @@ func (r *Run) skip(e ast.Expr, depth int) {
 	if i := r.record(e, depth); i >= 0 {
 		r.steps[i].Skipped = true
 	}
-	if r.env.Count != nil {
+	if r.counting {
 		for p, ok := e.(*ast.Paren); ok; p, ok = e.(*ast.Paren) {
 			e = p.X
 		}
@@ -409,9 +430,9 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 	}
 	if r.count&clockEvery == 0 {
 		now := time.Now()
-		if r.deadline.IsZero() {
-			r.started, r.deadline = now, now.Add(r.maxDur)
-		} else if now.After(r.deadline) {
+		if r.started.IsZero() {
+			r.started = now
+		} else if now.Sub(r.started) > r.maxDur {
 			r.exhausted, r.timedOut = true, true
 			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 		}
@@ -424,10 +445,12 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.cur = i
 		v = r.evalNode(e, fr, depth)
 		r.cur = parent
-		r.steps[i].Value = v
+		// Traces and counters hand values to other packages: they see
+		// records as the maps they stand for (built once per record).
+		r.steps[i].Value = value.Plain(v)
 	}
-	if r.env.Count != nil {
-		r.env.Count.Count(e, v)
+	if r.counting {
+		r.env.Count.Count(e, value.Plain(v))
 	}
 	return v
 }
@@ -478,7 +501,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return c
 		}
 		switch c.(type) {
-		case value.List, value.Set, value.Map, value.Constraint:
+		case value.List, value.Set, value.Map, value.Record, value.Constraint:
 		case value.Null:
 			r.skip(e.X, depth+1)
 			return withOffset(value.ErrNull(), e.OpSpan.Start.Offset)
@@ -524,11 +547,12 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		r.skip(e.Then, depth+1)
 		return r.eval(e.Else, fr, depth+1)
 	case *ast.Member:
-		x := r.eval(e.X, fr, depth+1)
-		if c, ok := x.(value.Constraint); ok {
-			return value.Constraint{Field: append(append([]string(nil), c.Field...), e.Name)}
+		if _, inner := e.X.(*ast.Member); inner && !r.trace && !r.counting {
+			if v, ok := r.memberChain(e, fr, depth); ok {
+				return v
+			}
 		}
-		return withPos(member(x, e.Name), e)
+		return memberOf(r.eval(e.X, fr, depth+1), e)
 	case *ast.Index:
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
@@ -536,7 +560,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			return x
 		}
 		switch x.(type) {
-		case value.List, value.String, value.Map, value.Path, value.Constraint:
+		case value.List, value.String, value.Map, value.Record, value.Path, value.Constraint:
 		case value.Null:
 			r.skip(e.Index, depth+1)
 			return withPos(value.ErrNull(), e)
@@ -587,7 +611,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		if v, ok := r.folded(e); ok {
 			return v
 		}
-		out := make(value.List, len(e.Elems))
+		out, list := value.MakeList(len(e.Elems))
 		for i, x := range e.Elems {
 			v := r.eval(x, fr, depth+1)
 			if value.IsError(v) {
@@ -595,7 +619,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			}
 			out[i] = v
 		}
-		return out
+		return list
 	case *ast.Map:
 		if v, ok := r.folded(e); ok {
 			return v
@@ -649,12 +673,13 @@ func (r *Run) binary(e *ast.Binary, fr *frame, depth int) value.Value {
 	case "&&", "||":
 		decisive := value.Bool(e.Op == "||")
 		l := logicOperand(r.eval(e.X, fr, depth+1), e.X)
-		if l == decisive {
+		// (A type assertion, not ==: comparing interfaces calls the runtime.)
+		if b, ok := l.(value.Bool); ok && b == decisive {
 			r.skip(e.Y, depth+1)
 			return l
 		}
 		rv := logicOperand(r.eval(e.Y, fr, depth+1), e.Y)
-		if rv == decisive {
+		if b, ok := rv.(value.Bool); ok && b == decisive {
 			return rv
 		}
 		if value.IsError(l) {
@@ -742,7 +767,19 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
 func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
-	p := value.Path{Absolute: true, Segments: make([]string, 0, len(e.Segments)+2)}
+	// The path and its segments in one allocation (paths are short).
+	type pathBuf struct {
+		p    value.Path
+		segs [8]string
+	}
+	var pb *pathBuf
+	var p value.Path
+	if n := len(e.Segments) + 2; n <= len(pb.segs) {
+		pb = &pathBuf{}
+		p = value.Path{Absolute: true, Segments: pb.segs[:0:n]}
+	} else {
+		p = value.Path{Absolute: true, Segments: make([]string, 0, n)}
+	}
 	for _, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
@@ -769,6 +806,10 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 			return withPos(value.ErrUnsupportedOp("path segment "+v.Type().String(), "string, int, float, bool, path"), s.Interp)
 		}
 	}
+	if pb != nil {
+		pb.p = p
+		return value.BoxPath(&pb.p)
+	}
 	return p
 }
 
@@ -783,17 +824,60 @@ func in(x, c value.Value) value.Value {
 		return value.Bool(false)
 	case value.Set:
 		return value.Bool(c.Contains(x))
-	case value.Map:
+	case value.Map, value.Record:
 		k, ok := x.(value.String)
 		if !ok {
 			return value.ErrUnsupportedOp("map.in("+x.Type().String()+")", "map.in(string)")
 		}
-		_, has := c[string(k)]
+		_, has := value.Field(c, string(k))
 		return value.Bool(has)
 	case value.Null:
 		return value.ErrNull()
 	}
 	return value.ErrFunctionNotFound("in")
+}
+
+// memberOf is x.name for the node e.
+func memberOf(x value.Value, e *ast.Member) value.Value {
+	if c, ok := x.(value.Constraint); ok {
+		return value.Constraint{Field: append(append([]string(nil), c.Field...), e.Name)}
+	}
+	return withPos(member(x, e.Name), e)
+}
+
+// memberChain evaluates a chain of field reads such as request.auth.uid
+// (e already counted) without a dispatch per node: the nodes below e are
+// counted at once, the innermost operand evaluated, and the names applied
+// outward, which gives the values, errors and budget of evaluating each
+// node in turn. Only untraced and uncounted runs take it (nothing observes
+// the nodes one by one), and only when the chain's nodes neither exhaust
+// the budget nor reach a clock check; false means evaluate node by node.
+func (r *Run) memberChain(e *ast.Member, fr *frame, depth int) (value.Value, bool) {
+	var chain [8]*ast.Member
+	n := 0
+	var x ast.Expr = e
+	for n < len(chain) {
+		m, ok := x.(*ast.Member)
+		if !ok {
+			break
+		}
+		chain[n] = m
+		n++
+		x = m.X
+	}
+	if _, ok := x.(*ast.Member); ok {
+		return nil, false // longer than chain: node by node
+	}
+	below := n - 1
+	if c := r.count + below; c > r.max || c/(clockEvery+1) != r.count/(clockEvery+1) {
+		return nil, false
+	}
+	r.count += below
+	v := r.eval(x, fr, depth+n)
+	for i := n - 1; i >= 0; i-- {
+		v = memberOf(v, chain[i])
+	}
+	return v, true
 }
 
 func member(x value.Value, name string) value.Value {
@@ -804,6 +888,10 @@ func member(x value.Value, name string) value.Value {
 		return value.ErrNull()
 	case value.Map:
 		if v, ok := x[name]; ok {
+			return v
+		}
+	case value.Record:
+		if v, ok := x.Field(name); ok {
 			return v
 		}
 	case value.Path:
@@ -836,12 +924,12 @@ func index(x, i value.Value) value.Value {
 			return value.ErrIndexOutOfBounds(int64(n), int64(len(runes)))
 		}
 		return value.String(runes[n])
-	case value.Map:
+	case value.Map, value.Record:
 		k, ok := i.(value.String)
 		if !ok {
 			return value.ErrUnsupportedOp("map["+i.Type().String()+"]", "map[string]")
 		}
-		if v, ok := x[string(k)]; ok {
+		if v, ok := value.Field(x, string(k)); ok {
 			return v
 		}
 		return value.ErrUndefinedProperty(string(k))

@@ -207,3 +207,34 @@ func TestNestedCallArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestMemberChainsCountEveryNode: an untraced run reads a chain such as
+// request.auth.token.email in one step; its value, error and budget must
+// be those of evaluating node by node (as a traced run does), also when
+// the budget runs out inside the chain.
+func TestMemberChainsCountEveryNode(t *testing.T) {
+	request := value.Map{"auth": value.Map{"uid": value.String("u"), "token": value.Map{"email": value.String("a@b")}}}
+	conds := []string{
+		"request.auth.token.email == 'a@b' && request.auth.uid == 'u'",
+		"request.auth.token.nope.deeper == 1 || request.auth.uid == 'u'",
+		"(request.auth).token.email.size() > 0 && request.a.b.c.d.e.f.g.h.i.j == 1",
+	}
+	for _, cond := range conds {
+		for max := 1; max <= 30; max++ {
+			var vals [2]string
+			var counts [2]int
+			for i, traced := range []bool{false, true} {
+				v, run := evalCond(t, cond, map[string]value.Value{"request": request}, func(e *eval.Env) {
+					e.Trace, e.MaxExpressions = traced, max
+				})
+				vals[i], counts[i] = value.Show(v), run.Count()
+				if e, ok := v.(*value.Error); ok {
+					vals[i] += " at " + value.Show(value.Int(e.Offset))
+				}
+			}
+			if vals[0] != vals[1] || counts[0] != counts[1] {
+				t.Errorf("%s with a budget of %d: untraced %s after %d expressions, traced %s after %d", cond, max, vals[0], counts[0], vals[1], counts[1])
+			}
+		}
+	}
+}

@@ -39,6 +39,8 @@ func sizeMethod(recv value.Value, args []value.Value) value.Value {
 		return value.Int(len(v))
 	case value.Map:
 		return value.Int(len(v))
+	case value.Record:
+		return value.Int(len(v.Map()))
 	case value.Set:
 		return value.Int(len(v))
 	}
@@ -351,19 +353,24 @@ var methods = map[value.Type]map[string]method{
 			if err := arity("keys", args, 0); err != nil {
 				return err
 			}
-			m := recv.(value.Map)
-			out := make(value.List, 0, len(m))
+			m, _ := value.AsMap(recv)
+			// One array of keys boxed in place, not one allocation each.
+			keys := make([]value.String, 0, len(m))
 			for k := range m {
-				out = append(out, value.String(k))
+				keys = append(keys, value.String(k))
 			}
-			slices.SortFunc(out, func(a, b value.Value) int { return strings.Compare(string(a.(value.String)), string(b.(value.String))) })
-			return out
+			slices.Sort(keys)
+			out, v := value.MakeList(len(keys))
+			for i := range keys {
+				out[i] = value.BoxString(&keys[i])
+			}
+			return v
 		},
 		"values": func(recv value.Value, args []value.Value) value.Value {
 			if err := arity("values", args, 0); err != nil {
 				return err
 			}
-			m := recv.(value.Map)
+			m, _ := value.AsMap(recv)
 			keys := m.Keys()
 			out := make(value.List, len(keys))
 			for i, k := range keys {
@@ -375,7 +382,7 @@ var methods = map[value.Type]map[string]method{
 			if err := arity("get", args, 2); err != nil {
 				return err
 			}
-			m := recv.(value.Map)
+			m, _ := value.AsMap(recv)
 			switch k := args[0].(type) {
 			case value.String:
 				if v, ok := m[string(k)]; ok {
@@ -389,7 +396,7 @@ var methods = map[value.Type]map[string]method{
 					if !ok {
 						return recvCall(recv, "get", args, "map.get(string, any), map.get(list<string>, any)")
 					}
-					cm, ok := cur.(value.Map)
+					cm, ok := value.AsMap(cur)
 					if !ok {
 						return args[1]
 					}
@@ -407,12 +414,13 @@ var methods = map[value.Type]map[string]method{
 			if err := arity("diff", args, 1); err != nil {
 				return err
 			}
-			other, ok := args[0].(value.Map)
+			other, ok := value.AsMap(args[0])
 			if !ok {
 				return recvCall(recv, "diff", args, "map.diff(map)")
 			}
 			// a.diff(b) describes how b became a: addedKeys are in a but not b.
-			return value.MapDiff{From: other, To: recv.(value.Map)}
+			to, _ := value.AsMap(recv)
+			return value.MapDiff{From: other, To: to}
 		},
 	},
 	value.TMapDiff: {
@@ -447,7 +455,7 @@ var methods = map[value.Type]map[string]method{
 			if err := arity("bind", args, 1); err != nil {
 				return err
 			}
-			m, ok := args[0].(value.Map)
+			m, ok := value.AsMap(args[0])
 			if !ok {
 				return recvCall(recv, "bind", args, "path.bind(map)")
 			}

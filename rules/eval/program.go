@@ -394,6 +394,19 @@ type matchState struct {
 	spare    *scope // the first result's scope, allocated with the state
 	buf      [8]binding
 	chainBuf [8]link
+	// strs holds the first segments as values, boxed in place when a
+	// wildcard binds them (the state is on the heap, and a position's
+	// string never changes).
+	strs [8]value.String
+}
+
+// segValue is segment pos as a value.
+func (st *matchState) segValue(pos int) value.Value {
+	if pos < len(st.strs) {
+		st.strs[pos] = value.String(st.segs[pos])
+		return value.BoxString(&st.strs[pos])
+	}
+	return value.String(st.segs[pos])
 }
 
 // match tries block b at request position pos.
@@ -484,7 +497,7 @@ func (st *matchState) try(b *Block, i, pos, from int) {
 			return
 		}
 		n := len(st.vars)
-		st.vars = append(st.vars, binding{seg.Text, value.String(segs[pos])})
+		st.vars = append(st.vars, binding{seg.Text, st.segValue(pos)})
 		st.try(b, i+1, pos+1, from)
 		st.vars = st.vars[:n]
 	case ast.SegRecursive:

@@ -332,8 +332,9 @@ type Read struct {
 	Function string
 	// Path is the argument as given (a value.Path, or what was passed).
 	Path value.Value
-	// Result is what the lookup returned: the document map, a bool, or a
-	// *value.Error.
+	// Result is what the lookup returned: the document map (a value.Map
+	// or a service's value.Record; value.AsMap reads either), a bool, or
+	// a *value.Error.
 	Result value.Value
 }
 

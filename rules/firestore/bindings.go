@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
-	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -22,42 +21,26 @@ type Constraint struct {
 	Value value.Value
 }
 
-// globals builds request and resource into vars (which must be empty)
-// and returns them; own is the request's document path (request.path).
-// An unbound name (the Test API's absent auth or resource) is left out.
-func (r *Ruleset) globals(req *Request, db string, own value.Path, vars []eval.Var) []eval.Var {
-	var ownPath value.Value = own
-	request := make(value.Map, 6)
-	request["method"] = methodValue(req.Method)
-	request["path"] = ownPath
-	request["time"] = value.Timestamp{Time: req.Time.UTC()}
-	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
-		request["auth"] = auth
+// globals binds request and resource into vars (which must be empty) and
+// returns them; own is the request's document path (request.path). The
+// values are records in rec (the decision's), read field by field, so no
+// map is built per request. An unbound name (the Test API's absent auth
+// or resource) is left out.
+func (r *Ruleset) globals(req *Request, db string, own value.Path, rec *records, vars []eval.Var) []eval.Var {
+	rq := &rec.request
+	*rq = requestRecord{req: req, own: own, now: value.Timestamp{Time: req.Time.UTC()}}
+	switch {
+	case req.Auth != nil:
+		rec.auth.Reset(req.Auth)
+		rq.auth, rq.hasAuth = &rec.auth, true
+	case !req.TestAPI:
+		rq.auth, rq.hasAuth = value.Null{}, true
 	}
 	if (req.Method == Create || req.Method == Update) && req.After != nil {
-		rr := make(value.Map, 3)
-		rr["data"] = req.After
-		if !req.TestAPI {
-			addIdentityPath(rr, own, ownPath)
-		}
-		request["resource"] = rr
+		rec.resource.reset(req.After, !req.TestAPI, own)
+		rq.resource = &rec.resource
 	}
-	if req.Method == List {
-		q := req.Query
-		if q == nil {
-			q = &Query{}
-		}
-		var limit value.Value = value.Null{}
-		if q.Limit != nil {
-			limit = value.Int(*q.Limit)
-		}
-		order := value.Map{}
-		for f, dir := range q.OrderBy {
-			order[f] = value.String(dir)
-		}
-		request["query"] = value.Map{"limit": limit, "offset": value.Int(q.Offset), "orderBy": order, "allDescendants": value.Bool(q.AllDescendants)}
-	}
-	vars = append(vars, eval.Var{Name: "request", Value: request})
+	vars = append(vars, eval.Var{Name: "request", Value: rq})
 	switch {
 	case req.Method == List && !req.TestAPI:
 		// Any document the query could return (see proof.go).
@@ -67,16 +50,12 @@ func (r *Ruleset) globals(req *Request, db string, own value.Path, vars []eval.V
 		}
 		vars = append(vars, eval.Var{Name: "resource", Value: value.Map{"data": queryDocument(cs)}})
 	case req.Resource != nil:
-		res := make(value.Map, 3)
-		res["data"] = req.Resource.Data
-		if !req.TestAPI {
-			if strings.Trim(req.Resource.Path, "/") == strings.Trim(req.Path, "/") {
-				addIdentityPath(res, own, ownPath)
-			} else {
-				addIdentity(res, db, req.Resource.Path)
-			}
+		name := own
+		if !req.TestAPI && strings.Trim(req.Resource.Path, "/") != strings.Trim(req.Path, "/") {
+			name = docPath(db, req.Resource.Path)
 		}
-		vars = append(vars, eval.Var{Name: "resource", Value: res})
+		rec.stored.reset(req.Resource.Data, !req.TestAPI, name)
+		vars = append(vars, eval.Var{Name: "resource", Value: &rec.stored})
 	case !req.TestAPI:
 		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
@@ -92,21 +71,6 @@ func methodValue(m string) value.Value {
 		return v
 	}
 	return value.String(m)
-}
-
-// addIdentity adds id and __name__, which real documents carry and the
-// Rules Test API's do not.
-func addIdentity(m value.Map, db, rel string) {
-	p := docPath(db, rel)
-	addIdentityPath(m, p, p)
-}
-
-// addIdentityPath is addIdentity of a path already built (boxed as pv).
-func addIdentityPath(m value.Map, p value.Path, pv value.Value) {
-	if len(p.Segments) > 0 {
-		m["id"] = value.String(p.Segments[len(p.Segments)-1])
-	}
-	m["__name__"] = pv
 }
 
 func docPath(db, rel string) value.Path {
@@ -145,6 +109,7 @@ type lookups struct {
 	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
 	buf   [2]eval.Read
+	seenB [2]string
 }
 
 func (l *lookups) init(req *Request, db string) {
@@ -153,7 +118,7 @@ func (l *lookups) init(req *Request, db string) {
 		max = MaxLookupsBatch
 	}
 	*l = lookups{req: req, db: db, max: max}
-	l.reads = l.buf[:0]
+	l.reads, l.seen = l.buf[:0], l.seenB[:0]
 }
 
 func (l *lookups) count() int { return len(l.seen) }
@@ -256,16 +221,16 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	if data == nil {
 		data = value.Map{}
 	}
-	res := make(value.Map, 3)
-	res["data"] = data
+	res := &docRecord{}
+	var name value.Path
 	if !l.req.TestAPI {
 		if slices.Contains(segs, "") {
-			addIdentity(res, l.db, rel)
+			name = docPath(l.db, rel)
 		} else {
 			// p is the path as asked, already a full document name.
-			n := value.Path{Absolute: true, Segments: segs}
-			addIdentityPath(res, n, n)
+			name = value.Path{Absolute: true, Segments: segs}
 		}
 	}
+	res.reset(data, !l.req.TestAPI, name)
 	return res
 }

@@ -154,6 +154,7 @@ type Decision struct {
 	lk   lookups
 	env  eval.Env
 	vars [2]eval.Var // env.Vars: request and resource
+	rec  records     // their values
 }
 
 // Allowed reports whether the request is allowed.
@@ -287,7 +288,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	var tally *coverage.Tally
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
 		lk.init(req, db)
-		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, d.vars[:0]), Service: lk, Trace: trace}
+		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, &d.rec, d.vars[:0]), Service: lk, Trace: trace}
 		if req.Method == List {
 			var cs []Constraint
 			if req.Query != nil {

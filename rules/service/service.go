@@ -49,8 +49,8 @@ type Auth struct {
 	Token map[string]any
 }
 
-// AuthValue is request.auth for a request: a map with uid (when there is
-// one) and token (empty when no claims are given); null for an
+// AuthValue is request.auth for a request: a map (an *AuthRecord) with uid
+// (when there is one) and token (empty when no claims are given); null for an
 // unauthenticated request, or unbound (ok false) in Rules Test API mode,
 // where reading an absent auth errors.
 func AuthValue(a *Auth, testAPI bool) (v value.Value, ok bool) {
@@ -60,16 +60,9 @@ func AuthValue(a *Auth, testAPI bool) (v value.Value, ok bool) {
 		}
 		return value.Null{}, true
 	}
-	auth := make(value.Map, 2)
-	if a.UID != "" {
-		auth["uid"] = value.String(a.UID)
-	}
-	if a.Token != nil {
-		auth["token"] = value.MustFromGo(a.Token)
-	} else {
-		auth["token"] = value.Map{}
-	}
-	return auth, true
+	r := &AuthRecord{}
+	r.Reset(a)
+	return r, true
 }
 
 // Decided is a request decided against its matched blocks.

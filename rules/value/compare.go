@@ -17,6 +17,8 @@ func EqualNumeric(a, b Value) bool { return equal(a, b, true, true) }
 
 func equal(a, b Value, numericMix, deep bool) bool {
 	switch a := a.(type) {
+	case Record:
+		return equal(a.Map(), b, numericMix, deep)
 	case Null:
 		_, ok := b.(Null)
 		return ok
@@ -83,7 +85,7 @@ func equal(a, b Value, numericMix, deep bool) bool {
 		kx, okX := Key(x, Numeric)
 		return okA && okX && ka == kx
 	case Map:
-		x, ok := b.(Map)
+		x, ok := AsMap(b)
 		if !ok || len(a) != len(x) {
 			return false
 		}

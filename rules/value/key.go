@@ -26,7 +26,7 @@ func Key(v Value, mode bool) (key string, ok bool) {
 }
 
 func appendKey(b []byte, v Value, mixed bool) ([]byte, bool) {
-	switch v := v.(type) {
+	switch v := Plain(v).(type) {
 	case Null:
 		return append(b, 'z'), true
 	case Bool:

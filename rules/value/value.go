@@ -44,7 +44,8 @@ func (t Type) String() string { return typeNames[t] }
 
 // Value is a rules value. The concrete types are Null, Bool, Int, Float,
 // String, Bytes, Timestamp, Duration, LatLng, Path, List, Map, Set, MapDiff,
-// Constraint and *Error.
+// Constraint and *Error, and a service's Records (maps whose entries are
+// read on access; AsMap or Plain turn one into its Map).
 type Value interface {
 	Type() Type
 }
@@ -262,7 +263,7 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 		b.WriteString("…")
 		return
 	}
-	switch v := v.(type) {
+	switch v := Plain(v).(type) {
 	case nil:
 		b.WriteString("<nil>")
 	case Null:

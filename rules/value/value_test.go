@@ -2,6 +2,7 @@ package value
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,39 @@ func TestWriteQuotedMatchesQuote(t *testing.T) {
 		if b.String() != quote(s) {
 			t.Errorf("%q: writeQuoted %s, quote %s", s, b.String(), quote(s))
 		}
+	}
+}
+
+func TestBox(t *testing.T) {
+	s := String("héllo")
+	ts := Timestamp{time.Unix(5, 6).UTC()}
+	p := ParsePath("/a/b")
+	for _, c := range []struct {
+		boxed, want Value
+	}{{BoxString(&s), String("héllo")}, {BoxTimestamp(&ts), ts}, {BoxPath(&p), p}} {
+		if c.boxed.Type() != c.want.Type() || !Equal(c.boxed, c.want) || Show(c.boxed) != Show(c.want) {
+			t.Errorf("boxed %v, want %v", Show(c.boxed), Show(c.want))
+		}
+	}
+	if v, ok := BoxString(&s).(String); !ok || v != s {
+		t.Errorf("BoxString(&s).(String) = %q, %v", v, ok)
+	}
+	l := Strings([]string{"b", "a", ""})
+	runtime.GC() // the boxed strings keep their array alive
+	if Show(l) != "['b', 'a', '']" || !Equal(l, List{String("b"), String("a"), String("")}) {
+		t.Errorf("Strings = %v", Show(l))
+	}
+	for _, n := range []int{0, 3, 6, 20} {
+		l, v := MakeList(n)
+		for i := range l {
+			l[i] = Int(i)
+		}
+		runtime.GC()
+		if got, ok := v.(List); !ok || len(got) != n || (n > 0 && got[n-1] != Int(n-1)) {
+			t.Errorf("MakeList(%d) = %v", n, Show(v))
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { Strings([]string{"x", "y", "z"}) }); n > 2 {
+		t.Errorf("Strings of 3 allocates %v times, want 2", n)
 	}
 }

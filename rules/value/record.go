@@ -1,0 +1,48 @@
+package value
+
+// Record is a map value whose entries are resolved on access instead of
+// being held in a Go map: the per-request objects a service binds
+// (request, request.auth, request.resource, a get() result) are read a few
+// fields at a time, and building a map for each request dominated the cost
+// of a decision. Its Type is TMap and it behaves as the Map its Map method
+// returns; operations that need every entry (keys(), ==, rendering) use
+// that map, which a Record builds once and keeps.
+type Record interface {
+	Value
+	// Field returns the entry named name, false when there is none.
+	Field(name string) (Value, bool)
+	// Map returns the record as a Map; repeated calls return the same map.
+	Map() Map
+}
+
+// AsMap returns v as a Map: a Map itself, or a Record's map.
+func AsMap(v Value) (Map, bool) {
+	switch x := v.(type) {
+	case Map:
+		return x, true
+	case Record:
+		return x.Map(), true
+	}
+	return nil, false
+}
+
+// Plain returns v with a Record replaced by its Map, for code that
+// switches on the concrete types; other values are returned unchanged.
+func Plain(v Value) Value {
+	if r, ok := v.(Record); ok {
+		return r.Map()
+	}
+	return v
+}
+
+// Field returns the entry name of a map or record.
+func Field(v Value, name string) (Value, bool) {
+	switch x := v.(type) {
+	case Map:
+		e, ok := x[name]
+		return e, ok
+	case Record:
+		return x.Field(name)
+	}
+	return nil, false
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
 	"github.com/pyric/pyric/snapshot"
+	"github.com/pyric/pyric/verify"
 )
 
 // frontends are what `pyric serve` and `pyric exec` run beside the
@@ -36,6 +37,7 @@ const (
 	captureRoute  = "/__pyric/capture"
 	snapshotRoute = "/__pyric/snapshot"
 	exportRoute   = "/__pyric/export"
+	branchRoute   = "/__pyric/branch"
 )
 
 // startFrontends starts the frontends of b. Their ports are opened before
@@ -103,6 +105,12 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
+		branchRoute: http.StripPrefix(branchRoute, verify.BranchHandler(b.Sandbox, verify.BranchOptions{LiveRules: func() (string, string, bool) {
+			if rl := b.Rules(backend.Firestore); rl != nil {
+				return rl.Base()
+			}
+			return "", "", false
+		}})),
 	}
 	if f.rec != nil {
 		mount[captureRoute] = f.rec.Handler()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,7 +61,10 @@ type Recorder struct {
 
 // Start subscribes to b's events and keeps path a valid fixture of the
 // session (events from the bus's history onwards) until ctx ends or Close
-// is called. The file is written once before Start returns.
+// is called. The file is written once before Start returns. A fixture
+// already at path — the previous session, perhaps of a killed server — is
+// kept as PreviousPath(path) rather than overwritten, and temporary files
+// a killed rewrite left are removed.
 func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (*Recorder, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 100 * time.Millisecond
@@ -74,6 +78,16 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	if stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(stale) > 0 {
+		for _, s := range stale {
+			os.Remove(s)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if err := os.Rename(path, PreviousPath(path)); err != nil {
+			return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
+		}
+	}
 	bus := b.Sandbox.Events()
 	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer),
 		created: b.Sandbox.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
@@ -86,6 +100,13 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	go r.run(ctx)
 	return r, nil
+}
+
+// PreviousPath is where Start keeps the fixture it found at path:
+// last-session.json → last-session.previous.json.
+func PreviousPath(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".previous" + ext
 }
 
 func (r *Recorder) add(e event.Event) {

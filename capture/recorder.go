@@ -256,11 +256,19 @@ func (r *Recorder) Flush() error {
 	return err
 }
 
-// FromBackend is the fixture of b's current state with the given events:
+// FromBackend is the fixture of b's current state with the given events
+// (in the fixture's JSON form):
 // each service's snapshot state, and the rules of the services that have
 // rules.
 func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
-	f := &Fixture{Schema: Schema, Events: events, Services: map[string]*ServiceData{}}
+	// Events straight from the bus carry queries as protobuf messages;
+	// a fixture keeps their protojson form (normalize does nothing to
+	// events already normalized, such as a Recorder's).
+	norm := make([]event.Event, len(events))
+	for i, e := range events {
+		norm[i] = normalize(e)
+	}
+	f := &Fixture{Schema: Schema, Events: norm, Services: map[string]*ServiceData{}}
 	for _, svc := range b.Sandbox.Services() {
 		var st json.RawMessage
 		var err error

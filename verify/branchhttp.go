@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/pyric/pyric/capture"
-	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
@@ -24,9 +23,9 @@ type BranchOptions struct {
 	// without candidate rules is decided by them. Nil or !ok: a fork
 	// must name its rules.
 	LiveRules func() (name, text string, ok bool)
-	// Session returns the live session's events, replayed when a fork
-	// names no fixture (nil: the bus's history).
-	Session func() []event.Event
+	// Session returns the live session as a fixture, replayed when a
+	// fork names no fixture (nil: the bus's history).
+	Session func() (*capture.Fixture, error)
 	// MaxBranches bounds the branches kept (default 16); past it the
 	// oldest is discarded.
 	MaxBranches int
@@ -39,8 +38,11 @@ type BranchOptions struct {
 //
 //	POST   P                {"rules": "...", "fixture": {...}} fork the live
 //	                        state with candidate rules (default the live
-//	                        ones), apply the fixture's writes (default the
-//	                        live session's), answer the id, the replay's
+//	                        ones) and apply the fixture's writes; without a
+//	                        fixture, fork the state the live session
+//	                        started from and re-run the session's writes
+//	                        (Studio's "re-run against edited rules" for a
+//	                        whole session). Answers the id, the replay's
 //	                        verdicts and the diff against live
 //	GET    P                the open branches' ids
 //	GET    P/{id}           the branch's replay result and its diff against
@@ -59,7 +61,9 @@ func BranchHandler(sb *sandbox.Sandbox, opts BranchOptions) http.Handler {
 		opts.MaxBody = 64 << 20
 	}
 	if opts.Session == nil {
-		opts.Session = sb.Events().History
+		opts.Session = func() (*capture.Fixture, error) {
+			return &capture.Fixture{Schema: capture.Schema, Events: sb.Events().History(), Services: map[string]*capture.ServiceData{}}, nil
+		}
 	}
 	return &branches{sb: sb, opts: opts, open: map[string]*openBranch{}}
 }
@@ -193,30 +197,42 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: name + " does not compile", Diagnostics: diagnosticsOut(name, diags)})
 		return
 	}
-	events := []event.Event(nil)
+	live, err := ForkLive(h.sb, nil)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, branchError{Error: "read live: " + err.Error()})
+		return
+	}
+	var f *capture.Fixture
+	start := live.Docs()
 	if len(req.Fixture) > 0 && string(req.Fixture) != "null" {
-		f, err := capture.Decode(req.Fixture)
-		if err != nil {
+		if f, err = capture.Decode(req.Fixture); err != nil {
 			writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})
 			return
 		}
-		events = f.Events
 	} else {
-		events = h.opts.Session()
+		// The live session, through its JSON form (the form a fixture
+		// file has), from the state it started in.
+		var data []byte
+		if f, err = h.opts.Session(); err == nil {
+			if data, err = capture.Encode(f); err == nil {
+				f, err = capture.Decode(data)
+			}
+		}
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, branchError{Error: "the live session: " + err.Error()})
+			return
+		}
+		start, _ = initialState(f.Events, start)
 	}
-	br, err := ForkLive(h.sb, gate)
+	br, err := Fork(start, gate)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "fork: " + err.Error()})
 		return
 	}
+	events := f.Events
 	res, err := br.Apply(events)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})
-		return
-	}
-	live, err := ForkLive(h.sb, nil)
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, branchError{Error: "read live: " + err.Error()})
 		return
 	}
 	changes := br.Diff(live.Docs())

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -145,5 +147,55 @@ func TestBranchHandler(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 400 {
 		t.Fatalf("no rules anywhere: %d", resp.StatusCode)
+	}
+}
+
+// TestBranchHandlerSession: without a fixture a fork re-runs the live
+// session from the state it started in, so the live rules change nothing
+// and rules forbidding bob take exactly bob's documents out.
+func TestBranchHandlerSession(t *testing.T) {
+	ctx := context.Background()
+	sb, err := sandbox.Open(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	f := synthetic(4)
+	for i := 0; i < 4; i++ {
+		p := fmt.Sprintf("c/d%d", i)
+		if err := sb.Admin().Firestore().SetDocument(ctx, p, f.Events[2*i+1].Commit.After.(map[string]any)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb.Admin().Firestore().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
+	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", ownerRules, true },
+		Session: func() (*capture.Fixture, error) { return f, nil }})
+	post := func(body string) map[string]any {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/", strings.NewReader(body)))
+		var out map[string]any
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("fork %s: %d %v", body, rec.Code, out)
+		}
+		return out
+	}
+	if same := post(`{}`); len(same["changes"].([]any)) != 0 || same["replay"].(map[string]any)["ok"] != true {
+		t.Fatalf("the session re-run with its own rules changes live: %v", same)
+	}
+	noBob := strings.Replace(ownerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
+	b, _ := json.Marshal(map[string]any{"rules": noBob})
+	got := post(string(b))
+	var paths []string
+	for _, c := range got["changes"].([]any) {
+		c := c.(map[string]any)
+		if c["after"] != nil || c["before"] == nil {
+			t.Errorf("change %v: want a live document the branch lacks", c)
+		}
+		paths = append(paths, c["path"].(string))
+	}
+	if strings.Join(paths, ",") != "c/d1,c/d3" || got["documents"] != float64(3) {
+		t.Fatalf("changes %v (%v documents), want bob's c/d1,c/d3 gone and c/before kept", paths, got["documents"])
 	}
 }

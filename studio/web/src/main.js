@@ -493,7 +493,7 @@ function Rules() {
   <div class="card"><h2>Lint findings</h2>${r.lint.length ? html`<table aria-label="lint"><tbody>${r.lint.map(d => html`<tr data-lint=${d.code}><td class="mono">${d.where}</td><td>${d.severity}</td><td><b>${d.code}</b> ${d.message}${d.fix ? html`<div class="muted">${d.fix}</div>` : null}</td></tr>`)}</tbody></table>` : html`<p class="ok">No findings.</p>`}
     ${r.diagnostics.length ? html`<h2>Compiler</h2>${r.diagnostics.map(d => html`<div class="mono">${d.where} ${d.severity}: ${d.message}</div>`)}` : null}
     <h2>Expression counts</h2><table><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>
-  <${SessionTools} />`;
+  <${SessionTools} source=${data.loaded ? r.source : undefined} />`;
 }
 
 // servicePages are the pages of services a sandbox may hold: service

@@ -7,9 +7,12 @@
 // sentinel, time and auto-id effects). It also derives simulator cases
 // from a session and suggests the composite indexes its queries need.
 // The Firestore replay runs on a Branch (branch.go), an in-memory fork of
-// the Firestore state with its own rules, which the Studio can use
-// directly; the Realtime Database replay on a fresh in-memory database
-// engine (database.go); the Storage replay on the objects' rules views
+// the Firestore state with its own rules; BranchHandler serves branches
+// of a live sandbox over HTTP (fork, apply a fixture or re-run the live
+// session, diff against live, promote or discard) for the Studio and
+// scripts, and IndexesHandler the session's suggested indexes. The
+// Realtime Database replay runs on a fresh in-memory database engine
+// (database.go), the Storage replay on the objects' rules views
 // (storage.go).
 package verify
 

@@ -21,8 +21,10 @@ import (
 
 // Options configure a Recorder.
 type Options struct {
-	// Debounce is how long after a change the fixture is rewritten
-	// (default 100ms): a burst of events costs one write.
+	// Debounce is the least time between two rewrites of the fixture
+	// (default 100ms; more when a rewrite is slow): a change after a
+	// quiet spell is written at once, a burst of them costs one write per
+	// interval.
 	Debounce time.Duration
 	// Description and CapturedBy go into the fixture's header.
 	Description string
@@ -51,6 +53,7 @@ type Recorder struct {
 	lost    uint64
 	trimmed uint64        // oldest events dropped past MaxEvents
 	took    time.Duration // how long the last flush took
+	flushed time.Time     // when the last flush ended
 	err     error
 	created string
 
@@ -152,15 +155,24 @@ func (r *Recorder) run(ctx context.Context) {
 			}
 			r.add(e)
 			if timer == nil {
-				// Rewriting costs in proportion to the session: wait at
-				// least four times the last rewrite, so capture never
-				// takes more than a fifth of the time.
+				// Rewriting costs in proportion to the session: leave at
+				// least four times the last rewrite between rewrites, so
+				// capture never takes more than a fifth of the time. The
+				// first change after a quiet spell is written at once (a
+				// kill then loses nothing of a sparse session); later
+				// ones wait for the rest of the interval, coalesced.
 				wait := r.opts.Debounce
 				r.mu.Lock()
 				if w := 4 * r.took; w > wait {
 					wait = w
 				}
+				wait -= time.Since(r.flushed)
 				r.mu.Unlock()
+				if wait <= 0 {
+					r.drain()
+					r.Flush()
+					continue
+				}
 				timer = time.NewTimer(wait)
 				fire = timer.C
 			}
@@ -240,7 +252,7 @@ func (r *Recorder) Flush() error {
 	start := time.Now()
 	defer func() {
 		r.mu.Lock()
-		r.took = time.Since(start)
+		r.took, r.flushed = time.Since(start), time.Now()
 		r.mu.Unlock()
 	}()
 	f, err := r.Fixture()

@@ -109,14 +109,33 @@ func TestServeFirestoreSessionKill9(t *testing.T) {
 			acked.Add(1)
 		}
 	}()
-	for acked.Load() < 30 && time.Now().Before(deadline.Add(10*time.Second)) {
-		time.Sleep(5 * time.Millisecond)
+	// Kill once the capture has rewritten the file during the burst (some
+	// burst writes in it) and more were acknowledged since.
+	burstIn := func() int {
+		b, err := os.ReadFile(fixture)
+		if err != nil {
+			return 0
+		}
+		f, err := capture.Decode(b)
+		if err != nil {
+			t.Errorf("the fixture on disk does not parse during the burst: %v", err)
+			return 0
+		}
+		return len(commitsIn(f)) - 3
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if acked.Load() >= 30 && burstIn() >= 10 {
+			break
+		}
 	}
 	srv.Kill()
 	close(stop)
 	<-done
 	if acked.Load() < 30 {
 		t.Fatalf("only %d writes acknowledged before the kill", acked.Load())
+	}
+	if n := burstIn(); n < 10 {
+		t.Fatalf("the capture never rewrote the fixture during the burst (%d burst writes in it)", n)
 	}
 
 	b, err := os.ReadFile(fixture)

@@ -4,7 +4,9 @@
 // subscribes to the sandbox's event bus and rewrites the fixture file
 // atomically (temp file + rename) shortly after every change, so the file
 // on disk always parses and, after a kill, holds the session up to the
-// last flush. Decode validates a fixture with precise errors.
+// last flush (the next Start keeps it beside the new one). Decode
+// validates a fixture with precise errors; SaveNamed and AdminHandler
+// keep a session as a named fixture to commit.
 package capture
 
 import (

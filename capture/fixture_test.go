@@ -224,3 +224,33 @@ func TestFixtureStorageStateWithoutBytes(t *testing.T) {
 		t.Fatalf("storage state: %s", state)
 	}
 }
+
+// TestRecorderKeepsPrevious: a fixture already at the path (a killed
+// server's session) is kept as PreviousPath, and temporary files a killed
+// rewrite left are removed.
+func TestRecorderKeepsPrevious(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	old := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}`)
+	os.WriteFile(path, old, 0o644)
+	os.WriteFile(filepath.Join(dir, ".last-session.json.tmp-123"), []byte("{torn"), 0o644)
+	rec, err := Start(context.Background(), b, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if got, err := os.ReadFile(filepath.Join(dir, "last-session.previous.json")); err != nil || string(got) != string(old) {
+		t.Fatalf("previous session: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".last-session.json.tmp-123")); !os.IsNotExist(err) {
+		t.Fatalf("stale temporary file kept: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) == string(old) {
+		t.Fatal("the new session did not start a new fixture")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,8 +21,10 @@ import (
 
 // Options configure a Recorder.
 type Options struct {
-	// Debounce is how long after a change the fixture is rewritten
-	// (default 100ms): a burst of events costs one write.
+	// Debounce is the least time between two rewrites of the fixture
+	// (default 100ms; more when a rewrite is slow): a change after a
+	// quiet spell is written at once, a burst of them costs one write per
+	// interval.
 	Debounce time.Duration
 	// Description and CapturedBy go into the fixture's header.
 	Description string
@@ -50,6 +53,7 @@ type Recorder struct {
 	lost    uint64
 	trimmed uint64        // oldest events dropped past MaxEvents
 	took    time.Duration // how long the last flush took
+	flushed time.Time     // when the last flush ended
 	err     error
 	created string
 
@@ -60,7 +64,10 @@ type Recorder struct {
 
 // Start subscribes to b's events and keeps path a valid fixture of the
 // session (events from the bus's history onwards) until ctx ends or Close
-// is called. The file is written once before Start returns.
+// is called. The file is written once before Start returns. A fixture
+// already at path — the previous session, perhaps of a killed server — is
+// kept as PreviousPath(path) rather than overwritten, and temporary files
+// a killed rewrite left are removed.
 func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (*Recorder, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 100 * time.Millisecond
@@ -74,6 +81,16 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	if stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")); len(stale) > 0 {
+		for _, s := range stale {
+			os.Remove(s)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if err := os.Rename(path, PreviousPath(path)); err != nil {
+			return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
+		}
+	}
 	bus := b.Sandbox.Events()
 	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer),
 		created: b.Sandbox.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
@@ -86,6 +103,13 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	go r.run(ctx)
 	return r, nil
+}
+
+// PreviousPath is where Start keeps the fixture it found at path:
+// last-session.json → last-session.previous.json.
+func PreviousPath(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".previous" + ext
 }
 
 func (r *Recorder) add(e event.Event) {
@@ -131,15 +155,24 @@ func (r *Recorder) run(ctx context.Context) {
 			}
 			r.add(e)
 			if timer == nil {
-				// Rewriting costs in proportion to the session: wait at
-				// least four times the last rewrite, so capture never
-				// takes more than a fifth of the time.
+				// Rewriting costs in proportion to the session: leave at
+				// least four times the last rewrite between rewrites, so
+				// capture never takes more than a fifth of the time. The
+				// first change after a quiet spell is written at once (a
+				// kill then loses nothing of a sparse session); later
+				// ones wait for the rest of the interval, coalesced.
 				wait := r.opts.Debounce
 				r.mu.Lock()
 				if w := 4 * r.took; w > wait {
 					wait = w
 				}
+				wait -= time.Since(r.flushed)
 				r.mu.Unlock()
+				if wait <= 0 {
+					r.drain()
+					r.Flush()
+					continue
+				}
 				timer = time.NewTimer(wait)
 				fire = timer.C
 			}
@@ -219,7 +252,7 @@ func (r *Recorder) Flush() error {
 	start := time.Now()
 	defer func() {
 		r.mu.Lock()
-		r.took = time.Since(start)
+		r.took, r.flushed = time.Since(start), time.Now()
 		r.mu.Unlock()
 	}()
 	f, err := r.Fixture()
@@ -235,11 +268,19 @@ func (r *Recorder) Flush() error {
 	return err
 }
 
-// FromBackend is the fixture of b's current state with the given events:
+// FromBackend is the fixture of b's current state with the given events
+// (in the fixture's JSON form):
 // each service's snapshot state, and the rules of the services that have
 // rules.
 func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
-	f := &Fixture{Schema: Schema, Events: events, Services: map[string]*ServiceData{}}
+	// Events straight from the bus carry queries as protobuf messages;
+	// a fixture keeps their protojson form (normalize does nothing to
+	// events already normalized, such as a Recorder's).
+	norm := make([]event.Event, len(events))
+	for i, e := range events {
+		norm[i] = normalize(e)
+	}
+	f := &Fixture{Schema: Schema, Events: norm, Services: map[string]*ServiceData{}}
 	for _, svc := range b.Sandbox.Services() {
 		var st json.RawMessage
 		var err error

@@ -45,7 +45,7 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 	opts := verify.Options{Services: in.Services}
 	for _, c := range []struct {
 		text, path, textArg, pathArg, name string
-		dst                              **source.File
+		dst                                **source.File
 	}{
 		{in.Rules, in.RulesPath, "rules", "rulesPath", "candidate.rules", &opts.FirestoreRules},
 		{in.DatabaseRules, in.DatabaseRulesPath, "databaseRules", "databaseRulesPath", "candidate.rules.json", &opts.DatabaseRules},

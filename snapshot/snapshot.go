@@ -32,8 +32,12 @@ const MaxSize = 256 << 20
 var ErrSeed = errors.New("invalid seed")
 
 // open opens a data directory's sandbox with every built-in service.
-func open(dir string) (*sandbox.Sandbox, error) {
-	return sandbox.Open(sandbox.Options{DataDir: dir, Services: backend.Services(&backend.Options{})})
+func open(dir string) (*sandbox.Sandbox, error) { return openProject(dir, "") }
+
+// openProject opens a data directory's sandbox whose default project is
+// project ("": the sandbox's default), the one a simple seed map writes to.
+func openProject(dir, project string) (*sandbox.Sandbox, error) {
+	return sandbox.Open(sandbox.Options{DataDir: dir, Project: project, Services: backend.Services(&backend.Options{})})
 }
 
 // SaveDir returns the snapshot of the state kept in a data directory (the
@@ -115,9 +119,10 @@ func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 
 // Prepare is what `pyric serve` calls before starting on a data
 // directory: with fresh, the directory's state is discarded; then, when
-// seedFile is set and the directory is new, the seed is applied. dir ""
-// (in memory) always seeds.
-func Prepare(ctx context.Context, dir, seedFile string, fresh bool) error {
+// seedFile is set and the directory is new, the seed is applied (a simple
+// {"collection/doc": fields} map into project's default database, the
+// project the server then serves). dir "" (in memory) always seeds.
+func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool) error {
 	if dir != "" && fresh {
 		if err := os.Remove(filepath.Join(dir, "pyric.db")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("--fresh: %w", err)
@@ -133,7 +138,7 @@ func Prepare(ctx context.Context, dir, seedFile string, fresh bool) error {
 	if err != nil {
 		return fmt.Errorf("--seed: %w", err)
 	}
-	sb, err := open(dir)
+	sb, err := openProject(dir, project)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	if err := writeFile(seedFile, seed); err != nil {
 		t.Fatal(err)
 	}
-	if err := Prepare(ctx, dir, seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := SaveDir(dir)
@@ -40,7 +40,7 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	}
 	// A second Prepare with another seed leaves existing state alone.
 	writeFile(seedFile, []byte(`{"x/y": {}}`))
-	if err := Prepare(ctx, dir, seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := SaveDir(dir)
@@ -57,7 +57,7 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 		t.Fatalf("round trip differs:\n%s\n---\n%s", got, snap)
 	}
 	// --fresh discards.
-	if err := Prepare(ctx, dir, "", true); err != nil {
+	if err := Prepare(ctx, dir, "", "", true); err != nil {
 		t.Fatal(err)
 	}
 	if !IsNew(dir) {

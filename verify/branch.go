@@ -98,6 +98,10 @@ type Request struct {
 	// getAfter()/existsAfter().
 	GetAfter map[string]map[string]any
 	Group    *event.Group
+	// Query is a list request's query (request.query, and the filters
+	// "rules are not filters" proves against); Path is then the queried
+	// collection path, as events record it.
+	Query *pb.StructuredQuery
 }
 
 // Decide decides a request against the branch's state without applying
@@ -114,6 +118,18 @@ func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
 		Time: r.Time, Get: b.lookup}
 	if r.Method != "list" {
 		req.Resource = b.docs[path]
+	} else if sq := r.Query; sq != nil && len(sq.From) == 1 {
+		parent := ""
+		if k := strings.LastIndex(path, "/"); k >= 0 {
+			parent = path[:k]
+		}
+		q := &firestore.QueryInfo{Parent: parent, CollectionID: sq.From[0].CollectionId, AllDescendants: sq.From[0].AllDescendants,
+			Where: sq.Where, OrderBy: sq.OrderBy, Offset: sq.Offset, Structured: sq}
+		if sq.Limit != nil {
+			n := sq.Limit.Value
+			q.Limit = &n
+		}
+		req.Query = q
 	}
 	if r.After != nil {
 		f, err := firestore.DecodeFields(r.After, DB)

@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -156,4 +157,31 @@ func normalize(d firestore.IndexDef) firestore.IndexDef {
 		d.QueryScope = "COLLECTION"
 	}
 	return d
+}
+
+// IndexesHandler serves GET {"indexes": [...]}: the composite indexes
+// the session's queries need (SuggestIndexes of fixture()), each with the
+// ids of the events that ran such a query, for the Studio's Rules page.
+func IndexesHandler(fixture func() (*capture.Fixture, error)) http.Handler {
+	type item struct {
+		firestore.IndexDef
+		Events []string `json:"events"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeJSON(w, http.StatusMethodNotAllowed, branchError{Error: "GET lists the indexes the session's queries need"})
+			return
+		}
+		f, err := fixture()
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, branchError{Error: err.Error()})
+			return
+		}
+		out := []item{}
+		for _, s := range SuggestIndexes(f) {
+			out = append(out, item{IndexDef: s.Index, Events: s.Events})
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"indexes": out})
+	})
 }

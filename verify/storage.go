@@ -21,9 +21,9 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
-	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/rules/value"
 	"github.com/pyric/pyric/storage"
 )

@@ -7,9 +7,12 @@
 // sentinel, time and auto-id effects). It also derives simulator cases
 // from a session and suggests the composite indexes its queries need.
 // The Firestore replay runs on a Branch (branch.go), an in-memory fork of
-// the Firestore state with its own rules, which the Studio can use
-// directly; the Realtime Database replay on a fresh in-memory database
-// engine (database.go); the Storage replay on the objects' rules views
+// the Firestore state with its own rules; BranchHandler serves branches
+// of a live sandbox over HTTP (fork, apply a fixture or re-run the live
+// session, diff against live, promote or discard) for the Studio and
+// scripts, and IndexesHandler the session's suggested indexes. The
+// Realtime Database replay runs on a fresh in-memory database engine
+// (database.go), the Storage replay on the objects' rules views
 // (storage.go).
 package verify
 
@@ -332,6 +335,11 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 			continue
 		case ev.Service != "firestore":
 			continue
+		case ev.Kind == event.KindListener:
+			if !isAdmin(ev) {
+				sr.CheckedEvents += redecideListen(br, events, i, add)
+			}
+			continue
 		case ev.Kind == event.KindCommit:
 			if claimed[i] {
 				continue
@@ -356,9 +364,16 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 			req.Time = commit.Commit.RequestTime
 		}
 		if ev.Method == "list" {
-			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
-				Before: string(ev.Verdict), Explanation: "the captured list request carries no query, so it cannot be re-decided"})
-			continue
+			var sq *pb.StructuredQuery
+			if ev.Seen != nil && ev.Seen.Query != nil {
+				sq, _ = StructuredQuery(ev.Seen.Query)
+			}
+			if sq == nil {
+				add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+					Before: string(ev.Verdict), Explanation: "the captured list request carries no query, so it cannot be re-decided"})
+				continue
+			}
+			req.Query = sq
 		}
 		if isWrite(ev.Method) {
 			req.Method = ev.Method
@@ -425,6 +440,93 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		}
 	}
 	return sr, nil
+}
+
+// redecideListen re-decides the listen attached at events[i]: a query
+// target as a list of its query, a documents target as a get of each
+// document, against the branch's state then. The captured verdict is the
+// listen's first outcome: a delivery (allowed) or a PERMISSION_DENIED
+// error (denied); a listen with neither (detached first, or failed
+// otherwise) is not re-decided. It returns the number of checks made.
+func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence)) int {
+	ev := &events[i]
+	l := ev.Listener
+	if l == nil || l.Phase != event.Attach || l.Target == nil {
+		return 0
+	}
+	var was event.Verdict
+	for j := i + 1; j < len(events) && was == ""; j++ {
+		o := &events[j]
+		if o.Kind != event.KindListener || o.Listener == nil || o.Listener.ListenerID != l.ListenerID || o.Service != "firestore" {
+			continue
+		}
+		switch o.Listener.Phase {
+		case event.Deliver, event.Suppress:
+			was = event.Allow
+		case event.Errored:
+			if o.Err == nil || o.Err.Code != "PermissionDenied" && o.Err.Code != "PERMISSION_DENIED" {
+				return 0
+			}
+			was = event.Deny
+		case event.Detach:
+			return 0
+		}
+	}
+	if was == "" {
+		return 0
+	}
+	var reqs []Request
+	switch l.Target.Kind {
+	case "query":
+		sq, err := StructuredQuery(l.Target.Query)
+		if err != nil || sq == nil {
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: l.Target.Path, UID: ev.Identity.UID,
+				Before: string(was), Explanation: "the captured listen carries no readable query, so it cannot be re-decided"})
+			return 1
+		}
+		reqs = append(reqs, Request{Method: "list", Path: l.Target.Path, Query: sq})
+	case "docs":
+		paths, _ := l.Target.Query.([]any)
+		for _, p := range paths {
+			if s, ok := p.(string); ok {
+				if k := strings.Index(s, "/documents/"); k >= 0 {
+					s = s[k+len("/documents/"):]
+				}
+				reqs = append(reqs, Request{Method: "get", Path: s})
+			}
+		}
+	}
+	if len(reqs) == 0 {
+		return 0
+	}
+	// A listen is allowed when every part is.
+	now, last := event.Allow, firestore.Decision{}
+	for _, r := range reqs {
+		r.Who, r.Time = idOf(ev), ev.At
+		d, err := br.Decide(r)
+		if err != nil {
+			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: r.Path, UID: ev.Identity.UID, Before: string(was), Explanation: err.Error()})
+			return 1
+		}
+		if v := verdictOf(d); v != event.Allow {
+			now, last = v, d
+			break
+		}
+		last = d
+	}
+	path := l.Target.Path
+	if path == "" {
+		path = reqs[0].Path
+	}
+	switch {
+	case now == event.Unsupported:
+		add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
+	case was == event.Allow && now == event.Deny:
+		add(Divergence{Kind: NowDenied, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
+	case was == event.Deny && now == event.Allow:
+		add(Divergence{Kind: NowAllowed, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
+	}
+	return 1
 }
 
 func driftText(c Change) string {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pyric/pyric/capture"
@@ -24,14 +22,14 @@ func init() {
 func runCaptureSave(ctx context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("capture save", stdio)
 	from := fs.String("from", defaultFixture, "the captured session to keep")
-	url := fs.String("url", "", "the capture endpoint of a running server (e.g. http://127.0.0.1:4400/__pyric/capture)")
+	url := fs.String("url", "", "the capture endpoint of a running server (e.g. http://127.0.0.1:4000/__pyric/capture)")
 	dir := fs.String("dir", "fixtures", "where named fixtures go")
 	desc := fs.String("description", "", "a description stored in the fixture")
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return exitError
 	}
-	if len(pos) != 1 || pos[0] == "" || strings.ContainsAny(pos[0], `/\`) || strings.HasPrefix(pos[0], ".") {
+	if len(pos) != 1 {
 		fmt.Fprintln(stdio.Err, "usage: pyric capture save NAME (a plain file name, without directories)")
 		return exitError
 	}
@@ -54,15 +52,7 @@ func runCaptureSave(ctx context.Context, args []string, stdio Stdio) int {
 	if *desc != "" {
 		f.Description = *desc
 	}
-	out, err := capture.Encode(f)
-	if err == nil {
-		err = os.MkdirAll(*dir, 0o755)
-	}
-	name := strings.TrimSuffix(pos[0], ".json") + ".json"
-	path := filepath.Join(*dir, name)
-	if err == nil {
-		err = capture.WriteFileAtomic(path, out)
-	}
+	path, err := capture.SaveNamed(*dir, pos[0], f)
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric capture save: %v\n", err)
 		return exitError

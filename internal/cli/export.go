@@ -23,7 +23,7 @@ func init() {
 func runExport(ctx context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("export", stdio)
 	dataDir := fs.String("data-dir", ".pyric", "the data directory of a stopped server")
-	url := fs.String("url", "", "the export endpoint of a running server (e.g. http://127.0.0.1:4400/__pyric/export)")
+	url := fs.String("url", "", "the export endpoint of a running server (e.g. http://127.0.0.1:4000/__pyric/export)")
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return exitError

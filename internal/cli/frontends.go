@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
 	"github.com/pyric/pyric/snapshot"
+	"github.com/pyric/pyric/verify"
 )
 
 // frontends are what `pyric serve` and `pyric exec` run beside the
@@ -36,6 +37,8 @@ const (
 	captureRoute  = "/__pyric/capture"
 	snapshotRoute = "/__pyric/snapshot"
 	exportRoute   = "/__pyric/export"
+	branchRoute   = "/__pyric/branch"
+	indexesRoute  = "/__pyric/indexes"
 )
 
 // startFrontends starts the frontends of b. Their ports are opened before
@@ -97,16 +100,27 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		f.studioAddr = uiL.Addr().String()
 		extra["ui"] = f.studioAddr
 	}
+	session := func() (*capture.Fixture, error) {
+		if f.rec != nil {
+			return f.rec.Fixture()
+		}
+		return capture.FromBackend(b, b.Sandbox.Events().History())
+	}
 	mount := map[string]http.Handler{
 		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Capture: func() (*capture.Fixture, error) {
 			return capture.FromBackend(b, b.Sandbox.Events().History())
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
+		branchRoute: http.StripPrefix(branchRoute, verify.BranchHandler(b.Sandbox, verify.BranchOptions{LiveRules: func() (string, string, bool) {
+			if rl := b.Rules(backend.Firestore); rl != nil {
+				return rl.Base()
+			}
+			return "", "", false
+		}, Session: session})),
 	}
-	if f.rec != nil {
-		mount[captureRoute] = f.rec.Handler()
-	}
+	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
+	mount[indexesRoute] = verify.IndexesHandler(session)
 	f.serve(hubL, newHub(b, o.project, func() map[string]string { return extra }))
 	f.serve(uiL, newStudio(b, o.rulesPaths, mount))
 	return f, nil
@@ -158,6 +172,19 @@ func (f *frontends) close(ctx context.Context) error {
 		f.stopLog()
 	}
 	return err
+}
+
+// fixturesDir is where the Studio keeps named fixtures, as `pyric capture
+// save` does: fixtures/ beside the default .pyric data directory, else
+// in the working directory.
+func fixturesDir(dataDir string) string {
+	if dataDir != "" && filepath.Base(dataDir) == ".pyric" {
+		return filepath.Join(filepath.Dir(dataDir), "fixtures")
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return filepath.Join(wd, "fixtures")
+	}
+	return "fixtures"
 }
 
 // defaultCapture is where serve captures the session: the data

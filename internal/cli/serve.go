@@ -244,7 +244,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		}
 	}
 	if o.dataDir != "" && (o.seed != "" || o.fresh) {
-		if err := snapshot.Prepare(context.Background(), o.dataDir, o.seed, o.fresh); err != nil {
+		if err := snapshot.Prepare(context.Background(), o.dataDir, o.project, o.seed, o.fresh); err != nil {
 			return nil, nil, err
 		}
 	}

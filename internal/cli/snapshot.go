@@ -31,7 +31,7 @@ func init() {
 func runSnapshot(ctx context.Context, verb string, args []string, stdio Stdio) int {
 	fs := newFlagSet("snapshot "+verb, stdio)
 	dir := fs.String("data-dir", ".pyric", "the data directory of a stopped server")
-	url := fs.String("url", "", "the snapshot endpoint of a running server (e.g. http://127.0.0.1:4400/__pyric/snapshot)")
+	url := fs.String("url", "", "the snapshot endpoint of a running server (e.g. http://127.0.0.1:4000/__pyric/snapshot)")
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return exitError

@@ -172,6 +172,15 @@ func (s *Serve) Stop() {
 	})
 }
 
+// Kill ends the server with SIGKILL, so no shutdown path runs (the
+// crash tests' kill -9), and waits for it; Stop after it does nothing.
+func (s *Serve) Kill() {
+	s.stopOnce.Do(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+}
+
 // Stderr returns what the server printed on stderr so far.
 func (s *Serve) Stderr() string { return s.stderr.String() }
 

@@ -14,6 +14,7 @@ import { Database } from './database.js';
 import { Storage } from './storage.js';
 import { Messaging } from './messaging.js';
 import { AI } from './ai.js';
+import { SessionTools } from './session.js';
 
 export const html = htm.bind(h);
 
@@ -509,7 +510,8 @@ function Rules() {
   <div class="grid cols2"><div class="card"><h2>Source with coverage <span class="muted">(✓ true ✗ false ! error, since the rules were loaded)</span></h2><${Source} text=${r.source} cov=${data.coverage} lint=${r.lint} /></div>
   <div class="card"><h2>Lint findings</h2>${r.lint.length ? html`<table aria-label="lint"><tbody>${r.lint.map(d => html`<tr data-lint=${d.code}><td class="mono">${d.where}</td><td>${d.severity}</td><td><b>${d.code}</b> ${d.message}${d.fix ? html`<div class="muted">${d.fix}</div>` : null}</td></tr>`)}</tbody></table>` : html`<p class="ok">No findings.</p>`}
     ${r.diagnostics.length ? html`<h2>Compiler</h2>${r.diagnostics.map(d => html`<div class="mono">${d.where} ${d.severity}: ${d.message}</div>`)}` : null}
-    <h2>Expression counts</h2><table aria-label="expression counts"><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr data-expr=${c.text}><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>`;
+    <h2>Expression counts</h2><table aria-label="expression counts"><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr data-expr=${c.text}><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>
+  ${svc === 'firestore' ? html`<${SessionTools} source=${data.loaded ? r.source : undefined} />` : null}`;
 }
 
 // servicePages are the pages of services a sandbox may hold: service

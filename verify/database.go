@@ -387,14 +387,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		if last.ev != nil {
 			div.Explanation = explainEvent(last.ev)
 		}
-		switch {
-		case ev.Verdict == event.Allow && now == event.Deny:
-			div.Kind = NowDenied
-		case ev.Verdict == event.Deny && now == event.Allow:
-			div.Kind = NowAllowed
-		case ev.Verdict == event.Unsupported:
-			div.Kind = Unsupported
-		default:
+		if div.Kind = divergenceKind(ev.Verdict, now); div.Kind == "" {
 			continue
 		}
 		add(div)

@@ -353,14 +353,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		}
 		div.After = string(now)
 		div.Explanation = explainStorage(d, reason)
-		switch {
-		case ev.Verdict == event.Allow && now == event.Deny:
-			div.Kind = NowDenied
-		case ev.Verdict == event.Deny && now == event.Allow:
-			div.Kind = NowAllowed
-		case ev.Verdict == event.Unsupported:
-			div.Kind = Unsupported
-		default:
+		if div.Kind = divergenceKind(ev.Verdict, now); div.Kind == "" {
 			continue
 		}
 		add(div)

@@ -412,15 +412,8 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		if isWrite(ev.Method) && now != ev.Verdict {
 			flipped[strings.Trim(ev.Path, "/")] = true
 		}
-		switch {
-		case now == event.Unsupported || (ev.Verdict == event.Unsupported && now != ev.Verdict):
-			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
-				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
-		case ev.Verdict == event.Allow && now == event.Deny:
-			add(Divergence{Kind: NowDenied, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
-				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
-		case ev.Verdict == event.Deny && now == event.Allow:
-			add(Divergence{Kind: NowAllowed, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
+		if k := divergenceKind(ev.Verdict, now); k != "" {
+			add(Divergence{Kind: k, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
 				Before: string(ev.Verdict), After: string(now), Explanation: explain(dec)})
 		}
 	}
@@ -518,15 +511,24 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence
 	if path == "" {
 		path = reqs[0].Path
 	}
-	switch {
-	case now == event.Unsupported:
-		add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
-	case was == event.Allow && now == event.Deny:
-		add(Divergence{Kind: NowDenied, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
-	case was == event.Deny && now == event.Allow:
-		add(Divergence{Kind: NowAllowed, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
+	if k := divergenceKind(was, now); k != "" {
+		add(Divergence{Kind: k, EventID: ev.ID, Method: "listen", Path: path, UID: ev.Identity.UID, Before: string(was), After: string(now), Explanation: explain(last)})
 	}
 	return 1
+}
+
+// divergenceKind classifies a re-decided request by its recorded verdict
+// (was) and the candidate rules' (now): "" when nothing diverges.
+func divergenceKind(was, now event.Verdict) string {
+	switch {
+	case now == event.Unsupported || (was == event.Unsupported && now != was):
+		return Unsupported
+	case was == event.Allow && now == event.Deny:
+		return NowDenied
+	case was == event.Deny && now == event.Allow:
+		return NowAllowed
+	}
+	return ""
 }
 
 func driftText(c Change) string {

@@ -96,7 +96,8 @@ var (
 // function or method is one entry here, naming its implementation
 // (written in methods.go or stdlib.go). The evaluator's call tables
 // (stdlib), the checker (package check, through check.Environment) and
-// lint's suggestions all read this table; TestOneEditAddsAMethod proves
+// lint's suggestions all read this table; TestOneEditAddsAMethod (in
+// package lint, which sees all three) proves
 // a new entry reaches all three.
 var Standard = Decls{
 	g("string", 1, "Converts a bool, int, float, null, list or map to its string form.", fnString),

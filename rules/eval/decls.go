@@ -97,8 +97,7 @@ var (
 // (written in methods.go or stdlib.go). The evaluator's call tables
 // (stdlib), the checker (package check, through check.Environment) and
 // lint's suggestions all read this table; TestOneEditAddsAMethod (in
-// package lint, which sees all three) proves
-// a new entry reaches all three.
+// package lint, which sees all three) proves a new entry reaches them.
 var Standard = Decls{
 	g("string", 1, "Converts a bool, int, float, null, list or map to its string form.", fnString),
 	g("int", 1, "Converts a float or a numeric string to an int (floats truncate).", fnInt),

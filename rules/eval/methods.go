@@ -277,11 +277,11 @@ func strReplace(recv value.Value, args []value.Value) value.Value {
 	return value.String(re.ReplaceAllString(string(recv.(value.String)), s[1]))
 }
 
-var listHasAll MethodFunc = hasMethod("hasAll")
-
-var listHasAny MethodFunc = hasMethod("hasAny")
-
-var listHasOnly MethodFunc = hasMethod("hasOnly")
+var (
+	listHasAll  MethodFunc = hasMethod("hasAll")
+	listHasAny  MethodFunc = hasMethod("hasAny")
+	listHasOnly MethodFunc = hasMethod("hasOnly")
+)
 
 func listToSet(recv value.Value, args []value.Value) value.Value {
 	if err := arity("toSet", args, 0); err != nil {
@@ -342,17 +342,14 @@ func listRemoveAll(recv value.Value, args []value.Value) value.Value {
 	return out
 }
 
-var setHasAll MethodFunc = hasMethod("hasAll")
-
-var setHasAny MethodFunc = hasMethod("hasAny")
-
-var setHasOnly MethodFunc = hasMethod("hasOnly")
-
-var setDifference MethodFunc = setAlgebra("difference")
-
-var setUnion MethodFunc = setAlgebra("union")
-
-var setIntersection MethodFunc = setAlgebra("intersection")
+var (
+	setHasAll       MethodFunc = hasMethod("hasAll")
+	setHasAny       MethodFunc = hasMethod("hasAny")
+	setHasOnly      MethodFunc = hasMethod("hasOnly")
+	setDifference   MethodFunc = setAlgebra("difference")
+	setUnion        MethodFunc = setAlgebra("union")
+	setIntersection MethodFunc = setAlgebra("intersection")
+)
 
 func mapKeys(recv value.Value, args []value.Value) value.Value {
 	if err := arity("keys", args, 0); err != nil {
@@ -431,9 +428,10 @@ func mapDiff(recv value.Value, args []value.Value) value.Value {
 	return value.MapDiff{From: other, To: to}
 }
 
-var diffAddedKeys MethodFunc = diffKeys("addedKeys", func(_ value.MapDiff, _ string, inFrom, inTo bool) bool { return !inFrom && inTo })
-
-var diffRemovedKeys MethodFunc = diffKeys("removedKeys", func(_ value.MapDiff, _ string, inFrom, inTo bool) bool { return inFrom && !inTo })
+var (
+	diffAddedKeys   MethodFunc = diffKeys("addedKeys", func(_ value.MapDiff, _ string, inFrom, inTo bool) bool { return !inFrom && inTo })
+	diffRemovedKeys MethodFunc = diffKeys("removedKeys", func(_ value.MapDiff, _ string, inFrom, inTo bool) bool { return inFrom && !inTo })
+)
 
 var diffChangedKeys MethodFunc = diffKeys("changedKeys", func(d value.MapDiff, k string, inFrom, inTo bool) bool {
 	return inFrom && inTo && !value.Equal(d.From[k], d.To[k])
@@ -484,19 +482,15 @@ func pathBind(recv value.Value, args []value.Value) value.Value {
 	return out
 }
 
-var tsYear MethodFunc = tsMethod("year", func(t time.Time) value.Value { return value.Int(t.Year()) })
-
-var tsMonth MethodFunc = tsMethod("month", func(t time.Time) value.Value { return value.Int(t.Month()) })
-
-var tsDay MethodFunc = tsMethod("day", func(t time.Time) value.Value { return value.Int(t.Day()) })
-
-var tsHours MethodFunc = tsMethod("hours", func(t time.Time) value.Value { return value.Int(t.Hour()) })
-
-var tsMinutes MethodFunc = tsMethod("minutes", func(t time.Time) value.Value { return value.Int(t.Minute()) })
-
-var tsSeconds MethodFunc = tsMethod("seconds", func(t time.Time) value.Value { return value.Int(t.Second()) })
-
-var tsNanos MethodFunc = tsMethod("nanos", func(t time.Time) value.Value { return value.Int(t.Nanosecond()) })
+var (
+	tsYear    MethodFunc = tsMethod("year", func(t time.Time) value.Value { return value.Int(t.Year()) })
+	tsMonth   MethodFunc = tsMethod("month", func(t time.Time) value.Value { return value.Int(t.Month()) })
+	tsDay     MethodFunc = tsMethod("day", func(t time.Time) value.Value { return value.Int(t.Day()) })
+	tsHours   MethodFunc = tsMethod("hours", func(t time.Time) value.Value { return value.Int(t.Hour()) })
+	tsMinutes MethodFunc = tsMethod("minutes", func(t time.Time) value.Value { return value.Int(t.Minute()) })
+	tsSeconds MethodFunc = tsMethod("seconds", func(t time.Time) value.Value { return value.Int(t.Second()) })
+	tsNanos   MethodFunc = tsMethod("nanos", func(t time.Time) value.Value { return value.Int(t.Nanosecond()) })
+)
 
 var tsDayOfWeek MethodFunc = tsMethod("dayOfWeek", func(t time.Time) value.Value {
 	wd := int(t.Weekday()) // Sunday = 0
@@ -506,9 +500,10 @@ var tsDayOfWeek MethodFunc = tsMethod("dayOfWeek", func(t time.Time) value.Value
 	return value.Int(wd)
 })
 
-var tsDayOfYear MethodFunc = tsMethod("dayOfYear", func(t time.Time) value.Value { return value.Int(t.YearDay()) })
-
-var tsToMillis MethodFunc = tsMethod("toMillis", func(t time.Time) value.Value { return value.Int(t.UnixMilli()) })
+var (
+	tsDayOfYear MethodFunc = tsMethod("dayOfYear", func(t time.Time) value.Value { return value.Int(t.YearDay()) })
+	tsToMillis  MethodFunc = tsMethod("toMillis", func(t time.Time) value.Value { return value.Int(t.UnixMilli()) })
+)
 
 var tsDate MethodFunc = tsMethod("date", func(t time.Time) value.Value {
 	return value.Timestamp{Time: time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}

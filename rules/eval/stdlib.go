@@ -181,11 +181,11 @@ func fnMathAbs(args []value.Value) value.Value {
 
 // ceil and floor return floats; round returns an int, half rounding
 // up as Java's Math.round does (math.round(-1.5) == -1).
-var fnMathCeil Builtin = roundFn("math.ceil", math.Ceil, false)
-
-var fnMathFloor Builtin = roundFn("math.floor", math.Floor, false)
-
-var fnMathRound Builtin = roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }, true)
+var (
+	fnMathCeil  Builtin = roundFn("math.ceil", math.Ceil, false)
+	fnMathFloor Builtin = roundFn("math.floor", math.Floor, false)
+	fnMathRound Builtin = roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }, true)
+)
 
 func fnMathSqrt(args []value.Value) value.Value {
 	if err := arity("math.sqrt", args, 1); err != nil {
@@ -323,9 +323,10 @@ func fnLatlngValue(args []value.Value) value.Value {
 	return value.LatLng{Lat: lat, Lng: lng}
 }
 
-var fnHashingMd5 Builtin = hashFn("hashing.md5", func(b []byte) []byte { s := md5.Sum(b); return s[:] })
-
-var fnHashingSha256 Builtin = hashFn("hashing.sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] })
+var (
+	fnHashingMd5    Builtin = hashFn("hashing.md5", func(b []byte) []byte { s := md5.Sum(b); return s[:] })
+	fnHashingSha256 Builtin = hashFn("hashing.sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] })
+)
 
 // CRC checksums are serialised little-endian, as production does:
 // crc32('123456789') is 0xCBF43926, shown as 2639F4CB.

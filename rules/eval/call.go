@@ -42,7 +42,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			defer r.release(mark)
 			return withPos(b(args), e)
 		}
-		if g, ok := globalFuncs[fn.Name]; ok {
+		if g, ok := r.env.Program.lib.globals[fn.Name]; ok {
 			args, mark, err := r.args(e.Args, fr, depth)
 			if err != nil {
 				return err
@@ -54,7 +54,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 	case *ast.Member:
 		if id, ok := fn.X.(*ast.Ident); ok {
 			if _, bound := r.lookupVar(fr, id.Name); !bound {
-				ns, known := stdNamespaces[id.Name]
+				ns, known := r.env.Program.lib.namespaces[id.Name]
 				if !known {
 					ns, known = r.env.Namespaces[id.Name]
 				}
@@ -80,7 +80,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			return withPos(r.unprovable(recv), e)
 		}
 		// The method is looked up before its arguments are evaluated.
-		var m method
+		var m MethodFunc
 		var ok bool
 		if plan != nil {
 			if plan.methods != nil {
@@ -88,7 +88,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			}
 			ok = m != nil
 		} else {
-			m, ok = lookupMethod(recv, fn.Name)
+			m, ok = r.env.Program.lib.lookupMethod(recv, fn.Name)
 		}
 		if !ok {
 			for _, a := range e.Args {

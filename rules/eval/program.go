@@ -11,7 +11,9 @@
 // the Budget used; display strings are rendered from them at the edge
 // (Program.Render, RenderSteps, RenderFailure, Explanation.Annotate), so a
 // traced decision costs little more than an untraced one. Standard is the
-// standard library's declaration table.
+// standard library: one declaration table naming each function and
+// method with its implementations, which the evaluator, package check
+// and lint all read.
 //
 // NewProgram prepares a ruleset once: match blocks indexed by their first
 // literal segment, each allow's methods and source, literals' values, and
@@ -51,6 +53,9 @@ type Program struct {
 	// call names in its lexical scope, a method's implementations by
 	// receiver type. Evaluation looks a call up by node, never by name.
 	calls map[*ast.Call]*callPlan
+	// lib is the standard library the calls are bound to: std, or the
+	// table given to NewProgramWith.
+	lib *stdlib
 	// stepHint is the most steps a traced request has recorded, so the
 	// next one allocates its step buffer once.
 	stepHint atomic.Int64
@@ -145,10 +150,19 @@ func (b *Block) candidates(segs []string, pos int) []*Block {
 	return out
 }
 
-// NewProgram prepares a parsed ruleset. It does not validate it; run
-// package check for production's compile-time errors.
-func NewProgram(rs *ast.Ruleset) *Program {
-	p := &Program{Ruleset: rs, File: rs.File, Root: &Block{Funcs: map[string]*ast.Function{}}, global: map[string]*ast.Function{}}
+// NewProgram prepares a parsed ruleset against the standard library
+// (Standard). It does not validate it; run package check for
+// production's compile-time errors.
+func NewProgram(rs *ast.Ruleset) *Program { return newProgram(rs, std) }
+
+// NewProgramWith prepares a parsed ruleset against a declaration table
+// other than Standard (Standard extended with Decls.With): its methods
+// and functions are the ones the table implements. Declarations without
+// an implementation (a service's builtins) are left to the Env.
+func NewProgramWith(rs *ast.Ruleset, d Decls) *Program { return newProgram(rs, newStdlib(d)) }
+
+func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
+	p := &Program{Ruleset: rs, File: rs.File, Root: &Block{Funcs: map[string]*ast.Function{}}, global: map[string]*ast.Function{}, lib: lib}
 	for _, f := range rs.Functions {
 		if _, dup := p.global[f.Name]; !dup {
 			p.global[f.Name] = f
@@ -612,26 +626,7 @@ type callPlan struct {
 }
 
 // methodSet maps receiver types to one method name's implementations.
-type methodSet [value.TError + 1]method
-
-// methodSets are the standard methods grouped by name.
-var methodSets = func() map[string]*methodSet {
-	out := map[string]*methodSet{}
-	for t, ms := range methods {
-		for name, m := range ms {
-			if out[name] == nil {
-				out[name] = new(methodSet)
-			}
-			out[name][t] = m
-		}
-	}
-	size := new(methodSet)
-	for _, t := range []value.Type{value.TString, value.TBytes, value.TList, value.TMap, value.TSet} {
-		size[t] = sizeMethod
-	}
-	out["size"] = size
-	return out
-}()
+type methodSet [value.TError + 1]MethodFunc
 
 // planCalls resolves every call site of the ruleset in the block it is
 // evaluated from: an allow condition in its match block, a function body
@@ -649,7 +644,7 @@ func (p *Program) planCalls() {
 			case *ast.Ident:
 				cp.user, cp.decl = p.LookupFunc(b, fn.Name)
 			case *ast.Member:
-				cp.methods = methodSets[fn.Name]
+				cp.methods = p.lib.methodSets[fn.Name]
 			}
 			p.calls[c] = cp
 			return true

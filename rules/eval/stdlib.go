@@ -17,8 +17,6 @@ import (
 	"github.com/pyric/pyric/rules/value"
 )
 
-type fn func(args []value.Value) value.Value
-
 // typeList renders argument types for "Received: f(int, string)".
 func typeList(args []value.Value) string {
 	parts := make([]string, len(args))
@@ -39,87 +37,90 @@ func arity(name string, args []value.Value, n int) *value.Error {
 	return nil
 }
 
-// globalFuncs are the standard functions called by bare name. bool() and
-// debug() are deliberately absent: production's Rules Test API answers
-// "Function not found error" for both (the emulator knows debug()).
-var globalFuncs = map[string]fn{
-	"string": func(args []value.Value) value.Value {
-		if err := arity("string", args, 1); err != nil {
-			return err
+// The standard functions called by bare name (declared in Standard).
+// bool() and debug() are deliberately absent: production's Rules Test
+// API answers "Function not found error" for both (the emulator knows
+// debug()).
+
+func fnString(args []value.Value) value.Value {
+	if err := arity("string", args, 1); err != nil {
+		return err
+	}
+	switch a := args[0].(type) {
+	case value.Int, value.Float, value.Null, value.String, value.Bool:
+		return value.String(toString(a))
+	case value.Path:
+		if a.Partial {
+			return value.ErrPartialPath()
 		}
-		switch a := args[0].(type) {
-		case value.Int, value.Float, value.Null, value.String, value.Bool:
-			return value.String(toString(a))
-		case value.Path:
-			if a.Partial {
-				return value.ErrPartialPath()
-			}
-			return value.String(a.String())
+		return value.String(a.String())
+	}
+	return badCall("string", args, "string(int), string(float), string(null), string(string), string(bool), string(path)")
+}
+
+func fnInt(args []value.Value) value.Value {
+	if err := arity("int", args, 1); err != nil {
+		return err
+	}
+	switch a := args[0].(type) {
+	case value.Int:
+		return a
+	case value.Float:
+		return value.Int(javaLong(float64(a))) // truncates toward zero: int(-1.9) == -1
+	case value.String:
+		s := string(a)
+		if !intPattern.MatchString(s) {
+			return value.ErrConversion(s, value.TString, "int")
 		}
-		return badCall("string", args, "string(int), string(float), string(null), string(string), string(bool), string(path)")
-	},
-	"int": func(args []value.Value) value.Value {
-		if err := arity("int", args, 1); err != nil {
-			return err
+		i, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
+		if err != nil {
+			return value.ErrConversion(s, value.TString, "int")
 		}
-		switch a := args[0].(type) {
-		case value.Int:
-			return a
-		case value.Float:
-			return value.Int(javaLong(float64(a))) // truncates toward zero: int(-1.9) == -1
-		case value.String:
-			s := string(a)
-			if !intPattern.MatchString(s) {
-				return value.ErrConversion(s, value.TString, "int")
-			}
-			i, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
-			if err != nil {
-				return value.ErrConversion(s, value.TString, "int")
-			}
-			return value.Int(i)
+		return value.Int(i)
+	}
+	return badCall("int", args, "int(int), int(float), int(string)")
+}
+
+func fnFloat(args []value.Value) value.Value {
+	if err := arity("float", args, 1); err != nil {
+		return err
+	}
+	switch a := args[0].(type) {
+	case value.Float:
+		return a
+	case value.Int:
+		return value.Float(float64(a))
+	case value.String:
+		s := string(a)
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !floatSpecial(s) {
+			return value.ErrConversion(s, value.TString, "float")
 		}
-		return badCall("int", args, "int(int), int(float), int(string)")
-	},
-	"float": func(args []value.Value) value.Value {
-		if err := arity("float", args, 1); err != nil {
-			return err
+		switch s {
+		case "NaN":
+			f = math.NaN()
+		case "Infinity", "+Infinity":
+			f = math.Inf(1)
+		case "-Infinity":
+			f = math.Inf(-1)
 		}
-		switch a := args[0].(type) {
-		case value.Float:
-			return a
-		case value.Int:
-			return value.Float(float64(a))
-		case value.String:
-			s := string(a)
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil && !floatSpecial(s) {
-				return value.ErrConversion(s, value.TString, "float")
-			}
-			switch s {
-			case "NaN":
-				f = math.NaN()
-			case "Infinity", "+Infinity":
-				f = math.Inf(1)
-			case "-Infinity":
-				f = math.Inf(-1)
-			}
-			return value.Float(f)
-		}
-		return badCall("float", args, "float(int), float(float), float(string)")
-	},
-	"path": func(args []value.Value) value.Value {
-		if err := arity("path", args, 1); err != nil {
-			return err
-		}
-		s, ok := args[0].(value.String)
-		if !ok {
-			return badCall("path", args, "path(string)")
-		}
-		if s == "" {
-			return value.Errorf("Empty Path Template is not allowed.")
-		}
-		return value.ParsePath(string(s))
-	},
+		return value.Float(f)
+	}
+	return badCall("float", args, "float(int), float(float), float(string)")
+}
+
+func fnPath(args []value.Value) value.Value {
+	if err := arity("path", args, 1); err != nil {
+		return err
+	}
+	s, ok := args[0].(value.String)
+	if !ok {
+		return badCall("path", args, "path(string)")
+	}
+	if s == "" {
+		return value.Errorf("Empty Path Template is not allowed.")
+	}
+	return value.ParsePath(string(s))
 }
 
 var intPattern = regexp.MustCompile(`^[+-]?[0-9]+$`)
@@ -157,179 +158,185 @@ func num(v value.Value) (float64, bool) {
 	return 0, false
 }
 
-// stdNamespaces are the standard library's namespaced functions.
-var stdNamespaces = map[string]map[string]Builtin{
-	"math": {
-		"abs": func(args []value.Value) value.Value {
-			if err := arity("math.abs", args, 1); err != nil {
-				return err
-			}
-			switch a := args[0].(type) {
-			case value.Int:
-				if a == math.MinInt64 {
-					return value.ErrIntRange()
-				}
-				if a < 0 {
-					return -a
-				}
-				return a
-			case value.Float:
-				return value.Float(math.Abs(float64(a)))
-			}
-			return badCall("math.abs", args, "math.abs(int), math.abs(float)")
-		},
-		// ceil and floor return floats; round returns an int, half rounding
-		// up as Java's Math.round does (math.round(-1.5) == -1).
-		"ceil":  roundFn("math.ceil", math.Ceil, false),
-		"floor": roundFn("math.floor", math.Floor, false),
-		"round": roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }, true),
-		"sqrt": func(args []value.Value) value.Value {
-			if err := arity("math.sqrt", args, 1); err != nil {
-				return err
-			}
-			f, ok := num(args[0])
-			if !ok {
-				return badCall("math.sqrt", args, "math.sqrt(float)")
-			}
-			return value.Float(math.Sqrt(f))
-		},
-		"pow": func(args []value.Value) value.Value {
-			if err := arity("math.pow", args, 2); err != nil {
-				return err
-			}
-			b, ok1 := num(args[0])
-			x, ok2 := num(args[1])
-			if !ok1 || !ok2 {
-				return badCall("math.pow", args, "math.pow(float, float)")
-			}
-			return value.Float(math.Pow(b, x))
-		},
-		"isNaN": func(args []value.Value) value.Value {
-			if err := arity("math.isNaN", args, 1); err != nil {
-				return err
-			}
-			switch a := args[0].(type) {
-			case value.Float:
-				return value.Bool(math.IsNaN(float64(a)))
-			case value.Int:
-				return value.Bool(false)
-			}
-			return badCall("math.isNaN", args, "math.isNaN(float)")
-		},
-	},
-	"timestamp": {
-		"date": func(args []value.Value) value.Value {
-			if err := arity("timestamp.date", args, 3); err != nil {
-				return err
-			}
-			y, ok1 := args[0].(value.Int)
-			m, ok2 := args[1].(value.Int)
-			d, ok3 := args[2].(value.Int)
-			if !ok1 || !ok2 || !ok3 {
-				return badCall("timestamp.date", args, "timestamp.date(int, int, int)")
-			}
-			if m < 1 || m > 12 || d < 1 || d > 31 {
-				return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
-			}
-			t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
-			if t.Day() != int(d) {
-				return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
-			}
-			return value.NewTimestamp(t)
-		},
-		"value": func(args []value.Value) value.Value {
-			if err := arity("timestamp.value", args, 1); err != nil {
-				return err
-			}
-			ms, ok := args[0].(value.Int)
-			if !ok {
-				return badCall("timestamp.value", args, "timestamp.value(int)")
-			}
-			return value.NewTimestamp(time.UnixMilli(int64(ms)))
-		},
-	},
-	"duration": {
-		"value": func(args []value.Value) value.Value {
-			if err := arity("duration.value", args, 2); err != nil {
-				return err
-			}
-			unit, ok := args[1].(value.String)
-			i, isInt := args[0].(value.Int)
-			if !ok || !isInt {
-				return badCall("duration.value", args, "duration.value(int, string)")
-			}
-			scale, known := durationUnits[string(unit)]
-			if !known {
-				return value.Errorf("Invalid duration unit: %s. Expected one of w, d, h, m, s, ms, ns.", unit)
-			}
-			n := int64(i)
-			if scale >= 1e9 {
-				per := scale / 1e9
-				if n > math.MaxInt64/per || n < math.MinInt64/per {
-					return value.Errorf("Duration value is out of range.")
-				}
-				return value.NewDuration(n*per, 0)
-			}
-			per := int64(1e9) / scale
-			return value.NewDuration(n/per, n%per*scale)
-		},
-		"time": func(args []value.Value) value.Value {
-			if err := arity("duration.time", args, 4); err != nil {
-				return err
-			}
-			var parts [4]int64
-			for i, a := range args {
-				v, ok := a.(value.Int)
-				if !ok {
-					return badCall("duration.time", args, "duration.time(int, int, int, int)")
-				}
-				parts[i] = int64(v)
-			}
-			return value.NewDuration(parts[0]*3600+parts[1]*60+parts[2], parts[3])
-		},
-		"abs": func(args []value.Value) value.Value {
-			if err := arity("duration.abs", args, 1); err != nil {
-				return err
-			}
-			d, ok := args[0].(value.Duration)
-			if !ok {
-				return badCall("duration.abs", args, "duration.abs(duration)")
-			}
-			if d.Seconds < 0 || d.Nanos < 0 {
-				return value.Duration{Seconds: -d.Seconds, Nanos: -d.Nanos}
-			}
-			return d
-		},
-	},
-	"latlng": {
-		"value": func(args []value.Value) value.Value {
-			if err := arity("latlng.value", args, 2); err != nil {
-				return err
-			}
-			lat, ok1 := num(args[0])
-			lng, ok2 := num(args[1])
-			if !ok1 || !ok2 {
-				return badCall("latlng.value", args, "latlng.value(float, float)")
-			}
-			if !(lat >= -90 && lat <= 90 && lng >= -180 && lng <= 180) {
-				return value.Errorf("Latitude should be in [-90,90] range and longitude should be in [-180,180] range. latitude: %s, longitude: %s.", value.FormatFloat(lat), value.FormatFloat(lng))
-			}
-			return value.LatLng{Lat: lat, Lng: lng}
-		},
-	},
-	"hashing": {
-		"md5":    hashFn("hashing.md5", func(b []byte) []byte { s := md5.Sum(b); return s[:] }),
-		"sha256": hashFn("hashing.sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }),
-		// CRC checksums are serialised little-endian, as production does:
-		// crc32('123456789') is 0xCBF43926, shown as 2639F4CB.
-		"crc32": hashFn("hashing.crc32", func(b []byte) []byte {
-			return binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(b))
-		}),
-		"crc32c": hashFn("hashing.crc32c", func(b []byte) []byte {
-			return binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
-		}),
-	},
+// The standard library's namespaced functions (declared in Standard).
+
+func fnMathAbs(args []value.Value) value.Value {
+	if err := arity("math.abs", args, 1); err != nil {
+		return err
+	}
+	switch a := args[0].(type) {
+	case value.Int:
+		if a == math.MinInt64 {
+			return value.ErrIntRange()
+		}
+		if a < 0 {
+			return -a
+		}
+		return a
+	case value.Float:
+		return value.Float(math.Abs(float64(a)))
+	}
+	return badCall("math.abs", args, "math.abs(int), math.abs(float)")
 }
+
+// ceil and floor return floats; round returns an int, half rounding
+// up as Java's Math.round does (math.round(-1.5) == -1).
+var (
+	fnMathCeil  Builtin = roundFn("math.ceil", math.Ceil, false)
+	fnMathFloor Builtin = roundFn("math.floor", math.Floor, false)
+	fnMathRound Builtin = roundFn("math.round", func(f float64) float64 { return math.Floor(f + 0.5) }, true)
+)
+
+func fnMathSqrt(args []value.Value) value.Value {
+	if err := arity("math.sqrt", args, 1); err != nil {
+		return err
+	}
+	f, ok := num(args[0])
+	if !ok {
+		return badCall("math.sqrt", args, "math.sqrt(float)")
+	}
+	return value.Float(math.Sqrt(f))
+}
+
+func fnMathPow(args []value.Value) value.Value {
+	if err := arity("math.pow", args, 2); err != nil {
+		return err
+	}
+	b, ok1 := num(args[0])
+	x, ok2 := num(args[1])
+	if !ok1 || !ok2 {
+		return badCall("math.pow", args, "math.pow(float, float)")
+	}
+	return value.Float(math.Pow(b, x))
+}
+
+func fnMathIsNaN(args []value.Value) value.Value {
+	if err := arity("math.isNaN", args, 1); err != nil {
+		return err
+	}
+	switch a := args[0].(type) {
+	case value.Float:
+		return value.Bool(math.IsNaN(float64(a)))
+	case value.Int:
+		return value.Bool(false)
+	}
+	return badCall("math.isNaN", args, "math.isNaN(float)")
+}
+
+func fnTimestampDate(args []value.Value) value.Value {
+	if err := arity("timestamp.date", args, 3); err != nil {
+		return err
+	}
+	y, ok1 := args[0].(value.Int)
+	m, ok2 := args[1].(value.Int)
+	d, ok3 := args[2].(value.Int)
+	if !ok1 || !ok2 || !ok3 {
+		return badCall("timestamp.date", args, "timestamp.date(int, int, int)")
+	}
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
+	}
+	t := time.Date(int(y), time.Month(m), int(d), 0, 0, 0, 0, time.UTC)
+	if t.Day() != int(d) {
+		return value.Errorf("Invalid date: %d-%d-%d.", y, m, d)
+	}
+	return value.NewTimestamp(t)
+}
+
+func fnTimestampValue(args []value.Value) value.Value {
+	if err := arity("timestamp.value", args, 1); err != nil {
+		return err
+	}
+	ms, ok := args[0].(value.Int)
+	if !ok {
+		return badCall("timestamp.value", args, "timestamp.value(int)")
+	}
+	return value.NewTimestamp(time.UnixMilli(int64(ms)))
+}
+
+func fnDurationValue(args []value.Value) value.Value {
+	if err := arity("duration.value", args, 2); err != nil {
+		return err
+	}
+	unit, ok := args[1].(value.String)
+	i, isInt := args[0].(value.Int)
+	if !ok || !isInt {
+		return badCall("duration.value", args, "duration.value(int, string)")
+	}
+	scale, known := durationUnits[string(unit)]
+	if !known {
+		return value.Errorf("Invalid duration unit: %s. Expected one of w, d, h, m, s, ms, ns.", unit)
+	}
+	n := int64(i)
+	if scale >= 1e9 {
+		per := scale / 1e9
+		if n > math.MaxInt64/per || n < math.MinInt64/per {
+			return value.Errorf("Duration value is out of range.")
+		}
+		return value.NewDuration(n*per, 0)
+	}
+	per := int64(1e9) / scale
+	return value.NewDuration(n/per, n%per*scale)
+}
+
+func fnDurationTime(args []value.Value) value.Value {
+	if err := arity("duration.time", args, 4); err != nil {
+		return err
+	}
+	var parts [4]int64
+	for i, a := range args {
+		v, ok := a.(value.Int)
+		if !ok {
+			return badCall("duration.time", args, "duration.time(int, int, int, int)")
+		}
+		parts[i] = int64(v)
+	}
+	return value.NewDuration(parts[0]*3600+parts[1]*60+parts[2], parts[3])
+}
+
+func fnDurationAbs(args []value.Value) value.Value {
+	if err := arity("duration.abs", args, 1); err != nil {
+		return err
+	}
+	d, ok := args[0].(value.Duration)
+	if !ok {
+		return badCall("duration.abs", args, "duration.abs(duration)")
+	}
+	if d.Seconds < 0 || d.Nanos < 0 {
+		return value.Duration{Seconds: -d.Seconds, Nanos: -d.Nanos}
+	}
+	return d
+}
+
+func fnLatlngValue(args []value.Value) value.Value {
+	if err := arity("latlng.value", args, 2); err != nil {
+		return err
+	}
+	lat, ok1 := num(args[0])
+	lng, ok2 := num(args[1])
+	if !ok1 || !ok2 {
+		return badCall("latlng.value", args, "latlng.value(float, float)")
+	}
+	if !(lat >= -90 && lat <= 90 && lng >= -180 && lng <= 180) {
+		return value.Errorf("Latitude should be in [-90,90] range and longitude should be in [-180,180] range. latitude: %s, longitude: %s.", value.FormatFloat(lat), value.FormatFloat(lng))
+	}
+	return value.LatLng{Lat: lat, Lng: lng}
+}
+
+var (
+	fnHashingMd5    Builtin = hashFn("hashing.md5", func(b []byte) []byte { s := md5.Sum(b); return s[:] })
+	fnHashingSha256 Builtin = hashFn("hashing.sha256", func(b []byte) []byte { s := sha256.Sum256(b); return s[:] })
+)
+
+// CRC checksums are serialised little-endian, as production does:
+// crc32('123456789') is 0xCBF43926, shown as 2639F4CB.
+var fnHashingCrc32 Builtin = hashFn("hashing.crc32", func(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(b))
+})
+
+var fnHashingCrc32c Builtin = hashFn("hashing.crc32c", func(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+})
 
 var durationUnits = map[string]int64{"w": 7 * 24 * 3600e9, "d": 24 * 3600e9, "h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "ns": 1}
 

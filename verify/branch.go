@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -205,19 +204,7 @@ type Change struct {
 // document present on one side only, and every differing leaf.
 func (b *Branch) Diff(want map[string]map[string]any) []Change {
 	var out []Change
-	paths := map[string]bool{}
-	for p := range b.docs {
-		paths[p] = true
-	}
-	for p := range want {
-		paths[p] = true
-	}
-	sorted := make([]string, 0, len(paths))
-	for p := range paths {
-		sorted = append(sorted, p)
-	}
-	sort.Strings(sorted)
-	for _, p := range sorted {
+	for _, p := range unionKeys(b.docs, want) {
 		d, gok := b.docs[p]
 		w, wok := want[p]
 		if gok && wok {
@@ -262,19 +249,7 @@ func diffLeaves(doc, at string, want, got any, out *[]Change) {
 	wm, wIsMap := want.(map[string]any)
 	gm, gIsMap := got.(map[string]any)
 	if wIsMap && gIsMap && !isMarker(wm) && !isMarker(gm) {
-		keys := map[string]bool{}
-		for k := range wm {
-			keys[k] = true
-		}
-		for k := range gm {
-			keys[k] = true
-		}
-		ks := make([]string, 0, len(keys))
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
+		for _, k := range unionKeys(wm, gm) {
 			p := k
 			if at != "" {
 				p = at + "." + k

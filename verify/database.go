@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -403,19 +402,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 	if err != nil {
 		return nil, err
 	}
-	nss := map[string]bool{}
-	for ns := range got.Namespaces {
-		nss[ns] = true
-	}
-	for ns := range captured.Namespaces {
-		nss[ns] = true
-	}
-	names := make([]string, 0, len(nss))
-	for ns := range nss {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
-	for _, ns := range names {
+	for _, ns := range unionKeys(got.Namespaces, captured.Namespaces) {
 		var changes []treeChange
 		diffTree(nil, captured.Namespaces[ns].Data, got.Namespaces[ns].Data, &changes)
 		for _, c := range changes {
@@ -557,19 +544,7 @@ func diffTree(at []string, want, got any, out *[]treeChange) {
 		wm, wok = map[string]any{}, true
 	}
 	if wok && gok {
-		keys := map[string]bool{}
-		for k := range wm {
-			keys[k] = true
-		}
-		for k := range gm {
-			keys[k] = true
-		}
-		ks := make([]string, 0, len(keys))
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
+		for _, k := range unionKeys(wm, gm) {
 			diffTree(append(append([]string(nil), at...), k), wm[k], gm[k], out)
 		}
 		return

@@ -361,19 +361,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 	if captured == nil || restored {
 		return sr, nil
 	}
-	keys := map[string]bool{}
-	for k := range state {
-		keys[k] = true
-	}
-	for k := range captured {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range unionKeys(state, captured) {
 		want, got := captured[k], state[k]
 		switch {
 		case want == nil:

@@ -169,20 +169,8 @@ func dbInitialTrees(events []event.Event, captured *dbState) (map[string]any, er
 			trees[ns] = cloneJSON(n.Data)
 		}
 	}
-	for i := first - 1; i >= 0; i-- {
-		ev := &events[i]
-		if ev.Service != "database" || ev.Kind != event.KindCommit {
-			continue
-		}
-		ns, keys, err := dbPath(ev.Path)
-		if err != nil {
-			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
-		}
-		before, err := database.Normalize(ev.Commit.Before, nil, 0)
-		if err != nil {
-			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].before", i), Msg: err.Error()}
-		}
-		trees[ns] = setTree(trees[ns], keys, before)
+	if err := undoDatabaseCommits(trees, events[:first], func(ns string) string { return ns }, "fixture.events"); err != nil {
+		return nil, err
 	}
 	return trees, nil
 }

@@ -126,6 +126,30 @@ func (l *lastRequest) Emit(e event.Event) {
 	}
 }
 
+// undoDatabaseCommits sets each Realtime Database commit of events back
+// to its before value in trees (namespace, as nsKey names it → tree),
+// newest first: the trees before those commits. where names the events
+// in errors (where[i].path).
+func undoDatabaseCommits(trees map[string]any, events []event.Event, nsKey func(ns string) string, where string) error {
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := &events[i]
+		if ev.Service != "database" || ev.Kind != event.KindCommit || ev.Commit == nil {
+			continue
+		}
+		ns, keys, err := dbPath(ev.Path)
+		if err != nil {
+			return &capture.Error{Path: fmt.Sprintf("%s[%d].path", where, i), Msg: err.Error()}
+		}
+		before, err := database.Normalize(ev.Commit.Before, nil, 0)
+		if err != nil {
+			return &capture.Error{Path: fmt.Sprintf("%s[%d].before", where, i), Msg: err.Error()}
+		}
+		k := nsKey(ns)
+		trees[k] = setTree(trees[k], keys, before)
+	}
+	return nil
+}
+
 // dbRulesSource returns the rules to replay with: the candidate, else the
 // captured rules.
 func dbRulesSource(f *capture.Fixture, candidate *source.File) (name, src string) {
@@ -194,20 +218,8 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 			init[ns] = cloneJSON(n.Data)
 		}
 	}
-	for i := first - 1; i >= 0; i-- {
-		ev := &events[i]
-		if ev.Service != "database" || ev.Kind != event.KindCommit {
-			continue
-		}
-		ns, keys, err := dbPath(ev.Path)
-		if err != nil {
-			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
-		}
-		before, err := database.Normalize(ev.Commit.Before, nil, 0)
-		if err != nil {
-			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].before", i), Msg: err.Error()}
-		}
-		init[nsOf(ns)] = setTree(init[nsOf(ns)], keys, before)
+	if err := undoDatabaseCommits(init, events[:first], nsOf, "fixture.events"); err != nil {
+		return nil, err
 	}
 	clk := &clock{t: time.Unix(0, 0)}
 	if len(events) > 0 {

@@ -81,29 +81,20 @@ func RerunDatabase(project string, live json.RawMessage, later []event.Event, ev
 		}
 		return ns
 	}
-	for i := len(later) - 1; i >= 0; i-- {
-		c := &later[i]
-		if c.Kind == event.KindBoundary {
+	for i := range later {
+		if later[i].Kind == event.KindBoundary {
 			return nil, fmt.Errorf("the state was reset or a snapshot loaded after event %s: the tree as of that request is not known", ev.ID)
 		}
-		if c.Service != "database" || c.Kind != event.KindCommit || c.Commit == nil {
-			continue
-		}
-		ns, keys, err := dbPath(c.Path)
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %v", c.ID, err)
-		}
-		before, err := database.Normalize(c.Commit.Before, nil, 0)
-		if err != nil {
-			return nil, fmt.Errorf("event %s: its before value: %v", c.ID, err)
-		}
-		n := st.Namespaces[nsOf(ns)]
-		n.Data = setTree(n.Data, keys, before)
-		st.Namespaces[nsOf(ns)] = n
 	}
+	trees := make(map[string]any, len(st.Namespaces))
 	for k, n := range st.Namespaces {
-		n.Rules = nil // the rules re-run with apply everywhere
-		st.Namespaces[k] = n
+		trees[k] = n.Data
+	}
+	if err := undoDatabaseCommits(trees, later, nsOf, "events after "+ev.ID); err != nil {
+		return nil, err
+	}
+	for k, t := range trees {
+		st.Namespaces[k] = dbNamespace{Data: t} // no rules of its own: the rules re-run with apply everywhere
 	}
 	raw, err := json.Marshal(st)
 	if err != nil {

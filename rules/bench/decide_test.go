@@ -13,38 +13,16 @@ import (
 	"github.com/pyric/pyric/rules/value"
 )
 
-// realisticRules is a typical app ruleset (the one rules/firestore's own
+// realisticRules is a typical app ruleset (the file rules/firestore's own
 // benchmark decides): ownership, membership through get(), field
 // validation on writes.
-const realisticRules = `rules_version = '2';
-service cloud.firestore {
-  match /databases/{database}/documents {
-    function signedIn() { return request.auth != null; }
-    function isOwner(uid) { return signedIn() && request.auth.uid == uid; }
-    function member(room) {
-      return get(/databases/$(database)/documents/rooms/$(room)).data.members.hasAny([request.auth.uid]);
-    }
-    function validMessage() {
-      let d = request.resource.data;
-      return d.keys().hasOnly(['text', 'author', 'sent'])
-        && d.text is string && d.text.size() > 0 && d.text.size() <= 500
-        && d.author == request.auth.uid
-        && d.sent == request.time;
-    }
-    match /users/{uid} {
-      allow read: if signedIn();
-      allow write: if isOwner(uid) && request.resource.data.name is string;
-    }
-    match /rooms/{room} {
-      allow read: if member(room);
-      match /messages/{msg} {
-        allow read: if member(room);
-        allow create: if member(room) && validMessage();
-        allow update, delete: if false;
-      }
-    }
-  }
-}`
+var realisticRules = func() string {
+	b, err := os.ReadFile("../firestore/testdata/realistic.rules")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func realistic(b testing.TB) (*firestore.Ruleset, *firestore.Request) {
 	rs, diags := firestore.Compile(source.NewFile("firestore.rules", realisticRules))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
-	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -73,24 +72,10 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 		if len(in.Services) > 0 {
 			svc = in.Services[0]
 		}
-		var d any
-		var n, unsupported int
-		var err error
-		switch svc {
-		case "database":
-			var c *verify.Cases[verify.DatabaseCase]
-			if c, err = verify.DeriveDatabaseCases(f, rulesText(f, opts.DatabaseRules, svc)); err == nil {
-				d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
-			}
-		case "storage":
-			var c *verify.Cases[srules.Case]
-			if c, err = verify.DeriveStorageCases(f, rulesText(f, opts.StorageRules, svc)); err == nil {
-				d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
-			}
-		default:
-			c := verify.DeriveCases(f, rulesText(f, opts.FirestoreRules, svc))
-			d, n, unsupported = c, len(c.TestCases), len(c.Unsupported)
+		if svc != "database" && svc != "storage" {
+			svc = "firestore"
 		}
+		d, n, unsupported, err := verify.DeriveService(f, svc, opts)
 		if err != nil {
 			return failure("FIXTURE_INVALID", err.Error(), false, "capture the session again")
 		}
@@ -118,21 +103,6 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 	// A divergence is a finding, not a failed call: ok mirrors the
 	// verdict and data carries it either way.
 	return &result{ok: res.OK, summary: summary, data: res}
-}
-
-// rulesText is the rules a derivation names: the candidate, else the
-// fixture's captured rules for svc.
-func rulesText(f *capture.Fixture, cand *source.File, svc string) string {
-	if cand != nil {
-		return cand.Text
-	}
-	if sd := f.Services[svc]; sd != nil && sd.Rules != nil {
-		if sd.Rules.Source == "" {
-			return string(sd.Rules.JSON)
-		}
-		return sd.Rules.Source
-	}
-	return ""
 }
 
 // fixture loads the fixture at path, or the running server's capture.

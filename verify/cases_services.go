@@ -6,6 +6,7 @@ package verify
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -313,4 +314,48 @@ func caseObject(v any) map[string]any {
 		out[k] = e
 	}
 	return out
+}
+
+// DeriveService writes a fixture's session of one service ("firestore",
+// "database" or "storage") as that service's simulator input, deciding
+// with the candidate rules opts names for it, else the captured ones. It
+// returns the *Cases value with its number of cases and of unsupported
+// events.
+func DeriveService(f *capture.Fixture, service string, opts Options) (cases any, n, unsupported int, err error) {
+	switch service {
+	case "firestore":
+		c := DeriveCases(f, RulesText(f, opts.FirestoreRules, service))
+		return c, len(c.TestCases), len(c.Unsupported), nil
+	case "database":
+		c, err := DeriveDatabaseCases(f, RulesText(f, opts.DatabaseRules, service))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		return c, len(c.TestCases), len(c.Unsupported), nil
+	case "storage":
+		c, err := DeriveStorageCases(f, RulesText(f, opts.StorageRules, service))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		return c, len(c.TestCases), len(c.Unsupported), nil
+	}
+	return nil, 0, 0, fmt.Errorf("%w %q: want firestore, database or storage", ErrUnknownService, service)
+}
+
+// ErrUnknownService: DeriveService was asked for a service it doesn't know.
+var ErrUnknownService = errors.New("unknown service")
+
+// RulesText is the rules source a derivation of service decides with:
+// the candidate, else the fixture's captured rules for it ("" when none).
+func RulesText(f *capture.Fixture, candidate *source.File, service string) string {
+	if candidate != nil {
+		return candidate.Text
+	}
+	if sd := f.Services[service]; sd != nil && sd.Rules != nil {
+		if sd.Rules.Source == "" {
+			return string(sd.Rules.JSON)
+		}
+		return sd.Rules.Source
+	}
+	return ""
 }

@@ -129,36 +129,12 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 // deriveCases is one service's session as its simulator's input: the
 // candidate rules given for it, else the captured ones.
 func deriveCases(f *capture.Fixture, service string, opts verify.Options) ([]byte, error) {
-	src := func(cand *source.File, svc string) string {
-		if cand != nil {
-			return cand.Text
-		}
-		if sd := f.Services[svc]; sd != nil && sd.Rules != nil {
-			if sd.Rules.Source == "" {
-				return string(sd.Rules.JSON)
-			}
-			return sd.Rules.Source
-		}
-		return ""
+	v, _, _, err := verify.DeriveService(f, service, opts)
+	if errors.Is(err, verify.ErrUnknownService) {
+		return nil, fmt.Errorf("--service: %w", err)
 	}
-	var v any
-	switch service {
-	case "firestore":
-		v = verify.DeriveCases(f, src(opts.FirestoreRules, "firestore"))
-	case "database":
-		d, err := verify.DeriveDatabaseCases(f, src(opts.DatabaseRules, "database"))
-		if err != nil {
-			return nil, err
-		}
-		v = d
-	case "storage":
-		d, err := verify.DeriveStorageCases(f, src(opts.StorageRules, "storage"))
-		if err != nil {
-			return nil, err
-		}
-		v = d
-	default:
-		return nil, fmt.Errorf("--service %q: must be firestore, database or storage", service)
+	if err != nil {
+		return nil, err
 	}
 	out, err := json.MarshalIndent(v, "", "  ")
 	return append(out, '\n'), err

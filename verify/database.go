@@ -292,12 +292,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 	}
 
 	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
-	add := func(d Divergence) {
-		sr.Divergences = append(sr.Divergences, d)
-		if d.Kind != ExpectedDrift {
-			sr.OK = false
-		}
-	}
+	add := sr.add
 	restored := false
 	timed := map[string][][]string{} // namespace → locations written with server values
 	flipped := map[string][][]string{}

@@ -245,12 +245,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 	}
 
 	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
-	add := func(d Divergence) {
-		sr.Divergences = append(sr.Divergences, d)
-		if d.Kind != ExpectedDrift {
-			sr.OK = false
-		}
-	}
+	add := sr.add
 	restored := false
 	flipped := map[string]bool{}
 	for i := range events {

@@ -70,6 +70,14 @@ type ServiceResult struct {
 	Divergences   []Divergence `json:"divergences"`
 }
 
+// add records a divergence: any but an expected drift fails the service.
+func (sr *ServiceResult) add(d Divergence) {
+	sr.Divergences = append(sr.Divergences, d)
+	if d.Kind != ExpectedDrift {
+		sr.OK = false
+	}
+}
+
 // Result is the whole verdict, in the original's JSON shape.
 type Result struct {
 	OK       bool                      `json:"ok"`
@@ -314,12 +322,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 			}
 		}
 	}
-	var add = func(d Divergence) {
-		sr.Divergences = append(sr.Divergences, d)
-		if d.Kind != ExpectedDrift {
-			sr.OK = false
-		}
-	}
+	add := sr.add
 	restored := false
 	flipped := map[string]bool{} // documents a write of which changed verdict
 	for i := range events {

@@ -1,6 +1,8 @@
 package database
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -24,6 +26,19 @@ func (d *Database) evPath(ns, path string) string {
 		return path
 	}
 	return ns + ":" + path
+}
+
+// SplitEventPath is evPath's inverse: the namespace ("" for the default)
+// and the location of an event's path ("/path" or "ns:/path").
+func SplitEventPath(p string) (ns, path string, err error) {
+	if strings.HasPrefix(p, "/") {
+		return "", p, nil
+	}
+	i := strings.IndexByte(p, ':')
+	if i <= 0 {
+		return "", "", fmt.Errorf("path %q is neither /path nor namespace:/path", p)
+	}
+	return p[:i], p[i+1:], nil
 }
 
 func (d *Database) emit(ev event.Event) {

@@ -507,9 +507,13 @@ func (s *Studio) rerunDatabase(w http.ResponseWriter, ev event.Event, who identi
 		fail(w, http.StatusBadRequest, "the Realtime Database is not served")
 		return
 	}
-	ns := database.DefaultNamespace(db.Project())
-	if i := strings.IndexByte(ev.Path, ':'); i > 0 && !strings.HasPrefix(ev.Path, "/") {
-		ns = ev.Path[:i] // namespace:/path, as the engine names events outside the default namespace
+	ns, _, err := database.SplitEventPath(ev.Path)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "the event's path: "+err.Error())
+		return
+	}
+	if ns == "" {
+		ns = database.DefaultNamespace(db.Project())
 	}
 	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
 	if text == "" {

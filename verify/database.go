@@ -64,13 +64,9 @@ func decodeDBState(raw json.RawMessage, at string) (*dbState, error) {
 // dbPath splits an event path ("/a/b" in the default namespace,
 // "<ns>:/a/b" in another) into namespace ("" for the default) and keys.
 func dbPath(p string) (string, []string, error) {
-	ns := ""
-	if !strings.HasPrefix(p, "/") {
-		i := strings.IndexByte(p, ':')
-		if i <= 0 {
-			return "", nil, fmt.Errorf("path %q is neither /path nor namespace:/path", p)
-		}
-		ns, p = p[:i], p[i+1:]
+	ns, p, err := database.SplitEventPath(p)
+	if err != nil {
+		return "", nil, err
 	}
 	keys, err := database.ParsePath(p)
 	return ns, keys, err

@@ -20,13 +20,28 @@ import (
 // Store is the crash-safe on-disk state: a bbolt file with one bucket per
 // Firestore database, keyed by relative document path, holding the
 // document protos, and one bucket per other service. Every Firestore
-// commit batch (the engine group-commits concurrent commits) is one bbolt
-// transaction, written to the file before the engine acknowledges it, so
-// a write acknowledged to a client survives kill -9; how soon it also
+// commit batch (the engine group-commits concurrent commits) is appended
+// to the write-ahead log (wal.go) before the engine acknowledges it, and
+// checkpointed into the bbolt file in bulk; every other service's write is
+// a bbolt transaction. Either way a write acknowledged to a client is in
+// the operating system's hands and survives kill -9; how soon it also
 // survives a power loss is the SyncMode.
 type Store struct {
 	db   *bolt.DB
+	dir  string
 	mode SyncMode
+
+	// walMu guards the log being appended to and the records in it not
+	// yet applied to the bbolt file.
+	walMu        sync.Mutex
+	wal          *os.File
+	walN         uint64 // wal's number
+	walBuf       []byte
+	pending      []walBatch
+	pendingBytes int
+	// ckptMu makes checkpoints (and Clear) one at a time.
+	ckptMu sync.Mutex
+	kick   chan struct{}
 
 	stop     chan struct{}
 	stopped  chan struct{}
@@ -101,18 +116,21 @@ func OpenStoreSync(dir string, mode SyncMode) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open store: %w", err)
 	}
-	s := &Store{db: db, mode: mode}
-	if mode == SyncBatch {
-		db.NoSync = true
-		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
-		go s.syncLoop()
+	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1)}
+	db.NoSync = mode == SyncBatch
+	if err := s.replayWAL(); err != nil {
+		db.Close()
+		return nil, err
 	}
+	s.stop, s.stopped = make(chan struct{}), make(chan struct{})
+	go s.maintain()
 	return s, nil
 }
 
-// syncLoop forces the file to disk every SyncInterval while there are
-// unsynced writes (SyncBatch).
-func (s *Store) syncLoop() {
+// maintain checkpoints the write-ahead log every SyncInterval (or sooner
+// when it grows past walCheckpointBytes) and, with SyncBatch, forces the
+// other services' writes to disk as often.
+func (s *Store) maintain() {
 	defer close(s.stopped)
 	tick := time.NewTicker(SyncInterval)
 	defer tick.Stop()
@@ -120,9 +138,156 @@ func (s *Store) syncLoop() {
 		select {
 		case <-s.stop:
 			return
+		case <-s.kick:
+			s.checkpoint()
 		case <-tick.C:
-			s.syncNow()
+			s.checkpoint()
+			if s.mode == SyncBatch {
+				s.syncNow()
+			}
 		}
+	}
+}
+
+// replayWAL applies the logs a previous process left (it stopped before
+// checkpointing them) to the bbolt file, syncs it, deletes them, and opens
+// a new, empty log. Damage other than a torn last record is refused with
+// the logs left untouched.
+func (s *Store) replayWAL() error {
+	ns, err := walFiles(s.dir)
+	if err != nil {
+		return err
+	}
+	var batches []walBatch
+	for i, n := range ns {
+		b, _, err := readWAL(walFileName(s.dir, n), i == len(ns)-1)
+		if err != nil {
+			return err
+		}
+		batches = append(batches, b...)
+	}
+	if len(batches) > 0 {
+		if err := s.apply(batches); err != nil {
+			return fmt.Errorf("sandbox: apply the write-ahead log to %s: %w", s.db.Path(), err)
+		}
+		if err := s.db.Sync(); err != nil {
+			return fmt.Errorf("sandbox: sync %s: %w", s.db.Path(), err)
+		}
+	}
+	next := uint64(1)
+	if len(ns) > 0 {
+		next = ns[len(ns)-1] + 1
+	}
+	if err := s.openWAL(next); err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if err := os.Remove(walFileName(s.dir, n)); err != nil {
+			return fmt.Errorf("sandbox: remove an applied write-ahead log: %w", err)
+		}
+	}
+	return nil
+}
+
+// openWAL starts log file n and makes it the one appended to; callers
+// hold walMu or own the store alone. With SyncAlways the new file's
+// directory entry is synced too, so records synced into it are found
+// after a power loss.
+func (s *Store) openWAL(n uint64) error {
+	f, err := os.OpenFile(walFileName(s.dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("sandbox: create the write-ahead log: %w", err)
+	}
+	if _, err := f.WriteString(walMagic); err != nil {
+		f.Close()
+		return fmt.Errorf("sandbox: write the write-ahead log: %w", err)
+	}
+	if s.mode == SyncAlways {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sandbox: sync the write-ahead log: %w", err)
+		}
+		if d, err := os.Open(s.dir); err == nil {
+			err = d.Sync()
+			d.Close()
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("sandbox: sync the data dir: %w", err)
+			}
+		}
+	}
+	s.wal, s.walN = f, n
+	return nil
+}
+
+// apply writes logged batches, in order, to the bbolt file in one
+// transaction (synced when the mode syncs every commit).
+func (s *Store) apply(batches []walBatch) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(firestoreBucket)
+		if err != nil {
+			return err
+		}
+		var b *bolt.Bucket
+		var bname string
+		for _, batch := range batches {
+			if b == nil || batch.db != bname {
+				if b, err = root.CreateBucketIfNotExists([]byte(batch.db)); err != nil {
+					return err
+				}
+				bname = batch.db
+			}
+			for _, c := range batch.changes {
+				if c.data == nil {
+					err = b.Delete([]byte(c.path))
+				} else {
+					err = b.Put([]byte(c.path), c.data)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// checkpoint applies the logged records not yet in the bbolt file, syncs
+// it, and deletes their log: the records after them go to a new log file,
+// started before the apply so that commits never wait for a checkpoint. A
+// failure is kept in syncErr (no further commit is acknowledged) and the
+// old log stays, to be replayed at the next open.
+func (s *Store) checkpoint() {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	s.walMu.Lock()
+	if len(s.pending) == 0 || s.syncErr.Load() != nil {
+		s.walMu.Unlock()
+		return
+	}
+	batches, old, oldN := s.pending, s.wal, s.walN
+	s.pending, s.pendingBytes = nil, 0
+	if err := s.openWAL(oldN + 1); err != nil {
+		s.wal = old // keep appending to the old one
+		s.pending = batches
+		s.walMu.Unlock()
+		s.syncErr.Store(&err)
+		return
+	}
+	s.walMu.Unlock()
+	old.Close()
+	err := s.apply(batches)
+	if err == nil && s.mode == SyncBatch {
+		err = s.db.Sync()
+	}
+	if err != nil {
+		err = fmt.Errorf("checkpoint the write-ahead log into %s: %w", s.db.Path(), err)
+		s.syncErr.Store(&err)
+		return
+	}
+	if err := os.Remove(walFileName(s.dir, oldN)); err != nil {
+		err = fmt.Errorf("remove a checkpointed write-ahead log: %w", err)
+		s.syncErr.Store(&err)
 	}
 }
 
@@ -153,10 +318,21 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.isClosed = true
-	if s.stop != nil {
-		close(s.stop)
-		<-s.stopped
+	close(s.stop)
+	<-s.stopped
+	s.checkpoint()
+	if s.mode == SyncBatch {
 		s.syncNow()
+	}
+	s.walMu.Lock()
+	wal, n, clean := s.wal, s.walN, len(s.pending) == 0
+	s.wal = nil
+	s.walMu.Unlock()
+	if wal != nil {
+		wal.Close()
+		if clean { // every record is in the bbolt file
+			os.Remove(walFileName(s.dir, n))
+		}
 	}
 	return s.db.Close()
 }
@@ -168,35 +344,59 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 		// durable; stop acknowledging more.
 		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(firestoreBucket)
-		if err != nil {
-			return err
-		}
-		b, err := root.CreateBucketIfNotExists([]byte(name.String()))
-		if err != nil {
-			return err
-		}
-		for _, c := range changes {
-			if c.Doc == nil {
-				if err := b.Delete([]byte(c.Path)); err != nil {
-					return err
-				}
-				continue
-			}
-			data := c.Data
-			if data == nil {
+	batch := walBatch{db: name.String(), changes: make([]walChange, len(changes))}
+	size := 0
+	for i, c := range changes {
+		wc := walChange{path: c.Path}
+		if c.Doc != nil {
+			// Data is the stored encoding the engine keeps (and never
+			// changes); a caller without one gets it encoded here.
+			wc.data = c.Data
+			if wc.data == nil {
 				var err error
-				if data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
+				if wc.data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
 					return err
 				}
 			}
-			if err := b.Put([]byte(c.Path), data); err != nil {
-				return err
-			}
 		}
-		return nil
-	})
+		batch.changes[i] = wc
+		size += len(wc.path) + len(wc.data) + 16
+	}
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if s.wal == nil {
+		return errors.New("the store is closed")
+	}
+	s.walBuf = appendWALRecord(s.walBuf[:0], batch.db, batch.changes)
+	if len(s.walBuf) > 8+walMaxRecord {
+		return fmt.Errorf("the commit is too large to log (%d bytes)", len(s.walBuf))
+	}
+	if _, err := s.wal.Write(s.walBuf); err != nil {
+		// A partial record may be in the log: stop here rather than
+		// append after it (the next open drops a torn last record).
+		err = fmt.Errorf("write the write-ahead log: %w", err)
+		s.syncErr.Store(&err)
+		return err
+	}
+	if s.mode == SyncAlways {
+		if err := fdatasync(s.wal); err != nil {
+			err = fmt.Errorf("sync the write-ahead log: %w", err)
+			s.syncErr.Store(&err)
+			return err
+		}
+	}
+	if cap(s.walBuf) > 1<<20 {
+		s.walBuf = nil // one huge commit need not stay allocated
+	}
+	s.pending = append(s.pending, batch)
+	s.pendingBytes += size
+	if s.pendingBytes > walCheckpointBytes {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
 }
 
 // LoadStored returns every stored Firestore document, encoded, by
@@ -204,6 +404,10 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 // encodings and paths are copied out of the file into a few large blocks
 // (not one allocation per document), so that opening a big store is cheap.
 func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocument, error) {
+	s.checkpoint() // what is logged is read too
+	if p := s.syncErr.Load(); p != nil {
+		return nil, fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), *p)
+	}
 	out := map[firestore.DatabaseName][]firestore.StoredDocument{}
 	var slab []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -298,8 +502,26 @@ func (s *Store) LoadAuth() ([]byte, error) {
 	return out, err
 }
 
-// Clear deletes every service's stored state.
+// Clear deletes every service's stored state, the logged Firestore
+// commits not yet checkpointed included.
 func (s *Store) Clear() error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	s.walMu.Lock()
+	if len(s.pending) > 0 {
+		old, oldN := s.wal, s.walN
+		if err := s.openWAL(oldN + 1); err != nil {
+			s.walMu.Unlock()
+			return err
+		}
+		s.pending, s.pendingBytes = nil, 0
+		old.Close()
+		if err := os.Remove(walFileName(s.dir, oldN)); err != nil {
+			s.walMu.Unlock()
+			return fmt.Errorf("sandbox: remove the write-ahead log: %w", err)
+		}
+	}
+	s.walMu.Unlock()
 	return s.db.Update(func(tx *bolt.Tx) error {
 		var names [][]byte
 		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {

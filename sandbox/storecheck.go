@@ -120,7 +120,7 @@ func (c *storeCheck) run() string {
 			return p
 		}
 	}
-	return c.tree(m.root, 0, "the root bucket")
+	return c.tree(m.root, 0, "the root bucket", nil, nil)
 }
 
 // meta returns the meta bbolt will use: the valid one with the higher txid.
@@ -252,8 +252,10 @@ func (c *storeCheck) freelist(id uint64) string {
 	return ""
 }
 
-// tree checks the B+tree rooted at page id (a bucket's pages).
-func (c *storeCheck) tree(id uint64, depth int, what string) string {
+// tree checks the B+tree rooted at page id (a bucket's pages), whose keys
+// must lie in [lo, hi) (nil: unbounded), as bbolt requires (bbolt's own
+// walk of the tree at open panics on keys out of order).
+func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) string {
 	if depth > maxTreeDepth {
 		return fmt.Sprintf("%s is nested more than %d levels deep", what, maxTreeDepth)
 	}
@@ -261,11 +263,24 @@ func (c *storeCheck) tree(id uint64, depth int, what string) string {
 	if p != "" {
 		return p
 	}
-	return c.node(b, id, depth, what)
+	return c.node(b, id, depth, what, lo, hi)
 }
 
-// node checks one branch or leaf page b (id 0 for an inline bucket's page).
-func (c *storeCheck) node(b []byte, id uint64, depth int, what string) string {
+// ordered reports whether key i of a page (after prev, the page's key
+// i-1) keeps the page's keys increasing and inside [lo, hi).
+func ordered(key, prev []byte, i int, lo, hi []byte) bool {
+	if i > 0 && bytes.Compare(key, prev) <= 0 {
+		return false
+	}
+	if lo != nil && bytes.Compare(key, lo) < 0 {
+		return false
+	}
+	return hi == nil || bytes.Compare(key, hi) < 0
+}
+
+// node checks one branch or leaf page b (id 0 for an inline bucket's
+// page) whose keys lie in [lo, hi).
+func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []byte) string {
 	le := binary.LittleEndian
 	if len(b) < pageHeaderSize {
 		return fmt.Sprintf("%s has a page that is cut off", what)
@@ -280,13 +295,35 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string) string {
 		if count == 0 || pageHeaderSize+count*branchElemSize > len(b) {
 			return fmt.Sprintf("%s is overwritten: %d branch elements do not fit", where, count)
 		}
-		for i := range count {
-			e := b[pageHeaderSize+i*branchElemSize:]
+		key := func(i int) ([]byte, bool) {
+			off := uint64(pageHeaderSize + i*branchElemSize)
+			e := b[off:]
 			pos, ks := uint64(le.Uint32(e[0:])), uint64(le.Uint32(e[4:]))
-			if uint64(pageHeaderSize+i*branchElemSize)+pos+ks > uint64(len(b)) {
+			if off+pos+ks > uint64(len(b)) || off+pos+ks < off {
+				return nil, false
+			}
+			return b[off+pos : off+pos+ks], true
+		}
+		var prev []byte
+		for i := range count {
+			k, ok := key(i)
+			if !ok {
 				return fmt.Sprintf("%s is overwritten: branch key %d lies outside the page", where, i)
 			}
-			if p := c.tree(le.Uint64(e[8:]), depth+1, what); p != "" {
+			if !ordered(k, prev, i, lo, hi) {
+				return fmt.Sprintf("%s is overwritten: its branch keys are out of order at key %d", where, i)
+			}
+			prev = k
+		}
+		for i := range count {
+			k, _ := key(i)
+			next := hi
+			if i+1 < count {
+				next, _ = key(i + 1)
+			}
+			// As bbolt checks: a child's keys lie in [its key, the next).
+			e := b[pageHeaderSize+i*branchElemSize:]
+			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next); p != "" {
 				return p
 			}
 		}
@@ -295,6 +332,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string) string {
 		if pageHeaderSize+count*leafElemSize > len(b) {
 			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where, count)
 		}
+		var prev []byte
 		for i := range count {
 			off := uint64(pageHeaderSize + i*leafElemSize)
 			e := b[off:]
@@ -303,20 +341,25 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string) string {
 			if end > uint64(len(b)) || end < off {
 				return fmt.Sprintf("%s is overwritten: entry %d lies outside the page", where, i)
 			}
+			k := b[off+pos : off+pos+ks]
+			if !ordered(k, prev, i, lo, hi) {
+				return fmt.Sprintf("%s is overwritten: its keys are out of order at entry %d", where, i)
+			}
+			prev = k
 			if ef&bucketLeafFlag == 0 {
 				continue
 			}
-			key := string(b[off+pos : off+pos+ks])
+			key := string(k)
 			v := b[off+pos+ks : end]
 			if len(v) < bucketHeaderSize {
 				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where, key)
 			}
 			sub := fmt.Sprintf("bucket %q", key)
 			if root := le.Uint64(v); root != 0 {
-				if p := c.tree(root, depth+1, sub); p != "" {
+				if p := c.tree(root, depth+1, sub, nil, nil); p != "" {
 					return p
 				}
-			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub); p != "" {
+			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub, nil, nil); p != "" {
 				return p
 			}
 		}

@@ -1,0 +1,299 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/firestore"
+)
+
+var walDB = firestore.DatabaseName{Project: "p", Database: "(default)"}
+
+func walDoc(rel string, v string) firestore.Change {
+	return firestore.Change{Path: rel, Doc: &pb.Document{Name: walDB.DocName(rel), Fields: map[string]*pb.Value{"v": firestore.String(v)}}}
+}
+
+// crashedStore leaves dir as a process killed after its commits would
+// leave it: the commits logged, none checkpointed (the store is abandoned
+// without Close; its file lock is released by closing the bbolt handle
+// only).
+func crashedStore(t *testing.T, dir string, commits ...[]firestore.Change) {
+	t.Helper()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commits {
+		if err := st.Commit(walDB, time.Now(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What kill -9 leaves: the log as written, the bbolt file without the
+	// records. Stop the checkpointer first so none runs.
+	close(st.stop)
+	<-st.stopped
+	st.walMu.Lock()
+	st.wal.Close()
+	st.wal = nil
+	st.walMu.Unlock()
+	st.db.Close()
+}
+
+func storedValues(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dbs, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range dbs[walDB] {
+		_, rel, _ := strings.Cut(d.Name, "/documents/")
+		out[rel] = d.Fields["v"].GetStringValue()
+	}
+	return out
+}
+
+func onlyWAL(t *testing.T, dir string) string {
+	t.Helper()
+	ns, err := walFiles(dir)
+	if err != nil || len(ns) != 1 {
+		t.Fatalf("want one log file in %s, have %v (%v)", dir, ns, err)
+	}
+	return walFileName(dir, ns[0])
+}
+
+func TestWALReplayAfterCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	crashedStore(t, dir,
+		[]firestore.Change{walDoc("c/a", "1"), walDoc("c/b", "1")},
+		[]firestore.Change{walDoc("c/a", "2"), {Path: "c/b"}},
+		[]firestore.Change{walDoc("c/c", "3")})
+	got := storedValues(t, dir)
+	want := map[string]string{"c/a": "2", "c/c": "3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after replay: %v, want %v", got, want)
+	}
+	// Replayed logs are gone; a clean close leaves none.
+	if ns, _ := walFiles(dir); len(ns) != 0 {
+		t.Errorf("logs left after a clean close: %v", ns)
+	}
+}
+
+func TestWALTornLastRecord(t *testing.T) {
+	t.Parallel()
+	for _, cut := range []int{1, 5, 9, 20} {
+		t.Run(fmt.Sprintf("cut %d bytes", cut), func(t *testing.T) {
+			dir := t.TempDir()
+			crashedStore(t, dir, []firestore.Change{walDoc("c/a", "1")}, []firestore.Change{walDoc("c/b", strings.Repeat("x", 40))})
+			path := onlyWAL(t, dir)
+			data, _ := os.ReadFile(path)
+			if err := os.WriteFile(path, data[:len(data)-cut], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := storedValues(t, dir)
+			if got["c/a"] != "1" || len(got) != 1 {
+				t.Fatalf("after a torn last record: %v, want only c/a", got)
+			}
+		})
+	}
+}
+
+func TestWALDamageRefused(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		damage func([]byte) []byte
+		want   string
+	}{
+		{"flipped byte in the first record", func(b []byte) []byte { b[len(walMagic)+12] ^= 0xff; return b }, "fails its checksum"},
+		{"wrong header", func(b []byte) []byte { copy(b, "garbage!"); return b }, "header"},
+		{"impossible length", func(b []byte) []byte {
+			b[len(walMagic)+3] = 0x7f
+			return append(b, make([]byte, 64)...)
+		}, "more than any commit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			crashedStore(t, dir, []firestore.Change{walDoc("c/a", "1")}, []firestore.Change{walDoc("c/b", "2")})
+			path := onlyWAL(t, dir)
+			data, _ := os.ReadFile(path)
+			data = c.damage(data)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := sha256.Sum256(data)
+			for _, open := range []func() error{
+				func() error {
+					st, err := OpenStore(dir)
+					if err == nil {
+						st.Close()
+					}
+					return err
+				},
+				func() error {
+					sb, err := Open(Options{DataDir: dir})
+					if err == nil {
+						sb.Close()
+					}
+					return err
+				},
+			} {
+				err := open()
+				var de *DamagedStoreError
+				if !errors.As(err, &de) {
+					t.Fatalf("open: %v, want a DamagedStoreError", err)
+				}
+				for _, frag := range []string{path, c.want, "move it aside"} {
+					if !strings.Contains(err.Error(), frag) {
+						t.Errorf("message lacks %q: %s", frag, err)
+					}
+				}
+			}
+			after, err := os.ReadFile(path)
+			if err != nil || sha256.Sum256(after) != before {
+				t.Errorf("the damaged log was changed (%v)", err)
+			}
+			if ns, _ := walFiles(dir); len(ns) != 1 {
+				t.Errorf("logs after refusing: %v", ns)
+			}
+		})
+	}
+}
+
+func TestWALCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	first := onlyWAL(t, dir)
+	if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc("c/a", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	st.checkpoint()
+	// The applied log is deleted; the next commits go to a new one.
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
+		t.Errorf("checkpointed log %s still there (%v)", first, err)
+	}
+	second := onlyWAL(t, dir)
+	if second == first {
+		t.Fatal("no new log after a checkpoint")
+	}
+	if fi, _ := os.Stat(second); fi.Size() != int64(len(walMagic)) {
+		t.Errorf("new log holds %d bytes, want only its header", fi.Size())
+	}
+	// The record is in the bbolt file itself.
+	dbs, err := st.LoadStored()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dbs[walDB]) != 1 {
+		t.Errorf("after the checkpoint the file holds %v", dbs)
+	}
+	// Past walCheckpointBytes a checkpoint starts without waiting for the
+	// interval.
+	big := strings.Repeat("y", 1<<20)
+	for i := range walCheckpointBytes>>20 + 2 {
+		if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc(fmt.Sprintf("big/%d", i), big)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(SyncInterval / 2)
+	for {
+		st.walMu.Lock()
+		n := st.pendingBytes
+		st.walMu.Unlock()
+		if n < walCheckpointBytes/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still pending: no early checkpoint", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestWALClearDropsPending(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc("c/a", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc("c/b", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if got := storedValues(t, dir); fmt.Sprint(got) != "map[c/b:2]" {
+		t.Errorf("after Clear and a commit: %v", got)
+	}
+}
+
+func TestWALSyncAlways(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStoreSync(dir, SyncAlways)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc("c/a", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if got := storedValues(t, dir); got["c/a"] != "1" {
+		t.Errorf("after reopen: %v", got)
+	}
+}
+
+func FuzzReadWAL(f *testing.F) {
+	good := appendWALRecord([]byte(walMagic), walDB.String(), []walChange{{path: "c/a", data: []byte("x")}, {path: "c/b"}})
+	f.Add(good, true)
+	f.Add(good[:len(good)-3], true)
+	f.Add([]byte(walMagic), false)
+	f.Add([]byte("junk"), true)
+	f.Fuzz(func(t *testing.T, data []byte, last bool) {
+		path := filepath.Join(t.TempDir(), walPrefix+"000001")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		batches, torn, err := readWAL(path, last)
+		var de *DamagedStoreError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("not a DamagedStoreError: %v", err)
+		}
+		if err == nil && torn && !last {
+			t.Fatal("a torn record accepted in a log that is not the last")
+		}
+		// What reads back re-encodes to a prefix of the input.
+		re := []byte(walMagic)
+		for _, b := range batches {
+			re = appendWALRecord(re, b.db, b.changes)
+		}
+		if err == nil && len(batches) > 0 && string(data[:len(re)]) != string(re) {
+			t.Fatal("records read do not re-encode to the log")
+		}
+	})
+}

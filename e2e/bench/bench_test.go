@@ -7,13 +7,18 @@ import (
 	"testing"
 )
 
+func TestMain(m *testing.M) {
+	serveFloorIfAsked()
+	os.Exit(m.Run())
+}
+
 // TestBench runs the harness. By default it is a quick smoke run against
 // pyric only (the harness keeps working); PYRIC_BENCH=1 runs the full
 // workload against the official emulator too and prints the ratios. It
 // never asserts on timings.
 func TestBench(t *testing.T) {
 	cfg := Config{N: 20, Queries: 5, Txns: 5, Clients: 4, PerClient: 4, NoOfficial: true,
-		Only: []string{"pyric-memory", "pyric-durable", "pyric-always"}} // pyric-serve builds the binary
+		Only: []string{"floor", "pyric-memory", "pyric-durable", "pyric-always"}} // pyric-serve builds the binary
 	if os.Getenv("PYRIC_BENCH") == "1" {
 		cfg = Config{N: 500, Queries: 50, Txns: 100, Clients: 64, PerClient: 100}
 	} else if testing.Short() {

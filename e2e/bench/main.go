@@ -9,7 +9,9 @@
 // jar (or reached at -official), runs in its own JVM. In-process, the 64
 // clients and the server share one Go scheduler; on a machine with few
 // cores that caps the in-process numbers, so pyric-serve is the like-for-
-// like comparison.
+// like comparison. The floor is a do-nothing Firestore server in its own
+// process (floor.go): the most any server could reach through this client
+// on this machine.
 //
 //	go run ./e2e/bench                 # full run
 //	go run ./e2e/bench -n 100 -only pyric-memory
@@ -315,15 +317,18 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 			targets = append(targets, t)
 		}
 	}
-	for _, name := range []string{"pyric-memory", "pyric-durable", "pyric-always", "pyric-serve"} {
+	for _, name := range []string{"floor", "pyric-memory", "pyric-durable", "pyric-always", "pyric-serve"} {
 		if !want(name) {
 			continue
 		}
 		var t *Target
 		var err error
-		if name == "pyric-serve" {
+		switch name {
+		case "floor":
+			t, err = StartFloor(cfg.N / 10)
+		case "pyric-serve":
 			t, err = StartServe(cfg.Pyric)
-		} else {
+		default:
 			t, err = StartPyric(name)
 		}
 		if err != nil {
@@ -363,6 +368,9 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	off, haveOff := results["official"]
+	fl, haveFloor := results["floor"]
+	_, haveServe := results["pyric-serve"]
+	haveFloor = haveFloor && haveServe
 	fmt.Fprint(tw, "workload\t")
 	for _, t := range targets {
 		fmt.Fprintf(tw, "%s ops/s\tp50\tp99\t", t.Name)
@@ -373,6 +381,9 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 				fmt.Fprintf(tw, "%s/official\t", t.Name)
 			}
 		}
+	}
+	if haveFloor {
+		fmt.Fprint(tw, "pyric-serve/floor\t")
 	}
 	fmt.Fprintln(tw)
 	for _, wl := range workloads {
@@ -398,19 +409,23 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 				fmt.Fprintf(tw, "%.2fx\t", ratio)
 			}
 		}
+		if haveFloor {
+			fmt.Fprintf(tw, "%.2fx\t", results["pyric-serve"][wl].OpsPerSec()/fl[wl].OpsPerSec())
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
 
 func main() {
+	serveFloorIfAsked()
 	cfg := Config{}
 	flag.IntVar(&cfg.N, "n", 500, "documents set and got sequentially")
 	flag.IntVar(&cfg.Queries, "queries", 50, "sequential queries")
 	flag.IntVar(&cfg.Txns, "txns", 100, "sequential transactions")
 	flag.IntVar(&cfg.Clients, "clients", 64, "concurrent clients")
 	flag.IntVar(&cfg.PerClient, "per-client", 100, "operations per concurrent client")
-	only := flag.String("only", "", "comma-separated targets: official, pyric-memory, pyric-durable, pyric-always, pyric-serve")
+	only := flag.String("only", "", "comma-separated targets: official, floor, pyric-memory, pyric-durable, pyric-always, pyric-serve")
 	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (pyric runs in-process) to this file")
 	memory := flag.Bool("memory", false, "measure a pyric serve process's memory instead: RSS after loading -docs documents, reopen time, RSS while -writers overwrite -hot documents for -overwrite")

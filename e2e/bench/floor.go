@@ -132,4 +132,6 @@ func (floor) BeginTransaction(context.Context, *pb.BeginTransactionRequest) (*pb
 	return &pb.BeginTransactionResponse{Transaction: []byte(strconv.FormatInt(time.Now().UnixNano(), 36))}, nil
 }
 
-func (floor) Rollback(context.Context, *pb.RollbackRequest) (*emptypb.Empty, error) { return &emptypb.Empty{}, nil }
+func (floor) Rollback(context.Context, *pb.RollbackRequest) (*emptypb.Empty, error) {
+	return &emptypb.Empty{}, nil
+}

@@ -2,7 +2,9 @@ package capture
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -252,5 +254,58 @@ func TestRecorderKeepsPrevious(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) == string(old) {
 		t.Fatal("the new session did not start a new fixture")
+	}
+}
+
+// TestRecorderFileIsTheFixture checks that the session file, written
+// from events encoded as they arrived, decodes to the same fixture as
+// the one built from the events (what the handler and SaveNamed write).
+func TestRecorderFileIsTheFixture(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{MaxEvents: 30, Description: "a <session> & more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := b.Sandbox.Admin().Firestore()
+	for i := range 45 { // past MaxEvents: trimmed events leave both
+		if err := fs.SetDocument(context.Background(), fmt.Sprintf("c/d%d", i%7), map[string]any{"i": i, "s": "<&>"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := rec.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Encode(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFixture, err := Decode(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(fromFile)
+	b2, _ := json.Marshal(fromFixture)
+	if string(a) != string(b2) {
+		t.Errorf("the session file differs from the fixture:\nfile:    %.400s\nfixture: %.400s", a, b2)
+	}
+	if len(fromFile.Events) == 0 || len(fromFile.Events) > 30 {
+		t.Errorf("%d events in the file", len(fromFile.Events))
 	}
 }

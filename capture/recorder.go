@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,8 +48,14 @@ type Recorder struct {
 	sub  *event.Subscription
 
 	flushMu sync.Mutex // one flush at a time, so files land in order
-	mu      sync.Mutex
-	events  []event.Event
+	mu     sync.Mutex
+	events []event.Event
+	// encoded is each event's compact JSON, made once when it arrives:
+	// a flush then copies the session's events instead of encoding them
+	// again, so that rewriting the file costs its size, not a reflection
+	// walk of every event so far. nil when an event would not encode
+	// (the flush then encodes the whole fixture).
+	encoded []json.RawMessage
 	lastSeq uint64
 	lost    uint64
 	trimmed uint64        // oldest events dropped past MaxEvents
@@ -122,8 +129,7 @@ func (r *Recorder) add(e event.Event) {
 			if g.Seq >= e.Seq {
 				break
 			}
-			r.events = append(r.events, normalize(g))
-			r.lastSeq = g.Seq
+			r.keep(g)
 		}
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
@@ -133,13 +139,41 @@ func (r *Recorder) add(e event.Event) {
 	if e.Seq <= r.lastSeq {
 		return
 	}
-	r.events = append(r.events, normalize(e))
-	r.lastSeq = e.Seq
+	r.keep(e)
 	if len(r.events) > r.opts.MaxEvents {
 		cut := len(r.events) - r.opts.MaxEvents + r.opts.MaxEvents/10
 		r.trimmed += uint64(cut)
 		r.events = append([]event.Event(nil), r.events[cut:]...)
+		if r.encoded != nil {
+			r.encoded = append([]json.RawMessage(nil), r.encoded[cut:]...)
+		}
 	}
+}
+
+// keep appends e, normalized and encoded; callers hold mu.
+func (r *Recorder) keep(e event.Event) {
+	e = normalize(e)
+	if r.encoded != nil || len(r.events) == 0 {
+		if b, err := encodeEvent(e); err == nil {
+			r.encoded = append(r.encoded, b)
+		} else {
+			r.encoded = nil
+		}
+	}
+	r.events = append(r.events, e)
+	r.lastSeq = e.Seq
+}
+
+// encodeEvent is e's compact JSON, as the fixture encoder writes it (no
+// HTML escaping).
+func encodeEvent(e event.Event) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func (r *Recorder) run(ctx context.Context) {
@@ -235,14 +269,80 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.CreatedAt, f.CapturedBy, f.Description = r.created, r.opts.CapturedBy, r.opts.Description
+	f.CreatedAt, f.CapturedBy, f.Description = r.created, r.opts.CapturedBy, r.describe(lost, trimmed)
+	return f, nil
+}
+
+// describe is the fixture's description, with what the session lost.
+func (r *Recorder) describe(lost, trimmed uint64) string {
+	d := r.opts.Description
 	if lost > 0 {
-		f.Description = fmt.Sprintf("%s (capture lost %d events)", f.Description, lost)
+		d = fmt.Sprintf("%s (capture lost %d events)", d, lost)
 	}
 	if trimmed > 0 {
-		f.Description = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d)", f.Description, trimmed, r.opts.MaxEvents)
+		d = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d)", d, trimmed, r.opts.MaxEvents)
 	}
-	return f, nil
+	return d
+}
+
+// encodeLive encodes the session for its file: the state now, and the
+// events as they were encoded on arrival, copied in (not re-scanned).
+// The file has Fixture's fields in Fixture's order, compact: it is
+// rewritten many times a second (SaveNamed writes fixtures to keep,
+// indented).
+func (r *Recorder) encodeLive() ([]byte, error) {
+	r.mu.Lock()
+	evs := r.encoded
+	ok := evs != nil || len(r.events) == 0
+	evs = evs[:len(evs):len(evs)] // appended to later, never changed
+	lost, trimmed := r.lost, r.trimmed
+	r.mu.Unlock()
+	if !ok {
+		f, err := r.Fixture()
+		if err != nil {
+			return nil, err
+		}
+		return Encode(f)
+	}
+	f, err := FromBackend(r.b, nil)
+	if err != nil {
+		return nil, err
+	}
+	size := 256
+	for _, e := range evs {
+		size += len(e) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	field := func(name, v string, omitEmpty bool) {
+		if v == "" && omitEmpty {
+			return
+		}
+		buf.WriteString(`"` + name + `":`)
+		enc.Encode(v) // a string always encodes
+		buf.Truncate(buf.Len() - 1)
+		buf.WriteByte(',')
+	}
+	buf.WriteByte('{')
+	field("schema", f.Schema, false)
+	field("description", r.describe(lost, trimmed), true)
+	field("createdAt", r.created, true)
+	field("capturedBy", r.opts.CapturedBy, true)
+	buf.WriteString(`"events":[`)
+	for i, e := range evs {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(e)
+	}
+	buf.WriteString(`],"services":`)
+	if err := enc.Encode(f.Services); err != nil {
+		return nil, err
+	}
+	buf.Truncate(buf.Len() - 1)
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
 }
 
 // Flush writes the fixture now (atomically).
@@ -255,12 +355,9 @@ func (r *Recorder) Flush() error {
 		r.took, r.flushed = time.Since(start), time.Now()
 		r.mu.Unlock()
 	}()
-	f, err := r.Fixture()
+	data, err := r.encodeLive()
 	if err == nil {
-		var data []byte
-		if data, err = Encode(f); err == nil {
-			err = WriteFileAtomic(r.path, data)
-		}
+		err = WriteFileAtomic(r.path, data)
 	}
 	r.mu.Lock()
 	r.err = err

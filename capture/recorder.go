@@ -48,8 +48,8 @@ type Recorder struct {
 	sub  *event.Subscription
 
 	flushMu sync.Mutex // one flush at a time, so files land in order
-	mu     sync.Mutex
-	events []event.Event
+	mu      sync.Mutex
+	events  []event.Event
 	// encoded is each event's compact JSON, made once when it arrives:
 	// a flush then copies the session's events instead of encoding them
 	// again, so that rewriting the file costs its size, not a reflection

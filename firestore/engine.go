@@ -87,6 +87,9 @@ type Engine struct {
 
 	seq     atomic.Uint64
 	indexes atomic.Pointer[IndexConfig]
+	// declared are the declared indexes (DeclareIndexes) every database
+	// maintains; guarded by mu.
+	declared []fsstore.Declared
 }
 
 type rulesBox struct{ r Rules }
@@ -188,6 +191,11 @@ func (e *Engine) db(name DatabaseName) *database {
 			History: e.opts.History, HistoryBytes: e.opts.HistoryBytes, Now: e.now,
 			Publish: db.published})
 		db.hub = newHub(db)
+		if len(e.declared) > 0 {
+			db.st.Lock()
+			db.st.Declare(e.declared)
+			db.st.Unlock()
+		}
 		e.dbs[name] = db
 	}
 	return db

@@ -1,8 +1,8 @@
 package fsstore
 
 import (
-	"maps"
 	"slices"
+	"strings"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
@@ -347,13 +347,17 @@ func (s *Store) declareColl(coll string, d Declared) {
 func (s *Store) IndexInfos() []IndexInfo {
 	s.fidxMu.Lock()
 	defer s.fidxMu.Unlock()
-	keys := slices.Sorted(maps.Keys(s.fidx))
-	out := make([]IndexInfo, 0, len(keys))
-	for _, k := range keys {
-		ix := s.fidx[k]
+	out := make([]IndexInfo, 0, len(s.fidx))
+	for _, ix := range s.fidx {
 		out = append(out, IndexInfo{Scope: ix.scope, Fields: ix.fields, Declared: ix.declared,
 			Entries: ix.bt.Len(), Docs: len(ix.vals)})
 	}
+	slices.SortFunc(out, func(a, b IndexInfo) int {
+		if c := strings.Compare(a.Scope.key(), b.Scope.key()); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.Fields, b.Fields, func(x, y IndexField) int { return strings.Compare(x.String(), y.String()) })
+	})
 	return out
 }
 

@@ -128,6 +128,17 @@ g:c [tags CONTAINS] declared 1/1
 g:c [tags CONTAINS, b] declared 1/1
 `)
 
+	// Reopening a durable store (RestoreStored, documents kept encoded)
+	// builds them over what it loads.
+	e3 := newTestEngine(t)
+	declareT(t, e3, declaredTestIndexes)
+	if err := e3.RestoreStored(testDB, storedOf(t, e)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := indexList(e3), indexList(e); got != want {
+		t.Fatalf("after RestoreStored:\n%s\nwant:\n%s", got, want)
+	}
+
 	// A database created after the declaration has them from the start;
 	// declaring nothing forgets them.
 	e2 := newTestEngine(t)
@@ -142,10 +153,18 @@ g:c [tags CONTAINS, b] declared 1/1
 
 // TestDeclaredIndexesMaintained changes, removes and restores indexed
 // fields (array elements among them) through commits and checks both the
-// index's contents and what the queries it serves return.
+// index's contents and what the queries it serves return, in memory and
+// through a Persister (group commit makes commits visible).
 func TestDeclaredIndexesMaintained(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t)
+	t.Run("memory", func(t *testing.T) { t.Parallel(); declaredMaintained(t, newTestEngine(t)) })
+	t.Run("durable", func(t *testing.T) {
+		t.Parallel()
+		declaredMaintained(t, New(Options{Rules: AllowAll, Persister: &memPersister{data: map[string][]byte{}}}))
+	})
+}
+
+func declaredMaintained(t *testing.T, e *Engine) {
 	declareT(t, e, `{"indexes":[
 	  {"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"g","order":"ASCENDING"},{"fieldPath":"n","order":"DESCENDING"}]},
 	  {"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"tags","arrayConfig":"CONTAINS"},{"fieldPath":"n","order":"ASCENDING"}]}]}`)

@@ -175,6 +175,15 @@ func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
 // tuple of values per combination of its Contains fields' distinct
 // elements (one tuple without such fields), none when a field is missing.
 func (ix *Index) tuples(doc *pb.Document) []*pb.Value {
+	if !slices.ContainsFunc(ix.fields, func(f IndexField) bool { return f.Contains }) {
+		vals := make([]*pb.Value, len(ix.fields))
+		for i, f := range ix.fields {
+			if vals[i] = fsvalue.GetField(doc.Fields, f.Path); vals[i] == nil {
+				return nil
+			}
+		}
+		return vals
+	}
 	per := make([][]*pb.Value, len(ix.fields))
 	count := 1
 	for i, f := range ix.fields {

@@ -358,7 +358,7 @@ func (s *Store) IndexInfos() []IndexInfo {
 	defer s.fidxMu.Unlock()
 	out := make([]IndexInfo, 0, len(s.fidx))
 	for _, ix := range s.fidx {
-		out = append(out, IndexInfo{Scope: ix.scope, Fields: ix.fields, Declared: ix.declared,
+		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: ix.declared,
 			Entries: ix.bt.Len(), Docs: len(ix.vals)})
 	}
 	slices.SortFunc(out, func(a, b IndexInfo) int {

@@ -1,8 +1,9 @@
 // Package firestore is Pyric's Firestore engine: writes and transforms,
 // batches and optimistic transactions, query planning (a query walks one
-// of the storage layer's field indexes from its bound and stops at its
-// limit, or scans without holding the lock) and aggregations, listeners
-// (watch), index enforcement and the rules gate. It stands on two
+// of the storage layer's field indexes, declared in firestore.indexes.json
+// or built on demand, from its bound and stops at its limit, or scans
+// without holding the lock) and aggregations, listeners (watch), declared
+// indexes and their enforcement, and the rules gate. It stands on two
 // packages: fsstore, the storage layer (versioned documents, the history
 // window bounded by age and bytes, group commit to a Persister, encoded
 // documents with a bounded decoded cache, RestoreStored, field indexes
@@ -87,6 +88,9 @@ type Engine struct {
 
 	seq     atomic.Uint64
 	indexes atomic.Pointer[IndexConfig]
+	// declared are the declared indexes (DeclareIndexes) every database
+	// maintains; guarded by mu.
+	declared []fsstore.Declared
 }
 
 type rulesBox struct{ r Rules }
@@ -188,6 +192,11 @@ func (e *Engine) db(name DatabaseName) *database {
 			History: e.opts.History, HistoryBytes: e.opts.HistoryBytes, Now: e.now,
 			Publish: db.published})
 		db.hub = newHub(db)
+		if len(e.declared) > 0 {
+			db.st.Lock()
+			db.st.Declare(e.declared)
+			db.st.Unlock()
+		}
 		e.dbs[name] = db
 	}
 	return db

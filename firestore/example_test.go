@@ -41,3 +41,39 @@ func Example() {
 	// <nil>
 	// 1 30
 }
+
+// Declared indexes (firestore.indexes.json) are built when declared and
+// kept up to date by every commit; a bad file is an error naming it.
+func ExampleEngine_DeclareIndexes() {
+	ctx := context.Background()
+	e := firestore.New(firestore.Options{})
+	db := firestore.DatabaseName{Project: "demo", Database: firestore.DefaultDatabase}
+	for i, tags := range [][]string{{"go", "db"}, {"go"}} {
+		var vs []*pb.Value
+		for _, t := range tags {
+			vs = append(vs, firestore.String(t))
+		}
+		_, err := e.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{
+			Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName(fmt.Sprintf("posts/p%d", i)),
+				Fields: map[string]*pb.Value{"tags": firestore.Array(vs...), "likes": firestore.Int(int64(i))}}}}}})
+		if err != nil {
+			fmt.Println(err)
+		}
+	}
+	cfg, err := firestore.ParseIndexFile("firestore.indexes.json", []byte(`{"indexes": [{"collectionGroup": "posts", "queryScope": "COLLECTION",
+	  "fields": [{"fieldPath": "tags", "arrayConfig": "CONTAINS"}, {"fieldPath": "likes", "order": "DESCENDING"}]}]}`))
+	if err != nil {
+		fmt.Println(err)
+	}
+	e.DeclareIndexes(cfg)
+	for _, ix := range e.MaintainedIndexes(db) {
+		fmt.Println(ix.Scope.Path, ix.Fields, ix.Declared, ix.Docs, ix.Entries)
+	}
+
+	_, err = firestore.ParseIndexFile("firestore.indexes.json", []byte(`{"indexes": [{"collectionGroup": "posts",
+	  "fields": [{"fieldPath": "likes", "order": "DESC"}]}]}`))
+	fmt.Println(err)
+	// Output:
+	// posts [tags CONTAINS likes] true 2 3
+	// firestore.indexes.json: indexes[0].fields[0] (likes): unknown order "DESC" (want ASCENDING or DESCENDING)
+}

@@ -11,8 +11,10 @@ import (
 
 // Query planning over the storage layer's field indexes (fsstore.Index):
 // a query that is a conjunction of filters with an order is answered by
-// walking the index of its equality fields followed by its first order
-// field, when the read is at the visible time; everything else scans.
+// walking an index whose leading fields its equality (and array-contains)
+// filters fix, followed by its first order field, when the read is at the
+// visible time: a declared one, or one built on demand from its equality
+// fields; everything else scans.
 
 // scopeOf names the documents a query ranges over for the indexes.
 func scopeOf(q *query) fsstore.Scope {
@@ -45,67 +47,138 @@ func conjuncts(f *filter) ([]*filter, bool) {
 	return nil, false
 }
 
-// indexedMatching answers matching from an index when one serves the
-// query: ok is false when the query must scan. The index is the query's
-// equality fields (in field order) followed by its first order field; the
-// walk stays within the equality values and the order field's bounds.
-func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.Document, bool) {
-	if current || q.nearest != nil || (q.allDesc && q.collID == "") || !t.Equal(db.st.ReadTime()) {
-		return nil, false
+// indexPlan is how a query walks an index: the values fixing its leading
+// fields (prefix), then the walked field's bounds (none when the query
+// orders by name first and every index field is fixed).
+type indexPlan struct {
+	ix           *fsstore.Index
+	prefix       []*pb.Value
+	lower, upper *pb.Value
+}
+
+// planIndex chooses the index a query walks: of the maintained indexes
+// (declared or built on demand) over its scope, one whose leading fields
+// its equality and array-contains filters fix, followed by its first
+// order field (unless that is the name), fixing the most fields; when none
+// fixes as many as the on-demand index of its equality fields would,
+// that one is built. ok is false when the query must scan.
+func (db *database) planIndex(q *query) (indexPlan, bool) {
+	var p indexPlan
+	if q.nearest != nil || (q.allDesc && q.collID == "") {
+		return p, false
 	}
 	conj, ok := conjuncts(q.filter)
 	if !ok {
-		return nil, false
+		return p, false
 	}
 	first := q.orders[0]
 	eq := map[string]*filter{}
+	contains := map[string]*filter{}
 	var eqFields []FieldPath
 	for _, f := range conj {
-		if f.kind == fField && f.op == pb.StructuredQuery_FieldFilter_EQUAL && !f.fp.IsName() && !f.fp.Equal(first.fp) {
-			if _, dup := eq[f.fp.String()]; !dup {
+		if f.kind != fField || f.fp.IsName() {
+			continue
+		}
+		switch f.op {
+		case pb.StructuredQuery_FieldFilter_EQUAL:
+			if _, dup := eq[f.fp.String()]; !dup && !f.fp.Equal(first.fp) {
 				eq[f.fp.String()] = f
 				eqFields = append(eqFields, f.fp)
 			}
+		case pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS:
+			if _, dup := contains[f.fp.String()]; !dup {
+				contains[f.fp.String()] = f
+			}
+		}
+	}
+	sc := scopeOf(q)
+	walked := !first.fp.IsName()
+	// fixes returns the index's prefix values, or ok false when the
+	// query cannot walk it.
+	fixes := func(ix *fsstore.Index) ([]*pb.Value, bool) {
+		fields := ix.Fields()
+		if walked {
+			last := len(fields) - 1
+			if fields[last].Contains || !fields[last].Path.Equal(first.fp) {
+				return nil, false
+			}
+			fields = fields[:last]
+		} else if len(fields) == 0 {
+			return nil, false
+		}
+		prefix := make([]*pb.Value, len(fields))
+		for i, f := range fields {
+			by := eq
+			if f.Contains {
+				by = contains
+			}
+			ff, ok := by[f.Path.String()]
+			if !ok {
+				return nil, false
+			}
+			prefix[i] = ff.value
+		}
+		return prefix, true
+	}
+	best := -1
+	for _, ix := range db.st.Indexes(sc) {
+		if prefix, ok := fixes(ix); ok && len(prefix) > best {
+			p.ix, p.prefix, best = ix, prefix, len(prefix)
 		}
 	}
 	slices.SortFunc(eqFields, compareFieldPaths)
 	if len(eqFields) > 3 {
 		eqFields = eqFields[:3] // the rest are checked on each document
 	}
-	var prefix []*pb.Value
-	for _, fp := range eqFields {
-		prefix = append(prefix, eq[fp.String()].value)
-	}
-	fps := slices.Clone(eqFields)
-	var lower, upper *pb.Value
-	if first.fp.IsName() {
-		if len(fps) == 0 {
-			return nil, false
+	if best < len(eqFields) && (walked || len(eqFields) > 0) {
+		fps := slices.Clone(eqFields)
+		if walked {
+			fps = append(fps, first.fp)
 		}
-	} else {
-		fps = append(fps, first.fp)
+		if ix := db.st.Index(sc, fps); ix != nil {
+			p.ix = ix
+			p.prefix, _ = fixes(ix) // it fixes exactly eqFields
+		}
+	}
+	if p.ix == nil {
+		return p, false
+	}
+	if walked {
 		for _, f := range conj {
 			if f.kind != fField || !f.fp.Equal(first.fp) {
 				continue
 			}
 			switch f.op {
 			case pb.StructuredQuery_FieldFilter_EQUAL:
-				lower, upper = f.value, f.value
+				p.lower, p.upper = f.value, f.value
 			case pb.StructuredQuery_FieldFilter_GREATER_THAN, pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL:
-				if lower == nil || Compare(f.value, lower) > 0 {
-					lower = f.value
+				if p.lower == nil || Compare(f.value, p.lower) > 0 {
+					p.lower = f.value
 				}
 			case pb.StructuredQuery_FieldFilter_LESS_THAN, pb.StructuredQuery_FieldFilter_LESS_THAN_OR_EQUAL:
-				if upper == nil || Compare(f.value, upper) < 0 {
-					upper = f.value
+				if p.upper == nil || Compare(f.value, p.upper) < 0 {
+					p.upper = f.value
 				}
 			}
 		}
 	}
-	ix := db.st.Index(scopeOf(q), fps)
-	if ix == nil {
+	return p, true
+}
+
+// indexedMatching answers matching from an index when one serves the
+// query (planIndex): ok is false when the query must scan. The walk stays
+// within the prefix values and the walked field's bounds, checks every
+// document against the whole query and stops at the limit.
+func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.Document, bool) {
+	if current || !t.Equal(db.st.ReadTime()) {
 		return nil, false
 	}
+	p, ok := db.planIndex(q)
+	if !ok {
+		return nil, false
+	}
+	first := q.orders[0]
+	ix, prefix, lower, upper := p.ix, p.prefix, p.lower, p.upper
 	k := -1
 	if q.limit >= 0 {
 		k = q.offset + q.limit
@@ -114,7 +187,7 @@ func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.
 	// query orders ties on the first field differently, each run of equal
 	// values is sorted by the full order before it is kept.
 	exact := first.fp.IsName() || (len(q.orders) == 2 && q.orders[1].fp.IsName() && q.orders[1].desc == first.desc)
-	last := len(fps) - 1
+	last := len(ix.Fields()) - 1
 	var out, group []*pb.Document
 	var groupV *pb.Value
 	flush := func() {

@@ -30,94 +30,122 @@ func randValue(r *rand.Rand) *pb.Value {
 // orders in both directions, cursors, limits, offsets, collection groups)
 // through the index planner and through a full scan, interleaved with
 // random writes that keep the indexes up to date, and requires identical
-// results.
+// results. The declared runs add array fields, array-contains filters and
+// the indexes of declaredTestIndexes, declared before the first write or
+// after the first 150 (built over them), and require that many queries
+// walk a declared index.
 func TestIndexedQueriesMatchScan(t *testing.T) {
 	t.Parallel()
 	for seed := uint64(1); seed <= 8; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			t.Parallel()
-			r := rand.New(rand.NewPCG(seed, 7))
-			e := newTestEngine(t)
-			write := func() {
-				coll := []string{"c", "p/x/c", "p/y/c"}[r.IntN(3)]
-				rel := fmt.Sprintf("%s/d%d", coll, r.IntN(40))
-				if r.IntN(8) == 0 {
-					commitT(t, e, admin, del(rel))
-					return
-				}
-				f := map[string]*pb.Value{}
-				for _, k := range []string{"a", "b"} {
-					if r.IntN(5) > 0 {
-						f[k] = randValue(r)
-					}
-				}
-				commitT(t, e, admin, upd(rel, f))
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { t.Parallel(); indexedMatchScan(t, seed, false) })
+		t.Run(fmt.Sprint("declared/", seed), func(t *testing.T) { t.Parallel(); indexedMatchScan(t, seed, true) })
+	}
+}
+
+func indexedMatchScan(t *testing.T, seed uint64, declared bool) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	e := newTestEngine(t)
+	if declared && seed%2 == 0 {
+		declareT(t, e, declaredTestIndexes)
+	}
+	write := func() {
+		coll := []string{"c", "p/x/c", "p/y/c"}[r.IntN(3)]
+		rel := fmt.Sprintf("%s/d%d", coll, r.IntN(40))
+		if r.IntN(8) == 0 {
+			commitT(t, e, admin, del(rel))
+			return
+		}
+		f := map[string]*pb.Value{}
+		for _, k := range []string{"a", "b"} {
+			if r.IntN(5) > 0 {
+				f[k] = randValue(r)
 			}
-			for range 150 {
-				write()
+		}
+		if declared && r.IntN(4) > 0 {
+			var tags []*pb.Value
+			for range r.IntN(4) {
+				tags = append(tags, randValue(r))
 			}
-			ops := []pb.StructuredQuery_FieldFilter_Operator{pb.StructuredQuery_FieldFilter_EQUAL, pb.StructuredQuery_FieldFilter_LESS_THAN,
-				pb.StructuredQuery_FieldFilter_LESS_THAN_OR_EQUAL, pb.StructuredQuery_FieldFilter_GREATER_THAN, pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL}
-			indexed := 0
-			for i := range 400 {
-				if i%4 == 0 {
-					write()
-				}
-				sq := &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: "c", AllDescendants: r.IntN(3) == 0}}}
-				var fs []*pb.StructuredQuery_Filter
-				field := []string{"a", "b"}[r.IntN(2)]
-				for range r.IntN(3) {
-					fs = append(fs, where(field, ops[r.IntN(len(ops))], randValue(r)))
-				}
-				if r.IntN(3) == 0 {
-					fs = append(fs, where([]string{"a", "b"}[r.IntN(2)], pb.StructuredQuery_FieldFilter_EQUAL, randValue(r)))
-				}
-				switch len(fs) {
-				case 0:
-				case 1:
-					sq.Where = fs[0]
-				default:
-					sq.Where = and(fs...)
-				}
-				switch r.IntN(4) {
-				case 0:
-					sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0)}
-				case 1:
-					sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0), orderBy("a", r.IntN(2) == 0)}
-				case 2:
-					sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0), orderBy("__name__", r.IntN(2) == 0)}
-				}
-				if r.IntN(2) == 0 {
-					sq.Limit = limit(int32(r.IntN(8)))
-				}
-				if r.IntN(4) == 0 {
-					sq.Offset = int32(r.IntN(3))
-				}
-				if r.IntN(5) == 0 {
-					sq.StartAt = &pb.Cursor{Values: []*pb.Value{randValue(r)}, Before: r.IntN(2) == 0}
-				}
-				q, err := compileQuery(testDB, "", sq)
-				if err != nil {
-					continue // an invalid combination (e.g. order after the key)
-				}
-				db := e.db(testDB)
-				db.st.RLock()
-				at := db.st.ReadTime()
-				got, ok := db.indexedMatching(q, at, false)
-				want := db.scan(q, at, false)
-				db.st.RUnlock()
-				if !ok {
-					continue
-				}
-				indexed++
-				if !sameDocs(got, want) {
-					t.Fatalf("query %v:\nindexed %s\nscan    %s", sq, docNames(got), docNames(want))
-				}
-			}
-			if indexed < 100 {
-				t.Errorf("only %d of 400 queries used an index", indexed)
-			}
-		})
+			f["tags"] = Array(tags...)
+		}
+		commitT(t, e, admin, upd(rel, f))
+	}
+	for range 150 {
+		write()
+	}
+	if declared && seed%2 == 1 {
+		declareT(t, e, declaredTestIndexes)
+	}
+	ops := []pb.StructuredQuery_FieldFilter_Operator{pb.StructuredQuery_FieldFilter_EQUAL, pb.StructuredQuery_FieldFilter_LESS_THAN,
+		pb.StructuredQuery_FieldFilter_LESS_THAN_OR_EQUAL, pb.StructuredQuery_FieldFilter_GREATER_THAN, pb.StructuredQuery_FieldFilter_GREATER_THAN_OR_EQUAL}
+	indexed, walkedDeclared := 0, 0
+	for i := range 400 {
+		if i%4 == 0 {
+			write()
+		}
+		sq := &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: "c", AllDescendants: r.IntN(3) == 0}}}
+		var fs []*pb.StructuredQuery_Filter
+		field := []string{"a", "b"}[r.IntN(2)]
+		for range r.IntN(3) {
+			fs = append(fs, where(field, ops[r.IntN(len(ops))], randValue(r)))
+		}
+		if r.IntN(3) == 0 {
+			fs = append(fs, where([]string{"a", "b"}[r.IntN(2)], pb.StructuredQuery_FieldFilter_EQUAL, randValue(r)))
+		}
+		if declared && r.IntN(3) == 0 {
+			fs = append(fs, where("tags", pb.StructuredQuery_FieldFilter_ARRAY_CONTAINS, randValue(r)))
+		}
+		switch len(fs) {
+		case 0:
+		case 1:
+			sq.Where = fs[0]
+		default:
+			sq.Where = and(fs...)
+		}
+		switch r.IntN(4) {
+		case 0:
+			sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0)}
+		case 1:
+			sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0), orderBy("a", r.IntN(2) == 0)}
+		case 2:
+			sq.OrderBy = []*pb.StructuredQuery_Order{orderBy(field, r.IntN(2) == 0), orderBy("__name__", r.IntN(2) == 0)}
+		}
+		if r.IntN(2) == 0 {
+			sq.Limit = limit(int32(r.IntN(8)))
+		}
+		if r.IntN(4) == 0 {
+			sq.Offset = int32(r.IntN(3))
+		}
+		if r.IntN(5) == 0 {
+			sq.StartAt = &pb.Cursor{Values: []*pb.Value{randValue(r)}, Before: r.IntN(2) == 0}
+		}
+		q, err := compileQuery(testDB, "", sq)
+		if err != nil {
+			continue // an invalid combination (e.g. order after the key)
+		}
+		db := e.db(testDB)
+		db.st.RLock()
+		at := db.st.ReadTime()
+		got, ok := db.indexedMatching(q, at, false)
+		want := db.scan(q, at, false)
+		p, _ := db.planIndex(q)
+		db.st.RUnlock()
+		if !ok {
+			continue
+		}
+		indexed++
+		if p.ix.Declared() {
+			walkedDeclared++
+		}
+		if !sameDocs(got, want) {
+			t.Fatalf("query %v:\nindexed %s\nscan    %s", sq, docNames(got), docNames(want))
+		}
+	}
+	if indexed < 100 {
+		t.Errorf("only %d of 400 queries used an index", indexed)
+	}
+	if declared && walkedDeclared < 40 {
+		t.Errorf("only %d of 400 queries walked a declared index", walkedDeclared)
 	}
 }
 

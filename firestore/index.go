@@ -2,12 +2,14 @@ package firestore
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
@@ -50,29 +52,191 @@ type OverrideIndex struct {
 	QueryScope  string `json:"queryScope,omitempty"`
 }
 
-// ParseIndexConfig parses firestore.indexes.json.
+// ParseIndexConfig parses firestore.indexes.json; errors name that file.
 func ParseIndexConfig(data []byte) (*IndexConfig, error) {
+	return ParseIndexFile("firestore.indexes.json", data)
+}
+
+// ParseIndexFile parses an index file in the Firebase CLI's format,
+// checking what the CLI's deploy would reject: every error names the
+// file, and the index or override and field that is wrong.
+func ParseIndexFile(name string, data []byte) (*IndexConfig, error) {
 	var c IndexConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: %v", err)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, se.Offset)
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "%s:%d:%d: %v", name, line, col, err)
+		}
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "%s: %v", name, err)
+	}
+	bad := func(format string, args ...any) error {
+		return fsvalue.Errorf(ErrInvalidArgument, "%s: %s", name, fmt.Sprintf(format, args...))
 	}
 	for i, ix := range c.Indexes {
-		if ix.CollectionGroup == "" || len(ix.Fields) == 0 {
-			return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: index %d needs a collectionGroup and fields", i)
+		at := fmt.Sprintf("indexes[%d]", i)
+		switch {
+		case ix.CollectionGroup == "":
+			return nil, bad("%s: missing \"collectionGroup\"", at)
+		case len(ix.Fields) == 0:
+			return nil, bad("%s (collectionGroup %q): \"fields\" is empty; an index needs at least one field", at, ix.CollectionGroup)
 		}
-		for _, f := range ix.Fields {
-			if _, err := ParseFieldPath(f.FieldPath); err != nil {
-				return nil, fsvalue.Errorf(ErrInvalidArgument, "firestore.indexes.json: index %d: %v", i, err)
+		if err := checkScope(ix.QueryScope); err != nil {
+			return nil, bad("%s: %v", at, err)
+		}
+		contains := 0
+		for j, f := range ix.Fields {
+			fat := fmt.Sprintf("%s.fields[%d]", at, j)
+			fp, err := ParseFieldPath(f.FieldPath)
+			if err != nil {
+				return nil, bad("%s: fieldPath %q: %v", fat, f.FieldPath, err)
+			}
+			if fp.IsName() && j != len(ix.Fields)-1 {
+				return nil, bad("%s: %s can only be the last field of an index", fat, NameField)
+			}
+			if err := checkIndexMode(f.Order, f.ArrayConfig); err != nil {
+				return nil, bad("%s (%s): %v", fat, f.FieldPath, err)
+			}
+			if f.ArrayConfig != "" {
+				if contains++; contains > 1 {
+					return nil, bad("%s (%s): an index can have only one arrayConfig field", fat, f.FieldPath)
+				}
+			}
+		}
+	}
+	for i, fo := range c.FieldOverrides {
+		at := fmt.Sprintf("fieldOverrides[%d]", i)
+		if fo.CollectionGroup == "" {
+			return nil, bad("%s: missing \"collectionGroup\"", at)
+		}
+		if _, err := ParseFieldPath(fo.FieldPath); err != nil {
+			return nil, bad("%s: fieldPath %q: %v", at, fo.FieldPath, err)
+		}
+		for j, ix := range fo.Indexes {
+			iat := fmt.Sprintf("%s.indexes[%d]", at, j)
+			if err := checkScope(ix.QueryScope); err != nil {
+				return nil, bad("%s: %v", iat, err)
+			}
+			if err := checkIndexMode(ix.Order, ix.ArrayConfig); err != nil {
+				return nil, bad("%s: %v", iat, err)
 			}
 		}
 	}
 	return &c, nil
 }
 
-// SetIndexes turns index enforcement on with cfg, or off with nil.
-func (e *Engine) SetIndexes(cfg *IndexConfig) { e.indexes.Store(cfg) }
+func checkScope(s string) error {
+	switch s {
+	case "", "COLLECTION", "COLLECTION_GROUP":
+		return nil
+	}
+	return fmt.Errorf("unknown queryScope %q (want COLLECTION or COLLECTION_GROUP)", s)
+}
 
-var _ atomic.Bool
+func checkIndexMode(order, arrayConfig string) error {
+	switch {
+	case order != "" && arrayConfig != "":
+		return fmt.Errorf("has both order %q and arrayConfig %q; give one", order, arrayConfig)
+	case order == "" && arrayConfig == "":
+		return errors.New("needs an order (ASCENDING or DESCENDING) or an arrayConfig (CONTAINS)")
+	case order != "" && order != "ASCENDING" && order != "DESCENDING":
+		return fmt.Errorf("unknown order %q (want ASCENDING or DESCENDING)", order)
+	case arrayConfig != "" && arrayConfig != "CONTAINS":
+		return fmt.Errorf("unknown arrayConfig %q (want CONTAINS)", arrayConfig)
+	}
+	return nil
+}
+
+// lineCol returns the 1-based line and column of a byte offset.
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := 1 + strings.Count(string(before), "\n")
+	return line, int(off) - strings.LastIndexByte(string(before), '\n')
+}
+
+// SetIndexes turns index enforcement on with cfg, or off with nil, and
+// declares cfg's indexes (DeclareIndexes).
+func (e *Engine) SetIndexes(cfg *IndexConfig) {
+	e.indexes.Store(cfg)
+	e.DeclareIndexes(cfg)
+}
+
+// DeclareIndexes makes cfg's composite indexes, and the single-field
+// indexes its field overrides declare, maintained indexes of every
+// database (built now, and for databases created later when they are):
+// from then on commits keep them up to date, so the first query that uses
+// one does not pay for building it. nil declares none. It enforces
+// nothing (SetIndexes does). A field override that disables a field's
+// single-field indexes (an empty "indexes") is not modelled: the
+// emulator, like Pyric, serves such queries.
+func (e *Engine) DeclareIndexes(cfg *IndexConfig) {
+	ds := declaredOf(cfg)
+	e.mu.Lock()
+	e.declared = ds
+	dbs := make([]*database, 0, len(e.dbs))
+	for _, db := range e.dbs {
+		dbs = append(dbs, db)
+	}
+	e.mu.Unlock()
+	for _, db := range dbs {
+		db.st.Lock()
+		db.st.Declare(ds)
+		db.st.Unlock()
+	}
+}
+
+// declaredOf converts an index file's indexes to the storage layer's.
+// Field order and direction do not matter there (an index is walked
+// either way and equality fields are a prefix in any order); a trailing
+// __name__ is the tiebreak every index ends with.
+func declaredOf(cfg *IndexConfig) []fsstore.Declared {
+	if cfg == nil {
+		return nil
+	}
+	var out []fsstore.Declared
+	for _, ix := range cfg.Indexes {
+		d := fsstore.Declared{Group: ix.QueryScope == "COLLECTION_GROUP", Collection: ix.CollectionGroup}
+		for _, f := range ix.Fields {
+			fp, err := ParseFieldPath(f.FieldPath)
+			if err != nil || fp.IsName() {
+				continue // a trailing __name__ (ParseIndexFile rejects others)
+			}
+			d.Fields = append(d.Fields, fsstore.IndexField{Path: fp, Contains: f.ArrayConfig != ""})
+		}
+		if len(d.Fields) > 0 {
+			out = append(out, d)
+		}
+	}
+	for _, fo := range cfg.FieldOverrides {
+		fp, err := ParseFieldPath(fo.FieldPath)
+		if err != nil || fp.IsName() {
+			continue
+		}
+		for _, ix := range fo.Indexes {
+			out = append(out, fsstore.Declared{Group: ix.QueryScope == "COLLECTION_GROUP", Collection: fo.CollectionGroup,
+				Fields: []fsstore.IndexField{{Path: fp, Contains: ix.ArrayConfig != ""}}})
+		}
+	}
+	return out
+}
+
+// MaintainedIndex describes one index a database keeps up to date.
+type MaintainedIndex = fsstore.IndexInfo
+
+// MaintainedIndexes lists the indexes the database keeps up to date
+// (declared ones and those built on demand), sorted by scope and fields.
+func (e *Engine) MaintainedIndexes(name DatabaseName) []MaintainedIndex {
+	e.mu.Lock()
+	db, ok := e.dbs[name]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	db.st.RLock()
+	defer db.st.RUnlock()
+	return db.st.IndexInfos()
+}
 
 // need is the index a query needs: equality fields (any order), then
 // ordered fields.

@@ -2,6 +2,7 @@ package fsstore
 
 import (
 	"slices"
+	"strings"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
@@ -23,8 +24,18 @@ import (
 // so such a query costs about what its results cost instead of the
 // collection's size.
 
-// MaxIndexes bounds the indexes one database builds (memory: about
-// 100 bytes per indexed document each); past it queries scan.
+// Declared indexes (Declare: the composite indexes and field overrides
+// of firestore.indexes.json) are built when they are declared, rebuilt
+// after a reset or restore, and created for a collection the moment its
+// first document becomes visible, so no query pays for building them;
+// an index field may be an array-contains one (Contains: the document is
+// in the index once per distinct element of the array). The planner may
+// walk any maintained index whose leading fields its equality and
+// array-contains filters fix.
+
+// MaxIndexes bounds the indexes one database builds on demand (memory:
+// about 100 bytes per indexed document each); past it queries scan.
+// Declared indexes do not count: they are what the project asked for.
 const MaxIndexes = 64
 
 // idxItem is one document in an index, or (with d nil) a search pivot;
@@ -67,12 +78,56 @@ func cmpItem(a, b idxItem) int {
 
 func lessItem(a, b idxItem) bool { return cmpItem(a, b) < 0 }
 
-// Index is one field index: the documents of a scope having every field
-// of fps, ordered by (values..., name) as Firestore orders them.
+// IndexField is one field of an index: its path, and whether it is an
+// array-contains field, whose entries are the array's distinct elements
+// (a document whose field is not a non-empty array is not in the index).
+type IndexField struct {
+	Path     fsvalue.FieldPath
+	Contains bool
+}
+
+func (f IndexField) String() string {
+	if f.Contains {
+		return f.Path.String() + " CONTAINS"
+	}
+	return f.Path.String()
+}
+
+// Index is one field index: the documents of a scope having every field,
+// ordered by (values..., name) as Firestore orders them.
 type Index struct {
-	fps  []fsvalue.FieldPath
-	bt   *btree.BTreeG[idxItem]
-	vals map[string][]*pb.Value // document path -> its indexed values
+	scope    Scope
+	fields   []IndexField
+	declared bool
+	bt       *btree.BTreeG[idxItem]
+	// vals maps a document path to its entries' values, one tuple of
+	// len(fields) after another (several only with a Contains field).
+	vals map[string][]*pb.Value
+}
+
+// Fields returns the index's fields; do not modify them.
+func (ix *Index) Fields() []IndexField { return ix.fields }
+
+// Declared reports whether the index was declared (Declare) rather than
+// built on demand.
+func (ix *Index) Declared() bool { return ix.declared }
+
+// Declared is one index to maintain from the start: over every collection
+// whose id is Collection, each by itself (Group false, Firestore's
+// COLLECTION scope) or all together (Group, COLLECTION_GROUP).
+type Declared struct {
+	Group      bool
+	Collection string
+	Fields     []IndexField
+}
+
+// IndexInfo describes one maintained index.
+type IndexInfo struct {
+	Scope    Scope
+	Fields   []IndexField
+	Declared bool
+	Entries  int // index entries (documents, or elements of their arrays)
+	Docs     int // documents in the index
 }
 
 // Scope names the documents an index ranges over: the collection at
@@ -97,21 +152,108 @@ func (s *Store) entries(sc Scope) map[string]*Entry {
 }
 
 func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
+	n := len(ix.fields)
 	if old, ok := ix.vals[rel]; ok {
-		ix.bt.Delete(idxItem{vals: old, rel: rel})
+		for i := 0; i < len(old); i += n {
+			ix.bt.Delete(idxItem{vals: old[i : i+n], rel: rel})
+		}
 		delete(ix.vals, rel)
 	}
 	if doc == nil {
 		return
 	}
-	vals := make([]*pb.Value, len(ix.fps))
-	for i, fp := range ix.fps {
-		if vals[i] = fsvalue.GetField(doc.Fields, fp); vals[i] == nil {
-			return
+	vals := ix.tuples(doc)
+	for i := 0; i < len(vals); i += n {
+		ix.bt.ReplaceOrInsert(idxItem{vals: vals[i : i+n : i+n], rel: rel, d: d})
+	}
+	if len(vals) > 0 {
+		ix.vals[rel] = vals
+	}
+}
+
+// tuples returns the document's entries in the index, flattened: one
+// tuple of values per combination of its Contains fields' distinct
+// elements (one tuple without such fields), none when a field is missing.
+func (ix *Index) tuples(doc *pb.Document) []*pb.Value {
+	if !slices.ContainsFunc(ix.fields, func(f IndexField) bool { return f.Contains }) {
+		vals := make([]*pb.Value, len(ix.fields))
+		for i, f := range ix.fields {
+			if vals[i] = fsvalue.GetField(doc.Fields, f.Path); vals[i] == nil {
+				return nil
+			}
+		}
+		return vals
+	}
+	per := make([][]*pb.Value, len(ix.fields))
+	count := 1
+	for i, f := range ix.fields {
+		v := fsvalue.GetField(doc.Fields, f.Path)
+		if v == nil {
+			return nil
+		}
+		if !f.Contains {
+			per[i] = []*pb.Value{v}
+			continue
+		}
+		// Equal elements (1 and 1.0 among them) are one entry: the
+		// index's order cannot tell them apart.
+		elems := slices.Clone(v.GetArrayValue().GetValues())
+		slices.SortFunc(elems, fsvalue.Compare)
+		elems = slices.CompactFunc(elems, fsvalue.SameValue)
+		if len(elems) == 0 {
+			return nil
+		}
+		per[i] = elems
+		count *= len(elems)
+	}
+	n := len(ix.fields)
+	out := make([]*pb.Value, count*n)
+	for t := range count {
+		k := t
+		for i := n - 1; i >= 0; i-- {
+			out[t*n+i] = per[i][k%len(per[i])]
+			k /= len(per[i])
 		}
 	}
-	ix.bt.ReplaceOrInsert(idxItem{vals: vals, rel: rel, d: d})
-	ix.vals[rel] = vals
+	return out
+}
+
+// build fills the index from the documents of its scope visible now.
+func (s *Store) build(ix *Index) {
+	at := s.ReadTime()
+	for rel, d := range s.entries(ix.scope) {
+		ix.set(rel, d, d.At(at))
+	}
+}
+
+func indexKey(sc Scope, fields []IndexField) string {
+	key := sc.key()
+	for _, f := range fields {
+		if f.Contains {
+			key += "\x00c:" + f.Path.String()
+		} else {
+			key += "\x00f:" + f.Path.String()
+		}
+	}
+	return key
+}
+
+// install registers ix; callers hold fidxMu.
+func (s *Store) install(ix *Index) {
+	if s.fidx == nil {
+		s.fidx = map[string]*Index{}
+		s.fidxScopes = map[string][]*Index{}
+	}
+	s.fidx[indexKey(ix.scope, ix.fields)] = ix
+	scope := ix.scope.key()
+	s.fidxScopes[scope] = append(s.fidxScopes[scope], ix)
+	if !ix.declared {
+		s.onDemand++
+	}
+}
+
+func newIndex(sc Scope, fields []IndexField, declared bool) *Index {
+	return &Index{scope: sc, fields: fields, declared: declared, bt: btree.NewG(32, lessItem), vals: map[string][]*pb.Value{}}
 }
 
 // Index returns the index of fps over the scope, building it from the
@@ -119,31 +261,113 @@ func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
 // Callers hold the lock (shared is enough: writers, which update indexes,
 // hold it exclusively).
 func (s *Store) Index(sc Scope, fps []fsvalue.FieldPath) *Index {
-	scope := sc.key()
-	key := scope
-	for _, fp := range fps {
-		key += "\x00" + fp.String()
+	fields := make([]IndexField, len(fps))
+	for i, fp := range fps {
+		fields[i] = IndexField{Path: fp}
 	}
+	key := indexKey(sc, fields)
 	s.fidxMu.Lock()
 	defer s.fidxMu.Unlock()
 	if ix, ok := s.fidx[key]; ok {
 		return ix
 	}
-	if len(s.fidx) >= MaxIndexes {
+	if s.onDemand >= MaxIndexes {
 		return nil
 	}
-	ix := &Index{fps: fps, bt: btree.NewG(32, lessItem), vals: map[string][]*pb.Value{}}
-	at := s.ReadTime()
-	for rel, d := range s.entries(sc) {
-		ix.set(rel, d, d.At(at))
-	}
-	if s.fidx == nil {
-		s.fidx = map[string]*Index{}
-		s.fidxScopes = map[string][]*Index{}
-	}
-	s.fidx[key] = ix
-	s.fidxScopes[scope] = append(s.fidxScopes[scope], ix)
+	ix := newIndex(sc, fields, false)
+	s.build(ix)
+	s.install(ix)
 	return ix
+}
+
+// Indexes returns the indexes maintained over the scope (declared and
+// built on demand), for the planner to choose from; callers hold the
+// lock and do not modify the slice.
+func (s *Store) Indexes(sc Scope) []*Index {
+	s.fidxMu.Lock()
+	defer s.fidxMu.Unlock()
+	return s.fidxScopes[sc.key()]
+}
+
+// Declare replaces the declared indexes with ds and builds them from the
+// visible state (indexes built on demand are forgotten too, and rebuilt
+// on demand); callers hold the lock exclusively.
+func (s *Store) Declare(ds []Declared) {
+	s.dropIndexes()
+	s.fidxMu.Lock()
+	defer s.fidxMu.Unlock()
+	s.declared = nil
+	s.declColl = nil
+	seen := map[string]bool{}
+	for _, d := range ds {
+		k := indexKey(Scope{Group: d.Group, Path: d.Collection}, d.Fields)
+		if seen[k] || len(d.Fields) == 0 || d.Collection == "" {
+			continue
+		}
+		seen[k] = true
+		d.Fields = slices.Clone(d.Fields)
+		s.declared = append(s.declared, d)
+		if !d.Group {
+			if s.declColl == nil {
+				s.declColl = map[string][]Declared{}
+			}
+			s.declColl[d.Collection] = append(s.declColl[d.Collection], d)
+		}
+	}
+	s.buildDeclared()
+}
+
+// buildDeclared builds every declared index from the visible state;
+// callers hold the lock exclusively and fidxMu.
+func (s *Store) buildDeclared() {
+	for _, d := range s.declared {
+		if d.Group {
+			ix := newIndex(Scope{Group: true, Path: d.Collection}, d.Fields, true)
+			s.build(ix)
+			s.install(ix)
+			continue
+		}
+		for coll := range s.colls {
+			if coll[lastSlash(coll)+1:] == d.Collection {
+				s.declareColl(coll, d)
+			}
+		}
+	}
+}
+
+// declareColl builds the declared index d over the collection at coll
+// unless it exists; callers hold the lock exclusively and fidxMu.
+func (s *Store) declareColl(coll string, d Declared) {
+	sc := Scope{Path: coll}
+	if ix, ok := s.fidx[indexKey(sc, d.Fields)]; ok {
+		if !ix.declared {
+			ix.declared = true
+			s.onDemand--
+		}
+		return
+	}
+	ix := newIndex(sc, d.Fields, true)
+	s.build(ix)
+	s.install(ix)
+}
+
+// IndexInfos describes every maintained index, sorted by scope and
+// fields; callers hold the lock (shared is enough).
+func (s *Store) IndexInfos() []IndexInfo {
+	s.fidxMu.Lock()
+	defer s.fidxMu.Unlock()
+	out := make([]IndexInfo, 0, len(s.fidx))
+	for _, ix := range s.fidx {
+		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: ix.declared,
+			Entries: ix.bt.Len(), Docs: len(ix.vals)})
+	}
+	slices.SortFunc(out, func(a, b IndexInfo) int {
+		if c := strings.Compare(a.Scope.key(), b.Scope.key()); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.Fields, b.Fields, func(x, y IndexField) int { return strings.Compare(x.String(), y.String()) })
+	})
+	return out
 }
 
 // indexChanges brings the indexes to a newly visible commit; callers hold
@@ -151,13 +375,21 @@ func (s *Store) Index(sc Scope, fps []fsvalue.FieldPath) *Index {
 func (s *Store) indexChanges(changes []Change) {
 	s.fidxMu.Lock()
 	defer s.fidxMu.Unlock()
-	if len(s.fidx) == 0 {
+	if len(s.fidx) == 0 && len(s.declColl) == 0 {
 		return
 	}
 	for _, c := range changes {
 		coll := fsvalue.CollectionOf(c.Path)
 		d := s.docs[c.Path]
-		for _, scope := range [2]string{"c:" + coll, "g:" + coll[lastSlash(coll)+1:]} {
+		id := coll[lastSlash(coll)+1:]
+		if c.Doc != nil {
+			// A collection's declared indexes exist from its first
+			// document on (built from the visible state, which holds it).
+			for _, dc := range s.declColl[id] {
+				s.declareColl(coll, dc)
+			}
+		}
+		for _, scope := range [2]string{"c:" + coll, "g:" + id} {
 			for _, ix := range s.fidxScopes[scope] {
 				ix.set(c.Path, d, c.Doc)
 			}
@@ -165,11 +397,20 @@ func (s *Store) indexChanges(changes []Change) {
 	}
 }
 
-// dropIndexes forgets every index (after a reset or restore they are
-// rebuilt on demand); callers hold the lock exclusively.
+// dropIndexes forgets every index; callers hold the lock exclusively.
 func (s *Store) dropIndexes() {
 	s.fidxMu.Lock()
-	s.fidx, s.fidxScopes = nil, nil
+	s.fidx, s.fidxScopes, s.onDemand = nil, nil, 0
+	s.fidxMu.Unlock()
+}
+
+// rebuildIndexes forgets every index and builds the declared ones again
+// (after a reset or restore; the others are rebuilt on demand); callers
+// hold the lock exclusively.
+func (s *Store) rebuildIndexes() {
+	s.dropIndexes()
+	s.fidxMu.Lock()
+	s.buildDeclared()
 	s.fidxMu.Unlock()
 }
 

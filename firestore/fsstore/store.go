@@ -6,9 +6,9 @@
 // and one sync; the lock is never held across it and reads never wait for
 // it), durable documents kept in their stored encoding with a bounded
 // cache of decoded ones (RestoreStored reopens a store without decoding),
-// the field indexes (Index: single-field and composite, built on demand
-// and brought up to date as each commit becomes visible, walked from a
-// bound), and the publish hook through which each visible commit reaches
+// the field indexes (Index: single-field and composite, declared ones
+// built up front and the others on demand, all brought up to date as each
+// commit becomes visible, walked from a bound), and the publish hook through which each visible commit reaches
 // the layers above (listeners). It knows nothing of queries,
 // transactions, rules or events: package firestore builds those on it,
 // and fsvalue is the data model both use.
@@ -91,10 +91,15 @@ type Store struct {
 	histBytes int
 
 	// fidx are the field indexes (index.go), by scope and fields;
-	// fidxScopes lists them by scope. fidxMu guards both maps.
+	// fidxScopes lists them by scope; onDemand counts those not declared.
+	// declared are the declared indexes (Declare), declColl those of
+	// COLLECTION scope by collection id. fidxMu guards them all.
 	fidxMu     sync.Mutex
 	fidx       map[string]*Index
 	fidxScopes map[string][]*Index
+	onDemand   int
+	declared   []Declared
+	declColl   map[string][]Declared
 
 	gc    groupCommit
 	cache docCache
@@ -298,11 +303,11 @@ func (s *Store) Commit(t time.Time, changes []Change) <-chan error {
 }
 
 // announce brings the field indexes to a newly visible commit (all:
-// forgets them, they are rebuilt on demand) and calls the publish hook;
-// callers hold the lock exclusively.
+// rebuilds the declared ones and forgets the others, rebuilt on demand)
+// and calls the publish hook; callers hold the lock exclusively.
 func (s *Store) announce(t time.Time, changes []Change, all bool) {
 	if all {
-		s.dropIndexes()
+		s.rebuildIndexes()
 	} else {
 		s.indexChanges(changes)
 	}

@@ -112,7 +112,7 @@ func runExec(ctx context.Context, args []string, stdio Stdio) int {
 // execWith starts the backend, hub and Studio, runs cmd and returns its
 // exit status.
 func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, stdio Stdio) (int, error) {
-	b, watchers, err := startBackend(o, stdio) // serve's startup
+	b, watchers, iw, err := startBackend(o, stdio) // serve's startup
 	if err != nil {
 		return 0, err
 	}
@@ -126,6 +126,7 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 	for _, w := range watchers {
 		go w.run(watchCtx, 500*time.Millisecond)
 	}
+	go iw.run(watchCtx, 500*time.Millisecond)
 
 	o.hubPort, o.studioPort = xf.hubPort, xf.studioPort
 	fe, err := startFrontends(ctx, b, o, stdio)

@@ -49,8 +49,8 @@ func runFirestoreIndexesSuggest(_ context.Context, args []string, stdio Stdio) i
 		b, err := os.ReadFile(*out)
 		switch {
 		case err == nil:
-			if existing, err = firestore.ParseIndexConfig(b); err != nil {
-				fmt.Fprintf(stdio.Err, "pyric: %s: %v\n", *out, err)
+			if existing, err = firestore.ParseIndexFile(*out, b); err != nil {
+				fmt.Fprintf(stdio.Err, "pyric: %v\n", err) // the error names the file
 				return exitError
 			}
 		case !errors.Is(err, os.ErrNotExist):

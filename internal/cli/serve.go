@@ -17,7 +17,6 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
-	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/snapshot"
@@ -36,7 +35,7 @@ type serveOptions struct {
 	ports          map[string]int    // by service name; 0 picks a free port
 	rulesPaths     map[string]string // by service: the rules file to load and watch (it may not exist yet)
 	dataDir        string            // "" when in memory
-	indexesPath    string            // "" without --enforce-indexes
+	indexesPath    string            // the index file, declared when it exists (enforced with enforceIndexes)
 	enforceIndexes bool
 	aiScript       string // AI Logic script file loaded into the default project
 	sync           sandbox.SyncMode
@@ -202,9 +201,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if *aiScript != "" {
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
-	if o.enforceIndexes {
-		o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
-	}
+	o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
 	return o, true
 }
 
@@ -229,23 +226,17 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	return exitOK
 }
 
-// startBackend starts every service and loads each rules file: the
-// startup serve and exec share.
-func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatcher, error) {
-	var indexes *engine.IndexConfig
-	if o.enforceIndexes {
-		indexes = &engine.IndexConfig{}
-		if b, err := os.ReadFile(o.indexesPath); err == nil {
-			if indexes, err = engine.ParseIndexConfig(b); err != nil {
-				return nil, nil, fmt.Errorf("%s: %v", o.indexesPath, err)
-			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, nil, err
-		}
+// startBackend starts every service and loads each rules file and the
+// index file: the startup serve and exec share.
+func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatcher, *indexesWatcher, error) {
+	iw := &indexesWatcher{path: o.indexesPath, enforce: o.enforceIndexes, w: stdio.Err}
+	indexes, declared, err := iw.start()
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if o.dataDir != "" && (o.seed != "" || o.fresh) {
 		if err := snapshot.Prepare(context.Background(), o.dataDir, o.project, o.seed, o.fresh); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	b, err := backend.Start(backend.Options{
@@ -257,10 +248,14 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
-		return nil, nil, fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
+		return nil, nil, nil, fmt.Errorf("%v (pick another port with --%s-port, or 0 for a free one)", le, le.Service)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	iw.e = b.Sandbox.Firestore()
+	if declared != nil {
+		iw.e.DeclareIndexes(declared) // built over the data the sandbox loaded
 	}
 	var watchers []*rulesWatcher
 	for _, rf := range rulesFiles {
@@ -270,13 +265,13 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 			watchers = append(watchers, w)
 		}
 	}
-	return b, watchers, nil
+	return b, watchers, iw, nil
 }
 
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
-	b, watchers, err := startBackend(o, stdio)
+	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err
 	}
@@ -304,6 +299,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	for _, w := range watchers {
 		go w.run(watchCtx, 500*time.Millisecond)
 	}
+	go iw.run(watchCtx, 500*time.Millisecond)
 
 	var serveErr error
 	select {
@@ -365,6 +361,8 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, fe *frontends
 	}
 	if o.enforceIndexes {
 		fmt.Fprintf(w, "  Indexes    enforced from %s\n", o.indexesPath)
+	} else if _, err := os.Stat(o.indexesPath); err == nil {
+		fmt.Fprintf(w, "  Indexes    declared from %s (maintained on commit, not enforced)\n", o.indexesPath)
 	}
 	if o.dataDir == "" {
 		fmt.Fprintf(w, "  Data       in memory (lost on exit)\n")

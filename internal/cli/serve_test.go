@@ -298,7 +298,8 @@ func TestParseServeDefaults(t *testing.T) {
 		want serveOptions
 	}{
 		{"firebase.json and .firebaserc from a subdirectory", sub, nil, serveOptions{host: "127.0.0.1", project: "from-rc",
-			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPaths: rulesAt(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric")}},
+			ports: ports(map[string]int{"firestore": 8181, "auth": 9199}), rulesPaths: rulesAt(dir, "rules/fs.rules"), dataDir: filepath.Join(dir, ".pyric"),
+			indexesPath: filepath.Join(dir, "ix.json")}},
 		{"flags win", sub, []string{"--project", "p", "--firestore-port", "0", "--auth-port", "7", "--rules", "x.rules", "--in-memory", "--host", "0.0.0.0", "--json", "--enforce-indexes"},
 			serveOptions{host: "0.0.0.0", project: "p", ports: ports(map[string]int{"firestore": 0, "auth": 7}), rulesPaths: map[string]string{"firestore": filepath.Join(sub, "x.rules"), "storage": filepath.Join(dir, "storage.rules"), "database": filepath.Join(dir, "database.rules.json")},
 				indexesPath: filepath.Join(dir, "ix.json"), enforceIndexes: true, json: true}},
@@ -323,6 +324,9 @@ func TestParseServeDefaults(t *testing.T) {
 			}
 			if want.rulesPaths == nil {
 				want.rulesPaths = rulesAt(tc.cwd, "firestore.rules")
+			}
+			if want.indexesPath == "" {
+				want.indexesPath = filepath.Join(tc.cwd, "firestore.indexes.json")
 			}
 			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)

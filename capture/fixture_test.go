@@ -102,8 +102,10 @@ func TestRecorderAlwaysValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path); err != nil {
+	if data, err := os.ReadFile(path); err != nil {
 		t.Fatalf("no fixture written at start: %v", err)
+	} else if _, err := Decode(data); err != nil {
+		t.Fatalf("the fixture written at start does not parse: %v", err)
 	}
 	fs := b.Sandbox.Admin().Firestore()
 	ctx := context.Background()
@@ -307,5 +309,32 @@ func TestRecorderFileIsTheFixture(t *testing.T) {
 	}
 	if len(fromFile.Events) == 0 || len(fromFile.Events) > 30 {
 		t.Errorf("%d events in the file", len(fromFile.Events))
+	}
+}
+
+// TestRecorderStartsWithRules checks the file Start writes, before any
+// event, carries the rules in force (and parses).
+func TestRecorderStartsWithRules(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	if _, err := b.Rules(backend.Firestore).Set("firestore.rules", "rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read: if true; } } }"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	rec, err := Start(context.Background(), b, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd := fx.Services["firestore"]; sd == nil || sd.Rules == nil || !strings.Contains(sd.Rules.Source, "allow read") {
+		t.Errorf("rules missing from the file at start: %s", data)
 	}
 }

@@ -34,6 +34,10 @@ type Options struct {
 	// oldest tenth is dropped, which leaves a valid, shorter session (the
 	// replay starts from the state the remaining events found).
 	MaxEvents int
+	// MaxBytes bounds the memory the kept events take, as their encoded
+	// JSON (default 32 MiB); past it the oldest tenth is dropped, as past
+	// MaxEvents.
+	MaxBytes int
 	// Buffer is the subscription's buffer (default 4096); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
@@ -49,13 +53,18 @@ type Recorder struct {
 
 	flushMu sync.Mutex // one flush at a time, so files land in order
 	mu      sync.Mutex
-	events  []event.Event
-	// encoded is each event's compact JSON, made once when it arrives:
-	// a flush then copies the session's events instead of encoding them
-	// again, so that rewriting the file costs its size, not a reflection
-	// walk of every event so far. nil when an event would not encode
-	// (the flush then encodes the whole fixture).
-	encoded []json.RawMessage
+	// events are the session's events as the file holds them: each
+	// normalized and encoded (compact JSON) once, when it arrives, so a
+	// rewrite copies them instead of encoding every event so far again,
+	// and what they keep in memory is their size in the file.
+	events []json.RawMessage
+	size   int // the events' total size
+	// states is each service's state as the last rewrite encoded it,
+	// reused while no commit or mutation event has arrived since (reads
+	// change nothing): a big store is then not encoded again for every
+	// rewrite a stream of reads causes. stale says one has arrived.
+	states  map[string]json.RawMessage
+	stale   bool
 	lastSeq uint64
 	lost    uint64
 	trimmed uint64        // oldest events dropped past MaxEvents
@@ -71,7 +80,10 @@ type Recorder struct {
 
 // Start subscribes to b's events and keeps path a valid fixture of the
 // session (events from the bus's history onwards) until ctx ends or Close
-// is called. The file is written once before Start returns. A fixture
+// is called. Before Start returns the file holds a session with no events
+// and no state (cheap, so a big store does not delay the start, and an
+// unwritable path is reported at once); the first event, or one already
+// in the history, has the whole session written. A fixture
 // already at path — the previous session, perhaps of a killed server — is
 // kept as PreviousPath(path) rather than overwritten, and temporary files
 // a killed rewrite left are removed.
@@ -84,6 +96,9 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 32 << 20
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
@@ -104,7 +119,7 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	for _, e := range bus.History() {
 		r.add(e)
 	}
-	if err := r.Flush(); err != nil {
+	if err := r.writeEmpty(); err != nil {
 		r.sub.Close()
 		return nil, err
 	}
@@ -140,28 +155,29 @@ func (r *Recorder) add(e event.Event) {
 		return
 	}
 	r.keep(e)
-	if len(r.events) > r.opts.MaxEvents {
-		cut := len(r.events) - r.opts.MaxEvents + r.opts.MaxEvents/10
-		r.trimmed += uint64(cut)
-		r.events = append([]event.Event(nil), r.events[cut:]...)
-		if r.encoded != nil {
-			r.encoded = append([]json.RawMessage(nil), r.encoded[cut:]...)
+	if len(r.events) > r.opts.MaxEvents || r.size > r.opts.MaxBytes {
+		cut := max(len(r.events)-r.opts.MaxEvents, 0) + max(len(r.events)/10, 1)
+		for _, d := range r.events[:cut] {
+			r.size -= len(d)
 		}
+		r.trimmed += uint64(cut)
+		r.events = append([]json.RawMessage(nil), r.events[cut:]...)
 	}
 }
 
 // keep appends e, normalized and encoded; callers hold mu.
 func (r *Recorder) keep(e event.Event) {
-	e = normalize(e)
-	if r.encoded != nil || len(r.events) == 0 {
-		if b, err := encodeEvent(e); err == nil {
-			r.encoded = append(r.encoded, b)
-		} else {
-			r.encoded = nil
-		}
-	}
-	r.events = append(r.events, e)
 	r.lastSeq = e.Seq
+	if e.Kind != event.KindRequest && e.Kind != event.KindListener {
+		r.stale = true
+	}
+	b, err := encodeEvent(normalize(e))
+	if err != nil {
+		r.lost++ // an event that does not encode cannot be in the file
+		return
+	}
+	r.events = append(r.events, b)
+	r.size += len(b)
 }
 
 // encodeEvent is e's compact JSON, as the fixture encoder writes it (no
@@ -176,15 +192,42 @@ func encodeEvent(e event.Event) (json.RawMessage, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// writeEmpty writes the session before it has events: no events, no
+// state, the rules in force.
+func (r *Recorder) writeEmpty() error {
+	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description, Services: map[string]*ServiceData{}}
+	addRules(r.b, f)
+	data, err := Encode(f)
+	if err == nil {
+		err = WriteFileAtomic(r.path, data)
+	}
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	return nil
+}
+
+// flushIfAny writes the session when it has events (a session without
+// any keeps the file Start wrote).
+func (r *Recorder) flushIfAny() {
+	r.mu.Lock()
+	n := len(r.events) + int(r.trimmed)
+	r.mu.Unlock()
+	if n > 0 {
+		r.Flush()
+	}
+}
+
 func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
 	var timer *time.Timer
 	var fire <-chan time.Time
+	r.flushIfAny() // the events the history held at Start
 	for {
 		select {
 		case e, ok := <-r.sub.Events():
 			if !ok {
-				r.Flush()
+				r.flushIfAny()
 				return
 			}
 			r.add(e)
@@ -215,11 +258,11 @@ func (r *Recorder) run(ctx context.Context) {
 			r.Flush()
 		case <-ctx.Done():
 			r.drain()
-			r.Flush()
+			r.flushIfAny()
 			return
 		case <-r.stop:
 			r.drain()
-			r.Flush()
+			r.flushIfAny()
 			return
 		}
 	}
@@ -259,12 +302,19 @@ func (r *Recorder) Lost() uint64 {
 	return r.lost
 }
 
-// Fixture builds the fixture of the session so far.
+// Fixture builds the fixture of the session so far: the events as the
+// file holds them, decoded, and the state now.
 func (r *Recorder) Fixture() (*Fixture, error) {
 	r.mu.Lock()
-	evs := append([]event.Event(nil), r.events...)
+	encoded := r.events[:len(r.events):len(r.events)]
 	lost, trimmed := r.lost, r.trimmed
 	r.mu.Unlock()
+	evs := make([]event.Event, len(encoded))
+	for i, b := range encoded {
+		if err := json.Unmarshal(b, &evs[i]); err != nil {
+			return nil, fmt.Errorf("capture: event %d does not decode: %w", i, err)
+		}
+	}
 	f, err := FromBackend(r.b, evs)
 	if err != nil {
 		return nil, err
@@ -292,21 +342,33 @@ func (r *Recorder) describe(lost, trimmed uint64) string {
 // indented).
 func (r *Recorder) encodeLive() ([]byte, error) {
 	r.mu.Lock()
-	evs := r.encoded
-	ok := evs != nil || len(r.events) == 0
-	evs = evs[:len(evs):len(evs)] // appended to later, never changed
+	evs := r.events[:len(r.events):len(r.events)] // appended to later, never changed
 	lost, trimmed := r.lost, r.trimmed
+	states, stale := r.states, r.stale || r.states == nil
+	r.stale = false
 	r.mu.Unlock()
-	if !ok {
-		f, err := r.Fixture()
-		if err != nil {
+	var f *Fixture
+	var err error
+	if stale {
+		if f, err = FromBackend(r.b, nil); err != nil {
+			r.mu.Lock()
+			r.stale = true
+			r.mu.Unlock()
 			return nil, err
 		}
-		return Encode(f)
-	}
-	f, err := FromBackend(r.b, nil)
-	if err != nil {
-		return nil, err
+		states = map[string]json.RawMessage{}
+		for name, sd := range f.Services {
+			states[name] = sd.State
+		}
+		r.mu.Lock()
+		r.states = states
+		r.mu.Unlock()
+	} else {
+		f = &Fixture{Schema: Schema, Services: map[string]*ServiceData{}}
+		for name, st := range states {
+			f.Services[name] = &ServiceData{State: st}
+		}
+		addRules(r.b, f)
 	}
 	size := 256
 	for _, e := range evs {
@@ -398,6 +460,12 @@ func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
 		}
 		f.Services[svc.Name()] = &ServiceData{State: st}
 	}
+	addRules(b, f)
+	return f, nil
+}
+
+// addRules adds the rules in force of the services that have rules to f.
+func addRules(b *backend.Backend, f *Fixture) {
 	formats := map[string]string{backend.Firestore: FormatFirestore, backend.Storage: FormatStorage, "database": FormatDatabase}
 	for svc, format := range formats {
 		rl := b.Rules(svc)
@@ -418,7 +486,6 @@ func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
 			sd.Rules.JSON = json.RawMessage(text)
 		}
 	}
-	return f, nil
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the

@@ -91,15 +91,4 @@ func (iw *indexesWatcher) load() {
 }
 
 // run polls until ctx ends.
-func (iw *indexesWatcher) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			iw.load()
-		}
-	}
-}
+func (iw *indexesWatcher) run(ctx context.Context, every time.Duration) { poll(ctx, every, iw.load) }

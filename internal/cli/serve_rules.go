@@ -138,7 +138,11 @@ func (rw *rulesWatcher) noRulesWarning() string {
 }
 
 // run polls until ctx ends.
-func (rw *rulesWatcher) run(ctx context.Context, every time.Duration) {
+func (rw *rulesWatcher) run(ctx context.Context, every time.Duration) { poll(ctx, every, rw.load) }
+
+// poll calls load every interval until ctx ends: how serve and exec watch
+// their rules and index files.
+func poll(ctx context.Context, every time.Duration, load func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -146,7 +150,7 @@ func (rw *rulesWatcher) run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			rw.load()
+			load()
 		}
 	}
 }

@@ -89,11 +89,11 @@ func (sc Scope) key() string {
 	return "c:" + sc.Path
 }
 
-func (s *Store) entries(sc Scope) map[string]*Entry {
+func (s *Store) entries(sc Scope) []map[string]*Entry {
 	if sc.Group {
-		return s.groups[sc.Path]
+		return s.Group(sc.Path)
 	}
-	return s.colls[sc.Path]
+	return []map[string]*Entry{s.colls[sc.Path]}
 }
 
 func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
@@ -134,8 +134,10 @@ func (s *Store) Index(sc Scope, fps []fsvalue.FieldPath) *Index {
 	}
 	ix := &Index{fps: fps, bt: btree.NewG(32, lessItem), vals: map[string][]*pb.Value{}}
 	at := s.ReadTime()
-	for rel, d := range s.entries(sc) {
-		ix.set(rel, d, d.At(at))
+	for _, m := range s.entries(sc) {
+		for rel, d := range m {
+			ix.set(rel, d, d.At(at))
+		}
 	}
 	if s.fidx == nil {
 		s.fidx = map[string]*Index{}

@@ -19,6 +19,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/config"
+	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/snapshot"
 )
@@ -222,6 +223,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	defer stop()
 	// The rules watcher reports from its own goroutine.
 	stdio.Err = &lockedWriter{w: stdio.Err}
+	startDebugPprof(os.Getenv, stdio.Err)
+	memlimit.Start() // a long-running server: resident memory follows the live heap
 	if err := serve(ctx, o, stdio); err != nil {
 		fmt.Fprintf(stdio.Err, "pyric serve: %v\n", err)
 		return exitError

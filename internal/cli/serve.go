@@ -224,7 +224,6 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	// The rules watcher reports from its own goroutine.
 	stdio.Err = &lockedWriter{w: stdio.Err}
 	startDebugPprof(os.Getenv, stdio.Err)
-	memlimit.Start() // a long-running server: resident memory follows the live heap
 	if err := serve(ctx, o, stdio); err != nil {
 		fmt.Fprintf(stdio.Err, "pyric serve: %v\n", err)
 		return exitError
@@ -292,6 +291,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		return err
 	}
 	printBanner(stdio.Err, o, b, fe, watchers)
+	// A long-running server: resident memory follows the live heap (from
+	// now on, so that restoring the store is not collected on the way).
+	memlimit.Start()
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {

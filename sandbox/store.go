@@ -250,6 +250,10 @@ func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocum
 			return nil
 		})
 	})
+	if err == nil {
+		// Everything was copied out of the mapped file: let its pages go.
+		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
+	}
 	var de *DamagedStoreError
 	if errors.As(err, &de) {
 		return nil, de

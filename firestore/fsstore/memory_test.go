@@ -70,3 +70,43 @@ func heapNow() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// BenchmarkHistoryBytes overwrites 160 small documents 100k times in a
+// durable store (history bound out of reach) and reports the heap the kept
+// versions take against what the history budget counts for them
+// (heap/budget: 1 means the budget is real bytes).
+func BenchmarkHistoryBytes(b *testing.B) {
+	const hot, writes = 160, 100_000
+	for range b.N {
+		s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: 1 << 40, Now: time.Now, Persister: nopPersister{}})
+		s.SetDecodedCacheLimit(0)
+		commit := func(i int) {
+			s.Lock()
+			t := s.NextTime()
+			rel := fmt.Sprintf("hot/d%03d", i%hot)
+			done := s.Commit(t, []Change{{Path: rel, Doc: &pb.Document{Name: testDB.DocName(rel),
+				Fields:     map[string]*pb.Value{"w": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}, "s": {ValueType: &pb.Value_StringValue{StringValue: "some text of a small document"}}},
+				CreateTime: timestamppb.New(t), UpdateTime: timestamppb.New(t)}}})
+			s.Unlock()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range hot {
+			commit(i)
+		}
+		runtime.GC()
+		base := heapNow()
+		for i := range writes {
+			commit(hot + i)
+		}
+		runtime.GC()
+		held := heapNow() - base
+		s.RLock()
+		_, counted, _ := s.HistoryStats()
+		s.RUnlock()
+		b.ReportMetric(float64(held)/float64(counted), "heap/budget")
+		b.ReportMetric(float64(held)/writes, "heap-B/version")
+		runtime.KeepAlive(s)
+	}
+}

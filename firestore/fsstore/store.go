@@ -16,6 +16,7 @@ package fsstore
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -373,9 +374,12 @@ func (s *Store) apply(t time.Time, changes []Change) {
 			if c.Doc == nil {
 				continue
 			}
-			d = &Entry{path: c.Path}
-			s.docs[c.Path] = d
-			s.collection(fsvalue.CollectionOf(c.Path), 0)[c.Path] = d
+			// The path is usually part of a string the entry should not
+			// keep alive (a request's document name: 4x longer).
+			path := strings.Clone(c.Path)
+			d = &Entry{path: path}
+			s.docs[path] = d
+			s.collection(fsvalue.CollectionOf(path), 0)[path] = d
 		}
 		s.superseded(d, t)
 		v := version{at: t.UnixNano(), doc: c.Doc}

@@ -18,6 +18,8 @@ func TestCountMatchesQuery(t *testing.T) {
 		setT(t, e, fmt.Sprintf("n/d%02d", i), M("v", Int(int64(i)), "odd", Bool(i%2 == 1)))
 	}
 	setT(t, e, "n/nov", M("odd", Bool(true)))
+	// A deleted document (kept as history) is not counted.
+	commitT(t, e, admin, &pb.Write{Operation: &pb.Write_Delete{Delete: name("n/d03")}})
 	gt5 := where("v", pb.StructuredQuery_FieldFilter_GREATER_THAN, Int(5))
 	cases := []struct {
 		name string
@@ -25,6 +27,7 @@ func TestCountMatchesQuery(t *testing.T) {
 		upTo int64
 	}{
 		{"all", &pb.StructuredQuery{}, 0},
+		{"by name", &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("__name__", true)}, Limit: limit(7)}, 0},
 		{"filter", &pb.StructuredQuery{Where: gt5}, 0},
 		{"equality", &pb.StructuredQuery{Where: where("odd", pb.StructuredQuery_FieldFilter_EQUAL, Bool(true))}, 0},
 		{"order needs the field", &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("v", true)}}, 0},

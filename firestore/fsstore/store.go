@@ -246,6 +246,18 @@ func (d *Entry) At(t time.Time) *pb.Document {
 	return nil
 }
 
+// ExistsAt reports whether the document exists as of t, without decoding
+// it; like At it needs no lock.
+func (d *Entry) ExistsAt(t time.Time) bool {
+	vs := d.versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].after(t) {
+			return !vs[i].deleted()
+		}
+	}
+	return false
+}
+
 // All returns every entry by path; callers hold the lock and do not
 // modify the map.
 func (s *Store) All() map[string]*Entry { return s.docs }

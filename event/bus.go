@@ -77,7 +77,7 @@ func NewBus(opts Options) *Bus {
 	if now == nil {
 		now = time.Now
 	}
-	return &Bus{now: now, maxCount: n, maxBytes: nb, ring: make([]Event, n), sizes: make([]int, n), subs: map[int]*Subscription{}}
+	return &Bus{now: now, maxCount: n, maxBytes: nb, subs: map[int]*Subscription{}}
 }
 
 // Emit stamps e, records it and offers it to every subscriber.
@@ -101,12 +101,31 @@ func (b *Bus) Emit(e Event) {
 		b.count--
 	}
 	i := (b.start + b.count) % b.maxCount
+	if i == len(b.ring) {
+		b.grow()
+	}
 	b.ring[i], b.sizes[i] = e, size
 	b.count++
 	b.bytes += size
 	for _, s := range b.subs {
 		s.offer(e)
 	}
+}
+
+// grow lengthens the ring by one slot; until it has maxCount slots the
+// kept events fill it from the start, so the slot is the next one. The
+// ring grows by doubling up to maxCount instead of taking maxCount events'
+// room (3 MiB for 10000) before any event comes.
+func (b *Bus) grow() {
+	if len(b.ring) == cap(b.ring) {
+		n := min(max(2*cap(b.ring), 64), b.maxCount)
+		ring, sizes := make([]Event, len(b.ring), n), make([]int, len(b.sizes), n)
+		copy(ring, b.ring)
+		copy(sizes, b.sizes)
+		b.ring, b.sizes = ring, sizes
+	}
+	b.ring = b.ring[:len(b.ring)+1]
+	b.sizes = b.sizes[:len(b.sizes)+1]
 }
 
 // History returns a copy of the kept events, oldest first.

@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
@@ -178,4 +179,47 @@ func TestHeapSizeEstimate(t *testing.T) {
 	}
 	t.Logf("estimated %d bytes per event, held %d", est/n, held/n)
 	runtime.KeepAlive(b)
+}
+
+// The history keeps what a plain list trimmed by the same bounds keeps,
+// while its ring grows, wraps and is cleared (a reference model, random
+// event sizes).
+func TestBusHistoryMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, max := range []int{1, 3, 100, 1000} {
+		b := NewBus(Options{History: max, HistoryBytes: 40_000})
+		type kept struct {
+			seq  uint64
+			size int
+		}
+		var model []kept
+		bytes := 0
+		var seq uint64
+		for range 5000 {
+			if rng.IntN(500) == 0 {
+				b.Clear()
+				model, bytes = nil, 0
+				continue
+			}
+			e := Event{Kind: KindCommit, Path: strings.Repeat("p", rng.IntN(2000))}
+			size := heapSize(&e)
+			b.Emit(e)
+			seq++
+			for len(model) > 0 && (len(model) == max || bytes+size > 40_000) {
+				bytes -= model[0].size
+				model = model[1:]
+			}
+			model = append(model, kept{seq, size})
+			bytes += size
+		}
+		h := b.History()
+		if len(h) != len(model) {
+			t.Fatalf("max %d: history holds %d events, the model %d", max, len(h), len(model))
+		}
+		for i := range h {
+			if h[i].Seq != model[i].seq {
+				t.Fatalf("max %d: event %d is #%d, the model's #%d", max, i, h[i].Seq, model[i].seq)
+			}
+		}
+	}
 }

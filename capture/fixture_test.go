@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/storage"
 )
@@ -252,5 +253,42 @@ func TestRecorderKeepsPrevious(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) == string(old) {
 		t.Fatal("the new session did not start a new fixture")
+	}
+}
+
+// Past MaxBytes (the heap its events take) the recorder drops the oldest
+// events as past MaxEvents.
+func TestRecorderBoundedByBytes(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{MaxBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 4000)
+	for i := 0; i < 40; i++ {
+		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for i := range fx.Events {
+		kept += event.HeapSize(&fx.Events[i])
+	}
+	if len(fx.Events) == 0 || len(fx.Events) >= 40 || !strings.Contains(fx.Description, "oldest") {
+		t.Fatalf("%d events kept (of 80 or more), description %q", len(fx.Events), fx.Description)
+	}
+	if kept > 96<<10 {
+		t.Errorf("the kept events take ~%d KiB, past the 64 KiB bound", kept>>10)
 	}
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// oldest tenth is dropped, which leaves a valid, shorter session (the
 	// replay starts from the state the remaining events found).
 	MaxEvents int
+	// MaxBytes bounds the Go heap the kept events take (by
+	// event.HeapSize; default 32 MiB, about 30,000 commit events of small
+	// documents): past it the oldest go as past MaxEvents.
+	MaxBytes int
 	// Buffer is the subscription's buffer (default 4096); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
@@ -51,7 +55,8 @@ type Recorder struct {
 	events  []event.Event
 	lastSeq uint64
 	lost    uint64
-	trimmed uint64        // oldest events dropped past MaxEvents
+	bytes   int           // the events' event.HeapSize
+	trimmed uint64        // oldest events dropped past MaxEvents or MaxBytes
 	took    time.Duration // how long the last flush took
 	flushed time.Time     // when the last flush ended
 	err     error
@@ -77,6 +82,9 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 32 << 20
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
@@ -122,24 +130,45 @@ func (r *Recorder) add(e event.Event) {
 			if g.Seq >= e.Seq {
 				break
 			}
-			r.events = append(r.events, normalize(g))
-			r.lastSeq = g.Seq
+			r.keep(normalize(g))
 		}
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
 		}
+		r.trim()
 		return
 	}
 	if e.Seq <= r.lastSeq {
 		return
 	}
-	r.events = append(r.events, normalize(e))
+	r.keep(normalize(e))
+	r.trim()
+}
+
+// keep appends a normalized event; callers hold r.mu.
+func (r *Recorder) keep(e event.Event) {
+	r.events = append(r.events, e)
+	r.bytes += event.HeapSize(&e)
 	r.lastSeq = e.Seq
-	if len(r.events) > r.opts.MaxEvents {
-		cut := len(r.events) - r.opts.MaxEvents + r.opts.MaxEvents/10
-		r.trimmed += uint64(cut)
-		r.events = append([]event.Event(nil), r.events[cut:]...)
+}
+
+// trim drops the oldest events once past MaxEvents or MaxBytes, down to
+// nine tenths of both (so that it does not copy the rest on every event);
+// callers hold r.mu.
+func (r *Recorder) trim() {
+	if len(r.events) <= r.opts.MaxEvents && r.bytes <= r.opts.MaxBytes {
+		return
 	}
+	cut := max(len(r.events)-r.opts.MaxEvents+r.opts.MaxEvents/10, 0)
+	for i := range cut {
+		r.bytes -= event.HeapSize(&r.events[i])
+	}
+	for cut < len(r.events)-1 && r.bytes > r.opts.MaxBytes-r.opts.MaxBytes/10 {
+		r.bytes -= event.HeapSize(&r.events[cut])
+		cut++
+	}
+	r.trimmed += uint64(cut)
+	r.events = append([]event.Event(nil), r.events[cut:]...)
 }
 
 func (r *Recorder) run(ctx context.Context) {
@@ -240,7 +269,7 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 		f.Description = fmt.Sprintf("%s (capture lost %d events)", f.Description, lost)
 	}
 	if trimmed > 0 {
-		f.Description = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d)", f.Description, trimmed, r.opts.MaxEvents)
+		f.Description = fmt.Sprintf("%s (the oldest %d events were dropped to stay within %d events and %d MiB)", f.Description, trimmed, r.opts.MaxEvents, r.opts.MaxBytes>>20)
 	}
 	return f, nil
 }

@@ -35,7 +35,7 @@ type Options struct {
 	// History bounds the number of events kept; 0 means DefaultHistory.
 	History int
 	// HistoryBytes bounds the events kept by an estimate of the Go heap
-	// they hold (heapSize: strings, payload structs, decoded-JSON maps,
+	// they hold (HeapSize: strings, payload structs, decoded-JSON maps,
 	// which take about three times their JSON text); 0 means
 	// DefaultHistoryBytes. The newest event is always kept.
 	HistoryBytes int
@@ -88,7 +88,7 @@ func (b *Bus) Emit(e Event) {
 	if e.Actor.Kind == "" {
 		e.Actor.Kind = ActorApp
 	}
-	size := heapSize(&e)
+	size := HeapSize(&e)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
@@ -241,11 +241,12 @@ func (s *Subscription) Close() {
 	close(s.ch)
 }
 
-// heapSize estimates the Go heap an event holds beyond its slot in the
-// ring: its strings, its payload structs and their data (allocation size
-// classes rounded to 16 bytes). It is an estimate, measured against the
-// heap of 10000 commit events in TestHeapSizeEstimate.
-func heapSize(e *Event) int {
+// HeapSize estimates the Go heap an event holds beyond the Event struct
+// itself: its strings, its payload structs and their data (allocation
+// size classes rounded to 16 bytes), for memory bounds counted in real
+// bytes. It is an estimate, measured against the heap of 10000 commit
+// events in TestHeapSizeEstimate.
+func HeapSize(e *Event) int {
 	n := str(e.ID) + str(e.Service) + str(e.Method) + str(e.Path) + str(e.Identity.UID) + sizeOf(e.Identity.Token)
 	if e.Group != nil {
 		n += size(unsafe.Sizeof(*e.Group)) + str(e.Group.ID)

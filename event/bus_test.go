@@ -150,7 +150,7 @@ func TestWhoCarriesTheActor(t *testing.T) {
 	}
 }
 
-// The history's byte bound counts the heap the events hold: heapSize's
+// The history's byte bound counts the heap the events hold: HeapSize's
 // estimate for 10000 commit events of small documents is within a third
 // of what they measurably take.
 func TestHeapSizeEstimate(t *testing.T) {
@@ -165,7 +165,7 @@ func TestHeapSizeEstimate(t *testing.T) {
 	for i := range n {
 		e := Event{Kind: KindCommit, Method: "set", Service: "firestore", Path: "load/d" + strconv.Itoa(i),
 			Commit: &Commit{RequestTime: time.Now(), Before: doc(i), After: doc(i + 1), Written: doc(i + 2)}}
-		est += heapSize(&e)
+		est += HeapSize(&e)
 		b.Emit(e)
 	}
 	runtime.GC()
@@ -202,7 +202,7 @@ func TestBusHistoryMatchesModel(t *testing.T) {
 				continue
 			}
 			e := Event{Kind: KindCommit, Path: strings.Repeat("p", rng.IntN(2000))}
-			size := heapSize(&e)
+			size := HeapSize(&e)
 			b.Emit(e)
 			seq++
 			for len(model) > 0 && (len(model) == max || bytes+size > 40_000) {

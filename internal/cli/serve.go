@@ -285,15 +285,15 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}
+	// A long-running server: resident memory follows the live heap (from
+	// now on, so that restoring the store is not collected on the way).
+	memlimit.Start()
 	fe, err := startFrontends(ctx, b, o, stdio)
 	if err != nil {
 		b.Shutdown(context.Background())
 		return err
 	}
 	printBanner(stdio.Err, o, b, fe, watchers)
-	// A long-running server: resident memory follows the live heap (from
-	// now on, so that restoring the store is not collected on the way).
-	memlimit.Start()
 	if o.json {
 		line := map[string]string{"project": o.project}
 		for _, e := range b.Endpoints() {

@@ -338,3 +338,41 @@ func TestRecorderStartsWithRules(t *testing.T) {
 		t.Errorf("rules missing from the file at start: %s", data)
 	}
 }
+
+// Past MaxBytes (the kept events' encoded size) the recorder drops the
+// oldest events as past MaxEvents.
+func TestRecorderBoundedByBytes(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b, path, Options{MaxBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 4000)
+	for i := 0; i < 40; i++ {
+		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, e := range fx.Events {
+		b, _ := json.Marshal(e)
+		kept += len(b)
+	}
+	if len(fx.Events) == 0 || len(fx.Events) >= 40 || !strings.Contains(fx.Description, "oldest") {
+		t.Fatalf("%d events kept (of 80 or more), description %q", len(fx.Events), fx.Description)
+	}
+	if kept > 72<<10 {
+		t.Errorf("the kept events take ~%d KiB, past the 64 KiB bound", kept>>10)
+	}
+}

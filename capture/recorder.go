@@ -155,14 +155,26 @@ func (r *Recorder) add(e event.Event) {
 		return
 	}
 	r.keep(e)
-	if len(r.events) > r.opts.MaxEvents || r.size > r.opts.MaxBytes {
-		cut := max(len(r.events)-r.opts.MaxEvents, 0) + max(len(r.events)/10, 1)
-		for _, d := range r.events[:cut] {
-			r.size -= len(d)
-		}
-		r.trimmed += uint64(cut)
-		r.events = append([]json.RawMessage(nil), r.events[cut:]...)
+	r.trim()
+}
+
+// trim drops the oldest events once past MaxEvents or MaxBytes, down to
+// nine tenths of both (so that it does not copy the rest on every event);
+// callers hold mu.
+func (r *Recorder) trim() {
+	if len(r.events) <= r.opts.MaxEvents && r.size <= r.opts.MaxBytes {
+		return
 	}
+	cut := max(len(r.events)-r.opts.MaxEvents+r.opts.MaxEvents/10, 0)
+	for _, d := range r.events[:cut] {
+		r.size -= len(d)
+	}
+	for cut < len(r.events)-1 && r.size > r.opts.MaxBytes-r.opts.MaxBytes/10 {
+		r.size -= len(r.events[cut])
+		cut++
+	}
+	r.trimmed += uint64(cut)
+	r.events = append([]json.RawMessage(nil), r.events[cut:]...)
 }
 
 // keep appends e, normalized and encoded; callers hold mu.

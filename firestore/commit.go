@@ -217,16 +217,25 @@ type opState struct {
 // apply every write to an overlay at the commit time, ask the rules, make
 // the result durable, install it, then notify events and listeners.
 func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, time.Time, error) {
+	return e.startCommit(ctx, c)()
+}
+
+// startCommit is commit up to queueing the checked commit for durability
+// (the database lock released); finish waits until it is durable (or
+// failed) and returns its results, having notified events. Commits
+// started one after another become durable in that order, and those
+// started before their predecessors finish share a store transaction.
+func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([]*pb.WriteResult, time.Time, error)) {
 	start := time.Now()
 	db := c.db
 	if err := checkCtx(ctx); err != nil {
-		return nil, time.Time{}, err
+		return commitFailed(err)
 	}
 	ops := make([]*opState, len(c.writes))
 	for i, w := range c.writes {
 		op, err := parseWrite(db.name, w)
 		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("%w", err)
+			return commitFailed(fmt.Errorf("%w", err))
 		}
 		ops[i] = &opState{op: op}
 	}
@@ -256,14 +265,14 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	if len(c.txid) > 0 {
 		t, err := db.txn(c.txid)
 		if err != nil {
-			return nil, time.Time{}, err
+			return commitFailed(err)
 		}
 		delete(db.txns, t.id)
 		if t.readOnly && len(ops) > 0 {
-			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
+			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction."))
 		}
 		if err := db.validate(t); err != nil {
-			return nil, time.Time{}, err
+			return commitFailed(err)
 		}
 		group = &Group{ID: t.group, Kind: "transaction"}
 	}
@@ -283,7 +292,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 			// What the SDKs send for update() after delete() of the same
 			// document in one transaction or batch; the official emulator
 			// rejects the request rather than answering NOT_FOUND.
-			return nil, time.Time{}, fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request."))
 		}
 		if s.op.kind == writeDelete {
 			deleted[s.op.rel] = true
@@ -291,7 +300,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		s.before = state(s.op.rel)
 		after, results, err := s.op.apply(db.name, s.before, now, stamp)
 		if err != nil {
-			return nil, time.Time{}, err
+			return commitFailed(err)
 		}
 		s.after, s.results = after, results
 		if s.op.kind == writeVerify {
@@ -340,7 +349,7 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 		}
 	}
 	if denial != nil {
-		return nil, time.Time{}, denial
+		return commitFailed(denial)
 	}
 	var changes []Change
 	for _, rel := range order {
@@ -353,37 +362,43 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 	}
 	done := db.st.Commit(now, changes)
 	unlock()
-	if done != nil {
-		if err := <-done; err != nil {
-			return nil, time.Time{}, err
+	return func() ([]*pb.WriteResult, time.Time, error) {
+		if done != nil {
+			if err := <-done; err != nil {
+				return nil, time.Time{}, err
+			}
 		}
-	}
 
-	results := make([]*pb.WriteResult, len(ops))
-	for i, s := range ops {
-		// A delete's result has no update time (the field is "not set
-		// after a delete", as the official emulator answers).
-		wr := &pb.WriteResult{TransformResults: s.results}
-		switch {
-		case s.op.kind == writeDelete:
-		case s.after != nil:
-			wr.UpdateTime = s.after.UpdateTime
-		default:
-			wr.UpdateTime = ts(now)
+		results := make([]*pb.WriteResult, len(ops))
+		for i, s := range ops {
+			// A delete's result has no update time (the field is "not set
+			// after a delete", as the official emulator answers).
+			wr := &pb.WriteResult{TransformResults: s.results}
+			switch {
+			case s.op.kind == writeDelete:
+			case s.after != nil:
+				wr.UpdateTime = s.after.UpdateTime
+			default:
+				wr.UpdateTime = ts(now)
+			}
+			results[i] = wr
+			if s.op.kind == writeVerify {
+				continue
+			}
+			if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {
+				continue // nothing changed, nothing committed
+			}
+			if s.after == nil && s.before == nil {
+				continue
+			}
+			e.emitCommit(c, s, group, now)
 		}
-		results[i] = wr
-		if s.op.kind == writeVerify {
-			continue
-		}
-		if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {
-			continue // nothing changed, nothing committed
-		}
-		if s.after == nil && s.before == nil {
-			continue
-		}
-		e.emitCommit(c, s, group, now)
+		return results, now, nil
 	}
-	return results, now, nil
+}
+
+func commitFailed(err error) func() ([]*pb.WriteResult, time.Time, error) {
+	return func() ([]*pb.WriteResult, time.Time, error) { return nil, time.Time{}, err }
 }
 
 // BatchWrite applies writes independently (not atomically); each gets its
@@ -412,8 +427,17 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 	}
 	resp := &pb.BatchWriteResponse{}
 	db := e.db(name)
-	for _, w := range req.GetWrites() {
-		res, _, err := e.commit(ctx, commitReq{db: db, who: who, writes: []*pb.Write{w}, single: true})
+	// Each write is its own commit; all are checked and queued before the
+	// first is waited for, so that they share store transactions (one per
+	// write, each waited for in turn, made a bulk load cost a store
+	// transaction and its garbage per few documents). Production applies a
+	// batch's writes in no particular order either.
+	finish := make([]func() ([]*pb.WriteResult, time.Time, error), len(req.GetWrites()))
+	for i, w := range req.GetWrites() {
+		finish[i] = e.startCommit(ctx, commitReq{db: db, who: who, writes: []*pb.Write{w}, single: true})
+	}
+	for _, f := range finish {
+		res, _, err := f()
 		st := Status(err).Proto()
 		resp.Status = append(resp.Status, st)
 		if err != nil {

@@ -548,6 +548,21 @@ func (q *query) inScope(rel string) bool {
 	return q.parent == "" || strings.HasPrefix(rel, q.parent+"/")
 }
 
+// onlyScope reports whether every document in the query's scope matches
+// it: no filter, no cursor, no order but by name (which every document
+// has).
+func (q *query) onlyScope() bool {
+	if q.filter != nil || q.start != nil || q.end != nil {
+		return false
+	}
+	for _, o := range q.orders {
+		if !o.fp.IsName() {
+			return false
+		}
+	}
+	return true
+}
+
 // matches reports whether d belongs to the query's result, ignoring offset
 // and limit: scope, filters, presence of every ordered field, cursors.
 func (q *query) matches(rel string, d *pb.Document) bool {
@@ -610,15 +625,16 @@ func (q *query) cmpDocs(a, b *pb.Document) int {
 	return 0
 }
 
-// candidates returns the entries a query may match; callers hold db.st's lock.
-func (db *database) candidates(q *query) map[string]*fsstore.Entry {
+// candidates returns the entries a query may match, in one or more maps;
+// callers hold db.st's lock.
+func (db *database) candidates(q *query) []map[string]*fsstore.Entry {
 	if q.allDesc && q.collID == "" {
-		return db.st.All()
+		return []map[string]*fsstore.Entry{db.st.All()}
 	}
 	if q.allDesc {
 		return db.st.Group(q.collID)
 	}
-	return db.st.Collection(q.collPath())
+	return []map[string]*fsstore.Entry{db.st.Collection(q.collPath())}
 }
 
 // runQuery returns the ordered result at time t (current state when
@@ -654,10 +670,16 @@ func (db *database) scan(q *query, t time.Time, current bool) []*pb.Document {
 // snapshot lists the entries a query may match, so that the scan itself
 // can run after the lock is released; callers hold db.st's lock.
 func (db *database) snapshot(q *query) []*fsstore.Entry {
-	c := db.candidates(q)
-	out := make([]*fsstore.Entry, 0, len(c))
-	for _, d := range c {
-		out = append(out, d)
+	ms := db.candidates(q)
+	n := 0
+	for _, m := range ms {
+		n += len(m)
+	}
+	out := make([]*fsstore.Entry, 0, n)
+	for _, m := range ms {
+		for _, d := range m {
+			out = append(out, d)
+		}
 	}
 	return out
 }
@@ -701,6 +723,28 @@ func scanEntries(q *query, t time.Time, current bool, entries []*fsstore.Entry) 
 		out[i] = x.d
 	}
 	return out
+}
+
+// countEntries is the number of entries whose document at t matches the
+// query, before offset and limit; like scanEntries it needs no lock. It
+// keeps none of the documents.
+func countEntries(q *query, t time.Time, entries []*fsstore.Entry) int {
+	n := 0
+	if q.onlyScope() {
+		// Every document in scope matches: count them without decoding.
+		for _, d := range entries {
+			if q.inScope(d.Path()) && d.ExistsAt(t) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, d := range entries {
+		if q.matches(d.Path(), d.At(t)) {
+			n++
+		}
+	}
+	return n
 }
 
 type keyed struct {
@@ -752,6 +796,15 @@ func (q *query) window(all []*pb.Document) []*pb.Document {
 		all = all[:q.limit]
 	}
 	return all
+}
+
+// windowLen is the length of window's result for n matching documents.
+func (q *query) windowLen(n int) int {
+	n = max(n-q.offset, 0)
+	if q.limit >= 0 {
+		n = min(n, q.limit)
+	}
+	return n
 }
 
 // projectQuery applies the query's select clause.

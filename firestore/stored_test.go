@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,7 +141,7 @@ func (p *memPersister) Commit(_ DatabaseName, _ time.Time, changes []Change) err
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range changes {
-		p.data[c.Path] = c.Data
+		p.data[c.Path] = slices.Clone(c.Data) // valid only during the call
 	}
 	return nil
 }

@@ -344,20 +344,31 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 		// durable; stop acknowledging more.
 		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
 	}
+	// The records stay in memory until a checkpoint applies them, and
+	// Change.Data is only the caller's during this call: the documents'
+	// encodings are copied into one block per batch.
 	batch := walBatch{db: name.String(), changes: make([]walChange, len(changes))}
+	n := 0
+	for _, c := range changes {
+		n += len(c.Data)
+	}
+	slab := make([]byte, 0, n)
 	size := 0
 	for i, c := range changes {
 		wc := walChange{path: c.Path}
 		if c.Doc != nil {
-			// Data is the stored encoding the engine keeps (and never
-			// changes); a caller without one gets it encoded here.
-			wc.data = c.Data
-			if wc.data == nil {
+			data := c.Data
+			if data == nil { // a caller without the encoding
 				var err error
-				if wc.data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
+				if data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
 					return err
 				}
+			} else {
+				at := len(slab)
+				slab = append(slab, data...)
+				data = slab[at:len(slab):len(slab)]
 			}
+			wc.data = data
 		}
 		batch.changes[i] = wc
 		size += len(wc.path) + len(wc.data) + 16
@@ -454,6 +465,10 @@ func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocum
 			return nil
 		})
 	})
+	if err == nil {
+		// Everything was copied out of the mapped file: let its pages go.
+		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
+	}
 	var de *DamagedStoreError
 	if errors.As(err, &de) {
 		return nil, de

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
@@ -24,35 +25,65 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*pendingCommit
 	running bool
-	// slab is where the flusher (one at a time) encodes documents: small
-	// encodings share blocks instead of being one allocation each, which
-	// keeps a large database's heap compact.
+	// buf is where the flusher (one at a time) encodes a batch's
+	// documents for the Persister, reused from batch to batch.
+	buf []byte
+	// slab is where it keeps the encodings the store holds: small ones
+	// share blocks instead of being one allocation each, which keeps a
+	// large database's heap compact.
 	slab []byte
 }
 
-// encodeSlab is the size of the blocks small encodings share.
-const encodeSlab = 64 << 10
+// encodeSlab is the size of the blocks small encodings share; maxBuf
+// bounds the encoding buffer kept between batches.
+const (
+	encodeSlab = 64 << 10
+	maxBuf     = 1 << 20
+)
 
-// encode returns d's deterministic encoding; only the flusher calls it.
+// encode returns d's deterministic encoding, in the batch's buffer; only
+// the flusher calls it.
 func (g *groupCommit) encode(d *pb.Document) ([]byte, error) {
-	opts := proto.MarshalOptions{Deterministic: true}
-	n := opts.Size(d)
-	if n > encodeSlab/8 {
-		return opts.Marshal(d)
-	}
-	if cap(g.slab)-len(g.slab) < n {
-		g.slab = make([]byte, 0, encodeSlab)
-	}
-	at := len(g.slab)
-	out, err := opts.MarshalAppend(g.slab, d)
+	at := len(g.buf)
+	out, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(g.buf, d)
 	if err != nil {
 		return nil, err
 	}
-	if cap(out) != cap(g.slab) {
-		return out[at:], nil // grown elsewhere, not in the slab
-	}
-	g.slab = out
+	g.buf = out
 	return out[at:len(out):len(out)], nil
+}
+
+// keep returns a copy of the encoding enc (from encode) without its
+// leading name field, in the slab, for the store to hold; only the
+// flusher calls it. (A deterministic encoding lists fields by number, so
+// the name, field 1, comes first.)
+func (g *groupCommit) keep(enc []byte) []byte {
+	if num, typ, n := protowire.ConsumeTag(enc); n > 0 && num == 1 && typ == protowire.BytesType {
+		if m := protowire.ConsumeFieldValue(num, typ, enc[n:]); m >= 0 {
+			enc = enc[n+m:]
+		}
+	}
+	if len(enc) > encodeSlab/8 {
+		return slices.Clone(enc)
+	}
+	if cap(g.slab)-len(g.slab) < len(enc) {
+		g.slab = make([]byte, 0, encodeSlab)
+	}
+	at := len(g.slab)
+	g.slab = append(g.slab, enc...)
+	return g.slab[at:len(g.slab):len(g.slab)]
+}
+
+// endBatch forgets the batch's encodings (the Persister and keep are done
+// with them); the buffer is reused unless a big batch grew it past maxBuf.
+func (g *groupCommit) endBatch(merged []Change) {
+	for i := range merged {
+		merged[i].Data = nil
+	}
+	if cap(g.buf) > maxBuf {
+		g.buf = nil
+	}
+	g.buf = g.buf[:0]
 }
 
 // pendingCommit is a commit waiting to be durable.
@@ -102,6 +133,7 @@ func (s *Store) flush() {
 
 		s.Lock()
 		if err != nil {
+			g.endBatch(merged)
 			// Later commits were checked against these; they fail too.
 			g.mu.Lock()
 			failed := append(batch, g.queue...)
@@ -120,6 +152,7 @@ func (s *Store) flush() {
 			s.announce(p.t, p.changes, false)
 		}
 		s.compact(merged)
+		g.endBatch(merged)
 		s.Unlock()
 		for _, p := range batch {
 			p.done <- nil
@@ -158,7 +191,7 @@ func (s *Store) persist(batch []*pendingCommit) ([]Change, error) {
 		}
 		data, err := s.gc.encode(c.Doc)
 		if err != nil {
-			return nil, err
+			return merged, err
 		}
 		merged[i].Data = data
 	}
@@ -185,7 +218,7 @@ func (s *Store) compact(merged []Change) {
 		// already queued behind this batch.
 		for i := len(vs) - 1; i >= 0; i-- {
 			if x := vs[i].enc; x != nil && x.raw == nil && x.doc.Load() == c.Doc {
-				x.raw = c.Data
+				x.raw = s.gc.keep(c.Data)
 				s.cache.add(x, c.Doc)
 				break
 			}
@@ -204,7 +237,7 @@ func (s *Store) rollback(failed []*pendingCommit) {
 				continue
 			}
 			vs := d.versions()
-			for len(vs) > 0 && vs[len(vs)-1].t.After(s.visible) {
+			for len(vs) > 0 && vs[len(vs)-1].after(s.visible) {
 				vs = vs[:len(vs)-1]
 			}
 			d.setVersions(slices.Clip(vs))
@@ -222,5 +255,4 @@ func (s *Store) forget(rel string) {
 	delete(s.docs, rel)
 	coll := fsvalue.CollectionOf(rel)
 	delete(s.colls[coll], rel)
-	delete(s.groups[coll[lastSlash(coll)+1:]], rel)
 }

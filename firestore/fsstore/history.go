@@ -78,7 +78,7 @@ func roundAlloc(n int) int {
 // historyItem records that a version of d was superseded at t (and so is
 // needed only by reads before t); size is what it costs to keep.
 type historyItem struct {
-	t    time.Time
+	t    int64 // Unix nanoseconds
 	d    *Entry
 	size int
 }
@@ -101,7 +101,7 @@ func (s *Store) superseded(d *Entry, t time.Time) {
 			enc.doc.Store(nil)
 		}
 	}
-	s.hist = append(s.hist, historyItem{t: t, d: d, size: size})
+	s.hist = append(s.hist, historyItem{t: t.UnixNano(), d: d, size: size})
 	s.histBytes += size
 }
 
@@ -111,18 +111,19 @@ func (s *Store) superseded(d *Entry, t time.Time) {
 // read time still served, past them. Callers hold the lock.
 func (s *Store) trimHistory(now time.Time) {
 	cutoff := now.Add(-s.opts.History)
+	cut := nanos(cutoff)
 	limit := s.opts.HistoryBytes
 	for s.histHead < len(s.hist) {
 		it := s.hist[s.histHead]
-		if it.t.After(cutoff) && s.histBytes <= limit {
+		if it.t > cut && s.histBytes <= limit {
 			break
 		}
 		s.hist[s.histHead] = historyItem{}
 		s.histHead++
 		s.histBytes -= it.size
 		s.dropBefore(it.d, it.t)
-		if it.t.After(s.since) {
-			s.since = it.t
+		if t := time.Unix(0, it.t).UTC(); t.After(s.since) {
+			s.since = t
 		}
 	}
 	if s.histHead > 1024 && s.histHead > len(s.hist)/2 {
@@ -137,14 +138,15 @@ func (s *Store) trimHistory(now time.Time) {
 	}
 }
 
-// dropBefore removes d's versions that no read at or after t can reach:
-// all but the newest at or before t. A deleted document left with only
-// its tombstone is forgotten. Callers hold the lock.
-func (s *Store) dropBefore(d *Entry, t time.Time) {
+// dropBefore removes d's versions that no read at or after t (Unix
+// nanoseconds) can reach: all but the newest at or before t. A deleted
+// document left with only its tombstone is forgotten. Callers hold the
+// lock.
+func (s *Store) dropBefore(d *Entry, t int64) {
 	vs := d.versions()
 	keep := 0
 	for i := len(vs) - 1; i >= 0; i-- {
-		if !vs[i].t.After(t) {
+		if vs[i].at <= t {
 			keep = i
 			break
 		}
@@ -163,7 +165,7 @@ func (s *Store) dropBefore(d *Entry, t time.Time) {
 // unrecord forgets history items recorded after t (commits rolled back);
 // callers hold the lock.
 func (s *Store) unrecord(t time.Time) {
-	for len(s.hist) > s.histHead && s.hist[len(s.hist)-1].t.After(t) {
+	for len(s.hist) > s.histHead && s.hist[len(s.hist)-1].t > nanos(t) {
 		s.histBytes -= s.hist[len(s.hist)-1].size
 		s.hist = s.hist[:len(s.hist)-1]
 	}

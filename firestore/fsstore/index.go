@@ -144,11 +144,11 @@ func (sc Scope) key() string {
 	return "c:" + sc.Path
 }
 
-func (s *Store) entries(sc Scope) map[string]*Entry {
+func (s *Store) entries(sc Scope) []map[string]*Entry {
 	if sc.Group {
-		return s.groups[sc.Path]
+		return s.Group(sc.Path)
 	}
-	return s.colls[sc.Path]
+	return []map[string]*Entry{s.colls[sc.Path]}
 }
 
 func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
@@ -221,8 +221,10 @@ func (ix *Index) tuples(doc *pb.Document) []*pb.Value {
 // build fills the index from the documents of its scope visible now.
 func (s *Store) build(ix *Index) {
 	at := s.ReadTime()
-	for rel, d := range s.entries(ix.scope) {
-		ix.set(rel, d, d.At(at))
+	for _, m := range s.entries(ix.scope) {
+		for rel, d := range m {
+			ix.set(rel, d, d.At(at))
+		}
 	}
 }
 

@@ -15,6 +15,8 @@
 package fsstore
 
 import (
+	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,9 +42,9 @@ type Persister interface {
 type Change struct {
 	Path string
 	Doc  *pb.Document
-	// Data is Doc's deterministic protobuf encoding when the store hands
-	// the change to a Persister (which may store it as is); the store
-	// keeps it, so it must not be modified.
+	// Data is Doc's deterministic protobuf encoding while the store hands
+	// the change to a Persister, valid only during that call (the store
+	// reuses its buffer): a Persister that keeps it copies it.
 	Data []byte
 }
 
@@ -75,10 +77,13 @@ type Store struct {
 	sync.RWMutex
 	opts Options
 
-	docs   map[string]*Entry            // relative path -> entry
-	colls  map[string]map[string]*Entry // collection path -> entries
-	groups map[string]map[string]*Entry // collection id -> entries
-	last   time.Time                    // last commit time (durable or not)
+	docs  map[string]*Entry            // relative path -> entry
+	colls map[string]map[string]*Entry // collection path -> entries
+	// groups lists, by collection id, the paths of the collections (keys
+	// of colls) with that id: a collection group is the union of their
+	// maps, so a document costs two map entries, not three.
+	groups map[string][]string
+	last   time.Time // last commit time (durable or not)
 	// visible is the last commit time readers see: a commit's versions are
 	// in docs from the moment it is checked, but reads happen at visible,
 	// which only moves once the commit is durable.
@@ -108,8 +113,9 @@ type Store struct {
 // New returns an empty store.
 func New(opts Options) *Store {
 	s := &Store{opts: opts, docs: map[string]*Entry{},
-		colls: map[string]map[string]*Entry{}, groups: map[string]map[string]*Entry{}}
+		colls: map[string]map[string]*Entry{}, groups: map[string][]string{}}
 	s.cache.limit = DecodedCacheBytes
+	s.cache.prefix = opts.Name.Documents() + "/"
 	return s
 }
 
@@ -159,18 +165,37 @@ type Entry struct {
 	vs   atomic.Pointer[[]version]
 }
 
-// version is a document's state from t on: doc (in memory), or enc
-// (durable: encoded, decoded while in the cache); neither is a deletion.
+// version is a document's state from its commit time on (at, in Unix
+// nanoseconds: 8 bytes instead of a time.Time's 24, and nothing for the
+// collector to follow): doc (in memory), or enc (durable: encoded, decoded
+// while in the cache); neither is a deletion.
 type version struct {
-	t   time.Time
+	at  int64
 	doc *pb.Document
 	enc *encodedDoc
 }
 
-// document returns the version's document, nil for a deletion.
-func (v version) document() *pb.Document {
+// after reports whether the version was committed after t.
+func (v version) after(t time.Time) bool { return v.at > nanos(t) }
+
+// nanos is t in Unix nanoseconds, clamped to int64's range (commit times
+// are in it; a read time far in the past or future sorts as they do).
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minNanos):
+		return math.MinInt64
+	case t.After(maxNanos):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+// document returns the version's document at rel, nil for a deletion.
+func (v version) document(rel string) *pb.Document {
 	if v.enc != nil {
-		return v.enc.decode()
+		return v.enc.decode(rel)
 	}
 	return v.doc
 }
@@ -211,7 +236,7 @@ func (d *Entry) setVersions(v []version) { d.vs.Store(&v) }
 // (nil when deleted).
 func (d *Entry) Current() *pb.Document {
 	vs := d.versions()
-	return vs[len(vs)-1].document()
+	return vs[len(vs)-1].document(d.path)
 }
 
 // At returns the document as of t (nil when absent at t). It needs no
@@ -219,11 +244,23 @@ func (d *Entry) Current() *pb.Document {
 func (d *Entry) At(t time.Time) *pb.Document {
 	vs := d.versions()
 	for i := len(vs) - 1; i >= 0; i-- {
-		if !vs[i].t.After(t) {
-			return vs[i].document()
+		if !vs[i].after(t) {
+			return vs[i].document(d.path)
 		}
 	}
 	return nil
+}
+
+// ExistsAt reports whether the document exists as of t, without decoding
+// it; like At it needs no lock.
+func (d *Entry) ExistsAt(t time.Time) bool {
+	vs := d.versions()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if !vs[i].after(t) {
+			return !vs[i].deleted()
+		}
+	}
+	return false
 }
 
 // All returns every entry by path; callers hold the lock and do not
@@ -238,9 +275,30 @@ func (s *Store) Entry(rel string) *Entry { return s.docs[rel] }
 // the lock and do not modify the map.
 func (s *Store) Collection(path string) map[string]*Entry { return s.colls[path] }
 
-// Group returns the entries of every collection with the id; callers hold
-// the lock and do not modify the map.
-func (s *Store) Group(id string) map[string]*Entry { return s.groups[id] }
+// Group returns the entries of every collection with the id, as one map
+// per collection; callers hold the lock and do not modify the maps.
+func (s *Store) Group(id string) []map[string]*Entry {
+	paths := s.groups[id]
+	out := make([]map[string]*Entry, len(paths))
+	for i, c := range paths {
+		out[i] = s.colls[c]
+	}
+	return out
+}
+
+// collection returns the map of the collection at coll, creating it
+// (and listing it in its group) if needed; callers hold the lock
+// exclusively.
+func (s *Store) collection(coll string, size int) map[string]*Entry {
+	m := s.colls[coll]
+	if m == nil {
+		m = make(map[string]*Entry, size)
+		s.colls[coll] = m
+		id := coll[lastSlash(coll)+1:]
+		s.groups[id] = append(s.groups[id], coll)
+	}
+	return m
+}
 
 // NextTime returns a commit time strictly after the last one, truncated to
 // microseconds (Firestore's precision). Callers hold the lock.
@@ -333,26 +391,20 @@ func (s *Store) apply(t time.Time, changes []Change) {
 			if c.Doc == nil {
 				continue
 			}
-			d = &Entry{path: c.Path}
-			s.docs[c.Path] = d
-			coll := fsvalue.CollectionOf(c.Path)
-			if s.colls[coll] == nil {
-				s.colls[coll] = map[string]*Entry{}
-			}
-			s.colls[coll][c.Path] = d
-			id := coll[lastSlash(coll)+1:]
-			if s.groups[id] == nil {
-				s.groups[id] = map[string]*Entry{}
-			}
-			s.groups[id][c.Path] = d
+			// The path is usually part of a string the entry should not
+			// keep alive (a request's document name: 4x longer).
+			path := strings.Clone(c.Path)
+			d = &Entry{path: path}
+			s.docs[path] = d
+			s.collection(fsvalue.CollectionOf(path), 0)[path] = d
 		}
 		s.superseded(d, t)
-		v := version{t: t, doc: c.Doc}
+		v := version{at: t.UnixNano(), doc: c.Doc}
 		if s.opts.Persister != nil && c.Doc != nil {
 			// Durable: the flusher gives it its encoding (compact).
 			x := &encodedDoc{cache: &s.cache}
 			x.doc.Store(c.Doc)
-			v = version{t: t, enc: x}
+			v = version{at: t.UnixNano(), enc: x}
 		}
 		d.setVersions(append(d.versions(), v))
 	}
@@ -375,7 +427,7 @@ func (s *Store) Reset() time.Time {
 	s.last = s.NextTime()
 	s.docs = map[string]*Entry{}
 	s.colls = map[string]map[string]*Entry{}
-	s.groups = map[string]map[string]*Entry{}
+	s.groups = map[string][]string{}
 	s.since = s.last
 	s.hist, s.histHead, s.histBytes = nil, 0, 0
 	s.cache.reset()

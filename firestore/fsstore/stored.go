@@ -93,13 +93,14 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	}
 	s.presize(docs)
 	var coll string
-	var collMap, groupMap map[string]*Entry
+	var collMap map[string]*Entry
+	at := t.UnixNano()
 	for i, sd := range docs {
 		if times[i] {
 			encs[i].raw, encs[i].cache = sd.Data, &s.cache
-			vs[i] = version{t: t, enc: &encs[i]}
+			vs[i] = version{at: at, enc: &encs[i]}
 		} else {
-			vs[i] = version{t: t, doc: withTimes(sd.Data, t)}
+			vs[i] = version{at: at, doc: withTimes(sd.Data, t)}
 		}
 		d, ok := s.docs[sd.Path]
 		if ok {
@@ -116,18 +117,9 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 		// mostly share their collection.
 		if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
 			coll = c
-			if collMap = s.colls[c]; collMap == nil {
-				collMap = map[string]*Entry{}
-				s.colls[c] = collMap
-			}
-			id := c[lastSlash(c)+1:]
-			if groupMap = s.groups[id]; groupMap == nil {
-				groupMap = map[string]*Entry{}
-				s.groups[id] = groupMap
-			}
+			collMap = s.collection(c, 0)
 		}
 		collMap[sd.Path] = d
-		groupMap[sd.Path] = d
 	}
 	s.trimHistory(t)
 	s.publish(t)
@@ -138,9 +130,9 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	return t, nil
 }
 
-// presize creates the collection and collection-group maps the restored
-// documents go into at their final sizes, so that filling them does not
-// grow them step by step; callers hold the lock.
+// presize creates the collection maps the restored documents go into at
+// their final sizes, so that filling them does not grow them step by
+// step; callers hold the lock.
 func (s *Store) presize(docs []StoredDocument) {
 	colls := map[string]int{}
 	var coll string
@@ -158,19 +150,8 @@ func (s *Store) presize(docs []StoredDocument) {
 	if run > 0 {
 		colls[coll] += run
 	}
-	groups := map[string]int{}
 	for c, n := range colls {
-		groups[c[lastSlash(c)+1:]] += n
-	}
-	for c, n := range colls {
-		if s.colls[c] == nil {
-			s.colls[c] = make(map[string]*Entry, n)
-		}
-	}
-	for id, n := range groups {
-		if s.groups[id] == nil {
-			s.groups[id] = make(map[string]*Entry, n)
-		}
+		s.collection(c, n)
 	}
 }
 
@@ -190,7 +171,10 @@ func withTimes(raw []byte, t time.Time) *pb.Document {
 
 // encodedDoc is a document kept in its encoding (restored from a store,
 // or committed durably), with its decoded form while that is in the
-// database's cache of decoded documents. A durable commit's document is
+// database's cache of decoded documents. A committed document's encoding
+// is kept without its name (the database's prefix and the entry's path
+// give it back when decoded): for small documents the name is most of the
+// encoding. A durable commit's document is
 // decoded only until the flusher sets raw (under the lock, before it enters
 // the cache); its decoded form is never dropped before. Concurrent reads
 // that miss the cache may both decode; one result wins, and they are
@@ -201,16 +185,19 @@ type encodedDoc struct {
 	cache *docCache
 }
 
-// decode returns the document. checkStored accepted raw (or the engine
-// encoded it), so the decode does not fail; if it ever did, the document
-// reads as its name alone.
-func (x *encodedDoc) decode() *pb.Document {
+// decode returns the document at rel. checkStored accepted raw (or the
+// engine encoded it), so the decode does not fail; if it ever did, the
+// document reads as its name alone.
+func (x *encodedDoc) decode(rel string) *pb.Document {
 	if d := x.doc.Load(); d != nil {
 		return d
 	}
 	d := &pb.Document{}
 	if err := proto.Unmarshal(x.raw, d); err != nil {
 		d.Fields = nil
+	}
+	if d.Name == "" && x.cache != nil {
+		d.Name = x.cache.prefix + rel
 	}
 	if !x.doc.CompareAndSwap(nil, d) {
 		if won := x.doc.Load(); won != nil {
@@ -231,6 +218,10 @@ const DecodedCacheBytes = 8 << 20
 
 // docCache is a database's FIFO of decoded documents, bounded by bytes.
 type docCache struct {
+	// prefix is the database's document name prefix, for names of
+	// encodings kept without theirs.
+	prefix string
+
 	mu    sync.Mutex
 	limit int
 	ring  []cacheEntry

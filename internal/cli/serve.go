@@ -18,6 +18,7 @@ import (
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/internal/config"
+	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/snapshot"
 )
@@ -219,6 +220,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	defer stop()
 	// The rules watcher reports from its own goroutine.
 	stdio.Err = &lockedWriter{w: stdio.Err}
+	startDebugPprof(os.Getenv, stdio.Err)
 	if err := serve(ctx, o, stdio); err != nil {
 		fmt.Fprintf(stdio.Err, "pyric serve: %v\n", err)
 		return exitError
@@ -278,6 +280,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}
+	// A long-running server: resident memory follows the live heap (from
+	// now on, so that restoring the store is not collected on the way).
+	memlimit.Start()
 	fe, err := startFrontends(ctx, b, o, stdio)
 	if err != nil {
 		b.Shutdown(context.Background())

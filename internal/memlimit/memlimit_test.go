@@ -1,0 +1,69 @@
+package memlimit
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		live, other uint64
+		want        int64
+	}{
+		{"small heap gets the minimum headroom", 8 << 20, 4 << 20, (8 + 4 + 24) << 20},
+		{"large heap gets a quarter", 400 << 20, 10 << 20, (400 + 10 + 100) << 20},
+		{"at the crossover", 96 << 20, 0, (96 + 24) << 20},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Limit(c.live, c.other); got != c.want {
+				t.Errorf("Limit(%d, %d) = %d, want %d", c.live, c.other, got, c.want)
+			}
+		})
+	}
+}
+
+// Start sets a limit and moves it after each collection to follow the
+// live heap.
+func TestStartFollowsTheLiveHeap(t *testing.T) {
+	if !Start() {
+		t.Skip("GOMEMLIMIT or GOGC=off is set: the policy is off")
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	runtime.GC()
+	before := waitLimit(t, func(int64) bool { return true })
+	if before == math.MaxInt64 {
+		t.Fatalf("no limit set")
+	}
+	// Hold 64 MiB live: the next collections raise the limit past it.
+	hold := make([][]byte, 64)
+	for i := range hold {
+		hold[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	after := waitLimit(t, func(l int64) bool { return l >= before+64<<20 })
+	runtime.KeepAlive(hold)
+	if after < before+64<<20 {
+		t.Errorf("limit %d MiB after holding 64 MiB more, was %d MiB", after>>20, before>>20)
+	}
+}
+
+// waitLimit polls the limit (set from a finalizer, asynchronously) until
+// ok accepts it or a few seconds pass, and returns it.
+func waitLimit(t *testing.T, ok func(int64) bool) int64 {
+	t.Helper()
+	var l int64
+	for range 200 {
+		if l = debug.SetMemoryLimit(-1); l != math.MaxInt64 && ok(l) {
+			return l
+		}
+		time.Sleep(10 * time.Millisecond)
+		runtime.GC()
+	}
+	return l
+}

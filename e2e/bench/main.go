@@ -57,7 +57,8 @@ type Config struct {
 	Only       []string
 	Official   string // host:port of a running official emulator; "" starts one
 	NoOfficial bool
-	Pyric      string // the pyric binary for pyric-serve; "" builds ./cmd/pyric
+	Pyric      string   // the pyric binary for pyric-serve; "" builds ./cmd/pyric
+	ServeFlags []string // extra pyric serve flags (e.g. --no-capture)
 }
 
 // Result is one workload's measurement on one target.
@@ -327,7 +328,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 		case "floor":
 			t, err = StartFloor(cfg.N / 10)
 		case "pyric-serve":
-			t, err = StartServe(cfg.Pyric)
+			t, err = StartServe(cfg.Pyric, cfg.ServeFlags)
 		default:
 			t, err = StartPyric(name)
 		}
@@ -435,7 +436,7 @@ func main() {
 	flag.IntVar(&mc.Writers, "writers", 16, "concurrent overwriters (-memory)")
 	flag.IntVar(&mc.Hot, "hot", 160, "documents overwritten (-memory)")
 	flag.DurationVar(&mc.Overwrite, "overwrite", time.Minute, "how long the writers overwrite (-memory)")
-	serveFlags := flag.String("serve-flags", "", "extra pyric serve flags for -memory, space-separated")
+	serveFlags := flag.String("serve-flags", "", "extra pyric serve flags for pyric-serve and -memory, space-separated (pyric serve runs as users get it: add --no-capture to leave session capture out)")
 	flag.Parse()
 	if *memory {
 		mc.Extra = strings.Fields(*serveFlags)
@@ -458,6 +459,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	cfg.Pyric = mc.Pyric
+	cfg.ServeFlags = strings.Fields(*serveFlags)
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}

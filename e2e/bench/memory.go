@@ -196,7 +196,7 @@ func pyricBinary(bin, dir string) (string, error) {
 // StartServe runs `pyric serve` (default durable mode) as its own
 // process, as the official emulator runs: the client's goroutines and the
 // server's then do not share one Go scheduler.
-func StartServe(bin string) (*Target, error) {
+func StartServe(bin string, extra []string) (*Target, error) {
 	tmp, err := os.MkdirTemp("", "pyric-bench-serve-")
 	if err != nil {
 		return nil, err
@@ -205,12 +205,12 @@ func StartServe(bin string) (*Target, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	p, err := startServe(bin, tmp, filepath.Join(tmp, "data"), nil)
+	p, err := startServe(bin, tmp, filepath.Join(tmp, "data"), extra)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	return &Target{Name: "pyric-serve", Addr: p.addr, Notes: "pyric serve, its own process, default durable store (sync=batch)",
+	return &Target{Name: "pyric-serve", Addr: p.addr, Notes: "pyric serve, its own process, default durable store (sync=batch), session capture on",
 		Stop: func() { p.stop(); os.RemoveAll(tmp) }}, nil
 }
 
@@ -222,7 +222,9 @@ type serveProc struct {
 // startServe runs `pyric serve` on data in dir (no firebase.json there)
 // with every port picked free, and waits for its --json line.
 func startServe(bin, dir, data string, extra []string) (*serveProc, error) {
-	args := []string{"serve", "--json", "--quiet", "--no-capture", "--project", "demo-bench", "--data-dir", data,
+	// As users run it (session capture on), but for the denial log (the
+	// workload is never denied) and the Studio.
+	args := []string{"serve", "--json", "--quiet", "--project", "demo-bench", "--data-dir", data,
 		"--studio-port", "-1", "--hub-port", "-1"}
 	for _, s := range backend.Catalog() {
 		args = append(args, "--"+s.Service+"-port", "0")

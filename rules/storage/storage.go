@@ -78,13 +78,16 @@ type Ruleset struct {
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
 	prog, diags := service.Compile(file, "storage.rules", check.Options{
 		Service: Service,
-		Globals: []string{"request", "resource"},
+		Globals: Globals,
 	}, nil)
 	if prog == nil {
 		return nil, diags
 	}
 	return &Ruleset{prog: prog, Warnings: diags}, diags
 }
+
+// Globals are the top-level variables Storage rules bind.
+var Globals = []string{"request", "resource"}
 
 // AST returns the parsed ruleset.
 func (r *Ruleset) AST() *ast.Ruleset { return r.prog.Ruleset }

@@ -261,6 +261,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	}
 	lk := newLookups(req)
 	rec := &eval.Recorder{}
+	vals := &records{}
 	file := r.prog.File
 	hinted := map[string]bool{}
 	var tally *coverage.Tally
@@ -276,7 +277,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		}
 		env := &eval.Env{
 			Program:    r.prog,
-			Vars:       globals(req, bucket, segs),
+			Vars:       globals(req, segs, vals),
 			Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
 			Trace:      !req.NoTrace,
 		}

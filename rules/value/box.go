@@ -21,6 +21,9 @@ var (
 	timestampTab = itabOf(Timestamp{})
 	pathTab      = itabOf(Path{})
 	listTab      = itabOf(List(nil))
+	intTab       = itabOf(Int(0))
+	floatTab     = itabOf(Float(0))
+	bytesTab     = itabOf(Bytes(""))
 )
 
 func box(tab, p unsafe.Pointer) Value {
@@ -82,3 +85,15 @@ func Strings(ss []string) List {
 	}
 	return out
 }
+
+// BoxInt returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxInt(p *Int) Value { return box(intTab, unsafe.Pointer(p)) }
+
+// BoxFloat returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxFloat(p *Float) Value { return box(floatTab, unsafe.Pointer(p)) }
+
+// BoxBytes returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxBytes(p *Bytes) Value { return box(bytesTab, unsafe.Pointer(p)) }

@@ -51,7 +51,7 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 				continue
 			}
 			anyRule = true
-			res := r.condition(m, a.Cond)
+			res := r.condition(m, a.Cond, info.compiled)
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,

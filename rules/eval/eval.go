@@ -204,7 +204,7 @@ const maxTrace = 400
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
 	r.match = m
-	v := r.condition(&r.match, cond)
+	v := r.condition(&r.match, cond, r.env.Program.conds[cond])
 	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
 }
 
@@ -212,11 +212,13 @@ func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
 // unless Env.Trace); nothing is rendered.
 func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
 	r.match = m
-	v := r.condition(&r.match, cond)
+	v := r.condition(&r.match, cond, r.env.Program.conds[cond])
 	return v, r.steps
 }
 
-func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
+// condition evaluates cond, by its compiled form c when the run is
+// neither traced nor counted and c is not nil.
+func (r *Run) condition(m *Matched, cond ast.Expr, c compiled) value.Value {
 	r.steps, r.cur = nil, -1
 	if cond == nil {
 		return value.Bool(true)
@@ -239,7 +241,12 @@ func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 		}()
 	}
 	r.root = frame{block: m.Block, m: m, bv: m.vars}
-	v := r.eval(cond, &r.root, 0)
+	var v value.Value
+	if c != nil && !r.trace && !r.counting {
+		v = c(r, &r.root)
+	} else {
+		v = r.eval(cond, &r.root, 0)
+	}
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
 		if len(r.steps) > 0 {
@@ -272,6 +279,7 @@ type frame struct {
 // and arguments only when used (an unused `let x = 1/0` does not deny).
 type thunk struct {
 	expr  ast.Expr
+	c     compiled // expr compiled, in a compiled evaluation
 	fr    *frame
 	v     value.Value
 	depth int32
@@ -284,7 +292,12 @@ func (r *Run) force(t *thunk) value.Value {
 		return value.Errorf("a binding refers to itself")
 	case 0:
 		t.state = 1
-		v := r.eval(t.expr, t.fr, int(t.depth))
+		var v value.Value
+		if t.c != nil {
+			v = t.c(r, t.fr)
+		} else {
+			v = r.eval(t.expr, t.fr, int(t.depth))
+		}
 		t.v, t.state = v, 2
 	}
 	return t.v
@@ -428,14 +441,8 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
-	if r.count&clockEvery == 0 {
-		now := time.Now()
-		if r.started.IsZero() {
-			r.started = now
-		} else if now.Sub(r.started) > r.maxDur {
-			r.exhausted, r.timedOut = true, true
-			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
-		}
+	if r.count&clockEvery == 0 && r.clockOut() {
+		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
 	var v value.Value
 	if i := r.record(e, depth); i < 0 {
@@ -453,6 +460,21 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.env.Count.Count(e, value.Plain(v))
 	}
 	return v
+}
+
+// clockOut reads the clock for the time limit, true (and the run
+// exhausted) when it has run out; the first reading starts the clock.
+func (r *Run) clockOut() bool {
+	now := time.Now()
+	if r.started.IsZero() {
+		r.started = now
+		return false
+	}
+	if now.Sub(r.started) > r.maxDur {
+		r.exhausted, r.timedOut = true, true
+		return true
+	}
+	return false
 }
 
 func (r *Run) exhaustedMessage() string {
@@ -642,7 +664,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		}
 		return out
 	case *ast.Path:
-		return r.path(e, fr, depth)
+		return r.path(e, nil, fr, depth)
 	case *ast.Bad:
 		return withPos(value.Errorf("syntax error"), e)
 	}
@@ -766,7 +788,8 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
-func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
+// With cs (compiled evaluation), segment i's interpolation is cs[i].
+func (r *Run) path(e *ast.Path, cs []compiled, fr *frame, depth int) value.Value {
 	// The path and its segments in one allocation (paths are short).
 	type pathBuf struct {
 		p    value.Path
@@ -780,12 +803,17 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 	} else {
 		p = value.Path{Absolute: true, Segments: make([]string, 0, n)}
 	}
-	for _, s := range e.Segments {
+	for si, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
 			continue
 		}
-		v := r.eval(s.Interp, fr, depth+1)
+		var v value.Value
+		if cs != nil {
+			v = cs[si](r, fr)
+		} else {
+			v = r.eval(s.Interp, fr, depth+1)
+		}
 		switch v := v.(type) {
 		case *value.Error:
 			return v

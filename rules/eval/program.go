@@ -53,6 +53,9 @@ type Program struct {
 	// call names in its lexical scope, a method's implementations by
 	// receiver type. Evaluation looks a call up by node, never by name.
 	calls map[*ast.Call]*callPlan
+	// conds are the allow conditions compiled (see compiled), which
+	// untraced, uncounted runs evaluate.
+	conds map[ast.Expr]compiled
 	// lib is the standard library the calls are bound to: std, or the
 	// table given to NewProgramWith.
 	lib *stdlib
@@ -100,8 +103,9 @@ type Block struct {
 
 // allowInfo is an allow statement prepared for deciding.
 type allowInfo struct {
-	ops  []string // method names
-	cond string   // the condition's source, "true" for none
+	ops      []string // method names
+	cond     string   // the condition's source, "true" for none
+	compiled compiled // the condition compiled, nil for none
 }
 
 // index builds the children index of b and its descendants.
@@ -216,6 +220,7 @@ func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
 			return true
 		})
 	})
+	p.compile()
 	return p
 }
 

@@ -135,4 +135,3 @@ func agree(t *testing.T, rs *Ruleset, method string, i int, e string, lookup Loo
 		}
 	}
 }
-

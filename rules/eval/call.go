@@ -132,6 +132,9 @@ func (r *Run) args(exprs []ast.Expr, cs []compiled, fr *frame, depth int) ([]val
 	mark := len(r.argStack)
 	n := len(exprs)
 	var out []value.Value
+	if mark == 0 && n > cap(r.argStack) && n <= len(runAux{}.argArr) {
+		r.argStack = r.more().argArr[:0]
+	}
 	if mark+n <= cap(r.argStack) {
 		r.argStack = r.argStack[:mark+n]
 		out = r.argStack[mark : mark+n : mark+n]
@@ -199,7 +202,7 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, cc *compiledCa
 		}
 		return cc.user.ret(r, callee)
 	}
-	if r.cur >= 0 && r.cur < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
+	if r.cur >= 0 && int(r.cur) < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
 		r.steps[r.cur].UserCall = true
 	}
 	return r.eval(f.Return, callee, depth+1)

@@ -434,10 +434,10 @@ func (c *compiler) member(e *ast.Member, fn *ast.Function, off int) compiled {
 		if v := r.enter(off); v != nil {
 			return v
 		}
-		if n := r.count + below; n > r.max || n/(clockEvery+1) != r.count/(clockEvery+1) || r.exhausted {
+		if n := int(r.count) + below; n > int(r.max) || n/(clockEvery+1) != int(r.count)/(clockEvery+1) || r.exhausted {
 			return memberOf(stepwise(r, fr), e)
 		}
-		r.count += below
+		r.count += int32(below)
 		v := inner(r, fr)
 		for i := below; i >= 0; i-- {
 			v = memberOf(v, chain[i])
@@ -463,11 +463,55 @@ func (c *compiler) call(e *ast.Call, fn *ast.Function, off int) compiled {
 			return walk(e)
 		}
 	}
+	if m, ok := e.Fn.(*ast.Member); ok && plan != nil {
+		if _, maybeNamespace := m.X.(*ast.Ident); !maybeNamespace {
+			return c.method(e, m, plan, cc, off)
+		}
+	}
 	return func(r *Run, fr *frame) value.Value {
 		if v := r.enter(off); v != nil {
 			return v
 		}
 		return r.callWith(e, plan, cc, fr, 0)
+	}
+}
+
+// method compiles a method call whose receiver is not a bare name (so
+// never a namespaced function): callWith's method branch with the
+// receiver's implementations bound once.
+func (c *compiler) method(e *ast.Call, m *ast.Member, plan *callPlan, cc *compiledCall, off int) compiled {
+	methods, name, nameOff := plan.methods, m.Name, m.NameSp.Start.Offset
+	recvC, args := cc.recv, e.Args
+	return func(r *Run, fr *frame) value.Value {
+		if v := r.enter(off); v != nil {
+			return v
+		}
+		recv := recvC(r, fr)
+		if value.IsError(recv) {
+			return recv
+		}
+		if isConstraint(recv) {
+			return withOffset(r.unprovable(recv), off)
+		}
+		var f MethodFunc
+		if methods != nil {
+			f = methods[recv.Type()]
+		}
+		if f == nil {
+			if _, isNull := recv.(value.Null); isNull {
+				return withOffset(value.ErrNull(), off)
+			}
+			return withOffset(value.ErrFunctionNotFound(name), off)
+		}
+		vals, mark, err := r.args(args, cc.args, fr, 0)
+		if err != nil {
+			return err
+		}
+		// Released without a defer: a panic abandons the run (Decide
+		// recovers it), so its argument stack is never read again.
+		v := f(recv, vals)
+		r.release(mark)
+		return withOffset(v, nameOff)
 	}
 }
 
@@ -484,8 +528,8 @@ func (c *compiler) list(e *ast.List, fn *ast.Function, off int) compiled {
 		if v := r.enter(off); v != nil {
 			return v
 		}
-		if isConst && r.count+k.n-1 <= r.max {
-			r.count += k.n - 1
+		if isConst && int(r.count)+k.n-1 <= int(r.max) {
+			r.count += int32(k.n - 1)
 			return k.v
 		}
 		out, list := value.MakeList(len(elems))

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -95,69 +96,82 @@ type ServiceFuncs interface {
 // Run evaluates the rules of one request; it carries the expression budget
 // shared by every rule evaluated for that request.
 type Run struct {
-	// A Run is allocated for every decision: it stays under 512 bytes,
-	// the largest object the allocator serves without a type header.
+	// A Run is allocated for every decision: it stays within 256 bytes
+	// (TestRunSize), half of what it was; what only some runs need
+	// (function frames, the trace buffer) is in aux, allocated on first
+	// use.
 	env       *Env
 	trace     bool // Env.Trace
 	counting  bool // Env.Count != nil
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
-	max      int
-	count    int
-	started  time.Time // when the clock was first read
-	maxDur   time.Duration
+	cur      int32 // index of the step being evaluated, -1 at the root
+	max      int32
+	count    int32
 	steps    []Step // the current condition's trace when Env.Trace
-	free     []Step // unused step buffer after the last condition's
-	traced   int    // steps recorded over the whole request
-	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [4]value.Value
-	// thunks are handed out by newThunks for functions' params and lets.
-	thunks     []thunk
-	thunksMade int32
+	aux      *runAux
 	// match is the Matched a public Condition call evaluates in.
 	match Matched
-	// globals are the last globals found (see global).
-	globals [2]binding
+	// global is the last global found in Env.Globals (see global).
+	global1 binding
 	// root is the frame of the condition being evaluated (nothing refers
 	// to it once the condition is decided); frames are handed out by
 	// newFrame for function calls, a few per allocation.
-	root       frame
+	root frame
+}
+
+// runAux is the part of a run's state that only some runs need, with
+// the first frames, thunks and call arguments in the same allocation: a
+// typical decision calls a few functions with a few params and lets. The
+// clock is read (and aux allocated) only by runs past clockEvery
+// expressions.
+type runAux struct {
+	started int64  // when the clock was first read (clockNow), 0 before
+	free    []Step // unused step buffer after the last condition's
+	traced  int    // steps recorded over the whole request
+	// thunks are handed out by newThunks for functions' params and lets,
+	// frames by newFrame.
+	thunks     []thunk
 	frames     []frame
+	thunksMade int32
 	framesMade int32 // size of the last chunk of frames
+	argArr     [4]value.Value
+	firstF     [2]frame
+	firstT     [4]thunk
 }
 
-// firstChunk is the first frames and thunks of a run, in one allocation:
-// a typical decision calls a few functions with a few params and lets.
-type firstChunk struct {
-	frames [2]frame
-	thunks [4]thunk
-}
-
-// chunk hands out the first frames and thunks, true when they were not yet.
-func (r *Run) chunk() bool {
-	if r.framesMade != 0 || r.thunksMade != 0 {
-		return false
+// more returns the run's aux, allocating it on first use.
+func (r *Run) more() *runAux {
+	if r.aux == nil {
+		a := &runAux{}
+		a.frames, a.framesMade = a.firstF[:], int32(len(a.firstF))
+		a.thunks, a.thunksMade = a.firstT[:], int32(len(a.firstT))
+		r.aux = a
 	}
-	c := &firstChunk{}
-	r.frames, r.framesMade = c.frames[:], int32(len(c.frames))
-	r.thunks, r.thunksMade = c.thunks[:], int32(len(c.thunks))
-	return true
+	return r.aux
 }
 
 // newFrame returns a zeroed frame that lives as long as the run (thunks
 // of lets and arguments keep pointers to their frames).
 func (r *Run) newFrame() *frame {
-	if len(r.frames) == 0 && !r.chunk() {
-		r.framesMade = min(2*max(r.framesMade, 1), 16)
-		r.frames = make([]frame, r.framesMade)
+	a := r.more()
+	if len(a.frames) == 0 {
+		a.framesMade = min(2*max(a.framesMade, 1), 16)
+		a.frames = make([]frame, a.framesMade)
 	}
-	f := &r.frames[0]
-	r.frames = r.frames[1:]
+	f := &a.frames[0]
+	a.frames = a.frames[1:]
 	return f
 }
+
+// clockBase is the origin of runAux.started: readings are monotonic.
+var clockBase = time.Now()
+
+// clockNow is the time since clockBase, at least 1 (0 means unread).
+func clockNow() int64 { return int64(time.Since(clockBase)) | 1 }
 
 // NewRun starts evaluating one request.
 func NewRun(env *Env) *Run {
@@ -165,15 +179,18 @@ func NewRun(env *Env) *Run {
 	if max <= 0 {
 		max = DefaultMaxExpressions
 	}
-	d := env.MaxDuration
-	if d <= 0 {
-		d = DefaultMaxDuration
-	}
+	max = min(max, math.MaxInt32-1)
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: max, maxDur: d, cur: -1}
-	r.argStack = r.argArr[:0]
-	return r
+	return &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1}
+}
+
+// maxDur is the run's time limit.
+func (r *Run) maxDur() time.Duration {
+	if d := r.env.MaxDuration; d > 0 {
+		return d
+	}
+	return DefaultMaxDuration
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -188,7 +205,7 @@ func (r *Run) Limit() string {
 }
 
 // Count is the number of expressions evaluated so far.
-func (r *Run) Count() int { return r.count }
+func (r *Run) Count() int { return int(r.count) }
 
 // Exhausted reports whether the expression budget ran out.
 func (r *Run) Exhausted() bool { return r.exhausted }
@@ -226,17 +243,18 @@ func (r *Run) condition(m *Matched, cond ast.Expr, c compiled) value.Value {
 	if r.trace {
 		// The conditions of one request share one step buffer: each
 		// takes the free space the previous one left.
-		if cap(r.free) < 16 {
-			r.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
+		a := r.more()
+		if cap(a.free) < 16 {
+			a.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
 		}
-		r.steps = r.free[:0]
+		r.steps = a.free[:0]
 		defer func() {
 			n := len(r.steps)
-			r.free = r.steps[n:]
+			a.free = r.steps[n:]
 			r.steps = r.steps[:n:n]
-			r.traced += n
-			if h := &r.env.Program.stepHint; int64(r.traced) > h.Load() && r.traced <= 4*maxTrace {
-				h.Store(int64(r.traced))
+			a.traced += n
+			if h := &r.env.Program.stepHint; int64(a.traced) > h.Load() && a.traced <= 4*maxTrace {
+				h.Store(int64(a.traced))
 			}
 		}()
 	}
@@ -359,7 +377,7 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 }
 
 // global looks a name up in Env.Globals. Conditions read the same few
-// globals over and over (request, resource), so the last two found are
+// globals over and over (request, resource), so the last found is
 // remembered and compared before the map is hashed.
 func (r *Run) global(name string) (value.Value, bool) {
 	for _, v := range r.env.Vars {
@@ -367,15 +385,12 @@ func (r *Run) global(name string) (value.Value, bool) {
 			return v.Value, true
 		}
 	}
-	for i := range r.globals {
-		if g := &r.globals[i]; g.v != nil && g.name == name {
-			return g.v, true
-		}
+	if g := &r.global1; g.v != nil && g.name == name {
+		return g.v, true
 	}
 	v, ok := r.env.Globals[name]
 	if ok {
-		r.globals[1] = r.globals[0]
-		r.globals[0] = binding{name, v}
+		r.global1 = binding{name, v}
 	}
 	return v, ok
 }
@@ -385,12 +400,13 @@ func (r *Run) newThunks(n int) []thunk {
 	if n > 16 {
 		return make([]thunk, n)
 	}
-	if len(r.thunks) < n && (!r.chunk() || len(r.thunks) < n) {
-		r.thunksMade = min(max(2*r.thunksMade, 4, int32(n)), 32)
-		r.thunks = make([]thunk, r.thunksMade)
+	a := r.more()
+	if len(a.thunks) < n {
+		a.thunksMade = min(max(2*a.thunksMade, 4, int32(n)), 32)
+		a.thunks = make([]thunk, a.thunksMade)
 	}
-	t := r.thunks[:n:n]
-	r.thunks = r.thunks[n:]
+	t := a.thunks[:n:n]
+	a.thunks = a.thunks[n:]
 	return t
 }
 
@@ -413,7 +429,7 @@ func (r *Run) record(e ast.Expr, depth int) int {
 	if !r.trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	r.steps = append(r.steps, Step{Node: e, Parent: int32(r.cur), Depth: int32(depth)})
+	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: int32(depth)})
 	return len(r.steps) - 1
 }
 
@@ -449,7 +465,7 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		v = r.evalNode(e, fr, depth)
 	} else {
 		parent := r.cur
-		r.cur = i
+		r.cur = int32(i)
 		v = r.evalNode(e, fr, depth)
 		r.cur = parent
 		// Traces and counters hand values to other packages: they see
@@ -465,12 +481,12 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 // clockOut reads the clock for the time limit, true (and the run
 // exhausted) when it has run out; the first reading starts the clock.
 func (r *Run) clockOut() bool {
-	now := time.Now()
-	if r.started.IsZero() {
-		r.started = now
+	now, a := clockNow(), r.more()
+	if a.started == 0 {
+		a.started = now
 		return false
 	}
-	if now.Sub(r.started) > r.maxDur {
+	if time.Duration(now-a.started) > r.maxDur() {
 		r.exhausted, r.timedOut = true, true
 		return true
 	}
@@ -479,9 +495,9 @@ func (r *Run) clockOut() bool {
 
 func (r *Run) exhaustedMessage() string {
 	if r.timedOut {
-		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur.String() + " (production bounds evaluation cost and denies)."
+		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur().String() + " (production bounds evaluation cost and denies)."
 	}
-	return "Evaluation budget exhausted: more than " + itoa(r.max) + " expressions evaluated for this request (production denies silently)."
+	return "Evaluation budget exhausted: more than " + itoa(int(r.max)) + " expressions evaluated for this request (production denies silently)."
 }
 
 func itoa(n int) string { return value.Show(value.Int(n)) }
@@ -679,10 +695,10 @@ func (r *Run) folded(e ast.Expr) (value.Value, bool) {
 		return nil, false
 	}
 	c, ok := r.env.Program.consts[e]
-	if !ok || r.count+c.n-1 > r.max {
+	if !ok || int(r.count)+c.n-1 > int(r.max) {
 		return nil, false
 	}
-	r.count += c.n - 1
+	r.count += int32(c.n - 1)
 	return c.v, true
 }
 
@@ -897,10 +913,10 @@ func (r *Run) memberChain(e *ast.Member, fr *frame, depth int) (value.Value, boo
 		return nil, false // longer than chain: node by node
 	}
 	below := n - 1
-	if c := r.count + below; c > r.max || c/(clockEvery+1) != r.count/(clockEvery+1) {
+	if c := int(r.count) + below; c > int(r.max) || c/(clockEvery+1) != int(r.count)/(clockEvery+1) {
 		return nil, false
 	}
-	r.count += below
+	r.count += int32(below)
 	v := r.eval(x, fr, depth+n)
 	for i := n - 1; i >= 0; i-- {
 		v = memberOf(v, chain[i])

@@ -77,6 +77,14 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 					v.Notes = append(v.Notes, errorNotes(res)...)
 				}
 			}
+			if v.Trace == nil {
+				// The first rule's results in one allocation.
+				b := &struct {
+					trace [1]sim.Rule
+					rules [1]RuleResult
+				}{}
+				v.Trace, v.Rules = b.trace[:0], b.rules[:0]
+			}
 			v.Trace = append(v.Trace, rule)
 			v.Rules = append(v.Rules, rr)
 			if rule.Verdict == sim.VerdictAllow {

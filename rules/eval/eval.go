@@ -140,7 +140,7 @@ type runAux struct {
 	framesMade int32 // size of the last chunk of frames
 	argArr     [4]value.Value
 	firstF     [2]frame
-	firstT     [4]thunk
+	firstT     [3]thunk
 }
 
 // more returns the run's aux, allocating it on first use.

@@ -24,6 +24,7 @@ package eval
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pyric/pyric/rules/ast"
@@ -363,13 +364,17 @@ func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
 
 // match is Match reporting also how many pattern segments it tried.
 func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
-	// One allocation holds the matching state and the first result's.
-	ma := &struct {
-		st matchState
-		sc scope
-	}{}
-	st := &ma.st
-	*st = matchState{p: p, segs: segs, indexed: true, spare: &ma.sc}
+	// The matching state is scratch, reused through a pool; one
+	// allocation holds the first result, its variables and the segments
+	// wildcards bind.
+	sc := &scope{}
+	st := matchStates.Get().(*matchState)
+	defer func() {
+		*st = matchState{}
+		matchStates.Put(st)
+	}()
+	*st = matchState{p: p, segs: segs, indexed: true, spare: sc, strs: &sc.strs}
+	st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)
 	}
@@ -390,6 +395,10 @@ type scope struct {
 	out   [1]Matched
 	vars  [6]binding
 	chain [6]link
+	// strs holds the first segments as values, boxed in place when a
+	// wildcard binds them (a position's string never changes); every
+	// result of a match shares the first scope's.
+	strs [8]value.String
 }
 
 // binding is one path variable bound while matching a block's pattern.
@@ -410,14 +419,15 @@ type matchState struct {
 	attempts *[]Attempt
 	indexed  bool
 	tries    int    // pattern segments tried
-	spare    *scope // the first result's scope, allocated with the state
+	spare    *scope           // the first result's scope
+	strs     *[8]value.String // the first scope's (see scope)
 	buf      [8]binding
 	chainBuf [8]link
-	// strs holds the first segments as values, boxed in place when a
-	// wildcard binds them (the state is on the heap, and a position's
-	// string never changes).
-	strs [8]value.String
 }
+
+// matchStates are matching states for reuse: matching allocates only
+// the results it returns.
+var matchStates = sync.Pool{New: func() any { return new(matchState) }}
 
 // segValue is segment pos as a value.
 func (st *matchState) segValue(pos int) value.Value {
@@ -430,9 +440,6 @@ func (st *matchState) segValue(pos int) value.Value {
 
 // match tries block b at request position pos.
 func (st *matchState) match(b *Block, pos int) {
-	if st.vars == nil {
-		st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
-	}
 	nv, nc := len(st.vars), len(st.chain)
 	st.try(b, 0, pos, nv)
 	st.vars, st.chain = st.vars[:nv], st.chain[:nc]

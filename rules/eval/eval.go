@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pyric/pyric/rules/ast"
@@ -182,7 +183,38 @@ func NewRun(env *Env) *Run {
 	max = min(max, math.MaxInt32-1)
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	return &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1}
+	r := runs.Get().(*Run)
+	aux := r.aux
+	*r = Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1, aux: aux}
+	return r
+}
+
+// runs are released runs (Release) for NewRun to reuse, with their aux.
+var runs = sync.Pool{New: func() any { return new(Run) }}
+
+// Release hands the run back for a later NewRun to reuse, with its
+// frames, thunks and argument buffer: a service calls it once it has
+// read the run's results, so a decision does not allocate them anew.
+// Neither the run nor its Steps buffer may be used afterwards by the
+// caller; the values and steps it returned stay valid (a traced run's
+// step buffer is not reused).
+func (r *Run) Release() {
+	if a := r.aux; a != nil {
+		if a.framesMade != int32(len(a.firstF)) || a.thunksMade != int32(len(a.firstT)) {
+			// Chunks beyond the first were allocated: drop the aux
+			// rather than keep a run's largest use alive.
+			r.aux = nil
+		} else {
+			a.started, a.free, a.traced = 0, nil, 0
+			clear(a.firstF[:])
+			clear(a.firstT[:])
+			clear(a.argArr[:])
+			a.frames, a.thunks = a.firstF[:], a.firstT[:]
+		}
+	}
+	aux := r.aux
+	*r = Run{aux: aux}
+	runs.Put(r)
 }
 
 // maxDur is the run's time limit.

@@ -3,6 +3,7 @@ package firestore
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,62 @@ func agree(t *testing.T, rs *Ruleset, method string, i int, e string, lookup Loo
 		}
 		if diff := sameDecision(rs.DecideFast(req), rs.Decide(req)); diff != "" {
 			t.Errorf("%s %q (auth %v):\n%s", method, e, auth != nil, diff)
+		}
+	}
+}
+
+// TestDecideFastConcurrent decides from many goroutines on one Ruleset,
+// untraced and traced, as a server does: runs handed back for reuse
+// (Run.Release) must never carry one decision's state into another.
+// Run with -race.
+func TestDecideFastConcurrent(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile("testdata/realistic.rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, diags := Compile(source.NewFile("firestore.rules", string(text)))
+	if rs == nil {
+		t.Fatal(diags)
+	}
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	room := LookupFunc(func(p string) (value.Map, bool, error) {
+		return value.Map{"members": value.List{value.String("alice")}}, p == "rooms/r1", nil
+	})
+	msg := value.Map{"text": value.String("hi"), "author": value.String("alice"), "sent": value.Timestamp{Time: now}}
+	reqs := []*Request{
+		{Method: Create, Path: "rooms/r1/messages/m1", Time: now, Auth: &Auth{UID: "alice"}, After: msg, Get: room},
+		{Method: Create, Path: "rooms/r2/messages/m1", Time: now, Auth: &Auth{UID: "alice"}, After: msg, Get: room},
+		{Method: Get, Path: "rooms/r1/messages/m2", Time: now, Auth: &Auth{UID: "bob"}, Get: room},
+		{Method: Update, Path: "users/alice", Time: now, Auth: &Auth{UID: "alice"}, After: value.Map{"name": value.String("A")},
+			Resource: &Doc{Path: "users/alice", Data: value.Map{}}},
+		{Method: Update, Path: "users/bob", Time: now, Auth: &Auth{UID: "alice"}, After: value.Map{"name": value.Int(1)}},
+		{Method: Get, Path: "users/x", Time: now},
+	}
+	want := make([]*Decision, len(reqs))
+	for i, r := range reqs {
+		want[i] = rs.Decide(r)
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i := 0; i < 200; i++ {
+				j := (g + i) % len(reqs)
+				got := rs.DecideFast(reqs[j])
+				if i%3 == 0 {
+					got = rs.Decide(reqs[j])
+				}
+				if diff := sameDecision(got, want[j]); diff != "" {
+					done <- fmt.Errorf("request %d:\n%s", j, diff)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -310,6 +310,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	if x.Run != nil {
 		d.Expressions, d.Lookups = x.Expressions, lk.count()
 		d.Explanation = eval.NewExplanation(x.Run, v, lk.reads)
+		x.Run.Release()
 	}
 	return d
 }

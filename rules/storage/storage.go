@@ -302,6 +302,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
 	d.Expressions, d.Lookups = x.Expressions, lk.count()
 	d.Explanation = eval.NewExplanation(x.Run, v, rec.Reads)
+	x.Run.Release()
 	r.prog.Render(d.Trace, d.Rules)
 	if req.TestAPI && lk.count() > MaxFirestoreLookups {
 		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))

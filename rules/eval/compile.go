@@ -349,9 +349,17 @@ func (c *compiler) binary(e *ast.Binary, fn *ast.Function, off int) compiled {
 	var apply func(x, y value.Value) value.Value
 	switch op {
 	case "==":
-		apply = equalOp
+		apply = func(x, y value.Value) value.Value {
+			if b, ok := sameScalar(x, y); ok {
+				return b
+			}
+			return equalOp(x, y)
+		}
 	case "!=":
 		apply = func(x, y value.Value) value.Value {
+			if b, ok := sameScalar(x, y); ok {
+				return !b
+			}
 			v := equalOp(x, y)
 			if b, ok := v.(value.Bool); ok {
 				return !b
@@ -359,7 +367,17 @@ func (c *compiler) binary(e *ast.Binary, fn *ast.Function, off int) compiled {
 			return v
 		}
 	case "<", "<=", ">", ">=":
-		apply = func(x, y value.Value) value.Value { return value.Compare(x, y, op) }
+		lt, eq, gt := op[0] == '<', len(op) == 2, op[0] == '>'
+		apply = func(x, y value.Value) value.Value {
+			// Two ints compare without the general comparison (which
+			// gives the same answer).
+			if a, ok := x.(value.Int); ok {
+				if b, ok := y.(value.Int); ok {
+					return value.Bool(lt && a < b || gt && a > b || eq && a == b)
+				}
+			}
+			return value.Compare(x, y, op)
+		}
 	default:
 		apply = func(x, y value.Value) value.Value { return value.Arith(op, x, y) }
 	}
@@ -430,6 +448,10 @@ func (c *compiler) member(e *ast.Member, fn *ast.Function, off int) compiled {
 		}
 	}
 	below := len(chain) - 1
+	names := make([]string, len(chain))
+	for i, m := range chain {
+		names[i] = m.Name
+	}
 	return func(r *Run, fr *frame) value.Value {
 		if v := r.enter(off); v != nil {
 			return v
@@ -440,6 +462,13 @@ func (c *compiler) member(e *ast.Member, fn *ast.Function, off int) compiled {
 		r.count += int32(below)
 		v := inner(r, fr)
 		for i := below; i >= 0; i-- {
+			// A present field of a map is what memberOf returns for it.
+			if m, ok := v.(value.Map); ok {
+				if f, ok := m[names[i]]; ok {
+					v = f
+					continue
+				}
+			}
 			v = memberOf(v, chain[i])
 		}
 		return v
@@ -542,4 +571,25 @@ func (c *compiler) list(e *ast.List, fn *ast.Function, off int) compiled {
 		}
 		return list
 	}
+}
+
+// sameScalar is x == y for two strings, two ints or two bools, which
+// equalOp answers the same way through value.Equal; ok is false for any
+// other pair.
+func sameScalar(x, y value.Value) (value.Bool, bool) {
+	switch a := x.(type) {
+	case value.String:
+		if b, ok := y.(value.String); ok {
+			return a == b, true
+		}
+	case value.Int:
+		if b, ok := y.(value.Int); ok {
+			return a == b, true
+		}
+	case value.Bool:
+		if b, ok := y.(value.Bool); ok {
+			return a == b, true
+		}
+	}
+	return false, false
 }

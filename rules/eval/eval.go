@@ -183,14 +183,17 @@ func NewRun(env *Env) *Run {
 	max = min(max, math.MaxInt32-1)
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := runs.Get().(*Run)
-	aux := r.aux
-	*r = Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1, aux: aux}
+	r, _ := runs.Get().(*Run)
+	if r == nil {
+		return &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1}
+	}
+	// A released run is zero but for its aux (see Release).
+	r.env, r.trace, r.counting, r.max, r.cur = env, env.Trace, env.Count != nil, int32(max), -1
 	return r
 }
 
 // runs are released runs (Release) for NewRun to reuse, with their aux.
-var runs = sync.Pool{New: func() any { return new(Run) }}
+var runs sync.Pool
 
 // Release hands the run back for a later NewRun to reuse, with its
 // frames, thunks and argument buffer: a service calls it once it has

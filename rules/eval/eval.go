@@ -155,8 +155,9 @@ func (r *Run) more() *runAux {
 	return r.aux
 }
 
-// newFrame returns a zeroed frame that lives as long as the run (thunks
-// of lets and arguments keep pointers to their frames).
+// newFrame returns a frame that lives as long as the run (thunks of lets
+// and arguments keep pointers to their frames). It is not zeroed when the
+// run is reused: the caller sets every field.
 func (r *Run) newFrame() *frame {
 	a := r.more()
 	if len(a.frames) == 0 {
@@ -208,10 +209,10 @@ func (r *Run) Release() {
 			// rather than keep a run's largest use alive.
 			r.aux = nil
 		} else {
+			// Frames and thunks are not cleared: callUser sets every
+			// field of the ones it takes (what they still point to is
+			// kept only until reuse, or until the pool is emptied).
 			a.started, a.free, a.traced = 0, nil, 0
-			clear(a.firstF[:])
-			clear(a.firstT[:])
-			clear(a.argArr[:])
 			a.frames, a.thunks = a.firstF[:], a.firstT[:]
 		}
 	}
@@ -430,7 +431,8 @@ func (r *Run) global(name string) (value.Value, bool) {
 	return v, ok
 }
 
-// newThunks returns n zeroed thunks that live as long as the run.
+// newThunks returns n thunks that live as long as the run; like
+// newFrame's, they are not zeroed when the run is reused.
 func (r *Run) newThunks(n int) []thunk {
 	if n > 16 {
 		return make([]thunk, n)

@@ -369,11 +369,10 @@ func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
 	// wildcards bind.
 	sc := &scope{}
 	st := matchStates.Get().(*matchState)
-	defer func() {
-		*st = matchState{}
-		matchStates.Put(st)
-	}()
-	*st = matchState{p: p, segs: segs, indexed: true, spare: sc, strs: &sc.strs}
+	defer matchStates.Put(st)
+	// Set field by field: the buffers are overwritten as they are used
+	// (zeroing the whole state cost more than matching).
+	st.p, st.segs, st.out, st.attempts, st.indexed, st.tries, st.spare, st.strs = p, segs, nil, nil, true, 0, sc, &sc.strs
 	st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)

@@ -129,8 +129,8 @@ func (c *compiler) expr(e ast.Expr, fn *ast.Function) compiled {
 	off := e.Span().Start.Offset
 	switch e := e.(type) {
 	case *ast.Literal:
-		v, ok := c.p.lits[e]
-		if !ok || v == nil {
+		v := literalInPlace(e)
+		if v == nil {
 			return walk(e)
 		}
 		return func(r *Run, fr *frame) value.Value {

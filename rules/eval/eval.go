@@ -542,10 +542,7 @@ func itoa(n int) string { return value.Show(value.Int(n)) }
 func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	switch e := e.(type) {
 	case *ast.Literal:
-		if v, ok := r.env.Program.lits[e]; ok {
-			return v
-		}
-		if v := literal(e); v != nil {
+		if v := literalInPlace(e); v != nil {
 			return v
 		}
 	case *ast.Ident:
@@ -1079,6 +1076,23 @@ func slice(x, lo, hi value.Value) value.Value {
 		return value.String([]rune(string(x))[from:to])
 	}
 	return value.ErrNull()
+}
+
+// literalInPlace is a literal's value boxed in place in its node (nodes
+// never change once parsed), so reading it allocates nothing; nil for an
+// unknown kind.
+func literalInPlace(e *ast.Literal) value.Value {
+	switch e.Kind {
+	case ast.Int:
+		return value.BoxInt((*value.Int)(&e.Int))
+	case ast.Float:
+		return value.BoxFloat((*value.Float)(&e.Float))
+	case ast.String:
+		return value.BoxString((*value.String)(&e.Str))
+	case ast.Bytes:
+		return value.BoxBytes((*value.Bytes)(&e.Str))
+	}
+	return literal(e)
 }
 
 // literal is a literal's value, nil for an unknown kind.

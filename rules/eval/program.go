@@ -16,10 +16,13 @@
 // and lint all read.
 //
 // NewProgram prepares a ruleset once: match blocks indexed by their first
-// literal segment, each allow's methods and source, literals' values, and
-// constant list and map literals folded. A Run keeps its per-request
-// state (frames, lazy bindings, call arguments, the step buffer) in a few
-// allocations it owns, so evaluating a condition allocates once.
+// literal segment, each allow's methods and source, constant list and map
+// literals folded, call sites resolved, and every condition and function
+// body compiled to closures, which untraced runs evaluate (traced and
+// counted runs walk the tree, recording each node). A Run keeps its
+// per-request state (frames, lazy bindings, call arguments, the step
+// buffer) in a few allocations it owns, so evaluating a condition
+// allocates once, and Release hands them back for the next request.
 package eval
 
 import (
@@ -44,9 +47,6 @@ type Program struct {
 	// text is each expression node's source with whitespace collapsed,
 	// computed once so traces do not re-slice the source per step.
 	text map[ast.Expr]string
-	// lits are the literals' values, built once (a string literal would
-	// otherwise allocate its interface value on every evaluation).
-	lits map[*ast.Literal]value.Value
 	// consts are the list and map literals made only of literals, folded
 	// once, with the number of expressions evaluating them would count.
 	consts map[ast.Expr]folded
@@ -199,7 +199,6 @@ func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
 	}
 	allows(p.Root)
 	p.text = map[ast.Expr]string{}
-	p.lits = map[*ast.Literal]value.Value{}
 	p.consts = map[ast.Expr]folded{}
 	rs.Exprs(func(root ast.Expr) {
 		ast.Inspect(root, func(e ast.Expr) bool {
@@ -214,9 +213,6 @@ func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
 		ast.Inspect(root, func(e ast.Expr) bool {
 			if e != nil {
 				p.text[e] = clipSource(SourceText(p.File, e))
-			}
-			if l, ok := e.(*ast.Literal); ok {
-				p.lits[l] = literal(l)
 			}
 			return true
 		})
@@ -392,8 +388,8 @@ func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
 // allocation.
 type scope struct {
 	out   [1]Matched
-	vars  [6]binding
-	chain [6]link
+	vars  [4]binding
+	chain [4]link
 	// strs holds the first segments as values, boxed in place when a
 	// wildcard binds them (a position's string never changes); every
 	// result of a match shares the first scope's.

@@ -413,7 +413,7 @@ type matchState struct {
 	out      []Matched
 	attempts *[]Attempt
 	indexed  bool
-	tries    int    // pattern segments tried
+	tries    int              // pattern segments tried
 	spare    *scope           // the first result's scope
 	strs     *[8]value.String // the first scope's (see scope)
 	buf      [8]binding

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -354,16 +355,45 @@ const Hypothetical = "\x00document"
 // children index and never tries blocks whose first literal segment
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
-	m, a, _ := p.match(segs)
+	m, a, _ := p.match(segs, nil)
 	return m, a
 }
 
-// match is Match reporting also how many pattern segments it tried.
-func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
+// Scratch is storage for the first results of one request's matching and
+// deciding (the first matched block with its variables, the first
+// evaluated rule), which a service's per-request object can hold so they
+// need no allocations of their own. The results point into it: it must
+// live as long as they are used, and serve one request only.
+type Scratch struct {
+	scope scope
+	first firstRule
+}
+
+// firstRule is the first evaluated rule's results (see Allows).
+type firstRule struct {
+	trace [1]sim.Rule
+	rules [1]RuleResult
+}
+
+// MatchIn is Match with its first result in s (nil: allocated).
+func (p *Program) MatchIn(segs []string, s *Scratch) ([]Matched, []Attempt) {
+	var sc *scope
+	if s != nil {
+		sc = &s.scope
+	}
+	m, a, _ := p.match(segs, sc)
+	return m, a
+}
+
+// match is Match reporting also how many pattern segments it tried; sc
+// holds the first result (nil: allocated).
+func (p *Program) match(segs []string, sc *scope) ([]Matched, []Attempt, int) {
 	// The matching state is scratch, reused through a pool; one
 	// allocation holds the first result, its variables and the segments
 	// wildcards bind.
-	sc := &scope{}
+	if sc == nil {
+		sc = &scope{}
+	}
 	st := matchStates.Get().(*matchState)
 	defer matchStates.Put(st)
 	// Set field by field: the buffers are overwritten as they are used

@@ -81,12 +81,20 @@ func docPath(db, rel string) value.Path {
 // docSegments splits a document path relative to the documents root into
 // the segments of its full name, in one allocation with room for extra
 // more.
-func docSegments(db, rel string, extra int) []string {
+func docSegments(db, rel string, extra int) []string { return docSegmentsIn(nil, db, rel, extra) }
+
+// docSegmentsIn is docSegments in buf's array when it has room.
+func docSegmentsIn(buf []string, db, rel string, extra int) []string {
 	n := 3
 	if rel != "" {
 		n += strings.Count(rel, "/") + 1
 	}
-	segs := make([]string, 3, n+extra)
+	var segs []string
+	if n+extra <= cap(buf) {
+		segs = buf[:3:n+extra]
+	} else {
+		segs = make([]string, 3, n+extra)
+	}
 	segs[0], segs[1], segs[2] = "databases", db, "documents"
 	for rel != "" {
 		i := strings.IndexByte(rel, '/')

@@ -153,8 +153,10 @@ type Decision struct {
 	prog *eval.Program // for Render
 	lk   lookups
 	env  eval.Env
-	vars [2]eval.Var // env.Vars: request and resource
-	rec  records     // their values
+	vars    [2]eval.Var // env.Vars: request and resource
+	rec     records     // their values
+	scratch eval.Scratch
+	segs    [10]string // the request's segments, when they fit
 }
 
 // Allowed reports whether the request is allowed.
@@ -272,7 +274,10 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		db = "(default)"
 	}
 	rel := strings.Trim(req.Path, "/")
-	segs := docSegments(db, rel, 1)
+	// The decision holds the request's segments, lookups, environment,
+	// bound values and first results: one allocation for them all.
+	d := &Decision{prog: r.prog}
+	segs := docSegmentsIn(d.segs[:0], db, rel, 1)
 	// The request's own path, shared by request.path and resource.__name__.
 	own := value.Path{Absolute: true, Segments: segs[:len(segs):len(segs)]}
 	if req.Method == List && (len(segs)-3)%2 == 1 {
@@ -281,9 +286,6 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		// document instead, which matches as is.)
 		segs = append(segs, eval.Hypothetical)
 	}
-	// The decision holds the request's lookups and environment: one
-	// allocation for the three.
-	d := &Decision{prog: r.prog}
 	lk, env := &d.lk, &d.env
 	var tally *coverage.Tally
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
@@ -301,7 +303,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 			env.Count = tally
 		}
 		return env
-	}, nil)
+	}, nil, &d.scratch)
 	if tally != nil {
 		tally.Flush()
 	}

@@ -146,8 +146,10 @@ func (r *objectRecord) Map() value.Map {
 	return r.m
 }
 
-// records are the values one decision binds, allocated together.
+// records are the values one decision binds, allocated together with
+// its first results (scratch).
 type records struct {
+	scratch  eval.Scratch
 	request  requestRecord
 	auth     service.AuthRecord
 	incoming objectRecord // request.resource

@@ -292,7 +292,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 			return []string{h}
 		}
 		return nil
-	})
+	}, &vals.scratch)
 	d.Attempts = x.Attempts
 	d.Notes = append(d.Notes, x.Notes...)
 	if x.Run == nil {

@@ -118,6 +118,8 @@ type lookups struct {
 	reads []eval.Read
 	buf   [2]eval.Read
 	seenB [2]string
+	doc   docRecord // the first get() result
+	docs  int       // get() results made
 }
 
 func (l *lookups) init(req *Request, db string) {
@@ -229,7 +231,12 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	if data == nil {
 		data = value.Map{}
 	}
-	res := &docRecord{}
+	// The first result lives in the lookups (the decision); results are
+	// values, so each get() has its own.
+	res := &l.doc
+	if l.docs++; l.docs > 1 {
+		res = &docRecord{}
+	}
 	var name value.Path
 	if !l.req.TestAPI {
 		if slices.Contains(segs, "") {

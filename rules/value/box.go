@@ -55,6 +55,13 @@ func BoxList(p *List) Value { return box(listTab, unsafe.Pointer(p)) }
 // list before using the Value and never changes it after.
 func MakeList(n int) (List, Value) {
 	switch {
+	case n <= 1:
+		b := &struct {
+			l List
+			a [1]Value
+		}{}
+		b.l = b.a[:n:n]
+		return b.l, BoxList(&b.l)
 	case n <= 4:
 		b := &struct {
 			l List
@@ -97,3 +104,21 @@ func BoxFloat(p *Float) Value { return box(floatTab, unsafe.Pointer(p)) }
 // BoxBytes returns *p as a Value without copying it; *p must not change
 // afterwards.
 func BoxBytes(p *Bytes) Value { return box(bytesTab, unsafe.Pointer(p)) }
+
+// MakeStringList is MakeList for a list of n strings, with the strings'
+// storage: the caller fills strs, then sets each list element to
+// BoxString(&strs[i]) (and changes neither after). A short list is one
+// allocation instead of two.
+func MakeStringList(n int) (strs []String, list List, v Value) {
+	if n <= 4 {
+		b := &struct {
+			l List
+			a [4]Value
+			s [4]String
+		}{}
+		b.l = b.a[:n:n]
+		return b.s[:n:n], b.l, BoxList(&b.l)
+	}
+	l := make(List, n)
+	return make([]String, n), l, l
+}

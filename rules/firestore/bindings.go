@@ -23,12 +23,13 @@ type Constraint struct {
 
 // globals binds request and resource into vars (which must be empty) and
 // returns them; own is the request's document path (request.path). The
-// values are records in rec (the decision's), read field by field, so no
+// values are records in rec (a new decision's, zero), read field by field, so no
 // map is built per request. An unbound name (the Test API's absent auth
 // or resource) is left out.
 func (r *Ruleset) globals(req *Request, db string, own value.Path, rec *records, vars []eval.Var) []eval.Var {
 	rq := &rec.request
-	*rq = requestRecord{req: req, own: own, now: value.Timestamp{Time: req.Time.UTC()}}
+	// Field by field: rec is part of a new decision (zero).
+	rq.req, rq.own, rq.now = req, own, value.Timestamp{Time: req.Time.UTC()}
 	switch {
 	case req.Auth != nil:
 		rec.auth.Reset(req.Auth)
@@ -122,12 +123,14 @@ type lookups struct {
 	docs  int       // get() results made
 }
 
+// init prepares the lookups of a new decision (l is zero).
 func (l *lookups) init(req *Request, db string) {
 	max := MaxLookupsSingle
 	if req.Batch {
 		max = MaxLookupsBatch
 	}
-	*l = lookups{req: req, db: db, max: max}
+	// Field by field: l is part of a new decision (zero).
+	l.req, l.db, l.max = req, db, max
 	l.reads, l.seen = l.buf[:0], l.seenB[:0]
 }
 

@@ -290,7 +290,9 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	var tally *coverage.Tally
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
 		lk.init(req, db)
-		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, &d.rec, d.vars[:0]), Service: lk, Trace: trace}
+		// Field by field: the decision is new (zero), and copying a whole
+		// Env into it costs a bulk write barrier while the GC marks.
+		env.Program, env.Vars, env.Service, env.Trace = r.prog, r.globals(req, db, own, &d.rec, d.vars[:0]), lk, trace
 		if req.Method == List {
 			var cs []Constraint
 			if req.Query != nil {

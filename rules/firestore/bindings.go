@@ -92,7 +92,7 @@ func docSegmentsIn(buf []string, db, rel string, extra int) []string {
 	}
 	var segs []string
 	if n+extra <= cap(buf) {
-		segs = buf[:3:n+extra]
+		segs = buf[: 3 : n+extra]
 	} else {
 		segs = make([]string, 3, n+extra)
 	}

@@ -150,9 +150,9 @@ type Decision struct {
 	// variables, each lookup with its result, and the budget used.
 	eval.Explanation
 
-	prog *eval.Program // for Render
-	lk   lookups
-	env  eval.Env
+	prog    *eval.Program // for Render
+	lk      lookups
+	env     eval.Env
 	vars    [2]eval.Var // env.Vars: request and resource
 	rec     records     // their values
 	scratch eval.Scratch

@@ -117,10 +117,11 @@ type lookups struct {
 	max   int
 	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
-	buf   [2]eval.Read
-	seenB [2]string
-	doc   docRecord // the first get() result
-	docs  int       // get() results made
+	// The first read, document and get() result live in the lookups (in
+	// the decision), which stays within 1792 bytes.
+	buf   [1]eval.Read
+	seenB [1]string
+	doc   docRecord // in use once its data is set
 }
 
 // init prepares the lookups of a new decision (l is zero).
@@ -237,7 +238,7 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	// The first result lives in the lookups (the decision); results are
 	// values, so each get() has its own.
 	res := &l.doc
-	if l.docs++; l.docs > 1 {
+	if res.data != nil {
 		res = &docRecord{}
 	}
 	var name value.Path

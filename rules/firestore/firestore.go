@@ -156,7 +156,7 @@ type Decision struct {
 	vars    [2]eval.Var // env.Vars: request and resource
 	rec     records     // their values
 	scratch eval.Scratch
-	segs    [10]string // the request's segments, when they fit
+	segs    [9]string // the request's segments, when they fit
 }
 
 // Allowed reports whether the request is allowed.

@@ -12,7 +12,17 @@ import (
 // exist is reported at the start of the call, a namespaced function that
 // fails at its name after the dot, a method that fails at its name.
 func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
-	plan := r.env.Program.calls[e]
+	return r.callWith(e, r.env.Program.calls[e], nil, fr, depth)
+}
+
+// callWith is call with the call site's plan (nil for an unplanned
+// standalone expression) and, in a compiled evaluation, its compiled
+// receiver, arguments and callee (cc; nil to walk the tree).
+func (r *Run) callWith(e *ast.Call, plan *callPlan, cc *compiledCall, fr *frame, depth int) value.Value {
+	var argc []compiled
+	if cc != nil {
+		argc = cc.args
+	}
 	switch fn := e.Fn.(type) {
 	case *ast.Ident:
 		var f *ast.Function
@@ -24,10 +34,10 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			f, decl = r.env.Program.LookupFunc(fr.block, fn.Name)
 		}
 		if f != nil {
-			return r.callUser(e, f, decl, fr, depth)
+			return r.callUser(e, f, decl, cc, fr, depth)
 		}
 		if sf := r.env.Service; sf != nil && sf.HasFunc(fn.Name) {
-			args, mark, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, argc, fr, depth)
 			if err != nil {
 				return err
 			}
@@ -35,7 +45,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			return withPos(sf.CallFunc(fn.Name, args), e)
 		}
 		if b, ok := r.env.Funcs[fn.Name]; ok {
-			args, mark, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, argc, fr, depth)
 			if err != nil {
 				return err
 			}
@@ -43,7 +53,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			return withPos(b(args), e)
 		}
 		if g, ok := r.env.Program.lib.globals[fn.Name]; ok {
-			args, mark, err := r.args(e.Args, fr, depth)
+			args, mark, err := r.args(e.Args, argc, fr, depth)
 			if err != nil {
 				return err
 			}
@@ -63,7 +73,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 					if !ok {
 						return withPos(value.ErrFunctionNotFound(id.Name+"."+fn.Name), e)
 					}
-					args, mark, err := r.args(e.Args, fr, depth)
+					args, mark, err := r.args(e.Args, argc, fr, depth)
 					if err != nil {
 						return err
 					}
@@ -72,7 +82,12 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 				}
 			}
 		}
-		recv := r.eval(fn.X, fr, depth+1)
+		var recv value.Value
+		if cc != nil {
+			recv = cc.recv(r, fr)
+		} else {
+			recv = r.eval(fn.X, fr, depth+1)
+		}
 		if value.IsError(recv) {
 			return recv
 		}
@@ -99,7 +114,7 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 			}
 			return withPos(value.ErrFunctionNotFound(fn.Name), e)
 		}
-		args, mark, err := r.args(e.Args, fr, depth)
+		args, mark, err := r.args(e.Args, argc, fr, depth)
 		if err != nil {
 			return err
 		}
@@ -112,10 +127,14 @@ func (r *Run) call(e *ast.Call, fr *frame, depth int) value.Value {
 // args evaluates call arguments eagerly; the first error is returned.
 // The arguments live on the run's argument stack until release(mark):
 // builtins read their arguments and never keep the slice.
-func (r *Run) args(exprs []ast.Expr, fr *frame, depth int) ([]value.Value, int, value.Value) {
+// With cs (compiled evaluation), argument i is cs[i]'s value.
+func (r *Run) args(exprs []ast.Expr, cs []compiled, fr *frame, depth int) ([]value.Value, int, value.Value) {
 	mark := len(r.argStack)
 	n := len(exprs)
 	var out []value.Value
+	if mark == 0 && n > cap(r.argStack) && n <= len(runAux{}.argArr) {
+		r.argStack = r.more().argArr[:0]
+	}
 	if mark+n <= cap(r.argStack) {
 		r.argStack = r.argStack[:mark+n]
 		out = r.argStack[mark : mark+n : mark+n]
@@ -123,7 +142,12 @@ func (r *Run) args(exprs []ast.Expr, fr *frame, depth int) ([]value.Value, int, 
 		out = make([]value.Value, n)
 	}
 	for i, a := range exprs {
-		v := r.eval(a, fr, depth+1)
+		var v value.Value
+		if cs != nil {
+			v = cs[i](r, fr)
+		} else {
+			v = r.eval(a, fr, depth+1)
+		}
 		if value.IsError(v) {
 			r.release(mark)
 			return nil, mark, v
@@ -142,8 +166,9 @@ func (r *Run) release(mark int) {
 }
 
 // callUser calls a user function. Arguments and lets are lazy thunks: an
-// argument or let that errors only matters if the body uses it.
-func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, depth int) value.Value {
+// argument or let that errors only matters if the body uses it. With cc
+// (compiled evaluation) the thunks and the body are compiled.
+func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, cc *compiledCall, fr *frame, depth int) value.Value {
 	if len(e.Args) != len(f.Params) {
 		return withPos(value.Errorf("Incorrect number of arguments supplied to function: %s.", f.Name), e)
 	}
@@ -168,7 +193,16 @@ func (r *Run) callUser(e *ast.Call, f *ast.Function, decl *Block, fr *frame, dep
 	if f.Return == nil {
 		return withPos(value.Errorf("function %s has no return statement", f.Name), e)
 	}
-	if r.cur >= 0 && r.cur < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
+	if cc != nil && cc.user != nil {
+		for i := range f.Params {
+			callee.local[i].c = cc.args[i]
+		}
+		for i := range f.Lets {
+			callee.local[len(f.Params)+i].c = cc.user.lets[i]
+		}
+		return cc.user.ret(r, callee)
+	}
+	if r.cur >= 0 && int(r.cur) < len(r.steps) && r.steps[r.cur].Node == ast.Expr(e) {
 		r.steps[r.cur].UserCall = true
 	}
 	return r.eval(f.Return, callee, depth+1)

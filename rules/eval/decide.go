@@ -39,6 +39,12 @@ func (v *Verdicts) DecidingRule() *RuleResult {
 // and an Unsupported error makes the outcome UNSUPPORTED unless another
 // rule allows. errorNotes may add service-specific notes for an error.
 func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Error) []string) Verdicts {
+	return r.AllowsIn(matched, method, errorNotes, nil)
+}
+
+// AllowsIn is Allows with the first evaluated rule's results in s (nil:
+// allocated).
+func (r *Run) AllowsIn(matched []Matched, method string, errorNotes func(*value.Error) []string, s *Scratch) Verdicts {
 	v := Verdicts{Outcome: sim.Deny, Deciding: -1}
 	file := r.env.Program.File
 	anyRule, unsupported := false, false
@@ -51,7 +57,7 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 				continue
 			}
 			anyRule = true
-			res := r.condition(m, a.Cond)
+			res := r.condition(m, a.Cond, info.compiled)
 			steps := r.steps
 			rr := RuleResult{Block: m.Block, Allow: a, Index: i, Value: res, Steps: steps}
 			rule := sim.Rule{MatchPath: m.Block.Pattern, RuleIndex: i, Operations: ops,
@@ -76,6 +82,16 @@ func (r *Run) Allows(matched []Matched, method string, errorNotes func(*value.Er
 				if errorNotes != nil {
 					v.Notes = append(v.Notes, errorNotes(res)...)
 				}
+			}
+			if v.Trace == nil {
+				// The first rule's results in one allocation, or none.
+				var b *firstRule
+				if s != nil {
+					b = &s.first
+				} else {
+					b = new(firstRule)
+				}
+				v.Trace, v.Rules = b.trace[:0], b.rules[:0]
 			}
 			v.Trace = append(v.Trace, rule)
 			v.Rules = append(v.Rules, rr)

@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pyric/pyric/rules/ast"
@@ -95,69 +97,83 @@ type ServiceFuncs interface {
 // Run evaluates the rules of one request; it carries the expression budget
 // shared by every rule evaluated for that request.
 type Run struct {
-	// A Run is allocated for every decision: it stays under 512 bytes,
-	// the largest object the allocator serves without a type header.
+	// A Run is allocated for every decision: it stays within 256 bytes
+	// (TestRunSize), half of what it was; what only some runs need
+	// (function frames, the trace buffer) is in aux, allocated on first
+	// use.
 	env       *Env
 	trace     bool // Env.Trace
 	counting  bool // Env.Count != nil
 	exhausted bool
 	// timedOut says the time limit (not the expression count) ran out.
 	timedOut bool
-	max      int
-	count    int
-	started  time.Time // when the clock was first read
-	maxDur   time.Duration
+	cur      int32 // index of the step being evaluated, -1 at the root
+	max      int32
+	count    int32
 	steps    []Step // the current condition's trace when Env.Trace
-	free     []Step // unused step buffer after the last condition's
-	traced   int    // steps recorded over the whole request
-	cur      int    // index of the step being evaluated, -1 at the root
 	// argStack holds call arguments while their call runs (see args).
 	argStack []value.Value
-	argArr   [4]value.Value
-	// thunks are handed out by newThunks for functions' params and lets.
-	thunks     []thunk
-	thunksMade int32
+	aux      *runAux
 	// match is the Matched a public Condition call evaluates in.
 	match Matched
-	// globals are the last globals found (see global).
-	globals [2]binding
+	// global is the last global found in Env.Globals (see global).
+	global1 binding
 	// root is the frame of the condition being evaluated (nothing refers
 	// to it once the condition is decided); frames are handed out by
 	// newFrame for function calls, a few per allocation.
-	root       frame
+	root frame
+}
+
+// runAux is the part of a run's state that only some runs need, with
+// the first frames, thunks and call arguments in the same allocation: a
+// typical decision calls a few functions with a few params and lets. The
+// clock is read (and aux allocated) only by runs past clockEvery
+// expressions.
+type runAux struct {
+	started int64  // when the clock was first read (clockNow), 0 before
+	free    []Step // unused step buffer after the last condition's
+	traced  int    // steps recorded over the whole request
+	// thunks are handed out by newThunks for functions' params and lets,
+	// frames by newFrame.
+	thunks     []thunk
 	frames     []frame
+	thunksMade int32
 	framesMade int32 // size of the last chunk of frames
+	argArr     [4]value.Value
+	firstF     [2]frame
+	firstT     [3]thunk
 }
 
-// firstChunk is the first frames and thunks of a run, in one allocation:
-// a typical decision calls a few functions with a few params and lets.
-type firstChunk struct {
-	frames [2]frame
-	thunks [4]thunk
-}
-
-// chunk hands out the first frames and thunks, true when they were not yet.
-func (r *Run) chunk() bool {
-	if r.framesMade != 0 || r.thunksMade != 0 {
-		return false
+// more returns the run's aux, allocating it on first use.
+func (r *Run) more() *runAux {
+	if r.aux == nil {
+		a := &runAux{}
+		a.frames, a.framesMade = a.firstF[:], int32(len(a.firstF))
+		a.thunks, a.thunksMade = a.firstT[:], int32(len(a.firstT))
+		r.aux = a
 	}
-	c := &firstChunk{}
-	r.frames, r.framesMade = c.frames[:], int32(len(c.frames))
-	r.thunks, r.thunksMade = c.thunks[:], int32(len(c.thunks))
-	return true
+	return r.aux
 }
 
-// newFrame returns a zeroed frame that lives as long as the run (thunks
-// of lets and arguments keep pointers to their frames).
+// newFrame returns a frame that lives as long as the run (thunks of lets
+// and arguments keep pointers to their frames). It is not zeroed when the
+// run is reused: the caller sets every field.
 func (r *Run) newFrame() *frame {
-	if len(r.frames) == 0 && !r.chunk() {
-		r.framesMade = min(2*max(r.framesMade, 1), 16)
-		r.frames = make([]frame, r.framesMade)
+	a := r.more()
+	if len(a.frames) == 0 {
+		a.framesMade = min(2*max(a.framesMade, 1), 16)
+		a.frames = make([]frame, a.framesMade)
 	}
-	f := &r.frames[0]
-	r.frames = r.frames[1:]
+	f := &a.frames[0]
+	a.frames = a.frames[1:]
 	return f
 }
+
+// clockBase is the origin of runAux.started: readings are monotonic.
+var clockBase = time.Now()
+
+// clockNow is the time since clockBase, at least 1 (0 means unread).
+func clockNow() int64 { return int64(time.Since(clockBase)) | 1 }
 
 // NewRun starts evaluating one request.
 func NewRun(env *Env) *Run {
@@ -165,15 +181,52 @@ func NewRun(env *Env) *Run {
 	if max <= 0 {
 		max = DefaultMaxExpressions
 	}
-	d := env.MaxDuration
-	if d <= 0 {
-		d = DefaultMaxDuration
-	}
+	max = min(max, math.MaxInt32-1)
 	// The clock is first read at the first time check (after clockEvery+1
 	// expressions), so short evaluations never pay for it.
-	r := &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: max, maxDur: d, cur: -1}
-	r.argStack = r.argArr[:0]
+	r, _ := runs.Get().(*Run)
+	if r == nil {
+		return &Run{env: env, trace: env.Trace, counting: env.Count != nil, max: int32(max), cur: -1}
+	}
+	// A released run is zero but for its aux (see Release).
+	r.env, r.trace, r.counting, r.max, r.cur = env, env.Trace, env.Count != nil, int32(max), -1
 	return r
+}
+
+// runs are released runs (Release) for NewRun to reuse, with their aux.
+var runs sync.Pool
+
+// Release hands the run back for a later NewRun to reuse, with its
+// frames, thunks and argument buffer: a service calls it once it has
+// read the run's results, so a decision does not allocate them anew.
+// Neither the run nor its Steps buffer may be used afterwards by the
+// caller; the values and steps it returned stay valid (a traced run's
+// step buffer is not reused).
+func (r *Run) Release() {
+	if a := r.aux; a != nil {
+		if a.framesMade != int32(len(a.firstF)) || a.thunksMade != int32(len(a.firstT)) {
+			// Chunks beyond the first were allocated: drop the aux
+			// rather than keep a run's largest use alive.
+			r.aux = nil
+		} else {
+			// Frames and thunks are not cleared: callUser sets every
+			// field of the ones it takes (what they still point to is
+			// kept only until reuse, or until the pool is emptied).
+			a.started, a.free, a.traced = 0, nil, 0
+			a.frames, a.thunks = a.firstF[:], a.firstT[:]
+		}
+	}
+	aux := r.aux
+	*r = Run{aux: aux}
+	runs.Put(r)
+}
+
+// maxDur is the run's time limit.
+func (r *Run) maxDur() time.Duration {
+	if d := r.env.MaxDuration; d > 0 {
+		return d
+	}
+	return DefaultMaxDuration
 }
 
 // Limit names the budget that ran out, "" while none has.
@@ -188,7 +241,7 @@ func (r *Run) Limit() string {
 }
 
 // Count is the number of expressions evaluated so far.
-func (r *Run) Count() int { return r.count }
+func (r *Run) Count() int { return int(r.count) }
 
 // Exhausted reports whether the expression budget ran out.
 func (r *Run) Exhausted() bool { return r.exhausted }
@@ -204,7 +257,7 @@ const maxTrace = 400
 // Env.Trace; Steps returns its typed form.
 func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
 	r.match = m
-	v := r.condition(&r.match, cond)
+	v := r.condition(&r.match, cond, r.env.Program.conds[cond])
 	return v, renderSteps(r.env.Program.Text, r.steps, traceValueLimit)
 }
 
@@ -212,11 +265,13 @@ func (r *Run) Condition(m Matched, cond ast.Expr) (value.Value, []sim.Expr) {
 // unless Env.Trace); nothing is rendered.
 func (r *Run) ConditionSteps(m Matched, cond ast.Expr) (value.Value, []Step) {
 	r.match = m
-	v := r.condition(&r.match, cond)
+	v := r.condition(&r.match, cond, r.env.Program.conds[cond])
 	return v, r.steps
 }
 
-func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
+// condition evaluates cond, by its compiled form c when the run is
+// neither traced nor counted and c is not nil.
+func (r *Run) condition(m *Matched, cond ast.Expr, c compiled) value.Value {
 	r.steps, r.cur = nil, -1
 	if cond == nil {
 		return value.Bool(true)
@@ -224,22 +279,28 @@ func (r *Run) condition(m *Matched, cond ast.Expr) value.Value {
 	if r.trace {
 		// The conditions of one request share one step buffer: each
 		// takes the free space the previous one left.
-		if cap(r.free) < 16 {
-			r.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
+		a := r.more()
+		if cap(a.free) < 16 {
+			a.free = make([]Step, 0, max(16, int(r.env.Program.stepHint.Load())))
 		}
-		r.steps = r.free[:0]
+		r.steps = a.free[:0]
 		defer func() {
 			n := len(r.steps)
-			r.free = r.steps[n:]
+			a.free = r.steps[n:]
 			r.steps = r.steps[:n:n]
-			r.traced += n
-			if h := &r.env.Program.stepHint; int64(r.traced) > h.Load() && r.traced <= 4*maxTrace {
-				h.Store(int64(r.traced))
+			a.traced += n
+			if h := &r.env.Program.stepHint; int64(a.traced) > h.Load() && a.traced <= 4*maxTrace {
+				h.Store(int64(a.traced))
 			}
 		}()
 	}
 	r.root = frame{block: m.Block, m: m, bv: m.vars}
-	v := r.eval(cond, &r.root, 0)
+	var v value.Value
+	if c != nil && !r.trace && !r.counting {
+		v = c(r, &r.root)
+	} else {
+		v = r.eval(cond, &r.root, 0)
+	}
 	if _, ok := v.(value.Bool); !ok && !value.IsError(v) {
 		v = withPos(value.ErrType(v.Type(), "bool"), cond)
 		if len(r.steps) > 0 {
@@ -272,6 +333,7 @@ type frame struct {
 // and arguments only when used (an unused `let x = 1/0` does not deny).
 type thunk struct {
 	expr  ast.Expr
+	c     compiled // expr compiled, in a compiled evaluation
 	fr    *frame
 	v     value.Value
 	depth int32
@@ -284,7 +346,12 @@ func (r *Run) force(t *thunk) value.Value {
 		return value.Errorf("a binding refers to itself")
 	case 0:
 		t.state = 1
-		v := r.eval(t.expr, t.fr, int(t.depth))
+		var v value.Value
+		if t.c != nil {
+			v = t.c(r, t.fr)
+		} else {
+			v = r.eval(t.expr, t.fr, int(t.depth))
+		}
 		t.v, t.state = v, 2
 	}
 	return t.v
@@ -346,7 +413,7 @@ func (r *Run) lookupVar(fr *frame, name string) (value.Value, bool) {
 }
 
 // global looks a name up in Env.Globals. Conditions read the same few
-// globals over and over (request, resource), so the last two found are
+// globals over and over (request, resource), so the last found is
 // remembered and compared before the map is hashed.
 func (r *Run) global(name string) (value.Value, bool) {
 	for _, v := range r.env.Vars {
@@ -354,30 +421,29 @@ func (r *Run) global(name string) (value.Value, bool) {
 			return v.Value, true
 		}
 	}
-	for i := range r.globals {
-		if g := &r.globals[i]; g.v != nil && g.name == name {
-			return g.v, true
-		}
+	if g := &r.global1; g.v != nil && g.name == name {
+		return g.v, true
 	}
 	v, ok := r.env.Globals[name]
 	if ok {
-		r.globals[1] = r.globals[0]
-		r.globals[0] = binding{name, v}
+		r.global1 = binding{name, v}
 	}
 	return v, ok
 }
 
-// newThunks returns n zeroed thunks that live as long as the run.
+// newThunks returns n thunks that live as long as the run; like
+// newFrame's, they are not zeroed when the run is reused.
 func (r *Run) newThunks(n int) []thunk {
 	if n > 16 {
 		return make([]thunk, n)
 	}
-	if len(r.thunks) < n && (!r.chunk() || len(r.thunks) < n) {
-		r.thunksMade = min(max(2*r.thunksMade, 4, int32(n)), 32)
-		r.thunks = make([]thunk, r.thunksMade)
+	a := r.more()
+	if len(a.thunks) < n {
+		a.thunksMade = min(max(2*a.thunksMade, 4, int32(n)), 32)
+		a.thunks = make([]thunk, a.thunksMade)
 	}
-	t := r.thunks[:n:n]
-	r.thunks = r.thunks[n:]
+	t := a.thunks[:n:n]
+	a.thunks = a.thunks[n:]
 	return t
 }
 
@@ -400,7 +466,7 @@ func (r *Run) record(e ast.Expr, depth int) int {
 	if !r.trace || len(r.steps) >= maxTrace {
 		return -1
 	}
-	r.steps = append(r.steps, Step{Node: e, Parent: int32(r.cur), Depth: int32(depth)})
+	r.steps = append(r.steps, Step{Node: e, Parent: r.cur, Depth: int32(depth)})
 	return len(r.steps) - 1
 }
 
@@ -428,21 +494,15 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 		r.exhausted = true
 		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
-	if r.count&clockEvery == 0 {
-		now := time.Now()
-		if r.started.IsZero() {
-			r.started = now
-		} else if now.Sub(r.started) > r.maxDur {
-			r.exhausted, r.timedOut = true, true
-			return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
-		}
+	if r.count&clockEvery == 0 && r.clockOut() {
+		return &value.Error{Kind: value.Exhausted, Message: r.exhaustedMessage(), Offset: e.Span().Start.Offset}
 	}
 	var v value.Value
 	if i := r.record(e, depth); i < 0 {
 		v = r.evalNode(e, fr, depth)
 	} else {
 		parent := r.cur
-		r.cur = i
+		r.cur = int32(i)
 		v = r.evalNode(e, fr, depth)
 		r.cur = parent
 		// Traces and counters hand values to other packages: they see
@@ -455,11 +515,26 @@ func (r *Run) eval(e ast.Expr, fr *frame, depth int) value.Value {
 	return v
 }
 
+// clockOut reads the clock for the time limit, true (and the run
+// exhausted) when it has run out; the first reading starts the clock.
+func (r *Run) clockOut() bool {
+	now, a := clockNow(), r.more()
+	if a.started == 0 {
+		a.started = now
+		return false
+	}
+	if time.Duration(now-a.started) > r.maxDur() {
+		r.exhausted, r.timedOut = true, true
+		return true
+	}
+	return false
+}
+
 func (r *Run) exhaustedMessage() string {
 	if r.timedOut {
-		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur.String() + " (production bounds evaluation cost and denies)."
+		return "Evaluation time limit exceeded: this request's rules ran longer than " + r.maxDur().String() + " (production bounds evaluation cost and denies)."
 	}
-	return "Evaluation budget exhausted: more than " + itoa(r.max) + " expressions evaluated for this request (production denies silently)."
+	return "Evaluation budget exhausted: more than " + itoa(int(r.max)) + " expressions evaluated for this request (production denies silently)."
 }
 
 func itoa(n int) string { return value.Show(value.Int(n)) }
@@ -467,10 +542,7 @@ func itoa(n int) string { return value.Show(value.Int(n)) }
 func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 	switch e := e.(type) {
 	case *ast.Literal:
-		if v, ok := r.env.Program.lits[e]; ok {
-			return v
-		}
-		if v := literal(e); v != nil {
+		if v := literalInPlace(e); v != nil {
 			return v
 		}
 	case *ast.Ident:
@@ -642,7 +714,7 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 		}
 		return out
 	case *ast.Path:
-		return r.path(e, fr, depth)
+		return r.path(e, nil, fr, depth)
 	case *ast.Bad:
 		return withPos(value.Errorf("syntax error"), e)
 	}
@@ -657,10 +729,10 @@ func (r *Run) folded(e ast.Expr) (value.Value, bool) {
 		return nil, false
 	}
 	c, ok := r.env.Program.consts[e]
-	if !ok || r.count+c.n-1 > r.max {
+	if !ok || int(r.count)+c.n-1 > int(r.max) {
 		return nil, false
 	}
-	r.count += c.n - 1
+	r.count += int32(c.n - 1)
 	return c.v, true
 }
 
@@ -766,7 +838,8 @@ func logicOperand(v value.Value, n ast.Expr) value.Value {
 
 // path evaluates a path literal; $(x) splices strings (split on '/'),
 // numbers and booleans as text, and paths segment by segment.
-func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
+// With cs (compiled evaluation), segment i's interpolation is cs[i].
+func (r *Run) path(e *ast.Path, cs []compiled, fr *frame, depth int) value.Value {
 	// The path and its segments in one allocation (paths are short).
 	type pathBuf struct {
 		p    value.Path
@@ -780,12 +853,17 @@ func (r *Run) path(e *ast.Path, fr *frame, depth int) value.Value {
 	} else {
 		p = value.Path{Absolute: true, Segments: make([]string, 0, n)}
 	}
-	for _, s := range e.Segments {
+	for si, s := range e.Segments {
 		if s.Interp == nil {
 			p.Segments = append(p.Segments, s.Text)
 			continue
 		}
-		v := r.eval(s.Interp, fr, depth+1)
+		var v value.Value
+		if cs != nil {
+			v = cs[si](r, fr)
+		} else {
+			v = r.eval(s.Interp, fr, depth+1)
+		}
 		switch v := v.(type) {
 		case *value.Error:
 			return v
@@ -869,10 +947,10 @@ func (r *Run) memberChain(e *ast.Member, fr *frame, depth int) (value.Value, boo
 		return nil, false // longer than chain: node by node
 	}
 	below := n - 1
-	if c := r.count + below; c > r.max || c/(clockEvery+1) != r.count/(clockEvery+1) {
+	if c := int(r.count) + below; c > int(r.max) || c/(clockEvery+1) != int(r.count)/(clockEvery+1) {
 		return nil, false
 	}
-	r.count += below
+	r.count += int32(below)
 	v := r.eval(x, fr, depth+n)
 	for i := n - 1; i >= 0; i-- {
 		v = memberOf(v, chain[i])
@@ -998,6 +1076,23 @@ func slice(x, lo, hi value.Value) value.Value {
 		return value.String([]rune(string(x))[from:to])
 	}
 	return value.ErrNull()
+}
+
+// literalInPlace is a literal's value boxed in place in its node (nodes
+// never change once parsed), so reading it allocates nothing; nil for an
+// unknown kind.
+func literalInPlace(e *ast.Literal) value.Value {
+	switch e.Kind {
+	case ast.Int:
+		return value.BoxInt((*value.Int)(&e.Int))
+	case ast.Float:
+		return value.BoxFloat((*value.Float)(&e.Float))
+	case ast.String:
+		return value.BoxString((*value.String)(&e.Str))
+	case ast.Bytes:
+		return value.BoxBytes((*value.Bytes)(&e.Str))
+	}
+	return literal(e)
 }
 
 // literal is a literal's value, nil for an unknown kind.

@@ -25,7 +25,7 @@ func TestMatchWorkIsIndependentOfSiblings(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags)
 		}
-		m, _, k := NewProgram(rs).match([]string{"databases", "(default)", "documents", fmt.Sprintf("c%d", n-1), "x"})
+		m, _, k := NewProgram(rs).match([]string{"databases", "(default)", "documents", fmt.Sprintf("c%d", n-1), "x"}, nil)
 		if len(m) != 2 {
 			t.Fatalf("%d blocks: %d matched, want the named and the wildcard block", n, len(m))
 		}

@@ -356,13 +356,14 @@ func mapKeys(recv value.Value, args []value.Value) value.Value {
 		return err
 	}
 	m, _ := value.AsMap(recv)
-	// One array of keys boxed in place, not one allocation each.
-	keys := make([]value.String, 0, len(m))
+	// The keys boxed in place, with the list in one allocation when
+	// short.
+	keys, out, v := value.MakeStringList(len(m))
+	keys = keys[:0]
 	for k := range m {
 		keys = append(keys, value.String(k))
 	}
 	slices.Sort(keys)
-	out, v := value.MakeList(len(keys))
 	for i := range keys {
 		out[i] = value.BoxString(&keys[i])
 	}

@@ -16,17 +16,22 @@
 // and lint all read.
 //
 // NewProgram prepares a ruleset once: match blocks indexed by their first
-// literal segment, each allow's methods and source, literals' values, and
-// constant list and map literals folded. A Run keeps its per-request
-// state (frames, lazy bindings, call arguments, the step buffer) in a few
-// allocations it owns, so evaluating a condition allocates once.
+// literal segment, each allow's methods and source, constant list and map
+// literals folded, call sites resolved, and every condition and function
+// body compiled to closures, which untraced runs evaluate (traced and
+// counted runs walk the tree, recording each node). A Run keeps its
+// per-request state (frames, lazy bindings, call arguments, the step
+// buffer) in a few allocations it owns, so evaluating a condition
+// allocates once, and Release hands them back for the next request.
 package eval
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -43,9 +48,6 @@ type Program struct {
 	// text is each expression node's source with whitespace collapsed,
 	// computed once so traces do not re-slice the source per step.
 	text map[ast.Expr]string
-	// lits are the literals' values, built once (a string literal would
-	// otherwise allocate its interface value on every evaluation).
-	lits map[*ast.Literal]value.Value
 	// consts are the list and map literals made only of literals, folded
 	// once, with the number of expressions evaluating them would count.
 	consts map[ast.Expr]folded
@@ -53,6 +55,9 @@ type Program struct {
 	// call names in its lexical scope, a method's implementations by
 	// receiver type. Evaluation looks a call up by node, never by name.
 	calls map[*ast.Call]*callPlan
+	// conds are the allow conditions compiled (see compiled), which
+	// untraced, uncounted runs evaluate.
+	conds map[ast.Expr]compiled
 	// lib is the standard library the calls are bound to: std, or the
 	// table given to NewProgramWith.
 	lib *stdlib
@@ -100,8 +105,9 @@ type Block struct {
 
 // allowInfo is an allow statement prepared for deciding.
 type allowInfo struct {
-	ops  []string // method names
-	cond string   // the condition's source, "true" for none
+	ops      []string // method names
+	cond     string   // the condition's source, "true" for none
+	compiled compiled // the condition compiled, nil for none
 }
 
 // index builds the children index of b and its descendants.
@@ -194,7 +200,6 @@ func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
 	}
 	allows(p.Root)
 	p.text = map[ast.Expr]string{}
-	p.lits = map[*ast.Literal]value.Value{}
 	p.consts = map[ast.Expr]folded{}
 	rs.Exprs(func(root ast.Expr) {
 		ast.Inspect(root, func(e ast.Expr) bool {
@@ -210,12 +215,10 @@ func newProgram(rs *ast.Ruleset, lib *stdlib) *Program {
 			if e != nil {
 				p.text[e] = clipSource(SourceText(p.File, e))
 			}
-			if l, ok := e.(*ast.Literal); ok {
-				p.lits[l] = literal(l)
-			}
 			return true
 		})
 	})
+	p.compile()
 	return p
 }
 
@@ -352,19 +355,51 @@ const Hypothetical = "\x00document"
 // children index and never tries blocks whose first literal segment
 // differs from the request's.
 func (p *Program) Match(segs []string) ([]Matched, []Attempt) {
-	m, a, _ := p.match(segs)
+	m, a, _ := p.match(segs, nil)
 	return m, a
 }
 
-// match is Match reporting also how many pattern segments it tried.
-func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
-	// One allocation holds the matching state and the first result's.
-	ma := &struct {
-		st matchState
-		sc scope
-	}{}
-	st := &ma.st
-	*st = matchState{p: p, segs: segs, indexed: true, spare: &ma.sc}
+// Scratch is storage for the first results of one request's matching and
+// deciding (the first matched block with its variables, the first
+// evaluated rule), which a service's per-request object can hold so they
+// need no allocations of their own. The results point into it: it must
+// live as long as they are used, and serve one request only.
+type Scratch struct {
+	scope scope
+	first firstRule
+}
+
+// firstRule is the first evaluated rule's results (see Allows).
+type firstRule struct {
+	trace [1]sim.Rule
+	rules [1]RuleResult
+}
+
+// MatchIn is Match with its first result in s (nil: allocated).
+func (p *Program) MatchIn(segs []string, s *Scratch) ([]Matched, []Attempt) {
+	var sc *scope
+	if s != nil {
+		sc = &s.scope
+	}
+	m, a, _ := p.match(segs, sc)
+	return m, a
+}
+
+// match is Match reporting also how many pattern segments it tried; sc
+// holds the first result (nil: allocated).
+func (p *Program) match(segs []string, sc *scope) ([]Matched, []Attempt, int) {
+	// The matching state is scratch, reused through a pool; one
+	// allocation holds the first result, its variables and the segments
+	// wildcards bind.
+	if sc == nil {
+		sc = &scope{}
+	}
+	st := matchStates.Get().(*matchState)
+	defer matchStates.Put(st)
+	// Set field by field: the buffers are overwritten as they are used
+	// (zeroing the whole state cost more than matching).
+	st.p, st.segs, st.out, st.attempts, st.indexed, st.tries, st.spare, st.strs = p, segs, nil, nil, true, 0, sc, &sc.strs
+	st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
 	for _, c := range p.Root.candidates(segs, 0) {
 		st.match(c, 0)
 	}
@@ -383,8 +418,12 @@ func (p *Program) match(segs []string) ([]Matched, []Attempt, int) {
 // allocation.
 type scope struct {
 	out   [1]Matched
-	vars  [6]binding
-	chain [6]link
+	vars  [4]binding
+	chain [4]link
+	// strs holds the first segments as values, boxed in place when a
+	// wildcard binds them (a position's string never changes); every
+	// result of a match shares the first scope's.
+	strs [8]value.String
 }
 
 // binding is one path variable bound while matching a block's pattern.
@@ -404,15 +443,16 @@ type matchState struct {
 	out      []Matched
 	attempts *[]Attempt
 	indexed  bool
-	tries    int    // pattern segments tried
-	spare    *scope // the first result's scope, allocated with the state
+	tries    int              // pattern segments tried
+	spare    *scope           // the first result's scope
+	strs     *[8]value.String // the first scope's (see scope)
 	buf      [8]binding
 	chainBuf [8]link
-	// strs holds the first segments as values, boxed in place when a
-	// wildcard binds them (the state is on the heap, and a position's
-	// string never changes).
-	strs [8]value.String
 }
+
+// matchStates are matching states for reuse: matching allocates only
+// the results it returns.
+var matchStates = sync.Pool{New: func() any { return new(matchState) }}
 
 // segValue is segment pos as a value.
 func (st *matchState) segValue(pos int) value.Value {
@@ -425,9 +465,6 @@ func (st *matchState) segValue(pos int) value.Value {
 
 // match tries block b at request position pos.
 func (st *matchState) match(b *Block, pos int) {
-	if st.vars == nil {
-		st.vars, st.chain = st.buf[:0], st.chainBuf[:0]
-	}
 	nv, nc := len(st.vars), len(st.chain)
 	st.try(b, 0, pos, nv)
 	st.vars, st.chain = st.vars[:nv], st.chain[:nc]

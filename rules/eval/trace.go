@@ -75,9 +75,9 @@ type Budget struct {
 
 // Budget reports the request's use of its limits so far.
 func (r *Run) Budget() Budget {
-	b := Budget{Expressions: r.count, MaxExpressions: r.max, MaxDuration: r.maxDur, Limit: r.Limit()}
-	if !r.started.IsZero() {
-		b.Elapsed = time.Since(r.started)
+	b := Budget{Expressions: int(r.count), MaxExpressions: int(r.max), MaxDuration: r.maxDur(), Limit: r.Limit()}
+	if r.aux != nil && r.aux.started != 0 {
+		b.Elapsed = time.Duration(clockNow() - r.aux.started)
 	}
 	return b
 }

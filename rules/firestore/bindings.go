@@ -23,12 +23,13 @@ type Constraint struct {
 
 // globals binds request and resource into vars (which must be empty) and
 // returns them; own is the request's document path (request.path). The
-// values are records in rec (the decision's), read field by field, so no
+// values are records in rec (a new decision's, zero), read field by field, so no
 // map is built per request. An unbound name (the Test API's absent auth
 // or resource) is left out.
 func (r *Ruleset) globals(req *Request, db string, own value.Path, rec *records, vars []eval.Var) []eval.Var {
 	rq := &rec.request
-	*rq = requestRecord{req: req, own: own, now: value.Timestamp{Time: req.Time.UTC()}}
+	// Field by field: rec is part of a new decision (zero).
+	rq.req, rq.own, rq.now = req, own, value.Timestamp{Time: req.Time.UTC()}
 	switch {
 	case req.Auth != nil:
 		rec.auth.Reset(req.Auth)
@@ -81,12 +82,20 @@ func docPath(db, rel string) value.Path {
 // docSegments splits a document path relative to the documents root into
 // the segments of its full name, in one allocation with room for extra
 // more.
-func docSegments(db, rel string, extra int) []string {
+func docSegments(db, rel string, extra int) []string { return docSegmentsIn(nil, db, rel, extra) }
+
+// docSegmentsIn is docSegments in buf's array when it has room.
+func docSegmentsIn(buf []string, db, rel string, extra int) []string {
 	n := 3
 	if rel != "" {
 		n += strings.Count(rel, "/") + 1
 	}
-	segs := make([]string, 3, n+extra)
+	var segs []string
+	if n+extra <= cap(buf) {
+		segs = buf[: 3 : n+extra]
+	} else {
+		segs = make([]string, 3, n+extra)
+	}
 	segs[0], segs[1], segs[2] = "databases", db, "documents"
 	for rel != "" {
 		i := strings.IndexByte(rel, '/')
@@ -108,16 +117,21 @@ type lookups struct {
 	max   int
 	seen  []string // distinct documents read (at most max)
 	reads []eval.Read
-	buf   [2]eval.Read
-	seenB [2]string
+	// The first read, document and get() result live in the lookups (in
+	// the decision), which stays within 1792 bytes.
+	buf   [1]eval.Read
+	seenB [1]string
+	doc   docRecord // in use once its data is set
 }
 
+// init prepares the lookups of a new decision (l is zero).
 func (l *lookups) init(req *Request, db string) {
 	max := MaxLookupsSingle
 	if req.Batch {
 		max = MaxLookupsBatch
 	}
-	*l = lookups{req: req, db: db, max: max}
+	// Field by field: l is part of a new decision (zero).
+	l.req, l.db, l.max = req, db, max
 	l.reads, l.seen = l.buf[:0], l.seenB[:0]
 }
 
@@ -221,7 +235,12 @@ func (l *lookups) call(fn string, args []value.Value) value.Value {
 	if data == nil {
 		data = value.Map{}
 	}
-	res := &docRecord{}
+	// The first result lives in the lookups (the decision); results are
+	// values, so each get() has its own.
+	res := &l.doc
+	if res.data != nil {
+		res = &docRecord{}
+	}
 	var name value.Path
 	if !l.req.TestAPI {
 		if slices.Contains(segs, "") {

@@ -150,11 +150,13 @@ type Decision struct {
 	// variables, each lookup with its result, and the budget used.
 	eval.Explanation
 
-	prog *eval.Program // for Render
-	lk   lookups
-	env  eval.Env
-	vars [2]eval.Var // env.Vars: request and resource
-	rec  records     // their values
+	prog    *eval.Program // for Render
+	lk      lookups
+	env     eval.Env
+	vars    [2]eval.Var // env.Vars: request and resource
+	rec     records     // their values
+	scratch eval.Scratch
+	segs    [9]string // the request's segments, when they fit
 }
 
 // Allowed reports whether the request is allowed.
@@ -272,7 +274,10 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		db = "(default)"
 	}
 	rel := strings.Trim(req.Path, "/")
-	segs := docSegments(db, rel, 1)
+	// The decision holds the request's segments, lookups, environment,
+	// bound values and first results: one allocation for them all.
+	d := &Decision{prog: r.prog}
+	segs := docSegmentsIn(d.segs[:0], db, rel, 1)
 	// The request's own path, shared by request.path and resource.__name__.
 	own := value.Path{Absolute: true, Segments: segs[:len(segs):len(segs)]}
 	if req.Method == List && (len(segs)-3)%2 == 1 {
@@ -281,14 +286,13 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 		// document instead, which matches as is.)
 		segs = append(segs, eval.Hypothetical)
 	}
-	// The decision holds the request's lookups and environment: one
-	// allocation for the three.
-	d := &Decision{prog: r.prog}
 	lk, env := &d.lk, &d.env
 	var tally *coverage.Tally
 	x := service.Decide(r.prog, segs, func() string { return "/" + rel }, req.Method, func() *eval.Env {
 		lk.init(req, db)
-		*env = eval.Env{Program: r.prog, Vars: r.globals(req, db, own, &d.rec, d.vars[:0]), Service: lk, Trace: trace}
+		// Field by field: the decision is new (zero), and copying a whole
+		// Env into it costs a bulk write barrier while the GC marks.
+		env.Program, env.Vars, env.Service, env.Trace = r.prog, r.globals(req, db, own, &d.rec, d.vars[:0]), lk, trace
 		if req.Method == List {
 			var cs []Constraint
 			if req.Query != nil {
@@ -301,7 +305,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 			env.Count = tally
 		}
 		return env
-	}, nil)
+	}, nil, &d.scratch)
 	if tally != nil {
 		tally.Flush()
 	}
@@ -310,6 +314,7 @@ func (r *Ruleset) decideOne(req *Request, trace bool) *Decision {
 	if x.Run != nil {
 		d.Expressions, d.Lookups = x.Expressions, lk.count()
 		d.Explanation = eval.NewExplanation(x.Run, v, lk.reads)
+		x.Run.Release()
 	}
 	return d
 }

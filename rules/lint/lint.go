@@ -8,8 +8,10 @@ import (
 
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/check"
+	"github.com/pyric/pyric/rules/eval"
 	"github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/parser"
+	rulesservice "github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/storage"
 )
@@ -30,6 +32,10 @@ type Options struct {
 	// Cases are simulator test cases; a case without a requestTime that
 	// reaches a rule reading request.time gets REQUEST_TIME_NOT_PINNED.
 	Cases []Case
+	// Decls is the declaration table calls are resolved against and
+	// did-you-mean suggests method names from; nil means the service's
+	// environment (check.Environment).
+	Decls eval.Decls
 }
 
 // Case is the part of a simulator test case lint needs. Path is relative to
@@ -195,10 +201,42 @@ type linter struct {
 	// also holds offsets a mistake diagnostic accounts for beyond its
 	// own start (the method of Math.max).
 	also map[int]bool
+	// methods are the method names of the run's declaration table, for
+	// did-you-mean.
+	methods []string
 }
 
 func newLinter(file *source.File, opts Options) *linter {
-	return &linter{file: file, opts: opts, svc: serviceFor(opts.Service), also: map[int]bool{}}
+	l := &linter{file: file, opts: opts, svc: serviceFor(opts.Service), also: map[int]bool{}}
+	if opts.Decls != nil {
+		l.methods = opts.Decls.Methods()
+	} else if l.svc.storage {
+		l.methods = storageMethods
+	} else {
+		l.methods = firestoreMethods
+	}
+	return l
+}
+
+// compile returns production's compile diagnostics for the file: from
+// the service bindings (so lint and `rules validate` agree), or from the
+// checker over Options.Decls when a table is given.
+func (l *linter) compile() source.Diagnostics {
+	if l.opts.Decls != nil {
+		opts := check.Options{Service: l.svc.name, Decls: l.opts.Decls}
+		name := "firestore.rules"
+		if l.svc.storage {
+			opts.Globals, name = storage.Globals, "storage.rules"
+		}
+		_, diags := rulesservice.Compile(l.file, name, opts, nil)
+		return diags
+	}
+	if l.svc.storage {
+		_, diags := storage.Compile(l.file)
+		return diags
+	}
+	_, diags := firestore.Compile(l.file)
+	return diags
 }
 
 func (l *linter) report(sev source.Severity, code string, sp source.Span, fix, format string, args ...any) {
@@ -227,14 +265,7 @@ func (l *linter) run() {
 		l.finish()
 		return
 	}
-	// Production's compile diagnostics come from the service bindings, so
-	// lint and `rules validate` agree on them.
-	var cdiags source.Diagnostics
-	if l.svc.storage {
-		_, cdiags = storage.Compile(l.file)
-	} else {
-		_, cdiags = firestore.Compile(l.file)
-	}
+	cdiags := l.compile()
 	l.limits(cdiags)
 	l.budget()
 	l.security()

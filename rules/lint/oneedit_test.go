@@ -14,9 +14,9 @@ import (
 // TestOneEditAddsAMethod registers a throwaway method in a copy of the
 // Firestore environment — one Decl, nothing else — and sees the
 // evaluator run it, the checker accept it and did-you-mean suggest it,
-// while the real table (untouched) knows none of it. Lint's
-// suggestions read eval.Standard.Methods(), so the same entry added to
-// eval.Standard reaches the linter's diagnostics.
+// while the real table (untouched) knows none of it. Lint, given the
+// copy (Options.Decls), accepts the call and suggests the method for a
+// misspelling; without it, it does neither.
 func TestOneEditAddsAMethod(t *testing.T) {
 	shout := eval.Decl{Kind: eval.Method, Name: "shout", MinArgs: 0, MaxArgs: 0, Status: eval.Production,
 		Doc: "The string in upper case with an exclamation mark.",
@@ -67,7 +67,34 @@ func TestOneEditAddsAMethod(t *testing.T) {
 	if s := suggest("shuot", env.Methods()); s != "shout" {
 		t.Errorf("suggest(shuot) with the method = %q, want shout", s)
 	}
-	if s := suggest("shuot", knownMethods); s == "shout" {
+	if s := suggest("shuot", firestoreMethods); s == "shout" {
 		t.Errorf("the real table suggests the throwaway method")
+	}
+
+	// Lint resolves and suggests against the table it is given.
+	undefinedFn := func(src string, opts Options) []source.Diagnostic {
+		var out []source.Diagnostic
+		for _, d := range Lint(source.NewFile("t.rules", src), opts).Diagnostics {
+			if d.Code == CodeUndefinedFunction {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	if ds := undefinedFn(src, Options{Decls: env}); len(ds) != 0 {
+		t.Errorf("lint with the method reports it undefined: %v", ds)
+	}
+	if ds := undefinedFn(src, Options{}); len(ds) != 1 {
+		t.Errorf("lint without the method: %v, want one %s", ds, CodeUndefinedFunction)
+	}
+	typo := firestoreRules("", "      allow read: if id.shuot() == 'X!';")
+	ds := undefinedFn(typo, Options{Decls: env})
+	if len(ds) != 1 || ds[0].Fix != "did you mean `shout()`?" {
+		t.Errorf("lint of shuot with the method: %v, want did you mean `shout()`?", ds)
+	}
+	for _, d := range undefinedFn(typo, Options{}) {
+		if strings.Contains(d.Fix, "shout") {
+			t.Errorf("lint of shuot without the method suggests it: %v", d)
+		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pyric/pyric/rules/eval"
+	"github.com/pyric/pyric/rules/check"
 )
 
 // suggest returns the candidate closest to name when it is close enough to
@@ -62,6 +62,10 @@ func distance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// knownMethods are the methods of every rules type, for suggestions, from
-// the evaluator's declaration table.
-var knownMethods = eval.Standard.Methods()
+// firestoreMethods and storageMethods are the methods of every rules type
+// in each service's environment, for suggestions when lint is given no
+// table of its own (Options.Decls).
+var (
+	firestoreMethods = check.Environment(Firestore).Methods()
+	storageMethods   = check.Environment(Storage).Methods()
+)

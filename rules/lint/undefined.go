@@ -69,7 +69,7 @@ func (l *linter) undefined(cdiags source.Diagnostics) {
 			}
 			name := l.file.Text[d.Span.Start.Offset:d.Span.End.Offset]
 			fix := ""
-			if s := suggest(name, knownMethods); s != "" {
+			if s := suggest(name, l.methods); s != "" {
 				fix = fmt.Sprintf("did you mean `%s()`?", s)
 			}
 			l.report(source.Error, CodeUndefinedFunction, d.Span, fix,

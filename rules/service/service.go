@@ -80,16 +80,17 @@ type Decided struct {
 // statements that cover method in the environment env builds (called only
 // when a block matched; its Program is p); display renders the path as a
 // "No match block found" note names it. errorNotes may add service notes for
-// an evaluation error.
-func Decide(p *eval.Program, segs []string, display func() string, method string, env func() *eval.Env, errorNotes func(*value.Error) []string) Decided {
-	matched, attempts := p.Match(segs)
+// an evaluation error. The first results are kept in scratch (nil:
+// allocated), which must live as long as the Decided.
+func Decide(p *eval.Program, segs []string, display func() string, method string, env func() *eval.Env, errorNotes func(*value.Error) []string, scratch *eval.Scratch) Decided {
+	matched, attempts := p.MatchIn(segs, scratch)
 	d := Decided{Attempts: attempts, Verdicts: eval.Verdicts{Outcome: sim.Deny, Deciding: -1}}
 	if len(matched) == 0 {
 		d.Notes = []string{fmt.Sprintf("No match block found for path '%s'", display())}
 		return d
 	}
 	d.Run = eval.NewRun(env())
-	d.Verdicts = d.Run.Allows(matched, method, errorNotes)
+	d.Verdicts = d.Run.AllowsIn(matched, method, errorNotes, scratch)
 	d.Notes = d.Verdicts.Notes
 	d.Expressions = d.Run.Count()
 	return d

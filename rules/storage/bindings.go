@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/rules/eval"
-	"github.com/pyric/pyric/rules/service"
 	"github.com/pyric/pyric/rules/value"
 )
 
@@ -15,31 +14,35 @@ import (
 // found".
 var ErrNotMocked = errors.New("no function mock for this path")
 
-// globals builds request and resource for one request (an unbound name,
-// the Test API's absent resource, is left out).
-func globals(req *Request, bucket string, segs []string) []eval.Var {
-	request := value.Map{
-		"method": value.String(req.Method),
-		"path":   value.Path{Absolute: true, Segments: segs},
-		"time":   value.Timestamp{Time: req.Time.UTC()},
-	}
-	if auth, ok := service.AuthValue(req.Auth, req.TestAPI); ok {
-		request["auth"] = auth
+// globals binds request and resource for one request into the records
+// of the decision: read field by field, no map is built per request. An
+// unbound name (the Test API's absent resource) is left out.
+func globals(req *Request, segs []string, rec *records) []eval.Var {
+	rq := &rec.request
+	*rq = requestRecord{method: value.String(req.Method), path: value.Path{Absolute: true, Segments: segs},
+		now: value.Timestamp{Time: req.Time.UTC()}}
+	switch {
+	case req.Auth != nil:
+		rec.auth.Reset(req.Auth)
+		rq.auth, rq.hasAuth = &rec.auth, true
+	case !req.TestAPI:
+		rq.auth, rq.hasAuth = value.Null{}, true
 	}
 	write := req.Method == Create || req.Method == Update
 	switch {
 	case write && req.Incoming != nil:
-		request["resource"] = req.Incoming.Map(req.TestAPI)
+		rec.incoming.reset(req.Incoming, req.TestAPI)
+		rq.resource = &rec.incoming
 	case !req.TestAPI:
 		// request.resource is null on reads and deletes (and on a write
 		// the caller describes no object for).
-		request["resource"] = value.Null{}
+		rq.resource = value.Null{}
 	}
-	vars := make([]eval.Var, 1, 2)
-	vars[0] = eval.Var{Name: "request", Value: request}
+	vars := append(rec.vars[:0], eval.Var{Name: "request", Value: rq})
 	switch {
 	case req.Resource != nil:
-		vars = append(vars, eval.Var{Name: "resource", Value: req.Resource.Map(req.TestAPI)})
+		rec.stored.reset(req.Resource, req.TestAPI)
+		vars = append(vars, eval.Var{Name: "resource", Value: &rec.stored})
 	case !req.TestAPI:
 		vars = append(vars, eval.Var{Name: "resource", Value: value.Null{}})
 	}
@@ -79,13 +82,18 @@ func (o *Object) Map(testAPI bool) value.Map {
 		m["metageneration"] = value.Int(o.Metageneration)
 	}
 	if o.Metadata != nil || !testAPI {
-		md := make(value.Map, len(o.Metadata))
-		for k, v := range o.Metadata {
-			md[k] = value.String(v)
-		}
-		m["metadata"] = md
+		m["metadata"] = metadataMap(o.Metadata)
 	}
 	return m
+}
+
+// metadataMap is custom metadata as a rules map.
+func metadataMap(md map[string]string) value.Map {
+	out := make(value.Map, len(md))
+	for k, v := range md {
+		out[k] = value.String(v)
+	}
+	return out
 }
 
 // lookups implements firestore.get() and firestore.exists() for one

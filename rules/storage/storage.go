@@ -78,13 +78,16 @@ type Ruleset struct {
 func Compile(file *source.File) (*Ruleset, source.Diagnostics) {
 	prog, diags := service.Compile(file, "storage.rules", check.Options{
 		Service: Service,
-		Globals: []string{"request", "resource"},
+		Globals: Globals,
 	}, nil)
 	if prog == nil {
 		return nil, diags
 	}
 	return &Ruleset{prog: prog, Warnings: diags}, diags
 }
+
+// Globals are the top-level variables Storage rules bind.
+var Globals = []string{"request", "resource"}
 
 // AST returns the parsed ruleset.
 func (r *Ruleset) AST() *ast.Ruleset { return r.prog.Ruleset }
@@ -258,6 +261,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	}
 	lk := newLookups(req)
 	rec := &eval.Recorder{}
+	vals := &records{}
 	file := r.prog.File
 	hinted := map[string]bool{}
 	var tally *coverage.Tally
@@ -273,7 +277,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 		}
 		env := &eval.Env{
 			Program:    r.prog,
-			Vars:       globals(req, bucket, segs),
+			Vars:       globals(req, segs, vals),
 			Namespaces: map[string]map[string]eval.Builtin{"firestore": ns},
 			Trace:      !req.NoTrace,
 		}
@@ -288,7 +292,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 			return []string{h}
 		}
 		return nil
-	})
+	}, &vals.scratch)
 	d.Attempts = x.Attempts
 	d.Notes = append(d.Notes, x.Notes...)
 	if x.Run == nil {
@@ -298,6 +302,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	d.Outcome, d.Trace, d.Deciding = v.Outcome, v.Trace, v.Deciding
 	d.Expressions, d.Lookups = x.Expressions, lk.count()
 	d.Explanation = eval.NewExplanation(x.Run, v, rec.Reads)
+	x.Run.Release()
 	r.prog.Render(d.Trace, d.Rules)
 	if req.TestAPI && lk.count() > MaxFirestoreLookups {
 		d.Notes = append(d.Notes, fmt.Sprintf("This evaluation read %d distinct Firestore documents; a real Storage request may read at most %d and would be denied.", lk.count(), MaxFirestoreLookups))

@@ -21,6 +21,9 @@ var (
 	timestampTab = itabOf(Timestamp{})
 	pathTab      = itabOf(Path{})
 	listTab      = itabOf(List(nil))
+	intTab       = itabOf(Int(0))
+	floatTab     = itabOf(Float(0))
+	bytesTab     = itabOf(Bytes(""))
 )
 
 func box(tab, p unsafe.Pointer) Value {
@@ -52,6 +55,13 @@ func BoxList(p *List) Value { return box(listTab, unsafe.Pointer(p)) }
 // list before using the Value and never changes it after.
 func MakeList(n int) (List, Value) {
 	switch {
+	case n <= 1:
+		b := &struct {
+			l List
+			a [1]Value
+		}{}
+		b.l = b.a[:n:n]
+		return b.l, BoxList(&b.l)
 	case n <= 4:
 		b := &struct {
 			l List
@@ -81,4 +91,34 @@ func Strings(ss []string) List {
 		out[i] = BoxString(&strs[i])
 	}
 	return out
+}
+
+// BoxInt returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxInt(p *Int) Value { return box(intTab, unsafe.Pointer(p)) }
+
+// BoxFloat returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxFloat(p *Float) Value { return box(floatTab, unsafe.Pointer(p)) }
+
+// BoxBytes returns *p as a Value without copying it; *p must not change
+// afterwards.
+func BoxBytes(p *Bytes) Value { return box(bytesTab, unsafe.Pointer(p)) }
+
+// MakeStringList is MakeList for a list of n strings, with the strings'
+// storage: the caller fills strs, then sets each list element to
+// BoxString(&strs[i]) (and changes neither after). A short list is one
+// allocation instead of two.
+func MakeStringList(n int) (strs []String, list List, v Value) {
+	if n <= 4 {
+		b := &struct {
+			l List
+			a [4]Value
+			s [4]String
+		}{}
+		b.l = b.a[:n:n]
+		return b.s[:n:n], b.l, BoxList(&b.l)
+	}
+	l := make(List, n)
+	return make([]String, n), l, l
 }

@@ -29,6 +29,12 @@ func AsMap(v Value) (Map, bool) {
 // Plain returns v with a Record replaced by its Map, for code that
 // switches on the concrete types; other values are returned unchanged.
 func Plain(v Value) Value {
+	switch v.(type) {
+	case Bool, Int, Float, String, Null, Map, List, Path, Timestamp, *Error:
+		// The common concrete values, told apart without asking whether
+		// v implements Record (a runtime interface check).
+		return v
+	}
 	if r, ok := v.(Record); ok {
 		return r.Map()
 	}

@@ -38,7 +38,7 @@ type Options struct {
 	// JSON (default 32 MiB); past it the oldest tenth is dropped, as past
 	// MaxEvents.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 4096); events missed
+	// Buffer is the subscription's buffer (default 16384); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
 	Buffer int
@@ -92,7 +92,7 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 		opts.Debounce = 100 * time.Millisecond
 	}
 	if opts.Buffer <= 0 {
-		opts.Buffer = 4096
+		opts.Buffer = 16384
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
@@ -132,6 +132,27 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 func PreviousPath(path string) string {
 	ext := filepath.Ext(path)
 	return strings.TrimSuffix(path, ext) + ".previous" + ext
+}
+
+// catchUp takes the events the bus holds past the last one kept: those
+// still waiting in the subscription while a rewrite is scheduled. They
+// arrive through the subscription later too, and are skipped then.
+func (r *Recorder) catchUp() {
+	evs := r.b.Sandbox.Events().Since(r.seen(), 0)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range evs {
+		if e.Seq > r.lastSeq {
+			r.keep(e)
+		}
+	}
+	r.trim()
+}
+
+func (r *Recorder) seen() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastSeq
 }
 
 func (r *Recorder) add(e event.Event) {
@@ -236,37 +257,45 @@ func (r *Recorder) run(ctx context.Context) {
 	var fire <-chan time.Time
 	r.flushIfAny() // the events the history held at Start
 	for {
+		// While a rewrite is scheduled the subscription is not read: events
+		// wait in its buffer (or, past it, in the bus's history) and are
+		// taken in one drain, so that a stream of requests does not wake
+		// the recorder once per event (a thread wake-up costs more than
+		// the event's encoding).
+		in := r.sub.Events()
+		if timer != nil {
+			in = nil
+		}
 		select {
-		case e, ok := <-r.sub.Events():
+		case e, ok := <-in:
 			if !ok {
 				r.flushIfAny()
 				return
 			}
 			r.add(e)
-			if timer == nil {
-				// Rewriting costs in proportion to the session: leave at
-				// least four times the last rewrite between rewrites, so
-				// capture never takes more than a fifth of the time. The
-				// first change after a quiet spell is written at once (a
-				// kill then loses nothing of a sparse session); later
-				// ones wait for the rest of the interval, coalesced.
-				wait := r.opts.Debounce
-				r.mu.Lock()
-				if w := 4 * r.took; w > wait {
-					wait = w
-				}
-				wait -= time.Since(r.flushed)
-				r.mu.Unlock()
-				if wait <= 0 {
-					r.drain()
-					r.Flush()
-					continue
-				}
-				timer = time.NewTimer(wait)
-				fire = timer.C
+			// Rewriting costs in proportion to the session: leave at
+			// least nine times the last rewrite between rewrites, so
+			// capture never takes more than a tenth of the time. The
+			// first change after a quiet spell is written at once (a
+			// kill then loses nothing of a sparse session); later
+			// ones wait for the rest of the interval, coalesced.
+			wait := r.opts.Debounce
+			r.mu.Lock()
+			if w := 9 * r.took; w > wait {
+				wait = w
 			}
+			wait -= time.Since(r.flushed)
+			r.mu.Unlock()
+			if wait <= 0 {
+				r.drain()
+				r.Flush()
+				continue
+			}
+			timer = time.NewTimer(wait)
+			fire = timer.C
 		case <-fire:
 			timer, fire = nil, nil
+			r.drain()
 			r.Flush()
 		case <-ctx.Done():
 			r.drain()
@@ -317,6 +346,7 @@ func (r *Recorder) Lost() uint64 {
 // Fixture builds the fixture of the session so far: the events as the
 // file holds them, decoded, and the state now.
 func (r *Recorder) Fixture() (*Fixture, error) {
+	r.catchUp()
 	r.mu.Lock()
 	encoded := r.events[:len(r.events):len(r.events)]
 	lost, trimmed := r.lost, r.trimmed
@@ -421,6 +451,7 @@ func (r *Recorder) encodeLive() ([]byte, error) {
 
 // Flush writes the fixture now (atomically).
 func (r *Recorder) Flush() error {
+	r.catchUp()
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	start := time.Now()
@@ -431,7 +462,7 @@ func (r *Recorder) Flush() error {
 	}()
 	data, err := r.encodeLive()
 	if err == nil {
-		err = WriteFileAtomic(r.path, data)
+		err = writeFileAtomic(r.path, data, false)
 	}
 	r.mu.Lock()
 	r.err = err
@@ -502,8 +533,16 @@ func addRules(b *backend.Backend, f *Fixture) {
 
 // WriteFileAtomic writes data to path through a temporary file in the
 // same directory, synced, then renamed over path: readers see the old
-// file or the new one, never a torn one.
-func WriteFileAtomic(path string, data []byte) error {
+// file or the new one, never a torn one, and the new one survives a power
+// loss once this returns.
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data, true) }
+
+// writeFileAtomic is WriteFileAtomic, with the sync only when sync is set.
+// Unsynced, the file still replaces the old one atomically and survives
+// the process being killed (it is in the operating system's hands); the
+// running session's file is written so, several times a second, because
+// an fsync there stalls the store's own writes to the same disk.
+func writeFileAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -515,10 +554,12 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(name)
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			os.Remove(name)
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(name)

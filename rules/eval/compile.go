@@ -650,19 +650,30 @@ func keysMembership(m value.Map, other value.Value, hasOnly bool) (value.Value, 
 	if len(elems) > keysScan {
 		return nil, false
 	}
-	for k := range m {
-		found := false
-		for _, x := range elems {
-			if s, isString := x.(value.String); isString && string(s) == k {
-				found = true
+	// Every key is among the strings of elems exactly when as many
+	// distinct strings of elems are keys as there are keys: lookups
+	// instead of an iteration of the map.
+	n := 0
+	for i, x := range elems {
+		s, isString := x.(value.String)
+		if !isString {
+			continue
+		}
+		if _, in := m[string(s)]; !in {
+			continue
+		}
+		seen := false
+		for _, y := range elems[:i] {
+			if t, isString := y.(value.String); isString && t == s {
+				seen = true
 				break
 			}
 		}
-		if !found {
-			return value.Bool(false), true
+		if !seen {
+			n++
 		}
 	}
-	return value.Bool(true), true
+	return value.Bool(n == len(m)), true
 }
 
 // list compiles a list literal: a constant one is its folded value

@@ -100,7 +100,8 @@ func TestCompiledAgreesWithTreeWalk(t *testing.T) {
 		"(resource.data).keys().hasAll(['i'].toSet())", "(resource.data.keys()).hasOnly(['i'].toSet())", "{}.keys().hasOnly([])", "{}.keys().hasOnly(1)",
 		"request.resource.data.keys().hasOnly(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's'])",
 		"math.keys().hasAll([])", "onlyKeys(resource.data)", "onlyKeys(request.resource.data)", "onlyKeys(1)", "resource.data.keys().hasAll([1/0])",
-		"resource.data.keys().hasOnly([resource.data.s, 'i', 's', 'f', 'b', 'l', 'm', 'n', 't'])", "request.resource.keys().hasAll(['data', 'id'])")
+		"resource.data.keys().hasOnly([resource.data.s, 'i', 's', 'f', 'b', 'l', 'm', 'n', 't'])", "{'a': 1, 'b': 2}.keys().hasOnly(['a', 'a'])", "{'a': 1}.keys().hasOnly(['a', 'a', 'b'])",
+		"request.resource.keys().hasAll(['data', 'id'])")
 	lookup := LookupFunc(func(path string) (value.Map, bool, error) {
 		if path == "seed/s1" {
 			return value.Map{"v": value.Int(7)}, true, nil

@@ -45,7 +45,7 @@ func requestEvent(who identity.Identity, m Method, path string, origin event.Ori
 	}
 	if x, ok := dec.Explanation.(*fsrules.Decision); ok && x != nil {
 		exp := sim.Explain("firestore", dec.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-		exp.Decision.Bindings = sim.Bound(x.Bindings)
+		exp.Decision.Bindings = sim.Bound(x.Bindings.Map())
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	} else {
 		r.Decision = &event.Decision{Engine: "firestore", Reason: dec.Reason}

@@ -56,7 +56,7 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	case dec.d != nil:
 		d := dec.d
 		exp := sim.Explain("storage", dec.reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
-		exp.Decision.Bindings = sim.Bound(d.Bindings)
+		exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	case dec.by != "admin":
 		r.Decision = &event.Decision{Engine: "storage", Reason: dec.reason}

@@ -489,7 +489,7 @@ func (s *Studio) rerunStorage(w http.ResponseWriter, ev event.Event, who identit
 		out.Verdict = event.Allow
 	}
 	exp := sim.Explain("storage", out.Reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
-	exp.Decision.Bindings = sim.Bound(d.Bindings)
+	exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
 	out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
 	if out.Verdict != event.Allow {
 		out.Explanation = explain.Lines(exp.Decision, exp.Trace)

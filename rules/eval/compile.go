@@ -494,6 +494,9 @@ func (c *compiler) call(e *ast.Call, fn *ast.Function, off int) compiled {
 	}
 	if m, ok := e.Fn.(*ast.Member); ok && plan != nil {
 		if _, maybeNamespace := m.X.(*ast.Ident); !maybeNamespace {
+			if k := c.keysHas(e, m, plan, cc, fn, off); k != nil {
+				return k
+			}
 			return c.method(e, m, plan, cc, off)
 		}
 	}
@@ -515,33 +518,162 @@ func (c *compiler) method(e *ast.Call, m *ast.Member, plan *callPlan, cc *compil
 		if v := r.enter(off); v != nil {
 			return v
 		}
-		recv := recvC(r, fr)
+		return r.methodOn(recvC(r, fr), methods, name, args, cc.args, fr, off, nameOff)
+	}
+}
+
+// methodOn is a compiled method call's work once its receiver is
+// evaluated: callWith's method branch with the implementations bound.
+func (r *Run) methodOn(recv value.Value, methods *methodSet, name string, args []ast.Expr, argc []compiled, fr *frame, off, nameOff int) value.Value {
+	if value.IsError(recv) {
+		return recv
+	}
+	if isConstraint(recv) {
+		return withOffset(r.unprovable(recv), off)
+	}
+	var f MethodFunc
+	if methods != nil {
+		f = methods[recv.Type()]
+	}
+	if f == nil {
+		if _, isNull := recv.(value.Null); isNull {
+			return withOffset(value.ErrNull(), off)
+		}
+		return withOffset(value.ErrFunctionNotFound(name), off)
+	}
+	vals, mark, err := r.args(args, argc, fr, 0)
+	if err != nil {
+		return err
+	}
+	// Released without a defer: a panic abandons the run (Decide
+	// recovers it), so its argument stack is never read again.
+	v := f(recv, vals)
+	r.release(mark)
+	return withOffset(v, nameOff)
+}
+
+// keysHas compiles m.keys().hasOnly(list) and m.keys().hasAll(list)
+// without building the sorted key list when the answer needs only
+// membership: every step the two calls take (counting, errors and their
+// positions, the argument's evaluation) is the same, and any case the
+// shortcut does not cover builds the list and calls the method. It
+// returns nil for any other call.
+func (c *compiler) keysHas(e *ast.Call, m *ast.Member, plan *callPlan, cc *compiledCall, fn *ast.Function, off int) compiled {
+	if (m.Name != "hasOnly" && m.Name != "hasAll") || len(e.Args) != 1 || plan.methods == nil || plan.user != nil {
+		return nil
+	}
+	has := plan.methods[value.TList]
+	x := m.X
+	for p, ok := x.(*ast.Paren); ok; p, ok = x.(*ast.Paren) {
+		x = p.X
+	}
+	inner, ok := x.(*ast.Call)
+	if !ok || len(inner.Args) != 0 || has == nil {
+		return nil
+	}
+	im, ok := inner.Fn.(*ast.Member)
+	iplan := c.p.calls[inner]
+	if !ok || im.Name != "keys" || iplan == nil || iplan.user != nil || iplan.methods == nil {
+		return nil
+	}
+	keysOf := iplan.methods
+	icc := &compiledCall{args: []compiled{}, recv: c.expr(im.X, fn)}
+	id, isIdent := im.X.(*ast.Ident)
+	hasOnly, name, nameOff := m.Name == "hasOnly", m.Name, m.NameSp.Start.Offset
+	innerOff, innerNameOff, args := inner.Span().Start.Offset, im.NameSp.Start.Offset, e.Args
+	return func(r *Run, fr *frame) value.Value {
+		if v := r.enter(off); v != nil {
+			return v
+		}
+		if v := r.enter(innerOff); v != nil {
+			return v
+		}
+		if isIdent {
+			if _, bound := r.lookupVar(fr, id.Name); !bound {
+				// Perhaps a namespace: the inner call as callWith makes it.
+				keys := r.callWith(inner, iplan, icc, fr, 0)
+				return r.methodOn(keys, plan.methods, name, args, cc.args, fr, off, nameOff)
+			}
+		}
+		recv := icc.recv(r, fr)
 		if value.IsError(recv) {
 			return recv
 		}
 		if isConstraint(recv) {
-			return withOffset(r.unprovable(recv), off)
+			return withOffset(r.unprovable(recv), innerOff)
 		}
-		var f MethodFunc
-		if methods != nil {
-			f = methods[recv.Type()]
-		}
-		if f == nil {
+		if keysOf[recv.Type()] == nil {
 			if _, isNull := recv.(value.Null); isNull {
-				return withOffset(value.ErrNull(), off)
+				return withOffset(value.ErrNull(), innerOff)
 			}
-			return withOffset(value.ErrFunctionNotFound(name), off)
+			return withOffset(value.ErrFunctionNotFound("keys"), innerOff)
 		}
 		vals, mark, err := r.args(args, cc.args, fr, 0)
 		if err != nil {
 			return err
 		}
-		// Released without a defer: a panic abandons the run (Decide
-		// recovers it), so its argument stack is never read again.
-		v := f(recv, vals)
+		mp, _ := value.AsMap(recv)
+		v, ok := keysMembership(mp, vals[0], hasOnly)
+		if !ok {
+			v = has(withOffset(mapKeys(recv, nil), innerNameOff), vals)
+		}
 		r.release(mark)
 		return withOffset(v, nameOff)
 	}
+}
+
+// keysScan bounds the argument keysMembership scans for each key.
+const keysScan = 16
+
+// keysMembership is list.hasOnly(other) (hasOnly) or list.hasAll(other)
+// for the list of m's keys, answered from the map: a list's elements
+// compare strictly, so a key equals exactly the strings of other. ok is
+// false when other is not a list or set, or is too long to scan (the
+// caller builds the list then).
+func keysMembership(m value.Map, other value.Value, hasOnly bool) (value.Value, bool) {
+	elems, ok := collection(other)
+	if !ok {
+		return nil, false
+	}
+	if !hasOnly {
+		for _, x := range elems {
+			s, isString := x.(value.String)
+			if !isString {
+				return value.Bool(false), true
+			}
+			if _, in := m[string(s)]; !in {
+				return value.Bool(false), true
+			}
+		}
+		return value.Bool(true), true
+	}
+	if len(elems) > keysScan {
+		return nil, false
+	}
+	// Every key is among the strings of elems exactly when as many
+	// distinct strings of elems are keys as there are keys: lookups
+	// instead of an iteration of the map.
+	n := 0
+	for i, x := range elems {
+		s, isString := x.(value.String)
+		if !isString {
+			continue
+		}
+		if _, in := m[string(s)]; !in {
+			continue
+		}
+		seen := false
+		for _, y := range elems[:i] {
+			if t, isString := y.(value.String); isString && t == s {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			n++
+		}
+	}
+	return value.Bool(n == len(m)), true
 }
 
 // list compiles a list literal: a constant one is its folded value

@@ -22,7 +22,7 @@ type Verdicts struct {
 	Rules []RuleResult
 	// Bindings are the path variables of the deciding rule's block (of
 	// the first matched block when no rule applied).
-	Bindings map[string]value.Value
+	Bindings Vars
 }
 
 // DecidingRule returns the deciding rule, or nil.
@@ -98,7 +98,7 @@ func (r *Run) AllowsIn(matched []Matched, method string, errorNotes func(*value.
 			if rule.Verdict == sim.VerdictAllow {
 				v.Outcome = sim.Allow
 				v.Deciding = len(v.Trace) - 1
-				v.Bindings = m.Vars()
+				v.Bindings = m.Bound()
 				if len(v.Notes) == 0 {
 					v.Notes = m.Block.allowedNotes[:1:1]
 				} else {
@@ -122,7 +122,7 @@ func (r *Run) AllowsIn(matched []Matched, method string, errorNotes func(*value.
 		}
 	}
 	if v.Deciding < 0 && len(matched) > 0 {
-		v.Bindings = matched[0].Vars()
+		v.Bindings = matched[0].Bound()
 	}
 	return v
 }
@@ -192,11 +192,11 @@ func Covers(ops []string, method string) bool {
 }
 
 // vars returns the path variables bound for b among the matched blocks.
-func (b *Block) vars(matched []Matched) map[string]value.Value {
-	for _, m := range matched {
-		if m.Block == b {
-			return m.Vars()
+func (b *Block) vars(matched []Matched) Vars {
+	for i := range matched {
+		if matched[i].Block == b {
+			return matched[i].Bound()
 		}
 	}
-	return nil
+	return Vars{}
 }

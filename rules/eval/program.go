@@ -295,6 +295,32 @@ func (m *Matched) visible(b *Block) []binding {
 // Vars returns the path variables visible inside the matched block.
 func (m *Matched) Vars() map[string]value.Value { return bindingMap(m.vars) }
 
+// Bound returns the path variables visible inside the matched block
+// without building a map.
+func (m *Matched) Bound() Vars { return Vars{m} }
+
+// Vars are the path variables bound inside a matched block: a view of
+// the match (one word, so a decision holding it stays small), which a
+// decision nobody asks about never turns into a map.
+type Vars struct{ m *Matched }
+
+// Lookup returns the value bound to name (an inner block's name shadows
+// an outer one's).
+func (v Vars) Lookup(name string) (value.Value, bool) {
+	if v.m == nil {
+		return nil, false
+	}
+	return lookupBinding(v.m.vars, name)
+}
+
+// Map returns the variables as a new map, nil when no block matched.
+func (v Vars) Map() map[string]value.Value {
+	if v.m == nil {
+		return nil
+	}
+	return bindingMap(v.m.vars)
+}
+
 // VarsOf returns the path variables visible inside b, a block of the
 // matched chain (nil when it is not on the chain).
 func (m *Matched) VarsOf(b *Block) map[string]value.Value { return bindingMap(m.visible(b)) }

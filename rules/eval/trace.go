@@ -350,8 +350,9 @@ type Explanation struct {
 	// Rules are the evaluated allow statements, parallel to the
 	// decision's rendered Trace.
 	Rules []RuleResult
-	// Bindings are the path variables of the deciding rule's block.
-	Bindings map[string]value.Value
+	// Bindings are the path variables of the deciding rule's block
+	// (Bindings.Map for them as a map).
+	Bindings Vars
 	// Reads are the lookups the rules made, in order (at most MaxReads).
 	Reads []Read
 	// Budget is what the evaluation used of its limits.
@@ -366,9 +367,9 @@ func NewExplanation(run *Run, v Verdicts, reads []Read) Explanation {
 // Annotate renders the explanation's bindings, reads and budget into a
 // simulator case.
 func (x *Explanation) Annotate(c *sim.Case) {
-	if len(x.Bindings) > 0 {
-		c.Bindings = make(map[string]string, len(x.Bindings))
-		for k, v := range x.Bindings {
+	if b := x.Bindings.Map(); len(b) > 0 {
+		c.Bindings = make(map[string]string, len(b))
+		for k, v := range b {
 			if s, ok := v.(value.String); ok {
 				c.Bindings[k] = string(s)
 			} else {

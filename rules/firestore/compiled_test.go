@@ -82,21 +82,33 @@ func TestCompiledAgreesWithTreeWalk(t *testing.T) {
 	const funcs = `
     function signedIn() { return request.auth != null; }
     function owns(uid) { return signedIn() && request.auth.uid == uid; }
-    function pick(a, b) { let x = a; let y = 1 / 0; let x = b; return x; }
+    function pick(a, b) { let x = a; let y = 1 / 0; let z = b; return z; }
     function deep(n) { return n <= 0 || deep2(n - 1); }
-    function deep2(n) { return deep(n); }
+    function deep2(n) { return n > 2 && signedIn(); }
     function viaLet(d) { let k = d.keys(); return k.hasAll(['i']) && k.size() > 0; }
+    function onlyKeys(d) { let e = d; return e.keys().hasOnly(['i', 's', 1]) || d.keys().hasAll(['i', 'zz']); }
 `
 	exprs = append(exprs, "owns('alice')", "owns(resource.data.s)", "pick(1, 2) == 2", "pick(1/0, 'b') == 'b'",
 		"deep(3)", "viaLet(resource.data)", "viaLet(request.resource.data) || viaLet(resource.data)",
 		"get(/databases/$(database)/documents/seed/s1).data.v == 7", "exists(/databases/$(database)/documents/seed/$(request.auth.uid))",
-		"request.auth.token.firebase.sign_in_provider.size() > 0", "(request.auth).uid == 'alice'", "(request.auth.token).role == 'admin'")
+		"request.auth.token.firebase.sign_in_provider.size() > 0", "(request.auth).uid == 'alice'", "(request.auth.token).role == 'admin'",
+		// keys().hasOnly/hasAll answered from the map: every error and
+		// edge the sorted list would give.
+		"resource.data.keys().hasOnly(resource.data.keys())", "resource.data.keys().hasAll([])", "resource.data.keys().hasAll(['i', 1])",
+		"resource.data.keys().hasOnly(['i', 1, 'x'])", "resource.data.keys().hasOnly(1)", "resource.data.keys().hasAll('i')",
+		"resource.data.l.keys().hasAll(['i'])", "resource.data.nothere.keys().hasOnly([])", "request.auth.keys().hasOnly(['uid', 'token'])",
+		"(resource.data).keys().hasAll(['i'].toSet())", "(resource.data.keys()).hasOnly(['i'].toSet())", "{}.keys().hasOnly([])", "{}.keys().hasOnly(1)",
+		"request.resource.data.keys().hasOnly(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's'])",
+		"math.keys().hasAll([])", "onlyKeys(resource.data)", "onlyKeys(request.resource.data)", "onlyKeys(1)", "resource.data.keys().hasAll([1/0])",
+		"resource.data.keys().hasOnly([resource.data.s, 'i', 's', 'f', 'b', 'l', 'm', 'n', 't'])", "{'a': 1, 'b': 2}.keys().hasOnly(['a', 'a'])", "{'a': 1}.keys().hasOnly(['a', 'a', 'b'])",
+		"request.resource.keys().hasAll(['data', 'id'])")
 	lookup := LookupFunc(func(path string) (value.Map, bool, error) {
 		if path == "seed/s1" {
 			return value.Map{"v": value.Int(7)}, true, nil
 		}
 		return nil, false, nil
 	})
+	decided := 0
 	for start := 0; start < len(exprs); start += 100 {
 		part := exprs[start:min(start+100, len(exprs))]
 		for _, method := range []string{Get, Update} {
@@ -110,6 +122,7 @@ func TestCompiledAgreesWithTreeWalk(t *testing.T) {
 					one = strings.Replace(one, "/t0/", fmt.Sprintf("/t%d/", i), 1)
 					if rs1, _ := Compile(source.NewFile("firestore.rules", one)); rs1 != nil {
 						agree(t, rs1, method, i, e, lookup)
+						decided++
 					}
 				}
 				_ = diags
@@ -118,7 +131,13 @@ func TestCompiledAgreesWithTreeWalk(t *testing.T) {
 			for i, e := range part {
 				agree(t, rs, method, i, e, lookup)
 			}
+			decided += len(part)
 		}
+	}
+	// The expressions only count if the functions compile: a checker
+	// error in them would leave each expression undecided.
+	if decided < len(exprs) {
+		t.Errorf("decided %d expressions of %d for two methods", decided, len(exprs))
 	}
 }
 

@@ -129,8 +129,8 @@ func TestStructuredDecision(t *testing.T) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("failing leaves:\n got %v\nwant %v", got, want)
 	}
-	if d.Bindings["g"] != value.String("g1") || d.Bindings["p"] != value.String("p1") {
-		t.Errorf("bindings %v", d.Bindings)
+	if b := d.Bindings.Map(); b["g"] != value.String("g1") || b["p"] != value.String("p1") {
+		t.Errorf("bindings %v", d.Bindings.Map())
 	}
 	if len(d.Reads) != 1 || d.Reads[0].Function != "exists" || d.Reads[0].Result != value.Bool(false) ||
 		d.Reads[0].Path.(value.Path).String() != "/databases/(default)/documents/groups/g1/members/bob" {

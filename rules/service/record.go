@@ -50,9 +50,16 @@ func (r *AuthRecord) Map() value.Map {
 	r.once.Do(func() {
 		m := make(value.Map, 2)
 		if r.auth.UID != "" {
-			m["uid"] = value.String(r.auth.UID)
+			// Boxed in place, as Field gives it: no copy to allocate.
+			m["uid"] = value.BoxString(&r.uid)
 		}
-		m["token"] = tokenValue(r.auth.Token)
+		// The claims as Field converted them, when a rule read them
+		// (values are immutable; one conversion serves both).
+		token := r.token
+		if token == nil {
+			token = tokenValue(r.auth.Token)
+		}
+		m["token"] = token
 		r.m = m
 	})
 	return r.m

@@ -138,16 +138,22 @@ func (b *Bus) History() []Event {
 func (b *Bus) Since(after uint64, limit int) []Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Event, 0, b.count)
-	for i := 0; i < b.count; i++ {
-		e := b.ring[(b.start+i)%b.maxCount]
-		if e.Seq <= after {
-			continue
+	// The kept events have consecutive sequence numbers (only the oldest
+	// are ever dropped), so the first one past after is found, not
+	// searched for, and only what is returned is copied.
+	skip := 0
+	if b.count > 0 {
+		if first := b.ring[b.start].Seq; after >= first {
+			skip = int(min(after-first+1, uint64(b.count)))
 		}
-		if limit > 0 && len(out) == limit {
-			break
-		}
-		out = append(out, e)
+	}
+	n := b.count - skip
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	out := make([]Event, n)
+	for i := range out {
+		out[i] = b.ring[(b.start+skip+i)%b.maxCount]
 	}
 	return out
 }

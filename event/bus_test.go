@@ -211,6 +211,24 @@ func TestBusHistoryMatchesModel(t *testing.T) {
 			}
 			model = append(model, kept{seq, size})
 			bytes += size
+			if rng.IntN(50) == 0 { // Since(after, limit) is the model's tail past after
+				after, limit := uint64(rng.Int64N(int64(seq)+2)), rng.IntN(4)*rng.IntN(200)
+				var want []uint64
+				for _, k := range model {
+					if k.seq > after && (limit == 0 || len(want) < limit) {
+						want = append(want, k.seq)
+					}
+				}
+				got := b.Since(after, limit)
+				if len(got) != len(want) {
+					t.Fatalf("max %d: Since(%d, %d) holds %d events, the model %d", max, after, limit, len(got), len(want))
+				}
+				for i := range got {
+					if got[i].Seq != want[i] {
+						t.Fatalf("max %d: Since(%d, %d)[%d] is #%d, the model's #%d", max, after, limit, i, got[i].Seq, want[i])
+					}
+				}
+			}
 		}
 		h := b.History()
 		if len(h) != len(model) {

@@ -53,7 +53,12 @@ func DeriveDatabaseCases(f *capture.Fixture, rulesSource string) (*Cases[Databas
 			return nil, err
 		}
 	}
-	trees, err := dbInitialTrees(f.Events, captured)
+	trees, err := dbInitialTrees(f.Events, captured, func(ns string) string {
+		if strings.HasSuffix(ns, "-default-rtdb") {
+			return ""
+		}
+		return ns
+	}, func(ns string) string { return ns })
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +155,13 @@ events:
 	return out, nil
 }
 
-// dbInitialTrees is the state a session started from, by namespace (""
-// for the default): the captured final state with the commits undone
-// newest first, up to the first boundary (from nothing when there is one).
-func dbInitialTrees(events []event.Event, captured *dbState) (map[string]any, error) {
+// dbInitialTrees is the state a session started from: the captured final
+// state with the session's commits undone newest first, up to the first
+// boundary (from nothing when there is one: what predates a reset is not
+// known). A captured namespace's tree is at capturedKey(its name), a
+// commit's at commitKey(its namespace): the replay keys every tree by
+// the full namespace name, case derivation keys the default one "".
+func dbInitialTrees(events []event.Event, captured *dbState, capturedKey, commitKey func(ns string) string) (map[string]any, error) {
 	first := len(events)
 	for i := range events {
 		if events[i].Kind == event.KindBoundary {
@@ -164,13 +172,10 @@ func dbInitialTrees(events []event.Event, captured *dbState) (map[string]any, er
 	trees := map[string]any{}
 	if captured != nil && first == len(events) {
 		for ns, n := range captured.Namespaces {
-			if strings.HasSuffix(ns, "-default-rtdb") {
-				ns = ""
-			}
-			trees[ns] = cloneJSON(n.Data)
+			trees[capturedKey(ns)] = cloneJSON(n.Data)
 		}
 	}
-	if err := undoDatabaseCommits(trees, events[:first], func(ns string) string { return ns }, "fixture.events"); err != nil {
+	if err := undoDatabaseCommits(trees, events[:first], commitKey, "fixture.events"); err != nil {
 		return nil, err
 	}
 	return trees, nil

@@ -197,24 +197,8 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 		}
 		return ns
 	}
-	// The initial state: the captured final state with the session's
-	// commits undone newest first (up to the first boundary, from an
-	// empty tree when the session was cut: what predates a reset is not
-	// known).
-	first := len(events)
-	for i := range events {
-		if events[i].Kind == event.KindBoundary {
-			first = i
-			break
-		}
-	}
-	init := map[string]any{}
-	if captured != nil && first == len(events) {
-		for ns, n := range captured.Namespaces {
-			init[ns] = cloneJSON(n.Data)
-		}
-	}
-	if err := undoDatabaseCommits(init, events[:first], nsOf, "fixture.events"); err != nil {
+	init, err := dbInitialTrees(events, captured, func(ns string) string { return ns }, nsOf)
+	if err != nil {
 		return nil, err
 	}
 	clk := &clock{t: time.Unix(0, 0)}

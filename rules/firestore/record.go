@@ -52,16 +52,8 @@ func (r *requestRecord) Field(name string) (value.Value, bool) {
 
 func (r *requestRecord) Map() value.Map {
 	r.once.Do(func() {
-		m := make(value.Map, 6)
-		for _, k := range [...]string{"method", "path", "time", "auth", "resource"} {
-			if v, ok := r.Field(k); ok {
-				m[k] = value.Plain(v)
-			}
-		}
-		if r.req.Method == List {
-			m["query"] = queryValue(r.req.Query)
-		}
-		r.m = m
+		// Field answers query for list requests only.
+		r.m = value.FieldsMap(r.Field, 6, "method", "path", "time", "auth", "resource", "query")
 	})
 	return r.m
 }

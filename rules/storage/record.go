@@ -43,13 +43,7 @@ func (r *requestRecord) Field(name string) (value.Value, bool) {
 
 func (r *requestRecord) Map() value.Map {
 	r.once.Do(func() {
-		m := make(value.Map, 5)
-		for _, k := range [...]string{"method", "path", "time", "auth", "resource"} {
-			if v, ok := r.Field(k); ok {
-				m[k] = value.Plain(v)
-			}
-		}
-		r.m = m
+		r.m = value.FieldsMap(r.Field, 5, "method", "path", "time", "auth", "resource")
 	})
 	return r.m
 }

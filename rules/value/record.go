@@ -41,6 +41,19 @@ func Plain(v Value) Value {
 	return v
 }
 
+// FieldsMap is the Map of a record whose entries are the present ones of
+// names, read with field (the record's Field method) and made plain: how
+// a record's Map is built from its Field. size is a capacity hint.
+func FieldsMap(field func(name string) (Value, bool), size int, names ...string) Map {
+	m := make(Map, size)
+	for _, k := range names {
+		if v, ok := field(k); ok {
+			m[k] = Plain(v)
+		}
+	}
+	return m
+}
+
 // Field returns the entry name of a map or record.
 func Field(v Value, name string) (Value, bool) {
 	switch x := v.(type) {

@@ -172,21 +172,14 @@ func (c *compiler) expr(e ast.Expr, fn *ast.Function) compiled {
 			if value.IsError(cv) {
 				return cv
 			}
-			switch cv.(type) {
-			case value.List, value.Set, value.Map, value.Record, value.Constraint:
-			case value.Null:
-				return withOffset(value.ErrNull(), opOff)
-			default:
-				return withOffset(value.ErrFunctionNotFound("in"), off)
+			if err := inReceiverError(cv, opOff, off); err != nil {
+				return err
 			}
 			xv := x(r, fr)
 			if value.IsError(xv) {
 				return xv
 			}
-			if isConstraint(xv) || isConstraint(cv) {
-				return withOffset(r.prove("in", xv, cv), opOff)
-			}
-			return withOffset(in(xv, cv), opOff)
+			return r.inResult(xv, cv, opOff)
 		}
 	case *ast.Is:
 		x, typ := c.expr(e.X, fn), e.Type
@@ -235,24 +228,14 @@ func (c *compiler) expr(e ast.Expr, fn *ast.Function) compiled {
 			if value.IsError(xv) {
 				return xv
 			}
-			switch xv.(type) {
-			case value.List, value.String, value.Map, value.Record, value.Path, value.Constraint:
-			case value.Null:
-				return withOffset(value.ErrNull(), off)
-			default:
-				return withOffset(value.ErrFunctionNotFound("[]"), off)
+			if err := indexReceiverError(xv, off); err != nil {
+				return err
 			}
 			i := idx(r, fr)
 			if value.IsError(i) {
 				return i
 			}
-			if cv, ok := xv.(value.Constraint); ok {
-				if k, ok := i.(value.String); ok {
-					return value.Constraint{Field: append(append([]string(nil), cv.Field...), string(k))}
-				}
-				return withOffset(r.unprovable(xv), off)
-			}
-			return withOffset(index(xv, i), off)
+			return r.indexResult(xv, i, off)
 		}
 	case *ast.Call:
 		return c.call(e, fn, off)

@@ -448,6 +448,61 @@ func (r *Run) newThunks(n int) []thunk {
 }
 
 // withPos attaches the node's start position to an error that has none.
+// inReceiverError is what `x in c` gives, before x is evaluated, for a
+// collection c without `in` (production evaluates it as a method of c);
+// nil when c has it. opOff is the operator's offset, off the expression's.
+func inReceiverError(c value.Value, opOff, off int) value.Value {
+	switch c.(type) {
+	case value.List, value.Set, value.Map, value.Record, value.Constraint:
+		return nil
+	}
+	return inReceiverFailure(c, opOff, off)
+}
+
+func inReceiverFailure(c value.Value, opOff, off int) value.Value {
+	if _, ok := c.(value.Null); ok {
+		return withOffset(value.ErrNull(), opOff)
+	}
+	return withOffset(value.ErrFunctionNotFound("in"), off)
+}
+
+// inResult is `x in c` with both evaluated (c passed inReceiverError).
+func (r *Run) inResult(x, c value.Value, opOff int) value.Value {
+	if isConstraint(x) || isConstraint(c) {
+		return withOffset(r.prove("in", x, c), opOff)
+	}
+	return withOffset(in(x, c), opOff)
+}
+
+// indexReceiverError is what `x[i]` gives, before i is evaluated, for an
+// x that cannot be indexed (indexing is a method production looks up
+// first: "Function not found error: Name: [[]]."); nil when x can be.
+func indexReceiverError(x value.Value, off int) value.Value {
+	switch x.(type) {
+	case value.List, value.String, value.Map, value.Record, value.Path, value.Constraint:
+		return nil
+	}
+	return indexReceiverFailure(x, off)
+}
+
+func indexReceiverFailure(x value.Value, off int) value.Value {
+	if _, ok := x.(value.Null); ok {
+		return withOffset(value.ErrNull(), off)
+	}
+	return withOffset(value.ErrFunctionNotFound("[]"), off)
+}
+
+// indexResult is `x[i]` with both evaluated (x passed indexReceiverError).
+func (r *Run) indexResult(x, i value.Value, off int) value.Value {
+	if c, ok := x.(value.Constraint); ok {
+		if k, ok := i.(value.String); ok {
+			return value.Constraint{Field: append(append([]string(nil), c.Field...), string(k))}
+		}
+		return withOffset(r.unprovable(x), off)
+	}
+	return withOffset(index(x, i), off)
+}
+
 func withPos(v value.Value, n ast.Expr) value.Value {
 	if e, ok := v.(*value.Error); ok && e.Offset < 0 {
 		e.Offset = n.Span().Start.Offset
@@ -572,23 +627,15 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			r.skip(e.X, depth+1)
 			return c
 		}
-		switch c.(type) {
-		case value.List, value.Set, value.Map, value.Record, value.Constraint:
-		case value.Null:
+		if err := inReceiverError(c, e.OpSpan.Start.Offset, e.Span().Start.Offset); err != nil {
 			r.skip(e.X, depth+1)
-			return withOffset(value.ErrNull(), e.OpSpan.Start.Offset)
-		default:
-			r.skip(e.X, depth+1)
-			return withPos(value.ErrFunctionNotFound("in"), e)
+			return err
 		}
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
 			return x
 		}
-		if isConstraint(x) || isConstraint(c) {
-			return withOffset(r.prove("in", x, c), e.OpSpan.Start.Offset)
-		}
-		return withOffset(in(x, c), e.OpSpan.Start.Offset)
+		return r.inResult(x, c, e.OpSpan.Start.Offset)
 	case *ast.Is:
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {
@@ -631,28 +678,15 @@ func (r *Run) evalNode(e ast.Expr, fr *frame, depth int) value.Value {
 			r.skip(e.Index, depth+1)
 			return x
 		}
-		switch x.(type) {
-		case value.List, value.String, value.Map, value.Record, value.Path, value.Constraint:
-		case value.Null:
+		if err := indexReceiverError(x, e.Span().Start.Offset); err != nil {
 			r.skip(e.Index, depth+1)
-			return withPos(value.ErrNull(), e)
-		default:
-			// Indexing is a method production looks up before evaluating
-			// the index: "Function not found error: Name: [[]]."
-			r.skip(e.Index, depth+1)
-			return withPos(value.ErrFunctionNotFound("[]"), e)
+			return err
 		}
 		i := r.eval(e.Index, fr, depth+1)
 		if value.IsError(i) {
 			return i
 		}
-		if c, ok := x.(value.Constraint); ok {
-			if k, ok := i.(value.String); ok {
-				return value.Constraint{Field: append(append([]string(nil), c.Field...), string(k))}
-			}
-			return withPos(r.unprovable(x), e)
-		}
-		return withPos(index(x, i), e)
+		return r.indexResult(x, i, e.Span().Start.Offset)
 	case *ast.Slice:
 		x := r.eval(e.X, fr, depth+1)
 		if value.IsError(x) {

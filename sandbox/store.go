@@ -252,6 +252,21 @@ func (s *Store) apply(batches []walBatch) error {
 	})
 }
 
+// rotateWAL starts the next log file for the commits to come and closes
+// the current one, returning the records it holds that are not yet in the
+// bbolt file and its number; callers hold ckptMu and walMu. On an error
+// nothing has changed.
+func (s *Store) rotateWAL() ([]walBatch, uint64, error) {
+	old, oldN := s.wal, s.walN
+	if err := s.openWAL(oldN + 1); err != nil {
+		return nil, 0, err
+	}
+	old.Close()
+	batches := s.pending
+	s.pending, s.pendingBytes = nil, 0
+	return batches, oldN, nil
+}
+
 // checkpoint applies the logged records not yet in the bbolt file, syncs
 // it, and deletes their log: the records after them go to a new log file,
 // started before the apply so that commits never wait for a checkpoint. A
@@ -265,18 +280,13 @@ func (s *Store) checkpoint() {
 		s.walMu.Unlock()
 		return
 	}
-	batches, old, oldN := s.pending, s.wal, s.walN
-	s.pending, s.pendingBytes = nil, 0
-	if err := s.openWAL(oldN + 1); err != nil {
-		s.wal = old // keep appending to the old one
-		s.pending = batches
-		s.walMu.Unlock()
+	batches, oldN, err := s.rotateWAL()
+	s.walMu.Unlock()
+	if err != nil {
 		s.syncErr.Store(&err)
 		return
 	}
-	s.walMu.Unlock()
-	old.Close()
-	err := s.apply(batches)
+	err = s.apply(batches)
 	if err == nil && s.mode == SyncBatch {
 		err = s.db.Sync()
 	}
@@ -523,20 +533,19 @@ func (s *Store) Clear() error {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
 	s.walMu.Lock()
+	var err error
 	if len(s.pending) > 0 {
-		old, oldN := s.wal, s.walN
-		if err := s.openWAL(oldN + 1); err != nil {
-			s.walMu.Unlock()
-			return err
-		}
-		s.pending, s.pendingBytes = nil, 0
-		old.Close()
-		if err := os.Remove(walFileName(s.dir, oldN)); err != nil {
-			s.walMu.Unlock()
-			return fmt.Errorf("sandbox: remove the write-ahead log: %w", err)
+		var oldN uint64
+		if _, oldN, err = s.rotateWAL(); err == nil {
+			if err = os.Remove(walFileName(s.dir, oldN)); err != nil {
+				err = fmt.Errorf("sandbox: remove the write-ahead log: %w", err)
+			}
 		}
 	}
 	s.walMu.Unlock()
+	if err != nil {
+		return err
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		var names [][]byte
 		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {

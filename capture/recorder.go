@@ -138,21 +138,21 @@ func PreviousPath(path string) string {
 // still waiting in the subscription while a rewrite is scheduled. They
 // arrive through the subscription later too, and are skipped then.
 func (r *Recorder) catchUp() {
-	evs := r.b.Sandbox.Events().Since(r.seen(), 0)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, e := range evs {
-		if e.Seq > r.lastSeq {
-			r.keep(e)
-		}
-	}
+	r.keepFromHistory(0)
 	r.trim()
 }
 
-func (r *Recorder) seen() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastSeq
+// keepFromHistory keeps the events the bus holds past the last one kept
+// and before until (0: all of them); callers hold mu.
+func (r *Recorder) keepFromHistory(until uint64) {
+	for _, e := range r.b.Sandbox.Events().Since(r.lastSeq, 0) {
+		if until != 0 && e.Seq >= until {
+			break
+		}
+		r.keep(e)
+	}
 }
 
 func (r *Recorder) add(e event.Event) {
@@ -160,16 +160,11 @@ func (r *Recorder) add(e event.Event) {
 	defer r.mu.Unlock()
 	if e.Kind == event.KindGap {
 		// Recover what the bus still keeps; count the rest as lost.
-		got := r.b.Sandbox.Events().Since(r.lastSeq, 0)
-		for _, g := range got {
-			if g.Seq >= e.Seq {
-				break
-			}
-			r.keep(g)
-		}
+		r.keepFromHistory(e.Seq)
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
 		}
+		r.trim()
 		return
 	}
 	if e.Seq <= r.lastSeq {

@@ -509,25 +509,13 @@ func updateWrites(base []string, updates map[string]any) ([]write, error) {
 			return nil, errorf(ErrInvalidPath, "path %s is deeper than %d levels", joinPath(full), MaxDepth)
 		}
 		for _, w := range ws {
-			if isPrefix(w.keys, full) || isPrefix(full, w.keys) {
+			if rtdb.IsPathPrefix(w.keys, full) || rtdb.IsPathPrefix(full, w.keys) {
 				return nil, errorf(ErrInvalidData, "update paths %s and %s overlap: a path can't be an ancestor of another in one update", joinPath(w.keys), joinPath(full))
 			}
 		}
 		ws = append(ws, write{keys: full, raw: updates[rel]})
 	}
 	return ws, nil
-}
-
-func isPrefix(prefix, p []string) bool {
-	if len(prefix) > len(p) {
-		return false
-	}
-	for i := range prefix {
-		if prefix[i] != p[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Push writes value under a new server-minted push id at path and returns
@@ -669,13 +657,13 @@ next:
 		touched := map[string]bool{}
 		for _, c := range changes {
 			if len(c.keys) <= len(lkeys) {
-				if isPrefix(c.keys, lkeys) {
+				if rtdb.IsPathPrefix(c.keys, lkeys) {
 					delete(ns.indexes, id)
 					continue next
 				}
 				continue
 			}
-			if isPrefix(lkeys, c.keys) {
+			if rtdb.IsPathPrefix(lkeys, c.keys) {
 				touched[c.keys[len(lkeys)]] = true
 			}
 		}

@@ -408,7 +408,7 @@ func (c *Conn) OnDisconnectCancel(path string) error {
 func (c *Conn) cancelLocked(keys []string) {
 	kept := c.ondisc[:0]
 	for _, op := range c.ondisc {
-		if !isPrefix(keys, op.keys) {
+		if !rtdb.IsPathPrefix(keys, op.keys) {
 			kept = append(kept, op)
 		}
 	}
@@ -571,11 +571,11 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		var items []change
 		var above *change
 		for i, c := range changes {
-			if isPrefix(l.keys, c.keys) {
+			if rtdb.IsPathPrefix(l.keys, c.keys) {
 				if !Equal(c.old, c.new) {
 					items = append(items, c)
 				}
-			} else if isPrefix(c.keys, l.keys) {
+			} else if rtdb.IsPathPrefix(c.keys, l.keys) {
 				above = &changes[i] // paths of one write never overlap: at most one
 			}
 		}
@@ -618,7 +618,7 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	touched := false
 	for _, c := range changes {
-		if isPrefix(l.keys, c.keys) || isPrefix(c.keys, l.keys) {
+		if rtdb.IsPathPrefix(l.keys, c.keys) || rtdb.IsPathPrefix(c.keys, l.keys) {
 			touched = true
 			break
 		}

@@ -72,18 +72,6 @@ func dbPath(p string) (string, []string, error) {
 	return ns, keys, err
 }
 
-func isPrefixKeys(prefix, p []string) bool {
-	if len(prefix) > len(p) {
-		return false
-	}
-	for i := range prefix {
-		if prefix[i] != p[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // setTree sets v at keys in a decoded JSON tree (maps modified in place)
 // and returns the new root; null and empty objects vanish as in the
 // database.
@@ -260,7 +248,7 @@ func replayDatabase(f *capture.Fixture, candidate *source.File) (*ServiceResult,
 				continue
 			}
 			cns, keys, err := dbPath(c.Path)
-			if err != nil || cns != ns || !isPrefixKeys(base, keys) {
+			if err != nil || cns != ns || !rtdb.IsPathPrefix(base, keys) {
 				continue
 			}
 			claimed[j] = true
@@ -465,7 +453,7 @@ func adminReplayable(ev *event.Event) bool {
 // under reports whether keys is at or below one of locs.
 func under(locs [][]string, keys []string) bool {
 	for _, l := range locs {
-		if isPrefixKeys(l, keys) || isPrefixKeys(keys, l) {
+		if rtdb.IsPathPrefix(l, keys) || rtdb.IsPathPrefix(keys, l) {
 			return true
 		}
 	}

@@ -252,7 +252,7 @@ func requestWrites(keys []string, req *Request) ([]write, error) {
 		}
 		p := append(append([]string(nil), keys...), sub...)
 		for _, w := range writes {
-			if isPrefix(w.path, p) || isPrefix(p, w.path) {
+			if IsPathPrefix(w.path, p) || IsPathPrefix(p, w.path) {
 				return nil, errorf(ErrInvalidRequest, "update paths %s and %s overlap", joinPath(w.path), joinPath(p))
 			}
 		}
@@ -261,7 +261,10 @@ func requestWrites(keys []string, req *Request) ([]write, error) {
 	return writes, nil
 }
 
-func isPrefix(prefix, p []string) bool {
+// IsPathPrefix reports whether the path keys prefix are the start of p
+// (a path is its own prefix): the one prefix test on split paths for the
+// rules engine, the database engine and verify.
+func IsPathPrefix(prefix, p []string) bool {
 	if len(prefix) > len(p) {
 		return false
 	}

@@ -76,7 +76,7 @@ var ErrInvalid = errors.New("invalid fixture")
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 var validKinds = map[event.Kind]bool{event.KindRequest: true, event.KindCommit: true, event.KindListener: true,
-	event.KindMutation: true, event.KindBoundary: true}
+	event.KindMutation: true, event.KindBoundary: true, event.KindInvocation: true}
 
 var validVerdicts = map[event.Verdict]bool{event.Allow: true, event.Deny: true, event.Bypassed: true,
 	event.Unsupported: true, event.Error: true}

@@ -299,6 +299,13 @@ func HeapSize(e *Event) int {
 	if m := e.Mutation; m != nil {
 		n += size(unsafe.Sizeof(*m)) + sizeOf(m.Previous) + sizeOf(m.Current)
 	}
+	if v := e.Invocation; v != nil {
+		n += size(unsafe.Sizeof(*v)) + str(v.Function) + str(v.Codebase) + str(v.TriggerType) + str(v.CauseEventID) + str(v.InvocationID)
+		n += len(v.Logs) * int(unsafe.Sizeof(LogLine{}))
+		for _, l := range v.Logs {
+			n += str(l.Severity) + str(l.Text)
+		}
+	}
 	return n
 }
 

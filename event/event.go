@@ -16,6 +16,8 @@
 //	KindMutation  *Mutation  a service's own state changed (Auth users;
 //	                         RTDB, Storage, Messaging, AI records)
 //	KindBoundary  *Boundary  the session was reset or restored
+//	KindInvocation *Invocation a Cloud Function ran: its trigger, the
+//	                         event that caused it, duration, outcome, logs
 //	KindGap       *Gap       a subscriber missed events (never in history)
 //
 // The JSON encoding is stable and versioned (Schema): payload fields are
@@ -45,6 +47,8 @@ const (
 	KindMutation Kind = "mutation"
 	KindBoundary Kind = "boundary"
 	KindGap      Kind = "gap"
+	// KindInvocation is one run of one of the app's Cloud Functions.
+	KindInvocation Kind = "invocation"
 )
 
 // Verdict is how a request was decided.
@@ -149,12 +153,13 @@ type Event struct {
 	Group    *Group    `json:"group,omitempty"`
 	Err      *Failure  `json:"error,omitempty"`
 
-	*Request  `json:",omitempty"`
-	*Commit   `json:",omitempty"`
-	*Listener `json:",omitempty"`
-	*Mutation `json:",omitempty"`
-	*Boundary `json:",omitempty"`
-	*Gap      `json:",omitempty"`
+	*Request    `json:",omitempty"`
+	*Commit     `json:",omitempty"`
+	*Listener   `json:",omitempty"`
+	*Mutation   `json:",omitempty"`
+	*Boundary   `json:",omitempty"`
+	*Gap        `json:",omitempty"`
+	*Invocation `json:",omitempty"`
 }
 
 // Failure is an error a request or a listener ended with.
@@ -372,6 +377,35 @@ type Boundary struct {
 	Boundary BoundaryKind `json:"boundary"`
 	// PriorEvents is how many events the history held before the cut.
 	PriorEvents int `json:"priorEvents"`
+}
+
+// Invocation is the payload of KindInvocation: one run of a function.
+// The event's Path is the function's id and Method its trigger kind
+// (https, callable, event, blocking, task, schedule).
+type Invocation struct {
+	Function string `json:"function"`
+	Codebase string `json:"codebase,omitempty"`
+	// TriggerType is the event type of an event function (e.g.
+	// google.cloud.firestore.document.v1.created) or the trigger kind.
+	TriggerType string `json:"triggerType"`
+	// CauseEventID is the id of the event whose write caused the run.
+	CauseEventID string `json:"causeEventId,omitempty"`
+	InvocationID string `json:"invocationId"`
+	// InvocationMs is how long it ran, waiting for a worker included.
+	InvocationMs float64 `json:"invocationMs"`
+	// Outcome is ok, error (the function threw or answered 5xx),
+	// timeout, crash (its worker ended) or cancelled.
+	Outcome string `json:"outcome"`
+	// HTTPStatus is the status an HTTP function answered.
+	HTTPStatus int `json:"httpStatus,omitempty"`
+	// Logs are the first lines the invocation logged.
+	Logs []LogLine `json:"logs,omitempty"`
+}
+
+// LogLine is one console or logger line of an invocation.
+type LogLine struct {
+	Severity string `json:"severity"`
+	Text     string `json:"text"`
 }
 
 // Gap is the payload of KindGap, delivered to a subscriber in place of

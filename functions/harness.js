@@ -1,0 +1,230 @@
+// Pyric's functions worker: an adapter between pyric's functions engine
+// (Go) and one codebase of the app's Cloud Functions. It loads the
+// codebase's module, reports each export's __endpoint, and runs the
+// function a request names. No trigger semantics live here: the engine
+// decides what runs, with which body, and how long it may take.
+//
+// Channels: requests arrive over HTTP on the unix socket PYRIC_FN_SOCKET;
+// control messages (ready, load errors, logs, invocation errors) leave as
+// JSON lines on file descriptor 3.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const util = require("util");
+const { AsyncLocalStorage } = require("async_hooks");
+
+const CONTROL_FD = 3;
+const BODY_LIMIT = "32mb"; // production's request size limit for HTTP functions
+const invocation = new AsyncLocalStorage();
+
+function send(msg) {
+  const line = JSON.stringify(msg) + "\n";
+  try {
+    fs.writeSync(CONTROL_FD, line);
+  } catch (e) {
+    if (e.code === "EAGAIN") {
+      // The pipe is full for a moment: wait for the engine to read.
+      const until = Date.now() + 5000;
+      while (Date.now() < until) {
+        try {
+          fs.writeSync(CONTROL_FD, line);
+          return;
+        } catch (e2) {
+          if (e2.code !== "EAGAIN") return;
+        }
+      }
+    }
+  }
+}
+
+// Console lines (and firebase-functions' logger, which writes through the
+// console it finds at load) go to the engine tagged with the invocation.
+const levels = { debug: "DEBUG", info: "INFO", log: "INFO", warn: "WARNING", error: "ERROR" };
+for (const [method, severity] of Object.entries(levels)) {
+  console[method] = (...args) => {
+    const ctx = invocation.getStore();
+    send({ t: "log", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", severity, text: util.format(...args) });
+  };
+}
+
+function errorInfo(err) {
+  if (err instanceof Error) {
+    return { message: err.message, stack: err.stack || String(err) };
+  }
+  return { message: String(err), stack: String(err) };
+}
+
+process.on("uncaughtException", (err) => {
+  const ctx = invocation.getStore();
+  send({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
+  process.exit(1);
+});
+process.on("unhandledRejection", (err) => {
+  const ctx = invocation.getStore();
+  send({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
+  process.exit(1);
+});
+
+// exit reports a process.exit called by the app's code before it happens.
+const realExit = process.exit.bind(process);
+process.exit = (code) => {
+  const ctx = invocation.getStore();
+  if (ctx) {
+    send({ t: "exit", fn: ctx.fn, inv: ctx.inv, code: code === undefined ? 0 : code });
+  }
+  realExit(code);
+};
+
+async function loadModule(dir) {
+  try {
+    return require(dir);
+  } catch (e) {
+    if (e && (e.code === "ERR_REQUIRE_ESM" || e.code === "ERR_REQUIRE_ASYNC_MODULE")) {
+      const url = require("url").pathToFileURL(require.resolve(dir)).href;
+      return await import(url);
+    }
+    throw e;
+  }
+}
+
+// resolved turns firebase-functions' params (Expressions) into their
+// values, read from the environment the engine loaded from .env files.
+function resolved(v) {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map(resolved);
+  if (typeof v.value === "function" && typeof v.toCEL === "function") {
+    try {
+      return v.value();
+    } catch (e) {
+      return null;
+    }
+  }
+  if (v.constructor && v.constructor.name === "ResetValue") return null;
+  const out = {};
+  for (const [k, x] of Object.entries(v)) out[k] = resolved(x);
+  return out;
+}
+
+// collect walks the module's exports as firebase-functions' own loader
+// does: a function with __endpoint is a function, a nested object a group
+// whose members are named "group-name".
+function collect(mod, prefix, out, seen) {
+  if (seen.has(mod)) return;
+  seen.add(mod);
+  for (const [name, val] of Object.entries(mod)) {
+    if (typeof val === "function" && val.__endpoint && typeof val.__endpoint === "object") {
+      const id = prefix + name;
+      out.endpoints[id] = { ...resolved(val.__endpoint), entryPoint: id.replace(/-/g, ".") };
+      out.fns[id] = val;
+    } else if (val !== null && typeof val === "object" && !Array.isArray(val)) {
+      collect(val, prefix + name + "-", out, seen);
+    }
+  }
+}
+
+async function main() {
+  const dir = process.cwd();
+  let ffPath;
+  try {
+    ffPath = require.resolve("firebase-functions", { paths: [dir] });
+  } catch (e) {
+    send({ t: "loadError", message: `firebase-functions is not installed in ${dir}: run npm install there`, stack: "" });
+    realExit(1);
+    return;
+  }
+  const express = require(require.resolve("express", { paths: [path.dirname(ffPath)] }));
+  let mod;
+  try {
+    mod = await loadModule(dir);
+  } catch (err) {
+    send({ t: "loadError", ...errorInfo(err) });
+    realExit(1);
+    return;
+  }
+  const found = { endpoints: {}, fns: {} };
+  collect(mod, "", found, new Set());
+
+  const app = express();
+  app.enable("trust proxy");
+  app.disable("x-powered-by");
+  const rawBodySaver = (req, res, buf) => {
+    req.rawBody = buf;
+  };
+  app.use(express.json({ limit: BODY_LIMIT, verify: rawBodySaver }));
+  app.use(express.text({ limit: BODY_LIMIT, verify: rawBodySaver }));
+  app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT, verify: rawBodySaver }));
+  app.use(express.raw({ type: "*/*", limit: BODY_LIMIT, verify: rawBodySaver }));
+  app.use(async (req, res) => {
+    const id = req.headers["x-pyric-fn"];
+    const inv = req.headers["x-pyric-inv"] || "";
+    const mode = req.headers["x-pyric-mode"];
+    const platform = req.headers["x-pyric-platform"];
+    delete req.headers["x-pyric-fn"];
+    delete req.headers["x-pyric-inv"];
+    delete req.headers["x-pyric-mode"];
+    delete req.headers["x-pyric-platform"];
+    const fn = found.fns[id];
+    if (!fn) {
+      res.status(404).send(`Function ${id} is not exported by the module`);
+      return;
+    }
+    if (req.rawBody === undefined) req.rawBody = Buffer.alloc(0);
+    process.env.FUNCTION_TARGET = found.endpoints[id].entryPoint;
+    process.env.K_SERVICE = id;
+    process.env.FUNCTION_SIGNATURE_TYPE = mode === "http" ? "http" : platform === "gcfv2" ? "cloudevent" : "event";
+    await invocation.run({ fn: id, inv }, async () => {
+      if (mode === "event") {
+        try {
+          const body = JSON.parse(req.rawBody.toString("utf8"));
+          if (platform === "gcfv2") {
+            await fn(body);
+          } else {
+            const data = body.data;
+            const context = body.context ? body.context : body;
+            await fn(data, context);
+          }
+          res.status(200).json({ status: "acknowledged" });
+        } catch (err) {
+          const info = errorInfo(err);
+          send({ t: "error", fn: id, inv, ...info });
+          res.status(500).json({ error: info });
+        }
+        return;
+      }
+      try {
+        await fn(req, res);
+      } catch (err) {
+        const info = errorInfo(err);
+        send({ t: "error", fn: id, inv, ...info });
+        if (!res.headersSent) {
+          res.status(500).send(info.message);
+        } else {
+          res.end();
+        }
+      }
+    });
+  });
+  // Body-parser failures (a body over the limit, malformed JSON) answer
+  // as express answers them, without the stack.
+  app.use((err, req, res, next) => {
+    const status = err.status || err.statusCode || 500;
+    res.status(status).type("text/plain").send(status === 413 ? "request entity too large" : err.message);
+  });
+  const server = app.listen(process.env.PYRIC_FN_SOCKET, () => {
+    send({ t: "ready", endpoints: found.endpoints, node: process.versions.node });
+  });
+  server.keepAliveTimeout = 0;
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+}
+
+// Pyric holds the worker's stdin: when it ends, pyric is gone.
+process.stdin.on("end", () => realExit(0));
+process.stdin.on("error", () => realExit(0));
+process.stdin.resume();
+
+main().catch((err) => {
+  send({ t: "loadError", ...errorInfo(err) });
+  realExit(1);
+});

@@ -58,6 +58,9 @@ type Options struct {
 	Storage storage.Options
 	// AI configures the AI Logic engine (scripts, API keys, forwarding).
 	AI ai.Options
+	// Functions configures Cloud Functions: absent unless it lists
+	// codebases.
+	Functions FunctionsOptions
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -150,7 +153,9 @@ func Services(opts *Options) []service.Registration {
 	var out []service.Registration
 	for _, e := range endpoints {
 		if e.registration != nil {
-			out = append(out, e.registration(opts))
+			if r := e.registration(opts); r.Name != "" {
+				out = append(out, r)
+			}
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/database"
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
@@ -16,6 +17,7 @@ import (
 	authserver "github.com/pyric/pyric/server/auth"
 	databaseserver "github.com/pyric/pyric/server/database"
 	fsserver "github.com/pyric/pyric/server/firestore"
+	functionsserver "github.com/pyric/pyric/server/functions"
 	messagingserver "github.com/pyric/pyric/server/messaging"
 	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/storage"
@@ -29,6 +31,7 @@ const (
 	Storage   = "storage"
 	AI        = "ai"
 	Messaging = "messaging"
+	Functions = "functions"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -68,6 +71,16 @@ var endpoints = []*endpoint{
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
 		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
+	// Functions comes last: its workers start with every other service's
+	// address in their environment. It exists only when firebase.json
+	// lists codebases.
+	{name: Functions, defaultPort: 5001, what: "Cloud Functions (HTTPS, callable)", env: []envVar{urlVar("PYRIC_FUNCTIONS_URL")},
+		registration: func(o *Options) service.Registration {
+			if len(o.Functions.Codebases) == 0 {
+				return service.Registration{}
+			}
+			return functions.Registration(o.Functions.Options)
+		}, start: startFunctions},
 }
 
 // Spec describes a service the backend can serve.
@@ -181,6 +194,43 @@ func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error)
 	}
 	h := messagingserver.NewHandler(eng, messagingserver.Options{})
 	return &running{port: server.NewPort(l, nil, h), drain: h.Drain, state: eng}, nil
+}
+
+// FunctionsOptions configure the Cloud Functions endpoint.
+type FunctionsOptions struct {
+	// Options are the engine's; without Codebases there is no functions
+	// service.
+	functions.Options
+	// Env is added to the environment the functions run with (e.g.
+	// FIREBASE_EMULATOR_HUB, known only to the CLI).
+	Env map[string]string
+}
+
+// startFunctions starts the functions' workers, pointed at every
+// endpoint started before, and serves their URLs.
+func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*functions.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Functions)
+	}
+	addrs := map[string]string{}
+	for _, r := range b.endpoints {
+		addrs[r.spec.name] = r.addr
+	}
+	env := functions.RuntimeEnv(b.Project, addrs)
+	for k, v := range opts.Functions.Env {
+		env[k] = v
+	}
+	if err := eng.Start(env); err != nil {
+		return nil, err
+	}
+	return &running{port: server.NewPort(l, nil, functionsserver.NewHandler(eng)), state: eng}, nil
+}
+
+// Functions returns the running functions engine, or nil.
+func (b *Backend) Functions() *functions.Engine {
+	e, _ := b.state(Functions).(*functions.Engine)
+	return e
 }
 
 func errNotInSandbox(name string) error {

@@ -205,11 +205,11 @@ async function main() {
       }
     });
   });
-  // Body-parser failures (a body over the limit, malformed JSON) answer
-  // as express answers them, without the stack.
+  // Body-parser failures (a body over the limit: 413, malformed JSON:
+  // 400) answer with express's status and error, without its stack.
   app.use((err, req, res, next) => {
     const status = err.status || err.statusCode || 500;
-    res.status(status).type("text/plain").send(status === 413 ? "request entity too large" : err.message);
+    res.status(status).type("text/plain").send(`${err.name || "Error"}: ${err.message}`);
   });
   const server = app.listen(process.env.PYRIC_FN_SOCKET, () => {
     send({ t: "ready", endpoints: found.endpoints, node: process.versions.node });

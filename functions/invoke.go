@@ -43,6 +43,10 @@ const (
 // reads 504 as deadline-exceeded).
 const TimeoutMessage = "upstream request timeout"
 
+// CrashBody is the body of an HTTP invocation whose worker ended under
+// it (process.exit, an uncaught exception), as the emulator answers.
+const CrashBody = `{"code":"ECONNRESET"}`
+
 // invocation is one run in flight.
 type invocation struct {
 	id        string
@@ -215,7 +219,12 @@ func (e *Engine) failHTTP(ctx context.Context, r *http.Request, w http.ResponseW
 		http.Error(w, TimeoutMessage, http.StatusGatewayTimeout)
 		return "timeout", http.StatusGatewayTimeout
 	case errors.Is(err, ErrCrashed):
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		// The emulator's answer when the worker dies under a request
+		// (its proxy's socket error); the cause goes to the log and the
+		// invocation event.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, CrashBody)
 		return "crash", http.StatusInternalServerError
 	}
 	http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
@@ -49,6 +51,8 @@ type serveOptions struct {
 	importDir      string // an Emulator Suite export to import at start
 	exportOnExit   string // where to write an Emulator Suite export on exit
 	json           bool
+	functions      []functions.Codebase // firebase.json's codebases (or --functions-source's)
+	inspectPort    int                  // --inspect-functions: the Node inspector's port, 0 off
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -100,6 +104,9 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	importDir := fs.String("import", "", "import an Emulator Suite export directory (firebase-export-metadata.json) at start")
 	exportOnExit := fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
 	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
+	functionsSource := fs.String("functions-source", "", "run the Cloud Functions codebase in this directory (default firebase.json's \"functions\"; without either, no functions run)")
+	inspect := fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port), one invocation at a time")
+	args = inspectDefault(args)
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -203,7 +210,31 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
 	o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
+	fnConfig, fnDir := cfg.Functions, base
+	if *functionsSource != "" {
+		fnConfig, _ = json.Marshal(map[string]string{"source": absFrom(cwd, *functionsSource)})
+	}
+	if o.functions, err = functions.ParseConfig(fnConfig, fnDir); err != nil {
+		fmt.Fprintf(stdio.Err, "pyric serve: firebase.json: %v\n", err)
+		return nil, false
+	}
+	o.inspectPort = *inspect
 	return o, true
+}
+
+// inspectDefault gives a bare --inspect-functions its default port, as
+// the Emulator Suite's flag takes an optional one.
+func inspectDefault(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		out = append(out, a)
+		if a == "--inspect-functions" || a == "-inspect-functions" {
+			if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+				out = append(out, "9229")
+			}
+		}
+	}
+	return out
 }
 
 func runServe(ctx context.Context, args []string, stdio Stdio) int {
@@ -247,6 +278,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 		AI:        ai.Options{ScriptFile: o.aiScript},
+		Functions: functionsOptions(o, stdio),
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -268,6 +300,25 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		}
 	}
 	return b, watchers, iw, nil
+}
+
+// functionsOptions configure Cloud Functions: the codebases, the terminal
+// for their logs, and the hub's address when it is known before start.
+func functionsOptions(o *serveOptions, stdio Stdio) backend.FunctionsOptions {
+	fo := backend.FunctionsOptions{Options: functions.Options{Codebases: o.functions, Log: stdio.Err, InspectPort: o.inspectPort}}
+	if o.hubPort > 0 {
+		fo.Env = map[string]string{"FIREBASE_EMULATOR_HUB": net.JoinHostPort(connectHost(o.host), strconv.Itoa(o.hubPort))}
+	}
+	return fo
+}
+
+// connectHost is the address a client connects to for a listening host.
+func connectHost(host string) string {
+	switch host {
+	case "", "0.0.0.0", "::":
+		return "127.0.0.1"
+	}
+	return host
 }
 
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
@@ -406,6 +457,8 @@ func displayName(service string) string {
 		return "Messaging"
 	case backend.AI:
 		return "AI Logic"
+	case backend.Functions:
+		return "Functions"
 	}
 	return service
 }

@@ -35,6 +35,9 @@ type Project struct {
 	FirestoreHost string
 	AuthPort      int
 	AuthHost      string
+	// Functions is firebase.json's "functions" section as written (nil
+	// when absent); package functions parses it.
+	Functions json.RawMessage
 	// Ports holds every emulator's port by its firebase.json name
 	// (firestore, auth, database, storage, ui, hub, and pyric's own
 	// messaging and ai); absent when not configured.
@@ -64,6 +67,7 @@ type firebaseJSON struct {
 	Firestore json.RawMessage            `json:"firestore"`
 	Database  json.RawMessage            `json:"database"`
 	Storage   json.RawMessage            `json:"storage"`
+	Functions json.RawMessage            `json:"functions"`
 	Emulators map[string]json.RawMessage `json:"emulators"`
 }
 
@@ -136,6 +140,7 @@ func (p *Project) readFirebaseJSON(path string) error {
 	if p.StorageRules, err2 = p.rulesOf(f.Storage); err2 != nil {
 		return fmt.Errorf("%s: storage: %w", path, err2)
 	}
+	p.Functions = f.Functions
 	p.Ports = map[string]int{}
 	emu := map[string]emulatorSection{}
 	for name, raw := range f.Emulators {

@@ -1,0 +1,146 @@
+// Package functionsserver is the Cloud Functions wire adapter: the
+// Emulator Suite's functions port, routing
+// http://HOST:PORT/{project}/{region}/{name}[/path] to the functions
+// engine as production routes a function's URL. The callable protocol,
+// CORS and body parsing happen in the function itself (firebase-functions'
+// own code, inside the engine's worker); this package only routes and
+// answers the emulator's errors for URLs that name no function.
+package functionsserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pyric/pyric/functions"
+)
+
+// maxEventBody bounds an event body posted to a function's URL, as an
+// HTTP function's request is bounded in production.
+const maxEventBody = 32 << 20
+
+// Engine is what the adapter needs of the functions engine.
+type Engine interface {
+	Project() string
+	Endpoints() []functions.Endpoint
+	ServeFunction(w http.ResponseWriter, r *http.Request, id, path string)
+	DeliverEvent(ctx context.Context, id string, payload []byte) error
+}
+
+// Handler serves the functions port.
+type Handler struct {
+	eng Engine
+}
+
+// NewHandler returns the adapter over eng.
+func NewHandler(eng Engine) *Handler { return &Handler{eng: eng} }
+
+// Route is where a URL leads: the function (nil when none) and the path
+// the function sees.
+type Route struct {
+	Endpoint *functions.Endpoint
+	// Key is the emulator's name for the URL's function: region-name.
+	Key string
+	// Path is what the function sees as its URL path ("/" at least).
+	Path string
+	// Project is false when the URL's project is not the engine's.
+	Project bool
+}
+
+// Resolve routes a URL path as the emulator does:
+// /{project}/{region}/{name}[/rest], where name is the function's id
+// (group-name for a member of an exported group) and the function is
+// deployed to region. ok is false when the path has no such shape.
+func Resolve(project string, eps []functions.Endpoint, urlPath string) (Route, bool) {
+	parts := strings.SplitN(strings.TrimPrefix(urlPath, "/"), "/", 4)
+	if len(parts) < 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return Route{}, false
+	}
+	rt := Route{Key: parts[1] + "-" + parts[2], Path: "/", Project: parts[0] == project}
+	if len(parts) == 4 {
+		rt.Path += parts[3]
+	}
+	if !rt.Project {
+		return rt, true
+	}
+	for i := range eps {
+		if eps[i].ID != parts[2] {
+			continue
+		}
+		for _, reg := range eps[i].Regions {
+			if reg == parts[1] {
+				rt.Endpoint = &eps[i]
+				return rt, true
+			}
+		}
+	}
+	return rt, true
+}
+
+// ServeHTTP routes one request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	eps := h.eng.Endpoints()
+	// The emulator's route for events posted by other emulators:
+	// POST /functions/projects/{project}/triggers/{region-name}.
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/functions/projects/"); ok && r.Method == http.MethodPost {
+		project, trigger, _ := strings.Cut(rest, "/triggers/")
+		if project == h.eng.Project() {
+			for i := range eps {
+				for _, reg := range eps[i].Regions {
+					if reg+"-"+eps[i].ID == trigger && !eps[i].IsHTTP() {
+						h.deliver(w, r, &eps[i])
+						return
+					}
+				}
+			}
+			notFound(w, trigger, eps)
+			return
+		}
+	}
+	rt, ok := Resolve(h.eng.Project(), eps, r.URL.Path)
+	if !ok || !rt.Project {
+		// Express's 404 for a route the emulator does not serve.
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	if rt.Endpoint == nil {
+		notFound(w, rt.Key, eps)
+		return
+	}
+	if !rt.Endpoint.IsHTTP() {
+		h.deliver(w, r, rt.Endpoint)
+		return
+	}
+	h.eng.ServeFunction(w, r, rt.Endpoint.ID, rt.Path)
+}
+
+// deliver runs an event function with the posted body, as the emulator
+// does for a request to an event function's URL.
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, ep *functions.Endpoint) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEventBody))
+	if err != nil {
+		http.Error(w, "PayloadTooLargeError: request entity too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := h.eng.DeliverEvent(r.Context(), ep.ID, body); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	io.WriteString(w, `{"status":"acknowledged"}`)
+}
+
+// notFound is the emulator's answer for a function it does not have.
+func notFound(w http.ResponseWriter, key string, eps []functions.Endpoint) {
+	var names []string
+	for _, ep := range eps {
+		for _, reg := range ep.Regions {
+			names = append(names, reg+"-"+ep.ID)
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprintf(w, "Function %s does not exist, valid functions are: %s", key, strings.Join(names, ", "))
+}

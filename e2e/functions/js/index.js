@@ -6,9 +6,10 @@ const { onRequest, onCall, HttpsError } = require("firebase-functions/v2/https")
 const { onDocumentCreated } = require("firebase-functions/v2/firestore");
 const { defineString, defineSecret } = require("firebase-functions/params");
 const logger = require("firebase-functions/logger");
-const admin = require("firebase-admin");
+const { initializeApp } = require("firebase-admin/app");
+const { getFirestore } = require("firebase-admin/firestore");
 
-admin.initializeApp();
+initializeApp();
 
 const greeting = defineString("GREETING");
 const apiKey = defineSecret("API_KEY");
@@ -67,7 +68,7 @@ exports.secret = onCall({ secrets: [apiKey] }, () => ({ apiKey: apiKey.value() }
 
 // writeDoc writes a Firestore document through the Admin SDK.
 exports.writeDoc = onCall(async (request) => {
-  const ref = admin.firestore().collection("fromFunctions").doc(request.data.id);
+  const ref = getFirestore().collection("fromFunctions").doc(request.data.id);
   await ref.set({ by: "writeDoc", value: request.data.value });
   const snap = await ref.get();
   return { written: snap.data() };

@@ -5,9 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -173,7 +172,92 @@ func TestEngineIsolation(t *testing.T) {
 	if err := e.DeliverEvent(context.Background(), "hello", nil); !errors.Is(err, functions.ErrNotEvent) {
 		t.Errorf("DeliverEvent to an HTTPS function: %v", err)
 	}
-	_ = io.EOF
-	_ = filepath.Join
-	_ = http.StatusOK
+}
+
+// An event in flight on a worker that another invocation crashes is
+// delivered again on a fresh worker: no event is lost.
+func TestEventSurvivesAnotherInvocationsCrash(t *testing.T) {
+	logs := &syncBuffer{}
+	e := startJS(t, nil, logs)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- e.DeliverEvent(context.Background(), "slowEvent", []byte(`{"specversion":"1.0","id":"e1","type":"google.cloud.firestore.document.v1.created","source":"s"}`))
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if w := call(t, e, "exits", "GET", "/", "", ""); w.Code != 500 || w.Body.String() != functions.CrashBody {
+		t.Errorf("exits: %d %q", w.Code, w.Body)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("the event was lost: %v\n%s", err, logs)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("DeliverEvent did not return")
+	}
+	if !strings.Contains(logs.String(), "functions[slowEvent]: slowEvent done") {
+		t.Errorf("slowEvent never finished:\n%s", logs)
+	}
+	// The event function that throws reports its error.
+	err := e.DeliverEvent(context.Background(), "onNote", []byte(`{"specversion":"1.0","id":"e2","type":"t","source":"s","data":null}`))
+	if err != nil {
+		t.Errorf("onNote without data: %v", err)
+	}
+}
+
+// A change to the codebase reloads it; a module that throws at load is
+// reported with its file and the previous version keeps serving.
+func TestHotReload(t *testing.T) {
+	path := e2etest.NeedFunctions(t)
+	t.Setenv("PATH", path)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(e2etest.FunctionsDir(), "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("package.json", `{"main":"index.js"}`)
+	write("index.js", `const {onRequest} = require("firebase-functions/v2/https"); exports.a = onRequest((q, s) => s.send("one"));`)
+	logs := &syncBuffer{}
+	e, err := functions.New(functions.Options{Codebases: []functions.Codebase{{Name: "hot", Source: dir, Ignore: functions.DefaultIgnore}}, Log: logs, Poll: 100 * time.Millisecond},
+		service.Env{Project: "demo-fn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.Start(functions.RuntimeEnv("demo-fn", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if w := call(t, e, "a", "GET", "/", "", ""); w.Body.String() != "one" {
+		t.Fatalf("a: %d %q\n%s", w.Code, w.Body, logs)
+	}
+	changed := e.Changed()
+	write("index.js", `const {onRequest} = require("firebase-functions/v2/https"); exports.a = onRequest((q, s) => s.send("two")); exports.b = onRequest((q, s) => s.send("bee"));`)
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no reload:\n%s", logs)
+	}
+	if w := call(t, e, "a", "GET", "/", "", ""); w.Body.String() != "two" {
+		t.Errorf("a after reload: %d %q", w.Code, w.Body)
+	}
+	if w := call(t, e, "b", "GET", "/", "", ""); w.Body.String() != "bee" {
+		t.Errorf("b after reload: %d %q", w.Code, w.Body)
+	}
+	write("index.js", "exports.a = 1;\nthrow new Error('broken at load');\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "keeps serving its previous version") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "Error: broken at load") || !strings.Contains(out, filepath.Join(dir, "index.js")+":2") {
+		t.Errorf("the load failure does not name the error and its file:\n%s", out)
+	}
+	if w := call(t, e, "a", "GET", "/", "", ""); w.Body.String() != "two" {
+		t.Errorf("a after a failed reload: %d %q", w.Code, w.Body)
+	}
 }

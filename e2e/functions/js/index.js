@@ -104,3 +104,10 @@ exports.exits = onRequest(() => {
 exports.callableThrows = onCall(() => {
   throw new Error("plain error in a callable");
 });
+
+// slowEvent takes a while, so another invocation can crash its worker
+// under it.
+exports.slowEvent = onDocumentCreated("slow/{id}", async () => {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  logger.info("slowEvent done");
+});

@@ -104,10 +104,10 @@ func TestEngineRunsJSCodebase(t *testing.T) {
 	w := call(t, e, "hello", "POST", "/sub/path?x=1", "application/json", `{"a":1}`)
 	var got struct {
 		Method, Path, URL string
-		Query           map[string]string
-		Body            map[string]any
-		Greeting        string
-		Env             map[string]string
+		Query             map[string]string
+		Body              map[string]any
+		Greeting          string
+		Env               map[string]string
 	}
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("hello: %d %s", w.Code, w.Body)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -193,6 +194,13 @@ func execEnv(b *backend.Backend, project, hubAddr string) []string {
 	}
 	if hubAddr != "" {
 		env["FIREBASE_EMULATOR_HUB"] = hubAddr
+	}
+	// As emulators:exec does when GCLOUD_PROJECT is set (the script may
+	// be a test that runs functions code with firebase-functions-test).
+	if os.Getenv("FIREBASE_CONFIG") == "" {
+		cfg, _ := json.Marshal(map[string]string{"projectId": project, "storageBucket": project + ".appspot.com",
+			"databaseURL": "https://" + project + ".firebaseio.com"})
+		env["FIREBASE_CONFIG"] = string(cfg)
 	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {

@@ -50,6 +50,9 @@ func TestExecStatusAndEnv(t *testing.T) {
 			t.Errorf("%s = %q", k, env[k])
 		}
 	}
+	if env["FIREBASE_CONFIG"] != `{"databaseURL":"https://demo-exec.firebaseio.com","projectId":"demo-exec","storageBucket":"demo-exec.appspot.com"}` {
+		t.Errorf("FIREBASE_CONFIG = %q", env["FIREBASE_CONFIG"])
+	}
 	if env["GCLOUD_PROJECT"] != "demo-exec" {
 		t.Errorf("GCLOUD_PROJECT = %q", env["GCLOUD_PROJECT"])
 	}

@@ -3,7 +3,9 @@ package functionsserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -47,12 +49,19 @@ func (l *testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestClientSDK drives the functions port with firebase@12.19.0's
+// TestFunctionsPort serves e2e/functions and drives it with the client
+// SDK and plain HTTP.
+func TestFunctionsPort(t *testing.T) {
+	b := startBackend(t)
+	t.Run("client SDK", func(t *testing.T) { testClientSDK(t, b) })
+	t.Run("plain HTTP", func(t *testing.T) { testPlainHTTP(t, b) })
+}
+
+// testClientSDK drives the functions port with firebase@12.19.0's
 // connectFunctionsEmulator + httpsCallable and an Auth-emulator user, the
 // answers compared with what firebase-tools' functions emulator gives the
 // same calls.
-func TestClientSDK(t *testing.T) {
-	b := startBackend(t)
+func testClientSDK(t *testing.T, b *backend.Backend) {
 	host, port, _ := net.SplitHostPort(b.Addr(backend.Functions))
 	steps := e2etest.RunSteps(t, 90*time.Second, e2etest.FunctionsDir(), "client.mjs",
 		"PROJECT="+project, "FUNCTIONS_HOST="+host, "FUNCTIONS_PORT="+port, "AUTH_URL=http://"+b.Addr(backend.Auth))
@@ -87,5 +96,91 @@ func TestClientSDK(t *testing.T) {
 	}
 	if !wrote || !invoked {
 		t.Errorf("commit of fromFunctions/d1 seen: %v, writeDoc invocation event: %v", wrote, invoked)
+	}
+}
+
+// testPlainHTTP checks the answers to bad input and misbehaving functions
+// over plain HTTP, each the emulator's status and body (observed with
+// firebase-tools 15.34.2) unless noted, and that the port stays
+// responsive after each.
+func testPlainHTTP(t *testing.T, b *backend.Backend) {
+	base := "http://" + b.Addr(backend.Functions)
+	huge := strings.Repeat("a", 33<<20)
+	cases := []struct {
+		name, method, path, ctype, body string
+		header                          map[string]string
+		status                          int
+		want                            string // the body, or a prefix ending in "…"
+		wantHeader                      map[string]string
+	}{
+		{name: "missing function", method: "GET", path: "/demo-pyric-fn/us-central1/nope", status: 404,
+			want: "Function us-central1-nope does not exist, valid functions are: …"},
+		{name: "wrong region", method: "GET", path: "/demo-pyric-fn/europe-west1/hello", status: 404,
+			want: "Function europe-west1-hello does not exist, valid functions are: …"},
+		{name: "wrong project", method: "GET", path: "/demo-other/us-central1/hello", status: 404, want: "Not Found\n"},
+		{name: "callable without data", method: "POST", path: "/demo-pyric-fn/us-central1/whoami", ctype: "application/json", body: `{"x":1}`,
+			status: 400, want: `{"error":{"message":"Bad Request","status":"INVALID_ARGUMENT"}}`},
+		{name: "callable not JSON", method: "POST", path: "/demo-pyric-fn/us-central1/whoami", ctype: "text/plain", body: "hi",
+			status: 400, want: `{"error":{"message":"Bad Request","status":"INVALID_ARGUMENT"}}`},
+		{name: "callable GET", method: "GET", path: "/demo-pyric-fn/us-central1/whoami",
+			status: 400, want: `{"error":{"message":"Bad Request","status":"INVALID_ARGUMENT"}}`},
+		{name: "callable throws", method: "POST", path: "/demo-pyric-fn/us-central1/callableThrows", ctype: "application/json", body: `{"data":{}}`,
+			status: 500, want: `{"error":{"message":"INTERNAL","status":"INTERNAL"}}`},
+		{name: "onRequest throws", method: "GET", path: "/demo-pyric-fn/us-central1/throws", status: 500, want: "Internal Server Error"},
+		{name: "onRequest rejects", method: "GET", path: "/demo-pyric-fn/us-central1/rejects", status: 500, want: "Internal Server Error"},
+		{name: "process.exit", method: "GET", path: "/demo-pyric-fn/us-central1/exits", status: 500, want: functions.CrashBody},
+		// Production's answer past timeoutSeconds (the emulator's is 500
+		// {"code":"ECONNRESET"}).
+		{name: "hang past timeout", method: "GET", path: "/demo-pyric-fn/us-central1/hangs", status: 504, want: functions.TimeoutMessage + "\n"},
+		{name: "huge body", method: "POST", path: "/demo-pyric-fn/us-central1/hello", ctype: "text/plain", body: huge,
+			status: 413, want: "PayloadTooLargeError: request entity too large"},
+		{name: "huge callable", method: "POST", path: "/demo-pyric-fn/us-central1/whoami", ctype: "application/json", body: `{"data":"` + huge + `"}`,
+			status: 413, want: "PayloadTooLargeError: request entity too large"},
+		{name: "CORS preflight", method: "OPTIONS", path: "/demo-pyric-fn/us-central1/hello",
+			header: map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"},
+			status: 204, want: "", wantHeader: map[string]string{"Access-Control-Allow-Origin": "http://localhost:3000", "Access-Control-Allow-Headers": "content-type"}},
+		{name: "v1 in its region", method: "PUT", path: "/demo-pyric-fn/europe-west1/helloV1/x?y=1", status: 201, want: "v1 PUT /x?y=1"},
+		{name: "group member", method: "GET", path: "/demo-pyric-fn/us-central1/group-inner", status: 200, want: "inner"},
+		{name: "urlencoded and rawBody", method: "POST", path: "/demo-pyric-fn/us-central1/hello", ctype: "application/x-www-form-urlencoded", body: "a=1&b=two",
+			status: 200, want: `{"method":"POST","path":"/","url":"/","query":{},"body":{"a":"1","b":"two"},"rawBody":"YT0xJmI9dHdv",…`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+			if c.ctype != "" {
+				req.Header.Set("Content-Type", c.ctype)
+			}
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ok := string(body) == c.want
+			if prefix, cut := strings.CutSuffix(c.want, "…"); cut {
+				ok = strings.HasPrefix(string(body), prefix)
+			}
+			if resp.StatusCode != c.status || !ok {
+				t.Errorf("%d %.300q, want %d %q", resp.StatusCode, body, c.status, c.want)
+			}
+			for k, v := range c.wantHeader {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+			// Pyric and the functions stay responsive.
+			r2, err := http.Get(base + "/demo-pyric-fn/us-central1/group-inner")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b2, _ := io.ReadAll(r2.Body)
+			r2.Body.Close()
+			if r2.StatusCode != 200 || string(b2) != "inner" {
+				t.Errorf("afterwards: %d %q", r2.StatusCode, b2)
+			}
+		})
 	}
 }

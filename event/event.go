@@ -281,6 +281,17 @@ type Commit struct {
 	Sentinels []Sentinel `json:"sentinels,omitempty"`
 	// AutoID is the id the server minted for this document, if any.
 	AutoID string `json:"autoId,omitempty"`
+	// Database is the database the change is in: the Firestore database
+	// id ("(default)") or the Realtime Database instance (namespace).
+	Database string `json:"database,omitempty"`
+	// CreateTime and UpdateTime are a Firestore document's times after
+	// the change (zero when it was deleted); BeforeCreateTime and
+	// BeforeUpdateTime before it (zero when it did not exist). Triggers
+	// send them in their payloads.
+	CreateTime       time.Time `json:"createTime,omitzero"`
+	UpdateTime       time.Time `json:"updateTime,omitzero"`
+	BeforeCreateTime time.Time `json:"beforeCreateTime,omitzero"`
+	BeforeUpdateTime time.Time `json:"beforeUpdateTime,omitzero"`
 }
 
 // SentinelKind is a server-side transform.

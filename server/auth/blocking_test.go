@@ -256,7 +256,7 @@ func TestBlockingConfigChecked(t *testing.T) {
 	ts := newBlockingServer(t, 0)
 	for body, want := range map[string]string{
 		`{"blockingFunctions":{"triggers":{"beforeDelete":{"functionUri":"http://x/y"}}}}`: "INVALID_BLOCKING_FUNCTION : ((Event type is invalid.))",
-		`{"blockingFunctions":{"triggers":{"beforeCreate":{"functionUri":"/relative"}}}}`: "INVALID_BLOCKING_FUNCTION : ((Expected an absolute URI with valid scheme and host.))",
+		`{"blockingFunctions":{"triggers":{"beforeCreate":{"functionUri":"/relative"}}}}`:  "INVALID_BLOCKING_FUNCTION : ((Expected an absolute URI with valid scheme and host.))",
 	} {
 		st, m := do(t, ts, "PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=blockingFunctions", "Bearer owner", "application/json", body)
 		if st != 400 || errMsg(m) != want {

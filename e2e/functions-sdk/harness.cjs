@@ -8,7 +8,6 @@
 // FIREBASE_DEBUG_FEATURES, emulator hosts) comes from the Go test.
 "use strict";
 const fs = require("fs");
-const http = require("http");
 const v2 = require("firebase-functions/v2");
 const v1 = require("firebase-functions/v1");
 const { HttpsError } = require("firebase-functions/v2/identity");
@@ -82,33 +81,18 @@ async function invoke(file) {
   process.stdout.write(JSON.stringify(out));
 }
 
-// serve answers POST /{name} with the named blocking function, an
-// express-like request and response around Node's.
+// serve answers POST /{name} with the named blocking function, in express
+// as the functions runtime serves it.
 function serve() {
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", async () => {
-      const f = blocking[req.url.slice(1)];
-      if (!f) {
-        res.statusCode = 404;
-        res.end();
-        return;
-      }
-      try {
-        req.body = JSON.parse(Buffer.concat(chunks).toString());
-      } catch {
-        req.body = undefined;
-      }
-      res.status = (s) => {
-        res.statusCode = s;
-        return res;
-      };
-      res.send = (b) => res.end(typeof b === "string" ? b : JSON.stringify(b));
-      await f(req, res);
-    });
+  const express = require("express");
+  const app = express();
+  app.use(express.json());
+  app.post("/:name", (req, res) => {
+    const f = blocking[req.params.name];
+    if (!f) return res.status(404).end();
+    return f(req, res);
   });
-  server.listen(0, "127.0.0.1", () => process.stdout.write(String(server.address().port) + "\n"));
+  const server = app.listen(0, "127.0.0.1", () => process.stdout.write(String(server.address().port) + "\n"));
   process.stdin.on("end", () => process.exit(0));
   process.stdin.resume();
 }

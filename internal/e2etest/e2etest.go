@@ -378,6 +378,6 @@ func NeedFunctionsSDK(t testing.TB) {
 func FunctionsEnv(project string) []string {
 	return []string{"NODE_PATH=" + filepath.Join(JSDir(), "node_modules"), "GCLOUD_PROJECT=" + project,
 		`FIREBASE_CONFIG={"projectId":"` + project + `","databaseURL":"http://127.0.0.1:9000/?ns=` + project + `-default-rtdb","storageBucket":"` + project + `.appspot.com"}`,
-		`FIREBASE_DEBUG_FEATURES={"skipTokenVerification":true}`, "FUNCTIONS_EMULATOR=true",
+		"FIREBASE_DEBUG_MODE=true", `FIREBASE_DEBUG_FEATURES={"skipTokenVerification":true,"enableCors":true}`, "FUNCTIONS_EMULATOR=true", "TZ=UTC",
 		"FIRESTORE_EMULATOR_HOST=127.0.0.1:1", "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000", "FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:1"}
 }

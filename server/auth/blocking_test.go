@@ -182,7 +182,7 @@ func TestBlockingFunctionErrors(t *testing.T) {
 	ts := newBlockingServer(t, 300*time.Millisecond)
 	// What firebase-functions' wrapHandler answers for
 	// `throw new HttpsError("invalid-argument", "Unauthorized email")`.
-	httpsError := `{"error":{"status":"INVALID_ARGUMENT","message":"Unauthorized email"}}`
+	httpsError := `{"error":{"message":"Unauthorized email","status":"INVALID_ARGUMENT"}}`
 	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
 		rec, _ := c["user_record"].(map[string]any)
 		switch rec["email"] {

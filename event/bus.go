@@ -304,6 +304,13 @@ func HeapSize(e *Event) int {
 	if c := e.Commit; c != nil {
 		n += size(unsafe.Sizeof(*c)) + sizeOf(c.Before) + sizeOf(c.After) + sizeOf(c.Written) + str(c.AutoID) + str(c.Database)
 		n += len(c.Sentinels) * int(unsafe.Sizeof(Sentinel{}))
+		if sc := c.Scope; sc != nil {
+			// Shared by the events of one commit; counted with each.
+			n += size(unsafe.Sizeof(*sc)) + str(sc.Path) + sizeOf(sc.Before) + sizeOf(sc.After) + 16*len(sc.Writes)
+			for _, w := range sc.Writes {
+				n += str(w)
+			}
+		}
 	}
 	if l := e.Listener; l != nil {
 		n += size(unsafe.Sizeof(*l))

@@ -7,6 +7,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pyric/pyric/event"
@@ -103,8 +104,7 @@ func databaseChanges(pat Pattern, keys []string, before, after any) []dbChange {
 		if !pat.prefixOf(at) {
 			return
 		}
-		bm, _ := b.(map[string]any)
-		am, _ := a.(map[string]any)
+		bm, am := children(b), children(a)
 		ks := slices.Collect(maps.Keys(bm))
 		for k := range am {
 			if _, ok := bm[k]; !ok {
@@ -118,6 +118,69 @@ func databaseChanges(pat Pattern, keys []string, before, after any) []dbChange {
 	}
 	walk(slices.Clip(keys), before, after)
 	return out
+}
+
+// ancestorChange is the change at the location above a write that f
+// watches (the shallowest one its pattern matches), from the enclosing
+// values the event's scope carries: nil when the pattern matches no
+// location above the write, when the location did not change, or when
+// an earlier write of the same commit under it delivers it (one delivery
+// per location per commit, as production).
+func ancestorChange(f Function, pat Pattern, keys []string, sc *event.Scope) (*dbChange, error) {
+	for n := 0; n < len(keys); n++ {
+		params, ok := pat.Match(keys[:n])
+		if !ok {
+			continue
+		}
+		var scKeys []string
+		if sc != nil {
+			scKeys = splitPath(sc.Path)
+		}
+		if sc == nil || len(scKeys) > n || !slices.Equal(scKeys, keys[:len(scKeys)]) {
+			return nil, fmt.Errorf("%w: %s watches /%s, above the write at /%s", ErrAncestorWrite, f.ID, strings.Join(keys[:n], "/"), strings.Join(keys, "/"))
+		}
+		for _, w := range sc.Writes {
+			wk := splitPath(w)
+			if len(wk) >= n && slices.Equal(wk[:n], keys[:n]) {
+				if !slices.Equal(wk, keys) {
+					return nil, nil // the first write under the location delivers it
+				}
+				break
+			}
+		}
+		rel := keys[len(scKeys):n]
+		b, a := childAt(sc.Before, rel), childAt(sc.After, rel)
+		if reflect.DeepEqual(b, a) {
+			return nil, nil
+		}
+		return &dbChange{keys: slices.Clone(keys[:n]), params: params, before: b, after: a}, nil
+	}
+	return nil, nil
+}
+
+// children are a value's children by key: an object's, or an array's
+// (as the Realtime Database shows array-like objects) by index.
+func children(v any) map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		return x
+	case []any:
+		m := make(map[string]any, len(x))
+		for i, c := range x {
+			if c != nil {
+				m[strconv.Itoa(i)] = c
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+func childAt(v any, keys []string) any {
+	for _, k := range keys {
+		v = children(v)[k]
+	}
+	return v
 }
 
 // delta is what firebase-functions merges into data to get the value
@@ -156,12 +219,12 @@ func databaseDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error)
 	var out []Delivery
 	changes := databaseChanges(pat, keys, c.Before, c.After)
 	if len(changes) == 0 {
-		for n := len(keys) - 1; n >= 0; n-- {
-			if _, ok := pat.Match(keys[:n]); ok {
-				// The function watches an ancestor of the write, whose
-				// whole value the event does not carry.
-				return nil, fmt.Errorf("%w: %s watches /%s, above the write at /%s", ErrAncestorWrite, f.ID, strings.Join(keys[:n], "/"), strings.Join(keys, "/"))
-			}
+		ch, err := ancestorChange(f, pat, keys, c.Scope)
+		if err != nil {
+			return nil, err
+		}
+		if ch != nil {
+			changes = append(changes, *ch)
 		}
 	}
 	for _, ch := range changes {

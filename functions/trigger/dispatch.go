@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -74,6 +75,7 @@ type Dispatcher struct {
 	pending int // events + queued deliveries
 	stats   Stats
 	closed  bool
+	current atomic.Pointer[[]Function] // fns, for DatabaseScope
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -116,11 +118,43 @@ func (d *Dispatcher) SetFunctions(fns []Function) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.fns = append([]Function(nil), fns...)
+	snapshot := d.fns
+	d.current.Store(&snapshot)
 	for _, f := range d.fns {
 		if q := d.queues[f.ID]; q != nil {
 			q.retry = f.Retry
 		}
 	}
+}
+
+// DatabaseScope is the Realtime Database engine's event scope
+// (database.Database.SetEventScope(d.DatabaseScope)): for a write at keys
+// in instance ns, the depth of the shallowest location above it that a
+// current function watches, so the write's event carries that
+// location's whole value; -1 when none does.
+func (d *Dispatcher) DatabaseScope(ns string, keys []string) int {
+	fns := d.current.Load()
+	if fns == nil {
+		return -1
+	}
+	depth := -1
+	for _, f := range *fns {
+		k := kindOf(f.EventType)
+		if k != kindDatabaseV1 && k != kindDatabaseV2 {
+			continue
+		}
+		pat, _, ok := databaseFilter(f, d.opts.Env, ns)
+		if !ok {
+			continue
+		}
+		for n := 0; n < len(keys) && (depth < 0 || n < depth); n++ {
+			if _, ok := pat.Match(keys[:n]); ok {
+				depth = n
+				break
+			}
+		}
+	}
+	return depth
 }
 
 // Functions returns the current functions.

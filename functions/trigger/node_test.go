@@ -45,7 +45,7 @@ func harness(t *testing.T, args ...string) []byte {
 // engineEvents drives the real Firestore, Realtime Database and Auth
 // engines and returns the events they emitted, as the dispatcher's tap
 // receives them.
-func engineEvents(t *testing.T) []event.Event {
+func engineEvents(t *testing.T, scope func(ns string, keys []string) int) []event.Event {
 	bus := event.NewBus(event.Options{})
 	var mu sync.Mutex
 	var evs []event.Event
@@ -75,6 +75,7 @@ func engineEvents(t *testing.T) []event.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rt.SetEventScope(scope)
 	ns := database.DefaultNamespace(project)
 	for _, w := range []struct {
 		who  identity.Identity
@@ -86,6 +87,7 @@ func engineEvents(t *testing.T) []event.Event {
 		{admin, "status/srv", "down"},
 		{alice, "users/u1", map[string]any{"n": "a"}},
 		{alice, "users/u1", map[string]any{"n": "b"}},
+		{alice, "users/u1/n", "c"}, // below the watched /users/{uid}
 	} {
 		if _, err := rt.Set(w.who, ns, w.path, w.v, database.WriteOptions{}); err != nil {
 			t.Fatal(err)
@@ -157,7 +159,10 @@ func TestPayloadsDecodeInFirebaseFunctions(t *testing.T) {
 		Payload json.RawMessage `json:"payload"`
 	}
 	var items []item
-	for _, ev := range append(engineEvents(t), syntheticEvents()...) {
+	d := trigger.NewDispatcher(trigger.Options{Env: env, Deliver: func(context.Context, string, []byte) error { return nil }})
+	defer d.Close()
+	d.SetFunctions(fns)
+	for _, ev := range append(engineEvents(t, d.DatabaseScope), syntheticEvents()...) {
 		for _, f := range fns {
 			ds, err := trigger.Deliveries(f, ev, env)
 			if err != nil {
@@ -228,8 +233,9 @@ func TestPayloadsDecodeInFirebaseFunctions(t *testing.T) {
 		"ref": `"cases/c1/items/alpha"`, "authType": `"app_user"`, "authId": `"alice"`, "instance": `"demo-p-default-rtdb"`})
 	check("dbCreated", 2, 1, map[string]string{"params": `{"caseId":"c1","itemId":"beta"}`, "val": `{"x":1}`, "numChildren": "1"})
 	check("dbWritten", 2, 1, map[string]string{"params": `{"who":"srv"}`, "before": `"up"`, "after": `"down"`, "authType": `"unknown"`})
-	check("dbV1Update", 1, 0, map[string]string{"before": `{"n":"a"}`, "after": `{"n":"b"}`, "params": `{"uid":"u1"}`,
+	check("dbV1Update", 2, 0, map[string]string{"before": `{"n":"a"}`, "after": `{"n":"b"}`, "params": `{"uid":"u1"}`,
 		"authType": `"USER"`, "auth.uid": `"alice"`, "eventType": `"google.firebase.database.ref.update"`})
+	check("dbV1Update", 2, 1, map[string]string{"before": `{"n":"b"}`, "after": `{"n":"c"}`, "params": `{"uid":"u1"}`})
 	check("stFinalized", 1, 0, map[string]string{"name": `"img/a.png"`, "bucket": `"demo-p.appspot.com"`, "size": `"3"`, "generation": `"7"`,
 		"metadata": `{"firebaseStorageDownloadTokens":"tok","k":"v"}`, "subject": `"objects/img/a.png"`})
 	check("stV1Delete", 1, 0, map[string]string{"name": `"img/a.png"`, "generation": `"6"`, "eventType": `"google.storage.object.delete"`,

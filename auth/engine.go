@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -41,6 +42,13 @@ type Options struct {
 	IDs io.Reader
 	// Events receives one service_mutation event per change; nil discards.
 	Events event.Emitter
+	// BlockingClient makes the calls to blocking functions (the
+	// functionUri of blockingFunctions.triggers in the project config);
+	// nil means http.DefaultClient.
+	BlockingClient *http.Client
+	// BlockingTimeout bounds one blocking function call; 0 means
+	// DefaultBlockingTimeout.
+	BlockingTimeout time.Duration
 	// Bucket, when set, makes the engine durable: every mutation writes the
 	// records it changed to the bucket before it returns. Open loads what
 	// the bucket already holds; New does not read it.
@@ -56,12 +64,16 @@ type Engine struct {
 	bucket   service.Bucket
 	j        *journal
 	projects map[string]*project
+
+	blockClient  *http.Client
+	blockTimeout time.Duration
 }
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
 	e := &Engine{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
-		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{}}
+		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
+		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}
 	if e.now == nil {
 		e.now = time.Now
 	}

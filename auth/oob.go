@@ -272,8 +272,12 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 	var stored *User
 	if u == nil {
 		now := e.millis()
-		stored = sc.space.put(&User{LocalID: e.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
-			CreatedAt: now, TenantID: sc.tenantID()}, nil, nil)
+		nu, err := e.blockCreate(sc, &User{LocalID: e.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
+			CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink})
+		if err != nil {
+			return nil, err
+		}
+		stored = sc.space.put(nu, nil, nil)
 		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": signInEmailLink})
 	} else {
 		if u.isDisabled() {
@@ -295,7 +299,16 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 		resp.MFAPending = e.mfaPending(sc, stored, ProviderPassword)
 		return resp, nil
 	}
-	e.signIn(c, sc, stored, ProviderPassword, nil, &resp.Tokens, map[string]any{"method": signInEmailLink})
+	var extra map[string]any
+	if !stored.isDisabled() {
+		if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: signInEmailLink}); err != nil {
+			return nil, err
+		}
+	}
+	if stored.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	e.signIn(c, sc, stored, ProviderPassword, extra, &resp.Tokens, map[string]any{"method": signInEmailLink})
 	return resp, nil
 }
 

@@ -212,7 +212,11 @@ func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest)
 	now := e.millis()
 	var stored *User
 	if u == nil {
-		stored = sc.space.put(&User{LocalID: e.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, nil, nil)
+		nu, err := e.blockCreate(sc, &User{LocalID: e.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, blockingOpts{signInMethod: ProviderPhone})
+		if err != nil {
+			return nil, err
+		}
+		stored = sc.space.put(nu, nil, nil)
 		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": ProviderPhone})
 	} else {
 		if u.isDisabled() {
@@ -227,8 +231,17 @@ func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest)
 		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, map[string]any{"provider": ProviderPhone})
 	}
 	resp.LocalID = stored.LocalID
+	var extra map[string]any
+	if !stored.isDisabled() {
+		if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPhone}); err != nil {
+			return nil, err
+		}
+	}
+	if stored.isDisabled() {
+		return nil, ErrUserDisabled
+	}
 	var after *User
-	after, resp.Tokens = e.issueTokens(sc, stored, ProviderPhone, nil)
+	after, resp.Tokens = e.issueTokens(sc, stored, ProviderPhone, extra)
 	e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": ProviderPhone})
 	return resp, nil
 }

@@ -126,6 +126,7 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		before = t.user
 	}
 	var stored *User
+	var extra map[string]any // session claims a beforeSignIn function set
 	if before == nil {
 		u.CreatedAt = e.millis()
 		if req.LocalID != "" {
@@ -133,9 +134,20 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		} else {
 			u.LocalID = e.newLocalID(sc.space)
 		}
+		blocking := email != "" && !c.admin()
+		if blocking {
+			if u, err = e.blockCreate(sc, u, blockingOpts{signInMethod: ProviderPassword}); err != nil {
+				return nil, err
+			}
+		}
 		stored = sc.space.put(u, nil, nil)
 		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": provider})
-		if email != "" && !c.admin() && stored.isDisabled() {
+		if blocking && !stored.isDisabled() {
+			if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPassword}); err != nil {
+				return nil, err
+			}
+		}
+		if blocking && stored.isDisabled() {
 			return nil, ErrUserDisabled
 		}
 	} else {
@@ -169,7 +181,7 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		DisplayName: stored.DisplayName, Email: stored.Email}
 	if provider != "" {
 		var after *User
-		after, resp.Tokens = e.issueTokens(sc, stored, provider, nil)
+		after, resp.Tokens = e.issueTokens(sc, stored, provider, extra)
 		e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": provider})
 	}
 	return resp, nil
@@ -242,7 +254,14 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 		resp.MFAPending = e.mfaPending(sc, u, ProviderPassword)
 		return resp, nil
 	}
-	e.signIn(c, sc, u, ProviderPassword, nil, &resp.Tokens, nil)
+	u, extra, err := e.blockSignIn(c, sc, u, blockingOpts{signInMethod: ProviderPassword})
+	if err != nil {
+		return nil, err
+	}
+	if u.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	e.signIn(c, sc, u, ProviderPassword, extra, &resp.Tokens, nil)
 	return resp, nil
 }
 

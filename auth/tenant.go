@@ -304,7 +304,8 @@ type ConfigPatch struct {
 
 // UpdateConfig patches the project config: the fields in updateMask, or
 // everything (absent switches become false) when it is empty. Blocking
-// functions are stored but never called.
+// functions (blockingFunctions.triggers) are checked as the emulator
+// checks them and called by the sign-in operations (blocking.go).
 func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *ProjectConfig, err error) {
 	defer e.begin()(&err)
 	if c.Tenant != "" {
@@ -312,6 +313,11 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 	}
 	if c.Project == "" {
 		return nil, badRequest("MISSING_PROJECT_ID")
+	}
+	if req.BlockingFunctions != nil {
+		if err := checkBlockingConfig(req.BlockingFunctions); err != nil {
+			return nil, err
+		}
 	}
 	p := e.project(c.Project)
 	p.touchConfig()

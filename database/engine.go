@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -41,6 +42,56 @@ type Database struct {
 	lastPush int64
 	lastRand []byte
 	connSeq  int64
+
+	// eventScope, when set, names the enclosing location whose whole
+	// value a write's commit event carries (SetEventScope).
+	eventScope atomic.Pointer[func(ns string, keys []string) int]
+}
+
+// SetEventScope installs fn, asked for every written location of every
+// commit: the depth of the enclosing location (a proper prefix of keys)
+// whose whole value before and after the commit the location's commit
+// event must carry, or -1 for none. Cloud Functions triggers watching a
+// location above a write need it (functions/trigger); nil removes it.
+func (d *Database) SetEventScope(fn func(ns string, keys []string) int) {
+	if fn == nil {
+		d.eventScope.Store(nil)
+		return
+	}
+	d.eventScope.Store(&fn)
+}
+
+// scopes are the enclosing locations the event scope asks for, per
+// write (nil entries for none), with their values before the commit;
+// after fills in their values after it. Writes under one location share
+// its Scope, which lists them all in commit order.
+func (d *Database) scopes(ns *namespace, ws []write) (per []*event.Scope, after func()) {
+	fn := d.eventScope.Load()
+	if fn == nil {
+		return nil, func() {}
+	}
+	per = make([]*event.Scope, len(ws))
+	byPath := map[string]*event.Scope{}
+	keysOf := map[*event.Scope][]string{}
+	for i, w := range ws {
+		k := (*fn)(ns.name, w.keys)
+		if k < 0 || k >= len(w.keys) {
+			continue
+		}
+		p := joinPath(w.keys[:k])
+		sc := byPath[p]
+		if sc == nil {
+			sc = &event.Scope{Path: p, Before: Plain(getAt(ns.root, w.keys[:k]))}
+			byPath[p], keysOf[sc] = sc, w.keys[:k]
+		}
+		sc.Writes = append(sc.Writes, joinPath(w.keys))
+		per[i] = sc
+	}
+	return per, func() {
+		for sc, keys := range keysOf {
+			sc.After = Plain(getAt(ns.root, keys))
+		}
+	}
 }
 
 // namespace is one database: its tree, rules, indexes and listeners.
@@ -437,6 +488,7 @@ type write struct {
 type change struct {
 	keys     []string
 	old, new any
+	scope    *event.Scope // the enclosing location an event consumer asked for
 }
 
 // WriteOptions qualify a write.
@@ -602,12 +654,16 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// compares against.
 	changes := make([]change, len(norm))
 	var shapes [][]bool
+	scopes, scoped := d.scopes(ns, norm)
 	for i, w := range norm {
 		old := getAt(ns.root, w.keys)
 		if w.shares {
 			old = clone(old)
 		}
 		changes[i] = change{keys: w.keys, old: old}
+		if scopes != nil {
+			changes[i].scope = scopes[i]
+		}
 		if d.env.Bucket != nil {
 			shapes = append(shapes, shapeAlong(ns.root, w.keys))
 		}
@@ -638,6 +694,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	for i := range changes {
 		changes[i].new = clone(getAt(ns.root, changes[i].keys))
 	}
+	scoped()
 	d.emitCommit(ns.name, opts.Method, who, changes, time.UnixMilli(now))
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)

@@ -164,7 +164,7 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change, now time.Time) {
 	for _, c := range changes {
 		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
-			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new)}}
+			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new), Database: ns, Scope: c.scope}}
 		ev.Who(who)
 		if who.IsAdmin() {
 			ev.Origin = event.OriginAdmin

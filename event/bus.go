@@ -61,6 +61,7 @@ type Bus struct {
 	bytes  int
 	subs   map[int]*Subscription
 	nextID int
+	taps   []func(Event)
 }
 
 // NewBus returns an empty bus.
@@ -110,6 +111,20 @@ func (b *Bus) Emit(e Event) {
 	for _, s := range b.subs {
 		s.offer(e)
 	}
+	for _, t := range b.taps {
+		t(e)
+	}
+}
+
+// Tap registers fn to be called with every event emitted from now on,
+// synchronously inside Emit (with the bus's lock held) and in emission
+// order. Unlike a Subscription a tap never loses an event, so it is for
+// consumers that must see every change (the Cloud Functions trigger
+// dispatcher); fn must only enqueue, never block, and never call the bus.
+func (b *Bus) Tap(fn func(Event)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.taps = append(b.taps, fn)
 }
 
 // grow lengthens the ring by one slot; until it has maxCount slots the
@@ -287,8 +302,15 @@ func HeapSize(e *Event) int {
 		}
 	}
 	if c := e.Commit; c != nil {
-		n += size(unsafe.Sizeof(*c)) + sizeOf(c.Before) + sizeOf(c.After) + sizeOf(c.Written) + str(c.AutoID)
+		n += size(unsafe.Sizeof(*c)) + sizeOf(c.Before) + sizeOf(c.After) + sizeOf(c.Written) + str(c.AutoID) + str(c.Database)
 		n += len(c.Sentinels) * int(unsafe.Sizeof(Sentinel{}))
+		if sc := c.Scope; sc != nil {
+			// Shared by the events of one commit; counted with each.
+			n += size(unsafe.Sizeof(*sc)) + str(sc.Path) + sizeOf(sc.Before) + sizeOf(sc.After) + 16*len(sc.Writes)
+			for _, w := range sc.Writes {
+				n += str(w)
+			}
+		}
 	}
 	if l := e.Listener; l != nil {
 		n += size(unsafe.Sizeof(*l))

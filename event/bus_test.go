@@ -241,3 +241,27 @@ func TestBusHistoryMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// TestTapSeesEveryEvent: a tap receives every event in order, stamped,
+// even while a subscriber with a tiny buffer loses events.
+func TestTapSeesEveryEvent(t *testing.T) {
+	b := NewBus(Options{History: 4})
+	slow := b.Subscribe(2)
+	defer slow.Close()
+	var got []uint64
+	b.Tap(func(e Event) { got = append(got, e.Seq) })
+	for i := 0; i < 100; i++ {
+		b.Emit(Event{Kind: KindCommit, Service: "firestore", Commit: &Commit{}})
+	}
+	if slow.Dropped() == 0 {
+		t.Fatalf("the slow subscriber lost nothing; the test does not exercise loss")
+	}
+	if len(got) != 100 {
+		t.Fatalf("tap saw %d events, want 100", len(got))
+	}
+	for i, s := range got {
+		if s != uint64(i+1) {
+			t.Fatalf("tap event %d has seq %d", i, s)
+		}
+	}
+}

@@ -286,6 +286,32 @@ type Commit struct {
 	Sentinels []Sentinel `json:"sentinels,omitempty"`
 	// AutoID is the id the server minted for this document, if any.
 	AutoID string `json:"autoId,omitempty"`
+	// Database is the database the change is in: the Firestore database
+	// id ("(default)") or the Realtime Database instance (namespace).
+	Database string `json:"database,omitempty"`
+	// CreateTime and UpdateTime are a Firestore document's times after
+	// the change (zero when it was deleted); BeforeCreateTime and
+	// BeforeUpdateTime before it (zero when it did not exist). Triggers
+	// send them in their payloads.
+	CreateTime       time.Time `json:"createTime,omitzero"`
+	UpdateTime       time.Time `json:"updateTime,omitzero"`
+	BeforeCreateTime time.Time `json:"beforeCreateTime,omitzero"`
+	BeforeUpdateTime time.Time `json:"beforeUpdateTime,omitzero"`
+	// Scope is a Realtime Database location enclosing the written one
+	// whose whole value a consumer asked for (a Cloud Function watching
+	// it); nil otherwise.
+	Scope *Scope `json:"scope,omitempty"`
+}
+
+// Scope is an enclosing location of a Realtime Database write with its
+// whole value before and after the commit. The events of one commit's
+// writes under it share it.
+type Scope struct {
+	Path   string `json:"path"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+	// Writes are the commit's written locations under Path, in order.
+	Writes []string `json:"writes"`
 }
 
 // SentinelKind is a server-side transform.

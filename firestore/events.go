@@ -96,7 +96,13 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 	}
 	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name), After: stateOf(s.after, c.db.name),
-			Sentinels: s.op.sentinels, AutoID: c.autoID}}
+			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database}}
+	if d := s.after; d != nil {
+		ev.CreateTime, ev.UpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
+	}
+	if d := s.before; d != nil {
+		ev.BeforeCreateTime, ev.BeforeUpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
+	}
 	ev.Who(c.who)
 	if c.who.IsAdmin() {
 		ev.Origin = event.OriginAdmin

@@ -5,6 +5,7 @@ package storage
 // event per changed object.
 
 import (
+	"strings"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -97,7 +98,10 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 		m.Previous = eventView(before)
 	}
 	if after != nil {
-		m.Current = eventView(after)
+		m.Current = withTokens(eventView(after), after)
+	}
+	if before != nil && op != OpTokenCreate {
+		m.Previous = withTokens(m.Previous.(map[string]any), before)
 	}
 	ev := event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
 	ev.Who(who)
@@ -111,6 +115,15 @@ func (e *Engine) emitRulesLoaded(name string) {
 	ev := event.Event{Kind: event.KindMutation, Method: OpRulesSet, Path: name, Actor: event.Actor{Kind: event.ActorSystem},
 		Mutation: &event.Mutation{Op: OpRulesSet, Project: e.env.Project}}
 	e.emit(ev)
+}
+
+// withTokens adds an object's download tokens to its view, for a change's
+// event: Storage triggers send them (metadata.firebaseStorageDownloadTokens).
+func withTokens(v map[string]any, o *Object) map[string]any {
+	if ts := o.DownloadTokens(); len(ts) > 0 {
+		v["downloadTokens"] = strings.Join(ts, ",")
+	}
+	return v
 }
 
 // eventView is the metadata an event shows (never the bytes): every

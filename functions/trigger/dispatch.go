@@ -1,0 +1,365 @@
+package trigger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pyric/pyric/event"
+)
+
+// Defaults for Options.
+const (
+	// DefaultQueueLimit bounds the changes and deliveries waiting.
+	DefaultQueueLimit = 100_000
+	// DefaultRetryAttempts is how often a function with retry set is
+	// called for one event before the event is given up (production
+	// retries for up to 7 days; a local run wants the failure shown).
+	DefaultRetryAttempts = 5
+	// DefaultRetryBackoff is the wait before the first retry; it doubles
+	// up to DefaultRetryMaxBackoff.
+	DefaultRetryBackoff    = 200 * time.Millisecond
+	DefaultRetryMaxBackoff = 5 * time.Second
+)
+
+// DeliverFunc invokes function fnID with one payload and returns when
+// the invocation finished; an error is a failed invocation (the function
+// threw, timed out, or could not be reached).
+type DeliverFunc func(ctx context.Context, fnID string, payload []byte) error
+
+// Options configure a Dispatcher.
+type Options struct {
+	Env     Env
+	Deliver DeliverFunc
+	// QueueLimit bounds the changes not yet matched plus the deliveries
+	// not yet made; past it a change is dropped and reported through
+	// Logf (and counted in Stats.Dropped). 0 means DefaultQueueLimit.
+	QueueLimit int
+	// RetryAttempts, RetryBackoff and RetryMaxBackoff shape the retries
+	// of functions with Retry set; zero values mean the defaults.
+	RetryAttempts   int
+	RetryBackoff    time.Duration
+	RetryMaxBackoff time.Duration
+	// Logf reports failures and drops; nil means log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Stats counts what a Dispatcher did.
+type Stats struct {
+	Matched   uint64 // deliveries created
+	Delivered uint64 // invocations that succeeded
+	Failed    uint64 // deliveries given up (after their retries)
+	Retried   uint64 // invocations repeated
+	Dropped   uint64 // changes or deliveries dropped past QueueLimit
+	Errors    uint64 // changes whose payload could not be built
+}
+
+// Dispatcher turns committed changes into function invocations: Tap
+// receives every event (register it with event.Bus.Tap), a matcher
+// goroutine builds the deliveries of the current functions, and each
+// function's deliveries run one after another, in the order the changes
+// were committed, so a function sees a document's versions in order. A
+// failed invocation never blocks or loses the next event.
+type Dispatcher struct {
+	opts Options
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	fns     []Function
+	events  []event.Event
+	queues  map[string]*fnQueue
+	pending int // events + queued deliveries
+	stats   Stats
+	closed  bool
+	current atomic.Pointer[[]Function] // fns, for DatabaseScope
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+type fnQueue struct {
+	items   []Delivery
+	retry   bool
+	running bool
+}
+
+// NewDispatcher starts a dispatcher with no functions; Close stops it.
+func NewDispatcher(opts Options) *Dispatcher {
+	if opts.QueueLimit <= 0 {
+		opts.QueueLimit = DefaultQueueLimit
+	}
+	if opts.RetryAttempts <= 0 {
+		opts.RetryAttempts = DefaultRetryAttempts
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = DefaultRetryBackoff
+	}
+	if opts.RetryMaxBackoff <= 0 {
+		opts.RetryMaxBackoff = DefaultRetryMaxBackoff
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	d := &Dispatcher{opts: opts, queues: map[string]*fnQueue{}}
+	d.cond = sync.NewCond(&d.mu)
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.wg.Add(1)
+	go d.match()
+	return d
+}
+
+// SetFunctions replaces the functions changes are matched against (a
+// reload). Changes already matched keep their deliveries.
+func (d *Dispatcher) SetFunctions(fns []Function) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fns = append([]Function(nil), fns...)
+	snapshot := d.fns
+	d.current.Store(&snapshot)
+	for _, f := range d.fns {
+		if q := d.queues[f.ID]; q != nil {
+			q.retry = f.Retry
+		}
+	}
+}
+
+// DatabaseScope is the Realtime Database engine's event scope
+// (database.Database.SetEventScope(d.DatabaseScope)): for a write at keys
+// in instance ns, the depth of the shallowest location above it that a
+// current function watches, so the write's event carries that
+// location's whole value; -1 when none does.
+func (d *Dispatcher) DatabaseScope(ns string, keys []string) int {
+	fns := d.current.Load()
+	if fns == nil {
+		return -1
+	}
+	depth := -1
+	for _, f := range *fns {
+		k := kindOf(f.EventType)
+		if k != kindDatabaseV1 && k != kindDatabaseV2 {
+			continue
+		}
+		pat, _, ok := databaseFilter(f, d.opts.Env, ns)
+		if !ok {
+			continue
+		}
+		for n := 0; n < len(keys) && (depth < 0 || n < depth); n++ {
+			if _, ok := pat.Match(keys[:n]); ok {
+				depth = n
+				break
+			}
+		}
+	}
+	return depth
+}
+
+// Functions returns the current functions.
+func (d *Dispatcher) Functions() []Function {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Function(nil), d.fns...)
+}
+
+// relevant reports whether an event can fire a trigger at all.
+func relevant(ev event.Event) bool {
+	switch ev.Kind {
+	case event.KindCommit:
+		return ev.Service == "firestore" || ev.Service == "database"
+	case event.KindMutation:
+		return ev.Service == "storage" || ev.Service == "auth"
+	}
+	return false
+}
+
+// Tap takes one event; it only enqueues, so it may be called inside
+// event.Bus.Emit (bus.Tap(d.Tap)).
+func (d *Dispatcher) Tap(ev event.Event) {
+	if !relevant(ev) {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || len(d.fns) == 0 {
+		return // nothing can fire: no function was loaded yet
+	}
+	if d.pending >= d.opts.QueueLimit {
+		d.stats.Dropped++
+		if d.stats.Dropped == 1 || d.stats.Dropped%1000 == 0 {
+			d.opts.Logf("functions: trigger queue full (%d waiting): dropped the %s change of %s (%d dropped so far)", d.pending, ev.Service, ev.Path, d.stats.Dropped)
+		}
+		return
+	}
+	d.pending++
+	d.events = append(d.events, ev)
+	d.cond.Signal()
+}
+
+// match is the matcher goroutine.
+func (d *Dispatcher) match() {
+	defer d.wg.Done()
+	for {
+		d.mu.Lock()
+		for len(d.events) == 0 && !d.closed {
+			d.cond.Wait()
+		}
+		if d.closed {
+			d.mu.Unlock()
+			return
+		}
+		ev := d.events[0]
+		d.events[0] = event.Event{}
+		d.events = d.events[1:]
+		fns := d.fns
+		d.mu.Unlock()
+
+		var all []Delivery
+		retry := map[string]bool{}
+		for _, f := range fns {
+			ds, err := Deliveries(f, ev, d.opts.Env)
+			if err != nil {
+				d.mu.Lock()
+				d.stats.Errors++
+				d.mu.Unlock()
+				d.opts.Logf("functions: %s: %v", f.ID, err)
+			}
+			all = append(all, ds...)
+			retry[f.ID] = f.Retry
+		}
+		d.mu.Lock()
+		d.pending--
+		for _, del := range all {
+			if d.pending >= d.opts.QueueLimit {
+				d.stats.Dropped++
+				d.opts.Logf("functions: trigger queue full: dropped a delivery to %s", del.Function)
+				continue
+			}
+			q := d.queues[del.Function]
+			if q == nil {
+				q = &fnQueue{}
+				d.queues[del.Function] = q
+			}
+			q.retry = retry[del.Function]
+			q.items = append(q.items, del)
+			d.pending++
+			d.stats.Matched++
+			if !q.running {
+				q.running = true
+				d.wg.Add(1)
+				go d.run(del.Function, q)
+			}
+		}
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	}
+}
+
+// run delivers one function's queue in order; it exits when the queue is
+// empty (the matcher starts it again).
+func (d *Dispatcher) run(id string, q *fnQueue) {
+	defer d.wg.Done()
+	for {
+		d.mu.Lock()
+		if len(q.items) == 0 || d.closed {
+			q.running = false
+			d.cond.Broadcast()
+			d.mu.Unlock()
+			return
+		}
+		del := q.items[0]
+		q.items[0] = Delivery{}
+		q.items = q.items[1:]
+		retry := q.retry
+		d.mu.Unlock()
+
+		err := d.deliver(id, del, retry)
+
+		d.mu.Lock()
+		d.pending--
+		if err != nil {
+			d.stats.Failed++
+		} else {
+			d.stats.Delivered++
+		}
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	}
+}
+
+// deliver makes one delivery, retrying while allowed.
+func (d *Dispatcher) deliver(id string, del Delivery, retry bool) error {
+	backoff := d.opts.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		err := d.opts.Deliver(d.ctx, id, del.Payload)
+		if err == nil {
+			return nil
+		}
+		if d.ctx.Err() != nil {
+			return err
+		}
+		if !retry || attempt >= d.opts.RetryAttempts {
+			if retry {
+				err = fmt.Errorf("giving up after %d attempts: %w", attempt, err)
+			}
+			d.opts.Logf("functions: %s failed: %v", id, err)
+			return err
+		}
+		d.mu.Lock()
+		d.stats.Retried++
+		d.mu.Unlock()
+		select {
+		case <-time.After(backoff):
+		case <-d.ctx.Done():
+			return d.ctx.Err()
+		}
+		backoff = min(2*backoff, d.opts.RetryMaxBackoff)
+	}
+}
+
+// Stats returns the counters so far.
+func (d *Dispatcher) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
+// Idle waits until every change taken so far has been delivered (or
+// given up), or ctx ends.
+func (d *Dispatcher) Idle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.pending > 0 && !d.closed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.cond.Wait()
+	}
+	if d.closed {
+		return errors.New("trigger: dispatcher closed")
+	}
+	return nil
+}
+
+// Close stops the dispatcher: invocations in flight are cancelled and
+// changes not yet delivered are abandoned.
+func (d *Dispatcher) Close() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	d.cancel()
+	d.wg.Wait()
+}

@@ -1,0 +1,201 @@
+package trigger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/event"
+)
+
+// recorder is a fake deliverer: it records every call, fails the calls
+// fail says, and can be slowed down.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string][]string // function → the documents, in call order
+	fail  func(fn, doc string, attempt int) bool
+	tries map[string]int
+	delay time.Duration
+}
+
+func newRecorder() *recorder { return &recorder{calls: map[string][]string{}, tries: map[string]int{}} }
+
+func (r *recorder) deliver(ctx context.Context, fn string, payload []byte) error {
+	var body struct {
+		Document string `json:"document"`
+		Data     struct {
+			Value struct {
+				Fields struct {
+					N struct {
+						V string `json:"integerValue"`
+					} `json:"n"`
+				} `json:"fields"`
+			} `json:"value"`
+		} `json:"data"`
+	}
+	if err := jsonUnmarshal(payload, &body); err != nil {
+		return err
+	}
+	doc := body.Document + "#" + body.Data.Value.Fields.N.V
+	if r.delay > 0 {
+		time.Sleep(r.delay)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tries[fn+doc]++
+	r.calls[fn] = append(r.calls[fn], doc)
+	if r.fail != nil && r.fail(fn, doc, r.tries[fn+doc]) {
+		return errors.New("function threw")
+	}
+	return nil
+}
+
+func (r *recorder) get(fn string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls[fn]...)
+}
+
+func write(bus *event.Bus, doc string, n int) {
+	bus.Emit(event.Event{Kind: event.KindCommit, Service: "firestore", Path: doc,
+		Commit: &event.Commit{RequestTime: t0, Database: "(default)", After: map[string]any{"n": n}, UpdateTime: t0, CreateTime: t0}})
+}
+
+func idle(t *testing.T, d *Dispatcher) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Idle(ctx); err != nil {
+		t.Fatalf("dispatcher never idle: %v (stats %+v)", err, d.Stats())
+	}
+}
+
+// TestDispatcherOrderAndNoLoss: 500 writes through a bus whose subscriber
+// loses events reach two functions, each in commit order, none lost,
+// while a slow function does not hold up the other.
+func TestDispatcherOrderAndNoLoss(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{History: 8})
+	lossy := bus.Subscribe(2)
+	defer lossy.Close()
+	r := newRecorder()
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf})
+	defer d.Close()
+	bus.Tap(d.Tap)
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}"),
+		{ID: "g", Platform: GCFv2, EventType: "google.cloud.firestore.document.v1.written",
+			EventFilterPathPatterns: map[string]string{"document": "docs/{id}"}}})
+	const n = 500
+	for i := range n {
+		write(bus, "docs/d", i)
+	}
+	idle(t, d)
+	if lossy.Dropped() == 0 {
+		t.Fatalf("the subscriber lost nothing; the test does not exercise loss")
+	}
+	for _, fn := range []string{"f", "g"} {
+		got := r.get(fn)
+		if len(got) != n {
+			t.Fatalf("%s: %d deliveries, want %d", fn, len(got), n)
+		}
+		for i, doc := range got {
+			if want := fmt.Sprintf("docs/d#%d", i); doc != want {
+				t.Fatalf("%s: delivery %d is %s, want %s", fn, i, doc, want)
+			}
+		}
+	}
+	if s := d.Stats(); s.Delivered != 2*n || s.Failed != 0 || s.Dropped != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestDispatcherRetry: a function with retry set is called again until it
+// succeeds; one without is called once and the next event still comes.
+func TestDispatcherRetry(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	r := newRecorder()
+	r.fail = func(fn, doc string, attempt int) bool { return doc == "docs/a#1" && attempt < 3 }
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, RetryBackoff: time.Millisecond, Logf: t.Logf})
+	defer d.Close()
+	bus.Tap(d.Tap)
+	retrying := fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")
+	retrying.Retry = true
+	once := retrying
+	once.ID, once.Retry = "once", false
+	d.SetFunctions([]Function{retrying, once})
+	write(bus, "docs/a", 1)
+	write(bus, "docs/a", 2)
+	idle(t, d)
+	if got, want := r.get("f"), []string{"docs/a#1", "docs/a#1", "docs/a#1", "docs/a#2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("retrying function calls %v, want %v", got, want)
+	}
+	if got, want := r.get("once"), []string{"docs/a#1", "docs/a#2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("non-retrying function calls %v, want %v", got, want)
+	}
+	if s := d.Stats(); s.Failed != 1 || s.Retried != 2 || s.Delivered != 3 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestDispatcherReload: changes before any function is loaded fire
+// nothing; after a reload the new set decides.
+func TestDispatcherReload(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	r := newRecorder()
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf})
+	defer d.Close()
+	bus.Tap(d.Tap)
+	write(bus, "docs/a", 0) // before loading: never delivered
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	write(bus, "docs/a", 1)
+	idle(t, d)
+	g := fsV2("google.cloud.firestore.document.v1.written", "other/{id}")
+	g.ID = "g"
+	d.SetFunctions([]Function{g})
+	write(bus, "docs/a", 2)
+	write(bus, "other/b", 3)
+	idle(t, d)
+	if got := r.get("f"); fmt.Sprint(got) != "[docs/a#1]" {
+		t.Errorf("f got %v", got)
+	}
+	if got := r.get("g"); fmt.Sprint(got) != "[other/b#3]" {
+		t.Errorf("g got %v", got)
+	}
+}
+
+// TestDispatcherBound: past QueueLimit changes are dropped and counted,
+// loudly, instead of growing memory without bound.
+func TestDispatcherBound(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	block := make(chan struct{})
+	var logged int
+	var mu sync.Mutex
+	d := NewDispatcher(Options{Env: testEnv, QueueLimit: 10, Logf: func(string, ...any) { mu.Lock(); logged++; mu.Unlock() },
+		Deliver: func(ctx context.Context, fn string, p []byte) error { <-block; return nil }})
+	bus.Tap(d.Tap)
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	for i := range 100 {
+		write(bus, "docs/a", i)
+	}
+	close(block)
+	idle(t, d)
+	s := d.Stats()
+	d.Close()
+	if s.Dropped == 0 || s.Delivered+s.Dropped < 100 || s.Delivered > 11 {
+		t.Errorf("stats %+v", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if logged == 0 {
+		t.Errorf("drops were not reported")
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

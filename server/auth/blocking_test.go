@@ -1,0 +1,266 @@
+package authserver
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/auth"
+)
+
+// fakeFunction stands in for a deployed blocking function: it records the
+// decoded event JWT of every call and answers what answer says.
+type fakeFunction struct {
+	*httptest.Server
+	mu     sync.Mutex
+	calls  []map[string]any
+	answer func(claims map[string]any) (int, string)
+}
+
+func newFakeFunction(t *testing.T, answer func(map[string]any) (int, string)) *fakeFunction {
+	f := &fakeFunction{answer: answer}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Data struct {
+				JWT string `json:"jwt"`
+			} `json:"data"`
+		}
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&body) != nil {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		parts := strings.Split(body.Data.JWT, ".")
+		if len(parts) != 3 || parts[2] != "" {
+			http.Error(w, "not an unsigned JWT", 400)
+			return
+		}
+		header, _ := base64.RawURLEncoding.DecodeString(parts[0])
+		payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		var claims map[string]any
+		if json.Unmarshal(payload, &claims) != nil || !strings.Contains(string(header), `"alg":"none"`) {
+			http.Error(w, "bad JWT", 400)
+			return
+		}
+		f.mu.Lock()
+		f.calls = append(f.calls, claims)
+		f.mu.Unlock()
+		status, text := f.answer(claims)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, text)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeFunction) events() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		out = append(out, fmt.Sprint(c["event_type"]))
+	}
+	return out
+}
+
+func newBlockingServer(t *testing.T, timeout time.Duration) *httptest.Server {
+	ts := httptest.NewServer(New(auth.New(auth.Options{BlockingTimeout: timeout}), Options{DefaultProject: "p"}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func configureBlocking(t *testing.T, ts *httptest.Server, events map[string]string) {
+	t.Helper()
+	triggers := map[string]any{}
+	for ev, uri := range events {
+		triggers[ev] = map[string]any{"functionUri": uri}
+	}
+	b, _ := json.Marshal(map[string]any{"blockingFunctions": map[string]any{"triggers": triggers}})
+	st, m := do(t, ts, "PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=blockingFunctions", "Bearer owner", "application/json", string(b))
+	if st != 200 {
+		t.Fatalf("config: %d %v", st, m)
+	}
+}
+
+func tokenClaims(t *testing.T, idToken string) map[string]any {
+	t.Helper()
+	parts := strings.Split(idToken, ".")
+	if len(parts) < 2 {
+		t.Fatalf("not a JWT: %q", idToken)
+	}
+	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const signUpPath = "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k"
+const signInPath = "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k"
+
+// TestBlockingFunctionsApplied: beforeCreate and beforeSignIn are called
+// with the emulator's event JWT and their changes (profile, custom and
+// session claims) reach the account and the ID token.
+func TestBlockingFunctionsApplied(t *testing.T) {
+	t.Parallel()
+	ts := newBlockingServer(t, 0)
+	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
+		if c["event_type"] == auth.BeforeCreate {
+			return 200, `{"userRecord":{"displayName":"From Fn","customClaims":{"role":"admin"},"updateMask":"displayName,customClaims"}}`
+		}
+		return 200, `{"userRecord":{"sessionClaims":{"sess":1},"photoURL":"http://p/x.png","updateMask":"sessionClaims,photoURL"}}`
+	})
+	configureBlocking(t, ts, map[string]string{auth.BeforeCreate: fn.URL + "/create", auth.BeforeSignIn: fn.URL + "/signin"})
+
+	st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"Ann@Example.com","password":"secret1","returnSecureToken":true}`)
+	if st != 200 {
+		t.Fatalf("signUp: %d %v", st, m)
+	}
+	if m["displayName"] != "From Fn" {
+		t.Errorf("signUp displayName = %v, want the function's", m["displayName"])
+	}
+	if got := fn.events(); fmt.Sprint(got) != "[beforeCreate beforeSignIn]" {
+		t.Fatalf("calls %v", got)
+	}
+	claims := tokenClaims(t, m["idToken"].(string))
+	for k, want := range map[string]any{"role": "admin", "sess": float64(1), "name": "From Fn", "picture": "http://p/x.png"} {
+		if claims[k] != want {
+			t.Errorf("ID token %s = %v, want %v", k, claims[k], want)
+		}
+	}
+	// The event JWT: the emulator's claims.
+	c := fn.calls[0]
+	uid := m["localId"].(string)
+	rec, _ := c["user_record"].(map[string]any)
+	for k, want := range map[string]any{"iss": "https://securetoken.google.com/p", "aud": fn.URL + "/create", "event_type": "beforeCreate",
+		"sign_in_method": "password", "sub": uid, "ip_address": "127.0.0.1", "locale": "en", "user_agent": "NotYetSupportedInFirebaseAuthEmulator"} {
+		if c[k] != want {
+			t.Errorf("event claim %s = %v, want %v", k, c[k], want)
+		}
+	}
+	if rec["uid"] != uid || rec["email"] != "ann@example.com" {
+		t.Errorf("user_record %v", rec)
+	}
+	if exp, iat := c["exp"].(float64), c["iat"].(float64); exp-iat != 600 {
+		t.Errorf("exp-iat = %v, want 600", exp-iat)
+	}
+	if id, _ := c["event_id"].(string); len(id) != 16 {
+		t.Errorf("event_id %q", id)
+	}
+	// The sign-in event sees the account as beforeCreate left it.
+	rec2, _ := fn.calls[1]["user_record"].(map[string]any)
+	if rec2["display_name"] != "From Fn" || fmt.Sprint(rec2["custom_claims"]) != "map[role:admin]" {
+		t.Errorf("beforeSignIn user_record %v", rec2)
+	}
+
+	// A later sign-in calls beforeSignIn only; its session claims are in
+	// that sign-in's token.
+	st, m = do(t, ts, "POST", signInPath, "", "application/json", `{"email":"ann@example.com","password":"secret1","returnSecureToken":true}`)
+	if st != 200 {
+		t.Fatalf("signIn: %d %v", st, m)
+	}
+	if got := fn.events(); fmt.Sprint(got) != "[beforeCreate beforeSignIn beforeSignIn]" {
+		t.Fatalf("calls %v", got)
+	}
+	if claims := tokenClaims(t, m["idToken"].(string)); claims["sess"] != float64(1) || claims["role"] != "admin" {
+		t.Errorf("sign-in token claims %v", claims)
+	}
+}
+
+// TestBlockingFunctionErrors: an HttpsError the function throws, a
+// disabled account, a function past its deadline and an unreachable one
+// answer as the emulator answers; a slow function stalls no one else.
+func TestBlockingFunctionErrors(t *testing.T) {
+	t.Parallel()
+	ts := newBlockingServer(t, 300*time.Millisecond)
+	// What firebase-functions' wrapHandler answers for
+	// `throw new HttpsError("invalid-argument", "Unauthorized email")`.
+	httpsError := `{"error":{"message":"Unauthorized email","status":"INVALID_ARGUMENT"}}`
+	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
+		rec, _ := c["user_record"].(map[string]any)
+		switch rec["email"] {
+		case "bad@x.com":
+			return 400, httpsError
+		case "off@x.com":
+			return 200, `{"userRecord":{"disabled":true,"updateMask":"disabled"}}`
+		case "slow@x.com":
+			time.Sleep(time.Second)
+		case "nomask@x.com":
+			return 200, `{"userRecord":{"displayName":"x"}}`
+		case "notjson@x.com":
+			return 200, `<html>`
+		}
+		return 200, `{}`
+	})
+	uri := fn.URL + "/beforeCreate"
+	configureBlocking(t, ts, map[string]string{auth.BeforeCreate: uri})
+
+	cases := []struct {
+		email  string
+		status int
+		msg    string
+	}{
+		{"bad@x.com", 400, "BLOCKING_FUNCTION_ERROR_RESPONSE : ((HTTP request to " + uri + " returned HTTP error 400: " + httpsError + "))"},
+		{"off@x.com", 400, "USER_DISABLED"},
+		{"slow@x.com", 500, "BLOCKING_FUNCTION_ERROR_RESPONSE : ((Deadline exceeded making request to " + uri + ".))"},
+		{"nomask@x.com", 400, "BLOCKING_FUNCTION_ERROR_RESPONSE : ((Response UserRecord is missing updateMask.))"},
+		{"notjson@x.com", 500, "BLOCKING_FUNCTION_ERROR_RESPONSE : ((Response body is not valid JSON.))"},
+	}
+	for _, c := range cases {
+		st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"`+c.email+`","password":"secret1"}`)
+		if st != c.status || errMsg(m) != c.msg {
+			t.Errorf("%s: %d %q, want %d %q", c.email, st, errMsg(m), c.status, c.msg)
+		}
+	}
+	// A rejected beforeCreate created nothing; a disabled one did.
+	for email, want := range map[string]string{"bad@x.com": "EMAIL_NOT_FOUND", "off@x.com": "USER_DISABLED"} {
+		_, m := do(t, ts, "POST", signInPath, "", "application/json", `{"email":"`+email+`","password":"secret1"}`)
+		if errMsg(m) != want {
+			t.Errorf("sign in %s: %q, want %q", email, errMsg(m), want)
+		}
+	}
+	// While a call waits on the slow function, other requests proceed.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"slow@x.com","password":"secret1"}`)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{}`); st != 200 {
+		t.Errorf("anonymous sign-up during a slow blocking call: %d %v", st, m)
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("an unrelated request waited %v for the blocking call", d)
+	}
+	<-done
+	// An unreachable function.
+	fn.Close()
+	st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"gone@x.com","password":"secret1"}`)
+	if want := "BLOCKING_FUNCTION_ERROR_RESPONSE : ((Failed to make request to " + uri + ".))"; st != 500 || errMsg(m) != want {
+		t.Errorf("unreachable: %d %q, want 500 %q", st, errMsg(m), want)
+	}
+}
+
+// TestBlockingConfigChecked: the config update refuses what the emulator
+// refuses, with its messages.
+func TestBlockingConfigChecked(t *testing.T) {
+	t.Parallel()
+	ts := newBlockingServer(t, 0)
+	for body, want := range map[string]string{
+		`{"blockingFunctions":{"triggers":{"beforeDelete":{"functionUri":"http://x/y"}}}}`: "INVALID_BLOCKING_FUNCTION : ((Event type is invalid.))",
+		`{"blockingFunctions":{"triggers":{"beforeCreate":{"functionUri":"/relative"}}}}`:  "INVALID_BLOCKING_FUNCTION : ((Expected an absolute URI with valid scheme and host.))",
+	} {
+		st, m := do(t, ts, "PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=blockingFunctions", "Bearer owner", "application/json", body)
+		if st != 400 || errMsg(m) != want {
+			t.Errorf("%s: %d %q, want 400 %q", body, st, errMsg(m), want)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func (cb *codebase) load() {
 	for i, ep := range eps {
 		names[i] = ep.ID
 	}
+	if user, err := LoadUserEnv(cb.cfg.Source, cb.e.project); err == nil && len(user.Files) > 0 {
+		cb.e.printf("functions: %s: loaded environment variables from %s\n", cb.label(), strings.Join(user.Files, ", "))
+	}
 	cb.e.printf("functions: %s loaded %d function(s) in %s: %s\n", cb.label(), len(eps),
 		time.Since(start).Round(time.Millisecond), strings.Join(names, ", "))
 	cb.e.notifyChanged()
@@ -297,16 +300,25 @@ func (cb *codebase) workerExited(w *worker) {
 	}
 }
 
-// stop kills every worker.
+// stop kills every worker and waits (a while) for them to end.
 func (cb *codebase) stop() {
 	cb.mu.Lock()
 	cb.stopped = true
 	ws := cb.workers
 	cb.workers = nil
+	for _, w := range ws {
+		w.retired = true
+	}
 	cb.broadcast()
 	cb.mu.Unlock()
 	for _, w := range ws {
 		w.kill()
+	}
+	for _, w := range ws {
+		select {
+		case <-w.exited:
+		case <-time.After(5 * time.Second):
+		}
 	}
 }
 
@@ -415,9 +427,6 @@ func (cb *codebase) workerEnv() ([]string, error) {
 			vars[k] = v
 		}
 	}
-	// Variables pointing pyric's own process elsewhere must not leak into
-	// the functions (they get the emulator hosts below).
-	delete(vars, "NODE_OPTIONS")
 	for k, v := range user.Vars {
 		vars[k] = v
 	}

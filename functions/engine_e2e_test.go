@@ -146,7 +146,7 @@ func TestEngineIsolation(t *testing.T) {
 		// onRequest as production does.
 		{"throws", 500, "Internal Server Error"},
 		{"rejects", 500, "Internal Server Error"},
-		{"exits", 500, "process.exit(3)"},
+		{"exits", 500, functions.CrashBody},
 		{"hangs", 504, functions.TimeoutMessage},
 	}
 	for _, c := range cases {
@@ -259,5 +259,35 @@ func TestHotReload(t *testing.T) {
 	}
 	if w := call(t, e, "a", "GET", "/", "", ""); w.Body.String() != "two" {
 		t.Errorf("a after a failed reload: %d %q", w.Code, w.Body)
+	}
+}
+
+// A v2 function runs concurrent invocations in one worker; a v1 function
+// (one request per instance) never runs two at once in a worker.
+func TestConcurrency(t *testing.T) {
+	e := startJS(t, nil, &syncBuffer{})
+	type run struct{ Pid, Start, End int64 }
+	both := func(id string) [2]run {
+		var out [2]run
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := call(t, e, id, "GET", "/", "", "")
+				if err := json.Unmarshal(w.Body.Bytes(), &out[i]); err != nil {
+					t.Errorf("%s: %d %q", id, w.Code, w.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+	overlap := func(r [2]run) bool { return r[0].Start < r[1].End && r[1].Start < r[0].End }
+	if r := both("pidV2"); r[0].Pid != r[1].Pid || !overlap(r) {
+		t.Errorf("pidV2 runs %+v: want both at once in one worker", r)
+	}
+	if r := both("pidV1"); r[0].Pid == r[1].Pid && overlap(r) {
+		t.Errorf("pidV1 runs %+v: two at once in one worker", r)
 	}
 }

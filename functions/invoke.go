@@ -128,18 +128,38 @@ func (e *Engine) ServeFunction(w http.ResponseWriter, r *http.Request, id, path 
 		return
 	}
 	inv := e.newInvocation()
-	ctx, cancel := context.WithTimeout(r.Context(), ep.Timeout)
-	defer cancel()
-	outcome, status := e.serve(ctx, cb, ep, inv, w, r, path)
+	outcome, status := e.serve(cb, ep, inv, w, r, path)
 	e.emit(r.Context(), ep, inv, outcome, status)
 }
 
-func (e *Engine) serve(ctx context.Context, cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (string, int) {
-	wk, err := cb.acquire(ctx, ep)
+// NoInstanceMessage answers a request that found every worker busy for
+// longer than the function's timeout, as production answers when no
+// instance is available (429).
+const NoInstanceMessage = "The request was aborted because there was no available instance."
+
+// acquireFor reserves a worker for an invocation. Starting a worker (a
+// cold start) does not count toward the function's timeout, as in
+// production; waiting is bounded by the timeout plus a worker's start.
+func (cb *codebase) acquireFor(ctx context.Context, ep *Endpoint) (*worker, error) {
+	actx, cancel := context.WithTimeout(ctx, ep.Timeout+loadTimeout)
+	defer cancel()
+	wk, err := cb.acquire(actx, ep)
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return nil, errNoInstance
+	}
+	return wk, err
+}
+
+var errNoInstance = errors.New(NoInstanceMessage)
+
+func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (string, int) {
+	wk, err := cb.acquireFor(r.Context(), ep)
 	if err != nil {
-		return e.failHTTP(ctx, r, w, ep, err, false)
+		return e.failHTTP(r.Context(), r, w, ep, err)
 	}
 	defer cb.release(wk, ep.ID)
+	ctx, cancel := context.WithTimeout(r.Context(), ep.Timeout)
+	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)
 	if r.URL.RawQuery != "" {
@@ -164,7 +184,7 @@ func (e *Engine) serve(ctx context.Context, cb *codebase, ep *Endpoint, inv *inv
 				err = fmt.Errorf("%w: %v", ErrCrashed, wk.deathError())
 			}
 		}
-		outcome, status := e.failHTTP(ctx, r, w, ep, err, true)
+		outcome, status := e.failHTTP(ctx, r, w, ep, err)
 		if outcome == "timeout" {
 			e.printf("functions[%s]: timed out after %s; its worker is replaced\n", ep.ID, ep.Timeout)
 			cb.retire(wk, false)
@@ -211,10 +231,13 @@ func (e *Engine) serve(ctx context.Context, cb *codebase, ep *Endpoint, inv *inv
 }
 
 // failHTTP answers an invocation that got no response from its function.
-func (e *Engine) failHTTP(ctx context.Context, r *http.Request, w http.ResponseWriter, ep *Endpoint, err error, started bool) (string, int) {
+func (e *Engine) failHTTP(ctx context.Context, r *http.Request, w http.ResponseWriter, ep *Endpoint, err error) (string, int) {
 	switch {
 	case r.Context().Err() != nil:
 		return "cancelled", 0
+	case errors.Is(err, errNoInstance):
+		http.Error(w, NoInstanceMessage, http.StatusTooManyRequests)
+		return "error", http.StatusTooManyRequests
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		http.Error(w, TimeoutMessage, http.StatusGatewayTimeout)
 		return "timeout", http.StatusGatewayTimeout
@@ -317,16 +340,13 @@ func (e *Engine) DeliverEvent(ctx context.Context, id string, payload []byte) er
 }
 
 func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *invocation, payload []byte) (outcome string, retry bool, err error) {
-	tctx, cancel := context.WithTimeout(ctx, ep.Timeout)
-	defer cancel()
-	wk, err := cb.acquire(tctx, ep)
+	wk, err := cb.acquireFor(ctx, ep)
 	if err != nil {
-		if errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			return "timeout", false, fmt.Errorf("%w: %s waited %s for a worker", ErrTimeout, ep.ID, ep.Timeout)
-		}
-		return "error", false, err
+		return "error", false, fmt.Errorf("function %s: %w", ep.ID, err)
 	}
 	defer cb.release(wk, ep.ID)
+	tctx, cancel := context.WithTimeout(ctx, ep.Timeout)
+	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)
 	req, err := http.NewRequestWithContext(tctx, http.MethodPost, "http://worker/", bytes.NewReader(payload))

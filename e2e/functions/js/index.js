@@ -111,3 +111,15 @@ exports.slowEvent = onDocumentCreated("slow/{id}", async () => {
   await new Promise((resolve) => setTimeout(resolve, 1500));
   logger.info("slowEvent done");
 });
+
+// pidV1 and pidV2 answer their worker's process id and when they ran: a
+// v1 function takes one request per instance, a v2 one up to its
+// concurrency.
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const ran = async (req, res) => {
+  const start = Date.now();
+  await pause(1000);
+  res.json({ pid: process.pid, start, end: Date.now() });
+};
+exports.pidV1 = v1.https.onRequest(ran);
+exports.pidV2 = onRequest(ran);

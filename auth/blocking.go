@@ -75,6 +75,9 @@ type blockingOpts struct {
 	signInAttributes   any
 	rawUserInfo        string
 	oauth              map[string]any // oauth_access_token, oauth_id_token, … as received
+	// uniqueEmail: the account's email must still be free after the call
+	// (not for IdP sign-ins of projects allowing duplicate emails).
+	uniqueEmail bool
 }
 
 // blockingResult is what a blocking function changes.
@@ -335,18 +338,30 @@ func applyBlocking(u *User, upd map[string]any) *User {
 // to be created: u with the function's changes, or the function's error.
 // After a call the account's id, email and phone are checked free again
 // (others ran meanwhile).
-func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts) (*User, error) {
-	res, called, err := e.runBlocking(sc, BeforeCreate, u, o)
+// The function sees the account with links, the identities it is about
+// to get.
+func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts, links ...ProviderUserInfo) (*User, error) {
+	seen := u
+	if len(links) > 0 {
+		seen = u.clone()
+		seen.ProviderUserInfo = append(seen.ProviderUserInfo, links...)
+	}
+	res, called, err := e.runBlocking(sc, BeforeCreate, seen, o)
 	if err != nil || !called {
 		return u, err
 	}
 	switch {
 	case sc.space.get(u.LocalID) != nil:
 		return nil, badRequest("DUPLICATE_LOCAL_ID")
-	case u.Email != "" && sc.space.byEmailAddr(u.Email) != nil:
+	case o.uniqueEmail && u.Email != "" && sc.space.byEmailAddr(u.Email) != nil:
 		return nil, ErrEmailExists
 	case u.PhoneNumber != "" && sc.space.byPhone(u.PhoneNumber) != nil:
 		return nil, badRequest("PHONE_NUMBER_EXISTS")
+	}
+	for _, l := range links {
+		if sc.space.byProviderRawID(l.ProviderID, l.RawID) != nil {
+			return nil, ErrFederatedUserIDLinked
+		}
 	}
 	return applyBlocking(u, res.updates), nil
 }

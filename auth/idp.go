@@ -378,10 +378,28 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		}
 	}
 	var before, stored *User
+	var signInAttrs string
+	if a := saml["assertion"]; a != nil {
+		// The emulator sends the SAML assertion's attributes to blocking
+		// functions as JSON text.
+		if am, _ := a.(map[string]any); am != nil {
+			if b, err := json.Marshal(am["attributeStatements"]); err == nil {
+				signInAttrs = string(b)
+			}
+		}
+	}
+	bo := blockingOpts{signInMethod: providerID, rawUserInfo: resp.RawUserInfo, uniqueEmail: sc.oneAccountPerEmail(),
+		oauth: map[string]any{"oauth_access_token": resp.OAuthAccessToken, "oauth_id_token": resp.OAuthIDToken}}
+	if signInAttrs != "" {
+		bo.signInAttributes = signInAttrs
+	}
 	if resp.IsNewUser {
 		now := e.millis()
 		nu := &User{LocalID: e.newLocalID(sc.space), CreatedAt: now, LastLoginAt: now, TenantID: sc.tenantID()}
 		apply(nu)
+		if nu, err = e.blockCreate(sc, nu, bo, info); err != nil {
+			return nil, err
+		}
 		stored = sc.space.put(nu, []ProviderUserInfo{info}, nil)
 		resp.LocalID = stored.LocalID
 		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": providerID})
@@ -409,10 +427,17 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 	if a, ok := saml["assertion"].(map[string]any); ok {
 		attrs = a["attributeStatements"]
 	}
+	stored, extra, err := e.blockSignIn(c, sc, stored, bo)
+	if err != nil {
+		return nil, err
+	}
+	if stored.isDisabled() {
+		return nil, ErrUserDisabled
+	}
 	nu := stored.clone()
 	nu.LastLoginAt = e.millis()
 	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokensAttrs(sc, nu, providerID, nil, nil, attrs)
+	after, toks := e.issueTokensAttrs(sc, nu, providerID, extra, nil, attrs)
 	resp.Tokens = toks
 	e.emit(c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": providerID})
 	return resp, nil

@@ -597,10 +597,17 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
+	u, extra, err := e.blockSignIn(c, sc, u, blockingOpts{signInMethod: provider, signInSecondFactor: factorProvider(factor)})
+	if err != nil {
+		return nil, err
+	}
+	if u.isDisabled() {
+		return nil, ErrUserDisabled
+	}
 	nu := u.clone()
 	nu.LastLoginAt = e.millis()
 	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokensMFA(sc, nu, provider, nil, &secondFactor{Identifier: factor.MFAEnrollmentID, Provider: factorProvider(factor)})
+	after, toks := e.issueTokensMFA(sc, nu, provider, extra, &secondFactor{Identifier: factor.MFAEnrollmentID, Provider: factorProvider(factor)})
 	e.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": provider, "reason": "second_factor_" + factorProvider(factor)})
 	return &MFAFinalizeResponse{IDToken: toks.IDToken, RefreshToken: toks.RefreshToken}, nil
 }

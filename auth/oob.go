@@ -273,7 +273,7 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 	if u == nil {
 		now := e.millis()
 		nu, err := e.blockCreate(sc, &User{LocalID: e.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
-			CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink})
+			CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink, uniqueEmail: true})
 		if err != nil {
 			return nil, err
 		}

@@ -136,7 +136,7 @@ func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error
 		}
 		blocking := email != "" && !c.admin()
 		if blocking {
-			if u, err = e.blockCreate(sc, u, blockingOpts{signInMethod: ProviderPassword}); err != nil {
+			if u, err = e.blockCreate(sc, u, blockingOpts{signInMethod: ProviderPassword, uniqueEmail: true}); err != nil {
 				return nil, err
 			}
 		}

@@ -361,12 +361,20 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
 	done := db.st.Commit(now, changes)
+	prev, turn := db.lastEmit, make(chan struct{})
+	db.lastEmit = turn
 	unlock()
 	return func() ([]*pb.WriteResult, time.Time, error) {
+		defer close(turn)
+		var err error
 		if done != nil {
-			if err := <-done; err != nil {
-				return nil, time.Time{}, err
-			}
+			err = <-done
+		}
+		if prev != nil {
+			<-prev
+		}
+		if err != nil {
+			return nil, time.Time{}, err
 		}
 
 		results := make([]*pb.WriteResult, len(ops))

@@ -168,6 +168,12 @@ type database struct {
 
 	txns map[string]*txn // guarded by st's lock
 
+	// lastEmit is closed once the commit events of the latest queued
+	// commit are emitted (guarded by st's lock): each commit emits after
+	// its predecessor, so events follow commit order even when the
+	// callers of one group commit wake in another order.
+	lastEmit chan struct{}
+
 	hub *hub
 }
 

@@ -118,12 +118,15 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	} else {
 		w.abort()
 	}
-	e.mu.Unlock()
+	// The events are emitted under the lock, so that changes of one
+	// object are emitted in the order they were made (triggers rely on it).
 	e.emitOp(who, method, req.Bucket, req.Name, dec, start, cur, o, err)
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	e.emitChange(who, OpObjectPut, cur, o)
+	e.mu.Unlock()
 	return o.clone(), nil
 }
 
@@ -315,12 +318,13 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 			e.bucketFor(bkt).put(next)
 		}
 	}
-	e.mu.Unlock()
 	e.emitOp(who, srules.Update, bkt, name, dec, start, cur, next, err)
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	e.emitChange(who, OpMetadataUpdate, cur, next)
+	e.mu.Unlock()
 	return next.clone(), nil
 }
 
@@ -347,12 +351,13 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 			e.blobs.remove(cur.Generation)
 		}
 	}
-	e.mu.Unlock()
 	e.emitOp(who, srules.Delete, bkt, name, dec, start, cur, nil, err)
 	if err != nil {
+		e.mu.Unlock()
 		return err
 	}
 	e.emitChange(who, OpObjectDelete, cur, nil)
+	e.mu.Unlock()
 	return nil
 }
 

@@ -264,3 +264,39 @@ func TestBlockingConfigChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingFederatedSignIn: an IdP sign-in tells the functions the
+// provider, its raw user info and (when forwarded) the OAuth ID token;
+// the account the function sees carries the identity it is about to get.
+func TestBlockingFederatedSignIn(t *testing.T) {
+	t.Parallel()
+	ts := newBlockingServer(t, 0)
+	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
+		return 200, `{"userRecord":{"displayName":"Fed","updateMask":"displayName"}}`
+	})
+	b := `{"blockingFunctions":{"triggers":{"beforeCreate":{"functionUri":"` + fn.URL + `/c"},"beforeSignIn":{"functionUri":"` + fn.URL + `/s"}},"forwardInboundCredentials":{"idToken":true}}}`
+	if st, m := do(t, ts, "PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=blockingFunctions", "Bearer owner", "application/json", b); st != 200 {
+		t.Fatalf("config: %d %v", st, m)
+	}
+	idTok := `{"sub":"g-123","email":"gina@example.com","email_verified":true,"name":"Gina"}`
+	body := `{"requestUri":"http://localhost","postBody":"providerId=google.com&id_token=` + strings.ReplaceAll(idTok, `"`, `%22`) + `","returnSecureToken":true}`
+	st, m := do(t, ts, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp?key=k", "", "application/json", body)
+	if st != 200 {
+		t.Fatalf("signInWithIdp: %d %v", st, m)
+	}
+	if got := fn.events(); fmt.Sprint(got) != "[beforeCreate beforeSignIn]" {
+		t.Fatalf("calls %v", got)
+	}
+	c := fn.calls[0]
+	if c["sign_in_method"] != "google.com" || c["raw_user_info"] == nil || c["oauth_id_token"] == nil || c["oauth_access_token"] != nil {
+		t.Errorf("event claims %v", c)
+	}
+	rec, _ := c["user_record"].(map[string]any)
+	pd, _ := rec["provider_data"].([]any)
+	if len(pd) != 1 || pd[0].(map[string]any)["provider_id"] != "google.com" || pd[0].(map[string]any)["uid"] != "g-123" {
+		t.Errorf("provider_data %v", rec["provider_data"])
+	}
+	if claims := tokenClaims(t, m["idToken"].(string)); claims["name"] != "Fed" {
+		t.Errorf("token name %v", claims["name"])
+	}
+}

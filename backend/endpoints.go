@@ -224,6 +224,7 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 	if err := eng.Start(env); err != nil {
 		return nil, err
 	}
+	go linkBlockingFunctions(b.Sandbox.Auth(), eng, b.Project, "http://"+l.Addr().String())
 	return &running{port: server.NewPort(l, nil, functionsserver.NewHandler(eng)), state: eng}, nil
 }
 

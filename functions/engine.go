@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/functions/trigger"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -92,6 +93,9 @@ type Engine struct {
 	closed    bool
 	changed   chan struct{} // closed and replaced when the endpoints change
 	stopWatch context.CancelFunc
+
+	dispatcher *trigger.Dispatcher // delivers changes to event functions
+	done       chan struct{}       // closed by Close
 }
 
 // New creates an engine; workers start with Start, once the other
@@ -107,7 +111,7 @@ func New(opts Options, env service.Env) (*Engine, error) {
 		opts.Poll = 500 * time.Millisecond
 	}
 	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID,
-		changed: make(chan struct{})}
+		changed: make(chan struct{}), done: make(chan struct{})}
 	if e.project == "" {
 		e.project = service.DefaultProject
 	}
@@ -178,6 +182,7 @@ func (e *Engine) Start(env map[string]string) error {
 	if err := os.WriteFile(filepath.Join(e.dir, "harness.js"), harnessJS, 0o600); err != nil {
 		return fmt.Errorf("functions: %w", err)
 	}
+	e.startTriggers(env)
 	var wg sync.WaitGroup
 	for _, cb := range e.codebases {
 		cb.fingerprint, _ = cb.scan()
@@ -208,10 +213,15 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	close(e.done)
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}
+	d := e.dispatcher
 	e.mu.Unlock()
+	if d != nil {
+		d.Close()
+	}
 	for _, cb := range e.codebases {
 		cb.stop()
 	}
@@ -254,6 +264,7 @@ func (e *Engine) notifyChanged() {
 	close(e.changed)
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
+	e.syncTriggers()
 }
 
 // Endpoint returns the function with the id, in whichever codebase.
@@ -276,6 +287,12 @@ func (e *Engine) lookup(id string) (*codebase, *Endpoint) {
 	}
 	return nil, nil
 }
+
+// Done is closed when the engine closes.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
+// Printf prints a report line on the engine's log (the terminal).
+func (e *Engine) Printf(format string, args ...any) { e.printf(format, args...) }
 
 func (e *Engine) printf(format string, args ...any) {
 	if e.opts.Log == nil {
@@ -319,7 +336,11 @@ func RuntimeEnv(project string, addrs map[string]string) map[string]string {
 	cfg := map[string]string{"projectId": project, "storageBucket": project + ".appspot.com",
 		"databaseURL": "https://" + project + ".firebaseio.com"}
 	if a := addrs["database"]; a != "" {
-		cfg["databaseURL"] = "http://" + a + "/?ns=" + project
+		// The namespace the JS SDK and pyric's Realtime Database take
+		// for a project's default instance (firebase-tools names it
+		// after the bare project id only for demo projects, where no
+		// client would use that name).
+		cfg["databaseURL"] = "http://" + a + "/?ns=" + project + "-default-rtdb"
 	}
 	b, _ := json.Marshal(cfg)
 	env["FIREBASE_CONFIG"] = string(b)

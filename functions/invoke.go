@@ -70,20 +70,6 @@ func (i *invocation) addLog(severity, text string) {
 	i.logs = append(i.logs, event.LogLine{Severity: severity, Text: text})
 }
 
-type causeKey struct{}
-
-// WithCause returns a context saying which sandbox event (its id,
-// "evt-N") caused the invocations run with it, for the invocation
-// event's causal chain.
-func WithCause(ctx context.Context, eventID string) context.Context {
-	return context.WithValue(ctx, causeKey{}, eventID)
-}
-
-func causeOf(ctx context.Context) string {
-	s, _ := ctx.Value(causeKey{}).(string)
-	return s
-}
-
 func (e *Engine) newInvocation() *invocation {
 	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now()}
 }
@@ -409,7 +395,7 @@ func (e *Engine) emit(ctx context.Context, ep *Endpoint, inv *invocation, outcom
 	ev := event.Event{Kind: event.KindInvocation, Service: Name, Method: ep.Kind(), Path: ep.ID,
 		Actor: event.Actor{Kind: event.ActorSystem},
 		Invocation: &event.Invocation{Function: ep.ID, Codebase: ep.Codebase, TriggerType: trigger,
-			CauseEventID: causeOf(ctx), InvocationID: inv.id, InvocationMs: float64(time.Since(inv.start).Microseconds()) / 1000,
+			CauseEventID: event.CauseOf(ctx), InvocationID: inv.id, InvocationMs: float64(time.Since(inv.start).Microseconds()) / 1000,
 			Outcome: outcome, HTTPStatus: status, Logs: logs}}
 	if outcome != "ok" {
 		msg := outcome

@@ -293,7 +293,7 @@ func (d *Dispatcher) run(id string, q *fnQueue) {
 func (d *Dispatcher) deliver(id string, del Delivery, retry bool) error {
 	backoff := d.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err := d.opts.Deliver(d.ctx, id, del.Payload)
+		err := d.opts.Deliver(event.WithCause(d.ctx, del.Cause), id, del.Payload)
 		if err == nil {
 			return nil
 		}

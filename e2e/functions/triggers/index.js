@@ -1,0 +1,98 @@
+// A codebase of event-triggered and blocking functions that pyric's
+// end-to-end trigger tests run: each function records what it received
+// in Firestore (collection "seen"), through the Admin SDK, so the test
+// reads the delivery back through pyric.
+const v1 = require("firebase-functions/v1");
+const { onDocumentCreated, onDocumentUpdated, onDocumentWrittenWithAuthContext } = require("firebase-functions/v2/firestore");
+const { onValueCreated } = require("firebase-functions/v2/database");
+const { onObjectFinalized } = require("firebase-functions/v2/storage");
+const { beforeUserCreated } = require("firebase-functions/v2/identity");
+const { HttpsError } = require("firebase-functions/v2/https");
+const { initializeApp } = require("firebase-admin/app");
+const { getFirestore, FieldValue } = require("firebase-admin/firestore");
+
+initializeApp();
+const db = () => getFirestore();
+
+// record writes what a function saw to seen/{id}.
+const record = (id, what) => db().collection("seen").doc(id).set({ ...what, at: FieldValue.serverTimestamp() });
+
+// The write → trigger → write chain: a created order is totalled.
+exports.totalOrder = onDocumentCreated("orders/{orderId}", async (event) => {
+  const order = event.data.data();
+  await record("totalOrder-" + event.params.orderId, {
+    type: event.type,
+    source: event.source,
+    subject: event.subject || null,
+    document: event.document,
+    params: event.params,
+    total: order.items.reduce((sum, it) => sum + it.price * it.qty, 0),
+  });
+});
+
+// Updates see both versions.
+exports.orderUpdated = onDocumentUpdated("orders/{orderId}", async (event) => {
+  await record("orderUpdated-" + event.params.orderId, {
+    before: event.data.before.get("status") || null,
+    after: event.data.after.get("status") || null,
+  });
+});
+
+// authType/authId of the writer.
+exports.auditWrites = onDocumentWrittenWithAuthContext("audited/{id}", async (event) => {
+  await record("auditWrites-" + event.params.id, {
+    authType: event.authType,
+    authId: event.authId || null,
+    exists: event.data.after.exists,
+  });
+});
+
+// v1 Firestore: onWrite with change and context.
+exports.v1Write = v1.firestore.document("legacy/{docId}").onWrite(async (change, context) => {
+  await record("v1Write-" + context.params.docId, {
+    eventType: context.eventType,
+    resource: context.resource.name || context.resource,
+    before: change.before.exists,
+    after: change.after.exists ? change.after.data() : null,
+  });
+});
+
+// Realtime Database v2.
+exports.scoreCreated = onValueCreated("/scores/{player}", async (event) => {
+  await record("scoreCreated-" + event.params.player, {
+    value: event.data.val(),
+    ref: event.ref,
+    instance: event.instance,
+  });
+});
+
+// Realtime Database v1.
+exports.v1Score = v1.database.ref("/v1scores/{player}").onCreate(async (snap, context) => {
+  await record("v1Score-" + context.params.player, { value: snap.val(), key: snap.key });
+});
+
+// Cloud Storage v2.
+exports.uploaded = onObjectFinalized(async (event) => {
+  const o = event.data;
+  await record("uploaded-" + o.name.replace(/\//g, "_"), {
+    name: o.name,
+    bucket: o.bucket,
+    contentType: o.contentType || null,
+    size: String(o.size),
+  });
+});
+
+// Auth v1: a new user gets a profile document.
+exports.newUser = v1.auth.user().onCreate(async (user) => {
+  await record("newUser-" + user.uid, { email: user.email || null });
+});
+
+// A blocking function: one domain is refused, every other user is
+// marked before the account exists.
+exports.checkDomain = beforeUserCreated((event) => {
+  const email = event.data.email || "";
+  if (email.endsWith("@blocked.example")) {
+    throw new HttpsError("permission-denied", "Sign-ups from blocked.example are closed.");
+  }
+  return { displayName: "Checked " + email.split("@")[0], customClaims: { role: "member" } };
+});

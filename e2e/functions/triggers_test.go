@@ -1,0 +1,295 @@
+// Package functions_test runs e2e/functions/triggers — a codebase of
+// event-triggered and blocking functions written with firebase-functions
+// 7.4.0 and firebase-admin 14.5.1 — on pyric, and drives every trigger
+// through the services' own wire APIs: each function records what it
+// received in Firestore through the Admin SDK, which the test reads back.
+package functions_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/sandbox"
+)
+
+const project = "demo-pyric-triggers"
+
+const openRules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /{document=**} { allow read, write: if true; }
+  }
+}`
+
+func startTriggers(t *testing.T) *backend.Backend {
+	t.Helper()
+	t.Setenv("PATH", e2etest.NeedFunctions(t))
+	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"triggers","codebase":"triggers"}]`), e2etest.FunctionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := backend.Start(backend.Options{
+		Sandbox:       sandbox.Options{Project: project},
+		Firestore:     backend.FirestoreOptions{Rules: openRules},
+		DatabaseRules: `{"rules": {".read": true, ".write": true}}`,
+		StorageRules:  "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /{all=**} { allow read, write: if true; }\n  }\n}",
+		Functions:     backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	var ids []string
+	for _, ep := range b.Functions().Endpoints() {
+		ids = append(ids, ep.ID)
+	}
+	if len(ids) != 9 {
+		t.Fatalf("the triggers codebase loaded %v, want its 9 functions", ids)
+	}
+	return b
+}
+
+type testLog struct{ t *testing.T }
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.t.Logf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// call makes one HTTP request and decodes a JSON answer.
+func call(t *testing.T, method, url, bearer, contentType string, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
+		out = map[string]any{"raw": string(raw)}
+	}
+	return resp.StatusCode, out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// seen waits for the document a function records at seen/{id} and
+// returns its fields as plain JSON values.
+func seen(t *testing.T, b *backend.Backend, id string) map[string]any {
+	t.Helper()
+	url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/%s", b.Addr(backend.Firestore), project, id)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, doc := call(t, "GET", url, "owner", "", nil)
+		if status == 200 {
+			return plain(doc["fields"]).(map[string]any)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("seen/%s never written (last answer %d %v)", id, status, doc)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// plain turns Firestore REST values into JSON values.
+func plain(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 1 {
+			for k, val := range x {
+				switch k {
+				case "stringValue", "booleanValue", "doubleValue", "integerValue", "timestampValue":
+					return val
+				case "nullValue":
+					return nil
+				case "mapValue":
+					f, _ := val.(map[string]any)["fields"]
+					if f == nil {
+						return map[string]any{}
+					}
+					return plain(f)
+				case "arrayValue":
+					var out []any
+					for _, e := range val.(map[string]any)["values"].([]any) {
+						out = append(out, plain(e))
+					}
+					return out
+				}
+			}
+		}
+		out := map[string]any{}
+		for k, val := range x {
+			out[k] = plain(val)
+		}
+		return out
+	}
+	return v
+}
+
+func want(t *testing.T, what string, got map[string]any, fields map[string]any) {
+	t.Helper()
+	for k, w := range fields {
+		if g := fmt.Sprint(got[k]); g != fmt.Sprint(w) {
+			t.Errorf("%s: %s = %s, want %v (all: %v)", what, k, g, w, got)
+		}
+	}
+}
+
+// TestTriggers writes through each service and checks each function's
+// delivery: the write → trigger → write chain.
+func TestTriggers(t *testing.T) {
+	b := startTriggers(t)
+	fsURL := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents", b.Addr(backend.Firestore), project)
+	authURL := "http://" + b.Addr(backend.Auth)
+
+	t.Run("firestore v2 created and updated", func(t *testing.T) {
+		body := mustJSON(map[string]any{"fields": map[string]any{
+			"status": map[string]any{"stringValue": "new"},
+			"items": map[string]any{"arrayValue": map[string]any{"values": []any{
+				map[string]any{"mapValue": map[string]any{"fields": map[string]any{"price": map[string]any{"integerValue": "3"}, "qty": map[string]any{"integerValue": "2"}}}},
+				map[string]any{"mapValue": map[string]any{"fields": map[string]any{"price": map[string]any{"doubleValue": 1.5}, "qty": map[string]any{"integerValue": "4"}}}},
+			}}}}})
+		if status, out := call(t, "POST", fsURL+"/orders?documentId=o1", "owner", "application/json", body); status != 200 {
+			t.Fatalf("create: %d %v", status, out)
+		}
+		got := seen(t, b, "totalOrder-o1")
+		want(t, "totalOrder", got, map[string]any{
+			"type": "google.cloud.firestore.document.v1.created", "document": "orders/o1",
+			"source":  "//firestore.googleapis.com/projects/" + project + "/databases/(default)",
+			"subject": "documents/orders/o1", "params": map[string]any{"orderId": "o1"}, "total": "12",
+		})
+		upd := mustJSON(map[string]any{"fields": map[string]any{"status": map[string]any{"stringValue": "paid"}}})
+		if status, out := call(t, "PATCH", fsURL+"/orders/o1?updateMask.fieldPaths=status", "owner", "application/json", upd); status != 200 {
+			t.Fatalf("update: %d %v", status, out)
+		}
+		want(t, "orderUpdated", seen(t, b, "orderUpdated-o1"), map[string]any{"before": "new", "after": "paid"})
+	})
+
+	t.Run("firestore v2 with auth context", func(t *testing.T) {
+		status, user := call(t, "POST", authURL+"/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", "application/json",
+			mustJSON(map[string]any{"email": "writer@ok.example", "password": "secret-123", "returnSecureToken": true}))
+		if status != 200 {
+			t.Fatalf("signUp: %d %v", status, user)
+		}
+		body := mustJSON(map[string]any{"fields": map[string]any{"n": map[string]any{"integerValue": "1"}}})
+		if status, out := call(t, "POST", fsURL+"/audited?documentId=a1", user["idToken"].(string), "application/json", body); status != 200 {
+			t.Fatalf("create as user: %d %v", status, out)
+		}
+		want(t, "auditWrites", seen(t, b, "auditWrites-a1"), map[string]any{"authType": "app_user", "authId": user["localId"], "exists": true})
+	})
+
+	t.Run("firestore v1 onWrite", func(t *testing.T) {
+		body := mustJSON(map[string]any{"fields": map[string]any{"title": map[string]any{"stringValue": "old API"}}})
+		if status, out := call(t, "POST", fsURL+"/legacy?documentId=l1", "owner", "application/json", body); status != 200 {
+			t.Fatalf("create: %d %v", status, out)
+		}
+		want(t, "v1Write", seen(t, b, "v1Write-l1"), map[string]any{
+			"eventType": "google.firestore.document.write", // the SDK names the legacy type so, as in production
+			"resource":  "projects/" + project + "/databases/(default)/documents/legacy/l1",
+			"before":    false, "after": map[string]any{"title": "old API"},
+		})
+	})
+
+	t.Run("realtime database v2 and v1", func(t *testing.T) {
+		dbURL := "http://" + b.Addr(backend.Database)
+		ns := project + "-default-rtdb"
+		if status, out := call(t, "PUT", dbURL+"/scores/ada.json?ns="+ns, "owner", "application/json", []byte(`{"points": 42}`)); status != 200 {
+			t.Fatalf("put: %d %v", status, out)
+		}
+		want(t, "scoreCreated", seen(t, b, "scoreCreated-ada"), map[string]any{
+			"value": map[string]any{"points": "42"}, "ref": "scores/ada", "instance": ns,
+		})
+		// A multi-path update creating two players fires once per player.
+		if status, out := call(t, "PATCH", dbURL+"/v1scores.json?ns="+ns, "owner", "application/json", []byte(`{"bob": 1, "cy": 2}`)); status != 200 {
+			t.Fatalf("patch: %d %v", status, out)
+		}
+		want(t, "v1Score bob", seen(t, b, "v1Score-bob"), map[string]any{"value": "1", "key": "bob"})
+		want(t, "v1Score cy", seen(t, b, "v1Score-cy"), map[string]any{"value": "2", "key": "cy"})
+	})
+
+	t.Run("storage v2 finalized", func(t *testing.T) {
+		bucket := project + ".appspot.com"
+		url := fmt.Sprintf("http://%s/upload/storage/v1/b/%s/o?uploadType=media&name=photos/cat.txt", b.Addr(backend.Storage), bucket)
+		if status, out := call(t, "POST", url, "owner", "text/plain", []byte("meow")); status != 200 {
+			t.Fatalf("upload: %d %v", status, out)
+		}
+		want(t, "uploaded", seen(t, b, "uploaded-photos_cat.txt"), map[string]any{
+			"name": "photos/cat.txt", "bucket": bucket, "contentType": "text/plain", "size": "4",
+		})
+	})
+
+	t.Run("auth onCreate and blocking beforeUserCreated", func(t *testing.T) {
+		signUp := authURL + "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k"
+		status, out := call(t, "POST", signUp, "", "application/json",
+			mustJSON(map[string]any{"email": "mallory@blocked.example", "password": "secret-123", "returnSecureToken": true}))
+		msg, _ := out["error"].(map[string]any)["message"].(string)
+		if status != 400 || !strings.Contains(msg, "BLOCKING_FUNCTION_ERROR_RESPONSE") || !strings.Contains(msg, "Sign-ups from blocked.example are closed.") {
+			t.Fatalf("blocked sign-up: %d %v", status, out)
+		}
+		status, user := call(t, "POST", signUp, "", "application/json",
+			mustJSON(map[string]any{"email": "grace@ok.example", "password": "secret-123", "returnSecureToken": true}))
+		if status != 200 {
+			t.Fatalf("sign-up: %d %v", status, user)
+		}
+		uid := user["localId"].(string)
+		status, look := call(t, "POST", authURL+"/identitytoolkit.googleapis.com/v1/projects/"+project+"/accounts:lookup", "owner", "application/json",
+			mustJSON(map[string]any{"localId": []string{uid}}))
+		if status != 200 {
+			t.Fatalf("lookup: %d %v", status, look)
+		}
+		u := look["users"].([]any)[0].(map[string]any)
+		if u["displayName"] != "Checked grace" || u["customAttributes"] != `{"role":"member"}` {
+			t.Errorf("the blocking function's changes are not on the account: %v", u)
+		}
+		want(t, "newUser", seen(t, b, "newUser-"+uid), map[string]any{"email": "grace@ok.example"})
+	})
+
+	t.Run("invocations are events caused by the write", func(t *testing.T) {
+		var commits = map[string]bool{}
+		var caused int
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Kind == event.KindCommit {
+				commits[e.ID] = true
+			}
+		}
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Invocation != nil && e.Invocation.Function == "totalOrder" {
+				if !commits[e.Invocation.CauseEventID] {
+					t.Errorf("totalOrder's invocation names cause %q, not a commit", e.Invocation.CauseEventID)
+				}
+				caused++
+			}
+		}
+		if caused != 1 {
+			t.Errorf("totalOrder ran %d times, want 1", caused)
+		}
+	})
+}

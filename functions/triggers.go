@@ -1,0 +1,138 @@
+package functions
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/functions/trigger"
+)
+
+// tapper is an event stream that hands every event to a callback without
+// loss (event.Bus): the trigger dispatcher needs every committed change.
+type tapper interface {
+	Tap(fn func(event.Event))
+}
+
+// startTriggers connects the loaded event functions to the sandbox's
+// changes: a trigger.Dispatcher taps the event stream, matches each
+// change against the functions and delivers through DeliverEvent. env is
+// the workers' environment, whose FIREBASE_CONFIG and emulator hosts say
+// where the services are, as the functions themselves see them.
+func (e *Engine) startTriggers(env map[string]string) {
+	tp, ok := e.events.(tapper)
+	if !ok {
+		return // an engine without a sandbox bus sees no changes
+	}
+	d := trigger.NewDispatcher(trigger.Options{
+		Env:     triggerEnv(e.project, env, e.newID),
+		Deliver: e.DeliverEvent,
+		Logf:    func(format string, args ...any) { e.printf(format+"\n", args...) },
+	})
+	e.mu.Lock()
+	e.dispatcher = d
+	e.mu.Unlock()
+	tp.Tap(d.Tap)
+	e.syncTriggers()
+}
+
+// syncTriggers gives the dispatcher the event functions now loaded.
+func (e *Engine) syncTriggers() {
+	e.mu.Lock()
+	d := e.dispatcher
+	e.mu.Unlock()
+	if d == nil {
+		return
+	}
+	var fns []trigger.Function
+	for _, ep := range e.Endpoints() {
+		if ep.Event == nil {
+			continue
+		}
+		region := ep.Event.Region
+		if region == "" && len(ep.Regions) > 0 {
+			region = ep.Regions[0]
+		}
+		fns = append(fns, trigger.Function{ID: ep.ID, Platform: trigger.Platform(ep.Platform), EventType: ep.Event.EventType,
+			EventFilters: ep.Event.EventFilters, EventFilterPathPatterns: ep.Event.EventFilterPathPatterns,
+			Retry: ep.Event.Retry, Region: region})
+	}
+	d.SetFunctions(fns)
+}
+
+// TriggersIdle waits until every change emitted so far has been
+// delivered to the functions it fires (for tests and `pyric exec`).
+func (e *Engine) TriggersIdle(ctx context.Context) error {
+	e.mu.Lock()
+	d := e.dispatcher
+	e.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	return d.Idle(ctx)
+}
+
+// triggerEnv is what the payloads need from the functions' environment:
+// the default Realtime Database instance (FIREBASE_CONFIG's databaseURL,
+// as firebase-functions resolves a ref without an instance) and the
+// Storage emulator's URL for objects' links.
+func triggerEnv(project string, env map[string]string, newID func() string) trigger.Env {
+	te := trigger.Env{Project: project, NewID: newID, DatabaseInstance: project + "-default-rtdb"}
+	var cfg struct {
+		DatabaseURL string `json:"databaseURL"`
+	}
+	if json.Unmarshal([]byte(env["FIREBASE_CONFIG"]), &cfg) == nil && cfg.DatabaseURL != "" {
+		if u, err := url.Parse(cfg.DatabaseURL); err == nil {
+			if ns := u.Query().Get("ns"); ns != "" {
+				te.DatabaseInstance = ns
+			} else if host, _, _ := strings.Cut(u.Hostname(), "."); host != "" {
+				te.DatabaseInstance = host
+			}
+		}
+	}
+	if s := env["STORAGE_EMULATOR_HOST"]; s != "" {
+		te.StorageURL = s
+	}
+	return te
+}
+
+// Auth blocking event types of firebase-functions' manifest, and the
+// keys of the Auth config's blockingFunctions.triggers they fill.
+var blockingEvents = map[string]string{
+	"providers/cloud.auth/eventTypes/user.beforeCreate": "beforeCreate",
+	"providers/cloud.auth/eventTypes/user.beforeSignIn": "beforeSignIn",
+}
+
+// BlockingConfig is the Auth project config's blockingFunctions for the
+// blocking functions now loaded, as the Emulator Suite registers them
+// with its Auth emulator: each event's functionUri on the functions port
+// (baseURL, "http://127.0.0.1:5001"), and the credentials the functions
+// ask to be forwarded. It is nil when no blocking function is loaded.
+func (e *Engine) BlockingConfig(baseURL string) map[string]any {
+	triggers := map[string]any{}
+	creds := map[string]any{}
+	for _, ep := range e.Endpoints() {
+		if ep.Blocking == nil {
+			continue
+		}
+		key, ok := blockingEvents[ep.Blocking.EventType]
+		if !ok {
+			continue
+		}
+		region := DefaultRegion
+		if len(ep.Regions) > 0 {
+			region = ep.Regions[0]
+		}
+		triggers[key] = map[string]any{"functionUri": baseURL + "/" + e.project + "/" + region + "/" + ep.ID}
+		for _, c := range []string{"accessToken", "idToken", "refreshToken"} {
+			on, _ := ep.Blocking.Options[c].(bool)
+			creds[c] = on || creds[c] == true
+		}
+	}
+	if len(triggers) == 0 {
+		return nil
+	}
+	return map[string]any{"triggers": triggers, "forwardInboundCredentials": creds}
+}

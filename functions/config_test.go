@@ -183,7 +183,7 @@ func TestRuntimeEnv(t *testing.T) {
 		"STORAGE_EMULATOR_HOST": "http://127.0.0.1:9199", "FIREBASE_AUTH_EMULATOR_HOST": "127.0.0.1:9099",
 		"FIREBASE_EMULATOR_HUB": "127.0.0.1:4400", "FUNCTIONS_EMULATOR": "true", "TZ": "UTC", "GCLOUD_PROJECT": "demo-x",
 		"FIREBASE_DEBUG_MODE": "true", "FIREBASE_DEBUG_FEATURES": `{"skipTokenVerification":true,"enableCors":true}`,
-		"FIREBASE_CONFIG": `{"databaseURL":"http://127.0.0.1:9000/?ns=demo-x","projectId":"demo-x","storageBucket":"demo-x.appspot.com"}`,
+		"FIREBASE_CONFIG": `{"databaseURL":"http://127.0.0.1:9000/?ns=demo-x-default-rtdb","projectId":"demo-x","storageBucket":"demo-x.appspot.com"}`,
 	}
 	for k, v := range want {
 		if env[k] != v {

@@ -141,6 +141,7 @@ func New(env service.Env, opts Options) (*Engine, error) {
 	if err := e.load(); err != nil {
 		return nil, err
 	}
+	e.checkBlobs()
 	if err := e.loadUploads(); err != nil {
 		return nil, err
 	}

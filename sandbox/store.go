@@ -153,6 +153,30 @@ func OpenStoreWith(dir string, opts StoreOptions) (*Store, error) {
 	return s, nil
 }
 
+// RemoveStore deletes the store in dir — pyric.db and its write-ahead
+// logs together, since a log left without the file it continues is
+// refused at the next open — for starting over (serve --fresh). Other
+// services' files under dir are theirs.
+func RemoveStore(dir string) error {
+	ns, err := walFiles(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	paths := []string{filepath.Join(dir, "pyric.db"), filepath.Join(dir, walTemp)}
+	for _, n := range ns {
+		paths = append(paths, walFileName(dir, n))
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return nil
+}
+
 // maintain checkpoints the write-ahead log every SyncInterval (or sooner
 // when it grows past walCheckpointBytes) and, with SyncBatch, forces the
 // other services' writes to disk as often.

@@ -44,6 +44,9 @@ type blobStore interface {
 	size(gen int64) (int64, error)
 	// remove deletes a committed blob (missing is fine).
 	remove(gen int64)
+	// keepAside moves committed blobs out of the way, unchanged, and
+	// returns the folder they went to.
+	keepAside(gens []int64) (string, error)
 	// list returns every committed blob's generation (startup cleanup).
 	list() ([]int64, error)
 	// reset deletes every blob, committed or temporary.
@@ -169,6 +172,8 @@ func (s *memBlobs) size(gen int64) (int64, error) {
 	}
 	return int64(len(b)), nil
 }
+
+func (s *memBlobs) keepAside([]int64) (string, error) { return "", nil }
 
 func (s *memBlobs) remove(gen int64) {
 	s.mu.Lock()
@@ -378,6 +383,19 @@ func (s *diskBlobs) size(gen int64) (int64, error) {
 }
 
 func (s *diskBlobs) remove(gen int64) { os.Remove(s.path(gen)) }
+
+func (s *diskBlobs) keepAside(gens []int64) (string, error) {
+	dir := filepath.Join(s.dir, "orphans")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, g := range gens {
+		if err := os.Rename(s.path(g), filepath.Join(dir, strconv.FormatInt(g, 10))); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
 
 func (s *diskBlobs) list() ([]int64, error) {
 	ents, err := os.ReadDir(filepath.Join(s.dir, "blobs"))

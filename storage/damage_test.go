@@ -237,3 +237,27 @@ func TestDamagedSession(t *testing.T) {
 		}
 	})
 }
+
+// TestMetadataGoneKeepsBytes: when pyric.db no longer names any object
+// (moved aside after a damage report, replaced, --fresh) the object files
+// are kept aside unchanged with a warning, not deleted as crash leftovers.
+func TestMetadataGoneKeepsBytes(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, true)
+	o := put(t, f.e, admin, "a", "the user's bytes")
+	f.e.Close()
+	env := envFor(t, true)
+	env.DataDir = f.env.DataDir // the same files, a new, empty pyric.db
+	var warned []string
+	env.Warn = func(m string) { warned = append(warned, m) }
+	if _, err := storage.New(env, storage.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(f.env.DataDir, "storage", "orphans", strconv.FormatInt(o.Generation, 10))
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "the user's bytes" {
+		t.Errorf("kept: %q %v", b, err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "1 object files are named by no object") {
+		t.Errorf("warnings %q", warned)
+	}
+}

@@ -145,13 +145,22 @@ func TestWALCheckpoint(t *testing.T) {
 		t.Errorf("after the checkpoint the file holds %v", dbs)
 	}
 	// Past walCheckpointBytes a checkpoint starts without waiting for the
-	// interval.
+	// interval. The checkpointer is paused while the commits are made, so
+	// that its interval's checkpoint (a slow run, -race) cannot take some
+	// of them and leave the rest under the threshold.
+	close(st.stop)
+	<-st.stopped
 	big := strings.Repeat("y", 1<<20)
 	for i := range walCheckpointBytes>>20 + 2 {
 		if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc(fmt.Sprintf("big/%d", i), big)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if len(st.kick) != 1 {
+		t.Fatal("no checkpoint asked for past walCheckpointBytes")
+	}
+	st.stop, st.stopped = make(chan struct{}), make(chan struct{})
+	go st.maintain()
 	deadline := time.Now().Add(SyncInterval / 2)
 	for {
 		st.walMu.Lock()

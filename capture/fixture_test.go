@@ -376,3 +376,52 @@ func TestRecorderBoundedByBytes(t *testing.T) {
 		t.Errorf("the kept events take ~%d KiB, past the 64 KiB bound", kept>>10)
 	}
 }
+
+// TestRecorderKeepsDamagedAside: a session file that is not a fixture
+// (garbled on disk) is not overwritten, nor rotated over the previous
+// session: it is kept, unchanged, under DamagedPath, with a warning that
+// names both paths; a damaged previous session is kept aside the same way.
+func TestRecorderKeepsDamagedAside(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	for _, c := range []struct {
+		name    string
+		garbled string // which file is garbled
+	}{{"session", "last-session.json"}, {"previous session", "last-session.previous.json"}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "last-session.json")
+			good := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}`)
+			garbage := append(append([]byte(nil), good[:30]...), 0xff, 0x00, '{')
+			os.WriteFile(path, good, 0o644)
+			os.WriteFile(PreviousPath(path), good, 0o644)
+			os.WriteFile(filepath.Join(dir, c.garbled), garbage, 0o644)
+			os.WriteFile(DamagedPath(filepath.Join(dir, c.garbled), 1), []byte("an earlier one"), 0o644)
+			var warned []string
+			rec, err := Start(context.Background(), b, path, Options{Warn: func(m string) { warned = append(warned, m) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Close()
+			kept := DamagedPath(filepath.Join(dir, c.garbled), 2)
+			if got, err := os.ReadFile(kept); err != nil || string(got) != string(garbage) {
+				t.Fatalf("kept aside: %q %v", got, err)
+			}
+			if got, _ := os.ReadFile(DamagedPath(filepath.Join(dir, c.garbled), 1)); string(got) != "an earlier one" {
+				t.Errorf("an earlier damaged copy was overwritten: %q", got)
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], filepath.Join(dir, c.garbled)) || !strings.Contains(warned[0], kept) || !strings.Contains(warned[0], "not valid JSON") {
+				t.Errorf("warnings %q", warned)
+			}
+			if c.garbled == "last-session.previous.json" {
+				// The intact session became the previous one.
+				if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(good) {
+					t.Errorf("previous session %q", got)
+				}
+			}
+		})
+	}
+}

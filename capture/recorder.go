@@ -42,6 +42,9 @@ type Options struct {
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
 	Buffer int
+	// Warn receives one-line notices (a damaged fixture kept aside); nil
+	// writes them to standard error.
+	Warn func(string)
 }
 
 // Recorder writes the running session to a fixture file.
@@ -108,10 +111,11 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 			os.Remove(s)
 		}
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		if err := os.Rename(path, PreviousPath(path)); err != nil {
-			return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
-		}
+	if opts.Warn == nil {
+		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
+	}
+	if err := keepPrevious(path, opts.Warn); err != nil {
+		return nil, err
 	}
 	bus := b.Sandbox.Events()
 	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer),
@@ -125,6 +129,74 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	}
 	go r.run(ctx)
 	return r, nil
+}
+
+// keepPrevious moves the fixture at path, the previous session, to
+// PreviousPath(path). A file there or at path that is not a fixture —
+// damaged on disk, since the recorder only ever renames whole fixtures
+// into place — is the user's data all the same: it is moved to
+// DamagedPath instead, unchanged, with a warning, and not overwritten.
+func keepPrevious(path string, warn func(string)) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	prev := PreviousPath(path)
+	for _, p := range []string{prev, path} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // none at prev
+		}
+		if derr := checkWhole(data); derr != nil {
+			to, err := keepAside(p)
+			if err != nil {
+				return fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", p, derr, err)
+			}
+			warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", p, derr, to))
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil // kept aside
+	}
+	if err := os.Rename(path, prev); err != nil {
+		return fmt.Errorf("capture: keeping the previous session: %w", err)
+	}
+	return nil
+}
+
+// checkWhole reports whether data is a whole fixture file: valid JSON
+// with the fixture schema. It is cheaper than Decode (no event is
+// validated) and enough to tell a damaged file from a session.
+func checkWhole(data []byte) error {
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return &Error{Msg: "is not valid JSON: " + jsonErr(err, data)}
+	}
+	if head.Schema != Schema {
+		return &Error{Path: "fixture.schema", Msg: fmt.Sprintf("must be %q", Schema)}
+	}
+	return nil
+}
+
+// DamagedPath is where a damaged fixture at path is kept, the n-th of its
+// name: last-session.json → last-session.damaged-1.json.
+func DamagedPath(path string, n int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.damaged-%d%s", strings.TrimSuffix(path, ext), n, ext)
+}
+
+// keepAside renames path to the first DamagedPath not taken.
+func keepAside(path string) (string, error) {
+	for n := 1; n < 1000; n++ {
+		to := DamagedPath(path, n)
+		if _, err := os.Lstat(to); err == nil {
+			continue
+		}
+		return to, os.Rename(path, to)
+	}
+	return "", fmt.Errorf("%s: 999 damaged copies are kept already", path)
 }
 
 // PreviousPath is where Start keeps the fixture it found at path:

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ type Options struct {
 	History int
 	// Rules is the initial Firestore rules gate (nil: no rules loaded).
 	Rules firestore.Rules
+	// Warn receives one-line notices about the data dir: a torn last
+	// write dropped at start, a damaged object found; nil writes them to
+	// standard error.
+	Warn func(string)
 	// Services are the services beyond Firestore and Auth, created in
 	// order after them; each name must be unique.
 	Services []service.Registration
@@ -86,6 +91,9 @@ type Sandbox struct {
 func Open(opts Options) (*Sandbox, error) {
 	if opts.Project == "" {
 		opts.Project = DefaultProject
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
 	sb := &Sandbox{opts: opts, def: firestore.DatabaseName{Project: opts.Project, Database: firestore.DefaultDatabase}}
 	switch {
@@ -126,7 +134,7 @@ func Open(opts Options) (*Sandbox, error) {
 	}
 	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
-		st, err := OpenStoreSync(opts.DataDir, opts.Sync)
+		st, err := OpenStoreWith(opts.DataDir, StoreOptions{Sync: opts.Sync, Warn: opts.Warn})
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +188,7 @@ func Open(opts Options) (*Sandbox, error) {
 
 // env is the environment a service created by this sandbox receives.
 func (sb *Sandbox) env(name string) service.Env {
-	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus}
+	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus, Warn: sb.opts.Warn}
 	if sb.store != nil {
 		env.Bucket = sb.store.Bucket(name)
 		env.DataDir = sb.opts.DataDir

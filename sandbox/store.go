@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -36,12 +37,15 @@ type Store struct {
 	walMu        sync.Mutex
 	wal          *os.File
 	walN         uint64 // wal's number
+	nextSeq      uint64 // the sequence of the next record logged
 	walBuf       []byte
 	pending      []walBatch
 	pendingBytes int
 	// ckptMu makes checkpoints (and Clear) one at a time.
 	ckptMu sync.Mutex
 	kick   chan struct{}
+
+	warn func(string)
 
 	stop     chan struct{}
 	stopped  chan struct{}
@@ -85,6 +89,10 @@ func ParseSyncMode(s string) (SyncMode, error) {
 }
 
 var (
+	// walBucket holds walAppliedKey: the sequence of the last log record
+	// a checkpoint applied, written in the checkpoint's transaction.
+	walBucket       = []byte("pyric.wal")
+	walAppliedKey   = []byte("applied")
 	firestoreBucket = []byte("firestore")
 	authBucket      = []byte("auth")
 	authStateKey    = []byte("state")
@@ -95,7 +103,22 @@ func OpenStore(dir string) (*Store, error) { return OpenStoreSync(dir, SyncBatch
 
 // OpenStoreSync opens (creating) dir/pyric.db with the given sync mode.
 func OpenStoreSync(dir string, mode SyncMode) (*Store, error) {
-	mode, err := ParseSyncMode(string(mode))
+	return OpenStoreWith(dir, StoreOptions{Sync: mode})
+}
+
+// StoreOptions configure OpenStoreWith.
+type StoreOptions struct {
+	// Sync is the sync mode ("" is SyncBatch).
+	Sync SyncMode
+	// Warn receives the one-line notices of a start that recovered from
+	// a crash by dropping data no one was promised (a torn last write);
+	// nil writes them to standard error.
+	Warn func(string)
+}
+
+// OpenStoreWith opens (creating) dir/pyric.db.
+func OpenStoreWith(dir string, opts StoreOptions) (*Store, error) {
+	mode, err := ParseSyncMode(string(opts.Sync))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +139,10 @@ func OpenStoreSync(dir string, mode SyncMode) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open store: %w", err)
 	}
-	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1)}
+	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1), warn: opts.Warn}
+	if s.warn == nil {
+		s.warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
+	}
 	db.NoSync = mode == SyncBatch
 	if err := s.replayWAL(); err != nil {
 		db.Close()
@@ -125,6 +151,30 @@ func OpenStoreSync(dir string, mode SyncMode) (*Store, error) {
 	s.stop, s.stopped = make(chan struct{}), make(chan struct{})
 	go s.maintain()
 	return s, nil
+}
+
+// RemoveStore deletes the store in dir — pyric.db and its write-ahead
+// logs together, since a log left without the file it continues is
+// refused at the next open — for starting over (serve --fresh). Other
+// services' files under dir are theirs.
+func RemoveStore(dir string) error {
+	ns, err := walFiles(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	paths := []string{filepath.Join(dir, "pyric.db"), filepath.Join(dir, walTemp)}
+	for _, n := range ns {
+		paths = append(paths, walFileName(dir, n))
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return nil
 }
 
 // maintain checkpoints the write-ahead log every SyncInterval (or sooner
@@ -150,34 +200,60 @@ func (s *Store) maintain() {
 }
 
 // replayWAL applies the logs a previous process left (it stopped before
-// checkpointing them) to the bbolt file, syncs it, deletes them, and opens
-// a new, empty log. Damage other than a torn last record is refused with
-// the logs left untouched.
+// checkpointing them) to the bbolt file, syncs it, opens a new log, and
+// deletes them. It first proves that nothing logged is missing (see
+// wal.go); damage other than a torn last record is refused with every
+// file left untouched. A torn last record dropped is reported through
+// warn.
 func (s *Store) replayWAL() error {
+	os.Remove(filepath.Join(s.dir, walTemp)) // a header never renamed into place
 	ns, err := walFiles(s.dir)
 	if err != nil {
 		return err
 	}
-	var batches []walBatch
+	applied, err := s.appliedSeq()
+	if err != nil {
+		return err
+	}
+	logs := make([]*walLog, len(ns))
 	for i, n := range ns {
-		b, _, err := readWAL(walFileName(s.dir, n), i == len(ns)-1)
-		if err != nil {
+		if logs[i], err = readWAL(walFileName(s.dir, n), i == len(ns)-1); err != nil {
 			return err
 		}
-		batches = append(batches, b...)
+	}
+	if err := s.checkWALSequence(ns, logs, applied); err != nil {
+		return err
+	}
+	through := applied
+	var batches []walBatch
+	for _, l := range logs {
+		for _, b := range l.batches {
+			if b.seq != 0 && b.seq <= applied {
+				continue // checkpointed before the crash
+			}
+			batches = append(batches, b)
+			through = max(through, b.seq)
+		}
 	}
 	if len(batches) > 0 {
-		if err := s.apply(batches); err != nil {
+		if err := s.apply(batches, through); err != nil {
 			return fmt.Errorf("sandbox: apply the write-ahead log to %s: %w", s.db.Path(), err)
 		}
 		if err := s.db.Sync(); err != nil {
 			return fmt.Errorf("sandbox: sync %s: %w", s.db.Path(), err)
 		}
 	}
+	for _, l := range logs {
+		if l.tornBytes > 0 {
+			s.warn(fmt.Sprintf("%s ended in a torn write (%d bytes at byte %d, a record a crash or power loss cut short before it was synced): dropped it; the %d records before it were applied",
+				l.path, l.tornBytes, l.tornAt, len(l.batches)))
+		}
+	}
 	next := uint64(1)
 	if len(ns) > 0 {
 		next = ns[len(ns)-1] + 1
 	}
+	s.nextSeq = through + 1
 	if err := s.openWAL(next); err != nil {
 		return err
 	}
@@ -189,31 +265,98 @@ func (s *Store) replayWAL() error {
 	return nil
 }
 
-// openWAL starts log file n and makes it the one appended to; callers
-// hold walMu or own the store alone. With SyncAlways the new file's
-// directory entry is synced too, so records synced into it are found
-// after a power loss.
+// checkWALSequence proves that the logs hold every record after the last
+// one the bbolt file holds: their numbers follow each other, the first
+// log (of format 2) begins at or before the record after applied, and
+// each begins where the one before it ends.
+func (s *Store) checkWALSequence(ns []uint64, logs []*walLog, applied uint64) error {
+	var prev *walLog
+	for i, l := range logs {
+		if i > 0 && ns[i] != ns[i-1]+1 {
+			missing := walFileName(s.dir, ns[i-1]+1)
+			return &DamagedStoreError{Path: missing, Problem: fmt.Sprintf("it is missing: %s and %s are there, and it held the writes between them", filepath.Base(logs[i-1].path), filepath.Base(l.path)),
+				Advice: walAdvice(l.path)}
+		}
+		if l.format != 2 {
+			continue
+		}
+		switch {
+		case prev != nil && l.first != prev.end()+1:
+			return &DamagedStoreError{Path: l.path, Problem: fmt.Sprintf("it starts at write %d, but %s ends at write %d", l.first, filepath.Base(prev.path), prev.end()),
+				Advice: walAdvice(l.path)}
+		case prev == nil && l.first > applied+1:
+			return &DamagedStoreError{Path: l.path, Problem: fmt.Sprintf("it starts at write %d, but %s holds the writes only through %d: writes %d to %d are in neither "+
+				"(a log was deleted, or %s was replaced by an older copy)", l.first, s.db.Path(), applied, applied+1, l.first-1, filepath.Base(s.db.Path())),
+				Advice: fmt.Sprintf("Restore the data dir from a backup, or move it aside (mv %s %s.damaged), with any later %s*, to start from %s as it is, losing the writes they hold.",
+					l.path, l.path, walPrefix, filepath.Base(s.db.Path()))}
+		}
+		prev = l
+	}
+	return nil
+}
+
+// appliedSeq reads the sequence of the last log record applied to the
+// bbolt file (0: none, or a file from before sequences).
+func (s *Store) appliedSeq() (uint64, error) {
+	var seq uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(walBucket); b != nil {
+			if v := b.Get(walAppliedKey); v != nil {
+				if len(v) != 8 {
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("its write-ahead log position is %d bytes, not 8", len(v))}
+				}
+				seq = binary.LittleEndian.Uint64(v)
+			}
+		}
+		return nil
+	})
+	return seq, err
+}
+
+// putApplied records in tx that the log records through seq are applied.
+func putApplied(tx *bolt.Tx, seq uint64) error {
+	b, err := tx.CreateBucketIfNotExists(walBucket)
+	if err != nil {
+		return err
+	}
+	return b.Put(walAppliedKey, binary.LittleEndian.AppendUint64(nil, seq))
+}
+
+// openWAL starts log file n, whose first record will be s.nextSeq, and
+// makes it the one appended to; callers hold walMu or own the store alone.
+// The header is written and synced under a temporary name and renamed
+// into place, and the directory synced, so that the file exists whole
+// before any record goes into it: a pyric.wal.<n> shorter than its header
+// is damage, never a file being created.
 func (s *Store) openWAL(n uint64) error {
-	f, err := os.OpenFile(walFileName(s.dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, final := filepath.Join(s.dir, walTemp), walFileName(s.dir, n)
+	if _, err := os.Lstat(final); err == nil {
+		return fmt.Errorf("sandbox: create the write-ahead log: %s already exists", final)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("sandbox: create the write-ahead log: %w", err)
 	}
-	if _, err := f.WriteString(walMagic); err != nil {
+	fail := func(what string, err error) error {
 		f.Close()
-		return fmt.Errorf("sandbox: write the write-ahead log: %w", err)
+		os.Remove(tmp)
+		return fmt.Errorf("sandbox: %s: %w", what, err)
 	}
-	if s.mode == SyncAlways {
-		if err := f.Sync(); err != nil {
+	if _, err := f.Write(appendWALHeader(nil, s.nextSeq)); err != nil {
+		return fail("write the write-ahead log", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail("sync the write-ahead log", err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fail("name the write-ahead log", err)
+	}
+	if d, err := os.Open(s.dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
 			f.Close()
-			return fmt.Errorf("sandbox: sync the write-ahead log: %w", err)
-		}
-		if d, err := os.Open(s.dir); err == nil {
-			err = d.Sync()
-			d.Close()
-			if err != nil {
-				f.Close()
-				return fmt.Errorf("sandbox: sync the data dir: %w", err)
-			}
+			return fmt.Errorf("sandbox: sync the data dir: %w", err)
 		}
 	}
 	s.wal, s.walN = f, n
@@ -221,9 +364,13 @@ func (s *Store) openWAL(n uint64) error {
 }
 
 // apply writes logged batches, in order, to the bbolt file in one
-// transaction (synced when the mode syncs every commit).
-func (s *Store) apply(batches []walBatch) error {
+// transaction (synced when the mode syncs every commit), with the
+// sequence of the last record they hold (through).
+func (s *Store) apply(batches []walBatch, through uint64) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := putApplied(tx, through); err != nil {
+			return err
+		}
 		root, err := tx.CreateBucketIfNotExists(firestoreBucket)
 		if err != nil {
 			return err
@@ -286,7 +433,7 @@ func (s *Store) checkpoint() {
 		s.syncErr.Store(&err)
 		return
 	}
-	err = s.apply(batches)
+	err = s.apply(batches, batches[len(batches)-1].seq)
 	if err == nil && s.mode == SyncBatch {
 		err = s.db.Sync()
 	}
@@ -334,15 +481,15 @@ func (s *Store) Close() error {
 	if s.mode == SyncBatch {
 		s.syncNow()
 	}
+	// The log stays, holding only its header when every record is in
+	// the bbolt file: its sequence is what the next start checks the
+	// bbolt file's against.
 	s.walMu.Lock()
-	wal, n, clean := s.wal, s.walN, len(s.pending) == 0
+	wal := s.wal
 	s.wal = nil
 	s.walMu.Unlock()
 	if wal != nil {
 		wal.Close()
-		if clean { // every record is in the bbolt file
-			os.Remove(walFileName(s.dir, n))
-		}
 	}
 	return s.db.Close()
 }
@@ -388,8 +535,9 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 	if s.wal == nil {
 		return errors.New("the store is closed")
 	}
-	s.walBuf = appendWALRecord(s.walBuf[:0], batch.db, batch.changes)
-	if len(s.walBuf) > 8+walMaxRecord {
+	batch.seq = s.nextSeq
+	s.walBuf = appendWALRecord(s.walBuf[:0], batch.seq, batch.db, batch.changes)
+	if len(s.walBuf) > walFrameSize+walMaxRecord {
 		return fmt.Errorf("the commit is too large to log (%d bytes)", len(s.walBuf))
 	}
 	if _, err := s.wal.Write(s.walBuf); err != nil {
@@ -406,6 +554,7 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 			return err
 		}
 	}
+	s.nextSeq++
 	if cap(s.walBuf) > 1<<20 {
 		s.walBuf = nil // one huge commit need not stay allocated
 	}
@@ -528,25 +677,25 @@ func (s *Store) LoadAuth() ([]byte, error) {
 }
 
 // Clear deletes every service's stored state, the logged Firestore
-// commits not yet checkpointed included.
+// commits not yet checkpointed included: the bbolt file records them as
+// applied (dropped), and their log is deleted once that is on disk.
 func (s *Store) Clear() error {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
 	s.walMu.Lock()
 	var err error
+	var oldN uint64
+	rotated := false
 	if len(s.pending) > 0 {
-		var oldN uint64
-		if _, oldN, err = s.rotateWAL(); err == nil {
-			if err = os.Remove(walFileName(s.dir, oldN)); err != nil {
-				err = fmt.Errorf("sandbox: remove the write-ahead log: %w", err)
-			}
-		}
+		_, oldN, err = s.rotateWAL()
+		rotated = err == nil
 	}
+	through := s.nextSeq - 1
 	s.walMu.Unlock()
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		var names [][]byte
 		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 			names = append(names, append([]byte(nil), name...))
@@ -559,6 +708,15 @@ func (s *Store) Clear() error {
 				return err
 			}
 		}
-		return nil
+		return putApplied(tx, through)
 	})
+	if err == nil && rotated && s.mode == SyncBatch {
+		err = s.db.Sync()
+	}
+	if err == nil && rotated {
+		if err = os.Remove(walFileName(s.dir, oldN)); err != nil {
+			err = fmt.Errorf("sandbox: remove the write-ahead log: %w", err)
+		}
+	}
+	return err
 }

@@ -59,12 +59,17 @@ func checkStoreFile(path string) error {
 type DamagedStoreError struct {
 	Path    string
 	Problem string
+	// Advice says what to do; empty: restore the file or move it aside
+	// to start with an empty store.
+	Advice string
 }
 
 func (e *DamagedStoreError) Error() string {
-	return fmt.Sprintf("sandbox: the data file %s is damaged: %s. Pyric has not opened or changed it. "+
-		"Restore it from a backup, or move it aside (mv %s %s.damaged) to start with an empty store.",
-		e.Path, e.Problem, e.Path, e.Path)
+	advice := e.Advice
+	if advice == "" {
+		advice = fmt.Sprintf("Restore it from a backup, or move it aside (mv %s %s.damaged) to start with an empty store.", e.Path, e.Path)
+	}
+	return fmt.Sprintf("sandbox: the data file %s is damaged: %s. Pyric has not opened or changed it. %s", e.Path, e.Problem, advice)
 }
 
 // bbolt's on-disk layout (go.etcd.io/bbolt internal/common), little endian.
@@ -151,12 +156,21 @@ func (c *storeCheck) meta() (boltMeta, string) {
 			r1 = r
 		}
 	}
+	// bbolt falls back to the other meta page when one is unreadable,
+	// silently opening the commit before the last one if the damaged
+	// page was the newer. A meta page is written in one sector-sized
+	// piece at the start of its page, so a crash does not tear it: one
+	// failing its check is damage, and refused like any other.
 	switch {
 	case r0 != "" && r1 != "":
 		return boltMeta{}, fmt.Sprintf("it is not a readable Pyric store (meta page 0 %s; meta page 1 %s)", r0, r1)
 	case r0 != "":
-		return m1, ""
-	case r1 != "" || m0.txid >= m1.txid:
+		return boltMeta{}, fmt.Sprintf("its first meta page %s while the second (transaction %d) is intact; bbolt would silently open that one, "+
+			"losing the last commit if the damaged page held it", r0, m1.txid)
+	case r1 != "":
+		return boltMeta{}, fmt.Sprintf("its second meta page %s while the first (transaction %d) is intact; bbolt would silently open that one, "+
+			"losing the last commit if the damaged page held it", r1, m0.txid)
+	case m0.txid >= m1.txid:
 		return m0, ""
 	}
 	return m1, ""

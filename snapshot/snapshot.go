@@ -124,7 +124,7 @@ func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 // project the server then serves). dir "" (in memory) always seeds.
 func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool) error {
 	if dir != "" && fresh {
-		if err := os.Remove(filepath.Join(dir, "pyric.db")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := sandbox.RemoveStore(dir); err != nil {
 			return fmt.Errorf("--fresh: %w", err)
 		}
 	}
@@ -144,7 +144,7 @@ func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool) err
 	}
 	if err := Seed(ctx, sb, data); err != nil {
 		sb.Close()
-		os.Remove(filepath.Join(dir, "pyric.db"))
+		sandbox.RemoveStore(dir)
 		return fmt.Errorf("--seed %s: %w", seedFile, err)
 	}
 	return sb.Close()

@@ -26,16 +26,27 @@ type blobStore interface {
 	// survives a restart on disk.
 	createSession(id string) (blobWriter, error)
 	// resumeSession reopens a session's blob at size bytes (what was
-	// acknowledged; anything after it is cut), rehashing its bytes.
-	resumeSession(id string, size int64) (blobWriter, error)
+	// acknowledged; anything after it is cut), rehashing its bytes, which
+	// must match crc when it is set; a blob shorter than size or hashing
+	// otherwise is a *sessionDamage, and left as it is.
+	resumeSession(id string, size int64, crc *uint32) (blobWriter, error)
+	// keepSessionAside moves a damaged session's blob out of the way,
+	// unchanged, and returns where it went.
+	keepSessionAside(id string) (string, error)
 	// removeSession deletes a session's blob (missing is fine).
 	removeSession(id string)
 	// sessions lists the ids of the session blobs present.
 	sessions() []string
 	// open returns a reader of a committed blob.
 	open(gen int64) (blobReader, error)
+	// size returns a committed blob's size (an os.ErrNotExist error
+	// when it is missing).
+	size(gen int64) (int64, error)
 	// remove deletes a committed blob (missing is fine).
 	remove(gen int64)
+	// keepAside moves committed blobs out of the way, unchanged, and
+	// returns the folder they went to.
+	keepAside(gens []int64) (string, error)
 	// list returns every committed blob's generation (startup cleanup).
 	list() ([]int64, error)
 	// reset deletes every blob, committed or temporary.
@@ -51,6 +62,8 @@ type blobWriter interface {
 	sync() error
 	// sums returns the base64 MD5 and CRC32C of the bytes written so far.
 	sums() (md5sum, crc string)
+	// crc32c returns the CRC32C of the bytes written so far.
+	crc32c() uint32
 	// finish flushes the bytes durably (fsync on disk); after it only
 	// commit or abort may be called.
 	finish() error
@@ -113,6 +126,7 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 func (w *memWriter) size() int64            { return w.h.n }
+func (w *memWriter) crc32c() uint32         { return w.h.crc.Sum32() }
 func (w *memWriter) sums() (string, string) { return w.h.sums() }
 func (w *memWriter) abort()                 { w.buf = bytes.Buffer{} }
 func (w *memWriter) finish() error          { return nil }
@@ -122,8 +136,11 @@ func (s *memBlobs) sessions() []string      { return nil }
 
 func (s *memBlobs) createSession(string) (blobWriter, error) { return s.create() }
 func (s *memBlobs) removeSession(string)                     {}
-func (s *memBlobs) resumeSession(id string, _ int64) (blobWriter, error) {
+func (s *memBlobs) resumeSession(id string, _ int64, _ *uint32) (blobWriter, error) {
 	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
+}
+func (s *memBlobs) keepSessionAside(id string) (string, error) {
+	return "", fmt.Errorf("session %s: %w", id, os.ErrNotExist)
 }
 func (w *memWriter) commit(gen int64) error {
 	w.s.mu.Lock()
@@ -145,6 +162,18 @@ func (s *memBlobs) open(gen int64) (blobReader, error) {
 	}
 	return memReader{bytes.NewReader(b)}, nil
 }
+
+func (s *memBlobs) size(gen int64) (int64, error) {
+	s.mu.RLock()
+	b, ok := s.blobs[gen]
+	s.mu.RUnlock()
+	if !ok {
+		return 0, fmt.Errorf("blob %d: %w", gen, os.ErrNotExist)
+	}
+	return int64(len(b)), nil
+}
+
+func (s *memBlobs) keepAside([]int64) (string, error) { return "", nil }
 
 func (s *memBlobs) remove(gen int64) {
 	s.mu.Lock()
@@ -200,22 +229,39 @@ func (s *diskBlobs) createSession(id string) (blobWriter, error) {
 	return &diskWriter{s: s, f: f, h: newHasher()}, nil
 }
 
-func (s *diskBlobs) resumeSession(id string, size int64) (blobWriter, error) {
+// sessionDamage is a session blob that does not hold the bytes its
+// record says were acknowledged.
+type sessionDamage struct{ problem string }
+
+func (d *sessionDamage) Error() string { return d.problem }
+
+func (s *diskBlobs) resumeSession(id string, size int64, crc *uint32) (blobWriter, error) {
 	f, err := os.OpenFile(s.sessionPath(id), os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
 	w := &diskWriter{s: s, f: f, h: newHasher()}
-	if st, err := f.Stat(); err != nil || st.Size() < size {
-		w.abort()
-		return nil, fmt.Errorf("session %s: shorter than the %d bytes acknowledged", id, size)
-	}
-	if err := f.Truncate(size); err != nil {
-		w.abort()
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
 		return nil, err
+	}
+	if st.Size() < size {
+		f.Close()
+		return nil, &sessionDamage{fmt.Sprintf("its file holds %d bytes, fewer than the %d acknowledged", st.Size(), size)}
 	}
 	buf := make([]byte, 256<<10)
 	if _, err := io.CopyBuffer(hashWriter{&w.h}, io.NewSectionReader(f, 0, size), buf); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if crc != nil && w.h.crc.Sum32() != *crc {
+		f.Close()
+		return nil, &sessionDamage{fmt.Sprintf("the %d bytes acknowledged no longer match their CRC32C (%08x, now %08x), so its file was overwritten", size, *crc, w.h.crc.Sum32())}
+	}
+	// Bytes past the acknowledged size were never acknowledged (a chunk
+	// a crash interrupted): the client sends them again.
+	if err := f.Truncate(size); err != nil {
 		w.abort()
 		return nil, err
 	}
@@ -224,6 +270,18 @@ func (s *diskBlobs) resumeSession(id string, size int64) (blobWriter, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+func (s *diskBlobs) keepSessionAside(id string) (string, error) {
+	dir := filepath.Join(s.dir, "damaged")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	to := filepath.Join(dir, "session-"+id)
+	if _, err := os.Lstat(to); err == nil {
+		return "", fmt.Errorf("%s already exists", to)
+	}
+	return to, os.Rename(s.sessionPath(id), to)
 }
 
 func (s *diskBlobs) removeSession(id string) { os.Remove(s.sessionPath(id)) }
@@ -270,6 +328,7 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 func (w *diskWriter) size() int64            { return w.h.n }
+func (w *diskWriter) crc32c() uint32         { return w.h.crc.Sum32() }
 func (w *diskWriter) sync() error            { return w.f.Sync() }
 func (w *diskWriter) sums() (string, string) { return w.h.sums() }
 
@@ -315,7 +374,28 @@ func (s *diskBlobs) open(gen int64) (blobReader, error) {
 	return os.Open(s.path(gen))
 }
 
+func (s *diskBlobs) size(gen int64) (int64, error) {
+	fi, err := os.Stat(s.path(gen))
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 func (s *diskBlobs) remove(gen int64) { os.Remove(s.path(gen)) }
+
+func (s *diskBlobs) keepAside(gens []int64) (string, error) {
+	dir := filepath.Join(s.dir, "orphans")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, g := range gens {
+		if err := os.Rename(s.path(g), filepath.Join(dir, strconv.FormatInt(g, 10))); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
 
 func (s *diskBlobs) list() ([]int64, error) {
 	ents, err := os.ReadDir(filepath.Join(s.dir, "blobs"))

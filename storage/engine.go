@@ -141,6 +141,7 @@ func New(env service.Env, opts Options) (*Engine, error) {
 	if err := e.load(); err != nil {
 		return nil, err
 	}
+	e.checkBlobs()
 	if err := e.loadUploads(); err != nil {
 		return nil, err
 	}
@@ -269,13 +270,33 @@ func (e *Engine) load() error {
 	if err != nil {
 		return fmt.Errorf("storage: blobs: %w", err)
 	}
+	var orphans []int64
 	for _, g := range gens {
 		if !live[g] {
-			e.blobs.remove(g)
+			orphans = append(orphans, g)
 		}
 		if g > e.lastGen {
 			e.lastGen = g
 		}
+	}
+	if len(orphans) > 0 && len(objs) == 0 && len(e.buckets) == 0 && e.env.Bucket != nil {
+		// Files and no object at all: the metadata is gone (pyric.db
+		// moved aside or replaced, --fresh), not a crash mid-write. The
+		// bytes are the user's: kept, not deleted.
+		dir, err := e.blobs.keepAside(orphans)
+		if err != nil {
+			return fmt.Errorf("storage: keep the files of objects pyric.db no longer names: %w", err)
+		}
+		if e.env.Warn != nil {
+			e.env.Warn(fmt.Sprintf("storage: %d object files are named by no object (pyric.db is new or was replaced): moved them, unchanged, to %s; delete it to reclaim the space", len(orphans), dir))
+		}
+		return nil
+	}
+	// A crash between a blob's commit and its object's (or between an
+	// object's replacement and its old blob's removal) leaves a blob no
+	// object names, of a write never acknowledged or already replaced.
+	for _, g := range orphans {
+		e.blobs.remove(g)
 	}
 	return nil
 }

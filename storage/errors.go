@@ -22,6 +22,7 @@ const (
 	TooLarge                // beyond the engine's size limit: 413
 	Cancelled               // the upload session was cancelled: 499 → 404 on the wire
 	Conflict                // the upload session is already finalized: 409
+	DataLoss                // the stored bytes are damaged: 410
 )
 
 // Error is the engine's typed error.
@@ -51,6 +52,7 @@ var (
 	ErrOutOfRange         = &Error{Code: OutOfRange}
 	ErrTooLarge           = &Error{Code: TooLarge}
 	ErrCancelled          = &Error{Code: Cancelled}
+	ErrDataLoss           = &Error{Code: DataLoss}
 )
 
 func errorf(c Code, format string, args ...any) error {
@@ -91,6 +93,10 @@ func HTTPStatus(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case Conflict:
 		return http.StatusConflict
+	case DataLoss:
+		// Not a 5xx, which Google's clients retry for minutes: the
+		// bytes stay damaged until someone replaces them.
+		return http.StatusGone
 	default:
 		return http.StatusInternalServerError
 	}
@@ -115,6 +121,8 @@ func Reason(err error) string {
 		return "uploadTooLarge"
 	case Conflict:
 		return "conflict"
+	case DataLoss:
+		return "dataLoss"
 	default:
 		return "backendError"
 	}

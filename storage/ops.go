@@ -47,6 +47,9 @@ func (e *Engine) Put(who identity.Identity, req PutRequest) (*Object, error) {
 	if req.Body != nil {
 		if _, err := io.Copy(w, io.LimitReader(req.Body, e.opts.MaxObjectSize+1)); err != nil {
 			w.abort()
+			if CodeOf(err) == DataLoss { // a copy's or compose's source
+				return nil, err
+			}
 			return nil, errorf(InvalidArgument, "reading the upload: %v", err)
 		}
 	}
@@ -169,10 +172,15 @@ func (e *Engine) Stat(who identity.Identity, req ReadRequest) (*Object, error) {
 	return o, err
 }
 
-// Reader reads an object's bytes at any offset.
+// Reader reads an object's bytes at any offset (ReadAt), or in order
+// (Read, Seek), which checks the stored checksums once every byte was
+// read from the start: a Read that would complete damaged bytes returns
+// a DataLoss error instead, and Err reports it. See verify.go.
 type Reader interface {
 	io.ReaderAt
+	io.ReadSeeker
 	io.Closer
+	Err() error
 }
 
 // Open returns an object's metadata and a reader of the bytes of that
@@ -203,14 +211,12 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 			err = req.Conditions.check(cur)
 		}
 	}
-	var r blobReader
+	var r *objectReader
 	var o *Object
 	if err == nil {
 		o = cur.clone()
 		if body {
-			if r, err = e.blobs.open(cur.Generation); err != nil {
-				err = fmt.Errorf("storage: open %s/%s: %w", req.Bucket, req.Name, err)
-			}
+			r, err = e.openObject(o)
 		}
 	}
 	e.mu.RUnlock()
@@ -223,6 +229,9 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 			e.emitChange(who, OpTokenCreate, o, t)
 			o = t
 		}
+	}
+	if r == nil {
+		return o, nil, nil
 	}
 	return o, r, nil
 }
@@ -518,8 +527,7 @@ func (e *Engine) Copy(who identity.Identity, req CopyRequest) (*Object, error) {
 		return nil, err
 	}
 	defer r.Close()
-	put := PutRequest{Bucket: req.DstBucket, Name: req.DstName, Conditions: req.Conditions,
-		Body: io.NewSectionReader(r, 0, src.Size)}
+	put := PutRequest{Bucket: req.DstBucket, Name: req.DstName, Conditions: req.Conditions, Body: r}
 	if req.Attrs != nil {
 		put.Attrs = *req.Attrs
 		put.MediaType = src.ContentType
@@ -574,12 +582,12 @@ func (e *Engine) Compose(who identity.Identity, bkt, name string, sources []Comp
 	}
 	readers := make([]io.Reader, 0, len(sources))
 	for _, s := range sources {
-		o, r, err := e.Open(who, ReadRequest{Bucket: bkt, Name: s.Name, Generation: s.Generation, Conditions: Conditions{GenerationMatch: s.GenerationMatch}})
+		_, r, err := e.Open(who, ReadRequest{Bucket: bkt, Name: s.Name, Generation: s.Generation, Conditions: Conditions{GenerationMatch: s.GenerationMatch}})
 		if err != nil {
 			return nil, err
 		}
 		defer r.Close()
-		readers = append(readers, io.NewSectionReader(r, 0, o.Size))
+		readers = append(readers, r)
 	}
 	return e.Put(who, PutRequest{Bucket: bkt, Name: name, Attrs: attrs, Body: io.MultiReader(readers...), Conditions: conds})
 }

@@ -30,10 +30,10 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 			objs = append(objs, b.objects[n].clone())
 		}
 	}
-	readers := make([]blobReader, len(objs))
+	readers := make([]*objectReader, len(objs))
 	var err error
 	for i, o := range objs {
-		if readers[i], err = e.blobs.open(o.Generation); err != nil {
+		if readers[i], err = e.openObject(o); err != nil {
 			break
 		}
 	}
@@ -50,9 +50,9 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 	}
 	s := snapshot{Objects: make([]snapObject, len(objs))}
 	for i, o := range objs {
-		data, err := io.ReadAll(io.NewSectionReader(readers[i], 0, o.Size))
+		data, err := io.ReadAll(readers[i])
 		if err != nil {
-			return nil, fmt.Errorf("storage: snapshot %s/%s: %w", o.Bucket, o.Name, err)
+			return nil, fmt.Errorf("storage: snapshot: %w", err)
 		}
 		s.Objects[i] = snapObject{Object: *o, Data: data}
 	}

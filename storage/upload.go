@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -108,11 +109,15 @@ type uploadRecord struct {
 	Total    int64             `json:"total"`
 	Created  time.Time         `json:"created"`
 	Received int64             `json:"received"`
+	// CRC32C is the CRC32C of the Received bytes (absent in records of
+	// earlier versions), checked when the session resumes.
+	CRC32C *uint32 `json:"crc32c,omitempty"`
 }
 
 // record is the session's durable state; the caller holds u.mu or owns u.
 func (u *Upload) record() *uploadRecord {
-	return &uploadRecord{ID: u.ID, Who: u.who, Req: u.req, Total: u.total, Created: u.created, Received: u.w.size()}
+	crc := u.w.crc32c()
+	return &uploadRecord{ID: u.ID, Who: u.who, Req: u.req, Total: u.total, Created: u.created, Received: u.w.size(), CRC32C: &crc}
 }
 
 func (e *Engine) persistUpload(rec *uploadRecord) error {
@@ -156,7 +161,24 @@ func (e *Engine) loadUploads() error {
 	}
 	live := map[string]bool{}
 	for _, rec := range recs {
-		w, err := e.blobs.resumeSession(rec.ID, rec.Received)
+		w, err := e.blobs.resumeSession(rec.ID, rec.Received, rec.CRC32C)
+		var sd *sessionDamage
+		if errors.As(err, &sd) {
+			// The client's next chunk gets 404 and starts the upload
+			// over; the file is the user's data: kept, not deleted.
+			msg := fmt.Sprintf("storage: the resumable upload %s of %s/%s is damaged: %s; it is dropped (the client must start the upload again)", rec.ID, rec.Req.Bucket, rec.Req.Name, sd.problem)
+			if to, kerr := e.blobs.keepSessionAside(rec.ID); kerr == nil {
+				msg += ", and its file is kept as " + to
+			} else {
+				msg += fmt.Sprintf(", and its file could not be moved aside (%v): left as it is", kerr)
+				live[rec.ID] = true // not removed below
+			}
+			if e.env.Warn != nil {
+				e.env.Warn(msg)
+			}
+			e.forgetUpload(rec.ID)
+			continue
+		}
 		if err != nil || (e.opts.MaxUploads > 0 && len(e.uploads) >= e.opts.MaxUploads) {
 			if w != nil {
 				w.abort()

@@ -60,7 +60,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}
 	}
 	if o.capture != "" {
-		rec, err := capture.Start(ctx, b, o.capture, capture.Options{CapturedBy: "pyric " + Version})
+		rec, err := capture.Start(ctx, b, o.capture, capture.Options{CapturedBy: "pyric " + Version, Warn: warnTo(stdio.Err)})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %v", err)
 		}

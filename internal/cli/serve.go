@@ -259,6 +259,12 @@ func runServe(ctx context.Context, args []string, stdio Stdio) int {
 	return exitOK
 }
 
+// warnTo writes the data dir's one-line notices (a torn write dropped, a
+// damaged object or capture file found) to w.
+func warnTo(w io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintln(w, "pyric: "+msg) }
+}
+
 // startBackend starts every service and loads each rules file and the
 // index file: the startup serve and exec share.
 func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatcher, *indexesWatcher, error) {
@@ -273,7 +279,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		}
 	}
 	b, err := backend.Start(backend.Options{
-		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir, Sync: o.sync},
+		Sandbox:   sandbox.Options{Project: o.project, DataDir: o.dataDir, Sync: o.sync, Warn: warnTo(stdio.Err)},
 		Host:      o.host,
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},

@@ -64,6 +64,9 @@ type Env struct {
 	// belong in the store (object bytes); empty when in memory. A service
 	// keeps its files under DataDir/<Name()>.
 	DataDir string
+	// Warn reports a one-line notice about the service's stored data (a
+	// damaged file found at start); nil drops it.
+	Warn func(string)
 }
 
 // Factory creates a service from its environment, restoring what its

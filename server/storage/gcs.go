@@ -279,7 +279,10 @@ func (h *Handler) xml(w http.ResponseWriter, r *http.Request, p string) {
 }
 
 // serveMedia writes an object's bytes with the headers both APIs send;
-// net/http's ServeContent answers Range (206, 416) and HEAD.
+// net/http's ServeContent answers Range (206, 416) and HEAD. The reader
+// checks the stored checksums as the bytes stream (storage/verify.go):
+// damage found after the headers went out aborts the response, so the
+// client sees a broken download, never a complete one.
 func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd engine.Reader) {
 	hd := w.Header()
 	hd.Set("Content-Type", o.ContentType)
@@ -299,7 +302,10 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 	for k, v := range o.CustomMetadata() {
 		hd.Set("X-Goog-Meta-"+k, v)
 	}
-	http.ServeContent(w, r, "", o.Updated, io.NewSectionReader(rd, 0, o.Size))
+	http.ServeContent(w, r, "", o.Updated, rd)
+	if rd.Err() != nil {
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // gcsUpload serves /upload/storage/v1/b/{bucket}/o: uploadType media,

@@ -41,6 +41,9 @@ const exposed = "Content-Type, Content-Length, Content-Range, Content-Dispositio
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler { // a response cut off on purpose
+				panic(v)
+			}
 			gcsError(w, fmt.Errorf("internal error: %v", v))
 		}
 	}()

@@ -58,6 +58,8 @@ type Options struct {
 	Storage storage.Options
 	// AI configures the AI Logic engine (scripts, API keys, forwarding).
 	AI ai.Options
+	// Hosting configures the Hosting sites (none: Hosting is off).
+	Hosting HostingOptions
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -108,7 +110,7 @@ func Start(opts Options) (*Backend, error) {
 	}
 	for _, spec := range endpoints {
 		port, set := opts.Ports[spec.name]
-		if port == Disabled {
+		if port == Disabled || (spec.off != nil && spec.off(&opts)) {
 			continue
 		}
 		if spec.registration != nil && sb.Service(spec.name) == nil {

@@ -29,6 +29,7 @@ const (
 	Storage   = "storage"
 	AI        = "ai"
 	Messaging = "messaging"
+	Hosting   = "hosting"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -41,6 +42,9 @@ type endpoint struct {
 	// every sandbox holds (Firestore, Auth).
 	registration func(opts *Options) service.Registration
 	start        func(b *Backend, opts *Options, l net.Listener) (*running, error)
+	// off, when set, leaves the endpoint off for these options (Hosting
+	// without sites).
+	off func(opts *Options) bool
 }
 
 // envVar is an environment variable pointing clients at an endpoint; url
@@ -68,6 +72,8 @@ var endpoints = []*endpoint{
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
 		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
+	{name: Hosting, defaultPort: 5000, what: "Hosting (firebase.json sites)", start: startHosting,
+		off: func(o *Options) bool { return len(o.Hosting.Sites) == 0 }},
 }
 
 // Spec describes a service the backend can serve.

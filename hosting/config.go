@@ -145,17 +145,17 @@ func ParseConfig(raw json.RawMessage, dir, project string) ([]*SiteConfig, error
 }
 
 type rawSite struct {
-	Site           *string           `json:"site"`
-	Target         *string           `json:"target"`
-	Public         *string           `json:"public"`
-	Source         *string           `json:"source"`
-	Ignore         []string          `json:"ignore"`
-	CleanURLs      *bool             `json:"cleanUrls"`
-	TrailingSlash  *bool             `json:"trailingSlash"`
-	Redirects      []json.RawMessage `json:"redirects"`
-	Rewrites       []json.RawMessage `json:"rewrites"`
-	Headers        []json.RawMessage `json:"headers"`
-	I18n           *struct {
+	Site          *string           `json:"site"`
+	Target        *string           `json:"target"`
+	Public        *string           `json:"public"`
+	Source        *string           `json:"source"`
+	Ignore        []string          `json:"ignore"`
+	CleanURLs     *bool             `json:"cleanUrls"`
+	TrailingSlash *bool             `json:"trailingSlash"`
+	Redirects     []json.RawMessage `json:"redirects"`
+	Rewrites      []json.RawMessage `json:"rewrites"`
+	Headers       []json.RawMessage `json:"headers"`
+	I18n          *struct {
 		Root string `json:"root"`
 	} `json:"i18n"`
 	AppAssociation *string `json:"appAssociation"`

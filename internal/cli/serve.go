@@ -17,6 +17,7 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/hosting"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
@@ -49,6 +50,7 @@ type serveOptions struct {
 	importDir      string // an Emulator Suite export to import at start
 	exportOnExit   string // where to write an Emulator Suite export on exit
 	json           bool
+	hosting        *backend.HostingOptions // firebase.json's hosting sites; nil: none
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -203,6 +205,14 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
 	o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
+	if cfg.Hosting != nil {
+		sites, err := hosting.ParseConfig(cfg.Hosting, base, o.project)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric serve: firebase.json: %v\n", err)
+			return nil, false
+		}
+		o.hosting = &backend.HostingOptions{Sites: sites, SDKDirs: backend.DefaultSDKDirs(base)}
+	}
 	return o, true
 }
 
@@ -247,6 +257,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 		AI:        ai.Options{ScriptFile: o.aiScript},
+		Hosting:   hostingOptions(o),
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -294,6 +305,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		for _, e := range b.Endpoints() {
 			line[e.Service] = e.Addr
 		}
+		hostingJSONKeys(line, b.Hosting())
 		fe.jsonKeys(line)
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
@@ -359,6 +371,9 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, fe *frontends
 			env += " " + v.Name + "=" + v.Value
 		}
 		fmt.Fprintf(w, "  %-10s %-22s %-35s%s\n", displayName(e.Service), e.Addr, e.What, env)
+		if e.Service == backend.Hosting {
+			printHostingSites(w, b.Hosting())
+		}
 	}
 	fe.printBanner(w)
 	for _, rw := range watchers {
@@ -406,6 +421,8 @@ func displayName(service string) string {
 		return "Messaging"
 	case backend.AI:
 		return "AI Logic"
+	case backend.Hosting:
+		return "Hosting"
 	}
 	return service
 }

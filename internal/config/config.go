@@ -35,6 +35,9 @@ type Project struct {
 	FirestoreHost string
 	AuthPort      int
 	AuthHost      string
+	// Hosting is firebase.json's "hosting" value as written (an object or
+	// a list of sites; nil when absent), read by hosting.ParseConfig.
+	Hosting json.RawMessage
 	// Ports holds every emulator's port by its firebase.json name
 	// (firestore, auth, database, storage, ui, hub, and pyric's own
 	// messaging and ai); absent when not configured.
@@ -64,6 +67,7 @@ type firebaseJSON struct {
 	Firestore json.RawMessage            `json:"firestore"`
 	Database  json.RawMessage            `json:"database"`
 	Storage   json.RawMessage            `json:"storage"`
+	Hosting   json.RawMessage            `json:"hosting"`
 	Emulators map[string]json.RawMessage `json:"emulators"`
 }
 
@@ -135,6 +139,9 @@ func (p *Project) readFirebaseJSON(path string) error {
 	}
 	if p.StorageRules, err2 = p.rulesOf(f.Storage); err2 != nil {
 		return fmt.Errorf("%s: storage: %w", path, err2)
+	}
+	if len(f.Hosting) > 0 && string(f.Hosting) != "null" {
+		p.Hosting = f.Hosting
 	}
 	p.Ports = map[string]int{}
 	emu := map[string]emulatorSection{}

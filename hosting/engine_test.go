@@ -152,6 +152,22 @@ func TestConditionalRangeAndFreshness(t *testing.T) {
 	if r2.status != 200 || r2.body != "v2, longer" || r2.header.Get("ETag") == etag {
 		t.Errorf("after a change: %d %q etag %s", r2.status, r2.body, r2.header.Get("ETag"))
 	}
+	// The whole folder is replaced (a build deleting and recreating it).
+	pub := filepath.Join(dir, "public")
+	if err := os.Rename(pub, pub+".old"); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(pub, 0o755)
+	os.WriteFile(filepath.Join(pub, "page.html"), []byte("v3"), 0o644)
+	os.WriteFile(filepath.Join(pub, "new.html"), []byte("new"), 0o644)
+	if r := do(t, "GET", url+"/new.html"); r.status != 200 || r.body != "new" {
+		t.Fatalf("a file of the new folder: %d %q", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/page.html"); r.body != "v3" {
+		t.Fatalf("after the folder was replaced: %q", r.body)
+	}
+	os.WriteFile(filepath.Join(pub, "page.html"), []byte("v2, longer"), 0o644)
+	os.WriteFile(filepath.Join(pub, "app.css"), []byte(big), 0o644)
 	// Ranges.
 	for _, tc := range []struct {
 		rng, body, cr string

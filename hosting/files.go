@@ -1,34 +1,75 @@
 package hosting
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// file is a file of the public folder a request resolved to.
+// file is a file of the public folder a request resolved to, open.
 type file struct {
-	rel  string // the URL path it was found at ("/about.html")
-	abs  string // the real path on disk
+	rel  string   // the URL path it was found at ("/about.html")
+	data []byte   // a small file's content, from the cache; else fd is open
+	fd   *os.File // closed when the request ends (reqFiles)
+	key  string   // identifies the file for the caches
 	size int64
 	mod  time.Time
 	etag string
 }
 
-// lookup finds the file a URL path names in the public folder, or nil.
-// Like production, it never reaches outside the folder: ".." segments,
-// encoded slashes or backslashes, NUL bytes and symlinks leading out are
-// not files; neither are the files "ignore" keeps from being deployed
-// (the emulator serves those) nor directories.
-func (s *Site) lookup(urlPath string) *file {
+// section reads n bytes of the file from off.
+func (f *file) section(off, n int64) io.Reader {
+	if f.data != nil {
+		return bytes.NewReader(f.data[off : off+n])
+	}
+	return io.NewSectionReader(f.fd, off, n)
+}
+
+// copyTo writes n bytes of the file from off to w: from memory, or from
+// the *os.File itself so the kernel copies it (sendfile).
+func (f *file) copyTo(w io.Writer, off, n int64) {
+	if f.data != nil {
+		_, _ = w.Write(f.data[off : off+n])
+		return
+	}
+	if _, err := f.fd.Seek(off, io.SeekStart); err == nil {
+		_, _ = io.Copy(w, io.LimitReader(f.fd, n))
+	}
+}
+
+// reqFiles are the files one request opened, closed when it ends.
+type reqFiles struct {
+	open        []*os.File
+	rootChecked bool // whether the public folder was checked for a replacement
+}
+
+func (q *reqFiles) add(f *os.File) { q.open = append(q.open, f) }
+
+func (q *reqFiles) close() {
+	for _, f := range q.open {
+		_ = f.Close()
+	}
+}
+
+// lookup finds and opens the file a URL path names in the public folder,
+// or returns nil. Like production, it never reaches outside the folder:
+// ".." segments, encoded slashes or backslashes, NUL bytes and symlinks
+// leading out (os.Root refuses them) are not files; neither are the files
+// "ignore" keeps from being deployed (the emulator serves those),
+// directories, or anything but a regular file.
+func (s *Site) lookup(q *reqFiles, urlPath string) *file {
 	if s.cfg.Public == "" {
 		return nil
 	}
@@ -45,47 +86,79 @@ func (s *Site) lookup(urlPath string) *file {
 			return nil
 		}
 	}
-	rel := strings.TrimPrefix(filepath.Clean(p), "/")
-	if rel == "" || rel == "." {
+	rel := strings.TrimPrefix(path.Clean(p), "/")
+	if rel == "" || rel == "." || s.ignored(rel) {
 		return nil
 	}
-	if s.ignored(rel) {
-		return nil
-	}
-	root := s.root()
-	if root == "" {
-		return nil
-	}
-	full := filepath.Join(s.cfg.Public, filepath.FromSlash(rel))
-	real, err := filepath.EvalSymlinks(full)
+	key := s.cfg.Public + "/" + rel
+	root, err := s.root(false)
 	if err != nil {
 		return nil
 	}
-	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
-		return nil // a symlink pointing out of public
+	fi, err := root.Stat(rel)
+	if err != nil && errors.Is(err, fs.ErrNotExist) && !q.rootChecked {
+		// The folder may have been replaced (a build deleting and
+		// recreating dist/): checked once per request that misses.
+		q.rootChecked = true
+		if s.rootReplaced(root) {
+			if root, err = s.root(true); err != nil {
+				return nil
+			}
+			fi, err = root.Stat(rel)
+		}
 	}
-	fi, err := os.Stat(real)
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	etag, ok := s.e.etags.get(real, fi)
+	// A small file unchanged since it was cached costs that one stat.
+	if e, ok := s.e.etags.cached(key, fi); ok && e.data != nil {
+		return &file{rel: p, data: e.data, key: key, size: fi.Size(), mod: fi.ModTime(), etag: e.etag}
+	}
+	fd, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	q.add(fd)
+	if fi, err = fd.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	e, ok := s.e.etags.get(key, fd, fi)
 	if !ok {
 		return nil
 	}
-	return &file{rel: p, abs: real, size: fi.Size(), mod: fi.ModTime(), etag: etag}
+	return &file{rel: p, data: e.data, fd: fd, key: key, size: fi.Size(), mod: fi.ModTime(), etag: e.etag}
 }
 
-// root returns the public folder with symlinks resolved ("" while it does
-// not exist).
-func (s *Site) root() string {
-	s.realOnce.Lock()
-	defer s.realOnce.Unlock()
-	if s.realRoot == "" {
-		if r, err := filepath.EvalSymlinks(s.cfg.Public); err == nil {
-			s.realRoot = r
-		}
+// root returns the open public folder, opening it when needed (or when
+// reopen says the one held is stale).
+func (s *Site) root(reopen bool) (*os.Root, error) {
+	s.rootMu.Lock()
+	defer s.rootMu.Unlock()
+	if s.rootDir != nil && !reopen {
+		return s.rootDir, nil
 	}
-	return s.realRoot
+	r, err := os.OpenRoot(s.cfg.Public)
+	if err != nil {
+		return nil, err
+	}
+	if s.rootDir != nil {
+		// Requests in flight may still open files through the one
+		// replaced: it is closed at the next replacement.
+		if s.retired != nil {
+			_ = s.retired.Close()
+		}
+		s.retired = s.rootDir
+	}
+	s.rootDir = r
+	return r, nil
+}
+
+// rootReplaced reports whether the public folder on disk is no longer the
+// directory held open.
+func (s *Site) rootReplaced(r *os.Root) bool {
+	held, err1 := r.Stat(".")
+	now, err2 := os.Stat(s.cfg.Public)
+	return err1 != nil || err2 != nil || !os.SameFile(held, now)
 }
 
 // ignored reports whether a path (relative to public, "/"-separated)
@@ -109,13 +182,13 @@ func (s *Site) ignored(rel string) bool {
 // lookupI18n finds a URL path trying the i18n folders first, as
 // production does: language_country, ALL_country, then language_ALL and
 // language for each accepted language, then the path itself.
-func (s *Site) lookupI18n(r *http.Request, urlPath string) *file {
+func (s *Site) lookupI18n(q *reqFiles, r *http.Request, urlPath string) *file {
 	for _, p := range s.i18nPaths(r, urlPath) {
-		if f := s.lookup(p); f != nil {
+		if f := s.lookup(q, p); f != nil {
 			return f
 		}
 	}
-	return s.lookup(urlPath)
+	return s.lookup(q, urlPath)
 }
 
 func (s *Site) i18nPaths(r *http.Request, p string) []string {
@@ -208,45 +281,65 @@ func collapseSlashes(p string) string {
 }
 
 // etagCache remembers each file's MD5 (the emulator's unquoted ETag) by
-// path, size and modification time, so a file is hashed once per change.
+// path, size and modification time, so a file is hashed once per change,
+// and the content of small files, so serving one costs a stat.
 type etagCache struct {
-	mu sync.Mutex
-	m  map[string]etagEntry
+	mu    sync.Mutex
+	m     map[string]etagEntry
+	bytes int
 }
 
 type etagEntry struct {
 	size int64
 	mod  time.Time
 	etag string
+	data []byte // the content of a file up to maxCachedFile; else nil
 }
 
-// maxEtags bounds the cache; past it the cache starts over.
-const maxEtags = 50000
+const (
+	maxEtags      = 50000    // past it the cache starts over
+	maxCachedFile = 64 << 10 // larger files are read from disk each time
+	contentBudget = 32 << 20 // bytes of content kept; past it the cache starts over
+)
 
 func newEtagCache() *etagCache { return &etagCache{m: map[string]etagEntry{}} }
 
-func (c *etagCache) get(path string, fi os.FileInfo) (string, bool) {
+// cached returns the entry of a file if it is unchanged.
+func (c *etagCache) cached(key string, fi os.FileInfo) (etagEntry, bool) {
 	c.mu.Lock()
-	e, ok := c.m[path]
+	e, ok := c.m[key]
 	c.mu.Unlock()
-	if ok && e.size == fi.Size() && e.mod.Equal(fi.ModTime()) {
-		return e.etag, true
+	return e, ok && e.size == fi.Size() && e.mod.Equal(fi.ModTime())
+}
+
+// get returns the entry of an open file, hashing (and for a small file
+// keeping) its content when it changed.
+func (c *etagCache) get(key string, fd *os.File, fi os.FileInfo) (etagEntry, bool) {
+	if e, ok := c.cached(key, fi); ok {
+		return e, true
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
+	e := etagEntry{size: fi.Size(), mod: fi.ModTime()}
 	h := md5.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false
+	if fi.Size() <= maxCachedFile {
+		data := make([]byte, fi.Size())
+		if n, err := fd.ReadAt(data, 0); int64(n) != fi.Size() && err != nil {
+			return etagEntry{}, false
+		}
+		h.Write(data)
+		e.data = data
+	} else if _, err := io.Copy(h, io.NewSectionReader(fd, 0, fi.Size())); err != nil {
+		return etagEntry{}, false
 	}
-	etag := hex.EncodeToString(h.Sum(nil))
+	e.etag = hex.EncodeToString(h.Sum(nil))
 	c.mu.Lock()
-	if len(c.m) >= maxEtags {
-		c.m = map[string]etagEntry{}
+	if len(c.m) >= maxEtags || c.bytes+len(e.data) > contentBudget {
+		c.m, c.bytes = map[string]etagEntry{}, 0
 	}
-	c.m[path] = etagEntry{size: fi.Size(), mod: fi.ModTime(), etag: etag}
+	if old, ok := c.m[key]; ok {
+		c.bytes -= len(old.data)
+	}
+	c.m[key] = e
+	c.bytes += len(e.data)
 	c.mu.Unlock()
-	return etag, true
+	return e, true
 }

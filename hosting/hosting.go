@@ -13,6 +13,7 @@ package hosting
 
 import (
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -104,8 +105,9 @@ type Site struct {
 	cfg *SiteConfig
 	e   *Engine
 
-	realOnce sync.Mutex
-	realRoot string // Public with symlinks resolved, once it exists
+	rootMu  sync.Mutex
+	rootDir *os.Root // the public folder, once it exists
+	retired *os.Root // the last replaced one, still read by requests in flight
 }
 
 // Config returns the site's configuration.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The reserved URLs of every Hosting site:
@@ -116,7 +117,7 @@ const initScript = `/* Served by pyric's Hosting: the web config of project %[3]
 
 // serveReserved answers the reserved URLs; ok is false for other /__/
 // paths (they are looked up as files).
-func (s *Site) serveReserved(w http.ResponseWriter, r *http.Request, rawPath string, hdrs []Header) (int, bool) {
+func (s *Site) serveReserved(q *reqFiles, w http.ResponseWriter, r *http.Request, rawPath string, hdrs []Header) (int, bool) {
 	h := w.Header()
 	switch rawPath {
 	case "/__/firebase/init.json":
@@ -153,14 +154,14 @@ func (s *Site) serveReserved(w http.ResponseWriter, r *http.Request, rawPath str
 		return http.StatusFound, true
 	}
 	if m := sdkPathRE.FindStringSubmatch(rawPath); m != nil {
-		return s.serveSDK(w, r, m[1], m[2], hdrs), true
+		return s.serveSDK(q, w, r, m[1], m[2], hdrs), true
 	}
 	return 0, false
 }
 
 // serveSDK answers /__/firebase/<version>/<file> from a local copy of the
 // npm `firebase` package of that version, or says why there is none.
-func (s *Site) serveSDK(w http.ResponseWriter, r *http.Request, version, name string, hdrs []Header) int {
+func (s *Site) serveSDK(q *reqFiles, w http.ResponseWriter, r *http.Request, version, name string, hdrs []Header) int {
 	if !sdkNameRE.MatchString(version) || !sdkNameRE.MatchString(name) || strings.Contains(name, "..") {
 		applyHeaders(w, hdrs)
 		plain(w, http.StatusNotFound, fmt.Sprintf("Not Found: %q is not a Firebase SDK file name", name))
@@ -177,15 +178,20 @@ func (s *Site) serveSDK(w http.ResponseWriter, r *http.Request, version, name st
 			continue
 		}
 		full := filepath.Join(dir, name)
-		fi, err := os.Stat(full)
+		fd, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		q.add(fd)
+		fi, err := fd.Stat()
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		etag, ok := s.e.etags.get(full, fi)
+		e, ok := s.e.etags.get(full, fd, fi)
 		if !ok {
 			continue
 		}
-		f := &file{rel: "/" + name, abs: full, size: fi.Size(), mod: fi.ModTime(), etag: etag}
+		f := &file{rel: "/" + name, data: e.data, fd: fd, key: full, size: fi.Size(), mod: fi.ModTime(), etag: e.etag}
 		return s.sendFile(w, r, f, http.StatusOK, hdrs)
 	}
 	sort.Strings(found)

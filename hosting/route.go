@@ -29,6 +29,8 @@ func requestURI(r *http.Request) string {
 }
 
 func (s *Site) serve(w http.ResponseWriter, r *http.Request, rec *Record) (status int, rule, file string) {
+	q := &reqFiles{}
+	defer q.close()
 	uri := requestURI(r)
 	rec.Path = uri
 	rawPath, rawQuery, hasQuery := strings.Cut(uri, "?")
@@ -55,13 +57,13 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, rec *Record) (statu
 
 	// 3. The reserved URLs.
 	if strings.HasPrefix(rawPath, "/__/") {
-		if st, ok := s.serveReserved(w, r, rawPath, hdrs); ok {
+		if st, ok := s.serveReserved(q, w, r, rawPath, hdrs); ok {
 			return st, "reserved", ""
 		}
 	}
 
 	// 4. Files.
-	if st, f, ok := s.serveFiles(w, r, rawPath, rawQuery, hasQuery, hdrs); ok {
+	if st, f, ok := s.serveFiles(q, w, r, rawPath, rawQuery, hasQuery, hdrs); ok {
 		return st, "file", f
 	}
 
@@ -71,7 +73,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, rec *Record) (statu
 		if !rw.m.match(path) {
 			continue
 		}
-		st, f, handled := s.rewrite(w, r, rw, hdrs)
+		st, f, handled := s.rewrite(q, w, r, rw, hdrs)
 		if handled {
 			return st, fmt.Sprintf("rewrites[%d]", i), f
 		}
@@ -79,7 +81,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, rec *Record) (statu
 	}
 
 	// 6. The 404 page.
-	st, f := s.notFound(w, r, hdrs)
+	st, f := s.notFound(q, w, r, hdrs)
 	return st, "404", f
 }
 
@@ -173,7 +175,7 @@ func (s *Site) headersFor(path string) ([]Header, []string) {
 
 // serveFiles answers from the public folder with the cleanUrls and
 // trailingSlash rules; ok is false when no file applies.
-func (s *Site) serveFiles(w http.ResponseWriter, r *http.Request, rawPath, rawQuery string, hasQuery bool, hdrs []Header) (int, string, bool) {
+func (s *Site) serveFiles(q *reqFiles, w http.ResponseWriter, r *http.Request, rawPath, rawQuery string, hasQuery bool, hdrs []Header) (int, string, bool) {
 	if s.cfg.Public == "" {
 		return 0, "", false
 	}
@@ -195,7 +197,7 @@ func (s *Site) serveFiles(w http.ResponseWriter, r *http.Request, rawPath, rawQu
 		return s.sendFile(w, r, f, http.StatusOK, hdrs), f.rel, true
 	}
 	// The exact file always wins.
-	if f := s.lookupI18n(r, pathname); f != nil {
+	if f := s.lookupI18n(q, r, pathname); f != nil {
 		if clean && strings.HasSuffix(pathname, ".html") {
 			to := strings.TrimSuffix(pathname, ".html")
 			to = strings.TrimSuffix(to, "/index")
@@ -211,7 +213,7 @@ func (s *Site) serveFiles(w http.ResponseWriter, r *http.Request, rawPath, rawQu
 	if strings.HasSuffix(pathname, "/index.html") {
 		index = pathname
 	}
-	if f := s.lookupI18n(r, index); f != nil {
+	if f := s.lookupI18n(q, r, index); f != nil {
 		switch {
 		case ts == nil && !hasSlash && !clean:
 			return redir(addSlash(pathname) + search)
@@ -233,7 +235,7 @@ func (s *Site) serveFiles(w http.ResponseWriter, r *http.Request, rawPath, rawQu
 	} else {
 		appended += ".html"
 	}
-	f := s.lookupI18n(r, appended)
+	f := s.lookupI18n(q, r, appended)
 	if f == nil {
 		return 0, "", false
 	}
@@ -266,10 +268,10 @@ func orSlash(p string) string {
 
 // rewrite answers with a rewrite's target; handled is false when its
 // file does not exist or its function passed the request on.
-func (s *Site) rewrite(w http.ResponseWriter, r *http.Request, rw *Rewrite, hdrs []Header) (status int, file string, handled bool) {
+func (s *Site) rewrite(q *reqFiles, w http.ResponseWriter, r *http.Request, rw *Rewrite, hdrs []Header) (status int, file string, handled bool) {
 	switch {
 	case rw.Destination != "":
-		f := s.lookup(rw.Destination)
+		f := s.lookup(q, rw.Destination)
 		if f == nil {
 			return 0, "", false
 		}
@@ -292,11 +294,11 @@ func (s *Site) rewrite(w http.ResponseWriter, r *http.Request, rw *Rewrite, hdrs
 
 // notFound answers with the 404 page: intl/<lang>/404.html first when
 // i18n is on, then /404.html, else a built-in page.
-func (s *Site) notFound(w http.ResponseWriter, r *http.Request, hdrs []Header) (int, string) {
+func (s *Site) notFound(q *reqFiles, w http.ResponseWriter, r *http.Request, hdrs []Header) (int, string) {
 	const page = "/404.html"
 	pageHdrs, _ := s.headersFor(page)
 	all := append(append([]Header{}, pageHdrs...), hdrs...)
-	if f := s.lookupI18n(r, page); f != nil {
+	if f := s.lookupI18n(q, r, page); f != nil {
 		return s.sendFile(w, r, f, http.StatusNotFound, all), f.rel
 	}
 	h := w.Header()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,17 +66,12 @@ func (s *Site) sendFile(w http.ResponseWriter, r *http.Request, f *file, status 
 			return status
 		}
 	}
-	fd, err := os.Open(f.abs)
-	if err != nil {
-		return s.fail(w, fmt.Errorf("the file %s changed while it was being served", f.rel))
-	}
-	defer fd.Close()
 	if enc != "" {
 		h.Set("Content-Encoding", enc)
 		applyHeaders(w, hdrs)
 		w.WriteHeader(status)
 		cw := newCompressor(w, enc)
-		_, _ = io.Copy(cw, io.LimitReader(fd, f.size))
+		_, _ = io.Copy(cw, f.section(0, f.size))
 		_ = cw.Close()
 		return status
 	}
@@ -85,7 +79,7 @@ func (s *Site) sendFile(w http.ResponseWriter, r *http.Request, f *file, status 
 	applyHeaders(w, hdrs)
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = io.Copy(w, io.LimitReader(fd, f.size))
+		f.copyTo(w, 0, f.size)
 	}
 	return status
 }
@@ -166,19 +160,11 @@ func (s *Site) sendRange(w http.ResponseWriter, r *http.Request, f *file, hdrs [
 		_, _ = io.WriteString(w, "Requested range not satisfiable\n")
 		return http.StatusRequestedRangeNotSatisfiable
 	}
-	fd, err := os.Open(f.abs)
-	if err != nil {
-		return s.fail(w, fmt.Errorf("the file %s changed while it was being served", f.rel))
-	}
-	defer fd.Close()
-	if _, err := fd.Seek(start, io.SeekStart); err != nil {
-		return s.fail(w, fmt.Errorf("the file %s changed while it was being served", f.rel))
-	}
 	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, f.size))
 	h.Set("Content-Length", strconv.FormatInt(end-start+1, 10))
 	applyHeaders(w, hdrs)
 	w.WriteHeader(http.StatusPartialContent)
-	_, _ = io.Copy(w, io.LimitReader(fd, end-start+1))
+	f.copyTo(w, start, end-start+1)
 	return http.StatusPartialContent
 }
 
@@ -303,16 +289,19 @@ func (c *compressedCache) get(f *file, enc string) ([]byte, bool) {
 	if f.size > maxCachedCompressed {
 		return nil, false
 	}
-	key := f.abs + "\x00" + f.etag + "\x00" + enc
+	key := f.key + "\x00" + f.etag + "\x00" + enc
 	c.mu.Lock()
 	body, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
 		return body, true
 	}
-	raw, err := os.ReadFile(f.abs)
-	if err != nil || int64(len(raw)) != f.size {
-		return nil, false
+	raw := f.data
+	if raw == nil {
+		raw = make([]byte, f.size)
+		if _, err := f.fd.ReadAt(raw, 0); err != nil {
+			return nil, false
+		}
 	}
 	var buf bytes.Buffer
 	cw := newCompressor(&buf, enc)

@@ -73,7 +73,18 @@ func diffCases() []diffCase {
 		{name: "dot dot", path: "/docs/../about.html"},
 		{name: "encoded dot dot", path: "/docs/%2e%2e/about.html"},
 		{name: "encoded slash", path: "/docs%2Fpage.html"},
-		{name: "rewrite target via 304 etag", path: "/app/x", header: map[string]string{"If-None-Match": "ec1a0f6b5fb2a3e2b2e5c5a4e0c1d0f0"}},
+		{name: "rewrite target, stale etag", path: "/app/x", header: map[string]string{"If-None-Match": "ec1a0f6b5fb2a3e2b2e5c5a4e0c1d0f0"}},
+		{name: "rewrite target, matching etag", path: "/app/x", header: map[string]string{"If-None-Match": "@index-etag"},
+			production: "a 304 carries ETag and Last-Modified (RFC 9110 15.4.5); the emulator's has neither", wantStatus: 304,
+			wantHeader: map[string]string{"Last-Modified": "@mtime:index.html"}},
+		{name: "query on a file", path: "/about.html?x=1&y"},
+		{name: "file with a trailing slash", path: "/about.html/"},
+		{name: "HEAD compressible big file", method: "HEAD", path: "/assets/big.js", header: map[string]string{"Accept-Encoding": "gzip"}},
+		{name: "POST to a file", method: "POST", path: "/about.html"},
+		{name: "POST to init.json", method: "POST", path: "/__/firebase/init.json"},
+		{name: "other reserved path", path: "/__/other"},
+		{name: "redirect optional segments absent", path: "/docs-old"},
+		{name: "redirect optional segments one", path: "/docs-old/x"},
 
 		// Redirects.
 		{name: "redirect 301", path: "/old"},
@@ -172,6 +183,8 @@ func diffCases() []diffCase {
 		{name: "function rewrite object form", path: "/eu/x", production: "no network hop to a live function", wantStatus: 501},
 		{name: "run rewrite", path: "/run/x", production: "Cloud Run is not emulated: a clear 501, not a failed lookup", wantStatus: 501},
 		{name: "dynamic links rewrite", path: "/links/x", production: "Dynamic Links is refused clearly", wantStatus: 501},
+		{name: "if-none-match on the 404 page", path: "/missing/page", header: map[string]string{"If-None-Match": "@404-etag"}, production: "a 404 is never a 304 (the emulator answers 304)",
+			wantStatus: 404, wantBody: "not found"},
 		{name: "sdk without a local copy", path: "/__/firebase/0.0.1/firebase-app.js", production: "no network: a clear 404 instead of a hung request", wantStatus: 404, noOracle: true},
 		{name: "malformed percent-encoding", path: "/%zz", production: "production answers 400 (the emulator's process dies)", wantStatus: 400, noOracle: true},
 		{name: "malformed UTF-8 escape", path: "/caf%C3", production: "production answers 400 (the emulator's process dies)", wantStatus: 400, noOracle: true},
@@ -201,6 +214,8 @@ func TestDifferentialEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, _, aboutTag := fetch(t, client, "GET", ours["main"]+"/about.html", nil)
+	_, _, _, indexTag := fetch(t, client, "GET", ours["main"]+"/index.html", nil)
+	_, _, _, notFoundTag := fetch(t, client, "GET", ours["main"]+"/404.html", nil)
 	for _, tc := range diffCases() {
 		site := tc.site
 		if site == "" {
@@ -211,6 +226,10 @@ func TestDifferentialEmulator(t *testing.T) {
 			switch v {
 			case "@etag":
 				v = aboutTag
+			case "@index-etag":
+				v = indexTag
+			case "@404-etag":
+				v = notFoundTag
 			case "@later":
 				v = fi.ModTime().Add(time.Hour).UTC().Format(http.TimeFormat)
 			}
@@ -235,6 +254,13 @@ func TestDifferentialEmulator(t *testing.T) {
 					t.Errorf("status %d, want %d (%s)", gs, tc.wantStatus, tc.production)
 				}
 				for k, v := range tc.wantHeader {
+					if name, ok := strings.CutPrefix(v, "@mtime:"); ok {
+						st, err := os.Stat(filepath.Join(dir, "public", name))
+						if err != nil {
+							t.Fatal(err)
+						}
+						v = st.ModTime().UTC().Format(http.TimeFormat)
+					}
 					if gh.Get(k) != v {
 						t.Errorf("%s: %q, want %q", k, gh.Get(k), v)
 					}

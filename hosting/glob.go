@@ -62,51 +62,67 @@ func compileGlob(src string, dot bool) (*glob, error) {
 func (g *glob) match(path string) bool {
 	file := strings.Split(path, "/")
 	for _, segs := range g.choices {
-		if g.matchOne(file, segs) {
+		m := &globMatch{g: g, file: file, pat: segs}
+		if m.from(0, 0) {
 			return !g.negate
 		}
 	}
 	return g.negate
 }
 
-// matchOne is minimatch's segment walk: a `**` swallows zero or more
-// segments (never "." / ".." or, without dot, a dot segment); a path with
-// one extra empty segment at the end (a trailing slash) still matches.
-func (g *glob) matchOne(file []string, pat []globSeg) bool {
-	fi, pi := 0, 0
-	for ; fi < len(file) && pi < len(pat); fi, pi = fi+1, pi+1 {
-		p := pat[pi]
-		if p.globstar {
-			if pi == len(pat)-1 {
-				for _, f := range file[fi:] {
-					if f == "." || f == ".." || (!g.dot && strings.HasPrefix(f, ".")) {
-						return false
-					}
-				}
-				return true
-			}
-			for fr := fi; fr < len(file); fr++ {
-				if g.matchOne(file[fr:], pat[pi+1:]) {
-					return true
-				}
-				f := file[fr]
-				if f == "." || f == ".." || (!g.dot && strings.HasPrefix(f, ".")) {
-					break
-				}
-			}
+// globMatch is one path matched against one expansion of a pattern. The
+// result of each (file position, pattern position) is remembered and a
+// `**` either stops or swallows one segment per step, so matching costs
+// at most segments × pattern length steps whatever the path: a request
+// cannot make it exponential or quadratic.
+type globMatch struct {
+	g    *glob
+	file []string
+	pat  []globSeg
+	memo []int8 // 0 unknown, 1 match, 2 no match
+}
+
+// from is minimatch's segment walk from file[fi] and pat[pi]: a `**`
+// swallows zero or more segments (never "." / ".." or, without dot, a
+// dot segment); a path with one extra empty segment at the end (a
+// trailing slash) still matches.
+func (m *globMatch) from(fi, pi int) bool {
+	file, pat := m.file, m.pat
+	for {
+		switch {
+		case pi == len(pat):
+			return fi == len(file) || (fi == len(file)-1 && file[fi] == "")
+		case fi == len(file):
 			return false
 		}
-		if !g.segMatch(file[fi], p) {
+		if pat[pi].globstar {
+			if m.memo == nil {
+				m.memo = make([]int8, (len(file)+1)*(len(pat)+1))
+			}
+			k := fi*(len(pat)+1) + pi
+			if v := m.memo[k]; v != 0 {
+				return v == 1
+			}
+			f := file[fi]
+			swallow := f != "." && f != ".." && (m.g.dot || !strings.HasPrefix(f, "."))
+			// Having swallowed the last segment, the `**` is done: the
+			// rest of the pattern must match nothing (minimatch never
+			// tries it against an empty remainder otherwise).
+			next := pi
+			if fi+1 == len(file) {
+				next = pi + 1
+			}
+			ok := m.from(fi, pi+1) || (swallow && m.from(fi+1, next))
+			m.memo[k] = 2
+			if ok {
+				m.memo[k] = 1
+			}
+			return ok
+		}
+		if !m.g.segMatch(file[fi], pat[pi]) {
 			return false
 		}
-	}
-	switch {
-	case fi == len(file) && pi == len(pat):
-		return true
-	case fi == len(file):
-		return false
-	default: // pi == len(pat)
-		return fi == len(file)-1 && file[fi] == ""
+		fi, pi = fi+1, pi+1
 	}
 }
 

@@ -1,6 +1,10 @@
 package hosting
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestGlob holds the glob matcher to minimatch's answers (the Hosting
 // emulator's matcher), observed with node for each pair.
@@ -41,6 +45,18 @@ func TestGlob(t *testing.T) {
 		{"/a", "/[!a]", false},
 		{"/d", "/[!a]", true},
 		{"/aaa.js", "/+(a).js", true},
+		{"/a/b/c", "/**", true},
+		{"/a/.b/c", "/**/c", false},
+		{"/a/b", "/a/**/b/**", false},
+		{"/a/b/", "/a/**/b/**", true},
+		{"/x/a/b/", "/**/b/", true},
+		{"/x/a/b", "/**/b/", false},
+		{"/.well-known/x", "/**", false},
+		{"/a/b/c.js", "/a/**", true},
+		{"/a", "/a/**/", false},
+		{"/", "/*", false},
+		{"/x", "/**/x/**", false},
+		{"/x/", "/**/x/**", true},
 	} {
 		g, err := compileGlob(tc.glob, false)
 		if err != nil {
@@ -81,5 +97,25 @@ func TestDecodeURI(t *testing.T) {
 	}
 	if got := encodeURI("/café a?b=c#d"); got != "/caf%C3%A9%20a?b=c#d" {
 		t.Errorf("encodeURI = %q", got)
+	}
+}
+
+// TestGlobCost: many `**` against a deep path stay linear in both.
+func TestGlobCost(t *testing.T) {
+	t.Parallel()
+	g, err := compileGlob("/**/a/**/a/**/a/**/a/**/a/**/b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Repeat("/a", 2000)
+	done := make(chan bool)
+	go func() { done <- g.match(path) }()
+	select {
+	case got := <-done:
+		if got {
+			t.Errorf("matched")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("matching a deep path took over 5 s")
 	}
 }

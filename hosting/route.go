@@ -20,6 +20,10 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxPathLen bounds the request paths served (each rule's match is
+// linear in it).
+const maxPathLen = 16 << 10
+
 // requestURI is the request's path and query as the client sent them.
 func requestURI(r *http.Request) string {
 	if u := r.RequestURI; strings.HasPrefix(u, "/") {
@@ -34,6 +38,10 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, rec *Record) (statu
 	uri := requestURI(r)
 	rec.Path = uri
 	rawPath, rawQuery, hasQuery := strings.Cut(uri, "?")
+	if len(rawPath) > maxPathLen {
+		plain(w, http.StatusRequestURITooLong, fmt.Sprintf("URI Too Long: the path has %d bytes, more than the %d served", len(rawPath), maxPathLen))
+		return http.StatusRequestURITooLong, "bad-request", ""
+	}
 	decoded, err := decodeURI(rawPath)
 	if err != nil {
 		// The emulator's process dies on such a URL; production answers 400.

@@ -339,13 +339,16 @@ func TestRequestLog(t *testing.T) {
 	t.Parallel()
 	var got []hosting.Record
 	ch := make(chan hosting.Record, 10)
-	_, url, _ := site(t, `{"public": "public", "redirects": [{"source": "/r", "destination": "/"}], "headers": [{"source": "**", "headers": [{"key": "X", "value": "1"}]}], "rewrites": [{"source": "/app/**", "destination": "/index.html"}]}`,
+	eng, url, _ := site(t, `{"public": "public", "redirects": [{"source": "/r", "destination": "/"}], "headers": [{"source": "**", "headers": [{"key": "X", "value": "1"}]}], "rewrites": [{"source": "/app/**", "destination": "/index.html"}]}`,
 		map[string]string{"index.html": "i"}, hosting.Options{Log: func(r hosting.Record) { ch <- r }})
 	do(t, "GET", url+"/r")
 	do(t, "GET", url+"/app/x")
 	do(t, "GET", url+"/nope")
 	for i := 0; i < 3; i++ {
 		got = append(got, <-ch)
+	}
+	if kept := eng.Requests(); len(kept) != 3 || kept[2].Path != "/nope" || kept[0].At.IsZero() {
+		t.Errorf("Requests() = %+v", kept)
 	}
 	if got[0].Rule != "redirects[0]" || got[0].Status != 301 || got[1].Rule != "rewrites[0]" || got[1].File != "/index.html" || len(got[1].Headers) != 1 || got[2].Rule != "404" || got[2].Status != 404 {
 		t.Errorf("records: %+v", got)

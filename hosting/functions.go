@@ -2,6 +2,7 @@ package hosting
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -24,10 +25,8 @@ func (s *Site) callFunction(w http.ResponseWriter, r *http.Request, ft *Function
 	fr.Header.Set("X-Forwarded-Host", r.Host)
 	fr.Header.Set("X-Forwarded-Proto", "http")
 	fr.Header.Set("X-Original-Url", requestURI(r))
-	if host, _, ok := strings.Cut(r.RemoteAddr, ":"); ok && !strings.HasPrefix(r.RemoteAddr, "[") {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		appendHeader(fr.Header, "X-Forwarded-For", host)
-	} else if strings.HasPrefix(r.RemoteAddr, "[") {
-		appendHeader(fr.Header, "X-Forwarded-For", strings.Trim(strings.SplitN(r.RemoteAddr, "]", 2)[0], "["))
 	}
 	fr.Header.Del("Cookie")
 	if c, err := r.Cookie("__session"); err == nil {

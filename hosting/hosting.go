@@ -16,6 +16,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // FunctionRouter runs an HTTPS function in process for a rewrite. The
@@ -41,7 +42,8 @@ type Options struct {
 	// JS SDK's CDN files (an npm `firebase` package), for
 	// /__/firebase/<version>/<file>.js. Pyric never fetches them.
 	SDKDirs []string
-	// Log, when set, is told about every request a site answered.
+	// Log, when set, is told about every request a site answered (also
+	// kept by Engine.Requests).
 	Log func(Record)
 }
 
@@ -56,9 +58,11 @@ type Record struct {
 	// that applied ("headers[1]").
 	Rule    string
 	Headers []string
-	// File is the file served, relative to the public folder ("" for
+	// File is the file served, as a path under the public folder ("" for
 	// none).
-	File string
+	File     string
+	At       time.Time
+	Duration time.Duration
 }
 
 // Engine holds the sites of one firebase.json.
@@ -68,6 +72,40 @@ type Engine struct {
 	fn    atomic.Pointer[functionRouterBox]
 	etags *etagCache
 	gz    *compressedCache
+
+	logMu  sync.Mutex
+	recent []Record // a ring of the last maxRecent requests
+	next   int
+}
+
+// maxRecent is how many answered requests Requests keeps.
+const maxRecent = 500
+
+// Requests returns the last requests the sites answered, oldest first,
+// with the rule that handled each (what the Studio lists).
+func (e *Engine) Requests() []Record {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	out := make([]Record, 0, len(e.recent))
+	if len(e.recent) == maxRecent {
+		out = append(out, e.recent[e.next:]...)
+		return append(out, e.recent[:e.next]...)
+	}
+	return append(out, e.recent...)
+}
+
+func (e *Engine) record(r Record) {
+	e.logMu.Lock()
+	if len(e.recent) < maxRecent {
+		e.recent = append(e.recent, r)
+	} else {
+		e.recent[e.next] = r
+		e.next = (e.next + 1) % maxRecent
+	}
+	e.logMu.Unlock()
+	if e.opts.Log != nil {
+		e.opts.Log(r)
+	}
 }
 
 type functionRouterBox struct{ r FunctionRouter }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // ServeHTTP answers one request in production's order: redirects (first
@@ -14,10 +15,10 @@ import (
 // rewrites (first match), and the 404 page.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Record{Site: s.cfg.Name, Method: r.Method}
+	start := time.Now()
 	rec.Status, rec.Rule, rec.File = s.serve(w, r, &rec)
-	if s.e.opts.Log != nil {
-		s.e.opts.Log(rec)
-	}
+	rec.At, rec.Duration = start, time.Since(start)
+	s.e.record(rec)
 }
 
 // maxPathLen bounds the request paths served (each rule's match is

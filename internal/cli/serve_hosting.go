@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"time"
 
 	"github.com/pyric/pyric/backend"
 )
@@ -39,4 +42,46 @@ func hostingJSONKeys(line map[string]string, he *backend.HostingEndpoint) {
 	for _, s := range he.Sites {
 		line["hosting:"+s.Name] = s.Addr
 	}
+}
+
+// hostingHandler answers GET /__pyric/hosting on the Studio port: the
+// sites with their URL and public folder, and the last requests each
+// answered with the rule that handled it.
+func hostingHandler(he *backend.HostingEndpoint) http.Handler {
+	type site struct {
+		Name   string `json:"name"`
+		URL    string `json:"url"`
+		Public string `json:"public,omitempty"`
+	}
+	type request struct {
+		At         time.Time `json:"at"`
+		Site       string    `json:"site"`
+		Method     string    `json:"method"`
+		Path       string    `json:"path"`
+		Status     int       `json:"status"`
+		Rule       string    `json:"rule"`
+		Headers    []string  `json:"headers,omitempty"`
+		File       string    `json:"file,omitempty"`
+		DurationMs float64   `json:"durationMs"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		out := struct {
+			Sites    []site    `json:"sites"`
+			Requests []request `json:"requests"`
+		}{Sites: []site{}, Requests: []request{}}
+		for _, s := range he.Sites {
+			out.Sites = append(out.Sites, site{Name: s.Name, URL: "http://" + s.Addr, Public: s.Public})
+		}
+		for _, rec := range he.Engine.Requests() {
+			out.Requests = append(out.Requests, request{At: rec.At, Site: rec.Site, Method: rec.Method, Path: rec.Path, Status: rec.Status,
+				Rule: rec.Rule, Headers: rec.Headers, File: rec.File, DurationMs: float64(rec.Duration.Microseconds()) / 1000})
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_ = json.NewEncoder(w).Encode(out)
+	})
 }

@@ -144,10 +144,6 @@ func startEmulator(t testing.TB, dir string, sites int) map[string]string {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		// Put the configured ports back out of the way: pyric reads the same file.
-		_ = os.WriteFile(path, b, 0o644)
-	}()
 	cmd := exec.Command(bin, "emulators:start", "--only", "hosting", "--project", "demo-x")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none",

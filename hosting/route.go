@@ -219,9 +219,6 @@ func (s *Site) serveFiles(q *reqFiles, w http.ResponseWriter, r *http.Request, r
 	}
 	hasSlash := strings.HasSuffix(pathname, "/")
 	index := addSlash(pathname) + "index.html"
-	if strings.HasSuffix(pathname, "/index.html") {
-		index = pathname
-	}
 	if f := s.lookupI18n(q, r, index); f != nil {
 		switch {
 		case ts == nil && !hasSlash && !clean:

@@ -105,6 +105,7 @@ func diffCases() []diffCase {
 		// Headers.
 		{name: "header on 404 page", path: "/missing/page"},
 		{name: "header later overrides", path: "/docs/page.html"},
+		{name: "404 page: the path's headers beat the page's", path: "/conflict/x"},
 		{name: "header glob on dotfile-free path", path: "/hello.html"},
 
 		// Rewrites.

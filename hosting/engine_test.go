@@ -230,11 +230,16 @@ func TestFunctionRewrites(t *testing.T) {
 	t.Parallel()
 	cfg := `{"public": "public", "rewrites": [
 		{"source": "/api/**", "function": "api"},
-		{"source": "/other/**", "function": {"functionId": "other", "region": "europe-west1"}}],
+		{"source": "/other/**", "function": {"functionId": "other", "region": "europe-west1"}},
+		{"source": "/svc/**", "run": {"serviceId": "api"}},
+		{"source": "/svc2/**", "run": {"serviceId": "nope", "region": "asia-east1"}}],
 		"headers": [{"source": "/api/**", "headers": [{"key": "X-Site", "value": "1"}]}]}`
 	eng, url, _ := site(t, cfg, map[string]string{"404.html": "the 404 page"}, hosting.Options{})
 	if r := do(t, "GET", url+"/api/x"); r.status != 501 || !strings.Contains(r.body, `"api"`) || !strings.Contains(r.body, "not running") {
 		t.Errorf("no router: %d %q", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/svc/x"); r.status != 501 || !strings.Contains(r.body, `Cloud Run service "api"`) {
+		t.Errorf("run rewrite, no router: %d %q", r.status, r.body)
 	}
 	fn := &fakeFunctions{}
 	eng.SetFunctionRouter(fn)
@@ -254,6 +259,12 @@ func TestFunctionRewrites(t *testing.T) {
 	}
 	if r := do(t, "GET", url+"/api/pass"); r.status != 404 || r.body != "the 404 page" {
 		t.Errorf("X-Cascade: PASS: %d %q", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/svc/y"); r.status != 200 || r.body != "hello from api at /svc/y" {
+		t.Errorf("run rewrite answered by the function of its name: %d %q", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/svc2/y"); r.status != 501 || !strings.Contains(r.body, `"nope" in asia-east1`) {
+		t.Errorf("run rewrite without a function: %d %q", r.status, r.body)
 	}
 	if r := do(t, "GET", url+"/other/x"); r.status != 404 || !strings.Contains(r.body, `"other" in europe-west1`) {
 		t.Errorf("unknown function: %d %q", r.status, r.body)

@@ -21,6 +21,32 @@ func (s *Site) callFunction(w http.ResponseWriter, r *http.Request, ft *Function
 		plain(w, http.StatusNotImplemented, fmt.Sprintf("Not Implemented: this URL is rewritten to the function %q (%s), and Cloud Functions are not running in pyric", ft.FunctionID, ft.Region))
 		return http.StatusNotImplemented, true
 	}
+	return s.invoke(w, r, router, ft, hdrs, func() int {
+		applyHeaders(w, hdrs)
+		plain(w, http.StatusNotFound, fmt.Sprintf("Not Found: this URL is rewritten to the function %q in %s, and no such HTTPS function is loaded", ft.FunctionID, ft.Region))
+		return http.StatusNotFound
+	})
+}
+
+// callRun answers a Cloud Run rewrite: Cloud Run is not emulated, but as
+// in the Emulator Suite an HTTPS function named like the service (and in
+// its region) answers for it when one is loaded.
+func (s *Site) callRun(w http.ResponseWriter, r *http.Request, rt *RunTarget, hdrs []Header) (int, bool) {
+	notEmulated := func() int {
+		applyHeaders(w, hdrs)
+		plain(w, http.StatusNotImplemented, fmt.Sprintf("Not Implemented: this URL is rewritten to the Cloud Run service %q in %s, which pyric does not emulate (nor is an HTTPS function of that name loaded): run the service yourself and call it directly, or deploy it.", rt.ServiceID, rt.Region))
+		return http.StatusNotImplemented
+	}
+	router := s.e.functions()
+	if router == nil {
+		return notEmulated(), true
+	}
+	return s.invoke(w, r, router, &FunctionTarget{FunctionID: rt.ServiceID, Region: rt.Region}, hdrs, notEmulated)
+}
+
+// invoke calls a function through the router; missing answers when it
+// has no such function.
+func (s *Site) invoke(w http.ResponseWriter, r *http.Request, router FunctionRouter, ft *FunctionTarget, hdrs []Header, missing func() int) (int, bool) {
 	fr := r.Clone(r.Context())
 	fr.Header.Set("X-Forwarded-Host", r.Host)
 	fr.Header.Set("X-Forwarded-Proto", "http")
@@ -37,9 +63,7 @@ func (s *Site) callFunction(w http.ResponseWriter, r *http.Request, ft *Function
 		if fw.wrote {
 			return fw.status, true
 		}
-		applyHeaders(w, hdrs)
-		plain(w, http.StatusNotFound, fmt.Sprintf("Not Found: this URL is rewritten to the function %q in %s, and no such HTTPS function is loaded", ft.FunctionID, ft.Region))
-		return http.StatusNotFound, true
+		return missing(), true
 	}
 	if fw.passed {
 		return 0, false

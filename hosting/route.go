@@ -286,11 +286,8 @@ func (s *Site) rewrite(q *reqFiles, w http.ResponseWriter, r *http.Request, rw *
 		st, ok := s.callFunction(w, r, rw.Function, hdrs)
 		return st, "", ok
 	case rw.Run != nil:
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		applyHeaders(w, hdrs)
-		msg := fmt.Sprintf("This URL is rewritten to the Cloud Run service %q in %s, which pyric does not emulate: run the service locally and call it directly, or deploy it.", rw.Run.ServiceID, rw.Run.Region)
-		plain(w, http.StatusNotImplemented, msg)
-		return http.StatusNotImplemented, "", true
+		st, ok := s.callRun(w, r, rw.Run, hdrs)
+		return st, "", ok
 	default: // dynamicLinks
 		applyHeaders(w, hdrs)
 		plain(w, http.StatusNotImplemented, "This URL is rewritten to Firebase Dynamic Links (\"dynamicLinks\": true), a service Google has shut down; pyric does not serve it. Remove the rewrite or point it at your own handler.")

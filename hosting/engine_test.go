@@ -179,9 +179,13 @@ func TestConditionalRangeAndFreshness(t *testing.T) {
 		{"bytes=5-100", "onger", "bytes 5-9/10", 206},
 		{"bytes=10-", "Requested range not satisfiable\n", "bytes */10", 416},
 		{"bytes=0-1,4-5", "v2, longer", "", 200},
+		{"bytes=x-y", "v2, longer", "", 200},
 		{"items=0-1", "v2, longer", "", 200},
 	} {
 		r := do(t, "GET", url+"/page.html", "Range", tc.rng)
+		if len(r.header.Values("Vary")) > 1 {
+			t.Errorf("Range %s: Vary %q", tc.rng, r.header.Values("Vary"))
+		}
 		if r.status != tc.status || r.body != tc.body || r.header.Get("Content-Range") != tc.cr {
 			t.Errorf("Range %s: %d %q %q", tc.rng, r.status, r.body, r.header.Get("Content-Range"))
 		}

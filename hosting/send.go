@@ -50,7 +50,10 @@ func (s *Site) sendFile(w http.ResponseWriter, r *http.Request, f *file, status 
 		h.Add("Vary", "Accept-Encoding")
 	}
 	if status == http.StatusOK && r.Header.Get("Range") != "" && rangeApplies(r, f) {
-		return s.sendRange(w, r, f, hdrs)
+		// A multi-range or malformed Range gets the whole file.
+		if start, end, ok, satisfiable := parseRange(r.Header.Get("Range"), f.size); ok {
+			return sendRange(w, f, start, end, satisfiable, hdrs)
+		}
 	}
 	enc := ""
 	if mt.compressible && f.size >= compressThreshold && r.Method != http.MethodHead {
@@ -82,13 +85,6 @@ func (s *Site) sendFile(w http.ResponseWriter, r *http.Request, f *file, status 
 		f.copyTo(w, 0, f.size)
 	}
 	return status
-}
-
-// fail answers an I/O failure of the host (not the request's fault) with
-// 503 and a message naming it.
-func (s *Site) fail(w http.ResponseWriter, err error) int {
-	plain(w, http.StatusServiceUnavailable, err.Error()+"; retry the request")
-	return http.StatusServiceUnavailable
 }
 
 // plain writes a short text/plain answer.
@@ -142,15 +138,9 @@ func rangeApplies(r *http.Request, f *file) bool {
 }
 
 // sendRange answers a single byte range with 206, an unsatisfiable one
-// with 416; a multi-range or malformed Range gets the whole file.
-func (s *Site) sendRange(w http.ResponseWriter, r *http.Request, f *file, hdrs []Header) int {
-	start, end, ok, satisfiable := parseRange(r.Header.Get("Range"), f.size)
+// with 416.
+func sendRange(w http.ResponseWriter, f *file, start, end int64, satisfiable bool, hdrs []Header) int {
 	h := w.Header()
-	if !ok {
-		r = r.Clone(r.Context())
-		r.Header.Del("Range")
-		return s.sendFile(w, r, f, http.StatusOK, hdrs)
-	}
 	if !satisfiable {
 		h.Del("Vary")
 		h.Set("Content-Range", fmt.Sprintf("bytes */%d", f.size))

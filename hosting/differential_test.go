@@ -158,6 +158,12 @@ func diffCases() []diffCase {
 		{name: "noslash: directory slash", site: "noslash", path: "/docs/"},
 		{name: "noslash: root", site: "noslash", path: "/"},
 		{name: "noslash: file with slash", site: "noslash", path: "/about.html/"},
+		{name: "intl-clean: clean URL in a language folder", site: "intl-clean", path: "/hello/", header: map[string]string{"Accept-Language": "fr"}},
+		{name: "intl-clean: redirect from .html", site: "intl-clean", path: "/hello.html", header: map[string]string{"Accept-Language": "fr"}},
+		{name: "intl-clean: add the slash", site: "intl-clean", path: "/hello", header: map[string]string{"Accept-Language": "es"}},
+		{name: "intl-clean: root", site: "intl-clean", path: "/", header: map[string]string{"Accept-Language": "fr", "x-country-code": "ca"}},
+		{name: "intl-clean: 404 in a language", site: "intl-clean", path: "/none/", header: map[string]string{"Accept-Language": "fr"}},
+		{name: "intl-clean: rewrite target", site: "intl-clean", path: "/spa/x", header: map[string]string{"Accept-Language": "fr"}},
 
 		// Where production differs from the emulator, pyric follows production.
 		{name: "ignored dot file", path: "/.hidden", production: "production never uploads ignored files",
@@ -197,7 +203,7 @@ func diffCases() []diffCase {
 // option, and compares status, the headers that matter and the body.
 func TestDifferentialEmulator(t *testing.T) {
 	dir := project(t)
-	oracle := startEmulator(t, dir, 6)
+	oracle := startEmulator(t, dir, 7)
 	eng := loadEngine(t, dir, hosting.Options{})
 	ours := map[string]string{}
 	for _, s := range eng.Sites() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/pyric/pyric/backend"
@@ -28,6 +29,8 @@ func printHostingSites(w io.Writer, he *backend.HostingEndpoint) {
 		public := s.Public
 		if public == "" {
 			public = "(no public folder)"
+		} else if fi, err := os.Stat(public); err != nil || !fi.IsDir() {
+			public += " (not there yet: files are served once it is built)"
 		}
 		fmt.Fprintf(w, "  %-10s %-22s site %q from %s\n", "", s.Addr, s.Name, public)
 	}

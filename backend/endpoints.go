@@ -72,6 +72,9 @@ var endpoints = []*endpoint{
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
 		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
+	// Hosting stays last: its pages name the other endpoints, and its
+	// function rewrites reach the Functions endpoint's state, which must
+	// not change while it serves.
 	{name: Hosting, defaultPort: 5000, what: "Hosting (firebase.json sites)", start: startHosting,
 		off: func(o *Options) bool { return len(o.Hosting.Sites) == 0 }},
 }

@@ -51,8 +51,16 @@ func (b *Backend) emulatorAddrs() map[string]string {
 	return out
 }
 
+// functionRouter is the running Functions endpoint's state when it can
+// serve a function rewrite (hosting.FunctionRouter), else nil.
+func (b *Backend) functionRouter() hosting.FunctionRouter {
+	fr, _ := b.state("functions").(hosting.FunctionRouter)
+	return fr
+}
+
 func startHosting(b *Backend, opts *Options, l net.Listener) (*running, error) {
-	eng := hosting.New(opts.Hosting.Sites, hosting.Options{Project: b.Project, Emulators: b.emulatorAddrs, SDKDirs: opts.Hosting.SDKDirs})
+	eng := hosting.New(opts.Hosting.Sites, hosting.Options{Project: b.Project, Emulators: b.emulatorAddrs, SDKDirs: opts.Hosting.SDKDirs,
+		Functions: b.functionRouter})
 	sites := eng.Sites()
 	he := &HostingEndpoint{Engine: eng}
 	first := server.NewPort(l, nil, sites[0])

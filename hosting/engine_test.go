@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,6 +248,9 @@ func TestFunctionRewrites(t *testing.T) {
 	}
 	fn := &fakeFunctions{}
 	eng.SetFunctionRouter(fn)
+	if r := do(t, "GET", url+"/api/found-at-request-time"); r.status != 200 {
+		t.Fatalf("with a router: %d %q", r.status, r.body)
+	}
 	r := do(t, "GET", url+"/api/x?q=1", "Cookie", "__session=s1; other=o", "Host", "example.test")
 	if r.status != 200 || r.body != "hello from api at /api/x?q=1" {
 		t.Fatalf("function: %d %q", r.status, r.body)
@@ -402,4 +406,25 @@ func FuzzServe(f *testing.F) {
 			t.Errorf("%q: %d %s", path, w.Code, w.Body)
 		}
 	})
+}
+
+// TestFunctionsOption: the router found at request time (the backend's
+// Functions endpoint, once it runs).
+func TestFunctionsOption(t *testing.T) {
+	t.Parallel()
+	var router atomic.Pointer[fakeFunctions]
+	_, url, _ := site(t, `{"public": "public", "rewrites": [{"source": "/api/**", "function": "api"}]}`, nil,
+		hosting.Options{Functions: func() hosting.FunctionRouter {
+			if f := router.Load(); f != nil {
+				return f
+			}
+			return nil
+		}})
+	if r := do(t, "GET", url+"/api/x"); r.status != 501 {
+		t.Errorf("before Functions run: %d", r.status)
+	}
+	router.Store(&fakeFunctions{})
+	if r := do(t, "GET", url+"/api/x"); r.status != 200 || r.body != "hello from api at /api/x" {
+		t.Errorf("once Functions run: %d %q", r.status, r.body)
+	}
 }

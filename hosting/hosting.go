@@ -45,6 +45,10 @@ type Options struct {
 	// Log, when set, is told about every request a site answered (also
 	// kept by Engine.Requests).
 	Log func(Record)
+	// Functions, when set, finds the FunctionRouter at request time (nil:
+	// Functions are not running) when none was set with
+	// SetFunctionRouter.
+	Functions func() FunctionRouter
 }
 
 // Record is one request a site answered and the rule that handled it.
@@ -134,6 +138,9 @@ func (e *Engine) SetFunctionRouter(r FunctionRouter) {
 func (e *Engine) functions() FunctionRouter {
 	if b := e.fn.Load(); b != nil {
 		return b.r
+	}
+	if e.opts.Functions != nil {
+		return e.opts.Functions()
 	}
 	return nil
 }

@@ -61,6 +61,8 @@ type Options struct {
 	// Functions configures Cloud Functions: absent unless it lists
 	// codebases.
 	Functions FunctionsOptions
+	// Hosting configures the Hosting sites (none: Hosting is off).
+	Hosting HostingOptions
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -111,7 +113,7 @@ func Start(opts Options) (*Backend, error) {
 	}
 	for _, spec := range endpoints {
 		port, set := opts.Ports[spec.name]
-		if port == Disabled {
+		if port == Disabled || (spec.off != nil && spec.off(&opts)) {
 			continue
 		}
 		if spec.registration != nil && sb.Service(spec.name) == nil {
@@ -153,8 +155,8 @@ func Services(opts *Options) []service.Registration {
 	var out []service.Registration
 	for _, e := range endpoints {
 		if e.registration != nil {
-			if r := e.registration(opts); r.Name != "" {
-				out = append(out, r)
+			if e.off == nil || !e.off(opts) {
+				out = append(out, e.registration(opts))
 			}
 		}
 	}

@@ -32,6 +32,7 @@ const (
 	AI        = "ai"
 	Messaging = "messaging"
 	Functions = "functions"
+	Hosting   = "hosting"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -44,6 +45,9 @@ type endpoint struct {
 	// every sandbox holds (Firestore, Auth).
 	registration func(opts *Options) service.Registration
 	start        func(b *Backend, opts *Options, l net.Listener) (*running, error)
+	// off, when set, leaves the endpoint off for these options (Hosting
+	// without sites).
+	off func(opts *Options) bool
 }
 
 // envVar is an environment variable pointing clients at an endpoint; url
@@ -75,12 +79,13 @@ var endpoints = []*endpoint{
 	// address in their environment. It exists only when firebase.json
 	// lists codebases.
 	{name: Functions, defaultPort: 5001, what: "Cloud Functions (HTTPS, callable)", env: []envVar{urlVar("PYRIC_FUNCTIONS_URL")},
-		registration: func(o *Options) service.Registration {
-			if len(o.Functions.Codebases) == 0 {
-				return service.Registration{}
-			}
-			return functions.Registration(o.Functions.Options)
-		}, start: startFunctions},
+		registration: func(o *Options) service.Registration { return functions.Registration(o.Functions.Options) },
+		off:          func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startFunctions},
+	// Hosting stays last: its pages name the other endpoints, and its
+	// function rewrites reach the Functions endpoint's state, which must
+	// not change while it serves.
+	{name: Hosting, defaultPort: 5000, what: "Hosting (firebase.json sites)", start: startHosting,
+		off: func(o *Options) bool { return len(o.Hosting.Sites) == 0 }},
 }
 
 // Spec describes a service the backend can serve.

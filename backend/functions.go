@@ -1,6 +1,9 @@
 package backend
 
 import (
+	"net/http"
+	"slices"
+
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/identity"
@@ -32,4 +35,18 @@ func linkBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseU
 			return
 		}
 	}
+}
+
+// functionRewrites serves a Hosting rewrite to a function: the HTTPS
+// function functionID deployed in region (any region when empty), which
+// sees the request's own path and query, as behind production's Hosting.
+type functionRewrites struct{ eng *functions.Engine }
+
+func (f functionRewrites) ServeFunction(w http.ResponseWriter, r *http.Request, functionID, region string) bool {
+	ep, ok := f.eng.Endpoint(functionID)
+	if !ok || (ep.HTTPS == nil && ep.Callable == nil) || (region != "" && !slices.Contains(ep.Regions, region)) {
+		return false
+	}
+	f.eng.ServeFunction(w, r, functionID, r.URL.Path)
+	return true
 }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/hosting"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -39,12 +42,24 @@ func startTriggers(t *testing.T) *backend.Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A Hosting site whose rewrites reach the codebase's HTTPS function.
+	site := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(site, "public"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sites, err := hosting.ParseConfig(json.RawMessage(`{"public": "public", "rewrites": [
+		{"source": "/api/**", "function": "page"},
+		{"source": "/eu/**", "function": {"functionId": "page", "region": "europe-west1"}}]}`), site, project)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := backend.Start(backend.Options{
 		Sandbox:       sandbox.Options{Project: project},
 		Firestore:     backend.FirestoreOptions{Rules: openRules},
 		DatabaseRules: `{"rules": {".read": true, ".write": true}}`,
 		StorageRules:  "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /{all=**} { allow read, write: if true; }\n  }\n}",
 		Functions:     backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1}},
+		Hosting:       backend.HostingOptions{Sites: sites},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +69,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 9 {
-		t.Fatalf("the triggers codebase loaded %v, want its 9 functions", ids)
+	if len(ids) != 10 {
+		t.Fatalf("the triggers codebase loaded %v, want its 10 functions", ids)
 	}
 	return b
 }
@@ -270,6 +285,18 @@ func TestTriggers(t *testing.T) {
 			t.Errorf("the blocking function's changes are not on the account: %v", u)
 		}
 		want(t, "newUser", seen(t, b, "newUser-"+uid), map[string]any{"email": "grace@ok.example"})
+	})
+
+	t.Run("hosting rewrites to a function", func(t *testing.T) {
+		host := b.Addr(backend.Hosting)
+		status, got := call(t, "GET", "http://"+host+"/api/items/7?x=1", "", "", nil)
+		if status != 200 || got["path"] != "/api/items/7" || got["url"] != "/api/items/7?x=1" || got["forwardedHost"] != host {
+			t.Errorf("rewrite to page: %d %v", status, got)
+		}
+		// The function is not deployed in europe-west1: Hosting's 404.
+		if status, got := call(t, "GET", "http://"+host+"/eu/x", "", "", nil); status != 404 {
+			t.Errorf("rewrite to a function in another region: %d %v, want 404", status, got)
+		}
 	})
 
 	t.Run("invocations are events caused by the write", func(t *testing.T) {

@@ -39,6 +39,7 @@ const (
 	exportRoute   = "/__pyric/export"
 	branchRoute   = "/__pyric/branch"
 	indexesRoute  = "/__pyric/indexes"
+	hostingRoute  = "/__pyric/hosting"
 )
 
 // startFrontends starts the frontends of b. Their ports are opened before
@@ -121,6 +122,9 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 	}
 	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
 	mount[indexesRoute] = verify.IndexesHandler(session)
+	if he := b.Hosting(); he != nil {
+		mount[hostingRoute] = hostingHandler(he)
+	}
 	f.serve(hubL, newHub(b, o.project, func() map[string]string { return extra }))
 	f.serve(uiL, newStudio(b, o.rulesPaths, mount))
 	return f, nil

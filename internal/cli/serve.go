@@ -19,6 +19,7 @@ import (
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/hosting"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
@@ -51,8 +52,9 @@ type serveOptions struct {
 	importDir      string // an Emulator Suite export to import at start
 	exportOnExit   string // where to write an Emulator Suite export on exit
 	json           bool
-	functions      []functions.Codebase // firebase.json's codebases (or --functions-source's)
-	inspectPort    int                  // --inspect-functions: the Node inspector's port, 0 off
+	functions      []functions.Codebase    // firebase.json's codebases (or --functions-source's)
+	inspectPort    int                     // --inspect-functions: the Node inspector's port, 0 off
+	hosting        *backend.HostingOptions // firebase.json's hosting sites; nil: none
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -219,6 +221,14 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 		return nil, false
 	}
 	o.inspectPort = *inspect
+	if cfg.Hosting != nil {
+		sites, err := hosting.ParseConfig(cfg.Hosting, base, o.project)
+		if err != nil {
+			fmt.Fprintf(stdio.Err, "pyric serve: firebase.json: %v\n", err)
+			return nil, false
+		}
+		o.hosting = &backend.HostingOptions{Sites: sites, SDKDirs: backend.DefaultSDKDirs(base)}
+	}
 	return o, true
 }
 
@@ -285,6 +295,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 		AI:        ai.Options{ScriptFile: o.aiScript},
 		Functions: functionsOptions(o, stdio),
+		Hosting:   hostingOptions(o),
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -351,6 +362,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		for _, e := range b.Endpoints() {
 			line[e.Service] = e.Addr
 		}
+		hostingJSONKeys(line, b.Hosting())
 		fe.jsonKeys(line)
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
@@ -416,6 +428,9 @@ func printBanner(w io.Writer, o *serveOptions, b *backend.Backend, fe *frontends
 			env += " " + v.Name + "=" + v.Value
 		}
 		fmt.Fprintf(w, "  %-10s %-22s %-35s%s\n", displayName(e.Service), e.Addr, e.What, env)
+		if e.Service == backend.Hosting {
+			printHostingSites(w, b.Hosting())
+		}
 	}
 	fe.printBanner(w)
 	for _, rw := range watchers {
@@ -465,6 +480,8 @@ func displayName(service string) string {
 		return "AI Logic"
 	case backend.Functions:
 		return "Functions"
+	case backend.Hosting:
+		return "Hosting"
 	}
 	return service
 }

@@ -38,6 +38,9 @@ type Project struct {
 	// Functions is firebase.json's "functions" section as written (nil
 	// when absent); package functions parses it.
 	Functions json.RawMessage
+	// Hosting is firebase.json's "hosting" value as written (an object or
+	// a list of sites; nil when absent), read by hosting.ParseConfig.
+	Hosting json.RawMessage
 	// Ports holds every emulator's port by its firebase.json name
 	// (firestore, auth, database, storage, ui, hub, and pyric's own
 	// messaging and ai); absent when not configured.
@@ -68,6 +71,7 @@ type firebaseJSON struct {
 	Database  json.RawMessage            `json:"database"`
 	Storage   json.RawMessage            `json:"storage"`
 	Functions json.RawMessage            `json:"functions"`
+	Hosting   json.RawMessage            `json:"hosting"`
 	Emulators map[string]json.RawMessage `json:"emulators"`
 }
 
@@ -141,6 +145,9 @@ func (p *Project) readFirebaseJSON(path string) error {
 		return fmt.Errorf("%s: storage: %w", path, err2)
 	}
 	p.Functions = f.Functions
+	if len(f.Hosting) > 0 && string(f.Hosting) != "null" {
+		p.Hosting = f.Hosting
+	}
 	p.Ports = map[string]int{}
 	emu := map[string]emulatorSection{}
 	for name, raw := range f.Emulators {

@@ -150,6 +150,7 @@ type Serve struct {
 	Storage   string `json:"storage"`
 	Messaging string `json:"messaging"`
 	AI        string `json:"ai"`
+	Hosting   string `json:"hosting"` // the first Hosting site, when firebase.json has one
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

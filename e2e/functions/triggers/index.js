@@ -96,3 +96,8 @@ exports.checkDomain = beforeUserCreated((event) => {
   }
   return { displayName: "Checked " + email.split("@")[0], customClaims: { role: "member" } };
 });
+
+// page answers Hosting's rewrites: what the function saw of the request.
+exports.page = require("firebase-functions/v2/https").onRequest((req, res) => {
+  res.json({ path: req.path, url: req.url, forwardedHost: req.get("x-forwarded-host") || null });
+});

@@ -41,6 +41,9 @@ func (r *recorder) deliver(ctx context.Context, fn string, payload []byte) error
 		return err
 	}
 	doc := body.Document + "#" + body.Data.Value.Fields.N.V
+	if c, ok := CauseOf(ctx); !ok || c.Service != "firestore" || c.Path != body.Document || c.Seq == 0 || c.Attempt < 1 || c.Params["id"] == "" {
+		return fmt.Errorf("delivery of %s without its cause: %+v", doc, c)
+	}
 	if r.delay > 0 {
 		time.Sleep(r.delay)
 	}

@@ -22,11 +22,15 @@ import (
 	"time"
 )
 
-// Blocking function events (the keys of blockingFunctions.triggers the
-// emulator accepts).
+// Blocking function events: the keys of blockingFunctions.triggers.
+// The emulator accepts only beforeCreate and beforeSignIn; production
+// (and firebase-functions 7.4.0's beforeEmailSent/beforeSmsSent) also has
+// the two before a code is sent, called here too.
 const (
-	BeforeCreate = "beforeCreate"
-	BeforeSignIn = "beforeSignIn"
+	BeforeCreate    = "beforeCreate"
+	BeforeSignIn    = "beforeSignIn"
+	BeforeSendEmail = "beforeSendEmail"
+	BeforeSendSms   = "beforeSendSms"
 )
 
 // DefaultBlockingTimeout bounds one blocking function call, as the
@@ -41,7 +45,7 @@ const maxBlockingResponse = 4 << 20
 func checkBlockingConfig(bf map[string]any) error {
 	triggers, _ := bf["triggers"].(map[string]any)
 	for ev, v := range triggers {
-		if ev != BeforeCreate && ev != BeforeSignIn {
+		if ev != BeforeCreate && ev != BeforeSignIn && ev != BeforeSendEmail && ev != BeforeSendSms {
 			return badRequest("INVALID_BLOCKING_FUNCTION : ((Event type is invalid.))")
 		}
 		t, _ := v.(map[string]any)
@@ -86,10 +90,24 @@ type blockingResult struct {
 	extraClaims map[string]any // sessionClaims (beforeSignIn)
 }
 
+// eventClaims are the claims every blocking event token has.
+func (e *Engine) eventClaims(sc scope, event, uri string) map[string]any {
+	iat := e.now().Unix()
+	claims := map[string]any{
+		"iss": "https://securetoken.google.com/" + sc.project.id, "aud": uri, "iat": iat,
+		"exp":      iat + int64(e.blockingTimeout()/time.Millisecond)/100,
+		"event_id": e.randomString(16, base64url), "event_type": event,
+		"user_agent": "NotYetSupportedInFirebaseAuthEmulator", "ip_address": "127.0.0.1", "locale": "en",
+	}
+	if tid := sc.tenantID(); tid != "" {
+		claims["tenant_id"] = tid
+	}
+	return claims
+}
+
 // blockingJWT builds the event token the emulator sends
 // (generateBlockingFunctionJwt).
 func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts) string {
-	iat := e.now().Unix()
 	rec := map[string]any{"uid": u.LocalID, "custom_claims": u.claims()}
 	for k, v := range map[string]string{"email": u.Email, "display_name": u.DisplayName, "photo_url": u.PhotoURL, "phone_number": u.PhoneNumber} {
 		if v != "" {
@@ -143,13 +161,8 @@ func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpt
 		}
 		rec["metadata"] = md
 	}
-	claims := map[string]any{
-		"iss": "https://securetoken.google.com/" + sc.project.id, "aud": uri, "iat": iat,
-		"exp":      iat + int64(e.blockingTimeout()/time.Millisecond)/100,
-		"event_id": e.randomString(16, base64url), "event_type": event,
-		"user_agent": "NotYetSupportedInFirebaseAuthEmulator", "ip_address": "127.0.0.1", "locale": "en",
-		"user_record": rec, "sub": u.LocalID, "sign_in_method": o.signInMethod,
-	}
+	claims := e.eventClaims(sc, event, uri)
+	claims["user_record"], claims["sub"], claims["sign_in_method"] = rec, u.LocalID, o.signInMethod
 	if o.signInSecondFactor != "" {
 		claims["sign_in_second_factor"] = o.signInSecondFactor
 	}
@@ -160,7 +173,6 @@ func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpt
 		claims["raw_user_info"] = o.rawUserInfo
 	}
 	if tid := sc.tenantID(); tid != "" {
-		claims["tenant_id"] = tid
 		rec["tenant_id"] = tid
 	}
 	if forwardCredential(sc.project, "accessToken") {
@@ -196,9 +208,14 @@ func (e *Engine) runBlocking(sc scope, event string, u *User, o blockingOpts) (r
 	if uri == "" {
 		return blockingResult{}, false, nil
 	}
-	jwt := e.blockingJWT(sc, event, uri, u, o)
+	res, err = e.callBlocking(sc, event, uri, e.blockingJWT(sc, event, uri, u, o))
+	return res, true, err
+}
+
+// callBlocking posts an event token with the lock released (runBlocking).
+func (e *Engine) callBlocking(sc scope, event, uri, jwt string) (res blockingResult, err error) {
 	if err := e.commit(); err != nil {
-		return blockingResult{}, false, err
+		return blockingResult{}, err
 	}
 	e.mu.Unlock()
 	res, err = e.postBlocking(uri, event, jwt)
@@ -207,7 +224,24 @@ func (e *Engine) runBlocking(sc scope, event string, u *User, o blockingOpts) (r
 	if err == nil && !e.current(sc) {
 		err = badRequest("USER_NOT_FOUND")
 	}
-	return res, true, err
+	return res, err
+}
+
+// blockSend runs beforeSendEmail or beforeSendSms, when configured,
+// before a code is sent: its error stops the sending. what are the
+// event's own claims (email_type and email, or sms_type and
+// phone_number); the answer (a reCAPTCHA override) has no effect here.
+func (e *Engine) blockSend(sc scope, event string, what map[string]any) error {
+	uri := blockingURI(sc.project, event)
+	if uri == "" {
+		return nil
+	}
+	claims := e.eventClaims(sc, event, uri)
+	for k, v := range what {
+		claims[k] = v
+	}
+	_, err := e.callBlocking(sc, event, uri, EncodeUnsignedJWT(claims))
+	return err
 }
 
 // current reports whether a scope still names live state after the lock

@@ -4,7 +4,8 @@
 // factors, ID/refresh tokens, session cookies, out-of-band codes with their
 // outbox, tenants and per-project configuration, behaving as the Firebase
 // Auth emulator does, including blocking functions (beforeCreate,
-// beforeSignIn) called at the configured functionUri (blocking.go).
+// beforeSignIn, and production's beforeSendEmail/beforeSendSms) called at
+// the configured functionUri (blocking.go).
 //
 // Every operation takes a Call saying who asks (an identity.Identity: Admin
 // for "Authorization: Bearer owner", anything else is an API-key client) and

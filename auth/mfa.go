@@ -341,6 +341,9 @@ func (e *Engine) MFAEnrollmentStart(c Call, req MFAEnrollmentStartRequest) (_ *M
 	if slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.UnobfuscatedPhoneInfo == phone }) {
 		return nil, errSecondFactorExists
 	}
+	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_ENROLLMENT", "phone_number": phone}); err != nil {
+		return nil, err
+	}
 	code := e.newCode(sc, phone)
 	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_enrollment"})
 	return &MFAEnrollmentStartResponse{PhoneSessionInfo: &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}}, nil
@@ -521,6 +524,9 @@ func (e *Engine) MFASignInStart(c Call, req MFASignInStartRequest) (_ *MFASignIn
 	phone := u.MFAInfo[i].UnobfuscatedPhoneInfo
 	if phone == "" {
 		return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
+	}
+	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_SIGN_IN", "phone_number": phone}); err != nil {
+		return nil, err
 	}
 	code := e.newCode(sc, phone)
 	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_sign_in"})

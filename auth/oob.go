@@ -129,6 +129,12 @@ func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (_ *SendOOBCodeResp
 	default:
 		return nil, NotImplemented(req.RequestType)
 	}
+	if emailType, ok := map[string]string{"EMAIL_SIGNIN": "EMAIL_SIGN_IN", "PASSWORD_RESET": "PASSWORD_RESET"}[req.RequestType]; ok && !req.ReturnOOBLink {
+		// An email is about to be sent (an admin's generated link is not).
+		if err := e.blockSend(sc, BeforeSendEmail, map[string]any{"email_type": emailType, "email": email}); err != nil {
+			return nil, err
+		}
+	}
 	o := e.createOOB(sc, c.BaseURL, email, newEmail, req.RequestType, mode, req.ContinueURL)
 	resp := &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: email}
 	if req.ReturnOOBLink {

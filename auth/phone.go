@@ -125,6 +125,9 @@ func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (
 	if u := sc.space.byPhone(req.PhoneNumber); u != nil && len(u.MFAInfo) > 0 {
 		return nil, errUnsupportedFirstFactor
 	}
+	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": req.PhoneNumber}); err != nil {
+		return nil, err
+	}
 	code := e.newCode(sc, req.PhoneNumber)
 	e.emit(c, sc, OpCodeSent, req.PhoneNumber, nil, nil, map[string]any{"reason": "code_for_sign_in"})
 	return &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}, nil

@@ -230,6 +230,11 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 		return nil, err
 	}
 	go linkBlockingFunctions(b.Sandbox.Auth(), eng, b.Project, "http://"+l.Addr().String())
+	if db, ok := sandbox.Lookup[*database.Database](b.Sandbox); ok {
+		// A write below a location an RTDB function watches carries
+		// that location's value, which the function's snapshot shows.
+		db.SetEventScope(eng.DatabaseScope)
+	}
 	return &running{port: server.NewPort(l, nil, functionsserver.NewHandler(eng)), state: eng}, nil
 }
 

@@ -136,3 +136,17 @@ func (e *Engine) BlockingConfig(baseURL string) map[string]any {
 	}
 	return map[string]any{"triggers": triggers, "forwardInboundCredentials": creds}
 }
+
+// DatabaseScope is the Realtime Database's event scope for the loaded
+// functions (database.Database.SetEventScope): the depth of the
+// shallowest location above a write that an RTDB function watches, so
+// the write's event carries that location's whole value; -1 when none.
+func (e *Engine) DatabaseScope(ns string, keys []string) int {
+	e.mu.Lock()
+	d := e.dispatcher
+	e.mu.Unlock()
+	if d == nil {
+		return -1
+	}
+	return d.DatabaseScope(ns, keys)
+}

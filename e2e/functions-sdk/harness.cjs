@@ -54,6 +54,16 @@ const blocking = {
     return { displayName: "Created " + e.data.email, customClaims: { tier: "gold" } };
   }),
   beforeSignIn: v2.identity.beforeUserSignedIn((e) => ({ sessionClaims: { signedInWith: e.authType === "USER" ? e.eventType : "?" } })),
+  beforeSendEmail: v2.identity.beforeEmailSent((e) => {
+    if (e.additionalUserInfo.email.startsWith("deny")) {
+      throw new HttpsError("permission-denied", `no ${e.emailType} mail to ${e.additionalUserInfo.email}`);
+    }
+  }),
+  beforeSendSms: v2.identity.beforeSmsSent((e) => {
+    if (e.additionalUserInfo.phoneNumber.endsWith("99")) {
+      throw new HttpsError("permission-denied", `no ${e.smsType} SMS to ${e.additionalUserInfo.phoneNumber}`);
+    }
+  }),
 };
 
 function manifest() {

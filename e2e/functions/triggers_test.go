@@ -242,6 +242,14 @@ func TestTriggers(t *testing.T) {
 		want(t, "scoreCreated", seen(t, b, "scoreCreated-ada"), map[string]any{
 			"value": map[string]any{"points": "42"}, "ref": "scores/ada", "instance": ns,
 		})
+		// A write below the watched location creates it: the function
+		// sees the location's whole new value.
+		if status, out := call(t, "PUT", dbURL+"/scores/zed/points.json?ns="+ns, "owner", "application/json", []byte(`7`)); status != 200 {
+			t.Fatalf("put below: %d %v", status, out)
+		}
+		want(t, "scoreCreated below", seen(t, b, "scoreCreated-zed"), map[string]any{
+			"value": map[string]any{"points": "7"}, "ref": "scores/zed",
+		})
 		// A multi-path update creating two players fires once per player.
 		if status, out := call(t, "PATCH", dbURL+"/v1scores.json?ns="+ns, "owner", "application/json", []byte(`{"bob": 1, "cy": 2}`)); status != 200 {
 			t.Fatalf("patch: %d %v", status, out)

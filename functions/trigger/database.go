@@ -57,20 +57,20 @@ func databaseFilter(f Function, env Env, instance string) (Pattern, map[string]s
 		if !ok {
 			return Pattern{}, nil, false
 		}
-		return Compile(ref), params, true
+		return compiled(ref), params, true
 	}
 	// v1: projects/_/instances/NS/refs/PATH
 	res := splitPath(f.EventFilters["resource"])
 	if len(res) < 5 || res[0] != "projects" || res[2] != "instances" || res[4] != "refs" || res[3] != instance {
 		return Pattern{}, nil, false
 	}
-	return Compile(strings.Join(res[5:], "/")), map[string]string{}, true
+	return compiled(strings.Join(res[5:], "/")), map[string]string{}, true
 }
 
 // matchInstance matches an instance name against an instance pattern:
 // "*", "{name}", or a literal that may hold "*" globs ("my-app-*").
 func matchInstance(pat, instance string) (map[string]string, bool) {
-	p := Compile(pat)
+	p := compiled(pat)
 	if len(p.segs) == 1 && !p.segs[0].wild {
 		ok, _ := path.Match(p.segs[0].lit, instance)
 		return map[string]string{}, ok

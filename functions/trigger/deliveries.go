@@ -53,23 +53,12 @@ type Delivery struct {
 	// Emulator Suite's runtime hands them to the handler (context.resource
 	// lifted to its name, except for Storage).
 	Payload []byte
-	// Cause is the id of the event that caused the delivery ("evt-N"),
-	// which the invocation's event names (see event.WithCause).
-	Cause string
 }
 
 // Deliveries returns the invocations of f that ev causes, none when f
 // does not fire for it. Errors are payloads that cannot be built (a
 // document that does not decode), never a mismatch.
 func Deliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
-	out, err := deliveriesOf(f, ev, env)
-	for i := range out {
-		out[i].Cause = ev.ID
-	}
-	return out, err
-}
-
-func deliveriesOf(f Function, ev event.Event, env Env) ([]Delivery, error) {
 	switch kindOf(f.EventType) {
 	case kindFirestoreV1, kindFirestoreV2:
 		return firestoreDeliveries(f, ev, env)

@@ -26,6 +26,27 @@ const (
 	DefaultRetryMaxBackoff = 5 * time.Second
 )
 
+// Cause is what led to a delivery, in the context DeliverFunc receives
+// (CauseOf): the event of the change, the params the function's
+// wildcards captured and the attempt (1, then 2… for retries), so an
+// invocation can be shown as caused by the write.
+type Cause struct {
+	EventID string // the event's ID ("evt-<seq>")
+	Seq     uint64
+	Service string
+	Path    string
+	Params  map[string]string
+	Attempt int
+}
+
+type causeKey struct{}
+
+// CauseOf returns the cause of the delivery ctx was made for.
+func CauseOf(ctx context.Context) (Cause, bool) {
+	c, ok := ctx.Value(causeKey{}).(Cause)
+	return c, ok
+}
+
 // DeliverFunc invokes function fnID with one payload and returns when
 // the invocation finished; an error is a failed invocation (the function
 // threw, timed out, or could not be reached).
@@ -81,8 +102,14 @@ type Dispatcher struct {
 	wg      sync.WaitGroup
 }
 
+// queued is a delivery waiting in its function's queue.
+type queued struct {
+	Delivery
+	cause Cause
+}
+
 type fnQueue struct {
-	items   []Delivery
+	items   []queued
 	retry   bool
 	running bool
 }
@@ -243,7 +270,7 @@ func (d *Dispatcher) match() {
 				d.queues[del.Function] = q
 			}
 			q.retry = retry[del.Function]
-			q.items = append(q.items, del)
+			q.items = append(q.items, queued{del, Cause{EventID: ev.ID, Seq: ev.Seq, Service: ev.Service, Path: ev.Path, Params: del.Params}})
 			d.pending++
 			d.stats.Matched++
 			if !q.running {
@@ -270,7 +297,7 @@ func (d *Dispatcher) run(id string, q *fnQueue) {
 			return
 		}
 		del := q.items[0]
-		q.items[0] = Delivery{}
+		q.items[0] = queued{}
 		q.items = q.items[1:]
 		retry := q.retry
 		d.mu.Unlock()
@@ -290,10 +317,12 @@ func (d *Dispatcher) run(id string, q *fnQueue) {
 }
 
 // deliver makes one delivery, retrying while allowed.
-func (d *Dispatcher) deliver(id string, del Delivery, retry bool) error {
+func (d *Dispatcher) deliver(id string, del queued, retry bool) error {
 	backoff := d.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err := d.opts.Deliver(event.WithCause(d.ctx, del.Cause), id, del.Payload)
+		c := del.cause
+		c.Attempt = attempt
+		err := d.opts.Deliver(event.WithCause(context.WithValue(d.ctx, causeKey{}, c), c.EventID), id, del.Payload)
 		if err == nil {
 			return nil
 		}

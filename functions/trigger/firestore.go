@@ -40,7 +40,7 @@ func firestoreMatch(f Function, env Env, db, path string) (map[string]string, bo
 		if !ok {
 			return nil, false
 		}
-		return Compile(pat).Match(segs)
+		return compiled(pat).Match(segs)
 	}
 	// v1: projects/P/databases/D/documents/PATH (no @namespace support).
 	res := splitPath(f.EventFilters["resource"])
@@ -50,7 +50,7 @@ func firestoreMatch(f Function, env Env, db, path string) (map[string]string, bo
 	if (res[1] != env.Project && res[1] != "_") || res[3] != db {
 		return nil, false
 	}
-	return Compile(strings.Join(res[5:], "/")).Match(segs)
+	return compiled(strings.Join(res[5:], "/")).Match(segs)
 }
 
 func firestoreOp(c *event.Commit) (op, bool) {

@@ -3,6 +3,8 @@ package trigger
 import (
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Pattern is a compiled path pattern as Eventarc and firebase-functions
@@ -148,4 +150,25 @@ func prefixSegs(segs []segment, path []string) bool {
 		return false
 	}
 	return prefixSegs(segs[1:], path[1:])
+}
+
+// compiled caches Compile for the patterns of the loaded functions,
+// which every change is matched against; it stops growing past
+// maxCachedPatterns (reloads that keep changing patterns).
+var (
+	patternCache  sync.Map // string → Pattern
+	cachedPattern atomic.Int64
+)
+
+const maxCachedPatterns = 4096
+
+func compiled(raw string) Pattern {
+	if p, ok := patternCache.Load(raw); ok {
+		return p.(Pattern)
+	}
+	p := Compile(raw)
+	if cachedPattern.Add(1) <= maxCachedPatterns {
+		patternCache.Store(raw, p)
+	}
+	return p
 }

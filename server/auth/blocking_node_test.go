@@ -94,4 +94,26 @@ func TestBlockingWithFirebaseFunctions(t *testing.T) {
 	if st != 400 || e["message"] != want {
 		t.Errorf("blocked sign-up: %d %q\nwant 400 %q", st, e["message"], want)
 	}
+
+	// beforeEmailSent and beforeSmsSent decode the send events.
+	cfg = `{"blockingFunctions":{"triggers":{"beforeSendEmail":{"functionUri":"` + base + `/beforeSendEmail"},"beforeSendSms":{"functionUri":"` + base + `/beforeSendSms"}}}}`
+	if st, m := call(t, ts, "PATCH", "/identitytoolkit.googleapis.com/v2/projects/p/config?updateMask=blockingFunctions", "Bearer owner", cfg); st != 200 {
+		t.Fatalf("config: %d %v", st, m)
+	}
+	for _, c := range []struct{ path, body, msg string }{
+		{"sendOobCode", `{"requestType":"PASSWORD_RESET","email":"ann@ok.example"}`, ""},
+		{"sendOobCode", `{"requestType":"PASSWORD_RESET","email":"deny@ok.example"}`, "no PASSWORD_RESET mail to deny@ok.example"},
+		{"sendVerificationCode", `{"phoneNumber":"+15555550100"}`, ""},
+		{"sendVerificationCode", `{"phoneNumber":"+15555550199"}`, "no SIGN_IN_OR_SIGN_UP SMS to +15555550199"},
+	} {
+		if strings.Contains(c.body, "deny@") {
+			call(t, ts, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", `{"email":"deny@ok.example","password":"secret1"}`)
+		}
+		st, m := call(t, ts, "POST", "/identitytoolkit.googleapis.com/v1/accounts:"+c.path+"?key=k", "", c.body)
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if c.msg == "" && st != 200 || c.msg != "" && (st != 400 || !strings.Contains(msg, c.msg)) {
+			t.Errorf("%s %s: %d %q, want the function's %q", c.path, c.body, st, msg, c.msg)
+		}
+	}
 }

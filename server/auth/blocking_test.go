@@ -300,3 +300,67 @@ func TestBlockingFederatedSignIn(t *testing.T) {
 		t.Errorf("token name %v", claims["name"])
 	}
 }
+
+// TestBlockingBeforeSend: beforeSendEmail and beforeSendSms (production's,
+// firebase-functions' beforeEmailSent/beforeSmsSent) are told what is
+// about to be sent, and their error stops it.
+func TestBlockingBeforeSend(t *testing.T) {
+	t.Parallel()
+	ts := newBlockingServer(t, 0)
+	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
+		if c["email"] == "deny@x.com" || c["phone_number"] == "+15555550199" {
+			return 403, `{"error":{"message":"not now","status":"PERMISSION_DENIED"}}`
+		}
+		return 200, `{}`
+	})
+	if st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"ok@x.com","password":"secret1"}`); st != 200 {
+		t.Fatalf("signUp: %d %v", st, m)
+	}
+	if st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"deny@x.com","password":"secret1"}`); st != 200 {
+		t.Fatalf("signUp: %d %v", st, m)
+	}
+	configureBlocking(t, ts, map[string]string{auth.BeforeSendEmail: fn.URL + "/email", auth.BeforeSendSms: fn.URL + "/sms"})
+	oob := "/identitytoolkit.googleapis.com/v1/accounts:sendOobCode?key=k"
+	if st, m := do(t, ts, "POST", oob, "", "application/json", `{"requestType":"PASSWORD_RESET","email":"ok@x.com"}`); st != 200 {
+		t.Fatalf("sendOobCode: %d %v", st, m)
+	}
+	st, m := do(t, ts, "POST", oob, "", "application/json", `{"requestType":"PASSWORD_RESET","email":"deny@x.com"}`)
+	if want := "BLOCKING_FUNCTION_ERROR_RESPONSE : ((HTTP request to " + fn.URL + "/email returned HTTP error 403: " + `{"error":{"message":"not now","status":"PERMISSION_DENIED"}}))`; st != 400 || errMsg(m) != want {
+		t.Errorf("denied email: %d %q", st, errMsg(m))
+	}
+	sms := "/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=k"
+	if st, m := do(t, ts, "POST", sms, "", "application/json", `{"phoneNumber":"+15555550100"}`); st != 200 {
+		t.Fatalf("sendVerificationCode: %d %v", st, m)
+	}
+	if st, _ := do(t, ts, "POST", sms, "", "application/json", `{"phoneNumber":"+15555550199"}`); st != 400 {
+		t.Errorf("denied SMS: %d", st)
+	}
+	// Only the allowed sends left a code.
+	_, m = do(t, ts, "GET", "/emulator/v1/projects/p/oobCodes", "", "", "")
+	if codes, _ := m["oobCodes"].([]any); len(codes) != 1 {
+		t.Errorf("oob codes %v", m["oobCodes"])
+	}
+	_, m = do(t, ts, "GET", "/emulator/v1/projects/p/verificationCodes", "", "", "")
+	if codes, _ := m["verificationCodes"].([]any); len(codes) != 1 {
+		t.Errorf("verification codes %v", m["verificationCodes"])
+	}
+	fn.mu.Lock()
+	defer fn.mu.Unlock()
+	if len(fn.calls) != 4 {
+		t.Fatalf("%d calls", len(fn.calls))
+	}
+	for i, want := range []map[string]any{
+		{"event_type": "beforeSendEmail", "email_type": "PASSWORD_RESET", "email": "ok@x.com"},
+		{"event_type": "beforeSendSms", "sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": "+15555550100"},
+	} {
+		c := fn.calls[2*i]
+		for k, v := range want {
+			if c[k] != v {
+				t.Errorf("call %d %s = %v, want %v", 2*i, k, c[k], v)
+			}
+		}
+		if c["user_record"] != nil {
+			t.Errorf("a send event carries a user_record")
+		}
+	}
+}

@@ -81,6 +81,9 @@ type Engine struct {
 	newID   func() string
 	node    string
 	dir     string // the harness and the workers' sockets
+	// compileCache is node's compile cache directory (the user's cache
+	// directory, else dir).
+	compileCache string
 
 	workerSeq atomic.Int64
 	invSeq    atomic.Int64
@@ -183,6 +186,10 @@ func (e *Engine) Start(env map[string]string) error {
 		return fmt.Errorf("functions: %w", err)
 	}
 	e.startTriggers(env)
+	e.compileCache = filepath.Join(e.dir, "compile-cache")
+	if d, err := os.UserCacheDir(); err == nil {
+		e.compileCache = filepath.Join(d, "pyric", "node-compile-cache")
+	}
 	var wg sync.WaitGroup
 	for _, cb := range e.codebases {
 		cb.fingerprint, _ = cb.scan()

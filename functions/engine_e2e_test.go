@@ -132,6 +132,31 @@ func TestEngineRunsJSCodebase(t *testing.T) {
 	if inv == nil || inv.Outcome != "ok" || inv.HTTPStatus != 200 || len(inv.Logs) == 0 || inv.Logs[0].Text != "hello called" {
 		t.Errorf("invocation event = %+v", inv)
 	}
+
+	// An event delivery names its cause; a throwing event function is a
+	// *ScriptError and an error event.
+	ctx := event.WithCause(context.Background(), "evt-7")
+	if err := e.DeliverEvent(ctx, "onNote", []byte(`{"specversion":"1.0","id":"c1","source":"s","type":"google.cloud.firestore.document.v1.created"}`)); err != nil {
+		t.Errorf("onNote: %v", err)
+	}
+	err := e.DeliverEvent(ctx, "customThrows", []byte(`{"specversion":"1.0","id":"c2","source":"s","type":"pyric.test.v1","data":{}}`))
+	var se *functions.ScriptError
+	if !errors.As(err, &se) || se.Message != "custom event c2 threw" || !strings.Contains(se.Stack, "index.js") {
+		t.Errorf("customThrows: %#v", err)
+	}
+	byFn := map[string]*event.Event{}
+	for _, ev := range bus.History() {
+		if ev.Kind == event.KindInvocation {
+			byFn[ev.Invocation.Function] = &ev
+		}
+	}
+	if ev := byFn["onNote"]; ev == nil || ev.Invocation.CauseEventID != "evt-7" || ev.Invocation.Outcome != "ok" ||
+		ev.Invocation.TriggerType != "google.cloud.firestore.document.v1.created" || ev.Method != "event" {
+		t.Errorf("onNote event %+v", ev)
+	}
+	if ev := byFn["customThrows"]; ev == nil || ev.Invocation.Outcome != "error" || ev.Err == nil || ev.Err.Message != "custom event c2 threw" {
+		t.Errorf("customThrows event %+v", ev)
+	}
 }
 
 func TestEngineIsolation(t *testing.T) {

@@ -123,7 +123,23 @@ function collect(mod, prefix, out, seen) {
   }
 }
 
+// V8's compile cache (Node 22.1+) saves about a third of the CPU a worker
+// spends loading firebase-functions and firebase-admin, for every worker
+// after the first: pool growth, replacements, reloads, the next run.
+function enableCompileCache() {
+  const cacheDir = process.env.PYRIC_FN_COMPILE_CACHE;
+  const mod = require("module");
+  if (cacheDir && typeof mod.enableCompileCache === "function") {
+    try {
+      mod.enableCompileCache(cacheDir);
+    } catch (e) {
+      // an unwritable cache only costs speed
+    }
+  }
+}
+
 async function main() {
+  enableCompileCache();
   const dir = process.cwd();
   let ffPath;
   try {

@@ -103,6 +103,9 @@ func triggerEnv(project string, env map[string]string, newID func() string) trig
 var blockingEvents = map[string]string{
 	"providers/cloud.auth/eventTypes/user.beforeCreate": "beforeCreate",
 	"providers/cloud.auth/eventTypes/user.beforeSignIn": "beforeSignIn",
+	// Production's (the Emulator Suite registers neither).
+	"providers/cloud.auth/eventTypes/user.beforeSendEmail": "beforeSendEmail",
+	"providers/cloud.auth/eventTypes/user.beforeSendSms":   "beforeSendSms",
 }
 
 // BlockingConfig is the Auth project config's blockingFunctions for the

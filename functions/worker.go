@@ -88,7 +88,7 @@ func (cb *codebase) startWorker(gen, memMB int) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = append(env, "PYRIC_FN_SOCKET="+w.sock)
+	cmd.Env = append(env, "PYRIC_FN_SOCKET="+w.sock, "PYRIC_FN_COMPILE_CACHE="+e.compileCache)
 	setProcAttr(cmd)
 	ctrlR, ctrlW, err := os.Pipe()
 	if err != nil {

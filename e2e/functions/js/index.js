@@ -123,3 +123,9 @@ const ran = async (req, res) => {
 };
 exports.pidV1 = v1.https.onRequest(ran);
 exports.pidV2 = onRequest(ran);
+
+// customThrows is an event function that throws.
+const { onCustomEventPublished } = require("firebase-functions/v2/eventarc");
+exports.customThrows = onCustomEventPublished("pyric.test.v1", (event) => {
+  throw new Error(`custom event ${event.id} threw`);
+});

@@ -23,12 +23,12 @@ type subState struct {
 	uid    string
 	filter *Filter
 
-	entries map[uint64]*entry        // in memory, by sequence (the message id)
-	ready   *btree.BTreeG[*entry]    // deliverable now, in sequence order
-	leases  map[uint64]*entry        // outstanding, by delivery number
-	keys    map[string]*keyState     // ordering keys with outstanding or delayed messages
-	pending map[uint64]bool          // published, not yet committed
-	notify  chan struct{}            // closed and replaced when something may be deliverable
+	entries map[uint64]*entry     // in memory, by sequence (the message id)
+	ready   *btree.BTreeG[*entry] // deliverable now, in sequence order
+	leases  map[uint64]*entry     // outstanding, by delivery number
+	keys    map[string]*keyState  // ordering keys with outstanding or delayed messages
+	pending map[uint64]bool       // published, not yet committed
+	notify  chan struct{}         // closed and replaced when something may be deliverable
 
 	spilled   bool
 	spillFrom uint64

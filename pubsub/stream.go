@@ -1,8 +1,8 @@
 package pubsub
 
 import (
-	"github.com/pyric/pyric/sandbox/service"
 	"context"
+	"github.com/pyric/pyric/sandbox/service"
 	"time"
 )
 

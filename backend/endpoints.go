@@ -8,6 +8,7 @@ import (
 	"github.com/pyric/pyric/database"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/messaging"
+	"github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
@@ -17,6 +18,7 @@ import (
 	databaseserver "github.com/pyric/pyric/server/database"
 	fsserver "github.com/pyric/pyric/server/firestore"
 	messagingserver "github.com/pyric/pyric/server/messaging"
+	pubsubserver "github.com/pyric/pyric/server/pubsub"
 	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/storage"
 )
@@ -29,6 +31,7 @@ const (
 	Storage   = "storage"
 	AI        = "ai"
 	Messaging = "messaging"
+	PubSub    = "pubsub"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -68,6 +71,8 @@ var endpoints = []*endpoint{
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
 		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
+	{name: PubSub, defaultPort: 8085, what: "Pub/Sub gRPC + REST", env: []envVar{hostVar("PUBSUB_EMULATOR_HOST")},
+		registration: func(*Options) service.Registration { return pubsub.Registration }, start: startPubSub},
 }
 
 // Spec describes a service the backend can serve.
@@ -181,6 +186,15 @@ func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error)
 	}
 	h := messagingserver.NewHandler(eng, messagingserver.Options{})
 	return &running{port: server.NewPort(l, nil, h), drain: h.Drain, state: eng}, nil
+}
+
+func startPubSub(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*pubsub.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(PubSub)
+	}
+	srv := pubsubserver.New(eng)
+	return &running{port: pubsubserver.NewPort(l, srv), drain: srv.Drain, state: eng}, nil
 }
 
 func errNotInSandbox(name string) error {

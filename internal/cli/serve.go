@@ -406,6 +406,8 @@ func displayName(service string) string {
 		return "Messaging"
 	case backend.AI:
 		return "AI Logic"
+	case backend.PubSub:
+		return "Pub/Sub"
 	}
 	return service
 }

@@ -150,6 +150,7 @@ type Serve struct {
 	Storage   string `json:"storage"`
 	Messaging string `json:"messaging"`
 	AI        string `json:"ai"`
+	PubSub    string `json:"pubsub"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

@@ -280,3 +280,26 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("after reset: %v", err)
 	}
 }
+
+// TestRetentionDropsOldMessages: a message older than the
+// subscription's retention is never delivered and leaves the bucket.
+func TestRetentionDropsOldMessages(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	b := servicetest.NewBucket()
+	e := newEngine(t, service.Env{Now: clock, Bucket: b}, Options{})
+	mustTopicSub(t, e, &Subscription{Name: sb, Topic: tp, MessageRetentionDuration: 10 * time.Minute})
+	publishN(t, e, tp, 2, "")
+	mu.Lock()
+	now = now.Add(11 * time.Minute)
+	mu.Unlock()
+	publishN(t, e, tp, 1, "")
+	rs, _ := e.Pull(context.Background(), sb, 10, true)
+	if len(rs) != 1 {
+		t.Fatalf("delivered %d, want only the fresh message", len(rs))
+	}
+	if st, _ := e.Stats(sb); st.Backlog != 1 {
+		t.Fatalf("backlog %d, want 1", st.Backlog)
+	}
+}

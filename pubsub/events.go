@@ -15,6 +15,7 @@ import (
 //	ack / nack   AckEvent          deliveries acknowledged or refused
 //	expire       AckEvent          a lease ran out (the message goes back)
 //	dead_letter  DeadLetterEvent   a message left for its dead-letter topic
+//	retention_expire AckEvent      messages dropped past the retention
 //
 // and topic_/subscription_/snapshot_ create, update, delete (and detach,
 // seek) carry the configuration before and after.
@@ -25,6 +26,7 @@ const (
 	OpNack       = "nack"
 	OpExpire     = "expire"
 	OpDeadLetter = "dead_letter"
+	OpRetention  = "retention_expire"
 )
 
 // maxEventIDs bounds the message ids an event lists.

@@ -148,10 +148,17 @@ func (e *Engine) take(s *subState, max int, maxBytes int64, lease time.Duration,
 		return nil, nil
 	}
 	now := e.now()
-	var picked []*entry
+	var picked, stale []*entry
 	var bytes int64
 	inBatch := map[string]bool{}
+	oldest := now.Add(-s.cfg.MessageRetentionDuration)
 	s.ready.Ascend(func(en *entry) bool {
+		// Past the retention duration a message is gone, delivered or
+		// not, as in production.
+		if s.cfg.MessageRetentionDuration > 0 && en.msg.PublishTime.Before(oldest) {
+			stale = append(stale, en)
+			return true
+		}
 		if len(picked) >= max || (len(picked) > 0 && maxBytes > 0 && bytes+int64(en.size) > maxBytes) {
 			return false
 		}
@@ -166,6 +173,9 @@ func (e *Engine) take(s *subState, max int, maxBytes int64, lease time.Duration,
 		bytes += int64(en.size)
 		return true
 	})
+	if len(stale) > 0 {
+		e.expireOld(s, stale)
+	}
 	out := make([]Received, len(picked))
 	for i, en := range picked {
 		s.ready.Delete(en)
@@ -189,6 +199,34 @@ func (e *Engine) take(s *subState, max int, maxBytes int64, lease time.Duration,
 		}
 	}
 	return out, picked
+}
+
+// expireOld drops messages past the retention duration, in memory now
+// and in the bucket in the background (a crash before that only means
+// the next open drops them again).
+func (e *Engine) expireOld(s *subState, stale []*entry) {
+	uid := s.uid
+	seqs := make([]uint64, len(stale))
+	for i, en := range stale {
+		s.drop(en)
+		seqs[i] = en.seq
+	}
+	e.emitAck(s, stale, OpRetention)
+	if e.closed {
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = e.com.do(func(tx service.Tx) error {
+			for _, q := range seqs {
+				if err := tx.Delete(queueKey(uid, q)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}()
 }
 
 func (s *subState) key(k string) *keyState {

@@ -323,8 +323,13 @@ func (e *Engine) ModifyAckDeadline(sub string, ackIDs []string, seconds int) err
 			continue
 		}
 		if seconds > 0 {
-			en.deadline = now.Add(time.Duration(seconds) * time.Second)
-			e.addTimer(en.deadline, s, en, en.ackNum)
+			d := now.Add(time.Duration(seconds) * time.Second)
+			// A later deadline is picked up by the lease's timer when it
+			// fires; only an earlier one needs its own.
+			if d.Before(en.deadline) {
+				e.addTimer(d, s, en, en.ackNum)
+			}
+			en.deadline = d
 			continue
 		}
 		nacked = append(nacked, en)

@@ -71,7 +71,9 @@ type Engine struct {
 	epoch  uint64
 	ackSeq uint64
 	timers timerHeap
-	wake   chan struct{}
+	// timerCompactAt is the heap size that triggers dropping stale items.
+	timerCompactAt int
+	wake           chan struct{}
 
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -162,6 +164,7 @@ func (e *Engine) clear() {
 	e.subs = map[string]*subState{}
 	e.snaps = map[string]*snapState{}
 	e.timers = nil
+	e.timerCompactAt = minTimerCompact
 }
 
 // load rebuilds memory from the bucket: configurations, the id counters

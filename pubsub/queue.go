@@ -85,7 +85,9 @@ func (e *Engine) insert(s *subState, uid string, rec *record, seq uint64) {
 		return
 	}
 	if len(s.entries) >= e.opts.Window {
-		if !s.spilled {
+		// Left in the bucket: fill must find it, so the spilled part
+		// starts at it at the latest.
+		if !s.spilled || seq < s.spillFrom {
 			s.spilled, s.spillFrom = true, seq
 		}
 		return
@@ -411,6 +413,9 @@ func (h *timerHeap) Pop() any {
 }
 
 func (e *Engine) addTimer(at time.Time, s *subState, en *entry, ackNum uint64) {
+	if len(e.timers) >= e.timerCompactAt {
+		e.compactTimers()
+	}
 	first := len(e.timers) == 0 || at.Before(e.timers[0].at)
 	heap.Push(&e.timers, timerItem{at: at, s: s, en: en, ackNum: ackNum})
 	if first {
@@ -420,6 +425,38 @@ func (e *Engine) addTimer(at time.Time, s *subState, en *entry, ackNum uint64) {
 		}
 	}
 }
+
+// live reports whether a timer item still stands for its entry's lease
+// or backoff.
+func (it *timerItem) live() bool {
+	s, en := it.s, it.en
+	if s.deleted || s.entries[en.seq] != en {
+		return false
+	}
+	if it.ackNum != 0 {
+		return en.state == stOut && en.ackNum == it.ackNum
+	}
+	return en.state == stDelayed
+}
+
+// compactTimers drops the items of acknowledged or moved-on entries, so
+// the heap is bounded by the live leases and backoffs, not by how many
+// were handed out; amortized, since the next compaction waits for the
+// heap to double.
+func (e *Engine) compactTimers() {
+	kept := e.timers[:0]
+	for i := range e.timers {
+		if e.timers[i].live() {
+			kept = append(kept, e.timers[i])
+		}
+	}
+	clear(e.timers[len(kept):])
+	e.timers = kept
+	heap.Init(&e.timers)
+	e.timerCompactAt = max(2*len(kept), minTimerCompact)
+}
+
+const minTimerCompact = 4096
 
 func (e *Engine) timerLoop() {
 	defer e.wg.Done()
@@ -466,7 +503,11 @@ func (e *Engine) fire(it timerItem, now time.Time) *deadLetter {
 		return nil
 	}
 	if it.ackNum != 0 {
-		if en.state != stOut || en.ackNum != it.ackNum || en.deadline.After(now) {
+		if en.state != stOut || en.ackNum != it.ackNum {
+			return nil
+		}
+		if en.deadline.After(now) { // extended: one item per lease
+			e.addTimer(en.deadline, s, en, en.ackNum)
 			return nil
 		}
 		e.emitExpire(s, en)

@@ -190,13 +190,17 @@ func (e *Engine) Stats(sub string) (SubStats, error) {
 	if s == nil {
 		return SubStats{}, errSubNotFound
 	}
+	return e.statsLocked(s), nil
+}
+
+func (e *Engine) statsLocked(s *subState) SubStats {
 	st := SubStats{Backlog: s.backlog, Outstanding: len(s.leases)}
 	for _, en := range s.entries {
 		if st.OldestAt.IsZero() || en.msg.PublishTime.Before(st.OldestAt) {
 			st.OldestAt = en.msg.PublishTime
 		}
 	}
-	return st, nil
+	return st
 }
 
 // Peek returns up to max of a subscription's unacknowledged messages in
@@ -230,3 +234,40 @@ func (e *Engine) Peek(sub string, max int) ([]*Message, error) {
 }
 
 var errStop = fmt.Errorf("stop")
+
+// TopicView is a topic and its subscriptions as Studio and MCP list them.
+type TopicView struct {
+	Topic         *Topic             `json:"topic"`
+	Subscriptions []SubscriptionView `json:"subscriptions"`
+}
+
+// SubscriptionView is a subscription with its backlog figures.
+type SubscriptionView struct {
+	Subscription *Subscription `json:"subscription"`
+	Stats        SubStats      `json:"stats"`
+}
+
+// Overview lists every topic with its subscriptions (and, under the
+// empty topic name, subscriptions whose topic was deleted), by name.
+func (e *Engine) Overview() []TopicView {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []TopicView
+	byTopic := map[string]int{}
+	for _, n := range sortedKeys(e.topics) {
+		byTopic[n] = len(out)
+		out = append(out, TopicView{Topic: cloneTopic(e.topics[n].cfg), Subscriptions: []SubscriptionView{}})
+	}
+	for _, n := range sortedKeys(e.subs) {
+		s := e.subs[n]
+		v := SubscriptionView{Subscription: cloneSub(s.cfg), Stats: e.statsLocked(s)}
+		i, ok := byTopic[s.cfg.Topic]
+		if !ok {
+			byTopic[s.cfg.Topic] = len(out)
+			i = len(out)
+			out = append(out, TopicView{Topic: &Topic{Name: s.cfg.Topic}})
+		}
+		out[i].Subscriptions = append(out[i].Subscriptions, v)
+	}
+	return out
+}

@@ -552,14 +552,14 @@ func (e *Engine) CreateSnapshot(name, sub string, labels map[string]string) (*Sn
 		var copyErr error
 		err := tx.ForEach(queuePrefix(s.uid), func(k, v []byte) error {
 			var r record
-			if err := jsonUnmarshal(v, &r); err != nil || r.Acked {
+			if err := decodeRecord(v, &r); err != nil || r.Acked {
 				return nil
 			}
 			if r.Msg.PublishTime.Before(oldest) {
 				oldest = r.Msg.PublishTime
 			}
 			r.Attempts = 0
-			copyErr = putJSON(tx, append(queuePrefix(rec.UID), k[len(k)-8:]...), &r)
+			copyErr = putRecord(tx, append(queuePrefix(rec.UID), k[len(k)-8:]...), &r)
 			return copyErr
 		})
 		if err != nil {
@@ -696,7 +696,7 @@ func (e *Engine) SeekToSnapshot(sub, snap string) error {
 	return e.reseed(s, func(tx service.Tx, put func(seq uint64, r *record) error) error {
 		return tx.ForEach(queuePrefix(ss.uid), func(k, v []byte) error {
 			var r record
-			if err := jsonUnmarshal(v, &r); err != nil {
+			if err := decodeRecord(v, &r); err != nil {
 				return nil
 			}
 			if !s.filter.Matches(r.Msg.Attributes) {
@@ -725,7 +725,7 @@ func (e *Engine) SeekToTime(sub string, t time.Time) error {
 	return e.reseed(s, func(tx service.Tx, put func(seq uint64, r *record) error) error {
 		return tx.ForEach(queuePrefix(old), func(k, v []byte) error {
 			var r record
-			if err := jsonUnmarshal(v, &r); err != nil {
+			if err := decodeRecord(v, &r); err != nil {
 				return nil
 			}
 			before := r.Msg.PublishTime.Before(t)
@@ -754,7 +754,7 @@ func (e *Engine) reseed(s *subState, fill func(tx service.Tx, put func(seq uint6
 			if !r.Acked {
 				backlog++
 			}
-			return putJSON(tx, queueKey(uid, seq), r)
+			return putRecord(tx, queueKey(uid, seq), r)
 		})
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package pubsub
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"maps"
 	"strconv"
 	"time"
@@ -11,16 +10,6 @@ import (
 
 	"github.com/pyric/pyric/sandbox/service"
 )
-
-func jsonUnmarshal(b []byte, v *record) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return err
-	}
-	if v.Msg == nil {
-		return invalid("record without a message")
-	}
-	return nil
-}
 
 func seqOf(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
@@ -120,18 +109,22 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 	last := e.lastID
 	e.mu.Unlock()
 
+	// Encode here, in the publisher's goroutine, so the one commit
+	// goroutine only writes.
+	keys := make([][]byte, len(outs))
+	vals := make([][]byte, len(outs))
+	enc := make(map[*record][]byte, len(msgs))
+	for i, o := range outs {
+		b, ok := enc[o.rec]
+		if !ok {
+			b = encodeRecord(o.rec)
+			enc[o.rec] = b
+		}
+		keys[i], vals[i] = queueKey(o.uid, o.seq), b
+	}
 	err := e.com.do(func(tx service.Tx) error {
-		enc := map[*record][]byte{}
-		for _, o := range outs {
-			b, ok := enc[o.rec]
-			if !ok {
-				var err error
-				if b, err = json.Marshal(o.rec); err != nil {
-					return err
-				}
-				enc[o.rec] = b
-			}
-			if err := tx.Put(queueKey(o.uid, o.seq), b); err != nil {
+		for i := range keys {
+			if err := tx.Put(keys[i], vals[i]); err != nil {
 				return err
 			}
 		}
@@ -278,7 +271,7 @@ func (e *Engine) Acknowledge(sub string, ackIDs []string) error {
 		for _, en := range acked {
 			k := queueKey(uid, en.seq)
 			if retain {
-				if err := putJSON(tx, k, &record{Msg: en.msg, Acked: true}); err != nil {
+				if err := putRecord(tx, k, &record{Msg: en.msg, Acked: true}); err != nil {
 					return err
 				}
 				continue

@@ -224,7 +224,7 @@ func (e *Engine) load() error {
 			if err := tx.ForEach(queuePrefix(r.UID), func(_, v []byte) error {
 				if r.Config.RetainAckedMessages {
 					var rec record
-					if json.Unmarshal(v, &rec) == nil && rec.Acked {
+					if decodeRecord(v, &rec) == nil && rec.Acked {
 						return nil
 					}
 				}

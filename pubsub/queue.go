@@ -3,7 +3,6 @@ package pubsub
 import (
 	"container/heap"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -123,7 +122,7 @@ func (e *Engine) fill(s *subState) {
 				return stopped
 			}
 			var rec record
-			if err := json.Unmarshal(v, &rec); err != nil || rec.Msg == nil {
+			if err := decodeRecord(v, &rec); err != nil {
 				return nil // unreadable: skip rather than wedge the queue
 			}
 			s.spillFrom = seq + 1
@@ -297,7 +296,7 @@ func (e *Engine) persistAttempts(s *subState, picked []*entry) func(service.Tx) 
 			if tx.Get(k) == nil { // acknowledged meanwhile
 				continue
 			}
-			if err := putJSON(tx, k, &recs[i]); err != nil {
+			if err := putRecord(tx, k, &recs[i]); err != nil {
 				return err
 			}
 		}

@@ -59,7 +59,7 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 			x.d.Messages = []record{}
 			if err := tx.ForEach(queuePrefix(x.uid), func(_, v []byte) error {
 				var r record
-				if err := jsonUnmarshal(v, &r); err != nil {
+				if err := decodeRecord(v, &r); err != nil {
 					return nil
 				}
 				x.d.Messages = append(x.d.Messages, r)
@@ -141,7 +141,7 @@ func (e *Engine) Restore(raw json.RawMessage) error {
 					return fmt.Errorf("message id %q: %w", r.Msg.ID, err)
 				}
 				last = max(last, n)
-				if err := putJSON(tx, queueKey(uid, n), r); err != nil {
+				if err := putRecord(tx, queueKey(uid, n), r); err != nil {
 					return err
 				}
 			}
@@ -221,7 +221,7 @@ func (e *Engine) Peek(sub string, max int) ([]*Message, error) {
 				return errStop
 			}
 			var r record
-			if jsonUnmarshal(v, &r) == nil && !r.Acked {
+			if decodeRecord(v, &r) == nil && !r.Acked {
 				out = append(out, r.Msg)
 			}
 			return nil

@@ -26,13 +26,13 @@ type Stream struct {
 const streamBatch = 1000
 
 // OpenStream starts a session on sub: ackDeadline is the lease of what
-// it receives (10 to 600 s), maxMsgs and maxBytes its flow control (0
+// it receives (10 to 600 s; 0 means the subscription's), maxMsgs and maxBytes its flow control (0
 // means no limit).
 func (e *Engine) OpenStream(sub string, ackDeadline int, maxMsgs int, maxBytes int64) (*Stream, error) {
 	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
 		return nil, err
 	}
-	if ackDeadline < MinAckDeadlineSeconds || ackDeadline > MaxAckDeadlineSeconds {
+	if ackDeadline != 0 && (ackDeadline < MinAckDeadlineSeconds || ackDeadline > MaxAckDeadlineSeconds) {
 		return nil, invalid("Invalid deadline %d; the deadline must be between 10 and 600 seconds (inclusive).", ackDeadline)
 	}
 	if maxMsgs < 0 || maxBytes < 0 {
@@ -46,6 +46,9 @@ func (e *Engine) OpenStream(sub string, ackDeadline int, maxMsgs int, maxBytes i
 	}
 	if s.cfg.Detached {
 		return nil, errDetached
+	}
+	if ackDeadline == 0 { // unset: the subscription's own
+		ackDeadline = s.cfg.AckDeadlineSeconds
 	}
 	return &Stream{e: e, sub: sub, lease: time.Duration(ackDeadline) * time.Second, maxMsgs: maxMsgs, maxBytes: maxBytes}, nil
 }

@@ -9,6 +9,7 @@ import (
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/messaging"
+	"github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
@@ -19,6 +20,7 @@ import (
 	fsserver "github.com/pyric/pyric/server/firestore"
 	functionsserver "github.com/pyric/pyric/server/functions"
 	messagingserver "github.com/pyric/pyric/server/messaging"
+	pubsubserver "github.com/pyric/pyric/server/pubsub"
 	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/storage"
 )
@@ -33,6 +35,7 @@ const (
 	Messaging = "messaging"
 	Functions = "functions"
 	Hosting   = "hosting"
+	PubSub    = "pubsub"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -75,6 +78,8 @@ var endpoints = []*endpoint{
 		registration: func(o *Options) service.Registration { return ai.Registration(o.AI) }, start: startAI},
 	{name: Messaging, defaultPort: 9599, what: "FCM HTTP v1 + topics + inbox", env: []envVar{urlVar("PYRIC_MESSAGING_URL")},
 		registration: func(*Options) service.Registration { return messaging.Registration }, start: startMessaging},
+	{name: PubSub, defaultPort: 8085, what: "Pub/Sub gRPC + REST", env: []envVar{hostVar("PUBSUB_EMULATOR_HOST")},
+		registration: func(*Options) service.Registration { return pubsub.Registration }, start: startPubSub},
 	// Functions comes last: its workers start with every other service's
 	// address in their environment. It exists only when firebase.json
 	// lists codebases.
@@ -242,6 +247,15 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 func (b *Backend) Functions() *functions.Engine {
 	e, _ := b.state(Functions).(*functions.Engine)
 	return e
+}
+
+func startPubSub(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*pubsub.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(PubSub)
+	}
+	srv := pubsubserver.New(eng)
+	return &running{port: pubsubserver.NewPort(l, srv), drain: srv.Drain, state: eng}, nil
 }
 
 func errNotInSandbox(name string) error {

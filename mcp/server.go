@@ -82,6 +82,7 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	s.addDiscoverTools()
 	s.addRTDBTools()
 	s.addVerifyTools()
+	s.addPubSubTools()
 	s.addResources()
 	return s
 }

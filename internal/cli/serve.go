@@ -482,6 +482,8 @@ func displayName(service string) string {
 		return "Functions"
 	case backend.Hosting:
 		return "Hosting"
+	case backend.PubSub:
+		return "Pub/Sub"
 	}
 	return service
 }

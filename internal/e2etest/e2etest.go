@@ -151,6 +151,7 @@ type Serve struct {
 	Messaging string `json:"messaging"`
 	AI        string `json:"ai"`
 	Hosting   string `json:"hosting"` // the first Hosting site, when firebase.json has one
+	PubSub    string `json:"pubsub"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

@@ -1,0 +1,43 @@
+package pubsub_test
+
+import (
+	"testing"
+
+	"github.com/pyric/pyric/pubsub"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// BenchmarkPublishStore publishes batches of 100 messages of 100 bytes
+// with the sandbox's store (bbolt, synced every second) as the bucket,
+// as `pyric serve` runs.
+func BenchmarkPublishStore(b *testing.B) {
+	st, err := sandbox.OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e, err := pubsub.NewEngine(service.Env{Bucket: st.Bucket("pubsub")}, pubsub.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	const tp, sb = "projects/p/topics/topic", "projects/p/subscriptions/sub"
+	if _, err := e.CreateTopic(&pubsub.Topic{Name: tp}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.CreateSubscription(&pubsub.Subscription{Name: sb, Topic: tp}); err != nil {
+		b.Fatal(err)
+	}
+	msgs := make([]*pubsub.Message, 100)
+	for i := range msgs {
+		msgs[i] = &pubsub.Message{Data: make([]byte, 100), Attributes: map[string]string{"k": "v"}}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Publish(tp, msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(100 * 100)
+}

@@ -1,0 +1,397 @@
+package pubsub
+
+import (
+	"context"
+	"encoding/binary"
+	"maps"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+func seqOf(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
+
+// checkMessages applies production's limits to a publish.
+func checkMessages(msgs []*Message) error {
+	if len(msgs) == 0 {
+		return errNoMessages
+	}
+	if len(msgs) > MaxPublishMessages {
+		return invalid("The value for message_count is too large. You passed %d in the request, but the maximum value is %d.", len(msgs), MaxPublishMessages)
+	}
+	total := 0
+	for _, m := range msgs {
+		if len(m.Data) == 0 && len(m.Attributes) == 0 {
+			return errEmptyMessages
+		}
+		if len(m.Attributes) > MaxAttributes {
+			return invalid("The value for attribute_count is too large. You passed %d in the request, but the maximum value is %d.", len(m.Attributes), MaxAttributes)
+		}
+		for k, v := range m.Attributes {
+			if len(k) > MaxAttributeKeyBytes {
+				return invalid("The value for attribute key size is too large. You passed %d in the request, but the maximum value is %d.", len(k), MaxAttributeKeyBytes)
+			}
+			if len(v) > MaxAttributeValBytes {
+				return invalid("The value for attribute value size is too large. You passed %d in the request, but the maximum value is %d.", len(v), MaxAttributeValBytes)
+			}
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return invalid("Attribute keys and values must be valid UTF-8 (key %q).", k)
+			}
+		}
+		if len(m.OrderingKey) > MaxOrderingKeyBytes {
+			return invalid("The value for ordering_key size is too large. You passed %d in the request, but the maximum value is %d.", len(m.OrderingKey), MaxOrderingKeyBytes)
+		}
+		n := m.size()
+		if n > MaxMessageBytes {
+			return invalid("The value for message size is too large. You passed %d in the request, but the maximum value is %d.", n, MaxMessageBytes)
+		}
+		total += n
+	}
+	if total > MaxPublishBytes {
+		return invalid("The value for request_size is too large. You passed %d in the request, but the maximum value is %d.", total, MaxPublishBytes)
+	}
+	return nil
+}
+
+// fanout is one message bound for one queue.
+type fanout struct {
+	s   *subState // nil for a snapshot's queue
+	uid string
+	seq uint64
+	rec *record
+}
+
+// Publish stores messages on a topic and returns their ids once every
+// subscription's copy is durable.
+func (e *Engine) Publish(topic string, msgs []*Message) ([]string, error) {
+	if _, _, err := ParseName(kindTopics, topic); err != nil {
+		return nil, err
+	}
+	if err := checkMessages(msgs); err != nil {
+		return nil, err
+	}
+	return e.publish(topic, msgs, "")
+}
+
+func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]string, error) {
+	if err := e.full(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	t := e.topics[topic]
+	if t == nil {
+		e.mu.Unlock()
+		return nil, errTopicNotFound
+	}
+	now := e.now().UTC()
+	ids := make([]string, len(msgs))
+	stored := make([]*Message, len(msgs))
+	var outs []fanout
+	for i, m := range msgs {
+		e.lastID++
+		seq := e.lastID
+		c := &Message{ID: strconv.FormatUint(seq, 10), Data: m.Data, Attributes: maps.Clone(m.Attributes), OrderingKey: m.OrderingKey, PublishTime: now}
+		ids[i], stored[i] = c.ID, c
+		rec := &record{Msg: c}
+		for _, s := range t.subs {
+			if s.cfg.Detached || !s.filter.Matches(c.Attributes) {
+				continue
+			}
+			s.pending[seq] = true
+			outs = append(outs, fanout{s: s, uid: s.uid, seq: seq, rec: rec})
+		}
+		for _, ss := range t.snaps {
+			outs = append(outs, fanout{uid: ss.uid, seq: seq, rec: rec})
+		}
+	}
+	last := e.lastID
+	e.mu.Unlock()
+
+	// Encode here, in the publisher's goroutine, so the one commit
+	// goroutine only writes.
+	keys := make([][]byte, len(outs))
+	vals := make([][]byte, len(outs))
+	enc := make(map[*record][]byte, len(msgs))
+	for i, o := range outs {
+		b, ok := enc[o.rec]
+		if !ok {
+			b = encodeRecord(o.rec)
+			enc[o.rec] = b
+		}
+		keys[i], vals[i] = queueKey(o.uid, o.seq), b
+	}
+	err := e.com.do(func(tx service.Tx) error {
+		for i := range keys {
+			if err := tx.Put(keys[i], vals[i]); err != nil {
+				return err
+			}
+		}
+		if cur := tx.Get(keyLastID); cur != nil {
+			if n, _ := strconv.ParseUint(string(cur), 10, 64); n >= last {
+				return nil
+			}
+		}
+		return tx.Put(keyLastID, []byte(strconv.FormatUint(last, 10)))
+	})
+
+	e.mu.Lock()
+	touched := map[*subState]bool{}
+	for _, o := range outs {
+		if o.s == nil {
+			continue
+		}
+		if err != nil {
+			delete(o.s.pending, o.seq)
+			continue
+		}
+		if !o.s.deleted && o.s.uid == o.uid {
+			o.s.backlog++
+		}
+		e.insert(o.s, o.uid, o.rec, o.seq)
+		touched[o.s] = true
+	}
+	for s := range touched {
+		s.signal()
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	e.emitPublish(topic, stored, len(outs), deadFrom)
+	return ids, nil
+}
+
+// Pull leases up to max messages of a subscription; unless immediate it
+// waits, until ctx ends or Options.MaxPullWait passes, for one to come.
+func (e *Engine) Pull(ctx context.Context, sub string, max int, immediate bool) ([]Received, error) {
+	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
+		return nil, err
+	}
+	if max <= 0 {
+		return nil, errNoMaxMessages
+	}
+	max = min(max, MaxPullMessages)
+	var timeout <-chan time.Time
+	if !immediate {
+		t := time.NewTimer(e.opts.MaxPullWait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		e.mu.Lock()
+		s := e.subs[sub]
+		if s == nil || s.deleted {
+			e.mu.Unlock()
+			return nil, errSubNotFound
+		}
+		if s.cfg.Detached {
+			e.mu.Unlock()
+			return nil, errDetached
+		}
+		got, picked := e.take(s, max, 0, time.Duration(s.cfg.AckDeadlineSeconds)*time.Second, nil)
+		wake := s.notify
+		persist := e.persistAttempts(s, picked)
+		e.mu.Unlock()
+		if len(got) > 0 || immediate {
+			if persist != nil {
+				_ = e.com.do(persist) // best effort: a lost count means one more delivery
+			}
+			e.emitDeliver(s, got, "pull")
+			return got, nil
+		}
+		select {
+		case <-wake:
+		case <-timeout:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.stop:
+			return nil, &Error{Kind: ErrUnavailable, Msg: "The Pub/Sub service is shutting down."}
+		}
+	}
+}
+
+// ackRef is a parsed ack id.
+type ackRef struct {
+	sub string
+	n   uint64
+}
+
+func parseAckIDs(ids []string) ([]ackRef, error) {
+	if len(ids) == 0 {
+		return nil, errNoAckIDs
+	}
+	out := make([]ackRef, len(ids))
+	for i, id := range ids {
+		s, n, err := parseAckID(id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ackRef{s, n}
+	}
+	return out, nil
+}
+
+// Acknowledge acknowledges deliveries of a subscription; ack ids of
+// expired or unknown deliveries are ignored, as in production.
+func (e *Engine) Acknowledge(sub string, ackIDs []string) error {
+	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
+		return err
+	}
+	refs, err := parseAckIDs(ackIDs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	s := e.subs[sub]
+	if s == nil || s.deleted {
+		e.mu.Unlock()
+		return errSubNotFound
+	}
+	var acked []*entry
+	for _, r := range refs {
+		en := s.leases[r.n]
+		if en == nil || r.sub != sub {
+			continue
+		}
+		s.drop(en)
+		acked = append(acked, en)
+	}
+	if len(acked) > 0 {
+		s.signal()
+	}
+	uid, retain := s.uid, s.cfg.RetainAckedMessages
+	e.mu.Unlock()
+	if len(acked) == 0 {
+		return nil
+	}
+	err = e.com.do(func(tx service.Tx) error {
+		for _, en := range acked {
+			k := queueKey(uid, en.seq)
+			if retain {
+				if err := putRecord(tx, k, &record{Msg: en.msg, Acked: true}); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	e.emitAck(s, acked, "ack")
+	return err
+}
+
+// ModifyAckDeadline sets the deadline of deliveries to seconds from now;
+// 0 is a nack: the messages are redelivered (after the retry policy's
+// backoff) or dead-lettered.
+func (e *Engine) ModifyAckDeadline(sub string, ackIDs []string, seconds int) error {
+	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
+		return err
+	}
+	if seconds < 0 {
+		return errNegativeDeadline
+	}
+	refs, err := parseAckIDs(ackIDs)
+	if err != nil {
+		return err
+	}
+	seconds = min(seconds, MaxAckDeadlineSeconds)
+	e.mu.Lock()
+	s := e.subs[sub]
+	if s == nil || s.deleted {
+		e.mu.Unlock()
+		return errSubNotFound
+	}
+	now := e.now()
+	var nacked []*entry
+	var dead []deadLetter
+	for _, r := range refs {
+		en := s.leases[r.n]
+		if en == nil || r.sub != sub {
+			continue
+		}
+		if seconds > 0 {
+			d := now.Add(time.Duration(seconds) * time.Second)
+			// A later deadline is picked up by the lease's timer when it
+			// fires; only an earlier one needs its own.
+			if d.Before(en.deadline) {
+				e.addTimer(d, s, en, en.ackNum)
+			}
+			en.deadline = d
+			continue
+		}
+		nacked = append(nacked, en)
+		if d := e.nack(s, en); d != nil {
+			if dl := e.deadLetterOf(s, d); dl != nil {
+				dead = append(dead, *dl)
+			}
+		}
+	}
+	e.mu.Unlock()
+	if len(nacked) > 0 {
+		e.emitAck(s, nacked, "nack")
+	}
+	for _, d := range dead {
+		e.forward(d)
+	}
+	return nil
+}
+
+// deadLetter is a message leaving a subscription for its dead-letter
+// topic.
+type deadLetter struct {
+	s     *subState
+	uid   string
+	en    *entry
+	topic string
+}
+
+// deadLetterOf takes en, which used its delivery attempts, out of the
+// subscription when its dead-letter topic exists (else it stays and is
+// redelivered, as production keeps messages it cannot forward).
+func (e *Engine) deadLetterOf(s *subState, en *entry) *deadLetter {
+	dl := s.cfg.DeadLetter
+	if e.topics[dl.Topic] == nil {
+		s.signal()
+		return nil
+	}
+	s.drop(en)
+	s.signal()
+	return &deadLetter{s: s, uid: s.uid, en: en, topic: dl.Topic}
+}
+
+// forward publishes a dead-lettered message to its topic with
+// production's CloudPubSubDeadLetterSource* attributes, then removes it
+// from its subscription. A crash between the two redelivers it, never
+// loses it.
+func (e *Engine) forward(d deadLetter) {
+	m := d.en.msg
+	attrs := maps.Clone(m.Attributes)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	_, subID, _ := ParseName(kindSubscriptions, d.s.cfg.Name)
+	attrs["CloudPubSubDeadLetterSourceDeliveryCount"] = strconv.Itoa(d.en.attempts)
+	attrs["CloudPubSubDeadLetterSourceSubscription"] = subID
+	attrs["CloudPubSubDeadLetterSourceSubscriptionProject"] = ProjectOf(d.s.cfg.Name)
+	attrs["CloudPubSubDeadLetterSourceTopicPublishTime"] = m.PublishTime.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	nm := &Message{Data: m.Data, Attributes: attrs, OrderingKey: m.OrderingKey}
+	if _, err := e.publish(d.topic, []*Message{nm}, d.s.cfg.Name); err != nil {
+		// The topic went away meanwhile: keep the message.
+		e.mu.Lock()
+		if !d.s.deleted && d.s.uid == d.uid {
+			d.s.backlog++
+			d.s.add(&record{Msg: m, Attempts: d.en.attempts}, d.en.seq)
+			d.s.signal()
+		}
+		e.mu.Unlock()
+		return
+	}
+	_ = e.com.do(func(tx service.Tx) error { return tx.Delete(queueKey(d.uid, d.en.seq)) })
+	e.emitDeadLetter(d.s, d.en, d.topic)
+}

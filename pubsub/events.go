@@ -1,0 +1,138 @@
+package pubsub
+
+import (
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+)
+
+// Every event the engine emits is built here. Pub/Sub has no rules and
+// its callers are service accounts, so every event is the admin's. Data
+// events are mutations whose Current is one of the typed records below;
+// Op names the kind:
+//
+//	publish      PublishEvent      messages accepted on a topic
+//	deliver      DeliverEvent      messages leased to a pull, stream or push
+//	ack / nack   AckEvent          deliveries acknowledged or refused
+//	expire       AckEvent          a lease ran out (the message goes back)
+//	dead_letter  DeadLetterEvent   a message left for its dead-letter topic
+//	retention_expire AckEvent      messages dropped past the retention
+//
+// and topic_/subscription_/snapshot_ create, update, delete (and detach,
+// seek) carry the configuration before and after.
+const (
+	OpPublish    = "publish"
+	OpDeliver    = "deliver"
+	OpAck        = "ack"
+	OpNack       = "nack"
+	OpExpire     = "expire"
+	OpDeadLetter = "dead_letter"
+	OpRetention  = "retention_expire"
+)
+
+// maxEventIDs bounds the message ids an event lists.
+const maxEventIDs = 100
+
+// PublishEvent is the record of a publish.
+type PublishEvent struct {
+	Topic string   `json:"topic"`
+	IDs   []string `json:"messageIds"`
+	Count int      `json:"count"`
+	Bytes int      `json:"bytes"`
+	// Copies is how many subscription and snapshot queues received them.
+	Copies int `json:"copies"`
+	// DeadLetterOf names the subscription a dead-lettered message came
+	// from.
+	DeadLetterOf string `json:"deadLetterOf,omitempty"`
+}
+
+// DeliverEvent is the record of a delivery.
+type DeliverEvent struct {
+	Subscription string   `json:"subscription"`
+	Via          string   `json:"via"` // pull, streamingPull, push
+	IDs          []string `json:"messageIds"`
+	Count        int      `json:"count"`
+	// Attempts are the delivery attempts of the listed messages.
+	Attempts []int `json:"attempts,omitempty"`
+}
+
+// AckEvent is the record of acks, nacks and expiries.
+type AckEvent struct {
+	Subscription string   `json:"subscription"`
+	IDs          []string `json:"messageIds"`
+	Count        int      `json:"count"`
+}
+
+// DeadLetterEvent is the record of a dead-lettering.
+type DeadLetterEvent struct {
+	Subscription    string `json:"subscription"`
+	DeadLetterTopic string `json:"deadLetterTopic"`
+	MessageID       string `json:"messageId"`
+	DeliveryAttempt int    `json:"deliveryAttempts"`
+}
+
+func (e *Engine) emit(ev event.Event) {
+	ev.Service = ServiceName
+	ev.Who(identity.AdminIdentity())
+	e.env.Events.Emit(ev)
+}
+
+func (e *Engine) emitData(op, path string, project string, rec any) {
+	e.emit(event.Event{Kind: event.KindMutation, Method: op, Path: path, Origin: event.OriginAdmin,
+		Mutation: &event.Mutation{Op: op, Project: project, Current: rec}})
+}
+
+func (e *Engine) emitConfig(op, name string, prev, cur any) {
+	m := &event.Mutation{Op: op, Project: ProjectOf(name), Current: cur}
+	if prev != nil {
+		m.Previous = prev
+	}
+	e.emit(event.Event{Kind: event.KindMutation, Method: op, Path: name, Origin: event.OriginAdmin, Mutation: m})
+}
+
+func (e *Engine) emitPublish(topic string, msgs []*Message, copies int, deadFrom string) {
+	ev := &PublishEvent{Topic: topic, Count: len(msgs), Copies: copies, DeadLetterOf: deadFrom}
+	for i, m := range msgs {
+		if i < maxEventIDs {
+			ev.IDs = append(ev.IDs, m.ID)
+		}
+		ev.Bytes += m.size()
+	}
+	e.emitData(OpPublish, topic, ProjectOf(topic), ev)
+}
+
+func (e *Engine) emitDeliver(s *subState, got []Received, via string) {
+	if len(got) == 0 {
+		return
+	}
+	ev := &DeliverEvent{Subscription: s.cfg.Name, Via: via, Count: len(got)}
+	for i, r := range got {
+		if i >= maxEventIDs {
+			break
+		}
+		ev.IDs = append(ev.IDs, r.Message.ID)
+		if r.DeliveryAttempt > 0 {
+			ev.Attempts = append(ev.Attempts, r.DeliveryAttempt)
+		}
+	}
+	e.emitData(OpDeliver, s.cfg.Name, ProjectOf(s.cfg.Name), ev)
+}
+
+func (e *Engine) emitAck(s *subState, ens []*entry, op string) {
+	ev := &AckEvent{Subscription: s.cfg.Name, Count: len(ens)}
+	for i, en := range ens {
+		if i >= maxEventIDs {
+			break
+		}
+		ev.IDs = append(ev.IDs, en.msg.ID)
+	}
+	e.emitData(op, s.cfg.Name, ProjectOf(s.cfg.Name), ev)
+}
+
+func (e *Engine) emitExpire(s *subState, en *entry) {
+	e.emitAck(s, []*entry{en}, OpExpire)
+}
+
+func (e *Engine) emitDeadLetter(s *subState, en *entry, topic string) {
+	e.emitData(OpDeadLetter, s.cfg.Name, ProjectOf(s.cfg.Name), &DeadLetterEvent{
+		Subscription: s.cfg.Name, DeadLetterTopic: topic, MessageID: en.msg.ID, DeliveryAttempt: en.attempts})
+}

@@ -1,0 +1,354 @@
+package pubsub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"github.com/pyric/pyric/server"
+)
+
+// maxBody bounds a REST request body: a 10 MB publish in base64 plus
+// its JSON.
+const maxBody = 16 << 20
+
+// NewPort serves s on l: gRPC for HTTP/2 connections, REST for the rest.
+func NewPort(l net.Listener, s *Server) *server.Port {
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxBody), grpc.MaxSendMsgSize(64<<20))
+	s.Register(g)
+	return server.NewPort(l, g, s.Handler())
+}
+
+// Handler is the REST/JSON API plus the emulator's own endpoints
+// (GET / answers "Ok", POST /reset wipes everything).
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+var unmarshal = protojson.UnmarshalOptions{DiscardUnknown: false}
+var marshal = protojson.MarshalOptions{}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/" && r.Method == http.MethodGet {
+		io.WriteString(w, "Ok\n")
+		return
+	}
+	if r.URL.Path == "/reset" && r.Method == http.MethodPost {
+		if err := s.e.Reset(); err != nil {
+			writeErr(w, err)
+			return
+		}
+		io.WriteString(w, "Reset\n")
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeErr(w, status.Errorf(codes.InvalidArgument, "Request body too large or unreadable: %v", err))
+		return
+	}
+	res, err := s.route(r.Context(), r.Method, rest, r.URL.Query(), body)
+	if err != nil {
+		if errors.Is(err, errNoRoute) {
+			http.NotFound(w, r)
+			return
+		}
+		writeErr(w, err)
+		return
+	}
+	b, err := marshal.Marshal(res)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Write(b)
+}
+
+var errNoRoute = errors.New("no route")
+
+// decode reads a JSON body into m; an empty body is an empty message.
+func decode(body []byte, m proto.Message) error {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if err := unmarshal.Unmarshal(body, m); err != nil {
+		return status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err)
+	}
+	return nil
+}
+
+// mask parses the REST updateMask ("ackDeadlineSeconds,labels" or
+// snake_case) into proto paths: the JSON API takes camelCase, as
+// production's does.
+func mask(body []byte) *fieldmaskpb.FieldMask {
+	var raw struct {
+		UpdateMask string `json:"updateMask"`
+	}
+	_ = json.Unmarshal(body, &raw)
+	if raw.UpdateMask == "" {
+		return nil
+	}
+	fm := &fieldmaskpb.FieldMask{}
+	for _, p := range strings.Split(raw.UpdateMask, ",") {
+		fm.Paths = append(fm.Paths, camelToSnake(strings.TrimSpace(p)))
+	}
+	return fm
+}
+
+func camelToSnake(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if c >= 'A' && c <= 'Z' {
+			b.WriteByte('_')
+			c += 'a' - 'A'
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// withoutMask strips updateMask (a string in JSON, a FieldMask in the
+// proto) so protojson can decode the rest.
+func withoutMask(body []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	delete(m, "updateMask")
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func listArgs(q map[string][]string) (int32, string) {
+	n, _ := strconv.Atoi(first(q["pageSize"]))
+	return int32(n), first(q["pageToken"])
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// route maps a REST call to the RPC it stands for.
+func (s *Server) route(ctx context.Context, method, path string, q map[string][]string, body []byte) (proto.Message, error) {
+	pub, sub := publisher{s}, subscriber{s}
+	path, verb, _ := strings.Cut(path, ":")
+	parts := strings.Split(path, "/")
+	if len(parts) < 3 || parts[0] != "projects" {
+		return nil, errNoRoute
+	}
+	project := "projects/" + parts[1]
+	kind := parts[2]
+	if len(parts) == 3 && verb == "" && method == http.MethodGet {
+		size, token := listArgs(q)
+		switch kind {
+		case "topics":
+			return pub.ListTopics(ctx, &pb.ListTopicsRequest{Project: project, PageSize: size, PageToken: token})
+		case "subscriptions":
+			return sub.ListSubscriptions(ctx, &pb.ListSubscriptionsRequest{Project: project, PageSize: size, PageToken: token})
+		case "snapshots":
+			return sub.ListSnapshots(ctx, &pb.ListSnapshotsRequest{Project: project, PageSize: size, PageToken: token})
+		}
+		return nil, errNoRoute
+	}
+	if len(parts) < 4 {
+		return nil, errNoRoute
+	}
+	name := strings.Join(parts[:4], "/")
+	if len(parts) == 5 && kind == "topics" && method == http.MethodGet && verb == "" {
+		size, token := listArgs(q)
+		switch parts[4] {
+		case "subscriptions":
+			return pub.ListTopicSubscriptions(ctx, &pb.ListTopicSubscriptionsRequest{Topic: name, PageSize: size, PageToken: token})
+		case "snapshots":
+			return pub.ListTopicSnapshots(ctx, &pb.ListTopicSnapshotsRequest{Topic: name, PageSize: size, PageToken: token})
+		}
+		return nil, errNoRoute
+	}
+	if len(parts) != 4 {
+		return nil, errNoRoute
+	}
+	switch kind + " " + method + " " + verb {
+	case "topics PUT ":
+		t := &pb.Topic{}
+		if err := decode(body, t); err != nil {
+			return nil, err
+		}
+		t.Name = name
+		return pub.CreateTopic(ctx, t)
+	case "topics GET ":
+		return pub.GetTopic(ctx, &pb.GetTopicRequest{Topic: name})
+	case "topics PATCH ":
+		r := &pb.UpdateTopicRequest{}
+		if err := decode(withoutMask(body), r); err != nil {
+			return nil, err
+		}
+		r.UpdateMask = mask(body)
+		if r.Topic == nil {
+			r.Topic = &pb.Topic{}
+		}
+		r.Topic.Name = name
+		return pub.UpdateTopic(ctx, r)
+	case "topics DELETE ":
+		return pub.DeleteTopic(ctx, &pb.DeleteTopicRequest{Topic: name})
+	case "topics POST publish":
+		r := &pb.PublishRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Topic = name
+		return pub.Publish(ctx, r)
+	case "subscriptions PUT ":
+		r := &pb.Subscription{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Name = name
+		return sub.CreateSubscription(ctx, r)
+	case "subscriptions GET ":
+		return sub.GetSubscription(ctx, &pb.GetSubscriptionRequest{Subscription: name})
+	case "subscriptions PATCH ":
+		r := &pb.UpdateSubscriptionRequest{}
+		if err := decode(withoutMask(body), r); err != nil {
+			return nil, err
+		}
+		r.UpdateMask = mask(body)
+		if r.Subscription == nil {
+			r.Subscription = &pb.Subscription{}
+		}
+		r.Subscription.Name = name
+		return sub.UpdateSubscription(ctx, r)
+	case "subscriptions DELETE ":
+		return sub.DeleteSubscription(ctx, &pb.DeleteSubscriptionRequest{Subscription: name})
+	case "subscriptions POST pull":
+		r := &pb.PullRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Subscription = name
+		return sub.Pull(ctx, r)
+	case "subscriptions POST acknowledge":
+		r := &pb.AcknowledgeRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Subscription = name
+		return sub.Acknowledge(ctx, r)
+	case "subscriptions POST modifyAckDeadline":
+		r := &pb.ModifyAckDeadlineRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Subscription = name
+		return sub.ModifyAckDeadline(ctx, r)
+	case "subscriptions POST modifyPushConfig":
+		r := &pb.ModifyPushConfigRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Subscription = name
+		return sub.ModifyPushConfig(ctx, r)
+	case "subscriptions POST seek":
+		r := &pb.SeekRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Subscription = name
+		return sub.Seek(ctx, r)
+	case "subscriptions POST detach":
+		return pub.DetachSubscription(ctx, &pb.DetachSubscriptionRequest{Subscription: name})
+	case "snapshots PUT ":
+		r := &pb.CreateSnapshotRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Name = name
+		return sub.CreateSnapshot(ctx, r)
+	case "snapshots GET ":
+		return sub.GetSnapshot(ctx, &pb.GetSnapshotRequest{Snapshot: name})
+	case "snapshots PATCH ":
+		r := &pb.UpdateSnapshotRequest{}
+		if err := decode(withoutMask(body), r); err != nil {
+			return nil, err
+		}
+		r.UpdateMask = mask(body)
+		if r.Snapshot == nil {
+			r.Snapshot = &pb.Snapshot{}
+		}
+		r.Snapshot.Name = name
+		return sub.UpdateSnapshot(ctx, r)
+	case "snapshots DELETE ":
+		return sub.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: name})
+	}
+	return nil, errNoRoute
+}
+
+// httpStatus is the HTTP status Google's JSON APIs give a gRPC code.
+func httpStatus(c codes.Code) int {
+	switch c {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
+		return http.StatusBadRequest
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.AlreadyExists, codes.Aborted:
+		return http.StatusConflict
+	case codes.ResourceExhausted:
+		return http.StatusTooManyRequests
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case codes.Canceled:
+		return 499
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	}
+	return http.StatusInternalServerError
+}
+
+// writeErr writes Google's JSON error envelope.
+func writeErr(w http.ResponseWriter, err error) {
+	st, _ := status.FromError(grpcErr(err))
+	code := httpStatus(st.Code())
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": st.Message(), "status": codeName(st.Code())}})
+	w.Write(b)
+}
+
+// codeName is the google.rpc.Code name (INVALID_ARGUMENT).
+func codeName(c codes.Code) string {
+	if c == codes.Canceled {
+		return "CANCELLED"
+	}
+	var b strings.Builder
+	for i, r := range c.String() {
+		if r >= 'A' && r <= 'Z' && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
+}

@@ -155,7 +155,7 @@ func TestEngineRunsJSCodebase(t *testing.T) {
 		t.Errorf("onNote event %+v", ev)
 	}
 	if ev := byFn["customThrows"]; ev == nil || ev.Invocation.Outcome != "error" || ev.Err == nil || ev.Err.Message != "custom event c2 threw" {
-		t.Errorf("customThrows event %+v", ev)
+		t.Errorf("customThrows event %+v: invocation %+v, error %+v", ev, ev.Invocation, ev.Err)
 	}
 }
 

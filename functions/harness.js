@@ -186,6 +186,9 @@ async function main() {
       return;
     }
     if (req.rawBody === undefined) req.rawBody = Buffer.alloc(0);
+    // The engine closes the invocation's log when this arrives: every
+    // line logged before the answer went out is ahead of it on the pipe.
+    res.on("finish", () => send({ t: "end", fn: id, inv }));
     process.env.FUNCTION_TARGET = found.endpoints[id].entryPoint;
     process.env.K_SERVICE = id;
     process.env.FUNCTION_SIGNATURE_TYPE = mode === "http" ? "http" : platform === "gcfv2" ? "cloudevent" : "event";

@@ -51,6 +51,8 @@ const CrashBody = `{"code":"ECONNRESET"}`
 type invocation struct {
 	id        string
 	start     time.Time
+	ended     chan struct{} // closed when the worker reports the answer sent
+	endOnce   sync.Once
 	mu        sync.Mutex
 	logs      []event.LogLine
 	dropped   int
@@ -71,7 +73,7 @@ func (i *invocation) addLog(severity, text string) {
 }
 
 func (e *Engine) newInvocation() *invocation {
-	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now()}
+	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
 }
 
 // attach registers the invocation with its worker, so the worker's log
@@ -82,7 +84,19 @@ func (w *worker) attach(inv *invocation) {
 	w.mu.Unlock()
 }
 
+// logWait bounds how long detach waits for the lines an invocation
+// logged before answering (they travel on the control pipe, beside the
+// answer).
+const logWait = 250 * time.Millisecond
+
+// detach unregisters the invocation once the worker's report that it
+// answered has been read, so its logs are complete.
 func (w *worker) detach(inv *invocation) {
+	select {
+	case <-inv.ended:
+	case <-w.exited:
+	case <-time.After(logWait):
+	}
 	w.mu.Lock()
 	delete(w.invs, inv.id)
 	w.mu.Unlock()

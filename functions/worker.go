@@ -177,6 +177,12 @@ func (w *worker) readControl(r io.ReadCloser) {
 			w.mu.Unlock()
 		case "log":
 			w.log(m.Fn, m.Inv, m.Severity, m.Text)
+		case "end":
+			w.mu.Lock()
+			if inv := w.invs[m.Inv]; inv != nil {
+				inv.endOnce.Do(func() { close(inv.ended) })
+			}
+			w.mu.Unlock()
 		case "error":
 			w.mu.Lock()
 			if inv := w.invs[m.Inv]; inv != nil {

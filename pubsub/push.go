@@ -29,6 +29,7 @@ func (e *Engine) startPush(s *subState) {
 	p := &pusher{cancel: cancel, done: make(chan struct{})}
 	s.push = p
 	st := &Stream{e: e, sub: s.cfg.Name, lease: time.Duration(s.cfg.AckDeadlineSeconds) * time.Second, maxMsgs: e.opts.PushConcurrency}
+	slots := make(chan struct{}, e.opts.PushConcurrency)
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -40,9 +41,18 @@ func (e *Engine) startPush(s *subState) {
 				return
 			}
 			for _, r := range got {
+				// In-flight requests are bounded too: a lease that
+				// expires under a slow request frees a stream slot, not
+				// a request slot.
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				e.wg.Add(1)
 				go func() {
 					defer e.wg.Done()
+					defer func() { <-slots }()
 					e.pushOne(ctx, s.cfg.Name, r)
 				}()
 			}

@@ -294,8 +294,10 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			// rejects the request rather than answering NOT_FOUND.
 			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request."))
 		}
-		if s.op.kind == writeDelete {
-			deleted[s.op.rel] = true
+		if s.op.kind != writeVerify {
+			// A later set (or any other write) recreates the document: the
+			// official emulator accepts delete, set, update in one commit.
+			deleted[s.op.rel] = s.op.kind == writeDelete
 		}
 		s.before = state(s.op.rel)
 		after, results, err := s.op.apply(db.name, s.before, now, stamp)

@@ -373,15 +373,19 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 
 		results := make([]*pb.WriteResult, len(ops))
 		for i, s := range ops {
-			// A delete's result has no update time (the field is "not set
-			// after a delete", as the official emulator answers).
+			// Every write's result carries the update time of its document
+			// as the whole commit leaves it, none when the commit leaves it
+			// deleted (the field is "not set after a delete"), as the
+			// official emulator answers for several writes to one document.
 			wr := &pb.WriteResult{TransformResults: s.results}
-			switch {
-			case s.op.kind == writeDelete:
-			case s.after != nil:
-				wr.UpdateTime = s.after.UpdateTime
-			default:
-				wr.UpdateTime = ts(now)
+			if s.op.kind == writeVerify {
+				if s.after != nil {
+					wr.UpdateTime = s.after.UpdateTime
+				} else {
+					wr.UpdateTime = ts(now)
+				}
+			} else if final := overlay[s.op.rel]; final != nil {
+				wr.UpdateTime = final.UpdateTime
 			}
 			results[i] = wr
 			if s.op.kind == writeVerify {

@@ -92,7 +92,7 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	}
 	seen := map[string]bool{}
 	for _, o := range sq.GetOrderBy() {
-		fp, err := ParseFieldPath(o.GetField().GetFieldPath())
+		fp, err := parseRequestPath(o.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	if s := sq.GetSelect(); s != nil {
 		q.hasSelect = true
 		for _, f := range s.GetFields() {
-			fp, err := ParseFieldPath(f.GetFieldPath())
+			fp, err := parseRequestPath(f.GetFieldPath())
 			if err != nil {
 				return nil, err
 			}
@@ -276,7 +276,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		return f, nil
 	case *pb.StructuredQuery_Filter_FieldFilter:
 		ff := x.FieldFilter
-		fp, err := ParseFieldPath(ff.GetField().GetFieldPath())
+		fp, err := parseRequestPath(ff.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +335,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		return f, nil
 	case *pb.StructuredQuery_Filter_UnaryFilter:
 		uf := x.UnaryFilter
-		fp, err := ParseFieldPath(uf.GetField().GetFieldPath())
+		fp, err := parseRequestPath(uf.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -840,7 +840,7 @@ func project(d *pb.Document, mask *pb.DocumentMask) (*pb.Document, error) {
 	}
 	out := &pb.Document{Name: d.Name, CreateTime: d.CreateTime, UpdateTime: d.UpdateTime, Fields: map[string]*pb.Value{}}
 	for _, s := range mask.GetFieldPaths() {
-		fp, err := ParseFieldPath(s)
+		fp, err := parseRequestPath(s)
 		if err != nil {
 			return nil, err
 		}

@@ -242,11 +242,18 @@ func TestQueryFuzzDifferential(t *testing.T) {
 		}
 		return normalize(tg.project, ids, err)
 	}
-	agree, errs := 0, 0
+	agree, errs, deviations := 0, 0, 0
 	for i := 0; i < n; i++ {
 		fq := randomQuery(r)
 		o, om := run(ours, fq)
 		th, tm := run(theirs, fq)
+		if th == "error FailedPrecondition" && strings.Contains(tm, "descending key scans") {
+			// The emulator cannot scan keys in descending order (an
+			// equality filter makes it use an index); production orders
+			// by __name__ descending, and so does Pyric.
+			deviations++
+			continue
+		}
 		if o != th {
 			t.Errorf("query %d %s:\n  pyric:    %s %s\n  official: %s %s", i, fq.desc, o, om, th, tm)
 			continue
@@ -272,7 +279,7 @@ func TestQueryFuzzDifferential(t *testing.T) {
 			errs++
 		}
 	}
-	t.Logf("%d/%d queries agree (%d of them errors on both)", agree, 2*n, errs)
+	t.Logf("%d/%d queries agree (%d of them errors on both); %d descending key scans the emulator cannot run", agree, 2*n, errs, deviations)
 }
 
 // randomRawQuery is a query with two or three inequality filters (among

@@ -256,6 +256,10 @@ func wireStatus(err error) (string, any) {
 		return "too_big", err.Error()
 	case errors.Is(err, database.ErrInvalidQuery), errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
 		return "invalid_data", err.Error()
+	case errors.Is(err, database.ErrIndexNotDefined):
+		// The SDK rejects the get with d, production's text; the status
+		// word itself is not shown to the app.
+		return "index_not_defined", err.Error()
 	}
 	return "unavailable", err.Error()
 }

@@ -286,19 +286,21 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 		return db.st.Get(rel)
 	}
+	// What the SDKs send for update() after delete() of the same document
+	// in one transaction or batch: the official emulator rejects the
+	// request before it checks any precondition, rather than answering
+	// NOT_FOUND. A set (or any other write) in between recreates the
+	// document: delete, set, update is accepted.
 	deleted := map[string]bool{}
 	for _, s := range ops {
 		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
-			// What the SDKs send for update() after delete() of the same
-			// document in one transaction or batch; the official emulator
-			// rejects the request rather than answering NOT_FOUND.
 			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request."))
 		}
 		if s.op.kind != writeVerify {
-			// A later set (or any other write) recreates the document: the
-			// official emulator accepts delete, set, update in one commit.
 			deleted[s.op.rel] = s.op.kind == writeDelete
 		}
+	}
+	for _, s := range ops {
 		s.before = state(s.op.rel)
 		after, results, err := s.op.apply(db.name, s.before, now, stamp)
 		if err != nil {

@@ -139,25 +139,42 @@ func TestBrowser(t *testing.T) { browser(t, false) }
 // (forceLongPolling: JSONP scripts in a hidden iframe).
 func TestBrowserLongPolling(t *testing.T) { browser(t, true) }
 
+// TestBrowserUpgrade starts the SDK on long polling, as after an earlier
+// websocket that closed early (the localStorage flag), and checks that it
+// moves the session onto a websocket (/.ws?s=) and runs the whole
+// scenario there.
+func TestBrowserUpgrade(t *testing.T) { browserMode(t, "upgrade") }
+
 func browser(t *testing.T, longPolling bool) {
+	mode := "websocket"
+	if longPolling {
+		mode = "long polling"
+	}
+	browserMode(t, mode)
+}
+
+func browserMode(t *testing.T, mode string) {
 	bin := e2etest.Chromium(t)
 	addr, _ := serve(t, "demo-browser", rules)
 	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin}
-	if longPolling {
+	switch mode {
+	case "long polling":
 		env = append(env, "LONG_POLLING=1")
+	case "upgrade":
+		env = append(env, "UPGRADE=1")
 	}
 	steps := runScript(t, 3*time.Minute, "browser.cjs", env...)
-	want := "/.ws"
-	if longPolling {
-		want = "/.lp"
+	_, lp := requested.Load(addr + "/.lp")
+	_, ws := requested.Load(addr + "/.ws")
+	switch {
+	case mode == "websocket" && !ws:
+		t.Errorf("the SDK never requested /.ws")
+	case mode == "long polling" && (!lp || ws):
+		t.Errorf("forceLongPolling: /.lp requested %v, /.ws requested %v", lp, ws)
+	case mode == "upgrade" && (!lp || !ws):
+		t.Errorf("upgrade: /.lp requested %v, /.ws requested %v; want both", lp, ws)
 	}
-	if _, ok := requested.Load(addr + want); !ok {
-		t.Errorf("the SDK never requested %s", want)
-	}
-	if _, ok := requested.Load(addr + "/.ws"); ok && longPolling {
-		t.Errorf("the SDK used the websocket despite forceLongPolling")
-	}
-	check(t, steps, map[string]string{
+	want := map[string]string{
 		"set and get":                                   `["Alice","number"]`,
 		"onValue sees another client":                   `[null,"hi"]`,
 		"query window":                                  `["b","c"]`,
@@ -165,7 +182,11 @@ func browser(t *testing.T, longPolling bool) {
 		"denied write":                                  `"PERMISSION_DENIED"`,
 		"onDisconnect when the socket closes":           `"offline"`,
 		"a listen the rules stop allowing is cancelled": `[[null],"permission_denied at /docs/d1"]`,
-	})
+	}
+	if mode == "upgrade" {
+		want["the session moved to the websocket"] = `{"flag":null,"writeUnderASecond":true}`
+	}
+	check(t, steps, want)
 }
 
 const revokeRules = `{

@@ -388,6 +388,9 @@ func (r Read) ETag() string { return r.etag }
 type ReadOptions struct {
 	// StrictIndex rejects a query on an unindexed child or value (REST).
 	StrictIndex bool
+	// FilteringIndex rejects a query on an unindexed child or value that
+	// has a limit or a range (a get over the WebSocket).
+	FilteringIndex bool
 	// ETag takes the ETag of the whole location with the value, under one
 	// lock (an If-Match write relies on the pair), at the cost of hashing
 	// the location.
@@ -416,7 +419,7 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	if _, err := d.judgeRead(ns, who, keys, q, "get"); err != nil {
 		return Read{}, err
 	}
-	if q != nil && opts.StrictIndex && !ns.indexed(keys, *q) {
+	if q != nil && (opts.StrictIndex || opts.FilteringIndex && !q.IsDefault()) && !ns.indexed(keys, *q) {
 		return Read{}, IndexError(keys, *q)
 	}
 	whole := getAt(ns.root, keys)

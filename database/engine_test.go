@@ -411,7 +411,7 @@ func TestIndexAgainstModel(t *testing.T) {
 
 const rules = `{
   "rules": {
-    "public": {".read": true, ".write": true},
+    "public": {".read": true, ".write": true, "items": {".indexOn": ["n"]}},
     "users": {
       "$uid": {
         ".read": "auth != null && auth.uid === $uid",
@@ -621,12 +621,12 @@ func TestListeners(t *testing.T) {
 	set(t, d, admin, "public", `{"items":{"z":1}}`)
 	want("ancestor write", `d public/items {"z":1} t0`)
 
-	// A windowed query: only members, moves when displaced.
+	// A windowed query (indexed): only members, moves when displaced.
 	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":2},"c":{"n":3}}`)
 	drain(t, c)
 	q := wire(t, `{"i":"n","l":2,"vf":"l"}`)
 	warn, err := c.Listen("public/items", q, 7, "")
-	if err != nil || !reflect.DeepEqual(warn, []string{"no_index"}) {
+	if err != nil || len(warn) != 0 {
 		t.Fatalf("listen: %v %v", warn, err)
 	}
 	want("query initial", `d public/items {"a":{"n":1},"b":{"n":2}} t7`)
@@ -650,6 +650,43 @@ func TestListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("revoked", `c users/alice null t0`)
+}
+
+// TestUnindexedQuery: production answers a listen on a query the rules
+// do not index with the "no_index" warning and the whole location, for
+// the SDK to filter, and rejects a get of it when it filters (limit or
+// range); ordering alone, and orderByKey always, need no index.
+func TestUnindexedQuery(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	set(t, d, admin, "public/other", `{"a":{"n":3},"b":{"n":1},"c":{"n":2}}`)
+	c := d.Connect(ns, alice)
+	defer c.Close()
+	q := wire(t, `{"i":"n","l":1,"vf":"l"}`)
+	warn, err := c.Listen("public/other", q, 3, "")
+	if err != nil || !reflect.DeepEqual(warn, []string{"no_index"}) {
+		t.Fatalf("listen: %v %v", warn, err)
+	}
+	if got := pushText(drain(t, c)); !reflect.DeepEqual(got, []string{`d public/other {"a":{"n":3},"b":{"n":1},"c":{"n":2}} t3`}) {
+		t.Fatalf("unindexed listen sends %q, want the whole location", got)
+	}
+	set(t, d, admin, "public/other/a/n", `0`)
+	if got := pushText(drain(t, c)); !reflect.DeepEqual(got, []string{`m public/other {"a":{"n":0}} t3`}) {
+		t.Fatalf("unindexed listen update %q, want the changed child whole", got)
+	}
+	want := `Index not defined, add ".indexOn": "n", for path "/public/other", to the rules`
+	if _, err := c.Get("public/other", &q); !errors.Is(err, database.ErrIndexNotDefined) || err.Error() != want {
+		t.Fatalf("get of an unindexed limit query: %v, want %q", err, want)
+	}
+	rng := wire(t, `{"i":"n","sp":1}`)
+	if _, err := c.Get("public/other", &rng); !errors.Is(err, database.ErrIndexNotDefined) {
+		t.Fatalf("get of an unindexed range query: %v", err)
+	}
+	for _, ok := range []string{`{"i":"n"}`, `{"i":".key","l":1,"vf":"l"}`} {
+		oq := wire(t, ok)
+		if _, err := c.Get("public/other", &oq); err != nil {
+			t.Fatalf("get %s: %v", ok, err)
+		}
+	}
 }
 
 func TestOnDisconnect(t *testing.T) {

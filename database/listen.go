@@ -80,7 +80,11 @@ type listener struct {
 	q        Query
 	tag      int64
 	windowed bool
-	win      map[string]any
+	// whole marks an unindexed query's listen: its window is every child
+	// of the location (the SDK filters), kept and diffed like a window so
+	// that each change reaches the SDK as whole children.
+	whole bool
+	win   map[string]any
 	// deps are the data locations the read rules observed when they last
 	// allowed this listen (rtdb.Decision.DataReads), indexed in ns.lidx and
 	// guarded by ns.lmu: a write that touches none of them can't revoke it.
@@ -271,14 +275,21 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	if err != nil {
 		return nil, err
 	}
-	if !ns.indexed(keys, q) {
+	// An unindexed query is served as production serves it: the listen
+	// succeeds with the "no_index" warning (the SDK logs "Using an
+	// unspecified index…") and the whole location is sent, tagged for the
+	// query, for the SDK to filter ("your data will be downloaded and
+	// filtered on the client"). Changes then go as whole children: the
+	// SDK drops a deeper change to a child its filtered view lacks.
+	indexed := ns.indexed(keys, q)
+	if !indexed {
 		warnings = append(warnings, "no_index")
 	}
-	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault(), deps: readDeps(dec)}
+	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault(), whole: !indexed, deps: readDeps(dec)}
 	l.id = c.id + ":" + listenKey(keys, q)
 	v := getAt(ns.root, keys)
 	if l.windowed {
-		w, _ := clone(ns.window(keys, v, q)).(map[string]any)
+		w, _ := clone(l.window(ns, v)).(map[string]any)
 		l.win = w
 		v = exportOrNil(w)
 	} else {
@@ -350,8 +361,14 @@ func (c *Conn) Merge(path string, updates map[string]any) error {
 }
 
 // Get reads a location or query window as the connection's identity.
+//
+// A query that filters (a limit or a range) on a child or value the
+// rules do not index fails with production's "Index not defined" error:
+// the server cannot answer it without the index, and a get has no client
+// to filter for it. A query that only orders is answered with the whole
+// location.
 func (c *Conn) Get(path string, q *Query) (any, error) {
-	r, err := c.d.Get(c.Who(), c.ns.name, path, q, false)
+	r, err := c.d.GetWith(c.Who(), c.ns.name, path, q, ReadOptions{FilteringIndex: true})
 	return r.Value, err
 }
 
@@ -626,7 +643,7 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	if !touched {
 		return
 	}
-	live, _ := ns.window(l.keys, getAt(ns.root, l.keys), l.q).(map[string]any)
+	live, _ := l.window(ns, getAt(ns.root, l.keys)).(map[string]any)
 	nw := make(map[string]any, len(live))
 	diff := map[string]any{}
 	for k := range l.win {
@@ -649,6 +666,15 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	}
 	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
 	d.emitListener(l, event.Deliver, "")
+}
+
+// window is the part of v, the location's value, a query listen holds:
+// the query's window, or all of v for an unindexed query.
+func (l *listener) window(ns *namespace, v any) any {
+	if l.whole {
+		return v
+	}
+	return ns.window(l.keys, v, l.q)
 }
 
 // addListenerLocked registers a listen (caller holds ns.lmu).

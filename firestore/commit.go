@@ -286,17 +286,21 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 		return db.st.Get(rel)
 	}
+	// What the SDKs send for update() after delete() of the same document
+	// in one transaction or batch: the official emulator rejects the
+	// request before it checks any precondition, rather than answering
+	// NOT_FOUND. A set (or any other write) in between recreates the
+	// document: delete, set, update is accepted.
 	deleted := map[string]bool{}
 	for _, s := range ops {
 		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
-			// What the SDKs send for update() after delete() of the same
-			// document in one transaction or batch; the official emulator
-			// rejects the request rather than answering NOT_FOUND.
 			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request."))
 		}
-		if s.op.kind == writeDelete {
-			deleted[s.op.rel] = true
+		if s.op.kind != writeVerify {
+			deleted[s.op.rel] = s.op.kind == writeDelete
 		}
+	}
+	for _, s := range ops {
 		s.before = state(s.op.rel)
 		after, results, err := s.op.apply(db.name, s.before, now, stamp)
 		if err != nil {
@@ -379,15 +383,19 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 
 		results := make([]*pb.WriteResult, len(ops))
 		for i, s := range ops {
-			// A delete's result has no update time (the field is "not set
-			// after a delete", as the official emulator answers).
+			// Every write's result carries the update time of its document
+			// as the whole commit leaves it, none when the commit leaves it
+			// deleted (the field is "not set after a delete"), as the
+			// official emulator answers for several writes to one document.
 			wr := &pb.WriteResult{TransformResults: s.results}
-			switch {
-			case s.op.kind == writeDelete:
-			case s.after != nil:
-				wr.UpdateTime = s.after.UpdateTime
-			default:
-				wr.UpdateTime = ts(now)
+			if s.op.kind == writeVerify {
+				if s.after != nil {
+					wr.UpdateTime = s.after.UpdateTime
+				} else {
+					wr.UpdateTime = ts(now)
+				}
+			} else if final := overlay[s.op.rel]; final != nil {
+				wr.UpdateTime = final.UpdateTime
 			}
 			results[i] = wr
 			if s.op.kind == writeVerify {

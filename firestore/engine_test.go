@@ -335,7 +335,7 @@ func TestCursorsAndScopes(t *testing.T) {
 		{"startAfter", &pb.StructuredQuery{OrderBy: by, StartAt: cur(false, Int(3))}, "4 5"},
 		{"endAt", &pb.StructuredQuery{OrderBy: by, EndAt: cur(false, Int(3))}, "1 2 3"},
 		{"endBefore", &pb.StructuredQuery{OrderBy: by, EndAt: cur(true, Int(3))}, "1 2"},
-		{"doc cursor with __name__", &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("g", false)}, StartAt: cur(false, Int(0), refv("c/2"))}, "4 1 3 5"},
+		{"doc cursor with __name__", &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("g", false), orderBy("__name__", false)}, StartAt: cur(false, Int(0), refv("c/2"))}, "4 1 3 5"},
 		{"desc startAt", &pb.StructuredQuery{OrderBy: []*pb.StructuredQuery_Order{orderBy("pos", true)}, StartAt: cur(true, Int(2))}, "2 1"},
 		{"implicit order by inequality", &pb.StructuredQuery{Where: where("pos", pb.StructuredQuery_FieldFilter_GREATER_THAN, Int(1)), Limit: limit(2)}, "2 3"},
 	}

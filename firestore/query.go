@@ -92,7 +92,7 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	}
 	seen := map[string]bool{}
 	for _, o := range sq.GetOrderBy() {
-		fp, err := ParseFieldPath(o.GetField().GetFieldPath())
+		fp, err := parseRequestPath(o.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -117,9 +117,12 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	}
 	// Implicit order: inequality fields not explicitly ordered, in field-path
 	// order, then __name__, all in the direction of the last explicit order.
+	// The document key is last even when it is one of the inequality
+	// fields, although __name__ sorts before lowercase field names (as
+	// production and the official emulator order it).
 	var implicit []FieldPath
 	for _, fp := range q.inequalities {
-		if !seen[fp.String()] {
+		if !seen[fp.String()] && !fp.IsName() {
 			seen[fp.String()] = true
 			implicit = append(implicit, fp)
 		}
@@ -131,6 +134,15 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	if !seen[NameField] {
 		q.orders = append(q.orders, order{fp: FieldPath{NameField}, desc: last})
 	}
+	// The key is unique, so nothing may follow it: an explicit order by
+	// __name__ before another explicit order, or before an inequality field
+	// that is not explicitly ordered, is rejected (the official emulator's
+	// words).
+	for _, o := range q.orders[:len(q.orders)-1] {
+		if o.fp.IsName() {
+			return nil, fsvalue.Errorf(ErrInvalidArgument, "order by clause cannot contain more fields after the key")
+		}
+	}
 	for _, c := range []struct {
 		in  *pb.Cursor
 		out **cursor
@@ -138,7 +150,10 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 		if c.in == nil {
 			continue
 		}
-		if len(c.in.GetValues()) > len(q.orders) {
+		// A cursor gives values for the explicit orders only; the SDKs send
+		// the implicit ones explicitly when they build a cursor from a
+		// snapshot (the official emulator rejects one value more).
+		if len(c.in.GetValues()) > q.explicitOrders {
 			return nil, fsvalue.Errorf(ErrInvalidArgument, "Cursor has too many values.")
 		}
 		for i, v := range c.in.GetValues() {
@@ -170,7 +185,7 @@ func compileQuery(db DatabaseName, parent string, sq *pb.StructuredQuery) (*quer
 	if s := sq.GetSelect(); s != nil {
 		q.hasSelect = true
 		for _, f := range s.GetFields() {
-			fp, err := ParseFieldPath(f.GetFieldPath())
+			fp, err := parseRequestPath(f.GetFieldPath())
 			if err != nil {
 				return nil, err
 			}
@@ -261,7 +276,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		return f, nil
 	case *pb.StructuredQuery_Filter_FieldFilter:
 		ff := x.FieldFilter
-		fp, err := ParseFieldPath(ff.GetField().GetFieldPath())
+		fp, err := parseRequestPath(ff.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +335,7 @@ func (q *query) compileFilter(w *pb.StructuredQuery_Filter) (*filter, error) {
 		return f, nil
 	case *pb.StructuredQuery_Filter_UnaryFilter:
 		uf := x.UnaryFilter
-		fp, err := ParseFieldPath(uf.GetField().GetFieldPath())
+		fp, err := parseRequestPath(uf.GetField().GetFieldPath())
 		if err != nil {
 			return nil, err
 		}
@@ -347,15 +362,9 @@ func appendPath(ps []FieldPath, fp FieldPath) []FieldPath {
 }
 
 // checkInequalities applies production's ordering rules (observed on the
-// official emulator): an order by __name__ must be the last order, and
-// with inequality filters (on one field or several) an equality on
+// official emulator): with inequality filters (on one field or several) an equality on
 // __name__ is allowed only when __name__ is among the inequality fields.
 func (q *query) checkInequalities() error {
-	for i, o := range q.orders[:q.explicitOrders] {
-		if o.fp.IsName() && i < q.explicitOrders-1 {
-			return fsvalue.Errorf(ErrInvalidArgument, "order by clause cannot contain more fields after the key")
-		}
-	}
 	if len(q.inequalities) == 0 {
 		return nil
 	}
@@ -831,7 +840,7 @@ func project(d *pb.Document, mask *pb.DocumentMask) (*pb.Document, error) {
 	}
 	out := &pb.Document{Name: d.Name, CreateTime: d.CreateTime, UpdateTime: d.UpdateTime, Fields: map[string]*pb.Value{}}
 	for _, s := range mask.GetFieldPaths() {
-		fp, err := ParseFieldPath(s)
+		fp, err := parseRequestPath(s)
 		if err != nil {
 			return nil, err
 		}

@@ -136,7 +136,11 @@ func (db *database) lockFor(c consistency) func() {
 // GetDocument reads one document.
 func (e *Engine) GetDocument(ctx context.Context, who identity.Identity, req *pb.GetDocumentRequest) (*pb.Document, error) {
 	c := consistencyOf(req)
-	resp, err := e.batchGet(ctx, who, req.GetName(), []string{req.GetName()}, req.GetMask(), c)
+	dn, _, err := ParseDocumentName(req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	resp, err := e.batchGet(ctx, who, dn.String(), []string{req.GetName()}, req.GetMask(), c)
 	if err != nil {
 		return nil, err
 	}
@@ -157,30 +161,25 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	var name DatabaseName
+	if err := checkMask(mask); err != nil {
+		return nil, err
+	}
+	// The request's database is checked first, as on the official
+	// emulator, even when the documents name theirs.
+	name, err := ParseDatabaseName(dbName)
+	if err != nil {
+		return nil, err
+	}
 	rels := make([]string, len(names))
 	for i, n := range names {
 		dn, rel, err := ParseDocumentName(n)
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 {
-			name = dn
-		} else if dn != name {
+		if dn != name {
 			return nil, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", n, name)
 		}
 		rels[i] = rel
-	}
-	if len(names) == 0 {
-		n, err := ParseDatabaseName(dbName)
-		if err != nil {
-			return nil, err
-		}
-		name = n
-	} else if dbName != names[0] {
-		if dn, err := ParseDatabaseName(dbName); err == nil && dn != name {
-			return nil, fsvalue.Errorf(ErrInvalidArgument, "Document %q is not in database %s.", names[0], dbName)
-		}
 	}
 	db := e.db(name)
 	unlock := db.lockFor(c)
@@ -372,7 +371,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 			return nil, fsvalue.Errorf(ErrInvalidArgument, "Aggregation %s has no operator.", alias)
 		}
 		if f != nil {
-			fp, err := ParseFieldPath(f.GetFieldPath())
+			fp, err := parseRequestPath(f.GetFieldPath())
 			if err != nil {
 				return nil, err
 			}

@@ -52,6 +52,34 @@ func ValidateCollectionID(id string) error { return fsvalue.ValidateCollectionID
 // ParseFieldPath parses production's field path syntax.
 func ParseFieldPath(s string) (FieldPath, error) { return fsvalue.ParseFieldPath(s) }
 
+// maxPathElements is production's limit on the segments of a field path a
+// request names in a mask, a filter, an order or an aggregation (not in a
+// transform, which the official emulator accepts deeper).
+const maxPathElements = 20
+
+// parseRequestPath parses a field path of a mask, filter, order or
+// aggregation, rejecting one deeper than production allows in its words.
+func parseRequestPath(s string) (FieldPath, error) {
+	fp, err := ParseFieldPath(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(fp) > maxPathElements {
+		return nil, fsvalue.Errorf(ErrInvalidArgument, "paths must have at most %d elements (field path %s has %d)", maxPathElements, s, len(fp))
+	}
+	return fp, nil
+}
+
+// checkMask checks every path of a read mask before anything is read.
+func checkMask(m *pb.DocumentMask) error {
+	for _, s := range m.GetFieldPaths() {
+		if _, err := parseRequestPath(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // MustFieldPath is ParseFieldPath for constants; it panics on a bad path.
 func MustFieldPath(s string) FieldPath { return fsvalue.MustFieldPath(s) }
 

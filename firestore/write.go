@@ -103,7 +103,7 @@ func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 		if w.UpdateMask != nil {
 			op.mask = []FieldPath{}
 			for _, s := range w.UpdateMask.GetFieldPaths() {
-				fp, err := ParseFieldPath(s)
+				fp, err := parseRequestPath(s)
 				if err != nil {
 					return nil, err
 				}

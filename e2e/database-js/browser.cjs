@@ -5,7 +5,9 @@
 // checks them.
 //
 // Env: DB (host:port), NS, CHROMIUM (default /usr/bin/chromium),
-// LONG_POLLING=1 to force the /.lp transport, DEBUG=1 for SDK debug logs.
+// LONG_POLLING=1 to force the /.lp transport, UPGRADE=1 to start on long
+// polling as after an earlier websocket failure (then switch to the
+// websocket), DEBUG=1 for SDK debug logs.
 'use strict';
 const path = require('node:path');
 const { run } = require('../js/browser-harness.cjs');
@@ -14,16 +16,19 @@ const [fsHost, fsPort] = (process.env.DB || '127.0.0.1:9000').split(':');
 const ns = process.env.NS || 'demo-browser-default-rtdb';
 
 run({ app: path.join(__dirname, 'browser_app.js') }, async ({ page, report }) => {
-  report(await page.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1', longPolling: process.env.LONG_POLLING === '1' }));
+  report(await page.evaluate(scenario, { host: fsHost, port: Number(fsPort), ns, debug: process.env.DEBUG === '1', longPolling: process.env.LONG_POLLING === '1', upgrade: process.env.UPGRADE === '1' }));
 });
 
 
 // scenario runs in the page. It returns the step results.
-async function scenario({ host, port, ns, debug, longPolling }) {
+async function scenario({ host, port, ns, debug, longPolling, upgrade }) {
   const fb = window.fb;
   const { out, step } = window.pyricSteps(10000);
   if (debug) fb.enableLogging(true);
   if (longPolling) fb.forceLongPolling();
+  // The flag an earlier websocket that closed early leaves: the SDK
+  // starts on long polling, then moves the session onto a websocket.
+  if (upgrade) localStorage.setItem('firebase:previous_websocket_failure', 'true');
   const sleep = ms => new Promise(r => setTimeout(r, ms));
   const until = async (pred, ms = 8000) => { const end = Date.now() + ms; while (!pred()) { if (Date.now() > end) throw new Error('condition not reached'); await sleep(5); } };
   const mk = (name, token) => {
@@ -70,5 +75,13 @@ async function scenario({ host, port, ns, debug, longPolling }) {
     u();
     return [ev.values, ev.error.split(':')[0]];
   });
+  if (upgrade) {
+    await step('the session moved to the websocket', async () => {
+      // markConnectionHealthy on the second socket clears the flag.
+      await until(() => localStorage.getItem('firebase:previous_websocket_failure') === null);
+      const t0 = Date.now(); await set(ref(alice, 'public/after'), 1);
+      return { flag: localStorage.getItem('firebase:previous_websocket_failure'), writeUnderASecond: Date.now() - t0 < 1000 };
+    });
+  }
   return out;
 }

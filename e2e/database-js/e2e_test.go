@@ -76,25 +76,26 @@ func check(t *testing.T, steps []step, want map[string]string) {
 }
 
 var nodeWant = map[string]string{
-	"set and get":                                 `{"n":1,"name":"Alice"}`,
-	"get absent":                                  `[false,null]`,
-	"arrays round-trip":                           `[[1,2,3],2]`,
-	"server timestamp and increment":              `["number",true,5]`,
-	"multi-path update":                           `{"a":1,"b":{"c":2}}`,
-	"push":                                        `[20,"-",1]`,
-	"nulls and empty objects pruned":              `{"d":1}`,
-	"onValue: initial, changes only":              `[null,{"x":1},{"x":2}]`,
-	"child events with previousChildName":         `[["added","a",1,null],["added","b",2,"a"],["added","c",3,"b"],["added","d",4,"c"],["changed","b",20,"a"],["removed","a",1]]`,
-	"query orderByChild limitToFirst":             `["b","c"]`,
-	"query cursors":                               `{"startAt":["c","a","d"],"startAfter":["a","d"],"endAt":["b","c"],"endBefore":["b"],"equalTo":["a"],"limitToLast":["a","d"],"byKey":["b","c"]}`,
-	"orderByKey integer keys first":               `["1","2","10","a","b"]`,
-	"orderByValue without an index still answers": `["w","y","x"]`,
-	"live query window moves":                     `[["added","b",null],["added","c","b"],["removed","c"],["added","e",null],["removed","e"],["added","c","b"]]`,
-	"child_moved under an ordered query":          `[["b","a"]]`,
-	"priorities":                                  `[[["b",1],["c",2],["a",3]],{".value":"A",".priority":3}]`,
-	"transaction":                                 `[true,1]`,
-	"transaction abort":                           `[false,1]`,
-	"contended transactions from two clients":     `[40,true]`,
+	"set and get":                         `{"n":1,"name":"Alice"}`,
+	"get absent":                          `[false,null]`,
+	"arrays round-trip":                   `[[1,2,3],2]`,
+	"server timestamp and increment":      `["number",true,5]`,
+	"multi-path update":                   `{"a":1,"b":{"c":2}}`,
+	"push":                                `[20,"-",1]`,
+	"nulls and empty objects pruned":      `{"d":1}`,
+	"onValue: initial, changes only":      `[null,{"x":1},{"x":2}]`,
+	"child events with previousChildName": `[["added","a",1,null],["added","b",2,"a"],["added","c",3,"b"],["added","d",4,"c"],["changed","b",20,"a"],["removed","a",1]]`,
+	"query orderByChild limitToFirst":     `["b","c"]`,
+	"query cursors":                       `{"startAt":["c","a","d"],"startAfter":["a","d"],"endAt":["b","c"],"endBefore":["b"],"equalTo":["a"],"limitToLast":["a","d"],"byKey":["b","c"]}`,
+	"orderByKey integer keys first":       `["1","2","10","a","b"]`,
+	"orderByValue without an index is rejected as production does": `"Index not defined, add \".indexOn\": \".value\", for path \"/public/vals\", to the rules"`,
+	"orderByValue without an index, listened to":                   `["w","y","x"]`,
+	"live query window moves":                                      `[["added","b",null],["added","c","b"],["removed","c"],["added","e",null],["removed","e"],["added","c","b"]]`,
+	"child_moved under an ordered query":                           `[["b","a"]]`,
+	"priorities":                                                   `[[["b",1],["c",2],["a",3]],{".value":"A",".priority":3}]`,
+	"transaction":                                                  `[true,1]`,
+	"transaction abort":                                            `[false,1]`,
+	"contended transactions from two clients":                      `[40,true]`,
 	// Production's wording first, then why: the failing sub-expression
 	// with its values.
 	"denied write":                      `["PERMISSION_DENIED","PERMISSION_DENIED: Permission denied\nauth.uid === $uid → 'alice' === 'bob' is false"]`,
@@ -139,25 +140,42 @@ func TestBrowser(t *testing.T) { browser(t, false) }
 // (forceLongPolling: JSONP scripts in a hidden iframe).
 func TestBrowserLongPolling(t *testing.T) { browser(t, true) }
 
+// TestBrowserUpgrade starts the SDK on long polling, as after an earlier
+// websocket that closed early (the localStorage flag), and checks that it
+// moves the session onto a websocket (/.ws?s=) and runs the whole
+// scenario there.
+func TestBrowserUpgrade(t *testing.T) { browserMode(t, "upgrade") }
+
 func browser(t *testing.T, longPolling bool) {
+	mode := "websocket"
+	if longPolling {
+		mode = "long polling"
+	}
+	browserMode(t, mode)
+}
+
+func browserMode(t *testing.T, mode string) {
 	bin := e2etest.Chromium(t)
 	addr, _ := serve(t, "demo-browser", rules)
 	env := []string{"DB=" + addr, "NS=demo-browser-default-rtdb", "CHROMIUM=" + bin}
-	if longPolling {
+	switch mode {
+	case "long polling":
 		env = append(env, "LONG_POLLING=1")
+	case "upgrade":
+		env = append(env, "UPGRADE=1")
 	}
 	steps := runScript(t, 3*time.Minute, "browser.cjs", env...)
-	want := "/.ws"
-	if longPolling {
-		want = "/.lp"
+	_, lp := requested.Load(addr + "/.lp")
+	_, ws := requested.Load(addr + "/.ws")
+	switch {
+	case mode == "websocket" && !ws:
+		t.Errorf("the SDK never requested /.ws")
+	case mode == "long polling" && (!lp || ws):
+		t.Errorf("forceLongPolling: /.lp requested %v, /.ws requested %v", lp, ws)
+	case mode == "upgrade" && (!lp || !ws):
+		t.Errorf("upgrade: /.lp requested %v, /.ws requested %v; want both", lp, ws)
 	}
-	if _, ok := requested.Load(addr + want); !ok {
-		t.Errorf("the SDK never requested %s", want)
-	}
-	if _, ok := requested.Load(addr + "/.ws"); ok && longPolling {
-		t.Errorf("the SDK used the websocket despite forceLongPolling")
-	}
-	check(t, steps, map[string]string{
+	want := map[string]string{
 		"set and get":                                   `["Alice","number"]`,
 		"onValue sees another client":                   `[null,"hi"]`,
 		"query window":                                  `["b","c"]`,
@@ -165,7 +183,11 @@ func browser(t *testing.T, longPolling bool) {
 		"denied write":                                  `"PERMISSION_DENIED"`,
 		"onDisconnect when the socket closes":           `"offline"`,
 		"a listen the rules stop allowing is cancelled": `[[null],"permission_denied at /docs/d1"]`,
-	})
+	}
+	if mode == "upgrade" {
+		want["the session moved to the websocket"] = `{"flag":null,"writeUnderASecond":true}`
+	}
+	check(t, steps, want)
 }
 
 const revokeRules = `{

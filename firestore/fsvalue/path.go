@@ -40,36 +40,91 @@ func (d DatabaseName) DocName(rel string) string {
 	return d.Documents() + "/" + rel
 }
 
-// ParseDatabaseName parses projects/P/databases/D.
+// ParseDatabaseName parses projects/P/databases/D. A malformed name is
+// INVALID_ARGUMENT in the official emulator's words, which say what is
+// missing and where: `Database name "" lacks "projects" at index 0.`
 func ParseDatabaseName(s string) (DatabaseName, error) {
-	parts := strings.Split(s, "/")
-	if len(parts) != 4 || parts[0] != "projects" || parts[2] != "databases" || parts[1] == "" || parts[3] == "" {
-		return DatabaseName{}, Errorf(ErrInvalidArgument, "Invalid database name %q: want projects/{project_id}/databases/{database_id}.", s)
+	kind := "Database name"
+	if strings.HasSuffix(s, "/") {
+		return DatabaseName{}, Errorf(ErrInvalidArgument, "%s %q has invalid trailing \"/\".", kind, s)
 	}
-	return DatabaseName{Project: parts[1], Database: parts[3]}, nil
+	db, pos, err := parseDatabasePrefix(kind, s)
+	if err != nil {
+		return DatabaseName{}, err
+	}
+	if pos != len(s) {
+		return DatabaseName{}, Errorf(ErrInvalidArgument, "%s %q has unexpected %q after the database id at index %d.", kind, s, s[pos:], pos)
+	}
+	return db, nil
+}
+
+// parseDatabasePrefix reads projects/P/databases/D at the start of s (a
+// name of the given kind) and returns where it ends.
+func parseDatabasePrefix(kind, s string) (DatabaseName, int, error) {
+	pos := 0
+	lacks := func(what string, at int) error {
+		return Errorf(ErrInvalidArgument, "%s %q lacks %s at index %d.", kind, s, what, at)
+	}
+	literal := func(lit string) error {
+		if !strings.HasPrefix(s[pos:], lit) {
+			return lacks(strconv.Quote(lit), pos)
+		}
+		pos += len(lit)
+		return nil
+	}
+	slash := func() error {
+		if pos >= len(s) || s[pos] != '/' {
+			return lacks(`"/"`, pos)
+		}
+		pos++
+		return nil
+	}
+	id := func(what string) (string, error) {
+		end := strings.IndexByte(s[pos:], '/')
+		if end < 0 {
+			end = len(s) - pos
+		}
+		if end == 0 {
+			return "", lacks(what, pos)
+		}
+		v := s[pos : pos+end]
+		pos += end
+		return v, nil
+	}
+	var db DatabaseName
+	var err error
+	if err = literal("projects"); err == nil {
+		if err = slash(); err == nil {
+			if db.Project, err = id("a project id"); err == nil {
+				if err = slash(); err == nil {
+					if err = literal("databases"); err == nil {
+						if err = slash(); err == nil {
+							db.Database, err = id("a database id")
+						}
+					}
+				}
+			}
+		}
+	}
+	return db, pos, err
 }
 
 // splitName splits a resource name under .../documents into its database and
-// relative path ("" for the documents root itself).
+// relative path ("" for the documents root itself); kind names it in
+// messages ("Document name", "Document parent name").
 func splitName(kind, name string) (DatabaseName, string, error) {
-	const docs = "/documents"
-	i := strings.Index(name, docs)
-	for i >= 0 && !(len(name) == i+len(docs) || name[i+len(docs)] == '/') {
-		j := strings.Index(name[i+1:], docs)
-		if j < 0 {
-			i = -1
-			break
-		}
-		i += 1 + j
-	}
-	if i < 0 {
-		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s name %q is not under projects/{project_id}/databases/{database_id}/documents.", kind, name)
-	}
-	db, err := ParseDatabaseName(name[:i])
+	db, pos, err := parseDatabasePrefix(kind, name)
 	if err != nil {
-		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s name %q has an invalid database part %q.", kind, name, name[:i])
+		return DatabaseName{}, "", err
 	}
-	rel := strings.TrimPrefix(name[i+len(docs):], "/")
+	const docs = "/documents"
+	if pos >= len(name) || name[pos] != '/' {
+		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s %q lacks \"/\" at index %d.", kind, name, pos)
+	}
+	if !strings.HasPrefix(name[pos:], docs) || !(len(name) == pos+len(docs) || name[pos+len(docs)] == '/') {
+		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "%s %q lacks \"documents\" at index %d.", kind, name, pos+1)
+	}
+	rel := strings.TrimPrefix(name[pos+len(docs):], "/")
 	return db, rel, nil
 }
 
@@ -77,7 +132,7 @@ func splitName(kind, name string) (DatabaseName, string, error) {
 // projects/P/databases/D/documents/c/d[/c/d...] and validates its path as
 // production does.
 func ParseDocumentName(name string) (DatabaseName, string, error) {
-	db, rel, err := splitName("Document", name)
+	db, rel, err := splitName("Document name", name)
 	if err != nil {
 		return db, "", err
 	}
@@ -90,7 +145,11 @@ func ParseDocumentName(name string) (DatabaseName, string, error) {
 // ParseParentName parses a query or listing parent: the documents root
 // (relative path "") or a document name.
 func ParseParentName(name string) (DatabaseName, string, error) {
-	db, rel, err := splitName("Parent", name)
+	if strings.HasPrefix(name, "/") {
+		// The official emulator's words for a parent with no database part.
+		return DatabaseName{}, "", Errorf(ErrInvalidArgument, "Document parent %q not recognized.", name)
+	}
+	db, rel, err := splitName("Document parent name", name)
 	if err != nil {
 		return db, "", err
 	}

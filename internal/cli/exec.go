@@ -22,7 +22,7 @@ func init() {
 		run:     runExec})
 }
 
-const execUsage = `Usage: pyric exec [serve flags] [--hub-port N] [--studio-port N] -- CMD [ARG...]
+const execUsage = `Usage: pyric exec [flags] -- CMD [ARG...]
 
 Starts every service as pyric serve does (same flags and firebase.json),
 plus the Emulator Suite hub (--hub-port, default 4400) and the Studio
@@ -33,6 +33,24 @@ STORAGE_EMULATOR_HOST, FIREBASE_EMULATOR_HUB and GCLOUD_PROJECT set (and
 every service's own variables), stops everything when CMD exits and exits
 with CMD's status — what firebase emulators:exec does in CI.
 `
+
+// execHelp prints exec's help: what it does, then every flag it takes
+// (serve's, grouped as serve lists them, with exec's own defaults for the
+// hub and the Studio).
+func execHelp(stdio Stdio) {
+	fs, _ := defineServeFlags("exec", stdio)
+	if f := fs.Lookup("hub-port"); f != nil {
+		f.Usage = "Emulator Suite hub port (GET /emulators), 0 picks a free one, -1 leaves it off"
+		f.DefValue = strconv.Itoa(defaultHubPort)
+	}
+	if f := fs.Lookup("studio-port"); f != nil {
+		f.Usage = "Studio, event API and /mcp port, 0 picks a free one, -1 leaves it off"
+		f.DefValue = strconv.Itoa(defaultStudioPort)
+	}
+	fmt.Fprint(stdio.Err, execUsage)
+	printFlags(stdio.Err, fs, serveFlagGroups)
+	fmt.Fprint(stdio.Err, "\nEverything after -- is the command and its arguments, passed unchanged.\n")
+}
 
 // execFlags are the flags exec takes beyond serve's.
 type execFlags struct {
@@ -83,7 +101,7 @@ func runExec(ctx context.Context, args []string, stdio Stdio) int {
 			break
 		}
 		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprint(stdio.Err, execUsage)
+			execHelp(stdio)
 			return exitOK
 		}
 	}

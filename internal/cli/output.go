@@ -10,10 +10,16 @@ import (
 	"github.com/pyric/pyric/rules/source"
 )
 
-// newFlagSet returns a flag set that reports errors instead of exiting.
+// newFlagSet returns a flag set that reports errors instead of exiting
+// and whose help (-h) is the command's synopsis and every flag with its
+// default.
 func newFlagSet(name string, stdio Stdio) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stdio.Err)
+	fs.Usage = func() { commandUsage(stdio.Err, name, fs) }
+	if flagSetCreated != nil {
+		flagSetCreated(fs)
+	}
 	return fs
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -69,47 +70,90 @@ Defaults come from firebase.json (found in this directory or a parent),
 rules file that does not compile keeps the last good rules live. Without
 any rules file every client request is denied (admin "Bearer owner"
 bypasses rules). State persists in the data directory unless --in-memory.
-
-Flags:
 `
 
-func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd string) (*serveOptions, bool) {
-	fs := newFlagSet("serve", stdio)
-	fs.Usage = func() {
-		fmt.Fprint(stdio.Err, serveUsage)
-		fs.PrintDefaults()
-	}
-	host := fs.String("host", "", "interface to listen on (default firebase.json's, else 127.0.0.1)")
-	project := fs.String("project", "", "default project id (default .firebaserc's, else $GCLOUD_PROJECT, else demo-pyric)")
-	portFlags := map[string]*int{}
+// serveFlagVals are serve's flags (exec takes them too).
+type serveFlagVals struct {
+	host, project                     *string
+	portFlags                         map[string]*int
+	rulesFlags                        map[string]*string
+	dataDir                           *string
+	inMemory, enforce                 *bool
+	syncFlag                          *string
+	studioPort, hubPort               *int
+	logFormat                         *string
+	quiet                             *bool
+	captureFile                       *string
+	noCapture                         *bool
+	seed                              *string
+	fresh                             *bool
+	importDir, exportOnExit, aiScript *string
+	functionsSource                   *string
+	inspect                           *int
+	jsonOut                           *bool
+}
+
+// defineServeFlags is the flag set of serve (and of exec, which takes the
+// same flags), named name.
+func defineServeFlags(name string, stdio Stdio) (*flag.FlagSet, *serveFlagVals) {
+	fs := newFlagSet(name, stdio)
+	v := &serveFlagVals{}
+	v.host = fs.String("host", "", "interface to listen on (default firebase.json's, else 127.0.0.1)")
+	v.project = fs.String("project", "", "default project id (default .firebaserc's, else $GCLOUD_PROJECT, else demo-pyric)")
+	v.portFlags = map[string]*int{}
 	for _, s := range backend.Catalog() {
-		portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
+		v.portFlags[s.Service] = fs.Int(s.Service+"-port", -1,
 			fmt.Sprintf("%s port, 0 picks a free one (default firebase.json's emulators.%s.port, else %d)", displayName(s.Service), s.Service, s.DefaultPort))
 	}
-	rulesFlags := map[string]*string{}
+	v.rulesFlags = map[string]*string{}
 	for _, rf := range rulesFiles {
-		rulesFlags[rf.service] = fs.String(strings.TrimPrefix(rf.flag, "--"), "",
+		v.rulesFlags[rf.service] = fs.String(strings.TrimPrefix(rf.flag, "--"), "",
 			fmt.Sprintf("%s path (default firebase.json's %s.rules, else ./%s)", rf.file, rf.config, rf.file))
 	}
-	dataDir := fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
-	inMemory := fs.Bool("in-memory", false, "keep state in memory only")
-	enforce := fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
-	syncFlag := fs.String("sync", "", "when durable writes reach the disk: batch (default: in the OS before every acknowledgement, so they survive kill -9; forced to disk every second) or always (fsync before every acknowledgement: survives power loss too, slower)")
-	studioPort := fs.Int("studio-port", -2, "Studio, event API and /mcp port, 0 picks a free one, -1 leaves it off (default firebase.json's emulators.ui.port, else 4000)")
-	hubPort := fs.Int("hub-port", -2, "Emulator Suite hub port (GET /emulators), 0 picks a free one, -1 leaves it off (default firebase.json's emulators.hub.port, else 4400)")
-	logFormat := fs.String("log-format", "text", "the denial log on stderr: text or json (one object a line)")
-	quiet := fs.Bool("quiet", false, "print no line per denied request")
-	captureFile := fs.String("capture", "", "capture the session into this fixture file (default <data-dir>/last-session.json; in memory only when named)")
-	noCapture := fs.Bool("no-capture", false, "do not capture the session")
-	seed := fs.String("seed", "", "a snapshot or a {\"collection/doc\": fields} map applied when the data dir is new")
-	fresh := fs.Bool("fresh", false, "discard the data dir's state and start empty")
-	importDir := fs.String("import", "", "import an Emulator Suite export directory (firebase-export-metadata.json) at start")
-	exportOnExit := fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
-	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
-	functionsSource := fs.String("functions-source", "", "run the Cloud Functions codebase in this directory (default firebase.json's \"functions\"; without either, no functions run)")
-	inspect := fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port), one invocation at a time")
+	v.dataDir = fs.String("data-dir", "", "where state persists (default .pyric/ beside firebase.json, else in this directory)")
+	v.inMemory = fs.Bool("in-memory", false, "keep state in memory only")
+	v.enforce = fs.Bool("enforce-indexes", false, "fail queries that need a composite index firestore.indexes.json (firebase.json's firestore.indexes) does not declare, as production does")
+	v.syncFlag = fs.String("sync", "", "when durable writes reach the disk: batch (default: in the OS before every acknowledgement, so they survive kill -9; forced to disk every second) or always (fsync before every acknowledgement: survives power loss too, slower)")
+	v.studioPort = fs.Int("studio-port", -2, "Studio, event API and /mcp port, 0 picks a free one, -1 leaves it off (default firebase.json's emulators.ui.port, else 4000)")
+	v.hubPort = fs.Int("hub-port", -2, "Emulator Suite hub port (GET /emulators), 0 picks a free one, -1 leaves it off (default firebase.json's emulators.hub.port, else 4400)")
+	v.logFormat = fs.String("log-format", "text", "the denial log on stderr: text or json (one object a line)")
+	v.quiet = fs.Bool("quiet", false, "print no line per denied request")
+	v.captureFile = fs.String("capture", "", "capture the session into this fixture file (default <data-dir>/last-session.json; in memory only when named)")
+	v.noCapture = fs.Bool("no-capture", false, "do not capture the session")
+	v.seed = fs.String("seed", "", "a snapshot or a {\"collection/doc\": fields} map applied when the data dir is new")
+	v.fresh = fs.Bool("fresh", false, "discard the data dir's state and start empty")
+	v.importDir = fs.String("import", "", "import an Emulator Suite export directory (firebase-export-metadata.json) at start")
+	v.exportOnExit = fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
+	v.aiScript = fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
+	v.functionsSource = fs.String("functions-source", "", "run the Cloud Functions codebase in this directory (default firebase.json's \"functions\"; without either, no functions run)")
+	v.inspect = fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port), one invocation at a time")
+	v.jsonOut = fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
+	return fs, v
+}
+
+// serveFlagGroups are the groups serve's and exec's help list the flags in.
+var serveFlagGroups = []flagGroup{
+	{"Project and network", []string{"project", "host", "firestore-port", "auth-port", "database-port", "storage-port", "ai-port", "messaging-port", "pubsub-port", "functions-port", "hosting-port", "studio-port", "hub-port", "json"}},
+	{"Rules and indexes", []string{"rules", "database-rules", "storage-rules", "enforce-indexes"}},
+	{"State and durability", []string{"data-dir", "in-memory", "sync", "fresh", "seed", "import", "export-on-exit"}},
+	{"Capture and logs", []string{"capture", "no-capture", "log-format", "quiet"}},
+	{"AI Logic", []string{"ai-script"}},
+	{"Cloud Functions", []string{"functions-source", "inspect-functions"}},
+}
+
+func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd string) (*serveOptions, bool) {
+	fs, v := defineServeFlags("serve", stdio)
+	fs.Usage = func() {
+		fmt.Fprint(stdio.Err, serveUsage)
+		printFlags(stdio.Err, fs, serveFlagGroups)
+	}
+	host, project, portFlags, rulesFlags := v.host, v.project, v.portFlags, v.rulesFlags
+	dataDir, inMemory, enforce, syncFlag := v.dataDir, v.inMemory, v.enforce, v.syncFlag
+	studioPort, hubPort, logFormat, quiet := v.studioPort, v.hubPort, v.logFormat, v.quiet
+	captureFile, noCapture, seed, fresh := v.captureFile, v.noCapture, v.seed, v.fresh
+	importDir, exportOnExit, aiScript, jsonOut := v.importDir, v.exportOnExit, v.aiScript, v.jsonOut
+	functionsSource, inspect := v.functionsSource, v.inspect
 	args = inspectDefault(args)
-	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
 		return nil, false

@@ -58,6 +58,7 @@ type lpSession struct {
 	lastPoll time.Time
 	closed   bool
 	sessions *lpSessions
+	sw       *lpSwitch // a websocket attaching to the session (upgrade.go)
 }
 
 type lpSeg struct {
@@ -127,6 +128,7 @@ func (h *Handler) lpStart(w http.ResponseWriter, r *http.Request) {
 	}
 	h.lp.m[s.id] = s
 	h.lp.mu.Unlock()
+	s.session.onEnd = s.endTransmission
 	go s.reap()
 	hello, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "h", "d": map[string]any{
 		"ts": time.Now().UnixMilli(), "v": "5", "h": r.Host, "s": conn.ID(),
@@ -248,6 +250,15 @@ func (s *lpSession) poll(w http.ResponseWriter, r *http.Request) {
 	}
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		// A websocket took the session over while this poll waited: the
+		// connection's queue is the socket's now.
+		writeScript(w, "")
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), lpHold)
 	defer cancel()
 	go func() {
@@ -270,6 +281,7 @@ func (s *lpSession) poll(w http.ResponseWriter, r *http.Request) {
 		writeScript(w, "")
 		return
 	}
+	items, rest, switched := splitAtSwitch(items)
 	var parts []string
 	for _, it := range items {
 		switch x := it.(type) {
@@ -279,11 +291,36 @@ func (s *lpSession) poll(w http.ResponseWriter, r *http.Request) {
 			parts = append(parts, string(encodePush(x)))
 		}
 	}
+	if switched {
+		parts = append(parts, string(frameEnd))
+	}
 	s.mu.Lock()
 	n := s.respNum
 	s.respNum++
+	sw := s.sw
 	s.mu.Unlock()
-	writeScript(w, fmt.Sprintf("parent.pRTLPCB%s(%d,[%s]);", s.cb, n, strings.Join(parts, ",")))
+	if !switched {
+		writeScript(w, fmt.Sprintf("parent.pRTLPCB%s(%d,[%s]);", s.cb, n, strings.Join(parts, ",")))
+		return
+	}
+	// The last long-poll response: the final "n", then the close command
+	// naming it, so the SDK closes this transport once it has read it.
+	s.detach()
+	sw.handoff <- rest
+	writeScript(w, fmt.Sprintf("parent.pRTLPCB%s(%d,[%s]);parent.pLPCommand%s('close',%d);", s.cb, n, strings.Join(parts, ","), s.cb, n))
+}
+
+// detach ends the long-poll transport of a session a websocket has taken
+// over, without closing the connection (no onDisconnect runs).
+func (s *lpSession) detach() {
+	s.mu.Lock()
+	s.closed = true
+	close(s.release)
+	s.release = make(chan struct{})
+	s.mu.Unlock()
+	s.sessions.mu.Lock()
+	delete(s.sessions.m, s.id)
+	s.sessions.mu.Unlock()
 }
 
 // reap closes the session once nobody polls it.

@@ -34,6 +34,15 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.wsLeave()
+	if sid := r.URL.Query().Get("s"); sid != "" {
+		// The second socket of a long-poll session (see upgrade.go).
+		if lp := h.lpByConn(sid); lp != nil {
+			h.upgradeWS(w, r, lp)
+		} else {
+			h.resetWS(w, r)
+		}
+		return
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return
@@ -94,6 +103,11 @@ type session struct {
 	ws   *websocket.Conn
 	conn *database.Conn
 	asm  assembler
+	// write, when set, sends one frame on ws (a socket written from two
+	// goroutines serializes here); nil writes directly.
+	write func(ctx context.Context, b []byte) error
+	// onEnd, when set, handles the long poll's end of transmission ("n").
+	onEnd func()
 }
 
 func (s *session) writeLoop(ctx context.Context) {
@@ -102,24 +116,40 @@ func (s *session) writeLoop(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		for _, it := range items {
-			var msg []byte
-			switch x := it.(type) {
-			case reply:
-				msg = x
-			case database.Push:
-				msg = encodePush(x)
-			}
-			for _, f := range split(string(msg)) {
-				wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				err := s.ws.Write(wctx, websocket.MessageText, []byte(f))
-				cancel()
-				if err != nil {
-					return
-				}
+		if s.writeItems(ctx, items) != nil {
+			return
+		}
+	}
+}
+
+// writeItems sends queued items on the socket, cut into frames.
+func (s *session) writeItems(ctx context.Context, items []any) error {
+	for _, it := range items {
+		var msg []byte
+		switch x := it.(type) {
+		case reply:
+			msg = x
+		case database.Push:
+			msg = encodePush(x)
+		default:
+			continue
+		}
+		for _, f := range split(string(msg)) {
+			if err := s.send(ctx, []byte(f)); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+func (s *session) send(ctx context.Context, b []byte) error {
+	if s.write != nil {
+		return s.write(ctx, b)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.ws.Write(wctx, websocket.MessageText, b)
 }
 
 func encodePush(p database.Push) []byte {
@@ -198,9 +228,12 @@ func (s *session) handle(msg string) error {
 		return err
 	}
 	if env == "c" {
-		if ctl == "p" { // ping
+		switch {
+		case ctl == "p": // ping
 			b, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "o", "d": nil}})
 			s.conn.Send(reply(b))
+		case ctl == "n" && s.onEnd != nil: // the long poll's end of transmission
+			s.onEnd()
 		}
 		return nil
 	}
@@ -256,6 +289,10 @@ func wireStatus(err error) (string, any) {
 		return "too_big", err.Error()
 	case errors.Is(err, database.ErrInvalidQuery), errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
 		return "invalid_data", err.Error()
+	case errors.Is(err, database.ErrIndexNotDefined):
+		// The SDK rejects the get with d, production's text; the status
+		// word itself is not shown to the app.
+		return "index_not_defined", err.Error()
 	}
 	return "unavailable", err.Error()
 }

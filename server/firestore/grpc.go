@@ -4,21 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/url"
-	"strings"
 	"sync"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
-
-	"github.com/pyric/pyric/sandbox/service"
 )
 
 // GRPC is the google.firestore.v1.Firestore gRPC service over a Server's
@@ -26,9 +20,10 @@ import (
 // (IdentityFromContext), passes the request proto to the engine unchanged
 // and maps errors through Status; the Write and Listen streams add only the
 // stream bookkeeping the SDKs expect (stream tokens; the engine's listen
-// queue). Project and database come from the request's resource names; a
-// request that names none is routed by the google-cloud-resource-prefix or
-// x-goog-request-params metadata, then by Options.DefaultProject.
+// queue). Project and database come from the request's resource names
+// only: a request that names none is INVALID_ARGUMENT, as on the official
+// emulator (`Database name "" lacks "projects" at index 0.`), whatever its
+// routing metadata says.
 type GRPC struct {
 	pb.UnimplementedFirestoreServer
 
@@ -78,65 +73,6 @@ func call(ctx context.Context) (identity.Identity, error) {
 		return who, Err(err)
 	}
 	return who, nil
-}
-
-// database fills an empty database name from the routing metadata.
-func (g *GRPC) database(ctx context.Context, name string) string {
-	if name != "" {
-		return name
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("google-cloud-resource-prefix") {
-		if n, ok := dbPrefix(v); ok {
-			return n
-		}
-	}
-	for _, v := range md.Get("x-goog-request-params") {
-		if n, ok := routingParams(v); ok {
-			return n
-		}
-	}
-	p := g.s.opts.DefaultProject
-	if p == "" {
-		p = service.DefaultProject
-	}
-	return engine.DatabaseName{Project: p, Database: engine.DefaultDatabase}.String()
-}
-
-// dbPrefix returns the projects/P/databases/D prefix of a resource name.
-func dbPrefix(v string) (string, bool) {
-	parts := strings.SplitN(v, "/", 5)
-	if len(parts) < 4 || parts[0] != "projects" || parts[2] != "databases" || parts[1] == "" || parts[3] == "" {
-		return "", false
-	}
-	return strings.Join(parts[:4], "/"), true
-}
-
-// routingParams reads the gapic routing header: the JS SDK sends the raw
-// database path, gapic sends "database=projects%2FP%2Fdatabases%2FD" (or
-// name=/parent= with a resource name), and the Go client's BatchGet path
-// sends "project_id=P&database_id=D".
-func routingParams(v string) (string, bool) {
-	if n, ok := dbPrefix(v); ok {
-		return n, true
-	}
-	q, err := url.ParseQuery(v)
-	if err != nil {
-		return "", false
-	}
-	for _, k := range []string{"database", "name", "parent", "document.name"} {
-		if n, ok := dbPrefix(q.Get(k)); ok {
-			return n, true
-		}
-	}
-	if p := q.Get("project_id"); p != "" {
-		d := q.Get("database_id")
-		if d == "" {
-			d = engine.DefaultDatabase
-		}
-		return engine.DatabaseName{Project: p, Database: d}.String(), true
-	}
-	return "", false
 }
 
 // unary runs one engine call for a unary RPC: the caller's identity from
@@ -196,25 +132,21 @@ func (g *GRPC) DeleteDocument(ctx context.Context, req *pb.DeleteDocumentRequest
 // BatchGetDocuments implements pb.FirestoreServer.
 func (g *GRPC) BatchGetDocuments(req *pb.BatchGetDocumentsRequest, stream pb.Firestore_BatchGetDocumentsServer) error {
 	ctx := stream.Context()
-	req.Database = g.database(ctx, req.GetDatabase())
 	return serverStream(ctx, req, stream.Send, g.s.opts.Engine.BatchGetDocuments)
 }
 
 // BeginTransaction implements pb.FirestoreServer.
 func (g *GRPC) BeginTransaction(ctx context.Context, req *pb.BeginTransactionRequest) (*pb.BeginTransactionResponse, error) {
-	req.Database = g.database(ctx, req.GetDatabase())
 	return unary(ctx, req, g.s.opts.Engine.BeginTransaction)
 }
 
 // Commit implements pb.FirestoreServer.
 func (g *GRPC) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitResponse, error) {
-	req.Database = g.database(ctx, req.GetDatabase())
 	return unary(ctx, req, g.s.opts.Engine.Commit)
 }
 
 // Rollback implements pb.FirestoreServer.
 func (g *GRPC) Rollback(ctx context.Context, req *pb.RollbackRequest) (*emptypb.Empty, error) {
-	req.Database = g.database(ctx, req.GetDatabase())
 	return unary(ctx, req, func(ctx context.Context, who identity.Identity, req *pb.RollbackRequest) (*emptypb.Empty, error) {
 		return &emptypb.Empty{}, g.s.opts.Engine.Rollback(ctx, who, req)
 	})
@@ -242,7 +174,6 @@ func (g *GRPC) ListCollectionIds(ctx context.Context, req *pb.ListCollectionIdsR
 
 // BatchWrite implements pb.FirestoreServer.
 func (g *GRPC) BatchWrite(ctx context.Context, req *pb.BatchWriteRequest) (*pb.BatchWriteResponse, error) {
-	req.Database = g.database(ctx, req.GetDatabase())
 	return unary(ctx, req, g.s.opts.Engine.BatchWrite)
 }
 
@@ -265,7 +196,7 @@ func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
 		return errDraining
 	}
 	reqs, errc := recvLoop(ctx, stream.Recv)
-	ws := g.s.opts.Engine.WriteStream(who, g.database(ctx, ""))
+	ws := g.s.opts.Engine.WriteStream(who, "")
 	for {
 		var req *pb.WriteRequest
 		select {
@@ -312,7 +243,7 @@ func (g *GRPC) Listen(stream pb.Firestore_ListenServer) error {
 		}
 		return err
 	}
-	db := g.database(ctx, first.GetDatabase())
+	db := first.GetDatabase()
 	ls, err := g.s.opts.Engine.Listen(who, db)
 	if err != nil {
 		return Err(err)

@@ -13,34 +13,41 @@ import (
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
 
-// A request without a database is routed by the SDKs' metadata.
-func TestGRPCRoutesByMetadata(t *testing.T) {
+// A request without a database is INVALID_ARGUMENT in the official
+// emulator's words, whatever the routing metadata names, on unary calls
+// and on the Write and Listen streams alike.
+func TestGRPCEmptyDatabase(t *testing.T) {
 	t.Parallel()
 	s := fstest.Start(t, fstest.Options{})
 	fc := pb.NewFirestoreClient(s.Conn(t, fstest.Owner))
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "google-cloud-resource-prefix", "projects/meta/databases/(default)")
+	const want = `Database name "" lacks "projects" at index 0.`
+	check := func(what string, err error) {
+		t.Helper()
+		if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != want {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT %q", what, err, want)
+		}
+	}
 	_, err := fc.Commit(ctx, &pb.CommitRequest{Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{
 		Name: "projects/meta/databases/(default)/documents/a/b"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check("Commit", err)
+	_, err = fc.BeginTransaction(ctx, &pb.BeginTransactionRequest{})
+	check("BeginTransaction", err)
 	ws, err := fc.Write(metadata.AppendToOutgoingContext(context.Background(), "x-goog-request-params", "projects/meta/databases/(default)"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.Send(&pb.WriteRequest{})
-	if _, err := ws.Recv(); err != nil {
+	_, err = ws.Recv()
+	check("Write", err)
+	ls, err := fc.Listen(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ws.Send(&pb.WriteRequest{Writes: []*pb.Write{{Operation: &pb.Write_Delete{Delete: "projects/meta/databases/(default)/documents/a/b"}}}})
-	if r, err := ws.Recv(); err != nil || len(r.WriteResults) != 1 {
-		t.Fatalf("write in a stream routed by metadata: %v %v", r, err)
-	}
-	// A write into another database than the stream's is refused by the engine.
-	ws.Send(&pb.WriteRequest{Writes: []*pb.Write{{Operation: &pb.Write_Delete{Delete: "projects/other/databases/(default)/documents/a/b"}}}})
-	if _, err := ws.Recv(); status.Code(err) != codes.InvalidArgument {
-		t.Errorf("cross-database write: %v", err)
-	}
+	ls.Send(&pb.ListenRequest{TargetChange: &pb.ListenRequest_AddTarget{AddTarget: &pb.Target{TargetId: 1,
+		TargetType: &pb.Target_Documents{Documents: &pb.Target_DocumentsTarget{Documents: []string{"projects/meta/databases/(default)/documents/a/b"}}}}}})
+	_, err = ls.Recv()
+	check("Listen", err)
 }
 
 // Drain ends open Listen and Write streams with UNAVAILABLE at once (the

@@ -151,10 +151,6 @@ var restMethods = map[string]bool{
 func parseRESTPath(p string) (restTarget, error) {
 	var t restTarget
 	segs := strings.Split(p, "/")
-	if len(segs) < 5 || segs[0] != "projects" || segs[2] != "databases" || segs[1] == "" || segs[3] == "" {
-		return t, status.Errorf(codes.NotFound, "%q is not a Firestore resource: REST paths look like /v1/projects/{project}/databases/{database}/documents/{path}", "/v1/"+p)
-	}
-	t.db = engine.DatabaseName{Project: segs[1], Database: segs[3]}
 	last := segs[len(segs)-1]
 	if i := strings.LastIndexByte(last, ':'); i >= 0 {
 		if _, known := restMethods[last[i+1:]]; known {
@@ -162,6 +158,20 @@ func parseRESTPath(p string) (restTarget, error) {
 			segs[len(segs)-1] = last[:i]
 		}
 	}
+	if len(segs) >= 5 && segs[0] == "projects" && segs[2] == "databases" && segs[4] == "documents" && (segs[1] == "" || segs[3] == "") {
+		// The route matches with an empty project or database id; the
+		// official emulator then rejects the name in its parser's words.
+		if len(segs) == 5 && t.method != "" {
+			_, err := engine.ParseDatabaseName(strings.Join(segs[:4], "/"))
+			return t, Err(err)
+		}
+		_, _, err := engine.ParseDocumentName(strings.Join(segs, "/"))
+		return t, Err(err)
+	}
+	if len(segs) < 5 || segs[0] != "projects" || segs[2] != "databases" || segs[1] == "" || segs[3] == "" {
+		return t, status.Errorf(codes.NotFound, "%q is not a Firestore resource: REST paths look like /v1/projects/{project}/databases/{database}/documents/{path}", "/v1/"+p)
+	}
+	t.db = engine.DatabaseName{Project: segs[1], Database: segs[3]}
 	if segs[4] != "documents" {
 		return t, status.Errorf(codes.NotFound, "%q is not a Firestore resource: expected .../databases/%s/documents after the database", "/v1/"+p, segs[3])
 	}

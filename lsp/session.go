@@ -192,9 +192,13 @@ func (s *Server) liveDiagnostics(d *document, kind Kind) []Diagnostic {
 	if kind != Firestore && kind != Storage {
 		return nil
 	}
+	sess := s.opts.Sessions.Session(uriPath(d.uri))
+	if sess == nil || len(sess.Requests) == 0 {
+		return nil // no session: no second parse
+	}
 	a := analyze(d, kind)
 	var out []Diagnostic
-	for _, t := range a.tally(s.sessionFor(a)) {
+	for _, t := range a.tally(sess) {
 		n := len(t.denials)
 		for i := max(0, n-maxLiveDenials); i < n; i++ {
 			e := t.denials[i]

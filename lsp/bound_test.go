@@ -10,6 +10,9 @@ import (
 	"github.com/pyric/pyric/rules/source"
 )
 
+// raceEnabled is set by race_test.go under -race.
+var raceEnabled bool
+
 // bigRules is a Firestore ruleset of at least n bytes: many collections,
 // each with a helper call and a validated write.
 func bigRules(n int) string {
@@ -28,6 +31,9 @@ func bigRules(n int) string {
 // diagnostics arrive and are of the edited version (no timing asserts:
 // see BenchmarkDiagnose).
 func TestBigFileRediagnosis(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a measurement: meaningless under the race detector, which slows lint tenfold (run without -race)")
+	}
 	text := bigRules(1 << 20)
 	c := start(t, lsp.Options{Debounce: -1}, "")
 	uri := "file:///big/firestore.rules"

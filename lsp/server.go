@@ -83,8 +83,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	if c, ok := r.(io.Closer); ok {
 		closer = c
 	}
+	// The connection reads (and so may publish) as soon as it exists:
+	// publish takes pubMu, held until s.conn is set.
+	s.pubMu.Lock()
 	s.conn = jsonrpc2.NewConn(ctx, newStream(r, w, closer), jsonrpc2.HandlerWithError(s.handle),
 		jsonrpc2.SetLogger(s.log))
+	conn := s.conn
+	s.pubMu.Unlock()
 	stop := make(chan struct{})
 	if _, ok := s.opts.Sessions.(FileSessions); ok {
 		s.workers.Add(1)
@@ -92,7 +97,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	select {
 	case <-ctx.Done():
-	case <-s.conn.DisconnectNotify():
+	case <-conn.DisconnectNotify():
 	case <-s.exit:
 	}
 	s.mu.Lock()
@@ -103,7 +108,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.docs = map[string]*openDoc{}
 	s.mu.Unlock()
 	close(stop)
-	err := s.conn.Close()
+	err := conn.Close()
 	s.workers.Wait()
 	if err == jsonrpc2.ErrClosed {
 		err = nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/verify"
 )
 
 // Options configure a Server.
@@ -59,6 +60,11 @@ type openDoc struct {
 	done      chan struct{} // closed when the document is
 	published int           // the last version whose diagnostics were sent
 	cached    *analysis     // the parse of the current version, when made
+	// The last replay of the session against the buffer: the version and
+	// text replayed, and the requests whose verdict would flip.
+	replayed   int
+	replayText string
+	flips      []verify.Divergence
 }
 
 // New returns a server.
@@ -480,6 +486,7 @@ func (s *Server) diagnoseLoop(d *openDoc) {
 		if current && open {
 			v := snap.version
 			s.publish(context.Background(), snap.uri, &v, diags)
+			s.replaySession(d, &snap)
 		}
 	}
 }

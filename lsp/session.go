@@ -11,6 +11,8 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/rules/ast"
+	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/verify"
 )
 
 // Session is what the developer's own session shows about rules: its
@@ -19,6 +21,9 @@ type Session struct {
 	// Source names where the session came from, for the lens titles.
 	Source   string
 	Requests []event.Event
+	// Fixture is the whole session, for replaying it against the buffer
+	// (nil when the source has none).
+	Fixture *capture.Fixture
 }
 
 // SessionSource finds the session relevant to a rules file, or nil. It
@@ -76,7 +81,7 @@ func loadSession(path string) *Session {
 	if err != nil {
 		return nil
 	}
-	s := &Session{Source: path}
+	s := &Session{Source: path, Fixture: fx}
 	for _, e := range fx.Events {
 		if e.Kind == event.KindRequest && e.Request != nil {
 			s.Requests = append(s.Requests, e)
@@ -160,14 +165,100 @@ func (s *Server) sessionFor(a *analysis) *Session {
 }
 
 // codeLenses answers textDocument/codeLens: on each allow, how many of
-// the session's requests it allowed and denied.
+// the session's requests it allowed and denied, and on each allow whose
+// captured verdicts the buffer would change, the requests that would
+// flip (from the last background replay of this version, see
+// replaySession).
 func codeLenses(s *Server, a *analysis) any {
 	out := []CodeLens{}
-	for _, t := range a.tally(s.sessionFor(a)) {
+	sess := s.sessionFor(a)
+	tallies := a.tally(sess)
+	for _, t := range tallies {
 		title := fmt.Sprintf("session: %d allowed, %d denied", t.allowed, t.denied)
 		out = append(out, CodeLens{Range: a.doc.rangeOf(t.allow.Span), Command: &Command{Title: title, Command: ""}})
 	}
+	s.mu.Lock()
+	var flips []verify.Divergence
+	if d, ok := s.docs[a.doc.uri]; ok && d.replayed == a.doc.version && d.replayText == a.doc.text {
+		flips = d.flips
+	}
+	s.mu.Unlock()
+	if len(flips) == 0 || sess == nil {
+		return out
+	}
+	byID := map[string]event.Event{}
+	for _, e := range sess.Requests {
+		byID[e.ID] = e
+	}
+	for _, f := range flips {
+		r := Range{}
+		if e, ok := byID[f.EventID]; ok && e.Request.Rule != nil {
+			for _, t := range tallies {
+				if t.match.full == e.Request.Rule.MatchPath && indexOf(t.match.m.Allows, t.allow) == e.Request.Rule.Index {
+					r = a.doc.rangeOf(t.allow.Span)
+				}
+			}
+		}
+		who := "unauthenticated"
+		if f.UID != "" {
+			who = "uid " + f.UID
+		}
+		title := fmt.Sprintf("would change: %s %s (%s) %s", f.Method, f.Path, who, f.Kind)
+		if f.Explanation != "" {
+			title += " — " + source.ClipText(oneLine(f.Explanation), 160)
+		}
+		out = append(out, CodeLens{Range: r, Command: &Command{Title: title, Command: ""}})
+	}
 	return out
+}
+
+func indexOf[T comparable](xs []T, x T) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxReplayEvents bounds the sessions replayed against every buffer
+// version: a longer one is replayed only by pyric verify.
+const maxReplayEvents = 5000
+
+// replaySession replays the session against the buffer (pyric verify's
+// replay, verify.Run, with the buffer as the candidate rules) and keeps
+// the requests whose verdict would flip, for the lenses. It runs in the
+// document's worker after the diagnostics are published, so it never
+// delays them.
+func (s *Server) replaySession(d *openDoc, snap *document) {
+	if d.kind != Firestore && d.kind != Storage {
+		return
+	}
+	sess := s.opts.Sessions.Session(uriPath(snap.uri))
+	if sess == nil || sess.Fixture == nil || len(sess.Fixture.Events) > maxReplayEvents {
+		return
+	}
+	f := source.NewFile(uriPath(snap.uri), snap.text)
+	opts := verify.Options{Services: []string{eventService(d.kind)}}
+	if d.kind == Firestore {
+		opts.FirestoreRules = f
+	} else {
+		opts.StorageRules = f
+	}
+	res, err := verify.Run(sess.Fixture, opts)
+	var flips []verify.Divergence
+	if err == nil && res != nil {
+		if sr := res.Services[eventService(d.kind)]; sr != nil {
+			for _, dv := range sr.Sorted() {
+				if dv.Kind == verify.NowDenied || dv.Kind == verify.NowAllowed {
+					flips = append(flips, dv)
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	d.replayed, d.replayText, d.flips = snap.version, snap.text, flips
+	s.mu.Unlock()
 }
 
 // inlayHints answers textDocument/inlayHint with the same counts at the

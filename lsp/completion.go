@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -27,8 +28,10 @@ var mapTyped = map[string]bool{
 	"request.resource.metadata": true, "resource.metadata": true, "request.params": true,
 }
 
-// completion answers textDocument/completion.
-func completion(a *analysis, off int) any {
+// completion answers textDocument/completion; sess, when set, adds the
+// fields of the session's documents after request.resource.data. and
+// resource.data.
+func completion(a *analysis, off int, sess *Session) any {
 	list := CompletionList{Items: []CompletionItem{}}
 	if a.kind != Firestore && a.kind != Storage {
 		return list
@@ -42,7 +45,15 @@ func completion(a *analysis, off int) any {
 	before := text[:i]
 	env := check.Environment(a.service())
 	if strings.HasSuffix(before, ".") {
-		list.Items = a.afterDot(env, receiverChain(before[:len(before)-1]))
+		recv := receiverChain(before[:len(before)-1])
+		list.Items = a.afterDot(env, recv)
+		if recv == "request.resource.data" || recv == "resource.data" {
+			if m := a.matchAt(off); m != nil && sess != nil && a.kind == Firestore {
+				for _, f := range sess.fields(m.full) {
+					list.Items = append(list.Items, CompletionItem{Label: f, Kind: KindField, Detail: "field of the session's documents at " + m.full})
+				}
+			}
+		}
 		return list
 	}
 	if isAllowContext(before) {
@@ -212,4 +223,78 @@ func sortedKeys(m map[string]*decl) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fields returns the field names of the session's Firestore documents
+// whose path the match pattern matches: the captured final state and
+// every committed write, sorted.
+func (s *Session) fields(pattern string) []string {
+	if s.Fixture == nil {
+		return nil
+	}
+	docs := map[string]map[string]any{}
+	if sd := s.Fixture.Services["firestore"]; sd != nil && len(sd.State) > 0 {
+		var st struct {
+			Documents map[string]map[string]any `json:"documents"`
+		}
+		if json.Unmarshal(sd.State, &st) == nil {
+			docs = st.Documents
+		}
+	}
+	for _, e := range s.Fixture.Events {
+		if e.Service == "firestore" && e.Commit != nil {
+			if after, ok := e.Commit.After.(map[string]any); ok {
+				if docs == nil {
+					docs = map[string]map[string]any{}
+				}
+				docs[e.Path] = after
+			}
+		}
+	}
+	pat := strings.Split(strings.Trim(documentsPattern(pattern), "/"), "/")
+	seen := map[string]bool{}
+	var out []string
+	for path, fields := range docs {
+		if !matchPattern(pat, strings.Split(strings.Trim(path, "/"), "/")) {
+			continue
+		}
+		for f := range fields {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// documentsPattern strips the /databases/{database}/documents prefix of
+// a Firestore match pattern: events name documents from there.
+func documentsPattern(p string) string {
+	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 4)
+	if len(parts) >= 3 && parts[0] == "databases" && parts[2] == "documents" {
+		if len(parts) == 4 {
+			return parts[3]
+		}
+		return ""
+	}
+	return p
+}
+
+// matchPattern matches path segments against pattern segments: a
+// literal matches itself, {x} one segment, {x=**} the rest.
+func matchPattern(pat, segs []string) bool {
+	for i, p := range pat {
+		if strings.HasSuffix(p, "=**}") {
+			return true
+		}
+		if i >= len(segs) {
+			return false
+		}
+		if !(strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}")) && p != segs[i] {
+			return false
+		}
+	}
+	return len(pat) == len(segs)
 }

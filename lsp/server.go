@@ -201,9 +201,19 @@ func (s *Server) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 // requests are the document requests, each taking the document's
 // current analysis.
 var requests = map[string]func(*Server, *jsonrpc2.Request) (any, error){
-	"textDocument/hover":          positionRequest(hover),
-	"textDocument/definition":     positionRequest(definition),
-	"textDocument/completion":     positionRequest(completion),
+	"textDocument/hover":      positionRequest(hover),
+	"textDocument/definition": positionRequest(definition),
+	"textDocument/completion": func(s *Server, req *jsonrpc2.Request) (any, error) {
+		var p TextDocumentPositionParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		a, off, err := s.at(p)
+		if err != nil {
+			return nil, err
+		}
+		return completion(a, off, s.sessionFor(a)), nil
+	},
 	"textDocument/prepareRename":  positionRequest(prepareRename),
 	"textDocument/documentSymbol": documentRequest(documentSymbols),
 	"textDocument/formatting":     documentRequest(formatting),

@@ -94,15 +94,15 @@ func TestReplayLens(t *testing.T) {
 	if err := os.WriteFile(path, []byte(sample), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	data := map[string]any{"name": "Alice"}
 	fx := &capture.Fixture{Schema: capture.Schema, Services: map[string]*capture.ServiceData{}, Events: []event.Event{
-		{Seq: 1, ID: "evt-1", At: at, Kind: event.KindRequest, Service: "firestore", Identity: event.Identity{Lens: event.LensUser, UID: "alice"},
+		{Seq: 1, ID: "evt-1", At: t0, Kind: event.KindRequest, Service: "firestore", Identity: event.Identity{Lens: event.LensUser, UID: "alice"},
 			Method: "create", Path: "users/alice", Origin: event.OriginClient,
 			Request: &event.Request{Verdict: event.Allow, Rule: &event.Rule{Index: 1, MatchPath: "/databases/{database}/documents/users/{userId}"},
 				Seen: &event.Seen{Data: data, Before: &event.Resource{}}}},
-		{Seq: 2, ID: "evt-2", At: at, Kind: event.KindCommit, Service: "firestore", Identity: event.Identity{Lens: event.LensUser, UID: "alice"},
-			Method: "create", Path: "users/alice", Commit: &event.Commit{RequestTime: at, After: data}},
+		{Seq: 2, ID: "evt-2", At: t0, Kind: event.KindCommit, Service: "firestore", Identity: event.Identity{Lens: event.LensUser, UID: "alice"},
+			Method: "create", Path: "users/alice", Commit: &event.Commit{RequestTime: t0, After: data}},
 	}}
 	state, _ := json.Marshal(map[string]any{"documents": map[string]any{"users/alice": data}})
 	fx.Services["firestore"] = &capture.ServiceData{Rules: &capture.Rules{Format: capture.FormatFirestore, Source: sample}, State: state}
@@ -121,6 +121,22 @@ func TestReplayLens(t *testing.T) {
 	edited := strings.Replace(sample, "hasOnly(['name'])", "hasOnly(['title'])", 1)
 	c.open(uri, "firestore-rules", edited)
 	c.waitDiags(uri, 1)
+	// Completion after request.resource.data. offers the fields of the
+	// session's documents under the block.
+	withDot := strings.Replace(sample, "math.abs(1) == 1", "request.resource.data.", 1)
+	u2 := fileURI(filepath.Join(dir, "scratch.rules"))
+	c.open(u2, "firestore-rules", withDot)
+	var l lsp.CompletionList
+	c.call("textDocument/completion", pos(u2, at(t, withDot, "data.;", 0, 5)), &l)
+	var fields []string
+	for _, it := range l.Items {
+		if it.Kind == lsp.KindField {
+			fields = append(fields, it.Label)
+		}
+	}
+	if strings.Join(fields, ",") != "name" {
+		t.Errorf("session fields after request.resource.data.: %v", fields)
+	}
 	writeLine := strings.Count(edited[:strings.Index(edited, "allow write")], "\n")
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -109,3 +109,26 @@ func TestMalformedMessages(t *testing.T) {
 		}
 	}
 }
+
+// FuzzServe runs a whole server on arbitrary input (seeded with a real
+// session's messages): whatever arrives, Serve returns when the input
+// ends, without a panic.
+func FuzzServe(f *testing.F) {
+	f.Add([]byte(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`) +
+		frame(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a/firestore.rules","languageId":"","version":1,"text":"service cloud.firestore { match /a/{b} { allow read: if b.size() > 1; } }"}}}`) +
+		frame(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///a/firestore.rules","version":2},"contentChanges":[{"range":{"start":{"line":0,"character":40},"end":{"line":0,"character":44}},"text":"x"}]}}`) +
+		frame(`{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a/firestore.rules"},"position":{"line":0,"character":45}}}`) +
+		frame(`{"jsonrpc":"2.0","id":3,"method":"textDocument/completion","params":{"textDocument":{"uri":"file:///a/firestore.rules"},"position":{"line":0,"character":50}}}`) +
+		frame(`{"jsonrpc":"2.0","id":4,"method":"textDocument/formatting","params":{"textDocument":{"uri":"file:///a/firestore.rules"}}}`)))
+	f.Add([]byte(frame(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a/database.rules.json","languageId":"json","version":1,"text":"{\"rules\": {\".read\": \"auth != null\"}}"}}}`)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := New(Options{Debounce: -1, Sessions: noSessions{}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Serve(ctx, bytes.NewReader(data), io.Discard)
+	})
+}
+
+type noSessions struct{}
+
+func (noSessions) Session(string) *Session { return nil }

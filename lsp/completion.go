@@ -33,6 +33,10 @@ var mapTyped = map[string]bool{
 // resource.data.
 func completion(a *analysis, off int, sess *Session) any {
 	list := CompletionList{Items: []CompletionItem{}}
+	if a.kind == Database {
+		list.Items = a.completeDatabase(off)
+		return list
+	}
 	if a.kind != Firestore && a.kind != Storage {
 		return list
 	}

@@ -25,7 +25,8 @@ type decl struct {
 	fn    *ast.Function
 	let   *ast.Let
 	seg   *ast.Segment
-	match *matchInfo // the match block declaring a path variable or holding a function
+	match *matchInfo  // the match block declaring a path variable or holding a function
+	scope source.Span // where a Realtime Database $variable is visible
 }
 
 // use is a name resolved to its declaration.
@@ -94,6 +95,10 @@ func (sc *scope) lookup(name string, fn bool) *decl {
 // while the user types.
 func analyze(doc *document, kind Kind) *analysis {
 	a := &analysis{doc: doc, kind: kind, file: source.NewFile(uriPath(doc.uri), doc.text)}
+	if kind == Database {
+		a.analyzeDatabase()
+		return a
+	}
 	if kind != Firestore && kind != Storage {
 		return a
 	}

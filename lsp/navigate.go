@@ -72,7 +72,15 @@ func rename(a *analysis, off int, newName string) (any, error) {
 	if d == nil {
 		return nil, errorf(jsonrpc2.CodeInvalidParams, "nothing to rename here: place the cursor on a function, parameter, let binding or path variable")
 	}
-	if !identRe.MatchString(newName) || keywords[newName] {
+	plain := newName
+	if a.kind == Database {
+		// A Realtime Database wildcard keeps its $.
+		if !strings.HasPrefix(newName, "$") {
+			return nil, errorf(jsonrpc2.CodeInvalidParams, "%q: a wildcard's name starts with $", newName)
+		}
+		plain = newName[1:]
+	}
+	if !identRe.MatchString(plain) || keywords[newName] {
 		return nil, errorf(jsonrpc2.CodeInvalidParams, "%q is not a valid name", newName)
 	}
 	for _, other := range a.decls {
@@ -229,12 +237,18 @@ func chain(e ast.Expr) string {
 
 // hover answers textDocument/hover.
 func hover(a *analysis, off int) any {
-	if a.rs == nil {
-		return nil
-	}
 	if d, s := a.declAt(off); d != nil {
 		r := a.doc.rangeOf(s)
 		return &Hover{Contents: MarkupContent{Kind: "markdown", Value: a.describe(d)}, Range: &r}
+	}
+	if a.kind == Database {
+		if h := a.hoverDatabase(off); h != nil {
+			return h
+		}
+		return nil
+	}
+	if a.rs == nil {
+		return nil
 	}
 	stack := a.exprAt(off)
 	for i := len(stack) - 1; i >= 0; i-- {
@@ -352,6 +366,9 @@ func (a *analysis) describe(d *decl) string {
 		}
 		return fmt.Sprintf("```\nlet %s = %s\n```\nLet binding of `%s`, line %d.", d.name, val, signature(d.fn), d.span.Start.Line)
 	case declPathVar:
+		if a.kind == Database {
+			return fmt.Sprintf("```\n%s: string\n```\nThe key matched at `%s`.", d.name, d.match.full)
+		}
 		typ := "string"
 		what := "one segment of the matched path"
 		if d.seg != nil && d.seg.Kind == ast.SegRecursive {

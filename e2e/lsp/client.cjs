@@ -115,6 +115,24 @@ async function main() {
     conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri: dbu, languageId: 'json', version: 1, text: dbText } });
     return short(await diagsOf(dbu, 1));
   });
+  await step('database hover', async () => {
+    const h = await conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, 'auth != null', 1) });
+    const v = await conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, '=== $uid', 5) });
+    return [h.contents.value, v.contents.value];
+  });
+  await step('database completion', async () => {
+    const after = await conn.sendRequest(rpc.CompletionRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, 'auth.uid', 5) });
+    const vars = await conn.sendRequest(rpc.CompletionRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, '$uid",', 0) });
+    return { auth: after.items.map((i) => i.label).sort(), hasUid: vars.items.some((i) => i.label === '$uid'), hasNewData: vars.items.some((i) => i.label === 'newData') };
+  });
+  await step('database definition', async () => {
+    const locs = await conn.sendRequest(rpc.DefinitionRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, '=== $uid', 5) });
+    return locs.map((l) => l.range.start);
+  });
+  await step('database rename', async () => {
+    const e = await conn.sendRequest(rpc.RenameRequest.type, { textDocument: { uri: dbu }, position: posOf(dbText, '=== $uid', 5), newName: '$user' });
+    return e.changes[dbu].map((x) => [x.range.start.line, x.range.start.character, x.newText]);
+  });
   await step('database edit', async () => {
     const p = posOf(dbText, 'auth.uid', 0);
     conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {

@@ -2,8 +2,8 @@
 // vscode-languageserver-protocol, the library VS Code's language clients
 // are built on (npm, pinned in package-lock.json here), through open →
 // edit → diagnostics → hover → completion → definition → rename →
-// formatting for Firestore and Storage rules, and open → edit →
-// diagnostics for database rules, in a two-folder workspace whose
+// formatting for Firestore and Storage rules, and the same but
+// formatting for database rules (whose JSON is left as written), in a two-folder workspace whose
 // firebase.json files name the rules files.
 package lsp_test
 
@@ -97,6 +97,11 @@ func TestVSCodeProtocolClient(t *testing.T) {
 		"database open":       `[]`,
 		"database edit":       `{"unknown": [{"code": "UNKNOWN_IDENTIFIER", "severity": 1, "line": 4, "character": 34}], "badJSON": [{"code": "INVALID_RULES_JSON", "severity": 1, "line": 4, "character": 53}]}`,
 		"database formatting": `[]`,
+		"database hover":      "[\"```\\nauth: object or null\\n```\\nThe signed-in user: uid, provider and token (the ID token's claims); null when unauthenticated.\", \"```\\n$uid: string\\n```\\nThe key matched at `/users/$uid`.\"]",
+		"database completion": `{"auth": ["provider", "token", "uid"], "hasUid": true, "hasNewData": true}`,
+		// The "$uid" key (line 3, after the quote) declares the variable.
+		"database definition": `[{"line": 3, "character": 7}]`,
+		"database rename":     `[[3, 7, "$user"], [4, 47, "$user"], [5, 48, "$user"]]`,
 	}
 	for _, lang := range []struct{ name, canon, methodDoc string }{
 		{"firestore", firestoreRules, "The string in lower case."},

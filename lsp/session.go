@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -257,8 +258,30 @@ func (s *Server) replaySession(d *openDoc, snap *document) {
 		}
 	}
 	s.mu.Lock()
+	changed := len(flips) > 0 || len(d.flips) > 0
 	d.replayed, d.replayText, d.flips = snap.version, snap.text, flips
 	s.mu.Unlock()
+	if changed {
+		s.refreshLenses()
+	}
+}
+
+// refreshLenses asks the client to fetch the lenses again (a replay
+// finished after it last asked). It is a request to the client, sent
+// without waiting for the answer: a client that does not support it
+// answers with an error, which is ignored.
+func (s *Server) refreshLenses() {
+	s.pubMu.Lock()
+	conn := s.conn
+	s.pubMu.Unlock()
+	if conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.DispatchCall(ctx, "workspace/codeLens/refresh", nil); err != nil {
+		s.log.Printf("codeLens refresh: %v", err)
+	}
 }
 
 // inlayHints answers textDocument/inlayHint with the same counts at the

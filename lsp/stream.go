@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // MaxMessageBytes bounds one message's body: a 1 MB rules file sent whole
@@ -35,14 +37,58 @@ var errNoLength = errors.New("lsp: message without a Content-Length header")
 // be framed (there is no way to find the next message after it) ends the
 // connection.
 type stream struct {
-	r   *bufio.Reader
-	w   io.Writer
-	c   io.Closer
-	wmu sync.Mutex
+	r *bufio.Reader
+	c io.Closer
+
+	// Writes go through a queue drained by one goroutine, so the read
+	// loop never waits on the client reading what the server sends
+	// (a client whose own read loop is busy writing to us would
+	// otherwise deadlock both). The queue holds at most maxQueued
+	// messages; past that writers wait.
+	out       chan []byte
+	stop      chan struct{} // closed by Close
+	drained   chan struct{} // closed when the writer is done
+	writeErr  atomic.Pointer[error]
+	closeOnce sync.Once
 }
 
+const maxQueued = 4096
+
+// drainTimeout bounds how long Close waits for queued messages to reach
+// a client that stopped reading.
+const drainTimeout = 5 * time.Second
+
 func newStream(r io.Reader, w io.Writer, c io.Closer) *stream {
-	return &stream{r: bufio.NewReader(r), w: w, c: c}
+	s := &stream{r: bufio.NewReader(r), c: c, out: make(chan []byte, maxQueued), stop: make(chan struct{}), drained: make(chan struct{})}
+	go s.writeLoop(w)
+	return s
+}
+
+func (s *stream) writeLoop(w io.Writer) {
+	defer close(s.drained)
+	write := func(b []byte) {
+		if s.writeErr.Load() != nil {
+			return // the client is gone: drop
+		}
+		if _, err := w.Write(b); err != nil {
+			s.writeErr.Store(&err)
+		}
+	}
+	for {
+		select {
+		case b := <-s.out:
+			write(b)
+		case <-s.stop:
+			for {
+				select {
+				case b := <-s.out:
+					write(b)
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // readFrame reads one message body. A body over MaxMessageBytes is skipped
@@ -140,23 +186,42 @@ func (s *stream) writeError(code int, msg string) {
 	_ = s.WriteObject(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 }
 
-// WriteObject implements jsonrpc2.ObjectStream.
+// WriteObject implements jsonrpc2.ObjectStream: it frames the message
+// and queues it for the writer.
 func (s *stream) WriteObject(obj any) error {
+	if err := s.writeErr.Load(); err != nil {
+		return *err
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if _, err := fmt.Fprintf(s.w, "Content-Length: %d\r\n\r\n", len(data)); err != nil {
-		return err
+	msg := make([]byte, 0, len(data)+32)
+	msg = fmt.Appendf(msg, "Content-Length: %d\r\n\r\n", len(data))
+	msg = append(msg, data...)
+	select {
+	case <-s.stop:
+		return io.ErrClosedPipe
+	default:
 	}
-	_, err = s.w.Write(data)
-	return err
+	select {
+	case s.out <- msg:
+		return nil
+	case <-s.stop:
+		return io.ErrClosedPipe
+	}
 }
 
-// Close implements jsonrpc2.ObjectStream.
+// Close implements jsonrpc2.ObjectStream: queued messages are written
+// (for at most drainTimeout) and the input is closed.
 func (s *stream) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		select {
+		case <-s.drained:
+		case <-time.After(drainTimeout):
+		}
+	})
 	if s.c != nil {
 		return s.c.Close()
 	}

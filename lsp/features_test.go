@@ -2,6 +2,8 @@ package lsp_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -219,4 +221,33 @@ func applyEdits(t *testing.T, text string, edits []lsp.TextEdit) string {
 		text = text[:offset(e.Range.Start)] + e.NewText + text[offset(e.Range.End):]
 	}
 	return text
+}
+
+// TestFirebaseJSONNamesFiles opens rules.json, which is nothing until the
+// workspace's firebase.json names it as the database rules: after a
+// watched-files notification it is diagnosed as such.
+func TestFirebaseJSONNamesFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := start(t, lsp.Options{Debounce: -1}, dir)
+	path := filepath.Join(dir, "rules.json")
+	text := `{"rules": {".read": "auth != nul"}}`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := fileURI(path)
+	c.open(uri, "json", text)
+	var h any
+	c.call("textDocument/hover", pos(uri, lsp.Position{Line: 0, Character: 22}), &h)
+	if h != nil {
+		t.Fatalf("hover on an unknown file: %v", h)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "firebase.json"), []byte(`{"database": {"rules": "rules.json"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []map[string]any{{"uri": fileURI(filepath.Join(dir, "firebase.json")), "type": 2}}})
+	d := c.waitDiags(uri, 1)
+	if len(d) != 1 || d[0].Code != "UNKNOWN_IDENTIFIER" || d[0].Range.Start.Character != 29 {
+		t.Fatalf("after firebase.json named it: %+v", d)
+	}
 }

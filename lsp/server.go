@@ -168,6 +168,11 @@ func (s *Server) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 		}
 		s.changeFolders(p)
 		return nil, nil
+	case "workspace/didChangeWatchedFiles":
+		// firebase.json or a session changed (the VS Code extension
+		// watches both): documents are re-detected and re-diagnosed.
+		s.rescan(ctx)
+		return nil, nil
 	case "textDocument/didOpen":
 		var p DidOpenTextDocumentParams
 		if err := decode(req, &p); err != nil {
@@ -506,5 +511,34 @@ func (s *Server) publish(ctx context.Context, uri string, version *int, diags []
 	defer s.pubMu.Unlock()
 	if err := s.conn.Notify(ctx, "textDocument/publishDiagnostics", PublishDiagnosticsParams{URI: uri, Version: version, Diagnostics: diags}); err != nil && err != jsonrpc2.ErrClosed {
 		s.log.Printf("publish diagnostics: %v", err)
+	}
+}
+
+// rescan re-detects each open document's language (firebase.json may name
+// other files now) and re-diagnoses every document: one whose language
+// changed is opened anew, the others are kicked.
+func (s *Server) rescan(ctx context.Context) {
+	s.mu.Lock()
+	docs := make([]*openDoc, 0, len(s.docs))
+	for _, d := range s.docs {
+		docs = append(docs, d)
+	}
+	s.mu.Unlock()
+	for _, d := range docs {
+		s.mu.Lock()
+		item := TextDocumentItem{URI: d.uri, LanguageID: d.languageID, Version: d.version, Text: d.text}
+		s.mu.Unlock()
+		path := uriPath(item.URI)
+		if kind := DetectKind(path, item.LanguageID, item.Text, s.configuredKind(path)); kind != d.kind {
+			s.open(item)
+			if kind == Unknown {
+				s.publish(ctx, item.URI, nil, []Diagnostic{})
+			}
+			continue
+		}
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
 	}
 }

@@ -92,7 +92,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	// The connection reads (and so may publish) as soon as it exists:
 	// publish takes pubMu, held until s.conn is set.
 	s.pubMu.Lock()
-	s.conn = jsonrpc2.NewConn(ctx, newStream(r, w, closer), jsonrpc2.HandlerWithError(s.handle),
+	st := newStream(r, w, closer)
+	s.conn = jsonrpc2.NewConn(ctx, st, jsonrpc2.HandlerWithError(s.handle),
 		jsonrpc2.SetLogger(s.log))
 	conn := s.conn
 	s.pubMu.Unlock()
@@ -115,6 +116,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.mu.Unlock()
 	close(stop)
 	err := conn.Close()
+	// The connection may have been closed by its read loop (end of
+	// input), which is still flushing: wait for the queued messages.
+	st.Close()
 	s.workers.Wait()
 	if err == jsonrpc2.ErrClosed {
 		err = nil

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +127,17 @@ func FuzzServe(f *testing.F) {
 		s := New(Options{Debounce: -1, Sessions: noSessions{}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s.Serve(ctx, bytes.NewReader(data), io.Discard)
+		done := make(chan struct{})
+		go func() {
+			s.Serve(ctx, bytes.NewReader(data), io.Discard)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+			t.Fatalf("Serve did not return on %q", data)
+		}
 	})
 }
 

@@ -1,0 +1,5 @@
+//go:build race
+
+package lsp_test
+
+func init() { raceEnabled = true }

@@ -58,6 +58,9 @@ type Options struct {
 	Storage storage.Options
 	// AI configures the AI Logic engine (scripts, API keys, forwarding).
 	AI ai.Options
+	// Policy is the origin and host policy of every port (nil: loopback
+	// origins and hosts only).
+	Policy *server.Policy
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -133,6 +136,7 @@ func Start(opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("backend: start %s: %w", spec.name, err)
 		}
 		r.spec, r.addr = spec, l.Addr().String()
+		r.port.SetPolicy(opts.Policy)
 		b.endpoints = append(b.endpoints, r)
 		go func() {
 			if err := r.port.Serve(); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/snapshot"
 )
 
@@ -49,6 +50,7 @@ type serveOptions struct {
 	importDir      string // an Emulator Suite export to import at start
 	exportOnExit   string // where to write an Emulator Suite export on exit
 	json           bool
+	policy         *server.Policy // who may call the ports from a browser
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -100,6 +102,14 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	importDir := fs.String("import", "", "import an Emulator Suite export directory (firebase-export-metadata.json) at start")
 	exportOnExit := fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
 	aiScript := fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
+	var allowOrigins []string
+	fs.Func("allow-origin", "an origin (scheme://host:port) whose web pages may call the emulators besides loopback ones; repeatable; * allows every page (default firebase.json's emulators.allowOrigins)", func(v string) error {
+		o, err := server.ParseOrigin(v)
+		if err == nil {
+			allowOrigins = append(allowOrigins, o)
+		}
+		return err
+	})
 	jsonOut := fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -202,6 +212,17 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if *aiScript != "" {
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
+	if len(allowOrigins) == 0 {
+		for _, v := range cfg.AllowOrigins {
+			ov, err := server.ParseOrigin(v)
+			if err != nil {
+				fmt.Fprintf(stdio.Err, "pyric serve: firebase.json's %s: %v\n", server.ConfigKey, err)
+				return nil, false
+			}
+			allowOrigins = append(allowOrigins, ov)
+		}
+	}
+	o.policy = &server.Policy{Origins: allowOrigins, Hosts: append([]string{o.host}, cfg.Hosts...)}
 	o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
 	return o, true
 }
@@ -247,6 +268,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		Ports:     o.ports,
 		Firestore: backend.FirestoreOptions{Indexes: indexes},
 		AI:        ai.Options{ScriptFile: o.aiScript},
+		Policy:    o.policy,
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -276,6 +298,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err
+	}
+	for _, w := range o.policy.Warnings() {
+		fmt.Fprintln(stdio.Err, w)
 	}
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)

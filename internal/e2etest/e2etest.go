@@ -150,6 +150,8 @@ type Serve struct {
 	Storage   string `json:"storage"`
 	Messaging string `json:"messaging"`
 	AI        string `json:"ai"`
+	Studio    string `json:"studio"` // http://host:port
+	Hub       string `json:"hub"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

@@ -95,10 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Firebase-ETag, If-Match, If-None-Match")
+	if r.Method == http.MethodOptions { // CORS is the port's (server.Guard)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

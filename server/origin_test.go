@@ -144,7 +144,9 @@ func runGuard(t *testing.T, base string, reached *int, cases []guardCase) {
 			}
 		}
 		if c.msg != "" {
-			var e struct{ Error struct{ Message, Status string } }
+			var e struct {
+				Error struct{ Message, Status string }
+			}
 			if json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, c.msg) || e.Error.Status != "PERMISSION_DENIED" {
 				t.Errorf("%s: body %s, want a PERMISSION_DENIED message with %q", c.name, body, c.msg)
 			}

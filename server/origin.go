@@ -3,11 +3,13 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Policy is who may call pyric's ports from a browser: the one origin and
@@ -193,6 +195,8 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 			Refuse(w, msg)
 			return
 		}
+		body := r.Body
+		defer drainRefused(w, r, body)
 		origin := r.Header.Get("Origin")
 		if origin == "" {
 			h.ServeHTTP(w, r)
@@ -217,6 +221,31 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		hd.Set("Access-Control-Expose-Headers", exposedHeaders)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// drainLimit bounds how much of a request body left unread (one refused as
+// too large, say) is read and dropped after the answer.
+const drainLimit = 64 << 20
+
+// drainRefused reads and drops, at network speed and without keeping it,
+// what a handler left of a request body once its answer is sent: closing a
+// connection with unread bytes makes the kernel reset it, and the client,
+// still sending, sees "connection reset" instead of the 413 that names
+// the limit. Past drainLimit (or 10 s) the connection is closed anyway.
+func drainRefused(w http.ResponseWriter, r *http.Request, body io.ReadCloser) {
+	if body == nil || body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var probe [1]byte
+	if n, err := body.Read(probe[:]); n == 0 && err != nil {
+		return // read to the end (or hijacked, or gone): nothing to drop
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, body, drainLimit)
 }
 
 // Refuse answers 403 with msg in Google's JSON error envelope, which every

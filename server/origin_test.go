@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -226,5 +228,53 @@ func TestGuardPolicyLate(t *testing.T) {
 	p.SetPolicy(&Policy{Origins: []string{"http://dev.lan:3000"}})
 	if s := get(); s != 200 {
 		t.Fatalf("after: %d", s)
+	}
+}
+
+// TestGuardAnswersOversizedBodies: a body refused as too large gets its 413
+// read by the client, not a connection reset (the handler stops reading at
+// its limit; the port drops the rest after the answer).
+func TestGuardAnswersOversizedBodies(t *testing.T) {
+	t.Parallel()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	p := NewPort(l, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20)); err != nil {
+			http.Error(w, "Request payload size exceeds the limit: 1048576 bytes.", http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	go p.Serve()
+	defer p.Close()
+	// A client that sends its whole body before reading (as curl and
+	// Node do with a small socket buffer) must get to the answer.
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	size := 30 << 20
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n", size)
+	if _, err := c.Write(make([]byte, size)); err != nil {
+		t.Fatalf("sending 30 MiB: %v", err)
+	}
+	status, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(status, " 413 ") {
+		t.Errorf("status line %q, %v", status, err)
+	}
+	for _, size := range []int{10, 30 << 20} {
+		resp, err := http.Post("http://"+l.Addr().String(), "application/json", strings.NewReader(strings.Repeat("x", size)))
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := map[bool]int{true: 200, false: 413}[size == 10]; resp.StatusCode != want || (want == 413 && !strings.Contains(string(b), "exceeds the limit")) {
+			t.Errorf("%d bytes: %d %s", size, resp.StatusCode, b)
+		}
+		if size == 10 && resp.ContentLength != 2 {
+			t.Errorf("a read body's answer lost its Content-Length: %d", resp.ContentLength)
+		}
 	}
 }

@@ -168,6 +168,10 @@ type database struct {
 
 	txns map[string]*txn // guarded by st's lock
 
+	// commitMu serializes commits (taken before st), so a commit can be
+	// worked out under st's read lock while reads go on (startCommit).
+	commitMu sync.Mutex
+
 	hub *hub
 }
 

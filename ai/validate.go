@@ -1,6 +1,9 @@
 package ai
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // validRoles are the roles production accepts, case-insensitively: the
 // list its bad-role message gives (ai-error-bad-role) plus "function", the
@@ -28,6 +31,9 @@ func validate(r *Request, model, message string) error {
 			if !p.hasData() {
 				return invalidArgument("* %s.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field\n", message, i, j)
 			}
+			if err := checkPart(p, fmt.Sprintf("contents[%d].parts[%d]", i, j), message); err != nil {
+				return err
+			}
 		}
 	}
 	if r.SystemInstruction != nil {
@@ -42,7 +48,16 @@ func validate(r *Request, model, message string) error {
 			if f.Name == "" {
 				return invalidArgument("* %s.tools[%d].function_declarations[%d].name: Name cannot be empty.\n", message, i, j)
 			}
+			if err := checkFunctionName(f.Name, i, j, message); err != nil {
+				return err
+			}
 		}
+	}
+	if err := checkGenerationConfig(r.GenerationConfig, message); err != nil {
+		return err
+	}
+	if err := checkSafetySettings(r.SafetySettings); err != nil {
+		return err
 	}
 	if thinks(model) {
 		return checkSignatures(r.Contents)

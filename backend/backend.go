@@ -63,6 +63,9 @@ type Options struct {
 	Functions FunctionsOptions
 	// Hosting configures the Hosting sites (none: Hosting is off).
 	Hosting HostingOptions
+	// Policy is the origin and host policy of every port (nil: loopback
+	// origins and hosts only).
+	Policy *server.Policy
 }
 
 // Disabled as a port leaves that endpoint off.
@@ -138,6 +141,7 @@ func Start(opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("backend: start %s: %w", spec.name, err)
 		}
 		r.spec, r.addr = spec, l.Addr().String()
+		r.port.SetPolicy(opts.Policy)
 		b.endpoints = append(b.endpoints, r)
 		go func() {
 			if err := r.port.Serve(); err != nil {

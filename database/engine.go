@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
@@ -232,6 +233,21 @@ func (d *Database) SetRules(name, src string) error {
 	d.emitMutation(name, "rules_set", before, src)
 	d.revokeDenied(ns, nil)
 	return nil
+}
+
+// MayWrite reports whether who could be allowed to write at path of the
+// namespace, for some data (rtdb.Ruleset.MayWrite): false when the rules
+// in force — or their absence — deny every caller but admin there, which
+// a server can answer before reading the body.
+func (d *Database) MayWrite(who identity.Identity, name, path string) bool {
+	if who.IsAdmin() {
+		return true
+	}
+	ns := d.ns(name)
+	ns.mu.RLock()
+	rs := ns.rules
+	ns.mu.RUnlock()
+	return rs.MayWrite(path)
 }
 
 // Rules returns a namespace's rules source ("" when it has none).
@@ -750,6 +766,11 @@ var adminWho = identity.AdminIdentity()
 
 // DecodeJSON decodes a request body keeping numbers exact until stored.
 func DecodeJSON(b []byte) (any, error) {
+	// encoding/json would store invalid UTF-8 and lone surrogate escapes
+	// as U+FFFD, silently changing the data; production refuses the body.
+	if !utf8.Valid(b) || loneSurrogate(b) {
+		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.UseNumber()
 	var v any
@@ -760,6 +781,53 @@ func DecodeJSON(b []byte) (any, error) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
 	return v, nil
+}
+
+// loneSurrogate reports whether JSON text holds a \u escape of a UTF-16
+// surrogate that is not half of a pair.
+func loneSurrogate(b []byte) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip the escaped byte
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			lo, ok := hex4(i + 6)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // LoadRulesFile reads a database.rules.json and makes it the rules of

@@ -253,6 +253,22 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		origin = event.OriginAdmin
 	}
 
+	// Writers take commitMu, so no other commit runs between the two
+	// phases below. A write outside a transaction first applies its writes
+	// and asks the rules under the read lock — the costly part (a document
+	// with a 100,000-element list and a rule calling hasAll on it takes
+	// a good part of a second) — so reads go on meanwhile; then it takes
+	// the write lock, checks that nothing it read changed (a reset or a
+	// restore does not take commitMu) and commits. When something did,
+	// everything is done again under the write lock.
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	var p *prepared
+	if len(c.txid) == 0 {
+		db.st.RLock()
+		p = e.prepare(ctx, c, db, ops, group, db.st.NextTime(), true)
+		db.st.RUnlock()
+	}
 	db.st.Lock()
 	locked := true
 	unlock := func() {
@@ -262,97 +278,44 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 	}
 	defer unlock()
-	if len(c.txid) > 0 {
-		t, err := db.txn(c.txid)
-		if err != nil {
-			return commitFailed(err)
-		}
-		delete(db.txns, t.id)
-		if t.readOnly && len(ops) > 0 {
-			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction."))
-		}
-		if err := db.validate(t); err != nil {
-			return commitFailed(err)
-		}
-		group = &Group{ID: t.group, Kind: "transaction"}
+	if p != nil && !p.unchanged(db) {
+		p = nil
 	}
-	now := db.st.NextTime()
-	stamp := ts(now)
-	overlay := map[string]*pb.Document{}
-	var order []string
-	state := func(rel string) *pb.Document {
-		if d, ok := overlay[rel]; ok {
-			return d
+	if p == nil {
+		if len(c.txid) > 0 {
+			t, err := db.txn(c.txid)
+			if err != nil {
+				return commitFailed(err)
+			}
+			delete(db.txns, t.id)
+			if t.readOnly && len(ops) > 0 {
+				return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction."))
+			}
+			if err := db.validate(t); err != nil {
+				return commitFailed(err)
+			}
+			group = &Group{ID: t.group, Kind: "transaction"}
 		}
-		return db.st.Get(rel)
+		p = e.prepare(ctx, c, db, ops, group, db.st.NextTime(), false)
 	}
-	// What the SDKs send for update() after delete() of the same document
-	// in one transaction or batch: the official emulator rejects the
-	// request before it checks any precondition, rather than answering
-	// NOT_FOUND. A set (or any other write) in between recreates the
-	// document: delete, set, update is accepted.
-	deleted := map[string]bool{}
-	for _, s := range ops {
-		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
-			return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request."))
-		}
-		if s.op.kind != writeVerify {
-			deleted[s.op.rel] = s.op.kind == writeDelete
-		}
+	if p.failed != nil {
+		return commitFailed(p.failed)
 	}
-	for _, s := range ops {
-		s.before = state(s.op.rel)
-		after, results, err := s.op.apply(db.name, s.before, now, stamp)
-		if err != nil {
-			return commitFailed(err)
-		}
-		s.after, s.results = after, results
-		if s.op.kind == writeVerify {
-			continue // a precondition only: no change, no rules decision
-		}
-		if _, ok := overlay[s.op.rel]; !ok {
-			order = append(order, s.op.rel)
-		}
-		overlay[s.op.rel] = after
-		switch {
-		case s.op.kind == writeDelete:
-			s.method = MethodDelete
-		case s.before == nil:
-			s.method = MethodCreate
-		default:
-			s.method = MethodUpdate
-		}
-	}
-	// The rules see every write of the batch with the committed state as
-	// get() and the batch's final state as getAfter().
-	var denial error
-	getAfter := func(path string) (*pb.Document, error) {
-		if err := ValidateDocumentPath(path); err != nil {
-			return nil, err
-		}
-		return state(path), nil
-	}
-	for _, s := range ops {
-		if s.op.kind == writeVerify {
-			continue
-		}
-		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
-			Resource: s.before, Time: now, Get: db.lookup(), GetAfter: getAfter, Group: group}
-		if s.method != MethodDelete {
-			req.After = s.after
-		}
-		s.dec = e.authorize(ctx, req)
-		if s.dec.Verdict != Allow && denial == nil {
-			denial = denied(s.method, s.op.rel, s.dec)
-		}
-	}
+	now, overlay, order, denial := p.now, p.overlay, p.order, p.denial
 	elapsed := time.Since(start)
-	for _, s := range ops {
-		if s.op.kind != writeVerify {
-			e.emitWriteOp(c, s, group, origin, elapsed)
+	// The request events encode the documents: emitted once the store is
+	// unlocked (commitMu keeps them in commit order, before the commit's
+	// own events).
+	emitOps := func() {
+		for _, s := range ops {
+			if s.op.kind != writeVerify {
+				e.emitWriteOp(c, s, group, origin, elapsed)
+			}
 		}
 	}
 	if denial != nil {
+		unlock()
+		emitOps()
 		return commitFailed(denial)
 	}
 	var changes []Change
@@ -368,6 +331,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	prev, turn := db.lastEmit, make(chan struct{})
 	db.lastEmit = turn
 	unlock()
+	emitOps()
 	return func() ([]*pb.WriteResult, time.Time, error) {
 		defer close(turn)
 		var err error
@@ -411,6 +375,128 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 		return results, now, nil
 	}
+}
+
+// prepared is a commit worked out against the state: the writes applied
+// at its time, the rules asked.
+type prepared struct {
+	now     time.Time
+	overlay map[string]*pb.Document
+	order   []string
+	denial  error // the first write the rules deny
+	failed  error // an invalid or impossible write
+	// read are the versions of the documents the commit read (its writes'
+	// documents, and the rules' get/exists/getAfter), when recorded.
+	read map[string]*pb.Document
+}
+
+// prepare applies ops to an overlay of the state at now and asks the
+// rules about each; the caller holds db.st (read or write). With record,
+// the versions of every document read are kept for unchanged.
+func (e *Engine) prepare(ctx context.Context, c commitReq, db *database, ops []*opState, group *Group, now time.Time, record bool) *prepared {
+	p := &prepared{now: now, overlay: map[string]*pb.Document{}}
+	if record {
+		p.read = map[string]*pb.Document{}
+	}
+	get := func(rel string) *pb.Document {
+		d := db.st.Get(rel)
+		if p.read != nil {
+			if _, seen := p.read[rel]; !seen {
+				p.read[rel] = d
+			}
+		}
+		return d
+	}
+	stamp := ts(now)
+	state := func(rel string) *pb.Document {
+		if d, ok := p.overlay[rel]; ok {
+			return d
+		}
+		return get(rel)
+	}
+	// What the SDKs send for update() after delete() of the same document
+	// in one transaction or batch: the official emulator rejects the
+	// request before it checks any precondition, rather than answering
+	// NOT_FOUND. A set (or any other write) in between recreates the
+	// document: delete, set, update is accepted.
+	deleted := map[string]bool{}
+	for _, s := range ops {
+		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
+			p.failed = fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+			return p
+		}
+		if s.op.kind != writeVerify {
+			deleted[s.op.rel] = s.op.kind == writeDelete
+		}
+	}
+	for _, s := range ops {
+		s.before = state(s.op.rel)
+		after, results, err := s.op.apply(db.name, s.before, now, stamp)
+		if err != nil {
+			p.failed = err
+			return p
+		}
+		s.after, s.results = after, results
+		if s.op.kind == writeVerify {
+			continue // a precondition only: no change, no rules decision
+		}
+		if _, ok := p.overlay[s.op.rel]; !ok {
+			p.order = append(p.order, s.op.rel)
+		}
+		p.overlay[s.op.rel] = after
+		switch {
+		case s.op.kind == writeDelete:
+			s.method = MethodDelete
+		case s.before == nil:
+			s.method = MethodCreate
+		default:
+			s.method = MethodUpdate
+		}
+	}
+	// The rules see every write of the batch with the committed state as
+	// get() and the batch's final state as getAfter().
+	getAfter := func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return state(path), nil
+	}
+	lookup := func(path string) (*pb.Document, error) {
+		if err := ValidateDocumentPath(path); err != nil {
+			return nil, err
+		}
+		return get(path), nil
+	}
+	for _, s := range ops {
+		if s.op.kind == writeVerify {
+			continue
+		}
+		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
+			Resource: s.before, Time: now, Get: lookup, GetAfter: getAfter, Group: group}
+		if s.method != MethodDelete {
+			req.After = s.after
+		}
+		s.dec = e.authorize(ctx, req)
+		if s.dec.Verdict != Allow && p.denial == nil {
+			p.denial = denied(s.method, s.op.rel, s.dec)
+		}
+	}
+	return p
+}
+
+// unchanged reports whether a commit prepared under the read lock still
+// stands: its time is after the last commit and every document it read is
+// at the version it read. The caller holds db.st exclusively.
+func (p *prepared) unchanged(db *database) bool {
+	if p.read == nil || !p.now.After(db.st.Last()) {
+		return false
+	}
+	for rel, d := range p.read {
+		if !sameVersion(db.st.Get(rel), d) {
+			return false
+		}
+	}
+	return true
 }
 
 func commitFailed(err error) func() ([]*pb.WriteResult, time.Time, error) {

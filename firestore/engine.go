@@ -173,6 +173,9 @@ type database struct {
 	// its predecessor, so events follow commit order even when the
 	// callers of one group commit wake in another order.
 	lastEmit chan struct{}
+	// commitMu serializes commits (taken before st), so a commit can be
+	// worked out under st's read lock while reads go on (startCommit).
+	commitMu sync.Mutex
 
 	hub *hub
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/pyric/pyric/discover"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
 )
 
 // Options configure a Server.
@@ -45,6 +46,9 @@ type Options struct {
 	// (e.g. capture.FromBackend of the serving backend); nil: calls must
 	// name a fixture.
 	Capture func() (*capture.Fixture, error)
+	// Policy is the origin and host policy Handler applies (nil: loopback
+	// origins and hosts only), as on every pyric port.
+	Policy *server.Policy
 }
 
 // Server is the MCP server of one sandbox.
@@ -98,12 +102,13 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.
 // clients that vanish without closing hold no memory.
 const HTTPSessionTimeout = 30 * time.Minute
 
-// Handler serves MCP over streamable HTTP; mount it at /mcp. The SDK's
-// DNS-rebinding protection stays on: a loopback listener rejects requests
-// whose Host header is not local.
+// Handler serves MCP over streamable HTTP; mount it at /mcp. Origin and
+// Host are validated by Options.Policy (the SDK's own DNS-rebinding
+// protection stays on too), and a request's body and JSON-RPC batch are
+// bounded (MaxRequestBytes, MaxBatchCalls).
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
-		&sdk.StreamableHTTPOptions{SessionTimeout: HTTPSessionTimeout})
+	return guardHTTP(s.opts.Policy, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
+		&sdk.StreamableHTTPOptions{SessionTimeout: HTTPSessionTimeout}))
 }
 
 // Envelope is every tool's result.

@@ -1,6 +1,7 @@
 // Package server holds what Pyric's wire adapters share: the one-port
 // listener that serves gRPC (HTTP/2) and HTTP/1.1 on the same port, as the
-// official Firestore emulator does. The adapters themselves live in the
+// official Firestore emulator does, and the origin and host policy every
+// port applies (Policy, Guard). The adapters themselves live in the
 // subpackages (server/firestore, server/auth).
 package server
 
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -43,6 +45,8 @@ type Port struct {
 	grpcL *connQueue
 	httpL *connQueue
 
+	policy atomic.Pointer[Policy] // the origin and host policy; nil: loopback only
+
 	mu       sync.Mutex
 	closed   bool
 	sniffing map[net.Conn]struct{} // connections whose protocol is not known yet
@@ -51,14 +55,21 @@ type Port struct {
 
 // NewPort prepares a Port on l; g and h may be nil (connections for a
 // missing side are answered by nothing and closed). Call Serve to start.
+// h is served behind the origin and host policy (Guard): loopback origins
+// only until SetPolicy says more.
 func NewPort(l net.Listener, g *grpc.Server, h http.Handler) *Port {
 	p := &Port{l: l, grpc: g, grpcL: newConnQueue(l.Addr()), httpL: newConnQueue(l.Addr()),
 		sniffing: map[net.Conn]struct{}{}, serveErr: make(chan error, 3)}
 	if h != nil {
-		p.http = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+		p.http = &http.Server{Handler: Guard(h, &p.policy), ReadHeaderTimeout: 30 * time.Second}
 	}
 	return p
 }
+
+// SetPolicy sets the origin and host policy of the port's HTTP side (gRPC
+// connections come from no browser: HTTP/2 with prior knowledge is not
+// something a web page can open).
+func (p *Port) SetPolicy(pol *Policy) { p.policy.Store(pol) }
 
 // Addr is the listener's address.
 func (p *Port) Addr() net.Addr { return p.l.Addr() }

@@ -79,7 +79,7 @@ func TestPortSniffsShortAndSlowRequests(t *testing.T) {
 		delay time.Duration
 	}{
 		{"http/1.0 shorter than the preface", "GET / HTTP/1.0\r\n\r\n", 0},
-		{"byte by byte", "PUT /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", time.Millisecond},
+		{"byte by byte", "PUT /a HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
@@ -199,7 +199,7 @@ func BenchmarkPort(b *testing.B) {
 func FuzzPort(f *testing.F) {
 	for _, seed := range []string{
 		"", "P", "PRI", "PRI * HTTP/2.0\r\n", http2Preface, http2Preface + "garbage",
-		"GET / HTTP/1.1\r\nHost: x\r\n\r\n", "PRX * HTTP/1.1\r\n\r\n", "\x00\x01\x02", "PUT /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nab",
+		"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", "PRX * HTTP/1.1\r\n\r\n", "\x00\x01\x02", "PUT /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nab",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/server"
 )
 
 // FuzzParseSeq: event ids from URLs and Last-Event-ID never panic, and
@@ -33,7 +35,7 @@ func FuzzFilterAndGuard(f *testing.F) {
 			r.Header.Set("Origin", origin)
 		}
 		_, _ = parseFilter(r)
-		if msg := checkOrigin(r); msg == "" && !loopbackHost(host) {
+		if msg := checkOrigin(nil, r); msg == "" && host != "" && !server.LoopbackHost(host) {
 			t.Fatalf("host %q accepted", host)
 		}
 	})

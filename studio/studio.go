@@ -26,6 +26,7 @@ import (
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
 	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/storage"
 )
@@ -69,6 +70,10 @@ type Options struct {
 	Mount map[string]http.Handler
 	// Now is the clock for coverage timestamps; nil means time.Now.
 	Now func() time.Time
+	// Policy is the origin and host policy every port applies
+	// (server.Policy); nil allows loopback only. The Studio's own API is
+	// stricter: a cross-origin page may not call it at all.
+	Policy *server.Policy
 }
 
 // LiveRules is a service's rules in force (backend.Rules has it).
@@ -153,7 +158,7 @@ func (s *Studio) routes() {
 
 // ServeHTTP guards by Host and Origin, then routes.
 func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if msg := checkOrigin(r); msg != "" {
+	if msg := checkOrigin(s.opts.Policy, r); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
@@ -169,13 +174,15 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// checkOrigin returns why a request is refused, or "". The Host must be a
-// loopback name or address (DNS rebinding defence); an Origin, when sent,
-// must be the same host:port (a page on another site cannot drive us).
-func checkOrigin(r *http.Request) string {
+// checkOrigin returns why a request is refused, or "". The Host must pass
+// the ports' policy (DNS rebinding defence); an Origin, when sent, must be
+// the same host:port (a page on another site, even one the policy allows
+// to call the services, cannot drive the Studio).
+func checkOrigin(p *server.Policy, r *http.Request) string {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	host := r.Host
-	if !loopbackHost(host) {
-		return "studio: refusing Host " + quote(host) + ": the Studio answers only loopback hosts (localhost, 127.0.0.1, [::1])"
+	if !p.AllowsHost(host, local) {
+		return "studio: refusing Host " + quote(host) + ": the Studio answers only loopback hosts (localhost, 127.0.0.1, [::1]), its own address and configured hosts"
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
@@ -190,19 +197,6 @@ func checkOrigin(r *http.Request) string {
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
-
-func loopbackHost(hostport string) bool {
-	h := hostport
-	if hh, _, err := net.SplitHostPort(hostport); err == nil {
-		h = hh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
 
 // apiError is the JSON error body.
 type apiError struct {

@@ -4,6 +4,7 @@ package storagejs
 
 import (
 	"encoding/json"
+	"github.com/pyric/pyric/server"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func serve(t *testing.T, env service.Env, opts storage.Options, rules string) st
 			t.Fatal(err)
 		}
 	}
-	ts := httptest.NewServer(srv.NewHandler(e))
+	ts := httptest.NewServer(server.Guard(srv.NewHandler(e), nil)) // as on its port: CORS for the browser build
 	t.Cleanup(ts.Close)
 	return strings.TrimPrefix(ts.URL, "http://")
 }

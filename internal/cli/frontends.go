@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
+	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/snapshot"
 	"github.com/pyric/pyric/verify"
 )
@@ -108,7 +110,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		return capture.FromBackend(b, b.Sandbox.Events().History())
 	}
 	mount := map[string]http.Handler{
-		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Capture: func() (*capture.Fixture, error) {
+		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Policy: o.policy, Capture: func() (*capture.Fixture, error) {
 			return capture.FromBackend(b, b.Sandbox.Events().History())
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
@@ -125,8 +127,10 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 	if he := b.Hosting(); he != nil {
 		mount[hostingRoute] = hostingHandler(he)
 	}
-	f.serve(hubL, newHub(b, o.project, func() map[string]string { return extra }))
-	f.serve(uiL, newStudio(b, o.rulesPaths, mount))
+	var policy atomic.Pointer[server.Policy]
+	policy.Store(o.policy)
+	f.serve(hubL, server.Guard(newHub(b, o.project, func() map[string]string { return extra }), &policy))
+	f.serve(uiL, server.Guard(newStudio(b, o.rulesPaths, mount, o.policy), &policy))
 	return f, nil
 }
 

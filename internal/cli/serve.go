@@ -24,6 +24,7 @@ import (
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/snapshot"
 )
 
@@ -56,6 +57,7 @@ type serveOptions struct {
 	functions      []functions.Codebase    // firebase.json's codebases (or --functions-source's)
 	inspectPort    int                     // --inspect-functions: the Node inspector's port, 0 off
 	hosting        *backend.HostingOptions // firebase.json's hosting sites; nil: none
+	policy         *server.Policy          // who may call the ports from a browser
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -90,6 +92,7 @@ type serveFlagVals struct {
 	importDir, exportOnExit, aiScript *string
 	functionsSource                   *string
 	inspect                           *int
+	allowOrigins                      *[]string
 	jsonOut                           *bool
 }
 
@@ -127,13 +130,21 @@ func defineServeFlags(name string, stdio Stdio) (*flag.FlagSet, *serveFlagVals) 
 	v.aiScript = fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	v.functionsSource = fs.String("functions-source", "", "run the Cloud Functions codebase in this directory (default firebase.json's \"functions\"; without either, no functions run)")
 	v.inspect = fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port), one invocation at a time")
+	v.allowOrigins = new([]string)
+	fs.Func("allow-origin", "an origin (scheme://host:port) whose web pages may call the emulators besides loopback ones; repeatable; * allows every page (default firebase.json's emulators.allowOrigins)", func(s string) error {
+		o, err := server.ParseOrigin(s)
+		if err == nil {
+			*v.allowOrigins = append(*v.allowOrigins, o)
+		}
+		return err
+	})
 	v.jsonOut = fs.Bool("json", false, `print one JSON line {"project", and host:port by service} on stdout once every port accepts connections`)
 	return fs, v
 }
 
 // serveFlagGroups are the groups serve's and exec's help list the flags in.
 var serveFlagGroups = []flagGroup{
-	{"Project and network", []string{"project", "host", "firestore-port", "auth-port", "database-port", "storage-port", "ai-port", "messaging-port", "pubsub-port", "functions-port", "hosting-port", "studio-port", "hub-port", "json"}},
+	{"Project and network", []string{"project", "host", "allow-origin", "firestore-port", "auth-port", "database-port", "storage-port", "ai-port", "messaging-port", "pubsub-port", "functions-port", "hosting-port", "studio-port", "hub-port", "json"}},
 	{"Rules and indexes", []string{"rules", "database-rules", "storage-rules", "enforce-indexes"}},
 	{"State and durability", []string{"data-dir", "in-memory", "sync", "fresh", "seed", "import", "export-on-exit"}},
 	{"Capture and logs", []string{"capture", "no-capture", "log-format", "quiet"}},
@@ -153,6 +164,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	captureFile, noCapture, seed, fresh := v.captureFile, v.noCapture, v.seed, v.fresh
 	importDir, exportOnExit, aiScript, jsonOut := v.importDir, v.exportOnExit, v.aiScript, v.jsonOut
 	functionsSource, inspect := v.functionsSource, v.inspect
+	allowOrigins := *v.allowOrigins
 	args = inspectDefault(args)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -255,6 +267,17 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if *aiScript != "" {
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
+	if len(allowOrigins) == 0 {
+		for _, v := range cfg.AllowOrigins {
+			ov, err := server.ParseOrigin(v)
+			if err != nil {
+				fmt.Fprintf(stdio.Err, "pyric serve: firebase.json's %s: %v\n", server.ConfigKey, err)
+				return nil, false
+			}
+			allowOrigins = append(allowOrigins, ov)
+		}
+	}
+	o.policy = &server.Policy{Origins: allowOrigins, Hosts: append([]string{o.host}, cfg.Hosts...)}
 	o.indexesPath = firstNonEmpty(cfg.FirestoreIndexes, filepath.Join(base, "firestore.indexes.json"))
 	fnConfig, fnDir := cfg.Functions, base
 	if *functionsSource != "" {
@@ -340,6 +363,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		AI:        ai.Options{ScriptFile: o.aiScript},
 		Functions: functionsOptions(o, stdio),
 		Hosting:   hostingOptions(o),
+		Policy:    o.policy,
 	})
 	var le *backend.ListenError
 	if errors.As(err, &le) {
@@ -388,6 +412,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err
+	}
+	for _, w := range o.policy.Warnings() {
+		fmt.Fprintln(stdio.Err, w)
 	}
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)

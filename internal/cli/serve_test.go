@@ -328,6 +328,10 @@ func TestParseServeDefaults(t *testing.T) {
 			if want.indexesPath == "" {
 				want.indexesPath = filepath.Join(tc.cwd, "firestore.indexes.json")
 			}
+			if got.policy == nil || len(got.policy.Origins) != 0 || got.policy.Hosts[0] != want.host {
+				t.Errorf("policy %+v: want no origins beyond loopback and the host %q", got.policy, want.host)
+			}
+			got.policy = nil
 			if !reflect.DeepEqual(*got, want) {
 				t.Errorf("got  %+v\nwant %+v", *got, want)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/hub"
+	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/studio"
 )
 
@@ -17,8 +18,8 @@ const (
 // newStudio is the Studio of a running backend; rulesPaths are the rules
 // files serve watches, by service; mount adds handlers under its port
 // (e.g. "/mcp").
-func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[string]http.Handler) http.Handler {
-	opts := studio.Options{Sandbox: b.Sandbox, RulesFiles: rulesPaths, Mount: mount, Endpoints: func() []studio.Endpoint {
+func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[string]http.Handler, policy *server.Policy) http.Handler {
+	opts := studio.Options{Sandbox: b.Sandbox, RulesFiles: rulesPaths, Mount: mount, Policy: policy, Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
 			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Project is what was found. Paths are absolute; empty when not configured.
@@ -45,6 +46,11 @@ type Project struct {
 	// (firestore, auth, database, storage, ui, hub, and pyric's own
 	// messaging and ai); absent when not configured.
 	Ports map[string]int
+	// Hosts are the emulators' configured hosts (emulators.*.host).
+	Hosts []string
+	// AllowOrigins is emulators.allowOrigins: the origins besides
+	// loopback ones whose pages may call the emulators (pyric's own key).
+	AllowOrigins []string
 }
 
 // firestoreSection is one entry of firebase.json's "firestore": an object,
@@ -150,6 +156,11 @@ func (p *Project) readFirebaseJSON(path string) error {
 	}
 	p.Ports = map[string]int{}
 	emu := map[string]emulatorSection{}
+	if raw, ok := f.Emulators["allowOrigins"]; ok {
+		if err := json.Unmarshal(raw, &p.AllowOrigins); err != nil {
+			return fmt.Errorf("%s: emulators.allowOrigins: want a list of origins such as [\"http://192.168.1.20:5173\"]: %w", path, err)
+		}
+	}
 	for name, raw := range f.Emulators {
 		if len(raw) == 0 || raw[0] != '{' {
 			continue // e.g. "singleProjectMode": true
@@ -162,10 +173,14 @@ func (p *Project) readFirebaseJSON(path string) error {
 			return fmt.Errorf("%s: emulators.%s.port: %d is not a port", path, name, s.Port)
 		}
 		emu[name] = s
+		if s.Host != "" {
+			p.Hosts = append(p.Hosts, s.Host)
+		}
 		if s.Port > 0 {
 			p.Ports[name] = s.Port
 		}
 	}
+	slices.Sort(p.Hosts)
 	p.FirestorePort, p.FirestoreHost = emu["firestore"].Port, emu["firestore"].Host
 	p.AuthPort, p.AuthHost = emu["auth"].Port, emu["auth"].Host
 	return nil

@@ -37,8 +37,14 @@ func TestDiscover(t *testing.T) {
 			},
 			from: "src/app",
 			want: Project{Dir: ".", ID: "my-app", FirestoreRules: "fs.rules", FirestoreIndexes: "ix.json",
-				FirestorePort: 8181, FirestoreHost: "0.0.0.0", AuthPort: 9199, Ports: map[string]int{"firestore": 8181, "auth": 9199}},
+				FirestorePort: 8181, FirestoreHost: "0.0.0.0", AuthPort: 9199, Ports: map[string]int{"firestore": 8181, "auth": 9199}, Hosts: []string{"0.0.0.0"}},
 		},
+		{
+			name:  "allowed origins",
+			files: map[string]string{"firebase.json": `{"emulators": {"allowOrigins": ["http://192.168.1.20:5173", "*"], "auth": {"host": "devbox.lan"}}}`},
+			want:  Project{Dir: ".", AuthHost: "devbox.lan", Ports: map[string]int{}, Hosts: []string{"devbox.lan"}, AllowOrigins: []string{"http://192.168.1.20:5173", "*"}},
+		},
+		{name: "allowed origins not a list", files: map[string]string{"firebase.json": `{"emulators": {"allowOrigins": "http://x"}}`}, wantError: "emulators.allowOrigins"},
 		{
 			name: "database and storage rules, every emulator's port",
 			files: map[string]string{"firebase.json": `{"database": {"rules": "db.rules.json"}, "storage": [{"bucket": "b", "rules": "st.rules"}],

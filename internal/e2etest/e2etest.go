@@ -152,6 +152,8 @@ type Serve struct {
 	AI        string `json:"ai"`
 	Hosting   string `json:"hosting"` // the first Hosting site, when firebase.json has one
 	PubSub    string `json:"pubsub"`
+	Studio    string `json:"studio"` // http://host:port
+	Hub       string `json:"hub"`
 	cmd       *exec.Cmd
 	stderr    *bytes.Buffer
 	stopOnce  sync.Once

@@ -58,7 +58,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &ai.Error{Code: 500, Status: "INTERNAL", Message: "Internal error encountered."})
 		}
 	}()
-	cors(w, r)
+	// CORS is the port's (server.Guard).
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -263,21 +263,6 @@ func caller(header string) (identity.Identity, bool) {
 		return identity.Anonymous(), oauth
 	}
 	return id, oauth
-}
-
-func cors(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		origin = "*"
-	}
-	hd.Set("Access-Control-Allow-Origin", origin)
-	hd.Set("Vary", "Origin")
-	if r.Method == http.MethodOptions {
-		hd.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-		hd.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, x-goog-api-key, x-goog-api-client, x-firebase-appid, x-firebase-appcheck, x-firebase-client, x-server-timeout")
-		hd.Set("Access-Control-Max-Age", "3600")
-	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

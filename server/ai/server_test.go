@@ -3,6 +3,7 @@ package aiserver
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/pyric/pyric/server"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +20,7 @@ func newServer(t *testing.T, opts ai.Options) (*httptest.Server, *ai.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewHandler(eng, Options{}))
+	srv := httptest.NewServer(server.Guard(NewHandler(eng, Options{}), nil)) // as on its port
 	t.Cleanup(srv.Close)
 	return srv, eng
 }
@@ -237,6 +238,8 @@ func TestEmulatorEndpoints(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/v1beta/models/m:generateContent", nil)
 	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-goog-api-key")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

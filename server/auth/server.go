@@ -83,7 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, auth.Internal("INTERNAL_ERROR : unexpected failure"))
 		}
 	}()
-	cors(w, r)
+	// CORS is the port's (server.Guard).
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -151,24 +151,6 @@ func localURL(r *http.Request) string {
 		return "http://" + a.String()
 	}
 	return "http://127.0.0.1:9099"
-}
-
-func cors(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	if o := r.Header.Get("Origin"); o != "" {
-		hd.Set("Access-Control-Allow-Origin", o)
-		hd.Set("Access-Control-Allow-Credentials", "true")
-		hd.Add("Vary", "Origin")
-	}
-	if r.Method == http.MethodOptions {
-		hd.Set("Access-Control-Allow-Methods", "GET,HEAD,PUT,PATCH,POST,DELETE")
-		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
-			hd.Set("Access-Control-Allow-Headers", rh)
-		}
-	}
-	if r.Header.Get("Access-Control-Request-Private-Network") != "" {
-		hd.Set("Access-Control-Allow-Private-Network", "true")
-	}
 }
 
 // authenticate applies the emulator's security rules for Identity Toolkit

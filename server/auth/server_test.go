@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pyric/pyric/server"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,7 @@ import (
 )
 
 func newServer(t *testing.T) *httptest.Server {
-	ts := httptest.NewServer(New(auth.New(auth.Options{}), Options{DefaultProject: "p", APIKeys: map[string]string{"key-q": "q"}}))
+	ts := httptest.NewServer(server.Guard(New(auth.New(auth.Options{}), Options{DefaultProject: "p", APIKeys: map[string]string{"key-q": "q"}}), nil)) // as on its port
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -121,6 +122,7 @@ func TestCORS(t *testing.T) {
 	ts := newServer(t)
 	req, _ := http.NewRequest("OPTIONS", ts.URL+"/identitytoolkit.googleapis.com/v1/accounts:signUp", nil)
 	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
 	req.Header.Set("Access-Control-Request-Headers", "content-type,x-client-version")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

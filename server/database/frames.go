@@ -22,6 +22,19 @@ type assembler struct {
 	max   int // the largest message accepted
 	want  int
 	parts []byte
+	// budget, when set, is shared by every session: the bytes of messages
+	// being assembled are taken from it, so many sockets each sending a
+	// 16 MiB write cannot together hold more than it.
+	budget *budget
+	held   int64
+}
+
+// release gives back what the message being assembled holds.
+func (a *assembler) release() {
+	if a.budget != nil && a.held > 0 {
+		a.budget.give(a.held)
+	}
+	a.held = 0
 }
 
 // feed takes one frame and returns a whole message when one is complete.
@@ -30,12 +43,21 @@ func (a *assembler) feed(frame string) (msg string, ok bool, err error) {
 		if len(a.parts)+len(frame) > a.max {
 			return "", false, fmt.Errorf("%w: a message over %d bytes", errFrame, a.max)
 		}
+		if a.budget != nil {
+			if !a.budget.take(int64(len(frame))) {
+				a.release()
+				a.want, a.parts = 0, nil
+				return "", false, fmt.Errorf("%w: too many large writes in flight (the messages being received already hold %d MiB); retry when they finish", errFrame, a.budget.max>>20)
+			}
+			a.held += int64(len(frame))
+		}
 		a.parts = append(a.parts, frame...)
 		a.want--
 		if a.want > 0 {
 			return "", false, nil
 		}
 		msg, a.parts = string(a.parts), nil
+		a.release()
 		return msg, true, nil
 	}
 	if len(frame) <= 6 && frame != "" && isDigits(frame) {

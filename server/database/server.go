@@ -26,13 +26,17 @@ type Options struct {
 	// Namespace is the default namespace when a request names none;
 	// empty means <project>-default-rtdb.
 	Namespace string
+	// MaxInFlight bounds the body bytes REST writes hold at once (0:
+	// DefaultMaxInFlight).
+	MaxInFlight int64
 }
 
 // Handler serves one database engine.
 type Handler struct {
-	db   *database.Database
-	opts Options
-	lp   lpSessions
+	db       *database.Database
+	opts     Options
+	lp       lpSessions
+	inflight budget
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -48,7 +52,10 @@ func NewHandler(db *database.Database, opts Options) *Handler {
 	if opts.Namespace == "" {
 		opts.Namespace = database.DefaultNamespace(db.Project())
 	}
-	return &Handler{db: db, opts: opts, done: make(chan struct{}), wsIdle: make(chan struct{})}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	return &Handler{db: db, opts: opts, inflight: budget{max: opts.MaxInFlight}, done: make(chan struct{}), wsIdle: make(chan struct{})}
 }
 
 // Close ends every websocket and long-poll session (their onDisconnect
@@ -95,10 +102,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Firebase-ETag, If-Match, If-None-Match")
+	if r.Method == http.MethodOptions { // CORS is the port's (server.Guard)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -49,7 +49,8 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(4 * MaxFrame * 4) // a frame is at most 16384 UTF-16 units
 	conn := h.db.Connect(h.namespace(r), identity.Anonymous())
-	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite}}
+	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite, budget: &h.inflight}}
+	defer s.asm.release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go func() {

@@ -30,7 +30,7 @@ import (
 //
 // Bodies are JSON whatever their Content-Type says (the Lite and browser
 // SDKs send text/plain to avoid CORS preflights). Cross-origin requests are
-// answered with the emulator's CORS headers. The handler keeps WebChannel
+// the port's (server.NewPort's origin policy). The handler keeps WebChannel
 // sessions, so call Handler once per port and serve every request with the
 // returned value.
 func (s *Server) Handler() http.Handler {
@@ -63,9 +63,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, status.Errorf(codes.Internal, "internal error serving %s %s: %v", r.Method, r.URL.Path, v))
 		}
 	}()
-	setCORS(w, r)
-	if r.Method == http.MethodOptions {
-		preflight(w, r)
+	if r.Method == http.MethodOptions { // CORS is the port's (server.Guard)
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	p := r.URL.Path
@@ -85,32 +84,6 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, status.Errorf(codes.NotFound, "%s %s: no such endpoint on the Firestore port (REST is under /v1/projects/{project}/databases/{database}/documents, the emulator's extras under /emulator/v1/)", r.Method, p))
 	}
-}
-
-// setCORS adds the headers the official emulator sends to cross-origin
-// requests: the origin echoed with credentials allowed.
-func setCORS(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return
-	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Credentials", "true")
-	h.Set("Access-Control-Expose-Headers", "x-client-wire-protocol, x-http-session-id, x-http-initial-response")
-	h.Add("Vary", "Origin")
-}
-
-// preflight answers a CORS preflight: every method the API maps, and the
-// headers the browser asks for.
-func preflight(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Methods", "DELETE,GET,HEAD,PATCH,POST,PUT")
-	if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-		h.Set("Access-Control-Allow-Headers", req)
-	}
-	h.Set("Access-Control-Max-Age", "3600")
-	w.WriteHeader(http.StatusOK)
 }
 
 // restTarget is a parsed /v1 resource path.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/pyric/pyric/server"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -298,18 +299,25 @@ func TestRESTContentTypes(t *testing.T) {
 
 func TestRESTCORS(t *testing.T) {
 	t.Parallel()
-	ts, _ := startREST(t)
-	r := do(t, ts, "OPTIONS", docs+":commit", "", "", "Origin", "http://app.test", "Access-Control-Request-Method", "POST",
+	plain, _ := startREST(t)
+	ts := httptest.NewServer(server.Guard(plain.Config.Handler, nil)) // as on its port
+	t.Cleanup(ts.Close)
+	r := do(t, ts, "OPTIONS", docs+":commit", "", "", "Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "authorization,content-type,x-goog-api-client")
-	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "http://app.test" ||
+	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" ||
 		r.header.Get("Access-Control-Allow-Credentials") != "true" ||
 		r.header.Get("Access-Control-Allow-Headers") != "authorization,content-type,x-goog-api-client" ||
 		!strings.Contains(r.header.Get("Access-Control-Allow-Methods"), "PATCH") {
 		t.Errorf("preflight: %d %v", r.status, r.header)
 	}
-	r = do(t, ts, "GET", docs+"/open/none", "", "", "Origin", "http://app.test")
-	if r.header.Get("Access-Control-Allow-Origin") != "http://app.test" {
+	r = do(t, ts, "GET", docs+"/open/none", "", "", "Origin", "http://localhost:5173")
+	if r.header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" || !strings.Contains(r.header.Get("Access-Control-Expose-Headers"), "x-http-session-id") {
 		t.Errorf("CORS on an error: %v", r.header)
+	}
+	// A page of another site is refused whatever it asks, even an open read.
+	r = do(t, ts, "GET", docs+"/open/none", "", "", "Origin", "http://app.test")
+	if r.status != 403 || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("foreign origin: %d %v", r.status, r.header)
 	}
 }
 

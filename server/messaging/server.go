@@ -59,10 +59,7 @@ func (h *Handler) Drain() {
 
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Goog-Api-Client, X-Firebase-Client, X-Goog-Api-Format-Version, access_token_auth")
+	if r.Method == http.MethodOptions { // CORS is the port's (server.Guard)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

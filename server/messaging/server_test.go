@@ -205,8 +205,9 @@ func TestRoutingErrors(t *testing.T) {
 	}
 	req, _ := http.NewRequest("OPTIONS", s.URL+"/v1/projects/p/messages:send", nil)
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
-		t.Fatalf("preflight: %v %v", resp, err)
+	// CORS is the port's (server.Guard, tested there): the adapter grants none.
+	if err != nil || resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("OPTIONS: %v %v", resp, err)
 	}
 	resp.Body.Close()
 }

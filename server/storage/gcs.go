@@ -286,6 +286,7 @@ func (h *Handler) xml(w http.ResponseWriter, r *http.Request, p string) {
 func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd engine.Reader) {
 	hd := w.Header()
 	hd.Set("Content-Type", o.ContentType)
+	guardContent(hd, o.ContentType)
 	hd.Set("ETag", `"`+o.ETag()+`"`)
 	hd.Set("X-Goog-Generation", strconv.FormatInt(o.Generation, 10))
 	hd.Set("X-Goog-Metageneration", strconv.FormatInt(o.Metageneration, 10))

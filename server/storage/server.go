@@ -31,12 +31,6 @@ type Handler struct {
 // NewHandler serves e.
 func NewHandler(e *engine.Engine) *Handler { return &Handler{e: e} }
 
-// exposed are the response headers browsers may read (the JS SDK reads
-// the resumable protocol's).
-const exposed = "Content-Type, Content-Length, Content-Range, Content-Disposition, Content-Encoding, Cache-Control, ETag, Location, Range, " +
-	"X-Goog-Upload-URL, X-Goog-Upload-Status, X-Goog-Upload-Size-Received, X-Goog-Upload-Chunk-Granularity, X-Goog-Upload-Control-URL, " +
-	"X-Goog-Generation, X-Goog-Metageneration, X-Goog-Hash, X-Goog-Stored-Content-Encoding, X-Goog-Stored-Content-Length"
-
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
@@ -47,23 +41,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			gcsError(w, fmt.Errorf("internal error: %v", v))
 		}
 	}()
-	hd := w.Header()
-	if o := r.Header.Get("Origin"); o != "" {
-		hd.Set("Access-Control-Allow-Origin", o)
-		hd.Set("Access-Control-Allow-Credentials", "true")
-		hd.Add("Vary", "Origin")
-	} else {
-		hd.Set("Access-Control-Allow-Origin", "*")
-	}
-	hd.Set("Access-Control-Expose-Headers", exposed)
-	if r.Method == http.MethodOptions {
-		hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
-		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-			hd.Set("Access-Control-Allow-Headers", req)
-		} else {
-			hd.Set("Access-Control-Allow-Headers", "*")
-		}
-		hd.Set("Access-Control-Max-Age", "3600")
+	if r.Method == http.MethodOptions { // CORS is the port's (server.Guard)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -3,6 +3,7 @@ package storageserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/pyric/pyric/server"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func newServer(t *testing.T, rules string) *testServer {
 			t.Fatal(err)
 		}
 	}
-	ts := httptest.NewServer(NewHandler(e))
+	ts := httptest.NewServer(server.Guard(NewHandler(e), nil)) // as on its port
 	t.Cleanup(ts.Close)
 	return &testServer{T: t, e: e, url: ts.URL}
 }
@@ -402,7 +403,7 @@ func TestSetRulesAndCORS(t *testing.T) {
 	if _, text, ok := s.e.Rules(); !ok || text != rules {
 		t.Error("rules not live")
 	}
-	r := s.do("OPTIONS", "/v0/b/"+bkt+"/o", "", "Origin", "http://localhost:5173", "Access-Control-Request-Headers", "authorization,x-goog-upload-protocol")
+	r := s.do("OPTIONS", "/v0/b/"+bkt+"/o", "", "Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,x-goog-upload-protocol")
 	if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" ||
 		r.header.Get("Access-Control-Allow-Headers") != "authorization,x-goog-upload-protocol" {
 		t.Errorf("preflight: %d %v", r.status, r.header)

@@ -4,6 +4,7 @@
 package messagingtest
 
 import (
+	"github.com/pyric/pyric/server"
 	"net/http/httptest"
 	"testing"
 
@@ -28,7 +29,7 @@ func Start(t testing.TB, env service.Env, opts messaging.Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(messagingserver.NewHandler(eng, messagingserver.Options{}))
+	ts := httptest.NewServer(server.Guard(messagingserver.NewHandler(eng, messagingserver.Options{}), nil)) // the port's origin policy
 	t.Cleanup(ts.Close)
 	return &Server{Server: ts, Engine: eng}
 }

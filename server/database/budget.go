@@ -1,0 +1,116 @@
+package databaseserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/pyric/pyric/database"
+)
+
+// DefaultMaxInFlight bounds the request body bytes all REST writes hold
+// at once: one write of production's largest size (256 MiB), or many
+// smaller ones. Past it a write is answered 503 with Retry-After, before
+// its body is read, instead of every concurrent write buffering its own.
+const DefaultMaxInFlight = database.MaxRESTWrite
+
+// budget counts bytes held by requests in flight against a capacity.
+type budget struct {
+	mu        sync.Mutex
+	used, max int64
+}
+
+// take reserves n bytes, false when that would pass the capacity.
+func (b *budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// errBusy is a write refused because others hold the in-flight budget.
+var errBusy = errors.New("busy")
+
+// readWriteBody reads a REST write's body within production's size limit
+// and the handler's in-flight budget. The bytes stay reserved until release
+// is called (after the write is applied); ok is false when the answer was
+// already written.
+func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request) (v any, release func(), ok bool) {
+	if r.ContentLength > database.MaxRESTWrite {
+		tooLarge(w)
+		return nil, nil, false
+	}
+	var held int64
+	release = func() { h.inflight.give(held); held = 0 }
+	take := func(n int64) bool {
+		if !h.inflight.take(n) {
+			return false
+		}
+		held += n
+		return true
+	}
+	if r.ContentLength > 0 && !take(r.ContentLength) {
+		busy(w, h.inflight.max)
+		return nil, nil, false
+	}
+	// A body of unknown length takes its bytes as they arrive.
+	body := io.Reader(http.MaxBytesReader(w, r.Body, database.MaxRESTWrite))
+	var buf []byte
+	if r.ContentLength > 0 {
+		buf = make([]byte, 0, r.ContentLength+1)
+	}
+	chunk := make([]byte, 64<<10)
+	for {
+		n, err := body.Read(chunk)
+		if n > 0 {
+			if int64(len(buf)+n) > held && !take(int64(len(buf)+n)-held) {
+				release()
+				busy(w, h.inflight.max)
+				return nil, nil, false
+			}
+			buf = append(buf, chunk[:n]...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			release()
+			var mb *http.MaxBytesError
+			if errors.As(err, &mb) {
+				tooLarge(w)
+			} else {
+				writeError(w, http.StatusBadRequest, "could not read the request body")
+			}
+			return nil, nil, false
+		}
+	}
+	v, err := database.DecodeJSON(buf)
+	if err != nil {
+		release()
+		writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
+		return nil, nil, false
+	}
+	return v, release, true
+}
+
+func tooLarge(w http.ResponseWriter) {
+	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Data to write exceeds the maximum size of %d bytes", database.MaxRESTWrite))
+}
+
+func busy(w http.ResponseWriter, max int64) {
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, "too many large writes in flight: the request bodies being written already hold "+
+		strconv.FormatInt(max>>20, 10)+" MiB; retry when they finish")
+}

@@ -1,0 +1,267 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Policy is who may call pyric's ports from a browser: the one origin and
+// host policy every port applies (the services, the Studio, the hub, MCP).
+//
+// Cross-origin access (CORS) is granted to loopback origins
+// (http(s)://localhost:*, 127.0.0.1:*, [::1]:*, where app dev servers run)
+// and to the origins listed in Origins; a request carrying any other Origin
+// is refused with 403 before a handler sees it, whatever it asks (a web
+// page can otherwise wipe the data with a simple POST that no preflight
+// guards, or replace the rules). Requests without an Origin (Node, Go,
+// curl, the Admin SDKs) are not browsers' cross-origin requests and pass.
+//
+// The Host header must name a loopback host, the address the connection
+// came in on, a host listed in Hosts, or the host of a listed origin: a
+// page whose host name was rebound to 127.0.0.1 (DNS rebinding) sends its
+// own name and is refused.
+type Policy struct {
+	// Origins are the origins allowed besides loopback ones, as
+	// scheme://host[:port]; "*" allows every origin.
+	Origins []string
+	// Hosts are host names the Host header may carry besides loopback
+	// names, IP addresses of the port and the hosts of Origins.
+	Hosts []string
+}
+
+// AllowOriginFlag is how a user allows an origin; refusals name it.
+const AllowOriginFlag = "--allow-origin"
+
+// ConfigKey is firebase.json's list of allowed origins.
+const ConfigKey = "emulators.allowOrigins"
+
+// ParseOrigin checks an origin as --allow-origin takes it and returns its
+// canonical form (lower-case scheme and host, no trailing slash).
+func ParseOrigin(s string) (string, error) {
+	if s == "*" || s == "null" {
+		return s, nil
+	}
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("origin %q: want scheme://host[:port] (http or https, no path), or *", s)
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// allowsAny reports whether "*" is listed.
+func (p *Policy) allowsAny() bool {
+	for _, o := range p.Origins {
+		if o == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowsOrigin reports whether a browser page of origin may call the ports.
+func (p *Policy) AllowsOrigin(origin string) bool {
+	if loopbackOrigin(origin) {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	o := strings.ToLower(origin)
+	for _, a := range p.Origins {
+		if a == "*" || strings.ToLower(a) == o {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackOrigin reports whether origin is http(s) on a loopback host.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+		return false
+	}
+	return LoopbackHost(u.Host)
+}
+
+// LoopbackHost reports whether a host or host:port names this machine's
+// loopback interface: localhost (and *.localhost, which browsers resolve
+// to loopback), 127.0.0.0/8 or ::1.
+func LoopbackHost(hostport string) bool {
+	h := hostOnly(hostport)
+	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func hostOnly(hostport string) string {
+	h := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = hh
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+}
+
+// AllowsHost reports whether a request's Host header may reach a port
+// whose connection arrived on local (nil when unknown).
+func (p *Policy) AllowsHost(host string, local net.Addr) bool {
+	if host == "" || LoopbackHost(host) {
+		return true // HTTP/1.0 without Host is no browser
+	}
+	h := hostOnly(host)
+	if ip := net.ParseIP(h); ip != nil {
+		// An IP address cannot be rebound: the client connected to it.
+		// It must still be this port's own address.
+		if ta, ok := local.(*net.TCPAddr); ok {
+			return ta.IP.Equal(ip)
+		}
+		return false
+	}
+	if googleHost(h) {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	for _, a := range p.Hosts {
+		if strings.EqualFold(hostOnly(a), h) {
+			return true
+		}
+	}
+	for _, o := range p.Origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" && strings.EqualFold(u.Hostname(), h) {
+			return true
+		}
+	}
+	return false
+}
+
+// googleDomains are production's API domains. Clients that redirect
+// production traffic here keep production's Host (the Node Admin SDK's
+// messaging calls send Host: fcm.googleapis.com), and no attacker can make
+// a Google-run name resolve to 127.0.0.1, so they are no rebinding risk.
+var googleDomains = []string{"googleapis.com", "firebaseio.com", "firebasedatabase.app"}
+
+func googleHost(h string) bool {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	for _, d := range googleDomains {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check returns why r is refused (a message for a person), or "".
+func (p *Policy) Check(r *http.Request) string {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !p.AllowsHost(r.Host, local) {
+		return fmt.Sprintf("pyric: refusing Host %q: this port answers only loopback names (localhost, 127.0.0.1, [::1]), its own address and the hosts of origins listed with %s; a page whose host name resolves to this machine (DNS rebinding) cannot call it", r.Host, AllowOriginFlag)
+	}
+	if o, ok := r.Header["Origin"]; ok && len(o) > 0 && !p.AllowsOrigin(o[0]) {
+		return fmt.Sprintf("pyric: refusing a request from origin %q: only loopback origins (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) may call the emulators from a browser; to allow this one, start pyric serve with %s=%s (or list it in firebase.json's %s)", o[0], AllowOriginFlag, o[0], ConfigKey)
+	}
+	return ""
+}
+
+// exposedHeaders are the response headers browser SDKs read: Firestore's
+// WebChannel handshake and Storage's resumable upload protocol.
+const exposedHeaders = "Content-Type, Content-Length, Content-Range, Content-Disposition, Content-Encoding, Cache-Control, ETag, Location, Range, " +
+	"X-Goog-Upload-URL, X-Goog-Upload-Status, X-Goog-Upload-Size-Received, X-Goog-Upload-Chunk-Granularity, X-Goog-Upload-Control-URL, " +
+	"X-Goog-Generation, X-Goog-Metageneration, X-Goog-Hash, X-Goog-Stored-Content-Encoding, X-Goog-Stored-Content-Length, " +
+	"X-Firebase-ETag, x-client-wire-protocol, x-http-session-id, x-http-initial-response"
+
+// Guard serves h behind the policy: refused requests get 403 with the
+// reason, preflights of allowed origins are answered here (with Private
+// Network Access's header when asked), and responses to allowed origins
+// carry the CORS headers. policy is read on every request, so a port can be
+// given its policy after it was built; nil is the default (loopback only).
+func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p *Policy
+		if policy != nil {
+			p = policy.Load()
+		}
+		if msg := p.Check(r); msg != "" {
+			Refuse(w, msg)
+			return
+		}
+		body := r.Body
+		defer drainRefused(w, r, body)
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Set("Access-Control-Allow-Credentials", "true")
+		hd.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				hd.Set("Access-Control-Allow-Headers", req)
+			}
+			if r.Header.Get("Access-Control-Request-Private-Network") == "true" {
+				hd.Set("Access-Control-Allow-Private-Network", "true")
+			}
+			hd.Set("Access-Control-Max-Age", "3600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		hd.Set("Access-Control-Expose-Headers", exposedHeaders)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// drainLimit bounds how much of a request body left unread (one refused as
+// too large, say) is read and dropped after the answer.
+const drainLimit = 64 << 20
+
+// drainRefused reads and drops, at network speed and without keeping it,
+// what a handler left of a request body once its answer is sent: closing a
+// connection with unread bytes makes the kernel reset it, and the client,
+// still sending, sees "connection reset" instead of the 413 that names
+// the limit. Past drainLimit (or 10 s) the connection is closed anyway.
+func drainRefused(w http.ResponseWriter, r *http.Request, body io.ReadCloser) {
+	if body == nil || body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var probe [1]byte
+	if n, err := body.Read(probe[:]); n == 0 && err != nil {
+		return // read to the end (or hijacked, or gone): nothing to drop
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, body, drainLimit)
+}
+
+// Refuse answers 403 with msg in Google's JSON error envelope, which every
+// Firebase client decodes.
+func Refuse(w http.ResponseWriter, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusForbidden, "message": msg, "status": "PERMISSION_DENIED"}})
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// Warnings are what a user should be told about p at start.
+func (p *Policy) Warnings() []string {
+	if p != nil && p.allowsAny() {
+		return []string{"WARNING: " + AllowOriginFlag + "=* lets every web page you open read and wipe this server's data (CORS is granted to any origin)"}
+	}
+	return nil
+}

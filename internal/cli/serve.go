@@ -164,7 +164,6 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	captureFile, noCapture, seed, fresh := v.captureFile, v.noCapture, v.seed, v.fresh
 	importDir, exportOnExit, aiScript, jsonOut := v.importDir, v.exportOnExit, v.aiScript, v.jsonOut
 	functionsSource, inspect := v.functionsSource, v.inspect
-	allowOrigins := *v.allowOrigins
 	args = inspectDefault(args)
 	pos, ok := parseFlags(fs, args)
 	if !ok {
@@ -267,6 +266,7 @@ func parseServe(args []string, stdio Stdio, getenv func(string) string, cwd stri
 	if *aiScript != "" {
 		o.aiScript = absFrom(cwd, *aiScript)
 	}
+	allowOrigins := *v.allowOrigins // filled as the flags were parsed
 	if len(allowOrigins) == 0 {
 		for _, v := range cfg.AllowOrigins {
 			ov, err := server.ParseOrigin(v)

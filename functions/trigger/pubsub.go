@@ -91,7 +91,7 @@ func pubsubDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 			// A v1 Pub/Sub event's id is the message's id in production.
 			ctx := map[string]any{"eventId": m.ID, "timestamp": at, "eventType": pubsubV1Type,
 				"resource": map[string]any{"service": "pubsub.googleapis.com", "name": pe.Topic, "type": pubsubMessageType},
-				"params": map[string]string{}}
+				"params":   map[string]string{}}
 			body = map[string]any{"data": msg, "context": ctx}
 		}
 		p, err := marshal(body)

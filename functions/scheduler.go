@@ -172,10 +172,57 @@ func (e *Engine) fire(ep Endpoint, at, now time.Time) {
 			delete(sc.running, ep.ID)
 			sc.mu.Unlock()
 		}()
-		if err := e.runScheduled(context.Background(), ep, at); err != nil {
-			e.printf("functions[%s]: scheduled run failed: %v\n", ep.ID, err)
+		retries, backoff, maxBackoff := retryPolicy(ep.Schedule.RetryConfig)
+		for attempt := 0; ; attempt++ {
+			err := e.runScheduled(context.Background(), ep, at)
+			if err == nil {
+				return
+			}
+			if attempt >= retries {
+				e.printf("functions[%s]: scheduled run of %s failed: %v\n", ep.ID, at.UTC().Format(time.RFC3339), err)
+				return
+			}
+			select {
+			case <-time.After(backoff):
+			case <-e.done:
+				return
+			}
+			backoff = min(2*backoff, maxBackoff)
 		}
 	}()
+}
+
+// retryPolicy reads a schedule's retryConfig as Cloud Scheduler applies
+// it: retryCount retries (none by default) waiting minBackoffSeconds
+// (v1: minBackoffDuration), doubling up to maxBackoffSeconds; Cloud
+// Scheduler's defaults are 5 s and 1 h.
+func retryPolicy(cfg map[string]any) (retries int, backoff, maxBackoff time.Duration) {
+	backoff, maxBackoff = 5*time.Second, time.Hour
+	num := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case float64:
+			return x, true
+		case string: // v1 durations: "10s"
+			if d, err := time.ParseDuration(x); err == nil {
+				return d.Seconds(), true
+			}
+		}
+		return 0, false
+	}
+	if n, ok := num(cfg["retryCount"]); ok && n > 0 {
+		retries = min(int(n), 5)
+	}
+	for _, k := range []string{"minBackoffSeconds", "minBackoffDuration"} {
+		if n, ok := num(cfg[k]); ok && n > 0 {
+			backoff = time.Duration(n * float64(time.Second))
+		}
+	}
+	for _, k := range []string{"maxBackoffSeconds", "maxBackoffDuration"} {
+		if n, ok := num(cfg[k]); ok && n > 0 {
+			maxBackoff = time.Duration(n * float64(time.Second))
+		}
+	}
+	return retries, backoff, max(backoff, maxBackoff)
 }
 
 // RunScheduled runs the scheduled function id once now, as its job's

@@ -66,7 +66,7 @@ func Parse(spec, tz string) (*Schedule, error) {
 		}
 		return s, nil
 	}
-	c, err := cronParser.Parse(spec)
+	c, err := parseCron(spec)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %q is neither unix-cron nor App Engine syntax: %v", spec, err)
 	}
@@ -75,6 +75,17 @@ func Parse(spec, tz string) (*Schedule, error) {
 	}
 	s.cron = c
 	return s, nil
+}
+
+// parseCron reads unix-cron; a panic inside the parser (none is known)
+// becomes an error, so bad input never crashes the server.
+func parseCron(spec string) (c cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return cronParser.Parse(spec)
 }
 
 var (

@@ -64,3 +64,19 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"*/5 * * * *", "every 5 minutes", "every monday 09:00", "0 9 1-5 1,6 MON-FRI", "every 2 hours from 08:00 to 18:00", "1-/ * * * *"} {
+		f.Add(s)
+	}
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := Parse(spec, "Europe/Paris")
+		if err != nil {
+			return
+		}
+		if n := s.Next(from); !n.IsZero() && !n.After(from) {
+			t.Fatalf("%q: Next(%s) = %s, not after", spec, from, n)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,16 @@ func TestScheduledFunctions(t *testing.T) {
 				t.Errorf("POST %s: %d %v, want %d", path, status, body, st)
 			}
 		}
+		// A v2 scheduled function's own URL takes Cloud Scheduler's POST.
+		req, _ := http.NewRequest("POST", "http://"+b.Addr(backend.Functions)+"/"+project+"/us-central1/tickV2", nil)
+		req.Header.Set("X-CloudScheduler-JobName", "by-hand")
+		req.Header.Set("X-CloudScheduler-ScheduleTime", "2030-01-01T00:00:00Z")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("POST the v2 scheduled function's URL: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		want(t, "tickV2 by URL", seen(t, b, "tickV2-2030-01-01T00:00:00Z"), map[string]any{"jobName": "by-hand"})
 		if status, _ := call(t, "GET", base+"tickV1:run", "", "", nil); status != 405 {
 			t.Errorf("GET run: %d, want 405", status)
 		}

@@ -235,6 +235,9 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 		return nil, err
 	}
 	go linkBlockingFunctions(b.Sandbox.Auth(), eng, b.Project, "http://"+l.Addr().String())
+	if ps, ok := sandbox.Lookup[*pubsub.Engine](b.Sandbox); ok {
+		linkPubSubTopics(ps, eng)
+	}
 	if db, ok := sandbox.Lookup[*database.Database](b.Sandbox); ok {
 		// A write below a location an RTDB function watches carries
 		// that location's value, which the function's snapshot shows.

@@ -1,12 +1,14 @@
 package backend
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/pubsub"
 )
 
 // linkBlockingFunctions keeps the Auth project config's blocking
@@ -35,6 +37,34 @@ func linkBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseU
 			return
 		}
 	}
+}
+
+// linkPubSubTopics creates the topics the Pub/Sub-triggered functions
+// listen on, as the Emulator Suite does when it registers their
+// triggers, so a publish to them is accepted: once now (before the
+// functions endpoint serves), then on every reload until the engine
+// closes. An existing topic is kept.
+func linkPubSubTopics(ps *pubsub.Engine, eng *functions.Engine) {
+	create := func() {
+		for _, t := range eng.PubSubTopics() {
+			if _, err := ps.CreateTopic(&pubsub.Topic{Name: t}); err != nil && !errors.Is(err, pubsub.ErrAlreadyExists) {
+				eng.Printf("functions: creating the topic %s of a Pub/Sub function: %v\n", t, err)
+			}
+		}
+	}
+	changed := eng.Changed()
+	create()
+	go func() {
+		for {
+			select {
+			case <-changed:
+				changed = eng.Changed()
+				create()
+			case <-eng.Done():
+				return
+			}
+		}
+	}()
 }
 
 // functionRewrites serves a Hosting rewrite to a function: the HTTPS

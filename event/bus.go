@@ -379,6 +379,10 @@ func sizeOf(v any) int {
 			n += sizeOf(e)
 		}
 		return n
+	case interface{ HeapSize() int }:
+		// A typed record that knows its size (a Pub/Sub publish
+		// carrying its messages).
+		return x.HeapSize()
 	default:
 		return 16
 	}

@@ -129,7 +129,14 @@ func TestParseEndpoint(t *testing.T) {
 			}
 		}},
 		{name: "schedule", raw: `{"platform":"gcfv2","scheduleTrigger":{"schedule":"every 5 minutes","timeZone":null}}`, check: func(t *testing.T, e Endpoint) {
-			if e.Schedule == nil || e.Schedule.Schedule != "every 5 minutes" || e.IsHTTP() {
+			// onSchedule is an HTTP function (Cloud Scheduler POSTs to it).
+			if e.Schedule == nil || e.Schedule.Schedule != "every 5 minutes" || !e.IsHTTP() {
+				t.Errorf("%+v", e)
+			}
+		}},
+		{name: "v1 schedule", raw: `{"platform":"gcfv1","scheduleTrigger":{"schedule":"0 9 * * *","timeZone":"America/New_York"}}`, check: func(t *testing.T, e Endpoint) {
+			// pubsub.schedule() takes the job topic's Pub/Sub event.
+			if e.Schedule == nil || e.Schedule.TimeZone != "America/New_York" || e.IsHTTP() {
 				t.Errorf("%+v", e)
 			}
 		}},

@@ -123,7 +123,12 @@ func (e *Endpoint) Kind() string {
 // IsHTTP reports whether the function is invoked with an HTTP request
 // (onRequest, onCall, blocking and task functions are; event functions
 // get a JSON body through DeliverEvent).
-func (e *Endpoint) IsHTTP() bool { return e.Event == nil && e.Schedule == nil }
+func (e *Endpoint) IsHTTP() bool {
+	// A gcfv2 scheduled function is an HTTP function: Cloud Scheduler
+	// POSTs to its URL (firebase-functions' onSchedule reads the
+	// X-CloudScheduler-* headers); a gcfv1 one takes a Pub/Sub event.
+	return e.Event == nil && (e.Schedule == nil || e.Platform == GCFv2)
+}
 
 // rawEndpoint is the wire form of __endpoint; options are numbers once
 // the worker resolved params, and null where a ResetValue stood.

@@ -59,6 +59,12 @@ type Options struct {
 	// inspector on that port, one worker and one invocation at a time so
 	// breakpoints are usable (--inspect-functions).
 	InspectPort int
+	// Clock drives the scheduled functions' schedules; nil means the
+	// sandbox's clock with real timers.
+	Clock Clock
+	// NoSchedules keeps scheduled functions from running on their
+	// schedules (RunScheduled and RunTicks still run them).
+	NoSchedules bool
 	// Poll is how often codebase directories are checked for changes (hot
 	// reload); 0 means 500 ms, negative turns reloading off.
 	Poll time.Duration
@@ -98,7 +104,8 @@ type Engine struct {
 	stopWatch context.CancelFunc
 
 	dispatcher *trigger.Dispatcher // delivers changes to event functions
-	done       chan struct{}       // closed by Close
+	sched      scheduler
+	done       chan struct{} // closed by Close
 }
 
 // New creates an engine; workers start with Start, once the other
@@ -114,7 +121,8 @@ func New(opts Options, env service.Env) (*Engine, error) {
 		opts.Poll = 500 * time.Millisecond
 	}
 	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID,
-		changed: make(chan struct{}), done: make(chan struct{})}
+		changed: make(chan struct{}), done: make(chan struct{}),
+		sched: scheduler{next: map[string]time.Time{}, spec: map[string]string{}, running: map[string]bool{}, wake: make(chan struct{}, 1)}}
 	if e.project == "" {
 		e.project = service.DefaultProject
 	}
@@ -200,6 +208,9 @@ func (e *Engine) Start(env map[string]string) error {
 		}()
 	}
 	wg.Wait()
+	if !e.opts.NoSchedules {
+		go e.runSchedules()
+	}
 	if e.opts.Poll > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		e.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/pyric/pyric/event"
@@ -152,4 +153,24 @@ func (e *Engine) DatabaseScope(ns string, keys []string) int {
 		return -1
 	}
 	return d.DatabaseScope(ns, keys)
+}
+
+// PubSubTopics are the topics the loaded Pub/Sub-triggered functions
+// listen on (full names, sorted, without repeats): the ones the Emulator
+// Suite creates when it registers their triggers.
+func (e *Engine) PubSubTopics() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ep := range e.Endpoints() {
+		if ep.Event == nil {
+			continue
+		}
+		t := trigger.PubSubTopic(trigger.Function{EventType: ep.Event.EventType, EventFilters: ep.Event.EventFilters}, e.project)
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -87,6 +87,7 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	s.addRTDBTools()
 	s.addVerifyTools()
 	s.addPubSubTools()
+	s.addFunctionsTools()
 	s.addResources()
 	return s
 }

@@ -43,6 +43,24 @@ type PublishEvent struct {
 	// DeadLetterOf names the subscription a dead-lettered message came
 	// from.
 	DeadLetterOf string `json:"deadLetterOf,omitempty"`
+	// Messages are the messages as stored (ids and publish time
+	// assigned), for the consumers that act on them (the Cloud
+	// Functions triggers); they stay out of the event's JSON, which
+	// lists their ids.
+	Messages []*Message `json:"-"`
+}
+
+// HeapSize is the memory the record holds, messages included, so the
+// event history's byte bound counts them (event.HeapSize).
+func (p *PublishEvent) HeapSize() int {
+	n := 96 + 16*len(p.IDs) + 8*len(p.Messages)
+	for _, id := range p.IDs {
+		n += len(id)
+	}
+	for _, m := range p.Messages {
+		n += 96 + m.size() + 48*len(m.Attributes)
+	}
+	return n
 }
 
 // DeliverEvent is the record of a delivery.
@@ -90,7 +108,7 @@ func (e *Engine) emitConfig(op, name string, prev, cur any) {
 }
 
 func (e *Engine) emitPublish(topic string, msgs []*Message, copies int, deadFrom string) {
-	ev := &PublishEvent{Topic: topic, Count: len(msgs), Copies: copies, DeadLetterOf: deadFrom}
+	ev := &PublishEvent{Topic: topic, Count: len(msgs), Copies: copies, DeadLetterOf: deadFrom, Messages: msgs}
 	for i, m := range msgs {
 		if i < maxEventIDs {
 			ev.IDs = append(ev.IDs, m.ID)

@@ -68,6 +68,8 @@ func Deliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 		return storageDeliveries(f, ev, env)
 	case kindAuthV1, kindAuthV2:
 		return authDeliveries(f, ev, env)
+	case kindPubSubV1, kindPubSubV2:
+		return pubsubDeliveries(f, ev, env)
 	}
 	return nil, nil
 }

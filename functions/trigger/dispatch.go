@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/pubsub"
 )
 
 // Defaults for Options.
@@ -197,7 +198,8 @@ func relevant(ev event.Event) bool {
 	case event.KindCommit:
 		return ev.Service == "firestore" || ev.Service == "database"
 	case event.KindMutation:
-		return ev.Service == "storage" || ev.Service == "auth"
+		return ev.Service == "storage" || ev.Service == "auth" ||
+			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish)
 	}
 	return false
 }

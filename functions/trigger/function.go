@@ -123,6 +123,8 @@ const (
 	kindStorageV1
 	kindAuthV2
 	kindAuthV1
+	kindPubSubV2
+	kindPubSubV1
 )
 
 // Event type prefixes, as firebase-functions 7.4.0 declares them.
@@ -156,6 +158,10 @@ func kindOf(eventType string) kind {
 		return kindAuthV2
 	case strings.HasPrefix(eventType, authV1Prefix):
 		return kindAuthV1
+	case eventType == pubsubV2Type:
+		return kindPubSubV2
+	case eventType == pubsubV1Type:
+		return kindPubSubV1
 	}
 	return kindUnknown
 }

@@ -9,10 +9,12 @@ package functionsserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pyric/pyric/functions"
 )
@@ -82,6 +84,10 @@ func Resolve(project string, eps []functions.Endpoint, urlPath string) (Route, b
 // ServeHTTP routes one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	eps := h.eng.Endpoints()
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/functions/projects/"); ok && strings.Contains(rest, "/schedules/") {
+		h.runSchedule(w, r, rest, eps)
+		return
+	}
 	// The emulator's route for events posted by other emulators:
 	// POST /functions/projects/{project}/triggers/{region-name}.
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/functions/projects/"); ok && r.Method == http.MethodPost {
@@ -114,6 +120,73 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.eng.ServeFunction(w, r, rt.Endpoint.ID, rt.Path)
+}
+
+// scheduleRunner is the engine's run-now of a scheduled function.
+type scheduleRunner interface {
+	RunScheduled(ctx context.Context, id string) (time.Time, error)
+}
+
+// runSchedule serves pyric's run-now of a scheduled function (what
+// `pyric functions run NAME` posts):
+// POST /functions/projects/{project}/schedules/{name}:run, where name is
+// the function's id or region-id. It answers once the run finished:
+// 200 {"function", "scheduleTime"}, 404 for an unknown function or
+// project, 400 for a function that is not scheduled, 500 with the
+// failure when the run failed, 405 for another method.
+func (h *Handler) runSchedule(w http.ResponseWriter, r *http.Request, rest string, eps []functions.Endpoint) {
+	project, name, _ := strings.Cut(rest, "/schedules/")
+	name, ok := strings.CutSuffix(name, ":run")
+	if !ok || name == "" {
+		jsonError(w, http.StatusNotFound, "NOT_FOUND", "want POST /functions/projects/{project}/schedules/{name}:run")
+		return
+	}
+	if r.Method != http.MethodPost {
+		jsonError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use POST to run a scheduled function")
+		return
+	}
+	if project != h.eng.Project() && project != "-" { // "-": whichever project is served
+		jsonError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("project %q is not served here (functions run in %q)", project, h.eng.Project()))
+		return
+	}
+	run, ok := h.eng.(scheduleRunner)
+	if !ok {
+		jsonError(w, http.StatusNotImplemented, "UNIMPLEMENTED", "this functions engine does not run schedules")
+		return
+	}
+	var ep *functions.Endpoint
+	for i := range eps {
+		if eps[i].ID == name {
+			ep = &eps[i]
+		}
+		for _, reg := range eps[i].Regions {
+			if reg+"-"+eps[i].ID == name {
+				ep = &eps[i]
+			}
+		}
+	}
+	if ep == nil {
+		jsonError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("Function %s does not exist", name))
+		return
+	}
+	if ep.Schedule == nil {
+		jsonError(w, http.StatusBadRequest, "FAILED_PRECONDITION", fmt.Sprintf("Function %s is a %s function, not a scheduled one", ep.ID, ep.Kind()))
+		return
+	}
+	at, err := run.RunScheduled(r.Context(), ep.ID)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the run of %s failed: %v", ep.ID, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(w).Encode(map[string]string{"function": ep.ID, "scheduleTime": at.UTC().Format(time.RFC3339Nano)})
+}
+
+// jsonError writes Google's JSON error envelope.
+func jsonError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": code}})
 }
 
 // deliver runs an event function with the posted body, as the emulator

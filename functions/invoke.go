@@ -311,6 +311,7 @@ func (e *Engine) DeliverEvent(ctx context.Context, id string, payload []byte) er
 	if ep.Event == nil && ep.Schedule == nil {
 		return fmt.Errorf("%w: %s is a %s function", ErrNotEvent, id, ep.Kind())
 	}
+	e.kept.keep(id, payload)
 	inv := e.newInvocation()
 	var err error
 	outcome := "ok"

@@ -45,6 +45,9 @@ type Options struct {
 	// (e.g. capture.FromBackend of the serving backend); nil: calls must
 	// name a fixture.
 	Capture func() (*capture.Fixture, error)
+	// FunctionsURL returns the functions port's URL (http://host:port),
+	// which functions_list shows in each function's URL; nil: none shown.
+	FunctionsURL func() string
 }
 
 // Server is the MCP server of one sandbox.
@@ -83,6 +86,7 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	s.addRTDBTools()
 	s.addVerifyTools()
 	s.addPubSubTools()
+	s.addFunctionsTools()
 	s.addResources()
 	return s
 }

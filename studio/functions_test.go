@@ -182,6 +182,19 @@ func TestFunctionsAPI(t *testing.T) {
 		t.Errorf("cause %q: %+v", inv.CauseEventID, cause)
 	}
 
+	// The events API finds the runs a write caused (the Traffic view's
+	// chain), the Studio's write included.
+	var caused struct {
+		Events []struct {
+			ID       string `json:"id"`
+			Kind     string `json:"kind"`
+			Function string `json:"function"`
+		} `json:"events"`
+	}
+	if st := e.do(t, "GET", "/api/events?studio=true&cause="+inv.CauseEventID, nil, &caused); st != 200 || len(caused.Events) != 1 || caused.Events[0].ID != inv.ID || caused.Events[0].Function != "onNote" {
+		t.Errorf("events caused by %s: %d %+v", inv.CauseEventID, st, caused.Events)
+	}
+
 	// Its payload is recorded; re-delivering it runs onNote again.
 	var pl struct {
 		Payload map[string]any `json:"payload"`

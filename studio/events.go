@@ -15,7 +15,7 @@ import (
 type filter struct {
 	service, verdict, uid, path, kind string
 	cause                             string // only the runs this event caused (invocations' causeEventId)
-	studio                            bool // include the Studio's own requests
+	studio                            bool   // include the Studio's own requests
 }
 
 func parseFilter(r *http.Request) (filter, error) {

@@ -180,6 +180,10 @@ async function main() {
     delete req.headers["x-pyric-inv"];
     delete req.headers["x-pyric-mode"];
     delete req.headers["x-pyric-platform"];
+    // Once the response is written, "end" follows the invocation's log
+    // and error lines on the control pipe: the engine waits for it, so
+    // every line reaches the invocation's event.
+    if (inv) res.on("finish", () => send({ t: "end", inv }));
     const fn = found.fns[id];
     if (!fn) {
       res.status(404).send(`Function ${id} is not exported by the module`);

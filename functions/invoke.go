@@ -55,6 +55,25 @@ type invocation struct {
 	logs      []event.LogLine
 	dropped   int
 	scriptErr *ScriptError
+	ended     chan struct{} // closed when the harness reports the response written
+	endOnce   sync.Once
+}
+
+// endWait bounds how long an answered invocation waits for the
+// harness's end report, after which its log lines are all in.
+const endWait = 250 * time.Millisecond
+
+func (i *invocation) markEnded() { i.endOnce.Do(func() { close(i.ended) }) }
+
+// awaitEnd waits until the control pipe has delivered the invocation's
+// lines (they precede its end report), at most endWait.
+func (i *invocation) awaitEnd() {
+	t := time.NewTimer(endWait)
+	defer t.Stop()
+	select {
+	case <-i.ended:
+	case <-t.C:
+	}
 }
 
 func (i *invocation) addLog(severity, text string) {
@@ -71,7 +90,7 @@ func (i *invocation) addLog(severity, text string) {
 }
 
 func (e *Engine) newInvocation() *invocation {
-	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now()}
+	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
 }
 
 // attach registers the invocation with its worker, so the worker's log
@@ -207,6 +226,7 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 			break
 		}
 	}
+	inv.awaitEnd()
 	inv.mu.Lock()
 	threw := inv.scriptErr != nil
 	inv.mu.Unlock()
@@ -363,6 +383,7 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxEventResponse))
+	inv.awaitEnd()
 	if resp.StatusCode == http.StatusOK {
 		return "ok", false, nil
 	}

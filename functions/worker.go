@@ -177,6 +177,13 @@ func (w *worker) readControl(r io.ReadCloser) {
 			w.mu.Unlock()
 		case "log":
 			w.log(m.Fn, m.Inv, m.Severity, m.Text)
+		case "end":
+			w.mu.Lock()
+			inv := w.invs[m.Inv]
+			w.mu.Unlock()
+			if inv != nil {
+				inv.markEnded()
+			}
 		case "error":
 			w.mu.Lock()
 			if inv := w.invs[m.Inv]; inv != nil {

@@ -205,7 +205,7 @@ func validateEvent(e *event.Event, at string) error {
 		return &Error{Path: at + ".kind", Msg: "is missing"}
 	}
 	if !validKinds[e.Kind] {
-		return &Error{Path: at + ".kind", Msg: fmt.Sprintf("%q is not an event kind (request, commit, listener, mutation, boundary)", e.Kind)}
+		return &Error{Path: at + ".kind", Msg: fmt.Sprintf("%q is not an event kind (request, commit, listener, mutation, boundary, invocation)", e.Kind)}
 	}
 	switch e.Kind {
 	case event.KindRequest:
@@ -217,6 +217,12 @@ func validateEvent(e *event.Event, at string) error {
 		}
 		if e.Method == "" {
 			return &Error{Path: at + ".method", Msg: "is missing on a request event"}
+		}
+	case event.KindInvocation:
+		// A function's run: kept for the causal chain (write → trigger
+		// → writes); verify replays only the writes.
+		if e.Invocation == nil || e.Invocation.Function == "" {
+			return &Error{Path: at + ".function", Msg: "is missing on an invocation event"}
 		}
 	case event.KindCommit:
 		if e.Path == "" {

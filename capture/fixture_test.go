@@ -34,6 +34,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","method":"get","verdict":"maybe"}]}`, `"maybe" is not a verdict`},
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","verdict":"allow"}]}`, "fixture.events[0].method is missing"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit"}]}`, "fixture.events[0].path is missing"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"invocation","outcome":"ok"}]}`, "fixture.events[0].function is missing on an invocation event"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","path":"a/b","after":3}]}`, "fixture.events[0].after must be an object or null"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"request","method":"get","verdict":"allow","identity":{"lens":"user"}}]}`, "fixture.events[0].identity.uid is missing"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"seq":2,"kind":"boundary"},{"seq":2,"kind":"boundary"}]}`, "fixture.events[1].seq must increase"},

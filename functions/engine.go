@@ -103,6 +103,7 @@ type Engine struct {
 	changed   chan struct{} // closed and replaced when the endpoints change
 	stopWatch context.CancelFunc
 
+	kept       payloads            // the last payload of each event function
 	dispatcher *trigger.Dispatcher // delivers changes to event functions
 	sched      scheduler
 	done       chan struct{} // closed by Close

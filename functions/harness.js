@@ -180,15 +180,16 @@ async function main() {
     delete req.headers["x-pyric-inv"];
     delete req.headers["x-pyric-mode"];
     delete req.headers["x-pyric-platform"];
+    // Once the response is written, "end" follows the invocation's log
+    // and error lines on the control pipe: the engine waits for it, so
+    // every line reaches the invocation's event.
+    if (inv) res.on("finish", () => send({ t: "end", inv }));
     const fn = found.fns[id];
     if (!fn) {
       res.status(404).send(`Function ${id} is not exported by the module`);
       return;
     }
     if (req.rawBody === undefined) req.rawBody = Buffer.alloc(0);
-    // The engine closes the invocation's log when this arrives: every
-    // line logged before the answer went out is ahead of it on the pipe.
-    res.on("finish", () => send({ t: "end", fn: id, inv }));
     process.env.FUNCTION_TARGET = found.endpoints[id].entryPoint;
     process.env.K_SERVICE = id;
     process.env.FUNCTION_SIGNATURE_TYPE = mode === "http" ? "http" : platform === "gcfv2" ? "cloudevent" : "event";

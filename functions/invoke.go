@@ -51,12 +51,29 @@ const CrashBody = `{"code":"ECONNRESET"}`
 type invocation struct {
 	id        string
 	start     time.Time
-	ended     chan struct{} // closed when the worker reports the answer sent
-	endOnce   sync.Once
 	mu        sync.Mutex
 	logs      []event.LogLine
 	dropped   int
 	scriptErr *ScriptError
+	ended     chan struct{} // closed when the harness reports the response written
+	endOnce   sync.Once
+}
+
+// endWait bounds how long an answered invocation waits for the
+// harness's end report, after which its log lines are all in.
+const endWait = 250 * time.Millisecond
+
+func (i *invocation) markEnded() { i.endOnce.Do(func() { close(i.ended) }) }
+
+// awaitEnd waits until the control pipe has delivered the invocation's
+// lines (they precede its end report), at most endWait.
+func (i *invocation) awaitEnd() {
+	t := time.NewTimer(endWait)
+	defer t.Stop()
+	select {
+	case <-i.ended:
+	case <-t.C:
+	}
 }
 
 func (i *invocation) addLog(severity, text string) {
@@ -84,19 +101,7 @@ func (w *worker) attach(inv *invocation) {
 	w.mu.Unlock()
 }
 
-// logWait bounds how long detach waits for the lines an invocation
-// logged before answering (they travel on the control pipe, beside the
-// answer).
-const logWait = 250 * time.Millisecond
-
-// detach unregisters the invocation once the worker's report that it
-// answered has been read, so its logs are complete.
 func (w *worker) detach(inv *invocation) {
-	select {
-	case <-inv.ended:
-	case <-w.exited:
-	case <-time.After(logWait):
-	}
 	w.mu.Lock()
 	delete(w.invs, inv.id)
 	w.mu.Unlock()
@@ -221,6 +226,7 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 			break
 		}
 	}
+	inv.awaitEnd()
 	inv.mu.Lock()
 	threw := inv.scriptErr != nil
 	inv.mu.Unlock()
@@ -325,6 +331,7 @@ func (e *Engine) DeliverEvent(ctx context.Context, id string, payload []byte) er
 	if ep.Event == nil && ep.Schedule == nil {
 		return fmt.Errorf("%w: %s is a %s function", ErrNotEvent, id, ep.Kind())
 	}
+	e.kept.keep(id, payload)
 	inv := e.newInvocation()
 	var err error
 	outcome := "ok"
@@ -376,6 +383,7 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxEventResponse))
+	inv.awaitEnd()
 	if resp.StatusCode == http.StatusOK {
 		return "ok", false, nil
 	}

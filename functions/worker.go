@@ -179,10 +179,11 @@ func (w *worker) readControl(r io.ReadCloser) {
 			w.log(m.Fn, m.Inv, m.Severity, m.Text)
 		case "end":
 			w.mu.Lock()
-			if inv := w.invs[m.Inv]; inv != nil {
-				inv.endOnce.Do(func() { close(inv.ended) })
-			}
+			inv := w.invs[m.Inv]
 			w.mu.Unlock()
+			if inv != nil {
+				inv.markEnded()
+			}
 		case "error":
 			w.mu.Lock()
 			if inv := w.invs[m.Inv]; inv != nil {

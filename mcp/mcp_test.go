@@ -41,7 +41,7 @@ var allTools = []string{
 	"firestore_lint_rules", "firestore_list_documents", "firestore_query_where", "firestore_rules_stdlib_get", "firestore_rules_stdlib_list",
 	"firestore_simulate_rules", "firestore_simulator_batch", "firestore_simulator_create", "firestore_simulator_events",
 	"firestore_simulator_execute", "firestore_simulator_read", "firestore_simulator_redo", "firestore_simulator_transaction",
-	"firestore_simulator_undo", "firestore_update_document", "functions_run_scheduled", "pubsub_list", "pubsub_publish", "pubsub_pull", "pyric_verify_fixture", "rtdb_crawl_structure", "rtdb_simulate_access", "rules_stdlib_get", "rules_stdlib_list", "sandbox_inspect",
+	"firestore_simulator_undo", "firestore_update_document", "functions_invoke", "functions_list", "functions_run_scheduled", "pubsub_list", "pubsub_publish", "pubsub_pull", "pyric_verify_fixture", "rtdb_crawl_structure", "rtdb_simulate_access", "rules_stdlib_get", "rules_stdlib_list", "sandbox_inspect",
 }
 
 type env struct {

@@ -49,6 +49,9 @@ type Options struct {
 	// Policy is the origin and host policy Handler applies (nil: loopback
 	// origins and hosts only), as on every pyric port.
 	Policy *server.Policy
+	// FunctionsURL returns the functions port's URL (http://host:port),
+	// which functions_list shows in each function's URL; nil: none shown.
+	FunctionsURL func() string
 }
 
 // Server is the MCP server of one sandbox.
@@ -88,6 +91,7 @@ func NewServer(sb *sandbox.Sandbox, opts Options) *Server {
 	s.addVerifyTools()
 	s.addPubSubTools()
 	s.addFunctionsTools()
+	s.addFunctionsRunTools()
 	s.addResources()
 	return s
 }

@@ -14,12 +14,13 @@ import (
 // filter selects events for /api/events and the stream.
 type filter struct {
 	service, verdict, uid, path, kind string
-	studio                            bool // include the Studio's own requests
+	cause                             string // only the runs this event caused (invocations' causeEventId)
+	studio                            bool   // include the Studio's own requests
 }
 
 func parseFilter(r *http.Request) (filter, error) {
 	q := r.URL.Query()
-	f := filter{service: q.Get("service"), verdict: q.Get("verdict"), uid: q.Get("uid"), path: q.Get("path"), kind: q.Get("kind")}
+	f := filter{service: q.Get("service"), verdict: q.Get("verdict"), uid: q.Get("uid"), path: q.Get("path"), kind: q.Get("kind"), cause: q.Get("cause")}
 	switch v := q.Get("studio"); v {
 	case "", "0", "false":
 	case "1", "true":
@@ -50,6 +51,9 @@ func (f filter) match(e *event.Event) bool {
 		return false
 	}
 	if f.verdict != "" && (e.Request == nil || string(e.Request.Verdict) != f.verdict) {
+		return false
+	}
+	if f.cause != "" && (e.Invocation == nil || e.Invocation.CauseEventID != f.cause) {
 		return false
 	}
 	if f.uid != "" && e.Identity.UID != f.uid {

@@ -2,7 +2,8 @@
 // http.Handler: the event API (/api/events, /api/events/stream), the JSON
 // endpoints the pages use (Firestore browse/edit in the admin or an app
 // lens, Auth users, the Realtime Database tree, Storage objects, Messaging
-// tokens and inboxes, AI calls and scripts, rules with diagnostics and
+// tokens and inboxes, AI calls and scripts, Cloud Functions (list,
+// invocations, invoke), rules with diagnostics and
 // coverage, services) and the
 // embedded single-page UI (studio/dist, built from studio/web).
 //
@@ -153,6 +154,9 @@ func (s *Studio) routes() {
 	m.HandleFunc("POST /api/ai/script", s.aiScript)
 	m.HandleFunc("DELETE /api/ai/script", s.aiScript)
 	m.HandleFunc("DELETE /api/ai", s.aiClear)
+	m.HandleFunc("GET /api/functions", s.fnList)
+	m.HandleFunc("GET /api/functions/{id}/payload", s.fnPayload)
+	m.HandleFunc("POST /api/functions/{id}/invoke", s.fnInvoke)
 	m.HandleFunc("GET /", s.ui)
 }
 

@@ -112,6 +112,11 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 	mount := map[string]http.Handler{
 		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Policy: o.policy, Capture: func() (*capture.Fixture, error) {
 			return capture.FromBackend(b, b.Sandbox.Events().History())
+		}, FunctionsURL: func() string {
+			if a := b.Addr(backend.Functions); a != "" {
+				return "http://" + a
+			}
+			return ""
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),

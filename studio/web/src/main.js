@@ -1,7 +1,7 @@
 // The Pyric Studio: Preact + htm pages over the Studio's JSON and event
 // API, a CodeMirror 6 editor for rules. Routes: / /firestore /auth
-// /database /storage /messaging /ai /traffic /traffic/evt-N /rules. The
-// service pages of database.js, storage.js, messaging.js and ai.js share
+// /database /storage /messaging /ai /functions /traffic /traffic/evt-N /rules. The
+// service pages of database.js, storage.js, messaging.js, ai.js and functions.js share
 // this file's helpers and lib.js's hooks (virtual lists, paging, live).
 import { h, render } from 'preact';
 import { useState, useEffect, useRef, useCallback, useErrorBoundary } from 'preact/hooks';
@@ -14,6 +14,7 @@ import { Database } from './database.js';
 import { Storage } from './storage.js';
 import { Messaging } from './messaging.js';
 import { AI } from './ai.js';
+import { Functions, InvocationEvent, Caused } from './functions.js';
 import { SessionTools } from './session.js';
 
 export const html = htm.bind(h);
@@ -422,7 +423,7 @@ function Traffic() {
   <div class="row">${input('service', 'service')}
     <select aria-label="filter verdict" value=${f.verdict} onChange=${e => setF({ ...f, verdict: e.target.value })}><option value="">any verdict</option>${['allow', 'deny', 'bypassed', 'unsupported', 'error'].map(v => html`<option>${v}</option>`)}</select>
     ${input('uid', 'uid')}${input('path', 'path prefix')}
-    <select aria-label="filter kind" value=${f.kind} onChange=${e => setF({ ...f, kind: e.target.value })}><option value="">all kinds</option>${['request', 'commit', 'listener', 'mutation', 'boundary'].map(v => html`<option>${v}</option>`)}</select>
+    <select aria-label="filter kind" value=${f.kind} onChange=${e => setF({ ...f, kind: e.target.value })}><option value="">all kinds</option>${['request', 'commit', 'listener', 'mutation', 'boundary', 'invocation'].map(v => html`<option>${v}</option>`)}</select>
     <label><input type="checkbox" checked=${!!f.studio} onChange=${e => setF({ ...f, studio: e.target.checked ? 'true' : '' })} /> show the Studio's own requests</label></div>
   ${gaps ? html`<p class="error">${gaps} events were missed (the browser fell behind); reload to catch up.</p>` : null}
   <div class="grid cols2"><div class="card"><h2>Requests and denials over time</h2><${Chart} events=${events} /></div>
@@ -431,7 +432,7 @@ function Traffic() {
   <table aria-label="events" class="vtable"><thead><tr><th style="width:90px">time</th><th style="width:80px">service</th><th style="width:80px">kind</th><th style="width:110px">method</th><th>path</th><th style="width:150px">who</th><th style="width:90px">verdict</th><th style="width:60px">ms</th></tr></thead>
   <tbody><tr class="vpad"><td colspan="8" style=${'height:' + v.padTop + 'px'}></td></tr>${shown.slice(v.start, v.end).map((e, j) => html`<tr key=${e.id} class="click vrow" tabindex="0" data-vi=${v.start + j} data-event=${e.id} onClick=${() => go('/traffic/' + e.id)} onKeyDown=${k => k.key === 'Enter' && go('/traffic/' + e.id)}>
     <td>${fmtTime(e.at)}</td><td>${e.service}</td><td>${e.kind}</td><td>${e.method || (e.op) || (e.phase) || ''}</td><td class="mono">${e.path || ''}</td>
-    <td>${e.identity.lens === 'admin' ? 'admin' : e.identity.uid || 'unauthenticated'}${e.actor.kind !== 'app' ? html` <span class="muted">via ${e.actor.kind}</span>` : ''}</td><td><${Verdict} v=${e.verdict} /></td><td>${e.durationMs !== undefined ? e.durationMs.toFixed(2) : ''}</td></tr>`)}
+    <td>${e.identity.lens === 'admin' ? 'admin' : e.identity.uid || 'unauthenticated'}${e.actor.kind !== 'app' ? html` <span class="muted">via ${e.actor.kind}</span>` : ''}</td><td>${e.kind === 'invocation' ? html`<span class=${e.outcome === 'ok' ? 'v-allow' : 'v-deny'}>${e.outcome}</span>${e.causeEventId ? html` <span class="muted">← ${e.causeEventId}</span>` : null}` : html`<${Verdict} v=${e.verdict} />`}</td><td>${e.durationMs !== undefined ? e.durationMs.toFixed(2) : e.invocationMs !== undefined ? e.invocationMs.toFixed(2) : ''}</td></tr>`)}
   <tr class="vpad"><td colspan="8" style=${'height:' + v.padBottom + 'px'}></td></tr></tbody></table></div>
   <p class="muted" data-event-count>${shown.length} events${shown.length >= maxEvents ? ` (the newest ${maxEvents} are kept)` : ''}</p>`;
 }
@@ -456,6 +457,7 @@ function Inspector({ id }) {
   if (error) return html`<${Err} error=${error} />`;
   if (!data) return html`<p class="muted">Loading…</p>`;
   const e = data.event, d = e.decision || {};
+  if (e.kind === 'invocation') return html`<${InvocationEvent} e=${e} />`;
   const source = rules.data ? rules.data.rules.source : '';
   const failing = new Set((d.failing || []).map(s => `${s.line}:${s.column}:${s.text}`));
   const step = trace[cur];
@@ -473,6 +475,7 @@ function Inspector({ id }) {
     ${e.rule ? html`<p>Deciding rule: <span class="mono">L${e.rule.line}:${e.rule.column} allow ${(e.rule.operations || []).join(', ')} — match ${e.rule.matchPath}</span></p>` : html`<p class="muted">No rule decided${e.verdict === 'bypassed' ? ' (admin bypasses rules)' : ''}.</p>`}
     ${(d.failing || []).length ? html`<h2>Why</h2>${d.failing.map(s => html`<div class="step fail" data-failing>${explainStep(s, e.trace)}</div>`)}` : null}
     ${(d.notes || []).map(n => html`<p class="muted">${n}</p>`)}</div>
+  <${Caused} id=${e.id} />
   <div class="grid cols2"><div class="card"><h2>Rules source</h2><${Source} text=${source} mark=${step ? step.line : e.rule && e.rule.line} /></div>
   <div><div class="card"><h2>Trace <span class="muted">(<span class="kbd">j</span>/<span class="kbd">k</span> to step)</span></h2>
     <div class="row"><button onClick=${() => setCur(Math.max(0, cur - 1))}>← Prev</button><span>${trace.length ? cur + 1 : 0} / ${trace.length}</span><button onClick=${() => setCur(Math.min(trace.length - 1, cur + 1))}>Next →</button></div>
@@ -516,7 +519,7 @@ function Rules() {
 
 // servicePages are the pages of services a sandbox may hold: service
 // name, route, label (nav and Home).
-const servicePages = [['database', '/database', 'Database'], ['storage', '/storage', 'Storage'], ['messaging', '/messaging', 'Messaging'], ['ai', '/ai', 'AI Logic']];
+const servicePages = [['database', '/database', 'Database'], ['storage', '/storage', 'Storage'], ['messaging', '/messaging', 'Messaging'], ['ai', '/ai', 'AI Logic'], ['functions', '/functions', 'Functions']];
 const pageOf = svc => ({ firestore: '/firestore', auth: '/auth', ...Object.fromEntries(servicePages.map(([s, to]) => [s, to])) })[svc];
 
 // ---- shell ----
@@ -538,7 +541,7 @@ function App() {
     const on = e => {
       if (e.target.closest && e.target.closest('input, textarea, select, .cm-editor')) return;
       if (e.key === 'g') { g = true; setTimeout(() => { g = false; }, 800); return; }
-      if (g) { const to = { h: '/', f: '/firestore', a: '/auth', d: '/database', s: '/storage', m: '/messaging', i: '/ai', t: '/traffic', r: '/rules' }[e.key]; if (to) go(to); g = false; }
+      if (g) { const to = { h: '/', f: '/firestore', a: '/auth', d: '/database', s: '/storage', m: '/messaging', i: '/ai', n: '/functions', t: '/traffic', r: '/rules' }[e.key]; if (to) go(to); g = false; }
     };
     addEventListener('keydown', on); return () => removeEventListener('keydown', on);
   }, []);
@@ -556,9 +559,10 @@ function App() {
   else if (path === '/storage') page = html`<${Storage} />`;
   else if (path === '/messaging') page = html`<${Messaging} />`;
   else if (path === '/ai') page = html`<${AI} />`;
+  else if (path === '/functions') page = html`<${Functions} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
-  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·t·r</span><${ThemeToggle} /></header><main><${Boundary} key=${path}>${page}</${Boundary}></main>`;
+  return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), n (Functions), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·n·t·r</span><${ThemeToggle} /></header><main><${Boundary} key=${path}>${page}</${Boundary}></main>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));

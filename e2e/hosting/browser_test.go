@@ -5,7 +5,9 @@
 package hostinge2e
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/chromedp/chromedp"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,5 +111,34 @@ func TestBrowserApp(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&doc)
 	if resp.StatusCode != 200 || doc.Fields["text"].StringValue != "hello from hosting" || doc.Fields["uid"].StringValue != saved.UID {
 		t.Errorf("the note in Firestore: %d %+v", resp.StatusCode, doc)
+	}
+
+	// The Studio's Hosting page lists the site and the requests it
+	// answered, the deep link with the rewrite that served it.
+	if srv.Studio == "" {
+		t.Fatalf("pyric serve started no Studio:\n%s", srv.Stderr())
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-background-networking", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	bctx, cancelC := context.WithTimeout(bctx, 60*time.Second)
+	defer cancelC()
+	var siteURL, answeredBy string
+	err = chromedp.Run(bctx,
+		chromedp.Navigate(srv.Studio+"/hosting"),
+		chromedp.WaitVisible(`nav a[href="/hosting"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`table[aria-label="sites"] tr[data-site] a`, chromedp.ByQuery),
+		chromedp.Text(`table[aria-label="sites"] tr[data-site] a`, &siteURL, chromedp.ByQuery),
+		chromedp.WaitVisible(`table[aria-label="requests"] tr[data-path="/notes/today"]`, chromedp.ByQuery),
+		chromedp.Text(`table[aria-label="requests"] tr[data-path="/notes/today"] td:nth-child(5)`, &answeredBy, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("the Studio's Hosting page: %v", err)
+	}
+	if siteURL != "http://"+srv.Hosting || !strings.Contains(answeredBy, "rewrite") {
+		t.Errorf("the Studio's Hosting page shows site %q and the deep link answered by %q, want http://%s and a rewrite", siteURL, answeredBy, srv.Hosting)
 	}
 }

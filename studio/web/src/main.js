@@ -1,6 +1,6 @@
 // The Pyric Studio: Preact + htm pages over the Studio's JSON and event
 // API, a CodeMirror 6 editor for rules. Routes: / /firestore /auth
-// /database /storage /messaging /ai /functions /traffic /traffic/evt-N /rules. The
+// /database /storage /messaging /ai /functions /hosting /traffic /traffic/evt-N /rules. The
 // service pages of database.js, storage.js, messaging.js, ai.js and functions.js share
 // this file's helpers and lib.js's hooks (virtual lists, paging, live).
 import { h, render } from 'preact';
@@ -15,6 +15,7 @@ import { Storage } from './storage.js';
 import { Messaging } from './messaging.js';
 import { AI } from './ai.js';
 import { Functions, InvocationEvent, Caused } from './functions.js';
+import { Hosting } from './hosting.js';
 import { SessionTools } from './session.js';
 
 export const html = htm.bind(h);
@@ -547,6 +548,10 @@ function App() {
   }, []);
   const tabs = [['/', 'Home'], ['/firestore', 'Firestore'], ['/auth', 'Auth']];
   for (const [svc, to, label] of servicePages) if (names.includes(svc)) tabs.push([to, label]);
+  // Hosting is no sandbox service: its tab shows when the Studio serves
+  // its sites' API (pyric serve with a firebase.json "hosting" section).
+  const [hosting] = useApi('/__pyric/hosting');
+  if (hosting.data) tabs.push(['/hosting', 'Hosting']);
   tabs.push(['/traffic', 'Traffic'], ['/rules', 'Rules']);
   let page;
   if (path === '/') page = html`<${Home} />`;
@@ -560,6 +565,7 @@ function App() {
   else if (path === '/messaging') page = html`<${Messaging} />`;
   else if (path === '/ai') page = html`<${AI} />`;
   else if (path === '/functions') page = html`<${Functions} />`;
+  else if (path === '/hosting') page = html`<${Hosting} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
   return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), n (Functions), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·n·t·r</span><${ThemeToggle} /></header><main><${Boundary} key=${path}>${page}</${Boundary}></main>`;

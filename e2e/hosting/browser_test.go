@@ -141,4 +141,17 @@ func TestBrowserApp(t *testing.T) {
 	if siteURL != "http://"+srv.Hosting || !strings.Contains(answeredBy, "rewrite") {
 		t.Errorf("the Studio's Hosting page shows site %q and the deep link answered by %q, want http://%s and a rewrite", siteURL, answeredBy, srv.Hosting)
 	}
+
+	// A page whose host name resolves to this machine (DNS rebinding)
+	// cannot read the site through it: the port's host policy.
+	rebound, _ := http.NewRequest("GET", "http://"+srv.Hosting+"/notes/today", nil)
+	rebound.Host = "evil.example"
+	if resp, err := http.DefaultClient.Do(rebound); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a rebinding Host on the Hosting port answered %d, want 403", resp.StatusCode)
+		}
+	}
 }

@@ -183,7 +183,7 @@ func (cb *codebase) acquire(ctx context.Context, ep *Endpoint) (*worker, error) 
 		}
 		var best *worker
 		for _, w := range cb.workers {
-			if w.live && !w.retired && w.inflight[ep.ID] < conc && (best == nil || w.total < best.total) {
+			if w.live && !w.retired && !w.hasExited() && w.inflight[ep.ID] < conc && (best == nil || w.total < best.total) {
 				best = w
 			}
 		}

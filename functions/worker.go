@@ -290,3 +290,15 @@ func firstNonEmpty(xs ...string) string {
 }
 
 var errWorkerGone = errors.New("the functions worker ended")
+
+// hasExited reports whether the worker's process has ended, which can be
+// known before the codebase marks it dead: an invocation retried after a
+// crash must not be handed the same worker.
+func (w *worker) hasExited() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
+}

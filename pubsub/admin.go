@@ -120,6 +120,18 @@ func (e *Engine) UpdateTopic(patch *Topic, paths []string) (*Topic, error) {
 	return cloneTopic(next), nil
 }
 
+// namesIn lists the keys of m (topic, subscription or snapshot names)
+// in project, for page.
+func namesIn[V any](m map[string]V, project string) []string {
+	var names []string
+	for n := range m {
+		if ProjectOf(n) == project {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // page returns the names after token, up to size (0 means all), and the
 // next token.
 func page(names []string, size int, token string) ([]string, string) {
@@ -141,13 +153,7 @@ func page(names []string, size int, token string) ([]string, string) {
 func (e *Engine) ListTopics(project string, size int, token string) ([]*Topic, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var names []string
-	for n := range e.topics {
-		if ProjectOf(n) == project {
-			names = append(names, n)
-		}
-	}
-	names, next := page(names, size, token)
+	names, next := page(namesIn(e.topics, project), size, token)
 	out := make([]*Topic, len(names))
 	for i, n := range names {
 		out[i] = cloneTopic(e.topics[n].cfg)
@@ -424,13 +430,7 @@ func (e *Engine) UpdateSubscription(patch *Subscription, paths []string) (*Subsc
 func (e *Engine) ListSubscriptions(project string, size int, token string) ([]*Subscription, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var names []string
-	for n := range e.subs {
-		if ProjectOf(n) == project {
-			names = append(names, n)
-		}
-	}
-	names, next := page(names, size, token)
+	names, next := page(namesIn(e.subs, project), size, token)
 	out := make([]*Subscription, len(names))
 	for i, n := range names {
 		out[i] = cloneSub(e.subs[n].cfg)
@@ -598,13 +598,7 @@ func (e *Engine) GetSnapshot(name string) (*Snapshot, error) {
 func (e *Engine) ListSnapshots(project string, size int, token string) ([]*Snapshot, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var names []string
-	for n := range e.snaps {
-		if ProjectOf(n) == project {
-			names = append(names, n)
-		}
-	}
-	names, next := page(names, size, token)
+	names, next := page(namesIn(e.snaps, project), size, token)
 	out := make([]*Snapshot, len(names))
 	for i, n := range names {
 		c := *e.snaps[n].cfg

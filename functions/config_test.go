@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/functions/trigger"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -163,6 +165,37 @@ func TestParseEndpoint(t *testing.T) {
 			}
 			c.check(t, e)
 		})
+	}
+}
+
+// TestTriggerFunction: what the trigger dispatcher is given for an event
+// endpoint, from the shapes firebase-functions 7.4.0 writes.
+func TestTriggerFunction(t *testing.T) {
+	t.Parallel()
+	// onDocumentWritten("users/{uid}") with a region and retry (makeEndpoint).
+	raw := `{"platform":"gcfv2","region":["europe-west1"],"labels":{},"eventTrigger":{"eventType":"google.cloud.firestore.document.v1.written","eventFilters":{"database":"(default)","namespace":"(default)"},"eventFilterPathPatterns":{"document":"users/{uid}"},"retry":true}}`
+	e, err := ParseEndpoint("cb", "onUserWrite", json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := trigger.Function{ID: "onUserWrite", Platform: trigger.GCFv2, EventType: "google.cloud.firestore.document.v1.written",
+		EventFilters: map[string]string{"database": "(default)", "namespace": "(default)"}, EventFilterPathPatterns: map[string]string{"document": "users/{uid}"},
+		Retry: true, Region: "europe-west1"}
+	if got := e.TriggerFunction(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	// v1: makeCloudFunction's endpoint, no region.
+	e, err = ParseEndpoint("cb", "v1", json.RawMessage(`{"platform":"gcfv1","eventTrigger":{"eventType":"providers/cloud.firestore/eventTypes/document.create","eventFilters":{"resource":"projects/demo-p/databases/(default)/documents/users/{uid}"},"retry":false},"labels":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := e.TriggerFunction(); f.Region != DefaultRegion || f.Platform != trigger.GCFv1 || f.EventFilters["resource"] == "" || f.Retry {
+		t.Fatalf("v1: %+v", f)
+	}
+	// A filter left as a parameter expression is refused, naming the function.
+	_, err = ParseEndpoint("cb", "x", json.RawMessage(`{"platform":"gcfv2","eventTrigger":{"eventType":"google.cloud.firestore.document.v1.written","eventFilters":{"database":{"expr":"params.DB"}}}}`))
+	if err == nil || !strings.Contains(err.Error(), "function x") {
+		t.Fatalf("unresolved param: err %v", err)
 	}
 }
 

@@ -211,8 +211,14 @@ func ParseEndpoint(codebase, id string, raw json.RawMessage) (Endpoint, error) {
 	}
 	if t := r.EventTrigger; t != nil {
 		n++
-		e.Event = &EventTrigger{EventType: t.EventType, Channel: t.Channel, Region: t.Region,
-			EventFilters: stringMap(t.EventFilters), EventFilterPathPatterns: stringMap(t.EventFilterPathPatterns)}
+		e.Event = &EventTrigger{EventType: t.EventType, Channel: t.Channel, Region: t.Region}
+		var err error
+		if e.Event.EventFilters, err = stringFilters(id, "eventFilters", t.EventFilters); err != nil {
+			return Endpoint{}, err
+		}
+		if e.Event.EventFilterPathPatterns, err = stringFilters(id, "eventFilterPathPatterns", t.EventFilterPathPatterns); err != nil {
+			return Endpoint{}, err
+		}
 		var retry bool
 		if json.Unmarshal(t.Retry, &retry) == nil {
 			e.Event.Retry = retry
@@ -239,19 +245,23 @@ func ParseEndpoint(codebase, id string, raw json.RawMessage) (Endpoint, error) {
 	return e, nil
 }
 
-// stringMap keeps a filter map's string values (params were resolved by
-// the worker; anything else is not a filter production accepts).
-func stringMap(m map[string]any) map[string]string {
+// stringFilters reads an event trigger's filters. The worker resolved
+// params, so a value that is not a string (a parameter expression left
+// unresolved) is refused: dropping it would fire the function on events
+// its filter excludes.
+func stringFilters(id, field string, m map[string]any) (map[string]string, error) {
 	if len(m) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("function %s: eventTrigger.%s.%s is %v, not a string (an unresolved parameter?)", id, field, k, v)
 		}
+		out[k] = s
 	}
-	return out
+	return out, nil
 }
 
 // parseManifest reads a worker's endpoints object {id: __endpoint}, in

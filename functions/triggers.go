@@ -39,6 +39,19 @@ func (e *Engine) startTriggers(env map[string]string) {
 	e.syncTriggers()
 }
 
+// TriggerFunction is what the trigger dispatcher needs of an
+// event-triggered endpoint (ep.Event must be set): its event type and
+// filters, and the region of its event trigger, else its own.
+func (ep Endpoint) TriggerFunction() trigger.Function {
+	region := ep.Event.Region
+	if region == "" && len(ep.Regions) > 0 {
+		region = ep.Regions[0]
+	}
+	return trigger.Function{ID: ep.ID, Platform: trigger.Platform(ep.Platform), EventType: ep.Event.EventType,
+		EventFilters: ep.Event.EventFilters, EventFilterPathPatterns: ep.Event.EventFilterPathPatterns,
+		Retry: ep.Event.Retry, Region: region}
+}
+
 // syncTriggers gives the dispatcher the event functions now loaded.
 func (e *Engine) syncTriggers() {
 	e.mu.Lock()
@@ -52,13 +65,7 @@ func (e *Engine) syncTriggers() {
 		if ep.Event == nil {
 			continue
 		}
-		region := ep.Event.Region
-		if region == "" && len(ep.Regions) > 0 {
-			region = ep.Regions[0]
-		}
-		fns = append(fns, trigger.Function{ID: ep.ID, Platform: trigger.Platform(ep.Platform), EventType: ep.Event.EventType,
-			EventFilters: ep.Event.EventFilters, EventFilterPathPatterns: ep.Event.EventFilterPathPatterns,
-			Retry: ep.Event.Retry, Region: region})
+		fns = append(fns, ep.TriggerFunction())
 	}
 	d.SetFunctions(fns)
 }
@@ -165,7 +172,7 @@ func (e *Engine) PubSubTopics() []string {
 		if ep.Event == nil {
 			continue
 		}
-		t := trigger.PubSubTopic(trigger.Function{EventType: ep.Event.EventType, EventFilters: ep.Event.EventFilters}, e.project)
+		t := trigger.PubSubTopic(ep.TriggerFunction(), e.project)
 		if t != "" && !seen[t] {
 			seen[t] = true
 			out = append(out, t)

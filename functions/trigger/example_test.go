@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/functions/trigger"
 )
 
@@ -30,7 +31,7 @@ func ExampleDispatcher() {
 
 	// One export's __endpoint, as firebase-functions writes it for
 	// onDocumentCreated("users/{uid}", …).
-	f, err := trigger.ParseEndpoint("onUserCreated", []byte(`{"platform":"gcfv2","eventTrigger":{
+	ep, err := functions.ParseEndpoint("default", "onUserCreated", []byte(`{"platform":"gcfv2","eventTrigger":{
 		"eventType":"google.cloud.firestore.document.v1.created",
 		"eventFilters":{"database":"(default)","namespace":"(default)"},
 		"eventFilterPathPatterns":{"document":"users/{uid}"},"retry":false}}`))
@@ -38,7 +39,7 @@ func ExampleDispatcher() {
 		fmt.Println(err)
 		return
 	}
-	d.SetFunctions([]trigger.Function{f})
+	d.SetFunctions([]trigger.Function{ep.TriggerFunction()})
 
 	// What the Firestore engine emits once a create is durable.
 	bus.Emit(event.Event{Kind: event.KindCommit, Service: "firestore", Path: "users/alice",

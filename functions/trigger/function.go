@@ -1,11 +1,6 @@
 package trigger
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Platform is a function's generation as the manifest names it.
 type Platform string
@@ -17,7 +12,9 @@ const (
 )
 
 // Function is one event-triggered function: the fields of its
-// `__endpoint` the dispatcher needs. The JSON names are the manifest's.
+// `__endpoint` the dispatcher needs (package functions reads the
+// endpoint and builds it: functions.Endpoint.TriggerFunction). The JSON
+// names are the manifest's.
 type Function struct {
 	// ID is how the functions engine names the function when delivering
 	// (its own key, e.g. "us-central1-onUserWrite" or the export name).
@@ -37,77 +34,6 @@ type Function struct {
 	Retry bool `json:"retry,omitempty"`
 	// Region is the function's (first) region; "us-central1" when unset.
 	Region string `json:"region,omitempty"`
-}
-
-// ErrNotEventTriggered is ParseEndpoint's answer for an endpoint with no
-// eventTrigger (HTTPS, callable, blocking, scheduled, task queue).
-var ErrNotEventTriggered = errors.New("trigger: endpoint has no eventTrigger")
-
-// endpoint is the part of firebase-functions' ManifestEndpoint read here.
-type endpoint struct {
-	Platform     string   `json:"platform"`
-	Region       []string `json:"region"`
-	EventTrigger *struct {
-		EventType               string         `json:"eventType"`
-		EventFilters            map[string]any `json:"eventFilters"`
-		EventFilterPathPatterns map[string]any `json:"eventFilterPathPatterns"`
-		Retry                   any            `json:"retry"`
-		Region                  string         `json:"region"`
-	} `json:"eventTrigger"`
-}
-
-// ParseEndpoint reads one export's `__endpoint` (JSON, params already
-// resolved to their values) into a Function named id. Filter values that
-// are not strings (an unresolved param expression) are an error naming
-// the filter.
-func ParseEndpoint(id string, raw []byte) (Function, error) {
-	var ep endpoint
-	if err := json.Unmarshal(raw, &ep); err != nil {
-		return Function{}, fmt.Errorf("trigger: endpoint of %s: %w", id, err)
-	}
-	if ep.EventTrigger == nil {
-		return Function{}, ErrNotEventTriggered
-	}
-	et := ep.EventTrigger
-	f := Function{ID: id, Platform: Platform(ep.Platform), EventType: et.EventType, Region: "us-central1"}
-	if len(ep.Region) > 0 && ep.Region[0] != "" {
-		f.Region = ep.Region[0]
-	}
-	if f.Platform == "" {
-		f.Platform = GCFv1
-	}
-	switch r := et.Retry.(type) {
-	case bool:
-		f.Retry = r
-	case string:
-		f.Retry = r == "true"
-	}
-	var err error
-	if f.EventFilters, err = stringFilters(id, "eventFilters", et.EventFilters); err != nil {
-		return Function{}, err
-	}
-	if f.EventFilterPathPatterns, err = stringFilters(id, "eventFilterPathPatterns", et.EventFilterPathPatterns); err != nil {
-		return Function{}, err
-	}
-	if kindOf(f.EventType) == kindUnknown {
-		return f, fmt.Errorf("trigger: %s: event type %q is not supported", id, f.EventType)
-	}
-	return f, nil
-}
-
-func stringFilters(id, field string, m map[string]any) (map[string]string, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("trigger: %s: %s.%s is %v, not a string (an unresolved parameter?)", id, field, k, v)
-		}
-		out[k] = s
-	}
-	return out, nil
 }
 
 // kind is the service and generation of an event type.

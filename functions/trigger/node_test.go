@@ -3,7 +3,6 @@ package trigger_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/functions/trigger"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/e2etest"
@@ -141,14 +141,13 @@ func TestPayloadsDecodeInFirebaseFunctions(t *testing.T) {
 	}
 	var fns []trigger.Function
 	for name, ep := range endpoints {
-		f, err := trigger.ParseEndpoint(name, ep)
-		if errors.Is(err, trigger.ErrNotEventTriggered) {
-			continue
-		}
+		e, err := functions.ParseEndpoint("default", name, ep)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fns = append(fns, f)
+		if e.Event != nil {
+			fns = append(fns, e.TriggerFunction())
+		}
 	}
 	if len(fns) < 12 {
 		t.Fatalf("only %d event functions in the manifest", len(fns))

@@ -67,34 +67,6 @@ func TestPatternMatch(t *testing.T) {
 	}
 }
 
-func TestParseEndpoint(t *testing.T) {
-	t.Parallel()
-	// The shape firebase-functions 7.4.0's onDocumentWritten("users/{uid}")
-	// writes (makeEndpoint), region and retry set.
-	raw := `{"platform":"gcfv2","region":["europe-west1"],"labels":{},"eventTrigger":{"eventType":"google.cloud.firestore.document.v1.written","eventFilters":{"database":"(default)","namespace":"(default)"},"eventFilterPathPatterns":{"document":"users/{uid}"},"retry":true}}`
-	f, err := ParseEndpoint("onUserWrite", []byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Function{ID: "onUserWrite", Platform: GCFv2, EventType: "google.cloud.firestore.document.v1.written",
-		EventFilters: map[string]string{"database": "(default)", "namespace": "(default)"}, EventFilterPathPatterns: map[string]string{"document": "users/{uid}"},
-		Retry: true, Region: "europe-west1"}
-	if !reflect.DeepEqual(f, want) {
-		t.Fatalf("got %+v\nwant %+v", f, want)
-	}
-	if _, err := ParseEndpoint("h", []byte(`{"platform":"gcfv2","httpsTrigger":{}}`)); err != ErrNotEventTriggered {
-		t.Fatalf("https endpoint: err %v, want ErrNotEventTriggered", err)
-	}
-	if _, err := ParseEndpoint("x", []byte(`{"platform":"gcfv2","eventTrigger":{"eventType":"google.cloud.firestore.document.v1.written","eventFilters":{"database":{"expr":"params.DB"}}}}`)); err == nil || !strings.Contains(err.Error(), "eventFilters.database") {
-		t.Fatalf("unresolved param: err %v", err)
-	}
-	// v1: firebase-functions' makeCloudFunction endpoint.
-	f, err = ParseEndpoint("v1", []byte(`{"platform":"gcfv1","eventTrigger":{"eventType":"providers/cloud.firestore/eventTypes/document.create","eventFilters":{"resource":"projects/demo-p/databases/(default)/documents/users/{uid}"},"retry":false},"labels":{}}`))
-	if err != nil || f.Region != "us-central1" || f.EventFilters["resource"] == "" {
-		t.Fatalf("v1 endpoint: %+v %v", f, err)
-	}
-}
-
 func fsCommit(path string, before, after map[string]any, who event.Identity) event.Event {
 	c := &event.Commit{RequestTime: t0, Database: "(default)"}
 	if before != nil {

@@ -36,6 +36,7 @@ const (
 	Functions = "functions"
 	Hosting   = "hosting"
 	PubSub    = "pubsub"
+	Tasks     = "tasks"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -83,6 +84,10 @@ var endpoints = []*endpoint{
 	// Functions comes last: its workers start with every other service's
 	// address in their environment. It exists only when firebase.json
 	// lists codebases.
+	// Tasks serves the queues of the task functions; it starts before
+	// Functions so the workers' CLOUD_TASKS_EMULATOR_HOST names it.
+	{name: Tasks, defaultPort: 9499, what: "Cloud Tasks queues of task functions", env: []envVar{hostVar("CLOUD_TASKS_EMULATOR_HOST")},
+		off: func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startTasks},
 	{name: Functions, defaultPort: 5001, what: "Cloud Functions (HTTPS, callable)", env: []envVar{urlVar("PYRIC_FUNCTIONS_URL")},
 		registration: func(o *Options) service.Registration { return functions.Registration(o.Functions.Options) },
 		off:          func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startFunctions},
@@ -244,6 +249,16 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 		db.SetEventScope(eng.DatabaseScope)
 	}
 	return &running{port: server.NewPort(l, nil, functionsserver.NewHandler(eng)), state: eng}, nil
+}
+
+// startTasks serves the task functions' queues (firebase-admin's
+// taskQueue().enqueue() in emulator mode).
+func startTasks(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*functions.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Functions)
+	}
+	return &running{port: server.NewPort(l, nil, functionsserver.NewTasksHandler(eng))}, nil
 }
 
 // Functions returns the running functions engine, or nil.

@@ -92,6 +92,10 @@ type Engine struct {
 	compileCache string
 
 	workerSeq atomic.Int64
+
+	// bucket keeps the task queues' tasks (nil in memory).
+	bucket service.Bucket
+	tasks  taskQueues
 	invSeq    atomic.Int64
 	logMu     sync.Mutex
 
@@ -136,14 +140,22 @@ func New(opts Options, env service.Env) (*Engine, error) {
 	for _, c := range opts.Codebases {
 		e.codebases = append(e.codebases, &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}})
 	}
+	e.bucket = env.Bucket
+	if err := e.loadTasks(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
 // Name is the service's name.
 func (e *Engine) Name() string { return Name }
 
-// Reset keeps the functions running: they are code, not data.
-func (e *Engine) Reset() error { return nil }
+// Reset keeps the functions running: they are code, not data. Their
+// task queues' tasks are data, and are dropped.
+func (e *Engine) Reset() error {
+	e.resetTasks()
+	return nil
+}
 
 // Snapshot is empty: the engine holds no data.
 func (e *Engine) Snapshot() (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
@@ -244,6 +256,7 @@ func (e *Engine) Close() error {
 	for _, cb := range e.codebases {
 		cb.stop()
 	}
+	e.closeTasks()
 	if e.dir != "" {
 		os.RemoveAll(e.dir)
 	}

@@ -69,8 +69,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 10 {
-		t.Fatalf("the triggers codebase loaded %v, want its 10 functions", ids)
+	if len(ids) != 12 {
+		t.Fatalf("the triggers codebase loaded %v, want its 12 functions", ids)
 	}
 	return b
 }
@@ -307,6 +307,65 @@ func TestTriggers(t *testing.T) {
 		}
 	})
 
+	t.Run("task queue through the Admin SDK", func(t *testing.T) {
+		fnURL := fmt.Sprintf("http://%s/%s/us-central1/enqueueWork", b.Addr(backend.Functions), project)
+		if status, got := call(t, "GET", fnURL+"?id=t1&n=7", "", "", nil); status != 200 || got["enqueued"] != "t1" {
+			t.Fatalf("enqueue t1: %d %v", status, got)
+		}
+		want(t, "processTask t1", seen(t, b, "processTask-t1"), map[string]any{
+			"queueName": "processTask", "id": "t1", "retryCount": 0, "executionCount": 0, "previousResponse": nil, "n": 7})
+		// The first attempt throws (500): retried after the backoff,
+		// with the previous answer; a 5xx is not counted as an execution.
+		if status, got := call(t, "GET", fnURL+"?id=t2&n=8&failOnce=1", "", "", nil); status != 200 {
+			t.Fatalf("enqueue t2: %d %v", status, got)
+		}
+		want(t, "processTask t2", seen(t, b, "processTask-t2"), map[string]any{
+			"id": "t2", "retryCount": 1, "executionCount": 0, "previousResponse": 500, "n": 8})
+		// A name that ran is taken (Cloud Tasks' deduplication):
+		// firebase-admin reports task-already-exists.
+		if status, got := call(t, "GET", fnURL+"?id=t1", "", "", nil); status != 409 || got["code"] != "functions/task-already-exists" {
+			t.Errorf("enqueue t1 again: %d %v", status, got)
+		}
+		tasksURL := fmt.Sprintf("http://%s/projects/%s/locations/us-central1/queues/", b.Addr(backend.Tasks), project)
+		// A delayed task waits, can be listed and deleted, and never runs.
+		later := mustJSON(map[string]any{"task": map[string]any{"name": "projects/" + project + "/locations/us-central1/queues/processTask/tasks/late",
+			"scheduleTime": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "httpRequest": map[string]any{"body": []byte(`{"data":{"n":9}}`)}}})
+		if status, got := call(t, "POST", tasksURL+"processTask/tasks", "owner", "application/json", later); status != 200 || got["name"] == nil || got["dispatchCount"] != float64(0) {
+			t.Fatalf("create late: %d %v", status, got)
+		}
+		if status, got := call(t, "GET", tasksURL+"processTask/tasks", "owner", "", nil); status != 200 || len(got["tasks"].([]any)) != 1 {
+			t.Errorf("list: %d %v", status, got)
+		}
+		if status, got := call(t, "DELETE", tasksURL+"processTask/tasks/late", "owner", "", nil); status != 200 {
+			t.Errorf("delete late: %d %v", status, got)
+		}
+		if status, got := call(t, "DELETE", tasksURL+"processTask/tasks/late", "owner", "", nil); status != 404 || got["error"].(map[string]any)["status"] != "NOT_FOUND" {
+			t.Errorf("delete late again: %d %v", status, got)
+		}
+		// A queue no task function names, and bad requests.
+		for _, c := range []struct {
+			url, body, status string
+			code               int
+		}{
+			{tasksURL + "nothere/tasks", `{"task":{"httpRequest":{}}}`, "NOT_FOUND", 404},
+			{tasksURL + "enqueueWork/tasks", `{"task":{"httpRequest":{}}}`, "NOT_FOUND", 404},
+			{tasksURL + "processTask/tasks", `{"task":`, "INVALID_ARGUMENT", 400},
+			{tasksURL + "processTask/tasks", `{}`, "INVALID_ARGUMENT", 400},
+			{tasksURL + "processTask/tasks", `{"task":{"name":"projects/` + project + `/locations/us-central1/queues/processTask/tasks/a.b","httpRequest":{}}}`, "INVALID_ARGUMENT", 400},
+			{tasksURL + "processTask/tasks", `{"task":{"dispatchDeadline":"5s","httpRequest":{}}}`, "INVALID_ARGUMENT", 400},
+		} {
+			status, got := call(t, "POST", c.url, "owner", "application/json", []byte(c.body))
+			if status != c.code || got["error"] == nil || got["error"].(map[string]any)["status"] != c.status {
+				t.Errorf("POST %s %s: %d %v, want %d %s", c.url, c.body, status, got, c.code, c.status)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TasksIdle(ctx); err != nil {
+			t.Errorf("the queue never emptied: %v (%v)", err, b.Functions().Tasks())
+		}
+	})
+
 	t.Run("invocations are events caused by the write", func(t *testing.T) {
 		var commits = map[string]bool{}
 		var caused int
@@ -327,4 +386,43 @@ func TestTriggers(t *testing.T) {
 			t.Errorf("totalOrder ran %d times, want 1", caused)
 		}
 	})
+}
+
+// TestTasksSurviveRestart: a task enqueued through the Admin SDK is
+// durable once acknowledged — a delayed one still runs after the
+// backend stops and starts again on the same data dir.
+func TestTasksSurviveRestart(t *testing.T) {
+	t.Setenv("PATH", e2etest.NeedFunctions(t))
+	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"triggers","codebase":"triggers"}]`), e2etest.FunctionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	start := func() *backend.Backend {
+		b, err := backend.Start(backend.Options{
+			Sandbox:   sandbox.Options{Project: project, DataDir: dir},
+			Firestore: backend.FirestoreOptions{Rules: openRules},
+			Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := start()
+	fnURL := fmt.Sprintf("http://%s/%s/us-central1/enqueueWork", b.Addr(backend.Functions), project)
+	if status, got := call(t, "GET", fnURL+"?id=kept&n=3&delay=3", "", "", nil); status != 200 {
+		t.Fatalf("enqueue: %d %v", status, got)
+	}
+	if n := len(b.Functions().Tasks()); n != 1 {
+		t.Fatalf("%d tasks waiting, want 1", n)
+	}
+	b.Shutdown(context.Background())
+
+	b = start()
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	if n := len(b.Functions().Tasks()); n != 1 {
+		t.Fatalf("after the restart %d tasks waiting, want 1", n)
+	}
+	want(t, "processTask kept", seen(t, b, "processTask-kept"), map[string]any{"id": "kept", "retryCount": 0, "n": 3})
 }

@@ -101,3 +101,40 @@ exports.checkDomain = beforeUserCreated((event) => {
 exports.page = require("firebase-functions/v2/https").onRequest((req, res) => {
   res.json({ path: req.path, url: req.url, forwardedHost: req.get("x-forwarded-host") || null });
 });
+
+// A task queue: processTask runs what enqueueWork put on its queue
+// through the Admin SDK (CLOUD_TASKS_EMULATOR_HOST). A task asking to
+// fail once throws on its first attempt and is retried.
+const { onTaskDispatched } = require("firebase-functions/v2/tasks");
+const { getFunctions } = require("firebase-admin/functions");
+
+exports.processTask = onTaskDispatched(
+  { retryConfig: { maxAttempts: 3, minBackoffSeconds: 0.2 }, rateLimits: { maxConcurrentDispatches: 4 } },
+  async (req) => {
+    if (req.data.failOnce && req.retryCount === 0) {
+      throw new Error("first attempt fails on purpose");
+    }
+    await record("processTask-" + req.id, {
+      queueName: req.queueName,
+      id: req.id,
+      retryCount: req.retryCount,
+      executionCount: req.executionCount,
+      previousResponse: req.previousResponse === undefined ? null : req.previousResponse,
+      n: req.data.n,
+    });
+  },
+);
+
+exports.enqueueWork = require("firebase-functions/v2/https").onRequest(async (req, res) => {
+  const queue = getFunctions().taskQueue("processTask");
+  const opts = { id: req.query.id };
+  if (req.query.delay) {
+    opts.scheduleDelaySeconds = Number(req.query.delay);
+  }
+  try {
+    await queue.enqueue({ n: Number(req.query.n || 0), failOnce: req.query.failOnce === "1" }, opts);
+    res.json({ enqueued: req.query.id });
+  } catch (err) {
+    res.status(409).json({ code: err.code || null, message: err.message });
+  }
+});

@@ -1,0 +1,291 @@
+package storagebench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	gcs "cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+
+	"github.com/pyric/pyric/internal/e2etest"
+)
+
+// smallSize is the small objects' size.
+const smallSize = 1 << 10
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		serveFloor(addr)
+	}
+	os.Exit(m.Run())
+}
+
+// config is one run's workload sizes.
+type config struct {
+	small    int // sequential small uploads (then as many downloads, metadata reads)
+	lists    int // listings of a 100-object prefix
+	clients  int // concurrent clients
+	perCli   int // uploads+downloads each
+	largeMiB int // the large object
+}
+
+type target struct {
+	name    string
+	host    string // host:port for STORAGE_EMULATOR_HOST
+	startup time.Duration
+}
+
+type result map[string]float64
+
+func TestBench(t *testing.T) {
+	full := os.Getenv("PYRIC_BENCH") == "1"
+	if !full && testing.Short() {
+		t.Skip("benchmark harness")
+	}
+	cfg := config{small: 50, lists: 10, clients: 8, perCli: 5, largeMiB: 8}
+	if full {
+		cfg = config{small: 1000, lists: 200, clients: 64, perCli: 50, largeMiB: 100}
+	}
+	var targets []target
+
+	e2etest.Pyric(t)
+	start := time.Now()
+	srv := e2etest.StartServe(t, t.TempDir(), "--data-dir", t.TempDir())
+	targets = append(targets, target{name: "pyric", host: srv.Storage, startup: time.Since(start)})
+
+	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		bin := buildPeer(t)
+		addr := freeAddr(t)
+		_, port, _ := net.SplitHostPort(addr)
+		cmd := exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", port, "-backend", "memory",
+			"-public-host", addr, "-external-url", "http://"+addr, "-log-level", "error")
+		start = time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		waitListening(t, addr)
+		targets = append(targets, target{name: "fake-gcs-server", host: addr, startup: time.Since(start)})
+	}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitListening(t, addr)
+	targets = append(targets, target{name: "floor", host: addr, startup: time.Since(start)})
+
+	res := map[string]result{}
+	var rows []string
+	for _, tg := range targets {
+		r := run(t, tg, cfg)
+		r["startup ms"] = float64(tg.startup.Milliseconds())
+		res[tg.name] = r
+		if rows == nil {
+			for k := range r {
+				rows = append(rows, k)
+			}
+			sort.Strings(rows)
+		}
+	}
+	report(t, targets, res, rows)
+}
+
+// run drives one target through the workload.
+func run(t *testing.T, tg target, cfg config) result {
+	t.Helper()
+	t.Setenv("STORAGE_EMULATOR_HOST", "http://"+tg.host)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, err := gcs.NewClient(ctx, option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bucket := "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := c.Bucket(bucket).Create(ctx, "demo-pyric", nil); err != nil {
+		t.Fatalf("%s: create bucket: %v", tg.name, err)
+	}
+	b := c.Bucket(bucket)
+	small := bytes.Repeat([]byte("s"), smallSize)
+	r := result{}
+
+	put := func(name string, data []byte, chunk int) {
+		w := b.Object(name).NewWriter(ctx)
+		w.ChunkSize = chunk
+		if _, err := w.Write(data); err != nil {
+			t.Fatalf("%s: write %s: %v", tg.name, name, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("%s: close %s: %v", tg.name, name, err)
+		}
+	}
+	get := func(name string) int64 {
+		rd, err := b.Object(name).NewReader(ctx)
+		if err != nil {
+			t.Fatalf("%s: read %s: %v", tg.name, name, err)
+		}
+		n, err := io.Copy(io.Discard, rd)
+		rd.Close()
+		if err != nil {
+			t.Fatalf("%s: read %s: %v", tg.name, name, err)
+		}
+		return n
+	}
+	rate := func(key string, n int, fn func(i int)) {
+		start := time.Now()
+		for i := range n {
+			fn(i)
+		}
+		r[key] = float64(n) / time.Since(start).Seconds()
+	}
+
+	rate("small upload /s", cfg.small, func(i int) { put(fmt.Sprintf("small/%06d", i), small, 0) })
+	rate("small download /s", cfg.small, func(i int) {
+		if n := get(fmt.Sprintf("small/%06d", i)); n != smallSize {
+			t.Fatalf("%s: downloaded %d bytes, want %d", tg.name, n, smallSize)
+		}
+	})
+	rate("metadata /s", cfg.small, func(i int) {
+		if _, err := b.Object(fmt.Sprintf("small/%06d", i)).Attrs(ctx); err != nil {
+			t.Fatalf("%s: attrs: %v", tg.name, err)
+		}
+	})
+	for i := range 100 {
+		put(fmt.Sprintf("list/%03d", i), small[:16], 0)
+	}
+	rate("list 100 /s", cfg.lists, func(int) {
+		it := b.Objects(ctx, &gcs.Query{Prefix: "list/"})
+		n := 0
+		for {
+			_, err := it.Next()
+			if err == iterator.Done {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: list: %v", tg.name, err)
+			}
+			n++
+		}
+		if n != 100 {
+			t.Fatalf("%s: listed %d objects, want 100", tg.name, n)
+		}
+	})
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for ci := range cfg.clients {
+		wg.Go(func() {
+			for i := range cfg.perCli {
+				name := fmt.Sprintf("conc/%d/%d", ci, i)
+				put(name, small, 0)
+				get(name)
+			}
+		})
+	}
+	wg.Wait()
+	r[fmt.Sprintf("%d clients ops/s", cfg.clients)] = float64(2*cfg.clients*cfg.perCli) / time.Since(start).Seconds()
+
+	large := bytes.Repeat([]byte("0123456789abcdef"), cfg.largeMiB<<16)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start = time.Now()
+	put("large.bin", large, 16<<20)
+	r["large upload MiB/s"] = float64(cfg.largeMiB) / time.Since(start).Seconds()
+	start = time.Now()
+	if n := get("large.bin"); n != int64(len(large)) {
+		t.Fatalf("%s: downloaded %d of %d bytes", tg.name, n, len(large))
+	}
+	r["large download MiB/s"] = float64(cfg.largeMiB) / time.Since(start).Seconds()
+	return r
+}
+
+func report(t *testing.T, targets []target, res map[string]result, rows []string) {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%-22s", "workload")
+	for _, tg := range targets {
+		fmt.Fprintf(&buf, " %16s", tg.name)
+	}
+	fmt.Fprintf(&buf, " %12s %12s\n", "pyric/floor", "pyric/peer")
+	for _, k := range rows {
+		fmt.Fprintf(&buf, "%-22s", k)
+		for _, tg := range targets {
+			fmt.Fprintf(&buf, " %16.1f", res[tg.name][k])
+		}
+		p, f, peer := res["pyric"][k], res["floor"][k], res["fake-gcs-server"][k]
+		ratio := func(a, b float64) string {
+			if b == 0 {
+				return "-"
+			}
+			if k == "startup ms" {
+				return fmt.Sprintf("%.2fx", b/a) // less is better
+			}
+			return fmt.Sprintf("%.2fx", a/b)
+		}
+		fmt.Fprintf(&buf, " %12s %12s\n", ratio(p, f), ratio(p, peer))
+	}
+	t.Logf("Cloud Storage through cloud.google.com/go/storage (ratios: higher is better for pyric; startup: the other's time ÷ pyric's)\n%s", buf.String())
+}
+
+// buildPeer builds fake-gcs-server from the pinned module in ./peer,
+// once per version (kept in the user's cache directory).
+func buildPeer(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	bin := filepath.Join(cache, "pyric", "fake-gcs-server-v1.56.1")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/fsouza/fake-gcs-server")
+	cmd.Dir = "peer"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e2etest.Missing(t, "fake-gcs-server (the Storage peer) did not build from e2e/storagebench/peer: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

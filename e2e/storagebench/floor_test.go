@@ -100,7 +100,7 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Goog-Metageneration", "1")
 		w.Header().Set("X-Goog-Stored-Content-Length", strconv.FormatInt(size, 10))
 		w.WriteHeader(http.StatusOK)
-		buf := make([]byte, 256<<10)
+		buf := make([]byte, min(size, 256<<10))
 		for size > 0 {
 			n := min(int64(len(buf)), size)
 			if _, err := w.Write(buf[:n]); err != nil {

@@ -1,0 +1,276 @@
+// Package authbench measures Firebase Auth through its REST API (what
+// every client SDK speaks) and the Go Admin SDK against `pyric serve`
+// (durable, the default), firebase-tools' Auth emulator and a do-nothing
+// Auth server that answers canned replies of the right shape (the most
+// any server could reach through these clients here), each in its own
+// process, in the same run, and prints each side's figures and Pyric's
+// ratios: sign-up, sign-in with a password, ID-token refresh,
+// verifyIdToken with the revocation check (a lookup round trip), 64
+// concurrent clients signing in, and startup.
+//
+//	PYRIC_BENCH=1 go test -v -run Bench ./e2e/authbench
+//
+// Without PYRIC_BENCH=1 it runs a small smoke workload (firebase-tools
+// only under PYRIC_E2E_REQUIRED=1). It measures; it asserts nothing
+// about timing.
+package authbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	firebase "firebase.google.com/go/v4"
+	"google.golang.org/api/option"
+
+	"github.com/pyric/pyric/internal/e2etest"
+)
+
+const project = "demo-authbench"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		serveFloor(addr)
+	}
+	os.Exit(m.Run())
+}
+
+type config struct{ n, clients, perClient int }
+
+type target struct {
+	name    string
+	host    string // host:port of the Auth endpoint
+	startup time.Duration
+}
+
+type result map[string]float64
+
+func TestBench(t *testing.T) {
+	full := os.Getenv("PYRIC_BENCH") == "1"
+	if !full && testing.Short() {
+		t.Skip("benchmark harness")
+	}
+	cfg := config{n: 30, clients: 8, perClient: 5}
+	if full {
+		cfg = config{n: 500, clients: 64, perClient: 20}
+	}
+	var targets []target
+
+	e2etest.Pyric(t)
+	start := time.Now()
+	srv := e2etest.StartServe(t, t.TempDir(), "--data-dir", t.TempDir(), "--project", project)
+	targets = append(targets, target{name: "pyric", host: srv.Auth, startup: time.Since(start)})
+
+	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		targets = append(targets, startEmulator(t))
+	}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitHTTP(t, "http://"+addr+"/")
+	targets = append(targets, target{name: "floor", host: addr, startup: time.Since(start)})
+
+	res := map[string]result{}
+	var rows []string
+	for _, tg := range targets {
+		r := run(t, tg, cfg)
+		r["startup ms"] = float64(tg.startup.Milliseconds())
+		res[tg.name] = r
+		if rows == nil {
+			for k := range r {
+				rows = append(rows, k)
+			}
+			sort.Strings(rows)
+		}
+	}
+	report(t, targets, res, rows)
+}
+
+// call posts one Identity Toolkit / Secure Token request.
+func call(t *testing.T, c *http.Client, url string, body any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST %s: %d %v %v", url, resp.StatusCode, out, err)
+	}
+	return out
+}
+
+func run(t *testing.T, tg target, cfg config) result {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	base := "http://" + tg.host
+	signUp := base + "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k"
+	signIn := base + "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k"
+	refresh := base + "/securetoken.googleapis.com/v1/token?key=k"
+	r := result{}
+	rate := func(key string, n int, fn func(i int)) {
+		start := time.Now()
+		for i := range n {
+			fn(i)
+		}
+		r[key] = float64(n) / time.Since(start).Seconds()
+	}
+	stamp := time.Now().UnixNano()
+	email := func(i int) string { return fmt.Sprintf("u%d-%d@bench.example", stamp, i) }
+	tokens := make([]string, cfg.n)
+	refreshTokens := make([]string, cfg.n)
+	rate("sign-up /s", cfg.n, func(i int) {
+		call(t, c, signUp, map[string]any{"email": email(i), "password": "secret-1", "returnSecureToken": true})
+	})
+	rate("sign-in /s", cfg.n, func(i int) {
+		out := call(t, c, signIn, map[string]any{"email": email(i), "password": "secret-1", "returnSecureToken": true})
+		tokens[i], _ = out["idToken"].(string)
+		refreshTokens[i], _ = out["refreshToken"].(string)
+	})
+	rate("token refresh /s", cfg.n, func(i int) {
+		call(t, c, refresh, map[string]any{"grant_type": "refresh_token", "refresh_token": refreshTokens[i]})
+	})
+
+	// verifyIdToken with the revocation check: the Admin SDK's lookup
+	// round trip.
+	t.Setenv("FIREBASE_AUTH_EMULATOR_HOST", tg.host)
+	ctx := context.Background()
+	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: project}, option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := app.Auth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate("verifyIdToken+revoked /s", cfg.n, func(i int) {
+		if _, err := ac.VerifyIDTokenAndCheckRevoked(ctx, tokens[i]); err != nil {
+			t.Fatalf("%s: verify: %v", tg.name, err)
+		}
+	})
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for ci := range cfg.clients {
+		wg.Go(func() {
+			for k := range cfg.perClient {
+				call(t, c, signIn, map[string]any{"email": email((ci*cfg.perClient + k) % cfg.n), "password": "secret-1", "returnSecureToken": true})
+			}
+		})
+	}
+	wg.Wait()
+	r[fmt.Sprintf("%d clients sign-in /s", cfg.clients)] = float64(cfg.clients*cfg.perClient) / time.Since(start).Seconds()
+	return r
+}
+
+func report(t *testing.T, targets []target, res map[string]result, rows []string) {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%-26s", "workload")
+	for _, tg := range targets {
+		fmt.Fprintf(&buf, " %14s", tg.name)
+	}
+	fmt.Fprintf(&buf, " %12s %14s\n", "pyric/floor", "pyric/emulator")
+	for _, k := range rows {
+		fmt.Fprintf(&buf, "%-26s", k)
+		for _, tg := range targets {
+			fmt.Fprintf(&buf, " %14.1f", res[tg.name][k])
+		}
+		ratio := func(a, b float64) string {
+			if a == 0 || b == 0 {
+				return "-"
+			}
+			if k == "startup ms" {
+				return fmt.Sprintf("%.2fx", b/a)
+			}
+			return fmt.Sprintf("%.2fx", a/b)
+		}
+		fmt.Fprintf(&buf, " %12s %14s\n", ratio(res["pyric"][k], res["floor"][k]), ratio(res["pyric"][k], res["emulator"][k]))
+	}
+	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric; startup: the other's time ÷ pyric's)\n%s", buf.String())
+}
+
+// startEmulator starts firebase-tools' Auth emulator (e2e/js's pinned
+// firebase-tools) and stops it when the test ends.
+func startEmulator(t *testing.T) target {
+	t.Helper()
+	e2etest.NeedNode(t)
+	bin := filepath.Join(e2etest.JSDir(), "node_modules", ".bin", "firebase")
+	if _, err := os.Stat(bin); err != nil {
+		e2etest.Missing(t, "firebase-tools is not installed in e2e/js (npm ci there): %v", err)
+	}
+	dir := t.TempDir()
+	addr, hub, logging := freeAddr(t), freeAddr(t), freeAddr(t)
+	port := func(a string) int { _, p, _ := net.SplitHostPort(a); var n int; fmt.Sscan(p, &n); return n }
+	cfg := map[string]any{"emulators": map[string]any{
+		"auth":    map[string]any{"port": port(addr), "host": "127.0.0.1"},
+		"ui":      map[string]any{"enabled": false},
+		"hub":     map[string]any{"port": port(hub), "host": "127.0.0.1"},
+		"logging": map[string]any{"port": port(logging), "host": "127.0.0.1"},
+	}}
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(dir, "firebase.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "emulators:start", "--only", "auth", "--project", project)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=1", "NO_UPDATE_NOTIFIER=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	waitHTTP(t, "http://"+addr+"/")
+	return target{name: "emulator", host: addr, startup: time.Since(start)}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitHTTP waits until url answers 200.
+func waitHTTP(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never answered 200", url)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

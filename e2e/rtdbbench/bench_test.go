@@ -1,0 +1,165 @@
+// Package rtdbbench measures the Realtime Database through the official
+// JS SDK (firebase@12.19.0 in Node, WebSocket protocol v5) and the admin
+// REST API against `pyric serve` (durable, the default) and a do-nothing
+// server that speaks just enough of the protocol (the most any server
+// could reach through these clients here), each in its own process, in
+// the same run, and prints each side's figures and Pyric's ratio to the
+// floor: set, update, get, transaction, a query on an `.indexOn` child,
+// listener fan-out (many clients on one path, one write: delivery p50
+// and p99) and REST put/patch/get. The official RTDB emulator cannot
+// run here, so the floor is the only anchor.
+//
+//	PYRIC_BENCH=1 go test -v -run Bench ./e2e/rtdbbench
+//
+// Without PYRIC_BENCH=1 it runs a small smoke workload. It measures; it
+// asserts nothing about timing.
+package rtdbbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/internal/e2etest"
+)
+
+const ns = "demo-rtdbbench-default-rtdb"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		serveFloor(addr)
+	}
+	os.Exit(m.Run())
+}
+
+type target struct{ name, host string }
+
+type result map[string]float64
+
+func TestBench(t *testing.T) {
+	full := os.Getenv("PYRIC_BENCH") == "1"
+	if !full && testing.Short() {
+		t.Skip("benchmark harness")
+	}
+	e2etest.NeedNode(t, "firebase")
+	n, fanout, rest := 30, 50, 50
+	if full {
+		n, fanout, rest = 500, 1000, 2000
+	}
+	dir := t.TempDir()
+	rules := `{"rules": {".read": true, ".write": true, "scores": {".indexOn": ["score"]}}}`
+	if err := os.WriteFile(filepath.Join(dir, "database.rules.json"), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := e2etest.StartServe(t, dir, "--data-dir", t.TempDir(), "--project", "demo-rtdbbench", "--database-rules", "database.rules.json")
+	targets := []target{{"pyric", srv.Database}}
+
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitListening(t, addr)
+	targets = append(targets, target{"floor", addr})
+
+	res := map[string]result{}
+	var rows []string
+	for _, tg := range targets {
+		r := result{}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		_, file, _, _ := runtime.Caller(0)
+		out := e2etest.RunNode(t, ctx, filepath.Join(filepath.Dir(file), "drive.cjs"),
+			"DB="+tg.host, "NS="+ns, fmt.Sprint("N=", n), fmt.Sprint("FANOUT=", fanout))
+		cancel()
+		e2etest.LastJSONLine(t, out, &r)
+		restRates(t, tg, rest, r)
+		res[tg.name] = r
+		if rows == nil {
+			for k := range r {
+				rows = append(rows, k)
+			}
+			sort.Strings(rows)
+		}
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%-22s %12s %12s %12s\n", "workload", "pyric", "floor", "pyric/floor")
+	for _, k := range rows {
+		p, f := res["pyric"][k], res["floor"][k]
+		ratio := p / f
+		if strings.HasSuffix(k, " ms") {
+			ratio = f / p // latency: less is better
+		}
+		fmt.Fprintf(&buf, "%-22s %12.2f %12.2f %11.2fx\n", k, p, f, ratio)
+	}
+	t.Logf("Realtime Database through the JS SDK (WebSocket) and REST (ratios: higher is better for pyric)\n%s", buf.String())
+}
+
+// restRates measures the admin REST API (as the Admin SDKs' REST
+// clients and curl use it): sequential PUT, PATCH and GET.
+func restRates(t *testing.T, tg target, n int, r result) {
+	t.Helper()
+	c := &http.Client{}
+	do := func(method, path string, body string) {
+		req, _ := http.NewRequest(method, "http://"+tg.host+path+".json?ns="+ns, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer owner")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %s %s: %d %v", tg.name, method, path, resp.StatusCode, v)
+		}
+	}
+	rate := func(key string, fn func(i int)) {
+		start := time.Now()
+		for i := range n {
+			fn(i)
+		}
+		r[key] = float64(n) / time.Since(start).Seconds()
+	}
+	rate("REST put /s", func(i int) { do("PUT", fmt.Sprintf("/rest/r%d", i), fmt.Sprintf(`{"n":%d,"s":"x"}`, i)) })
+	rate("REST patch /s", func(i int) { do("PATCH", fmt.Sprintf("/rest/r%d", i), `{"n":0}`) })
+	rate("REST get /s", func(i int) { do("GET", fmt.Sprintf("/rest/r%d", i), "") })
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,155 @@
+// Package startupbench measures how long `pyric serve` takes from
+// process start until every port accepts connections (its --json line),
+// in the cases #27 names — a fresh data dir, in memory, a data dir
+// holding 100k Firestore documents, and with a Cloud Functions codebase
+// configured — beside the official Cloud Firestore emulator's start (the
+// anchor) in the same run, and prints the median and best of several
+// starts of each.
+//
+//	PYRIC_BENCH=1 go test -v -run Bench ./e2e/startupbench
+//
+// Without PYRIC_BENCH=1 it runs a small smoke workload (fewer starts, 5k
+// documents). It measures; it asserts nothing about timing.
+package startupbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/emulator"
+)
+
+type row struct {
+	name  string
+	times []time.Duration
+}
+
+func (r row) median() time.Duration {
+	s := append([]time.Duration(nil), r.times...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func (r row) best() time.Duration {
+	b := r.times[0]
+	for _, d := range r.times {
+		b = min(b, d)
+	}
+	return b
+}
+
+func TestBench(t *testing.T) {
+	full := os.Getenv("PYRIC_BENCH") == "1"
+	if !full && testing.Short() {
+		t.Skip("benchmark harness")
+	}
+	starts, docs := 3, 5000
+	if full {
+		starts, docs = 7, 100_000
+	}
+	e2etest.Pyric(t) // built before any clock starts
+	serve := func(dir string, args ...string) time.Duration {
+		start := time.Now()
+		s := e2etest.StartServe(t, dir, args...)
+		d := time.Since(start)
+		s.Stop()
+		return d
+	}
+	var rows []row
+	measure := func(name string, fn func() time.Duration) {
+		r := row{name: name}
+		for range starts {
+			r.times = append(r.times, fn())
+		}
+		rows = append(rows, r)
+	}
+
+	measure("pyric serve, fresh data dir", func() time.Duration { return serve(t.TempDir(), "--data-dir", t.TempDir()) })
+	measure("pyric serve --in-memory", func() time.Duration { return serve(t.TempDir(), "--in-memory") })
+
+	loaded := t.TempDir()
+	loadDocuments(t, loaded, docs)
+	measure(fmt.Sprintf("pyric serve, %dk documents", docs/1000), func() time.Duration {
+		return serve(t.TempDir(), "--data-dir", loaded, "--no-capture")
+	})
+
+	_, err := os.Stat(filepath.Join(e2etest.FunctionsDir(), "node_modules", "firebase-functions"))
+	if err == nil || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		t.Setenv("PATH", e2etest.NeedFunctions(t))
+		fnDir := t.TempDir()
+		src, _ := filepath.Abs(filepath.Join(e2etest.FunctionsDir(), "js"))
+		cfg := fmt.Sprintf(`{"functions": [{"source": %q, "codebase": "js"}]}`, src)
+		if err := os.WriteFile(filepath.Join(fnDir, "firebase.json"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		measure("pyric serve with functions", func() time.Duration { return serve(fnDir, "--in-memory") })
+	}
+
+	if emulator.Jar() != "" || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
+		measure("official Firestore emulator", func() time.Duration {
+			start := time.Now()
+			e := emulator.StartWith(t)
+			d := time.Since(start)
+			e.Stop()
+			return d
+		})
+	}
+
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%-34s %10s %10s\n", "start → every port serving", "median", "best")
+	for _, r := range rows {
+		fmt.Fprintf(&buf, "%-34s %8dms %8dms\n", r.name, r.median().Milliseconds(), r.best().Milliseconds())
+	}
+	t.Logf("startup (%d starts each)\n%s", starts, buf.String())
+}
+
+// loadDocuments fills a data dir with n small Firestore documents
+// through the Go client, then stops the server.
+func loadDocuments(t *testing.T, dir string, n int) {
+	t.Helper()
+	s := e2etest.StartServe(t, t.TempDir(), "--data-dir", dir, "--no-capture", "--project", "demo-startup")
+	defer s.Stop()
+	t.Setenv("FIRESTORE_EMULATOR_HOST", s.Firestore)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const batch, workers = 500, 4
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			c, err := firestore.NewClient(ctx, "demo-startup")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			col := c.Collection("load")
+			for {
+				first := int(next.Add(batch)) - batch
+				if first >= n {
+					return
+				}
+				b := c.BulkWriter(ctx)
+				for i := first; i < min(first+batch, n); i++ {
+					if _, err := b.Set(col.Doc(fmt.Sprintf("d%07d", i)), map[string]any{"n": i, "s": "some text"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				b.End()
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -39,7 +39,8 @@ const port = process.env.RTDB_EMULATOR_PORT;
 const namespace = process.env.RTDB_EMULATOR_NAMESPACE;
 const browser = where !== 'node';
 const timeout = browser ? 20000 : 5000;
-const retries = browser ? 3 : 5;
+// MOCHA_RETRIES overrides the retries (0 finds flaky differences).
+const retries = process.env.MOCHA_RETRIES ? Number(process.env.MOCHA_RETRIES) : browser ? 3 : 5;
 // MOCHA_GREP runs only the tests whose full title contains it (debugging).
 const grep = process.env.MOCHA_GREP || '';
 

@@ -126,6 +126,7 @@ func (h *Handler) upgradeWS(w http.ResponseWriter, r *http.Request, lp *lpSessio
 		lp.abandonSwitch(sw)
 		return
 	}
+	lp.releasePoll()
 	switched := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -144,7 +145,7 @@ func (h *Handler) upgradeWS(w http.ResponseWriter, r *http.Request, lp *lpSessio
 		s.writeLoop(ctx)
 		cancel()
 	}()
-	reason := s.upgradeReadLoop(ctx, sw)
+	reason := s.upgradeReadLoop(ctx, sw, lp)
 	cancel()
 	<-done
 	select {
@@ -158,8 +159,10 @@ func (h *Handler) upgradeWS(w http.ResponseWriter, r *http.Request, lp *lpSessio
 }
 
 // upgradeReadLoop is readLoop for an attaching socket: pings are answered
-// on the socket at once, requests wait for the long poll's end.
-func (s *session) upgradeReadLoop(ctx context.Context, sw *lpSwitch) string {
+// on the socket at once, requests wait for the long poll's end. The
+// SDK's ack on the socket releases the poll the long poll holds, as the
+// socket's attaching did (see releasePoll).
+func (s *session) upgradeReadLoop(ctx context.Context, sw *lpSwitch, lp *lpSession) string {
 	for {
 		rctx, cancel := context.WithTimeout(ctx, idleTimeout)
 		typ, data, err := s.ws.Read(rctx)
@@ -185,6 +188,9 @@ func (s *session) upgradeReadLoop(ctx context.Context, sw *lpSwitch) string {
 			if ctl == "p" && s.write(ctx, framePong) != nil {
 				return ""
 			}
+			if ctl == "a" {
+				lp.releasePoll() // the SDK's end of transmission follows on the long poll
+			}
 			continue // the SDK's switch ack ("a") needs no answer
 		}
 		select {
@@ -198,6 +204,26 @@ func (s *session) upgradeReadLoop(ctx context.Context, sw *lpSwitch) string {
 			return err.Error()
 		}
 	}
+}
+
+// releasePoll answers the poll the long poll holds (empty, as when it
+// waited its time out) without waiting for data. A page has six HTTP/1.1
+// connections to a host and the SDK keeps a poll held on one of them per
+// long-poll session; with six sessions in one page (an app per test, or
+// per tab) every connection holds a poll and the requests that carry the
+// SDK's messages — its writes, and the end of transmission that completes
+// the switch — wait in the browser for one to be answered. Once the
+// session is moving onto a socket, nothing needs the poll held: answering
+// it when the socket attaches and again when the SDK acks the switch
+// frees a connection for what is waiting (the SDK re-polls).
+func (s *lpSession) releasePoll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	close(s.release)
+	s.release = make(chan struct{})
 }
 
 // abandonSwitch forgets a switch whose socket ended before it completed:

@@ -127,3 +127,61 @@ func TestLongPollUpgradeUnknownSession(t *testing.T) {
 		t.Fatalf("reset: %s %v", b, err)
 	}
 }
+
+// TestLongPollUpgradeReleasesHeldPoll: a long-poll session moving onto a
+// socket has its held poll answered when the socket attaches and again
+// when the SDK acks the switch, instead of after lpHold (20 s). In a
+// browser every long-poll session holds one of the page's six HTTP/1.1
+// connections with its poll; with six sessions (the JS SDK's own
+// integration tests start each test's apps on long polling once a
+// socket failed) the requests carrying the SDK's writes and its end of
+// transmission waited seconds for a connection.
+func TestLongPollUpgradeReleasesHeldPoll(t *testing.T) {
+	srv, _ := start(t, testRules)
+	r := do(t, srv, "GET", "/.lp?start=t&ser=1&cb=3&v=5&ns=demo-default-rtdb", "")
+	m := regexp.MustCompile(`^parent\.pLPCommand3\('start',"([^"]+)","([^"]+)"\);.*"s":"([^"]+)"`).FindStringSubmatch(r.body)
+	if m == nil {
+		t.Fatalf("start: %s", r.body)
+	}
+	id, pw, sessionID := m[1], m[2], m[3]
+	// held starts a poll with nothing to send, which the server holds,
+	// and returns a channel that gets its answer.
+	held := func() <-chan string {
+		ch := make(chan string, 1)
+		go func() {
+			ch <- do(t, srv, "GET", fmt.Sprintf("/.lp?id=%s&pw=%s&ser=2", url.QueryEscape(id), url.QueryEscape(pw)), "").body
+		}()
+		time.Sleep(100 * time.Millisecond) // let the server hold it
+		return ch
+	}
+	answered := func(ch <-chan string, when string) {
+		t.Helper()
+		select {
+		case got := <-ch:
+			if got != "" {
+				t.Fatalf("the held poll answered %q %s, want an empty answer", got, when)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the held poll was not answered %s", when)
+		}
+	}
+	poll := held()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/.ws?v=5&ns=demo-default-rtdb&s="+url.QueryEscape(sessionID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close(websocket.StatusNormalClosure, "")
+	if _, b, err := ws.Read(ctx); err != nil || string(b) != `{"t":"c","d":{"t":"a","d":{}}}` {
+		t.Fatalf("switch ack: %s %v", b, err)
+	}
+	answered(poll, "when the socket attached")
+
+	// The SDK re-polls; its ack on the socket answers that poll too.
+	poll = held()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"t":"c","d":{"t":"a","d":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	answered(poll, "when the SDK acked the switch")
+}

@@ -1,0 +1,502 @@
+package compat
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the module's root, found from the package directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the package")
+		}
+		dir = up
+	}
+}
+
+// testFunc is one Test function of the repository, as far as a static
+// reading can tell.
+type testFunc struct {
+	dir, name string
+	pos       string
+	body      string // the function's source
+	// skipped says why the test would skip under PYRIC_E2E_REQUIRED=1,
+	// or is empty.
+	skipped string
+	rows    []string // row ids its comments name (// conformance: id, id)
+}
+
+// testPackage is what a package directory's tests hold.
+type testPackage struct {
+	funcs map[string]*testFunc
+	text  string          // every _test.go file and every step script of the directory
+	known map[string]bool // steps listed as known gaps (skipped when they fail)
+}
+
+// rowRef is a comment line "conformance: id[, id]" (at the start of a
+// line of the comment).
+var rowRef = regexp.MustCompile(`(?m)^\s*conformance:\s*([a-z0-9][a-z0-9.,\- ]*[a-z0-9])\s*$`)
+
+// indexTests parses every _test.go file under root (not node_modules,
+// testdata, or hidden directories) and returns its test packages by
+// directory, and the row ids named by comments outside any test.
+func indexTests(t *testing.T, root string) (map[string]*testPackage, map[string][]string) {
+	t.Helper()
+	pkgs := map[string]*testPackage{}
+	loose := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if path != root && (n == "node_modules" || n == "testdata" || n == "dist" || strings.HasPrefix(n, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		p := pkgs[rel]
+		if p == nil {
+			p = &testPackage{funcs: map[string]*testFunc{}, known: map[string]bool{}}
+			pkgs[rel] = p
+		}
+		switch ext := filepath.Ext(path); {
+		case strings.HasSuffix(path, "_test.go"):
+		case ext == ".cjs" || ext == ".mjs" || ext == ".js":
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			p.text += string(b)
+			return nil
+		default:
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		p.text += string(src)
+		collectKnown(f, p.known)
+		claimed := map[*ast.CommentGroup]bool{}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Body == nil {
+				continue
+			}
+			tf := &testFunc{dir: rel, name: fd.Name.Name, pos: fset.Position(fd.Pos()).String(),
+				body: string(src[fset.Position(fd.Body.Pos()).Offset:fset.Position(fd.Body.End()).Offset])}
+			tf.skipped = skipReason(fd.Body)
+			for _, cg := range f.Comments {
+				if cg == fd.Doc || cg.Pos() >= fd.Body.Pos() && cg.End() <= fd.Body.End() {
+					claimed[cg] = true
+					tf.rows = append(tf.rows, refs(cg.Text())...)
+				}
+			}
+			p.funcs[tf.name] = tf
+		}
+		for _, cg := range f.Comments {
+			if !claimed[cg] {
+				if ids := refs(cg.Text()); len(ids) > 0 {
+					loose[fset.Position(cg.Pos()).String()] = ids
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs, loose
+}
+
+func refs(comment string) []string {
+	var ids []string
+	for _, m := range rowRef.FindAllStringSubmatch(comment, -1) {
+		for _, id := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// collectKnown adds the string keys of every composite literal given as
+// the Known field (e2etest.Want) or held by a package-level variable
+// whose name mentions "known": those steps skip when they fail.
+func collectKnown(f *ast.File, known map[string]bool) {
+	keys := func(e ast.Expr) {
+		cl, ok := e.(*ast.CompositeLit)
+		if !ok {
+			return
+		}
+		for _, el := range cl.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if bl, ok := kv.Key.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+					if s, err := strconv.Unquote(bl.Value); err == nil {
+						known[s] = true
+					}
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.KeyValueExpr:
+			if id, ok := n.Key.(*ast.Ident); ok && id.Name == "Known" {
+				keys(n.Value)
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if strings.Contains(strings.ToLower(name.Name), "known") && i < len(n.Values) {
+					keys(n.Values[i])
+				}
+			}
+		}
+		return true
+	})
+}
+
+// skipReason is the static check that a test runs under
+// PYRIC_E2E_REQUIRED=1: it must not call t.Skip/Skipf/SkipNow as a
+// statement of its body (an unconditional skip), nor inside an if whose
+// condition reads an environment variable other than PYRIC_E2E_REQUIRED
+// (a test that runs only when asked, e.g. a benchmark harness or a child
+// process). Skips under testing.Short() and the e2etest helpers (which
+// fail instead of skipping when PYRIC_E2E_REQUIRED=1) are accepted.
+func skipReason(body *ast.BlockStmt) string {
+	for _, st := range body.List {
+		switch st := st.(type) {
+		case *ast.ExprStmt:
+			if isSkip(st.X) {
+				return "calls t.Skip unconditionally"
+			}
+		case *ast.IfStmt:
+			if readsEnv(st.Cond) && containsSkip(st.Body) {
+				return "skips unless an environment variable is set"
+			}
+		}
+	}
+	return ""
+}
+
+func isSkip(e ast.Expr) bool {
+	call, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && (sel.Sel.Name == "Skip" || sel.Sel.Name == "Skipf" || sel.Sel.Name == "SkipNow")
+}
+
+func containsSkip(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if e, ok := n.(ast.Expr); ok && isSkip(e) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func readsEnv(cond ast.Expr) bool {
+	found := false
+	ast.Inspect(cond, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" && (sel.Sel.Name == "Getenv" || sel.Sel.Name == "LookupEnv") {
+			if len(call.Args) == 1 {
+				if bl, ok := call.Args[0].(*ast.BasicLit); ok && strings.Contains(bl.Value, "PYRIC_E2E_REQUIRED") {
+					return true
+				}
+			}
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// TestRegistryParses checks the embedded files parse: headers, fields,
+// statuses, notes, unique ids, and every service in its place.
+func TestRegistryParses(t *testing.T) {
+	all, err := Services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(order) {
+		t.Fatalf("%d services, want %d", len(all), len(order))
+	}
+	for _, s := range all {
+		if len(s.Rows) == 0 {
+			t.Errorf("%s has no row", s.ID)
+		}
+		if s.About == "" {
+			t.Errorf("%s has no about header", s.ID)
+		}
+	}
+}
+
+// TestConformingRowsAreProved checks every test a row names: the test
+// function exists in that package directory, would not skip under
+// PYRIC_E2E_REQUIRED=1 (see skipReason), and a subtest's name appears in
+// the function's package (its body, the package's other test files —
+// the expected-results tables of the step tests — or the step scripts
+// the package runs) and is not listed as a known gap.
+func TestConformingRowsAreProved(t *testing.T) {
+	root := repoRoot(t)
+	pkgs, _ := indexTests(t, root)
+	all, err := Services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		for _, r := range s.Rows {
+			for _, name := range r.Tests {
+				dir, fn, sub, err := SplitTest(name)
+				if err != nil {
+					t.Errorf("%s: %v", r.ID, err)
+					continue
+				}
+				p := pkgs[dir]
+				var tf *testFunc
+				if p != nil {
+					tf = p.funcs[fn]
+				}
+				if tf == nil {
+					t.Errorf("%s names %s: no func %s in %s/*_test.go", r.ID, name, fn, dir)
+					continue
+				}
+				if r.Status == Conforming && tf.skipped != "" {
+					t.Errorf("%s names %s, which %s (%s)", r.ID, name, tf.skipped, tf.pos)
+				}
+				if sub == "" {
+					continue
+				}
+				if !strings.Contains(tf.body, sub) && !strings.Contains(p.text, sub) {
+					t.Errorf("%s names %s: the subtest %q appears nowhere in %s", r.ID, name, sub, dir)
+				}
+				if r.Status == Conforming && p.known[sub] {
+					t.Errorf("%s names %s, a known gap of %s (it skips when it fails)", r.ID, name, dir)
+				}
+			}
+		}
+	}
+}
+
+// TestTestsNameRealRows checks the other direction: every row id a
+// test's comment names (// conformance: id, id) exists, and the row it
+// names lists that test (the function or one of its subtests), so the
+// registry and the tests agree.
+func TestTestsNameRealRows(t *testing.T) {
+	root := repoRoot(t)
+	pkgs, loose := indexTests(t, root)
+	rows := map[string]*Row{}
+	all, err := Services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		for i := range s.Rows {
+			rows[s.Rows[i].ID] = &s.Rows[i]
+		}
+	}
+	n := 0
+	for dir, p := range pkgs {
+		for _, tf := range p.funcs {
+			for _, id := range tf.rows {
+				n++
+				r := rows[id]
+				if r == nil {
+					t.Errorf("%s (%s) names the row %s, which does not exist", tf.name, tf.pos, id)
+					continue
+				}
+				listed := false
+				for _, name := range r.Tests {
+					d, fn, _, _ := SplitTest(name)
+					listed = listed || d == dir && fn == tf.name
+				}
+				if !listed {
+					t.Errorf("%s (%s) names the row %s, whose tests do not list %s.%s", tf.name, tf.pos, id, dir, tf.name)
+				}
+			}
+		}
+	}
+	for pos, ids := range loose {
+		for _, id := range ids {
+			n++
+			if rows[id] == nil {
+				t.Errorf("%s: a comment names the row %s, which does not exist", pos, id)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no test names a row: the check checks nothing")
+	}
+}
+
+// TestSeeds checks every seed row's fate names rows that exist, and, when
+// PYRIC_SEED_MATRICES names the folder of the original matrices
+// (../shared/seeds/matrices), that every row of every matrix has a fate.
+func TestSeeds(t *testing.T) {
+	all, err := Services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, s := range all {
+		for _, r := range s.Rows {
+			rows[r.ID] = true
+		}
+	}
+	have := map[string]map[string]bool{}
+	for _, s := range all {
+		for _, m := range s.Matrices {
+			if have[m] == nil {
+				have[m] = map[string]bool{}
+			}
+		}
+		for _, sd := range s.Seeds {
+			have[sd.Matrix][sd.Num] = true
+			for _, id := range sd.Rows {
+				if !rows[id] {
+					t.Errorf("%s#%s: its fate names the row %s, which does not exist", sd.Matrix, sd.Num, id)
+				}
+			}
+		}
+	}
+	for m, nums := range have {
+		if len(nums) == 0 {
+			t.Errorf("the matrix %s has no seeds file", m)
+		}
+	}
+	dir := os.Getenv("PYRIC_SEED_MATRICES")
+	if dir == "" {
+		t.Log("PYRIC_SEED_MATRICES is not set: the seeds files are not compared with the matrices")
+		return
+	}
+	for m, nums := range have {
+		b, err := os.ReadFile(filepath.Join(dir, m+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := seedNumbers(string(b))
+		if len(want) == 0 {
+			t.Errorf("%s: no row found in the matrix", m)
+		}
+		for _, n := range want {
+			if !nums[n] {
+				t.Errorf("%s#%s has no fate in seeds/%s.tsv", m, n, m)
+			}
+		}
+	}
+}
+
+// TestPagesFresh checks the committed pages under docs/conformance and
+// the README's score section are what the registry generates now; run
+// `go generate ./internal/compat` after changing a row.
+func TestPagesFresh(t *testing.T) {
+	root := repoRoot(t)
+	all, err := Services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := Pages(all)
+	dir := filepath.Join(root, "docs", "conformance")
+	for name, want := range pages {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, []byte(want)) {
+			t.Errorf("docs/conformance/%s is stale or missing: run `go generate ./internal/compat`", name)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var extra []string
+	for _, e := range entries {
+		if _, ok := pages[e.Name()]; !ok {
+			extra = append(extra, e.Name())
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) > 0 {
+		t.Errorf("docs/conformance holds pages no service generates: %v", extra)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadmeSection(string(readme), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != string(readme) {
+		t.Error("the README's conformance section is stale: run `go generate ./internal/compat`")
+	}
+}
+
+var detailsRow = regexp.MustCompile(`(?s)<details class="compat-row".*?</details>`)
+
+// seedNumbers lists the rows of one original matrix page: the last cell
+// (#) of each row of a table whose header starts with "API" (a number met
+// again, as in the messaging page's second table, is prefixed "admin-"),
+// then g1, g2, … for the entries of its gap lists.
+func seedNumbers(page string) []string {
+	var out []string
+	seen := map[string]bool{}
+	inAPI := false
+	for _, line := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), " | ")
+		first := strings.TrimSpace(cells[0])
+		if first == "API" || first == "Status" {
+			inAPI = first == "API"
+			continue
+		}
+		if strings.Trim(line, "|-: ") == "" || !inAPI {
+			continue
+		}
+		n := strings.TrimSpace(cells[len(cells)-1])
+		if seen[n] {
+			n = "admin-" + n
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	for i := range detailsRow.FindAllString(page, -1) {
+		out = append(out, "g"+strconv.Itoa(i+1))
+	}
+	return out
+}

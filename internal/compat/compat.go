@@ -18,6 +18,7 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -173,9 +174,14 @@ func load() ([]*Service, error) {
 	}
 	names, _ := files.ReadDir("seeds")
 	for _, n := range names {
-		matrix := strings.TrimSuffix(n.Name(), ".tsv")
+		// A matrix whose rows several services answer for is split into
+		// seeds/<matrix>@<service>.tsv files.
+		matrix, svc, _ := strings.Cut(strings.TrimSuffix(n.Name(), ".tsv"), "@")
 		s := owner[matrix]
-		if s == nil {
+		if svc != "" {
+			s = byID[svc]
+		}
+		if s == nil || !slices.Contains(s.Matrices, matrix) {
 			return nil, fmt.Errorf("compat: seeds/%s: no service names the matrix %s", n.Name(), matrix)
 		}
 		b, _ := files.ReadFile(path.Join("seeds", n.Name()))

@@ -186,8 +186,9 @@ func collectKnown(f *ast.File, known map[string]bool) {
 // PYRIC_E2E_REQUIRED=1: it must not call t.Skip/Skipf/SkipNow as a
 // statement of its body (an unconditional skip), nor inside an if whose
 // condition reads an environment variable other than PYRIC_E2E_REQUIRED
-// (a test that runs only when asked, e.g. a benchmark harness or a child
-// process). Skips under testing.Short() and the e2etest helpers (which
+// (a test that runs only when asked, e.g. a benchmark harness), unless
+// the condition is os.Getenv(X) != "" (the child process of a crash test
+// skipping itself). Skips under testing.Short() and the e2etest helpers (which
 // fail instead of skipping when PYRIC_E2E_REQUIRED=1) are accepted.
 func skipReason(body *ast.BlockStmt) string {
 	for _, st := range body.List {
@@ -197,12 +198,24 @@ func skipReason(body *ast.BlockStmt) string {
 				return "calls t.Skip unconditionally"
 			}
 		case *ast.IfStmt:
-			if readsEnv(st.Cond) && containsSkip(st.Body) {
+			if readsEnv(st.Cond) && !setMarker(st.Cond) && containsSkip(st.Body) {
 				return "skips unless an environment variable is set"
 			}
 		}
 	}
 	return ""
+}
+
+// setMarker reports whether cond is os.Getenv(X) != "": a skip when a
+// variable is set (the child process of a crash test marks itself so),
+// which a normal run never meets.
+func setMarker(cond ast.Expr) bool {
+	b, ok := cond.(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ {
+		return false
+	}
+	lit, ok := b.Y.(*ast.BasicLit)
+	return ok && lit.Value == `""` && readsEnv(b.X)
 }
 
 func isSkip(e ast.Expr) bool {
@@ -274,7 +287,8 @@ func TestRegistryParses(t *testing.T) {
 // PYRIC_E2E_REQUIRED=1 (see skipReason), and a subtest's name appears in
 // the function's package (its body, the package's other test files —
 // the expected-results tables of the step tests — or the step scripts
-// the package runs) and is not listed as a known gap.
+// the package runs; each level of a nested subtest a/b on its own) and is
+// not listed as a known gap.
 func TestConformingRowsAreProved(t *testing.T) {
 	root := repoRoot(t)
 	pkgs, _ := indexTests(t, root)
@@ -305,11 +319,13 @@ func TestConformingRowsAreProved(t *testing.T) {
 				if sub == "" {
 					continue
 				}
-				if !strings.Contains(tf.body, sub) && !strings.Contains(p.text, sub) {
-					t.Errorf("%s names %s: the subtest %q appears nowhere in %s", r.ID, name, sub, dir)
-				}
-				if r.Status == Conforming && p.known[sub] {
-					t.Errorf("%s names %s, a known gap of %s (it skips when it fails)", r.ID, name, dir)
+				for _, part := range strings.Split(sub, "/") {
+					if !strings.Contains(tf.body, part) && !strings.Contains(p.text, part) {
+						t.Errorf("%s names %s: the subtest %q appears nowhere in %s", r.ID, name, part, dir)
+					}
+					if r.Status == Conforming && p.known[part] {
+						t.Errorf("%s names %s, a known gap of %s (it skips when it fails)", r.ID, name, dir)
+					}
 				}
 			}
 		}
@@ -389,6 +405,9 @@ func TestSeeds(t *testing.T) {
 			}
 		}
 		for _, sd := range s.Seeds {
+			if have[sd.Matrix][sd.Num] {
+				t.Errorf("%s#%s has two fates", sd.Matrix, sd.Num)
+			}
 			have[sd.Matrix][sd.Num] = true
 			for _, id := range sd.Rows {
 				if !rows[id] {

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bytes"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -290,18 +291,25 @@ func TestRegistryParses(t *testing.T) {
 // the package runs; each level of a nested subtest a/b on its own) and is
 // not listed as a known gap.
 func TestConformingRowsAreProved(t *testing.T) {
-	root := repoRoot(t)
-	pkgs, _ := indexTests(t, root)
+	pkgs, _ := indexTests(t, repoRoot(t))
 	all, err := Services()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range all {
+	for _, p := range unproved(all, pkgs) {
+		t.Error(p)
+	}
+}
+
+// unproved lists the problems of the tests the rows of services name.
+func unproved(services []*Service, pkgs map[string]*testPackage) []string {
+	var out []string
+	for _, s := range services {
 		for _, r := range s.Rows {
 			for _, name := range r.Tests {
 				dir, fn, sub, err := SplitTest(name)
 				if err != nil {
-					t.Errorf("%s: %v", r.ID, err)
+					out = append(out, fmt.Sprintf("%s: %v", r.ID, err))
 					continue
 				}
 				p := pkgs[dir]
@@ -310,26 +318,27 @@ func TestConformingRowsAreProved(t *testing.T) {
 					tf = p.funcs[fn]
 				}
 				if tf == nil {
-					t.Errorf("%s names %s: no func %s in %s/*_test.go", r.ID, name, fn, dir)
+					out = append(out, fmt.Sprintf("%s names %s: no func %s in %s/*_test.go", r.ID, name, fn, dir))
 					continue
 				}
 				if r.Status == Conforming && tf.skipped != "" {
-					t.Errorf("%s names %s, which %s (%s)", r.ID, name, tf.skipped, tf.pos)
+					out = append(out, fmt.Sprintf("%s names %s, which %s (%s)", r.ID, name, tf.skipped, tf.pos))
 				}
 				if sub == "" {
 					continue
 				}
 				for _, part := range strings.Split(sub, "/") {
 					if !strings.Contains(tf.body, part) && !strings.Contains(p.text, part) {
-						t.Errorf("%s names %s: the subtest %q appears nowhere in %s", r.ID, name, part, dir)
+						out = append(out, fmt.Sprintf("%s names %s: the subtest %q appears nowhere in %s", r.ID, name, part, dir))
 					}
 					if r.Status == Conforming && p.known[part] {
-						t.Errorf("%s names %s, a known gap of %s (it skips when it fails)", r.ID, name, dir)
+						out = append(out, fmt.Sprintf("%s names %s, a known gap of %s (it skips when it fails)", r.ID, name, dir))
 					}
 				}
 			}
 		}
 	}
+	return out
 }
 
 // TestTestsNameRealRows checks the other direction: every row id a
@@ -337,18 +346,30 @@ func TestConformingRowsAreProved(t *testing.T) {
 // names lists that test (the function or one of its subtests), so the
 // registry and the tests agree.
 func TestTestsNameRealRows(t *testing.T) {
-	root := repoRoot(t)
-	pkgs, loose := indexTests(t, root)
-	rows := map[string]*Row{}
+	pkgs, loose := indexTests(t, repoRoot(t))
 	all, err := Services()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range all {
+	problems, n := misnamed(all, pkgs, loose)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if n < 20 {
+		t.Errorf("tests name rows %d times, want at least 20: the check would check little", n)
+	}
+}
+
+// misnamed lists the row references of tests that name no row or a row
+// that does not list them, and counts the references.
+func misnamed(services []*Service, pkgs map[string]*testPackage, loose map[string][]string) ([]string, int) {
+	rows := map[string]*Row{}
+	for _, s := range services {
 		for i := range s.Rows {
 			rows[s.Rows[i].ID] = &s.Rows[i]
 		}
 	}
+	var out []string
 	n := 0
 	for dir, p := range pkgs {
 		for _, tf := range p.funcs {
@@ -356,7 +377,7 @@ func TestTestsNameRealRows(t *testing.T) {
 				n++
 				r := rows[id]
 				if r == nil {
-					t.Errorf("%s (%s) names the row %s, which does not exist", tf.name, tf.pos, id)
+					out = append(out, fmt.Sprintf("%s (%s) names the row %s, which does not exist", tf.name, tf.pos, id))
 					continue
 				}
 				listed := false
@@ -365,7 +386,7 @@ func TestTestsNameRealRows(t *testing.T) {
 					listed = listed || d == dir && fn == tf.name
 				}
 				if !listed {
-					t.Errorf("%s (%s) names the row %s, whose tests do not list %s.%s", tf.name, tf.pos, id, dir, tf.name)
+					out = append(out, fmt.Sprintf("%s (%s) names the row %s, whose tests do not list %s.%s", tf.name, tf.pos, id, dir, tf.name))
 				}
 			}
 		}
@@ -374,12 +395,111 @@ func TestTestsNameRealRows(t *testing.T) {
 		for _, id := range ids {
 			n++
 			if rows[id] == nil {
-				t.Errorf("%s: a comment names the row %s, which does not exist", pos, id)
+				out = append(out, fmt.Sprintf("%s: a comment names the row %s, which does not exist", pos, id))
 			}
 		}
 	}
-	if n == 0 {
-		t.Error("no test names a row: the check checks nothing")
+	sort.Strings(out)
+	return out, n
+}
+
+// TestCheckersCatch runs the two checks over a made-up package: each
+// kind of problem they exist for is reported, and nothing else.
+func TestCheckersCatch(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := `package pkg
+
+import (
+	"os"
+	"testing"
+)
+
+var knownGaps = map[string]string{"gap step": "not yet"}
+
+// conformance: svc.ok, svc.nope
+func TestOK(t *testing.T) {}
+
+// conformance: svc.unlisting
+func TestUnlisted(t *testing.T) {}
+
+func TestSkipped(t *testing.T) { t.Skip("later") }
+
+func TestBench(t *testing.T) {
+	if os.Getenv("PYRIC_BENCH") == "" {
+		t.Skip("set PYRIC_BENCH")
+	}
+}
+
+func TestChild(t *testing.T) {
+	if os.Getenv("CHILD") != "" {
+		t.Skip("the child")
+	}
+}
+
+func TestRequired(t *testing.T) {
+	if os.Getenv("PYRIC_E2E_REQUIRED") == "" && testing.Short() {
+		t.Skip("short")
+	}
+}
+
+func TestSteps(t *testing.T) { t.Run("good step", func(t *testing.T) {}) }
+
+// conformance: svc.loose
+var _ = 0
+`
+	if err := os.WriteFile(filepath.Join(dir, "a_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "steps.cjs"), []byte("step('script step', () => 1);"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkgs, loose := indexTests(t, root)
+	svc := []*Service{{ID: "svc", Rows: []Row{
+		{ID: "svc.ok", Status: Conforming, Tests: []string{"pkg.TestOK", "pkg.TestChild", "pkg.TestRequired", "pkg.TestSteps/good step", "pkg.TestSteps/script step"}},
+		{ID: "svc.unlisting", Status: Conforming, Tests: []string{"pkg.TestOK"}},
+		{ID: "svc.missing", Status: Conforming, Tests: []string{"pkg.TestGone", "other.TestOK"}},
+		{ID: "svc.skipped", Status: Conforming, Tests: []string{"pkg.TestSkipped", "pkg.TestBench"}},
+		{ID: "svc.steps", Status: Conforming, Tests: []string{"pkg.TestSteps/no such step", "pkg.TestSteps/gap step"}},
+		{ID: "svc.gap", Status: Unverified, Note: "later", Tests: []string{"pkg.TestSkipped", "pkg.TestSteps/gap step"}},
+	}}}
+	want := []string{
+		"svc.missing names pkg.TestGone: no func",
+		"svc.missing names other.TestOK: no func",
+		"svc.skipped names pkg.TestSkipped, which calls t.Skip unconditionally",
+		"svc.skipped names pkg.TestBench, which skips unless an environment variable is set",
+		`svc.steps names pkg.TestSteps/no such step: the subtest "no such step" appears nowhere`,
+		"svc.steps names pkg.TestSteps/gap step, a known gap",
+	}
+	checkProblems(t, unproved(svc, pkgs), want)
+	problems, n := misnamed(svc, pkgs, loose)
+	if n != 4 {
+		t.Errorf("%d references, want 4", n)
+	}
+	checkProblems(t, problems, []string{
+		"TestOK (", // svc.nope
+		"names the row svc.unlisting, whose tests do not list pkg.TestUnlisted",
+		"a comment names the row svc.loose, which does not exist",
+	})
+}
+
+// checkProblems wants one problem per entry of want, each containing it.
+func checkProblems(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			found = found || strings.Contains(g, w)
+		}
+		if !found {
+			t.Errorf("no problem says %q; got:\n%s", w, strings.Join(got, "\n"))
+		}
 	}
 }
 

@@ -35,7 +35,7 @@ export function Conformance() {
   return html`<h1>Conformance</h1>
   <div class="card"><h2>Scores</h2><table aria-label="scores"><thead><tr><th>service</th><th>score</th><th>conforming</th><th>diverged</th><th>not implemented</th><th>unverified</th><th>rows</th></tr></thead><tbody>
     ${st.data.services.map(s => html`<tr data-score=${s.id}><td><a href="#" onClick=${e => { e.preventDefault(); setSvc(svc === s.id ? '' : s.id); }} aria-pressed=${svc === s.id}>${s.name}</a></td><td>${s.percent}%</td><td>${s.score.conforming}</td><td>${s.score.diverged}</td><td>${s.score.notImplemented}</td><td>${s.score.unverified}</td><td>${s.score.total}</td></tr>`)}
-    <tr><td><b>all</b></td><td></td><td>${t.conforming}</td><td>${t.diverged}</td><td>${t.notImplemented}</td><td>${t.unverified}</td><td>${t.total}</td></tr></tbody></table></div>
+    <tr><td><b>all</b></td><td>${t.total ? Math.round(1000 * (t.conforming + t.diverged) / t.total) / 10 : 0}%</td><td>${t.conforming}</td><td>${t.diverged}</td><td>${t.notImplemented}</td><td>${t.unverified}</td><td>${t.total}</td></tr></tbody></table></div>
   <div class="row"><input type="search" aria-label="search conformance rows" placeholder="search id, API, behavior, test…" value=${q} onInput=${e => setQ(e.target.value)} />
     ${['', ...statuses].map(s => html`<button aria-pressed=${only === s} onClick=${() => setOnly(s)}>${s || 'all'}</button>`)}
     <span class="muted" data-shown>${shown} rows</span></div>

@@ -77,19 +77,27 @@ func WriteText(w io.Writer, services []*Service) error {
 	return tw.Flush()
 }
 
-// cell escapes text for a markdown table cell.
+// cell escapes text for a markdown table cell: a pipe would end the
+// cell, and outside code spans a "<" would start an HTML tag
+// (Promise<string> would lose its type).
 func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	parts := strings.Split(strings.NewReplacer("|", `\|`, "\n", " ").Replace(s), "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = strings.ReplaceAll(parts[i], "<", "&lt;")
+	}
+	return strings.Join(parts, "`")
 }
 
+// code is s as a code span in a table cell.
 func code(s string) string {
 	if s == "" {
 		return ""
 	}
+	s = strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 	if strings.Contains(s, "`") {
-		return "``" + cell(s) + "``"
+		return "`` " + s + " ``"
 	}
-	return "`" + cell(s) + "`"
+	return "`" + s + "`"
 }
 
 func statusCell(r Row) string {

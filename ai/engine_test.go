@@ -328,6 +328,7 @@ func TestErrorEnvelopes(t *testing.T) {
 
 // ai-generate-stream-framing: complete chunks, usage on each, finishReason
 // only on the last.
+// conformance: ai.stream.framing
 func TestStreamFraming(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, Options{})

@@ -46,6 +46,7 @@ func (f *fakeOpenAI) last() map[string]any {
 	return f.reqs[len(f.reqs)-1]
 }
 
+// conformance: ai.openai.translation
 func TestOpenAITranslation(t *testing.T) {
 	t.Parallel()
 	fake := &fakeOpenAI{}

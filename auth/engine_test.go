@@ -261,6 +261,7 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
+// conformance: auth.oob.verify-email, auth.oob.password-reset, auth.oob.endpoint, auth.signin.email-link
 func TestOOBFlows(t *testing.T) {
 	e, _ := newTestEngine()
 	r, _ := e.SignUp(client, SignUpRequest{Email: s("a@example.com"), Password: "secret123"})

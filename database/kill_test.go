@@ -16,6 +16,7 @@ import (
 
 // TestKill9 kills a process writing through a bbolt bucket with SIGKILL
 // and checks that every write it acknowledged is there after a restart.
+// conformance: database.durability.kill9
 func TestKill9(t *testing.T) {
 	if os.Getenv("PYRIC_DB_KILL_CHILD") != "" {
 		kill9Child()

@@ -676,6 +676,7 @@ func describe(r *pb.ListenResponse) string {
 	return "?"
 }
 
+// conformance: firestore.query.indexes
 func TestIndexEnforcement(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)
@@ -771,6 +772,7 @@ service cloud.firestore {
 	}
 }
 
+// conformance: firestore.listen.resume
 func TestListenResume(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)

@@ -201,6 +201,7 @@ func diffCases() []diffCase {
 // TestDifferentialEmulator sends the same requests to firebase-tools'
 // Hosting emulator and to pyric over one firebase.json exercising every
 // option, and compares status, the headers that matter and the body.
+// conformance: hosting.static, hosting.rules
 func TestDifferentialEmulator(t *testing.T) {
 	dir := project(t)
 	oracle := startEmulator(t, dir, 7)

@@ -7,6 +7,7 @@ import (
 	"testing"
 )
 
+// conformance: app.hub.emulators
 func TestEmulators(t *testing.T) {
 	h := New(Options{Version: "v", Project: "demo-x", Emulators: func() []Emulator {
 		fs, _ := FromAddr("firestore", "127.0.0.1:8080")

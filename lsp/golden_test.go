@@ -68,6 +68,7 @@ func fromLSP(text string, d lsp.Diagnostic) string {
 // json` prints for the same file — codes, severities, messages, fixes and
 // positions — and to include every compile diagnostic `pyric <service>
 // rules validate` reports.
+// conformance: lsp.diagnostics
 func TestDiagnosticsEqualCLI(t *testing.T) {
 	t.Parallel()
 	type file struct {

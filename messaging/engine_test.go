@@ -402,6 +402,7 @@ func TestUnregisteredAfterDelete(t *testing.T) {
 	}
 }
 
+// conformance: messaging.send.topic-condition
 func TestTopicsAndConditionsFanOut(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})

@@ -72,6 +72,7 @@ func TestSandboxStore(t *testing.T) {
 
 // TestSurvivesKill9: every send the child acknowledged is in the store
 // after the child is killed with SIGKILL mid-stream.
+// conformance: messaging.durability.kill9
 func TestSurvivesKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")

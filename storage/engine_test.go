@@ -767,6 +767,7 @@ service firebase.storage {
 
 // TestResumableSurvivesRestart: a session's acknowledged bytes and its
 // metadata outlive the engine; the client resumes where the query says.
+// conformance: storage.upload.resumable-range
 func TestResumableSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	f := newEngine(t, true)

@@ -118,6 +118,7 @@ func (s *Studio) routes() {
 	m.HandleFunc("GET /api/events/{id}", s.eventByID)
 	m.HandleFunc("POST /api/events/{id}/rerun", s.rerun)
 	m.HandleFunc("GET /api/services", s.services)
+	m.HandleFunc("GET /api/conformance", s.conformance)
 	m.HandleFunc("GET /api/firestore/collections", s.fsCollections)
 	m.HandleFunc("GET /api/firestore/documents", s.fsDocuments)
 	m.HandleFunc("GET /api/firestore/document", s.fsGet)

@@ -72,6 +72,7 @@ func TestAdminGoMFAUsers(t *testing.T) {
 
 // TestAdminGoProviderConfigs: OIDC and SAML provider config CRUD through
 // firebase-admin-go, at the project and in a tenant.
+// conformance: auth.admin.provider-configs
 func TestAdminGoProviderConfigs(t *testing.T) {
 	const project = "demo-admin-idp"
 	srv := authtest.Start(t, auth.Options{}, authserver.Options{DefaultProject: project})

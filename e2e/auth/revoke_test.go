@@ -65,6 +65,7 @@ func refresh(t *testing.T, base, rt string) (int, string, string) {
 // before it are reported revoked by VerifyIDTokenAndCheckRevoked, the old
 // refresh token answers TOKEN_EXPIRED (production; the emulator mints a
 // fresh token that passes), and a new sign-in works.
+// conformance: auth.token.revocation
 func TestRevocationAsAdminSeesIt(t *testing.T) {
 	const project = "demo-revoke"
 	clk := &testClock{t: time.Now().Add(-time.Minute)}

@@ -204,6 +204,7 @@ const revokeRules = `{
 // (sign-out through Pyric's Auth endpoint, a write to data the read rule
 // reads), query.* rules, the listen hash on a reconnect and the "ac" push
 // of a token that expires while in use.
+// conformance: database.rules.revocation, database.listen.hash, database.rules.query
 func TestNodeRevocation(t *testing.T) {
 	e2etest.NeedNode(t)
 	addr, _ := serve(t, "demo-revoke", revokeRules)

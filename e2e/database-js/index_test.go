@@ -9,6 +9,7 @@ import (
 
 // TestNodeUnindexedQueries: queries the rules do not index, through the
 // JS SDK over the WebSocket, answered as production answers them.
+// conformance: database.query.index
 func TestNodeUnindexedQueries(t *testing.T) {
 	e2etest.NeedNode(t)
 	addr, _ := serve(t, "demo-rtdb", rules)

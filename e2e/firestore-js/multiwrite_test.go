@@ -37,6 +37,7 @@ var multiWant = map[string]string{
 // times (delete then set then update with a server timestamp, set-with-merge
 // with transforms, two transforms on one field, a delete between updates)
 // through the Node SDK while a listener watches the document.
+// conformance: firestore.write.multi, firestore.listen.metadata-changes, firestore.transform.chained
 func TestMultiWriteCommits(t *testing.T) {
 	needNode(t)
 	srv := fstest.Start(t, fstest.Options{Project: "demo-multi", Rules: multiRules})

@@ -194,6 +194,7 @@ func TestListenStreamTargets(t *testing.T) {
 // A listener resumes after the server goes away and comes back on the same
 // port: it receives what changed while it was disconnected, and nothing
 // twice.
+// conformance: firestore.listen.resume
 func TestListenResumeAfterReconnect(t *testing.T) {
 	t.Parallel()
 	s1 := start(t)

@@ -14,6 +14,7 @@ import (
 // Two clients increment one counter 20 times each in read-modify-write
 // transactions: contention aborts some attempts, the client retries, and
 // no increment is lost.
+// conformance: firestore.txn.contention
 func TestTransactionContention(t *testing.T) {
 	t.Parallel()
 	s := start(t)

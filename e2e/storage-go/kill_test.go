@@ -32,6 +32,7 @@ import (
 // clients, the child is killed with SIGKILL mid-stream, and on reopening
 // the data dir every acknowledged object is there with its bytes, while no
 // partial upload is visible and no temporary file is left.
+// conformance: storage.durability.kill9
 func TestUploadsSurviveKill9(t *testing.T) {
 	if os.Getenv("PYRIC_STORAGE_CHILD_DIR") != "" {
 		t.Skip("runs in the child only")

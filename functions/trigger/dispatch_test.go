@@ -118,6 +118,7 @@ func TestDispatcherOrderAndNoLoss(t *testing.T) {
 
 // TestDispatcherRetry: a function with retry set is called again until it
 // succeeds; one without is called once and the next event still comes.
+// conformance: functions.delivery.retry
 func TestDispatcherRetry(t *testing.T) {
 	t.Parallel()
 	bus := event.NewBus(event.Options{})

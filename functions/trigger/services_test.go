@@ -38,6 +38,7 @@ func refs(t *testing.T, ds []Delivery) ([]string, []map[string]any) {
 
 // TestDatabaseMatrix walks the rows of the seed's functions-rtdb matrix
 // that a payload decides.
+// conformance: functions.trigger.database.created-once, functions.trigger.database.wildcards, functions.trigger.database.auth
 func TestDatabaseMatrix(t *testing.T) {
 	t.Parallel()
 	created := dbV2("created", "/cases/{caseId}/items/{itemId}")

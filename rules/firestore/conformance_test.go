@@ -13,6 +13,7 @@ import (
 
 // TestConformance asserts production's recorded verdict for every case of
 // every recorded Firestore scenario.
+// conformance: firestore-rules.verdicts
 func TestConformance(t *testing.T) {
 	scenarios, err := conformance.Load("firestore")
 	if err != nil {

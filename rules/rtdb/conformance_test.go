@@ -69,6 +69,7 @@ func setAt(tree map[string]any, path string, value any) {
 // TestConformance replays every RTDB case recorded from production and
 // requires production's verdict for each. Each scenario's rules are mounted
 // under its id, as production mounted them.
+// conformance: database-rules.verdicts
 func TestConformance(t *testing.T) {
 	raw, err := conformance.Load("rtdb")
 	if err != nil {

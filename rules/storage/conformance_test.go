@@ -62,6 +62,7 @@ func loadConformance(t *testing.T) []conformanceCase {
 
 // TestConformance asserts production's recorded verdict for every case of
 // every recorded Storage scenario.
+// conformance: storage-rules.verdicts
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)

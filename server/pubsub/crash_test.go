@@ -18,6 +18,7 @@ import (
 // checks that every publish the server acknowledged is delivered, that
 // acknowledged deliveries do not come back, and that configuration
 // survived.
+// conformance: pubsub.durability.kill9
 func TestKill9ConcurrentPublishers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs pyric serve")

@@ -343,6 +343,7 @@ func allDecimal(ids []string) bool {
 	return true
 }
 
+// conformance: pubsub.dead-letter
 func TestDifferentialDeadLetter(t *testing.T) {
 	differential(t, func(t *testing.T, c *pubsub.Client, id func(string) string) []string {
 		ctx := context.Background()

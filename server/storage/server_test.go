@@ -202,6 +202,7 @@ func TestFirebaseAPI(t *testing.T) {
 	}
 }
 
+// conformance: storage.upload.resumable-range
 func TestFirebaseResumable(t *testing.T) {
 	s := newServer(t, openRules)
 	alice := "Firebase " + mockToken("alice")

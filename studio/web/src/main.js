@@ -16,6 +16,7 @@ import { Messaging } from './messaging.js';
 import { AI } from './ai.js';
 import { Functions, InvocationEvent, Caused } from './functions.js';
 import { Hosting } from './hosting.js';
+import { Conformance } from './conformance.js';
 import { SessionTools } from './session.js';
 
 export const html = htm.bind(h);
@@ -566,6 +567,7 @@ function App() {
   else if (path === '/ai') page = html`<${AI} />`;
   else if (path === '/functions') page = html`<${Functions} />`;
   else if (path === '/hosting') page = html`<${Hosting} />`;
+  else if (path === '/conformance') page = html`<${Conformance} />`;
   else page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
   return html`<header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span><nav aria-label="pages">${tabs.map(([to, label]) => html`<${Link} to=${to} aria-current=${active(to)}>${label}</${Link}>`)}</nav><span class="spacer"></span><span class="muted" title="keyboard: g then h (home), f (Firestore), a (Auth), d (Database), s (Storage), m (Messaging), i (AI), n (Functions), t (Traffic), r (Rules)">⌨ g h·f·a·d·s·m·i·n·t·r</span><${ThemeToggle} /></header><main><${Boundary} key=${path}>${page}</${Boundary}></main>`;

@@ -185,6 +185,9 @@ func (s *Serve) Kill() {
 	})
 }
 
+// Pid is the server's process id (for reading its memory from /proc).
+func (s *Serve) Pid() int { return s.cmd.Process.Pid }
+
 // Stderr returns what the server printed on stderr so far.
 func (s *Serve) Stderr() string { return s.stderr.String() }
 

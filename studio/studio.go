@@ -71,6 +71,10 @@ type Options struct {
 	Mount map[string]http.Handler
 	// Now is the clock for coverage timestamps; nil means time.Now.
 	Now func() time.Time
+	// Beside are services served beside the sandbox (Hosting), by
+	// name: the pages of those implementing service.Studio join the
+	// route table after the sandbox's services'.
+	Beside map[string]any
 	// Policy is the origin and host policy every port applies
 	// (server.Policy); nil allows loopback only. The Studio's own API is
 	// stricter: a cross-origin page may not call it at all.
@@ -256,6 +260,7 @@ func (s *Studio) services(w http.ResponseWriter, r *http.Request) {
 		"events":    map[string]any{"seq": bus.Seq(), "kept": bus.Len()},
 		"counts":    s.cov.counts(),
 		"rules":     s.rulesStatuses(),
+		"routes":    s.routeTable(),
 	})
 }
 

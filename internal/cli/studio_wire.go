@@ -33,6 +33,11 @@ func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[strin
 	if fe := b.Firestore(); fe != nil {
 		opts.Rules = fe.Server.Rules()
 	}
+	// Hosting is served beside the sandbox: its page joins the Studio's
+	// route table when it serves sites.
+	if he := b.Hosting(); he != nil {
+		opts.Beside = map[string]any{backend.Hosting: he.Engine}
+	}
 	// Storage's and the Realtime Database's rules in force, so Home shows
 	// each one's status beside Firestore's.
 	for _, svc := range []string{backend.Storage, backend.Database} {

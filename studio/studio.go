@@ -3,9 +3,17 @@
 // endpoints the pages use (Firestore browse/edit in the admin or an app
 // lens, Auth users, the Realtime Database tree, Storage objects, Messaging
 // tokens and inboxes, AI calls and scripts, Cloud Functions (list,
-// invocations, invoke), rules with diagnostics and
-// coverage, services) and the
-// embedded single-page UI (studio/dist, built from studio/web).
+// invocations, invoke), Pub/Sub (topics, backlogs, publish, peek), rules
+// with diagnostics and coverage, services) and the embedded single-page
+// UI (studio/dist, built from studio/web).
+//
+// The UI's navigation is a route table built here (/api/services
+// "routes"): Home, the pages of every running service implementing
+// service.Studio, Traffic and Rules. A new service gets its page by
+// implementing that interface — with the generic state view until the UI
+// has a view of its own — and nothing here changes. Explanations of rules
+// decisions are rendered by package explain and sent as lines; the UI only
+// shows them.
 //
 // The Studio answers only loopback hosts and its own origin, so a web page
 // the developer visits cannot drive it. Every request it makes to an
@@ -161,6 +169,9 @@ func (s *Studio) routes() {
 	m.HandleFunc("GET /api/functions", s.fnList)
 	m.HandleFunc("GET /api/functions/{id}/payload", s.fnPayload)
 	m.HandleFunc("POST /api/functions/{id}/invoke", s.fnInvoke)
+	m.HandleFunc("GET /api/pubsub", s.psOverview)
+	m.HandleFunc("POST /api/pubsub/publish", s.psPublish)
+	m.HandleFunc("GET /api/pubsub/messages", s.psMessages)
 	m.HandleFunc("GET /", s.ui)
 }
 

@@ -18,12 +18,13 @@ import { Messaging } from './messaging.js';
 import { AI } from './ai.js';
 import { Functions } from './functions.js';
 import { Hosting } from './hosting.js';
+import { PubSub } from './pubsub.js';
 import { Traffic } from './traffic.js';
 import { Rules } from './rules.js';
 import { State } from './state.js';
 
 // views are the pages this UI can draw, by the name a route's page says.
-const views = { home: Home, firestore: Firestore, auth: Auth, database: Database, storage: Storage, messaging: Messaging, ai: AI, functions: Functions, hosting: Hosting, traffic: Traffic, rules: Rules };
+const views = { home: Home, firestore: Firestore, auth: Auth, database: Database, storage: Storage, messaging: Messaging, ai: AI, functions: Functions, hosting: Hosting, pubsub: PubSub, traffic: Traffic, rules: Rules };
 
 // ---- theme ----
 function ThemeToggle() {

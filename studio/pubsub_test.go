@@ -105,4 +105,3 @@ func TestPubSubPage(t *testing.T) {
 		}
 	}
 }
-

@@ -39,7 +39,9 @@ func TestStudioHostingRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Body.Close()
-		var got struct{ Routes []struct{ Path, Service, Page string } }
+		var got struct {
+			Routes []struct{ Path, Service, Page string }
+		}
 		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
 			t.Fatal(err)
 		}

@@ -35,11 +35,7 @@ func (s *Studio) routeTable() []Route {
 	out := []Route{homeRoute}
 	taken := map[string]bool{"/": true, "/traffic": true, "/rules": true}
 	keys := map[string]bool{"h": true, "t": true, "r": true}
-	add := func(name string, v any) {
-		st, ok := v.(service.Studio)
-		if !ok {
-			return
-		}
+	add := func(name string, st service.Studio) {
 		for _, p := range st.StudioPages() {
 			if !strings.HasPrefix(p.Path, "/") {
 				continue
@@ -59,7 +55,9 @@ func (s *Studio) routeTable() []Route {
 		}
 	}
 	for _, sv := range s.sb.Services() {
-		add(sv.Name(), sv)
+		if st, ok := sv.(service.Studio); ok {
+			add(sv.Name(), st)
+		}
 	}
 	names := make([]string, 0, len(s.opts.Beside))
 	for n := range s.opts.Beside {

@@ -116,7 +116,7 @@ func TestRouteTableBeside(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	srv := httptest.NewServer(studio.New(studio.Options{Sandbox: sb, Beside: map[string]any{"beside": beside{}, "plain": struct{}{}}}))
+	srv := httptest.NewServer(studio.New(studio.Options{Sandbox: sb, Beside: map[string]service.Studio{"beside": beside{}}}))
 	t.Cleanup(srv.Close)
 	got := routesOf(t, &env{srv: srv})
 	at := slices.IndexFunc(got, func(r route) bool { return r.Service == "beside" })

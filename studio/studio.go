@@ -35,6 +35,7 @@ import (
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/storage"
@@ -79,10 +80,10 @@ type Options struct {
 	Mount map[string]http.Handler
 	// Now is the clock for coverage timestamps; nil means time.Now.
 	Now func() time.Time
-	// Beside are services served beside the sandbox (Hosting), by
-	// name: the pages of those implementing service.Studio join the
-	// route table after the sandbox's services'.
-	Beside map[string]any
+	// Beside are the Studio pages of services served beside the sandbox
+	// (Hosting), by service name: they join the route table after the
+	// sandbox's services' pages.
+	Beside map[string]service.Studio
 	// Policy is the origin and host policy every port applies
 	// (server.Policy); nil allows loopback only. The Studio's own API is
 	// stricter: a cross-origin page may not call it at all.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/hub"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/studio"
 )
@@ -36,7 +37,7 @@ func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[strin
 	// Hosting is served beside the sandbox: its page joins the Studio's
 	// route table when it serves sites.
 	if he := b.Hosting(); he != nil {
-		opts.Beside = map[string]any{backend.Hosting: he.Engine}
+		opts.Beside = map[string]service.Studio{backend.Hosting: he.Engine}
 	}
 	// Storage's and the Realtime Database's rules in force, so Home shows
 	// each one's status beside Firestore's.

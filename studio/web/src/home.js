@@ -19,7 +19,6 @@ export function RulesStatus({ r }) {
   </div>`;
 }
 
-// ---- Home ----
 export function Home() {
   const routes = useRoutes();
   const [{ data, error }, reload] = useApi('/api/services');

@@ -3,6 +3,7 @@ package studio_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/studio"
@@ -196,4 +199,27 @@ func TestInspectorExplanation(t *testing.T) {
 func unsignedToken(uid string) string {
 	enc := base64.RawURLEncoding.EncodeToString
 	return enc([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + enc([]byte(`{"sub":"`+uid+`","user_id":"`+uid+`"}`)) + "."
+}
+
+// TestInspectorExplanationDatabase: for a Realtime Database denial the
+// inspector's lines are the ones the client's error message carries
+// after production's wording (database.Denied.Message).
+func TestInspectorExplanationDatabase(t *testing.T) {
+	const rules = `{"rules": {"n": {".write": "auth != null && newData.val() < 3"}}}`
+	e := startWith(t, backend.Options{DatabaseRules: rules}, backend.Firestore, backend.Database)
+	db, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
+	alice := identity.NewUser("alice", map[string]any{"sub": "alice", "user_id": "alice"})
+	_, err := db.Set(alice, database.DefaultNamespace(e.b.Project), "/n", 5, database.WriteOptions{})
+	var denied *database.Denied
+	if !errors.As(err, &denied) {
+		t.Fatalf("set: %v", err)
+	}
+	var got struct{ Explanation []string }
+	if c := e.do(t, "GET", "/api/events/"+lastRequest(t, e.b.Sandbox, "database", "set"), nil, &got); c != 200 {
+		t.Fatalf("event: %d", c)
+	}
+	lines := strings.Split(denied.Message(), "\n")
+	if len(got.Explanation) == 0 || !strings.Contains(got.Explanation[0], "5 < 3 is false") || !slices.Equal(lines[1:], got.Explanation) {
+		t.Fatalf("inspector %q, the client's message %q", got.Explanation, lines)
+	}
 }

@@ -24,7 +24,10 @@ func TestBrowserRouteTable(t *testing.T) {
 		waitText(ctx, "main h1", "Toy"), waitJS(`location.pathname === '/toy'`),
 		waitJS(`document.querySelector('nav a[data-route="/toy"]').getAttribute('aria-current') === 'page'`))
 	// A route whose view the UI lacks draws the generic state page too.
-	run(t, ctx, "second page", clickJS(`nav a[data-route="/toy/queues"]`), waitText(ctx, "main h1", "Toy"), waitText(ctx, `[data-state="toy"]`, `"b"`))
+	// A route below another is its own page: only its tab is current.
+	run(t, ctx, "second page", clickJS(`nav a[data-route="/toy/queues"]`), waitText(ctx, "main h1", "Toy"), waitText(ctx, `[data-state="toy"]`, `"b"`),
+		waitJS(`[...document.querySelectorAll('nav a[aria-current="page"]')].map(a => a.dataset.route).join() === '/toy/queues'`))
+	screenshot(t, ctx, "generic")
 	run(t, ctx, "not found", chromedp.Navigate(u+"/nowhere"), waitText(ctx, "main h1", "Not found"))
 }
 
@@ -50,6 +53,7 @@ func TestBrowserPubSub(t *testing.T) {
 		waitText(ctx, row+` [data-backlog]`, "1"), waitText(ctx, row+` [data-oldest]`, " s"))
 	run(t, ctx, "peek", clickJS(row), waitText(ctx, `[data-peek] table[aria-label="messages"]`, "hello from the studio"),
 		waitText(ctx, `[data-peek]`, "kind=test"))
+	screenshot(t, ctx, "pubsub")
 	// Peeking leased nothing: the backlog is whole.
 	st, err := ps.Stats(sub)
 	if err != nil || st.Backlog != 1 || st.Outstanding != 0 {

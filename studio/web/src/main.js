@@ -43,14 +43,16 @@ function Boundary({ children }) {
   return children;
 }
 
-// match finds the route of a path: the route itself, or one of its
-// subpaths (sub is the rest: /traffic/evt-12 → traffic, "evt-12").
+// match finds the route of a path: the route itself, else the longest
+// route it is below (sub is the rest: /traffic/evt-12 → traffic,
+// "evt-12").
 function match(routes, path) {
+  let best = null;
   for (const r of routes) {
     if (r.path === path) return { r, sub: '' };
-    if (r.path !== '/' && path.startsWith(r.path + '/')) return { r, sub: path.slice(r.path.length + 1) };
+    if (r.path !== '/' && path.startsWith(r.path + '/') && (!best || r.path.length > best.r.path.length)) best = { r, sub: path.slice(r.path.length + 1) };
   }
-  return null;
+  return best;
 }
 
 function App() {
@@ -73,11 +75,10 @@ function App() {
   else if (!m) page = html`<h1>Not found</h1><p><${Link} to="/">Home</${Link}></p>`;
   else if (views[m.r.page]) { const V = views[m.r.page]; page = html`<${V} sub=${m.sub} service=${m.r.service} />`; }
   else page = html`<${State} service=${m.r.service} />`;
-  const active = to => (to === '/' ? path === '/' : path === to || path.startsWith(to + '/')) ? 'page' : undefined;
   const keys = routes.filter(r => r.key);
   return html`<${Routes.Provider} value=${routes}><header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span>
-    <nav aria-label="pages">${routes.map(r => html`<${Link} to=${r.path} aria-current=${active(r.path)} data-route=${r.path}>${r.label}</${Link}>`)}</nav><span class="spacer"></span>
-    <span class="muted" title=${'keyboard: g then ' + keys.map(r => `${r.key} (${r.label})`).join(', ')}>⌨ g ${keys.map(r => r.key).join('·')}</span><${ThemeToggle} /></header>
+    <nav aria-label="pages">${routes.map(r => html`<${Link} to=${r.path} aria-current=${m && m.r === r ? 'page' : undefined} data-route=${r.path}>${r.label}</${Link}>`)}</nav><span class="spacer"></span>
+    <span class="muted keys" title=${'keyboard: g then ' + keys.map(r => `${r.key} (${r.label})`).join(', ')}>⌨ g ${keys.map(r => r.key).join('·')}</span><${ThemeToggle} /></header>
   <main><${Boundary} key=${path}>${page}</${Boundary}></main></${Routes.Provider}>`;
 }
 

@@ -17,6 +17,8 @@ export function PubSub() {
   const [sel, setSel] = useState(null);
   const live = useLive('service=pubsub&studio=true', () => setTick(t => t + 1));
   useEffect(() => { api('/api/pubsub').then(d => { setSt(d); setErr(null); }, setErr); }, [tick]);
+  // The oldest message's age grows without events: reload every 5 s.
+  useEffect(() => { const t = setInterval(() => setTick(n => n + 1), 5000); return () => clearInterval(t); }, []);
   if (!st) return html`<h1>Pub/Sub</h1>${err ? html`<${Err} error=${err} />` : html`<p class="muted">Loading…</p>`}`;
   const subs = st.topics.flatMap(t => t.subscriptions);
   return html`<h1>Pub/Sub <${LiveDot} live=${live} /> <span class="muted mono" style="font-size:13px">${st.project}</span></h1>
@@ -32,7 +34,7 @@ export function PubSub() {
       : html`<p class="muted">No topics yet: an app creates them with the Pub/Sub client (PUBSUB_EMULATOR_HOST).</p>`}</div>
   <div class="grid cols2">
     <${Publish} topics=${st.topics.filter(t => t.topic.name).map(t => t.topic.name)} onDone=${() => setTick(t => t + 1)} />
-    <div>${sel ? html`<${Peek} key=${sel + ':' + tick} sub=${sel} />` : html`<div class="card muted">Select a subscription to peek at its messages.</div>`}</div>
+    <div>${sel ? html`<${Peek} key=${sel} sub=${sel} tick=${tick} />` : html`<div class="card muted">Select a subscription to peek at its messages.</div>`}</div>
   </div>`;
 }
 
@@ -59,11 +61,11 @@ function Publish({ topics, onDone }) {
 }
 
 // Peek lists a subscription's unacknowledged messages, oldest first,
-// without leasing them.
-function Peek({ sub }) {
+// without leasing them, again at each tick of the page.
+function Peek({ sub, tick }) {
   const [st, setSt] = useState(null);
   const [err, setErr] = useState(null);
-  useEffect(() => { api('/api/pubsub/messages?max=100&subscription=' + encodeURIComponent(sub)).then(setSt, setErr); }, [sub]);
+  useEffect(() => { api('/api/pubsub/messages?max=100&subscription=' + encodeURIComponent(sub)).then(d => { setSt(d); setErr(null); }, setErr); }, [sub, tick]);
   return html`<div class="card" data-peek=${sub}><h2>Messages of <span class="mono">${short(sub)}</span> <span class="muted">(peeked: not leased, not acked)</span></h2>
     <${Err} error=${err} />
     ${!st ? (err ? null : html`<p class="muted">Loading…</p>`) : st.messages.length ? html`<table aria-label="messages"><thead><tr><th>id</th><th>published</th><th>data</th><th>attributes</th><th>key</th></tr></thead><tbody>

@@ -6,7 +6,7 @@ import { html, useApi, Err, useRoutes, labelOf } from './kit.js';
 export function State({ service }) {
   const routes = useRoutes();
   const [{ data, error }, reload] = useApi('/api/service/' + encodeURIComponent(service));
-  return html`<h1>${labelOf(routes, service)} <button onClick=${reload}>Reload</button></h1>
+  return html`<h1>${labelOf(routes, service)}</h1><div class="row"><button onClick=${reload}>Reload</button></div>
   <${Err} error=${error} />
   ${!data && !error ? html`<p class="muted">Loading…</p>` : null}
   ${data ? html`<div class="card" data-state=${service}><h2>State</h2>${data.truncated

@@ -480,4 +480,14 @@ func TestBrowserFirestoreDenialInspect(t *testing.T) {
 		waitText(ctx, `main [role="alert"]`, "request.resource.data.title.size() < 20 → 27 < 20 is false"))
 	run(t, ctx, "inspect", clickJS(`main [role="alert"] a[data-inspect]`), waitText(ctx, `[data-reason]`, "false for 'create' @ L6"),
 		waitText(ctx, `[data-failing]`, "27 < 20 is false"), waitText(ctx, "main h1", "deny"))
+	// The inspector shows exactly the lines package explain rendered for
+	// the event, and renders none of its own.
+	var where string
+	var shown []string
+	run(t, ctx, "why", chromedp.Location(&where), chromedp.Evaluate(`[...document.querySelectorAll('[data-failing]')].map(x => x.textContent)`, &shown))
+	id := where[strings.LastIndex(where, "/")+1:]
+	var got struct{ Explanation []string }
+	if c := e.do(t, "GET", "/api/events/"+id, nil, &got); c != 200 || len(got.Explanation) == 0 || !slices.Equal(shown, got.Explanation) {
+		t.Fatalf("the inspector shows %q, the event's explanation is %q (%d)", shown, got.Explanation, c)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/explain"
 )
 
 // filter selects events for /api/events and the stream.
@@ -147,7 +148,16 @@ func (s *Studio) eventByID(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schema": event.Schema, "event": e})
+	out := map[string]any{"schema": event.Schema, "event": e}
+	if e.Request != nil {
+		// The failing sub-expressions as package explain renders them
+		// everywhere (the client's error, the log line): the page shows
+		// these lines and renders none itself.
+		if x := explain.Lines(e.Request.Decision, e.Request.Trace); len(x) > 0 {
+			out["explanation"] = x
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Studio) findEvent(w http.ResponseWriter, id string) (event.Event, bool) {

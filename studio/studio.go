@@ -3,9 +3,17 @@
 // endpoints the pages use (Firestore browse/edit in the admin or an app
 // lens, Auth users, the Realtime Database tree, Storage objects, Messaging
 // tokens and inboxes, AI calls and scripts, Cloud Functions (list,
-// invocations, invoke), rules with diagnostics and
-// coverage, services) and the
-// embedded single-page UI (studio/dist, built from studio/web).
+// invocations, invoke), Pub/Sub (topics, backlogs, publish, peek), rules
+// with diagnostics and coverage, services) and the embedded single-page
+// UI (studio/dist, built from studio/web).
+//
+// The UI's navigation is a route table built here (/api/services
+// "routes"): Home, the pages of every running service implementing
+// service.Studio, Traffic and Rules. A new service gets its page by
+// implementing that interface — with the generic state view until the UI
+// has a view of its own — and nothing here changes. Explanations of rules
+// decisions are rendered by package explain and sent as lines; the UI only
+// shows them.
 //
 // The Studio answers only loopback hosts and its own origin, so a web page
 // the developer visits cannot drive it. Every request it makes to an
@@ -27,6 +35,7 @@ import (
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/storage"
@@ -71,6 +80,10 @@ type Options struct {
 	Mount map[string]http.Handler
 	// Now is the clock for coverage timestamps; nil means time.Now.
 	Now func() time.Time
+	// Beside are the Studio pages of services served beside the sandbox
+	// (Hosting), by service name: they join the route table after the
+	// sandbox's services' pages.
+	Beside map[string]service.Studio
 	// Policy is the origin and host policy every port applies
 	// (server.Policy); nil allows loopback only. The Studio's own API is
 	// stricter: a cross-origin page may not call it at all.
@@ -158,6 +171,9 @@ func (s *Studio) routes() {
 	m.HandleFunc("GET /api/functions", s.fnList)
 	m.HandleFunc("GET /api/functions/{id}/payload", s.fnPayload)
 	m.HandleFunc("POST /api/functions/{id}/invoke", s.fnInvoke)
+	m.HandleFunc("GET /api/pubsub", s.psOverview)
+	m.HandleFunc("POST /api/pubsub/publish", s.psPublish)
+	m.HandleFunc("GET /api/pubsub/messages", s.psMessages)
 	m.HandleFunc("GET /", s.ui)
 }
 
@@ -257,6 +273,7 @@ func (s *Studio) services(w http.ResponseWriter, r *http.Request) {
 		"events":    map[string]any{"seq": bus.Seq(), "kept": bus.Len()},
 		"counts":    s.cov.counts(),
 		"rules":     s.rulesStatuses(),
+		"routes":    s.routeTable(),
 	})
 }
 

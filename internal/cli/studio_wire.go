@@ -5,6 +5,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/hub"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/studio"
 )
@@ -32,6 +33,11 @@ func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[strin
 	}}
 	if fe := b.Firestore(); fe != nil {
 		opts.Rules = fe.Server.Rules()
+	}
+	// Hosting is served beside the sandbox: its page joins the Studio's
+	// route table when it serves sites.
+	if he := b.Hosting(); he != nil {
+		opts.Beside = map[string]service.Studio{backend.Hosting: he.Engine}
 	}
 	// Storage's and the Realtime Database's rules in force, so Home shows
 	// each one's status beside Firestore's.

@@ -3,7 +3,7 @@
 // response, and the loaded script — shown, edited in place, replaced,
 // appended to or emptied through the engine's script API.
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, Err, fmtTime, Editor } from './main.js';
+import { html, api, Err, fmtTime, Editor } from './kit.js';
 import { useLive, useVirtual, LiveDot } from './lib.js';
 
 const clip = (s, n) => (s && s.length > n ? s.slice(0, n) + '…' : s || '');

@@ -5,7 +5,7 @@
 // filters rows by id, API, behavior, note or test; the status buttons
 // keep one status.
 import { useState } from 'preact/hooks';
-import { html, useApi, Err } from './main.js';
+import { html, useApi, Err } from './kit.js';
 
 const statuses = ['conforming', 'diverged', 'not implemented', 'unverified'];
 const mark = { conforming: '✓', diverged: '⚠', 'not implemented': '✗', unverified: '?' };

@@ -3,7 +3,7 @@
 // commit refreshes the open nodes and flashes changed values), with inline
 // edit of a leaf, add child and delete — in the admin lens or as a user.
 import { useState, useEffect, useRef } from 'preact/hooks';
-import { html, api, Err, Lens, lensQuery } from './main.js';
+import { html, api, Err, Lens, lensQuery } from './kit.js';
 import { useLive, LiveDot } from './lib.js';
 
 const enc = encodeURIComponent;

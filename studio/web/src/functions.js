@@ -5,7 +5,7 @@
 // callable {data}, an event function a payload (the one last delivered
 // to it, or one edited here). Live over the event stream.
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, Err, fmtTime, Link, useApi } from './main.js';
+import { html, api, Err, fmtTime, Link, useApi } from './kit.js';
 import { useLive, LiveDot } from './lib.js';
 
 const triggerOf = f => f.kind === 'event' ? f.eventType : f.kind === 'blocking' ? 'blocking · ' + f.eventType : f.kind;

@@ -4,7 +4,7 @@
 // Hosting would have done with the same request. Reloaded every two
 // seconds while open (static-file requests are not events).
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, Err, fmtTime } from './main.js';
+import { html, api, Err, fmtTime } from './kit.js';
 
 export function Hosting() {
   const [tick, setTick] = useState(0);

@@ -3,7 +3,7 @@
 // loads the next page as its end scrolls into view, and a live event
 // subscription that coalesces bursts into one refresh.
 import { useState, useEffect, useRef, useCallback, useLayoutEffect } from 'preact/hooks';
-import { api, html } from './main.js';
+import { api, html } from './kit.js';
 
 // useVirtual windows count rows of about rowHeight pixels inside a
 // scrolling container (ref, onScroll, onKeyDown go on it). It renders

@@ -4,7 +4,7 @@
 // received), and a test send validated exactly as messages:send — live
 // over the event stream.
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, Err, fmtTime } from './main.js';
+import { html, api, Err, fmtTime } from './kit.js';
 import { useLive, LiveDot } from './lib.js';
 
 const short = t => (t && t.length > 28 ? t.slice(0, 14) + '…' + t.slice(-10) : t);

@@ -6,7 +6,7 @@
 // promote or discard), over the admin routes /__pyric/indexes,
 // /__pyric/capture/save and /__pyric/branch.
 import { useState } from 'preact/hooks';
-import { html, api, useApi, Err, Editor, Verdict } from './main.js';
+import { html, api, useApi, Err, Editor, Verdict } from './kit.js';
 
 export function SessionTools({ source }) {
   const [{ data, error }, reload] = useApi('/__pyric/indexes');

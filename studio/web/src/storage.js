@@ -4,7 +4,7 @@
 // them), and an inspector with a preview of images and text, download,
 // metadata and custom metadata editing, and delete.
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, Err, Lens, lensQuery } from './main.js';
+import { html, api, Err, Lens, lensQuery } from './kit.js';
 import { useVirtual, usePaged, useLive, LiveDot, fmtBytes } from './lib.js';
 
 const enc = encodeURIComponent;

@@ -164,7 +164,7 @@ func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResp
 	return resp, nil
 }
 
-func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUser) error {
+func (e *core) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUser) error {
 	if in.LocalID == "" {
 		return badRequest("localId is missing")
 	}

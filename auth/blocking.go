@@ -91,7 +91,7 @@ type blockingResult struct {
 }
 
 // eventClaims are the claims every blocking event token has.
-func (e *Engine) eventClaims(sc scope, event, uri string) map[string]any {
+func (e *core) eventClaims(sc scope, event, uri string) map[string]any {
 	iat := e.now().Unix()
 	claims := map[string]any{
 		"iss": "https://securetoken.google.com/" + sc.project.id, "aud": uri, "iat": iat,
@@ -107,7 +107,7 @@ func (e *Engine) eventClaims(sc scope, event, uri string) map[string]any {
 
 // blockingJWT builds the event token the emulator sends
 // (generateBlockingFunctionJwt).
-func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts) string {
+func (e *core) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts) string {
 	rec := map[string]any{"uid": u.LocalID, "custom_claims": u.claims()}
 	for k, v := range map[string]string{"email": u.Email, "display_name": u.DisplayName, "photo_url": u.PhotoURL, "phone_number": u.PhoneNumber} {
 		if v != "" {
@@ -191,7 +191,7 @@ func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpt
 	return EncodeUnsignedJWT(claims)
 }
 
-func (e *Engine) blockingTimeout() time.Duration {
+func (e *core) blockingTimeout() time.Duration {
 	if e.blockTimeout > 0 {
 		return e.blockTimeout
 	}
@@ -203,7 +203,7 @@ func (e *Engine) blockingTimeout() time.Duration {
 // it changed so far is committed, the lock is released for the call and
 // taken again; ok says a function was called, after which the caller must
 // look up again what it read before (other operations ran meanwhile).
-func (e *Engine) runBlocking(sc scope, event string, u *User, o blockingOpts) (res blockingResult, ok bool, err error) {
+func (e *core) runBlocking(sc scope, event string, u *User, o blockingOpts) (res blockingResult, ok bool, err error) {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
 		return blockingResult{}, false, nil
@@ -213,7 +213,7 @@ func (e *Engine) runBlocking(sc scope, event string, u *User, o blockingOpts) (r
 }
 
 // callBlocking posts an event token with the lock released (runBlocking).
-func (e *Engine) callBlocking(sc scope, event, uri, jwt string) (res blockingResult, err error) {
+func (e *core) callBlocking(sc scope, event, uri, jwt string) (res blockingResult, err error) {
 	if err := e.commit(); err != nil {
 		return blockingResult{}, err
 	}
@@ -231,7 +231,7 @@ func (e *Engine) callBlocking(sc scope, event, uri, jwt string) (res blockingRes
 // before a code is sent: its error stops the sending. what are the
 // event's own claims (email_type and email, or sms_type and
 // phone_number); the answer (a reCAPTCHA override) has no effect here.
-func (e *Engine) blockSend(sc scope, event string, what map[string]any) error {
+func (e *core) blockSend(sc scope, event string, what map[string]any) error {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
 		return nil
@@ -246,7 +246,7 @@ func (e *Engine) blockSend(sc scope, event string, what map[string]any) error {
 
 // current reports whether a scope still names live state after the lock
 // was released (a restore or a tenant deletion replaces it).
-func (e *Engine) current(sc scope) bool {
+func (e *core) current(sc scope) bool {
 	p := e.projects[sc.project.id]
 	if p != sc.project {
 		return false
@@ -256,7 +256,7 @@ func (e *Engine) current(sc scope) bool {
 
 // postBlocking makes the HTTP call and reads the answer with the
 // emulator's errors (fetchBlockingFunction).
-func (e *Engine) postBlocking(uri, event, jwt string) (blockingResult, error) {
+func (e *core) postBlocking(uri, event, jwt string) (blockingResult, error) {
 	body, _ := json.Marshal(map[string]any{"data": map[string]any{"jwt": jwt}})
 	ctx, cancel := context.WithTimeout(context.Background(), e.blockingTimeout())
 	defer cancel()
@@ -374,7 +374,7 @@ func applyBlocking(u *User, upd map[string]any) *User {
 // (others ran meanwhile).
 // The function sees the account with links, the identities it is about
 // to get.
-func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts, links ...ProviderUserInfo) (*User, error) {
+func (e *core) blockCreate(sc scope, u *User, o blockingOpts, links ...ProviderUserInfo) (*User, error) {
 	seen := u
 	if len(links) > 0 {
 		seen = u.clone()
@@ -403,7 +403,7 @@ func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts, links ...Provide
 // blockSignIn runs beforeSignIn, when configured, for the stored account
 // u: the account as the function left it (its changes stored), the
 // session claims it set, or its error. The caller checks disabled.
-func (e *Engine) blockSignIn(c Call, sc scope, u *User, o blockingOpts) (*User, map[string]any, error) {
+func (e *core) blockSignIn(c Call, sc scope, u *User, o blockingOpts) (*User, map[string]any, error) {
 	res, called, err := e.runBlocking(sc, BeforeSignIn, u, o)
 	if err != nil || !called {
 		return u, nil, err

@@ -116,7 +116,7 @@ func deepCopy(m map[string]any) map[string]any {
 
 // idpScope is the account space of a config call: the project, or the
 // tenant in the URL.
-func (e *Engine) idpScope(c Call) (scope, error) {
+func (e *core) idpScope(c Call) (scope, error) {
 	if c.Project == "" {
 		return scope{}, badRequest("MISSING_PROJECT_ID")
 	}
@@ -128,7 +128,7 @@ func (e *Engine) idpScope(c Call) (scope, error) {
 	return scope{project: p, tenant: t, space: t.space}, nil
 }
 
-func (e *Engine) configName(sc scope, k IdpKind, id string) string {
+func (e *core) configName(sc scope, k IdpKind, id string) string {
 	n := "projects/" + sc.project.id
 	if tid := sc.tenantID(); tid != "" {
 		n += "/tenants/" + tid

@@ -84,7 +84,7 @@ type MFAPending struct {
 	MFAInfo              []MFAEnrollment `json:"mfaInfo,omitempty"`
 }
 
-func (e *Engine) mfaPending(sc scope, u *User, provider string) MFAPending {
+func (e *core) mfaPending(sc scope, u *User, provider string) MFAPending {
 	p := map[string]any{"_AuthEmulatorMfaPendingCredential": "DO NOT MODIFY", "localId": u.LocalID, "signInProvider": provider, "projectId": sc.project.id}
 	if tid := sc.tenantID(); tid != "" {
 		p["tenantId"] = tid
@@ -125,7 +125,7 @@ func parsePending(sc scope, cred string) (*User, string, error) {
 
 // validateEnrollments checks admin-supplied factors (create, import,
 // update) and fills their ids and times.
-func (e *Engine) validateEnrollments(in []MFAEnrollment, generateIDs bool) ([]MFAEnrollment, error) {
+func (e *core) validateEnrollments(in []MFAEnrollment, generateIDs bool) ([]MFAEnrollment, error) {
 	var out []MFAEnrollment
 	phones, ids := map[string]bool{}, map[string]bool{}
 	for _, m := range in {
@@ -201,7 +201,7 @@ func totpCode(secret string, t time.Time) string {
 
 // totpValid accepts the current code and those up to adjacentIntervals
 // steps before or after (the project's TOTP config; 1 for tenants).
-func (e *Engine) totpValid(sc scope, secret, code string) bool {
+func (e *core) totpValid(sc scope, secret, code string) bool {
 	adj := 1
 	if sc.tenant == nil {
 		if p := sc.project.config.MFA.totp(); p != nil {
@@ -280,7 +280,7 @@ type MFAEnrollmentStartResponse struct {
 
 var errSMSMFADisabled = badRequest("OPERATION_NOT_ALLOWED : SMS based MFA not enabled.")
 
-func (e *Engine) mfaUser(sc scope, idToken string) (*parsedIDToken, error) {
+func (e *core) mfaUser(sc scope, idToken string) (*parsedIDToken, error) {
 	if idToken == "" {
 		return nil, badRequest("MISSING_ID_TOKEN")
 	}

@@ -63,7 +63,7 @@ func seqKey(p, t, kind string, seq uint64) []byte {
 }
 
 // newCode mints a 6-digit code for phone, as the emulator's SMS.
-func (e *Engine) newCode(sc scope, phone string) *VerificationCode {
+func (e *core) newCode(sc scope, phone string) *VerificationCode {
 	c := &VerificationCode{Code: e.randomString(6, "0123456789"), PhoneNumber: phone, SessionInfo: e.randomString(226, base64url)}
 	if fixed, ok := sc.testCode(phone); ok {
 		// A test number gets its configured code, as in production.

@@ -266,7 +266,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 }
 
 // signIn stamps lastLoginAt, issues tokens and emits sign_in.
-func (e *Engine) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
+func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
 	nu := u.clone()
 	nu.LastLoginAt = e.millis()
 	nu = sc.space.put(nu, nil, nil)

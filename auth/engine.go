@@ -65,6 +65,9 @@ type Engine struct {
 	*core
 	accounts accountFlow
 	idp      idpFlow
+	password passwordFlow
+	tokens   tokenFlow
+	email    emailFlow
 }
 
 // core is what every flow stands on: the account store (projects, their
@@ -90,6 +93,7 @@ func New(opts Options) *Engine {
 		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}}
 	e.accounts, e.idp = accountFlow{e.core}, idpFlow{e.core}
+	e.password, e.tokens, e.email = passwordFlow{e.core}, tokenFlow{e.core}, emailFlow{e.core}
 	if e.now == nil {
 		e.now = time.Now
 	}

@@ -68,6 +68,8 @@ type Engine struct {
 	password passwordFlow
 	tokens   tokenFlow
 	email    emailFlow
+	phone    phoneFlow
+	mfa      mfaFlow
 }
 
 // core is what every flow stands on: the account store (projects, their
@@ -94,6 +96,7 @@ func New(opts Options) *Engine {
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}}
 	e.accounts, e.idp = accountFlow{e.core}, idpFlow{e.core}
 	e.password, e.tokens, e.email = passwordFlow{e.core}, tokenFlow{e.core}, emailFlow{e.core}
+	e.phone, e.mfa = phoneFlow{e.core}, mfaFlow{e.core}
 	if e.now == nil {
 		e.now = time.Now
 	}

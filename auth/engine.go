@@ -70,6 +70,10 @@ type Engine struct {
 	email    emailFlow
 	phone    phoneFlow
 	mfa      mfaFlow
+	tenants  tenantFlow
+	admin    adminFlow
+	// idpConfigs are the OIDC and SAML provider configs.
+	idpConfigs idpConfigFlow
 }
 
 // core is what every flow stands on: the account store (projects, their
@@ -96,7 +100,8 @@ func New(opts Options) *Engine {
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}}
 	e.accounts, e.idp = accountFlow{e.core}, idpFlow{e.core}
 	e.password, e.tokens, e.email = passwordFlow{e.core}, tokenFlow{e.core}, emailFlow{e.core}
-	e.phone, e.mfa = phoneFlow{e.core}, mfaFlow{e.core}
+	e.phone, e.mfa, e.tenants = phoneFlow{e.core}, mfaFlow{e.core}, tenantFlow{e.core}
+	e.admin, e.idpConfigs = adminFlow{e.core}, idpConfigFlow{e.core}
 	if e.now == nil {
 		e.now = time.Now
 	}

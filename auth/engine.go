@@ -55,27 +55,6 @@ type Options struct {
 	Bucket service.Bucket
 }
 
-// Engine is the Auth state of every project. It is safe for concurrent use.
-//
-// It is a facade: each exported method opens one mutation (begin … commit,
-// store.go) and hands the request to the type of its flow (password, IdP,
-// email link, phone, MFA, tokens, accounts, admin, tenants, provider
-// configs), which is built from the shared steps of core.
-type Engine struct {
-	*core
-	accounts accountFlow
-	idp      idpFlow
-	password passwordFlow
-	tokens   tokenFlow
-	email    emailFlow
-	phone    phoneFlow
-	mfa      mfaFlow
-	tenants  tenantFlow
-	admin    adminFlow
-	// idpConfigs are the OIDC and SAML provider configs.
-	idpConfigs idpConfigFlow
-}
-
 // core is what every flow stands on: the account store (projects, their
 // spaces and the journal that makes a mutation durable), the clock and id
 // source, events, and the steps several flows share (scopes, tokens,
@@ -95,13 +74,9 @@ type core struct {
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := &Engine{core: &core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
+	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
 		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
-		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}}
-	e.accounts, e.idp = accountFlow{e.core}, idpFlow{e.core}
-	e.password, e.tokens, e.email = passwordFlow{e.core}, tokenFlow{e.core}, emailFlow{e.core}
-	e.phone, e.mfa, e.tenants = phoneFlow{e.core}, mfaFlow{e.core}, tenantFlow{e.core}
-	e.admin, e.idpConfigs = adminFlow{e.core}, idpConfigFlow{e.core}
+		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
 	if e.now == nil {
 		e.now = time.Now
 	}

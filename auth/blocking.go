@@ -108,6 +108,28 @@ func (e *core) eventClaims(sc scope, event, uri string) map[string]any {
 // blockingJWT builds the event token the emulator sends
 // (generateBlockingFunctionJwt).
 func (e *core) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts) string {
+	rec := blockingUserRecord(u)
+	claims := e.eventClaims(sc, event, uri)
+	claims["user_record"], claims["sub"], claims["sign_in_method"] = rec, u.LocalID, o.signInMethod
+	if o.signInSecondFactor != "" {
+		claims["sign_in_second_factor"] = o.signInSecondFactor
+	}
+	if o.signInAttributes != nil {
+		claims["sign_in_attributes"] = o.signInAttributes
+	}
+	if o.rawUserInfo != "" {
+		claims["raw_user_info"] = o.rawUserInfo
+	}
+	if tid := sc.tenantID(); tid != "" {
+		rec["tenant_id"] = tid
+	}
+	forwardCredentials(sc.project, o.oauth, claims)
+	return EncodeUnsignedJWT(claims)
+}
+
+// blockingUserRecord is the account as the event token's user_record
+// describes it (firebase-functions' AuthUserRecord, snake_case).
+func blockingUserRecord(u *User) map[string]any {
 	rec := map[string]any{"uid": u.LocalID, "custom_claims": u.claims()}
 	for k, v := range map[string]string{"email": u.Email, "display_name": u.DisplayName, "photo_url": u.PhotoURL, "phone_number": u.PhoneNumber} {
 		if v != "" {
@@ -132,24 +154,7 @@ func (e *core) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts)
 	}
 	rec["provider_data"] = providers
 	if len(u.MFAInfo) > 0 {
-		factors := []any{}
-		for _, m := range u.MFAInfo {
-			if m.MFAEnrollmentID == "" {
-				continue
-			}
-			f := map[string]any{"uid": m.MFAEnrollmentID, "factor_id": ProviderPhone}
-			if m.DisplayName != "" {
-				f["display_name"] = m.DisplayName
-			}
-			if m.EnrolledAt != "" {
-				f["enrollment_time"] = m.EnrolledAt
-			}
-			if m.PhoneInfo != "" {
-				f["phone_number"] = m.PhoneInfo
-			}
-			factors = append(factors, f)
-		}
-		rec["multi_factor"] = map[string]any{"enrolled_factors": factors}
+		rec["multi_factor"] = map[string]any{"enrolled_factors": blockingFactors(u.MFAInfo)}
 	}
 	if u.LastLoginAt != "" || u.CreatedAt != "" {
 		md := map[string]any{}
@@ -161,34 +166,47 @@ func (e *core) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts)
 		}
 		rec["metadata"] = md
 	}
-	claims := e.eventClaims(sc, event, uri)
-	claims["user_record"], claims["sub"], claims["sign_in_method"] = rec, u.LocalID, o.signInMethod
-	if o.signInSecondFactor != "" {
-		claims["sign_in_second_factor"] = o.signInSecondFactor
+	return rec
+}
+
+// blockingFactors are the enrolled second factors of a user_record.
+func blockingFactors(mfa []MFAEnrollment) []any {
+	factors := []any{}
+	for _, m := range mfa {
+		if m.MFAEnrollmentID == "" {
+			continue
+		}
+		f := map[string]any{"uid": m.MFAEnrollmentID, "factor_id": ProviderPhone}
+		if m.DisplayName != "" {
+			f["display_name"] = m.DisplayName
+		}
+		if m.EnrolledAt != "" {
+			f["enrollment_time"] = m.EnrolledAt
+		}
+		if m.PhoneInfo != "" {
+			f["phone_number"] = m.PhoneInfo
+		}
+		factors = append(factors, f)
 	}
-	if o.signInAttributes != nil {
-		claims["sign_in_attributes"] = o.signInAttributes
-	}
-	if o.rawUserInfo != "" {
-		claims["raw_user_info"] = o.rawUserInfo
-	}
-	if tid := sc.tenantID(); tid != "" {
-		rec["tenant_id"] = tid
-	}
-	if forwardCredential(sc.project, "accessToken") {
+	return factors
+}
+
+// forwardCredentials copies the IdP credentials the project's
+// blockingFunctions.forwardInboundCredentials asks for into the claims.
+func forwardCredentials(p *project, oauth, claims map[string]any) {
+	if forwardCredential(p, "accessToken") {
 		for _, k := range []string{"oauth_access_token", "oauth_token_secret", "oauth_expires_in"} {
-			if v, ok := o.oauth[k]; ok {
+			if v, ok := oauth[k]; ok {
 				claims[k] = v
 			}
 		}
 	}
-	if v, ok := o.oauth["oauth_id_token"]; ok && forwardCredential(sc.project, "idToken") {
+	if v, ok := oauth["oauth_id_token"]; ok && forwardCredential(p, "idToken") {
 		claims["oauth_id_token"] = v
 	}
-	if v, ok := o.oauth["oauth_refresh_token"]; ok && forwardCredential(sc.project, "refreshToken") {
+	if v, ok := oauth["oauth_refresh_token"]; ok && forwardCredential(p, "refreshToken") {
 		claims["oauth_refresh_token"] = v
 	}
-	return EncodeUnsignedJWT(claims)
 }
 
 func (e *core) blockingTimeout() time.Duration {

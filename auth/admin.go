@@ -50,12 +50,7 @@ func (e adminFlow) batchGet(c Call, req BatchGetRequest) (*BatchGetResponse, err
 		return nil, InvalidArgument("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
 	}
 	max = min(max, 1000)
-	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: []*User{}}
-	for _, id := range sc.space.sortedIDs() {
-		if req.NextPageToken == "" || id > req.NextPageToken {
-			resp.Users = append(resp.Users, sc.space.users[id].clone())
-		}
-	}
+	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: sc.space.usersAfter(req.NextPageToken)}
 	if max >= 0 && len(resp.Users) >= max {
 		resp.Users = resp.Users[:max]
 		if len(resp.Users) > 0 {
@@ -434,7 +429,7 @@ func (e adminFlow) query(c Call, req QueryRequest) (*QueryResponse, error) {
 		return nil, NotImplemented("expression is not implemented.")
 	}
 	if req.ReturnUserInfo != nil && !*req.ReturnUserInfo {
-		return &QueryResponse{RecordsCount: strconv.Itoa(len(sc.space.users))}, nil
+		return &QueryResponse{RecordsCount: strconv.Itoa(sc.space.count())}, nil
 	}
 	if req.Limit != "" {
 		return nil, NotImplemented("limit is not implemented.")
@@ -445,11 +440,7 @@ func (e adminFlow) query(c Call, req QueryRequest) (*QueryResponse, error) {
 	if req.SortBy != "" && req.SortBy != "SORT_BY_FIELD_UNSPECIFIED" && req.SortBy != "USER_ID" {
 		return nil, NotImplemented("Only sorting by USER_ID is implemented.")
 	}
-	ids := sc.space.sortedIDs()
-	resp := &QueryResponse{UserInfo: []*User{}}
-	for _, id := range ids {
-		resp.UserInfo = append(resp.UserInfo, sc.space.users[id].clone())
-	}
+	resp := &QueryResponse{UserInfo: sc.space.usersAfter("")}
 	if req.Order == "DESC" {
 		for i, j := 0, len(resp.UserInfo)-1; i < j; i, j = i+1, j-1 {
 			resp.UserInfo[i], resp.UserInfo[j] = resp.UserInfo[j], resp.UserInfo[i]

@@ -609,13 +609,13 @@ func (f idpFlow) accounts(c Call, providerID string) ([]ProviderUserInfo, error)
 		return nil, err
 	}
 	out := []ProviderUserInfo{}
-	for _, u := range sc.space.users {
+	sc.space.eachUser(func(u *User) {
 		for _, pi := range u.ProviderUserInfo {
 			if pi.ProviderID == providerID && len(out) < maxIdpAccounts {
 				out = append(out, pi)
 			}
 		}
-	}
+	})
 	slices.SortFunc(out, func(a, b ProviderUserInfo) int {
 		if c := strings.Compare(a.Email, b.Email); c != 0 {
 			return c

@@ -185,6 +185,15 @@ func (s *space) setTOTP(k string, r *TOTPRecord) {
 
 func secretKey(uid, enrollmentID string) string { return uid + "\x00" + enrollmentID }
 
+// sessionKey is the key of a pending TOTP enrollment.
+func sessionKey(session string) string { return "session\x00" + session }
+
+// totpRecord is the TOTP record under k (secretKey or sessionKey).
+func (s *space) totpRecord(k string) (TOTPRecord, bool) {
+	r, ok := s.totp[k]
+	return r, ok
+}
+
 // totpCode is RFC 6238's code for a base32 secret at t (SHA-1, 30 s, 6 digits).
 func totpCode(secret string, t time.Time) string {
 	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
@@ -343,7 +352,7 @@ func (f mfaFlow) startTOTP(sc scope, req MFAEnrollmentStartRequest) (*MFAEnrollm
 	raw := []byte(f.randomString(20, alnum))
 	secret := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw)
 	session := f.randomString(226, base64url)
-	sc.space.setTOTP("session\x00"+session, &TOTPRecord{LocalID: t.user.LocalID, Secret: secret})
+	sc.space.setTOTP(sessionKey(session), &TOTPRecord{LocalID: t.user.LocalID, Secret: secret})
 	return &MFAEnrollmentStartResponse{TOTPSessionInfo: &TOTPSessionInfo{SharedSecretKey: secret, VerificationCodeLength: totpDigits,
 		HashingAlgorithm: "SHA1", PeriodSec: totpPeriod, SessionInfo: session,
 		FinalizeEnrollmentTime: f.now().Add(time.Hour).UTC().Format(time.RFC3339Nano)}}, nil
@@ -457,14 +466,14 @@ func (f mfaFlow) verifyTOTPEnrollment(sc scope, req MFAEnrollmentFinalizeRequest
 	if v.VerificationCode == "" {
 		return nil, "", badRequest("MISSING_CODE")
 	}
-	pend, ok := sc.space.totp["session\x00"+v.SessionInfo]
+	pend, ok := sc.space.totpRecord(sessionKey(v.SessionInfo))
 	if !ok || pend.LocalID != t.user.LocalID {
 		return nil, "", badRequest("INVALID_SESSION_INFO")
 	}
 	if !f.totpValid(sc, pend.Secret, v.VerificationCode) {
 		return nil, "", badRequest("INVALID_CODE : The TOTP verification code is invalid.")
 	}
-	sc.space.setTOTP("session\x00"+v.SessionInfo, nil)
+	sc.space.setTOTP(sessionKey(v.SessionInfo), nil)
 	return t, pend.Secret, nil
 }
 
@@ -530,7 +539,7 @@ func (e mfaFlow) enrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest) (*
 	}
 	nu := t.user.clone()
 	nu.MFAInfo = slices.Delete(nu.MFAInfo, i, i+1)
-	if _, ok := sc.space.totp[secretKey(nu.LocalID, req.MFAEnrollmentID)]; ok {
+	if _, ok := sc.space.totpRecord(secretKey(nu.LocalID, req.MFAEnrollmentID)); ok {
 		sc.space.setTOTP(secretKey(nu.LocalID, req.MFAEnrollmentID), nil)
 	}
 	nu = sc.space.put(nu, nil, nil)
@@ -660,7 +669,7 @@ func (f mfaFlow) totpFactor(sc scope, req MFASignInFinalizeRequest) (*User, stri
 		return nil, "", MFAEnrollment{}, err
 	}
 	i := slices.IndexFunc(u.MFAInfo, func(m MFAEnrollment) bool { return m.MFAEnrollmentID == req.MFAEnrollmentID && m.TOTPInfo != nil })
-	rec, ok := sc.space.totp[secretKey(u.LocalID, req.MFAEnrollmentID)]
+	rec, ok := sc.space.totpRecord(secretKey(u.LocalID, req.MFAEnrollmentID))
 	if i < 0 || !ok {
 		return nil, "", MFAEnrollment{}, badRequest("MFA_ENROLLMENT_NOT_FOUND")
 	}

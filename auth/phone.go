@@ -53,6 +53,21 @@ func (s *space) deleteCode(sessionInfo string) {
 	s.j.record(seqKey(s.project, s.tenant, kindCode, old[i].seq), func() ([]byte, error) { return nil, nil }, func() { s.codes = old })
 }
 
+// proof is a temporary proof of a phone number.
+func (s *space) proof(p string) (TemporaryProof, bool) {
+	v, ok := s.proofs[p]
+	return v, ok
+}
+
+// pendingCodes copies the verification codes not yet used, oldest first.
+func (s *space) pendingCodes() []VerificationCode {
+	out := []VerificationCode{}
+	for _, c := range s.codes {
+		out = append(out, *c)
+	}
+	return out
+}
+
 func (s *space) addProof(p TemporaryProof) {
 	setMap(s.j, s.proofs, p.Proof, p, false)
 	s.j.record(recordKey(s.project, s.tenant, kindProof, p.Proof), func() ([]byte, error) { return json.Marshal(p) }, nil)
@@ -229,7 +244,7 @@ func redeemPhone(sc scope, req SignInWithPhoneNumberRequest) (string, error) {
 		if req.PhoneNumber == "" {
 			return "", badRequest("MISSING_PHONE_NUMBER")
 		}
-		p, ok := sc.space.proofs[req.TemporaryProof]
+		p, ok := sc.space.proof(req.TemporaryProof)
 		if !ok || p.PhoneNumber != req.PhoneNumber {
 			return "", badRequest("INVALID_TEMPORARY_PROOF")
 		}
@@ -297,9 +312,5 @@ func (e phoneFlow) listVerificationCodes(c Call) (*VerificationCodesResponse, er
 	if err != nil {
 		return nil, err
 	}
-	resp := &VerificationCodesResponse{VerificationCodes: []VerificationCode{}}
-	for _, pc := range sc.space.codes {
-		resp.VerificationCodes = append(resp.VerificationCodes, *pc)
-	}
-	return resp, nil
+	return &VerificationCodesResponse{VerificationCodes: sc.space.pendingCodes()}, nil
 }

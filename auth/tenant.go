@@ -212,7 +212,7 @@ func (e tenantFlow) deleteTenant(c Call) error {
 		return badRequest("((Can only delete tenant on tenant projects.))")
 	}
 	p := e.project(c.Project)
-	if t := p.tenants[c.Tenant]; t != nil && len(t.space.users) > 0 {
+	if t := p.tenants[c.Tenant]; t != nil && t.space.count() > 0 {
 		e.emit(c, scope{project: p, tenant: t, space: t.space}, OpUsersClear, "*", nil, nil, map[string]any{"reason": "tenant_delete"})
 	}
 	p.deleteTenant(c.Tenant)
@@ -254,11 +254,7 @@ func (e tenantFlow) listOOBCodes(c Call) (*OOBCodesResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &OOBCodesResponse{OOBCodes: []OOBCode{}}
-	for _, o := range sc.space.oobs {
-		resp.OOBCodes = append(resp.OOBCodes, *o)
-	}
-	return resp, nil
+	return &OOBCodesResponse{OOBCodes: sc.space.outbox()}, nil
 }
 
 // EmulatorConfig is GET|PATCH /emulator/v1/projects/{p}/config.
@@ -462,9 +458,5 @@ func (e *Engine) Users(project, tenant string) []*User {
 		}
 		s = t.space
 	}
-	out := make([]*User, 0, len(s.users))
-	for _, id := range s.sortedIDs() {
-		out = append(out, s.users[id].clone())
-	}
-	return out
+	return s.usersAfter("")
 }

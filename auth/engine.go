@@ -70,6 +70,7 @@ type core struct {
 
 	blockClient  *http.Client
 	blockTimeout time.Duration
+	block        blocker
 }
 
 // New returns an empty engine.

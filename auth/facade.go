@@ -24,6 +24,7 @@ type Engine struct {
 
 // newEngine builds the facade and its flows on c.
 func newEngine(c *core) *Engine {
+	c.block = blocker{c}
 	return &Engine{core: c,
 		password: passwordFlow{c}, tokens: tokenFlow{c}, idp: idpFlow{c}, email: emailFlow{c},
 		phone: phoneFlow{c}, mfa: mfaFlow{c}, accounts: accountFlow{c}, admin: adminFlow{c},

@@ -535,7 +535,7 @@ func (s *idpSignIn) storeAccount() (*User, error) {
 		now := f.millis()
 		nu := &User{LocalID: f.newLocalID(sc.space), CreatedAt: now, LastLoginAt: now, TenantID: sc.tenantID()}
 		s.apply(nu)
-		nu, err := f.blockCreate(sc, nu, s.blockingOpts(), info)
+		nu, err := f.block.beforeCreate(sc, nu, s.blockingOpts(), info)
 		if err != nil {
 			return nil, err
 		}
@@ -575,7 +575,7 @@ func (s *idpSignIn) finish(stored *User) (*SignInWithIdpResponse, error) {
 	if a := s.samlAssertion(); a != nil {
 		attrs = a["attributeStatements"]
 	}
-	stored, extra, err := f.blockSignIn(s.c, sc, stored, s.blockingOpts())
+	stored, extra, err := f.block.beforeSignIn(s.c, sc, stored, s.blockingOpts())
 	if err != nil {
 		return nil, err
 	}

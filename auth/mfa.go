@@ -378,7 +378,7 @@ func (f mfaFlow) startSMS(c Call, sc scope, req MFAEnrollmentStartRequest) (*MFA
 	if slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.UnobfuscatedPhoneInfo == phone }) {
 		return nil, errSecondFactorExists
 	}
-	if err := f.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_ENROLLMENT", "phone_number": phone}); err != nil {
+	if err := f.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_ENROLLMENT", "phone_number": phone}); err != nil {
 		return nil, err
 	}
 	code := f.newCode(sc, phone)
@@ -593,7 +593,7 @@ func (e mfaFlow) signInStart(c Call, req MFASignInStartRequest) (*MFASignInStart
 	if phone == "" {
 		return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
 	}
-	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_SIGN_IN", "phone_number": phone}); err != nil {
+	if err := e.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_SIGN_IN", "phone_number": phone}); err != nil {
 		return nil, err
 	}
 	code := e.newCode(sc, phone)
@@ -640,7 +640,7 @@ func (f mfaFlow) signInFinalize(c Call, req MFASignInFinalizeRequest) (*MFAFinal
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	u, extra, err := f.blockSignIn(c, sc, u, blockingOpts{signInMethod: provider, signInSecondFactor: factorProvider(factor)})
+	u, extra, err := f.block.beforeSignIn(c, sc, u, blockingOpts{signInMethod: provider, signInSecondFactor: factorProvider(factor)})
 	if err != nil {
 		return nil, err
 	}

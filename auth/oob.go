@@ -65,7 +65,7 @@ func (f emailFlow) sendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResp
 	}
 	if emailType, ok := map[string]string{"EMAIL_SIGNIN": "EMAIL_SIGN_IN", "PASSWORD_RESET": "PASSWORD_RESET"}[req.RequestType]; ok && !req.ReturnOOBLink {
 		// An email is about to be sent (an admin's generated link is not).
-		if err := f.blockSend(sc, BeforeSendEmail, map[string]any{"email_type": emailType, "email": m.email}); err != nil {
+		if err := f.block.send(sc, BeforeSendEmail, map[string]any{"email_type": emailType, "email": m.email}); err != nil {
 			return nil, err
 		}
 	}
@@ -314,7 +314,7 @@ func (f emailFlow) signInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (
 	}
 	var extra map[string]any
 	if !stored.isDisabled() {
-		if stored, extra, err = f.blockSignIn(c, sc, stored, blockingOpts{signInMethod: signInEmailLink}); err != nil {
+		if stored, extra, err = f.block.beforeSignIn(c, sc, stored, blockingOpts{signInMethod: signInEmailLink}); err != nil {
 			return nil, err
 		}
 	}
@@ -350,7 +350,7 @@ func redeemSignInLink(sc scope, req SignInWithEmailLinkRequest) (string, error) 
 // beforeCreate).
 func (f emailFlow) createByLink(c Call, sc scope, email string) (*User, error) {
 	now := f.millis()
-	nu, err := f.blockCreate(sc, &User{LocalID: f.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
+	nu, err := f.block.beforeCreate(sc, &User{LocalID: f.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
 		CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink, uniqueEmail: true})
 	if err != nil {
 		return nil, err

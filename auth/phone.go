@@ -148,7 +148,7 @@ func (e phoneFlow) sendVerificationCode(c Call, req SendVerificationCodeRequest)
 	if u := sc.space.byPhone(req.PhoneNumber); u != nil && len(u.MFAInfo) > 0 {
 		return nil, errUnsupportedFirstFactor
 	}
-	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": req.PhoneNumber}); err != nil {
+	if err := e.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": req.PhoneNumber}); err != nil {
 		return nil, err
 	}
 	code := e.newCode(sc, req.PhoneNumber)
@@ -224,7 +224,7 @@ func (f phoneFlow) signIn(c Call, req SignInWithPhoneNumberRequest) (*SignInWith
 	resp.LocalID = stored.LocalID
 	var extra map[string]any
 	if !stored.isDisabled() {
-		if stored, extra, err = f.blockSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPhone}); err != nil {
+		if stored, extra, err = f.block.beforeSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPhone}); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +275,7 @@ func (f phoneFlow) proveNumber(sc scope, req SignInWithPhoneNumberRequest, phone
 func (f phoneFlow) storePhone(c Call, sc scope, u *User, phone string) (*User, error) {
 	now := f.millis()
 	if u == nil {
-		nu, err := f.blockCreate(sc, &User{LocalID: f.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, blockingOpts{signInMethod: ProviderPhone})
+		nu, err := f.block.beforeCreate(sc, &User{LocalID: f.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, blockingOpts{signInMethod: ProviderPhone})
 		if err != nil {
 			return nil, err
 		}

@@ -218,14 +218,14 @@ func (s *signUpAccount) create() (*User, error) {
 	blocking := s.email != "" && !s.c.admin()
 	var err error
 	if blocking {
-		if u, err = f.blockCreate(sc, u, blockingOpts{signInMethod: ProviderPassword, uniqueEmail: true}); err != nil {
+		if u, err = f.block.beforeCreate(sc, u, blockingOpts{signInMethod: ProviderPassword, uniqueEmail: true}); err != nil {
 			return nil, err
 		}
 	}
 	stored := sc.space.put(u, nil, nil)
 	f.emit(s.c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": s.provider})
 	if blocking && !stored.isDisabled() {
-		if stored, s.extra, err = f.blockSignIn(s.c, sc, stored, blockingOpts{signInMethod: ProviderPassword}); err != nil {
+		if stored, s.extra, err = f.block.beforeSignIn(s.c, sc, stored, blockingOpts{signInMethod: ProviderPassword}); err != nil {
 			return nil, err
 		}
 	}
@@ -337,7 +337,7 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 		resp.MFAPending = e.mfaPending(sc, u, ProviderPassword)
 		return resp, nil
 	}
-	u, extra, err := e.blockSignIn(c, sc, u, blockingOpts{signInMethod: ProviderPassword})
+	u, extra, err := e.block.beforeSignIn(c, sc, u, blockingOpts{signInMethod: ProviderPassword})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,14 @@ type LookupResponse struct {
 // Lookup returns accounts.
 func (e *Engine) Lookup(c Call, req LookupRequest) (_ *LookupResponse, err error) {
 	defer e.begin()(&err)
+	return e.accounts.lookup(c, req)
+}
+
+// accountFlow is what a user (idToken) or an admin (localId) does with one
+// account: look it up, change it, delete it.
+type accountFlow struct{ *core }
+
+func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -92,6 +100,10 @@ type KindResponse struct {
 // any (localId).
 func (e *Engine) Delete(c Call, req DeleteRequest) (_ *KindResponse, err error) {
 	defer e.begin()(&err)
+	return e.accounts.delete(c, req)
+}
+
+func (e accountFlow) delete(c Call, req DeleteRequest) (*KindResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -172,207 +184,43 @@ type UpdateResponse struct {
 // Update changes an account.
 func (e *Engine) Update(c Call, req UpdateRequest) (_ *UpdateResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.accounts.update(c, req)
+}
+
+// accountUpdate is one accounts:update request as it goes through its
+// steps: the account it targets (by OOB code, idToken or localId), the
+// changes made to a copy of it, and what the response reports.
+type accountUpdate struct {
+	f   accountFlow
+	c   Call
+	sc  scope
+	req UpdateRequest
+
+	before, nu     *User
+	signInProvider string // the provider the returned tokens name
+	isEmailUpdate  bool
+	newEmail       string
+	validSinceSet  bool
+}
+
+func (f accountFlow) update(c Call, req UpdateRequest) (*UpdateResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
-	return e.update(c, sc, req)
-}
-
-func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, error) {
-	if req.Provider != nil {
-		return nil, NotImplemented("provider is not implemented yet.")
-	}
-	if req.UpgradeToFederatedLogin != nil {
-		return nil, NotImplemented("upgradeToFederatedLogin is not implemented yet.")
-	}
-	if !c.admin() {
-		if req.IDToken == "" && req.OOBCode == "" {
-			return nil, badRequest("INVALID_REQ_TYPE : Unsupported request parameters.")
-		}
-		if req.CustomAttributes != nil {
-			return nil, ErrInsufficientPermission
-		}
-	} else if req.LocalID == "" {
-		return nil, badRequest("MISSING_LOCAL_ID")
-	}
-	if err := checkProfile(req.DisplayName, req.PhotoURL); err != nil {
+	if err := checkUpdate(c, req); err != nil {
 		return nil, err
 	}
-	if req.CustomAttributes != nil && *req.CustomAttributes != "" {
-		if err := validateSerializedClaims(*req.CustomAttributes); err != nil {
-			return nil, err
-		}
-	}
-	for _, a := range req.DeleteAttribute {
-		if a == "PROVIDER" || a == "RAW_USER_INFO" {
-			return nil, NotImplemented("deleteAttribute: " + a)
-		}
-	}
-	var (
-		before, nu     *User
-		signInProvider string
-		isEmailUpdate  bool
-		newEmail       string
-		validSinceSet  bool
-		upserts        []ProviderUserInfo
-	)
+	u := &accountUpdate{f: f, c: c, sc: sc, req: req}
 	if req.OOBCode != "" {
-		oob := sc.space.oob(req.OOBCode)
-		if oob == nil {
-			return nil, ErrInvalidOOBCode
-		}
-		switch oob.RequestType {
-		case "VERIFY_EMAIL":
-			sc.space.deleteOOB(req.OOBCode)
-			signInProvider = ProviderPassword
-			if before = sc.space.byEmailAddr(oob.Email); before == nil {
-				return nil, ErrInvalidOOBCode
-			}
-			nu = before.clone()
-			nu.EmailVerified = ptr(true)
-			nu.Email = oob.Email
-		case "VERIFY_AND_CHANGE_EMAIL":
-			sc.space.deleteOOB(req.OOBCode)
-			if before = sc.space.byEmailAddr(oob.Email); before == nil || oob.NewEmail == "" {
-				return nil, ErrInvalidOOBCode
-			}
-			if sc.space.byEmailAddr(oob.NewEmail) != nil {
-				return nil, ErrEmailExists
-			}
-			nu = before.clone()
-			if oob.NewEmail != nu.Email {
-				nu.Email, nu.EmailVerified, newEmail = oob.NewEmail, ptr(true), oob.NewEmail
-			}
-		case "RECOVER_EMAIL":
-			sc.space.deleteOOB(req.OOBCode)
-			if before = sc.space.byInitialEmail(oob.Email); before == nil {
-				return nil, ErrInvalidOOBCode
-			}
-			if sc.space.byEmailAddr(oob.Email) != nil {
-				return nil, ErrEmailExists
-			}
-			nu = before.clone()
-			if oob.Email != nu.Email {
-				nu.Email, nu.EmailVerified = oob.Email, ptr(true)
-			}
-		default:
-			return nil, NotImplemented(oob.RequestType)
-		}
+		err = u.applyOOBCode()
 	} else {
-		if req.IDToken != "" {
-			t, err := e.parseIDToken(sc, req.IDToken)
-			if err != nil {
-				return nil, err
-			}
-			before, signInProvider = t.user, t.provider
-			if req.DisableUser != nil {
-				return nil, ErrOperationNotAllowed
-			}
-		} else {
-			if req.LocalID == "" {
-				return nil, badRequest("MISSING_LOCAL_ID")
-			}
-			if before = sc.space.get(req.LocalID); before == nil {
-				return nil, ErrUserNotFound
-			}
-		}
-		nu = before.clone()
-		if req.Email != "" {
-			if !isValidEmail(req.Email) {
-				return nil, ErrInvalidEmail
-			}
-			newEmail = canonicalEmail(req.Email)
-			if newEmail != before.Email {
-				if sc.space.byEmailAddr(newEmail) != nil {
-					return nil, ErrEmailExists
-				}
-				nu.Email, nu.EmailVerified, isEmailUpdate = newEmail, ptr(false), true
-				if signInProvider != ProviderAnonymous && before.Email != "" && before.InitialEmail == "" {
-					nu.InitialEmail = before.Email
-				}
-			}
-		}
-		if req.Password != "" {
-			if err := checkNewPassword(req.Password); err != nil {
-				return nil, err
-			}
-			nu.Salt = e.newSalt()
-			nu.PasswordHash = hashPassword(req.Password, nu.Salt)
-			nu.PasswordUpdatedAt = e.now().UnixMilli()
-			signInProvider = ProviderPassword
-		}
-		if req.Password != "" || (req.ValidSince != nil && *req.ValidSince != "") || isEmailUpdate {
-			nu.ValidSince, validSinceSet = e.seconds(), true
-		}
-		if req.MFA != nil {
-			if !c.admin() {
-				return nil, ErrInsufficientPermission
-			}
-			if len(req.MFA.Enrollments) == 0 {
-				nu.MFAInfo = nil
-			} else {
-				enr, err := e.validateEnrollments(req.MFA.Enrollments, false)
-				if err != nil {
-					return nil, err
-				}
-				nu.MFAInfo = enr
-			}
-		}
-		if req.DisplayName != nil {
-			nu.DisplayName = *req.DisplayName
-		}
-		if req.PhotoURL != nil {
-			nu.PhotoURL = *req.PhotoURL
-		}
-		if c.admin() {
-			if req.DisableUser != nil {
-				nu.Disabled = ptr(*req.DisableUser)
-			}
-			if req.PhoneNumber != "" && req.PhoneNumber != before.PhoneNumber {
-				if !isValidPhone(req.PhoneNumber) {
-					return nil, badRequest("INVALID_PHONE_NUMBER : Invalid format.")
-				}
-				if sc.space.byPhone(req.PhoneNumber) != nil {
-					return nil, badRequest("PHONE_NUMBER_EXISTS")
-				}
-				nu.PhoneNumber = req.PhoneNumber
-			}
-			if req.EmailVerified != nil {
-				nu.EmailVerified = ptr(*req.EmailVerified)
-			}
-			if req.CustomAttributes != nil {
-				nu.CustomAttributes = *req.CustomAttributes
-			}
-			if req.CreatedAt != nil {
-				nu.CreatedAt = *req.CreatedAt
-			}
-			if req.LastLoginAt != nil {
-				nu.LastLoginAt = *req.LastLoginAt
-			}
-			if req.ValidSince != nil {
-				nu.ValidSince = *req.ValidSince
-			}
-		}
-		for _, a := range req.DeleteAttribute {
-			switch a {
-			case "DISPLAY_NAME":
-				nu.DisplayName = ""
-			case "PHOTO_URL":
-				nu.PhotoURL = ""
-			case "PASSWORD":
-				nu.PasswordHash, nu.Salt = "", ""
-			case "EMAIL":
-				nu.Email, nu.EmailVerified, nu.EmailLinkSignin = "", nil, false
-			}
-		}
-		if slices.Contains(req.DeleteProvider, ProviderPassword) {
-			nu.Email, nu.EmailVerified, nu.EmailLinkSignin, nu.PasswordHash, nu.Salt = "", nil, false, "", ""
-		}
-		if slices.Contains(req.DeleteProvider, ProviderPhone) {
-			nu.PhoneNumber = ""
-		}
+		err = u.applyFields()
 	}
+	if err != nil {
+		return nil, err
+	}
+	var upserts []ProviderUserInfo
 	if l := req.LinkProviderUserInfo; l != nil {
 		if l.ProviderID == "" {
 			return nil, badRequest("MISSING_PROVIDER_ID")
@@ -382,25 +230,297 @@ func (e *Engine) update(c Call, sc scope, req UpdateRequest) (*UpdateResponse, e
 		}
 		upserts = append(upserts, *l)
 	}
-	nu = sc.space.put(nu, upserts, req.DeleteProvider)
-	e.emit(c, sc, OpUserUpdate, nu.LocalID, before, nu, nil)
-	if signInProvider != ProviderAnonymous && nu.InitialEmail != "" && isEmailUpdate {
-		e.createOOB(sc, c.BaseURL, nu.InitialEmail, "", "RECOVER_EMAIL", "recoverEmail", "")
+	return u.store(upserts), nil
+}
+
+// checkUpdate refuses what an update may not ask, before anything is read:
+// unsupported fields, a client without idToken or OOB code, claims from a
+// client, bad profile fields and claims.
+func checkUpdate(c Call, req UpdateRequest) error {
+	if req.Provider != nil {
+		return NotImplemented("provider is not implemented yet.")
+	}
+	if req.UpgradeToFederatedLogin != nil {
+		return NotImplemented("upgradeToFederatedLogin is not implemented yet.")
+	}
+	if !c.admin() {
+		if req.IDToken == "" && req.OOBCode == "" {
+			return badRequest("INVALID_REQ_TYPE : Unsupported request parameters.")
+		}
+		if req.CustomAttributes != nil {
+			return ErrInsufficientPermission
+		}
+	} else if req.LocalID == "" {
+		return badRequest("MISSING_LOCAL_ID")
+	}
+	if err := checkProfile(req.DisplayName, req.PhotoURL); err != nil {
+		return err
+	}
+	if req.CustomAttributes != nil && *req.CustomAttributes != "" {
+		if err := validateSerializedClaims(*req.CustomAttributes); err != nil {
+			return err
+		}
+	}
+	for _, a := range req.DeleteAttribute {
+		if a == "PROVIDER" || a == "RAW_USER_INFO" {
+			return NotImplemented("deleteAttribute: " + a)
+		}
+	}
+	return nil
+}
+
+// applyOOBCode applies an email action code (the code is used up even when
+// the change is then refused): verify the email, change it, or recover the
+// one it replaced.
+func (u *accountUpdate) applyOOBCode() error {
+	sp := u.sc.space
+	oob := sp.oob(u.req.OOBCode)
+	if oob == nil {
+		return ErrInvalidOOBCode
+	}
+	switch oob.RequestType {
+	case "VERIFY_EMAIL":
+		sp.deleteOOB(u.req.OOBCode)
+		u.signInProvider = ProviderPassword
+		if u.before = sp.byEmailAddr(oob.Email); u.before == nil {
+			return ErrInvalidOOBCode
+		}
+		u.nu = u.before.clone()
+		u.nu.EmailVerified = ptr(true)
+		u.nu.Email = oob.Email
+	case "VERIFY_AND_CHANGE_EMAIL":
+		sp.deleteOOB(u.req.OOBCode)
+		if u.before = sp.byEmailAddr(oob.Email); u.before == nil || oob.NewEmail == "" {
+			return ErrInvalidOOBCode
+		}
+		if sp.byEmailAddr(oob.NewEmail) != nil {
+			return ErrEmailExists
+		}
+		u.nu = u.before.clone()
+		if oob.NewEmail != u.nu.Email {
+			u.nu.Email, u.nu.EmailVerified, u.newEmail = oob.NewEmail, ptr(true), oob.NewEmail
+		}
+	case "RECOVER_EMAIL":
+		sp.deleteOOB(u.req.OOBCode)
+		if u.before = sp.byInitialEmail(oob.Email); u.before == nil {
+			return ErrInvalidOOBCode
+		}
+		if sp.byEmailAddr(oob.Email) != nil {
+			return ErrEmailExists
+		}
+		u.nu = u.before.clone()
+		if oob.Email != u.nu.Email {
+			u.nu.Email, u.nu.EmailVerified = oob.Email, ptr(true)
+		}
+	default:
+		return NotImplemented(oob.RequestType)
+	}
+	return nil
+}
+
+// applyFields makes the request's field changes to the target account, in
+// the emulator's order (the first refusal wins).
+func (u *accountUpdate) applyFields() error {
+	if err := u.findTarget(); err != nil {
+		return err
+	}
+	u.nu = u.before.clone()
+	if err := u.changeEmail(); err != nil {
+		return err
+	}
+	if err := u.changePassword(); err != nil {
+		return err
+	}
+	req := u.req
+	if req.Password != "" || (req.ValidSince != nil && *req.ValidSince != "") || u.isEmailUpdate {
+		u.nu.ValidSince, u.validSinceSet = u.f.seconds(), true
+	}
+	if err := u.replaceMFA(); err != nil {
+		return err
+	}
+	if req.DisplayName != nil {
+		u.nu.DisplayName = *req.DisplayName
+	}
+	if req.PhotoURL != nil {
+		u.nu.PhotoURL = *req.PhotoURL
+	}
+	if u.c.admin() {
+		if err := u.applyAdminFields(); err != nil {
+			return err
+		}
+	}
+	u.deleteAttributes()
+	return nil
+}
+
+// findTarget reads the account: the idToken's (a client may not disable
+// it) or, for an admin, localId's.
+func (u *accountUpdate) findTarget() error {
+	req := u.req
+	if req.IDToken != "" {
+		t, err := u.f.parseIDToken(u.sc, req.IDToken)
+		if err != nil {
+			return err
+		}
+		u.before, u.signInProvider = t.user, t.provider
+		if req.DisableUser != nil {
+			return ErrOperationNotAllowed
+		}
+		return nil
+	}
+	if req.LocalID == "" {
+		return badRequest("MISSING_LOCAL_ID")
+	}
+	if u.before = u.sc.space.get(req.LocalID); u.before == nil {
+		return ErrUserNotFound
+	}
+	return nil
+}
+
+// changeEmail sets a new, unverified email, keeping the first one as
+// initialEmail (what RECOVER_EMAIL restores).
+func (u *accountUpdate) changeEmail() error {
+	if u.req.Email == "" {
+		return nil
+	}
+	if !isValidEmail(u.req.Email) {
+		return ErrInvalidEmail
+	}
+	u.newEmail = canonicalEmail(u.req.Email)
+	before, nu := u.before, u.nu
+	if u.newEmail == before.Email {
+		return nil
+	}
+	if u.sc.space.byEmailAddr(u.newEmail) != nil {
+		return ErrEmailExists
+	}
+	nu.Email, nu.EmailVerified, u.isEmailUpdate = u.newEmail, ptr(false), true
+	if u.signInProvider != ProviderAnonymous && before.Email != "" && before.InitialEmail == "" {
+		nu.InitialEmail = before.Email
+	}
+	return nil
+}
+
+// changePassword sets a new password (fresh salt); the tokens returned
+// then name the password provider.
+func (u *accountUpdate) changePassword() error {
+	if u.req.Password == "" {
+		return nil
+	}
+	if err := checkNewPassword(u.req.Password); err != nil {
+		return err
+	}
+	nu := u.nu
+	nu.Salt = u.f.newSalt()
+	nu.PasswordHash = hashPassword(u.req.Password, nu.Salt)
+	nu.PasswordUpdatedAt = u.f.now().UnixMilli()
+	u.signInProvider = ProviderPassword
+	return nil
+}
+
+// replaceMFA replaces the second factors (admin only; none clears them).
+func (u *accountUpdate) replaceMFA() error {
+	m := u.req.MFA
+	if m == nil {
+		return nil
+	}
+	if !u.c.admin() {
+		return ErrInsufficientPermission
+	}
+	if len(m.Enrollments) == 0 {
+		u.nu.MFAInfo = nil
+		return nil
+	}
+	enr, err := u.f.validateEnrollments(m.Enrollments, false)
+	if err != nil {
+		return err
+	}
+	u.nu.MFAInfo = enr
+	return nil
+}
+
+// applyAdminFields sets what only an admin may: disabled, phone number,
+// emailVerified, custom claims and the timestamps.
+func (u *accountUpdate) applyAdminFields() error {
+	req, nu := u.req, u.nu
+	if req.DisableUser != nil {
+		nu.Disabled = ptr(*req.DisableUser)
+	}
+	if req.PhoneNumber != "" && req.PhoneNumber != u.before.PhoneNumber {
+		if !isValidPhone(req.PhoneNumber) {
+			return badRequest("INVALID_PHONE_NUMBER : Invalid format.")
+		}
+		if u.sc.space.byPhone(req.PhoneNumber) != nil {
+			return badRequest("PHONE_NUMBER_EXISTS")
+		}
+		nu.PhoneNumber = req.PhoneNumber
+	}
+	if req.EmailVerified != nil {
+		nu.EmailVerified = ptr(*req.EmailVerified)
+	}
+	if req.CustomAttributes != nil {
+		nu.CustomAttributes = *req.CustomAttributes
+	}
+	if req.CreatedAt != nil {
+		nu.CreatedAt = *req.CreatedAt
+	}
+	if req.LastLoginAt != nil {
+		nu.LastLoginAt = *req.LastLoginAt
+	}
+	if req.ValidSince != nil {
+		nu.ValidSince = *req.ValidSince
+	}
+	return nil
+}
+
+// deleteAttributes clears the fields of deleteAttribute, and the password
+// or phone of deleteProvider.
+func (u *accountUpdate) deleteAttributes() {
+	nu := u.nu
+	for _, a := range u.req.DeleteAttribute {
+		switch a {
+		case "DISPLAY_NAME":
+			nu.DisplayName = ""
+		case "PHOTO_URL":
+			nu.PhotoURL = ""
+		case "PASSWORD":
+			nu.PasswordHash, nu.Salt = "", ""
+		case "EMAIL":
+			nu.Email, nu.EmailVerified, nu.EmailLinkSignin = "", nil, false
+		}
+	}
+	if slices.Contains(u.req.DeleteProvider, ProviderPassword) {
+		nu.Email, nu.EmailVerified, nu.EmailLinkSignin, nu.PasswordHash, nu.Salt = "", nil, false, "", ""
+	}
+	if slices.Contains(u.req.DeleteProvider, ProviderPhone) {
+		nu.PhoneNumber = ""
+	}
+}
+
+// store writes the changed account, sends the recover-email message of an
+// email change, and answers (with fresh tokens when the change revoked the
+// old ones and the caller signed in).
+func (u *accountUpdate) store(upserts []ProviderUserInfo) *UpdateResponse {
+	f, sc := u.f, u.sc
+	nu := sc.space.put(u.nu, upserts, u.req.DeleteProvider)
+	f.emit(u.c, sc, OpUserUpdate, nu.LocalID, u.before, nu, nil)
+	if u.signInProvider != ProviderAnonymous && nu.InitialEmail != "" && u.isEmailUpdate {
+		f.createOOB(sc, u.c.BaseURL, nu.InitialEmail, "", "RECOVER_EMAIL", "recoverEmail", "")
 	}
 	resp := &UpdateResponse{Kind: "identitytoolkit#SetAccountInfoResponse", LocalID: nu.LocalID, EmailVerified: nu.EmailVerified,
 		Email: nu.Email, DisplayName: nu.DisplayName, PhotoURL: nu.PhotoURL,
-		NewEmail: newEmail, PasswordHash: nu.PasswordHash}
+		NewEmail: u.newEmail, PasswordHash: nu.PasswordHash}
 	if nu.ProviderUserInfo != nil {
 		resp.ProviderUserInfo = slices.Clone(nu.ProviderUserInfo)
 	}
-	if validSinceSet && signInProvider != "" {
-		_, resp.Tokens = e.issueTokens(sc, nu, signInProvider, nil)
+	if u.validSinceSet && u.signInProvider != "" {
+		_, resp.Tokens = f.issueTokens(sc, nu, u.signInProvider, nil)
 	}
-	return resp, nil
+	return resp
 }
 
 // createOOB records an out-of-band message in the outbox and returns it.
-func (e *Engine) createOOB(sc scope, baseURL, email, newEmail, requestType, mode, continueURL string) *OOBCode {
+func (e *core) createOOB(sc scope, baseURL, email, newEmail, requestType, mode, continueURL string) *OOBCode {
 	code := e.randomString(54, base64url)
 	if baseURL == "" {
 		baseURL = "http://127.0.0.1:9099"

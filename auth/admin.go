@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // BatchGetRequest is GET accounts:batchGet (the admin Users iterator).
@@ -23,6 +24,14 @@ type BatchGetResponse struct {
 // BatchGet lists accounts in uid order, a page at a time.
 func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err error) {
 	defer e.begin()(&err)
+	return e.admin.batchGet(c, req)
+}
+
+// adminFlow is the admin SDKs' bulk operations on accounts: listing,
+// importing, deleting and querying them.
+type adminFlow struct{ *core }
+
+func (e adminFlow) batchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
 	sc, err := e.enabledScope(c, "", "", "")
 	if err != nil {
 		return nil, err
@@ -41,12 +50,7 @@ func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err
 		return nil, InvalidArgument("INVALID_ARGUMENT : maxResults must be between 1 and 1000.")
 	}
 	max = min(max, 1000)
-	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: []*User{}}
-	for _, id := range sc.space.sortedIDs() {
-		if req.NextPageToken == "" || id > req.NextPageToken {
-			resp.Users = append(resp.Users, sc.space.users[id].clone())
-		}
-	}
+	resp := &BatchGetResponse{Kind: "identitytoolkit#DownloadAccountResponse", Users: sc.space.usersAfter(req.NextPageToken)}
 	if max >= 0 && len(resp.Users) >= max {
 		resp.Users = resp.Users[:max]
 		if len(resp.Users) > 0 {
@@ -101,54 +105,20 @@ type BatchCreateResponse struct {
 // fatal.
 func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	return e.admin.batchCreate(c, req)
+}
+
+func (f adminFlow) batchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Users) == 0 {
-		return nil, badRequest("MISSING_USER_ACCOUNT")
-	}
-	if len(req.Users) > maxImportUsers {
-		return nil, badRequest("MAXIMUM_USER_COUNT_EXCEEDED : A maximum of 1000 accounts are allowed per batch.")
-	}
-	if err := checkHashAlgorithm(req.HashAlgorithm); err != nil {
+	if err := checkBatch(sc, req); err != nil {
 		return nil, err
-	}
-	if req.SanityCheck {
-		if sc.oneAccountPerEmail() {
-			seen := map[string]bool{}
-			for _, u := range req.Users {
-				if u.Email != "" {
-					if seen[u.Email] {
-						return nil, badRequest("DUPLICATE_EMAIL : " + u.Email)
-					}
-					seen[u.Email] = true
-				}
-			}
-		}
-		seen := map[string]bool{}
-		for _, u := range req.Users {
-			for _, p := range u.ProviderUserInfo {
-				k := p.ProviderID + ":" + p.RawID
-				if seen[k] {
-					return nil, errorf("DUPLICATE_RAW_ID : Provider id(%s), Raw id(%s)", p.ProviderID, p.RawID)
-				}
-				seen[k] = true
-			}
-		}
-	}
-	if !req.AllowOverwrite {
-		seen := map[string]bool{}
-		for _, u := range req.Users {
-			if seen[u.LocalID] {
-				return nil, badRequest("DUPLICATE_LOCAL_ID : " + u.LocalID)
-			}
-			seen[u.LocalID] = true
-		}
 	}
 	resp := &BatchCreateResponse{Kind: "identitytoolkit#UploadAccountResponse", Error: []BatchCreateError{}}
 	for i, in := range req.Users {
-		if err := e.importOne(c, sc, req, in); err != nil {
+		if err := f.importOne(c, sc, req, in); err != nil {
 			msg := err.Error()
 			switch {
 			case msg == "INVALID_CLAIMS":
@@ -164,94 +134,69 @@ func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResp
 	return resp, nil
 }
 
-func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUser) error {
-	if in.LocalID == "" {
-		return badRequest("localId is missing")
+// checkBatch refuses a whole import: no accounts or too many, an unknown
+// hash, and (with sanityCheck, or without allowOverwrite) duplicates
+// within the batch.
+func checkBatch(sc scope, req BatchCreateRequest) error {
+	if len(req.Users) == 0 {
+		return badRequest("MISSING_USER_ACCOUNT")
 	}
-	if err := checkProfile(&in.DisplayName, &in.PhotoURL); err != nil {
+	if len(req.Users) > maxImportUsers {
+		return badRequest("MAXIMUM_USER_COUNT_EXCEEDED : A maximum of 1000 accounts are allowed per batch.")
+	}
+	if err := checkHashAlgorithm(req.HashAlgorithm); err != nil {
 		return err
 	}
-	now := e.now()
-	u := &User{LocalID: in.LocalID, DisplayName: in.DisplayName, PhotoURL: in.PhotoURL, LastLoginAt: in.LastLoginAt}
-	if in.TenantID != "" && in.TenantID != sc.tenantID() {
-		return badRequest("Tenant id in userInfo does not match the tenant id in request.")
-	}
-	u.TenantID = sc.tenantID()
-	if in.PasswordHash != "" {
-		u.PasswordHash, u.Salt, u.PasswordUpdatedAt = in.PasswordHash, in.Salt, now.UnixMilli()
-	} else if in.RawPassword != "" {
-		if err := checkNewPassword(in.RawPassword); err != nil {
+	if req.SanityCheck {
+		if err := sanityCheck(sc, req.Users); err != nil {
 			return err
 		}
-		u.Salt = in.Salt
-		if u.Salt == "" {
-			u.Salt = e.newSalt()
-		}
-		u.PasswordHash, u.PasswordUpdatedAt = hashPassword(in.RawPassword, u.Salt), now.UnixMilli()
 	}
-	if in.CustomAttributes != "" {
-		if err := validateSerializedClaims(in.CustomAttributes); err != nil {
-			return err
-		}
-		u.CustomAttributes = in.CustomAttributes
-	}
-	var upserts []ProviderUserInfo
-	for _, p := range in.ProviderUserInfo {
-		if p.ProviderID == ProviderPassword || p.ProviderID == ProviderPhone {
-			continue
-		}
-		if p.RawID == "" || p.ProviderID == "" {
-			if p.FederatedID == "" {
-				return badRequest("federatedId or (providerId & rawId) is required")
+	if !req.AllowOverwrite {
+		seen := map[string]bool{}
+		for _, u := range req.Users {
+			if seen[u.LocalID] {
+				return badRequest("DUPLICATE_LOCAL_ID : " + u.LocalID)
 			}
-			return badRequest("((Parsing federatedId is not implemented in Auth Emulator; please specify providerId AND rawId as a workaround.))")
-		}
-		if o := sc.space.byProviderRawID(p.ProviderID, p.RawID); o != nil && o.LocalID != in.LocalID {
-			return badRequest("raw id exists in other account in database")
-		}
-		upserts = append(upserts, p)
-	}
-	if in.ProviderUserInfo != nil {
-		u.ProviderUserInfo = []ProviderUserInfo{}
-	}
-	if in.PhoneNumber != "" {
-		if !isValidPhone(in.PhoneNumber) {
-			return badRequest("phone number format is invalid")
-		}
-		u.PhoneNumber = in.PhoneNumber
-	}
-	u.ValidSince = strconv.FormatInt(now.Unix(), 10)
-	u.CreatedAt = strconv.FormatInt(now.UnixMilli(), 10)
-	if in.CreatedAt != "" {
-		if _, err := strconv.ParseFloat(in.CreatedAt, 64); err == nil {
-			u.CreatedAt = in.CreatedAt
+			seen[u.LocalID] = true
 		}
 	}
-	if in.Email != "" {
-		if !isValidEmail(in.Email) {
-			return badRequest("email is invalid")
-		}
-		if o := sc.space.byEmailAddr(in.Email); o != nil && o.LocalID != in.LocalID {
-			if req.SanityCheck && sc.oneAccountPerEmail() {
-				return badRequest("email exists in other account in database")
+	return nil
+}
+
+// sanityCheck refuses a batch with an email (when an email names one
+// account) or a federated identity twice.
+func sanityCheck(sc scope, users []ImportUser) error {
+	if sc.oneAccountPerEmail() {
+		seen := map[string]bool{}
+		for _, u := range users {
+			if u.Email != "" {
+				if seen[u.Email] {
+					return badRequest("DUPLICATE_EMAIL : " + u.Email)
+				}
+				seen[u.Email] = true
 			}
-			return badRequest(fmt.Sprintf("((Auth Emulator does not support importing duplicate email: %s))", in.Email))
 		}
-		u.Email = canonicalEmail(in.Email)
 	}
-	u.EmailVerified, u.Disabled = ptr(in.EmailVerified), ptr(in.Disabled)
-	if len(in.MFAInfo) > 0 {
-		if u.Email == "" {
-			return badRequest("Second factor account requires email to be presented.")
+	seen := map[string]bool{}
+	for _, u := range users {
+		for _, p := range u.ProviderUserInfo {
+			k := p.ProviderID + ":" + p.RawID
+			if seen[k] {
+				return errorf("DUPLICATE_RAW_ID : Provider id(%s), Raw id(%s)", p.ProviderID, p.RawID)
+			}
+			seen[k] = true
 		}
-		if !in.EmailVerified {
-			return badRequest("Second factor account requires email to be verified.")
-		}
-		enr, err := e.validateEnrollments(in.MFAInfo, false)
-		if err != nil {
-			return err
-		}
-		u.MFAInfo = enr
+	}
+	return nil
+}
+
+// importOne imports one account, replacing the one with its uid when the
+// batch allows overwriting.
+func (f adminFlow) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUser) error {
+	u, upserts, err := f.importedUser(sc, req, in)
+	if err != nil {
+		return err
 	}
 	before := sc.space.get(in.LocalID)
 	if before != nil && !req.AllowOverwrite {
@@ -262,10 +207,145 @@ func (e *Engine) importOne(c Call, sc scope, req BatchCreateRequest, in ImportUs
 	}
 	stored := sc.space.put(u, upserts, nil)
 	if before == nil {
-		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"import": true})
+		f.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"import": true})
 	} else {
-		e.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"import": true})
+		f.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"import": true})
 	}
+	return nil
+}
+
+// importedUser is the account an ImportUser describes, checked field by
+// field in the emulator's order, with the identities to link.
+func (f adminFlow) importedUser(sc scope, req BatchCreateRequest, in ImportUser) (*User, []ProviderUserInfo, error) {
+	if in.LocalID == "" {
+		return nil, nil, badRequest("localId is missing")
+	}
+	if err := checkProfile(&in.DisplayName, &in.PhotoURL); err != nil {
+		return nil, nil, err
+	}
+	now := f.now()
+	u := &User{LocalID: in.LocalID, DisplayName: in.DisplayName, PhotoURL: in.PhotoURL, LastLoginAt: in.LastLoginAt}
+	if in.TenantID != "" && in.TenantID != sc.tenantID() {
+		return nil, nil, badRequest("Tenant id in userInfo does not match the tenant id in request.")
+	}
+	u.TenantID = sc.tenantID()
+	if err := f.importPassword(u, in, now); err != nil {
+		return nil, nil, err
+	}
+	if in.CustomAttributes != "" {
+		if err := validateSerializedClaims(in.CustomAttributes); err != nil {
+			return nil, nil, err
+		}
+		u.CustomAttributes = in.CustomAttributes
+	}
+	upserts, err := importedIdentities(sc, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.ProviderUserInfo != nil {
+		u.ProviderUserInfo = []ProviderUserInfo{}
+	}
+	if in.PhoneNumber != "" {
+		if !isValidPhone(in.PhoneNumber) {
+			return nil, nil, badRequest("phone number format is invalid")
+		}
+		u.PhoneNumber = in.PhoneNumber
+	}
+	u.ValidSince = strconv.FormatInt(now.Unix(), 10)
+	u.CreatedAt = strconv.FormatInt(now.UnixMilli(), 10)
+	if in.CreatedAt != "" {
+		if _, err := strconv.ParseFloat(in.CreatedAt, 64); err == nil {
+			u.CreatedAt = in.CreatedAt
+		}
+	}
+	if err := importEmail(sc, req, u, in); err != nil {
+		return nil, nil, err
+	}
+	u.EmailVerified, u.Disabled = ptr(in.EmailVerified), ptr(in.Disabled)
+	if err := f.importMFA(u, in); err != nil {
+		return nil, nil, err
+	}
+	return u, upserts, nil
+}
+
+// importPassword takes the password hash as given, or hashes a raw
+// password (with the given salt or a new one).
+func (f adminFlow) importPassword(u *User, in ImportUser, now time.Time) error {
+	if in.PasswordHash != "" {
+		u.PasswordHash, u.Salt, u.PasswordUpdatedAt = in.PasswordHash, in.Salt, now.UnixMilli()
+		return nil
+	}
+	if in.RawPassword == "" {
+		return nil
+	}
+	if err := checkNewPassword(in.RawPassword); err != nil {
+		return err
+	}
+	u.Salt = in.Salt
+	if u.Salt == "" {
+		u.Salt = f.newSalt()
+	}
+	u.PasswordHash, u.PasswordUpdatedAt = hashPassword(in.RawPassword, u.Salt), now.UnixMilli()
+	return nil
+}
+
+// importedIdentities are the federated identities to link (password and
+// phone come from the account's own fields); none may be another
+// account's.
+func importedIdentities(sc scope, in ImportUser) ([]ProviderUserInfo, error) {
+	var upserts []ProviderUserInfo
+	for _, p := range in.ProviderUserInfo {
+		if p.ProviderID == ProviderPassword || p.ProviderID == ProviderPhone {
+			continue
+		}
+		if p.RawID == "" || p.ProviderID == "" {
+			if p.FederatedID == "" {
+				return nil, badRequest("federatedId or (providerId & rawId) is required")
+			}
+			return nil, badRequest("((Parsing federatedId is not implemented in Auth Emulator; please specify providerId AND rawId as a workaround.))")
+		}
+		if o := sc.space.byProviderRawID(p.ProviderID, p.RawID); o != nil && o.LocalID != in.LocalID {
+			return nil, badRequest("raw id exists in other account in database")
+		}
+		upserts = append(upserts, p)
+	}
+	return upserts, nil
+}
+
+// importEmail sets the account's email, which no other account may have.
+func importEmail(sc scope, req BatchCreateRequest, u *User, in ImportUser) error {
+	if in.Email == "" {
+		return nil
+	}
+	if !isValidEmail(in.Email) {
+		return badRequest("email is invalid")
+	}
+	if o := sc.space.byEmailAddr(in.Email); o != nil && o.LocalID != in.LocalID {
+		if req.SanityCheck && sc.oneAccountPerEmail() {
+			return badRequest("email exists in other account in database")
+		}
+		return badRequest(fmt.Sprintf("((Auth Emulator does not support importing duplicate email: %s))", in.Email))
+	}
+	u.Email = canonicalEmail(in.Email)
+	return nil
+}
+
+// importMFA sets the second factors, which need a verified email.
+func (f adminFlow) importMFA(u *User, in ImportUser) error {
+	if len(in.MFAInfo) == 0 {
+		return nil
+	}
+	if u.Email == "" {
+		return badRequest("Second factor account requires email to be presented.")
+	}
+	if !in.EmailVerified {
+		return badRequest("Second factor account requires email to be verified.")
+	}
+	enr, err := f.validateEnrollments(in.MFAInfo, false)
+	if err != nil {
+		return err
+	}
+	u.MFAInfo = enr
 	return nil
 }
 
@@ -291,6 +371,10 @@ type BatchDeleteResponse struct {
 // BatchDelete deletes up to 1000 accounts; without force only disabled ones.
 func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (_ *BatchDeleteResponse, err error) {
 	defer e.begin()(&err)
+	return e.admin.batchDelete(c, req)
+}
+
+func (e adminFlow) batchDelete(c Call, req BatchDeleteRequest) (*BatchDeleteResponse, error) {
 	sc, err := e.scopeFor(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -333,6 +417,10 @@ type QueryResponse struct {
 // Query counts or lists accounts (only sorting by uid, like the emulator).
 func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
 	defer e.begin()(&err)
+	return e.admin.query(c, req)
+}
+
+func (e adminFlow) query(c Call, req QueryRequest) (*QueryResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -341,7 +429,7 @@ func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
 		return nil, NotImplemented("expression is not implemented.")
 	}
 	if req.ReturnUserInfo != nil && !*req.ReturnUserInfo {
-		return &QueryResponse{RecordsCount: strconv.Itoa(len(sc.space.users))}, nil
+		return &QueryResponse{RecordsCount: strconv.Itoa(sc.space.count())}, nil
 	}
 	if req.Limit != "" {
 		return nil, NotImplemented("limit is not implemented.")
@@ -352,11 +440,7 @@ func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
 	if req.SortBy != "" && req.SortBy != "SORT_BY_FIELD_UNSPECIFIED" && req.SortBy != "USER_ID" {
 		return nil, NotImplemented("Only sorting by USER_ID is implemented.")
 	}
-	ids := sc.space.sortedIDs()
-	resp := &QueryResponse{UserInfo: []*User{}}
-	for _, id := range ids {
-		resp.UserInfo = append(resp.UserInfo, sc.space.users[id].clone())
-	}
+	resp := &QueryResponse{UserInfo: sc.space.usersAfter("")}
 	if req.Order == "DESC" {
 		for i, j := 0, len(resp.UserInfo)-1; i < j; i, j = i+1, j-1 {
 			resp.UserInfo[i], resp.UserInfo[j] = resp.UserInfo[j], resp.UserInfo[i]

@@ -72,6 +72,11 @@ func forwardCredential(p *project, kind string) bool {
 	return b
 }
 
+// blocker calls the project's blocking functions for the flows (as
+// core.block): it builds the event token, makes the call with the
+// engine's lock released and applies the answer.
+type blocker struct{ *core }
+
 // blockingOpts describe the sign-in a blocking function is told about.
 type blockingOpts struct {
 	signInMethod       string
@@ -91,11 +96,11 @@ type blockingResult struct {
 }
 
 // eventClaims are the claims every blocking event token has.
-func (e *Engine) eventClaims(sc scope, event, uri string) map[string]any {
+func (e blocker) eventClaims(sc scope, event, uri string) map[string]any {
 	iat := e.now().Unix()
 	claims := map[string]any{
 		"iss": "https://securetoken.google.com/" + sc.project.id, "aud": uri, "iat": iat,
-		"exp":      iat + int64(e.blockingTimeout()/time.Millisecond)/100,
+		"exp":      iat + int64(e.timeout()/time.Millisecond)/100,
 		"event_id": e.randomString(16, base64url), "event_type": event,
 		"user_agent": "NotYetSupportedInFirebaseAuthEmulator", "ip_address": "127.0.0.1", "locale": "en",
 	}
@@ -105,9 +110,31 @@ func (e *Engine) eventClaims(sc scope, event, uri string) map[string]any {
 	return claims
 }
 
-// blockingJWT builds the event token the emulator sends
+// jwt builds the event token the emulator sends
 // (generateBlockingFunctionJwt).
-func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpts) string {
+func (e blocker) jwt(sc scope, event, uri string, u *User, o blockingOpts) string {
+	rec := blockingUserRecord(u)
+	claims := e.eventClaims(sc, event, uri)
+	claims["user_record"], claims["sub"], claims["sign_in_method"] = rec, u.LocalID, o.signInMethod
+	if o.signInSecondFactor != "" {
+		claims["sign_in_second_factor"] = o.signInSecondFactor
+	}
+	if o.signInAttributes != nil {
+		claims["sign_in_attributes"] = o.signInAttributes
+	}
+	if o.rawUserInfo != "" {
+		claims["raw_user_info"] = o.rawUserInfo
+	}
+	if tid := sc.tenantID(); tid != "" {
+		rec["tenant_id"] = tid
+	}
+	forwardCredentials(sc.project, o.oauth, claims)
+	return EncodeUnsignedJWT(claims)
+}
+
+// blockingUserRecord is the account as the event token's user_record
+// describes it (firebase-functions' AuthUserRecord, snake_case).
+func blockingUserRecord(u *User) map[string]any {
 	rec := map[string]any{"uid": u.LocalID, "custom_claims": u.claims()}
 	for k, v := range map[string]string{"email": u.Email, "display_name": u.DisplayName, "photo_url": u.PhotoURL, "phone_number": u.PhoneNumber} {
 		if v != "" {
@@ -132,24 +159,7 @@ func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpt
 	}
 	rec["provider_data"] = providers
 	if len(u.MFAInfo) > 0 {
-		factors := []any{}
-		for _, m := range u.MFAInfo {
-			if m.MFAEnrollmentID == "" {
-				continue
-			}
-			f := map[string]any{"uid": m.MFAEnrollmentID, "factor_id": ProviderPhone}
-			if m.DisplayName != "" {
-				f["display_name"] = m.DisplayName
-			}
-			if m.EnrolledAt != "" {
-				f["enrollment_time"] = m.EnrolledAt
-			}
-			if m.PhoneInfo != "" {
-				f["phone_number"] = m.PhoneInfo
-			}
-			factors = append(factors, f)
-		}
-		rec["multi_factor"] = map[string]any{"enrolled_factors": factors}
+		rec["multi_factor"] = map[string]any{"enrolled_factors": blockingFactors(u.MFAInfo)}
 	}
 	if u.LastLoginAt != "" || u.CreatedAt != "" {
 		md := map[string]any{}
@@ -161,64 +171,77 @@ func (e *Engine) blockingJWT(sc scope, event, uri string, u *User, o blockingOpt
 		}
 		rec["metadata"] = md
 	}
-	claims := e.eventClaims(sc, event, uri)
-	claims["user_record"], claims["sub"], claims["sign_in_method"] = rec, u.LocalID, o.signInMethod
-	if o.signInSecondFactor != "" {
-		claims["sign_in_second_factor"] = o.signInSecondFactor
+	return rec
+}
+
+// blockingFactors are the enrolled second factors of a user_record.
+func blockingFactors(mfa []MFAEnrollment) []any {
+	factors := []any{}
+	for _, m := range mfa {
+		if m.MFAEnrollmentID == "" {
+			continue
+		}
+		f := map[string]any{"uid": m.MFAEnrollmentID, "factor_id": ProviderPhone}
+		if m.DisplayName != "" {
+			f["display_name"] = m.DisplayName
+		}
+		if m.EnrolledAt != "" {
+			f["enrollment_time"] = m.EnrolledAt
+		}
+		if m.PhoneInfo != "" {
+			f["phone_number"] = m.PhoneInfo
+		}
+		factors = append(factors, f)
 	}
-	if o.signInAttributes != nil {
-		claims["sign_in_attributes"] = o.signInAttributes
-	}
-	if o.rawUserInfo != "" {
-		claims["raw_user_info"] = o.rawUserInfo
-	}
-	if tid := sc.tenantID(); tid != "" {
-		rec["tenant_id"] = tid
-	}
-	if forwardCredential(sc.project, "accessToken") {
+	return factors
+}
+
+// forwardCredentials copies the IdP credentials the project's
+// blockingFunctions.forwardInboundCredentials asks for into the claims.
+func forwardCredentials(p *project, oauth, claims map[string]any) {
+	if forwardCredential(p, "accessToken") {
 		for _, k := range []string{"oauth_access_token", "oauth_token_secret", "oauth_expires_in"} {
-			if v, ok := o.oauth[k]; ok {
+			if v, ok := oauth[k]; ok {
 				claims[k] = v
 			}
 		}
 	}
-	if v, ok := o.oauth["oauth_id_token"]; ok && forwardCredential(sc.project, "idToken") {
+	if v, ok := oauth["oauth_id_token"]; ok && forwardCredential(p, "idToken") {
 		claims["oauth_id_token"] = v
 	}
-	if v, ok := o.oauth["oauth_refresh_token"]; ok && forwardCredential(sc.project, "refreshToken") {
+	if v, ok := oauth["oauth_refresh_token"]; ok && forwardCredential(p, "refreshToken") {
 		claims["oauth_refresh_token"] = v
 	}
-	return EncodeUnsignedJWT(claims)
 }
 
-func (e *Engine) blockingTimeout() time.Duration {
+func (e blocker) timeout() time.Duration {
 	if e.blockTimeout > 0 {
 		return e.blockTimeout
 	}
 	return DefaultBlockingTimeout
 }
 
-// runBlocking calls the blocking function configured for event, if any,
+// run calls the blocking function configured for event, if any,
 // about user u. The caller holds the engine's lock (inside begin): what
 // it changed so far is committed, the lock is released for the call and
 // taken again; ok says a function was called, after which the caller must
 // look up again what it read before (other operations ran meanwhile).
-func (e *Engine) runBlocking(sc scope, event string, u *User, o blockingOpts) (res blockingResult, ok bool, err error) {
+func (e blocker) run(sc scope, event string, u *User, o blockingOpts) (res blockingResult, ok bool, err error) {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
 		return blockingResult{}, false, nil
 	}
-	res, err = e.callBlocking(sc, event, uri, e.blockingJWT(sc, event, uri, u, o))
+	res, err = e.call(sc, event, uri, e.jwt(sc, event, uri, u, o))
 	return res, true, err
 }
 
-// callBlocking posts an event token with the lock released (runBlocking).
-func (e *Engine) callBlocking(sc scope, event, uri, jwt string) (res blockingResult, err error) {
+// call posts an event token with the lock released (run).
+func (e blocker) call(sc scope, event, uri, jwt string) (res blockingResult, err error) {
 	if err := e.commit(); err != nil {
 		return blockingResult{}, err
 	}
 	e.mu.Unlock()
-	res, err = e.postBlocking(uri, event, jwt)
+	res, err = e.post(uri, event, jwt)
 	e.mu.Lock()
 	e.j.open = true
 	if err == nil && !e.current(sc) {
@@ -227,11 +250,11 @@ func (e *Engine) callBlocking(sc scope, event, uri, jwt string) (res blockingRes
 	return res, err
 }
 
-// blockSend runs beforeSendEmail or beforeSendSms, when configured,
+// send runs beforeSendEmail or beforeSendSms, when configured,
 // before a code is sent: its error stops the sending. what are the
 // event's own claims (email_type and email, or sms_type and
 // phone_number); the answer (a reCAPTCHA override) has no effect here.
-func (e *Engine) blockSend(sc scope, event string, what map[string]any) error {
+func (e blocker) send(sc scope, event string, what map[string]any) error {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
 		return nil
@@ -240,13 +263,13 @@ func (e *Engine) blockSend(sc scope, event string, what map[string]any) error {
 	for k, v := range what {
 		claims[k] = v
 	}
-	_, err := e.callBlocking(sc, event, uri, EncodeUnsignedJWT(claims))
+	_, err := e.call(sc, event, uri, EncodeUnsignedJWT(claims))
 	return err
 }
 
 // current reports whether a scope still names live state after the lock
 // was released (a restore or a tenant deletion replaces it).
-func (e *Engine) current(sc scope) bool {
+func (e blocker) current(sc scope) bool {
 	p := e.projects[sc.project.id]
 	if p != sc.project {
 		return false
@@ -254,11 +277,11 @@ func (e *Engine) current(sc scope) bool {
 	return sc.tenant == nil || p.tenants[sc.tenantID()] == sc.tenant
 }
 
-// postBlocking makes the HTTP call and reads the answer with the
+// post makes the HTTP call and reads the answer with the
 // emulator's errors (fetchBlockingFunction).
-func (e *Engine) postBlocking(uri, event, jwt string) (blockingResult, error) {
+func (e blocker) post(uri, event, jwt string) (blockingResult, error) {
 	body, _ := json.Marshal(map[string]any{"data": map[string]any{"jwt": jwt}})
-	ctx, cancel := context.WithTimeout(context.Background(), e.blockingTimeout())
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, uri, bytes.NewReader(body))
 	if err != nil {
@@ -368,19 +391,19 @@ func applyBlocking(u *User, upd map[string]any) *User {
 	return nu
 }
 
-// blockCreate runs beforeCreate, when configured, for the account u about
+// beforeCreate runs beforeCreate, when configured, for the account u about
 // to be created: u with the function's changes, or the function's error.
 // After a call the account's id, email and phone are checked free again
 // (others ran meanwhile).
 // The function sees the account with links, the identities it is about
 // to get.
-func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts, links ...ProviderUserInfo) (*User, error) {
+func (e blocker) beforeCreate(sc scope, u *User, o blockingOpts, links ...ProviderUserInfo) (*User, error) {
 	seen := u
 	if len(links) > 0 {
 		seen = u.clone()
 		seen.ProviderUserInfo = append(seen.ProviderUserInfo, links...)
 	}
-	res, called, err := e.runBlocking(sc, BeforeCreate, seen, o)
+	res, called, err := e.run(sc, BeforeCreate, seen, o)
 	if err != nil || !called {
 		return u, err
 	}
@@ -400,11 +423,11 @@ func (e *Engine) blockCreate(sc scope, u *User, o blockingOpts, links ...Provide
 	return applyBlocking(u, res.updates), nil
 }
 
-// blockSignIn runs beforeSignIn, when configured, for the stored account
+// beforeSignIn runs beforeSignIn, when configured, for the stored account
 // u: the account as the function left it (its changes stored), the
 // session claims it set, or its error. The caller checks disabled.
-func (e *Engine) blockSignIn(c Call, sc scope, u *User, o blockingOpts) (*User, map[string]any, error) {
-	res, called, err := e.runBlocking(sc, BeforeSignIn, u, o)
+func (e blocker) beforeSignIn(c Call, sc scope, u *User, o blockingOpts) (*User, map[string]any, error) {
+	res, called, err := e.run(sc, BeforeSignIn, u, o)
 	if err != nil || !called {
 		return u, nil, err
 	}

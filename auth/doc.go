@@ -20,6 +20,18 @@
 // returns, so an acknowledged change survives kill -9 and a sign-up costs
 // the same with 50,000 accounts as with none (store.go).
 //
+// Layout, bottom up: the account store — space (a project's or tenant's
+// accounts, their indexes and outboxes), project and tenant (state.go),
+// the journal that makes one mutation durable and its bucket layout
+// (store.go) — changed only through its methods; core (engine.go), the
+// clock, ids, events and the steps several flows share (scopes, tokens,
+// blocking functions, OOB codes); one type per flow — passwordFlow,
+// tokenFlow, idpFlow, emailFlow, phoneFlow, mfaFlow, accountFlow,
+// adminFlow, tenantFlow, idpConfigFlow — whose long requests are a
+// per-request value (idpSignIn, accountUpdate, signUpAccount) with one
+// method per step; and the Engine (facade.go), whose exported methods open
+// the mutation and hand the request to its flow.
+//
 // Wiring (for the sandbox and `pyric serve`): register NewService as the
 // Auth service.Factory; mount
 // authserver.New(engine, authserver.Options{DefaultProject: p}) at the root

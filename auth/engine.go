@@ -55,8 +55,11 @@ type Options struct {
 	Bucket service.Bucket
 }
 
-// Engine is the Auth state of every project. It is safe for concurrent use.
-type Engine struct {
+// core is what every flow stands on: the account store (projects, their
+// spaces and the journal that makes a mutation durable), the clock and id
+// source, events, and the steps several flows share (scopes, tokens,
+// blocking functions, OOB codes).
+type core struct {
 	mu       sync.Mutex
 	now      func() time.Time
 	ids      io.Reader
@@ -67,13 +70,14 @@ type Engine struct {
 
 	blockClient  *http.Client
 	blockTimeout time.Duration
+	block        blocker
 }
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := &Engine{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
+	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
 		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
-		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout}
+		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -122,7 +126,7 @@ type Call struct {
 
 func (c Call) admin() bool { return c.Caller.IsAdmin() }
 
-func (e *Engine) project(id string) *project {
+func (e *core) project(id string) *project {
 	p := e.projects[id]
 	if p == nil {
 		p = newProject(e.j, id)
@@ -133,7 +137,7 @@ func (e *Engine) project(id string) *project {
 
 // enabledScope is scopeFor for the calls a disabled project refuses
 // (PROJECT_DISABLED).
-func (e *Engine) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+func (e *core) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
 	sc, err := e.scopeFor(c, bodyTenant, idToken, refreshToken)
 	if err != nil {
 		return sc, err
@@ -144,7 +148,7 @@ func (e *Engine) enabledScope(c Call, bodyTenant, idToken, refreshToken string) 
 // scopeFor resolves the account space of a call. bodyTenant is the request
 // body's tenantId; idToken and refreshToken, when present, may name the
 // tenant too, exactly as the emulator resolves it.
-func (e *Engine) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
 	if c.Project == "" {
 		return scope{}, badRequest("MISSING_PROJECT_ID")
 	}
@@ -190,7 +194,7 @@ const (
 	base64url = alnum + "_-"
 )
 
-func (e *Engine) randomString(n int, alphabet string) string {
+func (e *core) randomString(n int, alphabet string) string {
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(e.ids, buf); err != nil {
 		// A broken injected source must not take the server down; fall
@@ -203,7 +207,7 @@ func (e *Engine) randomString(n int, alphabet string) string {
 	return string(buf)
 }
 
-func (e *Engine) newLocalID(s *space) string {
+func (e *core) newLocalID(s *space) string {
 	for {
 		id := e.randomString(28, alnum)
 		if s.get(id) == nil {
@@ -212,10 +216,10 @@ func (e *Engine) newLocalID(s *space) string {
 	}
 }
 
-func (e *Engine) newSalt() string { return "fakeSalt" + e.randomString(20, alnum) }
+func (e *core) newSalt() string { return "fakeSalt" + e.randomString(20, alnum) }
 
-func (e *Engine) millis() string { return strconv.FormatInt(e.now().UnixMilli(), 10) }
-func (e *Engine) seconds() string {
+func (e *core) millis() string { return strconv.FormatInt(e.now().UnixMilli(), 10) }
+func (e *core) seconds() string {
 	return strconv.FormatInt(e.now().Unix(), 10)
 }
 
@@ -231,7 +235,7 @@ func hashPassword(password, salt string) string {
 // password_reset, code_for_sign_in / code_for_mfa_enrollment /
 // code_for_mfa_sign_in, mfa_enroll, mfa_withdraw, second_factor_phone /
 // second_factor_totp).
-func (e *Engine) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
+func (e *core) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
 	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
 	if before != nil {
 		m.Previous = before.Redacted()

@@ -132,7 +132,47 @@ func claimString(m map[string]any, k string) string {
 // or links the identity to the idToken's account.
 func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithIdpResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.idp.signIn(c, req)
+}
+
+// idpFlow is sign-in with a federated identity (the emulator's fake IdP:
+// OAuth providers, OIDC and SAML) and the identities its sign-in page
+// offers.
+type idpFlow struct{ *core }
+
+// idpSignIn is one accounts:signInWithIdp request as it goes through its
+// steps: the credential read, the response described from it, the account
+// it names and the changes to make to that account.
+type idpSignIn struct {
+	f   idpFlow
+	c   Call
+	sc  scope
+	req SignInWithIdpRequest
+
+	providerID       string
+	idTok, accessTok string
+	claims           map[string]any
+	rawClaims        string         // claims as compact JSON in their order
+	saml             map[string]any // the SAMLResponse, when sent
+	rawID, email     string
+
+	resp *SignInWithIdpResponse
+	upd  idpUpdates
+}
+
+// idpUpdates are the fields a sign-in sets on its account; nil pointers
+// leave a field alone.
+type idpUpdates struct {
+	set                               bool
+	displayName, photoURL, screenName *string
+	email                             *string
+	emailVerified                     *bool
+	clearPassword                     bool
+	validSince                        bool
+}
+
+func (f idpFlow) signIn(c Call, req SignInWithIdpRequest) (*SignInWithIdpResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
@@ -142,276 +182,384 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 	if req.PendingIDToken != "" {
 		return nil, NotImplemented("pendingIdToken is not implemented yet.")
 	}
-	q, normalized, err := normalizedIdpParams(req)
+	s := &idpSignIn{f: f, c: c, sc: sc, req: req}
+	if err := s.readCredential(); err != nil {
+		return nil, err
+	}
+	s.describe()
+	if done, err := s.resolveAccount(); err != nil {
+		return nil, err
+	} else if done {
+		return s.resp, nil
+	}
+	stored, err := s.storeAccount()
 	if err != nil {
 		return nil, err
 	}
-	providerID := strings.ToLower(q.Get("providerId"))
-	if providerID == "" {
-		return nil, badRequest("INVALID_CREDENTIAL_OR_PROVIDER_ID : Invalid IdP response/credential: " + normalized)
-	}
-	idTok, accessTok := q.Get("id_token"), q.Get("access_token")
-	claims, rawClaims, err := parseIdpClaims(idTok)
+	return s.finish(stored)
+}
+
+// readCredential reads the provider, its claims (id_token, else
+// access_token) and the SAML response from requestUri and postBody, with
+// the emulator's errors for each missing or malformed piece.
+func (s *idpSignIn) readCredential() error {
+	q, normalized, err := normalizedIdpParams(s.req)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if claims == nil {
-		if claims, rawClaims, err = parseIdpClaims(accessTok); err != nil {
-			return nil, err
+	s.providerID = strings.ToLower(q.Get("providerId"))
+	if s.providerID == "" {
+		return badRequest("INVALID_CREDENTIAL_OR_PROVIDER_ID : Invalid IdP response/credential: " + normalized)
+	}
+	s.idTok, s.accessTok = q.Get("id_token"), q.Get("access_token")
+	if err := s.readClaims(); err != nil {
+		return err
+	}
+	if !s.sc.space.idpEnabled(s.providerID) {
+		return ErrOperationNotAllowed
+	}
+	if s.saml, err = parseSAMLResponse(q.Get("SAMLResponse")); err != nil {
+		return err
+	}
+	s.rawID = claimString(s.claims, "sub")
+	if e := claimString(s.claims, "email"); e != "" {
+		s.email = canonicalEmail(e)
+	}
+	return nil
+}
+
+// readClaims parses the fake id_token, else the access_token; without
+// claims it answers why, as the emulator does.
+func (s *idpSignIn) readClaims() error {
+	var err error
+	if s.claims, s.rawClaims, err = parseIdpClaims(s.idTok); err != nil {
+		return err
+	}
+	if s.claims == nil {
+		if s.claims, s.rawClaims, err = parseIdpClaims(s.accessTok); err != nil {
+			return err
 		}
 	}
-	if claims == nil {
-		switch {
-		case idTok != "":
-			return nil, badRequest("INVALID_IDP_RESPONSE : Unable to parse id_token: " + idTok + " ((Auth Emulator only accepts strict JSON or JWTs as fake id_tokens.))")
-		case accessTok != "" && (providerID == "google.com" || providerID == "apple.com"):
-			return nil, NotImplemented("The Auth Emulator only support sign-in with " + providerID + " using id_token, not access_token. Please update your code to use id_token.")
-		case accessTok != "":
-			return nil, NotImplemented("The Auth Emulator does not support " + providerID + " sign-in with credentials.")
-		default:
-			return nil, NotImplemented("The Auth Emulator only supports sign-in with credentials (id_token required).")
-		}
+	if s.claims != nil {
+		return nil
 	}
-	if !sc.space.idpEnabled(providerID) {
-		return nil, ErrOperationNotAllowed
+	switch {
+	case s.idTok != "":
+		return badRequest("INVALID_IDP_RESPONSE : Unable to parse id_token: " + s.idTok + " ((Auth Emulator only accepts strict JSON or JWTs as fake id_tokens.))")
+	case s.accessTok != "" && (s.providerID == "google.com" || s.providerID == "apple.com"):
+		return NotImplemented("The Auth Emulator only support sign-in with " + s.providerID + " using id_token, not access_token. Please update your code to use id_token.")
+	case s.accessTok != "":
+		return NotImplemented("The Auth Emulator does not support " + s.providerID + " sign-in with credentials.")
+	default:
+		return NotImplemented("The Auth Emulator only supports sign-in with credentials (id_token required).")
+	}
+}
+
+// parseSAMLResponse reads the fake SAML response (JSON with
+// assertion.subject.nameId); "" is none.
+func parseSAMLResponse(sr string) (map[string]any, error) {
+	if sr == "" {
+		return nil, nil
 	}
 	var saml map[string]any
-	if sr := q.Get("SAMLResponse"); sr != "" {
-		if json.Unmarshal([]byte(sr), &saml) != nil {
-			return nil, badRequest("INVALID_IDP_RESPONSE ((SAMLResponse is not JSON.))")
-		}
-		a, _ := saml["assertion"].(map[string]any)
-		if a == nil {
-			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion in SAMLResponse.))")
-		}
-		sub, _ := a["subject"].(map[string]any)
-		if sub == nil {
-			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject in SAMLResponse.))")
-		}
-		if _, ok := sub["nameId"]; !ok {
-			return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject.nameId in SAMLResponse.))")
-		}
+	if json.Unmarshal([]byte(sr), &saml) != nil {
+		return nil, badRequest("INVALID_IDP_RESPONSE ((SAMLResponse is not JSON.))")
 	}
-	rawID := claimString(claims, "sub")
-	email := ""
-	if s := claimString(claims, "email"); s != "" {
-		email = canonicalEmail(s)
+	a, _ := saml["assertion"].(map[string]any)
+	if a == nil {
+		return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion in SAMLResponse.))")
 	}
-	resp := &SignInWithIdpResponse{Kind: "identitytoolkit#VerifyAssertionResponse", ProviderID: providerID,
-		DisplayName: claimString(claims, "name"), FullName: claimString(claims, "name"), ScreenName: claimString(claims, "screen_name"),
-		Email: email, EmailVerified: truthy(claims["email_verified"]), PhotoURL: claimString(claims, "picture"), FederatedID: rawID}
-	if providerID == "google.com" {
-		resp.FederatedID = "https://accounts.google.com/" + rawID
-		scopes := "openid https://www.googleapis.com/auth/userinfo.profile"
-		if email != "" {
-			scopes += " https://www.googleapis.com/auth/userinfo.email"
-		}
-		resp.FirstName, resp.LastName = claimString(claims, "given_name"), claimString(claims, "family_name")
-		// Field order as the emulator serializes it; empty ones are left out.
-		var b bytes.Buffer
-		b.WriteByte('{')
-		field := func(k string, v any) {
-			if s, ok := v.(string); ok && s == "" {
-				return
-			}
-			if b.Len() > 1 {
-				b.WriteByte(',')
-			}
-			kb, _ := json.Marshal(k)
-			vb, _ := json.Marshal(v)
-			b.Write(kb)
-			b.WriteByte(':')
-			b.Write(vb)
-		}
-		field("granted_scopes", scopes)
-		field("id", rawID)
-		field("name", resp.DisplayName)
-		field("given_name", resp.FirstName)
-		field("family_name", resp.LastName)
-		field("verified_email", resp.EmailVerified)
-		field("locale", "en")
-		field("email", email)
-		field("picture", resp.PhotoURL)
-		b.WriteByte('}')
-		resp.RawUserInfo = b.String()
-	} else if strings.HasPrefix(providerID, "saml.") {
-		// The emulator's fake SAML: the subject's nameId is the email when it
-		// is one, the email counts as verified, rawUserInfo is the
-		// assertion's attribute statements.
-		var a map[string]any
-		if saml != nil {
-			a, _ = saml["assertion"].(map[string]any)
-		}
-		if a != nil {
-			sub, _ := a["subject"].(map[string]any)
-			if n, _ := sub["nameId"].(string); isValidEmail(n) {
-				// Kept as sent (not lower-cased), as the emulator does.
-				resp.Email, email = n, n
-			}
-		}
-		resp.EmailVerified = true
-		var attrs any
-		if a != nil {
-			attrs = a["attributeStatements"]
-		}
-		if attrs != nil {
-			b, _ := json.Marshal(attrs)
-			resp.RawUserInfo = string(b)
-		}
-	} else {
-		resp.RawUserInfo = rawClaims
+	sub, _ := a["subject"].(map[string]any)
+	if sub == nil {
+		return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject in SAMLResponse.))")
 	}
-	resp.OAuthAccessToken = accessTok
-	if resp.OAuthAccessToken == "" {
-		resp.OAuthAccessToken = "FirebaseAuthEmulatorFakeAccessToken_" + providerID
+	if _, ok := sub["nameId"]; !ok {
+		return nil, badRequest("INVALID_IDP_RESPONSE ((Missing assertion.subject.nameId in SAMLResponse.))")
 	}
-	resp.OAuthIDToken = idTok
+	return saml, nil
+}
 
+// samlAssertion is the SAML response's assertion, nil without one.
+func (s *idpSignIn) samlAssertion() map[string]any {
+	a, _ := s.saml["assertion"].(map[string]any)
+	return a
+}
+
+// describe fills the response's profile from the claims: Google's and
+// SAML's own shapes, any other provider's claims as sent.
+func (s *idpSignIn) describe() {
+	cl := s.claims
+	r := &SignInWithIdpResponse{Kind: "identitytoolkit#VerifyAssertionResponse", ProviderID: s.providerID,
+		DisplayName: claimString(cl, "name"), FullName: claimString(cl, "name"), ScreenName: claimString(cl, "screen_name"),
+		Email: s.email, EmailVerified: truthy(cl["email_verified"]), PhotoURL: claimString(cl, "picture"), FederatedID: s.rawID}
+	s.resp = r
+	switch {
+	case s.providerID == "google.com":
+		r.FederatedID = "https://accounts.google.com/" + s.rawID
+		r.FirstName, r.LastName = claimString(cl, "given_name"), claimString(cl, "family_name")
+		r.RawUserInfo = googleRawUserInfo(r, s.rawID, s.email)
+	case strings.HasPrefix(s.providerID, "saml."):
+		s.describeSAML()
+	default:
+		r.RawUserInfo = s.rawClaims
+	}
+	r.OAuthAccessToken = s.accessTok
+	if r.OAuthAccessToken == "" {
+		r.OAuthAccessToken = "FirebaseAuthEmulatorFakeAccessToken_" + s.providerID
+	}
+	r.OAuthIDToken = s.idTok
+}
+
+// googleRawUserInfo is Google's userinfo as the emulator serializes it:
+// its field order, empty fields left out.
+func googleRawUserInfo(r *SignInWithIdpResponse, rawID, email string) string {
+	scopes := "openid https://www.googleapis.com/auth/userinfo.profile"
+	if email != "" {
+		scopes += " https://www.googleapis.com/auth/userinfo.email"
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	field := func(k string, v any) {
+		if s, ok := v.(string); ok && s == "" {
+			return
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(v)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	field("granted_scopes", scopes)
+	field("id", rawID)
+	field("name", r.DisplayName)
+	field("given_name", r.FirstName)
+	field("family_name", r.LastName)
+	field("verified_email", r.EmailVerified)
+	field("locale", "en")
+	field("email", email)
+	field("picture", r.PhotoURL)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// describeSAML is the emulator's fake SAML: the subject's nameId is the
+// email when it is one, the email counts as verified, rawUserInfo is the
+// assertion's attribute statements.
+func (s *idpSignIn) describeSAML() {
+	a := s.samlAssertion()
+	if a != nil {
+		sub, _ := a["subject"].(map[string]any)
+		if n, _ := sub["nameId"].(string); isValidEmail(n) {
+			// Kept as sent (not lower-cased), as the emulator does.
+			s.resp.Email, s.email = n, n
+		}
+	}
+	s.resp.EmailVerified = true
+	var attrs any
+	if a != nil {
+		attrs = a["attributeStatements"]
+	}
+	if attrs != nil {
+		b, _ := json.Marshal(attrs)
+		s.resp.RawUserInfo = string(b)
+	}
+}
+
+// resolveAccount finds the account the identity signs in to and what to
+// change on it: the idToken's account (linking), the account already
+// linked, an account with the same email, or a new one. done means the
+// response is final (a confirmation is needed, or a refusal returned as
+// errorMessage).
+func (s *idpSignIn) resolveAccount() (done bool, err error) {
 	var fromToken *User
-	if req.IDToken != "" {
-		t, err := e.parseIDToken(sc, req.IDToken)
+	if s.req.IDToken != "" {
+		t, err := s.f.parseIDToken(s.sc, s.req.IDToken)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		fromToken = t.user
 	}
-	matching := sc.space.byProviderRawID(providerID, rawID)
-
-	// fields to apply to the account; nil pointers leave a field alone.
-	type fieldUpdates struct {
-		set                               bool
-		displayName, photoURL, screenName *string
-		email                             *string
-		emailVerified                     *bool
-		clearPassword                     bool
-		validSince                        bool
-	}
-	var upd fieldUpdates
-	fail := func(err error) (*SignInWithIdpResponse, error) {
-		if req.ReturnIdpCredential {
-			resp.ErrorMessage = err.Error()
-			return resp, nil
-		}
-		return nil, err
-	}
-	signUp := func(emailRequired bool) {
-		resp.IsNewUser = true
-		upd = fieldUpdates{set: true, displayName: &resp.DisplayName, photoURL: &resp.PhotoURL, screenName: &resp.ScreenName}
-		if emailRequired && email != "" {
-			upd.email, upd.emailVerified = &email, ptr(resp.EmailVerified)
-		}
-	}
+	sp, r := s.sc.space, s.resp
+	matching := sp.byProviderRawID(s.providerID, s.rawID)
 	switch {
 	case fromToken != nil:
-		if matching != nil {
-			return fail(ErrFederatedUserIDLinked)
-		}
-		if sc.oneAccountPerEmail() && email != "" {
-			if m := sc.space.byEmailAddr(email); m != nil && m.LocalID != fromToken.LocalID {
-				return fail(ErrEmailExists)
-			}
-		}
-		resp.LocalID = fromToken.LocalID
-		upd.set = true
-		if sc.oneAccountPerEmail() && email != "" && fromToken.Email == "" {
-			upd.email, upd.emailVerified = &email, ptr(resp.EmailVerified)
-		}
-		target := fromToken.Email
-		if upd.email != nil {
-			target = *upd.email
-		}
-		if email != "" && resp.EmailVerified && target == email {
-			upd.emailVerified = ptr(true)
-		}
+		return s.linkTo(fromToken, matching)
 	case matching != nil:
-		resp.LocalID = matching.LocalID
-	case sc.oneAccountPerEmail() && email != "" && sc.space.byEmailAddr(email) != nil:
-		m := sc.space.byEmailAddr(email)
-		if !resp.EmailVerified {
-			resp.NeedConfirmation, resp.LocalID = true, m.LocalID
-			for _, p := range m.ProviderUserInfo {
-				if p.ProviderID != ProviderPassword && p.ProviderID != ProviderPhone {
-					resp.VerifiedProvider = append(resp.VerifiedProvider, p.ProviderID)
-				}
-			}
-			return resp, nil
-		}
-		for _, p := range m.ProviderUserInfo {
-			if p.ProviderID == providerID && p.RawID != rawID {
-				resp.EmailRecycled = true
-			}
-		}
-		resp.LocalID = m.LocalID
-		upd = fieldUpdates{set: true, displayName: &resp.DisplayName, photoURL: &resp.PhotoURL, screenName: &resp.ScreenName, emailVerified: ptr(true)}
-		if !m.isEmailVerified() {
-			upd.clearPassword, upd.validSince = true, true
-		}
+		r.LocalID = matching.LocalID
+	case s.sc.oneAccountPerEmail() && s.email != "" && sp.byEmailAddr(s.email) != nil:
+		return s.matchEmail(sp.byEmailAddr(s.email)), nil
 	default:
-		signUp(sc.oneAccountPerEmail())
+		s.signUp()
 	}
-	info := ProviderUserInfo{ProviderID: providerID, RawID: rawID, FederatedID: rawID, DisplayName: resp.DisplayName,
-		PhotoURL: resp.PhotoURL, Email: email, ScreenName: resp.ScreenName}
-	apply := func(u *User) {
-		if !upd.set {
-			return
-		}
-		if upd.displayName != nil {
-			u.DisplayName = *upd.displayName
-		}
-		if upd.photoURL != nil {
-			u.PhotoURL = *upd.photoURL
-		}
-		if upd.screenName != nil {
-			u.ScreenName = *upd.screenName
-		}
-		if upd.email != nil {
-			u.Email = *upd.email
-		}
-		if upd.emailVerified != nil {
-			u.EmailVerified = upd.emailVerified
-		}
-		if upd.clearPassword {
-			u.PasswordHash, u.PhoneNumber = "", ""
-		}
-		if upd.validSince {
-			u.ValidSince = e.seconds()
+	return false, nil
+}
+
+// refuse ends the sign-in with err, or with the response carrying it as
+// errorMessage when the client asked for the IdP credential back.
+func (s *idpSignIn) refuse(err error) (bool, error) {
+	if s.req.ReturnIdpCredential {
+		s.resp.ErrorMessage = err.Error()
+		return true, nil
+	}
+	return true, err
+}
+
+// linkTo links the identity to the idToken's account: refused when the
+// identity is linked already or its email belongs to another account.
+func (s *idpSignIn) linkTo(u, matching *User) (bool, error) {
+	if matching != nil {
+		return s.refuse(ErrFederatedUserIDLinked)
+	}
+	one, email := s.sc.oneAccountPerEmail(), s.email
+	if one && email != "" {
+		if m := s.sc.space.byEmailAddr(email); m != nil && m.LocalID != u.LocalID {
+			return s.refuse(ErrEmailExists)
 		}
 	}
-	var before, stored *User
-	var signInAttrs string
-	if a := saml["assertion"]; a != nil {
+	s.resp.LocalID = u.LocalID
+	s.upd.set = true
+	if one && email != "" && u.Email == "" {
+		s.upd.email, s.upd.emailVerified = &email, ptr(s.resp.EmailVerified)
+	}
+	target := u.Email
+	if s.upd.email != nil {
+		target = *s.upd.email
+	}
+	if email != "" && s.resp.EmailVerified && target == email {
+		s.upd.emailVerified = ptr(true)
+	}
+	return false, nil
+}
+
+// matchEmail handles an identity whose email an account has already: an
+// unverified email needs the user to confirm (done), a verified one takes
+// the account over, dropping its password and phone when its own email was
+// not verified.
+func (s *idpSignIn) matchEmail(m *User) (done bool) {
+	r := s.resp
+	if !r.EmailVerified {
+		r.NeedConfirmation, r.LocalID = true, m.LocalID
+		for _, p := range m.ProviderUserInfo {
+			if p.ProviderID != ProviderPassword && p.ProviderID != ProviderPhone {
+				r.VerifiedProvider = append(r.VerifiedProvider, p.ProviderID)
+			}
+		}
+		return true
+	}
+	for _, p := range m.ProviderUserInfo {
+		if p.ProviderID == s.providerID && p.RawID != s.rawID {
+			r.EmailRecycled = true
+		}
+	}
+	r.LocalID = m.LocalID
+	s.upd = idpUpdates{set: true, displayName: &r.DisplayName, photoURL: &r.PhotoURL, screenName: &r.ScreenName, emailVerified: ptr(true)}
+	if !m.isEmailVerified() {
+		s.upd.clearPassword, s.upd.validSince = true, true
+	}
+	return false
+}
+
+// signUp makes the sign-in create an account with the identity's profile
+// (and its email, when an email names one account).
+func (s *idpSignIn) signUp() {
+	r := s.resp
+	r.IsNewUser = true
+	s.upd = idpUpdates{set: true, displayName: &r.DisplayName, photoURL: &r.PhotoURL, screenName: &r.ScreenName}
+	if s.sc.oneAccountPerEmail() && s.email != "" {
+		s.upd.email, s.upd.emailVerified = &s.email, ptr(r.EmailVerified)
+	}
+}
+
+// apply sets the sign-in's field updates on u.
+func (s *idpSignIn) apply(u *User) {
+	upd := s.upd
+	if !upd.set {
+		return
+	}
+	if upd.displayName != nil {
+		u.DisplayName = *upd.displayName
+	}
+	if upd.photoURL != nil {
+		u.PhotoURL = *upd.photoURL
+	}
+	if upd.screenName != nil {
+		u.ScreenName = *upd.screenName
+	}
+	if upd.email != nil {
+		u.Email = *upd.email
+	}
+	if upd.emailVerified != nil {
+		u.EmailVerified = upd.emailVerified
+	}
+	if upd.clearPassword {
+		u.PasswordHash, u.PhoneNumber = "", ""
+	}
+	if upd.validSince {
+		u.ValidSince = s.f.seconds()
+	}
+}
+
+// identity is the provider record the account gets (or has refreshed).
+func (s *idpSignIn) identity() ProviderUserInfo {
+	r := s.resp
+	return ProviderUserInfo{ProviderID: s.providerID, RawID: s.rawID, FederatedID: s.rawID, DisplayName: r.DisplayName,
+		PhotoURL: r.PhotoURL, Email: s.email, ScreenName: r.ScreenName}
+}
+
+// blockingOpts are what the blocking functions are told of this sign-in.
+func (s *idpSignIn) blockingOpts() blockingOpts {
+	r := s.resp
+	bo := blockingOpts{signInMethod: s.providerID, rawUserInfo: r.RawUserInfo, uniqueEmail: s.sc.oneAccountPerEmail(),
+		oauth: map[string]any{"oauth_access_token": r.OAuthAccessToken, "oauth_id_token": r.OAuthIDToken}}
+	if a := s.saml["assertion"]; a != nil {
 		// The emulator sends the SAML assertion's attributes to blocking
 		// functions as JSON text.
 		if am, _ := a.(map[string]any); am != nil {
-			if b, err := json.Marshal(am["attributeStatements"]); err == nil {
-				signInAttrs = string(b)
+			if b, err := json.Marshal(am["attributeStatements"]); err == nil && len(b) > 0 {
+				bo.signInAttributes = string(b)
 			}
 		}
 	}
-	bo := blockingOpts{signInMethod: providerID, rawUserInfo: resp.RawUserInfo, uniqueEmail: sc.oneAccountPerEmail(),
-		oauth: map[string]any{"oauth_access_token": resp.OAuthAccessToken, "oauth_id_token": resp.OAuthIDToken}}
-	if signInAttrs != "" {
-		bo.signInAttributes = signInAttrs
-	}
-	if resp.IsNewUser {
-		now := e.millis()
-		nu := &User{LocalID: e.newLocalID(sc.space), CreatedAt: now, LastLoginAt: now, TenantID: sc.tenantID()}
-		apply(nu)
-		if nu, err = e.blockCreate(sc, nu, bo, info); err != nil {
+	return bo
+}
+
+// storeAccount creates the account (after beforeCreate) or applies the
+// updates and the identity to the existing one.
+func (s *idpSignIn) storeAccount() (*User, error) {
+	f, sc, info := s.f, s.sc, s.identity()
+	detail := map[string]any{"provider": s.providerID}
+	if s.resp.IsNewUser {
+		now := f.millis()
+		nu := &User{LocalID: f.newLocalID(sc.space), CreatedAt: now, LastLoginAt: now, TenantID: sc.tenantID()}
+		s.apply(nu)
+		nu, err := f.block.beforeCreate(sc, nu, s.blockingOpts(), info)
+		if err != nil {
 			return nil, err
 		}
-		stored = sc.space.put(nu, []ProviderUserInfo{info}, nil)
-		resp.LocalID = stored.LocalID
-		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": providerID})
-	} else {
-		if before = sc.space.get(resp.LocalID); before == nil {
-			return nil, ErrUserNotFound
-		}
-		nu := before.clone()
-		apply(nu)
-		stored = sc.space.put(nu, []ProviderUserInfo{info}, nil)
-		e.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"provider": providerID})
+		stored := sc.space.put(nu, []ProviderUserInfo{info}, nil)
+		s.resp.LocalID = stored.LocalID
+		f.emit(s.c, sc, OpUserCreate, stored.LocalID, nil, stored, detail)
+		return stored, nil
 	}
+	before := sc.space.get(s.resp.LocalID)
+	if before == nil {
+		return nil, ErrUserNotFound
+	}
+	nu := before.clone()
+	s.apply(nu)
+	stored := sc.space.put(nu, []ProviderUserInfo{info}, nil)
+	f.emit(s.c, sc, OpUserUpdate, stored.LocalID, before, stored, detail)
+	return stored, nil
+}
+
+// finish signs the stored account in: a pending second factor when the
+// account needs one, else beforeSignIn, lastLoginAt and tokens (with the
+// SAML attributes).
+func (s *idpSignIn) finish(stored *User) (*SignInWithIdpResponse, error) {
+	f, sc, resp := s.f, s.sc, s.resp
 	if stored.Email == resp.Email {
 		resp.EmailVerified = stored.isEmailVerified()
 	}
@@ -420,14 +568,14 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		return nil, ErrUserDisabled
 	}
 	if sc.mfaRequired(stored) {
-		resp.MFAPending = e.mfaPending(sc, stored, providerID)
+		resp.MFAPending = f.mfaPending(sc, stored, s.providerID)
 		return resp, nil
 	}
 	var attrs any
-	if a, ok := saml["assertion"].(map[string]any); ok {
+	if a := s.samlAssertion(); a != nil {
 		attrs = a["attributeStatements"]
 	}
-	stored, extra, err := e.blockSignIn(c, sc, stored, bo)
+	stored, extra, err := f.block.beforeSignIn(s.c, sc, stored, s.blockingOpts())
 	if err != nil {
 		return nil, err
 	}
@@ -435,11 +583,11 @@ func (e *Engine) SignInWithIdp(c Call, req SignInWithIdpRequest) (_ *SignInWithI
 		return nil, ErrUserDisabled
 	}
 	nu := stored.clone()
-	nu.LastLoginAt = e.millis()
+	nu.LastLoginAt = f.millis()
 	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokensAttrs(sc, nu, providerID, extra, nil, attrs)
+	after, toks := f.issueTokensAttrs(sc, nu, s.providerID, extra, nil, attrs)
 	resp.Tokens = toks
-	e.emit(c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": providerID})
+	f.emit(s.c, sc, OpSignIn, stored.LocalID, stored, after, map[string]any{"provider": s.providerID})
 	return resp, nil
 }
 
@@ -452,18 +600,22 @@ const maxIdpAccounts = 100
 // the accounts the emulator's fake IdP sign-in page offers to reuse.
 func (e *Engine) IdpAccounts(c Call, providerID string) (_ []ProviderUserInfo, err error) {
 	defer e.begin()(&err)
-	sc, err := e.scopeFor(c, "", "", "")
+	return e.idp.accounts(c, providerID)
+}
+
+func (f idpFlow) accounts(c Call, providerID string) ([]ProviderUserInfo, error) {
+	sc, err := f.scopeFor(c, "", "", "")
 	if err != nil {
 		return nil, err
 	}
 	out := []ProviderUserInfo{}
-	for _, u := range sc.space.users {
+	sc.space.eachUser(func(u *User) {
 		for _, pi := range u.ProviderUserInfo {
 			if pi.ProviderID == providerID && len(out) < maxIdpAccounts {
 				out = append(out, pi)
 			}
 		}
-	}
+	})
 	slices.SortFunc(out, func(a, b ProviderUserInfo) int {
 		if c := strings.Compare(a.Email, b.Email); c != 0 {
 			return c

@@ -114,9 +114,13 @@ func deepCopy(m map[string]any) map[string]any {
 	return out
 }
 
+// idpConfigFlow is the admin API of OIDC and SAML provider configs
+// (oauthIdpConfigs, inboundSamlConfigs) of a project or tenant.
+type idpConfigFlow struct{ *core }
+
 // idpScope is the account space of a config call: the project, or the
 // tenant in the URL.
-func (e *Engine) idpScope(c Call) (scope, error) {
+func (e idpConfigFlow) idpScope(c Call) (scope, error) {
 	if c.Project == "" {
 		return scope{}, badRequest("MISSING_PROJECT_ID")
 	}
@@ -128,7 +132,7 @@ func (e *Engine) idpScope(c Call) (scope, error) {
 	return scope{project: p, tenant: t, space: t.space}, nil
 }
 
-func (e *Engine) configName(sc scope, k IdpKind, id string) string {
+func (e idpConfigFlow) configName(sc scope, k IdpKind, id string) string {
 	n := "projects/" + sc.project.id
 	if tid := sc.tenantID(); tid != "" {
 		n += "/tenants/" + tid
@@ -142,6 +146,10 @@ var errConfigNotFound = &Error{HTTP: 404, Status: "NOT_FOUND", Message: "CONFIGU
 // ("oidc.…" or "saml.…").
 func (e *Engine) CreateIdpConfig(c Call, k IdpKind, id string, cfg map[string]any) (_ map[string]any, err error) {
 	defer e.begin()(&err)
+	return e.idpConfigs.create(c, k, id, cfg)
+}
+
+func (e idpConfigFlow) create(c Call, k IdpKind, id string, cfg map[string]any) (map[string]any, error) {
 	sc, err := e.idpScope(c)
 	if err != nil {
 		return nil, err
@@ -182,6 +190,10 @@ func checkIdpConfig(k IdpKind, cfg map[string]any) error {
 // GetIdpConfig returns a provider config.
 func (e *Engine) GetIdpConfig(c Call, k IdpKind, id string) (_ map[string]any, err error) {
 	defer e.begin()(&err)
+	return e.idpConfigs.get(c, k, id)
+}
+
+func (e idpConfigFlow) get(c Call, k IdpKind, id string) (map[string]any, error) {
 	sc, err := e.idpScope(c)
 	if err != nil {
 		return nil, err
@@ -197,6 +209,10 @@ func (e *Engine) GetIdpConfig(c Call, k IdpKind, id string) (_ map[string]any, e
 // every field present when it is empty.
 func (e *Engine) UpdateIdpConfig(c Call, k IdpKind, id string, patch map[string]any, updateMask string) (_ map[string]any, err error) {
 	defer e.begin()(&err)
+	return e.idpConfigs.update(c, k, id, patch, updateMask)
+}
+
+func (e idpConfigFlow) update(c Call, k IdpKind, id string, patch map[string]any, updateMask string) (map[string]any, error) {
 	sc, err := e.idpScope(c)
 	if err != nil {
 		return nil, err
@@ -266,6 +282,10 @@ func setPath(m map[string]any, path string, v any, del bool) {
 // DeleteIdpConfig removes a provider config.
 func (e *Engine) DeleteIdpConfig(c Call, k IdpKind, id string) (err error) {
 	defer e.begin()(&err)
+	return e.idpConfigs.delete(c, k, id)
+}
+
+func (e idpConfigFlow) delete(c Call, k IdpKind, id string) error {
 	sc, err := e.idpScope(c)
 	if err != nil {
 		return err
@@ -281,6 +301,10 @@ func (e *Engine) DeleteIdpConfig(c Call, k IdpKind, id string) (err error) {
 // (default 100); the page token is the last id of the previous page.
 func (e *Engine) ListIdpConfigs(c Call, k IdpKind, pageSize, pageToken string) (_ map[string]any, err error) {
 	defer e.begin()(&err)
+	return e.idpConfigs.list(c, k, pageSize, pageToken)
+}
+
+func (e idpConfigFlow) list(c Call, k IdpKind, pageSize, pageToken string) (map[string]any, error) {
 	sc, err := e.idpScope(c)
 	if err != nil {
 		return nil, err

@@ -84,7 +84,7 @@ type MFAPending struct {
 	MFAInfo              []MFAEnrollment `json:"mfaInfo,omitempty"`
 }
 
-func (e *Engine) mfaPending(sc scope, u *User, provider string) MFAPending {
+func (e *core) mfaPending(sc scope, u *User, provider string) MFAPending {
 	p := map[string]any{"_AuthEmulatorMfaPendingCredential": "DO NOT MODIFY", "localId": u.LocalID, "signInProvider": provider, "projectId": sc.project.id}
 	if tid := sc.tenantID(); tid != "" {
 		p["tenantId"] = tid
@@ -125,7 +125,7 @@ func parsePending(sc scope, cred string) (*User, string, error) {
 
 // validateEnrollments checks admin-supplied factors (create, import,
 // update) and fills their ids and times.
-func (e *Engine) validateEnrollments(in []MFAEnrollment, generateIDs bool) ([]MFAEnrollment, error) {
+func (e *core) validateEnrollments(in []MFAEnrollment, generateIDs bool) ([]MFAEnrollment, error) {
 	var out []MFAEnrollment
 	phones, ids := map[string]bool{}, map[string]bool{}
 	for _, m := range in {
@@ -185,6 +185,15 @@ func (s *space) setTOTP(k string, r *TOTPRecord) {
 
 func secretKey(uid, enrollmentID string) string { return uid + "\x00" + enrollmentID }
 
+// sessionKey is the key of a pending TOTP enrollment.
+func sessionKey(session string) string { return "session\x00" + session }
+
+// totpRecord is the TOTP record under k (secretKey or sessionKey).
+func (s *space) totpRecord(k string) (TOTPRecord, bool) {
+	r, ok := s.totp[k]
+	return r, ok
+}
+
 // totpCode is RFC 6238's code for a base32 secret at t (SHA-1, 30 s, 6 digits).
 func totpCode(secret string, t time.Time) string {
 	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
@@ -201,7 +210,7 @@ func totpCode(secret string, t time.Time) string {
 
 // totpValid accepts the current code and those up to adjacentIntervals
 // steps before or after (the project's TOTP config; 1 for tenants).
-func (e *Engine) totpValid(sc scope, secret, code string) bool {
+func (e *core) totpValid(sc scope, secret, code string) bool {
 	adj := 1
 	if sc.tenant == nil {
 		if p := sc.project.config.MFA.totp(); p != nil {
@@ -280,7 +289,7 @@ type MFAEnrollmentStartResponse struct {
 
 var errSMSMFADisabled = badRequest("OPERATION_NOT_ALLOWED : SMS based MFA not enabled.")
 
-func (e *Engine) mfaUser(sc scope, idToken string) (*parsedIDToken, error) {
+func (e *core) mfaUser(sc scope, idToken string) (*parsedIDToken, error) {
 	if idToken == "" {
 		return nil, badRequest("MISSING_ID_TOKEN")
 	}
@@ -298,38 +307,66 @@ func (e *Engine) mfaUser(sc scope, idToken string) (*parsedIDToken, error) {
 // the number, or creates a TOTP secret.
 func (e *Engine) MFAEnrollmentStart(c Call, req MFAEnrollmentStartRequest) (_ *MFAEnrollmentStartResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.mfa.enrollmentStart(c, req)
+}
+
+// mfaFlow is second factors: enrolling an SMS number or a TOTP
+// authenticator (start, finalize), withdrawing one, and completing a sign-in
+// that is pending a second factor.
+type mfaFlow struct{ *core }
+
+func (f mfaFlow) enrollmentStart(c Call, req MFAEnrollmentStartRequest) (*MFAEnrollmentStartResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
 	if req.TOTPEnrollmentInfo != nil {
-		if !sc.totpMFA() {
-			return nil, badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
-		}
-		t, err := e.mfaUser(sc, req.IDToken)
-		if err != nil {
-			return nil, err
-		}
-		if !t.user.isEmailVerified() {
-			return nil, badRequest("UNVERIFIED_EMAIL : Need to verify email first before enrolling second factors.")
-		}
-		raw := []byte(e.randomString(20, alnum))
-		secret := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw)
-		session := e.randomString(226, base64url)
-		sc.space.setTOTP("session\x00"+session, &TOTPRecord{LocalID: t.user.LocalID, Secret: secret})
-		return &MFAEnrollmentStartResponse{TOTPSessionInfo: &TOTPSessionInfo{SharedSecretKey: secret, VerificationCodeLength: totpDigits,
-			HashingAlgorithm: "SHA1", PeriodSec: totpPeriod, SessionInfo: session,
-			FinalizeEnrollmentTime: e.now().Add(time.Hour).UTC().Format(time.RFC3339Nano)}}, nil
+		return f.startTOTP(sc, req)
 	}
-	if !sc.smsMFA() {
-		return nil, errSMSMFADisabled
-	}
-	t, err := e.mfaUser(sc, req.IDToken)
+	return f.startSMS(c, sc, req)
+}
+
+// enrollingUser is the idToken's account, which may enroll a second
+// factor once its email is verified.
+func (f mfaFlow) enrollingUser(sc scope, idToken string) (*parsedIDToken, error) {
+	t, err := f.mfaUser(sc, idToken)
 	if err != nil {
 		return nil, err
 	}
 	if !t.user.isEmailVerified() {
 		return nil, badRequest("UNVERIFIED_EMAIL : Need to verify email first before enrolling second factors.")
+	}
+	return t, nil
+}
+
+// startTOTP creates the secret of a TOTP enrollment, pending until
+// finalized with a code.
+func (f mfaFlow) startTOTP(sc scope, req MFAEnrollmentStartRequest) (*MFAEnrollmentStartResponse, error) {
+	if !sc.totpMFA() {
+		return nil, badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
+	}
+	t, err := f.enrollingUser(sc, req.IDToken)
+	if err != nil {
+		return nil, err
+	}
+	raw := []byte(f.randomString(20, alnum))
+	secret := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw)
+	session := f.randomString(226, base64url)
+	sc.space.setTOTP(sessionKey(session), &TOTPRecord{LocalID: t.user.LocalID, Secret: secret})
+	return &MFAEnrollmentStartResponse{TOTPSessionInfo: &TOTPSessionInfo{SharedSecretKey: secret, VerificationCodeLength: totpDigits,
+		HashingAlgorithm: "SHA1", PeriodSec: totpPeriod, SessionInfo: session,
+		FinalizeEnrollmentTime: f.now().Add(time.Hour).UTC().Format(time.RFC3339Nano)}}, nil
+}
+
+// startSMS texts a code to the number being enrolled (after
+// beforeSendSms).
+func (f mfaFlow) startSMS(c Call, sc scope, req MFAEnrollmentStartRequest) (*MFAEnrollmentStartResponse, error) {
+	if !sc.smsMFA() {
+		return nil, errSMSMFADisabled
+	}
+	t, err := f.enrollingUser(sc, req.IDToken)
+	if err != nil {
+		return nil, err
 	}
 	if req.PhoneEnrollmentInfo == nil {
 		return nil, badRequest("INVALID_ARGUMENT : ((Missing phoneEnrollmentInfo.))")
@@ -341,11 +378,11 @@ func (e *Engine) MFAEnrollmentStart(c Call, req MFAEnrollmentStartRequest) (_ *M
 	if slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.UnobfuscatedPhoneInfo == phone }) {
 		return nil, errSecondFactorExists
 	}
-	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_ENROLLMENT", "phone_number": phone}); err != nil {
+	if err := f.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_ENROLLMENT", "phone_number": phone}); err != nil {
 		return nil, err
 	}
-	code := e.newCode(sc, phone)
-	e.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_enrollment"})
+	code := f.newCode(sc, phone)
+	f.emit(c, sc, OpCodeSent, phone, nil, nil, map[string]any{"reason": "code_for_mfa_enrollment"})
 	return &MFAEnrollmentStartResponse{PhoneSessionInfo: &SendVerificationCodeResponse{SessionInfo: code.SessionInfo}}, nil
 }
 
@@ -369,7 +406,11 @@ type MFAFinalizeResponse struct {
 // MFAEnrollmentFinalize checks the code and adds the factor.
 func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest) (_ *MFAFinalizeResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.mfa.enrollmentFinalize(c, req)
+}
+
+func (f mfaFlow) enrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest) (*MFAFinalizeResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
@@ -378,54 +419,21 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 		t          *parsedIDToken
 		secret     string
 	)
-	switch {
-	case req.TOTPVerificationInfo != nil:
-		if !sc.totpMFA() {
-			return nil, badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
-		}
-		if t, err = e.mfaUser(sc, req.IDToken); err != nil {
-			return nil, err
-		}
-		v := req.TOTPVerificationInfo
-		if v.SessionInfo == "" {
-			return nil, badRequest("MISSING_SESSION_INFO")
-		}
-		if v.VerificationCode == "" {
-			return nil, badRequest("MISSING_CODE")
-		}
-		pend, ok := sc.space.totp["session\x00"+v.SessionInfo]
-		if !ok || pend.LocalID != t.user.LocalID {
-			return nil, badRequest("INVALID_SESSION_INFO")
-		}
-		if !e.totpValid(sc, pend.Secret, v.VerificationCode) {
-			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
-		}
-		sc.space.setTOTP("session\x00"+v.SessionInfo, nil)
-		enrollment.TOTPInfo, secret = &TOTPInfo{}, pend.Secret
-	default:
-		if !sc.smsMFA() {
-			return nil, errSMSMFADisabled
-		}
-		if t, err = e.mfaUser(sc, req.IDToken); err != nil {
-			return nil, err
-		}
-		v := req.PhoneVerificationInfo
-		if v == nil {
-			return nil, badRequest("INVALID_ARGUMENT : ((Missing phoneVerificationInfo.))")
-		}
-		phone, err := v.verify(sc)
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.UnobfuscatedPhoneInfo == phone }) {
-			return nil, errSecondFactorExists
-		}
+	if req.TOTPVerificationInfo != nil {
+		t, secret, err = f.verifyTOTPEnrollment(sc, req)
+		enrollment.TOTPInfo = &TOTPInfo{}
+	} else {
+		var phone string
+		t, phone, err = f.verifySMSEnrollment(sc, req)
 		enrollment.PhoneInfo, enrollment.UnobfuscatedPhoneInfo = phone, phone
 	}
+	if err != nil {
+		return nil, err
+	}
 	enrollment.DisplayName = req.DisplayName
-	enrollment.EnrolledAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	enrollment.EnrolledAt = f.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	for {
-		enrollment.MFAEnrollmentID = e.randomString(28, alnum)
+		enrollment.MFAEnrollmentID = f.randomString(28, alnum)
 		if !slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.MFAEnrollmentID == enrollment.MFAEnrollmentID }) {
 			break
 		}
@@ -436,9 +444,61 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 	nu := t.user.clone()
 	nu.MFAInfo = append(nu.MFAInfo, enrollment)
 	nu = sc.space.put(nu, nil, nil)
-	e.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"reason": "mfa_enroll"})
-	_, toks := e.issueTokensMFA(sc, nu, t.provider, nil, &secondFactor{Identifier: enrollment.MFAEnrollmentID, Provider: factorProvider(enrollment)})
+	f.emit(c, sc, OpUserUpdate, nu.LocalID, t.user, nu, map[string]any{"reason": "mfa_enroll"})
+	_, toks := f.issueTokensMFA(sc, nu, t.provider, nil, &secondFactor{Identifier: enrollment.MFAEnrollmentID, Provider: factorProvider(enrollment)})
 	return &MFAFinalizeResponse{IDToken: toks.IDToken, RefreshToken: toks.RefreshToken}, nil
+}
+
+// verifyTOTPEnrollment checks the code of the pending TOTP enrollment
+// (used up when right) and returns its secret.
+func (f mfaFlow) verifyTOTPEnrollment(sc scope, req MFAEnrollmentFinalizeRequest) (*parsedIDToken, string, error) {
+	if !sc.totpMFA() {
+		return nil, "", badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
+	}
+	t, err := f.mfaUser(sc, req.IDToken)
+	if err != nil {
+		return nil, "", err
+	}
+	v := req.TOTPVerificationInfo
+	if v.SessionInfo == "" {
+		return nil, "", badRequest("MISSING_SESSION_INFO")
+	}
+	if v.VerificationCode == "" {
+		return nil, "", badRequest("MISSING_CODE")
+	}
+	pend, ok := sc.space.totpRecord(sessionKey(v.SessionInfo))
+	if !ok || pend.LocalID != t.user.LocalID {
+		return nil, "", badRequest("INVALID_SESSION_INFO")
+	}
+	if !f.totpValid(sc, pend.Secret, v.VerificationCode) {
+		return nil, "", badRequest("INVALID_CODE : The TOTP verification code is invalid.")
+	}
+	sc.space.setTOTP(sessionKey(v.SessionInfo), nil)
+	return t, pend.Secret, nil
+}
+
+// verifySMSEnrollment redeems the code texted to the number being
+// enrolled and returns the number.
+func (f mfaFlow) verifySMSEnrollment(sc scope, req MFAEnrollmentFinalizeRequest) (*parsedIDToken, string, error) {
+	if !sc.smsMFA() {
+		return nil, "", errSMSMFADisabled
+	}
+	t, err := f.mfaUser(sc, req.IDToken)
+	if err != nil {
+		return nil, "", err
+	}
+	v := req.PhoneVerificationInfo
+	if v == nil {
+		return nil, "", badRequest("INVALID_ARGUMENT : ((Missing phoneVerificationInfo.))")
+	}
+	phone, err := v.verify(sc)
+	if err != nil {
+		return nil, "", err
+	}
+	if slices.ContainsFunc(t.user.MFAInfo, func(m MFAEnrollment) bool { return m.UnobfuscatedPhoneInfo == phone }) {
+		return nil, "", errSecondFactorExists
+	}
+	return t, phone, nil
 }
 
 func factorProvider(m MFAEnrollment) string {
@@ -458,6 +518,10 @@ type MFAEnrollmentWithdrawRequest struct {
 // MFAEnrollmentWithdraw removes a factor and signs the session in again.
 func (e *Engine) MFAEnrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest) (_ *Tokens, err error) {
 	defer e.begin()(&err)
+	return e.mfa.enrollmentWithdraw(c, req)
+}
+
+func (e mfaFlow) enrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest) (*Tokens, error) {
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -475,7 +539,7 @@ func (e *Engine) MFAEnrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest)
 	}
 	nu := t.user.clone()
 	nu.MFAInfo = slices.Delete(nu.MFAInfo, i, i+1)
-	if _, ok := sc.space.totp[secretKey(nu.LocalID, req.MFAEnrollmentID)]; ok {
+	if _, ok := sc.space.totpRecord(secretKey(nu.LocalID, req.MFAEnrollmentID)); ok {
 		sc.space.setTOTP(secretKey(nu.LocalID, req.MFAEnrollmentID), nil)
 	}
 	nu = sc.space.put(nu, nil, nil)
@@ -500,6 +564,10 @@ type MFASignInStartResponse struct {
 // MFASignInStart texts a code to an SMS factor of a pending sign-in.
 func (e *Engine) MFASignInStart(c Call, req MFASignInStartRequest) (_ *MFASignInStartResponse, err error) {
 	defer e.begin()(&err)
+	return e.mfa.signInStart(c, req)
+}
+
+func (e mfaFlow) signInStart(c Call, req MFASignInStartRequest) (*MFASignInStartResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -525,7 +593,7 @@ func (e *Engine) MFASignInStart(c Call, req MFASignInStartRequest) (_ *MFASignIn
 	if phone == "" {
 		return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
 	}
-	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_SIGN_IN", "phone_number": phone}); err != nil {
+	if err := e.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "MULTI_FACTOR_SIGN_IN", "phone_number": phone}); err != nil {
 		return nil, err
 	}
 	code := e.newCode(sc, phone)
@@ -545,7 +613,11 @@ type MFASignInFinalizeRequest struct {
 // MFASignInFinalize completes a pending sign-in with the second factor.
 func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFAFinalizeResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	return e.mfa.signInFinalize(c, req)
+}
+
+func (f mfaFlow) signInFinalize(c Call, req MFASignInFinalizeRequest) (*MFAFinalizeResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -557,53 +629,18 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 		provider string
 		factor   MFAEnrollment
 	)
-	switch {
-	case req.TOTPVerificationInfo != nil:
-		if !sc.totpMFA() {
-			return nil, badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
-		}
-		if req.TOTPVerificationInfo.VerificationCode == "" {
-			return nil, badRequest("MISSING_CODE")
-		}
-		if u, provider, err = parsePending(sc, req.MFAPendingCredential); err != nil {
-			return nil, err
-		}
-		i := slices.IndexFunc(u.MFAInfo, func(m MFAEnrollment) bool { return m.MFAEnrollmentID == req.MFAEnrollmentID && m.TOTPInfo != nil })
-		rec, ok := sc.space.totp[secretKey(u.LocalID, req.MFAEnrollmentID)]
-		if i < 0 || !ok {
-			return nil, badRequest("MFA_ENROLLMENT_NOT_FOUND")
-		}
-		if !e.totpValid(sc, rec.Secret, req.TOTPVerificationInfo.VerificationCode) {
-			return nil, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
-		}
-		factor = u.MFAInfo[i]
-	default:
-		if !sc.smsMFA() {
-			return nil, errSMSMFADisabled
-		}
-		v := req.PhoneVerificationInfo
-		if v == nil {
-			return nil, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
-		}
-		phone, err := v.verify(sc)
-		if err != nil {
-			return nil, err
-		}
-		if u, provider, err = parsePending(sc, req.MFAPendingCredential); err != nil {
-			return nil, err
-		}
-		i := slices.IndexFunc(u.MFAInfo, func(m MFAEnrollment) bool {
-			return m.UnobfuscatedPhoneInfo != "" && (m.UnobfuscatedPhoneInfo == phone || obfuscatePhone(m.UnobfuscatedPhoneInfo) == phone)
-		})
-		if i < 0 {
-			return nil, badRequest("MFA_ENROLLMENT_NOT_FOUND")
-		}
-		factor = u.MFAInfo[i]
+	if req.TOTPVerificationInfo != nil {
+		u, provider, factor, err = f.totpFactor(sc, req)
+	} else {
+		u, provider, factor, err = f.smsFactor(sc, req)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	u, extra, err := e.blockSignIn(c, sc, u, blockingOpts{signInMethod: provider, signInSecondFactor: factorProvider(factor)})
+	u, extra, err := f.block.beforeSignIn(c, sc, u, blockingOpts{signInMethod: provider, signInSecondFactor: factorProvider(factor)})
 	if err != nil {
 		return nil, err
 	}
@@ -611,11 +648,62 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 		return nil, ErrUserDisabled
 	}
 	nu := u.clone()
-	nu.LastLoginAt = e.millis()
+	nu.LastLoginAt = f.millis()
 	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokensMFA(sc, nu, provider, extra, &secondFactor{Identifier: factor.MFAEnrollmentID, Provider: factorProvider(factor)})
-	e.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": provider, "reason": "second_factor_" + factorProvider(factor)})
+	after, toks := f.issueTokensMFA(sc, nu, provider, extra, &secondFactor{Identifier: factor.MFAEnrollmentID, Provider: factorProvider(factor)})
+	f.emit(c, sc, OpSignIn, after.LocalID, u, after, map[string]any{"provider": provider, "reason": "second_factor_" + factorProvider(factor)})
 	return &MFAFinalizeResponse{IDToken: toks.IDToken, RefreshToken: toks.RefreshToken}, nil
+}
+
+// totpFactor checks a TOTP code against the pending sign-in's enrolled
+// authenticator: the account, its first factor and the factor passed.
+func (f mfaFlow) totpFactor(sc scope, req MFASignInFinalizeRequest) (*User, string, MFAEnrollment, error) {
+	if !sc.totpMFA() {
+		return nil, "", MFAEnrollment{}, badRequest("OPERATION_NOT_ALLOWED : TOTP based MFA not enabled.")
+	}
+	if req.TOTPVerificationInfo.VerificationCode == "" {
+		return nil, "", MFAEnrollment{}, badRequest("MISSING_CODE")
+	}
+	u, provider, err := parsePending(sc, req.MFAPendingCredential)
+	if err != nil {
+		return nil, "", MFAEnrollment{}, err
+	}
+	i := slices.IndexFunc(u.MFAInfo, func(m MFAEnrollment) bool { return m.MFAEnrollmentID == req.MFAEnrollmentID && m.TOTPInfo != nil })
+	rec, ok := sc.space.totpRecord(secretKey(u.LocalID, req.MFAEnrollmentID))
+	if i < 0 || !ok {
+		return nil, "", MFAEnrollment{}, badRequest("MFA_ENROLLMENT_NOT_FOUND")
+	}
+	if !f.totpValid(sc, rec.Secret, req.TOTPVerificationInfo.VerificationCode) {
+		return nil, "", MFAEnrollment{}, badRequest("INVALID_CODE : The TOTP verification code is invalid.")
+	}
+	return u, provider, u.MFAInfo[i], nil
+}
+
+// smsFactor redeems an SMS code of the pending sign-in: the account, its
+// first factor and the enrolled number the code went to.
+func (f mfaFlow) smsFactor(sc scope, req MFASignInFinalizeRequest) (*User, string, MFAEnrollment, error) {
+	if !sc.smsMFA() {
+		return nil, "", MFAEnrollment{}, errSMSMFADisabled
+	}
+	v := req.PhoneVerificationInfo
+	if v == nil {
+		return nil, "", MFAEnrollment{}, badRequest("INVALID_ARGUMENT : MFA provider not supported!")
+	}
+	phone, err := v.verify(sc)
+	if err != nil {
+		return nil, "", MFAEnrollment{}, err
+	}
+	u, provider, err := parsePending(sc, req.MFAPendingCredential)
+	if err != nil {
+		return nil, "", MFAEnrollment{}, err
+	}
+	i := slices.IndexFunc(u.MFAInfo, func(m MFAEnrollment) bool {
+		return m.UnobfuscatedPhoneInfo != "" && (m.UnobfuscatedPhoneInfo == phone || obfuscatePhone(m.UnobfuscatedPhoneInfo) == phone)
+	})
+	if i < 0 {
+		return nil, "", MFAEnrollment{}, badRequest("MFA_ENROLLMENT_NOT_FOUND")
+	}
+	return u, provider, u.MFAInfo[i], nil
 }
 
 // ---- records ----

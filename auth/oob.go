@@ -30,7 +30,23 @@ type SendOOBCodeResponse struct {
 // asking with returnOobLink gets the code and link back directly.
 func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (_ *SendOOBCodeResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.email.sendOOBCode(c, req)
+}
+
+// emailFlow is what goes through a message in the email outbox: sending
+// the codes (sign-in link, password reset, verification, email change),
+// redeeming them (email-link sign-in, password reset), and the sign-in
+// methods of an email (createAuthUri).
+type emailFlow struct{ *core }
+
+// oobMessage is the message a sendOobCode request asks for: to whom, the
+// new email of a change, and the action link's mode.
+type oobMessage struct {
+	email, newEmail, mode string
+}
+
+func (f emailFlow) sendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
@@ -43,104 +59,114 @@ func (e *Engine) SendOOBCode(c Call, req SendOOBCodeRequest) (_ *SendOOBCodeResp
 	if req.ContinueURL != "" && !isAbsoluteURL(req.ContinueURL) {
 		return nil, badRequest("INVALID_CONTINUE_URI : ((expected an absolute URI with valid scheme and host))")
 	}
-	var email, newEmail, mode string
-	userByToken := func() (*User, error) {
-		t, err := e.parseIDToken(sc, req.IDToken)
-		if err != nil {
-			return nil, err
-		}
-		return t.user, nil
-	}
-	switch req.RequestType {
-	case "EMAIL_SIGNIN":
-		if !sc.allowEmailLink() {
-			return nil, ErrOperationNotAllowed
-		}
-		mode = "signIn"
-		if req.Email == "" {
-			return nil, ErrMissingEmail
-		}
-		email = canonicalEmail(req.Email)
-	case "PASSWORD_RESET":
-		mode = "resetPassword"
-		if req.Email == "" {
-			return nil, ErrMissingEmail
-		}
-		email = canonicalEmail(req.Email)
-		if sc.space.byEmailAddr(email) == nil {
-			if sc.improvedPrivacy() {
-				return &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: email}, nil
-			}
-			return nil, ErrEmailNotFound
-		}
-	case "VERIFY_EMAIL":
-		mode = "verifyEmail"
-		if req.ReturnOOBLink && req.IDToken == "" {
-			if req.Email == "" {
-				return nil, ErrMissingEmail
-			}
-			email = canonicalEmail(req.Email)
-			if sc.space.byEmailAddr(email) == nil {
-				return nil, ErrUserNotFound
-			}
-		} else {
-			if req.IDToken == "" {
-				return nil, ErrInvalidIDToken
-			}
-			u, err := userByToken()
-			if err != nil {
-				return nil, err
-			}
-			if u.Email == "" {
-				return nil, ErrMissingEmail
-			}
-			email = u.Email
-		}
-	case "VERIFY_AND_CHANGE_EMAIL":
-		mode = "verifyAndChangeEmail"
-		if req.NewEmail == "" {
-			return nil, badRequest("MISSING_NEW_EMAIL")
-		}
-		newEmail = canonicalEmail(req.NewEmail)
-		if req.ReturnOOBLink && req.IDToken == "" {
-			if req.Email == "" {
-				return nil, ErrMissingEmail
-			}
-			email = canonicalEmail(req.Email)
-			if sc.space.byEmailAddr(email) == nil {
-				return nil, ErrUserNotFound
-			}
-		} else {
-			if req.IDToken == "" {
-				return nil, badRequest("MISSING_ID_TOKEN")
-			}
-			u, err := userByToken()
-			if err != nil {
-				return nil, err
-			}
-			if u.Email == "" {
-				return nil, ErrMissingEmail
-			}
-			email = u.Email
-		}
-		if sc.space.byEmailAddr(newEmail) != nil {
-			return nil, ErrEmailExists
-		}
-	default:
-		return nil, NotImplemented(req.RequestType)
+	m, silent, err := f.addressOOB(sc, req)
+	if err != nil || silent {
+		return m.response(), err
 	}
 	if emailType, ok := map[string]string{"EMAIL_SIGNIN": "EMAIL_SIGN_IN", "PASSWORD_RESET": "PASSWORD_RESET"}[req.RequestType]; ok && !req.ReturnOOBLink {
 		// An email is about to be sent (an admin's generated link is not).
-		if err := e.blockSend(sc, BeforeSendEmail, map[string]any{"email_type": emailType, "email": email}); err != nil {
+		if err := f.block.send(sc, BeforeSendEmail, map[string]any{"email_type": emailType, "email": m.email}); err != nil {
 			return nil, err
 		}
 	}
-	o := e.createOOB(sc, c.BaseURL, email, newEmail, req.RequestType, mode, req.ContinueURL)
-	resp := &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: email}
+	o := f.createOOB(sc, c.BaseURL, m.email, m.newEmail, req.RequestType, m.mode, req.ContinueURL)
+	resp := m.response()
 	if req.ReturnOOBLink {
 		resp.OOBCode, resp.OOBLink = o.OOBCode, o.OOBLink
 	}
 	return resp, nil
+}
+
+// response is the answer naming the message's recipient; nil for no
+// message (a refused request).
+func (m *oobMessage) response() *SendOOBCodeResponse {
+	if m == nil {
+		return nil
+	}
+	return &SendOOBCodeResponse{Kind: "identitytoolkit#GetOobConfirmationCodeResponse", Email: m.email}
+}
+
+// addressOOB decides the message of each request type. silent means
+// nothing is sent yet the client is answered as if it was: a reset for an
+// unknown email under improved email privacy.
+func (f emailFlow) addressOOB(sc scope, req SendOOBCodeRequest) (_ *oobMessage, silent bool, err error) {
+	switch req.RequestType {
+	case "EMAIL_SIGNIN":
+		if !sc.allowEmailLink() {
+			return nil, false, ErrOperationNotAllowed
+		}
+		if req.Email == "" {
+			return nil, false, ErrMissingEmail
+		}
+		return &oobMessage{email: canonicalEmail(req.Email), mode: "signIn"}, false, nil
+	case "PASSWORD_RESET":
+		if req.Email == "" {
+			return nil, false, ErrMissingEmail
+		}
+		m := &oobMessage{email: canonicalEmail(req.Email), mode: "resetPassword"}
+		if sc.space.byEmailAddr(m.email) == nil {
+			if sc.improvedPrivacy() {
+				return m, true, nil
+			}
+			return nil, false, ErrEmailNotFound
+		}
+		return m, false, nil
+	case "VERIFY_EMAIL":
+		email, err := f.accountEmail(sc, req, ErrInvalidIDToken)
+		if err != nil {
+			return nil, false, err
+		}
+		return &oobMessage{email: email, mode: "verifyEmail"}, false, nil
+	case "VERIFY_AND_CHANGE_EMAIL":
+		m, err := f.addressChange(sc, req)
+		return m, false, err
+	default:
+		return nil, false, NotImplemented(req.RequestType)
+	}
+}
+
+// addressChange is the VERIFY_AND_CHANGE_EMAIL message: to the account's
+// email, about a new email nobody has.
+func (f emailFlow) addressChange(sc scope, req SendOOBCodeRequest) (*oobMessage, error) {
+	if req.NewEmail == "" {
+		return nil, badRequest("MISSING_NEW_EMAIL")
+	}
+	newEmail := canonicalEmail(req.NewEmail)
+	email, err := f.accountEmail(sc, req, badRequest("MISSING_ID_TOKEN"))
+	if err != nil {
+		return nil, err
+	}
+	if sc.space.byEmailAddr(newEmail) != nil {
+		return nil, ErrEmailExists
+	}
+	return &oobMessage{email: email, newEmail: newEmail, mode: "verifyAndChangeEmail"}, nil
+}
+
+// accountEmail is the email of the account a verification is about: an
+// admin generating a link names it by email, anyone else by idToken
+// (noToken is the error without one).
+func (f emailFlow) accountEmail(sc scope, req SendOOBCodeRequest, noToken error) (string, error) {
+	if req.ReturnOOBLink && req.IDToken == "" {
+		if req.Email == "" {
+			return "", ErrMissingEmail
+		}
+		email := canonicalEmail(req.Email)
+		if sc.space.byEmailAddr(email) == nil {
+			return "", ErrUserNotFound
+		}
+		return email, nil
+	}
+	if req.IDToken == "" {
+		return "", noToken
+	}
+	t, err := f.parseIDToken(sc, req.IDToken)
+	if err != nil {
+		return "", err
+	}
+	if t.user.Email == "" {
+		return "", ErrMissingEmail
+	}
+	return t.user.Email, nil
 }
 
 func isAbsoluteURL(s string) bool {
@@ -169,6 +195,10 @@ type ResetPasswordResponse struct {
 // ResetPassword applies a PASSWORD_RESET code (or inspects any code).
 func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (_ *ResetPasswordResponse, err error) {
 	defer e.begin()(&err)
+	return e.email.resetPassword(c, req)
+}
+
+func (e emailFlow) resetPassword(c Call, req ResetPasswordRequest) (*ResetPasswordResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -239,7 +269,11 @@ type SignInWithEmailLinkResponse struct {
 // (verified) on first use, or linking the email to the idToken's account.
 func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ *SignInWithEmailLinkResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.email.signInWithEmailLink(c, req)
+}
+
+func (f emailFlow) signInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*SignInWithEmailLinkResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
@@ -248,27 +282,16 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 	}
 	var fromToken *User
 	if req.IDToken != "" {
-		t, err := e.parseIDToken(sc, req.IDToken)
+		t, err := f.parseIDToken(sc, req.IDToken)
 		if err != nil {
 			return nil, err
 		}
 		fromToken = t.user
 	}
-	if req.Email == "" {
-		return nil, ErrMissingEmail
+	email, err := redeemSignInLink(sc, req)
+	if err != nil {
+		return nil, err
 	}
-	email := canonicalEmail(req.Email)
-	if req.OOBCode == "" {
-		return nil, badRequest("MISSING_OOB_CODE")
-	}
-	oob := sc.space.oob(req.OOBCode)
-	if oob == nil || oob.RequestType != "EMAIL_SIGNIN" {
-		return nil, ErrInvalidOOBCode
-	}
-	if email != oob.Email {
-		return nil, badRequest("INVALID_EMAIL : The email provided does not match the sign-in email address.")
-	}
-	sc.space.deleteOOB(req.OOBCode)
 	fromEmail := sc.space.byEmailAddr(email)
 	u := fromToken
 	if u == nil {
@@ -277,45 +300,84 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 	resp := &SignInWithEmailLinkResponse{Kind: "identitytoolkit#EmailLinkSigninResponse", Email: email, IsNewUser: u == nil}
 	var stored *User
 	if u == nil {
-		now := e.millis()
-		nu, err := e.blockCreate(sc, &User{LocalID: e.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
-			CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink, uniqueEmail: true})
-		if err != nil {
-			return nil, err
-		}
-		stored = sc.space.put(nu, nil, nil)
-		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": signInEmailLink})
+		stored, err = f.createByLink(c, sc, email)
 	} else {
-		if u.isDisabled() {
-			return nil, ErrUserDisabled
-		}
-		if fromToken != nil && fromEmail != nil && fromToken.LocalID != fromEmail.LocalID {
-			return nil, ErrEmailExists
-		}
-		nu := u.clone()
-		nu.Email, nu.EmailVerified, nu.EmailLinkSignin = email, ptr(true), true
-		if tid := sc.tenantID(); tid != "" {
-			nu.TenantID = tid
-		}
-		stored = sc.space.put(nu, nil, nil)
-		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, nil)
+		stored, err = f.linkEmail(c, sc, u, fromToken, fromEmail, email)
+	}
+	if err != nil {
+		return nil, err
 	}
 	resp.LocalID = stored.LocalID
 	if sc.mfaRequired(stored) {
-		resp.MFAPending = e.mfaPending(sc, stored, ProviderPassword)
+		resp.MFAPending = f.mfaPending(sc, stored, ProviderPassword)
 		return resp, nil
 	}
 	var extra map[string]any
 	if !stored.isDisabled() {
-		if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: signInEmailLink}); err != nil {
+		if stored, extra, err = f.block.beforeSignIn(c, sc, stored, blockingOpts{signInMethod: signInEmailLink}); err != nil {
 			return nil, err
 		}
 	}
 	if stored.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	e.signIn(c, sc, stored, ProviderPassword, extra, &resp.Tokens, map[string]any{"method": signInEmailLink})
+	f.signIn(c, sc, stored, ProviderPassword, extra, &resp.Tokens, map[string]any{"method": signInEmailLink})
 	return resp, nil
+}
+
+// redeemSignInLink uses up the request's EMAIL_SIGNIN code, which must have
+// been sent to the request's email, and returns that email.
+func redeemSignInLink(sc scope, req SignInWithEmailLinkRequest) (string, error) {
+	if req.Email == "" {
+		return "", ErrMissingEmail
+	}
+	email := canonicalEmail(req.Email)
+	if req.OOBCode == "" {
+		return "", badRequest("MISSING_OOB_CODE")
+	}
+	oob := sc.space.oob(req.OOBCode)
+	if oob == nil || oob.RequestType != "EMAIL_SIGNIN" {
+		return "", ErrInvalidOOBCode
+	}
+	if email != oob.Email {
+		return "", badRequest("INVALID_EMAIL : The email provided does not match the sign-in email address.")
+	}
+	sc.space.deleteOOB(req.OOBCode)
+	return email, nil
+}
+
+// createByLink creates the verified email-link account (after
+// beforeCreate).
+func (f emailFlow) createByLink(c Call, sc scope, email string) (*User, error) {
+	now := f.millis()
+	nu, err := f.block.beforeCreate(sc, &User{LocalID: f.newLocalID(sc.space), Email: email, EmailVerified: ptr(true), EmailLinkSignin: true,
+		CreatedAt: now, TenantID: sc.tenantID()}, blockingOpts{signInMethod: signInEmailLink, uniqueEmail: true})
+	if err != nil {
+		return nil, err
+	}
+	stored := sc.space.put(nu, nil, nil)
+	f.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": signInEmailLink})
+	return stored, nil
+}
+
+// linkEmail marks u's email verified and usable for link sign-in: u is the
+// idToken's account (which gets the email, unless another account has
+// it) or the email's.
+func (f emailFlow) linkEmail(c Call, sc scope, u, fromToken, fromEmail *User, email string) (*User, error) {
+	if u.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	if fromToken != nil && fromEmail != nil && fromToken.LocalID != fromEmail.LocalID {
+		return nil, ErrEmailExists
+	}
+	nu := u.clone()
+	nu.Email, nu.EmailVerified, nu.EmailLinkSignin = email, ptr(true), true
+	if tid := sc.tenantID(); tid != "" {
+		nu.TenantID = tid
+	}
+	stored := sc.space.put(nu, nil, nil)
+	f.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, nil)
+	return stored, nil
 }
 
 // CreateAuthURIRequest is accounts:createAuthUri (fetchSignInMethodsForEmail).
@@ -340,13 +402,17 @@ type CreateAuthURIResponse struct {
 // email privacy).
 func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (_ *CreateAuthURIResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	return e.email.createAuthURI(c, req)
+}
+
+func (f emailFlow) createAuthURI(c Call, req CreateAuthURIRequest) (*CreateAuthURIResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
 	}
 	sid := req.SessionID
 	if sid == "" {
-		sid = e.randomString(27, alnum)
+		sid = f.randomString(27, alnum)
 	}
 	if req.ProviderID != "" {
 		return nil, NotImplemented("Sign-in with IDP is not yet supported.")
@@ -366,50 +432,67 @@ func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (_ *CreateAuthU
 	if sc.improvedPrivacy() {
 		return &CreateAuthURIResponse{Kind: "identitytoolkit#CreateAuthUriResponse", SessionID: sid}, nil
 	}
-	email := canonicalEmail(req.Identifier)
-	all, methods := []string{}, []string{}
-	registered := false
-	users := sc.space.byEmailOrProviderEmail(email)
+	users := sc.space.byEmailOrProviderEmail(canonicalEmail(req.Identifier))
+	var registered bool
+	var all, methods []string
 	if sc.oneAccountPerEmail() {
-		if len(users) > 0 {
-			registered = true
-			u := users[0]
-			for _, p := range u.ProviderUserInfo {
-				switch {
-				case p.ProviderID == ProviderPassword:
-					all = append(all, p.ProviderID)
-					if u.PasswordHash != "" {
-						methods = append(methods, ProviderPassword)
-					}
-					if u.EmailLinkSignin {
-						methods = append(methods, signInEmailLink)
-					}
-				case p.ProviderID != ProviderPhone:
-					all = append(all, p.ProviderID)
-					methods = append(methods, p.ProviderID)
-				}
-			}
-		}
+		registered, all, methods = signInMethods(users)
 	} else {
-		for _, u := range users {
-			if u.Email == "" {
-				continue
-			}
-			registered = true
-			if u.PasswordHash != "" || u.EmailLinkSignin {
-				all = append(all, ProviderPassword)
-				if users[0].PasswordHash != "" {
-					methods = append(methods, ProviderPassword)
-				}
-				if users[0].EmailLinkSignin {
-					methods = append(methods, signInEmailLink)
-				}
-			}
-			break
-		}
+		registered, all, methods = sharedEmailSignInMethods(users)
 	}
 	return &CreateAuthURIResponse{Kind: "identitytoolkit#CreateAuthUriResponse", Registered: &registered,
 		AllProviders: &all, SessionID: sid, SigninMethods: &methods}, nil
+}
+
+// signInMethods are the providers and sign-in methods of the one account
+// having an email (users lists the accounts whose email or provider email
+// it is).
+func signInMethods(users []*User) (registered bool, all, methods []string) {
+	all, methods = []string{}, []string{}
+	if len(users) == 0 {
+		return false, all, methods
+	}
+	u := users[0]
+	for _, p := range u.ProviderUserInfo {
+		switch {
+		case p.ProviderID == ProviderPassword:
+			all = append(all, p.ProviderID)
+			if u.PasswordHash != "" {
+				methods = append(methods, ProviderPassword)
+			}
+			if u.EmailLinkSignin {
+				methods = append(methods, signInEmailLink)
+			}
+		case p.ProviderID != ProviderPhone:
+			all = append(all, p.ProviderID)
+			methods = append(methods, p.ProviderID)
+		}
+	}
+	return true, all, methods
+}
+
+// sharedEmailSignInMethods is signInMethods when several accounts may
+// share an email, as the emulator answers it: only the password provider
+// of the first account with the email.
+func sharedEmailSignInMethods(users []*User) (registered bool, all, methods []string) {
+	all, methods = []string{}, []string{}
+	for _, u := range users {
+		if u.Email == "" {
+			continue
+		}
+		registered = true
+		if u.PasswordHash != "" || u.EmailLinkSignin {
+			all = append(all, ProviderPassword)
+			if users[0].PasswordHash != "" {
+				methods = append(methods, ProviderPassword)
+			}
+			if users[0].EmailLinkSignin {
+				methods = append(methods, signInEmailLink)
+			}
+		}
+		break
+	}
+	return registered, all, methods
 }
 
 // CreateSessionCookieRequest is projects:createSessionCookie.
@@ -435,6 +518,10 @@ const (
 // requested lifetime (default and maximum 14 days).
 func (e *Engine) CreateSessionCookie(c Call, req CreateSessionCookieRequest) (_ *CreateSessionCookieResponse, err error) {
 	defer e.begin()(&err)
+	return e.tokens.createSessionCookie(c, req)
+}
+
+func (e tokenFlow) createSessionCookie(c Call, req CreateSessionCookieRequest) (*CreateSessionCookieResponse, error) {
 	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err

@@ -53,6 +53,21 @@ func (s *space) deleteCode(sessionInfo string) {
 	s.j.record(seqKey(s.project, s.tenant, kindCode, old[i].seq), func() ([]byte, error) { return nil, nil }, func() { s.codes = old })
 }
 
+// proof is a temporary proof of a phone number.
+func (s *space) proof(p string) (TemporaryProof, bool) {
+	v, ok := s.proofs[p]
+	return v, ok
+}
+
+// pendingCodes copies the verification codes not yet used, oldest first.
+func (s *space) pendingCodes() []VerificationCode {
+	out := []VerificationCode{}
+	for _, c := range s.codes {
+		out = append(out, *c)
+	}
+	return out
+}
+
 func (s *space) addProof(p TemporaryProof) {
 	setMap(s.j, s.proofs, p.Proof, p, false)
 	s.j.record(recordKey(s.project, s.tenant, kindProof, p.Proof), func() ([]byte, error) { return json.Marshal(p) }, nil)
@@ -63,7 +78,7 @@ func seqKey(p, t, kind string, seq uint64) []byte {
 }
 
 // newCode mints a 6-digit code for phone, as the emulator's SMS.
-func (e *Engine) newCode(sc scope, phone string) *VerificationCode {
+func (e *core) newCode(sc scope, phone string) *VerificationCode {
 	c := &VerificationCode{Code: e.randomString(6, "0123456789"), PhoneNumber: phone, SessionInfo: e.randomString(226, base64url)}
 	if fixed, ok := sc.testCode(phone); ok {
 		// A test number gets its configured code, as in production.
@@ -109,6 +124,14 @@ type SendVerificationCodeResponse struct {
 // verification-code list (ListVerificationCodes) instead.
 func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (_ *SendVerificationCodeResponse, err error) {
 	defer e.begin()(&err)
+	return e.phone.sendVerificationCode(c, req)
+}
+
+// phoneFlow is phone-number sign-in: codes "texted" to the SMS outbox,
+// redeemed to sign in, create an account or link the number.
+type phoneFlow struct{ *core }
+
+func (e phoneFlow) sendVerificationCode(c Call, req SendVerificationCodeRequest) (*SendVerificationCodeResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -125,7 +148,7 @@ func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (
 	if u := sc.space.byPhone(req.PhoneNumber); u != nil && len(u.MFAInfo) > 0 {
 		return nil, errUnsupportedFirstFactor
 	}
-	if err := e.blockSend(sc, BeforeSendSms, map[string]any{"sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": req.PhoneNumber}); err != nil {
+	if err := e.block.send(sc, BeforeSendSms, map[string]any{"sms_type": "SIGN_IN_OR_SIGN_UP", "phone_number": req.PhoneNumber}); err != nil {
 		return nil, err
 	}
 	code := e.newCode(sc, req.PhoneNumber)
@@ -162,81 +185,46 @@ type SignInWithPhoneNumberResponse struct {
 // (updates) the number on the caller's account.
 func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest) (_ *SignInWithPhoneNumberResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.phone.signIn(c, req)
+}
+
+func (f phoneFlow) signIn(c Call, req SignInWithPhoneNumberRequest) (*SignInWithPhoneNumberResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
 	if sc.tenant != nil {
 		return nil, badRequest("UNSUPPORTED_TENANT_OPERATION")
 	}
-	var phone string
-	if req.TemporaryProof != "" {
-		if req.PhoneNumber == "" {
-			return nil, badRequest("MISSING_PHONE_NUMBER")
-		}
-		p, ok := sc.space.proofs[req.TemporaryProof]
-		if !ok || p.PhoneNumber != req.PhoneNumber {
-			return nil, badRequest("INVALID_TEMPORARY_PROOF")
-		}
-		phone = p.PhoneNumber
-	} else {
-		if req.SessionInfo == "" {
-			return nil, badRequest("MISSING_SESSION_INFO")
-		}
-		if req.Code == "" {
-			return nil, badRequest("MISSING_CODE")
-		}
-		if phone, err = verifyCode(sc, req.SessionInfo, req.Code); err != nil {
-			return nil, err
-		}
+	phone, err := redeemPhone(sc, req)
+	if err != nil {
+		return nil, err
 	}
 	byPhone := sc.space.byPhone(phone)
 	var fromToken *User
 	if req.IDToken != "" {
-		t, err := e.parseIDToken(sc, req.IDToken)
+		t, err := f.parseIDToken(sc, req.IDToken)
 		if err != nil {
 			return nil, err
 		}
 		fromToken = t.user
 	}
 	if byPhone != nil && fromToken != nil && byPhone.LocalID != fromToken.LocalID {
-		if req.TemporaryProof != "" {
-			return nil, badRequest("PHONE_NUMBER_EXISTS")
-		}
-		p := TemporaryProof{PhoneNumber: phone, Proof: e.randomString(119, base64url)}
-		sc.space.addProof(p)
-		return &SignInWithPhoneNumberResponse{PhoneNumber: phone, TemporaryProof: p.Proof, TemporaryProofExpiresIn: "3600"}, nil
+		return f.proveNumber(sc, req, phone)
 	}
 	u := fromToken
 	if u == nil {
 		u = byPhone
 	}
 	resp := &SignInWithPhoneNumberResponse{IsNewUser: ptr(u == nil), PhoneNumber: phone}
-	now := e.millis()
-	var stored *User
-	if u == nil {
-		nu, err := e.blockCreate(sc, &User{LocalID: e.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, blockingOpts{signInMethod: ProviderPhone})
-		if err != nil {
-			return nil, err
-		}
-		stored = sc.space.put(nu, nil, nil)
-		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": ProviderPhone})
-	} else {
-		if u.isDisabled() {
-			return nil, ErrUserDisabled
-		}
-		if len(u.MFAInfo) > 0 {
-			return nil, errUnsupportedFirstFactor
-		}
-		nu := u.clone()
-		nu.PhoneNumber, nu.LastLoginAt = phone, now
-		stored = sc.space.put(nu, nil, nil)
-		e.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, map[string]any{"provider": ProviderPhone})
+	stored, err := f.storePhone(c, sc, u, phone)
+	if err != nil {
+		return nil, err
 	}
 	resp.LocalID = stored.LocalID
 	var extra map[string]any
 	if !stored.isDisabled() {
-		if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPhone}); err != nil {
+		if stored, extra, err = f.block.beforeSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPhone}); err != nil {
 			return nil, err
 		}
 	}
@@ -244,9 +232,68 @@ func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest)
 		return nil, ErrUserDisabled
 	}
 	var after *User
-	after, resp.Tokens = e.issueTokens(sc, stored, ProviderPhone, extra)
-	e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": ProviderPhone})
+	after, resp.Tokens = f.issueTokens(sc, stored, ProviderPhone, extra)
+	f.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": ProviderPhone})
 	return resp, nil
+}
+
+// redeemPhone is the number a sign-in proves: a temporary proof's, or a
+// code's (used up).
+func redeemPhone(sc scope, req SignInWithPhoneNumberRequest) (string, error) {
+	if req.TemporaryProof != "" {
+		if req.PhoneNumber == "" {
+			return "", badRequest("MISSING_PHONE_NUMBER")
+		}
+		p, ok := sc.space.proof(req.TemporaryProof)
+		if !ok || p.PhoneNumber != req.PhoneNumber {
+			return "", badRequest("INVALID_TEMPORARY_PROOF")
+		}
+		return p.PhoneNumber, nil
+	}
+	if req.SessionInfo == "" {
+		return "", badRequest("MISSING_SESSION_INFO")
+	}
+	if req.Code == "" {
+		return "", badRequest("MISSING_CODE")
+	}
+	return verifyCode(sc, req.SessionInfo, req.Code)
+}
+
+// proveNumber answers a link to a number another account has with a
+// temporary proof of the number (a proof is not accepted twice).
+func (f phoneFlow) proveNumber(sc scope, req SignInWithPhoneNumberRequest, phone string) (*SignInWithPhoneNumberResponse, error) {
+	if req.TemporaryProof != "" {
+		return nil, badRequest("PHONE_NUMBER_EXISTS")
+	}
+	p := TemporaryProof{PhoneNumber: phone, Proof: f.randomString(119, base64url)}
+	sc.space.addProof(p)
+	return &SignInWithPhoneNumberResponse{PhoneNumber: phone, TemporaryProof: p.Proof, TemporaryProofExpiresIn: "3600"}, nil
+}
+
+// storePhone creates the account of a new number (after beforeCreate), or
+// sets the number on u, which may not have second factors.
+func (f phoneFlow) storePhone(c Call, sc scope, u *User, phone string) (*User, error) {
+	now := f.millis()
+	if u == nil {
+		nu, err := f.block.beforeCreate(sc, &User{LocalID: f.newLocalID(sc.space), PhoneNumber: phone, CreatedAt: now, LastLoginAt: now}, blockingOpts{signInMethod: ProviderPhone})
+		if err != nil {
+			return nil, err
+		}
+		stored := sc.space.put(nu, nil, nil)
+		f.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": ProviderPhone})
+		return stored, nil
+	}
+	if u.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	if len(u.MFAInfo) > 0 {
+		return nil, errUnsupportedFirstFactor
+	}
+	nu := u.clone()
+	nu.PhoneNumber, nu.LastLoginAt = phone, now
+	stored := sc.space.put(nu, nil, nil)
+	f.emit(c, sc, OpUserUpdate, stored.LocalID, u, stored, map[string]any{"provider": ProviderPhone})
+	return stored, nil
 }
 
 // VerificationCodesResponse is the emulator's SMS outbox.
@@ -257,13 +304,13 @@ type VerificationCodesResponse struct {
 // ListVerificationCodes returns every code not yet used, oldest first.
 func (e *Engine) ListVerificationCodes(c Call) (_ *VerificationCodesResponse, err error) {
 	defer e.begin()(&err)
+	return e.phone.listVerificationCodes(c)
+}
+
+func (e phoneFlow) listVerificationCodes(c Call) (*VerificationCodesResponse, error) {
 	sc, err := e.scopeFor(c, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	resp := &VerificationCodesResponse{VerificationCodes: []VerificationCode{}}
-	for _, pc := range sc.space.codes {
-		resp.VerificationCodes = append(resp.VerificationCodes, *pc)
-	}
-	return resp, nil
+	return &VerificationCodesResponse{VerificationCodes: sc.space.pendingCodes()}, nil
 }

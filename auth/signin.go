@@ -34,157 +34,236 @@ type SignUpResponse struct {
 // anonymous user it upgrades that account in place.
 func (e *Engine) SignUp(c Call, req SignUpRequest) (_ *SignUpResponse, err error) {
 	defer e.begin()(&err)
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	return e.password.signUp(c, req)
+}
+
+// passwordFlow is email/password sign-up and sign-in (and anonymous
+// sign-up, the same accounts:signUp call without credentials).
+type passwordFlow struct{ *core }
+
+// signUpAccount is one accounts:signUp request as it goes through its
+// steps: the account built from the request, then created, or written over
+// the idToken's (anonymous) account.
+type signUpAccount struct {
+	f        passwordFlow
+	c        Call
+	sc       scope
+	req      SignUpRequest
+	email    string
+	provider string // the sign-in provider of a client's sign-up; "" for an admin's
+	u        *User
+	extra    map[string]any // session claims a beforeSignIn function set
+}
+
+func (f passwordFlow) signUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
 	}
-	email := ""
+	s := &signUpAccount{f: f, c: c, sc: sc, req: req}
 	if req.Email != nil {
-		email = *req.Email
+		s.email = *req.Email
 	}
-	if err := checkProfile(&req.DisplayName, &req.PhotoURL); err != nil {
+	if err := s.build(); err != nil {
 		return nil, err
 	}
-	provider := ""
-	u := &User{LastLoginAt: e.millis()}
-	if c.admin() {
-		if req.IDToken != "" && req.LocalID != "" {
-			return nil, badRequest("UNEXPECTED_PARAMETER : User ID")
-		}
-		if req.LocalID != "" && sc.space.get(req.LocalID) != nil {
-			return nil, badRequest("DUPLICATE_LOCAL_ID")
-		}
-		u.DisplayName, u.PhotoURL = req.DisplayName, req.PhotoURL
-		u.EmailVerified = ptr(req.EmailVerified)
-		if req.PhoneNumber != "" {
-			if !isValidPhone(req.PhoneNumber) {
-				return nil, badRequest("INVALID_PHONE_NUMBER : Invalid format.")
-			}
-			if sc.space.byPhone(req.PhoneNumber) != nil {
-				return nil, badRequest("PHONE_NUMBER_EXISTS")
-			}
-			u.PhoneNumber = req.PhoneNumber
-		}
-		if req.Disabled {
-			u.Disabled = ptr(true)
-		}
-	} else {
-		if req.LocalID != "" {
-			return nil, badRequest("UNEXPECTED_PARAMETER : User ID")
-		}
-		if req.IDToken != "" || req.Password != "" || email != "" {
-			u.DisplayName = req.DisplayName
-			u.EmailVerified = ptr(false)
-			if email == "" {
-				return nil, ErrMissingEmail
-			}
-			if req.Password == "" {
-				return nil, ErrMissingPassword
-			}
-			provider = ProviderPassword
-			if !sc.allowPassword() {
-				return nil, ErrOperationNotAllowed
-			}
-		} else {
-			provider = ProviderAnonymous
-			if !sc.allowAnonymous() {
-				return nil, badRequest("ADMIN_ONLY_OPERATION")
-			}
-		}
-	}
-	if email != "" || (req.Email != nil && provider != "") {
-		if !isValidEmail(email) {
-			return nil, ErrInvalidEmail
-		}
-		email = canonicalEmail(email)
-		if sc.space.byEmailAddr(email) != nil {
-			return nil, ErrEmailExists
-		}
-		u.Email = email
-	}
-	if req.Password != "" {
-		if err := checkNewPassword(req.Password); err != nil {
-			return nil, err
-		}
-		u.Salt = e.newSalt()
-		u.PasswordHash = hashPassword(req.Password, u.Salt)
-		u.PasswordUpdatedAt = e.now().UnixMilli()
-		u.ValidSince = e.seconds()
-	}
-	if len(req.MFAInfo) > 0 {
-		if u.MFAInfo, err = e.validateEnrollments(req.MFAInfo, true); err != nil {
-			return nil, err
-		}
-	}
-	u.TenantID = sc.tenantID()
 	var before *User
 	if req.IDToken != "" {
-		t, err := e.parseIDToken(sc, req.IDToken)
+		t, err := f.parseIDToken(sc, req.IDToken)
 		if err != nil {
 			return nil, err
 		}
 		before = t.user
 	}
 	var stored *User
-	var extra map[string]any // session claims a beforeSignIn function set
 	if before == nil {
-		u.CreatedAt = e.millis()
-		if req.LocalID != "" {
-			u.LocalID = req.LocalID
-		} else {
-			u.LocalID = e.newLocalID(sc.space)
-		}
-		blocking := email != "" && !c.admin()
-		if blocking {
-			if u, err = e.blockCreate(sc, u, blockingOpts{signInMethod: ProviderPassword, uniqueEmail: true}); err != nil {
-				return nil, err
-			}
-		}
-		stored = sc.space.put(u, nil, nil)
-		e.emit(c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": provider})
-		if blocking && !stored.isDisabled() {
-			if stored, extra, err = e.blockSignIn(c, sc, stored, blockingOpts{signInMethod: ProviderPassword}); err != nil {
-				return nil, err
-			}
-		}
-		if blocking && stored.isDisabled() {
-			return nil, ErrUserDisabled
-		}
+		stored, err = s.create()
 	} else {
-		// Upgrade in place: the fields set above overwrite the account's.
-		nu := before.clone()
-		nu.LastLoginAt = u.LastLoginAt
-		if c.admin() {
-			nu.DisplayName, nu.PhotoURL, nu.EmailVerified = u.DisplayName, u.PhotoURL, u.EmailVerified
-			if u.PhoneNumber != "" {
-				nu.PhoneNumber = u.PhoneNumber
-			}
-			if u.Disabled != nil {
-				nu.Disabled = u.Disabled
-			}
-		} else if provider == ProviderPassword {
-			nu.DisplayName, nu.EmailVerified = u.DisplayName, u.EmailVerified
-		}
-		if u.Email != "" {
-			nu.Email = u.Email
-		}
-		if u.PasswordHash != "" {
-			nu.Salt, nu.PasswordHash, nu.PasswordUpdatedAt, nu.ValidSince = u.Salt, u.PasswordHash, u.PasswordUpdatedAt, u.ValidSince
-		}
-		if u.TenantID != "" {
-			nu.TenantID = u.TenantID
-		}
-		stored = sc.space.put(nu, nil, nil)
-		e.emit(c, sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"provider": provider, "upgrade": true})
+		stored = s.upgrade(before)
+	}
+	if err != nil {
+		return nil, err
 	}
 	resp := &SignUpResponse{Kind: "identitytoolkit#SignupNewUserResponse", LocalID: stored.LocalID,
 		DisplayName: stored.DisplayName, Email: stored.Email}
-	if provider != "" {
+	if s.provider != "" {
 		var after *User
-		after, resp.Tokens = e.issueTokens(sc, stored, provider, extra)
-		e.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": provider})
+		after, resp.Tokens = f.issueTokens(sc, stored, s.provider, s.extra)
+		f.emit(c, sc, OpSignIn, after.LocalID, stored, after, map[string]any{"provider": s.provider})
 	}
 	return resp, nil
+}
+
+// build checks the request and makes the account it describes (not yet
+// stored).
+func (s *signUpAccount) build() error {
+	req, f := s.req, s.f
+	if err := checkProfile(&req.DisplayName, &req.PhotoURL); err != nil {
+		return err
+	}
+	s.u = &User{LastLoginAt: f.millis()}
+	var err error
+	if s.c.admin() {
+		err = s.fromAdmin()
+	} else {
+		err = s.fromClient()
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.setEmail(); err != nil {
+		return err
+	}
+	u := s.u
+	if req.Password != "" {
+		if err := checkNewPassword(req.Password); err != nil {
+			return err
+		}
+		u.Salt = f.newSalt()
+		u.PasswordHash = hashPassword(req.Password, u.Salt)
+		u.PasswordUpdatedAt = f.now().UnixMilli()
+		u.ValidSince = f.seconds()
+	}
+	if len(req.MFAInfo) > 0 {
+		if u.MFAInfo, err = f.validateEnrollments(req.MFAInfo, true); err != nil {
+			return err
+		}
+	}
+	u.TenantID = s.sc.tenantID()
+	return nil
+}
+
+// fromAdmin takes the fields an admin may set (a chosen uid, profile,
+// phone, disabled).
+func (s *signUpAccount) fromAdmin() error {
+	req, u, sp := s.req, s.u, s.sc.space
+	if req.IDToken != "" && req.LocalID != "" {
+		return badRequest("UNEXPECTED_PARAMETER : User ID")
+	}
+	if req.LocalID != "" && sp.get(req.LocalID) != nil {
+		return badRequest("DUPLICATE_LOCAL_ID")
+	}
+	u.DisplayName, u.PhotoURL = req.DisplayName, req.PhotoURL
+	u.EmailVerified = ptr(req.EmailVerified)
+	if req.PhoneNumber != "" {
+		if !isValidPhone(req.PhoneNumber) {
+			return badRequest("INVALID_PHONE_NUMBER : Invalid format.")
+		}
+		if sp.byPhone(req.PhoneNumber) != nil {
+			return badRequest("PHONE_NUMBER_EXISTS")
+		}
+		u.PhoneNumber = req.PhoneNumber
+	}
+	if req.Disabled {
+		u.Disabled = ptr(true)
+	}
+	return nil
+}
+
+// fromClient decides a client's sign-up: email/password (both required)
+// or anonymous, each when the project allows it.
+func (s *signUpAccount) fromClient() error {
+	req, u := s.req, s.u
+	if req.LocalID != "" {
+		return badRequest("UNEXPECTED_PARAMETER : User ID")
+	}
+	if req.IDToken == "" && req.Password == "" && s.email == "" {
+		s.provider = ProviderAnonymous
+		if !s.sc.allowAnonymous() {
+			return badRequest("ADMIN_ONLY_OPERATION")
+		}
+		return nil
+	}
+	u.DisplayName = req.DisplayName
+	u.EmailVerified = ptr(false)
+	if s.email == "" {
+		return ErrMissingEmail
+	}
+	if req.Password == "" {
+		return ErrMissingPassword
+	}
+	s.provider = ProviderPassword
+	if !s.sc.allowPassword() {
+		return ErrOperationNotAllowed
+	}
+	return nil
+}
+
+// setEmail sets the account's email, which must be valid and free.
+func (s *signUpAccount) setEmail() error {
+	if s.email == "" && (s.req.Email == nil || s.provider == "") {
+		return nil
+	}
+	if !isValidEmail(s.email) {
+		return ErrInvalidEmail
+	}
+	s.email = canonicalEmail(s.email)
+	if s.sc.space.byEmailAddr(s.email) != nil {
+		return ErrEmailExists
+	}
+	s.u.Email = s.email
+	return nil
+}
+
+// create stores the new account; a client's email sign-up runs
+// beforeCreate first and beforeSignIn after.
+func (s *signUpAccount) create() (*User, error) {
+	f, sc, u := s.f, s.sc, s.u
+	u.CreatedAt = f.millis()
+	if s.req.LocalID != "" {
+		u.LocalID = s.req.LocalID
+	} else {
+		u.LocalID = f.newLocalID(sc.space)
+	}
+	blocking := s.email != "" && !s.c.admin()
+	var err error
+	if blocking {
+		if u, err = f.block.beforeCreate(sc, u, blockingOpts{signInMethod: ProviderPassword, uniqueEmail: true}); err != nil {
+			return nil, err
+		}
+	}
+	stored := sc.space.put(u, nil, nil)
+	f.emit(s.c, sc, OpUserCreate, stored.LocalID, nil, stored, map[string]any{"provider": s.provider})
+	if blocking && !stored.isDisabled() {
+		if stored, s.extra, err = f.block.beforeSignIn(s.c, sc, stored, blockingOpts{signInMethod: ProviderPassword}); err != nil {
+			return nil, err
+		}
+	}
+	if blocking && stored.isDisabled() {
+		return nil, ErrUserDisabled
+	}
+	return stored, nil
+}
+
+// upgrade writes the fields set by the request over the idToken's
+// account, in place.
+func (s *signUpAccount) upgrade(before *User) *User {
+	u := s.u
+	nu := before.clone()
+	nu.LastLoginAt = u.LastLoginAt
+	if s.c.admin() {
+		nu.DisplayName, nu.PhotoURL, nu.EmailVerified = u.DisplayName, u.PhotoURL, u.EmailVerified
+		if u.PhoneNumber != "" {
+			nu.PhoneNumber = u.PhoneNumber
+		}
+		if u.Disabled != nil {
+			nu.Disabled = u.Disabled
+		}
+	} else if s.provider == ProviderPassword {
+		nu.DisplayName, nu.EmailVerified = u.DisplayName, u.EmailVerified
+	}
+	if u.Email != "" {
+		nu.Email = u.Email
+	}
+	if u.PasswordHash != "" {
+		nu.Salt, nu.PasswordHash, nu.PasswordUpdatedAt, nu.ValidSince = u.Salt, u.PasswordHash, u.PasswordUpdatedAt, u.ValidSince
+	}
+	if u.TenantID != "" {
+		nu.TenantID = u.TenantID
+	}
+	stored := s.sc.space.put(nu, nil, nil)
+	s.f.emit(s.c, s.sc, OpUserUpdate, stored.LocalID, before, stored, map[string]any{"provider": s.provider, "upgrade": true})
+	return stored
 }
 
 // SignInWithPasswordRequest is accounts:signInWithPassword.
@@ -213,6 +292,10 @@ type SignInWithPasswordResponse struct {
 // INVALID_LOGIN_CREDENTIALS when the project has improved email privacy.
 func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *SignInWithPasswordResponse, err error) {
 	defer e.begin()(&err)
+	return e.password.signInWithPassword(c, req)
+}
+
+func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
 	if err != nil {
 		return nil, err
@@ -254,7 +337,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 		resp.MFAPending = e.mfaPending(sc, u, ProviderPassword)
 		return resp, nil
 	}
-	u, extra, err := e.blockSignIn(c, sc, u, blockingOpts{signInMethod: ProviderPassword})
+	u, extra, err := e.block.beforeSignIn(c, sc, u, blockingOpts{signInMethod: ProviderPassword})
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +349,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 }
 
 // signIn stamps lastLoginAt, issues tokens and emits sign_in.
-func (e *Engine) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
+func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
 	nu := u.clone()
 	nu.LastLoginAt = e.millis()
 	nu = sc.space.put(nu, nil, nil)
@@ -297,6 +380,14 @@ type SignInWithCustomTokenResponse struct {
 // custom token, signed or not: the emulator never verifies signatures.
 func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (_ *SignInWithCustomTokenResponse, err error) {
 	defer e.begin()(&err)
+	return e.tokens.signInWithCustomToken(c, req)
+}
+
+// tokenFlow is what works with tokens rather than credentials: sign-in
+// with a custom token, refreshing, session cookies and signing out.
+type tokenFlow struct{ *core }
+
+func (e tokenFlow) signInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
 	sc, err := e.enabledScope(c, req.TenantID, "", "")
 	if err != nil {
 		return nil, err
@@ -353,6 +444,10 @@ const ProjectNumber = "12345"
 // read again, so claim changes reach the client on the next refresh.
 func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenResponse, err error) {
 	defer e.begin()(&err)
+	return e.tokens.grant(c, req)
+}
+
+func (e tokenFlow) grant(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
 	// The emulator decodes any refresh token (to find its tenant) before
 	// looking at the grant type.
 	if req.RefreshToken != "" {
@@ -410,6 +505,10 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenRespons
 func (e *Engine) SignOut(c Call, uid string) {
 	var err error
 	defer e.begin()(&err)
+	e.tokens.signOut(c, uid)
+}
+
+func (e tokenFlow) signOut(c Call, uid string) {
 	sc, serr := e.scopeFor(c, "", "", "")
 	if serr != nil {
 		return

@@ -128,6 +128,38 @@ func (s *space) sortedIDs() []string {
 	return ids
 }
 
+// count is the number of accounts.
+func (s *space) count() int { return len(s.users) }
+
+// usersAfter copies the accounts whose uid sorts after after ("" for all),
+// in uid order.
+func (s *space) usersAfter(after string) []*User {
+	out := []*User{}
+	for _, id := range s.sortedIDs() {
+		if after == "" || id > after {
+			out = append(out, s.users[id].clone())
+		}
+	}
+	return out
+}
+
+// eachUser calls fn with every account, in no particular order (fn must
+// not change them).
+func (s *space) eachUser(fn func(*User)) {
+	for _, u := range s.users {
+		fn(u)
+	}
+}
+
+// outbox copies the OOB messages, oldest first.
+func (s *space) outbox() []OOBCode {
+	out := []OOBCode{}
+	for _, o := range s.oobs {
+		out = append(out, *o)
+	}
+	return out
+}
+
 // put stores u (a fresh copy the caller owns), keeps the email index and
 // recomputes the derived password and phone providers, then applies the
 // explicit provider deletions and upserts, as the emulator does on every

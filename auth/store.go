@@ -145,7 +145,7 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 //
 //	func (e *Engine) Op(...) (_ *Resp, err error) {
 //		defer e.begin()(&err)
-func (e *Engine) begin() func(*error) {
+func (e *core) begin() func(*error) {
 	e.mu.Lock()
 	e.j.open = true
 	return func(errp *error) {
@@ -164,7 +164,7 @@ func (e *Engine) begin() func(*error) {
 // change could not be written to the bucket.
 var ErrPersist = errors.New("auth: persisting the change failed")
 
-func (e *Engine) commit() error {
+func (e *core) commit() error {
 	j := e.j
 	defer j.reset()
 	if len(j.writes) > 0 && e.bucket != nil {
@@ -181,7 +181,7 @@ func (e *Engine) commit() error {
 	return nil
 }
 
-func (e *Engine) rollback() {
+func (e *core) rollback() {
 	e.j.undo()
 	e.j.reset()
 }
@@ -222,7 +222,7 @@ func applyWrites(tx service.Tx, ws []write) error {
 }
 
 // publish sends an event now, or at commit when a mutation is running.
-func (e *Engine) publish(ev event.Event) {
+func (e *core) publish(ev event.Event) {
 	if e.j.open {
 		e.j.events = append(e.j.events, ev)
 		return
@@ -233,7 +233,7 @@ func (e *Engine) publish(ev event.Event) {
 // ---- loading ----
 
 // load reads the bucket into an empty engine.
-func (e *Engine) load() error {
+func (e *core) load() error {
 	projects := map[string]*project{}
 	proj := func(id string) *project {
 		p := projects[id]

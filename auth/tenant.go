@@ -45,6 +45,14 @@ func tenantFrom(req TenantRequest) Tenant {
 // CreateTenant creates a tenant with a random id.
 func (e *Engine) CreateTenant(c Call, req TenantRequest) (_ *Tenant, err error) {
 	defer e.begin()(&err)
+	return e.tenants.createTenant(c, req)
+}
+
+// tenantFlow is the configuration side: tenants, the project config and
+// the emulator's own endpoints (clearing accounts, the outbox, its config).
+type tenantFlow struct{ *core }
+
+func (e tenantFlow) createTenant(c Call, req TenantRequest) (*Tenant, error) {
 	if c.Tenant != "" {
 		return nil, Internal("INTERNAL_ERROR : Can only create tenant in agent project")
 	}
@@ -74,6 +82,10 @@ type ListTenantsResponse struct {
 // ListTenants lists tenants in id order, a page at a time (default 20).
 func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (_ *ListTenantsResponse, err error) {
 	defer e.begin()(&err)
+	return e.tenants.listTenants(c, pageSize, pageToken)
+}
+
+func (e tenantFlow) listTenants(c Call, pageSize, pageToken string) (*ListTenantsResponse, error) {
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only list tenants in agent project.))")
 	}
@@ -108,6 +120,10 @@ func (e *Engine) ListTenants(c Call, pageSize, pageToken string) (_ *ListTenants
 // as the emulator does).
 func (e *Engine) GetTenant(c Call) (_ *Tenant, err error) {
 	defer e.begin()(&err)
+	return e.tenants.getTenant(c)
+}
+
+func (e tenantFlow) getTenant(c Call) (*Tenant, error) {
 	if c.Project == "" || c.Tenant == "" {
 		return nil, badRequest("((Can only get tenant on tenant projects.))")
 	}
@@ -119,6 +135,10 @@ func (e *Engine) GetTenant(c Call) (_ *Tenant, err error) {
 // (comma-separated), or the whole config when the mask is empty.
 func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (_ *Tenant, err error) {
 	defer e.begin()(&err)
+	return e.tenants.updateTenant(c, req, updateMask)
+}
+
+func (e tenantFlow) updateTenant(c Call, req TenantRequest, updateMask string) (*Tenant, error) {
 	if c.Project == "" || c.Tenant == "" {
 		return nil, badRequest("((Can only update tenant on tenant projects.))")
 	}
@@ -131,61 +151,68 @@ func (e *Engine) UpdateTenant(c Call, req TenantRequest, updateMask string) (_ *
 		t.config = n
 	} else {
 		for _, f := range strings.Split(updateMask, ",") {
-			switch strings.TrimSpace(f) {
-			case "displayName":
-				if req.DisplayName != nil {
-					t.config.DisplayName = *req.DisplayName
-				}
-			case "allowPasswordSignup":
-				if req.AllowPasswordSignup != nil {
-					t.config.AllowPasswordSignup = *req.AllowPasswordSignup
-				}
-			case "enableEmailLinkSignin":
-				if req.EnableEmailLinkSignin != nil {
-					t.config.EnableEmailLinkSignin = *req.EnableEmailLinkSignin
-				}
-			case "enableAnonymousUser":
-				if req.EnableAnonymousUser != nil {
-					t.config.EnableAnonymousUser = *req.EnableAnonymousUser
-				}
-			case "disableAuth":
-				if req.DisableAuth != nil {
-					t.config.DisableAuth = *req.DisableAuth
-				}
-			case "mfaConfig":
-				if req.MFAConfig != nil {
-					m := *req.MFAConfig
-					t.config.MFAConfig = &m
-				}
-			case "mfaConfig.state":
-				if req.MFAConfig != nil && req.MFAConfig.State != "" {
-					if t.config.MFAConfig == nil {
-						t.config.MFAConfig = &MFAConfig{}
-					}
-					t.config.MFAConfig.State = req.MFAConfig.State
-				}
-			case "mfaConfig.enabledProviders":
-				if req.MFAConfig != nil && req.MFAConfig.EnabledProviders != nil {
-					if t.config.MFAConfig == nil {
-						t.config.MFAConfig = &MFAConfig{}
-					}
-					t.config.MFAConfig.EnabledProviders = req.MFAConfig.EnabledProviders
-				}
-			}
+			patchTenant(&t.config, req, strings.TrimSpace(f))
 		}
 	}
 	out := cloneTenant(t.config)
 	return &out, nil
 }
 
+// patchTenant sets one updateMask field of a tenant config from req (a
+// field req leaves out stays as it is).
+func patchTenant(cfg *Tenant, req TenantRequest, field string) {
+	set := func(dst *bool, v *bool) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	switch field {
+	case "displayName":
+		if req.DisplayName != nil {
+			cfg.DisplayName = *req.DisplayName
+		}
+	case "allowPasswordSignup":
+		set(&cfg.AllowPasswordSignup, req.AllowPasswordSignup)
+	case "enableEmailLinkSignin":
+		set(&cfg.EnableEmailLinkSignin, req.EnableEmailLinkSignin)
+	case "enableAnonymousUser":
+		set(&cfg.EnableAnonymousUser, req.EnableAnonymousUser)
+	case "disableAuth":
+		set(&cfg.DisableAuth, req.DisableAuth)
+	case "mfaConfig":
+		if req.MFAConfig != nil {
+			m := *req.MFAConfig
+			cfg.MFAConfig = &m
+		}
+	case "mfaConfig.state":
+		if req.MFAConfig != nil && req.MFAConfig.State != "" {
+			if cfg.MFAConfig == nil {
+				cfg.MFAConfig = &MFAConfig{}
+			}
+			cfg.MFAConfig.State = req.MFAConfig.State
+		}
+	case "mfaConfig.enabledProviders":
+		if req.MFAConfig != nil && req.MFAConfig.EnabledProviders != nil {
+			if cfg.MFAConfig == nil {
+				cfg.MFAConfig = &MFAConfig{}
+			}
+			cfg.MFAConfig.EnabledProviders = req.MFAConfig.EnabledProviders
+		}
+	}
+}
+
 // DeleteTenant removes a tenant and its accounts.
 func (e *Engine) DeleteTenant(c Call) (err error) {
 	defer e.begin()(&err)
+	return e.tenants.deleteTenant(c)
+}
+
+func (e tenantFlow) deleteTenant(c Call) error {
 	if c.Project == "" || c.Tenant == "" {
 		return badRequest("((Can only delete tenant on tenant projects.))")
 	}
 	p := e.project(c.Project)
-	if t := p.tenants[c.Tenant]; t != nil && len(t.space.users) > 0 {
+	if t := p.tenants[c.Tenant]; t != nil && t.space.count() > 0 {
 		e.emit(c, scope{project: p, tenant: t, space: t.space}, OpUsersClear, "*", nil, nil, map[string]any{"reason": "tenant_delete"})
 	}
 	p.deleteTenant(c.Tenant)
@@ -198,6 +225,10 @@ func (e *Engine) DeleteTenant(c Call) (err error) {
 // DELETE /emulator/v1/projects/{p}/accounts does.
 func (e *Engine) ClearAccounts(c Call) (err error) {
 	defer e.begin()(&err)
+	return e.tenants.clearAccounts(c)
+}
+
+func (e tenantFlow) clearAccounts(c Call) error {
 	sc, err := e.scopeFor(c, "", "", "")
 	if err != nil {
 		return err
@@ -215,15 +246,15 @@ type OOBCodesResponse struct {
 // ListOOBCodes returns the outbox: every code not yet used, oldest first.
 func (e *Engine) ListOOBCodes(c Call) (_ *OOBCodesResponse, err error) {
 	defer e.begin()(&err)
+	return e.tenants.listOOBCodes(c)
+}
+
+func (e tenantFlow) listOOBCodes(c Call) (*OOBCodesResponse, error) {
 	sc, err := e.scopeFor(c, "", "", "")
 	if err != nil {
 		return nil, err
 	}
-	resp := &OOBCodesResponse{OOBCodes: []OOBCode{}}
-	for _, o := range sc.space.oobs {
-		resp.OOBCodes = append(resp.OOBCodes, *o)
-	}
-	return resp, nil
+	return &OOBCodesResponse{OOBCodes: sc.space.outbox()}, nil
 }
 
 // EmulatorConfig is GET|PATCH /emulator/v1/projects/{p}/config.
@@ -255,6 +286,10 @@ func emulatorConfigOf(p *project) *EmulatorConfig {
 // EmulatorConfig returns the project's emulator switches.
 func (e *Engine) EmulatorConfig(c Call) (_ *EmulatorConfig, err error) {
 	defer e.begin()(&err)
+	return e.tenants.emulatorConfig(c)
+}
+
+func (e tenantFlow) emulatorConfig(c Call) (*EmulatorConfig, error) {
 	if c.Project == "" {
 		return nil, badRequest("MISSING_PROJECT_ID")
 	}
@@ -264,6 +299,10 @@ func (e *Engine) EmulatorConfig(c Call) (_ *EmulatorConfig, err error) {
 // UpdateEmulatorConfig sets the switches present in req.
 func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (_ *EmulatorConfig, err error) {
 	defer e.begin()(&err)
+	return e.tenants.updateEmulatorConfig(c, req)
+}
+
+func (e tenantFlow) updateEmulatorConfig(c Call, req EmulatorConfig) (*EmulatorConfig, error) {
 	if c.Project == "" {
 		return nil, badRequest("MISSING_PROJECT_ID")
 	}
@@ -284,6 +323,10 @@ func (e *Engine) UpdateEmulatorConfig(c Call, req EmulatorConfig) (_ *EmulatorCo
 // Config returns the project config (GET /v2/projects/{p}/config).
 func (e *Engine) Config(c Call) (_ *ProjectConfig, err error) {
 	defer e.begin()(&err)
+	return e.tenants.projectConfig(c)
+}
+
+func (e tenantFlow) projectConfig(c Call) (*ProjectConfig, error) {
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only get top-level configurations on agent projects.))")
 	}
@@ -308,6 +351,10 @@ type ConfigPatch struct {
 // checks them and called by the sign-in operations (blocking.go).
 func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *ProjectConfig, err error) {
 	defer e.begin()(&err)
+	return e.tenants.updateConfig(c, req, updateMask)
+}
+
+func (e tenantFlow) updateConfig(c Call, req ConfigPatch, updateMask string) (*ProjectConfig, error) {
 	if c.Tenant != "" {
 		return nil, badRequest("((Can only update top-level configurations on agent projects.))")
 	}
@@ -322,62 +369,76 @@ func (e *Engine) UpdateConfig(c Call, req ConfigPatch, updateMask string) (_ *Pr
 	p := e.project(c.Project)
 	p.touchConfig()
 	if updateMask == "" {
-		p.config.SignIn = SignInConfig{AllowDuplicateEmails: req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)}
-		if req.SignIn != nil {
-			p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
-		}
-		p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
-		p.config.BlockingFunctions = req.BlockingFunctions
-		p.config.MFA = req.MFA
+		replaceConfig(&p.config, req)
 	} else {
 		for _, f := range strings.Split(updateMask, ",") {
-			switch strings.TrimSpace(f) {
-			case "signIn", "signIn.allowDuplicateEmails":
-				if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
-					p.config.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
-				}
-				if strings.TrimSpace(f) == "signIn" && req.SignIn != nil {
-					p.config.SignIn.Email, p.config.SignIn.Anonymous, p.config.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
-				}
-			case "signIn.email", "signIn.email.enabled", "signIn.email.passwordRequired":
-				if req.SignIn != nil {
-					p.config.SignIn.Email = req.SignIn.Email
-				}
-			case "signIn.anonymous", "signIn.anonymous.enabled":
-				if req.SignIn != nil {
-					p.config.SignIn.Anonymous = req.SignIn.Anonymous
-				}
-			case "signIn.phoneNumber", "signIn.phoneNumber.enabled", "signIn.phoneNumber.testPhoneNumbers":
-				if req.SignIn != nil {
-					p.config.SignIn.PhoneNumber = req.SignIn.PhoneNumber
-				}
-			case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
-				if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
-					p.config.EmailPrivacyConfig.EnableImprovedEmailPrivacy = *req.EmailPrivacyConfig.EnableImprovedEmailPrivacy
-				}
-			case "blockingFunctions":
-				if req.BlockingFunctions != nil {
-					p.config.BlockingFunctions = req.BlockingFunctions
-				}
-			case "mfa", "mfa.state", "mfa.enabledProviders", "mfa.providerConfigs":
-				// The whole mfa object is replaced by any of its paths.
-				if req.MFA != nil {
-					m := *req.MFA
-					m.ProviderConfigs = slices.Clone(m.ProviderConfigs)
-					for _, pc := range m.ProviderConfigs {
-						if t := pc.TOTPProviderConfig; t != nil && (t.AdjacentIntervals < 0 || t.AdjacentIntervals > 10) {
-							return nil, InvalidArgument("INVALID_ARGUMENT : adjacentIntervals must be between 0 and 10.")
-						}
-					}
-					p.config.MFA = &m
-				} else {
-					p.config.MFA = nil
-				}
+			if err := patchConfig(&p.config, req, strings.TrimSpace(f)); err != nil {
+				return nil, err
 			}
 		}
 	}
 	cfg := cloneConfig(p.config)
 	return &cfg, nil
+}
+
+// replaceConfig is an update without a mask: every switch the patch leaves
+// out becomes false.
+func replaceConfig(cfg *ProjectConfig, req ConfigPatch) {
+	cfg.SignIn = SignInConfig{AllowDuplicateEmails: req.SignIn != nil && deref(req.SignIn.AllowDuplicateEmails)}
+	if req.SignIn != nil {
+		cfg.SignIn.Email, cfg.SignIn.Anonymous, cfg.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+	}
+	cfg.EmailPrivacyConfig.EnableImprovedEmailPrivacy = req.EmailPrivacyConfig != nil && deref(req.EmailPrivacyConfig.EnableImprovedEmailPrivacy)
+	cfg.BlockingFunctions = req.BlockingFunctions
+	cfg.MFA = req.MFA
+}
+
+// patchConfig sets one updateMask field of the project config from req.
+func patchConfig(cfg *ProjectConfig, req ConfigPatch, field string) error {
+	switch field {
+	case "signIn", "signIn.allowDuplicateEmails":
+		if req.SignIn != nil && req.SignIn.AllowDuplicateEmails != nil {
+			cfg.SignIn.AllowDuplicateEmails = *req.SignIn.AllowDuplicateEmails
+		}
+		if field == "signIn" && req.SignIn != nil {
+			cfg.SignIn.Email, cfg.SignIn.Anonymous, cfg.SignIn.PhoneNumber = req.SignIn.Email, req.SignIn.Anonymous, req.SignIn.PhoneNumber
+		}
+	case "signIn.email", "signIn.email.enabled", "signIn.email.passwordRequired":
+		if req.SignIn != nil {
+			cfg.SignIn.Email = req.SignIn.Email
+		}
+	case "signIn.anonymous", "signIn.anonymous.enabled":
+		if req.SignIn != nil {
+			cfg.SignIn.Anonymous = req.SignIn.Anonymous
+		}
+	case "signIn.phoneNumber", "signIn.phoneNumber.enabled", "signIn.phoneNumber.testPhoneNumbers":
+		if req.SignIn != nil {
+			cfg.SignIn.PhoneNumber = req.SignIn.PhoneNumber
+		}
+	case "emailPrivacyConfig", "emailPrivacyConfig.enableImprovedEmailPrivacy":
+		if req.EmailPrivacyConfig != nil && req.EmailPrivacyConfig.EnableImprovedEmailPrivacy != nil {
+			cfg.EmailPrivacyConfig.EnableImprovedEmailPrivacy = *req.EmailPrivacyConfig.EnableImprovedEmailPrivacy
+		}
+	case "blockingFunctions":
+		if req.BlockingFunctions != nil {
+			cfg.BlockingFunctions = req.BlockingFunctions
+		}
+	case "mfa", "mfa.state", "mfa.enabledProviders", "mfa.providerConfigs":
+		// The whole mfa object is replaced by any of its paths.
+		if req.MFA == nil {
+			cfg.MFA = nil
+			return nil
+		}
+		m := *req.MFA
+		m.ProviderConfigs = slices.Clone(m.ProviderConfigs)
+		for _, pc := range m.ProviderConfigs {
+			if t := pc.TOTPProviderConfig; t != nil && (t.AdjacentIntervals < 0 || t.AdjacentIntervals > 10) {
+				return InvalidArgument("INVALID_ARGUMENT : adjacentIntervals must be between 0 and 10.")
+			}
+		}
+		cfg.MFA = &m
+	}
+	return nil
 }
 
 // Users returns every account of a project (or tenant) in uid order: the
@@ -397,9 +458,5 @@ func (e *Engine) Users(project, tenant string) []*User {
 		}
 		s = t.space
 	}
-	out := make([]*User, 0, len(s.users))
-	for _, id := range s.sortedIDs() {
-		out = append(out, s.users[id].clone())
-	}
-	return out
+	return s.usersAfter("")
 }

@@ -14,7 +14,7 @@ type Tokens struct {
 
 // issueTokens stamps lastRefreshAt and mints an ID token and a refresh
 // token for u. It returns the stored user.
-func (e *Engine) issueTokens(sc scope, u *User, provider string, extra map[string]any) (*User, Tokens) {
+func (e *core) issueTokens(sc scope, u *User, provider string, extra map[string]any) (*User, Tokens) {
 	return e.issueTokensMFA(sc, u, provider, extra, nil)
 }
 
@@ -26,13 +26,13 @@ type secondFactor struct {
 
 // issueTokensMFA is issueTokens after a second factor: the ID token says
 // which (firebase.sign_in_second_factor, second_factor_identifier).
-func (e *Engine) issueTokensMFA(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor) (*User, Tokens) {
+func (e *core) issueTokensMFA(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor) (*User, Tokens) {
 	return e.issueTokensAttrs(sc, u, provider, extra, sf, nil)
 }
 
 // issueTokensAttrs also puts a SAML assertion's attribute statements in the
 // ID token (firebase.sign_in_attributes), as the emulator does.
-func (e *Engine) issueTokensAttrs(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor, attrs any) (*User, Tokens) {
+func (e *core) issueTokensAttrs(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor, attrs any) (*User, Tokens) {
 	nu := u.clone()
 	nu.LastRefreshAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	nu = sc.space.put(nu, nil, nil)
@@ -53,7 +53,7 @@ func (e *Engine) issueTokensAttrs(sc scope, u *User, provider string, extra map[
 // idTokenClaims builds the emulator's ID token payload: profile claims,
 // then custom claims (stored and per-sign-in), then the standard claims,
 // which custom claims cannot shadow.
-func (e *Engine) idTokenClaims(sc scope, u *User, provider string, extra map[string]any, ttl int64) map[string]any {
+func (e *core) idTokenClaims(sc scope, u *User, provider string, extra map[string]any, ttl int64) map[string]any {
 	c := map[string]any{}
 	if u.DisplayName != "" {
 		c["name"] = u.DisplayName
@@ -129,7 +129,7 @@ type parsedIDToken struct {
 // parseIDToken decodes an ID token without verifying its signature (the
 // emulator accepts any alg and does not check exp), finds its user, and
 // enforces revocation (iat < validSince is TOKEN_EXPIRED) and disabling.
-func (e *Engine) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
+func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
 	j, err := DecodeJWT(tok)
 	if err != nil || j.Payload == nil {
 		// The emulator crashes (500) on a JWT whose payload is not an

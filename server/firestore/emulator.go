@@ -178,7 +178,7 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request, ep emulat
 	}
 	h.cov.start()
 	out := rulesResponse{Issues: issues(name, diags)}
-	writeJSONValue(w, out)
+	emulatorAPI.JSON(w, http.StatusOK, out)
 }
 
 // issues renders warnings as the emulator's issues.
@@ -206,10 +206,10 @@ func issues(name string, diags source.Diagnostics) []rulesIssue {
 func (h *httpHandler) getRules(w http.ResponseWriter, ep emulatorPath) {
 	name, text, loaded := h.s.Rules().Source(ep.project)
 	if !loaded {
-		writeJSONValue(w, rulesResponse{})
+		emulatorAPI.JSON(w, http.StatusOK, rulesResponse{})
 		return
 	}
-	writeJSONValue(w, rulesResponse{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: text}}},
+	emulatorAPI.JSON(w, http.StatusOK, rulesResponse{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: text}}},
 		Issues: issues(name, h.s.Rules().Warnings(ep.project))})
 }
 
@@ -226,7 +226,7 @@ func (h *httpHandler) clearData(w http.ResponseWriter, r *http.Request, ep emula
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []byte("{}\n"))
+	api.Body(w, http.StatusOK, []byte("{}"))
 }
 
 // bulkDelete deletes every document of the named collection groups.
@@ -258,7 +258,7 @@ func (h *httpHandler) bulkDelete(w http.ResponseWriter, r *http.Request, ep emul
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []byte("{}\n"))
+	api.Body(w, http.StatusOK, []byte("{}"))
 }
 
 // deleteWhere deletes, as admin, the current documents whose relative path
@@ -288,13 +288,4 @@ func (h *httpHandler) deleteWhere(ctx context.Context, db engine.DatabaseName, m
 		}
 	}
 	return flush()
-}
-
-func writeJSONValue(w http.ResponseWriter, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		writeError(w, status.Errorf(codes.Internal, "encoding response: %v", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, append(b, '\n'))
 }

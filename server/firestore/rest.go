@@ -2,7 +2,6 @@ package firestoreserver
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Handler returns the HTTP/1.1 side of the Firestore port: everything that
@@ -371,8 +371,8 @@ func respondArray[T proto.Message](w http.ResponseWriter, msgs []T, err error, f
 		}
 		b.Write(out)
 	}
-	b.WriteString("]\n")
-	writeJSON(w, http.StatusOK, []byte(b.String()))
+	b.WriteString("]")
+	api.Body(w, http.StatusOK, []byte(b.String()))
 }
 
 // respond answers a unary RPC.
@@ -386,12 +386,12 @@ func respond(w http.ResponseWriter, m proto.Message, err error) {
 		writeError(w, status.Errorf(codes.Internal, "encoding response: %v", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, append(out, '\n'))
+	api.Body(w, http.StatusOK, out)
 }
 
-func writeJSON(w http.ResponseWriter, code int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
-}
+// api is how Firestore's REST API writes JSON; emulatorAPI how the
+// emulator's own endpoints do (pretty-printed).
+var (
+	api         = httpjson.Style{Charset: "utf-8", Newline: true, Length: true}
+	emulatorAPI = httpjson.Style{Charset: "utf-8", Newline: true, Length: true, Indent: true}
+)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // FuzzRESTRequest sends arbitrary methods, paths, query strings, bodies
@@ -60,7 +61,9 @@ func FuzzRESTRequest(f *testing.F) {
 			t.Fatalf("%s %s %q: 500 %s", method, target, body, rec.Body.String())
 		}
 		if rec.Code != 200 {
-			var e errorBody
+			var e struct {
+				Error httpjson.Status `json:"error"`
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Status == "" || e.Error.Code != rec.Code {
 				t.Fatalf("%s %s: %d with a body that is not the error envelope: %s", method, target, rec.Code, rec.Body.String())
 			}

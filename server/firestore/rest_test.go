@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // restRules are the rules the REST tests run under.
@@ -76,7 +77,9 @@ func (r reply) json(t *testing.T) any {
 // errStatus returns error.status and error.message of an error reply.
 func (r reply) err(t *testing.T) (string, string, int) {
 	t.Helper()
-	var e errorBody
+	var e struct {
+		Error httpjson.Status `json:"error"`
+	}
 	if err := json.Unmarshal([]byte(r.body), &e); err != nil {
 		t.Fatalf("error reply is not the Google envelope: %v\n%s", err, r.body)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pyric/pyric/errcode"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
@@ -382,7 +383,7 @@ func (s *wcSession) send(m proto.Message) {
 // ends a stream that failed.
 func (s *wcSession) fail(err error) {
 	st := Status(err)
-	name := statusName(st.Code())
+	name := errcode.FromGRPC(st.Code()).String()
 	b, _ := marshalErrorMsg(name+": "+st.Message(), name)
 	s.queue(b, true)
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/pyric/pyric/errcode"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
@@ -166,11 +167,6 @@ func bearerFor(c matrixCase) string {
 // restCode turns a REST status ("PERMISSION_DENIED") into the gRPC code
 // name ("PermissionDenied").
 func restCode(s string) string {
-	parts := strings.Split(strings.ToLower(s), "_")
-	for i, p := range parts {
-		if p != "" {
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
-		}
-	}
-	return strings.Join(parts, "")
+	c, _ := errcode.Parse(s)
+	return c.GRPC().String()
 }

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -107,12 +107,12 @@ func parseEmulatorPath(p string) (emulatorPath, bool) {
 	return e, e.database != ""
 }
 
-func (e emulatorPath) db() engine.DatabaseName {
+func (e emulatorPath) db() firestore.DatabaseName {
 	d := e.database
 	if d == "" {
-		d = engine.DefaultDatabase
+		d = firestore.DefaultDatabase
 	}
-	return engine.DatabaseName{Project: e.project, Database: d}
+	return firestore.DatabaseName{Project: e.project, Database: d}
 }
 
 // emulator serves /emulator/v1/... .
@@ -262,8 +262,8 @@ func (h *httpHandler) bulkDelete(w http.ResponseWriter, r *http.Request, ep emul
 }
 
 // deleteWhere deletes, as admin, the current documents whose relative path
-// matches, in commits of at most engine.MaxWritesPerCommit writes.
-func (h *httpHandler) deleteWhere(ctx context.Context, db engine.DatabaseName, match func(rel string) bool) error {
+// matches, in commits of at most firestore.MaxWritesPerCommit writes.
+func (h *httpHandler) deleteWhere(ctx context.Context, db firestore.DatabaseName, match func(rel string) bool) error {
 	e := h.s.opts.Engine
 	root := db.String() + "/documents/"
 	var writes []*pb.Write
@@ -281,7 +281,7 @@ func (h *httpHandler) deleteWhere(ctx context.Context, db engine.DatabaseName, m
 			continue
 		}
 		writes = append(writes, &pb.Write{Operation: &pb.Write_Delete{Delete: d.GetName()}})
-		if len(writes) == engine.MaxWritesPerCommit {
+		if len(writes) == firestore.MaxWritesPerCommit {
 			if err := flush(); err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/pyric/pyric/errcode"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -50,7 +50,7 @@ type outcome struct{ code, msg string }
 // WebChannel, and requires the same code and message from each.
 func TestTransportMatrix(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server/httpjson"
 )
 
@@ -36,7 +36,7 @@ func FuzzRESTRequest(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.query, s.body, s.auth)
 	}
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		f.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func FuzzWebChannelMessage(f *testing.F) {
 	} {
 		f.Add(s, "owner", 0)
 	}
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		f.Fatal(err)
 	}

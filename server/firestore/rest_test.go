@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server/httpjson"
 )
 
@@ -46,7 +46,7 @@ func aliceToken() string {
 // startREST serves a fresh engine with restRules loaded.
 func startREST(t testing.TB) (*httptest.Server, *Server) {
 	t.Helper()
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		t.Fatal(err)
 	}
@@ -328,8 +328,8 @@ func TestRESTCORS(t *testing.T) {
 // in the envelope instead of killing the connection.
 func TestRESTPanicIsInternal(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Engine: engine.New(engine.Options{})})
-	s.Engine().SetRules(engine.RulesFunc(func(_ context.Context, _ *engine.AuthzRequest) engine.Decision { panic("boom") }))
+	s := New(Options{Engine: firestore.New(firestore.Options{})})
+	s.Engine().SetRules(firestore.RulesFunc(func(_ context.Context, _ *firestore.AuthzRequest) firestore.Decision { panic("boom") }))
 	h := s.Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", docs+"/a/b", nil))

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/errcode"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -100,9 +100,9 @@ type wcSession struct {
 	started bool       // the first request was handled
 
 	// Listen
-	ls *engine.ListenStream
+	ls *firestore.ListenStream
 	// Write
-	ws *engine.WriteStream
+	ws *firestore.WriteStream
 }
 
 func newSessionID() string {

@@ -23,7 +23,7 @@ import (
 type Style struct {
 	// Charset is the charset of the Content-Type
 	// ("application/json; charset=utf-8"): "utf-8" or, as Google's newer
-	// front ends spell it, "UTF-8".
+	// front ends spell it, "UTF-8"; "" sends plain "application/json".
 	Charset string
 	// Indent pretty-prints with two spaces.
 	Indent bool
@@ -123,7 +123,11 @@ func (s Style) Message(w http.ResponseWriter, status int, msg string) {
 // a body the caller streams.
 func (s Style) Headers(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset="+s.Charset)
+	if s.Charset == "" {
+		h.Set("Content-Type", "application/json")
+	} else {
+		h.Set("Content-Type", "application/json; charset="+s.Charset)
+	}
 	for k, v := range s.Header {
 		h.Set(k, v)
 	}

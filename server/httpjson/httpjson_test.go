@@ -43,6 +43,8 @@ func TestBytes(t *testing.T) {
 		{"body as is", func(w *httptest.ResponseRecorder) { raw.Body(w, 200, []byte(`[1]`)) }, 200, `[1]`, nil},
 		{"raw HTML", func(w *httptest.ResponseRecorder) { raw.JSON(w, 200, "<&>") }, 200, `"<&>"`, nil},
 		{"unencodable", func(w *httptest.ResponseRecorder) { raw.JSON(w, 200, func() {}) }, 500, "", nil},
+		{"no charset", func(w *httptest.ResponseRecorder) { httpjson.Style{}.JSON(w, 200, 1) }, 200, "1",
+			map[string]string{"Content-Type": "application/json"}},
 	} {
 		w := httptest.NewRecorder()
 		tc.write(w)

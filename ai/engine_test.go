@@ -302,7 +302,8 @@ func TestErrorEnvelopes(t *testing.T) {
 		if strings.Join(types, ",") != tc.details {
 			t.Errorf("%s: details %v", tc.name, types)
 		}
-		env := decode(t, ae.Envelope())
+		b, _ := json.Marshal(map[string]*Error{"error": ae})
+		env := decode(t, b)
 		wantKeys := "code,message,status"
 		if tc.details != "" {
 			wantKeys = "code,details,message,status"

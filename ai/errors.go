@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/pyric/pyric/errcode"
 )
 
 // Error is an API error as Google's JSON error envelope carries it:
 // {"error": {"code", "message", "status", "details"}}. Every transport
-// answers an engine error with Envelope and HTTPStatus.
+// answers an engine error with that envelope and HTTPStatus.
 type Error struct {
 	Code    int              `json:"code"`
 	Message string           `json:"message"`
@@ -18,18 +20,21 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Status, e.Message) }
 
+// ErrorCode is the error's canonical code: its status, else the code its
+// HTTP status stands for.
+func (e *Error) ErrorCode() errcode.Code {
+	if c, ok := errcode.Parse(e.Status); ok {
+		return c
+	}
+	return errcode.FromHTTP(e.Code)
+}
+
 // HTTPStatus is the response status of the error.
 func (e *Error) HTTPStatus() int {
 	if e.Code >= 400 && e.Code <= 599 {
 		return e.Code
 	}
 	return http.StatusInternalServerError
-}
-
-// Envelope is the error's JSON body.
-func (e *Error) Envelope() []byte {
-	b, _ := wireJSONIndent(map[string]*Error{"error": e})
-	return b
 }
 
 // AsError returns err as an *Error; errors that are not API errors become

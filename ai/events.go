@@ -3,6 +3,7 @@ package ai
 import (
 	"net/http"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 )
@@ -59,7 +60,7 @@ func (e *Engine) emitCall(rec *CallRecord, who identity.Identity, durationMs flo
 	}
 	ev.Who(who)
 	if rec.Error != "" {
-		code := statusName(rec.Status)
+		code := errcode.FromHTTP(rec.Status).String()
 		if code == "" {
 			code = http.StatusText(rec.Status)
 		}

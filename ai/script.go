@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/pyric/pyric/errcode"
 )
 
 // Script limits: a script is test data, not a corpus.
@@ -166,7 +168,7 @@ func (e *Entry) check() error {
 			return fmt.Errorf("error.code %d is not an HTTP error status (400-599)", e.Error.Code)
 		}
 		if e.Error.Status == "" {
-			e.Error.Status = statusName(e.Error.Code)
+			e.Error.Status = errcode.FromHTTP(e.Error.Code).String()
 		}
 	}
 	if e.Match != nil {
@@ -194,35 +196,6 @@ func (e *Entry) calls() []FunctionCall {
 func isObject(b json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(b, &m) == nil && m != nil
-}
-
-func statusName(code int) string {
-	switch code {
-	case 400:
-		return "INVALID_ARGUMENT"
-	case 401:
-		return "UNAUTHENTICATED"
-	case 403:
-		return "PERMISSION_DENIED"
-	case 404:
-		return "NOT_FOUND"
-	case 409:
-		return "ABORTED"
-	case 429:
-		return "RESOURCE_EXHAUSTED"
-	case 499:
-		return "CANCELLED"
-	case 501:
-		return "UNIMPLEMENTED"
-	case 503:
-		return "UNAVAILABLE"
-	case 504:
-		return "DEADLINE_EXCEEDED"
-	}
-	if code >= 500 {
-		return "INTERNAL"
-	}
-	return "FAILED_PRECONDITION"
 }
 
 // pick removes and returns the entry answering a request: the first

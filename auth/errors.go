@@ -3,6 +3,8 @@ package auth
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pyric/pyric/errcode"
 )
 
 // Error is an Identity Toolkit error: the HTTP status, the optional
@@ -30,6 +32,15 @@ type ErrorDetail struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// ErrorCode is the error's canonical code: its Status, else the code its
+// HTTP status stands for (the emulator's plain 400s are INVALID_ARGUMENT).
+func (e *Error) ErrorCode() errcode.Code {
+	if c, ok := errcode.Parse(e.Status); ok {
+		return c
+	}
+	return errcode.FromHTTP(e.HTTP)
+}
 
 // Unwrap returns the underlying failure of an internal error.
 func (e *Error) Unwrap() error { return e.cause }

@@ -1,33 +1,49 @@
 package database
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pyric/pyric/errcode"
 )
 
-// Sentinel errors; engine errors wrap one of them (errors.Is).
+// Sentinel errors; engine errors wrap one of them (errors.Is). Each kind
+// has its canonical code (errcode.Of reads it through any wrapping), which
+// both transports turn into their own words: the REST status and the
+// websocket's status string.
 var (
 	// ErrPermissionDenied: the rules (or their absence) deny the request.
-	ErrPermissionDenied = errors.New("permission denied")
+	ErrPermissionDenied error = &kind{"permission denied", errcode.PermissionDenied}
 	// ErrInvalidPath: a path has an illegal key or is too deep.
-	ErrInvalidPath = errors.New("invalid path")
+	ErrInvalidPath error = &kind{"invalid path", errcode.InvalidArgument}
 	// ErrInvalidData: a value can't be stored (NaN, a bad key, a bad
 	// server value or priority, too large).
-	ErrInvalidData = errors.New("invalid data")
+	ErrInvalidData error = &kind{"invalid data", errcode.InvalidArgument}
 	// ErrInvalidQuery: query parameters that don't form a query.
-	ErrInvalidQuery = errors.New("invalid query")
+	ErrInvalidQuery error = &kind{"invalid query", errcode.InvalidArgument}
 	// ErrIndexNotDefined: a REST query orders by a child or by value that
-	// the rules do not index with .indexOn.
-	ErrIndexNotDefined = errors.New("index not defined")
+	// the rules do not index with .indexOn (FAILED_PRECONDITION, as
+	// Firestore's missing index).
+	ErrIndexNotDefined error = &kind{"index not defined", errcode.FailedPrecondition}
 	// ErrStale: a compare-and-set whose expected hash or ETag no longer
-	// matches the stored value.
-	ErrStale = errors.New("datastale")
+	// matches the stored value (ABORTED: run the transaction again).
+	ErrStale error = &kind{"datastale", errcode.Aborted}
 	// ErrTooBig: a value over the size limits.
-	ErrTooBig = errors.New("too big")
+	ErrTooBig error = &kind{"too big", errcode.ResourceExhausted}
 	// ErrClosed: the connection or database is closed.
-	ErrClosed = errors.New("closed")
+	ErrClosed error = &kind{"closed", errcode.Unavailable}
 )
+
+// kind is a sentinel error with its code.
+type kind struct {
+	text string
+	code errcode.Code
+}
+
+func (k *kind) Error() string { return k.text }
+
+// ErrorCode is the kind's canonical code.
+func (k *kind) ErrorCode() errcode.Code { return k.code }
 
 func errorf(kind error, format string, args ...any) error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}

@@ -1,12 +1,12 @@
 package firestore
 
 import (
-	"context"
 	"errors"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
@@ -60,38 +60,9 @@ func DenialOf(err error) (*Denial, bool) {
 }
 
 // Code maps an engine error to its gRPC status code. It is the one mapping
-// every transport uses. nil maps to OK, context errors to CANCELLED and
-// DEADLINE_EXCEEDED, and anything unrecognized to INTERNAL.
-func Code(err error) codes.Code {
-	switch {
-	case err == nil:
-		return codes.OK
-	case errors.Is(err, ErrInvalidArgument):
-		return codes.InvalidArgument
-	case errors.Is(err, ErrNotFound):
-		return codes.NotFound
-	case errors.Is(err, ErrAlreadyExists):
-		return codes.AlreadyExists
-	case errors.Is(err, ErrFailedPrecondition):
-		return codes.FailedPrecondition
-	case errors.Is(err, ErrAborted):
-		return codes.Aborted
-	case errors.Is(err, ErrPermissionDenied):
-		return codes.PermissionDenied
-	case errors.Is(err, ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		return codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		return codes.Canceled
-	case errors.Is(err, ErrUnimplemented):
-		return codes.Unimplemented
-	case errors.Is(err, ErrUnavailable):
-		return codes.Unavailable
-	case errors.Is(err, ErrResourceExhausted):
-		return codes.ResourceExhausted
-	default:
-		return codes.Internal
-	}
-}
+// every transport uses (errcode.Of): nil maps to OK, context errors to
+// CANCELLED and DEADLINE_EXCEEDED, and anything unrecognized to INTERNAL.
+func Code(err error) codes.Code { return errcode.Of(err).GRPC() }
 
 // Status converts err to a gRPC status with Code(err) and err's message.
 func Status(err error) *status.Status {

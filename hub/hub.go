@@ -8,11 +8,12 @@
 package hub
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Emulator is one service the hub lists.
@@ -56,7 +57,7 @@ func New(opts Options) http.Handler {
 		for _, e := range list(opts) {
 			out[e.Name] = info{Name: e.Name, Host: connectable(e.Host), Port: e.Port, PID: os.Getpid(), Listen: []listen{listenOf(e)}}
 		}
-		writeJSON(w, out)
+		api.JSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		loc := map[string]any{"version": opts.Version, "pid": os.Getpid(), "project": opts.Project}
@@ -65,7 +66,7 @@ func New(opts Options) http.Handler {
 				loc["host"], loc["port"] = connectable(e.Host), e.Port
 			}
 		}
-		writeJSON(w, loc)
+		api.JSON(w, http.StatusOK, loc)
 	})
 	return mux
 }
@@ -109,7 +110,5 @@ func listenOf(e Emulator) listen {
 	return listen{Address: e.Host, Family: fam, Port: e.Port}
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_ = json.NewEncoder(w).Encode(v)
-}
+// api is how the hub writes JSON, as the emulator hub does.
+var api = httpjson.Style{Charset: "utf-8", Newline: true}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/event"
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 )
@@ -15,7 +15,7 @@ import (
 // debugMessages read: notes first, one line per evaluated rule, the
 // deciding rule with its line and condition, the sub-expressions that
 // failed, then the verdict.
-func debugMessages(d fs.Decision) []string {
+func debugMessages(d firestore.Decision) []string {
 	fd, _ := d.Explanation.(*fsrules.Decision)
 	var out []string
 	if fd == nil {
@@ -124,7 +124,7 @@ func fixInfoOf(fd *fsrules.Decision) fixInfo {
 }
 
 func fixInfoOfEvent(r *event.Request) fixInfo {
-	if r == nil || r.Decision == nil || (r.Rule == nil && len(r.Decision.Evaluated) == 0 && r.Decision.Reason == fs.NoRulesReason) {
+	if r == nil || r.Decision == nil || (r.Rule == nil && len(r.Decision.Evaluated) == 0 && r.Decision.Reason == firestore.NoRulesReason) {
 		return fixInfo{noRules: true}
 	}
 	if r.Rule == nil && len(r.Decision.Evaluated) == 0 {

@@ -10,7 +10,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -18,23 +18,23 @@ import (
 // production batch.
 const MaxBatchOps = 500
 
-func (s *Server) dbName() fs.DatabaseName { return s.sb.Database() }
+func (s *Server) dbName() firestore.DatabaseName { return s.sb.Database() }
 
 func (s *Server) decode(data map[string]any) (map[string]*pb.Value, error) {
 	if data == nil {
 		return map[string]*pb.Value{}, nil
 	}
-	return fs.DecodeFields(data, s.dbName())
+	return firestore.DecodeFields(data, s.dbName())
 }
 
 func (s *Server) encode(fields map[string]*pb.Value) map[string]any {
-	return fs.EncodeFields(fields, s.dbName())
+	return firestore.EncodeFields(fields, s.dbName())
 }
 
 // getDoc reads a document as who; missing is (nil, nil).
 func (s *Server) getDoc(ctx context.Context, who identity.Identity, path string) (map[string]any, error) {
 	d, err := s.sb.Firestore().GetDocument(ctx, who, &pb.GetDocumentRequest{Name: s.dbName().DocName(path)})
-	if errors.Is(err, fs.ErrNotFound) {
+	if errors.Is(err, firestore.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -75,7 +75,7 @@ const (
 )
 
 func (s *Server) buildWrite(kind writeKind, path string, data map[string]any) (*pb.Write, error) {
-	if err := fs.ValidateDocumentPath(path); err != nil {
+	if err := firestore.ValidateDocumentPath(path); err != nil {
 		return nil, err
 	}
 	name := s.dbName().DocName(path)
@@ -94,7 +94,7 @@ func (s *Server) buildWrite(kind writeKind, path string, data map[string]any) (*
 		w.CurrentDocument = &pb.Precondition{ConditionType: &pb.Precondition_Exists{Exists: true}}
 		mask := make([]string, 0, len(data))
 		for k := range data {
-			mask = append(mask, fs.FieldPath{k}.String())
+			mask = append(mask, firestore.FieldPath{k}.String())
 		}
 		sort.Strings(mask)
 		w.UpdateMask = &pb.DocumentMask{FieldPaths: mask}
@@ -108,25 +108,25 @@ func engineFailure(err error, what string) *result { return engineFailureAs(err,
 
 // engineFailureAs is engineFailure knowing whether the caller was signed in.
 func engineFailureAs(err error, what string, authed bool) *result {
-	if d, ok := fs.DenialOf(err); ok {
+	if d, ok := firestore.DenialOf(err); ok {
 		fd := explanationOf(d.Decision)
 		r := failure("PERMISSION_DENIED", fmt.Sprintf("%s: denied by Security Rules (%s %s)", what, d.Method, d.Path), true,
 			suggestFix(fixInfoOf(fd), string(d.Method), d.Path, authed))
 		r.data = map[string]any{"allowed": false, "method": d.Method, "path": d.Path, "reason": d.Decision.Reason, "debugMessages": debugMessages(d.Decision)}
 		return r
 	}
-	code := fs.Code(err)
+	code := firestore.Code(err)
 	name := strings.ToUpper(code.String())
 	switch {
-	case errors.Is(err, fs.ErrNotFound):
+	case errors.Is(err, firestore.ErrNotFound):
 		return failure("NOT_FOUND", what+": "+err.Error(), true, "check the path, or create the document first")
-	case errors.Is(err, fs.ErrAlreadyExists):
+	case errors.Is(err, firestore.ErrAlreadyExists):
 		return failure("ALREADY_EXISTS", what+": "+err.Error(), true, "use firestore_create_document (set) or firestore_update_document instead")
-	case errors.Is(err, fs.ErrInvalidArgument):
+	case errors.Is(err, firestore.ErrInvalidArgument):
 		return failure("INVALID_ARGUMENT", what+": "+err.Error(), true, "correct the argument and call again")
-	case errors.Is(err, fs.ErrFailedPrecondition):
+	case errors.Is(err, firestore.ErrFailedPrecondition):
 		return failure("FAILED_PRECONDITION", what+": "+err.Error(), true, "")
-	case errors.Is(err, fs.ErrAborted):
+	case errors.Is(err, firestore.ErrAborted):
 		return failure("ABORTED", what+": "+err.Error(), true, "a concurrent write conflicted: call again")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return failure("CANCELLED", what+": "+err.Error(), true, "call again")
@@ -204,7 +204,7 @@ func (s *Server) addFirestoreTools() {
 				return bad
 			}
 			path := relPath(in.Path)
-			if err := fs.ValidateDocumentPath(path); err != nil {
+			if err := firestore.ValidateDocumentPath(path); err != nil {
 				return invalid("path: %v", err)
 			}
 			data, err := s.getDoc(ctx, who, path)
@@ -238,7 +238,7 @@ func (s *Server) addFirestoreTools() {
 	addTool(s, "firestore_add_document", "Add a document with a minted id to a collection; returns its path.",
 		func(ctx context.Context, in *addDocIn, _ []byte) *result {
 			coll := relPath(in.Collection)
-			if err := fs.ValidateCollectionPath(coll); err != nil {
+			if err := firestore.ValidateCollectionPath(coll); err != nil {
 				return invalid("collection: %v", err)
 			}
 			return s.writeOne(ctx, wCreate, coll+"/"+s.sb.NewID(), in.Data, in.As)
@@ -321,7 +321,7 @@ func (s *Server) query(ctx context.Context, collection string, where []whereClau
 		return bad
 	}
 	coll := relPath(collection)
-	if err := fs.ValidateCollectionPath(coll); err != nil {
+	if err := firestore.ValidateCollectionPath(coll); err != nil {
 		return invalid("collection: %v", err)
 	}
 	if limit == 0 {
@@ -341,11 +341,11 @@ func (s *Server) query(ctx context.Context, collection string, where []whereClau
 		if !ok {
 			return invalid("where[%d].op: %q is not one of == != < <= > >= array-contains array-contains-any in not-in", i, w.Op)
 		}
-		fp, err := fs.ParseFieldPath(w.Field)
+		fp, err := firestore.ParseFieldPath(w.Field)
 		if err != nil {
 			return invalid("where[%d].field: %v", i, err)
 		}
-		v, err := fs.DecodeValue(w.Value, s.dbName())
+		v, err := firestore.DecodeValue(w.Value, s.dbName())
 		if err != nil {
 			return invalid("where[%d].value: %v", i, err)
 		}
@@ -367,7 +367,7 @@ func (s *Server) query(ctx context.Context, collection string, where []whereClau
 		} else if f, ok := strings.CutSuffix(strings.TrimSpace(orderBy), " asc"); ok {
 			field = strings.TrimSpace(f)
 		}
-		fp, err := fs.ParseFieldPath(field)
+		fp, err := firestore.ParseFieldPath(field)
 		if err != nil {
 			return invalid("orderBy: %v", err)
 		}

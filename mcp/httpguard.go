@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Bounds of one streamable-HTTP request: a JSON-RPC batch (which MCP
@@ -93,8 +94,5 @@ func countRest(dec *json.Decoder) int {
 }
 
 func rpcError(w http.ResponseWriter, status, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	httpjson.Style{}.JSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
 }

@@ -6,7 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 )
 
 // Resource URIs.
@@ -21,7 +21,7 @@ func (s *Server) addResources() {
 		Description: "The Firestore Security Rules the sandbox enforces (empty when none are loaded: every client request is denied)."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			text := ""
-			if g, ok := s.sb.Firestore().Rules().(*fs.RulesGate); ok && g != nil {
+			if g, ok := s.sb.Firestore().Rules().(*firestore.RulesGate); ok && g != nil {
 				text = g.Ruleset().File().Text
 			}
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: ResourceFirestoreRules, MIMEType: "text/plain", Text: text}}}, nil

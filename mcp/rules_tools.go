@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
 	"github.com/pyric/pyric/rules/rtdb"
@@ -286,7 +286,7 @@ func (s *Server) explain(id string) *result {
 func (s *Server) inspect(limit int) *result {
 	out := map[string]any{}
 	rulesInfo := map[string]any{"loaded": false}
-	if g, ok := s.sb.Firestore().Rules().(*fs.RulesGate); ok && g != nil {
+	if g, ok := s.sb.Firestore().Rules().(*firestore.RulesGate); ok && g != nil {
 		f := g.Ruleset().File()
 		res := lint.Lint(f, lint.Options{Service: lint.Firestore})
 		errs := countErrors(res.Diagnostics)

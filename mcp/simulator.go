@@ -13,7 +13,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/expr"
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
@@ -43,7 +43,7 @@ func (s *Server) record(c change) {
 	s.redo = nil
 }
 
-func explanationOf(d fs.Decision) *fsrules.Decision {
+func explanationOf(d firestore.Decision) *fsrules.Decision {
 	fd, _ := d.Explanation.(*fsrules.Decision)
 	return fd
 }
@@ -113,14 +113,14 @@ func (s *Server) addSimulatorTools() {
 			file := source.NewFile("firestore.rules", in.Rules)
 			lres := lint.Lint(file, lint.Options{Service: lint.Firestore})
 			diags := diagnostics(lres.Diagnostics)
-			gate, cdiags := fs.NewRulesGate(file)
+			gate, cdiags := firestore.NewRulesGate(file)
 			if gate == nil {
 				r := failure("RULES_INVALID", fmt.Sprintf("the rules do not compile (%d error(s)); nothing was loaded", countErrors(cdiags)), true, "fix the diagnostics in data.lint and call again")
 				r.data = map[string]any{"lint": diags}
 				return r
 			}
 			for p := range in.Documents {
-				if err := fs.ValidateDocumentPath(relPath(p)); err != nil {
+				if err := firestore.ValidateDocumentPath(relPath(p)); err != nil {
 					return invalid("documents[%q]: %v", p, err)
 				}
 			}
@@ -173,7 +173,7 @@ func (s *Server) addSimulatorTools() {
 	addTool(s, "firestore_create_with_auto_id", "Create a document with a minted id in a collection, as auth through Security Rules.",
 		func(ctx context.Context, in *autoIDIn, _ []byte) *result {
 			coll := relPath(in.Collection)
-			if err := fs.ValidateCollectionPath(coll); err != nil {
+			if err := firestore.ValidateCollectionPath(coll); err != nil {
 				return invalid("collection: %v", err)
 			}
 			who := authIdentity(ctx, in.Auth)
@@ -194,7 +194,7 @@ func (s *Server) addSimulatorTools() {
 			path := relPath(in.Path)
 			switch method {
 			case "get":
-				if err := fs.ValidateDocumentPath(path); err != nil {
+				if err := firestore.ValidateDocumentPath(path); err != nil {
 					return invalid("path: %v", err)
 				}
 				data, err := s.getDoc(ctx, who, path)
@@ -311,7 +311,7 @@ func (s *Server) commitSim(ctx context.Context, who identity.Identity, ops []sim
 	for k, v := range extra {
 		data[k] = v
 	}
-	if d, denied := fs.DenialOf(err); denied {
+	if d, denied := firestore.DenialOf(err); denied {
 		msgs := debugMessages(d.Decision)
 		for i := range ops {
 			if paths[i] == d.Path {
@@ -361,7 +361,7 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 		if k := writeKind(w.Method); k != wCreate && k != wUpdate && k != wSet && k != wDelete {
 			return invalid("writes[%d].method: want create, update, set or delete, got %q", i, w.Method)
 		}
-		if err := fs.ValidateDocumentPath(relPath(w.Path)); err != nil {
+		if err := firestore.ValidateDocumentPath(relPath(w.Path)); err != nil {
 			return invalid("writes[%d].path: %v", i, err)
 		}
 	}
@@ -370,7 +370,7 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 		if !validAlias(a) {
 			return invalid("reads: alias %q must be a name of letters, digits and _ (read it as $%s)", a, a)
 		}
-		if err := fs.ValidateDocumentPath(relPath(p)); err != nil {
+		if err := firestore.ValidateDocumentPath(relPath(p)); err != nil {
 			return invalid("reads[%q]: %v", a, err)
 		}
 		aliases = append(aliases, a)
@@ -403,7 +403,7 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 		p := relPath(in.Reads[a])
 		rs, err := eng.BatchGetDocuments(ctx, who, &pb.BatchGetDocumentsRequest{Database: s.dbName().String(), Documents: []string{s.dbName().DocName(p)},
 			ConsistencySelector: &pb.BatchGetDocumentsRequest_Transaction{Transaction: tx}})
-		if d, denied := fs.DenialOf(err); denied {
+		if d, denied := firestore.DenialOf(err); denied {
 			return &result{ok: false, summary: fmt.Sprintf("DENIED read of $%s (%s) as %s: %s", a, p, describeWho(who), d.Decision.Reason),
 				data: map[string]any{"allowed": false, "writes": []any{}, "deniedRead": map[string]any{"alias": a, "path": p},
 					"debugMessages": debugMessages(d.Decision)}}

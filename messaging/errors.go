@@ -1,20 +1,21 @@
 package messaging
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
+
+	"github.com/pyric/pyric/errcode"
 )
 
-// The sentinel errors of the engine. Every *Error wraps exactly one of them
-// (test with errors.Is); Status and HTTP give the google.rpc code and the
-// HTTP status production answers with.
+// The sentinel errors of the engine: canonical codes (package errcode).
+// Every *Error wraps exactly one of them (test with errors.Is); Status and
+// HTTP give the google.rpc code and the HTTP status production answers
+// with.
 var (
-	ErrInvalidArgument   = errors.New("invalid argument")
-	ErrNotFound          = errors.New("not found")
-	ErrPermissionDenied  = errors.New("permission denied")
-	ErrResourceExhausted = errors.New("resource exhausted")
-	ErrUnauthenticated   = errors.New("unauthenticated")
+	ErrInvalidArgument   error = errcode.InvalidArgument
+	ErrNotFound          error = errcode.NotFound
+	ErrPermissionDenied  error = errcode.PermissionDenied
+	ErrResourceExhausted error = errcode.ResourceExhausted
+	ErrUnauthenticated   error = errcode.Unauthenticated
 )
 
 // FCM error codes (google.firebase.fcm.v1.FcmError.errorCode) the engine
@@ -61,34 +62,10 @@ func (e *Error) Is(target error) bool { return target == e.Kind }
 func (e *Error) Unwrap() error { return e.Kind }
 
 // Status is the google.rpc status name of the error ("INVALID_ARGUMENT").
-func (e *Error) Status() string {
-	switch e.Kind {
-	case ErrNotFound:
-		return "NOT_FOUND"
-	case ErrPermissionDenied:
-		return "PERMISSION_DENIED"
-	case ErrResourceExhausted:
-		return "RESOURCE_EXHAUSTED"
-	case ErrUnauthenticated:
-		return "UNAUTHENTICATED"
-	}
-	return "INVALID_ARGUMENT"
-}
+func (e *Error) Status() string { return errcode.Of(e).String() }
 
 // HTTP is the HTTP status of the error.
-func (e *Error) HTTP() int {
-	switch e.Kind {
-	case ErrNotFound:
-		return http.StatusNotFound
-	case ErrPermissionDenied:
-		return http.StatusForbidden
-	case ErrResourceExhausted:
-		return http.StatusTooManyRequests
-	case ErrUnauthenticated:
-		return http.StatusUnauthorized
-	}
-	return http.StatusBadRequest
-}
+func (e *Error) HTTP() int { return errcode.Of(e).HTTPStatus() }
 
 // invalidField is the common 400: INVALID_ARGUMENT with an FcmError and one
 // field violation whose description is also the message.

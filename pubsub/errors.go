@@ -1,22 +1,24 @@
 package pubsub
 
 import (
-	"errors"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/pyric/pyric/errcode"
 )
 
-// The sentinel errors of the engine. Every *Error wraps exactly one of
-// them (test with errors.Is); Code gives its gRPC code.
+// The sentinel errors of the engine: the canonical codes (package
+// errcode). Every *Error wraps exactly one of them (test with errors.Is);
+// Code gives its gRPC code.
 var (
-	ErrInvalidArgument    = errors.New("invalid argument")
-	ErrNotFound           = errors.New("not found")
-	ErrAlreadyExists      = errors.New("already exists")
-	ErrFailedPrecondition = errors.New("failed precondition")
-	ErrResourceExhausted  = errors.New("resource exhausted")
-	ErrUnavailable        = errors.New("unavailable")
-	ErrInternal           = errors.New("internal")
+	ErrInvalidArgument    error = errcode.InvalidArgument
+	ErrNotFound           error = errcode.NotFound
+	ErrAlreadyExists      error = errcode.AlreadyExists
+	ErrFailedPrecondition error = errcode.FailedPrecondition
+	ErrResourceExhausted  error = errcode.ResourceExhausted
+	ErrUnavailable        error = errcode.Unavailable
+	ErrInternal           error = errcode.Internal
 )
 
 // Error is an engine error: a sentinel kind and the message the client
@@ -35,26 +37,9 @@ func (e *Error) Is(target error) bool { return target == e.Kind }
 func (e *Error) Unwrap() error { return e.Kind }
 
 // Code maps an engine error to its gRPC code: the one mapping every
-// transport uses (the REST adapter derives the HTTP status from it).
-func Code(err error) codes.Code {
-	switch {
-	case err == nil:
-		return codes.OK
-	case errors.Is(err, ErrInvalidArgument):
-		return codes.InvalidArgument
-	case errors.Is(err, ErrNotFound):
-		return codes.NotFound
-	case errors.Is(err, ErrAlreadyExists):
-		return codes.AlreadyExists
-	case errors.Is(err, ErrFailedPrecondition):
-		return codes.FailedPrecondition
-	case errors.Is(err, ErrResourceExhausted):
-		return codes.ResourceExhausted
-	case errors.Is(err, ErrUnavailable):
-		return codes.Unavailable
-	}
-	return codes.Internal
-}
+// transport uses (errcode.Of; the REST adapter derives the HTTP status
+// from it).
+func Code(err error) codes.Code { return errcode.Of(err).GRPC() }
 
 func invalid(format string, args ...any) *Error {
 	return &Error{Kind: ErrInvalidArgument, Msg: fmt.Sprintf(format, args...)}

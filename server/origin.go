@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/pyric/pyric/errcode"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Policy is who may call pyric's ports from a browser: the one origin and
@@ -251,12 +253,10 @@ func drainRefused(w http.ResponseWriter, r *http.Request, body io.ReadCloser) {
 // Refuse answers 403 with msg in Google's JSON error envelope, which every
 // Firebase client decodes.
 func Refuse(w http.ResponseWriter, msg string) {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusForbidden, "message": msg, "status": "PERMISSION_DENIED"}})
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusForbidden)
-	_, _ = w.Write(append(b, '\n'))
+	refusal.Fail(w, errcode.PermissionDenied, msg)
 }
+
+var refusal = httpjson.Style{Charset: "utf-8", Newline: true, Header: map[string]string{"X-Content-Type-Options": "nosniff"}}
 
 // Warnings are what a user should be told about p at start.
 func (p *Policy) Warnings() []string {

@@ -4,25 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/pyric/pyric/errcode"
 )
 
-// Code classifies an engine error; one mapping (HTTPStatus) turns it into
-// the status every transport answers with.
-type Code int
+// Code classifies an engine error: a canonical code (package errcode).
+// One mapping (HTTPStatus) turns it into the status GCS's JSON and XML
+// APIs and the Firebase v0 API answer with, which is not Google's newer
+// canonical mapping (a failed precondition is 412 there, not 400).
+type Code = errcode.Code
 
-// Codes of engine errors.
+// Codes of engine errors, under the names the engine's callers use.
 const (
-	Internal           Code = iota
-	InvalidArgument         // malformed request: 400
-	Unauthenticated         // a credential that cannot be read: 401
-	PermissionDenied        // rules denied the request: 403
-	NotFound                // no such object, bucket or upload: 404
-	FailedPrecondition      // an if*Match condition failed: 412
-	OutOfRange              // a Range outside the object: 416
-	TooLarge                // beyond the engine's size limit: 413
-	Cancelled               // the upload session was cancelled: 499 → 404 on the wire
-	Conflict                // the upload session is already finalized: 409
-	DataLoss                // the stored bytes are damaged: 410
+	Internal           = errcode.Internal
+	InvalidArgument    = errcode.InvalidArgument    // malformed request: 400
+	Unauthenticated    = errcode.Unauthenticated    // a credential that cannot be read: 401
+	PermissionDenied   = errcode.PermissionDenied   // rules denied the request: 403
+	NotFound           = errcode.NotFound           // no such object, bucket or upload: 404
+	FailedPrecondition = errcode.FailedPrecondition // an if*Match condition failed: 412
+	OutOfRange         = errcode.OutOfRange         // a Range outside the object: 416
+	TooLarge           = errcode.ResourceExhausted  // beyond the engine's size limit: 413
+	Cancelled          = errcode.Cancelled          // the upload session was cancelled: 499 → 404 on the wire
+	Conflict           = errcode.Aborted            // the upload session is already finalized: 409
+	DataLoss           = errcode.DataLoss           // the stored bytes are damaged: 410
 )
 
 // Error is the engine's typed error.
@@ -32,6 +36,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// ErrorCode is the error's code (errcode.Of reads it).
+func (e *Error) ErrorCode() errcode.Code { return e.Code }
 
 // Is makes errors.Is(err, ErrNotFound) and friends match by code.
 func (e *Error) Is(target error) bool {
@@ -76,14 +83,8 @@ func CodeOf(err error) Code {
 // HTTPStatus is the status production answers an error with. A client
 // mistake is never a 5xx: Google's clients retry 5xx for minutes.
 func HTTPStatus(err error) int {
-	switch CodeOf(err) {
-	case InvalidArgument:
-		return http.StatusBadRequest
-	case Unauthenticated:
-		return http.StatusUnauthorized
-	case PermissionDenied:
-		return http.StatusForbidden
-	case NotFound, Cancelled:
+	switch c := CodeOf(err); c {
+	case Cancelled:
 		return http.StatusNotFound
 	case FailedPrecondition:
 		return http.StatusPreconditionFailed
@@ -91,14 +92,13 @@ func HTTPStatus(err error) int {
 		return http.StatusRequestedRangeNotSatisfiable
 	case TooLarge:
 		return http.StatusRequestEntityTooLarge
-	case Conflict:
-		return http.StatusConflict
 	case DataLoss:
 		// Not a 5xx, which Google's clients retry for minutes: the
 		// bytes stay damaged until someone replaces them.
 		return http.StatusGone
 	default:
-		return http.StatusInternalServerError
+		// 400, 401, 403, 404, 409 and 500: Google's canonical mapping.
+		return c.HTTPStatus()
 	}
 }
 

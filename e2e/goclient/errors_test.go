@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
+	gcfirestore "cloud.google.com/go/firestore"
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
 
@@ -25,13 +25,13 @@ func TestErrorCodes(t *testing.T) {
 	_, err = ref.Create(bg, map[string]any{"n": 2})
 	wantCode(t, "Create of an existing document", err, codes.AlreadyExists, "e/x")
 
-	_, err = c.Doc("e/missing").Update(bg, []firestore.Update{{Path: "n", Value: 1}})
+	_, err = c.Doc("e/missing").Update(bg, []gcfirestore.Update{{Path: "n", Value: 1}})
 	wantCode(t, "Update of a missing document", err, codes.NotFound, "e/missing")
 
 	_, err = c.Doc("e/missing").Get(bg)
 	wantCode(t, "Get of a missing document", err, codes.NotFound)
 
-	_, err = ref.Update(bg, []firestore.Update{{Path: "n", Value: 3}}, firestore.LastUpdateTime(wr.UpdateTime.Add(-time.Second)))
+	_, err = ref.Update(bg, []gcfirestore.Update{{Path: "n", Value: 3}}, gcfirestore.LastUpdateTime(wr.UpdateTime.Add(-time.Second)))
 	wantCode(t, "Update with a stale update-time precondition", err, codes.FailedPrecondition, "e/x")
 
 	// Field names the engine rejects: the message names the field. (The Go
@@ -56,8 +56,8 @@ func TestErrorCodes(t *testing.T) {
 	wantCode(t, "cursor with more values than orders", err, codes.InvalidArgument)
 
 	// A missing composite index when enforcement is on.
-	ix := fstest.Start(t, fstest.Options{Indexes: &engine.IndexConfig{}})
-	_, err = ix.Client(t).Collection("e").Where("a", "==", 1).OrderBy("b", firestore.Asc).Documents(bg).GetAll()
+	ix := fstest.Start(t, fstest.Options{Indexes: &firestore.IndexConfig{}})
+	_, err = ix.Client(t).Collection("e").Where("a", "==", 1).OrderBy("b", gcfirestore.Asc).Documents(bg).GetAll()
 	wantCode(t, "query without its composite index", err, codes.FailedPrecondition, "index", `"fieldPath":"a"`, `"fieldPath":"b"`)
 }
 
@@ -68,9 +68,9 @@ func TestIdentities(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	owner := s.Client(t)
-	alice := s.ClientAs(t, s.Project, firestore.DefaultDatabaseID, mockToken("alice"))
-	nobody := s.ClientAs(t, s.Project, firestore.DefaultDatabaseID, "")
-	garbage := s.ClientAs(t, s.Project, firestore.DefaultDatabaseID, "not-a-jwt")
+	alice := s.ClientAs(t, s.Project, gcfirestore.DefaultDatabaseID, mockToken("alice"))
+	nobody := s.ClientAs(t, s.Project, gcfirestore.DefaultDatabaseID, "")
+	garbage := s.ClientAs(t, s.Project, gcfirestore.DefaultDatabaseID, "not-a-jwt")
 
 	if _, err := owner.Doc("public/p").Set(bg, map[string]any{"by": "owner"}); err != nil {
 		t.Errorf("owner bypasses rules: %v", err)

@@ -30,7 +30,7 @@ import (
 	"testing"
 	"time"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server/firestore/fstest"
 
 	"github.com/pyric/pyric/internal/e2etest"
@@ -89,7 +89,7 @@ func TestGoClientIntegrationSuite(t *testing.T) {
 		t.Fatalf("building the suite in %s: %v\n%s", modDir, err, out)
 	}
 
-	cfg, err := engine.ParseIndexConfig([]byte(indexes))
+	cfg, err := firestore.ParseIndexConfig([]byte(indexes))
 	if err != nil {
 		t.Fatal(err)
 	}

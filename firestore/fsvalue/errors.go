@@ -1,26 +1,28 @@
 package fsvalue
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/pyric/pyric/errcode"
 )
 
-// The error kinds of the Firestore engine. Every error the engine and its
-// layers return wraps exactly one of them (test with errors.Is) and carries
-// a message written for a person that names the offending field, path or
-// value. firestore.Code maps them to gRPC status codes.
+// The error kinds of the Firestore engine: the canonical codes (package
+// errcode). Every error the engine and its layers return wraps exactly one
+// of them (test with errors.Is) and carries a message written for a
+// person that names the offending field, path or value; errcode.Of (and
+// firestore.Code) read the kind back.
 var (
-	ErrInvalidArgument    = errors.New("invalid argument")
-	ErrNotFound           = errors.New("not found")
-	ErrAlreadyExists      = errors.New("already exists")
-	ErrFailedPrecondition = errors.New("failed precondition")
-	ErrAborted            = errors.New("aborted")
-	ErrPermissionDenied   = errors.New("permission denied")
-	ErrDeadlineExceeded   = errors.New("deadline exceeded")
-	ErrUnimplemented      = errors.New("unimplemented")
-	ErrUnavailable        = errors.New("unavailable")
-	ErrResourceExhausted  = errors.New("resource exhausted")
-	ErrInternal           = errors.New("internal error")
+	ErrInvalidArgument    error = errcode.InvalidArgument
+	ErrNotFound           error = errcode.NotFound
+	ErrAlreadyExists      error = errcode.AlreadyExists
+	ErrFailedPrecondition error = errcode.FailedPrecondition
+	ErrAborted            error = errcode.Aborted
+	ErrPermissionDenied   error = errcode.PermissionDenied
+	ErrDeadlineExceeded   error = errcode.DeadlineExceeded
+	ErrUnimplemented      error = errcode.Unimplemented
+	ErrUnavailable        error = errcode.Unavailable
+	ErrResourceExhausted  error = errcode.ResourceExhausted
+	ErrInternal           error = errcode.Internal
 )
 
 // Error is an engine error: a kind plus the precise message the client

@@ -13,7 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pyric/pyric/backend"
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
@@ -66,7 +66,7 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 			fmt.Fprintf(stdio.Err, "pyric mcp: --rules: %v\n", err)
 			return exitError
 		}
-		gate, diags := fs.NewRulesGate(file)
+		gate, diags := firestore.NewRulesGate(file)
 		if gate == nil {
 			for _, d := range diags {
 				fmt.Fprintln(stdio.Err, source.Render(file, d))

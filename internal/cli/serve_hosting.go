@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // hostingOptions are the backend's Hosting options for o (none without a
@@ -84,7 +84,6 @@ func hostingHandler(he *backend.HostingEndpoint) http.Handler {
 			out.Requests = append(out.Requests, request{At: rec.At, Site: rec.Site, Method: rec.Method, Path: rec.Path, Status: rec.Status,
 				Rule: rec.Rule, Headers: rec.Headers, File: rec.File, DurationMs: float64(rec.Duration.Microseconds()) / 1000})
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_ = json.NewEncoder(w).Encode(out)
+		httpjson.Style{Charset: "utf-8", Newline: true}.JSON(w, http.StatusOK, out)
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 )
 
 // indexesWatcher loads firestore.indexes.json (firebase.json's
@@ -24,7 +24,7 @@ type indexesWatcher struct {
 	path    string
 	enforce bool
 	w       io.Writer
-	e       *engine.Engine // set once the backend runs
+	e       *firestore.Engine // set once the backend runs
 
 	mu      sync.Mutex
 	content []byte // the content last looked at (nil: missing)
@@ -32,7 +32,7 @@ type indexesWatcher struct {
 }
 
 // read parses the file: nil without one. Errors name the file.
-func (iw *indexesWatcher) read() (*engine.IndexConfig, []byte, error) {
+func (iw *indexesWatcher) read() (*firestore.IndexConfig, []byte, error) {
 	b, err := os.ReadFile(iw.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -40,7 +40,7 @@ func (iw *indexesWatcher) read() (*engine.IndexConfig, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := engine.ParseIndexFile(iw.path, b)
+	cfg, err := firestore.ParseIndexFile(iw.path, b)
 	return cfg, b, err
 }
 
@@ -48,7 +48,7 @@ func (iw *indexesWatcher) read() (*engine.IndexConfig, []byte, error) {
 // enforcement a bad file is an error (serve does not start), without it
 // a warning (nothing is declared). It returns the enforced configuration
 // for the backend's options (nil without enforcement).
-func (iw *indexesWatcher) start() (enforced, declared *engine.IndexConfig, err error) {
+func (iw *indexesWatcher) start() (enforced, declared *firestore.IndexConfig, err error) {
 	cfg, b, err := iw.read()
 	iw.seen, iw.content = true, b
 	switch {
@@ -58,7 +58,7 @@ func (iw *indexesWatcher) start() (enforced, declared *engine.IndexConfig, err e
 		fmt.Fprintf(iw.w, "pyric: %v; no indexes are declared until it parses\n", err)
 		return nil, nil, nil
 	case iw.enforce && cfg == nil:
-		return &engine.IndexConfig{}, nil, nil // enforce, with nothing declared
+		return &firestore.IndexConfig{}, nil, nil // enforce, with nothing declared
 	case iw.enforce:
 		return cfg, nil, nil
 	}

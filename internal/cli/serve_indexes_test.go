@@ -9,7 +9,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -30,10 +30,10 @@ func TestIndexesWatcher(t *testing.T) {
 		return `{"indexes":[{"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"` + a +
 			`","order":"ASCENDING"},{"fieldPath":"` + b + `","order":"DESCENDING"}]}]}`
 	}
-	e := engine.New(engine.Options{})
-	db := engine.DatabaseName{Project: "p", Database: engine.DefaultDatabase}
+	e := firestore.New(firestore.Options{})
+	db := firestore.DatabaseName{Project: "p", Database: firestore.DefaultDatabase}
 	if _, err := e.Commit(t.Context(), identity.AdminIdentity(), &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{Operation: &pb.Write_Update{
-		Update: &pb.Document{Name: db.DocName("c/1"), Fields: map[string]*pb.Value{"a": engine.Int(1), "b": engine.Int(2), "z": engine.Int(3)}}}}}}); err != nil {
+		Update: &pb.Document{Name: db.DocName("c/1"), Fields: map[string]*pb.Value{"a": firestore.Int(1), "b": firestore.Int(2), "z": firestore.Int(3)}}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	maintained := func() string {

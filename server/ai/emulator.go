@@ -25,7 +25,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 	}
 	switch {
 	case sub == "ai/script" && r.Method == http.MethodGet:
-		writeJSON(w, 200, map[string]any{"entries": h.eng.Script(project)})
+		api.JSON(w, 200, map[string]any{"entries": h.eng.Script(project)})
 	case sub == "ai/script" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
 		body, err := io.ReadAll(io.LimitReader(r.Body, ai.MaxScriptBytes+1))
 		if err != nil {
@@ -50,21 +50,21 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			writeError(w, &ai.Error{Code: 503, Status: "UNAVAILABLE", Message: err.Error()})
 			return
 		}
-		writeJSON(w, 200, map[string]any{"entries": len(h.eng.Script(project))})
+		api.JSON(w, 200, map[string]any{"entries": len(h.eng.Script(project))})
 	case sub == "ai/script" && r.Method == http.MethodDelete:
 		if err := h.eng.SetScript(project, nil); err != nil {
 			writeError(w, &ai.Error{Code: 503, Status: "UNAVAILABLE", Message: err.Error()})
 			return
 		}
-		writeJSON(w, 200, map[string]any{})
+		api.JSON(w, 200, map[string]any{})
 	case sub == "ai/calls" && r.Method == http.MethodGet:
-		writeJSON(w, 200, map[string]any{"calls": h.eng.Calls(project)})
+		api.JSON(w, 200, map[string]any{"calls": h.eng.Calls(project)})
 	case sub == "ai" && r.Method == http.MethodDelete:
 		if err := h.eng.Clear(project); err != nil {
 			writeError(w, &ai.Error{Code: 503, Status: "UNAVAILABLE", Message: err.Error()})
 			return
 		}
-		writeJSON(w, 200, map[string]any{})
+		api.JSON(w, 200, map[string]any{})
 	case sub == "ai/script" || sub == "ai/calls" || sub == "ai":
 		writeError(w, &ai.Error{Code: 405, Status: "INVALID_ARGUMENT", Message: "Method " + r.Method + " is not allowed on " + sub + "."})
 	default:

@@ -16,7 +16,6 @@
 package aiserver
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Options configure the handler.
@@ -66,7 +66,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/" && r.Method == http.MethodGet:
-		writeJSON(w, 200, map[string]any{"ai": map[string]any{"ready": true, "project": h.opts.DefaultProject}})
+		api.JSON(w, 200, map[string]any{"ai": map[string]any{"ready": true, "project": h.opts.DefaultProject}})
 	case strings.HasPrefix(path, "/emulator/v1/projects/"):
 		h.emulator(w, r, strings.TrimPrefix(path, "/emulator/v1/projects/"))
 	default:
@@ -173,9 +173,7 @@ func (h *Handler) model(w http.ResponseWriter, r *http.Request, rt Route) {
 			writeError(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.WriteHeader(200)
-		w.Write(out)
+		api.Body(w, http.StatusOK, out)
 	case "streamGenerateContent":
 		h.stream(w, r, c)
 	case "countTokens":
@@ -184,9 +182,7 @@ func (h *Handler) model(w http.ResponseWriter, r *http.Request, rt Route) {
 			writeError(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.WriteHeader(200)
-		w.Write(out)
+		api.Body(w, http.StatusOK, out)
 	default:
 		writeError(w, ai.NotFound("Method not found."))
 	}
@@ -204,7 +200,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c ai.Call) {
 			if sse {
 				w.Header().Set("Content-Type", "text/event-stream")
 			} else {
-				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+				api.Headers(w)
 			}
 			w.Header().Set("Cache-Control", "no-cache")
 			w.WriteHeader(200)
@@ -230,7 +226,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c ai.Call) {
 	case err != nil:
 		var ae *ai.Error
 		if errors.As(err, &ae) {
-			env, _ := json.Marshal(map[string]*ai.Error{"error": ae})
+			env, _ := httpjson.Style{}.Encode(envelope(ae))
 			if sse {
 				w.Write(append(append([]byte("data: "), env...), "\r\n\r\n"...))
 			} else {
@@ -240,8 +236,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, c ai.Call) {
 	case !sse && started:
 		w.Write([]byte("]"))
 	case !sse:
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write([]byte("[]"))
+		api.Body(w, http.StatusOK, []byte("[]"))
 	}
 }
 
@@ -265,16 +260,23 @@ func caller(header string) (identity.Identity, bool) {
 	return id, oauth
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	w.Write(b)
+// api is how the Gemini and Vertex AI front ends write JSON; errAPI how
+// they write errors (pretty-printed, with <, > and & as they are).
+var (
+	api    = httpjson.Style{Charset: "UTF-8", Indent: true}
+	errAPI = httpjson.Style{Charset: "UTF-8", Indent: true, RawHTML: true}
+)
+
+// envelope is Google's error envelope of an engine error.
+func envelope(ae *ai.Error) httpjson.Envelope {
+	st := httpjson.Status{Code: ae.Code, Message: ae.Message, Status: ae.Status}
+	if ae.Details != nil {
+		st.Details = ae.Details
+	}
+	return httpjson.Envelope{Error: st}
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	ae := ai.AsError(err)
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(ae.HTTPStatus())
-	w.Write(ae.Envelope())
+	errAPI.JSON(w, ae.HTTPStatus(), envelope(ae))
 }

@@ -111,9 +111,9 @@ func (h *Handler) v1(req *request, rest string) {
 		}
 		switch rest {
 		case "projects":
-			writeJSON(req.w, 200, map[string]any{"projectId": auth.ProjectNumber, "authorizedDomains": []string{"localhost"}})
+			api.JSON(req.w, 200, map[string]any{"projectId": auth.ProjectNumber, "authorizedDomains": []string{"localhost"}})
 		case "recaptchaParams":
-			writeJSON(req.w, 200, map[string]any{"kind": "identitytoolkit#GetRecaptchaParamResponse",
+			api.JSON(req.w, 200, map[string]any{"kind": "identitytoolkit#GetRecaptchaParamResponse",
 				"recaptchaStoken":  "This-is-a-fake-token__Dont-send-this-to-the-Recaptcha-service__The-Auth-Emulator-does-not-support-Recaptcha",
 				"recaptchaSiteKey": "Fake-key__Do-not-send-this-to-Recaptcha_"})
 		default:
@@ -469,7 +469,7 @@ func (h *Handler) action(req *request) {
 	q := req.r.URL.Query()
 	mode, code, apiKey, cont := q.Get("mode"), q.Get("oobCode"), q.Get("apiKey"), q.Get("continueUrl")
 	fail := func(msg, instructions string) {
-		writeJSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": msg, "instructions": instructions}})
+		api.JSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": msg, "instructions": instructions}})
 	}
 	if apiKey == "" {
 		fail("missing apiKey query parameter", "Please modify the URL to specify an apiKey, such as ...&apiKey=YOUR_API_KEY")
@@ -486,7 +486,7 @@ func (h *Handler) action(req *request) {
 			http.Redirect(req.w, req.r, cont, http.StatusSeeOther)
 			return
 		}
-		writeJSON(req.w, 200, map[string]any{"authEmulator": status})
+		api.JSON(req.w, 200, map[string]any{"authEmulator": status})
 	}
 	e := h.eng
 	switch mode {
@@ -539,6 +539,6 @@ func (h *Handler) action(req *request) {
 		to.RawQuery = tq.Encode()
 		http.Redirect(req.w, req.r, to.String(), http.StatusSeeOther)
 	default:
-		writeJSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": "Invalid mode"}})
+		api.JSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": "Invalid mode"}})
 	}
 }

@@ -15,7 +15,6 @@
 package authserver
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -26,6 +25,7 @@ import (
 	"github.com/pyric/pyric/identity"
 
 	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Options configure the handler.
@@ -104,7 +104,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/" && r.Method == http.MethodGet:
-		writeJSON(w, 200, map[string]any{"authEmulator": map[string]any{"ready": true,
+		api.JSON(w, 200, map[string]any{"authEmulator": map[string]any{"ready": true,
 			"docs": "https://firebase.google.com/docs/emulator-suite", "apiSpec": "/emulator/openapi.json"}})
 	case strings.HasPrefix(path, "/identitytoolkit.googleapis.com/v1/"):
 		h.v1(req, strings.TrimPrefix(path, "/identitytoolkit.googleapis.com/v1/"))
@@ -216,27 +216,21 @@ func (req *request) targetProject(p string) error {
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+// api is how the Identity Toolkit and the emulator's endpoints write JSON.
+var api = httpjson.Style{Charset: "utf-8", Newline: true}
 
-// writeError encodes the Google JSON error envelope.
+// writeError encodes the Google JSON error envelope with the "errors"
+// list the SDKs read.
 func writeError(w http.ResponseWriter, err error) {
 	ae, ok := err.(*auth.Error)
 	if !ok {
 		ae = auth.Internal(err.Error())
 	}
-	e := map[string]any{"code": ae.HTTP, "message": ae.Message, "errors": ae.ErrorDetails()}
-	if ae.Status != "" {
-		e["status"] = ae.Status
-	}
-	writeJSON(w, ae.HTTP, map[string]any{"error": e})
+	api.Error(w, httpjson.Status{Code: ae.HTTP, Errors: ae.ErrorDetails(), Message: ae.Message, Status: ae.Status})
 }
 
 func methodNotAllowed(req *request) {
-	writeJSON(req.w, 405, map[string]any{"message": "Method " + req.r.Method + " not allowed for " + req.r.URL.RequestURI()})
+	api.JSON(req.w, 405, map[string]any{"message": "Method " + req.r.Method + " not allowed for " + req.r.URL.RequestURI()})
 }
 
 // respond writes an engine result.
@@ -245,5 +239,5 @@ func respond[T any](req *request, v T, err error) {
 		writeError(req.w, err)
 		return
 	}
-	writeJSON(req.w, 200, v)
+	api.JSON(req.w, 200, v)
 }

@@ -44,7 +44,7 @@ func (h *Handler) idpWidget(req *request) {
 	q := req.r.URL.Query()
 	apiKey, providerID := q.Get("apiKey"), q.Get("providerId")
 	if apiKey == "" || providerID == "" {
-		writeJSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": "missing apiKey or providerId query parameters"}})
+		api.JSON(req.w, 400, map[string]any{"authEmulator": map[string]any{"error": "missing apiKey or providerId query parameters"}})
 		return
 	}
 	req.call.Project = h.projectOfKey(apiKey)

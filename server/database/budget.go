@@ -91,7 +91,7 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request) (v any, 
 			if errors.As(err, &mb) {
 				tooLarge(w)
 			} else {
-				writeError(w, http.StatusBadRequest, "could not read the request body")
+				api.Message(w, http.StatusBadRequest, "could not read the request body")
 			}
 			return nil, nil, false
 		}
@@ -99,18 +99,18 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request) (v any, 
 	v, err := database.DecodeJSON(buf)
 	if err != nil {
 		release()
-		writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
+		api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
 		return nil, nil, false
 	}
 	return v, release, true
 }
 
 func tooLarge(w http.ResponseWriter) {
-	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Data to write exceeds the maximum size of %d bytes", database.MaxRESTWrite))
+	api.Message(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Data to write exceeds the maximum size of %d bytes", database.MaxRESTWrite))
 }
 
 func busy(w http.ResponseWriter, max int64) {
 	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, "too many large writes in flight: the request bodies being written already hold "+
+	api.Message(w, http.StatusServiceUnavailable, "too many large writes in flight: the request bodies being written already hold "+
 		strconv.FormatInt(max>>20, 10)+" MiB; retry when they finish")
 }

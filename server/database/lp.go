@@ -116,7 +116,7 @@ func (h *Handler) lpSession(id, pw string) *lpSession {
 func (h *Handler) lpStart(w http.ResponseWriter, r *http.Request) {
 	cb := r.URL.Query().Get("cb")
 	if !cbPattern.MatchString(cb) {
-		writeError(w, http.StatusBadRequest, "long polling needs a callback id (cb) of letters and digits")
+		api.Message(w, http.StatusBadRequest, "long polling needs a callback id (cb) of letters and digits")
 		return
 	}
 	conn := h.db.Connect(h.namespace(r), identity.Anonymous())

@@ -26,14 +26,14 @@ func restPath(r *http.Request) string {
 func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	who, err := caller(r)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
+		api.Message(w, http.StatusUnauthorized, err.Error())
 		return
 	}
 	ns, path := h.namespace(r), restPath(r)
 	qv := r.URL.Query()
 	print := qv.Get("print")
 	if print != "" && print != "pretty" && print != "silent" {
-		writeError(w, http.StatusBadRequest, "print must be 'pretty' or 'silent'")
+		api.Message(w, http.StatusBadRequest, "print must be 'pretty' or 'silent'")
 		return
 	}
 	method := r.Method
@@ -52,7 +52,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		h.restDelete(w, r, who, ns, path, print)
 	default:
-		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not supported")
+		api.Message(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not supported")
 	}
 }
 
@@ -83,7 +83,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	shallow := qv.Get("shallow") == "true"
 	if shallow && hasQuery {
-		writeError(w, http.StatusBadRequest, "Mixing 'shallow' and querying parameters is not supported")
+		api.Message(w, http.StatusBadRequest, "Mixing 'shallow' and querying parameters is not supported")
 		return
 	}
 	var qp *database.Query
@@ -109,17 +109,17 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	if shallow {
 		b, _ := json.Marshal(res.Value)
-		writeJSONBody(w, http.StatusOK, b)
+		api.Body(w, http.StatusOK, b)
 		return
 	}
-	writeJSONBody(w, http.StatusOK, render(res.Value, r, print))
+	api.Body(w, http.StatusOK, render(res.Value, r, print))
 }
 
 func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method string, who identity.Identity, ns, path, print string) {
 	// Decided before the body is read: rules that deny every caller
 	// here cost nothing to answer, however large the body.
 	if !h.db.MayWrite(who, ns, path) {
-		writeError(w, http.StatusUnauthorized, "Permission denied")
+		api.Message(w, http.StatusUnauthorized, "Permission denied")
 		return
 	}
 	v, release, ok := h.readWriteBody(w, r)
@@ -133,7 +133,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 		var stale *database.Stale
 		if errors.As(err, &stale) {
 			w.Header().Set("ETag", stale.ETag)
-			writeJSONBody(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+			api.Body(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
 			return
 		}
 		if err != nil {
@@ -147,18 +147,18 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeJSONBody(w, http.StatusOK, render(stored, r, print))
+		api.Body(w, http.StatusOK, render(stored, r, print))
 	case http.MethodPatch:
 		m, isObj := v.(map[string]any)
 		if !isObj {
-			writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
+			api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
 			return
 		}
 		for k := range m {
 			// An empty segment ("a//b") names no location: production
 			// refuses the update as it refuses invalid key names.
 			if strings.Contains(k, "//") {
-				writeError(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
+				api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
 				return
 			}
 		}
@@ -177,7 +177,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 		} else {
 			b, _ = json.Marshal(m)
 		}
-		writeJSONBody(w, http.StatusOK, b)
+		api.Body(w, http.StatusOK, b)
 	case http.MethodPost:
 		id, err := h.db.Push(who, ns, path, v)
 		if err != nil {
@@ -189,7 +189,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 			return
 		}
 		b, _ := json.Marshal(map[string]string{"name": id})
-		writeJSONBody(w, http.StatusOK, b)
+		api.Body(w, http.StatusOK, b)
 	}
 }
 
@@ -198,7 +198,7 @@ func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identit
 	var stale *database.Stale
 	if errors.As(err, &stale) {
 		w.Header().Set("ETag", stale.ETag)
-		writeJSONBody(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+		api.Body(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
 		return
 	}
 	if err != nil {
@@ -209,7 +209,7 @@ func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identit
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSONBody(w, http.StatusOK, []byte("null"))
+	api.Body(w, http.StatusOK, []byte("null"))
 }
 
 // serveRules is GET/PUT /.settings/rules.json?ns=: the namespace's rules
@@ -217,7 +217,7 @@ func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identit
 func (h *Handler) serveRules(w http.ResponseWriter, r *http.Request) {
 	who, err := caller(r)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
+		api.Message(w, http.StatusUnauthorized, err.Error())
 		return
 	}
 	ns := h.namespace(r)
@@ -227,24 +227,24 @@ func (h *Handler) serveRules(w http.ResponseWriter, r *http.Request) {
 		if src == "" {
 			src = "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}"
 		}
-		writeJSONBody(w, http.StatusOK, []byte(src))
+		api.Body(w, http.StatusOK, []byte(src))
 	case http.MethodPut:
 		if !who.IsAdmin() {
-			writeError(w, http.StatusUnauthorized, "Unauthorized request: setting rules needs admin credentials (Authorization: Bearer owner)")
+			api.Message(w, http.StatusUnauthorized, "Unauthorized request: setting rules needs admin credentials (Authorization: Bearer owner)")
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<20))
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "could not read the request body")
+			api.Message(w, http.StatusBadRequest, "could not read the request body")
 			return
 		}
 		if err := h.db.SetRules(ns, string(body)); err != nil {
 			writeErr(w, err)
 			return
 		}
-		writeJSONBody(w, http.StatusOK, []byte(`{"status":"ok"}`))
+		api.Body(w, http.StatusOK, []byte(`{"status":"ok"}`))
 	default:
-		writeError(w, http.StatusMethodNotAllowed, "use GET or PUT")
+		api.Message(w, http.StatusMethodNotAllowed, "use GET or PUT")
 	}
 }
 
@@ -257,7 +257,7 @@ var keepAlive = 30 * time.Second
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path string) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, http.StatusInternalServerError, "streaming is not supported by this connection")
+		api.Message(w, http.StatusInternalServerError, "streaming is not supported by this connection")
 		return
 	}
 	q, hasQuery, err := database.ParseRESTQuery(r.URL.Query())

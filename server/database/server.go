@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Options configure a Handler.
@@ -93,12 +95,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil && v != http.ErrAbortHandler {
 			log.Printf("database: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, debug.Stack())
-			writeError(w, http.StatusInternalServerError, "internal error")
+			api.Message(w, http.StatusInternalServerError, "internal error")
 		}
 	}()
 	select {
 	case <-h.done:
-		writeError(w, http.StatusServiceUnavailable, "the database is shutting down")
+		api.Message(w, http.StatusServiceUnavailable, "the database is shutting down")
 		return
 	default:
 	}
@@ -107,7 +109,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ns := h.namespace(r); !validNamespace(ns) {
-		writeError(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
+		api.Message(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
 		return
 	}
 	switch {
@@ -119,11 +121,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveRules(w, r)
 	case r.URL.Path == "/.inspect/coverage":
 		b, _ := json.Marshal(h.db.Coverage(h.namespace(r)))
-		writeJSONBody(w, http.StatusOK, b)
+		api.Body(w, http.StatusOK, b)
 	case strings.HasSuffix(r.URL.Path, ".json"):
 		h.serveREST(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "Not Found: use /<path>.json for REST or /.ws for the websocket protocol")
+		api.Message(w, http.StatusNotFound, "Not Found: use /<path>.json for REST or /.ws for the websocket protocol")
 	}
 }
 
@@ -224,33 +226,26 @@ func overrideValue(v any) (identity.Identity, error) {
 	return identity.NewUser(uid, tok), nil
 }
 
-func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-	_, _ = w.Write([]byte("\n"))
-}
+// api is how the RTDB REST API writes JSON: errors as {"error": "..."}.
+var api = httpjson.Style{Charset: "utf-8", Newline: true, Header: map[string]string{"Cache-Control": "no-cache"}}
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	writeJSONBody(w, status, b)
-}
-
-// statusOf maps an engine error to the REST status and message.
+// statusOf maps an engine error to the REST status and message: the REST
+// API's own table over the error's code (the API is older than Google's
+// canonical mapping: a denial is 401, a value too large 413).
 func statusOf(err error) (int, string) {
-	var den *database.Denied
-	var e *database.Error
-	switch {
-	case errors.As(err, &den):
-		return http.StatusUnauthorized, den.Message()
-	case errors.Is(err, database.ErrIndexNotDefined), errors.Is(err, database.ErrInvalidQuery),
-		errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
+	switch errcode.Of(err) {
+	case errcode.PermissionDenied:
+		var den *database.Denied
+		if errors.As(err, &den) {
+			return http.StatusUnauthorized, den.Message()
+		}
+	case errcode.InvalidArgument, errcode.FailedPrecondition:
+		var e *database.Error
 		if errors.As(err, &e) {
 			return http.StatusBadRequest, e.Msg
 		}
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, database.ErrTooBig):
+	case errcode.ResourceExhausted:
 		return http.StatusRequestEntityTooLarge, err.Error()
 	}
 	return http.StatusInternalServerError, "internal error: " + err.Error()
@@ -258,5 +253,5 @@ func statusOf(err error) (int, string) {
 
 func writeErr(w http.ResponseWriter, err error) {
 	status, msg := statusOf(err)
-	writeError(w, status, msg)
+	api.Message(w, status, msg)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -26,11 +27,11 @@ type reply []byte
 // serveWS runs one websocket connection of the v5 protocol.
 func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("v"); v != "" && v != "5" {
-		writeError(w, http.StatusBadRequest, "unsupported protocol version "+v+" (want v=5)")
+		api.Message(w, http.StatusBadRequest, "unsupported protocol version "+v+" (want v=5)")
 		return
 	}
 	if !h.wsEnter() {
-		writeError(w, http.StatusServiceUnavailable, "the database is shutting down")
+		api.Message(w, http.StatusServiceUnavailable, "the database is shutting down")
 		return
 	}
 	defer h.wsLeave()
@@ -278,19 +279,21 @@ func decodeMessage(msg string) (env string, req request, ctl string, err error) 
 
 // wireStatus is the protocol's status string for an engine error.
 func wireStatus(err error) (string, any) {
-	var den *database.Denied
-	switch {
-	case err == nil:
+	switch errcode.Of(err) {
+	case errcode.OK:
 		return "ok", ""
-	case errors.As(err, &den):
-		return "permission_denied", den.Message()
-	case errors.Is(err, database.ErrStale):
+	case errcode.PermissionDenied:
+		var den *database.Denied
+		if errors.As(err, &den) {
+			return "permission_denied", den.Message()
+		}
+	case errcode.Aborted:
 		return "datastale", "The transaction needs to be run again with current data"
-	case errors.Is(err, database.ErrTooBig):
+	case errcode.ResourceExhausted:
 		return "too_big", err.Error()
-	case errors.Is(err, database.ErrInvalidQuery), errors.Is(err, database.ErrInvalidData), errors.Is(err, database.ErrInvalidPath):
+	case errcode.InvalidArgument:
 		return "invalid_data", err.Error()
-	case errors.Is(err, database.ErrIndexNotDefined):
+	case errcode.FailedPrecondition:
 		// The SDK rejects the get with d, production's text; the status
 		// word itself is not shown to the app.
 		return "index_not_defined", err.Error()

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -107,12 +107,12 @@ func parseEmulatorPath(p string) (emulatorPath, bool) {
 	return e, e.database != ""
 }
 
-func (e emulatorPath) db() engine.DatabaseName {
+func (e emulatorPath) db() firestore.DatabaseName {
 	d := e.database
 	if d == "" {
-		d = engine.DefaultDatabase
+		d = firestore.DefaultDatabase
 	}
-	return engine.DatabaseName{Project: e.project, Database: d}
+	return firestore.DatabaseName{Project: e.project, Database: d}
 }
 
 // emulator serves /emulator/v1/... .
@@ -178,7 +178,7 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request, ep emulat
 	}
 	h.cov.start()
 	out := rulesResponse{Issues: issues(name, diags)}
-	writeJSONValue(w, out)
+	emulatorAPI.JSON(w, http.StatusOK, out)
 }
 
 // issues renders warnings as the emulator's issues.
@@ -206,10 +206,10 @@ func issues(name string, diags source.Diagnostics) []rulesIssue {
 func (h *httpHandler) getRules(w http.ResponseWriter, ep emulatorPath) {
 	name, text, loaded := h.s.Rules().Source(ep.project)
 	if !loaded {
-		writeJSONValue(w, rulesResponse{})
+		emulatorAPI.JSON(w, http.StatusOK, rulesResponse{})
 		return
 	}
-	writeJSONValue(w, rulesResponse{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: text}}},
+	emulatorAPI.JSON(w, http.StatusOK, rulesResponse{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: text}}},
 		Issues: issues(name, h.s.Rules().Warnings(ep.project))})
 }
 
@@ -226,7 +226,7 @@ func (h *httpHandler) clearData(w http.ResponseWriter, r *http.Request, ep emula
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []byte("{}\n"))
+	api.Body(w, http.StatusOK, []byte("{}"))
 }
 
 // bulkDelete deletes every document of the named collection groups.
@@ -258,12 +258,12 @@ func (h *httpHandler) bulkDelete(w http.ResponseWriter, r *http.Request, ep emul
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []byte("{}\n"))
+	api.Body(w, http.StatusOK, []byte("{}"))
 }
 
 // deleteWhere deletes, as admin, the current documents whose relative path
-// matches, in commits of at most engine.MaxWritesPerCommit writes.
-func (h *httpHandler) deleteWhere(ctx context.Context, db engine.DatabaseName, match func(rel string) bool) error {
+// matches, in commits of at most firestore.MaxWritesPerCommit writes.
+func (h *httpHandler) deleteWhere(ctx context.Context, db firestore.DatabaseName, match func(rel string) bool) error {
 	e := h.s.opts.Engine
 	root := db.String() + "/documents/"
 	var writes []*pb.Write
@@ -281,20 +281,11 @@ func (h *httpHandler) deleteWhere(ctx context.Context, db engine.DatabaseName, m
 			continue
 		}
 		writes = append(writes, &pb.Write{Operation: &pb.Write_Delete{Delete: d.GetName()}})
-		if len(writes) == engine.MaxWritesPerCommit {
+		if len(writes) == firestore.MaxWritesPerCommit {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
 	}
 	return flush()
-}
-
-func writeJSONValue(w http.ResponseWriter, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		writeError(w, status.Errorf(codes.Internal, "encoding response: %v", err))
-		return
-	}
-	writeJSON(w, http.StatusOK, append(b, '\n'))
 }

@@ -49,7 +49,7 @@ func (c *ruleCoverage) report(project string) coverageReport {
 
 func (h *httpHandler) ruleCoverage(w http.ResponseWriter, ep emulatorPath) {
 	h.cov.start()
-	writeJSONValue(w, h.cov.report(ep.project))
+	emulatorAPI.JSON(w, http.StatusOK, h.cov.report(ep.project))
 }
 
 // ruleCoverageHTML renders the report for a person: the rules source, and

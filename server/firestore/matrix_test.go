@@ -16,7 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/errcode"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -49,7 +50,7 @@ type outcome struct{ code, msg string }
 // WebChannel, and requires the same code and message from each.
 func TestTransportMatrix(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +167,6 @@ func bearerFor(c matrixCase) string {
 // restCode turns a REST status ("PERMISSION_DENIED") into the gRPC code
 // name ("PermissionDenied").
 func restCode(s string) string {
-	parts := strings.Split(strings.ToLower(s), "_")
-	for i, p := range parts {
-		if p != "" {
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
-		}
-	}
-	return strings.Join(parts, "")
+	c, _ := errcode.Parse(s)
+	return c.GRPC().String()
 }

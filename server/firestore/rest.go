@@ -2,7 +2,6 @@ package firestoreserver
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -12,8 +11,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Handler returns the HTTP/1.1 side of the Firestore port: everything that
@@ -88,7 +88,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // restTarget is a parsed /v1 resource path.
 type restTarget struct {
-	db     engine.DatabaseName
+	db     firestore.DatabaseName
 	rel    []string // segments below .../documents
 	method string   // the custom method after ':' ("" for none)
 }
@@ -135,16 +135,16 @@ func parseRESTPath(p string) (restTarget, error) {
 		// The route matches with an empty project or database id; the
 		// official emulator then rejects the name in its parser's words.
 		if len(segs) == 5 && t.method != "" {
-			_, err := engine.ParseDatabaseName(strings.Join(segs[:4], "/"))
+			_, err := firestore.ParseDatabaseName(strings.Join(segs[:4], "/"))
 			return t, Err(err)
 		}
-		_, _, err := engine.ParseDocumentName(strings.Join(segs, "/"))
+		_, _, err := firestore.ParseDocumentName(strings.Join(segs, "/"))
 		return t, Err(err)
 	}
 	if len(segs) < 5 || segs[0] != "projects" || segs[2] != "databases" || segs[1] == "" || segs[3] == "" {
 		return t, status.Errorf(codes.NotFound, "%q is not a Firestore resource: REST paths look like /v1/projects/{project}/databases/{database}/documents/{path}", "/v1/"+p)
 	}
-	t.db = engine.DatabaseName{Project: segs[1], Database: segs[3]}
+	t.db = firestore.DatabaseName{Project: segs[1], Database: segs[3]}
 	if segs[4] != "documents" {
 		return t, status.Errorf(codes.NotFound, "%q is not a Firestore resource: expected .../databases/%s/documents after the database", "/v1/"+p, segs[3])
 	}
@@ -371,8 +371,8 @@ func respondArray[T proto.Message](w http.ResponseWriter, msgs []T, err error, f
 		}
 		b.Write(out)
 	}
-	b.WriteString("]\n")
-	writeJSON(w, http.StatusOK, []byte(b.String()))
+	b.WriteString("]")
+	api.Body(w, http.StatusOK, []byte(b.String()))
 }
 
 // respond answers a unary RPC.
@@ -386,12 +386,12 @@ func respond(w http.ResponseWriter, m proto.Message, err error) {
 		writeError(w, status.Errorf(codes.Internal, "encoding response: %v", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, append(out, '\n'))
+	api.Body(w, http.StatusOK, out)
 }
 
-func writeJSON(w http.ResponseWriter, code int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
-}
+// api is how Firestore's REST API writes JSON; emulatorAPI how the
+// emulator's own endpoints do (pretty-printed).
+var (
+	api         = httpjson.Style{Charset: "utf-8", Newline: true, Length: true}
+	emulatorAPI = httpjson.Style{Charset: "utf-8", Newline: true, Length: true, Indent: true}
+)

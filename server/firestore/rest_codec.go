@@ -16,7 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -24,6 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pyric/pyric/errcode"
 )
 
 // The JSON codec of the REST and WebChannel adapters: proto3 JSON as the
@@ -354,57 +355,11 @@ func enumNames(ed protoreflect.EnumDescriptor) string {
 	return strings.Join(names, ", ")
 }
 
-// httpStatus is the HTTP status Google's HTTP mapping gives a gRPC code.
-func httpStatus(c codes.Code) int {
-	switch c {
-	case codes.OK:
-		return http.StatusOK
-	case codes.Canceled:
-		return 499
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
-		return http.StatusBadRequest
-	case codes.Unauthenticated:
-		return http.StatusUnauthorized
-	case codes.PermissionDenied:
-		return http.StatusForbidden
-	case codes.NotFound:
-		return http.StatusNotFound
-	case codes.AlreadyExists, codes.Aborted:
-		return http.StatusConflict
-	case codes.ResourceExhausted:
-		return http.StatusTooManyRequests
-	case codes.Unimplemented:
-		return http.StatusNotImplemented
-	case codes.Unavailable:
-		return http.StatusServiceUnavailable
-	case codes.DeadlineExceeded:
-		return http.StatusGatewayTimeout
-	default:
-		return http.StatusInternalServerError
-	}
-}
-
-// statusName is the canonical name of a code, e.g. PERMISSION_DENIED.
-func statusName(c codes.Code) string { return code.Code(c).String() }
-
-// errorBody is Google's JSON error envelope.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Status  string `json:"status"`
-}
-
 // writeError answers err in Google's JSON envelope with the HTTP status of
-// its gRPC code; engine errors go through Status, the one mapping.
+// its code; engine errors go through Status, the one mapping.
 func writeError(w http.ResponseWriter, err error) {
 	st := Status(err)
-	hs := httpStatus(st.Code())
-	b, _ := json.Marshal(errorBody{Error: errorDetail{Code: hs, Message: st.Message(), Status: statusName(st.Code())}})
-	writeJSON(w, hs, append(b, '\n'))
+	api.Fail(w, errcode.FromGRPC(st.Code()), st.Message())
 }
 
 // asciiJSON escapes every non-ASCII character of a JSON text as \uXXXX

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // FuzzRESTRequest sends arbitrary methods, paths, query strings, bodies
@@ -35,7 +36,7 @@ func FuzzRESTRequest(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.query, s.body, s.auth)
 	}
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		f.Fatal(err)
 	}
@@ -60,7 +61,9 @@ func FuzzRESTRequest(f *testing.F) {
 			t.Fatalf("%s %s %q: 500 %s", method, target, body, rec.Body.String())
 		}
 		if rec.Code != 200 {
-			var e errorBody
+			var e struct {
+				Error httpjson.Status `json:"error"`
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Status == "" || e.Error.Code != rec.Code {
 				t.Fatalf("%s %s: %d with a body that is not the error envelope: %s", method, target, rec.Code, rec.Body.String())
 			}
@@ -94,7 +97,7 @@ func FuzzWebChannelMessage(f *testing.F) {
 	} {
 		f.Add(s, "owner", 0)
 	}
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		f.Fatal(err)
 	}

@@ -15,7 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // restRules are the rules the REST tests run under.
@@ -45,7 +46,7 @@ func aliceToken() string {
 // startREST serves a fresh engine with restRules loaded.
 func startREST(t testing.TB) (*httptest.Server, *Server) {
 	t.Helper()
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", restRules); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,9 @@ func (r reply) json(t *testing.T) any {
 // errStatus returns error.status and error.message of an error reply.
 func (r reply) err(t *testing.T) (string, string, int) {
 	t.Helper()
-	var e errorBody
+	var e struct {
+		Error httpjson.Status `json:"error"`
+	}
 	if err := json.Unmarshal([]byte(r.body), &e); err != nil {
 		t.Fatalf("error reply is not the Google envelope: %v\n%s", err, r.body)
 	}
@@ -325,8 +328,8 @@ func TestRESTCORS(t *testing.T) {
 // in the envelope instead of killing the connection.
 func TestRESTPanicIsInternal(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Engine: engine.New(engine.Options{})})
-	s.Engine().SetRules(engine.RulesFunc(func(_ context.Context, _ *engine.AuthzRequest) engine.Decision { panic("boom") }))
+	s := New(Options{Engine: firestore.New(firestore.Options{})})
+	s.Engine().SetRules(firestore.RulesFunc(func(_ context.Context, _ *firestore.AuthzRequest) firestore.Decision { panic("boom") }))
 	h := s.Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", docs+"/a/b", nil))

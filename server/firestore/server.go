@@ -17,14 +17,14 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
 // Options configure a Server.
 type Options struct {
 	// Engine serves every project and database routed to it.
-	Engine *engine.Engine
+	Engine *firestore.Engine
 	// Rules loads and hot-swaps firestore.rules for the engine, per
 	// project; the emulator's securityRules endpoints use it. Nil makes
 	// one whose rules file applies to every project.
@@ -48,7 +48,7 @@ func New(opts Options) *Server {
 }
 
 // Engine returns the engine the server adapts.
-func (s *Server) Engine() *engine.Engine { return s.opts.Engine }
+func (s *Server) Engine() *firestore.Engine { return s.opts.Engine }
 
 // Rules returns the rules manager.
 func (s *Server) Rules() *RulesManager { return s.opts.Rules }
@@ -87,10 +87,10 @@ func Status(err error) *status.Status {
 	if st, ok := status.FromError(err); ok && !isEngineError(err) {
 		return st
 	}
-	if d, ok := engine.DenialOf(err); ok {
+	if d, ok := firestore.DenialOf(err); ok {
 		msg := d.Decision.Reason
 		if msg == "" {
-			msg = engine.PermissionDeniedMessage
+			msg = firestore.PermissionDeniedMessage
 		}
 		if !strings.HasPrefix(msg, "\n") {
 			msg = "\n" + msg
@@ -102,11 +102,11 @@ func Status(err error) *status.Status {
 		}
 		return status.New(codes.PermissionDenied, msg)
 	}
-	return engine.Status(err)
+	return firestore.Status(err)
 }
 
 func isEngineError(err error) bool {
-	var e *engine.Error
+	var e *firestore.Error
 	return errors.As(err, &e)
 }
 

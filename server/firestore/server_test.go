@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -29,7 +29,7 @@ func TestIdentityFromContext(t *testing.T) {
 }
 
 func TestRulesManagerKeepsLastGoodRules(t *testing.T) {
-	e := engine.New(engine.Options{})
+	e := firestore.New(firestore.Options{})
 	m := NewRulesManager(e)
 	good := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
 	if _, err := m.Set("firestore.rules", good); err != nil {
@@ -52,7 +52,7 @@ func TestRulesManagerKeepsLastGoodRules(t *testing.T) {
 // securityRules) leave the others on the rules file; a new rules file
 // replaces the home project's override.
 func TestRulesPerProject(t *testing.T) {
-	e := engine.New(engine.Options{})
+	e := firestore.New(firestore.Options{})
 	m := NewRulesManager(e)
 	m.SetHomeProject("home")
 	open := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
@@ -68,7 +68,7 @@ func TestRulesPerProject(t *testing.T) {
 	}
 	get := func(project string) bool {
 		_, err := e.GetDocument(context.Background(), identity.Anonymous(), &pb.GetDocumentRequest{Name: "projects/" + project + "/databases/(default)/documents/x/y"})
-		return engine.Code(err) != codes.PermissionDenied
+		return firestore.Code(err) != codes.PermissionDenied
 	}
 	if !get("a") || get("b") || !get("home") {
 		t.Errorf("a %v b %v home %v, want true false true", get("a"), get("b"), get("home"))
@@ -87,7 +87,7 @@ func TestRulesPerProject(t *testing.T) {
 // TestCoveragePerProject: projects sharing the rules file count coverage
 // apart (the emulator reports it per project), allowed requests included.
 func TestCoveragePerProject(t *testing.T) {
-	e := engine.New(engine.Options{})
+	e := firestore.New(firestore.Options{})
 	m := NewRulesManager(e)
 	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /x/{id} { allow read: if id == 'y'; }\n  }\n}\n"
 	if _, err := m.Set("firestore.rules", src); err != nil {

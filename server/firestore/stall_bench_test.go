@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 )
 
 // hasAllRules make every create of /big evaluate hasAll over the
@@ -34,7 +34,7 @@ service cloud.firestore {
 // works its writes and rules out under the store's read lock, so reads
 // no longer wait for the evaluation (issue 34: the ratio was ≈450).
 func BenchmarkReadDuringHasAllWrites(b *testing.B) {
-	s := New(Options{Engine: engine.New(engine.Options{}), DefaultProject: "p"})
+	s := New(Options{Engine: firestore.New(firestore.Options{}), DefaultProject: "p"})
 	if _, err := s.Rules().Set("firestore.rules", hasAllRules); err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/errcode"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -99,9 +100,9 @@ type wcSession struct {
 	started bool       // the first request was handled
 
 	// Listen
-	ls *engine.ListenStream
+	ls *firestore.ListenStream
 	// Write
-	ws *engine.WriteStream
+	ws *firestore.WriteStream
 }
 
 func newSessionID() string {
@@ -382,7 +383,7 @@ func (s *wcSession) send(m proto.Message) {
 // ends a stream that failed.
 func (s *wcSession) fail(err error) {
 	st := Status(err)
-	name := statusName(st.Code())
+	name := errcode.FromGRPC(st.Code()).String()
 	b, _ := marshalErrorMsg(name+": "+st.Message(), name)
 	s.queue(b, true)
 }

@@ -9,14 +9,15 @@ package functionsserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // maxEventBody bounds an event body posted to a function's URL, as an
@@ -138,20 +139,20 @@ func (h *Handler) runSchedule(w http.ResponseWriter, r *http.Request, rest strin
 	project, name, _ := strings.Cut(rest, "/schedules/")
 	name, ok := strings.CutSuffix(name, ":run")
 	if !ok || name == "" {
-		jsonError(w, http.StatusNotFound, "NOT_FOUND", "want POST /functions/projects/{project}/schedules/{name}:run")
+		api.Fail(w, errcode.NotFound, "want POST /functions/projects/{project}/schedules/{name}:run")
 		return
 	}
 	if r.Method != http.MethodPost {
-		jsonError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use POST to run a scheduled function")
+		api.Error(w, httpjson.Status{Code: http.StatusMethodNotAllowed, Status: "METHOD_NOT_ALLOWED", Message: "use POST to run a scheduled function"})
 		return
 	}
 	if project != h.eng.Project() && project != "-" { // "-": whichever project is served
-		jsonError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("project %q is not served here (functions run in %q)", project, h.eng.Project()))
+		api.Fail(w, errcode.NotFound, fmt.Sprintf("project %q is not served here (functions run in %q)", project, h.eng.Project()))
 		return
 	}
 	run, ok := h.eng.(scheduleRunner)
 	if !ok {
-		jsonError(w, http.StatusNotImplemented, "UNIMPLEMENTED", "this functions engine does not run schedules")
+		api.Fail(w, errcode.Unimplemented, "this functions engine does not run schedules")
 		return
 	}
 	var ep *functions.Endpoint
@@ -166,28 +167,23 @@ func (h *Handler) runSchedule(w http.ResponseWriter, r *http.Request, rest strin
 		}
 	}
 	if ep == nil {
-		jsonError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("Function %s does not exist", name))
+		api.Fail(w, errcode.NotFound, fmt.Sprintf("Function %s does not exist", name))
 		return
 	}
 	if ep.Schedule == nil {
-		jsonError(w, http.StatusBadRequest, "FAILED_PRECONDITION", fmt.Sprintf("Function %s is a %s function, not a scheduled one", ep.ID, ep.Kind()))
+		api.Fail(w, errcode.FailedPrecondition, fmt.Sprintf("Function %s is a %s function, not a scheduled one", ep.ID, ep.Kind()))
 		return
 	}
 	at, err := run.RunScheduled(r.Context(), ep.ID)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("the run of %s failed: %v", ep.ID, err))
+		api.Fail(w, errcode.Internal, fmt.Sprintf("the run of %s failed: %v", ep.ID, err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(map[string]string{"function": ep.ID, "scheduleTime": at.UTC().Format(time.RFC3339Nano)})
+	api.JSON(w, http.StatusOK, map[string]string{"function": ep.ID, "scheduleTime": at.UTC().Format(time.RFC3339Nano)})
 }
 
-// jsonError writes Google's JSON error envelope.
-func jsonError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": code}})
-}
+// api is how the emulator's functions endpoints write JSON.
+var api = httpjson.Style{Charset: "utf-8", Newline: true}
 
 // deliver runs an event function with the posted body, as the emulator
 // does for a request to an event function's URL.

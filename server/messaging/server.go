@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/messaging"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Options configure the handler.
@@ -167,7 +169,7 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, project string) {
 		return
 	}
 	status, out := h.sendOne(caller(r), project, body)
-	writeJSON(w, status, out)
+	api.JSON(w, status, out)
 }
 
 // sendOne runs one messages:send and returns the status and JSON body.
@@ -183,59 +185,46 @@ func (h *Handler) sendOne(id identity.Identity, project string, body []byte) (in
 	return envelope(err)
 }
 
-// googleError is the google.rpc.Status JSON envelope.
-type googleError struct {
-	Error googleStatus `json:"error"`
-}
-
-type googleStatus struct {
-	Code    int              `json:"code"`
-	Message string           `json:"message"`
-	Status  string           `json:"status"`
-	Details []map[string]any `json:"details,omitempty"`
-}
+// api is how the FCM v1 API and the instance-id service write JSON.
+var api = httpjson.Style{Charset: "UTF-8", Indent: true, Newline: true}
 
 // envelope maps an engine error to production's envelope: the FcmError
 // detail (when the engine names an FCM code) and the BadRequest detail.
-func envelope(err error) (int, googleError) {
+func envelope(err error) (int, httpjson.Envelope) {
 	var me *messaging.Error
 	if !errors.As(err, &me) {
-		return http.StatusInternalServerError, googleError{googleStatus{Code: 500, Message: err.Error(), Status: "INTERNAL"}}
+		return http.StatusInternalServerError, httpjson.Envelope{Error: httpjson.Canonical(errcode.Internal, err.Error())}
 	}
-	st := googleStatus{Code: me.HTTP(), Message: me.Msg, Status: me.Status()}
+	st := httpjson.Status{Code: me.HTTP(), Message: me.Msg, Status: me.Status()}
+	var details []map[string]any
 	if me.FcmCode != "" {
-		st.Details = append(st.Details, map[string]any{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": me.FcmCode})
+		details = append(details, map[string]any{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": me.FcmCode})
 	}
 	if me.BadRequest {
 		d := map[string]any{"@type": "type.googleapis.com/google.rpc.BadRequest"}
 		if len(me.Violations) > 0 {
 			d["fieldViolations"] = me.Violations
 		}
-		st.Details = append(st.Details, d)
+		details = append(details, d)
 	}
 	if me.Debug != "" {
-		st.Details = append(st.Details, map[string]any{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": me.Debug})
+		details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.DebugInfo", "detail": me.Debug})
 	}
-	return st.Code, googleError{st}
+	if details != nil {
+		st.Details = details
+	}
+	return st.Code, httpjson.Envelope{Error: st}
 }
 
+// writeError answers err's envelope; a status other than 0 replaces the
+// error's own (the HTTP layer's 405, 413 and 503).
 func writeError(w http.ResponseWriter, err error, status int) {
 	code, env := envelope(err)
 	if status != 0 {
 		code = status
 		env.Error.Code = status
 	}
-	writeJSON(w, code, env)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":500,"message":"encoding the response failed","status":"INTERNAL"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	api.JSON(w, code, env)
 }
 
 // iidRequest is the instance-id batch body.
@@ -254,11 +243,11 @@ func (h *Handler) topics(w http.ResponseWriter, r *http.Request, add bool) {
 	}
 	var req iidRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "InvalidJsonBody: " + err.Error()})
+		api.Message(w, http.StatusBadRequest, "InvalidJsonBody: "+err.Error())
 		return
 	}
 	if req.To == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "MissingTopic: \"to\" names no topic"})
+		api.Message(w, http.StatusBadRequest, "MissingTopic: \"to\" names no topic")
 		return
 	}
 	op := h.eng.Subscribe
@@ -273,7 +262,7 @@ func (h *Handler) topics(w http.ResponseWriter, r *http.Request, add bool) {
 		if errors.As(err, &me) {
 			status = me.HTTP()
 		}
-		writeJSON(w, status, map[string]string{"error": msg})
+		api.Message(w, status, msg)
 		return
 	}
 	out := make([]map[string]string, len(results))
@@ -283,7 +272,7 @@ func (h *Handler) topics(w http.ResponseWriter, r *http.Request, add bool) {
 			out[i]["error"] = res.Error
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+	api.JSON(w, http.StatusOK, map[string]any{"results": out})
 }
 
 // batch serves the legacy multipart batch: each part an application/http
@@ -461,13 +450,13 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			if msgs == nil {
 				msgs = []*messaging.Sent{}
 			}
-			writeJSON(w, http.StatusOK, map[string]any{"messages": msgs})
+			api.JSON(w, http.StatusOK, map[string]any{"messages": msgs})
 		case http.MethodDelete:
 			if err := h.eng.ClearMessages(id, project); err != nil {
 				writeError(w, err, 0)
 				return
 			}
-			writeJSON(w, http.StatusOK, map[string]any{})
+			api.JSON(w, http.StatusOK, map[string]any{})
 		default:
 			methodNotAllowed(w, r, "GET, DELETE")
 		}
@@ -475,7 +464,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 		if !allow(w, r, http.MethodGet) {
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"topics": h.eng.Topics(project)})
+		api.JSON(w, http.StatusOK, map[string]any{"topics": h.eng.Topics(project)})
 	case tail == "tokens":
 		switch r.Method {
 		case http.MethodGet:
@@ -483,7 +472,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			if toks == nil {
 				toks = []*messaging.TokenInfo{}
 			}
-			writeJSON(w, http.StatusOK, map[string]any{"tokens": toks})
+			api.JSON(w, http.StatusOK, map[string]any{"tokens": toks})
 		case http.MethodPost:
 			body, ok := readBody(w, r, h.limit(false))
 			if !ok {
@@ -503,7 +492,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 				writeError(w, err, 0)
 				return
 			}
-			writeJSON(w, http.StatusOK, t)
+			api.JSON(w, http.StatusOK, t)
 		default:
 			methodNotAllowed(w, r, "GET, POST")
 		}
@@ -515,13 +504,13 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 				writeError(w, err, 0)
 				return
 			}
-			writeJSON(w, http.StatusOK, t)
+			api.JSON(w, http.StatusOK, t)
 		case http.MethodDelete:
 			if err := h.eng.DeleteToken(id, project, parts[1]); err != nil {
 				writeError(w, err, 0)
 				return
 			}
-			writeJSON(w, http.StatusOK, map[string]any{})
+			api.JSON(w, http.StatusOK, map[string]any{})
 		default:
 			methodNotAllowed(w, r, "GET, DELETE")
 		}
@@ -539,7 +528,7 @@ func (h *Handler) emulator(w http.ResponseWriter, r *http.Request, rest string) 
 			writeError(w, err, 0)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"messages": in})
+		api.JSON(w, http.StatusOK, map[string]any{"messages": in})
 	default:
 		notFound(w, r.URL.Path)
 	}

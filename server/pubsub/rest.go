@@ -18,7 +18,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // maxBody bounds a REST request body: a 10 MB publish in base64 plus
@@ -76,8 +78,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Write(b)
+	api.Body(w, http.StatusOK, b)
 }
 
 var errNoRoute = errors.New("no route")
@@ -301,54 +302,11 @@ func (s *Server) route(ctx context.Context, method, path string, q map[string][]
 	return nil, errNoRoute
 }
 
-// httpStatus is the HTTP status Google's JSON APIs give a gRPC code.
-func httpStatus(c codes.Code) int {
-	switch c {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
-		return http.StatusBadRequest
-	case codes.NotFound:
-		return http.StatusNotFound
-	case codes.AlreadyExists, codes.Aborted:
-		return http.StatusConflict
-	case codes.ResourceExhausted:
-		return http.StatusTooManyRequests
-	case codes.Unavailable:
-		return http.StatusServiceUnavailable
-	case codes.Unimplemented:
-		return http.StatusNotImplemented
-	case codes.DeadlineExceeded:
-		return http.StatusGatewayTimeout
-	case codes.Canceled:
-		return 499
-	case codes.PermissionDenied:
-		return http.StatusForbidden
-	case codes.Unauthenticated:
-		return http.StatusUnauthorized
-	}
-	return http.StatusInternalServerError
-}
+// api is how the Pub/Sub REST API writes JSON (compact, no newline).
+var api = httpjson.Style{Charset: "UTF-8"}
 
 // writeErr writes Google's JSON error envelope.
 func writeErr(w http.ResponseWriter, err error) {
 	st, _ := status.FromError(grpcErr(err))
-	code := httpStatus(st.Code())
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(code)
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": st.Message(), "status": codeName(st.Code())}})
-	w.Write(b)
-}
-
-// codeName is the google.rpc.Code name (INVALID_ARGUMENT).
-func codeName(c codes.Code) string {
-	if c == codes.Canceled {
-		return "CANCELLED"
-	}
-	var b strings.Builder
-	for i, r := range c.String() {
-		if r >= 'A' && r <= 'Z' && i > 0 {
-			b.WriteByte('_')
-		}
-		b.WriteRune(r)
-	}
-	return strings.ToUpper(b.String())
+	api.Fail(w, errcode.FromGRPC(st.Code()), st.Message())
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/server/httpjson"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -253,19 +254,21 @@ var xmlConditionHeader = map[string]string{
 	"MetagenerationMatch": "X-Goog-If-Metageneration-Match", "MetagenerationNotMatch": "X-Goog-If-Metageneration-Not-Match",
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+// api is how GCS's JSON API and the Firebase v0 API write JSON.
+var api = httpjson.Style{Charset: "utf-8", Newline: true}
+
+// gcsReason is one element of the GCS envelope's "errors" list.
+type gcsReason struct {
+	Domain  string `json:"domain"`
+	Message string `json:"message"`
+	Reason  string `json:"reason"`
 }
 
 // gcsError writes the GCS error envelope.
 func gcsError(w http.ResponseWriter, err error) {
 	status := engine.HTTPStatus(err)
-	writeJSON(w, status, map[string]any{"error": map[string]any{
-		"code": status, "message": err.Error(),
-		"errors": []any{map[string]any{"message": err.Error(), "domain": "global", "reason": engine.Reason(err)}},
-	}})
+	api.Error(w, httpjson.Status{Code: status, Message: err.Error(),
+		Errors: []gcsReason{{Domain: "global", Message: err.Error(), Reason: engine.Reason(err)}}})
 }
 
 // firebaseError writes the Firebase v0 envelope; the JS SDK maps the
@@ -276,5 +279,5 @@ func firebaseError(w http.ResponseWriter, err error) {
 	if engine.CodeOf(err) == engine.NotFound {
 		msg = "Not Found."
 	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg}})
+	api.Error(w, httpjson.Status{Code: status, Message: msg})
 }

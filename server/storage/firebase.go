@@ -60,7 +60,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 			h.firebaseFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 	case http.MethodPatch:
 		res, err := decodeResource(r.Body)
 		if err != nil {
@@ -72,7 +72,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 			h.firebaseFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 	case http.MethodDelete:
 		if err := h.e.Delete(who, t.Bucket, t.Object, engine.Conditions{}); err != nil {
 			h.firebaseFail(w, r, err)
@@ -97,7 +97,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 			h.firebaseFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 	default:
 		h.firebaseFail(w, r, methodNotAllowed(r))
 	}
@@ -127,7 +127,7 @@ func (h *Handler) firebaseList(w http.ResponseWriter, r *http.Request, who ident
 	if res.NextPageToken != "" {
 		out["nextPageToken"] = res.NextPageToken
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 }
 
 func nonNil(s []string) []string {
@@ -156,7 +156,7 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 			h.firebaseFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 	case "resumable":
 		if cmd := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Goog-Upload-Command"))); cmd != "start" {
 			h.firebaseFail(w, r, badRequest("A resumable upload starts with X-Goog-Upload-Command: start, not %q.", cmd))
@@ -196,7 +196,7 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 			h.firebaseFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 	}
 }
 
@@ -255,7 +255,7 @@ func (h *Handler) firebaseChunk(w http.ResponseWriter, r *http.Request, bucket, 
 			return
 		}
 		hd.Set("X-Goog-Upload-Status", "final")
-		writeJSON(w, http.StatusOK, firebaseMetadata(o))
+		api.JSON(w, http.StatusOK, firebaseMetadata(o))
 		return
 	}
 	status()

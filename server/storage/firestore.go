@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	fsengine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/rules/value"
@@ -19,7 +19,7 @@ import (
 // (production's cross-service reads do not go through Firestore's rules).
 // The storage engine's rules binding caps them at 2 distinct documents per
 // request.
-func FirestoreLookup(fs *fsengine.Engine, project string) srules.FirestoreLookup {
+func FirestoreLookup(fs *firestore.Engine, project string) srules.FirestoreLookup {
 	return srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
 		name := "projects/" + project + "/databases/(default)/documents/" + strings.TrimPrefix(path, "/")
 		doc, err := fs.GetDocument(context.Background(), identity.AdminIdentity(), &pb.GetDocumentRequest{Name: name})
@@ -29,6 +29,6 @@ func FirestoreLookup(fs *fsengine.Engine, project string) srules.FirestoreLookup
 		if err != nil {
 			return nil, false, err
 		}
-		return fsengine.FieldsToRules(doc.Fields), true, nil
+		return firestore.FieldsToRules(doc.Fields), true, nil
 	})
 }

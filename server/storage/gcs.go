@@ -35,7 +35,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 				h.gcsFail(w, r, notFound("The specified bucket does not exist."))
 				return
 			}
-			writeJSON(w, http.StatusOK, gcsBucket(t.Bucket))
+			api.JSON(w, http.StatusOK, gcsBucket(t.Bucket))
 		default:
 			h.gcsFail(w, r, methodNotAllowed(r))
 		}
@@ -74,7 +74,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 				h.gcsFail(w, r, err)
 				return
 			}
-			writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+			api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		case http.MethodPatch, http.MethodPut:
 			c, err := conditions(r, false)
 			if err != nil {
@@ -104,7 +104,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 				h.gcsFail(w, r, err)
 				return
 			}
-			writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+			api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		case http.MethodDelete:
 			c, err := conditions(r, false)
 			if err != nil {
@@ -129,7 +129,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 		for _, b := range h.e.Buckets() {
 			items = append(items, gcsBucket(b))
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "storage#buckets", "items": items})
+		api.JSON(w, http.StatusOK, map[string]any{"kind": "storage#buckets", "items": items})
 	case http.MethodPost:
 		res, err := decodeResource(r.Body)
 		if err != nil {
@@ -140,7 +140,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 			h.gcsFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, gcsBucket(res.Name))
+		api.JSON(w, http.StatusOK, gcsBucket(res.Name))
 	default:
 		h.gcsFail(w, r, methodNotAllowed(r))
 	}
@@ -188,7 +188,7 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	if res.NextPageToken != "" {
 		out["nextPageToken"] = res.NextPageToken
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.JSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
@@ -225,11 +225,11 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 		return
 	}
 	if t.Action == "copyTo" {
-		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		return
 	}
 	size := strconv.FormatInt(o.Size, 10)
-	writeJSON(w, http.StatusOK, map[string]any{"kind": "storage#rewriteResponse", "totalBytesRewritten": size,
+	api.JSON(w, http.StatusOK, map[string]any{"kind": "storage#rewriteResponse", "totalBytesRewritten": size,
 		"objectSize": size, "done": true, "resource": gcsObject(baseURL(r), o)})
 }
 
@@ -353,14 +353,14 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 			h.gcsFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 	case "media", "":
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: t.Bucket, Name: name, MediaType: r.Header.Get("Content-Type"), Body: r.Body, Conditions: c})
 		if err != nil {
 			h.gcsFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 	case "resumable":
 		res, err := decodeResource(r.Body)
 		if err != nil {
@@ -386,7 +386,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		w.Header().Set("Location", baseURL(r)+"/upload/storage/v1/b/"+url.PathEscape(t.Bucket)+"/o?uploadType=resumable&name="+
 			url.QueryEscape(name)+"&upload_id="+u.ID)
 		w.Header().Set("X-GUploader-UploadID", u.ID)
-		writeJSON(w, http.StatusOK, map[string]any{})
+		api.JSON(w, http.StatusOK, map[string]any{})
 	default:
 		h.gcsFail(w, r, badRequest("Invalid uploadType %q.", ut))
 	}
@@ -419,7 +419,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 		return
 	}
 	if o := u.Object(); o != nil {
-		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		return
 	}
 	cr, err := parseContentRange(r.Header.Get("Content-Range"))
@@ -458,7 +458,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 			h.gcsFail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 		return
 	}
 	if n := u.Received(); n > 0 {
@@ -589,5 +589,5 @@ func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identit
 		h.gcsFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+	api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
 }

@@ -62,7 +62,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/b" || strings.HasPrefix(p, "/b/"):
 		h.gcs(w, r, p)
 	case p == "/" || p == "":
-		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "buckets": h.e.Buckets()})
+		api.JSON(w, http.StatusOK, map[string]any{"service": "storage", "buckets": h.e.Buckets()})
 	default:
 		h.xml(w, r, p)
 	}
@@ -123,20 +123,20 @@ func (h *Handler) setRules(w http.ResponseWriter, r *http.Request) {
 		} `json:"rules"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&body); err != nil || len(body.Rules.Files) == 0 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Request body must include 'rules.files' array"})
+		api.JSON(w, http.StatusBadRequest, map[string]any{"message": "Request body must include 'rules.files' array"})
 		return
 	}
 	f := body.Rules.Files[0]
 	if _, err := h.e.SetRules(f.Name, f.Content); err != nil {
 		var ce *engine.CompileError
 		if errors.As(err, &ce) {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"message": "There was an error updating rules, see logs for more details", "error": err.Error()})
+			api.JSON(w, http.StatusBadRequest, map[string]any{"message": "There was an error updating rules, see logs for more details", "error": err.Error()})
 			return
 		}
 		h.gcsFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{})
+	api.JSON(w, http.StatusOK, map[string]any{})
 }
 
 func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {

@@ -13,7 +13,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/event"
-	fsengine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
 	engine "github.com/pyric/pyric/storage"
@@ -426,7 +426,7 @@ func TestSetRulesAndCORS(t *testing.T) {
 // engine.
 func TestFirestoreLookup(t *testing.T) {
 	s := newServer(t, openRules)
-	fs := fsengine.New(fsengine.Options{})
+	fs := firestore.New(firestore.Options{})
 	s.e.SetFirestore(FirestoreLookup(fs, "demo-pyric"))
 	_, err := fs.Commit(context.Background(), identity.AdminIdentity(), &pb.CommitRequest{
 		Database: "projects/demo-pyric/databases/(default)",

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/firestore"
+	gcfirestore "cloud.google.com/go/firestore"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/pyric/pyric/backend"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/server"
 	fsserver "github.com/pyric/pyric/server/firestore"
@@ -40,7 +40,7 @@ type Options struct {
 	// Indexes turns on index enforcement with these declared indexes
 	// (firestore.indexes.json); nil leaves every query allowed, as on the
 	// emulator.
-	Indexes *engine.IndexConfig
+	Indexes *firestore.IndexConfig
 	// Addr is the address to listen on (default 127.0.0.1:0); tests that
 	// restart a server on the same port (client reconnects) set it.
 	Addr string
@@ -57,7 +57,7 @@ type Server struct {
 	Project   string
 	Backend   *backend.Backend
 	Sandbox   *sandbox.Sandbox
-	Engine    *engine.Engine
+	Engine    *firestore.Engine
 	Firestore *fsserver.Server
 	GRPC      *fsserver.GRPC
 	Port      *server.Port
@@ -123,17 +123,17 @@ func (s *Server) Conn(t testing.TB, token string) *grpc.ClientConn {
 
 // Client returns an official Go client acting as admin ("Bearer owner"),
 // as FIRESTORE_EMULATOR_HOST would configure it, on the default project.
-func (s *Server) Client(t testing.TB) *firestore.Client {
+func (s *Server) Client(t testing.TB) *gcfirestore.Client {
 	t.Helper()
-	return s.ClientAs(t, s.Project, firestore.DefaultDatabaseID, Owner)
+	return s.ClientAs(t, s.Project, gcfirestore.DefaultDatabaseID, Owner)
 }
 
 // ClientAs returns an official Go client for a project and database that
 // sends token as its bearer (empty: no Authorization, an unauthenticated
 // caller; an unsigned JWT such as emulator.MockToken: that user).
-func (s *Server) ClientAs(t testing.TB, project, database, token string) *firestore.Client {
+func (s *Server) ClientAs(t testing.TB, project, database, token string) *gcfirestore.Client {
 	t.Helper()
-	c, err := firestore.NewClientWithDatabase(context.Background(), project, database,
+	c, err := gcfirestore.NewClientWithDatabase(context.Background(), project, database,
 		option.WithGRPCConn(s.Conn(t, token)))
 	if err != nil {
 		t.Fatalf("fstest: client: %v", err)

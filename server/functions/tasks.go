@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // TaskEngine is what the task queue port needs of the functions engine.
@@ -49,7 +51,7 @@ func (h *TasksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	// projects P locations L queues Q tasks [ID]
 	if len(parts) < 7 || len(parts) > 8 || parts[0] != "projects" || parts[2] != "locations" || parts[4] != "queues" || parts[6] != "tasks" {
-		jsonError(w, http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("%s is not a task queue's URL: want /projects/PROJECT/locations/LOCATION/queues/QUEUE/tasks[/ID]", r.URL.Path))
+		api.Fail(w, errcode.NotFound, fmt.Sprintf("%s is not a task queue's URL: want /projects/PROJECT/locations/LOCATION/queues/QUEUE/tasks[/ID]", r.URL.Path))
 		return
 	}
 	project, location, queue := parts[1], parts[3], parts[5]
@@ -60,7 +62,7 @@ func (h *TasksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case http.MethodGet:
 			h.list(w, project, location, queue, "")
 		default:
-			jsonError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use POST to create a task, GET to list them")
+			api.Error(w, httpjson.Status{Code: http.StatusMethodNotAllowed, Status: "METHOD_NOT_ALLOWED", Message: "use POST to create a task, GET to list them"})
 		}
 		return
 	}
@@ -71,29 +73,29 @@ func (h *TasksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			taskError(w, err)
 			return
 		}
-		writeJSON(w, map[string]any{})
+		api.JSON(w, http.StatusOK, map[string]any{})
 	case http.MethodGet:
 		h.list(w, project, location, queue, id)
 	default:
-		jsonError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "use GET or DELETE on a task")
+		api.Error(w, httpjson.Status{Code: http.StatusMethodNotAllowed, Status: "METHOD_NOT_ALLOWED", Message: "use GET or DELETE on a task"})
 	}
 }
 
 func (h *TasksHandler) create(w http.ResponseWriter, r *http.Request, project, location, queue string) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTaskRequest))
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("Task size too large: the request is over %d bytes.", maxTaskRequest))
+		api.Fail(w, errcode.InvalidArgument, fmt.Sprintf("Task size too large: the request is over %d bytes.", maxTaskRequest))
 		return
 	}
 	var req struct {
 		Task *functions.TaskRequest `json:"task"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
-		jsonError(w, http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf("Invalid JSON payload received. %v", err))
+		api.Fail(w, errcode.InvalidArgument, fmt.Sprintf("Invalid JSON payload received. %v", err))
 		return
 	}
 	if req.Task == nil {
-		jsonError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "CreateTaskRequest.task is required.")
+		api.Fail(w, errcode.InvalidArgument, "CreateTaskRequest.task is required.")
 		return
 	}
 	t, err := h.eng.EnqueueTask(project, location, queue, *req.Task)
@@ -101,7 +103,7 @@ func (h *TasksHandler) create(w http.ResponseWriter, r *http.Request, project, l
 		taskError(w, err)
 		return
 	}
-	writeJSON(w, t.Resource())
+	api.JSON(w, http.StatusOK, t.Resource())
 }
 
 func (h *TasksHandler) list(w http.ResponseWriter, project, location, queue, id string) {
@@ -114,7 +116,7 @@ func (h *TasksHandler) list(w http.ResponseWriter, project, location, queue, id 
 		if id == "" {
 			out = append(out, t.Resource())
 		} else if t.ID() == id {
-			writeJSON(w, t.Resource())
+			api.JSON(w, http.StatusOK, t.Resource())
 			return
 		}
 	}
@@ -123,10 +125,10 @@ func (h *TasksHandler) list(w http.ResponseWriter, project, location, queue, id 
 		return
 	}
 	if out == nil {
-		writeJSON(w, map[string]any{})
+		api.JSON(w, http.StatusOK, map[string]any{})
 		return
 	}
-	writeJSON(w, map[string]any{"tasks": out})
+	api.JSON(w, http.StatusOK, map[string]any{"tasks": out})
 }
 
 // taskError answers an engine error with Cloud Tasks' code.
@@ -134,17 +136,13 @@ func taskError(w http.ResponseWriter, err error) {
 	var invalid *functions.InvalidTaskError
 	switch {
 	case errors.Is(err, functions.ErrQueueNotFound), errors.Is(err, functions.ErrTaskNotFound):
-		jsonError(w, http.StatusNotFound, "NOT_FOUND", err.Error())
+		api.Fail(w, errcode.NotFound, err.Error())
 	case errors.Is(err, functions.ErrTaskExists):
-		jsonError(w, http.StatusConflict, "ALREADY_EXISTS", err.Error())
+		api.Fail(w, errcode.AlreadyExists, err.Error())
 	case errors.As(err, &invalid):
-		jsonError(w, http.StatusBadRequest, "INVALID_ARGUMENT", err.Error())
+		api.Fail(w, errcode.InvalidArgument, err.Error())
 	default:
-		jsonError(w, http.StatusServiceUnavailable, "UNAVAILABLE", fmt.Sprintf("the task could not be stored: %v", err))
+		api.Fail(w, errcode.Unavailable, fmt.Sprintf("the task could not be stored: %v", err))
 	}
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(v)
-}

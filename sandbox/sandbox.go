@@ -16,18 +16,19 @@ package sandbox
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
@@ -77,13 +78,13 @@ type Sandbox struct {
 	now   func() time.Time
 	newID func() string
 	bus   *event.Bus
-	fs    *firestore.Engine
-	auth  *auth.Engine
+	fs    *firestore.Engine // the Firestore service's engine
 	store *Store
 	def   firestore.DatabaseName
 	mu    sync.Mutex
 
-	// services in creation order: Firestore, Auth, then Options.Services.
+	// services in creation order (Options.Services, after Firestore's
+	// when they lack one).
 	services []service.Service
 }
 
@@ -124,60 +125,18 @@ func Open(opts Options) (*Sandbox, error) {
 		sb.newID = firestore.RandomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
-	ao := auth.Options{Clock: sb.now, Events: sb.bus}
-	if opts.Deterministic {
-		var seed [32]byte
-		for i := range 8 {
-			seed[i] = byte(opts.Seed >> (8 * i))
-		}
-		ao.IDs = rand.NewChaCha8(seed)
-	}
-	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
 		st, err := OpenStoreWith(opts.DataDir, StoreOptions{Sync: opts.Sync, Warn: opts.Warn})
 		if err != nil {
 			return nil, err
 		}
 		sb.store = st
-		fo.Persister = st
-		ao.Bucket = st.Bucket("auth")
 	}
-	legacy, err := sb.takeLegacyAuth()
-	if err != nil {
-		sb.closeStore()
-		return nil, err
+	regs := opts.Services
+	if !slices.ContainsFunc(regs, func(r service.Registration) bool { return r.Name == firestore.ServiceName }) {
+		regs = append([]service.Registration{firestore.Registration(firestore.Options{Rules: opts.Rules})}, regs...)
 	}
-	if sb.auth, err = auth.Open(ao); err != nil {
-		sb.closeStore()
-		return nil, fmt.Errorf("sandbox: restore auth: %w", err)
-	}
-	if legacy != nil {
-		if err := sb.auth.Restore(legacy); err != nil {
-			sb.closeStore()
-			return nil, fmt.Errorf("sandbox: restore auth from the previous format: %w", err)
-		}
-	}
-	sb.fs = firestore.New(fo)
-	if sb.store != nil {
-		dbs, err := sb.store.LoadStored()
-		if err != nil {
-			sb.store.Close()
-			return nil, err
-		}
-		for name, docs := range dbs {
-			if err := sb.fs.RestoreStored(name, docs); err != nil {
-				path := sb.store.db.Path()
-				sb.store.Close()
-				var de *firestore.StoredDocumentError
-				if errors.As(err, &de) {
-					return nil, &DamagedStoreError{Path: path, Problem: de.Error()}
-				}
-				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
-			}
-		}
-	}
-	sb.services = []service.Service{firestoreService{sb}, sb.auth}
-	for _, r := range opts.Services {
+	for _, r := range regs {
 		if err := sb.addService(r); err != nil {
 			sb.Close()
 			return nil, err
@@ -188,9 +147,13 @@ func Open(opts Options) (*Sandbox, error) {
 
 // env is the environment a service created by this sandbox receives.
 func (sb *Sandbox) env(name string) service.Env {
-	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus, Warn: sb.opts.Warn}
+	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus, Warn: sb.opts.Warn, Rand: crand.Reader}
+	if sb.opts.Deterministic {
+		env.Rand = seededRand(sb.opts.Seed, name)
+	}
 	if sb.store != nil {
 		env.Bucket = sb.store.Bucket(name)
+		env.Log = sb.store.Log(name)
 		env.DataDir = sb.opts.DataDir
 	}
 	return env
@@ -205,6 +168,10 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: two services named %q", r.Name)
 	}
 	svc, err := r.New(sb.env(r.Name))
+	var damaged *service.DamagedError
+	if errors.As(err, &damaged) && sb.store != nil {
+		return &DamagedStoreError{Path: sb.store.db.Path(), Problem: damaged.Problem}
+	}
 	if err != nil {
 		return fmt.Errorf("sandbox: create %s: %w", r.Name, err)
 	}
@@ -212,6 +179,9 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
 	}
 	sb.services = append(sb.services, svc)
+	if e, ok := Lookup[*firestore.Engine](sb); ok {
+		sb.fs = e
+	}
 	return nil
 }
 
@@ -230,16 +200,46 @@ func (sb *Sandbox) Service(name string) service.Service {
 	return nil
 }
 
-// Lookup returns the sandbox's service of type T (e.g.
-// sandbox.Lookup[*database.Engine](sb)).
-func Lookup[T service.Service](sb *Sandbox) (T, bool) {
+// Lookup returns the sandbox's service, or the engine a service wraps
+// (service.Wrapper), of type T (e.g. sandbox.Lookup[*database.Database](sb),
+// sandbox.Lookup[*auth.Engine](sb)).
+func Lookup[T any](sb *Sandbox) (T, bool) {
 	for _, s := range sb.services {
 		if t, ok := s.(T); ok {
 			return t, true
 		}
+		if w, ok := s.(service.Wrapper); ok {
+			if t, ok := w.Unwrap().(T); ok {
+				return t, true
+			}
+		}
 	}
 	var zero T
 	return zero, false
+}
+
+// seededRand is a deterministic sandbox's random source for the service
+// name: its own ChaCha8 stream from the seed and the name, so that one
+// service's draws do not shift another's.
+func seededRand(seed uint64, name string) io.Reader {
+	var key [32]byte
+	for i := range 8 {
+		key[i] = byte(seed >> (8 * i))
+	}
+	copy(key[8:], name)
+	return &lockedReader{r: rand.NewChaCha8(key)}
+}
+
+// lockedReader makes a reader safe for concurrent use.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }
 
 // stepClock is the deterministic clock: every reading advances it by 1 ms.
@@ -272,27 +272,6 @@ func (sb *Sandbox) Close() error {
 
 // Firestore returns the Firestore engine (the wire adapters' entry point).
 func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
-
-// Auth returns the Auth engine (the Auth adapter's entry point). It
-// persists its own changes to its bucket inside every mutation.
-func (sb *Sandbox) Auth() *auth.Engine { return sb.auth }
-
-// takeLegacyAuth removes the whole-state Auth blob earlier versions kept
-// (bucket "auth", key "state") and returns it, so the engine can restore
-// it record by record.
-func (sb *Sandbox) takeLegacyAuth() ([]byte, error) {
-	if sb.store == nil {
-		return nil, nil
-	}
-	state, err := sb.store.LoadAuth()
-	if err != nil || state == nil {
-		return nil, err
-	}
-	if err := sb.store.Bucket("auth").Update(func(tx service.Tx) error { return tx.Delete(authStateKey) }); err != nil {
-		return nil, err
-	}
-	return state, nil
-}
 
 func (sb *Sandbox) closeStore() {
 	if sb.store != nil {
@@ -425,12 +404,3 @@ func (f FirestoreAdmin) ListDocuments(ctx context.Context, collection string) ([
 
 // ErrSnapshot wraps every snapshot decoding error.
 var ErrSnapshot = errors.New("invalid snapshot")
-
-func sortedDBs(m map[firestore.DatabaseName][]*pb.Document) []firestore.DatabaseName {
-	out := make([]firestore.DatabaseName, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
-}

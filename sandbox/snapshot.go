@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // SnapshotVersion is the version written in snapshots. Version 3 keeps
@@ -109,55 +108,21 @@ func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*p
 	if err != nil {
 		return nil, err
 	}
-	st, ok := states["firestore"]
+	st, ok := states[firestore.ServiceName]
 	if !ok {
 		return map[firestore.DatabaseName][]*pb.Document{}, nil
 	}
-	var s firestoreState
-	if err := unmarshalState(st, &s); err != nil {
-		return nil, err
+	var s firestore.State
+	dec := json.NewDecoder(bytes.NewReader(st))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
 	}
-	return firestoreDocuments(project, s.Documents, s.Databases)
-}
-
-// firestoreDocuments validates and converts a Firestore state's documents.
-func firestoreDocuments(project string, def map[string]map[string]any, others map[string]map[string]map[string]any) (map[firestore.DatabaseName][]*pb.Document, error) {
-	out := map[firestore.DatabaseName][]*pb.Document{}
-	add := func(name firestore.DatabaseName, docs map[string]map[string]any) error {
-		paths := make([]string, 0, len(docs))
-		for p := range docs {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		for _, p := range paths {
-			rel := strings.Trim(p, "/")
-			if err := firestore.ValidateDocumentPath(rel); err != nil {
-				return fmt.Errorf("%w: document %q: %v", ErrSnapshot, p, err)
-			}
-			if docs[p] == nil {
-				return fmt.Errorf("%w: document %q: fields must be an object", ErrSnapshot, p)
-			}
-			fields, err := firestore.DecodeFields(docs[p], name)
-			if err != nil {
-				return fmt.Errorf("%w: document %q: %v", ErrSnapshot, p, err)
-			}
-			out[name] = append(out[name], &pb.Document{Name: name.DocName(rel), Fields: fields})
-		}
-		return nil
+	docs, err := firestore.StateDocuments(project, &s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
 	}
-	if err := add(firestore.DatabaseName{Project: project, Database: firestore.DefaultDatabase}, def); err != nil {
-		return nil, err
-	}
-	for n, docs := range others {
-		name, err := firestore.ParseDatabaseName(n)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
-		}
-		if err := add(name, docs); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return docs, nil
 }
 
 // LoadSnapshot replaces the whole state with a snapshot (clobber restore:
@@ -175,8 +140,13 @@ func (sb *Sandbox) LoadSnapshot(data []byte) error {
 			return fmt.Errorf("%w: no service %q in this sandbox", ErrSnapshot, name)
 		}
 	}
-	if _, err := ParseSnapshot(data, sb.opts.Project); err != nil {
-		return err
+	for _, svc := range sb.services {
+		c, ok := svc.(service.StateChecker)
+		if st, has := states[svc.Name()]; ok && has {
+			if err := c.CheckState(st); err != nil {
+				return fmt.Errorf("%w: services.%s: %v", ErrSnapshot, svc.Name(), err)
+			}
+		}
 	}
 	sb.mu.Lock()
 	defer sb.mu.Unlock()

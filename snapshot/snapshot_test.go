@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/auth"
-	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -73,7 +73,7 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 }
 
 func TestSeedErrors(t *testing.T) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSeedErrors(t *testing.T) {
 }
 
 func TestHandler(t *testing.T) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func FuzzSeed(f *testing.F) {
 	f.Add([]byte(`{"a/b": {"x": 1}}`))
 	f.Add([]byte(`{"version": 3, "services": {"firestore": {"documents": {"a/b": {}}}}}`))
 	f.Add([]byte(`{"version": 1, "firestore": {"a/b": {"t": {"__type": "timestamp", "seconds": 1, "nanos": 0}}}}`))
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func stripSaved(b []byte) string {
 
 func TestExportHandlerAndDataDir(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,30 +212,14 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 	}
 }
 
-func FuzzReadLog(f *testing.F) {
-	f.Add(writeLog([][]byte{[]byte("hello"), bytes.Repeat([]byte("x"), 40000)}))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := readLog(data)
-		if err != nil {
-			return
-		}
-		for _, r := range recs {
-			decodeEntity(r, firestoreDB) // must not panic
-		}
-	})
-}
-
-var firestoreDB = firestore.DatabaseName{Project: "p", Database: "(default)"}
-
 func TestAuthExportImport(t *testing.T) {
-	src, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	src, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "demo-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	c := auth.Call{Caller: identity.AdminIdentity(), Project: "demo-x"}
-	if _, err := src.Auth().BatchCreate(c, auth.BatchCreateRequest{Users: []auth.ImportUser{
+	if _, err := authOf(t, src).BatchCreate(c, auth.BatchCreateRequest{Users: []auth.ImportUser{
 		{LocalID: "alice", Email: "alice@example.com", DisplayName: "Alice", CustomAttributes: `{"admin":true}`},
 		{LocalID: "bob", Email: "bob@example.com", Disabled: true},
 	}}); err != nil {
@@ -245,7 +229,7 @@ func TestAuthExportImport(t *testing.T) {
 	if err := ExportDir(src, dir); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	dst, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "demo-x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ package service
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -58,8 +60,17 @@ type Env struct {
 	NewID func() string
 	// Events is the one event stream; Emit never blocks.
 	Events event.Emitter
+	// Rand is the service's own random source (secrets, salts, codes,
+	// ids that are not NewID's): seeded from the sandbox's seed and the
+	// service's name when the sandbox is deterministic, crypto/rand
+	// otherwise. It is safe for concurrent use.
+	Rand io.Reader
 	// Bucket is the service's own durable bucket; nil when in memory.
 	Bucket Bucket
+	// Log is the service's own key space written through the store's
+	// write-ahead log, for a service that group-commits (Firestore); nil
+	// when in memory. A service uses Bucket, Log or both.
+	Log Log
 	// DataDir is the sandbox's data directory, for state that does not
 	// belong in the store (object bytes); empty when in memory. A service
 	// keeps its files under DataDir/<Name()>.
@@ -106,3 +117,40 @@ type Tx interface {
 	// DeletePrefix deletes every key with the prefix.
 	DeletePrefix(prefix []byte) error
 }
+
+// Log is a service's key space in the store, written through the
+// store's write-ahead log: an Append is one record appended to the log
+// with one write (and one fdatasync when the store syncs every commit),
+// not a bbolt transaction, so a service that batches concurrent writes
+// (Firestore's group commit) acknowledges the batch at the cost of one
+// write. The store checkpoints the records into its file in bulk and, at
+// the next start, replays what a crash left before the service reads.
+// Keys live in named spaces (Firestore: one per database); values are
+// whole states of their key, so replaying a record twice changes
+// nothing.
+type Log interface {
+	// Append durably records changes in space, in order: a change with a
+	// nil Value deletes its Key (an empty, non-nil Value is a value). It
+	// keeps nothing of changes after it returns. An Append that returned
+	// nil survives kill -9; after one fails, every later Append fails.
+	Append(space string, changes []LogChange) error
+	// Load calls fn once per space holding keys, with every key and value
+	// in key order, what was appended included. The values are copies the
+	// service may keep.
+	Load(fn func(space string, entries []LogChange) error) error
+}
+
+// LogChange is one key's new state in a Log.
+type LogChange struct {
+	Key   string
+	Value []byte // nil: deleted
+}
+
+// DamagedError is a factory's report that what its Bucket or Log holds
+// cannot be read back (a stored record damaged): the sandbox reports the
+// store's file as damaged, naming Problem, and opens nothing.
+type DamagedError struct {
+	Problem string
+}
+
+func (e *DamagedError) Error() string { return fmt.Sprintf("stored data is damaged: %s", e.Problem) }

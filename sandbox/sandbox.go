@@ -1,37 +1,38 @@
 // Package sandbox owns Pyric's engines for one running backend: the
-// services (Firestore and Auth always, then every service registered
-// through Options.Services — the Realtime Database, Cloud Storage,
-// Messaging, AI Logic), the injectable clock and id source, the event bus
-// with its history, the admin plane that bypasses rules, reset, JSON
+// services registered through Options.Services (the backend registers
+// Firestore, Auth, the Realtime Database, Cloud Storage, Messaging, AI
+// Logic, Pub/Sub and Functions, one row each), the injectable clock, id
+// and random sources, the event bus with its history, reset, JSON
 // snapshots and crash-safe persistence in one embedded store.
 //
 // A new service is a package implementing service.Service with a
-// service.Factory (see package sandbox/service). Given to Open in
-// Options.Services, it gets for free: the sandbox clock and ids
-// (deterministic when asked), the event stream, its own durable bucket in
-// the data directory's store (nil in memory), reset with the rest of the
-// backend (bucket cleared, then Reset), and a key in every snapshot
-// ({"services": {name: state}}). Lookup finds it again by type.
+// service.Registration (see package sandbox/service). Given to Open in
+// Options.Services, it gets: the sandbox clock, ids and random source
+// (deterministic when asked), the event stream, its own durable Bucket
+// and write-ahead-logged Log in the data directory's store (nil in
+// memory; an acknowledged write survives kill -9), reset with the rest of
+// the backend (bucket and log cleared, then Reset), and a key in every
+// snapshot ({"services": {name: state}}). By implementing the optional
+// capabilities of sandbox/service it also gets a part in Emulator Suite
+// exports and imports (Exporter, Importer), its own state in session
+// captures (Capturer), a checked snapshot load (StateChecker) and a state
+// resource in the MCP server (Describer). Nothing in this package, in
+// snapshot, in capture's state or in the MCP server changes for it.
+// Lookup finds it, or the engine it wraps, by type.
 package sandbox
 
 import (
-	"context"
 	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -78,9 +79,8 @@ type Sandbox struct {
 	now   func() time.Time
 	newID func() string
 	bus   *event.Bus
-	fs    *firestore.Engine // the Firestore service's engine
+	fs    *firestore.Engine // the Firestore service's engine (firestore.go)
 	store *Store
-	def   firestore.DatabaseName
 	mu    sync.Mutex
 
 	// services in creation order (Options.Services, after Firestore's
@@ -96,7 +96,7 @@ func Open(opts Options) (*Sandbox, error) {
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
-	sb := &Sandbox{opts: opts, def: firestore.DatabaseName{Project: opts.Project, Database: firestore.DefaultDatabase}}
+	sb := &Sandbox{opts: opts}
 	switch {
 	case opts.Deterministic:
 		start := opts.Start
@@ -122,7 +122,7 @@ func Open(opts Options) (*Sandbox, error) {
 		if sb.now == nil {
 			sb.now = time.Now
 		}
-		sb.newID = firestore.RandomID
+		sb.newID = randomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
 	if opts.DataDir != "" {
@@ -132,11 +132,7 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		sb.store = st
 	}
-	regs := opts.Services
-	if !slices.ContainsFunc(regs, func(r service.Registration) bool { return r.Name == firestore.ServiceName }) {
-		regs = append([]service.Registration{firestore.Registration(firestore.Options{Rules: opts.Rules})}, regs...)
-	}
-	for _, r := range regs {
+	for _, r := range defaultRegistrations(opts) {
 		if err := sb.addService(r); err != nil {
 			sb.Close()
 			return nil, err
@@ -179,9 +175,7 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
 	}
 	sb.services = append(sb.services, svc)
-	if e, ok := Lookup[*firestore.Engine](sb); ok {
-		sb.fs = e
-	}
+	sb.found(svc)
 	return nil
 }
 
@@ -217,6 +211,21 @@ func Lookup[T any](sb *Sandbox) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// randomID mints a 20-character id from crypto/rand (the alphabet of
+// Firestore's auto ids).
+func randomID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var r [20]byte
+	_, _ = crand.Read(r[:])
+	for i := range r {
+		r[i] = alphabet[int(r[i])%len(alphabet)]
+	}
+	return string(r[:])
+}
+
+// Project is the sandbox's default project.
+func (sb *Sandbox) Project() string { return sb.opts.Project }
 
 // seededRand is a deterministic sandbox's random source for the service
 // name: its own ChaCha8 stream from the seed and the name, so that one
@@ -270,9 +279,6 @@ func (sb *Sandbox) Close() error {
 	return errors.Join(errs...)
 }
 
-// Firestore returns the Firestore engine (the wire adapters' entry point).
-func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
-
 func (sb *Sandbox) closeStore() {
 	if sb.store != nil {
 		sb.store.Close()
@@ -287,9 +293,6 @@ func (sb *Sandbox) Now() time.Time { return sb.now() }
 
 // NewID mints an id from the sandbox's id source.
 func (sb *Sandbox) NewID() string { return sb.newID() }
-
-// Database returns the default Firestore database name.
-func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 
 // Reset wipes all data of every service (memory and disk) and the event
 // history; the boundary event is emitted first and subscriptions survive.
@@ -319,87 +322,6 @@ func (sb *Sandbox) resetServices() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Admin is the rules-bypassing plane.
-type Admin struct{ sb *Sandbox }
-
-// Admin returns the admin plane.
-func (sb *Sandbox) Admin() Admin { return Admin{sb} }
-
-// FirestoreAdmin is the admin plane of Firestore, on the default database.
-type FirestoreAdmin struct{ sb *Sandbox }
-
-// Firestore returns the Firestore admin plane.
-func (a Admin) Firestore() FirestoreAdmin { return FirestoreAdmin{a.sb} }
-
-// AdminDoc is a listed document; Phantom marks a path with descendants but
-// no document.
-type AdminDoc struct {
-	Path    string         `json:"path"`
-	Data    map[string]any `json:"data"`
-	Phantom bool           `json:"phantom,omitempty"`
-}
-
-// GetDocument reads a document's fields in the JSON form; nil when missing.
-func (f FirestoreAdmin) GetDocument(ctx context.Context, path string) (map[string]any, error) {
-	r, err := f.sb.fs.BatchGetDocuments(ctx, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{
-		Database: f.sb.def.String(), Documents: []string{f.sb.def.DocName(path)}})
-	if err != nil {
-		return nil, err
-	}
-	if d := r[0].GetFound(); d != nil {
-		return firestore.EncodeFields(d.Fields, f.sb.def), nil
-	}
-	return nil, nil
-}
-
-// SetDocument replaces a document with data (JSON form or Go natives).
-func (f FirestoreAdmin) SetDocument(ctx context.Context, path string, data map[string]any) error {
-	fields, err := firestore.DecodeFields(data, f.sb.def)
-	if err != nil {
-		return err
-	}
-	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
-		Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{Name: f.sb.def.DocName(path), Fields: fields}}}}})
-	return err
-}
-
-// DeleteDocument deletes a document and reports whether it existed.
-func (f FirestoreAdmin) DeleteDocument(ctx context.Context, path string) (bool, error) {
-	cur, err := f.GetDocument(ctx, path)
-	if err != nil {
-		return false, err
-	}
-	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
-		Writes: []*pb.Write{{Operation: &pb.Write_Delete{Delete: f.sb.def.DocName(path)}}}})
-	return cur != nil && err == nil, err
-}
-
-// ListDocuments lists the documents of a collection path, with phantoms.
-func (f FirestoreAdmin) ListDocuments(ctx context.Context, collection string) ([]AdminDoc, error) {
-	if err := firestore.ValidateCollectionPath(collection); err != nil {
-		return nil, err
-	}
-	parent, id := "", collection
-	if i := strings.LastIndexByte(collection, '/'); i >= 0 {
-		parent, id = collection[:i], collection[i+1:]
-	}
-	r, err := f.sb.fs.ListDocuments(ctx, identity.AdminIdentity(), &pb.ListDocumentsRequest{
-		Parent: f.sb.def.DocName(parent), CollectionId: id, ShowMissing: true})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AdminDoc, 0, len(r.Documents))
-	for _, d := range r.Documents {
-		rel := strings.TrimPrefix(d.Name, f.sb.def.Documents()+"/")
-		if d.UpdateTime == nil {
-			out = append(out, AdminDoc{Path: rel, Phantom: true})
-			continue
-		}
-		out = append(out, AdminDoc{Path: rel, Data: firestore.EncodeFields(d.Fields, f.sb.def)})
-	}
-	return out, nil
 }
 
 // ErrSnapshot wraps every snapshot decoding error.

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -98,31 +95,6 @@ func orNull(b json.RawMessage) string {
 		return "null"
 	}
 	return string(b)
-}
-
-// ParseSnapshot decodes a snapshot's Firestore documents per database
-// without touching any sandbox; project names the default database's
-// project.
-func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*pb.Document, error) {
-	states, err := decodeSnapshot(data)
-	if err != nil {
-		return nil, err
-	}
-	st, ok := states[firestore.ServiceName]
-	if !ok {
-		return map[firestore.DatabaseName][]*pb.Document{}, nil
-	}
-	var s firestore.State
-	dec := json.NewDecoder(bytes.NewReader(st))
-	dec.UseNumber()
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
-	}
-	docs, err := firestore.StateDocuments(project, &s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
-	}
-	return docs, nil
 }
 
 // LoadSnapshot replaces the whole state with a snapshot (clobber restore:

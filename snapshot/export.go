@@ -263,8 +263,8 @@ func ExportHandler(sb *sandbox.Sandbox) http.Handler {
 }
 
 // ExportDataDir exports the state of a stopped server's data directory.
-func ExportDataDir(dataDir, dir string) error {
-	sb, err := open(dataDir)
+func ExportDataDir(dataDir, dir string, services []service.Registration) error {
+	sb, err := open(dataDir, services)
 	if err != nil {
 		return err
 	}
@@ -273,8 +273,8 @@ func ExportDataDir(dataDir, dir string) error {
 }
 
 // ImportDataDir replaces a data directory's state with an export.
-func ImportDataDir(dataDir, dir string) error {
-	sb, err := open(dataDir)
+func ImportDataDir(dataDir, dir string, services []service.Registration) error {
+	sb, err := open(dataDir, services)
 	if err != nil {
 		return err
 	}

@@ -430,14 +430,14 @@ func TestExportDataDirServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if err := ExportDataDir(data, out); err != nil {
+	if err := ExportDataDir(data, out, allServices); err != nil {
 		t.Fatal(err)
 	}
 	if blobs, _ := filepath.Glob(filepath.Join(out, "storage_export/blobs/*")); len(blobs) != 4 {
 		t.Errorf("%d blobs exported, want 4", len(blobs))
 	}
 	other := t.TempDir()
-	if err := ImportDataDir(other, out); err != nil {
+	if err := ImportDataDir(other, out, allServices); err != nil {
 		t.Fatal(err)
 	}
 	back, err := sandbox.Open(sandbox.Options{Project: "demo-x", DataDir: other, Services: backend.Services(&backend.Options{})})

@@ -28,10 +28,10 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	if err := writeFile(seedFile, seed); err != nil {
 		t.Fatal(err)
 	}
-	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false, allServices); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := SaveDir(dir)
+	snap, err := SaveDir(dir, allServices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,34 +40,34 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	}
 	// A second Prepare with another seed leaves existing state alone.
 	writeFile(seedFile, []byte(`{"x/y": {}}`))
-	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false, allServices); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := SaveDir(dir)
+	again, _ := SaveDir(dir, allServices)
 	if bytes.Contains(again, []byte(`"x/y"`)) {
 		t.Fatal("seed applied over existing state")
 	}
 	// Load into a fresh dir gives the same state.
 	other := t.TempDir()
-	if err := LoadDir(other, snap); err != nil {
+	if err := LoadDir(other, snap, allServices); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := SaveDir(other)
+	got, _ := SaveDir(other, allServices)
 	if stripSaved(got) != stripSaved(snap) {
 		t.Fatalf("round trip differs:\n%s\n---\n%s", got, snap)
 	}
 	// --fresh discards.
-	if err := Prepare(ctx, dir, "", "", true); err != nil {
+	if err := Prepare(ctx, dir, "", "", true, allServices); err != nil {
 		t.Fatal(err)
 	}
 	if !IsNew(dir) {
 		t.Fatal("--fresh kept the state")
 	}
 	// A bad snapshot leaves the state alone.
-	if err := LoadDir(other, []byte(`{"version": 3, "services": {"firestore": {"documents": {"bad": {}}}}}`)); err == nil {
+	if err := LoadDir(other, []byte(`{"version": 3, "services": {"firestore": {"documents": {"bad": {}}}}}`), allServices); err == nil {
 		t.Fatal("bad snapshot loaded")
 	}
-	if after, _ := SaveDir(other); stripSaved(after) != stripSaved(snap) {
+	if after, _ := SaveDir(other, allServices); stripSaved(after) != stripSaved(snap) {
 		t.Fatal("state changed by a failed load")
 	}
 }
@@ -191,15 +191,15 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 	}
 	// Offline: import into a data dir, export it again, same documents.
 	dataDir := t.TempDir()
-	if err := ImportDataDir(dataDir, out); err != nil {
+	if err := ImportDataDir(dataDir, out, allServices); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := SaveDir(dataDir)
+	snap, err := SaveDir(dataDir, allServices)
 	if err != nil || !bytes.Contains(snap, []byte(`"a/b"`)) {
 		t.Fatalf("import into data dir: %v\n%s", err, snap)
 	}
 	again := t.TempDir()
-	if err := ExportDataDir(dataDir, again); err != nil {
+	if err := ExportDataDir(dataDir, again, allServices); err != nil {
 		t.Fatal(err)
 	}
 	x, _ := os.ReadFile(filepath.Join(out, "firestore_export/all_namespaces/all_kinds/output-0"))
@@ -207,7 +207,7 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 	if !bytes.Equal(x, y) {
 		t.Fatal("export → import → export changed the data file")
 	}
-	if err := ImportDataDir(t.TempDir(), t.TempDir()); err == nil {
+	if err := ImportDataDir(t.TempDir(), t.TempDir(), allServices); err == nil {
 		t.Fatal("importing an empty directory succeeded")
 	}
 }
@@ -250,3 +250,7 @@ func TestAuthExportImport(t *testing.T) {
 		t.Fatalf("auth round trip differs:\n%s\n---\n%s", a, b)
 	}
 }
+
+// allServices are the backend's registrations, what the command line
+// opens a data directory with.
+var allServices = backend.Services(&backend.Options{})

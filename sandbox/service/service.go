@@ -1,13 +1,24 @@
 // Package service is the contract between the sandbox and the engines it
 // owns. A service (Firestore, Auth, the Realtime Database, Cloud Storage,
-// Messaging, AI Logic) implements Service; the sandbox gives it an Env when
-// it is created — the clock, the id source, the event stream and, when the
-// sandbox is durable, its own Bucket in the one embedded store — and from
-// then on resets, snapshots and restores it by name.
+// Messaging, AI Logic, Pub/Sub, Functions) implements Service and joins a
+// sandbox through a Registration; the sandbox gives it an Env when it is
+// created — the project, the clock, the id and random sources, the event
+// stream and, when the sandbox is durable, its own Bucket and Log in the
+// one embedded store and its directory for files — and from then on
+// resets, snapshots and restores it by name.
 //
 // Durability belongs to the engine: inside a mutation, before the mutation
 // is acknowledged, the engine writes what changed to its Bucket with
-// Update. A nil Env.Bucket means the sandbox is in memory.
+// Update, or appends it to its Log. A nil Env.Bucket means the sandbox is
+// in memory.
+//
+// Beyond Service, a service implements the optional capabilities of
+// capability.go (typed state, state checks, capture state, export and
+// import, a description) and the tools above the sandbox — snapshot and
+// export, capture, the MCP server — loop over the services that have
+// them. So a new service is its package, its wire adapter and one row in
+// the backend's table: no tool changes for it. The servicetest package
+// holds the contract suite every registration runs.
 //
 // This package imports nothing of pyric but event, so every engine can
 // implement it and the sandbox can own them all without import cycles.

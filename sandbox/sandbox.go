@@ -62,14 +62,16 @@ type Options struct {
 	Now func() time.Time
 	// History bounds the event history (0: event.DefaultHistory).
 	History int
-	// Rules is the initial Firestore rules gate (nil: no rules loaded).
+	// Rules is the initial Firestore rules gate (nil: no rules loaded) of
+	// the Firestore registration Open adds when Services lacks one.
 	Rules firestore.Rules
 	// Warn receives one-line notices about the data dir: a torn last
 	// write dropped at start, a damaged object found; nil writes them to
 	// standard error.
 	Warn func(string)
-	// Services are the services beyond Firestore and Auth, created in
-	// order after them; each name must be unique.
+	// Services are the sandbox's services, created in order (the
+	// backend's are backend.Services); each name must be unique. Without
+	// a "firestore" one, Open puts firestore.Registration first.
 	Services []service.Registration
 }
 

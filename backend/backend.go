@@ -8,9 +8,17 @@
 //	defer b.Shutdown(context.Background())
 //	os.Setenv("FIRESTORE_EMULATOR_HOST", b.Addr(backend.Firestore))
 //
-// A new service adds one entry to the endpoints table (endpoints.go): its
-// sandbox registration, default port and wire adapter. Everything else —
-// ports, banner addresses, shutdown — follows from the table.
+// A new service is its package (an engine with a service.Registration),
+// its wire adapter and one entry in the endpoints table (endpoints.go):
+// its sandbox registration, default port and adapter. Nothing else has
+// to change. Ports, banner addresses and shutdown follow from the table;
+// the sandbox gives the service its clock, ids, events and durable
+// storage, resets it and keeps it in snapshots; and the tools loop over
+// the capabilities it implements (package sandbox/service): exports and
+// imports (snapshot), session captures, the MCP server's state
+// resources. TestServiceContract runs the shared contract suite
+// (servicetest.Run) on every registration of the table, with the sample
+// state the new service adds there.
 package backend
 
 import (

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/pyric/pyric/ai"
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/database"
 	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/functions"
@@ -45,8 +46,8 @@ type endpoint struct {
 	defaultPort int // the Emulator Suite's port, used by `pyric serve`
 	what        string
 	env         []envVar
-	// registration adds the service to the sandbox; nil for the services
-	// every sandbox holds (Firestore, Auth).
+	// registration adds the service to the sandbox; nil for an endpoint
+	// that is no service of its own (Hosting).
 	registration func(opts *Options) service.Registration
 	start        func(b *Backend, opts *Options, l net.Listener) (*running, error)
 	// off, when set, leaves the endpoint off for these options (Hosting
@@ -66,8 +67,12 @@ func urlVar(name string) envVar  { return envVar{name: name, url: true} }
 
 // endpoints is the table: one row per service, in banner order.
 var endpoints = []*endpoint{
-	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")}, start: startFirestore},
-	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")}, start: startAuth},
+	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")},
+		registration: func(o *Options) service.Registration {
+			return engine.Registration(engine.Options{Rules: o.Sandbox.Rules})
+		}, start: startFirestore},
+	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")},
+		registration: func(*Options) service.Registration { return auth.Registration }, start: startAuth},
 	{name: Database, defaultPort: 9000, what: "Realtime Database WebSocket + REST", env: []envVar{hostVar("FIREBASE_DATABASE_EMULATOR_HOST")},
 		registration: func(o *Options) service.Registration {
 			return database.Registration(database.Options{Rules: o.DatabaseRules, RulesName: "database.rules.json"})
@@ -159,7 +164,11 @@ func (b *Backend) Firestore() *FirestoreEndpoint {
 }
 
 func startAuth(b *Backend, opts *Options, l net.Listener) (*running, error) {
-	h := authserver.New(b.Sandbox.Auth(), authserver.Options{DefaultProject: b.Project})
+	eng, ok := sandbox.Lookup[*auth.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Auth)
+	}
+	h := authserver.New(eng, authserver.Options{DefaultProject: b.Project})
 	return &running{port: server.NewPort(l, nil, h), state: h}, nil
 }
 
@@ -239,7 +248,9 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 	if err := eng.Start(env); err != nil {
 		return nil, err
 	}
-	go linkBlockingFunctions(b.Sandbox.Auth(), eng, b.Project, "http://"+l.Addr().String())
+	if a, ok := sandbox.Lookup[*auth.Engine](b.Sandbox); ok {
+		go linkBlockingFunctions(a, eng, b.Project, "http://"+l.Addr().String())
+	}
 	if ps, ok := sandbox.Lookup[*pubsub.Engine](b.Sandbox); ok {
 		linkPubSubTopics(ps, eng)
 	}

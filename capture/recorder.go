@@ -17,7 +17,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Options configure a Recorder.
@@ -553,15 +553,11 @@ func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
 	for _, svc := range b.Sandbox.Services() {
 		var st json.RawMessage
 		var err error
-		if e, ok := svc.(*storage.Engine); ok {
-			// What the rules see of each object, not its bytes: a fixture
-			// is rewritten on every flush, and uploads must not make each
-			// rewrite cost their size.
-			objs := e.Objects()
-			if objs == nil {
-				objs = []*storage.Object{}
-			}
-			st, err = json.Marshal(map[string]any{"objects": objs})
+		if c, ok := svc.(service.Capturer); ok {
+			// A fixture is rewritten on every flush: a service whose
+			// snapshot is costly (Storage's object bytes) says what a
+			// capture keeps.
+			st, err = c.CaptureState()
 		} else {
 			st, err = svc.Snapshot()
 		}

@@ -193,24 +193,29 @@ func unwrapRoot(m map[string]any) any {
 	return m
 }
 
-// snapshot is the service's state as JSON.
-type snapshot struct {
-	Namespaces map[string]nsSnapshot `json:"namespaces"`
+// State is the service's snapshot state, the one declaration of its
+// schema (service.TypedState): every namespace with data or rules of its
+// own.
+type State struct {
+	Namespaces map[string]NamespaceState `json:"namespaces"`
 }
 
-type nsSnapshot struct {
-	Data  any     `json:"data"`
-	Rules *string `json:"rules,omitempty"`
+// NamespaceState is one namespace in a State: its tree in the export
+// format (GET /.json?format=export; null when empty) and its own rules
+// source, when it has some.
+type NamespaceState struct {
+	Data  json.RawMessage `json:"data"`
+	Rules *string         `json:"rules,omitempty"`
 }
 
 // Snapshot returns every namespace's data (export format) and own rules.
 // onDisconnect queues are connection state and are not included.
 func (d *Database) Snapshot() (json.RawMessage, error) {
-	s := snapshot{Namespaces: map[string]nsSnapshot{}}
+	s := State{Namespaces: map[string]NamespaceState{}}
 	for _, name := range d.Namespaces() {
 		ns := d.ns(name)
 		ns.mu.RLock()
-		var e nsSnapshot
+		var e NamespaceState
 		if ns.root != nil {
 			// Encoded under the lock: the live tree changes in place.
 			b, err := json.Marshal(ns.root)
@@ -236,12 +241,7 @@ func (d *Database) Snapshot() (json.RawMessage, error) {
 // Restore replaces all state with a Snapshot's output, persisting it.
 // Listeners see the new data as a change. On error nothing changes.
 func (d *Database) Restore(state json.RawMessage) error {
-	var s struct {
-		Namespaces map[string]struct {
-			Data  json.RawMessage `json:"data"`
-			Rules *string         `json:"rules"`
-		} `json:"namespaces"`
-	}
+	var s State
 	if err := json.Unmarshal(state, &s); err != nil {
 		return fmt.Errorf("database: restore: %w", err)
 	}

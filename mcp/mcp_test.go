@@ -527,10 +527,15 @@ func TestResources(t *testing.T) {
 	e.create()
 	e.call("firestore_simulator_execute", map[string]any{"method": "delete", "path": "accounts/bob", "auth": alice})
 	res, err := e.sess.ListResources(context.Background(), nil)
-	if err != nil || len(res.Resources) != 3 {
+	// The rules, the events and one state resource per service.
+	if err != nil || len(res.Resources) != 3+len(e.sb.Services()) {
 		t.Fatalf("%v %d", err, len(res.Resources))
 	}
-	rr, err := e.sess.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: ResourceFirestoreRules})
+	rr, err := e.sess.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: ServiceStateURI("firestore")})
+	if err != nil || !strings.Contains(rr.Contents[0].Text, `"documents"`) {
+		t.Fatalf("firestore state resource: %v %+v", err, rr)
+	}
+	rr, err = e.sess.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: ResourceFirestoreRules})
 	if err != nil || rr.Contents[0].Text != testRules {
 		t.Fatalf("rules resource: %v", err)
 	}

@@ -17,6 +17,7 @@ const (
 )
 
 func (s *Server) addResources() {
+	s.addServiceResources()
 	s.mcp.AddResource(&sdk.Resource{URI: ResourceFirestoreRules, Name: "firestore.rules", MIMEType: "text/plain",
 		Description: "The Firestore Security Rules the sandbox enforces (empty when none are loaded: every client request is denied)."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {

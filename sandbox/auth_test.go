@@ -10,9 +10,25 @@ import (
 	"github.com/pyric/pyric/sandbox/service"
 )
 
+// openAuth opens a sandbox with Auth registered.
+func openAuth(opts Options) (*Sandbox, error) {
+	opts.Services = append([]service.Registration{auth.Registration}, opts.Services...)
+	return Open(opts)
+}
+
+// authOf is the sandbox's Auth engine.
+func authOf(t *testing.T, sb *Sandbox) *auth.Engine {
+	t.Helper()
+	e, ok := Lookup[*auth.Engine](sb)
+	if !ok {
+		t.Fatal("no auth service")
+	}
+	return e
+}
+
 func signUp(t *testing.T, sb *Sandbox, email string) string {
 	t.Helper()
-	r, err := sb.Auth().SignUp(auth.Call{Caller: identity.AdminIdentity(), Project: "demo-pyric"},
+	r, err := authOf(t, sb).SignUp(auth.Call{Caller: identity.AdminIdentity(), Project: "demo-pyric"},
 		auth.SignUpRequest{Email: &email, Password: "secret1"})
 	if err != nil {
 		t.Fatal(err)
@@ -23,24 +39,24 @@ func signUp(t *testing.T, sb *Sandbox, email string) string {
 func TestAuthUsersSurviveReopen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openAuth(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	uid := signUp(t, sb, "ada@example.com")
 	sb.Close()
 
-	sb2, err := Open(Options{DataDir: dir})
+	sb2, err := openAuth(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb2.Close()
-	users := sb2.Auth().Users("demo-pyric", "")
+	users := authOf(t, sb2).Users("demo-pyric", "")
 	if len(users) != 1 || users[0].LocalID != uid || users[0].Email != "ada@example.com" {
 		t.Fatalf("users after reopen: %+v", users)
 	}
 	// Password sign-in still works: the hash was persisted.
-	if _, err := sb2.Auth().SignInWithPassword(auth.Call{Caller: identity.Anonymous(), Project: "demo-pyric"},
+	if _, err := authOf(t, sb2).SignInWithPassword(auth.Call{Caller: identity.Anonymous(), Project: "demo-pyric"},
 		auth.SignInWithPasswordRequest{Email: ptr("ada@example.com"), Password: "secret1"}); err != nil {
 		t.Errorf("sign-in after reopen: %v", err)
 	}
@@ -49,19 +65,19 @@ func TestAuthUsersSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb2.Close()
-	sb3, err := Open(Options{DataDir: dir})
+	sb3, err := openAuth(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb3.Close()
-	if users := sb3.Auth().Users("demo-pyric", ""); len(users) != 0 {
+	if users := authOf(t, sb3).Users("demo-pyric", ""); len(users) != 0 {
 		t.Errorf("users after reset and reopen: %d", len(users))
 	}
 }
 
 func TestSnapshotCarriesAuthUsers(t *testing.T) {
 	t.Parallel()
-	sb, err := Open(Options{})
+	sb, err := openAuth(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +94,7 @@ func TestSnapshotCarriesAuthUsers(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	sb2, err := Open(Options{DataDir: dir})
+	sb2, err := openAuth(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +102,12 @@ func TestSnapshotCarriesAuthUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb2.Close()
-	sb3, err := Open(Options{DataDir: dir})
+	sb3, err := openAuth(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb3.Close()
-	if users := sb3.Auth().Users("demo-pyric", ""); len(users) != 1 || users[0].LocalID != uid {
+	if users := authOf(t, sb3).Users("demo-pyric", ""); len(users) != 1 || users[0].LocalID != uid {
 		t.Errorf("users after snapshot load and reopen: %+v", users)
 	}
 
@@ -100,7 +116,7 @@ func TestSnapshotCarriesAuthUsers(t *testing.T) {
 	if err := sb3.LoadSnapshot([]byte(bad)); err == nil {
 		t.Error("snapshot with a user without localId accepted")
 	}
-	if users := sb3.Auth().Users("demo-pyric", ""); len(users) != 1 {
+	if users := authOf(t, sb3).Users("demo-pyric", ""); len(users) != 1 {
 		t.Errorf("failed load changed state: %d users", len(users))
 	}
 }
@@ -127,16 +143,16 @@ func TestLegacyAuthStateMigrates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Bucket("auth").Update(func(tx service.Tx) error { return tx.Put(authStateKey, blob) }); err != nil {
+	if err := st.Bucket("auth").Update(func(tx service.Tx) error { return tx.Put([]byte("state"), blob) }); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
 	for range 2 { // migrated once, then read from the records
-		sb, err := Open(Options{DataDir: dir})
+		sb, err := openAuth(Options{DataDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		users := sb.Auth().Users("demo-pyric", "")
+		users := authOf(t, sb).Users("demo-pyric", "")
 		sb.Close()
 		if len(users) != 1 || users[0].LocalID != r.LocalID {
 			t.Fatalf("users = %+v", users)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // crashRun re-executes the test binary as a child running workload mode
@@ -76,7 +78,7 @@ func crashRun(t *testing.T, test, mode string, sm SyncMode, want int) (string, m
 func crashWorkload(spec string) {
 	mode, rest, _ := strings.Cut(spec, ":")
 	syncMode, dir, _ := strings.Cut(rest, ":")
-	sb, err := Open(Options{DataDir: dir, Sync: SyncMode(syncMode)})
+	sb, err := Open(Options{DataDir: dir, Sync: SyncMode(syncMode), Services: []service.Registration{notesRegistration}})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -142,6 +144,32 @@ func crashWorkload(spec string) {
 						fail(err)
 					}
 					ack(k, next)
+				}
+			}()
+		}
+	case "log":
+		// Another service's Log shares the write-ahead log with
+		// Firestore's commits: eight writers append to it while eight
+		// write documents.
+		notes, _ := Lookup[*notesService](sb)
+		for g := range 8 {
+			go func() {
+				for i := 1; ; i++ {
+					if err := notes.env.Log.Append(fmt.Sprint("s", g), []service.LogChange{{Key: fmt.Sprintf("k%06d", i), Value: []byte(fmt.Sprint(i))}}); err != nil {
+						fail(err)
+					}
+					ack(fmt.Sprint("s", g), i)
+				}
+			}()
+			go func() {
+				for i := 1; ; i++ {
+					rel := fmt.Sprintf("f%d/%d", g, i)
+					_, err := fs.Commit(bg, admin, &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{
+						Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName(rel), Fields: map[string]*pb.Value{"i": firestore.Int(int64(i))}}}}}})
+					if err != nil {
+						fail(err)
+					}
+					ack(fmt.Sprint("f", g), i)
 				}
 			}()
 		}
@@ -261,5 +289,96 @@ func TestCrashBulkWriter(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("%d of %d acknowledged writes lost", lost, len(acked))
+	}
+}
+
+// notesService is a service that keeps its state in its Log: the
+// write-ahead log behind the contract, used by a service other than
+// Firestore.
+type notesService struct{ env service.Env }
+
+var notesRegistration = service.Registration{Name: "notes", New: func(env service.Env) (service.Service, error) {
+	return &notesService{env: env}, nil
+}}
+
+func (n *notesService) Name() string { return "notes" }
+func (n *notesService) Reset() error { return nil }
+
+// Snapshot is every space's keys and values.
+func (n *notesService) Snapshot() (json.RawMessage, error) {
+	out := map[string]map[string]string{}
+	if n.env.Log != nil {
+		err := n.env.Log.Load(func(space string, entries []service.LogChange) error {
+			out[space] = map[string]string{}
+			for _, e := range entries {
+				out[space][e.Key] = string(e.Value)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(out)
+}
+
+func (n *notesService) Restore(json.RawMessage) error { return errors.New("notes: not restorable") }
+
+// TestCrashLogService: a service other than Firestore appends to its Log
+// while Firestore commits through the same write-ahead log; both are
+// killed with SIGKILL, and every acknowledged append and commit is there
+// after the reopen, each in its own service's keys.
+func TestCrashLogService(t *testing.T) {
+	if spec := os.Getenv("PYRIC_CRASH_WORKLOAD"); spec != "" {
+		crashWorkload(spec)
+		return
+	}
+	dir, acked := crashRun(t, "TestCrashLogService", "log", SyncBatch, 4000)
+	sb, err := Open(Options{DataDir: dir, Services: []service.Registration{notesRegistration}})
+	if err != nil {
+		t.Fatalf("reopen after kill -9: %v", err)
+	}
+	defer sb.Close()
+	notes, _ := Lookup[*notesService](sb)
+	kept := map[string]map[string]string{}
+	if err := notes.env.Log.Load(func(space string, entries []service.LogChange) error {
+		kept[space] = map[string]string{}
+		for _, e := range entries {
+			kept[space][e.Key] = string(e.Value)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for g := range 8 {
+		for i := 1; i <= acked[fmt.Sprint("s", g)]; i++ {
+			if kept[fmt.Sprint("s", g)][fmt.Sprintf("k%06d", i)] != fmt.Sprint(i) {
+				lost++
+			}
+		}
+		for i := 1; i <= acked[fmt.Sprint("f", g)]; i++ {
+			if d, _ := sb.Admin().Firestore().GetDocument(bg, fmt.Sprintf("f%d/%d", g, i)); d == nil {
+				lost++
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d acknowledged writes lost", lost)
+	}
+	if len(kept) != 8 || acked["s0"] == 0 || acked["f0"] == 0 {
+		t.Errorf("spaces kept: %d, acknowledged: %v", len(kept), acked)
+	}
+	for _, name := range sb.Firestore().Databases() {
+		if strings.Contains(name.String(), "s0") {
+			t.Errorf("a notes space became a Firestore database: %s", name)
+		}
+	}
+	// Reset clears the notes' log too.
+	if err := sb.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := notes.Snapshot(); string(st) != "{}" {
+		t.Errorf("notes after reset: %s", st)
 	}
 }

@@ -1,36 +1,38 @@
 // Package sandbox owns Pyric's engines for one running backend: the
-// services (Firestore and Auth always, then every service registered
-// through Options.Services — the Realtime Database, Cloud Storage,
-// Messaging, AI Logic), the injectable clock and id source, the event bus
-// with its history, the admin plane that bypasses rules, reset, JSON
+// services registered through Options.Services (the backend registers
+// Firestore, Auth, the Realtime Database, Cloud Storage, Messaging, AI
+// Logic, Pub/Sub and Functions, one row each), the injectable clock, id
+// and random sources, the event bus with its history, reset, JSON
 // snapshots and crash-safe persistence in one embedded store.
 //
 // A new service is a package implementing service.Service with a
-// service.Factory (see package sandbox/service). Given to Open in
-// Options.Services, it gets for free: the sandbox clock and ids
-// (deterministic when asked), the event stream, its own durable bucket in
-// the data directory's store (nil in memory), reset with the rest of the
-// backend (bucket cleared, then Reset), and a key in every snapshot
-// ({"services": {name: state}}). Lookup finds it again by type.
+// service.Registration (see package sandbox/service). Given to Open in
+// Options.Services, it gets: the sandbox clock, ids and random source
+// (deterministic when asked), the event stream, its own durable Bucket
+// and write-ahead-logged Log in the data directory's store (nil in
+// memory; an acknowledged write survives kill -9), reset with the rest of
+// the backend (bucket and log cleared, then Reset), and a key in every
+// snapshot ({"services": {name: state}}). By implementing the optional
+// capabilities of sandbox/service it also gets a part in Emulator Suite
+// exports and imports (Exporter, Importer), its own state in session
+// captures (Capturer), a checked snapshot load (StateChecker) and a state
+// resource in the MCP server (Describer). Nothing in this package, in
+// snapshot, in capture's state or in the MCP server changes for it.
+// Lookup finds it, or the engine it wraps, by type.
 package sandbox
 
 import (
-	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-
-	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -60,14 +62,16 @@ type Options struct {
 	Now func() time.Time
 	// History bounds the event history (0: event.DefaultHistory).
 	History int
-	// Rules is the initial Firestore rules gate (nil: no rules loaded).
+	// Rules is the initial Firestore rules gate (nil: no rules loaded) of
+	// the Firestore registration Open adds when Services lacks one.
 	Rules firestore.Rules
 	// Warn receives one-line notices about the data dir: a torn last
 	// write dropped at start, a damaged object found; nil writes them to
 	// standard error.
 	Warn func(string)
-	// Services are the services beyond Firestore and Auth, created in
-	// order after them; each name must be unique.
+	// Services are the sandbox's services, created in order (the
+	// backend's are backend.Services); each name must be unique. Without
+	// a "firestore" one, Open puts firestore.Registration first.
 	Services []service.Registration
 }
 
@@ -77,13 +81,12 @@ type Sandbox struct {
 	now   func() time.Time
 	newID func() string
 	bus   *event.Bus
-	fs    *firestore.Engine
-	auth  *auth.Engine
+	fs    *firestore.Engine // the Firestore service's engine (firestore.go)
 	store *Store
-	def   firestore.DatabaseName
 	mu    sync.Mutex
 
-	// services in creation order: Firestore, Auth, then Options.Services.
+	// services in creation order (Options.Services, after Firestore's
+	// when they lack one).
 	services []service.Service
 }
 
@@ -95,7 +98,7 @@ func Open(opts Options) (*Sandbox, error) {
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
-	sb := &Sandbox{opts: opts, def: firestore.DatabaseName{Project: opts.Project, Database: firestore.DefaultDatabase}}
+	sb := &Sandbox{opts: opts}
 	switch {
 	case opts.Deterministic:
 		start := opts.Start
@@ -121,63 +124,17 @@ func Open(opts Options) (*Sandbox, error) {
 		if sb.now == nil {
 			sb.now = time.Now
 		}
-		sb.newID = firestore.RandomID
+		sb.newID = randomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
-	ao := auth.Options{Clock: sb.now, Events: sb.bus}
-	if opts.Deterministic {
-		var seed [32]byte
-		for i := range 8 {
-			seed[i] = byte(opts.Seed >> (8 * i))
-		}
-		ao.IDs = rand.NewChaCha8(seed)
-	}
-	fo := firestore.Options{Rules: opts.Rules, Events: sb.bus, Now: sb.now, NewID: sb.newID}
 	if opts.DataDir != "" {
 		st, err := OpenStoreWith(opts.DataDir, StoreOptions{Sync: opts.Sync, Warn: opts.Warn})
 		if err != nil {
 			return nil, err
 		}
 		sb.store = st
-		fo.Persister = st
-		ao.Bucket = st.Bucket("auth")
 	}
-	legacy, err := sb.takeLegacyAuth()
-	if err != nil {
-		sb.closeStore()
-		return nil, err
-	}
-	if sb.auth, err = auth.Open(ao); err != nil {
-		sb.closeStore()
-		return nil, fmt.Errorf("sandbox: restore auth: %w", err)
-	}
-	if legacy != nil {
-		if err := sb.auth.Restore(legacy); err != nil {
-			sb.closeStore()
-			return nil, fmt.Errorf("sandbox: restore auth from the previous format: %w", err)
-		}
-	}
-	sb.fs = firestore.New(fo)
-	if sb.store != nil {
-		dbs, err := sb.store.LoadStored()
-		if err != nil {
-			sb.store.Close()
-			return nil, err
-		}
-		for name, docs := range dbs {
-			if err := sb.fs.RestoreStored(name, docs); err != nil {
-				path := sb.store.db.Path()
-				sb.store.Close()
-				var de *firestore.StoredDocumentError
-				if errors.As(err, &de) {
-					return nil, &DamagedStoreError{Path: path, Problem: de.Error()}
-				}
-				return nil, fmt.Errorf("sandbox: restore %s: %w", name, err)
-			}
-		}
-	}
-	sb.services = []service.Service{firestoreService{sb}, sb.auth}
-	for _, r := range opts.Services {
+	for _, r := range defaultRegistrations(opts) {
 		if err := sb.addService(r); err != nil {
 			sb.Close()
 			return nil, err
@@ -188,9 +145,13 @@ func Open(opts Options) (*Sandbox, error) {
 
 // env is the environment a service created by this sandbox receives.
 func (sb *Sandbox) env(name string) service.Env {
-	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus, Warn: sb.opts.Warn}
+	env := service.Env{Project: sb.opts.Project, Now: sb.now, NewID: sb.newID, Events: sb.bus, Warn: sb.opts.Warn, Rand: crand.Reader}
+	if sb.opts.Deterministic {
+		env.Rand = seededRand(sb.opts.Seed, name)
+	}
 	if sb.store != nil {
 		env.Bucket = sb.store.Bucket(name)
+		env.Log = sb.store.Log(name)
 		env.DataDir = sb.opts.DataDir
 	}
 	return env
@@ -205,6 +166,10 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: two services named %q", r.Name)
 	}
 	svc, err := r.New(sb.env(r.Name))
+	var damaged *service.DamagedError
+	if errors.As(err, &damaged) && sb.store != nil {
+		return &DamagedStoreError{Path: sb.store.db.Path(), Problem: damaged.Problem}
+	}
 	if err != nil {
 		return fmt.Errorf("sandbox: create %s: %w", r.Name, err)
 	}
@@ -212,6 +177,7 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
 	}
 	sb.services = append(sb.services, svc)
+	sb.found(svc)
 	return nil
 }
 
@@ -230,16 +196,61 @@ func (sb *Sandbox) Service(name string) service.Service {
 	return nil
 }
 
-// Lookup returns the sandbox's service of type T (e.g.
-// sandbox.Lookup[*database.Engine](sb)).
-func Lookup[T service.Service](sb *Sandbox) (T, bool) {
+// Lookup returns the sandbox's service, or the engine a service wraps
+// (service.Wrapper), of type T (e.g. sandbox.Lookup[*database.Database](sb),
+// sandbox.Lookup[*auth.Engine](sb)).
+func Lookup[T any](sb *Sandbox) (T, bool) {
 	for _, s := range sb.services {
 		if t, ok := s.(T); ok {
 			return t, true
 		}
+		if w, ok := s.(service.Wrapper); ok {
+			if t, ok := w.Unwrap().(T); ok {
+				return t, true
+			}
+		}
 	}
 	var zero T
 	return zero, false
+}
+
+// randomID mints a 20-character id from crypto/rand (the alphabet of
+// Firestore's auto ids).
+func randomID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var r [20]byte
+	_, _ = crand.Read(r[:])
+	for i := range r {
+		r[i] = alphabet[int(r[i])%len(alphabet)]
+	}
+	return string(r[:])
+}
+
+// Project is the sandbox's default project.
+func (sb *Sandbox) Project() string { return sb.opts.Project }
+
+// seededRand is a deterministic sandbox's random source for the service
+// name: its own ChaCha8 stream from the seed and the name, so that one
+// service's draws do not shift another's.
+func seededRand(seed uint64, name string) io.Reader {
+	var key [32]byte
+	for i := range 8 {
+		key[i] = byte(seed >> (8 * i))
+	}
+	copy(key[8:], name)
+	return &lockedReader{r: rand.NewChaCha8(key)}
+}
+
+// lockedReader makes a reader safe for concurrent use.
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }
 
 // stepClock is the deterministic clock: every reading advances it by 1 ms.
@@ -270,30 +281,6 @@ func (sb *Sandbox) Close() error {
 	return errors.Join(errs...)
 }
 
-// Firestore returns the Firestore engine (the wire adapters' entry point).
-func (sb *Sandbox) Firestore() *firestore.Engine { return sb.fs }
-
-// Auth returns the Auth engine (the Auth adapter's entry point). It
-// persists its own changes to its bucket inside every mutation.
-func (sb *Sandbox) Auth() *auth.Engine { return sb.auth }
-
-// takeLegacyAuth removes the whole-state Auth blob earlier versions kept
-// (bucket "auth", key "state") and returns it, so the engine can restore
-// it record by record.
-func (sb *Sandbox) takeLegacyAuth() ([]byte, error) {
-	if sb.store == nil {
-		return nil, nil
-	}
-	state, err := sb.store.LoadAuth()
-	if err != nil || state == nil {
-		return nil, err
-	}
-	if err := sb.store.Bucket("auth").Update(func(tx service.Tx) error { return tx.Delete(authStateKey) }); err != nil {
-		return nil, err
-	}
-	return state, nil
-}
-
 func (sb *Sandbox) closeStore() {
 	if sb.store != nil {
 		sb.store.Close()
@@ -308,9 +295,6 @@ func (sb *Sandbox) Now() time.Time { return sb.now() }
 
 // NewID mints an id from the sandbox's id source.
 func (sb *Sandbox) NewID() string { return sb.newID() }
-
-// Database returns the default Firestore database name.
-func (sb *Sandbox) Database() firestore.DatabaseName { return sb.def }
 
 // Reset wipes all data of every service (memory and disk) and the event
 // history; the boundary event is emitted first and subscriptions survive.
@@ -342,95 +326,5 @@ func (sb *Sandbox) resetServices() error {
 	return errors.Join(errs...)
 }
 
-// Admin is the rules-bypassing plane.
-type Admin struct{ sb *Sandbox }
-
-// Admin returns the admin plane.
-func (sb *Sandbox) Admin() Admin { return Admin{sb} }
-
-// FirestoreAdmin is the admin plane of Firestore, on the default database.
-type FirestoreAdmin struct{ sb *Sandbox }
-
-// Firestore returns the Firestore admin plane.
-func (a Admin) Firestore() FirestoreAdmin { return FirestoreAdmin{a.sb} }
-
-// AdminDoc is a listed document; Phantom marks a path with descendants but
-// no document.
-type AdminDoc struct {
-	Path    string         `json:"path"`
-	Data    map[string]any `json:"data"`
-	Phantom bool           `json:"phantom,omitempty"`
-}
-
-// GetDocument reads a document's fields in the JSON form; nil when missing.
-func (f FirestoreAdmin) GetDocument(ctx context.Context, path string) (map[string]any, error) {
-	r, err := f.sb.fs.BatchGetDocuments(ctx, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{
-		Database: f.sb.def.String(), Documents: []string{f.sb.def.DocName(path)}})
-	if err != nil {
-		return nil, err
-	}
-	if d := r[0].GetFound(); d != nil {
-		return firestore.EncodeFields(d.Fields, f.sb.def), nil
-	}
-	return nil, nil
-}
-
-// SetDocument replaces a document with data (JSON form or Go natives).
-func (f FirestoreAdmin) SetDocument(ctx context.Context, path string, data map[string]any) error {
-	fields, err := firestore.DecodeFields(data, f.sb.def)
-	if err != nil {
-		return err
-	}
-	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
-		Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{Name: f.sb.def.DocName(path), Fields: fields}}}}})
-	return err
-}
-
-// DeleteDocument deletes a document and reports whether it existed.
-func (f FirestoreAdmin) DeleteDocument(ctx context.Context, path string) (bool, error) {
-	cur, err := f.GetDocument(ctx, path)
-	if err != nil {
-		return false, err
-	}
-	_, err = f.sb.fs.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: f.sb.def.String(),
-		Writes: []*pb.Write{{Operation: &pb.Write_Delete{Delete: f.sb.def.DocName(path)}}}})
-	return cur != nil && err == nil, err
-}
-
-// ListDocuments lists the documents of a collection path, with phantoms.
-func (f FirestoreAdmin) ListDocuments(ctx context.Context, collection string) ([]AdminDoc, error) {
-	if err := firestore.ValidateCollectionPath(collection); err != nil {
-		return nil, err
-	}
-	parent, id := "", collection
-	if i := strings.LastIndexByte(collection, '/'); i >= 0 {
-		parent, id = collection[:i], collection[i+1:]
-	}
-	r, err := f.sb.fs.ListDocuments(ctx, identity.AdminIdentity(), &pb.ListDocumentsRequest{
-		Parent: f.sb.def.DocName(parent), CollectionId: id, ShowMissing: true})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AdminDoc, 0, len(r.Documents))
-	for _, d := range r.Documents {
-		rel := strings.TrimPrefix(d.Name, f.sb.def.Documents()+"/")
-		if d.UpdateTime == nil {
-			out = append(out, AdminDoc{Path: rel, Phantom: true})
-			continue
-		}
-		out = append(out, AdminDoc{Path: rel, Data: firestore.EncodeFields(d.Fields, f.sb.def)})
-	}
-	return out, nil
-}
-
 // ErrSnapshot wraps every snapshot decoding error.
 var ErrSnapshot = errors.New("invalid snapshot")
-
-func sortedDBs(m map[firestore.DatabaseName][]*pb.Document) []firestore.DatabaseName {
-	out := make([]firestore.DatabaseName, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
-}

@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // SnapshotVersion is the version written in snapshots. Version 3 keeps
@@ -101,65 +97,6 @@ func orNull(b json.RawMessage) string {
 	return string(b)
 }
 
-// ParseSnapshot decodes a snapshot's Firestore documents per database
-// without touching any sandbox; project names the default database's
-// project.
-func ParseSnapshot(data []byte, project string) (map[firestore.DatabaseName][]*pb.Document, error) {
-	states, err := decodeSnapshot(data)
-	if err != nil {
-		return nil, err
-	}
-	st, ok := states["firestore"]
-	if !ok {
-		return map[firestore.DatabaseName][]*pb.Document{}, nil
-	}
-	var s firestoreState
-	if err := unmarshalState(st, &s); err != nil {
-		return nil, err
-	}
-	return firestoreDocuments(project, s.Documents, s.Databases)
-}
-
-// firestoreDocuments validates and converts a Firestore state's documents.
-func firestoreDocuments(project string, def map[string]map[string]any, others map[string]map[string]map[string]any) (map[firestore.DatabaseName][]*pb.Document, error) {
-	out := map[firestore.DatabaseName][]*pb.Document{}
-	add := func(name firestore.DatabaseName, docs map[string]map[string]any) error {
-		paths := make([]string, 0, len(docs))
-		for p := range docs {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		for _, p := range paths {
-			rel := strings.Trim(p, "/")
-			if err := firestore.ValidateDocumentPath(rel); err != nil {
-				return fmt.Errorf("%w: document %q: %v", ErrSnapshot, p, err)
-			}
-			if docs[p] == nil {
-				return fmt.Errorf("%w: document %q: fields must be an object", ErrSnapshot, p)
-			}
-			fields, err := firestore.DecodeFields(docs[p], name)
-			if err != nil {
-				return fmt.Errorf("%w: document %q: %v", ErrSnapshot, p, err)
-			}
-			out[name] = append(out[name], &pb.Document{Name: name.DocName(rel), Fields: fields})
-		}
-		return nil
-	}
-	if err := add(firestore.DatabaseName{Project: project, Database: firestore.DefaultDatabase}, def); err != nil {
-		return nil, err
-	}
-	for n, docs := range others {
-		name, err := firestore.ParseDatabaseName(n)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
-		}
-		if err := add(name, docs); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // LoadSnapshot replaces the whole state with a snapshot (clobber restore:
 // every service is reset, then each service named in the snapshot
 // restores its state; persisted too when enabled). A snapshot naming a
@@ -175,8 +112,13 @@ func (sb *Sandbox) LoadSnapshot(data []byte) error {
 			return fmt.Errorf("%w: no service %q in this sandbox", ErrSnapshot, name)
 		}
 	}
-	if _, err := ParseSnapshot(data, sb.opts.Project); err != nil {
-		return err
+	for _, svc := range sb.services {
+		c, ok := svc.(service.StateChecker)
+		if st, has := states[svc.Name()]; ok && has {
+			if err := c.CheckState(st); err != nil {
+				return fmt.Errorf("%w: services.%s: %v", ErrSnapshot, svc.Name(), err)
+			}
+		}
 	}
 	sb.mu.Lock()
 	defer sb.mu.Unlock()

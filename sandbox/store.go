@@ -7,24 +7,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
-// Store is the crash-safe on-disk state: a bbolt file with one bucket per
-// Firestore database, keyed by relative document path, holding the
-// document protos, and one bucket per other service. Every Firestore
-// commit batch (the engine group-commits concurrent commits) is appended
-// to the write-ahead log (wal.go) before the engine acknowledges it, and
-// checkpointed into the bbolt file in bulk; every other service's write is
-// a bbolt transaction. Either way a write acknowledged to a client is in
+// Store is the crash-safe on-disk state: a bbolt file with one top-level
+// bucket per service. A service writes through its Bucket (one bbolt
+// transaction per write) or its Log: a Log's Append (Firestore's: one
+// commit batch, which the engine group-commits from concurrent commits)
+// is appended to the write-ahead log (wal.go) before the service
+// acknowledges it, and checkpointed into the bbolt file in bulk, under
+// the service's bucket in one nested bucket per space (Firestore's: per
+// database, keyed by relative document path, holding the document
+// protos). Either way a write acknowledged to a client is in
 // the operating system's hands and survives kill -9; how soon it also
 // survives a power loss is the SyncMode.
 type Store struct {
@@ -91,11 +92,8 @@ func ParseSyncMode(s string) (SyncMode, error) {
 var (
 	// walBucket holds walAppliedKey: the sequence of the last log record
 	// a checkpoint applied, written in the checkpoint's transaction.
-	walBucket       = []byte("pyric.wal")
-	walAppliedKey   = []byte("applied")
-	firestoreBucket = []byte("firestore")
-	authBucket      = []byte("auth")
-	authStateKey    = []byte("state")
+	walBucket     = []byte("pyric.wal")
+	walAppliedKey = []byte("applied")
 )
 
 // OpenStore opens (creating) dir/pyric.db with the default SyncBatch.
@@ -371,19 +369,21 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 		if err := putApplied(tx, through); err != nil {
 			return err
 		}
-		root, err := tx.CreateBucketIfNotExists(firestoreBucket)
-		if err != nil {
-			return err
-		}
 		var b *bolt.Bucket
 		var bname string
 		for _, batch := range batches {
 			if b == nil || batch.db != bname {
-				if b, err = root.CreateBucketIfNotExists([]byte(batch.db)); err != nil {
+				svc, space := splitLogSpace(batch.db)
+				root, err := tx.CreateBucketIfNotExists([]byte(svc))
+				if err != nil {
+					return err
+				}
+				if b, err = root.CreateBucketIfNotExists([]byte(space)); err != nil {
 					return err
 				}
 				bname = batch.db
 			}
+			var err error
 			for _, c := range batch.changes {
 				if c.data == nil {
 					err = b.Delete([]byte(c.path))
@@ -494,38 +494,30 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Commit implements firestore.Persister.
-func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []firestore.Change) error {
+// appendLog logs one batch of a service's Log (record space, as
+// logSpace names it).
+func (s *Store) appendLog(space string, changes []service.LogChange) error {
 	if p := s.syncErr.Load(); p != nil {
 		// The disk refused a sync: what was acknowledged since may not be
 		// durable; stop acknowledging more.
 		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
 	}
 	// The records stay in memory until a checkpoint applies them, and
-	// Change.Data is only the caller's during this call: the documents'
-	// encodings are copied into one block per batch.
-	batch := walBatch{db: name.String(), changes: make([]walChange, len(changes))}
+	// the values are only the caller's during this call: they are copied
+	// into one block per batch.
+	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
 	n := 0
 	for _, c := range changes {
-		n += len(c.Data)
+		n += len(c.Value)
 	}
 	slab := make([]byte, 0, n)
 	size := 0
 	for i, c := range changes {
-		wc := walChange{path: c.Path}
-		if c.Doc != nil {
-			data := c.Data
-			if data == nil { // a caller without the encoding
-				var err error
-				if data, err = (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc); err != nil {
-					return err
-				}
-			} else {
-				at := len(slab)
-				slab = append(slab, data...)
-				data = slab[at:len(slab):len(slab)]
-			}
-			wc.data = data
+		wc := walChange{path: c.Key}
+		if c.Value != nil {
+			at := len(slab)
+			slab = append(slab, c.Value...)
+			wc.data = slab[at:len(slab):len(slab)]
 		}
 		batch.changes[i] = wc
 		size += len(wc.path) + len(wc.data) + 16
@@ -569,39 +561,39 @@ func (s *Store) Commit(name firestore.DatabaseName, _ time.Time, changes []fires
 	return nil
 }
 
-// LoadStored returns every stored Firestore document, encoded, by
-// database, in path order, for firestore.Engine.RestoreStored. The
-// encodings and paths are copied out of the file into a few large blocks
-// (not one allocation per document), so that opening a big store is cheap.
-func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocument, error) {
+// loadLog calls fn with every space of service svc's Log and its keys
+// and values, in key order. The values and keys are copied out of the
+// file into a few large blocks (not one allocation per key), so that
+// opening a big store is cheap.
+func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogChange) error) error {
 	s.checkpoint() // what is logged is read too
 	if p := s.syncErr.Load(); p != nil {
-		return nil, fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), *p)
+		return fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), *p)
 	}
-	out := map[firestore.DatabaseName][]firestore.StoredDocument{}
+	type loaded struct {
+		space   string
+		entries []service.LogChange
+	}
+	var spaces []loaded
 	var slab []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
-		root := tx.Bucket(firestoreBucket)
+		root := tx.Bucket([]byte(svc))
 		if root == nil {
 			return nil
 		}
 		return root.ForEachBucket(func(k []byte) error {
-			name, err := firestore.ParseDatabaseName(string(k))
-			if err != nil {
-				return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("it holds a Firestore bucket named %q, which is not a database name", k)}
-			}
 			b := root.Bucket(k)
-			var docs []firestore.StoredDocument
+			var entries []service.LogChange
 			var keys []byte
 			var ends []int
-			err = b.ForEach(func(path, v []byte) error {
+			err := b.ForEach(func(key, v []byte) error {
 				if v == nil {
-					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the database bucket %s holds a nested bucket %q", name, path)}
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds a nested bucket %q", svc, k, key)}
 				}
-				keys = append(keys, path...)
+				keys = append(keys, key...)
 				ends = append(ends, len(keys))
 				if len(v) > slabSize/4 {
-					docs = append(docs, firestore.StoredDocument{Data: bytes.Clone(v)})
+					entries = append(entries, service.LogChange{Value: bytes.Clone(v)})
 					return nil
 				}
 				if len(slab)+len(v) > cap(slab) {
@@ -609,7 +601,7 @@ func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocum
 				}
 				at := len(slab)
 				slab = append(slab, v...)
-				docs = append(docs, firestore.StoredDocument{Data: slab[at:len(slab):len(slab)]})
+				entries = append(entries, service.LogChange{Value: slab[at:len(slab):len(slab)]})
 				return nil
 			})
 			if err != nil {
@@ -617,10 +609,10 @@ func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocum
 			}
 			all, start := string(keys), 0
 			for i, end := range ends {
-				docs[i].Path = all[start:end]
+				entries[i].Key = all[start:end]
 				start = end
 			}
-			out[name] = docs
+			spaces = append(spaces, loaded{string(k), entries})
 			return nil
 		})
 	})
@@ -630,50 +622,62 @@ func (s *Store) LoadStored() (map[firestore.DatabaseName][]firestore.StoredDocum
 	}
 	var de *DamagedStoreError
 	if errors.As(err, &de) {
-		return nil, de
+		return de
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), err)
+		return fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), err)
 	}
-	return out, nil
+	for _, l := range spaces {
+		if err := fn(l.space, l.entries); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// slabSize is the size of the blocks LoadStored copies encodings into.
+// slabSize is the size of the blocks loadLog copies values into.
 const slabSize = 1 << 20
 
-// Load reads and decodes every stored document (tests and tools; the
-// sandbox restores the encodings with LoadStored).
-func (s *Store) Load() (map[firestore.DatabaseName][]*pb.Document, error) {
-	stored, err := s.LoadStored()
-	if err != nil {
-		return nil, err
-	}
-	out := map[firestore.DatabaseName][]*pb.Document{}
-	for name, docs := range stored {
-		for _, sd := range docs {
-			d := &pb.Document{}
-			if err := proto.Unmarshal(sd.Data, d); err != nil {
-				return nil, &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the stored document %s cannot be decoded (%v)", sd.Path, err)}
-			}
-			out[name] = append(out[name], d)
-		}
-	}
-	return out, nil
+// Log returns the write-ahead-logged key space of service name.
+func (s *Store) Log(name string) service.Log { return storeLog{s, name} }
+
+// storeLog is a service's Log in the store.
+type storeLog struct {
+	s    *Store
+	name string
 }
 
-// LoadAuth returns the whole-state Auth blob versions before the service
-// contract kept, nil when there is none.
-func (s *Store) LoadAuth() ([]byte, error) {
-	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(authBucket); b != nil {
-			if v := b.Get(authStateKey); v != nil {
-				out = append([]byte(nil), v...)
-			}
-		}
-		return nil
-	})
-	return out, err
+func (l storeLog) Append(space string, changes []service.LogChange) error {
+	if space == "" {
+		return errors.New("sandbox: a log space needs a name")
+	}
+	return l.s.appendLog(logSpace(l.name, space), changes)
+}
+
+func (l storeLog) Load(fn func(space string, entries []service.LogChange) error) error {
+	return l.s.loadLog(l.name, fn)
+}
+
+// firstLogService is the service whose records name only their space:
+// the log was Firestore's alone before every service could have one, and
+// the logs and files of that time must read the same. Every other
+// service's record space is its name, a NUL and the space.
+const firstLogService = "firestore"
+
+// logSpace is the space a record of service svc's space names.
+func logSpace(svc, space string) string {
+	if svc == firstLogService {
+		return space
+	}
+	return svc + "\x00" + space
+}
+
+// splitLogSpace is logSpace's inverse: the service and its space.
+func splitLogSpace(rec string) (svc, space string) {
+	if i := strings.IndexByte(rec, 0); i >= 0 {
+		return rec[:i], rec[i+1:]
+	}
+	return firstLogService, rec
 }
 
 // Clear deletes every service's stored state, the logged Firestore

@@ -10,12 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/pyric/pyric/firestore"
+	"unicode/utf8"
 )
 
-// The Firestore write-ahead log. An acknowledged Firestore commit batch is
-// one record appended to the log with one write (and, with SyncAlways, one
+// The write-ahead log behind every service's service.Log (Firestore's
+// first). An acknowledged commit batch (one Append) is one record appended to the log with one write (and, with SyncAlways, one
 // fdatasync) — not a bbolt transaction, which rebuilds and writes several
 // pages and its meta page for each commit. A checkpoint applies the
 // records written since the last one to the bbolt file in one transaction,
@@ -218,6 +217,13 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 	return b, nil
 }
 
+// validLogSpace is a record's space as logSpace writes it: a non-empty
+// space, after a service's name and a NUL when it has one.
+func validLogSpace(rec string) bool {
+	svc, space := splitLogSpace(rec)
+	return svc != "" && space != "" && utf8.ValidString(rec) && !strings.ContainsRune(space, 0)
+}
+
 // walLog is what readWAL read from one log file.
 type walLog struct {
 	path    string
@@ -319,8 +325,8 @@ func walRecordAt(data []byte, off int, want uint64) (walBatch, int, string) {
 	if err != nil {
 		return walBatch{}, int(size), fmt.Sprintf("(sequence %d) cannot be read: %v", seq, err)
 	}
-	if _, err := firestore.ParseDatabaseName(b.db); err != nil {
-		return walBatch{}, int(size), fmt.Sprintf("(sequence %d) names %q, which is not a database name", seq, b.db)
+	if !validLogSpace(b.db) {
+		return walBatch{}, int(size), fmt.Sprintf("(sequence %d) names %q, which is not a log space", seq, b.db)
 	}
 	b.seq = seq
 	return b, int(size), ""
@@ -386,8 +392,8 @@ func readWAL1(l *walLog, data []byte, last bool, damaged func(string, ...any) er
 		if err != nil {
 			return damaged("the write-ahead log's record at byte %d cannot be read: %v", off, err)
 		}
-		if _, err := firestore.ParseDatabaseName(b.db); err != nil {
-			return damaged("the write-ahead log's record at byte %d names %q, which is not a database name", off, b.db)
+		if !validLogSpace(b.db) {
+			return damaged("the write-ahead log's record at byte %d names %q, which is not a log space", off, b.db)
 		}
 		l.batches = append(l.batches, b)
 		off += walFrame1Size + int(size)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,25 +9,23 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
-	"time"
 
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
-	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // ExportMetadata is firebase-export-metadata.json, the Emulator Suite's
-// index of an export directory.
+// index of an export directory: its version and one entry per service
+// with a part in it, under the service's name.
 type ExportMetadata struct {
-	Version   string       `json:"version"`
-	Firestore *ExportEntry `json:"firestore,omitempty"`
-	Auth      *ExportEntry `json:"auth,omitempty"`
-	Database  *ExportEntry `json:"database,omitempty"`
-	Storage   *ExportEntry `json:"storage,omitempty"`
+	Version string
+	// Services are the entries by service name ("firestore", "auth",
+	// "database", "storage", ...).
+	Services map[string]*ExportEntry
+	// order is the order the entries are written in.
+	order []string
 }
 
 // ExportEntry is one service's part of an export.
@@ -36,118 +35,112 @@ type ExportEntry struct {
 	MetadataFile string `json:"metadata_file,omitempty"`
 }
 
+// add adds a service's entry, written after those added before.
+func (m *ExportMetadata) add(name string, e *ExportEntry) {
+	if m.Services == nil {
+		m.Services = map[string]*ExportEntry{}
+	}
+	if _, ok := m.Services[name]; !ok {
+		m.order = append(m.order, name)
+	}
+	m.Services[name] = e
+}
+
+// MarshalJSON writes the version first, then the entries in the order
+// they were added (the sandbox's service order), as the Emulator Suite
+// lists them.
+func (m ExportMetadata) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	v, _ := json.Marshal(m.Version)
+	buf.WriteString(`{"version":`)
+	buf.Write(v)
+	order := m.order
+	if len(order) != len(m.Services) {
+		order = order[:0:0]
+		for k := range m.Services {
+			order = append(order, k)
+		}
+		sort.Strings(order)
+	}
+	for _, k := range order {
+		kb, _ := json.Marshal(k)
+		eb, err := json.Marshal(m.Services[k])
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(eb)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads the version and every entry that is an object
+// (other keys are left alone, as firebase-tools leaves them).
+func (m *ExportMetadata) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*m = ExportMetadata{}
+	if v, ok := raw["version"]; ok {
+		if err := json.Unmarshal(v, &m.Version); err != nil {
+			return fmt.Errorf("version: %w", err)
+		}
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "version" || !bytes.HasPrefix(bytes.TrimSpace(raw[k]), []byte("{")) {
+			continue
+		}
+		var e ExportEntry
+		if err := json.Unmarshal(raw[k], &e); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		m.add(k, &e)
+	}
+	return nil
+}
+
 // ExportVersion is the version pyric writes into export metadata.
 const ExportVersion = "pyric-1"
 
-const firestoreDir = "firestore_export"
+// MaxExportFile bounds one file read from an export.
+const MaxExportFile = 1 << 30
 
-// overallVersion is the first record of an overall_export_metadata file,
-// as the official emulator writes it; its import (--seed_from_export,
-// what `firebase emulators:start --import` passes) rejects a file without
-// it: "Overall export metadata file version not supported".
-var overallVersion = []byte{0x33}
+// ErrExport is an export directory that cannot be read.
+var ErrExport = service.ErrExport
 
 // ExportDir writes sb's state into dir in the Emulator Suite's layout:
-// firebase-export-metadata.json, firestore_export/ (the default
-// database, in the Datastore export format the official emulator
-// writes), auth_export/ (accounts.json, config.json as firebase-tools'
-// Auth emulator writes them), database_export/<namespace>.json and
-// storage_export/ (buckets.json, metadata/, blobs/ as firebase-tools'
-// Storage emulator writes them).
+// firebase-export-metadata.json and the part of every service that
+// implements service.Exporter (Firestore's firestore_export/ in the
+// Datastore export format the official emulator writes, Auth's
+// auth_export/, the Realtime Database's database_export/ and Storage's
+// storage_export/ as firebase-tools writes them).
 func ExportDir(sb *sandbox.Sandbox, dir string) error {
-	db := sb.Database()
-	docs := sb.Firestore().Dump(db)
-	var recs [][]byte
-	app := "dev~" + db.Project
-	for _, d := range docs {
-		rel := strings.TrimPrefix(d.Name, db.Documents()+"/")
-		recs = append(recs, encodeEntity(app, rel, d.Fields, db))
+	md := ExportMetadata{Version: ExportVersion}
+	for _, svc := range sb.Services() {
+		ex, ok := svc.(service.Exporter)
+		if !ok {
+			continue
+		}
+		e, err := ex.Export(dir)
+		if err != nil {
+			return err
+		}
+		md.add(svc.Name(), &ExportEntry{Version: ExportVersion, Path: e.Path, MetadataFile: e.MetadataFile})
 	}
-	kinds := filepath.Join(dir, firestoreDir, "all_namespaces", "all_kinds")
-	if err := os.MkdirAll(kinds, 0o755); err != nil {
-		return err
-	}
-	out := writeLog(recs)
-	if err := writeAtomic(filepath.Join(kinds, "output-0"), out); err != nil {
-		return err
-	}
-	now := uint64(time.Now().UnixMicro())
-	var inner, files, meta []byte
-	inner = protowire.AppendTag(inner, 1, protowire.BytesType)
-	inner = protowire.AppendString(inner, firestoreDir)
-	inner = protowire.AppendTag(inner, 2, protowire.VarintType)
-	inner = protowire.AppendVarint(inner, now)
-	inner = protowire.AppendTag(inner, 3, protowire.VarintType)
-	inner = protowire.AppendVarint(inner, now)
-	files = protowire.AppendTag(files, 1, protowire.BytesType)
-	files = protowire.AppendString(files, "")
-	files = protowire.AppendTag(files, 2, protowire.BytesType)
-	files = protowire.AppendString(files, "output-0")
-	meta = protowire.AppendTag(meta, 1, protowire.BytesType)
-	meta = protowire.AppendBytes(meta, inner)
-	meta = protowire.AppendTag(meta, 2, protowire.BytesType)
-	meta = protowire.AppendBytes(meta, files)
-	if err := writeAtomic(filepath.Join(kinds, "all_namespaces_all_kinds.export_metadata"), meta); err != nil {
-		return err
-	}
-	var kind, entry []byte
-	kind = protowire.AppendTag(kind, 1, protowire.VarintType)
-	kind = protowire.AppendVarint(kind, 2)
-	kind = protowire.AppendTag(kind, 3, protowire.VarintType)
-	kind = protowire.AppendVarint(kind, 3)
-	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
-	entry = protowire.AppendBytes(entry, kind)
-	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
-	entry = protowire.AppendString(entry, "all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata")
-	entry = protowire.AppendTag(entry, 3, protowire.VarintType)
-	entry = protowire.AppendVarint(entry, 1)
-	entry = protowire.AppendTag(entry, 4, protowire.VarintType)
-	entry = protowire.AppendVarint(entry, uint64(len(out)))
-	var overall []byte
-	overall = protowire.AppendTag(overall, 1, protowire.BytesType)
-	overall = protowire.AppendBytes(overall, entry)
-	overallName := firestoreDir + "." + "overall_export_metadata"
-	if err := writeAtomic(filepath.Join(dir, firestoreDir, overallName), writeLog([][]byte{overallVersion, overall})); err != nil {
-		return err
-	}
-	if err := exportAuth(sb, dir); err != nil {
-		return err
-	}
-	md := ExportMetadata{Version: ExportVersion, Firestore: &ExportEntry{Version: ExportVersion, Path: firestoreDir,
-		MetadataFile: firestoreDir + "/" + overallName}, Auth: &ExportEntry{Version: ExportVersion, Path: authDir}}
-	states, err := serviceStates(sb)
+	js, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return err
 	}
-	if st, ok := states["database"]; ok {
-		if err := exportDatabase(st, dir); err != nil {
-			return err
-		}
-		md.Database = &ExportEntry{Version: ExportVersion, Path: databaseDir}
-	}
-	if e := storageEngine(sb); e != nil {
-		if err := exportStorage(states[storage.Service], e.Buckets(), dir); err != nil {
-			return err
-		}
-		md.Storage = &ExportEntry{Version: ExportVersion, Path: storageDir}
-	}
-	js, _ := json.MarshalIndent(md, "", "  ")
 	return writeAtomic(filepath.Join(dir, "firebase-export-metadata.json"), js)
-}
-
-// serviceStates is every service's snapshot state, taken at one moment.
-func serviceStates(sb *sandbox.Sandbox) (map[string]json.RawMessage, error) {
-	snap, err := sb.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	var s struct {
-		Services map[string]json.RawMessage `json:"services"`
-	}
-	if err := json.Unmarshal(snap, &s); err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
-	}
-	return s.Services, nil
 }
 
 // servicePath is a service's directory in an export, from its metadata
@@ -170,78 +163,63 @@ func writeAtomic(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// ReadExportDir reads an Emulator Suite export directory (with
-// firebase-export-metadata.json, or a bare firestore export directory)
-// into the default database's documents by relative path.
-func ReadExportDir(dir string, db firestore.DatabaseName) (map[string]map[string]*pb.Value, error) {
-	fsDir := dir
-	data, err := os.ReadFile(filepath.Join(dir, "firebase-export-metadata.json"))
-	switch {
-	case err == nil:
-		var md ExportMetadata
-		if err := json.Unmarshal(data, &md); err != nil {
-			return nil, fmt.Errorf("%w: firebase-export-metadata.json: %v", ErrExport, err)
-		}
-		if md.Firestore == nil {
-			return map[string]map[string]*pb.Value{}, nil
-		}
-		if md.Firestore.Path == "" || filepath.IsAbs(md.Firestore.Path) || strings.Contains(md.Firestore.Path, "..") {
-			return nil, fmt.Errorf("%w: firebase-export-metadata.json: firestore.path %q must be a relative path inside the export", ErrExport, md.Firestore.Path)
-		}
-		fsDir = filepath.Join(dir, md.Firestore.Path)
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
+func readBounded(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrExport, err)
 	}
-	return ReadFirestoreExport(fsDir, db)
+	if st.Size() > MaxExportFile {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit", ErrExport, path, st.Size(), MaxExportFile)
+	}
+	return os.ReadFile(path)
 }
 
-// ImportDir replaces sb's state with an export directory's: its Firestore
-// documents, Realtime Database namespaces and Storage objects in one
-// restore (all or nothing), then adds its Auth accounts (what `pyric
-// serve --import DIR` does at start).
+// ImportDir replaces sb's state with an export directory's (with
+// firebase-export-metadata.json, or a bare Firestore export directory):
+// the states every service implementing service.Importer reads from its
+// part are restored in one go (all or nothing, the services without a
+// part emptied), then each service finishes its import (Auth adds the
+// export's accounts, Storage creates its buckets). It is what `pyric
+// serve --import DIR` does at start.
 func ImportDir(sb *sandbox.Sandbox, dir string) error {
-	db := sb.Database()
-	docs, err := ReadExportDir(dir, db)
-	if err != nil {
-		return err
-	}
 	var md ExportMetadata
-	if data, err := os.ReadFile(filepath.Join(dir, "firebase-export-metadata.json")); err == nil {
+	mdPath := filepath.Join(dir, "firebase-export-metadata.json")
+	if _, err := os.Stat(mdPath); errors.Is(err, os.ErrNotExist) {
+		// A bare Firestore export: the directory is Firestore's part.
+		md.add("firestore", &ExportEntry{Path: "."})
+	} else {
+		data, err := readBounded(mdPath)
+		if err != nil {
+			return err
+		}
 		if err := json.Unmarshal(data, &md); err != nil {
 			return fmt.Errorf("%w: firebase-export-metadata.json: %v", ErrExport, err)
 		}
 	}
-	authPath, err := servicePath(dir, "auth", md.Auth)
-	if err != nil {
-		return err
-	}
-	dbPath, err := servicePath(dir, "database", md.Database)
-	if err != nil {
-		return err
-	}
-	stPath, err := servicePath(dir, "storage", md.Storage)
-	if err != nil {
-		return err
-	}
-	state := map[string]map[string]any{}
-	for p, f := range docs {
-		state[p] = firestore.EncodeFields(f, db)
-	}
-	services := map[string]any{"firestore": map[string]any{"documents": state}}
-	if dbPath != "" && sb.Service("database") != nil {
-		st, err := readDatabaseExport(dbPath)
+	services := map[string]json.RawMessage{}
+	var finish []func() error
+	for _, svc := range sb.Services() {
+		im, ok := svc.(service.Importer)
+		if !ok {
+			continue
+		}
+		path, err := servicePath(dir, svc.Name(), md.Services[svc.Name()])
 		if err != nil {
 			return err
 		}
-		services["database"] = st
-	}
-	var buckets []string
-	if e := storageEngine(sb); stPath != "" && e != nil {
-		st, bs, err := readStorageExport(stPath)
+		if path == "" {
+			continue
+		}
+		st, fin, err := im.ImportState(path)
 		if err != nil {
 			return err
 		}
-		services[storage.Service], buckets = st, bs
+		if st != nil {
+			services[svc.Name()] = st
+		}
+		if fin != nil {
+			finish = append(finish, fin)
+		}
 	}
 	snap, err := json.Marshal(map[string]any{"version": sandbox.SnapshotVersion, "services": services})
 	if err != nil {
@@ -250,13 +228,10 @@ func ImportDir(sb *sandbox.Sandbox, dir string) error {
 	if err := sb.LoadSnapshot(snap); err != nil {
 		return err
 	}
-	for _, b := range buckets {
-		if err := storageEngine(sb).CreateBucket(b); err != nil {
-			return fmt.Errorf("storage import: bucket %s: %w", b, err)
+	for _, f := range finish {
+		if err := f(); err != nil {
+			return err
 		}
-	}
-	if authPath != "" {
-		return importAuth(sb, authPath)
 	}
 	return nil
 }
@@ -288,8 +263,8 @@ func ExportHandler(sb *sandbox.Sandbox) http.Handler {
 }
 
 // ExportDataDir exports the state of a stopped server's data directory.
-func ExportDataDir(dataDir, dir string) error {
-	sb, err := open(dataDir)
+func ExportDataDir(dataDir, dir string, services []service.Registration) error {
+	sb, err := open(dataDir, services)
 	if err != nil {
 		return err
 	}
@@ -298,8 +273,8 @@ func ExportDataDir(dataDir, dir string) error {
 }
 
 // ImportDataDir replaces a data directory's state with an export.
-func ImportDataDir(dataDir, dir string) error {
-	sb, err := open(dataDir)
+func ImportDataDir(dataDir, dir string, services []service.Registration) error {
+	sb, err := open(dataDir, services)
 	if err != nil {
 		return err
 	}

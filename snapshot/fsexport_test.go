@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/emulator"
 	"github.com/pyric/pyric/sandbox"
@@ -59,7 +60,7 @@ func TestReadOfficialExport(t *testing.T) {
 		t.Fatalf("export dir: %v", entries)
 	}
 	db := firestore.DatabaseName{Project: e.Project, Database: "(default)"}
-	got, err := ReadFirestoreExport(filepath.Join(dir, entries[0].Name()), db)
+	got, err := firestore.ReadExport(filepath.Join(dir, entries[0].Name()), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func keys[V any](m map[string]V) []string {
 // into the official emulator.
 func TestExportImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	src, err := sandbox.Open(sandbox.Options{Project: "pyric-oracle"})
+	src, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "pyric-oracle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dst, err := sandbox.Open(sandbox.Options{Project: "pyric-oracle"})
+	dst, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "pyric-oracle"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestOfficialEmulatorLoadsPyricExport(t *testing.T) {
 	}
 	ctx := context.Background()
 	const project = "pyric-oracle"
-	sb, err := sandbox.Open(sandbox.Options{Project: project})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: project})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +109,10 @@ func TestOfficialEmulatorLoadsPyricExport(t *testing.T) {
 	}
 	var md ExportMetadata
 	data, err := readBounded(filepath.Join(dir, "firebase-export-metadata.json"))
-	if err != nil || json.Unmarshal(data, &md) != nil || md.Firestore == nil {
+	if err != nil || json.Unmarshal(data, &md) != nil || md.Services["firestore"] == nil {
 		t.Fatalf("firebase-export-metadata.json: %v %s", err, data)
 	}
-	official := emulator.StartWith(t, "--seed_from_export="+filepath.Join(dir, md.Firestore.MetadataFile))
+	official := emulator.StartWith(t, "--seed_from_export="+filepath.Join(dir, md.Services["firestore"].MetadataFile))
 
 	b, err := backend.Start(backend.Options{Use: sb})
 	if err != nil {

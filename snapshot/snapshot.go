@@ -4,8 +4,11 @@
 // {"collection/doc": fields} map (Seed). Snapshots are the sandbox's
 // {"version": 3, "services": {...}} format. It also writes and reads the
 // Firebase Emulator Suite's export directories (ExportDir, ImportDir):
-// Firestore, Auth, Realtime Database and Storage in the layouts the
-// official emulator and firebase-tools use.
+// the part of every service implementing service.Exporter and
+// service.Importer (Firestore, Auth, Realtime Database and Storage, in
+// the layouts the official emulator and firebase-tools use). It names no
+// service: the offline functions take the registrations to open a data
+// directory with.
 package snapshot
 
 import (
@@ -21,8 +24,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // MaxSize bounds a snapshot read by Handler (256 MiB).
@@ -31,22 +34,26 @@ const MaxSize = 256 << 20
 // ErrSeed is a seed file that is neither a snapshot nor a document map.
 var ErrSeed = errors.New("invalid seed")
 
-// open opens a data directory's sandbox with every built-in service.
-func open(dir string) (*sandbox.Sandbox, error) { return openProject(dir, "") }
+// open opens a data directory's sandbox with the services it holds (the
+// backend's registrations, which the command line passes: this package
+// names no service).
+func open(dir string, services []service.Registration) (*sandbox.Sandbox, error) {
+	return openProject(dir, "", services)
+}
 
 // openProject opens a data directory's sandbox whose default project is
 // project ("": the sandbox's default), the one a simple seed map writes to.
-func openProject(dir, project string) (*sandbox.Sandbox, error) {
-	return sandbox.Open(sandbox.Options{DataDir: dir, Project: project, Services: backend.Services(&backend.Options{})})
+func openProject(dir, project string, services []service.Registration) (*sandbox.Sandbox, error) {
+	return sandbox.Open(sandbox.Options{DataDir: dir, Project: project, Services: services})
 }
 
 // SaveDir returns the snapshot of the state kept in a data directory (the
 // server must not be running on it: the store is locked while it is).
-func SaveDir(dir string) ([]byte, error) {
+func SaveDir(dir string, services []service.Registration) ([]byte, error) {
 	if _, err := os.Stat(filepath.Join(dir, "pyric.db")); err != nil {
 		return nil, fmt.Errorf("snapshot: %s holds no pyric state (no pyric.db)", dir)
 	}
-	sb, err := open(dir)
+	sb, err := open(dir, services)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +63,8 @@ func SaveDir(dir string) ([]byte, error) {
 
 // LoadDir replaces the state of a data directory (created if new) with a
 // snapshot; on error the previous state stays.
-func LoadDir(dir string, data []byte) error {
-	sb, err := open(dir)
+func LoadDir(dir string, data []byte, services []service.Registration) error {
+	sb, err := open(dir, services)
 	if err != nil {
 		return err
 	}
@@ -122,7 +129,7 @@ func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 // seedFile is set and the directory is new, the seed is applied (a simple
 // {"collection/doc": fields} map into project's default database, the
 // project the server then serves). dir "" (in memory) always seeds.
-func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool) error {
+func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool, services []service.Registration) error {
 	if dir != "" && fresh {
 		if err := sandbox.RemoveStore(dir); err != nil {
 			return fmt.Errorf("--fresh: %w", err)
@@ -138,7 +145,7 @@ func Prepare(ctx context.Context, dir, project, seedFile string, fresh bool) err
 	if err != nil {
 		return fmt.Errorf("--seed: %w", err)
 	}
-	sb, err := openProject(dir, project)
+	sb, err := openProject(dir, project, services)
 	if err != nil {
 		return err
 	}

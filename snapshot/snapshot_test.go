@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/auth"
-	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -28,10 +28,10 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	if err := writeFile(seedFile, seed); err != nil {
 		t.Fatal(err)
 	}
-	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false, allServices); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := SaveDir(dir)
+	snap, err := SaveDir(dir, allServices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,40 +40,40 @@ func TestOfflineRoundTripAndSeed(t *testing.T) {
 	}
 	// A second Prepare with another seed leaves existing state alone.
 	writeFile(seedFile, []byte(`{"x/y": {}}`))
-	if err := Prepare(ctx, dir, "", seedFile, false); err != nil {
+	if err := Prepare(ctx, dir, "", seedFile, false, allServices); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := SaveDir(dir)
+	again, _ := SaveDir(dir, allServices)
 	if bytes.Contains(again, []byte(`"x/y"`)) {
 		t.Fatal("seed applied over existing state")
 	}
 	// Load into a fresh dir gives the same state.
 	other := t.TempDir()
-	if err := LoadDir(other, snap); err != nil {
+	if err := LoadDir(other, snap, allServices); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := SaveDir(other)
+	got, _ := SaveDir(other, allServices)
 	if stripSaved(got) != stripSaved(snap) {
 		t.Fatalf("round trip differs:\n%s\n---\n%s", got, snap)
 	}
 	// --fresh discards.
-	if err := Prepare(ctx, dir, "", "", true); err != nil {
+	if err := Prepare(ctx, dir, "", "", true, allServices); err != nil {
 		t.Fatal(err)
 	}
 	if !IsNew(dir) {
 		t.Fatal("--fresh kept the state")
 	}
 	// A bad snapshot leaves the state alone.
-	if err := LoadDir(other, []byte(`{"version": 3, "services": {"firestore": {"documents": {"bad": {}}}}}`)); err == nil {
+	if err := LoadDir(other, []byte(`{"version": 3, "services": {"firestore": {"documents": {"bad": {}}}}}`), allServices); err == nil {
 		t.Fatal("bad snapshot loaded")
 	}
-	if after, _ := SaveDir(other); stripSaved(after) != stripSaved(snap) {
+	if after, _ := SaveDir(other, allServices); stripSaved(after) != stripSaved(snap) {
 		t.Fatal("state changed by a failed load")
 	}
 }
 
 func TestSeedErrors(t *testing.T) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSeedErrors(t *testing.T) {
 }
 
 func TestHandler(t *testing.T) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func FuzzSeed(f *testing.F) {
 	f.Add([]byte(`{"a/b": {"x": 1}}`))
 	f.Add([]byte(`{"version": 3, "services": {"firestore": {"documents": {"a/b": {}}}}}`))
 	f.Add([]byte(`{"version": 1, "firestore": {"a/b": {"t": {"__type": "timestamp", "seconds": 1, "nanos": 0}}}}`))
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func stripSaved(b []byte) string {
 
 func TestExportHandlerAndDataDir(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,15 +191,15 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 	}
 	// Offline: import into a data dir, export it again, same documents.
 	dataDir := t.TempDir()
-	if err := ImportDataDir(dataDir, out); err != nil {
+	if err := ImportDataDir(dataDir, out, allServices); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := SaveDir(dataDir)
+	snap, err := SaveDir(dataDir, allServices)
 	if err != nil || !bytes.Contains(snap, []byte(`"a/b"`)) {
 		t.Fatalf("import into data dir: %v\n%s", err, snap)
 	}
 	again := t.TempDir()
-	if err := ExportDataDir(dataDir, again); err != nil {
+	if err := ExportDataDir(dataDir, again, allServices); err != nil {
 		t.Fatal(err)
 	}
 	x, _ := os.ReadFile(filepath.Join(out, "firestore_export/all_namespaces/all_kinds/output-0"))
@@ -207,35 +207,19 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 	if !bytes.Equal(x, y) {
 		t.Fatal("export → import → export changed the data file")
 	}
-	if err := ImportDataDir(t.TempDir(), t.TempDir()); err == nil {
+	if err := ImportDataDir(t.TempDir(), t.TempDir(), allServices); err == nil {
 		t.Fatal("importing an empty directory succeeded")
 	}
 }
 
-func FuzzReadLog(f *testing.F) {
-	f.Add(writeLog([][]byte{[]byte("hello"), bytes.Repeat([]byte("x"), 40000)}))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := readLog(data)
-		if err != nil {
-			return
-		}
-		for _, r := range recs {
-			decodeEntity(r, firestoreDB) // must not panic
-		}
-	})
-}
-
-var firestoreDB = firestore.DatabaseName{Project: "p", Database: "(default)"}
-
 func TestAuthExportImport(t *testing.T) {
-	src, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	src, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "demo-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	c := auth.Call{Caller: identity.AdminIdentity(), Project: "demo-x"}
-	if _, err := src.Auth().BatchCreate(c, auth.BatchCreateRequest{Users: []auth.ImportUser{
+	if _, err := authOf(t, src).BatchCreate(c, auth.BatchCreateRequest{Users: []auth.ImportUser{
 		{LocalID: "alice", Email: "alice@example.com", DisplayName: "Alice", CustomAttributes: `{"admin":true}`},
 		{LocalID: "bob", Email: "bob@example.com", Disabled: true},
 	}}); err != nil {
@@ -245,7 +229,7 @@ func TestAuthExportImport(t *testing.T) {
 	if err := ExportDir(src, dir); err != nil {
 		t.Fatal(err)
 	}
-	dst, err := sandbox.Open(sandbox.Options{Project: "demo-x"})
+	dst, err := sandbox.Open(sandbox.Options{Services: backend.Services(&backend.Options{}), Project: "demo-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,3 +250,7 @@ func TestAuthExportImport(t *testing.T) {
 		t.Fatalf("auth round trip differs:\n%s\n---\n%s", a, b)
 	}
 }
+
+// allServices are the backend's registrations, what the command line
+// opens a data directory with.
+var allServices = backend.Services(&backend.Options{})

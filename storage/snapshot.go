@@ -9,13 +9,15 @@ import (
 	"github.com/pyric/pyric/sandbox/service"
 )
 
-// snapshot is the engine's state as JSON: every object's metadata and
-// bytes (base64).
-type snapshot struct {
-	Objects []snapObject `json:"objects"`
+// State is the engine's snapshot state, the one declaration of its
+// schema (service.TypedState): every object's metadata and bytes.
+type State struct {
+	Objects []StateObject `json:"objects"`
 }
 
-type snapObject struct {
+// StateObject is one object of a State: its metadata and its bytes
+// (base64 in JSON).
+type StateObject struct {
 	Object
 	Data []byte `json:"data"`
 }
@@ -48,13 +50,13 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: snapshot: %w", err)
 	}
-	s := snapshot{Objects: make([]snapObject, len(objs))}
+	s := State{Objects: make([]StateObject, len(objs))}
 	for i, o := range objs {
 		data, err := io.ReadAll(readers[i])
 		if err != nil {
 			return nil, fmt.Errorf("storage: snapshot: %w", err)
 		}
-		s.Objects[i] = snapObject{Object: *o, Data: data}
+		s.Objects[i] = StateObject{Object: *o, Data: data}
 	}
 	return json.Marshal(s)
 }
@@ -87,7 +89,7 @@ func sortedBuckets(m map[string]*bucket) []string {
 // engine's, bytes first, then the metadata in one Bucket transaction. A
 // snapshot that does not decode leaves the state as it was.
 func (e *Engine) Restore(state json.RawMessage) error {
-	var s snapshot
+	var s State
 	if len(bytes.TrimSpace(state)) > 0 && string(bytes.TrimSpace(state)) != "null" {
 		if err := json.Unmarshal(state, &s); err != nil {
 			return fmt.Errorf("storage: restore: %w", err)

@@ -8,12 +8,24 @@ import (
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // authCall is an Auth engine call by the Studio: admin, acting as the
 // Studio, on the default project.
 func (s *Studio) authCall(r *http.Request) auth.Call {
 	return auth.Call{Caller: identity.AdminIdentity().Via(studioActor), Project: s.sb.Database().Project, BaseURL: "http://" + r.Host}
+}
+
+// authEngine is the sandbox's Auth engine; without one it answers 404
+// and returns nil.
+func (s *Studio) authEngine(w http.ResponseWriter) *auth.Engine {
+	e, ok := sandbox.Lookup[*auth.Engine](s.sb)
+	if !ok {
+		fail(w, http.StatusNotFound, "this sandbox has no Auth service")
+		return nil
+	}
+	return e
 }
 
 func authError(w http.ResponseWriter, err error) {
@@ -31,6 +43,10 @@ func authError(w http.ResponseWriter, err error) {
 
 // authUsers lists a page of users: ?pageSize=N&pageToken=.
 func (s *Studio) authUsers(w http.ResponseWriter, r *http.Request) {
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
 	q := r.URL.Query()
 	size := q.Get("pageSize")
 	if size == "" {
@@ -40,7 +56,7 @@ func (s *Studio) authUsers(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "pageSize must be an integer from 1 to 1000, not "+quote(size))
 		return
 	}
-	resp, err := s.sb.Auth().BatchGet(s.authCall(r), auth.BatchGetRequest{MaxResults: size, NextPageToken: q.Get("pageToken")})
+	resp, err := ae.BatchGet(s.authCall(r), auth.BatchGetRequest{MaxResults: size, NextPageToken: q.Get("pageToken")})
 	if err != nil {
 		authError(w, err)
 		return
@@ -89,6 +105,10 @@ func (e userEdit) claims() (*string, error) {
 }
 
 func (s *Studio) authCreate(w http.ResponseWriter, r *http.Request) {
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
 	var body userEdit
 	if !readJSON(w, r, &body) {
 		return
@@ -109,13 +129,13 @@ func (s *Studio) authCreate(w http.ResponseWriter, r *http.Request) {
 		req.Disabled = *body.Disabled
 	}
 	c := s.authCall(r)
-	resp, err := s.sb.Auth().SignUp(c, req)
+	resp, err := ae.SignUp(c, req)
 	if err != nil {
 		authError(w, err)
 		return
 	}
 	if claims != nil {
-		if _, err := s.sb.Auth().Update(c, auth.UpdateRequest{LocalID: resp.LocalID, CustomAttributes: claims}); err != nil {
+		if _, err := ae.Update(c, auth.UpdateRequest{LocalID: resp.LocalID, CustomAttributes: claims}); err != nil {
 			// The user exists: say so along with why the claims were refused.
 			writeJSON(w, http.StatusBadRequest, apiError{Error: "user " + resp.LocalID + " created, but its custom claims were refused: " + err.Error()})
 			return
@@ -125,7 +145,11 @@ func (s *Studio) authCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Studio) writeUser(w http.ResponseWriter, r *http.Request, uid string, status int) {
-	got, err := s.sb.Auth().Lookup(s.authCall(r), auth.LookupRequest{LocalID: []string{uid}})
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
+	got, err := ae.Lookup(s.authCall(r), auth.LookupRequest{LocalID: []string{uid}})
 	if err != nil {
 		authError(w, err)
 		return
@@ -140,6 +164,10 @@ func (s *Studio) writeUser(w http.ResponseWriter, r *http.Request, uid string, s
 }
 
 func (s *Studio) authUpdate(w http.ResponseWriter, r *http.Request) {
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
 	uid := r.PathValue("uid")
 	var body userEdit
 	if !readJSON(w, r, &body) {
@@ -155,7 +183,7 @@ func (s *Studio) authUpdate(w http.ResponseWriter, r *http.Request) {
 	if body.Email != nil {
 		req.Email = *body.Email
 	}
-	if _, err := s.sb.Auth().Update(s.authCall(r), req); err != nil {
+	if _, err := ae.Update(s.authCall(r), req); err != nil {
 		authError(w, err)
 		return
 	}
@@ -163,7 +191,11 @@ func (s *Studio) authUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Studio) authDelete(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.sb.Auth().Delete(s.authCall(r), auth.DeleteRequest{LocalID: r.PathValue("uid")}); err != nil {
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
+	if _, err := ae.Delete(s.authCall(r), auth.DeleteRequest{LocalID: r.PathValue("uid")}); err != nil {
 		authError(w, err)
 		return
 	}
@@ -172,7 +204,11 @@ func (s *Studio) authDelete(w http.ResponseWriter, r *http.Request) {
 
 // authOOB lists the email/OOB outbox.
 func (s *Studio) authOOB(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.sb.Auth().ListOOBCodes(s.authCall(r))
+	ae := s.authEngine(w)
+	if ae == nil {
+		return
+	}
+	resp, err := ae.ListOOBCodes(s.authCall(r))
 	if err != nil {
 		authError(w, err)
 		return

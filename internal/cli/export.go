@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/snapshot"
 )
 
@@ -41,7 +42,7 @@ func runExport(ctx context.Context, args []string, stdio Stdio) int {
 		body, _ := json.Marshal(map[string]string{"dir": dir})
 		_, err = httpDo(ctx, &http.Client{Timeout: 5 * time.Minute}, http.MethodPost, *url, body)
 	} else {
-		err = snapshot.ExportDataDir(*dataDir, dir)
+		err = snapshot.ExportDataDir(*dataDir, dir, backend.Services(&backend.Options{}))
 	}
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric export: %v\n", err)

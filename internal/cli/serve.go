@@ -351,7 +351,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 		return nil, nil, nil, err
 	}
 	if o.dataDir != "" && (o.seed != "" || o.fresh) {
-		if err := snapshot.Prepare(context.Background(), o.dataDir, o.project, o.seed, o.fresh); err != nil {
+		if err := snapshot.Prepare(context.Background(), o.dataDir, o.project, o.seed, o.fresh, backend.Services(&backend.Options{})); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/snapshot"
 )
@@ -52,7 +53,7 @@ func runSnapshot(ctx context.Context, verb string, args []string, stdio Stdio) i
 		if *url != "" {
 			data, err = httpDo(ctx, client, http.MethodGet, *url, nil)
 		} else {
-			data, err = snapshot.SaveDir(*dir)
+			data, err = snapshot.SaveDir(*dir, backend.Services(&backend.Options{}))
 		}
 		if err != nil {
 			return fail(err)
@@ -74,7 +75,7 @@ func runSnapshot(ctx context.Context, verb string, args []string, stdio Stdio) i
 	if *url != "" {
 		_, err = httpDo(ctx, client, http.MethodPut, *url, data)
 	} else {
-		err = snapshot.LoadDir(*dir, data)
+		err = snapshot.LoadDir(*dir, data, backend.Services(&backend.Options{}))
 	}
 	if err != nil {
 		return fail(err)

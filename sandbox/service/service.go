@@ -1,13 +1,24 @@
 // Package service is the contract between the sandbox and the engines it
 // owns. A service (Firestore, Auth, the Realtime Database, Cloud Storage,
-// Messaging, AI Logic) implements Service; the sandbox gives it an Env when
-// it is created — the clock, the id source, the event stream and, when the
-// sandbox is durable, its own Bucket in the one embedded store — and from
-// then on resets, snapshots and restores it by name.
+// Messaging, AI Logic, Pub/Sub, Functions) implements Service and joins a
+// sandbox through a Registration; the sandbox gives it an Env when it is
+// created — the project, the clock, the id and random sources, the event
+// stream and, when the sandbox is durable, its own Bucket and Log in the
+// one embedded store and its directory for files — and from then on
+// resets, snapshots and restores it by name.
 //
 // Durability belongs to the engine: inside a mutation, before the mutation
 // is acknowledged, the engine writes what changed to its Bucket with
-// Update. A nil Env.Bucket means the sandbox is in memory.
+// Update, or appends it to its Log. A nil Env.Bucket means the sandbox is
+// in memory.
+//
+// Beyond Service, a service implements the optional capabilities of
+// capability.go (typed state, state checks, capture state, export and
+// import, a description) and the tools above the sandbox — snapshot and
+// export, capture, the MCP server — loop over the services that have
+// them. So a new service is its package, its wire adapter and one row in
+// the backend's table: no tool changes for it. The servicetest package
+// holds the contract suite every registration runs.
 //
 // This package imports nothing of pyric but event, so every engine can
 // implement it and the sandbox can own them all without import cycles.
@@ -15,6 +26,8 @@ package service
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -58,8 +71,17 @@ type Env struct {
 	NewID func() string
 	// Events is the one event stream; Emit never blocks.
 	Events event.Emitter
+	// Rand is the service's own random source (secrets, salts, codes,
+	// ids that are not NewID's): seeded from the sandbox's seed and the
+	// service's name when the sandbox is deterministic, crypto/rand
+	// otherwise. It is safe for concurrent use.
+	Rand io.Reader
 	// Bucket is the service's own durable bucket; nil when in memory.
 	Bucket Bucket
+	// Log is the service's own key space written through the store's
+	// write-ahead log, for a service that group-commits (Firestore); nil
+	// when in memory. A service uses Bucket, Log or both.
+	Log Log
 	// DataDir is the sandbox's data directory, for state that does not
 	// belong in the store (object bytes); empty when in memory. A service
 	// keeps its files under DataDir/<Name()>.
@@ -106,3 +128,40 @@ type Tx interface {
 	// DeletePrefix deletes every key with the prefix.
 	DeletePrefix(prefix []byte) error
 }
+
+// Log is a service's key space in the store, written through the
+// store's write-ahead log: an Append is one record appended to the log
+// with one write (and one fdatasync when the store syncs every commit),
+// not a bbolt transaction, so a service that batches concurrent writes
+// (Firestore's group commit) acknowledges the batch at the cost of one
+// write. The store checkpoints the records into its file in bulk and, at
+// the next start, replays what a crash left before the service reads.
+// Keys live in named spaces (Firestore: one per database); values are
+// whole states of their key, so replaying a record twice changes
+// nothing.
+type Log interface {
+	// Append durably records changes in space, in order: a change with a
+	// nil Value deletes its Key (an empty, non-nil Value is a value). It
+	// keeps nothing of changes after it returns. An Append that returned
+	// nil survives kill -9; after one fails, every later Append fails.
+	Append(space string, changes []LogChange) error
+	// Load calls fn once per space holding keys, with every key and value
+	// in key order, what was appended included. The values are copies the
+	// service may keep.
+	Load(fn func(space string, entries []LogChange) error) error
+}
+
+// LogChange is one key's new state in a Log.
+type LogChange struct {
+	Key   string
+	Value []byte // nil: deleted
+}
+
+// DamagedError is a factory's report that what its Bucket or Log holds
+// cannot be read back (a stored record damaged): the sandbox reports the
+// store's file as damaged, naming Problem, and opens nothing.
+type DamagedError struct {
+	Problem string
+}
+
+func (e *DamagedError) Error() string { return fmt.Sprintf("stored data is damaged: %s", e.Problem) }

@@ -1,7 +1,10 @@
 // Package servicetest is test support for engines that implement the
-// sandbox's service contract: an in-memory Bucket with the store's
-// transaction semantics and fault injection, so an engine's tests can
-// prove it acknowledges nothing it could not persist without a bbolt file.
+// sandbox's service contract: Run, the contract suite every registration
+// runs (reset, snapshot and restore, export and import, reopening without
+// a close, typed state); an in-memory Bucket with the store's transaction
+// semantics and fault injection, so an engine's tests can prove it
+// acknowledges nothing it could not persist without a bbolt file; and an
+// in-memory Log.
 package servicetest
 
 import (

@@ -37,6 +37,10 @@ func Start(t testing.TB, engOpts auth.Options, opts authserver.Options) *Server 
 		defer cancel()
 		b.Shutdown(ctx)
 	})
+	eng, ok := sandbox.Lookup[*auth.Engine](b.Sandbox)
+	if !ok {
+		t.Fatal("authtest: the backend has no Auth service")
+	}
 	host := b.Addr(backend.Auth)
-	return &Server{URL: "http://" + host, Backend: b, Engine: b.Sandbox.Auth(), Host: host}
+	return &Server{URL: "http://" + host, Backend: b, Engine: eng, Host: host}
 }

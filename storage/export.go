@@ -1,11 +1,8 @@
-package snapshot
+package storage
 
-// The Realtime Database and Storage parts of an Emulator Suite export, as
-// firebase-tools writes and reads them:
+// The Storage part of an Emulator Suite export, as firebase-tools writes
+// and reads it:
 //
-//	database_export/<namespace>.json   each namespace's data, in the
-//	                                   database's export format (GET
-//	                                   /.json?format=export)
 //	storage_export/buckets.json        {"buckets": [{"id": name}]}
 //	storage_export/metadata/<f>.json   one object's metadata, the Storage
 //	                                   emulator's StoredFileMetadata JSON
@@ -32,116 +29,64 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pyric/pyric/sandbox"
-	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
-const (
-	databaseDir = "database_export"
-	storageDir  = "storage_export"
-)
+// exportDir is Storage's directory in an export.
+const exportDir = "storage_export"
 
-// MaxExportFile bounds one file read from an export (a namespace's JSON,
-// an object's bytes or metadata).
+// MaxExportFile bounds one file read from an export (an object's bytes
+// or metadata).
 const MaxExportFile = 1 << 30
 
-// dbSnapshot is the database service's snapshot state.
-type dbSnapshot struct {
-	Namespaces map[string]struct {
-		Data  json.RawMessage `json:"data"`
-		Rules *string         `json:"rules,omitempty"`
-	} `json:"namespaces"`
+// NewState implements service.TypedState.
+func (e *Engine) NewState() any { return &State{} }
+
+// Describe implements service.Describer.
+func (e *Engine) Describe() string {
+	return "Cloud Storage: every object's metadata by bucket and name (a capture leaves the bytes out)."
 }
 
-// exportDatabase writes database_export/<ns>.json for every namespace
-// with data.
-func exportDatabase(state json.RawMessage, dir string) error {
-	var s dbSnapshot
-	if len(state) > 0 {
-		if err := json.Unmarshal(state, &s); err != nil {
-			return fmt.Errorf("database export: %w", err)
-		}
+// CaptureState implements service.Capturer: what the rules see of each
+// object, not its bytes — a capture is rewritten on every flush, and
+// uploads must not make each rewrite cost their size.
+func (e *Engine) CaptureState() (json.RawMessage, error) {
+	objs := e.Objects()
+	if objs == nil {
+		objs = []*Object{}
 	}
-	out := filepath.Join(dir, databaseDir)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	for ns, n := range s.Namespaces {
-		if len(n.Data) == 0 || string(n.Data) == "null" {
-			continue
-		}
-		if !validNamespace(ns) {
-			return fmt.Errorf("database export: namespace %q cannot be a file name", ns)
-		}
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, n.Data, "", "  "); err != nil {
-			return fmt.Errorf("database export %s: %w", ns, err)
-		}
-		if err := writeAtomic(filepath.Join(out, ns+".json"), buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return json.Marshal(map[string]any{"objects": objs})
 }
 
-// validNamespace is a namespace name that is a plain file name (the
-// database's names are DNS labels).
-func validNamespace(ns string) bool {
-	if ns == "" || ns == "." || ns == ".." || len(ns) > 255 {
-		return false
-	}
-	return !strings.ContainsAny(ns, `/\`+"\x00")
-}
-
-// readDatabaseExport reads database_export/ into the database service's
-// snapshot state: every <ns>.json file is a namespace.
-func readDatabaseExport(dir string) (json.RawMessage, error) {
-	entries, err := os.ReadDir(dir)
+// Export implements service.Exporter.
+func (e *Engine) Export(root string) (service.ExportEntry, error) {
+	st, err := e.Snapshot()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExport, err)
+		return service.ExportEntry{}, err
 	}
-	nss := map[string]map[string]json.RawMessage{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		ns := strings.TrimSuffix(name, ".json")
-		data, err := readBounded(filepath.Join(dir, name))
-		if err != nil {
-			return nil, err
-		}
-		if err := decodeDatabaseExport(data); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrExport, filepath.Join(dir, name), err)
-		}
-		nss[ns] = map[string]json.RawMessage{"data": json.RawMessage(bytes.TrimSpace(data))}
+	if err := exportStorage(st, e.Buckets(), root); err != nil {
+		return service.ExportEntry{}, err
 	}
-	return json.Marshal(map[string]any{"namespaces": nss})
+	return service.ExportEntry{Path: exportDir}, nil
 }
 
-// decodeDatabaseExport checks a namespace file is one JSON value.
-func decodeDatabaseExport(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
-func readBounded(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+// ImportState implements service.Importer: the objects are restored with
+// the other services' states, then the buckets the export lists are
+// created.
+func (e *Engine) ImportState(dir string) (json.RawMessage, func() error, error) {
+	st, buckets, err := readStorageExport(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExport, err)
+		return nil, nil, err
 	}
-	if st.Size() > MaxExportFile {
-		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit", ErrExport, path, st.Size(), MaxExportFile)
+	finish := func() error {
+		for _, b := range buckets {
+			if err := e.CreateBucket(b); err != nil {
+				return fmt.Errorf("storage import: bucket %s: %w", b, err)
+			}
+		}
+		return nil
 	}
-	return os.ReadFile(path)
+	return st, finish, nil
 }
 
 // storedFile is the Storage emulator's StoredFileMetadata JSON.
@@ -168,12 +113,6 @@ type storedFile struct {
 	CRC32C string `json:"crc32c"`
 }
 
-// stObject is one object of the storage service's snapshot state.
-type stObject struct {
-	storage.Object
-	Data []byte `json:"data"`
-}
-
 // diskName is an object's file name in the export: stable across
 // exports of the same object, and a plain file name whatever the object's
 // name holds.
@@ -185,15 +124,13 @@ func diskName(bucket, name string) string {
 // exportStorage writes storage_export/ from the storage service's
 // snapshot state.
 func exportStorage(state json.RawMessage, buckets []string, dir string) error {
-	var s struct {
-		Objects []stObject `json:"objects"`
-	}
+	var s State
 	if len(state) > 0 {
 		if err := json.Unmarshal(state, &s); err != nil {
 			return fmt.Errorf("storage export: %w", err)
 		}
 	}
-	root := filepath.Join(dir, storageDir)
+	root := filepath.Join(dir, exportDir)
 	for _, d := range []string{"blobs", "metadata"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
@@ -235,7 +172,7 @@ func exportStorage(state json.RawMessage, buckets []string, dir string) error {
 	return writeAtomic(filepath.Join(root, "buckets.json"), js)
 }
 
-func storedFileOf(o *storage.Object, data []byte) storedFile {
+func storedFileOf(o *Object, data []byte) storedFile {
 	f := storedFile{Name: o.Name, Bucket: o.Bucket, Metageneration: json.Number(strconv.FormatInt(o.Metageneration, 10)),
 		Generation: json.Number(strconv.FormatInt(o.Generation, 10)), ContentType: o.ContentType, StorageClass: o.StorageClass(),
 		ContentDisposition: o.ContentDisposition, CacheControl: o.CacheControl, ContentLanguage: o.ContentLanguage,
@@ -256,7 +193,7 @@ func storedFileOf(o *storage.Object, data []byte) storedFile {
 
 // decodeStoredFile parses one metadata file into the object it describes
 // (bytes not included).
-func decodeStoredFile(data []byte) (*storage.Object, error) {
+func decodeStoredFile(data []byte) (*Object, error) {
 	var f storedFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -266,13 +203,13 @@ func decodeStoredFile(data []byte) (*storage.Object, error) {
 	if f.Name == "" || f.Bucket == "" {
 		return nil, errors.New("name and bucket are required")
 	}
-	if err := storage.ValidateBucket(f.Bucket); err != nil {
+	if err := ValidateBucket(f.Bucket); err != nil {
 		return nil, err
 	}
-	if err := storage.ValidateName(f.Name); err != nil {
+	if err := ValidateName(f.Name); err != nil {
 		return nil, err
 	}
-	o := &storage.Object{Bucket: f.Bucket, Name: f.Name, ContentType: f.ContentType, ContentDisposition: f.ContentDisposition,
+	o := &Object{Bucket: f.Bucket, Name: f.Name, ContentType: f.ContentType, ContentDisposition: f.ContentDisposition,
 		CacheControl: f.CacheControl, ContentLanguage: f.ContentLanguage, ContentEncoding: f.ContentEncoding}
 	num := func(n json.Number, field string) (int64, error) {
 		if n == "" {
@@ -311,7 +248,7 @@ func decodeStoredFile(data []byte) (*storage.Object, error) {
 	if len(f.CustomMetadata) > 0 {
 		o.Metadata = map[string]string{}
 		for k, v := range f.CustomMetadata {
-			if k == storage.TokenKey {
+			if k == TokenKey {
 				tokens = append(tokens, strings.Split(v, ",")...)
 				continue
 			}
@@ -330,7 +267,7 @@ func decodeStoredFile(data []byte) (*storage.Object, error) {
 		if o.Metadata == nil {
 			o.Metadata = map[string]string{}
 		}
-		o.Metadata[storage.TokenKey] = strings.Join(kept, ",")
+		o.Metadata[TokenKey] = strings.Join(kept, ",")
 	}
 	return o, nil
 }
@@ -346,11 +283,11 @@ func readStorageExport(dir string) (json.RawMessage, []string, error) {
 			} `json:"buckets"`
 		}
 		if err := json.Unmarshal(data, &list); err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %v", ErrExport, filepath.Join(dir, "buckets.json"), err)
+			return nil, nil, fmt.Errorf("%w: %s: %v", service.ErrExport, filepath.Join(dir, "buckets.json"), err)
 		}
 		for i, b := range list.Buckets {
-			if err := storage.ValidateBucket(b.ID); err != nil {
-				return nil, nil, fmt.Errorf("%w: %s: buckets[%d]: %v", ErrExport, filepath.Join(dir, "buckets.json"), i, err)
+			if err := ValidateBucket(b.ID); err != nil {
+				return nil, nil, fmt.Errorf("%w: %s: buckets[%d]: %v", service.ErrExport, filepath.Join(dir, "buckets.json"), i, err)
 			}
 			buckets = append(buckets, b.ID)
 		}
@@ -358,7 +295,7 @@ func readStorageExport(dir string) (json.RawMessage, []string, error) {
 		return nil, nil, err
 	}
 	mdDir, blobDir := filepath.Join(dir, "metadata"), filepath.Join(dir, "blobs")
-	objs := []stObject{}
+	objs := []StateObject{}
 	err := filepath.WalkDir(mdDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && p == mdDir {
@@ -375,15 +312,15 @@ func readStorageExport(dir string) (json.RawMessage, []string, error) {
 		}
 		o, err := decodeStoredFile(data)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrExport, p, err)
+			return fmt.Errorf("%w: %s: %v", service.ErrExport, p, err)
 		}
 		rel, _ := filepath.Rel(mdDir, p)
 		blob := filepath.Join(blobDir, strings.TrimSuffix(rel, ".json"))
 		body, err := readBounded(blob)
 		if err != nil {
-			return fmt.Errorf("%w: the bytes of %s/%s (%s): %v", ErrExport, o.Bucket, o.Name, blob, err)
+			return fmt.Errorf("%w: the bytes of %s/%s (%s): %v", service.ErrExport, o.Bucket, o.Name, blob, err)
 		}
-		objs = append(objs, stObject{Object: *o, Data: body})
+		objs = append(objs, StateObject{Object: *o, Data: body})
 		return nil
 	})
 	if err != nil {
@@ -395,12 +332,33 @@ func readStorageExport(dir string) (json.RawMessage, []string, error) {
 		}
 		return objs[i].Name < objs[j].Name
 	})
-	st, err := json.Marshal(map[string]any{"objects": objs})
+	st, err := json.Marshal(State{Objects: objs})
 	return st, buckets, err
 }
 
-// storageEngine is sb's Storage engine (nil when it has none).
-func storageEngine(sb *sandbox.Sandbox) *storage.Engine {
-	e, _ := sb.Service(storage.Service).(*storage.Engine)
-	return e
+func readBounded(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", service.ErrExport, err)
+	}
+	if st.Size() > MaxExportFile {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d-byte limit", service.ErrExport, path, st.Size(), MaxExportFile)
+	}
+	return os.ReadFile(path)
 }
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+var (
+	_ service.TypedState = (*Engine)(nil)
+	_ service.Capturer   = (*Engine)(nil)
+	_ service.Exporter   = (*Engine)(nil)
+	_ service.Importer   = (*Engine)(nil)
+	_ service.Describer  = (*Engine)(nil)
+)

@@ -1,0 +1,41 @@
+package backend_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/sandbox/service/servicetest"
+)
+
+// contractSamples holds, per service, a state its Restore accepts with
+// data in it: the shared contract suite's input. A registration without
+// one fails TestServiceContract, so a new service adds its sample here.
+var contractSamples = map[string]string{
+	backend.Firestore: `{"documents": {"users/alice": {"name": "Alice", "n": 1, "tags": ["a", "b"]}},
+		"databases": {"projects/demo-pyric/databases/other": {"c/d": {"x": true}}}}`,
+	backend.Auth: `{"version": 1, "projects": {"demo-pyric": {"config": {"signIn": {"allowDuplicateEmails": false}},
+		"users": [{"localId": "u1", "email": "a@example.com", "emailVerified": true, "createdAt": "1767225600008",
+		"providerUserInfo": [{"providerId": "password", "federatedId": "a@example.com", "email": "a@example.com", "rawId": "a@example.com"}]}]}}}`,
+	backend.Database: `{"namespaces": {"demo-pyric-default-rtdb": {"data": {"users": {"alice": {"age": 3, ".priority": 2}}}},
+		"other": {"data": {"x": "y"}}}}`,
+	backend.Storage: `{"objects": [{"bucket": "demo-pyric.appspot.com", "name": "a/b c.txt", "contentType": "text/plain",
+		"metadata": {"k": "v"}, "data": "aGVsbG8="}]}`,
+	backend.Messaging: `{"lastId": 0, "tokens": [{"token": "tok-1", "project": "demo-pyric", "platform": "web", "createdAt": "2026-01-01T00:00:00.01Z"}], "messages": []}`,
+	backend.AI:        `{"seq": 0, "projects": {"demo-pyric": {"script": [{"text": "hi"}]}}}`,
+	backend.PubSub:    `{"lastId": "0", "topics": [{"name": "projects/demo-pyric/topics/orders"}], "subscriptions": [], "snapshots": []}`,
+}
+
+// TestServiceContract runs the shared service-contract suite on every
+// registration the backend makes.
+func TestServiceContract(t *testing.T) {
+	for _, reg := range backend.Services(&backend.Options{}) {
+		t.Run(reg.Name, func(t *testing.T) {
+			sample, ok := contractSamples[reg.Name]
+			if !ok {
+				t.Fatalf("no contract sample for the %s service: add one to contractSamples", reg.Name)
+			}
+			servicetest.Run(t, reg, servicetest.Options{Sample: json.RawMessage(sample)})
+		})
+	}
+}

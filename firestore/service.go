@@ -1,0 +1,355 @@
+package firestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pyric/pyric/sandbox/service"
+)
+
+// ServiceName is Firestore's name in a sandbox: its snapshot key, its
+// Log's name and its key in an export's metadata.
+const ServiceName = "firestore"
+
+// Registration puts Firestore in a sandbox: an engine on the
+// environment's clock, ids and events, durable through the environment's
+// Log (one space per database, keyed by relative document path, holding
+// each document's deterministic protobuf encoding), restoring what the
+// Log holds. opts' Events, Now, NewID and Persister are the environment's.
+func Registration(opts Options) service.Registration {
+	return service.Registration{Name: ServiceName, New: func(env service.Env) (service.Service, error) {
+		opts := opts
+		opts.Events, opts.Now, opts.NewID, opts.Persister = env.Events, env.Now, env.NewID, nil
+		if env.Log != nil {
+			opts.Persister = logPersister{env.Log}
+		}
+		project := env.Project
+		if project == "" {
+			project = service.DefaultProject
+		}
+		s := &engineService{e: New(opts), def: DatabaseName{Project: project, Database: DefaultDatabase}, log: env.Log, now: env.Now}
+		if s.now == nil {
+			s.now = time.Now
+		}
+		if env.Log != nil {
+			if err := s.load(); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
+	}}
+}
+
+// engineService is the Engine on the service contract.
+type engineService struct {
+	e   *Engine
+	def DatabaseName
+	log service.Log
+	now func() time.Time
+}
+
+// logPersister makes commits durable in a service.Log.
+type logPersister struct{ log service.Log }
+
+func (p logPersister) Commit(name DatabaseName, _ time.Time, changes []Change) error {
+	out := make([]service.LogChange, len(changes))
+	for i, c := range changes {
+		out[i].Key = c.Path
+		if c.Doc == nil {
+			continue
+		}
+		out[i].Value = c.Data
+		if out[i].Value == nil { // a caller without the encoding
+			b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc)
+			if err != nil {
+				return err
+			}
+			out[i].Value = b
+		}
+	}
+	return p.log.Append(name.String(), out)
+}
+
+// load restores what the Log holds, the encodings kept as they are.
+func (s *engineService) load() error {
+	return s.log.Load(func(space string, entries []service.LogChange) error {
+		name, err := ParseDatabaseName(space)
+		if err != nil {
+			return &service.DamagedError{Problem: fmt.Sprintf("it holds a Firestore bucket named %q, which is not a database name", space)}
+		}
+		docs := make([]StoredDocument, len(entries))
+		for i, en := range entries {
+			docs[i] = StoredDocument{Path: en.Key, Data: en.Value}
+		}
+		if err := s.e.RestoreStored(name, docs); err != nil {
+			var de *StoredDocumentError
+			if errors.As(err, &de) {
+				return &service.DamagedError{Problem: de.Error()}
+			}
+			return fmt.Errorf("restore %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+func (s *engineService) Name() string { return ServiceName }
+
+// Unwrap implements service.Wrapper: sandbox.Lookup[*firestore.Engine]
+// finds the engine.
+func (s *engineService) Unwrap() any { return s.e }
+
+// Reset implements service.Service.
+func (s *engineService) Reset() error {
+	s.e.Reset()
+	return nil
+}
+
+// State is Firestore's snapshot state, the one declaration of its schema
+// (service.TypedState): the default database's documents by relative
+// path, and other databases' keyed by projects/P/databases/D, fields in
+// the JSON form with typed markers.
+type State struct {
+	Documents map[string]map[string]any            `json:"documents"`
+	Databases map[string]map[string]map[string]any `json:"databases,omitempty"`
+}
+
+// NewState implements service.TypedState.
+func (s *engineService) NewState() any { return &State{} }
+
+// Describe implements service.Describer.
+func (s *engineService) Describe() string {
+	return "Firestore: every database's documents by path, fields in the JSON form with typed markers."
+}
+
+// Snapshot implements service.Service.
+func (s *engineService) Snapshot() (json.RawMessage, error) {
+	st := State{Documents: map[string]map[string]any{}}
+	for _, name := range s.e.Databases() {
+		docs := s.e.Dump(name)
+		if len(docs) == 0 {
+			continue
+		}
+		m := map[string]map[string]any{}
+		for _, d := range docs {
+			m[strings.TrimPrefix(d.Name, name.Documents()+"/")] = EncodeFields(d.Fields, name)
+		}
+		if name == s.def {
+			st.Documents = m
+			continue
+		}
+		if st.Databases == nil {
+			st.Databases = map[string]map[string]map[string]any{}
+		}
+		st.Databases[name.String()] = m
+	}
+	return json.Marshal(st)
+}
+
+// ErrState wraps every error in a Firestore state Restore is given.
+var ErrState = errors.New("invalid Firestore state")
+
+// CheckState implements service.StateChecker.
+func (s *engineService) CheckState(state json.RawMessage) error {
+	_, err := s.decodeState(state)
+	return err
+}
+
+// decodeState decodes and validates a state's documents, by database.
+func (s *engineService) decodeState(state json.RawMessage) (map[DatabaseName][]*pb.Document, error) {
+	var st State
+	dec := json.NewDecoder(bytes.NewReader(state))
+	dec.UseNumber() // an integer stays an integer
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	return StateDocuments(s.def.Project, &st)
+}
+
+// Restore implements service.Service: the state's documents replace
+// every database's, persisted with the times the restore gives them. A
+// state that does not decode changes nothing.
+func (s *engineService) Restore(state json.RawMessage) error {
+	dbs, err := s.decodeState(state)
+	if err != nil {
+		return err
+	}
+	s.e.Reset()
+	names := make([]DatabaseName, 0, len(dbs))
+	for n := range dbs {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
+	for _, name := range names {
+		if err := s.e.Restore(name, dbs[name]); err != nil {
+			return err
+		}
+		if s.log == nil {
+			continue
+		}
+		stored := s.e.Dump(name)
+		changes := make([]Change, 0, len(stored))
+		for _, d := range stored {
+			changes = append(changes, Change{Path: strings.TrimPrefix(d.Name, name.Documents()+"/"), Doc: d})
+		}
+		if err := (logPersister{s.log}).Commit(name, s.now(), changes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StateDocuments validates and converts a State's documents, by
+// database; project names the default database's project.
+func StateDocuments(project string, st *State) (map[DatabaseName][]*pb.Document, error) {
+	out := map[DatabaseName][]*pb.Document{}
+	add := func(name DatabaseName, docs map[string]map[string]any) error {
+		paths := make([]string, 0, len(docs))
+		for p := range docs {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			rel := strings.Trim(p, "/")
+			if err := ValidateDocumentPath(rel); err != nil {
+				return fmt.Errorf("%w: document %q: %v", ErrState, p, err)
+			}
+			if docs[p] == nil {
+				return fmt.Errorf("%w: document %q: fields must be an object", ErrState, p)
+			}
+			fields, err := DecodeFields(docs[p], name)
+			if err != nil {
+				return fmt.Errorf("%w: document %q: %v", ErrState, p, err)
+			}
+			out[name] = append(out[name], &pb.Document{Name: name.DocName(rel), Fields: fields})
+		}
+		return nil
+	}
+	if err := add(DatabaseName{Project: project, Database: DefaultDatabase}, st.Documents); err != nil {
+		return nil, err
+	}
+	for n, docs := range st.Databases {
+		name, err := ParseDatabaseName(n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if err := add(name, docs); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// exportDir is Firestore's part of an export, as the official emulator
+// writes it.
+const exportDir = "firestore_export"
+
+// overallVersion is the first record of an overall_export_metadata file,
+// as the official emulator writes it; its import (--seed_from_export,
+// what `firebase emulators:start --import` passes) rejects a file without
+// it: "Overall export metadata file version not supported".
+var overallVersion = []byte{0x33}
+
+// Export implements service.Exporter: the default database, in the
+// Datastore export format the official emulator writes.
+func (s *engineService) Export(root string) (service.ExportEntry, error) {
+	db := s.def
+	docs := s.e.Dump(db)
+	var recs [][]byte
+	app := "dev~" + db.Project
+	for _, d := range docs {
+		rel := strings.TrimPrefix(d.Name, db.Documents()+"/")
+		recs = append(recs, encodeEntity(app, rel, d.Fields, db))
+	}
+	fail := func(err error) (service.ExportEntry, error) { return service.ExportEntry{}, err }
+	kinds := filepath.Join(root, exportDir, "all_namespaces", "all_kinds")
+	if err := os.MkdirAll(kinds, 0o755); err != nil {
+		return fail(err)
+	}
+	out := writeLog(recs)
+	if err := writeExportFile(filepath.Join(kinds, "output-0"), out); err != nil {
+		return fail(err)
+	}
+	now := uint64(time.Now().UnixMicro())
+	var inner, files, meta []byte
+	inner = protowire.AppendTag(inner, 1, protowire.BytesType)
+	inner = protowire.AppendString(inner, exportDir)
+	inner = protowire.AppendTag(inner, 2, protowire.VarintType)
+	inner = protowire.AppendVarint(inner, now)
+	inner = protowire.AppendTag(inner, 3, protowire.VarintType)
+	inner = protowire.AppendVarint(inner, now)
+	files = protowire.AppendTag(files, 1, protowire.BytesType)
+	files = protowire.AppendString(files, "")
+	files = protowire.AppendTag(files, 2, protowire.BytesType)
+	files = protowire.AppendString(files, "output-0")
+	meta = protowire.AppendTag(meta, 1, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, inner)
+	meta = protowire.AppendTag(meta, 2, protowire.BytesType)
+	meta = protowire.AppendBytes(meta, files)
+	if err := writeExportFile(filepath.Join(kinds, "all_namespaces_all_kinds.export_metadata"), meta); err != nil {
+		return fail(err)
+	}
+	var kind, entry []byte
+	kind = protowire.AppendTag(kind, 1, protowire.VarintType)
+	kind = protowire.AppendVarint(kind, 2)
+	kind = protowire.AppendTag(kind, 3, protowire.VarintType)
+	kind = protowire.AppendVarint(kind, 3)
+	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+	entry = protowire.AppendBytes(entry, kind)
+	entry = protowire.AppendTag(entry, 2, protowire.BytesType)
+	entry = protowire.AppendString(entry, "all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata")
+	entry = protowire.AppendTag(entry, 3, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 1)
+	entry = protowire.AppendTag(entry, 4, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, uint64(len(out)))
+	var overall []byte
+	overall = protowire.AppendTag(overall, 1, protowire.BytesType)
+	overall = protowire.AppendBytes(overall, entry)
+	overallName := exportDir + ".overall_export_metadata"
+	if err := writeExportFile(filepath.Join(root, exportDir, overallName), writeLog([][]byte{overallVersion, overall})); err != nil {
+		return fail(err)
+	}
+	return service.ExportEntry{Path: exportDir, MetadataFile: exportDir + "/" + overallName}, nil
+}
+
+// ImportState implements service.Importer: the export's documents become
+// the default database's.
+func (s *engineService) ImportState(dir string) (json.RawMessage, func() error, error) {
+	docs, err := ReadExport(dir, s.def)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := State{Documents: map[string]map[string]any{}}
+	for p, f := range docs {
+		st.Documents[p] = EncodeFields(f, s.def)
+	}
+	b, err := json.Marshal(st)
+	return b, nil, err
+}
+
+func writeExportFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+var (
+	_ service.Wrapper      = (*engineService)(nil)
+	_ service.TypedState   = (*engineService)(nil)
+	_ service.Exporter     = (*engineService)(nil)
+	_ service.Importer     = (*engineService)(nil)
+	_ service.Describer    = (*engineService)(nil)
+	_ service.StateChecker = (*engineService)(nil)
+)

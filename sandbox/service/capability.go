@@ -1,0 +1,95 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Optional capabilities. A service implements Service and, beyond it, any
+// of the interfaces below; the tools above the sandbox (capture, snapshot
+// and export, the MCP server) find them with a type assertion and loop
+// over the services that have them, as database/sql finds a driver's
+// optional interfaces. A new service that implements one appears in the
+// tool that uses it with no edit there.
+
+// TypedState is a service whose snapshot state has one Go declaration:
+// the schema of what Snapshot returns and Restore takes. Its own
+// Snapshot, Restore, export and capture code, and any tool that reads the
+// state, decode through that one type.
+type TypedState interface {
+	Service
+	// NewState returns a pointer to a new, zero value of the state type.
+	// Snapshot's output decodes into it with no unknown field, and its
+	// encoding is a state Restore accepts.
+	NewState() any
+}
+
+// StateChecker is a service that can tell a state Restore would refuse
+// without changing anything: loading a snapshot checks every service's
+// state before it resets any.
+type StateChecker interface {
+	Service
+	CheckState(state json.RawMessage) error
+}
+
+// Capturer is a service whose state in a captured session differs from
+// its snapshot. A capture rewrites the state on every flush, so it must
+// be cheap to take: Storage keeps what the rules see of each object, not
+// its bytes. Services that do not implement it are captured with
+// Snapshot.
+type Capturer interface {
+	Service
+	// CaptureState returns the state a session capture keeps.
+	CaptureState() (json.RawMessage, error)
+}
+
+// Exporter is a service with a part in an export directory, in the
+// layout the Firebase Emulator Suite and firebase-tools write
+// (firebase-export-metadata.json names each part under the service's
+// Name).
+type Exporter interface {
+	Service
+	// Export writes the service's part of an export into its own
+	// directory under root and returns the part's entry in the export's
+	// metadata.
+	Export(root string) (ExportEntry, error)
+}
+
+// ExportEntry is one service's entry in firebase-export-metadata.json.
+type ExportEntry struct {
+	// Path is the part's directory, relative to the export's root.
+	Path string
+	// MetadataFile, when the part has one, is relative to the root too.
+	MetadataFile string
+}
+
+// Importer is a service that reads its part of an export back.
+type Importer interface {
+	Service
+	// ImportState reads the part in dir (the export's root joined with
+	// its entry's Path) into a state Restore accepts (nil: nothing to
+	// restore). The states of every service in an export are restored
+	// together, all or nothing; finish (nil: nothing) then runs what
+	// cannot be a state, such as Auth adding the export's accounts.
+	ImportState(dir string) (state json.RawMessage, finish func() error, err error)
+}
+
+// ErrExport wraps every error reading an export directory that is not
+// what its format says (an Importer's errors).
+var ErrExport = errors.New("invalid Emulator Suite export")
+
+// Describer is a service that says what it holds in one sentence: the
+// MCP server's description of the service's state resource.
+type Describer interface {
+	Service
+	Describe() string
+}
+
+// Wrapper is a service value that puts an engine of another type on the
+// contract, holding it with what its environment gave it (the default
+// project, say). The sandbox's Lookup finds the engine through it.
+type Wrapper interface {
+	Service
+	// Unwrap returns the wrapped engine.
+	Unwrap() any
+}

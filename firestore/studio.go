@@ -1,10 +1,10 @@
-package sandbox
+package firestore
 
 import "github.com/pyric/pyric/sandbox/service"
 
 // StudioPages puts Firestore in the Studio's navigation (service.Studio).
-func (firestoreService) StudioPages() []service.StudioPage {
+func (*engineService) StudioPages() []service.StudioPage {
 	return []service.StudioPage{{Path: "/firestore", Label: "Firestore", Page: "firestore", Key: "f"}}
 }
 
-var _ service.Studio = firestoreService{}
+var _ service.Studio = (*engineService)(nil)

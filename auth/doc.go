@@ -32,8 +32,8 @@
 // method per step; and the Engine (facade.go), whose exported methods open
 // the mutation and hand the request to its flow.
 //
-// Wiring (for the sandbox and `pyric serve`): register NewService as the
-// Auth service.Factory; mount
+// Wiring (for the sandbox and `pyric serve`): add Registration to the
+// sandbox's services; mount
 // authserver.New(engine, authserver.Options{DefaultProject: p}) at the root
 // of the Auth port (9099).
 //

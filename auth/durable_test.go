@@ -413,29 +413,29 @@ func TestRestorePersists(t *testing.T) {
 	}
 }
 
-// TestNewServiceFactory: the sandbox's Factory builds a durable engine from
+// TestRegistrationFactory: the sandbox's Factory builds a durable engine from
 // an Env and reloads it.
-func TestNewServiceFactory(t *testing.T) {
+func TestRegistrationFactory(t *testing.T) {
 	b := authtest.TempBolt(t)
 	n := 0
 	env := service.Env{Project: "p", Now: time.Now, NewID: func() string { n++; return fmt.Sprintf("%020d", n) }, Events: event.Discard, Bucket: b}
-	svc, err := auth.NewService(env)
+	svc, err := auth.Registration.New(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if svc.Name() != "auth" {
 		t.Fatalf("name %q", svc.Name())
 	}
-	e := svc.(*auth.Engine)
+	e := svc.(service.Wrapper).Unwrap().(*auth.Engine)
 	if _, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("a@example.com"), Password: "secret123"}); err != nil {
 		t.Fatal(err)
 	}
 	n = 0
-	svc2, err := auth.NewService(env)
+	svc2, err := auth.Registration.New(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc2.(*auth.Engine).SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("a@example.com"), Password: "secret123"}); err != nil {
+	if _, err := svc2.(service.Wrapper).Unwrap().(*auth.Engine).SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("a@example.com"), Password: "secret123"}); err != nil {
 		t.Fatalf("sign-in after reopen: %v", err)
 	}
 	if err := svc2.Reset(); err != nil || len(svc2.(*auth.Engine).Users("p", "")) != 0 {

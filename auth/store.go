@@ -352,18 +352,5 @@ func (e *Engine) Restore(state json.RawMessage) error {
 // emitting users_clear for every project.
 func (e *Engine) Reset() error { return e.RestoreState(Snapshot{}) }
 
-// NewService is the sandbox's Factory for Auth: an engine on the
-// environment's clock, id source, events and bucket, holding what the
-// bucket holds.
-func NewService(env service.Env) (service.Service, error) {
-	opts := Options{Clock: env.Now, Events: env.Events, Bucket: env.Bucket}
-	if env.NewID != nil {
-		opts.IDs = seededIDs(env.NewID())
-	}
-	return Open(opts)
-}
+var _ service.Service = (*Engine)(nil)
 
-var (
-	_ service.Service = (*Engine)(nil)
-	_ service.Factory = NewService
-)

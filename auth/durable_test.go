@@ -438,7 +438,7 @@ func TestRegistrationFactory(t *testing.T) {
 	if _, err := svc2.(service.Wrapper).Unwrap().(*auth.Engine).SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("a@example.com"), Password: "secret123"}); err != nil {
 		t.Fatalf("sign-in after reopen: %v", err)
 	}
-	if err := svc2.Reset(); err != nil || len(svc2.(*auth.Engine).Users("p", "")) != 0 {
+	if err := svc2.Reset(); err != nil || len(svc2.(service.Wrapper).Unwrap().(*auth.Engine).Users("p", "")) != 0 {
 		t.Fatalf("reset: %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/pubsub"
-	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
@@ -186,16 +185,8 @@ func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
 			return nil, fmt.Errorf("rules: %w", err)
 		}
 	}
-	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng, rules: storageRules{eng}}, nil
+	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng, rules: eng.LiveRules()}, nil
 }
-
-// storageRules is the Storage engine's rules as Rules.
-type storageRules struct{ e *storage.Engine }
-
-func (r storageRules) Set(name, text string) (source.Diagnostics, error) {
-	return r.e.SetRules(name, text)
-}
-func (r storageRules) Base() (string, string, bool) { return r.e.Rules() }
 
 func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error) {
 	eng, ok := sandbox.Lookup[*messaging.Engine](b.Sandbox)

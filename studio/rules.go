@@ -248,7 +248,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 			name = "storage.rules"
 		}
 		cov := []coverage.Expr{}
-		if c := st.Coverage(); c != nil {
+		if c := st.LiveRules().Coverage(""); c != nil {
 			cov = c.Summary()
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "status": s.rulesStatus("storage"), "coverage": cov})

@@ -25,10 +25,10 @@ import (
 	"strings"
 	"time"
 
+	engine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/server"
-	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/storage"
 )
 
@@ -50,9 +50,10 @@ type EnvVar struct {
 type Options struct {
 	// Sandbox owns the engines and the event bus (required).
 	Sandbox *sandbox.Sandbox
-	// Rules is the Firestore rules manager (server/firestore Server.Rules());
-	// nil when Firestore is not served.
-	Rules *fsserver.RulesManager
+	// Rules are the Firestore engine's live rules (Engine.LiveRules, which
+	// server/firestore Server.Rules() returns); nil when Firestore is not
+	// served.
+	Rules *engine.LiveRules
 	// RulesFile is the path of firestore.rules on disk, if any: the Home and
 	// Rules pages compile it to show errors of a file that does not compile.
 	// It is RulesFiles["firestore"] when that is unset.
@@ -105,7 +106,7 @@ func New(opts Options) http.Handler {
 		opts.Rules.CollectCoverage()
 	}
 	if st, ok := sandbox.Lookup[*storage.Engine](s.sb); ok {
-		st.CollectCoverage()
+		st.LiveRules().CollectCoverage()
 	}
 	s.routes()
 	return s

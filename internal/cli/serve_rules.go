@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyric/pyric/rules/live"
 	"github.com/pyric/pyric/rules/source"
-	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
 // rulesTarget is what a rules file is loaded into: Firestore's rules
@@ -77,7 +77,7 @@ func (rw *rulesWatcher) load() {
 	}
 	diags, err := rw.rm.Set(rw.path, string(b))
 	if err != nil {
-		var ce *fsserver.CompileError
+		var ce *live.CompileError
 		msg := err.Error()
 		if errors.As(err, &ce) {
 			msg = ce.Error()

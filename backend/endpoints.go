@@ -143,7 +143,7 @@ func startFirestore(b *Backend, opts *Options, l net.Listener) (*running, error)
 		}
 	}
 	port, grpc := fsserver.NewPort(l, fs)
-	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}, rules: fs.Rules()}, nil
+	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}}, nil
 }
 
 // Firestore returns the running Firestore endpoint, or nil.
@@ -171,7 +171,7 @@ func startDatabase(b *Backend, opts *Options, l net.Listener) (*running, error) 
 		return nil, errNotInSandbox(Database)
 	}
 	h := databaseserver.NewHandler(db, databaseserver.Options{})
-	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db, rules: db.BaseRules()}, nil
+	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db}, nil
 }
 
 func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
@@ -185,7 +185,7 @@ func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
 			return nil, fmt.Errorf("rules: %w", err)
 		}
 	}
-	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng, rules: eng.LiveRules()}, nil
+	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng}, nil
 }
 
 func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error) {

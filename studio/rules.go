@@ -27,6 +27,7 @@ import (
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 	storageserver "github.com/pyric/pyric/server/storage"
 	"github.com/pyric/pyric/storage"
 	"github.com/pyric/pyric/verify"
@@ -108,48 +109,52 @@ func checkService(service, name, text string) rulesReport {
 	return rep
 }
 
-// ruleServices are the services whose rules status Home shows: Firestore
-// when served, Storage and the Realtime Database when given LiveRules.
-func (s *Studio) ruleServices() []string {
-	var out []string
-	if s.opts.Rules != nil {
-		out = append(out, "firestore")
-	}
-	for _, svc := range []string{"storage", "database"} {
-		if s.opts.LiveRules[svc] != nil {
-			out = append(out, svc)
+// liveServices are the sandbox's services with live rules
+// (service.LiveRules), in the sandbox's order.
+func (s *Studio) liveServices() []service.LiveRules {
+	var out []service.LiveRules
+	for _, sv := range s.sb.Services() {
+		if lr, ok := sv.(service.LiveRules); ok {
+			out = append(out, lr)
 		}
 	}
 	return out
 }
 
-// liveRules returns a service's rules in force; ok is false when the
+// liveService returns the service named name if it has live rules.
+func (s *Studio) liveService(name string) (service.LiveRules, bool) {
+	lr, ok := s.sb.Service(name).(service.LiveRules)
+	return lr, ok
+}
+
+// ruleServices are the services whose rules status Home shows: every
+// served service with live rules, in the endpoints' order (every one in
+// the sandbox when the Studio is not told the endpoints).
+func (s *Studio) ruleServices() []string {
+	var out []string
+	if s.opts.Endpoints == nil {
+		for _, lr := range s.liveServices() {
+			out = append(out, lr.Name())
+		}
+		return out
+	}
+	for _, e := range s.opts.Endpoints() {
+		if _, ok := s.liveService(e.Service); ok {
+			out = append(out, e.Service)
+		}
+	}
+	return out
+}
+
+// liveRules returns a service's rules file in force; ok is false when the
 // service is not in the sandbox.
 func (s *Studio) liveRules(service string) (name, text string, loaded, ok bool) {
-	if service == "firestore" {
-		if s.opts.Rules == nil {
-			return "", "", false, false
-		}
-		name, text, loaded = s.opts.Rules.Base()
-		return name, text, loaded, true
+	lr, ok := s.liveService(service)
+	if !ok {
+		return "", "", false, false
 	}
-	if lr := s.opts.LiveRules[service]; lr != nil {
-		name, text, loaded = lr.Base()
-		return name, text, loaded, true
-	}
-	switch service {
-	case "storage":
-		if st, found := sandbox.Lookup[*storage.Engine](s.sb); found {
-			name, text, loaded = st.Rules()
-			return name, text, loaded, true
-		}
-	case "database":
-		if db, found := sandbox.Lookup[*database.Database](s.sb); found {
-			name, text, loaded = db.BaseRules().Base()
-			return name, text, loaded, true
-		}
-	}
-	return "", "", false, false
+	name, text, loaded = lr.RulesFile()
+	return name, text, loaded, true
 }
 
 // rulesFile is the path of a service's rules file on disk, or "".
@@ -224,16 +229,12 @@ func (s *Studio) rulesStatuses() []map[string]any {
 func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 	switch svc := r.URL.Query().Get("service"); svc {
 	case "", "firestore":
-		if s.opts.Rules == nil {
-			fail(w, http.StatusNotFound, "Firestore is not served")
-			return
-		}
-		name, text, loaded := s.opts.Rules.Base()
+		name, text, loaded := s.sb.Firestore().LiveRules().Base()
 		if name == "" {
 			name = "firestore.rules"
 		}
 		cov := []coverage.Expr{}
-		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
+		if c := s.sb.Firestore().LiveRules().Coverage(s.sb.Database().Project); c != nil && loaded {
 			cov = c.Summary()
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
@@ -357,11 +358,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	}
 	text := body.Source
 	if text == "" {
-		if s.opts.Rules == nil {
-			fail(w, http.StatusBadRequest, "no rules: Firestore is not served")
-			return
-		}
-		_, text, _ = s.opts.Rules.Base()
+		_, text, _ = s.sb.Firestore().LiveRules().Base()
 	}
 	gate, ds := engine.NewRulesGate(source.NewFile("firestore.rules", text))
 	if gate == nil {

@@ -33,34 +33,21 @@ import (
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
 )
 
 // Divergence kinds.
 const (
-	NowDenied     = "now-denied"
-	NowAllowed    = "now-allowed"
-	StateDrift    = "state-drift"
-	Unsupported   = "unsupported"
-	ExpectedDrift = "expected-drift"
+	NowDenied     = service.NowDenied
+	NowAllowed    = service.NowAllowed
+	StateDrift    = service.StateDrift
+	Unsupported   = service.Unsupported
+	ExpectedDrift = service.ExpectedDrift
 )
 
 // Divergence is one difference the replay found.
-type Divergence struct {
-	Kind    string `json:"kind"`
-	EventID string `json:"eventId,omitempty"`
-	Method  string `json:"method,omitempty"`
-	Path    string `json:"path,omitempty"`
-	UID     string `json:"uid,omitempty"`
-	// Before and After are the old and new verdicts (now-denied,
-	// now-allowed) or the captured and replayed values (state-drift).
-	Before      any    `json:"before"`
-	After       any    `json:"after"`
-	Explanation string `json:"explanation,omitempty"`
-	// Drift names an expected drift: sentinel-drift, time-drift,
-	// autoid-alias.
-	Drift string `json:"drift,omitempty"`
-}
+type Divergence = service.Divergence
 
 // ServiceResult is one service's verdict.
 type ServiceResult struct {
@@ -95,27 +82,19 @@ type Options struct {
 	// StorageRules is the candidate storage.rules.
 	StorageRules *source.File
 	// Services, when set, are the services to verify (firestore,
-	// database, storage); by default every service the session used or a
-	// candidate names.
+	// database, storage, or a Replayer's name); by default every service
+	// the session used or a candidate names.
 	Services []string
+	// Replayers are the services beyond Firestore, the Realtime Database
+	// and Storage that replay their own requests (service.Replayer); each
+	// is verified as those are, under its name.
+	Replayers []service.Replayer
+	// Candidates are the Replayers' candidate rules, by service name.
+	Candidates map[string]*source.File
 }
 
 // RulesError is a candidate that does not compile.
-type RulesError struct {
-	File  string
-	Diags source.Diagnostics
-}
-
-func (e *RulesError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s does not compile:", e.File)
-	for _, d := range e.Diags {
-		if d.Severity == source.Error {
-			fmt.Fprintf(&b, "\n  %s:%s", e.File, d)
-		}
-	}
-	return b.String()
-}
+type RulesError = service.RulesError
 
 // Run replays the fixture's Firestore, Realtime Database and Storage
 // events against the candidate rules; a service the session did not use
@@ -161,7 +140,38 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 		}
 		put(storage.Service, sr)
 	}
+	if len(opts.Replayers) > 0 {
+		s := sessionOf(f)
+		for _, r := range opts.Replayers {
+			name := r.Name()
+			if !want(name, opts.Candidates[name]) {
+				continue
+			}
+			rep, err := r.Replay(s, opts.Candidates[name])
+			if err != nil {
+				return nil, err
+			}
+			put(name, &ServiceResult{OK: rep.OK, CheckedEvents: rep.CheckedEvents, Divergences: rep.Divergences})
+		}
+	}
 	return res, nil
+}
+
+// sessionOf is a fixture as a service.Replayer reads it.
+func sessionOf(f *capture.Fixture) *service.Session {
+	s := &service.Session{Events: f.Events, States: map[string]json.RawMessage{}, Rules: map[string]*service.RecordedRules{}}
+	for name, sd := range f.Services {
+		if sd == nil {
+			continue
+		}
+		if len(sd.State) > 0 {
+			s.States[name] = sd.State
+		}
+		if r := sd.Rules; r != nil {
+			s.Rules[name] = &service.RecordedRules{Name: r.Name, Source: r.Source, JSON: r.JSON}
+		}
+	}
+	return s
 }
 
 // runFirestore is the Firestore replay with its rules.
@@ -538,17 +548,7 @@ func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
 
 // divergenceKind classifies a re-decided request by its recorded verdict
 // (was) and the candidate rules' (now): "" when nothing diverges.
-func divergenceKind(was, now event.Verdict) string {
-	switch {
-	case now == event.Unsupported || (was == event.Unsupported && now != was):
-		return Unsupported
-	case was == event.Allow && now == event.Deny:
-		return NowDenied
-	case was == event.Deny && now == event.Allow:
-		return NowAllowed
-	}
-	return ""
-}
+func divergenceKind(was, now event.Verdict) string { return service.DivergenceKind(was, now) }
 
 func driftText(c Change) string {
 	switch {

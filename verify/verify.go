@@ -119,42 +119,51 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 		}
 		return cand != nil || hasService(f, svc)
 	}
-	if want("firestore", opts.FirestoreRules) {
-		sr, err := runFirestore(f, opts.FirestoreRules)
+	candidates := map[string]*source.File{"firestore": opts.FirestoreRules, "database": opts.DatabaseRules, storage.Service: opts.StorageRules}
+	for name, c := range opts.Candidates {
+		candidates[name] = c
+	}
+	s := sessionOf(f)
+	for _, r := range append(builtins(f), opts.Replayers...) {
+		name := r.Name()
+		if !want(name, candidates[name]) {
+			continue
+		}
+		rep, err := r.Replay(s, candidates[name])
 		if err != nil {
 			return nil, err
 		}
-		put("firestore", sr)
-	}
-	if want("database", opts.DatabaseRules) {
-		sr, err := replayDatabase(f, opts.DatabaseRules)
-		if err != nil {
-			return nil, err
-		}
-		put("database", sr)
-	}
-	if want(storage.Service, opts.StorageRules) {
-		sr, err := replayStorage(f, opts.StorageRules)
-		if err != nil {
-			return nil, err
-		}
-		put(storage.Service, sr)
-	}
-	if len(opts.Replayers) > 0 {
-		s := sessionOf(f)
-		for _, r := range opts.Replayers {
-			name := r.Name()
-			if !want(name, opts.Candidates[name]) {
-				continue
-			}
-			rep, err := r.Replay(s, opts.Candidates[name])
-			if err != nil {
-				return nil, err
-			}
-			put(name, &ServiceResult{OK: rep.OK, CheckedEvents: rep.CheckedEvents, Divergences: rep.Divergences})
-		}
+		put(name, &ServiceResult{OK: rep.OK, CheckedEvents: rep.CheckedEvents, Divergences: rep.Divergences})
 	}
 	return res, nil
+}
+
+// builtin is a service verify replays itself (until its engine does, as
+// a service.Replayer).
+type builtin struct {
+	name   string
+	f      *capture.Fixture
+	replay func(*capture.Fixture, *source.File) (*ServiceResult, error)
+}
+
+func (b builtin) Name() string { return b.name }
+
+func (b builtin) Replay(_ *service.Session, candidate *source.File) (*service.Report, error) {
+	sr, err := b.replay(b.f, candidate)
+	if err != nil {
+		return nil, err
+	}
+	return &service.Report{OK: sr.OK, CheckedEvents: sr.CheckedEvents, Divergences: sr.Divergences}, nil
+}
+
+// builtins are the replays of Firestore, the Realtime Database and
+// Storage, in that order.
+func builtins(f *capture.Fixture) []service.Replayer {
+	return []service.Replayer{
+		builtin{"firestore", f, runFirestore},
+		builtin{"database", f, replayDatabase},
+		builtin{storage.Service, f, replayStorage},
+	}
 }
 
 // sessionOf is a fixture as a service.Replayer reads it.

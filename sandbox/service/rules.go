@@ -46,7 +46,9 @@ type LiveRules interface {
 // decided again under other rules (verify): the service rebuilds each
 // request from its event and its engine decides it.
 type Replayer interface {
-	Service
+	// Name is the service's name (Service.Name): the session's events,
+	// states and rules of the service are under it.
+	Name() string
 	// Replay replays a recorded session against candidate rules (nil: the
 	// rules the session recorded) on a fresh, in-memory state of the
 	// service, and reports what would change. It fails only for bad input

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -167,3 +168,45 @@ func (e *RulesError) Error() string {
 	}
 	return b.String()
 }
+
+// Rerunner is implemented by a service whose recorded requests of the
+// live sandbox can be decided again, as another identity or under other
+// rules, without changing any state (the Studio's re-run).
+type Rerunner interface {
+	Name() string
+	// Rerun decides r.Event again. A *RulesError says r.Rules do not
+	// compile; an *ErrRerun that the event cannot be re-run.
+	Rerun(ctx context.Context, r RerunRequest) (*Rerun, error)
+}
+
+// RerunRequest is a recorded request to decide again.
+type RerunRequest struct {
+	// Event is the recorded request event.
+	Event event.Event
+	// Later are the events recorded after Event, oldest first.
+	Later []event.Event
+	// As is who decides: the event's identity or another (never admin).
+	As event.Identity
+	// Rules is the rules source to decide under; empty means the live
+	// rules.
+	Rules string
+}
+
+// Rerun is a recorded request decided again.
+type Rerun struct {
+	Verdict     event.Verdict
+	Reason      string
+	Rule        *event.Rule
+	Trace       []event.Step
+	Decision    *event.Decision
+	Explanation []string
+	// Notes say where the re-run could not use what the request saw;
+	// none means exact.
+	Notes []string
+}
+
+// ErrRerun is a recorded request that cannot be re-run (no rules loaded,
+// an event without what the rules saw); its message says why.
+type ErrRerun struct{ Msg string }
+
+func (e *ErrRerun) Error() string { return e.Msg }

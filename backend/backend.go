@@ -30,7 +30,6 @@ import (
 	"sync"
 
 	"github.com/pyric/pyric/ai"
-	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
@@ -98,7 +97,6 @@ type running struct {
 	spec  *endpoint
 	port  *server.Port
 	state any // the adapter's own handle (e.g. *FirestoreEndpoint)
-	rules Rules
 	drain func()
 	addr  string
 }
@@ -231,22 +229,15 @@ func (b *Backend) Endpoints() []Endpoint {
 	return out
 }
 
-// Rules is a service's live rules, what `pyric serve` hot-reloads from the
-// service's rules file.
-type Rules interface {
-	// Set compiles the file and, when it compiles, makes it the rules in
-	// force; otherwise the previous rules stay live and the error says why.
-	Set(name, text string) (source.Diagnostics, error)
-	// Base returns the rules in force and whether any are loaded.
-	Base() (name, text string, loaded bool)
-}
-
 // Rules returns the live rules of a running service that has rules
-// (Firestore, Storage, the Realtime Database), or nil.
-func (b *Backend) Rules(service string) Rules {
+// (one implementing service.LiveRules: Firestore, Storage, the Realtime
+// Database), or nil: what `pyric serve` hot-reloads from the service's
+// rules file.
+func (b *Backend) Rules(name string) service.LiveRules {
 	for _, r := range b.endpoints {
-		if r.spec.name == service {
-			return r.rules
+		if r.spec.name == name {
+			lr, _ := b.Sandbox.Service(name).(service.LiveRules)
+			return lr
 		}
 	}
 	return nil

@@ -126,7 +126,7 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	}
 	if r := b.Rules(backend.Storage); r == nil {
 		t.Error("Storage has no hot-reloadable rules")
-	} else if _, _, loaded := r.Base(); loaded {
+	} else if _, _, loaded := r.RulesFile(); loaded {
 		t.Error("Storage rules loaded without any given")
 	}
 	// Messaging: a token minted through the emulator endpoint, a send to it.

@@ -11,7 +11,6 @@ import (
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/pubsub"
-	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
@@ -154,7 +153,7 @@ func startFirestore(b *Backend, opts *Options, l net.Listener) (*running, error)
 		}
 	}
 	port, grpc := fsserver.NewPort(l, fs)
-	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}, rules: fs.Rules()}, nil
+	return &running{port: port, drain: grpc.Drain, state: &FirestoreEndpoint{Server: fs, GRPC: grpc, Port: port}}, nil
 }
 
 // Firestore returns the running Firestore endpoint, or nil.
@@ -186,7 +185,7 @@ func startDatabase(b *Backend, opts *Options, l net.Listener) (*running, error) 
 		return nil, errNotInSandbox(Database)
 	}
 	h := databaseserver.NewHandler(db, databaseserver.Options{})
-	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db, rules: db.BaseRules()}, nil
+	return &running{port: server.NewPort(l, nil, h), drain: h.Close, state: db}, nil
 }
 
 func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
@@ -200,16 +199,8 @@ func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
 			return nil, fmt.Errorf("rules: %w", err)
 		}
 	}
-	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng, rules: storageRules{eng}}, nil
+	return &running{port: server.NewPort(l, nil, storageserver.NewHandler(eng)), state: eng}, nil
 }
-
-// storageRules is the Storage engine's rules as Rules.
-type storageRules struct{ e *storage.Engine }
-
-func (r storageRules) Set(name, text string) (source.Diagnostics, error) {
-	return r.e.SetRules(name, text)
-}
-func (r storageRules) Base() (string, string, bool) { return r.e.Rules() }
 
 func startMessaging(b *Backend, opts *Options, l net.Listener) (*running, error) {
 	eng, ok := sandbox.Lookup[*messaging.Engine](b.Sandbox)

@@ -321,7 +321,7 @@ func TestRecorderStartsWithRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Shutdown(context.Background())
-	if _, err := b.Rules(backend.Firestore).Set("firestore.rules", "rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read: if true; } } }"); err != nil {
+	if _, err := b.Rules(backend.Firestore).SetRulesFile("firestore.rules", "rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read: if true; } } }"); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "s.json")

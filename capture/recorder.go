@@ -578,7 +578,7 @@ func addRules(b *backend.Backend, f *Fixture) {
 		if rl == nil {
 			continue
 		}
-		name, text, ok := rl.Base()
+		name, text, ok := rl.RulesFile()
 		if !ok {
 			continue
 		}

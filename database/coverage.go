@@ -93,14 +93,19 @@ func (c *coverage) reset() {
 
 // Coverage returns a namespace's rule coverage.
 func (d *Database) Coverage(name string) Coverage {
-	ns := d.ns(name)
-	ns.cov.mu.Lock()
+	d.ns(name)
 	out := Coverage{Namespace: name, Rules: []RuleCoverage{}, Expressions: []rtdb.ExprCoverage{}}
-	for _, rc := range ns.cov.m {
+	lr := d.live.For(name)
+	if lr == nil || lr.Compiled == nil {
+		return out
+	}
+	cov := lr.Coverage(name)
+	cov.mu.Lock()
+	for _, rc := range cov.m {
 		out.Rules = append(out.Rules, *rc)
 	}
-	exprs := ns.cov.exprs
-	ns.cov.mu.Unlock()
+	exprs := cov.exprs
+	cov.mu.Unlock()
 	if exprs != nil {
 		out.Expressions = exprs.Expressions()
 	}

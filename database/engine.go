@@ -16,7 +16,6 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/rtdb"
-	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -34,10 +33,9 @@ type Database struct {
 	env  service.Env
 	opts Options
 
-	mu           sync.Mutex
-	nss          map[string]*namespace
-	defaultRules *rtdb.Ruleset
-	defaultSrc   string
+	mu   sync.Mutex
+	nss  map[string]*namespace
+	live *Rules
 
 	pushMu   sync.Mutex
 	lastPush int64
@@ -100,11 +98,9 @@ type namespace struct {
 	name string
 	// mu serializes commits (write lock) against reads and listen
 	// registration (read lock).
-	mu       sync.RWMutex
-	root     any
-	rules    *rtdb.Ruleset
-	rulesSrc string
-	custom   bool // rules set for this namespace (PUT /.settings/rules.json)
+	mu   sync.RWMutex
+	root any
+	live *Rules // the database's: the namespace's rules are live.For(name)
 
 	idxMu   sync.Mutex
 	indexes map[string]*index
@@ -112,8 +108,6 @@ type namespace struct {
 	listeners map[*listener]struct{} // guarded by lmu
 	lidx      lindex                 // the listeners by location, guarded by lmu
 	lmu       sync.Mutex
-
-	cov coverage
 }
 
 // New creates a Database, restoring what env.Bucket holds.
@@ -127,7 +121,7 @@ func New(env service.Env, opts Options) (*Database, error) {
 	if env.NewID == nil {
 		env.NewID = randomID
 	}
-	d := &Database{env: env, opts: opts, nss: map[string]*namespace{}}
+	d := &Database{env: env, opts: opts, nss: map[string]*namespace{}, live: newRules()}
 	if err := d.SetDefaultRules(opts.Rules); err != nil {
 		return nil, err
 	}
@@ -151,24 +145,6 @@ func (d *Database) Project() string { return d.env.Project }
 // Name is the service's name.
 func (d *Database) Name() string { return serviceName }
 
-func compileRules(name, src string) (*rtdb.Ruleset, error) {
-	if strings.TrimSpace(src) == "" {
-		return nil, nil
-	}
-	if name == "" {
-		name = "database.rules.json"
-	}
-	rs, diags := rtdb.Compile(source.NewFile(name, src))
-	if rs == nil {
-		var msgs []string
-		for _, dg := range diags {
-			msgs = append(msgs, dg.String())
-		}
-		return nil, errorf(ErrInvalidData, "invalid rules in %s: %s", name, strings.Join(msgs, "; "))
-	}
-	return rs, nil
-}
-
 // SetDefaultRules replaces the rules of every namespace that has no rules
 // of its own (hot reload of database.rules.json). Empty source means no
 // rules: deny all but admin.
@@ -176,25 +152,25 @@ func (d *Database) SetDefaultRules(src string) error {
 	d.mu.Lock()
 	name := d.opts.RulesName
 	d.mu.Unlock()
-	rs, err := compileRules(name, src)
+	rs, err := d.compileRules(name, src)
 	if err != nil {
 		return err
 	}
+	if rs.Compiled == nil {
+		d.live.Clear()
+	} else {
+		d.live.SetCompiled(rs)
+	}
 	d.mu.Lock()
-	d.defaultRules, d.defaultSrc = rs, src
 	var affected []*namespace
 	for _, ns := range d.nss {
-		if !ns.custom {
+		if !ns.custom() {
 			affected = append(affected, ns)
 		}
 	}
 	d.mu.Unlock()
 	for _, ns := range affected {
 		ns.mu.Lock()
-		if !ns.custom {
-			ns.rules, ns.rulesSrc = rs, src
-			ns.cov.reset()
-		}
 		d.revokeDenied(ns, nil)
 		ns.mu.Unlock()
 	}
@@ -207,13 +183,13 @@ func (d *Database) HasRules(name string) bool {
 	ns := d.ns(name)
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	return ns.rules != nil
+	return ns.rules() != nil
 }
 
 // SetRules replaces one namespace's rules (PUT /.settings/rules.json),
 // persisting them, and revokes listens they no longer allow.
 func (d *Database) SetRules(name, src string) error {
-	rs, err := compileRules(".settings/rules.json", src)
+	rs, err := d.compileRules(".settings/rules.json", src)
 	if err != nil {
 		return err
 	}
@@ -227,9 +203,8 @@ func (d *Database) SetRules(name, src string) error {
 			return fmt.Errorf("persist rules: %w", err)
 		}
 	}
-	before := ns.rulesSrc
-	ns.rules, ns.rulesSrc, ns.custom = rs, src, true
-	ns.cov.reset()
+	before := ns.rulesSrc()
+	d.live.SetScopeCompiled(name, rs)
 	d.emitMutation(name, "rules_set", before, src)
 	d.revokeDenied(ns, nil)
 	return nil
@@ -245,7 +220,7 @@ func (d *Database) MayWrite(who identity.Identity, name, path string) bool {
 	}
 	ns := d.ns(name)
 	ns.mu.RLock()
-	rs := ns.rules
+	rs := ns.rules()
 	ns.mu.RUnlock()
 	return rs.MayWrite(path)
 }
@@ -255,7 +230,7 @@ func (d *Database) Rules(name string) string {
 	ns := d.ns(name)
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	return ns.rulesSrc
+	return ns.rulesSrc()
 }
 
 // ns returns (creating) a namespace.
@@ -264,7 +239,7 @@ func (d *Database) ns(name string) *namespace {
 	defer d.mu.Unlock()
 	n := d.nss[name]
 	if n == nil {
-		n = &namespace{name: name, rules: d.defaultRules, rulesSrc: d.defaultSrc, indexes: map[string]*index{}, listeners: map[*listener]struct{}{}}
+		n = &namespace{name: name, live: d.live, indexes: map[string]*index{}, listeners: map[*listener]struct{}{}}
 		d.nss[name] = n
 	}
 	return n
@@ -299,21 +274,23 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	if who.IsAdmin() {
 		return true, nil, ""
 	}
-	if ns.rules == nil {
+	lr := ns.live.For(ns.name)
+	if lr == nil || lr.Compiled == nil {
 		return false, nil, "no rules are loaded for this database: only admin (Bearer owner) is allowed"
 	}
+	rs, cov := lr.Compiled, lr.Coverage(ns.name)
 	req.Auth = rulesAuth(who)
 	req.Now = d.env.Now()
-	req.Coverage = ns.cov.exprsFor(ns.rules)
-	dec, err := ns.rules.Evaluate(req)
+	req.Coverage = cov.exprsFor(rs)
+	dec, err := rs.Evaluate(req)
 	if err != nil {
 		return false, nil, err.Error()
 	}
-	ns.cov.record(&dec)
+	cov.record(&dec)
 	if !dec.Allowed {
 		// Re-decide with sub-expression traces for the explanation.
 		req.Trace, req.Coverage = true, nil
-		if full, err := ns.rules.Evaluate(req); err == nil {
+		if full, err := rs.Evaluate(req); err == nil {
 			dec = full
 		}
 	}
@@ -371,11 +348,12 @@ func (ns *namespace) indexed(keys []string, q Query) bool {
 	if q.Index == IndexKey || q.Index == IndexPriority {
 		return true
 	}
-	if ns.rules == nil {
+	rs := ns.rules()
+	if rs == nil {
 		return false
 	}
 	want := q.Index
-	for _, k := range ns.rules.IndexOn(joinPath(keys)) {
+	for _, k := range rs.IndexOn(joinPath(keys)) {
 		if strings.Trim(k, "/") == want {
 			return true
 		}

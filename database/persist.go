@@ -125,12 +125,12 @@ func (d *Database) load() error {
 		d.ns(name).root = v
 	}
 	for name, src := range rules {
-		rs, err := compileRules(".settings/rules.json", src)
+		rs, err := d.compileRules(".settings/rules.json", src)
 		if err != nil {
 			return fmt.Errorf("database: restore rules of %s: %w", name, err)
 		}
-		ns := d.ns(name)
-		ns.rules, ns.rulesSrc, ns.custom = rs, src, true
+		d.ns(name)
+		d.live.SetScopeCompiled(name, rs)
 	}
 	return nil
 }
@@ -225,8 +225,8 @@ func (d *Database) Snapshot() (json.RawMessage, error) {
 			}
 			e.Data = json.RawMessage(b)
 		}
-		if ns.custom {
-			src := ns.rulesSrc
+		if own := d.live.Own(name); own != nil {
+			src := own.Text
 			e.Rules = &src
 		}
 		ns.mu.RUnlock()
@@ -262,7 +262,7 @@ func (d *Database) Restore(state json.RawMessage) error {
 			}
 		}
 		if e.Rules != nil {
-			if _, err := compileRules(".settings/rules.json", *e.Rules); err != nil {
+			if _, err := d.compileRules(".settings/rules.json", *e.Rules); err != nil {
 				return fmt.Errorf("database: restore rules of %s: %w", name, err)
 			}
 		}
@@ -292,16 +292,14 @@ func (d *Database) clearRules(name string) {
 	ns := d.ns(name)
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	if !ns.custom {
+	if !ns.custom() {
 		return
 	}
 	if d.env.Bucket != nil {
 		_ = d.env.Bucket.Update(func(tx service.Tx) error { return tx.Delete([]byte("r\x00" + name)) })
 	}
-	d.mu.Lock()
-	ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
-	d.mu.Unlock()
-	ns.cov.reset()
+	d.live.ClearScope(name)
+	d.live.For(name).ResetCoverage(name)
 }
 
 // Reset wipes every namespace in memory (the sandbox clears the bucket);
@@ -327,10 +325,8 @@ func (d *Database) Reset() error {
 		ns.idxMu.Lock()
 		ns.indexes = map[string]*index{}
 		ns.idxMu.Unlock()
-		d.mu.Lock()
-		ns.rules, ns.rulesSrc, ns.custom = d.defaultRules, d.defaultSrc, false
-		d.mu.Unlock()
-		ns.cov.reset()
+		d.live.ClearScope(name)
+		d.live.For(name).ResetCoverage(name)
 		d.notify(ns, nil, []change{{keys: nil, old: old, new: nil}}, false)
 		ns.mu.Unlock()
 	}

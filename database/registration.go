@@ -39,5 +39,6 @@ func (b BaseRules) Base() (name, text string, loaded bool) {
 	if name == "" {
 		name = "database.rules.json"
 	}
-	return name, b.d.defaultSrc, b.d.defaultRules != nil
+	_, text, loaded = b.d.live.Base()
+	return name, text, loaded
 }

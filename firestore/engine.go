@@ -91,6 +91,9 @@ type Engine struct {
 	// declared are the declared indexes (DeclareIndexes) every database
 	// maintains; guarded by mu.
 	declared []fsstore.Declared
+
+	liveOnce sync.Once
+	live     *LiveRules // LiveRules
 }
 
 type rulesBox struct{ r Rules }

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -43,9 +42,8 @@ type Engine struct {
 	buckets map[string]*bucket
 	lastGen int64
 
-	rulesMu   sync.RWMutex
-	counting  atomic.Bool // decisions count rule coverage (CollectCoverage)
-	rules     *liveRules
+	live      *Rules
+	rulesMu   sync.RWMutex // guards firestore
 	firestore srules.FirestoreLookup
 
 	uploadsMu sync.Mutex
@@ -120,6 +118,7 @@ func New(env service.Env, opts Options) (*Engine, error) {
 		env.Project = "demo-pyric"
 	}
 	e := &Engine{env: env, opts: opts, buckets: map[string]*bucket{}, uploads: map[string]*Upload{}, firestore: opts.Firestore}
+	e.live = newRules(e)
 	if env.DataDir == "" {
 		e.blobs = newMemBlobs()
 		if e.opts.MaxObjectSize == 0 {

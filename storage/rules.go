@@ -7,94 +7,51 @@ import (
 	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/coverage"
+	"github.com/pyric/pyric/rules/live"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 )
 
-// liveRules is the loaded storage.rules.
-type liveRules struct {
-	name, text string
-	rs         *srules.Ruleset
-	diags      source.Diagnostics
-	cov        *coverage.Coverage // rule coverage since these rules were loaded
+// Rules are the engine's live storage.rules (rules/live): one scope, the
+// rules every client request is decided by.
+type Rules = live.Rules[*srules.Ruleset, *coverage.Coverage]
+
+// CompileError is returned for storage.rules that do not compile; the
+// previous rules stay live.
+type CompileError = live.CompileError
+
+func newRules(e *Engine) *Rules {
+	return live.New(live.Options[*srules.Ruleset, *coverage.Coverage]{
+		DefaultName: "storage.rules",
+		Compile: func(f *source.File) (*srules.Ruleset, source.Diagnostics, bool) {
+			rs, diags := srules.Compile(f)
+			return rs, diags, rs != nil
+		},
+		NewCoverage: srules.NewCoverage,
+		Changed: func() {
+			if name, _, loaded := e.live.Base(); loaded {
+				e.emitRulesLoaded(name)
+			}
+		},
+	})
 }
 
-// CompileError is returned by SetRules for source that does not compile;
-// the previous rules stay live.
-type CompileError struct {
-	File  *source.File
-	Diags source.Diagnostics
-}
-
-// Error renders every error as file:line:col: message.
-func (e *CompileError) Error() string {
-	var b strings.Builder
-	for _, d := range e.Diags {
-		if d.Severity != source.Error {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "%s:%d:%d: %s", e.File.Name, d.Span.Start.Line, d.Span.Start.Column, d.Message)
-	}
-	return b.String()
-}
+// LiveRules returns the engine's live rules: `pyric serve` hot-reloads
+// them, the Studio reads their coverage.
+func (e *Engine) LiveRules() *Rules { return e.live }
 
 // SetRules compiles storage.rules source and, when it compiles, makes it
 // the rules every client request is decided by. It returns every
 // diagnostic (warnings included); on a compile error the previous rules
 // stay live and the error is a *CompileError.
 func (e *Engine) SetRules(name, text string) (source.Diagnostics, error) {
-	if name == "" {
-		name = "storage.rules"
-	}
-	f := source.NewFile(name, text)
-	rs, diags := srules.Compile(f)
-	if rs == nil {
-		return diags, &CompileError{File: f, Diags: diags}
-	}
-	e.rulesMu.Lock()
-	e.rules = &liveRules{name: name, text: text, rs: rs, diags: diags, cov: srules.NewCoverage(rs)}
-	e.rulesMu.Unlock()
-	e.emitRulesLoaded(name)
-	return diags, nil
-}
-
-// ClearRules unloads the rules: every client request is denied again.
-func (e *Engine) ClearRules() {
-	e.rulesMu.Lock()
-	e.rules = nil
-	e.rulesMu.Unlock()
+	return e.live.Set(name, text)
 }
 
 // Rules returns the live rules' file name and source, and whether any are
 // loaded.
-func (e *Engine) Rules() (name, text string, loaded bool) {
-	e.rulesMu.RLock()
-	defer e.rulesMu.RUnlock()
-	if e.rules == nil {
-		return "", "", false
-	}
-	return e.rules.name, e.rules.text, true
-}
-
-// CollectCoverage makes every decision from now on count rule coverage
-// (each expression's values, allowed requests included) into the live
-// rules' Coverage. Nothing pays for counting until a consumer asks.
-func (e *Engine) CollectCoverage() { e.counting.Store(true) }
-
-// Coverage returns the rule coverage of the live rules since they were
-// loaded, or nil when none are loaded.
-func (e *Engine) Coverage() *coverage.Coverage {
-	e.rulesMu.RLock()
-	defer e.rulesMu.RUnlock()
-	if e.rules == nil {
-		return nil
-	}
-	return e.rules.cov
-}
+func (e *Engine) Rules() (name, text string, loaded bool) { return e.live.Base() }
 
 // noRulesNote is the explanation of a denial without rules: loud, so
 // nobody mistakes it for a rules verdict.
@@ -116,8 +73,9 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 	if who.IsAdmin() {
 		return decision{allowed: true, by: "admin", reason: "admin bypasses rules"}
 	}
+	lr := e.live.BaseRuleset()
 	e.rulesMu.RLock()
-	lr, fs := e.rules, e.firestore
+	fs := e.firestore
 	e.rulesMu.RUnlock()
 	if lr == nil {
 		return decision{by: "no-rules", reason: noRulesNote}
@@ -126,8 +84,8 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 		Method: method, Bucket: bkt, Path: path, Time: e.env.Now(),
 		Resource: resource.rules(), Firestore: fs, NoTrace: true,
 	}
-	if e.counting.Load() {
-		req.Coverage = lr.cov
+	if e.live.Counting() {
+		req.Coverage = lr.Coverage("")
 	}
 	if method == srules.Create || method == srules.Update {
 		req.Incoming = incoming.rules()
@@ -135,12 +93,12 @@ func (e *Engine) decide(who identity.Identity, method, bkt, path string, resourc
 	if who.Kind == identity.User {
 		req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
 	}
-	d := lr.rs.Decide(req)
+	d := lr.Compiled.Decide(req)
 	if !d.Allowed() {
 		// A denial is decided again with sub-expression traces so its
 		// explanation is complete.
 		req.NoTrace, req.Coverage = false, nil
-		d = lr.rs.Decide(req)
+		d = lr.Compiled.Decide(req)
 	}
 	return decision{allowed: d.Allowed(), by: "rules", d: d, reason: ReasonOf(d, method)}
 }

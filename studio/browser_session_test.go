@@ -54,7 +54,7 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 
 	dir := t.TempDir()
 	session := func() (*capture.Fixture, error) { return capture.FromBackend(b, b.Sandbox.Events().History()) }
-	h := studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules(), Mount: map[string]http.Handler{
+	h := studio.New(studio.Options{Sandbox: b.Sandbox, Mount: map[string]http.Handler{
 		"/__pyric/capture": http.StripPrefix("/__pyric/capture", capture.AdminHandler(session, dir)),
 		"/__pyric/indexes": verify.IndexesHandler(session),
 		"/__pyric/branch": http.StripPrefix("/__pyric/branch", verify.BranchHandler(b.Sandbox, verify.BranchOptions{

@@ -65,7 +65,7 @@ func TestCoverageCountsAllowedRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	srv := httptest.NewServer(studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules()}))
+	srv := httptest.NewServer(studio.New(studio.Options{Sandbox: b.Sandbox}))
 	t.Cleanup(srv.Close)
 	e := &env{b: b, srv: srv}
 

@@ -27,7 +27,7 @@ import (
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/sandbox"
-	storageserver "github.com/pyric/pyric/server/storage"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
 	"github.com/pyric/pyric/verify"
 )
@@ -108,48 +108,52 @@ func checkService(service, name, text string) rulesReport {
 	return rep
 }
 
-// ruleServices are the services whose rules status Home shows: Firestore
-// when served, Storage and the Realtime Database when given LiveRules.
-func (s *Studio) ruleServices() []string {
-	var out []string
-	if s.opts.Rules != nil {
-		out = append(out, "firestore")
-	}
-	for _, svc := range []string{"storage", "database"} {
-		if s.opts.LiveRules[svc] != nil {
-			out = append(out, svc)
+// liveServices are the sandbox's services with live rules
+// (service.LiveRules), in the sandbox's order.
+func (s *Studio) liveServices() []service.LiveRules {
+	var out []service.LiveRules
+	for _, sv := range s.sb.Services() {
+		if lr, ok := sv.(service.LiveRules); ok {
+			out = append(out, lr)
 		}
 	}
 	return out
 }
 
-// liveRules returns a service's rules in force; ok is false when the
+// liveService returns the service named name if it has live rules.
+func (s *Studio) liveService(name string) (service.LiveRules, bool) {
+	lr, ok := s.sb.Service(name).(service.LiveRules)
+	return lr, ok
+}
+
+// ruleServices are the services whose rules status Home shows: every
+// served service with live rules, in the endpoints' order (every one in
+// the sandbox when the Studio is not told the endpoints).
+func (s *Studio) ruleServices() []string {
+	var out []string
+	if s.opts.Endpoints == nil {
+		for _, lr := range s.liveServices() {
+			out = append(out, lr.Name())
+		}
+		return out
+	}
+	for _, e := range s.opts.Endpoints() {
+		if _, ok := s.liveService(e.Service); ok {
+			out = append(out, e.Service)
+		}
+	}
+	return out
+}
+
+// liveRules returns a service's rules file in force; ok is false when the
 // service is not in the sandbox.
 func (s *Studio) liveRules(service string) (name, text string, loaded, ok bool) {
-	if service == "firestore" {
-		if s.opts.Rules == nil {
-			return "", "", false, false
-		}
-		name, text, loaded = s.opts.Rules.Base()
-		return name, text, loaded, true
+	lr, ok := s.liveService(service)
+	if !ok {
+		return "", "", false, false
 	}
-	if lr := s.opts.LiveRules[service]; lr != nil {
-		name, text, loaded = lr.Base()
-		return name, text, loaded, true
-	}
-	switch service {
-	case "storage":
-		if st, found := sandbox.Lookup[*storage.Engine](s.sb); found {
-			name, text, loaded = st.Rules()
-			return name, text, loaded, true
-		}
-	case "database":
-		if db, found := sandbox.Lookup[*database.Database](s.sb); found {
-			name, text, loaded = db.BaseRules().Base()
-			return name, text, loaded, true
-		}
-	}
-	return "", "", false, false
+	name, text, loaded = lr.RulesFile()
+	return name, text, loaded, true
 }
 
 // rulesFile is the path of a service's rules file on disk, or "".
@@ -224,16 +228,12 @@ func (s *Studio) rulesStatuses() []map[string]any {
 func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 	switch svc := r.URL.Query().Get("service"); svc {
 	case "", "firestore":
-		if s.opts.Rules == nil {
-			fail(w, http.StatusNotFound, "Firestore is not served")
-			return
-		}
-		name, text, loaded := s.opts.Rules.Base()
+		name, text, loaded := s.sb.Firestore().LiveRules().Base()
 		if name == "" {
 			name = "firestore.rules"
 		}
 		cov := []coverage.Expr{}
-		if c := s.opts.Rules.Coverage(s.sb.Database().Project); c != nil && loaded {
+		if c := s.sb.Firestore().LiveRules().Coverage(s.sb.Database().Project); c != nil && loaded {
 			cov = c.Summary()
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
@@ -248,7 +248,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 			name = "storage.rules"
 		}
 		cov := []coverage.Expr{}
-		if c := st.Coverage(); c != nil {
+		if c := st.LiveRules().Coverage(""); c != nil {
 			cov = c.Summary()
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "status": s.rulesStatus("storage"), "coverage": cov})
@@ -347,9 +347,13 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if rr, ok := s.sb.Service(ev.Service).(service.Rerunner); ok {
+		s.rerunWith(w, r, rr, ev, who, body.Source)
+		return
+	}
 	switch ev.Service {
 	case storage.Service:
-		s.rerunStorage(w, ev, who, body.Source)
+		fail(w, http.StatusBadRequest, "Storage is not served")
 		return
 	case "database":
 		s.rerunDatabase(w, ev, who, body.Source)
@@ -357,11 +361,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	}
 	text := body.Source
 	if text == "" {
-		if s.opts.Rules == nil {
-			fail(w, http.StatusBadRequest, "no rules: Firestore is not served")
-			return
-		}
-		_, text, _ = s.opts.Rules.Base()
+		_, text, _ = s.sb.Firestore().LiveRules().Base()
 	}
 	gate, ds := engine.NewRulesGate(source.NewFile("firestore.rules", text))
 	if gate == nil {
@@ -429,72 +429,26 @@ func rerunIdentity(ev event.Event, body rerunReq) (identity.Identity, error) {
 	return who, nil
 }
 
-// rerunStorage decides a recorded Storage request again with the live or
-// the edited storage.rules: resource and request.resource are the object
-// views the event recorded. Notes name what the event does not carry.
-func (s *Studio) rerunStorage(w http.ResponseWriter, ev event.Event, who identity.Identity, text string) {
-	st, ok := sandbox.Lookup[*storage.Engine](s.sb)
-	if !ok {
-		fail(w, http.StatusBadRequest, "Storage is not served")
-		return
-	}
-	if text == "" {
-		var loaded bool
-		if _, text, loaded = st.Rules(); !loaded {
-			fail(w, http.StatusBadRequest, "no storage.rules are loaded: post the rules to re-run against as source")
-			return
-		}
-	}
-	rs, ds := srules.Compile(source.NewFile("storage.rules", text))
-	if rs == nil || ds.HasErrors() {
-		rep := checkService("storage", "storage.rules", text)
+// rerunWith decides a recorded request again through its service's
+// service.Rerunner.
+func (s *Studio) rerunWith(w http.ResponseWriter, r *http.Request, rr service.Rerunner, ev event.Event, who identity.Identity, text string) {
+	x, err := rr.Rerun(r.Context(), service.RerunRequest{Event: ev, Later: s.sb.Events().Since(ev.Seq, 0), As: event.IdentityOf(who), Rules: text})
+	var re *service.RulesError
+	var cannot *service.ErrRerun
+	switch {
+	case errors.As(err, &re):
+		rep := checkService(ev.Service, re.File, text)
 		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
 		return
-	}
-	seen := ev.Seen
-	if seen == nil || seen.Before == nil {
-		fail(w, http.StatusBadRequest, "the event does not carry what the rules saw (an event recorded before Storage events did): it cannot be re-run")
+	case errors.As(err, &cannot):
+		fail(w, http.StatusBadRequest, cannot.Msg)
+		return
+	case err != nil:
+		fail(w, http.StatusBadRequest, "the request cannot be re-run: "+err.Error())
 		return
 	}
-	req := &srules.Request{Method: ev.Method, Path: ev.Path, Time: ev.At,
-		Firestore: storageserver.FirestoreLookup(s.sb.Firestore(), s.sb.Database().Project)}
-	if m, ok := seen.Before.Data.(map[string]any); ok {
-		req.Bucket, _ = m["bucket"].(string)
-	}
-	if seen.Before.Exists {
-		req.Resource, _ = verify.StorageObject(seen.Before.Data)
-	}
-	if ev.Method == srules.Create || ev.Method == srules.Update {
-		o, ok := verify.StorageObject(seen.Data)
-		if !ok {
-			fail(w, http.StatusBadRequest, "the recorded write carries no object metadata (request.resource): it cannot be re-run")
-			return
-		}
-		req.Incoming = o
-	}
-	if who.Kind == identity.User {
-		req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
-	}
-	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
-	if strings.Contains(text, "request.time") {
-		out.Notes = append(out.Notes, "request.time is the event's time: Storage events do not record request.time")
-	}
-	if strings.Contains(text, "firestore.get") || strings.Contains(text, "firestore.exists") {
-		out.Notes = append(out.Notes, "firestore.get()/exists() read the current Firestore state, not the state as of the request")
-	}
-	d := rs.Decide(req)
-	out.Reason = storage.ReasonOf(d, ev.Method)
-	out.Verdict = event.Deny
-	if d.Allowed() {
-		out.Verdict = event.Allow
-	}
-	exp := sim.Explain("storage", out.Reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
-	exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
-	out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
-	if out.Verdict != event.Allow {
-		out.Explanation = explain.Lines(exp.Decision, exp.Trace)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, rerunResult{Verdict: x.Verdict, Reason: x.Reason, Rule: x.Rule, Trace: x.Trace, Decision: x.Decision,
+		Explanation: x.Explanation, Identity: event.IdentityOf(who), Notes: x.Notes})
 }
 
 // rerunDatabase decides a recorded Realtime Database request again with

@@ -20,8 +20,9 @@
 // engine runs as identity.Studio, so its own traffic is marked and hidden
 // from the Traffic view by default.
 //
-// It does not import package backend: the caller gives it the sandbox, the
-// Firestore rules manager and a function listing the running endpoints.
+// It does not import package backend: the caller gives it the sandbox and
+// a function listing the running endpoints; the services with rules are
+// those of the sandbox implementing service.LiveRules.
 package studio
 
 import (
@@ -37,8 +38,6 @@ import (
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
-	fsserver "github.com/pyric/pyric/server/firestore"
-	"github.com/pyric/pyric/storage"
 )
 
 // Endpoint is one running service endpoint, as the Home page shows it.
@@ -59,9 +58,6 @@ type EnvVar struct {
 type Options struct {
 	// Sandbox owns the engines and the event bus (required).
 	Sandbox *sandbox.Sandbox
-	// Rules is the Firestore rules manager (server/firestore Server.Rules());
-	// nil when Firestore is not served.
-	Rules *fsserver.RulesManager
 	// RulesFile is the path of firestore.rules on disk, if any: the Home and
 	// Rules pages compile it to show errors of a file that does not compile.
 	// It is RulesFiles["firestore"] when that is unset.
@@ -69,10 +65,6 @@ type Options struct {
 	// RulesFiles are the rules files on disk by service ("firestore",
 	// "storage", "database"), as `pyric serve` watches them.
 	RulesFiles map[string]string
-	// LiveRules are the rules in force of Storage and the Realtime
-	// Database (backend.Rules), by service; a service without one has no
-	// rules status on Home. Firestore's are Rules.
-	LiveRules map[string]LiveRules
 	// Endpoints lists the running endpoints (backend.Endpoints adapted).
 	Endpoints func() []Endpoint
 	// Mount adds handlers under the Studio's port, by path prefix (e.g.
@@ -88,11 +80,6 @@ type Options struct {
 	// (server.Policy); nil allows loopback only. The Studio's own API is
 	// stricter: a cross-origin page may not call it at all.
 	Policy *server.Policy
-}
-
-// LiveRules is a service's rules in force (backend.Rules has it).
-type LiveRules interface {
-	Base() (name, text string, loaded bool)
 }
 
 // Studio is the handler.
@@ -112,13 +99,9 @@ func New(opts Options) http.Handler {
 	}
 	s := &Studio{opts: opts, sb: opts.Sandbox, mux: http.NewServeMux()}
 	s.cov = newVerdictCounts(s.sb.Events())
-	// The Rules page shows coverage: decisions count it from now on
-	// (RTDB counts always).
-	if opts.Rules != nil {
-		opts.Rules.CollectCoverage()
-	}
-	if st, ok := sandbox.Lookup[*storage.Engine](s.sb); ok {
-		st.CollectCoverage()
+	// The Rules page shows coverage: decisions count it from now on.
+	for _, lr := range s.liveServices() {
+		lr.CollectCoverage()
 	}
 	s.routes()
 	return s

@@ -70,13 +70,7 @@ func startFiles(t testing.TB, files map[string]string, bo backend.Options, servi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	live := map[string]studio.LiveRules{}
-	for _, svc := range []string{backend.Storage, backend.Database} {
-		if r := b.Rules(svc); r != nil {
-			live[svc] = r
-		}
-	}
-	h := studio.New(studio.Options{Sandbox: b.Sandbox, Rules: b.Firestore().Server.Rules(), LiveRules: live, RulesFiles: files, Endpoints: func() []studio.Endpoint {
+	h := studio.New(studio.Options{Sandbox: b.Sandbox, RulesFiles: files, Endpoints: func() []studio.Endpoint {
 		var out []studio.Endpoint
 		for _, e := range b.Endpoints() {
 			se := studio.Endpoint{Service: e.Service, Addr: e.Addr, What: e.What}
@@ -577,7 +571,9 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /x { allow read: if ; }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := studio.New(studio.Options{Sandbox: e.b.Sandbox, Rules: e.b.Firestore().Server.Rules(), RulesFile: path})
+	h := studio.New(studio.Options{Sandbox: e.b.Sandbox, RulesFile: path, Endpoints: func() []studio.Endpoint {
+		return []studio.Endpoint{{Service: "firestore"}}
+	}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	r, err := http.Get(srv.URL + "/api/services")

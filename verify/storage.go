@@ -15,8 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
-	"time"
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
@@ -28,59 +26,8 @@ import (
 	"github.com/pyric/pyric/storage"
 )
 
-// StorageObject decodes an object as Storage events show it (an event's
-// resource and data) into what the rules see; false when v is not one.
-// The Studio's re-run of a Storage request uses it.
-func StorageObject(v any) (*srules.Object, bool) { return objectView(v) }
-
 // objectView decodes an object as events and snapshots show it.
-func objectView(v any) (*srules.Object, bool) {
-	m, ok := v.(map[string]any)
-	if !ok || m == nil {
-		return nil, false
-	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	num := func(k string) int64 {
-		switch x := m[k].(type) {
-		case json.Number:
-			if i, err := x.Int64(); err == nil {
-				return i
-			}
-			f, _ := x.Float64()
-			return int64(f)
-		case float64:
-			return int64(x)
-		case int64:
-			return x
-		case int:
-			return int64(x)
-		case string:
-			i, _ := strconv.ParseInt(x, 10, 64)
-			return i
-		}
-		return 0
-	}
-	tm := func(k string) time.Time {
-		t, _ := time.Parse(time.RFC3339Nano, str(k))
-		return t
-	}
-	o := &srules.Object{Name: str("name"), Bucket: str("bucket"), Size: num("size"), ContentType: str("contentType"),
-		MD5Hash: str("md5Hash"), CRC32C: str("crc32c"), TimeCreated: tm("timeCreated"), Updated: tm("updated"),
-		Generation: num("generation"), Metageneration: num("metageneration"),
-		CacheControl: str("cacheControl"), ContentDisposition: str("contentDisposition"),
-		ContentEncoding: str("contentEncoding"), ContentLanguage: str("contentLanguage"), Metadata: map[string]string{}}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		for k, v := range md {
-			if s, ok := v.(string); ok && k != storage.TokenKey {
-				o.Metadata[k] = s
-			}
-		}
-	}
-	if o.Generation != 0 {
-		o.ETag = strconv.FormatInt(o.Generation, 36) + "/" + strconv.FormatInt(o.Metageneration, 10)
-	}
-	return o, o.Name != ""
-}
+func objectView(v any) (*srules.Object, bool) { return storage.ObjectView(v) }
 
 func objKey(bucket, name string) string { return bucket + "/" + name }
 

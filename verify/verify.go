@@ -33,34 +33,21 @@ import (
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
 )
 
 // Divergence kinds.
 const (
-	NowDenied     = "now-denied"
-	NowAllowed    = "now-allowed"
-	StateDrift    = "state-drift"
-	Unsupported   = "unsupported"
-	ExpectedDrift = "expected-drift"
+	NowDenied     = service.NowDenied
+	NowAllowed    = service.NowAllowed
+	StateDrift    = service.StateDrift
+	Unsupported   = service.Unsupported
+	ExpectedDrift = service.ExpectedDrift
 )
 
 // Divergence is one difference the replay found.
-type Divergence struct {
-	Kind    string `json:"kind"`
-	EventID string `json:"eventId,omitempty"`
-	Method  string `json:"method,omitempty"`
-	Path    string `json:"path,omitempty"`
-	UID     string `json:"uid,omitempty"`
-	// Before and After are the old and new verdicts (now-denied,
-	// now-allowed) or the captured and replayed values (state-drift).
-	Before      any    `json:"before"`
-	After       any    `json:"after"`
-	Explanation string `json:"explanation,omitempty"`
-	// Drift names an expected drift: sentinel-drift, time-drift,
-	// autoid-alias.
-	Drift string `json:"drift,omitempty"`
-}
+type Divergence = service.Divergence
 
 // ServiceResult is one service's verdict.
 type ServiceResult struct {
@@ -95,27 +82,19 @@ type Options struct {
 	// StorageRules is the candidate storage.rules.
 	StorageRules *source.File
 	// Services, when set, are the services to verify (firestore,
-	// database, storage); by default every service the session used or a
-	// candidate names.
+	// database, storage, or a Replayer's name); by default every service
+	// the session used or a candidate names.
 	Services []string
+	// Replayers are the services beyond Firestore, the Realtime Database
+	// and Storage that replay their own requests (service.Replayer); each
+	// is verified as those are, under its name.
+	Replayers []service.Replayer
+	// Candidates are the Replayers' candidate rules, by service name.
+	Candidates map[string]*source.File
 }
 
 // RulesError is a candidate that does not compile.
-type RulesError struct {
-	File  string
-	Diags source.Diagnostics
-}
-
-func (e *RulesError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s does not compile:", e.File)
-	for _, d := range e.Diags {
-		if d.Severity == source.Error {
-			fmt.Fprintf(&b, "\n  %s:%s", e.File, d)
-		}
-	}
-	return b.String()
-}
+type RulesError = service.RulesError
 
 // Run replays the fixture's Firestore, Realtime Database and Storage
 // events against the candidate rules; a service the session did not use
@@ -140,28 +119,68 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 		}
 		return cand != nil || hasService(f, svc)
 	}
-	if want("firestore", opts.FirestoreRules) {
-		sr, err := runFirestore(f, opts.FirestoreRules)
-		if err != nil {
-			return nil, err
-		}
-		put("firestore", sr)
+	candidates := map[string]*source.File{"firestore": opts.FirestoreRules, "database": opts.DatabaseRules, storage.Service: opts.StorageRules}
+	for name, c := range opts.Candidates {
+		candidates[name] = c
 	}
-	if want("database", opts.DatabaseRules) {
-		sr, err := replayDatabase(f, opts.DatabaseRules)
+	s := sessionOf(f)
+	for _, r := range append(builtins(f), opts.Replayers...) {
+		name := r.Name()
+		if !want(name, candidates[name]) {
+			continue
+		}
+		rep, err := r.Replay(s, candidates[name])
 		if err != nil {
 			return nil, err
 		}
-		put("database", sr)
-	}
-	if want(storage.Service, opts.StorageRules) {
-		sr, err := replayStorage(f, opts.StorageRules)
-		if err != nil {
-			return nil, err
-		}
-		put(storage.Service, sr)
+		put(name, &ServiceResult{OK: rep.OK, CheckedEvents: rep.CheckedEvents, Divergences: rep.Divergences})
 	}
 	return res, nil
+}
+
+// builtin is a service verify replays itself (until its engine does, as
+// a service.Replayer).
+type builtin struct {
+	name   string
+	f      *capture.Fixture
+	replay func(*capture.Fixture, *source.File) (*ServiceResult, error)
+}
+
+func (b builtin) Name() string { return b.name }
+
+func (b builtin) Replay(_ *service.Session, candidate *source.File) (*service.Report, error) {
+	sr, err := b.replay(b.f, candidate)
+	if err != nil {
+		return nil, err
+	}
+	return &service.Report{OK: sr.OK, CheckedEvents: sr.CheckedEvents, Divergences: sr.Divergences}, nil
+}
+
+// builtins are the replays of Firestore, the Realtime Database and
+// Storage, in that order.
+func builtins(f *capture.Fixture) []service.Replayer {
+	return []service.Replayer{
+		builtin{"firestore", f, runFirestore},
+		builtin{"database", f, replayDatabase},
+		builtin{storage.Service, f, replayStorage},
+	}
+}
+
+// sessionOf is a fixture as a service.Replayer reads it.
+func sessionOf(f *capture.Fixture) *service.Session {
+	s := &service.Session{Events: f.Events, States: map[string]json.RawMessage{}, Rules: map[string]*service.RecordedRules{}}
+	for name, sd := range f.Services {
+		if sd == nil {
+			continue
+		}
+		if len(sd.State) > 0 {
+			s.States[name] = sd.State
+		}
+		if r := sd.Rules; r != nil {
+			s.Rules[name] = &service.RecordedRules{Name: r.Name, Source: r.Source, JSON: r.JSON}
+		}
+	}
+	return s
 }
 
 // runFirestore is the Firestore replay with its rules.
@@ -538,17 +557,7 @@ func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
 
 // divergenceKind classifies a re-decided request by its recorded verdict
 // (was) and the candidate rules' (now): "" when nothing diverges.
-func divergenceKind(was, now event.Verdict) string {
-	switch {
-	case now == event.Unsupported || (was == event.Unsupported && now != was):
-		return Unsupported
-	case was == event.Allow && now == event.Deny:
-		return NowDenied
-	case was == event.Deny && now == event.Allow:
-		return NowAllowed
-	}
-	return ""
-}
+func divergenceKind(was, now event.Verdict) string { return service.DivergenceKind(was, now) }
 
 func driftText(c Change) string {
 	switch {

@@ -122,7 +122,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
 		branchRoute: http.StripPrefix(branchRoute, verify.BranchHandler(b.Sandbox, verify.BranchOptions{LiveRules: func() (string, string, bool) {
 			if rl := b.Rules(backend.Firestore); rl != nil {
-				return rl.Base()
+				return rl.RulesFile()
 			}
 			return "", "", false
 		}, Session: session})),

@@ -11,19 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pyric/pyric/rules/source"
-	fsserver "github.com/pyric/pyric/server/firestore"
+	"github.com/pyric/pyric/rules/live"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
-// rulesTarget is what a rules file is loaded into: Firestore's rules
-// manager, the Storage engine, the Realtime Database.
-type rulesTarget interface {
-	// Set compiles and, when it compiles, makes the file the rules in
-	// force; otherwise the previous rules stay live.
-	Set(name, text string) (source.Diagnostics, error)
-	// Base returns the rules in force, and whether any are loaded.
-	Base() (name, text string, loaded bool)
-}
+// rulesTarget is what a rules file is loaded into: a service with live
+// rules (Firestore, Storage, the Realtime Database).
+type rulesTarget = service.LiveRules
 
 // rulesWatcher loads a service's rules file into its target and reloads it
 // whenever its content changes. It polls (every 500 ms) rather than using
@@ -68,16 +62,16 @@ func (rw *rulesWatcher) load() {
 	if !changed {
 		return
 	}
-	_, _, loaded := rw.rm.Base()
+	_, _, loaded := rw.rm.RulesFile()
 	if missing {
 		if !first && loaded {
 			rw.report("pyric: %s was removed; the last good rules stay live\n", rw.path)
 		}
 		return
 	}
-	diags, err := rw.rm.Set(rw.path, string(b))
+	diags, err := rw.rm.SetRulesFile(rw.path, string(b))
 	if err != nil {
-		var ce *fsserver.CompileError
+		var ce *live.CompileError
 		msg := err.Error()
 		if errors.As(err, &ce) {
 			msg = ce.Error()
@@ -104,7 +98,7 @@ func (rw *rulesWatcher) report(format string, args ...any) {
 
 // status describes the rules in force for the banner.
 func (rw *rulesWatcher) status() string {
-	name, _, loaded := rw.rm.Base()
+	name, _, loaded := rw.rm.RulesFile()
 	if loaded {
 		return name + " (hot-reloaded on change)"
 	}
@@ -112,7 +106,7 @@ func (rw *rulesWatcher) status() string {
 }
 
 func (rw *rulesWatcher) loaded() bool {
-	_, _, ok := rw.rm.Base()
+	_, _, ok := rw.rm.RulesFile()
 	return ok
 }
 

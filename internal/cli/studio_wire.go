@@ -31,23 +31,10 @@ func newStudio(b *backend.Backend, rulesPaths map[string]string, mount map[strin
 		}
 		return out
 	}}
-	if fe := b.Firestore(); fe != nil {
-		opts.Rules = fe.Server.Rules()
-	}
 	// Hosting is served beside the sandbox: its page joins the Studio's
 	// route table when it serves sites.
 	if he := b.Hosting(); he != nil {
 		opts.Beside = map[string]service.Studio{backend.Hosting: he.Engine}
-	}
-	// Storage's and the Realtime Database's rules in force, so Home shows
-	// each one's status beside Firestore's.
-	for _, svc := range []string{backend.Storage, backend.Database} {
-		if r := b.Rules(svc); r != nil {
-			if opts.LiveRules == nil {
-				opts.LiveRules = map[string]studio.LiveRules{}
-			}
-			opts.LiveRules[svc] = r
-		}
 	}
 	return studio.New(opts)
 }

@@ -167,7 +167,7 @@ func (h *httpHandler) putRules(w http.ResponseWriter, r *http.Request, ep emulat
 	f := req.Rules.Files[0]
 	name := f.Name
 	diags, err := h.s.Rules().SetProject(ep.project, name, f.Content)
-	var ce *CompileError
+	var ce *firestore.CompileError
 	if errors.As(err, &ce) {
 		writeError(w, status.Error(codes.InvalidArgument, ce.EmulatorMessage()))
 		return

@@ -11,7 +11,7 @@ import (
 
 // Rule coverage, as the official emulator's GET …:ruleCoverage reports it,
 // is counted by rules/coverage from every decision of the live rules
-// (RulesManager.CollectCoverage): the handler turns counting on and serves
+// (LiveRules.CollectCoverage): the handler turns counting on and serves
 // the report of the project's live rules.
 
 // ruleCoverage serves one project's rule coverage.
@@ -32,17 +32,17 @@ type coverageReport struct {
 
 // report builds the coverage tree of project's live rules.
 func (c *ruleCoverage) report(project string) coverageReport {
-	lr := c.s.Rules().rules(project)
+	lr := c.s.Rules().For(project)
 	if lr == nil {
 		return coverageReport{}
 	}
-	name := lr.name
+	name := lr.Name
 	if name == "" {
 		name = "firestore.rules"
 	}
-	out := coverageReport{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: lr.text}}}}
-	if lr.gate != nil {
-		out.Report = lr.coverage(project).Report()
+	out := coverageReport{Rules: &rulesSource{Files: []rulesFile{{Name: name, Content: lr.Text}}}}
+	if lr.Compiled != nil {
+		out.Report = lr.Coverage(project).Report()
 	}
 	return out
 }

@@ -26,9 +26,10 @@ type Options struct {
 	// Engine serves every project and database routed to it.
 	Engine *firestore.Engine
 	// Rules loads and hot-swaps firestore.rules for the engine, per
-	// project; the emulator's securityRules endpoints use it. Nil makes
-	// one whose rules file applies to every project.
-	Rules *RulesManager
+	// project; the emulator's securityRules endpoints use it. Nil uses
+	// the engine's own (Engine.LiveRules), whose rules file applies to
+	// every project.
+	Rules *firestore.LiveRules
 	// DefaultProject is used when a request names none.
 	DefaultProject string
 }
@@ -41,7 +42,7 @@ type Server struct {
 // New returns a server for the engine.
 func New(opts Options) *Server {
 	if opts.Rules == nil {
-		opts.Rules = NewRulesManager(opts.Engine)
+		opts.Rules = opts.Engine.LiveRules()
 		opts.Rules.SetHomeProject(opts.DefaultProject)
 	}
 	return &Server{opts: opts}
@@ -50,8 +51,8 @@ func New(opts Options) *Server {
 // Engine returns the engine the server adapts.
 func (s *Server) Engine() *firestore.Engine { return s.opts.Engine }
 
-// Rules returns the rules manager.
-func (s *Server) Rules() *RulesManager { return s.opts.Rules }
+// Rules returns the live rules.
+func (s *Server) Rules() *firestore.LiveRules { return s.opts.Rules }
 
 // IdentityFromHeader derives the caller from an Authorization header value
 // as the official emulator does: none is unauthenticated, "Bearer owner" is

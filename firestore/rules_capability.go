@@ -1,0 +1,35 @@
+package firestore
+
+import (
+	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/lint"
+	"github.com/pyric/pyric/rules/source"
+)
+
+// The service.LiveRules capability, on the engine's LiveRules.
+
+// RulesFileName implements service.LiveRules.
+func (e *Engine) RulesFileName() string { return "firestore.rules" }
+
+// RulesFile implements service.LiveRules: the rules file every project
+// without rules of its own runs under.
+func (e *Engine) RulesFile() (name, text string, loaded bool) { return e.LiveRules().Base() }
+
+// SetRulesFile implements service.LiveRules (LiveRules.Set).
+func (e *Engine) SetRulesFile(name, text string) (source.Diagnostics, error) {
+	return e.LiveRules().Set(name, text)
+}
+
+// CheckRules implements service.LiveRules: compile, then lint what
+// compiles.
+func (e *Engine) CheckRules(name, text string) (compiles bool, diags, findings source.Diagnostics) {
+	f := source.NewFile(name, text)
+	rs, ds := fsrules.Compile(f)
+	if rs == nil {
+		return false, ds, nil
+	}
+	return true, ds, lint.Lint(f, lint.Options{}).Diagnostics
+}
+
+// CollectCoverage implements service.LiveRules.
+func (e *Engine) CollectCoverage() { e.LiveRules().CollectCoverage() }

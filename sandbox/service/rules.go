@@ -1,0 +1,212 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/rules/source"
+)
+
+// The capabilities of a service with security rules. A service implements
+// them as a database/sql/driver implements its optional interfaces, and
+// the tools above the sandbox (the Studio, verify, `pyric serve`'s hot
+// reload) loop over the services that do: a service joins them by
+// implementing the methods, with no edit in any tool.
+//
+// This file imports rules/source besides event: diagnostics of rules
+// source are positioned, and rules/source is the leaf every rules package
+// and engine shares.
+
+// LiveRules is implemented by a service whose rules can be read, replaced
+// and diagnosed: Firestore, Cloud Storage, the Realtime Database.
+type LiveRules interface {
+	Service
+	// RulesFileName is the name the service's rules file has by default
+	// ("firestore.rules", "storage.rules", "database.rules.json").
+	RulesFileName() string
+	// RulesFile returns the rules file in force (the rules of every scope
+	// — project, namespace — without rules of its own) and whether one
+	// is loaded.
+	RulesFile() (name, text string, loaded bool)
+	// SetRulesFile compiles text and, when it compiles, makes it the rules
+	// file in force; otherwise the last good rules stay live and the error
+	// says why. It returns every diagnostic, warnings included.
+	SetRulesFile(name, text string) (source.Diagnostics, error)
+	// CheckRules compiles and lints text without loading it: compiles
+	// says whether it would load, diags are its compile diagnostics
+	// (errors and warnings), lint the linter's findings.
+	CheckRules(name, text string) (compiles bool, diags, lint source.Diagnostics)
+	// CollectCoverage makes decisions count rule coverage from now on.
+	CollectCoverage()
+}
+
+// Replayer is implemented by a service whose recorded requests can be
+// decided again under other rules (verify): the service rebuilds each
+// request from its event and its engine decides it.
+type Replayer interface {
+	// Name is the service's name (Service.Name): the session's events,
+	// states and rules of the service are under it.
+	Name() string
+	// Replay replays a recorded session against candidate rules (nil: the
+	// rules the session recorded) on a fresh, in-memory state of the
+	// service, and reports what would change. It fails only for bad input
+	// (*RulesError, a recorded state that cannot be decoded).
+	Replay(s *Session, candidate *source.File) (*Report, error)
+}
+
+// Session is a recorded session, as a Replayer reads it.
+type Session struct {
+	// Events are the session's events, oldest first.
+	Events []event.Event
+	// States are the services' final states (Snapshot output) by name.
+	States map[string]json.RawMessage
+	// Rules are the rules each service had, by name.
+	Rules map[string]*RecordedRules
+}
+
+// RecordedRules are a service's rules as a session recorded them.
+type RecordedRules struct {
+	Name   string
+	Source string
+	// JSON is the rules as JSON when Source is empty (the Realtime
+	// Database).
+	JSON json.RawMessage
+}
+
+// Has reports whether the session used the service: it has a recorded
+// state or rules, or an event.
+func (s *Session) Has(name string) bool {
+	if _, ok := s.States[name]; ok {
+		return true
+	}
+	if _, ok := s.Rules[name]; ok {
+		return true
+	}
+	for i := range s.Events {
+		if s.Events[i].Service == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Divergence kinds.
+const (
+	NowDenied     = "now-denied"
+	NowAllowed    = "now-allowed"
+	StateDrift    = "state-drift"
+	Unsupported   = "unsupported"
+	ExpectedDrift = "expected-drift"
+)
+
+// Divergence is one difference a replay found.
+type Divergence struct {
+	Kind    string `json:"kind"`
+	EventID string `json:"eventId,omitempty"`
+	Method  string `json:"method,omitempty"`
+	Path    string `json:"path,omitempty"`
+	UID     string `json:"uid,omitempty"`
+	// Before and After are the old and new verdicts (now-denied,
+	// now-allowed) or the captured and replayed values (state-drift).
+	Before      any    `json:"before"`
+	After       any    `json:"after"`
+	Explanation string `json:"explanation,omitempty"`
+	// Drift names an expected drift: sentinel-drift, time-drift,
+	// autoid-alias.
+	Drift string `json:"drift,omitempty"`
+}
+
+// Report is one service's replay verdict.
+type Report struct {
+	OK bool `json:"ok"`
+	// CheckedEvents is the number of client requests re-decided.
+	CheckedEvents int          `json:"checkedEvents"`
+	Divergences   []Divergence `json:"divergences"`
+}
+
+// NewReport is an empty, passing report.
+func NewReport() *Report { return &Report{OK: true, Divergences: []Divergence{}} }
+
+// Add records a divergence: any but an expected drift fails the report.
+func (r *Report) Add(d Divergence) {
+	r.Divergences = append(r.Divergences, d)
+	if d.Kind != ExpectedDrift {
+		r.OK = false
+	}
+}
+
+// DivergenceKind classifies a re-decided request by its recorded verdict
+// (was) and the candidate rules' (now): "" when nothing diverges.
+func DivergenceKind(was, now event.Verdict) string {
+	switch {
+	case now == event.Unsupported || (was == event.Unsupported && now != was):
+		return Unsupported
+	case was == event.Allow && now == event.Deny:
+		return NowDenied
+	case was == event.Deny && now == event.Allow:
+		return NowAllowed
+	}
+	return ""
+}
+
+// RulesError is candidate rules that do not compile.
+type RulesError struct {
+	File  string
+	Diags source.Diagnostics
+}
+
+func (e *RulesError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s does not compile:", e.File)
+	for _, d := range e.Diags {
+		if d.Severity == source.Error {
+			fmt.Fprintf(&b, "\n  %s:%s", e.File, d)
+		}
+	}
+	return b.String()
+}
+
+// Rerunner is implemented by a service whose recorded requests of the
+// live sandbox can be decided again, as another identity or under other
+// rules, without changing any state (the Studio's re-run).
+type Rerunner interface {
+	Name() string
+	// Rerun decides r.Event again. A *RulesError says r.Rules do not
+	// compile; an *ErrRerun that the event cannot be re-run.
+	Rerun(ctx context.Context, r RerunRequest) (*Rerun, error)
+}
+
+// RerunRequest is a recorded request to decide again.
+type RerunRequest struct {
+	// Event is the recorded request event.
+	Event event.Event
+	// Later are the events recorded after Event, oldest first.
+	Later []event.Event
+	// As is who decides: the event's identity or another (never admin).
+	As event.Identity
+	// Rules is the rules source to decide under; empty means the live
+	// rules.
+	Rules string
+}
+
+// Rerun is a recorded request decided again.
+type Rerun struct {
+	Verdict     event.Verdict
+	Reason      string
+	Rule        *event.Rule
+	Trace       []event.Step
+	Decision    *event.Decision
+	Explanation []string
+	// Notes say where the re-run could not use what the request saw;
+	// none means exact.
+	Notes []string
+}
+
+// ErrRerun is a recorded request that cannot be re-run (no rules loaded,
+// an event without what the rules saw); its message says why.
+type ErrRerun struct{ Msg string }
+
+func (e *ErrRerun) Error() string { return e.Msg }

@@ -180,3 +180,51 @@ func TestDecodeAppended(t *testing.T) {
 		t.Errorf("an appended event is validated: %v", err)
 	}
 }
+
+// TestRecorderAcrossReset: a reset clears the bus's history while its
+// events are still on their way to the recorder; none is lost, and the
+// state after it is the state after the reset.
+func TestRecorderAcrossReset(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := b.Sandbox.Admin().Firestore()
+	path := filepath.Join(t.TempDir(), "s.json")
+	rec, err := Start(ctx, b, path, Options{Debounce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SetDocument(ctx, "c/a", map[string]any{"i": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sandbox.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SetDocument(ctx, "c/b", map[string]any{"i": 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for i, e := range fx.Events {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i, e.Seq)
+		}
+		kinds = append(kinds, string(e.Kind))
+	}
+	if !strings.Contains(strings.Join(kinds, ","), "request,commit,boundary") {
+		t.Errorf("events %v", kinds)
+	}
+	if got := docsOf(t, fx); got != `{"c/b":{"i":2}}` {
+		t.Errorf("state after the reset: %s", got)
+	}
+}

@@ -256,14 +256,20 @@ func PreviousPath(path string) string {
 func (r *Recorder) catchUp() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keepFromHistory(0)
+	r.keepFromHistory(0, true)
 	r.trimPending()
 }
 
 // keepFromHistory keeps the events the bus holds past the last one kept
-// and before until (0: all of them); callers hold mu.
-func (r *Recorder) keepFromHistory(until uint64) {
-	for _, e := range r.b.Sandbox.Events().Since(r.lastSeq, 0) {
+// and before until (0: all of them); callers hold mu. With next, only
+// when the history holds the very next event: after a reset cleared it,
+// the events between are still on their way through the subscription.
+func (r *Recorder) keepFromHistory(until uint64, next bool) {
+	evs := r.b.Sandbox.Events().Since(r.lastSeq, 0)
+	if next && len(evs) > 0 && evs[0].Seq != r.lastSeq+1 {
+		return
+	}
+	for _, e := range evs {
 		if until != 0 && e.Seq >= until {
 			break
 		}
@@ -278,7 +284,7 @@ func (r *Recorder) add(e event.Event) {
 		// Recover what the bus still keeps; count the rest as lost. The
 		// records the lost events changed are unknown: the next flush
 		// writes the whole state.
-		r.keepFromHistory(e.Seq)
+		r.keepFromHistory(e.Seq, false)
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
 			r.rewrite = true

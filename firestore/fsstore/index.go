@@ -1,6 +1,7 @@
 package fsstore
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 
@@ -25,9 +26,13 @@ import (
 // collection's size.
 
 // Declared indexes (Declare: the composite indexes and field overrides
-// of firestore.indexes.json) are built when they are declared, rebuilt
-// after a reset or restore, and created for a collection the moment its
-// first document becomes visible, so no query pays for building them;
+// of firestore.indexes.json) are built when they are declared and rebuilt
+// after a reset or restore — beside traffic, in a goroutine that holds
+// the lock shared a few hundred documents at a time, while commits keep
+// the index being built up to date; a query uses one only once it is
+// complete (until then it scans, as without it) — and created for a
+// collection the moment its first document becomes visible, so no query
+// pays for building them;
 // an index field may be an array-contains one (Contains: the document is
 // in the index once per distinct element of the array). The planner may
 // walk any maintained index whose leading fields its equality and
@@ -128,6 +133,9 @@ type IndexInfo struct {
 	Declared bool
 	Entries  int // index entries (documents, or elements of their arrays)
 	Docs     int // documents in the index
+	// Building says the index is being built beside traffic: queries do
+	// not use it yet (Entries and Docs are 0 until it is complete).
+	Building bool
 }
 
 // Scope names the documents an index ranges over: the collection at
@@ -246,8 +254,15 @@ func (s *Store) install(ix *Index) {
 		s.fidx = map[string]*Index{}
 		s.fidxScopes = map[string][]*Index{}
 	}
-	s.fidx[indexKey(ix.scope, ix.fields)] = ix
-	scope := ix.scope.key()
+	key, scope := indexKey(ix.scope, ix.fields), ix.scope.key()
+	if old, ok := s.fidx[key]; ok {
+		// built on demand while the declared one was being built
+		s.fidxScopes[scope] = slices.DeleteFunc(s.fidxScopes[scope], func(x *Index) bool { return x == old })
+		if !old.declared {
+			s.onDemand--
+		}
+	}
+	s.fidx[key] = ix
 	s.fidxScopes[scope] = append(s.fidxScopes[scope], ix)
 	if !ix.declared {
 		s.onDemand++
@@ -273,7 +288,9 @@ func (s *Store) Index(sc Scope, fps []fsvalue.FieldPath) *Index {
 	if ix, ok := s.fidx[key]; ok {
 		return ix
 	}
-	if s.onDemand >= MaxIndexes {
+	if _, ok := s.building[key]; ok || s.onDemand >= MaxIndexes {
+		// Being built beside traffic: building it here too would hold
+		// the lock for the whole build.
 		return nil
 	}
 	ix := newIndex(sc, fields, false)
@@ -291,9 +308,10 @@ func (s *Store) Indexes(sc Scope) []*Index {
 	return s.fidxScopes[sc.key()]
 }
 
-// Declare replaces the declared indexes with ds and builds them from the
-// visible state (indexes built on demand are forgotten too, and rebuilt
-// on demand); callers hold the lock exclusively.
+// Declare replaces the declared indexes with ds and starts building them
+// from the visible state beside traffic (indexes built on demand are
+// forgotten too, and rebuilt on demand); callers hold the lock
+// exclusively. WaitIndexes waits for the builds.
 func (s *Store) Declare(ds []Declared) {
 	s.dropIndexes()
 	s.fidxMu.Lock()
@@ -319,33 +337,125 @@ func (s *Store) Declare(ds []Declared) {
 	s.buildDeclared()
 }
 
-// buildDeclared builds every declared index from the visible state;
-// callers hold the lock exclusively and fidxMu.
+// buildDeclared starts building every declared index from the visible
+// state beside traffic (buildBeside); callers hold the lock exclusively
+// and fidxMu.
 func (s *Store) buildDeclared() {
+	s.buildGen++
+	s.building = nil
+	var todo []*Index
 	for _, d := range s.declared {
 		if d.Group {
-			ix := newIndex(Scope{Group: true, Path: d.Collection}, d.Fields, true)
-			s.build(ix)
-			s.install(ix)
+			todo = append(todo, s.startBuild(Scope{Group: true, Path: d.Collection}, d.Fields))
 			continue
 		}
 		for coll := range s.colls {
 			if coll[lastSlash(coll)+1:] == d.Collection {
-				s.declareColl(coll, d)
+				todo = append(todo, s.startBuild(Scope{Path: coll}, d.Fields))
 			}
 		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	s.builds++
+	go s.buildBeside(s.buildGen, todo)
+}
+
+// startBuild registers a declared index to build beside traffic;
+// callers hold the lock exclusively and fidxMu.
+func (s *Store) startBuild(sc Scope, fields []IndexField) *Index {
+	ix := newIndex(sc, fields, true)
+	if s.building == nil {
+		s.building = map[string]*Index{}
+	}
+	s.building[indexKey(sc, fields)] = ix
+	return ix
+}
+
+// buildChunk is how many documents a build indexes per hold of the lock.
+const buildChunk = 256
+
+// buildBeside builds the indexes of generation gen, one after another,
+// holding the lock shared for buildChunk documents at a time (writers and
+// readers get it in between), and installs each once complete. Commits
+// meanwhile update the index being built (indexChanges), so it ends
+// exactly current: a document the walk reaches is indexed as visible
+// then, one changed after is indexed again by its commit, one created
+// after the walk passed is indexed by its commit. A newer Declare, reset
+// or restore makes the build stop.
+func (s *Store) buildBeside(gen uint64, todo []*Index) {
+	defer func() {
+		s.fidxMu.Lock()
+		s.builds--
+		s.buildDone.Broadcast()
+		s.fidxMu.Unlock()
+	}()
+	current := func() bool {
+		s.fidxMu.Lock()
+		defer s.fidxMu.Unlock()
+		return s.buildGen == gen
+	}
+	for _, ix := range todo {
+		s.RLock()
+		if !current() {
+			s.RUnlock()
+			return
+		}
+		n := 0
+		for _, m := range s.entries(ix.scope) {
+			// The map may change between chunks (under the lock, so
+			// safely): entries added meanwhile reach the index through
+			// their commits whether or not the walk meets them.
+			for rel, d := range m {
+				ix.set(rel, d, d.At(s.ReadTime()))
+				if n++; n%buildChunk == 0 {
+					s.RUnlock()
+					runtime.Gosched()
+					s.RLock()
+					if !current() {
+						s.RUnlock()
+						return
+					}
+				}
+			}
+		}
+		s.RUnlock()
+		s.Lock()
+		s.fidxMu.Lock()
+		key := indexKey(ix.scope, ix.fields)
+		if s.buildGen == gen && s.building[key] == ix {
+			delete(s.building, key)
+			s.install(ix)
+		}
+		s.fidxMu.Unlock()
+		s.Unlock()
+	}
+}
+
+// WaitIndexes waits until no declared index is being built.
+func (s *Store) WaitIndexes() {
+	s.fidxMu.Lock()
+	defer s.fidxMu.Unlock()
+	for s.builds > 0 {
+		s.buildDone.Wait()
 	}
 }
 
 // declareColl builds the declared index d over the collection at coll
-// unless it exists; callers hold the lock exclusively and fidxMu.
+// (its first document just became visible) unless it exists or is being
+// built; callers hold the lock exclusively and fidxMu.
 func (s *Store) declareColl(coll string, d Declared) {
 	sc := Scope{Path: coll}
-	if ix, ok := s.fidx[indexKey(sc, d.Fields)]; ok {
+	key := indexKey(sc, d.Fields)
+	if ix, ok := s.fidx[key]; ok {
 		if !ix.declared {
 			ix.declared = true
 			s.onDemand--
 		}
+		return
+	}
+	if _, ok := s.building[key]; ok {
 		return
 	}
 	ix := newIndex(sc, d.Fields, true)
@@ -363,6 +473,9 @@ func (s *Store) IndexInfos() []IndexInfo {
 		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: ix.declared,
 			Entries: ix.bt.Len(), Docs: len(ix.vals)})
 	}
+	for _, ix := range s.building {
+		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: true, Building: true})
+	}
 	slices.SortFunc(out, func(a, b IndexInfo) int {
 		if c := strings.Compare(a.Scope.key(), b.Scope.key()); c != 0 {
 			return c
@@ -377,7 +490,7 @@ func (s *Store) IndexInfos() []IndexInfo {
 func (s *Store) indexChanges(changes []Change) {
 	s.fidxMu.Lock()
 	defer s.fidxMu.Unlock()
-	if len(s.fidx) == 0 && len(s.declColl) == 0 {
+	if len(s.fidx) == 0 && len(s.declColl) == 0 && len(s.building) == 0 {
 		return
 	}
 	for _, c := range changes {
@@ -396,6 +509,11 @@ func (s *Store) indexChanges(changes []Change) {
 				ix.set(c.Path, d, c.Doc)
 			}
 		}
+		for _, ix := range s.building {
+			if sc := ix.scope; (!sc.Group && sc.Path == coll) || (sc.Group && sc.Path == id) {
+				ix.set(c.Path, d, c.Doc)
+			}
+		}
 	}
 }
 
@@ -403,6 +521,8 @@ func (s *Store) indexChanges(changes []Change) {
 func (s *Store) dropIndexes() {
 	s.fidxMu.Lock()
 	s.fidx, s.fidxScopes, s.onDemand = nil, nil, 0
+	s.building = nil
+	s.buildGen++ // a build in progress stops
 	s.fidxMu.Unlock()
 }
 

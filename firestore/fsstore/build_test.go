@@ -15,7 +15,9 @@ import (
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
-func intV(n int) *pb.Value { return &pb.Value{ValueType: &pb.Value_IntegerValue{IntegerValue: int64(n)}} }
+func intV(n int) *pb.Value {
+	return &pb.Value{ValueType: &pb.Value_IntegerValue{IntegerValue: int64(n)}}
+}
 
 // commitDocs commits docs (nil fields: a delete) as one commit and waits
 // until it is visible.

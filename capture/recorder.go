@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ type Options struct {
 	// MaxBytes bounds the kept events' size, as their encoded JSON
 	// (default 32 MiB), as MaxEvents bounds their number.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 16384); events missed
+	// Buffer is the subscription's buffer (default 4096); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
 	Buffer int
@@ -129,7 +130,7 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 		opts.Debounce = 100 * time.Millisecond
 	}
 	if opts.Buffer <= 0 {
-		opts.Buffer = 16384
+		opts.Buffer = 4096
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
@@ -710,24 +711,29 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	}
 	spans := make([]span, 0, len(evs))
 	var evBytes int64
+	var line []byte
 	for _, e := range evs {
 		off := w.n
 		if e.line != nil {
 			w.Write(e.line)
-		} else if _, err := io.Copy(w, io.NewSectionReader(r.f, e.sp.off, e.sp.n)); err != nil {
-			return fail(err)
+		} else {
+			line = slices.Grow(line[:0], int(e.sp.n))[:e.sp.n]
+			if _, err := r.f.ReadAt(line, e.sp.off); err != nil {
+				return fail(err)
+			}
+			w.Write(line)
 		}
 		spans = append(spans, span{off: off, n: e.sp.n})
 		evBytes += e.sp.n
 	}
-	var line bytes.Buffer
+	var rec bytes.Buffer
 	for svc, rs := range r.recs {
 		if err := rs.EachRecord(func(key []string, v json.RawMessage) error {
-			line.Reset()
-			if err := recordLine(&line, svc, key, v); err != nil {
+			rec.Reset()
+			if err := recordLine(&rec, svc, key, v); err != nil {
 				return err
 			}
-			_, err := w.Write(line.Bytes())
+			_, err := w.Write(rec.Bytes())
 			return err
 		}); err != nil {
 			return fail(err)

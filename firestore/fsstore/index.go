@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
@@ -108,6 +110,12 @@ type Index struct {
 	// vals maps a document path to its entries' values, one tuple of
 	// len(fields) after another (several only with a Contains field).
 	vals map[string][]*pb.Value
+	// While the index is built beside traffic (buildBeside), mu guards
+	// it (commits and the build both change it) and touched lists the
+	// documents commits indexed meanwhile: the build, which read them
+	// earlier, leaves them alone.
+	mu      sync.Mutex
+	touched map[string]bool
 }
 
 // Fields returns the index's fields; do not modify them.
@@ -160,6 +168,16 @@ func (s *Store) entries(sc Scope) []map[string]*Entry {
 }
 
 func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
+	var vals []*pb.Value
+	if doc != nil {
+		vals = ix.tuples(doc)
+	}
+	ix.put(rel, d, vals)
+}
+
+// put replaces the document's entries with vals (tuples; none: it is
+// not in the index).
+func (ix *Index) put(rel string, d *Entry, vals []*pb.Value) {
 	n := len(ix.fields)
 	if old, ok := ix.vals[rel]; ok {
 		for i := 0; i < len(old); i += n {
@@ -167,10 +185,6 @@ func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
 		}
 		delete(ix.vals, rel)
 	}
-	if doc == nil {
-		return
-	}
-	vals := ix.tuples(doc)
 	for i := 0; i < len(vals); i += n {
 		ix.bt.ReplaceOrInsert(idxItem{vals: vals[i : i+n : i+n], rel: rel, d: d})
 	}
@@ -366,6 +380,7 @@ func (s *Store) buildDeclared() {
 // callers hold the lock exclusively and fidxMu.
 func (s *Store) startBuild(sc Scope, fields []IndexField) *Index {
 	ix := newIndex(sc, fields, true)
+	ix.touched = map[string]bool{}
 	if s.building == nil {
 		s.building = map[string]*Index{}
 	}
@@ -373,17 +388,20 @@ func (s *Store) startBuild(sc Scope, fields []IndexField) *Index {
 	return ix
 }
 
-// buildChunk is how many documents a build indexes per hold of the lock.
-const buildChunk = 256
+// buildBatch is how many documents a build takes from the store per
+// hold of the lock (shared, and only to walk the collection's map).
+const buildBatch = 512
 
 // buildBeside builds the indexes of generation gen, one after another,
-// holding the lock shared for buildChunk documents at a time (writers and
-// readers get it in between), and installs each once complete. Commits
-// meanwhile update the index being built (indexChanges), so it ends
-// exactly current: a document the walk reaches is indexed as visible
-// then, one changed after is indexed again by its commit, one created
-// after the walk passed is indexed by its commit. A newer Declare, reset
-// or restore makes the build stop.
+// and installs each once complete. It holds the store's lock (shared)
+// only to take the next buildBatch documents of the scope, reads them
+// and computes their entries without it (a document's versions need no
+// lock), and inserts them holding only the index's own mutex. Commits
+// meanwhile update the index being built (indexChanges) and mark what
+// they indexed, which the build then leaves alone, so it ends exactly
+// current: a document the walk reads is indexed as visible then unless a
+// commit indexed it since; one created after the walk passed is indexed
+// by its commit. A newer Declare, reset or restore makes the build stop.
 func (s *Store) buildBeside(gen uint64, todo []*Index) {
 	defer func() {
 		s.fidxMu.Lock()
@@ -396,36 +414,62 @@ func (s *Store) buildBeside(gen uint64, todo []*Index) {
 		defer s.fidxMu.Unlock()
 		return s.buildGen == gen
 	}
+	type item struct {
+		rel  string
+		d    *Entry
+		vals []*pb.Value
+	}
+	batch := make([]item, 0, buildBatch)
+	flush := func(ix *Index, at time.Time) {
+		for i := range batch {
+			if doc := batch[i].d.At(at); doc != nil {
+				batch[i].vals = ix.tuples(doc)
+			}
+		}
+		ix.mu.Lock()
+		for _, it := range batch {
+			if !ix.touched[it.rel] {
+				ix.put(it.rel, it.d, it.vals)
+			}
+		}
+		ix.mu.Unlock()
+		batch = batch[:0]
+	}
 	for _, ix := range todo {
 		s.RLock()
 		if !current() {
 			s.RUnlock()
 			return
 		}
-		n := 0
+		at := s.ReadTime()
 		for _, m := range s.entries(ix.scope) {
-			// The map may change between chunks (under the lock, so
+			// The map may change between batches (under the lock, so
 			// safely): entries added meanwhile reach the index through
 			// their commits whether or not the walk meets them.
 			for rel, d := range m {
-				ix.set(rel, d, d.At(s.ReadTime()))
-				if n++; n%buildChunk == 0 {
-					s.RUnlock()
-					runtime.Gosched()
-					s.RLock()
-					if !current() {
-						s.RUnlock()
-						return
-					}
+				batch = append(batch, item{rel: rel, d: d})
+				if len(batch) < buildBatch {
+					continue
 				}
+				s.RUnlock()
+				flush(ix, at)
+				runtime.Gosched()
+				s.RLock()
+				if !current() {
+					s.RUnlock()
+					return
+				}
+				at = s.ReadTime()
 			}
 		}
 		s.RUnlock()
+		flush(ix, at)
 		s.Lock()
 		s.fidxMu.Lock()
 		key := indexKey(ix.scope, ix.fields)
 		if s.buildGen == gen && s.building[key] == ix {
 			delete(s.building, key)
+			ix.touched = nil
 			s.install(ix)
 		}
 		s.fidxMu.Unlock()
@@ -511,7 +555,10 @@ func (s *Store) indexChanges(changes []Change) {
 		}
 		for _, ix := range s.building {
 			if sc := ix.scope; (!sc.Group && sc.Path == coll) || (sc.Group && sc.Path == id) {
+				ix.mu.Lock()
 				ix.set(c.Path, d, c.Doc)
+				ix.touched[c.Path] = true
+				ix.mu.Unlock()
 			}
 		}
 	}

@@ -110,12 +110,20 @@ type Index struct {
 	// vals maps a document path to its entries' values, one tuple of
 	// len(fields) after another (several only with a Contains field).
 	vals map[string][]*pb.Value
-	// While the index is built beside traffic (buildBeside), mu guards
-	// it (commits and the build both change it) and touched lists the
-	// documents commits indexed meanwhile: the build, which read them
-	// earlier, leaves them alone.
+	// While the index is built beside traffic (buildBeside), only the
+	// build changes it: commits queue their changes (under mu, a moment)
+	// for the build to apply, and mark the documents in touched, which
+	// the build, having read them earlier, then leaves to the queue.
 	mu      sync.Mutex
+	queue   []queued
 	touched map[string]bool
+}
+
+// queued is a commit's change to an index being built.
+type queued struct {
+	rel string
+	d   *Entry
+	doc *pb.Document
 }
 
 // Fields returns the index's fields; do not modify them.
@@ -396,12 +404,12 @@ const buildBatch = 512
 // and installs each once complete. It holds the store's lock (shared)
 // only to take the next buildBatch documents of the scope, reads them
 // and computes their entries without it (a document's versions need no
-// lock), and inserts them holding only the index's own mutex. Commits
-// meanwhile update the index being built (indexChanges) and mark what
-// they indexed, which the build then leaves alone, so it ends exactly
-// current: a document the walk reads is indexed as visible then unless a
-// commit indexed it since; one created after the walk passed is indexed
-// by its commit. A newer Declare, reset or restore makes the build stop.
+// lock), and inserts them without any lock: it alone changes the index.
+// Commits meanwhile queue their changes to it (indexChanges), which the
+// build applies, and mark what they changed, which the build's own read
+// then leaves to the queue, so it ends exactly current: a document the
+// walk reads is indexed as visible then unless a commit changed it
+// since; one created after the walk passed is indexed by its commit. A newer Declare, reset or restore makes the build stop.
 func (s *Store) buildBeside(gen uint64, todo []*Index) {
 	defer func() {
 		s.fidxMu.Lock()
@@ -427,12 +435,21 @@ func (s *Store) buildBeside(gen uint64, todo []*Index) {
 			}
 		}
 		ix.mu.Lock()
+		q := ix.queue
+		ix.queue = nil
+		kept := batch[:0]
 		for _, it := range batch {
 			if !ix.touched[it.rel] {
-				ix.put(it.rel, it.d, it.vals)
+				kept = append(kept, it)
 			}
 		}
 		ix.mu.Unlock()
+		for _, c := range q {
+			ix.set(c.rel, c.d, c.doc)
+		}
+		for _, it := range kept {
+			ix.put(it.rel, it.d, it.vals)
+		}
 		batch = batch[:0]
 	}
 	for _, ix := range todo {
@@ -468,8 +485,12 @@ func (s *Store) buildBeside(gen uint64, todo []*Index) {
 		s.fidxMu.Lock()
 		key := indexKey(ix.scope, ix.fields)
 		if s.buildGen == gen && s.building[key] == ix {
+			// No commit runs now: what they queued since is the rest.
+			for _, c := range ix.queue {
+				ix.set(c.rel, c.d, c.doc)
+			}
 			delete(s.building, key)
-			ix.touched = nil
+			ix.queue, ix.touched = nil, nil
 			s.install(ix)
 		}
 		s.fidxMu.Unlock()
@@ -556,7 +577,7 @@ func (s *Store) indexChanges(changes []Change) {
 		for _, ix := range s.building {
 			if sc := ix.scope; (!sc.Group && sc.Path == coll) || (sc.Group && sc.Path == id) {
 				ix.mu.Lock()
-				ix.set(c.Path, d, c.Doc)
+				ix.queue = append(ix.queue, queued{rel: c.Path, d: d, doc: c.Doc})
 				ix.touched[c.Path] = true
 				ix.mu.Unlock()
 			}

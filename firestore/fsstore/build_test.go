@@ -110,6 +110,7 @@ func TestBuildBesideWrites(t *testing.T) {
 							f = nil
 						}
 						commitDocs(t, s, map[string]map[string]*pb.Value{rel: f})
+						time.Sleep(20 * time.Microsecond) // a client's round trip
 						s.fidxMu.Lock()
 						if len(s.building) > 0 {
 							overlapped.Add(1)

@@ -470,11 +470,11 @@ func (s *Store) buildBeside(gen uint64, todo []*Index) {
 				s.RUnlock()
 				t0 := time.Now()
 				flush(ix, at)
-				// At most about half of a core: the traffic beside keeps
+				// About half of a core: the traffic beside keeps
 				// the rest, and the garbage the build makes is collected
 				// at half the pace (on two cores, a build at full speed
 				// multiplies the p99 of commits beside it many times).
-				time.Sleep(min(time.Since(t0), 2*time.Millisecond))
+				time.Sleep(time.Since(t0))
 				s.RLock()
 				if !current() {
 					s.RUnlock()

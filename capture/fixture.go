@@ -1,10 +1,13 @@
 // Package capture records a pyric session as a verify fixture
 // (schema pyric.verify.fixture.v1): the session's events and, per
 // service, the rules source in force and the final state. A Recorder
-// subscribes to the sandbox's event bus and rewrites the fixture file
-// atomically (temp file + rename) shortly after every change, so the file
-// on disk always parses and, after a kill, holds the session up to the
-// last flush (the next Start keeps it beside the new one). Decode
+// subscribes to the sandbox's event bus and appends to the fixture file
+// shortly after every change what changed — the events, the records
+// (documents) and service states they changed — rewriting it whole
+// (temp file + rename) only at start and when the appended lines
+// outgrow it, so the file on disk always loads and, after a kill, holds
+// the session up to the last flush (the next Start keeps it beside the
+// new one). Decode
 // validates a fixture with precise errors; SaveNamed and AdminHandler
 // keep a session as a named fixture to commit.
 package capture
@@ -89,6 +92,15 @@ func Decode(data []byte) (*Fixture, error) {
 	}
 	if data[0] != '{' {
 		return nil, &Error{Msg: "must be a JSON object"}
+	}
+	if base, tail, ok := splitLog(data); ok && len(bytes.TrimSpace(tail)) > 0 {
+		// A running session's file: the lines appended to it fold into
+		// the fixture they describe.
+		folded, err := foldLog(base, tail)
+		if err != nil {
+			return nil, err
+		}
+		data = folded
 	}
 	// A first pass into raw parts, so structural mistakes name the field.
 	var raw map[string]json.RawMessage

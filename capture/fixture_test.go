@@ -71,6 +71,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"seq":1,"kind":"request","method":"create","path":"a/b","verdict":"deny","identity":{"lens":"user","uid":"u"},"resource":{"exists":false}}],"services":{"firestore":{"state":{"documents":{"a/b":{}}}}}}`))
 	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","path":"a/b","before":null,"after":{"x":{"__type":"timestamp","seconds":1,"nanos":2}},"sentinels":[{"field":"x","kind":"serverTimestamp"}]}]}`))
 	f.Add([]byte(`{"schema":1}`))
+	f.Add([]byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{}}}}` + "\n" +
+		`{"event":{"seq":1,"kind":"commit","path":"a/b","after":{"n":1}}}` + "\n" +
+		`{"service":"firestore","key":["documents","a/b"],"value":{"n":1}}` + "\n" +
+		`{"service":"firestore","key":["documents","a/c"]}` + "\n" + `{"description":"d"}` + "\n" + `{"event":{"se`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fx, err := Decode(data)
 		if err != nil {

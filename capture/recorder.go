@@ -1,13 +1,16 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,23 +25,25 @@ import (
 
 // Options configure a Recorder.
 type Options struct {
-	// Debounce is the least time between two rewrites of the fixture
-	// (default 100ms; more when a rewrite is slow): a change after a
-	// quiet spell is written at once, a burst of them costs one write per
+	// Debounce is the least time between two flushes to the file
+	// (default 100ms; more when a flush is slow): a change after a quiet
+	// spell is written at once, a burst of them costs one write per
 	// interval.
 	Debounce time.Duration
 	// Description and CapturedBy go into the fixture's header.
 	Description string
 	CapturedBy  string
-	// MaxEvents bounds the events kept (default 100,000): past it the
-	// oldest tenth is dropped, which leaves a valid, shorter session (the
-	// replay starts from the state the remaining events found).
+	// MaxEvents bounds the events a fixture of the session keeps (default
+	// 100,000): past it the oldest are dropped, which leaves a valid,
+	// shorter session (the replay starts from the state the remaining
+	// events found). The file may hold up to twice as many while writes
+	// flow; it is trimmed when it is rewritten (when its appended lines
+	// outgrow it, and at Close).
 	MaxEvents int
-	// MaxBytes bounds the memory the kept events take, as their encoded
-	// JSON (default 32 MiB); past it the oldest tenth is dropped, as past
-	// MaxEvents.
+	// MaxBytes bounds the kept events' size, as their encoded JSON
+	// (default 32 MiB), as MaxEvents bounds their number.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 16384); events missed
+	// Buffer is the subscription's buffer (default 4096); events missed
 	// when it overflows are recovered from the bus's history when still
 	// kept there.
 	Buffer int
@@ -47,55 +52,84 @@ type Options struct {
 	Warn func(string)
 }
 
+// Records is implemented by services whose state is a set of records
+// (Firestore: one per document) that capture appends one by one as they
+// change, instead of encoding the service's whole state again.
+type Records interface {
+	// RecordChange names the record an event changed, as a token for
+	// Records; ok is false when the event changed none.
+	RecordChange(e event.Event) (token string, ok bool)
+	// Records calls fn with each record token names: its key inside the
+	// service's Snapshot state (e.g. ["documents", "c/d"]) and its value
+	// now (nil: absent).
+	Records(token string, fn func(key []string, value json.RawMessage) error) error
+	// EachRecord calls fn with every record of the service.
+	EachRecord(fn func(key []string, value json.RawMessage) error) error
+}
+
 // Recorder writes the running session to a fixture file.
 type Recorder struct {
 	b    *backend.Backend
 	path string
 	opts Options
 	sub  *event.Subscription
+	// recs are the services whose state is appended record by record.
+	recs map[string]Records
 
-	flushMu sync.Mutex // one flush at a time, so files land in order
-	mu      sync.Mutex
-	// events are the session's events as the file holds them: each
-	// normalized and encoded (compact JSON) once, when it arrives, so a
-	// rewrite copies them instead of encoding every event so far again,
-	// and what they keep in memory is their size in the file.
-	events []json.RawMessage
-	size   int // the events' total size
-	// states is each service's state as the last rewrite encoded it,
-	// reused while no commit or mutation event has arrived since (reads
-	// change nothing): a big store is then not encoded again for every
-	// rewrite a stream of reads causes. stale says one has arrived.
-	states  map[string]json.RawMessage
-	stale   bool
+	mu sync.Mutex
+	// pending are the events not yet in the file, each normalized and
+	// encoded as its line once, when it arrives.
+	pending     [][]byte
+	pendingSize int
+	// dirty are the records changed since the last flush, by service;
+	// stale the other services whose state changed since.
+	dirty   map[string]map[string]bool
+	stale   map[string]bool
+	rewrite bool // the next flush rewrites the file whole
 	lastSeq uint64
 	lost    uint64
-	trimmed uint64        // oldest events dropped past MaxEvents
+	trimmed uint64        // oldest events dropped past MaxEvents or MaxBytes
 	took    time.Duration // how long the last flush took
 	flushed time.Time     // when the last flush ended
 	err     error
 	created string
+
+	flushMu sync.Mutex        // one flush at a time; guards the file's fields below
+	f       *os.File          // the file, open for appending; nil until the first rewrite
+	size    int64             // its size
+	base    int64             // its size after the last rewrite
+	spans   []span            // its event lines
+	evBytes int64             // their total size
+	rules   map[string]string // the rules the file says, by service (rulesKey)
+	desc    string            // the description the file says
+	closed  bool              // finished: the file is final
 
 	done chan struct{}
 	stop chan struct{}
 	once sync.Once
 }
 
+// span is one event line of the file.
+type span struct {
+	off int64
+	n   int64
+}
+
 // Start subscribes to b's events and keeps path a valid fixture of the
 // session (events from the bus's history onwards) until ctx ends or Close
 // is called. Before Start returns the file holds a session with no events
 // and no state (cheap, so a big store does not delay the start, and an
-// unwritable path is reported at once); the first event, or one already
-// in the history, has the whole session written. A fixture
-// already at path — the previous session, perhaps of a killed server — is
-// kept as PreviousPath(path) rather than overwritten, and temporary files
-// a killed rewrite left are removed.
+// unwritable path is reported at once); the state is written in the
+// background right after, and from then on only what changes is
+// appended. A fixture already at path — the previous session, perhaps of
+// a killed server — is kept as PreviousPath(path) rather than
+// overwritten, and temporary files a killed rewrite left are removed.
 func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (*Recorder, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 100 * time.Millisecond
 	}
 	if opts.Buffer <= 0 {
-		opts.Buffer = 16384
+		opts.Buffer = 4096
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
@@ -118,8 +152,14 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 		return nil, err
 	}
 	bus := b.Sandbox.Events()
-	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer),
+	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]Records{},
+		dirty: map[string]map[string]bool{}, stale: map[string]bool{}, rewrite: true,
 		created: b.Sandbox.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
+	for _, svc := range b.Sandbox.Services() {
+		if rs, ok := svc.(Records); ok {
+			r.recs[svc.Name()] = rs
+		}
+	}
 	for _, e := range bus.History() {
 		r.add(e)
 	}
@@ -165,13 +205,17 @@ func keepPrevious(path string, warn func(string)) error {
 }
 
 // checkWhole reports whether data is a whole fixture file: valid JSON
-// with the fixture schema. It is cheaper than Decode (no event is
+// with the fixture schema (lines appended after it are not read). It is cheaper than Decode (no event is
 // validated) and enough to tell a damaged file from a session.
 func checkWhole(data []byte) error {
 	var head struct {
 		Schema string `json:"schema"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	base, _, ok := splitLog(data)
+	if !ok {
+		base = data // for the error's position
+	}
+	if err := json.Unmarshal(base, &head); err != nil {
 		return &Error{Msg: "is not valid JSON: " + jsonErr(err, data)}
 	}
 	if head.Schema != Schema {
@@ -207,19 +251,25 @@ func PreviousPath(path string) string {
 }
 
 // catchUp takes the events the bus holds past the last one kept: those
-// still waiting in the subscription while a rewrite is scheduled. They
+// still waiting in the subscription while a flush is scheduled. They
 // arrive through the subscription later too, and are skipped then.
 func (r *Recorder) catchUp() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keepFromHistory(0)
-	r.trim()
+	r.keepFromHistory(0, true)
+	r.trimPending()
 }
 
 // keepFromHistory keeps the events the bus holds past the last one kept
-// and before until (0: all of them); callers hold mu.
-func (r *Recorder) keepFromHistory(until uint64) {
-	for _, e := range r.b.Sandbox.Events().Since(r.lastSeq, 0) {
+// and before until (0: all of them); callers hold mu. With next, only
+// when the history holds the very next event: after a reset cleared it,
+// the events between are still on their way through the subscription.
+func (r *Recorder) keepFromHistory(until uint64, next bool) {
+	evs := r.b.Sandbox.Events().Since(r.lastSeq, 0)
+	if next && len(evs) > 0 && evs[0].Seq != r.lastSeq+1 {
+		return
+	}
+	for _, e := range evs {
 		if until != 0 && e.Seq >= until {
 			break
 		}
@@ -231,53 +281,80 @@ func (r *Recorder) add(e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e.Kind == event.KindGap {
-		// Recover what the bus still keeps; count the rest as lost.
-		r.keepFromHistory(e.Seq)
+		// Recover what the bus still keeps; count the rest as lost. The
+		// records the lost events changed are unknown: the next flush
+		// writes the whole state.
+		r.keepFromHistory(e.Seq, false)
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
+			r.rewrite = true
 		}
-		r.trim()
+		r.trimPending()
 		return
 	}
 	if e.Seq <= r.lastSeq {
 		return
 	}
 	r.keep(e)
-	r.trim()
+	r.trimPending()
 }
 
-// trim drops the oldest events once past MaxEvents or MaxBytes, down to
-// nine tenths of both (so that it does not copy the rest on every event);
-// callers hold mu.
-func (r *Recorder) trim() {
-	if len(r.events) <= r.opts.MaxEvents && r.size <= r.opts.MaxBytes {
-		return
-	}
-	cut := max(len(r.events)-r.opts.MaxEvents+r.opts.MaxEvents/10, 0)
-	for _, d := range r.events[:cut] {
-		r.size -= len(d)
-	}
-	for cut < len(r.events)-1 && r.size > r.opts.MaxBytes-r.opts.MaxBytes/10 {
-		r.size -= len(r.events[cut])
+// trimPending drops the oldest events not yet flushed past MaxEvents or
+// MaxBytes (a flush that could not keep up); callers hold mu.
+func (r *Recorder) trimPending() {
+	cut := 0
+	for cut < len(r.pending) && (len(r.pending)-cut > r.opts.MaxEvents || r.pendingSize > r.opts.MaxBytes) {
+		r.pendingSize -= len(r.pending[cut])
 		cut++
 	}
-	r.trimmed += uint64(cut)
-	r.events = append([]json.RawMessage(nil), r.events[cut:]...)
+	if cut > 0 {
+		r.trimmed += uint64(cut)
+		r.pending = append([][]byte(nil), r.pending[cut:]...)
+	}
 }
 
-// keep appends e, normalized and encoded; callers hold mu.
+// keep notes what e changed and queues its line; callers hold mu.
 func (r *Recorder) keep(e event.Event) {
 	r.lastSeq = e.Seq
-	if e.Kind != event.KindRequest && e.Kind != event.KindListener {
-		r.stale = true
+	switch {
+	case e.Kind == event.KindRequest || e.Kind == event.KindListener:
+		// reads and listeners change no state
+	case e.Kind == event.KindBoundary:
+		r.rewrite = true // a reset or restore changed everything
+	default:
+		if rs, ok := r.recs[e.Service]; ok {
+			tok, ok := rs.RecordChange(e)
+			if !ok {
+				r.rewrite = true
+				break
+			}
+			m := r.dirty[e.Service]
+			if m == nil {
+				m = map[string]bool{}
+				r.dirty[e.Service] = m
+			}
+			m[tok] = true
+			break
+		}
+		if r.b.Sandbox.Service(e.Service) != nil {
+			r.stale[e.Service] = true
+			break
+		}
+		for _, svc := range r.b.Sandbox.Services() {
+			if _, ok := r.recs[svc.Name()]; !ok {
+				r.stale[svc.Name()] = true
+			}
+		}
 	}
 	b, err := encodeEvent(normalize(e))
 	if err != nil {
 		r.lost++ // an event that does not encode cannot be in the file
 		return
 	}
-	r.events = append(r.events, b)
-	r.size += len(b)
+	line := make([]byte, 0, len(b)+11)
+	line = append(append(append(line, `{"event":`...), b...), "}\n"...)
+	r.pending = append(r.pending, line)
+	r.pendingSize += len(line)
 }
 
 // encodeEvent is e's compact JSON, as the fixture encoder writes it (no
@@ -307,24 +384,13 @@ func (r *Recorder) writeEmpty() error {
 	return nil
 }
 
-// flushIfAny writes the session when it has events (a session without
-// any keeps the file Start wrote).
-func (r *Recorder) flushIfAny() {
-	r.mu.Lock()
-	n := len(r.events) + int(r.trimmed)
-	r.mu.Unlock()
-	if n > 0 {
-		r.Flush()
-	}
-}
-
 func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
 	var timer *time.Timer
 	var fire <-chan time.Time
-	r.flushIfAny() // the events the history held at Start
+	r.Flush() // the state at start, and the events the history held
 	for {
-		// While a rewrite is scheduled the subscription is not read: events
+		// While a flush is scheduled the subscription is not read: events
 		// wait in its buffer (or, past it, in the bus's history) and are
 		// taken in one drain, so that a stream of requests does not wake
 		// the recorder once per event (a thread wake-up costs more than
@@ -336,16 +402,15 @@ func (r *Recorder) run(ctx context.Context) {
 		select {
 		case e, ok := <-in:
 			if !ok {
-				r.flushIfAny()
+				r.finish()
 				return
 			}
 			r.add(e)
-			// Rewriting costs in proportion to the session: leave at
-			// least nine times the last rewrite between rewrites, so
-			// capture never takes more than a tenth of the time. The
+			// Leave at least nine times the last flush between flushes,
+			// so capture never takes more than a tenth of the time. The
 			// first change after a quiet spell is written at once (a
-			// kill then loses nothing of a sparse session); later
-			// ones wait for the rest of the interval, coalesced.
+			// kill then loses nothing of a sparse session); later ones
+			// wait for the rest of the interval, coalesced.
 			wait := r.opts.Debounce
 			r.mu.Lock()
 			if w := 9 * r.took; w > wait {
@@ -366,14 +431,35 @@ func (r *Recorder) run(ctx context.Context) {
 			r.Flush()
 		case <-ctx.Done():
 			r.drain()
-			r.flushIfAny()
+			r.finish()
 			return
 		case <-r.stop:
 			r.drain()
-			r.flushIfAny()
+			r.finish()
 			return
 		}
 	}
+}
+
+// finish flushes the last changes and, when the file holds more events
+// than the bounds keep, rewrites it trimmed: writes have stopped.
+func (r *Recorder) finish() {
+	if r.Flush() != nil {
+		return
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	if r.overBounds() > 0 {
+		if err := r.rewriteFile(nil); err != nil {
+			r.mu.Lock()
+			r.err = err
+			r.mu.Unlock()
+		}
+	}
+	if r.f != nil {
+		r.f.Close()
+	}
+	r.closed = true
 }
 
 // drain takes what the subscription already delivered.
@@ -410,25 +496,30 @@ func (r *Recorder) Lost() uint64 {
 	return r.lost
 }
 
-// Fixture builds the fixture of the session so far: the events as the
-// file holds them, decoded, and the state now.
+// Fixture is the fixture of the session so far: the file, flushed and
+// read back, without the oldest events past the bounds.
 func (r *Recorder) Fixture() (*Fixture, error) {
-	r.catchUp()
-	r.mu.Lock()
-	encoded := r.events[:len(r.events):len(r.events)]
-	lost, trimmed := r.lost, r.trimmed
-	r.mu.Unlock()
-	evs := make([]event.Event, len(encoded))
-	for i, b := range encoded {
-		if err := json.Unmarshal(b, &evs[i]); err != nil {
-			return nil, fmt.Errorf("capture: event %d does not decode: %w", i, err)
-		}
+	if err := r.Flush(); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
 	}
-	f, err := FromBackend(r.b, evs)
+	r.flushMu.Lock()
+	data, err := os.ReadFile(r.path)
+	cut := r.overBounds()
+	r.flushMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	f, err := Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	f.CreatedAt, f.CapturedBy, f.Description = r.created, r.opts.CapturedBy, r.describe(lost, trimmed)
+	if cut > 0 && cut <= len(f.Events) {
+		r.mu.Lock()
+		lost, trimmed := r.lost, r.trimmed
+		r.mu.Unlock()
+		f.Events = f.Events[cut:]
+		f.Description = r.describe(lost, trimmed+uint64(cut))
+	}
 	return f, nil
 }
 
@@ -444,97 +535,315 @@ func (r *Recorder) describe(lost, trimmed uint64) string {
 	return d
 }
 
-// encodeLive encodes the session for its file: the state now, and the
-// events as they were encoded on arrival, copied in (not re-scanned).
-// The file has Fixture's fields in Fixture's order, compact: it is
-// rewritten many times a second (SaveNamed writes fixtures to keep,
-// indented).
-func (r *Recorder) encodeLive() ([]byte, error) {
-	r.mu.Lock()
-	evs := r.events[:len(r.events):len(r.events)] // appended to later, never changed
-	lost, trimmed := r.lost, r.trimmed
-	states, stale := r.states, r.stale || r.states == nil
-	r.stale = false
-	r.mu.Unlock()
-	var f *Fixture
-	var err error
-	if stale {
-		if f, err = FromBackend(r.b, nil); err != nil {
-			r.mu.Lock()
-			r.stale = true
-			r.mu.Unlock()
-			return nil, err
-		}
-		states = map[string]json.RawMessage{}
-		for name, sd := range f.Services {
-			states[name] = sd.State
-		}
-		r.mu.Lock()
-		r.states = states
-		r.mu.Unlock()
-	} else {
-		f = &Fixture{Schema: Schema, Services: map[string]*ServiceData{}}
-		for name, st := range states {
-			f.Services[name] = &ServiceData{State: st}
-		}
-		addRules(r.b, f)
+// overBounds is how many of the file's oldest events are past MaxEvents
+// or MaxBytes; callers hold flushMu.
+func (r *Recorder) overBounds() int {
+	cut, n, size := 0, len(r.spans), r.evBytes
+	for cut < n && (n-cut > r.opts.MaxEvents || size > int64(r.opts.MaxBytes)) {
+		size -= r.spans[cut].n
+		cut++
 	}
-	size := 256
-	for _, e := range evs {
-		size += len(e) + 1
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	field := func(name, v string, omitEmpty bool) {
-		if v == "" && omitEmpty {
-			return
-		}
-		buf.WriteString(`"` + name + `":`)
-		enc.Encode(v) // a string always encodes
-		buf.Truncate(buf.Len() - 1)
-		buf.WriteByte(',')
-	}
-	buf.WriteByte('{')
-	field("schema", f.Schema, false)
-	field("description", r.describe(lost, trimmed), true)
-	field("createdAt", r.created, true)
-	field("capturedBy", r.opts.CapturedBy, true)
-	buf.WriteString(`"events":[`)
-	for i, e := range evs {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(e)
-	}
-	buf.WriteString(`],"services":`)
-	if err := enc.Encode(f.Services); err != nil {
-		return nil, err
-	}
-	buf.Truncate(buf.Len() - 1)
-	buf.WriteString("}\n")
-	return buf.Bytes(), nil
+	return cut
 }
 
-// Flush writes the fixture now (atomically).
+// outgrown says the file should be rewritten rather than appended to:
+// it holds twice the events the bounds keep, or its appended lines
+// (records written again and again) outgrew what it was rewritten with;
+// callers hold flushMu.
+func (r *Recorder) outgrown() bool {
+	return len(r.spans) > 2*r.opts.MaxEvents || r.evBytes > 2*int64(r.opts.MaxBytes) ||
+		r.size-r.base > r.base+2*int64(r.opts.MaxBytes)
+}
+
+// Flush writes what changed since the last flush to the file: it appends
+// the new events, the records they changed and the states of the other
+// services they changed, or rewrites the file whole (atomically) at
+// start, after a reset or restore, and when it outgrew itself.
 func (r *Recorder) Flush() error {
 	r.catchUp()
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	if r.closed {
+		return nil
+	}
 	start := time.Now()
-	defer func() {
-		r.mu.Lock()
-		r.took, r.flushed = time.Since(start), time.Now()
-		r.mu.Unlock()
-	}()
-	data, err := r.encodeLive()
-	if err == nil {
-		err = writeFileAtomic(r.path, data, false)
+	r.mu.Lock()
+	pending, dirty, stale, rewrite := r.pending, r.dirty, r.stale, r.rewrite
+	r.pending, r.pendingSize, r.dirty, r.stale, r.rewrite = nil, 0, map[string]map[string]bool{}, map[string]bool{}, false
+	r.mu.Unlock()
+	var err error
+	appended := false
+	if rewrite || r.f == nil || r.outgrown() {
+		err = r.rewriteFile(pending)
+	} else {
+		err = r.appendLines(pending, dirty, stale)
+		appended = true
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if appended {
+		// Appends pace the flushes (see run); a rewrite, whose cost the
+		// appends that outgrew the file amortize, does not.
+		r.took = time.Since(start)
+	}
+	r.flushed = time.Now()
+	if err != nil {
+		// Nothing of this flush is known to be in the file: the next one
+		// rewrites it whole, with these events.
+		r.pending = append(pending, r.pending...)
+		for _, p := range pending {
+			r.pendingSize += len(p)
+		}
+		r.rewrite = true
+	}
 	r.err = err
-	r.mu.Unlock()
 	return err
+}
+
+// appendLines appends the events, the records and the states as lines,
+// in one write; callers hold flushMu.
+func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]bool, stale map[string]bool) error {
+	var buf bytes.Buffer
+	spans := make([]span, 0, len(pending))
+	for _, l := range pending {
+		spans = append(spans, span{off: r.size + int64(buf.Len()), n: int64(len(l))})
+		buf.Write(l)
+	}
+	for svc, toks := range dirty {
+		rs := r.recs[svc]
+		for tok := range toks {
+			if err := rs.Records(tok, func(key []string, v json.RawMessage) error {
+				return recordLine(&buf, svc, key, v)
+			}); err != nil {
+				return fmt.Errorf("capture: records of %s: %w", svc, err)
+			}
+		}
+	}
+	for _, svc := range r.b.Sandbox.Services() {
+		if !stale[svc.Name()] {
+			continue
+		}
+		st, err := serviceState(svc)
+		if err != nil {
+			return err
+		}
+		if err := stateLine(&buf, svc.Name(), st); err != nil {
+			return err
+		}
+	}
+	r.metaLines(&buf)
+	if buf.Len() == 0 {
+		return nil
+	}
+	n, err := r.f.Write(buf.Bytes())
+	r.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	r.spans = append(r.spans, spans...)
+	for _, s := range spans {
+		r.evBytes += s.n
+	}
+	return nil
+}
+
+// rewriteFile writes the file whole: the header with the services' states
+// (record services' records as lines), the file's events past the oldest
+// beyond the bounds, then pending, through a temporary file renamed over
+// it; callers hold flushMu.
+func (r *Recorder) rewriteFile(pending [][]byte) error {
+	type ev struct {
+		sp   span   // in the old file, when line is nil
+		line []byte // pending
+	}
+	evs := make([]ev, 0, len(r.spans)+len(pending))
+	bytesIn := int64(0)
+	for _, s := range r.spans {
+		evs = append(evs, ev{sp: s})
+		bytesIn += s.n
+	}
+	for _, l := range pending {
+		evs = append(evs, ev{line: l, sp: span{n: int64(len(l))}})
+		bytesIn += int64(len(l))
+	}
+	cut := 0
+	for cut < len(evs) && (len(evs)-cut > r.opts.MaxEvents || bytesIn > int64(r.opts.MaxBytes)) {
+		bytesIn -= evs[cut].sp.n
+		cut++
+	}
+	evs = evs[cut:]
+	r.mu.Lock()
+	r.trimmed += uint64(cut)
+	lost, trimmed := r.lost, r.trimmed
+	r.mu.Unlock()
+
+	dir := filepath.Dir(r.path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(r.path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("capture: %w", err)
+	}
+	w := &countWriter{w: bufio.NewWriterSize(tmp, 1<<16)}
+	head := &Fixture{Schema: Schema, Description: r.describe(lost, trimmed), CreatedAt: r.created, CapturedBy: r.opts.CapturedBy,
+		Events: []event.Event{}, Services: map[string]*ServiceData{}}
+	for _, svc := range r.b.Sandbox.Services() {
+		if _, ok := r.recs[svc.Name()]; ok {
+			head.Services[svc.Name()] = &ServiceData{State: json.RawMessage(`{}`)} // its records follow
+			continue
+		}
+		st, err := serviceState(svc)
+		if err != nil {
+			return fail(err)
+		}
+		head.Services[svc.Name()] = &ServiceData{State: st}
+	}
+	addRules(r.b, head)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(head); err != nil { // ends with a newline
+		return fail(err)
+	}
+	spans := make([]span, 0, len(evs))
+	var evBytes int64
+	var line []byte
+	for _, e := range evs {
+		off := w.n
+		if e.line != nil {
+			w.Write(e.line)
+		} else {
+			line = slices.Grow(line[:0], int(e.sp.n))[:e.sp.n]
+			if _, err := r.f.ReadAt(line, e.sp.off); err != nil {
+				return fail(err)
+			}
+			w.Write(line)
+		}
+		spans = append(spans, span{off: off, n: e.sp.n})
+		evBytes += e.sp.n
+	}
+	var rec bytes.Buffer
+	for svc, rs := range r.recs {
+		if err := rs.EachRecord(func(key []string, v json.RawMessage) error {
+			rec.Reset()
+			if err := recordLine(&rec, svc, key, v); err != nil {
+				return err
+			}
+			_, err := w.Write(rec.Bytes())
+			return err
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := w.w.(*bufio.Writer).Flush(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("capture: %w", err)
+	}
+	if err := os.Rename(name, r.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("capture: %w", err)
+	}
+	f, err := os.OpenFile(r.path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	if r.f != nil {
+		r.f.Close()
+	}
+	r.f, r.size, r.base, r.spans, r.evBytes = f, w.n, w.n, spans, evBytes
+	r.desc = head.Description
+	r.rules = map[string]string{}
+	for svc, sd := range head.Services {
+		if sd.Rules != nil {
+			r.rules[svc] = rulesKey(sd.Rules)
+		}
+	}
+	return nil
+}
+
+// metaLines appends the rules that changed since the file last said them
+// (a hot reload) and the description when it changed; callers hold
+// flushMu.
+func (r *Recorder) metaLines(buf *bytes.Buffer) {
+	f := &Fixture{Services: map[string]*ServiceData{}}
+	addRules(r.b, f)
+	for svc, sd := range f.Services {
+		if k := rulesKey(sd.Rules); r.rules[svc] != k {
+			b, err := json.Marshal(logLine{Service: svc, Rules: sd.Rules})
+			if err != nil {
+				continue
+			}
+			buf.Write(b)
+			buf.WriteByte('\n')
+			r.rules[svc] = k
+		}
+	}
+	r.mu.Lock()
+	d := r.describe(r.lost, r.trimmed)
+	r.mu.Unlock()
+	if d != r.desc {
+		b, _ := json.Marshal(logLine{Description: &d})
+		buf.Write(b)
+		buf.WriteByte('\n')
+		r.desc = d
+	}
+}
+
+func rulesKey(r *Rules) string {
+	return r.Format + "\x00" + r.Name + "\x00" + r.Source + "\x00" + string(r.JSON)
+}
+
+// recordLine writes a record's line: {"service","key","value"} (no value:
+// the record is absent).
+func recordLine(buf *bytes.Buffer, svc string, key []string, v json.RawMessage) error {
+	k, err := json.Marshal(key)
+	if err != nil {
+		return err
+	}
+	s, _ := json.Marshal(svc)
+	buf.WriteString(`{"service":`)
+	buf.Write(s)
+	buf.WriteString(`,"key":`)
+	buf.Write(k)
+	if len(v) > 0 && string(v) != "null" {
+		buf.WriteString(`,"value":`)
+		buf.Write(v)
+	}
+	buf.WriteString("}\n")
+	return nil
+}
+
+// stateLine writes a service's whole state as a line.
+func stateLine(buf *bytes.Buffer, svc string, st json.RawMessage) error {
+	s, _ := json.Marshal(svc)
+	var c bytes.Buffer
+	if err := json.Compact(&c, st); err != nil {
+		return fmt.Errorf("capture: state of %s: %w", svc, err)
+	}
+	buf.WriteString(`{"service":`)
+	buf.Write(s)
+	buf.WriteString(`,"state":`)
+	buf.Write(c.Bytes())
+	buf.WriteString("}\n")
+	return nil
+}
+
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // FromBackend is the fixture of b's current state with the given events
@@ -551,23 +860,32 @@ func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
 	}
 	f := &Fixture{Schema: Schema, Events: norm, Services: map[string]*ServiceData{}}
 	for _, svc := range b.Sandbox.Services() {
-		var st json.RawMessage
-		var err error
-		if c, ok := svc.(service.Capturer); ok {
-			// A fixture is rewritten on every flush: a service whose
-			// snapshot is costly (Storage's object bytes) says what a
-			// capture keeps.
-			st, err = c.CaptureState()
-		} else {
-			st, err = svc.Snapshot()
-		}
+		st, err := serviceState(svc)
 		if err != nil {
-			return nil, fmt.Errorf("capture: snapshot %s: %w", svc.Name(), err)
+			return nil, err
 		}
 		f.Services[svc.Name()] = &ServiceData{State: st}
 	}
 	addRules(b, f)
 	return f, nil
+}
+
+// serviceState is a service's state as a fixture keeps it.
+func serviceState(svc service.Service) (json.RawMessage, error) {
+	var st json.RawMessage
+	var err error
+	if c, ok := svc.(service.Capturer); ok {
+		// A service whose snapshot is costly (Storage's object bytes)
+		// says what a capture keeps: uploads must not make writing the
+		// state cost their size.
+		st, err = c.CaptureState()
+	} else {
+		st, err = svc.Snapshot()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("capture: snapshot %s: %w", svc.Name(), err)
+	}
+	return st, nil
 }
 
 // addRules adds the rules in force of the services that have rules to f.

@@ -38,11 +38,13 @@ func declareT(t testing.TB, e *Engine, src string) {
 		t.Fatal(err)
 	}
 	e.DeclareIndexes(cfg)
+	e.WaitIndexes()
 }
 
 // indexList renders the maintained indexes as "scope fields… declared
 // docs/entries", one per line, for comparisons.
 func indexList(e *Engine) string {
+	e.WaitIndexes() // declared indexes are built beside traffic
 	var b strings.Builder
 	for _, ix := range e.MaintainedIndexes(testDB) {
 		scope := "c:" + ix.Scope.Path
@@ -148,6 +150,7 @@ g:c [tags CONTAINS, b] declared 1/1
 		t.Fatalf("new database:\n%s", got)
 	}
 	e2.DeclareIndexes(nil)
+	e2.WaitIndexes()
 	wantIndexes(t, e2, "")
 }
 
@@ -278,6 +281,7 @@ func FuzzParseIndexFile(f *testing.F) {
 		e := newTestEngine(t)
 		setT(t, e, "c/1", M("a", Int(1), "tags", Array(Int(1))))
 		e.SetIndexes(cfg)
+		e.WaitIndexes()
 		_, _ = queryIDs(e, admin, testDB.Documents(), &pb.StructuredQuery{From: from("c"),
 			Where: where("a", pb.StructuredQuery_FieldFilter_EQUAL, Int(1)), OrderBy: []*pb.StructuredQuery_Order{orderBy("b", false)}})
 	})

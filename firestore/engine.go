@@ -416,3 +416,19 @@ func checkCtx(ctx context.Context) error {
 }
 
 var _ = identity.Anonymous
+
+// Document returns the document at rel as visible now, nil when it is
+// absent or the database does not exist (which it does not create): a
+// read for the sandbox's own consumers (session capture), without rules
+// or events.
+func (e *Engine) Document(name DatabaseName, rel string) *pb.Document {
+	e.mu.Lock()
+	db, ok := e.dbs[name]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	db.st.RLock()
+	defer db.st.RUnlock()
+	return db.st.GetAt(rel, db.st.ReadTime())
+}

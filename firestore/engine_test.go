@@ -691,6 +691,7 @@ func TestIndexEnforcement(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.SetIndexes(cfg)
+	e.WaitIndexes()
 	_, err = queryIDs(e, admin, testDB.Documents(), sq)
 	want := `{"collectionGroup":"c","queryScope":"COLLECTION","fields":[{"fieldPath":"x","order":"ASCENDING"},{"fieldPath":"q","order":"ASCENDING"}]}`
 	if Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), want) {
@@ -708,6 +709,7 @@ func TestIndexEnforcement(t *testing.T) {
 	}
 	cfg, _ = ParseIndexConfig([]byte(`{"indexes":[` + want + `]}`))
 	e.SetIndexes(cfg)
+	e.WaitIndexes()
 	if got, err := queryIDs(e, admin, testDB.Documents(), sq); err != nil || len(got) != 1 {
 		t.Errorf("with the index: %v %v", got, err)
 	}

@@ -66,6 +66,7 @@ func ExampleEngine_DeclareIndexes() {
 		fmt.Println(err)
 	}
 	e.DeclareIndexes(cfg)
+	e.WaitIndexes()
 	for _, ix := range e.MaintainedIndexes(db) {
 		fmt.Println(ix.Scope.Path, ix.Fields, ix.Declared, ix.Docs, ix.Entries)
 	}

@@ -164,7 +164,9 @@ func (e *Engine) SetIndexes(cfg *IndexConfig) {
 
 // DeclareIndexes makes cfg's composite indexes, and the single-field
 // indexes its field overrides declare, maintained indexes of every
-// database (built now, and for databases created later when they are):
+// database (built beside traffic from now — queries scan, as without
+// them, until they are complete; WaitIndexes waits for that — and for
+// databases created later when they are):
 // from then on commits keep them up to date, so the first query that uses
 // one does not pay for building it. nil declares none. It enforces
 // nothing (SetIndexes does). A field override that disables a field's
@@ -183,6 +185,15 @@ func (e *Engine) DeclareIndexes(cfg *IndexConfig) {
 		db.st.Lock()
 		db.st.Declare(ds)
 		db.st.Unlock()
+	}
+}
+
+// WaitIndexes waits until every database's declared indexes, which
+// DeclareIndexes, a reset and a restore build beside traffic, are built
+// (queries use an index only once it is).
+func (e *Engine) WaitIndexes() {
+	for _, db := range e.databases() {
+		db.st.WaitIndexes()
 	}
 }
 

@@ -318,7 +318,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 			targets = append(targets, t)
 		}
 	}
-	for _, name := range []string{"floor", "pyric-memory", "pyric-durable", "pyric-always", "pyric-serve"} {
+	for _, name := range []string{"floor", "pyric-memory", "pyric-durable", "pyric-always", "pyric-serve", "pyric-serve-nocapture"} {
 		if !want(name) {
 			continue
 		}
@@ -329,6 +329,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (map[string]map[string]Re
 			t, err = StartFloor(cfg.N / 10)
 		case "pyric-serve":
 			t, err = StartServe(cfg.Pyric, cfg.ServeFlags)
+		case "pyric-serve-nocapture":
+			// What session capture costs: pyric serve without it.
+			if t, err = StartServe(cfg.Pyric, append(slices.Clone(cfg.ServeFlags), "--no-capture")); err == nil {
+				t.Name, t.Notes = name, t.Notes+", --no-capture"
+			}
 		default:
 			t, err = StartPyric(name)
 		}
@@ -372,6 +377,8 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 	fl, haveFloor := results["floor"]
 	_, haveServe := results["pyric-serve"]
 	haveFloor = haveFloor && haveServe
+	noCap, haveNoCap := results["pyric-serve-nocapture"]
+	haveNoCap = haveNoCap && haveServe
 	fmt.Fprint(tw, "workload\t")
 	for _, t := range targets {
 		fmt.Fprintf(tw, "%s ops/s\tp50\tp99\t", t.Name)
@@ -385,6 +392,9 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 	}
 	if haveFloor {
 		fmt.Fprint(tw, "pyric-serve/floor\t")
+	}
+	if haveNoCap {
+		fmt.Fprint(tw, "capture on/off\t")
 	}
 	fmt.Fprintln(tw)
 	for _, wl := range workloads {
@@ -413,6 +423,9 @@ func printTable(w io.Writer, cfg Config, targets []*Target, results map[string]m
 		if haveFloor {
 			fmt.Fprintf(tw, "%.2fx\t", results["pyric-serve"][wl].OpsPerSec()/fl[wl].OpsPerSec())
 		}
+		if haveNoCap {
+			fmt.Fprintf(tw, "%.2fx\t", results["pyric-serve"][wl].OpsPerSec()/noCap[wl].OpsPerSec())
+		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
@@ -426,7 +439,7 @@ func main() {
 	flag.IntVar(&cfg.Txns, "txns", 100, "sequential transactions")
 	flag.IntVar(&cfg.Clients, "clients", 64, "concurrent clients")
 	flag.IntVar(&cfg.PerClient, "per-client", 100, "operations per concurrent client")
-	only := flag.String("only", "", "comma-separated targets: official, floor, pyric-memory, pyric-durable, pyric-always, pyric-serve")
+	only := flag.String("only", "", "comma-separated targets: official, floor, pyric-memory, pyric-durable, pyric-always, pyric-serve, pyric-serve-nocapture (pyric serve --no-capture: the capture on/off column)")
 	flag.StringVar(&cfg.Official, "official", "", "host:port of a running official emulator (default: start one)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (pyric runs in-process) to this file")
 	memory := flag.Bool("memory", false, "measure a pyric serve process's memory instead: RSS after loading -docs documents, reopen time, RSS while -writers overwrite -hot documents for -overwrite")

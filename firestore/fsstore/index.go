@@ -3,6 +3,8 @@ package fsstore
 import (
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/google/btree"
@@ -25,9 +27,13 @@ import (
 // collection's size.
 
 // Declared indexes (Declare: the composite indexes and field overrides
-// of firestore.indexes.json) are built when they are declared, rebuilt
-// after a reset or restore, and created for a collection the moment its
-// first document becomes visible, so no query pays for building them;
+// of firestore.indexes.json) are built when they are declared and rebuilt
+// after a reset or restore — beside traffic, in a goroutine that holds
+// the lock shared a few hundred documents at a time, while commits keep
+// the index being built up to date; a query uses one only once it is
+// complete (until then it scans, as without it) — and created for a
+// collection the moment its first document becomes visible, so no query
+// pays for building them;
 // an index field may be an array-contains one (Contains: the document is
 // in the index once per distinct element of the array). The planner may
 // walk any maintained index whose leading fields its equality and
@@ -103,6 +109,20 @@ type Index struct {
 	// vals maps a document path to its entries' values, one tuple of
 	// len(fields) after another (several only with a Contains field).
 	vals map[string][]*pb.Value
+	// While the index is built beside traffic (buildBeside), only the
+	// build changes it: commits queue their changes (under mu, a moment)
+	// for the build to apply, and mark the documents in touched, which
+	// the build, having read them earlier, then leaves to the queue.
+	mu      sync.Mutex
+	queue   []queued
+	touched map[string]bool
+}
+
+// queued is a commit's change to an index being built.
+type queued struct {
+	rel string
+	d   *Entry
+	doc *pb.Document
 }
 
 // Fields returns the index's fields; do not modify them.
@@ -128,6 +148,9 @@ type IndexInfo struct {
 	Declared bool
 	Entries  int // index entries (documents, or elements of their arrays)
 	Docs     int // documents in the index
+	// Building says the index is being built beside traffic: queries do
+	// not use it yet (Entries and Docs are 0 until it is complete).
+	Building bool
 }
 
 // Scope names the documents an index ranges over: the collection at
@@ -152,6 +175,16 @@ func (s *Store) entries(sc Scope) []map[string]*Entry {
 }
 
 func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
+	var vals []*pb.Value
+	if doc != nil {
+		vals = ix.tuples(doc)
+	}
+	ix.put(rel, d, vals)
+}
+
+// put replaces the document's entries with vals (tuples; none: it is
+// not in the index).
+func (ix *Index) put(rel string, d *Entry, vals []*pb.Value) {
 	n := len(ix.fields)
 	if old, ok := ix.vals[rel]; ok {
 		for i := 0; i < len(old); i += n {
@@ -159,10 +192,6 @@ func (ix *Index) set(rel string, d *Entry, doc *pb.Document) {
 		}
 		delete(ix.vals, rel)
 	}
-	if doc == nil {
-		return
-	}
-	vals := ix.tuples(doc)
 	for i := 0; i < len(vals); i += n {
 		ix.bt.ReplaceOrInsert(idxItem{vals: vals[i : i+n : i+n], rel: rel, d: d})
 	}
@@ -246,8 +275,15 @@ func (s *Store) install(ix *Index) {
 		s.fidx = map[string]*Index{}
 		s.fidxScopes = map[string][]*Index{}
 	}
-	s.fidx[indexKey(ix.scope, ix.fields)] = ix
-	scope := ix.scope.key()
+	key, scope := indexKey(ix.scope, ix.fields), ix.scope.key()
+	if old, ok := s.fidx[key]; ok {
+		// built on demand while the declared one was being built
+		s.fidxScopes[scope] = slices.DeleteFunc(s.fidxScopes[scope], func(x *Index) bool { return x == old })
+		if !old.declared {
+			s.onDemand--
+		}
+	}
+	s.fidx[key] = ix
 	s.fidxScopes[scope] = append(s.fidxScopes[scope], ix)
 	if !ix.declared {
 		s.onDemand++
@@ -273,7 +309,9 @@ func (s *Store) Index(sc Scope, fps []fsvalue.FieldPath) *Index {
 	if ix, ok := s.fidx[key]; ok {
 		return ix
 	}
-	if s.onDemand >= MaxIndexes {
+	if _, ok := s.building[key]; ok || s.onDemand >= MaxIndexes {
+		// Being built beside traffic: building it here too would hold
+		// the lock for the whole build.
 		return nil
 	}
 	ix := newIndex(sc, fields, false)
@@ -291,9 +329,10 @@ func (s *Store) Indexes(sc Scope) []*Index {
 	return s.fidxScopes[sc.key()]
 }
 
-// Declare replaces the declared indexes with ds and builds them from the
-// visible state (indexes built on demand are forgotten too, and rebuilt
-// on demand); callers hold the lock exclusively.
+// Declare replaces the declared indexes with ds and starts building them
+// from the visible state beside traffic (indexes built on demand are
+// forgotten too, and rebuilt on demand); callers hold the lock
+// exclusively. WaitIndexes waits for the builds.
 func (s *Store) Declare(ds []Declared) {
 	s.dropIndexes()
 	s.fidxMu.Lock()
@@ -319,33 +358,173 @@ func (s *Store) Declare(ds []Declared) {
 	s.buildDeclared()
 }
 
-// buildDeclared builds every declared index from the visible state;
-// callers hold the lock exclusively and fidxMu.
+// buildDeclared starts building every declared index from the visible
+// state beside traffic (buildBeside); callers hold the lock exclusively
+// and fidxMu.
 func (s *Store) buildDeclared() {
+	s.buildGen++
+	s.building = nil
+	var todo []*Index
 	for _, d := range s.declared {
 		if d.Group {
-			ix := newIndex(Scope{Group: true, Path: d.Collection}, d.Fields, true)
-			s.build(ix)
-			s.install(ix)
+			todo = append(todo, s.startBuild(Scope{Group: true, Path: d.Collection}, d.Fields))
 			continue
 		}
 		for coll := range s.colls {
 			if coll[lastSlash(coll)+1:] == d.Collection {
-				s.declareColl(coll, d)
+				todo = append(todo, s.startBuild(Scope{Path: coll}, d.Fields))
 			}
 		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	s.builds++
+	go s.buildBeside(s.buildGen, todo)
+}
+
+// startBuild registers a declared index to build beside traffic;
+// callers hold the lock exclusively and fidxMu.
+func (s *Store) startBuild(sc Scope, fields []IndexField) *Index {
+	ix := newIndex(sc, fields, true)
+	ix.touched = map[string]bool{}
+	if s.building == nil {
+		s.building = map[string]*Index{}
+	}
+	s.building[indexKey(sc, fields)] = ix
+	return ix
+}
+
+// buildBatch is how many documents a build takes from the store per
+// hold of the lock (shared, and only to walk the collection's map).
+const buildBatch = 512
+
+// buildBeside builds the indexes of generation gen, one after another,
+// and installs each once complete. It holds the store's lock (shared)
+// only to take the next buildBatch documents of the scope, reads them
+// and computes their entries without it (a document's versions need no
+// lock), and inserts them without any lock: it alone changes the index.
+// Commits meanwhile queue their changes to it (indexChanges), which the
+// build applies, and mark what they changed, which the build's own read
+// then leaves to the queue, so it ends exactly current: a document the
+// walk reads is indexed as visible then unless a commit changed it
+// since; one created after the walk passed is indexed by its commit. A newer Declare, reset or restore makes the build stop.
+func (s *Store) buildBeside(gen uint64, todo []*Index) {
+	defer func() {
+		s.fidxMu.Lock()
+		s.builds--
+		s.buildDone.Broadcast()
+		s.fidxMu.Unlock()
+	}()
+	current := func() bool {
+		s.fidxMu.Lock()
+		defer s.fidxMu.Unlock()
+		return s.buildGen == gen
+	}
+	type item struct {
+		rel  string
+		d    *Entry
+		vals []*pb.Value
+	}
+	batch := make([]item, 0, buildBatch)
+	flush := func(ix *Index, at time.Time) {
+		for i := range batch {
+			if doc := batch[i].d.At(at); doc != nil {
+				batch[i].vals = ix.tuples(doc)
+			}
+		}
+		ix.mu.Lock()
+		q := ix.queue
+		ix.queue = nil
+		kept := batch[:0]
+		for _, it := range batch {
+			if !ix.touched[it.rel] {
+				kept = append(kept, it)
+			}
+		}
+		ix.mu.Unlock()
+		for _, c := range q {
+			ix.set(c.rel, c.d, c.doc)
+		}
+		for _, it := range kept {
+			ix.put(it.rel, it.d, it.vals)
+		}
+		batch = batch[:0]
+	}
+	for _, ix := range todo {
+		s.RLock()
+		if !current() {
+			s.RUnlock()
+			return
+		}
+		at := s.ReadTime()
+		for _, m := range s.entries(ix.scope) {
+			// The map may change between batches (under the lock, so
+			// safely): entries added meanwhile reach the index through
+			// their commits whether or not the walk meets them.
+			for rel, d := range m {
+				batch = append(batch, item{rel: rel, d: d})
+				if len(batch) < buildBatch {
+					continue
+				}
+				s.RUnlock()
+				t0 := time.Now()
+				flush(ix, at)
+				// About half of a core: the traffic beside keeps
+				// the rest, and the garbage the build makes is collected
+				// at half the pace (on two cores, a build at full speed
+				// multiplies the p99 of commits beside it many times).
+				time.Sleep(time.Since(t0))
+				s.RLock()
+				if !current() {
+					s.RUnlock()
+					return
+				}
+				at = s.ReadTime()
+			}
+		}
+		s.RUnlock()
+		flush(ix, at)
+		s.Lock()
+		s.fidxMu.Lock()
+		key := indexKey(ix.scope, ix.fields)
+		if s.buildGen == gen && s.building[key] == ix {
+			// No commit runs now: what they queued since is the rest.
+			for _, c := range ix.queue {
+				ix.set(c.rel, c.d, c.doc)
+			}
+			delete(s.building, key)
+			ix.queue, ix.touched = nil, nil
+			s.install(ix)
+		}
+		s.fidxMu.Unlock()
+		s.Unlock()
+	}
+}
+
+// WaitIndexes waits until no declared index is being built.
+func (s *Store) WaitIndexes() {
+	s.fidxMu.Lock()
+	defer s.fidxMu.Unlock()
+	for s.builds > 0 {
+		s.buildDone.Wait()
 	}
 }
 
 // declareColl builds the declared index d over the collection at coll
-// unless it exists; callers hold the lock exclusively and fidxMu.
+// (its first document just became visible) unless it exists or is being
+// built; callers hold the lock exclusively and fidxMu.
 func (s *Store) declareColl(coll string, d Declared) {
 	sc := Scope{Path: coll}
-	if ix, ok := s.fidx[indexKey(sc, d.Fields)]; ok {
+	key := indexKey(sc, d.Fields)
+	if ix, ok := s.fidx[key]; ok {
 		if !ix.declared {
 			ix.declared = true
 			s.onDemand--
 		}
+		return
+	}
+	if _, ok := s.building[key]; ok {
 		return
 	}
 	ix := newIndex(sc, d.Fields, true)
@@ -363,6 +542,9 @@ func (s *Store) IndexInfos() []IndexInfo {
 		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: ix.declared,
 			Entries: ix.bt.Len(), Docs: len(ix.vals)})
 	}
+	for _, ix := range s.building {
+		out = append(out, IndexInfo{Scope: ix.scope, Fields: slices.Clone(ix.fields), Declared: true, Building: true})
+	}
 	slices.SortFunc(out, func(a, b IndexInfo) int {
 		if c := strings.Compare(a.Scope.key(), b.Scope.key()); c != 0 {
 			return c
@@ -377,7 +559,7 @@ func (s *Store) IndexInfos() []IndexInfo {
 func (s *Store) indexChanges(changes []Change) {
 	s.fidxMu.Lock()
 	defer s.fidxMu.Unlock()
-	if len(s.fidx) == 0 && len(s.declColl) == 0 {
+	if len(s.fidx) == 0 && len(s.declColl) == 0 && len(s.building) == 0 {
 		return
 	}
 	for _, c := range changes {
@@ -396,6 +578,14 @@ func (s *Store) indexChanges(changes []Change) {
 				ix.set(c.Path, d, c.Doc)
 			}
 		}
+		for _, ix := range s.building {
+			if sc := ix.scope; (!sc.Group && sc.Path == coll) || (sc.Group && sc.Path == id) {
+				ix.mu.Lock()
+				ix.queue = append(ix.queue, queued{rel: c.Path, d: d, doc: c.Doc})
+				ix.touched[c.Path] = true
+				ix.mu.Unlock()
+			}
+		}
 	}
 }
 
@@ -403,6 +593,8 @@ func (s *Store) indexChanges(changes []Change) {
 func (s *Store) dropIndexes() {
 	s.fidxMu.Lock()
 	s.fidx, s.fidxScopes, s.onDemand = nil, nil, 0
+	s.building = nil
+	s.buildGen++ // a build in progress stops
 	s.fidxMu.Unlock()
 }
 

@@ -105,6 +105,16 @@ type Store struct {
 	onDemand   int
 	declared   []Declared
 	declColl   map[string][]Declared
+	// building are the declared indexes being built beside traffic
+	// (buildBeside), by key: commits keep them up to date as they do
+	// installed ones, queries do not see them until they are complete.
+	// buildGen names the current set of declared indexes: a build of an
+	// older one stops. builds counts the builders running (buildDone
+	// signals their end). fidxMu guards them too.
+	building  map[string]*Index
+	buildGen  uint64
+	builds    int
+	buildDone *sync.Cond
 
 	gc    groupCommit
 	cache docCache
@@ -114,6 +124,7 @@ type Store struct {
 func New(opts Options) *Store {
 	s := &Store{opts: opts, docs: map[string]*Entry{},
 		colls: map[string]map[string]*Entry{}, groups: map[string][]string{}}
+	s.buildDone = sync.NewCond(&s.fidxMu)
 	s.cache.limit = DecodedCacheBytes
 	s.cache.prefix = opts.Name.Documents() + "/"
 	return s

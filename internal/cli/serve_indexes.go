@@ -86,6 +86,7 @@ func (iw *indexesWatcher) load() {
 		} else {
 			iw.e.DeclareIndexes(cfg)
 		}
+		iw.e.WaitIndexes() // built beside traffic: only this watcher waits
 		fmt.Fprintf(iw.w, "pyric: reloaded %s (%d composite indexes, built in %v)\n", iw.path, len(cfg.Indexes), time.Since(start).Round(time.Millisecond))
 	}
 }

@@ -1,0 +1,230 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+)
+
+// TestRecorderAppends: once the state is in the file, writes append
+// lines (the file's first part never changes), and the file decodes to
+// the state the backend has: documents set, overwritten and deleted, in
+// the default database and another one, rules reloaded.
+func TestRecorderAppends(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := b.Sandbox.Admin().Firestore()
+	for i := range 20 {
+		if err := fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := fs.SetDocument(ctx, fmt.Sprintf("c/d%d", i%10), map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := fs.DeleteDocument(ctx, "pre/d3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.DeleteDocument(ctx, "c/d4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Rules(backend.Firestore).SetRulesFile("firestore.rules", "rules_version = '2';\nservice cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read: if true; } } }"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, first) {
+		t.Fatalf("the file was rewritten, not appended to:\nbefore: %.300s\nafter:  %.300s", first, data)
+	}
+	if n := bytes.Count(data[len(first):], []byte("\n")); n < 60 {
+		t.Errorf("%d lines appended for 30 writes and 2 deletes", n)
+	}
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := FromBackend(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := docsOf(t, fx), docsOf(t, want); got != want {
+		t.Errorf("documents in the file:\n%s\nin the backend:\n%s", got, want)
+	}
+	if sd := fx.Services["firestore"]; sd == nil || sd.Rules == nil || !strings.Contains(sd.Rules.Source, "allow read") {
+		t.Errorf("the reloaded rules are not in the file: %+v", sd)
+	}
+	commits := 0
+	for _, e := range fx.Events {
+		if e.Kind == "commit" {
+			commits++
+		}
+	}
+	if commits != 52 { // the 20 before Start are in the bus's history
+		t.Errorf("%d commits in the file, want 52", commits)
+	}
+}
+
+// docsOf is a fixture's Firestore documents, as canonical JSON.
+func docsOf(t *testing.T, f *Fixture) string {
+	t.Helper()
+	docs, err := stateDocs(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(docs)
+	return string(b)
+}
+
+func stateDocs(f *Fixture) (map[string]any, error) {
+	sd := f.Services["firestore"]
+	if sd == nil || len(sd.State) == 0 {
+		return map[string]any{}, nil
+	}
+	var st struct {
+		Documents map[string]any `json:"documents"`
+		Databases map[string]any `json:"databases"`
+	}
+	if err := unmarshalNumbers(sd.State, &st); err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for k, v := range st.Documents {
+		out[k] = v
+	}
+	for db, m := range st.Databases {
+		for k, v := range m.(map[string]any) {
+			out[db+"|"+k] = v
+		}
+	}
+	return out, nil
+}
+
+// TestDecodeAppended: lines after the fixture fold into it; a torn last
+// line (a kill in the middle of a write) is left out; a damaged line
+// before the last is an error naming it.
+func TestDecodeAppended(t *testing.T) {
+	base := `{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{}},"auth":{"state":{"users":[]}}}}` + "\n"
+	lines := []string{
+		`{"event":{"seq":1,"kind":"commit","service":"firestore","path":"a/b","before":null,"after":{"n":1}}}`,
+		`{"service":"firestore","key":["documents","a/b"],"value":{"n":1}}`,
+		`{"service":"firestore","key":["documents","a/c"],"value":{"n":2}}`,
+		`{"service":"firestore","key":["databases","projects/p/databases/x","a/b"],"value":{"n":3}}`,
+		`{"service":"firestore","key":["documents","a/c"]}`,
+		`{"service":"auth","state":{"users":[{"uid":"u"}]}}`,
+		`{"service":"firestore","rules":{"format":"firestore.rules","source":"x"}}`,
+		`{"description":"now"}`,
+	}
+	whole := base + strings.Join(lines, "\n") + "\n"
+	for _, c := range []struct{ name, data string }{
+		{"whole", whole},
+		{"torn", whole + `{"event":{"seq":2,"kind":"com`},
+	} {
+		f, err := Decode([]byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(f.Events) != 1 || f.Description != "now" || f.Services["firestore"].Rules.Source != "x" {
+			t.Errorf("%s: %+v", c.name, f)
+		}
+		if got := string(f.Services["firestore"].State); got != `{"databases":{"projects/p/databases/x":{"a/b":{"n":3}}},"documents":{"a/b":{"n":1}}}` {
+			t.Errorf("%s: firestore state %s", c.name, got)
+		}
+		if got := string(f.Services["auth"].State); got != `{"users":[{"uid":"u"}]}` {
+			t.Errorf("%s: auth state %s", c.name, got)
+		}
+	}
+	bad := base + lines[0] + "\n{\"event\":\n" + lines[1] + "\n"
+	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "fixture line 3") {
+		t.Errorf("a damaged line inside: %v", err)
+	}
+	if _, err := Decode([]byte(base + `{"nothing":1}` + "\n")); err == nil || !strings.Contains(err.Error(), "fixture line 2 is none of") {
+		t.Errorf("an unknown line: %v", err)
+	}
+	if _, err := Decode([]byte(base + `{"event":{"seq":1,"kind":"nope"}}` + "\n")); err == nil || !strings.Contains(err.Error(), `fixture.events[0].kind "nope"`) {
+		t.Errorf("an appended event is validated: %v", err)
+	}
+}
+
+// TestRecorderAcrossReset: a reset clears the bus's history while its
+// events are still on their way to the recorder; none is lost, and the
+// state after it is the state after the reset.
+func TestRecorderAcrossReset(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := b.Sandbox.Admin().Firestore()
+	path := filepath.Join(t.TempDir(), "s.json")
+	rec, err := Start(ctx, b, path, Options{Debounce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SetDocument(ctx, "c/a", map[string]any{"i": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sandbox.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SetDocument(ctx, "c/b", map[string]any{"i": 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for i, e := range fx.Events {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i, e.Seq)
+		}
+		kinds = append(kinds, string(e.Kind))
+	}
+	if !strings.Contains(strings.Join(kinds, ","), "request,commit,boundary") {
+		t.Errorf("events %v", kinds)
+	}
+	if got := docsOf(t, fx); got != `{"c/b":{"i":2}}` {
+		t.Errorf("state after the reset: %s", got)
+	}
+}

@@ -1,0 +1,79 @@
+package firestore
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/pyric/pyric/event"
+)
+
+// Firestore's state is record by record: a document is one record, at
+// key ["documents", path] of its Snapshot state for the default database
+// and ["databases", "projects/P/databases/D", path] for the others.
+// Session capture appends the records a commit changed instead of
+// encoding the whole state again (the methods below are capture.Records).
+
+// RecordChange names the document a Firestore commit event changed, as a
+// token for Records: the database id and the document's path (a commit
+// event does not carry its project).
+func (s *engineService) RecordChange(e event.Event) (string, bool) {
+	if e.Kind != event.KindCommit || e.Path == "" {
+		return "", false
+	}
+	db := DefaultDatabase
+	if e.Commit != nil && e.Commit.Database != "" {
+		db = e.Commit.Database
+	}
+	return db + "\x00" + e.Path, true
+}
+
+// Records calls fn with the current fields of the document token names
+// (nil when absent), in every database with the token's id.
+func (s *engineService) Records(token string, fn func(key []string, value json.RawMessage) error) error {
+	id, rel, ok := strings.Cut(token, "\x00")
+	if !ok {
+		return nil
+	}
+	for _, name := range s.e.Databases() {
+		if name.Database != id {
+			continue
+		}
+		var v json.RawMessage
+		if d := s.e.Document(name, rel); d != nil {
+			b, err := json.Marshal(EncodeFields(d.Fields, name))
+			if err != nil {
+				return err
+			}
+			v = b
+		}
+		if err := fn(s.recordKey(name, rel), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachRecord calls fn with every document of every database, one at a
+// time (the state is never encoded whole).
+func (s *engineService) EachRecord(fn func(key []string, value json.RawMessage) error) error {
+	for _, name := range s.e.Databases() {
+		prefix := name.Documents() + "/"
+		for _, d := range s.e.Dump(name) {
+			b, err := json.Marshal(EncodeFields(d.Fields, name))
+			if err != nil {
+				return err
+			}
+			if err := fn(s.recordKey(name, strings.TrimPrefix(d.Name, prefix)), b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *engineService) recordKey(name DatabaseName, rel string) []string {
+	if name == s.def {
+		return []string{"documents", rel}
+	}
+	return []string{"databases", name.String(), rel}
+}

@@ -153,6 +153,7 @@ func (sb *Sandbox) env(name string) service.Env {
 		env.Bucket = sb.store.Bucket(name)
 		env.Log = sb.store.Log(name)
 		env.DataDir = sb.opts.DataDir
+		env.SyncEach = sb.store.Mode() == SyncAlways
 	}
 	return env
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // blobStore keeps object bytes, one blob per generation. A blob is written
@@ -204,10 +206,21 @@ func (s *memBlobs) reset() error {
 // sessions (kept, and resumed from their acknowledged size).
 type diskBlobs struct {
 	dir string
+	// lazy leaves a finished blob in the operating system (enough to
+	// survive kill -9) and forces the blobs to disk at most a second
+	// later, in the background (the sandbox's batch sync mode); otherwise
+	// every blob is fsynced, and its directory, before it is committed.
+	lazy  bool
+	dirty atomic.Bool
+	stop  chan struct{}
+	done  chan struct{}
 }
 
-func newDiskBlobs(dir string) (*diskBlobs, error) {
-	s := &diskBlobs{dir: dir}
+// lazySyncInterval is how often a lazy store forces its blobs to disk.
+const lazySyncInterval = time.Second
+
+func newDiskBlobs(dir string, syncEach bool) (*diskBlobs, error) {
+	s := &diskBlobs{dir: dir, lazy: !syncEach && canSyncFS}
 	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
 		return nil, err
 	}
@@ -216,7 +229,48 @@ func newDiskBlobs(dir string) (*diskBlobs, error) {
 			return nil, err
 		}
 	}
+	if s.lazy {
+		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		go s.syncLoop()
+	}
 	return s, nil
+}
+
+// syncLoop forces written blobs to disk every lazySyncInterval.
+func (s *diskBlobs) syncLoop() {
+	defer close(s.done)
+	tick := time.NewTicker(lazySyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			s.flush()
+			return
+		case <-tick.C:
+			s.flush()
+		}
+	}
+}
+
+// flush forces the blobs written since the last flush to disk.
+func (s *diskBlobs) flush() {
+	if s.dirty.Swap(false) {
+		if err := syncFS(s.dir); err != nil {
+			s.dirty.Store(true)
+		}
+	}
+}
+
+// close stops the background sync after a last one.
+func (s *diskBlobs) close() {
+	if s.lazy {
+		select {
+		case <-s.stop:
+		default:
+			close(s.stop)
+		}
+		<-s.done
+	}
 }
 
 func (s *diskBlobs) sessionPath(id string) string { return filepath.Join(s.dir, "sessions", id) }
@@ -327,9 +381,15 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 	w.h.write(p[:n])
 	return n, err
 }
-func (w *diskWriter) size() int64            { return w.h.n }
-func (w *diskWriter) crc32c() uint32         { return w.h.crc.Sum32() }
-func (w *diskWriter) sync() error            { return w.f.Sync() }
+func (w *diskWriter) size() int64    { return w.h.n }
+func (w *diskWriter) crc32c() uint32 { return w.h.crc.Sum32() }
+func (w *diskWriter) sync() error {
+	if w.s.lazy {
+		w.s.dirty.Store(true)
+		return nil
+	}
+	return w.f.Sync()
+}
 func (w *diskWriter) sums() (string, string) { return w.h.sums() }
 
 func (w *diskWriter) abort() {
@@ -337,11 +397,14 @@ func (w *diskWriter) abort() {
 	os.Remove(w.f.Name())
 }
 
-// finish fsyncs and closes the temporary file.
+// finish fsyncs (unless the store is lazy) and closes the temporary
+// file.
 func (w *diskWriter) finish() error {
-	if err := w.f.Sync(); err != nil {
-		w.abort()
-		return err
+	if !w.s.lazy {
+		if err := w.f.Sync(); err != nil {
+			w.abort()
+			return err
+		}
 	}
 	if err := w.f.Close(); err != nil {
 		os.Remove(w.f.Name())
@@ -351,12 +414,19 @@ func (w *diskWriter) finish() error {
 }
 
 // commit renames the finished file into blobs/ and fsyncs the directory,
-// so the bytes are durable before the metadata naming them is committed.
+// so the bytes are durable before the metadata naming them is committed
+// (a lazy store leaves both to its next flush: a crash of the machine,
+// not of the process, can then leave an object whose blob is short or
+// missing, which the next start reports and never serves).
 func (w *diskWriter) commit(gen int64) error {
 	name := w.f.Name()
 	if err := os.Rename(name, w.s.path(gen)); err != nil {
 		os.Remove(name)
 		return err
+	}
+	if w.s.lazy {
+		w.s.dirty.Store(true)
+		return nil
 	}
 	return syncDir(filepath.Join(w.s.dir, "blobs"))
 }

@@ -125,7 +125,7 @@ func New(env service.Env, opts Options) (*Engine, error) {
 			e.opts.MaxObjectSize = 1 << 30
 		}
 	} else {
-		d, err := newDiskBlobs(filepath.Join(env.DataDir, Service))
+		d, err := newDiskBlobs(filepath.Join(env.DataDir, Service), env.SyncEach)
 		if err != nil {
 			return nil, fmt.Errorf("storage: data dir: %w", err)
 		}
@@ -359,6 +359,9 @@ func (e *Engine) Reset() error {
 // disk they resume at the next start.
 func (e *Engine) Close() error {
 	e.dropUploads(true)
+	if d, ok := e.blobs.(*diskBlobs); ok {
+		d.close()
+	}
 	return nil
 }
 

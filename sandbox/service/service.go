@@ -78,6 +78,13 @@ type Env struct {
 	Rand io.Reader
 	// Bucket is the service's own durable bucket; nil when in memory.
 	Bucket Bucket
+	// SyncEach is the sandbox's sync mode for a service's own files
+	// under DataDir: true (--sync always) when an acknowledged write must
+	// be forced to disk before the acknowledgement; false (the default,
+	// batch) when it only has to reach the operating system first — which
+	// kill -9 cannot lose — and the service forces its files to disk at
+	// most a second later, as the store does its own.
+	SyncEach bool
 	// Log is the service's own key space written through the store's
 	// write-ahead log, for a service that group-commits (Firestore); nil
 	// when in memory. A service uses Bucket, Log or both.

@@ -71,6 +71,10 @@ func scanOperators(f *source.File) []invalidOp {
 			for i < len(src) && isWordByte(src[i]) {
 				i++
 			}
+		case strings.IndexByte("=!&|<>?+-", c) < 0:
+			// No operator starts here (most often a space): a large
+			// file's blank stretches cost one comparison a byte.
+			i++
 		default:
 			n := 1
 			for _, op := range lexOps {

@@ -60,6 +60,8 @@ type openDoc struct {
 	done      chan struct{} // closed when the document is
 	published int           // the last version whose diagnostics were sent
 	cached    *analysis     // the parse of the current version, when made
+	// linted is the last lint, the base of an incremental re-diagnosis.
+	linted *linted
 	// The last replay of the session against the buffer: the version and
 	// text replayed, and the requests whose verdict would flip.
 	replayed   int
@@ -496,7 +498,12 @@ func (s *Server) diagnoseLoop(d *openDoc) {
 		snap := *d.document
 		s.mu.Unlock()
 		f := source.NewFile(uriPath(snap.uri), snap.text)
-		diags := toProtocol(&snap, Diagnose(d.kind, f))
+		l, ok := rediagnose(d.linted, f)
+		if !ok {
+			l = newLinted(d.kind, f)
+		}
+		d.linted = l // only this worker reads or writes it
+		diags := toProtocol(&snap, l.diags)
 		diags = append(diags, s.liveDiagnostics(&snap, d.kind)...)
 		s.mu.Lock()
 		current := d.version == snap.version && d.text == snap.text

@@ -190,6 +190,11 @@ func rediagnose(prev *linted, f *source.File) (*linted, bool) {
 			end = d.Span.Start.Offset
 		}
 		d.Span = f.Span(d.Span.Start.Offset+shift, end+shift)
+		if d.Edit != nil {
+			e := *d.Edit
+			e.Span = f.Span(e.Span.Start.Offset+shift, e.Span.End.Offset+shift)
+			d.Edit = &e
+		}
 		out = append(out, d)
 	}
 	out.Sort()

@@ -74,6 +74,9 @@ func dump(ds source.Diagnostics) string {
 	for _, d := range ds {
 		fmt.Fprintf(&b, "%d:%d-%d:%d@%d-%d %v %s %q %q\n", d.Span.Start.Line, d.Span.Start.Column, d.Span.End.Line, d.Span.End.Column,
 			d.Span.Start.Offset, d.Span.End.Offset, d.Severity, d.Code, d.Message, d.Fix)
+		if e := d.Edit; e != nil {
+			fmt.Fprintf(&b, "  edit %d:%d-%d:%d@%d-%d %q\n", e.Span.Start.Line, e.Span.Start.Column, e.Span.End.Line, e.Span.End.Column, e.Span.Start.Offset, e.Span.End.Offset, e.Text)
+		}
 	}
 	return b.String()
 }

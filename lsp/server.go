@@ -225,6 +225,13 @@ var requests = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 		}
 		return completion(a, off, s.sessionFor(a)), nil
 	},
+	"textDocument/codeAction": func(s *Server, req *jsonrpc2.Request) (any, error) {
+		var p CodeActionParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.codeActions(p)
+	},
 	"textDocument/prepareRename":  positionRequest(prepareRename),
 	"textDocument/documentSymbol": documentRequest(documentSymbols),
 	"textDocument/formatting":     documentRequest(formatting),
@@ -339,6 +346,7 @@ func (s *Server) initialize(p InitializeParams) any {
 			"documentFormattingProvider": true,
 			"codeLensProvider":           map[string]any{"resolveProvider": false},
 			"inlayHintProvider":          true,
+			"codeActionProvider":         map[string]any{"codeActionKinds": []string{"quickfix"}},
 			"workspace": map[string]any{
 				"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true},
 			},
@@ -498,11 +506,16 @@ func (s *Server) diagnoseLoop(d *openDoc) {
 		snap := *d.document
 		s.mu.Unlock()
 		f := source.NewFile(uriPath(snap.uri), snap.text)
-		l, ok := rediagnose(d.linted, f)
+		s.mu.Lock()
+		prev := d.linted
+		s.mu.Unlock()
+		l, ok := rediagnose(prev, f)
 		if !ok {
 			l = newLinted(d.kind, f)
 		}
-		d.linted = l // only this worker reads or writes it
+		s.mu.Lock()
+		d.linted = l // written only by this worker; code actions read it
+		s.mu.Unlock()
 		diags := toProtocol(&snap, l.diags)
 		diags = append(diags, s.liveDiagnostics(&snap, d.kind)...)
 		s.mu.Lock()

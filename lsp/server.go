@@ -27,8 +27,8 @@ type Options struct {
 	// nil discards them.
 	Log io.Writer
 	// Sessions supplies the verdicts of the developer's sessions for the
-	// lenses and live denials; nil finds them per workspace (see
-	// FileSessions).
+	// lenses and live denials; nil finds them per workspace: a running
+	// pyric serve's (LiveSessions), else the captured file (FileSessions).
 	Sessions SessionSource
 }
 
@@ -79,7 +79,7 @@ func New(opts Options) *Server {
 		out = io.Discard
 	}
 	if opts.Sessions == nil {
-		opts.Sessions = FileSessions{}
+		opts.Sessions = &LiveSessions{}
 	}
 	return &Server{opts: opts, log: log.New(out, "pyric lsp: ", log.LstdFlags), docs: map[string]*openDoc{}, exit: make(chan struct{})}
 }
@@ -100,7 +100,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	conn := s.conn
 	s.pubMu.Unlock()
 	stop := make(chan struct{})
-	if _, ok := s.opts.Sessions.(FileSessions); ok {
+	switch s.opts.Sessions.(type) {
+	case FileSessions, *LiveSessions:
 		s.workers.Add(1)
 		go s.watchSessions(stop)
 	}

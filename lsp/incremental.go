@@ -7,6 +7,7 @@ import (
 
 	"github.com/pyric/pyric/rules/check"
 	"github.com/pyric/pyric/rules/lint"
+	"github.com/pyric/pyric/rules/parser"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -24,12 +25,15 @@ import (
 //   - the header (service, root match, functions declared outside every
 //     unit): the edit lies strictly inside one unit, and the units around
 //     it are the same text;
-//   - whether a header function is used (UNUSED): the edited unit names
-//     the same header functions before and after;
+//   - whether a header function is used (UNUSED): the edited unit calls
+//     each header function as many times before and after;
 //   - rules that share a path shape across units (SHARED_GATE): the edited
 //     unit's first path segment is no other unit's;
-//   - the file as a whole: neither version fails to parse (a parse error
-//     drops whole-ruleset findings everywhere), and the linter did not fail;
+//   - the file as a whole: a parse error drops whole-ruleset findings
+//     everywhere, leaving each unit's mistakes; the edited unit may be
+//     broken (before, after or both) when no other unit is and the parser
+//     recovers by the next unit, but from broken back to clean the other
+//     units' findings are unknown; the linter did not fail;
 //   - line numbers inside messages (SHARED_GATE names a peer's line): a
 //     unit after the edit carries none when the edit adds or removes lines;
 //   - SOURCE_SIZE depends only on the length, which the blanked copy
@@ -113,9 +117,6 @@ func rediagnose(prev *linted, f *source.File) (*linted, bool) {
 			return nil, false
 		}
 	}
-	if prev.parseFailed {
-		return nil, false
-	}
 	for _, d := range prev.diags {
 		if d.Code == lint.CodeInternal {
 			return nil, false
@@ -147,35 +148,46 @@ func rediagnose(prev *linted, f *source.File) (*linted, bool) {
 		}
 	}
 	sf := source.NewFile(f.Name, string(stub))
-	var fresh source.Diagnostics
-	switch prev.kind {
-	case Firestore:
-		r := lint.Lint(sf, lint.Options{Service: lint.Firestore})
-		if r.ParseFailed {
-			return nil, false
-		}
-		fresh = r.Diagnostics
-	case Storage:
-		r := lint.Lint(sf, lint.Options{Service: lint.Storage})
-		if r.ParseFailed {
-			return nil, false
-		}
-		fresh = r.Diagnostics
+	svc := lint.Firestore
+	if prev.kind == Storage {
+		svc = lint.Storage
+	}
+	r := lint.Lint(sf, lint.Options{Service: svc})
+	// A file that does not parse gets only the findings of its partial
+	// tree (lint.Result.ParseFailed): the edited unit's parse errors, and
+	// in the other units the mistakes, which a clean lint reports the
+	// same way. From a broken file back to a clean one, the other units'
+	// whole-ruleset findings are not known: lint fully.
+	broken := r.ParseFailed
+	if prev.parseFailed && !broken {
+		return nil, false
+	}
+	if broken && k+1 < len(units) && !recovers(stub, text, units[k+1], f.Name) {
+		return nil, false
 	}
 
 	var out source.Diagnostics
-	for _, d := range fresh {
+	for _, d := range r.Diagnostics {
 		if d.Code == lint.CodeInternal {
 			return nil, false
 		}
 		i := unitAt(units, d.Span.Start.Offset)
-		if i == k || i < 0 && d.Code != check.CodeUnused {
+		if broken && i != k && (d.Code == parser.CodeParse || d.Code == lint.CodeInvalidOperator) {
+			return nil, false // the parse went wrong outside the edit
+		}
+		if i == k || i < 0 && (broken || d.Code != check.CodeUnused) {
 			out = append(out, d)
 		}
 	}
 	for _, d := range prev.diags {
 		i := unitAt(prev.units, d.Span.Start.Offset)
-		if i == k || i < 0 && d.Code != check.CodeUnused {
+		if i != k && (d.Code == parser.CodeParse || d.Code == lint.CodeInvalidOperator) {
+			return nil, false // another unit is broken too: lint fully
+		}
+		if i == k || i < 0 && (broken || d.Code != check.CodeUnused) {
+			continue
+		}
+		if broken && !partialTreeCodes[d.Code] {
 			continue
 		}
 		shift := 0
@@ -198,7 +210,36 @@ func rediagnose(prev *linted, f *source.File) (*linted, bool) {
 		out = append(out, d)
 	}
 	out.Sort()
-	return &linted{kind: prev.kind, text: text, diags: out, units: units}, true
+	return &linted{kind: prev.kind, text: text, diags: out, parseFailed: broken, units: units}, true
+}
+
+// partialTreeCodes are the findings lint reports in every unit of a file
+// that does not parse (its mistakes pass), besides the parse errors.
+var partialTreeCodes = map[string]bool{
+	lint.CodeHallucinatedMethod: true, lint.CodeHallucinatedGlobal: true, lint.CodeWrongContextPath: true,
+	lint.CodeLengthProperty: true, lint.CodeMissingParens: true, lint.CodeInvalidPathInterpolation: true,
+}
+
+// recovers reports whether the parser, after the edited unit's error,
+// reads the next unit as the match block it is (from its match keyword
+// to its closing brace): it is then where a clean parse would be, and
+// every later unit parses as before. A parse that bails out or runs on
+// into the next unit changes what the whole file reports.
+func recovers(stub []byte, text string, next unit, name string) bool {
+	b := append([]byte(nil), stub...)
+	copy(b[next.start:next.end], text[next.start:next.end])
+	rs, _ := parser.Parse(source.NewFile(name, string(b)))
+	if rs == nil || rs.Service == nil {
+		return false
+	}
+	for _, root := range rs.Service.Matches {
+		for _, m := range root.Matches {
+			if m.Span.Start.Offset == next.start && (m.Span.End.Offset == next.end || m.Span.End.Offset == next.end-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitAt returns the index of the unit holding offset off, or -1.
@@ -237,32 +278,69 @@ func headerFunctions(text string, units []unit) map[string]bool {
 	return names
 }
 
-var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-
-// sameNames reports whether a and b mention the same names of the set.
+// sameNames reports whether a and b call the functions of the set the
+// same number of times (strings and comments aside; a method call
+// x.f() is not a call of f).
 func sameNames(set map[string]bool, a, b string) bool {
 	if len(set) == 0 {
 		return true
 	}
-	in := func(s string) map[string]bool {
-		out := map[string]bool{}
-		for _, w := range identifier.FindAllString(s, -1) {
-			if set[w] {
-				out[w] = true
-			}
-		}
-		return out
-	}
-	x, y := in(a), in(b)
+	x, y := calls(set, a), calls(set, b)
 	if len(x) != len(y) {
 		return false
 	}
-	for w := range x {
-		if !y[w] {
+	for w, n := range x {
+		if y[w] != n {
 			return false
 		}
 	}
 	return true
+}
+
+// calls counts the calls in text of the functions of the set.
+func calls(set map[string]bool, text string) map[string]int {
+	out := map[string]int{}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '/' && i+1 < len(text) && text[i+1] == '/':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += 2 + end + 1
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(text) && text[j] != c && text[j] != '\n' {
+				if text[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+		case isIdent(c):
+			start := i
+			for i+1 < len(text) && isIdent(text[i+1]) {
+				i++
+			}
+			name := text[start : i+1]
+			if !set[name] || start > 0 && text[start-1] == '.' {
+				continue
+			}
+			j := i + 1
+			for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
+				j++
+			}
+			if j < len(text) && text[j] == '(' {
+				out[name]++
+			}
+		}
+	}
+	return out
 }
 
 // scanUnits finds the match blocks at brace depth 2 (inside the service

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/internal/conformance"
 	"github.com/pyric/pyric/rules/source"
@@ -87,34 +89,37 @@ func dump(ds source.Diagnostics) string {
 // lint to the CLI). It also requires the incremental path to be taken.
 func TestIncrementalEqualsFull(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(28, 1))
 	composed, total := 0, 0
-	for kind, texts := range corpus(t) {
-		for ti, text := range texts {
-			// A chain of edits, each re-diagnosed from the previous
-			// composition; where that is not possible the chain starts
-			// again from the original text.
-			base := newLinted(kind, source.NewFile("x.rules", text))
-			cur, prev := text, base
-			rounds := 20
-			if strings.Count(text, "match") > 3 {
-				rounds = 100
-			}
-			for r := 0; r < rounds; r++ {
-				edited := editText(rng, cur)
-				f := source.NewFile("x.rules", edited)
-				full := newLinted(kind, f)
-				inc, ok := rediagnose(prev, f)
-				total++
-				if !ok {
-					cur, prev = text, base
-					continue
+	all := corpus(t)
+	for seed := uint64(28); seed < 31; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for _, kind := range []Kind{Firestore, Storage} {
+			for ti, text := range all[kind] {
+				// A chain of edits, each re-diagnosed from the previous
+				// composition; where that is not possible the chain starts
+				// again from the original text.
+				base := newLinted(kind, source.NewFile("x.rules", text))
+				cur, prev := text, base
+				rounds := 20
+				if strings.Count(text, "match") > 3 {
+					rounds = 100
 				}
-				composed++
-				if got, want := dump(inc.diags), dump(full.diags); got != want {
-					t.Fatalf("%v file %d, edit %d:\n%s\nincremental:\n%s\nfull:\n%s", kind, ti, r+1, edited, got, want)
+				for r := 0; r < rounds; r++ {
+					edited := editText(rng, cur)
+					f := source.NewFile("x.rules", edited)
+					full := newLinted(kind, f)
+					inc, ok := rediagnose(prev, f)
+					total++
+					if !ok {
+						cur, prev = text, base
+						continue
+					}
+					composed++
+					if got, want := dump(inc.diags), dump(full.diags); got != want {
+						t.Fatalf("seed %d, %v file %d, edit %d:\n%s\nincremental:\n%s\nfull:\n%s", seed, kind, ti, r+1, edited, got, want)
+					}
+					cur, prev = edited, inc
 				}
-				cur, prev = edited, inc
 			}
 		}
 	}
@@ -151,10 +156,58 @@ func BenchmarkRediagnose(b *testing.B) {
 	if _, ok := rediagnose(base, source.NewFile("firestore.rules", edited)); !ok {
 		b.Fatal("not incremental")
 	}
+	defer reportCPU(b)()
 	for b.Loop() {
 		f := source.NewFile("firestore.rules", edited)
 		if _, ok := rediagnose(base, f); !ok {
 			b.Fatal("not incremental")
 		}
+	}
+}
+
+// BenchmarkRediagnoseBroken is BenchmarkRediagnose with an edit that
+// leaves the block (and so the file) unparsable, the state of most
+// keystrokes.
+func BenchmarkRediagnoseBroken(b *testing.B) {
+	text := bigText(1 << 20)
+	base := newLinted(Firestore, source.NewFile("firestore.rules", text))
+	at := strings.Index(text, "match /c5000/")
+	at += strings.Index(text[at:], "resource.data.owner")
+	edited := text[:at] + "== " + text[at:]
+	defer reportCPU(b)()
+	for b.Loop() {
+		if _, ok := rediagnose(base, source.NewFile("firestore.rules", edited)); !ok {
+			b.Fatal("not incremental")
+		}
+	}
+}
+
+// BenchmarkDiagnoseBroken is the full lint of a 1 MB file an edit left
+// unparsable, which the incremental path does not cover.
+func BenchmarkDiagnoseBroken(b *testing.B) {
+	text := bigText(1 << 20)
+	at := strings.Index(text, "match /c5000/")
+	at += strings.Index(text[at:], "resource.data.owner")
+	f := source.NewFile("firestore.rules", text[:at]+"== "+text[at:])
+	defer reportCPU(b)()
+	for b.Loop() {
+		newLinted(Firestore, f)
+	}
+}
+
+// reportCPU adds the process's CPU time per operation to a benchmark's
+// output: on a shared machine it says what an operation costs better
+// than the wall clock.
+func reportCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			return 0
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	t0 := cpu()
+	return func() {
+		b.ReportMetric(float64(cpu()-t0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }

@@ -83,19 +83,27 @@ func DetectKind(name, languageID, text string, configured Kind) Kind {
 // finding (lint.Lint for Firestore and Storage, rtdb.Lint for the Realtime
 // Database, the functions those commands call).
 func Diagnose(kind Kind, f *source.File) source.Diagnostics {
-	var ds source.Diagnostics
+	ds, _ := diagnose(kind, f)
+	return ds
+}
+
+// diagnose is Diagnose, also saying whether the file failed to parse.
+func diagnose(kind Kind, f *source.File) (source.Diagnostics, bool) {
+	var r *lint.Result
 	switch kind {
 	case Firestore:
-		ds = lint.Lint(f, lint.Options{Service: lint.Firestore}).Diagnostics
+		r = lint.Lint(f, lint.Options{Service: lint.Firestore})
 	case Storage:
-		ds = lint.Lint(f, lint.Options{Service: lint.Storage}).Diagnostics
+		r = lint.Lint(f, lint.Options{Service: lint.Storage})
 	case Database:
-		ds = rtdb.Lint(f).Diagnostics
+		rr := rtdb.Lint(f)
+		rr.Diagnostics.Sort()
+		return rr.Diagnostics, rr.Unparseable
 	default:
-		return nil
+		return nil, false
 	}
-	ds.Sort()
-	return ds
+	r.Diagnostics.Sort()
+	return r.Diagnostics, r.ParseFailed
 }
 
 // maxDiagnostics caps what one publish carries, as the CLI's JSON output

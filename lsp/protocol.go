@@ -227,3 +227,22 @@ type DidChangeWorkspaceFoldersParams struct {
 		Removed []WorkspaceFolder `json:"removed"`
 	} `json:"event"`
 }
+
+// CodeActionParams are textDocument/codeAction's.
+type CodeActionParams struct {
+	TextDocument TextDocumentIdentifier `json:"textDocument"`
+	Range        Range                  `json:"range"`
+	Context      struct {
+		Diagnostics []Diagnostic `json:"diagnostics"`
+		Only        []string     `json:"only,omitempty"`
+	} `json:"context"`
+}
+
+// CodeAction is a quick fix: the diagnostic it resolves and its edit.
+type CodeAction struct {
+	Title       string         `json:"title"`
+	Kind        string         `json:"kind"`
+	Diagnostics []Diagnostic   `json:"diagnostics,omitempty"`
+	IsPreferred bool           `json:"isPreferred,omitempty"`
+	Edit        *WorkspaceEdit `json:"edit,omitempty"`
+}

@@ -27,8 +27,8 @@ type Options struct {
 	// nil discards them.
 	Log io.Writer
 	// Sessions supplies the verdicts of the developer's sessions for the
-	// lenses and live denials; nil finds them per workspace (see
-	// FileSessions).
+	// lenses and live denials; nil finds them per workspace: a running
+	// pyric serve's (LiveSessions), else the captured file (FileSessions).
 	Sessions SessionSource
 }
 
@@ -60,6 +60,8 @@ type openDoc struct {
 	done      chan struct{} // closed when the document is
 	published int           // the last version whose diagnostics were sent
 	cached    *analysis     // the parse of the current version, when made
+	// linted is the last lint, the base of an incremental re-diagnosis.
+	linted *linted
 	// The last replay of the session against the buffer: the version and
 	// text replayed, and the requests whose verdict would flip.
 	replayed   int
@@ -77,7 +79,7 @@ func New(opts Options) *Server {
 		out = io.Discard
 	}
 	if opts.Sessions == nil {
-		opts.Sessions = FileSessions{}
+		opts.Sessions = &LiveSessions{}
 	}
 	return &Server{opts: opts, log: log.New(out, "pyric lsp: ", log.LstdFlags), docs: map[string]*openDoc{}, exit: make(chan struct{})}
 }
@@ -98,7 +100,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	conn := s.conn
 	s.pubMu.Unlock()
 	stop := make(chan struct{})
-	if _, ok := s.opts.Sessions.(FileSessions); ok {
+	switch s.opts.Sessions.(type) {
+	case FileSessions, *LiveSessions:
 		s.workers.Add(1)
 		go s.watchSessions(stop)
 	}
@@ -223,6 +226,13 @@ var requests = map[string]func(*Server, *jsonrpc2.Request) (any, error){
 		}
 		return completion(a, off, s.sessionFor(a)), nil
 	},
+	"textDocument/codeAction": func(s *Server, req *jsonrpc2.Request) (any, error) {
+		var p CodeActionParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.codeActions(p)
+	},
 	"textDocument/prepareRename":  positionRequest(prepareRename),
 	"textDocument/documentSymbol": documentRequest(documentSymbols),
 	"textDocument/formatting":     documentRequest(formatting),
@@ -337,6 +347,7 @@ func (s *Server) initialize(p InitializeParams) any {
 			"documentFormattingProvider": true,
 			"codeLensProvider":           map[string]any{"resolveProvider": false},
 			"inlayHintProvider":          true,
+			"codeActionProvider":         map[string]any{"codeActionKinds": []string{"quickfix"}},
 			"workspace": map[string]any{
 				"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true},
 			},
@@ -496,7 +507,17 @@ func (s *Server) diagnoseLoop(d *openDoc) {
 		snap := *d.document
 		s.mu.Unlock()
 		f := source.NewFile(uriPath(snap.uri), snap.text)
-		diags := toProtocol(&snap, Diagnose(d.kind, f))
+		s.mu.Lock()
+		prev := d.linted
+		s.mu.Unlock()
+		l, ok := rediagnose(prev, f)
+		if !ok {
+			l = newLinted(d.kind, f)
+		}
+		s.mu.Lock()
+		d.linted = l // written only by this worker; code actions read it
+		s.mu.Unlock()
+		diags := toProtocol(&snap, l.diags)
 		diags = append(diags, s.liveDiagnostics(&snap, d.kind)...)
 		s.mu.Lock()
 		current := d.version == snap.version && d.text == snap.text

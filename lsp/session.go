@@ -370,6 +370,8 @@ const sessionPoll = 2 * time.Second
 func (s *Server) watchSessions(done <-chan struct{}) {
 	defer s.workers.Done()
 	seen := map[string]time.Time{}
+	stamps := map[string]string{}
+	live, _ := s.opts.Sessions.(*LiveSessions)
 	t := time.NewTicker(sessionPoll)
 	defer t.Stop()
 	for {
@@ -387,6 +389,23 @@ func (s *Server) watchSessions(done <-chan struct{}) {
 		}
 		s.mu.Unlock()
 		for _, d := range docs {
+			kick := func() {
+				select {
+				case d.kick <- struct{}{}:
+				default:
+				}
+			}
+			if live != nil {
+				// Session starts a background fetch when the last is
+				// old; a changed stamp is traffic the server saw.
+				path := uriPath(d.uri)
+				live.Session(path)
+				st := live.stamp(path)
+				if prev, ok := stamps[d.uri]; ok && prev != st {
+					kick()
+				}
+				stamps[d.uri] = st
+			}
 			dir := filepath.Dir(uriPath(d.uri))
 			if p, err := config.Discover(dir); err == nil && p.Dir != "" {
 				dir = p.Dir
@@ -396,10 +415,7 @@ func (s *Server) watchSessions(done <-chan struct{}) {
 				continue
 			}
 			if prev, ok := seen[d.uri]; ok && !prev.Equal(st.ModTime()) {
-				select {
-				case d.kick <- struct{}{}:
-				default:
-				}
+				kick()
 			}
 			seen[d.uri] = st.ModTime()
 		}

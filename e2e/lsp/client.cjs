@@ -93,6 +93,33 @@ async function main() {
       const e = await conn.sendRequest(rpc.RenameRequest.type, { textDocument: { uri: u }, position: posOf(text, 'isOwner(uid) &&', 1), newName: 'owns' });
       return e.changes[u].map((x) => x.range.start.line);
     });
+    await step(`${lang} code action`, async () => {
+      // `.length` on a path variable (a string): lint's fix, size(), is
+      // offered as a quick fix; applying it leaves no finding.
+      const p = posOf(text, 'uid.lower() == uid', 18);
+      const ins = ' && uid.length > 0';
+      conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+        textDocument: { uri: u, version: 4 },
+        contentChanges: [{ range: { start: p, end: p }, text: ins }],
+      });
+      const ds = await diagsOf(u, 4);
+      const d = ds.find((x) => x.code === 'LENGTH_PROPERTY');
+      const actions = await conn.sendRequest(rpc.CodeActionRequest.type, { textDocument: { uri: u }, range: d.range, context: { diagnostics: [d] } });
+      const edits = actions.map((a) => a.edit.changes[u]).flat();
+      const e = edits[0];
+      conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+        textDocument: { uri: u, version: 5 },
+        contentChanges: [{ range: e.range, text: e.newText }],
+      });
+      const after = await diagsOf(u, 5);
+      const end = { line: p.line, character: p.character + ins.length }; // size() is as long as length
+      conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+        textDocument: { uri: u, version: 6 },
+        contentChanges: [{ range: { start: p, end }, text: '' }],
+      });
+      await diagsOf(u, 6);
+      return { actions: actions.map((a) => [a.kind, a.title, a.diagnostics.map((x) => x.code)]), edit: [e.range.start.line, e.range.start.character, e.range.end.character, e.newText], after: short(after) };
+    });
     await step(`${lang} formatting`, async () => {
       const edits = await conn.sendRequest(rpc.DocumentFormattingRequest.type, { textDocument: { uri: u }, options: { tabSize: 2, insertSpaces: true } });
       return edits.length === 1 ? edits[0].newText : null;

@@ -2,7 +2,7 @@
 // vscode-languageserver-protocol, the library VS Code's language clients
 // are built on (npm, pinned in package-lock.json here), through open →
 // edit → diagnostics → hover → completion → definition → rename →
-// formatting for Firestore and Storage rules, and the same but
+// code action → formatting for Firestore and Storage rules, and the same but
 // formatting for database rules (whose JSON is left as written), in a two-folder workspace whose
 // firebase.json files name the rules files.
 package lsp_test
@@ -117,6 +117,9 @@ func TestVSCodeProtocolClient(t *testing.T) {
 		want[lang.name+" definition"] = `[{"line": 3, "character": 12}]`
 		want[lang.name+" rename"] = `[3, 8, 9]`
 		want[lang.name+" formatting"] = q(lang.canon)
+		// The read rule is line 8 (zero-based); `length` starts at
+		// character 62 of it.
+		want[lang.name+" code action"] = `{"actions": [["quickfix", "write ` + "`uid.size()`" + `", ["LENGTH_PROPERTY"]]], "edit": [8, 62, 68, "size()"], "after": []}`
 	}
 	want["firestore symbols"] = `["service cloud.firestore", "match /databases/{database}/documents", "isOwner", "match /users/{uid}", "allow read", "allow write"]`
 	want["storage symbols"] = `["service firebase.storage", "match /b/{bucket}/o", "isOwner", "match /users/{uid}/{file}", "allow read", "allow write"]`

@@ -346,16 +346,28 @@ func (l *linter) sharedGates() {
 		shape, rename := blockShape(r.block)
 		all = append(all, gated{r: r, shape: shape, first: fingerprint(cs[0], rename), text: srcText(l.file, cs[0].Span())})
 	}
+	// Only rules with one shape and first conjunct can share a gate:
+	// grouping them keeps a file of many rules linear instead of
+	// comparing every pair.
+	groups := map[string][]int{}
+	for j := range all {
+		key := all[j].shape + "\x00" + all[j].first
+		groups[key] = append(groups[key], j)
+	}
 	for j := range all {
 		b := all[j]
+		key := b.shape + "\x00" + b.first
+		if groups[key][0] == j {
+			continue // no earlier rule with its shape and gate
+		}
 		exprs, calls := ruleCost(b.r)
 		var peers []gated
 		methods := map[string]bool{}
-		for i := 0; i < j; i++ {
-			a := all[i]
-			if a.shape != b.shape || a.first != b.first {
-				continue
+		for _, i := range groups[key] {
+			if i >= j {
+				break
 			}
+			a := all[i]
 			shared := false
 			for m := range b.r.methods {
 				if a.r.methods[m] {

@@ -243,6 +243,11 @@ func (l *linter) report(sev source.Severity, code string, sp source.Span, fix, f
 	l.diags = append(l.diags, source.Diagnostic{Severity: sev, Code: code, Message: fmt.Sprintf(format, args...), Span: sp, Fix: fix})
 }
 
+// edit attaches a mechanical fix to the diagnostic just reported.
+func (l *linter) edit(sp source.Span, text string) {
+	l.diags[len(l.diags)-1].Edit = &source.Edit{Span: sp, Text: text}
+}
+
 func (l *linter) run() {
 	l.metrics.SourceSize = len(l.file.Text)
 	l.sourceSize()

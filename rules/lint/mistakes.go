@@ -538,10 +538,12 @@ func (l *linter) lengthProperty(e *ast.Member, s *scope) {
 	if notMap(e.X, s) {
 		l.report(source.Error, CodeLengthProperty, span, fix,
 			"`.length` does not exist in the rules language: `%s` is a string or list, and its size is %s.size()", shorten(recv, 50), shorten(recv, 50))
+		l.edit(span, "size()")
 		return
 	}
 	l.report(source.Warning, CodeLengthProperty, span, fix,
 		"`.length` reads a field named length; if `%s` is a string, list or map, its size is %s.size()", shorten(recv, 50), shorten(recv, 50))
+	l.edit(span, "size()")
 }
 
 // notMap reports whether e is certainly a string, list or other non-map
@@ -597,4 +599,5 @@ func (l *linter) missingParens(e *ast.Member, s *scope) {
 	span := source.Span{Start: e.NameSp.Start, End: e.Sp.End}
 	l.report(source.Warning, CodeMissingParens, span, fmt.Sprintf("write `%s.%s()`", shorten(recv, 60), e.Name),
 		"`.%s` without () reads a field named %s; %s() is a method and needs its parentheses", e.Name, e.Name, e.Name)
+	l.edit(source.Span{Start: e.Sp.End, End: e.Sp.End}, "()")
 }

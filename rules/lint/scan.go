@@ -32,6 +32,10 @@ var jsOps = map[string]struct{ message, fix string }{
 		"declare a helper `function name(arg) { return …; }`, or test lists with hasAll/hasAny/hasOnly and `in`"},
 }
 
+// strictEquality are the JavaScript operators with a mechanical rules
+// spelling.
+var strictEquality = map[string]string{"===": "==", "!==": "!="}
+
 // scanOperators finds ===, !==, ?., ??, => and template strings outside
 // comments and string literals. The shared parser rejects each of them;
 // lint reports them as INVALID_OPERATOR with the rules spelling.
@@ -71,6 +75,10 @@ func scanOperators(f *source.File) []invalidOp {
 			for i < len(src) && isWordByte(src[i]) {
 				i++
 			}
+		case strings.IndexByte("=!&|<>?+-", c) < 0:
+			// No operator starts here (most often a space): a large
+			// file's blank stretches cost one comparison a byte.
+			i++
 		default:
 			n := 1
 			for _, op := range lexOps {
@@ -78,6 +86,9 @@ func scanOperators(f *source.File) []invalidOp {
 					n = len(op)
 					if js, ok := jsOps[op]; ok {
 						add(i, i+n, js.message, js.fix)
+						if eq := strictEquality[op]; eq != "" {
+							out[len(out)-1].diag.Edit = &source.Edit{Span: f.Span(i, i+n), Text: eq}
+						}
 					}
 					break
 				}

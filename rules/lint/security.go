@@ -154,6 +154,7 @@ func (l *linter) security() {
 				fmt.Sprintf("check the caller first: `request.auth != null && request.auth.uid == %s && …`", owner),
 				"%s never checks request.auth, directly or in the functions it calls: anyone, signed in or not, can %s whenever the condition holds",
 				ruleLabel(r), verbs(onlyWrites(r.methods)))
+			l.authGuard(r)
 		}
 		if (r.methods["create"] || r.methods["update"]) && !deep.incoming {
 			if l.svc.storage {
@@ -195,4 +196,22 @@ func (l *linter) owner(r *rule) string {
 		return obj + ".metadata.owner"
 	}
 	return obj + ".data.owner"
+}
+
+// authGuard attaches to the diagnostic just reported the sign-in guard
+// its fix proposes, `request.auth != null && …`, in front of the rule's
+// condition (parenthesized when it has an operator binding looser than
+// &&). A rule without a condition gets none: its fix is a new condition,
+// not an edit of one.
+func (l *linter) authGuard(r *rule) {
+	if isNil(r.allow.Cond) {
+		return
+	}
+	sp := r.allow.Cond.Span()
+	cond := srcText(l.file, sp)
+	if strings.Contains(cond, "||") || strings.Contains(cond, "?") {
+		l.edit(sp, "request.auth != null && ("+cond+")")
+		return
+	}
+	l.edit(source.Span{Start: sp.Start, End: sp.Start}, "request.auth != null && ")
 }

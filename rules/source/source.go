@@ -123,6 +123,15 @@ type Diagnostic struct {
 	Message  string // one line, written for a person
 	Span     Span
 	Fix      string // a concrete suggestion, when there is one
+	// Edit is the fix as a change to the source, when it is mechanical
+	// (an editor offers it as a quick fix).
+	Edit *Edit
+}
+
+// Edit replaces the text of a span (an insertion when the span is empty).
+type Edit struct {
+	Span Span
+	Text string
 }
 
 func (d Diagnostic) String() string {

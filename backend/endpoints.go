@@ -7,7 +7,7 @@ import (
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/database"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/messaging"
 	"github.com/pyric/pyric/pubsub"
@@ -68,7 +68,7 @@ func urlVar(name string) envVar  { return envVar{name: name, url: true} }
 var endpoints = []*endpoint{
 	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")},
 		registration: func(o *Options) service.Registration {
-			return engine.Registration(engine.Options{Rules: o.Sandbox.Rules})
+			return firestore.Registration(firestore.Options{Rules: o.Sandbox.Rules})
 		}, start: startFirestore},
 	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")},
 		registration: func(*Options) service.Registration { return auth.Registration }, start: startAuth},
@@ -127,7 +127,7 @@ type FirestoreOptions struct {
 	RulesFile string
 	// Indexes turns on index enforcement with these declared indexes; nil
 	// leaves every query allowed, as on the emulator.
-	Indexes *engine.IndexConfig
+	Indexes *firestore.IndexConfig
 }
 
 // FirestoreEndpoint is the running Firestore adapter.

@@ -8,7 +8,7 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -19,8 +19,8 @@ import (
 // instead of one full scan per listed document; use a new EngineSource per
 // walk (or per resumed batch) to see later writes.
 type EngineSource struct {
-	engine *fs.Engine
-	db     fs.DatabaseName
+	engine *firestore.Engine
+	db     firestore.DatabaseName
 
 	once  sync.Once
 	colls map[string][]string // parent doc path ("" root) -> collection ids
@@ -29,7 +29,7 @@ type EngineSource struct {
 }
 
 // NewEngineSource returns a source over one database of e.
-func NewEngineSource(e *fs.Engine, db fs.DatabaseName) *EngineSource {
+func NewEngineSource(e *firestore.Engine, db firestore.DatabaseName) *EngineSource {
 	return &EngineSource{engine: e, db: db}
 }
 
@@ -88,7 +88,7 @@ func (s *EngineSource) ListDocumentIDs(ctx context.Context, collPath string) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := fs.ValidateCollectionPath(collPath); err != nil {
+	if err := firestore.ValidateCollectionPath(collPath); err != nil {
 		return nil, err
 	}
 	s.index()

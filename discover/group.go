@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	fs "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 )
 
 func wrapInt(n int) *wrapperspb.Int32Value { return wrapperspb.Int32(int32(n)) }
@@ -34,7 +34,7 @@ type GroupResult struct {
 // the id live, with one names-only collection-group query of at most
 // limit documents.
 func FindCollectionGroup(ctx context.Context, src GroupSource, collectionID string, limit int) (*GroupResult, error) {
-	if err := fs.ValidateCollectionID(collectionID); err != nil {
+	if err := firestore.ValidateCollectionID(collectionID); err != nil {
 		return nil, fmt.Errorf("%w: collectionId: %v", ErrInvalidOptions, err)
 	}
 	if limit == 0 {

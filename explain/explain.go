@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/event"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/sim"
 )
@@ -26,7 +26,7 @@ const (
 
 // Firestore explains a Firestore engine decision: nil when it carries no
 // traced explanation (no rules loaded, admin, an allow).
-func Firestore(d engine.Decision) []string {
+func Firestore(d firestore.Decision) []string {
 	x, ok := d.Explanation.(*fsrules.Decision)
 	if !ok || x == nil {
 		return nil

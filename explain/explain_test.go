@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/event"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 
@@ -24,15 +24,15 @@ service cloud.firestore {
 `
 
 func TestFirestoreDenial(t *testing.T) {
-	gate, diags := engine.NewRulesGate(source.NewFile("firestore.rules", rules))
+	gate, diags := firestore.NewRulesGate(source.NewFile("firestore.rules", rules))
 	if gate == nil {
 		t.Fatal(diags)
 	}
-	db := engine.DatabaseName{Project: "p", Database: "(default)"}
-	d := gate.Authorize(context.Background(), &engine.AuthzRequest{Database: db, Method: engine.MethodCreate, Path: "posts/p1",
+	db := firestore.DatabaseName{Project: "p", Database: "(default)"}
+	d := gate.Authorize(context.Background(), &firestore.AuthzRequest{Database: db, Method: firestore.MethodCreate, Path: "posts/p1",
 		Auth:  identity.NewUser("alice", nil),
 		After: &pb.Document{Fields: map[string]*pb.Value{"title": {ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 27)}}}}})
-	if d.Verdict != engine.Deny {
+	if d.Verdict != firestore.Deny {
 		t.Fatalf("verdict %v", d.Verdict)
 	}
 	got := Firestore(d)

@@ -8,19 +8,19 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
 func TestLiveRulesKeepLastGoodRules(t *testing.T) {
-	e := engine.New(engine.Options{})
-	m := engine.NewLiveRules(e)
+	e := firestore.New(firestore.Options{})
+	m := firestore.NewLiveRules(e)
 	good := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
 	if _, err := m.Set("firestore.rules", good); err != nil {
 		t.Fatal(err)
 	}
 	_, err := m.Set("firestore.rules", "service cloud.firestore { match /a { allow read: if ; } }")
-	ce, ok := err.(*engine.CompileError)
+	ce, ok := err.(*firestore.CompileError)
 	if !ok {
 		t.Fatalf("err = %v", err)
 	}
@@ -36,8 +36,8 @@ func TestLiveRulesKeepLastGoodRules(t *testing.T) {
 // securityRules) leave the others on the rules file; a new rules file
 // replaces the home project's override.
 func TestRulesPerProject(t *testing.T) {
-	e := engine.New(engine.Options{})
-	m := engine.NewLiveRules(e)
+	e := firestore.New(firestore.Options{})
+	m := firestore.NewLiveRules(e)
 	m.SetHomeProject("home")
 	open := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{d=**} { allow read; }\n  }\n}\n"
 	closed := strings.Replace(open, "allow read;", "allow read: if false;", 1)
@@ -52,7 +52,7 @@ func TestRulesPerProject(t *testing.T) {
 	}
 	get := func(project string) bool {
 		_, err := e.GetDocument(context.Background(), identity.Anonymous(), &pb.GetDocumentRequest{Name: "projects/" + project + "/databases/(default)/documents/x/y"})
-		return engine.Code(err) != codes.PermissionDenied
+		return firestore.Code(err) != codes.PermissionDenied
 	}
 	if !get("a") || get("b") || !get("home") {
 		t.Errorf("a %v b %v home %v, want true false true", get("a"), get("b"), get("home"))
@@ -71,8 +71,8 @@ func TestRulesPerProject(t *testing.T) {
 // TestCoveragePerProject: projects sharing the rules file count coverage
 // apart (the emulator reports it per project), allowed requests included.
 func TestCoveragePerProject(t *testing.T) {
-	e := engine.New(engine.Options{})
-	m := engine.NewLiveRules(e)
+	e := firestore.New(firestore.Options{})
+	m := firestore.NewLiveRules(e)
 	src := "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /x/{id} { allow read: if id == 'y'; }\n  }\n}\n"
 	if _, err := m.Set("firestore.rules", src); err != nil {
 		t.Fatal(err)

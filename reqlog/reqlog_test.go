@@ -13,7 +13,7 @@ import (
 
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
@@ -39,16 +39,16 @@ service cloud.firestore {
 
 // deny makes a real engine deny a create and returns the bus.
 func deny(t *testing.T, bus *event.Bus) {
-	gate, diags := engine.NewRulesGate(source.NewFile("firestore.rules", rules))
+	gate, diags := firestore.NewRulesGate(source.NewFile("firestore.rules", rules))
 	if gate == nil {
 		t.Fatal(diags)
 	}
-	e := engine.New(engine.Options{Rules: gate, Events: bus})
-	db := engine.DatabaseName{Project: "p", Database: "(default)"}
+	e := firestore.New(firestore.Options{Rules: gate, Events: bus})
+	db := firestore.DatabaseName{Project: "p", Database: "(default)"}
 	_, err := e.Commit(context.Background(), identity.NewUser("alice", nil), &pb.CommitRequest{Database: db.String(),
 		Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName("posts/p1"),
 			Fields: map[string]*pb.Value{"title": {ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("t", 27)}}}}}}}})
-	if engine.Code(err).String() != "PermissionDenied" {
+	if firestore.Code(err).String() != "PermissionDenied" {
 		t.Fatalf("err = %v", err)
 	}
 }

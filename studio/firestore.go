@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/pyric/pyric/explain"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -74,11 +74,11 @@ func normalize(v any) any {
 // fsError writes an engine error: a denial comes with the emulator's
 // reason and the failing sub-expressions, so the app lens explains itself.
 func fsError(w http.ResponseWriter, err error) {
-	if d, ok := engine.DenialOf(err); ok {
+	if d, ok := firestore.DenialOf(err); ok {
 		fsDenial(w, d, "")
 		return
 	}
-	st := engine.Code(err)
+	st := firestore.Code(err)
 	status := http.StatusInternalServerError
 	switch st.String() {
 	case "InvalidArgument":
@@ -98,7 +98,7 @@ func fsError(w http.ResponseWriter, err error) {
 }
 
 // fsDenial writes a denial; ev, when known, is its request's event.
-func fsDenial(w http.ResponseWriter, d *engine.Denial, ev string) {
+func fsDenial(w http.ResponseWriter, d *firestore.Denial, ev string) {
 	details := map[string]any{"reason": d.Decision.Reason, "method": d.Method, "path": d.Path, "explanation": explain.Firestore(d.Decision)}
 	if ev != "" {
 		details["event"] = ev
@@ -109,14 +109,14 @@ func fsDenial(w http.ResponseWriter, d *engine.Denial, ev string) {
 // fsFail is fsError with a denial's request event linked, so the page
 // can open the rules inspector on it.
 func (s *Studio) fsFail(w http.ResponseWriter, err error) {
-	if d, ok := engine.DenialOf(err); ok {
+	if d, ok := firestore.DenialOf(err); ok {
 		fsDenial(w, d, s.recentDenial("firestore", string(d.Method), d.Path))
 		return
 	}
 	fsError(w, err)
 }
 
-func (s *Studio) db() engine.DatabaseName { return s.sb.Database() }
+func (s *Studio) db() firestore.DatabaseName { return s.sb.Database() }
 
 func (s *Studio) rel(name string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(name, s.db().Documents()), "/")
@@ -128,7 +128,7 @@ func (s *Studio) rel(name string) string {
 func (s *Studio) fsCollections(w http.ResponseWriter, r *http.Request) {
 	parent := strings.Trim(r.URL.Query().Get("parent"), "/")
 	if parent != "" {
-		if err := engine.ValidateDocumentPath(parent); err != nil {
+		if err := firestore.ValidateDocumentPath(parent); err != nil {
 			s.fsFail(w, err)
 			return
 		}
@@ -168,7 +168,7 @@ func (s *Studio) docOf(d *pb.Document) doc {
 		out.Missing = true
 		return out
 	}
-	out.Data = engine.EncodeFields(d.Fields, s.db())
+	out.Data = firestore.EncodeFields(d.Fields, s.db())
 	out.CreateTime = d.CreateTime.AsTime().UTC().Format("2006-01-02T15:04:05.000000Z")
 	out.UpdateTime = d.UpdateTime.AsTime().UTC().Format("2006-01-02T15:04:05.000000Z")
 	return out
@@ -178,7 +178,7 @@ func (s *Studio) docOf(d *pb.Document) doc {
 func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	coll := strings.Trim(q.Get("collection"), "/")
-	if err := engine.ValidateCollectionPath(coll); err != nil {
+	if err := firestore.ValidateCollectionPath(coll); err != nil {
 		s.fsFail(w, err)
 		return
 	}
@@ -215,7 +215,7 @@ func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 
 func (s *Studio) docPath(w http.ResponseWriter, r *http.Request) (string, bool) {
 	p := strings.Trim(r.URL.Query().Get("path"), "/")
-	if err := engine.ValidateDocumentPath(p); err != nil {
+	if err := firestore.ValidateDocumentPath(p); err != nil {
 		s.fsFail(w, err)
 		return "", false
 	}
@@ -264,7 +264,7 @@ func (s *Studio) fsPut(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, `body must be {"data": {...}}`)
 		return
 	}
-	fields, err := engine.DecodeFields(body.Data, s.db())
+	fields, err := firestore.DecodeFields(body.Data, s.db())
 	if err != nil {
 		s.fsFail(w, err)
 		return
@@ -375,7 +375,7 @@ func (s *Studio) descendants(ctx context.Context, p string) ([]string, error) {
 					queue = append(queue, s.rel(d.Name))
 				}
 				if len(out) > maxRecursive {
-					return nil, fmt.Errorf("%w: more than %d documents below %s; delete it in parts", engine.ErrResourceExhausted, maxRecursive, p)
+					return nil, fmt.Errorf("%w: more than %d documents below %s; delete it in parts", firestore.ErrResourceExhausted, maxRecursive, p)
 				}
 				if token = resp.NextPageToken; token == "" {
 					break

@@ -17,7 +17,7 @@ import (
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
-	engine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
@@ -363,7 +363,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	if text == "" {
 		_, text, _ = s.sb.Firestore().LiveRules().Base()
 	}
-	gate, ds := engine.NewRulesGate(source.NewFile("firestore.rules", text))
+	gate, ds := firestore.NewRulesGate(source.NewFile("firestore.rules", text))
 	if gate == nil {
 		rep := check("firestore.rules", text)
 		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
@@ -378,9 +378,9 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	d := gate.AuthorizeTraced(r.Context(), req)
 	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who), Notes: *notes}
 	switch d.Verdict {
-	case engine.Allow:
+	case firestore.Allow:
 		out.Verdict = event.Allow
-	case engine.Unsupported:
+	case firestore.Unsupported:
 		out.Verdict = event.Unsupported
 	default:
 		out.Verdict = event.Deny
@@ -536,25 +536,25 @@ func identityOfEvent(id event.Identity) (identity.Identity, error) {
 // keeps that version, else from the current state; notes say which.
 //
 // The notes grow while the request is decided (lookups happen then).
-func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*engine.AuthzRequest, *[]string, error) {
+func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*firestore.AuthzRequest, *[]string, error) {
 	db := s.db()
 	seen := ev.Seen
 	if seen == nil {
 		seen = &event.Seen{}
 	}
-	req := &engine.AuthzRequest{Database: db, Method: engine.Method(ev.Method), Path: ev.Path, Auth: who, Time: seen.Time}
+	req := &firestore.AuthzRequest{Database: db, Method: firestore.Method(ev.Method), Path: ev.Path, Auth: who, Time: seen.Time}
 	if req.Time.IsZero() {
 		req.Time = ev.At
 	}
 	if ev.Group != nil {
-		req.Group = &engine.Group{ID: ev.Group.ID, Kind: string(ev.Group.Kind)}
+		req.Group = &firestore.Group{ID: ev.Group.ID, Kind: string(ev.Group.Kind)}
 	}
 	notes := &[]string{}
 	recorded := map[string]map[string]*pb.Document{"get": {}, "getAfter": {}}
 	for _, l := range seen.Lookups {
 		var doc *pb.Document
 		if l.Exists {
-			fields, err := engine.DecodeFields(asMap(l.Data), db)
+			fields, err := firestore.DecodeFields(asMap(l.Data), db)
 			if err != nil {
 				return nil, nil, fmt.Errorf("recorded lookup %s: %w", l.Path, err)
 			}
@@ -567,12 +567,12 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 	// State as of the request: a write's rules read the state before its
 	// commit (request.time is the commit time).
 	at := req.Time
-	if req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+	if req.Method == firestore.MethodCreate || req.Method == firestore.MethodUpdate || req.Method == firestore.MethodDelete {
 		at = at.Add(-time.Microsecond)
 	}
 	admin := identity.AdminIdentity().Via(studioActor)
 	stateAt := func(p string) (*pb.Document, error) {
-		if err := engine.ValidateDocumentPath(p); err != nil {
+		if err := firestore.ValidateDocumentPath(p); err != nil {
 			return nil, err
 		}
 		bg := &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}}
@@ -598,7 +598,7 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		}
 		return stateAt(p)
 	}
-	if req.Group != nil || len(recorded["getAfter"]) > 0 || req.Method == engine.MethodCreate || req.Method == engine.MethodUpdate || req.Method == engine.MethodDelete {
+	if req.Group != nil || len(recorded["getAfter"]) > 0 || req.Method == firestore.MethodCreate || req.Method == firestore.MethodUpdate || req.Method == firestore.MethodDelete {
 		req.GetAfter = func(p string) (*pb.Document, error) {
 			if d, ok := recorded["getAfter"][p]; ok {
 				return d, nil
@@ -615,10 +615,10 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
 	}
 	switch req.Method {
-	case engine.MethodGet, engine.MethodDelete:
-	case engine.MethodCreate, engine.MethodUpdate:
+	case firestore.MethodGet, firestore.MethodDelete:
+	case firestore.MethodCreate, firestore.MethodUpdate:
 		if seen.After != nil {
-			fields, err := engine.DecodeFields(asMap(seen.After.Data), db)
+			fields, err := firestore.DecodeFields(asMap(seen.After.Data), db)
 			if err != nil {
 				return nil, nil, fmt.Errorf("recorded request.resource: %w", err)
 			}
@@ -629,7 +629,7 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		// the stored resource and the data sent (transforms left out).
 		*notes = append(*notes, "request.resource was not recorded: rebuilt from the resource and the data sent, without transforms")
 		after := map[string]*pb.Value{}
-		if req.Resource != nil && req.Method == engine.MethodUpdate {
+		if req.Resource != nil && req.Method == firestore.MethodUpdate {
 			for k, v := range req.Resource.Fields {
 				after[k] = v
 			}
@@ -642,7 +642,7 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 			after[k] = v
 		}
 		req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
-	case engine.MethodList:
+	case firestore.MethodList:
 		q, err := verify.StructuredQuery(seen.Query)
 		if err != nil {
 			return nil, nil, fmt.Errorf("recorded query: %w", err)
@@ -654,7 +654,7 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
 			parent, id = ev.Path[:i], ev.Path[i+1:]
 		}
-		qi := &engine.QueryInfo{Parent: parent, CollectionID: id, Structured: q,
+		qi := &firestore.QueryInfo{Parent: parent, CollectionID: id, Structured: q,
 			Where: q.GetWhere(), OrderBy: q.GetOrderBy(), Offset: q.GetOffset()}
 		if from := q.GetFrom(); len(from) == 1 && from[0].GetAllDescendants() {
 			qi.AllDescendants = true
@@ -680,7 +680,7 @@ func asMap(v any) map[string]any {
 
 // fieldsOf decodes recorded JSON-form data, leaving out sentinel markers
 // (their values are resolved at commit time and not recorded).
-func fieldsOf(data any, db engine.DatabaseName) (map[string]*pb.Value, error) {
+func fieldsOf(data any, db firestore.DatabaseName) (map[string]*pb.Value, error) {
 	m, ok := data.(map[string]any)
 	if !ok || m == nil {
 		return map[string]*pb.Value{}, nil
@@ -694,7 +694,7 @@ func fieldsOf(data any, db engine.DatabaseName) (map[string]*pb.Value, error) {
 		}
 		clean[k] = v
 	}
-	return engine.DecodeFields(clean, db)
+	return firestore.DecodeFields(clean, db)
 }
 
 // verdictCounts counts, from the event history, the verdicts per service

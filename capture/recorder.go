@@ -221,6 +221,19 @@ func checkWhole(data []byte) error {
 	if head.Schema != Schema {
 		return &Error{Path: "fixture.schema", Msg: fmt.Sprintf("must be %q", Schema)}
 	}
+	// Every appended line is whole JSON, but for a torn last one (a kill
+	// in the middle of its write), which Decode ignores too.
+	line := 1
+	for rest := bytes.TrimLeft(data[len(base):], "\n"); len(rest) > 0; line++ {
+		l, after, whole := bytes.Cut(rest, []byte("\n"))
+		if !whole {
+			break
+		}
+		if len(bytes.TrimSpace(l)) > 0 && !json.Valid(l) {
+			return &Error{Msg: fmt.Sprintf("appended line %d is not valid JSON", line)}
+		}
+		rest = after
+	}
 	return nil
 }
 

@@ -123,6 +123,10 @@ func indexedMatchScan(t *testing.T, seed uint64, declared bool) {
 		if err != nil {
 			continue // an invalid combination (e.g. order after the key)
 		}
+		// A declared index is walked once its build (beside traffic)
+		// completed; until then queries scan. Wait, so the count of walks
+		// does not depend on the machine's load.
+		e.WaitIndexes()
 		db := e.db(testDB)
 		db.st.RLock()
 		at := db.st.ReadTime()

@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"sync"
 	"syscall"
 	"testing"
@@ -34,6 +33,7 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"google.golang.org/api/option"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
@@ -54,7 +54,7 @@ type target struct {
 	startup time.Duration
 }
 
-type result map[string]float64
+type result = map[string]float64
 
 func TestBench(t *testing.T) {
 	full := os.Getenv("PYRIC_BENCH") == "1"
@@ -76,31 +76,18 @@ func TestBench(t *testing.T) {
 		targets = append(targets, startEmulator(t))
 	}
 
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
-	start = time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitHTTP(t, "http://"+addr+"/")
-	targets = append(targets, target{name: "floor", host: addr, startup: time.Since(start)})
+	addr, took := benchkit.StartFloor(t, floorEnv)
+	targets = append(targets, target{name: "floor", host: addr, startup: took})
 
-	res := map[string]result{}
-	var rows []string
+	res := benchkit.Results{}
+	var names []string
 	for _, tg := range targets {
 		r := run(t, tg, cfg)
 		r["startup ms"] = float64(tg.startup.Milliseconds())
-		res[tg.name] = r
-		if rows == nil {
-			for k := range r {
-				rows = append(rows, k)
-			}
-			sort.Strings(rows)
-		}
+		res[tg.name], names = r, append(names, tg.name)
 	}
-	report(t, targets, res, rows)
+	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric)\n%s",
+		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "emulator"}))
 }
 
 // call posts one Identity Toolkit / Secure Token request.
@@ -182,32 +169,6 @@ func run(t *testing.T, tg target, cfg config) result {
 	return r
 }
 
-func report(t *testing.T, targets []target, res map[string]result, rows []string) {
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%-26s", "workload")
-	for _, tg := range targets {
-		fmt.Fprintf(&buf, " %14s", tg.name)
-	}
-	fmt.Fprintf(&buf, " %12s %14s\n", "pyric/floor", "pyric/emulator")
-	for _, k := range rows {
-		fmt.Fprintf(&buf, "%-26s", k)
-		for _, tg := range targets {
-			fmt.Fprintf(&buf, " %14.1f", res[tg.name][k])
-		}
-		ratio := func(a, b float64) string {
-			if a == 0 || b == 0 {
-				return "-"
-			}
-			if k == "startup ms" {
-				return fmt.Sprintf("%.2fx", b/a)
-			}
-			return fmt.Sprintf("%.2fx", a/b)
-		}
-		fmt.Fprintf(&buf, " %12s %14s\n", ratio(res["pyric"][k], res["floor"][k]), ratio(res["pyric"][k], res["emulator"][k]))
-	}
-	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric; startup: the other's time ÷ pyric's)\n%s", buf.String())
-}
-
 // startEmulator starts firebase-tools' Auth emulator (e2e/js's pinned
 // firebase-tools) and stops it when the test ends.
 func startEmulator(t *testing.T) target {
@@ -218,7 +179,7 @@ func startEmulator(t *testing.T) target {
 		e2etest.Missing(t, "firebase-tools is not installed in e2e/js (npm ci there): %v", err)
 	}
 	dir := t.TempDir()
-	addr, hub, logging := freeAddr(t), freeAddr(t), freeAddr(t)
+	addr, hub, logging := benchkit.FreeAddr(t), benchkit.FreeAddr(t), benchkit.FreeAddr(t)
 	port := func(a string) int { _, p, _ := net.SplitHostPort(a); var n int; fmt.Sscan(p, &n); return n }
 	cfg := map[string]any{"emulators": map[string]any{
 		"auth":    map[string]any{"port": port(addr), "host": "127.0.0.1"},
@@ -244,16 +205,6 @@ func startEmulator(t *testing.T) target {
 	})
 	waitHTTP(t, "http://"+addr+"/")
 	return target{name: "emulator", host: addr, startup: time.Since(start)}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // waitHTTP waits until url answers 200.

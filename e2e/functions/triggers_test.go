@@ -345,7 +345,7 @@ func TestTriggers(t *testing.T) {
 		// A queue no task function names, and bad requests.
 		for _, c := range []struct {
 			url, body, status string
-			code               int
+			code              int
 		}{
 			{tasksURL + "nothere/tasks", `{"task":{"httpRequest":{}}}`, "NOT_FOUND", 404},
 			{tasksURL + "enqueueWork/tasks", `{"task":{"httpRequest":{}}}`, "NOT_FOUND", 404},

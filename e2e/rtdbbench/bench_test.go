@@ -16,21 +16,18 @@
 package rtdbbench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
@@ -45,7 +42,7 @@ func TestMain(m *testing.M) {
 
 type target struct{ name, host string }
 
-type result map[string]float64
+type result = map[string]float64
 
 func TestBench(t *testing.T) {
 	full := os.Getenv("PYRIC_BENCH") == "1"
@@ -65,18 +62,11 @@ func TestBench(t *testing.T) {
 	srv := e2etest.StartServe(t, dir, "--data-dir", t.TempDir(), "--project", "demo-rtdbbench", "--database-rules", "database.rules.json")
 	targets := []target{{"pyric", srv.Database}}
 
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitListening(t, addr)
+	addr, _ := benchkit.StartFloor(t, floorEnv)
 	targets = append(targets, target{"floor", addr})
 
-	res := map[string]result{}
-	var rows []string
+	res := benchkit.Results{}
+	var names []string
 	for _, tg := range targets {
 		r := result{}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -86,25 +76,10 @@ func TestBench(t *testing.T) {
 		cancel()
 		e2etest.LastJSONLine(t, out, &r)
 		restRates(t, tg, rest, r)
-		res[tg.name] = r
-		if rows == nil {
-			for k := range r {
-				rows = append(rows, k)
-			}
-			sort.Strings(rows)
-		}
+		res[tg.name], names = r, append(names, tg.name)
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%-22s %12s %12s %12s\n", "workload", "pyric", "floor", "pyric/floor")
-	for _, k := range rows {
-		p, f := res["pyric"][k], res["floor"][k]
-		ratio := p / f
-		if strings.HasSuffix(k, " ms") {
-			ratio = f / p // latency: less is better
-		}
-		fmt.Fprintf(&buf, "%-22s %12.2f %12.2f %11.2fx\n", k, p, f, ratio)
-	}
-	t.Logf("Realtime Database through the JS SDK (WebSocket) and REST (ratios: higher is better for pyric)\n%s", buf.String())
+	t.Logf("Realtime Database through the JS SDK (WebSocket) and REST (ratios: higher is better for pyric)\n%s",
+		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}))
 }
 
 // restRates measures the admin REST API (as the Admin SDKs' REST
@@ -136,30 +111,4 @@ func restRates(t *testing.T, tg target, n int, r result) {
 	rate("REST put /s", func(i int) { do("PUT", fmt.Sprintf("/rest/r%d", i), fmt.Sprintf(`{"n":%d,"s":"x"}`, i)) })
 	rate("REST patch /s", func(i int) { do("PATCH", fmt.Sprintf("/rest/r%d", i), `{"n":0}`) })
 	rate("REST get /s", func(i int) { do("GET", fmt.Sprintf("/rest/r%d", i), "") })
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", addr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

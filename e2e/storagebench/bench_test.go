@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
@@ -48,7 +48,7 @@ type target struct {
 	startup time.Duration
 }
 
-type result map[string]float64
+type result = map[string]float64
 
 func TestBench(t *testing.T) {
 	full := os.Getenv("PYRIC_BENCH") == "1"
@@ -68,7 +68,7 @@ func TestBench(t *testing.T) {
 
 	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
 		bin := buildPeer(t)
-		addr := freeAddr(t)
+		addr := benchkit.FreeAddr(t)
 		_, port, _ := net.SplitHostPort(addr)
 		cmd := exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", port, "-backend", "memory",
 			"-public-host", addr, "-external-url", "http://"+addr, "-log-level", "error")
@@ -77,35 +77,22 @@ func TestBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		waitListening(t, addr)
+		benchkit.WaitListening(t, addr)
 		targets = append(targets, target{name: "fake-gcs-server", host: addr, startup: time.Since(start)})
 	}
 
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
-	start = time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitListening(t, addr)
-	targets = append(targets, target{name: "floor", host: addr, startup: time.Since(start)})
+	addr, took := benchkit.StartFloor(t, floorEnv)
+	targets = append(targets, target{name: "floor", host: addr, startup: took})
 
-	res := map[string]result{}
-	var rows []string
+	res := benchkit.Results{}
+	var names []string
 	for _, tg := range targets {
 		r := run(t, tg, cfg)
 		r["startup ms"] = float64(tg.startup.Milliseconds())
-		res[tg.name] = r
-		if rows == nil {
-			for k := range r {
-				rows = append(rows, k)
-			}
-			sort.Strings(rows)
-		}
+		res[tg.name], names = r, append(names, tg.name)
 	}
-	report(t, targets, res, rows)
+	t.Logf("Cloud Storage through cloud.google.com/go/storage (ratios: higher is better for pyric)\n%s",
+		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "fake-gcs-server"}))
 }
 
 // run drives one target through the workload.
@@ -217,33 +204,6 @@ func run(t *testing.T, tg target, cfg config) result {
 	return r
 }
 
-func report(t *testing.T, targets []target, res map[string]result, rows []string) {
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%-22s", "workload")
-	for _, tg := range targets {
-		fmt.Fprintf(&buf, " %16s", tg.name)
-	}
-	fmt.Fprintf(&buf, " %12s %12s\n", "pyric/floor", "pyric/peer")
-	for _, k := range rows {
-		fmt.Fprintf(&buf, "%-22s", k)
-		for _, tg := range targets {
-			fmt.Fprintf(&buf, " %16.1f", res[tg.name][k])
-		}
-		p, f, peer := res["pyric"][k], res["floor"][k], res["fake-gcs-server"][k]
-		ratio := func(a, b float64) string {
-			if b == 0 {
-				return "-"
-			}
-			if k == "startup ms" {
-				return fmt.Sprintf("%.2fx", b/a) // less is better
-			}
-			return fmt.Sprintf("%.2fx", a/b)
-		}
-		fmt.Fprintf(&buf, " %12s %12s\n", ratio(p, f), ratio(p, peer))
-	}
-	t.Logf("Cloud Storage through cloud.google.com/go/storage (ratios: higher is better for pyric; startup: the other's time ÷ pyric's)\n%s", buf.String())
-}
-
 // buildPeer builds fake-gcs-server from the pinned module in ./peer,
 // once per version (kept in the user's cache directory).
 func buildPeer(t *testing.T) string {
@@ -262,30 +222,4 @@ func buildPeer(t *testing.T) string {
 		e2etest.Missing(t, "fake-gcs-server (the Storage peer) did not build from e2e/storagebench/peer: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", addr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -1,0 +1,121 @@
+// Package benchkit is what the service benchmarks (e2e/*bench) share: a
+// free loopback address, waiting for a server to listen, running the
+// do-nothing floor server as a child process of the test binary, and the
+// table of figures with pyric's ratios. The harnesses measure; nothing
+// here asserts about timing.
+package benchkit
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FreeAddr returns a loopback host:port nothing listens on now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// WaitListening waits until addr accepts connections (at most a minute).
+func WaitListening(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// StartFloor runs this test binary again as the floor server — its
+// TestMain serves when envVar is set, at the address it names — stops
+// it when the test ends, and returns its address and how long it took
+// to listen.
+func StartFloor(t testing.TB, envVar string) (string, time.Duration) {
+	t.Helper()
+	addr := FreeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envVar+"="+addr)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	WaitListening(t, addr)
+	return addr, time.Since(start)
+}
+
+// Results are each target's figures by workload.
+type Results map[string]map[string]float64
+
+// Ratio is a column of the table: pyric's figure over another target's
+// (Of), labelled "pyric/Of".
+type Ratio struct{ Of string }
+
+// LowerIsBetter reports whether a workload's figure is a time (its name
+// ends in " ms"), so that its ratio is the other's over pyric's.
+func LowerIsBetter(workload string) bool { return strings.HasSuffix(workload, " ms") }
+
+// Table renders the figures of targets (in order) for every workload,
+// then pyric's ratio to each of ratios: higher is better for pyric on
+// every row (for times, the other's time over pyric's).
+func Table(targets []string, res Results, ratios ...Ratio) string {
+	var rows []string
+	seen := map[string]bool{}
+	for _, tg := range targets {
+		for k := range res[tg] {
+			if !seen[k] {
+				seen[k] = true
+				rows = append(rows, k)
+			}
+		}
+	}
+	sort.Strings(rows)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%-26s", "workload")
+	for _, tg := range targets {
+		fmt.Fprintf(&b, " %15s", tg)
+	}
+	for _, r := range ratios {
+		fmt.Fprintf(&b, " %15s", "pyric/"+r.Of)
+	}
+	b.WriteByte('\n')
+	for _, k := range rows {
+		fmt.Fprintf(&b, "%-26s", k)
+		for _, tg := range targets {
+			fmt.Fprintf(&b, " %15.2f", res[tg][k])
+		}
+		for _, r := range ratios {
+			p, o := res["pyric"][k], res[r.Of][k]
+			switch {
+			case p == 0 || o == 0:
+				fmt.Fprintf(&b, " %15s", "-")
+			case LowerIsBetter(k):
+				fmt.Fprintf(&b, " %14.2fx", o/p)
+			default:
+				fmt.Fprintf(&b, " %14.2fx", p/o)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,13 @@ func TestTypeScriptClient(t *testing.T) {
 	if !out.Invalid.IsError || out.Invalid.Text.OK {
 		t.Fatalf("invalid call: %+v", out.Invalid)
 	}
-	if len(out.Resources) != 3 || !strings.Contains(out.RulesText, "match /accounts/{uid}") {
+	// The events, the rules in force and each service's state.
+	for _, want := range []string{"pyric://events/recent", "pyric://rules/firestore", "pyric://rules/database", "pyric://services/firestore/state", "pyric://services/auth/state"} {
+		if !slices.Contains(out.Resources, want) {
+			t.Errorf("resources %v lack %s", out.Resources, want)
+		}
+	}
+	if !strings.Contains(out.RulesText, "match /accounts/{uid}") {
 		t.Fatalf("resources %v, rules %q", out.Resources, out.RulesText)
 	}
 }

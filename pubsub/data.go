@@ -72,6 +72,9 @@ func (e *Engine) Publish(topic string, msgs []*Message) ([]string, error) {
 	if err := checkMessages(msgs); err != nil {
 		return nil, err
 	}
+	if err := e.conforming(topic, msgs); err != nil {
+		return nil, err
+	}
 	return e.publish(topic, msgs, "")
 }
 

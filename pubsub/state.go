@@ -19,6 +19,7 @@ type state struct {
 	Topics        []*Topic    `json:"topics"`
 	Subscriptions []queueDump `json:"subscriptions"`
 	Snapshots     []queueDump `json:"snapshots"`
+	Schemas       []*Schema   `json:"schemas,omitempty"`
 }
 
 type queueDump struct {
@@ -38,6 +39,10 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 	var qs []q
 	for _, n := range sortedKeys(e.topics) {
 		st.Topics = append(st.Topics, cloneTopic(e.topics[n].cfg))
+	}
+	for _, n := range sortedKeys(e.schemas) {
+		c := *e.schemas[n].cfg
+		st.Schemas = append(st.Schemas, &c)
 	}
 	for _, n := range sortedKeys(e.subs) {
 		s := e.subs[n]
@@ -116,15 +121,31 @@ func (e *Engine) Restore(raw json.RawMessage) error {
 			return fmt.Errorf("pubsub: restore: a snapshot without its configuration")
 		}
 	}
+	for _, sc := range st.Schemas {
+		if sc == nil {
+			return fmt.Errorf("pubsub: restore: a null schema")
+		}
+		if _, _, err := ParseName(kindSchemas, sc.Name); err != nil {
+			return fmt.Errorf("pubsub: restore: %w", err)
+		}
+		if _, err := compileSchema(sc.Type, sc.Definition); err != nil {
+			return fmt.Errorf("pubsub: restore %s: %w", sc.Name, err)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	err := e.com.do(func(tx service.Tx) error {
-		for _, p := range []string{"t/", "s/", "n/", "q/"} {
+		for _, p := range []string{"t/", "s/", "n/", "q/", "x/"} {
 			if err := tx.DeletePrefix([]byte(p)); err != nil {
 				return err
 			}
 		}
 		last := st.LastID
+		for _, sc := range st.Schemas {
+			if err := putJSON(tx, schemaKey(sc.Name), sc); err != nil {
+				return err
+			}
+		}
 		for _, t := range st.Topics {
 			if err := putJSON(tx, topicKey(t.Name), t); err != nil {
 				return err

@@ -33,10 +33,11 @@ func New(e *pubsub.Engine) *Server {
 // Engine is the server's engine.
 func (s *Server) Engine() *pubsub.Engine { return s.e }
 
-// Register adds the Publisher and Subscriber services to g.
+// Register adds the Publisher, Subscriber and SchemaService services to g.
 func (s *Server) Register(g *grpc.Server) {
 	pb.RegisterPublisherServer(g, publisher{s})
 	pb.RegisterSubscriberServer(g, subscriber{s})
+	pb.RegisterSchemaServiceServer(g, schemas{s: s})
 }
 
 // Drain ends every open StreamingPull (clients reconnect), so a graceful

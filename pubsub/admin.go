@@ -26,6 +26,9 @@ func (e *Engine) CreateTopic(t *Topic) (*Topic, error) {
 	if e.topics[t.Name] != nil {
 		return nil, errTopicExists
 	}
+	if err := e.checkTopicSchema(t.SchemaSettings); err != nil {
+		return nil, err
+	}
 	if err := e.com.do(func(tx service.Tx) error { return putJSON(tx, topicKey(t.Name), t) }); err != nil {
 		return nil, err
 	}
@@ -58,6 +61,15 @@ func labelWord(s string) bool {
 func cloneTopic(t *Topic) *Topic {
 	c := *t
 	c.Labels = maps.Clone(t.Labels)
+	c.SchemaSettings = cloneSettings(t.SchemaSettings)
+	return &c
+}
+
+func cloneSettings(s *SchemaSettings) *SchemaSettings {
+	if s == nil {
+		return nil
+	}
+	c := *s
 	return &c
 }
 
@@ -109,6 +121,11 @@ func (e *Engine) UpdateTopic(patch *Topic, paths []string) (*Topic, error) {
 			next.MessageRetentionDuration = patch.MessageRetentionDuration
 		case "kms_key_name":
 			next.KMSKeyName = patch.KMSKeyName
+		case "schema_settings":
+			if err := e.checkTopicSchema(patch.SchemaSettings); err != nil {
+				return nil, err
+			}
+			next.SchemaSettings = cloneSettings(patch.SchemaSettings)
 		}
 	}
 	if err := e.com.do(func(tx service.Tx) error { return putJSON(tx, topicKey(next.Name), next) }); err != nil {

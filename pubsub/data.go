@@ -72,6 +72,9 @@ func (e *Engine) Publish(topic string, msgs []*Message) ([]string, error) {
 	if err := checkMessages(msgs); err != nil {
 		return nil, err
 	}
+	if err := e.conforming(topic, msgs); err != nil {
+		return nil, err
+	}
 	return e.publish(topic, msgs, "")
 }
 
@@ -235,25 +238,41 @@ func parseAckIDs(ids []string) ([]ackRef, error) {
 }
 
 // Acknowledge acknowledges deliveries of a subscription; ack ids of
-// expired or unknown deliveries are ignored, as in production.
+// expired or unknown deliveries are ignored, as in production, except on
+// a subscription with exactly-once delivery, where they fail with an
+// *AckIDsError (the valid ones are acknowledged all the same).
 func (e *Engine) Acknowledge(sub string, ackIDs []string) error {
+	invalid, once, err := e.AcknowledgeEach(sub, ackIDs)
+	return ackErr(invalid, once, err)
+}
+
+// AcknowledgeEach acknowledges deliveries of a subscription and returns
+// the ack ids that named no outstanding delivery (expired, already
+// acknowledged or unknown) and whether the subscription has exactly-once
+// delivery, for a caller that confirms each ack id (StreamingPull).
+func (e *Engine) AcknowledgeEach(sub string, ackIDs []string) (invalid []string, exactlyOnce bool, err error) {
 	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
-		return err
+		return nil, false, err
 	}
 	refs, err := parseAckIDs(ackIDs)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	e.mu.Lock()
 	s := e.subs[sub]
 	if s == nil || s.deleted {
 		e.mu.Unlock()
-		return errSubNotFound
+		return nil, false, errSubNotFound
 	}
+	once := s.cfg.EnableExactlyOnceDelivery
+	now := e.now()
 	var acked []*entry
-	for _, r := range refs {
+	for i, r := range refs {
 		en := s.leases[r.n]
-		if en == nil || r.sub != sub {
+		// With exactly-once delivery a lease past its deadline is gone
+		// even before its timer hands the message out again.
+		if en == nil || r.sub != sub || once && now.After(en.deadline) {
+			invalid = append(invalid, ackIDs[i])
 			continue
 		}
 		s.drop(en)
@@ -265,7 +284,7 @@ func (e *Engine) Acknowledge(sub string, ackIDs []string) error {
 	uid, retain := s.uid, s.cfg.RetainAckedMessages
 	e.mu.Unlock()
 	if len(acked) == 0 {
-		return nil
+		return invalid, once, nil
 	}
 	err = e.com.do(func(tx service.Tx) error {
 		for _, en := range acked {
@@ -283,36 +302,47 @@ func (e *Engine) Acknowledge(sub string, ackIDs []string) error {
 		return nil
 	})
 	e.emitAck(s, acked, "ack")
-	return err
+	return invalid, once, err
 }
 
 // ModifyAckDeadline sets the deadline of deliveries to seconds from now;
 // 0 is a nack: the messages are redelivered (after the retry policy's
 // backoff) or dead-lettered.
+// On a subscription with exactly-once delivery, ack ids of no
+// outstanding delivery fail with an *AckIDsError.
 func (e *Engine) ModifyAckDeadline(sub string, ackIDs []string, seconds int) error {
+	invalid, once, err := e.ModifyAckDeadlineEach(sub, ackIDs, seconds)
+	return ackErr(invalid, once, err)
+}
+
+// ModifyAckDeadlineEach is ModifyAckDeadline returning, as
+// AcknowledgeEach does, the ack ids that named no outstanding delivery.
+func (e *Engine) ModifyAckDeadlineEach(sub string, ackIDs []string, seconds int) (invalid []string, exactlyOnce bool, err error) {
 	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
-		return err
+		return nil, false, err
 	}
 	if seconds < 0 {
-		return errNegativeDeadline
+		return nil, false, errNegativeDeadline
 	}
 	refs, err := parseAckIDs(ackIDs)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	seconds = min(seconds, MaxAckDeadlineSeconds)
 	e.mu.Lock()
 	s := e.subs[sub]
 	if s == nil || s.deleted {
 		e.mu.Unlock()
-		return errSubNotFound
+		return nil, false, errSubNotFound
 	}
+	once := s.cfg.EnableExactlyOnceDelivery
 	now := e.now()
 	var nacked []*entry
 	var dead []deadLetter
-	for _, r := range refs {
+	for i, r := range refs {
 		en := s.leases[r.n]
-		if en == nil || r.sub != sub {
+		if en == nil || r.sub != sub || once && now.After(en.deadline) {
+			invalid = append(invalid, ackIDs[i])
 			continue
 		}
 		if seconds > 0 {
@@ -339,7 +369,16 @@ func (e *Engine) ModifyAckDeadline(sub string, ackIDs []string, seconds int) err
 	for _, d := range dead {
 		e.forward(d)
 	}
-	return nil
+	return invalid, once, nil
+}
+
+// ackErr is the error of an ack or deadline change: on a subscription
+// with exactly-once delivery, ack ids of no outstanding delivery fail.
+func ackErr(invalid []string, exactlyOnce bool, err error) error {
+	if err != nil || !exactlyOnce || len(invalid) == 0 {
+		return err
+	}
+	return &AckIDsError{Invalid: invalid}
 }
 
 // deadLetter is a message leaving a subscription for its dead-letter

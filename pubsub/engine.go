@@ -67,10 +67,12 @@ type Engine struct {
 	topics map[string]*topicState
 	subs   map[string]*subState
 	snaps  map[string]*snapState
-	lastID uint64
-	epoch  uint64
-	ackSeq uint64
-	timers timerHeap
+	// schemas are the registered schemas by name.
+	schemas map[string]*schemaState
+	lastID  uint64
+	epoch   uint64
+	ackSeq  uint64
+	timers  timerHeap
 	// timerCompactAt is the heap size that triggers dropping stale items.
 	timerCompactAt int
 	wake           chan struct{}
@@ -163,6 +165,7 @@ func (e *Engine) clear() {
 	e.topics = map[string]*topicState{}
 	e.subs = map[string]*subState{}
 	e.snaps = map[string]*snapState{}
+	e.schemas = map[string]*schemaState{}
 	e.timers = nil
 	e.timerCompactAt = minTimerCompact
 }
@@ -186,6 +189,20 @@ func (e *Engine) load() error {
 				return fmt.Errorf("epoch %q: %w", v, err)
 			}
 			e.epoch = n
+		}
+		if err := tx.ForEach([]byte("x/"), func(k, v []byte) error {
+			var s Schema
+			if err := json.Unmarshal(v, &s); err != nil {
+				return fmt.Errorf("schema %q: %w", k, err)
+			}
+			chk, err := compileSchema(s.Type, s.Definition)
+			if err != nil {
+				return fmt.Errorf("schema %q: %w", k, err)
+			}
+			e.schemas[s.Name] = &schemaState{cfg: &s, check: chk}
+			return nil
+		}); err != nil {
+			return err
 		}
 		if err := tx.ForEach([]byte("t/"), func(k, v []byte) error {
 			var t Topic

@@ -65,6 +65,22 @@ var (
 	errDeadLetterMissing = &Error{Kind: ErrNotFound, Msg: "Dead letter topic does not exist"}
 )
 
+// AckIDsError is the failure of an ack or deadline change on a
+// subscription with exactly-once delivery: the ack ids that named no
+// outstanding delivery (expired, already acknowledged, or never handed
+// out). The official emulator (0.8.20, observed) and production answer
+// INVALID_ARGUMENT with an empty message and a google.rpc.ErrorInfo whose
+// metadata maps each such ack id to PERMANENT_FAILURE_INVALID_ACK_ID; the
+// valid ack ids of the same request take effect.
+type AckIDsError struct {
+	Invalid []string
+}
+
+func (e *AckIDsError) Error() string { return "" }
+
+// Is reports that the error is an invalid argument.
+func (e *AckIDsError) Is(target error) bool { return target == ErrInvalidArgument }
+
 func errInvalidName(kind, name string) *Error {
 	return invalid("Invalid [%s] name: (name=%s)", kind, name)
 }

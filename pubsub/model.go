@@ -56,6 +56,7 @@ type Topic struct {
 	Labels                   map[string]string `json:"labels,omitempty"`
 	MessageRetentionDuration time.Duration     `json:"messageRetentionDuration,omitempty"`
 	KMSKeyName               string            `json:"kmsKeyName,omitempty"`
+	SchemaSettings           *SchemaSettings   `json:"schemaSettings,omitempty"`
 }
 
 // PushConfig makes a subscription a push subscription.

@@ -8,6 +8,7 @@ const (
 	kindTopics        = "topics"
 	kindSubscriptions = "subscriptions"
 	kindSnapshots     = "snapshots"
+	kindSchemas       = "schemas"
 )
 
 // DeletedTopic is what a subscription's topic reads after its topic was

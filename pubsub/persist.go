@@ -17,6 +17,7 @@ import (
 //	t/<topic name>            a Topic
 //	s/<subscription name>     a subState's record (config + queue uid)
 //	n/<snapshot name>         a snapshot's record (config + queue uid)
+//	x/<schema name>           a Schema
 //	q/<uid>/<seq:8 bytes BE>  one message in one queue (a subscription's
 //	                          or a snapshot's): a record
 //	lastId                    the newest message id

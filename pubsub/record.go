@@ -1,9 +1,12 @@
 package pubsub
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -131,3 +134,58 @@ func (d *decoder) str() string {
 }
 
 func putRecord(tx service.Tx, key []byte, r *record) error { return tx.Put(key, encodeRecord(r)) }
+
+// appendRecordJSON appends r as encoding/json writes a record (the same
+// fields and values; Restore reads either), without reflection.
+func appendRecordJSON(b []byte, r *record) []byte {
+	m := r.Msg
+	b = append(b, `{"m":{"id":`...)
+	b = appendJSONString(b, m.ID)
+	if len(m.Data) > 0 {
+		b = append(b, `,"data":"`...)
+		b = base64.StdEncoding.AppendEncode(b, m.Data)
+		b = append(b, '"')
+	}
+	if len(m.Attributes) > 0 {
+		b = append(b, `,"attributes":{`...)
+		for i, k := range slices.Sorted(maps.Keys(m.Attributes)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONString(b, m.Attributes[k])
+		}
+		b = append(b, '}')
+	}
+	if m.OrderingKey != "" {
+		b = append(b, `,"orderingKey":`...)
+		b = appendJSONString(b, m.OrderingKey)
+	}
+	b = append(b, `,"publishTime":"`...)
+	b = m.PublishTime.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `"}`...)
+	if r.Attempts != 0 {
+		b = append(b, `,"a":`...)
+		b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	}
+	if r.Acked {
+		b = append(b, `,"k":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string: plain printable ASCII
+// directly, anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -11,12 +11,21 @@ import (
 )
 
 func topicIn(t *pb.Topic) *pubsub.Topic {
-	return &pubsub.Topic{Name: t.GetName(), Labels: t.GetLabels(), KMSKeyName: t.GetKmsKeyName(),
+	out := &pubsub.Topic{Name: t.GetName(), Labels: t.GetLabels(), KMSKeyName: t.GetKmsKeyName(),
 		MessageRetentionDuration: dur(t.GetMessageRetentionDuration())}
+	if ss := t.GetSchemaSettings(); ss != nil {
+		out.SchemaSettings = &pubsub.SchemaSettings{Schema: ss.GetSchema(), Encoding: encodingIn(ss.GetEncoding()),
+			FirstRevisionID: ss.GetFirstRevisionId(), LastRevisionID: ss.GetLastRevisionId()}
+	}
+	return out
 }
 
 func topicOut(t *pubsub.Topic) *pb.Topic {
 	out := &pb.Topic{Name: t.Name, Labels: t.Labels, KmsKeyName: t.KMSKeyName}
+	if ss := t.SchemaSettings; ss != nil {
+		out.SchemaSettings = &pb.SchemaSettings{Schema: ss.Schema, Encoding: pb.Encoding(pb.Encoding_value[ss.Encoding]),
+			FirstRevisionId: ss.FirstRevisionID, LastRevisionId: ss.LastRevisionID}
+	}
 	if t.MessageRetentionDuration > 0 {
 		out.MessageRetentionDuration = durationpb.New(t.MessageRetentionDuration)
 	}
@@ -114,4 +123,29 @@ func receivedOut(rs []pubsub.Received) []*pb.ReceivedMessage {
 		out[i] = &pb.ReceivedMessage{AckId: r.AckID, Message: messageOut(r.Message), DeliveryAttempt: int32(r.DeliveryAttempt)}
 	}
 	return out
+}
+
+// encodingIn is an encoding's engine name; "" when unspecified.
+func encodingIn(e pb.Encoding) string {
+	if e == pb.Encoding_ENCODING_UNSPECIFIED {
+		return ""
+	}
+	return e.String()
+}
+
+// schemaTypeIn is a schema type's engine name; "" when unspecified.
+func schemaTypeIn(t pb.Schema_Type) string {
+	if t == pb.Schema_TYPE_UNSPECIFIED {
+		return ""
+	}
+	return t.String()
+}
+
+func schemaIn(s *pb.Schema) *pubsub.Schema {
+	return &pubsub.Schema{Name: s.GetName(), Type: schemaTypeIn(s.GetType()), Definition: s.GetDefinition()}
+}
+
+func schemaOut(s *pubsub.Schema) *pb.Schema {
+	return &pb.Schema{Name: s.Name, Type: pb.Schema_Type(pb.Schema_Type_value[s.Type]), Definition: s.Definition,
+		RevisionId: s.RevisionID, RevisionCreateTime: timestamppb.New(s.RevisionCreateTime)}
 }

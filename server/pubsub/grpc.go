@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -32,10 +33,11 @@ func New(e *pubsub.Engine) *Server {
 // Engine is the server's engine.
 func (s *Server) Engine() *pubsub.Engine { return s.e }
 
-// Register adds the Publisher and Subscriber services to g.
+// Register adds the Publisher, Subscriber and SchemaService services to g.
 func (s *Server) Register(g *grpc.Server) {
 	pb.RegisterPublisherServer(g, publisher{s})
 	pb.RegisterSubscriberServer(g, subscriber{s})
+	pb.RegisterSchemaServiceServer(g, schemas{s: s})
 }
 
 // Drain ends every open StreamingPull (clients reconnect), so a graceful
@@ -60,10 +62,31 @@ func grpcErr(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
+	var ackErr *pubsub.AckIDsError
+	if errors.As(err, &ackErr) {
+		return ackIDsStatus(ackErr.Invalid)
+	}
 	if _, ok := status.FromError(err); ok && !isEngineErr(err) {
 		return err
 	}
 	return status.Error(pubsub.Code(err), err.Error())
+}
+
+// ackIDsStatus is the exactly-once failure of ack ids: INVALID_ARGUMENT
+// with an ErrorInfo naming each (the official emulator's and
+// production's shape; the client libraries read the metadata to settle
+// each ack's result).
+func ackIDsStatus(invalid []string) error {
+	md := make(map[string]string, len(invalid))
+	for _, id := range invalid {
+		md[id] = "PERMANENT_FAILURE_INVALID_ACK_ID"
+	}
+	st, err := status.New(codes.InvalidArgument, "").WithDetails(&errdetails.ErrorInfo{
+		Reason: "EXACTLY_ONCE_ACKID_FAILURE", Domain: "pubsub.googleapis.com", Metadata: md})
+	if err != nil {
+		return status.Error(codes.InvalidArgument, "")
+	}
+	return st.Err()
 }
 
 func isEngineErr(err error) bool {
@@ -351,6 +374,14 @@ func (u subscriber) StreamingPull(srv pb.Subscriber_StreamingPullServer) error {
 		cancel()
 		st.Close()
 	}()
+	// Both the sender goroutine and the request handler (exactly-once
+	// confirmations) send on the stream.
+	var sendMu sync.Mutex
+	send := func(resp *pb.StreamingPullResponse) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return srv.Send(resp)
+	}
 	sendErr := make(chan error, 1)
 	go func() {
 		for {
@@ -364,7 +395,13 @@ func (u subscriber) StreamingPull(srv pb.Subscriber_StreamingPullServer) error {
 			ordered, once := st.Properties()
 			resp := &pb.StreamingPullResponse{ReceivedMessages: receivedOut(got), SubscriptionProperties: &pb.StreamingPullResponse_SubscriptionProperties{
 				MessageOrderingEnabled: ordered, ExactlyOnceDeliveryEnabled: once}}
-			if err := srv.Send(resp); err != nil {
+			if once {
+				// The official emulator sets both (empty) confirmations on
+				// every response of an exactly-once subscription.
+				resp.AcknowledgeConfirmation = &pb.StreamingPullResponse_AcknowledgeConfirmation{}
+				resp.ModifyAckDeadlineConfirmation = &pb.StreamingPullResponse_ModifyAckDeadlineConfirmation{}
+			}
+			if err := send(resp); err != nil {
 				sendErr <- err
 				return
 			}
@@ -373,9 +410,19 @@ func (u subscriber) StreamingPull(srv pb.Subscriber_StreamingPullServer) error {
 	recvErr := make(chan error, 1)
 	handle := func(r *pb.StreamingPullRequest) error {
 		sub := st.Subscription()
+		// On an exactly-once subscription every ack and deadline change
+		// is confirmed, ack id by ack id, in a response of its own, as
+		// production does (the official emulator only adds them to the
+		// next response carrying messages).
+		var ackConf *pb.StreamingPullResponse_AcknowledgeConfirmation
+		var modConf *pb.StreamingPullResponse_ModifyAckDeadlineConfirmation
 		if len(r.GetAckIds()) > 0 {
-			if err := u.s.e.Acknowledge(sub, r.GetAckIds()); err != nil {
+			invalid, once, err := u.s.e.AcknowledgeEach(sub, r.GetAckIds())
+			if err != nil {
 				return err
+			}
+			if once {
+				ackConf = &pb.StreamingPullResponse_AcknowledgeConfirmation{AckIds: without(r.GetAckIds(), invalid), InvalidAckIds: invalid}
 			}
 		}
 		if len(r.GetModifyDeadlineAckIds()) != len(r.GetModifyDeadlineSeconds()) {
@@ -392,14 +439,27 @@ func (u subscriber) StreamingPull(srv pb.Subscriber_StreamingPullServer) error {
 			groups[d] = append(groups[d], id)
 		}
 		for _, d := range order {
-			if err := u.s.e.ModifyAckDeadline(sub, groups[d], int(d)); err != nil {
+			invalid, once, err := u.s.e.ModifyAckDeadlineEach(sub, groups[d], int(d))
+			if err != nil {
 				return err
+			}
+			if once {
+				if modConf == nil {
+					modConf = &pb.StreamingPullResponse_ModifyAckDeadlineConfirmation{}
+				}
+				modConf.AckIds = append(modConf.AckIds, without(groups[d], invalid)...)
+				modConf.InvalidAckIds = append(modConf.InvalidAckIds, invalid...)
 			}
 		}
 		if d := r.GetStreamAckDeadlineSeconds(); d != 0 {
 			if err := st.SetAckDeadline(int(d)); err != nil {
 				return err
 			}
+		}
+		if ackConf != nil || modConf != nil {
+			ordered, once := st.Properties()
+			return send(&pb.StreamingPullResponse{AcknowledgeConfirmation: ackConf, ModifyAckDeadlineConfirmation: modConf,
+				SubscriptionProperties: &pb.StreamingPullResponse_SubscriptionProperties{MessageOrderingEnabled: ordered, ExactlyOnceDeliveryEnabled: once}})
 		}
 		return nil
 	}
@@ -431,4 +491,22 @@ func (u subscriber) StreamingPull(srv pb.Subscriber_StreamingPullServer) error {
 		}
 		return grpcErr(err)
 	}
+}
+
+// without returns ids less those in drop, in order.
+func without(ids, drop []string) []string {
+	if len(drop) == 0 {
+		return ids
+	}
+	gone := make(map[string]bool, len(drop))
+	for _, id := range drop {
+		gone[id] = true
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !gone[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -69,8 +69,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 12 {
-		t.Fatalf("the triggers codebase loaded %v, want its 12 functions", ids)
+	if len(ids) != 14 {
+		t.Fatalf("the triggers codebase loaded %v, want its 14 functions", ids)
 	}
 	return b
 }
@@ -363,6 +363,54 @@ func TestTriggers(t *testing.T) {
 		defer cancel()
 		if err := b.Functions().TasksIdle(ctx); err != nil {
 			t.Errorf("the queue never emptied: %v (%v)", err, b.Functions().Tasks())
+		}
+	})
+
+	// conformance: functions.handler.errors
+	t.Run("a handler that throws is reported once", func(t *testing.T) {
+		body := mustJSON(map[string]any{"fields": map[string]any{"x": map[string]any{"integerValue": "1"}}})
+		if status, out := call(t, "POST", fsURL+"/failing?documentId=f1", "owner", "application/json", body); status != 200 {
+			t.Fatalf("create: %d %v", status, out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TriggersIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var runs []*event.Invocation
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Invocation != nil && e.Invocation.Function == "failingTrigger" {
+				runs = append(runs, e.Invocation)
+			}
+		}
+		if len(runs) != 1 || runs[0].Outcome != "error" {
+			t.Fatalf("failingTrigger ran %d times (%+v), want once with outcome error", len(runs), runs)
+		}
+		logs := fmt.Sprint(runs[0].Logs)
+		if !strings.Contains(logs, "failingTrigger refuses") {
+			t.Errorf("the invocation's logs do not carry the error: %s", logs)
+		}
+	})
+
+	// conformance: functions.trigger.firestore.named-db
+	t.Run("a trigger on a named database", func(t *testing.T) {
+		body := mustJSON(map[string]any{"fields": map[string]any{"x": map[string]any{"integerValue": "1"}}})
+		otherURL := fmt.Sprintf("http://%s/v1/projects/%s/databases/other/documents", b.Addr(backend.Firestore), project)
+		if status, out := call(t, "POST", fsURL+"/named?documentId=indefault", "owner", "application/json", body); status != 200 {
+			t.Fatalf("create in (default): %d %v", status, out)
+		}
+		if status, out := call(t, "POST", otherURL+"/named?documentId=inother", "owner", "application/json", body); status != 200 {
+			t.Fatalf("create in other: %d %v", status, out)
+		}
+		want(t, "namedDbCreated", seen(t, b, "namedDbCreated-inother"), map[string]any{"database": "other", "document": "named/inother"})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TriggersIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/namedDbCreated-indefault", b.Addr(backend.Firestore), project)
+		if status, _ := call(t, "GET", url, "owner", "", nil); status != 404 {
+			t.Errorf("the named-database trigger fired for a (default) write: %d", status)
 		}
 	})
 

@@ -138,3 +138,14 @@ exports.enqueueWork = require("firebase-functions/v2/https").onRequest(async (re
     res.status(409).json({ code: err.code || null, message: err.message });
   }
 });
+
+// A handler that throws: the failure is reported, and with retry off
+// the event is not delivered again.
+exports.failingTrigger = onDocumentCreated("failing/{id}", async () => {
+  throw new Error("failingTrigger refuses " + Date.now());
+});
+
+// A trigger on a named database fires for that database's writes only.
+exports.namedDbCreated = onDocumentCreated({ document: "named/{id}", database: "other" }, async (event) => {
+  await record("namedDbCreated-" + event.params.id, { database: event.database, document: event.document });
+});

@@ -353,4 +353,3 @@ func (e *Engine) Restore(state json.RawMessage) error {
 func (e *Engine) Reset() error { return e.RestoreState(Snapshot{}) }
 
 var _ service.Service = (*Engine)(nil)
-

@@ -96,8 +96,8 @@ type Engine struct {
 	// bucket keeps the task queues' tasks (nil in memory).
 	bucket service.Bucket
 	tasks  taskQueues
-	invSeq    atomic.Int64
-	logMu     sync.Mutex
+	invSeq atomic.Int64
+	logMu  sync.Mutex
 
 	mu        sync.Mutex
 	codebases []*codebase

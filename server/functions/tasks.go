@@ -145,4 +145,3 @@ func taskError(w http.ResponseWriter, err error) {
 		api.Fail(w, errcode.Unavailable, fmt.Sprintf("the task could not be stored: %v", err))
 	}
 }
-

@@ -61,9 +61,12 @@ export const labelOf = (routes, svc) => (routes.find(r => r.service === svc) || 
 // pathOf is the route of a service's page, or undefined.
 export const pathOf = (routes, svc) => (routes.find(r => r.service === svc) || {}).path;
 
-// ruleServices are the services whose requests Security Rules decide:
-// the Rules page's tabs, and the requests the inspector can re-run.
-export const ruleServices = ['firestore', 'storage', 'database'];
+// RuleServices are the served services whose requests Security Rules
+// decide (the Go side's LiveRules services, from /api/services' rules
+// statuses): the Rules page's tabs, and the requests the inspector can
+// re-run. The shell provides them to every page.
+export const RuleServices = createContext([]);
+export const useRuleServices = () => useContext(RuleServices);
 
 // ---- small helpers ----
 export const Verdict = ({ v }) => v ? html`<span class="badge v-${v}" data-verdict=${v}>${v}</span>` : null;

@@ -8,7 +8,7 @@
 // shared kit (kit.js) and hooks (lib.js), never this file.
 import { render } from 'preact';
 import { useState, useEffect, useErrorBoundary } from 'preact/hooks';
-import { html, useApi, usePath, go, Link, Routes, Err } from './kit.js';
+import { html, useApi, usePath, go, Link, Routes, RuleServices, Err } from './kit.js';
 import { Home } from './home.js';
 import { Firestore } from './firestore.js';
 import { Auth } from './auth.js';
@@ -60,6 +60,7 @@ function App() {
   const path = usePath();
   const [svc] = useApi('/api/services');
   const routes = (svc.data && svc.data.routes) || [];
+  const ruleSvcs = ((svc.data && svc.data.rules) || []).filter(r => r.state !== 'not served').map(r => r.service);
   useEffect(() => {
     let g = false;
     const on = e => {
@@ -77,10 +78,10 @@ function App() {
   else if (views[m.r.page]) { const V = views[m.r.page]; page = html`<${V} sub=${m.sub} service=${m.r.service} />`; }
   else page = html`<${State} service=${m.r.service} />`;
   const keys = routes.filter(r => r.key);
-  return html`<${Routes.Provider} value=${routes}><header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span>
+  return html`<${Routes.Provider} value=${routes}><${RuleServices.Provider} value=${ruleSvcs}><header><span class="brand"><span style="color:var(--accent)">◆</span> Pyric Studio</span>
     <nav aria-label="pages">${routes.map(r => html`<${Link} to=${r.path} aria-current=${m && m.r === r ? 'page' : undefined} data-route=${r.path}>${r.label}</${Link}>`)}</nav><span class="spacer"></span>
     <span class="muted keys" title=${'keyboard: g then ' + keys.map(r => `${r.key} (${r.label})`).join(', ')}>⌨ g ${keys.map(r => r.key).join('·')}</span><${ThemeToggle} /></header>
-  <main><${Boundary} key=${path}>${page}</${Boundary}></main></${Routes.Provider}>`;
+  <main><${Boundary} key=${path}>${page}</${Boundary}></main></${RuleServices.Provider}></${Routes.Provider}>`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));

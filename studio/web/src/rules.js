@@ -4,11 +4,12 @@
 // Firestore the session tools (indexes, fixtures, re-running the session
 // on a branch).
 import { useState, useEffect } from 'preact/hooks';
-import { html, useApi, Err, Source, useRoutes, labelOf, ruleServices } from './kit.js';
+import { html, useApi, Err, Source, useRoutes, labelOf, useRuleServices } from './kit.js';
 import { SessionTools } from './session.js';
 
 export function Rules() {
   const routes = useRoutes();
+  const ruleServices = useRuleServices();
   const [svc, setSvc] = useState(() => { const q = new URLSearchParams(location.search).get('service'); return ruleServices.includes(q) ? q : 'firestore'; });
   const [{ data, error }, reload] = useApi('/api/rules?service=' + svc);
   useEffect(() => { const t = setInterval(reload, 3000); return () => clearInterval(t); }, [reload]);

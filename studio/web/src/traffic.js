@@ -5,7 +5,7 @@
 // the rules source, and re-running it as someone else or against edited
 // rules.
 import { useState, useEffect } from 'preact/hooks';
-import { html, api, useApi, Err, Verdict, Explanation, Source, Editor, fmtTime, go, ruleServices } from './kit.js';
+import { html, api, useApi, Err, Verdict, Explanation, Source, Editor, fmtTime, go, useRuleServices } from './kit.js';
 import { useVirtual } from './lib.js';
 import { InvocationEvent, Caused } from './functions.js';
 
@@ -99,6 +99,7 @@ function Events() {
 
 // Inspector is one event: a request's decision, or an invocation.
 function Inspector({ id }) {
+  const ruleServices = useRuleServices();
   const [{ data, error }] = useApi('/api/events/' + id);
   const svc = data && data.event.service;
   const [rules] = useApi(ruleServices.includes(svc) ? '/api/rules?service=' + svc : '');

@@ -161,6 +161,8 @@ type memBucket struct {
 	cur  *btree.BTreeG[kv]
 	rmu  sync.RWMutex
 	size int64
+	// cloneMu serializes Clone calls (see clone).
+	cloneMu sync.Mutex
 }
 
 type kv struct{ k, v []byte }
@@ -175,10 +177,19 @@ func (m *memBucket) tree() *btree.BTreeG[kv] {
 	return m.cur
 }
 
+// clone is a copy-on-write copy of the current tree. btree's Clone writes
+// to the tree it copies (it hands its nodes to a new owner), so two
+// clones of one tree — a writer's and a reader's — must not run at once.
+func (m *memBucket) clone() *btree.BTreeG[kv] {
+	m.cloneMu.Lock()
+	defer m.cloneMu.Unlock()
+	return m.tree().Clone()
+}
+
 func (m *memBucket) Update(fn func(service.Tx) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t := m.tree().Clone()
+	t := m.clone()
 	tx := &memTx{t: t, size: m.size}
 	if err := fn(tx); err != nil {
 		return err
@@ -190,7 +201,7 @@ func (m *memBucket) Update(fn func(service.Tx) error) error {
 }
 
 func (m *memBucket) View(fn func(service.Tx) error) error {
-	return fn(&memTx{t: m.tree().Clone(), ro: true})
+	return fn(&memTx{t: m.clone(), ro: true})
 }
 
 // bytes is the bucket's approximate size.

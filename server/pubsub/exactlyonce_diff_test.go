@@ -102,10 +102,17 @@ func TestDifferentialExactlyOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ids []string
-		for deadline := time.Now().Add(10 * time.Second); len(ids) < 2 && time.Now().Before(deadline); {
-			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: 2})
+		// Pulls that return at once, for longer than the ack deadline: a
+		// server that has not yet seen the cancelled stream above go may
+		// lease the new messages to it, and they come back only when
+		// that lease ends (a blocking Pull would wait past the test).
+		for deadline := time.Now().Add(45 * time.Second); len(ids) < 2 && time.Now().Before(deadline); {
+			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: int32(2 - len(ids)), ReturnImmediately: true})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(r.GetReceivedMessages()) == 0 {
+				time.Sleep(50 * time.Millisecond)
 			}
 			for _, m := range r.GetReceivedMessages() {
 				known[m.GetAckId()] = fmt.Sprint("ack-", len(known))

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -318,19 +319,10 @@ func (e *Engine) taskEndpoint(project, location, queue string) (Endpoint, error)
 		return Endpoint{}, ErrQueueNotFound
 	}
 	ep, ok := e.Endpoint(queue)
-	if !ok || ep.Task == nil || !contains(ep.Regions, location) {
+	if !ok || ep.Task == nil || !slices.Contains(ep.Regions, location) {
 		return Endpoint{}, ErrQueueNotFound
 	}
 	return ep, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // EnqueueTask adds a task to the queue of the task function named queue,

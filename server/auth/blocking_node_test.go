@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -38,16 +36,13 @@ func call(t *testing.T, ts *httptest.Server, method, path, authz, body string) (
 }
 
 // TestBlockingWithFirebaseFunctions: firebase-functions 7.4.0's own
-// beforeUserCreated and beforeUserSignedIn (e2e/functions-sdk's
-// harness) decode the event the engine sends, their answers are applied,
+// beforeUserCreated and beforeUserSignedIn (e2e/functions'
+// sdk-harness.cjs) decode the event the engine sends, their answers are applied,
 // and their HttpsError reaches the client as the emulator passes it on.
 func TestBlockingWithFirebaseFunctions(t *testing.T) {
-	e2etest.NeedFunctionsSDK(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "harness.cjs", "serve")
-	cmd.Dir = e2etest.FunctionsSDKDir()
-	cmd.Env = append(os.Environ(), e2etest.FunctionsEnv("p")...)
+	cmd := e2etest.FunctionsSDKCommand(ctx, t, "p", "serve")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder

@@ -1,11 +1,13 @@
 // Real firebase-functions handlers for the Go tests of functions/trigger
 // and server/auth. Modes:
-//   node harness.cjs manifest          print {name: __endpoint} of every function below
-//   node harness.cjs invoke FILE       FILE: [{"fn": name, "payload": {...}}]; print what each
+//   node sdk-harness.cjs manifest          print {name: __endpoint} of every function below
+//   node sdk-harness.cjs invoke FILE       FILE: [{"fn": name, "payload": {...}}]; print what each
 //                                      handler saw ([{"fn", "seen"} | {"fn", "error"}])
-//   node harness.cjs serve             serve the blocking functions over HTTP; print the port
-// Environment as the Emulator Suite sets it (GCLOUD_PROJECT, FIREBASE_CONFIG,
-// FIREBASE_DEBUG_FEATURES, emulator hosts) comes from the Go test.
+//   node sdk-harness.cjs serve             serve the blocking functions over HTTP; print the port
+// It runs under e2e/functions' own Node 22 and node_modules
+// (e2etest.FunctionsSDKCommand). Environment as the Emulator Suite sets it
+// (GCLOUD_PROJECT, FIREBASE_CONFIG, FIREBASE_DEBUG_FEATURES, emulator
+// hosts) comes from the Go test.
 "use strict";
 const fs = require("fs");
 const v2 = require("firebase-functions/v2");

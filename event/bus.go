@@ -28,6 +28,11 @@ const (
 	// commit events of small documents take ~11 MiB, so it binds only for
 	// larger payloads.
 	DefaultHistoryBytes = 32 << 20
+	// DefaultSubscriptionBytes bounds the heap the events waiting in one
+	// subscription's buffer hold (HeapSize, as for the history): a buffer
+	// of thousands of events is small for small documents, but thousands
+	// of writes of 100,000-element lists would be gigabytes.
+	DefaultSubscriptionBytes = 16 << 20
 )
 
 // Options configure a Bus.
@@ -39,18 +44,25 @@ type Options struct {
 	// which take about three times their JSON text); 0 means
 	// DefaultHistoryBytes. The newest event is always kept.
 	HistoryBytes int
+	// SubscriptionBytes bounds, per subscription, the events delivered
+	// but not yet received by their estimated heap (HeapSize); 0 means
+	// DefaultSubscriptionBytes. Past it events are lost as past a full
+	// buffer (the subscriber receives a KindGap); an event is always
+	// delivered into an empty buffer, however large.
+	SubscriptionBytes int
 	// Now is the clock stamping events; nil means time.Now.
 	Now func() time.Time
 }
 
 // Bus fans events out to subscribers and keeps a bounded history. It is
-// safe for concurrent use. A subscriber that falls behind loses events,
-// never slows the engine: the next event it receives is a KindGap saying
-// how many it missed.
+// safe for concurrent use. A subscriber that falls behind (its buffer full
+// in events or in bytes) loses events, never slows the engine: the next
+// event it receives is a KindGap saying how many it missed.
 type Bus struct {
 	now      func() time.Time
 	maxCount int
 	maxBytes int
+	subBytes int
 
 	mu     sync.Mutex
 	seq    uint64
@@ -74,11 +86,15 @@ func NewBus(opts Options) *Bus {
 	if nb <= 0 {
 		nb = DefaultHistoryBytes
 	}
+	sb := opts.SubscriptionBytes
+	if sb <= 0 {
+		sb = DefaultSubscriptionBytes
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Bus{now: now, maxCount: n, maxBytes: nb, subs: map[int]*Subscription{}}
+	return &Bus{now: now, maxCount: n, maxBytes: nb, subBytes: sb, subs: map[int]*Subscription{}}
 }
 
 // Emit stamps e, records it and offers it to every subscriber.
@@ -109,7 +125,7 @@ func (b *Bus) Emit(e Event) {
 	b.count++
 	b.bytes += size
 	for _, s := range b.subs {
-		s.offer(e)
+		s.offer(e, size)
 	}
 	for _, t := range b.taps {
 		t(e)
@@ -204,6 +220,12 @@ type Subscription struct {
 	missed  uint64 // events lost since the last delivery (guarded by bus.mu)
 	dropped uint64 // all events lost (guarded by bus.mu)
 	closed  bool   // guarded by bus.mu
+	// sizes are the HeapSize of the events sent into ch that may still be
+	// waiting there, oldest first, and queued their sum (guarded by
+	// bus.mu): ch is first in, first out, so the ones the subscriber took
+	// are the oldest len(sizes)-len(ch).
+	sizes  []int
+	queued int
 }
 
 // Subscribe returns a subscription with a buffer of the given size (at
@@ -220,24 +242,35 @@ func (b *Bus) Subscribe(buffer int) *Subscription {
 	return s
 }
 
-// offer delivers e without blocking; called with bus.mu held. After a
-// loss, a gap marker goes first, once there is room for it and e.
-func (s *Subscription) offer(e Event) {
-	if s.missed > 0 {
-		if cap(s.ch)-len(s.ch) < 2 {
-			s.missed++
-			s.dropped++
-			return
+// offer delivers e, of HeapSize size, without blocking; called with
+// bus.mu held. It is lost when the buffer has no room for it in events, or
+// in bytes unless the buffer is empty. After a loss, a gap marker goes
+// first, once there is room for it and e.
+func (s *Subscription) offer(e Event, size int) {
+	waiting := len(s.ch) // only the subscriber takes from ch: it can only shrink
+	if taken := len(s.sizes) - waiting; taken > 0 {
+		for _, n := range s.sizes[:taken] {
+			s.queued -= n
 		}
-		s.ch <- Event{Seq: e.Seq, ID: e.ID, At: e.At, Kind: KindGap, Actor: Actor{Kind: ActorSystem}, Gap: &Gap{Missed: s.missed}}
-		s.missed = 0
+		s.sizes = s.sizes[taken:]
 	}
-	select {
-	case s.ch <- e:
-	default:
+	need := 1
+	if s.missed > 0 {
+		need = 2
+	}
+	if cap(s.ch)-waiting < need || (waiting > 0 && s.queued+size > s.bus.subBytes) {
 		s.missed++
 		s.dropped++
+		return
 	}
+	if s.missed > 0 {
+		s.ch <- Event{Seq: e.Seq, ID: e.ID, At: e.At, Kind: KindGap, Actor: Actor{Kind: ActorSystem}, Gap: &Gap{Missed: s.missed}}
+		s.sizes = append(s.sizes, 0)
+		s.missed = 0
+	}
+	s.ch <- e
+	s.sizes = append(s.sizes, size)
+	s.queued += size
 }
 
 // Events is the channel of delivered events; it is closed by Close.

@@ -79,6 +79,52 @@ func TestSlowSubscriberGetsAGapNeverBlocks(t *testing.T) {
 	}
 }
 
+// A subscriber's buffer is bounded in bytes as well as in events: events
+// of large documents past the bound are lost with a gap, as past a full
+// buffer, and an empty buffer takes any one event.
+func TestSlowSubscriberIsBoundedInBytes(t *testing.T) {
+	b := NewBus(Options{SubscriptionBytes: 10_000})
+	s := b.Subscribe(1000)
+	defer s.Close()
+	big := func() Event {
+		return Event{Kind: KindCommit, Commit: &Commit{After: map[string]any{"s": strings.Repeat("x", 3000)}}}
+	}
+	for range 20 {
+		b.Emit(big())
+	}
+	if got := len(s.Events()); got < 1 || got > 3 {
+		t.Fatalf("buffer holds %d events of ~3 KB under a 10 KB bound", got)
+	}
+	kept := uint64(len(s.Events()))
+	if s.Dropped() != 20-kept {
+		t.Errorf("Dropped = %d, want %d", s.Dropped(), 20-kept)
+	}
+	for i := range kept {
+		if e := <-s.Events(); e.Seq != i+1 {
+			t.Fatalf("event %d: seq %d", i, e.Seq)
+		}
+	}
+	// Taken events free their bytes; the loss is visible to the
+	// subscriber, then delivery resumes.
+	b.Emit(big())
+	gap, next := <-s.Events(), <-s.Events()
+	if gap.Kind != KindGap || gap.Missed != 20-kept || next.Seq != 21 {
+		t.Fatalf("after the loss: %+v then seq %d", gap.Gap, next.Seq)
+	}
+	// An event over the bound alone still reaches an empty buffer.
+	b.Emit(Event{Kind: KindCommit, Commit: &Commit{After: map[string]any{"s": strings.Repeat("y", 50_000)}}})
+	if e := <-s.Events(); e.Seq != 22 {
+		t.Fatalf("oversized event into an empty buffer: got seq %d", e.Seq)
+	}
+	// Small events within the bound all wait.
+	for range 20 {
+		b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
+	}
+	if got := len(s.Events()); got != 20 {
+		t.Fatalf("buffer holds %d of 20 small events", got)
+	}
+}
+
 func TestConcurrentEmitAndClose(t *testing.T) {
 	b := NewBus(Options{History: 100})
 	var wg sync.WaitGroup

@@ -211,6 +211,7 @@ type opState struct {
 	results []*pb.Value
 	method  Method
 	dec     Decision
+	memo    *encodeMemo // the JSON forms its events share (events.go)
 }
 
 // commit is the one write path: validate, lock, check the transaction,

@@ -365,19 +365,20 @@ func (s *seenRequest) record(fn string, l Lookup) Lookup {
 	}
 }
 
-// event renders it into the event's Seen.
-func (s *seenRequest) event(into *event.Seen, db DatabaseName) {
+// event renders it into the event's Seen, sharing the forms memo holds
+// (nil: none).
+func (s *seenRequest) event(into *event.Seen, db DatabaseName, memo *encodeMemo) {
 	if s == nil || into == nil {
 		return
 	}
 	into.Time = s.time
 	if s.after != nil {
-		into.After = &event.Resource{Exists: true, Data: EncodeFields(s.after.Fields, db)}
+		into.After = &event.Resource{Exists: true, Data: encodeFields(s.after.Fields, db, memo)}
 	}
 	for _, r := range s.reads {
 		l := event.Lookup{Function: r.fn, Path: r.path, Exists: r.doc != nil}
 		if r.doc != nil {
-			l.Data = EncodeFields(r.doc.Fields, db)
+			l.Data = encodeFields(r.doc.Fields, db, memo)
 		}
 		into.Lookups = append(into.Lookups, l)
 	}

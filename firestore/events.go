@@ -66,11 +66,12 @@ func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin event.Ori
 	}
 	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
-	seen := &event.Seen{Before: resourceOf(s.before)}
+	memo := s.eventMemo()
+	seen := &event.Seen{Before: resourceOf(s.before, memo)}
 	if u := s.op.w.GetUpdate(); u != nil {
-		seen.Data = withSentinels(EncodeFields(u.GetFields(), c.db.name), s.op.sentinels)
+		seen.Data = withSentinels(encodeFields(u.GetFields(), c.db.name, memo), s.op.sentinels)
 	}
-	s.dec.seen.event(seen, c.db.name)
+	s.dec.seen.event(seen, c.db.name, memo)
 	ev.Request.Seen = seen
 	e.emit(ev)
 }
@@ -90,12 +91,23 @@ func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
 	return data
 }
 
+// eventMemo is the memo of the JSON forms s's request and commit events
+// share: the written fields, the document before and after.
+func (s *opState) eventMemo() *encodeMemo {
+	if s.memo == nil {
+		s.memo = newEncodeMemo()
+	}
+	return s.memo
+}
+
 func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 	if !e.eventsOn() {
 		return
 	}
+	memo := s.eventMemo()
+	defer func() { s.memo = nil }() // the last event of the operation
 	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
-		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name), After: stateOf(s.after, c.db.name),
+		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name, memo), After: stateOf(s.after, c.db.name, memo),
 			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database}}
 	if d := s.after; d != nil {
 		ev.CreateTime, ev.UpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
@@ -108,7 +120,7 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 		ev.Origin = event.OriginAdmin
 	}
 	if u := s.op.w.GetUpdate(); u != nil {
-		ev.Written = EncodeFields(u.GetFields(), c.db.name)
+		ev.Written = encodeFields(u.GetFields(), c.db.name, memo)
 	}
 	e.emit(ev)
 }
@@ -134,9 +146,9 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 	ev := readEvent(who, m, path, dec, dur, v)
 	seen := &event.Seen{}
 	if m == MethodGet {
-		seen.Before = resourceOf(d)
+		seen.Before = resourceOf(d, nil)
 	}
-	dec.seen.event(seen, db)
+	dec.seen.event(seen, db, nil)
 	ev.Request.Seen = seen
 	e.emit(ev)
 }
@@ -149,23 +161,23 @@ func (e *Engine) emitList(who identity.Identity, q *query, dec Decision, dur tim
 	}
 	ev := readEvent(who, MethodList, q.collPath(), dec, dur, v)
 	ev.Request.Seen = &event.Seen{Query: q.sq}
-	dec.seen.event(ev.Request.Seen, q.db)
+	dec.seen.event(ev.Request.Seen, q.db, nil)
 	e.emit(ev)
 }
 
-func resourceOf(d *pb.Document) *event.Resource {
+func resourceOf(d *pb.Document, memo *encodeMemo) *event.Resource {
 	if d == nil {
 		return &event.Resource{Exists: false}
 	}
 	db, _, _ := ParseDocumentName(d.Name)
-	return &event.Resource{Data: EncodeFields(d.Fields, db), Exists: true}
+	return &event.Resource{Data: encodeFields(d.Fields, db, memo), Exists: true}
 }
 
-func stateOf(d *pb.Document, db DatabaseName) any {
+func stateOf(d *pb.Document, db DatabaseName, memo *encodeMemo) any {
 	if d == nil {
 		return nil
 	}
-	return EncodeFields(d.Fields, db)
+	return encodeFields(d.Fields, db, memo)
 }
 
 // listenerEvent is a listener lifecycle event of target t.

@@ -34,15 +34,39 @@ import (
 // EncodeFields converts document fields to their JSON form; references in
 // db are written relative.
 func EncodeFields(fields map[string]*pb.Value, db DatabaseName) map[string]any {
+	return encodeFields(fields, db, nil)
+}
+
+func encodeFields(fields map[string]*pb.Value, db DatabaseName, memo *encodeMemo) map[string]any {
 	out := make(map[string]any, len(fields))
 	for k, v := range fields {
-		out[k] = EncodeValue(v, db)
+		out[k] = encodeValue(v, db, memo)
 	}
 	return out
 }
 
+// encodeMemo remembers the JSON forms of the arrays and maps encoded for
+// one operation's events, by identity, so that the same proto value
+// encoded for several of them (a write's fields are the request event's
+// data and the commit event's written data) is one Go value they share:
+// a write of a 100,000-element list is then not copied once per event
+// field into every subscriber's queue. The forms are shared, so their
+// consumers must not modify them (nor do they).
+type encodeMemo struct {
+	arrays map[*pb.ArrayValue][]any
+	maps   map[*pb.MapValue]any
+}
+
+func newEncodeMemo() *encodeMemo {
+	return &encodeMemo{arrays: map[*pb.ArrayValue][]any{}, maps: map[*pb.MapValue]any{}}
+}
+
 // EncodeValue converts a value to its JSON form.
 func EncodeValue(v *pb.Value, db DatabaseName) any {
+	return encodeValue(v, db, nil)
+}
+
+func encodeValue(v *pb.Value, db DatabaseName, memo *encodeMemo) any {
 	switch x := v.GetValueType().(type) {
 	case *pb.Value_NullValue, nil:
 		return nil
@@ -81,33 +105,68 @@ func EncodeValue(v *pb.Value, db DatabaseName) any {
 	case *pb.Value_GeoPointValue:
 		return map[string]any{"__type": "latlng", "lat": x.GeoPointValue.GetLatitude(), "lng": x.GeoPointValue.GetLongitude()}
 	case *pb.Value_ArrayValue:
+		if out, ok := memo.array(x.ArrayValue); ok {
+			return out
+		}
 		out := make([]any, len(x.ArrayValue.GetValues()))
 		for i, e := range x.ArrayValue.GetValues() {
-			out[i] = EncodeValue(e, db)
+			out[i] = encodeValue(e, db, memo)
+		}
+		if memo != nil && x.ArrayValue != nil {
+			memo.arrays[x.ArrayValue] = out
 		}
 		return out
 	case *pb.Value_MapValue:
-		m := x.MapValue.GetFields()
-		if fsvalue.IsVector(x.MapValue) {
-			var vs []any
-			for _, e := range fsvalue.VectorElems(x.MapValue) {
-				vs = append(vs, json.Number(strconv.FormatFloat(toFloat(e), 'g', -1, 64)))
-			}
-			if vs == nil {
-				vs = []any{}
-			}
-			return map[string]any{"__type__": "__vector__", "value": vs}
+		if out, ok := memo.mapValue(x.MapValue); ok {
+			return out
 		}
-		enc := EncodeFields(m, db)
-		if _, a := m["__type"]; a {
-			return map[string]any{"__type": "map", "value": enc}
+		out := encodeMap(x.MapValue, db, memo)
+		if memo != nil && x.MapValue != nil {
+			memo.maps[x.MapValue] = out
 		}
-		if _, b := m["__type__"]; b {
-			return map[string]any{"__type": "map", "value": enc}
-		}
-		return enc
+		return out
 	}
 	return nil
+}
+
+func (m *encodeMemo) array(a *pb.ArrayValue) ([]any, bool) {
+	if m == nil || a == nil {
+		return nil, false
+	}
+	out, ok := m.arrays[a]
+	return out, ok
+}
+
+func (m *encodeMemo) mapValue(mv *pb.MapValue) (any, bool) {
+	if m == nil || mv == nil {
+		return nil, false
+	}
+	out, ok := m.maps[mv]
+	return out, ok
+}
+
+// encodeMap is a map value's JSON form: a vector, an escaped map whose
+// keys look like a marker, or a plain object.
+func encodeMap(mv *pb.MapValue, db DatabaseName, memo *encodeMemo) any {
+	m := mv.GetFields()
+	if fsvalue.IsVector(mv) {
+		var vs []any
+		for _, e := range fsvalue.VectorElems(mv) {
+			vs = append(vs, json.Number(strconv.FormatFloat(toFloat(e), 'g', -1, 64)))
+		}
+		if vs == nil {
+			vs = []any{}
+		}
+		return map[string]any{"__type__": "__vector__", "value": vs}
+	}
+	enc := encodeFields(m, db, memo)
+	if _, a := m["__type"]; a {
+		return map[string]any{"__type": "map", "value": enc}
+	}
+	if _, b := m["__type__"]; b {
+		return map[string]any{"__type": "map", "value": enc}
+	}
+	return enc
 }
 
 // DecodeJSONFields parses a JSON object of fields in the marker form.

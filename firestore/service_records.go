@@ -40,11 +40,7 @@ func (s *engineService) Records(token string, fn func(key []string, value json.R
 		}
 		var v json.RawMessage
 		if d := s.e.Document(name, rel); d != nil {
-			b, err := json.Marshal(EncodeFields(d.Fields, name))
-			if err != nil {
-				return err
-			}
-			v = b
+			v = MarshalFields(d.Fields, name)
 		}
 		if err := fn(s.recordKey(name, rel), v); err != nil {
 			return err
@@ -59,11 +55,7 @@ func (s *engineService) EachRecord(fn func(key []string, value json.RawMessage) 
 	for _, name := range s.e.Databases() {
 		prefix := name.Documents() + "/"
 		for _, d := range s.e.Dump(name) {
-			b, err := json.Marshal(EncodeFields(d.Fields, name))
-			if err != nil {
-				return err
-			}
-			if err := fn(s.recordKey(name, strings.TrimPrefix(d.Name, prefix)), b); err != nil {
+			if err := fn(s.recordKey(name, strings.TrimPrefix(d.Name, prefix)), MarshalFields(d.Fields, name)); err != nil {
 				return err
 			}
 		}

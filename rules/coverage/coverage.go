@@ -62,6 +62,9 @@ const (
 	MaxValueBytes = 64 << 10
 )
 
+// maxPooledBuf bounds the rendering buffer a recycled Tally keeps.
+const maxPooledBuf = 1 << 20
+
 // Elided is the value the report counts distinct values under once an
 // expression has kept MaxValues of them or MaxValueBytes (the Summary
 // counts it as another value).
@@ -165,6 +168,9 @@ func (t *Tally) Flush() {
 	clear(t.vals)
 	clear(t.seen)
 	t.nodes, t.vals, t.buf, t.ends = t.nodes[:0], t.vals[:0], t.buf[:0], t.ends[:0]
+	if cap(t.buf) > maxPooledBuf {
+		t.buf = nil // a rare decision of many large values: do not keep its room
+	}
 	c.tallies.Put(t)
 }
 
@@ -404,9 +410,10 @@ func coverageValue(v value.Value, skipped bool) string {
 	return string(appendCoverage(nil, v, skipped, nil))
 }
 
-// appendCoverage appends coverageValue's form of v to b. seen caches where
-// in b the encodings of maps are, within one flush: a decision evaluates
-// `request` and `resource.data` at several nodes, and each is the same map.
+// appendCoverage appends coverageValue's form of v to b, or Elided when
+// that form is longer than MaxValueBytes. seen caches where in b the
+// encodings of maps are, within one flush: a decision evaluates `request`
+// and `resource.data` at several nodes, and each is the same map.
 func appendCoverage(b []byte, v value.Value, skipped bool, seen map[uintptr][2]int) []byte {
 	if skipped {
 		return append(b, valSkipped...)
@@ -424,18 +431,37 @@ func appendCoverage(b []byte, v value.Value, skipped bool, seen map[uintptr][2]i
 				return append(b, b[at[0]:at[1]]...)
 			}
 			start := len(b)
-			b = appendValue(b, v)
+			b = appendBounded(b, v)
 			seen[p] = [2]int{start, len(b)}
 			return b
 		}
 	}
-	return appendValue(b, v)
+	return appendBounded(b, v)
+}
+
+// appendBounded appends v's form, or Elided when it is longer than
+// MaxValueBytes: add would count such a value as Elided anyway (no
+// expression keeps it), so it is rendered no further than the bound. A
+// decision reading a document with a 100,000-element list neither renders
+// the list whole per expression nor leaves the Tally's pooled buffer
+// megabytes long.
+func appendBounded(b []byte, v value.Value) []byte {
+	start := len(b)
+	b = appendValue(b, v, start+MaxValueBytes)
+	if len(b)-start > MaxValueBytes {
+		b = append(b[:start], Elided...)
+	}
+	return b
 }
 
 // appendValue appends a rules value in the emulator's
 // (google.firestore.v1-like) JSON value form, as encoding/json would write
-// it (object keys sorted).
-func appendValue(b []byte, v value.Value) []byte {
+// it (object keys sorted). Once b is longer than limit it stops: the form
+// is then cut short, and the result longer than limit says so.
+func appendValue(b []byte, v value.Value, limit int) []byte {
+	if len(b) > limit {
+		return b
+	}
 	switch x := v.(type) {
 	case value.Null:
 		return append(b, `{"nullValue":null}`...)
@@ -463,9 +489,15 @@ func appendValue(b []byte, v value.Value) []byte {
 		}
 		return append(b, '}')
 	case value.String:
+		if len(b)+len(x) > limit {
+			return append(b, x[:limit+1-len(b)]...) // cut short
+		}
 		b = append(b, `{"stringValue":`...)
 		return append(appendString(b, string(x)), '}')
 	case value.Bytes:
+		if n := len(b) + base64.StdEncoding.EncodedLen(len(x)); n > limit {
+			return append(b, make([]byte, limit+1-len(b))...) // cut short
+		}
 		b = append(b, `{"bytesValue":"`...)
 		return append(base64.StdEncoding.AppendEncode(b, []byte(x)), `"}`...)
 	case value.Timestamp:
@@ -498,9 +530,9 @@ func appendValue(b []byte, v value.Value) []byte {
 		}
 		return append(b, "]}}"...)
 	case value.List:
-		return appendValues(append(b, `{"listValue":{"values":[`...), x)
+		return appendValues(append(b, `{"listValue":{"values":[`...), x, limit)
 	case value.Set:
-		return appendValues(append(b, `{"setValue":{"values":[`...), x)
+		return appendValues(append(b, `{"setValue":{"values":[`...), x, limit)
 	case value.Map:
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -513,7 +545,9 @@ func appendValue(b []byte, v value.Value) []byte {
 				b = append(b, ',')
 			}
 			b = append(appendString(b, k), ':')
-			b = appendValue(b, x[k])
+			if b = appendValue(b, x[k], limit); len(b) > limit {
+				return b
+			}
 		}
 		return append(b, "}}}"...)
 	}
@@ -521,12 +555,14 @@ func appendValue(b []byte, v value.Value) []byte {
 	return append(appendString(b, value.Show(v)), '}')
 }
 
-func appendValues(b []byte, vs []value.Value) []byte {
+func appendValues(b []byte, vs []value.Value, limit int) []byte {
 	for i, e := range vs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendValue(b, e)
+		if b = appendValue(b, e, limit); len(b) > limit {
+			return b
+		}
 	}
 	return append(b, "]}}"...)
 }

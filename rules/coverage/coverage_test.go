@@ -60,3 +60,55 @@ func TestCoverageBoundsValues(t *testing.T) {
 		t.Fatalf("kept value not counted: %v", vc.counts)
 	}
 }
+
+// A value whose form is longer than MaxValueBytes is counted as Elided
+// and rendered no further than the bound: a decision over a document
+// with a 100,000-element list keeps kilobytes, not its megabytes, per
+// expression and in the Tally's recycled buffer.
+func TestCoverageBoundsRenderingPerValue(t *testing.T) {
+	big := make(value.List, 100_000)
+	for i := range big {
+		big[i] = value.String("t" + strings.Repeat("0", 10))
+	}
+	b := appendBounded(nil, big)
+	if string(b) != Elided {
+		t.Fatalf("100,000-element list rendered as %.60s… (%d bytes), want %s", b, len(b), Elided)
+	}
+	if cap(b) > 4*MaxValueBytes {
+		t.Fatalf("rendering the list took a %d-byte buffer; the bound is %d bytes per value", cap(b), MaxValueBytes)
+	}
+	for _, v := range []value.Value{value.String(strings.Repeat("x", MaxValueBytes)), value.Bytes(strings.Repeat("x", MaxValueBytes)), value.Map{"tags": big}} {
+		if got := appendBounded(nil, v); string(got) != Elided {
+			t.Errorf("%.40s: rendered %d bytes, want %s", value.Show(v), len(got), Elided)
+		}
+	}
+	// A value within the bound keeps its whole form.
+	small := value.List{value.String("t1"), value.String("t2")}
+	if got, want := string(appendBounded(nil, small)), coverageValue(small, false); got != want || !strings.Contains(got, `"t2"`) {
+		t.Errorf("small list: %s, want %s", got, want)
+	}
+
+	// Through a Tally: the same large map at two expressions (the seen
+	// cache) and a small value, each counted where it belongs.
+	c := New(nil, nil)
+	data, tags, ok := &ast.Ident{Name: "data"}, &ast.Ident{Name: "tags"}, &ast.Ident{Name: "ok"}
+	doc := value.Map{"tags": big}
+	tl := c.Tally()
+	tl.Count(data, doc)
+	tl.Count(data, doc)
+	tl.Count(tags, big)
+	tl.Count(ok, value.Bool(true))
+	tl.Flush()
+	for n, want := range map[ast.Expr]string{data: Elided, tags: Elided, ok: valTrue} {
+		vc := c.counts[n]
+		if vc == nil || len(vc.order) != 1 || vc.order[0] != want {
+			t.Errorf("%s: kept %v, want [%s]", n.(*ast.Ident).Name, vc, want)
+		}
+	}
+	if n := c.counts[data].counts[0]; n != 2 {
+		t.Errorf("data counted %d times, want 2", n)
+	}
+	if cap(tl.buf) > 4*MaxValueBytes {
+		t.Errorf("the recycled Tally keeps a %d-byte buffer", cap(tl.buf))
+	}
+}

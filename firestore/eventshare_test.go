@@ -1,0 +1,87 @@
+package firestore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/rules/source"
+)
+
+// TestWriteEventsShareEncodedValues: a write's request event and commit
+// event encode each list of the write once and share it (the data sent
+// with the written data, request.resource with the stored document), so
+// a write of a 100,000-element list is not copied once per event field
+// into every subscriber's queue. The values stay as they were sent.
+func TestWriteEventsShareEncodedValues(t *testing.T) {
+	t.Parallel()
+	gate, diags := NewRulesGate(source.NewFile("firestore.rules", `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /tagged/{id} {
+      allow create: if request.resource.data.tags.hasAll(['t1', 't2']);
+    }
+  }
+}`))
+	if gate == nil {
+		t.Fatal(diags)
+	}
+	bus := event.NewBus(event.Options{})
+	var mu sync.Mutex
+	var evs []event.Event
+	bus.Tap(func(e event.Event) {
+		mu.Lock()
+		evs = append(evs, e)
+		mu.Unlock()
+	})
+	e := New(Options{Rules: gate, Events: bus})
+	db := DatabaseName{Project: "demo", Database: DefaultDatabase}
+	tags := make([]*pb.Value, 1000)
+	for i := range tags {
+		tags[i] = String(fmt.Sprintf("t%d", i))
+	}
+	fields := map[string]*pb.Value{"tags": Array(tags...), "meta": Map(map[string]*pb.Value{"n": Int(1)})}
+	_, err := e.Commit(context.Background(), identity.NewUser("u0", nil), &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{
+		Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName("tagged/d1"), Fields: fields}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var req *event.Request
+	var commit *event.Commit
+	for _, ev := range evs {
+		switch ev.Kind {
+		case event.KindRequest:
+			req = ev.Request
+		case event.KindCommit:
+			commit = ev.Commit
+		}
+	}
+	if req == nil || req.Seen == nil || req.Seen.After == nil || commit == nil {
+		t.Fatalf("events: request %+v, commit %+v", req, commit)
+	}
+	field := func(data any, k string) any { return data.(map[string]any)[k] }
+	same := func(what string, a, b any) {
+		t.Helper()
+		if reflect.ValueOf(a).Pointer() != reflect.ValueOf(b).Pointer() {
+			t.Errorf("%s: two copies of the encoded value", what)
+		}
+	}
+	same("sent data and written data's list", field(req.Seen.Data, "tags"), field(commit.Written, "tags"))
+	same("sent data and written data's map", field(req.Seen.Data, "meta"), field(commit.Written, "meta"))
+	same("request.resource and the committed document's list", field(req.Seen.After.Data, "tags"), field(commit.After, "tags"))
+	got := field(req.Seen.Data, "tags").([]any)
+	if len(got) != 1000 || got[0] != "t0" || got[999] != "t999" {
+		t.Errorf("sent list encoded as %d elements, first %v", len(got), got[0])
+	}
+	if !reflect.DeepEqual(commit.After, EncodeFields(fields, db)) || !reflect.DeepEqual(req.Seen.Data, EncodeFields(fields, db)) {
+		t.Errorf("shared forms differ from the values' own encoding")
+	}
+}

@@ -85,7 +85,8 @@ type Recorder struct {
 	// stale the other services whose state changed since.
 	dirty   map[string]map[string]bool
 	stale   map[string]bool
-	rewrite bool // the next flush rewrites the file whole
+	lines   lineEncoder // encodes pending's lines
+	rewrite bool        // the next flush rewrites the file whole
 	lastSeq uint64
 	lost    uint64
 	trimmed uint64        // oldest events dropped past MaxEvents or MaxBytes
@@ -96,6 +97,7 @@ type Recorder struct {
 
 	flushMu sync.Mutex        // one flush at a time; guards the file's fields below
 	f       *os.File          // the file, open for appending; nil until the first rewrite
+	out     bytes.Buffer      // appendLines' buffer
 	size    int64             // its size
 	base    int64             // its size after the last rewrite
 	spans   []span            // its event lines
@@ -359,27 +361,47 @@ func (r *Recorder) keep(e event.Event) {
 			}
 		}
 	}
-	b, err := encodeEvent(normalize(e))
+	line, err := r.lines.line(normalize(e))
 	if err != nil {
 		r.lost++ // an event that does not encode cannot be in the file
 		return
 	}
-	line := make([]byte, 0, len(b)+11)
-	line = append(append(append(line, `{"event":`...), b...), "}\n"...)
 	r.pending = append(r.pending, line)
 	r.pendingSize += len(line)
 }
 
-// encodeEvent is e's compact JSON, as the fixture encoder writes it (no
-// HTML escaping).
-func encodeEvent(e event.Event) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+// lineEncoder encodes events as their fixture lines through one buffer
+// reused from event to event: a fresh buffer per event grew through
+// several sizes and was a quarter of what a write costs pyric serve in
+// allocations (e2e/bench's heap profile, session capture on).
+type lineEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxLineBuf bounds the buffer kept between events, so one huge event
+// does not keep its room.
+const maxLineBuf = 1 << 20
+
+// maxAppendBuf bounds the buffer appendLines keeps between flushes.
+const maxAppendBuf = 4 << 20
+
+// line is e's fixture line, {"event":E}\n, with E its compact JSON as the
+// fixture encoder writes it (no HTML escaping), in a slice of its own.
+func (l *lineEncoder) line(e event.Event) ([]byte, error) {
+	if l.enc == nil || l.buf.Cap() > maxLineBuf {
+		l.buf = bytes.Buffer{}
+		l.enc = json.NewEncoder(&l.buf)
+		l.enc.SetEscapeHTML(false)
+	}
+	l.buf.Reset()
+	l.buf.WriteString(`{"event":`)
+	if err := l.enc.Encode(e); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b := bytes.TrimSuffix(l.buf.Bytes(), []byte("\n"))
+	line := make([]byte, 0, len(b)+2)
+	return append(append(line, b...), "}\n"...), nil
 }
 
 // writeEmpty writes the session before it has events: no events, no
@@ -616,7 +638,18 @@ func (r *Recorder) Flush() error {
 // appendLines appends the events, the records and the states as lines,
 // in one write; callers hold flushMu.
 func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]bool, stale map[string]bool) error {
-	var buf bytes.Buffer
+	// One buffer, reused from flush to flush (unless a big flush grew it
+	// past maxAppendBuf), sized for the events up front.
+	buf := &r.out
+	if buf.Cap() > maxAppendBuf {
+		*buf = bytes.Buffer{}
+	}
+	buf.Reset()
+	n := 0
+	for _, l := range pending {
+		n += len(l)
+	}
+	buf.Grow(n + 512)
 	spans := make([]span, 0, len(pending))
 	for _, l := range pending {
 		spans = append(spans, span{off: r.size + int64(buf.Len()), n: int64(len(l))})
@@ -626,7 +659,7 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 		rs := r.recs[svc]
 		for tok := range toks {
 			if err := rs.Records(tok, func(key []string, v json.RawMessage) error {
-				return recordLine(&buf, svc, key, v)
+				return recordLine(buf, svc, key, v)
 			}); err != nil {
 				return fmt.Errorf("capture: records of %s: %w", svc, err)
 			}
@@ -640,11 +673,11 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 		if err != nil {
 			return err
 		}
-		if err := stateLine(&buf, svc.Name(), st); err != nil {
+		if err := stateLine(buf, svc.Name(), st); err != nil {
 			return err
 		}
 	}
-	r.metaLines(&buf)
+	r.metaLines(buf)
 	if buf.Len() == 0 {
 		return nil
 	}

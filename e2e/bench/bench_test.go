@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 // workload against the official emulator too and prints the ratios. It
 // never asserts on timings.
 func TestBench(t *testing.T) {
-	cfg := Config{N: 20, Queries: 5, Txns: 5, Clients: 4, PerClient: 4, NoOfficial: true,
+	cfg := Config{N: 20, Queries: 5, Txns: 5, Clients: 4, PerClient: 4, NoOfficial: true, Rounds: 2,
 		Only: []string{"floor", "pyric-memory", "pyric-durable", "pyric-always"}} // pyric-serve builds the binary
 	if os.Getenv("PYRIC_BENCH") == "1" {
 		cfg = Config{N: 500, Queries: 50, Txns: 100, Clients: 64, PerClient: 100}
@@ -36,5 +36,16 @@ func TestBench(t *testing.T) {
 				t.Errorf("%s %s: %v", target, wl, m.Err)
 			}
 		}
+	}
+	// The floor runs in its own process: its CPU is measured (and the
+	// in-process targets' is not).
+	if cpu := res["floor"]["set"].ServerCPU; cpu <= 0 {
+		t.Errorf("floor set: server CPU %v, want it measured", cpu)
+	}
+	if cpu := res["pyric-memory"]["set"].ServerCPU; cpu != 0 {
+		t.Errorf("pyric-memory set: server CPU %v, want none (in process)", cpu)
+	}
+	if !strings.Contains(out.String(), "server CPU per operation") {
+		t.Errorf("no server CPU table:\n%s", out.String())
 	}
 }

@@ -52,7 +52,8 @@ func StartFloor(results int) (*Target, error) {
 		stop()
 		return nil, fmt.Errorf("the floor server did not start (%q, %v)", line, err)
 	}
-	return &Target{Name: "floor", Addr: addr, Notes: "a do-nothing Firestore gRPC server, its own process: the transport's and client's cost alone", Stop: stop}, nil
+	return &Target{Name: "floor", Addr: addr, Notes: "a do-nothing Firestore gRPC server, its own process: the transport's and client's cost alone",
+		CPU: func() time.Duration { return procCPU(cmd.Process.Pid) }, Stop: stop}, nil
 }
 
 // serveFloorIfAsked serves the floor and never returns when this process

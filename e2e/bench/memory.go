@@ -211,7 +211,7 @@ func StartServe(bin string, extra []string) (*Target, error) {
 		return nil, err
 	}
 	return &Target{Name: "pyric-serve", Addr: p.addr, Notes: "pyric serve, its own process, default durable store (sync=batch), session capture on",
-		Stop: func() { p.stop(); os.RemoveAll(tmp) }}, nil
+		CPU: p.cpu, Stop: func() { p.stop(); os.RemoveAll(tmp) }}, nil
 }
 
 type serveProc struct {
@@ -272,8 +272,30 @@ func (p *serveProc) rss() int64 { return procStatus(p.cmd.Process.Pid, "VmRSS:")
 
 // cpu is the user and system CPU time the process used so far (0 if
 // unknown), from /proc/PID/stat (in clock ticks, 100 per second on Linux).
-func (p *serveProc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+func (p *serveProc) cpu() time.Duration { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is the CPU time process pid used so far (0 if unknown): the sum
+// of its threads' run time in /proc/PID/task/*/schedstat (nanoseconds; Go
+// keeps its threads), or else user and system time from /proc/PID/stat.
+func procCPU(pid int) time.Duration {
+	if tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid)); err == nil && len(tasks) > 0 {
+		var sum int64
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += ns
+			}
+		}
+		if sum > 0 {
+			return time.Duration(sum)
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}

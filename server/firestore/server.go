@@ -68,8 +68,9 @@ func IdentityFromHeader(h string) (identity.Identity, error) {
 
 // IdentityFromContext reads the Authorization metadata of a gRPC call.
 func IdentityFromContext(ctx context.Context) (identity.Identity, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get("authorization")
+	// Only the one key: FromIncomingContext copies every header of the
+	// call, for each call.
+	vals := metadata.ValueFromIncomingContext(ctx, "authorization")
 	if len(vals) == 0 {
 		return identity.Anonymous(), nil
 	}

@@ -19,6 +19,7 @@ type state struct {
 	Topics        []*Topic    `json:"topics"`
 	Subscriptions []queueDump `json:"subscriptions"`
 	Snapshots     []queueDump `json:"snapshots"`
+	// Schemas lists every revision of each schema, oldest first.
 	Schemas       []*Schema   `json:"schemas,omitempty"`
 }
 
@@ -59,8 +60,9 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 		st.Topics = append(st.Topics, cloneTopic(e.topics[n].cfg))
 	}
 	for _, n := range sortedKeys(e.schemas) {
-		c := *e.schemas[n].cfg
-		st.Schemas = append(st.Schemas, &c)
+		for _, r := range e.schemas[n].revs { // every revision, oldest first
+			st.Schemas = append(st.Schemas, cloneSchema(r.cfg, true))
+		}
 	}
 	for _, n := range sortedKeys(e.subs) {
 		s := e.subs[n]
@@ -164,8 +166,16 @@ func (e *Engine) Restore(raw json.RawMessage) error {
 			}
 		}
 		last := st.LastID
+		// A schema's revisions are its entries, oldest first.
+		revs := map[string]*schemaRecord{}
 		for _, sc := range st.Schemas {
-			if err := putJSON(tx, schemaKey(sc.Name), sc); err != nil {
+			if revs[sc.Name] == nil {
+				revs[sc.Name] = &schemaRecord{}
+			}
+			revs[sc.Name].Revisions = append(revs[sc.Name].Revisions, sc)
+		}
+		for name, r := range revs {
+			if err := putJSON(tx, schemaKey(name), r); err != nil {
 				return err
 			}
 		}

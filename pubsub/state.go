@@ -20,7 +20,7 @@ type state struct {
 	Subscriptions []queueDump `json:"subscriptions"`
 	Snapshots     []queueDump `json:"snapshots"`
 	// Schemas lists every revision of each schema, oldest first.
-	Schemas       []*Schema   `json:"schemas,omitempty"`
+	Schemas []*Schema `json:"schemas,omitempty"`
 }
 
 type queueDump struct {

@@ -191,15 +191,11 @@ func (e *Engine) load() error {
 			e.epoch = n
 		}
 		if err := tx.ForEach([]byte("x/"), func(k, v []byte) error {
-			var s Schema
-			if err := json.Unmarshal(v, &s); err != nil {
-				return fmt.Errorf("schema %q: %w", k, err)
-			}
-			chk, err := compileSchema(s.Type, s.Definition)
+			st, err := decodeSchemaRecord(v)
 			if err != nil {
 				return fmt.Errorf("schema %q: %w", k, err)
 			}
-			e.schemas[s.Name] = &schemaState{cfg: &s, check: chk}
+			e.schemas[st.current().cfg.Name] = st
 			return nil
 		}); err != nil {
 			return err

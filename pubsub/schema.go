@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,10 +53,66 @@ type SchemaSettings struct {
 	LastRevisionID  string `json:"lastRevisionId,omitempty"`
 }
 
-// schemaState is a schema and its compiled checker.
+// schemaState is a schema's revisions, oldest first; the last is the
+// current one (what Get answers and a commit follows).
 type schemaState struct {
+	revs []*schemaRev
+}
+
+// schemaRev is one revision and its compiled checker.
+type schemaRev struct {
 	cfg   *Schema
 	check checker
+}
+
+func (st *schemaState) current() *schemaRev { return st.revs[len(st.revs)-1] }
+
+// revision returns the revision with id, or nil.
+func (st *schemaState) revision(id string) (int, *schemaRev) {
+	for i, r := range st.revs {
+		if r.cfg.RevisionID == id {
+			return i, r
+		}
+	}
+	return -1, nil
+}
+
+// schemaRecord is a schema as stored: every revision, oldest first. A
+// record written before revisions were kept is one Schema.
+type schemaRecord struct {
+	Revisions []*Schema `json:"revisions"`
+}
+
+func (st *schemaState) record() *schemaRecord {
+	r := &schemaRecord{Revisions: make([]*Schema, len(st.revs))}
+	for i, v := range st.revs {
+		r.Revisions[i] = v.cfg
+	}
+	return r
+}
+
+// decodeSchemaRecord reads a stored schema, compiling every revision.
+func decodeSchemaRecord(b []byte) (*schemaState, error) {
+	var r struct {
+		Schema
+		Revisions []*Schema `json:"revisions"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Revisions) == 0 {
+		c := r.Schema
+		r.Revisions = []*Schema{&c}
+	}
+	st := &schemaState{}
+	for _, c := range r.Revisions {
+		chk, err := compileSchema(c.Type, c.Definition)
+		if err != nil {
+			return nil, err
+		}
+		st.revs = append(st.revs, &schemaRev{cfg: c, check: chk})
+	}
+	return st, nil
 }
 
 // checker tells whether data conforms to a schema in an encoding.
@@ -74,6 +131,13 @@ var (
 	errTopicEncoding       = invalid("Invalid schema encoding provided")
 	errNonConforming       = invalid("Could not parse message")
 	errSchemaDeleted       = &Error{Kind: ErrFailedPrecondition, Msg: "The topic's schema was deleted."}
+	errRevisionNotFound    = &Error{Kind: ErrNotFound, Msg: "Schema revision not found"}
+	errRollbackNotFound    = &Error{Kind: ErrNotFound, Msg: "Revision not found"}
+	errNoRevisionID        = invalid("Missing revision ID")
+	errLastRevision        = invalid("Cannot delete last revision. Please use DeleteSchema.")
+	errFirstRevision       = &Error{Kind: ErrNotFound, Msg: "First revision could not be found"}
+	errLastRevisionMissing = &Error{Kind: ErrNotFound, Msg: "Last revision could not be found"}
+	errRevisionOrder       = invalid("First revision creation time is after last revision creation time")
 )
 
 func schemaKey(name string) []byte { return []byte("x/" + name) }
@@ -119,63 +183,199 @@ func (e *Engine) CreateSchema(parent, id string, s *Schema) (*Schema, error) {
 	if _, _, err := ParseName(kindSchemas, name); err != nil {
 		return nil, err
 	}
-	chk, err := compileSchema(s.Type, s.Definition)
+	rev, err := e.newRevision(name, s)
 	if err != nil {
 		return nil, err
 	}
-	c := &Schema{Name: name, Type: s.Type, Definition: s.Definition, RevisionID: newRevisionID(), RevisionCreateTime: e.now().UTC()}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.schemas[name] != nil {
 		return nil, errSchemaExists
 	}
-	if err := e.com.do(func(tx service.Tx) error { return putJSON(tx, schemaKey(name), c) }); err != nil {
+	st := &schemaState{revs: []*schemaRev{rev}}
+	if err := e.putSchema(name, st); err != nil {
 		return nil, err
 	}
-	e.schemas[name] = &schemaState{cfg: c, check: chk}
-	cc := *c
-	return &cc, nil
+	e.schemas[name] = st
+	return cloneSchema(rev.cfg, true), nil
 }
 
-// CommitSchema gives a schema a new revision.
-func (e *Engine) CommitSchema(name string, s *Schema) (*Schema, error) {
-	if _, _, err := ParseName(kindSchemas, name); err != nil {
-		return nil, err
-	}
+// newRevision compiles s as a new revision of the schema name.
+func (e *Engine) newRevision(name string, s *Schema) (*schemaRev, error) {
 	chk, err := compileSchema(s.Type, s.Definition)
 	if err != nil {
 		return nil, err
 	}
 	c := &Schema{Name: name, Type: s.Type, Definition: s.Definition, RevisionID: newRevisionID(), RevisionCreateTime: e.now().UTC()}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.schemas[name] == nil {
-		return nil, errSchemaNotFound
-	}
-	if err := e.com.do(func(tx service.Tx) error { return putJSON(tx, schemaKey(name), c) }); err != nil {
-		return nil, err
-	}
-	e.schemas[name] = &schemaState{cfg: c, check: chk}
-	cc := *c
-	return &cc, nil
+	return &schemaRev{cfg: c, check: chk}, nil
 }
 
-// GetSchema returns a schema.
-func (e *Engine) GetSchema(name string) (*Schema, error) {
+// putSchema durably stores st as the schema name (e.mu held).
+func (e *Engine) putSchema(name string, st *schemaState) error {
+	rec := st.record()
+	return e.com.do(func(tx service.Tx) error { return putJSON(tx, schemaKey(name), rec) })
+}
+
+func cloneSchema(s *Schema, full bool) *Schema {
+	c := *s
+	if !full {
+		c.Definition = ""
+	}
+	return &c
+}
+
+// schemaRef splits "projects/P/schemas/S@REV" into the schema's name and
+// the revision id ("" without one).
+func schemaRef(ref string) (name, rev string, err error) {
+	name, rev, _ = strings.Cut(ref, "@")
+	if _, _, err := ParseName(kindSchemas, name); err != nil {
+		return "", "", err
+	}
+	return name, rev, nil
+}
+
+// CommitSchema gives a schema a new revision, which becomes its current
+// one.
+func (e *Engine) CommitSchema(name string, s *Schema) (*Schema, error) {
 	if _, _, err := ParseName(kindSchemas, name); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.schemas[name]
-	if s == nil {
-		return nil, errSchemaNotFound
+	rev, err := e.newRevision(name, s)
+	if err != nil {
+		return nil, err
 	}
-	c := *s.cfg
-	return &c, nil
+	return e.addRevision(name, rev)
 }
 
-// ListSchemas lists a project's schemas ("projects/P"), by name.
+// addRevision appends rev to the schema name.
+func (e *Engine) addRevision(name string, rev *schemaRev) (*Schema, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.schemas[name]
+	if st == nil {
+		return nil, errSchemaNotFound
+	}
+	next := &schemaState{revs: append(slices.Clip(st.revs), rev)}
+	if err := e.putSchema(name, next); err != nil {
+		return nil, err
+	}
+	e.schemas[name] = next
+	return cloneSchema(rev.cfg, true), nil
+}
+
+// RollbackSchema commits a copy of the revision revID as the schema's
+// new current revision, as production does.
+func (e *Engine) RollbackSchema(name, revID string) (*Schema, error) {
+	if _, _, err := ParseName(kindSchemas, name); err != nil {
+		return nil, err
+	}
+	if revID == "" {
+		return nil, errNoRevisionID
+	}
+	e.mu.Lock()
+	st := e.schemas[name]
+	if st == nil {
+		e.mu.Unlock()
+		return nil, errSchemaNotFound
+	}
+	_, old := st.revision(revID)
+	e.mu.Unlock()
+	if old == nil {
+		return nil, errRollbackNotFound
+	}
+	rev, err := e.newRevision(name, old.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e.addRevision(name, rev)
+}
+
+// DeleteSchemaRevision deletes the revision that ref ("…/schemas/S@REV")
+// names and returns it; the previous revision becomes current when it
+// was. A schema's only revision cannot be deleted.
+func (e *Engine) DeleteSchemaRevision(ref string) (*Schema, error) {
+	name, revID, err := schemaRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.schemas[name]
+	if st == nil {
+		return nil, errSchemaNotFound
+	}
+	i, rev := st.revision(revID)
+	if rev == nil || revID == "" {
+		return nil, errRevisionNotFound
+	}
+	if len(st.revs) == 1 {
+		return nil, errLastRevision
+	}
+	next := &schemaState{revs: slices.Delete(slices.Clone(st.revs), i, i+1)}
+	if err := e.putSchema(name, next); err != nil {
+		return nil, err
+	}
+	e.schemas[name] = next
+	return cloneSchema(rev.cfg, true), nil
+}
+
+// GetSchema returns a schema's current revision, or with ref
+// "…/schemas/S@REV" that revision; without full, its definition is left
+// out (the BASIC view).
+func (e *Engine) GetSchema(ref string, full bool) (*Schema, error) {
+	name, revID, err := schemaRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.schemas[name]
+	if st == nil {
+		return nil, errSchemaNotFound
+	}
+	rev := st.current()
+	if revID != "" {
+		if _, rev = st.revision(revID); rev == nil {
+			return nil, errRevisionNotFound
+		}
+	}
+	return cloneSchema(rev.cfg, full), nil
+}
+
+// ListSchemaRevisions lists a schema's revisions, oldest first, paged
+// (the token is the last listed revision's id).
+func (e *Engine) ListSchemaRevisions(name string, full bool, size int, token string) ([]*Schema, string, error) {
+	if _, _, err := ParseName(kindSchemas, name); err != nil {
+		return nil, "", err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.schemas[name]
+	if st == nil {
+		return nil, "", errSchemaNotFound
+	}
+	revs := st.revs
+	if token != "" {
+		i, r := st.revision(token)
+		if r == nil {
+			return nil, "", invalid("Invalid page token %q: no such revision of %s.", token, name)
+		}
+		revs = revs[i+1:]
+	}
+	next := ""
+	if size > 0 && size < len(revs) {
+		revs = revs[:size]
+		next = revs[size-1].cfg.RevisionID
+	}
+	out := make([]*Schema, len(revs))
+	for i, r := range revs {
+		out[i] = cloneSchema(r.cfg, full)
+	}
+	return out, next, nil
+}
+
+// ListSchemas lists a project's schemas ("projects/P"), by name, each as
+// its current revision.
 func (e *Engine) ListSchemas(parent string, size int, token string) ([]*Schema, string, error) {
 	project, ok := strings.CutPrefix(parent, "projects/")
 	if !ok || project == "" || strings.Contains(project, "/") {
@@ -186,8 +386,7 @@ func (e *Engine) ListSchemas(parent string, size int, token string) ([]*Schema, 
 	names, next := page(namesIn(e.schemas, project), size, token)
 	out := make([]*Schema, len(names))
 	for i, n := range names {
-		c := *e.schemas[n].cfg
-		out[i] = &c
+		out[i] = cloneSchema(e.schemas[n].current().cfg, true)
 	}
 	return out, next, nil
 }
@@ -256,7 +455,7 @@ func (e *Engine) ValidateMessage(name string, s *Schema, data []byte, encoding s
 		if st == nil {
 			return errSchemaNotFound
 		}
-		chk = st.check
+		chk = st.current().check
 	}
 	if encoding != EncodingJSON && encoding != EncodingBinary {
 		return errNoEncoding
@@ -275,7 +474,8 @@ func (e *Engine) ValidateMessage(name string, s *Schema, data []byte, encoding s
 }
 
 // checkTopicSchema checks a topic's schema settings against the
-// registry (e.mu held) and fills the revision ids.
+// registry (e.mu held): the schema, the encoding and the revision range
+// must exist and be in order.
 func (e *Engine) checkTopicSchema(ss *SchemaSettings) error {
 	if ss == nil {
 		return nil
@@ -287,11 +487,43 @@ func (e *Engine) checkTopicSchema(ss *SchemaSettings) error {
 	if ss.Encoding != EncodingJSON && ss.Encoding != EncodingBinary {
 		return errTopicEncoding
 	}
+	var first, last *schemaRev
+	if ss.FirstRevisionID != "" {
+		if _, first = st.revision(ss.FirstRevisionID); first == nil {
+			return errFirstRevision
+		}
+	}
+	if ss.LastRevisionID != "" {
+		if _, last = st.revision(ss.LastRevisionID); last == nil {
+			return errLastRevisionMissing
+		}
+	}
+	if first != nil && last != nil && first.cfg.RevisionCreateTime.After(last.cfg.RevisionCreateTime) {
+		return errRevisionOrder
+	}
 	return nil
 }
 
-// conforming checks messages published to topic against its schema;
-// non-conforming ones fail the whole publish with INVALID_ARGUMENT.
+// allowed returns the revisions a topic's messages may conform to: those
+// created from its first revision to its last (either end open when
+// unset, or when that revision was deleted since).
+func (st *schemaState) allowed(ss *SchemaSettings) []*schemaRev {
+	lo, hi := 0, len(st.revs)
+	if i, r := st.revision(ss.FirstRevisionID); r != nil {
+		lo = i
+	}
+	if i, r := st.revision(ss.LastRevisionID); r != nil {
+		hi = i + 1
+	}
+	if lo >= hi {
+		return nil
+	}
+	return st.revs[lo:hi]
+}
+
+// conforming checks messages published to topic against its schema:
+// each must conform to one of the allowed revisions, or the whole
+// publish fails with INVALID_ARGUMENT.
 func (e *Engine) conforming(topic string, msgs []*Message) error {
 	e.mu.Lock()
 	t := e.topics[topic]
@@ -305,8 +537,9 @@ func (e *Engine) conforming(topic string, msgs []*Message) error {
 	if st == nil {
 		return errSchemaDeleted
 	}
+	revs := st.allowed(&ss)
 	for _, m := range msgs {
-		if !st.check.check(m.Data, ss.Encoding) {
+		if !slices.ContainsFunc(revs, func(r *schemaRev) bool { return r.check.check(m.Data, ss.Encoding) }) {
 			return errNonConforming
 		}
 	}

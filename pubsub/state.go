@@ -19,7 +19,8 @@ type state struct {
 	Topics        []*Topic    `json:"topics"`
 	Subscriptions []queueDump `json:"subscriptions"`
 	Snapshots     []queueDump `json:"snapshots"`
-	Schemas       []*Schema   `json:"schemas,omitempty"`
+	// Schemas lists every revision of each schema, oldest first.
+	Schemas []*Schema `json:"schemas,omitempty"`
 }
 
 type queueDump struct {
@@ -29,9 +30,8 @@ type queueDump struct {
 }
 
 // stateOut is state as Snapshot writes it: each queue's messages
-// already encoded (appendRecordJSON), since the capture recorder calls
-// Snapshot after every change and reflection over a large backlog cost
-// publishers a fifth of the CPU.
+// already encoded (appendRecordJSON), without reflection over a large
+// backlog.
 type stateOut struct {
 	LastID        uint64         `json:"lastId,string"`
 	Topics        []*Topic       `json:"topics"`
@@ -59,8 +59,9 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 		st.Topics = append(st.Topics, cloneTopic(e.topics[n].cfg))
 	}
 	for _, n := range sortedKeys(e.schemas) {
-		c := *e.schemas[n].cfg
-		st.Schemas = append(st.Schemas, &c)
+		for _, r := range e.schemas[n].revs { // every revision, oldest first
+			st.Schemas = append(st.Schemas, cloneSchema(r.cfg, true))
+		}
 	}
 	for _, n := range sortedKeys(e.subs) {
 		s := e.subs[n]
@@ -164,8 +165,16 @@ func (e *Engine) Restore(raw json.RawMessage) error {
 			}
 		}
 		last := st.LastID
+		// A schema's revisions are its entries, oldest first.
+		revs := map[string]*schemaRecord{}
 		for _, sc := range st.Schemas {
-			if err := putJSON(tx, schemaKey(sc.Name), sc); err != nil {
+			if revs[sc.Name] == nil {
+				revs[sc.Name] = &schemaRecord{}
+			}
+			revs[sc.Name].Revisions = append(revs[sc.Name].Revisions, sc)
+		}
+		for name, r := range revs {
+			if err := putJSON(tx, schemaKey(name), r); err != nil {
 				return err
 			}
 		}
@@ -314,4 +323,45 @@ func (e *Engine) Overview() []TopicView {
 		out[i].Subscriptions = append(out[i].Subscriptions, v)
 	}
 	return out
+}
+
+// captureOut is the state a session capture keeps: every configuration
+// and each subscription's counts, not the messages (the capture's
+// publish events list them). The recorder rewrites it after changes, so
+// it must cost the number of configurations, not the backlog: the full
+// Snapshot made every flush cost every stored message and took a third
+// of a publishing server's CPU.
+type captureOut struct {
+	LastID        uint64        `json:"lastId,string"`
+	Topics        []*Topic      `json:"topics"`
+	Subscriptions []capturedSub `json:"subscriptions"`
+	Snapshots     []*Snapshot   `json:"snapshots"`
+	Schemas       []*Schema     `json:"schemas,omitempty"`
+}
+
+type capturedSub struct {
+	Subscription *Subscription `json:"subscription"`
+	SubStats
+}
+
+// CaptureState implements service.Capturer.
+func (e *Engine) CaptureState() (json.RawMessage, error) {
+	e.mu.Lock()
+	out := captureOut{LastID: e.lastID, Topics: []*Topic{}, Subscriptions: []capturedSub{}, Snapshots: []*Snapshot{}}
+	for _, n := range sortedKeys(e.topics) {
+		out.Topics = append(out.Topics, cloneTopic(e.topics[n].cfg))
+	}
+	for _, n := range sortedKeys(e.subs) {
+		s := e.subs[n]
+		out.Subscriptions = append(out.Subscriptions, capturedSub{Subscription: cloneSub(s.cfg), SubStats: e.statsLocked(s)})
+	}
+	for _, n := range sortedKeys(e.snaps) {
+		c := *e.snaps[n].cfg
+		out.Snapshots = append(out.Snapshots, &c)
+	}
+	for _, n := range sortedKeys(e.schemas) {
+		out.Schemas = append(out.Schemas, cloneSchema(e.schemas[n].current().cfg, true))
+	}
+	e.mu.Unlock()
+	return json.Marshal(out)
 }

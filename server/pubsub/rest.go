@@ -83,13 +83,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 var errNoRoute = errors.New("no route")
 
+// errPayload is how the official emulator refuses a body that is not
+// JSON of the request's message (malformed, a wrong type, an unknown
+// field).
+const errPayload = "Payload isn't valid for request."
+
 // decode reads a JSON body into m; an empty body is an empty message.
 func decode(body []byte, m proto.Message) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil
 	}
 	if err := unmarshal.Unmarshal(body, m); err != nil {
-		return status.Errorf(codes.InvalidArgument, "Invalid JSON payload received. %v", err)
+		// The official emulator's words, then what is wrong.
+		return status.Errorf(codes.InvalidArgument, "%s (%v)", errPayload, err)
 	}
 	return nil
 }
@@ -158,6 +164,9 @@ func (s *Server) route(ctx context.Context, method, path string, q map[string][]
 	}
 	project := "projects/" + parts[1]
 	kind := parts[2]
+	if kind == "schemas" {
+		return s.routeSchema(ctx, method, verb, project, parts, q, body)
+	}
 	if len(parts) == 3 && verb == "" && method == http.MethodGet {
 		size, token := listArgs(q)
 		switch kind {
@@ -298,6 +307,70 @@ func (s *Server) route(ctx context.Context, method, path string, q map[string][]
 		return sub.UpdateSnapshot(ctx, r)
 	case "snapshots DELETE ":
 		return sub.DeleteSnapshot(ctx, &pb.DeleteSnapshotRequest{Snapshot: name})
+	}
+	return nil, errNoRoute
+}
+
+// routeSchema maps a REST call under projects/P/schemas to the
+// SchemaService RPC it stands for (production's HTTP bindings).
+func (s *Server) routeSchema(ctx context.Context, method, verb, project string, parts []string, q map[string][]string, body []byte) (proto.Message, error) {
+	x := schemas{s: s}
+	view := pb.SchemaView(pb.SchemaView_value[first(q["view"])])
+	size, token := listArgs(q)
+	if len(parts) == 3 {
+		switch method + " " + verb {
+		case "GET ":
+			return x.ListSchemas(ctx, &pb.ListSchemasRequest{Parent: project, View: view, PageSize: size, PageToken: token})
+		case "POST ":
+			r := &pb.Schema{}
+			if err := decode(body, r); err != nil {
+				return nil, err
+			}
+			return x.CreateSchema(ctx, &pb.CreateSchemaRequest{Parent: project, SchemaId: first(q["schemaId"]), Schema: r})
+		case "POST validate":
+			r := &pb.ValidateSchemaRequest{}
+			if err := decode(body, r); err != nil {
+				return nil, err
+			}
+			r.Parent = project
+			return x.ValidateSchema(ctx, r)
+		case "POST validateMessage":
+			r := &pb.ValidateMessageRequest{}
+			if err := decode(body, r); err != nil {
+				return nil, err
+			}
+			r.Parent = project
+			return x.ValidateMessage(ctx, r)
+		}
+		return nil, errNoRoute
+	}
+	if len(parts) != 4 {
+		return nil, errNoRoute
+	}
+	name := strings.Join(parts, "/")
+	switch method + " " + verb {
+	case "GET ":
+		return x.GetSchema(ctx, &pb.GetSchemaRequest{Name: name, View: view})
+	case "DELETE ":
+		return x.DeleteSchema(ctx, &pb.DeleteSchemaRequest{Name: name})
+	case "POST commit":
+		r := &pb.CommitSchemaRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Name = name
+		return x.CommitSchema(ctx, r)
+	case "POST rollback":
+		r := &pb.RollbackSchemaRequest{}
+		if err := decode(body, r); err != nil {
+			return nil, err
+		}
+		r.Name = name
+		return x.RollbackSchema(ctx, r)
+	case "GET listRevisions":
+		return x.ListSchemaRevisions(ctx, &pb.ListSchemaRevisionsRequest{Name: name, View: view, PageSize: size, PageToken: token})
+	case "DELETE deleteRevision":
+		return x.DeleteSchemaRevision(ctx, &pb.DeleteSchemaRevisionRequest{Name: name, RevisionId: first(q["revisionId"])})
 	}
 	return nil, errNoRoute
 }

@@ -56,7 +56,7 @@ func TestRESTWhereProductionDiffers(t *testing.T) {
 	if c, m := do("PATCH", p+"/subscriptions/sub1", `{"subscription":{},"updateMask":"bogus"}`); c != 400 || !strings.Contains(msg(m), "bogus is not a known Subscription field") {
 		t.Fatalf("bad mask: %d %v", c, m)
 	}
-	if c, m := do("POST", p+"/topics/topic1:publish", `{"messages":[{"data":"not base64!"}]}`); c != 400 || !strings.HasPrefix(msg(m), "Invalid JSON payload") {
+	if c, m := do("POST", p+"/topics/topic1:publish", `{"messages":[{"data":"not base64!"}]}`); c != 400 || !strings.HasPrefix(msg(m), "Payload isn't valid for request. (") {
 		t.Fatalf("bad JSON: %d %v", c, m)
 	}
 	if c, _ := do("POST", p+"/topics/topic1:publish", `{"messages":[{"data":"aGk=","attributes":{"a":"b"}},{"data":"aGk="}]}`); c != 200 {

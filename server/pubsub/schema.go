@@ -7,9 +7,10 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
-// schemas serves google.pubsub.v1.SchemaService: the calls the official
-// emulator has (create, get, list, delete, commit, validate schema and
-// message); revision history is UNIMPLEMENTED there and here.
+// schemas serves google.pubsub.v1.SchemaService as the official emulator
+// does: create, get (a revision with "name@revision"), list, delete,
+// validate schema and message, and the revision history (commit, list
+// revisions, rollback, delete a revision).
 type schemas struct {
 	pb.UnimplementedSchemaServiceServer
 	s *Server
@@ -24,7 +25,7 @@ func (x schemas) CreateSchema(_ context.Context, r *pb.CreateSchemaRequest) (*pb
 }
 
 func (x schemas) GetSchema(_ context.Context, r *pb.GetSchemaRequest) (*pb.Schema, error) {
-	out, err := x.s.e.GetSchema(r.GetName())
+	out, err := x.s.e.GetSchema(r.GetName(), r.GetView() != pb.SchemaView_BASIC)
 	if err != nil {
 		return nil, grpcErr(err)
 	}
@@ -47,6 +48,39 @@ func (x schemas) ListSchemas(_ context.Context, r *pb.ListSchemasRequest) (*pb.L
 
 func (x schemas) CommitSchema(_ context.Context, r *pb.CommitSchemaRequest) (*pb.Schema, error) {
 	out, err := x.s.e.CommitSchema(r.GetName(), schemaIn(r.GetSchema()))
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return schemaOut(out), nil
+}
+
+// ListSchemaRevisions lists a schema's revisions, oldest first, as the
+// official emulator does.
+func (x schemas) ListSchemaRevisions(_ context.Context, r *pb.ListSchemaRevisionsRequest) (*pb.ListSchemaRevisionsResponse, error) {
+	list, next, err := x.s.e.ListSchemaRevisions(r.GetName(), r.GetView() != pb.SchemaView_BASIC, int(r.GetPageSize()), r.GetPageToken())
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	out := &pb.ListSchemaRevisionsResponse{NextPageToken: next}
+	for _, s := range list {
+		out.Schemas = append(out.Schemas, schemaOut(s))
+	}
+	return out, nil
+}
+
+func (x schemas) RollbackSchema(_ context.Context, r *pb.RollbackSchemaRequest) (*pb.Schema, error) {
+	out, err := x.s.e.RollbackSchema(r.GetName(), r.GetRevisionId())
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return schemaOut(out), nil
+}
+
+// DeleteSchemaRevision deletes the revision its name ("…@revision")
+// names; the deprecated revision_id field is ignored, as the official
+// emulator ignores it.
+func (x schemas) DeleteSchemaRevision(_ context.Context, r *pb.DeleteSchemaRevisionRequest) (*pb.Schema, error) {
+	out, err := x.s.e.DeleteSchemaRevision(r.GetName())
 	if err != nil {
 		return nil, grpcErr(err)
 	}

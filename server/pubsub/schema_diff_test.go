@@ -182,7 +182,7 @@ func TestSchemasWhereProductionDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if s, err := e.GetSchema("projects/p/schemas/proto"); err != nil || s.Definition != def {
+	if s, err := e.GetSchema("projects/p/schemas/proto", true); err != nil || s.Definition != def {
 		t.Fatalf("schema after restart: %v %v", s, err)
 	}
 	if _, err := e.Publish(topic.Name, []*engine.Message{{Data: []byte("\xff\xff")}}); engine.Code(err).String() != "InvalidArgument" {

@@ -24,7 +24,7 @@ func TestRecorderAppends(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	for i := range 20 {
 		if err := fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i}); err != nil {
 			t.Fatal(err)
@@ -191,7 +191,7 @@ func TestRecorderAcrossReset(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	path := filepath.Join(t.TempDir(), "s.json")
 	rec, err := Start(ctx, b, path, Options{Debounce: 1})
 	if err != nil {

@@ -30,7 +30,7 @@ func TestKillChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	for i := range 300 { // state the first rewrite writes
 		fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i, "pad": strings.Repeat("p", 200)})
 	}

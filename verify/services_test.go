@@ -35,7 +35,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 	alice, bob := identity.NewUser("alice", nil), identity.NewUser("bob", nil)
 	admin := identity.AdminIdentity()
 	ctx := context.Background()
-	if err := b.Sandbox.Admin().Firestore().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
+	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1, ".priority": 5.0, "at": map[string]any{".sv": "timestamp"}}, database.WriteOptions{}); err != nil {

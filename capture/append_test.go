@@ -31,7 +31,7 @@ func TestRecorderAppends(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(ctx, b, path, Options{})
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRecorderAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := FromBackend(b, nil)
+	want, err := FromSandbox(b.Sandbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestRecorderAcrossReset(t *testing.T) {
 	ctx := context.Background()
 	fs := fsOf(b.Sandbox).Admin()
 	path := filepath.Join(t.TempDir(), "s.json")
-	rec, err := Start(ctx, b, path, Options{Debounce: 1})
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

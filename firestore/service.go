@@ -361,4 +361,5 @@ var (
 	_ service.Importer     = (*Service)(nil)
 	_ service.Describer    = (*Service)(nil)
 	_ service.StateChecker = (*Service)(nil)
+	_ service.Records      = (*Service)(nil)
 )

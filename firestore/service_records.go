@@ -11,7 +11,7 @@ import (
 // key ["documents", path] of its Snapshot state for the default database
 // and ["databases", "projects/P/databases/D", path] for the others.
 // Session capture appends the records a commit changed instead of
-// encoding the whole state again (the methods below are capture.Records).
+// encoding the whole state again (the methods below are service.Records).
 
 // RecordChange names the document a Firestore commit event changed, as a
 // token for Records: the database id and the document's path (a commit

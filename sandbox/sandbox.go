@@ -15,8 +15,9 @@
 // snapshot ({"services": {name: state}}). By implementing the optional
 // capabilities of sandbox/service it also gets a part in Emulator Suite
 // exports and imports (Exporter, Importer), its own state in session
-// captures (Capturer), a checked snapshot load (StateChecker) and a state
-// resource in the MCP server (Describer). Nothing in this package, in
+// captures (Capturer, or Records appended one by one), a checked
+// snapshot load (StateChecker) and a state resource in the MCP server
+// (Describer). Nothing in this package, in
 // snapshot, in capture's state or in the MCP server changes for it.
 // Lookup finds it, or the engine it wraps, by type.
 package sandbox

@@ -53,7 +53,7 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	fsOf(b.Sandbox).Engine.RunQuery(ctx, alice, &pb.RunQueryRequest{Parent: db.Documents(), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: q}})
 
 	dir := t.TempDir()
-	session := func() (*capture.Fixture, error) { return capture.FromBackend(b, b.Sandbox.Events().History()) }
+	session := func() (*capture.Fixture, error) { return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History()) }
 	h := studio.New(studio.Options{Sandbox: b.Sandbox, Mount: map[string]http.Handler{
 		"/__pyric/capture": http.StripPrefix("/__pyric/capture", capture.AdminHandler(session, dir)),
 		"/__pyric/indexes": verify.IndexesHandler(session),

@@ -50,7 +50,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	if err := b.Functions().TriggersIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fx, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	fx, err := capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func Start(opts Options) (*Backend, error) {
 		}
 		b.ownsSB = true
 	}
-	b.Sandbox, b.Project = sb, sb.Database().Project
+	b.Sandbox, b.Project = sb, sb.Project()
 	host := opts.Host
 	if host == "" {
 		host = "127.0.0.1"

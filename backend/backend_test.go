@@ -50,7 +50,7 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	if _, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := b.Sandbox.Admin().Firestore().GetDocument(ctx, "a/b"); d == nil {
+	if d, _ := fsOf(b.Sandbox).Admin().GetDocument(ctx, "a/b"); d == nil {
 		t.Fatal("the write did not reach the sandbox")
 	}
 	// Auth over REST.

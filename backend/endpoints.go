@@ -68,7 +68,7 @@ func urlVar(name string) envVar  { return envVar{name: name, url: true} }
 var endpoints = []*endpoint{
 	{name: Firestore, defaultPort: 8080, what: "gRPC + REST + WebChannel", env: []envVar{hostVar("FIRESTORE_EMULATOR_HOST")},
 		registration: func(o *Options) service.Registration {
-			return firestore.Registration(firestore.Options{Rules: o.Sandbox.Rules})
+			return firestore.Registration(firestore.Options{})
 		}, start: startFirestore},
 	{name: Auth, defaultPort: 9099, what: "Identity Toolkit REST", env: []envVar{hostVar("FIREBASE_AUTH_EMULATOR_HOST")},
 		registration: func(*Options) service.Registration { return auth.Registration }, start: startAuth},
@@ -138,11 +138,14 @@ type FirestoreEndpoint struct {
 }
 
 func startFirestore(b *Backend, opts *Options, l net.Listener) (*running, error) {
-	sb := b.Sandbox
-	if opts.Firestore.Indexes != nil {
-		sb.Firestore().SetIndexes(opts.Firestore.Indexes)
+	eng, ok := sandbox.Lookup[*firestore.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Firestore)
 	}
-	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: b.Project})
+	if opts.Firestore.Indexes != nil {
+		eng.SetIndexes(opts.Firestore.Indexes)
+	}
+	fs := fsserver.New(fsserver.Options{Engine: eng, DefaultProject: b.Project})
 	if opts.Firestore.Rules != "" {
 		name := opts.Firestore.RulesFile
 		if name == "" {
@@ -193,7 +196,9 @@ func startStorage(b *Backend, opts *Options, l net.Listener) (*running, error) {
 	if !ok {
 		return nil, errNotInSandbox(Storage)
 	}
-	eng.SetFirestore(storageserver.FirestoreLookup(b.Sandbox.Firestore(), b.Project))
+	if fs, ok := sandbox.Lookup[*firestore.Engine](b.Sandbox); ok {
+		eng.SetFirestore(storageserver.FirestoreLookup(fs, b.Project))
+	}
 	if opts.StorageRules != "" {
 		if _, err := eng.SetRules("storage.rules", opts.StorageRules); err != nil {
 			return nil, fmt.Errorf("rules: %w", err)

@@ -250,7 +250,7 @@ func TestToyServiceInEveryTool(t *testing.T) {
 	}
 
 	// Capture: the toy's capture state, not its snapshot.
-	f, err := capture.FromBackend(b, nil)
+	f, err := capture.FromSandbox(b.Sandbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

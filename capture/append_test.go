@@ -24,14 +24,14 @@ func TestRecorderAppends(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	for i := range 20 {
 		if err := fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(ctx, b, path, Options{})
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRecorderAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := FromBackend(b, nil)
+	want, err := FromSandbox(b.Sandbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +191,9 @@ func TestRecorderAcrossReset(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	path := filepath.Join(t.TempDir(), "s.json")
-	rec, err := Start(ctx, b, path, Options{Debounce: 1})
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

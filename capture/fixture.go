@@ -32,6 +32,20 @@ const (
 	FormatDatabase  = "rtdb.rules.json"
 )
 
+// rulesFormats are the rules formats of the services a fixture names by
+// service; another service's rules have its rules file's name
+// (service.LiveRules.RulesFileName) as their format.
+var rulesFormats = map[string]string{"firestore": FormatFirestore, "storage": FormatStorage, "database": FormatDatabase, "rtdb": FormatDatabase}
+
+// rulesFormat is the format of the rules of service svc, whose rules file
+// is named file.
+func rulesFormat(svc, file string) string {
+	if f, ok := rulesFormats[svc]; ok {
+		return f
+	}
+	return file
+}
+
 // Fixture is a captured session.
 type Fixture struct {
 	Schema      string                  `json:"schema"`
@@ -199,7 +213,7 @@ func Decode(data []byte) (*Fixture, error) {
 }
 
 func validateRules(svc string, r *Rules, at string) error {
-	want := map[string]string{"firestore": FormatFirestore, "storage": FormatStorage, "database": FormatDatabase, "rtdb": FormatDatabase}[svc]
+	want := rulesFormats[svc]
 	if r.Format == "" {
 		return &Error{Path: at + ".format", Msg: "is missing"}
 	}

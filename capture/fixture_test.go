@@ -103,7 +103,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(t.TempDir(), "s", "last-session.json")
-	rec, err := Start(context.Background(), b, path, Options{Debounce: 1})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{Debounce: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 	} else if _, err := Decode(data); err != nil {
 		t.Fatalf("the fixture written at start does not parse: %v", err)
 	}
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
 		if err := fs.SetDocument(ctx, "c/d"+string(rune('a'+i%26)), map[string]any{"i": i}); err != nil {
@@ -162,12 +162,12 @@ func TestRecorderBounded(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(context.Background(), b, path, Options{MaxEvents: 20})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{MaxEvents: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
-		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
+		fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
@@ -188,12 +188,12 @@ func TestRecorderHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Shutdown(context.Background())
-	rec, err := Start(context.Background(), b, filepath.Join(t.TempDir(), "s.json"), Options{})
+	rec, err := Start(context.Background(), b.Sandbox, filepath.Join(t.TempDir(), "s.json"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
+	fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
 	srv := httptest.NewServer(rec.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -224,7 +224,7 @@ func TestFixtureStorageStateWithoutBytes(t *testing.T) {
 	if _, err := st.Put(identity.AdminIdentity(), storage.PutRequest{Bucket: b.Project + ".appspot.com", Name: "a/b.txt", Body: strings.NewReader("hello")}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := FromBackend(b, nil)
+	f, err := FromSandbox(b.Sandbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestRecorderKeepsPrevious(t *testing.T) {
 	old := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}`)
 	os.WriteFile(path, old, 0o644)
 	os.WriteFile(filepath.Join(dir, ".last-session.json.tmp-123"), []byte("{torn"), 0o644)
-	rec, err := Start(context.Background(), b, path, Options{})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,11 +274,11 @@ func TestRecorderFileIsTheFixture(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(context.Background(), b, path, Options{MaxEvents: 30, Description: "a <session> & more"})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{MaxEvents: 30, Description: "a <session> & more"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	for i := range 45 { // past MaxEvents: trimmed events leave both
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("c/d%d", i%7), map[string]any{"i": i, "s": "<&>"}); err != nil {
 			t.Fatal(err)
@@ -329,7 +329,7 @@ func TestRecorderStartsWithRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "s.json")
-	rec, err := Start(context.Background(), b, path, Options{})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,13 +353,13 @@ func TestRecorderBoundedByBytes(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(context.Background(), b, path, Options{MaxBytes: 64 << 10})
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{MaxBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", 4000)
 	for i := 0; i < 40; i++ {
-		b.Sandbox.Admin().Firestore().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
+		fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
@@ -406,7 +406,7 @@ func TestRecorderKeepsDamagedAside(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, c.garbled), garbage, 0o644)
 			os.WriteFile(DamagedPath(filepath.Join(dir, c.garbled), 1), []byte("an earlier one"), 0o644)
 			var warned []string
-			rec, err := Start(context.Background(), b, path, Options{Warn: func(m string) { warned = append(warned, m) }})
+			rec, err := Start(context.Background(), b.Sandbox, path, Options{Warn: func(m string) { warned = append(warned, m) }})
 			if err != nil {
 				t.Fatal(err)
 			}

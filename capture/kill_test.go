@@ -30,13 +30,13 @@ func TestKillChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	fs := b.Sandbox.Admin().Firestore()
+	fs := fsOf(b.Sandbox).Admin()
 	for i := range 300 { // state the first rewrite writes
 		fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i, "pad": strings.Repeat("p", 200)})
 	}
 	// Small bounds, so that rewrites (when the file outgrows them) come
 	// often and kills land in them too.
-	rec, err := Start(ctx, b, path, Options{Debounce: time.Millisecond, MaxEvents: 300, MaxBytes: 128 << 10})
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Millisecond, MaxEvents: 300, MaxBytes: 128 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestRecorderSurvivesKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Shutdown(context.Background())
-			rec, err := Start(context.Background(), b, path, Options{})
+			rec, err := Start(context.Background(), b.Sandbox, path, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

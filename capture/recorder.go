@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -52,29 +52,14 @@ type Options struct {
 	Warn func(string)
 }
 
-// Records is implemented by services whose state is a set of records
-// (Firestore: one per document) that capture appends one by one as they
-// change, instead of encoding the service's whole state again.
-type Records interface {
-	// RecordChange names the record an event changed, as a token for
-	// Records; ok is false when the event changed none.
-	RecordChange(e event.Event) (token string, ok bool)
-	// Records calls fn with each record token names: its key inside the
-	// service's Snapshot state (e.g. ["documents", "c/d"]) and its value
-	// now (nil: absent).
-	Records(token string, fn func(key []string, value json.RawMessage) error) error
-	// EachRecord calls fn with every record of the service.
-	EachRecord(fn func(key []string, value json.RawMessage) error) error
-}
-
 // Recorder writes the running session to a fixture file.
 type Recorder struct {
-	b    *backend.Backend
+	sb   *sandbox.Sandbox
 	path string
 	opts Options
 	sub  *event.Subscription
 	// recs are the services whose state is appended record by record.
-	recs map[string]Records
+	recs map[string]service.Records
 
 	mu sync.Mutex
 	// pending are the events not yet in the file, each normalized and
@@ -117,7 +102,7 @@ type span struct {
 	n   int64
 }
 
-// Start subscribes to b's events and keeps path a valid fixture of the
+// Start subscribes to sb's events and keeps path a valid fixture of the
 // session (events from the bus's history onwards) until ctx ends or Close
 // is called. Before Start returns the file holds a session with no events
 // and no state (cheap, so a big store does not delay the start, and an
@@ -126,7 +111,7 @@ type span struct {
 // appended. A fixture already at path — the previous session, perhaps of
 // a killed server — is kept as PreviousPath(path) rather than
 // overwritten, and temporary files a killed rewrite left are removed.
-func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (*Recorder, error) {
+func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) (*Recorder, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = 100 * time.Millisecond
 	}
@@ -153,12 +138,12 @@ func Start(ctx context.Context, b *backend.Backend, path string, opts Options) (
 	if err := keepPrevious(path, opts.Warn); err != nil {
 		return nil, err
 	}
-	bus := b.Sandbox.Events()
-	r := &Recorder{b: b, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]Records{},
+	bus := sb.Events()
+	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]service.Records{},
 		dirty: map[string]map[string]bool{}, stale: map[string]bool{}, rewrite: true,
-		created: b.Sandbox.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
-	for _, svc := range b.Sandbox.Services() {
-		if rs, ok := svc.(Records); ok {
+		created: sb.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
+	for _, svc := range sb.Services() {
+		if rs, ok := svc.(service.Records); ok {
 			r.recs[svc.Name()] = rs
 		}
 	}
@@ -280,7 +265,7 @@ func (r *Recorder) catchUp() {
 // when the history holds the very next event: after a reset cleared it,
 // the events between are still on their way through the subscription.
 func (r *Recorder) keepFromHistory(until uint64, next bool) {
-	evs := r.b.Sandbox.Events().Since(r.lastSeq, 0)
+	evs := r.sb.Events().Since(r.lastSeq, 0)
 	if next && len(evs) > 0 && evs[0].Seq != r.lastSeq+1 {
 		return
 	}
@@ -351,11 +336,11 @@ func (r *Recorder) keep(e event.Event) {
 			m[tok] = true
 			break
 		}
-		if r.b.Sandbox.Service(e.Service) != nil {
+		if r.sb.Service(e.Service) != nil {
 			r.stale[e.Service] = true
 			break
 		}
-		for _, svc := range r.b.Sandbox.Services() {
+		for _, svc := range r.sb.Services() {
 			if _, ok := r.recs[svc.Name()]; !ok {
 				r.stale[svc.Name()] = true
 			}
@@ -408,7 +393,7 @@ func (l *lineEncoder) line(e event.Event) ([]byte, error) {
 // state, the rules in force.
 func (r *Recorder) writeEmpty() error {
 	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description, Services: map[string]*ServiceData{}}
-	addRules(r.b, f)
+	addRules(r.sb, f)
 	data, err := Encode(f)
 	if err == nil {
 		err = WriteFileAtomic(r.path, data)
@@ -665,7 +650,7 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 			}
 		}
 	}
-	for _, svc := range r.b.Sandbox.Services() {
+	for _, svc := range r.sb.Services() {
 		if !stale[svc.Name()] {
 			continue
 		}
@@ -737,7 +722,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	w := &countWriter{w: bufio.NewWriterSize(tmp, 1<<16)}
 	head := &Fixture{Schema: Schema, Description: r.describe(lost, trimmed), CreatedAt: r.created, CapturedBy: r.opts.CapturedBy,
 		Events: []event.Event{}, Services: map[string]*ServiceData{}}
-	for _, svc := range r.b.Sandbox.Services() {
+	for _, svc := range r.sb.Services() {
 		if _, ok := r.recs[svc.Name()]; ok {
 			head.Services[svc.Name()] = &ServiceData{State: json.RawMessage(`{}`)} // its records follow
 			continue
@@ -748,7 +733,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 		}
 		head.Services[svc.Name()] = &ServiceData{State: st}
 	}
-	addRules(r.b, head)
+	addRules(r.sb, head)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(head); err != nil { // ends with a newline
@@ -818,7 +803,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 // flushMu.
 func (r *Recorder) metaLines(buf *bytes.Buffer) {
 	f := &Fixture{Services: map[string]*ServiceData{}}
-	addRules(r.b, f)
+	addRules(r.sb, f)
 	for svc, sd := range f.Services {
 		if k := rulesKey(sd.Rules); r.rules[svc] != k {
 			b, err := json.Marshal(logLine{Service: svc, Rules: sd.Rules})
@@ -892,11 +877,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// FromBackend is the fixture of b's current state with the given events
+// FromSandbox is the fixture of sb's current state with the given events
 // (in the fixture's JSON form):
 // each service's snapshot state, and the rules of the services that have
 // rules.
-func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
+func FromSandbox(sb *sandbox.Sandbox, events []event.Event) (*Fixture, error) {
 	// Events straight from the bus carry queries as protobuf messages;
 	// a fixture keeps their protojson form (normalize does nothing to
 	// events already normalized, such as a Recorder's).
@@ -905,14 +890,14 @@ func FromBackend(b *backend.Backend, events []event.Event) (*Fixture, error) {
 		norm[i] = normalize(e)
 	}
 	f := &Fixture{Schema: Schema, Events: norm, Services: map[string]*ServiceData{}}
-	for _, svc := range b.Sandbox.Services() {
+	for _, svc := range sb.Services() {
 		st, err := serviceState(svc)
 		if err != nil {
 			return nil, err
 		}
 		f.Services[svc.Name()] = &ServiceData{State: st}
 	}
-	addRules(b, f)
+	addRules(sb, f)
 	return f, nil
 }
 
@@ -934,14 +919,16 @@ func serviceState(svc service.Service) (json.RawMessage, error) {
 	return st, nil
 }
 
-// addRules adds the rules in force of the services that have rules to f.
-func addRules(b *backend.Backend, f *Fixture) {
-	formats := map[string]string{backend.Firestore: FormatFirestore, backend.Storage: FormatStorage, "database": FormatDatabase}
-	for svc, format := range formats {
-		rl := b.Rules(svc)
-		if rl == nil {
+// addRules adds the rules in force of the services that have rules
+// (service.LiveRules) to f, in the format their rules file names.
+func addRules(sb *sandbox.Sandbox, f *Fixture) {
+	for _, s := range sb.Services() {
+		rl, ok := s.(service.LiveRules)
+		if !ok {
 			continue
 		}
+		svc := s.Name()
+		format := rulesFormat(svc, rl.RulesFileName())
 		name, text, ok := rl.RulesFile()
 		if !ok {
 			continue

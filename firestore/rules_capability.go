@@ -12,8 +12,15 @@ import (
 func (e *Engine) RulesFileName() string { return "firestore.rules" }
 
 // RulesFile implements service.LiveRules: the rules file every project
-// without rules of its own runs under.
-func (e *Engine) RulesFile() (name, text string, loaded bool) { return e.LiveRules().Base() }
+// without rules of its own runs under. Reading it does not make the live
+// rules the engine's gate: an engine gated by other rules (SetRules, as
+// the MCP simulator does) has no rules file loaded.
+func (e *Engine) RulesFile() (name, text string, loaded bool) {
+	if lr, ok := e.Rules().(*LiveRules); ok {
+		return lr.Base()
+	}
+	return "", "", false
+}
 
 // SetRulesFile implements service.LiveRules (LiveRules.Set).
 func (e *Engine) SetRulesFile(name, text string) (source.Diagnostics, error) {

@@ -38,7 +38,7 @@ func Registration(opts Options) service.Registration {
 		if project == "" {
 			project = service.DefaultProject
 		}
-		s := &engineService{e: New(opts), def: DatabaseName{Project: project, Database: DefaultDatabase}, log: env.Log, now: env.Now}
+		s := &Service{Engine: New(opts), def: DatabaseName{Project: project, Database: DefaultDatabase}, log: env.Log, now: env.Now}
 		if s.now == nil {
 			s.now = time.Now
 		}
@@ -51,13 +51,22 @@ func Registration(opts Options) service.Registration {
 	}}
 }
 
-// engineService is the Engine on the service contract.
-type engineService struct {
-	e   *Engine
+// Service is Firestore as a sandbox runs it: the Engine on the service
+// contract, with the sandbox's default database. A tool finds it with
+// sandbox.Lookup[*firestore.Service] and calls the engine through it; the
+// engine's own capabilities (service.LiveRules) are its.
+type Service struct {
+	*Engine
 	def DatabaseName
 	log service.Log
 	now func() time.Time
 }
+
+var _ service.LiveRules = (*Service)(nil)
+
+// Default names the sandbox's default database: the (default) database
+// of its project.
+func (s *Service) Default() DatabaseName { return s.def }
 
 // logPersister makes commits durable in a service.Log.
 type logPersister struct{ log service.Log }
@@ -82,7 +91,7 @@ func (p logPersister) Commit(name DatabaseName, _ time.Time, changes []Change) e
 }
 
 // load restores what the Log holds, the encodings kept as they are.
-func (s *engineService) load() error {
+func (s *Service) load() error {
 	return s.log.Load(func(space string, entries []service.LogChange) error {
 		name, err := ParseDatabaseName(space)
 		if err != nil {
@@ -92,7 +101,7 @@ func (s *engineService) load() error {
 		for i, en := range entries {
 			docs[i] = StoredDocument{Path: en.Key, Data: en.Value}
 		}
-		if err := s.e.RestoreStored(name, docs); err != nil {
+		if err := s.Engine.RestoreStored(name, docs); err != nil {
 			var de *StoredDocumentError
 			if errors.As(err, &de) {
 				return &service.DamagedError{Problem: de.Error()}
@@ -103,15 +112,15 @@ func (s *engineService) load() error {
 	})
 }
 
-func (s *engineService) Name() string { return ServiceName }
+func (s *Service) Name() string { return ServiceName }
 
 // Unwrap implements service.Wrapper: sandbox.Lookup[*firestore.Engine]
 // finds the engine.
-func (s *engineService) Unwrap() any { return s.e }
+func (s *Service) Unwrap() any { return s.Engine }
 
 // Reset implements service.Service.
-func (s *engineService) Reset() error {
-	s.e.Reset()
+func (s *Service) Reset() error {
+	s.Engine.Reset()
 	return nil
 }
 
@@ -125,18 +134,18 @@ type State struct {
 }
 
 // NewState implements service.TypedState.
-func (s *engineService) NewState() any { return &State{} }
+func (s *Service) NewState() any { return &State{} }
 
 // Describe implements service.Describer.
-func (s *engineService) Describe() string {
+func (s *Service) Describe() string {
 	return "Firestore: every database's documents by path, fields in the JSON form with typed markers."
 }
 
 // Snapshot implements service.Service.
-func (s *engineService) Snapshot() (json.RawMessage, error) {
+func (s *Service) Snapshot() (json.RawMessage, error) {
 	st := State{Documents: map[string]map[string]any{}}
-	for _, name := range s.e.Databases() {
-		docs := s.e.Dump(name)
+	for _, name := range s.Engine.Databases() {
+		docs := s.Engine.Dump(name)
 		if len(docs) == 0 {
 			continue
 		}
@@ -160,13 +169,13 @@ func (s *engineService) Snapshot() (json.RawMessage, error) {
 var ErrState = errors.New("invalid Firestore state")
 
 // CheckState implements service.StateChecker.
-func (s *engineService) CheckState(state json.RawMessage) error {
+func (s *Service) CheckState(state json.RawMessage) error {
 	_, err := s.decodeState(state)
 	return err
 }
 
 // decodeState decodes and validates a state's documents, by database.
-func (s *engineService) decodeState(state json.RawMessage) (map[DatabaseName][]*pb.Document, error) {
+func (s *Service) decodeState(state json.RawMessage) (map[DatabaseName][]*pb.Document, error) {
 	var st State
 	dec := json.NewDecoder(bytes.NewReader(state))
 	dec.UseNumber() // an integer stays an integer
@@ -179,25 +188,25 @@ func (s *engineService) decodeState(state json.RawMessage) (map[DatabaseName][]*
 // Restore implements service.Service: the state's documents replace
 // every database's, persisted with the times the restore gives them. A
 // state that does not decode changes nothing.
-func (s *engineService) Restore(state json.RawMessage) error {
+func (s *Service) Restore(state json.RawMessage) error {
 	dbs, err := s.decodeState(state)
 	if err != nil {
 		return err
 	}
-	s.e.Reset()
+	s.Engine.Reset()
 	names := make([]DatabaseName, 0, len(dbs))
 	for n := range dbs {
 		names = append(names, n)
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].String() < names[j].String() })
 	for _, name := range names {
-		if err := s.e.Restore(name, dbs[name]); err != nil {
+		if err := s.Engine.Restore(name, dbs[name]); err != nil {
 			return err
 		}
 		if s.log == nil {
 			continue
 		}
-		stored := s.e.Dump(name)
+		stored := s.Engine.Dump(name)
 		changes := make([]Change, 0, len(stored))
 		for _, d := range stored {
 			changes = append(changes, Change{Path: strings.TrimPrefix(d.Name, name.Documents()+"/"), Doc: d})
@@ -262,9 +271,9 @@ var overallVersion = []byte{0x33}
 
 // Export implements service.Exporter: the default database, in the
 // Datastore export format the official emulator writes.
-func (s *engineService) Export(root string) (service.ExportEntry, error) {
+func (s *Service) Export(root string) (service.ExportEntry, error) {
 	db := s.def
-	docs := s.e.Dump(db)
+	docs := s.Engine.Dump(db)
 	var recs [][]byte
 	app := "dev~" + db.Project
 	for _, d := range docs {
@@ -324,7 +333,7 @@ func (s *engineService) Export(root string) (service.ExportEntry, error) {
 
 // ImportState implements service.Importer: the export's documents become
 // the default database's.
-func (s *engineService) ImportState(dir string) (json.RawMessage, func() error, error) {
+func (s *Service) ImportState(dir string) (json.RawMessage, func() error, error) {
 	docs, err := ReadExport(dir, s.def)
 	if err != nil {
 		return nil, nil, err
@@ -346,10 +355,11 @@ func writeExportFile(path string, data []byte) error {
 }
 
 var (
-	_ service.Wrapper      = (*engineService)(nil)
-	_ service.TypedState   = (*engineService)(nil)
-	_ service.Exporter     = (*engineService)(nil)
-	_ service.Importer     = (*engineService)(nil)
-	_ service.Describer    = (*engineService)(nil)
-	_ service.StateChecker = (*engineService)(nil)
+	_ service.Wrapper      = (*Service)(nil)
+	_ service.TypedState   = (*Service)(nil)
+	_ service.Exporter     = (*Service)(nil)
+	_ service.Importer     = (*Service)(nil)
+	_ service.Describer    = (*Service)(nil)
+	_ service.StateChecker = (*Service)(nil)
+	_ service.Records      = (*Service)(nil)
 )

@@ -11,12 +11,12 @@ import (
 // key ["documents", path] of its Snapshot state for the default database
 // and ["databases", "projects/P/databases/D", path] for the others.
 // Session capture appends the records a commit changed instead of
-// encoding the whole state again (the methods below are capture.Records).
+// encoding the whole state again (the methods below are service.Records).
 
 // RecordChange names the document a Firestore commit event changed, as a
 // token for Records: the database id and the document's path (a commit
 // event does not carry its project).
-func (s *engineService) RecordChange(e event.Event) (string, bool) {
+func (s *Service) RecordChange(e event.Event) (string, bool) {
 	if e.Kind != event.KindCommit || e.Path == "" {
 		return "", false
 	}
@@ -29,17 +29,17 @@ func (s *engineService) RecordChange(e event.Event) (string, bool) {
 
 // Records calls fn with the current fields of the document token names
 // (nil when absent), in every database with the token's id.
-func (s *engineService) Records(token string, fn func(key []string, value json.RawMessage) error) error {
+func (s *Service) Records(token string, fn func(key []string, value json.RawMessage) error) error {
 	id, rel, ok := strings.Cut(token, "\x00")
 	if !ok {
 		return nil
 	}
-	for _, name := range s.e.Databases() {
+	for _, name := range s.Engine.Databases() {
 		if name.Database != id {
 			continue
 		}
 		var v json.RawMessage
-		if d := s.e.Document(name, rel); d != nil {
+		if d := s.Engine.Document(name, rel); d != nil {
 			v = MarshalFields(d.Fields, name)
 		}
 		if err := fn(s.recordKey(name, rel), v); err != nil {
@@ -51,10 +51,10 @@ func (s *engineService) Records(token string, fn func(key []string, value json.R
 
 // EachRecord calls fn with every document of every database, one at a
 // time (the state is never encoded whole).
-func (s *engineService) EachRecord(fn func(key []string, value json.RawMessage) error) error {
-	for _, name := range s.e.Databases() {
+func (s *Service) EachRecord(fn func(key []string, value json.RawMessage) error) error {
+	for _, name := range s.Engine.Databases() {
 		prefix := name.Documents() + "/"
-		for _, d := range s.e.Dump(name) {
+		for _, d := range s.Engine.Dump(name) {
 			if err := fn(s.recordKey(name, strings.TrimPrefix(d.Name, prefix)), MarshalFields(d.Fields, name)); err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ func (s *engineService) EachRecord(fn func(key []string, value json.RawMessage) 
 	return nil
 }
 
-func (s *engineService) recordKey(name DatabaseName, rel string) []string {
+func (s *Service) recordKey(name DatabaseName, rel string) []string {
 	if name == s.def {
 		return []string{"documents", rel}
 	}

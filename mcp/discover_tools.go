@@ -30,7 +30,11 @@ func (s *Server) addDiscoverTools() {
 		func(ctx context.Context, in *discoverIn, _ []byte) *result {
 			opts := discover.Options{MaxDepth: in.MaxDepth, MaxConcurrency: in.MaxConcurrency, MaxSamples: in.MaxSamples, StopOnStable: in.StopOnStable,
 				MaxBatchBytes: in.MaxBatchBytes, RootPrefix: in.RootPrefix, DryRun: in.DryRun, DryRunSubtreeMultiplier: in.DryRunSubtreeMultiplier, Continuation: in.Continuation}
-			res, err := discover.Crawl(ctx, discover.NewEngineSource(s.sb.Firestore(), s.dbName()), opts, s.sessions)
+			eng, err := s.engine()
+			if err != nil {
+				return engineFailure(err, "discover")
+			}
+			res, err := discover.Crawl(ctx, discover.NewEngineSource(eng, s.dbName()), opts, s.sessions)
 			var se *discover.SessionError
 			switch {
 			case errors.As(err, &se):
@@ -54,7 +58,11 @@ func (s *Server) addDiscoverTools() {
 
 	addTool(s, "firestore_find_collection_group", "Find every template path where collections with an id live, with one names-only collection-group query.",
 		func(ctx context.Context, in *findGroupIn, _ []byte) *result {
-			res, err := discover.FindCollectionGroup(ctx, discover.NewEngineSource(s.sb.Firestore(), s.dbName()), in.CollectionID, in.Limit)
+			eng, err := s.engine()
+			if err != nil {
+				return engineFailure(err, "find collection group")
+			}
+			res, err := discover.FindCollectionGroup(ctx, discover.NewEngineSource(eng, s.dbName()), in.CollectionID, in.Limit)
 			if errors.Is(err, discover.ErrInvalidOptions) {
 				return invalid("%v", err)
 			}

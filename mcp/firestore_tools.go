@@ -12,13 +12,28 @@ import (
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // MaxBatchOps is the most operations firestore_batch_write takes, as a
 // production batch.
 const MaxBatchOps = 500
 
-func (s *Server) dbName() firestore.DatabaseName { return s.sb.Database() }
+// dbName names the sandbox's default Firestore database.
+func (s *Server) dbName() firestore.DatabaseName {
+	return firestore.DatabaseName{Project: s.sb.Project(), Database: firestore.DefaultDatabase}
+}
+
+// errNoFirestore is a Firestore tool called on a sandbox without Firestore.
+var errNoFirestore = errors.New("the Firestore service is not running in this sandbox")
+
+// engine is the sandbox's Firestore engine, or errNoFirestore.
+func (s *Server) engine() (*firestore.Engine, error) {
+	if e, ok := sandbox.Lookup[*firestore.Engine](s.sb); ok {
+		return e, nil
+	}
+	return nil, errNoFirestore
+}
 
 func (s *Server) decode(data map[string]any) (map[string]*pb.Value, error) {
 	if data == nil {
@@ -33,7 +48,11 @@ func (s *Server) encode(fields map[string]*pb.Value) map[string]any {
 
 // getDoc reads a document as who; missing is (nil, nil).
 func (s *Server) getDoc(ctx context.Context, who identity.Identity, path string) (map[string]any, error) {
-	d, err := s.sb.Firestore().GetDocument(ctx, who, &pb.GetDocumentRequest{Name: s.dbName().DocName(path)})
+	eng, err := s.engine()
+	if err != nil {
+		return nil, err
+	}
+	d, err := eng.GetDocument(ctx, who, &pb.GetDocumentRequest{Name: s.dbName().DocName(path)})
 	if errors.Is(err, firestore.ErrNotFound) {
 		return nil, nil
 	}
@@ -61,7 +80,11 @@ func (s *Server) adminPut(ctx context.Context, path string, data map[string]any)
 }
 
 func (s *Server) commit(ctx context.Context, who identity.Identity, writes []*pb.Write, tx []byte) error {
-	_, err := s.sb.Firestore().Commit(ctx, who, &pb.CommitRequest{Database: s.dbName().String(), Writes: writes, Transaction: tx})
+	eng, err := s.engine()
+	if err != nil {
+		return err
+	}
+	_, err = eng.Commit(ctx, who, &pb.CommitRequest{Database: s.dbName().String(), Writes: writes, Transaction: tx})
 	return err
 }
 
@@ -114,6 +137,9 @@ func engineFailureAs(err error, what string, authed bool) *result {
 			suggestFix(fixInfoOf(fd), string(d.Method), d.Path, authed))
 		r.data = map[string]any{"allowed": false, "method": d.Method, "path": d.Path, "reason": d.Decision.Reason, "debugMessages": debugMessages(d.Decision)}
 		return r
+	}
+	if errors.Is(err, errNoFirestore) {
+		return failure("SERVICE_UNAVAILABLE", what+": "+err.Error(), false, "start pyric with the firestore service enabled")
 	}
 	code := firestore.Code(err)
 	name := strings.ToUpper(code.String())
@@ -373,7 +399,11 @@ func (s *Server) query(ctx context.Context, collection string, where []whereClau
 		}
 		q.OrderBy = []*pb.StructuredQuery_Order{{Field: &pb.StructuredQuery_FieldReference{FieldPath: fp.String()}, Direction: dir}}
 	}
-	rs, err := s.sb.Firestore().RunQuery(ctx, who, &pb.RunQueryRequest{Parent: s.dbName().DocName(parent), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: q}})
+	eng, err := s.engine()
+	if err != nil {
+		return engineFailure(err, "query "+coll)
+	}
+	rs, err := eng.RunQuery(ctx, who, &pb.RunQueryRequest{Parent: s.dbName().DocName(parent), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: q}})
 	if err != nil {
 		return withWho(engineFailure(err, "query "+coll), who)
 	}

@@ -62,7 +62,7 @@ func FuzzToolArguments(f *testing.F) {
 // BenchmarkToolCall measures one tool call over the SDK's in-memory
 // transport (JSON-RPC framing, schema validation, the engine, the event).
 func BenchmarkToolCall(b *testing.B) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
 	if err != nil {
 		b.Fatal(err)
 	}

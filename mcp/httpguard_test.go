@@ -14,7 +14,7 @@ import (
 
 func TestHTTPGuard(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

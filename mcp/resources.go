@@ -22,8 +22,10 @@ func (s *Server) addResources() {
 		Description: "The Firestore Security Rules the sandbox enforces (empty when none are loaded: every client request is denied)."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			text := ""
-			if g, ok := s.sb.Firestore().Rules().(*firestore.RulesGate); ok && g != nil {
-				text = g.Ruleset().File().Text
+			if eng, err := s.engine(); err == nil {
+				if g, ok := eng.Rules().(*firestore.RulesGate); ok && g != nil {
+					text = g.Ruleset().File().Text
+				}
 			}
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: ResourceFirestoreRules, MIMEType: "text/plain", Text: text}}}, nil
 		})

@@ -351,7 +351,7 @@ func TestVerifyWithoutCapture(t *testing.T) {
 // TestVerifyLiveCapture verifies the running server's capture: a backend
 // as pyric serve starts it, writes made through this MCP server as users
 // (so the engine judges them by the loaded rules), and Options.Capture
-// wired the way serve wires it (capture.FromBackend of the history).
+// wired the way serve wires it (capture.FromSandbox of the history).
 func TestVerifyLiveCapture(t *testing.T) {
 	t.Parallel()
 	b, err := backend.Start(backend.Options{Sandbox: sandbox.Options{Deterministic: true, Seed: 1}, Firestore: backend.FirestoreOptions{Rules: ownerRules}})
@@ -359,7 +359,7 @@ func TestVerifyLiveCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	e := newEnvUsing(t, b.Sandbox, Options{Capture: func() (*capture.Fixture, error) { return capture.FromBackend(b, b.Sandbox.Events().History()) }})
+	e := newEnvUsing(t, b.Sandbox, Options{Capture: func() (*capture.Fixture, error) { return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History()) }})
 	for _, uid := range []string{"alice", "bob"} {
 		r := e.call("firestore_create_document", map[string]any{"path": "c/" + uid, "data": map[string]any{"owner": uid}, "as": map[string]any{"uid": uid}})
 		if !r.OK {

@@ -284,9 +284,13 @@ func (s *Server) explain(id string) *result {
 }
 
 func (s *Server) inspect(limit int) *result {
+	eng, err := s.engine()
+	if err != nil {
+		return engineFailure(err, "inspect")
+	}
 	out := map[string]any{}
 	rulesInfo := map[string]any{"loaded": false}
-	if g, ok := s.sb.Firestore().Rules().(*firestore.RulesGate); ok && g != nil {
+	if g, ok := eng.Rules().(*firestore.RulesGate); ok && g != nil {
 		f := g.Ruleset().File()
 		res := lint.Lint(f, lint.Options{Service: lint.Firestore})
 		errs := countErrors(res.Diagnostics)
@@ -296,7 +300,7 @@ func (s *Server) inspect(limit int) *result {
 	counts := map[string]int{}
 	total := 0
 	prefix := s.dbName().Documents() + "/"
-	for _, d := range s.sb.Firestore().Dump(s.dbName()) {
+	for _, d := range eng.Dump(s.dbName()) {
 		rel := strings.TrimPrefix(d.Name, prefix)
 		root, _, _ := strings.Cut(rel, "/")
 		counts[root]++

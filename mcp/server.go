@@ -43,7 +43,7 @@ type Options struct {
 	Sessions *discover.SessionStore
 	// Capture returns the running server's captured session, which
 	// pyric_verify_fixture verifies when the call names no fixture file
-	// (e.g. capture.FromBackend of the serving backend); nil: calls must
+	// (e.g. capture.FromSandbox of the serving sandbox); nil: calls must
 	// name a fixture.
 	Capture func() (*capture.Fixture, error)
 	// Policy is the origin and host policy Handler applies (nil: loopback

@@ -124,10 +124,14 @@ func (s *Server) addSimulatorTools() {
 					return invalid("documents[%q]: %v", p, err)
 				}
 			}
+			eng, err := s.engine()
+			if err != nil {
+				return engineFailure(err, "load the simulator")
+			}
 			if err := s.sb.Reset(); err != nil {
 				return failure("INTERNAL", "reset: "+err.Error(), false, "")
 			}
-			s.sb.Firestore().SetRules(gate)
+			eng.SetRules(gate)
 			s.mu.Lock()
 			s.undo, s.redo = nil, nil
 			s.mu.Unlock()
@@ -380,7 +384,10 @@ func (s *Server) transaction(ctx context.Context, who identity.Identity, in *sim
 		return &result{ok: false, summary: "readOnly transaction has writes: nothing was read or written",
 			data: map[string]any{"allowed": false, "readOnlyViolation": true, "writes": []any{}}}
 	}
-	eng := s.sb.Firestore()
+	eng, err := s.engine()
+	if err != nil {
+		return engineFailure(err, "transaction")
+	}
 	bt, err := eng.BeginTransaction(ctx, who, &pb.BeginTransactionRequest{Database: s.dbName().String()})
 	if err != nil {
 		return engineFailure(err, "begin transaction")

@@ -7,12 +7,12 @@ import (
 
 // BenchmarkDurableWrite measures an acknowledged (fsync'd) admin write.
 func BenchmarkDurableWrite(b *testing.B) {
-	sb, err := Open(Options{DataDir: b.TempDir()})
+	sb, err := openFS(Options{DataDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	fa := sb.Admin().Firestore()
+	fa := fsOf(sb).Admin()
 	i := 0
 	for b.Loop() {
 		i++

@@ -78,7 +78,7 @@ func crashRun(t *testing.T, test, mode string, sm SyncMode, want int) (string, m
 func crashWorkload(spec string) {
 	mode, rest, _ := strings.Cut(spec, ":")
 	syncMode, dir, _ := strings.Cut(rest, ":")
-	sb, err := Open(Options{DataDir: dir, Sync: SyncMode(syncMode), Services: []service.Registration{notesRegistration}})
+	sb, err := openFS(Options{DataDir: dir, Sync: SyncMode(syncMode), Services: []service.Registration{notesRegistration}})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -95,7 +95,7 @@ func crashWorkload(spec string) {
 		mu.Unlock()
 		os.Exit(1)
 	}
-	fs, db, admin := sb.Firestore(), sb.Database(), identity.AdminIdentity()
+	fs, db, admin := fsOf(sb).Engine, fsOf(sb).Default(), identity.AdminIdentity()
 	switch mode {
 	case "writers":
 		for g := range 64 {
@@ -210,14 +210,14 @@ func TestCrash64Writers(t *testing.T) {
 	}
 	for _, mode := range []SyncMode{SyncBatch, SyncAlways} {
 		dir, acked := crashRun(t, "TestCrash64Writers", "writers", mode, 3000)
-		sb, err := Open(Options{DataDir: dir})
+		sb, err := openFS(Options{DataDir: dir})
 		if err != nil {
 			t.Fatalf("reopen after kill -9: %v", err)
 		}
 		lost := 0
 		for g := range 64 {
 			for i := 1; i <= acked[fmt.Sprint("w", g)]; i++ {
-				if d, _ := sb.Admin().Firestore().GetDocument(bg, fmt.Sprintf("w%d/%d", g, i)); d == nil {
+				if d, _ := fsOf(sb).Admin().GetDocument(bg, fmt.Sprintf("w%d/%d", g, i)); d == nil {
 					lost++
 				}
 			}
@@ -239,13 +239,13 @@ func TestCrashTransactions(t *testing.T) {
 		return
 	}
 	dir, acked := crashRun(t, "TestCrashTransactions", "txn", SyncBatch, 1000)
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
 	defer sb.Close()
 	for k, v := range acked {
-		d, err := sb.Admin().Firestore().GetDocument(bg, "counters/"+k)
+		d, err := fsOf(sb).Admin().GetDocument(bg, "counters/"+k)
 		if err != nil {
 			t.Fatalf("counter %s: %v", k, err)
 		}
@@ -254,7 +254,7 @@ func TestCrashTransactions(t *testing.T) {
 			t.Errorf("counter %s = %d, but %d was acknowledged", k, got, v)
 		}
 		for i := 1; i <= v; i++ {
-			if l, _ := sb.Admin().Firestore().GetDocument(bg, fmt.Sprintf("log/%s-%d", k, i)); l == nil {
+			if l, _ := fsOf(sb).Admin().GetDocument(bg, fmt.Sprintf("log/%s-%d", k, i)); l == nil {
 				t.Errorf("acknowledged transaction %s-%d lost", k, i)
 			}
 		}
@@ -276,14 +276,14 @@ func TestCrashBulkWriter(t *testing.T) {
 	if el := time.Since(start); el < SyncInterval {
 		t.Logf("killed after %v, before the first checkpoint", el)
 	}
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
 	defer sb.Close()
 	lost := 0
 	for rel := range acked {
-		if d, _ := sb.Admin().Firestore().GetDocument(bg, rel); d == nil {
+		if d, _ := fsOf(sb).Admin().GetDocument(bg, rel); d == nil {
 			lost++
 		}
 	}
@@ -334,7 +334,7 @@ func TestCrashLogService(t *testing.T) {
 		return
 	}
 	dir, acked := crashRun(t, "TestCrashLogService", "log", SyncBatch, 4000)
-	sb, err := Open(Options{DataDir: dir, Services: []service.Registration{notesRegistration}})
+	sb, err := openFS(Options{DataDir: dir, Services: []service.Registration{notesRegistration}})
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
@@ -358,7 +358,7 @@ func TestCrashLogService(t *testing.T) {
 			}
 		}
 		for i := 1; i <= acked[fmt.Sprint("f", g)]; i++ {
-			if d, _ := sb.Admin().Firestore().GetDocument(bg, fmt.Sprintf("f%d/%d", g, i)); d == nil {
+			if d, _ := fsOf(sb).Admin().GetDocument(bg, fmt.Sprintf("f%d/%d", g, i)); d == nil {
 				lost++
 			}
 		}
@@ -369,7 +369,7 @@ func TestCrashLogService(t *testing.T) {
 	if len(kept) != 8 || acked["s0"] == 0 || acked["f0"] == 0 {
 		t.Errorf("spaces kept: %d, acknowledged: %v", len(kept), acked)
 	}
-	for _, name := range sb.Firestore().Databases() {
+	for _, name := range fsOf(sb).Engine.Databases() {
 		if strings.Contains(name.String(), "s0") {
 			t.Errorf("a notes space became a Firestore database: %s", name)
 		}

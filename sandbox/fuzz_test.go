@@ -10,11 +10,11 @@ func FuzzParseSnapshot(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dbs, err := ParseSnapshot(data, "p")
+		dbs, err := parseSnapshot(data, "p")
 		if err != nil {
 			return
 		}
-		sb, err := Open(Options{Deterministic: true, Project: "p"})
+		sb, err := openFS(Options{Deterministic: true, Project: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}

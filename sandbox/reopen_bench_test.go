@@ -42,7 +42,7 @@ func BenchmarkReopen100k(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		c0 := cpuTime()
-		sb, err := Open(Options{DataDir: dir})
+		sb, err := openFS(Options{DataDir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}

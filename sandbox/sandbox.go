@@ -15,8 +15,9 @@
 // snapshot ({"services": {name: state}}). By implementing the optional
 // capabilities of sandbox/service it also gets a part in Emulator Suite
 // exports and imports (Exporter, Importer), its own state in session
-// captures (Capturer), a checked snapshot load (StateChecker) and a state
-// resource in the MCP server (Describer). Nothing in this package, in
+// captures (Capturer, or Records appended one by one), a checked
+// snapshot load (StateChecker) and a state resource in the MCP server
+// (Describer). Nothing in this package, in
 // snapshot, in capture's state or in the MCP server changes for it.
 // Lookup finds it, or the engine it wraps, by type.
 package sandbox
@@ -32,7 +33,6 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -62,16 +62,13 @@ type Options struct {
 	Now func() time.Time
 	// History bounds the event history (0: event.DefaultHistory).
 	History int
-	// Rules is the initial Firestore rules gate (nil: no rules loaded) of
-	// the Firestore registration Open adds when Services lacks one.
-	Rules firestore.Rules
 	// Warn receives one-line notices about the data dir: a torn last
 	// write dropped at start, a damaged object found; nil writes them to
 	// standard error.
 	Warn func(string)
 	// Services are the sandbox's services, created in order (the
-	// backend's are backend.Services); each name must be unique. Without
-	// a "firestore" one, Open puts firestore.Registration first.
+	// backend's are backend.Services); each name must be unique. The
+	// sandbox adds none of its own: without Services it holds none.
 	Services []service.Registration
 }
 
@@ -81,12 +78,10 @@ type Sandbox struct {
 	now   func() time.Time
 	newID func() string
 	bus   *event.Bus
-	fs    *firestore.Engine // the Firestore service's engine (firestore.go)
 	store *Store
 	mu    sync.Mutex
 
-	// services in creation order (Options.Services, after Firestore's
-	// when they lack one).
+	// services in creation order (Options.Services).
 	services []service.Service
 }
 
@@ -134,7 +129,7 @@ func Open(opts Options) (*Sandbox, error) {
 		}
 		sb.store = st
 	}
-	for _, r := range defaultRegistrations(opts) {
+	for _, r := range opts.Services {
 		if err := sb.addService(r); err != nil {
 			sb.Close()
 			return nil, err
@@ -178,7 +173,6 @@ func (sb *Sandbox) addService(r service.Registration) error {
 		return fmt.Errorf("sandbox: service registered as %q names itself %q", r.Name, svc.Name())
 	}
 	sb.services = append(sb.services, svc)
-	sb.found(svc)
 	return nil
 }
 
@@ -198,8 +192,10 @@ func (sb *Sandbox) Service(name string) service.Service {
 }
 
 // Lookup returns the sandbox's service, or the engine a service wraps
-// (service.Wrapper), of type T (e.g. sandbox.Lookup[*database.Database](sb),
-// sandbox.Lookup[*auth.Engine](sb)).
+// (service.Wrapper), of type T (e.g. sandbox.Lookup[*firestore.Service](sb),
+// sandbox.Lookup[*database.Database](sb), sandbox.Lookup[*auth.Engine](sb)).
+// It is how a caller reaches a service's own API: the sandbox names no
+// service.
 func Lookup[T any](sb *Sandbox) (T, bool) {
 	for _, s := range sb.services {
 		if t, ok := s.(T); ok {

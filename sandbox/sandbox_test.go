@@ -26,11 +26,11 @@ var bg = context.Background()
 func TestPersistenceReopen(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fa := sb.Admin().Firestore()
+	fa := fsOf(sb).Admin()
 	if err := fa.SetDocument(bg, "users/alice", map[string]any{"n": 1, "tags": []any{"a"}, "at": map[string]any{"__type": "timestamp", "seconds": 5, "nanos": 0}}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,22 +40,22 @@ func TestPersistenceReopen(t *testing.T) {
 	if _, err := fa.DeleteDocument(bg, "users/bob"); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := sb.Firestore().BatchGetDocuments(bg, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("users/alice")}})
+	before, _ := fsOf(sb).Engine.BatchGetDocuments(bg, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{Database: fsOf(sb).Default().String(), Documents: []string{fsOf(sb).Default().DocName("users/alice")}})
 	sb.Close()
 
-	sb2, err := Open(Options{DataDir: dir})
+	sb2, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb2.Close()
-	got, err := sb2.Admin().Firestore().GetDocument(bg, "users/alice")
+	got, err := fsOf(sb2).Admin().GetDocument(bg, "users/alice")
 	if err != nil || got == nil {
 		t.Fatalf("alice after reopen: %v %v", got, err)
 	}
-	if b, _ := sb2.Admin().Firestore().GetDocument(bg, "users/bob"); b != nil {
+	if b, _ := fsOf(sb2).Admin().GetDocument(bg, "users/bob"); b != nil {
 		t.Error("deleted bob came back")
 	}
-	after, _ := sb2.Firestore().BatchGetDocuments(bg, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{Database: sb2.Database().String(), Documents: []string{sb2.Database().DocName("users/alice")}})
+	after, _ := fsOf(sb2).Engine.BatchGetDocuments(bg, identity.AdminIdentity(), &pb.BatchGetDocumentsRequest{Database: fsOf(sb2).Default().String(), Documents: []string{fsOf(sb2).Default().DocName("users/alice")}})
 	if !after[0].GetFound().UpdateTime.AsTime().Equal(before[0].GetFound().UpdateTime.AsTime()) {
 		t.Error("update time not preserved across reopen")
 	}
@@ -64,12 +64,12 @@ func TestPersistenceReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb2.Close()
-	sb3, err := Open(Options{DataDir: dir})
+	sb3, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb3.Close()
-	if a, _ := sb3.Admin().Firestore().GetDocument(bg, "users/alice"); a != nil {
+	if a, _ := fsOf(sb3).Admin().GetDocument(bg, "users/alice"); a != nil {
 		t.Error("reset did not clear the store")
 	}
 }
@@ -116,13 +116,13 @@ func TestCrashDurability(t *testing.T) {
 	if acked < 10 {
 		t.Fatalf("child acknowledged only %d writes", acked)
 	}
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
 	defer sb.Close()
 	for i := 0; i <= acked; i++ {
-		d, err := sb.Admin().Firestore().GetDocument(bg, fmt.Sprintf("c/%d", i))
+		d, err := fsOf(sb).Admin().GetDocument(bg, fmt.Sprintf("c/%d", i))
 		if err != nil || d == nil {
 			t.Fatalf("acknowledged write %d lost (acked up to %d): %v", i, acked, err)
 		}
@@ -131,13 +131,13 @@ func TestCrashDurability(t *testing.T) {
 }
 
 func crashChild(dir string) {
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
 	}
 	for i := 0; ; i++ {
-		if err := sb.Admin().Firestore().SetDocument(bg, fmt.Sprintf("c/%d", i), map[string]any{"i": i}); err != nil {
+		if err := fsOf(sb).Admin().SetDocument(bg, fmt.Sprintf("c/%d", i), map[string]any{"i": i}); err != nil {
 			fmt.Println("ERR", err)
 			os.Exit(1)
 		}
@@ -148,16 +148,16 @@ func crashChild(dir string) {
 func scenario(t *testing.T, sb *Sandbox) {
 	t.Helper()
 	alice := identity.NewUser("alice", map[string]any{"role": "x"})
-	fs := sb.Firestore()
+	fs := fsOf(sb).Engine
 	for i := 0; i < 5; i++ {
-		_, err := fs.CreateDocument(bg, alice, &pb.CreateDocumentRequest{Parent: sb.Database().Documents(), CollectionId: "posts",
+		_, err := fs.CreateDocument(bg, alice, &pb.CreateDocumentRequest{Parent: fsOf(sb).Default().Documents(), CollectionId: "posts",
 			Document: &pb.Document{Fields: map[string]*pb.Value{"i": firestore.Int(int64(i))}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := fs.Commit(bg, alice, &pb.CommitRequest{Database: sb.Database().String(), Writes: []*pb.Write{{
-		Operation:        &pb.Write_Update{Update: &pb.Document{Name: sb.Database().DocName("meta/m")}},
+	_, err := fs.Commit(bg, alice, &pb.CommitRequest{Database: fsOf(sb).Default().String(), Writes: []*pb.Write{{
+		Operation:        &pb.Write_Update{Update: &pb.Document{Name: fsOf(sb).Default().DocName("meta/m")}},
 		UpdateTransforms: []*pb.DocumentTransform_FieldTransform{{FieldPath: "at", TransformType: &pb.DocumentTransform_FieldTransform_SetToServerValue{SetToServerValue: pb.DocumentTransform_FieldTransform_REQUEST_TIME}}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func scenario(t *testing.T, sb *Sandbox) {
 func TestDeterministicReplay(t *testing.T) {
 	t.Parallel()
 	run := func() ([]byte, []byte) {
-		sb, err := Open(Options{Deterministic: true, Seed: 7, Rules: firestore.AllowAll})
+		sb, err := openFSWith(Options{Deterministic: true, Seed: 7}, firestore.Options{Rules: firestore.AllowAll})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,8 +200,8 @@ func TestDeterministicReplay(t *testing.T) {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	t.Parallel()
-	sb, _ := Open(Options{Deterministic: true})
-	fa := sb.Admin().Firestore()
+	sb, _ := openFS(Options{Deterministic: true})
+	fa := fsOf(sb).Admin()
 	data := map[string]any{
 		"int": 9007199254740993, "dbl": 1.5, "intdbl": map[string]any{"__type": "float", "value": 2}, "nan": map[string]any{"__type": "float", "value": "NaN"},
 		"s": "x", "b": map[string]any{"__type": "bytes", "base64": "AQIDBA=="}, "geo": map[string]any{"__type": "latlng", "lat": 37.7749, "lng": -122.4194},
@@ -214,14 +214,14 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := firestore.DatabaseName{Project: "other", Database: "db2"}
-	if err := sb.Firestore().Restore(other, []*pb.Document{{Name: other.DocName("x/y"), Fields: map[string]*pb.Value{"k": firestore.Int(1)}}}); err != nil {
+	if err := fsOf(sb).Engine.Restore(other, []*pb.Document{{Name: other.DocName("x/y"), Fields: map[string]*pb.Value{"k": firestore.Int(1)}}}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := sb.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb2, _ := Open(Options{Deterministic: true})
+	sb2, _ := openFS(Options{Deterministic: true})
 	if err := sb2.LoadSnapshot(snap); err != nil {
 		t.Fatal(err)
 	}
@@ -242,17 +242,17 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if !strings.Contains(string(snap), `"int": 9007199254740993`) || !strings.Contains(string(snap), `"projects/other/databases/db2"`) {
 		t.Errorf("snapshot:\n%s", snap)
 	}
-	if _, err := ParseSnapshot([]byte(`{"version": 2, "firestore": {"a": {}}}`), "p"); err == nil {
+	if _, err := parseSnapshot([]byte(`{"version": 2, "firestore": {"a": {}}}`), "p"); err == nil {
 		t.Error("odd path accepted")
 	}
 }
 
 func TestResetEmitsBoundary(t *testing.T) {
 	t.Parallel()
-	sb, _ := Open(Options{})
+	sb, _ := openFS(Options{})
 	sub := sb.Events().Subscribe(16)
 	defer sub.Close()
-	_ = sb.Admin().Firestore().SetDocument(bg, "a/b", map[string]any{"x": 1})
+	_ = fsOf(sb).Admin().SetDocument(bg, "a/b", map[string]any{"x": 1})
 	if err := sb.Reset(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,16 +268,16 @@ func TestResetEmitsBoundary(t *testing.T) {
 	if kinds[2] != event.KindBoundary || sb.Events().Len() != 0 {
 		t.Errorf("kinds = %v, history len %d", kinds, sb.Events().Len())
 	}
-	if d, _ := sb.Admin().Firestore().GetDocument(bg, "a/b"); d != nil {
+	if d, _ := fsOf(sb).Admin().GetDocument(bg, "a/b"); d != nil {
 		t.Error("reset kept data")
 	}
 }
 
 func TestNoRulesDeniesClients(t *testing.T) {
 	t.Parallel()
-	sb, _ := Open(Options{})
+	sb, _ := openFS(Options{})
 	anon := identity.Anonymous()
-	_, err := sb.Firestore().BatchGetDocuments(bg, anon, &pb.BatchGetDocumentsRequest{Database: sb.Database().String(), Documents: []string{sb.Database().DocName("a/b")}})
+	_, err := fsOf(sb).Engine.BatchGetDocuments(bg, anon, &pb.BatchGetDocumentsRequest{Database: fsOf(sb).Default().String(), Documents: []string{fsOf(sb).Default().DocName("a/b")}})
 	if firestore.Code(err).String() != "PermissionDenied" {
 		t.Fatalf("err = %v", err)
 	}

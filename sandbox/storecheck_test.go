@@ -161,7 +161,7 @@ func TestDamagedStore(t *testing.T) {
 					return err
 				}},
 				{"sandbox.Open", func() error {
-					sb, err := Open(Options{DataDir: dir})
+					sb, err := openFS(Options{DataDir: dir})
 					if err == nil {
 						sb.Close()
 					}
@@ -202,7 +202,7 @@ func TestDamagedStore(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sb, err := Open(Options{DataDir: dir})
+		sb, err := openFS(Options{DataDir: dir})
 		if err == nil {
 			sb.Close()
 		}

@@ -259,24 +259,24 @@ func FuzzReadWAL(f *testing.F) {
 func TestWALKeepsEncodings(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sb, err := Open(Options{DataDir: dir})
+	sb, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fa := sb.Admin().Firestore()
+	fa := fsOf(sb).Admin()
 	for i := range 300 {
 		if err := fa.SetDocument(bg, fmt.Sprintf("k/d%03d", i), map[string]any{"v": fmt.Sprintf("value %d %s", i, strings.Repeat("z", i%50))}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sb.Close()
-	sb2, err := Open(Options{DataDir: dir})
+	sb2, err := openFS(Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb2.Close()
 	for i := range 300 {
-		d, err := sb2.Admin().Firestore().GetDocument(bg, fmt.Sprintf("k/d%03d", i))
+		d, err := fsOf(sb2).Admin().GetDocument(bg, fmt.Sprintf("k/d%03d", i))
 		want := fmt.Sprintf("value %d %s", i, strings.Repeat("z", i%50))
 		if err != nil || d == nil || d["v"] != want {
 			t.Fatalf("k/d%03d after reopen: %v (%v), want v=%q", i, d, err, want)

@@ -160,7 +160,7 @@ func TestWALDamage(t *testing.T) {
 					return err
 				},
 				func() error {
-					sb, err := Open(Options{DataDir: dir})
+					sb, err := openFS(Options{DataDir: dir})
 					if err == nil {
 						sb.Close()
 					}

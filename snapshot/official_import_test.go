@@ -99,7 +99,7 @@ func TestOfficialEmulatorLoadsPyricExport(t *testing.T) {
 		"big/doc":              {"blob": strings.Repeat("x", 100000)},
 	}
 	for p, f := range docs {
-		if err := sb.Admin().Firestore().SetDocument(ctx, p, f); err != nil {
+		if err := fsOf(sb).Admin().SetDocument(ctx, p, f); err != nil {
 			t.Fatal(p, err)
 		}
 	}

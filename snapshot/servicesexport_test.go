@@ -54,7 +54,7 @@ func seedServices(t *testing.T, sb *sandbox.Sandbox) {
 	t.Helper()
 	db := sb.Service("database").(*database.Database)
 	admin := identity.AdminIdentity()
-	ns := database.DefaultNamespace(sb.Database().Project)
+	ns := database.DefaultNamespace(sb.Project())
 	for _, w := range []struct {
 		ns, path string
 		v        any

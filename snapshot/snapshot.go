@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -115,7 +116,11 @@ func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 		}
 		docs[clean] = fields
 	}
-	fs := sb.Admin().Firestore()
+	svc, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return fmt.Errorf("%w: a document seed needs Firestore, which the sandbox does not run", ErrSeed)
+	}
+	fs := svc.Admin()
 	for _, p := range paths {
 		if err := fs.SetDocument(ctx, strings.Trim(p, "/"), docs[strings.Trim(p, "/")]); err != nil {
 			return fmt.Errorf("%w: %q: %v", ErrSeed, p, err)

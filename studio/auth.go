@@ -14,7 +14,7 @@ import (
 // authCall is an Auth engine call by the Studio: admin, acting as the
 // Studio, on the default project.
 func (s *Studio) authCall(r *http.Request) auth.Call {
-	return auth.Call{Caller: identity.AdminIdentity().Via(studioActor), Project: s.sb.Database().Project, BaseURL: "http://" + r.Host}
+	return auth.Call{Caller: identity.AdminIdentity().Via(studioActor), Project: s.sb.Project(), BaseURL: "http://" + r.Host}
 }
 
 // authEngine is the sandbox's Auth engine; without one it answers 404

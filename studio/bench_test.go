@@ -50,7 +50,7 @@ func BenchmarkEmitWithSubscribers(b *testing.B) {
 // asks for it while scrolling.
 func BenchmarkDocumentsPage100k(b *testing.B) {
 	e := start(b, sandbox.Options{})
-	fs := e.b.Sandbox.Admin().Firestore()
+	fs := fsOf(e.b.Sandbox).Admin()
 	for i := 0; i < 100000; i++ {
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
 			b.Fatal(err)

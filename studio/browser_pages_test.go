@@ -386,7 +386,7 @@ func TestBrowserAI(t *testing.T) {
 // the DOM a moment before.
 func TestBrowserVirtualLists(t *testing.T) {
 	e := start(t, sandbox.Options{})
-	fs := e.b.Sandbox.Admin().Firestore()
+	fs := fsOf(e.b.Sandbox).Admin()
 	for i := 0; i < 100000; i++ {
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
 			t.Fatal(err)

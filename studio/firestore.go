@@ -17,6 +17,7 @@ import (
 	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
 )
 
 // lens returns the identity a Firestore request of the Studio runs as:
@@ -116,7 +117,25 @@ func (s *Studio) fsFail(w http.ResponseWriter, err error) {
 	fsError(w, err)
 }
 
-func (s *Studio) db() firestore.DatabaseName { return s.sb.Database() }
+// fs is the sandbox's Firestore; nil when it runs none (the Firestore
+// endpoints then answer 404, through firestoreOnly).
+func (s *Studio) fs() *firestore.Service {
+	fs, _ := sandbox.Lookup[*firestore.Service](s.sb)
+	return fs
+}
+
+// firestoreOnly serves h when the sandbox runs Firestore.
+func (s *Studio) firestoreOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.fs() == nil {
+			fail(w, http.StatusNotFound, "Firestore is not served")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Studio) db() firestore.DatabaseName { return s.fs().Default() }
 
 func (s *Studio) rel(name string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(name, s.db().Documents()), "/")
@@ -136,7 +155,7 @@ func (s *Studio) fsCollections(w http.ResponseWriter, r *http.Request) {
 	ids := []string{} // [] when there are none: the page reads .length
 	token := ""
 	for {
-		resp, err := s.sb.Firestore().ListCollectionIds(r.Context(), identity.AdminIdentity().Via(studioActor),
+		resp, err := s.fs().ListCollectionIds(r.Context(), identity.AdminIdentity().Via(studioActor),
 			&pb.ListCollectionIdsRequest{Parent: s.db().DocName(parent), PageSize: 1000, PageToken: token})
 		if err != nil {
 			s.fsFail(w, err)
@@ -200,7 +219,7 @@ func (s *Studio) fsDocuments(w http.ResponseWriter, r *http.Request) {
 	if i := strings.LastIndexByte(coll, '/'); i >= 0 {
 		parent, id = coll[:i], coll[i+1:]
 	}
-	resp, err := s.sb.Firestore().ListDocuments(r.Context(), who, &pb.ListDocumentsRequest{
+	resp, err := s.fs().ListDocuments(r.Context(), who, &pb.ListDocumentsRequest{
 		Parent: s.db().DocName(parent), CollectionId: id, PageSize: int32(size), PageToken: q.Get("pageToken"), ShowMissing: who.IsAdmin()})
 	if err != nil {
 		s.fsFail(w, err)
@@ -232,7 +251,7 @@ func (s *Studio) fsGet(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	d, err := s.sb.Firestore().GetDocument(r.Context(), who, &pb.GetDocumentRequest{Name: s.db().DocName(p)})
+	d, err := s.fs().GetDocument(r.Context(), who, &pb.GetDocumentRequest{Name: s.db().DocName(p)})
 	if err != nil {
 		s.fsFail(w, err)
 		return
@@ -278,11 +297,11 @@ func (s *Studio) fsPut(w http.ResponseWriter, r *http.Request) {
 		sort.Strings(mask.FieldPaths)
 		wr.UpdateMask = mask
 	}
-	if _, err := s.sb.Firestore().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: []*pb.Write{wr}}); err != nil {
+	if _, err := s.fs().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: []*pb.Write{wr}}); err != nil {
 		s.fsFail(w, err)
 		return
 	}
-	d, err := s.sb.Firestore().GetDocument(r.Context(), identity.AdminIdentity().Via(studioActor), &pb.GetDocumentRequest{Name: s.db().DocName(p)})
+	d, err := s.fs().GetDocument(r.Context(), identity.AdminIdentity().Via(studioActor), &pb.GetDocumentRequest{Name: s.db().DocName(p)})
 	if err != nil {
 		s.fsFail(w, err)
 		return
@@ -337,7 +356,7 @@ func (s *Studio) fsDelete(w http.ResponseWriter, r *http.Request) {
 		for _, name := range names[:n] {
 			writes = append(writes, &pb.Write{Operation: &pb.Write_Delete{Delete: name}})
 		}
-		if _, err := s.sb.Firestore().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: writes}); err != nil {
+		if _, err := s.fs().Commit(r.Context(), who, &pb.CommitRequest{Database: s.db().String(), Writes: writes}); err != nil {
 			s.fsFail(w, err)
 			return
 		}
@@ -356,14 +375,14 @@ func (s *Studio) descendants(ctx context.Context, p string) ([]string, error) {
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		ids, err := s.sb.Firestore().ListCollectionIds(ctx, admin, &pb.ListCollectionIdsRequest{Parent: s.db().DocName(cur)})
+		ids, err := s.fs().ListCollectionIds(ctx, admin, &pb.ListCollectionIdsRequest{Parent: s.db().DocName(cur)})
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range ids.CollectionIds {
 			token := ""
 			for {
-				resp, err := s.sb.Firestore().ListDocuments(ctx, admin, &pb.ListDocumentsRequest{Parent: s.db().DocName(cur), CollectionId: id,
+				resp, err := s.fs().ListDocuments(ctx, admin, &pb.ListDocumentsRequest{Parent: s.db().DocName(cur), CollectionId: id,
 					PageSize: 1000, PageToken: token, ShowMissing: true})
 				if err != nil {
 					return nil, err
@@ -412,7 +431,7 @@ func (s *Studio) fsQuery(w http.ResponseWriter, r *http.Request) {
 	if sq.Limit == nil || sq.Limit.Value > 500 {
 		sq.Limit = wrapInt(500)
 	}
-	resp, err := s.sb.Firestore().RunQuery(r.Context(), who, &pb.RunQueryRequest{Parent: s.db().DocName(strings.Trim(body.Parent, "/")),
+	resp, err := s.fs().RunQuery(r.Context(), who, &pb.RunQueryRequest{Parent: s.db().DocName(strings.Trim(body.Parent, "/")),
 		QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: sq}})
 	if err != nil {
 		s.fsFail(w, err)

@@ -66,7 +66,7 @@ func (s *Studio) psOverview(w http.ResponseWriter, r *http.Request) {
 		}
 		topics = append(topics, pt)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"project": s.sb.Database().Project, "now": now, "topics": topics})
+	writeJSON(w, http.StatusOK, map[string]any{"project": s.sb.Project(), "now": now, "topics": topics})
 }
 
 // psPublishReq is the body of POST /api/pubsub/publish: the message's

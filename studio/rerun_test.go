@@ -37,8 +37,8 @@ service cloud.firestore {
 func TestRerunIsExact(t *testing.T) {
 	e := start(t, sandbox.Options{})
 	ctx := context.Background()
-	fs := e.b.Sandbox.Firestore()
-	db := e.b.Sandbox.Database()
+	fs := fsOf(e.b.Sandbox).Engine
+	db := fsOf(e.b.Sandbox).Default()
 	alice := identity.NewUser("alice", map[string]any{"sub": "alice", "user_id": "alice"})
 	admin := identity.AdminIdentity()
 	if _, err := e.b.Firestore().Server.Rules().Set("firestore.rules", rerunRules); err != nil {
@@ -148,7 +148,7 @@ func TestRerunIsExact(t *testing.T) {
 func TestRerunList(t *testing.T) {
 	e := start(t, sandbox.Options{})
 	ctx := context.Background()
-	fs, db := e.b.Sandbox.Firestore(), e.b.Sandbox.Database()
+	fs, db := fsOf(e.b.Sandbox).Engine, fsOf(e.b.Sandbox).Default()
 	rules := `rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {

@@ -114,7 +114,7 @@ func TestRouteTableFromServices(t *testing.T) {
 // joins the table through Options.Beside; its trailing slash is dropped
 // and a key already taken (h is Home's) is not given twice.
 func TestRouteTableBeside(t *testing.T) {
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,12 +228,16 @@ func (s *Studio) rulesStatuses() []map[string]any {
 func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 	switch svc := r.URL.Query().Get("service"); svc {
 	case "", "firestore":
-		name, text, loaded := s.sb.Firestore().LiveRules().Base()
+		if s.fs() == nil {
+			fail(w, http.StatusNotFound, "Firestore is not served")
+			return
+		}
+		name, text, loaded := s.fs().LiveRules().Base()
 		if name == "" {
 			name = "firestore.rules"
 		}
 		cov := []coverage.Expr{}
-		if c := s.sb.Firestore().LiveRules().Coverage(s.sb.Database().Project); c != nil && loaded {
+		if c := s.fs().LiveRules().Coverage(s.sb.Project()); c != nil && loaded {
 			cov = c.Summary()
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
@@ -260,7 +264,7 @@ func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
 		}
 		ns := r.URL.Query().Get("ns")
 		if ns == "" {
-			ns = database.DefaultNamespace(s.sb.Database().Project)
+			ns = database.DefaultNamespace(s.sb.Project())
 		}
 		text := db.Rules(ns)
 		c := db.Coverage(ns)
@@ -359,9 +363,13 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		s.rerunDatabase(w, ev, who, body.Source)
 		return
 	}
+	if s.fs() == nil {
+		fail(w, http.StatusBadRequest, "Firestore is not served")
+		return
+	}
 	text := body.Source
 	if text == "" {
-		_, text, _ = s.sb.Firestore().LiveRules().Base()
+		_, text, _ = s.fs().LiveRules().Base()
 	}
 	gate, ds := firestore.NewRulesGate(source.NewFile("firestore.rules", text))
 	if gate == nil {
@@ -579,11 +587,11 @@ func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Ident
 		if !at.IsZero() {
 			bg.ConsistencySelector = &pb.BatchGetDocumentsRequest_ReadTime{ReadTime: timestamppb.New(at.Truncate(time.Microsecond))}
 		}
-		rs, err := s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+		rs, err := s.fs().BatchGetDocuments(ctx, admin, bg)
 		if err != nil && bg.ConsistencySelector != nil {
 			*notes = append(*notes, fmt.Sprintf("%s was read from the current state: the version as of the request is no longer kept (%v)", p, err))
 			bg.ConsistencySelector = nil
-			rs, err = s.sb.Firestore().BatchGetDocuments(ctx, admin, bg)
+			rs, err = s.fs().BatchGetDocuments(ctx, admin, bg)
 		} else if err == nil {
 			*notes = append(*notes, fmt.Sprintf("%s was not read by the recorded decision: read from the state as of the request", p))
 		}

@@ -115,12 +115,12 @@ func (s *Studio) routes() {
 	m.HandleFunc("POST /api/events/{id}/rerun", s.rerun)
 	m.HandleFunc("GET /api/services", s.services)
 	m.HandleFunc("GET /api/conformance", s.conformance)
-	m.HandleFunc("GET /api/firestore/collections", s.fsCollections)
-	m.HandleFunc("GET /api/firestore/documents", s.fsDocuments)
-	m.HandleFunc("GET /api/firestore/document", s.fsGet)
-	m.HandleFunc("PUT /api/firestore/document", s.fsPut)
-	m.HandleFunc("DELETE /api/firestore/document", s.fsDelete)
-	m.HandleFunc("POST /api/firestore/query", s.fsQuery)
+	m.HandleFunc("GET /api/firestore/collections", s.firestoreOnly(s.fsCollections))
+	m.HandleFunc("GET /api/firestore/documents", s.firestoreOnly(s.fsDocuments))
+	m.HandleFunc("GET /api/firestore/document", s.firestoreOnly(s.fsGet))
+	m.HandleFunc("PUT /api/firestore/document", s.firestoreOnly(s.fsPut))
+	m.HandleFunc("DELETE /api/firestore/document", s.firestoreOnly(s.fsDelete))
+	m.HandleFunc("POST /api/firestore/query", s.firestoreOnly(s.fsQuery))
 	m.HandleFunc("GET /api/auth/users", s.authUsers)
 	m.HandleFunc("POST /api/auth/users", s.authCreate)
 	m.HandleFunc("PATCH /api/auth/users/{uid}", s.authUpdate)
@@ -250,7 +250,7 @@ func (s *Studio) services(w http.ResponseWriter, r *http.Request) {
 	}
 	bus := s.sb.Events()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"project":   s.sb.Database().Project,
+		"project":   s.sb.Project(),
 		"endpoints": eps,
 		"services":  names,
 		"events":    map[string]any{"seq": bus.Seq(), "kept": bus.Len()},

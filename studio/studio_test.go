@@ -605,7 +605,7 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 func TestSlowSubscriberNeverBlocksAnEngine(t *testing.T) {
 	e := start(t, sandbox.Options{History: 100})
 	s := openSSE(t, e.srv.URL+"/api/events/stream", "")
-	fs, db := e.b.Sandbox.Firestore(), e.b.Sandbox.Database()
+	fs, db := fsOf(e.b.Sandbox).Engine, fsOf(e.b.Sandbox).Default()
 	pad := &pb.Value{ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 16<<10)}}
 	done := make(chan error, 1)
 	go func() {

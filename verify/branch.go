@@ -298,9 +298,13 @@ func equalJSON(a, b any) bool {
 
 // ForkLive forks the live Firestore default database of sb with rules.
 func ForkLive(sb *sandbox.Sandbox, rules firestore.Rules) (*Branch, error) {
-	db := sb.Database()
+	fs, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return nil, fmt.Errorf("verify: the sandbox runs no Firestore to fork")
+	}
+	db := fs.Default()
 	docs := map[string]map[string]any{}
-	for _, d := range sb.Firestore().Dump(db) {
+	for _, d := range fs.Dump(db) {
 		docs[strings.TrimPrefix(d.Name, db.Documents()+"/")] = firestore.EncodeFields(d.Fields, db)
 	}
 	return Fork(docs, rules)
@@ -323,7 +327,8 @@ func (b *Branch) Promote(ctx context.Context, sb *sandbox.Sandbox) ([]Change, er
 		return nil, err
 	}
 	changes := b.Diff(live.Docs())
-	adm := sb.Admin().Firestore()
+	fs, _ := sandbox.Lookup[*firestore.Service](sb) // ForkLive found it
+	adm := fs.Admin()
 	done := map[string]bool{}
 	for _, c := range changes {
 		if done[c.Doc] {

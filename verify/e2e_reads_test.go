@@ -38,7 +38,7 @@ func TestVerifyListsAndListens(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(t.TempDir(), "s.json")
-	rec, err := capture.Start(context.Background(), b, path, capture.Options{Debounce: 5 * time.Millisecond})
+	rec, err := capture.Start(context.Background(), b.Sandbox, path, capture.Options{Debounce: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func session(t *testing.T) (string, map[string]bool) {
 	}
 	defer b.Shutdown(context.Background())
 	path := filepath.Join(dir, "last-session.json")
-	rec, err := capture.Start(context.Background(), b, path, capture.Options{Debounce: 5 * time.Millisecond})
+	rec, err := capture.Start(context.Background(), b.Sandbox, path, capture.Options{Debounce: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	defer b.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := b.Sandbox.Admin().Firestore().SetDocument(ctx, "notes/n1", map[string]any{"text": "hi"}); err != nil {
+	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "notes/n1", map[string]any{"text": "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := b.Functions().Invoke(ctx, "writeDoc", functions.InvokeRequest{Data: json.RawMessage(`{"id":"w1","value":7}`)})
@@ -50,7 +50,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	if err := b.Functions().TriggersIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fx, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	fx, err := capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	if err != nil {
 		t.Fatal(err)
 	}

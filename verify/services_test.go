@@ -35,7 +35,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 	alice, bob := identity.NewUser("alice", nil), identity.NewUser("bob", nil)
 	admin := identity.AdminIdentity()
 	ctx := context.Background()
-	if err := b.Sandbox.Admin().Firestore().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
+	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1, ".priority": 5.0, "at": map[string]any{".sv": "timestamp"}}, database.WriteOptions{}); err != nil {
@@ -72,7 +72,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 		}
 	}
 	// Through the file form, as verify reads it.
-	f, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	f, err := capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestReplayDatabaseAcrossReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Shutdown(context.Background())
-	rec, err := capture.Start(context.Background(), b, t.TempDir()+"/s.json", capture.Options{Debounce: time.Millisecond})
+	rec, err := capture.Start(context.Background(), b.Sandbox, t.TempDir()+"/s.json", capture.Options{Debounce: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestReplayDatabaseQueryRules(t *testing.T) {
 	if _, err := db.Get(alice, ns, "/posts", nil, false); err == nil {
 		t.Fatal("a read without a query was allowed")
 	}
-	f, err := capture.FromBackend(b, b.Sandbox.Events().History())
+	f, err := capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,12 +163,12 @@ func mustJSON(v any) []byte {
 
 func TestBranchForkApplyPromote(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(sandbox.Options{})
+	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	sb.Admin().Firestore().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
+	fsOf(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
 	gate, _ := firestore.NewRulesGate(source.NewFile("r", ownerRules))
 	br, err := ForkLive(sb, gate)
 	if err != nil {
@@ -183,7 +183,7 @@ func TestBranchForkApplyPromote(t *testing.T) {
 		t.Fatalf("branch has %d docs", br.Len())
 	}
 	// The live database is untouched until promote.
-	if d, _ := sb.Admin().Firestore().GetDocument(ctx, "c/d0"); d != nil {
+	if d, _ := fsOf(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
 		t.Fatal("apply leaked into live")
 	}
 	changes, err := br.Promote(ctx, sb)

@@ -43,8 +43,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	fsengine "github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/emulator"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
@@ -268,7 +270,7 @@ func summarize(lat []time.Duration, el time.Duration) Result {
 // ("pyric-durable": group commit, sync=batch — written before the ack,
 // fsync every second), or syncing every commit batch ("pyric-always").
 func StartPyric(name string) (*Target, error) {
-	opts := sandbox.Options{Project: "demo-bench"}
+	opts := sandbox.Options{Project: "demo-bench", Services: []service.Registration{fsengine.Registration(fsengine.Options{})}}
 	notes := "in-process, --in-memory"
 	var dir string
 	if name != "pyric-memory" {
@@ -293,7 +295,8 @@ func StartPyric(name string) (*Target, error) {
 		sb.Close()
 		return nil, err
 	}
-	fs := fsserver.New(fsserver.Options{Engine: sb.Firestore(), DefaultProject: "demo-bench"})
+	eng, _ := sandbox.Lookup[*fsengine.Engine](sb)
+	fs := fsserver.New(fsserver.Options{Engine: eng, DefaultProject: "demo-bench"})
 	port, svc := fsserver.NewPort(l, fs)
 	go port.Serve()
 	return &Target{Name: name, Addr: l.Addr().String(), Notes: notes, Stop: func() {

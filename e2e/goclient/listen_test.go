@@ -208,7 +208,7 @@ func TestListenResumeAfterReconnect(t *testing.T) {
 	// The server stops (streams end with UNAVAILABLE); a write lands in
 	// the same sandbox meanwhile; a new server takes the same address.
 	s1.Close()
-	admin := s1.Sandbox.Admin().Firestore()
+	admin := fsOf(s1.Sandbox).Admin()
 	if err := admin.SetDocument(bg, "r/2", map[string]any{"v": 2}); err != nil {
 		t.Fatal(err)
 	}

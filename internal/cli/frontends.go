@@ -63,7 +63,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}
 	}
 	if o.capture != "" {
-		rec, err := capture.Start(ctx, b, o.capture, capture.Options{CapturedBy: "pyric " + Version, Warn: warnTo(stdio.Err)})
+		rec, err := capture.Start(ctx, b.Sandbox, o.capture, capture.Options{CapturedBy: "pyric " + Version, Warn: warnTo(stdio.Err)})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %v", err)
 		}
@@ -107,11 +107,11 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		if f.rec != nil {
 			return f.rec.Fixture()
 		}
-		return capture.FromBackend(b, b.Sandbox.Events().History())
+		return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	}
 	mount := map[string]http.Handler{
 		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Policy: o.policy, Capture: func() (*capture.Fixture, error) {
-			return capture.FromBackend(b, b.Sandbox.Events().History())
+			return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 		}, FunctionsURL: func() string {
 			if a := b.Addr(backend.Functions); a != "" {
 				return "http://" + a

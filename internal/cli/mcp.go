@@ -73,7 +73,8 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 			}
 			return exitError
 		}
-		sb.Firestore().SetRules(gate)
+		fs, _ := sandbox.Lookup[*firestore.Engine](sb) // backend.Services registers it
+		fs.SetRules(gate)
 		fmt.Fprintf(stdio.Err, "pyric mcp: enforcing %s\n", *rulesPath)
 	} else {
 		fmt.Fprintln(stdio.Err, "pyric mcp: no firestore.rules: every client request is denied until firestore_simulator_create loads rules (admin requests bypass rules)")

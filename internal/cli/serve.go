@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/hosting"
 	"github.com/pyric/pyric/internal/config"
@@ -372,7 +373,7 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	iw.e = b.Sandbox.Firestore()
+	iw.e, _ = sandbox.Lookup[*firestore.Engine](b.Sandbox) // backend.Services registers it
 	if declared != nil {
 		iw.e.DeclareIndexes(declared) // built over the data the sandbox loaded
 	}

@@ -3,6 +3,8 @@ package service
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/pyric/pyric/event"
 )
 
 // Optional capabilities. A service implements Service and, beyond it, any
@@ -41,6 +43,22 @@ type Capturer interface {
 	Service
 	// CaptureState returns the state a session capture keeps.
 	CaptureState() (json.RawMessage, error)
+}
+
+// Records is a service whose state is a set of records (Firestore: one
+// per document) that a session capture appends one by one as they change,
+// instead of encoding the service's whole state again.
+type Records interface {
+	Service
+	// RecordChange names the record an event changed, as a token for
+	// Records; ok is false when the event changed none.
+	RecordChange(e event.Event) (token string, ok bool)
+	// Records calls fn with each record token names: its key inside the
+	// service's Snapshot state (e.g. ["documents", "c/d"]) and its value
+	// now (nil: absent).
+	Records(token string, fn func(key []string, value json.RawMessage) error) error
+	// EachRecord calls fn with every record of the service.
+	EachRecord(fn func(key []string, value json.RawMessage) error) error
 }
 
 // Exporter is a service with a part in an export directory, in the

@@ -13,8 +13,8 @@
 // in memory.
 //
 // Beyond Service, a service implements the optional capabilities of
-// capability.go (typed state, state checks, capture state, export and
-// import, a description) and the tools above the sandbox — snapshot and
+// capability.go (typed state, state checks, capture state and records,
+// export and import, a description) and the tools above the sandbox — snapshot and
 // export, capture, the MCP server — loop over the services that have
 // them. So a new service is its package, its wire adapter and one row in
 // the backend's table: no tool changes for it. The servicetest package

@@ -86,8 +86,9 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("fstest: %v", err)
 	}
 	fe := b.Firestore()
+	eng, _ := sandbox.Lookup[*firestore.Engine](b.Sandbox)
 	s := &Server{Addr: b.Addr(backend.Firestore), Project: b.Project, Backend: b, Sandbox: b.Sandbox,
-		Engine: b.Sandbox.Firestore(), Firestore: fe.Server, GRPC: fe.GRPC, Port: fe.Port}
+		Engine: eng, Firestore: fe.Server, GRPC: fe.GRPC, Port: fe.Port}
 	t.Cleanup(s.Close)
 	return s
 }

@@ -27,7 +27,7 @@ func TestStart(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The admin plane of the sandbox sees the write.
-	if d, _ := srv.Sandbox.Admin().Firestore().GetDocument(ctx, "cities/SF"); d["name"] != "San Francisco" {
+	if d, _ := fsOf(srv.Sandbox).Admin().GetDocument(ctx, "cities/SF"); d["name"] != "San Francisco" {
 		t.Errorf("sandbox: %v", d)
 	}
 }

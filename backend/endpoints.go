@@ -37,6 +37,7 @@ const (
 	Hosting   = "hosting"
 	PubSub    = "pubsub"
 	Tasks     = "tasks"
+	Eventarc  = "eventarc"
 )
 
 // endpoint is one row of the table of services the backend serves.
@@ -92,6 +93,11 @@ var endpoints = []*endpoint{
 	// Functions so the workers' CLOUD_TASKS_EMULATOR_HOST names it.
 	{name: Tasks, defaultPort: 9499, what: "Cloud Tasks queues of task functions", env: []envVar{hostVar("CLOUD_TASKS_EMULATOR_HOST")},
 		off: func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startTasks},
+	// Eventarc takes the custom events that onCustomEventPublished
+	// functions receive; it starts before Functions so the workers'
+	// CLOUD_EVENTARC_EMULATOR_HOST names it.
+	{name: Eventarc, defaultPort: 9299, what: "Eventarc custom events of event functions", env: []envVar{urlVar("CLOUD_EVENTARC_EMULATOR_HOST")},
+		off: func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startEventarc},
 	{name: Functions, defaultPort: 5001, what: "Cloud Functions (HTTPS, callable)", env: []envVar{urlVar("PYRIC_FUNCTIONS_URL")},
 		registration: func(o *Options) service.Registration { return functions.Registration(o.Functions.Options) },
 		off:          func(o *Options) bool { return len(o.Functions.Codebases) == 0 }, start: startFunctions},
@@ -266,6 +272,16 @@ func startTasks(b *Backend, opts *Options, l net.Listener) (*running, error) {
 		return nil, errNotInSandbox(Functions)
 	}
 	return &running{port: server.NewPort(l, nil, functionsserver.NewTasksHandler(eng))}, nil
+}
+
+// startEventarc serves Eventarc's publishing API (firebase-admin's
+// getEventarc().channel().publish() in emulator mode).
+func startEventarc(b *Backend, opts *Options, l net.Listener) (*running, error) {
+	eng, ok := sandbox.Lookup[*functions.Engine](b.Sandbox)
+	if !ok {
+		return nil, errNotInSandbox(Functions)
+	}
+	return &running{port: server.NewPort(l, nil, functionsserver.NewEventarcHandler(eng))}, nil
 }
 
 // Functions returns the running functions engine, or nil.

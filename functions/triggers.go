@@ -49,7 +49,7 @@ func (ep Endpoint) TriggerFunction() trigger.Function {
 	}
 	return trigger.Function{ID: ep.ID, Platform: trigger.Platform(ep.Platform), EventType: ep.Event.EventType,
 		EventFilters: ep.Event.EventFilters, EventFilterPathPatterns: ep.Event.EventFilterPathPatterns,
-		Retry: ep.Event.Retry, Region: region}
+		Channel: ep.Event.Channel, Retry: ep.Event.Retry, Region: region}
 }
 
 // syncTriggers gives the dispatcher the event functions now loaded.

@@ -69,8 +69,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 14 {
-		t.Fatalf("the triggers codebase loaded %v, want its 14 functions", ids)
+	if len(ids) != 17 {
+		t.Fatalf("the triggers codebase loaded %v, want its 17 functions", ids)
 	}
 	return b
 }
@@ -411,6 +411,105 @@ func TestTriggers(t *testing.T) {
 		url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/namedDbCreated-indefault", b.Addr(backend.Firestore), project)
 		if status, _ := call(t, "GET", url, "owner", "", nil); status != 404 {
 			t.Errorf("the named-database trigger fired for a (default) write: %d", status)
+		}
+	})
+
+	// conformance: functions.trigger.eventarc
+	t.Run("eventarc custom events through the Admin SDK", func(t *testing.T) {
+		fnURL := fmt.Sprintf("http://%s/%s/us-central1/publishEvent", b.Addr(backend.Functions), project)
+		events := []map[string]any{
+			{"type": "com.example.order.shipped", "id": "ship-ups", "source": "shop/orders", "subject": "orders/o9",
+				"time": "2026-12-06T10:00:00.000Z", "carrier": "ups", "data": map[string]any{"orderId": "o9", "items": 2}},
+			// filtered out by orderShipped's carrier filter
+			{"type": "com.example.order.shipped", "id": "ship-fedex", "source": "shop/orders", "carrier": "fedex", "data": map[string]any{"orderId": "o10"}},
+			// a type no function on the channel takes
+			{"type": "com.example.order.lost", "id": "lost-1", "source": "shop/orders", "data": "gone"},
+		}
+		if status, got := call(t, "POST", fnURL, "", "application/json", mustJSON(map[string]any{"events": events})); status != 200 || got["published"] != float64(3) {
+			t.Fatalf("publish: %d %v", status, got)
+		}
+		// The CloudEvent production delivers (firebase-functions'
+		// CloudEvent<T>: attributes at the top level, the extension
+		// attribute beside them, JSON data parsed) — exactly these keys.
+		got := seen(t, b, "orderShipped-ship-ups")["event"].(map[string]any)
+		wantEvent := map[string]any{"specversion": "1.0", "id": "ship-ups", "type": "com.example.order.shipped", "source": "shop/orders",
+			"subject": "orders/o9", "time": "2026-12-06T10:00:00.000Z", "datacontenttype": "application/json", "carrier": "ups",
+			"data": map[string]any{"orderId": "o9", "items": float64(2)}}
+		if fmt.Sprint(got) != fmt.Sprint(wantEvent) {
+			t.Errorf("orderShipped received\n%v\nwant\n%v", got, wantEvent)
+		}
+		// A text event on a channel named by its id alone (the
+		// function's region), without a time: Eventarc stamps it.
+		ping := []map[string]any{{"type": "com.example.ping", "id": "ping-1", "source": "ops", "data": "hello"}}
+		if status, got := call(t, "POST", fnURL, "", "application/json", mustJSON(map[string]any{"channel": "audit", "events": ping})); status != 200 {
+			t.Fatalf("publish to audit: %d %v", status, got)
+		}
+		p := seen(t, b, "auditPing-ping-1")["event"].(map[string]any)
+		if p["data"] != "hello" || p["datacontenttype"] != "text/plain" || p["type"] != "com.example.ping" || p["source"] != "ops" {
+			t.Errorf("auditPing received %v", p)
+		}
+		if _, err := time.Parse(time.RFC3339, fmt.Sprint(p["time"])); err != nil {
+			t.Errorf("auditPing's event time %v: %v", p["time"], err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TriggersIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"orderShipped-ship-fedex", "orderShipped-lost-1", "auditPing-ship-ups"} {
+			url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/%s", b.Addr(backend.Firestore), project, id)
+			if status, _ := call(t, "GET", url, "owner", "", nil); status != 404 {
+				t.Errorf("%s was delivered: the channel, type or filters did not hold", id)
+			}
+		}
+		// Each delivery is an invocation caused by the publish's event.
+		publishes := map[string]bool{}
+		invoked := 0
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Service == "eventarc" && e.Kind == event.KindMutation {
+				publishes[e.ID] = true
+			}
+			if e.Invocation != nil && (e.Invocation.Function == "orderShipped" || e.Invocation.Function == "auditPing") {
+				invoked++
+				if !publishes[e.Invocation.CauseEventID] || e.Invocation.TriggerType == "" {
+					t.Errorf("%s's invocation names cause %q, not a publish (%v)", e.Invocation.Function, e.Invocation.CauseEventID, publishes)
+				}
+			}
+		}
+		if invoked != 2 {
+			t.Errorf("%d custom event invocations, want 2", invoked)
+		}
+		// Bad input: Eventarc's status, a message naming the event and
+		// the field.
+		arc := "http://" + b.Addr(backend.Eventarc)
+		channel := "/projects/" + project + "/locations/us-central1/channels/firebase:publishEvents"
+		ev := func(extra string) string {
+			return `{"events":[{"@type":"type.googleapis.com/io.cloudevents.v1.CloudEvent","id":"x","source":"s","specVersion":"1.0"` + extra + `}]}`
+		}
+		for _, c := range []struct {
+			path, body, status string
+			code               int
+			msg                string
+		}{
+			{channel, ev(``), "INVALID_ARGUMENT", 400, "events[0]: CloudEvent 'type' is required"},
+			{channel, ev(`,"type":"t","textData":"{","attributes":{"datacontenttype":{"ceString":"application/json"}}`), "INVALID_ARGUMENT", 400, "textData is not the JSON"},
+			{channel, ev(`,"type":"t","attributes":{"Bad-Name":{"ceString":"x"}}`), "INVALID_ARGUMENT", 400, `attribute "Bad-Name"`},
+			{channel, ev(`,"type":"t","attributes":{"n":{"ceFloat":1}}`), "INVALID_ARGUMENT", 400, `unknown attribute value "ceFloat"`},
+			{channel, `{"events":`, "INVALID_ARGUMENT", 400, "Invalid JSON payload"},
+			{channel, `{"events":[]}`, "INVALID_ARGUMENT", 400, "events is empty"},
+			{"/projects/" + project + "/locations/us-central1/channels/a.b:publishEvents", ev(`,"type":"t"`), "INVALID_ARGUMENT", 400, "invalid channel name"},
+			{"/projects/" + project + "/topics/t:publish", ev(`,"type":"t"`), "NOT_FOUND", 404, "not an Eventarc channel"},
+		} {
+			status, got := call(t, "POST", arc+c.path, "owner", "application/json", []byte(c.body))
+			e, _ := got["error"].(map[string]any)
+			if status != c.code || e == nil || e["status"] != c.status || !strings.Contains(fmt.Sprint(e["message"]), c.msg) {
+				t.Errorf("POST %s %s: %d %v, want %d %s %q", c.path, c.body, status, got, c.code, c.status, c.msg)
+			}
+		}
+		// firebase-admin's own checks run before the request: its error
+		// reaches the function.
+		if status, got := call(t, "POST", fnURL, "", "application/json", mustJSON(map[string]any{"events": []map[string]any{{"type": "t", "data": 1}}})); status != 400 || got["code"] != "eventarc/invalid-argument" {
+			t.Errorf("publish of an event without source: %d %v", status, got)
 		}
 	})
 

@@ -59,6 +59,9 @@ type Delivery struct {
 // does not fire for it. Errors are payloads that cannot be built (a
 // document that does not decode), never a mismatch.
 func Deliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
+	if f.Channel != "" {
+		return eventarcDeliveries(f, ev, env)
+	}
 	switch kindOf(f.EventType) {
 	case kindFirestoreV1, kindFirestoreV2:
 		return firestoreDeliveries(f, ev, env)

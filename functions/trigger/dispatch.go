@@ -199,7 +199,8 @@ func relevant(ev event.Event) bool {
 		return ev.Service == "firestore" || ev.Service == "database"
 	case event.KindMutation:
 		return ev.Service == "storage" || ev.Service == "auth" ||
-			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish)
+			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish) ||
+			(ev.Service == EventarcService && ev.Method == OpPublishEvents)
 	}
 	return false
 }

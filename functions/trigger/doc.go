@@ -2,8 +2,8 @@
 // and builds the exact request each one receives, as production (and,
 // where it agrees, the Emulator Suite) delivers it: CloudEvents for v2
 // functions, the legacy {data, context} events for v1. It covers
-// Firestore, the Realtime Database, Cloud Storage, Auth and Pub/Sub
-// triggers.
+// Firestore, the Realtime Database, Cloud Storage, Auth, Pub/Sub and
+// Eventarc custom event triggers.
 //
 // A Function is what the dispatcher needs from one discovered endpoint
 // (firebase-functions' `__endpoint` manifest entry: platform and

@@ -32,6 +32,11 @@ type Function struct {
 	EventFilterPathPatterns map[string]string `json:"eventFilterPathPatterns,omitempty"`
 	// Retry is eventTrigger.retry: a failed delivery is retried.
 	Retry bool `json:"retry,omitempty"`
+	// Channel is an Eventarc custom event function's channel
+	// (eventTrigger.channel, e.g. "locations/us-central1/channels/firebase");
+	// set, it makes the function an onCustomEventPublished whose
+	// EventType is the custom event's type.
+	Channel string `json:"channel,omitempty"`
 	// Region is the function's (first) region; "us-central1" when unset.
 	Region string `json:"region,omitempty"`
 }

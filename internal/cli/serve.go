@@ -145,7 +145,7 @@ func defineServeFlags(name string, stdio Stdio) (*flag.FlagSet, *serveFlagVals) 
 
 // serveFlagGroups are the groups serve's and exec's help list the flags in.
 var serveFlagGroups = []flagGroup{
-	{"Project and network", []string{"project", "host", "allow-origin", "firestore-port", "auth-port", "database-port", "storage-port", "ai-port", "messaging-port", "pubsub-port", "functions-port", "tasks-port", "hosting-port", "studio-port", "hub-port", "json"}},
+	{"Project and network", []string{"project", "host", "allow-origin", "firestore-port", "auth-port", "database-port", "storage-port", "ai-port", "messaging-port", "pubsub-port", "functions-port", "tasks-port", "eventarc-port", "hosting-port", "studio-port", "hub-port", "json"}},
 	{"Rules and indexes", []string{"rules", "database-rules", "storage-rules", "enforce-indexes"}},
 	{"State and durability", []string{"data-dir", "in-memory", "sync", "fresh", "seed", "import", "export-on-exit"}},
 	{"Capture and logs", []string{"capture", "no-capture", "log-format", "quiet"}},
@@ -558,6 +558,8 @@ func displayName(service string) string {
 		return "Pub/Sub"
 	case backend.Tasks:
 		return "Cloud Tasks"
+	case backend.Eventarc:
+		return "Eventarc"
 	}
 	return service
 }

@@ -149,3 +149,39 @@ exports.failingTrigger = onDocumentCreated("failing/{id}", async () => {
 exports.namedDbCreated = onDocumentCreated({ document: "named/{id}", database: "other" }, async (event) => {
   await record("namedDbCreated-" + event.params.id, { database: event.database, document: event.document });
 });
+
+// Eventarc custom events: publishEvent publishes the request's events
+// through the Admin SDK (CLOUD_EVENTARC_EMULATOR_HOST); orderShipped
+// (default channel, filtered on an extension attribute) and auditPing
+// (a channel of its own) record the CloudEvent they receive.
+const { onCustomEventPublished } = require("firebase-functions/v2/eventarc");
+const { getEventarc } = require("firebase-admin/eventarc");
+
+// Eventarc's client sends an OAuth access token; offline there is none
+// to fetch, so the publisher's app hands the emulators' "owner".
+const publisher = initializeApp(
+  { projectId: process.env.GCLOUD_PROJECT, credential: { getAccessToken: async () => ({ access_token: "owner", expires_in: 3600 }) } },
+  "publisher",
+);
+
+exports.publishEvent = require("firebase-functions/v2/https").onRequest(async (req, res) => {
+  const eventarc = getEventarc(publisher);
+  const channel = req.body.channel ? eventarc.channel(req.body.channel) : eventarc.channel();
+  try {
+    await channel.publish(req.body.events);
+    res.json({ published: req.body.events.length });
+  } catch (err) {
+    res.status(400).json({ code: err.code || null, message: err.message });
+  }
+});
+
+exports.orderShipped = onCustomEventPublished(
+  { eventType: "com.example.order.shipped", filters: { carrier: "ups" } },
+  async (event) => {
+    await record("orderShipped-" + event.id, { event: JSON.parse(JSON.stringify(event)) });
+  },
+);
+
+exports.auditPing = onCustomEventPublished({ eventType: "com.example.ping", channel: "audit" }, async (event) => {
+  await record("auditPing-" + event.id, { event: JSON.parse(JSON.stringify(event)) });
+});

@@ -1,0 +1,202 @@
+package functions
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/functions/trigger"
+	"github.com/pyric/pyric/identity"
+)
+
+// InvalidEventError is a publish to the Eventarc port that Eventarc
+// refuses (INVALID_ARGUMENT): Reason names the event and the field.
+type InvalidEventError struct{ Reason string }
+
+func (e *InvalidEventError) Error() string { return e.Reason }
+
+func invalidEvent(format string, args ...any) error {
+	return &InvalidEventError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// cloudEventType is the @type firebase-admin gives each published event:
+// io.cloudevents.v1.CloudEvent in protobuf's JSON form.
+const cloudEventType = "type.googleapis.com/io.cloudevents.v1.CloudEvent"
+
+// protoCloudEvent is one event of a PublishEventsRequest as
+// firebase-admin's toCloudEventProtoFormat writes it.
+type protoCloudEvent struct {
+	Type        string                     `json:"@type"`
+	ID          *string                    `json:"id"`
+	Source      *string                    `json:"source"`
+	SpecVersion *string                    `json:"specVersion"`
+	EventType   *string                    `json:"type"`
+	Attributes  map[string]json.RawMessage `json:"attributes"`
+	TextData    *string                    `json:"textData"`
+	BinaryData  *string                    `json:"binaryData"`
+	ProtoData   json.RawMessage            `json:"protoData"`
+}
+
+// attributeName is a CloudEvents attribute (extension) name: lower-case
+// letters and digits, at most 20 of them (CloudEvents 1.0 recommends the
+// bound; Eventarc enforces it).
+var attributeName = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
+
+// PublishEvents publishes a PublishEventsRequest's events (the JSON
+// firebase-admin's getEventarc().channel(c).publish() sends) to a
+// channel, as who: each event is checked as Eventarc checks it and
+// turned into the CloudEvent a function receives (structured mode:
+// attributes at the top, JSON data parsed), and the publish goes on the
+// event stream, where the onCustomEventPublished functions of the
+// channel with the event's type and matching filters pick it up. An
+// *InvalidEventError says which event and field Eventarc refuses; then
+// none of the request's events is published.
+func (e *Engine) PublishEvents(who identity.Identity, channel string, events []json.RawMessage) error {
+	full, err := trigger.ChannelName(e.project, "", channel)
+	if err != nil || full != channel {
+		return invalidEvent("%s: %v", channel, trigger.ErrChannelName)
+	}
+	if len(events) == 0 {
+		return invalidEvent("PublishEventsRequest.events is empty: publish at least one event")
+	}
+	out := make([]map[string]any, 0, len(events))
+	for i, raw := range events {
+		ce, err := e.cloudEvent(raw)
+		if err != nil {
+			return invalidEvent("events[%d]: %v", i, err)
+		}
+		out = append(out, ce)
+	}
+	ev := event.Event{Kind: event.KindMutation, Service: trigger.EventarcService, Method: trigger.OpPublishEvents, Path: full,
+		Mutation: &event.Mutation{Op: trigger.OpPublishEvents, Project: strings.Split(full, "/")[1],
+			Current: &trigger.CustomEvents{Channel: full, Events: out}}}
+	ev.Who(who)
+	e.events.Emit(ev)
+	return nil
+}
+
+// cloudEvent checks one event in protobuf JSON form and returns it in
+// CloudEvents' JSON form, the one firebase-functions hands the handler.
+func (e *Engine) cloudEvent(raw json.RawMessage) (map[string]any, error) {
+	var pe protoCloudEvent
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pe); err != nil {
+		return nil, fmt.Errorf("not a CloudEvent: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if pe.Type != "" && pe.Type != cloudEventType {
+		return nil, fmt.Errorf("@type is %q, want %q", pe.Type, cloudEventType)
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"id", pe.ID}, {"source", pe.Source}, {"specVersion", pe.SpecVersion}, {"type", pe.EventType}} {
+		if f.v == nil || *f.v == "" {
+			return nil, fmt.Errorf("CloudEvent '%s' is required", f.name)
+		}
+	}
+	if *pe.SpecVersion != "1.0" {
+		return nil, fmt.Errorf("CloudEvent 'specVersion' is %q: only 1.0 is supported", *pe.SpecVersion)
+	}
+	ce := map[string]any{"specversion": "1.0", "id": *pe.ID, "source": *pe.Source, "type": *pe.EventType}
+	for name, rawVal := range pe.Attributes {
+		if !attributeName.MatchString(name) {
+			return nil, fmt.Errorf("attribute %q: a CloudEvent attribute's name is 1 to 20 lower-case letters or digits", name)
+		}
+		switch name {
+		case "id", "source", "specversion", "type", "data", "data_base64":
+			return nil, fmt.Errorf("attribute %q: %s is a field of the CloudEvent, not an attribute", name, name)
+		}
+		v, err := attributeValue(rawVal)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q: %v", name, err)
+		}
+		ce[name] = v
+	}
+	if t, ok := ce["time"]; ok {
+		s, _ := t.(string)
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return nil, fmt.Errorf("attribute \"time\": %q is not an RFC 3339 timestamp", s)
+		}
+	} else {
+		// Eventarc stamps an event without a time with its arrival.
+		ce["time"] = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	ctype, _ := ce["datacontenttype"].(string)
+	switch {
+	case pe.ProtoData != nil:
+		return nil, fmt.Errorf("protoData is not supported by Cloud Functions triggers: send textData or binaryData")
+	case pe.TextData != nil && pe.BinaryData != nil:
+		return nil, fmt.Errorf("textData and binaryData are both set: an event has one data")
+	case pe.TextData != nil:
+		if isJSON(ctype) {
+			var data any
+			if err := json.Unmarshal([]byte(*pe.TextData), &data); err != nil {
+				return nil, fmt.Errorf("textData is not the JSON its datacontenttype %q says: %v", ctype, err)
+			}
+			ce["data"] = data
+		} else {
+			ce["data"] = *pe.TextData
+		}
+	case pe.BinaryData != nil:
+		if _, err := base64.StdEncoding.DecodeString(*pe.BinaryData); err != nil {
+			return nil, fmt.Errorf("binaryData is not base64: %v", err)
+		}
+		ce["data_base64"] = *pe.BinaryData
+	}
+	return ce, nil
+}
+
+// isJSON reports whether a content type is JSON (application/json or a
+// +json type), whose data CloudEvents' JSON form carries as JSON.
+func isJSON(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}
+
+// attributeValue is a CloudEventAttributeValue in its JSON form: exactly
+// one of its typed members.
+func attributeValue(raw json.RawMessage) (any, error) {
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &v); err != nil || len(v) != 1 {
+		return nil, fmt.Errorf("want an object with one of ceBoolean, ceInteger, ceString, ceBytes, ceUri, ceUriRef, ceTimestamp")
+	}
+	for kind, val := range v {
+		switch kind {
+		case "ceBoolean":
+			var b bool
+			if json.Unmarshal(val, &b) != nil {
+				return nil, fmt.Errorf("ceBoolean is not a boolean")
+			}
+			return b, nil
+		case "ceInteger":
+			var n int32
+			if json.Unmarshal(val, &n) != nil {
+				return nil, fmt.Errorf("ceInteger is not a 32-bit integer")
+			}
+			return int64(n), nil
+		case "ceString", "ceUri", "ceUriRef", "ceTimestamp", "ceBytes":
+			var s string
+			if json.Unmarshal(val, &s) != nil {
+				return nil, fmt.Errorf("%s is not a string", kind)
+			}
+			if kind == "ceBytes" {
+				if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+					return nil, fmt.Errorf("ceBytes is not base64")
+				}
+			}
+			return s, nil
+		default:
+			return nil, fmt.Errorf("unknown attribute value %q: want one of ceBoolean, ceInteger, ceString, ceBytes, ceUri, ceUriRef, ceTimestamp", kind)
+		}
+	}
+	return nil, nil
+}

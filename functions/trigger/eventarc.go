@@ -1,0 +1,106 @@
+package trigger
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pyric/pyric/event"
+)
+
+// Eventarc custom events: what the functions engine emits when
+// firebase-admin's getEventarc().channel(c).publish(events) reaches the
+// Eventarc port (service EventarcService, method and op OpPublishEvents,
+// path the channel's full name, Mutation.Current a *CustomEvents), and
+// the onCustomEventPublished functions they fire.
+const (
+	EventarcService = "eventarc"
+	OpPublishEvents = "publishEvents"
+	// DefaultChannel is the channel firebase-functions gives an
+	// onCustomEventPublished without one.
+	DefaultChannel = "locations/us-central1/channels/firebase"
+)
+
+// CustomEvents are the events of one publish to a channel, each a
+// CloudEvent in the JSON (structured mode) form a function receives.
+type CustomEvents struct {
+	Channel string           `json:"channel"` // projects/P/locations/L/channels/C
+	Events  []map[string]any `json:"events"`
+}
+
+// channelPattern is a channel's name as Eventarc accepts it, the project
+// optional (firebase-tools' discovery uses the same pattern).
+var channelPattern = regexp.MustCompile(`^(?:projects/([A-Za-z0-9][A-Za-z0-9-]*)/)?locations/([A-Za-z0-9_-]+)/channels/([A-Za-z0-9_-]+)$`)
+
+// ErrChannelName is a channel name of no form Eventarc accepts.
+var ErrChannelName = errors.New("invalid channel name: want CHANNEL, locations/LOCATION/channels/CHANNEL or projects/PROJECT/locations/LOCATION/channels/CHANNEL")
+
+// ChannelName resolves a function's (or a publisher's) channel to its
+// full name as production and firebase-tools do: a bare id is in region
+// (the function's), a name without a project is in project.
+func ChannelName(project, region, channel string) (string, error) {
+	if channel == "" {
+		channel = DefaultChannel
+	}
+	if !strings.Contains(channel, "/") {
+		if region == "" {
+			region = "us-central1"
+		}
+		channel = "locations/" + region + "/channels/" + channel
+	}
+	m := channelPattern.FindStringSubmatch(channel)
+	if m == nil {
+		return "", ErrChannelName
+	}
+	if m[1] != "" {
+		project = m[1]
+	}
+	return "projects/" + project + "/locations/" + m[2] + "/channels/" + m[3], nil
+}
+
+// eventarcDeliveries are the invocations of an onCustomEventPublished
+// function for a publish: each event of its type on its channel whose
+// attributes equal every one of its filters, delivered as published.
+func eventarcDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
+	if ev.Service != EventarcService || ev.Kind != event.KindMutation || ev.Mutation == nil || ev.Mutation.Op != OpPublishEvents {
+		return nil, nil
+	}
+	ce, ok := ev.Mutation.Current.(*CustomEvents)
+	if !ok {
+		return nil, nil
+	}
+	channel, err := ChannelName(env.Project, f.Region, f.Channel)
+	if err != nil || channel != ce.Channel {
+		return nil, err
+	}
+	var out []Delivery
+	for _, e := range ce.Events {
+		if e["type"] != f.EventType || !attributesMatch(e, f.EventFilters) {
+			continue
+		}
+		p, err := marshal(e)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Delivery{Function: f.ID, Params: map[string]string{}, Payload: p})
+	}
+	return out, nil
+}
+
+// attributesMatch reports whether every filter equals the event's
+// attribute of its name (exact match, as Eventarc's filters are).
+func attributesMatch(e map[string]any, filters map[string]string) bool {
+	for k, want := range filters {
+		got, ok := e[k]
+		if !ok || k == "data" || k == "data_base64" {
+			return false
+		}
+		// An integer or boolean extension compares as its canonical
+		// string, the form Eventarc's filters are written in.
+		if fmt.Sprint(got) != want {
+			return false
+		}
+	}
+	return true
+}

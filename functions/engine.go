@@ -13,6 +13,7 @@ package functions
 
 import (
 	"context"
+	crand "crypto/rand"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,7 @@ type Engine struct {
 	events  event.Emitter
 	now     func() time.Time
 	newID   func() string
+	rand    io.Reader // the sandbox's random source (service.Env.Rand)
 	node    string
 	dir     string // the harness and the workers' sockets
 	// compileCache is node's compile cache directory (the user's cache
@@ -125,7 +127,7 @@ func New(opts Options, env service.Env) (*Engine, error) {
 	if opts.Poll == 0 {
 		opts.Poll = 500 * time.Millisecond
 	}
-	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID,
+	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID, rand: env.Rand,
 		changed: make(chan struct{}), done: make(chan struct{}),
 		sched: scheduler{next: map[string]time.Time{}, spec: map[string]string{}, running: map[string]bool{}, wake: make(chan struct{}, 1)}}
 	if e.project == "" {
@@ -136,6 +138,9 @@ func New(opts Options, env service.Env) (*Engine, error) {
 	}
 	if e.now == nil {
 		e.now = time.Now
+	}
+	if e.rand == nil {
+		e.rand = crand.Reader
 	}
 	for _, c := range opts.Codebases {
 		e.codebases = append(e.codebases, &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}})

@@ -21,14 +21,42 @@ import (
 
 // syncBuffer is a log sink tests read while workers write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	grew chan struct{} // closed at the next Write; nil: nobody waits
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the buffer holds sub, woken by each Write, and
+// reports whether it did within d.
+func (s *syncBuffer) waitFor(sub string, d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), sub) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.grew == nil {
+			s.grew = make(chan struct{})
+		}
+		grew := s.grew
+		s.mu.Unlock()
+		select {
+		case <-grew:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -208,7 +236,9 @@ func TestEventSurvivesAnotherInvocationsCrash(t *testing.T) {
 	go func() {
 		errc <- e.DeliverEvent(context.Background(), "slowEvent", []byte(`{"specversion":"1.0","id":"e1","type":"google.cloud.firestore.document.v1.created","source":"s"}`))
 	}()
-	time.Sleep(500 * time.Millisecond)
+	if !logs.waitFor("functions[slowEvent]: slowEvent started", 30*time.Second) {
+		t.Fatalf("slowEvent never started:\n%s", logs)
+	}
 	if w := call(t, e, "exits", "GET", "/", "", ""); w.Code != 500 || w.Body.String() != functions.CrashBody {
 		t.Errorf("exits: %d %q", w.Code, w.Body)
 	}
@@ -274,10 +304,7 @@ func TestHotReload(t *testing.T) {
 		t.Errorf("b after reload: %d %q", w.Code, w.Body)
 	}
 	write("index.js", "exports.a = 1;\nthrow new Error('broken at load');\n")
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "keeps serving its previous version") && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	logs.waitFor("keeps serving its previous version", 30*time.Second)
 	out := logs.String()
 	if !strings.Contains(out, "Error: broken at load") || !strings.Contains(out, filepath.Join(dir, "index.js")+":2") {
 		t.Errorf("the load failure does not name the error and its file:\n%s", out)

@@ -3,9 +3,11 @@ package functions
 import (
 	"container/heap"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -218,8 +220,12 @@ type taskQueue struct {
 	waiting  taskHeap
 	tasks    map[string]*Task // by name: waiting and running
 	running  int
+	// policy is config's retry and rate configuration, computed when
+	// the function's configuration changes (a reload gives it a new
+	// TaskTrigger), with limiter at its rate.
+	config   *TaskTrigger
+	policy   queuePolicy
 	limiter  *rate.Limiter
-	perSec   float64
 	wake     chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -364,7 +370,7 @@ func (e *Engine) EnqueueTask(project, location, queue string, req TaskRequest) (
 			return nil, &InvalidTaskError{"Task id can contain only letters ([A-Za-z]), numbers ([0-9]), hyphens (-), or underscores (_). The maximum length is 500 characters."}
 		}
 	} else {
-		id = strconv.FormatUint(uint64(randUint63(e)), 10)
+		id = strconv.FormatUint(e.randUint63(), 10)
 	}
 	t.Name = qname + "/tasks/" + id
 	if req.ScheduleTime != "" {
@@ -422,14 +428,11 @@ func headerValue(h map[string]string, name string) (string, bool) {
 }
 
 // randUint63 is a task id when the client names none (Cloud Tasks
-// picks a decimal one too).
-func randUint63(e *Engine) uint64 {
-	id := e.newID()
-	var n uint64
-	for _, c := range id {
-		n = n*62 + uint64(c)
-	}
-	return n & math.MaxInt64
+// picks a decimal one too): 63 bits of the engine's random source.
+func (e *Engine) randUint63() uint64 {
+	var b [8]byte
+	_, _ = io.ReadFull(e.rand, b[:])
+	return binary.BigEndian.Uint64(b[:]) & math.MaxInt64
 }
 
 // DeleteTask removes a task that has not yet succeeded, as Cloud Tasks'
@@ -582,11 +585,14 @@ func (e *Engine) dispatchDue(q *taskQueue) time.Duration {
 		// the function went away in a reload: look again later.
 		return time.Second
 	}
-	p := policyOf(ep.Task)
-	if q.limiter == nil || q.perSec != p.perSecond {
-		q.limiter = rate.NewLimiter(rate.Limit(p.perSecond), max(1, int(math.Ceil(p.perSecond))))
-		q.perSec = p.perSecond
+	if q.limiter == nil || q.config != ep.Task {
+		p := policyOf(ep.Task)
+		if q.limiter == nil || p.perSecond != q.policy.perSecond {
+			q.limiter = rate.NewLimiter(rate.Limit(p.perSecond), max(1, int(math.Ceil(p.perSecond))))
+		}
+		q.config, q.policy = ep.Task, p
 	}
+	p := q.policy
 	now := e.now()
 	for q.waiting.Len() > 0 && q.running < p.maxConcurrent {
 		t := q.waiting[0]

@@ -214,6 +214,8 @@ type diskBlobs struct {
 	dirty atomic.Bool
 	stop  chan struct{}
 	done  chan struct{}
+	// closeOnce makes close idempotent (Engine.Close may run twice).
+	closeOnce sync.Once
 }
 
 // lazySyncInterval is how often a lazy store forces its blobs to disk.
@@ -264,11 +266,7 @@ func (s *diskBlobs) flush() {
 // close stops the background sync after a last one.
 func (s *diskBlobs) close() {
 	if s.lazy {
-		select {
-		case <-s.stop:
-		default:
-			close(s.stop)
-		}
+		s.closeOnce.Do(func() { close(s.stop) })
 		<-s.done
 	}
 }

@@ -223,3 +223,32 @@ func TestInspectorExplanationDatabase(t *testing.T) {
 		t.Fatalf("inspector %q, the client's message %q", got.Explanation, lines)
 	}
 }
+
+// TestFirestoreEndpointsWithoutFirestore: on a sandbox that runs no
+// Firestore the Studio's Firestore endpoints answer 404 naming it, and the
+// route table has no Firestore page.
+func TestFirestoreEndpointsWithoutFirestore(t *testing.T) {
+	sb, err := sandbox.Open(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	srv := httptest.NewServer(studio.New(studio.Options{Sandbox: sb}))
+	t.Cleanup(srv.Close)
+	for _, target := range []string{"/api/firestore/collections", "/api/firestore/document?path=a/b", "/api/rules?service=firestore"} {
+		resp, err := http.Get(srv.URL + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Firestore is not served") {
+			t.Errorf("GET %s: %d %s", target, resp.StatusCode, body)
+		}
+	}
+	for _, r := range routesOf(t, &env{srv: srv}) {
+		if r.Service == "firestore" {
+			t.Errorf("a Firestore route without Firestore: %+v", r)
+		}
+	}
+}

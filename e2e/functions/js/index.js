@@ -108,6 +108,7 @@ exports.callableThrows = onCall(() => {
 // slowEvent takes a while, so another invocation can crash its worker
 // under it.
 exports.slowEvent = onDocumentCreated("slow/{id}", async () => {
+  logger.info("slowEvent started");
   await new Promise((resolve) => setTimeout(resolve, 1500));
   logger.info("slowEvent done");
 });

@@ -1,7 +1,9 @@
 // Package emulator starts the official Cloud Firestore emulator (Google's
 // own engine, installed on the project machines as the Debian package
-// google-cloud-cli-firestore-emulator) for differential tests. Tests that
-// need it skip with a clear message when it is not installed.
+// google-cloud-cli-firestore-emulator) for differential tests, and gives
+// firebase-tools the environment to run that same jar as its Firestore
+// emulator (FirebaseToolsEnv). Tests that need it skip with a clear
+// message when it is not installed.
 package emulator
 
 import (

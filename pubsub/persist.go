@@ -38,7 +38,8 @@ func queuePrefix(uid string) []byte {
 	return []byte("q/" + uid + "/")
 }
 func queueKey(uid string, seq uint64) []byte {
-	k := queuePrefix(uid)
+	k := make([]byte, 0, len(uid)+11) // one allocation per key
+	k = append(append(append(k, "q/"...), uid...), '/')
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/google/btree"
@@ -123,6 +124,10 @@ func (c *committer) loop() {
 			}
 		}
 		group := []*commitReq{first}
+		// Writers that were just answered are about to send their next
+		// change: yield once so they join this transaction rather than
+		// wait for the next one.
+		runtime.Gosched()
 	drain:
 		for len(group) < maxGroup {
 			select {

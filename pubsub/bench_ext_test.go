@@ -41,3 +41,37 @@ func BenchmarkPublishStore(b *testing.B) {
 	}
 	b.SetBytes(100 * 100)
 }
+
+// BenchmarkPublishStoreConcurrent publishes one message per call from
+// 64 goroutines with the sandbox's store, as the harness's concurrent
+// publishers do: what it measures is the group commit.
+func BenchmarkPublishStoreConcurrent(b *testing.B) {
+	st, err := sandbox.OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e, err := pubsub.NewEngine(service.Env{Bucket: st.Bucket("pubsub")}, pubsub.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	const tp, sb = "projects/p/topics/topic", "projects/p/subscriptions/sub"
+	if _, err := e.CreateTopic(&pubsub.Topic{Name: tp}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.CreateSubscription(&pubsub.Subscription{Name: sb, Topic: tp}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 goroutines on 2 cores
+	b.RunParallel(func(pb *testing.PB) {
+		msgs := []*pubsub.Message{{Data: make([]byte, 100)}}
+		for pb.Next() {
+			if _, err := e.Publish(tp, msgs); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +62,7 @@ type fanout struct {
 	uid string
 	seq uint64
 	rec *record
+	msg int // the message's index in the publish
 }
 
 // Publish stores messages on a topic and returns their ids once every
@@ -91,7 +93,7 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 	now := e.now().UTC()
 	ids := make([]string, len(msgs))
 	stored := make([]*Message, len(msgs))
-	var outs []fanout
+	outs := make([]fanout, 0, len(msgs)*(len(t.subs)+len(t.snaps)))
 	for i, m := range msgs {
 		e.lastID++
 		seq := e.lastID
@@ -103,10 +105,10 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 				continue
 			}
 			s.pending[seq] = true
-			outs = append(outs, fanout{s: s, uid: s.uid, seq: seq, rec: rec})
+			outs = append(outs, fanout{s: s, uid: s.uid, seq: seq, rec: rec, msg: i})
 		}
 		for _, ss := range t.snaps {
-			outs = append(outs, fanout{uid: ss.uid, seq: seq, rec: rec})
+			outs = append(outs, fanout{uid: ss.uid, seq: seq, rec: rec, msg: i})
 		}
 	}
 	last := e.lastID
@@ -116,14 +118,12 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 	// goroutine only writes.
 	keys := make([][]byte, len(outs))
 	vals := make([][]byte, len(outs))
-	enc := make(map[*record][]byte, len(msgs))
+	enc := make([][]byte, len(msgs)) // each message encoded once, shared by its queues
 	for i, o := range outs {
-		b, ok := enc[o.rec]
-		if !ok {
-			b = encodeRecord(o.rec)
-			enc[o.rec] = b
+		if enc[o.msg] == nil {
+			enc[o.msg] = encodeRecord(o.rec)
 		}
-		keys[i], vals[i] = queueKey(o.uid, o.seq), b
+		keys[i], vals[i] = queueKey(o.uid, o.seq), enc[o.msg]
 	}
 	err := e.com.do(func(tx service.Tx) error {
 		for i := range keys {
@@ -222,12 +222,20 @@ type ackRef struct {
 	n   uint64
 }
 
-func parseAckIDs(ids []string) ([]ackRef, error) {
+// parseAckIDs parses the ack ids of a call on sub (a name already
+// checked): those of sub itself, nearly all of them, skip the name check.
+func parseAckIDs(sub string, ids []string) ([]ackRef, error) {
 	if len(ids) == 0 {
 		return nil, errNoAckIDs
 	}
 	out := make([]ackRef, len(ids))
 	for i, id := range ids {
+		if rest, ok := strings.CutPrefix(id, sub); ok && len(rest) > 1 && rest[0] == ':' {
+			if n, err := strconv.ParseUint(rest[1:], 10, 64); err == nil {
+				out[i] = ackRef{sub, n}
+				continue
+			}
+		}
 		s, n, err := parseAckID(id)
 		if err != nil {
 			return nil, err
@@ -254,7 +262,7 @@ func (e *Engine) AcknowledgeEach(sub string, ackIDs []string) (invalid []string,
 	if _, _, err := ParseName(kindSubscriptions, sub); err != nil {
 		return nil, false, err
 	}
-	refs, err := parseAckIDs(ackIDs)
+	refs, err := parseAckIDs(sub, ackIDs)
 	if err != nil {
 		return nil, false, err
 	}
@@ -324,7 +332,7 @@ func (e *Engine) ModifyAckDeadlineEach(sub string, ackIDs []string, seconds int)
 	if seconds < 0 {
 		return nil, false, errNegativeDeadline
 	}
-	refs, err := parseAckIDs(ackIDs)
+	refs, err := parseAckIDs(sub, ackIDs)
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/google/btree"
@@ -38,7 +39,8 @@ func queuePrefix(uid string) []byte {
 	return []byte("q/" + uid + "/")
 }
 func queueKey(uid string, seq uint64) []byte {
-	k := queuePrefix(uid)
+	k := make([]byte, 0, len(uid)+11) // one allocation per key
+	k = append(append(append(k, "q/"...), uid...), '/')
 	return binary.BigEndian.AppendUint64(k, seq)
 }
 
@@ -122,6 +124,10 @@ func (c *committer) loop() {
 			}
 		}
 		group := []*commitReq{first}
+		// Writers that were just answered are about to send their next
+		// change: yield once so they join this transaction rather than
+		// wait for the next one.
+		runtime.Gosched()
 	drain:
 		for len(group) < maxGroup {
 			select {

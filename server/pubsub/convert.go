@@ -117,10 +117,20 @@ func messageOut(m *pubsub.Message) *pb.PubsubMessage {
 		PublishTime: timestamppb.New(m.PublishTime)}
 }
 
+// receivedOut converts a batch of deliveries; a stream sends up to a
+// thousand at once, so each kind of message is allocated once per batch.
 func receivedOut(rs []pubsub.Received) []*pb.ReceivedMessage {
 	out := make([]*pb.ReceivedMessage, len(rs))
+	recv := make([]pb.ReceivedMessage, len(rs))
+	msgs := make([]pb.PubsubMessage, len(rs))
+	times := make([]timestamppb.Timestamp, len(rs))
 	for i, r := range rs {
-		out[i] = &pb.ReceivedMessage{AckId: r.AckID, Message: messageOut(r.Message), DeliveryAttempt: int32(r.DeliveryAttempt)}
+		m, t := &msgs[i], &times[i]
+		t.Seconds, t.Nanos = r.Message.PublishTime.Unix(), int32(r.Message.PublishTime.Nanosecond())
+		m.MessageId, m.Data, m.Attributes, m.OrderingKey, m.PublishTime = r.Message.ID, r.Message.Data, r.Message.Attributes, r.Message.OrderingKey, t
+		x := &recv[i]
+		x.AckId, x.Message, x.DeliveryAttempt = r.AckID, m, int32(r.DeliveryAttempt)
+		out[i] = x
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func (s *engineService) Rerun(ctx context.Context, r service.RerunRequest) (*ser
 		return nil, &service.ErrRerun{Msg: err.Error()}
 	}
 	d := gate.AuthorizeTraced(ctx, req)
-	out := &service.Rerun{Verdict: d.Verdict.Event(), Reason: d.Reason, Notes: *notes}
+	out := &service.Rerun{Verdict: d.Verdict, Reason: d.Reason, Notes: *notes}
 	if exp, ok := d.Explained(); ok {
 		out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
 		if out.Verdict != event.Allow {
@@ -53,17 +53,6 @@ func (s *engineService) Rerun(ctx context.Context, r service.RerunRequest) (*ser
 		}
 	}
 	return out, nil
-}
-
-// Event is the verdict as events carry it.
-func (v Verdict) Event() event.Verdict {
-	switch v {
-	case Allow:
-		return event.Allow
-	case Unsupported:
-		return event.Unsupported
-	}
-	return event.Deny
 }
 
 // RecordedRequest rebuilds the rules request of a recorded request event

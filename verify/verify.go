@@ -426,7 +426,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				Before: string(ev.Verdict), Explanation: err.Error()})
 			continue
 		}
-		now := verdictOf(dec)
+		now := dec.Verdict
 		if isWrite(ev.Method) && now == event.Allow {
 			if req.Method == "delete" {
 				afterDoc = nil
@@ -527,7 +527,7 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: r.Path, UID: ev.Identity.UID, Before: string(was), Explanation: err.Error()})
 			return 1
 		}
-		if v := verdictOf(d); v != event.Allow {
+		if v := d.Verdict; v != event.Allow {
 			now, last = v, d
 			break
 		}
@@ -629,8 +629,6 @@ func proposed(ev *event.Event, br *Branch, method string, t time.Time) map[strin
 	}
 	return out
 }
-
-func verdictOf(d firestore.Decision) event.Verdict { return d.Verdict.Event() }
 
 // explain renders the new decision: the reason, then the failing
 // sub-expressions of the deciding rule.

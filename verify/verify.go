@@ -10,10 +10,12 @@
 // the Firestore state with its own rules; BranchHandler serves branches
 // of a live sandbox over HTTP (fork, apply a fixture or re-run the live
 // session, diff against live, promote or discard) for the Studio and
-// scripts, and IndexesHandler the session's suggested indexes. The
-// Realtime Database replay runs on a fresh in-memory database engine
-// (database.go), the Storage replay on the objects' rules views
-// (storage.go).
+// scripts, and IndexesHandler the session's suggested indexes. Every
+// other service replays its own requests: Run finds the service.Replayer
+// among the backend's registrations (the Realtime Database's is
+// database.Replay), the same capability the Studio's re-run calls
+// (service.Rerunner). Storage's replay (storage.go) is still verify's,
+// because its rules read the session's Firestore.
 package verify
 
 import (

@@ -7,15 +7,17 @@
 // then the outcome:
 //
 //	request.resource.data.title.size() < 20 → 27 < 20 is false
+//
+// It reads decisions in the terms events carry them (event.Decision) and
+// imports nothing else of pyric, so every engine renders its own
+// decisions with it (firestore.Decision.Lines) and no text is rendered
+// twice.
 package explain
 
 import (
 	"strings"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
-	fsrules "github.com/pyric/pyric/rules/firestore"
-	"github.com/pyric/pyric/rules/sim"
 )
 
 // MaxLines bounds the lines Lines returns; MaxLine the length of each.
@@ -23,17 +25,6 @@ const (
 	MaxLines = 4
 	MaxLine  = 300
 )
-
-// Firestore explains a Firestore engine decision: nil when it carries no
-// traced explanation (no rules loaded, admin, an allow).
-func Firestore(d firestore.Decision) []string {
-	x, ok := d.Explanation.(*fsrules.Decision)
-	if !ok || x == nil {
-		return nil
-	}
-	exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-	return Lines(exp.Decision, exp.Trace)
-}
 
 // Lines renders the failing sub-expressions of a decision, given the
 // deciding rule's trace (pre-order, with depths) for the operands' values.

@@ -1,46 +1,11 @@
 package explain
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/identity"
-	"github.com/pyric/pyric/rules/source"
-
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 )
-
-const rules = `rules_version = '2';
-service cloud.firestore {
-  match /databases/{database}/documents {
-    match /posts/{id} {
-      allow create: if request.auth != null && request.resource.data.title.size() < 20;
-    }
-  }
-}
-`
-
-func TestFirestoreDenial(t *testing.T) {
-	gate, diags := firestore.NewRulesGate(source.NewFile("firestore.rules", rules))
-	if gate == nil {
-		t.Fatal(diags)
-	}
-	db := firestore.DatabaseName{Project: "p", Database: "(default)"}
-	d := gate.Authorize(context.Background(), &firestore.AuthzRequest{Database: db, Method: firestore.MethodCreate, Path: "posts/p1",
-		Auth:  identity.NewUser("alice", nil),
-		After: &pb.Document{Fields: map[string]*pb.Value{"title": {ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 27)}}}}})
-	if d.Verdict != firestore.Deny {
-		t.Fatalf("verdict %v", d.Verdict)
-	}
-	got := Firestore(d)
-	want := "request.resource.data.title.size() < 20 → 27 < 20 is false"
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("got %q, want [%q]", got, want)
-	}
-}
 
 func TestLines(t *testing.T) {
 	trace := []event.Step{

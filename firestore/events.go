@@ -35,14 +35,7 @@ func requestEvent(who identity.Identity, m Method, path string, origin event.Ori
 		}
 		return ev
 	}
-	switch dec.Verdict {
-	case Allow:
-		r.Verdict = event.Allow
-	case Unsupported:
-		r.Verdict = event.Unsupported
-	default:
-		r.Verdict = event.Deny
-	}
+	r.Verdict = dec.Verdict
 	if x, ok := dec.Explanation.(*fsrules.Decision); ok && x != nil {
 		exp := sim.Explain("firestore", dec.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
 		exp.Decision.Bindings = sim.Bound(x.Bindings.Map())

@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"context"
+	"github.com/pyric/pyric/event"
 	"sync"
 	"time"
 
@@ -35,27 +36,18 @@ const (
 	MethodDelete Method = "delete"
 )
 
-// Verdict is the outcome of a rules decision.
-type Verdict int
+// Verdict is the outcome of a rules decision: the verdict events carry,
+// one type for every engine. A decision is Allow, Deny or Unsupported
+// (the rules engine met a construct it does not model; the engine treats
+// it as a denial but reports it distinctly).
+type Verdict = event.Verdict
 
-// Verdicts. Unsupported means the rules engine met a construct it does not
-// model; the engine treats it as a denial but reports it distinctly.
+// The verdicts a decision has.
 const (
-	Deny Verdict = iota
-	Allow
-	Unsupported
+	Deny        = event.Deny
+	Allow       = event.Allow
+	Unsupported = event.Unsupported
 )
-
-func (v Verdict) String() string {
-	switch v {
-	case Allow:
-		return "allow"
-	case Unsupported:
-		return "unsupported"
-	default:
-		return "deny"
-	}
-}
 
 // Decision is what Rules.Authorize returns.
 type Decision struct {

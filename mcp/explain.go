@@ -22,7 +22,7 @@ func debugMessages(d firestore.Decision) []string {
 		if d.Reason != "" {
 			out = append(out, d.Reason)
 		}
-		return append(out, "Simulated: "+strings.ToUpper(d.Verdict.String()))
+		return append(out, "Simulated: "+strings.ToUpper(string(d.Verdict)))
 	}
 	out = append(out, fd.Notes...)
 	for i, r := range fd.Trace {

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
@@ -100,7 +99,7 @@ func fsError(w http.ResponseWriter, err error) {
 
 // fsDenial writes a denial; ev, when known, is its request's event.
 func fsDenial(w http.ResponseWriter, d *firestore.Denial, ev string) {
-	details := map[string]any{"reason": d.Decision.Reason, "method": d.Method, "path": d.Path, "explanation": explain.Firestore(d.Decision)}
+	details := map[string]any{"reason": d.Decision.Reason, "method": d.Method, "path": d.Path, "explanation": d.Decision.Lines()}
 	if ev != "" {
 		details["event"] = ev
 	}

@@ -1,7 +1,6 @@
 package studio
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,27 +8,19 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
-
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/explain"
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
 	"github.com/pyric/pyric/rules/rtdb"
-	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
-	"github.com/pyric/pyric/verify"
 )
 
 // diag is a diagnostic in the JSON the pages read.
@@ -328,17 +319,18 @@ type rerunResult struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// rerun decides a recorded Firestore or Storage request again, as another
-// identity and/or against edited rules, without changing any state: a
-// Firestore request's rules see exactly what they saw (authzOf), so a
-// re-run with the same rules and identity reproduces the recorded verdict;
-// a Storage request's see the recorded object views (rerunStorage).
+// rerun decides a recorded request again, as another identity and/or
+// against edited rules, without changing any state, through its service's
+// service.Rerunner (Firestore, Storage, the Realtime Database): the same
+// path verify's replay takes, so a re-run with the same rules and
+// identity reproduces the recorded verdict.
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.findEvent(w, r.PathValue("id"))
 	if !ok {
 		return
 	}
-	if ev.Request == nil || (ev.Service != "firestore" && ev.Service != storage.Service && ev.Service != "database") {
+	rr, ok := s.sb.Service(ev.Service).(service.Rerunner)
+	if ev.Request == nil || !ok {
 		fail(w, http.StatusBadRequest, rerunScope)
 		return
 	}
@@ -351,60 +343,11 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if rr, ok := s.sb.Service(ev.Service).(service.Rerunner); ok {
-		s.rerunWith(w, r, rr, ev, who, body.Source)
-		return
-	}
-	switch ev.Service {
-	case storage.Service:
-		fail(w, http.StatusBadRequest, "Storage is not served")
-		return
-	case "database":
-		s.rerunDatabase(w, ev, who, body.Source)
-		return
-	}
-	if s.fs() == nil {
-		fail(w, http.StatusBadRequest, "Firestore is not served")
-		return
-	}
-	text := body.Source
-	if text == "" {
-		_, text, _ = s.fs().LiveRules().Base()
-	}
-	gate, ds := firestore.NewRulesGate(source.NewFile("firestore.rules", text))
-	if gate == nil {
-		rep := check("firestore.rules", text)
-		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
-		return
-	}
-	_ = ds
-	req, notes, err := s.authzOf(r.Context(), ev, who)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	d := gate.AuthorizeTraced(r.Context(), req)
-	out := rerunResult{Reason: d.Reason, Identity: event.IdentityOf(who), Notes: *notes}
-	switch d.Verdict {
-	case firestore.Allow:
-		out.Verdict = event.Allow
-	case firestore.Unsupported:
-		out.Verdict = event.Unsupported
-	default:
-		out.Verdict = event.Deny
-	}
-	if x, ok := d.Explanation.(*fsrules.Decision); ok && x != nil {
-		exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-		out.Rule, out.Trace, out.Decision = exp.Rule, exp.Trace, exp.Decision
-		if out.Verdict != event.Allow {
-			out.Explanation = explain.Lines(exp.Decision, exp.Trace)
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.rerunWith(w, r, rr, ev, who, body.Source)
 }
 
 // rerunScope says which events can be re-run and why not the others.
-const rerunScope = "re-run is available for Firestore, Storage and Realtime Database requests"
+const rerunScope = "re-run is available for the requests of a service that re-runs them (Firestore, Storage, the Realtime Database) when it is served"
 
 // rerunIdentity is the identity a re-run decides as: the event's, or the
 // one the body names; admin is refused (it bypasses rules).
@@ -459,61 +402,6 @@ func (s *Studio) rerunWith(w http.ResponseWriter, r *http.Request, rr service.Re
 		Explanation: x.Explanation, Identity: event.IdentityOf(who), Notes: x.Notes})
 }
 
-// rerunDatabase decides a recorded Realtime Database request again with
-// the live or the edited rules on a branch of the live tree with every
-// later commit undone (verify.RerunDatabase): the rules see the tree as
-// the request found it.
-func (s *Studio) rerunDatabase(w http.ResponseWriter, ev event.Event, who identity.Identity, text string) {
-	db, ok := sandbox.Lookup[*database.Database](s.sb)
-	if !ok {
-		fail(w, http.StatusBadRequest, "the Realtime Database is not served")
-		return
-	}
-	ns, _, err := database.SplitEventPath(ev.Path)
-	if err != nil {
-		fail(w, http.StatusBadRequest, "the event's path: "+err.Error())
-		return
-	}
-	if ns == "" {
-		ns = database.DefaultNamespace(db.Project())
-	}
-	out := rerunResult{Identity: event.IdentityOf(who), Notes: []string{}}
-	if text == "" {
-		if text = db.Rules(ns); text == "" {
-			fail(w, http.StatusBadRequest, "no database rules are loaded: post the rules to re-run against as source")
-			return
-		}
-	}
-	live, err := db.Snapshot()
-	if err != nil {
-		fail(w, http.StatusInternalServerError, "the live tree: "+err.Error())
-		return
-	}
-	later := s.sb.Events().Since(ev.Seq, 0)
-	x, err := verify.RerunDatabase(db.Project(), live, later, &ev, who, "database.rules.json", text)
-	var re *verify.RulesError
-	switch {
-	case errors.As(err, &re):
-		rep := checkService("database", "database.rules.json", text)
-		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
-		return
-	case err != nil:
-		fail(w, http.StatusBadRequest, "the request cannot be re-run: "+err.Error())
-		return
-	}
-	out.Verdict = x.Verdict
-	if e := x.Event; e != nil && e.Request != nil {
-		out.Rule, out.Trace, out.Decision = e.Request.Rule, e.Request.Trace, e.Request.Decision
-		if e.Request.Decision != nil {
-			out.Reason = e.Request.Decision.Reason
-		}
-		if out.Verdict != event.Allow {
-			out.Explanation = explain.Lines(e.Request.Decision, e.Request.Trace)
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
 func normalizeClaims(m map[string]any) map[string]any {
 	for k, v := range m {
 		if f, ok := v.(float64); ok && f == float64(int64(f)) {
@@ -533,176 +421,6 @@ func identityOfEvent(id event.Identity) (identity.Identity, error) {
 		return identity.Anonymous(), nil
 	}
 	return identity.Identity{}, fmt.Errorf("unknown lens %q", id.Lens)
-}
-
-// authzOf rebuilds the rules request of a recorded event exactly as the
-// rules saw it: request.time, resource, request.resource (transforms
-// applied) and the query from what the event recorded, and get()/exists()
-// (getAfter()/existsAfter()) answered from the documents the decision read.
-// A document the recorded decision did not read (edited rules reading
-// more) is read from the state as of the request, while the database still
-// keeps that version, else from the current state; notes say which.
-//
-// The notes grow while the request is decided (lookups happen then).
-func (s *Studio) authzOf(ctx context.Context, ev event.Event, who identity.Identity) (*firestore.AuthzRequest, *[]string, error) {
-	db := s.db()
-	seen := ev.Seen
-	if seen == nil {
-		seen = &event.Seen{}
-	}
-	req := &firestore.AuthzRequest{Database: db, Method: firestore.Method(ev.Method), Path: ev.Path, Auth: who, Time: seen.Time}
-	if req.Time.IsZero() {
-		req.Time = ev.At
-	}
-	if ev.Group != nil {
-		req.Group = &firestore.Group{ID: ev.Group.ID, Kind: string(ev.Group.Kind)}
-	}
-	notes := &[]string{}
-	recorded := map[string]map[string]*pb.Document{"get": {}, "getAfter": {}}
-	for _, l := range seen.Lookups {
-		var doc *pb.Document
-		if l.Exists {
-			fields, err := firestore.DecodeFields(asMap(l.Data), db)
-			if err != nil {
-				return nil, nil, fmt.Errorf("recorded lookup %s: %w", l.Path, err)
-			}
-			doc = &pb.Document{Name: db.DocName(l.Path), Fields: fields}
-		}
-		if m := recorded[l.Function]; m != nil {
-			m[l.Path] = doc
-		}
-	}
-	// State as of the request: a write's rules read the state before its
-	// commit (request.time is the commit time).
-	at := req.Time
-	if req.Method == firestore.MethodCreate || req.Method == firestore.MethodUpdate || req.Method == firestore.MethodDelete {
-		at = at.Add(-time.Microsecond)
-	}
-	admin := identity.AdminIdentity().Via(studioActor)
-	stateAt := func(p string) (*pb.Document, error) {
-		if err := firestore.ValidateDocumentPath(p); err != nil {
-			return nil, err
-		}
-		bg := &pb.BatchGetDocumentsRequest{Database: db.String(), Documents: []string{db.DocName(p)}}
-		if !at.IsZero() {
-			bg.ConsistencySelector = &pb.BatchGetDocumentsRequest_ReadTime{ReadTime: timestamppb.New(at.Truncate(time.Microsecond))}
-		}
-		rs, err := s.fs().BatchGetDocuments(ctx, admin, bg)
-		if err != nil && bg.ConsistencySelector != nil {
-			*notes = append(*notes, fmt.Sprintf("%s was read from the current state: the version as of the request is no longer kept (%v)", p, err))
-			bg.ConsistencySelector = nil
-			rs, err = s.fs().BatchGetDocuments(ctx, admin, bg)
-		} else if err == nil {
-			*notes = append(*notes, fmt.Sprintf("%s was not read by the recorded decision: read from the state as of the request", p))
-		}
-		if err != nil || len(rs) == 0 {
-			return nil, err
-		}
-		return rs[0].GetFound(), nil
-	}
-	req.Get = func(p string) (*pb.Document, error) {
-		if d, ok := recorded["get"][p]; ok {
-			return d, nil
-		}
-		return stateAt(p)
-	}
-	if req.Group != nil || len(recorded["getAfter"]) > 0 || req.Method == firestore.MethodCreate || req.Method == firestore.MethodUpdate || req.Method == firestore.MethodDelete {
-		req.GetAfter = func(p string) (*pb.Document, error) {
-			if d, ok := recorded["getAfter"][p]; ok {
-				return d, nil
-			}
-			*notes = append(*notes, fmt.Sprintf("getAfter(%s) was not recorded: the other writes of the batch are not replayed", p))
-			return req.Get(p)
-		}
-	}
-	if seen.Before != nil && seen.Before.Exists {
-		fields, err := fieldsOf(seen.Before.Data, db)
-		if err != nil {
-			return nil, nil, fmt.Errorf("recorded resource: %w", err)
-		}
-		req.Resource = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
-	}
-	switch req.Method {
-	case firestore.MethodGet, firestore.MethodDelete:
-	case firestore.MethodCreate, firestore.MethodUpdate:
-		if seen.After != nil {
-			fields, err := firestore.DecodeFields(asMap(seen.After.Data), db)
-			if err != nil {
-				return nil, nil, fmt.Errorf("recorded request.resource: %w", err)
-			}
-			req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: fields}
-			break
-		}
-		// An event recorded before request.resource was: rebuild it from
-		// the stored resource and the data sent (transforms left out).
-		*notes = append(*notes, "request.resource was not recorded: rebuilt from the resource and the data sent, without transforms")
-		after := map[string]*pb.Value{}
-		if req.Resource != nil && req.Method == firestore.MethodUpdate {
-			for k, v := range req.Resource.Fields {
-				after[k] = v
-			}
-		}
-		fields, err := fieldsOf(seen.Data, db)
-		if err != nil {
-			return nil, nil, fmt.Errorf("recorded request data: %w", err)
-		}
-		for k, v := range fields {
-			after[k] = v
-		}
-		req.After = &pb.Document{Name: db.DocName(ev.Path), Fields: after}
-	case firestore.MethodList:
-		q, err := verify.StructuredQuery(seen.Query)
-		if err != nil {
-			return nil, nil, fmt.Errorf("recorded query: %w", err)
-		}
-		if q == nil {
-			q = &pb.StructuredQuery{}
-		}
-		parent, id := "", ev.Path
-		if i := strings.LastIndexByte(ev.Path, '/'); i >= 0 {
-			parent, id = ev.Path[:i], ev.Path[i+1:]
-		}
-		qi := &firestore.QueryInfo{Parent: parent, CollectionID: id, Structured: q,
-			Where: q.GetWhere(), OrderBy: q.GetOrderBy(), Offset: q.GetOffset()}
-		if from := q.GetFrom(); len(from) == 1 && from[0].GetAllDescendants() {
-			qi.AllDescendants = true
-		}
-		if l := q.GetLimit(); l != nil {
-			v := l.GetValue()
-			qi.Limit = &v
-		}
-		req.Query = qi
-	default:
-		return nil, nil, fmt.Errorf("cannot re-run method %q", ev.Method)
-	}
-	return req, notes, nil
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	if m == nil {
-		return map[string]any{}
-	}
-	return m
-}
-
-// fieldsOf decodes recorded JSON-form data, leaving out sentinel markers
-// (their values are resolved at commit time and not recorded).
-func fieldsOf(data any, db firestore.DatabaseName) (map[string]*pb.Value, error) {
-	m, ok := data.(map[string]any)
-	if !ok || m == nil {
-		return map[string]*pb.Value{}, nil
-	}
-	clean := make(map[string]any, len(m))
-	for k, v := range m {
-		if mv, ok := v.(map[string]any); ok {
-			if _, sentinel := mv["__sentinel"]; sentinel {
-				continue
-			}
-		}
-		clean[k] = v
-	}
-	return firestore.DecodeFields(clean, db)
 }
 
 // verdictCounts counts, from the event history, the verdicts per service

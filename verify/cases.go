@@ -9,6 +9,7 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Cases is a session turned into simulator input (what `pyric <service>
@@ -40,7 +41,7 @@ func DeriveCases(f *capture.Fixture, rulesSource string) *Derived {
 	mocksWarned := false
 	for i := range f.Events {
 		ev := &f.Events[i]
-		if ev.Service != "firestore" || ev.Kind != event.KindRequest || isAdmin(ev) || ev.Origin == event.OriginListener {
+		if ev.Service != "firestore" || ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Origin == event.OriginListener {
 			continue
 		}
 		switch ev.Verdict {

@@ -18,6 +18,7 @@ import (
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
 )
 
@@ -46,21 +47,21 @@ var verdictExpectation = map[event.Verdict]string{event.Allow: "ALLOW", event.De
 // simulator writes one location) and is listed as unsupported.
 func DeriveDatabaseCases(f *capture.Fixture, rulesSource string) (*Cases[DatabaseCase], error) {
 	out := &Cases[DatabaseCase]{Source: rulesSource, TestCases: []DatabaseCase{}, Derived: []DerivedCase{}, Warnings: []string{}, Unsupported: []string{}}
-	var captured *dbState
+	var captured *database.SessionState
 	if sd := f.Services["database"]; sd != nil && len(sd.State) > 0 {
 		var err error
-		if captured, err = decodeDBState(sd.State, "fixture.services.database.state"); err != nil {
-			return nil, err
+		if captured, err = database.DecodeSessionState(sd.State, "fixture.services.database.state"); err != nil {
+			return nil, fixtureError(err)
 		}
 	}
-	trees, err := dbInitialTrees(f.Events, captured, func(ns string) string {
+	trees, err := database.InitialTrees(f.Events, captured, func(ns string) string {
 		if strings.HasSuffix(ns, "-default-rtdb") {
 			return ""
 		}
 		return ns
 	}, func(ns string) string { return ns })
 	if err != nil {
-		return nil, err
+		return nil, fixtureError(err)
 	}
 	multiNS := false
 events:
@@ -75,7 +76,7 @@ events:
 		if ev.Service != "database" {
 			continue
 		}
-		ns, keys, err := dbPath(ev.Path)
+		ns, keys, err := database.EventKeys(ev.Path)
 		if err != nil {
 			return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].path", i), Msg: err.Error()}
 		}
@@ -84,10 +85,10 @@ events:
 			if err != nil {
 				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
 			}
-			trees[ns] = setTree(trees[ns], keys, after)
+			trees[ns] = database.SetTree(trees[ns], keys, after)
 			continue
 		}
-		if ev.Kind != event.KindRequest || isAdmin(ev) || ev.Origin == event.OriginListener {
+		if ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Origin == event.OriginListener {
 			continue
 		}
 		exp, ok := verdictExpectation[ev.Verdict]
@@ -105,10 +106,10 @@ events:
 		if ev.Identity.Lens == event.LensUser {
 			c.Auth = &rtdb.AuthJSON{UID: ev.Identity.UID, Token: ev.Identity.Token}
 		}
-		if !dbWriteMethods[ev.Method] && ev.Seen != nil && ev.Seen.Query != nil {
+		if !database.IsWriteMethod(ev.Method) && ev.Seen != nil && ev.Seen.Query != nil {
 			c.Query = ev.Seen.Query
 		}
-		if dbWriteMethods[ev.Method] {
+		if database.IsWriteMethod(ev.Method) {
 			c.Operation = "write"
 			var raw any
 			switch {
@@ -132,7 +133,7 @@ events:
 			default:
 				raw = ev.Seen.Data
 			}
-			nd, err := database.Normalize(raw, treeAt(trees[ns], keys), ev.At.UnixMilli())
+			nd, err := database.Normalize(raw, database.TreeAt(trees[ns], keys), ev.At.UnixMilli())
 			if err != nil {
 				out.Unsupported = append(out.Unsupported, ev.ID)
 				continue events
@@ -153,44 +154,6 @@ events:
 		out.Warnings = append(out.Warnings, "NAMESPACES: the session used several namespaces; every case is decided by the one rules source")
 	}
 	return out, nil
-}
-
-// dbInitialTrees is the state a session started from: the captured final
-// state with the session's commits undone newest first, up to the first
-// boundary (from nothing when there is one: what predates a reset is not
-// known). A captured namespace's tree is at capturedKey(its name), a
-// commit's at commitKey(its namespace): the replay keys every tree by
-// the full namespace name, case derivation keys the default one "".
-func dbInitialTrees(events []event.Event, captured *dbState, capturedKey, commitKey func(ns string) string) (map[string]any, error) {
-	first := len(events)
-	for i := range events {
-		if events[i].Kind == event.KindBoundary {
-			first = i
-			break
-		}
-	}
-	trees := map[string]any{}
-	if captured != nil && first == len(events) {
-		for ns, n := range captured.Namespaces {
-			trees[capturedKey(ns)] = cloneJSON(n.Data)
-		}
-	}
-	if err := undoDatabaseCommits(trees, events[:first], commitKey, "fixture.events"); err != nil {
-		return nil, err
-	}
-	return trees, nil
-}
-
-// treeAt is the value at keys of a decoded tree (nil when absent).
-func treeAt(root any, keys []string) any {
-	for _, k := range keys {
-		m, ok := root.(map[string]any)
-		if !ok {
-			return nil
-		}
-		root = m[k]
-	}
-	return root
 }
 
 // DeriveStorageCases writes every client Storage request of the fixture
@@ -220,7 +183,7 @@ func DeriveStorageCases(f *capture.Fixture, rulesSource string) (*Cases[srules.C
 			}
 			continue
 		}
-		if ev.Service != storage.Service || ev.Kind != event.KindRequest || isAdmin(ev) {
+		if ev.Service != storage.Service || ev.Kind != event.KindRequest || service.Bypassed(ev) {
 			continue
 		}
 		exp, ok := verdictExpectation[ev.Verdict]

@@ -1,16 +1,11 @@
 package verify
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
-
-	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
@@ -46,7 +41,7 @@ func SuggestIndexes(f *capture.Fixture) []Suggestion {
 		default:
 			continue
 		}
-		sq, err := StructuredQuery(q)
+		sq, err := firestore.RecordedQuery(q)
 		if err != nil || sq == nil {
 			continue
 		}
@@ -72,29 +67,6 @@ func SuggestIndexes(f *capture.Fixture) []Suggestion {
 		out = append(out, *byKey[k])
 	}
 	return out
-}
-
-// StructuredQuery reads a query as events carry it: a
-// *pb.StructuredQuery in memory, its protojson form after a fixture round
-// trip.
-func StructuredQuery(v any) (*pb.StructuredQuery, error) {
-	switch x := v.(type) {
-	case *pb.StructuredQuery:
-		return x, nil
-	case proto.Message:
-		return nil, fmt.Errorf("query is a %T", v)
-	case nil:
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	sq := &pb.StructuredQuery{}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, sq); err != nil {
-		return nil, err
-	}
-	return sq, nil
 }
 
 func indexKey(d firestore.IndexDef) string {

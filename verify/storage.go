@@ -23,6 +23,7 @@ import (
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/rules/value"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
 )
 
@@ -171,7 +172,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 	claimed := map[int]bool{}
 	for i := range events {
 		ev := &events[i]
-		if ev.Service != storage.Service || ev.Kind != event.KindRequest || isAdmin(ev) || ev.Verdict != event.Allow {
+		if ev.Service != storage.Service || ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Verdict != event.Allow {
 			continue
 		}
 		if ev.Method != srules.Create && ev.Method != srules.Update && ev.Method != srules.Delete {
@@ -226,7 +227,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 				}
 			}
 			continue
-		case ev.Kind != event.KindRequest || isAdmin(ev):
+		case ev.Kind != event.KindRequest || service.Bypassed(ev):
 			continue
 		}
 		switch ev.Verdict {
@@ -240,7 +241,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		key := objKey(bkt, ev.Path)
 		method := ev.Method
 		req := &srules.Request{Method: method, Bucket: bkt, Path: ev.Path, Time: ev.At, Firestore: lookup, NoTrace: true}
-		if who := idOf(ev); who.UID != "" {
+		if who := service.Who(ev); who.UID != "" {
 			req.Auth = &srules.Auth{UID: who.UID, Token: who.Token}
 		}
 		if method != srules.List {
@@ -395,5 +396,5 @@ func explainStorage(d *srules.Decision, reason string) string {
 		return reason
 	}
 	exp := sim.Explain("storage", reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
-	return explainEvent(&event.Event{Request: &event.Request{Rule: exp.Rule, Decision: exp.Decision}})
+	return service.ExplainDecision(exp.Rule, exp.Decision)
 }

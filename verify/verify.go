@@ -10,10 +10,12 @@
 // the Firestore state with its own rules; BranchHandler serves branches
 // of a live sandbox over HTTP (fork, apply a fixture or re-run the live
 // session, diff against live, promote or discard) for the Studio and
-// scripts, and IndexesHandler the session's suggested indexes. The
-// Realtime Database replay runs on a fresh in-memory database engine
-// (database.go), the Storage replay on the objects' rules views
-// (storage.go).
+// scripts, and IndexesHandler the session's suggested indexes. Every
+// other service replays its own requests: Run finds the service.Replayer
+// among the backend's registrations (the Realtime Database's is
+// database.Replay), the same capability the Studio's re-run calls
+// (service.Rerunner). Storage's replay (storage.go) is still verify's,
+// because its rules read the session's Firestore.
 package verify
 
 import (
@@ -26,12 +28,10 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/identity"
-	fsrules "github.com/pyric/pyric/rules/firestore"
-	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/storage"
@@ -85,9 +85,14 @@ type Options struct {
 	// database, storage, or a Replayer's name); by default every service
 	// the session used or a candidate names.
 	Services []string
-	// Replayers are the services beyond Firestore, the Realtime Database
-	// and Storage that replay their own requests (service.Replayer); each
-	// is verified as those are, under its name.
+	// Registrations are the services that replay their own requests
+	// (those whose service is a service.Replayer); nil means the
+	// backend's, backend.Services with default options. Each is verified
+	// under its name, beside Firestore and Storage, which verify replays
+	// itself.
+	Registrations []service.Registration
+	// Replayers are more services that replay their own requests, as
+	// they are: each is verified as the registrations' are.
 	Replayers []service.Replayer
 	// Candidates are the Replayers' candidate rules, by service name.
 	Candidates map[string]*source.File
@@ -123,15 +128,33 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 	for name, c := range opts.Candidates {
 		candidates[name] = c
 	}
+	regs := opts.Registrations
+	if regs == nil {
+		regs = backend.Services(&backend.Options{})
+	}
 	s := sessionOf(f)
-	for _, r := range append(builtins(f), opts.Replayers...) {
+	replayers := append(builtins(f), opts.Replayers...)
+	for _, reg := range regs {
+		if !want(reg.Name, candidates[reg.Name]) {
+			continue
+		}
+		r, done, err := replayerOf(reg)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			defer done()
+			replayers = append(replayers, r)
+		}
+	}
+	for _, r := range replayers {
 		name := r.Name()
 		if !want(name, candidates[name]) {
 			continue
 		}
 		rep, err := r.Replay(s, candidates[name])
 		if err != nil {
-			return nil, err
+			return nil, fixtureError(err)
 		}
 		put(name, &ServiceResult{OK: rep.OK, CheckedEvents: rep.CheckedEvents, Divergences: rep.Divergences})
 	}
@@ -156,12 +179,10 @@ func (b builtin) Replay(_ *service.Session, candidate *source.File) (*service.Re
 	return &service.Report{OK: sr.OK, CheckedEvents: sr.CheckedEvents, Divergences: sr.Divergences}, nil
 }
 
-// builtins are the replays of Firestore, the Realtime Database and
-// Storage, in that order.
+// builtins are the replays of Firestore and Storage, in that order.
 func builtins(f *capture.Fixture) []service.Replayer {
 	return []service.Replayer{
 		builtin{"firestore", f, runFirestore},
-		builtin{"database", f, replayDatabase},
 		builtin{storage.Service, f, replayStorage},
 	}
 }
@@ -241,21 +262,6 @@ func stateDocuments(state json.RawMessage) (map[string]map[string]any, error) {
 
 func isWrite(m string) bool { return m == "create" || m == "update" || m == "delete" || m == "set" }
 
-func idOf(ev *event.Event) identity.Identity {
-	switch ev.Identity.Lens {
-	case event.LensAdmin:
-		return identity.Identity{Kind: identity.Admin}
-	case event.LensUser:
-		return identity.Identity{Kind: identity.User, UID: ev.Identity.UID, Token: ev.Identity.Token}
-	}
-	return identity.Identity{Kind: identity.Unauthenticated}
-}
-
-func isAdmin(ev *event.Event) bool {
-	return ev.Identity.Lens == event.LensAdmin || ev.Identity.Admin || ev.Origin == event.OriginAdmin ||
-		(ev.Request != nil && ev.Verdict == event.Bypassed)
-}
-
 // initialState reconstructs the state the session started from: each
 // document a commit touched as its first commit found it, and the
 // untouched documents of the final state (unless the session was reset or
@@ -330,7 +336,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				sentinels[ev.Path][""] = true
 			}
 		}
-		if ev.Kind != event.KindRequest || !isWrite(ev.Method) || isAdmin(ev) || ev.Verdict != event.Allow {
+		if ev.Kind != event.KindRequest || !isWrite(ev.Method) || service.Bypassed(ev) || ev.Verdict != event.Allow {
 			continue
 		}
 		for j := i + 1; j < len(events); j++ {
@@ -358,7 +364,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		case ev.Service != "firestore":
 			continue
 		case ev.Kind == event.KindListener:
-			if !isAdmin(ev) {
+			if !service.Bypassed(ev) {
 				sr.CheckedEvents += redecideListen(br, events, i, add)
 			}
 			continue
@@ -370,7 +376,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				return nil, &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
 			}
 			continue
-		case ev.Kind != event.KindRequest || isAdmin(ev):
+		case ev.Kind != event.KindRequest || service.Bypassed(ev):
 			continue
 		}
 		switch ev.Verdict {
@@ -379,7 +385,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 			continue // failed besides the rules: nothing to re-decide
 		}
 		sr.CheckedEvents++
-		req := Request{Method: ev.Method, Path: ev.Path, Who: idOf(ev), Time: ev.At, Group: ev.Group}
+		req := Request{Method: ev.Method, Path: ev.Path, Who: service.Who(ev), Time: ev.At, Group: ev.Group}
 		var commit *event.Event
 		if j, ok := linked[i]; ok {
 			commit = &events[j]
@@ -388,7 +394,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 		if ev.Method == "list" {
 			var sq *pb.StructuredQuery
 			if ev.Seen != nil && ev.Seen.Query != nil {
-				sq, _ = StructuredQuery(ev.Seen.Query)
+				sq, _ = firestore.RecordedQuery(ev.Seen.Query)
 			}
 			if sq == nil {
 				add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID,
@@ -422,7 +428,7 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				Before: string(ev.Verdict), Explanation: err.Error()})
 			continue
 		}
-		now := verdictOf(dec)
+		now := dec.Verdict
 		if isWrite(ev.Method) && now == event.Allow {
 			if req.Method == "delete" {
 				afterDoc = nil
@@ -493,7 +499,7 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence
 	var reqs []Request
 	switch l.Target.Kind {
 	case "query":
-		sq, err := StructuredQuery(l.Target.Query)
+		sq, err := firestore.RecordedQuery(l.Target.Query)
 		if err != nil || sq == nil {
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: l.Target.Path, UID: ev.Identity.UID,
 				Before: string(was), Explanation: "the captured listen carries no readable query, so it cannot be re-decided"})
@@ -517,13 +523,13 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence
 	// A listen is allowed when every part is.
 	now, last := event.Allow, firestore.Decision{}
 	for _, r := range reqs {
-		r.Who, r.Time = idOf(ev), ev.At
+		r.Who, r.Time = service.Who(ev), ev.At
 		d, err := br.Decide(r)
 		if err != nil {
 			add(Divergence{Kind: Unsupported, EventID: ev.ID, Method: "listen", Path: r.Path, UID: ev.Identity.UID, Before: string(was), Explanation: err.Error()})
 			return 1
 		}
-		if v := verdictOf(d); v != event.Allow {
+		if v := d.Verdict; v != event.Allow {
 			now, last = v, d
 			break
 		}
@@ -626,25 +632,14 @@ func proposed(ev *event.Event, br *Branch, method string, t time.Time) map[strin
 	return out
 }
 
-func verdictOf(d firestore.Decision) event.Verdict {
-	switch d.Verdict {
-	case firestore.Allow:
-		return event.Allow
-	case firestore.Unsupported:
-		return event.Unsupported
-	}
-	return event.Deny
-}
-
 // explain renders the new decision: the reason, then the failing
 // sub-expressions of the deciding rule.
 func explain(d firestore.Decision) string {
-	x, ok := d.Explanation.(*fsrules.Decision)
-	if !ok || x == nil {
+	exp, ok := d.Explained()
+	if !ok {
 		return d.Reason
 	}
-	exp := sim.Explain("firestore", d.Reason, x.Trace, x.Deciding, x.Notes, x.Expressions, x.Lookups)
-	return explainEvent(&event.Event{Request: &event.Request{Rule: exp.Rule, Decision: exp.Decision}})
+	return service.ExplainDecision(exp.Rule, exp.Decision)
 }
 
 // Sorted returns the divergences ordered by kind then event.

@@ -13,7 +13,7 @@ import (
 // Verdicts is the outcome of evaluating the allow statements that apply
 // to a request, with the explanation every service reports.
 type Verdicts struct {
-	Outcome  sim.Decision
+	Outcome  sim.Outcome
 	Trace    []sim.Rule
 	Notes    []string
 	Deciding int // index into Trace (and Rules) of the deciding rule, or -1

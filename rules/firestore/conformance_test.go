@@ -41,7 +41,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := rep.Results[0]
-			if got.Decision == sim.Decision(rec.Production) {
+			if got.Decision == sim.Outcome(rec.Production) {
 				passed++
 				continue
 			}

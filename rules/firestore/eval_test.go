@@ -17,7 +17,7 @@ import (
 func TestEvaluationSemantics(t *testing.T) {
 	tests := []struct {
 		name, fns, cond string
-		want            sim.Decision
+		want            sim.Outcome
 		msg             string // expected error message of the rule, if any
 		col             int    // expected column of the error note, if any
 	}{

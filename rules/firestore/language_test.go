@@ -19,7 +19,7 @@ import (
 type construct struct {
 	method string // get (default) or create
 	cond   string
-	want   sim.Decision
+	want   sim.Outcome
 	// err is production's error text for a rejected construct.
 	err string
 	// testAPI evaluates with the Rules Test API's conventions. Production's

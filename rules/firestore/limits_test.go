@@ -73,7 +73,7 @@ func TestLookupLimits(t *testing.T) {
 		name  string
 		cond  string
 		batch bool
-		want  sim.Decision
+		want  sim.Outcome
 	}{
 		{"10 distinct documents", gets(10, true), false, sim.Allow},
 		{"11 distinct documents", gets(11, true), false, sim.Deny},

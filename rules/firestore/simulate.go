@@ -61,7 +61,7 @@ func (r *Ruleset) Simulate(cases []Case, now time.Time) (*sim.Report, error) {
 			return nil, err
 		}
 		return func() sim.Case {
-			return r.Decide(req).Case(c.Description, sim.Decision(strings.ToUpper(c.Expectation)))
+			return r.Decide(req).Case(c.Description, sim.Outcome(strings.ToUpper(c.Expectation)))
 		}, nil
 	})
 }

@@ -9,7 +9,7 @@ import (
 // Case is one simulated request with its expected outcome.
 type Case struct {
 	Description string
-	Expectation sim.Decision // sim.Allow or sim.Deny
+	Expectation sim.Outcome // sim.Allow or sim.Deny
 	Operation   Operation
 	Path        string
 	Auth        *Auth

@@ -13,15 +13,17 @@ import (
 	"github.com/pyric/pyric/rules/source"
 )
 
-// Decision is the outcome of evaluating one request against a ruleset.
-type Decision string
+// Outcome is what evaluating one request against a ruleset gives, in the
+// simulator's spelling (a Decision is the whole explanation; the verdict
+// a request event carries is event.Verdict).
+type Outcome string
 
-// Decisions. Unsupported means the engine met a construct whose production
+// Outcomes. Unsupported means the engine met a construct whose production
 // semantics are unknown; it is never a deny in disguise.
 const (
-	Allow       Decision = "ALLOW"
-	Deny        Decision = "DENY"
-	Unsupported Decision = "UNSUPPORTED"
+	Allow       Outcome = "ALLOW"
+	Deny        Outcome = "DENY"
+	Unsupported Outcome = "UNSUPPORTED"
 )
 
 // State says whether a case's decision met its expectation.
@@ -107,8 +109,8 @@ type Expr struct {
 // Case is the result of one test case.
 type Case struct {
 	Description string   `json:"description"`
-	Expectation Decision `json:"expectation"`
-	Decision    Decision `json:"decision"`
+	Expectation Outcome  `json:"expectation"`
+	Decision    Outcome  `json:"decision"`
 	State       State    `json:"state"`
 	Trace       []Rule   `json:"trace"`
 	Notes       []string `json:"notes"`
@@ -124,7 +126,7 @@ type Case struct {
 }
 
 // NewCase fills State from the decision and expectation and normalises nils.
-func NewCase(description string, expectation, decision Decision, trace []Rule, notes []string, deciding int) Case {
+func NewCase(description string, expectation, decision Outcome, trace []Rule, notes []string, deciding int) Case {
 	c := Case{Description: description, Expectation: expectation, Decision: decision, Trace: trace, Notes: notes, Deciding: deciding}
 	switch {
 	case decision == Unsupported:

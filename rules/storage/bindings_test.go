@@ -45,7 +45,7 @@ type bindingCase struct {
 	rule    string // the allow condition
 	methods string // the allow's methods; "write" when empty for writes, "read" for reads
 	req     Request
-	want    sim.Decision
+	want    sim.Outcome
 	note    string // a note the decision must carry, if set
 }
 
@@ -237,7 +237,7 @@ service firebase.storage {
 	cases := []struct {
 		path string
 		auth *Auth
-		want sim.Decision
+		want sim.Outcome
 		note string
 	}{
 		{"users/alice/a.png", alice, sim.Allow, "Allowed by match block '/b/{bucket}/o/users/{uid}/{file}'"},
@@ -290,7 +290,7 @@ func TestFirestoreLookups(t *testing.T) {
 		name    string
 		rule    string
 		testAPI bool
-		want    sim.Decision
+		want    sim.Outcome
 		lookups int
 		note    string
 	}{

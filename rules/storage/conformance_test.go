@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("%s / %s: %v", cc.scenario, cc.rec.Description, err)
 		}
 		got := rep.Results[0]
-		if got.Decision == sim.Decision(cc.rec.Production) {
+		if got.Decision == sim.Outcome(cc.rec.Production) {
 			passed++
 			continue
 		}

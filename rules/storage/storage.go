@@ -196,7 +196,7 @@ type Request struct {
 
 // Decision is the verdict on a request with its explanation.
 type Decision struct {
-	Outcome  sim.Decision
+	Outcome  sim.Outcome
 	Trace    []sim.Rule
 	Notes    []string
 	Deciding int // index into Trace of the deciding rule, or -1
@@ -215,7 +215,7 @@ type Decision struct {
 func (d *Decision) Allowed() bool { return d.Outcome == sim.Allow }
 
 // Case renders the decision as a simulator case result.
-func (d *Decision) Case(description string, expectation sim.Decision) sim.Case {
+func (d *Decision) Case(description string, expectation sim.Outcome) sim.Case {
 	c := sim.NewCase(description, expectation, d.Outcome, d.Trace, d.Notes, d.Deciding)
 	d.Annotate(&c)
 	return c

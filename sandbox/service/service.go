@@ -20,8 +20,12 @@
 // the backend's table: no tool changes for it. The servicetest package
 // holds the contract suite every registration runs.
 //
-// This package imports nothing of pyric but event, so every engine can
-// implement it and the sandbox can own them all without import cycles.
+// This package imports nothing of pyric but the leaves event, identity
+// and rules/source, so every engine can implement it and the sandbox can
+// own them all without import cycles. A service with rules replays and
+// re-runs its own recorded requests (Replayer, Rerunner in rules.go, with
+// the event readings every one shares in replay.go): verify and the
+// Studio call those, and decide nothing themselves.
 package service
 
 import (

@@ -10,7 +10,6 @@ package firestoreserver
 import (
 	"context"
 	"errors"
-	"github.com/pyric/pyric/explain"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -99,7 +98,7 @@ func Status(err error) *status.Status {
 		}
 		// Then why: the failing sub-expressions with their values, after
 		// the emulator's wording so tools matching it still work.
-		for _, l := range explain.Firestore(d.Decision) {
+		for _, l := range d.Decision.Lines() {
 			msg += "\n" + l
 		}
 		return status.New(codes.PermissionDenied, msg)

@@ -97,7 +97,10 @@ type Engine struct {
 	bucket service.Bucket
 	tasks  taskQueues
 	invSeq atomic.Int64
-	logMu  sync.Mutex
+	// running are the invocations in flight by id, which the writes
+	// their functions make are attributed to (noteWrite).
+	running sync.Map
+	logMu   sync.Mutex
 
 	mu        sync.Mutex
 	codebases []*codebase

@@ -57,6 +57,32 @@ type invocation struct {
 	scriptErr *ScriptError
 	ended     chan struct{} // closed when the harness reports the response written
 	endOnce   sync.Once
+	// writes are the events of the writes the function made (their
+	// Actor.Invocation is id), the first event.MaxInvocationWrites;
+	// moreWrites counts the rest.
+	writes     []string
+	moreWrites int
+}
+
+// noteWrite adds a write event to the invocation that made it: the
+// engine taps the event stream with it (writes are emitted while the
+// function awaits them, before its invocation event).
+func (e *Engine) noteWrite(ev event.Event) {
+	if ev.Actor.Invocation == "" || (ev.Kind != event.KindCommit && ev.Kind != event.KindMutation) {
+		return
+	}
+	v, ok := e.running.Load(ev.Actor.Invocation)
+	if !ok {
+		return // a write after its invocation ended, or another engine's
+	}
+	inv := v.(*invocation)
+	inv.mu.Lock()
+	if len(inv.writes) < event.MaxInvocationWrites {
+		inv.writes = append(inv.writes, ev.ID)
+	} else {
+		inv.moreWrites++
+	}
+	inv.mu.Unlock()
 }
 
 // endWait bounds how long an answered invocation waits for the
@@ -90,7 +116,9 @@ func (i *invocation) addLog(severity, text string) {
 }
 
 func (e *Engine) newInvocation() *invocation {
-	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
+	inv := &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
+	e.running.Store(inv.id, inv)
+	return inv
 }
 
 // attach registers the invocation with its worker, so the worker's log
@@ -398,8 +426,10 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 
 // emit puts the invocation on the sandbox's event stream.
 func (e *Engine) emit(ctx context.Context, ep *Endpoint, inv *invocation, outcome string, status int) {
+	e.running.Delete(inv.id)
 	inv.mu.Lock()
 	logs := inv.logs
+	writes, moreWrites := inv.writes, inv.moreWrites
 	if inv.dropped > 0 {
 		logs = append(logs, event.LogLine{Severity: "INFO", Text: fmt.Sprintf("… %d more line(s)", inv.dropped)})
 	}
@@ -418,7 +448,7 @@ func (e *Engine) emit(ctx context.Context, ep *Endpoint, inv *invocation, outcom
 		Actor: event.Actor{Kind: event.ActorSystem},
 		Invocation: &event.Invocation{Function: ep.ID, Codebase: ep.Codebase, TriggerType: trigger,
 			CauseEventID: event.CauseOf(ctx), InvocationID: inv.id, InvocationMs: float64(time.Since(inv.start).Microseconds()) / 1000,
-			Outcome: outcome, HTTPStatus: status, Logs: logs}}
+			Outcome: outcome, HTTPStatus: status, Logs: logs, Writes: writes, MoreWrites: moreWrites}}
 	if outcome != "ok" {
 		msg := outcome
 		if scriptErr != nil {

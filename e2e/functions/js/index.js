@@ -87,6 +87,12 @@ exports.onNote = onDocumentCreated("notes/{id}", async (event) => {
   }
 });
 
+// publishDraft copies a created draft to published/: the Studio's
+// Traffic shows the draft's write → this run → its write as one chain.
+exports.publishDraft = onDocumentCreated("drafts/{id}", async (event) => {
+  await getFirestore().collection("published").doc(event.params.id).set({ text: event.data.get("text") || "" });
+});
+
 // The isolation cases.
 exports.throws = onRequest(() => {
   throw new Error("thrown on purpose");

@@ -174,7 +174,7 @@ const NoInstanceMessage = "The request was aborted because there was no availabl
 // cold start) does not count toward the function's timeout, as in
 // production; waiting is bounded by the timeout plus a worker's start.
 func (cb *codebase) acquireFor(ctx context.Context, ep *Endpoint) (*worker, error) {
-	actx, cancel := context.WithTimeout(ctx, ep.Timeout+loadTimeout)
+	actx, cancel := context.WithTimeout(ctx, cb.e.timeout(ep)+loadTimeout)
 	defer cancel()
 	wk, err := cb.acquire(actx, ep)
 	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
@@ -185,13 +185,27 @@ func (cb *codebase) acquireFor(ctx context.Context, ep *Endpoint) (*worker, erro
 
 var errNoInstance = errors.New(NoInstanceMessage)
 
+// inspectTimeout stands for no timeout: under the inspector a developer
+// holds invocations at breakpoints, and the Emulator Suite turns
+// timeouts off when debugging.
+const inspectTimeout = 24 * time.Hour
+
+// timeout is how long an invocation of ep may run: its timeoutSeconds,
+// or no bound while the functions run under the inspector.
+func (e *Engine) timeout(ep *Endpoint) time.Duration {
+	if e.opts.InspectPort > 0 {
+		return inspectTimeout
+	}
+	return ep.Timeout
+}
+
 func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (string, int) {
 	wk, err := cb.acquireFor(r.Context(), ep)
 	if err != nil {
 		return e.failHTTP(r.Context(), r, w, ep, err)
 	}
 	defer cb.release(wk, ep.ID)
-	ctx, cancel := context.WithTimeout(r.Context(), ep.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), e.timeout(ep))
 	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)
@@ -380,7 +394,7 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 		return "error", false, fmt.Errorf("function %s: %w", ep.ID, err)
 	}
 	defer cb.release(wk, ep.ID)
-	tctx, cancel := context.WithTimeout(ctx, ep.Timeout)
+	tctx, cancel := context.WithTimeout(ctx, e.timeout(ep))
 	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)

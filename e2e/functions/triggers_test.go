@@ -480,6 +480,14 @@ func TestTriggers(t *testing.T) {
 		if invoked != 2 {
 			t.Errorf("%d custom event invocations, want 2", invoked)
 		}
+		// The publishes were made by publishEvent's runs, which list them.
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Invocation != nil && e.Invocation.Function == "publishEvent" && e.Invocation.Outcome == "ok" {
+				if len(e.Invocation.Writes) != 1 || !publishes[e.Invocation.Writes[0]] {
+					t.Errorf("publishEvent's run %s lists writes %v, want its publish", e.Invocation.InvocationID, e.Invocation.Writes)
+				}
+			}
+		}
 		// Bad input: Eventarc's status, a message naming the event and
 		// the field.
 		arc := "http://" + b.Addr(backend.Eventarc)

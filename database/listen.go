@@ -345,19 +345,30 @@ func (c *Conn) Unlisten(path string, q Query) error {
 // Put sets a value as the connection's identity; hash, when non-nil,
 // makes it a compare-and-set (transactions).
 func (c *Conn) Put(path string, value any, hash *string) error {
+	return c.PutBy("", path, value, hash)
+}
+
+// PutBy is Put made by the function invocation inv (identity.Actor's
+// Invocation), so the write's events name it; "" is Put.
+func (c *Conn) PutBy(inv, path string, value any, hash *string) error {
 	method := "set"
 	if hash != nil {
 		method = "transaction"
 	} else if value == nil {
 		method = "remove"
 	}
-	_, err := c.d.Set(c.Who(), c.ns.name, path, value, WriteOptions{IfHash: hash, Method: method})
+	_, err := c.d.Set(c.Who().ByInvocation(inv), c.ns.name, path, value, WriteOptions{IfHash: hash, Method: method})
 	return err
 }
 
 // Merge applies a multi-path update as the connection's identity.
 func (c *Conn) Merge(path string, updates map[string]any) error {
-	return c.d.Update(c.Who(), c.ns.name, path, updates, "update")
+	return c.MergeBy("", path, updates)
+}
+
+// MergeBy is Merge made by the function invocation inv; "" is Merge.
+func (c *Conn) MergeBy(inv, path string, updates map[string]any) error {
+	return c.d.Update(c.Who().ByInvocation(inv), c.ns.name, path, updates, "update")
 }
 
 // Get reads a location or query window as the connection's identity.

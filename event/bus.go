@@ -355,7 +355,10 @@ func HeapSize(e *Event) int {
 		n += size(unsafe.Sizeof(*m)) + sizeOf(m.Previous) + sizeOf(m.Current)
 	}
 	if v := e.Invocation; v != nil {
-		n += size(unsafe.Sizeof(*v)) + str(v.Function) + str(v.Codebase) + str(v.TriggerType) + str(v.CauseEventID) + str(v.InvocationID)
+		n += size(unsafe.Sizeof(*v)) + str(v.Function) + str(v.Codebase) + str(v.TriggerType) + str(v.CauseEventID) + str(v.InvocationID) + 16*len(v.Writes)
+		for _, w := range v.Writes {
+			n += str(w)
+		}
 		n += len(v.Logs) * int(unsafe.Sizeof(LogLine{}))
 		for _, l := range v.Logs {
 			n += str(l.Severity) + str(l.Text)

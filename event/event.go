@@ -90,6 +90,10 @@ const (
 type Actor struct {
 	Kind ActorKind `json:"kind"`
 	Name string    `json:"name,omitempty"` // the agent's name
+	// Invocation is the function invocation (Invocation.InvocationID)
+	// whose code made the operation; that invocation's event lists the
+	// writes in Invocation.Writes.
+	Invocation string `json:"invocation,omitempty"`
 }
 
 // Lens is the identity an operation was judged as.
@@ -114,7 +118,7 @@ type Identity struct {
 // engine was called with.
 func (e *Event) Who(id identity.Identity) {
 	e.Identity = IdentityOf(id)
-	e.Actor = Actor{Kind: id.Actor.Kind, Name: id.Actor.Name}
+	e.Actor = Actor{Kind: id.Actor.Kind, Name: id.Actor.Name, Invocation: id.Actor.Invocation}
 }
 
 // IdentityOf converts the engines' identity to its lens.
@@ -422,11 +426,21 @@ type Invocation struct {
 	// Outcome is ok, error (the function threw or answered 5xx),
 	// timeout, crash (its worker ended) or cancelled.
 	Outcome string `json:"outcome"`
+	// Writes are the events (ids) of the writes the function made
+	// through the Admin SDK while it ran (commits and service
+	// mutations, whose Actor.Invocation is InvocationID), in order; the
+	// first MaxInvocationWrites.
+	Writes []string `json:"writes,omitempty"`
+	// MoreWrites counts the writes past MaxInvocationWrites.
+	MoreWrites int `json:"moreWrites,omitempty"`
 	// HTTPStatus is the status an HTTP function answered.
 	HTTPStatus int `json:"httpStatus,omitempty"`
 	// Logs are the first lines the invocation logged.
 	Logs []LogLine `json:"logs,omitempty"`
 }
+
+// MaxInvocationWrites bounds Invocation.Writes.
+const MaxInvocationWrites = 100
 
 // LogLine is one console or logger line of an invocation.
 type LogLine struct {

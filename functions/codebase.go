@@ -26,6 +26,8 @@ const loadTimeout = 60 * time.Second
 type codebase struct {
 	e   *Engine
 	cfg Codebase
+	// inspectPort is the Node inspector's port for its worker, 0 off.
+	inspectPort int
 
 	loadMu      sync.Mutex // one load at a time
 	fingerprint string     // of the files last loaded (guarded by loadMu)
@@ -178,12 +180,13 @@ func (cb *codebase) acquire(ctx context.Context, ep *Endpoint) (*worker, error) 
 			return nil, errors.New("the functions engine is closed")
 		}
 		conc := ep.Concurrency
-		if cb.e.opts.InspectPort > 0 {
-			conc = 1
-		}
+		// Under the inspector invocations run one at a time (the
+		// Emulator Suite's sequential mode), so stepping through one
+		// never interleaves another.
+		serial := cb.e.opts.InspectPort > 0
 		var best *worker
 		for _, w := range cb.workers {
-			if w.live && !w.retired && !w.hasExited() && w.inflight[ep.ID] < conc && (best == nil || w.total < best.total) {
+			if w.live && !w.retired && !w.hasExited() && w.inflight[ep.ID] < conc && (!serial || w.total == 0) && (best == nil || w.total < best.total) {
 				best = w
 			}
 		}

@@ -57,7 +57,8 @@ type Options struct {
 	// DefaultMaxWorkers).
 	MaxWorkers int
 	// InspectPort, when positive, runs the workers under the Node
-	// inspector on that port, one worker and one invocation at a time so
+	// inspector on that port (the next codebases on the ports after it),
+	// one worker and one invocation at a time, without timeouts, so
 	// breakpoints are usable (--inspect-functions).
 	InspectPort int
 	// Clock drives the scheduled functions' schedules; nil means the
@@ -99,7 +100,10 @@ type Engine struct {
 	bucket service.Bucket
 	tasks  taskQueues
 	invSeq atomic.Int64
-	logMu  sync.Mutex
+	// running are the invocations in flight by id, which the writes
+	// their functions make are attributed to (noteWrite).
+	running sync.Map
+	logMu   sync.Mutex
 
 	mu        sync.Mutex
 	codebases []*codebase
@@ -142,8 +146,14 @@ func New(opts Options, env service.Env) (*Engine, error) {
 	if e.rand == nil {
 		e.rand = crand.Reader
 	}
-	for _, c := range opts.Codebases {
-		e.codebases = append(e.codebases, &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}})
+	for i, c := range opts.Codebases {
+		cb := &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}}
+		if opts.InspectPort > 0 {
+			// One inspector per codebase's worker: the first on the
+			// port asked for, the next ones on the ports after it.
+			cb.inspectPort = opts.InspectPort + i
+		}
+		e.codebases = append(e.codebases, cb)
 	}
 	e.bucket = env.Bucket
 	if err := e.loadTasks(); err != nil {

@@ -65,7 +65,9 @@ func (e *Engine) PublishEvents(who identity.Identity, channel string, events []j
 		return invalidEvent("PublishEventsRequest.events is empty: publish at least one event")
 	}
 	out := make([]map[string]any, 0, len(events))
+	size := 0
 	for i, raw := range events {
+		size += len(raw)
 		ce, err := e.cloudEvent(raw)
 		if err != nil {
 			return invalidEvent("events[%d]: %v", i, err)
@@ -74,7 +76,7 @@ func (e *Engine) PublishEvents(who identity.Identity, channel string, events []j
 	}
 	ev := event.Event{Kind: event.KindMutation, Service: trigger.EventarcService, Method: trigger.OpPublishEvents, Path: full,
 		Mutation: &event.Mutation{Op: trigger.OpPublishEvents, Project: strings.Split(full, "/")[1],
-			Current: &trigger.CustomEvents{Channel: full, Events: out}}}
+			Current: &trigger.CustomEvents{Channel: full, Events: out, Size: size}}}
 	ev.Who(who)
 	e.events.Emit(ev)
 	return nil

@@ -48,6 +48,166 @@ for (const [method, severity] of Object.entries(levels)) {
   };
 }
 
+// An invocation's calls to pyric's services name it, so the events of
+// the writes a function makes say which invocation made them: a header
+// on HTTP requests (http, https, fetch), gRPC metadata (@grpc/grpc-js
+// clients), and a field of the Realtime Database's write requests (the
+// Admin SDK's one WebSocket serves every invocation). Calls to any other
+// host are left alone.
+const INVOCATION_HEADER = "x-pyric-invocation";
+const tagged = Symbol("pyric.tagged");
+const putBy = Symbol("pyric.putBy");
+
+function currentInvocation() {
+  const ctx = invocation.getStore();
+  return ctx && ctx.inv ? ctx.inv : "";
+}
+
+function serviceHosts() {
+  const hosts = new Set();
+  for (const name of ["FIRESTORE_EMULATOR_HOST", "FIREBASE_DATABASE_EMULATOR_HOST", "FIREBASE_STORAGE_EMULATOR_HOST",
+    "FIREBASE_AUTH_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST", "STORAGE_EMULATOR_HOST",
+    "CLOUD_EVENTARC_EMULATOR_HOST"]) {
+    const v = process.env[name];
+    if (v) hosts.add(v.replace(/^[a-z]+:\/\//, "").replace(/\/.*$/, ""));
+  }
+  return hosts;
+}
+
+function tagOutgoing() {
+  const hosts = serviceHosts();
+  const loopback = /^(127\.0\.0\.1|localhost|\[::1\]):/;
+  const isPyric = (hostport) => {
+    if (!hostport) return false;
+    if (hosts.has(hostport)) return true;
+    if (!loopback.test(hostport)) return false;
+    const port = hostport.slice(hostport.lastIndexOf(":"));
+    for (const h of hosts) if (loopback.test(h) && h.endsWith(port)) return true;
+    return false;
+  };
+  for (const mod of [require("http"), require("https")]) {
+    for (const method of ["request", "get"]) {
+      const real = mod[method];
+      mod[method] = function (...args) {
+        const req = real.apply(this, args);
+        const inv = currentInvocation();
+        if (inv && !req.headersSent && isPyric(String(req.getHeader("host") || ""))) {
+          req.setHeader(INVOCATION_HEADER, inv);
+        }
+        return req;
+      };
+    }
+  }
+  if (typeof globalThis.fetch === "function") {
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = function (input, init) {
+      const inv = currentInvocation();
+      if (inv) {
+        try {
+          const url = new URL(input instanceof Request ? input.url : String(input));
+          if (isPyric(url.host)) {
+            const headers = new Headers(init && init.headers ? init.headers : input instanceof Request ? input.headers : undefined);
+            headers.set(INVOCATION_HEADER, inv);
+            init = { ...init, headers };
+          }
+        } catch (e) {
+          // not a URL fetch understands: it reports that itself
+        }
+      }
+      return realFetch.call(this, input, init);
+    };
+  }
+  const Module = require("module");
+  const realLoad = Module._load;
+  Module._load = function (request, parent, isMain) {
+    const exp = realLoad.apply(this, arguments);
+    try {
+      if (request === "@grpc/grpc-js") {
+        tagGrpc(exp, Module._resolveFilename(request, parent), isPyric);
+      } else if (request === "@firebase/database-compat/standalone") {
+        tagDatabase(exp);
+      }
+    } catch (e) {
+      // an unexpected version of the library: its calls go untagged
+    }
+    return exp;
+  };
+}
+
+// tagGrpc makes the @grpc/grpc-js clients created for pyric's addresses
+// carry an interceptor adding the invocation to each call's metadata.
+// The service clients grpc-js makes (makeClientConstructor) extend the
+// Client its client module exports when they are made, so replacing
+// that export reaches them.
+function tagGrpc(grpc, indexPath, isPyric) {
+  const clientModule = require(path.join(path.dirname(indexPath), "client.js"));
+  const Base = clientModule.Client;
+  if (!Base || Base[tagged] || !grpc.InterceptingCall) return;
+  const interceptor = (options, nextCall) => {
+    const inv = currentInvocation();
+    const call = nextCall(options);
+    if (!inv) return call;
+    return new grpc.InterceptingCall(call, {
+      start(metadata, listener, next) {
+        metadata.set(INVOCATION_HEADER, inv);
+        next(metadata, listener);
+      },
+    });
+  };
+  class Client extends Base {
+    constructor(address, credentials, options) {
+      if (isPyric(String(address).replace(/^.*\//, ""))) {
+        options = { ...options, interceptors: [...((options && options.interceptors) || []), interceptor] };
+      }
+      super(address, credentials, options);
+    }
+  }
+  Client[tagged] = true;
+  clientModule.Client = Client;
+}
+
+// tagDatabase names the invocation in the write requests (put, merge)
+// of the Admin SDK's Realtime Database connections: in the request when
+// it is sent at once, and in the queued request a reconnect sends.
+function tagDatabase(standalone) {
+  if (!standalone || typeof standalone.initStandalone !== "function" || standalone[tagged]) return;
+  standalone[tagged] = true;
+  const realInit = standalone.initStandalone;
+  standalone.initStandalone = function (...args) {
+    const out = realInit.apply(this, args);
+    try {
+      tagConnection(Object.getPrototypeOf(out.instance._delegate._repo.server_));
+    } catch (e) {
+      // no persistent connection: nothing to tag
+    }
+    return out;
+  };
+}
+
+function tagConnection(proto) {
+  if (!proto || proto[tagged] || typeof proto.putInternal !== "function" || typeof proto.sendRequest !== "function") return;
+  proto[tagged] = true;
+  const realPut = proto.putInternal;
+  const realSend = proto.sendRequest;
+  proto.putInternal = function (...args) {
+    const inv = currentInvocation();
+    const index = Array.isArray(this.outstandingPuts_) ? this.outstandingPuts_.length : -1;
+    this[putBy] = inv;
+    try {
+      return realPut.apply(this, args);
+    } finally {
+      this[putBy] = "";
+      const put = index >= 0 ? this.outstandingPuts_[index] : undefined;
+      if (inv && put && put.request) put.request[INVOCATION_HEADER] = inv;
+    }
+  };
+  proto.sendRequest = function (action, body, onResponse) {
+    const inv = this[putBy];
+    if (inv && (action === "p" || action === "m") && body && typeof body === "object") body[INVOCATION_HEADER] = inv;
+    return realSend.call(this, action, body, onResponse);
+  };
+}
+
 function errorInfo(err) {
   if (err instanceof Error) {
     return { message: err.message, stack: err.stack || String(err) };
@@ -140,6 +300,7 @@ function enableCompileCache() {
 
 async function main() {
   enableCompileCache();
+  tagOutgoing();
   const dir = process.cwd();
   let ffPath;
   try {

@@ -57,6 +57,32 @@ type invocation struct {
 	scriptErr *ScriptError
 	ended     chan struct{} // closed when the harness reports the response written
 	endOnce   sync.Once
+	// writes are the events of the writes the function made (their
+	// Actor.Invocation is id), the first event.MaxInvocationWrites;
+	// moreWrites counts the rest.
+	writes     []string
+	moreWrites int
+}
+
+// noteWrite adds a write event to the invocation that made it: the
+// engine taps the event stream with it (writes are emitted while the
+// function awaits them, before its invocation event).
+func (e *Engine) noteWrite(ev event.Event) {
+	if ev.Actor.Invocation == "" || (ev.Kind != event.KindCommit && ev.Kind != event.KindMutation) {
+		return
+	}
+	v, ok := e.running.Load(ev.Actor.Invocation)
+	if !ok {
+		return // a write after its invocation ended, or another engine's
+	}
+	inv := v.(*invocation)
+	inv.mu.Lock()
+	if len(inv.writes) < event.MaxInvocationWrites {
+		inv.writes = append(inv.writes, ev.ID)
+	} else {
+		inv.moreWrites++
+	}
+	inv.mu.Unlock()
 }
 
 // endWait bounds how long an answered invocation waits for the
@@ -90,7 +116,9 @@ func (i *invocation) addLog(severity, text string) {
 }
 
 func (e *Engine) newInvocation() *invocation {
-	return &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
+	inv := &invocation{id: "inv-" + strconv.FormatInt(e.invSeq.Add(1), 10), start: time.Now(), ended: make(chan struct{})}
+	e.running.Store(inv.id, inv)
+	return inv
 }
 
 // attach registers the invocation with its worker, so the worker's log
@@ -146,7 +174,7 @@ const NoInstanceMessage = "The request was aborted because there was no availabl
 // cold start) does not count toward the function's timeout, as in
 // production; waiting is bounded by the timeout plus a worker's start.
 func (cb *codebase) acquireFor(ctx context.Context, ep *Endpoint) (*worker, error) {
-	actx, cancel := context.WithTimeout(ctx, ep.Timeout+loadTimeout)
+	actx, cancel := context.WithTimeout(ctx, cb.e.timeout(ep)+loadTimeout)
 	defer cancel()
 	wk, err := cb.acquire(actx, ep)
 	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
@@ -157,13 +185,27 @@ func (cb *codebase) acquireFor(ctx context.Context, ep *Endpoint) (*worker, erro
 
 var errNoInstance = errors.New(NoInstanceMessage)
 
+// inspectTimeout stands for no timeout: under the inspector a developer
+// holds invocations at breakpoints, and the Emulator Suite turns
+// timeouts off when debugging.
+const inspectTimeout = 24 * time.Hour
+
+// timeout is how long an invocation of ep may run: its timeoutSeconds,
+// or no bound while the functions run under the inspector.
+func (e *Engine) timeout(ep *Endpoint) time.Duration {
+	if e.opts.InspectPort > 0 {
+		return inspectTimeout
+	}
+	return ep.Timeout
+}
+
 func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (string, int) {
 	wk, err := cb.acquireFor(r.Context(), ep)
 	if err != nil {
 		return e.failHTTP(r.Context(), r, w, ep, err)
 	}
 	defer cb.release(wk, ep.ID)
-	ctx, cancel := context.WithTimeout(r.Context(), ep.Timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), e.timeout(ep))
 	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)
@@ -352,7 +394,7 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 		return "error", false, fmt.Errorf("function %s: %w", ep.ID, err)
 	}
 	defer cb.release(wk, ep.ID)
-	tctx, cancel := context.WithTimeout(ctx, ep.Timeout)
+	tctx, cancel := context.WithTimeout(ctx, e.timeout(ep))
 	defer cancel()
 	wk.attach(inv)
 	defer wk.detach(inv)
@@ -398,8 +440,10 @@ func (e *Engine) deliver(ctx context.Context, cb *codebase, ep *Endpoint, inv *i
 
 // emit puts the invocation on the sandbox's event stream.
 func (e *Engine) emit(ctx context.Context, ep *Endpoint, inv *invocation, outcome string, status int) {
+	e.running.Delete(inv.id)
 	inv.mu.Lock()
 	logs := inv.logs
+	writes, moreWrites := inv.writes, inv.moreWrites
 	if inv.dropped > 0 {
 		logs = append(logs, event.LogLine{Severity: "INFO", Text: fmt.Sprintf("… %d more line(s)", inv.dropped)})
 	}
@@ -418,7 +462,7 @@ func (e *Engine) emit(ctx context.Context, ep *Endpoint, inv *invocation, outcom
 		Actor: event.Actor{Kind: event.ActorSystem},
 		Invocation: &event.Invocation{Function: ep.ID, Codebase: ep.Codebase, TriggerType: trigger,
 			CauseEventID: event.CauseOf(ctx), InvocationID: inv.id, InvocationMs: float64(time.Since(inv.start).Microseconds()) / 1000,
-			Outcome: outcome, HTTPStatus: status, Logs: logs}}
+			Outcome: outcome, HTTPStatus: status, Logs: logs, Writes: writes, MoreWrites: moreWrites}}
 	if outcome != "ok" {
 		msg := outcome
 		if scriptErr != nil {

@@ -36,6 +36,7 @@ func (e *Engine) startTriggers(env map[string]string) {
 	e.dispatcher = d
 	e.mu.Unlock()
 	tp.Tap(d.Tap)
+	tp.Tap(e.noteWrite)
 	e.syncTriggers()
 }
 

@@ -78,7 +78,7 @@ func (cb *codebase) startWorker(gen, memMB int) (*worker, error) {
 		ready: make(chan struct{}), exited: make(chan struct{}), inflight: map[string]int{}, invs: map[string]*invocation{}}
 	os.Remove(w.sock)
 	args := []string{"--max-old-space-size=" + strconv.Itoa(memMB)}
-	if p := e.opts.InspectPort; p > 0 {
+	if p := cb.inspectPort; p > 0 {
 		args = append(args, "--inspect=127.0.0.1:"+strconv.Itoa(p))
 	}
 	args = append(args, filepath.Join(e.dir, "harness.js"))

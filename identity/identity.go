@@ -40,6 +40,29 @@ type Identity struct {
 type Actor struct {
 	Kind ActorKind
 	Name string // the agent's name, when known
+	// Invocation is the Cloud Function invocation (its id, "inv-N")
+	// whose code made the call: pyric's functions runtime names it in
+	// the calls a function makes (InvocationHeader), so the events of a
+	// function's writes say which run made them.
+	Invocation string
+}
+
+// InvocationHeader is the HTTP header (and gRPC metadata key, and
+// Realtime Database write field) naming the function invocation a call
+// comes from.
+const InvocationHeader = "x-pyric-invocation"
+
+// maxInvocationID bounds an invocation id taken from a request.
+const maxInvocationID = 64
+
+// ByInvocation returns the identity acting for the function invocation
+// inv (a request's InvocationHeader); an empty or oversized inv leaves
+// it unchanged.
+func (id Identity) ByInvocation(inv string) Identity {
+	if inv != "" && len(inv) <= maxInvocationID {
+		id.Actor.Invocation = inv
+	}
+	return id
 }
 
 // ActorKind is the closed set of actors.

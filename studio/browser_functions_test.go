@@ -1,7 +1,9 @@
 package studio_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -46,6 +48,30 @@ func TestBrowserFunctions(t *testing.T) {
 		waitText(ctx, `[data-caused]`, "onNote"), clickJS(`[data-caused] a`),
 		waitText(ctx, "main h1", "Invocation"), waitText(ctx, `[data-invocation-event]`, "google.cloud.firestore.document.v1.created"),
 		waitText(ctx, `[data-invocation-event] [data-cause]`, cause))
+	// write → run → writes: the run's inspector lists the write its
+	// function made through the Admin SDK, whose inspector opens.
+	if st := e.do(t, "PUT", "/api/firestore/document?path=drafts/b2", map[string]any{"data": map[string]any{"text": "x"}}, nil); st != 200 {
+		t.Fatalf("write: %d", st)
+	}
+	tctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.b.Functions().TriggersIdle(tctx); err != nil {
+		t.Fatal(err)
+	}
+	var draft, published struct {
+		Events []struct {
+			ID string `json:"id"`
+		} `json:"events"`
+	}
+	if e.do(t, "GET", "/api/events?studio=true&kind=commit&path=drafts/b2", nil, &draft); len(draft.Events) != 1 {
+		t.Fatalf("the draft's commit: %+v", draft)
+	}
+	if e.do(t, "GET", "/api/events?kind=commit&path=published/b2", nil, &published); len(published.Events) != 1 {
+		t.Fatalf("publishDraft's write: %+v", published)
+	}
+	run(t, ctx, "writes", chromedp.Navigate(u+"/traffic/"+draft.Events[0].ID), waitText(ctx, `[data-caused]`, "publishDraft"), clickJS(`[data-caused] a`),
+		waitText(ctx, "main h1", "Invocation"), waitText(ctx, `[data-invocation-event] [data-writes]`, published.Events[0].ID),
+		clickJS(`[data-writes] a`), waitText(ctx, "main h1", published.Events[0].ID))
 	// Re-deliver the recorded payload from the page.
 	run(t, ctx, "redeliver", chromedp.Navigate(u+"/functions"), waitText(ctx, `tr[data-function="onNote"]`, "onNote"), clickJS(`tr[data-function="onNote"]`),
 		clickButton("Load the last payload"), waitJS(`document.querySelector('[data-invoke="onNote"] textarea').value.includes('google.cloud.firestore.document.v1.created')`),

@@ -15,8 +15,28 @@ import (
 // filter selects events for /api/events and the stream.
 type filter struct {
 	service, verdict, uid, path, kind string
-	cause                             string // only the runs this event caused (invocations' causeEventId)
-	studio                            bool   // include the Studio's own requests
+	// cause keeps only what the event of this id caused: the function
+	// runs a write caused (invocations' causeEventId) and, when it is an
+	// invocation, the writes the function made (their actor.invocation
+	// is invocation), so following cause walks write → trigger → writes.
+	cause      string
+	invocation string
+	studio     bool // include the Studio's own requests
+}
+
+// resolveCause completes a cause filter: when the cause is an
+// invocation's event, its writes are what it caused.
+func (s *Studio) resolveCause(f *filter) {
+	if f.cause == "" {
+		return
+	}
+	seq, err := parseSeq(f.cause)
+	if err != nil || seq == 0 {
+		return
+	}
+	if got := s.sb.Events().Since(seq-1, 1); len(got) == 1 && got[0].Seq == seq && got[0].Invocation != nil {
+		f.invocation = got[0].Invocation.InvocationID
+	}
 }
 
 func parseFilter(r *http.Request) (filter, error) {
@@ -54,7 +74,7 @@ func (f filter) match(e *event.Event) bool {
 	if f.verdict != "" && (e.Request == nil || string(e.Request.Verdict) != f.verdict) {
 		return false
 	}
-	if f.cause != "" && (e.Invocation == nil || e.Invocation.CauseEventID != f.cause) {
+	if f.cause != "" && (e.Invocation == nil || e.Invocation.CauseEventID != f.cause) && !f.madeBy(e) {
 		return false
 	}
 	if f.uid != "" && e.Identity.UID != f.uid {
@@ -64,6 +84,11 @@ func (f filter) match(e *event.Event) bool {
 		return false
 	}
 	return true
+}
+
+// madeBy reports whether e is a write of the filter's cause invocation.
+func (f filter) madeBy(e *event.Event) bool {
+	return f.invocation != "" && e.Actor.Invocation == f.invocation && (e.Kind == event.KindCommit || e.Kind == event.KindMutation)
 }
 
 // Limits of /api/events.
@@ -104,6 +129,7 @@ func (s *Studio) events(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.resolveCause(&f)
 	after, err := parseSeq(r.URL.Query().Get("after"))
 	if err != nil {
 		fail(w, http.StatusBadRequest, "after: "+err.Error())
@@ -191,6 +217,7 @@ func (s *Studio) stream(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.resolveCause(&f)
 	from := r.Header.Get("Last-Event-ID")
 	if from == "" {
 		from = r.URL.Query().Get("after")

@@ -224,6 +224,57 @@ func TestFunctionsAPI(t *testing.T) {
 	}
 }
 
+// TestTrafficChain follows the events API's cause links the Traffic
+// view follows: a client's write → the function run it caused → the
+// write that run made through the Admin SDK, which names the run.
+func TestTrafficChain(t *testing.T) {
+	e := startFunctions(t)
+	if st := e.do(t, "PUT", "/api/firestore/document?path=drafts/d1", map[string]any{"data": map[string]any{"text": "hi"}}, nil); st != 200 {
+		t.Fatalf("write: %d", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.b.Functions().TriggersIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		ID           string   `json:"id"`
+		Kind         string   `json:"kind"`
+		Path         string   `json:"path"`
+		Function     string   `json:"function"`
+		InvocationID string   `json:"invocationId"`
+		Writes       []string `json:"writes"`
+		Actor        struct {
+			Invocation string `json:"invocation"`
+		} `json:"actor"`
+	}
+	var page struct{ Events []ev }
+	if st := e.do(t, "GET", "/api/events?studio=true&kind=commit&path=drafts/d1", nil, &page); st != 200 || len(page.Events) != 1 {
+		t.Fatalf("the draft's commit: %d %+v", st, page.Events)
+	}
+	draft := page.Events[0]
+	page.Events = nil
+	if st := e.do(t, "GET", "/api/events?studio=true&cause="+draft.ID, nil, &page); st != 200 || len(page.Events) != 1 || page.Events[0].Function != "publishDraft" {
+		t.Fatalf("runs the draft caused: %d %+v", st, page.Events)
+	}
+	run := page.Events[0]
+	if len(run.Writes) != 1 || run.InvocationID == "" {
+		t.Fatalf("publishDraft's invocation lists writes %v", run.Writes)
+	}
+	page.Events = nil
+	if st := e.do(t, "GET", "/api/events?cause="+run.ID, nil, &page); st != 200 || len(page.Events) != 1 {
+		t.Fatalf("writes the run caused: %d %+v", st, page.Events)
+	}
+	w := page.Events[0]
+	if w.ID != run.Writes[0] || w.Kind != "commit" || w.Path != "published/d1" || w.Actor.Invocation != run.InvocationID {
+		t.Errorf("the run's write: %+v, want the commit of published/d1 by %s", w, run.InvocationID)
+	}
+	// The client's write names no run.
+	if draft.Actor.Invocation != "" {
+		t.Errorf("the draft's commit names invocation %q", draft.Actor.Invocation)
+	}
+}
+
 // TestFunctionsAPIWithout answers 404 when no functions run.
 func TestFunctionsAPIWithout(t *testing.T) {
 	e := start(t, sandbox.Options{})

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -479,6 +480,14 @@ func TestTriggers(t *testing.T) {
 		if invoked != 2 {
 			t.Errorf("%d custom event invocations, want 2", invoked)
 		}
+		// The publishes were made by publishEvent's runs, which list them.
+		for _, e := range b.Sandbox.Events().History() {
+			if e.Invocation != nil && e.Invocation.Function == "publishEvent" && e.Invocation.Outcome == "ok" {
+				if len(e.Invocation.Writes) != 1 || !publishes[e.Invocation.Writes[0]] {
+					t.Errorf("publishEvent's run %s lists writes %v, want its publish", e.Invocation.InvocationID, e.Invocation.Writes)
+				}
+			}
+		}
 		// Bad input: Eventarc's status, a message naming the event and
 		// the field.
 		arc := "http://" + b.Addr(backend.Eventarc)
@@ -531,6 +540,49 @@ func TestTriggers(t *testing.T) {
 		}
 		if caused != 1 {
 			t.Errorf("totalOrder ran %d times, want 1", caused)
+		}
+	})
+
+	// conformance: functions.delivery.chain
+	t.Run("an invocation lists the writes it made and they name it", func(t *testing.T) {
+		history := b.Sandbox.Events().History()
+		byID := map[string]event.Event{}
+		var inv *event.Invocation
+		for _, e := range history {
+			byID[e.ID] = e
+			if e.Invocation != nil && e.Invocation.Function == "totalOrder" {
+				inv = e.Invocation
+			}
+		}
+		if inv == nil {
+			t.Fatal("no totalOrder invocation")
+		}
+		// Its writes: the RTDB total (over the Admin SDK's WebSocket)
+		// and the Firestore record (over gRPC), each naming the run.
+		var paths []string
+		for _, id := range inv.Writes {
+			w, ok := byID[id]
+			if !ok {
+				t.Fatalf("write %s of the invocation is not in the history", id)
+			}
+			if w.Actor.Invocation != inv.InvocationID || w.Kind != event.KindCommit {
+				t.Errorf("write %s: %s %s by %+v, want a commit by %s", id, w.Kind, w.Path, w.Actor, inv.InvocationID)
+			}
+			paths = append(paths, w.Service+":"+w.Path)
+		}
+		wantPaths := []string{"database:/totals/o1", "firestore:seen/totalOrder-o1"}
+		if fmt.Sprint(paths) != fmt.Sprint(wantPaths) {
+			t.Errorf("totalOrder's writes are %v, want %v", paths, wantPaths)
+		}
+		// And only those: no other event names the run, and the
+		// client's write that caused it names none.
+		for _, e := range history {
+			if e.Actor.Invocation == inv.InvocationID && (e.Kind == event.KindCommit || e.Kind == event.KindMutation) && !slices.Contains(inv.Writes, e.ID) {
+				t.Errorf("%s %s names %s but is not in its writes", e.ID, e.Path, inv.InvocationID)
+			}
+		}
+		if c := byID[inv.CauseEventID]; c.Actor.Invocation != "" {
+			t.Errorf("the client's write %s names invocation %s", c.ID, c.Actor.Invocation)
 		}
 	})
 }

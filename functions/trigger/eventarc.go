@@ -27,7 +27,14 @@ const (
 type CustomEvents struct {
 	Channel string           `json:"channel"` // projects/P/locations/L/channels/C
 	Events  []map[string]any `json:"events"`
+	// Size is the publish request's size, what the event history
+	// counts the events as (HeapSize).
+	Size int `json:"-"`
 }
+
+// HeapSize is about what the events take in memory (event.Bus bounds
+// its history by it).
+func (c *CustomEvents) HeapSize() int { return 64 + len(c.Channel) + 2*c.Size }
 
 // channelPattern is a channel's name as Eventarc accepts it, the project
 // optional (firebase-tools' discovery uses the same pattern).

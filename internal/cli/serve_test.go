@@ -69,6 +69,7 @@ type served struct {
 	Messaging string `json:"messaging"`
 	Studio    string `json:"studio"`
 	Hub       string `json:"hub"`
+	Functions string `json:"functions"`
 	stderr    *syncBuffer
 	stop      func() int
 }

@@ -163,7 +163,8 @@ func (h *Handler) authenticate(req *request, oauth bool) bool {
 			tok := a[7:]
 			if strings.EqualFold(tok, "owner") || strings.HasPrefix(tok, "ya29.") {
 				req.admin = true
-				req.call.Caller = identity.AdminIdentity()
+				// A function's Admin SDK call names its invocation.
+				req.call.Caller = identity.AdminIdentity().ByInvocation(req.r.Header.Get(identity.InvocationHeader))
 				req.call.Project = h.opts.DefaultProject
 				return true
 			}

@@ -184,13 +184,15 @@ func caller(r *http.Request) (identity.Identity, error) {
 	if err != nil {
 		return who, errors.New("Could not parse auth token.")
 	}
+	inv := r.Header.Get(identity.InvocationHeader)
 	if ov, ok := r.URL.Query()["auth_variable_override"]; ok {
 		if !who.IsAdmin() {
 			return who, errors.New("auth_variable_override can only be used with admin credentials")
 		}
-		return override(ov[0])
+		who, err = override(ov[0])
+		return who.ByInvocation(inv), err
 	}
-	return who, nil
+	return who.ByInvocation(inv), nil
 }
 
 // credential is the identity of a token sent in a request parameter or

@@ -358,13 +358,13 @@ func (s *session) action(req request) (string, any) {
 		if h, ok := b["h"].(string); ok {
 			hash = &h
 		}
-		return wireStatus(s.conn.Put(path, b["d"], hash))
+		return wireStatus(s.conn.PutBy(invocationOf(b), path, b["d"], hash))
 	case "m":
 		m, ok := b["d"].(map[string]any)
 		if !ok {
 			return "invalid_data", "a merge needs an object of paths"
 		}
-		return wireStatus(s.conn.Merge(path, m))
+		return wireStatus(s.conn.MergeBy(invocationOf(b), path, m))
 	case "o":
 		return wireStatus(s.conn.OnDisconnectSet(path, b["d"]))
 	case "om":
@@ -377,6 +377,14 @@ func (s *session) action(req request) (string, any) {
 		return wireStatus(s.conn.OnDisconnectCancel(path))
 	}
 	return "invalid_data", "unknown action " + strconv.Quote(req.A)
+}
+
+// invocationOf is the function invocation a write request names
+// (identity.InvocationHeader in its body: pyric's functions runtime adds
+// it to the writes a function makes), or "".
+func invocationOf(b map[string]any) string {
+	s, _ := b[identity.InvocationHeader].(string)
+	return s
 }
 
 func listenQuery(b map[string]any) (database.Query, int64, error) {

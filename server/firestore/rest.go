@@ -169,6 +169,7 @@ func (h *httpHandler) rest(w http.ResponseWriter, r *http.Request, p string) {
 		writeError(w, err)
 		return
 	}
+	who = who.ByInvocation(r.Header.Get(identity.InvocationHeader))
 	ctx := r.Context()
 	e := h.s.opts.Engine
 	if t.method != "" {

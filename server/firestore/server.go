@@ -65,15 +65,22 @@ func IdentityFromHeader(h string) (identity.Identity, error) {
 	return id, nil
 }
 
-// IdentityFromContext reads the Authorization metadata of a gRPC call.
+// IdentityFromContext reads the Authorization metadata of a gRPC call,
+// and the function invocation it comes from (identity.InvocationHeader).
 func IdentityFromContext(ctx context.Context) (identity.Identity, error) {
-	// Only the one key: FromIncomingContext copies every header of the
+	// Only the keys read: FromIncomingContext copies every header of the
 	// call, for each call.
-	vals := metadata.ValueFromIncomingContext(ctx, "authorization")
-	if len(vals) == 0 {
-		return identity.Anonymous(), nil
+	id := identity.Anonymous()
+	if vals := metadata.ValueFromIncomingContext(ctx, "authorization"); len(vals) > 0 {
+		var err error
+		if id, err = IdentityFromHeader(vals[0]); err != nil {
+			return id, err
+		}
 	}
-	return IdentityFromHeader(vals[0])
+	if inv := metadata.ValueFromIncomingContext(ctx, identity.InvocationHeader); len(inv) > 0 {
+		id = id.ByInvocation(inv[0])
+	}
+	return id, nil
 }
 
 // Status converts an engine error to the gRPC status clients receive. A

@@ -70,6 +70,8 @@ func (h *EventarcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		who = identity.AdminIdentity()
 	}
+	// A publish from a function names its run, as its writes do.
+	who = who.ByInvocation(r.Header.Get(identity.InvocationHeader))
 	if err := h.eng.PublishEvents(who, channel, req.Events); err != nil {
 		var invalid *functions.InvalidEventError
 		if errors.As(err, &invalid) {

@@ -73,6 +73,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // verification, uid from user_id as the Storage emulator does (sub when
 // absent). A token that is not a JWT is 401.
 func firebaseIdentity(r *http.Request) (identity.Identity, error) {
+	id, err := firebaseCaller(r)
+	return id.ByInvocation(r.Header.Get(identity.InvocationHeader)), err
+}
+
+// firebaseCaller is firebaseIdentity before the invocation is named.
+func firebaseCaller(r *http.Request) (identity.Identity, error) {
 	h := strings.TrimSpace(r.Header.Get("Authorization"))
 	if h == "" {
 		return identity.Anonymous(), nil
@@ -104,7 +110,7 @@ func gcsIdentity(r *http.Request) (identity.Identity, error) {
 	if scheme, _, _ := strings.Cut(h, " "); strings.EqualFold(scheme, "Firebase") {
 		return firebaseIdentity(r)
 	}
-	return identity.AdminIdentity(), nil
+	return identity.AdminIdentity().ByInvocation(r.Header.Get(identity.InvocationHeader)), nil
 }
 
 // setRules is the Storage emulator's PUT /internal/setRules:

@@ -87,6 +87,29 @@ exports.onNote = onDocumentCreated("notes/{id}", async (event) => {
   }
 });
 
+// publishDraft copies a created draft to published/: the Studio's
+// Traffic shows the draft's write → this run → its write as one chain.
+exports.publishDraft = onDocumentCreated("drafts/{id}", async (event) => {
+  await getFirestore().collection("published").doc(event.params.id).set({ text: event.data.get("text") || "" });
+});
+
+// quick answers at once within a one-second timeout (the debugger test
+// holds it at a breakpoint for longer).
+exports.quick = onRequest({ timeoutSeconds: 1 }, (req, res) => {
+  res.send("quick");
+});
+
+// nap answers after 200 ms with how many naps were running in this
+// worker when it started: more than one means invocations overlapped.
+let napping = 0;
+exports.nap = onRequest(async (req, res) => {
+  napping++;
+  const concurrent = napping;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  napping--;
+  res.json({ concurrent });
+});
+
 // The isolation cases.
 exports.throws = onRequest(() => {
   throw new Error("thrown on purpose");

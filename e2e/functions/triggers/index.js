@@ -17,9 +17,12 @@ const db = () => getFirestore();
 // record writes what a function saw to seen/{id}.
 const record = (id, what) => db().collection("seen").doc(id).set({ ...what, at: FieldValue.serverTimestamp() });
 
-// The write → trigger → write chain: a created order is totalled.
+// The write → trigger → writes chain: a created order is totalled, in
+// Firestore and in the Realtime Database.
 exports.totalOrder = onDocumentCreated("orders/{orderId}", async (event) => {
   const order = event.data.data();
+  const total = order.items.reduce((sum, it) => sum + it.price * it.qty, 0);
+  await require("firebase-admin/database").getDatabase().ref("totals/" + event.params.orderId).set(total);
   await record("totalOrder-" + event.params.orderId, {
     type: event.type,
     source: event.source,

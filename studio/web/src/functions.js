@@ -87,6 +87,7 @@ export function InvocationEvent({ e }) {
     <p>${e.causeEventId ? html`Caused by <${Link} to=${'/traffic/' + e.causeEventId} data-cause>${e.causeEventId}</${Link}>` : html`<span class="muted">Invoked directly (an HTTP request, a callable, or the Studio).</span>`}
       · <${Link} to="/functions">the Functions page</${Link}></p>
     ${e.error ? html`<div class="error">${e.error.message}</div>` : null}
+    ${(e.writes || []).length ? html`<h2>Writes it made</h2><div class="row" data-writes>${e.writes.map(w => html`<${Link} to=${'/traffic/' + w} data-write>${w}</${Link}>`)}${e.moreWrites ? html`<span class="muted">and ${e.moreWrites} more</span>` : null}</div>` : null}
     ${(e.logs || []).length ? html`<h2>Logs</h2><pre data-logs>${e.logs.map(l => l.severity + ' ' + l.text).join('\n')}</pre>` : html`<p class="muted">No log lines.</p>`}</div>
   <${Caused} id=${e.id} />`;
 }

@@ -51,7 +51,7 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []string{"floor", "pyric"}
+	targets := []string{"floor", "node", "pyric"}
 	if !cfg.NoEmulator {
 		targets = append(targets, "emulator")
 	}
@@ -61,7 +61,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: no callable round trips measured: %+v", name, r)
 			continue
 		}
-		if name == "floor" {
+		if name == "floor" || name == "node" {
 			continue
 		}
 		if r.Cold <= 0 || r.TriggerP50 <= 0 || r.Exec <= 0 {

@@ -7,7 +7,8 @@
 //   - callable round trip (p50 and p90 over -n sequential calls of a v1
 //     callable), beside a do-nothing HTTP server in its own process
 //     answering the same bytes through the same client: the floor no
-//     server can beat here;
+//     server can beat here, and node's own HTTP server answering the
+//     same bytes (what any server running the function in node pays);
 //   - trigger latency (p50 and p90 over -triggers writes): a client's
 //     Firestore write → the document a v2 onDocumentCreated function
 //     writes in answer, seen by the client's listener (firebase-tools
@@ -105,14 +106,14 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if err := os.Mkdir(filepath.Join(work, "fn"), 0o755); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs"} {
+	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js"} {
 		b, err := os.ReadFile(filepath.Join(root, "e2e", "fnbench", f))
 		if err != nil {
 			return nil, err
 		}
 		dst := filepath.Join(work, f)
-		if f == "fn/call.mjs" {
-			dst = filepath.Join(work, "call.mjs")
+		if f == "fn/call.mjs" || f == "fn/nodefloor.js" {
+			dst = filepath.Join(work, filepath.Base(f))
 		}
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			return nil, err
@@ -149,6 +150,27 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	}
 	res["floor"] = Result{P50: p50, P90: p90}
 
+	// Node's own floor: what any server running the function in node
+	// pays before the function's code.
+	nodePort := freePorts(1)[0]
+	nf, err := startServer(work, append(env, "PORT="+strconv.Itoa(nodePort), "ANSWER="+callWant), "node", "nodefloor.js")
+	if err != nil {
+		return nil, fmt.Errorf("node floor: %w", err)
+	}
+	nodeURL := fmt.Sprintf("http://127.0.0.1:%d/%s/us-central1/add", nodePort, project)
+	for start := time.Now(); callOnce(client, nodeURL) != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			nf.stop()
+			return nil, fmt.Errorf("node floor: no answer within a minute:\n%s", nf.logs.String())
+		}
+	}
+	p50, p90, err = roundTrips(client, nodeURL, cfg.N)
+	nf.stop()
+	if err != nil {
+		return nil, fmt.Errorf("node floor: %w", err)
+	}
+	res["node"] = Result{P50: p50, P90: p90}
+
 	// pyric serve: every service runs (as the user's would); the same
 	// firebase.json gives the functions and Firestore ports.
 	serveFlags := []string{"--in-memory", "--no-capture", "--project", project, "--studio-port", "-1"}
@@ -177,7 +199,10 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 		// Offline, Java 21+ first on PATH, and its Firestore emulator the
 		// Debian one.
 		fbEnv := append(os.Environ(), "PATH="+filepath.Join(emulator.FirebaseToolsJDK, "bin")+string(os.PathListSeparator)+path,
-			"CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none", "FIRESTORE_EMULATOR_BINARY_PATH="+launcher)
+			"CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none", "FIRESTORE_EMULATOR_BINARY_PATH="+launcher,
+			// Its discovery of the functions gives up after 10 s, which
+			// a loaded machine can take; pyric waits up to 60 s.
+			"FUNCTIONS_DISCOVERY_TIMEOUT=60")
 		// Cold start and callables with the functions emulator alone, as
 		// the user of callables runs it.
 		r, err := measure(client, work, fbEnv, fnPort, 0, cfg, firebase, "emulators:start", "--only", "functions", "--project", project)
@@ -211,7 +236,7 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		}
 		return d.Round(unit).String()
 	}
-	for _, name := range []string{"floor", "pyric", "emulator"} {
+	for _, name := range []string{"floor", "node", "pyric", "emulator"} {
 		r, ok := res[name]
 		if !ok {
 			continue
@@ -227,6 +252,8 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		fmt.Fprintf(out, "callable p50: emulator/pyric = %5.1fx\n", ratio(e.P50, p.P50))
 	}
 	fmt.Fprintf(out, "callable p50: pyric/floor    = %5.2fx (goal: within 1.25x)\n", ratio(p.P50, res["floor"].P50))
+	fmt.Fprintf(out, "callable p50: node/floor     = %5.2fx (node's HTTP server alone, no function)\n", ratio(res["node"].P50, res["floor"].P50))
+	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx\n", ratio(p.P50, res["node"].P50))
 }
 
 func ratio(a, b time.Duration) float64 {

@@ -153,7 +153,7 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	// Node's own floor: what any server running the function in node
 	// pays before the function's code.
 	nodePort := freePorts(1)[0]
-	nf, err := startServer(work, append(env, "PORT="+strconv.Itoa(nodePort), "ANSWER="+callWant), "node", "nodefloor.js")
+	nf, err := startServer(work, append(env, "PORT="+strconv.Itoa(nodePort), "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js")
 	if err != nil {
 		return nil, fmt.Errorf("node floor: %w", err)
 	}

@@ -12,5 +12,3 @@ http
     });
   })
   .listen(+process.env.PORT, "127.0.0.1");
-process.stdin.on("end", () => process.exit(0));
-process.stdin.resume();

@@ -298,6 +298,20 @@ function enableCompileCache() {
   }
 }
 
+// flushCompileCache writes what the load compiled now: node writes its
+// compile cache at a normal exit, and a worker never has one (pyric
+// kills it), so without this the next start would compile it all again.
+function flushCompileCache() {
+  const mod = require("module");
+  if (process.env.PYRIC_FN_COMPILE_CACHE && typeof mod.flushCompileCache === "function") {
+    try {
+      mod.flushCompileCache();
+    } catch (e) {
+      // an unwritable cache only costs speed
+    }
+  }
+}
+
 async function main() {
   enableCompileCache();
   tagOutgoing();
@@ -332,7 +346,7 @@ async function main() {
   app.use(express.text({ limit: BODY_LIMIT, verify: rawBodySaver }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT, verify: rawBodySaver }));
   app.use(express.raw({ type: "*/*", limit: BODY_LIMIT, verify: rawBodySaver }));
-  app.use(async (req, res) => {
+  const dispatch = async (req, res) => {
     const id = req.headers["x-pyric-fn"];
     const inv = req.headers["x-pyric-inv"] || "";
     const mode = req.headers["x-pyric-mode"];
@@ -357,7 +371,8 @@ async function main() {
     await invocation.run({ fn: id, inv }, async () => {
       if (mode === "event") {
         try {
-          const body = JSON.parse(req.rawBody.toString("utf8"));
+          // express.json parsed it already (events are posted as JSON).
+          const body = req.rawBody.length > 0 && req.body !== null && typeof req.body === "object" ? req.body : JSON.parse(req.rawBody.toString("utf8"));
           if (platform === "gcfv2") {
             await fn(body);
           } else {
@@ -385,15 +400,51 @@ async function main() {
         }
       }
     });
-  });
+  };
+  app.use(dispatch);
   // Body-parser failures (a body over the limit: 413, malformed JSON:
   // 400) answer with express's status and error, without its stack.
-  app.use((err, req, res, next) => {
+  const bodyError = (err, req, res) => {
     const status = err.status || err.statusCode || 500;
     res.status(status).type("text/plain").send(`${err.name || "Error"}: ${err.message}`);
+  };
+  app.use((err, req, res, next) => bodyError(err, req, res));
+
+  // Events and the JSON protocols (callable, blocking, task functions)
+  // take a shorter way than HTTP functions: express's own request setup
+  // and its JSON body parser (the same limits, errors and rawBody), then
+  // the function, without the router and the other parsers in between.
+  // A request of another content type goes through the app.
+  const json = new Set();
+  for (const [id, ep] of Object.entries(found.endpoints)) {
+    if (ep.callableTrigger || ep.blockingTrigger || ep.taskQueueTrigger) json.add(id);
+  }
+  const jsonParser = express.json({ limit: BODY_LIMIT, verify: rawBodySaver });
+  const server = require("http").createServer((req, res) => {
+    const ctype = req.headers["content-type"];
+    const direct = (req.headers["x-pyric-mode"] === "event" || json.has(req.headers["x-pyric-fn"])) &&
+      typeof ctype === "string" && ctype.toLowerCase().startsWith("application/json");
+    if (!direct) {
+      app(req, res);
+      return;
+    }
+    req.res = res;
+    res.req = req;
+    Object.setPrototypeOf(req, app.request);
+    Object.setPrototypeOf(res, app.response);
+    res.locals = Object.create(null);
+    jsonParser(req, res, (err) => {
+      if (err) {
+        bodyError(err, req, res);
+        return;
+      }
+      // What express does with a middleware's rejection.
+      dispatch(req, res).catch((e) => (res.headersSent ? res.end() : bodyError(e, req, res)));
+    });
   });
-  const server = app.listen(process.env.PYRIC_FN_SOCKET, () => {
+  server.listen(process.env.PYRIC_FN_SOCKET, () => {
     send({ t: "ready", endpoints: found.endpoints, node: process.versions.node });
+    setImmediate(flushCompileCache);
   });
   server.keepAliveTimeout = 0;
   server.requestTimeout = 0;

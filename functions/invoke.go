@@ -268,6 +268,9 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 			break
 		}
 	}
+	// The client has its answer now; the invocation's last log lines
+	// and its event follow without holding it.
+	rc.Flush()
 	inv.awaitEnd()
 	inv.mu.Lock()
 	threw := inv.scriptErr != nil

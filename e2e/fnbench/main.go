@@ -1,19 +1,31 @@
 // Command fnbench compares pyric's Cloud Functions with firebase-tools'
-// functions emulator on the same functions project (e2e/functions/js),
-// in the same run, and prints ratios:
+// functions emulator on the same functions project (e2e/fnbench/fn), in
+// the same run, and prints ratios:
 //
-//   - cold start: process start → the first callable answered;
+//   - cold start: process start → the first callable answered
+//     (firebase-tools with --only functions);
 //   - callable round trip (p50 and p90 over -n sequential calls of a v1
-//     callable), beside a do-nothing HTTP server answering the same bytes
-//     through the same client: the floor no server can beat here.
+//     callable), beside a do-nothing HTTP server in its own process
+//     answering the same bytes through the same client: the floor no
+//     server can beat here, and node's own HTTP server answering the
+//     same bytes (what any server running the function in node pays);
+//   - trigger latency (p50 and p90 over -triggers writes): a client's
+//     Firestore write → the document a v2 onDocumentCreated function
+//     writes in answer, seen by the client's listener (firebase-tools
+//     with --only functions,firestore, its Firestore emulator run by
+//     Java 21+ from the Debian package);
+//   - exec: the wall time of `pyric exec` and `firebase emulators:exec`
+//     running a script that makes one callable call.
 //
 // It needs e2e/functions/node_modules (npm ci there, see .ci/run) and, for
 // the emulator, e2e/js/node_modules/.bin/firebase. Run from the
-// repository root: go run ./e2e/fnbench [-n 200] [-no-emulator].
+// repository root: go run ./e2e/fnbench [-n 200] [-triggers 50]
+// [-no-emulator]. bench_test.go runs it small (CI).
 package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,14 +40,20 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"cloud.google.com/go/firestore"
+
+	"github.com/pyric/pyric/internal/emulator"
 )
 
 func main() {
+	serveFloorIfAsked()
 	n := flag.Int("n", 200, "callable calls per target")
+	triggers := flag.Int("triggers", 50, "trigger round trips per target")
 	noEmulator := flag.Bool("no-emulator", false, "leave firebase-tools' emulator out")
 	root := flag.String("root", ".", "the repository root")
 	flag.Parse()
-	if _, err := Run(Config{Root: *root, N: *n, NoEmulator: *noEmulator}, os.Stdout); err != nil {
+	if _, err := Run(Config{Root: *root, N: *n, Triggers: *triggers, NoEmulator: *noEmulator}, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "fnbench:", err)
 		os.Exit(1)
 	}
@@ -44,20 +62,26 @@ func main() {
 // Config configures a run.
 type Config struct {
 	Root       string
-	N          int
+	N          int // callable round trips per target
+	Triggers   int // trigger round trips per target
 	NoEmulator bool
 }
 
-// Result is one target's measurements.
+// Result is one target's measurements; zero where the target has none.
 type Result struct {
-	Cold     time.Duration // 0 for the floor
-	P50, P90 time.Duration
+	Cold                   time.Duration
+	P50, P90               time.Duration // callable round trip
+	TriggerP50, TriggerP90 time.Duration
+	Exec                   time.Duration
 }
 
 const (
 	project  = "demo-fnbench"
 	callBody = `{"data":{"a":1,"b":2}}`
 	callWant = `{"result":{"sum":3,"uid":null}}`
+	// floorEnv, when set, makes this program (or the test binary) the
+	// floor server listening on its value.
+	floorEnv = "PYRIC_FNBENCH_FLOOR"
 )
 
 // Run measures every target and prints a table of ratios to out.
@@ -71,22 +95,37 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if _, err := os.Stat(filepath.Join(nodeBin, "node")); err != nil {
 		return nil, fmt.Errorf("e2e/functions/node_modules is not installed (npm ci there): %w", err)
 	}
-	os.Setenv("PATH", nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	path := nodeBin + string(os.PathListSeparator) + os.Getenv("PATH")
 	work, err := os.MkdirTemp("", "fnbench-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	// A project whose one codebase is e2e/functions/js, its modules found
-	// through the symlinked node_modules.
-	for name, target := range map[string]string{"js": filepath.Join(fnDir, "js"), "node_modules": filepath.Join(fnDir, "node_modules")} {
-		if err := os.Symlink(target, filepath.Join(work, name)); err != nil {
+	// The project: the codebase copied into fn/ (node resolves modules
+	// from a file's real path), node_modules symlinked beside it.
+	if err := os.Mkdir(filepath.Join(work, "fn"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js"} {
+		b, err := os.ReadFile(filepath.Join(root, "e2e", "fnbench", f))
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(work, f)
+		if f == "fn/call.mjs" || f == "fn/nodefloor.js" {
+			dst = filepath.Join(work, filepath.Base(f))
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			return nil, err
 		}
 	}
-	ports := freePorts(4)
-	fbJSON := fmt.Sprintf(`{"functions":{"source":"js"},"emulators":{"functions":{"port":%d},"hub":{"port":%d},"logging":{"port":%d},"ui":{"enabled":false}}}`,
-		ports[0], ports[1], ports[2])
+	if err := os.Symlink(filepath.Join(fnDir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
+		return nil, err
+	}
+	ports := freePorts(5)
+	fnPort, hubPort, logPort, fsPort, wsPort := ports[0], ports[1], ports[2], ports[3], ports[4]
+	fbJSON := fmt.Sprintf(`{"functions":{"source":"fn"},"emulators":{"functions":{"port":%d},"hub":{"port":%d},"logging":{"port":%d},`+
+		`"firestore":{"port":%d,"websocketPort":%d},"ui":{"enabled":false}}}`, fnPort, hubPort, logPort, fsPort, wsPort)
 	if err := os.WriteFile(filepath.Join(work, "firebase.json"), []byte(fbJSON), 0o644); err != nil {
 		return nil, err
 	}
@@ -96,27 +135,55 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if err := build.Run(); err != nil {
 		return nil, fmt.Errorf("go build: %w", err)
 	}
+	env := append(os.Environ(), "PATH="+path)
 	res := map[string]Result{}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
-	floor, err := startFloor()
+	floor, stopFloor, err := startFloor()
 	if err != nil {
 		return nil, err
 	}
 	p50, p90, err := roundTrips(client, floor, cfg.N)
+	stopFloor()
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
 	res["floor"] = Result{P50: p50, P90: p90}
 
-	pyricArgs := []string{"serve", "--in-memory", "--no-capture", "--project", project, "--functions-port", strconv.Itoa(ports[3]),
-		"--studio-port", "-1", "--hub-port", "-1"}
-	for _, s := range []string{"firestore", "auth", "database", "storage", "ai", "messaging"} {
-		pyricArgs = append(pyricArgs, "--"+s+"-port", "0")
+	// Node's own floor: what any server running the function in node
+	// pays before the function's code.
+	nodePort := freePorts(1)[0]
+	nf, err := startServer(work, append(env, "PORT="+strconv.Itoa(nodePort), "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js")
+	if err != nil {
+		return nil, fmt.Errorf("node floor: %w", err)
 	}
-	r, err := measure(client, work, fmt.Sprintf("http://127.0.0.1:%d", ports[3]), cfg.N, pyric, pyricArgs...)
+	nodeURL := fmt.Sprintf("http://127.0.0.1:%d/%s/us-central1/add", nodePort, project)
+	for start := time.Now(); callOnce(client, nodeURL) != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 180*time.Second {
+			nf.stop()
+			return nil, fmt.Errorf("node floor: no answer within 180 s:\n%s", nf.logs.String())
+		}
+	}
+	p50, p90, err = roundTrips(client, nodeURL, cfg.N)
+	nf.stop()
+	if err != nil {
+		return nil, fmt.Errorf("node floor: %w", err)
+	}
+	res["node"] = Result{P50: p50, P90: p90}
+
+	// pyric serve: every service runs (as the user's would); the same
+	// firebase.json gives the functions and Firestore ports.
+	serveFlags := []string{"--in-memory", "--no-capture", "--project", project, "--studio-port", "-1"}
+	for _, s := range []string{"auth", "database", "storage", "ai", "messaging", "pubsub", "tasks"} {
+		serveFlags = append(serveFlags, "--"+s+"-port", "0")
+	}
+	r, err := measure(client, work, env, fnPort, fsPort, cfg, pyric, append([]string{"serve", "--hub-port", "-1"}, serveFlags...)...)
 	if err != nil {
 		return nil, fmt.Errorf("pyric: %w", err)
+	}
+	r.Exec, err = timeExec(work, env, pyric, append(append([]string{"exec"}, serveFlags...), "--hub-port", "0", "--", "node", "call.mjs")...)
+	if err != nil {
+		return nil, fmt.Errorf("pyric exec: %w", err)
 	}
 	res["pyric"] = r
 
@@ -125,36 +192,68 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 		if _, err := os.Stat(firebase); err != nil {
 			return nil, fmt.Errorf("firebase-tools is not installed (npm ci in e2e/js): %w", err)
 		}
-		os.Setenv("CI", "1")
-		os.Setenv("NO_UPDATE_NOTIFIER", "1")
-		os.Setenv("METADATA_SERVER_DETECTION", "none")
-		r, err := measure(client, work, fmt.Sprintf("http://127.0.0.1:%d", ports[0]), cfg.N, firebase,
-			"emulators:start", "--only", "functions", "--project", project)
+		launcher, err := emulator.LauncherJar(work)
+		if err != nil {
+			return nil, err
+		}
+		// Offline, Java 21+ first on PATH, and its Firestore emulator the
+		// Debian one.
+		fbEnv := append(os.Environ(), "PATH="+filepath.Join(emulator.FirebaseToolsJDK, "bin")+string(os.PathListSeparator)+path,
+			"CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none", "FIRESTORE_EMULATOR_BINARY_PATH="+launcher,
+			// Its discovery of the functions gives up after 10 s, which
+			// a loaded machine can take; pyric waits up to 60 s.
+			"FUNCTIONS_DISCOVERY_TIMEOUT=60")
+		// Cold start and callables with the functions emulator alone, as
+		// the user of callables runs it.
+		r, err := measure(client, work, fbEnv, fnPort, 0, cfg, firebase, "emulators:start", "--only", "functions", "--project", project)
 		if err != nil {
 			return nil, fmt.Errorf("firebase-tools: %w", err)
 		}
+		// Triggers need its Firestore emulator too.
+		trig, err := measure(client, work, fbEnv, fnPort, fsPort, Config{Triggers: cfg.Triggers}, firebase,
+			"emulators:start", "--only", "functions,firestore", "--project", project)
+		if err != nil {
+			return nil, fmt.Errorf("firebase-tools with Firestore: %w", err)
+		}
+		r.TriggerP50, r.TriggerP90 = trig.TriggerP50, trig.TriggerP90
+		r.Exec, err = timeExec(work, fbEnv, firebase, "emulators:exec", "--only", "functions", "--project", project, "node call.mjs")
+		if err != nil {
+			return nil, fmt.Errorf("firebase emulators:exec: %w", err)
+		}
 		res["emulator"] = r
 	}
+	report(out, cfg, res)
+	return res, nil
+}
 
-	fmt.Fprintf(out, "Cloud Functions, %d sequential v1 callable calls per target\n", cfg.N)
-	fmt.Fprintf(out, "%-10s %12s %12s %12s\n", "target", "cold start", "p50", "p90")
-	for _, name := range []string{"floor", "pyric", "emulator"} {
+// report prints the table and the ratios.
+func report(out io.Writer, cfg Config, res map[string]Result) {
+	fmt.Fprintf(out, "Cloud Functions: %d sequential v1 callable calls, %d Firestore trigger round trips per target\n", cfg.N, cfg.Triggers)
+	fmt.Fprintf(out, "%-10s %10s %10s %10s %12s %12s %10s\n", "target", "cold start", "call p50", "call p90", "trigger p50", "trigger p90", "exec")
+	dur := func(d time.Duration, unit time.Duration) string {
+		if d == 0 {
+			return "-"
+		}
+		return d.Round(unit).String()
+	}
+	for _, name := range []string{"floor", "node", "pyric", "emulator"} {
 		r, ok := res[name]
 		if !ok {
 			continue
 		}
-		cold := "-"
-		if r.Cold > 0 {
-			cold = r.Cold.Round(time.Millisecond).String()
-		}
-		fmt.Fprintf(out, "%-10s %12s %12s %12s\n", name, cold, r.P50, r.P90)
+		fmt.Fprintf(out, "%-10s %10s %10s %10s %12s %12s %10s\n", name, dur(r.Cold, time.Millisecond), dur(r.P50, time.Microsecond),
+			dur(r.P90, time.Microsecond), dur(r.TriggerP50, 10*time.Microsecond), dur(r.TriggerP90, 10*time.Microsecond), dur(r.Exec, time.Millisecond))
 	}
+	p := res["pyric"]
 	if e, ok := res["emulator"]; ok {
-		fmt.Fprintf(out, "cold start: emulator/pyric = %.1fx\n", ratio(e.Cold, res["pyric"].Cold))
-		fmt.Fprintf(out, "callable p50: emulator/pyric = %.1fx\n", ratio(e.P50, res["pyric"].P50))
+		fmt.Fprintf(out, "cold start:   emulator/pyric = %5.1fx (goal: 10x)\n", ratio(e.Cold, p.Cold))
+		fmt.Fprintf(out, "exec:         emulator/pyric = %5.1fx (goal: 10x)\n", ratio(e.Exec, p.Exec))
+		fmt.Fprintf(out, "trigger p50:  emulator/pyric = %5.1fx (goal: 5x)\n", ratio(e.TriggerP50, p.TriggerP50))
+		fmt.Fprintf(out, "callable p50: emulator/pyric = %5.1fx\n", ratio(e.P50, p.P50))
 	}
-	fmt.Fprintf(out, "callable p50: pyric/floor = %.2fx (goal: within 1.25x)\n", ratio(res["pyric"].P50, res["floor"].P50))
-	return res, nil
+	fmt.Fprintf(out, "callable p50: pyric/floor    = %5.2fx (goal: within 1.25x)\n", ratio(p.P50, res["floor"].P50))
+	fmt.Fprintf(out, "callable p50: node/floor     = %5.2fx (node's HTTP server alone, no function)\n", ratio(res["node"].P50, res["floor"].P50))
+	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx\n", ratio(p.P50, res["node"].P50))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -164,42 +263,66 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
+// server is a started server process (its process group).
+type server struct {
+	cmd  *exec.Cmd
+	logs bytes.Buffer
+}
+
+func startServer(dir string, env []string, bin string, args ...string) (*server, error) {
+	s := &server{cmd: exec.Command(bin, args...)}
+	s.cmd.Dir, s.cmd.Env = dir, env
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.cmd.Stdout, s.cmd.Stderr = &s.logs, &s.logs
+	return s, s.cmd.Start()
+}
+
+// stop interrupts the process group as a terminal's ^C does and waits
+// (killing it after 20 s), so its ports are free for the next target.
+func (s *server) stop() {
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
 // measure starts a server process, times its first answered callable,
-// then the round trips, and stops it.
-func measure(client *http.Client, dir, base string, n int, bin string, args ...string) (Result, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+// then the callable round trips (cfg.N) and the trigger round trips
+// (cfg.Triggers, through the Firestore at fsPort), and stops it.
+func measure(client *http.Client, dir string, env []string, fnPort, fsPort int, cfg Config, bin string, args ...string) (Result, error) {
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	s, err := startServer(dir, env, bin, args...)
+	if err != nil {
 		return Result{}, err
 	}
-	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}()
-	url := base + "/" + project + "/us-central1/add"
+	defer s.stop()
+	url := fmt.Sprintf("http://127.0.0.1:%d/%s/us-central1/add", fnPort, project)
 	for {
 		if err := callOnce(client, url); err == nil {
 			break
 		}
-		if time.Since(start) > 120*time.Second {
-			return Result{}, fmt.Errorf("no callable answer within 120 s:\n%s", logs.String())
+		if time.Since(start) > 180*time.Second {
+			return Result{}, fmt.Errorf("no callable answer within 180 s:\n%s", s.logs.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
-	cold := time.Since(start)
-	p50, p90, err := roundTrips(client, url, n)
-	return Result{Cold: cold, P50: p50, P90: p90}, err
+	r := Result{Cold: time.Since(start)}
+	if cfg.N > 0 {
+		if r.P50, r.P90, err = roundTrips(client, url, cfg.N); err != nil {
+			return r, err
+		}
+	}
+	if cfg.Triggers > 0 && fsPort > 0 {
+		if r.TriggerP50, r.TriggerP90, err = triggerRoundTrips(fmt.Sprintf("127.0.0.1:%d", fsPort), cfg.Triggers); err != nil {
+			return r, fmt.Errorf("triggers: %w\n%s", err, s.logs.String())
+		}
+	}
+	return r, nil
 }
 
 func callOnce(client *http.Client, url string) error {
@@ -229,23 +352,147 @@ func roundTrips(client *http.Client, url string, n int) (p50, p90 time.Duration,
 		}
 		ds[i] = time.Since(t)
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[n/2], ds[n*9/10], nil
+	return percentiles(ds)
 }
 
-// startFloor serves the callable's answer and nothing else, in this
-// process, over loopback like the others.
-func startFloor() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func percentiles(ds []time.Duration) (p50, p90 time.Duration, err error) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], ds[len(ds)*9/10], nil
+}
+
+// triggerWarmup round trips are not measured: the emulator starts a
+// function's runtime on its first event.
+const triggerWarmup = 3
+
+// triggerRoundTrips creates fnbenchIn/{id} with the Go client, one at a
+// time, and times each until the client's listener on fnbenchOut sees
+// the document the function wrote in answer.
+func triggerRoundTrips(fsHost string, n int) (p50, p90 time.Duration, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	os.Setenv("FIRESTORE_EMULATOR_HOST", fsHost) // the Go client's emulator mode: no credentials, owner access
+	c, err := firestore.NewClient(ctx, project)
+	os.Unsetenv("FIRESTORE_EMULATOR_HOST")
 	if err != nil {
-		return "", err
+		return 0, 0, err
 	}
-	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	defer c.Close()
+	it := c.Collection("fnbenchOut").Snapshots(ctx)
+	defer it.Stop()
+	if _, err := it.Next(); err != nil { // the listener's first (empty) snapshot
+		return 0, 0, fmt.Errorf("listen: %w", err)
+	}
+	seen := make(chan string, n+triggerWarmup)
+	go func() {
+		for {
+			snap, err := it.Next()
+			if err != nil {
+				return
+			}
+			for _, ch := range snap.Changes {
+				if ch.Kind == firestore.DocumentAdded {
+					seen <- ch.Doc.Ref.ID
+				}
+			}
+		}
+	}()
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n+triggerWarmup; i++ {
+		id := "w" + strconv.Itoa(i)
+		t := time.Now()
+		if _, err := c.Collection("fnbenchIn").Doc(id).Create(ctx, map[string]any{"n": i}); err != nil {
+			return 0, 0, fmt.Errorf("create %s: %w", id, err)
+		}
+		timeout := time.After(60 * time.Second)
+	wait:
+		for {
+			select {
+			case got := <-seen:
+				if got == id {
+					break wait
+				}
+			case <-timeout:
+				return 0, 0, fmt.Errorf("the listener did not see fnbenchOut/%s within 60 s", id)
+			}
+		}
+		if i >= triggerWarmup {
+			ds = append(ds, time.Since(t))
+		}
+	}
+	return percentiles(ds)
+}
+
+// timeExec runs an exec command (a server that runs call.mjs and stops)
+// and returns its wall time; the script must have printed its callable's
+// answer.
+func timeExec(dir string, env []string, bin string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "fnbench-call 200 "+callWant) {
+		return 0, fmt.Errorf("the script's call did not answer %s:\n%s", callWant, out)
+	}
+	return took, nil
+}
+
+// serveFloorIfAsked makes this process the floor server when floorEnv
+// names an address: it serves the callable's answer and nothing else,
+// and never returns. The floor runs in its own process, as the servers
+// it is compared with do.
+func serveFloorIfAsked() {
+	addr := os.Getenv(floorEnv)
+	if addr == "" {
+		return
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Exit when the parent does (it holds our stdin).
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		io.WriteString(w, callWant)
 	}))
-	return "http://" + l.Addr().String() + "/" + project + "/us-central1/add", nil
+	os.Exit(1)
+}
+
+// startFloor runs this program again as the floor server and returns its
+// callable's URL and how to stop it.
+func startFloor() (string, func(), error) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("the floor does not listen on %s", addr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return "http://" + addr + "/" + project + "/us-central1/add", stop, nil
 }
 
 func freePorts(n int) []int {

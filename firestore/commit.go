@@ -266,9 +266,9 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	defer db.commitMu.Unlock()
 	var p *prepared
 	if len(c.txid) == 0 {
-		db.st.RLock()
+		db.st.RLockLong()
 		p = e.prepare(ctx, c, db, ops, group, db.st.NextTime(), true)
-		db.st.RUnlock()
+		db.st.RUnlockLong()
 	}
 	db.st.Lock()
 	locked := true

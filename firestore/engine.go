@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -298,6 +299,17 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	}
 	slices.SortFunc(out, func(a, b *pb.Document) int { return fsvalue.CompareNames(a.Name, b.Name) })
 	return out
+}
+
+// documentPaths lists the paths of name's documents in Dump's order,
+// without reading them; some may be deleted by the time they are read.
+func (e *Engine) documentPaths(name DatabaseName) []string {
+	db := e.db(name)
+	db.st.RLock()
+	paths := slices.Collect(maps.Keys(db.st.All()))
+	db.st.RUnlock()
+	slices.SortFunc(paths, fsvalue.CompareNames)
+	return paths
 }
 
 // emit sends an event, filling the service.

@@ -41,8 +41,8 @@ func TestBench(t *testing.T) {
 		if emulator.Jar() == "" {
 			e2etest.Missing(t, "the official Firestore emulator is not installed (google-cloud-cli-firestore-emulator)")
 		}
-		if _, err := os.Stat(filepath.Join(emulator.FirebaseToolsJDK, "bin", "java")); err != nil {
-			e2etest.Missing(t, "firebase-tools' Firestore emulator needs Java 21+ at %s", emulator.FirebaseToolsJDK)
+		if _, err := emulator.FirebaseToolsRunEnv(t.TempDir(), ""); err != nil {
+			e2etest.Missing(t, "%v", err)
 		}
 	}
 	var out bytes.Buffer

@@ -192,14 +192,14 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 		if _, err := os.Stat(firebase); err != nil {
 			return nil, fmt.Errorf("firebase-tools is not installed (npm ci in e2e/js): %w", err)
 		}
-		launcher, err := emulator.LauncherJar(work)
+		// Offline, Java 21+ first on PATH, and its Firestore emulator the
+		// Debian one.
+		toolsEnv, err := emulator.FirebaseToolsRunEnv(work, path)
 		if err != nil {
 			return nil, err
 		}
-		// Offline, Java 21+ first on PATH, and its Firestore emulator the
-		// Debian one.
-		fbEnv := append(os.Environ(), "PATH="+filepath.Join(emulator.FirebaseToolsJDK, "bin")+string(os.PathListSeparator)+path,
-			"CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none", "FIRESTORE_EMULATOR_BINARY_PATH="+launcher,
+		fbEnv := append(os.Environ(), toolsEnv...)
+		fbEnv = append(fbEnv,
 			// Its discovery of the functions gives up after 10 s, which
 			// a loaded machine can take; pyric waits up to 60 s.
 			"FUNCTIONS_DISCOVERY_TIMEOUT=60")

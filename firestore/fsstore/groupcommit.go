@@ -131,7 +131,7 @@ func (s *Store) flush() {
 
 		merged, err := s.persist(batch)
 
-		s.Lock()
+		s.lockBesideLongReads()
 		if err != nil {
 			g.endBatch(merged)
 			// Later commits were checked against these; they fail too.

@@ -118,6 +118,11 @@ type Store struct {
 
 	gc    groupCommit
 	cache docCache
+
+	// longReads counts the read sections begun by RLockLong; politeWaits
+	// the times a writer waited beside them (longread.go).
+	longReads   atomic.Int64
+	politeWaits atomic.Int64
 }
 
 // New returns an empty store.

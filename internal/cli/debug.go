@@ -6,12 +6,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
+	"time"
 )
 
 // debugPprofEnv names the hidden debugging switch of pyric serve: set to a
 // loopback host:port, the process serves Go's profiles (heap, goroutines,
 // CPU) at /debug/pprof/ there, so its memory can be measured from outside
-// (go tool pprof http://ADDR/debug/pprof/heap). It is not a flag because
+// (go tool pprof http://ADDR/debug/pprof/heap), with the mutex and block
+// profiles sampling. It is not a flag because
 // no user needs it; it refuses any address but a loopback one because the
 // profiles show the data the process holds.
 const debugPprofEnv = "PYRIC_DEBUG_PPROF"
@@ -33,6 +36,11 @@ func startDebugPprof(getenv func(string) string, w io.Writer) {
 		fmt.Fprintf(w, "pyric: %s: %v\n", debugPprofEnv, err)
 		return
 	}
+	// What a request waits on (locks, channels) is as much a question as
+	// what it spends: sample contended mutexes and blocking (at ~1 ms of
+	// blocking per sample) for the mutex and block profiles.
+	runtime.SetMutexProfileFraction(10)
+	runtime.SetBlockProfileRate(int(time.Millisecond))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

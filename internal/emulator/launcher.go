@@ -13,11 +13,6 @@ import (
 // Debian jar.
 const MainClass = "com.google.cloud.datastore.emulator.firestore.CloudFirestore"
 
-// FirebaseToolsJDK is the JDK firebase-tools 15 needs for its Firestore
-// emulator (it refuses a Java older than 21; the machine image's default
-// is 17).
-const FirebaseToolsJDK = "/usr/lib/jvm/temurin-25-jdk-amd64"
-
 // LauncherJar writes into dir a jar that only names the emulator's main
 // class and puts the Debian jar on its class path, and returns its path.
 // firebase-tools runs FIRESTORE_EMULATOR_BINARY_PATH with `java -jar`,

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -50,7 +51,7 @@ func TestStartServesEveryEndpoint(t *testing.T) {
 	if _, err := c.Doc("a/b").Set(ctx, map[string]any{"x": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := fsOf(b.Sandbox).Admin().GetDocument(ctx, "a/b"); d == nil {
+	if d, _ := testfs.Of(b.Sandbox).Admin().GetDocument(ctx, "a/b"); d == nil {
 		t.Fatal("the write did not reach the sandbox")
 	}
 	// Auth over REST.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/testfs"
 )
 
 // TestRecorderAppends: once the state is in the file, writes append
@@ -24,7 +25,7 @@ func TestRecorderAppends(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := fsOf(b.Sandbox).Admin()
+	fs := testfs.Of(b.Sandbox).Admin()
 	for i := range 20 {
 		if err := fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i}); err != nil {
 			t.Fatal(err)
@@ -191,7 +192,7 @@ func TestRecorderAcrossReset(t *testing.T) {
 	}
 	defer b.Shutdown(context.Background())
 	ctx := context.Background()
-	fs := fsOf(b.Sandbox).Admin()
+	fs := testfs.Of(b.Sandbox).Admin()
 	path := filepath.Join(t.TempDir(), "s.json")
 	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: 1})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/storage"
 )
 
@@ -112,7 +113,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 	} else if _, err := Decode(data); err != nil {
 		t.Fatalf("the fixture written at start does not parse: %v", err)
 	}
-	fs := fsOf(b.Sandbox).Admin()
+	fs := testfs.Of(b.Sandbox).Admin()
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
 		if err := fs.SetDocument(ctx, "c/d"+string(rune('a'+i%26)), map[string]any{"i": i}); err != nil {
@@ -167,7 +168,7 @@ func TestRecorderBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ {
-		fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
+		testfs.Of(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i})
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestRecorderHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
+	testfs.Of(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": 1})
 	srv := httptest.NewServer(rec.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -278,7 +279,7 @@ func TestRecorderFileIsTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := fsOf(b.Sandbox).Admin()
+	fs := testfs.Of(b.Sandbox).Admin()
 	for i := range 45 { // past MaxEvents: trimmed events leave both
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("c/d%d", i%7), map[string]any{"i": i, "s": "<&>"}); err != nil {
 			t.Fatal(err)
@@ -359,7 +360,7 @@ func TestRecorderBoundedByBytes(t *testing.T) {
 	}
 	big := strings.Repeat("x", 4000)
 	for i := 0; i < 40; i++ {
-		fsOf(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
+		testfs.Of(b.Sandbox).Admin().SetDocument(context.Background(), "c/d", map[string]any{"i": i, "s": big})
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/testfs"
 )
 
 // TestKillChild is the child of TestRecorderSurvivesKill: it records a
@@ -30,7 +31,7 @@ func TestKillChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	fs := fsOf(b.Sandbox).Admin()
+	fs := testfs.Of(b.Sandbox).Admin()
 	for i := range 300 { // state the first rewrite writes
 		fs.SetDocument(ctx, fmt.Sprintf("pre/d%d", i), map[string]any{"i": i, "pad": strings.Repeat("p", 200)})
 	}

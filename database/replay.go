@@ -676,4 +676,3 @@ func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
 	sort.Strings(keys)
 	return keys
 }
-

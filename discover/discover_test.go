@@ -18,19 +18,20 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	srvfs "github.com/pyric/pyric/server/firestore"
 )
 
 func seeded(t testing.TB, docs map[string]map[string]any) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
 	for p, d := range docs {
-		if err := fsOf(sb).Admin().SetDocument(context.Background(), p, d); err != nil {
+		if err := testfs.Of(sb).Admin().SetDocument(context.Background(), p, d); err != nil {
 			t.Fatalf("seed %s: %v", p, err)
 		}
 	}
@@ -74,7 +75,7 @@ func TestTemplatePath(t *testing.T) {
 func TestCrawlNested(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	res, err := Crawl(context.Background(), NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default()), Options{StopOnStable: 2}, nil)
+	res, err := Crawl(context.Background(), NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default()), Options{StopOnStable: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestSamplingOutcomes(t *testing.T) {
 		docs[fmt.Sprintf("many/d%02d", i)] = map[string]any{fmt.Sprintf("f%d", i): 1}
 	}
 	sb := seeded(t, docs)
-	res, err := Crawl(context.Background(), NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default()), Options{MaxSamples: 20, StopOnStable: 4}, nil)
+	res, err := Crawl(context.Background(), NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default()), Options{MaxSamples: 20, StopOnStable: 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestContinuation(t *testing.T) {
 		}
 	}
 	sb := seeded(t, docs)
-	src := NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default())
+	src := NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default())
 	full, err := Crawl(context.Background(), src, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +314,7 @@ func TestSessionErrors(t *testing.T) {
 	}
 	// Through Crawl: an error event and the typed error.
 	sb := seeded(t, map[string]map[string]any{"x/y": {"a": 1}})
-	res, err := Crawl(context.Background(), NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default()), Options{Continuation: a}, store)
+	res, err := Crawl(context.Background(), NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default()), Options{Continuation: a}, store)
 	if code(err) != SessionExpired || len(res.Events) != 1 || res.Events[0].Kind != "error" || res.Events[0].Code != SessionExpired {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -322,7 +323,7 @@ func TestSessionErrors(t *testing.T) {
 func TestDryRunAndOptions(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	src := NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default())
+	src := NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default())
 	res, err := Crawl(context.Background(), src, Options{DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +356,7 @@ func keys[V any](m map[string]V) []string {
 func TestFindCollectionGroup(t *testing.T) {
 	t.Parallel()
 	sb := seeded(t, nestedData())
-	src := NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default())
+	src := NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default())
 	res, err := FindCollectionGroup(context.Background(), src, "posts", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +382,7 @@ func TestClientSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: fsOf(sb).Engine, DefaultProject: sandbox.DefaultProject}))
+	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
 	go port.Serve()
 	t.Cleanup(func() { port.Close() })
 	ctx := context.Background()
@@ -399,7 +400,7 @@ func TestClientSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := Crawl(ctx, NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default()), Options{StopOnStable: 2}, nil)
+	local, err := Crawl(ctx, NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default()), Options{StopOnStable: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +432,7 @@ func BenchmarkCrawl10kDocs100Collections(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		// A fresh source per walk: its snapshot index is part of the cost.
-		src := NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default())
+		src := NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default())
 		res, err := Crawl(context.Background(), src, Options{}, nil)
 		if err != nil || len(res.Schemas) != 100 {
 			b.Fatal(err, len(res.Schemas))
@@ -475,7 +476,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	sb := seeded(t, docs)
 	for _, limit := range []int{1, 3} {
-		src := &countingSource{Source: NewEngineSource(fsOf(sb).Engine, fsOf(sb).Default())}
+		src := &countingSource{Source: NewEngineSource(testfs.Of(sb).Engine, testfs.Of(sb).Default())}
 		if _, err := Crawl(context.Background(), src, Options{MaxConcurrency: limit, StopOnStable: 40}, nil); err != nil {
 			t.Fatal(err)
 		}

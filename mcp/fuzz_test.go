@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -62,7 +63,7 @@ func FuzzToolArguments(f *testing.F) {
 // BenchmarkToolCall measures one tool call over the SDK's in-memory
 // transport (JSON-RPC framing, schema validation, the engine, the event).
 func BenchmarkToolCall(b *testing.B) {
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
 func TestHTTPGuard(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

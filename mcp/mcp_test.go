@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -58,7 +59,7 @@ func newEnv(t *testing.T, opts Options) *env {
 // newEnvOn is newEnv on a sandbox opened with sbOpts.
 func newEnvOn(t *testing.T, sbOpts sandbox.Options, opts Options) *env {
 	t.Helper()
-	sb, err := sandbox.Open(withFirestore(sbOpts))
+	sb, err := sandbox.Open(testfs.With(sbOpts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestDataTools(t *testing.T) {
 	}
 	// Integers stay integers through the tools.
 	e.call("firestore_create_document", map[string]any{"path": "n/x", "data": map[string]any{"i": 1, "f": 1.5}})
-	d, _ := fsOf(e.sb).Admin().GetDocument(context.Background(), "n/x")
+	d, _ := testfs.Of(e.sb).Admin().GetDocument(context.Background(), "n/x")
 	if fmt.Sprintf("%T", d["i"]) != "json.Number" || fmt.Sprint(d["i"]) != "1" {
 		t.Fatalf("integer stored as %T %v", d["i"], d["i"])
 	}
@@ -471,9 +472,9 @@ func TestDiscoverTools(t *testing.T) {
 	ctx := context.Background()
 	for i := range 8 {
 		for j := range 3 {
-			fsOf(e.sb).Admin().SetDocument(ctx, fmt.Sprintf("users/u%d/posts/p%d", i, j), map[string]any{"title": strings.Repeat("t", 40), "likes": j})
+			testfs.Of(e.sb).Admin().SetDocument(ctx, fmt.Sprintf("users/u%d/posts/p%d", i, j), map[string]any{"title": strings.Repeat("t", 40), "likes": j})
 		}
-		fsOf(e.sb).Admin().SetDocument(ctx, fmt.Sprintf("users/u%d", i), map[string]any{"name": fmt.Sprint("user", i), "role": []string{"admin", "member"}[i%2]})
+		testfs.Of(e.sb).Admin().SetDocument(ctx, fmt.Sprintf("users/u%d", i), map[string]any{"name": fmt.Sprint("user", i), "role": []string{"admin", "member"}[i%2]})
 	}
 	r := e.call("firestore_discover_paths", map[string]any{})
 	schemas, _ := r.Data["schemas"].(map[string]any)
@@ -554,7 +555,7 @@ func TestResources(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -101,7 +102,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	fs := fsOf(src).Admin()
+	fs := testfs.Of(src).Admin()
 	docs := map[string]map[string]any{
 		"users/alice": {"s": "hi", "i": int64(-42), "big": json.Number("9007199254740993"), "d": 1.5, "di": map[string]any{"__type": "float", "value": 3},
 			"b": true, "n": nil, "t": map[string]any{"__type": "timestamp", "seconds": 1767323045, "nanos": 123456000},
@@ -158,11 +159,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err := ImportDir(dst, filepath.Join(odir, entries[0].Name())); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := fsOf(dst).Admin().GetDocument(ctx, "users/alice")
+	got, _ := testfs.Of(dst).Admin().GetDocument(ctx, "users/alice")
 	if !equalJSONForm(got, map[string]any{"x": 7}) {
 		t.Fatalf("imported %v", got)
 	}
-	if d, _ := fsOf(dst).Admin().GetDocument(ctx, "c/d e"); d != nil {
+	if d, _ := testfs.Of(dst).Admin().GetDocument(ctx, "c/d e"); d != nil {
 		t.Fatal("import kept documents the export does not have")
 	}
 }

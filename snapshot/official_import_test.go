@@ -17,6 +17,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -99,7 +100,7 @@ func TestOfficialEmulatorLoadsPyricExport(t *testing.T) {
 		"big/doc":              {"blob": strings.Repeat("x", 100000)},
 	}
 	for p, f := range docs {
-		if err := fsOf(sb).Admin().SetDocument(ctx, p, f); err != nil {
+		if err := testfs.Of(sb).Admin().SetDocument(ctx, p, f); err != nil {
 			t.Fatal(p, err)
 		}
 	}

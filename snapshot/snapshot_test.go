@@ -14,6 +14,7 @@ import (
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -96,7 +97,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	fsOf(sb).Admin().SetDocument(context.Background(), "a/b", map[string]any{"x": 1})
+	testfs.Of(sb).Admin().SetDocument(context.Background(), "a/b", map[string]any{"x": 1})
 	srv := httptest.NewServer(Handler(sb))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -108,7 +109,7 @@ func TestHandler(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(snap, []byte(`"a/b"`)) {
 		t.Fatalf("GET %d %s", resp.StatusCode, snap)
 	}
-	fsOf(sb).Admin().DeleteDocument(context.Background(), "a/b")
+	testfs.Of(sb).Admin().DeleteDocument(context.Background(), "a/b")
 	put := func(body string) int {
 		req, _ := http.NewRequest(http.MethodPut, srv.URL, strings.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
@@ -121,7 +122,7 @@ func TestHandler(t *testing.T) {
 	if c := put(string(snap)); c != 200 {
 		t.Fatalf("PUT = %d", c)
 	}
-	if d, _ := fsOf(sb).Admin().GetDocument(context.Background(), "a/b"); d == nil {
+	if d, _ := testfs.Of(sb).Admin().GetDocument(context.Background(), "a/b"); d == nil {
 		t.Fatal("PUT did not restore")
 	}
 	if c := put(`{"version": 99}`); c != 400 {
@@ -170,7 +171,7 @@ func TestExportHandlerAndDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	fsOf(sb).Admin().SetDocument(ctx, "a/b", map[string]any{"x": 1})
+	testfs.Of(sb).Admin().SetDocument(ctx, "a/b", map[string]any{"x": 1})
 	srv := httptest.NewServer(ExportHandler(sb))
 	defer srv.Close()
 	out := t.TempDir()

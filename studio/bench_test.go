@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkEmitWithSubscribers(b *testing.B) {
 // asks for it while scrolling.
 func BenchmarkDocumentsPage100k(b *testing.B) {
 	e := start(b, sandbox.Options{})
-	fs := fsOf(e.b.Sandbox).Admin()
+	fs := testfs.Of(e.b.Sandbox).Admin()
 	for i := 0; i < 100000; i++ {
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
 			b.Fatal(err)

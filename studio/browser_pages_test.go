@@ -23,6 +23,7 @@ import (
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
 )
@@ -386,7 +387,7 @@ func TestBrowserAI(t *testing.T) {
 // the DOM a moment before.
 func TestBrowserVirtualLists(t *testing.T) {
 	e := start(t, sandbox.Options{})
-	fs := fsOf(e.b.Sandbox).Admin()
+	fs := testfs.Of(e.b.Sandbox).Admin()
 	for i := 0; i < 100000; i++ {
 		if err := fs.SetDocument(context.Background(), fmt.Sprintf("big/d%06d", i), map[string]any{"n": i}); err != nil {
 			t.Fatal(err)

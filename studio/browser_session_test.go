@@ -18,6 +18,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/studio"
 	"github.com/pyric/pyric/verify"
 )
@@ -34,8 +35,8 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
 	ctx := context.Background()
-	db := fsOf(b.Sandbox).Default()
-	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "posts/p1", map[string]any{"owner": "alice", "title": "t"}); err != nil {
+	db := testfs.Of(b.Sandbox).Default()
+	if err := testfs.Of(b.Sandbox).Admin().SetDocument(ctx, "posts/p1", map[string]any{"owner": "alice", "title": "t"}); err != nil {
 		t.Fatal(err)
 	}
 	alice := identity.NewUser("alice", map[string]any{"sub": "alice", "user_id": "alice"})
@@ -46,11 +47,11 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 		OrderBy: []*pb.StructuredQuery_Order{{Field: &pb.StructuredQuery_FieldReference{FieldPath: "title"}, Direction: pb.StructuredQuery_DESCENDING}}}
 	// alice creates posts/long (a 9-character title): allowed by testRules
 	// (< 20), denied by rules edited to < 5.
-	if _, err := fsOf(b.Sandbox).Engine.Commit(ctx, alice, &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{
+	if _, err := testfs.Of(b.Sandbox).Engine.Commit(ctx, alice, &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{
 		Name: db.DocName("posts/long"), Fields: map[string]*pb.Value{"title": {ValueType: &pb.Value_StringValue{StringValue: "123456789"}}}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	fsOf(b.Sandbox).Engine.RunQuery(ctx, alice, &pb.RunQueryRequest{Parent: db.Documents(), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: q}})
+	testfs.Of(b.Sandbox).Engine.RunQuery(ctx, alice, &pb.RunQueryRequest{Parent: db.Documents(), QueryType: &pb.RunQueryRequest_StructuredQuery{StructuredQuery: q}})
 
 	dir := t.TempDir()
 	session := func() (*capture.Fixture, error) { return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History()) }
@@ -93,12 +94,12 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 		clickButton("Re-run session"), waitText(bctx, `[data-divergence="now-denied"]`, "posts/long"), waitText(bctx, `[data-change="posts/long"]`, "123456789"))
 	screenshot(t, bctx, "rules-session-branch")
 	run(t, bctx, "branch: discard", clickButton("Discard"), waitText(bctx, `[data-branch-done="discarded"]`, "live unchanged"))
-	if d, _ := fsOf(b.Sandbox).Admin().GetDocument(ctx, "posts/long"); d == nil {
+	if d, _ := testfs.Of(b.Sandbox).Admin().GetDocument(ctx, "posts/long"); d == nil {
 		t.Fatal("discarding a branch changed live")
 	}
 	run(t, bctx, "branch: promote", clickButton("Re-run session"), waitText(bctx, `[data-divergence="now-denied"]`, "posts/long"),
 		clickButton("Promote to live"), waitText(bctx, `[data-branch-done="promoted"]`, "1 documents written"))
-	if d, _ := fsOf(b.Sandbox).Admin().GetDocument(ctx, "posts/long"); d != nil {
+	if d, _ := testfs.Of(b.Sandbox).Admin().GetDocument(ctx, "posts/long"); d != nil {
 		t.Fatal("promoting the branch left posts/long in live")
 	}
 	run(t, bctx, "bad name", chromedp.Evaluate(`(() => { const i = document.querySelector('input[aria-label="fixture name"]'); i.value = ''; i.dispatchEvent(new Event('input', {bubbles: true})); })()`, nil),

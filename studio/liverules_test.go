@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
@@ -47,7 +48,7 @@ var _ service.LiveRules = (*toyRules)(nil)
 // the sandbox's own services with rules implement it too.
 func TestToyLiveRulesOnHome(t *testing.T) {
 	toy := &toyRules{text: "allow"}
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{Services: []service.Registration{{Name: "toy", New: func(service.Env) (service.Service, error) { return toy, nil }}}}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{Services: []service.Registration{{Name: "toy", New: func(service.Env) (service.Service, error) { return toy, nil }}}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -37,8 +38,8 @@ service cloud.firestore {
 func TestRerunIsExact(t *testing.T) {
 	e := start(t, sandbox.Options{})
 	ctx := context.Background()
-	fs := fsOf(e.b.Sandbox).Engine
-	db := fsOf(e.b.Sandbox).Default()
+	fs := testfs.Of(e.b.Sandbox).Engine
+	db := testfs.Of(e.b.Sandbox).Default()
 	alice := identity.NewUser("alice", map[string]any{"sub": "alice", "user_id": "alice"})
 	admin := identity.AdminIdentity()
 	if _, err := e.b.Firestore().Server.Rules().Set("firestore.rules", rerunRules); err != nil {
@@ -148,7 +149,7 @@ func TestRerunIsExact(t *testing.T) {
 func TestRerunList(t *testing.T) {
 	e := start(t, sandbox.Options{})
 	ctx := context.Background()
-	fs, db := fsOf(e.b.Sandbox).Engine, fsOf(e.b.Sandbox).Default()
+	fs, db := testfs.Of(e.b.Sandbox).Engine, testfs.Of(e.b.Sandbox).Default()
 	rules := `rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {

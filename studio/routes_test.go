@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/explain"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/studio"
@@ -114,7 +115,7 @@ func TestRouteTableFromServices(t *testing.T) {
 // joins the table through Options.Beside; its trailing slash is dropped
 // and a key already taken (h is Home's) is not given twice.
 func TestRouteTableBeside(t *testing.T) {
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

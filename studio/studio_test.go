@@ -21,6 +21,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/studio"
 )
@@ -605,7 +606,7 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 func TestSlowSubscriberNeverBlocksAnEngine(t *testing.T) {
 	e := start(t, sandbox.Options{History: 100})
 	s := openSSE(t, e.srv.URL+"/api/events/stream", "")
-	fs, db := fsOf(e.b.Sandbox).Engine, fsOf(e.b.Sandbox).Default()
+	fs, db := testfs.Of(e.b.Sandbox).Engine, testfs.Of(e.b.Sandbox).Default()
 	pad := &pb.Value{ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 16<<10)}}
 	done := make(chan error, 1)
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -21,12 +22,12 @@ import (
 // the problem.
 func TestBranchHandler(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	if err := fsOf(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"}); err != nil {
+	if err := testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"}); err != nil {
 		t.Fatal(err)
 	}
 	live := func() (string, string, bool) { return "firestore.rules", ownerRules, true }
@@ -83,7 +84,7 @@ func TestBranchHandler(t *testing.T) {
 	if got := strings.Join(paths(b1), ","); got != "c/d0,c/d2" || b1["documents"] != float64(3) {
 		t.Fatalf("changes %s, %v documents; want c/d0,c/d2 on 3", got, b1["documents"])
 	}
-	if d, _ := fsOf(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
+	if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
 		t.Fatal("forking wrote to live")
 	}
 	id := b1["id"].(string)
@@ -105,7 +106,7 @@ func TestBranchHandler(t *testing.T) {
 	if code, _ := do("POST", "/"+b2["id"].(string)+"/promote", nil); code != http.StatusNotFound {
 		t.Fatalf("promote of a discarded branch: %d", code)
 	}
-	if d, _ := fsOf(sb).Admin().GetDocument(ctx, "c/d1"); d != nil {
+	if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, "c/d1"); d != nil {
 		t.Fatal("a discarded branch reached live")
 	}
 
@@ -115,7 +116,7 @@ func TestBranchHandler(t *testing.T) {
 		t.Fatalf("promote: %d %v", code, p)
 	}
 	for path, want := range map[string]bool{"c/d0": true, "c/d1": false, "c/d2": true, "c/d3": false, "c/live": true} {
-		if d, _ := fsOf(sb).Admin().GetDocument(ctx, path); (d != nil) != want {
+		if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, path); (d != nil) != want {
 			t.Errorf("after promote, live %s present=%v, want %v", path, d != nil, want)
 		}
 	}
@@ -155,7 +156,7 @@ func TestBranchHandler(t *testing.T) {
 // and rules forbidding bob take exactly bob's documents out.
 func TestBranchHandlerSession(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +164,11 @@ func TestBranchHandlerSession(t *testing.T) {
 	f := synthetic(4)
 	for i := 0; i < 4; i++ {
 		p := fmt.Sprintf("c/d%d", i)
-		if err := fsOf(sb).Admin().SetDocument(ctx, p, f.Events[2*i+1].Commit.After.(map[string]any)); err != nil {
+		if err := testfs.Of(sb).Admin().SetDocument(ctx, p, f.Events[2*i+1].Commit.After.(map[string]any)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fsOf(sb).Admin().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
+	testfs.Of(sb).Admin().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
 	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", ownerRules, true },
 		Session: func() (*capture.Fixture, error) { return f, nil }})
 	post := func(body string) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/verify"
 )
@@ -40,7 +41,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	defer b.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "notes/n1", map[string]any{"text": "hi"}); err != nil {
+	if err := testfs.Of(b.Sandbox).Admin().SetDocument(ctx, "notes/n1", map[string]any{"text": "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := b.Functions().Invoke(ctx, "writeDoc", functions.InvokeRequest{Data: json.RawMessage(`{"id":"w1","value":7}`)})

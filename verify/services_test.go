@@ -13,6 +13,7 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
@@ -35,7 +36,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 	alice, bob := identity.NewUser("alice", nil), identity.NewUser("bob", nil)
 	admin := identity.AdminIdentity()
 	ctx := context.Background()
-	if err := fsOf(b.Sandbox).Admin().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
+	if err := testfs.Of(b.Sandbox).Admin().SetDocument(ctx, "teams/t1", map[string]any{"members": []any{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Set(admin, ns, "/config", map[string]any{"v": 1, ".priority": 5.0, "at": map[string]any{".sv": "timestamp"}}, database.WriteOptions{}); err != nil {

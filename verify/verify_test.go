@@ -10,6 +10,7 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -163,12 +164,12 @@ func mustJSON(v any) []byte {
 
 func TestBranchForkApplyPromote(t *testing.T) {
 	ctx := context.Background()
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	fsOf(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
+	testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
 	gate, _ := firestore.NewRulesGate(source.NewFile("r", ownerRules))
 	br, err := ForkLive(sb, gate)
 	if err != nil {
@@ -183,7 +184,7 @@ func TestBranchForkApplyPromote(t *testing.T) {
 		t.Fatalf("branch has %d docs", br.Len())
 	}
 	// The live database is untouched until promote.
-	if d, _ := fsOf(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
+	if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
 		t.Fatal("apply leaked into live")
 	}
 	changes, err := br.Promote(ctx, sb)

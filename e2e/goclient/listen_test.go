@@ -10,6 +10,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
 
@@ -208,7 +209,7 @@ func TestListenResumeAfterReconnect(t *testing.T) {
 	// The server stops (streams end with UNAVAILABLE); a write lands in
 	// the same sandbox meanwhile; a new server takes the same address.
 	s1.Close()
-	admin := fsOf(s1.Sandbox).Admin()
+	admin := testfs.Of(s1.Sandbox).Admin()
 	if err := admin.SetDocument(bg, "r/2", map[string]any{"v": 2}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	srvfs "github.com/pyric/pyric/server/firestore"
 )
@@ -15,7 +16,7 @@ import (
 // TestFirestoreDiscover runs `pyric firestore discover` against pyric's
 // own Firestore port through the official Go client.
 func TestFirestoreDiscover(t *testing.T) {
-	sb, err := sandbox.Open(withFirestore(sandbox.Options{}))
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestFirestoreDiscover(t *testing.T) {
 		"users/b":         {"name": "B"},
 		"users/a/posts/1": {"title": "t"},
 	} {
-		if err := fsOf(sb).Admin().SetDocument(ctx, p, d); err != nil {
+		if err := testfs.Of(sb).Admin().SetDocument(ctx, p, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +35,7 @@ func TestFirestoreDiscover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: fsOf(sb).Engine, DefaultProject: sandbox.DefaultProject}))
+	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
 	go port.Serve()
 	defer port.Close()
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
 
@@ -27,7 +28,7 @@ func TestStart(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The admin plane of the sandbox sees the write.
-	if d, _ := fsOf(srv.Sandbox).Admin().GetDocument(ctx, "cities/SF"); d["name"] != "San Francisco" {
+	if d, _ := testfs.Of(srv.Sandbox).Admin().GetDocument(ctx, "cities/SF"); d["name"] != "San Francisco" {
 		t.Errorf("sandbox: %v", d)
 	}
 }

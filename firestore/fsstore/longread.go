@@ -31,12 +31,19 @@ func (s *Store) RUnlockLong() {
 	s.longReads.Add(-1)
 }
 
+// maxPoliteWait bounds how long a writer polls beside long read
+// sections: long sections that keep overlapping one another would
+// otherwise keep the writer (and every commit behind it) out for as long
+// as they keep coming. Past it, the writer queues as RWMutex writers do.
+const maxPoliteWait = 100 * time.Millisecond
+
 // lockBesideLongReads takes the write lock. While long read sections run
 // it polls with TryLock, which, unlike Lock, does not stop other readers
-// from entering.
+// from entering, for at most maxPoliteWait.
 func (s *Store) lockBesideLongReads() {
 	wait := 50 * time.Microsecond
-	for s.longReads.Load() > 0 {
+	deadline := time.Now().Add(maxPoliteWait)
+	for s.longReads.Load() > 0 && time.Now().Before(deadline) {
 		if s.TryLock() {
 			return
 		}

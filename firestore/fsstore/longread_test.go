@@ -40,3 +40,30 @@ func TestWriterBesideLongReadLetsReadersIn(t *testing.T) {
 		t.Fatalf("%d long reads counted after the last ended", s.longReads.Load())
 	}
 }
+
+// Long read sections that keep overlapping do not keep a writer out for
+// ever: past maxPoliteWait it queues for the lock, so the next reader
+// waits behind it.
+func TestWriterBesideOverlappingLongReadsIsNotStarved(t *testing.T) {
+	s := New(Options{})
+	s.RLockLong() // never ends while the writer waits: the worst overlap
+	locked := make(chan struct{})
+	go func() {
+		s.lockBesideLongReads()
+		close(locked)
+	}()
+	// Once the writer gave up polling it waits in Lock, and RWMutex then
+	// refuses new readers.
+	for s.TryRLock() {
+		s.RUnlock()
+		runtime.Gosched()
+	}
+	select {
+	case <-locked:
+		t.Fatal("the writer got the lock inside a read section")
+	default:
+	}
+	s.RUnlockLong()
+	<-locked
+	s.Unlock()
+}

@@ -377,13 +377,20 @@ func triggerRoundTrips(fsHost string, n int) (p50, p90 time.Duration, err error)
 		return 0, 0, err
 	}
 	defer c.Close()
-	it := c.Collection("fnbenchOut").Snapshots(ctx)
-	defer it.Stop()
+	// The listener ends with its own context, and is stopped only once
+	// its goroutine returned: the client's iterator must not be stopped
+	// while another goroutine is in Next.
+	lctx, stopListen := context.WithCancel(ctx)
+	it := c.Collection("fnbenchOut").Snapshots(lctx)
 	if _, err := it.Next(); err != nil { // the listener's first (empty) snapshot
+		stopListen()
+		it.Stop()
 		return 0, 0, fmt.Errorf("listen: %w", err)
 	}
 	seen := make(chan string, n+triggerWarmup)
+	listening := make(chan struct{})
 	go func() {
+		defer close(listening)
 		for {
 			snap, err := it.Next()
 			if err != nil {
@@ -395,6 +402,11 @@ func triggerRoundTrips(fsHost string, n int) (p50, p90 time.Duration, err error)
 				}
 			}
 		}
+	}()
+	defer func() {
+		stopListen()
+		<-listening
+		it.Stop()
 	}()
 	ds := make([]time.Duration, 0, n)
 	for i := 0; i < n+triggerWarmup; i++ {

@@ -35,7 +35,7 @@ func assignPorts(t *testing.T, functions bool) (map[string]string, []string) {
 		switch s.Service {
 		case backend.Hosting: // no sites configured: off
 			continue
-		case backend.Functions, backend.Tasks:
+		case backend.Functions, backend.Tasks, backend.Eventarc: // on with a functions codebase
 			if !functions {
 				continue
 			}
@@ -133,6 +133,10 @@ func probes(c probeCase) map[string]probe {
 			}}
 		// The codebase has no task function: the queue lists no task.
 		ps[backend.Tasks] = probe{method: "GET", path: "/projects/" + project + "/locations/us-central1/queues/none/tasks", ok: jsonHas(http.StatusOK)}
+		// An event of a type no function listens to is taken and dropped.
+		ps[backend.Eventarc] = probe{method: "POST", path: "/projects/" + project + "/locations/us-central1/channels/firebase:publishEvents",
+			body:   `{"events":[{"@type":"type.googleapis.com/io.cloudevents.v1.CloudEvent","id":"probe","source":"startupbench","specVersion":"1.0","type":"startupbench.probe"}]}`,
+			header: map[string]string{"Content-Type": "application/json"}, ok: jsonHas(http.StatusOK)}
 	}
 	return ps
 }

@@ -155,8 +155,27 @@ type Serve struct {
 	Studio    string `json:"studio"` // http://host:port
 	Hub       string `json:"hub"`
 	cmd       *exec.Cmd
-	stderr    *bytes.Buffer
+	stderr    *lockedBuffer
 	stopOnce  sync.Once
+}
+
+// lockedBuffer is the server's stderr: written by the copying goroutine
+// exec starts, read by the test while the server runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Stop interrupts the server (a clean shutdown: capture and
@@ -205,7 +224,7 @@ func StartServe(t testing.TB, dir string, args ...string) *Serve {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Serve{cmd: cmd, stderr: &bytes.Buffer{}}
+	s := &Serve{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -96,8 +96,17 @@ func TestUserBench(t *testing.T) {
 		dir = projectDir(t)
 		// firebase-tools gives up on a codebase whose definitions take
 		// over 10 s to load, which a loaded machine exceeds.
-		toolsRuns = append(toolsRuns, measure(t, "firebase emulators:exec", dir, append(append(common, toolsEnv...), "FUNCTIONS_DISCOVERY_TIMEOUT=300"), firebase,
-			"emulators:exec", "--only", "auth,functions,firestore", "--project", project, "node "+script))
+		toolsArgs := []string{"emulators:exec", "--only", "auth,functions,firestore", "--project", project, "node " + script}
+		execEnv := append(append(common[:len(common):len(common)], toolsEnv...), "FUNCTIONS_DISCOVERY_TIMEOUT=300")
+		r := measure(t, "firebase emulators:exec", dir, execEnv, firebase, toolsArgs...)
+		if step := failedStep(r); step != "" {
+			// The anchor is measured, not tested: a step it fails (it
+			// has been seen to drop a Firestore trigger's delivery under
+			// load) gets it one more run before the test fails.
+			t.Logf("firebase emulators:exec failed %q; running it once more", step)
+			r = measure(t, "firebase emulators:exec", projectDir(t), execEnv, firebase, toolsArgs...)
+		}
+		toolsRuns = append(toolsRuns, r)
 	}
 
 	// Every step passes on both; the steps both ran agree.
@@ -132,6 +141,16 @@ func TestUserBench(t *testing.T) {
 	row("startup + steps both ran", p.startup+p.bothSteps, f.startup+f.bothSteps)
 	fmt.Fprintf(&b, "%-40s %12dms %14s\n", "steps on pyric only (sum)", p.onlySteps.Milliseconds(), "-")
 	t.Logf("\n%s", b.String())
+}
+
+// failedStep is the first step r failed, "" when none did.
+func failedStep(r run) string {
+	for _, s := range r.steps {
+		if !s.OK {
+			return s.Step
+		}
+	}
+	return ""
 }
 
 // projectDir makes a fresh project directory: the e2e/functions

@@ -151,13 +151,21 @@ async function main() {
       const s = await fs.getDoc(fs.doc(db, 'fromFunctions', `w-${uid}`));
       return { returned: res.data.written, read: s.data() };
     });
-    await step('functions: a Firestore trigger totals an order', async () => {
-      await fs.setDoc(fs.doc(db, 'orders', `o-${uid}`), { items: [{ price: 2, qty: 3 }, { price: 5, qty: 1 + r }] });
-      const rec = await seen(`totalOrder-o-${uid}`);
-      return rec.total;
+    await step('functions: a Firestore trigger records a write', async () => {
+      await fs.setDoc(fs.doc(db, 'audited', `a-${uid}-${r}`), { by: uid });
+      const rec = await seen(`auditWrites-a-${uid}-${r}`);
+      return rec.exists;
     });
 
     if (rdb) {
+      // totalOrder writes its total to the Realtime Database, so it runs
+      // only where one is served (under firebase-tools' emulators here,
+      // its write would wait for production's credentials).
+      await step('database: a Firestore trigger totals an order into the database', async () => {
+        await fs.setDoc(fs.doc(db, 'orders', `o-${uid}`), { items: [{ price: 2, qty: 3 }, { price: 5, qty: 1 + r }] });
+        const rec = await seen(`totalOrder-o-${uid}`);
+        return rec.total;
+      });
       await step('database: set and get', async () => {
         await rtdb.set(rtdb.ref(rdb, `rooms/${uid}`), { name, members: { [uid]: true } });
         return (await rtdb.get(rtdb.ref(rdb, `rooms/${uid}/name`))).val();

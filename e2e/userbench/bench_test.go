@@ -265,26 +265,35 @@ func measure(t *testing.T, name, dir string, env []string, bin string, args ...s
 // whose results differ; it returns the names of the steps both ran.
 func check(t *testing.T, p, f run) map[string]bool {
 	t.Helper()
-	fGot := map[string]line{}
+	// A step runs once per round: its n-th run on one target is compared
+	// with its n-th on the other (the rounds' values differ).
+	fGot := map[string][]line{}
 	for _, s := range f.steps {
-		fGot[s.Step] = s
+		fGot[s.Step] = append(fGot[s.Step], s)
 		if !s.OK {
 			t.Errorf("firebase emulators:exec: step %q failed: %s", s.Step, s.Error)
 		}
 	}
 	both := map[string]bool{}
+	nth := map[string]int{}
 	for _, s := range p.steps {
+		n := nth[s.Step]
+		nth[s.Step]++
 		if !s.OK {
 			t.Errorf("pyric exec: step %q failed: %s", s.Step, s.Error)
 			continue
 		}
-		o, ok := fGot[s.Step]
+		runs, ok := fGot[s.Step]
 		if !ok {
 			continue
 		}
 		both[s.Step] = true
-		if o.OK && !e2etest.SameJSON(s.Got, string(o.Got)) {
-			t.Errorf("step %q: pyric got %s, firebase-tools got %s", s.Step, s.Got, o.Got)
+		if n >= len(runs) {
+			t.Errorf("step %q ran %d times on pyric, %d on firebase-tools", s.Step, n+1, len(runs))
+			continue
+		}
+		if o := runs[n]; o.OK && !e2etest.SameJSON(s.Got, string(o.Got)) {
+			t.Errorf("step %q (run %d): pyric got %s, firebase-tools got %s", s.Step, n+1, s.Got, o.Got)
 		}
 	}
 	if len(both) == 0 {

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -419,7 +418,7 @@ func (d *Database) Replay(s *service.Session, candidate *source.File) (*service.
 	if err != nil {
 		return nil, err
 	}
-	for _, ns := range unionKeys(got.Namespaces, recorded.Namespaces) {
+	for _, ns := range service.UnionKeys(got.Namespaces, recorded.Namespaces) {
 		var changes []treeChange
 		diffTree(nil, recorded.Namespaces[ns].Data, got.Namespaces[ns].Data, &changes)
 		for _, c := range changes {
@@ -601,7 +600,7 @@ func diffTree(at []string, want, got any, out *[]treeChange) {
 		wm, wok = map[string]any{}, true
 	}
 	if wok && gok {
-		for _, k := range unionKeys(wm, gm) {
+		for _, k := range service.UnionKeys(wm, gm) {
 			diffTree(append(append([]string(nil), at...), k), wm[k], gm[k], out)
 		}
 		return
@@ -659,20 +658,4 @@ func cloneJSON(v any) any {
 		return out
 	}
 	return v
-}
-
-// unionKeys is every key of a or b, sorted: the order a diff of two
-// keyed states walks in.
-func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, dup := a[k]; !dup {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }

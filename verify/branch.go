@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // DB is the database name branches use for documents (references in the
@@ -204,7 +205,7 @@ type Change struct {
 // document present on one side only, and every differing leaf.
 func (b *Branch) Diff(want map[string]map[string]any) []Change {
 	var out []Change
-	for _, p := range unionKeys(b.docs, want) {
+	for _, p := range service.UnionKeys(b.docs, want) {
 		d, gok := b.docs[p]
 		w, wok := want[p]
 		if gok && wok {
@@ -249,7 +250,7 @@ func diffLeaves(doc, at string, want, got any, out *[]Change) {
 	wm, wIsMap := want.(map[string]any)
 	gm, gIsMap := got.(map[string]any)
 	if wIsMap && gIsMap && !isMarker(wm) && !isMarker(gm) {
-		for _, k := range unionKeys(wm, gm) {
+		for _, k := range service.UnionKeys(wm, gm) {
 			p := k
 			if at != "" {
 				p = at + "." + k

@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
@@ -304,7 +303,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 	if captured == nil || restored {
 		return sr, nil
 	}
-	for _, k := range unionKeys(state, captured) {
+	for _, k := range service.UnionKeys(state, captured) {
 		want, got := captured[k], state[k]
 		switch {
 		case want == nil:
@@ -313,17 +312,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 			add(Divergence{Kind: StateDrift, Path: k, Before: objectProps(want), After: nil, Explanation: k + " is in the captured state but not after the replay"})
 		default:
 			w, g := objectProps(want), objectProps(got)
-			props := make([]string, 0, len(w))
-			for p := range w {
-				props = append(props, p)
-			}
-			for p := range g {
-				if _, ok := w[p]; !ok {
-					props = append(props, p)
-				}
-			}
-			sort.Strings(props)
-			for _, p := range props {
+			for _, p := range service.UnionKeys(w, g) {
 				if !equalJSON(w[p], g[p]) {
 					add(Divergence{Kind: StateDrift, Path: k + " " + p, Before: w[p], After: g[p], Explanation: fmt.Sprintf("%s %s differs from the captured state", k, p)})
 				}

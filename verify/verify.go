@@ -545,22 +545,6 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(Divergence
 	return 1
 }
 
-// unionKeys is every key of a or b, sorted: the order a diff of two
-// keyed states walks in.
-func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, dup := a[k]; !dup {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // divergenceKind classifies a re-decided request by its recorded verdict
 // (was) and the candidate rules' (now): "" when nothing diverges.
 func divergenceKind(was, now event.Verdict) string { return service.DivergenceKind(was, now) }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/pyric/pyric/event"
@@ -87,4 +88,20 @@ func Explain(ev *event.Event) string {
 // rule and decision a service's rules explanation renders to.
 func ExplainDecision(rule *event.Rule, d *event.Decision) string {
 	return Explain(&event.Event{Request: &event.Request{Rule: rule, Decision: d}})
+}
+
+// UnionKeys is every key of a or b, sorted: the order in which a replay
+// diffs two keyed states (the replayed one against the recorded one).
+func UnionKeys[A, B any](a map[string]A, b map[string]B) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, dup := a[k]; !dup {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -12,23 +12,7 @@ import (
 // with the sandbox's store (bbolt, synced every second) as the bucket,
 // as `pyric serve` runs.
 func BenchmarkPublishStore(b *testing.B) {
-	st, err := sandbox.OpenStore(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	e, err := pubsub.NewEngine(service.Env{Bucket: st.Bucket("pubsub")}, pubsub.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	const tp, sb = "projects/p/topics/topic", "projects/p/subscriptions/sub"
-	if _, err := e.CreateTopic(&pubsub.Topic{Name: tp}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateSubscription(&pubsub.Subscription{Name: sb, Topic: tp}); err != nil {
-		b.Fatal(err)
-	}
+	e, tp := storeTopic(b)
 	msgs := make([]*pubsub.Message, 100)
 	for i := range msgs {
 		msgs[i] = &pubsub.Message{Data: make([]byte, 100), Attributes: map[string]string{"k": "v"}}
@@ -46,23 +30,7 @@ func BenchmarkPublishStore(b *testing.B) {
 // 64 goroutines with the sandbox's store, as the harness's concurrent
 // publishers do: what it measures is the group commit.
 func BenchmarkPublishStoreConcurrent(b *testing.B) {
-	st, err := sandbox.OpenStore(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	e, err := pubsub.NewEngine(service.Env{Bucket: st.Bucket("pubsub")}, pubsub.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	const tp, sb = "projects/p/topics/topic", "projects/p/subscriptions/sub"
-	if _, err := e.CreateTopic(&pubsub.Topic{Name: tp}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := e.CreateSubscription(&pubsub.Subscription{Name: sb, Topic: tp}); err != nil {
-		b.Fatal(err)
-	}
+	e, tp := storeTopic(b)
 	b.ReportAllocs()
 	b.SetParallelism(32) // 64 goroutines on 2 cores
 	b.RunParallel(func(pb *testing.PB) {
@@ -74,4 +42,28 @@ func BenchmarkPublishStoreConcurrent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// storeTopic opens an engine over the sandbox's store (bbolt, as `pyric
+// serve` runs it) with one topic and one subscription to it, all closed
+// when b ends, and returns the engine and the topic's name.
+func storeTopic(b *testing.B) (*pubsub.Engine, string) {
+	st, err := sandbox.OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	e, err := pubsub.NewEngine(service.Env{Bucket: st.Bucket("pubsub")}, pubsub.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	const tp, sb = "projects/p/topics/topic", "projects/p/subscriptions/sub"
+	if _, err := e.CreateTopic(&pubsub.Topic{Name: tp}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.CreateSubscription(&pubsub.Subscription{Name: sb, Topic: tp}); err != nil {
+		b.Fatal(err)
+	}
+	return e, tp
 }

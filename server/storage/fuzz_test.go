@@ -53,7 +53,7 @@ func FuzzResource(f *testing.F) {
 // FuzzContentRange: the resumable Content-Range parser accepts exactly the
 // four forms and yields consistent ranges.
 func FuzzContentRange(f *testing.F) {
-	for _, s := range []string{"", "bytes */*", "bytes */10", "bytes 0-9/*", "bytes 0-9/10", "bytes 5-3/*", "bytes 0-9/5", "bytes -1-2/*", "bits 0-1/2", "bytes 0-/*"} {
+	for _, s := range []string{"", "bytes */*", "bytes */10", "bytes 0-9/*", "bytes 0-9/10", "bytes 5-3/*", "bytes 0-9/5", "bytes -1-2/*", "bits 0-1/2", "bytes 0-/*", "bytes 0-*/*", "bytes 3-*/2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -64,7 +64,10 @@ func FuzzContentRange(f *testing.F) {
 			}
 			return
 		}
-		if cr.hasBytes && (cr.first < 0 || cr.last < cr.first || (cr.total >= 0 && cr.last >= cr.total)) {
+		if cr.toEnd && (cr.first < 0 || cr.last != -1 || (cr.total >= 0 && cr.first > cr.total)) {
+			t.Fatalf("inconsistent open range %+v from %q", cr, s)
+		}
+		if cr.hasBytes && !cr.toEnd && (cr.first < 0 || cr.last < cr.first || (cr.total >= 0 && cr.last >= cr.total)) {
 			t.Fatalf("inconsistent range %+v from %q", cr, s)
 		}
 	})

@@ -451,6 +451,18 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 	if crc := hashValue(r.Header.Get("X-Goog-Hash"), "crc32c"); crc != "" {
 		u.ExpectCRC32C(crc)
 	}
+	if cr.toEnd {
+		// The request carried the rest of the object: it is complete.
+		if u.Total() < 0 {
+			if err := u.SetTotal(u.Received()); err != nil {
+				h.gcsFail(w, r, err)
+				return
+			}
+		} else if u.Received() != u.Total() {
+			h.gcsFail(w, r, badRequest("Content-Range %q ends the upload at %d bytes but its object has %d", r.Header.Get("Content-Range"), u.Received(), u.Total()))
+			return
+		}
+	}
 	done := cr.whole || (u.Total() >= 0 && u.Received() == u.Total())
 	if done {
 		o, err := u.Finalize()
@@ -485,14 +497,19 @@ func hashValue(h, alg string) string {
 
 // contentRange is a parsed resumable Content-Range.
 type contentRange struct {
-	whole       bool // no header: the body is the whole object
-	hasBytes    bool
+	whole    bool // no header: the body is the whole object
+	hasBytes bool
+	// toEnd is "bytes a-*/…": the body is the object from byte a to its
+	// end, in one request (@google-cloud/storage's single-request
+	// resumable upload, Content-Range bytes 0-*/* for a stream of
+	// unknown size): the upload completes with it. last is -1.
+	toEnd       bool
 	first, last int64
 	total       int64 // -1 when unknown (*)
 }
 
-// parseContentRange reads "bytes a-b/total", "bytes a-b/*", "bytes */total"
-// and "bytes */*".
+// parseContentRange reads "bytes a-b/total", "bytes a-b/*", "bytes */total",
+// "bytes */*", and "bytes a-*/total" and "bytes a-*/*" (toEnd).
 func parseContentRange(v string) (contentRange, error) {
 	cr := contentRange{total: -1}
 	v = strings.TrimSpace(v)
@@ -501,7 +518,7 @@ func parseContentRange(v string) (contentRange, error) {
 		return cr, nil
 	}
 	bad := func() (contentRange, error) {
-		return contentRange{}, badRequest("Invalid Content-Range %q: expected bytes a-b/total, bytes a-b/*, bytes */total or bytes */*.", v)
+		return contentRange{}, badRequest("Invalid Content-Range %q: expected bytes a-b/total, bytes a-b/*, bytes a-*/total, bytes a-*/*, bytes */total or bytes */*.", v)
 	}
 	rest, ok := strings.CutPrefix(v, "bytes ")
 	if !ok {
@@ -524,6 +541,14 @@ func parseContentRange(v string) (contentRange, error) {
 	a, b, ok := strings.Cut(rng, "-")
 	if !ok {
 		return bad()
+	}
+	if b == "*" {
+		first, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || first < 0 || (cr.total >= 0 && first > cr.total) {
+			return bad()
+		}
+		cr.hasBytes, cr.toEnd, cr.first, cr.last = true, true, first, -1
+		return cr, nil
 	}
 	first, err1 := strconv.ParseInt(a, 10, 64)
 	last, err2 := strconv.ParseInt(b, 10, 64)

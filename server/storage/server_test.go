@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -350,6 +351,26 @@ func TestGCSAPI(t *testing.T) {
 	}
 	if r := s.do("PUT", loc, "", "Content-Range", "bytes */8"); r.status != 200 || r.json(t)["name"] != "r.bin" {
 		t.Errorf("query after final: %d %s", r.status, r.body)
+	}
+	// @google-cloud/storage's single-request upload: the rest of the
+	// object from a byte on, size unknown (bytes a-*/*) or declared.
+	for _, c := range []struct {
+		name, first, rest, rng string
+		status                 int
+	}{
+		{"s1.bin", "", "hello", "bytes 0-*/*", 200},
+		{"s2.bin", "ab", "cd", "bytes 2-*/*", 200},
+		{"s3.bin", "", "hello", "bytes 0-*/5", 200},
+		{"s4.bin", "", "hell", "bytes 0-*/5", 400},
+	} {
+		loc := s.do("POST", "/upload/storage/v1/b/"+bkt+"/o?uploadType=resumable&name="+c.name, "").header.Get("Location")
+		if c.first != "" {
+			s.do("PUT", loc, c.first, "Content-Range", "bytes 0-1/*")
+		}
+		r := s.do("PUT", loc, c.rest, "Content-Range", c.rng)
+		if r.status != c.status || (c.status == 200 && r.json(t)["size"] != strconv.Itoa(len(c.first+c.rest))) {
+			t.Errorf("%s with %s: %d %s", c.name, c.rng, r.status, r.body)
+		}
 	}
 	r = s.do("POST", "/upload/storage/v1/b/"+bkt+"/o?uploadType=resumable&name=c.bin", "")
 	loc = r.header.Get("Location")

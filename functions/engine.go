@@ -115,6 +115,9 @@ type Engine struct {
 
 	kept       payloads            // the last payload of each event function
 	dispatcher *trigger.Dispatcher // delivers changes to event functions
+	// registered are the Eventarc triggers registered through the
+	// Eventarc port (RegisterEventarcTrigger), in order.
+	registered []eventarcRegistration
 	sched      scheduler
 	done       chan struct{} // closed by Close
 }

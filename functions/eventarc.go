@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,4 +202,220 @@ func attributeValue(raw json.RawMessage) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// PublishGoogleEvents publishes events to trigger.GoogleChannel, as the
+// Eventarc emulator's native route (POST /google/publishEvents) does for
+// the events Google publishes (Firebase Alerts): each event is a
+// CloudEvent already in its JSON form and is delivered as it is, to the
+// functions of its type on that channel whose filters its attributes
+// meet. An event must be an object with a type (firebase-tools checks
+// nothing else); an *InvalidEventError names the first that is not, and
+// then none is published. No events publish nothing.
+func (e *Engine) PublishGoogleEvents(who identity.Identity, events []json.RawMessage) error {
+	out := make([]map[string]any, 0, len(events))
+	size := 0
+	for i, raw := range events {
+		size += len(raw)
+		var ce map[string]any
+		if err := json.Unmarshal(raw, &ce); err != nil || ce == nil {
+			return invalidEvent("events[%d]: not a CloudEvent in JSON form (an object)", i)
+		}
+		if t, _ := ce["type"].(string); t == "" {
+			return invalidEvent("events[%d]: CloudEvent 'type' is required", i)
+		}
+		out = append(out, ce)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	ev := event.Event{Kind: event.KindMutation, Service: trigger.EventarcService, Method: trigger.OpPublishEvents, Path: trigger.GoogleChannel,
+		Mutation: &event.Mutation{Op: trigger.OpPublishEvents, Project: e.project,
+			Current: &trigger.CustomEvents{Channel: trigger.GoogleChannel, Events: out, Size: size}}}
+	ev.Who(who)
+	e.events.Emit(ev)
+	return nil
+}
+
+// EventarcTrigger is one Eventarc trigger as the Eventarc emulator lists
+// it (GET /google/getTriggers) and takes it from the functions emulator
+// (POST /emulator/v1/projects/P/triggers/NAME): the function it calls,
+// by the name the functions port's trigger route takes
+// (/functions/projects/P/triggers/NAME: REGION-ID), and its event
+// trigger.
+type EventarcTrigger struct {
+	ProjectID    string         `json:"projectId"`
+	TriggerName  string         `json:"triggerName"`
+	EventTrigger map[string]any `json:"eventTrigger"`
+}
+
+// eventarcRegistration is a trigger registered through the Eventarc
+// port, and the function it resolved to.
+type eventarcRegistration struct {
+	EventarcTrigger
+	fn trigger.Function
+}
+
+// EventarcTriggers lists the triggers the Eventarc port delivers to, by
+// "EVENTTYPE-CHANNEL" (CHANNEL a channel's full name, or "google"), as
+// firebase-tools' GET /google/getTriggers does: the loaded
+// onCustomEventPublished functions and those on trigger.GoogleChannel
+// (Firebase Alerts), then the triggers registered through the port.
+func (e *Engine) EventarcTriggers() map[string][]EventarcTrigger {
+	out := map[string][]EventarcTrigger{}
+	for _, ep := range e.Endpoints() {
+		if ep.Event == nil {
+			continue
+		}
+		f := ep.TriggerFunction()
+		if f.Channel == "" && !trigger.OnGoogleChannel(f) {
+			continue
+		}
+		channel, err := trigger.FunctionChannel(f, e.project)
+		if err != nil {
+			continue
+		}
+		et := map[string]any{"eventType": f.EventType}
+		if f.Channel != "" {
+			et["channel"] = channel
+			et["service"] = "eventarc.googleapis.com"
+		} else if strings.HasPrefix(f.EventType, "google.firebase.firebasealerts.") {
+			et["service"] = "firebasealerts.googleapis.com"
+		}
+		if len(f.EventFilters) > 0 {
+			et["eventFilters"] = f.EventFilters
+		}
+		if f.Retry {
+			et["retry"] = true
+		}
+		key := f.EventType + "-" + channel
+		out[key] = append(out[key], EventarcTrigger{ProjectID: e.project, TriggerName: f.Region + "-" + ep.ID, EventTrigger: et})
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range e.registered {
+		key := r.fn.EventType + "-" + registeredChannel(r.fn)
+		out[key] = append(out[key], r.EventarcTrigger)
+	}
+	return out
+}
+
+func registeredChannel(f trigger.Function) string {
+	if f.Channel == "" {
+		return trigger.GoogleChannel
+	}
+	return f.Channel
+}
+
+// RegisterEventarcTrigger adds a trigger as the functions emulator
+// registers one with the Eventarc emulator: body is
+// {"eventTrigger": {"eventType", "channel"?, "eventFilters"?, …}}, with
+// ${PROJECT_ID} standing for project. name is the function it calls:
+// REGION-ID of a loaded v2 event function (firebase-tools' own form,
+// REGION-ID-GENERATION[-CHANNEL], is taken too). Publishes then deliver
+// to that function as to the ones declared in code, once per
+// registration, as firebase-tools does.
+func (e *Engine) RegisterEventarcTrigger(project, name string, body []byte) error {
+	r, err := e.eventarcRegistration(project, name, body)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.registered = append(e.registered, r)
+	e.mu.Unlock()
+	e.syncTriggers()
+	return nil
+}
+
+// RemoveEventarcTrigger removes a trigger RegisterEventarcTrigger added
+// with the same project, name and event trigger.
+func (e *Engine) RemoveEventarcTrigger(project, name string, body []byte) error {
+	r, err := e.eventarcRegistration(project, name, body)
+	if err != nil {
+		return err
+	}
+	want, _ := json.Marshal(r.EventarcTrigger)
+	e.mu.Lock()
+	i := slices.IndexFunc(e.registered, func(x eventarcRegistration) bool {
+		got, _ := json.Marshal(x.EventarcTrigger)
+		return string(got) == string(want)
+	})
+	if i >= 0 {
+		e.registered = slices.Delete(e.registered, i, i+1)
+	}
+	e.mu.Unlock()
+	if i < 0 {
+		return invalidEvent("Unable to delete function trigger %s: no trigger of that name and event trigger is registered", name)
+	}
+	e.syncTriggers()
+	return nil
+}
+
+// eventarcRegistration checks a registration's body and resolves its
+// function.
+func (e *Engine) eventarcRegistration(project, name string, body []byte) (eventarcRegistration, error) {
+	if project == "" || name == "" {
+		return eventarcRegistration{}, invalidEvent("Missing project ID or trigger name.")
+	}
+	if project != e.project {
+		return eventarcRegistration{}, invalidEvent("project %s: this emulator runs the functions of %s", project, e.project)
+	}
+	var req struct {
+		EventTrigger map[string]any `json:"eventTrigger"`
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(body), "${PROJECT_ID}", project)), &req); err != nil {
+		return eventarcRegistration{}, invalidEvent("the body is not JSON: %v", err)
+	}
+	if req.EventTrigger == nil {
+		return eventarcRegistration{}, invalidEvent("Missing event trigger for %s.", name)
+	}
+	eventType, _ := req.EventTrigger["eventType"].(string)
+	if eventType == "" {
+		return eventarcRegistration{}, invalidEvent("eventTrigger.eventType of %s is missing or not a string", name)
+	}
+	ep, ok := e.triggerByName(name)
+	if !ok {
+		return eventarcRegistration{}, invalidEvent("trigger name %s names no loaded v2 event function: want REGION-ID", name)
+	}
+	fn := ep.TriggerFunction()
+	fn.EventType, fn.Channel, fn.EventFilters = eventType, "", nil
+	if ch, ok := req.EventTrigger["channel"].(string); ok && ch != "" {
+		full, err := trigger.ChannelName(project, fn.Region, ch)
+		if err != nil {
+			return eventarcRegistration{}, invalidEvent("eventTrigger.channel of %s: %v", name, err)
+		}
+		fn.Channel = full
+	} else if !trigger.OnGoogleChannel(fn) {
+		return eventarcRegistration{}, invalidEvent("eventTrigger of %s has no channel and its type %s is a Pyric service's: its events come from that service", name, eventType)
+	}
+	if filters, ok := req.EventTrigger["eventFilters"].(map[string]any); ok {
+		var err error
+		if fn.EventFilters, err = stringFilters(name, "eventFilters", filters); err != nil {
+			return eventarcRegistration{}, invalidEvent("%v", err)
+		}
+	}
+	return eventarcRegistration{EventarcTrigger: EventarcTrigger{ProjectID: project, TriggerName: name, EventTrigger: req.EventTrigger}, fn: fn}, nil
+}
+
+// generationSuffix is what firebase-tools appends to an event trigger's
+// REGION-ID: "-GENERATION", then "-CHANNEL" for a custom event.
+var generationSuffix = regexp.MustCompile(`^-[0-9]+(-.*)?$`)
+
+// triggerByName is the v2 event function a trigger name calls.
+func (e *Engine) triggerByName(name string) (Endpoint, bool) {
+	eps := e.Endpoints()
+	for _, exact := range []bool{true, false} {
+		for _, ep := range eps {
+			if ep.Event == nil || ep.Platform != GCFv2 {
+				continue
+			}
+			for _, reg := range ep.Regions {
+				rest, ok := strings.CutPrefix(name, reg+"-"+ep.ID)
+				if ok && (rest == "") == exact && (exact || generationSuffix.MatchString(rest)) {
+					return ep, true
+				}
+			}
+		}
+	}
+	return Endpoint{}, false
 }

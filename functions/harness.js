@@ -212,6 +212,17 @@ function errorInfo(err) {
   if (err instanceof Error) {
     return { message: err.message, stack: err.stack || String(err) };
   }
+  // A plain object thrown (a client library's API error body, say)
+  // shows its fields, not "[object Object]".
+  if (err && typeof err === "object") {
+    let text = "";
+    try {
+      text = JSON.stringify(err);
+    } catch (e) {
+      text = String(err);
+    }
+    return { message: typeof err.message === "string" ? err.message : text, stack: text };
+  }
   return { message: String(err), stack: String(err) };
 }
 

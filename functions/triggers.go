@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,6 +68,17 @@ func (e *Engine) syncTriggers() {
 			continue
 		}
 		fns = append(fns, ep.TriggerFunction())
+	}
+	// A registration whose function is no longer loaded waits for it.
+	e.mu.Lock()
+	regs := slices.Clone(e.registered)
+	e.mu.Unlock()
+	for _, r := range regs {
+		if ep, ok := e.triggerByName(r.TriggerName); ok {
+			f := r.fn
+			f.ID, f.Platform, f.Retry = ep.ID, trigger.Platform(ep.Platform), ep.Event.Retry
+			fns = append(fns, f)
+		}
 	}
 	d.SetFunctions(fns)
 }

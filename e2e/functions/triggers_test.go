@@ -70,8 +70,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 17 {
-		t.Fatalf("the triggers codebase loaded %v, want its 17 functions", ids)
+	if len(ids) != 19 {
+		t.Fatalf("the triggers codebase loaded %v, want its 19 functions", ids)
 	}
 	return b
 }
@@ -519,6 +519,193 @@ func TestTriggers(t *testing.T) {
 		// reaches the function.
 		if status, got := call(t, "POST", fnURL, "", "application/json", mustJSON(map[string]any{"events": []map[string]any{{"type": "t", "data": 1}}})); status != 400 || got["code"] != "eventarc/invalid-argument" {
 			t.Errorf("publish of an event without source: %d %v", status, got)
+		}
+	})
+
+	// conformance: functions.trigger.eventarc.native
+	t.Run("eventarc native route, trigger list and registrations", func(t *testing.T) {
+		arc := "http://" + b.Addr(backend.Eventarc)
+		// The triggers the port delivers to, keyed as firebase-tools keys
+		// them (TYPE-CHANNEL), named by the functions port's trigger route.
+		status, list := call(t, "GET", arc+"/google/getTriggers", "", "", nil)
+		wantList := map[string]string{
+			"google.firebase.firebasealerts.alerts.v1.published-google":                                  `[map[eventTrigger:map[eventFilters:map[alerttype:crashlytics.newFatalIssue] eventType:google.firebase.firebasealerts.alerts.v1.published service:firebasealerts.googleapis.com] projectId:` + project + ` triggerName:us-central1-fatalIssue]]`,
+			"com.example.order.shipped-projects/" + project + "/locations/us-central1/channels/firebase": `[map[eventTrigger:map[channel:projects/` + project + `/locations/us-central1/channels/firebase eventFilters:map[carrier:ups] eventType:com.example.order.shipped service:eventarc.googleapis.com] projectId:` + project + ` triggerName:us-central1-orderShipped]]`,
+		}
+		if status != 200 || len(list) != 3 {
+			t.Errorf("getTriggers: %d %v, want the 3 Eventarc functions", status, list)
+		}
+		for k, w := range wantList {
+			if g := fmt.Sprint(list[k]); g != w {
+				t.Errorf("getTriggers[%s] = %s, want %s", k, g, w)
+			}
+		}
+		// A Firebase Alert as Google publishes it, from a browser page
+		// (the route answers CORS): delivered exactly as posted, to the
+		// function whose alert type it has.
+		fatal := map[string]any{"specversion": "1.0", "id": "alert-1", "source": "//firebasealerts.googleapis.com/projects/123",
+			"type": "google.firebase.firebasealerts.alerts.v1.published", "alerttype": "crashlytics.newFatalIssue", "appid": "1:123:web:abc",
+			"time": "2026-12-07T00:00:00Z", "data": map[string]any{"@type": "type.googleapis.com/google.events.firebase.firebasealerts.v1.AlertData",
+				"createTime": "2026-12-07T00:00:00Z", "endTime": "2026-12-07T00:00:00Z",
+				"payload": map[string]any{"@type": "type.googleapis.com/google.events.firebase.firebasealerts.v1.CrashlyticsNewFatalIssuePayload",
+					"issue": map[string]any{"id": "issue-7", "title": "NPE", "subtitle": "Main.java", "appVersion": "1.2"}}}}
+		billing := map[string]any{"specversion": "1.0", "id": "alert-2", "source": "//firebasealerts.googleapis.com/projects/123",
+			"type": "google.firebase.firebasealerts.alerts.v1.published", "alerttype": "billing.planUpdate", "data": map[string]any{}}
+		req, _ := http.NewRequest("POST", arc+"/google/publishEvents", bytes.NewReader(mustJSON(map[string]any{"events": []any{fatal, billing}})))
+		req.Header.Set("Origin", "http://localhost:5173")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(raw) != "OK" || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:5173" {
+			t.Fatalf("native publish: %d %q (allow-origin %q)", resp.StatusCode, raw, resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+		// The handler's event is the posted one plus the camel-case
+		// copies firebase-functions adds (alertType, appId), as under
+		// firebase-tools 15.34.2 with the same request.
+		wantAlert := map[string]any{"alertType": "crashlytics.newFatalIssue", "appId": "1:123:web:abc"}
+		for k, v := range fatal {
+			wantAlert[k] = v
+		}
+		got := seen(t, b, "fatalIssue-alert-1")
+		if fmt.Sprint(got["event"]) != fmt.Sprint(wantAlert) || got["issueId"] != "issue-7" {
+			t.Errorf("fatalIssue received\n%v\nwant\n%v", got["event"], wantAlert)
+		}
+		// Bad input: the request is refused whole, naming the event.
+		for _, c := range []struct {
+			method, body string
+			code         int
+			msg          string
+		}{
+			{"POST", `{"events":[{"type":"google.firebase.firebasealerts.alerts.v1.published","id":"alert-3","alerttype":"crashlytics.newFatalIssue"},{"id":"x"}]}`, 400, "events[1]: CloudEvent 'type' is required"},
+			{"POST", `{"events":["x"]}`, 400, "events[0]: not a CloudEvent"},
+			{"POST", `{}`, 400, `has no "events"`},
+			{"POST", `{"events":`, 400, "Invalid JSON payload"},
+			{"GET", ``, 405, "use POST"},
+		} {
+			status, got := call(t, c.method, arc+"/google/publishEvents", "", "application/json", []byte(c.body))
+			e, _ := got["error"].(map[string]any)
+			if status != c.code || e == nil || !strings.Contains(fmt.Sprint(e["message"]), c.msg) {
+				t.Errorf("%s /google/publishEvents %s: %d %v, want %d %q", c.method, c.body, status, got, c.code, c.msg)
+			}
+		}
+
+		// A trigger registered as firebase-tools' functions emulator
+		// registers one (its name form, ${PROJECT_ID} in the body):
+		// listed, delivered to, removed.
+		name := "us-central1-auditPing-0-projects/" + project + "/locations/us-central1/channels/extra"
+		reg := `{"eventTrigger":{"eventType":"com.example.extra","channel":"projects/${PROJECT_ID}/locations/us-central1/channels/extra","service":"eventarc.googleapis.com"}}`
+		if status, got := call(t, "POST", arc+"/emulator/v1/projects/"+project+"/triggers/"+name, "", "application/json", []byte(reg)); status != 200 || got["res"] != "OK" {
+			t.Fatalf("register: %d %v", status, got)
+		}
+		_, list = call(t, "GET", arc+"/google/getTriggers", "", "", nil)
+		wantReg := `[map[eventTrigger:map[channel:projects/` + project + `/locations/us-central1/channels/extra eventType:com.example.extra service:eventarc.googleapis.com] projectId:` + project + ` triggerName:` + name + `]]`
+		if g := fmt.Sprint(list["com.example.extra-projects/"+project+"/locations/us-central1/channels/extra"]); g != wantReg {
+			t.Errorf("the registration is listed as %s, want %s", g, wantReg)
+		}
+		extra := func(id string) string {
+			return `{"events":[{"@type":"type.googleapis.com/io.cloudevents.v1.CloudEvent","id":"` + id + `","source":"s","specVersion":"1.0","type":"com.example.extra","textData":"x"}]}`
+		}
+		extraURL := arc + "/projects/" + project + "/locations/us-central1/channels/extra:publishEvents"
+		if status, got := call(t, "POST", extraURL, "owner", "application/json", []byte(extra("extra-1"))); status != 200 {
+			t.Fatalf("publish to the registered channel: %d %v", status, got)
+		}
+		if p := seen(t, b, "auditPing-extra-1")["event"].(map[string]any); p["type"] != "com.example.extra" || p["data"] != "x" {
+			t.Errorf("auditPing received %v through its registration", p)
+		}
+		for _, c := range []struct {
+			path, body, msg string
+		}{
+			{"/emulator/v1/projects/" + project + "/triggers/us-central1-auditPing", `{}`, "Missing event trigger for us-central1-auditPing."},
+			{"/emulator/v1/projects/" + project + "/triggers/us-central1-nothing", reg, "names no loaded v2 event function"},
+			{"/emulator/v1/projects/other/triggers/us-central1-auditPing", reg, "project other"},
+			{"/emulator/v1/projects/" + project + "/triggers/us-central1-auditPing", `{"eventTrigger":`, "not JSON"},
+			{"/emulator/v1/projects/" + project + "/triggers/us-central1-auditPing", `{"eventTrigger":{"eventType":"google.cloud.firestore.document.v1.created"}}`, "is a Pyric service's"},
+		} {
+			if status, got := call(t, "POST", arc+c.path, "", "application/json", []byte(c.body)); status != 400 || !strings.Contains(fmt.Sprint(got["error"]), c.msg) {
+				t.Errorf("POST %s %s: %d %v, want 400 %q", c.path, c.body, status, got, c.msg)
+			}
+		}
+		if status, got := call(t, "POST", arc+"/emulator/v1/remove/projects/"+project+"/triggers/"+name, "", "application/json", []byte(reg)); status != 200 || got["res"] != "OK" {
+			t.Fatalf("remove: %d %v", status, got)
+		}
+		if status, got := call(t, "POST", arc+"/emulator/v1/remove/projects/"+project+"/triggers/"+name, "", "application/json", []byte(reg)); status != 400 || !strings.Contains(fmt.Sprint(got["error"]), "Unable to delete function trigger") {
+			t.Errorf("second remove: %d %v", status, got)
+		}
+		if status, _ := call(t, "POST", extraURL, "owner", "application/json", []byte(extra("extra-2"))); status != 200 {
+			t.Fatal("publish after the removal")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TriggersIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"fatalIssue-alert-2", "fatalIssue-alert-3", "auditPing-extra-2"} {
+			url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/%s", b.Addr(backend.Firestore), project, id)
+			if status, _ := call(t, "GET", url, "owner", "", nil); status != 404 {
+				t.Errorf("%s was delivered", id)
+			}
+		}
+	})
+
+	// conformance: functions.delivery.chain
+	t.Run("a function's Storage and Auth writes name its invocation", func(t *testing.T) {
+		if status, out := call(t, "POST", fsURL+"/accounts?documentId=acct1", "owner", "application/json", []byte(`{"fields":{}}`)); status != 200 {
+			t.Fatalf("create: %d %v", status, out)
+		}
+		seen(t, b, "provision-acct1")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := b.Functions().TriggersIdle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		history := b.Sandbox.Events().History()
+		byID := map[string]event.Event{}
+		runs := map[string]*event.Invocation{} // by function
+		for _, e := range history {
+			byID[e.ID] = e
+			if e.Invocation != nil && e.Invocation.Outcome == "ok" {
+				switch e.Invocation.Function {
+				case "provision", "uploaded", "newUser":
+					if e.Invocation.Function == "provision" || strings.Contains(fmt.Sprint(byID[e.Invocation.CauseEventID].Path), "acct1") {
+						runs[e.Invocation.Function] = e.Invocation
+					}
+				}
+			}
+		}
+		inv := runs["provision"]
+		if inv == nil {
+			t.Fatal("no provision invocation")
+		}
+		var writes []string
+		for _, id := range inv.Writes {
+			w := byID[id]
+			if w.Actor.Invocation != inv.InvocationID {
+				t.Errorf("write %s %s %s names invocation %q, want %s", id, w.Service, w.Path, w.Actor.Invocation, inv.InvocationID)
+			}
+			writes = append(writes, w.Service+" "+w.Method+" "+w.Path)
+		}
+		t.Logf("provision's writes: %q", writes)
+		for _, want := range []string{"storage", "auth", "auth", "firestore"} {
+			if len(writes) == 0 || !strings.HasPrefix(writes[0], want+" ") {
+				t.Fatalf("provision's writes are %q, want Storage's upload, Auth's createUser and setCustomUserClaims, then the Firestore record", writes)
+			}
+			writes = writes[1:]
+		}
+		// And the chain goes on: the upload fires uploaded, the new user
+		// newUser, each caused by the write provision made.
+		for fn, svc := range map[string]string{"uploaded": "storage", "newUser": "auth"} {
+			r := runs[fn]
+			if r == nil {
+				t.Errorf("no %s invocation caused by provision's %s write", fn, svc)
+				continue
+			}
+			c := byID[r.CauseEventID]
+			if c.Service != svc || c.Actor.Invocation != inv.InvocationID {
+				t.Errorf("%s was caused by %s %s %s of invocation %q, want a %s write of %s", fn, c.ID, c.Service, c.Path, c.Actor.Invocation, svc, inv.InvocationID)
+			}
 		}
 	})
 

@@ -59,7 +59,7 @@ type Delivery struct {
 // does not fire for it. Errors are payloads that cannot be built (a
 // document that does not decode), never a mismatch.
 func Deliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
-	if f.Channel != "" {
+	if f.Channel != "" || OnGoogleChannel(f) {
 		return eventarcDeliveries(f, ev, env)
 	}
 	switch kindOf(f.EventType) {

@@ -20,7 +20,21 @@ const (
 	// DefaultChannel is the channel firebase-functions gives an
 	// onCustomEventPublished without one.
 	DefaultChannel = "locations/us-central1/channels/firebase"
+	// GoogleChannel is where the events Google itself publishes arrive
+	// (Firebase Alerts' onAlertPublished and the other v2 functions of
+	// event types no Pyric service emits): the Eventarc emulator's
+	// native route, POST /google/publishEvents, publishes to it.
+	GoogleChannel = "google"
 )
+
+// OnGoogleChannel reports whether f takes the events published to
+// GoogleChannel: a v2 function without a channel whose event type no
+// service of Pyric emits (firebase-tools registers the Firebase Alerts
+// ones, google.firebase.firebasealerts.alerts.v1.published, under that
+// channel; the others it cannot deliver at all).
+func OnGoogleChannel(f Function) bool {
+	return f.Channel == "" && f.Platform == GCFv2 && kindOf(f.EventType) == kindUnknown
+}
 
 // CustomEvents are the events of one publish to a channel, each a
 // CloudEvent in the JSON (structured mode) form a function receives.
@@ -66,9 +80,19 @@ func ChannelName(project, region, channel string) (string, error) {
 	return "projects/" + project + "/locations/" + m[2] + "/channels/" + m[3], nil
 }
 
+// FunctionChannel is the channel whose publishes f takes: GoogleChannel
+// (OnGoogleChannel), else its channel's full name.
+func FunctionChannel(f Function, project string) (string, error) {
+	if OnGoogleChannel(f) {
+		return GoogleChannel, nil
+	}
+	return ChannelName(project, f.Region, f.Channel)
+}
+
 // eventarcDeliveries are the invocations of an onCustomEventPublished
-// function for a publish: each event of its type on its channel whose
-// attributes equal every one of its filters, delivered as published.
+// function (or one on GoogleChannel) for a publish: each event of its
+// type on its channel whose attributes equal every one of its filters,
+// delivered as published.
 func eventarcDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 	if ev.Service != EventarcService || ev.Kind != event.KindMutation || ev.Mutation == nil || ev.Mutation.Op != OpPublishEvents {
 		return nil, nil
@@ -77,7 +101,7 @@ func eventarcDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error)
 	if !ok {
 		return nil, nil
 	}
-	channel, err := ChannelName(env.Project, f.Region, f.Channel)
+	channel, err := FunctionChannel(f, env.Project)
 	if err != nil || channel != ce.Channel {
 		return nil, err
 	}

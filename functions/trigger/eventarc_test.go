@@ -39,6 +39,9 @@ func TestEventarcDeliveries(t *testing.T) {
 	ups := map[string]any{"type": "shipped", "id": "1", "carrier": "ups", "n": int64(3), "data": map[string]any{"a": 1.0}}
 	fedex := map[string]any{"type": "shipped", "id": "2", "carrier": "fedex", "n": int64(3)}
 	other := map[string]any{"type": "lost", "id": "3", "carrier": "ups"}
+	const alertType = "google.firebase.firebasealerts.alerts.v1.published"
+	fatal := map[string]any{"type": alertType, "id": "a1", "alerttype": "crashlytics.newFatalIssue", "appid": "1:1:web:1"}
+	billing := map[string]any{"type": alertType, "id": "a2", "alerttype": "billing.planUpdate"}
 	for _, c := range []struct {
 		name string
 		f    Function
@@ -53,6 +56,13 @@ func TestEventarcDeliveries(t *testing.T) {
 		{"another channel", Function{ID: "f", EventType: "shipped", Channel: "audit"}, publish(def, ups), nil},
 		{"the function's region", Function{ID: "f", EventType: "shipped", Channel: "audit", Region: "europe-west1"}, publish("projects/demo-p/locations/europe-west1/channels/audit", ups), []string{"1"}},
 		{"a Pub/Sub publish", Function{ID: "f", EventType: "shipped", Channel: DefaultChannel}, publishEvent("projects/demo-p/topics/orders"), nil},
+		{"an alert on the google channel", Function{ID: "f", Platform: GCFv2, EventType: alertType, EventFilters: map[string]string{"alerttype": "crashlytics.newFatalIssue"}},
+			publish(GoogleChannel, fatal, billing), []string{"a1"}},
+		{"google's events reach no custom channel", Function{ID: "f", EventType: alertType, Channel: DefaultChannel}, publish(GoogleChannel, fatal), nil},
+		{"custom events reach no alert function", Function{ID: "f", Platform: GCFv2, EventType: alertType}, publish(def, fatal), nil},
+		{"a v1 function of an unknown type takes no CloudEvent", Function{ID: "f", Platform: GCFv1, EventType: alertType}, publish(GoogleChannel, fatal), nil},
+		{"a v2 Firestore function is not on the google channel", Function{ID: "f", Platform: GCFv2, EventType: "google.cloud.firestore.document.v1.created"},
+			publish(GoogleChannel, map[string]any{"type": "google.cloud.firestore.document.v1.created", "id": "x"}), nil},
 	} {
 		ds, err := Deliveries(c.f, c.ev, testEnv)
 		if err != nil {

@@ -188,3 +188,21 @@ exports.orderShipped = onCustomEventPublished(
 exports.auditPing = onCustomEventPublished({ eventType: "com.example.ping", channel: "audit" }, async (event) => {
   await record("auditPing-" + event.id, { event: JSON.parse(JSON.stringify(event)) });
 });
+
+// Firebase Alerts arrive on Eventarc's native route
+// (POST /google/publishEvents): fatalIssue records the CloudEvent.
+const { onNewFatalIssuePublished } = require("firebase-functions/v2/alerts/crashlytics");
+
+exports.fatalIssue = onNewFatalIssuePublished(async (event) => {
+  await record("fatalIssue-" + event.id, { event: JSON.parse(JSON.stringify(event)), issueId: event.data.payload.issue.id });
+});
+
+// provision writes to Cloud Storage and Auth through the Admin SDK for a
+// new account document: the writes its invocation makes in every service.
+exports.provision = onDocumentCreated("accounts/{uid}", async (event) => {
+  const uid = event.params.uid;
+  await require("firebase-admin/storage").getStorage().bucket().file("accounts/" + uid + "/welcome.txt").save("welcome " + uid, { contentType: "text/plain" });
+  await require("firebase-admin/auth").getAuth().createUser({ uid, email: uid + "@provisioned.example" });
+  await require("firebase-admin/auth").getAuth().setCustomUserClaims(uid, { plan: "pro" });
+  await record("provision-" + uid, { done: true });
+});

@@ -19,10 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,9 +59,12 @@ type Options struct {
 	// DefaultMaxWorkers).
 	MaxWorkers int
 	// InspectPort, when positive, runs the workers under the Node
-	// inspector on that port (the next codebases on the ports after it),
-	// one worker and one invocation at a time, without timeouts, so
-	// breakpoints are usable (--inspect-functions).
+	// inspector: the first codebase's on that port, each next one's on
+	// the first free port after the previous one (firebase-tools gives
+	// each codebase a port of its own too, and refuses one port for
+	// several codebases), one worker per codebase and one invocation at
+	// a time in it, without timeouts, so breakpoints are usable
+	// (--inspect-functions). InspectPorts tells which port is whose.
 	InspectPort int
 	// Clock drives the scheduled functions' schedules; nil means the
 	// sandbox's clock with real timers.
@@ -149,12 +154,16 @@ func New(opts Options, env service.Env) (*Engine, error) {
 	if e.rand == nil {
 		e.rand = crand.Reader
 	}
+	port := opts.InspectPort
 	for i, c := range opts.Codebases {
 		cb := &codebase{e: e, cfg: c, endpoints: map[string]*Endpoint{}}
 		if opts.InspectPort > 0 {
 			// One inspector per codebase's worker: the first on the
-			// port asked for, the next ones on the ports after it.
-			cb.inspectPort = opts.InspectPort + i
+			// port asked for, the next ones on free ports after it.
+			if i > 0 {
+				port = freePortAfter(port)
+			}
+			cb.inspectPort = port
 		}
 		e.codebases = append(e.codebases, cb)
 	}
@@ -167,6 +176,31 @@ func New(opts Options, env service.Env) (*Engine, error) {
 
 // Name is the service's name.
 func (e *Engine) Name() string { return Name }
+
+// freePortAfter is the first port after p that nothing listens on at
+// 127.0.0.1 now (p+1 when none is found, which the worker's Node then
+// reports).
+func freePortAfter(p int) int {
+	for q := p + 1; q <= 65535; q++ {
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q)); err == nil {
+			l.Close()
+			return q
+		}
+	}
+	return p + 1
+}
+
+// InspectPorts is the Node inspector's port of each codebase's worker
+// (by codebase name), empty unless Options.InspectPort is set.
+func (e *Engine) InspectPorts() map[string]int {
+	out := map[string]int{}
+	for _, cb := range e.codebases {
+		if cb.inspectPort > 0 {
+			out[cb.cfg.Name] = cb.inspectPort
+		}
+	}
+	return out
+}
 
 // Reset keeps the functions running: they are code, not data. Their
 // task queues' tasks are data, and are dropped.
@@ -228,6 +262,11 @@ func (e *Engine) Start(env map[string]string) error {
 	e.compileCache = filepath.Join(e.dir, "compile-cache")
 	if d, err := os.UserCacheDir(); err == nil {
 		e.compileCache = filepath.Join(d, "pyric", "node-compile-cache")
+	}
+	for _, cb := range e.codebases {
+		if cb.inspectPort > 0 {
+			e.printf("functions: %s runs under the Node inspector at 127.0.0.1:%d (chrome://inspect, or attach VS Code there)\n", cb.label(), cb.inspectPort)
+		}
 	}
 	var wg sync.WaitGroup
 	for _, cb := range e.codebases {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,5 +258,85 @@ func TestInspectFunctions(t *testing.T) {
 	d.call(t, "Debugger.resume", map[string]any{})
 	if r := <-quick; r.status != 200 || r.body != "quick" {
 		t.Errorf("quick after a pause past its timeout: %d %q", r.status, r.body)
+	}
+}
+
+// TestInspectFunctionsCodebases: with two codebases (e2e/functions'
+// firebase.json lists js and ts), --inspect-functions PORT gives each
+// codebase's runtime an inspector of its own, as firebase-tools'
+// --inspect-functions does (it refuses a single PORT for several
+// codebases and picks free ports from 9229): js on PORT, ts on the next
+// free port after it (the test holds PORT+1), each named on stderr. A
+// debugger attached to each over the DevTools protocol (/json/list) is
+// in that codebase's runtime, and a breakpoint in one codebase pauses
+// its invocations only: the other codebase keeps answering.
+func TestInspectFunctionsCodebases(t *testing.T) {
+	t.Setenv("PATH", e2etest.NeedFunctions(t))
+	t.Chdir(e2etest.FunctionsDir())
+	var port int
+	var held net.Listener
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if held, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1)); err == nil {
+			break
+		}
+	}
+	if held == nil {
+		t.Fatal("no two adjacent free ports")
+	}
+	defer held.Close()
+	s := startServe(t, "--project", "demo-inspect-cb", "--in-memory", "--inspect-functions", strconv.Itoa(port))
+	defer s.stop()
+	if s.Functions == "" {
+		t.Fatalf("no functions endpoint: %s", s.stderr)
+	}
+	ports := map[string]int{}
+	re := regexp.MustCompile(`codebase (\w+) \(([^)]*)\) runs under the Node inspector at 127\.0\.0\.1:(\d+)`)
+	for _, m := range re.FindAllStringSubmatch(s.stderr.String(), -1) {
+		ports[m[1]], _ = strconv.Atoi(m[3])
+	}
+	if ports["js"] != port || ports["ts"] <= port+1 || len(ports) != 2 {
+		t.Fatalf("inspector ports %v, want js on %d and ts on a free port after %d:\n%s", ports, port, port+1, s.stderr)
+	}
+	for cb, p := range ports {
+		d := dialInspector(t, p)
+		var cwd struct {
+			Result struct {
+				Value string `json:"value"`
+			} `json:"result"`
+		}
+		json.Unmarshal(d.call(t, "Runtime.evaluate", map[string]any{"expression": "process.cwd()", "returnByValue": true}), &cwd)
+		if want := filepath.Join(e2etest.FunctionsDir(), cb); cwd.Result.Value != want {
+			t.Errorf("the inspector on %d is in %q, want codebase %s's runtime in %s", p, cwd.Result.Value, cb, want)
+		}
+		if cb != "js" {
+			continue
+		}
+		// A breakpoint in js's hello pauses it; ts's tsHello answers
+		// meanwhile.
+		d.call(t, "Debugger.enable", map[string]any{})
+		index := filepath.Join(e2etest.FunctionsDir(), "js", "index.js")
+		line := lineOf(t, index, `logger.info("hello called"`)
+		d.call(t, "Debugger.setBreakpointByUrl", map[string]any{"lineNumber": line, "urlRegex": strings.ReplaceAll(filepath.ToSlash(index), ".", `\.`) + "$"})
+		base := fmt.Sprintf("http://%s/demo-inspect-cb/us-central1", s.Functions)
+		hello := get(base + "/hello")
+		d.await(t, "Debugger.paused")
+		select {
+		case r := <-get(base + "/tsHello"):
+			if r.status != 200 {
+				t.Errorf("tsHello while js is paused: %d %q", r.status, r.body)
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("tsHello waited for js's paused invocation")
+		}
+		d.call(t, "Debugger.resume", map[string]any{})
+		if r := <-hello; r.status != 200 {
+			t.Errorf("hello after resuming: %d %s", r.status, r.body)
+		}
 	}
 }

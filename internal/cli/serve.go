@@ -130,7 +130,7 @@ func defineServeFlags(name string, stdio Stdio) (*flag.FlagSet, *serveFlagVals) 
 	v.exportOnExit = fs.String("export-on-exit", "", "write an Emulator Suite export directory on exit")
 	v.aiScript = fs.String("ai-script", "", "AI Logic script of canned answers (JSON) for the default project")
 	v.functionsSource = fs.String("functions-source", "", "run the Cloud Functions codebase in this directory (default firebase.json's \"functions\"; without either, no functions run)")
-	v.inspect = fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port; further codebases on the next ports), one invocation at a time, without timeouts")
+	v.inspect = fs.Int("inspect-functions", 0, "run the functions under the Node inspector on this port (9229 when given without a port; further codebases on the next free ports, each named at start), one invocation at a time per codebase, without timeouts")
 	v.allowOrigins = new([]string)
 	fs.Func("allow-origin", "an origin (scheme://host:port) whose web pages may call the emulators besides loopback ones; repeatable; * allows every page (default firebase.json's emulators.allowOrigins)", func(s string) error {
 		o, err := server.ParseOrigin(s)

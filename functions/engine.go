@@ -120,6 +120,11 @@ type Engine struct {
 
 	kept       payloads            // the last payload of each event function
 	dispatcher *trigger.Dispatcher // delivers changes to event functions
+	// log journals the trigger deliveries not yet made (nil in memory);
+	// recovered are those an earlier run left, delivered once the
+	// codebases loaded.
+	log       service.Log
+	recovered []trigger.Pending
 	// registered are the Eventarc triggers registered through the
 	// Eventarc port (RegisterEventarcTrigger), in order.
 	registered []eventarcRegistration
@@ -168,6 +173,12 @@ func New(opts Options, env service.Env) (*Engine, error) {
 		e.codebases = append(e.codebases, cb)
 	}
 	e.bucket = env.Bucket
+	if env.Log != nil {
+		e.log = env.Log
+		if err := e.loadPendingDeliveries(); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.loadTasks(); err != nil {
 		return nil, err
 	}
@@ -278,6 +289,7 @@ func (e *Engine) Start(env map[string]string) error {
 		}()
 	}
 	wg.Wait()
+	e.redeliver()
 	if !e.opts.NoSchedules {
 		go e.runSchedules()
 	}

@@ -3,6 +3,7 @@ package functions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/functions/trigger"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // tapper is an event stream that hands every event to a callback without
@@ -28,11 +30,15 @@ func (e *Engine) startTriggers(env map[string]string) {
 	if !ok {
 		return // an engine without a sandbox bus sees no changes
 	}
-	d := trigger.NewDispatcher(trigger.Options{
+	opts := trigger.Options{
 		Env:     triggerEnv(e.project, env, e.newID),
 		Deliver: e.DeliverEvent,
 		Logf:    func(format string, args ...any) { e.printf(format+"\n", args...) },
-	})
+	}
+	if e.log != nil {
+		opts.Journal = deliveryJournal{log: e.log, logf: opts.Logf}
+	}
+	d := trigger.NewDispatcher(opts)
 	e.mu.Lock()
 	e.dispatcher = d
 	e.mu.Unlock()
@@ -193,4 +199,71 @@ func (e *Engine) PubSubTopics() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// pendingSpace is the engine's Log space of the trigger deliveries
+// matched and not yet made (trigger.Journal), keyed by the
+// dispatcher's keys, each a trigger.Pending in JSON.
+const pendingSpace = "pending-deliveries"
+
+// deliveryJournal is the dispatcher's trigger.Journal over the engine's
+// Log: a change's deliveries are one durable append before any is made,
+// each one's settlement another (a deletion), so what a kill -9 leaves
+// in the space is what was matched and not made.
+type deliveryJournal struct {
+	log  service.Log
+	logf func(format string, args ...any)
+}
+
+func (j deliveryJournal) Pending(ps []trigger.Pending) error {
+	changes := make([]service.LogChange, len(ps))
+	for i, p := range ps {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		changes[i] = service.LogChange{Key: p.Key, Value: b}
+	}
+	return j.log.Append(pendingSpace, changes)
+}
+
+func (j deliveryJournal) Settled(key string) {
+	if err := j.log.Append(pendingSpace, []service.LogChange{{Key: key}}); err != nil {
+		j.logf("functions: could not record that delivery %s was made (it runs again after a restart): %v", key, err)
+	}
+}
+
+// loadPendingDeliveries reads the deliveries an earlier run matched and
+// did not make (it crashed, or stopped while they ran).
+func (e *Engine) loadPendingDeliveries() error {
+	return e.log.Load(func(space string, entries []service.LogChange) error {
+		if space != pendingSpace {
+			return nil
+		}
+		for _, c := range entries {
+			var p trigger.Pending
+			if err := json.Unmarshal(c.Value, &p); err != nil || p.Function == "" {
+				return &service.DamagedError{Problem: fmt.Sprintf("functions: pending trigger delivery %s does not decode", c.Key)}
+			}
+			p.Key = c.Key
+			e.recovered = append(e.recovered, p)
+		}
+		return nil
+	})
+}
+
+// redeliver hands the dispatcher the deliveries an earlier run left,
+// once the codebases loaded: production delivers an event at least
+// once, and a write acknowledged before a crash is a write whose
+// triggers run.
+func (e *Engine) redeliver() {
+	e.mu.Lock()
+	d, ps := e.dispatcher, e.recovered
+	e.recovered = nil
+	e.mu.Unlock()
+	if d == nil || len(ps) == 0 {
+		return
+	}
+	e.printf("functions: delivering %d trigger event(s) left pending when pyric last stopped\n", len(ps))
+	d.Redeliver(ps)
 }

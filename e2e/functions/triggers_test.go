@@ -70,8 +70,8 @@ func startTriggers(t *testing.T) *backend.Backend {
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
 	}
-	if len(ids) != 19 {
-		t.Fatalf("the triggers codebase loaded %v, want its 19 functions", ids)
+	if len(ids) != 20 {
+		t.Fatalf("the triggers codebase loaded %v, want its 20 functions", ids)
 	}
 	return b
 }

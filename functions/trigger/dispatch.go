@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -68,6 +69,31 @@ type Options struct {
 	RetryMaxBackoff time.Duration
 	// Logf reports failures and drops; nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Journal, when set, durably records each delivery once its change
+	// is matched and until it is made or given up, so that deliveries a
+	// crash interrupted are made after the next start (Redeliver): at
+	// least once, as production delivers.
+	Journal Journal
+}
+
+// Journal keeps the deliveries matched and not yet made, across a crash
+// of the process.
+type Journal interface {
+	// Pending durably records deliveries before any is made.
+	Pending(ps []Pending) error
+	// Settled records that the delivery of key was made, or given up.
+	Settled(key string)
+}
+
+// Pending is a delivery a Journal keeps: the function, its payload and
+// what caused it, under a key unique across the process's runs that
+// sorts in the order the deliveries were matched.
+type Pending struct {
+	Key      string            `json:"-"`
+	Function string            `json:"function"`
+	Params   map[string]string `json:"params,omitempty"`
+	Payload  json.RawMessage   `json:"payload"`
+	Cause    Cause             `json:"cause"`
 }
 
 // Stats counts what a Dispatcher did.
@@ -98,15 +124,21 @@ type Dispatcher struct {
 	stats   Stats
 	closed  bool
 	current atomic.Pointer[[]Function] // fns, for DatabaseScope
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// run0 and keys make Journal keys: the dispatcher's start time (in
+	// ns, zero-padded so keys sort) and a counter.
+	run0   int64
+	keys   atomic.Uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-// queued is a delivery waiting in its function's queue.
+// queued is a delivery waiting in its function's queue; key is its
+// Journal key ("" without a Journal).
 type queued struct {
 	Delivery
 	cause Cause
+	key   string
 }
 
 type fnQueue struct {
@@ -132,7 +164,7 @@ func NewDispatcher(opts Options) *Dispatcher {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	d := &Dispatcher{opts: opts, queues: map[string]*fnQueue{}}
+	d := &Dispatcher{opts: opts, queues: map[string]*fnQueue{}, run0: time.Now().UnixNano()}
 	d.cond = sync.NewCond(&d.mu)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.wg.Add(1)
@@ -246,8 +278,7 @@ func (d *Dispatcher) match() {
 		fns := d.fns
 		d.mu.Unlock()
 
-		var all []Delivery
-		retry := map[string]bool{}
+		var all []queued
 		for _, f := range fns {
 			ds, err := Deliveries(f, ev, d.opts.Env)
 			if err != nil {
@@ -256,35 +287,88 @@ func (d *Dispatcher) match() {
 				d.mu.Unlock()
 				d.opts.Logf("functions: %s: %v", f.ID, err)
 			}
-			all = append(all, ds...)
-			retry[f.ID] = f.Retry
+			for _, del := range ds {
+				all = append(all, queued{Delivery: del, cause: Cause{EventID: ev.ID, Seq: ev.Seq, Service: ev.Service, Path: ev.Path, Params: del.Params}})
+			}
 		}
+		d.journal(all)
 		d.mu.Lock()
 		d.pending--
-		for _, del := range all {
-			if d.pending >= d.opts.QueueLimit {
-				d.stats.Dropped++
-				d.opts.Logf("functions: trigger queue full: dropped a delivery to %s", del.Function)
-				continue
-			}
-			q := d.queues[del.Function]
-			if q == nil {
-				q = &fnQueue{}
-				d.queues[del.Function] = q
-			}
-			q.retry = retry[del.Function]
-			q.items = append(q.items, queued{del, Cause{EventID: ev.ID, Seq: ev.Seq, Service: ev.Service, Path: ev.Path, Params: del.Params}})
-			d.pending++
-			d.stats.Matched++
-			if !q.running {
-				q.running = true
-				d.wg.Add(1)
-				go d.run(del.Function, q)
-			}
-		}
+		d.enqueueLocked(all)
 		d.cond.Broadcast()
 		d.mu.Unlock()
 	}
+}
+
+// journal gives each delivery its key and records them in the Journal
+// (one record for a change's deliveries) before any is made. A Journal
+// that fails is reported: the deliveries are still made, but a crash
+// would lose them.
+func (d *Dispatcher) journal(qs []queued) {
+	if d.opts.Journal == nil || len(qs) == 0 {
+		return
+	}
+	ps := make([]Pending, len(qs))
+	for i := range qs {
+		qs[i].key = fmt.Sprintf("%020d-%010d", d.run0, d.keys.Add(1))
+		ps[i] = Pending{Key: qs[i].key, Function: qs[i].Function, Params: qs[i].Params, Payload: qs[i].Payload, Cause: qs[i].cause}
+	}
+	if err := d.opts.Journal.Pending(ps); err != nil {
+		d.opts.Logf("functions: could not record the pending deliveries of the %s change of %s (a crash now would lose them): %v", qs[0].cause.Service, qs[0].cause.Path, err)
+		for i := range qs {
+			qs[i].key = ""
+		}
+	}
+}
+
+// enqueueLocked appends deliveries to their functions' queues (d.mu
+// held), starting a runner for each idle queue.
+func (d *Dispatcher) enqueueLocked(qs []queued) {
+	retry := map[string]bool{}
+	for _, f := range d.fns {
+		retry[f.ID] = f.Retry
+	}
+	for _, del := range qs {
+		if d.pending >= d.opts.QueueLimit {
+			d.stats.Dropped++
+			d.opts.Logf("functions: trigger queue full: dropped a delivery to %s", del.Function)
+			continue
+		}
+		q := d.queues[del.Function]
+		if q == nil {
+			q = &fnQueue{}
+			d.queues[del.Function] = q
+		}
+		q.retry = retry[del.Function]
+		q.items = append(q.items, del)
+		d.pending++
+		d.stats.Matched++
+		if !q.running {
+			q.running = true
+			d.wg.Add(1)
+			go d.run(del.Function, q)
+		}
+	}
+}
+
+// Redeliver queues deliveries a Journal kept from an earlier run (in
+// key order), under their keys: each is made once more and then
+// settled. Their causes keep the earlier run's service and path but no
+// event: the earlier run's event ids name other events in this run.
+func (d *Dispatcher) Redeliver(ps []Pending) {
+	qs := make([]queued, 0, len(ps))
+	for _, p := range ps {
+		c := p.Cause
+		c.EventID, c.Seq, c.Attempt = "", 0, 0
+		qs = append(qs, queued{Delivery: Delivery{Function: p.Function, Params: p.Params, Payload: p.Payload}, cause: c, key: p.Key})
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.enqueueLocked(qs)
+	d.cond.Broadcast()
 }
 
 // run delivers one function's queue in order; it exits when the queue is
@@ -306,6 +390,11 @@ func (d *Dispatcher) run(id string, q *fnQueue) {
 		d.mu.Unlock()
 
 		err := d.deliver(id, del, retry)
+		// Made or given up: settled. A delivery the dispatcher's Close
+		// interrupted stays pending for the next run.
+		if del.key != "" && d.ctx.Err() == nil {
+			d.opts.Journal.Settled(del.key)
+		}
 
 		d.mu.Lock()
 		d.pending--

@@ -245,3 +245,93 @@ func (c *atomicCounter) get() int64 {
 	defer c.mu.Unlock()
 	return c.n
 }
+
+// memJournal is a Journal in memory: what is pending, and what was
+// settled.
+type memJournal struct {
+	mu      sync.Mutex
+	pending map[string]Pending
+	settled []string
+}
+
+func (j *memJournal) Pending(ps []Pending) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, p := range ps {
+		j.pending[p.Key] = p
+	}
+	return nil
+}
+
+func (j *memJournal) Settled(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.pending, key)
+	j.settled = append(j.settled, key)
+}
+
+// TestDispatcherJournal: each delivery is journaled before it is made
+// and settled after (failed ones too, once given up); one a Close
+// interrupted stays pending, and Redeliver on the next dispatcher makes
+// it and settles it.
+// conformance: functions.delivery.crash
+func TestDispatcherJournal(t *testing.T) {
+	t.Parallel()
+	j := &memJournal{pending: map[string]Pending{}}
+	bus := event.NewBus(event.Options{})
+	r := newRecorder()
+	r.fail = func(fn, doc string, attempt int) bool { return doc == "docs/bad#1" }
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf, Journal: j})
+	bus.Tap(d.Tap)
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	write(bus, "docs/a", 1)
+	write(bus, "docs/bad", 1)
+	idle(t, d)
+	if len(j.pending) != 0 || len(j.settled) != 2 {
+		t.Fatalf("after two deliveries: pending %v, settled %v", j.pending, j.settled)
+	}
+	// A delivery in flight when the dispatcher closes stays pending.
+	started := make(chan struct{})
+	d2 := NewDispatcher(Options{Env: testEnv, Logf: t.Logf, Journal: j, Deliver: func(ctx context.Context, fn string, payload []byte) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}})
+	bus2 := event.NewBus(event.Options{})
+	bus2.Tap(d2.Tap)
+	d2.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	write(bus2, "docs/late", 7)
+	<-started
+	d2.Close()
+	if len(j.pending) != 1 {
+		t.Fatalf("after a close mid-delivery: pending %v, want the one delivery", j.pending)
+	}
+	var left []Pending
+	for _, p := range j.pending {
+		left = append(left, p)
+	}
+	// The next run makes it, with its cause's service and path but no
+	// event of this run, and settles it.
+	var cause Cause
+	d3 := NewDispatcher(Options{Env: testEnv, Logf: t.Logf, Journal: j, Deliver: func(ctx context.Context, fn string, payload []byte) error {
+		cause, _ = CauseOf(ctx)
+		var body struct {
+			Document string `json:"document"`
+		}
+		if err := json.Unmarshal(payload, &body); err != nil || fn != "f" || body.Document != "docs/late" {
+			return fmt.Errorf("redelivered %s %s", fn, payload)
+		}
+		return nil
+	}})
+	defer d3.Close()
+	d3.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	d3.Redeliver(left)
+	idle(t, d3)
+	if len(j.pending) != 0 || d3.Stats().Delivered != 1 {
+		t.Errorf("after the redelivery: pending %v, stats %+v", j.pending, d3.Stats())
+	}
+	if cause.Service != "firestore" || cause.Path != "docs/late" || cause.EventID != "" || cause.Attempt != 1 {
+		t.Errorf("the redelivery's cause is %+v", cause)
+	}
+	d.Close()
+}

@@ -206,3 +206,12 @@ exports.provision = onDocumentCreated("accounts/{uid}", async (event) => {
   await require("firebase-admin/auth").getAuth().setCustomUserClaims(uid, { plan: "pro" });
   await record("provision-" + uid, { done: true });
 });
+
+// slowRecord takes its time before recording: the crash test kills pyric
+// while it runs, and expects the delivery to be made again after the
+// restart (at least once, as production delivers).
+exports.slowRecord = onDocumentCreated("slow/{id}", async (event) => {
+  console.log("slowRecord started " + event.params.id);
+  await new Promise((r) => setTimeout(r, 2500));
+  await record("slowRecord-" + event.params.id, { value: event.data.get("value") });
+});

@@ -79,7 +79,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Commit: &Commit{RequestTime: at, After: doc, Written: doc, Sentinels: []Sentinel{{Field: "a.b", Kind: ServerTimestamp}},
 				AutoID: "abc", Database: "(default)", CreateTime: at, UpdateTime: at.Add(time.Second), BeforeCreateTime: at.Add(-time.Hour), BeforeUpdateTime: at.Add(-time.Minute),
 				Scope: &Scope{Path: "/a", Before: nil, After: doc}}},
-		"delete": {Kind: KindCommit, Commit: &Commit{Before: map[string]any{"a": "b"}}},
+		"delete":   {Kind: KindCommit, Commit: &Commit{Before: map[string]any{"a": "b"}}},
 		"listener": {Seq: 3, Kind: KindListener, Listener: &Listener{Phase: Deliver, ListenerID: "l1", Target: &Target{Kind: "doc", Path: "a/b"}, Size: 2}},
 		"mutation": {Kind: KindMutation, Mutation: &Mutation{Op: "user_create", Current: map[string]any{"uid": "u"}}},
 	}

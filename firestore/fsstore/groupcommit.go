@@ -8,7 +8,6 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
 )
@@ -41,11 +40,11 @@ const (
 	maxBuf     = 1 << 20
 )
 
-// encode returns d's deterministic encoding, in the batch's buffer; only
-// the flusher calls it.
+// encode returns d's deterministic encoding (fsvalue.AppendDocument), in
+// the batch's buffer; only the flusher calls it.
 func (g *groupCommit) encode(d *pb.Document) ([]byte, error) {
 	at := len(g.buf)
-	out, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(g.buf, d)
+	out, err := fsvalue.AppendDocument(g.buf, d)
 	if err != nil {
 		return nil, err
 	}

@@ -335,8 +335,8 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	return func() ([]*pb.WriteResult, time.Time, error) {
 		defer close(turn)
 		var err error
-		if done != nil {
-			err = <-done
+		if done.Queued() {
+			err = done.Wait()
 		}
 		if prev != nil {
 			<-prev

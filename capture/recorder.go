@@ -360,8 +360,7 @@ func (r *Recorder) keep(e event.Event) {
 // several sizes and was a quarter of what a write costs pyric serve in
 // allocations (e2e/bench's heap profile, session capture on).
 type lineEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf []byte
 }
 
 // maxLineBuf bounds the buffer kept between events, so one huge event
@@ -372,19 +371,17 @@ const maxLineBuf = 1 << 20
 const maxAppendBuf = 4 << 20
 
 // line is e's fixture line, {"event":E}\n, with E its compact JSON as the
-// fixture encoder writes it (no HTML escaping), in a slice of its own.
+// fixture encoder writes it (no HTML escaping; event.AppendJSON), in a
+// slice of its own.
 func (l *lineEncoder) line(e event.Event) ([]byte, error) {
-	if l.enc == nil || l.buf.Cap() > maxLineBuf {
-		l.buf = bytes.Buffer{}
-		l.enc = json.NewEncoder(&l.buf)
-		l.enc.SetEscapeHTML(false)
+	if cap(l.buf) > maxLineBuf {
+		l.buf = nil
 	}
-	l.buf.Reset()
-	l.buf.WriteString(`{"event":`)
-	if err := l.enc.Encode(e); err != nil {
+	b, err := event.AppendJSON(append(l.buf[:0], `{"event":`...), &e)
+	l.buf = b
+	if err != nil {
 		return nil, err
 	}
-	b := bytes.TrimSuffix(l.buf.Bytes(), []byte("\n"))
 	line := make([]byte, 0, len(b)+2)
 	return append(append(line, b...), "}\n"...), nil
 }

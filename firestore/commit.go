@@ -7,7 +7,6 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore/fsvalue"
@@ -157,7 +156,7 @@ func sameVersion(a, b *pb.Document) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Name == b.Name && proto.Equal(a.UpdateTime, b.UpdateTime)
+	return a.Name == b.Name && fsvalue.SameTime(a.UpdateTime, b.UpdateTime)
 }
 
 // Rollback ends a transaction without writing.
@@ -336,8 +335,8 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	return func() ([]*pb.WriteResult, time.Time, error) {
 		defer close(turn)
 		var err error
-		if done != nil {
-			err = <-done
+		if done.Queued() {
+			err = done.Wait()
 		}
 		if prev != nil {
 			<-prev
@@ -366,7 +365,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			if s.op.kind == writeVerify {
 				continue
 			}
-			if s.after != nil && s.before != nil && proto.Equal(s.after.UpdateTime, s.before.UpdateTime) {
+			if s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
 				continue // nothing changed, nothing committed
 			}
 			if s.after == nil && s.before == nil {

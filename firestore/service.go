@@ -13,8 +13,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -80,7 +80,7 @@ func (p logPersister) Commit(name DatabaseName, _ time.Time, changes []Change) e
 		}
 		out[i].Value = c.Data
 		if out[i].Value == nil { // a caller without the encoding
-			b, err := (proto.MarshalOptions{Deterministic: true}).Marshal(c.Doc)
+			b, err := fsvalue.AppendDocument(nil, c.Doc)
 			if err != nil {
 				return err
 			}

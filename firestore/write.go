@@ -261,7 +261,7 @@ func (op *writeOp) checkPrecondition(cur *pb.Document) error {
 		if cur == nil {
 			return fsvalue.Errorf(ErrFailedPrecondition, "The document %s does not exist, but the precondition requires update time %s.", op.name, x.UpdateTime.AsTime().Format(time.RFC3339Nano))
 		}
-		if !proto.Equal(cur.UpdateTime, x.UpdateTime) {
+		if !fsvalue.SameTime(cur.UpdateTime, x.UpdateTime) {
 			return fsvalue.Errorf(ErrFailedPrecondition, "The document %s was last updated at %s, but the precondition requires update time %s.", op.name,
 				cur.UpdateTime.AsTime().Format(time.RFC3339Nano), x.UpdateTime.AsTime().Format(time.RFC3339Nano))
 		}
@@ -288,9 +288,9 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 	var fields map[string]*pb.Value
 	switch {
 	case op.kind == writeUpdate && op.mask == nil:
-		fields = cloneFields(op.w.GetUpdate().GetFields())
+		fields = fsvalue.CloneFields(op.w.GetUpdate().GetFields())
 	case cur != nil:
-		fields = cloneFields(cur.Fields)
+		fields = fsvalue.CloneFields(cur.Fields)
 	default:
 		fields = map[string]*pb.Value{}
 	}
@@ -298,7 +298,7 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 		src := op.w.GetUpdate().GetFields()
 		for _, fp := range op.mask {
 			if v := fsvalue.GetField(src, fp); v != nil {
-				fsvalue.SetField(fields, fp, proto.Clone(v).(*pb.Value))
+				fsvalue.SetField(fields, fp, fsvalue.Clone(v))
 			} else {
 				fsvalue.DeleteField(fields, fp)
 			}
@@ -319,7 +319,7 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 	next := &pb.Document{Name: op.name, Fields: fields}
 	if cur != nil {
 		next.CreateTime = cur.CreateTime
-		if fieldsEqual(cur.Fields, fields) {
+		if fsvalue.IdenticalFields(cur.Fields, fields) {
 			// A write that changes nothing keeps the document's update time
 			// (observed on the official emulator: the write result and the
 			// stored document keep the old update_time; commit_time advances).
@@ -331,18 +331,6 @@ func (op *writeOp) apply(db DatabaseName, cur *pb.Document, t time.Time, stamp *
 	}
 	next.UpdateTime = stamp
 	return next, results, nil
-}
-
-func fieldsEqual(a, b map[string]*pb.Value) bool {
-	return proto.Equal(&pb.MapValue{Fields: a}, &pb.MapValue{Fields: b})
-}
-
-func cloneFields(m map[string]*pb.Value) map[string]*pb.Value {
-	out := make(map[string]*pb.Value, len(m))
-	for k, v := range m {
-		out[k] = proto.Clone(v).(*pb.Value)
-	}
-	return out
 }
 
 // applyTransform returns the field's new value and the transform result.
@@ -367,7 +355,7 @@ func applyTransform(base *pb.Value, t *pb.DocumentTransform_FieldTransform, now 
 		}
 		for _, e := range x.AppendMissingElements.GetValues() {
 			if !containsSame(out, e) {
-				out = append(out, proto.Clone(e).(*pb.Value))
+				out = append(out, fsvalue.Clone(e))
 			}
 		}
 		return Array(out...), Null()
@@ -399,7 +387,7 @@ func containsSame(vs []*pb.Value, v *pb.Value) bool {
 // any double operand makes the result a double.
 func increment(base, n *pb.Value) *pb.Value {
 	if !fsvalue.IsNumber(base) {
-		return proto.Clone(n).(*pb.Value)
+		return fsvalue.Clone(n)
 	}
 	bi, bInt := base.GetValueType().(*pb.Value_IntegerValue)
 	ni, nInt := n.GetValueType().(*pb.Value_IntegerValue)
@@ -430,14 +418,14 @@ func toFloat(v *pb.Value) float64 {
 func extremum(base, n *pb.Value, dir int) *pb.Value {
 	switch {
 	case !fsvalue.IsNumber(base):
-		return proto.Clone(n).(*pb.Value)
+		return fsvalue.Clone(n)
 	case fsvalue.IsNaN(base):
 		return base
 	case fsvalue.IsNaN(n):
-		return proto.Clone(n).(*pb.Value)
+		return fsvalue.Clone(n)
 	}
 	if Compare(n, base)*dir > 0 {
-		return proto.Clone(n).(*pb.Value)
+		return fsvalue.Clone(n)
 	}
 	return base
 }

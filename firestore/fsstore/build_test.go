@@ -34,8 +34,8 @@ func commitDocs(t testing.TB, s *Store, docs map[string]map[string]*pb.Value) {
 	}
 	done := s.Commit(ts, cs)
 	s.Unlock()
-	if done != nil {
-		if err := <-done; err != nil {
+	if done.Queued() {
+		if err := done.Wait(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -39,7 +39,7 @@ func BenchmarkMemory100k(b *testing.B) {
 			}
 			done := s.Commit(t, cs)
 			s.Unlock()
-			if err := <-done; err != nil {
+			if err := done.Wait(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -88,7 +88,7 @@ func BenchmarkHistoryBytes(b *testing.B) {
 				Fields:     map[string]*pb.Value{"w": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}, "s": {ValueType: &pb.Value_StringValue{StringValue: "some text of a small document"}}},
 				CreateTime: timestamppb.New(t), UpdateTime: timestamppb.New(t)}}})
 			s.Unlock()
-			if err := <-done; err != nil {
+			if err := done.Wait(); err != nil {
 				b.Fatal(err)
 			}
 		}

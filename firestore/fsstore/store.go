@@ -362,16 +362,16 @@ func (s *Store) GetAt(rel string, t time.Time) *pb.Document {
 
 // Commit installs the new states at commit time t (from NextTime, with
 // the changes checked); callers hold the lock exclusively. In memory the
-// commit is visible and published on return and the result is nil. With a
-// Persister it is queued for group commit: the caller releases the lock and
-// receives the outcome from the channel; the commit is visible, published
-// and acknowledged only once durable.
-func (s *Store) Commit(t time.Time, changes []Change) <-chan error {
+// commit is visible and published on return and the result is the zero
+// Durable. With a Persister it is queued for group commit: the caller
+// releases the lock and calls the result's Wait for the outcome; the
+// commit is visible, published and acknowledged only once durable.
+func (s *Store) Commit(t time.Time, changes []Change) Durable {
 	s.apply(t, changes)
 	if s.opts.Persister == nil {
 		s.publish(t)
 		s.announce(t, changes, false)
-		return nil
+		return Durable{}
 	}
 	return s.enqueue(t, changes)
 }

@@ -16,6 +16,13 @@
 // fails an allocation, and since it moves up with the live heap after
 // each collection it cannot trap the process in back-to-back collections
 // (the runtime also caps the collector at half the CPU).
+//
+// The limit, not GOGC, decides when small heaps are collected: GOGC's
+// default (100) collects once the live heap's size has been allocated
+// again, which for pyric serve's few megabytes live was a collection every
+// few hundred writes and a tenth of its CPU per write (e2e/bench's set
+// workload); GOGC is raised to GCPercent, a backstop, unless the user set
+// it.
 package memlimit
 
 import (
@@ -31,6 +38,11 @@ import (
 // constantly.
 const MinHeadroom = 24 << 20
 
+// GCPercent is the GOGC Start sets when the user set none: high enough
+// that the limit's headroom (MinHeadroom at least) triggers collections of
+// heaps beyond a few megabytes.
+const GCPercent = 400
+
 // Limit is the soft memory limit for a live heap of live bytes and other
 // bytes of runtime memory besides the heap (stacks, collector metadata):
 // live + other + max(live/4, MinHeadroom).
@@ -42,7 +54,8 @@ var start sync.Once
 
 // Start applies the policy to this process for as long as it runs; it does
 // nothing when the user set a limit (GOMEMLIMIT) or turned the collector
-// off (GOGC=off), whose choice wins. It returns whether it applied.
+// off (GOGC=off), whose choice wins, and keeps a GOGC the user set. It
+// returns whether it applied.
 func Start() bool {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") == "off" {
 		return false
@@ -58,6 +71,9 @@ func Start() bool {
 		}}
 		f.update()
 		f.arm()
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(GCPercent)
+		}
 	})
 	return true
 }
@@ -75,6 +91,9 @@ func (f *follower) arm() {
 	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
 		f.update()
 		f.arm()
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(GCPercent)
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package memlimit
 
 import (
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -35,6 +36,13 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 		t.Skip("GOMEMLIMIT or GOGC=off is set: the policy is off")
 	}
 	defer debug.SetMemoryLimit(math.MaxInt64)
+	if os.Getenv("GOGC") == "" {
+		// The limit decides when to collect; GOGC is the backstop.
+		if prev := debug.SetGCPercent(100); prev != GCPercent {
+			t.Errorf("GOGC after Start = %d, want %d", prev, GCPercent)
+		}
+		defer debug.SetGCPercent(100)
+	}
 	runtime.GC()
 	before := waitLimit(t, func(int64) bool { return true })
 	if before == math.MaxInt64 {

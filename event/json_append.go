@@ -1,0 +1,468 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// AppendJSON appends e's JSON encoding to dst: the bytes a json.Encoder
+// with HTML escaping off writes for e, without its trailing newline. The
+// request and commit events — one or two per document read or written,
+// the bulk of any session — are written directly, their payload values
+// (the documents' JSON forms: maps, slices, strings, numbers) included;
+// other kinds, and values of other types, go through encoding/json. It
+// is what session capture writes for each event, once per event, so its
+// cost is a share of every write's.
+func AppendJSON(dst []byte, e *Event) ([]byte, error) {
+	if e.Listener != nil || e.Mutation != nil || e.Boundary != nil || e.Gap != nil || e.Invocation != nil {
+		return appendFallback(dst, e)
+	}
+	a := jsonAppender{b: dst}
+	a.b = append(a.b, `{"seq":`...)
+	a.b = strconv.AppendUint(a.b, e.Seq, 10)
+	a.key(`,"id":`)
+	a.str(e.ID)
+	a.key(`,"at":`)
+	a.time(e.At)
+	a.key(`,"kind":`)
+	a.str(string(e.Kind))
+	a.key(`,"service":`)
+	a.str(e.Service)
+	a.key(`,"actor":{"kind":`)
+	a.str(string(e.Actor.Kind))
+	a.optStr(`,"name":`, e.Actor.Name)
+	a.optStr(`,"invocation":`, e.Actor.Invocation)
+	a.key(`},"identity":{"lens":`)
+	a.str(string(e.Identity.Lens))
+	a.optStr(`,"uid":`, e.Identity.UID)
+	if e.Identity.Admin {
+		a.key(`,"admin":true`)
+	}
+	if len(e.Identity.Token) > 0 {
+		a.key(`,"token":`)
+		a.object(e.Identity.Token)
+	}
+	a.key(`}`)
+	a.optStr(`,"method":`, e.Method)
+	a.optStr(`,"path":`, e.Path)
+	a.optStr(`,"origin":`, string(e.Origin))
+	if g := e.Group; g != nil {
+		a.key(`,"group":{"id":`)
+		a.str(g.ID)
+		a.key(`,"kind":`)
+		a.str(string(g.Kind))
+		a.key(`}`)
+	}
+	if f := e.Err; f != nil {
+		a.key(`,"error":{"code":`)
+		a.str(f.Code)
+		a.key(`,"message":`)
+		a.str(f.Message)
+		a.key(`}`)
+	}
+	if r := e.Request; r != nil {
+		a.request(r)
+	}
+	if c := e.Commit; c != nil {
+		a.commit(c)
+	}
+	a.key(`}`)
+	if a.err != nil {
+		return appendFallback(dst, e)
+	}
+	return a.b, nil
+}
+
+// appendFallback is AppendJSON through encoding/json.
+func appendFallback(dst []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonAppender writes JSON as encoding/json does (HTML escaping off); err
+// is the first value it could not write (AppendJSON then starts over
+// through encoding/json, whose error names the problem).
+type jsonAppender struct {
+	b   []byte
+	err error
+}
+
+func (a *jsonAppender) key(k string) { a.b = append(a.b, k...) }
+
+func (a *jsonAppender) optStr(k, s string) {
+	if s != "" {
+		a.key(k)
+		a.str(s)
+	}
+}
+
+func (a *jsonAppender) request(r *Request) {
+	a.key(`,"verdict":`)
+	a.str(string(r.Verdict))
+	a.key(`,"durationMs":`)
+	a.float(r.DurationMs)
+	if r.Rule != nil {
+		a.key(`,"rule":`)
+		a.other(r.Rule)
+	}
+	if len(r.Trace) > 0 {
+		a.key(`,"trace":`)
+		a.other(r.Trace)
+	}
+	if r.Decision != nil {
+		a.key(`,"decision":`)
+		a.other(r.Decision)
+	}
+	if s := r.Seen; s != nil {
+		a.key(`,"seen":{`)
+		a.seen(s)
+		a.key(`}`)
+	}
+}
+
+// seen writes the fields of s (between its braces).
+func (a *jsonAppender) seen(s *Seen) {
+	sep := ""
+	field := func(k string) {
+		a.b = append(a.b, sep...)
+		a.b = append(a.b, k...)
+		sep = ","
+	}
+	if s.Data != nil {
+		field(`"data":`)
+		a.value(s.Data)
+	}
+	if s.Before != nil {
+		field(`"resource":`)
+		a.resource(s.Before)
+	}
+	if s.Query != nil {
+		field(`"query":`)
+		a.value(s.Query)
+	}
+	if len(s.Updates) > 0 {
+		field(`"updates":`)
+		a.object(s.Updates)
+	}
+	if s.After != nil {
+		field(`"requestResource":`)
+		a.resource(s.After)
+	}
+	if len(s.Lookups) > 0 {
+		field(`"lookups":[`)
+		for i, l := range s.Lookups {
+			if i > 0 {
+				a.b = append(a.b, ',')
+			}
+			a.key(`{"function":`)
+			a.str(l.Function)
+			a.key(`,"path":`)
+			a.str(l.Path)
+			a.key(`,"exists":`)
+			a.b = strconv.AppendBool(a.b, l.Exists)
+			if l.Data != nil {
+				a.key(`,"data":`)
+				a.value(l.Data)
+			}
+			a.key(`}`)
+		}
+		a.key(`]`)
+	}
+	if !s.Time.IsZero() {
+		field(`"time":`)
+		a.time(s.Time)
+	}
+}
+
+func (a *jsonAppender) resource(r *Resource) {
+	a.key(`{"exists":`)
+	a.b = strconv.AppendBool(a.b, r.Exists)
+	if r.Data != nil {
+		a.key(`,"data":`)
+		a.value(r.Data)
+	}
+	a.key(`}`)
+}
+
+func (a *jsonAppender) commit(c *Commit) {
+	a.key(`,"requestTime":`)
+	a.time(c.RequestTime)
+	a.key(`,"before":`)
+	a.value(c.Before)
+	a.key(`,"after":`)
+	a.value(c.After)
+	if c.Written != nil {
+		a.key(`,"written":`)
+		a.value(c.Written)
+	}
+	if len(c.Sentinels) > 0 {
+		a.key(`,"sentinels":[`)
+		for i, s := range c.Sentinels {
+			if i > 0 {
+				a.b = append(a.b, ',')
+			}
+			a.key(`{"field":`)
+			a.str(s.Field)
+			a.key(`,"kind":`)
+			a.str(string(s.Kind))
+			a.key(`}`)
+		}
+		a.key(`]`)
+	}
+	a.optStr(`,"autoId":`, c.AutoID)
+	a.optStr(`,"database":`, c.Database)
+	for _, t := range []struct {
+		k string
+		t time.Time
+	}{{`,"createTime":`, c.CreateTime}, {`,"updateTime":`, c.UpdateTime}, {`,"beforeCreateTime":`, c.BeforeCreateTime}, {`,"beforeUpdateTime":`, c.BeforeUpdateTime}} {
+		if !t.t.IsZero() {
+			a.key(t.k)
+			a.time(t.t)
+		}
+	}
+	if c.Scope != nil {
+		a.key(`,"scope":`)
+		a.other(c.Scope)
+	}
+}
+
+// value writes v, a JSON form: the types documents' JSON forms are built
+// of directly, any other through encoding/json.
+func (a *jsonAppender) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		a.b = append(a.b, "null"...)
+	case string:
+		a.str(x)
+	case bool:
+		a.b = strconv.AppendBool(a.b, x)
+	case json.Number:
+		if x == "" {
+			a.b = append(a.b, '0')
+		} else if isNumber(string(x)) {
+			a.b = append(a.b, x...)
+		} else {
+			a.fail()
+		}
+	case float64:
+		a.float(x)
+	case int64:
+		a.b = strconv.AppendInt(a.b, x, 10)
+	case int32:
+		a.b = strconv.AppendInt(a.b, int64(x), 10)
+	case int:
+		a.b = strconv.AppendInt(a.b, int64(x), 10)
+	case map[string]any:
+		a.object(x)
+	case []any:
+		if x == nil {
+			a.b = append(a.b, "null"...)
+			return
+		}
+		a.b = append(a.b, '[')
+		for i, e := range x {
+			if i > 0 {
+				a.b = append(a.b, ',')
+			}
+			a.value(e)
+		}
+		a.b = append(a.b, ']')
+	default:
+		a.other(v)
+	}
+}
+
+// object writes m with its keys sorted, as encoding/json does.
+func (a *jsonAppender) object(m map[string]any) {
+	if m == nil {
+		a.b = append(a.b, "null"...)
+		return
+	}
+	var keys []string
+	var small [16]string
+	if len(m) <= len(small) {
+		keys = small[:0]
+	} else {
+		keys = make([]string, 0, len(m))
+	}
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	a.b = append(a.b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			a.b = append(a.b, ',')
+		}
+		a.str(k)
+		a.b = append(a.b, ':')
+		a.value(m[k])
+	}
+	a.b = append(a.b, '}')
+}
+
+// other writes v through encoding/json.
+func (a *jsonAppender) other(v any) {
+	if a.err != nil {
+		return
+	}
+	b, err := appendFallback(a.b, v)
+	if err != nil {
+		a.err = err
+		return
+	}
+	a.b = b
+}
+
+func (a *jsonAppender) fail() {
+	if a.err == nil {
+		a.err = errNotAppended
+	}
+}
+
+var errNotAppended = &json.UnsupportedValueError{Str: "not appended"}
+
+// float writes f as encoding/json writes a float64.
+func (a *jsonAppender) float(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		a.fail()
+		return
+	}
+	abs, format := math.Abs(f), byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	a.b = strconv.AppendFloat(a.b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is written e-9
+		if n := len(a.b); n >= 4 && a.b[n-4] == 'e' && a.b[n-3] == '-' && a.b[n-2] == '0' {
+			a.b[n-2] = a.b[n-1]
+			a.b = a.b[:n-1]
+		}
+	}
+}
+
+// time writes t as time.Time's MarshalJSON does (RFC 3339 with
+// nanoseconds); a year it refuses goes to encoding/json for its error.
+func (a *jsonAppender) time(t time.Time) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		a.fail()
+		return
+	}
+	if _, off := t.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
+		a.fail() // offsets RFC 3339 cannot write exactly: encoding/json decides
+		return
+	}
+	a.b = append(a.b, '"')
+	a.b = t.AppendFormat(a.b, time.RFC3339Nano)
+	a.b = append(a.b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str writes s as a JSON string the way encoding/json does with HTML
+// escaping off: invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func (a *jsonAppender) str(s string) {
+	b := append(a.b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	a.b = append(b, '"')
+}
+
+// isNumber reports whether s is a JSON number (what encoding/json accepts
+// in a json.Number).
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+		if s == "" {
+			return false
+		}
+	}
+	switch {
+	case s[0] == '0':
+		s = s[1:]
+	case '1' <= s[0] && s[0] <= '9':
+		for s != "" && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	default:
+		return false
+	}
+	if len(s) >= 2 && s[0] == '.' && '0' <= s[1] && s[1] <= '9' {
+		s = s[2:]
+		for s != "" && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s[0] == '+' || s[0] == '-' {
+			s = s[1:]
+			if s == "" {
+				return false
+			}
+		}
+		for s != "" && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	return s == ""
+}

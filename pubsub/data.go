@@ -466,10 +466,11 @@ func ackErr(invalid []string, exactlyOnce bool, err error) error {
 // deadLetter is a message leaving a subscription for its dead-letter
 // topic.
 type deadLetter struct {
-	s     *subState
-	uid   string
-	en    *entry
-	topic string
+	s      *subState
+	uid    string
+	retain bool // the subscription retains acknowledged messages
+	en     *entry
+	topic  string
 }
 
 // deadLetterOf takes en, which used its delivery attempts, out of the
@@ -483,7 +484,7 @@ func (e *Engine) deadLetterOf(s *subState, en *entry) *deadLetter {
 	}
 	s.drop(en)
 	s.signal()
-	return &deadLetter{s: s, uid: s.uid, en: en, topic: dl.Topic}
+	return &deadLetter{s: s, uid: s.uid, retain: s.cfg.RetainAckedMessages, en: en, topic: dl.Topic}
 }
 
 // forward publishes a dead-lettered message to its topic with
@@ -513,7 +514,7 @@ func (e *Engine) forward(d deadLetter) {
 		e.mu.Unlock()
 		return
 	}
-	gone := []removed{{seq: d.en.seq, ref: d.en.ref}}
-	_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, d.uid, gone, false) })
+	gone := []removed{{seq: d.en.seq, ref: d.en.ref, drop: true}}
+	_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, d.uid, gone, d.retain) })
 	e.emitDeadLetter(d.s, d.en, d.topic)
 }

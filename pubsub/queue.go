@@ -208,11 +208,11 @@ func (e *Engine) take(s *subState, max int, maxBytes int64, lease time.Duration,
 // and in the bucket in the background (a crash before that only means
 // the next open drops them again).
 func (e *Engine) expireOld(s *subState, stale []*entry) {
-	uid := s.uid
+	uid, retain := s.uid, s.cfg.RetainAckedMessages
 	rs := make([]removed, len(stale))
 	for i, en := range stale {
 		s.drop(en)
-		rs[i] = removed{seq: en.seq, ref: en.ref}
+		rs[i] = removed{seq: en.seq, ref: en.ref, drop: true}
 	}
 	e.emitAck(s, stale, OpRetention)
 	if e.closed {
@@ -221,7 +221,7 @@ func (e *Engine) expireOld(s *subState, stale []*entry) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, uid, rs, false) })
+		_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, uid, rs, retain) })
 	}()
 }
 

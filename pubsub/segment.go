@@ -12,12 +12,16 @@ import (
 //
 //	2 | n | (seq | len | record)...      (uvarints; record as encodeRecord)
 //
-// and acknowledging part of a segment sets bits in its ack bitmap
+// and taking part of a segment out sets bits in its bitmap
 //
-//	k/<uid>/<first seq:8 bytes BE>  one bit per message of the segment
+//	k/<uid>/<first seq:8 bytes BE>  two bits per message of the segment:
+//	                                acknowledged (bit 2i), dropped
+//	                                (2i+1: expired or dead-lettered)
 //
-// until every message is acknowledged, when both keys go (or, with
-// retainAckedMessages, stay with every bit set). A publish of one
+// until every message is out, when both keys go (with
+// retainAckedMessages, once every message is dropped: acknowledged ones
+// stay, as a one-record value keeps its Acked flag, while dropped ones
+// are gone as a one-record value is deleted). A publish of one
 // message, and every other writer (Seek, snapshots, import, delivery
 // counts), writes plain one-record values (recordV1 or JSON) under the
 // message's own sequence: the two forms mix in one queue, read alike by
@@ -114,7 +118,10 @@ func forEachQueued(tx service.Tx, uid string, from uint64, fn func(q *queued) er
 			if !read {
 				bm, read = tx.Get(ackKey(uid, key)), true
 			}
-			if bitSet(bm, i) {
+			if bitSet(bm, 2*i+1) { // dropped
+				continue
+			}
+			if bitSet(bm, 2*i) {
 				q.rec.Acked = true
 			}
 			if err := fn(&q); err != nil {
@@ -129,13 +136,14 @@ func bitSet(bm []byte, i int) bool { return i/8 < len(bm) && bm[i/8]&(1<<(i%8)) 
 
 // removed is a message leaving its queue's keys.
 type removed struct {
-	seq uint64
-	ref storedRef
-	msg *Message // for a retained acknowledgement's record
+	seq  uint64
+	ref  storedRef
+	msg  *Message // for a retained acknowledgement's record
+	drop bool     // dead-lettered or expired, not acknowledged: never kept
 }
 
 // removeStored takes messages out of queue uid in tx: acknowledged
-// (kept marked so when retain), dead-lettered or expired.
+// (kept, marked so, when retain) or dropped.
 func removeStored(tx service.Tx, uid string, rs []removed, retain bool) error {
 	type segAcks struct {
 		bm []byte
@@ -144,7 +152,7 @@ func removeStored(tx service.Tx, uid string, rs []removed, retain bool) error {
 	for _, r := range rs {
 		if r.ref.seg == 0 {
 			k := queueKey(uid, r.seq)
-			if retain {
+			if retain && !r.drop {
 				if err := putRecord(tx, k, &record{Msg: r.msg, Acked: true}); err != nil {
 					return err
 				}
@@ -163,19 +171,25 @@ func removeStored(tx service.Tx, uid string, rs []removed, retain bool) error {
 			sa = &segAcks{bm: append([]byte(nil), tx.Get(ackKey(uid, r.ref.seg))...)}
 			segs[r.ref.seg] = sa
 		}
-		for len(sa.bm) <= r.ref.idx/8 {
+		bit := 2 * r.ref.idx
+		if r.drop {
+			bit++
+		}
+		for len(sa.bm) <= bit/8 {
 			sa.bm = append(sa.bm, 0)
 		}
-		sa.bm[r.ref.idx/8] |= 1 << (r.ref.idx % 8)
+		sa.bm[bit/8] |= 1 << (bit % 8)
 	}
 	for seg, sa := range segs {
 		qk := queueKey(uid, seg)
 		n := segmentLen(tx.Get(qk))
-		all := n > 0
-		for i := 0; i < n && all; i++ {
-			all = bitSet(sa.bm, i)
+		// Gone when no message is left, nor kept acknowledged.
+		gone := n > 0
+		for i := 0; i < n && gone; i++ {
+			dropped := bitSet(sa.bm, 2*i+1)
+			gone = dropped || bitSet(sa.bm, 2*i) && !retain
 		}
-		if all && !retain {
+		if gone {
 			if err := tx.Delete(qk); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,5 +167,50 @@ func TestSegmentRetainedAcksSeekBack(t *testing.T) {
 	}
 	if got := pullAll(t, e, sb); !slices.Equal(got, ids) {
 		t.Fatalf("after the seek delivered %v, want %v", got, ids)
+	}
+}
+
+// TestSegmentDroppedStayGoneAfterSeek: in a subscription that retains
+// acknowledged messages, a segment's messages dropped past the retention
+// duration are gone for good (as a one-record value is deleted) while
+// its acknowledged ones are kept and come back with a seek, also after a
+// restart.
+func TestSegmentDroppedStayGoneAfterSeek(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	bucket := servicetest.NewBucket()
+	env := restartEnv(bucket)
+	env.Now = clock
+	e := newEngine(t, env, Options{})
+	mustTopicSub(t, e, &Subscription{Name: sb, Topic: tp, RetainAckedMessages: true, MessageRetentionDuration: 10 * time.Minute})
+	old := publishBatches(t, e, 1, 3)
+	// The first old message acknowledged, the two others left to expire.
+	rs, err := e.Pull(context.Background(), sb, 1, true)
+	if err != nil || len(rs) != 1 || rs[0].Message.ID != old[0] {
+		t.Fatalf("pull: %v, %v", rs, err)
+	}
+	if err := e.Acknowledge(sb, []string{rs[0].AckID}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(11 * time.Minute)
+	mu.Unlock()
+	fresh := publishBatches(t, e, 1, 2)
+	if got := pullAll(t, e, sb); !slices.Equal(got, fresh) {
+		t.Fatalf("delivered %v, want only the fresh %v (not %v)", got, fresh, old)
+	}
+	e.Close() // waits for the expiry's write
+	e = newEngine(t, env, Options{})
+	if err := e.SeekToTime(sb, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	// The acknowledged old message is back (until delivery finds it past
+	// the retention), the fresh ones too, the expired ones not.
+	if st, _ := e.Stats(sb); st.Backlog != 1+len(fresh) {
+		t.Fatalf("backlog %d after the seek, want %d: dropped messages came back or kept ones were lost", st.Backlog, 1+len(fresh))
+	}
+	if got := pullAll(t, e, sb); !slices.Equal(got, fresh) {
+		t.Fatalf("after the seek delivered %v, want %v", got, fresh)
 	}
 }

@@ -471,7 +471,7 @@ func (e *Engine) DeleteSubscription(name string) error {
 		if err := tx.Delete(subKey(name)); err != nil {
 			return err
 		}
-		return tx.DeletePrefix(queuePrefix(uid))
+		return deleteQueue(tx, uid)
 	}); err != nil {
 		return err
 	}
@@ -509,7 +509,7 @@ func (e *Engine) DetachSubscription(name string) error {
 	oldUID := s.uid
 	rec := subRecord{Config: next, UID: e.env.NewID()}
 	if err := e.com.do(func(tx service.Tx) error {
-		if err := tx.DeletePrefix(queuePrefix(oldUID)); err != nil {
+		if err := deleteQueue(tx, oldUID); err != nil {
 			return err
 		}
 		return putJSON(tx, subKey(name), &rec)
@@ -567,16 +567,16 @@ func (e *Engine) CreateSnapshot(name, sub string, labels map[string]string) (*Sn
 	oldest := now
 	err := e.com.do(func(tx service.Tx) error {
 		var copyErr error
-		err := tx.ForEach(queuePrefix(s.uid), func(k, v []byte) error {
-			var r record
-			if err := decodeRecord(v, &r); err != nil || r.Acked {
+		err := forEachQueued(tx, s.uid, 0, func(q *queued) error {
+			r := &q.rec
+			if r.Acked {
 				return nil
 			}
 			if r.Msg.PublishTime.Before(oldest) {
 				oldest = r.Msg.PublishTime
 			}
 			r.Attempts = 0
-			copyErr = putRecord(tx, append(queuePrefix(rec.UID), k[len(k)-8:]...), &r)
+			copyErr = putRecord(tx, queueKey(rec.UID, q.seq), r)
 			return copyErr
 		})
 		if err != nil {
@@ -671,7 +671,7 @@ func (e *Engine) DeleteSnapshot(name string) error {
 		if err := tx.Delete(snapKey(name)); err != nil {
 			return err
 		}
-		return tx.DeletePrefix(queuePrefix(ss.uid))
+		return deleteQueue(tx, ss.uid)
 	}); err != nil {
 		return err
 	}
@@ -705,15 +705,11 @@ func (e *Engine) SeekToSnapshot(sub, snap string) error {
 		return errSnapshotTopic
 	}
 	return e.reseed(s, func(tx service.Tx, put func(seq uint64, r *record) error) error {
-		return tx.ForEach(queuePrefix(ss.uid), func(k, v []byte) error {
-			var r record
-			if err := decodeRecord(v, &r); err != nil {
+		return forEachQueued(tx, ss.uid, 0, func(q *queued) error {
+			if !s.filter.Matches(q.rec.Msg.Attributes) {
 				return nil
 			}
-			if !s.filter.Matches(r.Msg.Attributes) {
-				return nil
-			}
-			return put(seqOf(k), &r)
+			return put(q.seq, &q.rec)
 		})
 	})
 }
@@ -734,11 +730,8 @@ func (e *Engine) SeekToTime(sub string, t time.Time) error {
 	retain := s.cfg.RetainAckedMessages
 	old := s.uid
 	return e.reseed(s, func(tx service.Tx, put func(seq uint64, r *record) error) error {
-		return tx.ForEach(queuePrefix(old), func(k, v []byte) error {
-			var r record
-			if err := decodeRecord(v, &r); err != nil {
-				return nil
-			}
+		return forEachQueued(tx, old, 0, func(q *queued) error {
+			r := &q.rec
 			before := r.Msg.PublishTime.Before(t)
 			switch {
 			case before && !retain:
@@ -748,7 +741,7 @@ func (e *Engine) SeekToTime(sub string, t time.Time) error {
 			default:
 				r.Acked = false
 			}
-			return put(seqOf(k), &r)
+			return put(q.seq, r)
 		})
 	})
 }
@@ -770,7 +763,7 @@ func (e *Engine) reseed(s *subState, fill func(tx service.Tx, put func(seq uint6
 		if err != nil {
 			return err
 		}
-		if err := tx.DeletePrefix(queuePrefix(old)); err != nil {
+		if err := deleteQueue(tx, old); err != nil {
 			return err
 		}
 		return putJSON(tx, subKey(s.cfg.Name), &rec)

@@ -62,7 +62,63 @@ type fanout struct {
 	uid string
 	seq uint64
 	rec *record
-	msg int // the message's index in the publish
+	msg int       // the message's index in the publish
+	ref storedRef // where the queue's value holds it (set by queueValues)
+}
+
+// queueValues builds the stored values of a publish's fanout (in
+// sequence order per queue): one key per queue, a plain record when the
+// queue gets one message, else a segment; queues that get the same
+// messages share one segment's bytes. It sets each fanout's ref.
+func (e *Engine) queueValues(outs []fanout, enc [][]byte) (keys, vals [][]byte) {
+	if len(enc) == 1 { // one message: a record per queue
+		keys, vals = make([][]byte, len(outs)), make([][]byte, len(outs))
+		for i, o := range outs {
+			keys[i], vals[i] = queueKey(o.uid, o.seq), enc[0]
+		}
+		return keys, vals
+	}
+	// publish appends the fanouts message by message, queue by queue
+	// within a message: gather each queue's.
+	byQueue := map[string][]int{}
+	var order []string
+	for i, o := range outs {
+		if _, ok := byQueue[o.uid]; !ok {
+			order = append(order, o.uid)
+		}
+		byQueue[o.uid] = append(byQueue[o.uid], i)
+	}
+	shared := map[string][]byte{} // segment bytes by the message indexes they hold
+	for _, uid := range order {
+		idx := byQueue[uid]
+		first := outs[idx[0]].seq
+		keys = append(keys, queueKey(uid, first))
+		if len(idx) == 1 {
+			vals = append(vals, enc[outs[idx[0]].msg])
+			continue
+		}
+		sig := make([]byte, 0, 4*len(idx))
+		for _, i := range idx {
+			sig = binary.AppendUvarint(sig, uint64(outs[i].msg))
+		}
+		v, ok := shared[string(sig)]
+		if !ok {
+			seqs := make([]uint64, len(idx))
+			recs := make([][]byte, len(idx))
+			n := 16
+			for j, i := range idx {
+				seqs[j], recs[j] = outs[i].seq, enc[outs[i].msg]
+				n += len(recs[j]) + 10
+			}
+			v = appendSegment(make([]byte, 0, n), seqs, recs)
+			shared[string(sig)] = v
+		}
+		vals = append(vals, v)
+		for j, i := range idx {
+			outs[i].ref = storedRef{seg: first, idx: j}
+		}
+	}
+	return keys, vals
 }
 
 // Publish stores messages on a topic and returns their ids once every
@@ -91,15 +147,33 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 		return nil, errTopicNotFound
 	}
 	now := e.now().UTC()
+	// One allocation each for the messages, their records and their
+	// ids (one string, sliced), not one per message.
 	ids := make([]string, len(msgs))
 	stored := make([]*Message, len(msgs))
+	copies := make([]Message, len(msgs))
+	recs := make([]record, len(msgs))
+	first := e.lastID + 1
+	e.lastID += uint64(len(msgs))
+	digits := make([]byte, 0, len(msgs)*(len(strconv.FormatUint(e.lastID, 10))))
+	ends := make([]int, len(msgs))
+	for i := range msgs {
+		digits = strconv.AppendUint(digits, first+uint64(i), 10)
+		ends[i] = len(digits)
+	}
+	allIDs := string(digits)
 	outs := make([]fanout, 0, len(msgs)*(len(t.subs)+len(t.snaps)))
 	for i, m := range msgs {
-		e.lastID++
-		seq := e.lastID
-		c := &Message{ID: strconv.FormatUint(seq, 10), Data: m.Data, Attributes: maps.Clone(m.Attributes), OrderingKey: m.OrderingKey, PublishTime: now}
+		seq := first + uint64(i)
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		c := &copies[i]
+		*c = Message{ID: allIDs[from:ends[i]], Data: m.Data, Attributes: maps.Clone(m.Attributes), OrderingKey: m.OrderingKey, PublishTime: now}
 		ids[i], stored[i] = c.ID, c
-		rec := &record{Msg: c}
+		rec := &recs[i]
+		rec.Msg = c
 		for _, s := range t.subs {
 			if s.cfg.Detached || !s.filter.Matches(c.Attributes) {
 				continue
@@ -115,16 +189,22 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 	e.mu.Unlock()
 
 	// Encode here, in the publisher's goroutine, so the one commit
-	// goroutine only writes.
-	keys := make([][]byte, len(outs))
-	vals := make([][]byte, len(outs))
-	enc := make([][]byte, len(msgs)) // each message encoded once, shared by its queues
-	for i, o := range outs {
-		if enc[o.msg] == nil {
-			enc[o.msg] = encodeRecord(o.rec)
+	// goroutine only writes: each message once, then one value per
+	// queue (a segment when it gets several messages, see segment.go).
+	enc := make([][]byte, len(msgs))
+	if len(outs) > 0 {
+		n := 0
+		for i := range recs {
+			n += recordSize(&recs[i])
 		}
-		keys[i], vals[i] = queueKey(o.uid, o.seq), enc[o.msg]
+		all := make([]byte, 0, n)
+		for i := range recs {
+			at := len(all)
+			all = appendRecord(all, &recs[i])
+			enc[i] = all[at:len(all):len(all)]
+		}
 	}
+	keys, vals := e.queueValues(outs, enc)
 	err := e.com.do(func(tx service.Tx) error {
 		for i := range keys {
 			if err := tx.Put(keys[i], vals[i]); err != nil {
@@ -141,7 +221,11 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 
 	e.mu.Lock()
 	touched := map[*subState]bool{}
-	for _, o := range outs {
+	var slab []entry
+	if err == nil {
+		slab = make([]entry, len(outs))
+	}
+	for i, o := range outs {
 		if o.s == nil {
 			continue
 		}
@@ -152,7 +236,7 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 		if !o.s.deleted && o.s.uid == o.uid {
 			o.s.backlog++
 		}
-		e.insert(o.s, o.uid, o.rec, o.seq)
+		e.insert(o.s, o.uid, o.rec, o.seq, o.ref, &slab[i])
 		touched[o.s] = true
 	}
 	for s := range touched {
@@ -294,21 +378,11 @@ func (e *Engine) AcknowledgeEach(sub string, ackIDs []string) (invalid []string,
 	if len(acked) == 0 {
 		return invalid, once, nil
 	}
-	err = e.com.do(func(tx service.Tx) error {
-		for _, en := range acked {
-			k := queueKey(uid, en.seq)
-			if retain {
-				if err := putRecord(tx, k, &record{Msg: en.msg, Acked: true}); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := tx.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	rs := make([]removed, len(acked))
+	for i, en := range acked {
+		rs[i] = removed{seq: en.seq, ref: en.ref, msg: en.msg}
+	}
+	err = e.com.do(func(tx service.Tx) error { return removeStored(tx, uid, rs, retain) })
 	e.emitAck(s, acked, "ack")
 	return invalid, once, err
 }
@@ -392,10 +466,11 @@ func ackErr(invalid []string, exactlyOnce bool, err error) error {
 // deadLetter is a message leaving a subscription for its dead-letter
 // topic.
 type deadLetter struct {
-	s     *subState
-	uid   string
-	en    *entry
-	topic string
+	s      *subState
+	uid    string
+	retain bool // the subscription retains acknowledged messages
+	en     *entry
+	topic  string
 }
 
 // deadLetterOf takes en, which used its delivery attempts, out of the
@@ -409,7 +484,7 @@ func (e *Engine) deadLetterOf(s *subState, en *entry) *deadLetter {
 	}
 	s.drop(en)
 	s.signal()
-	return &deadLetter{s: s, uid: s.uid, en: en, topic: dl.Topic}
+	return &deadLetter{s: s, uid: s.uid, retain: s.cfg.RetainAckedMessages, en: en, topic: dl.Topic}
 }
 
 // forward publishes a dead-lettered message to its topic with
@@ -433,12 +508,13 @@ func (e *Engine) forward(d deadLetter) {
 		e.mu.Lock()
 		if !d.s.deleted && d.s.uid == d.uid {
 			d.s.backlog++
-			d.s.add(&record{Msg: m, Attempts: d.en.attempts}, d.en.seq)
+			d.s.add(&record{Msg: m, Attempts: d.en.attempts}, d.en.seq, d.en.ref, nil)
 			d.s.signal()
 		}
 		e.mu.Unlock()
 		return
 	}
-	_ = e.com.do(func(tx service.Tx) error { return tx.Delete(queueKey(d.uid, d.en.seq)) })
+	gone := []removed{{seq: d.en.seq, ref: d.en.ref, drop: true}}
+	_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, d.uid, gone, d.retain) })
 	e.emitDeadLetter(d.s, d.en, d.topic)
 }

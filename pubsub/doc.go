@@ -6,9 +6,9 @@
 // dead-letter topics with max delivery attempts, retry policies,
 // retained acknowledged messages and Seek to a snapshot or a time.
 //
-// Every subscription's backlog lives in the service's Bucket (one record
-// per message and subscription, written before a publish is
-// acknowledged); memory holds a bounded window of it, refilled from the
+// Every subscription's backlog lives in the service's Bucket (one value
+// per publish and subscription, written before the publish is
+// acknowledged; acknowledgements of part of it are a bitmap beside it); memory holds a bounded window of it, refilled from the
 // Bucket as the window drains, so a large backlog, a slow push endpoint
 // or a client that never acknowledges cannot grow memory without bound
 // nor stall other subscriptions. With no Bucket (an in-memory sandbox)

@@ -234,14 +234,10 @@ func (e *Engine) load() error {
 			s.spilled = true
 			uids[r.UID] = true
 			n := 0
-			if err := tx.ForEach(queuePrefix(r.UID), func(_, v []byte) error {
-				if r.Config.RetainAckedMessages {
-					var rec record
-					if decodeRecord(v, &rec) == nil && rec.Acked {
-						return nil
-					}
+			if err := forEachQueued(tx, r.UID, 0, func(q *queued) error {
+				if !q.rec.Acked {
+					n++
 				}
-				n++
 				return nil
 			}); err != nil {
 				return err
@@ -263,18 +259,19 @@ func (e *Engine) load() error {
 	// queue) are dropped.
 	e.epoch++
 	return e.com.do(func(tx service.Tx) error {
-		var garbage [][]byte
-		if err := tx.ForEach([]byte("q/"), func(k, _ []byte) error {
-			uid := string(k[2 : len(k)-9])
-			if !uids[uid] {
-				garbage = append(garbage, queuePrefix(uid))
+		garbage := map[string]bool{}
+		for _, p := range []string{"q/", "k/"} {
+			if err := tx.ForEach([]byte(p), func(k, _ []byte) error {
+				if uid := string(k[2 : len(k)-9]); !uids[uid] {
+					garbage[uid] = true
+				}
+				return nil
+			}); err != nil {
+				return err
 			}
-			return nil
-		}); err != nil {
-			return err
 		}
-		for _, p := range garbage {
-			if err := tx.DeletePrefix(p); err != nil {
+		for uid := range garbage {
+			if err := deleteQueue(tx, uid); err != nil {
 				return err
 			}
 		}
@@ -319,7 +316,7 @@ func (e *Engine) Reset() error {
 	e.mu.Unlock()
 	if e.mem != nil {
 		if err := e.com.do(func(tx service.Tx) error {
-			for _, p := range []string{"t/", "s/", "n/", "q/"} {
+			for _, p := range []string{"t/", "s/", "n/", "q/", "k/"} {
 				if err := tx.DeletePrefix([]byte(p)); err != nil {
 					return err
 				}

@@ -20,7 +20,10 @@ import (
 //	n/<snapshot name>         a snapshot's record (config + queue uid)
 //	x/<schema name>           a Schema
 //	q/<uid>/<seq:8 bytes BE>  one message in one queue (a subscription's
-//	                          or a snapshot's): a record
+//	                          or a snapshot's): a record; or the messages
+//	                          of one publish from seq on: a segment
+//	k/<uid>/<seq:8 bytes BE>  a segment's acknowledged messages, a bitmap
+//	                          (segment.go)
 //	lastId                    the newest message id
 //	epoch                     bumped at every open; ack ids carry it
 //

@@ -2,7 +2,6 @@ package pubsub
 
 import (
 	"container/heap"
-	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -55,6 +54,7 @@ type entry struct {
 	notBefore time.Time
 	holder    *Stream
 	size      int
+	ref       storedRef // where the bucket holds it
 }
 
 type keyState struct{ busy int }
@@ -75,7 +75,9 @@ func (s *subState) name() string { return s.cfg.Name }
 
 // insert adds a committed message to memory unless it belongs to the
 // spilled part of the backlog.
-func (e *Engine) insert(s *subState, uid string, rec *record, seq uint64) {
+// en is the entry to fill (from a publish's slab of them), nil for a
+// new one.
+func (e *Engine) insert(s *subState, uid string, rec *record, seq uint64, ref storedRef, en *entry) {
 	delete(s.pending, seq)
 	if s.deleted || s.uid != uid || s.entries[seq] != nil {
 		return
@@ -91,11 +93,16 @@ func (e *Engine) insert(s *subState, uid string, rec *record, seq uint64) {
 		}
 		return
 	}
-	s.add(rec, seq)
+	s.add(rec, seq, ref, en)
 }
 
-func (s *subState) add(rec *record, seq uint64) {
-	en := &entry{seq: seq, msg: rec.Msg, attempts: rec.Attempts, size: rec.Msg.size()}
+// add puts a message in memory as a ready entry: en, or a new one when
+// nil.
+func (s *subState) add(rec *record, seq uint64, ref storedRef, en *entry) {
+	if en == nil {
+		en = &entry{}
+	}
+	*en = entry{seq: seq, msg: rec.Msg, attempts: rec.Attempts, size: rec.Msg.size(), ref: ref}
 	s.entries[seq] = en
 	s.ready.ReplaceOrInsert(en)
 }
@@ -108,28 +115,23 @@ func (e *Engine) fill(s *subState) {
 	want := e.opts.Window - len(s.entries)
 	stopped := errors.New("stop")
 	complete := true
-	prefix := queuePrefix(s.uid)
 	err := e.bucket.View(func(tx service.Tx) error {
-		return tx.ForEach(prefix, func(k, v []byte) error {
-			seq := binary.BigEndian.Uint64(k[len(prefix):])
-			if seq < s.spillFrom || s.entries[seq] != nil {
+		return forEachQueued(tx, s.uid, s.spillFrom, func(q *queued) error {
+			if s.entries[q.seq] != nil {
 				return nil
 			}
-			if s.pending[seq] || want == 0 {
+			if s.pending[q.seq] || want == 0 {
 				// A message being committed: its commit inserts it.
-				s.spillFrom = seq
+				s.spillFrom = q.seq
 				complete = false
 				return stopped
 			}
-			var rec record
-			if err := decodeRecord(v, &rec); err != nil {
-				return nil // unreadable: skip rather than wedge the queue
-			}
-			s.spillFrom = seq + 1
-			if rec.Acked {
+			s.spillFrom = q.seq + 1
+			if q.rec.Acked {
 				return nil
 			}
-			s.add(&rec, seq)
+			rec := q.rec
+			s.add(&rec, q.seq, q.ref, nil)
 			want--
 			return nil
 		})
@@ -206,11 +208,11 @@ func (e *Engine) take(s *subState, max int, maxBytes int64, lease time.Duration,
 // and in the bucket in the background (a crash before that only means
 // the next open drops them again).
 func (e *Engine) expireOld(s *subState, stale []*entry) {
-	uid := s.uid
-	seqs := make([]uint64, len(stale))
+	uid, retain := s.uid, s.cfg.RetainAckedMessages
+	rs := make([]removed, len(stale))
 	for i, en := range stale {
 		s.drop(en)
-		seqs[i] = en.seq
+		rs[i] = removed{seq: en.seq, ref: en.ref, drop: true}
 	}
 	e.emitAck(s, stale, OpRetention)
 	if e.closed {
@@ -219,14 +221,7 @@ func (e *Engine) expireOld(s *subState, stale []*entry) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		_ = e.com.do(func(tx service.Tx) error {
-			for _, q := range seqs {
-				if err := tx.Delete(queueKey(uid, q)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		_ = e.com.do(func(tx service.Tx) error { return removeStored(tx, uid, rs, retain) })
 	}()
 }
 
@@ -284,11 +279,17 @@ func (e *Engine) persistAttempts(s *subState, picked []*entry) func(service.Tx) 
 		return nil
 	}
 	uid := s.uid
-	recs := make([]record, len(picked))
-	seqs := make([]uint64, len(picked))
-	for i, en := range picked {
-		recs[i] = record{Msg: en.msg, Attempts: en.attempts}
-		seqs[i] = en.seq
+	var recs []record
+	var seqs []uint64
+	for _, en := range picked {
+		// A message stored in a segment (a subscription that gained its
+		// dead-letter policy after the publish) keeps its count in
+		// memory only: after a restart it may be delivered once more.
+		if en.ref.seg != 0 {
+			continue
+		}
+		recs = append(recs, record{Msg: en.msg, Attempts: en.attempts})
+		seqs = append(seqs, en.seq)
 	}
 	return func(tx service.Tx) error {
 		for i := range recs {

@@ -24,13 +24,21 @@ import (
 // record starting with '{' still is (decodeRecord reads both).
 const recordV1 = 1
 
-func encodeRecord(r *record) []byte {
+func encodeRecord(r *record) []byte { return appendRecord(make([]byte, 0, recordSize(r)), r) }
+
+// recordSize bounds the size of r encoded.
+func recordSize(r *record) int {
 	m := r.Msg
 	n := 32 + len(m.Data) + len(m.OrderingKey)
 	for k, v := range m.Attributes {
 		n += len(k) + len(v) + 10
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+// appendRecord appends r encoded to b.
+func appendRecord(b []byte, r *record) []byte {
+	m := r.Msg
 	b = append(b, recordV1)
 	var flags uint64
 	if r.Acked {

@@ -67,3 +67,57 @@ func TestSpillUnderConcurrentPublishes(t *testing.T) {
 		t.Fatalf("backlog %d after everything was acknowledged", b)
 	}
 }
+
+// TestSpillMixedSegmentsAndSingles: batches (stored as segments) and
+// single messages published concurrently, past a window far smaller than
+// the backlog, are all delivered exactly once.
+func TestSpillMixedSegmentsAndSingles(t *testing.T) {
+	e := newEngine(t, service.Env{Bucket: servicetest.NewBucket()}, Options{Window: 50})
+	mustTopicSub(t, e, &Subscription{Name: sb, Topic: tp})
+	const workers, per, batch = 6, 60, 7
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range per {
+				n := 1
+				if w%2 == 0 {
+					n = batch
+				}
+				msgs := make([]*Message, n)
+				for i := range msgs {
+					msgs[i] = &Message{Data: []byte("x")}
+				}
+				if _, err := e.Publish(tp, msgs); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := workers / 2 * per * (batch + 1)
+	st, err := e.OpenStream(sb, 60, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	seen := map[string]bool{}
+	for len(seen) < total {
+		rs, err := st.Receive(ctx)
+		if err != nil {
+			t.Fatalf("after %d of %d messages: %v", len(seen), total, err)
+		}
+		var ids []string
+		for _, r := range rs {
+			if seen[r.Message.ID] {
+				t.Fatalf("message %s delivered twice", r.Message.ID)
+			}
+			seen[r.Message.ID] = true
+			ids = append(ids, r.AckID)
+		}
+		if err := e.Acknowledge(sb, ids); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

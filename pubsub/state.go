@@ -82,11 +82,8 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 		var r record
 		for _, x := range qs {
 			b := []byte{'['}
-			if err := tx.ForEach(queuePrefix(x.uid), func(_, v []byte) error {
-				r = record{}
-				if err := decodeRecord(v, &r); err != nil {
-					return nil
-				}
+			if err := forEachQueued(tx, x.uid, 0, func(q *queued) error {
+				r = q.rec
 				if len(b) > 1 {
 					b = append(b, ',')
 				}
@@ -159,7 +156,7 @@ func (e *Engine) Restore(raw json.RawMessage) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	err := e.com.do(func(tx service.Tx) error {
-		for _, p := range []string{"t/", "s/", "n/", "q/", "x/"} {
+		for _, p := range []string{"t/", "s/", "n/", "q/", "k/", "x/"} {
 			if err := tx.DeletePrefix([]byte(p)); err != nil {
 				return err
 			}
@@ -269,13 +266,12 @@ func (e *Engine) Peek(sub string, max int) ([]*Message, error) {
 	e.mu.Unlock()
 	var out []*Message
 	err := e.bucket.View(func(tx service.Tx) error {
-		return tx.ForEach(queuePrefix(uid), func(_, v []byte) error {
+		return forEachQueued(tx, uid, 0, func(q *queued) error {
 			if len(out) >= max {
 				return errStop
 			}
-			var r record
-			if decodeRecord(v, &r) == nil && !r.Acked {
-				out = append(out, r.Msg)
+			if !q.rec.Acked {
+				out = append(out, q.rec.Msg)
 			}
 			return nil
 		})

@@ -108,8 +108,15 @@ func snapOut(s *pubsub.Snapshot) *pb.Snapshot {
 	return &pb.Snapshot{Name: s.Name, Topic: s.Topic, ExpireTime: timestamppb.New(s.Expire), Labels: s.Labels}
 }
 
-func messageIn(m *pb.PubsubMessage) *pubsub.Message {
-	return &pubsub.Message{Data: m.GetData(), Attributes: m.GetAttributes(), OrderingKey: m.GetOrderingKey()}
+// messagesIn converts a publish's messages, allocated at once.
+func messagesIn(ms []*pb.PubsubMessage) []*pubsub.Message {
+	out := make([]*pubsub.Message, len(ms))
+	in := make([]pubsub.Message, len(ms))
+	for i, m := range ms {
+		in[i] = pubsub.Message{Data: m.GetData(), Attributes: m.GetAttributes(), OrderingKey: m.GetOrderingKey()}
+		out[i] = &in[i]
+	}
+	return out
 }
 
 func messageOut(m *pubsub.Message) *pb.PubsubMessage {

@@ -130,11 +130,7 @@ func (p publisher) UpdateTopic(_ context.Context, r *pb.UpdateTopicRequest) (*pb
 }
 
 func (p publisher) Publish(_ context.Context, r *pb.PublishRequest) (*pb.PublishResponse, error) {
-	msgs := make([]*pubsub.Message, len(r.GetMessages()))
-	for i, m := range r.GetMessages() {
-		msgs[i] = messageIn(m)
-	}
-	ids, err := p.s.e.Publish(r.GetTopic(), msgs)
+	ids, err := p.s.e.Publish(r.GetTopic(), messagesIn(r.GetMessages()))
 	if err != nil {
 		return nil, grpcErr(err)
 	}

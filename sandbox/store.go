@@ -392,9 +392,12 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 			}
 			var err error
 			for _, c := range batch.changes {
-				if c.data == nil {
+				switch {
+				case c.prefix:
+					err = deletePrefix(b, []byte(c.path))
+				case c.data == nil:
 					err = b.Delete([]byte(c.path))
-				} else {
+				default:
 					err = b.Put([]byte(c.path), c.data)
 				}
 				if err != nil {
@@ -404,6 +407,17 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 		}
 		return nil
 	})
+}
+
+// deletePrefix deletes every key of b that begins with prefix.
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rotateWAL starts the next log file for the commits to come and closes
@@ -520,7 +534,7 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 	slab := make([]byte, 0, n)
 	size := 0
 	for i, c := range changes {
-		wc := walChange{path: c.Key}
+		wc := walChange{path: c.Key, prefix: c.Prefix && c.Value == nil}
 		if c.Value != nil {
 			at := len(slab)
 			slab = append(slab, c.Value...)

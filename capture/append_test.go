@@ -11,7 +11,12 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/storage"
 )
 
 // TestRecorderAppends: once the state is in the file, writes append
@@ -227,5 +232,187 @@ func TestRecorderAcrossReset(t *testing.T) {
 	}
 	if got := docsOf(t, fx); got != `{"c/b":{"i":2}}` {
 		t.Errorf("state after the reset: %s", got)
+	}
+}
+
+// TestRecorderAppendsDatabase: Realtime Database writes append their
+// locations' records (no line re-encodes a tree), and the file decodes to
+// the trees and rules the backend has, through the writes whose records
+// a flush sees together in any order: below a leaf, replacing a node
+// with a leaf, pruning emptied parents, a root primitive, rules.
+func TestRecorderAppendsDatabase(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	db, ok := sandbox.Lookup[*database.Database](b.Sandbox)
+	if !ok {
+		t.Fatal("no database")
+	}
+	admin := identity.AdminIdentity()
+	ns := database.DefaultNamespace(b.Project)
+	set := func(ns, path string, v any) {
+		t.Helper()
+		if _, err := db.Set(admin, ns, path, v, database.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(ns, "pre", map[string]any{"big": strings.Repeat("x", 1000)})
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []func(){
+		func() { set(ns, "a", "x") },
+		func() { set(ns, "a/b", 1.0) }, // below a leaf
+		func() { set(ns, "c/d/e", 1.0) },
+		func() { set(ns, "c/d/e", nil) }, // prunes c
+		func() { set(ns, "f", map[string]any{"g": 1.0, "h": 2.0}) },
+		func() { set(ns, "f", "leaf") }, // a node becomes a leaf
+		func() { set(ns, "f/g", nil) },  // nothing below a leaf
+		func() { set("other", "", 5.0) },
+		func() {
+			if err := db.SetRules("other", `{"rules": {".read": true}}`); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() { set(ns, "pre/n", 3.0) },
+	}
+	for i, step := range steps {
+		step()
+		if i%3 == 2 {
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, first) {
+		t.Fatalf("the file was rewritten, not appended to")
+	}
+	if appended := data[len(first):]; bytes.Contains(appended, []byte(`"service":"database","state"`)) || bytes.Contains(appended, []byte(strings.Repeat("x", 1000))) {
+		t.Errorf("a flush re-encoded a whole tree:\n%s", appended)
+	}
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed, err := database.New(service.Env{Project: b.Project}, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replayed.Restore(fx.Services["database"].State); err != nil {
+		t.Fatalf("restore the file's state: %v\n%s", err, fx.Services["database"].State)
+	}
+	got, _ := replayed.Snapshot()
+	want, _ := db.Snapshot()
+	if string(got) != string(want) {
+		t.Errorf("the file's database state:\n%s\nthe backend's:\n%s", got, want)
+	}
+}
+
+// TestRecorderAppendsStorage: Storage changes append the objects they
+// touched (a flush lists no untouched object again), and the file
+// decodes to the objects' metadata the backend has: uploads, an
+// overwrite, a metadata update, a delete.
+func TestRecorderAppendsStorage(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	st, ok := sandbox.Lookup[*storage.Engine](b.Sandbox)
+	if !ok {
+		t.Fatal("no storage")
+	}
+	admin := identity.AdminIdentity()
+	const bkt = "demo-bucket"
+	put := func(name, body, ctype string) {
+		t.Helper()
+		if _, err := st.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(body), MediaType: ctype}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		put(fmt.Sprintf("untouched-%02d", i), "x", "text/plain")
+	}
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("a.txt", "hello", "text/plain")
+	put("b.bin", "bytes", "application/octet-stream")
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	put("a.txt", "hello again", "text/markdown")
+	ctype := "image/png"
+	if _, err := st.Update(admin, bkt, "b.bin", storage.Attrs{ContentType: &ctype}, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	put("gone", "x", "text/plain")
+	if err := st.Delete(admin, bkt, "gone", storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, first) {
+		t.Fatalf("the file was rewritten, not appended to")
+	}
+	if appended := data[len(first):]; bytes.Contains(appended, []byte(`"service":"storage","state"`)) || bytes.Contains(appended, []byte("untouched-")) {
+		t.Errorf("a flush listed every object again:\n%s", appended)
+	}
+	fx, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed, err := storage.New(service.Env{Project: b.Project}, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replayed.Restore(fx.Services["storage"].State); err != nil {
+		t.Fatalf("restore the file's state: %v\n%s", err, fx.Services["storage"].State)
+	}
+	summary := func(objs []*storage.Object) string {
+		var s []string
+		for _, o := range objs {
+			s = append(s, fmt.Sprintf("%s/%s %s g%d m%d", o.Bucket, o.Name, o.ContentType, o.Generation, o.Metageneration))
+		}
+		return strings.Join(s, "\n")
+	}
+	if got, want := summary(replayed.Objects()), summary(st.Objects()); got != want {
+		t.Errorf("the file's objects:\n%s\nthe backend's:\n%s", got, want)
 	}
 }

@@ -187,11 +187,22 @@ func (n *node) set(key []string, v json.RawMessage) error {
 		return nil
 	}
 	if n.kids == nil {
+		raw := bytes.TrimSpace(n.raw)
+		if len(raw) > 0 && raw[0] != '{' && string(raw) != "null" {
+			// A record below a value that is not an object (a Realtime
+			// Database location written below what was a leaf) replaces
+			// it with an object holding the record, as that write did; a
+			// removal there finds nothing to remove.
+			if v == nil {
+				return nil
+			}
+			raw = nil
+		}
 		n.kids = map[string]*node{}
-		if len(n.raw) > 0 && string(n.raw) != "null" {
+		if len(raw) > 0 && string(raw) != "null" {
 			var m map[string]json.RawMessage
-			if err := json.Unmarshal(n.raw, &m); err != nil {
-				return fmt.Errorf("a record's key %q goes inside a value that is not an object", key[0])
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return fmt.Errorf("a record's key %q goes inside a value that is not a valid object: %v", key[0], err)
 			}
 			for k, r := range m {
 				n.kids[k] = &node{raw: r}

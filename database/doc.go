@@ -20,5 +20,7 @@
 // The engine owns the client protocol's semantics; server/database only
 // decodes REST and websocket frames into calls on a Database or a Conn and
 // encodes what comes back. It implements service.Service under the name
-// "database" and persists each mutation to its Bucket before acknowledging.
+// "database" and persists each mutation before acknowledging it: its
+// changed leaves as one record of its Log (the store's write-ahead log),
+// a namespace's own rules in its Bucket (persist.go).
 package database

@@ -110,7 +110,7 @@ type namespace struct {
 	lmu       sync.Mutex
 }
 
-// New creates a Database, restoring what env.Bucket holds.
+// New creates a Database, restoring what env.Bucket and env.Log hold.
 func New(env service.Env, opts Options) (*Database, error) {
 	if env.Now == nil {
 		env.Now = time.Now
@@ -669,16 +669,9 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		ns.root = setAt(ns.root, w.keys, vals[i])
 	}
 	if d.env.Bucket != nil {
-		if err := d.env.Bucket.Update(func(tx service.Tx) error {
-			for i, c := range changes {
-				if err := persist(tx, ns.name, shapes[i], ns.root, c.keys); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			// The transaction rolled back: the bucket has the state before
-			// this write, which the tree took in place. Rebuild from it.
+		if err := d.persistWrites(ns.name, shapes, ns.root, changes); err != nil {
+			// Nothing of the write is stored: the store has the state
+			// before it, which the tree took in place. Rebuild from it.
 			if rerr := d.reloadTree(ns); rerr != nil {
 				return nil, fmt.Errorf("persist %s: %w (and reloading the tree: %v)", joinPath(base), err, rerr)
 			}

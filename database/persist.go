@@ -5,33 +5,116 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pyric/pyric/sandbox/service"
 )
 
-// The bucket holds each namespace's tree as one key per leaf:
+// Each namespace's tree is stored as one key per leaf, in the Log's
+// space named after the namespace (written through the store's
+// write-ahead log: a write is one appended record, not a bbolt
+// transaction):
 //
-//	"d\x00<ns>\x00<path>"           → the leaf (JSON, {".value",".priority"} when it has a priority)
-//	"d\x00<ns>\x00<path>/.priority" → a node's priority
-//	"r\x00<ns>"                     → the namespace's own rules
+//	"<path>"           → the leaf (JSON, {".value",".priority"} when it has a priority)
+//	"<path>/.priority" → a node's priority
 //
-// with <path> "" for the root and "/a/b" below it. A write rewrites only
-// the subtree it changed, from its highest ancestor whose shape changed (a
-// leaf turned node, a node created or pruned), so its cost is the size of
-// what it wrote.
+// with <path> "/" for the root and "/a/b" below it. A namespace's own
+// rules are in the Bucket, under "r\x00<ns>". Without a Log (a caller
+// that gives only a Bucket) the leaves are in the Bucket, under
+// "d\x00<ns>\x00<path>" with <path> "" for the root — where versions
+// before the Log kept them, and where load finds them to move them into
+// the Log. A write rewrites only the subtree it changed, from its highest
+// ancestor whose shape changed (a leaf turned node, a node created or
+// pruned), so its cost is the size of what it wrote.
 
-func dataKey(ns string, keys []string) []byte {
-	p := ""
-	if len(keys) > 0 {
-		p = joinPath(keys)
+// leafPath is the stored path of the location at keys: "" for the root.
+func leafPath(keys []string) string {
+	if len(keys) == 0 {
+		return ""
 	}
-	return []byte("d\x00" + ns + "\x00" + p)
+	return joinPath(keys)
+}
+
+// treeWriter takes a write's changes to the stored leaves: a Bucket
+// transaction (bucketTree) or a Log record being built (logTree). Paths
+// are joinPath's ("" for the root).
+type treeWriter interface {
+	put(path string, v []byte) error
+	// clear deletes the leaf at path and every leaf below it.
+	clear(path string) error
+}
+
+// bucketTree writes namespace ns's leaves in a Bucket transaction.
+type bucketTree struct {
+	tx service.Tx
+	ns string
+}
+
+func bucketKey(ns, path string) []byte { return []byte("d\x00" + ns + "\x00" + path) }
+
+func (b bucketTree) put(path string, v []byte) error { return b.tx.Put(bucketKey(b.ns, path), v) }
+
+func (b bucketTree) clear(path string) error {
+	k := bucketKey(b.ns, path)
+	if err := b.tx.Delete(k); err != nil {
+		return err
+	}
+	return b.tx.DeletePrefix(append(k, '/'))
+}
+
+// logTree builds the Log record of one write.
+type logTree struct{ changes []service.LogChange }
+
+// logKey is a path's key in the Log: bbolt keys cannot be empty, so the
+// root's is "/" (no child's path is: a key is never empty).
+func logKey(path string) string {
+	if path == "" {
+		return "/"
+	}
+	return path
+}
+
+func (l *logTree) put(path string, v []byte) error {
+	l.changes = append(l.changes, service.LogChange{Key: logKey(path), Value: v})
+	return nil
+}
+
+func (l *logTree) clear(path string) error {
+	l.changes = append(l.changes, service.LogChange{Key: logKey(path)}, service.LogChange{Key: path + "/", Prefix: true})
+	return nil
+}
+
+// persistWrites stores the changes a write made to namespace ns (whose
+// tree is now root; shapes[i] is shapeAlong(changes[i].keys) of the tree
+// before it): one Log record, or one Bucket transaction without a Log.
+func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change) error {
+	if d.env.Log != nil {
+		var l logTree
+		for i, c := range changes {
+			if err := persist(&l, shapes[i], root, c.keys); err != nil {
+				return err
+			}
+		}
+		if len(l.changes) == 0 {
+			return nil
+		}
+		return d.env.Log.Append(ns, l.changes)
+	}
+	return d.env.Bucket.Update(func(tx service.Tx) error {
+		for i, c := range changes {
+			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // persist writes the change at keys to root; shape is shapeAlong(keys)
 // of the tree before the write.
-func persist(tx service.Tx, ns string, shape []bool, root any, keys []string) error {
+func persist(w treeWriter, shape []bool, root any, keys []string) error {
 	// Find the shallowest location along keys whose shape changed.
 	top := len(keys)
 	for i := 0; i < len(keys); i++ {
@@ -43,18 +126,13 @@ func persist(tx service.Tx, ns string, shape []bool, root any, keys []string) er
 		}
 	}
 	at := keys[:top]
-	k := dataKey(ns, at)
-	if err := tx.Delete(k); err != nil {
+	if err := w.clear(leafPath(at)); err != nil {
 		return err
 	}
-	prefix := append(append([]byte(nil), k...), '/')
-	if err := tx.DeletePrefix(prefix); err != nil {
-		return err
-	}
-	return putTree(tx, ns, at, getAt(root, at))
+	return putTree(w, at, getAt(root, at))
 }
 
-func putTree(tx service.Tx, ns string, keys []string, v any) error {
+func putTree(w treeWriter, keys []string, v any) error {
 	if v == nil {
 		return nil
 	}
@@ -64,31 +142,34 @@ func putTree(tx service.Tx, ns string, keys []string, v any) error {
 		if err != nil {
 			return err
 		}
-		return tx.Put(dataKey(ns, keys), b)
+		return w.put(leafPath(keys), b)
 	}
 	for k, c := range m {
 		ck := append(keys[:len(keys):len(keys)], k)
 		if k == ".priority" {
 			b, _ := json.Marshal(c)
-			if err := tx.Put(dataKey(ns, ck), b); err != nil {
+			if err := w.put(leafPath(ck), b); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := putTree(tx, ns, ck, c); err != nil {
+		if err := putTree(w, ck, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// load rebuilds every namespace from the bucket.
+// load rebuilds every namespace from the store: its rules from the
+// Bucket, its tree from the Log — after moving into the Log any leaves a
+// version before it left in the Bucket.
 func (d *Database) load() error {
 	if d.env.Bucket == nil {
 		return nil
 	}
 	raw := map[string]map[string]any{}
 	rules := map[string]string{}
+	legacy := map[string][]service.LogChange{}
 	err := d.env.Bucket.View(func(tx service.Tx) error {
 		if err := tx.ForEach([]byte("r\x00"), func(k, v []byte) error {
 			rules[string(k[2:])] = string(v)
@@ -103,19 +184,23 @@ func (d *Database) load() error {
 				return fmt.Errorf("malformed key %q", k)
 			}
 			ns, path := string(rest[:i]), string(rest[i+1:])
-			val, err := DecodeJSON(v)
-			if err != nil {
-				return fmt.Errorf("value at %s%s: %w", ns, path, err)
+			if d.env.Log != nil {
+				legacy[ns] = append(legacy[ns], service.LogChange{Key: logKey(path), Value: bytes.Clone(v)})
+				return nil
 			}
-			if raw[ns] == nil {
-				raw[ns] = map[string]any{}
-			}
-			placeRaw(raw[ns], path, val)
-			return nil
+			return placeLeaf(raw, ns, path, v)
 		})
 	})
 	if err != nil {
 		return fmt.Errorf("database: restore from bucket: %w", err)
+	}
+	if d.env.Log != nil {
+		if err := d.moveToLog(legacy); err != nil {
+			return fmt.Errorf("database: move the stored tree into the log: %w", err)
+		}
+		if err := d.loadLog(raw, ""); err != nil {
+			return fmt.Errorf("database: restore from the log: %w", err)
+		}
 	}
 	for name, r := range raw {
 		v, err := Normalize(unwrapRoot(r), nil, 0)
@@ -135,25 +220,78 @@ func (d *Database) load() error {
 	return nil
 }
 
-// reloadTree rebuilds one namespace's tree from the bucket: after a
-// failed persist, whose transaction rolled back, the bucket holds the
-// state before the write the live tree already took in place. Caller
-// holds ns.mu for writing.
-func (d *Database) reloadTree(ns *namespace) error {
-	raw := map[string]any{}
-	prefix := []byte("d\x00" + ns.name + "\x00")
-	err := d.env.Bucket.View(func(tx service.Tx) error {
-		return tx.ForEach(prefix, func(k, v []byte) error {
-			val, err := DecodeJSON(v)
-			if err != nil {
-				return fmt.Errorf("value at %s%s: %w", ns.name, k[len(prefix):], err)
-			}
-			placeRaw(raw, string(k[len(prefix):]), val)
+// placeLeaf decodes a stored leaf and places it in raw[ns] at path ("" for
+// the root).
+func placeLeaf(raw map[string]map[string]any, ns, path string, v []byte) error {
+	val, err := DecodeJSON(v)
+	if err != nil {
+		return fmt.Errorf("value at %s%s: %w", ns, path, err)
+	}
+	if raw[ns] == nil {
+		raw[ns] = map[string]any{}
+	}
+	placeRaw(raw[ns], path, val)
+	return nil
+}
+
+// loadLog places the leaves the Log holds into raw, of namespace only
+// (every namespace when "").
+func (d *Database) loadLog(raw map[string]map[string]any, only string) error {
+	return d.env.Log.Load(func(ns string, entries []service.LogChange) error {
+		if only != "" && ns != only {
 			return nil
-		})
+		}
+		for _, e := range entries {
+			path := e.Key
+			if path == "/" {
+				path = ""
+			}
+			if err := placeLeaf(raw, ns, path, e.Value); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// moveToLog appends the leaves a version before the Log left in the
+// Bucket to the Log, then deletes them from the Bucket. A crash between
+// the two leaves both copies, and the next start moves them again: no
+// write comes between, so they are the same.
+func (d *Database) moveToLog(legacy map[string][]service.LogChange) error {
+	if len(legacy) == 0 {
+		return nil
+	}
+	for _, ns := range slices.Sorted(maps.Keys(legacy)) {
+		if err := d.env.Log.Append(ns, legacy[ns]); err != nil {
+			return err
+		}
+	}
+	return d.env.Bucket.Update(func(tx service.Tx) error { return tx.DeletePrefix([]byte("d\x00")) })
+}
+
+// reloadTree rebuilds one namespace's tree from the store: after a
+// failed persist, the store holds the state before the write the live
+// tree already took in place. Caller holds ns.mu for writing.
+func (d *Database) reloadTree(ns *namespace) error {
+	all := map[string]map[string]any{}
+	var err error
+	if d.env.Log != nil {
+		err = d.loadLog(all, ns.name)
+	} else {
+		prefix := []byte("d\x00" + ns.name + "\x00")
+		err = d.env.Bucket.View(func(tx service.Tx) error {
+			return tx.ForEach(prefix, func(k, v []byte) error {
+				return placeLeaf(all, ns.name, string(k[len(prefix):]), v)
+			})
+		})
+	}
 	if err != nil {
 		return err
+	}
+	raw := all[ns.name]
+	if raw == nil {
+		raw = map[string]any{}
 	}
 	v, err := Normalize(unwrapRoot(raw), nil, 0)
 	if err != nil {

@@ -122,6 +122,7 @@ func Open(opts Options) (*Sandbox, error) {
 		sb.newID = randomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
+	defer pauseGC()()
 	if opts.DataDir != "" {
 		st, err := OpenStoreWith(opts.DataDir, StoreOptions{Sync: opts.Sync, Warn: opts.Warn})
 		if err != nil {

@@ -105,6 +105,7 @@ type storeCheck struct {
 	ps      int64
 	hwm     uint64
 	visited map[uint64]bool
+	free    []byte // the freelist's page ids (8 bytes each), checked after the tree
 }
 
 // run returns what is wrong with the file, or "".
@@ -126,7 +127,26 @@ func (c *storeCheck) run() string {
 			return p
 		}
 	}
-	return c.tree(m.root, 0, "the root bucket", nil, nil)
+	if p := c.tree(m.root, 0, "the root bucket", nil, nil); p != "" {
+		return p
+	}
+	return c.freePages()
+}
+
+// freePages checks the ids the freelist lists, once the tree is walked:
+// bbolt hands a listed page out to the next write, so one the tree uses
+// would be overwritten (silent loss), and one past the data is nonsense.
+func (c *storeCheck) freePages() string {
+	for at := 0; at+8 <= len(c.free); at += 8 {
+		id := binary.LittleEndian.Uint64(c.free[at:])
+		switch {
+		case id < 2 || id >= c.hwm:
+			return fmt.Sprintf("its freelist lists page %d, outside the data (pages 2..%d)", id, c.hwm-1)
+		case c.visited[id]:
+			return fmt.Sprintf("its freelist lists page %d as free, but the tree uses it (the next write would overwrite it)", id)
+		}
+	}
+	return ""
 }
 
 // meta returns the meta bbolt will use: the valid one with the higher txid.
@@ -278,6 +298,7 @@ func (c *storeCheck) freelist(id uint64) string {
 	if n > uint64(len(b)) || at+n*8 > uint64(len(b)) {
 		return fmt.Sprintf("freelist page %d lists %d pages, more than it can hold", id, n)
 	}
+	c.free = b[at : at+n*8]
 	return ""
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -60,7 +61,8 @@ func storeFixture(t testing.TB) ([]byte, int) {
 	return b, n
 }
 
-// reachablePages lists the pages of a sound file's tree, in order.
+// reachablePages lists the pages of a sound file's tree (and its
+// freelist), in order, without their overflow pages.
 func reachablePages(t *testing.T, path string) ([]uint64, int64, int64) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -73,12 +75,42 @@ func reachablePages(t *testing.T, path string) ([]uint64, int64, int64) {
 	if p := c.run(); p != "" {
 		t.Fatalf("fixture is damaged: %s", p)
 	}
-	var out []uint64
+	var all []uint64
 	for id := range c.visited {
-		out = append(out, id)
+		all = append(all, id)
 	}
-	slices.Sort(out)
+	slices.Sort(all)
+	// Only the first page of each: an overflow page's bytes are its
+	// first page's data, which no page check reads.
+	var out []uint64
+	for i := 0; i < len(all); i++ {
+		out = append(out, all[i])
+		hdr := make([]byte, pageHeaderSize)
+		if _, err := f.ReadAt(hdr, int64(all[i])*c.ps); err != nil {
+			t.Fatal(err)
+		}
+		i += int(binary.LittleEndian.Uint32(hdr[12:]))
+	}
 	return out, c.ps, int64(c.hwm) * c.ps
+}
+
+// listFree returns a copy of file b whose freelist lists page id too.
+func listFree(t *testing.T, b []byte, ps int64, id uint64) []byte {
+	t.Helper()
+	c := &storeCheck{f: bytes.NewReader(b), size: int64(len(b))}
+	m, problem := c.meta()
+	if problem != "" || m.freelist == noFreelist {
+		t.Fatalf("fixture has no freelist (%s)", problem)
+	}
+	b = slices.Clone(b)
+	fl := b[int64(m.freelist)*ps:]
+	n := binary.LittleEndian.Uint16(fl[10:])
+	if n >= 0xFFFF-1 || int64(pageHeaderSize+8*(int(n)+1)) > ps {
+		t.Fatalf("fixture's freelist is too long to extend (%d ids)", n)
+	}
+	binary.LittleEndian.PutUint64(fl[pageHeaderSize+8*int(n):], id)
+	binary.LittleEndian.PutUint16(fl[10:], n+1)
+	return b
 }
 
 // TestDamagedStore damages a store file in each way a crash, a bad disk or
@@ -138,6 +170,11 @@ func TestDamagedStore(t *testing.T) {
 			clear(b[int64(pages[len(pages)/2])*ps : int64(pages[len(pages)/2]+1)*ps])
 			return b
 		}, "overwritten"},
+		// bbolt hands a free page to the next write: one the tree uses
+		// would be overwritten, silently losing what it holds.
+		{"the freelist lists a page the tree uses", func(b []byte) []byte {
+			return listFree(t, b, ps, pages[len(pages)/2])
+		}, "its freelist lists page"},
 		{"not a store at all", func([]byte) []byte { return []byte(strings.Repeat("hello, world\n", 1000)) }, "not a readable Pyric store"},
 	}
 	for _, c := range cases {

@@ -55,7 +55,8 @@ import (
 // database name and its changes: uvarint-length-prefixed name, uvarint
 // count, and per change a kind byte (walPut, walDelete), the
 // length-prefixed path and, for a put, the length-prefixed document
-// encoding. Format 1 (walMagic1, earlier versions: no header sequence, no
+// encoding; a walDeletePrefix change (a service.LogChange with Prefix)
+// deletes every key that begins with its path. Format 1 (walMagic1, earlier versions: no header sequence, no
 // record sequence) is still read, so a data dir a crashed earlier version
 // left is replayed; the next log written is of format 2.
 const (
@@ -70,8 +71,9 @@ const (
 	walFrameSize  = 16 // length, crc, sequence
 	walFrame1Size = 8  // format 1: length, crc
 
-	walDelete byte = 0
-	walPut    byte = 1
+	walDelete       byte = 0
+	walPut          byte = 1
+	walDeletePrefix byte = 2 // every key beginning with the path
 
 	// walCheckpointBytes starts a checkpoint early when this much is
 	// logged but not yet applied, which bounds the memory the pending
@@ -87,8 +89,9 @@ var walCRC = crc32.MakeTable(crc32.Castagnoli)
 // walChange is one logged document state, kept until a checkpoint applies
 // it to the bbolt file.
 type walChange struct {
-	path string
-	data []byte // nil: deleted
+	path   string
+	data   []byte // nil: deleted
+	prefix bool   // with data nil: every key beginning with path is deleted
 }
 
 // walBatch is one logged commit batch of one database.
@@ -144,7 +147,10 @@ func appendWALRecord(buf []byte, seq uint64, db string, changes []walChange) []b
 	buf = binary.AppendUvarint(buf, uint64(len(changes)))
 	for _, c := range changes {
 		kind := walPut
-		if c.data == nil {
+		switch {
+		case c.prefix:
+			kind = walDeletePrefix
+		case c.data == nil:
 			kind = walDelete
 		}
 		buf = append(buf, kind)
@@ -197,6 +203,8 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 		c := walChange{path: string(path)}
 		switch kind {
 		case walDelete:
+		case walDeletePrefix:
+			c.prefix = true
 		case walPut:
 			data, err := str()
 			if err != nil {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 var walDB = firestore.DatabaseName{Project: "p", Database: "(default)"}
@@ -35,8 +37,13 @@ func crashedStore(t *testing.T, dir string, commits ...[]firestore.Change) {
 			t.Fatal(err)
 		}
 	}
-	// What kill -9 leaves: the log as written, the bbolt file without the
-	// records. Stop the checkpointer first so none runs.
+	abandon(st)
+}
+
+// abandon leaves st as kill -9 would: the log as written, the bbolt file
+// without the records not yet checkpointed.
+func abandon(st *Store) {
+	// Stop the checkpointer first so none runs.
 	close(st.stop)
 	<-st.stopped
 	st.walMu.Lock()
@@ -280,6 +287,49 @@ func TestWALKeepsEncodings(t *testing.T) {
 		want := fmt.Sprintf("value %d %s", i, strings.Repeat("z", i%50))
 		if err != nil || d == nil || d["v"] != want {
 			t.Fatalf("k/d%03d after reopen: %v (%v), want v=%q", i, d, err, want)
+		}
+	}
+}
+
+// TestLogDeletePrefix: a prefix deletion in a Log deletes every key it
+// covers (and no other) whether the keys are still in the log or already
+// checkpointed into the bbolt file, and a crash's replay applies it.
+func TestLogDeletePrefix(t *testing.T) {
+	t.Parallel()
+	puts := []service.LogChange{{Key: "/a", Value: []byte("1")}, {Key: "/a/b", Value: []byte("2")}, {Key: "/a/c", Value: []byte("3")},
+		{Key: "/ab", Value: []byte("4")}, {Key: "/b", Value: []byte("5")}}
+	del := []service.LogChange{{Key: "/a/", Prefix: true}, {Key: "/a", Value: []byte("6")}}
+	for _, checkpointed := range []bool{false, true} {
+		dir := t.TempDir()
+		st, err := OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Log("database").Append("ns", puts); err != nil {
+			t.Fatal(err)
+		}
+		if checkpointed {
+			st.checkpoint()
+		}
+		if err := st.Log("database").Append("ns", del); err != nil {
+			t.Fatal(err)
+		}
+		abandon(st) // kill -9: the deletion only in the log
+		st, err = OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		err = st.Log("database").Load(func(space string, entries []service.LogChange) error {
+			for _, e := range entries {
+				got[space+e.Key] = string(e.Value)
+			}
+			return nil
+		})
+		st.Close()
+		want := map[string]string{"ns/a": "6", "ns/ab": "4", "ns/b": "5"}
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("checkpointed %v: loaded %v, %v; want %v", checkpointed, got, err, want)
 		}
 	}
 }

@@ -13,6 +13,26 @@ import (
 // schema (service.TypedState): every object's metadata and bytes.
 type State struct {
 	Objects []StateObject `json:"objects"`
+	// Captured are objects' metadata without their bytes, by bucket and
+	// name: what a session capture appends object by object (Records).
+	// They are restored as objects with no bytes, after Objects.
+	Captured map[string]map[string]*Object `json:"captured,omitempty"`
+}
+
+// objects returns the state's objects, the captured ones (by bucket then
+// name) after Objects.
+func (s *State) objects() []StateObject {
+	out := s.Objects
+	for _, bkt := range sortedKeys(s.Captured) {
+		for _, name := range sortedKeys(s.Captured[bkt]) {
+			if o := s.Captured[bkt][name]; o != nil {
+				c := *o
+				c.Bucket, c.Name = bkt, name
+				out = append(out, StateObject{Object: c})
+			}
+		}
+	}
+	return out
 }
 
 // StateObject is one object of a State: its metadata and its bytes
@@ -95,6 +115,7 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			return fmt.Errorf("storage: restore: %w", err)
 		}
 	}
+	s.Objects = s.objects()
 	for i := range s.Objects {
 		o := &s.Objects[i].Object
 		if err := validate(o.Bucket, o.Name); err != nil {

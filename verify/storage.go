@@ -31,19 +31,31 @@ func objectView(v any) (*srules.Object, bool) { return storage.ObjectView(v) }
 
 func objKey(bucket, name string) string { return bucket + "/" + name }
 
-// storageState decodes a Storage service state ({objects: [...]}).
+// storageState decodes a Storage service state ({objects: [...]}, and
+// the objects a capture appended one by one, {captured: {bucket: {name:
+// metadata}}}: see storage.State).
 func storageState(raw json.RawMessage) (map[string]*srules.Object, error) {
 	out := map[string]*srules.Object{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return out, nil
 	}
 	var st struct {
-		Objects []map[string]any `json:"objects"`
+		Objects  []map[string]any                     `json:"objects"`
+		Captured map[string]map[string]map[string]any `json:"captured"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&st); err != nil {
-		return nil, &capture.Error{Path: "fixture.services.storage.state", Msg: "must be {objects: [...]}: " + err.Error()}
+		return nil, &capture.Error{Path: "fixture.services.storage.state", Msg: "must be {objects: [...], captured: {...}}: " + err.Error()}
+	}
+	for bkt, objs := range st.Captured {
+		for name, m := range objs {
+			if m == nil {
+				continue
+			}
+			m["bucket"], m["name"] = bkt, name
+			st.Objects = append(st.Objects, m)
+		}
 	}
 	for i, m := range st.Objects {
 		o, ok := objectView(m)

@@ -46,8 +46,10 @@ type Capturer interface {
 }
 
 // Records is a service whose state is a set of records (Firestore: one
-// per document) that a session capture appends one by one as they change,
-// instead of encoding the service's whole state again.
+// per document; the Realtime Database: the value at each written
+// location; Storage: one per object's metadata) that a session capture
+// appends one by one as they change, instead of encoding the service's
+// whole state again.
 type Records interface {
 	Service
 	// RecordChange names the record an event changed, as a token for

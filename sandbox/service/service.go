@@ -147,12 +147,14 @@ type Tx interface {
 // (Firestore's group commit) acknowledges the batch at the cost of one
 // write. The store checkpoints the records into its file in bulk and, at
 // the next start, replays what a crash left before the service reads.
-// Keys live in named spaces (Firestore: one per database); values are
-// whole states of their key, so replaying a record twice changes
-// nothing.
+// Keys live in named spaces (Firestore: one per database, the Realtime
+// Database: one per namespace); values are whole states of their key and
+// a prefix deletion deletes whatever the prefix covers, so replaying a
+// record twice changes nothing.
 type Log interface {
 	// Append durably records changes in space, in order: a change with a
-	// nil Value deletes its Key (an empty, non-nil Value is a value). It
+	// nil Value deletes its Key (an empty, non-nil Value is a value), or,
+	// with Prefix, every key that begins with Key. It
 	// keeps nothing of changes after it returns. An Append that returned
 	// nil survives kill -9; after one fails, every later Append fails.
 	Append(space string, changes []LogChange) error
@@ -162,10 +164,12 @@ type Log interface {
 	Load(fn func(space string, entries []LogChange) error) error
 }
 
-// LogChange is one key's new state in a Log.
+// LogChange is one key's new state in a Log, or the deletion of every
+// key beginning with Key (Prefix, with a nil Value).
 type LogChange struct {
-	Key   string
-	Value []byte // nil: deleted
+	Key    string
+	Value  []byte // nil: deleted
+	Prefix bool   // with a nil Value: every key beginning with Key is deleted
 }
 
 // DamagedError is a factory's report that what its Bucket or Log holds

@@ -1,0 +1,90 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/storage"
+)
+
+// BenchmarkFlushOneChange measures a capture flush after one change to a
+// Realtime Database of 10k leaves and to a Storage of 1,000 objects: the
+// bytes the flush appends (B-appended/op) beside the size of the
+// service's whole state line (B-state), which is what a flush appended
+// before the two services' records were appended one by one.
+func BenchmarkFlushOneChange(b *testing.B) {
+	admin := identity.AdminIdentity()
+	for _, svc := range []string{"database", "storage"} {
+		b.Run(svc, func(b *testing.B) {
+			be, err := backend.Start(backend.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Shutdown(context.Background())
+			db, _ := sandbox.Lookup[*database.Database](be.Sandbox)
+			st, _ := sandbox.Lookup[*storage.Engine](be.Sandbox)
+			ns := database.DefaultNamespace(be.Project)
+			change := func(i int) {}
+			switch svc {
+			case "database":
+				m := map[string]any{}
+				for i := range 10000 {
+					m[fmt.Sprintf("k%05d", i)] = map[string]any{"score": float64(i), "name": "player"}
+				}
+				if _, err := db.Set(admin, ns, "players", m, database.WriteOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				change = func(i int) {
+					if _, err := db.Set(admin, ns, fmt.Sprintf("players/k%05d/score", i%10000), float64(-i), database.WriteOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			case "storage":
+				for i := range 1000 {
+					if _, err := st.Put(admin, storage.PutRequest{Bucket: "bkt", Name: fmt.Sprintf("o%04d", i), Body: strings.NewReader("x")}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				change = func(i int) {
+					if _, err := st.Put(admin, storage.PutRequest{Bucket: "bkt", Name: fmt.Sprintf("o%04d", i%1000), Body: strings.NewReader("y")}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			path := filepath.Join(b.TempDir(), "s.json")
+			rec, err := Start(context.Background(), be.Sandbox, path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rec.Close()
+			if err := rec.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			state, err := serviceState(be.Sandbox.Service(svc))
+			if err != nil {
+				b.Fatal(err)
+			}
+			fi, _ := os.Stat(path)
+			before := fi.Size()
+			b.ResetTimer()
+			for i := range b.N {
+				change(i)
+				if err := rec.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			fi, _ = os.Stat(path)
+			b.ReportMetric(float64(fi.Size()-before)/float64(b.N), "B-appended/op")
+			b.ReportMetric(float64(len(state)), "B-state")
+		})
+	}
+}

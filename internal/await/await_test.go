@@ -14,7 +14,7 @@ type fatalRecorder struct {
 	msg string
 }
 
-func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Helper()                      {}
 func (r *fatalRecorder) Fatalf(f string, args ...any) { r.msg = fmt.Sprintf(f, args...) }
 
 func TestPollSeesACondition(t *testing.T) {

@@ -419,21 +419,19 @@ func TestDifferentialDeadLetter(t *testing.T) {
 			dead = r.ReceivedMessages
 			return len(dead) > 0
 		})
-		{
-			for _, m := range dead {
-				var keys []string
-				for k, v := range m.Message.Attributes {
-					switch k {
-					case "CloudPubSubDeadLetterSourceTopicPublishTime":
-						v = "<time>"
-					case "CloudPubSubDeadLetterSourceSubscription":
-						v = strings.TrimSuffix(v, id(""))
-					}
-					keys = append(keys, k+"="+v)
+		for _, m := range dead {
+			var keys []string
+			for k, v := range m.Message.Attributes {
+				switch k {
+				case "CloudPubSubDeadLetterSourceTopicPublishTime":
+					v = "<time>"
+				case "CloudPubSubDeadLetterSourceSubscription":
+					v = strings.TrimSuffix(v, id(""))
 				}
-				sort.Strings(keys)
-				out = append(out, fmt.Sprintf("dead letter %q %v", m.Message.Data, keys))
+				keys = append(keys, k+"="+v)
 			}
+			sort.Strings(keys)
+			out = append(out, fmt.Sprintf("dead letter %q %v", m.Message.Data, keys))
 		}
 		r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
 		if err != nil {

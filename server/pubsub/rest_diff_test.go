@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
 )
 
 // TestDifferentialREST sends the same REST calls to both servers and

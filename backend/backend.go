@@ -16,9 +16,12 @@
 // storage, resets it and keeps it in snapshots; and the tools loop over
 // the capabilities it implements (package sandbox/service): exports and
 // imports (snapshot), session captures, the MCP server's state
-// resources. TestServiceContract runs the shared contract suite
-// (servicetest.Run) on every registration of the table, with the sample
-// state the new service adds there.
+// resources, the Studio's pages, verify's replays. TestServiceContract
+// runs the shared contract suite (servicetest.Run: reset, snapshot and
+// restore, export and import, reopening after kill -9, typed state,
+// live rules, replay, Studio pages) on every registration of the table,
+// with the sample state the new service adds there; TestToyServiceInEveryTool
+// shows a service no tool knows appearing in each of them.
 package backend
 
 import (

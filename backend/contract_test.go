@@ -2,9 +2,12 @@ package backend_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/sandbox/service/servicetest"
 )
 
@@ -24,18 +27,35 @@ var contractSamples = map[string]string{
 	backend.Messaging: `{"lastId": 0, "tokens": [{"token": "tok-1", "project": "demo-pyric", "platform": "web", "createdAt": "2026-01-01T00:00:00.01Z"}], "messages": []}`,
 	backend.AI:        `{"seq": 0, "projects": {"demo-pyric": {"script": [{"text": "hi"}]}}}`,
 	backend.PubSub:    `{"lastId": "0", "topics": [{"name": "projects/demo-pyric/topics/orders"}], "subscriptions": [], "snapshots": []}`,
+	// Functions holds no data: its functions are code (see stateless).
+	backend.Functions: `{}`,
 }
+
+// stateless are the services whose one state is their sample.
+var stateless = map[string]bool{backend.Functions: true}
+
+// contractOptions turn on every service the backend can register:
+// Functions only registers for an app with codebases.
+var contractOptions = backend.Options{Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: []functions.Codebase{{Name: "default", Source: "."}}}}}
 
 // TestServiceContract runs the shared service-contract suite on every
 // registration the backend makes.
 func TestServiceContract(t *testing.T) {
-	for _, reg := range backend.Services(&backend.Options{}) {
+	regs := backend.Services(&contractOptions)
+	for _, reg := range regs {
 		t.Run(reg.Name, func(t *testing.T) {
 			sample, ok := contractSamples[reg.Name]
 			if !ok {
 				t.Fatalf("no contract sample for the %s service: add one to contractSamples", reg.Name)
 			}
-			servicetest.Run(t, reg, servicetest.Options{Sample: json.RawMessage(sample)})
+			servicetest.Run(t, reg, servicetest.Options{Sample: json.RawMessage(sample), Stateless: stateless[reg.Name]})
 		})
+	}
+	// Every service with a registration runs the suite: the endpoints
+	// without one (Hosting, Tasks, Eventarc) hold no state of their own.
+	for name := range contractSamples {
+		if !slices.ContainsFunc(regs, func(r service.Registration) bool { return r.Name == name }) {
+			t.Errorf("%s has a contract sample but the backend does not register it", name)
+		}
 	}
 }

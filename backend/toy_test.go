@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,12 +26,15 @@ import (
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/sandbox/service/servicetest"
 	"github.com/pyric/pyric/snapshot"
+	"github.com/pyric/pyric/studio"
 )
 
 // toy is a service that exists only in this test: a durable set of
-// named counters implementing every optional capability. It must appear
-// in snapshots, exports, captures and the MCP server's resources with no
-// edit in those tools.
+// named counters implementing the optional capabilities of the data
+// tools (typed state, state check, capture, export and import,
+// description, Studio pages; not rules, which it has none of). It must
+// appear in snapshots, exports, captures, the Studio and the MCP
+// server's resources with no edit in those tools.
 type toy struct {
 	mu     sync.Mutex
 	env    service.Env
@@ -128,6 +135,12 @@ func (t *toy) NewState() any { return &toyState{} }
 
 func (t *toy) Describe() string { return "Toy: named counters." }
 
+// StudioPages gives the toy a page of its own; with no view of its own
+// in the UI, the Studio draws its state with the generic one.
+func (t *toy) StudioPages() []service.StudioPage {
+	return []service.StudioPage{{Path: "/toy", Label: "Toy counters"}}
+}
+
 // CaptureState keeps only the counters' names.
 func (t *toy) CaptureState() (json.RawMessage, error) {
 	t.mu.Lock()
@@ -200,8 +213,8 @@ func toyCounts(t *testing.T, sb *sandbox.Sandbox) string {
 }
 
 // TestToyServiceInEveryTool: a service the tools have never heard of is
-// in the snapshot, the export, the capture and the MCP resources because
-// it implements their capabilities.
+// in the snapshot, the export, the capture, the Studio's route table and
+// the MCP resources because it implements their capabilities.
 func TestToyServiceInEveryTool(t *testing.T) {
 	dir := t.TempDir()
 	b := startWithToy(t, dir)
@@ -291,6 +304,28 @@ func TestToyServiceInEveryTool(t *testing.T) {
 		t.Errorf("toy resource: %+v (%v)", rr, err)
 	}
 
+	// Studio: a route in the table the navigation is drawn from, and its
+	// state on the generic page's endpoint.
+	sts := httptest.NewServer(studio.New(studio.Options{Sandbox: b.Sandbox}))
+	defer sts.Close()
+	var services struct {
+		Routes []studio.Route `json:"routes"`
+	}
+	getJSON(t, sts.URL+"/api/services", &services)
+	if !slices.ContainsFunc(services.Routes, func(r studio.Route) bool {
+		return r.Path == "/toy" && r.Service == toyName && r.Label == "Toy counters"
+	}) {
+		t.Errorf("no toy page in the Studio's routes: %+v", services.Routes)
+	}
+	var page struct {
+		Service string          `json:"service"`
+		State   json.RawMessage `json:"state"`
+	}
+	getJSON(t, sts.URL+"/api/service/"+toyName, &page)
+	if page.Service != toyName || !jsonEqual(page.State, want) {
+		t.Errorf("the toy's Studio page data: %+v", page)
+	}
+
 	// Durable: kept across a restart on the same data directory.
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -309,4 +344,21 @@ func jsonEqual(a json.RawMessage, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// getJSON GETs url and decodes its 200 answer into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
 }

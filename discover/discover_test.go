@@ -20,7 +20,7 @@ import (
 
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
-	srvfs "github.com/pyric/pyric/server/firestore"
+	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
 func seeded(t testing.TB, docs map[string]map[string]any) *sandbox.Sandbox {
@@ -382,7 +382,7 @@ func TestClientSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
+	port, _ := fsserver.NewPort(l, fsserver.New(fsserver.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
 	go port.Serve()
 	t.Cleanup(func() { port.Close() })
 	ctx := context.Background()

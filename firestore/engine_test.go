@@ -472,7 +472,7 @@ func TestTransactionCountersUnderContention(t *testing.T) {
 						return nil, err
 					}
 					n := r[0].GetFound().Fields["n"].GetIntegerValue()
-					time.Sleep(50 * time.Microsecond)
+					time.Sleep(50 * time.Microsecond) // widen the read-to-commit window so the transactions contend
 					return []*pb.Write{upd("c/counter", M("n", Int(n+1)))}, nil
 				})
 				if err != nil {

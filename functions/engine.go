@@ -223,8 +223,19 @@ func (e *Engine) Reset() error {
 // Snapshot is empty: the engine holds no data.
 func (e *Engine) Snapshot() (json.RawMessage, error) { return json.RawMessage(`{}`), nil }
 
-// Restore accepts any snapshot; there is nothing to restore.
-func (e *Engine) Restore(json.RawMessage) error { return nil }
+// Restore accepts the engine's one state, Snapshot's empty object (or
+// null), and refuses anything else: there is nothing to restore, but a
+// state that is not the engine's is a mistake to report, not to drop.
+func (e *Engine) Restore(state json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(state, &m); err != nil {
+		return fmt.Errorf("functions state: %w", err)
+	}
+	if len(m) != 0 {
+		return fmt.Errorf("functions state: the engine holds no data, got %s", state)
+	}
+	return nil
+}
 
 // Project is the project the functions run in.
 func (e *Engine) Project() string { return e.project }

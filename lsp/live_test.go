@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/lsp"
 )
 
@@ -71,19 +72,18 @@ func TestLiveSessionThroughHub(t *testing.T) {
 	uri := fileURI(filepath.Join(dir, "firestore.rules"))
 	c.open(uri, "firestore-rules", sample)
 	c.waitDiags(uri, 1)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var lenses []lsp.CodeLens
+	var lenses []lsp.CodeLens
+	if !await.Poll(20*time.Second, func() bool {
+		lenses = nil
 		c.call("textDocument/codeLens", lsp.DocumentParams{TextDocument: lsp.TextDocumentIdentifier{URI: uri}}, &lenses)
 		for _, l := range lenses {
 			if l.Command.Title == "session: 3 allowed, 0 denied" {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no lens from the live session: %+v", lenses)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no lens from the live session: %+v", lenses)
 	}
 }
 

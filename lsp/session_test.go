@@ -10,6 +10,7 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/lsp"
 )
 
@@ -138,21 +139,20 @@ func TestReplayLens(t *testing.T) {
 		t.Errorf("session fields after request.resource.data.: %v", fields)
 	}
 	writeLine := strings.Count(edited[:strings.Index(edited, "allow write")], "\n")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var lenses []lsp.CodeLens
+	var lenses []lsp.CodeLens
+	if !await.Poll(30*time.Second, func() bool {
+		lenses = nil
 		c.call("textDocument/codeLens", lsp.DocumentParams{TextDocument: lsp.TextDocumentIdentifier{URI: uri}}, &lenses)
 		for _, l := range lenses {
 			if strings.HasPrefix(l.Command.Title, "would change: create users/alice (uid alice) now-denied") {
 				if l.Range.Start.Line != writeLine {
 					t.Fatalf("the lens is on line %d, the allow write on %d", l.Range.Start.Line, writeLine)
 				}
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no replay lens: %+v", lenses)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no replay lens: %+v", lenses)
 	}
 }

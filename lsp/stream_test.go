@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/pyric/pyric/internal/await"
 	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -61,19 +63,24 @@ func TestMalformedMessages(t *testing.T) {
 		frame(`{"jsonrpc":"2.0","id":7,"method":"shutdown"}`),
 	}, "")
 	pr, pw := io.Pipe()
+	var out lockedBuffer
 	go func() {
 		pw.Write([]byte(in))
-		time.Sleep(500 * time.Millisecond) // let diagnostics be published
+		// Exit once the opened file's diagnostics and the answer to
+		// shutdown went out: an earlier exit ends the server before them.
+		await.Poll(10*time.Second, func() bool {
+			s := out.String()
+			return strings.Contains(s, "textDocument/publishDiagnostics") && strings.Contains(s, `"id":7`)
+		})
 		pw.Write([]byte(frame(`{"jsonrpc":"2.0","method":"exit"}`)))
 	}()
-	var out bytes.Buffer
 	s := New(Options{Debounce: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Serve(ctx, pr, &out); err != nil {
 		t.Fatal(err)
 	}
-	r := bufio.NewReader(&out)
+	r := bufio.NewReader(strings.NewReader(out.String()))
 	byID := map[string]map[string]any{}
 	var nullErrors []float64
 	for {
@@ -144,3 +151,21 @@ func FuzzServe(f *testing.F) {
 type noSessions struct{}
 
 func (noSessions) Session(string) *Session { return nil }
+
+// lockedBuffer is a bytes.Buffer the server writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

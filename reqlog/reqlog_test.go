@@ -15,6 +15,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -62,13 +63,9 @@ func runLog(t *testing.T, opts Options) (*event.Bus, *buf, func()) {
 func TestText(t *testing.T) {
 	bus, out, stop := runLog(t, Options{})
 	deny(t, bus)
-	deadline := time.Now().Add(5 * time.Second)
 	want := "pyric: DENY firestore create posts/p1 uid=alice rule L5:7: request.resource.data.title.size() < 20 → 27 < 20 is false ["
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log:\n%s\nwant a line containing %q", out.String(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !await.Poll(5*time.Second, func() bool { return strings.Contains(out.String(), want) }) {
+		t.Fatalf("log:\n%s\nwant a line containing %q", out.String(), want)
 	}
 	stop()
 }
@@ -76,12 +73,8 @@ func TestText(t *testing.T) {
 func TestJSON(t *testing.T) {
 	bus, out, stop := runLog(t, Options{JSON: true})
 	deny(t, bus)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), `"posts/p1"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !await.Poll(5*time.Second, func() bool { return strings.Contains(out.String(), `"posts/p1"`) }) {
+		t.Fatalf("log:\n%s", out.String())
 	}
 	stop()
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -129,12 +122,8 @@ func TestDatabaseDenial(t *testing.T) {
 	if _, err := db.Set(identity.NewUser("bob", nil), database.DefaultNamespace("p"), "/users/alice", "x", database.WriteOptions{}); err == nil {
 		t.Fatal("bob wrote alice's node")
 	}
-	deadline := time.Now().Add(5 * time.Second)
 	want := "pyric: DENY database set /users/alice uid=bob rule L2:14: auth.uid === $uid → 'bob' === 'alice' is false ["
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log:\n%s\nwant a line containing %q", out.String(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !await.Poll(5*time.Second, func() bool { return strings.Contains(out.String(), want) }) {
+		t.Fatalf("log:\n%s\nwant a line containing %q", out.String(), want)
 	}
 }

@@ -16,10 +16,12 @@
 // capabilities of sandbox/service it also gets a part in Emulator Suite
 // exports and imports (Exporter, Importer), its own state in session
 // captures (Capturer, or Records appended one by one), a checked
-// snapshot load (StateChecker) and a state resource in the MCP server
-// (Describer). Nothing in this package, in
-// snapshot, in capture's state or in the MCP server changes for it.
-// Lookup finds it, or the engine it wraps, by type.
+// snapshot load (StateChecker), a state resource in the MCP server
+// (Describer), pages in the Studio's navigation (Studio) and its recorded
+// requests decided again by verify (Replayer). Nothing in this package,
+// in snapshot, in capture's state, in the Studio's route table or in the
+// MCP server changes for it; servicetest.Run is the contract it is
+// tested against. Lookup finds it, or the engine it wraps, by type.
 package sandbox
 
 import (

@@ -13,6 +13,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -168,18 +169,13 @@ func TestWALCheckpoint(t *testing.T) {
 	}
 	st.stop, st.stopped = make(chan struct{}), make(chan struct{})
 	go st.maintain()
-	deadline := time.Now().Add(SyncInterval / 2)
-	for {
+	pending := func() int {
 		st.walMu.Lock()
-		n := st.pendingBytes
-		st.walMu.Unlock()
-		if n < walCheckpointBytes/2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bytes still pending: no early checkpoint", n)
-		}
-		time.Sleep(5 * time.Millisecond)
+		defer st.walMu.Unlock()
+		return st.pendingBytes
+	}
+	if !await.Poll(SyncInterval/2, func() bool { return pending() < walCheckpointBytes/2 }) {
+		t.Fatalf("%d bytes still pending: no early checkpoint", pending())
 	}
 }
 

@@ -91,7 +91,7 @@ func TestPortSniffsShortAndSlowRequests(t *testing.T) {
 				if _, err := c.Write([]byte{tc.req[i]}); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(tc.delay)
+				time.Sleep(tc.delay) // a slow client, byte by byte: what the case tests
 			}
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			status, err := bufio.NewReader(c).ReadString('\n')

@@ -23,6 +23,7 @@ import (
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
@@ -137,21 +138,28 @@ func TestBrowserDatabase(t *testing.T) {
 
 	// A write by someone else arrives live, and the value flashes; only
 	// the open nodes it can change read again (not /public).
+	// studioReads lists the paths the page read since seq.
+	studioReads := func(seq uint64) []string {
+		var paths []string
+		for _, ev := range e.b.Sandbox.Events().Since(seq, 1000) {
+			if ev.Kind == event.KindRequest && ev.Service == "database" && ev.Actor.Kind == event.ActorStudio {
+				paths = append(paths, ev.Path)
+			}
+		}
+		return paths
+	}
+	opened := e.b.Sandbox.Events().Seq()
 	run(t, ctx, "open public", clickJS(`button[aria-label="expand public"]`), waitText(ctx, `[data-path="/public/motd"]`, `"hello"`))
-	time.Sleep(300 * time.Millisecond)
+	// The read that opened /public is logged before the write below.
+	await.Until(t, 5*time.Second, func() bool { return slices.Contains(studioReads(opened), "/public") }, "the page's read of /public in the event log")
 	d, _ := sandbox.Lookup[*database.Database](e.b.Sandbox)
 	before := e.b.Sandbox.Events().Seq()
 	if _, err := d.Set(identity.AdminIdentity(), database.DefaultNamespace(d.Project()), "users/alice/age", 31, database.WriteOptions{Method: "set"}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, "live", waitText(ctx, `[data-path="/users/alice/age"]`, "31"))
-	time.Sleep(300 * time.Millisecond)
 	var reread []string
-	for _, ev := range e.b.Sandbox.Events().Since(before, 1000) {
-		if ev.Kind == event.KindRequest && ev.Service == "database" && ev.Actor.Kind == event.ActorStudio {
-			reread = append(reread, ev.Path)
-		}
-	}
+	await.Poll(5*time.Second, func() bool { reread = studioReads(before); return slices.Contains(reread, "/users/alice") })
 	if !slices.Contains(reread, "/users/alice") || slices.Contains(reread, "/public") {
 		t.Fatalf("after a write at /users/alice/age the page read %v", reread)
 	}

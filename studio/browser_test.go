@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -252,12 +253,12 @@ func TestBrowserFlows(t *testing.T) {
 		chromedp.Click(`button[aria-label="Switch theme"]`, chromedp.ByQuery),
 		chromedp.ActionFunc(func(ctx context.Context) error {
 			// Effects run after the next frame: poll until the theme is applied.
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				if err := chromedp.Evaluate(`document.documentElement.dataset.theme || ''`, &theme).Do(ctx); err != nil || theme == "dark" {
-					return err
-				}
-			}
-			return nil
+			var err error
+			await.Poll(5*time.Second, func() bool {
+				err = chromedp.Evaluate(`document.documentElement.dataset.theme || ''`, &theme).Do(ctx)
+				return err != nil || theme == "dark"
+			})
+			return err
 		}))
 	if theme != "dark" {
 		t.Fatalf("theme %q", theme)

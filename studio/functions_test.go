@@ -9,6 +9,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -152,24 +153,20 @@ func TestFunctionsAPI(t *testing.T) {
 		ID, CauseEventID, Outcome string
 		Logs                      []struct{ Severity, Text string }
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, 30*time.Second, func() bool {
 		page = fnPage{}
 		e.do(t, "GET", "/api/functions", nil, &page)
 		n := page.Functions[page.fn(t, "onNote")]
-		if len(n.Invocations) > 0 {
-			i := n.Invocations[0]
-			inv.ID, inv.CauseEventID, inv.Outcome, inv.Logs = i.ID, i.CauseEventID, i.Outcome, i.Logs
-			if !n.HasPayload {
-				t.Error("onNote ran but hasPayload is false")
-			}
-			break
+		if len(n.Invocations) == 0 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("onNote's invocation never listed")
+		i := n.Invocations[0]
+		inv.ID, inv.CauseEventID, inv.Outcome, inv.Logs = i.ID, i.CauseEventID, i.Outcome, i.Logs
+		if !n.HasPayload {
+			t.Error("onNote ran but hasPayload is false")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	}, "onNote's invocation to be listed")
 	if inv.Outcome != "ok" {
 		t.Errorf("onNote invocation: %+v", inv)
 	}

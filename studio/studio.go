@@ -38,6 +38,7 @@ import (
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // Endpoint is one running service endpoint, as the Home page shows it.
@@ -209,14 +210,12 @@ type apiError struct {
 	Details any    `json:"details,omitempty"`
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
+// api is how the Studio's API writes JSON: the adapters' one writer
+// (httpjson), in the Studio's style: never cached, HTML left unescaped.
+var api = httpjson.Style{Charset: "utf-8", Newline: true, RawHTML: true, Header: map[string]string{"Cache-Control": "no-store"}}
+
+// writeJSON answers status with v in the Studio's style.
+func writeJSON(w http.ResponseWriter, status int, v any) { api.JSON(w, status, v) }
 
 func fail(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, apiError{Error: msg})

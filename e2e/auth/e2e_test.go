@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
@@ -88,17 +89,16 @@ func startReference(t *testing.T, project string) string {
 		}
 		reference.cmd = cmd
 		url := fmt.Sprintf("http://127.0.0.1:%d", authPort)
-		deadline := time.Now().Add(180 * time.Second)
-		for time.Now().Before(deadline) {
+		if await.Poll(180*time.Second, func() bool {
 			resp, err := http.Get(url + "/")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					reference.url = url
-					return
-				}
+			if err != nil {
+				return false
 			}
-			time.Sleep(300 * time.Millisecond)
+			resp.Body.Close()
+			return resp.StatusCode == 200
+		}) {
+			reference.url = url
+			return
 		}
 		out, _ := os.ReadFile(filepath.Join(dir, "emulator.log"))
 		reference.err = fmt.Errorf("reference emulator did not start in 180s:\n%s", out)

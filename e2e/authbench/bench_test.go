@@ -33,6 +33,7 @@ import (
 	firebase "firebase.google.com/go/v4"
 	"google.golang.org/api/option"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 )
@@ -210,18 +211,12 @@ func startEmulator(t *testing.T) target {
 // waitHTTP waits until url answers 200.
 func waitHTTP(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	await.Until(t, 3*time.Minute, func() bool {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never answered 200", url)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, "%s to answer 200", url)
 }

@@ -38,12 +38,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"cloud.google.com/go/firestore"
+	gcfirestore "cloud.google.com/go/firestore"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	fsengine "github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/emulator"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
@@ -116,7 +116,7 @@ func Workload(ctx context.Context, cfg Config, addr string, cpu func() time.Dura
 	}
 	defer closeC()
 	col := c.Collection(fmt.Sprintf("bench%d", time.Now().UnixNano()))
-	doc := func(i int) *firestore.DocumentRef { return col.Doc(fmt.Sprintf("d%05d", i)) }
+	doc := func(i int) *gcfirestore.DocumentRef { return col.Doc(fmt.Sprintf("d%05d", i)) }
 	out := measured{cpu: cpu, results: map[string]Result{}}
 	out.run("set", func() Result {
 		return sequential(cfg.N, func(i int) error {
@@ -135,14 +135,14 @@ func Workload(ctx context.Context, cfg Config, addr string, cpu func() time.Dura
 	})
 	out.run("txn", func() Result {
 		return sequential(cfg.Txns, func(i int) error {
-			return c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+			return c.RunTransaction(ctx, func(ctx context.Context, tx *gcfirestore.Transaction) error {
 				d := doc(i % cfg.N)
 				s, err := tx.Get(d)
 				if err != nil {
 					return err
 				}
 				v, _ := s.DataAt("i")
-				return tx.Update(d, []firestore.Update{{Path: "i", Value: v.(int64) + 1}})
+				return tx.Update(d, []gcfirestore.Update{{Path: "i", Value: v.(int64) + 1}})
 			})
 		})
 	})
@@ -169,13 +169,13 @@ func (m measured) run(name string, f func() Result) {
 	m.results[name] = r
 }
 
-func client(ctx context.Context, addr string) (*firestore.Client, func(), error) {
+func client(ctx context.Context, addr string) (*gcfirestore.Client, func(), error) {
 	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithPerRPCCredentials(owner{}))
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := firestore.NewClient(ctx, "demo-bench", option.WithGRPCConn(conn))
+	c, err := gcfirestore.NewClient(ctx, "demo-bench", option.WithGRPCConn(conn))
 	if err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -212,7 +212,7 @@ func concurrent(ctx context.Context, cfg Config, addr, coll string) Result {
 		errs []error
 		wg   sync.WaitGroup
 	)
-	clients := make([]*firestore.Client, cfg.Clients)
+	clients := make([]*gcfirestore.Client, cfg.Clients)
 	for i := range clients {
 		c, closeC, err := client(ctx, addr)
 		if err != nil {
@@ -270,7 +270,7 @@ func summarize(lat []time.Duration, el time.Duration) Result {
 // ("pyric-durable": group commit, sync=batch — written before the ack,
 // fsync every second), or syncing every commit batch ("pyric-always").
 func StartPyric(name string) (*Target, error) {
-	opts := sandbox.Options{Project: "demo-bench", Services: []service.Registration{fsengine.Registration(fsengine.Options{})}}
+	opts := sandbox.Options{Project: "demo-bench", Services: []service.Registration{firestore.Registration(firestore.Options{})}}
 	notes := "in-process, --in-memory"
 	var dir string
 	if name != "pyric-memory" {
@@ -295,7 +295,7 @@ func StartPyric(name string) (*Target, error) {
 		sb.Close()
 		return nil, err
 	}
-	eng, _ := sandbox.Lookup[*fsengine.Engine](sb)
+	eng, _ := sandbox.Lookup[*firestore.Engine](sb)
 	fs := fsserver.New(fsserver.Options{Engine: eng, DefaultProject: "demo-bench"})
 	port, svc := fsserver.NewPort(l, fs)
 	go port.Serve()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/functions"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/cli"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
@@ -153,16 +154,11 @@ func TestScheduledFunctions(t *testing.T) {
 
 	t.Run("the clock reaches a tick", func(t *testing.T) {
 		// The scheduler waits for 10:10; let it arm its timer first.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		await.Poll(10*time.Second, func() bool {
 			clk.mu.Lock()
-			n := len(clk.waiters)
-			clk.mu.Unlock()
-			if n > 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			defer clk.mu.Unlock()
+			return len(clk.waiters) > 0
+		})
 		clk.Advance(3 * time.Minute)
 		want(t, "tickV2", seen(t, b, "tickV2-2026-12-06T10:10:00Z"), map[string]any{
 			"jobName": "firebase-schedule-tickV2-us-central1", "scheduleTime": "2026-12-06T10:10:00Z"})

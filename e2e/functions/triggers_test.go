@@ -23,6 +23,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/hosting"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -122,17 +123,15 @@ func mustJSON(v any) []byte {
 func seen(t *testing.T, b *backend.Backend, id string) map[string]any {
 	t.Helper()
 	url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/seen/%s", b.Addr(backend.Firestore), project, id)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		status, doc := call(t, "GET", url, "owner", "", nil)
-		if status == 200 {
-			return plain(doc["fields"]).(map[string]any)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("seen/%s never written (last answer %d %v)", id, status, doc)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var status int
+	var doc map[string]any
+	if !await.Poll(30*time.Second, func() bool {
+		status, doc = call(t, "GET", url, "owner", "", nil)
+		return status == 200
+	}) {
+		t.Fatalf("seen/%s never written (last answer %d %v)", id, status, doc)
 	}
+	return plain(doc["fields"]).(map[string]any)
 }
 
 // plain turns Firestore REST values into JSON values.

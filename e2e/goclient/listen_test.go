@@ -10,6 +10,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/server/firestore/fstest"
 )
@@ -214,17 +215,12 @@ func TestListenResumeAfterReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s2 *fstest.Server
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		func() {
-			defer func() { recover() }()
-			s2 = fstest.Start(&quietTB{TB: t}, fstest.Options{Sandbox: s1.Sandbox, Addr: s1.Addr, Rules: rules})
-		}()
-		if s2 != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The old listener's port may take a moment to be free again.
+	await.Poll(5*time.Second, func() bool {
+		defer func() { recover() }()
+		s2 = fstest.Start(&quietTB{TB: t}, fstest.Options{Sandbox: s1.Sandbox, Addr: s1.Addr, Rules: rules})
+		return s2 != nil
+	})
 	if s2 == nil {
 		t.Fatalf("could not restart on %s", s1.Addr)
 	}

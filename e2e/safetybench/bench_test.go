@@ -195,7 +195,7 @@ func TestBench(t *testing.T) {
 			if r := rss(pid); r > peak.Load() {
 				peak.Store(r)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the RSS sampling interval
 		}
 	})
 	var heavy sync.WaitGroup

@@ -172,7 +172,7 @@ func probeAll(ctx context.Context, ports map[string]string, c probeCase) func() 
 					mu.Unlock()
 					return
 				}
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // the probe interval is the measurement's resolution
 			}
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("%s (%s) never answered correctly: %v", name, addr, problem))

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	srv "github.com/pyric/pyric/server/storage"
@@ -102,16 +103,11 @@ func TestUploadsSurviveKill9(t *testing.T) {
 			}
 		}()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	await.Poll(20*time.Second, func() bool {
 		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 60 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling the counter, not synchronizing
-	}
+		defer mu.Unlock()
+		return len(acked) >= 60
+	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func BenchmarkBuildLatency(b *testing.B) {
 				s.GetAt(fmt.Sprintf("c/d%06d", r.IntN(n)), s.ReadTime())
 				s.RUnlock()
 				reads = append(reads, time.Since(t0))
-				time.Sleep(50 * time.Microsecond)
+				time.Sleep(50 * time.Microsecond) // pacing: a client's think time
 			}
 		}()
 		go func() {
@@ -71,7 +71,7 @@ func BenchmarkBuildLatency(b *testing.B) {
 				t0 := time.Now()
 				commitDocs(b, s, map[string]map[string]*pb.Value{fmt.Sprintf("c/d%06d", i): fieldsOf(r, i)})
 				writes = append(writes, time.Since(t0))
-				time.Sleep(50 * time.Microsecond)
+				time.Sleep(50 * time.Microsecond) // pacing: a client's think time
 			}
 		}()
 		wg.Wait()
@@ -82,14 +82,14 @@ func BenchmarkBuildLatency(b *testing.B) {
 		var rd, wr, worst time.Duration
 		done := make(chan struct{})
 		go func() { rd, wr, worst = traffic(stop); close(done) }()
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // traffic in its steady state before the measured step
 		during()
 		close(stop)
 		<-done
 		return rd, wr, worst
 	}
 	for range b.N {
-		qr, qw, qm := measure(func() { time.Sleep(time.Second) })
+		qr, qw, qm := measure(func() { time.Sleep(time.Second) }) // a quiet second: the baseline
 		var took time.Duration
 		br, bw, bm := measure(func() {
 			t0 := time.Now()
@@ -106,7 +106,7 @@ func BenchmarkBuildLatency(b *testing.B) {
 				s.build(ix)
 			}
 			s.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // traffic measured while the builds run in the background
 		})
 		us := func(d time.Duration) float64 { return float64(d.Microseconds()) }
 		b.ReportMetric(us(qr), "quiet-read-p99-µs")

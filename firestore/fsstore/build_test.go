@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
+	"github.com/pyric/pyric/internal/await"
 )
 
 func intV(n int) *pb.Value {
@@ -92,6 +93,7 @@ func TestBuildBesideWrites(t *testing.T) {
 			var overlapped atomic.Int64
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
+			var commits atomic.Int64
 			for w := range 2 {
 				wg.Add(1)
 				go func() {
@@ -110,7 +112,8 @@ func TestBuildBesideWrites(t *testing.T) {
 							f = nil
 						}
 						commitDocs(t, s, map[string]map[string]*pb.Value{rel: f})
-						time.Sleep(20 * time.Microsecond) // a client's round trip
+						commits.Add(1)
+						time.Sleep(20 * time.Microsecond) // pacing: a client's round trip
 						s.fidxMu.Lock()
 						if len(s.building) > 0 {
 							overlapped.Add(1)
@@ -119,7 +122,7 @@ func TestBuildBesideWrites(t *testing.T) {
 					}
 				}()
 			}
-			time.Sleep(10 * time.Millisecond) // writers running
+			await.Until(t, 10*time.Second, func() bool { return commits.Load() >= 4 }, "the writers to commit")
 			s.Lock()
 			s.Declare(ds)
 			s.Unlock()

@@ -45,7 +45,7 @@ func (r *recorder) deliver(ctx context.Context, fn string, payload []byte) error
 		return fmt.Errorf("delivery of %s without its cause: %+v", doc, c)
 	}
 	if r.delay > 0 {
-		time.Sleep(r.delay)
+		time.Sleep(r.delay) // a slow delivery, which the test sets up
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

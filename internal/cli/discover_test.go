@@ -10,7 +10,7 @@ import (
 
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
-	srvfs "github.com/pyric/pyric/server/firestore"
+	fsserver "github.com/pyric/pyric/server/firestore"
 )
 
 // TestFirestoreDiscover runs `pyric firestore discover` against pyric's
@@ -35,7 +35,7 @@ func TestFirestoreDiscover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, _ := srvfs.NewPort(l, srvfs.New(srvfs.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
+	port, _ := fsserver.NewPort(l, fsserver.New(fsserver.Options{Engine: testfs.Of(sb).Engine, DefaultProject: sandbox.DefaultProject}))
 	go port.Serve()
 	defer port.Close()
 

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -51,12 +52,8 @@ func (s *syncBuffer) String() string {
 // waitFor polls the buffer until it contains want.
 func (s *syncBuffer) waitFor(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr never contained %q:\n%s", want, s.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !await.Poll(10*time.Second, func() bool { return strings.Contains(s.String(), want) }) {
+		t.Fatalf("stderr never contained %q:\n%s", want, s.String())
 	}
 }
 
@@ -225,16 +222,12 @@ func TestServeWithoutRulesDeniesClients(t *testing.T) {
 	}
 	// The file appears: it is loaded.
 	os.WriteFile(filepath.Join(dir, "firestore.rules"), []byte(openRules), 0o644)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := goClient(t, s.Firestore, s.Project, "").Doc("a/b").Get(ctx)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rules file never picked up: %v\n%s", err, s.stderr)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// err is the last read's error, shown if the file is never picked up.
+	if !await.Poll(10*time.Second, func() bool {
+		_, err = goClient(t, s.Firestore, s.Project, "").Doc("a/b").Get(ctx)
+		return err == nil
+	}) {
+		t.Fatalf("rules file never picked up: %v\n%s", err, s.stderr)
 	}
 }
 

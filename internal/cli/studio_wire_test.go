@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/pyric/pyric/internal/await"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,12 +55,7 @@ func TestServeStudioRulesStatus(t *testing.T) {
 		t.Fatalf("storage rules: %+v", st)
 	}
 	os.WriteFile(storagePath, []byte("rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o { allow read: if true; }\n}\n"), 0o644)
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if st = statuses()["storage"]; st.State == "live" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fixed storage.rules never became live: %+v", st)
-		}
+	if !await.Poll(15*time.Second, func() bool { st = statuses()["storage"]; return st.State == "live" }) {
+		t.Fatalf("the fixed storage.rules never became live: %+v", st)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/needs"
 )
 
@@ -57,16 +58,11 @@ func TestLauncherJarRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	await.Until(t, 90*time.Second, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err == nil {
 			c.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the emulator started from %s does not listen on %d", launcher, port)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil
+	}, "the emulator started from %s to listen on %d", launcher, port)
 }

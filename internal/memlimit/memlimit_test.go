@@ -1,6 +1,7 @@
 package memlimit
 
 import (
+	"github.com/pyric/pyric/internal/await"
 	"math"
 	"os"
 	"runtime"
@@ -66,12 +67,12 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 func waitLimit(t *testing.T, ok func(int64) bool) int64 {
 	t.Helper()
 	var l int64
-	for range 200 {
+	await.Poll(2*time.Second, func() bool {
 		if l = debug.SetMemoryLimit(-1); l != math.MaxInt64 && ok(l) {
-			return l
+			return true
 		}
-		time.Sleep(10 * time.Millisecond)
-		runtime.GC()
-	}
+		runtime.GC() // the finalizer that sets the limit runs after a GC
+		return false
+	})
 	return l
 }

@@ -183,6 +183,7 @@ func TestBlockingFunctionErrors(t *testing.T) {
 	// What firebase-functions' wrapHandler answers for
 	// `throw new HttpsError("invalid-argument", "Unauthorized email")`.
 	httpsError := `{"error":{"message":"Unauthorized email","status":"INVALID_ARGUMENT"}}`
+	slowCalled := make(chan struct{}, 1) // a call to the slow function began
 	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
 		rec, _ := c["user_record"].(map[string]any)
 		switch rec["email"] {
@@ -191,6 +192,11 @@ func TestBlockingFunctionErrors(t *testing.T) {
 		case "off@x.com":
 			return 200, `{"userRecord":{"disabled":true,"updateMask":"disabled"}}`
 		case "slow@x.com":
+			select {
+			case slowCalled <- struct{}{}:
+			default:
+			}
+			// The function outlasting the 300ms deadline is what is tested.
 			time.Sleep(time.Second)
 		case "nomask@x.com":
 			return 200, `{"userRecord":{"displayName":"x"}}`
@@ -227,12 +233,20 @@ func TestBlockingFunctionErrors(t *testing.T) {
 		}
 	}
 	// While a call waits on the slow function, other requests proceed.
+	select { // the call the cases made
+	case <-slowCalled:
+	default:
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"slow@x.com","password":"secret1"}`)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-slowCalled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow blocking function was never called")
+	}
 	start := time.Now()
 	if st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{}`); st != 200 {
 		t.Errorf("anonymous sign-up during a slow blocking call: %d %v", st, m)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/sandbox/service"
 	server "github.com/pyric/pyric/server/database"
 )
@@ -82,7 +83,8 @@ func TestInFlightBudget(t *testing.T) {
 	body := `"` + strings.Repeat("x", int(size)-2) + `"`
 	// The first write declares 700 KiB and sends half of it.
 	slow := rawRequest(t, addr, "PUT /slow.json?ns=demo", size, body[:size/2])
-	time.Sleep(200 * time.Millisecond)
+	h := srv.Config.Handler.(*server.Handler)
+	await.Until(t, 5*time.Second, func() bool { return server.InFlightBytes(h) >= size }, "the slow write to take its %d bytes of the budget", size)
 	r := do(t, srv, "PUT", "/second.json?ns=demo", body)
 	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "in flight") {
 		t.Errorf("second write past the budget: %d %s", r.status, r.body)
@@ -97,12 +99,10 @@ func TestInFlightBudget(t *testing.T) {
 	// The first releases its bytes as its handler returns, just after
 	// its answer went out.
 	var r2 resp
-	for range 50 {
-		if r2 = do(t, srv, "PUT", "/second.json?ns=demo", body); r2.status != 503 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Poll(time.Second, func() bool {
+		r2 = do(t, srv, "PUT", "/second.json?ns=demo", body)
+		return r2.status != 503
+	})
 	if r2.status != 200 {
 		t.Errorf("after the first finished: %d %.100s", r2.status, r2.body)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pyric/pyric/internal/await"
+	server "github.com/pyric/pyric/server/database"
 )
 
 // TestLongPollUpgrade drives the switch from long polling to a websocket
@@ -99,16 +101,12 @@ func TestLongPollUpgrade(t *testing.T) {
 		t.Fatalf("onDisconnect ran when the long poll ended: presence %s", r.body)
 	}
 	_ = ws.Close(websocket.StatusNormalClosure, "")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := do(t, srv, "GET", "/public/presence.json?ns=demo-default-rtdb", "", "Authorization", "Bearer owner")
-		if r.body == `"gone"` {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("onDisconnect did not run when the socket ended: presence %s", r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var presence string
+	if !await.Poll(5*time.Second, func() bool {
+		presence = do(t, srv, "GET", "/public/presence.json?ns=demo-default-rtdb", "", "Authorization", "Bearer owner").body
+		return presence == `"gone"`
+	}) {
+		t.Fatalf("onDisconnect did not run when the socket ended: presence %s", presence)
 	}
 }
 
@@ -144,6 +142,7 @@ func TestLongPollUpgradeReleasesHeldPoll(t *testing.T) {
 		t.Fatalf("start: %s", r.body)
 	}
 	id, pw, sessionID := m[1], m[2], m[3]
+	h := srv.Config.Handler.(*server.Handler)
 	// held starts a poll with nothing to send, which the server holds,
 	// and returns a channel that gets its answer.
 	held := func() <-chan string {
@@ -151,7 +150,7 @@ func TestLongPollUpgradeReleasesHeldPoll(t *testing.T) {
 		go func() {
 			ch <- do(t, srv, "GET", fmt.Sprintf("/.lp?id=%s&pw=%s&ser=2", url.QueryEscape(id), url.QueryEscape(pw)), "").body
 		}()
-		time.Sleep(100 * time.Millisecond) // let the server hold it
+		await.Until(t, 5*time.Second, func() bool { return server.PollHeld(h, id) }, "the server to hold the poll")
 		return ch
 	}
 	answered := func(ch <-chan string, when string) {

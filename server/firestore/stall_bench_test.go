@@ -59,7 +59,7 @@ func BenchmarkReadDuringHasAllWrites(b *testing.B) {
 				b.Fatalf("read: %d", r.status)
 			}
 			out = append(out, time.Since(start))
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // pacing: a read a millisecond is the load measured
 		}
 		slices.Sort(out)
 		return out

@@ -9,6 +9,7 @@ import (
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/server/pubsub/pubsubtest"
 )
@@ -77,13 +78,16 @@ func TestKill9ConcurrentPublishers(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Kill it mid-stream, once enough publishes were confirmed for the
+	// test to prove something (with more in flight).
+	await.Until(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(confirmed) >= 200
+	}, "200 publishes confirmed before the kill")
 	srv.Kill()
 	stop()
 	wg.Wait()
-	if len(confirmed) < 50 {
-		t.Fatalf("only %d publishes confirmed before the kill; the test proves nothing", len(confirmed))
-	}
 
 	srv2 := e2etest.StartServe(t, dir, "--data-dir", dir+"/data")
 	c2 := pubsubtest.Client(t, srv2.PubSub, "crash")

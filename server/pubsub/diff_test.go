@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/pyric/pyric/internal/await"
 	engine "github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server/pubsub/pubsubtest"
@@ -62,17 +63,26 @@ func errText(err error) string {
 	return st.Code().String() + ": " + st.Message()
 }
 
-// differential runs fn against both servers and compares the
-// transcripts line by line.
+// differential runs fn against both servers with a gRPC client each
+// and compares the transcripts line by line.
 func differential(t *testing.T, fn func(t *testing.T, c *pubsub.Client, ids func(string) string) []string) {
+	t.Helper()
+	compareTargets(t, func(tg target, suffix string) []string {
+		c := pubsubtest.Client(t, tg.host, "diff-project")
+		return fn(t, c, func(s string) string { return s + "-" + suffix })
+	})
+}
+
+// compareTargets runs run against each target (given a suffix unique to
+// that run, to make its names with) and compares the transcripts line by
+// line: each differential test, gRPC or REST, starts the servers and
+// compares their answers here.
+func compareTargets(t *testing.T, run func(tg target, suffix string) []string) {
 	t.Helper()
 	var got [][]string
 	var names []string
 	for _, tg := range targets(t) {
-		c := pubsubtest.Client(t, tg.host, "diff-project")
-		prefix := unique("r")
-		ids := func(s string) string { return s + "-" + prefix }
-		got = append(got, fn(t, c, ids))
+		got = append(got, run(tg, unique("r")))
 		names = append(names, tg.name)
 	}
 	a, b := got[0], got[1]
@@ -284,20 +294,24 @@ func TestDifferentialPullAckModack(t *testing.T) {
 			t.Fatal(err)
 		}
 		out = append(out, fmt.Sprintf("published %d ids, decimal %v", len(res.MessageIds), allDecimal(res.MessageIds)))
-		pull := func(what string) []*pb.ReceivedMessage {
+		pullNow := func() []*pb.ReceivedMessage {
 			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
 			if err != nil {
 				t.Fatal(err)
 			}
+			return r.ReceivedMessages
+		}
+		show := func(what string, ms []*pb.ReceivedMessage) []*pb.ReceivedMessage {
 			var ds []string
-			for _, m := range r.ReceivedMessages {
+			for _, m := range ms {
 				ds = append(ds, fmt.Sprintf("%q%v attempt=%d ackid-ok=%v", m.Message.Data, m.Message.Attributes, m.DeliveryAttempt,
 					strings.HasPrefix(m.AckId, sub+":")))
 			}
 			sort.Strings(ds)
 			out = append(out, fmt.Sprintf("%s: %d %v", what, len(ds), ds))
-			return r.ReceivedMessages
+			return ms
 		}
+		pull := func(what string) []*pb.ReceivedMessage { return show(what, pullNow()) }
 		got := pull("first pull")
 		pull("pull while leased")
 		// Nack "a", extend "b", let the third expire after 1 s.
@@ -320,8 +334,11 @@ func TestDifferentialPullAckModack(t *testing.T) {
 		}
 		_ = b
 		got = pull("after nack")
-		time.Sleep(2500 * time.Millisecond)
-		got2 := pull("after expiry")
+		// The third's 1 s deadline running out is what is tested: wait
+		// for its redelivery, however long each server takes to notice.
+		var got2 []*pb.ReceivedMessage
+		await.Poll(10*time.Second, func() bool { got2 = pullNow(); return len(got2) > 0 })
+		show("after expiry", got2)
 		var ids []string
 		for _, m := range append(got, got2...) {
 			ids = append(ids, m.AckId)
@@ -371,18 +388,14 @@ func TestDifferentialDeadLetter(t *testing.T) {
 		var out []string
 		for attempt := 0; attempt < 5; attempt++ {
 			var r *pb.PullResponse
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			await.Poll(10*time.Second, func() bool {
 				var err error
 				r, err = sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(r.ReceivedMessages) > 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return len(r.ReceivedMessages) > 0
+			})
 			for _, m := range r.ReceivedMessages {
 				out = append(out, fmt.Sprintf("delivery %q attempt %d", m.Message.Data, m.DeliveryAttempt))
 				if err := sa.ModifyAckDeadline(ctx, &pb.ModifyAckDeadlineRequest{Subscription: sub, AckIds: []string{m.AckId}}); err != nil {
@@ -397,31 +410,28 @@ func TestDifferentialDeadLetter(t *testing.T) {
 			t.Fatal(err)
 		}
 		out = append(out, fmt.Sprintf("sixth pull: %d", len(r0.ReceivedMessages)))
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
+		var dead []*pb.ReceivedMessage
+		await.Poll(15*time.Second, func() bool {
 			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: dsub, MaxMessages: 10, ReturnImmediately: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(r.ReceivedMessages) == 0 {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			for _, m := range r.ReceivedMessages {
-				var keys []string
-				for k, v := range m.Message.Attributes {
-					switch k {
-					case "CloudPubSubDeadLetterSourceTopicPublishTime":
-						v = "<time>"
-					case "CloudPubSubDeadLetterSourceSubscription":
-						v = strings.TrimSuffix(v, id(""))
-					}
-					keys = append(keys, k+"="+v)
+			dead = r.ReceivedMessages
+			return len(dead) > 0
+		})
+		for _, m := range dead {
+			var keys []string
+			for k, v := range m.Message.Attributes {
+				switch k {
+				case "CloudPubSubDeadLetterSourceTopicPublishTime":
+					v = "<time>"
+				case "CloudPubSubDeadLetterSourceSubscription":
+					v = strings.TrimSuffix(v, id(""))
 				}
-				sort.Strings(keys)
-				out = append(out, fmt.Sprintf("dead letter %q %v", m.Message.Data, keys))
+				keys = append(keys, k+"="+v)
 			}
-			break
+			sort.Strings(keys)
+			out = append(out, fmt.Sprintf("dead letter %q %v", m.Message.Data, keys))
 		}
 		r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
 		if err != nil {
@@ -485,6 +495,9 @@ func TestDifferentialSnapshotSeek(t *testing.T) {
 		_, err = sa.Seek(ctx, &pb.SeekRequest{Subscription: sub, Target: &pb.SeekRequest_Snapshot{Snapshot: snap}})
 		out = append(out, "seek snapshot -> "+errText(err))
 		drain("after seek to snapshot")
+		// Seeking to a time between two publishes is what is tested:
+		// leave a gap on each side of it wider than the servers' clock
+		// resolution, so m3 is before mid and m4 after on both.
 		time.Sleep(20 * time.Millisecond)
 		mid := time.Now()
 		time.Sleep(20 * time.Millisecond)

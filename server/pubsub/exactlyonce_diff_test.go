@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/pyric/pyric/internal/await"
 	engine "github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server/pubsub/pubsubtest"
@@ -106,19 +107,17 @@ func TestDifferentialExactlyOnce(t *testing.T) {
 		// server that has not yet seen the cancelled stream above go may
 		// lease the new messages to it, and they come back only when
 		// that lease ends (a blocking Pull would wait past the test).
-		for deadline := time.Now().Add(45 * time.Second); len(ids) < 2 && time.Now().Before(deadline); {
+		await.Poll(45*time.Second, func() bool {
 			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: int32(2 - len(ids)), ReturnImmediately: true})
 			if err != nil {
 				t.Fatal(err)
-			}
-			if len(r.GetReceivedMessages()) == 0 {
-				time.Sleep(50 * time.Millisecond)
 			}
 			for _, m := range r.GetReceivedMessages() {
 				known[m.GetAckId()] = fmt.Sprint("ack-", len(known))
 				ids = append(ids, m.GetAckId())
 			}
-		}
+			return len(ids) >= 2
+		})
 		if len(ids) != 2 {
 			t.Fatalf("pulled %d of 2 messages", len(ids))
 		}

@@ -15,6 +15,7 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/pyric/pyric/internal/await"
 )
 
 // TestDifferentialPush compares what both servers POST to a push
@@ -63,16 +64,11 @@ func TestDifferentialPush(t *testing.T) {
 		if _, err := c.TopicAdminClient.Publish(ctx, &pb.PublishRequest{Topic: topic, Messages: []*pb.PubsubMessage{{Data: []byte("hello push"), Attributes: map[string]string{"color": "red"}}}}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		await.Poll(30*time.Second, func() bool {
 			mu.Lock()
-			n := len(hits)
-			mu.Unlock()
-			if n >= 4 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			defer mu.Unlock()
+			return len(hits) >= 4
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		var out []string

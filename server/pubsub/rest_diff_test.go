@@ -8,18 +8,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	engine "github.com/pyric/pyric/pubsub"
-	"github.com/pyric/pyric/sandbox/service"
-	"github.com/pyric/pyric/server/pubsub/pubsubtest"
 )
 
 // TestDifferentialREST sends the same REST calls to both servers and
 // compares statuses and bodies (ids, times and ack ids normalized).
 func TestDifferentialREST(t *testing.T) {
-	_, host := pubsubtest.Pyric(t, service.Env{}, engine.Options{})
-	em := pubsubtest.Official(t)
-	run := func(base, suffix string) []string {
+	compareTargets(t, func(tg target, suffix string) []string {
+		base := tg.host
 		p := "/v1/projects/rest-project"
 		topic, sub := p+"/topics/rt-"+suffix, p+"/subscriptions/rs-"+suffix
 		calls := []struct{ method, path, body string }{
@@ -62,13 +57,7 @@ func TestDifferentialREST(t *testing.T) {
 			out = append(out, fmt.Sprintf("%s %s -> %d %s", c.method, strings.ReplaceAll(c.path, suffix, "X"), resp.StatusCode, normalize(b, suffix)))
 		}
 		return out
-	}
-	a, b := run(host, unique("p")), run(em.Host, unique("e"))
-	for i := range a {
-		if a[i] != b[i] {
-			t.Errorf("differs:\n  pyric:    %s\n  emulator: %s", a[i], b[i])
-		}
-	}
+	})
 }
 
 // normalize re-encodes a JSON body compactly with ids, times and ack ids

@@ -19,7 +19,6 @@ import (
 	engine "github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/sandbox/service/servicetest"
-	"github.com/pyric/pyric/server/pubsub/pubsubtest"
 )
 
 // revLabels names revision ids by order of first appearance (rev1,
@@ -176,9 +175,8 @@ func TestDifferentialSchemaRevisions(t *testing.T) {
 // both servers and compares statuses and bodies (revision ids named by
 // order, times dropped).
 func TestDifferentialSchemaREST(t *testing.T) {
-	_, host := pubsubtest.Pyric(t, service.Env{}, engine.Options{})
-	em := pubsubtest.Official(t)
-	run := func(base, suffix string) []string {
+	compareTargets(t, func(tg target, suffix string) []string {
+		base := tg.host
 		p := "/v1/projects/rest-schemas-" + suffix
 		name := p + "/schemas/rsch"
 		labels := revLabels{}
@@ -234,14 +232,7 @@ func TestDifferentialSchemaREST(t *testing.T) {
 			out = append(out, fmt.Sprintf("%s %s -> %d %s", c.method, strings.ReplaceAll(c.path, suffix, "X"), resp.StatusCode, shown))
 		}
 		return out
-	}
-	a, b := run(host, unique("p")), run(em.Host, unique("e"))
-	for i := range a {
-		if a[i] != b[i] {
-			t.Errorf("differs:\n  pyric:    %s\n  emulator: %s", a[i], b[i])
-		}
-	}
-	t.Logf("%d calls agree", len(a))
+	})
 }
 
 // normalizeSchema re-encodes a JSON body compactly with revision ids

@@ -3,16 +3,19 @@ package servicetest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -25,6 +28,11 @@ type Options struct {
 	// Project is the environment's project (default
 	// service.DefaultProject).
 	Project string
+	// Stateless says the service holds no data (Functions: its functions
+	// are code, loaded from source): its Sample is its one state, and
+	// the suite checks that this state is all Snapshot ever gives rather
+	// than that a restored sample is kept.
+	Stateless bool
 }
 
 // Run is the contract every service registration keeps, whatever
@@ -44,7 +52,16 @@ type Options struct {
 //   - an Exporter's export, read back by its Importer into a new service,
 //     keeps data, and a second round keeps exactly what the first did;
 //   - a Capturer's capture state and a Describer's description are
-//     there.
+//     there;
+//   - a StateChecker accepts the sample and refuses what Restore
+//     refuses, changing nothing;
+//   - a LiveRules service names its rules file, refuses rules that do not
+//     compile with diagnostics and keeps the last good rules in force;
+//   - a Replayer replays a session of the sample state with no requests
+//     as passing, and refuses candidate rules that do not compile with a
+//     *service.RulesError;
+//   - a Studio service's pages each have a route and a label, no two the
+//     same route.
 func Run(t *testing.T, reg service.Registration, opts Options) {
 	t.Helper()
 	if len(opts.Sample) == 0 {
@@ -64,7 +81,11 @@ func Run(t *testing.T, reg service.Registration, opts Options) {
 		empty := h.snapshot(t, s)
 		restore(t, s, opts.Sample)
 		full := h.snapshot(t, s)
-		if equalJSON(empty, full) {
+		if opts.Stateless {
+			if !equalJSON(empty, full) || !equalJSON(full, opts.Sample) {
+				t.Fatalf("a stateless service's state changed: %s, then %s after restoring %s", empty, full, opts.Sample)
+			}
+		} else if equalJSON(empty, full) {
 			t.Fatalf("restoring the sample left the state empty: %s", full)
 		}
 		restore(t, s, full)
@@ -76,7 +97,7 @@ func Run(t *testing.T, reg service.Registration, opts Options) {
 		if got := h.snapshot(t, other); !equalJSON(full, got) {
 			t.Errorf("a new service restored from the snapshot differs:\nwant %s\ngot  %s", full, got)
 		}
-		for _, bad := range []string{`{"`, `[1, 2`, `"not a state"`} {
+		for _, bad := range badStates {
 			if err := s.Restore(json.RawMessage(bad)); err == nil {
 				t.Errorf("Restore(%s) succeeded", bad)
 			}
@@ -151,7 +172,7 @@ func Run(t *testing.T, reg service.Registration, opts Options) {
 			t.Skipf("%s has no part in an export", reg.Name)
 		}
 		if _, ok := s.(service.Importer); !ok {
-			t.Skipf("%s exports but does not import", reg.Name)
+			t.Fatalf("%s exports but does not import", reg.Name)
 		}
 		empty := h.snapshot(t, s)
 		restore(t, s, opts.Sample)
@@ -183,7 +204,100 @@ func Run(t *testing.T, reg service.Registration, opts Options) {
 			t.Error("Describe is empty")
 		}
 	})
+
+	t.Run("check-state", func(t *testing.T) {
+		s := h.open(t, h.newStore(t))
+		c, ok := s.(service.StateChecker)
+		if !ok {
+			t.Skipf("%s cannot check a state without loading it", reg.Name)
+		}
+		before := h.snapshot(t, s)
+		if err := c.CheckState(opts.Sample); err != nil {
+			t.Errorf("CheckState(sample): %v", err)
+		}
+		for _, bad := range badStates {
+			if err := c.CheckState(json.RawMessage(bad)); err == nil {
+				t.Errorf("CheckState(%s) accepted a state Restore refuses", bad)
+			}
+		}
+		if after := h.snapshot(t, s); !equalJSON(before, after) {
+			t.Errorf("CheckState changed the state:\nbefore %s\nafter  %s", before, after)
+		}
+	})
+
+	t.Run("live-rules", func(t *testing.T) {
+		s := h.open(t, h.newStore(t))
+		lr, ok := s.(service.LiveRules)
+		if !ok {
+			t.Skipf("%s has no rules", reg.Name)
+		}
+		if lr.RulesFileName() == "" {
+			t.Error("RulesFileName is empty")
+		}
+		name, text, loaded := lr.RulesFile()
+		const broken = "this is not a rules file {{"
+		if compiles, diags, _ := lr.CheckRules(lr.RulesFileName(), broken); compiles || len(diags) == 0 {
+			t.Errorf("CheckRules(%q): compiles=%v, %d diagnostics", broken, compiles, len(diags))
+		}
+		if diags, err := lr.SetRulesFile(lr.RulesFileName(), broken); err == nil || len(diags) == 0 {
+			t.Errorf("SetRulesFile(%q) loaded it: %v, %d diagnostics", broken, err, len(diags))
+		}
+		if n, tx, l := lr.RulesFile(); n != name || tx != text || l != loaded {
+			t.Errorf("rules that do not compile replaced the rules in force: (%q, %d bytes, %v), were (%q, %d bytes, %v)",
+				n, len(tx), l, name, len(text), loaded)
+		}
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		s := h.open(t, h.newStore(t))
+		r, ok := s.(service.Replayer)
+		if !ok {
+			t.Skipf("%s does not replay", reg.Name)
+		}
+		if r.Name() != reg.Name {
+			t.Errorf("replays as %q, registered as %q", r.Name(), reg.Name)
+		}
+		session := &service.Session{States: map[string]json.RawMessage{reg.Name: opts.Sample}}
+		rep, err := r.Replay(session, nil)
+		if err != nil {
+			t.Fatalf("replaying a session with no requests: %v", err)
+		}
+		if !rep.OK || rep.CheckedEvents != 0 || len(rep.Divergences) != 0 {
+			t.Errorf("a session with no requests replays as %+v, want a passing report that checked nothing", rep)
+		}
+		name := "candidate.rules"
+		if lr, ok := s.(service.LiveRules); ok {
+			name = lr.RulesFileName()
+		}
+		_, err = r.Replay(session, source.NewFile(name, "this is not a rules file {{"))
+		var re *service.RulesError
+		if !errors.As(err, &re) || len(re.Diags) == 0 {
+			t.Errorf("replaying under rules that do not compile: %v, want a *service.RulesError with diagnostics", err)
+		}
+	})
+
+	t.Run("studio-pages", func(t *testing.T) {
+		s := h.open(t, h.newStore(t))
+		st, ok := s.(service.Studio)
+		if !ok {
+			t.Skipf("%s has no Studio page", reg.Name)
+		}
+		pages := st.StudioPages()
+		if len(pages) == 0 {
+			t.Fatal("a Studio service with no page")
+		}
+		seen := map[string]bool{}
+		for _, p := range pages {
+			if !strings.HasPrefix(p.Path, "/") || p.Label == "" || seen[p.Path] {
+				t.Errorf("page %+v: want a route of its own starting with / and a label", p)
+			}
+			seen[p.Path] = true
+		}
+	})
 }
+
+// badStates are states every Restore refuses: not JSON, not a state.
+var badStates = []string{`{"`, `[1, 2`, `"not a state"`}
 
 // exportImport exports s and imports the export into a new service,
 // returning that service's state.

@@ -1,0 +1,26 @@
+package databaseserver
+
+// InFlightBytes is the body bytes REST writes in flight hold against the
+// handler's budget, for tests that wait until a write has taken its share.
+func InFlightBytes(h *Handler) int64 {
+	h.inflight.mu.Lock()
+	defer h.inflight.mu.Unlock()
+	return h.inflight.used
+}
+
+// PollHeld reports whether long-poll session id has a poll being held
+// (one that holds the session's poll lock), for tests that must know the
+// server is holding a poll before they act on the session.
+func PollHeld(h *Handler, id string) bool {
+	h.lp.mu.Lock()
+	s := h.lp.m[id]
+	h.lp.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	if s.pollMu.TryLock() {
+		s.pollMu.Unlock()
+		return false
+	}
+	return true
+}

@@ -103,7 +103,10 @@ type Engine struct {
 	// running are the invocations in flight by id, which the writes
 	// their functions make are attributed to (noteWrite).
 	running sync.Map
-	logMu   sync.Mutex
+	// finishing counts the invocations answered whose event is still
+	// to be emitted; Close waits for them.
+	finishing sync.WaitGroup
+	logMu     sync.Mutex
 
 	mu        sync.Mutex
 	codebases []*codebase
@@ -272,6 +275,7 @@ func (e *Engine) Close() error {
 		cb.stop()
 	}
 	e.closeTasks()
+	e.finishing.Wait()
 	if e.dir != "" {
 		os.RemoveAll(e.dir)
 	}

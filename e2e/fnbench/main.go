@@ -141,7 +141,10 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	}
 	env := append(os.Environ(), "PATH="+path)
 	res := map[string]Result{}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	// A request a target accepts and never answers (firebase-tools'
+	// emulator starting its runtime under load) is retried, within the
+	// start's 180 s, instead of waiting forever.
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
 	sdk := sdkClient{dir: work, env: env, node: filepath.Join(nodeBin, "node"), n: cfg.N}
 
@@ -188,7 +191,7 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	// pyric serve: every service runs (as the user's would); the same
 	// firebase.json gives the functions and Firestore ports.
 	serveFlags := []string{"--in-memory", "--no-capture", "--project", project, "--studio-port", "-1"}
-	for _, s := range []string{"auth", "database", "storage", "ai", "messaging", "pubsub", "tasks"} {
+	for _, s := range []string{"auth", "database", "storage", "ai", "messaging", "pubsub", "tasks", "eventarc"} {
 		serveFlags = append(serveFlags, "--"+s+"-port", "0")
 	}
 	r, err := measure(client, sdk, work, env, fnPort, fsPort, cfg, pyric, append([]string{"serve", "--hub-port", "-1"}, serveFlags...)...)

@@ -192,15 +192,27 @@ func (e *Engine) serveFunction(w http.ResponseWriter, r *http.Request, id, path 
 		}
 		e.emit(r.Context(), ep, inv, outcome, status)
 	}
-	if waitEvent || !answered {
+	if waitEvent || !answered || !e.finishLater() {
 		finish()
 		return
 	}
-	e.finishing.Add(1)
 	go func() {
 		defer e.finishing.Done()
 		finish()
 	}()
+}
+
+// finishLater counts an invocation whose event is emitted after its
+// handler returned; false once the engine is closing (Close waits for
+// those counted).
+func (e *Engine) finishLater() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.finishing.Add(1)
+	return true
 }
 
 // NoInstanceMessage answers a request that found every worker busy for

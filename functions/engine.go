@@ -108,7 +108,10 @@ type Engine struct {
 	// running are the invocations in flight by id, which the writes
 	// their functions make are attributed to (noteWrite).
 	running sync.Map
-	logMu   sync.Mutex
+	// finishing counts the invocations answered whose event is still
+	// to be emitted; Close waits for them.
+	finishing sync.WaitGroup
+	logMu     sync.Mutex
 
 	mu        sync.Mutex
 	codebases []*codebase
@@ -337,6 +340,7 @@ func (e *Engine) Close() error {
 		cb.stop()
 	}
 	e.closeTasks()
+	e.finishing.Wait()
 	if e.dir != "" {
 		os.RemoveAll(e.dir)
 	}

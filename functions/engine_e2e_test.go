@@ -148,14 +148,18 @@ func TestEngineRunsJSCodebase(t *testing.T) {
 		got.Env["FIRESTORE_EMULATOR_HOST"] != "127.0.0.1:1" || !strings.Contains(got.Env["CLOUD_RUNTIME_CONFIG"], "runtime-config") {
 		t.Errorf("hello env %+v greeting %q", got.Env, got.Greeting)
 	}
+	// The invocation's event follows its response; its log lines were
+	// printed before it.
+	var inv *event.Invocation
+	for deadline := time.Now().Add(10 * time.Second); inv == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, ev := range bus.History() {
+			if ev.Kind == event.KindInvocation && ev.Invocation.Function == "hello" {
+				inv = ev.Invocation
+			}
+		}
+	}
 	if !strings.Contains(logs.String(), "functions[hello]: hello called") {
 		t.Errorf("log lacks the prefixed logger line:\n%s", logs)
-	}
-	var inv *event.Invocation
-	for _, ev := range bus.History() {
-		if ev.Kind == event.KindInvocation && ev.Invocation.Function == "hello" {
-			inv = ev.Invocation
-		}
 	}
 	if inv == nil || inv.Outcome != "ok" || inv.HTTPStatus != 200 || len(inv.Logs) == 0 || inv.Logs[0].Text != "hello called" {
 		t.Errorf("invocation event = %+v", inv)

@@ -18,24 +18,41 @@ const CONTROL_FD = 3;
 const BODY_LIMIT = "32mb"; // production's request size limit for HTTP functions
 const invocation = new AsyncLocalStorage();
 
+// Control lines are queued and written together: an invocation's log
+// lines and its end report leave in one write, after its response. send
+// writes the queue at the end of the current turn; flush writes it now:
+// when an invocation ends, and before the process may end (a crash,
+// process.exit, a load error).
+let queued = "";
+let flushScheduled = false;
+
 function send(msg) {
-  const line = JSON.stringify(msg) + "\n";
-  try {
-    fs.writeSync(CONTROL_FD, line);
-  } catch (e) {
-    if (e.code === "EAGAIN") {
+  queued += JSON.stringify(msg) + "\n";
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+}
+
+function flush() {
+  flushScheduled = false;
+  if (queued === "") return;
+  let data = Buffer.from(queued, "utf8");
+  queued = "";
+  const until = Date.now() + 5000;
+  while (data.length > 0) {
+    try {
+      data = data.subarray(fs.writeSync(CONTROL_FD, data));
+    } catch (e) {
       // The pipe is full for a moment: wait for the engine to read.
-      const until = Date.now() + 5000;
-      while (Date.now() < until) {
-        try {
-          fs.writeSync(CONTROL_FD, line);
-          return;
-        } catch (e2) {
-          if (e2.code !== "EAGAIN") return;
-        }
-      }
+      if (e.code !== "EAGAIN" || Date.now() > until) return;
     }
   }
+}
+
+function sendNow(msg) {
+  send(msg);
+  flush();
 }
 
 // Console lines (and firebase-functions' logger, which writes through the
@@ -228,21 +245,25 @@ function errorInfo(err) {
 
 process.on("uncaughtException", (err) => {
   const ctx = invocation.getStore();
-  send({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
+  sendNow({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
   process.exit(1);
 });
 process.on("unhandledRejection", (err) => {
   const ctx = invocation.getStore();
-  send({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
+  sendNow({ t: "crash", fn: ctx ? ctx.fn : "", inv: ctx ? ctx.inv : "", ...errorInfo(err) });
   process.exit(1);
 });
 
 // exit reports a process.exit called by the app's code before it happens.
-const realExit = process.exit.bind(process);
+const nodeExit = process.exit.bind(process);
+const realExit = (code) => {
+  flush();
+  nodeExit(code);
+};
 process.exit = (code) => {
   const ctx = invocation.getStore();
   if (ctx) {
-    send({ t: "exit", fn: ctx.fn, inv: ctx.inv, code: code === undefined ? 0 : code });
+    sendNow({ t: "exit", fn: ctx.fn, inv: ctx.inv, code: code === undefined ? 0 : code });
   }
   realExit(code);
 };
@@ -331,7 +352,7 @@ async function main() {
   try {
     ffPath = require.resolve("firebase-functions", { paths: [dir] });
   } catch (e) {
-    send({ t: "loadError", message: `firebase-functions is not installed in ${dir}: run npm install there`, stack: "" });
+    sendNow({ t: "loadError", message: `firebase-functions is not installed in ${dir}: run npm install there`, stack: "" });
     realExit(1);
     return;
   }
@@ -340,7 +361,7 @@ async function main() {
   try {
     mod = await loadModule(dir);
   } catch (err) {
-    send({ t: "loadError", ...errorInfo(err) });
+    sendNow({ t: "loadError", ...errorInfo(err) });
     realExit(1);
     return;
   }
@@ -369,7 +390,7 @@ async function main() {
     // Once the response is written, "end" follows the invocation's log
     // and error lines on the control pipe: the engine waits for it, so
     // every line reaches the invocation's event.
-    if (inv) res.on("finish", () => send({ t: "end", inv }));
+    if (inv) res.on("finish", () => sendNow({ t: "end", inv }));
     const fn = found.fns[id];
     if (!fn) {
       res.status(404).send(`Function ${id} is not exported by the module`);
@@ -454,7 +475,7 @@ async function main() {
     });
   });
   server.listen(process.env.PYRIC_FN_SOCKET, () => {
-    send({ t: "ready", endpoints: found.endpoints, node: process.versions.node });
+    sendNow({ t: "ready", endpoints: found.endpoints, node: process.versions.node });
     setImmediate(flushCompileCache);
   });
   server.keepAliveTimeout = 0;
@@ -468,6 +489,6 @@ process.stdin.on("error", () => realExit(0));
 process.stdin.resume();
 
 main().catch((err) => {
-  send({ t: "loadError", ...errorInfo(err) });
+  sendNow({ t: "loadError", ...errorInfo(err) });
   realExit(1);
 });

@@ -38,6 +38,10 @@ const (
 	maxEventResponse = 1 << 20
 )
 
+// inlineBody bounds the request bodies read whole before they are sent
+// to the worker; longer ones stream.
+const inlineBody = 64 << 10
+
 // TimeoutMessage is the body of a timed-out HTTP invocation: a 504, as
 // Cloud Run answers a gen-2 function past its timeout (the client SDK
 // reads 504 as deadline-exceeded).
@@ -62,6 +66,7 @@ type invocation struct {
 	// moreWrites counts the rest.
 	writes     []string
 	moreWrites int
+	worker     *worker // the worker running it, once attached
 }
 
 // noteWrite adds a write event to the invocation that made it: the
@@ -124,6 +129,7 @@ func (e *Engine) newInvocation() *invocation {
 // attach registers the invocation with its worker, so the worker's log
 // and error reports reach it.
 func (w *worker) attach(inv *invocation) {
+	inv.worker = w
 	w.mu.Lock()
 	w.invs[inv.id] = inv
 	w.mu.Unlock()
@@ -154,15 +160,59 @@ func (w *worker) crashedBy(inv *invocation) (dead, self bool) {
 // itself: the function sees path (with r's query) as its URL. It answers
 // 404 for an unknown id, 504 past the function's timeout and 500 when the
 // function throws or its worker dies; the worker is then replaced.
+//
+// It returns once the response is written, so a client's next request on
+// the same connection is served at once; the invocation's last log lines
+// and its event follow (within endWait).
 func (e *Engine) ServeFunction(w http.ResponseWriter, r *http.Request, id, path string) {
+	e.serveFunction(w, r, id, path, false)
+}
+
+// serveFunction is ServeFunction; with waitEvent it returns only once the
+// invocation's event is emitted.
+func (e *Engine) serveFunction(w http.ResponseWriter, r *http.Request, id, path string, waitEvent bool) {
 	cb, ep := e.lookup(id)
 	if cb == nil {
 		http.Error(w, fmt.Sprintf("Function %s does not exist", id), http.StatusNotFound)
 		return
 	}
 	inv := e.newInvocation()
-	outcome, status := e.serve(cb, ep, inv, w, r, path)
-	e.emit(r.Context(), ep, inv, outcome, status)
+	outcome, status, answered := e.serve(cb, ep, inv, w, r, path)
+	finish := func() {
+		if answered {
+			// The log lines and the error report of an answered
+			// invocation come on the control pipe, before its end.
+			inv.awaitEnd()
+			inv.worker.detach(inv)
+			inv.mu.Lock()
+			if inv.scriptErr != nil {
+				outcome = "error"
+			}
+			inv.mu.Unlock()
+		}
+		e.emit(r.Context(), ep, inv, outcome, status)
+	}
+	if waitEvent || !answered || !e.finishLater() {
+		finish()
+		return
+	}
+	go func() {
+		defer e.finishing.Done()
+		finish()
+	}()
+}
+
+// finishLater counts an invocation whose event is emitted after its
+// handler returned; false once the engine is closing (Close waits for
+// those counted).
+func (e *Engine) finishLater() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.finishing.Add(1)
+	return true
 }
 
 // NoInstanceMessage answers a request that found every worker busy for
@@ -199,23 +249,42 @@ func (e *Engine) timeout(ep *Endpoint) time.Duration {
 	return ep.Timeout
 }
 
-func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (string, int) {
+// serve runs the invocation and writes its response; answered is true
+// when the worker answered (its end report is then due on the control
+// pipe).
+func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.ResponseWriter, r *http.Request, path string) (outcome string, status int, answered bool) {
 	wk, err := cb.acquireFor(r.Context(), ep)
 	if err != nil {
-		return e.failHTTP(r.Context(), r, w, ep, err)
+		outcome, status = e.failHTTP(r.Context(), r, w, ep, err)
+		return outcome, status, false
 	}
 	defer cb.release(wk, ep.ID)
 	ctx, cancel := context.WithTimeout(r.Context(), e.timeout(ep))
 	defer cancel()
 	wk.attach(inv)
-	defer wk.detach(inv)
+	defer func() {
+		if !answered { // else the end report detaches it
+			wk.detach(inv)
+		}
+	}()
 	if r.URL.RawQuery != "" {
 		path += "?" + r.URL.RawQuery
 	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, "http://worker"+path, r.Body)
+	body := r.Body
+	if r.ContentLength > 0 && r.ContentLength <= inlineBody {
+		// A body read first goes to the worker in the same write as the
+		// headers (a streamed one follows them in writes of its own).
+		b := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return "error", http.StatusBadRequest, false
+		}
+		body = io.NopCloser(bytes.NewReader(b))
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, "http://worker"+path, body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return "error", http.StatusBadRequest
+		return "error", http.StatusBadRequest, false
 	}
 	out.Header = r.Header.Clone()
 	out.Host = r.Host
@@ -236,7 +305,7 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 			e.printf("functions[%s]: timed out after %s; its worker is replaced\n", ep.ID, ep.Timeout)
 			cb.retire(wk, false)
 		}
-		return outcome, status
+		return outcome, status, false
 	}
 	defer resp.Body.Close()
 	h := w.Header()
@@ -263,7 +332,7 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 			if rerr != io.EOF && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
 				e.printf("functions[%s]: timed out after %s while answering; its worker is replaced\n", ep.ID, ep.Timeout)
 				cb.retire(wk, false)
-				return "timeout", resp.StatusCode
+				return "timeout", resp.StatusCode, false
 			}
 			break
 		}
@@ -271,14 +340,10 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 	// The client has its answer now; the invocation's last log lines
 	// and its event follow without holding it.
 	rc.Flush()
-	inv.awaitEnd()
-	inv.mu.Lock()
-	threw := inv.scriptErr != nil
-	inv.mu.Unlock()
-	if threw || resp.StatusCode >= 500 {
-		return "error", resp.StatusCode
+	if resp.StatusCode >= 500 {
+		return "error", resp.StatusCode, true
 	}
-	return "ok", resp.StatusCode
+	return "ok", resp.StatusCode, true
 }
 
 // failHTTP answers an invocation that got no response from its function.
@@ -328,7 +393,7 @@ func (e *Engine) CallHTTP(ctx context.Context, id, method, path string, header h
 		r.Header = header.Clone()
 	}
 	rec := &recorder{header: http.Header{}, limit: 10 << 20}
-	e.ServeFunction(rec, r, id, r.URL.Path)
+	e.serveFunction(rec, r, id, r.URL.Path, true)
 	if rec.status == 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err

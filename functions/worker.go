@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"time"
 )
 
 // worker is one supervised node process running the harness over one
@@ -28,7 +25,7 @@ type worker struct {
 	sock   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	client *http.Client
+	client *workerClient
 
 	ready  chan struct{} // closed when the harness listens (or the process ended)
 	exited chan struct{} // closed when the process ended
@@ -115,15 +112,7 @@ func (cb *codebase) startWorker(gen, memMB int) (*worker, error) {
 	}
 	ctrlW.Close()
 	w.cmd = cmd
-	w.client = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", w.sock)
-		},
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}}
+	w.client = &workerClient{sock: w.sock}
 	var pipes sync.WaitGroup
 	pipes.Add(3)
 	go func() { defer pipes.Done(); w.readControl(ctrlR) }()
@@ -135,7 +124,7 @@ func (cb *codebase) startWorker(gen, memMB int) (*worker, error) {
 		w.mu.Lock()
 		w.exitErr = err
 		w.mu.Unlock()
-		w.client.CloseIdleConnections()
+		w.client.close()
 		os.Remove(w.sock)
 		close(w.exited)
 		w.markReady()

@@ -57,8 +57,8 @@ func TestBench(t *testing.T) {
 	}
 	for _, name := range targets {
 		r, ok := res[name]
-		if !ok || r.P50 <= 0 {
-			t.Errorf("%s: no callable round trips measured: %+v", name, r)
+		if !ok || r.P50 <= 0 || r.SDKP50 <= 0 {
+			t.Errorf("%s: no callable round trips measured (Go client and JS SDK): %+v", name, r)
 			continue
 		}
 		if name == "floor" || name == "node" {

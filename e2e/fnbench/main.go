@@ -8,7 +8,10 @@
 //     callable), beside a do-nothing HTTP server in its own process
 //     answering the same bytes through the same client: the floor no
 //     server can beat here, and node's own HTTP server answering the
-//     same bytes (what any server running the function in node pays);
+//     same bytes (what any server running the function in node pays).
+//     Every target is timed with two clients: Go's net/http (the least
+//     a client adds) and the client a user has, the JS SDK's
+//     httpsCallable (firebase@12.19.0 under node, fn/sdkcall.mjs);
 //   - trigger latency (p50 and p90 over -triggers writes): a client's
 //     Firestore write → the document a v2 onDocumentCreated function
 //     writes in answer, seen by the client's listener (firebase-tools
@@ -70,7 +73,8 @@ type Config struct {
 // Result is one target's measurements; zero where the target has none.
 type Result struct {
 	Cold                   time.Duration
-	P50, P90               time.Duration // callable round trip
+	P50, P90               time.Duration // callable round trip, Go client
+	SDKP50, SDKP90         time.Duration // callable round trip, JS SDK client
 	TriggerP50, TriggerP90 time.Duration
 	Exec                   time.Duration
 }
@@ -106,13 +110,13 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if err := os.Mkdir(filepath.Join(work, "fn"), 0o755); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js"} {
+	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js", "fn/sdkcall.mjs"} {
 		b, err := os.ReadFile(filepath.Join(root, "e2e", "fnbench", f))
 		if err != nil {
 			return nil, err
 		}
 		dst := filepath.Join(work, f)
-		if f == "fn/call.mjs" || f == "fn/nodefloor.js" {
+		if f != "fn/index.js" && f != "fn/package.json" {
 			dst = filepath.Join(work, filepath.Base(f))
 		}
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
@@ -137,18 +141,27 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	}
 	env := append(os.Environ(), "PATH="+path)
 	res := map[string]Result{}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	// A request a target accepts and never answers (firebase-tools'
+	// emulator starting its runtime under load) is retried, within the
+	// start's 180 s, instead of waiting forever.
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
-	floor, stopFloor, err := startFloor()
+	sdk := sdkClient{dir: work, env: env, node: filepath.Join(nodeBin, "node"), n: cfg.N}
+
+	floorAddr, stopFloor, err := startFloor()
 	if err != nil {
 		return nil, err
 	}
-	p50, p90, err := roundTrips(client, floor, cfg.N)
+	var floor Result
+	floor.P50, floor.P90, err = roundTrips(client, "http://"+floorAddr+"/"+project+"/us-central1/add", cfg.N)
+	if err == nil {
+		floor.SDKP50, floor.SDKP90, err = sdk.roundTrips(floorAddr)
+	}
 	stopFloor()
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	res["floor"] = Result{P50: p50, P90: p90}
+	res["floor"] = floor
 
 	// Node's own floor: what any server running the function in node
 	// pays before the function's code.
@@ -164,20 +177,24 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 			return nil, fmt.Errorf("node floor: no answer within 180 s:\n%s", nf.logs.String())
 		}
 	}
-	p50, p90, err = roundTrips(client, nodeURL, cfg.N)
+	var nodeRes Result
+	nodeRes.P50, nodeRes.P90, err = roundTrips(client, nodeURL, cfg.N)
+	if err == nil {
+		nodeRes.SDKP50, nodeRes.SDKP90, err = sdk.roundTrips(fmt.Sprintf("127.0.0.1:%d", nodePort))
+	}
 	nf.stop()
 	if err != nil {
 		return nil, fmt.Errorf("node floor: %w", err)
 	}
-	res["node"] = Result{P50: p50, P90: p90}
+	res["node"] = nodeRes
 
 	// pyric serve: every service runs (as the user's would); the same
 	// firebase.json gives the functions and Firestore ports.
 	serveFlags := []string{"--in-memory", "--no-capture", "--project", project, "--studio-port", "-1"}
-	for _, s := range []string{"auth", "database", "storage", "ai", "messaging", "pubsub", "tasks"} {
+	for _, s := range []string{"auth", "database", "storage", "ai", "messaging", "pubsub", "tasks", "eventarc"} {
 		serveFlags = append(serveFlags, "--"+s+"-port", "0")
 	}
-	r, err := measure(client, work, env, fnPort, fsPort, cfg, pyric, append([]string{"serve", "--hub-port", "-1"}, serveFlags...)...)
+	r, err := measure(client, sdk, work, env, fnPort, fsPort, cfg, pyric, append([]string{"serve", "--hub-port", "-1"}, serveFlags...)...)
 	if err != nil {
 		return nil, fmt.Errorf("pyric: %w", err)
 	}
@@ -205,12 +222,12 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 			"FUNCTIONS_DISCOVERY_TIMEOUT=60")
 		// Cold start and callables with the functions emulator alone, as
 		// the user of callables runs it.
-		r, err := measure(client, work, fbEnv, fnPort, 0, cfg, firebase, "emulators:start", "--only", "functions", "--project", project)
+		r, err := measure(client, sdk, work, fbEnv, fnPort, 0, cfg, firebase, "emulators:start", "--only", "functions", "--project", project)
 		if err != nil {
 			return nil, fmt.Errorf("firebase-tools: %w", err)
 		}
 		// Triggers need its Firestore emulator too.
-		trig, err := measure(client, work, fbEnv, fnPort, fsPort, Config{Triggers: cfg.Triggers}, firebase,
+		trig, err := measure(client, sdkClient{}, work, fbEnv, fnPort, fsPort, Config{Triggers: cfg.Triggers}, firebase,
 			"emulators:start", "--only", "functions,firestore", "--project", project)
 		if err != nil {
 			return nil, fmt.Errorf("firebase-tools with Firestore: %w", err)
@@ -229,7 +246,8 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 // report prints the table and the ratios.
 func report(out io.Writer, cfg Config, res map[string]Result) {
 	fmt.Fprintf(out, "Cloud Functions: %d sequential v1 callable calls, %d Firestore trigger round trips per target\n", cfg.N, cfg.Triggers)
-	fmt.Fprintf(out, "%-10s %10s %10s %10s %12s %12s %10s\n", "target", "cold start", "call p50", "call p90", "trigger p50", "trigger p90", "exec")
+	fmt.Fprintf(out, "%-10s %10s %10s %10s %10s %10s %12s %12s %10s\n", "target", "cold start", "call p50", "call p90", "sdk p50", "sdk p90",
+		"trigger p50", "trigger p90", "exec")
 	dur := func(d time.Duration, unit time.Duration) string {
 		if d == 0 {
 			return "-"
@@ -241,19 +259,21 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(out, "%-10s %10s %10s %10s %12s %12s %10s\n", name, dur(r.Cold, time.Millisecond), dur(r.P50, time.Microsecond),
-			dur(r.P90, time.Microsecond), dur(r.TriggerP50, 10*time.Microsecond), dur(r.TriggerP90, 10*time.Microsecond), dur(r.Exec, time.Millisecond))
+		fmt.Fprintf(out, "%-10s %10s %10s %10s %10s %10s %12s %12s %10s\n", name, dur(r.Cold, time.Millisecond), dur(r.P50, time.Microsecond),
+			dur(r.P90, time.Microsecond), dur(r.SDKP50, time.Microsecond), dur(r.SDKP90, time.Microsecond), dur(r.TriggerP50, 10*time.Microsecond), dur(r.TriggerP90, 10*time.Microsecond), dur(r.Exec, time.Millisecond))
 	}
 	p := res["pyric"]
 	if e, ok := res["emulator"]; ok {
 		fmt.Fprintf(out, "cold start:   emulator/pyric = %5.1fx (goal: 10x)\n", ratio(e.Cold, p.Cold))
 		fmt.Fprintf(out, "exec:         emulator/pyric = %5.1fx (goal: 10x)\n", ratio(e.Exec, p.Exec))
 		fmt.Fprintf(out, "trigger p50:  emulator/pyric = %5.1fx (goal: 5x)\n", ratio(e.TriggerP50, p.TriggerP50))
-		fmt.Fprintf(out, "callable p50: emulator/pyric = %5.1fx\n", ratio(e.P50, p.P50))
+		fmt.Fprintf(out, "callable p50: emulator/pyric = %5.1fx (Go client), %5.1fx (JS SDK)\n", ratio(e.P50, p.P50), ratio(e.SDKP50, p.SDKP50))
 	}
-	fmt.Fprintf(out, "callable p50: pyric/floor    = %5.2fx (goal: within 1.25x)\n", ratio(p.P50, res["floor"].P50))
-	fmt.Fprintf(out, "callable p50: node/floor     = %5.2fx (node's HTTP server alone, no function)\n", ratio(res["node"].P50, res["floor"].P50))
-	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx\n", ratio(p.P50, res["node"].P50))
+	f, n := res["floor"], res["node"]
+	fmt.Fprintf(out, "callable p50: pyric/floor    = %5.2fx (Go client), %5.2fx (JS SDK) (goal: within 1.25x)\n", ratio(p.P50, f.P50), ratio(p.SDKP50, f.SDKP50))
+	fmt.Fprintf(out, "callable p50: node/floor     = %5.2fx (Go client), %5.2fx (JS SDK) (node's HTTP server alone, no function)\n",
+		ratio(n.P50, f.P50), ratio(n.SDKP50, f.SDKP50))
+	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx (Go client), %5.2fx (JS SDK)\n", ratio(p.P50, n.P50), ratio(p.SDKP50, n.SDKP50))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -294,7 +314,7 @@ func (s *server) stop() {
 // measure starts a server process, times its first answered callable,
 // then the callable round trips (cfg.N) and the trigger round trips
 // (cfg.Triggers, through the Firestore at fsPort), and stops it.
-func measure(client *http.Client, dir string, env []string, fnPort, fsPort int, cfg Config, bin string, args ...string) (Result, error) {
+func measure(client *http.Client, sdk sdkClient, dir string, env []string, fnPort, fsPort int, cfg Config, bin string, args ...string) (Result, error) {
 	start := time.Now()
 	s, err := startServer(dir, env, bin, args...)
 	if err != nil {
@@ -315,6 +335,11 @@ func measure(client *http.Client, dir string, env []string, fnPort, fsPort int, 
 	if cfg.N > 0 {
 		if r.P50, r.P90, err = roundTrips(client, url, cfg.N); err != nil {
 			return r, err
+		}
+		if sdk.node != "" {
+			if r.SDKP50, r.SDKP90, err = sdk.roundTrips(fmt.Sprintf("127.0.0.1:%d", fnPort)); err != nil {
+				return r, err
+			}
 		}
 	}
 	if cfg.Triggers > 0 && fsPort > 0 {
@@ -353,6 +378,33 @@ func roundTrips(client *http.Client, url string, n int) (p50, p90 time.Duration,
 		ds[i] = time.Since(t)
 	}
 	return percentiles(ds)
+}
+
+// sdkClient times callable round trips through the JS SDK: node runs
+// sdkcall.mjs, which times each httpsCallable call itself.
+type sdkClient struct {
+	dir  string
+	env  []string
+	node string
+	n    int
+}
+
+func (c sdkClient) roundTrips(hostport string) (p50, p90 time.Duration, err error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(c.node, "sdkcall.mjs", project, host, port, strconv.Itoa(c.n))
+	cmd.Dir, cmd.Env = c.dir, c.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("JS SDK client: %v:\n%s", err, out)
+	}
+	var a, b int64
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "sdkcall %d %d", &a, &b); err != nil {
+		return 0, 0, fmt.Errorf("JS SDK client: %q: %v", out, err)
+	}
+	return time.Duration(a), time.Duration(b), nil
 }
 
 func percentiles(ds []time.Duration) (p50, p90 time.Duration, err error) {
@@ -477,7 +529,7 @@ func serveFloorIfAsked() {
 }
 
 // startFloor runs this program again as the floor server and returns its
-// callable's URL and how to stop it.
+// address and how to stop it.
 func startFloor() (string, func(), error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -504,7 +556,7 @@ func startFloor() (string, func(), error) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return "http://" + addr + "/" + project + "/us-central1/add", stop, nil
+	return addr, stop, nil
 }
 
 func freePorts(n int) []int {

@@ -175,6 +175,30 @@ func TestDecodeAppended(t *testing.T) {
 			t.Errorf("%s: auth state %s", c.name, got)
 		}
 	}
+	// With flush-end lines, the part of a flush after the last one — torn
+	// or ending between lines — is left out whole: its event goes with
+	// its records.
+	flushed := whole + flushEnd
+	partial := `{"event":{"seq":2,"kind":"commit","service":"firestore","path":"a/d","before":null,"after":{"n":4}}}` + "\n"
+	for _, c := range []struct{ name, data string }{
+		{"flushed", flushed},
+		{"a flush cut between lines", flushed + partial},
+		{"a flush cut inside a record", flushed + partial + `{"service":"firestore","key":["documents","a/d"],"val`},
+	} {
+		f, err := Decode([]byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(f.Events) != 1 {
+			t.Errorf("%s: %d events, want the first flush's 1", c.name, len(f.Events))
+		}
+		if got := string(f.Services["firestore"].State); got != `{"databases":{"projects/p/databases/x":{"a/b":{"n":3}}},"documents":{"a/b":{"n":1}}}` {
+			t.Errorf("%s: firestore state %s", c.name, got)
+		}
+	}
+	if f, err := Decode([]byte(flushed + partial + `{"service":"firestore","key":["documents","a/d"],"value":{"n":4}}` + "\n" + flushEnd)); err != nil || len(f.Events) != 2 {
+		t.Errorf("two whole flushes: %v, %+v", err, f)
+	}
 	bad := base + lines[0] + "\n{\"event\":\n" + lines[1] + "\n"
 	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "fixture line 3") {
 		t.Errorf("a damaged line inside: %v", err)

@@ -18,11 +18,36 @@ import (
 //	{"service":"auth","state":{...}}                 a service's whole state now
 //	{"service":"firestore","rules":{...}}            the rules in force now
 //	{"description":"..."}                            the description now
+//	{"flush":"end"}                                  the end of one flush's lines
 //
 // Decode folds the lines into the fixture they describe. The lines are
-// appended whole, in one write each flush; a process killed in the middle
-// of one leaves the last line torn (no newline at its end), and that line
-// is ignored: the file holds the session up to the previous flush.
+// appended in one write each flush, which ends with the flush-end line; a
+// process killed in the middle of that write leaves part of the flush,
+// which is ignored whole (an event without the records it wrote would
+// describe a state that never was): the file holds the session up to the
+// previous flush. A file with no flush-end line at all (written before
+// they were) keeps every whole line, as it did then.
+
+// flushEnd is the line that ends each flush's lines.
+const flushEnd = flushEndLine + "\n"
+
+const flushEndLine = `{"flush":"end"}`
+
+// wholeFlushes cuts tail after its last flush-end line, when it has one:
+// what follows is the part of a flush a kill interrupted.
+func wholeFlushes(tail []byte) []byte {
+	for rest := tail; ; {
+		i := bytes.LastIndex(rest, []byte(flushEndLine))
+		if i < 0 {
+			return tail
+		}
+		end := i + len(flushEndLine)
+		if (i == 0 || rest[i-1] == '\n') && (end == len(rest) || rest[end] == '\n' || rest[end] == '\r') {
+			return tail[:end]
+		}
+		rest = rest[:i] // inside another line (a string's content)
+	}
+}
 
 // logLine is one appended line.
 type logLine struct {
@@ -33,6 +58,7 @@ type logLine struct {
 	State       json.RawMessage `json:"state,omitempty"`
 	Rules       *Rules          `json:"rules,omitempty"`
 	Description *string         `json:"description,omitempty"`
+	Flush       string          `json:"flush,omitempty"` // "end": a flush-end line
 }
 
 // splitLog splits data into its first JSON value and the lines after it.
@@ -92,6 +118,7 @@ func foldLog(base, tail []byte) ([]byte, error) {
 		return s
 	}
 	lineNo := bytes.Count(base, []byte("\n")) + 1
+	tail = wholeFlushes(tail)
 	for len(tail) > 0 {
 		line, rest, whole := bytes.Cut(tail, []byte("\n"))
 		tail = rest
@@ -138,6 +165,7 @@ func foldLog(base, tail []byte) ([]byte, error) {
 		case l.Description != nil:
 			d, _ := json.Marshal(*l.Description)
 			raw["description"] = d
+		case l.Flush == "end":
 		default:
 			return nil, &Error{Path: at, Msg: "is none of event, record, state, rules, description"}
 		}

@@ -663,6 +663,7 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 	if buf.Len() == 0 {
 		return nil
 	}
+	buf.WriteString(flushEnd)
 	n, err := r.f.Write(buf.Bytes())
 	r.size += int64(n)
 	if err != nil {
@@ -766,6 +767,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 			return fail(err)
 		}
 	}
+	w.Write([]byte(flushEnd))
 	if err := w.w.(*bufio.Writer).Flush(); err != nil {
 		return fail(err)
 	}

@@ -24,8 +24,14 @@ const HeavyBodyBytes = 1 << 20
 // Firestore create of a 100,000-element list (a 2.5 MB body) allocates
 // 81 MB (2 million objects) to decode, check, store and answer it. An
 // admitted request reserves that much headroom in the memory policy
-// (memlimit.Reserve) for as long as it holds its slot.
-const heavyExpansion = 32
+// (memlimit.Reserve) per byte it has read, a step of reserveStep bytes
+// ahead, for as long as it holds its slot: a body refused at a handler's
+// limit (a 30 MB Messaging send read to its 1 MB) reserves for what was
+// read, not for what it declared.
+const (
+	heavyExpansion = 32
+	reserveStep    = 1 << 20
+)
 
 // heavyWork admits heavy requests, at most one fewer than the process's
 // processors at a time (at least one), process-wide since the processors
@@ -52,12 +58,12 @@ type admission struct {
 	ctx      context.Context
 	declared bool // Content-Length past HeavyBodyBytes
 
-	size      int64 // the declared length, or HeavyBodyBytes when unknown
-	mu        sync.Mutex
-	read      int64
-	held      bool
-	exempt    bool // streamed, or the handler returned: never (again) take a slot
-	unreserve func()
+	mu         sync.Mutex
+	read       int64
+	held       bool
+	exempt     bool     // streamed, or the handler returned: never (again) take a slot
+	reservedTo int64    // body bytes the reservations cover
+	unreserve  []func() // the reservations' releases
 }
 
 type admissionKey struct{}
@@ -68,7 +74,7 @@ func admit(g *gate, r *http.Request) (_ *http.Request, done func()) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return r, func() {}
 	}
-	a := &admission{gate: g, ctx: r.Context(), declared: r.ContentLength > HeavyBodyBytes, size: max(r.ContentLength, HeavyBodyBytes)}
+	a := &admission{gate: g, ctx: r.Context(), declared: r.ContentLength > HeavyBodyBytes}
 	r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
 	r.Body = &admittedBody{ReadCloser: r.Body, a: a}
 	return r, a.finish
@@ -95,8 +101,19 @@ func (a *admission) wait(n int) error {
 		return nil
 	}
 	a.held = true
-	a.unreserve = memlimit.Reserve(heavyExpansion * a.size)
+	a.reserve()
 	return nil
+}
+
+// reserve covers the bytes read so far and the next reserveStep with
+// memory headroom; a.mu is held.
+func (a *admission) reserve() {
+	if !a.held || a.read+reserveStep <= a.reservedTo {
+		return
+	}
+	to := a.read + 2*reserveStep
+	a.unreserve = append(a.unreserve, memlimit.Reserve(heavyExpansion*(to-a.reservedTo)))
+	a.reservedTo = to
 }
 
 // finish gives the slot back for good.
@@ -106,7 +123,10 @@ func (a *admission) finish() {
 	a.exempt = true
 	if a.held {
 		a.held = false
-		a.unreserve()
+		for _, release := range a.unreserve {
+			release()
+		}
+		a.unreserve = nil
 		<-a.gate.slots
 	}
 }
@@ -123,6 +143,7 @@ func (b *admittedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.a.mu.Lock()
 	b.a.read += int64(n)
+	b.a.reserve()
 	b.a.mu.Unlock()
 	return n, err
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/memlimit"
 )
 
 // gated serves h behind admit(g, …) as Guard does.
@@ -33,8 +35,10 @@ func TestHeavyBodiesQueueAtTheGate(t *testing.T) {
 	g := newGate(1)
 	release := make(chan struct{})
 	firstRead := make(chan struct{})
+	var reservedWhileHeld int64
 	first := gated(g, func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
+		reservedWhileHeld = memlimit.Reserved()
 		close(firstRead)
 		<-release
 	})
@@ -75,6 +79,26 @@ func TestHeavyBodiesQueueAtTheGate(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second heavy request still waits after the first returned")
+	}
+	// The admitted request held memory headroom for what it read.
+	if reservedWhileHeld < heavyExpansion*(HeavyBodyBytes+1) {
+		t.Errorf("%d bytes reserved while a %d-byte body was held, want at least %d×", reservedWhileHeld, HeavyBodyBytes+1, heavyExpansion)
+	}
+}
+
+// TestAdmittedRequestGivesItsReservationBack: once every heavy handler
+// returned, nothing stays reserved in the memory policy.
+func TestAdmittedRequestGivesItsReservationBack(t *testing.T) {
+	g := newGate(1)
+	r := httptest.NewRequest("POST", "/", bytes.NewReader(make([]byte, 5*HeavyBodyBytes)))
+	gated(g, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if memlimit.Reserved() < heavyExpansion*5*HeavyBodyBytes {
+			t.Errorf("%d bytes reserved after reading %d", memlimit.Reserved(), 5*HeavyBodyBytes)
+		}
+	})(httptest.NewRecorder(), r)
+	if n := memlimit.Reserved(); n != 0 {
+		t.Errorf("%d bytes still reserved after the handler returned", n)
 	}
 }
 

@@ -76,6 +76,9 @@ func Reserve(n int64) (release func()) {
 	}
 }
 
+// Reserved is the memory reserved now (before the MaxReserved cap).
+func Reserved() int64 { return reserved.Load() }
+
 func reapply() {
 	if started.Load() {
 		follow.update()

@@ -25,7 +25,7 @@ const HeavyBodyBytes = 1 << 20
 // 81 MB (2 million objects) to decode, check, store and answer it. An
 // admitted request reserves that much headroom in the memory policy
 // (memlimit.Reserve) per byte it has read, a step of reserveStep bytes
-// ahead, for as long as it holds its slot: a body refused at a handler's
+// ahead (within its declared length), for as long as it holds its slot: a body refused at a handler's
 // limit (a 30 MB Messaging send read to its 1 MB) reserves for what was
 // read, not for what it declared.
 const (
@@ -56,7 +56,8 @@ func newGate(n int) *gate { return &gate{slots: make(chan struct{}, n)} }
 type admission struct {
 	gate     *gate
 	ctx      context.Context
-	declared bool // Content-Length past HeavyBodyBytes
+	declared bool  // Content-Length past HeavyBodyBytes
+	length   int64 // Content-Length, -1 when unknown
 
 	mu         sync.Mutex
 	read       int64
@@ -74,7 +75,7 @@ func admit(g *gate, r *http.Request) (_ *http.Request, done func()) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return r, func() {}
 	}
-	a := &admission{gate: g, ctx: r.Context(), declared: r.ContentLength > HeavyBodyBytes}
+	a := &admission{gate: g, ctx: r.Context(), declared: r.ContentLength > HeavyBodyBytes, length: r.ContentLength}
 	r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
 	r.Body = &admittedBody{ReadCloser: r.Body, a: a}
 	return r, a.finish
@@ -105,13 +106,19 @@ func (a *admission) wait(n int) error {
 	return nil
 }
 
-// reserve covers the bytes read so far and the next reserveStep with
-// memory headroom; a.mu is held.
+// reserve covers the bytes read so far and the next reserveStep (no more
+// than a declared length) with memory headroom; a.mu is held.
 func (a *admission) reserve() {
-	if !a.held || a.read+reserveStep <= a.reservedTo {
+	if !a.held || (a.read < a.reservedTo) {
 		return
 	}
-	to := a.read + 2*reserveStep
+	to := a.read + reserveStep
+	if a.length > 0 {
+		to = max(min(to, a.length), a.read)
+	}
+	if to <= a.reservedTo {
+		return
+	}
 	a.unreserve = append(a.unreserve, memlimit.Reserve(heavyExpansion*(to-a.reservedTo)))
 	a.reservedTo = to
 }

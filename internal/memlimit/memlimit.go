@@ -43,7 +43,7 @@ func Limit(live, other uint64) int64 {
 // MaxReserved bounds the memory Reserve can add to the limit, all
 // reservations together, so that the policy's promise (resident memory
 // near the live data) holds whatever runs.
-const MaxReserved = 192 << 20
+const MaxReserved = 96 << 20
 
 var (
 	start    sync.Once

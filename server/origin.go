@@ -199,6 +199,8 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		}
 		body := r.Body
 		defer drainRefused(w, r, body)
+		r, admitted := admit(heavyWork, r)
+		defer admitted()
 		origin := r.Header.Get("Origin")
 		if origin == "" {
 			h.ServeHTTP(w, r)

@@ -76,3 +76,34 @@ func waitLimit(t *testing.T, ok func(int64) bool) int64 {
 	})
 	return l
 }
+
+// Reserve raises the limit at once by what it reserves, at most
+// MaxReserved for all reservations together, and release takes it back.
+func TestReserveRaisesTheLimitUntilReleased(t *testing.T) {
+	if !Start() {
+		t.Skip("GOMEMLIMIT or GOGC=off is set: the policy is off")
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	// The live heap moves the limit a little between two readings.
+	near := func(got, want int64) bool { return got > want-8<<20 && got < want+8<<20 }
+	reapply()
+	before := limit()
+	release := Reserve(64 << 20)
+	if l := limit(); !near(l, before+64<<20) {
+		t.Errorf("limit %d MiB with 64 MiB reserved, was %d MiB", l>>20, before>>20)
+	}
+	more := Reserve(MaxReserved)
+	if l := limit(); !near(l, before+MaxReserved) {
+		t.Errorf("limit %d MiB with more than MaxReserved reserved, was %d MiB (MaxReserved %d MiB)", l>>20, before>>20, MaxReserved>>20)
+	}
+	more()
+	release()
+	release() // a second release gives nothing back twice
+	if reserved.Load() != 0 {
+		t.Errorf("%d bytes still reserved after every release", reserved.Load())
+	}
+	if l := limit(); !near(l, before) {
+		t.Errorf("limit %d MiB after the releases, was %d MiB", l>>20, before>>20)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/server"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -45,6 +46,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	// Object bytes go to disk as they arrive and metadata bodies are
+	// bounded (maxMetadataBytes): no body here is decoded whole, so none
+	// waits at the heavy-work gate behind decoding work.
+	server.Streams(r.Context())
 	p := r.URL.EscapedPath()
 	switch {
 	case p == "/internal/setRules":

@@ -17,8 +17,8 @@ import (
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
 	"github.com/pyric/pyric/server"
+	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/snapshot"
-	"github.com/pyric/pyric/verify"
 )
 
 // frontends are what `pyric serve` and `pyric exec` run beside the
@@ -120,7 +120,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
-		branchRoute: http.StripPrefix(branchRoute, verify.BranchHandler(b.Sandbox, verify.BranchOptions{LiveRules: func() (string, string, bool) {
+		branchRoute: http.StripPrefix(branchRoute, fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{LiveRules: func() (string, string, bool) {
 			if rl := b.Rules(backend.Firestore); rl != nil {
 				return rl.RulesFile()
 			}
@@ -128,7 +128,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}, Session: session})),
 	}
 	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
-	mount[indexesRoute] = verify.IndexesHandler(session)
+	mount[indexesRoute] = fsserver.IndexesHandler(session)
 	if he := b.Hosting(); he != nil {
 		mount[hostingRoute] = hostingHandler(he)
 	}

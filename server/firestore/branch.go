@@ -1,4 +1,4 @@
-package verify
+package firestoreserver
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // BranchOptions configure a BranchHandler.
@@ -82,9 +83,9 @@ type branches struct {
 // (a Branch is not safe for concurrent use).
 type openBranch struct {
 	mu     sync.Mutex
-	br     *Branch
+	br     *firestore.Branch
 	rules  string
-	result *ServiceResult
+	result *service.Report
 }
 
 // BranchReply is the JSON answer about one branch.
@@ -94,13 +95,13 @@ type BranchReply struct {
 	Rules string `json:"rules"`
 	// Replay compares each replayed client request's verdict with the
 	// captured one (as verify does).
-	Replay *ServiceResult `json:"replay,omitempty"`
+	Replay *service.Report `json:"replay,omitempty"`
 	// Changes are the differences from the live database (before: live,
 	// after: the branch); after a promote, what was written.
-	Changes   []Change `json:"changes"`
-	Documents int      `json:"documents"`
-	Promoted  bool     `json:"promoted,omitempty"`
-	Discarded bool     `json:"discarded,omitempty"`
+	Changes   []firestore.BranchChange `json:"changes"`
+	Documents int                      `json:"documents"`
+	Promoted  bool                     `json:"promoted,omitempty"`
+	Discarded bool                     `json:"discarded,omitempty"`
 }
 
 type branchError struct {
@@ -134,7 +135,7 @@ func (h *branches) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET, POST")
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		h.with(w, parts[0], false, func(ob *openBranch) (int, *BranchReply, error) {
-			live, err := ForkLive(h.sb, nil)
+			live, err := forkLive(h.sb)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -142,13 +143,13 @@ func (h *branches) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case len(parts) == 1 && r.Method == http.MethodDelete:
 		h.with(w, parts[0], true, func(ob *openBranch) (int, *BranchReply, error) {
-			return http.StatusOK, &BranchReply{ID: parts[0], Rules: ob.rules, Changes: []Change{}, Documents: ob.br.Len(), Discarded: true}, nil
+			return http.StatusOK, &BranchReply{ID: parts[0], Rules: ob.rules, Changes: []firestore.BranchChange{}, Documents: ob.br.Len(), Discarded: true}, nil
 		})
 	case len(parts) == 1:
 		methodNotAllowed(w, "GET, DELETE")
 	case len(parts) == 2 && parts[1] == "promote" && r.Method == http.MethodPost:
 		h.with(w, parts[0], true, func(ob *openBranch) (int, *BranchReply, error) {
-			changes, err := ob.br.Promote(r.Context(), h.sb)
+			changes, err := promote(r.Context(), h.sb, ob.br)
 			if err != nil {
 				return 0, nil, fmt.Errorf("promote: %w", err)
 			}
@@ -197,7 +198,7 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: name + " does not compile", Diagnostics: diagnosticsOut(name, diags)})
 		return
 	}
-	live, err := ForkLive(h.sb, nil)
+	live, err := forkLive(h.sb)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "read live: " + err.Error()})
 		return
@@ -222,9 +223,9 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusInternalServerError, branchError{Error: "the live session: " + err.Error()})
 			return
 		}
-		start, _ = initialState(f.Events, start)
+		start, _ = firestore.InitialDocuments(f.Events, start)
 	}
-	br, err := Fork(start, gate)
+	br, err := firestore.Fork(start, gate)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "fork: " + err.Error()})
 		return
@@ -291,9 +292,9 @@ func diagnosticsOut(file string, ds source.Diagnostics) []diagnosticOut {
 	return out
 }
 
-func nonNil(c []Change) []Change {
+func nonNil(c []firestore.BranchChange) []firestore.BranchChange {
 	if c == nil {
-		return []Change{}
+		return []firestore.BranchChange{}
 	}
 	return c
 }
@@ -307,4 +308,23 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
+}
+
+// forkLive forks the live Firestore default database of sb, without
+// rules.
+func forkLive(sb *sandbox.Sandbox) (*firestore.Branch, error) {
+	fs, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return nil, fmt.Errorf("the sandbox runs no Firestore to fork")
+	}
+	return fs.Fork(nil)
+}
+
+// promote writes br onto sb's live Firestore (Service.Promote).
+func promote(ctx context.Context, sb *sandbox.Sandbox, br *firestore.Branch) ([]firestore.BranchChange, error) {
+	fs, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return nil, fmt.Errorf("the sandbox runs no Firestore to promote onto")
+	}
+	return fs.Promote(ctx, br)
 }

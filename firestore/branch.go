@@ -105,13 +105,13 @@ type BranchRequest struct {
 
 // Decide decides a request against the branch's state without applying
 // it.
-func (b *Branch) Decide(r BranchRequest) (Decision, error) {
+func (b *Branch) Decide(r BranchRequest) (AuthzDecision, error) {
 	d, _, err := b.decide(r)
 	return d, err
 }
 
 // decide also returns the decoded document after the write.
-func (b *Branch) decide(r BranchRequest) (Decision, *pb.Document, error) {
+func (b *Branch) decide(r BranchRequest) (AuthzDecision, *pb.Document, error) {
 	path := strings.Trim(r.Path, "/")
 	req := &AuthzRequest{Database: BranchDatabase, Method: Method(r.Method), Path: path, Auth: r.Who,
 		Time: r.Time, Get: b.lookup}
@@ -133,7 +133,7 @@ func (b *Branch) decide(r BranchRequest) (Decision, *pb.Document, error) {
 	if r.After != nil {
 		f, err := DecodeFields(r.After, BranchDatabase)
 		if err != nil {
-			return Decision{}, nil, fmt.Errorf("request data: %w", err)
+			return AuthzDecision{}, nil, fmt.Errorf("request data: %w", err)
 		}
 		req.After = &pb.Document{Name: BranchDatabase.DocName(path), Fields: f, UpdateTime: timestamppb.New(r.Time)}
 	}
@@ -177,7 +177,7 @@ func (b *Branch) putDoc(path string, d *pb.Document) {
 
 // Write decides a write and, when allowed, applies it (After for create
 // and update, deletion for delete).
-func (b *Branch) Write(r BranchRequest) (Decision, error) {
+func (b *Branch) Write(r BranchRequest) (AuthzDecision, error) {
 	d, err := b.Decide(r)
 	if err != nil || d.Verdict != Allow {
 		return d, err

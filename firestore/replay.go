@@ -324,7 +324,7 @@ func redecideListen(br *Branch, events []event.Event, i int, add func(service.Di
 		return 0
 	}
 	// A listen is allowed when every part is.
-	now, last := event.Allow, Decision{}
+	now, last := event.Allow, AuthzDecision{}
 	for _, r := range reqs {
 		r.Who, r.Time = service.Who(ev), ev.At
 		d, err := br.Decide(r)
@@ -421,7 +421,7 @@ func proposed(ev *event.Event, br *Branch, method string, t time.Time) map[strin
 
 // oneLine renders a replayed decision as a divergence explains it: the
 // reason, then the failing sub-expressions of the deciding rule.
-func (d Decision) oneLine() string {
+func (d AuthzDecision) oneLine() string {
 	exp, ok := d.Explained()
 	if !ok {
 		return d.Reason

@@ -93,7 +93,7 @@ func Explain(ev *event.Event) string {
 
 // ExplainDecision is Explain of a decision that is not an event's: the
 // rule and decision a service's rules explanation renders to.
-func ExplainDecision(rule *event.Rule, d *event.Decision) string {
+func ExplainDecision(rule *event.Rule, d *event.Explanation) string {
 	return Explain(&event.Event{Request: &event.Request{Rule: rule, Decision: d}})
 }
 

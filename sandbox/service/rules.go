@@ -246,7 +246,7 @@ type Rerun struct {
 	Reason      string
 	Rule        *event.Rule
 	Trace       []event.Step
-	Decision    *event.Decision
+	Decision    *event.Explanation
 	Explanation []string
 	// Notes say where the re-run could not use what the request saw;
 	// none means exact.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
@@ -58,9 +59,9 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	session := func() (*capture.Fixture, error) { return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History()) }
 	h := studio.New(studio.Options{Sandbox: b.Sandbox, Mount: map[string]http.Handler{
 		"/__pyric/capture": http.StripPrefix("/__pyric/capture", capture.AdminHandler(session, dir)),
-		"/__pyric/indexes": fsserver.IndexesHandler(session),
+		"/__pyric/indexes": fsserver.IndexesHandler(func() ([]event.Event, error) { f, err := session(); return f.Events, err }),
 		"/__pyric/branch": http.StripPrefix("/__pyric/branch", fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{
-			LiveRules: b.Firestore().Server.Rules().Base, Session: session})),
+			LiveRules: b.Firestore().Server.Rules().Base, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
 	}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

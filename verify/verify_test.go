@@ -8,15 +8,15 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/internal/testfs"
+	"github.com/pyric/pyric/internal/testsession"
 	"github.com/pyric/pyric/rules/source"
 )
 
-const ownerRules = testfs.OwnerRules
+const ownerRules = testsession.OwnerRules
 
-// synthetic is testfs.Creates: n client creates, all allowed under
+// synthetic is testsession.Creates: n client creates, all allowed under
 // ownerRules.
-func synthetic(n int) *capture.Fixture { return testfs.Creates(n) }
+func synthetic(n int) *capture.Fixture { return testsession.Creates(n) }
 
 func TestReplaySynthetic(t *testing.T) {
 	f := synthetic(20)

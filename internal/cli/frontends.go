@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
 	"github.com/pyric/pyric/server"
@@ -125,10 +126,16 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 				return rl.RulesFile()
 			}
 			return "", "", false
-		}, Session: session})),
+		}, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
 	}
 	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
-	mount[indexesRoute] = fsserver.IndexesHandler(session)
+	mount[indexesRoute] = fsserver.IndexesHandler(func() ([]event.Event, error) {
+		f, err := session()
+		if err != nil {
+			return nil, err
+		}
+		return f.Events, nil
+	})
 	if he := b.Hosting(); he != nil {
 		mount[hostingRoute] = hostingHandler(he)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
@@ -24,9 +24,14 @@ type BranchOptions struct {
 	// without candidate rules is decided by them. Nil or !ok: a fork
 	// must name its rules.
 	LiveRules func() (name, text string, ok bool)
-	// Session returns the live session as a fixture, replayed when a
-	// fork names no fixture (nil: the bus's history).
-	Session func() (*capture.Fixture, error)
+	// Session returns the live session encoded as a fixture file
+	// (capture.Encode), replayed when a fork names no fixture; nil: a
+	// fork must name one.
+	Session func() ([]byte, error)
+	// Decode reads a fixture file's events (capture.Decode's): the
+	// fixture a fork names, and Session's. The adapter takes the fixture
+	// format as functions so that it imports no tool above the engines.
+	Decode func(fixture []byte) ([]event.Event, error)
 	// MaxBranches bounds the branches kept (default 16); past it the
 	// oldest is discarded.
 	MaxBranches int
@@ -60,11 +65,6 @@ func BranchHandler(sb *sandbox.Sandbox, opts BranchOptions) http.Handler {
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 20
-	}
-	if opts.Session == nil {
-		opts.Session = func() (*capture.Fixture, error) {
-			return &capture.Fixture{Schema: capture.Schema, Events: sb.Events().History(), Services: map[string]*capture.ServiceData{}}, nil
-		}
 	}
 	return &branches{sb: sb, opts: opts, open: map[string]*openBranch{}}
 }
@@ -203,10 +203,14 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "read live: " + err.Error()})
 		return
 	}
-	var f *capture.Fixture
+	if h.opts.Decode == nil {
+		writeJSON(w, http.StatusInternalServerError, branchError{Error: "this server reads no fixtures"})
+		return
+	}
+	var events []event.Event
 	start := live.Docs()
 	if len(req.Fixture) > 0 && string(req.Fixture) != "null" {
-		if f, err = capture.Decode(req.Fixture); err != nil {
+		if events, err = h.opts.Decode(req.Fixture); err != nil {
 			writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})
 			return
 		}
@@ -214,23 +218,23 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		// The live session, through its JSON form (the form a fixture
 		// file has), from the state it started in.
 		var data []byte
-		if f, err = h.opts.Session(); err == nil {
-			if data, err = capture.Encode(f); err == nil {
-				f, err = capture.Decode(data)
+		err = fmt.Errorf("this server has no live session to replay: name a fixture")
+		if h.opts.Session != nil {
+			if data, err = h.opts.Session(); err == nil {
+				events, err = h.opts.Decode(data)
 			}
 		}
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, branchError{Error: "the live session: " + err.Error()})
 			return
 		}
-		start, _ = firestore.InitialDocuments(f.Events, start)
+		start, _ = firestore.InitialDocuments(events, start)
 	}
 	br, err := firestore.Fork(start, gate)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "fork: " + err.Error()})
 		return
 	}
-	events := f.Events
 	res, err := br.Apply(events)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})

@@ -14,6 +14,7 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/testfs"
+	"github.com/pyric/pyric/internal/testsession"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 )
@@ -32,8 +33,8 @@ func TestBranchHandler(t *testing.T) {
 	if err := testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"}); err != nil {
 		t.Fatal(err)
 	}
-	live := func() (string, string, bool) { return "firestore.rules", testfs.OwnerRules, true }
-	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live})))
+	live := func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true }
+	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live, Decode: capture.DecodeEvents})))
 	defer srv.Close()
 	do := func(method, path string, body any) (int, map[string]any) {
 		t.Helper()
@@ -54,8 +55,8 @@ func TestBranchHandler(t *testing.T) {
 		}
 		return resp.StatusCode, out
 	}
-	noBob := strings.Replace(testfs.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
-	fixture := testfs.Creates(4) // alice creates c/d0, c/d2; bob c/d1, c/d3
+	noBob := strings.Replace(testsession.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
+	fixture := testsession.Creates(4) // alice creates c/d0, c/d2; bob c/d1, c/d3
 
 	code, b1 := do("POST", "", map[string]any{"rules": noBob, "fixture": fixture})
 	if code != http.StatusCreated {
@@ -163,7 +164,7 @@ func TestBranchHandlerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	f := testfs.Creates(4)
+	f := testsession.Creates(4)
 	for i := 0; i < 4; i++ {
 		p := fmt.Sprintf("c/d%d", i)
 		if err := testfs.Of(sb).Admin().SetDocument(ctx, p, f.Events[2*i+1].Commit.After.(map[string]any)); err != nil {
@@ -171,8 +172,8 @@ func TestBranchHandlerSession(t *testing.T) {
 		}
 	}
 	testfs.Of(sb).Admin().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
-	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", testfs.OwnerRules, true },
-		Session: func() (*capture.Fixture, error) { return f, nil }})
+	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true },
+		Session: capture.Encoded(func() (*capture.Fixture, error) { return f, nil }), Decode: capture.DecodeEvents})
 	post := func(body string) map[string]any {
 		t.Helper()
 		rec := httptest.NewRecorder()
@@ -187,7 +188,7 @@ func TestBranchHandlerSession(t *testing.T) {
 	if same := post(`{}`); len(same["changes"].([]any)) != 0 || same["replay"].(map[string]any)["ok"] != true {
 		t.Fatalf("the session re-run with its own rules changes live: %v", same)
 	}
-	noBob := strings.Replace(testfs.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
+	noBob := strings.Replace(testsession.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
 	b, _ := json.Marshal(map[string]any{"rules": noBob})
 	got := post(string(b))
 	var paths []string
@@ -211,12 +212,12 @@ func TestBranchForkApplyPromote(t *testing.T) {
 	}
 	defer sb.Close()
 	testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
-	gate, _ := firestore.NewRulesGate(source.NewFile("r", testfs.OwnerRules))
+	gate, _ := firestore.NewRulesGate(source.NewFile("r", testsession.OwnerRules))
 	br, err := testfs.Of(sb).Fork(gate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := testfs.Creates(4)
+	f := testsession.Creates(4)
 	res, err := br.Apply(f.Events)
 	if err != nil || !res.OK || res.CheckedEvents != 4 {
 		t.Fatalf("apply: %v %+v", err, res)

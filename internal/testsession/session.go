@@ -1,4 +1,6 @@
-package testfs
+// Package testsession gives tests recorded sessions (capture fixtures)
+// built by hand, for the replays and the tools that read sessions.
+package testsession
 
 import (
 	"encoding/json"

@@ -330,3 +330,24 @@ func Encode(f *Fixture) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Encoded returns session's fixture encoded (Encode), for a reader that
+// takes fixture files as bytes.
+func Encoded(session func() (*Fixture, error)) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		f, err := session()
+		if err != nil {
+			return nil, err
+		}
+		return Encode(f)
+	}
+}
+
+// DecodeEvents reads a fixture file's events (Decode).
+func DecodeEvents(data []byte) ([]event.Event, error) {
+	f, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return f.Events, nil
+}

@@ -96,7 +96,7 @@ func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v v
 		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	} else if reason != "" && v != vError && v != vStale {
-		r.Decision = &event.Decision{Engine: "database", Reason: reason}
+		r.Decision = &event.Explanation{Engine: "database", Reason: reason}
 	}
 	d.emit(ev)
 }

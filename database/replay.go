@@ -24,11 +24,6 @@ import (
 	"github.com/pyric/pyric/sandbox/service"
 )
 
-// linkWindow bounds how far after a request its commits are looked for:
-// the engine emits them right after the request, and other services'
-// events interleave only by a few.
-const linkWindow = 256
-
 // writeMethods are the request methods that write, as the engine names
 // them in events.
 var writeMethods = map[string]bool{"set": true, "update": true, "remove": true, "push": true,
@@ -288,7 +283,7 @@ func (d *Database) Replay(s *service.Session, candidate *source.File) (*service.
 		if ev.Seen != nil && ev.Seen.Updates != nil {
 			want = len(ev.Seen.Updates)
 		}
-		for j := i + 1; j < len(events) && j <= i+linkWindow && want > 0; j++ {
+		for j := i + 1; j < len(events) && j <= i+service.LinkWindow && want > 0; j++ {
 			c := &events[j]
 			if c.Service != serviceName || c.Kind != event.KindCommit || claimed[j] || c.Method != ev.Method ||
 				c.Identity.Lens != ev.Identity.Lens || c.Identity.UID != ev.Identity.UID {

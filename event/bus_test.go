@@ -153,7 +153,7 @@ func TestEventJSON(t *testing.T) {
 		Identity: IdentityOf(identity.NewUser("u", map[string]any{"role": "x"})), Origin: OriginClient,
 		Request: &Request{Verdict: Deny, Rule: &Rule{Line: 6, Column: 7, Operations: []string{"create"}, MatchPath: "/posts/{id}", Condition: "false"},
 			Trace:    []Step{{Text: "false", Value: "false", Line: 6, Column: 30}},
-			Decision: &Decision{Engine: "firestore", Reason: "false for 'create' @ L6"}}}
+			Decision: &Explanation{Engine: "firestore", Reason: "false for 'create' @ L6"}}}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)

@@ -184,7 +184,7 @@ type Request struct {
 	// order (complete for denials).
 	Trace []Step `json:"trace,omitempty"`
 	// Decision is the whole explanation; nil when rules were bypassed.
-	Decision *Decision `json:"decision,omitempty"`
+	Decision *Explanation `json:"decision,omitempty"`
 	// Seen is what the rules saw.
 	Seen *Seen `json:"seen,omitempty"`
 }
@@ -210,8 +210,9 @@ type Step struct {
 	Skipped bool   `json:"skipped,omitempty"`
 }
 
-// Decision is a rules engine's whole explanation of a verdict.
-type Decision struct {
+// Explanation is a rules engine's whole explanation of a verdict, as an
+// event carries it (Request.Decision).
+type Explanation struct {
 	Engine string `json:"engine"` // firestore | storage | database
 	// Bindings are the path variables of the deciding rule's match block
 	// (e.g. {"uid": "'alice'"}), values in rules syntax.

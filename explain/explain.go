@@ -8,9 +8,9 @@
 //
 //	request.resource.data.title.size() < 20 → 27 < 20 is false
 //
-// It reads decisions in the terms events carry them (event.Decision) and
+// It reads decisions in the terms events carry them (event.Explanation) and
 // imports nothing else of pyric, so every engine renders its own
-// decisions with it (firestore.Decision.Lines) and no text is rendered
+// decisions with it (firestore.AuthzDecision.Lines) and no text is rendered
 // twice.
 package explain
 
@@ -28,7 +28,7 @@ const (
 
 // Lines renders the failing sub-expressions of a decision, given the
 // deciding rule's trace (pre-order, with depths) for the operands' values.
-func Lines(d *event.Decision, trace []event.Step) []string {
+func Lines(d *event.Explanation, trace []event.Step) []string {
 	if d == nil {
 		return nil
 	}

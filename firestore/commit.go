@@ -209,7 +209,7 @@ type opState struct {
 	after   *pb.Document
 	results []*pb.Value
 	method  Method
-	dec     Decision
+	dec     AuthzDecision
 	memo    *encodeMemo // the JSON forms its events share (events.go)
 }
 

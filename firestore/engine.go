@@ -319,9 +319,9 @@ func (e *Engine) groupID(prefix string) string {
 }
 
 // authorize asks the rules unless the caller is admin.
-func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) Decision {
+func (e *Engine) authorize(ctx context.Context, req *AuthzRequest) AuthzDecision {
 	if req.Auth.IsAdmin() {
-		return Decision{Verdict: Allow, Reason: "admin bypasses rules"}
+		return AuthzDecision{Verdict: Allow, Reason: "admin bypasses rules"}
 	}
 	if !e.eventsOn() {
 		return e.Rules().Authorize(ctx, req)

@@ -166,11 +166,11 @@ func TestTransformsEdgeCases(t *testing.T) {
 
 func TestBatchAtomicAndRules(t *testing.T) {
 	t.Parallel()
-	fake := &FakeRules{Decide: func(r *AuthzRequest) Decision {
+	fake := &FakeRules{Decide: func(r *AuthzRequest) AuthzDecision {
 		if r.Path == "c/denied" {
-			return Decision{Verdict: Deny, Reason: "path is denied", Explanation: "trace"}
+			return AuthzDecision{Verdict: Deny, Reason: "path is denied", Explanation: "trace"}
 		}
-		return Decision{Verdict: Allow}
+		return AuthzDecision{Verdict: Allow}
 	}}
 	e := New(Options{Rules: fake})
 	alice := identity.NewUser("alice", nil)
@@ -219,12 +219,12 @@ func TestBatchAtomicAndRules(t *testing.T) {
 func TestGetAfterAndLookups(t *testing.T) {
 	t.Parallel()
 	var sawGet, sawAfter *pb.Document
-	e := New(Options{Rules: RulesFunc(func(_ context.Context, r *AuthzRequest) Decision {
+	e := New(Options{Rules: RulesFunc(func(_ context.Context, r *AuthzRequest) AuthzDecision {
 		if r.Path == "c/a" && r.Method != MethodGet {
 			sawGet, _ = r.Get("c/b")
 			sawAfter, _ = r.GetAfter("c/b")
 		}
-		return Decision{Verdict: Allow}
+		return AuthzDecision{Verdict: Allow}
 	})})
 	setT(t, e, "c/b", M("x", Int(1), "y", Int(1)))
 	commitT(t, e, identity.NewUser("u", nil), upd("c/a", nil), &pb.Write{Operation: upd("c/b", M("x", Int(2))).Operation, UpdateMask: mask("x")})

@@ -37,13 +37,13 @@ type Error = fsvalue.Error
 type Denial struct {
 	Method   Method
 	Path     string
-	Decision Decision
+	Decision AuthzDecision
 }
 
 // PermissionDeniedMessage is production's message for every rules denial.
 const PermissionDeniedMessage = "Missing or insufficient permissions."
 
-func denied(m Method, path string, d Decision) error {
+func denied(m Method, path string, d AuthzDecision) error {
 	return &Error{Kind: ErrPermissionDenied, Msg: PermissionDeniedMessage,
 		Detail: &Denial{Method: m, Path: path, Decision: d}}
 }

@@ -23,7 +23,7 @@ func (e *Engine) emit(ev event.Event) {
 }
 
 // requestEvent is the request event of one decided operation.
-func requestEvent(who identity.Identity, m Method, path string, origin event.Origin, dec Decision, d time.Duration) event.Event {
+func requestEvent(who identity.Identity, m Method, path string, origin event.Origin, dec AuthzDecision, d time.Duration) event.Event {
 	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Origin: origin,
 		Request: &event.Request{DurationMs: float64(d.Microseconds()) / 1000}}
 	ev.Who(who)
@@ -41,7 +41,7 @@ func requestEvent(who identity.Identity, m Method, path string, origin event.Ori
 		exp.Decision.Bindings = sim.Bound(x.Bindings.Map())
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	} else {
-		r.Decision = &event.Decision{Engine: "firestore", Reason: dec.Reason}
+		r.Decision = &event.Explanation{Engine: "firestore", Reason: dec.Reason}
 	}
 	return ev
 }
@@ -120,7 +120,7 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 
 // readEvent is the request event of a decided read, in or out of a
 // transaction.
-func readEvent(who identity.Identity, m Method, path string, dec Decision, dur time.Duration, v readView) event.Event {
+func readEvent(who identity.Identity, m Method, path string, dec AuthzDecision, dur time.Duration, v readView) event.Event {
 	origin := event.OriginClient
 	if v.tx != nil {
 		origin = event.OriginTransaction
@@ -132,7 +132,7 @@ func readEvent(who identity.Identity, m Method, path string, dec Decision, dur t
 	return ev
 }
 
-func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path string, dec Decision, d *pb.Document, dur time.Duration, v readView) {
+func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path string, dec AuthzDecision, d *pb.Document, dur time.Duration, v readView) {
 	if !e.eventsOn() {
 		return
 	}
@@ -148,7 +148,7 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 
 // emitList records a decided query, with the query the rules saw (so a
 // replay can re-decide it and index suggestions can see it).
-func (e *Engine) emitList(who identity.Identity, q *query, dec Decision, dur time.Duration, v readView) {
+func (e *Engine) emitList(who identity.Identity, q *query, dec AuthzDecision, dur time.Duration, v readView) {
 	if !e.eventsOn() {
 		return
 	}

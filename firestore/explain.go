@@ -9,7 +9,7 @@ import (
 // Explained is d's traced explanation in the terms events carry it (the
 // deciding rule, its trace, the whole decision); false when d carries
 // none (no rules loaded, admin).
-func (d Decision) Explained() (sim.Explained, bool) {
+func (d AuthzDecision) Explained() (sim.Explained, bool) {
 	x, ok := d.Explanation.(*fsrules.Decision)
 	if !ok || x == nil {
 		return sim.Explained{}, false
@@ -19,7 +19,7 @@ func (d Decision) Explained() (sim.Explained, bool) {
 
 // Lines explains d as explain.Lines does an event's decision: nil when it
 // carries no traced explanation.
-func (d Decision) Lines() []string {
+func (d AuthzDecision) Lines() []string {
 	exp, ok := d.Explained()
 	if !ok {
 		return nil

@@ -67,7 +67,7 @@ func (m *LiveRules) SetProject(project, name, text string) (source.Diagnostics, 
 func (m *LiveRules) SetHomeProject(p string) { m.SetHome(p) }
 
 // Authorize implements Rules: the request's project's rules decide.
-func (m *LiveRules) Authorize(ctx context.Context, req *AuthzRequest) Decision {
+func (m *LiveRules) Authorize(ctx context.Context, req *AuthzRequest) AuthzDecision {
 	project := req.Database.Project
 	lr := m.For(project)
 	if lr == nil {

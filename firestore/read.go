@@ -630,7 +630,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 		return nil, err
 	}
 	if !who.IsAdmin() {
-		return nil, denied(MethodList, parent, Decision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
+		return nil, denied(MethodList, parent, AuthzDecision{Verdict: Deny, Reason: "listing collection ids is an admin-only operation"})
 	}
 	if req.GetPageSize() < 0 {
 		return nil, fsvalue.Errorf(ErrInvalidArgument, "page_size must be greater than or equal to zero; got %d.", req.GetPageSize())

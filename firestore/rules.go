@@ -20,7 +20,7 @@ import (
 // into the Engine; it reads documents only through req.Get and req.GetAfter,
 // which are valid only for the duration of the call.
 type Rules interface {
-	Authorize(ctx context.Context, req *AuthzRequest) Decision
+	Authorize(ctx context.Context, req *AuthzRequest) AuthzDecision
 }
 
 // Method is the rules method a request is judged under.
@@ -49,8 +49,10 @@ const (
 	Unsupported = event.Unsupported
 )
 
-// Decision is what Rules.Authorize returns.
-type Decision struct {
+// AuthzDecision is what Rules.Authorize returns for an AuthzRequest: the
+// engine's decision, as distinct from the rules language's own
+// (rules/firestore.Decision, which Explanation carries).
+type AuthzDecision struct {
 	Verdict Verdict
 	// Reason is one line for a person: why the request was allowed or denied.
 	Reason string
@@ -129,37 +131,39 @@ type NoRules struct{}
 const NoRulesReason = "no Firestore security rules are loaded: every client request is denied (admin requests bypass rules); load firestore.rules to allow access"
 
 // Authorize denies.
-func (NoRules) Authorize(context.Context, *AuthzRequest) Decision {
-	return Decision{Verdict: Deny, Reason: NoRulesReason}
+func (NoRules) Authorize(context.Context, *AuthzRequest) AuthzDecision {
+	return AuthzDecision{Verdict: Deny, Reason: NoRulesReason}
 }
 
 // RulesFunc adapts a function to Rules.
-type RulesFunc func(ctx context.Context, req *AuthzRequest) Decision
+type RulesFunc func(ctx context.Context, req *AuthzRequest) AuthzDecision
 
 // Authorize calls f.
-func (f RulesFunc) Authorize(ctx context.Context, req *AuthzRequest) Decision { return f(ctx, req) }
+func (f RulesFunc) Authorize(ctx context.Context, req *AuthzRequest) AuthzDecision {
+	return f(ctx, req)
+}
 
 // AllowAll allows every request; for tests and for explicitly open setups.
-var AllowAll Rules = RulesFunc(func(context.Context, *AuthzRequest) Decision {
-	return Decision{Verdict: Allow, Reason: "all requests allowed"}
+var AllowAll Rules = RulesFunc(func(context.Context, *AuthzRequest) AuthzDecision {
+	return AuthzDecision{Verdict: Allow, Reason: "all requests allowed"}
 })
 
 // FakeRules is a test double: it decides with Decide (allow all when nil)
 // and records every request it was asked about.
 type FakeRules struct {
-	Decide func(req *AuthzRequest) Decision
+	Decide func(req *AuthzRequest) AuthzDecision
 
 	mu       sync.Mutex
 	requests []AuthzRequest
 }
 
 // Authorize records req and applies Decide.
-func (f *FakeRules) Authorize(_ context.Context, req *AuthzRequest) Decision {
+func (f *FakeRules) Authorize(_ context.Context, req *AuthzRequest) AuthzDecision {
 	f.mu.Lock()
 	f.requests = append(f.requests, *req)
 	f.mu.Unlock()
 	if f.Decide == nil {
-		return Decision{Verdict: Allow, Reason: "fake: allow"}
+		return AuthzDecision{Verdict: Allow, Reason: "fake: allow"}
 	}
 	return f.Decide(req)
 }

@@ -41,7 +41,7 @@ func (g *RulesGate) NewCoverage() *coverage.Coverage { return fsrules.NewCoverag
 // sub-expression traces; a denied one is decided again with them, so its
 // explanation is complete (lookups read the same state: the engine holds
 // the database while it authorizes).
-func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
+func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) AuthzDecision {
 	return g.decide(req, nil)
 }
 
@@ -49,11 +49,11 @@ func (g *RulesGate) Authorize(ctx context.Context, req *AuthzRequest) Decision {
 // evaluates into cov (from NewCoverage), allowed requests included: the
 // allowed decision stays untraced (counting costs a fraction of a trace),
 // and a denial's traced re-decision is not counted twice.
-func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest, cov *coverage.Coverage) Decision {
+func (g *RulesGate) AuthorizeCounted(_ context.Context, req *AuthzRequest, cov *coverage.Coverage) AuthzDecision {
 	return g.decide(req, cov)
 }
 
-func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) Decision {
+func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) AuthzDecision {
 	d := g.authorize(req, false, cov)
 	if d.Verdict != Allow {
 		d = g.authorize(req, true, nil)
@@ -63,11 +63,11 @@ func (g *RulesGate) decide(req *AuthzRequest, cov *coverage.Coverage) Decision {
 
 // AuthorizeTraced decides with the full sub-expression trace, allowed or
 // not.
-func (g *RulesGate) AuthorizeTraced(_ context.Context, req *AuthzRequest) Decision {
+func (g *RulesGate) AuthorizeTraced(_ context.Context, req *AuthzRequest) AuthzDecision {
 	return g.authorize(req, true, nil)
 }
 
-func (g *RulesGate) authorize(req *AuthzRequest, trace bool, cov *coverage.Coverage) Decision {
+func (g *RulesGate) authorize(req *AuthzRequest, trace bool, cov *coverage.Coverage) AuthzDecision {
 	r := &fsrules.Request{
 		Method:   string(req.Method),
 		Database: req.Database.Database,
@@ -103,7 +103,7 @@ func (g *RulesGate) authorize(req *AuthzRequest, trace bool, cov *coverage.Cover
 	} else {
 		d = g.rs.DecideFast(r)
 	}
-	out := Decision{Explanation: d, Reason: reason(d, string(req.Method))}
+	out := AuthzDecision{Explanation: d, Reason: reason(d, string(req.Method))}
 	switch d.Outcome {
 	case sim.Allow:
 		out.Verdict = Allow

@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -363,3 +364,37 @@ var (
 	_ service.StateChecker = (*Service)(nil)
 	_ service.Records      = (*Service)(nil)
 )
+
+// Seed implements service.Seeder: records maps document paths of the
+// default database ("users/alice") to their fields in the JSON form; each
+// is checked before any is written, then written as the admin in path
+// order.
+func (s *Service) Seed(ctx context.Context, records map[string]json.RawMessage) error {
+	paths := make([]string, 0, len(records))
+	for p := range records {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	docs := make(map[string]map[string]any, len(paths))
+	for _, p := range paths {
+		clean := strings.Trim(p, "/")
+		if clean == "" || strings.Count(clean, "/")%2 != 1 || strings.Contains(clean, "//") {
+			return fmt.Errorf("%w: key %q is not a document path (collection/doc)", service.ErrSeed, p)
+		}
+		var fields map[string]any
+		d := json.NewDecoder(bytes.NewReader(records[p]))
+		d.UseNumber()
+		if err := d.Decode(&fields); err != nil || fields == nil {
+			return fmt.Errorf("%w: %q: the document's fields must be a JSON object", service.ErrSeed, p)
+		}
+		docs[clean] = fields
+	}
+	adm := s.Admin()
+	for _, p := range paths {
+		clean := strings.Trim(p, "/")
+		if err := adm.SetDocument(ctx, clean, docs[clean]); err != nil {
+			return fmt.Errorf("%w: %q: %v", service.ErrSeed, p, err)
+		}
+	}
+	return nil
+}

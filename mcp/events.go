@@ -44,7 +44,7 @@ func (s *Server) emitToolCall(ctx context.Context, tool string, r *result, d tim
 	}
 	ev := event.Event{Kind: event.KindRequest, Service: eventService, Method: tool,
 		Request: &event.Request{Verdict: event.Allow, DurationMs: float64(d.Microseconds()) / 1000,
-			Decision: &event.Decision{Engine: eventService, Reason: r.summary}}}
+			Decision: &event.Explanation{Engine: eventService, Reason: r.summary}}}
 	ev.Who(who)
 	switch {
 	case r.err != nil:
@@ -86,7 +86,7 @@ func stripExplanations(evs []event.Event) []event.Event {
 			r := *e.Request
 			r.Trace = nil
 			if r.Decision != nil {
-				r.Decision = &event.Decision{Engine: r.Decision.Engine, Reason: r.Decision.Reason, Failing: r.Decision.Failing}
+				r.Decision = &event.Explanation{Engine: r.Decision.Engine, Reason: r.Decision.Reason, Failing: r.Decision.Failing}
 			}
 			e.Request = &r
 		}

@@ -15,7 +15,7 @@ import (
 // debugMessages read: notes first, one line per evaluated rule, the
 // deciding rule with its line and condition, the sub-expressions that
 // failed, then the verdict.
-func debugMessages(d firestore.Decision) []string {
+func debugMessages(d firestore.AuthzDecision) []string {
 	fd, _ := d.Explanation.(*fsrules.Decision)
 	var out []string
 	if fd == nil {

@@ -43,7 +43,7 @@ func (s *Server) record(c change) {
 	s.redo = nil
 }
 
-func explanationOf(d firestore.Decision) *fsrules.Decision {
+func explanationOf(d firestore.AuthzDecision) *fsrules.Decision {
 	fd, _ := d.Explanation.(*fsrules.Decision)
 	return fd
 }

@@ -103,7 +103,7 @@ func TestQuietAndFormat(t *testing.T) {
 		t.Fatalf("gap %+v", l)
 	}
 	l, _ = Format(&event.Event{ID: "evt-1", Kind: event.KindRequest, Service: "storage", Method: "write", Path: "a/b",
-		Actor: event.Actor{Kind: event.ActorStudio}, Request: &event.Request{Verdict: event.Deny, Decision: &event.Decision{Reason: "no\nrule"}}})
+		Actor: event.Actor{Kind: event.ActorStudio}, Request: &event.Request{Verdict: event.Deny, Decision: &event.Explanation{Reason: "no\nrule"}}})
 	if l.Message != "DENY storage write a/b unauthenticated via studio: no rule [evt-1]" {
 		t.Fatalf("%q", l.Message)
 	}

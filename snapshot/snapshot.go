@@ -21,10 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -32,8 +29,9 @@ import (
 // MaxSize bounds a snapshot read by Handler (256 MiB).
 const MaxSize = 256 << 20
 
-// ErrSeed is a seed file that is neither a snapshot nor a document map.
-var ErrSeed = errors.New("invalid seed")
+// ErrSeed is a seed file that is neither a snapshot nor a map of records
+// (service.ErrSeed).
+var ErrSeed = service.ErrSeed
 
 // open opens a data directory's sandbox with the services it holds (the
 // backend's registrations, which the command line passes: this package
@@ -85,8 +83,9 @@ func IsNew(dir string) bool {
 
 // Seed applies a seed file to a sandbox: a snapshot (an object with a
 // "version" key) replaces the state; otherwise the file must map document
-// paths to fields ({"users/alice": {"name": "Alice"}}), written as the
-// admin. Call it only when the data directory is new.
+// paths to fields ({"users/alice": {"name": "Alice"}}), which the first
+// service.Seeder of the sandbox (Firestore) writes as the admin. Call it
+// only when the data directory is new.
 func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 	var probe map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -97,36 +96,12 @@ func Seed(ctx context.Context, sb *sandbox.Sandbox, data []byte) error {
 	if _, ok := probe["version"]; ok {
 		return sb.LoadSnapshot(data)
 	}
-	paths := make([]string, 0, len(probe))
-	for p := range probe {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	docs := make(map[string]map[string]any, len(paths))
-	for _, p := range paths {
-		clean := strings.Trim(p, "/")
-		if clean == "" || strings.Count(clean, "/")%2 != 1 || strings.Contains(clean, "//") {
-			return fmt.Errorf("%w: key %q is not a document path (collection/doc)", ErrSeed, p)
-		}
-		var fields map[string]any
-		d := json.NewDecoder(bytes.NewReader(probe[p]))
-		d.UseNumber()
-		if err := d.Decode(&fields); err != nil || fields == nil {
-			return fmt.Errorf("%w: %q: the document's fields must be a JSON object", ErrSeed, p)
-		}
-		docs[clean] = fields
-	}
-	svc, ok := sandbox.Lookup[*firestore.Service](sb)
-	if !ok {
-		return fmt.Errorf("%w: a document seed needs Firestore, which the sandbox does not run", ErrSeed)
-	}
-	fs := svc.Admin()
-	for _, p := range paths {
-		if err := fs.SetDocument(ctx, strings.Trim(p, "/"), docs[strings.Trim(p, "/")]); err != nil {
-			return fmt.Errorf("%w: %q: %v", ErrSeed, p, err)
+	for _, svc := range sb.Services() {
+		if sd, ok := svc.(service.Seeder); ok {
+			return sd.Seed(ctx, probe)
 		}
 	}
-	return nil
+	return fmt.Errorf("%w: a record seed needs a service that takes one (Firestore's documents), and the sandbox runs none", ErrSeed)
 }
 
 // Prepare is what `pyric serve` calls before starting on a data

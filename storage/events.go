@@ -60,7 +60,7 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 		exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	case dec.by != "admin":
-		r.Decision = &event.Decision{Engine: "storage", Reason: dec.reason}
+		r.Decision = &event.Explanation{Engine: "storage", Reason: dec.reason}
 	}
 	seen := &event.Seen{Before: &event.Resource{Exists: before != nil}}
 	if before != nil {

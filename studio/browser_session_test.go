@@ -17,10 +17,12 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
+	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/studio"
-	"github.com/pyric/pyric/verify"
 )
 
 // TestBrowserRulesSessionTools: the Rules page lists the composite
@@ -57,9 +59,9 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	session := func() (*capture.Fixture, error) { return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History()) }
 	h := studio.New(studio.Options{Sandbox: b.Sandbox, Mount: map[string]http.Handler{
 		"/__pyric/capture": http.StripPrefix("/__pyric/capture", capture.AdminHandler(session, dir)),
-		"/__pyric/indexes": verify.IndexesHandler(session),
-		"/__pyric/branch": http.StripPrefix("/__pyric/branch", verify.BranchHandler(b.Sandbox, verify.BranchOptions{
-			LiveRules: b.Firestore().Server.Rules().Base, Session: session})),
+		"/__pyric/indexes": fsserver.IndexesHandler(func() ([]event.Event, error) { f, err := session(); return f.Events, err }),
+		"/__pyric/branch": http.StripPrefix("/__pyric/branch", fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{
+			LiveRules: b.Firestore().Server.Rules().Base, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
 	}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -79,8 +81,8 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	if err != nil || len(f.Events) == 0 {
 		t.Fatalf("saved fixture: %v, %d events", err, len(f.Events))
 	}
-	js, _ := json.Marshal(verify.SuggestIndexes(f))
-	if len(verify.SuggestIndexes(f)) != 1 {
+	js, _ := json.Marshal(firestore.SuggestIndexes(f.Events))
+	if len(firestore.SuggestIndexes(f.Events)) != 1 {
 		t.Fatalf("the saved fixture's indexes: %s", js)
 	}
 

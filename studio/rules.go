@@ -306,14 +306,14 @@ type rerunReq struct {
 
 // rerunResult is a re-decided request.
 type rerunResult struct {
-	Verdict     event.Verdict   `json:"verdict"`
-	Reason      string          `json:"reason"`
-	Rule        *event.Rule     `json:"rule,omitempty"`
-	Trace       []event.Step    `json:"trace,omitempty"`
-	Decision    *event.Decision `json:"decision,omitempty"`
-	Explanation []string        `json:"explanation,omitempty"`
-	Identity    event.Identity  `json:"identity"`
-	Rules       *rulesReport    `json:"rules,omitempty"` // set when the edited rules do not compile
+	Verdict     event.Verdict      `json:"verdict"`
+	Reason      string             `json:"reason"`
+	Rule        *event.Rule        `json:"rule,omitempty"`
+	Trace       []event.Step       `json:"trace,omitempty"`
+	Decision    *event.Explanation `json:"decision,omitempty"`
+	Explanation []string           `json:"explanation,omitempty"`
+	Identity    event.Identity     `json:"identity"`
+	Rules       *rulesReport       `json:"rules,omitempty"` // set when the edited rules do not compile
 	// Notes say where the re-run could not use what the request saw (a
 	// document the recorded decision did not read); none means exact.
 	Notes []string `json:"notes,omitempty"`

@@ -1,160 +1,78 @@
 package verify
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
-	"github.com/pyric/pyric/event"
-	fsrules "github.com/pyric/pyric/rules/firestore"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Cases is a session turned into simulator input (what `pyric <service>
 // rules simulate --stdin` reads), with which event each case came from.
-type Cases[C any] struct {
-	Source      string        `json:"source"`
-	TestCases   []C           `json:"testCases"`
-	Derived     []DerivedCase `json:"derived"`
-	Warnings    []string      `json:"warnings"`
-	Unsupported []string      `json:"unsupportedEvents"`
-}
-
-// Derived is a Firestore session as `pyric firestore rules simulate` input.
-type Derived = Cases[fsrules.Case]
+type Cases[C any] = service.Cases[C]
 
 // DerivedCase ties a case to its event.
-type DerivedCase struct {
-	EventID string `json:"eventId"`
-	Index   int    `json:"index"`
-}
+type DerivedCase = service.DerivedCase
 
-// DeriveCases writes every client Firestore request of the fixture
-// (listener targets and admin requests excepted) as a simulator case whose
-// expectation is the captured verdict. Requests whose rules read other
-// documents with get()/exists() are derived without function mocks and a
-// warning says so.
-func DeriveCases(f *capture.Fixture, rulesSource string) *Derived {
-	out := &Derived{Source: rulesSource, TestCases: []fsrules.Case{}, Derived: []DerivedCase{}, Warnings: []string{}, Unsupported: []string{}}
-	mocksWarned := false
-	for i := range f.Events {
-		ev := &f.Events[i]
-		if ev.Service != "firestore" || ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Origin == event.OriginListener {
-			continue
-		}
-		switch ev.Verdict {
-		case event.Allow, event.Deny:
-		case event.Unsupported:
-			out.Unsupported = append(out.Unsupported, ev.ID)
-			continue
-		default:
-			continue
-		}
-		if ev.Method == "list" {
-			out.Unsupported = append(out.Unsupported, ev.ID)
-			continue
-		}
-		c := fsrules.Case{Description: fmt.Sprintf("%s %s %s (%s)", ev.ID, ev.Method, ev.Path, who(ev)),
-			Expectation: map[event.Verdict]string{event.Allow: "ALLOW", event.Deny: "DENY"}[ev.Verdict],
-			Method:      ev.Method, Path: ev.Path, RequestTime: ev.At.UTC().Format(time.RFC3339Nano)}
-		exists := ev.Seen != nil && ev.Seen.Before != nil && ev.Seen.Before.Exists
-		if c.Method == "set" {
-			c.Method = "create"
-			if exists {
-				c.Method = "update"
-			}
-		}
-		if ev.Identity.Lens == event.LensUser {
-			c.Auth, _ = json.Marshal(map[string]any{"uid": ev.Identity.UID, "token": simForm(ev.Identity.Token)})
-		}
-		if exists {
-			c.Resource, _ = json.Marshal(simForm(ev.Seen.Before.Data))
-		}
-		if (c.Method == "create" || c.Method == "update") && ev.Seen != nil && ev.Seen.Data != nil {
-			data := map[string]any{}
-			if c.Method == "update" && exists {
-				if m, ok := ev.Seen.Before.Data.(map[string]any); ok {
-					for k, v := range m {
-						data[k] = v
-					}
+// DeriveService writes a fixture's session of one service ("firestore",
+// "database", "storage", or any service.CaseDeriver among
+// opts.Registrations) as that service's simulator input, deciding with
+// the candidate rules opts names for it, else the captured ones. It
+// returns the *Cases value with its number of cases and of unsupported
+// events.
+func DeriveService(f *capture.Fixture, name string, opts Options) (cases any, n, unsupported int, err error) {
+	regs := opts.Registrations
+	if regs == nil {
+		regs = backend.Services(&backend.Options{})
+	}
+	set := newReplayerSet(regs, opts.Replayers)
+	defer set.close()
+	s := sessionOf(f)
+	s.Viewer = set.viewer
+	candidate := map[string]*source.File{"firestore": opts.FirestoreRules, "database": opts.DatabaseRules, "storage": opts.StorageRules}[name]
+	if c, ok := opts.Candidates[name]; ok {
+		candidate = c
+	}
+	r, err := set.named(name)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	d, ok := r.(service.CaseDeriver)
+	if !ok {
+		var names []string
+		for _, reg := range regs {
+			if r, _ := set.named(reg.Name); r != nil {
+				if _, ok := r.(service.CaseDeriver); ok {
+					names = append(names, reg.Name)
 				}
 			}
-			if m, ok := ev.Seen.Data.(map[string]any); ok {
-				for k, v := range m {
-					data[k] = v
-				}
-			}
-			c.Data, _ = json.Marshal(simForm(data))
 		}
-		if ev.Decision != nil && ev.Decision.Lookups > 0 && !mocksWarned {
-			out.Warnings = append(out.Warnings, "READ_MOCKS_OMITTED: some requests read other documents with get()/exists(); their cases carry no function mocks")
-			mocksWarned = true
-		}
-		out.Derived = append(out.Derived, DerivedCase{EventID: ev.ID, Index: len(out.TestCases)})
-		out.TestCases = append(out.TestCases, c)
+		return nil, 0, 0, fmt.Errorf("%w %q: want one of %v", ErrUnknownService, name, names)
 	}
-	return out
+	cases, n, unsupported, err = d.DeriveCases(s, RulesText(f, candidate, name))
+	if err != nil {
+		return nil, 0, 0, fixtureError(err)
+	}
+	return cases, n, unsupported, nil
 }
 
-func who(ev *event.Event) string {
-	if ev.Identity.Lens == event.LensUser {
-		return "uid " + ev.Identity.UID
-	}
-	return string(ev.Identity.Lens)
-}
+// ErrUnknownService: DeriveService was asked for a service it doesn't know.
+var ErrUnknownService = errors.New("unknown service")
 
-// simForm converts the sandbox's JSON form to the simulator's: timestamps
-// as ISO-8601 values, sentinel markers as the simulator's serverTimestamp.
-func simForm(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if s, ok := x["__sentinel"].(string); ok && len(x) == 1 {
-			if s == string(event.ServerTimestamp) {
-				return map[string]any{"__type": "serverTimestamp"}
-			}
-			return nil
-		}
-		if t, _ := x["__type"].(string); t == "timestamp" {
-			sec, _ := toInt(x["seconds"])
-			ns, _ := toInt(x["nanos"])
-			return map[string]any{"__type": "timestamp", "value": time.Unix(sec, ns).UTC().Format(time.RFC3339Nano)}
-		}
-		if t, _ := x["__type"].(string); t == "reference" {
-			return map[string]any{"__type": "reference", "value": x["path"]}
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = simForm(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = simForm(e)
-		}
-		return out
+// RulesText is the rules source a derivation of service decides with:
+// the candidate, else the fixture's captured rules for it ("" when none).
+func RulesText(f *capture.Fixture, candidate *source.File, service string) string {
+	if candidate != nil {
+		return candidate.Text
 	}
-	return v
-}
-
-func toInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		i, err := x.Int64()
-		return i, err == nil
-	case float64:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case string:
-		i, err := strconv.ParseInt(x, 10, 64)
-		return i, err == nil
+	if sd := f.Services[service]; sd != nil && sd.Rules != nil {
+		if sd.Rules.Source == "" {
+			return string(sd.Rules.JSON)
+		}
+		return sd.Rules.Source
 	}
-	return 0, false
+	return ""
 }

@@ -34,9 +34,9 @@ func FuzzRun(f *testing.F) {
 		}
 		verify.Run(fx, verify.Options{})
 		verify.Run(fx, verify.Options{DatabaseRules: db, StorageRules: st})
-		verify.DeriveDatabaseCases(fx, "")
-		verify.DeriveStorageCases(fx, "")
-		verify.DeriveStorageCases(fx, st.Text)
-		verify.DeriveCases(fx, "")
+		for _, svc := range []string{"database", "storage", "firestore"} {
+			verify.DeriveService(fx, svc, verify.Options{})
+		}
+		verify.DeriveService(fx, "storage", verify.Options{StorageRules: st})
 	})
 }

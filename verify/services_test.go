@@ -144,10 +144,11 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	// The session as Storage simulator cases: the team writes read
 	// teams/t1 through firestore.get(), so they carry its mock; every
 	// case passes with the captured rules.
-	cases, err := verify.DeriveStorageCases(f, storageTeamRules)
+	v, _, _, err := verify.DeriveService(f, "storage", verify.Options{StorageRules: source.NewFile("storage.rules", storageTeamRules)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	cases := v.(*verify.Cases[srules.Case])
 	mocked := 0
 	for _, c := range cases.TestCases {
 		if len(c.FunctionMocks) > 0 {
@@ -165,10 +166,11 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	if err != nil || rep.Failed != 0 || rep.Passed != len(cases.TestCases) {
 		t.Errorf("simulating the derived Storage cases: %v %+v", err, rep)
 	}
-	dcases, err := verify.DeriveDatabaseCases(f, sessionDBRules)
+	dv, _, _, err := verify.DeriveService(f, "database", verify.Options{DatabaseRules: source.NewFile("database.rules.json", sessionDBRules)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dcases := dv.(*verify.Cases[database.SimulateCase])
 	// bob's two-path updates have no case form.
 	if len(dcases.TestCases) != 8 || len(dcases.Unsupported) != 2 {
 		t.Errorf("database cases: %d, unsupported %v", len(dcases.TestCases), dcases.Unsupported)
@@ -315,7 +317,7 @@ func TestReplayDatabaseQueryRules(t *testing.T) {
 	if d := res.Services["database"].Divergences; len(d) != 1 || d[0].Kind != verify.NowDenied || !strings.Contains(d[0].Explanation, "limitToFirst") {
 		t.Fatalf("a smaller limit: %+v", d)
 	}
-	cases, err := verify.DeriveDatabaseCases(f, rules)
+	cases, _, _, err := verify.DeriveService(f, "database", verify.Options{DatabaseRules: source.NewFile("database.rules.json", rules)})
 	if err != nil {
 		t.Fatal(err)
 	}

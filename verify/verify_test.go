@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -9,49 +8,15 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/internal/testfs"
+	"github.com/pyric/pyric/internal/testsession"
 	"github.com/pyric/pyric/rules/source"
-	"github.com/pyric/pyric/sandbox"
 )
 
-const ownerRules = `rules_version = '2';
-service cloud.firestore {
-  match /databases/{db}/documents {
-    match /c/{id} {
-      allow read: if true;
-      allow create, update: if request.auth.uid == request.resource.data.owner;
-      allow delete: if request.auth.uid == resource.data.owner;
-    }
-  }
-}`
+const ownerRules = testsession.OwnerRules
 
-// synthetic builds a fixture of n client creates (each a request and a
-// commit event) by alternating users, all allowed under ownerRules.
-func synthetic(n int) *capture.Fixture {
-	f := &capture.Fixture{Schema: capture.Schema, Services: map[string]*capture.ServiceData{}}
-	docs := map[string]map[string]any{}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	seq := uint64(0)
-	for i := 0; i < n; i++ {
-		uid := []string{"alice", "bob"}[i%2]
-		path := fmt.Sprintf("c/d%d", i)
-		data := map[string]any{"owner": uid, "i": int64(i), "nested": map[string]any{"tags": []any{"a", int64(i)}}}
-		seq++
-		at := t0.Add(time.Duration(i) * time.Millisecond)
-		f.Events = append(f.Events, event.Event{Seq: seq, ID: fmt.Sprintf("evt-%d", seq), At: at, Kind: event.KindRequest, Service: "firestore",
-			Identity: event.Identity{Lens: event.LensUser, UID: uid}, Method: "create", Path: path, Origin: event.OriginClient,
-			Request: &event.Request{Verdict: event.Allow, Seen: &event.Seen{Data: data, Before: &event.Resource{}}}})
-		seq++
-		f.Events = append(f.Events, event.Event{Seq: seq, ID: fmt.Sprintf("evt-%d", seq), At: at, Kind: event.KindCommit, Service: "firestore",
-			Identity: event.Identity{Lens: event.LensUser, UID: uid}, Method: "create", Path: path,
-			Commit: &event.Commit{RequestTime: at, After: data}})
-		docs[path] = data
-	}
-	f.Services["firestore"] = &capture.ServiceData{Rules: &capture.Rules{Format: capture.FormatFirestore, Source: ownerRules}}
-	f.Services["firestore"].State = mustJSON(map[string]any{"documents": docs})
-	return f
-}
+// synthetic is testsession.Creates: n client creates, all allowed under
+// ownerRules.
+func synthetic(n int) *capture.Fixture { return testsession.Creates(n) }
 
 func TestReplaySynthetic(t *testing.T) {
 	f := synthetic(20)
@@ -160,39 +125,4 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
-}
-
-func TestBranchForkApplyPromote(t *testing.T) {
-	ctx := context.Background()
-	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
-	gate, _ := firestore.NewRulesGate(source.NewFile("r", ownerRules))
-	br, err := ForkLive(sb, gate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := synthetic(4)
-	res, err := br.Apply(f.Events)
-	if err != nil || !res.OK || res.CheckedEvents != 4 {
-		t.Fatalf("apply: %v %+v", err, res)
-	}
-	if br.Len() != 5 {
-		t.Fatalf("branch has %d docs", br.Len())
-	}
-	// The live database is untouched until promote.
-	if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
-		t.Fatal("apply leaked into live")
-	}
-	changes, err := br.Promote(ctx, sb)
-	if err != nil || len(changes) != 4 {
-		t.Fatalf("promote: %v %+v", err, changes)
-	}
-	live, _ := ForkLive(sb, nil)
-	if d := br.Diff(live.Docs()); len(d) != 0 {
-		t.Fatalf("after promote, branch and live differ: %+v", d)
-	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/firestore"
-	"github.com/pyric/pyric/verify"
 )
 
 func init() {
@@ -58,7 +57,7 @@ func runFirestoreIndexesSuggest(_ context.Context, args []string, stdio Stdio) i
 			return exitError
 		}
 	}
-	merged, added, removed := verify.MergeIndexes(existing, verify.SuggestIndexes(f), *prune)
+	merged, added, removed := firestore.MergeIndexes(existing, firestore.SuggestIndexes(f.Events), *prune)
 	js, _ := json.MarshalIndent(merged, "", "  ")
 	js = append(js, '\n')
 	if *out == "-" {

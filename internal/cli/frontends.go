@@ -14,11 +14,12 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/mcp"
 	"github.com/pyric/pyric/reqlog"
 	"github.com/pyric/pyric/server"
+	fsserver "github.com/pyric/pyric/server/firestore"
 	"github.com/pyric/pyric/snapshot"
-	"github.com/pyric/pyric/verify"
 )
 
 // frontends are what `pyric serve` and `pyric exec` run beside the
@@ -120,15 +121,21 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}}).Handler(),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
-		branchRoute: http.StripPrefix(branchRoute, verify.BranchHandler(b.Sandbox, verify.BranchOptions{LiveRules: func() (string, string, bool) {
+		branchRoute: http.StripPrefix(branchRoute, fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{LiveRules: func() (string, string, bool) {
 			if rl := b.Rules(backend.Firestore); rl != nil {
 				return rl.RulesFile()
 			}
 			return "", "", false
-		}, Session: session})),
+		}, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
 	}
 	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
-	mount[indexesRoute] = verify.IndexesHandler(session)
+	mount[indexesRoute] = fsserver.IndexesHandler(func() ([]event.Event, error) {
+		f, err := session()
+		if err != nil {
+			return nil, err
+		}
+		return f.Events, nil
+	})
 	if he := b.Hosting(); he != nil {
 		mount[hostingRoute] = hostingHandler(he)
 	}

@@ -10,7 +10,7 @@ import (
 type Explained struct {
 	Rule     *event.Rule
 	Trace    []event.Step
-	Decision *event.Decision
+	Decision *event.Explanation
 }
 
 // Bound renders path variable bindings for Decision.Bindings.
@@ -29,7 +29,7 @@ func Bound(b map[string]value.Value) map[string]string {
 // the index of the deciding one or -1, and the notes) for the event
 // stream. reason is the one-line explanation in the emulator's words.
 func Explain(engine, reason string, trace []Rule, deciding int, notes []string, expressions, lookups int) Explained {
-	d := &event.Decision{Engine: engine, Reason: reason, Notes: notes, Expressions: expressions, Lookups: lookups}
+	d := &event.Explanation{Engine: engine, Reason: reason, Notes: notes, Expressions: expressions, Lookups: lookups}
 	var out Explained
 	for i, r := range trace {
 		er := event.EvaluatedRule{Rule: eventRule(r), Verdict: string(r.Verdict), Message: r.Message, Trace: steps(r.Expressions)}

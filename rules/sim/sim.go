@@ -36,27 +36,29 @@ const (
 	StateUnsupported State = "UNSUPPORTED"
 )
 
-// Verdict of a single evaluated rule (an allow statement or an RTDB rule).
-type Verdict string
+// RuleVerdict is the verdict of a single evaluated rule (an allow
+// statement or an RTDB rule), as distinct from a request's (event.Verdict)
+// and a case's (Outcome).
+type RuleVerdict string
 
 // Rule verdicts. Error means the condition evaluated to an error, which denies.
 const (
-	VerdictAllow       Verdict = "ALLOW"
-	VerdictDeny        Verdict = "DENY"
-	VerdictError       Verdict = "ERROR"
-	VerdictUnsupported Verdict = "UNSUPPORTED"
+	VerdictAllow       RuleVerdict = "ALLOW"
+	VerdictDeny        RuleVerdict = "DENY"
+	VerdictError       RuleVerdict = "ERROR"
+	VerdictUnsupported RuleVerdict = "UNSUPPORTED"
 )
 
 // Rule is the explanation of one evaluated rule.
 type Rule struct {
-	MatchPath  string   `json:"matchPath,omitempty"`  // e.g. /databases/{database}/documents/users/{uid}, or /users/$uid for RTDB
-	RuleIndex  int      `json:"ruleIndex"`            // index of the allow within its match block
-	Operations []string `json:"operations,omitempty"` // e.g. ["read"], ["create","update"]; RTDB: [".write"]
-	Verdict    Verdict  `json:"verdict"`
-	Line       int      `json:"line,omitempty"`
-	Column     int      `json:"column,omitempty"`
-	Condition  string   `json:"condition,omitempty"` // the condition's source text
-	Message    string   `json:"message,omitempty"`   // error text in production's wording, or why it was skipped
+	MatchPath  string      `json:"matchPath,omitempty"`  // e.g. /databases/{database}/documents/users/{uid}, or /users/$uid for RTDB
+	RuleIndex  int         `json:"ruleIndex"`            // index of the allow within its match block
+	Operations []string    `json:"operations,omitempty"` // e.g. ["read"], ["create","update"]; RTDB: [".write"]
+	Verdict    RuleVerdict `json:"verdict"`
+	Line       int         `json:"line,omitempty"`
+	Column     int         `json:"column,omitempty"`
+	Condition  string      `json:"condition,omitempty"` // the condition's source text
+	Message    string      `json:"message,omitempty"`   // error text in production's wording, or why it was skipped
 	// Expressions is the sub-expression trace in evaluation order.
 	Expressions []Expr `json:"expressions,omitempty"`
 	// Failing are the minimal false or error sub-expressions that kept

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -97,6 +98,23 @@ type Importer interface {
 // ErrExport wraps every error reading an export directory that is not
 // what its format says (an Importer's errors).
 var ErrExport = errors.New("invalid Emulator Suite export")
+
+// Seeder is a service that takes a seed file in its simple form: a JSON
+// object mapping the keys of its records to their values (Firestore:
+// document paths to fields), as `pyric serve --seed` reads it on a new
+// data directory. A seed in the sandbox's snapshot format is loaded, not
+// seeded.
+type Seeder interface {
+	Service
+	// Seed checks every record, then writes them as the admin, in key
+	// order. A record it refuses is an error wrapping ErrSeed that names
+	// the key.
+	Seed(ctx context.Context, records map[string]json.RawMessage) error
+}
+
+// ErrSeed wraps every error about a seed file that is neither a snapshot
+// nor a map of records a Seeder takes.
+var ErrSeed = errors.New("invalid seed")
 
 // Describer is a service that says what it holds in one sentence: the
 // MCP server's description of the service's state resource.

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +14,11 @@ import (
 // What every Replayer and Rerunner reads of a recorded event the same
 // way, so that each service's replay and the Studio's re-run agree on who
 // asked and how a new decision reads.
+
+// LinkWindow bounds how far after a request a replay looks for the
+// changes it made (its commits, mutations): the engine emits them right
+// after the request, and other services' events interleave only by a few.
+const LinkWindow = 256
 
 // SessionError is a recorded session a Replayer cannot read: an event or
 // state that is not what its format says. Path says where, in the terms
@@ -86,7 +93,7 @@ func Explain(ev *event.Event) string {
 
 // ExplainDecision is Explain of a decision that is not an event's: the
 // rule and decision a service's rules explanation renders to.
-func ExplainDecision(rule *event.Rule, d *event.Decision) string {
+func ExplainDecision(rule *event.Rule, d *event.Explanation) string {
 	return Explain(&event.Event{Request: &event.Request{Rule: rule, Decision: d}})
 }
 
@@ -104,4 +111,13 @@ func UnionKeys[A, B any](a map[string]A, b map[string]B) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// SameJSON reports whether a and b encode to the same JSON: how a replay
+// compares a replayed value with a recorded one whose numbers and maps
+// came through a JSON round trip.
+func SameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/rules/value"
 )
 
 // The capabilities of a service with security rules. A service implements
@@ -16,9 +17,10 @@ import (
 // reload) loop over the services that do: a service joins them by
 // implementing the methods, with no edit in any tool.
 //
-// This file imports rules/source besides event: diagnostics of rules
-// source are positioned, and rules/source is the leaf every rules package
-// and engine shares.
+// This file imports rules/source and rules/value besides event:
+// diagnostics of rules source are positioned, and a StateView reads
+// records as the rules language sees them; both are leaves every rules
+// package and engine shares.
 
 // LiveRules is implemented by a service whose rules can be read, replaced
 // and diagnosed: Firestore, Cloud Storage, the Realtime Database.
@@ -65,6 +67,52 @@ type Session struct {
 	States map[string]json.RawMessage
 	// Rules are the rules each service had, by name.
 	Rules map[string]*RecordedRules
+	// Viewer finds another service's StateViewer by name (nil, or a nil
+	// result: the replay's runner knows none); StateAt reads through it.
+	Viewer func(name string) StateViewer
+}
+
+// StateViewer is implemented by a service whose recorded state another
+// service's replay reads as it was at each event of the session: Storage
+// rules read Firestore's documents with firestore.get() and exists(), as
+// the session had them when the request was made. The replay asks for it
+// by the service's name, through Session.StateAt, and imports nothing of
+// the service.
+type StateViewer interface {
+	Name() string
+	// ViewSession returns the service's state as the session had it
+	// before its first event.
+	ViewSession(s *Session) (StateView, error)
+}
+
+// StateView is a service's recorded state at one moment of a session.
+type StateView interface {
+	// Advance moves the view past the session's event i: the service's
+	// own changes apply, a reset empties it, other events change nothing.
+	// Call it for each event in order.
+	Advance(i int) error
+	// RulesValue reads the record at key (Firestore: a document path
+	// relative to the default database's documents) as the rules language
+	// sees it; ok is false when there is none.
+	RulesValue(key string) (v value.Map, ok bool, err error)
+	// Record reads the record at key as a rules simulator's function mock
+	// gives it (Firestore: fields in the JSON form, timestamps as
+	// ISO-8601); nil when there is none.
+	Record(key string) map[string]any
+}
+
+// StateAt opens the recorded state of the service name at the session's
+// start (ok false: the runner knows no StateViewer of that name).
+func (s *Session) StateAt(name string) (v StateView, ok bool, err error) {
+	if s.Viewer == nil {
+		return nil, false, nil
+	}
+	sv := s.Viewer(name)
+	if sv == nil {
+		return nil, false, nil
+	}
+	v, err = sv.ViewSession(s)
+	return v, err == nil, err
 }
 
 // RecordedRules are a service's rules as a session recorded them.
@@ -198,7 +246,7 @@ type Rerun struct {
 	Reason      string
 	Rule        *event.Rule
 	Trace       []event.Step
-	Decision    *event.Decision
+	Decision    *event.Explanation
 	Explanation []string
 	// Notes say where the re-run could not use what the request saw;
 	// none means exact.

@@ -329,7 +329,7 @@ func TestRESTCORS(t *testing.T) {
 func TestRESTPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	s := New(Options{Engine: firestore.New(firestore.Options{})})
-	s.Engine().SetRules(firestore.RulesFunc(func(_ context.Context, _ *firestore.AuthzRequest) firestore.Decision { panic("boom") }))
+	s.Engine().SetRules(firestore.RulesFunc(func(_ context.Context, _ *firestore.AuthzRequest) firestore.AuthzDecision { panic("boom") }))
 	h := s.Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", docs+"/a/b", nil))

@@ -1,4 +1,4 @@
-package verify
+package firestoreserver
 
 import (
 	"bytes"
@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/testfs"
+	"github.com/pyric/pyric/internal/testsession"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -30,8 +33,8 @@ func TestBranchHandler(t *testing.T) {
 	if err := testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"}); err != nil {
 		t.Fatal(err)
 	}
-	live := func() (string, string, bool) { return "firestore.rules", ownerRules, true }
-	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live})))
+	live := func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true }
+	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live, Decode: capture.DecodeEvents})))
 	defer srv.Close()
 	do := func(method, path string, body any) (int, map[string]any) {
 		t.Helper()
@@ -52,8 +55,8 @@ func TestBranchHandler(t *testing.T) {
 		}
 		return resp.StatusCode, out
 	}
-	noBob := strings.Replace(ownerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
-	fixture := synthetic(4) // alice creates c/d0, c/d2; bob c/d1, c/d3
+	noBob := strings.Replace(testsession.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
+	fixture := testsession.Creates(4) // alice creates c/d0, c/d2; bob c/d1, c/d3
 
 	code, b1 := do("POST", "", map[string]any{"rules": noBob, "fixture": fixture})
 	if code != http.StatusCreated {
@@ -161,7 +164,7 @@ func TestBranchHandlerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	f := synthetic(4)
+	f := testsession.Creates(4)
 	for i := 0; i < 4; i++ {
 		p := fmt.Sprintf("c/d%d", i)
 		if err := testfs.Of(sb).Admin().SetDocument(ctx, p, f.Events[2*i+1].Commit.After.(map[string]any)); err != nil {
@@ -169,8 +172,8 @@ func TestBranchHandlerSession(t *testing.T) {
 		}
 	}
 	testfs.Of(sb).Admin().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
-	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", ownerRules, true },
-		Session: func() (*capture.Fixture, error) { return f, nil }})
+	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true },
+		Session: capture.Encoded(func() (*capture.Fixture, error) { return f, nil }), Decode: capture.DecodeEvents})
 	post := func(body string) map[string]any {
 		t.Helper()
 		rec := httptest.NewRecorder()
@@ -185,7 +188,7 @@ func TestBranchHandlerSession(t *testing.T) {
 	if same := post(`{}`); len(same["changes"].([]any)) != 0 || same["replay"].(map[string]any)["ok"] != true {
 		t.Fatalf("the session re-run with its own rules changes live: %v", same)
 	}
-	noBob := strings.Replace(ownerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
+	noBob := strings.Replace(testsession.OwnerRules, "allow create, update: if", "allow create, update: if request.auth.uid != 'bob' &&", 1)
 	b, _ := json.Marshal(map[string]any{"rules": noBob})
 	got := post(string(b))
 	var paths []string
@@ -198,5 +201,40 @@ func TestBranchHandlerSession(t *testing.T) {
 	}
 	if strings.Join(paths, ",") != "c/d1,c/d3" || got["documents"] != float64(3) {
 		t.Fatalf("changes %v (%v documents), want bob's c/d1,c/d3 gone and c/before kept", paths, got["documents"])
+	}
+}
+
+func TestBranchForkApplyPromote(t *testing.T) {
+	ctx := context.Background()
+	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	testfs.Of(sb).Admin().SetDocument(ctx, "c/live", map[string]any{"owner": "zed"})
+	gate, _ := firestore.NewRulesGate(source.NewFile("r", testsession.OwnerRules))
+	br, err := testfs.Of(sb).Fork(gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := testsession.Creates(4)
+	res, err := br.Apply(f.Events)
+	if err != nil || !res.OK || res.CheckedEvents != 4 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	if br.Len() != 5 {
+		t.Fatalf("branch has %d docs", br.Len())
+	}
+	// The live database is untouched until promote.
+	if d, _ := testfs.Of(sb).Admin().GetDocument(ctx, "c/d0"); d != nil {
+		t.Fatal("apply leaked into live")
+	}
+	changes, err := testfs.Of(sb).Promote(ctx, br)
+	if err != nil || len(changes) != 4 {
+		t.Fatalf("promote: %v %+v", err, changes)
+	}
+	live, _ := testfs.Of(sb).Fork(nil)
+	if d := br.Diff(live.Docs()); len(d) != 0 {
+		t.Fatalf("after promote, branch and live differ: %+v", d)
 	}
 }

@@ -1,33 +1,30 @@
-package verify
+package firestore
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
 )
 
 // Suggestion is a composite index a session's queries need.
 type Suggestion struct {
-	Index firestore.IndexDef
+	Index IndexDef
 	// Events are the ids of the events whose query needs it.
 	Events []string
 }
 
-// SuggestIndexes derives, from the queries a captured session ran
+// SuggestIndexes derives, from the queries a recorded session ran
 // (listener query targets, and list requests whose event carries the
 // query), the composite indexes production would demand. Queries that do
 // not compile are skipped.
-func SuggestIndexes(f *capture.Fixture) []Suggestion {
+func SuggestIndexes(events []event.Event) []Suggestion {
 	byKey := map[string]*Suggestion{}
 	var order []string
-	for i := range f.Events {
-		ev := &f.Events[i]
+	for i := range events {
+		ev := &events[i]
 		if ev.Service != "firestore" {
 			continue
 		}
@@ -41,7 +38,7 @@ func SuggestIndexes(f *capture.Fixture) []Suggestion {
 		default:
 			continue
 		}
-		sq, err := firestore.RecordedQuery(q)
+		sq, err := RecordedQuery(q)
 		if err != nil || sq == nil {
 			continue
 		}
@@ -49,7 +46,7 @@ func SuggestIndexes(f *capture.Fixture) []Suggestion {
 		if k := strings.LastIndex(strings.Trim(coll, "/"), "/"); k >= 0 {
 			parent = strings.Trim(coll, "/")[:k]
 		}
-		def, needed, err := firestore.RequiredIndex(DB, parent, sq)
+		def, needed, err := RequiredIndex(BranchDatabase, parent, sq)
 		if err != nil || !needed {
 			continue
 		}
@@ -69,7 +66,7 @@ func SuggestIndexes(f *capture.Fixture) []Suggestion {
 	return out
 }
 
-func indexKey(d firestore.IndexDef) string {
+func indexKey(d IndexDef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%s", d.CollectionGroup, d.QueryScope)
 	for _, f := range d.Fields {
@@ -82,8 +79,8 @@ func indexKey(d firestore.IndexDef) string {
 // empty file). With prune, declared indexes that no suggestion names are
 // removed; otherwise nothing is removed. It returns the merged config and
 // the indexes added and removed.
-func MergeIndexes(existing *firestore.IndexConfig, suggested []Suggestion, prune bool) (merged *firestore.IndexConfig, added, removed []firestore.IndexDef) {
-	merged = &firestore.IndexConfig{Indexes: []firestore.IndexDef{}}
+func MergeIndexes(existing *IndexConfig, suggested []Suggestion, prune bool) (merged *IndexConfig, added, removed []IndexDef) {
+	merged = &IndexConfig{Indexes: []IndexDef{}}
 	if existing != nil {
 		merged.FieldOverrides = existing.FieldOverrides
 	}
@@ -120,40 +117,13 @@ func MergeIndexes(existing *firestore.IndexConfig, suggested []Suggestion, prune
 
 // normalize drops a trailing __name__ field and defaults the scope, so
 // equal indexes written differently compare equal.
-func normalize(d firestore.IndexDef) firestore.IndexDef {
+func normalize(d IndexDef) IndexDef {
 	d.Fields = slices.Clone(d.Fields)
-	if k := len(d.Fields); k > 0 && d.Fields[k-1].FieldPath == firestore.NameField {
+	if k := len(d.Fields); k > 0 && d.Fields[k-1].FieldPath == NameField {
 		d.Fields = d.Fields[:k-1]
 	}
 	if d.QueryScope == "" {
 		d.QueryScope = "COLLECTION"
 	}
 	return d
-}
-
-// IndexesHandler serves GET {"indexes": [...]}: the composite indexes
-// the session's queries need (SuggestIndexes of fixture()), each with the
-// ids of the events that ran such a query, for the Studio's Rules page.
-func IndexesHandler(fixture func() (*capture.Fixture, error)) http.Handler {
-	type item struct {
-		firestore.IndexDef
-		Events []string `json:"events"`
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", "GET")
-			writeJSON(w, http.StatusMethodNotAllowed, branchError{Error: "GET lists the indexes the session's queries need"})
-			return
-		}
-		f, err := fixture()
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, branchError{Error: err.Error()})
-			return
-		}
-		out := []item{}
-		for _, s := range SuggestIndexes(f) {
-			out = append(out, item{IndexDef: s.Index, Events: s.Events})
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"indexes": out})
-	})
 }

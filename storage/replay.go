@@ -1,40 +1,36 @@
-package verify
+package storage
 
-// The Storage replay. Object bytes are not in events (only what the rules
-// see of an object: its metadata), so the replay keeps each object's
-// rules view, starting from the captured final state with the session's
-// changes undone newest first, re-decides every client request with the
-// candidate storage.rules (uploads, downloads, metadata reads and
-// patches, lists, deletes), applies the writes it allows, and diffs the
-// objects' metadata against the captured state. firestore.get() and
-// exists() in the rules read the Firestore state as the session had it
-// at that moment (the captured Firestore commits up to the request).
+// The service.Replayer capability: a recorded session decided again.
+// Object bytes are not in events (only what the rules see of an object:
+// its metadata), so the replay keeps each object's rules view, starting
+// from the recorded final state with the session's changes undone newest
+// first, re-decides every client request with the candidate storage.rules
+// (uploads, downloads, metadata reads and patches, lists, deletes),
+// applies the writes it allows, and diffs the objects' metadata against
+// the recorded state. firestore.get() and exists() in the rules read the
+// Firestore state as the session had it at that moment (the session's
+// Firestore commits up to the request), through the session's
+// service.StateView of Firestore.
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 
-	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
 	"github.com/pyric/pyric/rules/value"
 	"github.com/pyric/pyric/sandbox/service"
-	"github.com/pyric/pyric/storage"
 )
 
-// objectView decodes an object as events and snapshots show it.
-func objectView(v any) (*srules.Object, bool) { return storage.ObjectView(v) }
+func objectKey(bucket, name string) string { return bucket + "/" + name }
 
-func objKey(bucket, name string) string { return bucket + "/" + name }
-
-// storageState decodes a Storage service state ({objects: [...]}, and
+// recordedObjects decodes a recorded Storage state ({objects: [...]}, and
 // the objects a capture appended one by one, {captured: {bucket: {name:
-// metadata}}}: see storage.State).
-func storageState(raw json.RawMessage) (map[string]*srules.Object, error) {
+// metadata}}}: see State).
+func recordedObjects(raw json.RawMessage) (map[string]*srules.Object, error) {
 	out := map[string]*srules.Object{}
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return out, nil
@@ -46,7 +42,7 @@ func storageState(raw json.RawMessage) (map[string]*srules.Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&st); err != nil {
-		return nil, &capture.Error{Path: "fixture.services.storage.state", Msg: "must be {objects: [...], captured: {...}}: " + err.Error()}
+		return nil, &service.SessionError{Path: "fixture.services.storage.state", Msg: "must be {objects: [...], captured: {...}}: " + err.Error()}
 	}
 	for bkt, objs := range st.Captured {
 		for name, m := range objs {
@@ -58,29 +54,29 @@ func storageState(raw json.RawMessage) (map[string]*srules.Object, error) {
 		}
 	}
 	for i, m := range st.Objects {
-		o, ok := objectView(m)
+		o, ok := ObjectView(m)
 		if !ok {
-			return nil, &capture.Error{Path: fmt.Sprintf("fixture.services.storage.state.objects[%d]", i), Msg: "must be an object with a name"}
+			return nil, &service.SessionError{Path: fmt.Sprintf("fixture.services.storage.state.objects[%d]", i), Msg: "must be an object with a name"}
 		}
 		if data, ok := m["data"].(string); ok && m["size"] == nil {
 			o.Size = int64(len(data) * 3 / 4)
 		}
-		out[objKey(o.Bucket, o.Name)] = o
+		out[objectKey(o.Bucket, o.Name)] = o
 	}
 	return out, nil
 }
 
-// storageRules compiles the rules to replay with: the candidate, else the
+// replayRules compiles the rules to replay with: the candidate, else the
 // captured storage.rules (nil: none, every client request is denied).
-func storageRules(f *capture.Fixture, candidate *source.File) (*srules.Ruleset, error) {
+func replayRules(s *service.Session, candidate *source.File) (*srules.Ruleset, error) {
 	file := candidate
 	if file == nil {
-		if sd := f.Services["storage"]; sd != nil && sd.Rules != nil && sd.Rules.Source != "" {
-			name := sd.Rules.Name
+		if r := s.Rules[Service]; r != nil && r.Source != "" {
+			name := r.Name
 			if name == "" {
 				name = "storage.rules"
 			}
-			file = source.NewFile(name, sd.Rules.Source)
+			file = source.NewFile(name, r.Source)
 		}
 	}
 	if file == nil {
@@ -88,12 +84,14 @@ func storageRules(f *capture.Fixture, candidate *source.File) (*srules.Ruleset, 
 	}
 	rs, diags := srules.Compile(file)
 	if rs == nil || diags.HasErrors() {
-		return nil, &RulesError{File: file.Name, Diags: diags}
+		return nil, &service.RulesError{File: file.Name, Diags: diags}
 	}
 	return rs, nil
 }
 
-func bucketOf(ev *event.Event) string {
+// BucketOf is the bucket a recorded Storage request named, as its event
+// recorded the object ("" when it carries none).
+func BucketOf(ev *event.Event) string {
 	if ev.Seen != nil {
 		if ev.Seen.Before != nil {
 			if m, ok := ev.Seen.Before.Data.(map[string]any); ok {
@@ -121,7 +119,7 @@ func mutationKey(ev *event.Event) (string, bool) {
 		if o, ok := v.(map[string]any); ok {
 			b, _ := o["bucket"].(string)
 			if n, _ := o["name"].(string); n != "" {
-				return objKey(b, n), true
+				return objectKey(b, n), true
 			}
 		}
 	}
@@ -129,21 +127,25 @@ func mutationKey(ev *event.Event) (string, bool) {
 }
 
 // objectOps are the mutations that change an object as rules see it.
-var objectOps = map[string]bool{storage.OpObjectPut: true, storage.OpObjectDelete: true, storage.OpMetadataUpdate: true}
+var objectOps = map[string]bool{OpObjectPut: true, OpObjectDelete: true, OpMetadataUpdate: true}
 
-// replayStorage is the Storage replay.
-func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, error) {
-	rs, err := storageRules(f, candidate)
+// Replay implements service.Replayer: it replays the session's Storage
+// requests against candidate rules (nil: the rules the session recorded;
+// none: every client request is denied) on the objects' rules views, and
+// diffs their metadata against the recorded state. The receiver's own
+// state is not used.
+func (e *Engine) Replay(s *service.Session, candidate *source.File) (*service.Report, error) {
+	rs, err := replayRules(s, candidate)
 	if err != nil {
 		return nil, err
 	}
 	var captured map[string]*srules.Object
-	if sd := f.Services["storage"]; sd != nil {
-		if captured, err = storageState(sd.State); err != nil {
+	if raw, ok := s.States[Service]; ok {
+		if captured, err = recordedObjects(raw); err != nil {
 			return nil, err
 		}
 	}
-	events := f.Events
+	events := s.Events
 	first := len(events)
 	for i := range events {
 		if events[i].Kind == event.KindBoundary {
@@ -159,40 +161,40 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 	}
 	for i := first - 1; i >= 0; i-- {
 		ev := &events[i]
-		if ev.Service != storage.Service || ev.Kind != event.KindMutation || !objectOps[ev.Mutation.Op] {
+		if ev.Service != Service || ev.Kind != event.KindMutation || !objectOps[ev.Mutation.Op] {
 			continue
 		}
 		k, ok := mutationKey(ev)
 		if !ok {
 			continue
 		}
-		if o, ok := objectView(ev.Mutation.Previous); ok {
+		if o, ok := ObjectView(ev.Mutation.Previous); ok {
 			state[k] = o
 		} else {
 			delete(state, k)
 		}
 	}
 	// firestore.get()/exists() see the session's Firestore as it was.
-	fsView, err := firestoreAsCaptured(f)
+	fsView, err := firestoreAt(s)
 	if err != nil {
 		return nil, err
 	}
-	lookup := fsView.lookup(nil)
+	lookup := firestoreLookup(fsView, nil)
 
 	// Link each allowed client write to its change.
 	claimed := map[int]bool{}
 	for i := range events {
 		ev := &events[i]
-		if ev.Service != storage.Service || ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Verdict != event.Allow {
+		if ev.Service != Service || ev.Kind != event.KindRequest || service.Bypassed(ev) || ev.Verdict != event.Allow {
 			continue
 		}
 		if ev.Method != srules.Create && ev.Method != srules.Update && ev.Method != srules.Delete {
 			continue
 		}
-		want := objKey(bucketOf(ev), ev.Path)
-		for j := i + 1; j < len(events) && j <= i+linkWindow; j++ {
+		want := objectKey(BucketOf(ev), ev.Path)
+		for j := i + 1; j < len(events) && j <= i+service.LinkWindow; j++ {
 			c := &events[j]
-			if c.Service != storage.Service || c.Kind != event.KindMutation || claimed[j] || !objectOps[c.Mutation.Op] ||
+			if c.Service != Service || c.Kind != event.KindMutation || claimed[j] || !objectOps[c.Mutation.Op] ||
 				c.Identity.UID != ev.Identity.UID || c.Identity.Lens != ev.Identity.Lens {
 				continue
 			}
@@ -203,35 +205,32 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		}
 	}
 
-	sr := &ServiceResult{OK: true, Divergences: []Divergence{}}
-	add := sr.add
+	sr := service.NewReport()
+	add := sr.Add
 	restored := false
 	flipped := map[string]bool{}
 	for i := range events {
 		ev := &events[i]
+		if err := fsView.Advance(i); err != nil {
+			return nil, err
+		}
 		switch {
 		case ev.Kind == event.KindBoundary:
 			if ev.Boundary != nil && ev.Boundary.Boundary == event.Reset {
 				state = map[string]*srules.Object{}
-				fsView.br.clear()
 				continue
 			}
 			restored = true
-			add(Divergence{Kind: Unsupported, EventID: ev.ID, Explanation: "the session restored a snapshot; the replay cannot know the restored Storage state, so later verdicts may differ for that reason"})
+			add(service.Divergence{Kind: service.Unsupported, EventID: ev.ID, Explanation: "the session restored a snapshot; the replay cannot know the restored Storage state, so later verdicts may differ for that reason"})
 			continue
-		case ev.Service == "firestore" && ev.Kind == event.KindCommit:
-			if err := fsView.apply(i, ev); err != nil {
-				return nil, err
-			}
-			continue
-		case ev.Service != storage.Service:
+		case ev.Service != Service:
 			continue
 		case ev.Kind == event.KindMutation:
 			if claimed[i] || !objectOps[ev.Mutation.Op] {
 				continue
 			}
 			if k, ok := mutationKey(ev); ok {
-				if o, ok := objectView(ev.Mutation.Current); ok {
+				if o, ok := ObjectView(ev.Mutation.Current); ok {
 					state[k] = o
 				} else {
 					delete(state, k)
@@ -247,9 +246,9 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 			continue // failed besides the rules: nothing to re-decide
 		}
 		sr.CheckedEvents++
-		div := Divergence{EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID, Before: string(ev.Verdict)}
-		bkt := bucketOf(ev)
-		key := objKey(bkt, ev.Path)
+		div := service.Divergence{EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID, Before: string(ev.Verdict)}
+		bkt := BucketOf(ev)
+		key := objectKey(bkt, ev.Path)
 		method := ev.Method
 		req := &srules.Request{Method: method, Bucket: bkt, Path: ev.Path, Time: ev.At, Firestore: lookup, NoTrace: true}
 		if who := service.Who(ev); who.UID != "" {
@@ -271,10 +270,10 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 			if ev.Seen == nil {
 				ok = false
 			} else {
-				incoming, ok = objectView(ev.Seen.Data)
+				incoming, ok = ObjectView(ev.Seen.Data)
 			}
 			if !ok {
-				div.Kind, div.Explanation = Unsupported, "the captured write carries no object metadata, so it cannot be re-decided"
+				div.Kind, div.Explanation = service.Unsupported, "the captured write carries no object metadata, so it cannot be re-decided"
 				add(div)
 				continue
 			}
@@ -289,7 +288,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 				req.NoTrace = false
 				d = rs.Decide(req)
 			}
-			reason = storage.ReasonOf(d, method)
+			reason = ReasonOf(d, method)
 			if d.Allowed() {
 				now = event.Allow
 			}
@@ -307,7 +306,7 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		}
 		div.After = string(now)
 		div.Explanation = explainStorage(d, reason)
-		if div.Kind = divergenceKind(ev.Verdict, now); div.Kind == "" {
+		if div.Kind = service.DivergenceKind(ev.Verdict, now); div.Kind == "" {
 			continue
 		}
 		add(div)
@@ -319,62 +318,19 @@ func replayStorage(f *capture.Fixture, candidate *source.File) (*ServiceResult, 
 		want, got := captured[k], state[k]
 		switch {
 		case want == nil:
-			add(Divergence{Kind: StateDrift, Path: k, Before: nil, After: objectProps(got), Explanation: k + " exists after the replay but not in the captured state"})
+			add(service.Divergence{Kind: service.StateDrift, Path: k, Before: nil, After: objectProps(got), Explanation: k + " exists after the replay but not in the captured state"})
 		case got == nil:
-			add(Divergence{Kind: StateDrift, Path: k, Before: objectProps(want), After: nil, Explanation: k + " is in the captured state but not after the replay"})
+			add(service.Divergence{Kind: service.StateDrift, Path: k, Before: objectProps(want), After: nil, Explanation: k + " is in the captured state but not after the replay"})
 		default:
 			w, g := objectProps(want), objectProps(got)
 			for _, p := range service.UnionKeys(w, g) {
-				if !equalJSON(w[p], g[p]) {
-					add(Divergence{Kind: StateDrift, Path: k + " " + p, Before: w[p], After: g[p], Explanation: fmt.Sprintf("%s %s differs from the captured state", k, p)})
+				if !service.SameJSON(w[p], g[p]) {
+					add(service.Divergence{Kind: service.StateDrift, Path: k + " " + p, Before: w[p], After: g[p], Explanation: fmt.Sprintf("%s %s differs from the captured state", k, p)})
 				}
 			}
 		}
 	}
 	return sr, nil
-}
-
-// capturedFirestore is the session's Firestore as it was at each moment:
-// the state it started from, moved forward by the captured commits.
-type capturedFirestore struct{ br *Branch }
-
-func firestoreAsCaptured(f *capture.Fixture) (*capturedFirestore, error) {
-	var docs map[string]map[string]any
-	if sd := f.Services["firestore"]; sd != nil {
-		var err error
-		if docs, err = stateDocuments(sd.State); err != nil {
-			return nil, err
-		}
-	}
-	init, _ := initialState(f.Events, docs)
-	br, err := Fork(init, nil)
-	if err != nil {
-		return nil, &capture.Error{Path: "fixture.events", Msg: "a Firestore commit's before state: " + err.Error()}
-	}
-	return &capturedFirestore{br: br}, nil
-}
-
-// apply moves the view past the Firestore commit events[i].
-func (c *capturedFirestore) apply(i int, ev *event.Event) error {
-	if err := c.br.Put(ev.Path, asFields(ev.Commit.After)); err != nil {
-		return &capture.Error{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
-	}
-	return nil
-}
-
-// lookup resolves firestore.get()/exists() on the view; read, when set,
-// is told each document path read.
-func (c *capturedFirestore) lookup(read func(path string)) srules.FirestoreLookup {
-	return srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
-		if read != nil {
-			read(path)
-		}
-		d := c.br.Get(path)
-		if d == nil {
-			return nil, false, nil
-		}
-		return firestore.FieldsToRules(d.Fields), true, nil
-	})
 }
 
 // objectProps are the properties of an object the final-state diff
@@ -398,4 +354,38 @@ func explainStorage(d *srules.Decision, reason string) string {
 	}
 	exp := sim.Explain("storage", reason, d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
 	return service.ExplainDecision(exp.Rule, exp.Decision)
+}
+
+// firestoreAt is the session's Firestore as it was at each event, for
+// firestore.get() and exists() (a session without one: no documents).
+func firestoreAt(s *service.Session) (service.StateView, error) {
+	v, ok, err := s.StateAt(firestoreService)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return noDocuments{}, nil
+	}
+	return v, nil
+}
+
+// firestoreService is the name of the service firestore.get() reads.
+const firestoreService = "firestore"
+
+// noDocuments is a Firestore with no documents.
+type noDocuments struct{}
+
+func (noDocuments) Advance(int) error                          { return nil }
+func (noDocuments) RulesValue(string) (value.Map, bool, error) { return nil, false, nil }
+func (noDocuments) Record(string) map[string]any               { return nil }
+
+// firestoreLookup resolves firestore.get()/exists() on v; read, when set,
+// is told each document path read.
+func firestoreLookup(v service.StateView, read func(path string)) srules.FirestoreLookup {
+	return srules.FirestoreLookupFunc(func(path string) (value.Map, bool, error) {
+		if read != nil {
+			read(path)
+		}
+		return v.RulesValue(path)
+	})
 }

@@ -1,4 +1,4 @@
-package verify
+package firestore
 
 import (
 	"bytes"
@@ -13,30 +13,29 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
-	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
-// DB is the database name branches use for documents (references in the
-// JSON form are relative to it).
-var DB = firestore.DatabaseName{Project: "demo-verify", Database: "(default)"}
+// BranchDatabase is the database name branches use for documents
+// (references in the JSON form are relative to it).
+var BranchDatabase = DatabaseName{Project: "demo-verify", Database: "(default)"}
 
 // Branch is a fork of a Firestore state with its own rules: writes
 // applied to it are decided by those rules, and it can be diffed against
-// another state. It is the mechanism behind verify and the Studio's
-// "re-run against edited rules". A Branch is not safe for concurrent use.
+// another state. It is the mechanism behind Firestore's replay (Replay,
+// Branch.Apply: verify) and the Studio's "re-run against edited rules" of
+// a whole session. A Branch is not safe for concurrent use.
 type Branch struct {
-	rules firestore.Rules
+	rules Rules
 	docs  map[string]*pb.Document
 }
 
 // Fork returns a branch of docs (relative path → fields in the JSON form
-// with typed markers) decided by rules (nil: firestore.NoRules).
-func Fork(docs map[string]map[string]any, rules firestore.Rules) (*Branch, error) {
+// with typed markers) decided by rules (nil: NoRules).
+func Fork(docs map[string]map[string]any, rules Rules) (*Branch, error) {
 	if rules == nil {
-		rules = firestore.NoRules{}
+		rules = NoRules{}
 	}
 	b := &Branch{rules: rules, docs: make(map[string]*pb.Document, len(docs))}
 	for p, fields := range docs {
@@ -55,11 +54,11 @@ func (b *Branch) Put(path string, fields map[string]any) error {
 		delete(b.docs, path)
 		return nil
 	}
-	f, err := firestore.DecodeFields(fields, DB)
+	f, err := DecodeFields(fields, BranchDatabase)
 	if err != nil {
 		return fmt.Errorf("document %s: %w", path, err)
 	}
-	b.docs[path] = &pb.Document{Name: DB.DocName(path), Fields: f}
+	b.docs[path] = &pb.Document{Name: BranchDatabase.DocName(path), Fields: f}
 	return nil
 }
 
@@ -70,7 +69,7 @@ func (b *Branch) Get(path string) *pb.Document { return b.docs[strings.Trim(path
 func (b *Branch) Docs() map[string]map[string]any {
 	out := make(map[string]map[string]any, len(b.docs))
 	for p, d := range b.docs {
-		out[p] = firestore.EncodeFields(d.Fields, DB)
+		out[p] = EncodeFields(d.Fields, BranchDatabase)
 	}
 	return out
 }
@@ -85,8 +84,8 @@ func (b *Branch) lookup(path string) (*pb.Document, error) {
 	return b.docs[strings.Trim(path, "/")], nil
 }
 
-// Request is one client request to decide on a branch.
-type Request struct {
+// BranchRequest is one client request to decide on a branch.
+type BranchRequest struct {
 	Method string // get, list, create, update, delete
 	Path   string
 	Who    identity.Identity
@@ -106,15 +105,15 @@ type Request struct {
 
 // Decide decides a request against the branch's state without applying
 // it.
-func (b *Branch) Decide(r Request) (firestore.Decision, error) {
+func (b *Branch) Decide(r BranchRequest) (AuthzDecision, error) {
 	d, _, err := b.decide(r)
 	return d, err
 }
 
 // decide also returns the decoded document after the write.
-func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
+func (b *Branch) decide(r BranchRequest) (AuthzDecision, *pb.Document, error) {
 	path := strings.Trim(r.Path, "/")
-	req := &firestore.AuthzRequest{Database: DB, Method: firestore.Method(r.Method), Path: path, Auth: r.Who,
+	req := &AuthzRequest{Database: BranchDatabase, Method: Method(r.Method), Path: path, Auth: r.Who,
 		Time: r.Time, Get: b.lookup}
 	if r.Method != "list" {
 		req.Resource = b.docs[path]
@@ -123,7 +122,7 @@ func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
 		if k := strings.LastIndex(path, "/"); k >= 0 {
 			parent = path[:k]
 		}
-		q := &firestore.QueryInfo{Parent: parent, CollectionID: sq.From[0].CollectionId, AllDescendants: sq.From[0].AllDescendants,
+		q := &QueryInfo{Parent: parent, CollectionID: sq.From[0].CollectionId, AllDescendants: sq.From[0].AllDescendants,
 			Where: sq.Where, OrderBy: sq.OrderBy, Offset: sq.Offset, Structured: sq}
 		if sq.Limit != nil {
 			n := sq.Limit.Value
@@ -132,14 +131,14 @@ func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
 		req.Query = q
 	}
 	if r.After != nil {
-		f, err := firestore.DecodeFields(r.After, DB)
+		f, err := DecodeFields(r.After, BranchDatabase)
 		if err != nil {
-			return firestore.Decision{}, nil, fmt.Errorf("request data: %w", err)
+			return AuthzDecision{}, nil, fmt.Errorf("request data: %w", err)
 		}
-		req.After = &pb.Document{Name: DB.DocName(path), Fields: f, UpdateTime: timestamppb.New(r.Time)}
+		req.After = &pb.Document{Name: BranchDatabase.DocName(path), Fields: f, UpdateTime: timestamppb.New(r.Time)}
 	}
 	if r.Group != nil {
-		req.Group = &firestore.Group{ID: r.Group.ID, Kind: string(r.Group.Kind)}
+		req.Group = &Group{ID: r.Group.ID, Kind: string(r.Group.Kind)}
 	}
 	if r.Method == "create" || r.Method == "update" || r.Method == "delete" {
 		overlay := r.GetAfter
@@ -153,11 +152,11 @@ func (b *Branch) decide(r Request) (firestore.Decision, *pb.Document, error) {
 					if f == nil {
 						return nil, nil
 					}
-					fs, err := firestore.DecodeFields(f, DB)
+					fs, err := DecodeFields(f, BranchDatabase)
 					if err != nil {
 						return nil, err
 					}
-					return &pb.Document{Name: DB.DocName(p), Fields: fs}, nil
+					return &pb.Document{Name: BranchDatabase.DocName(p), Fields: fs}, nil
 				}
 			}
 			return b.docs[p], nil
@@ -178,9 +177,9 @@ func (b *Branch) putDoc(path string, d *pb.Document) {
 
 // Write decides a write and, when allowed, applies it (After for create
 // and update, deletion for delete).
-func (b *Branch) Write(r Request) (firestore.Decision, error) {
+func (b *Branch) Write(r BranchRequest) (AuthzDecision, error) {
 	d, err := b.Decide(r)
-	if err != nil || d.Verdict != firestore.Allow {
+	if err != nil || d.Verdict != Allow {
 		return d, err
 	}
 	if r.Method == "delete" {
@@ -189,8 +188,8 @@ func (b *Branch) Write(r Request) (firestore.Decision, error) {
 	return d, b.Put(r.Path, r.After)
 }
 
-// Change is one difference between two states.
-type Change struct {
+// BranchChange is one difference between two states.
+type BranchChange struct {
 	// Path is the document path, or document path and field path for a
 	// field difference ("posts/p1 title", "posts/p1 tags[0]").
 	Path string `json:"path"`
@@ -203,26 +202,26 @@ type Change struct {
 
 // Diff compares the branch with want (relative path → fields): every
 // document present on one side only, and every differing leaf.
-func (b *Branch) Diff(want map[string]map[string]any) []Change {
-	var out []Change
+func (b *Branch) Diff(want map[string]map[string]any) []BranchChange {
+	var out []BranchChange
 	for _, p := range service.UnionKeys(b.docs, want) {
 		d, gok := b.docs[p]
 		w, wok := want[p]
 		if gok && wok {
 			// Fast path: equal documents need no leaf walk.
-			if wf, err := firestore.DecodeFields(w, DB); err == nil && proto.Equal(&pb.MapValue{Fields: wf}, &pb.MapValue{Fields: d.Fields}) {
+			if wf, err := DecodeFields(w, BranchDatabase); err == nil && proto.Equal(&pb.MapValue{Fields: wf}, &pb.MapValue{Fields: d.Fields}) {
 				continue
 			}
 		}
 		var g map[string]any
 		if gok {
-			g = firestore.EncodeFields(d.Fields, DB)
+			g = EncodeFields(d.Fields, BranchDatabase)
 		}
 		switch {
 		case !gok:
-			out = append(out, Change{Path: p, Doc: p, Before: canonical(w), After: nil})
+			out = append(out, BranchChange{Path: p, Doc: p, Before: canonical(w), After: nil})
 		case !wok:
-			out = append(out, Change{Path: p, Doc: p, Before: nil, After: canonical(g)})
+			out = append(out, BranchChange{Path: p, Doc: p, Before: nil, After: canonical(g)})
 		default:
 			diffLeaves(p, "", canonical(w), canonical(g), &out)
 		}
@@ -246,7 +245,7 @@ func canonical(v any) any {
 	return out
 }
 
-func diffLeaves(doc, at string, want, got any, out *[]Change) {
+func diffLeaves(doc, at string, want, got any, out *[]BranchChange) {
 	wm, wIsMap := want.(map[string]any)
 	gm, gIsMap := got.(map[string]any)
 	if wIsMap && gIsMap && !isMarker(wm) && !isMarker(gm) {
@@ -258,7 +257,7 @@ func diffLeaves(doc, at string, want, got any, out *[]Change) {
 			wv, wok := wm[k]
 			gv, gok := gm[k]
 			if !wok || !gok {
-				*out = append(*out, Change{Path: doc + " " + p, Doc: doc, Field: p, Before: orAbsent(wv, wok), After: orAbsent(gv, gok)})
+				*out = append(*out, BranchChange{Path: doc + " " + p, Doc: doc, Field: p, Before: orAbsent(wv, wok), After: orAbsent(gv, gok)})
 				continue
 			}
 			diffLeaves(doc, p, wv, gv, out)
@@ -273,8 +272,8 @@ func diffLeaves(doc, at string, want, got any, out *[]Change) {
 		}
 		return
 	}
-	if !equalJSON(want, got) {
-		*out = append(*out, Change{Path: strings.TrimSpace(doc + " " + at), Doc: doc, Field: at, Before: want, After: got})
+	if !service.SameJSON(want, got) {
+		*out = append(*out, BranchChange{Path: strings.TrimSpace(doc + " " + at), Doc: doc, Field: at, Before: want, After: got})
 	}
 }
 
@@ -291,59 +290,49 @@ func isMarker(m map[string]any) bool {
 	return a || b
 }
 
-func equalJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
-}
-
-// ForkLive forks the live Firestore default database of sb with rules.
-func ForkLive(sb *sandbox.Sandbox, rules firestore.Rules) (*Branch, error) {
-	fs, ok := sandbox.Lookup[*firestore.Service](sb)
-	if !ok {
-		return nil, fmt.Errorf("verify: the sandbox runs no Firestore to fork")
-	}
-	db := fs.Default()
+// Fork forks the default database's live state with rules (nil:
+// NoRules).
+func (s *Service) Fork(rules Rules) (*Branch, error) {
+	db := s.Default()
 	docs := map[string]map[string]any{}
-	for _, d := range fs.Dump(db) {
-		docs[strings.TrimPrefix(d.Name, db.Documents()+"/")] = firestore.EncodeFields(d.Fields, db)
+	for _, d := range s.Dump(db) {
+		docs[strings.TrimPrefix(d.Name, db.Documents()+"/")] = EncodeFields(d.Fields, db)
 	}
 	return Fork(docs, rules)
 }
 
-// Apply re-issues a fixture's (or the live history's) Firestore writes on
+// Apply re-issues a session's (or the live history's) Firestore writes on
 // the branch in order, decided by the branch's rules (admin writes bypass
-// them), and reports how each request's verdict compares to the captured
-// one. It is verify's replay without the final-state diff.
-func (b *Branch) Apply(events []event.Event) (*ServiceResult, error) {
+// them), and reports how each request's verdict compares to the recorded
+// one. It is Replay without the final-state diff.
+func (b *Branch) Apply(events []event.Event) (*service.Report, error) {
 	return replayOn(b, events, nil)
 }
 
-// Promote writes every document that differs between the branch and the
-// live database onto the live database as the admin (deleting those the
-// branch lacks), and returns the changes it made.
-func (b *Branch) Promote(ctx context.Context, sb *sandbox.Sandbox) ([]Change, error) {
-	live, err := ForkLive(sb, nil)
+// Promote writes every document that differs between br and the default
+// database onto the database as the admin (deleting those br lacks), and
+// returns the changes it made.
+func (s *Service) Promote(ctx context.Context, br *Branch) ([]BranchChange, error) {
+	live, err := s.Fork(nil)
 	if err != nil {
 		return nil, err
 	}
-	changes := b.Diff(live.Docs())
-	fs, _ := sandbox.Lookup[*firestore.Service](sb) // ForkLive found it
-	adm := fs.Admin()
+	changes := br.Diff(live.Docs())
+	adm := s.Admin()
 	done := map[string]bool{}
 	for _, c := range changes {
 		if done[c.Doc] {
 			continue
 		}
 		done[c.Doc] = true
-		d := b.docs[c.Doc]
+		d := br.docs[c.Doc]
 		if d == nil {
 			if _, err := adm.DeleteDocument(ctx, c.Doc); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := adm.SetDocument(ctx, c.Doc, firestore.EncodeFields(d.Fields, DB)); err != nil {
+		if err := adm.SetDocument(ctx, c.Doc, EncodeFields(d.Fields, BranchDatabase)); err != nil {
 			return nil, err
 		}
 	}

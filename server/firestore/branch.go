@@ -1,4 +1,4 @@
-package verify
+package firestoreserver
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // BranchOptions configure a BranchHandler.
@@ -23,9 +24,14 @@ type BranchOptions struct {
 	// without candidate rules is decided by them. Nil or !ok: a fork
 	// must name its rules.
 	LiveRules func() (name, text string, ok bool)
-	// Session returns the live session as a fixture, replayed when a
-	// fork names no fixture (nil: the bus's history).
-	Session func() (*capture.Fixture, error)
+	// Session returns the live session encoded as a fixture file
+	// (capture.Encode), replayed when a fork names no fixture; nil: a
+	// fork must name one.
+	Session func() ([]byte, error)
+	// Decode reads a fixture file's events (capture.Decode's): the
+	// fixture a fork names, and Session's. The adapter takes the fixture
+	// format as functions so that it imports no tool above the engines.
+	Decode func(fixture []byte) ([]event.Event, error)
 	// MaxBranches bounds the branches kept (default 16); past it the
 	// oldest is discarded.
 	MaxBranches int
@@ -60,11 +66,6 @@ func BranchHandler(sb *sandbox.Sandbox, opts BranchOptions) http.Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 64 << 20
 	}
-	if opts.Session == nil {
-		opts.Session = func() (*capture.Fixture, error) {
-			return &capture.Fixture{Schema: capture.Schema, Events: sb.Events().History(), Services: map[string]*capture.ServiceData{}}, nil
-		}
-	}
 	return &branches{sb: sb, opts: opts, open: map[string]*openBranch{}}
 }
 
@@ -82,9 +83,9 @@ type branches struct {
 // (a Branch is not safe for concurrent use).
 type openBranch struct {
 	mu     sync.Mutex
-	br     *Branch
+	br     *firestore.Branch
 	rules  string
-	result *ServiceResult
+	result *service.Report
 }
 
 // BranchReply is the JSON answer about one branch.
@@ -94,13 +95,13 @@ type BranchReply struct {
 	Rules string `json:"rules"`
 	// Replay compares each replayed client request's verdict with the
 	// captured one (as verify does).
-	Replay *ServiceResult `json:"replay,omitempty"`
+	Replay *service.Report `json:"replay,omitempty"`
 	// Changes are the differences from the live database (before: live,
 	// after: the branch); after a promote, what was written.
-	Changes   []Change `json:"changes"`
-	Documents int      `json:"documents"`
-	Promoted  bool     `json:"promoted,omitempty"`
-	Discarded bool     `json:"discarded,omitempty"`
+	Changes   []firestore.BranchChange `json:"changes"`
+	Documents int                      `json:"documents"`
+	Promoted  bool                     `json:"promoted,omitempty"`
+	Discarded bool                     `json:"discarded,omitempty"`
 }
 
 type branchError struct {
@@ -134,7 +135,7 @@ func (h *branches) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "GET, POST")
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		h.with(w, parts[0], false, func(ob *openBranch) (int, *BranchReply, error) {
-			live, err := ForkLive(h.sb, nil)
+			live, err := forkLive(h.sb)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -142,13 +143,13 @@ func (h *branches) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case len(parts) == 1 && r.Method == http.MethodDelete:
 		h.with(w, parts[0], true, func(ob *openBranch) (int, *BranchReply, error) {
-			return http.StatusOK, &BranchReply{ID: parts[0], Rules: ob.rules, Changes: []Change{}, Documents: ob.br.Len(), Discarded: true}, nil
+			return http.StatusOK, &BranchReply{ID: parts[0], Rules: ob.rules, Changes: []firestore.BranchChange{}, Documents: ob.br.Len(), Discarded: true}, nil
 		})
 	case len(parts) == 1:
 		methodNotAllowed(w, "GET, DELETE")
 	case len(parts) == 2 && parts[1] == "promote" && r.Method == http.MethodPost:
 		h.with(w, parts[0], true, func(ob *openBranch) (int, *BranchReply, error) {
-			changes, err := ob.br.Promote(r.Context(), h.sb)
+			changes, err := promote(r.Context(), h.sb, ob.br)
 			if err != nil {
 				return 0, nil, fmt.Errorf("promote: %w", err)
 			}
@@ -197,15 +198,19 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: name + " does not compile", Diagnostics: diagnosticsOut(name, diags)})
 		return
 	}
-	live, err := ForkLive(h.sb, nil)
+	live, err := forkLive(h.sb)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "read live: " + err.Error()})
 		return
 	}
-	var f *capture.Fixture
+	if h.opts.Decode == nil {
+		writeJSON(w, http.StatusInternalServerError, branchError{Error: "this server reads no fixtures"})
+		return
+	}
+	var events []event.Event
 	start := live.Docs()
 	if len(req.Fixture) > 0 && string(req.Fixture) != "null" {
-		if f, err = capture.Decode(req.Fixture); err != nil {
+		if events, err = h.opts.Decode(req.Fixture); err != nil {
 			writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})
 			return
 		}
@@ -213,23 +218,23 @@ func (h *branches) fork(w http.ResponseWriter, r *http.Request) {
 		// The live session, through its JSON form (the form a fixture
 		// file has), from the state it started in.
 		var data []byte
-		if f, err = h.opts.Session(); err == nil {
-			if data, err = capture.Encode(f); err == nil {
-				f, err = capture.Decode(data)
+		err = fmt.Errorf("this server has no live session to replay: name a fixture")
+		if h.opts.Session != nil {
+			if data, err = h.opts.Session(); err == nil {
+				events, err = h.opts.Decode(data)
 			}
 		}
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, branchError{Error: "the live session: " + err.Error()})
 			return
 		}
-		start, _ = initialState(f.Events, start)
+		start, _ = firestore.InitialDocuments(events, start)
 	}
-	br, err := Fork(start, gate)
+	br, err := firestore.Fork(start, gate)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, branchError{Error: "fork: " + err.Error()})
 		return
 	}
-	events := f.Events
 	res, err := br.Apply(events)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, branchError{Error: "fixture: " + err.Error()})
@@ -291,9 +296,9 @@ func diagnosticsOut(file string, ds source.Diagnostics) []diagnosticOut {
 	return out
 }
 
-func nonNil(c []Change) []Change {
+func nonNil(c []firestore.BranchChange) []firestore.BranchChange {
 	if c == nil {
-		return []Change{}
+		return []firestore.BranchChange{}
 	}
 	return c
 }
@@ -307,4 +312,23 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
+}
+
+// forkLive forks the live Firestore default database of sb, without
+// rules.
+func forkLive(sb *sandbox.Sandbox) (*firestore.Branch, error) {
+	fs, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return nil, fmt.Errorf("the sandbox runs no Firestore to fork")
+	}
+	return fs.Fork(nil)
+}
+
+// promote writes br onto sb's live Firestore (Service.Promote).
+func promote(ctx context.Context, sb *sandbox.Sandbox, br *firestore.Branch) ([]firestore.BranchChange, error) {
+	fs, ok := sandbox.Lookup[*firestore.Service](sb)
+	if !ok {
+		return nil, fmt.Errorf("the sandbox runs no Firestore to promote onto")
+	}
+	return fs.Promote(ctx, br)
 }

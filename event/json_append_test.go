@@ -69,7 +69,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Request: &Request{Verdict: Deny, DurationMs: 12.345,
 				Rule:     &Rule{Index: 1, Operations: []string{"update"}, Line: 6, Column: 3, MatchPath: "/posts/{id}", Condition: "a < b && c"},
 				Trace:    []Step{{Text: "a < b", Value: "false", Depth: 1}, {Text: "c", Skipped: true}},
-				Decision: &Decision{Engine: "firestore", Bindings: map[string]string{"id": "'p1'"}, Reason: "false for 'update' @ L6", Notes: []string{nasty}},
+				Decision: &Explanation{Engine: "firestore", Bindings: map[string]string{"id": "'p1'"}, Reason: "false for 'update' @ L6", Notes: []string{nasty}},
 				Seen: &Seen{Data: doc, Before: &Resource{}, Query: map[string]any{"where": []any{"x"}}, Updates: map[string]any{"a/b": 1.0},
 					After: &Resource{Exists: true, Data: map[string]any{}}, Lookups: []Lookup{{Function: "get", Path: "u/a", Exists: true, Data: doc}, {Function: "getAfter", Path: "u/b"}},
 					Time: at}}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/lsp"
 )
 
@@ -39,6 +40,10 @@ func (p pipe) Close() error {
 // start runs a server on pipes and returns an initialized client.
 func start(t testing.TB, opts lsp.Options, root string) *client {
 	t.Helper()
+	if opts.Registrations == nil {
+		// The services the session replay uses, as pyric lsp passes them.
+		opts.Registrations = backend.Services(&backend.Options{})
+	}
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	srv := lsp.New(opts)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -30,6 +31,10 @@ type Options struct {
 	// lenses and live denials; nil finds them per workspace: a running
 	// pyric serve's (LiveSessions), else the captured file (FileSessions).
 	Sessions SessionSource
+	// Registrations are the services the session replay (pyric verify's,
+	// for the flip lenses) replays with, e.g. backend.Services; nil: no
+	// replay, so no flip lenses.
+	Registrations []service.Registration
 }
 
 // DefaultDebounce is the pause after a change before diagnostics run.

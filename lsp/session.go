@@ -232,7 +232,7 @@ const maxReplayEvents = 5000
 // document's worker after the diagnostics are published, so it never
 // delays them.
 func (s *Server) replaySession(d *openDoc, snap *document) {
-	if d.kind != Firestore && d.kind != Storage {
+	if (d.kind != Firestore && d.kind != Storage) || len(s.opts.Registrations) == 0 {
 		return
 	}
 	sess := s.opts.Sessions.Session(uriPath(snap.uri))
@@ -240,7 +240,7 @@ func (s *Server) replaySession(d *openDoc, snap *document) {
 		return
 	}
 	f := source.NewFile(uriPath(snap.uri), snap.text)
-	opts := verify.Options{Services: []string{eventService(d.kind)}}
+	opts := verify.Options{Services: []string{eventService(d.kind)}, Registrations: s.opts.Registrations}
 	if d.kind == Firestore {
 		opts.FirestoreRules = f
 	} else {

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
@@ -70,6 +71,11 @@ func newEnvOn(t *testing.T, sbOpts sandbox.Options, opts Options) *env {
 // newEnvUsing is an env on an open sandbox.
 func newEnvUsing(t *testing.T, sb *sandbox.Sandbox, opts Options) *env {
 	t.Helper()
+	if opts.Registrations == nil {
+		// The services pyric_verify_fixture replays with, as the CLI
+		// passes them.
+		opts.Registrations = backend.Services(&backend.Options{})
+	}
 	srv := NewServer(sb, opts)
 	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())

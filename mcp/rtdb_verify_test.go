@@ -268,7 +268,7 @@ func TestVerifyFixture(t *testing.T) {
 
 	// The captured rules: nothing changes. data is verify's JSON exactly.
 	r := e.call("pyric_verify_fixture", map[string]any{"fixture": path})
-	want, _ := verify.Run(f, verify.Options{})
+	want, _ := verify.Run(f, verify.Options{Registrations: backend.Services(&backend.Options{})})
 	wantJSON, _ := json.Marshal(want)
 	var wantData map[string]any
 	json.Unmarshal(wantJSON, &wantData)
@@ -345,6 +345,13 @@ func TestVerifyWithoutCapture(t *testing.T) {
 	r := e.call("pyric_verify_fixture", map[string]any{})
 	if r.OK || r.errCode() != "NO_CAPTURE" || !r.recoverable() {
 		t.Fatalf("%s", js(r))
+	}
+	// A server given no services to replay with says so, whatever the
+	// fixture.
+	e = newEnv(t, Options{Registrations: []service.Registration{}})
+	r = e.call("pyric_verify_fixture", map[string]any{"fixture": writeFixture(t, session(1))})
+	if r.OK || r.errCode() != "VERIFY_UNAVAILABLE" || r.recoverable() || !strings.Contains(r.Summary, "mcp.Options.Registrations") {
+		t.Fatalf("no registrations: %s", js(r))
 	}
 }
 

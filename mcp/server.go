@@ -27,6 +27,7 @@ import (
 	"github.com/pyric/pyric/discover"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/server"
 )
 
@@ -49,6 +50,10 @@ type Options struct {
 	// Policy is the origin and host policy Handler applies (nil: loopback
 	// origins and hosts only), as on every pyric port.
 	Policy *server.Policy
+	// Registrations are the services pyric_verify_fixture replays with
+	// (verify.Options.Registrations, e.g. backend.Services); nil: the
+	// tool answers that verification is unavailable.
+	Registrations []service.Registration
 	// FunctionsURL returns the functions port's URL (http://host:port),
 	// which functions_list shows in each function's URL; nil: none shown.
 	FunctionsURL func() string

@@ -41,7 +41,10 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 			return failure("UNSUPPORTED_SERVICE", fmt.Sprintf("services: %q is not a service verify replays (firestore, database, storage)", svc), true, "drop it from services (or omit services)")
 		}
 	}
-	opts := verify.Options{Services: in.Services}
+	if len(s.opts.Registrations) == 0 {
+		return failure("VERIFY_UNAVAILABLE", "this MCP server was started without the services verify replays with (mcp.Options.Registrations)", false, "start it with pyric mcp or pyric serve, which pass them")
+	}
+	opts := verify.Options{Services: in.Services, Registrations: s.opts.Registrations}
 	for _, c := range []struct {
 		text, path, textArg, pathArg, name string
 		dst                                **source.File

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
@@ -24,10 +23,10 @@ type DerivedCase = service.DerivedCase
 // returns the *Cases value with its number of cases and of unsupported
 // events.
 func DeriveService(f *capture.Fixture, name string, opts Options) (cases any, n, unsupported int, err error) {
-	regs := opts.Registrations
-	if regs == nil {
-		regs = backend.Services(&backend.Options{})
+	if err := opts.check(); err != nil {
+		return nil, 0, 0, err
 	}
+	regs := opts.Registrations
 	set := newReplayerSet(regs, opts.Replayers)
 	defer set.close()
 	s := sessionOf(f)

@@ -149,7 +149,7 @@ func TestReplayMatchesLiveVerdicts(t *testing.T) {
 		}
 	}
 
-	res, err := verify.Run(f, verify.Options{})
+	res, err := verify.Run(f, verify.Options{Registrations: regs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,13 +66,13 @@ func TestVerifyListsAndListens(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := load(t, path)
-	same, err := verify.Run(f, verify.Options{})
+	same, err := verify.Run(f, verify.Options{Registrations: regs()})
 	if err != nil || !same.OK {
 		t.Fatalf("same rules: %v %+v", err, same.Services["firestore"])
 	}
 	kinds := func(src string) map[string]int {
 		t.Helper()
-		res, err := verify.Run(f, verify.Options{FirestoreRules: sourceFile("c.rules", src)})
+		res, err := verify.Run(f, verify.Options{Registrations: regs(), FirestoreRules: sourceFile("c.rules", src)})
 		if err != nil {
 			t.Fatal(err)
 		}

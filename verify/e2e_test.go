@@ -154,7 +154,7 @@ func TestSessionVerify(t *testing.T) {
 	if f.Services["firestore"] == nil || f.Services["firestore"].Rules == nil || f.Services["firestore"].Rules.Source != sessionRules {
 		t.Fatalf("fixture does not carry the rules: %+v", f.Services["firestore"])
 	}
-	same, err := verify.Run(f, verify.Options{})
+	same, err := verify.Run(f, verify.Options{Registrations: regs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestSessionVerify(t *testing.T) {
 	if n := same.Services["firestore"].CheckedEvents; n < 8 {
 		t.Fatalf("checked %d events, want every client request (>= 8)", n)
 	}
-	res, err := verify.Run(f, verify.Options{FirestoreRules: sourceFile("candidate.rules", noBobRules)})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), FirestoreRules: sourceFile("candidate.rules", noBobRules)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"fmt"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/verify"
@@ -25,7 +26,10 @@ func ExampleRun() {
 		return
 	}
 	candidate := source.NewFile("database.rules.json", `{"rules": {"users": {"$uid": {".write": "auth.uid === $uid && auth.uid !== 'bob'"}}}}`)
-	res, err := verify.Run(f, verify.Options{DatabaseRules: candidate})
+	res, err := verify.Run(f, verify.Options{
+		Registrations: backend.Services(&backend.Options{}), // the services pyric serves
+		DatabaseRules: candidate,
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -86,7 +86,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	if !wrote {
 		t.Errorf("the function's write is not captured: %v", commits)
 	}
-	r, err := verify.Run(fx, verify.Options{})
+	r, err := verify.Run(fx, verify.Options{Registrations: regs()})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}

@@ -32,11 +32,11 @@ func FuzzRun(f *testing.F) {
 		if err != nil {
 			return
 		}
-		verify.Run(fx, verify.Options{})
-		verify.Run(fx, verify.Options{DatabaseRules: db, StorageRules: st})
+		verify.Run(fx, verify.Options{Registrations: regs()})
+		verify.Run(fx, verify.Options{Registrations: regs(), DatabaseRules: db, StorageRules: st})
 		for _, svc := range []string{"database", "storage", "firestore"} {
-			verify.DeriveService(fx, svc, verify.Options{})
+			verify.DeriveService(fx, svc, verify.Options{Registrations: regs()})
 		}
-		verify.DeriveService(fx, "storage", verify.Options{StorageRules: st})
+		verify.DeriveService(fx, "storage", verify.Options{Registrations: regs(), StorageRules: st})
 	})
 }

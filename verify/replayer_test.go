@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestToyReplayerInVerify(t *testing.T) {
 		{ID: "e2", Service: "toy", Kind: event.KindRequest, Method: "poke", Path: "/b", Request: &event.Request{Verdict: event.Allow}},
 	}}
 	tr := &toy{}
-	res, err := verify.Run(f, verify.Options{Replayers: []service.Replayer{tr}})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), Replayers: []service.Replayer{tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestToyReplayerInVerify(t *testing.T) {
 	if sr == nil || !sr.OK || sr.CheckedEvents != 2 || !res.OK {
 		t.Fatalf("with the session's rules: %+v %+v", res, sr)
 	}
-	res, err = verify.Run(f, verify.Options{Replayers: []service.Replayer{tr},
+	res, err = verify.Run(f, verify.Options{Registrations: regs(), Replayers: []service.Replayer{tr},
 		Candidates: map[string]*source.File{"toy": source.NewFile("toy.rules", "deny")}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,14 +81,22 @@ func TestToyReplayerInVerify(t *testing.T) {
 	if res.OK || sr == nil || sr.OK || len(sr.Divergences) != 2 || sr.Divergences[0].Kind != verify.NowDenied || sr.Divergences[1].EventID != "e2" {
 		t.Fatalf("with a denying candidate: %+v", sr)
 	}
-	_, err = verify.Run(f, verify.Options{Replayers: []service.Replayer{tr},
+	_, err = verify.Run(f, verify.Options{Registrations: regs(), Replayers: []service.Replayer{tr},
 		Candidates: map[string]*source.File{"toy": source.NewFile("toy.rules", "maybe")}})
 	if err == nil || !strings.Contains(err.Error(), "toy.rules does not compile") {
 		t.Fatalf("bad candidate: %v", err)
 	}
+	// With no service to replay with, verify says what is missing
+	// rather than verifying nothing.
+	if _, err := verify.Run(f, verify.Options{}); !errors.Is(err, verify.ErrNoServices) || !strings.Contains(err.Error(), "Options.Registrations") {
+		t.Fatalf("no registrations: %v", err)
+	}
+	if _, _, _, err := verify.DeriveService(f, "toy", verify.Options{}); !errors.Is(err, verify.ErrNoServices) {
+		t.Fatalf("no registrations, derive: %v", err)
+	}
 	// A session that never used the service does not replay it.
 	n := tr.sessions
-	res, err = verify.Run(&capture.Fixture{Schema: capture.Schema, Services: map[string]*capture.ServiceData{}}, verify.Options{Replayers: []service.Replayer{tr}})
+	res, err = verify.Run(&capture.Fixture{Schema: capture.Schema, Services: map[string]*capture.ServiceData{}}, verify.Options{Registrations: regs(), Replayers: []service.Replayer{tr}})
 	if err != nil || res.Services["toy"] != nil || tr.sessions != n {
 		t.Fatalf("unused service replayed: %+v %v", res, err)
 	}

@@ -9,16 +9,18 @@
 // firestore.Service.Replay on a Branch, the Realtime Database's
 // database.Replay, Storage's storage.Engine.Replay), the same engines the
 // Studio's re-run calls (service.Rerunner), and Run loops over the
-// backend's registrations that implement it. A replay that reads another
-// service's recorded state (Storage rules' firestore.get()) finds it
-// through the session (service.Session.StateAt).
+// registrations its caller gives (Options.Registrations, e.g.
+// backend.Services) that implement it, so verify imports no service.
+// A replay that reads another service's recorded state (Storage rules'
+// firestore.get()) finds it through the session
+// (service.Session.StateAt).
 package verify
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 
-	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox/service"
@@ -72,17 +74,29 @@ type Options struct {
 	// database, storage, or a Replayer's name); by default every service
 	// the session used or a candidate names.
 	Services []string
-	// Registrations are the services that replay their own requests
-	// (those whose service is a service.Replayer); nil means the
-	// backend's, backend.Services with default options. Each is verified
-	// under its name, beside Firestore and Storage, which verify replays
-	// itself.
+	// Registrations are the services verify knows (e.g. backend.Services
+	// with default options): each whose service is a service.Replayer
+	// replays its own requests and is verified under its name. Run and
+	// DeriveService fail with ErrNoServices when neither Registrations
+	// nor Replayers name a service.
 	Registrations []service.Registration
 	// Replayers are more services that replay their own requests, as
 	// they are: each is verified as the registrations' are.
 	Replayers []service.Replayer
 	// Candidates are the Replayers' candidate rules, by service name.
 	Candidates map[string]*source.File
+}
+
+// ErrNoServices: Run or DeriveService was given no service to replay
+// with (Options.Registrations and Options.Replayers are both empty).
+var ErrNoServices = errors.New("verify: no services: set Options.Registrations (e.g. backend.Services) or Options.Replayers")
+
+// check reports options that name no service.
+func (o *Options) check() error {
+	if len(o.Registrations) == 0 && len(o.Replayers) == 0 {
+		return ErrNoServices
+	}
+	return nil
 }
 
 // RulesError is a candidate that does not compile.
@@ -115,10 +129,10 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 	for name, c := range opts.Candidates {
 		candidates[name] = c
 	}
-	regs := opts.Registrations
-	if regs == nil {
-		regs = backend.Services(&backend.Options{})
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
+	regs := opts.Registrations
 	s := sessionOf(f)
 	// A service's replay may read another's recorded state (Storage
 	// rules read Firestore's): the session finds it among the replayers,

@@ -6,13 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/testsession"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 const ownerRules = testsession.OwnerRules
+
+// backendRegs are the services Run replays in these tests: the
+// backend's, as the CLI passes them.
+func backendRegs() []service.Registration { return backend.Services(&backend.Options{}) }
 
 // synthetic is testsession.Creates: n client creates, all allowed under
 // ownerRules.
@@ -20,7 +26,7 @@ func synthetic(n int) *capture.Fixture { return testsession.Creates(n) }
 
 func TestReplaySynthetic(t *testing.T) {
 	f := synthetic(20)
-	res, err := Run(f, Options{})
+	res, err := Run(f, Options{Registrations: backendRegs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +45,7 @@ func TestReplaySynthetic(t *testing.T) {
 	delete(st.Documents, "c/d5")               // replay has it, the capture does not
 	st.Documents["c/extra"] = map[string]any{} // never written: an initial document, no drift
 	f.Services["firestore"].State = mustJSON(st)
-	res, err = Run(f, Options{})
+	res, err = Run(f, Options{Registrations: backendRegs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +72,7 @@ func TestSentinelDriftIsExpected(t *testing.T) {
 	}}
 	f.Services["firestore"] = &capture.ServiceData{Rules: &capture.Rules{Format: capture.FormatFirestore, Source: ownerRules},
 		State: mustJSON(map[string]any{"documents": map[string]any{"c/x": map[string]any{"owner": "alice", "t": map[string]any{"__type": "timestamp", "seconds": 5, "nanos": 0}}}})}
-	res, err := Run(f, Options{})
+	res, err := Run(f, Options{Registrations: backendRegs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +92,7 @@ func TestNowAllowed(t *testing.T) {
 	}}
 	f.Services["firestore"] = &capture.ServiceData{Rules: &capture.Rules{Format: capture.FormatFirestore, Source: ownerRules},
 		State: mustJSON(map[string]any{"documents": map[string]any{}})}
-	res, err := Run(f, Options{FirestoreRules: source.NewFile("open.rules", "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if true; } } }")})
+	res, err := Run(f, Options{Registrations: backendRegs(), FirestoreRules: source.NewFile("open.rules", "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if true; } } }")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +106,7 @@ func TestNowAllowed(t *testing.T) {
 }
 
 func TestRulesError(t *testing.T) {
-	_, err := Run(synthetic(1), Options{FirestoreRules: source.NewFile("bad.rules", "service cloud.firestore { match /a { allow read: if ; } }")})
+	_, err := Run(synthetic(1), Options{Registrations: backendRegs(), FirestoreRules: source.NewFile("bad.rules", "service cloud.firestore { match /a { allow read: if ; } }")})
 	re, ok := err.(*RulesError)
 	if !ok || len(re.Diags) == 0 {
 		t.Fatalf("err = %v", err)
@@ -112,7 +118,7 @@ func BenchmarkReplay10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := Run(f, Options{})
+		res, err := Run(f, Options{Registrations: backendRegs()})
 		if err != nil || !res.OK {
 			b.Fatal(err, res)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/lsp"
 )
 
@@ -41,7 +42,7 @@ func runLSP(ctx context.Context, args []string, stdio Stdio) int {
 	if in == nil {
 		in = os.Stdin
 	}
-	srv := lsp.New(lsp.Options{Debounce: d, Log: stdio.Err})
+	srv := lsp.New(lsp.Options{Debounce: d, Log: stdio.Err, Registrations: backend.Services(&backend.Options{})})
 	if err := srv.Serve(ctx, io.NopCloser(in), stdio.Out); err != nil {
 		fmt.Fprintf(stdio.Err, "pyric lsp: %v\n", err)
 		return exitError

@@ -79,7 +79,7 @@ func runMCP(ctx context.Context, args []string, stdio Stdio) int {
 	} else {
 		fmt.Fprintln(stdio.Err, "pyric mcp: no firestore.rules: every client request is denied until firestore_simulator_create loads rules (admin requests bypass rules)")
 	}
-	opts := mcp.Options{Name: "pyric", Version: Version}
+	opts := mcp.Options{Name: "pyric", Version: Version, Registrations: backend.Services(&backend.Options{})}
 	if *dbRulesPath != "" {
 		b, err := os.ReadFile(*dbRulesPath)
 		if err != nil {

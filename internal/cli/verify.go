@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/verify"
@@ -60,7 +61,7 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", *fixture, err)
 		return exitError
 	}
-	var opts verify.Options
+	opts := verify.Options{Registrations: backend.Services(&backend.Options{})}
 	if *rulesPath != "" {
 		file, err := readSource(*rulesPath)
 		if err != nil {

@@ -81,7 +81,7 @@ func TestRecorderAppends(t *testing.T) {
 	if n := bytes.Count(data[len(first):], []byte("\n")); n < 60 {
 		t.Errorf("%d lines appended for 30 writes and 2 deletes", n)
 	}
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestDecodeAppended(t *testing.T) {
 		{"whole", whole},
 		{"torn", whole + `{"event":{"seq":2,"kind":"com`},
 	} {
-		f, err := Decode([]byte(c.data))
+		f, err := decode([]byte(c.data))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -185,7 +185,7 @@ func TestDecodeAppended(t *testing.T) {
 		{"a flush cut between lines", flushed + partial},
 		{"a flush cut inside a record", flushed + partial + `{"service":"firestore","key":["documents","a/d"],"val`},
 	} {
-		f, err := Decode([]byte(c.data))
+		f, err := decode([]byte(c.data))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -196,17 +196,17 @@ func TestDecodeAppended(t *testing.T) {
 			t.Errorf("%s: firestore state %s", c.name, got)
 		}
 	}
-	if f, err := Decode([]byte(flushed + partial + `{"service":"firestore","key":["documents","a/d"],"value":{"n":4}}` + "\n" + flushEnd)); err != nil || len(f.Events) != 2 {
+	if f, err := decode([]byte(flushed + partial + `{"service":"firestore","key":["documents","a/d"],"value":{"n":4}}` + "\n" + flushEnd)); err != nil || len(f.Events) != 2 {
 		t.Errorf("two whole flushes: %v, %+v", err, f)
 	}
 	bad := base + lines[0] + "\n{\"event\":\n" + lines[1] + "\n"
-	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "fixture line 3") {
+	if _, err := decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "fixture line 3") {
 		t.Errorf("a damaged line inside: %v", err)
 	}
-	if _, err := Decode([]byte(base + `{"nothing":1}` + "\n")); err == nil || !strings.Contains(err.Error(), "fixture line 2 is none of") {
+	if _, err := decode([]byte(base + `{"nothing":1}` + "\n")); err == nil || !strings.Contains(err.Error(), "fixture line 2 is none of") {
 		t.Errorf("an unknown line: %v", err)
 	}
-	if _, err := Decode([]byte(base + `{"event":{"seq":1,"kind":"nope"}}` + "\n")); err == nil || !strings.Contains(err.Error(), `fixture.events[0].kind "nope"`) {
+	if _, err := decode([]byte(base + `{"event":{"seq":1,"kind":"nope"}}` + "\n")); err == nil || !strings.Contains(err.Error(), `fixture.events[0].kind "nope"`) {
 		t.Errorf("an appended event is validated: %v", err)
 	}
 }
@@ -240,7 +240,7 @@ func TestRecorderAcrossReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestRecorderAppendsDatabase(t *testing.T) {
 	if appended := data[len(first):]; bytes.Contains(appended, []byte(`"service":"database","state"`)) || bytes.Contains(appended, []byte(strings.Repeat("x", 1000))) {
 		t.Errorf("a flush re-encoded a whole tree:\n%s", appended)
 	}
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestRecorderAppendsStorage(t *testing.T) {
 	if appended := data[len(first):]; bytes.Contains(appended, []byte(`"service":"storage","state"`)) || bytes.Contains(appended, []byte("untouched-")) {
 		t.Errorf("a flush listed every object again:\n%s", appended)
 	}
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,18 +8,22 @@
 // outgrow it, so the file on disk always loads and, after a kill, holds
 // the session up to the last flush (the next Start keeps it beside the
 // new one). Decode
-// validates a fixture with precise errors; SaveNamed and AdminHandler
+// validates a fixture with precise errors, each service checking what it
+// recorded (service.SessionChecker), so capture names no service;
+// SaveNamed and AdminHandler
 // keep a session as a named fixture to commit.
 package capture
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Schema is the fixture schema this package writes and reads.
@@ -98,8 +102,24 @@ var validKinds = map[event.Kind]bool{event.KindRequest: true, event.KindCommit: 
 var validVerdicts = map[event.Verdict]bool{event.Allow: true, event.Deny: true, event.Bypassed: true,
 	event.Unsupported: true, event.Error: true}
 
-// Decode parses and validates a fixture.
-func Decode(data []byte) (*Fixture, error) {
+// Services finds, by name, a service whose recorded data Decode checks
+// (service.SessionChecker), or returns nil for a service it does not
+// know. A sandbox's Service method is one; DecodeWith makes one of
+// registrations.
+type Services func(name string) service.Service
+
+func (s Services) find(name string) service.Service {
+	if s == nil {
+		return nil
+	}
+	return s(name)
+}
+
+// Decode parses and validates a fixture; services check what they
+// recorded (nil: only the checks every service shares, so a service
+// whose commits are not records, like the Realtime Database's, is
+// refused).
+func Decode(data []byte, services Services) (*Fixture, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, &Error{Msg: "is empty"}
@@ -160,7 +180,7 @@ func Decode(data []byte) (*Fixture, error) {
 		if err := unmarshalNumbers(r, &e); err != nil {
 			return nil, &Error{Path: at, Msg: "does not follow the event schema: " + err.Error()}
 		}
-		if err := validateEvent(&e, at); err != nil {
+		if err := validateEvent(&e, at, services); err != nil {
 			return nil, err
 		}
 		if e.Seq != 0 {
@@ -193,17 +213,9 @@ func Decode(data []byte) (*Fixture, error) {
 					return nil, err
 				}
 			}
-			if name == "firestore" && len(sd.State) > 0 && string(sd.State) != "null" {
-				var st struct {
-					Documents map[string]map[string]any `json:"documents"`
-				}
-				if err := unmarshalNumbers(sd.State, &st); err != nil {
-					return nil, &Error{Path: at + ".state", Msg: "must be {documents: {path: fields}}: " + err.Error()}
-				}
-				for p := range st.Documents {
-					if strings.Count(strings.Trim(p, "/"), "/")%2 != 1 {
-						return nil, &Error{Path: at + ".state.documents", Msg: fmt.Sprintf("key %q is not a document path", p)}
-					}
+			if c, ok := services.find(name).(service.SessionChecker); ok && len(sd.State) > 0 && string(sd.State) != "null" {
+				if err := c.CheckCapturedState(sd.State, at+".state"); err != nil {
+					return nil, sessionError(err)
 				}
 			}
 			f.Services[name] = &sd
@@ -226,7 +238,7 @@ func validateRules(svc string, r *Rules, at string) error {
 	return nil
 }
 
-func validateEvent(e *event.Event, at string) error {
+func validateEvent(e *event.Event, at string, services Services) error {
 	if e.Kind == "" {
 		return &Error{Path: at + ".kind", Msg: "is missing"}
 	}
@@ -257,20 +269,15 @@ func validateEvent(e *event.Event, at string) error {
 		if e.Commit == nil {
 			e.Commit = &event.Commit{}
 		}
-		// A Firestore commit changes a document (fields or absent); a
-		// Realtime Database one a location, whose value may be any JSON.
-		if e.Service == "database" {
-			break
+		// The service says what its commits change (a Firestore
+		// document, a Realtime Database location whose value may be any
+		// JSON); by default a record: fields or null.
+		check := service.CheckRecordCommit
+		if c, ok := services.find(e.Service).(service.SessionChecker); ok {
+			check = c.CheckCommit
 		}
-		if e.Commit.Before != nil {
-			if _, ok := e.Commit.Before.(map[string]any); !ok {
-				return &Error{Path: at + ".before", Msg: "must be an object or null"}
-			}
-		}
-		if e.Commit.After != nil {
-			if _, ok := e.Commit.After.(map[string]any); !ok {
-				return &Error{Path: at + ".after", Msg: "must be an object or null"}
-			}
+		if err := check(e.Commit, at); err != nil {
+			return sessionError(err)
 		}
 	}
 	switch e.Identity.Lens {
@@ -343,11 +350,52 @@ func Encoded(session func() (*Fixture, error)) func() ([]byte, error) {
 	}
 }
 
-// DecodeEvents reads a fixture file's events (Decode).
-func DecodeEvents(data []byte) ([]event.Event, error) {
-	f, err := Decode(data)
-	if err != nil {
-		return nil, err
+// DecodeWith is Decode with the services of regs checking what they
+// recorded: each service the fixture names is created in memory (no
+// store, no events) when first needed and closed before DecodeWith
+// returns; one that cannot be created gets the shared checks only.
+func DecodeWith(data []byte, regs []service.Registration) (*Fixture, error) {
+	made := map[string]service.Service{}
+	defer func() {
+		for _, svc := range made {
+			if c, ok := svc.(service.Closer); ok {
+				_ = c.Close()
+			}
+		}
+	}()
+	return Decode(data, func(name string) service.Service {
+		if svc, ok := made[name]; ok {
+			return svc
+		}
+		var svc service.Service
+		for _, reg := range regs {
+			if reg.Name == name {
+				svc, _ = reg.New(service.Env{Project: service.DefaultProject, Now: time.Now, Events: event.Discard, Rand: rand.Reader})
+				break
+			}
+		}
+		made[name] = svc
+		return svc
+	})
+}
+
+// EventDecoder reads a fixture file's events (DecodeWith regs).
+func EventDecoder(regs []service.Registration) func(data []byte) ([]event.Event, error) {
+	return func(data []byte) ([]event.Event, error) {
+		f, err := DecodeWith(data, regs)
+		if err != nil {
+			return nil, err
+		}
+		return f.Events, nil
 	}
-	return f.Events, nil
+}
+
+// sessionError is a service's check failing as a fixture error: a
+// *service.SessionError names its place.
+func sessionError(err error) error {
+	var se *service.SessionError
+	if errors.As(err, &se) {
+		return &Error{Path: se.Path, Msg: se.Msg}
+	}
+	return &Error{Msg: err.Error()}
 }

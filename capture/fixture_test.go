@@ -44,14 +44,25 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":{"a":{}}}}}}`, `key "a" is not a document path`},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":[]}}}}`, "fixture.services.firestore.state must be"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"description":5}`, "fixture.description must be a string"},
+		{`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","service":"firestore","path":"a/b","before":[1]}]}`, "fixture.events[0].before must be an object or null"},
 	}
 	for _, c := range cases {
-		_, err := Decode([]byte(c.in))
+		_, err := decode([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrInvalid) {
-			t.Errorf("Decode(%s) = %v, want %q", c.in, err, c.want)
+			t.Errorf("decode(%s) = %v, want %q", c.in, err, c.want)
 		}
 	}
-	f, err := Decode([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"seq":1,"kind":"commit","service":"firestore","path":"a/b","after":{"n":9007199254740993}}],"services":{"firestore":{"rules":{"format":"firestore.rules","source":"x"},"state":{"documents":{"a/b":{"n":1}}}}}}`))
+	// A Realtime Database commit writes a location, whose value may be
+	// any JSON: its service says so (service.SessionChecker); without
+	// the services, the shared record check refuses it.
+	rtdb := []byte(`{"schema":"pyric.verify.fixture.v1","events":[{"kind":"commit","service":"database","path":"/a","before":"x","after":3}]}`)
+	if _, err := decode(rtdb); err != nil {
+		t.Errorf("database commit of a scalar: %v", err)
+	}
+	if _, err := Decode(rtdb, nil); err == nil || !strings.Contains(err.Error(), "fixture.events[0].before must be an object or null") {
+		t.Errorf("database commit without its service: %v", err)
+	}
+	f, err := decode([]byte(`{"schema":"pyric.verify.fixture.v1","events":[{"seq":1,"kind":"commit","service":"firestore","path":"a/b","after":{"n":9007199254740993}}],"services":{"firestore":{"rules":{"format":"firestore.rules","source":"x"},"state":{"documents":{"a/b":{"n":1}}}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +73,7 @@ func TestDecodeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Decode(out); err != nil {
+	if _, err := decode(out); err != nil {
 		t.Fatalf("encode/decode round trip: %v\n%s", err, out)
 	}
 }
@@ -77,7 +88,7 @@ func FuzzDecode(f *testing.F) {
 		`{"service":"firestore","key":["documents","a/b"],"value":{"n":1}}` + "\n" +
 		`{"service":"firestore","key":["documents","a/c"]}` + "\n" + `{"description":"d"}` + "\n" + `{"event":{"se`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fx, err := Decode(data)
+		fx, err := decode(data)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("error %v is not ErrInvalid", err)
@@ -88,7 +99,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded fixture does not encode: %v", err)
 		}
-		if _, err := Decode(out); err != nil {
+		if _, err := decode(out); err != nil {
 			t.Fatalf("re-decoding an encoded fixture: %v\n%s", err, out)
 		}
 	})
@@ -110,7 +121,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 	}
 	if data, err := os.ReadFile(path); err != nil {
 		t.Fatalf("no fixture written at start: %v", err)
-	} else if _, err := Decode(data); err != nil {
+	} else if _, err := decode(data); err != nil {
 		t.Fatalf("the fixture written at start does not parse: %v", err)
 	}
 	fs := testfs.Of(b.Sandbox).Admin()
@@ -126,7 +137,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Decode(data); err != nil {
+		if _, err := decode(data); err != nil {
 			t.Fatalf("fixture on disk does not parse after write %d: %v", i, err)
 		}
 	}
@@ -134,7 +145,7 @@ func TestRecorderAlwaysValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +185,7 @@ func TestRecorderBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +214,7 @@ func TestRecorderHandler(t *testing.T) {
 	}
 	data, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if _, err := Decode(data); err != nil || resp.StatusCode != 200 {
+	if _, err := decode(data); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET: %d %v", resp.StatusCode, err)
 	}
 	resp, _ = http.Post(srv.URL, "application/json", nil)
@@ -292,7 +303,7 @@ func TestRecorderFileIsTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := Decode(data)
+	fromFile, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +315,7 @@ func TestRecorderFileIsTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFixture, err := Decode(full)
+	fromFixture, err := decode(full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +347,7 @@ func TestRecorderStartsWithRules(t *testing.T) {
 	}
 	defer rec.Close()
 	data, _ := os.ReadFile(path)
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +377,7 @@ func TestRecorderBoundedByBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	fx, err := Decode(data)
+	fx, err := decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

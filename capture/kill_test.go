@@ -101,7 +101,7 @@ func TestRecorderSurvivesKill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fx, err := Decode(data)
+			fx, err := decode(data)
 			if err != nil {
 				t.Fatalf("the file a kill left does not load: %v", err)
 			}

@@ -526,7 +526,7 @@ func (r *Recorder) Fixture() (*Fixture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	f, err := Decode(data)
+	f, err := Decode(data, r.sb.Service)
 	if err != nil {
 		return nil, err
 	}

@@ -137,4 +137,6 @@ var (
 	_ service.Exporter   = (*Database)(nil)
 	_ service.Importer   = (*Database)(nil)
 	_ service.Describer  = (*Database)(nil)
+
+	_ service.SessionChecker = (*Database)(nil)
 )

@@ -15,6 +15,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -363,7 +364,39 @@ var (
 	_ service.Describer    = (*Service)(nil)
 	_ service.StateChecker = (*Service)(nil)
 	_ service.Records      = (*Service)(nil)
+
+	_ service.SessionChecker = (*Service)(nil)
 )
+
+// CheckCapturedState implements service.SessionChecker: a captured
+// Firestore state is {documents: {path: fields}} whose keys are document
+// paths (an even number of segments).
+func (s *Service) CheckCapturedState(state json.RawMessage, at string) error {
+	var st struct {
+		Documents map[string]map[string]any `json:"documents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(state))
+	dec.UseNumber()
+	err := dec.Decode(&st)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data")
+	}
+	if err != nil {
+		return &service.SessionError{Path: at, Msg: "must be {documents: {path: fields}}: " + err.Error()}
+	}
+	for p := range st.Documents {
+		if strings.Count(strings.Trim(p, "/"), "/")%2 != 1 {
+			return &service.SessionError{Path: at + ".documents", Msg: fmt.Sprintf("key %q is not a document path", p)}
+		}
+	}
+	return nil
+}
+
+// CheckCommit implements service.SessionChecker: a Firestore commit
+// changes a document, so its before and after are fields or null.
+func (s *Service) CheckCommit(c *event.Commit, at string) error {
+	return service.CheckRecordCommit(c, at)
+}
 
 // Seed implements service.Seeder: records maps document paths of the
 // default database ("users/alice") to their fields in the JSON form; each

@@ -14,6 +14,7 @@ import (
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/config"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // LiveSessions finds the session of a running `pyric serve` without
@@ -32,6 +33,10 @@ type LiveSessions struct {
 	HubPort int
 	// Client makes the requests; nil means one with a 3 s timeout.
 	Client *http.Client
+	// Registrations are the services that check what they recorded in
+	// a session read (capture.DecodeWith); the default Fallback gets
+	// them too.
+	Registrations []service.Registration
 
 	mu    sync.Mutex
 	byDir map[string]*liveEntry
@@ -56,7 +61,7 @@ const captureRoute = "/__pyric/capture"
 func (l *LiveSessions) Session(rulesPath string) *Session {
 	fallback := l.Fallback
 	if fallback == nil {
-		fallback = FileSessions{}
+		fallback = FileSessions{Registrations: l.Registrations}
 	}
 	p, err := config.Discover(filepath.Dir(rulesPath))
 	if err != nil || p.Dir == "" {
@@ -158,7 +163,7 @@ func (l *LiveSessions) fetch(ports map[string]int) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	fx, err := capture.Decode(b)
+	fx, err := capture.DecodeWith(b, l.Registrations)
 	if err != nil {
 		return nil, err
 	}

@@ -29,11 +29,13 @@ type Options struct {
 	Log io.Writer
 	// Sessions supplies the verdicts of the developer's sessions for the
 	// lenses and live denials; nil finds them per workspace: a running
-	// pyric serve's (LiveSessions), else the captured file (FileSessions).
+	// pyric serve's (LiveSessions), else the captured file (FileSessions),
+	// both reading sessions with Registrations.
 	Sessions SessionSource
 	// Registrations are the services the session replay (pyric verify's,
-	// for the flip lenses) replays with, e.g. backend.Services; nil: no
-	// replay, so no flip lenses.
+	// for the flip lenses) replays with and that check what they recorded
+	// in a session read, e.g. backend.Services; nil: no replay, so no
+	// flip lenses.
 	Registrations []service.Registration
 }
 
@@ -84,7 +86,7 @@ func New(opts Options) *Server {
 		out = io.Discard
 	}
 	if opts.Sessions == nil {
-		opts.Sessions = &LiveSessions{}
+		opts.Sessions = &LiveSessions{Registrations: opts.Registrations}
 	}
 	return &Server{opts: opts, log: log.New(out, "pyric lsp: ", log.LstdFlags), docs: map[string]*openDoc{}, exit: make(chan struct{})}
 }

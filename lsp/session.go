@@ -13,6 +13,7 @@ import (
 	"github.com/pyric/pyric/internal/config"
 	"github.com/pyric/pyric/rules/ast"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -39,7 +40,11 @@ type SessionSource interface {
 // after each request, so reading it shows live traffic without ever
 // waiting on the server; a fixture kept there works the same way. Files
 // are re-read only when their modification time changes.
-type FileSessions struct{}
+type FileSessions struct {
+	// Registrations are the services that check what they recorded in
+	// a session read (capture.DecodeWith).
+	Registrations []service.Registration
+}
 
 var sessionCache struct {
 	sync.Mutex
@@ -56,15 +61,15 @@ type cachedSession struct {
 const maxSessionBytes = 256 << 20
 
 // Session implements SessionSource.
-func (FileSessions) Session(rulesPath string) *Session {
+func (fs FileSessions) Session(rulesPath string) *Session {
 	dir := filepath.Dir(rulesPath)
 	if p, err := config.Discover(dir); err == nil && p.Dir != "" {
 		dir = p.Dir
 	}
-	return loadSession(filepath.Join(dir, ".pyric", "last-session.json"))
+	return loadSession(filepath.Join(dir, ".pyric", "last-session.json"), fs.Registrations)
 }
 
-func loadSession(path string) *Session {
+func loadSession(path string, regs []service.Registration) *Session {
 	st, err := os.Stat(path)
 	if err != nil || st.Size() > maxSessionBytes {
 		return nil
@@ -78,7 +83,7 @@ func loadSession(path string) *Session {
 	if err != nil {
 		return nil
 	}
-	fx, err := capture.Decode(b)
+	fx, err := capture.DecodeWith(b, regs)
 	if err != nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/await"
@@ -47,7 +48,7 @@ func TestSessionLensesAndDenials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := capture.Decode(b); err != nil {
+	if _, err := capture.DecodeWith(b, backend.Services(&backend.Options{})); err != nil {
 		t.Fatalf("the test's fixture: %v", err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".pyric"), 0o755); err != nil {

@@ -124,7 +124,7 @@ func (s *Server) fixture(path string) (*capture.Fixture, *result) {
 	if bad != nil {
 		return nil, bad
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, s.opts.Registrations)
 	if err != nil {
 		return nil, failure("FIXTURE_INVALID", fmt.Sprintf("fixture %s: %v", path, err), true, "give a file written by pyric serve's capture (schema "+capture.Schema+")")
 	}

@@ -61,7 +61,7 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 		"/__pyric/capture": http.StripPrefix("/__pyric/capture", capture.AdminHandler(session, dir)),
 		"/__pyric/indexes": fsserver.IndexesHandler(func() ([]event.Event, error) { f, err := session(); return f.Events, err }),
 		"/__pyric/branch": http.StripPrefix("/__pyric/branch", fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{
-			LiveRules: b.Firestore().Server.Rules().Base, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
+			LiveRules: b.Firestore().Server.Rules().Base, Session: capture.Encoded(session), Decode: capture.EventDecoder(backend.Services(&backend.Options{}))})),
 	}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -77,7 +77,7 @@ func TestBrowserRulesSessionTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, backend.Services(&backend.Options{}))
 	if err != nil || len(f.Events) == 0 {
 		t.Fatalf("saved fixture: %v, %d events", err, len(f.Events))
 	}

@@ -125,7 +125,7 @@ func TestReplayMatchesLiveVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err = capture.Decode(data); err != nil {
+	if f, err = capture.DecodeWith(data, regs()); err != nil {
 		t.Fatal(err)
 	}
 

@@ -76,7 +76,7 @@ func TestServeFirestoreSessionKill9(t *testing.T) {
 	for {
 		b, err := os.ReadFile(fixture)
 		if err == nil {
-			f, err := capture.Decode(b)
+			f, err := capture.DecodeWith(b, regs())
 			if err != nil {
 				t.Fatalf("the fixture on disk does not parse: %v", err)
 			}
@@ -116,7 +116,7 @@ func TestServeFirestoreSessionKill9(t *testing.T) {
 		if err != nil {
 			return 0
 		}
-		f, err := capture.Decode(b)
+		f, err := capture.DecodeWith(b, regs())
 		if err != nil {
 			t.Errorf("the fixture on disk does not parse during the burst: %v", err)
 			return 0
@@ -142,7 +142,7 @@ func TestServeFirestoreSessionKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := capture.Decode(b)
+	f, err := capture.DecodeWith(b, regs())
 	if err != nil {
 		t.Fatalf("after kill -9 the fixture does not parse: %v", err)
 	}

@@ -141,7 +141,7 @@ func load(t *testing.T, path string) *capture.Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, regs())
 	if err != nil {
 		t.Fatal(err)
 	}

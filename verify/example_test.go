@@ -13,14 +13,14 @@ import (
 // against rules that no longer let bob write: his write is now denied,
 // and the final state drifts where it is missing.
 func ExampleRun() {
-	f, err := capture.Decode([]byte(`{"schema": "pyric.verify.fixture.v1", "events": [
+	f, err := capture.DecodeWith([]byte(`{"schema": "pyric.verify.fixture.v1", "events": [
 	  {"seq": 1, "kind": "request", "service": "database", "method": "set", "path": "/users/bob",
 	   "identity": {"lens": "user", "uid": "bob"}, "verdict": "allow", "seen": {"data": {"name": "Bob"}}},
 	  {"seq": 2, "kind": "commit", "service": "database", "method": "set", "path": "/users/bob",
 	   "identity": {"lens": "user", "uid": "bob"}, "before": null, "after": {"name": "Bob"}}],
 	 "services": {"database": {
 	   "rules": {"format": "rtdb.rules.json", "json": {"rules": {"users": {"$uid": {".write": "auth.uid === $uid"}}}}},
-	   "state": {"namespaces": {"demo-default-rtdb": {"data": {"users": {"bob": {"name": "Bob"}}}}}}}}}`))
+	   "state": {"namespaces": {"demo-default-rtdb": {"data": {"users": {"bob": {"name": "Bob"}}}}}}}}}`), backend.Services(&backend.Options{}))
 	if err != nil {
 		fmt.Println(err)
 		return

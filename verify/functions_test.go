@@ -59,7 +59,7 @@ func TestCaptureWithFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, err = capture.Decode(data)
+	fx, err = capture.DecodeWith(data, regs())
 	if err != nil {
 		t.Fatalf("the fixture does not decode: %v", err)
 	}

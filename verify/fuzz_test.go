@@ -28,7 +28,7 @@ func FuzzRun(f *testing.F) {
 	db := source.NewFile("c.json", `{"rules": {".read": "auth != null", ".write": "auth.uid === 'u'"}}`)
 	st := source.NewFile("c.rules", "rules_version = '2'; service firebase.storage { match /b/{b}/o { match /{p=**} { allow read: if true; allow write: if request.resource.size < 2; } } }")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fx, err := capture.Decode(data)
+		fx, err := capture.DecodeWith(data, regs())
 		if err != nil {
 			return
 		}

@@ -81,7 +81,7 @@ func servicesSession(t testing.TB, n int) *capture.Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err = capture.Decode(data); err != nil {
+	if f, err = capture.DecodeWith(data, regs()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -300,7 +300,7 @@ func TestReplayDatabaseQueryRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := capture.Encode(f)
-	if f, err = capture.Decode(data); err != nil {
+	if f, err = capture.DecodeWith(data, regs()); err != nil {
 		t.Fatal(err)
 	}
 	same, err := verify.Run(f, verify.Options{Registrations: regs(), Services: []string{"database"}})

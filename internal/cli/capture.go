@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 )
 
@@ -44,7 +45,7 @@ func runCaptureSave(ctx context.Context, args []string, stdio Stdio) int {
 		fmt.Fprintf(stdio.Err, "pyric capture save: %v\n", err)
 		return exitError
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, backend.Services(&backend.Options{}))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric capture save: %v\n", err)
 		return exitError

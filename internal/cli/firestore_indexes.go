@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/firestore"
 )
@@ -38,7 +39,7 @@ func runFirestoreIndexesSuggest(_ context.Context, args []string, stdio Stdio) i
 		fmt.Fprintf(stdio.Err, "pyric: %v\n", err)
 		return exitError
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, backend.Services(&backend.Options{}))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric: %s: %v\n", *fixture, err)
 		return exitError

@@ -126,7 +126,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 				return rl.RulesFile()
 			}
 			return "", "", false
-		}, Session: capture.Encoded(session), Decode: capture.DecodeEvents})),
+		}, Session: capture.Encoded(session), Decode: capture.EventDecoder(backend.Services(&backend.Options{}))})),
 	}
 	mount[captureRoute] = http.StripPrefix(captureRoute, capture.AdminHandler(session, fixturesDir(o.dataDir)))
 	mount[indexesRoute] = fsserver.IndexesHandler(func() ([]event.Event, error) {

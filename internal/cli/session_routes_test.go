@@ -13,6 +13,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
 )
 
@@ -84,7 +85,7 @@ func TestServeSessionRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, backend.Services(&backend.Options{}))
 	if err != nil || f.Description != "alice writes and listens" || len(f.Events) == 0 || f.Services["firestore"].Rules.Source != sessionRoutesRules {
 		t.Fatalf("saved fixture: %v %+v", err, f)
 	}

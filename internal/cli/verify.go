@@ -56,7 +56,7 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
 		return exitError
 	}
-	f, err := capture.Decode(data)
+	f, err := capture.DecodeWith(data, backend.Services(&backend.Options{}))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", *fixture, err)
 		return exitError

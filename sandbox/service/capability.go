@@ -131,3 +131,37 @@ type Wrapper interface {
 	// Unwrap returns the wrapped engine.
 	Unwrap() any
 }
+
+// SessionChecker is a service that checks what a captured session
+// recorded of it, so that a fixture a replay would misread is refused
+// when it is read (capture.Decode), at the place it is wrong. A service
+// without it gets only the checks every service shares
+// (CheckRecordCommit for its commit events).
+type SessionChecker interface {
+	Service
+	// CheckCapturedState checks the service's state in a captured
+	// session; at is its place in the fixture
+	// ("fixture.services.NAME.state"). A *SessionError names the place.
+	CheckCapturedState(state json.RawMessage, at string) error
+	// CheckCommit checks a commit event the service recorded; at is the
+	// event's place in the fixture ("fixture.events[3]").
+	CheckCommit(c *event.Commit, at string) error
+}
+
+// CheckRecordCommit is the check of a commit event of a service whose
+// commits change a record (a Firestore document, a Storage object's
+// metadata): its before and after are each an object (the record's
+// fields) or null (absent). at is the event's place in the fixture.
+func CheckRecordCommit(c *event.Commit, at string) error {
+	if c.Before != nil {
+		if _, ok := c.Before.(map[string]any); !ok {
+			return &SessionError{Path: at + ".before", Msg: "must be an object or null"}
+		}
+	}
+	if c.After != nil {
+		if _, ok := c.After.(map[string]any); !ok {
+			return &SessionError{Path: at + ".after", Msg: "must be an object or null"}
+		}
+	}
+	return nil
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/pyric/pyric/internal/testsession"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // TestBranchHandler: fork the live state with candidate rules and a
@@ -34,7 +35,7 @@ func TestBranchHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true }
-	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live, Decode: capture.DecodeEvents})))
+	srv := httptest.NewServer(http.StripPrefix("/__pyric/branch", BranchHandler(sb, BranchOptions{LiveRules: live, Decode: capture.EventDecoder([]service.Registration{firestore.Registration(firestore.Options{})})})))
 	defer srv.Close()
 	do := func(method, path string, body any) (int, map[string]any) {
 		t.Helper()
@@ -173,7 +174,7 @@ func TestBranchHandlerSession(t *testing.T) {
 	}
 	testfs.Of(sb).Admin().SetDocument(ctx, "c/before", map[string]any{"owner": "zed"})
 	h := BranchHandler(sb, BranchOptions{LiveRules: func() (string, string, bool) { return "firestore.rules", testsession.OwnerRules, true },
-		Session: capture.Encoded(func() (*capture.Fixture, error) { return f, nil }), Decode: capture.DecodeEvents})
+		Session: capture.Encoded(func() (*capture.Fixture, error) { return f, nil }), Decode: capture.EventDecoder([]service.Registration{firestore.Registration(firestore.Options{})})})
 	post := func(body string) map[string]any {
 		t.Helper()
 		rec := httptest.NewRecorder()

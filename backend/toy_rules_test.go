@@ -6,12 +6,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"testing"
 
+	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/studio"
+	"github.com/pyric/pyric/verify"
 )
 
 // The toy's rules: a language of its own, so that live rules, replay and
@@ -281,3 +291,199 @@ var (
 	_ service.Replayer  = (*toy)(nil)
 	_ service.Rerunner  = (*toy)(nil)
 )
+
+// postJSON POSTs body as JSON to url, decodes the answer into v (when
+// not nil) and returns its status.
+func postJSON(t *testing.T, url string, body, v any) int {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("POST %s: %v", url, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestToyRulesInEveryTool: the toy's rules, a language no tool knows,
+// are live in the Studio's rules page (status, source, coverage, check),
+// re-run by the Studio's inspector, captured with a session, replayed by
+// verify under candidate rules and checked by the contract suite
+// (TestToyServiceContract), each through the capability interfaces with
+// no edit in the tool.
+func TestToyRulesInEveryTool(t *testing.T) {
+	b := startWithToy(t, t.TempDir())
+	sts := httptest.NewServer(studio.New(studio.Options{Sandbox: b.Sandbox}))
+	defer sts.Close()
+	tt, ok := sandbox.Lookup[*toy](b.Sandbox)
+	if !ok {
+		t.Fatal("no toy service")
+	}
+	lr, ok := b.Sandbox.Service(toyName).(service.LiveRules)
+	if !ok {
+		t.Fatal("the toy does not offer service.LiveRules through the sandbox")
+	}
+
+	// Live rules: loaded, and a file that does not compile is refused
+	// with its line while the last good rules stay.
+	const rules = "# the toy's rules\nallow apples\nallow pears signed-in\n"
+	if _, err := lr.SetRulesFile(toyRulesFile, rules); err != nil {
+		t.Fatal(err)
+	}
+	diags, err := lr.SetRulesFile(toyRulesFile, "allow apples\nforbid pears\n")
+	var re *service.RulesError
+	if !errors.As(err, &re) || len(diags) != 1 || diags[0].Span.Start.Line != 2 {
+		t.Fatalf("broken rules: %v, %v", err, diags)
+	}
+	if _, text, loaded := lr.RulesFile(); !loaded || text != rules {
+		t.Fatalf("the broken rules replaced the good ones: %q %v", text, loaded)
+	}
+
+	alice := event.Identity{Lens: event.LensUser, UID: "alice"}
+	anon := event.Identity{Lens: event.LensUnauthenticated}
+	for _, c := range []struct {
+		who  event.Identity
+		name string
+		want event.Verdict
+	}{{alice, "apples", event.Allow}, {anon, "pears", event.Deny}, {alice, "pears", event.Allow}, {alice, "plums", event.Deny}} {
+		if got, _ := tt.Add(c.who, c.name, 1); got != c.want {
+			t.Fatalf("%s adding to %s: %s, want %s", c.who.UID, c.name, got, c.want)
+		}
+	}
+	var reqs []event.Event
+	for _, e := range b.Sandbox.Events().History() {
+		if e.Service == toyName && e.Kind == event.KindRequest {
+			reqs = append(reqs, e)
+		}
+	}
+	if len(reqs) != 4 {
+		t.Fatalf("%d toy request events, want 4", len(reqs))
+	}
+
+	// The Studio's rules page: status on Home, the source, each line's
+	// counts, and the check of an edited text.
+	var home struct {
+		Rules []map[string]any `json:"rules"`
+	}
+	getJSON(t, sts.URL+"/api/services", &home)
+	if !slices.ContainsFunc(home.Rules, func(m map[string]any) bool { return m["service"] == toyName && m["state"] == "live" }) {
+		t.Errorf("no live toy rules on Home: %v", home.Rules)
+	}
+	var page struct {
+		Service string `json:"service"`
+		Loaded  bool   `json:"loaded"`
+		Rules   struct {
+			File     string `json:"file"`
+			Source   string `json:"source"`
+			Compiles bool   `json:"compiles"`
+		} `json:"rules"`
+		Coverage []toyExprCount `json:"coverage"`
+	}
+	getJSON(t, sts.URL+"/api/rules?service="+toyName, &page)
+	if page.Service != toyName || !page.Loaded || page.Rules.File != toyRulesFile || page.Rules.Source != rules || !page.Rules.Compiles {
+		t.Errorf("the toy's rules page: %+v", page)
+	}
+	// apples (alice) stops at line 2; pears (anonymous), pears (alice)
+	// and plums pass it by; line 3 matches only alice's pears.
+	wantCov := []toyExprCount{{Line: 2, Column: 1, Text: "allow apples", True: 1, False: 3}, {Line: 3, Column: 1, Text: "allow pears signed-in", True: 1, False: 2}}
+	if !slices.Equal(page.Coverage, wantCov) {
+		t.Errorf("the toy's coverage: %+v, want %+v", page.Coverage, wantCov)
+	}
+	var check struct {
+		Compiles    bool `json:"compiles"`
+		Diagnostics []struct {
+			Line  int    `json:"line"`
+			Where string `json:"where"`
+		} `json:"diagnostics"`
+		Lint []struct {
+			Severity string `json:"severity"`
+			Line     int    `json:"line"`
+		} `json:"lint"`
+	}
+	if c := postJSON(t, sts.URL+"/api/rules/check", map[string]any{"service": toyName, "source": "allow apples\nallow pears please\n"}, &check); c != http.StatusOK ||
+		check.Compiles || len(check.Diagnostics) != 1 || check.Diagnostics[0].Where != "toy.rules:2:1" {
+		t.Errorf("checking broken toy rules: %d %+v", c, check)
+	}
+	check.Lint = nil
+	if postJSON(t, sts.URL+"/api/rules/check", map[string]any{"service": toyName, "source": "allow apples\nallow apples\n"}, &check); !check.Compiles ||
+		len(check.Lint) != 1 || check.Lint[0].Severity != "warning" || check.Lint[0].Line != 2 {
+		t.Errorf("checking toy rules with a repeated line: %+v", check)
+	}
+
+	// The Studio's re-run: the anonymous pears denial, again as it was,
+	// as bob, and under edited rules; edited rules that do not compile
+	// come back with their diagnostics.
+	var rr struct {
+		Verdict event.Verdict `json:"verdict"`
+		Reason  string        `json:"reason"`
+		Rules   *struct {
+			Compiles bool `json:"compiles"`
+		} `json:"rules"`
+	}
+	denied := sts.URL + "/api/events/" + reqs[1].ID + "/rerun"
+	for _, c := range []struct {
+		body   map[string]any
+		status int
+		want   event.Verdict
+	}{
+		{map[string]any{}, http.StatusOK, event.Deny},
+		{map[string]any{"as": map[string]any{"uid": "bob"}}, http.StatusOK, event.Allow},
+		{map[string]any{"source": "allow *\n"}, http.StatusOK, event.Allow},
+		{map[string]any{"source": "allow\n"}, http.StatusUnprocessableEntity, ""},
+	} {
+		rr.Verdict, rr.Rules = "", nil
+		if got := postJSON(t, denied, c.body, &rr); got != c.status || rr.Verdict != c.want {
+			t.Errorf("re-run %v: %d %+v, want %d %s", c.body, got, rr, c.status, c.want)
+		}
+		if c.status == http.StatusUnprocessableEntity && (rr.Rules == nil || rr.Rules.Compiles) {
+			t.Errorf("re-run under broken rules: no diagnostics: %+v", rr)
+		}
+	}
+
+	// Capture and verify: the session keeps the toy's rules, and a replay
+	// under the recorded rules passes while candidate rules flip verdicts.
+	f, err := capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd := f.Services[toyName]; sd == nil || sd.Rules == nil || sd.Rules.Source != rules || sd.Rules.Name != toyRulesFile {
+		t.Fatalf("captured toy rules: %+v", sd)
+	}
+	regs := append(backend.Services(&backend.Options{}), toyRegistration)
+	res, err := verify.Run(f, verify.Options{Registrations: regs, Services: []string{toyName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr := res.Services[toyName]; sr == nil || !sr.OK || sr.CheckedEvents != 4 || !res.OK {
+		t.Fatalf("replay under the recorded rules: %+v", sr)
+	}
+	res, err = verify.Run(f, verify.Options{Registrations: regs, Services: []string{toyName},
+		Candidates: map[string]*source.File{toyName: source.NewFile(toyRulesFile, "allow apples\nallow plums\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Services[toyName]
+	if sr == nil || sr.OK || res.OK || len(sr.Divergences) != 2 {
+		t.Fatalf("replay under candidate rules: %+v", sr)
+	}
+	got := map[string]string{}
+	for _, d := range sr.Divergences {
+		got[d.EventID] = d.Kind
+	}
+	if want := map[string]string{reqs[2].ID: verify.NowDenied, reqs[3].ID: verify.NowAllowed}; !maps.Equal(got, want) {
+		t.Errorf("divergences %v, want %v", got, want)
+	}
+	_, err = verify.Run(f, verify.Options{Registrations: regs, Services: []string{toyName},
+		Candidates: map[string]*source.File{toyName: source.NewFile(toyRulesFile, "deny everything\n")}})
+	if !errors.As(err, &re) || re.Diags[0].Span.Start.Line != 1 {
+		t.Errorf("candidate rules that do not compile: %v", err)
+	}
+}

@@ -45,7 +45,9 @@ func (e *Engine) CollectCoverage() { e.LiveRules().CollectCoverage() }
 
 // RulesView implements service.LiveRules: the rules file every project
 // runs under without rules of its own, with its coverage in the service's
-// project (scope is not used: Firestore's rules file has one scope).
+// project (scope is not used: Firestore's rules file has one scope). The
+// Studio's session tools (indexes, fixtures, a branch re-run) are
+// Firestore's, so the view says they apply.
 func (s *Service) RulesView(scope string) service.RulesView {
 	lr := s.Engine.LiveRules()
 	name, text, loaded := lr.Base()
@@ -56,5 +58,5 @@ func (s *Service) RulesView(scope string) service.RulesView {
 	if c := lr.Coverage(s.def.Project); c != nil && loaded {
 		cov = c.Summary()
 	}
-	return service.RulesView{Name: name, Text: text, Loaded: loaded, Coverage: cov}
+	return service.RulesView{Name: name, Text: text, Loaded: loaded, Coverage: cov, Facts: map[string]any{"sessionTools": true}}
 }

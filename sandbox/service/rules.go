@@ -60,7 +60,10 @@ type RulesView struct {
 	// JSON list (empty, not nil, when nothing was counted).
 	Coverage any
 	// Facts are more facts the page shows, by their JSON key (the
-	// Realtime Database: the namespace shown and each rule's counts).
+	// Realtime Database: the namespace shown and each rule's counts;
+	// Firestore: "sessionTools", true when the Studio's session tools —
+	// the indexes a session needs, fixtures, the session re-run on a
+	// branch — work on these rules).
 	Facts map[string]any
 }
 

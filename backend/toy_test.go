@@ -32,13 +32,18 @@ import (
 // toy is a service that exists only in this test: a durable set of
 // named counters implementing the optional capabilities of the data
 // tools (typed state, state check, capture, export and import,
-// description, Studio pages; not rules, which it has none of). It must
-// appear in snapshots, exports, captures, the Studio and the MCP
-// server's resources with no edit in those tools.
+// description, Studio pages) and of rules (live rules, replay, re-run:
+// toy_rules_test.go, a rules language of its own). It must appear in
+// snapshots, exports, captures, the Studio, verify and the MCP server's
+// resources with no edit in those tools.
 type toy struct {
 	mu     sync.Mutex
 	env    service.Env
 	counts map[string]int64
+	// rules are the toy.rules in force (nil: none); counting says whether
+	// decisions count coverage.
+	rules    *toyRuleset
+	counting bool
 }
 
 // toyState is the toy's snapshot state.

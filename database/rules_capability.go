@@ -3,6 +3,7 @@ package database
 import (
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // The service.LiveRules capability.
@@ -36,3 +37,16 @@ func (d *Database) CheckRules(name, text string) (compiles bool, diags, findings
 // CollectCoverage implements service.LiveRules; the database counts
 // coverage always.
 func (d *Database) CollectCoverage() {}
+
+// RulesView implements service.LiveRules: the rules of the namespace
+// scope (the project's default namespace when empty) with each
+// expression's and each rule's counts.
+func (d *Database) RulesView(scope string) service.RulesView {
+	if scope == "" {
+		scope = DefaultNamespace(d.Project())
+	}
+	text := d.Rules(scope)
+	c := d.Coverage(scope)
+	return service.RulesView{Name: d.RulesFileName(), Text: text, Loaded: text != "", Coverage: c.Expressions,
+		Facts: map[string]any{"namespace": scope, "ruleCounts": c.Rules}}
+}

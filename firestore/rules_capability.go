@@ -1,9 +1,11 @@
 package firestore
 
 import (
+	"github.com/pyric/pyric/rules/coverage"
 	fsrules "github.com/pyric/pyric/rules/firestore"
 	"github.com/pyric/pyric/rules/lint"
 	"github.com/pyric/pyric/rules/source"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // The service.LiveRules capability, on the engine's LiveRules.
@@ -40,3 +42,21 @@ func (e *Engine) CheckRules(name, text string) (compiles bool, diags, findings s
 
 // CollectCoverage implements service.LiveRules.
 func (e *Engine) CollectCoverage() { e.LiveRules().CollectCoverage() }
+
+// RulesView implements service.LiveRules: the rules file every project
+// runs under without rules of its own, with its coverage in the service's
+// project (scope is not used: Firestore's rules file has one scope). The
+// Studio's session tools (indexes, fixtures, a branch re-run) are
+// Firestore's, so the view says they apply.
+func (s *Service) RulesView(scope string) service.RulesView {
+	lr := s.Engine.LiveRules()
+	name, text, loaded := lr.Base()
+	if name == "" {
+		name = s.RulesFileName()
+	}
+	cov := []coverage.Expr{}
+	if c := lr.Coverage(s.def.Project); c != nil && loaded {
+		cov = c.Summary()
+	}
+	return service.RulesView{Name: name, Text: text, Loaded: loaded, Coverage: cov, Facts: map[string]any{"sessionTools": true}}
+}

@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"github.com/pyric/pyric/rules/coverage"
 	"github.com/pyric/pyric/rules/lint"
 	"github.com/pyric/pyric/rules/source"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // The service.LiveRules capability.
@@ -32,3 +34,17 @@ func (e *Engine) CheckRules(name, text string) (compiles bool, diags, findings s
 
 // CollectCoverage implements service.LiveRules.
 func (e *Engine) CollectCoverage() { e.live.CollectCoverage() }
+
+// RulesView implements service.LiveRules: the rules in force and their
+// coverage (scope is not used: Storage's rules have one scope).
+func (e *Engine) RulesView(scope string) service.RulesView {
+	name, text, loaded := e.live.Base()
+	if name == "" {
+		name = e.RulesFileName()
+	}
+	cov := []coverage.Expr{}
+	if c := e.live.Coverage(""); c != nil {
+		cov = c.Summary()
+	}
+	return service.RulesView{Name: name, Text: text, Loaded: loaded, Coverage: cov}
+}

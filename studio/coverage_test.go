@@ -112,7 +112,7 @@ func TestCoverageCountsAllowedRequests(t *testing.T) {
 	if !wrote {
 		t.Errorf("database: .write auth.uid === $uid is not true 2, false 1: %+v", dc.Coverage)
 	}
-	if c := e.do(t, "GET", "/api/rules?service=nope", nil, nil); c != 400 {
+	if c := e.do(t, "GET", "/api/rules?service=nope", nil, nil); c != 404 {
 		t.Errorf("unknown service: %d", c)
 	}
 }

@@ -40,6 +40,9 @@ func (t *toyRules) CheckRules(_, text string) (bool, source.Diagnostics, source.
 	return text != "", nil, nil
 }
 func (t *toyRules) CollectCoverage() { t.counting = true }
+func (t *toyRules) RulesView(string) service.RulesView {
+	return service.RulesView{Name: "toy.rules", Text: t.text, Loaded: t.text != "", Coverage: []any{}}
+}
 
 var _ service.LiveRules = (*toyRules)(nil)
 

@@ -243,7 +243,11 @@ func TestFirestoreEndpointsWithoutFirestore(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "Firestore is not served") {
+		want := "Firestore is not served"
+		if strings.HasPrefix(target, "/api/rules") {
+			want = `firestore\" with rules is served`
+		}
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), want) {
 			t.Errorf("GET %s: %d %s", target, resp.StatusCode, body)
 		}
 	}

@@ -9,18 +9,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
-	"github.com/pyric/pyric/rules/coverage"
-	fsrules "github.com/pyric/pyric/rules/firestore"
-	"github.com/pyric/pyric/rules/lint"
-	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/rules/source"
-	srules "github.com/pyric/pyric/rules/storage"
-	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
-	"github.com/pyric/pyric/storage"
 )
 
 // diag is a diagnostic in the JSON the pages read.
@@ -62,41 +54,12 @@ type rulesReport struct {
 	Lint        []diag `json:"lint"`
 }
 
-func check(name, text string) rulesReport { return checkService("firestore", name, text) }
-
-// checkService compiles and lints a rules text of one service (firestore,
-// storage or database).
-func checkService(service, name, text string) rulesReport {
+// checkRules compiles and lints a rules text of a service with live
+// rules (service.LiveRules.CheckRules).
+func checkRules(lr service.LiveRules, name, text string) rulesReport {
 	f := source.NewFile(name, text)
-	rep := rulesReport{File: name, Source: text, Lint: []diag{}}
-	switch service {
-	case "database":
-		res := rtdb.Lint(f)
-		var errs, warns source.Diagnostics
-		for _, d := range res.Diagnostics {
-			if d.Severity == source.Error {
-				errs = append(errs, d)
-			} else {
-				warns = append(warns, d)
-			}
-		}
-		rep.Compiles = len(errs) == 0 && !res.Unparseable
-		rep.Diagnostics, rep.Lint = diagsOf(f, errs), diagsOf(f, warns)
-		return rep
-	case "storage":
-		rs, ds := srules.Compile(f)
-		rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
-		if rs != nil {
-			rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{Service: lint.Storage}).Diagnostics)
-		}
-		return rep
-	}
-	rs, ds := fsrules.Compile(f)
-	rep.Compiles, rep.Diagnostics = rs != nil, diagsOf(f, ds)
-	if rs != nil {
-		rep.Lint = diagsOf(f, lint.Lint(f, lint.Options{}).Diagnostics)
-	}
-	return rep
+	compiles, diags, findings := lr.CheckRules(name, text)
+	return rulesReport{File: name, Source: text, Compiles: compiles, Diagnostics: diagsOf(f, diags), Lint: diagsOf(f, findings)}
 }
 
 // liveServices are the sandbox's services with live rules
@@ -136,26 +99,9 @@ func (s *Studio) ruleServices() []string {
 	return out
 }
 
-// liveRules returns a service's rules file in force; ok is false when the
-// service is not in the sandbox.
-func (s *Studio) liveRules(service string) (name, text string, loaded, ok bool) {
-	lr, ok := s.liveService(service)
-	if !ok {
-		return "", "", false, false
-	}
-	name, text, loaded = lr.RulesFile()
-	return name, text, loaded, true
-}
-
 // rulesFile is the path of a service's rules file on disk, or "".
 func (s *Studio) rulesFile(service string) string {
-	if p := s.opts.RulesFiles[service]; p != "" {
-		return p
-	}
-	if service == "firestore" {
-		return s.opts.RulesFile
-	}
-	return ""
+	return s.opts.RulesFiles[service]
 }
 
 // rulesStatus is one service's rules summary (Home, Rules): what is live
@@ -165,11 +111,12 @@ func (s *Studio) rulesFile(service string) string {
 // or "not served".
 func (s *Studio) rulesStatus(service string) map[string]any {
 	out := map[string]any{"service": service}
-	name, text, loaded, ok := s.liveRules(service)
+	lr, ok := s.liveService(service)
 	if !ok {
 		out["state"] = "not served"
 		return out
 	}
+	name, text, loaded := lr.RulesFile()
 	out["loaded"], out["file"] = loaded, name
 	if !loaded {
 		out["state"] = "none"
@@ -185,7 +132,7 @@ func (s *Studio) rulesStatus(service string) map[string]any {
 		case err != nil:
 			out["fileError"] = err.Error()
 		case string(b) != text:
-			rep := checkService(service, path, string(b))
+			rep := checkRules(lr, path, string(b))
 			if !rep.Compiles {
 				out["state"] = "error"
 				errs := []diag{}
@@ -212,62 +159,65 @@ func (s *Studio) rulesStatuses() []map[string]any {
 	return out
 }
 
-// rules serves the live rules of a service (?service=firestore, the
-// default, storage or database; ?ns= names an RTDB namespace) with
-// diagnostics, lint findings and coverage: each expression's true, false
-// and error counts since the rules were loaded, allowed requests included.
-func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
-	switch svc := r.URL.Query().Get("service"); svc {
-	case "", "firestore":
-		if s.fs() == nil {
-			fail(w, http.StatusNotFound, "Firestore is not served")
-			return
+// rulesService is the service with live rules a request names (empty:
+// the first of the sandbox's services with live rules); it fails the
+// request with status when there is none.
+func (s *Studio) rulesService(w http.ResponseWriter, name string, status int) (string, service.LiveRules, bool) {
+	if name == "" {
+		if live := s.liveServices(); len(live) > 0 {
+			return live[0].Name(), live[0], true
 		}
-		name, text, loaded := s.fs().LiveRules().Base()
-		if name == "" {
-			name = "firestore.rules"
-		}
-		cov := []coverage.Expr{}
-		if c := s.fs().LiveRules().Coverage(s.sb.Project()); c != nil && loaded {
-			cov = c.Summary()
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "firestore", "loaded": loaded, "rules": check(name, text), "status": s.rulesStatus("firestore"), "coverage": cov})
-	case "storage":
-		st, ok := sandbox.Lookup[*storage.Engine](s.sb)
-		if !ok {
-			fail(w, http.StatusNotFound, "Storage is not served")
-			return
-		}
-		name, text, loaded := st.Rules()
-		if name == "" {
-			name = "storage.rules"
-		}
-		cov := []coverage.Expr{}
-		if c := st.LiveRules().Coverage(""); c != nil {
-			cov = c.Summary()
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"service": "storage", "loaded": loaded, "rules": checkService("storage", name, text), "status": s.rulesStatus("storage"), "coverage": cov})
-	case "database":
-		db, ok := sandbox.Lookup[*database.Database](s.sb)
-		if !ok {
-			fail(w, http.StatusNotFound, "the Realtime Database is not served")
-			return
-		}
-		ns := r.URL.Query().Get("ns")
-		if ns == "" {
-			ns = database.DefaultNamespace(s.sb.Project())
-		}
-		text := db.Rules(ns)
-		c := db.Coverage(ns)
-		writeJSON(w, http.StatusOK, map[string]any{"service": "database", "namespace": ns, "loaded": text != "",
-			"rules": checkService("database", "database.rules.json", text), "status": s.rulesStatus("database"), "coverage": c.Expressions, "ruleCounts": c.Rules})
-	default:
-		fail(w, http.StatusBadRequest, "unknown service "+quote(svc)+": want firestore, storage or database")
+		fail(w, status, "no service with rules is served")
+		return "", nil, false
 	}
+	lr, ok := s.liveService(name)
+	if !ok {
+		var names []string
+		for _, l := range s.liveServices() {
+			names = append(names, quote(l.Name()))
+		}
+		served := "none is"
+		if len(names) > 0 {
+			served = strings.Join(names, ", ") + " are"
+		}
+		fail(w, status, "no service "+quote(name)+" with rules is served (the services with rules: "+served+")")
+		return "", nil, false
+	}
+	return name, lr, true
+}
+
+// rules serves the live rules of a service (?service=NAME, by default the
+// first with rules; ?scope= or ?ns= names one of the service's scopes,
+// such as an RTDB namespace) with diagnostics, lint findings and
+// coverage: each expression's true, false and error counts since the
+// rules were loaded, allowed requests included, as the service's
+// service.LiveRules.RulesView gives them.
+func (s *Studio) rules(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	svc, lr, ok := s.rulesService(w, q.Get("service"), http.StatusNotFound)
+	if !ok {
+		return
+	}
+	scope := q.Get("scope")
+	if scope == "" {
+		scope = q.Get("ns")
+	}
+	v := lr.RulesView(scope)
+	out := map[string]any{"service": svc, "loaded": v.Loaded, "rules": checkRules(lr, v.Name, v.Text), "status": s.rulesStatus(svc), "coverage": v.Coverage}
+	if v.Coverage == nil {
+		out["coverage"] = []any{}
+	}
+	for k, x := range v.Facts {
+		if _, taken := out[k]; !taken {
+			out[k] = x
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // rulesCheck compiles and lints a posted text: {"source": "...",
-// "service": "firestore" (the default), "storage" or "database"}.
+// "service": NAME (by default the first with rules), "file": its name
+// (by default the service's rules file's)}.
 func (s *Studio) rulesCheck(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Source  string `json:"source"`
@@ -277,18 +227,14 @@ func (s *Studio) rulesCheck(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &body) {
 		return
 	}
-	if body.Service == "" {
-		body.Service = "firestore"
-	}
-	def, ok := map[string]string{"firestore": "firestore.rules", "storage": "storage.rules", "database": "database.rules.json"}[body.Service]
+	_, lr, ok := s.rulesService(w, body.Service, http.StatusBadRequest)
 	if !ok {
-		fail(w, http.StatusBadRequest, "unknown service "+quote(body.Service)+": want firestore, storage or database")
 		return
 	}
 	if body.File == "" {
-		body.File = def
+		body.File = lr.RulesFileName()
 	}
-	writeJSON(w, http.StatusOK, checkService(body.Service, body.File, body.Source))
+	writeJSON(w, http.StatusOK, checkRules(lr, body.File, body.Source))
 }
 
 // rerunReq is the body of POST /api/events/{id}/rerun.
@@ -321,7 +267,7 @@ type rerunResult struct {
 
 // rerun decides a recorded request again, as another identity and/or
 // against edited rules, without changing any state, through its service's
-// service.Rerunner (Firestore, Storage, the Realtime Database): the same
+// service.Rerunner: the same
 // path verify's replay takes, so a re-run with the same rules and
 // identity reproduces the recorded verdict.
 func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +293,7 @@ func (s *Studio) rerun(w http.ResponseWriter, r *http.Request) {
 }
 
 // rerunScope says which events can be re-run and why not the others.
-const rerunScope = "re-run is available for the requests of a service that re-runs them (Firestore, Storage, the Realtime Database) when it is served"
+const rerunScope = "re-run is available for the requests of a served service that decides its requests by rules and re-runs them"
 
 // rerunIdentity is the identity a re-run decides as: the event's, or the
 // one the body names; admin is refused (it bypasses rules).
@@ -388,7 +334,10 @@ func (s *Studio) rerunWith(w http.ResponseWriter, r *http.Request, rr service.Re
 	var cannot *service.ErrRerun
 	switch {
 	case errors.As(err, &re):
-		rep := checkService(ev.Service, re.File, text)
+		rep := rulesReport{File: re.File, Source: text, Diagnostics: diagsOf(source.NewFile(re.File, text), re.Diags), Lint: []diag{}}
+		if lr, ok := s.liveService(ev.Service); ok {
+			rep = checkRules(lr, re.File, text)
+		}
 		writeJSON(w, http.StatusUnprocessableEntity, rerunResult{Rules: &rep, Reason: "the edited rules do not compile"})
 		return
 	case errors.As(err, &cannot):
@@ -432,6 +381,7 @@ func newVerdictCounts(bus *event.Bus) *verdictCounts { return &verdictCounts{bus
 
 // ruleCount is allows/denies of one rule.
 type ruleCount struct {
+	Service   string `json:"service"`
 	Line      int    `json:"line"`
 	Column    int    `json:"column"`
 	MatchPath string `json:"matchPath"`
@@ -453,11 +403,11 @@ func (c *verdictCounts) counts() map[string]any {
 		}
 		m[string(e.Request.Verdict)]++
 		m["total"]++
-		if rl := e.Request.Rule; rl != nil && e.Service == "firestore" {
-			k := fmt.Sprintf("%d:%d", rl.Line, rl.Column)
+		if rl := e.Request.Rule; rl != nil {
+			k := fmt.Sprintf("%s:%d:%d", e.Service, rl.Line, rl.Column)
 			rc := rules[k]
 			if rc == nil {
-				rc = &ruleCount{Line: rl.Line, Column: rl.Column, MatchPath: rl.MatchPath}
+				rc = &ruleCount{Service: e.Service, Line: rl.Line, Column: rl.Column, MatchPath: rl.MatchPath}
 				rules[k] = rc
 			}
 			switch e.Request.Verdict {
@@ -473,6 +423,9 @@ func (c *verdictCounts) counts() map[string]any {
 		list = append(list, rc)
 	}
 	sort.Slice(list, func(i, j int) bool {
+		if list[i].Service != list[j].Service {
+			return list[i].Service < list[j].Service
+		}
 		if list[i].Line != list[j].Line {
 			return list[i].Line < list[j].Line
 		}

@@ -59,12 +59,10 @@ type EnvVar struct {
 type Options struct {
 	// Sandbox owns the engines and the event bus (required).
 	Sandbox *sandbox.Sandbox
-	// RulesFile is the path of firestore.rules on disk, if any: the Home and
-	// Rules pages compile it to show errors of a file that does not compile.
-	// It is RulesFiles["firestore"] when that is unset.
-	RulesFile string
 	// RulesFiles are the rules files on disk by service ("firestore",
-	// "storage", "database"), as `pyric serve` watches them.
+	// "storage", "database"), as `pyric serve` watches them: the Home and
+	// Rules pages compile each to show the errors of a file that does not
+	// compile.
 	RulesFiles map[string]string
 	// Endpoints lists the running endpoints (backend.Endpoints adapted).
 	Endpoints func() []Endpoint

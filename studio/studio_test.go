@@ -572,7 +572,7 @@ func TestRulesFileThatDoesNotCompile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("rules_version = '2';\nservice cloud.firestore {\n  match /x { allow read: if ; }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := studio.New(studio.Options{Sandbox: e.b.Sandbox, RulesFile: path, Endpoints: func() []studio.Endpoint {
+	h := studio.New(studio.Options{Sandbox: e.b.Sandbox, RulesFiles: map[string]string{"firestore": path}, Endpoints: func() []studio.Endpoint {
 		return []studio.Endpoint{{Service: "firestore"}}
 	}})
 	srv := httptest.NewServer(h)

@@ -43,6 +43,28 @@ type LiveRules interface {
 	CheckRules(name, text string) (compiles bool, diags, lint source.Diagnostics)
 	// CollectCoverage makes decisions count rule coverage from now on.
 	CollectCoverage()
+	// RulesView is the rules in force in scope (a scope of the service's
+	// own, such as a Realtime Database namespace; "" is the default one)
+	// with what the rules decided since they were loaded: what the
+	// Studio's rules page shows.
+	RulesView(scope string) RulesView
+}
+
+// RulesView is what a LiveRules service shows of its rules in force.
+type RulesView struct {
+	// Name is the rules file's name (RulesFileName when none is loaded),
+	// Text its source; Loaded says whether rules are in force.
+	Name, Text string
+	Loaded     bool
+	// Coverage is each expression's true, false and error counts, as a
+	// JSON list (empty, not nil, when nothing was counted).
+	Coverage any
+	// Facts are more facts the page shows, by their JSON key (the
+	// Realtime Database: the namespace shown and each rule's counts;
+	// Firestore: "sessionTools", true when the Studio's session tools —
+	// the indexes a session needs, fixtures, the session re-run on a
+	// branch — work on these rules).
+	Facts map[string]any
 }
 
 // Replayer is implemented by a service whose recorded requests can be

@@ -1,8 +1,9 @@
 // The Rules page: per service with rules, the source in force with
 // coverage (how often each expression was true, false or an error) and
-// lint marks, the lint findings and compiler diagnostics, and for
-// Firestore the session tools (indexes, fixtures, re-running the session
-// on a branch).
+// lint marks, the lint findings and compiler diagnostics, and, for the
+// rules whose page says so (sessionTools), the session tools (indexes,
+// fixtures, re-running the session on a branch). The page names no
+// service: the tabs are the services with rules, the first by default.
 import { useState, useEffect } from 'preact/hooks';
 import { html, useApi, Err, Source, useRoutes, labelOf, useRuleServices } from './kit.js';
 import { SessionTools } from './session.js';
@@ -10,8 +11,9 @@ import { SessionTools } from './session.js';
 export function Rules() {
   const routes = useRoutes();
   const ruleServices = useRuleServices();
-  const [svc, setSvc] = useState(() => { const q = new URLSearchParams(location.search).get('service'); return ruleServices.includes(q) ? q : 'firestore'; });
-  const [{ data, error }, reload] = useApi('/api/rules?service=' + svc);
+  const [picked, setSvc] = useState(() => new URLSearchParams(location.search).get('service'));
+  const svc = ruleServices.includes(picked) ? picked : ruleServices[0];
+  const [{ data, error }, reload] = useApi('/api/rules?service=' + (svc || ''));
   useEffect(() => { const t = setInterval(reload, 3000); return () => clearInterval(t); }, [reload]);
   const pick = x => { setSvc(x); window.history.replaceState(null, '', '/rules?service=' + x); };
   const tabs = html`<div class="row" role="tablist" aria-label="rules service">${ruleServices.map(x => html`<button role="tab" aria-selected=${x === svc ? 'true' : 'false'} class=${x === svc ? 'primary' : ''} data-rules-service=${x} onClick=${() => pick(x)}>${labelOf(routes, x)}</button>`)}</div>`;
@@ -25,5 +27,5 @@ export function Rules() {
   <div class="card"><h2>Lint findings</h2>${r.lint.length ? html`<table aria-label="lint"><tbody>${r.lint.map(d => html`<tr data-lint=${d.code}><td class="mono">${d.where}</td><td>${d.severity}</td><td><b>${d.code}</b> ${d.message}${d.fix ? html`<div class="muted">${d.fix}</div>` : null}</td></tr>`)}</tbody></table>` : html`<p class="ok">No findings.</p>`}
     ${r.diagnostics.length ? html`<h2>Compiler</h2>${r.diagnostics.map(d => html`<div class="mono">${d.where} ${d.severity}: ${d.message}</div>`)}` : null}
     <h2>Expression counts</h2><table aria-label="expression counts"><thead><tr><th>where</th><th>expression</th><th>true</th><th>false</th><th>error</th></tr></thead><tbody>${(data.coverage || []).map(c => html`<tr data-expr=${c.text}><td class="mono">L${c.line}:${c.column}</td><td class="mono">${c.text}</td><td>${c.true}</td><td>${c.false}</td><td>${c.error}</td></tr>`)}</tbody></table></div></div>
-  ${svc === 'firestore' ? html`<${SessionTools} source=${data.loaded ? r.source : undefined} />` : null}`;
+  ${data.sessionTools ? html`<${SessionTools} source=${data.loaded ? r.source : undefined} />` : null}`;
 }

@@ -36,18 +36,18 @@ const (
 	FormatDatabase  = "rtdb.rules.json"
 )
 
-// rulesFormats are the rules formats of the services a fixture names by
-// service; another service's rules have its rules file's name
-// (service.LiveRules.RulesFileName) as their format.
-var rulesFormats = map[string]string{"firestore": FormatFirestore, "storage": FormatStorage, "database": FormatDatabase, "rtdb": FormatDatabase}
-
-// rulesFormat is the format of the rules of service svc, whose rules file
-// is named file.
-func rulesFormat(svc, file string) string {
-	if f, ok := rulesFormats[svc]; ok {
-		return f
+// rulesFormat is the format of the rules of a service: the one it names
+// (service.RulesFormatter), else its rules file's name
+// (service.LiveRules.RulesFileName); "" for a service without rules or
+// none at all.
+func rulesFormat(s service.Service) string {
+	if f, ok := s.(service.RulesFormatter); ok {
+		return f.RulesFormat()
 	}
-	return file
+	if rl, ok := s.(service.LiveRules); ok {
+		return rl.RulesFileName()
+	}
+	return ""
 }
 
 // Fixture is a captured session.
@@ -209,7 +209,7 @@ func Decode(data []byte, services Services) (*Fixture, error) {
 				return nil, &Error{Path: at, Msg: "must be {rules?, state?}: " + err.Error()}
 			}
 			if sd.Rules != nil {
-				if err := validateRules(name, sd.Rules, at+".rules"); err != nil {
+				if err := validateRules(name, rulesFormat(services.find(name)), sd.Rules, at+".rules"); err != nil {
 					return nil, err
 				}
 			}
@@ -224,8 +224,9 @@ func Decode(data []byte, services Services) (*Fixture, error) {
 	return f, nil
 }
 
-func validateRules(svc string, r *Rules, at string) error {
-	want := rulesFormats[svc]
+// validateRules checks the rules a fixture records for service svc, whose
+// format is want ("": any).
+func validateRules(svc, want string, r *Rules, at string) error {
 	if r.Format == "" {
 		return &Error{Path: at + ".format", Msg: "is missing"}
 	}

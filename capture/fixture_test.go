@@ -41,6 +41,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"schema":"pyric.verify.fixture.v1","events":[{"seq":2,"kind":"boundary"},{"seq":2,"kind":"boundary"}]}`, "fixture.events[1].seq must increase"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":[]}`, "fixture.services must be an object"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"rules":{"format":"storage.rules"}}}}`, `fixture.services.firestore.rules.format must be "firestore.rules"`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"database":{"rules":{"format":"database.rules.json","source":"{}"}}}}`, `fixture.services.database.rules.format must be "rtdb.rules.json"`},
+		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"storage":{"rules":{"format":"firestore.rules"}}}}`, `fixture.services.storage.rules.format must be "storage.rules"`},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":{"a":{}}}}}}`, `key "a" is not a document path`},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":[]}}}}`, "fixture.services.firestore.state must be"},
 		{`{"schema":"pyric.verify.fixture.v1","events":[],"description":5}`, "fixture.description must be a string"},

@@ -927,7 +927,7 @@ func addRules(sb *sandbox.Sandbox, f *Fixture) {
 			continue
 		}
 		svc := s.Name()
-		format := rulesFormat(svc, rl.RulesFileName())
+		format := rulesFormat(s)
 		name, text, ok := rl.RulesFile()
 		if !ok {
 			continue

@@ -11,6 +11,10 @@ import (
 // RulesFileName implements service.LiveRules.
 func (d *Database) RulesFileName() string { return "database.rules.json" }
 
+// RulesFormat is the format captured sessions give the Realtime
+// Database's rules (capture.FormatDatabase), older than the file's name.
+func (d *Database) RulesFormat() string { return "rtdb.rules.json" }
+
 // RulesFile implements service.LiveRules: the rules every namespace
 // without rules of its own runs under.
 func (d *Database) RulesFile() (name, text string, loaded bool) { return d.BaseRules().Base() }

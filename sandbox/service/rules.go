@@ -22,6 +22,13 @@ import (
 // records as the rules language sees them; both are leaves every rules
 // package and engine shares.
 
+// RulesFormatter is implemented by a LiveRules service whose rules, in a
+// captured session, carry a format name other than its rules file's name
+// (the Realtime Database: "rtdb.rules.json", for database.rules.json).
+type RulesFormatter interface {
+	RulesFormat() string
+}
+
 // LiveRules is implemented by a service whose rules can be read, replaced
 // and diagnosed: Firestore, Cloud Storage, the Realtime Database.
 type LiveRules interface {

@@ -16,6 +16,7 @@ import (
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/server/httpjson"
 )
 
 // BranchOptions configure a BranchHandler.
@@ -308,11 +309,11 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 	writeJSON(w, http.StatusMethodNotAllowed, branchError{Error: "method not allowed here: use " + allow})
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
-}
+// branchAPI is how the branch and index endpoints write JSON: plain
+// application/json, one value a line.
+var branchAPI = httpjson.Style{Newline: true}
+
+func writeJSON(w http.ResponseWriter, code int, v any) { branchAPI.JSON(w, code, v) }
 
 // forkLive forks the live Firestore default database of sb, without
 // rules.

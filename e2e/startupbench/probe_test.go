@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,12 +45,44 @@ func assignPorts(t *testing.T, functions bool) (map[string]string, []string) {
 		}
 		names = append(names, s.Service)
 	}
+	taken := map[string]bool{}
 	for _, name := range names {
-		addr := benchkit.FreeAddr(t)
+		addr := fixedAddr(t, taken)
 		ports[name] = addr
 		args = append(args, "--"+name+"-port", addr[strings.LastIndexByte(addr, ':')+1:])
 	}
 	return ports, args
+}
+
+// fixedAddr is a loopback address free now whose port lies below the
+// kernel's ephemeral range: the probes dial every port before pyric binds
+// them, and a port the kernel hands out for outgoing connections (as
+// benchkit.FreeAddr's are) could become one of those connections' own
+// before pyric binds it ("address already in use", seen once).
+func fixedAddr(t *testing.T, taken map[string]bool) string {
+	t.Helper()
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				lo = n
+			}
+		}
+	}
+	for range 1000 {
+		addr := "127.0.0.1:" + strconv.Itoa(10000+rand.IntN(lo-10000))
+		if taken[addr] {
+			continue
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		taken[addr] = true
+		return addr
+	}
+	return benchkit.FreeAddr(t)
 }
 
 // probe is a request to one port and the check that its answer is the

@@ -357,13 +357,8 @@ func (d *Database) Replay(s *service.Session, candidate *source.File) (*service.
 				return nil, &service.SessionError{Path: fmt.Sprintf("fixture.events[%d].seen", i), Msg: "the admin write fails again: " + err.Error()}
 			}
 			continue
-		case ev.Kind != event.KindRequest || service.Bypassed(ev):
+		case !service.RulesDecided(ev):
 			continue
-		}
-		switch ev.Verdict {
-		case event.Allow, event.Deny, event.Unsupported:
-		default:
-			continue // failed besides the rules: nothing to re-decide
 		}
 		ns, keys, err := EventKeys(ev.Path)
 		if err != nil {

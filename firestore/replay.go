@@ -179,13 +179,8 @@ func replayOn(br *Branch, events []event.Event, captured map[string]map[string]a
 				return nil, &service.SessionError{Path: fmt.Sprintf("fixture.events[%d].after", i), Msg: err.Error()}
 			}
 			continue
-		case ev.Kind != event.KindRequest || service.Bypassed(ev):
+		case !service.RulesDecided(ev):
 			continue
-		}
-		switch ev.Verdict {
-		case event.Allow, event.Deny, event.Unsupported:
-		default:
-			continue // failed besides the rules: nothing to re-decide
 		}
 		sr.CheckedEvents++
 		req := BranchRequest{Method: ev.Method, Path: ev.Path, Who: service.Who(ev), Time: ev.At, Group: ev.Group}

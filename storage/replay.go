@@ -237,13 +237,8 @@ func (e *Engine) Replay(s *service.Session, candidate *source.File) (*service.Re
 				}
 			}
 			continue
-		case ev.Kind != event.KindRequest || service.Bypassed(ev):
+		case !service.RulesDecided(ev):
 			continue
-		}
-		switch ev.Verdict {
-		case event.Allow, event.Deny, event.Unsupported:
-		default:
-			continue // failed besides the rules: nothing to re-decide
 		}
 		sr.CheckedEvents++
 		div := service.Divergence{EventID: ev.ID, Method: ev.Method, Path: ev.Path, UID: ev.Identity.UID, Before: string(ev.Verdict)}

@@ -43,6 +43,21 @@ func Bypassed(ev *event.Event) bool {
 		(ev.Request != nil && ev.Verdict == event.Bypassed)
 }
 
+// RulesDecided reports whether a recorded event is a client request the
+// rules decided (allowed, denied, or found unsupported): one a replay
+// re-decides. Admin requests (Bypassed) and requests that failed besides
+// the rules are not.
+func RulesDecided(ev *event.Event) bool {
+	if ev.Kind != event.KindRequest || Bypassed(ev) {
+		return false
+	}
+	switch ev.Verdict {
+	case event.Allow, event.Deny, event.Unsupported:
+		return true
+	}
+	return false
+}
+
 // Who is the identity a recorded event decided as.
 func Who(ev *event.Event) identity.Identity {
 	switch ev.Identity.Lens {

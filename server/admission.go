@@ -70,9 +70,12 @@ type admission struct {
 type admissionKey struct{}
 
 // admit wraps r's body so that reading a heavy one waits for a slot of g;
-// done gives the slot back. Requests without a body are left as they are.
+// done gives the slot back. Requests that cannot become heavy — no body,
+// or a declared length within HeavyBodyBytes, past which net/http reads
+// nothing — are left as they are: the gate costs the light requests
+// nothing.
 func admit(g *gate, r *http.Request) (_ *http.Request, done func()) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+	if r.Body == nil || r.Body == http.NoBody || (r.ContentLength >= 0 && r.ContentLength <= HeavyBodyBytes) {
 		return r, func() {}
 	}
 	a := &admission{gate: g, ctx: r.Context(), declared: r.ContentLength > HeavyBodyBytes, length: r.ContentLength}

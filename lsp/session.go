@@ -245,12 +245,8 @@ func (s *Server) replaySession(d *openDoc, snap *document) {
 		return
 	}
 	f := source.NewFile(uriPath(snap.uri), snap.text)
-	opts := verify.Options{Services: []string{eventService(d.kind)}, Registrations: s.opts.Registrations}
-	if d.kind == Firestore {
-		opts.FirestoreRules = f
-	} else {
-		opts.StorageRules = f
-	}
+	svc := eventService(d.kind)
+	opts := verify.Options{Services: []string{svc}, Registrations: s.opts.Registrations, Candidates: map[string]*source.File{svc: f}}
 	res, err := verify.Run(sess.Fixture, opts)
 	var flips []verify.Divergence
 	if err == nil && res != nil {

@@ -44,26 +44,26 @@ func (s *Server) verifyFixture(in *verifyIn) *result {
 	if len(s.opts.Registrations) == 0 {
 		return failure("VERIFY_UNAVAILABLE", "this MCP server was started without the services verify replays with (mcp.Options.Registrations)", false, "start it with pyric mcp or pyric serve, which pass them")
 	}
-	opts := verify.Options{Services: in.Services, Registrations: s.opts.Registrations}
+	opts := verify.Options{Services: in.Services, Registrations: s.opts.Registrations, Candidates: map[string]*source.File{}}
 	for _, c := range []struct {
 		text, path, textArg, pathArg, name string
-		dst                                **source.File
+		service                            string
 	}{
-		{in.Rules, in.RulesPath, "rules", "rulesPath", "candidate.rules", &opts.FirestoreRules},
-		{in.DatabaseRules, in.DatabaseRulesPath, "databaseRules", "databaseRulesPath", "candidate.rules.json", &opts.DatabaseRules},
-		{in.StorageRules, in.StorageRulesPath, "storageRules", "storageRulesPath", "candidate.storage.rules", &opts.StorageRules},
+		{in.Rules, in.RulesPath, "rules", "rulesPath", "candidate.rules", "firestore"},
+		{in.DatabaseRules, in.DatabaseRulesPath, "databaseRules", "databaseRulesPath", "candidate.rules.json", "database"},
+		{in.StorageRules, in.StorageRulesPath, "storageRules", "storageRulesPath", "candidate.storage.rules", "storage"},
 	} {
 		switch {
 		case c.text != "" && c.path != "":
 			return invalid("give %s or %s, not both", c.textArg, c.pathArg)
 		case c.text != "":
-			*c.dst = source.NewFile(c.name, c.text)
+			opts.Candidates[c.service] = source.NewFile(c.name, c.text)
 		case c.path != "":
 			b, bad := readBounded(c.pathArg, c.path, MaxRulesBytes, "RULES_NOT_FOUND")
 			if bad != nil {
 				return bad
 			}
-			*c.dst = source.NewFile(c.path, string(b))
+			opts.Candidates[c.service] = source.NewFile(c.path, string(b))
 		}
 	}
 	f, bad := s.fixture(in.Fixture)

@@ -31,10 +31,7 @@ func DeriveService(f *capture.Fixture, name string, opts Options) (cases any, n,
 	defer set.close()
 	s := sessionOf(f)
 	s.Viewer = set.viewer
-	candidate := map[string]*source.File{"firestore": opts.FirestoreRules, "database": opts.DatabaseRules, "storage": opts.StorageRules}[name]
-	if c, ok := opts.Candidates[name]; ok {
-		candidate = c
-	}
+	candidate := opts.Candidates[name]
 	r, err := set.named(name)
 	if err != nil {
 		return nil, 0, 0, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/capture"
+	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/verify"
 )
 
@@ -72,7 +73,7 @@ func TestVerifyListsAndListens(t *testing.T) {
 	}
 	kinds := func(src string) map[string]int {
 		t.Helper()
-		res, err := verify.Run(f, verify.Options{Registrations: regs(), FirestoreRules: sourceFile("c.rules", src)})
+		res, err := verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"firestore": sourceFile("c.rules", src)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -164,7 +164,7 @@ func TestSessionVerify(t *testing.T) {
 	if n := same.Services["firestore"].CheckedEvents; n < 8 {
 		t.Fatalf("checked %d events, want every client request (>= 8)", n)
 	}
-	res, err := verify.Run(f, verify.Options{Registrations: regs(), FirestoreRules: sourceFile("candidate.rules", noBobRules)})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"firestore": sourceFile("candidate.rules", noBobRules)}})
 	if err != nil {
 		t.Fatal(err)
 	}

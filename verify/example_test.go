@@ -28,7 +28,7 @@ func ExampleRun() {
 	candidate := source.NewFile("database.rules.json", `{"rules": {"users": {"$uid": {".write": "auth.uid === $uid && auth.uid !== 'bob'"}}}}`)
 	res, err := verify.Run(f, verify.Options{
 		Registrations: backend.Services(&backend.Options{}), // the services pyric serves
-		DatabaseRules: candidate,
+		Candidates:    map[string]*source.File{"database": candidate},
 	})
 	if err != nil {
 		fmt.Println(err)

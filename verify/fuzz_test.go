@@ -33,10 +33,10 @@ func FuzzRun(f *testing.F) {
 			return
 		}
 		verify.Run(fx, verify.Options{Registrations: regs()})
-		verify.Run(fx, verify.Options{Registrations: regs(), DatabaseRules: db, StorageRules: st})
+		verify.Run(fx, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": db, "storage": st}})
 		for _, svc := range []string{"database", "storage", "firestore"} {
 			verify.DeriveService(fx, svc, verify.Options{Registrations: regs()})
 		}
-		verify.DeriveService(fx, "storage", verify.Options{Registrations: regs(), StorageRules: st})
+		verify.DeriveService(fx, "storage", verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"storage": st}})
 	})
 }

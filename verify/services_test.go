@@ -122,8 +122,7 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 
 	// Candidates: bob may write his own data no more; nobody may write
 	// team files.
-	res, err := verify.Run(f, verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("c.json", noBobDBRules),
-		StorageRules: source.NewFile("c.rules", strings.Replace(storageTeamRules, "allow read, write: if request.auth != null\n", "allow read: if true;\n      allow write: if false\n", 1))})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("c.json", noBobDBRules), "storage": source.NewFile("c.rules", strings.Replace(storageTeamRules, "allow read, write: if request.auth != null\n", "allow read: if true;\n      allow write: if false\n", 1))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +143,7 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	// The session as Storage simulator cases: the team writes read
 	// teams/t1 through firestore.get(), so they carry its mock; every
 	// case passes with the captured rules.
-	v, _, _, err := verify.DeriveService(f, "storage", verify.Options{Registrations: regs(), StorageRules: source.NewFile("storage.rules", storageTeamRules)})
+	v, _, _, err := verify.DeriveService(f, "storage", verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"storage": source.NewFile("storage.rules", storageTeamRules)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +165,7 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	if err != nil || rep.Failed != 0 || rep.Passed != len(cases.TestCases) {
 		t.Errorf("simulating the derived Storage cases: %v %+v", err, rep)
 	}
-	dv, _, _, err := verify.DeriveService(f, "database", verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("database.rules.json", sessionDBRules)})
+	dv, _, _, err := verify.DeriveService(f, "database", verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("database.rules.json", sessionDBRules)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +185,12 @@ func TestReplayDatabaseAndStorage(t *testing.T) {
 	}
 
 	// A candidate that does not compile is bad input, with positions.
-	_, err = verify.Run(f, verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("bad.json", `{"rules": {".read": "auth.uid ==="}}`)})
+	_, err = verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("bad.json", `{"rules": {".read": "auth.uid ==="}}`)}})
 	var re *verify.RulesError
 	if !asRulesError(err, &re) || !strings.Contains(err.Error(), "bad.json:") {
 		t.Errorf("bad database rules: %v", err)
 	}
-	_, err = verify.Run(f, verify.Options{Registrations: regs(), StorageRules: source.NewFile("bad.rules", "service firebase.storage { match /b/{x}/o { allow read: if ; } }")})
+	_, err = verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"storage": source.NewFile("bad.rules", "service firebase.storage { match /b/{x}/o { allow read: if ; } }")}})
 	if !asRulesError(err, &re) || !strings.Contains(err.Error(), "bad.rules:1:") {
 		t.Errorf("bad storage rules: %v", err)
 	}
@@ -259,7 +258,7 @@ func TestReplayDatabaseAcrossReset(t *testing.T) {
 	if s := same.Services["database"]; !s.OK || s.CheckedEvents != 3 {
 		t.Fatalf("same rules across a reset: %+v", s)
 	}
-	res, err := verify.Run(f, verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("c.json", noBobDBRules)})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("c.json", noBobDBRules)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,14 +309,14 @@ func TestReplayDatabaseQueryRules(t *testing.T) {
 	if s := same.Services["database"]; !s.OK || s.CheckedEvents != 2 {
 		t.Fatalf("same rules: %+v", s)
 	}
-	res, err := verify.Run(f, verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("c.json", strings.Replace(rules, "<= 10", "<= 3", 1))})
+	res, err := verify.Run(f, verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("c.json", strings.Replace(rules, "<= 10", "<= 3", 1))}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := res.Services["database"].Divergences; len(d) != 1 || d[0].Kind != verify.NowDenied || !strings.Contains(d[0].Explanation, "limitToFirst") {
 		t.Fatalf("a smaller limit: %+v", d)
 	}
-	cases, _, _, err := verify.DeriveService(f, "database", verify.Options{Registrations: regs(), DatabaseRules: source.NewFile("database.rules.json", rules)})
+	cases, _, _, err := verify.DeriveService(f, "database", verify.Options{Registrations: regs(), Candidates: map[string]*source.File{"database": source.NewFile("database.rules.json", rules)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,13 +63,6 @@ type Result struct {
 // Options are the candidate rules; a nil one means the rules captured in
 // the fixture for that service.
 type Options struct {
-	// FirestoreRules is the candidate firestore.rules.
-	FirestoreRules *source.File
-	// DatabaseRules is the candidate database.rules.json; it becomes the
-	// rules of every Realtime Database namespace.
-	DatabaseRules *source.File
-	// StorageRules is the candidate storage.rules.
-	StorageRules *source.File
 	// Services, when set, are the services to verify (firestore,
 	// database, storage, or a Replayer's name); by default every service
 	// the session used or a candidate names.
@@ -83,7 +76,11 @@ type Options struct {
 	// Replayers are more services that replay their own requests, as
 	// they are: each is verified as the registrations' are.
 	Replayers []service.Replayer
-	// Candidates are the Replayers' candidate rules, by service name.
+	// Candidates are the candidate rules, by the name of the service
+	// they are for ("firestore": firestore.rules, "database":
+	// database.rules.json, which becomes the rules of every namespace,
+	// "storage": storage.rules, or a Replayer's name). A service without
+	// a candidate is replayed with the rules its session had.
 	Candidates map[string]*source.File
 }
 
@@ -125,10 +122,7 @@ func Run(f *capture.Fixture, opts Options) (*Result, error) {
 		}
 		return cand != nil || hasService(f, svc)
 	}
-	candidates := map[string]*source.File{"firestore": opts.FirestoreRules, "database": opts.DatabaseRules, "storage": opts.StorageRules}
-	for name, c := range opts.Candidates {
-		candidates[name] = c
-	}
+	candidates := opts.Candidates
 	if err := opts.check(); err != nil {
 		return nil, err
 	}

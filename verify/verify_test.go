@@ -92,7 +92,7 @@ func TestNowAllowed(t *testing.T) {
 	}}
 	f.Services["firestore"] = &capture.ServiceData{Rules: &capture.Rules{Format: capture.FormatFirestore, Source: ownerRules},
 		State: mustJSON(map[string]any{"documents": map[string]any{}})}
-	res, err := Run(f, Options{Registrations: backendRegs(), FirestoreRules: source.NewFile("open.rules", "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if true; } } }")})
+	res, err := Run(f, Options{Registrations: backendRegs(), Candidates: map[string]*source.File{"firestore": source.NewFile("open.rules", "rules_version = '2'; service cloud.firestore { match /databases/{db}/documents { match /{d=**} { allow read, write: if true; } } }")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestNowAllowed(t *testing.T) {
 }
 
 func TestRulesError(t *testing.T) {
-	_, err := Run(synthetic(1), Options{Registrations: backendRegs(), FirestoreRules: source.NewFile("bad.rules", "service cloud.firestore { match /a { allow read: if ; } }")})
+	_, err := Run(synthetic(1), Options{Registrations: backendRegs(), Candidates: map[string]*source.File{"firestore": source.NewFile("bad.rules", "service cloud.firestore { match /a { allow read: if ; } }")}})
 	re, ok := err.(*RulesError)
 	if !ok || len(re.Diags) == 0 {
 		t.Fatalf("err = %v", err)

@@ -61,19 +61,8 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 		fmt.Fprintf(stdio.Err, "pyric verify: %s: %v\n", *fixture, err)
 		return exitError
 	}
-	opts := verify.Options{Registrations: backend.Services(&backend.Options{})}
-	if *rulesPath != "" {
-		file, err := readSource(*rulesPath)
-		if err != nil {
-			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
-			return exitError
-		}
-		opts.FirestoreRules = file
-	}
-	for _, c := range []struct {
-		path string
-		dst  **source.File
-	}{{*dbRules, &opts.DatabaseRules}, {*stRules, &opts.StorageRules}} {
+	opts := verify.Options{Registrations: backend.Services(&backend.Options{}), Candidates: map[string]*source.File{}}
+	for _, c := range []struct{ path, service string }{{*rulesPath, "firestore"}, {*dbRules, "database"}, {*stRules, "storage"}} {
 		if c.path == "" {
 			continue
 		}
@@ -82,7 +71,7 @@ func runVerify(_ context.Context, args []string, stdio Stdio) int {
 			fmt.Fprintf(stdio.Err, "pyric verify: %v\n", err)
 			return exitError
 		}
-		*c.dst = file
+		opts.Candidates[c.service] = file
 	}
 	if *derive != "" {
 		out, err := deriveCases(f, *service, opts)

@@ -270,8 +270,13 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		ratio(fn.P50, f.P50), ratio(fn.SDKP50, f.SDKP50))
 	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx (Go client), %5.2fx (JS SDK)\n", ratio(p.P50, n.P50), ratio(p.SDKP50, n.SDKP50))
 	fmt.Fprintf(out, "callable p50: pyric/function = %5.2fx (Go client), %5.2fx (JS SDK) (pyric's own part)\n", ratio(p.P50, fn.P50), ratio(p.SDKP50, fn.SDKP50))
-	fmt.Fprintf(out, "server CPU per call (Go client): floor %s, node %s, function %s, pyric %s (its worker included)\n",
+	fmt.Fprintf(out, "server CPU per call (Go client): floor %s, node %s, function %s, pyric %s (its worker included)",
 		f.CPU.Round(time.Microsecond), n.CPU.Round(time.Microsecond), fn.CPU.Round(time.Microsecond), p.CPU.Round(time.Microsecond))
+	if e, ok := res["emulator"]; ok {
+		fmt.Fprintf(out, ", emulator %s", e.CPU.Round(time.Microsecond))
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "server CPU:   pyric/function = %5.2fx, function/floor = %5.2fx\n", ratio(p.CPU, fn.CPU), ratio(fn.CPU, f.CPU))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -364,7 +369,8 @@ func callOnce(client *http.Client, url string) error {
 // roundTrips times n calls with the Go client and returns their p50 and
 // p90 and the CPU time the server (process pid and its descendants) spent
 // per call meanwhile: a cost that the machine's load changes far less than
-// it changes the wall times.
+// it changes the wall times (its resolution is the kernel's tick, 10 ms,
+// over n calls).
 func roundTrips(client *http.Client, url string, n, pid int) (p50, p90, cpu time.Duration, err error) {
 	for i := 0; i < 5; i++ { // warm up
 		if err := callOnce(client, url); err != nil {

@@ -171,12 +171,12 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 
 	// Node's own floor: what any server running the function in node
 	// pays before the function's code.
-	if res["node"], err = measureNode(client, sdk, work, append(env, "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js"); err != nil {
+	if res["node"], err = measureNode(client, sdk, cfg.N, work, append(env, "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js"); err != nil {
 		return nil, fmt.Errorf("node floor: %w", err)
 	}
 	// The function floor: the function itself served by node alone, what
 	// any design that runs it in node pays (pyric's part is the rest).
-	if res["function"], err = measureNode(client, sdk, work, append(env, "FUNCTION_TARGET=add", "GCLOUD_PROJECT="+project),
+	if res["function"], err = measureNode(client, sdk, cfg.N, work, append(env, "FUNCTION_TARGET=add", "GCLOUD_PROJECT="+project),
 		filepath.Join(nodeBin, "node"), "fnfloor.js"); err != nil {
 		return nil, fmt.Errorf("function floor: %w", err)
 	}
@@ -588,8 +588,8 @@ func freePorts(n int) []int {
 }
 
 // measureNode runs node with a script serving the callable's URL on the
-// port in PORT and times its round trips with both clients.
-func measureNode(client *http.Client, sdk sdkClient, dir string, env []string, node, script string) (Result, error) {
+// port in PORT and times n round trips with both clients.
+func measureNode(client *http.Client, sdk sdkClient, n int, dir string, env []string, node, script string) (Result, error) {
 	port := freePorts(1)[0]
 	s, err := startServer(dir, append(env, "PORT="+strconv.Itoa(port)), node, script)
 	if err != nil {
@@ -603,7 +603,7 @@ func measureNode(client *http.Client, sdk sdkClient, dir string, env []string, n
 		}
 	}
 	var r Result
-	if r.P50, r.P90, r.CPU, err = roundTrips(client, url, sdk.n, s.cmd.Process.Pid); err != nil {
+	if r.P50, r.P90, r.CPU, err = roundTrips(client, url, n, s.cmd.Process.Pid); err != nil {
 		return r, err
 	}
 	r.SDKP50, r.SDKP90, err = sdk.roundTrips(fmt.Sprintf("127.0.0.1:%d", port))

@@ -51,7 +51,7 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []string{"floor", "node", "pyric"}
+	targets := []string{"floor", "node", "function", "pyric"}
 	if !cfg.NoEmulator {
 		targets = append(targets, "emulator")
 	}
@@ -61,7 +61,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s: no callable round trips measured (Go client and JS SDK): %+v", name, r)
 			continue
 		}
-		if name == "floor" || name == "node" {
+		if name == "floor" || name == "node" || name == "function" {
 			continue
 		}
 		if r.Cold <= 0 || r.TriggerP50 <= 0 || r.Exec <= 0 {

@@ -7,8 +7,13 @@
 //   - callable round trip (p50 and p90 over -n sequential calls of a v1
 //     callable), beside a do-nothing HTTP server in its own process
 //     answering the same bytes through the same client: the floor no
-//     server can beat here, and node's own HTTP server answering the
-//     same bytes (what any server running the function in node pays).
+//     server can beat here, node's own HTTP server answering the same
+//     bytes (what any server running the function in node pays), and the
+//     function itself served by node alone with express, as a functions
+//     runtime serves it (fn/fnfloor.js: the bound of any design that runs
+//     the function in node; pyric's own part is what it adds to that).
+//     The server's CPU time per call is measured too (the process and its
+//     children, from /proc), a cost load changes less than wall times.
 //     Every target is timed with two clients: Go's net/http (the least
 //     a client adds) and the client a user has, the JS SDK's
 //     httpsCallable (firebase@12.19.0 under node, fn/sdkcall.mjs);
@@ -75,6 +80,7 @@ type Result struct {
 	Cold                   time.Duration
 	P50, P90               time.Duration // callable round trip, Go client
 	SDKP50, SDKP90         time.Duration // callable round trip, JS SDK client
+	CPU                    time.Duration // the server's CPU per callable call (Go client), its child processes included
 	TriggerP50, TriggerP90 time.Duration
 	Exec                   time.Duration
 }
@@ -110,7 +116,7 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if err := os.Mkdir(filepath.Join(work, "fn"), 0o755); err != nil {
 		return nil, err
 	}
-	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js", "fn/sdkcall.mjs"} {
+	for _, f := range []string{"fn/index.js", "fn/package.json", "fn/call.mjs", "fn/nodefloor.js", "fn/fnfloor.js", "fn/sdkcall.mjs"} {
 		b, err := os.ReadFile(filepath.Join(root, "e2e", "fnbench", f))
 		if err != nil {
 			return nil, err
@@ -148,12 +154,12 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 
 	sdk := sdkClient{dir: work, env: env, node: filepath.Join(nodeBin, "node"), n: cfg.N}
 
-	floorAddr, stopFloor, err := startFloor()
+	floorAddr, floorPid, stopFloor, err := startFloor()
 	if err != nil {
 		return nil, err
 	}
 	var floor Result
-	floor.P50, floor.P90, err = roundTrips(client, "http://"+floorAddr+"/"+project+"/us-central1/add", cfg.N)
+	floor.P50, floor.P90, floor.CPU, err = roundTrips(client, "http://"+floorAddr+"/"+project+"/us-central1/add", cfg.N, floorPid)
 	if err == nil {
 		floor.SDKP50, floor.SDKP90, err = sdk.roundTrips(floorAddr)
 	}
@@ -165,28 +171,15 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 
 	// Node's own floor: what any server running the function in node
 	// pays before the function's code.
-	nodePort := freePorts(1)[0]
-	nf, err := startServer(work, append(env, "PORT="+strconv.Itoa(nodePort), "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js")
-	if err != nil {
+	if res["node"], err = measureNode(client, sdk, cfg.N, work, append(env, "ANSWER="+callWant), filepath.Join(nodeBin, "node"), "nodefloor.js"); err != nil {
 		return nil, fmt.Errorf("node floor: %w", err)
 	}
-	nodeURL := fmt.Sprintf("http://127.0.0.1:%d/%s/us-central1/add", nodePort, project)
-	for start := time.Now(); callOnce(client, nodeURL) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Since(start) > 180*time.Second {
-			nf.stop()
-			return nil, fmt.Errorf("node floor: no answer within 180 s:\n%s", nf.logs.String())
-		}
+	// The function floor: the function itself served by node alone, what
+	// any design that runs it in node pays (pyric's part is the rest).
+	if res["function"], err = measureNode(client, sdk, cfg.N, work, append(env, "FUNCTION_TARGET=add", "GCLOUD_PROJECT="+project),
+		filepath.Join(nodeBin, "node"), "fnfloor.js"); err != nil {
+		return nil, fmt.Errorf("function floor: %w", err)
 	}
-	var nodeRes Result
-	nodeRes.P50, nodeRes.P90, err = roundTrips(client, nodeURL, cfg.N)
-	if err == nil {
-		nodeRes.SDKP50, nodeRes.SDKP90, err = sdk.roundTrips(fmt.Sprintf("127.0.0.1:%d", nodePort))
-	}
-	nf.stop()
-	if err != nil {
-		return nil, fmt.Errorf("node floor: %w", err)
-	}
-	res["node"] = nodeRes
 
 	// pyric serve: every service runs (as the user's would); the same
 	// firebase.json gives the functions and Firestore ports.
@@ -254,7 +247,7 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		}
 		return d.Round(unit).String()
 	}
-	for _, name := range []string{"floor", "node", "pyric", "emulator"} {
+	for _, name := range []string{"floor", "node", "function", "pyric", "emulator"} {
 		r, ok := res[name]
 		if !ok {
 			continue
@@ -269,11 +262,21 @@ func report(out io.Writer, cfg Config, res map[string]Result) {
 		fmt.Fprintf(out, "trigger p50:  emulator/pyric = %5.1fx (goal: 5x)\n", ratio(e.TriggerP50, p.TriggerP50))
 		fmt.Fprintf(out, "callable p50: emulator/pyric = %5.1fx (Go client), %5.1fx (JS SDK)\n", ratio(e.P50, p.P50), ratio(e.SDKP50, p.SDKP50))
 	}
-	f, n := res["floor"], res["node"]
+	f, n, fn := res["floor"], res["node"], res["function"]
 	fmt.Fprintf(out, "callable p50: pyric/floor    = %5.2fx (Go client), %5.2fx (JS SDK) (goal: within 1.25x)\n", ratio(p.P50, f.P50), ratio(p.SDKP50, f.SDKP50))
 	fmt.Fprintf(out, "callable p50: node/floor     = %5.2fx (Go client), %5.2fx (JS SDK) (node's HTTP server alone, no function)\n",
 		ratio(n.P50, f.P50), ratio(n.SDKP50, f.SDKP50))
+	fmt.Fprintf(out, "callable p50: function/floor = %5.2fx (Go client), %5.2fx (JS SDK) (the function served by node alone: the bound of any design running it in node)\n",
+		ratio(fn.P50, f.P50), ratio(fn.SDKP50, f.SDKP50))
 	fmt.Fprintf(out, "callable p50: pyric/node     = %5.2fx (Go client), %5.2fx (JS SDK)\n", ratio(p.P50, n.P50), ratio(p.SDKP50, n.SDKP50))
+	fmt.Fprintf(out, "callable p50: pyric/function = %5.2fx (Go client), %5.2fx (JS SDK) (pyric's own part)\n", ratio(p.P50, fn.P50), ratio(p.SDKP50, fn.SDKP50))
+	fmt.Fprintf(out, "server CPU per call (Go client): floor %s, node %s, function %s, pyric %s (its worker included)",
+		f.CPU.Round(time.Microsecond), n.CPU.Round(time.Microsecond), fn.CPU.Round(time.Microsecond), p.CPU.Round(time.Microsecond))
+	if e, ok := res["emulator"]; ok {
+		fmt.Fprintf(out, ", emulator %s", e.CPU.Round(time.Microsecond))
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "server CPU:   pyric/function = %5.2fx, function/floor = %5.2fx\n", ratio(p.CPU, fn.CPU), ratio(fn.CPU, f.CPU))
 }
 
 func ratio(a, b time.Duration) float64 {
@@ -333,7 +336,7 @@ func measure(client *http.Client, sdk sdkClient, dir string, env []string, fnPor
 	}
 	r := Result{Cold: time.Since(start)}
 	if cfg.N > 0 {
-		if r.P50, r.P90, err = roundTrips(client, url, cfg.N); err != nil {
+		if r.P50, r.P90, r.CPU, err = roundTrips(client, url, cfg.N, s.cmd.Process.Pid); err != nil {
 			return r, err
 		}
 		if sdk.node != "" {
@@ -363,21 +366,29 @@ func callOnce(client *http.Client, url string) error {
 	return nil
 }
 
-func roundTrips(client *http.Client, url string, n int) (p50, p90 time.Duration, err error) {
+// roundTrips times n calls with the Go client and returns their p50 and
+// p90 and the CPU time the server (process pid and its descendants) spent
+// per call meanwhile: a cost that the machine's load changes far less than
+// it changes the wall times (its resolution is the kernel's tick, 10 ms,
+// over n calls).
+func roundTrips(client *http.Client, url string, n, pid int) (p50, p90, cpu time.Duration, err error) {
 	for i := 0; i < 5; i++ { // warm up
 		if err := callOnce(client, url); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	ds := make([]time.Duration, n)
+	cpu0 := procTreeCPU(pid)
 	for i := range ds {
 		t := time.Now()
 		if err := callOnce(client, url); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		ds[i] = time.Since(t)
 	}
-	return percentiles(ds)
+	cpu = (procTreeCPU(pid) - cpu0) / time.Duration(n)
+	p50, p90, err = percentiles(ds)
+	return p50, p90, cpu, err
 }
 
 // sdkClient times callable round trips through the JS SDK: node runs
@@ -529,18 +540,18 @@ func serveFloorIfAsked() {
 }
 
 // startFloor runs this program again as the floor server and returns its
-// address and how to stop it.
-func startFloor() (string, func(), error) {
+// address, its process id and how to stop it.
+func startFloor() (string, int, func(), error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), floorEnv+"="+addr)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }
 	deadline := time.Now().Add(30 * time.Second)
@@ -552,11 +563,11 @@ func startFloor() (string, func(), error) {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("the floor does not listen on %s", addr)
+			return "", 0, nil, fmt.Errorf("the floor does not listen on %s", addr)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return addr, stop, nil
+	return addr, cmd.Process.Pid, stop, nil
 }
 
 func freePorts(n int) []int {
@@ -575,3 +586,73 @@ func freePorts(n int) []int {
 	}
 	return out
 }
+
+// measureNode runs node with a script serving the callable's URL on the
+// port in PORT and times n round trips with both clients.
+func measureNode(client *http.Client, sdk sdkClient, n int, dir string, env []string, node, script string) (Result, error) {
+	port := freePorts(1)[0]
+	s, err := startServer(dir, append(env, "PORT="+strconv.Itoa(port)), node, script)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.stop()
+	url := fmt.Sprintf("http://127.0.0.1:%d/%s/us-central1/add", port, project)
+	for start := time.Now(); callOnce(client, url) != nil; time.Sleep(5 * time.Millisecond) {
+		if time.Since(start) > 180*time.Second {
+			return Result{}, fmt.Errorf("no answer within 180 s:\n%s", s.logs.String())
+		}
+	}
+	var r Result
+	if r.P50, r.P90, r.CPU, err = roundTrips(client, url, n, s.cmd.Process.Pid); err != nil {
+		return r, err
+	}
+	r.SDKP50, r.SDKP90, err = sdk.roundTrips(fmt.Sprintf("127.0.0.1:%d", port))
+	return r, err
+}
+
+// procTreeCPU is the CPU time (user and system) process pid and its
+// living descendants have used, read from /proc; 0 where there is none.
+func procTreeCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	parent := map[int]int{}
+	ticks := map[int]int64{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// After the command's closing parenthesis: state ppid … utime(14) stime(15).
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(f[1])
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks[p] = u + s
+	}
+	var total int64
+	for p, t := range ticks {
+		for q := p; q > 1; q = parent[q] {
+			if q == pid {
+				total += t
+				break
+			}
+		}
+	}
+	return time.Duration(total) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times (100
+// on every Linux architecture Go runs on).
+const clockTicks = 100

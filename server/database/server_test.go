@@ -106,7 +106,7 @@ func TestREST(t *testing.T) {
 		{"override needs admin", "GET", "/users/alice.json?auth_variable_override=null", ``, nil, 401, `{"error":"auth_variable_override can only be used with admin credentials"}`},
 		{"bad token", "GET", "/public.json", ``, []string{"Authorization", "Bearer garbage"}, 401, `{"error":"Could not parse auth token."}`},
 		{"invalid json", "PUT", "/public/y.json", `{nope`, nil, 400, `{"error":"Invalid data; couldn't parse JSON object, array, or value."}`},
-		{"invalid key", "PUT", "/public/y.json", `{"a.b":1}`, nil, 400, `{"error":"invalid data: key \"a.b\" contains '.' (keys can't contain . # $ / [ ])"}`},
+		{"invalid key", "PUT", "/public/y.json", `{"a.b":1}`, nil, 400, `{"error":"Invalid data; couldn't parse key beginning at 1:2. Key value can't be empty or contain $ # [ ] / or ."}`},
 		{"invalid path", "PUT", "/public/a$b.json", `1`, nil, 400, `{"error":"invalid path \"/public/a$b\": key \"a$b\" contains '$' (keys can't contain . # $ / [ ])"}`},
 		{"patch non-object", "PATCH", "/public.json", `1`, nil, 400, `{"error":"Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"}`},
 		{"server value", "PUT", "/public/t.json", `{".sv":{"increment":2}}`, nil, 200, `2`},

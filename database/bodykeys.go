@@ -54,8 +54,13 @@ func firstBadKey(b []byte, pathKeys bool) (int, bool) {
 			end := stringEnd(b, i)
 			n := len(stack)
 			if n > 0 && stack[n-1].object && stack[n-1].expectKey && !(pathKeys && n == 1) {
-				var k string
-				if json.Unmarshal(b[i:end], &k) == nil && illegalBodyKey(k) {
+				key := b[i+1 : end-1] // without escapes, the text is the key
+				if bytes.IndexByte(key, '\\') >= 0 {
+					var k string
+					_ = json.Unmarshal(b[i:end], &k)
+					key = []byte(k)
+				}
+				if illegalBodyKey(key) {
 					return i, true
 				}
 			}
@@ -79,16 +84,16 @@ func stringEnd(b []byte, start int) int {
 	return len(b)
 }
 
-func illegalBodyKey(k string) bool {
-	switch k {
+func illegalBodyKey(k []byte) bool {
+	switch string(k) {
 	case ".priority", ".value", ".sv":
 		return false
 	case "":
 		return true
 	}
-	for _, r := range k {
+	for _, c := range k { // the forbidden characters are all ASCII
 		switch {
-		case r == '.' || r == '#' || r == '$' || r == '/' || r == '[' || r == ']', r < 0x20 || r == 0x7f:
+		case c == '.' || c == '#' || c == '$' || c == '/' || c == '[' || c == ']', c < 0x20 || c == 0x7f:
 			return true
 		}
 	}

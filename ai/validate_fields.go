@@ -364,19 +364,22 @@ func safetyLines(lines []string, raw json.RawMessage, message string) []string {
 var responseMIMETypes = []string{"text/plain", "application/json", "application/xml", "application/yaml", "text/x.enum"}
 
 // generationConfigLines are the field-validation lines of
-// generationConfig. The response MIME type's line is production's
+// generationConfig. The temperature's line is production's, recorded by a
+// live probe of generativelanguage.googleapis.com published in public code
+// ("Decision: Google AI Studio's API surface, confirmed live", 2026-08-27:
+// temperature 5 → 400, temperature 2 → 200); the response MIME type's too
 // (https://errs.dmxapi.cn/detail.php?id=1689 quotes it). No production
-// answer to a temperature outside [0, 2] or a negative maxOutputTokens was
-// found in public reports: those lines are pyric's, in production's form.
+// answer to a negative maxOutputTokens was found in public reports: that
+// line is pyric's, in the temperature line's form.
 func generationConfigLines(lines []string, g *GenerationConfig, message string) []string {
 	if g == nil {
 		return lines
 	}
 	if t := g.Temperature; t != nil && (*t < 0 || *t > 2) {
-		lines = append(lines, fmt.Sprintf("* %s.generation_config.temperature: temperature must be in the range [0.0, 2.0], got %v.\n", message, *t))
+		lines = append(lines, fmt.Sprintf("* %s.generation_config.temperature: temperature must be in the range [0.0, 2.0].\n", message))
 	}
 	if n := g.MaxOutputTokens; n != nil && *n < 0 {
-		lines = append(lines, fmt.Sprintf("* %s.generation_config.max_output_tokens: max_output_tokens must be positive, got %d.\n", message, *n))
+		lines = append(lines, fmt.Sprintf("* %s.generation_config.max_output_tokens: max_output_tokens must be non-negative.\n", message))
 	}
 	if mt := g.ResponseMIMEType; mt != "" {
 		ok := false

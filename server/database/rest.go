@@ -30,6 +30,10 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns, path := h.namespace(r), restPath(r)
+	if err := database.CheckRESTPath(path); err != nil {
+		writeErr(w, err)
+		return
+	}
 	qv := r.URL.Query()
 	print := qv.Get("print")
 	if print != "" && print != "pretty" && print != "silent" {

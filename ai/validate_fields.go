@@ -398,7 +398,8 @@ var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$`)
 
 // functionNameLine is production's line for a function declaration's bad
 // name, word for word
-// (https://github.com/router-for-me/Cli-Proxy-API-Management-Center/issues/120).
+// (https://github.com/router-for-me/Cli-Proxy-API-Management-Center/issues/120);
+// its line for an empty name was not found: that one is pyric's.
 func functionNameLine(name string, i, j int, message string) string {
 	if name == "" {
 		return fmt.Sprintf("* %s.tools[%d].function_declarations[%d].name: Name cannot be empty.\n", message, i, j)

@@ -71,6 +71,8 @@ func TestMalformedGenerateContent(t *testing.T) {
 				"generation_config.response_schema.properties[n].value.type", `Invalid value at 'generation_config.response_schema.properties[n].value.type' (`+schemaType+`), "FLOATY"`)},
 		{"invalid function name", generate, hi + `, "tools": [{"functionDeclarations": [{"name": "ok"}, {"name": "get weather!"}]}]}`,
 			fields("* GenerateContentRequest.tools[0].function_declarations[1].name: " + nameRule + "\n")},
+		{"function name too long, and empty", generate, hi + `, "tools": [{"functionDeclarations": [{"name": "` + strings.Repeat("f", 65) + `"}]}, {"functionDeclarations": [{"name": ""}]}]}`,
+			fields("* GenerateContentRequest.tools[0].function_declarations[0].name: "+nameRule+"\n", "* GenerateContentRequest.tools[1].function_declarations[0].name: Name cannot be empty.\n")},
 		{"unknown safety category and threshold", generate, hi + `, "safetySettings": [{"category": "HARM_CATEGORY_RUDENESS", "threshold": "BLOCK_NONE"}, {"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_SOME"}]}`,
 			decoding("safety_settings[0].category", `Invalid value at 'safety_settings[0].category' (`+categoryType+`), "HARM_CATEGORY_RUDENESS"`,
 				"safety_settings[1].threshold", `Invalid value at 'safety_settings[1].threshold' (`+thresholdType+`), "BLOCK_SOME"`)},

@@ -15,13 +15,18 @@ const MaxRequestBytes = 20 << 20
 // DecodeRequest decodes a GenerateContentRequest body. Fields the engines
 // do not read are accepted, as production accepts every field of its
 // proto; a body that is not a JSON object, or a field of the wrong type,
-// is production's "Invalid JSON payload received." 400.
+// is production's "Invalid JSON payload received." 400, and the values
+// proto-JSON decoding refuses (see decodeChecks) its "Invalid value at"
+// 400.
 func DecodeRequest(body []byte) (*Request, error) {
 	if len(body) > MaxRequestBytes {
 		return nil, &Error{Code: 400, Status: "INVALID_ARGUMENT", Message: fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", MaxRequestBytes)}
 	}
 	var r Request
 	if err := decodeObject(body, &r); err != nil {
+		return nil, err
+	}
+	if err := decodeChecks(&r, func() []byte { return body }); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -42,7 +47,20 @@ func DecodeCountTokens(body []byte) (*Request, error) {
 		return nil, err
 	}
 	if w.GenerateContentRequest != nil {
+		inner := func() []byte {
+			var g struct {
+				R json.RawMessage `json:"generateContentRequest"`
+			}
+			_ = json.Unmarshal(body, &g)
+			return g.R
+		}
+		if err := decodeChecks(w.GenerateContentRequest, inner); err != nil {
+			return nil, err
+		}
 		return w.GenerateContentRequest, nil
+	}
+	if err := decodeChecks(&w.Request, func() []byte { return body }); err != nil {
+		return nil, err
 	}
 	return &w.Request, nil
 }

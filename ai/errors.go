@@ -61,14 +61,9 @@ func InvalidArgument(msg string) *Error { return invalidArgument("%s", msg) }
 func NotFound(msg string) *Error { return &Error{Code: 404, Status: "NOT_FOUND", Message: msg} }
 
 // errInvalidJSON is production's answer to a body that does not decode
-// (the "Invalid JSON payload received." family).
+// (the "Invalid JSON payload received." family), naming no field.
 func errInvalidJSON(detail string) *Error {
-	return &Error{Code: 400, Status: "INVALID_ARGUMENT",
-		Message: "Invalid JSON payload received. " + detail,
-		Details: []map[string]any{{
-			"@type":           "type.googleapis.com/google.rpc.BadRequest",
-			"fieldViolations": []map[string]any{{"description": "Invalid JSON payload received. " + detail}},
-		}}}
+	return errBadRequest([]violation{{description: "Invalid JSON payload received. " + detail}})
 }
 
 // errUnknownModel is ai-error-unknown-model: 404 without details; the

@@ -14,55 +14,65 @@ var validRoles = map[string]bool{
 	"context": true, "user_context": true, "model": true, "function": true,
 }
 
-// validate checks a request as production does before generating: message
-// is the proto name in field paths ("GenerateContentRequest").
+// validate checks a decoded request as production does before generating:
+// message is the proto name in field paths ("GenerateContentRequest").
+// Empty contents and a bad role are answered alone; the other field
+// violations are answered together, a line each, as production lists them
+// (https://github.com/google-gemini/gemini-cli/issues/2966); thought
+// signatures are checked last.
 func validate(r *Request, model, message string) error {
 	if len(r.Contents) == 0 {
 		return errEmptyContents(message)
 	}
-	for i, c := range r.Contents {
+	for _, c := range r.Contents {
 		if c.Role != "" && !validRoles[strings.ToLower(c.Role)] {
 			return errBadRole(c.Role)
 		}
+	}
+	var lines []string
+	for i, c := range r.Contents {
 		if len(c.Parts) == 0 {
-			return invalidArgument("* %s.contents[%d].parts: contents.parts must not be empty.\n", message, i)
+			lines = append(lines, fmt.Sprintf("* %s.contents[%d].parts: contents.parts must not be empty.\n", message, i))
 		}
 		for j, p := range c.Parts {
-			if !p.hasData() {
-				return invalidArgument("* %s.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field\n", message, i, j)
-			}
-			if err := checkPart(p, fmt.Sprintf("contents[%d].parts[%d]", i, j), message); err != nil {
-				return err
-			}
+			lines = partLines(lines, p, fmt.Sprintf("contents[%d].parts[%d]", i, j), message)
 		}
 	}
 	if r.SystemInstruction != nil {
 		for j, p := range r.SystemInstruction.Parts {
-			if !p.hasData() {
-				return invalidArgument("* %s.system_instruction.parts[%d].data: required oneof field 'data' must have one initialized field\n", message, j)
-			}
+			lines = partLines(lines, p, fmt.Sprintf("system_instruction.parts[%d]", j), message)
 		}
 	}
 	for i, t := range r.Tools {
 		for j, f := range t.FunctionDeclarations {
-			if f.Name == "" {
-				return invalidArgument("* %s.tools[%d].function_declarations[%d].name: Name cannot be empty.\n", message, i, j)
-			}
-			if err := checkFunctionName(f.Name, i, j, message); err != nil {
-				return err
+			if l := functionNameLine(f.Name, i, j, message); l != "" {
+				lines = append(lines, l)
 			}
 		}
 	}
-	if err := checkGenerationConfig(r.GenerationConfig, message); err != nil {
-		return err
-	}
-	if err := checkSafetySettings(r.SafetySettings); err != nil {
-		return err
+	lines = generationConfigLines(lines, r.GenerationConfig, message)
+	lines = safetyLines(lines, r.SafetySettings, message)
+	if len(lines) > 0 {
+		return invalidArgument("%s", strings.Join(lines, ""))
 	}
 	if thinks(model) {
 		return checkSignatures(r.Contents)
 	}
 	return nil
+}
+
+// partLines are the field-validation lines of one part at field: one
+// member of the oneof 'data' must be set (production's line, quoted in
+// https://github.com/genkit-ai/genkit/issues/3816), and inline bytes need
+// their MIME type (no production answer found: pyric's line).
+func partLines(lines []string, p Part, field, message string) []string {
+	if !p.hasData() {
+		return append(lines, fmt.Sprintf("* %s.%s.data: required oneof field 'data' must have one initialized field\n", message, field))
+	}
+	if b := p.InlineData; b != nil && strings.TrimSpace(b.MIMEType) == "" {
+		lines = append(lines, fmt.Sprintf("* %s.%s.inline_data.mime_type: mime_type must be set to the data's MIME type (e.g. image/png).\n", message, field))
+	}
+	return lines
 }
 
 func (p Part) hasData() bool {

@@ -84,6 +84,24 @@ func ParsePath(p string) ([]string, error) {
 	return keys, nil
 }
 
+// CheckRESTPath checks the path of a REST URL as production's REST API
+// does before anything else: a key no location can have is "Invalid path:
+// Invalid token in path" (its answer, quoted in
+// https://github.com/bugthesystem/FireSharp/issues/153 for a key holding a
+// "."); other path errors are ParsePath's.
+func CheckRESTPath(p string) error {
+	_, err := ParsePath(p)
+	if err == nil {
+		return nil
+	}
+	for _, k := range strings.Split(p, "/") {
+		if k != "" && k != ".priority" && len(k) <= MaxKeyBytes && badKey(k) != "" {
+			return errorf(ErrInvalidPath, "Invalid path: Invalid token in path")
+		}
+	}
+	return err
+}
+
 // joinPath renders keys as "/a/b" ("/" for the root).
 func joinPath(keys []string) string {
 	return "/" + strings.Join(keys, "/")

@@ -120,23 +120,48 @@ func TestInFlightBudget(t *testing.T) {
 }
 
 // TestBrokenTextAndKeys: invalid UTF-8 and lone surrogates are refused,
-// not stored as U+FFFD; an update key with an empty segment too.
+// not stored as U+FFFD; a key no location can have is refused with
+// production's answer naming the key's line and column; an update key with
+// an empty segment too. Each answer is compared whole.
 func TestBrokenTextAndKeys(t *testing.T) {
 	t.Parallel()
 	srv, _ := start(t, `{"rules": {".read": true, ".write": true}}`)
-	const msg = "Invalid data; couldn't parse JSON object, array, or value."
-	for name, body := range map[string]string{"invalid UTF-8": "\"\xff\"", "lone surrogate": `{"a": "\ud800"}`} {
-		if r := do(t, srv, "PUT", "/t.json?ns=demo", body); r.status != 400 || !strings.Contains(r.body, msg) {
-			t.Errorf("%s: %d %s", name, r.status, r.body)
-		}
+	const parse = `{"error":"Invalid data; couldn't parse JSON object, array, or value."}`
+	key := func(at string) string {
+		return `{"error":"Invalid data; couldn't parse key beginning at ` + at + `. Key value can't be empty or contain $ # [ ] / or ."}`
 	}
-	if r := do(t, srv, "PATCH", "/t.json?ns=demo", `{"a//b": 1}`); r.status != 400 || !strings.Contains(r.body, "valid key names") {
-		t.Errorf("PATCH a//b: %d %s", r.status, r.body)
+	const update = `{"error":"Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?"}`
+	for _, c := range []struct{ name, method, body, want string }{
+		{"invalid UTF-8", "PUT", "\"\xff\"", parse},
+		{"lone surrogate", "PUT", `{"a": "\ud800"}`, parse},
+		{"lone surrogate in a POST", "POST", `{"a": "x\udc00"}`, parse},
+		{"first key", "PUT", `{"a.b": 1}`, key("1:2")},
+		{"nested key", "PUT", `{"ok": {"x": 1, "a$b": 2}}`, key("1:17")},
+		{"empty key", "PUT", `{"ok": {"": 1}}`, key("1:9")},
+		{"key on a later line", "PUT", "{\n  \"ok\": 1,\n  \"a/b\": 2\n}", key("3:3")},
+		{"columns count characters", "PUT", `{"é": {"ü": 1, "[": 2}}`, key("1:16")},
+		{"key in a POST", "POST", `{"#": 1}`, key("1:2")},
+		{"key inside an update's value", "PATCH", `{"a/b": {"c]": 1}}`, key("1:10")},
+		{"update key with an empty segment", "PATCH", `{"a//b": 1}`, update},
+		{"update of a non-object", "PATCH", `1`, update},
+	} {
+		r := do(t, srv, c.method, "/t.json?ns=demo", c.body)
+		if r.status != 400 || r.body != c.want {
+			t.Errorf("%s: %d %s\nwant 400 %s", c.name, r.status, r.body, c.want)
+		}
 	}
 	if r := do(t, srv, "GET", "/.json?ns=demo", ""); r.body != "null" {
 		t.Errorf("stored after refusals: %s", r.body)
 	}
-	if r := do(t, srv, "PATCH", "/t.json?ns=demo", `{"a/b": "\ud83d\ude00"}`); r.status != 200 {
-		t.Errorf("a valid update: %d %s", r.status, r.body)
+	// Keys with a meaning, strings holding the forbidden characters, and
+	// an update's path keys pass.
+	for _, c := range []struct{ method, body string }{
+		{"PATCH", `{"a/b": "\ud83d\ude00"}`},
+		{"PUT", `{"v": {".value": "a.b/$#[]", ".priority": 1}, "t": {".sv": "timestamp"}}`},
+		{"PATCH", `{"x/y/z": {"k": "[]"}}`},
+	} {
+		if r := do(t, srv, c.method, "/t.json?ns=demo", c.body); r.status != 200 {
+			t.Errorf("a valid %s %s: %d %s", c.method, c.body, r.status, r.body)
+		}
 	}
 }

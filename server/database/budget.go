@@ -47,7 +47,7 @@ var errBusy = errors.New("busy")
 // and the handler's in-flight budget. The bytes stay reserved until release
 // is called (after the write is applied); ok is false when the answer was
 // already written.
-func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request) (v any, release func(), ok bool) {
+func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys bool) (v any, release func(), ok bool) {
 	if r.ContentLength > database.MaxRESTWrite {
 		tooLarge(w)
 		return nil, nil, false
@@ -100,6 +100,11 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request) (v any, 
 	if err != nil {
 		release()
 		api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
+		return nil, nil, false
+	}
+	if err := database.CheckBodyKeys(buf, pathKeys); err != nil {
+		release()
+		writeErr(w, err)
 		return nil, nil, false
 	}
 	return v, release, true

@@ -40,6 +40,14 @@ var rtdbCases = []rtdbCase{
 	{"stale compare-and-set", false, "stale", "/public/seed", `{"v":9}`, errcode.Aborted, ""},
 }
 
+// restWording is, per case, production's REST answer where it words an
+// error its own way: a bad key in a body is named by its line and column
+// in the body's text, which the other transports do not carry. Only the
+// code and the data are compared across transports for these cases.
+var restWording = map[string]string{
+	"key with a dot": "Invalid data; couldn't parse key beginning at 1:2. Key value can't be empty or contain $ # [ ] / or .",
+}
+
 const matrixNS = "demo-default-rtdb"
 
 // TestTransportMatrix runs one table of operations in-process (the
@@ -189,8 +197,15 @@ func TestTransportMatrix(t *testing.T) {
 					}
 				}
 				got := tr.run(c, path, data)
-				if got.code != c.code || !strings.Contains(got.msg, c.msg) {
-					t.Errorf("%s: %v %q, want %v containing %q", tr.name, got.code, got.msg, c.code, c.msg)
+				want, own := c.msg, false
+				if w, ok := restWording[c.name]; ok && tr.name == "REST" {
+					want, own = w, true
+				}
+				if got.code != c.code || !strings.Contains(got.msg, want) {
+					t.Errorf("%s: %v %q, want %v containing %q", tr.name, got.code, got.msg, c.code, want)
+				}
+				if own && first != nil {
+					got.msg = first.msg // its own words, compared above
 				}
 				if got.code == errcode.OK && c.op != "get" {
 					// A write's data is what a read of it gives back, on

@@ -30,6 +30,10 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns, path := h.namespace(r), restPath(r)
+	if err := database.CheckRESTPath(path); err != nil {
+		writeErr(w, err)
+		return
+	}
 	qv := r.URL.Query()
 	print := qv.Get("print")
 	if print != "" && print != "pretty" && print != "silent" {
@@ -122,7 +126,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 		api.Message(w, http.StatusUnauthorized, "Permission denied")
 		return
 	}
-	v, release, ok := h.readWriteBody(w, r)
+	v, release, ok := h.readWriteBody(w, r, method == http.MethodPatch)
 	if !ok {
 		return
 	}
@@ -156,7 +160,10 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 		}
 		for k := range m {
 			// An empty segment ("a//b") names no location: production
-			// refuses the update as it refuses invalid key names.
+			// refuses the update as it refuses invalid key names, with
+			// its answer to an update that is not a JSON object (quoted
+			// in public clients, e.g. RomainVialard/FirebaseApp's
+			// NORMALIZED_ERRORS.INVALID_DATA).
 			if strings.Contains(k, "//") {
 				api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object. Are you sending a JSON object with valid key names?")
 				return

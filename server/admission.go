@@ -108,10 +108,11 @@ func (g *gate) enter(ctx context.Context) error {
 
 func (g *gate) leave() { <-g.slots }
 
-// HeavyWork reports the process's heavy requests: how many hold a slot
-// and how many queue for one (for diagnostics and tests).
-func HeavyWork() (admitted, waiting int) {
-	return len(heavyWork.slots), int(heavyWork.waiting.Load())
+// HeavyWork reports the process's heavy requests: how many hold a slot,
+// how many queue for one, and how many slots there are (for diagnostics
+// and tests).
+func HeavyWork() (admitted, waiting, slots int) {
+	return len(heavyWork.slots), int(heavyWork.waiting.Load()), cap(heavyWork.slots)
 }
 
 // BodyBudgetError is the failed read of a heavy body that would pass

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -348,5 +349,29 @@ func TestAdmittedWorkRunsOnALoweredThread(t *testing.T) {
 	want := []int{heavyNice, base, heavyNice, base}
 	if fmt.Sprint(nices) != fmt.Sprint(want) {
 		t.Fatalf("handlers ran at nice %v, want %v (heavy, light, heavy, light)", nices, want)
+	}
+	// The lowered threads are discarded, and no thread was cloned from
+	// one (a new thread inherits its creator's nice): the test hangs, and
+	// fails at its deadline, if one stays. The main thread is the
+	// exception: the runtime cannot end it, so when heavy work happened to
+	// run on it, it parks it for good instead (it runs nothing again).
+	for lowered := -1; lowered != 0; time.Sleep(time.Millisecond) {
+		lowered = 0
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, task := range tasks {
+			if task.Name() == fmt.Sprint(os.Getpid()) {
+				continue
+			}
+			stat, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
+			if err != nil {
+				continue // exited meanwhile
+			}
+			// Fields after the command's closing parenthesis: state is
+			// the 3rd of stat(5), nice the 19th.
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			if len(f) > 16 && f[16] == fmt.Sprint(heavyNice) {
+				lowered++
+			}
+		}
 	}
 }

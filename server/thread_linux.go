@@ -21,7 +21,10 @@ const heavyNice = 19
 // it again (RLIMIT_NICE is 0 by default), so the thread cannot be given
 // back to the runtime as it was; the runtime discards a thread whose
 // locked goroutine ends, which is why heavy work runs on a goroutine of
-// its own (OwnGoroutine). Work the goroutine hands to others (a group
+// its own (OwnGoroutine); the main thread, which the runtime cannot end,
+// it parks for good instead. A thread inherits its creator's nice, but the
+// runtime never creates threads from a locked one (it asks its template
+// thread), so the lowered priority spreads no further. Work the goroutine hands to others (a group
 // commit's flush led by another commit, the collector's background
 // workers) keeps normal priority; its own allocations' collector assists
 // run on the lowered thread.

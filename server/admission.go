@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/pyric/pyric/errcode"
-
 	"github.com/pyric/pyric/internal/memlimit"
 )
 

@@ -1,8 +1,12 @@
 // Package server holds what Pyric's wire adapters share: the one-port
 // listener that serves gRPC (HTTP/2) and HTTP/1.1 on the same port, as the
-// official Firestore emulator does, and the origin and host policy every
-// port applies (Policy, Guard). The adapters themselves live in the
-// subpackages (server/firestore, server/auth).
+// official Firestore emulator does, the origin and host policy every port
+// applies (Policy, Guard), and the gate every port's heavy requests (bodies
+// past HeavyBodyBytes) pass: the bytes of the bodies being read are bounded
+// (BodyBudget), their work takes one fewer processor than the process has
+// and runs below light requests' priority (Guard for HTTP, AdmitMessage for
+// gRPC). The adapters themselves live in the subpackages (server/firestore,
+// server/auth).
 package server
 
 import (

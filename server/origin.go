@@ -199,11 +199,10 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		}
 		body := r.Body
 		defer drainRefused(w, r, body)
-		r, admitted := admit(heavyWork, r)
-		defer admitted()
+		r, a := admit(heavyWork, r)
 		origin := r.Header.Get("Origin")
 		if origin == "" {
-			h.ServeHTTP(w, r)
+			serve(a, h, w, r)
 			return
 		}
 		hd := w.Header()
@@ -223,8 +222,17 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 			return
 		}
 		hd.Set("Access-Control-Expose-Headers", exposedHeaders)
-		h.ServeHTTP(w, r)
+		serve(a, h, w, r)
 	})
+}
+
+// serve serves h, behind the gate when a is an admission.
+func serve(a *admission, h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if a == nil {
+		h.ServeHTTP(w, r)
+		return
+	}
+	serveAdmitted(a, h, w, r)
 }
 
 // drainLimit bounds how much of a request body left unread (one refused as

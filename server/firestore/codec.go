@@ -3,6 +3,7 @@ package firestoreserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pyric/pyric/server"
 )
 
 // grpc-go turns a request its codec cannot decode into INTERNAL, before any
@@ -45,11 +48,89 @@ func (lenientCodec) Unmarshal(b []byte, v any) error {
 	if !ok {
 		return fmt.Errorf("codec: %T is not a proto message", v)
 	}
+	if len(b) > server.HeavyBodyBytes {
+		deferred.Store(m, slices.Clone(b)) // b is the transport's buffer, reused once we return
+		return nil
+	}
+	decode(b, m)
+	return nil
+}
+
+func decode(b []byte, m proto.Message) {
 	if err := proto.Unmarshal(b, m); err != nil {
 		proto.Reset(m)
 		decodeErrors.Store(m, describeDecodeError(m.ProtoReflect().Descriptor(), b, err))
 	}
-	return nil
+}
+
+// A request message past server.HeavyBodyBytes is heavy work: decoding
+// it, checking it against the rules and committing it cost what a heavy
+// HTTP body does, so it waits at the process's gate as those do. The
+// codec keeps its bytes (deferred) instead of decoding them; a unary call
+// is admitted, then decoded and served (admitUnary); a stream's message
+// is decoded as it is received (the stream's receiving goroutine is not
+// the one that does its work) and its work admitted where it is done
+// (Write).
+
+// deferred maps a heavy request message to its undecoded bytes.
+var deferred sync.Map // proto.Message -> []byte
+
+// decodeDeferred decodes req's deferred bytes, if any, and returns their
+// size (0 when req was decoded by the codec).
+func decodeDeferred(req any) int {
+	m, ok := req.(proto.Message)
+	if !ok {
+		return 0
+	}
+	b, ok := deferred.LoadAndDelete(m)
+	if !ok {
+		return 0
+	}
+	decode(b.([]byte), m)
+	return len(b.([]byte))
+}
+
+// admitUnary serves a heavy unary request as admitted heavy work: on a
+// goroutine of its own, once the gate admits it, decoded there.
+func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	m, ok := req.(proto.Message)
+	if !ok {
+		return h(ctx, req)
+	}
+	b, ok := deferred.Load(m)
+	if !ok {
+		return h(ctx, req)
+	}
+	server.OwnGoroutine(func() {
+		release, aerr := server.AdmitMessage(ctx, int64(len(b.([]byte))))
+		if aerr != nil {
+			deferred.Delete(m)
+			err = status.FromContextError(aerr).Err()
+			return
+		}
+		defer release()
+		decodeDeferred(m)
+		resp, err = h(ctx, req)
+	})
+	return resp, err
+}
+
+// ownGoroutineStream runs each stream's handler on a goroutine of its own,
+// so that the work of a heavy message it admits (server.AdmitMessage)
+// runs on a thread discarded with it, not on a reused stream worker.
+func ownGoroutineStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	server.OwnGoroutine(func() { err = h(srv, ss) })
+	return err
+}
+
+// admitStreamed admits the work of a message a stream received (a
+// Write), by its size; release gives the slot back once it is done.
+func admitStreamed(ctx context.Context, m proto.Message) (release func(), err error) {
+	release, err = server.AdmitMessage(ctx, int64(proto.Size(m)))
+	if err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
+	return release, nil
 }
 
 // takeDecodeError returns (and forgets) the decode problem of req.
@@ -83,6 +164,7 @@ func (s checkedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
+	decodeDeferred(m)
 	return takeDecodeError(m)
 }
 

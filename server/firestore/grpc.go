@@ -209,7 +209,12 @@ func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
 		case <-g.drain:
 			return errDraining
 		}
+		release, err := admitStreamed(ctx, req)
+		if err != nil {
+			return err
+		}
 		r, err := ws.Handle(ctx, req)
+		release()
 		if err != nil {
 			return Err(err)
 		}

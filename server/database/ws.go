@@ -132,7 +132,7 @@ func (s *session) writeItems(ctx context.Context, items []any) error {
 		case reply:
 			msg = x
 		case database.Push:
-			msg = encodePush(x)
+			msg = x.Encoded(encodePush)
 		default:
 			continue
 		}
@@ -248,6 +248,34 @@ func (s *session) handle(msg string) error {
 // decodeMessage parses one reassembled client message: a data request
 // (env "d") or a control message (env "c", ctl its type).
 func decodeMessage(msg string) (env string, req request, ctl string, err error) {
+	// One pass over the message for the well-formed (the two below read
+	// a data message's body twice); a message it refuses goes through
+	// them for the error that names its problem.
+	var one struct {
+		T string `json:"t"`
+		D struct {
+			T string `json:"t"` // a control message's type
+			request
+		} `json:"d"`
+	}
+	dec := json.NewDecoder(strings.NewReader(msg))
+	dec.UseNumber()
+	if dec.Decode(&one) == nil {
+		switch one.T {
+		case "c":
+			return "c", req, one.D.T, nil
+		case "d":
+			if _, err := one.D.R.Int64(); one.D.A != "" && (err == nil || one.D.R == "") {
+				return "d", one.D.request, "", nil
+			}
+		}
+	}
+	return decodeMessageSlowly(msg)
+}
+
+// decodeMessageSlowly is decodeMessage in two passes, envelope then
+// body, which tell which part of a malformed message is wrong.
+func decodeMessageSlowly(msg string) (env string, req request, ctl string, err error) {
 	var e envelope
 	dec := json.NewDecoder(strings.NewReader(msg))
 	dec.UseNumber()

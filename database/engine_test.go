@@ -209,6 +209,21 @@ func TestKeyOrder(t *testing.T) {
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("got %v, want %v", keys, want)
 	}
+	// The edges of an integer key: leading zeros do not count against its
+	// ten digits; eleven digits, a lone '-' or a '+' make a string.
+	keys = []string{"12345678901", "-", "0000000000005", "+1", "5", "-0", "1234567890", "-2147483648"}
+	sort.Slice(keys, func(i, j int) bool { return database.CompareKeys(keys[i], keys[j]) < 0 })
+	want = []string{"-2147483648", "-0", "5", "0000000000005", "1234567890", "+1", "-", "12345678901"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("edges: got %v, want %v", keys, want)
+	}
+	// Keys read back as an array only when all are indexes without
+	// leading zeros.
+	for in, out := range map[string]string{`{"0":"a","1":"b"}`: `["a","b"]`, `{"0":"a","01":"b"}`: `{"0":"a","01":"b"}`, `{"1":"a","2":"b","3":"c"}`: `[null,"a","b","c"]`} {
+		if got := jsonOf(database.Plain(mustJSON(t, in))); got != out {
+			t.Errorf("Plain(%s) = %s, want %s", in, got, out)
+		}
+	}
 	vals := []any{"s", 2.0, true, nil, map[string]any{"a": 1}, false, 1.0, "a"}
 	sort.SliceStable(vals, func(i, j int) bool { return database.CompareValues(vals[i], vals[j]) < 0 })
 	if got := jsonOf(vals); got != `[null,false,true,1,2,"a","s",{"a":1}]` {
@@ -934,5 +949,51 @@ func TestBaseRules(t *testing.T) {
 	}
 	if database.Registration(database.Options{}).Name != "database" {
 		t.Fatal("registration name")
+	}
+}
+
+// TestSharedPushEncoding: the listeners of one location that a write
+// reaches alike (untagged) share one encoding of its push, computed once
+// for all of them; a tagged (query) listen's push is its own.
+func TestSharedPushEncoding(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	set(t, d, admin, "public/items", `{"a":{"n":1}}`)
+	var conns []*database.Conn
+	for range 3 {
+		c := d.Connect(ns, alice)
+		defer c.Close()
+		if _, err := c.Listen("public/items", database.Query{}, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, c) // the initial value
+		conns = append(conns, c)
+	}
+	tagged := d.Connect(ns, alice)
+	defer tagged.Close()
+	if _, err := tagged.Listen("public/items", database.Query{Index: "n", Limit: 5}, 5, ""); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, tagged)
+	set(t, d, admin, "public/items/a/n", `2`)
+	encodings := 0
+	encode := func(p database.Push) []byte {
+		encodings++
+		return []byte(p.Path + "=" + jsonOf(p.Data))
+	}
+	for i, c := range conns {
+		ps := drain(t, c)
+		if len(ps) != 1 {
+			t.Fatalf("listener %d got %d pushes, want 1: %v", i, len(ps), pushText(ps))
+		}
+		if got := string(ps[0].Encoded(encode)); got != "public/items/a/n=2" {
+			t.Errorf("listener %d: encoded %q", i, got)
+		}
+	}
+	if encodings != 1 {
+		t.Errorf("three listeners' pushes were encoded %d times, want once", encodings)
+	}
+	ps := drain(t, tagged)
+	if len(ps) != 1 || ps[0].Shared != nil || ps[0].Tag != 5 {
+		t.Errorf("the tagged listen's push = %+v, want its own (tag 5, not shared)", ps)
 	}
 }

@@ -36,6 +36,28 @@ type Push struct {
 	// listens are gone when it is queued.
 	AuthRevoked string
 	Reason      string
+	// Shared, when set, is the one encoding of every copy of this push
+	// (the same Path, Data, Merge and Tag, queued to many listeners): a
+	// write that reaches a thousand listens of one location is encoded
+	// once, not a thousand times. See Encoded.
+	Shared *SharedEncoding
+}
+
+// SharedEncoding holds the encoding of a push queued to many listeners.
+type SharedEncoding struct {
+	once sync.Once
+	b    []byte
+}
+
+// Encoded returns encode(p), computed once for every copy of p that
+// shares its encoding. A transport passes its one encoder of pushes (the
+// same for every call on p's copies): the bytes are shared, read-only.
+func (p Push) Encoded(encode func(Push) []byte) []byte {
+	if p.Shared == nil {
+		return encode(p)
+	}
+	p.Shared.once.Do(func() { p.Shared.b = encode(p) })
+	return p.Shared.b
 }
 
 // maxQueue bounds what a connection may have waiting: a client that
@@ -591,17 +613,26 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		ls = append(ls, l)
 	}
 	ns.lmu.Unlock()
+	// Pushes that many listeners get alike (untagged: no query of their
+	// own) share one encoding: per change below the listens, per listened
+	// path above them.
+	var sharedBelow []*SharedEncoding
+	var sharedAt map[string]*SharedEncoding
+	if len(ls) > 1 {
+		sharedBelow = make([]*SharedEncoding, len(changes))
+		sharedAt = map[string]*SharedEncoding{}
+	}
 	for _, l := range ls {
 		if l.windowed {
 			d.notifyWindow(ns, l, changes)
 			continue
 		}
-		var items []change
+		var items []int // indexes in changes
 		var above *change
 		for i, c := range changes {
 			if rtdb.IsPathPrefix(l.keys, c.keys) {
 				if !Equal(c.old, c.new) {
-					items = append(items, c)
+					items = append(items, i)
 				}
 			} else if rtdb.IsPathPrefix(c.keys, l.keys) {
 				above = &changes[i] // paths of one write never overlap: at most one
@@ -611,7 +642,14 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 			rest := l.keys[len(above.keys):]
 			o, n := getAt(above.old, rest), getAt(above.new, rest)
 			if !Equal(o, n) {
-				l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag})
+				p := Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag}
+				if sharedAt != nil && l.tag == 0 {
+					if sharedAt[p.Path] == nil {
+						sharedAt[p.Path] = &SharedEncoding{}
+					}
+					p.Shared = sharedAt[p.Path]
+				}
+				l.conn.enqueue(p)
 				d.emitListener(l, event.Deliver, "")
 			}
 			continue
@@ -627,13 +665,20 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 				at = l.keys
 			}
 			m := make(map[string]any, len(items))
-			for _, c := range items {
-				m[strings.Join(c.keys[len(at):], "/")] = c.new
+			for _, i := range items {
+				m[strings.Join(changes[i].keys[len(at):], "/")] = changes[i].new
 			}
 			l.conn.enqueue(Push{Path: strings.Join(at, "/"), Data: m, Merge: true, Tag: l.tag})
 		} else {
-			for _, c := range items {
-				l.conn.enqueue(Push{Path: strings.Join(c.keys, "/"), Data: c.new, Tag: l.tag})
+			for _, i := range items {
+				p := Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Tag: l.tag}
+				if sharedBelow != nil && l.tag == 0 {
+					if sharedBelow[i] == nil {
+						sharedBelow[i] = &SharedEncoding{}
+					}
+					p.Shared = sharedBelow[i]
+				}
+				l.conn.enqueue(p)
 			}
 		}
 		d.emitListener(l, event.Deliver, "")

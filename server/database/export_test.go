@@ -1,5 +1,7 @@
 package databaseserver
 
+import "time"
+
 // InFlightBytes is the body bytes REST writes in flight hold against the
 // handler's budget, for tests that wait until a write has taken its share.
 func InFlightBytes(h *Handler) int64 {
@@ -23,4 +25,12 @@ func PollHeld(h *Handler, id string) bool {
 		return false
 	}
 	return true
+}
+
+// SetIdleTimeout sets how long a websocket may stay silent, for the test
+// that watches it close; the returned func restores it.
+func SetIdleTimeout(d time.Duration) (restore func()) {
+	old := idleTimeout
+	idleTimeout = d
+	return func() { idleTimeout = old }
 }

@@ -288,7 +288,7 @@ func (s *lpSession) poll(w http.ResponseWriter, r *http.Request) {
 		case reply:
 			parts = append(parts, string(x))
 		case database.Push:
-			parts = append(parts, string(encodePush(x)))
+			parts = append(parts, string(x.Encoded(encodePush)))
 		}
 	}
 	if switched {

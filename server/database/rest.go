@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,18 +24,19 @@ func restPath(r *http.Request) string {
 	return p
 }
 
-func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
-	who, err := caller(r)
+// serveREST answers a REST request; qv is its parsed query, ns its
+// namespace.
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, qv url.Values, ns string) {
+	who, err := caller(r, qv)
 	if err != nil {
 		api.Message(w, http.StatusUnauthorized, err.Error())
 		return
 	}
-	ns, path := h.namespace(r), restPath(r)
+	path := restPath(r)
 	if err := database.CheckRESTPath(path); err != nil {
 		writeErr(w, err)
 		return
 	}
-	qv := r.URL.Query()
 	print := qv.Get("print")
 	if print != "" && print != "pretty" && print != "silent" {
 		api.Message(w, http.StatusBadRequest, "print must be 'pretty' or 'silent'")
@@ -50,11 +52,11 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 			h.serveStream(w, r, who, ns, path)
 			return
 		}
-		h.restGet(w, r, who, ns, path, print)
+		h.restGet(w, r, qv, who, ns, path, print)
 	case http.MethodPut, http.MethodPatch, http.MethodPost:
-		h.restWrite(w, r, method, who, ns, path, print)
+		h.restWrite(w, r, qv, method, who, ns, path, print)
 	case http.MethodDelete:
-		h.restDelete(w, r, who, ns, path, print)
+		h.restDelete(w, r, qv, who, ns, path, print)
 	default:
 		api.Message(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not supported")
 	}
@@ -64,9 +66,9 @@ func wantsETag(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("X-Firebase-ETag"), "true") || r.Header.Get("If-Match") != ""
 }
 
-func render(v any, r *http.Request, print string) []byte {
+func render(v any, qv url.Values, print string) []byte {
 	out := database.Plain(v)
-	if r.URL.Query().Get("format") == "export" {
+	if qv.Get("format") == "export" {
 		out = v
 	}
 	var b []byte
@@ -78,8 +80,7 @@ func render(v any, r *http.Request, print string) []byte {
 	return b
 }
 
-func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path, print string) {
-	qv := r.URL.Query()
+func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values, who identity.Identity, ns, path, print string) {
 	q, hasQuery, err := database.ParseRESTQuery(qv)
 	if err != nil {
 		writeErr(w, err)
@@ -116,10 +117,10 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, who identity.I
 		api.Body(w, http.StatusOK, b)
 		return
 	}
-	api.Body(w, http.StatusOK, render(res.Value, r, print))
+	api.Body(w, http.StatusOK, render(res.Value, qv, print))
 }
 
-func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method string, who identity.Identity, ns, path, print string) {
+func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Values, method string, who identity.Identity, ns, path, print string) {
 	// Decided before the body is read: rules that deny every caller
 	// here cost nothing to answer, however large the body.
 	if !h.db.MayWrite(who, ns, path) {
@@ -137,7 +138,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 		var stale *database.Stale
 		if errors.As(err, &stale) {
 			w.Header().Set("ETag", stale.ETag)
-			api.Body(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+			api.Body(w, http.StatusPreconditionFailed, render(stale.Current, qv, print))
 			return
 		}
 		if err != nil {
@@ -151,7 +152,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		api.Body(w, http.StatusOK, render(stored, r, print))
+		api.Body(w, http.StatusOK, render(stored, qv, print))
 	case http.MethodPatch:
 		m, isObj := v.(map[string]any)
 		if !isObj {
@@ -200,12 +201,12 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, method strin
 	}
 }
 
-func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identity.Identity, ns, path, print string) {
+func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, qv url.Values, who identity.Identity, ns, path, print string) {
 	_, err := h.db.Set(who, ns, path, nil, database.WriteOptions{IfMatch: r.Header.Get("If-Match"), Method: "remove"})
 	var stale *database.Stale
 	if errors.As(err, &stale) {
 		w.Header().Set("ETag", stale.ETag)
-		api.Body(w, http.StatusPreconditionFailed, render(stale.Current, r, print))
+		api.Body(w, http.StatusPreconditionFailed, render(stale.Current, qv, print))
 		return
 	}
 	if err != nil {
@@ -222,7 +223,7 @@ func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, who identit
 // serveRules is GET/PUT /.settings/rules.json?ns=: the namespace's rules
 // source; writing needs admin.
 func (h *Handler) serveRules(w http.ResponseWriter, r *http.Request) {
-	who, err := caller(r)
+	who, err := caller(r, r.URL.Query())
 	if err != nil {
 		api.Message(w, http.StatusUnauthorized, err.Error())
 		return

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -108,7 +109,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if ns := h.namespace(r); !validNamespace(ns) {
+	// The query is parsed once here (each r.URL.Query() parses it again,
+	// maps and strings: a REST request asked it seven times).
+	qv := r.URL.Query()
+	ns := h.namespaceOf(r, qv)
+	if !validNamespace(ns) {
 		api.Message(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
 		return
 	}
@@ -120,10 +125,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/.settings/rules.json" || r.URL.Path == "/.settings/rules":
 		h.serveRules(w, r)
 	case r.URL.Path == "/.inspect/coverage":
-		b, _ := json.Marshal(h.db.Coverage(h.namespace(r)))
+		b, _ := json.Marshal(h.db.Coverage(ns))
 		api.Body(w, http.StatusOK, b)
 	case strings.HasSuffix(r.URL.Path, ".json"):
-		h.serveREST(w, r)
+		h.serveREST(w, r, qv, ns)
 	default:
 		api.Message(w, http.StatusNotFound, "Not Found: use /<path>.json for REST or /.ws for the websocket protocol")
 	}
@@ -131,8 +136,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // namespace is the request's namespace: ?ns=, else the first label of a
 // <ns>.<host> Host header, else the default.
-func (h *Handler) namespace(r *http.Request) string {
-	if ns := r.URL.Query().Get("ns"); ns != "" {
+func (h *Handler) namespace(r *http.Request) string { return h.namespaceOf(r, r.URL.Query()) }
+
+// namespaceOf is namespace with the request's query qv already parsed.
+func (h *Handler) namespaceOf(r *http.Request, qv url.Values) string {
+	if ns := qv.Get("ns"); ns != "" {
 		return ns
 	}
 	host := r.Host
@@ -170,22 +178,22 @@ func isIP(host string) bool {
 
 // caller derives the identity of a REST request: Authorization (Bearer
 // owner is admin, a JWT is its claims) or ?auth=, then admin's
-// auth_variable_override.
-func caller(r *http.Request) (identity.Identity, error) {
+// auth_variable_override; qv is the request's parsed query.
+func caller(r *http.Request, qv url.Values) (identity.Identity, error) {
 	who := identity.Anonymous()
 	var err error
 	if a := r.Header.Get("Authorization"); a != "" {
 		who, err = identity.FromAuthorization(a)
-	} else if tok := r.URL.Query().Get("auth"); tok != "" {
+	} else if tok := qv.Get("auth"); tok != "" {
 		who, err = credential(tok)
-	} else if tok := r.URL.Query().Get("access_token"); tok != "" {
+	} else if tok := qv.Get("access_token"); tok != "" {
 		who, err = credential(tok)
 	}
 	if err != nil {
 		return who, errors.New("Could not parse auth token.")
 	}
 	inv := r.Header.Get(identity.InvocationHeader)
-	if ov, ok := r.URL.Query()["auth_variable_override"]; ok {
+	if ov, ok := qv["auth_variable_override"]; ok {
 		if !who.IsAdmin() {
 			return who, errors.New("auth_variable_override can only be used with admin credentials")
 		}

@@ -295,3 +295,22 @@ func TestHandlerClose(t *testing.T) {
 		t.Fatalf("after Close: %d", r.status)
 	}
 }
+
+// TestWebsocketIdleTimeout: a socket that sends nothing for the idle
+// timeout is closed; every message it sends starts the timeout again.
+func TestWebsocketIdleTimeout(t *testing.T) {
+	defer server.SetIdleTimeout(time.Second)()
+	srv, _ := start(t, testRules)
+	a := dial(t, srv.URL, "x")
+	for range 15 { // 1.5 s of messages, 100 ms apart
+		time.Sleep(100 * time.Millisecond)
+		a.ok("s", map[string]any{"c": map[string]any{}})
+	}
+	start := time.Now()
+	if _, _, err := a.ws.Read(a.ctx); err == nil {
+		t.Fatal("a silent socket got a message instead of being closed")
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Errorf("closed %v after the last message, before the idle timeout", waited)
+	}
+}

@@ -6,7 +6,8 @@
 //
 // Object bytes are streamed to a temporary file under DataDir/storage,
 // fsynced and renamed into place before the object's metadata is committed
-// to the service's Bucket, so an acknowledged upload survives kill -9 and a
+// to the service's Log (a record of the store's write-ahead log; without a
+// Log, its Bucket), so an acknowledged upload survives kill -9 and a
 // partial one is never visible. With an empty DataDir both live in memory.
 //
 // The engine speaks no protocol: server/storage adapts the Firebase v0 REST

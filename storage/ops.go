@@ -45,7 +45,7 @@ func (e *Engine) Put(who identity.Identity, req PutRequest) (*Object, error) {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	if req.Body != nil {
-		if _, err := io.Copy(w, io.LimitReader(req.Body, e.opts.MaxObjectSize+1)); err != nil {
+		if _, err := copyIn(w, io.LimitReader(req.Body, e.opts.MaxObjectSize+1)); err != nil {
 			w.abort()
 			if CodeOf(err) == DataLoss { // a copy's or compose's source
 				return nil, err

@@ -44,12 +44,12 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 	if !ok {
 		return nil
 	}
-	e.mu.Lock()
+	e.mu.RLock() // a read: uploads and downloads go on meanwhile
 	var o *Object
 	if cur := e.lookup(bkt, name); cur != nil {
 		o = cur.clone()
 	}
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	var v json.RawMessage
 	if o != nil {
 		b, err := json.Marshal(o)

@@ -182,8 +182,24 @@ func (e *Engine) Restore(state json.RawMessage) error {
 		live[o.Generation] = o
 		objs = append(objs, staged{o: o})
 	}
-	if e.env.Bucket != nil {
-		err := e.env.Bucket.Update(func(tx service.Tx) error {
+	var err error
+	switch {
+	case e.env.Log != nil:
+		// One record: every object out, the restored ones in.
+		changes := []service.LogChange{{Key: "", Prefix: true}}
+		for _, st := range objs {
+			b, merr := json.Marshal(st.o)
+			if merr != nil {
+				err = merr
+				break
+			}
+			changes = append(changes, service.LogChange{Key: objLogKey(st.o.Bucket, st.o.Name), Value: b})
+		}
+		if err == nil {
+			err = e.env.Log.Append(objectSpace, changes)
+		}
+	case e.env.Bucket != nil:
+		err = e.env.Bucket.Update(func(tx service.Tx) error {
 			if err := tx.DeletePrefix([]byte(objPrefix)); err != nil {
 				return err
 			}
@@ -198,10 +214,10 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			}
 			return nil
 		})
-		if err != nil {
-			undo()
-			return fmt.Errorf("storage: restore: %w", err)
-		}
+	}
+	if err != nil {
+		undo()
+		return fmt.Errorf("storage: restore: %w", err)
 	}
 	old := e.buckets
 	e.buckets = map[string]*bucket{}

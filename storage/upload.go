@@ -347,7 +347,7 @@ func (u *Upload) Append(offset int64, r io.Reader) (int64, error) {
 	if u.total >= 0 {
 		limit = u.total - have
 	}
-	n, err := io.Copy(u.w, io.LimitReader(r, limit+1))
+	n, err := copyIn(u.w, io.LimitReader(r, limit+1))
 	if n > 0 && n <= limit {
 		// What arrived is acknowledged only once it is durable.
 		if serr := u.w.sync(); serr != nil {

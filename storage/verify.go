@@ -33,6 +33,12 @@ func dataLoss(o *Object, format string, args ...any) error {
 // checkBlob compares a committed blob's presence and size with o's.
 func (e *Engine) checkBlob(o *Object) error {
 	size, err := e.blobs.size(o.Generation)
+	return checkSize(o, size, err)
+}
+
+// checkSize compares the size a blob was found to have (or the error of
+// finding it) with o's.
+func checkSize(o *Object, size int64, err error) error {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return dataLoss(o, "its file (generation %d) is missing from the data dir", o.Generation)
@@ -80,17 +86,19 @@ type objectReader struct {
 	err error // the damage found
 }
 
-// openObject opens o's bytes after checking their file's size.
+// openObject opens o's bytes and checks their file's size.
 func (e *Engine) openObject(o *Object) (*objectReader, error) {
-	if err := e.checkBlob(o); err != nil {
-		return nil, err
-	}
 	r, err := e.blobs.open(o.Generation)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, dataLoss(o, "its file (generation %d) is missing from the data dir", o.Generation)
+		return nil, checkSize(o, 0, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s/%s: %w", o.Bucket, o.Name, err)
+	}
+	size, err := r.length()
+	if err := checkSize(o, size, err); err != nil {
+		r.Close()
+		return nil, err
 	}
 	or := &objectReader{r: r, o: o, warn: e.env.Warn}
 	switch {

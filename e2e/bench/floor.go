@@ -13,6 +13,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc"
+
+	"github.com/pyric/pyric/internal/benchkit"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -53,7 +55,7 @@ func StartFloor(results int) (*Target, error) {
 		return nil, fmt.Errorf("the floor server did not start (%q, %v)", line, err)
 	}
 	return &Target{Name: "floor", Addr: addr, Notes: "a do-nothing Firestore gRPC server, its own process: the transport's and client's cost alone",
-		CPU: func() time.Duration { return procCPU(cmd.Process.Pid) }, Stop: stop}, nil
+		CPU: func() time.Duration { return benchkit.ProcCPU(cmd.Process.Pid) }, Stop: stop}, nil
 }
 
 // serveFloorIfAsked serves the floor and never returns when this process

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	firestorepb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/benchkit"
 )
 
 // MemoryConfig sizes the memory workload.
@@ -268,70 +268,18 @@ func (p *serveProc) stop() {
 	}
 }
 
-func (p *serveProc) rss() int64 { return procStatus(p.cmd.Process.Pid, "VmRSS:") }
+func (p *serveProc) rss() int64 { return benchkit.ProcStatus(p.cmd.Process.Pid, "VmRSS:") }
 
 // cpu is the user and system CPU time the process used so far (0 if
 // unknown), from /proc/PID/stat (in clock ticks, 100 per second on Linux).
-func (p *serveProc) cpu() time.Duration { return procCPU(p.cmd.Process.Pid) }
-
-// procCPU is the CPU time process pid used so far (0 if unknown): the sum
-// of its threads' run time in /proc/PID/task/*/schedstat (nanoseconds; Go
-// keeps its threads), or else user and system time from /proc/PID/stat.
-func procCPU(pid int) time.Duration {
-	if tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid)); err == nil && len(tasks) > 0 {
-		var sum int64
-		for _, t := range tasks {
-			b, err := os.ReadFile(t)
-			if err != nil {
-				continue
-			}
-			f := strings.Fields(string(b))
-			if len(f) > 0 {
-				ns, _ := strconv.ParseInt(f[0], 10, 64)
-				sum += ns
-			}
-		}
-		if sum > 0 {
-			return time.Duration(sum)
-		}
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; fields 14 and 15 (utime,
-	// stime) count from after its closing parenthesis.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
+func (p *serveProc) cpu() time.Duration { return benchkit.ProcCPU(p.cmd.Process.Pid) }
 
 // rssSplit is the RSS's anonymous part (the heap) and its file-backed part
 // (the mapped store file's pages, shared with the page cache).
 func (p *serveProc) rssSplit() string {
-	return fmt.Sprintf("anon %s, file %s", mib(procStatus(p.cmd.Process.Pid, "RssAnon:")), mib(procStatus(p.cmd.Process.Pid, "RssFile:")))
+	return fmt.Sprintf("anon %s, file %s", mib(benchkit.ProcStatus(p.cmd.Process.Pid, "RssAnon:")), mib(benchkit.ProcStatus(p.cmd.Process.Pid, "RssFile:")))
 }
-func (p *serveProc) hwm() int64 { return procStatus(p.cmd.Process.Pid, "VmHWM:") }
-
-// procStatus reads a kB field of /proc/PID/status, in bytes (-1 if absent).
-func procStatus(pid int, field string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return -1
-}
+func (p *serveProc) hwm() int64 { return benchkit.ProcStatus(p.cmd.Process.Pid, "VmHWM:") }
 
 func mib(b int64) string {
 	if b < 0 {

@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +46,7 @@ type target struct {
 	name    string
 	host    string // host:port for STORAGE_EMULATOR_HOST
 	startup time.Duration
+	pid     int // the server's process, for its CPU time
 }
 
 type result = map[string]float64
@@ -64,7 +65,7 @@ func TestBench(t *testing.T) {
 	e2etest.Pyric(t)
 	start := time.Now()
 	srv := e2etest.StartServe(t, t.TempDir(), "--data-dir", t.TempDir())
-	targets = append(targets, target{name: "pyric", host: srv.Storage, startup: time.Since(start)})
+	targets = append(targets, target{name: "pyric", host: srv.Storage, startup: time.Since(start), pid: srv.Pid()})
 
 	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
 		bin := buildPeer(t)
@@ -78,25 +79,28 @@ func TestBench(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		benchkit.WaitListening(t, addr)
-		targets = append(targets, target{name: "fake-gcs-server", host: addr, startup: time.Since(start)})
+		targets = append(targets, target{name: "fake-gcs-server", host: addr, startup: time.Since(start), pid: cmd.Process.Pid})
 	}
 
-	addr, took := benchkit.StartFloor(t, floorEnv)
-	targets = append(targets, target{name: "floor", host: addr, startup: took})
+	addr, took, pid := benchkit.StartFloorProcess(t, floorEnv)
+	targets = append(targets, target{name: "floor", host: addr, startup: took, pid: pid})
 
-	res := benchkit.Results{}
+	res, cpu := benchkit.Results{}, benchkit.Results{}
 	var names []string
 	for _, tg := range targets {
-		r := run(t, tg, cfg)
+		r, c := run(t, tg, cfg)
 		r["startup ms"] = float64(tg.startup.Milliseconds())
-		res[tg.name], names = r, append(names, tg.name)
+		res[tg.name], cpu[tg.name], names = r, c, append(names, tg.name)
 	}
-	t.Logf("Cloud Storage through cloud.google.com/go/storage (ratios: higher is better for pyric)\n%s",
-		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "fake-gcs-server"}))
+	ratios := []benchkit.Ratio{{Of: "floor"}, {Of: "fake-gcs-server"}}
+	t.Logf("Cloud Storage through cloud.google.com/go/storage (ratios: higher is better for pyric)\n%s\n"+
+		"the server's costs: CPU time per operation (its process's run time over the workload's operations; the large rows per MiB, load-independent) and peak RSS:\n%s",
+		benchkit.Table(names, res, ratios...), benchkit.Table(names, cpu, ratios...))
 }
 
-// run drives one target through the workload.
-func run(t *testing.T, tg target, cfg config) result {
+// run drives one target through the workload and returns its rates and
+// the server's CPU time per operation of each workload.
+func run(t *testing.T, tg target, cfg config) (result, result) {
 	t.Helper()
 	t.Setenv("STORAGE_EMULATOR_HOST", "http://"+tg.host)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -112,7 +116,20 @@ func run(t *testing.T, tg target, cfg config) result {
 	}
 	b := c.Bucket(bucket)
 	small := bytes.Repeat([]byte("s"), smallSize)
-	r := result{}
+	r, cpu := result{}, result{}
+	// measure runs fn, n operations of a workload, and records their rate
+	// (key) and the server's CPU time per operation.
+	measure := func(key string, n int, fn func()) {
+		cpu0 := benchkit.ProcCPU(tg.pid)
+		start := time.Now()
+		fn()
+		r[key] = float64(n) / time.Since(start).Seconds()
+		name, unit := strings.TrimSuffix(strings.TrimSuffix(key, " /s"), " ops/s"), "µs/op"
+		if cut, ok := strings.CutSuffix(key, " MiB/s"); ok {
+			name, unit = cut, "µs/MiB"
+		}
+		cpu[name+" CPU "+unit] = float64((benchkit.ProcCPU(tg.pid) - cpu0).Microseconds()) / float64(n)
+	}
 
 	put := func(name string, data []byte, chunk int) {
 		w := b.Object(name).NewWriter(ctx)
@@ -137,11 +154,11 @@ func run(t *testing.T, tg target, cfg config) result {
 		return n
 	}
 	rate := func(key string, n int, fn func(i int)) {
-		start := time.Now()
-		for i := range n {
-			fn(i)
-		}
-		r[key] = float64(n) / time.Since(start).Seconds()
+		measure(key, n, func() {
+			for i := range n {
+				fn(i)
+			}
+		})
 	}
 
 	rate("small upload /s", cfg.small, func(i int) { put(fmt.Sprintf("small/%06d", i), small, 0) })
@@ -176,32 +193,29 @@ func run(t *testing.T, tg target, cfg config) result {
 		}
 	})
 
-	start := time.Now()
-	var wg sync.WaitGroup
-	for ci := range cfg.clients {
-		wg.Go(func() {
-			for i := range cfg.perCli {
-				name := fmt.Sprintf("conc/%d/%d", ci, i)
-				put(name, small, 0)
-				get(name)
-			}
-		})
-	}
-	wg.Wait()
-	r[fmt.Sprintf("%d clients ops/s", cfg.clients)] = float64(2*cfg.clients*cfg.perCli) / time.Since(start).Seconds()
+	measure(fmt.Sprintf("%d clients ops/s", cfg.clients), 2*cfg.clients*cfg.perCli, func() {
+		var wg sync.WaitGroup
+		for ci := range cfg.clients {
+			wg.Go(func() {
+				for i := range cfg.perCli {
+					name := fmt.Sprintf("conc/%d/%d", ci, i)
+					put(name, small, 0)
+					get(name)
+				}
+			})
+		}
+		wg.Wait()
+	})
 
 	large := bytes.Repeat([]byte("0123456789abcdef"), cfg.largeMiB<<16)
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start = time.Now()
-	put("large.bin", large, 16<<20)
-	r["large upload MiB/s"] = float64(cfg.largeMiB) / time.Since(start).Seconds()
-	start = time.Now()
-	if n := get("large.bin"); n != int64(len(large)) {
-		t.Fatalf("%s: downloaded %d of %d bytes", tg.name, n, len(large))
-	}
-	r["large download MiB/s"] = float64(cfg.largeMiB) / time.Since(start).Seconds()
-	return r
+	measure("large upload MiB/s", cfg.largeMiB, func() { put("large.bin", large, 16<<20) })
+	measure("large download MiB/s", cfg.largeMiB, func() {
+		if n := get("large.bin"); n != int64(len(large)) {
+			t.Fatalf("%s: downloaded %d of %d bytes", tg.name, n, len(large))
+		}
+	})
+	cpu["peak RSS MiB"] = float64(benchkit.ProcStatus(tg.pid, "VmHWM:")) / (1 << 20)
+	return r, cpu
 }
 
 // buildPeer builds fake-gcs-server from the pinned module in ./peer,

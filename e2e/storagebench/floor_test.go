@@ -1,8 +1,11 @@
 package storagebench
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -22,14 +25,43 @@ const floorEnv = "PYRIC_STORAGE_BENCH_FLOOR"
 // floor is a GCS JSON API server that does nothing: it keeps only each
 // object's size (so a download can answer that many bytes), discards
 // what it is sent and answers every call of the workload with a reply
-// of the shape the client expects.
+// of the shape the client expects. A download is zeros with their
+// CRC32C in X-Goog-Hash, as every GCS server sends it, so the client
+// checks it as it does against the others (without it the client skips
+// that work on the floor alone).
 type floor struct {
 	mu      sync.Mutex
 	sizes   map[string]int64 // bucket/object → size
 	uploads map[string]int64 // resumable session → bytes received
+	zeroCRC map[int64]string // size → the X-Goog-Hash of that many zeros
 	seq     int
 	host    string
 }
+
+// store records an object of size bytes (and the checksum of its
+// download, once per size: computing it is a server's work at upload).
+func (f *floor) store(key string, size int64) {
+	f.mu.Lock()
+	_, known := f.zeroCRC[size]
+	f.mu.Unlock()
+	var hash string
+	if !known {
+		zeros := make([]byte, min(size, 256<<10))
+		var crc uint32
+		for left := size; left > 0; left -= int64(len(zeros)) {
+			crc = crc32.Update(crc, castagnoli, zeros[:min(left, int64(len(zeros)))])
+		}
+		hash = "crc32c=" + base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc))
+	}
+	f.mu.Lock()
+	f.sizes[key] = size
+	if !known {
+		f.zeroCRC[size] = hash
+	}
+	f.mu.Unlock()
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func serveFloor(addr string) {
 	l, err := net.Listen("tcp", addr)
@@ -37,7 +69,7 @@ func serveFloor(addr string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	f := &floor{sizes: map[string]int64{}, uploads: map[string]int64{}, host: addr}
+	f := &floor{sizes: map[string]int64{}, uploads: map[string]int64{}, zeroCRC: map[int64]string{}, host: addr}
 	http.Serve(l, f)
 	os.Exit(0)
 }
@@ -90,12 +122,14 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		key := strings.TrimPrefix(p, "/")
 		f.mu.Lock()
 		size, ok := f.sizes[key]
+		hash := f.zeroCRC[size]
 		f.mu.Unlock()
 		if !ok {
 			http.Error(w, "not found", http.StatusNotFound)
 			return
 		}
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.Header().Set("X-Goog-Hash", hash)
 		w.Header().Set("X-Goog-Generation", "1")
 		w.Header().Set("X-Goog-Metageneration", "1")
 		w.Header().Set("X-Goog-Stored-Content-Length", strconv.FormatInt(size, 10))
@@ -143,9 +177,9 @@ func (f *floor) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		name, _ := url.QueryUnescape(q.Get("name"))
 		f.mu.Lock()
-		f.sizes[bucket+"/"+name] = got
 		delete(f.uploads, id)
 		f.mu.Unlock()
+		f.store(bucket+"/"+name, got)
 		reply(w, f.object(bucket, name, got))
 	case q.Get("uploadType") == "resumable":
 		var meta map[string]any
@@ -183,9 +217,7 @@ func (f *floor) upload(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		name := meta.Name
-		f.mu.Lock()
-		f.sizes[bucket+"/"+name] = size
-		f.mu.Unlock()
+		f.store(bucket+"/"+name, size)
 		reply(w, f.object(bucket, name, size))
 	}
 }

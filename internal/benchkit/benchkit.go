@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,14 @@ func WaitListening(t testing.TB, addr string) {
 // to listen.
 func StartFloor(t testing.TB, envVar string) (string, time.Duration) {
 	t.Helper()
+	addr, took, _ := StartFloorProcess(t, envVar)
+	return addr, took
+}
+
+// StartFloorProcess is StartFloor that also returns the floor's process
+// id (for ProcCPU).
+func StartFloorProcess(t testing.TB, envVar string) (string, time.Duration, int) {
+	t.Helper()
 	addr := FreeAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envVar+"="+addr)
@@ -61,7 +71,46 @@ func StartFloor(t testing.TB, envVar string) (string, time.Duration) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	WaitListening(t, addr)
-	return addr, time.Since(start)
+	return addr, time.Since(start), cmd.Process.Pid
+}
+
+// ProcCPU is the CPU time process pid used so far (0 if unknown): the sum
+// of its threads' run time in /proc/PID/task/*/schedstat (nanoseconds; Go
+// keeps its threads), or else user and system time from /proc/PID/stat.
+// With other work on the machine, a server's CPU time per operation
+// compares servers better than throughput, which the load moves.
+func ProcCPU(pid int) time.Duration {
+	if tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid)); err == nil && len(tasks) > 0 {
+		var sum int64
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += ns
+			}
+		}
+		if sum > 0 {
+			return time.Duration(sum)
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; fields 14 and 15 (utime,
+	// stime) count from after its closing parenthesis.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // Results are each target's figures by workload.
@@ -71,9 +120,34 @@ type Results map[string]map[string]float64
 // (Of), labelled "pyric/Of".
 type Ratio struct{ Of string }
 
-// LowerIsBetter reports whether a workload's figure is a time (its name
-// ends in " ms"), so that its ratio is the other's over pyric's.
-func LowerIsBetter(workload string) bool { return strings.HasSuffix(workload, " ms") }
+// ProcStatus reads a kB field of /proc/PID/status ("VmHWM:", the peak
+// RSS; "VmRSS:"), in bytes (-1 if absent).
+func ProcStatus(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+// LowerIsBetter reports whether a workload's figure is a cost — its name
+// ends in " ms" (a time), "/op" or "/MiB" (a cost per operation or per
+// MiB moved) or " MiB" (memory) — so that its ratio is the other's over
+// pyric's.
+func LowerIsBetter(workload string) bool {
+	for _, unit := range []string{" ms", "/op", "/MiB", " MiB"} {
+		if strings.HasSuffix(workload, unit) {
+			return true
+		}
+	}
+	return false
+}
 
 // Table renders the figures of targets (in order) for every workload,
 // then pyric's ratio to each of ratios: higher is better for pyric on

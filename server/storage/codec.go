@@ -58,29 +58,55 @@ func orDefault(s, d string) string {
 	return s
 }
 
+// gcsObjectResource is an object as the GCS JSON API renders it
+// (storage#object). A struct, not a map, because a listing encodes a
+// thousand of them: encoding/json encodes a struct's fields in place,
+// while a map costs reflection and a sort of its keys per object. The
+// fields are in the keys' alphabetical order, the order a map's keys
+// were written in, so the bytes are those of the map before.
+type gcsObjectResource struct {
+	Bucket                  string            `json:"bucket"`
+	CacheControl            string            `json:"cacheControl,omitempty"`
+	ContentDisposition      string            `json:"contentDisposition,omitempty"`
+	ContentEncoding         string            `json:"contentEncoding,omitempty"`
+	ContentLanguage         string            `json:"contentLanguage,omitempty"`
+	ContentType             string            `json:"contentType"`
+	CRC32C                  string            `json:"crc32c"`
+	ETag                    string            `json:"etag"`
+	Generation              string            `json:"generation"`
+	ID                      string            `json:"id"`
+	Kind                    string            `json:"kind"`
+	MD5Hash                 string            `json:"md5Hash"`
+	MediaLink               string            `json:"mediaLink"`
+	Metadata                map[string]string `json:"metadata,omitempty"`
+	Metageneration          string            `json:"metageneration"`
+	Name                    string            `json:"name"`
+	SelfLink                string            `json:"selfLink"`
+	Size                    string            `json:"size"`
+	StorageClass            string            `json:"storageClass"`
+	TimeCreated             string            `json:"timeCreated"`
+	TimeStorageClassUpdated string            `json:"timeStorageClassUpdated"`
+	Updated                 string            `json:"updated"`
+}
+
 // gcsObject renders an object as the GCS JSON API does (storage#object).
-func gcsObject(base string, o *engine.Object) map[string]any {
+func gcsObject(base string, o *engine.Object) *gcsObjectResource {
 	gen := strconv.FormatInt(o.Generation, 10)
-	m := map[string]any{
-		"kind": "storage#object", "id": o.Bucket + "/" + o.Name + "/" + gen,
-		"selfLink":  base + "/storage/v1/b/" + url.PathEscape(o.Bucket) + "/o/" + url.PathEscape(o.Name),
-		"mediaLink": base + "/download/storage/v1/b/" + url.PathEscape(o.Bucket) + "/o/" + url.PathEscape(o.Name) + "?generation=" + gen + "&alt=media",
-		"name":      o.Name, "bucket": o.Bucket, "generation": gen,
-		"metageneration": strconv.FormatInt(o.Metageneration, 10), "contentType": o.ContentType,
-		"storageClass": o.StorageClass(), "size": strconv.FormatInt(o.Size, 10),
-		"md5Hash": o.MD5Hash, "crc32c": o.CRC32C, "etag": o.ETag(),
-		"timeCreated": ts(o.TimeCreated), "updated": ts(o.Updated), "timeStorageClassUpdated": ts(o.TimeCreated),
+	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
+	created := ts(o.TimeCreated)
+	return &gcsObjectResource{
+		Kind: "storage#object", ID: o.Bucket + "/" + o.Name + "/" + gen,
+		SelfLink:  base + "/storage/v1/b/" + bucket + "/o/" + name,
+		MediaLink: base + "/download/storage/v1/b/" + bucket + "/o/" + name + "?generation=" + gen + "&alt=media",
+		Name:      o.Name, Bucket: o.Bucket, Generation: gen,
+		Metageneration: strconv.FormatInt(o.Metageneration, 10), ContentType: o.ContentType,
+		StorageClass: o.StorageClass(), Size: strconv.FormatInt(o.Size, 10),
+		MD5Hash: o.MD5Hash, CRC32C: o.CRC32C, ETag: o.ETag(),
+		TimeCreated: created, Updated: ts(o.Updated), TimeStorageClassUpdated: created,
+		ContentEncoding: o.ContentEncoding, ContentDisposition: o.ContentDisposition,
+		ContentLanguage: o.ContentLanguage, CacheControl: o.CacheControl,
+		Metadata: o.Metadata,
 	}
-	for k, v := range map[string]string{"contentEncoding": o.ContentEncoding, "contentDisposition": o.ContentDisposition,
-		"contentLanguage": o.ContentLanguage, "cacheControl": o.CacheControl} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	if len(o.Metadata) > 0 {
-		m["metadata"] = o.Metadata
-	}
-	return m
 }
 
 func gcsBucket(name string) map[string]any {

@@ -450,6 +450,13 @@ func (s *Store) checkpoint() {
 	}
 	batches, oldN, err := s.rotateWAL()
 	s.walMu.Unlock()
+	s.applyRotated(batches, oldN, err)
+}
+
+// applyRotated is the second half of a checkpoint: the batches a
+// rotateWAL took (which failed with err, or left them in log oldN) go into
+// the bbolt file, and their log is deleted. The caller holds ckptMu.
+func (s *Store) applyRotated(batches []walBatch, oldN uint64, err error) {
 	if err != nil {
 		s.syncErr.Store(&err)
 		return
@@ -523,16 +530,20 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 		// durable; stop acknowledging more.
 		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
 	}
+	n, size := 0, 0
+	for _, c := range changes {
+		n += len(c.Value)
+		size += len(c.Key) + len(c.Value) + 16
+	}
+	if size+len(space)+64 > walMaxRecord {
+		return s.applyDirect(space, changes)
+	}
 	// The records stay in memory until a checkpoint applies them, and
 	// the values are only the caller's during this call: they are copied
 	// into one block per batch.
 	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
-	n := 0
-	for _, c := range changes {
-		n += len(c.Value)
-	}
 	slab := make([]byte, 0, n)
-	size := 0
+	size = 0
 	for i, c := range changes {
 		wc := walChange{path: c.Key, prefix: c.Prefix && c.Value == nil}
 		if c.Value != nil {
@@ -578,6 +589,43 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 		case s.kick <- struct{}{}:
 		default:
 		}
+	}
+	return nil
+}
+
+// applyDirect makes a commit too large for one log record (past
+// walMaxRecord: a snapshot restore of many objects or documents, a
+// Realtime Database write of hundreds of MiB) durable as one bbolt
+// transaction instead, as atomic as a record: the records logged before
+// it are checkpointed first and no commit is logged until it is in, so
+// the order of commits holds. It takes no sequence number (the file's
+// applied sequence stays that of the last record), so the log's sequence
+// check at the next open is as it would be without it.
+func (s *Store) applyDirect(space string, changes []service.LogChange) error {
+	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
+	for i, c := range changes {
+		batch.changes[i] = walChange{path: c.Key, prefix: c.Prefix && c.Value == nil, data: c.Value}
+	}
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	s.walMu.Lock()
+	defer s.walMu.Unlock()
+	if s.wal == nil {
+		return errors.New("the store is closed")
+	}
+	if len(s.pending) > 0 && s.syncErr.Load() == nil {
+		batches, oldN, err := s.rotateWAL()
+		s.applyRotated(batches, oldN, err)
+	}
+	if p := s.syncErr.Load(); p != nil {
+		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
+	}
+	// bbolt's commit writes the file (kill -9 cannot undo it) and, when
+	// the store syncs every commit, syncs it.
+	if err := s.apply([]walBatch{batch}, s.nextSeq-1); err != nil {
+		err = fmt.Errorf("write a commit of %d changes into %s: %w", len(changes), s.db.Path(), err)
+		s.syncErr.Store(&err)
+		return err
 	}
 	return nil
 }

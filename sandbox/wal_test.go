@@ -329,3 +329,60 @@ func TestLogDeletePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestLogCommitPastMaxRecord: a commit too large for one log record (a
+// restore of many objects) is made durable as it is, in its place among
+// the commits around it, and survives kill -9 with them.
+func TestLogCommitPastMaxRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := st.Log("storage")
+	if err := log.Append("b", []service.LogChange{{Key: "/x", Value: []byte("before")}, {Key: "/y", Value: []byte("before")}}); err != nil {
+		t.Fatal(err)
+	}
+	// Many keys, as a restore has them, past walMaxRecord together.
+	value := []byte(strings.Repeat("v", 1<<20))
+	big := []service.LogChange{{Key: "/", Prefix: true}}
+	for i := range walMaxRecord>>20 + 1 {
+		big = append(big, service.LogChange{Key: fmt.Sprintf("/big/%03d", i), Value: value})
+	}
+	big = append(big, service.LogChange{Key: "/x", Value: []byte("restored")})
+	if err := log.Append("b", big); err != nil {
+		t.Fatalf("a commit past one record's limit: %v", err)
+	}
+	if err := log.Append("b", []service.LogChange{{Key: "/z", Value: []byte("after")}}); err != nil {
+		t.Fatal(err)
+	}
+	abandon(st) // kill -9: the last commit only in the log
+	st, err = OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := map[string]int{}
+	small := map[string]string{}
+	err = st.Log("storage").Load(func(space string, entries []service.LogChange) error {
+		for _, e := range entries {
+			got[e.Key] = len(e.Value)
+			if len(e.Value) < 100 {
+				small[e.Key] = string(e.Value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The big commit's prefix deletion took /y, it set /x, and the commit
+	// after it is there too.
+	if want := map[string]string{"/x": "restored", "/z": "after"}; !maps.Equal(small, want) {
+		t.Errorf("small keys %v, want %v", small, want)
+	}
+	if n := len(got) - len(small); n != walMaxRecord>>20+1 {
+		t.Errorf("%d big keys survived, want %d", n, walMaxRecord>>20+1)
+	}
+}

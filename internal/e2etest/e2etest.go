@@ -257,19 +257,19 @@ func StartServe(t testing.TB, dir string, args ...string) *Serve {
 	}
 	t.Cleanup(s.Stop)
 	if s.Functions != "" {
-		// The functions port serves while the codebases load; a test
-		// that writes at once expects their triggers loaded.
-		if !await.Poll(60*time.Second, s.functionsLoaded) {
+		if !await.Poll(60*time.Second, func() bool { return FunctionsLoaded(s.Functions) }) {
 			t.Fatalf("the functions did not load within 60 s:\n%s", s.stderr.String())
 		}
 	}
 	return s
 }
 
-// functionsLoaded reports whether the functions port's GET /backends
-// says the codebases' first loads ended.
-func (s *Serve) functionsLoaded() bool {
-	resp, err := http.Get("http://" + s.Functions + "/backends")
+// FunctionsLoaded reports whether the functions port at addr says, on
+// its GET /backends, that the codebases' first loads ended: the port
+// serves while they load, and a test that writes at once expects their
+// triggers loaded.
+func FunctionsLoaded(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/backends")
 	if err != nil {
 		return false
 	}

@@ -78,8 +78,11 @@ func (cb *codebase) load() {
 	if err != nil {
 		cb.mu.Lock()
 		cb.lastErr = err
-		old := len(cb.endpoints)
+		old, stopped := len(cb.endpoints), cb.stopped
 		cb.mu.Unlock()
+		if stopped {
+			return // the engine closed during the load: nothing to report
+		}
 		var le *LoadError
 		if errors.As(err, &le) {
 			cb.e.printf("functions: %s failed to load:\n%s\n", cb.label(), firstNonEmpty(le.Err.Stack, le.Err.Message))

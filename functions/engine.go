@@ -375,7 +375,8 @@ func (e *Engine) StartLoading(env map[string]string) error {
 }
 
 // Loaded is closed once every codebase's first load has ended, loaded
-// or failed (at once when the engine never started loading).
+// or failed, when loading could not start (no node), or when the engine
+// closed without starting.
 func (e *Engine) Loaded() <-chan struct{} { return e.loaded }
 
 // WaitLoaded waits until every codebase's first load has ended, or ctx
@@ -398,6 +399,9 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	close(e.done)
+	if !e.started {
+		close(e.loaded) // nothing will load
+	}
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}

@@ -29,6 +29,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -89,6 +91,7 @@ type Backend struct {
 	Project string
 
 	endpoints []*running
+	addrs     map[string]string // every bound endpoint's address, by service
 	ownsSB    bool
 	errc      chan error
 	once      sync.Once
@@ -123,6 +126,21 @@ func Start(opts Options) (*Backend, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	// Every port is bound first, so each service's start knows every
+	// address (the functions' workers get them all in their
+	// environment); then Functions starts first, its workers loading
+	// while the other adapters set up, and the rest in table order.
+	type bound struct {
+		spec *endpoint
+		l    net.Listener
+	}
+	var binds []bound
+	closeFrom := func(i int) {
+		for _, bd := range binds[i:] {
+			bd.l.Close()
+		}
+	}
+	b.addrs = map[string]string{}
 	for _, spec := range endpoints {
 		port, set := opts.Ports[spec.name]
 		if port == Disabled || (spec.off != nil && spec.off(&opts)) {
@@ -139,13 +157,20 @@ func Start(opts Options) (*Backend, error) {
 			addr := net.JoinHostPort(host, strconv.Itoa(port))
 			var err error
 			if l, err = net.Listen("tcp", addr); err != nil {
+				closeFrom(0)
 				b.stop(context.Background())
 				return nil, &ListenError{Service: spec.name, Addr: addr, Err: err}
 			}
 		}
+		binds = append(binds, bound{spec: spec, l: l})
+		b.addrs[spec.name] = l.Addr().String()
+	}
+	sort.SliceStable(binds, func(i, j int) bool { return binds[i].spec.name == Functions && binds[j].spec.name != Functions })
+	for i, bd := range binds {
+		spec, l := bd.spec, bd.l
 		r, err := spec.start(b, &opts, l)
 		if err != nil {
-			l.Close()
+			closeFrom(i)
 			b.stop(context.Background())
 			return nil, fmt.Errorf("backend: start %s: %w", spec.name, err)
 		}
@@ -158,6 +183,10 @@ func Start(opts Options) (*Backend, error) {
 			}
 		}()
 	}
+	// The endpoints in table (banner) order.
+	sort.SliceStable(b.endpoints, func(i, j int) bool {
+		return slices.Index(endpoints, b.endpoints[i].spec) < slices.Index(endpoints, b.endpoints[j].spec)
+	})
 	return b, nil
 }
 

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"net"
 
@@ -230,6 +231,11 @@ type FunctionsOptions struct {
 	// Env is added to the environment the functions run with (e.g.
 	// FIREBASE_EMULATOR_HUB, known only to the CLI).
 	Env map[string]string
+	// LoadInBackground makes Start return while the codebases load: the
+	// functions port serves at once, an invocation arriving during the
+	// load waits for it (Backend.FunctionsLoaded). Without it Start
+	// returns once every codebase's first load ended.
+	LoadInBackground bool
 }
 
 // startFunctions starts the functions' workers, pointed at every
@@ -239,16 +245,15 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 	if !ok {
 		return nil, errNotInSandbox(Functions)
 	}
-	addrs := map[string]string{}
-	for _, r := range b.endpoints {
-		addrs[r.spec.name] = r.addr
-	}
-	env := functions.RuntimeEnv(b.Project, addrs)
+	env := functions.RuntimeEnv(b.Project, b.addrs)
 	for k, v := range opts.Functions.Env {
 		env[k] = v
 	}
-	if err := eng.Start(env); err != nil {
+	if err := eng.StartLoading(env); err != nil {
 		return nil, err
+	}
+	if !opts.Functions.LoadInBackground {
+		<-eng.Loaded()
 	}
 	if a, ok := sandbox.Lookup[*auth.Engine](b.Sandbox); ok {
 		go linkBlockingFunctions(a, eng, b.Project, "http://"+l.Addr().String())
@@ -282,6 +287,15 @@ func startEventarc(b *Backend, opts *Options, l net.Listener) (*running, error) 
 		return nil, errNotInSandbox(Functions)
 	}
 	return &running{port: server.NewPort(l, nil, functionsserver.NewEventarcHandler(eng))}, nil
+}
+
+// FunctionsLoaded waits until every functions codebase's first load
+// ended (loaded or failed), or ctx ends; at once without functions.
+func (b *Backend) FunctionsLoaded(ctx context.Context) error {
+	if eng := b.Functions(); eng != nil {
+		return eng.WaitLoaded(ctx)
+	}
+	return nil
 }
 
 // Functions returns the running functions engine, or nil.

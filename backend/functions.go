@@ -74,6 +74,11 @@ type functionRewrites struct{ eng *functions.Engine }
 
 func (f functionRewrites) ServeFunction(w http.ResponseWriter, r *http.Request, functionID, region string) bool {
 	ep, ok := f.eng.Endpoint(functionID)
+	if !ok && f.eng.WaitLoaded(r.Context()) == nil {
+		// A rewrite served while the codebases load waits for them, as
+		// a call to the functions port does.
+		ep, ok = f.eng.Endpoint(functionID)
+	}
 	if !ok || (ep.HTTPS == nil && ep.Callable == nil) || (region != "" && !slices.Contains(ep.Regions, region)) {
 		return false
 	}

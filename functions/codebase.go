@@ -38,9 +38,12 @@ type codebase struct {
 	endpoints map[string]*Endpoint
 	workers   []*worker // the current generation's, retired ones excluded
 	starting  int       // workers of the current generation not ready yet
-	changed   chan struct{}
-	stopped   bool
-	lastErr   error
+	// unready are the started workers not ready yet (a load's, the
+	// pool's growth): stop kills them too.
+	unready map[*worker]bool
+	changed chan struct{}
+	stopped bool
+	lastErr error
 }
 
 // load starts a generation from the code on disk: a worker loads the
@@ -75,8 +78,11 @@ func (cb *codebase) load() {
 	if err != nil {
 		cb.mu.Lock()
 		cb.lastErr = err
-		old := len(cb.endpoints)
+		old, stopped := len(cb.endpoints), cb.stopped
 		cb.mu.Unlock()
+		if stopped {
+			return // the engine closed during the load: nothing to report
+		}
 		var le *LoadError
 		if errors.As(err, &le) {
 			cb.e.printf("functions: %s failed to load:\n%s\n", cb.label(), firstNonEmpty(le.Err.Stack, le.Err.Message))
@@ -135,7 +141,7 @@ func (cb *codebase) startLoaded(gen, mem int) (*worker, []Endpoint, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
 	defer cancel()
-	if err := w.waitReady(ctx); err != nil {
+	if err := cb.waitReady(ctx, w); err != nil {
 		w.kill()
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("the module did not load within %s", loadTimeout)
@@ -158,6 +164,29 @@ func maxMemory(eps []Endpoint) int {
 		m = max(m, ep.MemoryMB)
 	}
 	return m
+}
+
+// waitReady waits for a worker started by startWorker to be ready,
+// keeping it among the unready ones stop kills meanwhile (a worker
+// started after stop is killed at once).
+func (cb *codebase) waitReady(ctx context.Context, w *worker) error {
+	cb.mu.Lock()
+	if cb.stopped {
+		cb.mu.Unlock()
+		w.kill()
+		return errors.New("the functions engine is closed")
+	}
+	if cb.unready == nil {
+		cb.unready = map[*worker]bool{}
+	}
+	cb.unready[w] = true
+	cb.mu.Unlock()
+	defer func() {
+		cb.mu.Lock()
+		delete(cb.unready, w)
+		cb.mu.Unlock()
+	}()
+	return w.waitReady(ctx)
 }
 
 // broadcast wakes everyone waiting for a worker (cb.mu held).
@@ -227,7 +256,7 @@ func (cb *codebase) grow(gen, mem int) {
 	w, err := cb.startWorker(gen, mem)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
-		err = w.waitReady(ctx)
+		err = cb.waitReady(ctx, w)
 		cancel()
 		if err != nil {
 			w.kill()
@@ -309,6 +338,9 @@ func (cb *codebase) stop() {
 	cb.stopped = true
 	ws := cb.workers
 	cb.workers = nil
+	for w := range cb.unready {
+		ws = append(ws, w)
+	}
 	for _, w := range ws {
 		w.retired = true
 	}

@@ -133,6 +133,11 @@ type Engine struct {
 	registered []eventarcRegistration
 	sched      scheduler
 	done       chan struct{} // closed by Close
+	// loaded is closed once every codebase's first load has ended
+	// (loaded or failed); StartLoading's loading goroutine closes it,
+	// and Close waits for that goroutine (loading).
+	loaded  chan struct{}
+	loading sync.WaitGroup
 }
 
 // New creates an engine; workers start with Start, once the other
@@ -148,7 +153,7 @@ func New(opts Options, env service.Env) (*Engine, error) {
 		opts.Poll = 500 * time.Millisecond
 	}
 	e := &Engine{opts: opts, project: env.Project, events: env.Events, now: env.Now, newID: env.NewID, rand: env.Rand,
-		changed: make(chan struct{}), done: make(chan struct{}),
+		changed: make(chan struct{}), done: make(chan struct{}), loaded: make(chan struct{}),
 		sched: scheduler{next: map[string]time.Time{}, spec: map[string]string{}, running: map[string]bool{}, wake: make(chan struct{}, 1)}}
 	if e.project == "" {
 		e.project = service.DefaultProject
@@ -260,14 +265,41 @@ func (e *Engine) Codebases() []Codebase {
 // when its files change, and the others serve. Only a missing node is an
 // error.
 func (e *Engine) Start(env map[string]string) error {
+	if err := e.StartLoading(env); err != nil {
+		return err
+	}
+	<-e.loaded
+	return nil
+}
+
+// StartLoading is Start without the wait: the workers start loading the
+// codebases and it returns; Loaded tells when the first loads ended. An
+// invocation routed meanwhile waits for them (WaitLoaded), as a cold
+// start in production or the Emulator Suite waits for the instance.
+// Trigger deliveries begin with the functions that loaded: a change
+// committed before then fires nothing (as before the Emulator Suite's
+// functions emulator loaded its triggers).
+func (e *Engine) StartLoading(env map[string]string) error {
 	e.mu.Lock()
 	if e.started {
 		e.mu.Unlock()
 		return errors.New("functions: already started")
 	}
+	if e.closed {
+		e.mu.Unlock()
+		return errors.New("functions: the engine is closed")
+	}
 	e.started = true
 	e.env = env
+	e.loading.Add(1)
 	e.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			close(e.loaded)
+			e.loading.Done()
+		}
+	}()
 	node := e.opts.Node
 	if node == "" {
 		node = "node"
@@ -283,7 +315,6 @@ func (e *Engine) Start(env map[string]string) error {
 	if err := os.WriteFile(filepath.Join(e.dir, "harness.js"), harnessJS, 0o600); err != nil {
 		return fmt.Errorf("functions: %w", err)
 	}
-	e.startTriggers(env)
 	e.compileCache = filepath.Join(e.dir, "compile-cache")
 	if d, err := os.UserCacheDir(); err == nil {
 		e.compileCache = filepath.Join(d, "pyric", "node-compile-cache")
@@ -293,30 +324,70 @@ func (e *Engine) Start(env map[string]string) error {
 			e.printf("functions: %s runs under the Node inspector at 127.0.0.1:%d (chrome://inspect, or attach VS Code there)\n", cb.label(), cb.inspectPort)
 		}
 	}
+	// The workers start first: node's start and the module's load are
+	// most of the time to the first answer, and everything else here
+	// happens while they run.
 	var wg sync.WaitGroup
 	for _, cb := range e.codebases {
-		cb.fingerprint, _ = cb.scan()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The fingerprint the watcher compares with is taken
+			// while the worker starts, not before.
+			fp := make(chan string, 1)
+			go func() {
+				f, _ := cb.scan()
+				fp <- f
+			}()
 			cb.load()
+			f := <-fp
+			cb.loadMu.Lock()
+			cb.fingerprint = f
+			cb.loadMu.Unlock()
 		}()
 	}
-	wg.Wait()
-	e.redeliver()
-	if !e.opts.NoSchedules {
-		go e.runSchedules()
-	}
-	if e.opts.Poll > 0 {
-		ctx, cancel := context.WithCancel(context.Background())
-		e.mu.Lock()
-		e.stopWatch = cancel
-		e.mu.Unlock()
-		for _, cb := range e.codebases {
-			go cb.watch(ctx, e.opts.Poll)
+	e.startTriggers(env)
+	started = true
+	go func() {
+		defer e.loading.Done()
+		wg.Wait()
+		close(e.loaded)
+		e.redeliver()
+		if !e.opts.NoSchedules {
+			go e.runSchedules()
 		}
-	}
+		if e.opts.Poll > 0 {
+			ctx, cancel := context.WithCancel(context.Background())
+			e.mu.Lock()
+			if e.closed {
+				e.mu.Unlock()
+				cancel()
+				return
+			}
+			e.stopWatch = cancel
+			e.mu.Unlock()
+			for _, cb := range e.codebases {
+				go cb.watch(ctx, e.opts.Poll)
+			}
+		}
+	}()
 	return nil
+}
+
+// Loaded is closed once every codebase's first load has ended, loaded
+// or failed, when loading could not start (no node), or when the engine
+// closed without starting.
+func (e *Engine) Loaded() <-chan struct{} { return e.loaded }
+
+// WaitLoaded waits until every codebase's first load has ended, or ctx
+// ends.
+func (e *Engine) WaitLoaded(ctx context.Context) error {
+	select {
+	case <-e.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close stops the workers.
@@ -328,6 +399,9 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	close(e.done)
+	if !e.started {
+		close(e.loaded) // nothing will load
+	}
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}
@@ -339,6 +413,7 @@ func (e *Engine) Close() error {
 	for _, cb := range e.codebases {
 		cb.stop()
 	}
+	e.loading.Wait()
 	e.closeTasks()
 	e.finishing.Wait()
 	if e.dir != "" {

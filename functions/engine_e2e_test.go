@@ -347,3 +347,49 @@ func TestConcurrency(t *testing.T) {
 		t.Errorf("pidV1 runs %+v: two at once in one worker", r)
 	}
 }
+
+// StartLoading returns while the codebase loads; an engine closed
+// during the load ends it (Loaded closes, the loading worker is killed)
+// without reporting it as a load failure, and an engine closed without
+// starting closes Loaded too, so nothing waits on it forever.
+func TestCloseDuringLoad(t *testing.T) {
+	path := e2etest.NeedFunctions(t)
+	t.Setenv("PATH", path)
+	cbs, err := functions.ParseConfig(json.RawMessage(`{"source":"js","codebase":"js"}`), e2etest.FunctionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	e, err := functions.New(functions.Options{Codebases: cbs, Log: logs, Poll: -1}, service.Env{Project: "demo-fn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartLoading(functions.RuntimeEnv("demo-fn", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartLoading(functions.RuntimeEnv("demo-fn", nil)); err == nil {
+		t.Error("a second StartLoading was accepted")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-e.Loaded():
+	default:
+		t.Fatal("Loaded is still open after Close")
+	}
+	if out := logs.String(); strings.Contains(out, "failed to load") {
+		t.Errorf("closing during the load was reported as a failure:\n%s", out)
+	}
+
+	never, err := functions.New(functions.Options{Codebases: cbs, Poll: -1}, service.Env{Project: "demo-fn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := never.WaitLoaded(ctx); err != nil {
+		t.Fatalf("WaitLoaded on an engine closed without starting: %v", err)
+	}
+}

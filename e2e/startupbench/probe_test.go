@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -158,7 +159,12 @@ func probes(c probeCase) map[string]probe {
 		"hub": {method: "GET", path: "/emulators", ok: jsonHas(http.StatusOK, backend.Firestore, backend.Auth)},
 	}
 	if c.functions {
-		ps[backend.Functions] = probe{method: "POST", path: "/" + project + "/us-central1/add", body: `{"data":{"a":1,"b":2}}`,
+		// The port serves its own routes while the codebase loads: the
+		// emulator's listing answers, saying whether it still loads.
+		ps[backend.Functions] = probe{method: "GET", path: "/backends", ok: jsonHas(http.StatusOK, "backends", "loading")}
+		// The first call waits for the codebase's load (the cold start):
+		// measured apart, as "first function answered".
+		ps[firstCall] = probe{method: "POST", path: "/" + project + "/us-central1/add", body: `{"data":{"a":1,"b":2}}`,
 			header: map[string]string{"Content-Type": "application/json"},
 			ok: func(status int, body []byte) error {
 				if status != http.StatusOK || strings.TrimSpace(string(body)) != `{"result":{"sum":3,"uid":null}}` {
@@ -176,17 +182,27 @@ func probes(c probeCase) map[string]probe {
 	return ps
 }
 
+// firstCall is the probe of a callable on the functions port, which
+// answers once the codebase loaded.
+const firstCall = "first call"
+
 // probeAll probes every port in ports from now on, each until it
 // answers correctly (every 2 ms), and returns a wait for the moment the
 // last one did and which one that was; the wait fails with each port's
-// last problem if ctx ends first.
-func probeAll(ctx context.Context, ports map[string]string, c probeCase) func() (time.Time, string, error) {
+// last problem if ctx ends first. With functions it also probes the
+// first call on the functions port, whose answer's moment the wait
+// returns apart (not among the ports').
+func probeAll(ctx context.Context, ports map[string]string, c probeCase) func() (time.Time, string, time.Time, error) {
 	ps := probes(c)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	var mu sync.Mutex
-	var last time.Time
+	var last, call time.Time
 	var lastName string
 	var errs []error
+	if c.functions {
+		ports = maps.Clone(ports)
+		ports[firstCall] = ports[backend.Functions]
+	}
 	var wg sync.WaitGroup
 	for name, addr := range ports {
 		p, ok := ps[name]
@@ -201,7 +217,9 @@ func probeAll(ctx context.Context, ports map[string]string, c probeCase) func() 
 			for ctx.Err() == nil {
 				if problem = p.do(ctx, client, addr); problem == nil {
 					mu.Lock()
-					if now := time.Now(); now.After(last) {
+					if now := time.Now(); name == firstCall {
+						call = now
+					} else if now.After(last) {
 						last, lastName = now, name
 					}
 					mu.Unlock()
@@ -214,9 +232,9 @@ func probeAll(ctx context.Context, ports map[string]string, c probeCase) func() 
 			mu.Unlock()
 		})
 	}
-	return func() (time.Time, string, error) {
+	return func() (time.Time, string, time.Time, error) {
 		wg.Wait()
-		return last, lastName, errors.Join(errs...)
+		return last, lastName, call, errors.Join(errs...)
 	}
 }
 

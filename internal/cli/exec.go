@@ -159,6 +159,11 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 	}()
 	hubAddr := fe.hubAddr
 	printBanner(stdio.Err, o, b, fe, watchers)
+	// As firebase emulators:exec, CMD runs once the functions loaded:
+	// a write it makes at once fires their triggers.
+	if err := b.FunctionsLoaded(ctx); err != nil {
+		return 0, err
+	}
 
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Env = append(os.Environ(), execEnv(b, o.project, hubAddr)...)

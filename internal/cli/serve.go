@@ -391,7 +391,10 @@ func startBackend(o *serveOptions, stdio Stdio) (*backend.Backend, []*rulesWatch
 // functionsOptions configure Cloud Functions: the codebases, the terminal
 // for their logs, and the hub's address when it is known before start.
 func functionsOptions(o *serveOptions, stdio Stdio) backend.FunctionsOptions {
-	fo := backend.FunctionsOptions{Options: functions.Options{Codebases: o.functions, Log: stdio.Err, InspectPort: o.inspectPort}}
+	// The functions port serves while the codebases load: a call
+	// arriving meanwhile waits for the load (its cold start).
+	fo := backend.FunctionsOptions{Options: functions.Options{Codebases: o.functions, Log: stdio.Err, InspectPort: o.inspectPort},
+		LoadInBackground: true}
 	if o.hubPort > 0 {
 		fo.Env = map[string]string{"FIREBASE_EMULATOR_HUB": net.JoinHostPort(connectHost(o.host), strconv.Itoa(o.hubPort))}
 	}

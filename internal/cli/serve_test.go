@@ -123,6 +123,9 @@ func startServe(t *testing.T, args ...string) *served {
 		return code
 	}
 	t.Cleanup(func() { s.stop() })
+	if s.Functions != "" && !await.Poll(60*time.Second, func() bool { return e2etest.FunctionsLoaded(s.Functions) }) {
+		t.Fatalf("the functions did not load within 60 s:\n%s", stderr.String())
+	}
 	return &s
 }
 

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/needs"
 )
 
@@ -154,6 +156,7 @@ type Serve struct {
 	PubSub    string `json:"pubsub"`
 	Studio    string `json:"studio"` // http://host:port
 	Hub       string `json:"hub"`
+	Functions string `json:"functions"`
 	cmd       *exec.Cmd
 	stderr    *lockedBuffer
 	stopOnce  sync.Once
@@ -253,7 +256,28 @@ func StartServe(t testing.TB, dir string, args ...string) *Serve {
 		t.Fatalf("pyric serve did not become ready:\n%s", s.stderr.String())
 	}
 	t.Cleanup(s.Stop)
+	if s.Functions != "" {
+		if !await.Poll(60*time.Second, func() bool { return FunctionsLoaded(s.Functions) }) {
+			t.Fatalf("the functions did not load within 60 s:\n%s", s.stderr.String())
+		}
+	}
 	return s
+}
+
+// FunctionsLoaded reports whether the functions port at addr says, on
+// its GET /backends, that the codebases' first loads ended: the port
+// serves while they load, and a test that writes at once expects their
+// triggers loaded.
+func FunctionsLoaded(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/backends")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var b struct {
+		Loading *bool `json:"loading"`
+	}
+	return json.NewDecoder(resp.Body).Decode(&b) == nil && b.Loading != nil && !*b.Loading
 }
 
 // Step is one line a step script prints: {"step", "ok", "got", "error"}.

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,5 +185,101 @@ func testPlainHTTP(t *testing.T, b *backend.Backend) {
 				t.Errorf("afterwards: %d %q", r2.StatusCode, b2)
 			}
 		})
+	}
+}
+
+// syncLog is a log sink the test reads while the workers write.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// With LoadInBackground the functions port serves before the codebases
+// loaded: a callable posted at once waits for its codebase's load (the
+// cold start) and gets its result; a codebase that throws at load is
+// reported with its error and file, its functions answer the emulator's
+// 404 once the loads ended, and /backends says when they did.
+func TestCallDuringLoad(t *testing.T) {
+	t.Setenv("PATH", e2etest.NeedFunctions(t))
+	broken := t.TempDir()
+	if err := os.Symlink(filepath.Join(e2etest.FunctionsDir(), "node_modules"), filepath.Join(broken, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "package.json"), []byte(`{"main":"index.js"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "index.js"), []byte("exports.gone = 1;\nthrow new Error('broken at load');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"js","codebase":"js"}]`), e2etest.FunctionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbs = append(cbs, functions.Codebase{Name: "broken", Source: broken, Ignore: functions.DefaultIgnore})
+	logs := &syncLog{}
+	b, err := backend.Start(backend.Options{
+		Sandbox: sandbox.Options{Project: project},
+		Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: logs, Poll: -1},
+			LoadInBackground: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	base := "http://" + b.Addr(backend.Functions)
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(got)
+	}
+	if status, body := post("/"+project+"/us-central1/add", `{"data":{"a":2,"b":3}}`); status != 200 || body != `{"result":{"sum":5,"uid":null}}` {
+		t.Fatalf("callable posted during the load: %d %s\n%s", status, body, logs)
+	}
+	if err := b.FunctionsLoaded(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "Error: broken at load") || !strings.Contains(out, filepath.Join(broken, "index.js")+":2") {
+		t.Errorf("the load failure does not name the error and its file:\n%s", out)
+	}
+	if status, body := post("/"+project+"/us-central1/gone", `{"data":{}}`); status != 404 || !strings.Contains(body, "Function us-central1-gone does not exist") {
+		t.Errorf("a function of the broken codebase: %d %s", status, body)
+	}
+	resp, err := http.Get(base + "/backends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var listed struct {
+		Backends []struct {
+			Codebase         string               `json:"codebase"`
+			FunctionTriggers []functions.Endpoint `json:"functionTriggers"`
+		} `json:"backends"`
+		Loading bool `json:"loading"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&listed); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, be := range listed.Backends {
+		counts[be.Codebase] = len(be.FunctionTriggers)
+	}
+	if listed.Loading || len(counts) != 2 || counts["js"] < 10 || counts["broken"] != 0 {
+		t.Errorf("GET /backends after the loads: loading %v, functions by codebase %v", listed.Loading, counts)
 	}
 }

@@ -30,6 +30,11 @@ type Engine interface {
 	Endpoints() []functions.Endpoint
 	ServeFunction(w http.ResponseWriter, r *http.Request, id, path string)
 	DeliverEvent(ctx context.Context, id string, payload []byte) error
+	// Codebases are the configured codebases, loaded or not.
+	Codebases() []functions.Codebase
+	// Loaded is closed once every codebase's first load ended: until
+	// then a request naming a function not (yet) loaded waits for it.
+	Loaded() <-chan struct{}
 }
 
 // Handler serves the functions port.
@@ -82,9 +87,24 @@ func Resolve(project string, eps []functions.Endpoint, urlPath string) (Route, b
 	return rt, true
 }
 
-// ServeHTTP routes one request.
+// ServeHTTP routes one request. The port serves from the start: its own
+// routes answer at once, and a request to a function while the
+// codebases still load waits for the load (the cold start), then finds
+// the function or gets the emulator's 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/backends" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		h.backends(w)
+		return
+	}
 	eps := h.eng.Endpoints()
+	if !h.loaded() && h.namesFunction(r, eps) {
+		select {
+		case <-h.eng.Loaded():
+		case <-r.Context().Done():
+			return // the client went away: nothing to answer
+		}
+		eps = h.eng.Endpoints()
+	}
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/functions/projects/"); ok && strings.Contains(rest, "/schedules/") {
 		h.runSchedule(w, r, rest, eps)
 		return
@@ -121,6 +141,54 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.eng.ServeFunction(w, r, rt.Endpoint.ID, rt.Path)
+}
+
+func (h *Handler) loaded() bool {
+	select {
+	case <-h.eng.Loaded():
+		return true
+	default:
+		return false
+	}
+}
+
+// namesFunction reports whether a request is to a function's URL (an
+// HTTPS function's, an event function's triggers route, a schedule's
+// run) naming none of eps: one that may name a function still loading.
+func (h *Handler) namesFunction(r *http.Request, eps []functions.Endpoint) bool {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/functions/projects/"); ok {
+		return strings.Contains(rest, "/triggers/") || strings.Contains(rest, "/schedules/")
+	}
+	rt, ok := Resolve(h.eng.Project(), eps, r.URL.Path)
+	return ok && rt.Project && rt.Endpoint == nil
+}
+
+// backends answers GET /backends as the emulator does: each codebase's
+// directory and the functions loaded from it so far (none while it
+// loads), with "loading" true until the first load of every codebase
+// ended.
+func (h *Handler) backends(w http.ResponseWriter) {
+	type backend struct {
+		Directory        string               `json:"directory"`
+		Codebase         string               `json:"codebase"`
+		Env              map[string]string    `json:"env"`
+		FunctionTriggers []functions.Endpoint `json:"functionTriggers"`
+	}
+	eps := h.eng.Endpoints()
+	out := struct {
+		Backends []backend `json:"backends"`
+		Loading  bool      `json:"loading"`
+	}{Backends: []backend{}, Loading: !h.loaded()}
+	for _, cb := range h.eng.Codebases() {
+		b := backend{Directory: cb.Source, Codebase: cb.Name, Env: map[string]string{}, FunctionTriggers: []functions.Endpoint{}}
+		for _, ep := range eps {
+			if ep.Codebase == cb.Name {
+				b.FunctionTriggers = append(b.FunctionTriggers, ep)
+			}
+		}
+		out.Backends = append(out.Backends, b)
+	}
+	api.JSON(w, http.StatusOK, out)
 }
 
 // scheduleRunner is the engine's run-now of a scheduled function.

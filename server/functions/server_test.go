@@ -6,20 +6,39 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/functions"
 )
 
 // fakeEngine records what the adapter asked of it.
 type fakeEngine struct {
+	mu        sync.Mutex
+	loaded    chan struct{} // nil: loaded
 	eps       []functions.Endpoint
 	served    string // id + " " + path
 	delivered string // id + " " + body
 }
 
-func (f *fakeEngine) Project() string                 { return "demo-x" }
-func (f *fakeEngine) Endpoints() []functions.Endpoint { return f.eps }
+func (f *fakeEngine) Project() string { return "demo-x" }
+func (f *fakeEngine) Codebases() []functions.Codebase {
+	return []functions.Codebase{{Name: "default", Source: "/app/functions"}}
+}
+func (f *fakeEngine) Loaded() <-chan struct{} {
+	if f.loaded == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return f.loaded
+}
+func (f *fakeEngine) Endpoints() []functions.Endpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eps
+}
 func (f *fakeEngine) ServeFunction(w http.ResponseWriter, r *http.Request, id, path string) {
 	f.served = id + " " + path
 	w.WriteHeader(299)
@@ -77,5 +96,67 @@ func TestRouting(t *testing.T) {
 				t.Errorf("served %q delivered %q, want %q %q", f.served, f.delivered, c.served, c.delivered)
 			}
 		})
+	}
+}
+
+// While the codebases load, the port answers its own routes at once and
+// a request to a function waits for the load: served once the function
+// loaded, the emulator's 404 when the load did not bring it.
+func TestRequestDuringLoadWaitsForIt(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	all := f.eps
+	for i := range all {
+		all[i].Codebase = "default"
+	}
+	f.eps = nil
+	f.loaded = make(chan struct{})
+	h := NewHandler(f)
+	serve := func(method, url, body string) <-chan *httptest.ResponseRecorder {
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(method, url, strings.NewReader(body)))
+			done <- rec
+		}()
+		return done
+	}
+	call := serve("POST", "/demo-x/us-central1/hello/x", "{}")
+	missing := serve("GET", "/demo-x/us-central1/nope", "")
+	event := serve("POST", "/functions/projects/demo-x/triggers/us-central1-onNote", `{"a":1}`)
+
+	// The port's own routes do not wait.
+	rec := <-serve("GET", "/backends", "")
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"loading":true`) ||
+		!strings.Contains(rec.Body.String(), `"directory":"/app/functions"`) || !strings.Contains(rec.Body.String(), `"functionTriggers":[]`) {
+		t.Fatalf("GET /backends while loading: %d %s", rec.Code, rec.Body)
+	}
+	if rec := <-serve("GET", "/", ""); rec.Code != 404 {
+		t.Fatalf("GET / while loading: %d %s", rec.Code, rec.Body)
+	}
+	select {
+	case rec := <-call:
+		t.Fatalf("a call answered before the load ended: %d %s", rec.Code, rec.Body)
+	case rec := <-missing:
+		t.Fatalf("a missing function answered before the load ended: %d %s", rec.Code, rec.Body)
+	case <-time.After(50 * time.Millisecond): // they are waiting
+	}
+
+	f.mu.Lock()
+	f.eps = all
+	f.mu.Unlock()
+	close(f.loaded)
+	if rec := <-call; rec.Code != 299 || f.served != "hello /x" {
+		t.Fatalf("call after the load: %d %s, served %q", rec.Code, rec.Body, f.served)
+	}
+	if rec := <-missing; rec.Code != 404 || !strings.Contains(rec.Body.String(), "Function us-central1-nope does not exist") {
+		t.Fatalf("missing function after the load: %d %s", rec.Code, rec.Body)
+	}
+	if rec := <-event; rec.Code != 200 || f.delivered != `onNote {"a":1}` {
+		t.Fatalf("event after the load: %d %s, delivered %q", rec.Code, rec.Body, f.delivered)
+	}
+	rec = <-serve("GET", "/backends", "")
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"loading":false`) || !strings.Contains(rec.Body.String(), `"id":"hello"`) {
+		t.Fatalf("GET /backends after the load: %d %s", rec.Code, rec.Body)
 	}
 }

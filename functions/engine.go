@@ -276,9 +276,9 @@ func (e *Engine) Start(env map[string]string) error {
 // codebases and it returns; Loaded tells when the first loads ended. An
 // invocation routed meanwhile waits for them (WaitLoaded), as a cold
 // start in production or the Emulator Suite waits for the instance.
-// Trigger deliveries begin with the functions that loaded: a change
-// committed before then fires nothing (as before the Emulator Suite's
-// functions emulator loaded its triggers).
+// The changes committed meanwhile are held and fire the functions that
+// load, once they loaded (the Emulator Suite's functions emulator drops
+// them: it registers its triggers only once they loaded).
 func (e *Engine) StartLoading(env map[string]string) error {
 	e.mu.Lock()
 	if e.started {
@@ -351,6 +351,12 @@ func (e *Engine) StartLoading(env map[string]string) error {
 	go func() {
 		defer e.loading.Done()
 		wg.Wait()
+		e.mu.Lock()
+		d := e.dispatcher
+		e.mu.Unlock()
+		if d != nil {
+			d.Release()
+		}
 		close(e.loaded)
 		e.redeliver()
 		if !e.opts.NoSchedules {

@@ -30,10 +30,13 @@ func (e *Engine) startTriggers(env map[string]string) {
 	if !ok {
 		return // an engine without a sandbox bus sees no changes
 	}
+	// The changes committed while the codebases first load are held
+	// and matched once they loaded (Release in StartLoading).
 	opts := trigger.Options{
 		Env:     triggerEnv(e.project, env, e.newID),
 		Deliver: e.DeliverEvent,
 		Logf:    func(format string, args ...any) { e.printf(format+"\n", args...) },
+		Held:    true,
 	}
 	if e.log != nil {
 		opts.Journal = deliveryJournal{log: e.log, logf: opts.Logf}

@@ -69,6 +69,13 @@ type Options struct {
 	RetryMaxBackoff time.Duration
 	// Logf reports failures and drops; nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Held starts the dispatcher holding the changes it takes, matched
+	// against nothing, until Release: the changes committed while the
+	// functions first load (the ports serve before they do) fire the
+	// functions that load instead of none. While held the Realtime
+	// Database's event scope is its root (DatabaseScope), since any
+	// location may turn out to be watched.
+	Held bool
 	// Journal, when set, durably records each delivery once its change
 	// is matched and until it is made or given up, so that deliveries a
 	// crash interrupted are made after the next start (Redeliver): at
@@ -123,6 +130,7 @@ type Dispatcher struct {
 	pending int // events + queued deliveries
 	stats   Stats
 	closed  bool
+	held    atomic.Bool // the changes wait for Release
 	current atomic.Pointer[[]Function] // fns, for DatabaseScope
 	// run0 and keys make Journal keys: the dispatcher's start time (in
 	// ns, zero-padded so keys sort) and a counter.
@@ -165,6 +173,7 @@ func NewDispatcher(opts Options) *Dispatcher {
 		opts.Logf = log.Printf
 	}
 	d := &Dispatcher{opts: opts, queues: map[string]*fnQueue{}, run0: time.Now().UnixNano()}
+	d.held.Store(opts.Held)
 	d.cond = sync.NewCond(&d.mu)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.wg.Add(1)
@@ -187,12 +196,31 @@ func (d *Dispatcher) SetFunctions(fns []Function) {
 	}
 }
 
+// Release ends the hold of Options.Held: the changes taken meanwhile are
+// matched against the functions set now (dropped when there are none).
+func (d *Dispatcher) Release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.held.Swap(false) {
+		return
+	}
+	if len(d.fns) == 0 {
+		d.pending -= len(d.events)
+		clear(d.events)
+		d.events = d.events[:0]
+	}
+	d.cond.Broadcast()
+}
+
 // DatabaseScope is the Realtime Database engine's event scope
 // (database.Database.SetEventScope(d.DatabaseScope)): for a write at keys
 // in instance ns, the depth of the shallowest location above it that a
 // current function watches, so the write's event carries that
 // location's whole value; -1 when none does.
 func (d *Dispatcher) DatabaseScope(ns string, keys []string) int {
+	if d.held.Load() {
+		return 0
+	}
 	fns := d.current.Load()
 	if fns == nil {
 		return -1
@@ -245,8 +273,8 @@ func (d *Dispatcher) Tap(ev event.Event) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || len(d.fns) == 0 {
-		return // nothing can fire: no function was loaded yet
+	if d.closed || (len(d.fns) == 0 && !d.held.Load()) {
+		return // nothing can fire: no function is loaded
 	}
 	if d.pending >= d.opts.QueueLimit {
 		d.stats.Dropped++
@@ -265,7 +293,7 @@ func (d *Dispatcher) match() {
 	defer d.wg.Done()
 	for {
 		d.mu.Lock()
-		for len(d.events) == 0 && !d.closed {
+		for (len(d.events) == 0 || d.held.Load()) && !d.closed {
 			d.cond.Wait()
 		}
 		if d.closed {

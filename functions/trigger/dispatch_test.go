@@ -335,3 +335,41 @@ func TestDispatcherJournal(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestDispatcherHeldUntilRelease: changes taken while the functions first
+// load are held, then fire the functions loaded by Release, in commit
+// order; with none loaded they are dropped. While held, any Realtime
+// Database location may be watched, so the event scope is the root.
+func TestDispatcherHeldUntilRelease(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{History: 8})
+	r := newRecorder()
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf, Held: true})
+	defer d.Close()
+	bus.Tap(d.Tap)
+	if got := d.DatabaseScope("ns", []string{"a", "b"}); got != 0 {
+		t.Errorf("held: database scope %d, want 0 (the root)", got)
+	}
+	for i := range 3 {
+		write(bus, "docs/d", i)
+	}
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	d.Release()
+	idle(t, d)
+	if got, want := r.get("f"), []string{"docs/d#0", "docs/d#1", "docs/d#2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+	if got := d.DatabaseScope("ns", []string{"a", "b"}); got != -1 {
+		t.Errorf("released with no database function: scope %d, want -1", got)
+	}
+
+	empty := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf, Held: true})
+	defer empty.Close()
+	bus.Tap(empty.Tap)
+	write(bus, "docs/e", 1)
+	empty.Release() // nothing loaded: the held change fires nothing
+	idle(t, empty)
+	if s := empty.Stats(); s.Matched != 0 {
+		t.Fatalf("with no functions %d deliveries were made", s.Matched)
+	}
+}

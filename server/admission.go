@@ -62,30 +62,11 @@ var heavyWork = newGate(max(1, runtime.GOMAXPROCS(0)-1), BodyBudget)
 type gate struct {
 	slots   chan struct{}
 	waiting atomic.Int64 // requests queued for a slot
-
-	mu           sync.Mutex
-	budget, used int64 // body bytes
+	bodies  memlimit.Budget
 }
 
 func newGate(slots int, budget int64) *gate {
-	return &gate{slots: make(chan struct{}, slots), budget: budget}
-}
-
-// charge takes n bytes of the budget; false when they would pass it.
-func (g *gate) charge(n int64) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.used+n > g.budget {
-		return false
-	}
-	g.used += n
-	return true
-}
-
-func (g *gate) uncharge(n int64) {
-	g.mu.Lock()
-	g.used -= n
-	g.mu.Unlock()
+	return &gate{slots: make(chan struct{}, slots), bodies: memlimit.Budget{Max: budget}}
 }
 
 // enter waits for a slot, in arrival order, for as long as ctx lasts.
@@ -189,10 +170,8 @@ func (a *admission) charge(n int) error {
 	if a.length >= 0 {
 		to = min(to, a.length)
 	}
-	if !a.gate.charge(to - a.charged) {
-		a.gate.mu.Lock()
-		a.refused = &BodyBudgetError{Used: a.gate.used, Budget: a.gate.budget}
-		a.gate.mu.Unlock()
+	if !a.gate.bodies.Take(to - a.charged) {
+		a.refused = &BodyBudgetError{Used: a.gate.bodies.Used(), Budget: a.gate.bodies.Max}
 		return a.refused
 	}
 	a.charged = to
@@ -235,7 +214,7 @@ func (a *admission) finish() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.exempt = true
-	a.gate.uncharge(a.charged)
+	a.gate.bodies.Give(a.charged)
 	a.charged = 0
 	if a.held {
 		a.held = false

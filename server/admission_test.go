@@ -195,15 +195,15 @@ func TestStreamedBodyDoesNotQueue(t *testing.T) {
 	gated(g, func(w http.ResponseWriter, r *http.Request) {
 		var one [1]byte
 		r.Body.Read(one[:])
-		if g.used == 0 {
+		if g.bodies.Used() == 0 {
 			t.Error("a heavy body's first read charged nothing to the budget")
 		}
 		Streams(r.Context())
-		if g.used != 0 {
-			t.Errorf("Streams kept %d bytes of the budget", g.used)
+		if g.bodies.Used() != 0 {
+			t.Errorf("Streams kept %d bytes of the budget", g.bodies.Used())
 		}
 		io.Copy(io.Discard, r.Body)
-		if len(g.slots) != 0 || g.used != 0 {
+		if len(g.slots) != 0 || g.bodies.Used() != 0 {
 			t.Error("a streamed body took a slot or the budget")
 		}
 		close(held)
@@ -258,8 +258,8 @@ func TestSlowSenderHoldsNoSlot(t *testing.T) {
 	if got := strings.Join(order, ","); got != "fast,slow" {
 		t.Fatalf("admitted %q, want the fast request while the slow one was sending, then the slow one (fast,slow)", got)
 	}
-	if len(g.slots) != 0 || g.used != 0 {
-		t.Fatalf("%d slots and %d budget bytes still taken", len(g.slots), g.used)
+	if len(g.slots) != 0 || g.bodies.Used() != 0 {
+		t.Fatalf("%d slots and %d budget bytes still taken", len(g.slots), g.bodies.Used())
 	}
 }
 
@@ -305,8 +305,8 @@ func TestBodyBudgetRefusesPastIt(t *testing.T) {
 	pw.Write(make([]byte, 2<<20-1))
 	pw.Close()
 	<-holderDone
-	if g.used != 0 {
-		t.Fatalf("%d budget bytes still taken", g.used)
+	if g.bodies.Used() != 0 {
+		t.Fatalf("%d budget bytes still taken", g.bodies.Used())
 	}
 	rec = httptest.NewRecorder()
 	gated(g, func(w http.ResponseWriter, r *http.Request) {

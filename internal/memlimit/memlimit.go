@@ -164,3 +164,40 @@ func (f *follower) update() {
 	}
 	debug.SetMemoryLimit(Limit(live, other) + min(reserved.Load(), MaxReserved))
 }
+
+// Budget counts the bytes requests in flight hold against a capacity
+// (Max), so that concurrent large requests cannot together hold more
+// than it: a request takes its bytes before it holds them and gives them
+// back when it lets them go.
+type Budget struct {
+	Max int64
+
+	mu   sync.Mutex
+	used int64
+}
+
+// Take reserves n bytes; false, reserving nothing, when that would pass
+// Max.
+func (b *Budget) Take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.Max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// Give returns n bytes Take reserved.
+func (b *Budget) Give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// Used is the bytes reserved now.
+func (b *Budget) Used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}

@@ -107,3 +107,20 @@ func TestReserveRaisesTheLimitUntilReleased(t *testing.T) {
 		t.Errorf("limit %d MiB after the releases, was %d MiB", l>>20, before>>20)
 	}
 }
+
+// TestBudget: bytes are taken up to Max and no further (a refused Take
+// reserves nothing), and given back.
+func TestBudget(t *testing.T) {
+	b := &Budget{Max: 10}
+	if !b.Take(6) || b.Take(5) || b.Used() != 6 {
+		t.Fatalf("after 6 of 10 taken and 5 refused: used %d", b.Used())
+	}
+	if !b.Take(4) || b.Used() != 10 {
+		t.Fatalf("the last 4 bytes: used %d", b.Used())
+	}
+	b.Give(6)
+	b.Give(4)
+	if b.Used() != 0 || !b.Take(10) {
+		t.Fatalf("given back: used %d", b.Used())
+	}
+}

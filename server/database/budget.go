@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/pyric/pyric/database"
 )
@@ -16,29 +15,6 @@ import (
 // smaller ones. Past it a write is answered 503 with Retry-After, before
 // its body is read, instead of every concurrent write buffering its own.
 const DefaultMaxInFlight = database.MaxRESTWrite
-
-// budget counts bytes held by requests in flight against a capacity.
-type budget struct {
-	mu        sync.Mutex
-	used, max int64
-}
-
-// take reserves n bytes, false when that would pass the capacity.
-func (b *budget) take(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.max {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-func (b *budget) give(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
-}
 
 // errBusy is a write refused because others hold the in-flight budget.
 var errBusy = errors.New("busy")
@@ -53,16 +29,16 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys
 		return nil, nil, false
 	}
 	var held int64
-	release = func() { h.inflight.give(held); held = 0 }
+	release = func() { h.inflight.Give(held); held = 0 }
 	take := func(n int64) bool {
-		if !h.inflight.take(n) {
+		if !h.inflight.Take(n) {
 			return false
 		}
 		held += n
 		return true
 	}
 	if r.ContentLength > 0 && !take(r.ContentLength) {
-		busy(w, h.inflight.max)
+		busy(w, h.inflight.Max)
 		return nil, nil, false
 	}
 	// A body of unknown length takes its bytes as they arrive.
@@ -85,7 +61,7 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys
 		if n > 0 {
 			if int64(len(buf)+n) > held && !take(int64(len(buf)+n)-held) {
 				release()
-				busy(w, h.inflight.max)
+				busy(w, h.inflight.Max)
 				return nil, nil, false
 			}
 			buf = buf[:len(buf)+n]

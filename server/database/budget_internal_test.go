@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/internal/memlimit"
 )
 
 // TestAssemblerBudget: WebSocket messages being assembled share the
@@ -12,7 +14,7 @@ import (
 // back.
 func TestAssemblerBudget(t *testing.T) {
 	t.Parallel()
-	b := &budget{max: 100}
+	b := &memlimit.Budget{Max: 100}
 	a1 := assembler{max: 1 << 16, budget: b}
 	a2 := assembler{max: 1 << 16, budget: b}
 	frame := strings.Repeat("x", 40)
@@ -31,19 +33,19 @@ func TestAssemblerBudget(t *testing.T) {
 	if _, _, err := a2.feed(frame); !errors.Is(err, errFrame) || !strings.Contains(err.Error(), "in flight") {
 		t.Fatalf("past the budget: %v", err)
 	}
-	if b.used != 40 {
-		t.Fatalf("a refused message holds nothing: used %d", b.used)
+	if b.Used() != 40 {
+		t.Fatalf("a refused message holds nothing: used %d", b.Used())
 	}
 	if msg, ok := feed(&a1, frame); !ok || len(msg) != 80 {
 		t.Fatalf("a1's message: %v %d", ok, len(msg))
 	}
-	if b.used != 0 {
-		t.Fatalf("a finished message gives its bytes back: used %d", b.used)
+	if b.Used() != 0 {
+		t.Fatalf("a finished message gives its bytes back: used %d", b.Used())
 	}
 	feed(&a2, "2")
 	feed(&a2, frame)
 	a2.release() // the session ends mid-message
-	if b.used != 0 {
-		t.Fatalf("a closed session gives its bytes back: used %d", b.used)
+	if b.Used() != 0 {
+		t.Fatalf("a closed session gives its bytes back: used %d", b.Used())
 	}
 }

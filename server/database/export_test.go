@@ -5,9 +5,7 @@ import "time"
 // InFlightBytes is the body bytes REST writes in flight hold against the
 // handler's budget, for tests that wait until a write has taken its share.
 func InFlightBytes(h *Handler) int64 {
-	h.inflight.mu.Lock()
-	defer h.inflight.mu.Unlock()
-	return h.inflight.used
+	return h.inflight.Used()
 }
 
 // PollHeld reports whether long-poll session id has a poll being held

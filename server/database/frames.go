@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/pyric/pyric/internal/memlimit"
 )
 
 // MaxFrame is the largest websocket frame the SDKs send or accept; longer
@@ -25,14 +27,14 @@ type assembler struct {
 	// budget, when set, is shared by every session: the bytes of messages
 	// being assembled are taken from it, so many sockets each sending a
 	// 16 MiB write cannot together hold more than it.
-	budget *budget
+	budget *memlimit.Budget
 	held   int64
 }
 
 // release gives back what the message being assembled holds.
 func (a *assembler) release() {
 	if a.budget != nil && a.held > 0 {
-		a.budget.give(a.held)
+		a.budget.Give(a.held)
 	}
 	a.held = 0
 }
@@ -44,10 +46,10 @@ func (a *assembler) feed(frame string) (msg string, ok bool, err error) {
 			return "", false, fmt.Errorf("%w: a message over %d bytes", errFrame, a.max)
 		}
 		if a.budget != nil {
-			if !a.budget.take(int64(len(frame))) {
+			if !a.budget.Take(int64(len(frame))) {
 				a.release()
 				a.want, a.parts = 0, nil
-				return "", false, fmt.Errorf("%w: too many large writes in flight (the messages being received already hold %d MiB); retry when they finish", errFrame, a.budget.max>>20)
+				return "", false, fmt.Errorf("%w: too many large writes in flight (the messages being received already hold %d MiB); retry when they finish", errFrame, a.budget.Max>>20)
 			}
 			a.held += int64(len(frame))
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/server/httpjson"
 )
 
@@ -39,7 +40,7 @@ type Handler struct {
 	db       *database.Database
 	opts     Options
 	lp       lpSessions
-	inflight budget
+	inflight memlimit.Budget
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -58,7 +59,7 @@ func NewHandler(db *database.Database, opts Options) *Handler {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
-	return &Handler{db: db, opts: opts, inflight: budget{max: opts.MaxInFlight}, done: make(chan struct{}), wsIdle: make(chan struct{})}
+	return &Handler{db: db, opts: opts, inflight: memlimit.Budget{Max: opts.MaxInFlight}, done: make(chan struct{}), wsIdle: make(chan struct{})}
 }
 
 // Close ends every websocket and long-poll session (their onDisconnect

@@ -396,7 +396,11 @@ async function main() {
       res.status(404).send(`Function ${id} is not exported by the module`);
       return;
     }
-    if (req.rawBody === undefined) req.rawBody = Buffer.alloc(0);
+    // What a function sees of a request without a body, as under the
+    // Emulator Suite and the Functions Framework (express 4's parsers):
+    // body {} and no rawBody (express 5, which the app may have
+    // installed, leaves body undefined).
+    if (req.body === undefined) req.body = {};
     process.env.FUNCTION_TARGET = found.endpoints[id].entryPoint;
     process.env.K_SERVICE = id;
     process.env.FUNCTION_SIGNATURE_TYPE = mode === "http" ? "http" : platform === "gcfv2" ? "cloudevent" : "event";
@@ -404,8 +408,15 @@ async function main() {
       if (mode === "event") {
         try {
           // express.json parsed it already (events are posted as JSON).
-          const body = req.rawBody.length > 0 && req.body !== null && typeof req.body === "object" ? req.body : JSON.parse(req.rawBody.toString("utf8"));
+          const body = req.rawBody !== undefined && req.rawBody.length > 0 && req.body !== null && typeof req.body === "object" ? req.body : JSON.parse((req.rawBody || "").toString("utf8"));
           if (platform === "gcfv2") {
+            // The CloudEvents JSON form's binary data (a v2 Firestore
+            // event's protobuf) reaches the function as a Buffer, as the
+            // Functions Framework's CloudEvents decoding gives it.
+            if (typeof body.data_base64 === "string" && body.data === undefined) {
+              body.data = Buffer.from(body.data_base64, "base64");
+              delete body.data_base64;
+            }
             await fn(body);
           } else {
             const data = body.data;
@@ -434,11 +445,24 @@ async function main() {
     });
   };
   app.use(dispatch);
-  // Body-parser failures (a body over the limit: 413, malformed JSON:
-  // 400) answer with express's status and error, without its stack.
+  // Body-parser failures answer as under the Emulator Suite: a body over
+  // the limit (413), which its front proxy refuses, with the error's name
+  // and message as text; a body its parser rejects (400: malformed JSON),
+  // which reaches the function runtime's express, with express's error
+  // page (finalhandler's HTML document holding the stack).
   const bodyError = (err, req, res) => {
     const status = err.status || err.statusCode || 500;
-    res.status(status).type("text/plain").send(`${err.name || "Error"}: ${err.message}`);
+    if (status !== 400 || !err.stack) {
+      res.status(status).type("text/plain").send(`${err.name || "Error"}: ${err.message}`);
+      return;
+    }
+    const html = String(err.stack)
+      .replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c])
+      .replace(/\n/g, "<br>")
+      .replace(/\x20{2}/g, " &nbsp;");
+    res.status(status).type("html").send(
+      '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>' + html + "</pre>\n</body>\n</html>\n",
+    );
   };
   app.use((err, req, res, next) => bodyError(err, req, res));
 

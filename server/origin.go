@@ -182,12 +182,26 @@ const exposedHeaders = "Content-Type, Content-Length, Content-Range, Content-Dis
 	"X-Goog-Generation, X-Goog-Metageneration, X-Goog-Hash, X-Goog-Stored-Content-Encoding, X-Goog-Stored-Content-Length, " +
 	"X-Firebase-ETag, x-client-wire-protocol, x-http-session-id, x-http-initial-response"
 
+// CORSAnswerer is a handler that answers CORS itself (preflights and
+// the headers of each answer): the Cloud Functions port, where CORS is the
+// function's own (firebase-functions' cors option, and the cors it wraps
+// every function in under the Emulator Suite's debug features), as on
+// the Emulator Suite and in production.
+type CORSAnswerer interface {
+	http.Handler
+	AnswersCORS()
+}
+
 // Guard serves h behind the policy: refused requests get 403 with the
 // reason, preflights of allowed origins are answered here (with Private
 // Network Access's header when asked), and responses to allowed origins
 // carry the CORS headers. policy is read on every request, so a port can be
 // given its policy after it was built; nil is the default (loopback only).
+//
+// A handler that is a CORSAnswerer answers CORS itself: Guard still
+// refuses what the policy refuses, and adds no CORS header.
 func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
+	_, ownsCORS := h.(CORSAnswerer)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p *Policy
 		if policy != nil {
@@ -201,7 +215,12 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		defer drainRefused(w, r, body)
 		r, a := admit(heavyWork, r)
 		origin := r.Header.Get("Origin")
-		if origin == "" {
+		if origin == "" || ownsCORS {
+			if ownsCORS && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Private-Network") == "true" {
+				// The handler's own CORS answers the preflight; Private
+				// Network Access is the policy's, for the origins it allows.
+				w.Header().Set("Access-Control-Allow-Private-Network", "true")
+			}
 			serve(a, h, w, r)
 			return
 		}

@@ -278,3 +278,50 @@ func TestGuardAnswersOversizedBodies(t *testing.T) {
 		}
 	}
 }
+
+// ownCORS is a handler that answers CORS itself, as the functions port's
+// functions do (an allowed origin, reflected).
+type ownCORS struct{ reached *int }
+
+func (h ownCORS) AnswersCORS() {}
+func (h ownCORS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	*h.reached++
+	w.Header().Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "POST")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Write([]byte("data"))
+}
+
+// TestGuardHandlerAnswersCORS: behind a CORSAnswerer the policy still
+// refuses foreign origins and rebinding hosts, the handler's own CORS
+// answers reach the client without the Guard's, and a listed origin's
+// Private Network Access preflight is still allowed by the policy.
+func TestGuardHandlerAnswersCORS(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := new(int)
+	p := NewPort(l, nil, ownCORS{reached})
+	lan := "http://192.168.1.20:5173"
+	p.SetPolicy(&Policy{Origins: []string{lan}})
+	go p.Serve()
+	t.Cleanup(func() { p.Close() })
+	runGuard(t, "http://"+l.Addr().String(), reached, []guardCase{
+		{name: "loopback origin", method: "POST", headers: map[string]string{"Origin": "http://localhost:5173"}, status: 200, reached: true,
+			want: map[string]string{"Access-Control-Allow-Origin": "http://localhost:5173", "Access-Control-Allow-Credentials": ""}},
+		{name: "the handler's preflight", method: "OPTIONS", headers: map[string]string{"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"},
+			status: 204, reached: true, want: map[string]string{"Access-Control-Allow-Methods": "POST", "Access-Control-Max-Age": "", "Access-Control-Allow-Private-Network": ""}},
+		{name: "a listed origin's private network preflight", method: "OPTIONS", headers: map[string]string{"Origin": lan, "Access-Control-Request-Method": "POST",
+			"Access-Control-Request-Private-Network": "true"}, status: 204, reached: true,
+			want: map[string]string{"Access-Control-Allow-Private-Network": "true", "Access-Control-Allow-Origin": lan}},
+		{name: "foreign origin", method: "POST", headers: map[string]string{"Origin": "https://evil.example"}, status: 403, msg: `origin "https://evil.example"`},
+		{name: "foreign private network preflight", method: "OPTIONS", headers: map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
+			"Access-Control-Request-Private-Network": "true"}, status: 403, want: map[string]string{"Access-Control-Allow-Private-Network": ""}},
+		{name: "DNS rebinding", method: "POST", host: "rebind.evil.example:5001", status: 403, msg: "DNS rebinding"},
+	})
+}

@@ -84,7 +84,15 @@ async function invoke(file) {
       const f = fns[it.fn];
       if (!f) throw new Error("no function " + it.fn);
       if (f.__endpoint.platform === "gcfv1") await f(it.payload.data, it.payload.context);
-      else await f(it.payload);
+      else {
+        // pyric's harness: the CloudEvents JSON form's binary data as a Buffer.
+        const ev = { ...it.payload };
+        if (typeof ev.data_base64 === "string" && ev.data === undefined) {
+          ev.data = Buffer.from(ev.data_base64, "base64");
+          delete ev.data_base64;
+        }
+        await f(ev);
+      }
       out.push({ fn: it.fn, seen: seen === undefined ? null : JSON.parse(JSON.stringify(seen)) });
     } catch (err) {
       out.push({ fn: it.fn, error: String(err && err.stack ? err.stack : err) });

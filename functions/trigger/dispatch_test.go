@@ -26,21 +26,18 @@ func newRecorder() *recorder { return &recorder{calls: map[string][]string{}, tr
 
 func (r *recorder) deliver(ctx context.Context, fn string, payload []byte) error {
 	var body struct {
-		Document string `json:"document"`
-		Data     struct {
-			Value struct {
-				Fields struct {
-					N struct {
-						V string `json:"integerValue"`
-					} `json:"n"`
-				} `json:"fields"`
-			} `json:"value"`
-		} `json:"data"`
+		Document   string `json:"document"`
+		DataBase64 string `json:"data_base64"`
 	}
 	if err := jsonUnmarshal(payload, &body); err != nil {
 		return err
 	}
-	doc := body.Document + "#" + body.Data.Value.Fields.N.V
+	data, err := firestoreEventData(body.DataBase64)
+	if err != nil {
+		return err
+	}
+	n, _ := get(data, "value.fields.n.integerValue").(string)
+	doc := body.Document + "#" + n
 	if c, ok := CauseOf(ctx); !ok || c.Service != "firestore" || c.Path != body.Document || c.Seq == 0 || c.Attempt < 1 || c.Params["id"] == "" {
 		return fmt.Errorf("delivery of %s without its cause: %+v", doc, c)
 	}

@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,6 +12,8 @@ import (
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
@@ -84,23 +87,17 @@ func firestoreDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error
 	}
 	dn := firestore.DatabaseName{Project: env.Project, Database: db}
 	name := dn.DocName(ev.Path)
-	value, err := restDocument(dn, name, c.After, c.CreateTime, c.UpdateTime)
+	value, err := documentProto(dn, name, c.After, c.CreateTime, c.UpdateTime)
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %s after: %w", ev.Path, err)
 	}
-	old, err := restDocument(dn, name, c.Before, c.BeforeCreateTime, c.BeforeUpdateTime)
+	old, err := documentProto(dn, name, c.Before, c.BeforeCreateTime, c.BeforeUpdateTime)
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %s before: %w", ev.Path, err)
 	}
-	data := map[string]any{}
-	if value != nil {
-		data["value"] = value
-	}
-	if old != nil {
-		data["oldValue"] = old
-	}
+	var mask *pb.DocumentMask
 	if o == opUpdate {
-		data["updateMask"] = map[string]any{"fieldPaths": changedFields(c.Before, c.After)}
+		mask = &pb.DocumentMask{FieldPaths: changedFields(c.Before, c.After)}
 	}
 	t := eventTime(ev)
 	var body map[string]any
@@ -115,13 +112,26 @@ func firestoreDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error
 				body["authid"] = aid
 			}
 		}
-		body["data"] = data
+		// Production's data: the DocumentEventData protobuf, in the
+		// CloudEvents JSON form's data_base64 (firebase-functions decodes
+		// it; its snapshots have no readTime, as in production).
+		body["datacontenttype"] = "application/protobuf"
+		body["data_base64"] = base64.StdEncoding.EncodeToString(documentEventData(value, old, mask))
 	} else {
-		// The legacy event carries empty objects for an absent side.
-		for _, k := range []string{"value", "oldValue", "updateMask"} {
-			if _, ok := data[k]; !ok {
-				data[k] = map[string]any{}
+		// The legacy event: the documents in the REST JSON form, empty
+		// objects for an absent side.
+		data := map[string]any{"value": map[string]any{}, "oldValue": map[string]any{}, "updateMask": map[string]any{}}
+		for k, d := range map[string]*pb.Document{"value": value, "oldValue": old} {
+			if d != nil {
+				j, err := protojson.Marshal(d)
+				if err != nil {
+					return nil, fmt.Errorf("trigger: %s: %w", ev.Path, err)
+				}
+				data[k] = json.RawMessage(j)
 			}
+		}
+		if mask != nil {
+			data["updateMask"] = map[string]any{"fieldPaths": mask.FieldPaths}
 		}
 		body = map[string]any{"data": data, "context": legacyContext(env, f, name, t, params)}
 	}
@@ -132,10 +142,29 @@ func firestoreDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error
 	return []Delivery{{Function: f.ID, Params: params, Payload: p}}, nil
 }
 
-// restDocument is a document in the Firestore REST JSON form (fields as
-// typed values, times in RFC 3339) that firebase-functions decodes with
-// datacontenttype application/json; nil when fields is nil (absent).
-func restDocument(dn firestore.DatabaseName, name string, fields any, create, update time.Time) (json.RawMessage, error) {
+// documentEventData is google.events.cloud.firestore.v1.DocumentEventData
+// in the protobuf wire format: value (1), old_value (2) and update_mask
+// (3), whose Document, Value and DocumentMask messages have the Firestore
+// API's field numbers and types, so the API's messages encode them.
+func documentEventData(value, old *pb.Document, mask *pb.DocumentMask) []byte {
+	var b []byte
+	for _, f := range []struct {
+		num protowire.Number
+		m   proto.Message
+	}{{1, value}, {2, old}, {3, mask}} {
+		if reflect.ValueOf(f.m).IsNil() {
+			continue
+		}
+		enc, _ := proto.MarshalOptions{Deterministic: true}.Marshal(f.m)
+		b = protowire.AppendTag(b, f.num, protowire.BytesType)
+		b = protowire.AppendBytes(b, enc)
+	}
+	return b
+}
+
+// documentProto is a document as the Firestore API's message (fields as
+// typed values); nil when fields is nil (absent).
+func documentProto(dn firestore.DatabaseName, name string, fields any, create, update time.Time) (*pb.Document, error) {
 	if fields == nil {
 		return nil, nil
 	}
@@ -154,7 +183,7 @@ func restDocument(dn firestore.DatabaseName, name string, fields any, create, up
 	if !update.IsZero() {
 		d.UpdateTime = timestamppb.New(update)
 	}
-	return protojson.Marshal(d)
+	return d, nil
 }
 
 // changedFields lists the field paths whose values differ between two

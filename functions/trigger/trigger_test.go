@@ -1,11 +1,18 @@
 package trigger
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
 )
@@ -104,19 +111,20 @@ func TestFirestoreV2Payload(t *testing.T) {
 	if !reflect.DeepEqual(ds[0].Params, map[string]string{"uid": "alice"}) {
 		t.Errorf("params %v", ds[0].Params)
 	}
-	m := decodeJSON(t, ds[0].Payload)
+	m := decodeFirestoreV2(t, ds[0].Payload)
 	for k, want := range map[string]any{
 		"specversion": "1.0", "type": "google.cloud.firestore.document.v1.updated.withAuthContext",
 		// production's source (the emulator writes projects/projects/…)
 		"source": "//firestore.googleapis.com/projects/demo-p/databases/(default)", "subject": "documents/users/alice",
-		"datacontenttype": "application/json", "project": "demo-p", "database": "(default)", "namespace": "(default)",
+		"datacontenttype": "application/protobuf", "project": "demo-p", "database": "(default)", "namespace": "(default)",
 		"document": "users/alice", "location": "us-central1", "authtype": "app_user", "authid": "alice",
 		"time":                     "2026-12-06T10:00:00.123456Z",
 		"data.value.name":          "projects/demo-p/databases/(default)/documents/users/alice",
 		"data.value.createTime":    "2026-12-06T09:00:00.123456Z",
 		"data.value.updateTime":    "2026-12-06T10:00:00.123456Z",
 		"data.oldValue.updateTime": "2026-12-06T09:59:00.123456Z",
-		// Firestore REST JSON: integers as strings, typed values.
+		// (decoded from the protobuf into its JSON form: integers as
+		// strings, typed values)
 		"data.value.fields.n.integerValue":                   "2",
 		"data.oldValue.fields.n.integerValue":                "1",
 		"data.value.fields.ts.timestampValue":                "2023-11-14T22:13:20.000000005Z",
@@ -140,7 +148,7 @@ func TestFirestoreV2Payload(t *testing.T) {
 	if len(ds) != 1 {
 		t.Fatalf("created did not fire for a create")
 	}
-	m = decodeJSON(t, ds[0].Payload)
+	m = decodeFirestoreV2(t, ds[0].Payload)
 	if _, ok := m["authtype"]; ok {
 		t.Errorf("authtype on a plain event")
 	}
@@ -195,4 +203,58 @@ func TestFirestoreV1Payload(t *testing.T) {
 	if got := get(m, "data.oldValue"); !reflect.DeepEqual(got, map[string]any{}) {
 		t.Errorf("oldValue of a create = %v, want {}", got)
 	}
+}
+
+// decodeFirestoreV2 decodes a v2 Firestore event with its data_base64
+// decoded into data (firestoreEventData).
+func decodeFirestoreV2(t *testing.T, payload []byte) map[string]any {
+	t.Helper()
+	m := decodeJSON(t, payload)
+	if _, ok := m["data"]; ok {
+		t.Errorf("a v2 Firestore event has JSON data: %v", m["data"])
+	}
+	data, err := firestoreEventData(fmt.Sprint(m["data_base64"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["data"] = data
+	return m
+}
+
+// firestoreEventData decodes the DocumentEventData protobuf — value (1),
+// old_value (2), update_mask (3) — in base64 into the messages' JSON form.
+func firestoreEventData(b64 string) (map[string]any, error) {
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("data_base64: %v", err)
+	}
+	data := map[string]any{}
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 || typ != protowire.BytesType {
+			return nil, fmt.Errorf("DocumentEventData: bad tag")
+		}
+		raw = raw[n:]
+		b, n := protowire.ConsumeBytes(raw)
+		if n < 0 {
+			return nil, fmt.Errorf("DocumentEventData: bad field %d", num)
+		}
+		raw = raw[n:]
+		key := map[protowire.Number]string{1: "value", 2: "oldValue", 3: "updateMask"}[num]
+		var msg proto.Message = &pb.Document{}
+		if num == 3 {
+			msg = &pb.DocumentMask{}
+		}
+		if key == "" {
+			return nil, fmt.Errorf("DocumentEventData: unknown field %d", num)
+		}
+		if err := proto.Unmarshal(b, msg); err != nil {
+			return nil, fmt.Errorf("DocumentEventData %s: %v", key, err)
+		}
+		j, _ := protojson.Marshal(msg)
+		var v any
+		json.Unmarshal(j, &v)
+		data[key] = v
+	}
+	return data, nil
 }

@@ -121,7 +121,7 @@ func testPlainHTTP(t *testing.T, b *backend.Backend) {
 			want: "Function us-central1-nope does not exist, valid functions are: …"},
 		{name: "wrong region", method: "GET", path: "/demo-pyric-fn/europe-west1/hello", status: 404,
 			want: "Function europe-west1-hello does not exist, valid functions are: …"},
-		{name: "wrong project", method: "GET", path: "/demo-other/us-central1/hello", status: 404, want: "Not Found\n"},
+		{name: "wrong project", method: "GET", path: "/demo-other/us-central1/hello", status: 404, want: "Not Found"},
 		{name: "callable without data", method: "POST", path: "/demo-pyric-fn/us-central1/whoami", ctype: "application/json", body: `{"x":1}`,
 			status: 400, want: `{"error":{"message":"Bad Request","status":"INVALID_ARGUMENT"}}`},
 		{name: "callable not JSON", method: "POST", path: "/demo-pyric-fn/us-central1/whoami", ctype: "text/plain", body: "hi",

@@ -45,6 +45,13 @@ type Handler struct {
 // NewHandler returns the adapter over eng.
 func NewHandler(eng Engine) *Handler { return &Handler{eng: eng} }
 
+// AnswersCORS marks the port's CORS as the functions' own
+// (server.CORSAnswerer): a preflight reaches the function, whose
+// firebase-functions answers it (the Emulator Suite's debug features make
+// it wrap every HTTPS and callable function in cors), and no header is
+// added to a function's answer.
+func (h *Handler) AnswersCORS() {}
+
 // Route is where a URL leads: the function (nil when none) and the path
 // the function sees.
 type Route struct {
@@ -128,8 +135,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt, ok := Resolve(h.eng.Project(), eps, r.URL.Path)
 	if !ok || !rt.Project {
-		// Express's 404 for a route the emulator does not serve.
-		http.Error(w, "Not Found", http.StatusNotFound)
+		// Express's 404 for a route the emulator does not serve
+		// (sendStatus: the bare reason phrase, no newline).
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "Not Found")
 		return
 	}
 	if rt.Endpoint == nil {

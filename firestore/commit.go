@@ -319,10 +319,12 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		return commitFailed(denial)
 	}
 	var changes []Change
+	unchanged := map[string]bool{} // existing documents the commit leaves as they were
 	for _, rel := range order {
 		after := overlay[rel]
 		before := db.st.Get(rel)
 		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
+			unchanged[rel] = before != nil
 			continue // a no-op write
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
@@ -365,8 +367,8 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			if s.op.kind == writeVerify {
 				continue
 			}
-			if s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
-				continue // nothing changed, nothing committed
+			if unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
+				continue // nothing changed, nothing committed: no-op writes raise no events
 			}
 			if s.after == nil && s.before == nil {
 				continue
@@ -451,6 +453,18 @@ func (e *Engine) prepare(ctx context.Context, c commitReq, db *database, ops []*
 			s.method = MethodCreate
 		default:
 			s.method = MethodUpdate
+		}
+	}
+	// A document the commit's writes leave with the fields it had, never
+	// deleted in between, keeps its stored version though a write in
+	// between changed it: every write result carries its earlier update
+	// time and nothing is committed (observed on the official emulator:
+	// an increment and a decrement of one field in one commit, in a
+	// transaction too; deleted and set again, it is new).
+	for _, rel := range p.order {
+		stored, final := get(rel), p.overlay[rel]
+		if stored != nil && final != nil && fsvalue.SameTime(stored.CreateTime, final.CreateTime) && fsvalue.IdenticalFields(stored.Fields, final.Fields) {
+			p.overlay[rel] = stored
 		}
 	}
 	// The rules see every write of the batch with the committed state as

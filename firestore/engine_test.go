@@ -818,6 +818,39 @@ func TestNoOpWriteKeepsUpdateTime(t *testing.T) {
 	}
 }
 
+// Writes of one commit that change a document and change it back leave
+// it as it was: each write result carries its earlier update time, the
+// stored document keeps it, and no commit event is raised for it; the
+// other document of the commit, changed, gets the commit time.
+func TestWritesThatUndoEachOtherKeepUpdateTime(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	e := New(Options{Rules: AllowAll, Events: bus})
+	r1 := commitT(t, e, admin, upd("c/a", M("n", Int(2))), upd("c/b", M("n", Int(2))))
+	was := r1.WriteResults[0].UpdateTime
+	transform := func(rel string, ft *pb.DocumentTransform_FieldTransform) *pb.Write {
+		return &pb.Write{Operation: upd(rel, nil).Operation, UpdateMask: &pb.DocumentMask{}, UpdateTransforms: []*pb.DocumentTransform_FieldTransform{ft}}
+	}
+	before := len(bus.History())
+	r2 := commitT(t, e, admin, transform("c/a", tr("n", inc(Int(3)))), transform("c/a", tr("n", inc(Int(-3)))), transform("c/b", tr("n", inc(Int(1)))))
+	for i, wr := range r2.WriteResults[:2] {
+		if !proto.Equal(wr.UpdateTime, was) {
+			t.Errorf("write %d: update time %v, want the earlier %v (commit %v)", i, wr.UpdateTime, was, r2.CommitTime)
+		}
+	}
+	if !proto.Equal(r2.WriteResults[2].UpdateTime, r2.CommitTime) {
+		t.Errorf("changed document: update time %v, want the commit time %v", r2.WriteResults[2].UpdateTime, r2.CommitTime)
+	}
+	if got := getT(t, e, "c/a"); !proto.Equal(got.UpdateTime, was) || !proto.Equal(got.Fields["n"], Int(2)) {
+		t.Errorf("stored c/a = %v, want n=2 at %v", got, was)
+	}
+	for _, ev := range bus.History()[before:] {
+		if ev.Kind == event.KindCommit && ev.Path == "c/a" {
+			t.Errorf("commit event for the unchanged c/a: %+v", ev)
+		}
+	}
+}
+
 // TestListDocumentsPages walks a collection page by page (each page
 // selects its first names instead of sorting them all) and compares the
 // walk with the collection in name order, missing documents included.

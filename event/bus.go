@@ -97,17 +97,67 @@ func NewBus(opts Options) *Bus {
 	return &Bus{now: now, maxCount: n, maxBytes: nb, subBytes: sb, subs: map[int]*Subscription{}}
 }
 
+// BatchEmitter is an Emitter that also emits several events as one.
+type BatchEmitter interface {
+	Emitter
+	// EmitBatch emits es in order, with consecutive sequence numbers,
+	// as one: no reader of the history sees some of them without the
+	// others.
+	EmitBatch(es []Event)
+}
+
+// EmitBatch emits es through em: as one when em is a BatchEmitter, else
+// one after another. An engine emits the events of one change so when a
+// reader must not see part of them (a write's request event without its
+// commit event describes a write that did not happen).
+func EmitBatch(em Emitter, es []Event) {
+	if be, ok := em.(BatchEmitter); ok {
+		be.EmitBatch(es)
+		return
+	}
+	for _, e := range es {
+		em.Emit(e)
+	}
+}
+
 // Emit stamps e, records it and offers it to every subscriber.
 func (b *Bus) Emit(e Event) {
+	size := b.stamp(&e)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.record(e, size)
+}
+
+// EmitBatch implements BatchEmitter: it stamps each event, and records
+// and offers them all under one hold of the bus's lock, so that History,
+// Since and subscribers find none of them or all of them.
+func (b *Bus) EmitBatch(es []Event) {
+	sizes := make([]int, len(es))
+	for i := range es {
+		sizes[i] = b.stamp(&es[i])
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, e := range es {
+		b.record(e, sizes[i])
+	}
+}
+
+// stamp fills e's time and actor kind when unset and returns its
+// HeapSize; done before the lock is taken.
+func (b *Bus) stamp(e *Event) int {
 	if e.At.IsZero() {
 		e.At = b.now()
 	}
 	if e.Actor.Kind == "" {
 		e.Actor.Kind = ActorApp
 	}
-	size := HeapSize(&e)
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	return HeapSize(e)
+}
+
+// record stamps e's sequence, keeps it and offers it to every subscriber
+// and tap; callers hold mu.
+func (b *Bus) record(e Event, size int) {
 	b.seq++
 	e.Seq = b.seq
 	e.ID = "evt-" + strconv.FormatUint(e.Seq, 10)

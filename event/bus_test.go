@@ -311,3 +311,41 @@ func TestTapSeesEveryEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitBatchIsOne: a batch's events get consecutive sequence numbers,
+// are stamped as Emit stamps, reach subscribers in order, and a reader of
+// the history finds all of a batch or none of it.
+func TestEmitBatchIsOne(t *testing.T) {
+	b := NewBus(Options{History: 10000, Now: func() time.Time { return time.UnixMilli(42) }})
+	sub := b.Subscribe(10000)
+	const batches = 300
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range batches {
+			EmitBatch(b, []Event{{Kind: KindRequest, Path: strconv.Itoa(i)}, {Kind: KindCommit, Path: strconv.Itoa(i)}, {Kind: KindCommit, Path: strconv.Itoa(i)}})
+		}
+	}()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		if n := len(b.History()); n%3 != 0 {
+			t.Fatalf("the history holds %d events: part of a batch", n)
+		}
+	}
+	h := b.History()
+	if len(h) != 3*batches {
+		t.Fatalf("%d events, want %d", len(h), 3*batches)
+	}
+	for i, e := range h {
+		if e.Seq != uint64(i+1) || e.ID != "evt-"+strconv.Itoa(i+1) || e.Path != strconv.Itoa(i/3) || !e.At.Equal(time.UnixMilli(42)) || e.Actor.Kind != ActorApp {
+			t.Fatalf("event %d: %+v", i, e)
+		}
+		if got := <-sub.Events(); got.Seq != e.Seq {
+			t.Fatalf("the subscriber's event %d has seq %d, want %d", i, got.Seq, e.Seq)
+		}
+	}
+}

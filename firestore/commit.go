@@ -303,19 +303,30 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	}
 	now, overlay, order, denial := p.now, p.overlay, p.order, p.denial
 	elapsed := time.Since(start)
-	// The request events encode the documents: emitted once the store is
-	// unlocked (commitMu keeps them in commit order, before the commit's
-	// own events).
-	emitOps := func() {
+	// The request events encode the documents, so they are made with the
+	// store unlocked. A denied commit's are emitted at once (commitMu
+	// keeps them in commit order); an allowed one's only once the commit
+	// is durable and visible, together with its commit events (emitAll),
+	// in commit order (the turns below): emitted before, a request would
+	// announce a write that readers of the store do not see yet — session
+	// capture flushing then wrote the allowed write with the document as
+	// it was before, and a kill before its next flush left a session
+	// whose replay made the document the capture says is absent.
+	opEvents := func() []event.Event {
+		if !e.eventsOn() {
+			return nil
+		}
+		evs := make([]event.Event, 0, 2*len(ops))
 		for _, s := range ops {
 			if s.op.kind != writeVerify {
-				e.emitWriteOp(c, s, group, origin, elapsed)
+				evs = append(evs, e.writeOpEvent(c, s, group, origin, elapsed))
 			}
 		}
+		return evs
 	}
 	if denial != nil {
 		unlock()
-		emitOps()
+		e.emitAll(opEvents())
 		return commitFailed(denial)
 	}
 	var changes []Change
@@ -333,7 +344,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	prev, turn := db.lastEmit, make(chan struct{})
 	db.lastEmit = turn
 	unlock()
-	emitOps()
+	evs := opEvents()
 	return func() ([]*pb.WriteResult, time.Time, error) {
 		defer close(turn)
 		var err error
@@ -344,6 +355,9 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			<-prev
 		}
 		if err != nil {
+			// Decided, but never committed: the requests happened all
+			// the same.
+			e.emitAll(evs)
 			return nil, time.Time{}, err
 		}
 
@@ -373,8 +387,11 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			if s.after == nil && s.before == nil {
 				continue
 			}
-			e.emitCommit(c, s, group, now)
+			if e.eventsOn() {
+				evs = append(evs, e.commitEvent(c, s, group, now))
+			}
 		}
+		e.emitAll(evs)
 		return results, now, nil
 	}
 }

@@ -53,10 +53,22 @@ func groupOf(g *Group) *event.Group {
 	return &event.Group{ID: g.ID, Kind: event.Origin(g.Kind)}
 }
 
-func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) {
-	if !e.eventsOn() {
+// emitAll emits evs as one (event.EmitBatch): the events of one commit,
+// its request events and then its commit events, so that no reader of the
+// bus (session capture flushing its file) finds an allowed write without
+// the commit that says what it changed.
+func (e *Engine) emitAll(evs []event.Event) {
+	if len(evs) == 0 {
 		return
 	}
+	for i := range evs {
+		evs[i].Service = "firestore"
+	}
+	event.EmitBatch(e.events, evs)
+}
+
+// writeOpEvent is the request event of one decided write of a commit.
+func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) event.Event {
 	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
 	memo := s.eventMemo()
@@ -66,7 +78,7 @@ func (e *Engine) emitWriteOp(c commitReq, s *opState, g *Group, origin event.Ori
 	}
 	s.dec.seen.event(seen, c.db.name, memo)
 	ev.Request.Seen = seen
-	e.emit(ev)
+	return ev
 }
 
 // withSentinels marks the fields a write's transforms set, as the caller
@@ -93,10 +105,9 @@ func (s *opState) eventMemo() *encodeMemo {
 	return s.memo
 }
 
-func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
-	if !e.eventsOn() {
-		return
-	}
+// commitEvent is the commit event of one write of a commit: the document
+// before and after it.
+func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time) event.Event {
 	memo := s.eventMemo()
 	defer func() { s.memo = nil }() // the last event of the operation
 	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
@@ -115,7 +126,7 @@ func (e *Engine) emitCommit(c commitReq, s *opState, g *Group, t time.Time) {
 	if u := s.op.w.GetUpdate(); u != nil {
 		ev.Written = encodeFields(u.GetFields(), c.db.name, memo)
 	}
-	e.emit(ev)
+	return ev
 }
 
 // readEvent is the request event of a decided read, in or out of a

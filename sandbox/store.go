@@ -543,7 +543,6 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 	// into one block per batch.
 	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
 	slab := make([]byte, 0, n)
-	size = 0
 	for i, c := range changes {
 		wc := walChange{path: c.Key, prefix: c.Prefix && c.Value == nil}
 		if c.Value != nil {
@@ -552,7 +551,6 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 			wc.data = slab[at:len(slab):len(slab)]
 		}
 		batch.changes[i] = wc
-		size += len(wc.path) + len(wc.data) + 16
 	}
 	s.walMu.Lock()
 	defer s.walMu.Unlock()

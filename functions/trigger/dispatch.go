@@ -130,7 +130,7 @@ type Dispatcher struct {
 	pending int // events + queued deliveries
 	stats   Stats
 	closed  bool
-	held    atomic.Bool // the changes wait for Release
+	held    atomic.Bool                // the changes wait for Release
 	current atomic.Pointer[[]Function] // fns, for DatabaseScope
 	// run0 and keys make Journal keys: the dispatcher's start time (in
 	// ns, zero-padded so keys sort) and a counter.

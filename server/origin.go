@@ -215,12 +215,14 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		defer drainRefused(w, r, body)
 		r, a := admit(heavyWork, r)
 		origin := r.Header.Get("Origin")
+		preflight := origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if preflight && r.Header.Get("Access-Control-Request-Private-Network") == "true" {
+			// The policy allowed this origin, so it may reach a private
+			// network, whoever answers the rest of the preflight (a
+			// CORSAnswerer answers it itself).
+			w.Header().Set("Access-Control-Allow-Private-Network", "true")
+		}
 		if origin == "" || ownsCORS {
-			if ownsCORS && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Private-Network") == "true" {
-				// The handler's own CORS answers the preflight; Private
-				// Network Access is the policy's, for the origins it allows.
-				w.Header().Set("Access-Control-Allow-Private-Network", "true")
-			}
 			serve(a, h, w, r)
 			return
 		}
@@ -228,13 +230,10 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		hd.Set("Access-Control-Allow-Origin", origin)
 		hd.Set("Access-Control-Allow-Credentials", "true")
 		hd.Add("Vary", "Origin")
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		if preflight {
 			hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
 				hd.Set("Access-Control-Allow-Headers", req)
-			}
-			if r.Header.Get("Access-Control-Request-Private-Network") == "true" {
-				hd.Set("Access-Control-Allow-Private-Network", "true")
 			}
 			hd.Set("Access-Control-Max-Age", "3600")
 			w.WriteHeader(http.StatusNoContent)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/hosting"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/needs"
 )
 
@@ -106,17 +106,6 @@ func loadEngine(t testing.TB, dir string, opts hosting.Options) *hosting.Engine 
 	return hosting.New(cfgs, opts)
 }
 
-// freePort returns a port nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 var localServerRE = regexp.MustCompile(`hosting(?:\[([^\]]+)\])?: Local server: http://([0-9.:]+)`)
 
 // startEmulator runs `firebase emulators:start --only hosting` in dir
@@ -134,10 +123,11 @@ func startEmulator(t testing.TB, dir string, sites int) map[string]string {
 	if err := json.Unmarshal(b, &fj); err != nil {
 		t.Fatal(err)
 	}
+	ports := benchkit.FreePorts(t, 3)
 	fj["emulators"] = map[string]any{
-		"hosting": map[string]any{"port": freePort(t), "host": "127.0.0.1"},
-		"hub":     map[string]any{"port": freePort(t), "host": "127.0.0.1"},
-		"logging": map[string]any{"port": freePort(t), "host": "127.0.0.1"},
+		"hosting": map[string]any{"port": ports[0], "host": "127.0.0.1"},
+		"hub":     map[string]any{"port": ports[1], "host": "127.0.0.1"},
+		"logging": map[string]any{"port": ports[2], "host": "127.0.0.1"},
 		"ui":      map[string]any{"enabled": false},
 	}
 	b, _ = json.MarshalIndent(fj, "", "  ")

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/storage"
@@ -353,17 +353,10 @@ func TestImportFirebaseToolsAuthExport(t *testing.T) {
 	}
 	e2etest.NeedNode(t)
 	work := t.TempDir()
-	port := func() int {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().(*net.TCPAddr).Port
-	}
+	ports := benchkit.FreePorts(t, 3)
 	cfg, _ := json.Marshal(map[string]any{"emulators": map[string]any{
-		"auth": map[string]any{"port": port(), "host": "127.0.0.1"}, "hub": map[string]any{"port": port(), "host": "127.0.0.1"},
-		"logging": map[string]any{"port": port(), "host": "127.0.0.1"}, "ui": map[string]any{"enabled": false}}})
+		"auth": map[string]any{"port": ports[0], "host": "127.0.0.1"}, "hub": map[string]any{"port": ports[1], "host": "127.0.0.1"},
+		"logging": map[string]any{"port": ports[2], "host": "127.0.0.1"}, "ui": map[string]any{"enabled": false}}})
 	if err := os.WriteFile(filepath.Join(work, "firebase.json"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,22 +18,13 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/internal/await"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 )
 
 func jsDir() string { return e2etest.JSDir() }
 
 func needNode(t *testing.T) { t.Helper(); e2etest.NeedNode(t) }
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // reference is the firebase-tools Auth emulator, started once per package.
 var reference struct {
@@ -64,7 +54,8 @@ func startReference(t *testing.T, project string) string {
 			return
 		}
 		reference.dir = dir
-		authPort, hubPort, logPort := freePort(t), freePort(t), freePort(t)
+		ports := benchkit.FreePorts(t, 3)
+		authPort, hubPort, logPort := ports[0], ports[1], ports[2]
 		cfg := map[string]any{"emulators": map[string]any{
 			"auth":    map[string]any{"port": authPort, "host": "127.0.0.1"},
 			"ui":      map[string]any{"enabled": false},

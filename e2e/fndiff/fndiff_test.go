@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/internal/emulator"
 )
@@ -52,7 +52,7 @@ func TestFunctionsDifferential(t *testing.T) {
 	}
 	// Every port firebase-tools opens is given (Eventarc and Cloud Tasks
 	// start beside functions): on their defaults a parallel run takes them.
-	ports := freePorts(t, 8)
+	ports := benchkit.FreePorts(t, 8)
 	fnPort, authPort, fsPort := ports[0], ports[1], ports[2]
 	fbJSON := fmt.Sprintf(`{"functions":{"source":"fn"},"firestore":{"rules":"firestore.rules"},"emulators":{`+
 		`"functions":{"host":"127.0.0.1","port":%d},"auth":{"host":"127.0.0.1","port":%d},`+
@@ -139,20 +139,6 @@ func clientRun(t *testing.T, name, result, dir string, env []string, bin string,
 		t.Logf("%s exited with %v:\n%s", name, err, out)
 	}
 	return r
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out
 }
 
 func write(t *testing.T, path, s string) {

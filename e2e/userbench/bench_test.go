@@ -166,23 +166,20 @@ func projectDir(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	port := func() int {
-		p, _ := strconv.Atoi(benchkit.FreeAddr(t)[len("127.0.0.1:"):])
-		return p
-	}
+	ports := benchkit.FreePorts(t, 8)
 	cfg := map[string]any{
 		"functions": []any{map[string]any{"source": "js", "codebase": "js"}, map[string]any{"source": "triggers", "codebase": "triggers"}},
 		"firestore": map[string]any{"rules": "firestore.rules"},
 		"database":  map[string]any{"rules": "database.rules.json"},
 		"storage":   map[string]any{"rules": "storage.rules"},
 		"emulators": map[string]any{
-			"auth":      map[string]any{"port": port()},
-			"firestore": map[string]any{"port": port(), "websocketPort": port()},
-			"functions": map[string]any{"port": port()},
-			"hub":       map[string]any{"port": port()},
-			"logging":   map[string]any{"port": port()},
-			"eventarc":  map[string]any{"port": port()},
-			"tasks":     map[string]any{"port": port()},
+			"auth":      map[string]any{"port": ports[0]},
+			"firestore": map[string]any{"port": ports[1], "websocketPort": ports[2]},
+			"functions": map[string]any{"port": ports[3]},
+			"hub":       map[string]any{"port": ports[4]},
+			"logging":   map[string]any{"port": ports[5]},
+			"eventarc":  map[string]any{"port": ports[6]},
+			"tasks":     map[string]any{"port": ports[7]},
 			"ui":        map[string]any{"enabled": false},
 		},
 	}

@@ -1,5 +1,6 @@
 // Package benchkit is what the service benchmarks (e2e/*bench) share: a
-// free loopback address, waiting for a server to listen, running the
+// free loopback address or ports (also for the tests that start the
+// Emulator Suite's emulators on ports of their own), waiting for a server to listen, running the
 // do-nothing floor server as a child process of the test binary, and the
 // table of figures with pyric's ratios. The harnesses measure; nothing
 // here asserts about timing.
@@ -28,6 +29,22 @@ func FreeAddr(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// FreePorts returns n distinct loopback ports nothing listens on now (each
+// is held until all are found, so none is returned twice).
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	out := make([]int, n)
+	for i := range out {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		out[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return out
 }
 
 // WaitListening waits until addr accepts connections (at most a minute).

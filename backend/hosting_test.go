@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/hosting"
+	"github.com/pyric/pyric/internal/freeport"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -80,28 +81,20 @@ func TestHostingSites(t *testing.T) {
 // port+6, ... as the emulator numbers them, skipping ports in use.
 func TestHostingPortNumbering(t *testing.T) {
 	t.Parallel()
-	var base int
-	var busy net.Listener
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if base+7 > 65535 {
-			continue
-		}
-		if busy, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+5)); err == nil {
-			break
-		}
+	base, err := freeport.Run(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+5))
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer busy.Close()
 	sites := hostingSites(t, `[{"site": "a", "public": "a"}, {"site": "b", "public": "b"}, {"site": "c", "public": "a"}]`)
 	b, err := backend.Start(backend.Options{Sandbox: sandbox.Options{Project: "demo-h"}, Hosting: backend.HostingOptions{Sites: sites},
 		Ports: map[string]int{backend.Hosting: base}})
 	if err != nil {
-		t.Skipf("port %d was taken meanwhile: %v", base, err)
+		t.Fatalf("hosting on port %d: %v", base, err)
 	}
 	defer b.Shutdown(context.Background())
 	var ports []int

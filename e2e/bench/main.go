@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -45,6 +46,7 @@ import (
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/internal/freeport"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	fsserver "github.com/pyric/pyric/server/firestore"
@@ -323,13 +325,12 @@ func StartOfficial(addr string) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("java not found")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Run(1)
 	if err != nil {
 		return nil, err
 	}
-	addr = l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
+	port := strconv.Itoa(p)
+	addr = "127.0.0.1:" + port
 	cmd := exec.Command(java, "-Duser.language=en", "-Xss4m", "-cp", jar,
 		"com.google.cloud.datastore.emulator.firestore.CloudFirestore", "start", "--host=127.0.0.1", "--port="+port)
 	var log strings.Builder

@@ -34,7 +34,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,6 +51,7 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/internal/freeport"
 )
 
 func main() {
@@ -576,20 +576,11 @@ func startFloor() (string, int, func(), error) {
 }
 
 func freePorts(n int) []int {
-	var ls []net.Listener
-	var out []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			panic(errors.New("no free port"))
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Pick(n)
+	if err != nil {
+		panic(err)
 	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
+	return ports
 }
 
 // measureNode runs node with a script serving the callable's URL on the

@@ -18,33 +18,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/internal/freeport"
 )
 
-// FreeAddr returns a loopback host:port nothing listens on now.
+// FreeAddr returns a loopback host:port nothing listens on now, picked by
+// freeport so that nothing else takes it before a child process binds it.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return "127.0.0.1:" + strconv.Itoa(FreePorts(t, 1)[0])
+}
+
+// FreePorts returns n distinct loopback ports nothing listens on now,
+// picked by freeport.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports, err := freeport.Pick(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// FreePorts returns n distinct loopback ports nothing listens on now (each
-// is held until all are found, so none is returned twice).
-func FreePorts(t testing.TB, n int) []int {
-	t.Helper()
-	out := make([]int, n)
-	for i := range out {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		out[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return out
+	return ports
 }
 
 // WaitListening waits until addr accepts connections (at most a minute).

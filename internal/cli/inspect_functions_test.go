@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/freeport"
 )
 
 // cdp is a minimal Chrome DevTools protocol client: numbered commands
@@ -180,12 +181,10 @@ func get(url string) <-chan fnResult {
 // debugging), and resuming answers every request.
 func TestInspectFunctions(t *testing.T) {
 	t.Setenv("PATH", e2etest.NeedFunctions(t))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Run(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	src := filepath.Join(e2etest.FunctionsDir(), "js")
 	s := startServe(t, "--project", "demo-inspect", "--in-memory", "--functions-source", src, "--inspect-functions", strconv.Itoa(port))
 	defer s.stop()
@@ -273,21 +272,15 @@ func TestInspectFunctions(t *testing.T) {
 func TestInspectFunctionsCodebases(t *testing.T) {
 	t.Setenv("PATH", e2etest.NeedFunctions(t))
 	t.Chdir(e2etest.FunctionsDir())
-	var port int
-	var held net.Listener
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if held, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1)); err == nil {
-			break
-		}
+	// The second codebase's inspector would take port+1: it is held, so
+	// the codebase must skip to the next free one.
+	port, err := freeport.Run(2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if held == nil {
-		t.Fatal("no two adjacent free ports")
+	held, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer held.Close()
 	s := startServe(t, "--project", "demo-inspect-cb", "--in-memory", "--inspect-functions", strconv.Itoa(port))

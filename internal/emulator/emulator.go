@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/freeport"
 	"github.com/pyric/pyric/internal/needs"
 )
 
@@ -155,14 +155,7 @@ func (e *Emulator) Stop() {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func freePort() (int, error) { return freeport.Run(1) }
 
 // Response is an HTTP response from the emulator.
 type Response struct {

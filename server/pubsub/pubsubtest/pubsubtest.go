@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/pyric/pyric/internal/freeport"
 	"github.com/pyric/pyric/internal/needs"
 	engine "github.com/pyric/pyric/pubsub"
 	"github.com/pyric/pyric/sandbox/service"
@@ -94,12 +95,10 @@ func Official(t testing.TB) *Emulator {
 	if _, err := exec.LookPath("java"); err != nil {
 		needs.Missing(t, "java not found; the official Pub/Sub emulator needs it")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Run(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	e := &Emulator{Host: fmt.Sprintf("127.0.0.1:%d", port), log: &bytes.Buffer{}, exited: make(chan struct{})}
 	e.cmd = exec.Command(script, "--host=127.0.0.1", fmt.Sprintf("--port=%d", port))
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log

@@ -44,16 +44,26 @@ func (s *Service) Replay(sess *service.Session, candidate *source.File) (*servic
 		}
 		rules = gate
 	}
-	captured, err := recordedDocuments(sess.States[ServiceName])
+	br, captured, err := sessionBranch(sess, rules)
 	if err != nil {
 		return nil, err
+	}
+	return replayOn(br, sess.Events, captured)
+}
+
+// sessionBranch is a Branch, under rules, of the Firestore state the
+// session started from, and the state it recorded at its end.
+func sessionBranch(sess *service.Session, rules Rules) (*Branch, map[string]map[string]any, error) {
+	captured, err := recordedDocuments(sess.States[ServiceName])
+	if err != nil {
+		return nil, nil, err
 	}
 	init, _ := InitialDocuments(sess.Events, captured)
 	br, err := Fork(init, rules)
 	if err != nil {
-		return nil, &service.SessionError{Path: "fixture.events", Msg: "a commit's before state: " + err.Error()}
+		return nil, nil, &service.SessionError{Path: "fixture.events", Msg: "a Firestore commit's before state: " + err.Error()}
 	}
-	return replayOn(br, sess.Events, captured)
+	return br, captured, nil
 }
 
 // recordedDocuments decodes a recorded Firestore state's documents.
@@ -428,14 +438,9 @@ func (d AuthzDecision) oneLine() string {
 // documents as the session had them at each event, for another service's
 // replay (Storage rules' firestore.get() and exists()).
 func (s *Service) ViewSession(sess *service.Session) (service.StateView, error) {
-	captured, err := recordedDocuments(sess.States[ServiceName])
+	br, _, err := sessionBranch(sess, nil)
 	if err != nil {
 		return nil, err
-	}
-	init, _ := InitialDocuments(sess.Events, captured)
-	br, err := Fork(init, nil)
-	if err != nil {
-		return nil, &service.SessionError{Path: "fixture.events", Msg: "a Firestore commit's before state: " + err.Error()}
 	}
 	return &sessionView{br: br, events: sess.Events}, nil
 }

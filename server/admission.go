@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -49,13 +48,14 @@ const chargeStep = 1 << 20
 
 // heavyWork is the process's gate: heavy request bodies read within
 // BodyBudget, and heavy work admitted at most one fewer than the process's
-// processors at a time (at least one), process-wide since the processors
-// are. The others queue, in the order their bodies were read, for as long
+// processors (the CPUs it may use, not the runtime's Ps, of which
+// SpareProcessor adds one) at a time (at least one), process-wide since
+// the processors are. The others queue, in the order their bodies were read, for as long
 // as their client waits, instead of being refused. Without it four
 // concurrent heavy requests on two cores kept every processor busy and
 // the collector's assists on them, and a light read waited its turn
 // behind them (#34: a light read's p99 went from 3 ms quiet to 60 ms).
-var heavyWork = newGate(max(1, runtime.GOMAXPROCS(0)-1), BodyBudget)
+var heavyWork = newGate(max(1, processors-1), BodyBudget)
 
 // gate is a counting semaphore of processors and a byte budget for the
 // bodies being read.

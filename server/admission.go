@@ -12,6 +12,7 @@ import (
 
 	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/internal/memlimit"
+	"github.com/pyric/pyric/internal/priority"
 )
 
 // HeavyBodyBytes is the request body size past which a request is heavy
@@ -112,7 +113,7 @@ func (e *BodyBudgetError) Message() string {
 // declared length, or the end of a body of unknown length) and it is heavy
 // (past HeavyBodyBytes), the last read waits for a slot, and the rest of
 // the request — decoding, rules, the commit — runs as admitted heavy work
-// on a thread of lower priority (lowerThread). Reading costs the network's
+// on a thread of lower priority (priority.LowerThread). Reading costs the network's
 // pace and the budget's bytes, not a processor, so a slow client sending a
 // heavy body never holds a slot while it sends; a request refused before
 // its body is read (a write the rules deny) neither queues nor charges;
@@ -190,7 +191,7 @@ func (a *admission) complete(n int, err error) bool {
 
 // enter takes a slot for the request, reserves memory headroom for its
 // body's work and lowers the priority of the calling goroutine's thread
-// for good (see lowerThread): it must be the goroutine that runs the rest
+// for good (see priority.LowerThread): it must be the goroutine that runs the rest
 // of the request and ends with it (Guard's for the handler, AdmitMessage's
 // caller's). It fails when the client gave up while the request queued.
 func (a *admission) enter() error {
@@ -205,7 +206,7 @@ func (a *admission) enter() error {
 	}
 	a.held = true
 	a.unreserve = memlimit.Reserve(heavyExpansion * a.read)
-	lowerThread()
+	priority.LowerThread()
 	return nil
 }
 
@@ -280,7 +281,7 @@ func AdmitMessage(ctx context.Context, size int64) (release func(), err error) {
 }
 
 // OwnGoroutine runs f on a goroutine of its own and waits for it: heavy
-// work lowers its thread's priority for good (lowerThread), so it must
+// work lowers its thread's priority for good (priority.LowerThread), so it must
 // run on a goroutine that ends with it, not on one a server reuses (a
 // keep-alive connection's, a gRPC stream worker). A panic in f is logged
 // with its stack and raised again in the caller.

@@ -16,7 +16,7 @@ func Processors() int { return processors }
 // process's CPUs, unless the user chose GOMAXPROCS (getenv reads the
 // environment); it reports whether it did. pyric serve calls it at start.
 //
-// Admitted heavy work runs on threads of lower priority (lowerThread), but
+// Admitted heavy work runs on threads of lower priority (priority.LowerThread), but
 // the kernel only ever chooses between threads when more want a CPU than
 // there are CPUs, and the runtime runs no more threads than it has Ps.
 // With as many Ps as CPUs, the heavy request holding one, a quiet

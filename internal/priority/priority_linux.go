@@ -40,25 +40,35 @@ func ThreadNice() int {
 
 // LoweredThreads counts the process's threads of nice Lowered but its
 // main thread (which the runtime parks for good when lowered work
-// happened to run on it), from /proc (for tests: a lowered thread must
-// end with its work).
+// happened to run on it: MainLowered), from /proc (for tests: a lowered
+// thread must end with its work).
 func LoweredThreads() int {
 	n := 0
 	tasks, _ := os.ReadDir("/proc/self/task")
 	for _, task := range tasks {
-		if task.Name() == strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// Fields after the command's closing parenthesis: state is the
-		// 3rd of stat(5), nice the 19th.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) > 16 && f[16] == strconv.Itoa(Lowered) {
+		if task.Name() != strconv.Itoa(os.Getpid()) && taskNice(task.Name()) == Lowered {
 			n++
 		}
 	}
+	return n
+}
+
+// MainLowered says whether the process's main thread is lowered.
+func MainLowered() bool { return taskNice(strconv.Itoa(os.Getpid())) == Lowered }
+
+// taskNice is the nice value of the process's thread tid, or 0 when it
+// ended meanwhile.
+func taskNice(tid string) int {
+	stat, err := os.ReadFile("/proc/self/task/" + tid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's closing parenthesis: state is the 3rd
+	// of stat(5), nice the 19th.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 17 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[16])
 	return n
 }

@@ -14,3 +14,6 @@ func ThreadNice() int { return 0 }
 
 // LoweredThreads is 0: only Linux has per-thread priorities.
 func LoweredThreads() int { return 0 }
+
+// MainLowered is false: only Linux has per-thread priorities.
+func MainLowered() bool { return false }

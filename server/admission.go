@@ -6,13 +6,13 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pyric/pyric/errcode"
 	"github.com/pyric/pyric/internal/memlimit"
+	"github.com/pyric/pyric/internal/priority"
 )
 
 // HeavyBodyBytes is the request body size past which a request is heavy
@@ -49,13 +49,14 @@ const chargeStep = 1 << 20
 
 // heavyWork is the process's gate: heavy request bodies read within
 // BodyBudget, and heavy work admitted at most one fewer than the process's
-// processors at a time (at least one), process-wide since the processors
-// are. The others queue, in the order their bodies were read, for as long
+// processors (the CPUs it may use, not the runtime's Ps, of which
+// SpareProcessor adds one) at a time (at least one), process-wide since
+// the processors are. The others queue, in the order their bodies were read, for as long
 // as their client waits, instead of being refused. Without it four
 // concurrent heavy requests on two cores kept every processor busy and
 // the collector's assists on them, and a light read waited its turn
 // behind them (#34: a light read's p99 went from 3 ms quiet to 60 ms).
-var heavyWork = newGate(max(1, runtime.GOMAXPROCS(0)-1), BodyBudget)
+var heavyWork = newGate(max(1, processors-1), BodyBudget)
 
 // gate is a counting semaphore of processors and a byte budget for the
 // bodies being read.
@@ -112,7 +113,7 @@ func (e *BodyBudgetError) Message() string {
 // declared length, or the end of a body of unknown length) and it is heavy
 // (past HeavyBodyBytes), the last read waits for a slot, and the rest of
 // the request — decoding, rules, the commit — runs as admitted heavy work
-// on a thread of lower priority (lowerThread). Reading costs the network's
+// on a thread of lower priority (priority.LowerThread). Reading costs the network's
 // pace and the budget's bytes, not a processor, so a slow client sending a
 // heavy body never holds a slot while it sends; a request refused before
 // its body is read (a write the rules deny) neither queues nor charges;
@@ -190,7 +191,7 @@ func (a *admission) complete(n int, err error) bool {
 
 // enter takes a slot for the request, reserves memory headroom for its
 // body's work and lowers the priority of the calling goroutine's thread
-// for good (see lowerThread): it must be the goroutine that runs the rest
+// for good (see priority.LowerThread): it must be the goroutine that runs the rest
 // of the request and ends with it (Guard's for the handler, AdmitMessage's
 // caller's). It fails when the client gave up while the request queued.
 func (a *admission) enter() error {
@@ -205,7 +206,7 @@ func (a *admission) enter() error {
 	}
 	a.held = true
 	a.unreserve = memlimit.Reserve(heavyExpansion * a.read)
-	lowerThread()
+	priority.LowerThread()
 	return nil
 }
 
@@ -280,7 +281,7 @@ func AdmitMessage(ctx context.Context, size int64) (release func(), err error) {
 }
 
 // OwnGoroutine runs f on a goroutine of its own and waits for it: heavy
-// work lowers its thread's priority for good (lowerThread), so it must
+// work lowers its thread's priority for good (priority.LowerThread), so it must
 // run on a goroutine that ends with it, not on one a server reuses (a
 // keep-alive connection's, a gRPC stream worker). A panic in f is logged
 // with its stack and raised again in the caller.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/internal/memlimit"
+	"github.com/pyric/pyric/internal/priority"
 )
 
 // gated serves h behind admit(g, …) as Guard does.
@@ -320,20 +320,20 @@ func TestBodyBudgetRefusesPastIt(t *testing.T) {
 }
 
 // TestAdmittedWorkRunsOnALoweredThread: an admitted heavy request's
-// handler runs on a thread of heavyNice, and the next request on the same
+// handler runs on a thread of priority.Lowered, and the next request on the same
 // keep-alive connection runs at the process's priority (the lowered
 // thread is not reused).
 func TestAdmittedWorkRunsOnALoweredThread(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("per-thread priorities are Linux's")
 	}
-	base := threadNice()
+	base := priority.ThreadNice()
 	var mu sync.Mutex
 	var nices []int
 	srv := httptest.NewServer(Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		mu.Lock()
-		nices = append(nices, threadNice())
+		nices = append(nices, priority.ThreadNice())
 		mu.Unlock()
 	}), nil))
 	defer srv.Close()
@@ -346,7 +346,7 @@ func TestAdmittedWorkRunsOnALoweredThread(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	want := []int{heavyNice, base, heavyNice, base}
+	want := []int{priority.Lowered, base, priority.Lowered, base}
 	if fmt.Sprint(nices) != fmt.Sprint(want) {
 		t.Fatalf("handlers ran at nice %v, want %v (heavy, light, heavy, light)", nices, want)
 	}
@@ -355,23 +355,7 @@ func TestAdmittedWorkRunsOnALoweredThread(t *testing.T) {
 	// fails at its deadline, if one stays. The main thread is the
 	// exception: the runtime cannot end it, so when heavy work happened to
 	// run on it, it parks it for good instead (it runs nothing again).
-	for lowered := -1; lowered != 0; time.Sleep(time.Millisecond) {
-		lowered = 0
-		tasks, _ := os.ReadDir("/proc/self/task")
-		for _, task := range tasks {
-			if task.Name() == fmt.Sprint(os.Getpid()) {
-				continue
-			}
-			stat, err := os.ReadFile("/proc/self/task/" + task.Name() + "/stat")
-			if err != nil {
-				continue // exited meanwhile
-			}
-			// Fields after the command's closing parenthesis: state is
-			// the 3rd of stat(5), nice the 19th.
-			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-			if len(f) > 16 && f[16] == fmt.Sprint(heavyNice) {
-				lowered++
-			}
-		}
+	for priority.LoweredThreads() != 0 {
+		time.Sleep(time.Millisecond)
 	}
 }

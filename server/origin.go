@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/trace"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -203,6 +204,14 @@ type CORSAnswerer interface {
 func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 	_, ownsCORS := h.(CORSAnswerer)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if trace.IsEnabled() {
+			// With a runtime trace running (PYRIC_DEBUG_PPROF's
+			// /debug/pprof/trace), each request is a region of its
+			// goroutine, its path logged, so a trace tells a slow
+			// request's waits (a processor, the collector) from others'.
+			defer trace.StartRegion(r.Context(), "http "+r.Method).End()
+			trace.Log(r.Context(), "path", r.URL.Path)
+		}
 		var p *Policy
 		if policy != nil {
 			p = policy.Load()

@@ -13,6 +13,13 @@
 //
 // Without PYRIC_BENCH=1 it runs a small smoke workload. It measures; it
 // asserts nothing about timing or memory.
+//
+// With PYRIC_BENCH_TRACE=FILE and PYRIC_DEBUG_PPROF=127.0.0.1:PORT (the
+// server inherits it), it writes a runtime trace of the server's first
+// PYRIC_BENCH_TRACE_SECONDS (10) of load to FILE, where each request is a
+// region with its path logged, and the light reads under load to
+// FILE.reads ("start-unix-ns duration-ns" a line), to place them in the
+// trace and tell what the slow ones waited on.
 package safetybench
 
 import (
@@ -170,6 +177,7 @@ func TestBench(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // let the store's interval sync and checkpoint run
 	live := dirSize(data)
 
+	var starts []time.Time // of every light read, for PYRIC_BENCH_TRACE
 	light := func(n int, stop *atomic.Bool) []time.Duration {
 		var lat []time.Duration
 		tok := token("u1")
@@ -180,6 +188,7 @@ func TestBench(t *testing.T) {
 				return lat
 			}
 			lat = append(lat, time.Since(start))
+			starts = append(starts, start)
 		}
 		return lat
 	}
@@ -246,6 +255,9 @@ func TestBench(t *testing.T) {
 			note("Storage upload", st)
 		}
 	})
+	if out := os.Getenv("PYRIC_BENCH_TRACE"); out != "" {
+		wg.Go(func() { traceLoad(t, out) })
+	}
 	var loaded []time.Duration
 	done := make(chan struct{})
 	go func() { heavy.Wait(); close(done) }()
@@ -260,6 +272,15 @@ func TestBench(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+	if out := os.Getenv("PYRIC_BENCH_TRACE"); out != "" {
+		// The light reads under load, by wall-clock start, to place
+		// them in the trace: "start-unix-ns duration-ns" a line.
+		var b bytes.Buffer
+		for i, d := range loaded {
+			fmt.Fprintf(&b, "%d %d\n", starts[len(quiet)+i].UnixNano(), d.Nanoseconds())
+		}
+		os.WriteFile(out+".reads", b.Bytes(), 0o644)
+	}
 
 	const mb = 1 << 20
 	bound := 2*live + 256*mb
@@ -274,6 +295,37 @@ func TestBench(t *testing.T) {
 		fmt.Fprintf(&buf, "%-26s answers %v\n", k, v)
 	}
 	t.Logf("cost bounds of one pyric serve\n%s", buf.String())
+}
+
+// traceLoad writes a runtime trace of the server's first seconds of load
+// to out, taken from the profiles PYRIC_DEBUG_PPROF serves (the server
+// inherits the variable): each request is a region there, so the trace
+// tells what the slow light reads waited on.
+func traceLoad(t *testing.T, out string) {
+	addr := os.Getenv("PYRIC_DEBUG_PPROF")
+	if addr == "" {
+		t.Errorf("PYRIC_BENCH_TRACE needs PYRIC_DEBUG_PPROF, the server's profiles address")
+		return
+	}
+	secs := os.Getenv("PYRIC_BENCH_TRACE_SECONDS")
+	if secs == "" {
+		secs = "10"
+	}
+	resp, err := http.Get("http://" + addr + "/debug/pprof/trace?seconds=" + secs)
+	if err != nil {
+		t.Errorf("trace: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Errorf("trace: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		t.Errorf("trace: %v", err)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

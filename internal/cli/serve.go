@@ -426,6 +426,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	// A long-running server: resident memory follows the live heap (from
 	// now on, so that restoring the store is not collected on the way).
 	memlimit.Start()
+	// Light requests keep as many of the runtime's processors as there
+	// are CPUs beside the heavy work the gate admits.
+	server.SpareProcessor(os.Getenv)
 	fe, err := startFrontends(ctx, b, o, stdio)
 	if err != nil {
 		b.Shutdown(context.Background())

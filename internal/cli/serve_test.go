@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -205,6 +207,21 @@ func TestServeJSONAndShutdown(t *testing.T) {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
 		}
+	}
+}
+
+// pyric serve gives the runtime a P beyond the CPUs for light requests
+// (server.SpareProcessor), unless the user set GOMAXPROCS.
+func TestServeSparesAProcessor(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS set by the user: serve leaves it")
+	}
+	was := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
+	runtime.GOMAXPROCS(server.Processors())
+	startServe(t, "--project", "demo-serve", "--in-memory")
+	if got := runtime.GOMAXPROCS(0); got != server.Processors()+1 {
+		t.Fatalf("GOMAXPROCS %d while serving, want %d (the CPUs + 1)", got, server.Processors()+1)
 	}
 }
 

@@ -38,7 +38,10 @@ type codebaseJSON struct {
 	Predeploy json.RawMessage `json:"predeploy"` // ignored, as by the emulator
 }
 
-var codebaseName = regexp.MustCompile(`^[a-z0-9_-]{1,63}$`)
+// codebaseName is what firebase-tools accepts as a codebase's name: 1
+// to 63 of [a-z0-9_-]. (The length is checked apart: a regexp's {1,63}
+// compiles to 63 copies of the class, at every start of pyric.)
+var codebaseName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 
 // ParseConfig reads firebase.json's "functions" section (an object or a
 // list of codebases); relative sources resolve against projectDir. An
@@ -74,7 +77,7 @@ func ParseConfig(raw json.RawMessage, projectDir string) ([]Codebase, error) {
 		if cb.Name == "" {
 			cb.Name = DefaultCodebase
 		}
-		if !codebaseName.MatchString(cb.Name) {
+		if len(cb.Name) > 63 || !codebaseName.MatchString(cb.Name) {
 			return nil, fmt.Errorf("%s: codebase %q: use 1 to 63 lowercase letters, digits, dashes and underscores", where, cb.Name)
 		}
 		if !filepath.IsAbs(cb.Source) {

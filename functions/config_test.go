@@ -30,6 +30,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "duplicate source", raw: `[{"source":"a","codebase":"x"},{"source":"./a","codebase":"y"}]`, err: `source "./a" is used by two codebases`},
 		{name: "bad name", raw: `{"source":"a","codebase":"Bad Name"}`, err: `codebase "Bad Name": use 1 to 63 lowercase`},
 		{name: "not json", raw: `{"source":`, err: `functions:`},
+		{name: "name of 63", raw: `{"source":"a","codebase":"` + strings.Repeat("a", 63) + `"}`,
+			want: []Codebase{{Name: strings.Repeat("a", 63), Source: "/p/a", Ignore: DefaultIgnore}}},
+		{name: "name of 64", raw: `{"source":"a","codebase":"` + strings.Repeat("a", 64) + `"}`, err: `use 1 to 63 lowercase`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,12 +10,14 @@
 "use strict";
 
 const fs = require("fs");
+const http = require("http");
 const path = require("path");
 const util = require("util");
 const { AsyncLocalStorage } = require("async_hooks");
 
 const CONTROL_FD = 3;
 const BODY_LIMIT = "32mb"; // production's request size limit for HTTP functions
+const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 const invocation = new AsyncLocalStorage();
 
 // Control lines are queued and written together: an invocation's log
@@ -344,6 +346,126 @@ function flushCompileCache() {
   }
 }
 
+// What express does for a JSON request, without express: the
+// prototypes of requests and responses on the fast path (see
+// liteEligible). They hold the few methods firebase-functions' wrappers
+// and the harness call (req.header/get; res.status, send, json), each
+// doing what express's does for the arguments they pass, bytes and
+// header order included. Any other argument, and the first use of any
+// other express member (a function reading rawRequest.ip, say), loads
+// express and moves the request and its response onto express's own
+// prototypes, so the member is express's.
+let toExpress = null; // (req, res) => moves them onto express's prototypes; set by main
+
+function pairOf(obj) {
+  return obj instanceof http.IncomingMessage ? [obj, obj.res] : [obj.req, obj];
+}
+
+function viaExpress(obj, method, args) {
+  const [req, res] = pairOf(obj);
+  toExpress(req, res);
+  return obj[method](...args);
+}
+
+// The members express 4 and 5 give requests and responses (their
+// prototypes'): the first use of one of these moves a lite request onto
+// express's. Any other name is node's, or undefined under express too
+// (node's streams probe a few, such as writable).
+const expressRequestMembers = new Set(["accepts", "acceptsCharset", "acceptsCharsets", "acceptsEncoding", "acceptsEncodings",
+  "acceptsLanguage", "acceptsLanguages", "app", "fresh", "get", "header", "host", "hostname", "ip", "ips", "is", "param", "path",
+  "protocol", "query", "range", "secure", "stale", "subdomains", "xhr"]);
+const expressResponseMembers = new Set(["app", "append", "attachment", "clearCookie", "contentType", "cookie", "download", "format",
+  "get", "header", "json", "jsonp", "links", "location", "redirect", "render", "send", "sendFile", "sendStatus", "sendfile", "set",
+  "status", "type", "vary"]);
+
+function upgradingProto(base, members, methods) {
+  const props = {};
+  for (const [k, v] of Object.entries(methods)) props[k] = { value: v, writable: true, configurable: true };
+  const target = Object.create(base, props);
+  return new Proxy(target, {
+    get(t, key, receiver) {
+      if (typeof key === "string" && members.has(key) && !(key in t)) {
+        const [req, res] = pairOf(receiver);
+        if (req && res) {
+          toExpress(req, res);
+          return receiver[key];
+        }
+      }
+      return Reflect.get(t, key, receiver);
+    },
+  });
+}
+
+// weakETag is express's default ETag of a body (the etag package, weak).
+function weakETag(buf) {
+  if (buf.length === 0) return 'W/"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"';
+  const hash = require("crypto").createHash("sha1").update(buf).digest("base64").substring(0, 27);
+  return `W/"${buf.length.toString(16)}-${hash}"`;
+}
+
+const TOKEN_TYPE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:[ \t]*;[ \t]*charset=(?:utf-8|"utf-8"))?$/i;
+
+const liteRequest = upgradingProto(http.IncomingMessage.prototype, expressRequestMembers, {
+  header(name) {
+    if (typeof name !== "string" || name === "") return viaExpress(this, "header", arguments);
+    const lc = name.toLowerCase();
+    return lc === "referer" || lc === "referrer" ? this.headers.referrer || this.headers.referer : this.headers[lc];
+  },
+  get(name) {
+    return this.header(name);
+  },
+});
+
+const liteResponse = upgradingProto(http.ServerResponse.prototype, expressResponseMembers, {
+  status(code) {
+    if (!Number.isInteger(code) || code < 100 || code > 999) return viaExpress(this, "status", arguments);
+    this.statusCode = code;
+    return this;
+  },
+  json(obj) {
+    if (arguments.length !== 1) return viaExpress(this, "json", arguments);
+    const body = JSON.stringify(obj);
+    if (typeof body !== "string") return viaExpress(this, "json", arguments);
+    if (!this.getHeader("content-type")) this.setHeader("Content-Type", "application/json; charset=utf-8");
+    return this.send(body);
+  },
+  send(body) {
+    if (arguments.length === 1 && typeof body === "object" && body !== null && !ArrayBuffer.isView(body)) return this.json(body);
+    const type = this.getHeader("content-type");
+    const m = typeof type === "string" ? TOKEN_TYPE.exec(type.trim()) : null;
+    if (arguments.length !== 1 || typeof body !== "string" || this.req.method !== "POST" || this.statusCode === 205 ||
+      (type !== undefined && !m)) {
+      return viaExpress(this, "send", arguments);
+    }
+    this.setHeader("Content-Type", m ? m[1].toLowerCase() + "; charset=utf-8" : "text/html; charset=utf-8");
+    const etag = !this.getHeader("etag");
+    let chunk = Buffer.from(body, "utf8");
+    if (!this.getHeader("transfer-encoding")) this.setHeader("Content-Length", String(chunk.length));
+    if (etag) this.setHeader("ETag", weakETag(chunk));
+    if (this.statusCode === 204 || this.statusCode === 304) {
+      this.removeHeader("Content-Type");
+      this.removeHeader("Content-Length");
+      this.removeHeader("Transfer-Encoding");
+      chunk = "";
+    }
+    this.end(chunk);
+    return this;
+  },
+});
+
+// liteEligible: a request whose body express's JSON parser would read as
+// is (POST, application/json in UTF-8, not compressed, its length given
+// and within the limit), which the fast path may read itself.
+function liteEligible(req, ctype) {
+  if (req.method !== "POST" || req.headers["transfer-encoding"] !== undefined) return false;
+  const enc = req.headers["content-encoding"];
+  if (enc !== undefined && enc.toLowerCase() !== "identity") return false;
+  const len = req.headers["content-length"];
+  if (typeof len !== "string" || !/^[0-9]{1,9}$/.test(len) || Number(len) > BODY_LIMIT_BYTES) return false;
+  const m = TOKEN_TYPE.exec(ctype.trim());
+  return m !== null && m[1].toLowerCase() === "application/json";
+}
+
 async function main() {
   enableCompileCache();
   tagOutgoing();
@@ -356,7 +478,6 @@ async function main() {
     realExit(1);
     return;
   }
-  const express = require(require.resolve("express", { paths: [path.dirname(ffPath)] }));
   let mod;
   try {
     mod = await loadModule(dir);
@@ -368,16 +489,9 @@ async function main() {
   const found = { endpoints: {}, fns: {} };
   collect(mod, "", found, new Set());
 
-  const app = express();
-  app.enable("trust proxy");
-  app.disable("x-powered-by");
   const rawBodySaver = (req, res, buf) => {
     req.rawBody = buf;
   };
-  app.use(express.json({ limit: BODY_LIMIT, verify: rawBodySaver }));
-  app.use(express.text({ limit: BODY_LIMIT, verify: rawBodySaver }));
-  app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT, verify: rawBodySaver }));
-  app.use(express.raw({ type: "*/*", limit: BODY_LIMIT, verify: rawBodySaver }));
   const dispatch = async (req, res) => {
     const id = req.headers["x-pyric-fn"];
     const inv = req.headers["x-pyric-inv"] || "";
@@ -444,7 +558,6 @@ async function main() {
       }
     });
   };
-  app.use(dispatch);
   // Body-parser failures answer as under the Emulator Suite: a body over
   // the limit (413), which its front proxy refuses, with the error's name
   // and message as text; a body its parser rejects (400: malformed JSON),
@@ -464,43 +577,123 @@ async function main() {
       '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>' + html + "</pre>\n</body>\n</html>\n",
     );
   };
-  app.use((err, req, res, next) => bodyError(err, req, res));
+
+  // express (about 130 modules, a seventh of a worker's load) is loaded
+  // when first needed: at once after the load when the codebase has
+  // HTTPS functions, else when a request needs it (see liteRequest).
+  let ex = null;
+  const loadExpress = () => {
+    if (ex !== null) return ex;
+    const express = require(require.resolve("express", { paths: [path.dirname(ffPath)] }));
+    const app = express();
+    app.enable("trust proxy");
+    app.disable("x-powered-by");
+    app.use(express.json({ limit: BODY_LIMIT, verify: rawBodySaver }));
+    app.use(express.text({ limit: BODY_LIMIT, verify: rawBodySaver }));
+    app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT, verify: rawBodySaver }));
+    app.use(express.raw({ type: "*/*", limit: BODY_LIMIT, verify: rawBodySaver }));
+    app.use(dispatch);
+    app.use((err, req, res, next) => bodyError(err, req, res));
+    ex = { app, jsonParser: express.json({ limit: BODY_LIMIT, verify: rawBodySaver }) };
+    setImmediate(flushCompileCache);
+    return ex;
+  };
+  toExpress = (req, res) => {
+    const { app } = loadExpress();
+    Object.setPrototypeOf(req, app.request);
+    Object.setPrototypeOf(res, app.response);
+  };
+  const run = (req, res) => dispatch(req, res).catch((e) => (res.headersSent ? res.end() : bodyError(e, req, res)));
+  // parseWithExpress runs express's JSON parser over req (or over body,
+  // the bytes already read from it), then the function.
+  const parseWithExpress = (req, res, body) => {
+    toExpress(req, res);
+    let from = req;
+    if (body !== undefined) {
+      // A copy of the request holding the bytes read: what express's
+      // parser makes of them (its errors, a BOM, leading whitespace).
+      from = new http.IncomingMessage({ readable: true, resume() {}, pause() {} });
+      from.headers = req.headers;
+      from.rawHeaders = req.rawHeaders;
+      from.method = req.method;
+      from.url = req.url;
+      from.complete = true;
+      from.push(body);
+      from.push(null);
+    }
+    ex.jsonParser(from, res, (err) => {
+      if (err) {
+        bodyError(err, req, res);
+        return;
+      }
+      if (from !== req) {
+        if ("rawBody" in from) req.rawBody = from.rawBody;
+        req.body = from.body;
+      }
+      run(req, res);
+    });
+  };
 
   // Events and the JSON protocols (callable, blocking, task functions)
   // take a shorter way than HTTP functions: express's own request setup
   // and its JSON body parser (the same limits, errors and rawBody), then
   // the function, without the router and the other parsers in between.
-  // A request of another content type goes through the app.
+  // A request of another content type goes through the app. Before
+  // express is loaded, a JSON body the parser would take as is is read
+  // here, on the lite prototypes (what the parser would set: rawBody,
+  // the parsed body); any other goes to the parser.
   const json = new Set();
+  let httpFunctions = false;
   for (const [id, ep] of Object.entries(found.endpoints)) {
     if (ep.callableTrigger || ep.blockingTrigger || ep.taskQueueTrigger) json.add(id);
+    else if (ep.httpsTrigger) httpFunctions = true;
   }
-  const jsonParser = express.json({ limit: BODY_LIMIT, verify: rawBodySaver });
-  const server = require("http").createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const ctype = req.headers["content-type"];
     const direct = (req.headers["x-pyric-mode"] === "event" || json.has(req.headers["x-pyric-fn"])) &&
       typeof ctype === "string" && ctype.toLowerCase().startsWith("application/json");
     if (!direct) {
-      app(req, res);
+      loadExpress().app(req, res);
       return;
     }
     req.res = res;
     res.req = req;
-    Object.setPrototypeOf(req, app.request);
-    Object.setPrototypeOf(res, app.response);
     res.locals = Object.create(null);
-    jsonParser(req, res, (err) => {
-      if (err) {
-        bodyError(err, req, res);
+    if (ex !== null || !liteEligible(req, ctype)) {
+      parseWithExpress(req, res);
+      return;
+    }
+    Object.setPrototypeOf(req, liteRequest);
+    Object.setPrototypeOf(res, liteResponse);
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      let body;
+      if (buf.length === 0) {
+        body = {};
+      } else if (buf[0] === 0x7b || buf[0] === 0x5b) {
+        try {
+          body = JSON.parse(buf.toString("utf8"));
+        } catch (e) {
+          // express's parser reports it
+        }
+      }
+      if (body === undefined) {
+        parseWithExpress(req, res, buf);
         return;
       }
-      // What express does with a middleware's rejection.
-      dispatch(req, res).catch((e) => (res.headersSent ? res.end() : bodyError(e, req, res)));
+      req.rawBody = buf;
+      req.body = body;
+      run(req, res);
     });
   });
   server.listen(process.env.PYRIC_FN_SOCKET, () => {
     sendNow({ t: "ready", endpoints: found.endpoints, node: process.versions.node });
-    setImmediate(flushCompileCache);
+    setImmediate(() => {
+      if (httpFunctions) loadExpress();
+      flushCompileCache();
+    });
   });
   server.keepAliveTimeout = 0;
   server.requestTimeout = 0;

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -70,9 +69,22 @@ const (
 	maxQueuedTasks = 100_000
 )
 
-// taskIDPattern is what Cloud Tasks (and firebase-admin) accept as a
-// task id.
-var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,500}$`)
+// validTaskID reports whether Cloud Tasks (and firebase-admin) accept id
+// as a task id: 1 to 500 of [A-Za-z0-9_-]. (Not a regexp: {1,500}
+// compiles to 500 copies of the class, ~30 ms and 280 KB at every start
+// of pyric.)
+func validTaskID(id string) bool {
+	if len(id) == 0 || len(id) > 500 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // TaskRequest is a Cloud Tasks v2 Task as a client creates it.
 type TaskRequest struct {
@@ -366,7 +378,7 @@ func (e *Engine) EnqueueTask(project, location, queue string, req TaskRequest) (
 			return nil, &InvalidTaskError{fmt.Sprintf("Task name %q is not a task of the queue %s.", req.Name, qname)}
 		}
 		id = strings.TrimPrefix(strings.TrimPrefix(req.Name, "/"), prefix)
-		if !taskIDPattern.MatchString(id) {
+		if !validTaskID(id) {
 			return nil, &InvalidTaskError{"Task id can contain only letters ([A-Za-z]), numbers ([0-9]), hyphens (-), or underscores (_). The maximum length is 500 characters."}
 		}
 	} else {

@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +42,18 @@ func TestTaskPolicy(t *testing.T) {
 	task.DispatchCount = 1000
 	if p.exhausted(task, start.Add(time.Hour)) {
 		t.Error("unlimited attempts exhausted")
+	}
+}
+
+func TestValidTaskID(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]bool{
+		"abc": true, "A-b_9": true, strings.Repeat("x", 500): true,
+		"": false, strings.Repeat("x", 501): false, "a b": false, "a/b": false, "é": false, "a.b": false,
+	} {
+		if got := validTaskID(id); got != want {
+			t.Errorf("validTaskID(%.20q… %d bytes) = %v, want %v", id, len(id), got, want)
+		}
 	}
 }
 

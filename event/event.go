@@ -164,6 +164,11 @@ type Event struct {
 	*Boundary   `json:",omitempty"`
 	*Gap        `json:",omitempty"`
 	*Invocation `json:",omitempty"`
+
+	// Held is the event's key in the sandbox's outbox when it was held
+	// there with its commit (service.Outbox), for the consumer to take;
+	// it is the process's own and never encoded.
+	Held string `json:"-"`
 }
 
 // Failure is an error a request or a listener ended with.

@@ -9,6 +9,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
 )
@@ -340,7 +341,36 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	done := db.st.Commit(now, changes)
+	// commitEvents are the commit's commit events, one per write that
+	// changed its document: no-op writes raise none.
+	commitEvents := func() []event.Event {
+		if !e.eventsOn() {
+			return nil
+		}
+		var evs []event.Event
+		for _, s := range ops {
+			if s.op.kind == writeVerify || unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
+				continue
+			}
+			if s.after == nil && s.before == nil {
+				continue
+			}
+			evs = append(evs, e.commitEvent(c, s, group, now))
+		}
+		return evs
+	}
+	// When a consumer must see the commit events even across a crash
+	// (the functions' triggers), they are made now and held in the
+	// outbox by the same durable write as the commit.
+	var commitEvs []event.Event
+	var held []fsstore.Held
+	if o := e.opts.Outbox; o != nil && e.eventsOn() && len(changes) > 0 && o.Holding() {
+		commitEvs = commitEvents()
+		for _, h := range o.Hold(commitEvs) {
+			held = append(held, fsstore.Held{Key: h.Key, Value: h.Value})
+		}
+	}
+	done := db.st.CommitHeld(now, changes, held)
 	prev, turn := db.lastEmit, make(chan struct{})
 	db.lastEmit = turn
 	unlock()
@@ -378,20 +408,11 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 				wr.UpdateTime = final.UpdateTime
 			}
 			results[i] = wr
-			if s.op.kind == writeVerify {
-				continue
-			}
-			if unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
-				continue // nothing changed, nothing committed: no-op writes raise no events
-			}
-			if s.after == nil && s.before == nil {
-				continue
-			}
-			if e.eventsOn() {
-				evs = append(evs, e.commitEvent(c, s, group, now))
-			}
 		}
-		e.emitAll(evs)
+		if commitEvs == nil {
+			commitEvs = commitEvents()
+		}
+		e.emitAll(append(evs, commitEvs...))
 		return results, now, nil
 	}
 }

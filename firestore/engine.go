@@ -33,6 +33,7 @@ import (
 	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Options configure an Engine. The zero value is usable.
@@ -52,6 +53,11 @@ type Options struct {
 	// call carries all of them, merged, so concurrent writers share one
 	// store transaction (and one sync).
 	Persister Persister
+	// Outbox, when set, holds the commit events of each durable commit a
+	// consumer wants (the Cloud Functions triggers) in the same durable
+	// write as the commit (the Persister must be a HeldPersister), so
+	// that a crash right after the commit cannot lose them.
+	Outbox service.Outbox
 	// History is how long old document versions are kept for reads at a
 	// past read time and listener resumes; 0 means one hour, production's
 	// window without point-in-time recovery.

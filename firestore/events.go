@@ -110,7 +110,9 @@ func (s *opState) eventMemo() *encodeMemo {
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time) event.Event {
 	memo := s.eventMemo()
 	defer func() { s.memo = nil }() // the last event of the operation
-	ev := event.Event{Kind: event.KindCommit, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
+	// The service is set here, not only by emitAll: the outbox's
+	// consumer decides whether to hold the event before it is emitted.
+	ev := event.Event{Kind: event.KindCommit, Service: ServiceName, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name, memo), After: stateOf(s.after, c.db.name, memo),
 			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database}}
 	if d := s.after; d != nil {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/firestore/fsstore"
 	"github.com/pyric/pyric/firestore/fsvalue"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -36,6 +37,7 @@ func Registration(opts Options) service.Registration {
 		if env.Log != nil {
 			opts.Persister = logPersister{env.Log}
 		}
+		opts.Outbox = env.Outbox
 		project := env.Project
 		if project == "" {
 			project = service.DefaultProject
@@ -73,8 +75,14 @@ func (s *Service) Default() DatabaseName { return s.def }
 // logPersister makes commits durable in a service.Log.
 type logPersister struct{ log service.Log }
 
-func (p logPersister) Commit(name DatabaseName, _ time.Time, changes []Change) error {
-	out := make([]service.LogChange, len(changes))
+func (p logPersister) Commit(name DatabaseName, t time.Time, changes []Change) error {
+	return p.CommitHeld(name, t, changes, nil)
+}
+
+// CommitHeld appends the commits' changes and the outbox entries of
+// their events (Options.Outbox) as one Log append: one durable record.
+func (p logPersister) CommitHeld(name DatabaseName, _ time.Time, changes []Change, held []fsstore.Held) error {
+	out := make([]service.LogChange, len(changes), len(changes)+len(held))
 	for i, c := range changes {
 		out[i].Key = c.Path
 		if c.Doc == nil {
@@ -88,6 +96,9 @@ func (p logPersister) Commit(name DatabaseName, _ time.Time, changes []Change) e
 			}
 			out[i].Value = b
 		}
+	}
+	for _, h := range held {
+		out = append(out, service.LogChange{Key: h.Key, Value: h.Value, Outbox: true})
 	}
 	return p.log.Append(name.String(), out)
 }

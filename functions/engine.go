@@ -128,6 +128,11 @@ type Engine struct {
 	// codebases loaded.
 	log       service.Log
 	recovered []trigger.Pending
+	// outbox holds the changes the dispatcher may deliver with their
+	// commits (nil in memory); left are those an earlier run held and
+	// never took, matched once the codebases loaded.
+	outbox service.Outbox
+	left   []event.Event
 	// registered are the Eventarc triggers registered through the
 	// Eventarc port (RegisterEventarcTrigger), in order.
 	registered []eventarcRegistration
@@ -186,6 +191,14 @@ func New(opts Options, env service.Env) (*Engine, error) {
 		if err := e.loadPendingDeliveries(); err != nil {
 			return nil, err
 		}
+	}
+	if env.Outbox != nil {
+		e.outbox = env.Outbox
+		left, err := env.Outbox.Left()
+		if err != nil {
+			return nil, err
+		}
+		e.left = left
 	}
 	if err := e.loadTasks(); err != nil {
 		return nil, err
@@ -405,6 +418,9 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	close(e.done)
+	if e.outbox != nil {
+		e.outbox.Want(nil) // what is held from now on waits for the next run
+	}
 	if !e.started {
 		close(e.loaded) // nothing will load
 	}

@@ -29,7 +29,7 @@ func BenchmarkDeliveryJournal(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				key := trigger.Pending{Key: strconv.Itoa(i), Function: "f", Payload: payload}
-				if err := j.Pending([]trigger.Pending{key}); err != nil {
+				if err := j.Pending([]trigger.Pending{key}, nil); err != nil {
 					b.Fatal(err)
 				}
 				j.Settled(key.Key)

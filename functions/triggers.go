@@ -44,9 +44,23 @@ func (e *Engine) startTriggers(env map[string]string) {
 	d := trigger.NewDispatcher(opts)
 	e.mu.Lock()
 	e.dispatcher = d
+	left := e.left
+	e.left = nil
 	e.mu.Unlock()
+	// The changes an earlier run committed and never matched (it was
+	// killed first) go before this run's.
+	if len(left) > 0 {
+		e.printf("functions: matching %d change(s) committed before pyric last stopped and not yet delivered\n", len(left))
+		d.Resume(left)
+	}
 	tp.Tap(d.Tap)
 	tp.Tap(e.noteWrite)
+	// From here on the commits the dispatcher may deliver are held in
+	// the outbox with the commit itself (after the Tap: a change held is
+	// one the dispatcher takes).
+	if e.outbox != nil && e.log != nil {
+		e.outbox.Want(d.Wants)
+	}
 	e.syncTriggers()
 }
 
@@ -218,14 +232,17 @@ type deliveryJournal struct {
 	logf func(format string, args ...any)
 }
 
-func (j deliveryJournal) Pending(ps []trigger.Pending) error {
-	changes := make([]service.LogChange, len(ps))
+func (j deliveryJournal) Pending(ps []trigger.Pending, taken []string) error {
+	changes := make([]service.LogChange, len(ps), len(ps)+len(taken))
 	for i, p := range ps {
 		b, err := json.Marshal(p)
 		if err != nil {
 			return err
 		}
 		changes[i] = service.LogChange{Key: p.Key, Value: b}
+	}
+	for _, k := range taken {
+		changes = append(changes, service.LogChange{Key: k, Outbox: true})
 	}
 	return j.log.Append(pendingSpace, changes)
 }

@@ -81,7 +81,9 @@ type Sandbox struct {
 	newID func() string
 	bus   *event.Bus
 	store *Store
-	mu    sync.Mutex
+	// outbox is the store's Outbox (nil in memory).
+	outbox *outbox
+	mu     sync.Mutex
 
 	// services in creation order (Options.Services).
 	services []service.Service
@@ -131,6 +133,7 @@ func Open(opts Options) (*Sandbox, error) {
 			return nil, err
 		}
 		sb.store = st
+		sb.outbox = newOutbox(st)
 	}
 	for _, r := range opts.Services {
 		if err := sb.addService(r); err != nil {
@@ -152,6 +155,7 @@ func (sb *Sandbox) env(name string) service.Env {
 		env.Log = sb.store.Log(name)
 		env.DataDir = sb.opts.DataDir
 		env.SyncEach = sb.store.Mode() == SyncAlways
+		env.Outbox = sb.outbox
 	}
 	return env
 }

@@ -372,26 +372,40 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 		}
 		var b *bolt.Bucket
 		var bname string
+		use := func(db string) error {
+			if b != nil && db == bname {
+				return nil
+			}
+			svc, space := splitLogSpace(db)
+			root, err := tx.CreateBucketIfNotExists([]byte(svc))
+			if err != nil {
+				return err
+			}
+			if b, err = root.CreateBucketIfNotExists([]byte(space)); err != nil {
+				return err
+			}
+			// Pages are filled to 90% (bbolt's default is half) when
+			// a page splits: a checkpoint inserts many keys in order,
+			// and half-full pages made the file twice the size of its
+			// data, every page of which an open walks. The tenth left
+			// free lets a document grow without splitting its page.
+			b.FillPercent = 0.9
+			bname = db
+			return nil
+		}
 		for _, batch := range batches {
-			if b == nil || batch.db != bname {
-				svc, space := splitLogSpace(batch.db)
-				root, err := tx.CreateBucketIfNotExists([]byte(svc))
-				if err != nil {
-					return err
-				}
-				if b, err = root.CreateBucketIfNotExists([]byte(space)); err != nil {
-					return err
-				}
-				// Pages are filled to 90% (bbolt's default is half) when
-				// a page splits: a checkpoint inserts many keys in order,
-				// and half-full pages made the file twice the size of its
-				// data, every page of which an open walks. The tenth left
-				// free lets a document grow without splitting its page.
-				b.FillPercent = 0.9
-				bname = batch.db
+			if err := use(batch.db); err != nil {
+				return err
 			}
 			var err error
 			for _, c := range batch.changes {
+				db := batch.db
+				if c.space != "" {
+					db = c.space
+				}
+				if err := use(db); err != nil {
+					return err
+				}
 				switch {
 				case c.prefix:
 					err = deletePrefix(b, []byte(c.path))
@@ -544,7 +558,7 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
 	slab := make([]byte, 0, n)
 	for i, c := range changes {
-		wc := walChange{path: c.Key, prefix: c.Prefix && c.Value == nil}
+		wc := walChange{space: changeSpace(c), path: c.Key, prefix: c.Prefix && c.Value == nil}
 		if c.Value != nil {
 			at := len(slab)
 			slab = append(slab, c.Value...)
@@ -602,7 +616,7 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 func (s *Store) applyDirect(space string, changes []service.LogChange) error {
 	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
 	for i, c := range changes {
-		batch.changes[i] = walChange{path: c.Key, prefix: c.Prefix && c.Value == nil, data: c.Value}
+		batch.changes[i] = walChange{space: changeSpace(c), path: c.Key, prefix: c.Prefix && c.Value == nil, data: c.Value}
 	}
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
@@ -723,7 +737,11 @@ func (l storeLog) Append(space string, changes []service.LogChange) error {
 	if space == "" {
 		return errors.New("sandbox: a log space needs a name")
 	}
-	return l.s.appendLog(logSpace(l.name, space), changes)
+	err := l.s.appendLog(logSpace(l.name, space), changes)
+	if err == nil && killAfterCommit != "" {
+		maybeKillAfterCommit(changes)
+	}
+	return err
 }
 
 func (l storeLog) Load(fn func(space string, entries []service.LogChange) error) error {

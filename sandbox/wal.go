@@ -56,7 +56,10 @@ import (
 // count, and per change a kind byte (walPut, walDelete), the
 // length-prefixed path and, for a put, the length-prefixed document
 // encoding; a walDeletePrefix change (a service.LogChange with Prefix)
-// deletes every key that begins with its path. Format 1 (walMagic1, earlier versions: no header sequence, no
+// deletes every key that begins with its path; a walSpace entry (a path,
+// no change) puts the changes after it in the record space it names, so
+// that one record holds a commit and the outbox entries of its events,
+// atomically. Format 1 (walMagic1, earlier versions: no header sequence, no
 // record sequence) is still read, so a data dir a crashed earlier version
 // left is replayed; the next log written is of format 2.
 const (
@@ -74,6 +77,11 @@ const (
 	walDelete       byte = 0
 	walPut          byte = 1
 	walDeletePrefix byte = 2 // every key beginning with the path
+	// walSpace is no change: the changes after it (to the next walSpace)
+	// are in the record space its path names instead of the record's
+	// own. The sandbox's outbox is written so, in the record of the
+	// commit whose events it holds (Outbox).
+	walSpace byte = 3
 
 	// walCheckpointBytes starts a checkpoint early when this much is
 	// logged but not yet applied, which bounds the memory the pending
@@ -89,6 +97,8 @@ var walCRC = crc32.MakeTable(crc32.Castagnoli)
 // walChange is one logged document state, kept until a checkpoint applies
 // it to the bbolt file.
 type walChange struct {
+	// space is the record space the change is in; "" is the batch's.
+	space  string
 	path   string
 	data   []byte // nil: deleted
 	prefix bool   // with data nil: every key beginning with path is deleted
@@ -144,8 +154,22 @@ func appendWALRecord(buf []byte, seq uint64, db string, changes []walChange) []b
 	buf = binary.LittleEndian.AppendUint64(buf, seq)
 	buf = binary.AppendUvarint(buf, uint64(len(db)))
 	buf = append(buf, db...)
-	buf = binary.AppendUvarint(buf, uint64(len(changes)))
+	entries, cur := len(changes), ""
 	for _, c := range changes {
+		if c.space != cur {
+			entries++
+			cur = c.space
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(entries))
+	cur = ""
+	for _, c := range changes {
+		if c.space != cur {
+			buf = append(buf, walSpace)
+			buf = binary.AppendUvarint(buf, uint64(len(c.space)))
+			buf = append(buf, c.space...)
+			cur = c.space
+		}
 		kind := walPut
 		switch {
 		case c.prefix:
@@ -190,6 +214,7 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 	}
 	p = p[k:]
 	b.changes = make([]walChange, 0, count)
+	space := ""
 	for range count {
 		if len(p) == 0 {
 			return b, bad
@@ -200,7 +225,13 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 		if err != nil {
 			return b, err
 		}
-		c := walChange{path: string(path)}
+		if kind == walSpace {
+			if space = string(path); space != "" && !validLogSpace(space) {
+				return b, fmt.Errorf("a change names %q, which is not a log space", space)
+			}
+			continue
+		}
+		c := walChange{space: space, path: string(path)}
 		switch kind {
 		case walDelete:
 		case walDeletePrefix:

@@ -1,6 +1,7 @@
 package fsstore
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -89,6 +90,7 @@ func (g *groupCommit) endBatch(merged []Change) {
 type pendingCommit struct {
 	t       time.Time
 	changes []Change
+	held    []Held
 	done    chan error
 	// lead: no flusher was running when it was queued, so its Wait
 	// flushes the batch it is in, on its caller's goroutine.
@@ -124,8 +126,8 @@ func (d Durable) Wait() error {
 
 // enqueue queues a commit installed at t; callers hold the lock, so the
 // queue is in commit-time order.
-func (s *Store) enqueue(t time.Time, changes []Change) Durable {
-	p := &pendingCommit{t: t, changes: changes, done: make(chan error, 1)}
+func (s *Store) enqueue(t time.Time, changes []Change, held []Held) Durable {
+	p := &pendingCommit{t: t, changes: changes, held: held, done: make(chan error, 1)}
 	if s.visible.IsZero() {
 		// Reads before the first durable commit must not see it.
 		s.visible = t.Add(-time.Microsecond)
@@ -236,7 +238,11 @@ func (s *Store) persist(batch []*pendingCommit) ([]Change, error) {
 			}
 		}
 	}
-	if len(merged) == 0 {
+	var held []Held
+	for _, p := range batch {
+		held = append(held, p.held...)
+	}
+	if len(merged) == 0 && len(held) == 0 {
 		return nil, nil
 	}
 	for i, c := range merged {
@@ -248,6 +254,13 @@ func (s *Store) persist(batch []*pendingCommit) ([]Change, error) {
 			return merged, err
 		}
 		merged[i].Data = data
+	}
+	if len(held) > 0 {
+		hp, ok := s.opts.Persister.(HeldPersister)
+		if !ok {
+			return merged, fmt.Errorf("fsstore: the persister cannot keep the %d events held with the commit", len(held))
+		}
+		return merged, hp.CommitHeld(s.opts.Name, batch[len(batch)-1].t, merged, held)
 	}
 	return merged, s.opts.Persister.Commit(s.opts.Name, batch[len(batch)-1].t, merged)
 }

@@ -38,6 +38,22 @@ type Persister interface {
 	Commit(db fsvalue.DatabaseName, commitTime time.Time, changes []Change) error
 }
 
+// HeldPersister is a Persister that also records, in the same durable
+// write as a batch's changes, entries the committer asked it to keep
+// with them (CommitHeld): the sandbox outbox's entries for the events of
+// the commits, so that a crash after the commit cannot lose them.
+type HeldPersister interface {
+	Persister
+	CommitHeld(db fsvalue.DatabaseName, commitTime time.Time, changes []Change, held []Held) error
+}
+
+// Held is an entry kept with a commit (see HeldPersister): a key and its
+// value in the keeper's space, which the store does not read.
+type Held struct {
+	Key   string
+	Value []byte
+}
+
 // Change is a document's new state in one commit; Doc is nil for a delete.
 type Change struct {
 	Path string
@@ -367,13 +383,20 @@ func (s *Store) GetAt(rel string, t time.Time) *pb.Document {
 // releases the lock and calls the result's Wait for the outcome; the
 // commit is visible, published and acknowledged only once durable.
 func (s *Store) Commit(t time.Time, changes []Change) Durable {
+	return s.CommitHeld(t, changes, nil)
+}
+
+// CommitHeld is Commit, with held entries the Persister (a HeldPersister)
+// records in the same durable write as the changes; in memory they are
+// dropped.
+func (s *Store) CommitHeld(t time.Time, changes []Change, held []Held) Durable {
 	s.apply(t, changes)
 	if s.opts.Persister == nil {
 		s.publish(t)
 		s.announce(t, changes, false)
 		return Durable{}
 	}
-	return s.enqueue(t, changes)
+	return s.enqueue(t, changes, held)
 }
 
 // announce brings the field indexes to a newly visible commit (all:

@@ -79,15 +79,19 @@ type Options struct {
 	// Journal, when set, durably records each delivery once its change
 	// is matched and until it is made or given up, so that deliveries a
 	// crash interrupted are made after the next start (Redeliver): at
-	// least once, as production delivers.
+	// least once, as production delivers. A change held in the sandbox's
+	// outbox (event.Event.Held; see Wants) is taken in the same record
+	// as its deliveries.
 	Journal Journal
 }
 
 // Journal keeps the deliveries matched and not yet made, across a crash
 // of the process.
 type Journal interface {
-	// Pending durably records deliveries before any is made.
-	Pending(ps []Pending) error
+	// Pending durably records deliveries before any is made and, in the
+	// same durable write, that the held changes (their event.Event.Held
+	// keys) they were matched from are taken.
+	Pending(ps []Pending, taken []string) error
 	// Settled records that the delivery of key was made, or given up.
 	Settled(key string)
 }
@@ -127,7 +131,10 @@ type Dispatcher struct {
 	fns     []Function
 	events  []event.Event
 	queues  map[string]*fnQueue
-	pending int // events + queued deliveries
+	pending int // events + queued deliveries + taken
+	// taken are the Held keys of changes dropped or matched to nothing
+	// whose taking the matcher has not yet recorded.
+	taken   []string
 	stats   Stats
 	closed  bool
 	held    atomic.Bool                // the changes wait for Release
@@ -206,9 +213,59 @@ func (d *Dispatcher) Release() {
 	}
 	if len(d.fns) == 0 {
 		d.pending -= len(d.events)
+		for _, ev := range d.events {
+			d.takeLocked(ev)
+		}
 		clear(d.events)
 		d.events = d.events[:0]
 	}
+	d.cond.Broadcast()
+}
+
+// takeLocked notes that a held change was dealt with without deliveries
+// (d.mu held): the matcher records it taken.
+func (d *Dispatcher) takeLocked(ev event.Event) {
+	if ev.Held != "" && d.opts.Journal != nil {
+		d.taken = append(d.taken, ev.Held)
+		d.pending++
+		d.cond.Signal()
+	}
+}
+
+// Wants reports whether ev is a change the dispatcher may deliver, for
+// the sandbox's outbox to hold with its commit (service.Outbox.Want):
+// one that can fire a trigger while the dispatcher holds the changes
+// or has functions. It takes no lock, since the outbox asks on the
+// committing goroutine.
+func (d *Dispatcher) Wants(ev *event.Event) bool {
+	if !relevant(*ev) {
+		return false
+	}
+	if d.held.Load() {
+		return true
+	}
+	fns := d.current.Load()
+	return fns != nil && len(*fns) > 0
+}
+
+// Resume takes the changes an earlier run held in the outbox and never
+// took (service.Outbox.Left), before any change of this run: they are
+// matched once the functions are set, as if just committed. Their
+// causes name no event: the earlier run's event ids name other events
+// in this run.
+func (d *Dispatcher) Resume(evs []event.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || len(evs) == 0 {
+		return
+	}
+	old := make([]event.Event, 0, len(evs)+len(d.events))
+	for _, ev := range evs {
+		ev.ID, ev.Seq = "", 0
+		old = append(old, ev)
+	}
+	d.events = append(old, d.events...)
+	d.pending += len(evs)
 	d.cond.Broadcast()
 }
 
@@ -273,7 +330,11 @@ func (d *Dispatcher) Tap(ev event.Event) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || (len(d.fns) == 0 && !d.held.Load()) {
+	if d.closed {
+		return // a held change stays held, for the next run
+	}
+	if len(d.fns) == 0 && !d.held.Load() {
+		d.takeLocked(ev)
 		return // nothing can fire: no function is loaded
 	}
 	if d.pending >= d.opts.QueueLimit {
@@ -293,12 +354,22 @@ func (d *Dispatcher) match() {
 	defer d.wg.Done()
 	for {
 		d.mu.Lock()
-		for (len(d.events) == 0 || d.held.Load()) && !d.closed {
+		for (len(d.events) == 0 || d.held.Load()) && len(d.taken) == 0 && !d.closed {
 			d.cond.Wait()
 		}
 		if d.closed {
 			d.mu.Unlock()
 			return
+		}
+		if taken := d.taken; len(taken) > 0 {
+			d.taken = nil
+			d.mu.Unlock()
+			d.journal(nil, taken)
+			d.mu.Lock()
+			d.pending -= len(taken)
+			d.cond.Broadcast()
+			d.mu.Unlock()
+			continue
 		}
 		ev := d.events[0]
 		d.events[0] = event.Event{}
@@ -319,7 +390,11 @@ func (d *Dispatcher) match() {
 				all = append(all, queued{Delivery: del, cause: Cause{EventID: ev.ID, Seq: ev.Seq, Service: ev.Service, Path: ev.Path, Params: del.Params}})
 			}
 		}
-		d.journal(all)
+		var taken []string
+		if ev.Held != "" {
+			taken = []string{ev.Held}
+		}
+		d.journal(all, taken)
 		d.mu.Lock()
 		d.pending--
 		d.enqueueLocked(all)
@@ -329,11 +404,12 @@ func (d *Dispatcher) match() {
 }
 
 // journal gives each delivery its key and records them in the Journal
-// (one record for a change's deliveries) before any is made. A Journal
-// that fails is reported: the deliveries are still made, but a crash
-// would lose them.
-func (d *Dispatcher) journal(qs []queued) {
-	if d.opts.Journal == nil || len(qs) == 0 {
+// (one record for a change's deliveries, and the taking of the held
+// change they came from) before any is made. A Journal that fails is
+// reported: the deliveries are still made, but a crash would lose them
+// (a held change stays held, and is matched again at the next start).
+func (d *Dispatcher) journal(qs []queued, taken []string) {
+	if d.opts.Journal == nil || len(qs) == 0 && len(taken) == 0 {
 		return
 	}
 	ps := make([]Pending, len(qs))
@@ -341,7 +417,11 @@ func (d *Dispatcher) journal(qs []queued) {
 		qs[i].key = fmt.Sprintf("%020d-%010d", d.run0, d.keys.Add(1))
 		ps[i] = Pending{Key: qs[i].key, Function: qs[i].Function, Params: qs[i].Params, Payload: qs[i].Payload, Cause: qs[i].cause}
 	}
-	if err := d.opts.Journal.Pending(ps); err != nil {
+	if err := d.opts.Journal.Pending(ps, taken); err != nil {
+		if len(qs) == 0 {
+			d.opts.Logf("functions: could not record that %d held change(s) were dealt with (the next start matches them again): %v", len(taken), err)
+			return
+		}
 		d.opts.Logf("functions: could not record the pending deliveries of the %s change of %s (a crash now would lose them): %v", qs[0].cause.Service, qs[0].cause.Path, err)
 		for i := range qs {
 			qs[i].key = ""

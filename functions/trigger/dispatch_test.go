@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ type recorder struct {
 	fail  func(fn, doc string, attempt int) bool
 	tries map[string]int
 	delay time.Duration
+	// resumed lets a delivery's cause name no event (a change an
+	// earlier run held).
+	resumed bool
 }
 
 func newRecorder() *recorder { return &recorder{calls: map[string][]string{}, tries: map[string]int{}} }
@@ -38,7 +42,7 @@ func (r *recorder) deliver(ctx context.Context, fn string, payload []byte) error
 	}
 	n, _ := get(data, "value.fields.n.integerValue").(string)
 	doc := body.Document + "#" + n
-	if c, ok := CauseOf(ctx); !ok || c.Service != "firestore" || c.Path != body.Document || c.Seq == 0 || c.Attempt < 1 || c.Params["id"] == "" {
+	if c, ok := CauseOf(ctx); !ok || c.Service != "firestore" || c.Path != body.Document || c.Seq == 0 && !r.resumed || c.Attempt < 1 || c.Params["id"] == "" {
 		return fmt.Errorf("delivery of %s without its cause: %+v", doc, c)
 	}
 	if r.delay > 0 {
@@ -249,13 +253,19 @@ type memJournal struct {
 	mu      sync.Mutex
 	pending map[string]Pending
 	settled []string
+	// taken is each held change taken, with the number of deliveries
+	// recorded with it ("k1:1").
+	taken []string
 }
 
-func (j *memJournal) Pending(ps []Pending) error {
+func (j *memJournal) Pending(ps []Pending, taken []string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for _, p := range ps {
 		j.pending[p.Key] = p
+	}
+	for _, k := range taken {
+		j.taken = append(j.taken, fmt.Sprintf("%s:%d", k, len(ps)))
 	}
 	return nil
 }
@@ -368,5 +378,53 @@ func TestDispatcherHeldUntilRelease(t *testing.T) {
 	idle(t, empty)
 	if s := empty.Stats(); s.Matched != 0 {
 		t.Fatalf("with no functions %d deliveries were made", s.Matched)
+	}
+}
+
+// TestDispatcherHeldChanges: a change held in the outbox with its commit
+// (event.Event.Held) is taken in the same Journal record as the
+// deliveries it was matched to, or alone when it fires nothing; Wants
+// asks the outbox to hold only the changes that can fire while there
+// are functions or the dispatcher holds; and the changes an earlier run
+// held and never took (Resume) are matched before this run's.
+// conformance: functions.delivery.crash
+func TestDispatcherHeldChanges(t *testing.T) {
+	t.Parallel()
+	j := &memJournal{pending: map[string]Pending{}}
+	bus := event.NewBus(event.Options{})
+	r := newRecorder()
+	r.resumed = true
+	d := NewDispatcher(Options{Env: testEnv, Deliver: r.deliver, Logf: t.Logf, Journal: j, Held: true})
+	defer d.Close()
+	commit := event.Event{Kind: event.KindCommit, Service: "firestore", Path: "docs/a"}
+	if !d.Wants(&commit) {
+		t.Errorf("a held dispatcher does not want a Firestore commit held")
+	}
+	if request := (event.Event{Kind: event.KindRequest, Service: "firestore"}); d.Wants(&request) {
+		t.Errorf("a request event is wanted held")
+	}
+	bus.Tap(d.Tap)
+	emit := func(doc, held string, n int) {
+		bus.Emit(event.Event{Kind: event.KindCommit, Service: "firestore", Path: doc, Held: held,
+			Commit: &event.Commit{RequestTime: t0, Database: "(default)", After: map[string]any{"n": n}, UpdateTime: t0, CreateTime: t0}})
+	}
+	emit("docs/b", "k2", 2)
+	emit("other/x", "k3", 3)
+	// The earlier run's change goes first.
+	d.Resume([]event.Event{{ID: "evt-9", Seq: 9, Kind: event.KindCommit, Service: "firestore", Path: "docs/a", Held: "k1",
+		Commit: &event.Commit{RequestTime: t0, Database: "(default)", After: map[string]any{"n": 1}, UpdateTime: t0, CreateTime: t0}}})
+	d.SetFunctions([]Function{fsV2("google.cloud.firestore.document.v1.written", "docs/{id}")})
+	d.Release()
+	idle(t, d)
+	if got, want := r.calls["f"], []string{"docs/a#1", "docs/b#2"}; !slices.Equal(got, want) {
+		t.Errorf("deliveries %v, want %v", got, want)
+	}
+	if want := []string{"k1:1", "k2:1", "k3:0"}; !slices.Equal(j.taken, want) {
+		t.Errorf("taken %v, want %v (each with its deliveries, the one that fires nothing alone)", j.taken, want)
+	}
+	// Without functions nothing is wanted.
+	d.SetFunctions(nil)
+	if d.Wants(&commit) {
+		t.Errorf("a dispatcher with no functions wants a commit held")
 	}
 }

@@ -97,6 +97,11 @@ type Env struct {
 	// belong in the store (object bytes); empty when in memory. A service
 	// keeps its files under DataDir/<Name()>.
 	DataDir string
+	// Outbox keeps the events of commits that a consumer must see even
+	// when the process dies right after the commit is durable; nil when
+	// in memory. An engine whose commits can fire Cloud Functions holds
+	// its commit events in it (see Outbox).
+	Outbox Outbox
 	// Warn reports a one-line notice about the service's stored data (a
 	// damaged file found at start); nil drops it.
 	Warn func(string)
@@ -170,6 +175,11 @@ type LogChange struct {
 	Key    string
 	Value  []byte // nil: deleted
 	Prefix bool   // with a nil Value: every key beginning with Key is deleted
+	// Outbox puts the change in the sandbox's Outbox instead of the
+	// service's space, in the same durable append: an Outbox's Hold
+	// returns such changes (an engine appends them with its commit), and
+	// a consumer takes a held event by appending its deletion.
+	Outbox bool
 }
 
 // DamagedError is a factory's report that what its Bucket or Log holds

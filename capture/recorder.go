@@ -359,10 +359,18 @@ func (r *Recorder) keep(e event.Event) {
 // lineEncoder encodes events as their fixture lines through one buffer
 // reused from event to event: a fresh buffer per event grew through
 // several sizes and was a quarter of what a write costs pyric serve in
-// allocations (e2e/bench's heap profile, session capture on).
+// allocations (e2e/bench's heap profile, session capture on). The lines
+// are carved from a slab shared by many of them rather than allocated one
+// by one (an allocation per event, every read's included); a slab is
+// freed once the lines in it are written and dropped.
 type lineEncoder struct {
-	buf []byte
+	buf  []byte
+	slab []byte
 }
+
+// lineSlab is the size of the slabs lines are carved from; a line longer
+// than a quarter of it gets a slice of its own.
+const lineSlab = 64 << 10
 
 // maxLineBuf bounds the buffer kept between events, so one huge event
 // does not keep its room.
@@ -383,8 +391,19 @@ func (l *lineEncoder) line(e event.Event) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := make([]byte, 0, len(b)+2)
-	return append(append(line, b...), "}\n"...), nil
+	n := len(b) + 2
+	if n > lineSlab/4 {
+		line := make([]byte, 0, n)
+		return append(append(line, b...), "}\n"...), nil
+	}
+	if cap(l.slab)-len(l.slab) < n {
+		l.slab = make([]byte, 0, lineSlab)
+	}
+	start := len(l.slab)
+	l.slab = append(append(l.slab, b...), "}\n"...)
+	// Capped at its end, so that nothing appended to one line runs into
+	// the next.
+	return l.slab[start:len(l.slab):len(l.slab)], nil
 }
 
 // writeEmpty writes the session before it has events: no events, no

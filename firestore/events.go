@@ -72,7 +72,7 @@ func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Or
 	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
 	memo := s.eventMemo()
-	seen := &event.Seen{Before: resourceOf(s.before, memo)}
+	seen := &event.Seen{Before: resourceOf(s.before, c.db.name, memo)}
 	if u := s.op.w.GetUpdate(); u != nil {
 		seen.Data = withSentinels(encodeFields(u.GetFields(), c.db.name, memo), s.op.sentinels)
 	}
@@ -152,7 +152,7 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 	ev := readEvent(who, m, path, dec, dur, v)
 	seen := &event.Seen{}
 	if m == MethodGet {
-		seen.Before = resourceOf(d, nil)
+		seen.Before = resourceOf(d, db, nil)
 	}
 	dec.seen.event(seen, db, nil)
 	ev.Request.Seen = seen
@@ -171,11 +171,12 @@ func (e *Engine) emitList(who identity.Identity, q *query, dec AuthzDecision, du
 	e.emit(ev)
 }
 
-func resourceOf(d *pb.Document, memo *encodeMemo) *event.Resource {
+// resourceOf is document d of database db as an event says it (db is
+// the one its name says: it is not parsed again from the name).
+func resourceOf(d *pb.Document, db DatabaseName, memo *encodeMemo) *event.Resource {
 	if d == nil {
 		return &event.Resource{Exists: false}
 	}
-	db, _, _ := ParseDocumentName(d.Name)
 	return &event.Resource{Data: encodeFields(d.Fields, db, memo), Exists: true}
 }
 

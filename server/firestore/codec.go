@@ -115,22 +115,31 @@ func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Un
 	return resp, err
 }
 
-// ownGoroutineStream runs each stream's handler on a goroutine of its own,
-// so that the work of a heavy message it admits (server.AdmitMessage)
-// runs on a thread discarded with it, not on a reused stream worker.
-func ownGoroutineStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
-	server.OwnGoroutine(func() { err = h(srv, ss) })
-	return err
-}
-
-// admitStreamed admits the work of a message a stream received (a
-// Write), by its size; release gives the slot back once it is done.
-func admitStreamed(ctx context.Context, m proto.Message) (release func(), err error) {
-	release, err = server.AdmitMessage(ctx, int64(proto.Size(m)))
-	if err != nil {
-		return nil, status.FromContextError(err).Err()
+// admitStreamed does the work of a message a stream received (a Write)
+// as the gate admits heavy work: a message past server.HeavyBodyBytes
+// waits for a slot and is worked on a goroutine of its own, since admitted
+// work lowers its thread for good (server.AdmitMessage) and the stream's
+// goroutine is a reused worker; a light one's work is done at once, on
+// the stream's goroutine. A stream handler running on a goroutine of its
+// own instead cost every stream a goroutine (its stack grown again
+// through the engine) and a hand-off, a get's BatchGetDocuments
+// included.
+func admitStreamed(ctx context.Context, m proto.Message, work func() error) error {
+	size := int64(proto.Size(m))
+	if size <= server.HeavyBodyBytes {
+		return work()
 	}
-	return release, nil
+	var err error
+	server.OwnGoroutine(func() {
+		release, aerr := server.AdmitMessage(ctx, size)
+		if aerr != nil {
+			err = status.FromContextError(aerr).Err()
+			return
+		}
+		defer release()
+		err = work()
+	})
+	return err
 }
 
 // takeDecodeError returns (and forgets) the decode problem of req.

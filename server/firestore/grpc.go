@@ -209,14 +209,14 @@ func (g *GRPC) Write(stream pb.Firestore_WriteServer) error {
 		case <-g.drain:
 			return errDraining
 		}
-		release, err := admitStreamed(ctx, req)
-		if err != nil {
+		var r *pb.WriteResponse
+		if err := admitStreamed(ctx, req, func() (err error) {
+			if r, err = ws.Handle(ctx, req); err != nil {
+				return Err(err)
+			}
+			return nil
+		}); err != nil {
 			return err
-		}
-		r, err := ws.Handle(ctx, req)
-		release()
-		if err != nil {
-			return Err(err)
 		}
 		if r == nil {
 			continue

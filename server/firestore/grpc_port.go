@@ -28,7 +28,7 @@ const MaxMessageSize = 64 << 20
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
 		grpc.ForceServerCodec(lenientCodec{}),
-		grpc.ChainUnaryInterceptor(recoverUnary, admitUnary, decodeCheckUnary), grpc.ChainStreamInterceptor(recoverStream, ownGoroutineStream, decodeCheckStream),
+		grpc.ChainUnaryInterceptor(recoverUnary, admitUnary, decodeCheckUnary), grpc.ChainStreamInterceptor(recoverStream, decodeCheckStream),
 		// Calls run on reused goroutines whose stacks have already grown
 		// (a goroutine per call spends a measurable share of a small
 		// call's CPU growing its stack through the engine).

@@ -556,7 +556,10 @@ func (w *diskWriter) finish() error {
 // missing, which the next start reports and never serves).
 func (w *diskWriter) commit(gen int64) error {
 	if w.f == nil {
-		w.s.adopt(gen, bytes.Clone(w.mem)) // without append's spare room
+		if cap(w.mem) > len(w.mem)+len(w.mem)/8 {
+			w.mem = bytes.Clone(w.mem) // without append's spare room
+		}
+		w.s.adopt(gen, w.mem)
 		w.mem = nil
 		return nil
 	}

@@ -141,12 +141,15 @@ func eventView(o *Object) map[string]any {
 	if !o.Updated.IsZero() {
 		v["updated"] = o.Updated.UTC().Format(time.RFC3339Nano)
 	}
-	for k, s := range map[string]string{"contentEncoding": o.ContentEncoding, "contentDisposition": o.ContentDisposition,
-		"contentLanguage": o.ContentLanguage, "cacheControl": o.CacheControl} {
+	opt := func(k, s string) {
 		if s != "" {
 			v[k] = s
 		}
 	}
+	opt("contentEncoding", o.ContentEncoding)
+	opt("contentDisposition", o.ContentDisposition)
+	opt("contentLanguage", o.ContentLanguage)
+	opt("cacheControl", o.CacheControl)
 	return v
 }
 

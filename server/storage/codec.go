@@ -214,19 +214,26 @@ func parseResource(body []byte) (*resource, error) {
 	}
 	var err error
 	a := &res.Attrs
-	for key, dst := range map[string]**string{"contentType": &a.ContentType, "contentEncoding": &a.ContentEncoding,
-		"contentDisposition": &a.ContentDisposition, "contentLanguage": &a.ContentLanguage, "cacheControl": &a.CacheControl} {
-		if *dst, err = str(key); err != nil {
+	// In a fixed order, so that of two bad fields the same one is named.
+	for _, f := range [...]struct {
+		key string
+		dst **string
+	}{{"cacheControl", &a.CacheControl}, {"contentDisposition", &a.ContentDisposition}, {"contentEncoding", &a.ContentEncoding},
+		{"contentLanguage", &a.ContentLanguage}, {"contentType", &a.ContentType}} {
+		if *f.dst, err = str(f.key); err != nil {
 			return nil, err
 		}
 	}
-	for key, dst := range map[string]*string{"name": &res.Name, "md5Hash": &res.MD5Hash, "crc32c": &res.CRC32C} {
-		v, err := str(key)
+	for _, f := range [...]struct {
+		key string
+		dst *string
+	}{{"crc32c", &res.CRC32C}, {"md5Hash", &res.MD5Hash}, {"name", &res.Name}} {
+		v, err := str(f.key)
 		if err != nil {
 			return nil, err
 		}
 		if v != nil {
-			*dst = *v
+			*f.dst = *v
 		}
 	}
 	if raw, ok := fields["metadata"]; ok {

@@ -74,22 +74,38 @@ func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(ni
 // appendGCSObject appends o as the GCS JSON API renders it
 // (storage#object), the bytes encoding/json writes for the struct of
 // its fields (keys in alphabetical order, HTML-safe strings), written
-// without reflection or the intermediate strings: a listing renders a
+// without reflection or intermediate strings: a listing renders a
 // thousand of them, and reflection and garbage were most of its time.
 func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	var num [20]byte
 	gen := strconv.AppendInt(num[:0], o.Generation, 10)
 	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
-	str := func(key, v string) {
+	key := func(k string) {
 		b = append(b, ',', '"')
-		b = append(b, key...)
+		b = append(b, k...)
 		b = append(b, '"', ':')
+	}
+	str := func(k, v string) {
+		key(k)
 		b = appendJSONString(b, v)
 	}
-	opt := func(key, v string) {
+	opt := func(k, v string) {
 		if v != "" {
-			str(key, v)
+			str(k, v)
 		}
+	}
+	// link appends a string made of parts.
+	link := func(k string, parts ...string) {
+		key(k)
+		b = append(b, '"')
+		for _, p := range parts {
+			b = appendJSONChars(b, p)
+		}
+		b = append(b, '"')
+	}
+	stamp := func(k string, t time.Time) {
+		key(k)
+		b = append(t.UTC().AppendFormat(append(b, '"'), timeLayout), '"')
 	}
 	b = append(b, `{"bucket":`...)
 	b = appendJSONString(b, o.Bucket)
@@ -100,14 +116,12 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	str("contentType", o.ContentType)
 	str("crc32c", o.CRC32C)
 	str("etag", o.ETag())
-	b = append(b, `,"generation":"`...)
-	b = append(append(b, gen...), '"')
-	b = append(b, `,"id":`...)
-	b = appendJSONString(b, o.Bucket+"/"+o.Name+"/"+string(gen))
+	key("generation")
+	b = append(append(append(b, '"'), gen...), '"')
+	link("id", o.Bucket, "/", o.Name, "/", string(gen))
 	b = append(b, `,"kind":"storage#object"`...)
 	str("md5Hash", o.MD5Hash)
-	b = append(b, `,"mediaLink":`...)
-	b = appendJSONString(b, base+"/download/storage/v1/b/"+bucket+"/o/"+name+"?generation="+string(gen)+"&alt=media")
+	link("mediaLink", base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=", string(gen), "&alt=media")
 	if len(o.Metadata) > 0 {
 		keys := make([]string, 0, len(o.Metadata))
 		for k := range o.Metadata {
@@ -125,39 +139,66 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, `,"metageneration":"`...)
-	b = append(strconv.AppendInt(b, o.Metageneration, 10), '"')
+	key("metageneration")
+	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')
 	str("name", o.Name)
-	str("selfLink", base+"/storage/v1/b/"+bucket+"/o/"+name)
-	b = append(b, `,"size":"`...)
-	b = append(strconv.AppendInt(b, o.Size, 10), '"')
+	link("selfLink", base, "/storage/v1/b/", bucket, "/o/", name)
+	key("size")
+	b = append(strconv.AppendInt(append(b, '"'), o.Size, 10), '"')
 	str("storageClass", o.StorageClass())
-	b = append(b, `,"timeCreated":"`...)
-	b = append(o.TimeCreated.UTC().AppendFormat(b, timeLayout), '"')
-	b = append(b, `,"timeStorageClassUpdated":"`...)
-	b = append(o.TimeCreated.UTC().AppendFormat(b, timeLayout), '"')
-	b = append(b, `,"updated":"`...)
-	b = append(o.Updated.UTC().AppendFormat(b, timeLayout), '"')
+	stamp("timeCreated", o.TimeCreated)
+	stamp("timeStorageClassUpdated", o.TimeCreated)
+	stamp("updated", o.Updated)
 	return append(b, '}')
 }
 
-// appendJSONString appends s as encoding/json writes it (HTML-safe):
-// plain ASCII as it is, anything else through encoding/json.
+// appendJSONString appends s as encoding/json writes it (HTML-safe).
 func appendJSONString(b []byte, s string) []byte {
+	return append(appendJSONChars(append(b, '"'), s), '"')
+}
+
+// appendJSONChars appends s's characters as encoding/json writes them
+// in a string, without the quotes: ASCII here, a string with control
+// characters or anything past ASCII through encoding/json.
+func appendJSONChars(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+		if c := s[i]; c < 0x20 || c >= 0x80 {
 			enc, _ := json.Marshal(s)
-			return append(b, enc...)
+			return append(b, enc[1:len(enc)-1]...)
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '<':
+			b = append(b, `\u003c`...)
+		case '>':
+			b = append(b, `\u003e`...)
+		case '&':
+			b = append(b, `\u0026`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // answerObject answers 200 with o as the GCS JSON API renders it.
 func answerObject(w http.ResponseWriter, r *http.Request, o *engine.Object) {
-	api.Body(w, http.StatusOK, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
+	answerBody(w, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
+}
+
+// answerBody answers 200 with b, JSON already encoded, in the API's
+// style: its newline appended in place (the Style's Body copies b to
+// append it, a listing's hundreds of KiB).
+func answerBody(w http.ResponseWriter, b []byte) {
+	raw := api
+	raw.Newline = false
+	if api.Newline {
+		b = append(b, '\n')
+	}
+	raw.Body(w, http.StatusOK, b)
 }
 
 func gcsBucket(name string) map[string]any {

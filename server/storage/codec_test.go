@@ -57,7 +57,9 @@ func reference(base string, o *engine.Object) referenceObject {
 // TestAppendGCSObject: the object resource written without reflection
 // is the bytes encoding/json writes for it, for plain names and for
 // names and values that must be escaped (quotes, control characters,
-// HTML, non-ASCII, invalid UTF-8), with and without the optional fields.
+// HTML, non-ASCII, invalid UTF-8; the escapes of ASCII alone are
+// written here, the rest by encoding/json), with and without the
+// optional fields.
 func TestAppendGCSObject(t *testing.T) {
 	at := time.Date(2026, 12, 7, 6, 0, 0, 123456789, time.FixedZone("x", 3600))
 	objs := []*engine.Object{
@@ -68,6 +70,8 @@ func TestAppendGCSObject(t *testing.T) {
 			ContentEncoding: "gzip", ContentLanguage: "fr",
 			Metadata:    map[string]string{"z": "last", "a<": "first & \"1\"", "firebaseStorageDownloadTokens": "t1,t2", "ü": "\n"},
 			TimeCreated: at, Updated: at.Add(time.Hour)},
+		{Bucket: "b", Name: `a&b "c" \d <e> ?f=g#h`, Generation: 9, Metageneration: 1, Size: 3, ContentType: "a/b",
+			Metadata: map[string]string{"k&<>": `v "&" \`}, TimeCreated: at, Updated: at},
 	}
 	for _, o := range objs {
 		var want bytes.Buffer

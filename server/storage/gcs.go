@@ -183,7 +183,7 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	// A page (storage#objects), its keys in alphabetical order as
 	// encoding/json writes a struct's.
 	base := baseURL(r)
-	b := make([]byte, 0, 64+768*len(res.Items))
+	b := make([]byte, 0, 64+1024*len(res.Items))
 	b = append(b, `{"items":[`...)
 	for i, o := range res.Items {
 		if i > 0 {
@@ -203,7 +203,7 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 		}
 		b = appendJSONString(b, p)
 	}
-	api.Body(w, http.StatusOK, append(b, ']', '}'))
+	answerBody(w, append(b, ']', '}'))
 }
 
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {

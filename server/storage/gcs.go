@@ -309,14 +309,16 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 	hd.Set("X-Goog-Stored-Content-Encoding", orDefault(o.ContentEncoding, "identity"))
 	hd.Set("X-Goog-Stored-Content-Length", strconv.FormatInt(o.Size, 10))
 	hd.Set("X-Goog-Storage-Class", o.StorageClass())
-	for k, v := range map[string]string{"Content-Encoding": o.ContentEncoding, "Content-Disposition": o.ContentDisposition,
-		"Content-Language": o.ContentLanguage, "Cache-Control": o.CacheControl} {
-		if v != "" {
-			hd.Set(k, v)
+	for _, f := range [...]struct{ k, v string }{{"Content-Encoding", o.ContentEncoding}, {"Content-Disposition", o.ContentDisposition},
+		{"Content-Language", o.ContentLanguage}, {"Cache-Control", o.CacheControl}} {
+		if f.v != "" {
+			hd.Set(f.k, f.v)
 		}
 	}
-	for k, v := range o.CustomMetadata() {
-		hd.Set("X-Goog-Meta-"+k, v)
+	for k, v := range o.Metadata {
+		if k != engine.TokenKey {
+			hd.Set("X-Goog-Meta-"+k, v)
+		}
 	}
 	http.ServeContent(mediaWriter{w, o.Size}, r, "", o.Updated, rd)
 	if rd.Err() != nil {

@@ -95,3 +95,29 @@ func testInline(t *testing.T, env service.Env, restart func() service.Env) {
 		t.Errorf("after a restart %d files, want 1", n)
 	}
 }
+
+// TestEventViewMetadata: the object view of a live event (not read back
+// from JSON) gives ObjectView the object's custom metadata, as a
+// recorded one does, so a rerun of the request sees resource.metadata.
+func TestEventViewMetadata(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, false)
+	if _, err := f.e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "m", Body: strings.NewReader("x"),
+		Attrs: storage.Attrs{Metadata: map[string]*string{"k": ptr("v")}}}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range f.rec.Events() {
+		if ev.Request == nil || ev.Request.Seen == nil || ev.Path != "m" {
+			continue
+		}
+		o, ok := storage.ObjectView(ev.Request.Seen.Data)
+		if !ok || o.Metadata["k"] != "v" {
+			t.Errorf("the upload's event view gives metadata %v (%v)", o, ok)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatal("no request event of the upload")
+	}
+}

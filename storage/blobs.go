@@ -47,6 +47,12 @@ type blobStore interface {
 	size(gen int64) (int64, error)
 	// remove deletes a committed blob (missing is fine).
 	remove(gen int64)
+	// inlined returns the bytes of a committed blob kept inline (in
+	// memory, stored in its object's record) and whether it is one.
+	inlined(gen int64) ([]byte, bool)
+	// adopt makes data, read back from an object's record, the inline
+	// blob gen.
+	adopt(gen int64, data []byte)
 	// keepAside moves committed blobs out of the way, unchanged, and
 	// returns the folder they went to.
 	keepAside(gens []int64) (string, error)
@@ -247,6 +253,15 @@ func (s *memBlobs) size(gen int64) (int64, error) {
 
 func (s *memBlobs) keepAside([]int64) (string, error) { return "", nil }
 
+// inlined is false: nothing of a memory store is stored in a record.
+func (s *memBlobs) inlined(int64) ([]byte, bool) { return nil, false }
+
+func (s *memBlobs) adopt(gen int64, data []byte) {
+	s.mu.Lock()
+	s.blobs[gen] = data
+	s.mu.Unlock()
+}
+
 func (s *memBlobs) remove(gen int64) {
 	s.mu.Lock()
 	delete(s.blobs, gen)
@@ -273,9 +288,15 @@ func (s *memBlobs) reset() error {
 // diskBlobs keeps blobs as files: dir/blobs/<generation> once committed,
 // dir/tmp/* while a whole-object upload is written (wiped at startup, so a
 // partial upload never survives a crash), dir/sessions/<id> for resumable
-// sessions (kept, and resumed from their acknowledged size).
+// sessions (kept, and resumed from their acknowledged size). A
+// whole-object upload of at most inlineMax bytes gets no file: its bytes
+// stay in memory and go into its object's record, so they are durable
+// with the one write of the log that commits the object.
 type diskBlobs struct {
 	dir string
+
+	mu     sync.RWMutex
+	inline map[int64][]byte // the committed blobs without a file
 	// lazy leaves a finished blob in the operating system (enough to
 	// survive kill -9) and forces the blobs to disk at most a second
 	// later, in the background (the sandbox's batch sync mode); otherwise
@@ -291,8 +312,15 @@ type diskBlobs struct {
 // lazySyncInterval is how often a lazy store forces its blobs to disk.
 const lazySyncInterval = time.Second
 
+// inlineMax is the largest object kept inline, in its record, rather
+// than in a file: a file costs a small upload five system calls (create,
+// write, close, rename, and a remove when it is replaced) and a download
+// four, most of their CPU time, and takes at least a 4 KiB block of disk
+// anyway, as much as the bytes take in memory.
+const inlineMax = 4 << 10
+
 func newDiskBlobs(dir string, syncEach bool) (*diskBlobs, error) {
-	s := &diskBlobs{dir: dir, lazy: !syncEach && canSyncFS}
+	s := &diskBlobs{dir: dir, lazy: !syncEach && canSyncFS, inline: map[int64][]byte{}}
 	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
 		return nil, err
 	}
@@ -417,7 +445,11 @@ func (s *diskBlobs) sessions() []string {
 	return out
 }
 
-func (w *diskWriter) release() { w.f.Close() }
+func (w *diskWriter) release() {
+	if w.f != nil {
+		w.f.Close()
+	}
+}
 
 type hashWriter struct{ h *hasher }
 
@@ -430,24 +462,57 @@ func (s *diskBlobs) path(gen int64) string {
 	return filepath.Join(s.dir, "blobs", strconv.FormatInt(gen, 10))
 }
 
+// diskWriter writes a blob: to its file, or, for a whole-object upload
+// while it is at most inlineMax bytes, to mem (its file is created when
+// it grows past that).
 type diskWriter struct {
-	s *diskBlobs
-	f *os.File
-	h hasher
+	s   *diskBlobs
+	f   *os.File // nil while the bytes are in mem
+	mem []byte
+	h   hasher
 }
 
 func (s *diskBlobs) create() (blobWriter, error) {
-	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "upload-*")
-	if err != nil {
-		return nil, err
-	}
-	return &diskWriter{s: s, f: f, h: newHasher()}, nil
+	return &diskWriter{s: s, h: newHasher()}, nil
 }
 
-func (w *diskWriter) Write(p []byte) (int, error) { return w.h.writeHashed(p, w.f.Write) }
-func (w *diskWriter) size() int64                 { return w.h.n }
-func (w *diskWriter) crc32c() uint32              { return w.h.crc.Sum32() }
+func (w *diskWriter) Write(p []byte) (int, error) {
+	if w.f == nil && len(w.mem)+len(p) <= inlineMax {
+		return w.h.writeHashed(p, func(p []byte) (int, error) {
+			w.mem = append(w.mem, p...)
+			return len(p), nil
+		})
+	}
+	if w.f == nil {
+		if err := w.spill(); err != nil {
+			return 0, err
+		}
+	}
+	return w.h.writeHashed(p, w.f.Write)
+}
+
+// spill moves the bytes held in memory to a new temporary file (their
+// checksums are already computed).
+func (w *diskWriter) spill() error {
+	f, err := os.CreateTemp(filepath.Join(w.s.dir, "tmp"), "upload-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(w.mem); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	w.f, w.mem = f, nil
+	return nil
+}
+
+func (w *diskWriter) size() int64    { return w.h.n }
+func (w *diskWriter) crc32c() uint32 { return w.h.crc.Sum32() }
 func (w *diskWriter) sync() error {
+	if w.f == nil {
+		return nil
+	}
 	if w.s.lazy {
 		w.s.dirty.Store(true)
 		return nil
@@ -457,13 +522,20 @@ func (w *diskWriter) sync() error {
 func (w *diskWriter) sums() (string, string) { return w.h.sums() }
 
 func (w *diskWriter) abort() {
+	if w.f == nil {
+		w.mem = nil
+		return
+	}
 	w.f.Close() // may already be closed by finish
 	os.Remove(w.f.Name())
 }
 
 // finish fsyncs (unless the store is lazy) and closes the temporary
-// file.
+// file; bytes held in memory need nothing.
 func (w *diskWriter) finish() error {
+	if w.f == nil {
+		return nil
+	}
 	if !w.s.lazy {
 		if err := w.f.Sync(); err != nil {
 			w.abort()
@@ -483,6 +555,14 @@ func (w *diskWriter) finish() error {
 // not of the process, can then leave an object whose blob is short or
 // missing, which the next start reports and never serves).
 func (w *diskWriter) commit(gen int64) error {
+	if w.f == nil {
+		if cap(w.mem) > len(w.mem)+len(w.mem)/8 {
+			w.mem = bytes.Clone(w.mem) // without append's spare room
+		}
+		w.s.adopt(gen, w.mem)
+		w.mem = nil
+		return nil
+	}
 	name := w.f.Name()
 	if err := os.Rename(name, w.s.path(gen)); err != nil {
 		os.Remove(name)
@@ -516,6 +596,9 @@ func (r diskReader) length() (int64, error) {
 }
 
 func (s *diskBlobs) open(gen int64) (blobReader, error) {
+	if b, ok := s.inlined(gen); ok {
+		return memReader{bytes.NewReader(b)}, nil
+	}
 	f, err := os.Open(s.path(gen))
 	if err != nil {
 		return nil, err
@@ -524,6 +607,9 @@ func (s *diskBlobs) open(gen int64) (blobReader, error) {
 }
 
 func (s *diskBlobs) size(gen int64) (int64, error) {
+	if b, ok := s.inlined(gen); ok {
+		return int64(len(b)), nil
+	}
 	fi, err := os.Stat(s.path(gen))
 	if err != nil {
 		return 0, err
@@ -531,7 +617,31 @@ func (s *diskBlobs) size(gen int64) (int64, error) {
 	return fi.Size(), nil
 }
 
-func (s *diskBlobs) remove(gen int64) { os.Remove(s.path(gen)) }
+func (s *diskBlobs) remove(gen int64) {
+	s.mu.Lock()
+	_, ok := s.inline[gen]
+	delete(s.inline, gen)
+	s.mu.Unlock()
+	if !ok {
+		os.Remove(s.path(gen))
+	}
+}
+
+func (s *diskBlobs) inlined(gen int64) ([]byte, bool) {
+	s.mu.RLock()
+	b, ok := s.inline[gen]
+	s.mu.RUnlock()
+	return b, ok
+}
+
+func (s *diskBlobs) adopt(gen int64, data []byte) {
+	if data == nil {
+		data = []byte{} // an empty blob, not none
+	}
+	s.mu.Lock()
+	s.inline[gen] = data
+	s.mu.Unlock()
+}
 
 func (s *diskBlobs) keepAside(gens []int64) (string, error) {
 	dir := filepath.Join(s.dir, "orphans")
@@ -563,6 +673,9 @@ func (s *diskBlobs) list() ([]int64, error) {
 }
 
 func (s *diskBlobs) reset() error {
+	s.mu.Lock()
+	s.inline = map[int64][]byte{}
+	s.mu.Unlock()
 	var errs []error
 	for _, d := range []string{"blobs", "tmp", "sessions"} {
 		p := filepath.Join(s.dir, d)

@@ -244,7 +244,8 @@ func TestDamagedSession(t *testing.T) {
 func TestMetadataGoneKeepsBytes(t *testing.T) {
 	t.Parallel()
 	f := newEngine(t, true)
-	o := put(t, f.e, admin, "a", "the user's bytes")
+	data := strings.Repeat("the user's bytes ", 1000) // in a file (a small object's bytes are in pyric.db)
+	o := put(t, f.e, admin, "a", data)
 	f.e.Close()
 	env := envFor(t, true)
 	env.DataDir = f.env.DataDir // the same files, a new, empty pyric.db
@@ -254,7 +255,7 @@ func TestMetadataGoneKeepsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := filepath.Join(f.env.DataDir, "storage", "orphans", strconv.FormatInt(o.Generation, 10))
-	if b, err := os.ReadFile(kept); err != nil || string(b) != "the user's bytes" {
+	if b, err := os.ReadFile(kept); err != nil || string(b) != data {
 		t.Errorf("kept: %q %v", b, err)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "1 object files are named by no object") {

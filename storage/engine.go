@@ -248,11 +248,14 @@ func objKey(bucket, name string) []byte {
 func (e *Engine) load() error {
 	var objs []*Object
 	decode := func(v []byte) error {
-		o := new(Object)
-		if err := json.Unmarshal(v, o); err != nil {
+		rec := objectRecord{Object: new(Object)}
+		if err := json.Unmarshal(v, &rec); err != nil {
 			return err
 		}
-		objs = append(objs, o)
+		if rec.Inline {
+			e.blobs.adopt(rec.Generation, rec.Data)
+		}
+		objs = append(objs, rec.Object)
 		return nil
 	}
 	var legacy []service.LogChange // objects the Bucket holds, for the Log
@@ -379,13 +382,29 @@ func (e *Engine) moveToLog(legacy []service.LogChange) error {
 	return e.env.Bucket.Update(func(tx service.Tx) error { return tx.DeletePrefix([]byte(objPrefix)) })
 }
 
+// objectRecord is what the Log (or the Bucket) holds of an object: its
+// metadata and, when its blob is inline (blobStore.inlined), its bytes.
+type objectRecord struct {
+	*Object
+	Inline bool   `json:"inline,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+}
+
+// record encodes o's objectRecord; callers hold e.mu.
+func (e *Engine) record(o *Object) ([]byte, error) {
+	rec := objectRecord{Object: o}
+	rec.Data, rec.Inline = e.blobs.inlined(o.Generation)
+	return json.Marshal(rec)
+}
+
 // persist writes the object (or its deletion, when o is nil) durably:
-// to the Log, or without one to the Bucket.
+// to the Log, or without one to the Bucket; an inline blob's bytes go
+// with its metadata, in every record of it.
 func (e *Engine) persist(bucket, name string, o *Object) error {
 	var v []byte
 	if o != nil {
 		var err error
-		if v, err = json.Marshal(o); err != nil {
+		if v, err = e.record(o); err != nil {
 			return err
 		}
 	}

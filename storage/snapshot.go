@@ -188,7 +188,7 @@ func (e *Engine) Restore(state json.RawMessage) error {
 		// One record: every object out, the restored ones in.
 		changes := []service.LogChange{{Key: "", Prefix: true}}
 		for _, st := range objs {
-			b, merr := json.Marshal(st.o)
+			b, merr := e.record(st.o)
 			if merr != nil {
 				err = merr
 				break
@@ -204,7 +204,7 @@ func (e *Engine) Restore(state json.RawMessage) error {
 				return err
 			}
 			for _, st := range objs {
-				b, err := json.Marshal(st.o)
+				b, err := e.record(st.o)
 				if err != nil {
 					return err
 				}

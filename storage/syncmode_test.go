@@ -22,7 +22,8 @@ func TestBlobSyncMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write([]byte("bytes"))
+		data := make([]byte, inlineMax+1) // a file: an inline blob has none to sync
+		w.Write(data)
 		if err := w.finish(); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestBlobSyncMode(t *testing.T) {
 		if d.dirty.Load() {
 			t.Errorf("syncEach %v: still dirty after close", syncEach)
 		}
-		if n, err := d.size(1); err != nil || n != 5 {
+		if n, err := d.size(1); err != nil || n != int64(len(data)) {
 			t.Errorf("blob: %d %v", n, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,56 @@ type target struct {
 	host    string // host:port for STORAGE_EMULATOR_HOST
 	startup time.Duration
 	pid     int // the server's process, for its CPU time
+	// profiles, when set, is where each workload's CPU profile of the
+	// server goes (pyric's, through PYRIC_DEBUG_PPROF at pprofAddr).
+	profiles string
+}
+
+// profileEnv names the folder that, when set, receives a CPU profile of
+// pyric serve per workload: after each workload is measured, it runs
+// again, over and over for profileTime, while pyric's profile is taken
+// (the reruns replace objects the first run created). The measured
+// figures are those of the first run, with pyric sampling its mutex and
+// block profiles (PYRIC_DEBUG_PPROF turns them on): compare ratios of
+// runs without it.
+//
+//	PYRIC_BENCH=1 PYRIC_BENCH_PROFILE=/tmp/prof go test -v -run Bench ./e2e/storagebench
+//	go tool pprof -top /tmp/prof/small-upload.pprof
+const profileEnv = "PYRIC_BENCH_PROFILE"
+
+const profileTime = 5 * time.Second
+
+// pprofAddr is pyric serve's profile address in a profiling run.
+var pprofAddr string
+
+// profile runs fn again and again for profileTime while the target's
+// CPU profile is written to its profiles folder as <workload>.pprof.
+func profile(t *testing.T, tg target, workload string, fn func()) {
+	t.Helper()
+	path := filepath.Join(tg.profiles, strings.ReplaceAll(workload, " ", "-")+".pprof")
+	got := make(chan error, 1)
+	go func() {
+		res, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, int(profileTime/time.Second)))
+		if err != nil {
+			got <- err
+			return
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", res.Status, b)
+		}
+		if err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+		got <- err
+	}()
+	for deadline := time.Now().Add(profileTime); time.Now().Before(deadline); {
+		fn()
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("%s: profile of %s: %v", tg.name, workload, err)
+	}
 }
 
 type result = map[string]float64
@@ -63,9 +114,14 @@ func TestBench(t *testing.T) {
 	var targets []target
 
 	e2etest.Pyric(t)
+	profDir := os.Getenv(profileEnv)
+	if profDir != "" {
+		pprofAddr = benchkit.FreeAddr(t)
+		t.Setenv("PYRIC_DEBUG_PPROF", pprofAddr) // pyric serve's profiles
+	}
 	start := time.Now()
 	srv := e2etest.StartServe(t, t.TempDir(), "--data-dir", t.TempDir())
-	targets = append(targets, target{name: "pyric", host: srv.Storage, startup: time.Since(start), pid: srv.Pid()})
+	targets = append(targets, target{name: "pyric", host: srv.Storage, startup: time.Since(start), pid: srv.Pid(), profiles: profDir})
 
 	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
 		bin := buildPeer(t)
@@ -129,6 +185,9 @@ func run(t *testing.T, tg target, cfg config) (result, result) {
 			name, unit = cut, "µs/MiB"
 		}
 		cpu[name+" CPU "+unit] = float64((benchkit.ProcCPU(tg.pid) - cpu0).Microseconds()) / float64(n)
+		if tg.profiles != "" {
+			profile(t, tg, name, fn)
+		}
 	}
 
 	put := func(name string, data []byte, chunk int) {

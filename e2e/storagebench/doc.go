@@ -11,6 +11,9 @@
 //
 //	PYRIC_BENCH=1 go test -v -run Bench ./e2e/storagebench
 //
+// With PYRIC_BENCH_PROFILE=DIR it also writes pyric serve's CPU profile
+// of each workload to DIR (profileEnv), to see where its time goes.
+//
 // Without PYRIC_BENCH=1 it runs a small smoke workload (so the harness
 // cannot rot in CI). It measures; it asserts nothing about timing.
 package storagebench

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -58,55 +59,146 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// gcsObjectResource is an object as the GCS JSON API renders it
-// (storage#object). A struct, not a map, because a listing encodes a
-// thousand of them: encoding/json encodes a struct's fields in place,
-// while a map costs reflection and a sort of its keys per object. The
-// fields are in the keys' alphabetical order, the order a map's keys
-// were written in, so the bytes are those of the map before.
-type gcsObjectResource struct {
-	Bucket                  string            `json:"bucket"`
-	CacheControl            string            `json:"cacheControl,omitempty"`
-	ContentDisposition      string            `json:"contentDisposition,omitempty"`
-	ContentEncoding         string            `json:"contentEncoding,omitempty"`
-	ContentLanguage         string            `json:"contentLanguage,omitempty"`
-	ContentType             string            `json:"contentType"`
-	CRC32C                  string            `json:"crc32c"`
-	ETag                    string            `json:"etag"`
-	Generation              string            `json:"generation"`
-	ID                      string            `json:"id"`
-	Kind                    string            `json:"kind"`
-	MD5Hash                 string            `json:"md5Hash"`
-	MediaLink               string            `json:"mediaLink"`
-	Metadata                map[string]string `json:"metadata,omitempty"`
-	Metageneration          string            `json:"metageneration"`
-	Name                    string            `json:"name"`
-	SelfLink                string            `json:"selfLink"`
-	Size                    string            `json:"size"`
-	StorageClass            string            `json:"storageClass"`
-	TimeCreated             string            `json:"timeCreated"`
-	TimeStorageClassUpdated string            `json:"timeStorageClassUpdated"`
-	Updated                 string            `json:"updated"`
+// gcsObjectJSON is an object as the GCS JSON API renders it
+// (storage#object), for a value encoding/json encodes (a rewrite's
+// response); answerObject and a listing append it directly.
+type gcsObjectJSON struct {
+	base string
+	o    *engine.Object
 }
 
-// gcsObject renders an object as the GCS JSON API does (storage#object).
-func gcsObject(base string, o *engine.Object) *gcsObjectResource {
-	gen := strconv.FormatInt(o.Generation, 10)
+func gcsObject(base string, o *engine.Object) gcsObjectJSON { return gcsObjectJSON{base, o} }
+
+func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(nil, g.base, g.o), nil }
+
+// appendGCSObject appends o as the GCS JSON API renders it
+// (storage#object), the bytes encoding/json writes for the struct of
+// its fields (keys in alphabetical order, HTML-safe strings), written
+// without reflection or intermediate strings: a listing renders a
+// thousand of them, and reflection and garbage were most of its time.
+func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
+	var num [20]byte
+	gen := strconv.AppendInt(num[:0], o.Generation, 10)
 	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
-	created := ts(o.TimeCreated)
-	return &gcsObjectResource{
-		Kind: "storage#object", ID: o.Bucket + "/" + o.Name + "/" + gen,
-		SelfLink:  base + "/storage/v1/b/" + bucket + "/o/" + name,
-		MediaLink: base + "/download/storage/v1/b/" + bucket + "/o/" + name + "?generation=" + gen + "&alt=media",
-		Name:      o.Name, Bucket: o.Bucket, Generation: gen,
-		Metageneration: strconv.FormatInt(o.Metageneration, 10), ContentType: o.ContentType,
-		StorageClass: o.StorageClass(), Size: strconv.FormatInt(o.Size, 10),
-		MD5Hash: o.MD5Hash, CRC32C: o.CRC32C, ETag: o.ETag(),
-		TimeCreated: created, Updated: ts(o.Updated), TimeStorageClassUpdated: created,
-		ContentEncoding: o.ContentEncoding, ContentDisposition: o.ContentDisposition,
-		ContentLanguage: o.ContentLanguage, CacheControl: o.CacheControl,
-		Metadata: o.Metadata,
+	key := func(k string) {
+		b = append(b, ',', '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
 	}
+	str := func(k, v string) {
+		key(k)
+		b = appendJSONString(b, v)
+	}
+	opt := func(k, v string) {
+		if v != "" {
+			str(k, v)
+		}
+	}
+	// link appends a string made of parts.
+	link := func(k string, parts ...string) {
+		key(k)
+		b = append(b, '"')
+		for _, p := range parts {
+			b = appendJSONChars(b, p)
+		}
+		b = append(b, '"')
+	}
+	stamp := func(k string, t time.Time) {
+		key(k)
+		b = append(t.UTC().AppendFormat(append(b, '"'), timeLayout), '"')
+	}
+	b = append(b, `{"bucket":`...)
+	b = appendJSONString(b, o.Bucket)
+	opt("cacheControl", o.CacheControl)
+	opt("contentDisposition", o.ContentDisposition)
+	opt("contentEncoding", o.ContentEncoding)
+	opt("contentLanguage", o.ContentLanguage)
+	str("contentType", o.ContentType)
+	str("crc32c", o.CRC32C)
+	str("etag", o.ETag())
+	key("generation")
+	b = append(append(append(b, '"'), gen...), '"')
+	link("id", o.Bucket, "/", o.Name, "/", string(gen))
+	b = append(b, `,"kind":"storage#object"`...)
+	str("md5Hash", o.MD5Hash)
+	link("mediaLink", base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=", string(gen), "&alt=media")
+	if len(o.Metadata) > 0 {
+		keys := make([]string, 0, len(o.Metadata))
+		for k := range o.Metadata {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, `,"metadata":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONString(b, o.Metadata[k])
+		}
+		b = append(b, '}')
+	}
+	key("metageneration")
+	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')
+	str("name", o.Name)
+	link("selfLink", base, "/storage/v1/b/", bucket, "/o/", name)
+	key("size")
+	b = append(strconv.AppendInt(append(b, '"'), o.Size, 10), '"')
+	str("storageClass", o.StorageClass())
+	stamp("timeCreated", o.TimeCreated)
+	stamp("timeStorageClassUpdated", o.TimeCreated)
+	stamp("updated", o.Updated)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as encoding/json writes it (HTML-safe).
+func appendJSONString(b []byte, s string) []byte {
+	return append(appendJSONChars(append(b, '"'), s), '"')
+}
+
+// appendJSONChars appends s's characters as encoding/json writes them
+// in a string, without the quotes: ASCII here, a string with control
+// characters or anything past ASCII through encoding/json.
+func appendJSONChars(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 {
+			enc, _ := json.Marshal(s)
+			return append(b, enc[1:len(enc)-1]...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '<':
+			b = append(b, `\u003c`...)
+		case '>':
+			b = append(b, `\u003e`...)
+		case '&':
+			b = append(b, `\u0026`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// answerObject answers 200 with o as the GCS JSON API renders it.
+func answerObject(w http.ResponseWriter, r *http.Request, o *engine.Object) {
+	answerBody(w, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
+}
+
+// answerBody answers 200 with b, JSON already encoded, in the API's
+// style: its newline appended in place (the Style's Body copies b to
+// append it, a listing's hundreds of KiB).
+func answerBody(w http.ResponseWriter, b []byte) {
+	raw := api
+	raw.Newline = false
+	if api.Newline {
+		b = append(b, '\n')
+	}
+	raw.Body(w, http.StatusOK, b)
 }
 
 func gcsBucket(name string) map[string]any {
@@ -163,19 +255,26 @@ func parseResource(body []byte) (*resource, error) {
 	}
 	var err error
 	a := &res.Attrs
-	for key, dst := range map[string]**string{"contentType": &a.ContentType, "contentEncoding": &a.ContentEncoding,
-		"contentDisposition": &a.ContentDisposition, "contentLanguage": &a.ContentLanguage, "cacheControl": &a.CacheControl} {
-		if *dst, err = str(key); err != nil {
+	// In a fixed order, so that of two bad fields the same one is named.
+	for _, f := range [...]struct {
+		key string
+		dst **string
+	}{{"cacheControl", &a.CacheControl}, {"contentDisposition", &a.ContentDisposition}, {"contentEncoding", &a.ContentEncoding},
+		{"contentLanguage", &a.ContentLanguage}, {"contentType", &a.ContentType}} {
+		if *f.dst, err = str(f.key); err != nil {
 			return nil, err
 		}
 	}
-	for key, dst := range map[string]*string{"name": &res.Name, "md5Hash": &res.MD5Hash, "crc32c": &res.CRC32C} {
-		v, err := str(key)
+	for _, f := range [...]struct {
+		key string
+		dst *string
+	}{{"crc32c", &res.CRC32C}, {"md5Hash", &res.MD5Hash}, {"name", &res.Name}} {
+		v, err := str(f.key)
 		if err != nil {
 			return nil, err
 		}
 		if v != nil {
-			*dst = *v
+			*f.dst = *v
 		}
 	}
 	if raw, ok := fields["metadata"]; ok {

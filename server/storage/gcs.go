@@ -75,7 +75,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 				h.gcsFail(w, r, err)
 				return
 			}
-			api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+			answerObject(w, r, o)
 		case http.MethodPatch, http.MethodPut:
 			c, err := conditions(r, false)
 			if err != nil {
@@ -105,7 +105,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 				h.gcsFail(w, r, err)
 				return
 			}
-			api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+			answerObject(w, r, o)
 		case http.MethodDelete:
 			c, err := conditions(r, false)
 			if err != nil {
@@ -162,15 +162,6 @@ func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, erro
 	return rr, err
 }
 
-// gcsObjectList is a listing's page (storage#objects), its fields in
-// the keys' alphabetical order (see gcsObjectResource).
-type gcsObjectList struct {
-	Items         []*gcsObjectResource `json:"items"`
-	Kind          string               `json:"kind"`
-	NextPageToken string               `json:"nextPageToken,omitempty"`
-	Prefixes      []string             `json:"prefixes"`
-}
-
 func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
 	q := r.URL.Query()
 	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"),
@@ -189,13 +180,30 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 		h.gcsFail(w, r, err)
 		return
 	}
+	// A page (storage#objects), its keys in alphabetical order as
+	// encoding/json writes a struct's.
 	base := baseURL(r)
-	out := gcsObjectList{Kind: "storage#objects", Items: make([]*gcsObjectResource, len(res.Items)),
-		Prefixes: nonNil(res.Prefixes), NextPageToken: res.NextPageToken}
+	b := make([]byte, 0, 64+1024*len(res.Items))
+	b = append(b, `{"items":[`...)
 	for i, o := range res.Items {
-		out.Items[i] = gcsObject(base, o)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendGCSObject(b, base, o)
 	}
-	api.JSON(w, http.StatusOK, out)
+	b = append(b, `],"kind":"storage#objects"`...)
+	if res.NextPageToken != "" {
+		b = append(b, `,"nextPageToken":`...)
+		b = appendJSONString(b, res.NextPageToken)
+	}
+	b = append(b, `,"prefixes":[`...)
+	for i, p := range res.Prefixes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p)
+	}
+	answerBody(w, append(b, ']', '}'))
 }
 
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
@@ -232,7 +240,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 		return
 	}
 	if t.Action == "copyTo" {
-		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		answerObject(w, r, o)
 		return
 	}
 	size := strconv.FormatInt(o.Size, 10)
@@ -301,14 +309,16 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 	hd.Set("X-Goog-Stored-Content-Encoding", orDefault(o.ContentEncoding, "identity"))
 	hd.Set("X-Goog-Stored-Content-Length", strconv.FormatInt(o.Size, 10))
 	hd.Set("X-Goog-Storage-Class", o.StorageClass())
-	for k, v := range map[string]string{"Content-Encoding": o.ContentEncoding, "Content-Disposition": o.ContentDisposition,
-		"Content-Language": o.ContentLanguage, "Cache-Control": o.CacheControl} {
-		if v != "" {
-			hd.Set(k, v)
+	for _, f := range [...]struct{ k, v string }{{"Content-Encoding", o.ContentEncoding}, {"Content-Disposition", o.ContentDisposition},
+		{"Content-Language", o.ContentLanguage}, {"Cache-Control", o.CacheControl}} {
+		if f.v != "" {
+			hd.Set(f.k, f.v)
 		}
 	}
-	for k, v := range o.CustomMetadata() {
-		hd.Set("X-Goog-Meta-"+k, v)
+	for k, v := range o.Metadata {
+		if k != engine.TokenKey {
+			hd.Set("X-Goog-Meta-"+k, v)
+		}
 	}
 	http.ServeContent(mediaWriter{w, o.Size}, r, "", o.Updated, rd)
 	if rd.Err() != nil {
@@ -394,14 +404,14 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 			h.gcsFail(w, r, err)
 			return
 		}
-		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		answerObject(w, r, o)
 	case "media", "":
 		o, err := h.e.Put(who, engine.PutRequest{Bucket: t.Bucket, Name: name, MediaType: r.Header.Get("Content-Type"), Body: r.Body, Conditions: c})
 		if err != nil {
 			h.gcsFail(w, r, err)
 			return
 		}
-		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		answerObject(w, r, o)
 	case "resumable":
 		res, err := decodeResource(r.Body)
 		if err != nil {
@@ -460,7 +470,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 		return
 	}
 	if o := u.Object(); o != nil {
-		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		answerObject(w, r, o)
 		return
 	}
 	cr, err := parseContentRange(r.Header.Get("Content-Range"))
@@ -511,7 +521,7 @@ func (h *Handler) gcsChunk(w http.ResponseWriter, r *http.Request, bucket, id st
 			h.gcsFail(w, r, err)
 			return
 		}
-		api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+		answerObject(w, r, o)
 		return
 	}
 	if n := u.Received(); n > 0 {
@@ -655,5 +665,5 @@ func (h *Handler) gcsCompose(w http.ResponseWriter, r *http.Request, who identit
 		h.gcsFail(w, r, err)
 		return
 	}
-	api.JSON(w, http.StatusOK, gcsObject(baseURL(r), o))
+	answerObject(w, r, o)
 }

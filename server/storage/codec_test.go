@@ -1,0 +1,87 @@
+package storageserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	engine "github.com/pyric/pyric/storage"
+)
+
+// referenceObject is the storage#object resource as a struct for
+// encoding/json, fields in the keys' alphabetical order: what
+// appendGCSObject must write byte for byte.
+type referenceObject struct {
+	Bucket                  string            `json:"bucket"`
+	CacheControl            string            `json:"cacheControl,omitempty"`
+	ContentDisposition      string            `json:"contentDisposition,omitempty"`
+	ContentEncoding         string            `json:"contentEncoding,omitempty"`
+	ContentLanguage         string            `json:"contentLanguage,omitempty"`
+	ContentType             string            `json:"contentType"`
+	CRC32C                  string            `json:"crc32c"`
+	ETag                    string            `json:"etag"`
+	Generation              string            `json:"generation"`
+	ID                      string            `json:"id"`
+	Kind                    string            `json:"kind"`
+	MD5Hash                 string            `json:"md5Hash"`
+	MediaLink               string            `json:"mediaLink"`
+	Metadata                map[string]string `json:"metadata,omitempty"`
+	Metageneration          string            `json:"metageneration"`
+	Name                    string            `json:"name"`
+	SelfLink                string            `json:"selfLink"`
+	Size                    string            `json:"size"`
+	StorageClass            string            `json:"storageClass"`
+	TimeCreated             string            `json:"timeCreated"`
+	TimeStorageClassUpdated string            `json:"timeStorageClassUpdated"`
+	Updated                 string            `json:"updated"`
+}
+
+func reference(base string, o *engine.Object) referenceObject {
+	gen := strconv.FormatInt(o.Generation, 10)
+	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
+	return referenceObject{Kind: "storage#object", ID: o.Bucket + "/" + o.Name + "/" + gen,
+		SelfLink:  base + "/storage/v1/b/" + bucket + "/o/" + name,
+		MediaLink: base + "/download/storage/v1/b/" + bucket + "/o/" + name + "?generation=" + gen + "&alt=media",
+		Name:      o.Name, Bucket: o.Bucket, Generation: gen,
+		Metageneration: strconv.FormatInt(o.Metageneration, 10), ContentType: o.ContentType,
+		StorageClass: o.StorageClass(), Size: strconv.FormatInt(o.Size, 10),
+		MD5Hash: o.MD5Hash, CRC32C: o.CRC32C, ETag: o.ETag(),
+		TimeCreated: ts(o.TimeCreated), Updated: ts(o.Updated), TimeStorageClassUpdated: ts(o.TimeCreated),
+		ContentEncoding: o.ContentEncoding, ContentDisposition: o.ContentDisposition,
+		ContentLanguage: o.ContentLanguage, CacheControl: o.CacheControl, Metadata: o.Metadata}
+}
+
+// TestAppendGCSObject: the object resource written without reflection
+// is the bytes encoding/json writes for it, for plain names and for
+// names and values that must be escaped (quotes, control characters,
+// HTML, non-ASCII, invalid UTF-8; the escapes of ASCII alone are
+// written here, the rest by encoding/json), with and without the
+// optional fields.
+func TestAppendGCSObject(t *testing.T) {
+	at := time.Date(2026, 12, 7, 6, 0, 0, 123456789, time.FixedZone("x", 3600))
+	objs := []*engine.Object{
+		{Bucket: "b.appspot.com", Name: "small/000001", Generation: 1796119200002000, Metageneration: 1, Size: 1024,
+			ContentType: "application/octet-stream", MD5Hash: "md5==", CRC32C: "crc==", TimeCreated: at, Updated: at},
+		{Bucket: "b", Name: "dir/a \"quoted\" <b>&</b>\\ é ☃ \x01 \u2028 \xff", Generation: 7, Metageneration: 3, Size: 0,
+			ContentType: "text/html; charset=utf-8", CacheControl: "no-cache", ContentDisposition: "attachment; filename=\"x\"",
+			ContentEncoding: "gzip", ContentLanguage: "fr",
+			Metadata:    map[string]string{"z": "last", "a<": "first & \"1\"", "firebaseStorageDownloadTokens": "t1,t2", "ü": "\n"},
+			TimeCreated: at, Updated: at.Add(time.Hour)},
+		{Bucket: "b", Name: `a&b "c" \d <e> ?f=g#h`, Generation: 9, Metageneration: 1, Size: 3, ContentType: "a/b",
+			Metadata: map[string]string{"k&<>": `v "&" \`}, TimeCreated: at, Updated: at},
+	}
+	for _, o := range objs {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		if err := enc.Encode(reference("http://127.0.0.1:9199", o)); err != nil {
+			t.Fatal(err)
+		}
+		got := appendGCSObject(nil, "http://127.0.0.1:9199", o)
+		if string(got)+"\n" != want.String() {
+			t.Errorf("object %q:\n got %s\nwant %s", o.Name, got, want.String())
+		}
+	}
+}

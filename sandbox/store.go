@@ -645,7 +645,8 @@ func (s *Store) applyDirect(space string, changes []service.LogChange) error {
 // loadLog calls fn with every space of service svc's Log and its keys
 // and values, in key order. The values and keys are copied out of the
 // file into a few large blocks (not one allocation per key), so that
-// opening a big store is cheap.
+// opening a big store is cheap; a big space is copied in two halves at
+// once (copyHalf), each in its own read transaction.
 func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogChange) error) error {
 	s.checkpoint() // what is logged is read too
 	if p := s.syncErr.Load(); p != nil {
@@ -656,52 +657,68 @@ func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogC
 		entries []service.LogChange
 	}
 	var spaces []loaded
+	// Small spaces share blocks, as one would; the halves of a big one
+	// copy into blocks of their own.
 	var slab []byte
+	// The log's spaces change only in checkpoints (and Clear), which
+	// ckptMu holds off: the read transactions below see one state.
+	s.ckptMu.Lock()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		root := tx.Bucket([]byte(svc))
 		if root == nil {
 			return nil
 		}
+		populated := false
 		return root.ForEachBucket(func(k []byte) error {
-			b := root.Bucket(k)
 			// Sized from the bucket's page headers (a walk that copies
 			// nothing): growing these by doubling cost most of the
 			// load's time at 100k documents (the copies, and the page
 			// faults of every larger array).
-			n := b.Stats().KeyN
-			entries := make([]service.LogChange, 0, n)
-			keys := make([]byte, 0, n*24)
-			ends := make([]int, 0, n)
-			err := b.ForEach(func(key, v []byte) error {
-				if v == nil {
-					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds a nested bucket %q", svc, k, key)}
+			n := root.Bucket(k).Stats().KeyN
+			entries := make([]service.LogChange, n)
+			space := string(k)
+			if n >= parallelCopyKeys && !populated {
+				populateMapped(s.db, tx)
+				populated = true
+			}
+			if n < parallelCopyKeys {
+				if err := s.copyHalf(root.Bucket(k), svc, space, entries, true, &slab); err != nil {
+					return err
 				}
-				keys = append(keys, key...)
-				ends = append(ends, len(keys))
-				if len(v) > slabSize/4 {
-					entries = append(entries, service.LogChange{Value: bytes.Clone(v)})
-					return nil
-				}
-				if len(slab)+len(v) > cap(slab) {
-					slab = make([]byte, 0, slabSize)
-				}
-				at := len(slab)
-				slab = append(slab, v...)
-				entries = append(entries, service.LogChange{Value: slab[at:len(slab):len(slab)]})
+				spaces = append(spaces, loaded{space, entries})
 				return nil
-			})
+			}
+			// The first half is copied here, the second by a goroutine
+			// in a read transaction of its own (a transaction is not
+			// shared between goroutines); both see the same state.
+			half := n / 2
+			back := make(chan error, 1)
+			go func() {
+				back <- s.db.View(func(tx *bolt.Tx) error {
+					b := tx.Bucket([]byte(svc))
+					if b != nil {
+						b = b.Bucket([]byte(space))
+					}
+					if b == nil {
+						return fmt.Errorf("the %s bucket %s vanished while loading", svc, space)
+					}
+					var own []byte
+					return s.copyHalf(b, svc, space, entries[half:], false, &own)
+				})
+			}()
+			var own []byte
+			err := s.copyHalf(root.Bucket(k), svc, space, entries[:half], true, &own)
+			if berr := <-back; err == nil {
+				err = berr
+			}
 			if err != nil {
 				return err
 			}
-			all, start := string(keys), 0
-			for i, end := range ends {
-				entries[i].Key = all[start:end]
-				start = end
-			}
-			spaces = append(spaces, loaded{string(k), entries})
+			spaces = append(spaces, loaded{space, entries})
 			return nil
 		})
 	})
+	s.ckptMu.Unlock()
 	if err == nil {
 		// Everything was copied out of the mapped file: let its pages go.
 		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
@@ -717,6 +734,67 @@ func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogC
 		if err := fn(l.space, l.entries); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// parallelCopyKeys is the size of a space from which loadLog copies it
+// in two halves at once.
+const parallelCopyKeys = 4096
+
+// copyHalf fills entries with copies of b's first len(entries) keys and
+// values (forward) or its last len(entries) (!forward, walking from the
+// last key back), in key order either way. Keys are copied into one
+// block, values into *slab and the blocks of slabSize that follow it.
+func (s *Store) copyHalf(b *bolt.Bucket, svc, space string, entries []service.LogChange, forward bool, slab *[]byte) error {
+	n := len(entries)
+	if n == 0 {
+		return nil
+	}
+	keys := make([]byte, 0, n*24)
+	ends := make([]int, n) // ends[i]: where entries[i]'s key ends in keys
+	c := b.Cursor()
+	step, first := c.Next, c.First
+	at, inc := 0, 1
+	if !forward {
+		step, first = c.Prev, c.Last
+		at, inc = n-1, -1
+	}
+	got := 0
+	for key, v := first(); key != nil && got < n; key, v = step() {
+		if v == nil {
+			return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds a nested bucket %q", svc, space, key)}
+		}
+		keys = append(keys, key...)
+		ends[at] = len(keys)
+		if len(v) > slabSize/4 {
+			entries[at].Value = bytes.Clone(v)
+		} else {
+			if len(*slab)+len(v) > cap(*slab) {
+				*slab = make([]byte, 0, slabSize)
+			}
+			o := len(*slab)
+			*slab = append(*slab, v...)
+			entries[at].Value = (*slab)[o:len(*slab):len(*slab)]
+		}
+		at += inc
+		got++
+	}
+	if got < n {
+		return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds %d keys, not the %d its pages count", svc, space, got, n)}
+	}
+	// Backward, the keys went into the block last first: entry i's key
+	// is the one that ends at ends[i] and begins at the end of the key
+	// copied after it (entry i+1's).
+	all := string(keys)
+	for i := range entries {
+		start := 0
+		if forward && i > 0 {
+			start = ends[i-1]
+		} else if !forward && i+1 < n {
+			start = ends[i+1]
+		}
+		entries[i].Key = all[start:ends[i]]
 	}
 	return nil
 }

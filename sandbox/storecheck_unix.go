@@ -18,13 +18,14 @@ func lockedElsewhere(f *os.File) bool {
 	return false
 }
 
-// mapFile maps f's size bytes read-only; nil when it cannot (the check
+// mapFile maps f's size bytes read-only, every page at once where the
+// system can (mapPopulate); nil when it cannot (the check
 // then reads the file).
 func mapFile(f *os.File, size int64) ([]byte, func()) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, nil
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	if err != nil {
 		return nil, nil
 	}

@@ -23,3 +23,28 @@ func dropMapped(db *bolt.DB, tx *bolt.Tx) {
 	}
 	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, info.Data, size, syscall.MADV_DONTNEED)
 }
+
+// madvPopulateRead is Linux's MADV_POPULATE_READ (5.14 on; older kernels
+// refuse it, which changes nothing).
+const madvPopulateRead = 22
+
+// populateMapped maps every page of the store file into the process at
+// once, as of tx, before a load reads them all: one system call instead
+// of a page fault every few pages, which cost a fifth of opening 100k
+// documents on a virtual machine (where a fault is dear). Failure only
+// leaves the faults to happen, so it is ignored.
+func populateMapped(db *bolt.DB, tx *bolt.Tx) {
+	populate(db.Info().Data, uintptr(tx.Size()))
+}
+
+// populate asks the kernel to map n bytes of a file mapping at addr.
+func populate(addr, n uintptr) {
+	if addr == 0 || n == 0 {
+		return
+	}
+	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, addr, n, madvPopulateRead)
+}
+
+// mapPopulate makes a mapping of the store file map its pages at once
+// (one system call, not a fault every few pages).
+const mapPopulate = syscall.MAP_POPULATE

@@ -1,16 +1,19 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/internal/await"
@@ -385,4 +388,80 @@ func TestLogCommitPastMaxRecord(t *testing.T) {
 	if n := len(got) - len(small); n != walMaxRecord>>20+1 {
 		t.Errorf("%d big keys survived, want %d", n, walMaxRecord>>20+1)
 	}
+}
+
+// TestLogLoadBigSpace: a space big enough to be copied in two halves at
+// once loads every key with its own value, in key order, whatever the
+// sizes of keys and values (some past the copy's block quarter); a
+// nested bucket in either half is reported as damage.
+func TestLogLoadBigSpace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3*parallelCopyKeys + 1 // odd: the halves differ by one
+	want := make([]service.LogChange, n)
+	for i := range want {
+		v := fmt.Appendf(nil, "value %d", i)
+		if i%1000 == 7 {
+			v = bytes.Repeat(v, slabSize/4/len(v)+1) // copied on its own
+		}
+		want[i] = service.LogChange{Key: fmt.Sprintf("k/%0*d", 1+i%5, i), Value: v}
+	}
+	slices.SortFunc(want, func(a, b service.LogChange) int { return strings.Compare(a.Key, b.Key) })
+	for i := 0; i < n; i += 500 {
+		if err := st.Log("toy").Append("big", want[i:min(i+500, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Log("toy").Append("small", []service.LogChange{{Key: "x", Value: []byte("y")}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]service.LogChange{}
+	err = st.Log("toy").Load(func(space string, entries []service.LogChange) error {
+		got[space] = entries
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["big"]) != n {
+		t.Fatalf("loaded %d keys of the big space, want %d", len(got["big"]), n)
+	}
+	for i, e := range got["big"] {
+		if e.Key != want[i].Key || !bytes.Equal(e.Value, want[i].Value) {
+			t.Fatalf("entry %d is %q=%.20q, want %q=%.20q", i, e.Key, e.Value, want[i].Key, want[i].Value)
+		}
+	}
+	if s := got["small"]; len(s) != 1 || s[0].Key != "x" || string(s[0].Value) != "y" {
+		t.Errorf("small space: %v", s)
+	}
+	// A nested bucket, under the first key or the last: the half that
+	// meets it reports it.
+	for _, key := range []string{"k/!", "k/~"} {
+		err := st.db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.Bucket([]byte("toy")).Bucket([]byte("big")).CreateBucket([]byte(key))
+			return err
+		})
+		if err == nil {
+			err = st.Log("toy").Load(func(string, []service.LogChange) error { return nil })
+		}
+		var de *DamagedStoreError
+		if !errors.As(err, &de) || !strings.Contains(de.Problem, "nested bucket") {
+			t.Errorf("nested bucket %q: %v", key, err)
+		}
+		if err := st.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("toy")).Bucket([]byte("big")).DeleteBucket([]byte(key))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
 }

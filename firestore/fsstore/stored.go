@@ -41,24 +41,65 @@ type Checked struct {
 	docs   []StoredDocument
 	latest time.Time
 	times  []bool // whether each document has its create and update time
+	// sorted: the paths ascend strictly (as a store lists its keys), so
+	// no two documents share one.
+	sorted bool
 }
+
+// parallelCheck is the batch size from which CheckStored and
+// RestoreStored split their work between two goroutines.
+const parallelCheck = 4096
 
 // CheckStored checks the stored documents of database name without
 // decoding them: each encoding's wire structure, strings, nesting and name,
 // so that decoding it later cannot fail. A damaged document is a
-// *StoredDocumentError.
+// *StoredDocumentError (the first of the batch when several are). A big
+// batch is checked in two halves at once.
 func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, error) {
 	prefix := name.Documents() + "/"
 	c := &Checked{name: name, docs: docs, times: make([]bool, len(docs))}
-	for i, d := range docs {
-		ut, err := checkStored(d.Data, prefix, d.Path)
-		if err != nil {
-			return nil, &StoredDocumentError{Path: d.Path, Problem: err.Error()}
+	type part struct {
+		latest time.Time
+		sorted bool
+		err    error
+	}
+	check := func(from, to int) (p part) {
+		p.sorted = true
+		for i := from; i < to; i++ {
+			d := docs[i]
+			ut, err := checkStored(d.Data, prefix, d.Path)
+			if err != nil {
+				p.err = &StoredDocumentError{Path: d.Path, Problem: err.Error()}
+				return p
+			}
+			if ut.After(p.latest) {
+				p.latest = ut
+			}
+			c.times[i] = !ut.IsZero()
+			if i > 0 && docs[i-1].Path >= d.Path {
+				p.sorted = false
+			}
 		}
-		if ut.After(c.latest) {
-			c.latest = ut
+		return p
+	}
+	var parts []part
+	if len(docs) < parallelCheck {
+		parts = []part{check(0, len(docs))}
+	} else {
+		half := len(docs) / 2
+		second := make(chan part, 1)
+		go func() { second <- check(half, len(docs)) }()
+		parts = []part{check(0, half), <-second}
+	}
+	c.sorted = true
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
 		}
-		c.times[i] = !ut.IsZero()
+		if p.latest.After(c.latest) {
+			c.latest = p.latest
+		}
+		c.sorted = c.sorted && p.sorted
 	}
 	return c, nil
 }
@@ -91,35 +132,60 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	if len(s.docs) == 0 {
 		s.docs = make(map[string]*Entry, len(docs))
 	}
-	s.presize(docs)
-	var coll string
-	var collMap map[string]*Entry
 	at := t.UnixNano()
-	for i, sd := range docs {
+	versionOf := func(i int) version {
 		if times[i] {
-			encs[i].raw, encs[i].cache = sd.Data, &s.cache
-			vs[i] = version{at: at, enc: &encs[i]}
-		} else {
-			vs[i] = version{at: at, doc: withTimes(sd.Data, t)}
+			encs[i].raw, encs[i].cache = docs[i].Data, &s.cache
+			return version{at: at, enc: &encs[i]}
 		}
-		d, ok := s.docs[sd.Path]
-		if ok {
-			s.superseded(d, t)
-			d.setVersions(append(d.versions(), vs[i]))
-			continue
+		return version{at: at, doc: withTimes(docs[i].Data, t)}
+	}
+	if len(s.docs) == 0 && c.sorted && len(docs) >= parallelCheck {
+		// Every path is new and appears once: the entries are made
+		// first, then the path map is filled beside the collection maps
+		// (two maps of every document, independent of each other).
+		for i, sd := range docs {
+			vs[i] = versionOf(i)
+			d := &entries[i]
+			d.path = sd.Path
+			lists[i] = vs[i : i+1 : i+1]
+			d.vs.Store(&lists[i])
 		}
-		d = &entries[i]
-		d.path = sd.Path
-		lists[i] = vs[i : i+1 : i+1]
-		d.vs.Store(&lists[i])
-		s.docs[sd.Path] = d
-		// Stores list documents in key order, so consecutive documents
-		// mostly share their collection.
-		if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
-			coll = c
-			collMap = s.collection(c, 0)
+		filled := make(chan struct{})
+		go func() {
+			defer close(filled)
+			for i := range entries {
+				s.docs[entries[i].path] = &entries[i]
+			}
+		}()
+		s.presize(docs)
+		s.fillCollections(entries)
+		<-filled
+	} else {
+		s.presize(docs)
+		var coll string
+		var collMap map[string]*Entry
+		for i, sd := range docs {
+			vs[i] = versionOf(i)
+			d, ok := s.docs[sd.Path]
+			if ok {
+				s.superseded(d, t)
+				d.setVersions(append(d.versions(), vs[i]))
+				continue
+			}
+			d = &entries[i]
+			d.path = sd.Path
+			lists[i] = vs[i : i+1 : i+1]
+			d.vs.Store(&lists[i])
+			s.docs[sd.Path] = d
+			// Stores list documents in key order, so consecutive
+			// documents mostly share their collection.
+			if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
+				coll = c
+				collMap = s.collection(c, 0)
+			}
+			collMap[sd.Path] = d
 		}
-		collMap[sd.Path] = d
 	}
 	s.trimHistory(t)
 	s.publish(t)
@@ -128,6 +194,23 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	}
 	s.announce(t, nil, true)
 	return t, nil
+}
+
+// fillCollections puts new entries (of paths no collection map holds)
+// into their collections' maps; callers hold the lock.
+func (s *Store) fillCollections(entries []Entry) {
+	var coll string
+	var collMap map[string]*Entry
+	for i := range entries {
+		d := &entries[i]
+		// Stores list documents in key order, so consecutive documents
+		// mostly share their collection.
+		if c := fsvalue.CollectionOf(d.path); c != coll || collMap == nil {
+			coll = c
+			collMap = s.collection(c, 0)
+		}
+		collMap[d.path] = d
+	}
 }
 
 // presize creates the collection maps the restored documents go into at

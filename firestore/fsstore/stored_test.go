@@ -2,6 +2,9 @@ package fsstore
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +122,93 @@ func TestPublishHook(t *testing.T) {
 	want := []heard{{rt, 0, true}, {t1, 1, false}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("hook heard %v, want %v", got, want)
+	}
+}
+
+// bigStored is n stored documents in key order, in collection c and, one
+// in ten, in a subcollection under the one before (c/dNNNNN/sub/x), so
+// that the two halves of a parallel check and restore hold both.
+func bigStored(t testing.TB, n int) []StoredDocument {
+	t.Helper()
+	stamp := timestamppb.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var out []StoredDocument
+	for i := 0; len(out) < n; i++ {
+		rels := []string{fmt.Sprintf("c/d%06d", i)}
+		if i%10 == 9 {
+			rels = append(rels, rels[0]+"/sub/x")
+		}
+		for _, rel := range rels {
+			d := &pb.Document{Name: testDB.DocName(rel), Fields: map[string]*pb.Value{"n": fsvalue.Int(int64(len(out)))},
+				CreateTime: stamp, UpdateTime: stamp}
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, StoredDocument{Path: rel, Data: b})
+		}
+	}
+	return out[:n]
+}
+
+// TestRestoreStoredBig: a batch big enough to be checked and restored in
+// two halves at once restores every document, each readable at its path
+// and listed in its collection and collection group; damage in either
+// half is found, and the first damaged document is the one reported.
+func TestRestoreStoredBig(t *testing.T) {
+	t.Parallel()
+	docs := bigStored(t, 2*parallelCheck+3)
+	c, err := CheckStored(testDB, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.sorted {
+		t.Fatal("documents in key order are not seen as sorted")
+	}
+	s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now})
+	rt, err := s.RestoreStored(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RLock()
+	defer s.RUnlock()
+	subs := 0
+	for i, sd := range docs {
+		d := s.GetAt(sd.Path, rt)
+		if d == nil || d.Fields["n"].GetIntegerValue() != int64(i) || d.Name != testDB.DocName(sd.Path) {
+			t.Fatalf("%s reads %v", sd.Path, d)
+		}
+		if strings.HasSuffix(sd.Path, "/sub/x") {
+			subs++
+		}
+	}
+	if got := len(s.colls["c"]); got != len(docs)-subs {
+		t.Errorf("collection c lists %d documents, want %d", got, len(docs)-subs)
+	}
+	if got := len(s.groups["sub"]); got != subs {
+		t.Errorf("collection group sub has %d collections, want %d", got, subs)
+	}
+	if st := s.Stats(); st.Documents != len(docs) || st.Encoded != len(docs) {
+		t.Errorf("stats %+v, want %d documents, all encoded", st, len(docs))
+	}
+
+	damaged := func(at ...int) []StoredDocument {
+		out := append([]StoredDocument(nil), docs...)
+		for _, i := range at {
+			out[i].Data = append([]byte{0xff}, out[i].Data...) // a bad field tag
+		}
+		return out
+	}
+	for _, at := range [][]int{{5}, {len(docs) - 2}, {len(docs) - 2, 5}} {
+		_, err := CheckStored(testDB, damaged(at...))
+		var de *StoredDocumentError
+		first := slices.Min(at)
+		if !errors.As(err, &de) || de.Path != docs[first].Path {
+			t.Errorf("damaged at %v: %v, want the document %s reported", at, err, docs[first].Path)
+		}
+	}
+	swapped := append([]StoredDocument(nil), docs...)
+	swapped[len(docs)-1], swapped[len(docs)-2] = swapped[len(docs)-2], swapped[len(docs)-1]
+	if c, err := CheckStored(testDB, swapped); err != nil || c.sorted {
+		t.Errorf("documents out of key order: sorted %v, %v", c != nil && c.sorted, err)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
-	"github.com/pyric/pyric/internal/priority"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -423,13 +422,6 @@ func (r *Recorder) writeEmpty() error {
 
 func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
-	// The flushes and compactions (the whole state re-encoded: seconds of
-	// CPU once documents of megabytes were written) are background work:
-	// on a lowered thread they leave the CPUs to requests, as admitted
-	// heavy work does (#34: the recorder held a processor for 15% of the
-	// safety benchmark's load, and slow light reads waited behind it).
-	// The thread is discarded when run returns.
-	priority.LowerThread()
 	var timer *time.Timer
 	var fire <-chan time.Time
 	r.Flush() // the state at start, and the events the history held

@@ -1,10 +1,14 @@
 // Package priority lowers the operating system's priority of the thread
 // running a goroutine, for work that must not delay requests a person
-// waits for: a heavy request admitted by the server's gate, the session
-// capture's flushes and compactions. The Go scheduler has no priorities;
-// the kernel's apply between threads, so a goroutine whose thread is
-// lowered yields the CPUs to the others whenever more threads want one
-// than there are CPUs (server.SpareProcessor sees that there can be).
+// waits for: a heavy request admitted by the server's gate. The Go
+// scheduler has no priorities; the kernel's apply between threads, so a
+// goroutine whose thread is lowered yields the CPUs to the others
+// whenever more threads want one than there are CPUs
+// (server.SpareProcessor sees that there can be). It still holds its
+// processor (P) meanwhile, so only work that the runtime is given a P
+// for beside the light requests' should run lowered: a lowered capture
+// recorder, tried for #34, held a P for half of a trace's 12 s while the
+// kernel ran other threads, and light reads queued for the Ps left.
 package priority
 
 // Lowered is the nice value of a lowered thread, so the kernel runs a

@@ -399,6 +399,9 @@ func (s *Store) startBuild(sc Scope, fields []IndexField) *Index {
 // hold of the lock (shared, and only to walk the collection's map).
 const buildBatch = 512
 
+// maxBuildPause bounds the pause buildBeside takes after each batch.
+const maxBuildPause = 10 * time.Millisecond
+
 // buildBeside builds the indexes of generation gen, one after another,
 // and installs each once complete. It holds the store's lock (shared)
 // only to take the next buildBatch documents of the scope, reads them
@@ -474,7 +477,10 @@ func (s *Store) buildBeside(gen uint64, todo []*Index) {
 				// the rest, and the garbage the build makes is collected
 				// at half the pace (on two cores, a build at full speed
 				// multiplies the p99 of commits beside it many times).
-				time.Sleep(time.Since(t0))
+				// Capped: on a starved machine a batch's wall time is
+				// mostly waiting for a CPU, and sleeping that long again
+				// lets the commits' queue outgrow the build for good.
+				time.Sleep(min(time.Since(t0), maxBuildPause))
 				s.RLock()
 				if !current() {
 					s.RUnlock()

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -393,8 +392,26 @@ func generationConfigLines(lines []string, g *GenerationConfig, message string) 
 	return lines
 }
 
-// functionName is what production takes as a function declaration's name.
-var functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$`)
+// validFunctionName reports whether name is what production takes as a
+// function declaration's name: a letter or underscore, then letters,
+// digits, '_', '.', ':' or '-', 64 characters at most. (A loop, not a
+// regexp: a bounded repetition compiles to a program as long as its bound,
+// paid at every start.)
+func validFunctionName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '.' || c == ':' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // functionNameLine is production's line for a function declaration's bad
 // name, word for word
@@ -404,7 +421,7 @@ func functionNameLine(name string, i, j int, message string) string {
 	if name == "" {
 		return fmt.Sprintf("* %s.tools[%d].function_declarations[%d].name: Name cannot be empty.\n", message, i, j)
 	}
-	if !functionName.MatchString(name) {
+	if !validFunctionName(name) {
 		return fmt.Sprintf("* %s.tools[%d].function_declarations[%d].name: Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.\n", message, i, j)
 	}
 	return ""

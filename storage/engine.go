@@ -380,8 +380,9 @@ func (e *Engine) moveToLog(legacy []service.LogChange) error {
 }
 
 // persist writes the object (or its deletion, when o is nil) durably:
-// to the Log, or without one to the Bucket.
-func (e *Engine) persist(bucket, name string, o *Object) error {
+// to the Log, with the outbox entries of its change event (held,
+// heldChange), or without one to the Bucket.
+func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChange) error {
 	var v []byte
 	if o != nil {
 		var err error
@@ -391,7 +392,7 @@ func (e *Engine) persist(bucket, name string, o *Object) error {
 	}
 	switch {
 	case e.env.Log != nil:
-		return e.env.Log.Append(objectSpace, []service.LogChange{{Key: objLogKey(bucket, name), Value: v}})
+		return e.env.Log.Append(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
 	case e.env.Bucket != nil:
 		return e.env.Bucket.Update(func(tx service.Tx) error {
 			if v == nil {

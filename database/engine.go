@@ -668,8 +668,21 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	for i, w := range norm {
 		ns.root = setAt(ns.root, w.keys, vals[i])
 	}
+	// What the write stored, as a copy: events, pushes and the caller take
+	// it out of the lock.
+	for i := range changes {
+		changes[i].new = clone(getAt(ns.root, changes[i].keys))
+	}
+	// The commit events, held in the outbox by the same durable record as
+	// the write when a consumer must see them across a crash (the
+	// functions' triggers).
+	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now))
+	var held []service.LogChange
+	if o := d.env.Outbox; o != nil && d.env.Log != nil {
+		held = o.Hold(evs)
+	}
 	if d.env.Bucket != nil {
-		if err := d.persistWrites(ns.name, shapes, ns.root, changes); err != nil {
+		if err := d.persistWrites(ns.name, shapes, ns.root, changes, held); err != nil {
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.
 			if rerr := d.reloadTree(ns); rerr != nil {
@@ -679,13 +692,10 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	ns.maintainIndexes(changes)
-	// What the write stored, as a copy: events, pushes and the caller take
-	// it out of the lock.
-	for i := range changes {
-		changes[i].new = clone(getAt(ns.root, changes[i].keys))
-	}
 	scoped()
-	d.emitCommit(ns.name, opts.Method, who, changes, time.UnixMilli(now))
+	for _, ev := range evs {
+		d.env.Events.Emit(ev)
+	}
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)

@@ -159,18 +159,21 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 	return &event.Seen{Updates: u}
 }
 
-// emitCommit records what a write changed, location by location; now is
-// the time its server values resolved to (the commit's request time).
-func (d *Database) emitCommit(ns, method string, who identity.Identity, changes []change, now time.Time) {
+// commitEvents are the events of what a write changed, location by
+// location; now is the time its server values resolved to (the commit's
+// request time).
+func (d *Database) commitEvents(ns, method string, who identity.Identity, changes []change, now time.Time) []event.Event {
+	evs := make([]event.Event, 0, len(changes))
 	for _, c := range changes {
-		ev := event.Event{Kind: event.KindCommit, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
+		ev := event.Event{Kind: event.KindCommit, Service: serviceName, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
 			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new), Database: ns, Scope: c.scope}}
 		ev.Who(who)
 		if who.IsAdmin() {
 			ev.Origin = event.OriginAdmin
 		}
-		d.emit(ev)
+		evs = append(evs, ev)
 	}
+	return evs
 }
 
 // emitListener records a listener's lifecycle and deliveries.

@@ -88,8 +88,9 @@ func (l *logTree) clear(path string) error {
 
 // persistWrites stores the changes a write made to namespace ns (whose
 // tree is now root; shapes[i] is shapeAlong(changes[i].keys) of the tree
-// before it): one Log record, or one Bucket transaction without a Log.
-func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change) error {
+// before it): one Log record, with the outbox entries of its events
+// (held), or one Bucket transaction without a Log.
+func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
 		var l logTree
 		for i, c := range changes {
@@ -97,10 +98,10 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 				return err
 			}
 		}
-		if len(l.changes) == 0 {
+		if len(l.changes) == 0 && len(held) == 0 {
 			return nil
 		}
-		return d.env.Log.Append(ns, l.changes)
+		return d.env.Log.Append(ns, append(l.changes, held...))
 	}
 	return d.env.Bucket.Update(func(tx service.Tx) error {
 		for i, c := range changes {

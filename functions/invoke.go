@@ -315,6 +315,12 @@ func (e *Engine) serve(cb *codebase, ep *Endpoint, inv *invocation, w http.Respo
 		}
 		h[k] = vs
 	}
+	if _, ok := resp.Header["Content-Type"]; !ok {
+		// The function set none (a streaming callable's server-sent
+		// events): none goes out, as under the Emulator Suite, instead of
+		// the type net/http would sniff from the first bytes.
+		h["Content-Type"] = nil
+	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)

@@ -93,8 +93,9 @@ func (o *outbox) Left() ([]event.Event, error) {
 // killAfterCommitEnv names the test-only variable that makes the process
 // kill itself (SIGKILL, as kill -9) right after the first Log append
 // holding a key that contains its value is durable: the moment between a
-// commit and its events that a crash test needs. It is read once, at
-// the store's open.
+// commit and its events that a crash test needs. It is read once, when
+// the process starts; unset (always, outside tests) it costs one string
+// comparison per append.
 const killAfterCommitEnv = "PYRIC_TEST_KILL_AFTER_COMMIT"
 
 // killAfterCommit is the variable's value ("" when unset).

@@ -398,9 +398,10 @@ func (e *Engine) record(o *Object) ([]byte, error) {
 }
 
 // persist writes the object (or its deletion, when o is nil) durably:
-// to the Log, or without one to the Bucket; an inline blob's bytes go
+// to the Log, with the outbox entries of its change event (held,
+// heldChange), or without one to the Bucket; an inline blob's bytes go
 // with its metadata, in every record of it.
-func (e *Engine) persist(bucket, name string, o *Object) error {
+func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChange) error {
 	var v []byte
 	if o != nil {
 		var err error
@@ -410,7 +411,7 @@ func (e *Engine) persist(bucket, name string, o *Object) error {
 	}
 	switch {
 	case e.env.Log != nil:
-		return e.env.Log.Append(objectSpace, []service.LogChange{{Key: objLogKey(bucket, name), Value: v}})
+		return e.env.Log.Append(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
 	case e.env.Bucket != nil:
 		return e.env.Bucket.Update(func(tx service.Tx) error {
 			if v == nil {

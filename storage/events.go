@@ -11,6 +11,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Ops of the mutation events.
@@ -89,6 +90,38 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if !e.eventsOn() {
 		return
 	}
+	e.emit(e.changeEvent(who, op, before, after))
+}
+
+// heldChange is the change event of a commit about to be made durable,
+// held in the outbox when a consumer must see it across a crash (the
+// functions' triggers): persist writes the entries it returns in the
+// same Log append as the object, and the caller emits the event once
+// the commit is made. The event is nil when events are off.
+func (e *Engine) heldChange(who identity.Identity, op string, before, after *Object) (*event.Event, []service.LogChange) {
+	if !e.eventsOn() {
+		return nil, nil
+	}
+	ev := e.changeEvent(who, op, before, after)
+	ev.Service = Service
+	var held []service.LogChange
+	if o := e.env.Outbox; o != nil && e.env.Log != nil && o.Holding() {
+		evs := []event.Event{ev}
+		held = o.Hold(evs)
+		ev = evs[0]
+	}
+	return &ev, held
+}
+
+// emitHeld emits what heldChange made.
+func (e *Engine) emitHeld(ev *event.Event) {
+	if ev != nil {
+		e.emit(*ev)
+	}
+}
+
+// changeEvent is the event of a committed change.
+func (e *Engine) changeEvent(who identity.Identity, op string, before, after *Object) event.Event {
 	o := after
 	if o == nil {
 		o = before
@@ -108,7 +141,7 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	e.emit(ev)
+	return ev
 }
 
 func (e *Engine) emitRulesLoaded(name string) {

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	srules "github.com/pyric/pyric/rules/storage"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // PutRequest is one upload of a whole object.
@@ -103,10 +105,13 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	if err == nil {
 		err = req.Conditions.check(cur)
 	}
+	var changed *event.Event
 	if err == nil {
 		o.Generation = e.nextGen()
+		var held []service.LogChange
+		changed, held = e.heldChange(who, OpObjectPut, cur, o)
 		if err = w.commit(o.Generation); err == nil {
-			if err = e.persist(o.Bucket, o.Name, o); err != nil {
+			if err = e.persist(o.Bucket, o.Name, o, held...); err != nil {
 				e.blobs.remove(o.Generation)
 			}
 		}
@@ -128,7 +133,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitChange(who, OpObjectPut, cur, o)
+	e.emitHeld(changed)
 	e.mu.Unlock()
 	return o.clone(), nil
 }
@@ -322,8 +327,11 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 	if err == nil {
 		err = conds.check(cur)
 	}
+	var changed *event.Event
 	if err == nil {
-		if err = e.persist(bkt, name, next); err == nil {
+		var held []service.LogChange
+		changed, held = e.heldChange(who, OpMetadataUpdate, cur, next)
+		if err = e.persist(bkt, name, next, held...); err == nil {
 			e.bucketFor(bkt).put(next)
 		}
 	}
@@ -332,7 +340,7 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitChange(who, OpMetadataUpdate, cur, next)
+	e.emitHeld(changed)
 	e.mu.Unlock()
 	return next.clone(), nil
 }
@@ -354,8 +362,11 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 	if err == nil {
 		err = conds.check(cur)
 	}
+	var changed *event.Event
 	if err == nil {
-		if err = e.persist(bkt, name, nil); err == nil {
+		var held []service.LogChange
+		changed, held = e.heldChange(who, OpObjectDelete, cur, nil)
+		if err = e.persist(bkt, name, nil, held...); err == nil {
 			e.buckets[bkt].del(name)
 			e.blobs.remove(cur.Generation)
 		}
@@ -365,7 +376,7 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		e.mu.Unlock()
 		return err
 	}
-	e.emitChange(who, OpObjectDelete, cur, nil)
+	e.emitHeld(changed)
 	e.mu.Unlock()
 	return nil
 }

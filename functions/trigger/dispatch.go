@@ -139,6 +139,8 @@ type Dispatcher struct {
 	closed  bool
 	held    atomic.Bool                // the changes wait for Release
 	current atomic.Pointer[[]Function] // fns, for DatabaseScope
+	// services are the services whose changes fns can fire on, for Wants.
+	services atomic.Pointer[map[string]bool]
 	// run0 and keys make Journal keys: the dispatcher's start time (in
 	// ns, zero-padded so keys sort) and a counter.
 	run0   int64
@@ -196,6 +198,11 @@ func (d *Dispatcher) SetFunctions(fns []Function) {
 	d.fns = append([]Function(nil), fns...)
 	snapshot := d.fns
 	d.current.Store(&snapshot)
+	services := map[string]bool{}
+	for _, f := range d.fns {
+		services[serviceOf(f)] = true
+	}
+	d.services.Store(&services)
 	for _, f := range d.fns {
 		if q := d.queues[f.ID]; q != nil {
 			q.retry = f.Retry
@@ -234,8 +241,8 @@ func (d *Dispatcher) takeLocked(ev event.Event) {
 
 // Wants reports whether ev is a change the dispatcher may deliver, for
 // the sandbox's outbox to hold with its commit (service.Outbox.Want):
-// one that can fire a trigger while the dispatcher holds the changes
-// or has functions. It takes no lock, since the outbox asks on the
+// one that can fire a trigger while the dispatcher holds the changes,
+// else a change of a service some function watches. It takes no lock, since the outbox asks on the
 // committing goroutine.
 func (d *Dispatcher) Wants(ev *event.Event) bool {
 	if !relevant(*ev) {
@@ -244,8 +251,29 @@ func (d *Dispatcher) Wants(ev *event.Event) bool {
 	if d.held.Load() {
 		return true
 	}
-	fns := d.current.Load()
-	return fns != nil && len(*fns) > 0
+	services := d.services.Load()
+	return services != nil && (*services)[ev.Service]
+}
+
+// serviceOf is the service whose changes f fires on (the Service of
+// their events).
+func serviceOf(f Function) string {
+	if f.Channel != "" || OnGoogleChannel(f) {
+		return EventarcService
+	}
+	switch kindOf(f.EventType) {
+	case kindFirestoreV1, kindFirestoreV2:
+		return "firestore"
+	case kindDatabaseV1, kindDatabaseV2:
+		return "database"
+	case kindStorageV1, kindStorageV2:
+		return "storage"
+	case kindAuthV1, kindAuthV2:
+		return "auth"
+	case kindPubSubV1, kindPubSubV2:
+		return pubsub.ServiceName
+	}
+	return ""
 }
 
 // Resume takes the changes an earlier run held in the outbox and never

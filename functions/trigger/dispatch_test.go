@@ -422,6 +422,10 @@ func TestDispatcherHeldChanges(t *testing.T) {
 	if want := []string{"k1:1", "k2:1", "k3:0"}; !slices.Equal(j.taken, want) {
 		t.Errorf("taken %v, want %v (each with its deliveries, the one that fires nothing alone)", j.taken, want)
 	}
+	// Only the changes of a service a function watches are wanted.
+	if rtdb := (event.Event{Kind: event.KindCommit, Service: "database", Path: "x"}); d.Wants(&rtdb) {
+		t.Errorf("a Realtime Database commit is wanted with only Firestore functions")
+	}
 	// Without functions nothing is wanted.
 	d.SetFunctions(nil)
 	if d.Wants(&commit) {

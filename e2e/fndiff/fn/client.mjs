@@ -106,6 +106,38 @@ await sdk("sdk wrong region", async () => {
   return (await httpsCallable(f, "call2")({ r: 1 })).data;
 });
 
+// --- Streaming callables through the SDK ------------------------------
+const streamOf = async (data) => {
+  const r = await httpsCallable(functions, "stream2").stream(data);
+  const chunks = [];
+  let streamError = null;
+  try {
+    for await (const c of r.stream) chunks.push(c);
+  } catch (e) {
+    streamError = sdkError(e);
+  }
+  let result;
+  try {
+    result = { ok: await r.data };
+  } catch (e) {
+    result = { error: sdkError(e) };
+  }
+  return { chunks, streamError, result };
+};
+await sdk("sdk stream2 stream", () => streamOf({ n: 3 }));
+await sdk("sdk stream2 stream no chunks", () => streamOf({ n: 0 }));
+await sdk("sdk stream2 stream HttpsError", () => streamOf({ n: 2, fail: true }));
+await sdk("sdk stream2 call", async () => (await httpsCallable(functions, "stream2")({ n: 2 })).data);
+await sdk("sdk stream2 call HttpsError", async () => (await httpsCallable(functions, "stream2")({ n: 1, fail: true })).data);
+await sdk("sdk call2 stream", () =>
+  (async () => {
+    const r = await httpsCallable(functions, "call2").stream({ s: 1 });
+    const chunks = [];
+    for await (const c of r.stream) chunks.push(c);
+    return { chunks, data: await r.data };
+  })(),
+);
+
 // --- Callables over raw HTTP ---------------------------------------
 for (const fn of ["call1", "call2"]) {
   const p = `${base}/${fn}`;
@@ -125,6 +157,18 @@ for (const fn of ["call1", "call2"]) {
   });
   await raw(`raw ${fn} with origin`, "POST", p, { headers: { ...json, Origin: "http://localhost:3000" }, body: JSON.stringify({ data: 2 }) });
 }
+// Streaming over raw HTTP: the server-sent events as the client reads
+// them (text), with and without Accept: text/event-stream.
+const sse = { ...json, Accept: "text/event-stream" };
+await raw("raw stream2 sse", "POST", `${base}/stream2`, { headers: sse, body: JSON.stringify({ data: { n: 2 } }) });
+await raw("raw stream2 sse HttpsError", "POST", `${base}/stream2`, { headers: sse, body: JSON.stringify({ data: { n: 1, fail: true } }) });
+await raw("raw stream2 sse no chunks", "POST", `${base}/stream2`, { headers: sse, body: JSON.stringify({ data: {} }) });
+await raw("raw stream2 plain", "POST", `${base}/stream2`, { headers: json, body: JSON.stringify({ data: { n: 2 } }) });
+await raw("raw call2 sse", "POST", `${base}/call2`, { headers: sse, body: JSON.stringify({ data: 5 }) });
+await raw("raw call1 sse", "POST", `${base}/call1`, { headers: sse, body: JSON.stringify({ data: 5 }) });
+await raw("raw stream2 sse id token", "POST", `${base}/stream2`, {
+  headers: { ...sse, Authorization: "Bearer " + vars.aliceToken }, body: JSON.stringify({ data: { n: 1 } }),
+});
 await raw("raw missing function", "POST", `${base}/nope`, { headers: json, body: JSON.stringify({ data: 1 }) });
 await raw("raw wrong region", "POST", `/${project}/europe-west1/call2`, { headers: json, body: JSON.stringify({ data: 1 }) });
 await raw("raw wrong project", "POST", `/other-project/us-central1/call2`, { headers: json, body: JSON.stringify({ data: 1 }) });
@@ -137,6 +181,18 @@ for (const fn of ["http1", "http2", "cors2"]) {
   await raw(`https ${fn} POST json`, "POST", `${p}?q=1`, { headers: json, body: JSON.stringify({ a: 1, b: ["c"] }) });
   await raw(`https ${fn} POST urlencoded`, "POST", p, { headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "a=1&b=two&b=three" });
   await raw(`https ${fn} POST text`, "POST", p, { headers: { "Content-Type": "text/plain" }, body: "hello text" });
+  // multipart/form-data with a fixed boundary (FormData's is random):
+  // neither runtime parses it, req.body is the raw bytes.
+  const boundary = "----fndiffBoundary7MA4YWxkTrZu0gW";
+  const form = [
+    `--${boundary}`, 'Content-Disposition: form-data; name="field"', "", "value one",
+    `--${boundary}`, 'Content-Disposition: form-data; name="file"; filename="a.txt"', "Content-Type: text/plain", "", "file body\nline 2",
+    `--${boundary}--`, "",
+  ].join("\r\n");
+  await raw(`https ${fn} POST multipart`, "POST", `${p}/upload?x=1`, {
+    headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` }, body: form,
+  });
+  await raw(`https ${fn} POST multipart no boundary`, "POST", p, { headers: { "Content-Type": "multipart/form-data" }, body: "x" });
   await raw(`https ${fn} PUT octet`, "PUT", p, { headers: { "Content-Type": "application/octet-stream" }, body: "bytes\u0001" });
   await raw(`https ${fn} DELETE`, "DELETE", `${p}/x`);
   await raw(`https ${fn} status`, "GET", `${p}?status=418`);

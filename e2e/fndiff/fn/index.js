@@ -109,6 +109,23 @@ exports.call1 = v1.https.onCall((data, context) =>
   }),
 );
 
+// A streaming callable: it sends data.n chunks (sendChunk says whether
+// each reached a streaming client), then answers, or throws data.fail.
+// The pauses keep each chunk its own network write on both servers: the
+// JS SDK's stream drops the chunks it has not yet handed out when an
+// error arrives with them, which would make the case depend on timing.
+const pause = () => new Promise((r) => setTimeout(r, 50));
+exports.stream2 = https.onCall(async (req, res) => {
+  const n = (req.data && req.data.n) || 0;
+  const sent = [];
+  for (let i = 0; i < n; i++) {
+    sent.push(res ? await res.sendChunk({ i, of: n }) : "no response");
+    await pause();
+  }
+  if (req.data && req.data.fail) throw new https.HttpsError("aborted", "stopped after " + n, { at: n });
+  return { acceptsStreaming: req.acceptsStreaming, sent, hasResponse: res !== undefined };
+});
+
 // HTTPS functions answer the request they saw; ?status=N answers that
 // status with a text body.
 function echo(req, res) {

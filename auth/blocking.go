@@ -229,10 +229,59 @@ func (e blocker) timeout() time.Duration {
 func (e blocker) run(sc scope, event string, u *User, o blockingOpts) (res blockingResult, ok bool, err error) {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
-		return blockingResult{}, false, nil
+		waited, err := e.settle(sc)
+		if err != nil || !waited {
+			return blockingResult{}, false, err
+		}
+		// Others ran while the lock was released: the caller looks up
+		// again, as after a call.
+		if uri = blockingURI(sc.project, event); uri == "" {
+			return blockingResult{}, true, nil
+		}
 	}
 	res, err = e.call(sc, event, uri, e.jwt(sc, event, uri, u, o))
 	return res, true, err
+}
+
+// AwaitBlockingFunctions makes operations that find no blocking function
+// configured wait, with the lock released, until ready is closed (at
+// most the blocking timeout): the functions that may register some are
+// still loading. pyric serve's ports answer while the functions load, and
+// a sign-up then must still meet the beforeUserCreated the app defines.
+func (e *Engine) AwaitBlockingFunctions(ready <-chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.blockingReady = ready
+}
+
+// settle waits, with the lock released, for the blocking functions to be
+// registered (AwaitBlockingFunctions); waited says the lock was released.
+func (e blocker) settle(sc scope) (waited bool, err error) {
+	ready := e.blockingReady
+	if ready == nil {
+		return false, nil
+	}
+	select {
+	case <-ready:
+		return false, nil
+	default:
+	}
+	if err := e.commit(); err != nil {
+		return false, err
+	}
+	e.mu.Unlock()
+	t := time.NewTimer(e.timeout())
+	select {
+	case <-ready:
+	case <-t.C:
+	}
+	t.Stop()
+	e.mu.Lock()
+	e.j.open = true
+	if !e.current(sc) {
+		return true, badRequest("USER_NOT_FOUND")
+	}
+	return true, nil
 }
 
 // call posts an event token with the lock released (run).
@@ -257,7 +306,12 @@ func (e blocker) call(sc scope, event, uri, jwt string) (res blockingResult, err
 func (e blocker) send(sc scope, event string, what map[string]any) error {
 	uri := blockingURI(sc.project, event)
 	if uri == "" {
-		return nil
+		if waited, err := e.settle(sc); err != nil || !waited {
+			return err
+		}
+		if uri = blockingURI(sc.project, event); uri == "" {
+			return nil
+		}
 	}
 	claims := e.eventClaims(sc, event, uri)
 	for k, v := range what {

@@ -71,6 +71,10 @@ type core struct {
 	blockClient  *http.Client
 	blockTimeout time.Duration
 	block        blocker
+	// blockingReady, when set, is closed once the blocking functions are
+	// registered (AwaitBlockingFunctions); until then an operation that
+	// finds none configured waits for it.
+	blockingReady <-chan struct{}
 }
 
 // New returns an empty engine.

@@ -256,7 +256,7 @@ func startFunctions(b *Backend, opts *Options, l net.Listener) (*running, error)
 		<-eng.Loaded()
 	}
 	if a, ok := sandbox.Lookup[*auth.Engine](b.Sandbox); ok {
-		go linkBlockingFunctions(a, eng, b.Project, "http://"+l.Addr().String())
+		linkBlockingFunctions(a, eng, b.Project, "http://"+l.Addr().String())
 	}
 	if ps, ok := sandbox.Lookup[*pubsub.Engine](b.Sandbox); ok {
 		linkPubSubTopics(ps, eng)

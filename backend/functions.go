@@ -15,8 +15,31 @@ import (
 // functions pointing at the loaded ones, as the Emulator Suite's
 // functions emulator registers them with its Auth emulator: on every
 // load and reload, until the engine closes. A reload that drops the last
-// blocking function clears what an earlier load registered.
+// blocking function clears what an earlier load registered. Auth waits
+// for the first load's registration (AwaitBlockingFunctions): an account
+// created while the functions load still meets their beforeUserCreated.
 func linkBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseURL string) {
+	ready := make(chan struct{})
+	a.AwaitBlockingFunctions(ready)
+	go func() {
+		defer func() {
+			if ready != nil {
+				close(ready)
+			}
+		}()
+		select {
+		case <-eng.Loaded():
+		case <-eng.Done():
+			return
+		}
+		keepBlockingFunctions(a, eng, project, baseURL, func() { close(ready); ready = nil })
+	}()
+}
+
+// keepBlockingFunctions registers the loaded blocking functions with Auth,
+// calls registered once the first registration is made, and does it again
+// on every reload until the engine closes.
+func keepBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseURL string, registeredOnce func()) {
 	registered := false
 	for {
 		changed := eng.Changed()
@@ -30,6 +53,10 @@ func linkBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseU
 				eng.Printf("functions: registering the blocking functions with Auth: %v\n", err)
 			}
 			registered = len(cfg) > 0
+		}
+		if registeredOnce != nil {
+			registeredOnce()
+			registeredOnce = nil
 		}
 		select {
 		case <-changed:

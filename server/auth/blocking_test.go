@@ -378,3 +378,56 @@ func TestBlockingBeforeSend(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingAwaitsRegistration: while the functions that register the
+// blocking functions load (AwaitBlockingFunctions), a sign-up waits for
+// them rather than creating the account unchecked; other operations run
+// meanwhile, and once registered the sign-up meets the function.
+func TestBlockingAwaitsRegistration(t *testing.T) {
+	t.Parallel()
+	eng := auth.New(auth.Options{})
+	ts := httptest.NewServer(New(eng, Options{DefaultProject: "p"}))
+	t.Cleanup(ts.Close)
+	fn := newFakeFunction(t, func(c map[string]any) (int, string) {
+		if c["event_type"] == auth.BeforeCreate {
+			return 200, `{"userRecord":{"displayName":"From Fn","updateMask":"displayName"}}`
+		}
+		return 200, `{}`
+	})
+	ready := make(chan struct{})
+	eng.AwaitBlockingFunctions(ready)
+	type result struct {
+		st int
+		m  map[string]any
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"early@example.com","password":"secret1","returnSecureToken":true}`)
+		done <- result{st, m}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the sign-up did not wait for the registration: %d %v", r.st, r.m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// The engine's lock is free meanwhile: the registration itself (an
+	// admin config update) goes through.
+	configureBlocking(t, ts, map[string]string{auth.BeforeCreate: fn.URL + "/create"})
+	close(ready)
+	r := <-done
+	if r.st != 200 || r.m["displayName"] != "From Fn" {
+		t.Fatalf("sign-up during the load: %d %v, want the function's displayName", r.st, r.m)
+	}
+	if got := fn.events(); fmt.Sprint(got) != "[beforeCreate]" {
+		t.Errorf("calls %v", got)
+	}
+	// Once ready, an operation with nothing configured does not wait.
+	configureBlocking(t, ts, map[string]string{})
+	start := time.Now()
+	if st, m := do(t, ts, "POST", signUpPath, "", "application/json", `{"email":"late@example.com","password":"secret1","returnSecureToken":true}`); st != 200 || m["displayName"] != nil {
+		t.Fatalf("sign-up after: %d %v", st, m)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("a sign-up after the registration waited %v", d)
+	}
+}

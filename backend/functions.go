@@ -69,8 +69,11 @@ func keepBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseU
 // linkPubSubTopics creates the topics the Pub/Sub-triggered functions
 // listen on, as the Emulator Suite does when it registers their
 // triggers, so a publish to them is accepted: once now (before the
-// functions endpoint serves), then on every reload until the engine
-// closes. An existing topic is kept.
+// functions endpoint serves), once the first load ends, then on every
+// reload until the engine closes. An existing topic is kept. Until the
+// first load's topics are made, a publish to a missing topic waits for
+// them (AwaitTopics): a test suite started beside pyric serve may publish
+// while the functions load.
 func linkPubSubTopics(ps *pubsub.Engine, eng *functions.Engine) {
 	create := func() {
 		for _, t := range eng.PubSubTopics() {
@@ -79,9 +82,19 @@ func linkPubSubTopics(ps *pubsub.Engine, eng *functions.Engine) {
 			}
 		}
 	}
-	changed := eng.Changed()
+	ready := make(chan struct{})
+	ps.AwaitTopics(ready)
 	create()
 	go func() {
+		select {
+		case <-eng.Loaded():
+		case <-eng.Done():
+			close(ready)
+			return
+		}
+		changed := eng.Changed()
+		create()
+		close(ready)
 		for {
 			select {
 			case <-changed:

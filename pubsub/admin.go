@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -75,6 +76,14 @@ func cloneSettings(s *SchemaSettings) *SchemaSettings {
 
 // GetTopic returns a topic.
 func (e *Engine) GetTopic(name string) (*Topic, error) {
+	t, err := e.getTopic(name)
+	if errors.Is(err, errTopicNotFound) && e.awaitTopics() {
+		return e.getTopic(name)
+	}
+	return t, err
+}
+
+func (e *Engine) getTopic(name string) (*Topic, error) {
 	if _, _, err := ParseName(kindTopics, name); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"maps"
 	"strconv"
 	"strings"
@@ -133,7 +134,11 @@ func (e *Engine) Publish(topic string, msgs []*Message) ([]string, error) {
 	if err := e.conforming(topic, msgs); err != nil {
 		return nil, err
 	}
-	return e.publish(topic, msgs, "")
+	ids, err := e.publish(topic, msgs, "")
+	if errors.Is(err, errTopicNotFound) && e.awaitTopics() {
+		return e.publish(topic, msgs, "")
+	}
+	return ids, err
 }
 
 func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]string, error) {

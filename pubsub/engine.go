@@ -80,6 +80,49 @@ type Engine struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	closed bool
+
+	// topicsReady, when set, is closed once the topics that functions
+	// create are made (AwaitTopics); until then a publish to, or a get
+	// of, a missing topic waits for it.
+	topicsReady <-chan struct{}
+}
+
+// topicsWait bounds how long a publish waits for AwaitTopics' topics.
+const topicsWait = time.Minute
+
+// AwaitTopics makes a publish to a missing topic, and a get of one, wait
+// until ready is closed (at most a minute) and look again: the functions
+// whose Pub/Sub triggers create their topics are still loading. pyric
+// serve's ports answer while the functions load, and a publish then must
+// still reach the onMessagePublished the app defines.
+func (e *Engine) AwaitTopics(ready <-chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.topicsReady = ready
+}
+
+// awaitTopics waits for AwaitTopics' topics; it reports whether it had
+// to, that is whether a missing topic is worth looking up again.
+func (e *Engine) awaitTopics() bool {
+	e.mu.Lock()
+	ready := e.topicsReady
+	e.mu.Unlock()
+	if ready == nil {
+		return false
+	}
+	select {
+	case <-ready:
+		return false
+	default:
+	}
+	t := time.NewTimer(topicsWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	case <-e.stop:
+	}
+	return true
 }
 
 type topicState struct {

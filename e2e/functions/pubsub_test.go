@@ -70,20 +70,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func startPubSubFunctions(t *testing.T, clk functions.Clock) *backend.Backend {
 	t.Helper()
-	t.Setenv("PATH", e2etest.NeedFunctions(t))
-	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"pubsub","codebase":"pubsub"}]`), e2etest.FunctionsDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := backend.Start(backend.Options{
-		Sandbox:   sandbox.Options{Project: project},
-		Firestore: backend.FirestoreOptions{Rules: openRules},
-		Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1, Clock: clk}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	b := startPubSubBackend(t, clk, false)
 	var ids []string
 	for _, ep := range b.Functions().Endpoints() {
 		ids = append(ids, ep.ID)
@@ -92,6 +79,49 @@ func startPubSubFunctions(t *testing.T, clk functions.Clock) *backend.Backend {
 		t.Fatalf("the pubsub codebase loaded %v, want its 4 functions", ids)
 	}
 	return b
+}
+
+// startPubSubBackend starts the pubsub codebase; with background its
+// functions load while the ports already serve, as in pyric serve.
+func startPubSubBackend(t *testing.T, clk functions.Clock, background bool) *backend.Backend {
+	t.Helper()
+	t.Setenv("PATH", e2etest.NeedFunctions(t))
+	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"pubsub","codebase":"pubsub"}]`), e2etest.FunctionsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := backend.Start(backend.Options{
+		Sandbox:   sandbox.Options{Project: project},
+		Firestore: backend.FirestoreOptions{Rules: openRules},
+		Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1, Clock: clk},
+			LoadInBackground: background},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	return b
+}
+
+// TestPublishDuringLoad: a message published, while the functions load,
+// to a topic only a function declares is accepted (the publish waits for
+// the topic the load creates) and reaches its onMessagePublished.
+func TestPublishDuringLoad(t *testing.T) {
+	b := startPubSubBackend(t, &fakeClock{now: time.Date(2026, 12, 6, 10, 7, 30, 0, time.UTC)}, true)
+	select {
+	case <-b.Functions().Loaded():
+		t.Fatal("the functions loaded before the test's publish: it proves nothing")
+	default:
+	}
+	c := pubsubtest.Client(t, b.Addr(backend.PubSub), project)
+	ctx := context.Background()
+	pub := c.Publisher("orders")
+	defer pub.Stop()
+	id, err := pub.Publish(ctx, &pubsub.Message{Data: []byte(`{"order":7}`)}).Get(ctx)
+	if err != nil {
+		t.Fatalf("publish during the load to the function's topic: %v", err)
+	}
+	want(t, "onOrder", seen(t, b, "psV2-"+id), map[string]any{"id": id, "json": map[string]any{"order": "7"}})
 }
 
 // TestPubSubTriggers publishes with the official Go client to topics

@@ -398,6 +398,30 @@ func (e *Engine) StartLoading(env map[string]string) error {
 // closed without starting.
 func (e *Engine) Loaded() <-chan struct{} { return e.loaded }
 
+// firstLoadWait bounds how long a request for a function the first load
+// may bring waits for it (awaitFirstLoad).
+const firstLoadWait = 2 * time.Minute
+
+// awaitFirstLoad waits, at most firstLoadWait, for the codebases' first
+// load to end; it reports whether it had to (a lookup that failed is then
+// worth making again). The ports serve while the codebases load: a task
+// enqueued then to a queue the load brings waits for it, as a call does.
+func (e *Engine) awaitFirstLoad() bool {
+	select {
+	case <-e.loaded:
+		return false
+	default:
+	}
+	t := time.NewTimer(firstLoadWait)
+	defer t.Stop()
+	select {
+	case <-e.loaded:
+	case <-e.done:
+	case <-t.C:
+	}
+	return true
+}
+
 // WaitLoaded waits until every codebase's first load has ended, or ctx
 // ends.
 func (e *Engine) WaitLoaded(ctx context.Context) error {

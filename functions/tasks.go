@@ -333,6 +333,15 @@ func (q *taskQueue) poke() {
 
 // taskEndpoint is the task function a queue name designates.
 func (e *Engine) taskEndpoint(project, location, queue string) (Endpoint, error) {
+	ep, err := e.findTaskEndpoint(project, location, queue)
+	if err != nil && e.awaitFirstLoad() {
+		// The queue's function may be one the load is bringing.
+		return e.findTaskEndpoint(project, location, queue)
+	}
+	return ep, err
+}
+
+func (e *Engine) findTaskEndpoint(project, location, queue string) (Endpoint, error) {
 	if project != e.project {
 		return Endpoint{}, ErrQueueNotFound
 	}

@@ -39,6 +39,21 @@ service cloud.firestore {
 
 func startTriggers(t *testing.T) *backend.Backend {
 	t.Helper()
+	b := startTriggersBackend(t, false)
+	var ids []string
+	for _, ep := range b.Functions().Endpoints() {
+		ids = append(ids, ep.ID)
+	}
+	if len(ids) != 20 {
+		t.Fatalf("the triggers codebase loaded %v, want its 20 functions", ids)
+	}
+	return b
+}
+
+// startTriggersBackend starts the triggers codebase; with background its
+// functions load while the ports already serve, as in pyric serve.
+func startTriggersBackend(t *testing.T, background bool) *backend.Backend {
+	t.Helper()
 	t.Setenv("PATH", e2etest.NeedFunctions(t))
 	cbs, err := functions.ParseConfig(json.RawMessage(`[{"source":"triggers","codebase":"triggers"}]`), e2etest.FunctionsDir())
 	if err != nil {
@@ -60,21 +75,34 @@ func startTriggers(t *testing.T) *backend.Backend {
 		Firestore:     backend.FirestoreOptions{Rules: openRules},
 		DatabaseRules: `{"rules": {".read": true, ".write": true}}`,
 		StorageRules:  "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n    match /{all=**} { allow read, write: if true; }\n  }\n}",
-		Functions:     backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1}},
-		Hosting:       backend.HostingOptions{Sites: sites},
+		Functions: backend.FunctionsOptions{Options: functions.Options{Codebases: cbs, Log: &testLog{t: t}, Poll: -1},
+			LoadInBackground: background},
+		Hosting: backend.HostingOptions{Sites: sites},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	var ids []string
-	for _, ep := range b.Functions().Endpoints() {
-		ids = append(ids, ep.ID)
-	}
-	if len(ids) != 20 {
-		t.Fatalf("the triggers codebase loaded %v, want its 20 functions", ids)
-	}
 	return b
+}
+
+// TestEnqueueDuringLoad: a task enqueued, while the functions load, to
+// the queue of a task function the load brings is accepted (the enqueue
+// waits for the load) and runs once it has loaded.
+func TestEnqueueDuringLoad(t *testing.T) {
+	b := startTriggersBackend(t, true)
+	select {
+	case <-b.Functions().Loaded():
+		t.Fatal("the functions loaded before the test's enqueue: it proves nothing")
+	default:
+	}
+	tasksURL := fmt.Sprintf("http://%s/projects/%s/locations/us-central1/queues/processTask/tasks", b.Addr(backend.Tasks), project)
+	early := mustJSON(map[string]any{"task": map[string]any{"name": "projects/" + project + "/locations/us-central1/queues/processTask/tasks/early",
+		"httpRequest": map[string]any{"body": []byte(`{"data":{"n":5}}`)}}})
+	if status, got := call(t, "POST", tasksURL, "owner", "application/json", early); status != 200 {
+		t.Fatalf("enqueue during the load: %d %v", status, got)
+	}
+	want(t, "processTask early", seen(t, b, "processTask-early"), map[string]any{"queueName": "processTask", "id": "early", "n": 5})
 }
 
 type testLog struct{ t *testing.T }

@@ -159,12 +159,12 @@ func execWith(ctx context.Context, o *serveOptions, xf execFlags, cmd []string, 
 	}()
 	hubAddr := fe.hubAddr
 	printBanner(stdio.Err, o, b, fe, watchers)
-	// As firebase emulators:exec, CMD runs once the functions loaded:
-	// a write it makes at once fires their triggers.
-	if err := b.FunctionsLoaded(ctx); err != nil {
-		return 0, err
-	}
-
+	// CMD starts while the functions load, its own start-up beside
+	// theirs, and sees what firebase emulators:exec's CMD, started once
+	// they loaded, sees: a call waits for its function's load; a write,
+	// upload, publish or event it makes at once is held and fires the
+	// triggers that load; Auth waits for the blocking functions, Pub/Sub
+	// for the functions' topics and Cloud Tasks for their queues.
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Env = append(os.Environ(), execEnv(b, o.project, hubAddr)...)
 	c.Stdin, c.Stdout, c.Stderr = stdio.In, stdio.Out, stdio.Err

@@ -12,8 +12,9 @@ import (
 )
 
 // TestExecFunctions runs `pyric exec -- node exec.mjs` in e2e/functions,
-// whose firebase.json lists two codebases: the functions load before
-// the script starts, the script gets the variables emulators:exec sets
+// whose firebase.json lists two codebases: the script starts while the
+// functions load and its call waits for them; it gets the variables
+// emulators:exec sets
 // (firebase-tools sets none for functions: a script finds the functions
 // port through the hub's /emulators, as here) and its callable answers.
 func TestExecFunctions(t *testing.T) {

@@ -106,8 +106,12 @@ func TestDifferentialExactlyOnce(t *testing.T) {
 		// Pulls that return at once, for longer than the ack deadline: a
 		// server that has not yet seen the cancelled stream above go may
 		// lease the new messages to it, and they come back only when
-		// that lease ends (a blocking Pull would wait past the test).
-		await.Poll(45*time.Second, func() bool {
+		// that lease ends (a blocking Pull would wait past the test). The
+		// lease is the subscription's 30 s, or what the client extended
+		// it to before it saw its stream end: with exactly-once delivery
+		// the Go client extends by at least a minute (a loaded CI run
+		// waited past 45 s), so the pulls go on past that.
+		await.Poll(100*time.Second, func() bool {
 			r, err := sa.Pull(ctx, &pb.PullRequest{Subscription: sub, MaxMessages: int32(2 - len(ids)), ReturnImmediately: true})
 			if err != nil {
 				t.Fatal(err)

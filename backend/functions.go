@@ -11,6 +11,39 @@ import (
 	"github.com/pyric/pyric/pubsub"
 )
 
+// onEachLoad runs apply, on a goroutine of its own, once the codebases'
+// first load has ended and again after every reload, until the engine
+// closes. The channel it returns is closed once the first apply has run
+// (or the engine closed before the load ended): a service that must not
+// answer before the functions' registrations are made (Auth's blocking
+// functions, Pub/Sub's topics) waits on it while the functions load.
+func onEachLoad(eng *functions.Engine, apply func()) <-chan struct{} {
+	ready := make(chan struct{})
+	go func() {
+		select {
+		case <-eng.Loaded():
+		case <-eng.Done():
+			close(ready)
+			return
+		}
+		first := true
+		for {
+			changed := eng.Changed()
+			apply()
+			if first {
+				close(ready)
+				first = false
+			}
+			select {
+			case <-changed:
+			case <-eng.Done():
+				return
+			}
+		}
+	}()
+	return ready
+}
+
 // linkBlockingFunctions keeps the Auth project config's blocking
 // functions pointing at the loaded ones, as the Emulator Suite's
 // functions emulator registers them with its Auth emulator: on every
@@ -19,51 +52,21 @@ import (
 // for the first load's registration (AwaitBlockingFunctions): an account
 // created while the functions load still meets their beforeUserCreated.
 func linkBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseURL string) {
-	ready := make(chan struct{})
-	a.AwaitBlockingFunctions(ready)
-	go func() {
-		defer func() {
-			if ready != nil {
-				close(ready)
-			}
-		}()
-		select {
-		case <-eng.Loaded():
-		case <-eng.Done():
-			return
-		}
-		keepBlockingFunctions(a, eng, project, baseURL, func() { close(ready); ready = nil })
-	}()
-}
-
-// keepBlockingFunctions registers the loaded blocking functions with Auth,
-// calls registered once the first registration is made, and does it again
-// on every reload until the engine closes.
-func keepBlockingFunctions(a *auth.Engine, eng *functions.Engine, project, baseURL string, registeredOnce func()) {
 	registered := false
-	for {
-		changed := eng.Changed()
+	a.AwaitBlockingFunctions(onEachLoad(eng, func() {
 		cfg := eng.BlockingConfig(baseURL)
-		if cfg != nil || registered {
-			if cfg == nil {
-				cfg = map[string]any{}
-			}
-			call := auth.Call{Caller: identity.AdminIdentity(), Project: project}
-			if _, err := a.UpdateConfig(call, auth.ConfigPatch{BlockingFunctions: cfg}, "blockingFunctions"); err != nil {
-				eng.Printf("functions: registering the blocking functions with Auth: %v\n", err)
-			}
-			registered = len(cfg) > 0
-		}
-		if registeredOnce != nil {
-			registeredOnce()
-			registeredOnce = nil
-		}
-		select {
-		case <-changed:
-		case <-eng.Done():
+		if cfg == nil && !registered {
 			return
 		}
-	}
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		call := auth.Call{Caller: identity.AdminIdentity(), Project: project}
+		if _, err := a.UpdateConfig(call, auth.ConfigPatch{BlockingFunctions: cfg}, "blockingFunctions"); err != nil {
+			eng.Printf("functions: registering the blocking functions with Auth: %v\n", err)
+		}
+		registered = len(cfg) > 0
+	}))
 }
 
 // linkPubSubTopics creates the topics the Pub/Sub-triggered functions
@@ -82,29 +85,8 @@ func linkPubSubTopics(ps *pubsub.Engine, eng *functions.Engine) {
 			}
 		}
 	}
-	ready := make(chan struct{})
-	ps.AwaitTopics(ready)
 	create()
-	go func() {
-		select {
-		case <-eng.Loaded():
-		case <-eng.Done():
-			close(ready)
-			return
-		}
-		changed := eng.Changed()
-		create()
-		close(ready)
-		for {
-			select {
-			case <-changed:
-				changed = eng.Changed()
-				create()
-			case <-eng.Done():
-				return
-			}
-		}
-	}()
+	ps.AwaitTopics(onEachLoad(eng, create))
 }
 
 // functionRewrites serves a Hosting rewrite to a function: the HTTPS

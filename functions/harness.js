@@ -588,13 +588,14 @@ async function main() {
     const app = express();
     app.enable("trust proxy");
     app.disable("x-powered-by");
-    app.use(express.json({ limit: BODY_LIMIT, verify: rawBodySaver }));
+    const jsonParser = express.json({ limit: BODY_LIMIT, verify: rawBodySaver });
+    app.use(jsonParser);
     app.use(express.text({ limit: BODY_LIMIT, verify: rawBodySaver }));
     app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT, verify: rawBodySaver }));
     app.use(express.raw({ type: "*/*", limit: BODY_LIMIT, verify: rawBodySaver }));
     app.use(dispatch);
     app.use((err, req, res, next) => bodyError(err, req, res));
-    ex = { app, jsonParser: express.json({ limit: BODY_LIMIT, verify: rawBodySaver }) };
+    ex = { app, jsonParser };
     setImmediate(flushCompileCache);
     return ex;
   };

@@ -22,8 +22,8 @@ type Outbox interface {
 	// it wants none of them, or there is no consumer.
 	Hold(evs []event.Event) []LogChange
 	// Want sets the consumer's choice of the events held; nil holds none.
-	// It is called inside Hold, on the committing goroutine, so it must be
-	// cheap and never block.
+	// The choice (fn) is called inside Hold, on the committing goroutine,
+	// so it must be cheap and never block.
 	Want(fn func(*event.Event) bool)
 	// Left returns the events an earlier run held and its consumer never
 	// took, in the order they were held, with their Held keys.

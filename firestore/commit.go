@@ -229,6 +229,8 @@ func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, ti
 func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([]*pb.WriteResult, time.Time, error)) {
 	start := time.Now()
 	db := c.db
+	// Until it is queued (or failed), a flusher lets it join its batch.
+	defer db.st.Arrive()()
 	if err := checkCtx(ctx); err != nil {
 		return commitFailed(err)
 	}

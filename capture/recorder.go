@@ -851,21 +851,44 @@ func rulesKey(r *Rules) string {
 // recordLine writes a record's line: {"service","key","value"} (no value:
 // the record is absent).
 func recordLine(buf *bytes.Buffer, svc string, key []string, v json.RawMessage) error {
-	k, err := json.Marshal(key)
-	if err != nil {
-		return err
-	}
-	s, _ := json.Marshal(svc)
 	buf.WriteString(`{"service":`)
-	buf.Write(s)
+	writeJSONString(buf, svc)
 	buf.WriteString(`,"key":`)
-	buf.Write(k)
+	if key == nil {
+		buf.WriteString("null")
+	} else {
+		buf.WriteByte('[')
+		for i, k := range key {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeJSONString(buf, k)
+		}
+		buf.WriteByte(']')
+	}
 	if len(v) > 0 && string(v) != "null" {
 		buf.WriteString(`,"value":`)
 		buf.Write(v)
 	}
 	buf.WriteString("}\n")
 	return nil
+}
+
+// writeJSONString writes s as json.Marshal does; a string without
+// anything to escape (a record key, nearly always) is written as it is,
+// without json.Marshal's reflection and allocations, which were a good
+// part of what appending a changed record cost.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			enc, _ := json.Marshal(s)
+			buf.Write(enc)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
 }
 
 // stateLine writes a service's whole state as a line.

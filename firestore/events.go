@@ -74,7 +74,13 @@ func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Or
 	memo := s.eventMemo()
 	seen := &event.Seen{Before: resourceOf(s.before, c.db.name, memo)}
 	if u := s.op.w.GetUpdate(); u != nil {
-		seen.Data = withSentinels(encodeFields(u.GetFields(), c.db.name, memo), s.op.sentinels)
+		if len(s.op.sentinels) == 0 {
+			seen.Data = s.written(c.db.name)
+		} else {
+			// Marked in a map of its own: the commit event's written
+			// data has no markers.
+			seen.Data = withSentinels(encodeFields(u.GetFields(), c.db.name, memo), s.op.sentinels)
+		}
 	}
 	s.dec.seen.event(seen, c.db.name, memo)
 	ev.Request.Seen = seen
@@ -105,6 +111,22 @@ func (s *opState) eventMemo() *encodeMemo {
 	return s.memo
 }
 
+// written is the JSON form of the fields s's write sends (nil for a
+// write that sends none), encoded once for its request event's data and
+// its commit event's written fields, which share it as they share its
+// arrays and maps (encodeMemo).
+func (s *opState) written(db DatabaseName) map[string]any {
+	u := s.op.w.GetUpdate()
+	if u == nil {
+		return nil
+	}
+	memo := s.eventMemo()
+	if memo.written == nil {
+		memo.written = encodeFields(u.GetFields(), db, memo)
+	}
+	return memo.written
+}
+
 // commitEvent is the commit event of one write of a commit: the document
 // before and after it.
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time) event.Event {
@@ -125,8 +147,8 @@ func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time) eve
 	if c.who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	if u := s.op.w.GetUpdate(); u != nil {
-		ev.Written = encodeFields(u.GetFields(), c.db.name, memo)
+	if w := s.written(c.db.name); w != nil {
+		ev.Written = w
 	}
 	return ev
 }

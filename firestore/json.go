@@ -52,14 +52,19 @@ func encodeFields(fields map[string]*pb.Value, db DatabaseName, memo *encodeMemo
 // a write of a 100,000-element list is then not copied once per event
 // field into every subscriber's queue. The forms are shared, so their
 // consumers must not modify them (nor do they).
+//
+// Its maps are made on first use: most writes have no array or map
+// field, and two empty maps per write were a tenth of a set's
+// allocations in the engine.
 type encodeMemo struct {
 	arrays map[*pb.ArrayValue][]any
 	maps   map[*pb.MapValue]any
+	// written is the JSON form of the fields the write sends
+	// (opState.written), once encoded.
+	written map[string]any
 }
 
-func newEncodeMemo() *encodeMemo {
-	return &encodeMemo{arrays: map[*pb.ArrayValue][]any{}, maps: map[*pb.MapValue]any{}}
-}
+func newEncodeMemo() *encodeMemo { return &encodeMemo{} }
 
 // EncodeValue converts a value to its JSON form.
 func EncodeValue(v *pb.Value, db DatabaseName) any {
@@ -113,6 +118,9 @@ func encodeValue(v *pb.Value, db DatabaseName, memo *encodeMemo) any {
 			out[i] = encodeValue(e, db, memo)
 		}
 		if memo != nil && x.ArrayValue != nil {
+			if memo.arrays == nil {
+				memo.arrays = map[*pb.ArrayValue][]any{}
+			}
 			memo.arrays[x.ArrayValue] = out
 		}
 		return out
@@ -122,6 +130,9 @@ func encodeValue(v *pb.Value, db DatabaseName, memo *encodeMemo) any {
 		}
 		out := encodeMap(x.MapValue, db, memo)
 		if memo != nil && x.MapValue != nil {
+			if memo.maps == nil {
+				memo.maps = map[*pb.MapValue]any{}
+			}
 			memo.maps[x.MapValue] = out
 		}
 		return out

@@ -182,7 +182,7 @@ func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.Comm
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequestSize(req); err != nil {
+	if err := checkRequestSize(ctx, req); err != nil {
 		return nil, err
 	}
 	results, t, err := e.commit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
@@ -333,11 +333,14 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		return commitFailed(denial)
 	}
 	var changes []Change
-	unchanged := map[string]bool{} // existing documents the commit leaves as they were
+	var unchanged map[string]bool // existing documents the commit leaves as they were (made for the first)
 	for _, rel := range order {
 		after := overlay[rel]
 		before := db.st.Get(rel)
 		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
+			if unchanged == nil {
+				unchanged = map[string]bool{}
+			}
 			unchanged[rel] = before != nil
 			continue // a no-op write
 		}
@@ -564,7 +567,7 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequestSize(req); err != nil {
+	if err := checkRequestSize(ctx, req); err != nil {
 		return nil, err
 	}
 	if len(req.GetWrites()) > MaxWritesPerCommit {

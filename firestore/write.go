@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"time"
@@ -34,8 +35,25 @@ const MaxWritesPerCommit = 500
 // MaxRequestBytes is production's limit on an API request's size.
 const MaxRequestBytes = 10 << 20
 
-// checkRequestSize rejects requests over MaxRequestBytes in production's words.
-func checkRequestSize(m proto.Message) error {
+// requestBoundKey is the context key of WithRequestSizeAtMost.
+type requestBoundKey struct{}
+
+// WithRequestSizeAtMost returns ctx saying that the request it serves
+// arrived in at most n bytes (a transport that read it knows): a bound
+// within MaxRequestBytes spares checkRequestSize encoding the request's
+// size again, a walk of every field of every document it writes through
+// protobuf reflection (a few percent of a small write's CPU).
+func WithRequestSizeAtMost(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, requestBoundKey{}, n)
+}
+
+// checkRequestSize rejects requests over MaxRequestBytes in production's
+// words; a request known to be within it (WithRequestSizeAtMost) is not
+// sized again.
+func checkRequestSize(ctx context.Context, m proto.Message) error {
+	if n, ok := ctx.Value(requestBoundKey{}).(int); ok && n <= MaxRequestBytes {
+		return nil
+	}
 	if n := proto.Size(m); n > MaxRequestBytes {
 		return fsvalue.Errorf(ErrInvalidArgument, "Request payload size exceeds the limit: %d bytes (this request has %d).", MaxRequestBytes, n)
 	}

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/server"
 	"github.com/pyric/pyric/server/firestore/fstest"
@@ -160,4 +162,34 @@ func TestGRPCQueuedHeavyCommitGivesUpWithItsClient(t *testing.T) {
 		t.Fatalf("commit: %v, want CANCELED", err)
 	}
 	waitQueued(0) // the server's side left the queue too
+}
+
+// TestGRPCCommitPastTheRequestLimit: a gRPC Commit past Firestore's 10 MiB
+// request limit (a heavy message, decoded after the gate) is refused with
+// INVALID_ARGUMENT in production's words, and a light one beside it is
+// committed: the transport tells the engine the size it read, and only a
+// request it knows to be within the limit goes unsized.
+func TestGRPCCommitPastTheRequestLimit(t *testing.T) {
+	s := fstest.Start(t, fstest.Options{})
+	fc := pb.NewFirestoreClient(s.Conn(t, fstest.Owner))
+	ctx := context.Background()
+	db := "projects/" + s.Project + "/databases/(default)"
+	big := &pb.Document{Name: db + "/documents/c/big", Fields: map[string]*pb.Value{
+		"s": {ValueType: &pb.Value_StringValue{StringValue: strings.Repeat("x", 900_000)}}}}
+	var writes []*pb.Write
+	for i := range 12 {
+		d := proto.Clone(big).(*pb.Document)
+		d.Name = fmt.Sprintf("%s/documents/c/big%d", db, i)
+		writes = append(writes, &pb.Write{Operation: &pb.Write_Update{Update: d}})
+	}
+	_, err := fc.Commit(ctx, &pb.CommitRequest{Database: db, Writes: writes})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "Request payload size exceeds the limit") {
+		t.Fatalf("Commit of %d bytes: %v, want INVALID_ARGUMENT: Request payload size exceeds the limit", proto.Size(&pb.CommitRequest{Database: db, Writes: writes}), err)
+	}
+	if _, err := fc.Commit(ctx, &pb.CommitRequest{Database: db, Writes: writes[:2]}); err != nil {
+		t.Fatalf("Commit of two 900 kB documents: %v", err)
+	}
+	if _, err := fc.GetDocument(ctx, &pb.GetDocumentRequest{Name: db + "/documents/c/big2"}); status.Code(err) != codes.NotFound {
+		t.Errorf("a document of the refused commit: %v, want NOT_FOUND", err)
+	}
 }

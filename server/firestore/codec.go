@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server"
 )
 
@@ -99,7 +100,8 @@ func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Un
 	}
 	b, ok := deferred.Load(m)
 	if !ok {
-		return h(ctx, req)
+		// The codec decoded it: it came in at most HeavyBodyBytes.
+		return h(firestore.WithRequestSizeAtMost(ctx, server.HeavyBodyBytes), req)
 	}
 	server.OwnGoroutine(func() {
 		release, aerr := server.AdmitMessage(ctx, int64(len(b.([]byte))))
@@ -109,8 +111,11 @@ func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Un
 			return
 		}
 		defer release()
-		decodeDeferred(m)
-		resp, err = h(ctx, req)
+		hctx := ctx
+		if n := decodeDeferred(m); n > 0 {
+			hctx = firestore.WithRequestSizeAtMost(ctx, n)
+		}
+		resp, err = h(hctx, req)
 	})
 	return resp, err
 }

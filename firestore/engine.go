@@ -391,12 +391,12 @@ func (s *seenRequest) event(into *event.Seen, db DatabaseName, memo *encodeMemo)
 	}
 	into.Time = s.time
 	if s.after != nil {
-		into.After = &event.Resource{Exists: true, Data: encodeFields(s.after.Fields, db, memo)}
+		into.After = &event.Resource{Exists: true, Data: memo.fields(s.after, db)}
 	}
 	for _, r := range s.reads {
 		l := event.Lookup{Function: r.fn, Path: r.path, Exists: r.doc != nil}
 		if r.doc != nil {
-			l.Data = encodeFields(r.doc.Fields, db, memo)
+			l.Data = memo.fields(r.doc, db)
 		}
 		into.Lookups = append(into.Lookups, l)
 	}

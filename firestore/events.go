@@ -199,14 +199,14 @@ func resourceOf(d *pb.Document, db DatabaseName, memo *encodeMemo) *event.Resour
 	if d == nil {
 		return &event.Resource{Exists: false}
 	}
-	return &event.Resource{Data: encodeFields(d.Fields, db, memo), Exists: true}
+	return &event.Resource{Data: memo.fields(d, db), Exists: true}
 }
 
 func stateOf(d *pb.Document, db DatabaseName, memo *encodeMemo) any {
 	if d == nil {
 		return nil
 	}
-	return encodeFields(d.Fields, db, memo)
+	return memo.fields(d, db)
 }
 
 // listenerEvent is a listener lifecycle event of target t.

@@ -85,3 +85,76 @@ service cloud.firestore {
 		t.Errorf("shared forms differ from the values' own encoding")
 	}
 }
+
+// TestUpdateEventsShareEncodedDocuments: an update's request event and
+// commit event encode the document before it, and the document after it,
+// once each and share the forms (request's resource and the commit's
+// before, request.resource and the commit's after), which say what the
+// documents hold.
+func TestUpdateEventsShareEncodedDocuments(t *testing.T) {
+	t.Parallel()
+	gate, diags := NewRulesGate(source.NewFile("firestore.rules", `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /docs/{id} {
+      allow read, write: if true;
+    }
+  }
+}`))
+	if gate == nil {
+		t.Fatal(diags)
+	}
+	bus := event.NewBus(event.Options{})
+	var mu sync.Mutex
+	var evs []event.Event
+	bus.Tap(func(e event.Event) {
+		mu.Lock()
+		evs = append(evs, e)
+		mu.Unlock()
+	})
+	e := New(Options{Rules: gate, Events: bus})
+	db := DatabaseName{Project: "demo", Database: DefaultDatabase}
+	who := identity.NewUser("u0", nil)
+	commit := func(fields map[string]*pb.Value) {
+		t.Helper()
+		_, err := e.Commit(context.Background(), who, &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{{
+			Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName("docs/d1"), Fields: fields}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := map[string]*pb.Value{"n": Int(1), "s": String("a")}
+	after := map[string]*pb.Value{"n": Int(2), "s": String("b")}
+	commit(before)
+	mu.Lock()
+	evs = nil
+	mu.Unlock()
+	commit(after)
+	mu.Lock()
+	defer mu.Unlock()
+	var req *event.Request
+	var c *event.Commit
+	for _, ev := range evs {
+		switch ev.Kind {
+		case event.KindRequest:
+			req = ev.Request
+		case event.KindCommit:
+			c = ev.Commit
+		}
+	}
+	if req == nil || req.Seen == nil || req.Seen.Before == nil || req.Seen.After == nil || c == nil {
+		t.Fatalf("events: request %+v, commit %+v", req, c)
+	}
+	same := func(what string, a, b any) {
+		t.Helper()
+		if reflect.ValueOf(a).Pointer() != reflect.ValueOf(b).Pointer() {
+			t.Errorf("%s: two copies of the encoded document", what)
+		}
+	}
+	same("resource and the commit's before", req.Seen.Before.Data, c.Before)
+	same("request.resource and the commit's after", req.Seen.After.Data, c.After)
+	if !reflect.DeepEqual(c.Before, EncodeFields(before, db)) || !reflect.DeepEqual(c.After, EncodeFields(after, db)) ||
+		!reflect.DeepEqual(c.Written, EncodeFields(after, db)) {
+		t.Errorf("shared forms differ from the documents' own encoding: before %v, after %v, written %v", c.Before, c.After, c.Written)
+	}
+}

@@ -62,6 +62,37 @@ type encodeMemo struct {
 	// written is the JSON form of the fields the write sends
 	// (opState.written), once encoded.
 	written map[string]any
+	// docs are the JSON forms of the fields of the documents encoded
+	// whole (the write's document before and after it), by identity:
+	// the request event's resource and the commit event's before share
+	// one.
+	docs [2]docFields
+}
+
+type docFields struct {
+	d   *pb.Document
+	enc map[string]any
+}
+
+// fields is the JSON form of d's fields, encoded once per memo (for its
+// first two documents; a nil memo encodes every time).
+func (m *encodeMemo) fields(d *pb.Document, db DatabaseName) map[string]any {
+	if m == nil {
+		return encodeFields(d.Fields, db, nil)
+	}
+	for _, x := range m.docs {
+		if x.d == d {
+			return x.enc
+		}
+	}
+	enc := encodeFields(d.Fields, db, m)
+	for i := range m.docs {
+		if m.docs[i].d == nil {
+			m.docs[i] = docFields{d, enc}
+			break
+		}
+	}
+	return enc
 }
 
 func newEncodeMemo() *encodeMemo { return &encodeMemo{} }

@@ -140,7 +140,9 @@ func (o *outbox) Left() ([]event.Event, error) {
 
 // killAfterCommitEnv names the test-only variable that makes the process
 // kill itself (SIGKILL, as kill -9) right after the first Log append or
-// Bucket update writing a key that contains its value is durable: the moment between a
+// Bucket update writing a key that contains its value, or holding an
+// event whose JSON contains it (a publish that is held and nothing
+// else: Eventarc's), is durable: the moment between a
 // commit and its events that a crash test needs. It is read once, when
 // the process starts; unset (always, outside tests) it costs one string
 // comparison per append.
@@ -153,8 +155,11 @@ var killAfterCommit = os.Getenv(killAfterCommitEnv)
 // append.
 func maybeKillAfterCommit(changes []service.LogChange) {
 	for _, c := range changes {
-		if !c.Outbox && strings.Contains(c.Key, killAfterCommit) {
+		switch {
+		case !c.Outbox && strings.Contains(c.Key, killAfterCommit):
 			killAfter(c.Key)
+		case c.Outbox && c.Value != nil && strings.Contains(string(c.Value), killAfterCommit):
+			killAfter("the held event " + c.Key)
 		}
 	}
 }

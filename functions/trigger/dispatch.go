@@ -343,7 +343,12 @@ func relevant(ev event.Event) bool {
 	case event.KindCommit:
 		return ev.Service == "firestore" || ev.Service == "database"
 	case event.KindMutation:
-		return ev.Service == "storage" || ev.Service == "auth" ||
+		// Of Auth's changes only a user's creation and deletion fire
+		// (a sign-in, say, would only be held and taken for nothing).
+		if ev.Service == "auth" {
+			return ev.Mutation != nil && (ev.Mutation.Op == authOpCreate || ev.Mutation.Op == authOpDelete)
+		}
+		return ev.Service == "storage" ||
 			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish) ||
 			(ev.Service == EventarcService && ev.Method == OpPublishEvents)
 	}

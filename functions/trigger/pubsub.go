@@ -56,7 +56,7 @@ func pubsubDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 	if ev.Service != pubsub.ServiceName || ev.Kind != event.KindMutation || ev.Mutation == nil || ev.Mutation.Op != pubsub.OpPublish {
 		return nil, nil
 	}
-	pe, ok := ev.Mutation.Current.(*pubsub.PublishEvent)
+	pe, ok := pubsub.PublishEventOf(ev.Mutation.Current)
 	if !ok || pe.Topic == "" || pe.Topic != PubSubTopic(f, env.Project) {
 		return nil, nil
 	}

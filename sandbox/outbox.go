@@ -141,11 +141,11 @@ func (o *outbox) Left() ([]event.Event, error) {
 // killAfterCommitEnv names the test-only variable that makes the process
 // kill itself (SIGKILL, as kill -9) right after the first Log append or
 // Bucket update writing a key that contains its value, or holding an
-// event whose JSON contains it (a publish that is held and nothing
-// else: Eventarc's), is durable: the moment between a
-// commit and its events that a crash test needs. It is read once, when
-// the process starts; unset (always, outside tests) it costs one string
-// comparison per append.
+// event whose JSON contains it (an Eventarc publish holds its event and
+// writes nothing else), is durable: the moment between a commit and its
+// events that a crash test needs. It is read once, when the process
+// starts; unset (always, outside tests) it costs one string comparison
+// per append or update.
 const killAfterCommitEnv = "PYRIC_TEST_KILL_AFTER_COMMIT"
 
 // killAfterCommit is the variable's value ("" when unset).

@@ -343,10 +343,12 @@ func relevant(ev event.Event) bool {
 	case event.KindCommit:
 		return ev.Service == "firestore" || ev.Service == "database"
 	case event.KindMutation:
-		// Of Auth's changes only a user's creation and deletion fire
-		// (a sign-in, say, would only be held and taken for nothing).
+		// Of Auth's changes only a user's creation (not an import's)
+		// and deletion fire: a sign-in, say, would only be held in the
+		// outbox and taken for nothing.
 		if ev.Service == "auth" {
-			return ev.Mutation != nil && (ev.Mutation.Op == authOpCreate || ev.Mutation.Op == authOpDelete)
+			m := ev.Mutation
+			return m != nil && (m.Op == authOpCreate && m.Note != authNoteImport || m.Op == authOpDelete)
 		}
 		return ev.Service == "storage" ||
 			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish) ||

@@ -412,6 +412,17 @@ func TestDispatcherHeldChanges(t *testing.T) {
 	if request := (event.Event{Kind: event.KindRequest, Service: "firestore"}); d.Wants(&request) {
 		t.Errorf("a request event is wanted held")
 	}
+	// Of Auth's changes, a user's creation and deletion, not an
+	// import's creations nor a sign-in.
+	for _, c := range []struct {
+		op, note string
+		want     bool
+	}{{"user_create", "", true}, {"user_delete", "", true}, {"user_create", "import", false}, {"sign_in", "", false}, {"user_update", "", false}} {
+		ev := event.Event{Kind: event.KindMutation, Service: "auth", Method: c.op, Mutation: &event.Mutation{Op: c.op, Note: c.note}}
+		if d.Wants(&ev) != c.want {
+			t.Errorf("Auth %s (note %q) wanted held: %v, want %v", c.op, c.note, !c.want, c.want)
+		}
+	}
 	bus.Tap(d.Tap)
 	emit := func(doc, held string, n int) {
 		bus.Emit(event.Event{Kind: event.KindCommit, Service: "firestore", Path: doc, Held: held,

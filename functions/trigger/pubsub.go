@@ -24,7 +24,9 @@ const (
 // PubSubSubscription is the subscription a v2 event names for a topic's
 // trigger: the one the Emulator Suite's Pub/Sub emulator creates for it
 // (emulator-sub-<topic>). Pyric delivers from the publish itself, so the
-// subscription is only a name (creating it would keep every message).
+// subscription is only a name (creating it would keep every message);
+// the publish holds its event in the sandbox's outbox for the trigger
+// instead, until the dispatcher took it.
 func PubSubSubscription(project, topic string) string {
 	return "projects/" + project + "/subscriptions/emulator-sub-" + topic
 }

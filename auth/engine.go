@@ -53,6 +53,11 @@ type Options struct {
 	// records it changed to the bucket before it returns. Open loads what
 	// the bucket already holds; New does not read it.
 	Bucket service.Bucket
+	// Outbox, with Bucket, holds the change events a consumer must see
+	// even across a crash (the Cloud Functions' user triggers) in the
+	// same bucket transaction as the mutation's records
+	// (service.Outbox.HoldIn).
+	Outbox service.Outbox
 }
 
 // core is what every flow stands on: the account store (projects, their
@@ -65,6 +70,7 @@ type core struct {
 	ids      io.Reader
 	events   event.Emitter
 	bucket   service.Bucket
+	outbox   service.Outbox
 	j        *journal
 	projects map[string]*project
 
@@ -79,7 +85,7 @@ type core struct {
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
+	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket, outbox: opts.Outbox,
 		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
 	if e.now == nil {

@@ -26,7 +26,7 @@ func newService(env service.Env) (service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := Open(Options{Clock: env.Now, Events: env.Events, Bucket: env.Bucket, IDs: env.Rand})
+	e, err := Open(Options{Clock: env.Now, Events: env.Events, Bucket: env.Bucket, Outbox: env.Outbox, IDs: env.Rand})
 	if err != nil {
 		return nil, err
 	}

@@ -168,7 +168,18 @@ func (e *core) commit() error {
 	j := e.j
 	defer j.reset()
 	if len(j.writes) > 0 && e.bucket != nil {
-		if err := e.bucket.Update(func(tx service.Tx) error { return applyWrites(tx, j.writes) }); err != nil {
+		// The events go out once the records are durable; those a
+		// consumer must see across a crash are held with them.
+		err := e.bucket.Update(func(tx service.Tx) error {
+			if err := applyWrites(tx, j.writes); err != nil {
+				return err
+			}
+			if e.outbox != nil {
+				return e.outbox.HoldIn(tx, j.events)
+			}
+			return nil
+		})
+		if err != nil {
 			j.undo()
 			ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
 			ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)

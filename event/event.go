@@ -171,6 +171,15 @@ type Event struct {
 	Held string `json:"-"`
 }
 
+// OutboxForm is implemented by a Mutation's Current whose JSON leaves out
+// what a consumer of the event acts on (a Pub/Sub publish's messages):
+// OutboxForm is the value a durable outbox (service.Outbox) keeps in its
+// place, JSON-encoded, so that a consumer reading the event back after a
+// crash has it all. The type's package says how to read it back.
+type OutboxForm interface {
+	OutboxForm() any
+}
+
 // Failure is an error a request or a listener ended with.
 type Failure struct {
 	Code    string `json:"code"`    // the gRPC code name or HTTP status text

@@ -79,6 +79,26 @@ func (e *Engine) PublishEvents(who identity.Identity, channel string, events []j
 		Mutation: &event.Mutation{Op: trigger.OpPublishEvents, Project: strings.Split(full, "/")[1],
 			Current: &trigger.CustomEvents{Channel: full, Events: out, Size: size}}}
 	ev.Who(who)
+	return e.publishDurably(ev)
+}
+
+// publishDurably emits an Eventarc publish once it is durable. Eventarc
+// keeps an event it accepted until the triggers it routes to took it,
+// and pyric keeps nothing else of a publish, so when a trigger wants the
+// event (the sandbox's outbox holds it) it is held by a Log append of
+// its own before the publish is acknowledged: a kill right after the
+// acknowledgement no longer loses it. An append that fails fails the
+// publish, as nothing of it is kept.
+func (e *Engine) publishDurably(ev event.Event) error {
+	if e.outbox != nil && e.log != nil {
+		evs := []event.Event{ev}
+		if held := e.outbox.Hold(evs); len(held) > 0 {
+			if err := e.log.Append(pendingSpace, held); err != nil {
+				return fmt.Errorf("Eventarc could not keep the events: %w", err)
+			}
+			ev = evs[0]
+		}
+	}
 	e.events.Emit(ev)
 	return nil
 }
@@ -233,8 +253,7 @@ func (e *Engine) PublishGoogleEvents(who identity.Identity, events []json.RawMes
 		Mutation: &event.Mutation{Op: trigger.OpPublishEvents, Project: e.project,
 			Current: &trigger.CustomEvents{Channel: trigger.GoogleChannel, Events: out, Size: size}}}
 	ev.Who(who)
-	e.events.Emit(ev)
-	return nil
+	return e.publishDurably(ev)
 }
 
 // EventarcTrigger is one Eventarc trigger as the Eventarc emulator lists

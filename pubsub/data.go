@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -210,11 +211,15 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 		}
 	}
 	keys, vals := e.queueValues(outs, enc)
+	evs := []event.Event{publishEvent(topic, stored, len(outs), deadFrom)}
 	err := e.com.do(func(tx service.Tx) error {
 		for i := range keys {
 			if err := tx.Put(keys[i], vals[i]); err != nil {
 				return err
 			}
+		}
+		if err := e.holdPublish(tx, evs); err != nil {
+			return err
 		}
 		if cur := tx.Get(keyLastID); cur != nil {
 			if n, _ := strconv.ParseUint(string(cur), 10, 64); n >= last {
@@ -251,7 +256,7 @@ func (e *Engine) publish(topic string, msgs []*Message, deadFrom string) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	e.emitPublish(topic, stored, len(outs), deadFrom)
+	e.emit(evs[0])
 	return ids, nil
 }
 

@@ -1,8 +1,11 @@
 package pubsub
 
 import (
+	"encoding/json"
+
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Every event the engine emits is built here. Pub/Sub has no rules and
@@ -48,6 +51,40 @@ type PublishEvent struct {
 	// Functions triggers); they stay out of the event's JSON, which
 	// lists their ids.
 	Messages []*Message `json:"-"`
+}
+
+// heldPublish is a PublishEvent as a durable outbox keeps it
+// (OutboxForm): its JSON with the messages.
+type heldPublish struct {
+	PublishEvent
+	Messages []*Message `json:"messages"`
+}
+
+// OutboxForm keeps the messages, which the event's JSON leaves out, when
+// the event is held for the Cloud Functions' triggers
+// (event.OutboxForm); PublishEventOf reads it back.
+func (p *PublishEvent) OutboxForm() any { return heldPublish{PublishEvent: *p, Messages: p.Messages} }
+
+// PublishEventOf is the PublishEvent a publish event's Mutation.Current
+// holds: the *PublishEvent itself, or, for an event read back from an
+// outbox, its OutboxForm decoded as JSON. ok is false for anything else.
+func PublishEventOf(v any) (_ *PublishEvent, ok bool) {
+	switch v := v.(type) {
+	case *PublishEvent:
+		return v, v != nil
+	case map[string]any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var h heldPublish
+		if err := json.Unmarshal(b, &h); err != nil {
+			return nil, false
+		}
+		h.PublishEvent.Messages = h.Messages
+		return &h.PublishEvent, true
+	}
+	return nil, false
 }
 
 // HeapSize is the memory the record holds, messages included, so the
@@ -107,15 +144,33 @@ func (e *Engine) emitConfig(op, name string, prev, cur any) {
 	e.emit(event.Event{Kind: event.KindMutation, Method: op, Path: name, Origin: event.OriginAdmin, Mutation: m})
 }
 
-func (e *Engine) emitPublish(topic string, msgs []*Message, copies int, deadFrom string) {
-	ev := &PublishEvent{Topic: topic, Count: len(msgs), Copies: copies, DeadLetterOf: deadFrom, Messages: msgs}
+// publishEvent is the event of a publish, built before the publish is
+// durable so that the commit can hold it (holdPublish); emit sends it.
+func publishEvent(topic string, msgs []*Message, copies int, deadFrom string) event.Event {
+	pe := &PublishEvent{Topic: topic, Count: len(msgs), Copies: copies, DeadLetterOf: deadFrom, Messages: msgs}
 	for i, m := range msgs {
 		if i < maxEventIDs {
-			ev.IDs = append(ev.IDs, m.ID)
+			pe.IDs = append(pe.IDs, m.ID)
 		}
-		ev.Bytes += m.size()
+		pe.Bytes += m.size()
 	}
-	e.emitData(OpPublish, topic, ProjectOf(topic), ev)
+	ev := event.Event{Kind: event.KindMutation, Service: ServiceName, Method: OpPublish, Path: topic, Origin: event.OriginAdmin,
+		Mutation: &event.Mutation{Op: OpPublish, Project: ProjectOf(topic), Current: pe}}
+	ev.Who(identity.AdminIdentity())
+	return ev
+}
+
+// holdPublish holds a publish's event in the sandbox's outbox, in tx,
+// the transaction that makes the publish durable, when a consumer must
+// see it across a crash: the Cloud Functions' Pub/Sub triggers, which
+// are delivered from the publish itself and not from a subscription's
+// stored copy, so a kill between the commit and their match would lose
+// the message for them.
+func (e *Engine) holdPublish(tx service.Tx, evs []event.Event) error {
+	if e.env.Outbox == nil || e.mem != nil {
+		return nil
+	}
+	return e.env.Outbox.HoldIn(tx, evs)
 }
 
 func (e *Engine) emitDeliver(s *subState, got []Received, via string) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -27,15 +28,22 @@ func NewBoltBucket(db *bolt.DB, name string) service.Bucket {
 }
 
 func (b *boltBucket) Update(fn func(service.Tx) error) error {
+	var hit string // the key killAfterCommitEnv names, once written
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(b.name)
 		if err != nil {
 			return err
 		}
-		return fn(boltTx{bk})
+		if killAfterCommit != "" {
+			return fn(boltTx{b: bk, hit: &hit})
+		}
+		return fn(boltTx{b: bk})
 	})
 	if err != nil {
 		return fmt.Errorf("sandbox: %s store: %w", b.name, err)
+	}
+	if hit != "" {
+		killAfter(hit)
 	}
 	return nil
 }
@@ -46,15 +54,53 @@ func (b *boltBucket) View(fn func(service.Tx) error) error {
 		if bk == nil {
 			return fn(emptyTx{})
 		}
-		return fn(boltTx{bk})
+		return fn(boltTx{b: bk})
 	})
 }
 
-type boltTx struct{ b *bolt.Bucket }
+type boltTx struct {
+	b *bolt.Bucket
+	// hit, set only under killAfterCommitEnv, is where Put notes a key
+	// that contains the variable's value.
+	hit *string
+}
 
-func (t boltTx) Get(key []byte) []byte       { return t.b.Get(key) }
-func (t boltTx) Put(key, value []byte) error { return t.b.Put(key, value) }
-func (t boltTx) Delete(key []byte) error     { return t.b.Delete(key) }
+func (t boltTx) Get(key []byte) []byte { return t.b.Get(key) }
+
+func (t boltTx) Put(key, value []byte) error {
+	if t.hit != nil && *t.hit == "" && strings.Contains(string(key), killAfterCommit) {
+		*t.hit = string(key)
+	}
+	return t.b.Put(key, value)
+}
+
+func (t boltTx) Delete(key []byte) error { return t.b.Delete(key) }
+
+// putOutbox writes outbox changes (service.Outbox.HoldIn) into the
+// outbox's record space in this transaction: the bucket a checkpoint
+// applies the outbox's logged changes to, so a Log append that takes
+// one (deletes it) later applies after it.
+func (t boltTx) putOutbox(changes []service.LogChange) error {
+	root, err := t.b.Tx().CreateBucketIfNotExists([]byte(outboxService))
+	if err != nil {
+		return err
+	}
+	ob, err := root.CreateBucketIfNotExists([]byte(outboxSpace))
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if c.Value == nil {
+			err = ob.Delete([]byte(c.Key))
+		} else {
+			err = ob.Put([]byte(c.Key), c.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (t boltTx) ForEach(prefix []byte, fn func(key, value []byte) error) error {
 	c := t.b.Cursor()

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/sandbox/service"
@@ -23,7 +25,7 @@ func TestOutboxHeldWithCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := newOutbox(st)
+		o := newOutbox(st, time.Now)
 		evs := []event.Event{{Kind: event.KindCommit, Service: "firestore", Path: "docs/a"}}
 		if held := o.Hold(evs); held != nil || evs[0].Held != "" {
 			t.Fatalf("held %v with no consumer", held)
@@ -55,7 +57,7 @@ func TestOutboxHeldWithCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		left, err := newOutbox(st).Left()
+		left, err := newOutbox(st, time.Now).Left()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,3 +80,104 @@ func TestOutboxHeldWithCommit(t *testing.T) {
 		st.Close()
 	}
 }
+
+// keptPayload is a Mutation payload whose JSON leaves a field out and
+// whose event.OutboxForm keeps it.
+type keptPayload struct {
+	Topic string `json:"topic"`
+	Body  string `json:"-"`
+}
+
+func (p *keptPayload) OutboxForm() any {
+	return map[string]string{"topic": p.Topic, "body": p.Body}
+}
+
+// TestOutboxHeldInBucketUpdate: an engine that commits through its
+// Bucket holds its events with HoldIn in the same transaction, so they
+// are durable exactly when its writes are (a failed transaction holds
+// nothing); a held event is stamped with the sandbox clock and keeps a
+// payload's OutboxForm; the consumer's take through its Log (before or
+// after a checkpoint) removes it; a transaction not of the store cannot
+// hold.
+func TestOutboxHeldInBucketUpdate(t *testing.T) {
+	t.Parallel()
+	for _, checkpointed := range []bool{false, true} {
+		dir := t.TempDir()
+		st, err := OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+		o := newOutbox(st, func() time.Time { return at })
+		o.Want(func(ev *event.Event) bool { return ev.Service == "auth" })
+		b := st.Bucket("auth")
+		mutation := func(path, body string) event.Event {
+			return event.Event{Kind: event.KindMutation, Service: "auth", Path: path,
+				Mutation: &event.Mutation{Op: "user_create", Current: &keptPayload{Topic: path, Body: body}}}
+		}
+		// A transaction that fails keeps neither its write nor its events.
+		failed := []event.Event{mutation("lost", "x")}
+		if err := b.Update(func(tx service.Tx) error {
+			if err := tx.Put([]byte("u/lost"), []byte("L")); err != nil {
+				return err
+			}
+			if err := o.HoldIn(tx, failed); err != nil {
+				return err
+			}
+			return errors.New("refused")
+		}); err == nil {
+			t.Fatal("the failing update succeeded")
+		}
+		evs := []event.Event{mutation("a", "body-a"), {Kind: event.KindMutation, Service: "storage", Path: "skip"}, mutation("b", "body-b")}
+		if err := b.Update(func(tx service.Tx) error {
+			if err := tx.Put([]byte("u/a"), []byte("A")); err != nil {
+				return err
+			}
+			return o.HoldIn(tx, evs)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if evs[0].Held == "" || evs[1].Held != "" || evs[2].Held == "" {
+			t.Fatalf("held keys %q %q %q", evs[0].Held, evs[1].Held, evs[2].Held)
+		}
+		// The consumer takes b's event.
+		if err := st.Log("functions").Append("pending", []service.LogChange{{Key: evs[2].Held, Outbox: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if checkpointed {
+			st.checkpoint()
+		}
+		abandon(st)
+
+		st, err = OpenStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, err := newOutbox(st, time.Now).Left()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != 1 || left[0].Path != "a" || left[0].Held != evs[0].Held || !left[0].At.Equal(at) || left[0].Mutation == nil {
+			t.Fatalf("checkpointed %v: left %+v, want a's event under its key, stamped %v", checkpointed, left, at)
+		}
+		if cur, _ := left[0].Mutation.Current.(map[string]any); cur["body"] != "body-a" || cur["topic"] != "a" {
+			t.Errorf("checkpointed %v: the held payload is %v, want its OutboxForm", checkpointed, left[0].Mutation.Current)
+		}
+		_ = st.Bucket("auth").View(func(tx service.Tx) error {
+			if v := tx.Get([]byte("u/a")); string(v) != "A" {
+				t.Errorf("the committed write reads %q", v)
+			}
+			if v := tx.Get([]byte("u/lost")); v != nil {
+				t.Errorf("the failed write is stored: %q", v)
+			}
+			return nil
+		})
+		if err := o.HoldIn(fakeTx{}, []event.Event{mutation("c", "")}); err == nil {
+			t.Errorf("a transaction not of the store held events")
+		}
+		st.Close()
+	}
+}
+
+// fakeTx is a service.Tx that is not the store's.
+type fakeTx struct{ service.Tx }

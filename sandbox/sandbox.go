@@ -133,7 +133,7 @@ func Open(opts Options) (*Sandbox, error) {
 			return nil, err
 		}
 		sb.store = st
-		sb.outbox = newOutbox(st)
+		sb.outbox = newOutbox(st, sb.now)
 	}
 	for _, r := range opts.Services {
 		if err := sb.addService(r); err != nil {

@@ -87,14 +87,20 @@ func TestTriggerSurvivesKill9(t *testing.T) {
 }
 
 // TestTriggerSurvivesKill9AfterCommit: pyric is killed (kill -9) at the
-// moment a write's commit is durable and before its trigger was even
+// moment a change's commit is durable and before its trigger was even
 // matched — by the test-only PYRIC_TEST_KILL_AFTER_COMMIT, which makes
-// the process kill itself right after the Log append holding the
-// written key — for a Firestore document, a Realtime Database value and
-// a Cloud Storage object. The commit held its change in the sandbox's
-// outbox in the same durable record, so the restart on the same data
-// directory delivers the trigger, once, and a clean restart after that
-// delivers nothing again.
+// the process kill itself right after the durable write holding the
+// written key — for every source of event triggers: a Firestore
+// document, a Realtime Database value, a Cloud Storage object, an Auth
+// user (v1 auth.user().onCreate), a Pub/Sub message (v2
+// onMessagePublished, delivered from the publish itself: the topic has
+// no subscription that would keep it), an Eventarc custom event
+// (onCustomEventPublished; its publish keeps nothing but the held event,
+// so the kill follows that) and a Cloud Tasks task (onTaskDispatched;
+// the task itself is durable). The commit held its change in the
+// sandbox's outbox in the same durable record (a task needs none), so
+// the restart on the same data directory delivers the trigger, once,
+// and a clean restart after that delivers nothing again.
 // conformance: functions.delivery.crash
 func TestTriggerSurvivesKill9AfterCommit(t *testing.T) {
 	if testing.Short() {
@@ -102,8 +108,15 @@ func TestTriggerSurvivesKill9AfterCommit(t *testing.T) {
 	}
 	t.Setenv("PATH", e2etest.NeedFunctions(t))
 	ns := project + "-default-rtdb"
+	jsonReq := func(method, url, body string) *http.Request {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
 	for _, c := range []struct {
 		name string
+		// source is the functions' directory under e2e/functions.
+		source string
 		// kill is the written key PYRIC_TEST_KILL_AFTER_COMMIT names.
 		kill string
 		// write makes the write on srv; record is the document its
@@ -111,29 +124,50 @@ func TestTriggerSurvivesKill9AfterCommit(t *testing.T) {
 		write        func(srv *e2etest.Serve) *http.Request
 		record       string
 		field, value string
+		// held: the change goes through the outbox (all but a task).
+		held bool
 	}{
-		{"firestore", "slow/crashed", func(srv *e2etest.Serve) *http.Request {
-			url := fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/slow?documentId=crashed", srv.Firestore, project)
-			req, _ := http.NewRequest("POST", url, strings.NewReader(`{"fields":{"value":{"stringValue":"crashed"}}}`))
-			req.Header.Set("Content-Type", "application/json")
-			return req
-		}, "slowRecord-crashed", "value", "crashed"},
-		{"database", "scores/crashed", func(srv *e2etest.Serve) *http.Request {
-			req, _ := http.NewRequest("PUT", "http://"+srv.Database+"/scores/crashed.json?ns="+ns, strings.NewReader(`{"points": 5}`))
-			req.Header.Set("Content-Type", "application/json")
-			return req
-		}, "scoreCreated-crashed", "instance", ns},
-		{"storage", "crashed-upload.txt", func(srv *e2etest.Serve) *http.Request {
+		{"firestore", "triggers", "slow/crashed", func(srv *e2etest.Serve) *http.Request {
+			return jsonReq("POST", fmt.Sprintf("http://%s/v1/projects/%s/databases/(default)/documents/slow?documentId=crashed", srv.Firestore, project),
+				`{"fields":{"value":{"stringValue":"crashed"}}}`)
+		}, "slowRecord-crashed", "value", "crashed", true},
+		{"database", "triggers", "scores/crashed", func(srv *e2etest.Serve) *http.Request {
+			return jsonReq("PUT", "http://"+srv.Database+"/scores/crashed.json?ns="+ns, `{"points": 5}`)
+		}, "scoreCreated-crashed", "instance", ns, true},
+		{"storage", "triggers", "crashed-upload.txt", func(srv *e2etest.Serve) *http.Request {
 			url := fmt.Sprintf("http://%s/upload/storage/v1/b/%s.appspot.com/o?uploadType=media&name=crashed-upload.txt", srv.Storage, project)
 			req, _ := http.NewRequest("POST", url, strings.NewReader("meow"))
 			req.Header.Set("Content-Type", "text/plain")
 			return req
-		}, "uploaded-crashed-upload.txt", "name", "crashed-upload.txt"},
+		}, "uploaded-crashed-upload.txt", "name", "crashed-upload.txt", true},
+		// The account's record key holds its uid.
+		{"auth", "triggers", "crashed-user", func(srv *e2etest.Serve) *http.Request {
+			return jsonReq("POST", fmt.Sprintf("http://%s/identitytoolkit.googleapis.com/v1/projects/%s/accounts", srv.Auth, project),
+				`{"localId":"crashed-user","email":"crashed@example.com"}`)
+		}, "newUser-crashed-user", "email", "crashed@example.com", true},
+		// A publish writes no key of its topic (no subscription keeps
+		// the message); the newest message id, which every publish
+		// writes, is this one's: the first of the data directory.
+		{"pubsub", "pubsub", "lastId", func(srv *e2etest.Serve) *http.Request {
+			return jsonReq("POST", fmt.Sprintf("http://%s/v1/projects/%s/topics/orders:publish", srv.PubSub, project),
+				`{"messages":[{"data":"eyJvcmRlciI6OX0=","attributes":{"n":"9"}}]}`)
+		}, "psV2-1", "messageId", "1", true},
+		// Published by a function through the Admin SDK, as an app does.
+		{"eventarc", "triggers", "crashed-event", func(srv *e2etest.Serve) *http.Request {
+			return jsonReq("POST", fmt.Sprintf("http://%s/%s/us-central1/publishEvent", srv.Functions, project),
+				`{"events":[{"type":"com.example.order.shipped","source":"/crash","id":"crashed-event","carrier":"ups","data":{"order":9}}]}`)
+		}, "orderShipped-crashed-event", "", "", true},
+		// Enqueued by a function through the Admin SDK; the task's key
+		// holds its name.
+		{"tasks", "triggers", "tasks/crashedtask", func(srv *e2etest.Serve) *http.Request {
+			req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/%s/us-central1/enqueueWork?id=crashedtask&n=9", srv.Functions, project), nil)
+			return req
+		}, "processTask-crashedtask", "id", "crashedtask", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := []string{"--project", project, "--data-dir", filepath.Join(dir, "data"),
-				"--functions-source", filepath.Join(e2etest.FunctionsDir(), "triggers")}
+				"--functions-source", filepath.Join(e2etest.FunctionsDir(), c.source)}
 			t.Setenv("PYRIC_TEST_KILL_AFTER_COMMIT", c.kill)
 			srv := e2etest.StartServe(t, dir, args...)
 			// The server dies while answering: the write is durable but
@@ -164,10 +198,15 @@ func TestTriggerSurvivesKill9AfterCommit(t *testing.T) {
 					time.Sleep(100 * time.Millisecond)
 				}
 			}
-			if got == nil || got[c.field] != c.value {
+			if got == nil || c.field != "" && got[c.field] != c.value {
 				t.Fatalf("the %s write's trigger was not delivered after the restart (got %v):\n%s", c.name, got, srv.Stderr())
 			}
-			if !strings.Contains(srv.Stderr(), "matching 1 change(s) committed before pyric last stopped") {
+			if c.name == "eventarc" {
+				if ev, _ := got["event"].(map[string]any); ev["id"] != "crashed-event" || ev["carrier"] != "ups" || fmt.Sprint(ev["data"]) != "map[order:9]" {
+					t.Fatalf("orderShipped received %v after the restart", got["event"])
+				}
+			}
+			if c.held && !strings.Contains(srv.Stderr(), "matching 1 change(s) committed before pyric last stopped") {
 				t.Errorf("the restart did not say it matches the held change:\n%s", srv.Stderr())
 			}
 			if c.name == "firestore" {

@@ -13,6 +13,10 @@ import (
 const (
 	authOpCreate = "user_create"
 	authOpDelete = "user_delete"
+	// authNoteImport marks the creations of accounts imported in bulk
+	// (accounts:batchCreate), which fire no trigger, as in the Emulator
+	// Suite.
+	authNoteImport = "import"
 )
 
 // authUser is the part of an Auth account record read here (package
@@ -129,9 +133,7 @@ func authDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 	var o op
 	var rec any
 	switch {
-	case m.Op == authOpCreate && m.Note != "import":
-		// Accounts imported in bulk (accounts:batchCreate) fire no
-		// trigger, as in the Emulator Suite.
+	case m.Op == authOpCreate && m.Note != authNoteImport:
 		o, rec = opCreate, m.Current
 	case m.Op == authOpDelete:
 		o, rec = opDelete, m.Previous

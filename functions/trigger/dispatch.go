@@ -343,7 +343,14 @@ func relevant(ev event.Event) bool {
 	case event.KindCommit:
 		return ev.Service == "firestore" || ev.Service == "database"
 	case event.KindMutation:
-		return ev.Service == "storage" || ev.Service == "auth" ||
+		// Of Auth's changes only a user's creation (not an import's)
+		// and deletion fire: a sign-in, say, would only be held in the
+		// outbox and taken for nothing.
+		if ev.Service == "auth" {
+			m := ev.Mutation
+			return m != nil && (m.Op == authOpCreate && m.Note != authNoteImport || m.Op == authOpDelete)
+		}
+		return ev.Service == "storage" ||
 			(ev.Service == pubsub.ServiceName && ev.Method == pubsub.OpPublish) ||
 			(ev.Service == EventarcService && ev.Method == OpPublishEvents)
 	}

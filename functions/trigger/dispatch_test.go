@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -280,7 +281,7 @@ func (j *memJournal) Settled(key string) {
 // TestDispatcherJournal: each delivery is journaled before it is made
 // and settled after (failed ones too, once given up); one a Close
 // interrupted stays pending, and Redeliver on the next dispatcher makes
-// it and settles it.
+// it, with the same payload (event id), and settles it.
 // conformance: functions.delivery.crash
 func TestDispatcherJournal(t *testing.T) {
 	t.Parallel()
@@ -299,7 +300,9 @@ func TestDispatcherJournal(t *testing.T) {
 	}
 	// A delivery in flight when the dispatcher closes stays pending.
 	started := make(chan struct{})
+	var first []byte // the interrupted delivery's payload
 	d2 := NewDispatcher(Options{Env: testEnv, Logf: t.Logf, Journal: j, Deliver: func(ctx context.Context, fn string, payload []byte) error {
+		first = append([]byte(nil), payload...)
 		close(started)
 		<-ctx.Done()
 		return ctx.Err()
@@ -319,9 +322,15 @@ func TestDispatcherJournal(t *testing.T) {
 	}
 	// The next run makes it, with its cause's service and path but no
 	// event of this run, and settles it.
+	// Its payload is the first attempt's, byte for byte: the same event
+	// id, which a function may use to skip an event it handled (the
+	// guarantee is at least once).
 	var cause Cause
 	d3 := NewDispatcher(Options{Env: testEnv, Logf: t.Logf, Journal: j, Deliver: func(ctx context.Context, fn string, payload []byte) error {
 		cause, _ = CauseOf(ctx)
+		if !bytes.Equal(payload, first) {
+			return fmt.Errorf("redelivered %s, first delivered %s", payload, first)
+		}
 		var body struct {
 			Document string `json:"document"`
 		}
@@ -402,6 +411,17 @@ func TestDispatcherHeldChanges(t *testing.T) {
 	}
 	if request := (event.Event{Kind: event.KindRequest, Service: "firestore"}); d.Wants(&request) {
 		t.Errorf("a request event is wanted held")
+	}
+	// Of Auth's changes, a user's creation and deletion, not an
+	// import's creations nor a sign-in.
+	for _, c := range []struct {
+		op, note string
+		want     bool
+	}{{"user_create", "", true}, {"user_delete", "", true}, {"user_create", "import", false}, {"sign_in", "", false}, {"user_update", "", false}} {
+		ev := event.Event{Kind: event.KindMutation, Service: "auth", Method: c.op, Mutation: &event.Mutation{Op: c.op, Note: c.note}}
+		if d.Wants(&ev) != c.want {
+			t.Errorf("Auth %s (note %q) wanted held: %v, want %v", c.op, c.note, !c.want, c.want)
+		}
 	}
 	bus.Tap(d.Tap)
 	emit := func(doc, held string, n int) {

@@ -13,4 +13,15 @@
 // losslessly, matches every change against the current functions,
 // and calls an injected deliver function in commit order per function,
 // retrying when the function asks for retries.
+//
+// Delivery is at least once, across a kill -9 of pyric too: the engines
+// hold the changes the dispatcher Wants in the sandbox's outbox with
+// their commits (service.Outbox), the dispatcher takes each in the same
+// Journal record as the deliveries it matched, and a start matches what
+// an earlier run held and never took (Resume) and makes what it matched
+// and never settled (Redeliver, with the journaled payload, so the event
+// id is the first attempt's). A held event comes back as decoded JSON,
+// so the payload builders read an engine's record through the decoders
+// of this package (decodeUser, decodeObject, customEventsOf) or its
+// package's (pubsub.PublishEventOf), never by type assertion alone.
 package trigger

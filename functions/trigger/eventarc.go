@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -44,6 +45,27 @@ type CustomEvents struct {
 	// Size is the publish request's size, what the event history
 	// counts the events as (HeapSize).
 	Size int `json:"-"`
+}
+
+// customEventsOf is the CustomEvents of a publish event's
+// Mutation.Current: the *CustomEvents itself, or, for an event read back
+// from the sandbox's outbox, its JSON decoded.
+func customEventsOf(v any) (*CustomEvents, bool) {
+	switch v := v.(type) {
+	case *CustomEvents:
+		return v, v != nil
+	case map[string]any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var ce CustomEvents
+		if err := json.Unmarshal(b, &ce); err != nil || ce.Channel == "" {
+			return nil, false
+		}
+		return &ce, true
+	}
+	return nil, false
 }
 
 // HeapSize is about what the events take in memory (event.Bus bounds
@@ -97,7 +119,7 @@ func eventarcDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error)
 	if ev.Service != EventarcService || ev.Kind != event.KindMutation || ev.Mutation == nil || ev.Mutation.Op != OpPublishEvents {
 		return nil, nil
 	}
-	ce, ok := ev.Mutation.Current.(*CustomEvents)
+	ce, ok := customEventsOf(ev.Mutation.Current)
 	if !ok {
 		return nil, nil
 	}

@@ -24,7 +24,9 @@ const (
 // PubSubSubscription is the subscription a v2 event names for a topic's
 // trigger: the one the Emulator Suite's Pub/Sub emulator creates for it
 // (emulator-sub-<topic>). Pyric delivers from the publish itself, so the
-// subscription is only a name (creating it would keep every message).
+// subscription is only a name (creating it would keep every message);
+// the publish holds its event in the sandbox's outbox for the trigger
+// instead, until the dispatcher took it.
 func PubSubSubscription(project, topic string) string {
 	return "projects/" + project + "/subscriptions/emulator-sub-" + topic
 }
@@ -56,7 +58,7 @@ func pubsubDeliveries(f Function, ev event.Event, env Env) ([]Delivery, error) {
 	if ev.Service != pubsub.ServiceName || ev.Kind != event.KindMutation || ev.Mutation == nil || ev.Mutation.Op != pubsub.OpPublish {
 		return nil, nil
 	}
-	pe, ok := ev.Mutation.Current.(*pubsub.PublishEvent)
+	pe, ok := pubsub.PublishEventOf(ev.Mutation.Current)
 	if !ok || pe.Topic == "" || pe.Topic != PubSubTopic(f, env.Project) {
 		return nil, nil
 	}

@@ -80,7 +80,8 @@ func (d *Database) scopes(ns *namespace, ws []write) (per []*event.Scope, after 
 		p := joinPath(w.keys[:k])
 		sc := byPath[p]
 		if sc == nil {
-			sc = &event.Scope{Path: p, Before: Plain(getAt(ns.root, w.keys[:k]))}
+			// Copies: the live tree changes in place.
+			sc = &event.Scope{Path: p, Before: plainCopy(getAt(ns.root, w.keys[:k]))}
 			byPath[p], keysOf[sc] = sc, w.keys[:k]
 		}
 		sc.Writes = append(sc.Writes, joinPath(w.keys))
@@ -88,7 +89,7 @@ func (d *Database) scopes(ns *namespace, ws []write) (per []*event.Scope, after 
 	}
 	return per, func() {
 		for sc, keys := range keysOf {
-			sc.After = Plain(getAt(ns.root, keys))
+			sc.After = plainCopy(getAt(ns.root, keys))
 		}
 	}
 }

@@ -668,6 +668,9 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		sharedBelow = make([]*SharedEncoding, len(changes))
 		sharedAt = map[string]*SharedEncoding{}
 	}
+	// Whether each change changed anything, compared once for all the
+	// listeners below it (0: not yet, 1: changed, 2: the same).
+	changed := make([]uint8, len(changes))
 	for _, l := range ls {
 		if l.windowed {
 			d.notifyWindow(ns, l, changes)
@@ -677,7 +680,13 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		var above *change
 		for i, c := range changes {
 			if rtdb.IsPathPrefix(l.keys, c.keys) {
-				if !Equal(c.old, c.new) {
+				if changed[i] == 0 {
+					changed[i] = 2
+					if !Equal(c.old, c.new) {
+						changed[i] = 1
+					}
+				}
+				if changed[i] == 1 {
 					items = append(items, i)
 				}
 			} else if rtdb.IsPathPrefix(c.keys, l.keys) {

@@ -177,6 +177,14 @@ func (s *session) writeItems(ctx context.Context, items []any) error {
 		default:
 			continue
 		}
+		if len(msg) <= MaxFrame {
+			// One frame, sent as it is: no copies (a push's encoding is
+			// shared by every listener it goes to; sending only reads it).
+			if err := s.send(ctx, msg); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, f := range split(string(msg)) {
 			if err := s.send(ctx, []byte(f)); err != nil {
 				return err

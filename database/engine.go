@@ -1,6 +1,7 @@
 package database
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -753,7 +754,7 @@ func DecodeJSON(b []byte) (any, error) {
 	if !utf8.Valid(b) || loneSurrogate(b) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b)) // no copy of the body
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {

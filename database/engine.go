@@ -1,6 +1,7 @@
 package database
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -80,7 +81,8 @@ func (d *Database) scopes(ns *namespace, ws []write) (per []*event.Scope, after 
 		p := joinPath(w.keys[:k])
 		sc := byPath[p]
 		if sc == nil {
-			sc = &event.Scope{Path: p, Before: Plain(getAt(ns.root, w.keys[:k]))}
+			// Copies: the live tree changes in place.
+			sc = &event.Scope{Path: p, Before: plainCopy(getAt(ns.root, w.keys[:k]))}
 			byPath[p], keysOf[sc] = sc, w.keys[:k]
 		}
 		sc.Writes = append(sc.Writes, joinPath(w.keys))
@@ -88,7 +90,7 @@ func (d *Database) scopes(ns *namespace, ws []write) (per []*event.Scope, after 
 	}
 	return per, func() {
 		for sc, keys := range keysOf {
-			sc.After = Plain(getAt(ns.root, keys))
+			sc.After = plainCopy(getAt(ns.root, keys))
 		}
 	}
 }
@@ -752,7 +754,7 @@ func DecodeJSON(b []byte) (any, error) {
 	if !utf8.Valid(b) || loneSurrogate(b) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b)) // no copy of the body
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {

@@ -997,3 +997,61 @@ func TestSharedPushEncoding(t *testing.T) {
 		t.Errorf("the tagged listen's push = %+v, want its own (tag 5, not shared)", ps)
 	}
 }
+
+// A reply held (Conn.Hold) wakes no waiting reader: the goroutine that
+// held it takes the queue itself (Take), in order behind what was
+// queued before it; a push queued by a write wakes the waiting reader.
+func TestConnHoldTakeWait(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, admin)
+	defer c.Close()
+	if _, err := c.Listen("public/h", database.Query{}, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Hold("reply 1")
+	items, err := c.Take()
+	if err != nil || len(items) != 2 {
+		t.Fatalf("Take = %v, %v; want the listen's data then the reply", items, err)
+	}
+	if p, ok := items[0].(database.Push); !ok || p.Path != "public/h" || items[1] != "reply 1" {
+		t.Fatalf("Take = %#v", items)
+	}
+	if items, err := c.Take(); items != nil || err != nil {
+		t.Fatalf("Take of an empty queue = %v, %v", items, err)
+	}
+	c.Hold("reply 2")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Wait(ctx); err != nil {
+		t.Fatalf("Wait with a held reply queued = %v, want nil at once", err)
+	}
+	if items, _ := c.Take(); len(items) != 1 || items[0] != "reply 2" {
+		t.Fatalf("Take = %v", items)
+	}
+	// Hold leaves no wake-up behind: with its reply taken, a Wait finds
+	// nothing and times out.
+	c.Hold("reply 3")
+	if items, _ := c.Take(); len(items) != 1 || items[0] != "reply 3" {
+		t.Fatalf("Take = %v", items)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if err := c.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait after a held reply was taken = %v, want a timeout", err)
+	}
+	woke := make(chan error, 1)
+	go func() { woke <- c.Wait(context.Background()) }()
+	if _, err := d.Set(admin, ns, "public/h", 1.0, database.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-woke; err != nil {
+		t.Fatalf("Wait after a push = %v", err)
+	}
+	if items, _ := c.Take(); len(items) != 1 {
+		t.Fatalf("Take = %v; want the push", items)
+	}
+	c.Close()
+	if _, err := c.Take(); !errors.Is(err, database.ErrClosed) {
+		t.Fatalf("Take after Close = %v, want ErrClosed", err)
+	}
+}

@@ -220,7 +220,11 @@ func (c *Conn) SetAuth(who identity.Identity) {
 }
 
 // enqueue appends to the outbound queue; it never blocks.
-func (c *Conn) enqueue(x any) {
+func (c *Conn) enqueue(x any) { c.queueItem(x, true) }
+
+// queueItem appends x to the outbound queue, waking a waiting Next or
+// Wait when wake is set; it never blocks.
+func (c *Conn) queueItem(x any, wake bool) {
 	c.mu.Lock()
 	if c.closed || c.over {
 		c.mu.Unlock()
@@ -229,10 +233,14 @@ func (c *Conn) enqueue(x any) {
 	if len(c.queue) >= maxQueue {
 		c.over = true
 		c.queue = nil
+		wake = true // the waiter must see the overflow
 	} else {
 		c.queue = append(c.queue, x)
 	}
 	c.mu.Unlock()
+	if !wake {
+		return
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -243,33 +251,71 @@ func (c *Conn) enqueue(x any) {
 // everything queued so far.
 func (c *Conn) Send(x any) { c.enqueue(x) }
 
+// Hold is Send for an adapter that takes the queue itself right after
+// (Take), on the goroutine that answered the request: it queues x after
+// everything queued so far without waking a goroutine waiting in Next or
+// Wait, whose wake-up would cost more than a small reply's writing.
+func (c *Conn) Hold(x any) { c.queueItem(x, false) }
+
 // Next waits for queued messages and returns them in order. It returns
 // ErrClosed once the connection is closed or overflowed and drained.
 func (c *Conn) Next(ctx context.Context) ([]any, error) {
 	for {
-		c.mu.Lock()
-		if c.over {
-			c.mu.Unlock()
-			return nil, fmt.Errorf("%w: the client is not reading its pushes", ErrClosed)
+		if q, err := c.Take(); q != nil || err != nil {
+			return q, err
 		}
-		if len(c.queue) > 0 {
-			q := c.queue
-			c.queue = nil
-			c.mu.Unlock()
-			return q, nil
-		}
-		closed := c.closed
-		c.mu.Unlock()
-		if closed {
-			return nil, ErrClosed
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.wake:
-		case <-c.done:
+		if err := c.Wait(ctx); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// Take returns the queued messages in order without waiting: none (nil,
+// nil) when the queue is empty, ErrClosed once the connection is closed
+// or overflowed and drained. An adapter writing from two goroutines
+// takes and writes under one lock of its own, so that the messages leave
+// in order.
+func (c *Conn) Take() ([]any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.over {
+		return nil, fmt.Errorf("%w: the client is not reading its pushes", ErrClosed)
+	}
+	if len(c.queue) > 0 {
+		q := c.queue
+		c.queue = nil
+		return q, nil
+	}
+	if c.closed {
+		return nil, ErrClosed
+	}
+	return nil, nil
+}
+
+// Wait waits until a message may be queued (Take then returns it, unless
+// another goroutine took it first), the connection is closed or
+// overflowed, or ctx ends (its error).
+func (c *Conn) Wait(ctx context.Context) error {
+	c.mu.Lock()
+	ready := c.over || c.closed || len(c.queue) > 0
+	c.mu.Unlock()
+	if ready {
+		// A wake-up sent for what is queued now is spent: the caller
+		// takes it next. Left in the channel it would wake the next
+		// Wait for nothing.
+		select {
+		case <-c.wake:
+		default:
+		}
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.wake:
+	case <-c.done:
+	}
+	return nil
 }
 
 func listenKey(keys []string, q Query) string {
@@ -622,6 +668,9 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		sharedBelow = make([]*SharedEncoding, len(changes))
 		sharedAt = map[string]*SharedEncoding{}
 	}
+	// Whether each change changed anything, compared once for all the
+	// listeners below it (0: not yet, 1: changed, 2: the same).
+	changed := make([]uint8, len(changes))
 	for _, l := range ls {
 		if l.windowed {
 			d.notifyWindow(ns, l, changes)
@@ -631,7 +680,13 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 		var above *change
 		for i, c := range changes {
 			if rtdb.IsPathPrefix(l.keys, c.keys) {
-				if !Equal(c.old, c.new) {
+				if changed[i] == 0 {
+					changed[i] = 2
+					if !Equal(c.old, c.new) {
+						changed[i] = 1
+					}
+				}
+				if changed[i] == 1 {
 					items = append(items, i)
 				}
 			} else if rtdb.IsPathPrefix(c.keys, l.keys) {

@@ -356,8 +356,47 @@ func arrayIndex(k string) bool {
 
 // Plain renders a stored value as clients read it with val(): priorities
 // dropped, and a node whose keys are all integers with maxKey < 2×count
-// read back as an array (missing indexes null), as production does.
+// read back as an array (missing indexes null), as production does. A
+// value that reads back as it is stored (most: no priorities, no
+// array-like nodes) is returned itself, not copied: the result may share
+// v, which is then not to change (pass a copy, or use plainCopy, for a
+// location of the live tree). Every response and commit event runs on
+// it; the copy of a small node was most of its cost.
 func Plain(v any) any {
+	if isPlain(v) {
+		return v
+	}
+	return plainCopy(v)
+}
+
+// isPlain reports whether Plain(v) equals v: no node below holds a
+// priority or a .value, or reads back as an array.
+func isPlain(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return true
+	}
+	all, maxKey, n := true, 0, 0
+	for k, c := range m {
+		if k == ".priority" || k == ".value" {
+			return false
+		}
+		n++
+		if all && arrayIndex(k) {
+			i, _ := strconv.Atoi(k)
+			maxKey = max(maxKey, i)
+		} else {
+			all = false
+		}
+		if !isPlain(c) {
+			return false
+		}
+	}
+	return !(all && n > 0 && maxKey < 2*n)
+}
+
+// plainCopy is Plain that always copies the nodes it returns.
+func plainCopy(v any) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
@@ -371,7 +410,7 @@ func Plain(v any) any {
 		if k == ".priority" {
 			continue
 		}
-		out[k] = Plain(c)
+		out[k] = plainCopy(c)
 		n++
 		if all && arrayIndex(k) {
 			i, _ := strconv.Atoi(k)

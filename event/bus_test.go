@@ -79,6 +79,35 @@ func TestSlowSubscriberGetsAGapNeverBlocks(t *testing.T) {
 	}
 }
 
+// A filtered subscription receives only the events its filter keeps, in
+// order and with their bus sequence; the others neither fill its buffer
+// nor count as missed.
+func TestSubscribeWhereDeliversOnlyKeptEvents(t *testing.T) {
+	b := NewBus(Options{})
+	s := b.SubscribeWhere(2, func(e *Event) bool { return e.Kind == KindRequest && e.Verdict == Deny })
+	defer s.Close()
+	for i := 0; i < 6; i++ {
+		v := Allow
+		if i%3 == 2 {
+			v = Deny
+		}
+		b.Emit(Event{Kind: KindRequest, Request: &Request{Verdict: v}})
+		b.Emit(Event{Kind: KindCommit, Commit: &Commit{}})
+	}
+	if s.Dropped() != 0 {
+		t.Errorf("Dropped = %d, want 0: filtered events are not losses", s.Dropped())
+	}
+	first, second := <-s.Events(), <-s.Events()
+	if first.Seq != 5 || second.Seq != 11 || first.Verdict != Deny || second.Verdict != Deny {
+		t.Fatalf("delivered %d (%s), %d (%s); want the denials 5 and 11", first.Seq, first.Verdict, second.Seq, second.Verdict)
+	}
+	select {
+	case e := <-s.Events():
+		t.Fatalf("delivered %d (%s) besides the denials", e.Seq, e.Kind)
+	default:
+	}
+}
+
 // A subscriber's buffer is bounded in bytes as well as in events: events
 // of large documents past the bound are lost with a gap, as past a full
 // buffer, and an empty buffer takes any one event.

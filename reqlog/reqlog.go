@@ -57,7 +57,10 @@ func Start(bus *event.Bus, w io.Writer, opts Options) (stop func()) {
 	if opts.Buffer < 2 {
 		opts.Buffer = 1024
 	}
-	sub := bus.Subscribe(opts.Buffer)
+	// Only what gets a line is delivered: every other event (most of
+	// them, an allowed request's and its commit's) would wake this
+	// goroutine for nothing.
+	sub := bus.SubscribeWhere(opts.Buffer, logged)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -83,13 +86,19 @@ func Start(bus *event.Bus, w io.Writer, opts Options) (stop func()) {
 	}
 }
 
+// logged reports whether a request event gets a log line: a denied or
+// unsupported request (a gap marker gets one too; the bus makes those).
+func logged(e *event.Event) bool {
+	return e.Kind == event.KindRequest && e.Request != nil && (e.Verdict == event.Deny || e.Verdict == event.Unsupported)
+}
+
 // Format returns the log line for an event, if it gets one: denied and
 // unsupported requests, and gap markers.
 func Format(e *event.Event) (Line, bool) {
 	if e.Kind == event.KindGap && e.Gap != nil {
 		return Line{Level: "warn", Missed: e.Missed, Message: fmt.Sprintf("the log fell behind and missed %d events (see the Studio's Traffic)", e.Missed)}, true
 	}
-	if e.Kind != event.KindRequest || e.Request == nil || (e.Verdict != event.Deny && e.Verdict != event.Unsupported) {
+	if !logged(e) {
 		return Line{}, false
 	}
 	l := Line{Level: "deny", Event: e.ID, Service: e.Service, Method: e.Method, Path: e.Path, UID: e.Identity.UID, Lens: string(e.Identity.Lens),

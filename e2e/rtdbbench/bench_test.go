@@ -7,7 +7,12 @@
 // floor: set, update, get, transaction, a query on an `.indexOn` child,
 // listener fan-out (many clients on one path, one write: delivery p50
 // and p99) and REST put/patch/get. The official RTDB emulator cannot
-// run here, so the floor is the only anchor.
+// run here, so the floor is the only anchor. Beside each rate it prints
+// the server process's CPU per operation ("… CPU µs/op", from /proc),
+// which the machine's other load moves less than the rate, and for the
+// fan-out the CPU per write of the server and of the listening clients'
+// processes: clients that spend more per write than the latency asked
+// of the server make the fan-out's latency the clients'.
 //
 //	PYRIC_BENCH=1 go test -v -run Bench ./e2e/rtdbbench
 //
@@ -40,7 +45,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type target struct{ name, host string }
+type target struct {
+	name, host string
+	pid        int // the server's process, whose CPU per operation is measured
+}
 
 type result = map[string]float64
 
@@ -60,10 +68,10 @@ func TestBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := e2etest.StartServe(t, dir, "--data-dir", t.TempDir(), "--project", "demo-rtdbbench", "--database-rules", "database.rules.json")
-	targets := []target{{"pyric", srv.Database}}
+	targets := []target{{"pyric", srv.Database, srv.Pid()}}
 
-	addr, _ := benchkit.StartFloor(t, floorEnv)
-	targets = append(targets, target{"floor", addr})
+	addr, _, floorPid := benchkit.StartFloorProcess(t, floorEnv)
+	targets = append(targets, target{"floor", addr, floorPid})
 
 	res := benchkit.Results{}
 	var names []string
@@ -72,9 +80,10 @@ func TestBench(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		_, file, _, _ := runtime.Caller(0)
 		out := e2etest.RunNode(t, ctx, filepath.Join(filepath.Dir(file), "drive.cjs"),
-			"DB="+tg.host, "NS="+ns, fmt.Sprint("N=", n), fmt.Sprint("FANOUT=", fanout))
+			"DB="+tg.host, "NS="+ns, fmt.Sprint("N=", n), fmt.Sprint("FANOUT=", fanout), fmt.Sprint("SERVER_PID=", tg.pid))
 		cancel()
 		e2etest.LastJSONLine(t, out, &r)
+		settle(tg.pid)
 		restRates(t, tg, rest, r)
 		res[tg.name], names = r, append(names, tg.name)
 	}
@@ -82,8 +91,26 @@ func TestBench(t *testing.T) {
 		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}))
 }
 
+// settle waits (at most 10 s) until server process pid is idle: using
+// less than 2 ms of CPU in 100 ms. The fan-out's thousand connections
+// close as its clients exit, and the server's work for them (their
+// listeners' ends, their events) must not be counted as the next
+// workload's.
+func settle(pid int) {
+	last := benchkit.ProcCPU(pid)
+	for range 100 {
+		time.Sleep(100 * time.Millisecond)
+		now := benchkit.ProcCPU(pid)
+		if now-last < 2*time.Millisecond {
+			return
+		}
+		last = now
+	}
+}
+
 // restRates measures the admin REST API (as the Admin SDKs' REST
-// clients and curl use it): sequential PUT, PATCH and GET.
+// clients and curl use it): sequential PUT, PATCH and GET, their rates
+// and the server's CPU per request.
 func restRates(t *testing.T, tg target, n int, r result) {
 	t.Helper()
 	c := &http.Client{}
@@ -102,11 +129,14 @@ func restRates(t *testing.T, tg target, n int, r result) {
 		}
 	}
 	rate := func(key string, fn func(i int)) {
-		start := time.Now()
+		cpu0, start := benchkit.ProcCPU(tg.pid), time.Now()
 		for i := range n {
 			fn(i)
 		}
 		r[key] = float64(n) / time.Since(start).Seconds()
+		if cpu := benchkit.ProcCPU(tg.pid) - cpu0; cpu > 0 {
+			r[strings.TrimSuffix(key, " /s")+" CPU µs/op"] = float64(cpu.Microseconds()) / float64(n)
+		}
 	}
 	rate("REST put /s", func(i int) { do("PUT", fmt.Sprintf("/rest/r%d", i), fmt.Sprintf(`{"n":%d,"s":"x"}`, i)) })
 	rate("REST patch /s", func(i int) { do("PATCH", fmt.Sprintf("/rest/r%d", i), `{"n":0}`) })

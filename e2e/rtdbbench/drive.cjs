@@ -23,6 +23,24 @@ const N = Number(process.env.N || 100);
 const FANOUT = Number(process.env.FANOUT || 100);
 const ROUNDS = Number(process.env.ROUNDS || 5);
 const PROCS = Number(process.env.FANOUT_PROCS || Math.max(1, Math.min(4, Math.ceil(FANOUT / 250))));
+const SERVER_PID = Number(process.env.SERVER_PID || 0);
+
+// serverCPU is the server process's CPU time so far in ms (its threads'
+// run time from /proc; 0 where unknown): a server's CPU per operation
+// compares servers better than rates, which the machine's load moves.
+const fs = require('fs');
+function serverCPU() {
+  if (!SERVER_PID) return 0;
+  try {
+    let ns = 0;
+    for (const t of fs.readdirSync(`/proc/${SERVER_PID}/task`)) {
+      ns += Number(fs.readFileSync(`/proc/${SERVER_PID}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return ns / 1e6;
+  } catch (e) {
+    return 0;
+  }
+}
 
 let apps = 0;
 const mk = () => {
@@ -32,10 +50,15 @@ const mk = () => {
   return { app, db };
 };
 
-async function rate(n, fn) {
+// rate runs fn n times in sequence, sets out[key] to the rate and, when
+// the server's CPU is known, out[key's name + ' CPU µs/op'] (the server's).
+async function rate(out, key, n, fn) {
+  const cpu0 = serverCPU();
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await fn(i);
-  return n / (Number(process.hrtime.bigint() - start) / 1e9);
+  out[key] = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const cpu = serverCPU() - cpu0;
+  if (cpu > 0) out[key.replace(/ \/s$/, '') + ' CPU µs/op'] = cpu * 1000 / n;
 }
 
 const pct = (xs, p) => {
@@ -48,12 +71,12 @@ async function main() {
   const { app, db } = mk();
   // Warm the connection.
   await set(ref(db, 'warm'), 1);
-  out['set /s'] = await rate(N, i => set(ref(db, `items/i${i}`), { n: i, name: 'item ' + i }));
-  out['update /s'] = await rate(N, i => update(ref(db, `items/i${i}`), { n: i + 1 }));
-  out['get /s'] = await rate(N, i => get(ref(db, `items/i${i}`)));
-  out['transaction /s'] = await rate(N, () => runTransaction(ref(db, 'counter'), v => (v || 0) + 1));
+  await rate(out, 'set /s', N, i => set(ref(db, `items/i${i}`), { n: i, name: 'item ' + i }));
+  await rate(out, 'update /s', N, i => update(ref(db, `items/i${i}`), { n: i + 1 }));
+  await rate(out, 'get /s', N, i => get(ref(db, `items/i${i}`)));
+  await rate(out, 'transaction /s', N, () => runTransaction(ref(db, 'counter'), v => (v || 0) + 1));
   for (let i = 0; i < 200; i++) await set(ref(db, `scores/p${i}`), { score: (i * 37) % 200 });
-  out['indexed query /s'] = await rate(N, () => get(query(ref(db, 'scores'), orderByChild('score'), limitToFirst(10))));
+  await rate(out, 'indexed query /s', N, () => get(query(ref(db, 'scores'), orderByChild('score'), limitToFirst(10))));
 
   // Fan-out: FANOUT clients, in PROCS child processes, listen to one
   // path; one client writes.
@@ -78,7 +101,13 @@ async function main() {
     }
   };
   await until(() => kids.every(k => k.ready), 300000);
+  // Beside the delivery latency, the CPU each side spends per write from
+  // the first round's end to the last's: the server's, and the listening
+  // clients' (their processes' CPU, stamped in each reply). With the
+  // clients' CPU per write past the latency asked of the server, the
+  // latency measures the clients.
   const lat = [];
+  let cpuFrom = 0;
   for (let r = 1; r <= ROUNDS; r++) {
     const sentAt = Number(process.hrtime.bigint());
     await set(ref(db, 'fan/x'), r);
@@ -89,6 +118,16 @@ async function main() {
       if (m.times.length !== k.count) throw new Error(`fan-out: ${m.times.length} of ${k.count} listeners got round ${r}`);
       lat.push(...m.times.map(t => (t - sentAt) / 1e6));
     }
+    if (r === 1) cpuFrom = serverCPU();
+  }
+  if (ROUNDS > 1) {
+    const clients = kids.reduce((sum, k) => {
+      const first = k.replies.find(m => m.round === 1), last = k.replies.find(m => m.round === ROUNDS);
+      return sum + (last.cpu - first.cpu) / 1000;
+    }, 0);
+    out['fan-out clients CPU ms'] = clients / (ROUNDS - 1);
+    const server = serverCPU() - cpuFrom;
+    if (server > 0) out['fan-out server CPU ms'] = server / (ROUNDS - 1);
   }
   for (const k of kids) k.child.send({ exit: true });
   out['fan-out p50 ms'] = pct(lat, 0.5);
@@ -127,7 +166,8 @@ async function listen(count) {
     }
     const end = Date.now() + 60000;
     while ((stamps.get(m.collect) || []).length < count && Date.now() < end) await new Promise(r => setTimeout(r, 1));
-    process.send({ round: m.collect, times: stamps.get(m.collect) || [] });
+    const u = process.cpuUsage();
+    process.send({ round: m.collect, times: stamps.get(m.collect) || [], cpu: u.user + u.system });
   });
 }
 

@@ -1,7 +1,17 @@
 package databaseserver_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox"
+	"github.com/pyric/pyric/sandbox/service"
+	server "github.com/pyric/pyric/server/database"
 )
 
 // BenchmarkWebsocketWrites is sequential acknowledged puts over one
@@ -14,5 +24,93 @@ func BenchmarkWebsocketWrites(b *testing.B) {
 		if _, res := c.call("p", map[string]any{"p": "/public/bench", "d": i}); res["s"] != "ok" {
 			b.Fatal(res)
 		}
+	}
+}
+
+// startDurable is a handler over an engine as pyric serve runs it: a
+// store's write-ahead log, an event bus with a subscriber (the request
+// log and session capture subscribe), rules for unauthenticated clients.
+func startDurable(b *testing.B) (*server.Handler, *httptest.Server) {
+	b.Helper()
+	st, err := sandbox.OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	bus := event.NewBus(event.Options{})
+	sub := bus.Subscribe(1024)
+	go func() {
+		for range sub.Events() {
+		}
+	}()
+	b.Cleanup(sub.Close)
+	db, err := database.New(service.Env{Project: "demo", Events: bus, Bucket: st.Bucket("database"), Log: st.Log("database")},
+		database.Options{Rules: `{"rules": {".read": true, ".write": true}}`})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := server.NewHandler(db, server.Options{})
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	return h, srv
+}
+
+// BenchmarkDurable is the RTDB benchmark's (e2e/rtdbbench) small
+// operations against a durable engine with events: REST put, patch and
+// get through the handler (no socket: the server's own work), and a
+// websocket client's set, update and get (one socket, client included).
+// Allocations are the load-independent figure to compare.
+func BenchmarkDurable(b *testing.B) {
+	rest := func(h http.Handler, method, path, body string) {
+		req := httptest.NewRequest(method, "/"+path+".json?ns=demo-default-rtdb", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer owner")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+		}
+	}
+	for _, op := range []string{"rest-put", "rest-patch", "rest-get"} {
+		b.Run(op, func(b *testing.B) {
+			h, _ := startDurable(b)
+			for i := range 1000 {
+				rest(h, "PUT", fmt.Sprintf("rest/r%d", i), `{"n":1,"s":"x"}`)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := fmt.Sprintf("rest/r%d", i%1000)
+				switch op {
+				case "rest-put":
+					rest(h, "PUT", p, fmt.Sprintf(`{"n":%d,"s":"x"}`, i))
+				case "rest-patch":
+					rest(h, "PATCH", p, `{"n":0}`)
+				case "rest-get":
+					rest(h, "GET", p, "")
+				}
+			}
+		})
+	}
+	for _, op := range []string{"ws-set", "ws-update", "ws-get"} {
+		b.Run(op, func(b *testing.B) {
+			_, srv := startDurable(b)
+			c := dial(b, srv.URL, "demo-default-rtdb")
+			for i := range 1000 {
+				c.ok("p", map[string]any{"p": fmt.Sprintf("/items/i%d", i), "d": map[string]any{"n": i, "name": "item"}})
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := fmt.Sprintf("/items/i%d", i%1000)
+				switch op {
+				case "ws-set":
+					c.ok("p", map[string]any{"p": p, "d": map[string]any{"n": i, "name": "item"}})
+				case "ws-update":
+					c.ok("m", map[string]any{"p": p, "d": map[string]any{"n": i + 1}})
+				case "ws-get":
+					c.ok("g", map[string]any{"p": p, "q": map[string]any{}})
+				}
+			}
+		})
 	}
 }

@@ -32,3 +32,12 @@ func SetIdleTimeout(d time.Duration) (restore func()) {
 	idleTimeout = d
 	return func() { idleTimeout = old }
 }
+
+// SetWriteTimeout sets how long one websocket frame may take to write,
+// for the test that watches a socket that stopped reading close; the
+// returned func restores it.
+func SetWriteTimeout(d time.Duration) (restore func()) {
+	old := writeTimeout
+	writeTimeout = d
+	return func() { writeTimeout = old }
+}

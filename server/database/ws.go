@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -20,6 +22,10 @@ import (
 // 45-second keepalive, for this long: its onDisconnect operations run, as
 // production does for a client that vanished without closing.
 var idleTimeout = 2 * time.Minute
+
+// writeTimeout closes a websocket one frame of which could not be
+// written for this long (a client that stopped reading).
+var writeTimeout = 30 * time.Second
 
 // reply is a response frame the adapter queues behind the engine's pushes.
 type reply []byte
@@ -50,10 +56,22 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(4 * MaxFrame * 4) // a frame is at most 16384 UTF-16 units
 	conn := h.db.Connect(h.namespace(r), identity.Anonymous())
-	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite, budget: &h.inflight}}
+	s := &session{h: h, ws: ws, conn: conn, asm: assembler{max: database.MaxSDKWrite, budget: &h.inflight}, inline: true}
 	defer s.asm.release()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// A frame's write ends when it takes longer than writeTimeout or
+	// the session ends meanwhile: one timer, reset per frame, and one
+	// hook on the session's end, instead of a context with a deadline
+	// per frame (a timer, a cancel context and the socket's hook on it).
+	s.writeTimer = time.AfterFunc(time.Hour, func() { ws.CloseNow() })
+	s.writeTimer.Stop()
+	defer s.writeTimer.Stop()
+	defer context.AfterFunc(ctx, func() {
+		if s.writing.Load() {
+			ws.CloseNow()
+		}
+	})()
 	go func() {
 		select {
 		case <-h.done:
@@ -110,18 +128,41 @@ type session struct {
 	write func(ctx context.Context, b []byte) error
 	// onEnd, when set, handles the long poll's end of transmission ("n").
 	onEnd func()
+	// inline: the goroutine that handles a request writes what it
+	// queued (its reply, and any push before it) itself, instead of
+	// waking writeLoop's goroutine for it, as a server writing its
+	// answer from the request's goroutine does; writeLoop writes the
+	// pushes other connections' writes queue. wmu orders the two.
+	inline bool
+	wmu    sync.Mutex
+	// writeTimer and writing bound a frame's write when write is nil
+	// (see serveWS).
+	writeTimer *time.Timer
+	writing    atomic.Bool
 }
 
 func (s *session) writeLoop(ctx context.Context) {
 	for {
-		items, err := s.conn.Next(ctx)
-		if err != nil {
+		if s.conn.Wait(ctx) != nil {
 			return
 		}
-		if s.writeItems(ctx, items) != nil {
+		if s.flush(ctx) != nil {
 			return
 		}
 	}
+}
+
+// flush writes what the connection has queued, in order: the queue is
+// taken and written under wmu, so that what one goroutine takes after
+// another leaves after it.
+func (s *session) flush(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	items, err := s.conn.Take()
+	if err != nil {
+		return err
+	}
+	return s.writeItems(ctx, items)
 }
 
 // writeItems sends queued items on the socket, cut into frames.
@@ -134,6 +175,14 @@ func (s *session) writeItems(ctx context.Context, items []any) error {
 		case database.Push:
 			msg = x.Encoded(encodePush)
 		default:
+			continue
+		}
+		if len(msg) <= MaxFrame {
+			// One frame, sent as it is: no copies (a push's encoding is
+			// shared by every listener it goes to; sending only reads it).
+			if err := s.send(ctx, msg); err != nil {
+				return err
+			}
 			continue
 		}
 		for _, f := range split(string(msg)) {
@@ -149,9 +198,17 @@ func (s *session) send(ctx context.Context, b []byte) error {
 	if s.write != nil {
 		return s.write(ctx, b)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return s.ws.Write(wctx, websocket.MessageText, b)
+	// writing is set before ctx is checked: the session's end either
+	// comes first (and the check sees it) or sees the write and closes
+	// the socket under it.
+	s.writing.Store(true)
+	defer s.writing.Store(false)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.writeTimer.Reset(writeTimeout)
+	defer s.writeTimer.Stop()
+	return s.ws.Write(context.Background(), websocket.MessageText, b)
 }
 
 func encodePush(p database.Push) []byte {
@@ -212,7 +269,19 @@ func (s *session) readLoop(ctx context.Context) string {
 		if err := s.handle(msg); err != nil {
 			return err.Error()
 		}
+		if s.inline && s.flush(ctx) != nil {
+			return ""
+		}
 	}
+}
+
+// reply queues a reply of the session's (see session.inline).
+func (s *session) reply(b []byte) {
+	if s.inline {
+		s.conn.Hold(reply(b))
+		return
+	}
+	s.conn.Send(reply(b))
 }
 
 // envelope is a client message.
@@ -236,7 +305,7 @@ func (s *session) handle(msg string) error {
 		switch {
 		case ctl == "p": // ping
 			b, _ := json.Marshal(map[string]any{"t": "c", "d": map[string]any{"t": "o", "d": nil}})
-			s.conn.Send(reply(b))
+			s.reply(b)
 		case ctl == "n" && s.onEnd != nil: // the long poll's end of transmission
 			s.onEnd()
 		}
@@ -244,7 +313,7 @@ func (s *session) handle(msg string) error {
 	}
 	status, data := s.action(req)
 	b, _ := json.Marshal(dataMessage{D: response{R: req.R, B: responseBody{S: status, D: data}}, T: "d"})
-	s.conn.Send(reply(b))
+	s.reply(b)
 	return nil
 }
 

@@ -314,3 +314,40 @@ func TestWebsocketIdleTimeout(t *testing.T) {
 		t.Errorf("closed %v after the last message, before the idle timeout", waited)
 	}
 }
+
+// TestWebsocketWriteTimeout: a socket whose client stops reading while
+// pushes pile up is closed once a frame could not be written for the
+// write timeout, instead of holding the session forever.
+func TestWebsocketWriteTimeout(t *testing.T) {
+	defer server.SetWriteTimeout(300 * time.Millisecond)()
+	srv, _ := start(t, testRules)
+	a := dial(t, srv.URL, "x")
+	a.ok("q", map[string]any{"p": "/public/big", "h": ""})
+	big := strings.Repeat("x", 1<<20)
+	const writes = 16
+	for i := range writes {
+		if r := do(t, srv, "PUT", fmt.Sprintf("/public/big.json?ns=x"), fmt.Sprintf(`"%d%s"`, i, big), "Authorization", "Bearer owner"); r.status != 200 {
+			t.Fatalf("put %d: %d %s", i, r.status, r.body)
+		}
+	}
+	time.Sleep(time.Second) // the server blocks on the full socket, then times out
+	// Past the client's own deadline: a loaded machine takes its time.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got := 0
+	for {
+		_, b, err := a.ws.Read(ctx)
+		if err != nil {
+			break
+		}
+		if len(b) > 1000 || strings.Contains(string(b), `"p":"public/big"`) {
+			got += len(b)
+		}
+		if got >= writes<<20 {
+			t.Fatalf("read all %d pushes (%d bytes): the socket was not closed", writes, got)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the socket stayed open until the test's deadline (%d bytes read)", got)
+	}
+}

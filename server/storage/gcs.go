@@ -395,6 +395,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 			h.gcsFail(w, r, err)
 			return
 		}
+		defer mp.release()
 		if name == "" {
 			name = mp.Resource.Name
 		}

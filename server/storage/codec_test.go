@@ -3,6 +3,7 @@ package storageserver
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"testing"
@@ -82,6 +83,30 @@ func TestAppendGCSObject(t *testing.T) {
 		got := appendGCSObject(nil, "http://127.0.0.1:9199", o)
 		if string(got)+"\n" != want.String() {
 			t.Errorf("object %q:\n got %s\nwant %s", o.Name, got, want.String())
+		}
+	}
+}
+
+// TestAppendStampAndChars: the hand-written stamps and string escapes
+// are what time.Format and encoding/json write, over random times (years
+// 0 to 10999, in any zone) and random strings.
+func TestAppendStampAndChars(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 7))
+	for i := range 20000 {
+		at := time.Unix(r.Int64N(347_000_000_000)-62_135_596_800, r.Int64N(1e9)).In(time.FixedZone("z", r.IntN(100_000)-50_000))
+		if got, want := string(appendStamp([]byte("x"), at)), "x"+ts(at); got != want {
+			t.Fatalf("time %v: %s, want %s", at, got, want)
+		}
+		b := make([]byte, r.IntN(20))
+		for j := range b {
+			b[j] = " azAZ09\"\\<>&/\x01\x7f\xc3\xa9\xff"[r.IntN(17)]
+			if i%2 == 0 && b[j] >= 0x80 {
+				b[j] = 'q' // half the strings ASCII only
+			}
+		}
+		enc, _ := json.Marshal(string(b))
+		if got := string(appendJSONChars([]byte("x"), string(b))); got != "x"+string(enc[1:len(enc)-1]) {
+			t.Fatalf("string %q: %s, want %s", b, got, enc)
 		}
 	}
 }

@@ -183,8 +183,13 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	// A page (storage#objects), its keys in alphabetical order as
 	// encoding/json writes a struct's.
 	base := baseURL(r)
-	b := make([]byte, 0, 64+1024*len(res.Items))
-	b = append(b, `{"items":[`...)
+	buf := listBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledList {
+			listBufs.Put(buf)
+		}
+	}()
+	b := append((*buf)[:0], `{"items":[`...)
 	for i, o := range res.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -203,8 +208,18 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 		}
 		b = appendJSONString(b, p)
 	}
-	answerBody(w, append(b, ']', '}'))
+	b = append(b, ']', '}')
+	answerBody(w, b)
+	*buf = b
 }
+
+// listBufs holds the buffers listings are encoded in (a page of 1,000
+// objects is most of a MiB: allocated for each listing, it was garbage
+// the collector scanned and memory returned to the system and taken back).
+var listBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128<<10); return &b }}
+
+// maxPooledList is the largest listing buffer kept for the next.
+const maxPooledList = 2 << 20
 
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
 	dst, err := conditions(r, false)

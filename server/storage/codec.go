@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyric/pyric/internal/jsonstr"
 	"github.com/pyric/pyric/server/httpjson"
 	engine "github.com/pyric/pyric/storage"
 )
@@ -87,7 +88,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	}
 	str := func(k, v string) {
 		key(k)
-		b = appendJSONString(b, v)
+		b = jsonstr.Append(b, v)
 	}
 	opt := func(k, v string) {
 		if v != "" {
@@ -100,7 +101,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 		key(k)
 		b = append(b, '"')
 		for _, p := range parts {
-			b = appendJSONChars(b, p)
+			b = jsonstr.AppendChars(b, p)
 		}
 		if withGen {
 			b = append(b, gen...)
@@ -112,7 +113,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 		b = append(appendStamp(append(b, '"'), t), '"')
 	}
 	b = append(b, `{"bucket":`...)
-	b = appendJSONString(b, o.Bucket)
+	b = jsonstr.Append(b, o.Bucket)
 	opt("cacheControl", o.CacheControl)
 	opt("contentDisposition", o.ContentDisposition)
 	opt("contentEncoding", o.ContentEncoding)
@@ -139,9 +140,9 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, o.Metadata[k])
+			b = jsonstr.Append(b, o.Metadata[k])
 		}
 		b = append(b, '}')
 	}
@@ -157,49 +158,6 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	stamp("updated", o.Updated)
 	return append(b, '}')
 }
-
-// appendJSONString appends s as encoding/json writes it (HTML-safe).
-func appendJSONString(b []byte, s string) []byte {
-	return append(appendJSONChars(append(b, '"'), s), '"')
-}
-
-// appendJSONChars appends s's characters as encoding/json writes them
-// in a string, without the quotes: ASCII here, a string with control
-// characters or anything past ASCII through encoding/json.
-func appendJSONChars(b []byte, s string) []byte {
-	start, from := len(b), 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if jsonPlain[c] {
-			continue
-		}
-		if c < 0x20 || c >= 0x80 {
-			enc, _ := json.Marshal(s)
-			return append(b[:start], enc[1:len(enc)-1]...)
-		}
-		b = append(b, s[from:i]...)
-		from = i + 1
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '<':
-			b = append(b, `\u003c`...)
-		case '>':
-			b = append(b, `\u003e`...)
-		case '&':
-			b = append(b, `\u0026`...)
-		}
-	}
-	return append(b, s[from:]...)
-}
-
-// jsonPlain marks the bytes encoding/json writes as they are.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
 
 // appendStamp appends t in UTC as timeLayout writes it (AppendFormat
 // parses the layout on every call: three times an object, a third of a

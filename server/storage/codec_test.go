@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/jsonstr"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -105,7 +106,7 @@ func TestAppendStampAndChars(t *testing.T) {
 			}
 		}
 		enc, _ := json.Marshal(string(b))
-		if got := string(appendJSONChars([]byte("x"), string(b))); got != "x"+string(enc[1:len(enc)-1]) {
+		if got := string(jsonstr.AppendChars([]byte("x"), string(b))); got != "x"+string(enc[1:len(enc)-1]) {
 			t.Fatalf("string %q: %s, want %s", b, got, enc)
 		}
 	}

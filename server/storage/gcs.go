@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/jsonstr"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -199,14 +200,14 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	b = append(b, `],"kind":"storage#objects"`...)
 	if res.NextPageToken != "" {
 		b = append(b, `,"nextPageToken":`...)
-		b = appendJSONString(b, res.NextPageToken)
+		b = jsonstr.Append(b, res.NextPageToken)
 	}
 	b = append(b, `,"prefixes":[`...)
 	for i, p := range res.Prefixes {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p)
+		b = jsonstr.Append(b, p)
 	}
 	b = append(b, ']', '}')
 	answerBody(w, b)

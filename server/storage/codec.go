@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pyric/pyric/internal/jsonstr"
 	"github.com/pyric/pyric/server/httpjson"
@@ -176,6 +177,25 @@ func appendStamp(b []byte, t time.Time) []byte {
 		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
+// plainJSONString decodes raw when it is a string without escapes, in
+// valid UTF-8 (what json.Unmarshal would return, without its reflection:
+// a name, a content type); ok is false for anything else.
+func plainJSONString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
 // answerObject answers 200 with o as the GCS JSON API renders it.
 func answerObject(w http.ResponseWriter, r *http.Request, o *engine.Object) {
 	answerBody(w, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
@@ -238,6 +258,9 @@ func parseResource(body []byte) (*resource, error) {
 		if string(bytes.TrimSpace(raw)) == "null" {
 			empty := ""
 			return &empty, nil
+		}
+		if s, ok := plainJSONString(raw); ok {
+			return &s, nil
 		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {

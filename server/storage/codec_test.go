@@ -111,3 +111,31 @@ func TestAppendStampAndChars(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainJSONString: a string decoded without encoding/json is what
+// encoding/json decodes, and anything it cannot vouch for is left to it.
+func TestPlainJSONString(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 13))
+	const alphabet = "az/ .\"\\u0\x01\xc3\xa9\xff"
+	for range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		raw := json.RawMessage(b)
+		if r.IntN(4) > 0 {
+			raw = json.RawMessage(`"` + string(b) + `"`)
+		}
+		got, ok := plainJSONString(raw)
+		if !ok {
+			continue
+		}
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil || got != want {
+			t.Fatalf("%q: decoded %q, encoding/json %q (%v)", raw, got, want, err)
+		}
+	}
+	if s, ok := plainJSONString(json.RawMessage(`"small/000001"`)); !ok || s != "small/000001" {
+		t.Fatalf("a plain name: %q %v", s, ok)
+	}
+}

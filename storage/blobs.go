@@ -189,7 +189,29 @@ const (
 	trailDepth = 8
 )
 
-var trailBufs = sync.Pool{New: func() any { b := make([]byte, 0, trailPiece); return &b }}
+// trailFree keeps the copies' buffers between pieces and uploads: not a
+// sync.Pool, which each garbage collection empties — an upload that
+// allocated a buffer a piece after each collection paid the page faults
+// of fresh memory, and made the next collection come sooner. It holds
+// at most two uploads' worth (4 MiB).
+var trailFree = make(chan *[]byte, 2*(trailDepth+1))
+
+func getTrailBuf() *[]byte {
+	select {
+	case b := <-trailFree:
+		return b
+	default:
+		b := make([]byte, 0, trailPiece)
+		return &b
+	}
+}
+
+func putTrailBuf(b *[]byte) {
+	select {
+	case trailFree <- b:
+	default:
+	}
+}
 
 // md5Trail hashes copies of pieces in the order they were queued. Its
 // goroutine runs while the queue holds a piece, and ends when it is
@@ -228,7 +250,7 @@ func (h *hasher) queue(p []byte) {
 		t.cond.L = &t.mu
 		h.trail = t
 	}
-	b := trailBufs.Get().(*[]byte)
+	b := getTrailBuf()
 	*b = append((*b)[:0], p...)
 	t.mu.Lock()
 	for len(t.queue) >= trailDepth {
@@ -252,7 +274,7 @@ func (h *hasher) drain(t *md5Trail) {
 		t.cond.Broadcast()
 		t.mu.Unlock()
 		h.md5.Write(*b)
-		trailBufs.Put(b)
+		putTrailBuf(b)
 		t.mu.Lock()
 	}
 	t.queue = nil

@@ -366,32 +366,38 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
 	var c engine.Conditions
-	q := r.URL.Query()
+	// Most requests have none: the query is parsed only when it may
+	// name one (a key can be written with escapes).
+	var q url.Values
+	if raw := r.URL.RawQuery; strings.Contains(raw, "Match") || strings.Contains(raw, "%") {
+		q = r.URL.Query()
+	}
 	prefix := "if"
 	if source {
 		prefix = "ifSource"
 	}
-	for key, dst := range map[string]**int64{"GenerationMatch": &c.GenerationMatch, "GenerationNotMatch": &c.GenerationNotMatch,
-		"MetagenerationMatch": &c.MetagenerationMatch, "MetagenerationNotMatch": &c.MetagenerationNotMatch} {
-		v := q.Get(prefix + key)
+	// In a fixed order, so that of two bad values the same one is named.
+	for _, f := range [...]struct {
+		key, header string
+		dst         **int64
+	}{{"GenerationMatch", "X-Goog-If-Generation-Match", &c.GenerationMatch},
+		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match", &c.GenerationNotMatch},
+		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match", &c.MetagenerationMatch},
+		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match", &c.MetagenerationNotMatch}} {
+		v := q.Get(prefix + f.key)
 		if v == "" && !source {
-			v = r.Header.Get(xmlConditionHeader[key])
+			v = r.Header.Get(f.header)
 		}
 		if v == "" {
 			continue
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return c, badRequest("Invalid value for %s%s: %q.", prefix, key, v)
+			return c, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
 		}
-		*dst = &n
+		*f.dst = &n
 	}
 	return c, nil
-}
-
-var xmlConditionHeader = map[string]string{
-	"GenerationMatch": "X-Goog-If-Generation-Match", "GenerationNotMatch": "X-Goog-If-Generation-Not-Match",
-	"MetagenerationMatch": "X-Goog-If-Metageneration-Match", "MetagenerationNotMatch": "X-Goog-If-Metageneration-Not-Match",
 }
 
 // api is how GCS's JSON API and the Firebase v0 API write JSON.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"testing"
@@ -137,5 +139,46 @@ func TestPlainJSONString(t *testing.T) {
 	}
 	if s, ok := plainJSONString(json.RawMessage(`"small/000001"`)); !ok || s != "small/000001" {
 		t.Fatalf("a plain name: %q %v", s, ok)
+	}
+}
+
+// TestConditions: preconditions come from the query (its keys escaped or
+// not) and, for the destination, from the XML API's headers; a bad value
+// is named, the same one whatever else is bad.
+func TestConditions(t *testing.T) {
+	req := func(query string, header ...string) *http.Request {
+		r := httptest.NewRequest("GET", "/storage/v1/b/b/o/x?"+query, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		return r
+	}
+	val := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	for _, tc := range []struct {
+		r      *http.Request
+		source bool
+		want   string // GenerationMatch GenerationNotMatch MetagenerationMatch MetagenerationNotMatch, or the error
+	}{
+		{req("alt=json"), false, "- - - -"},
+		{req("ifGenerationMatch=5&ifMetagenerationNotMatch=2"), false, "5 - - 2"},
+		{req("%69fGenerationNotMatch=7"), false, "- 7 - -"},
+		{req("ifSourceGenerationMatch=3&ifGenerationMatch=4"), true, "3 - - -"},
+		{req("", "X-Goog-If-Metageneration-Match", "9"), false, "- - 9 -"},
+		{req("", "X-Goog-If-Metageneration-Match", "9"), true, "- - - -"},
+		{req("ifMetagenerationMatch=x&ifGenerationMatch=-1"), false, `Invalid value for ifGenerationMatch: "-1".`},
+	} {
+		c, err := conditions(tc.r, tc.source)
+		got := val(c.GenerationMatch) + " " + val(c.GenerationNotMatch) + " " + val(c.MetagenerationMatch) + " " + val(c.MetagenerationNotMatch)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s (source %v): %s, want %s", tc.r.URL, tc.source, got, tc.want)
+		}
 	}
 }

@@ -366,12 +366,7 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
 	var c engine.Conditions
-	// Most requests have none: the query is parsed only when it may
-	// name one (a key can be written with escapes).
-	var q url.Values
-	if raw := r.URL.RawQuery; strings.Contains(raw, "Match") || strings.Contains(raw, "%") {
-		q = r.URL.Query()
-	}
+	q := queryMayName(r, "Match")
 	prefix := "if"
 	if source {
 		prefix = "ifSource"
@@ -398,6 +393,17 @@ func conditions(r *http.Request, source bool) (engine.Conditions, error) {
 		*f.dst = &n
 	}
 	return c, nil
+}
+
+// queryMayName is r's query when it may have a key containing part, and
+// otherwise nil (no keys): most requests name none of the optional keys,
+// and parsing the query costs them a map. A key can be written with
+// escapes, so a query with any is parsed.
+func queryMayName(r *http.Request, part string) url.Values {
+	if raw := r.URL.RawQuery; strings.Contains(raw, part) || strings.Contains(raw, "%") {
+		return r.URL.Query()
+	}
+	return nil
 }
 
 // api is how GCS's JSON API and the Firebase v0 API write JSON.

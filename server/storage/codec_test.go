@@ -182,3 +182,17 @@ func TestConditions(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRequestGeneration: the generation read from the query, its key
+// escaped or not, and none without it.
+func TestReadRequestGeneration(t *testing.T) {
+	for query, want := range map[string]int64{"alt=json": 0, "generation=12": 12, "alt=media&%67eneration=7": 7, "ifMetagenerationMatch=1": 0} {
+		rr, err := readRequest(httptest.NewRequest("GET", "/b/o?"+query, nil), "b", "o")
+		if err != nil || rr.Generation != want {
+			t.Errorf("%s: generation %d (%v), want %d", query, rr.Generation, err, want)
+		}
+	}
+	if _, err := readRequest(httptest.NewRequest("GET", "/b/o?generation=x", nil), "b", "o"); err == nil {
+		t.Error("generation=x: no error")
+	}
+}

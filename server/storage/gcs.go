@@ -151,7 +151,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 // readRequest reads generation and preconditions of a read.
 func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, error) {
 	rr := engine.ReadRequest{Bucket: bucket, Name: name}
-	if g := r.URL.Query().Get("generation"); g != "" {
+	if g := queryMayName(r, "generation").Get("generation"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {
 			return rr, badRequest("Invalid generation %q.", g)

@@ -19,7 +19,7 @@ import (
 // is what session capture writes for each event, once per event, so its
 // cost is a share of every write's.
 func AppendJSON(dst []byte, e *Event) ([]byte, error) {
-	if e.Listener != nil || e.Mutation != nil || e.Boundary != nil || e.Gap != nil || e.Invocation != nil {
+	if e.Listener != nil || e.Boundary != nil || e.Gap != nil || e.Invocation != nil {
 		return appendFallback(dst, e)
 	}
 	a := jsonAppender{b: dst}
@@ -70,6 +70,9 @@ func AppendJSON(dst []byte, e *Event) ([]byte, error) {
 	}
 	if c := e.Commit; c != nil {
 		a.commit(c)
+	}
+	if m := e.Mutation; m != nil {
+		a.mutation(m)
 	}
 	a.key(`}`)
 	if a.err != nil {
@@ -192,6 +195,26 @@ func (a *jsonAppender) resource(r *Resource) {
 		a.value(r.Data)
 	}
 	a.key(`}`)
+}
+
+// mutation writes a Mutation's fields (each upload, copy and delete of
+// Storage, each Auth and RTDB change has one: through encoding/json, it
+// was a tenth of a small upload's CPU time).
+func (a *jsonAppender) mutation(m *Mutation) {
+	a.key(`,"op":`)
+	a.str(m.Op)
+	a.optStr(`,"project":`, m.Project)
+	a.optStr(`,"tenant":`, m.Tenant)
+	if m.Previous != nil {
+		a.key(`,"previous":`)
+		a.value(m.Previous)
+	}
+	if m.Current != nil {
+		a.key(`,"current":`)
+		a.value(m.Current)
+	}
+	a.optStr(`,"provider":`, m.Provider)
+	a.optStr(`,"note":`, m.Note)
 }
 
 func (a *jsonAppender) commit(c *Commit) {

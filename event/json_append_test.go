@@ -82,6 +82,13 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		"delete":   {Kind: KindCommit, Commit: &Commit{Before: map[string]any{"a": "b"}}},
 		"listener": {Seq: 3, Kind: KindListener, Listener: &Listener{Phase: Deliver, ListenerID: "l1", Target: &Target{Kind: "doc", Path: "a/b"}, Size: 2}},
 		"mutation": {Kind: KindMutation, Mutation: &Mutation{Op: "user_create", Current: map[string]any{"uid": "u"}}},
+		"full mutation": {Seq: 12, ID: "evt-12", At: at, Kind: KindMutation, Service: "storage", Actor: Actor{Kind: ActorApp},
+			Identity: Identity{Lens: LensUser, UID: "bob"}, Method: "object_put", Path: "a/" + nasty, Err: &Failure{Code: "NOT_FOUND", Message: "x"},
+			Mutation: &Mutation{Op: "object_put", Project: "demo-" + nasty, Tenant: "t1", Previous: doc, Current: map[string]any{"size": int64(3), "metadata": map[string]any{}},
+				Provider: "password", Note: nasty}},
+		"mutation of other values": {Kind: KindMutation, Mutation: &Mutation{Op: "x", Previous: map[string]any(nil), Current: struct {
+			A int `json:"a"`
+		}{A: 1}}},
 	}
 	for name, e := range events {
 		checkAppendJSON(t, name, e)

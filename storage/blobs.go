@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"crypto/md5"
-	"encoding"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -100,20 +99,47 @@ var (
 )
 
 // copyIn copies r into w: a small object through a small buffer, a large
-// one through a large buffer.
+// one through a large buffer, each filled before it is written (a
+// multipart body arrives 4 KiB at a time, a socket's reads as the bytes
+// happen to come: written as they are, a 100 MiB upload is tens of
+// thousands of writes of the file, each too small to hash beside the next
+// read).
 func copyIn(w blobWriter, r io.Reader) (int64, error) {
-	// Only Write of w and Read of r, so that the buffer is the one used.
-	dst, src := struct{ io.Writer }{w}, struct{ io.Reader }{r}
 	buf := smallCopyBufs.Get().(*[]byte)
-	n, err := io.CopyBuffer(dst, io.LimitReader(src, smallCopySize), *buf)
+	n, err := copyPiece(w, r, *buf)
 	smallCopyBufs.Put(buf)
 	if err != nil || n < smallCopySize {
 		return n, err
 	}
 	buf = largeCopyBufs.Get().(*[]byte)
 	defer largeCopyBufs.Put(buf)
-	m, err := io.CopyBuffer(dst, src, *buf)
-	return n + m, err
+	for {
+		m, err := copyPiece(w, r, *buf)
+		n += m
+		if err != nil || m < int64(len(*buf)) {
+			return n, err
+		}
+	}
+}
+
+// copyPiece reads r until buf is full or r ends and writes what it read
+// to w. It returns the bytes written: fewer than buf holds when r ended
+// (without error) or something failed (with it).
+func copyPiece(w io.Writer, r io.Reader, buf []byte) (int64, error) {
+	m, rerr := io.ReadFull(r, buf)
+	if m > 0 {
+		k, werr := w.Write(buf[:m])
+		if werr == nil && k < m {
+			werr = io.ErrShortWrite
+		}
+		if werr != nil {
+			return int64(k), werr
+		}
+	}
+	if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		rerr = nil
+	}
+	return int64(m), rerr
 }
 
 // blobReader reads a committed blob.
@@ -125,61 +151,154 @@ type blobReader interface {
 	length() (int64, error)
 }
 
-// hasher computes both checksums while bytes stream past.
+// hasher computes both checksums while bytes stream past: the CRC32C
+// in line (it costs little), the MD5 of a large piece on a goroutine of
+// its own that trails the writes (MD5 costs about 1.5 ms per MiB, most
+// of a large upload's CPU time: it runs beside the reads of the socket
+// and the writes of the file that follow, on another core, rather than
+// after them).
 type hasher struct {
 	md5 hash.Hash
 	crc hash.Hash32
 	n   int64
+	// trail is the MD5's goroutine and its queue, from the first large
+	// piece on; while it runs, it alone uses md5.
+	trail *md5Trail
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func newHasher() hasher { return hasher{md5: md5.New(), crc: crc32.New(castagnoli)} }
 
+// write hashes p in line.
 func (h *hasher) write(p []byte) {
+	h.settle()
 	h.md5.Write(p)
 	h.crc.Write(p)
 	h.n += int64(len(p))
 }
 
-// concurrentMD5Min is the smallest piece whose MD5 is computed on
-// another goroutine, beside the piece's write and CRC32C: MD5 costs
-// about 1.5 ms per MiB, most of a large upload's CPU time, and with it
-// on another core the upload moves at the speed of the rest.
-const concurrentMD5Min = 64 << 10
+// trailMin is the smallest piece whose MD5 trails its write, on the
+// trail's goroutine (a smaller one costs less to hash than to hand over).
+const trailMin = 64 << 10
+
+// trailPiece is the size of the copies the trail hashes, and trailDepth
+// how many wait at most (the bytes it holds, whatever the upload's size).
+const (
+	trailPiece = largeCopySize
+	trailDepth = 8
+)
+
+// trailFree keeps the copies' buffers between pieces and uploads: not a
+// sync.Pool, which each garbage collection empties — an upload that
+// allocated a buffer a piece after each collection paid the page faults
+// of fresh memory, and made the next collection come sooner. It holds
+// at most two uploads' worth (4 MiB).
+var trailFree = make(chan *[]byte, 2*(trailDepth+1))
+
+func getTrailBuf() *[]byte {
+	select {
+	case b := <-trailFree:
+		return b
+	default:
+		b := make([]byte, 0, trailPiece)
+		return &b
+	}
+}
+
+func putTrailBuf(b *[]byte) {
+	select {
+	case trailFree <- b:
+	default:
+	}
+}
+
+// md5Trail hashes copies of pieces in the order they were queued. Its
+// goroutine runs while the queue holds a piece, and ends when it is
+// empty: nothing is left running for a session that waits for its next
+// chunk, or that is abandoned.
+type md5Trail struct {
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when a piece leaves the queue, and when the queue empties
+	queue   []*[]byte
+	running bool
+}
 
 // writeHashed writes p with write and hashes the bytes written.
 func (h *hasher) writeHashed(p []byte, write func([]byte) (int, error)) (int, error) {
-	if len(p) < concurrentMD5Min {
-		n, err := write(p)
-		h.write(p[:n])
-		return n, err
-	}
-	// MD5 hashes all of p while it is written; when only part of it is,
-	// the state from before is restored and only that part hashed.
-	before, merr := h.md5.(encoding.BinaryMarshaler).MarshalBinary()
-	if merr != nil {
-		panic(merr) // crypto/md5's digest always marshals
-	}
-	done := make(chan struct{})
-	go func() {
-		h.md5.Write(p)
-		close(done)
-	}()
 	n, err := write(p)
 	h.crc.Write(p[:n])
 	h.n += int64(n)
-	<-done
-	if n < len(p) {
-		if uerr := h.md5.(encoding.BinaryUnmarshaler).UnmarshalBinary(before); uerr != nil {
-			panic(uerr) // what MarshalBinary returned
-		}
+	if n < trailMin {
+		h.settle()
 		h.md5.Write(p[:n])
+		return n, err
+	}
+	for q := p[:n]; len(q) > 0; {
+		k := min(len(q), trailPiece)
+		h.queue(q[:k])
+		q = q[k:]
 	}
 	return n, err
 }
 
+// queue hands a copy of p to the trail, waiting while it is full.
+func (h *hasher) queue(p []byte) {
+	t := h.trail
+	if t == nil {
+		t = &md5Trail{}
+		t.cond.L = &t.mu
+		h.trail = t
+	}
+	b := getTrailBuf()
+	*b = append((*b)[:0], p...)
+	t.mu.Lock()
+	for len(t.queue) >= trailDepth {
+		t.cond.Wait()
+	}
+	t.queue = append(t.queue, b)
+	if !t.running {
+		t.running = true
+		go h.drain(t)
+	}
+	t.mu.Unlock()
+}
+
+// drain is the trail's goroutine.
+func (h *hasher) drain(t *md5Trail) {
+	t.mu.Lock()
+	for len(t.queue) > 0 {
+		b := t.queue[0]
+		t.queue[0] = nil
+		t.queue = t.queue[1:]
+		t.cond.Broadcast()
+		t.mu.Unlock()
+		h.md5.Write(*b)
+		putTrailBuf(b)
+		t.mu.Lock()
+	}
+	t.queue = nil
+	t.running = false
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// settle waits until the trail hashed every piece queued, after which
+// the caller may use md5.
+func (h *hasher) settle() {
+	t := h.trail
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	for t.running {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
 func (h *hasher) sums() (string, string) {
+	h.settle()
 	var c [4]byte
 	binary.BigEndian.PutUint32(c[:], h.crc.Sum32())
 	return base64.StdEncoding.EncodeToString(h.md5.Sum(nil)), base64.StdEncoding.EncodeToString(c[:])

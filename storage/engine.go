@@ -392,9 +392,8 @@ type objectRecord struct {
 
 // record encodes o's objectRecord; callers hold e.mu.
 func (e *Engine) record(o *Object) ([]byte, error) {
-	rec := objectRecord{Object: o}
-	rec.Data, rec.Inline = e.blobs.inlined(o.Generation)
-	return json.Marshal(rec)
+	data, inline := e.blobs.inlined(o.Generation)
+	return marshalRecord(o, data, inline)
 }
 
 // persist writes the object (or its deletion, when o is nil) durably:

@@ -6,14 +6,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"hash/crc32"
+	"io"
 	"testing"
 )
 
-// TestWriteHashedShortWrite: a large piece's MD5 runs beside its write;
+// TestWriteHashedShortWrite: a large piece's MD5 trails its write;
 // when the write takes only part of the piece, the checksums are those
 // of the bytes written, and the next piece continues from them.
 func TestWriteHashedShortWrite(t *testing.T) {
-	piece := bytes.Repeat([]byte("0123456789abcdef"), concurrentMD5Min/16*2)
+	piece := bytes.Repeat([]byte("0123456789abcdef"), trailMin/16*2)
 	var written []byte
 	h := newHasher()
 	full := func(p []byte) (int, error) { written = append(written, p...); return len(p), nil }
@@ -36,5 +37,103 @@ func TestWriteHashedShortWrite(t *testing.T) {
 	if gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || h.crc.Sum32() != crc || h.n != int64(len(written)) {
 		t.Errorf("after a short write: md5 %s crc %08x n %d, want the %d bytes written: md5 %s crc %08x (crc32c %s)",
 			gotMD5, h.crc.Sum32(), h.n, len(written), base64.StdEncoding.EncodeToString(m[:]), crc, gotCRC)
+	}
+}
+
+// TestHasherTrail: pieces of every size, large ones hashed by the trail
+// (more than it queues at once, some larger than its copies), small ones
+// in line between them, and an inline write after, give the checksums of
+// all the bytes in order; sums may be asked for in between.
+func TestHasherTrail(t *testing.T) {
+	var all []byte
+	h := newHasher()
+	full := func(p []byte) (int, error) { return len(p), nil }
+	sizes := []int{trailMin, 1, trailPiece, 3 * trailPiece / 2, 100, trailMin - 1}
+	for i := range 5 * trailDepth {
+		size := sizes[i%len(sizes)]
+		p := make([]byte, size)
+		for j := range p {
+			p[j] = byte(i*7 + j)
+		}
+		all = append(all, p...)
+		if n, err := h.writeHashed(p, full); n != size || err != nil {
+			t.Fatalf("piece %d: %d %v", i, n, err)
+		}
+		for j := range p {
+			p[j] = 0 // the caller reuses its buffer at once
+		}
+		if i == 2*trailDepth {
+			m := md5.Sum(all)
+			if got, _ := h.sums(); got != base64.StdEncoding.EncodeToString(m[:]) {
+				t.Fatalf("md5 after %d pieces: %s, want %s", i+1, got, base64.StdEncoding.EncodeToString(m[:]))
+			}
+		}
+	}
+	tail := []byte("the end")
+	h.write(tail)
+	all = append(all, tail...)
+	m := md5.Sum(all)
+	c := crc32.Checksum(all, castagnoli)
+	gotMD5, _ := h.sums()
+	if gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || h.crc.Sum32() != c || h.n != int64(len(all)) {
+		t.Errorf("md5 %s crc %08x n %d, want md5 %s crc %08x n %d", gotMD5, h.crc.Sum32(), h.n,
+			base64.StdEncoding.EncodeToString(m[:]), c, len(all))
+	}
+}
+
+// trickle returns at most 1000 bytes a read, then fails with err.
+type trickle struct {
+	data []byte
+	err  error
+}
+
+func (r *trickle) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p[:min(len(p), 1000)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestCopyIn: every byte arrives, in pieces as large as the buffers
+// (whatever the reads return), with the checksums of the whole; a read
+// that fails keeps what arrived before it and returns its error.
+func TestCopyIn(t *testing.T) {
+	for _, size := range []int{0, 1, smallCopySize - 1, smallCopySize, smallCopySize + 1, smallCopySize + largeCopySize, smallCopySize + 2*largeCopySize + 5} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 31)
+		}
+		for _, fail := range []error{io.EOF, errors.New("connection reset")} {
+			w := &memWriter{s: newMemBlobs(), h: newHasher()}
+			n, err := copyIn(w, &trickle{data: data, err: fail})
+			wantErr := fail
+			if fail == io.EOF {
+				wantErr = nil
+			}
+			if n != int64(size) || err != wantErr || !bytes.Equal(w.buf.Bytes(), data) {
+				t.Fatalf("size %d, read error %v: copied %d (%d in the blob, same bytes %v), error %v", size, fail, n, w.buf.Len(), bytes.Equal(w.buf.Bytes(), data), err)
+			}
+			m := md5.Sum(data)
+			if got, _ := w.sums(); got != base64.StdEncoding.EncodeToString(m[:]) {
+				t.Fatalf("size %d: md5 %s, want %s", size, got, base64.StdEncoding.EncodeToString(m[:]))
+			}
+		}
+	}
+}
+
+// pieces records the sizes of the writes it takes.
+type pieces struct{ sizes []int }
+
+func (p *pieces) Write(b []byte) (int, error) { p.sizes = append(p.sizes, len(b)); return len(b), nil }
+
+// TestCopyPieceFills: a piece is written once its buffer is full, not
+// as each read returns.
+func TestCopyPieceFills(t *testing.T) {
+	var w pieces
+	n, err := copyPiece(&w, &trickle{data: make([]byte, 10_000), err: io.EOF}, make([]byte, 4096))
+	if n != 4096 || err != nil || len(w.sizes) != 1 || w.sizes[0] != 4096 {
+		t.Fatalf("copied %d, %v, in writes of %v; want one write of 4096", n, err, w.sizes)
 	}
 }

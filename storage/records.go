@@ -52,7 +52,7 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 	e.mu.RUnlock()
 	var v json.RawMessage
 	if o != nil {
-		b, err := json.Marshal(o)
+		b, err := marshalObject(o)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 // EachRecord calls fn with every object's metadata.
 func (e *Engine) EachRecord(fn func(key []string, value json.RawMessage) error) error {
 	for _, o := range e.Objects() {
-		b, err := json.Marshal(o)
+		b, err := marshalObject(o)
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,14 @@
 package storageserver
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
@@ -98,5 +100,22 @@ func BenchmarkHTTPSmallMultipart(b *testing.B) {
 		}
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
+	}
+}
+
+// BenchmarkEncodeObjects100 encodes a listing's 100 object resources.
+func BenchmarkEncodeObjects100(b *testing.B) {
+	at := time.Date(2026, 12, 7, 6, 0, 0, 123456789, time.UTC)
+	objs := make([]*engine.Object, 100)
+	for i := range objs {
+		objs[i] = &engine.Object{Bucket: "bench-x1y2z3", Name: fmt.Sprintf("list/%03d", i), Generation: 1796119200002000 + int64(i), Metageneration: 1,
+			Size: 16, ContentType: "application/octet-stream", MD5Hash: "1B2M2Y8AsgTpgAmY7PhCfg==", CRC32C: "AAAAAA==", TimeCreated: at, Updated: at}
+	}
+	buf := make([]byte, 0, 128<<10)
+	for b.Loop() {
+		buf = buf[:0]
+		for _, o := range objs {
+			buf = appendGCSObject(buf, "http://127.0.0.1:9199", o)
+		}
 	}
 }

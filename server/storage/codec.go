@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/pyric/pyric/internal/jsonstr"
 	"github.com/pyric/pyric/server/httpjson"
 	engine "github.com/pyric/pyric/storage"
 )
@@ -87,41 +89,47 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	}
 	str := func(k, v string) {
 		key(k)
-		b = appendJSONString(b, v)
+		b = jsonstr.Append(b, v)
 	}
 	opt := func(k, v string) {
 		if v != "" {
 			str(k, v)
 		}
 	}
-	// link appends a string made of parts.
-	link := func(k string, parts ...string) {
+	// link appends a string made of parts, and gen after them when
+	// withGen (the generation's digits: no string made of them).
+	link := func(k string, withGen bool, parts ...string) {
 		key(k)
 		b = append(b, '"')
 		for _, p := range parts {
-			b = appendJSONChars(b, p)
+			b = jsonstr.AppendChars(b, p)
+		}
+		if withGen {
+			b = append(b, gen...)
 		}
 		b = append(b, '"')
 	}
 	stamp := func(k string, t time.Time) {
 		key(k)
-		b = append(t.UTC().AppendFormat(append(b, '"'), timeLayout), '"')
+		b = append(appendStamp(append(b, '"'), t), '"')
 	}
 	b = append(b, `{"bucket":`...)
-	b = appendJSONString(b, o.Bucket)
+	b = jsonstr.Append(b, o.Bucket)
 	opt("cacheControl", o.CacheControl)
 	opt("contentDisposition", o.ContentDisposition)
 	opt("contentEncoding", o.ContentEncoding)
 	opt("contentLanguage", o.ContentLanguage)
 	str("contentType", o.ContentType)
 	str("crc32c", o.CRC32C)
-	str("etag", o.ETag())
+	key("etag") // o.ETag(), appended
+	b = append(strconv.AppendInt(append(strconv.AppendInt(append(b, '"'), o.Generation, 36), '/'), o.Metageneration, 10), '"')
 	key("generation")
 	b = append(append(append(b, '"'), gen...), '"')
-	link("id", o.Bucket, "/", o.Name, "/", string(gen))
+	link("id", true, o.Bucket, "/", o.Name, "/")
 	b = append(b, `,"kind":"storage#object"`...)
 	str("md5Hash", o.MD5Hash)
-	link("mediaLink", base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=", string(gen), "&alt=media")
+	link("mediaLink", false, base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=")
+	b = append(append(b[:len(b)-1], gen...), `\u0026alt=media"`...) // "&alt=media", escaped
 	if len(o.Metadata) > 0 {
 		keys := make([]string, 0, len(o.Metadata))
 		for k := range o.Metadata {
@@ -133,16 +141,16 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, o.Metadata[k])
+			b = jsonstr.Append(b, o.Metadata[k])
 		}
 		b = append(b, '}')
 	}
 	key("metageneration")
 	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')
 	str("name", o.Name)
-	link("selfLink", base, "/storage/v1/b/", bucket, "/o/", name)
+	link("selfLink", false, base, "/storage/v1/b/", bucket, "/o/", name)
 	key("size")
 	b = append(strconv.AppendInt(append(b, '"'), o.Size, 10), '"')
 	str("storageClass", o.StorageClass())
@@ -152,36 +160,40 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s as encoding/json writes it (HTML-safe).
-func appendJSONString(b []byte, s string) []byte {
-	return append(appendJSONChars(append(b, '"'), s), '"')
+// appendStamp appends t in UTC as timeLayout writes it (AppendFormat
+// parses the layout on every call: three times an object, a third of a
+// listing's encoding).
+func appendStamp(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
-// appendJSONChars appends s's characters as encoding/json writes them
-// in a string, without the quotes: ASCII here, a string with control
-// characters or anything past ASCII through encoding/json.
-func appendJSONChars(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 {
-			enc, _ := json.Marshal(s)
-			return append(b, enc[1:len(enc)-1]...)
+// plainJSONString decodes raw when it is a string without escapes, in
+// valid UTF-8 (what json.Unmarshal would return, without its reflection:
+// a name, a content type); ok is false for anything else.
+func plainJSONString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
 		}
 	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '<':
-			b = append(b, `\u003c`...)
-		case '>':
-			b = append(b, `\u003e`...)
-		case '&':
-			b = append(b, `\u0026`...)
-		default:
-			b = append(b, c)
-		}
+	if !utf8.Valid(in) {
+		return "", false
 	}
-	return b
+	return string(in), true
 }
 
 // answerObject answers 200 with o as the GCS JSON API renders it.
@@ -246,6 +258,9 @@ func parseResource(body []byte) (*resource, error) {
 		if string(bytes.TrimSpace(raw)) == "null" {
 			empty := ""
 			return &empty, nil
+		}
+		if s, ok := plainJSONString(raw); ok {
+			return &s, nil
 		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -351,32 +366,44 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
 	var c engine.Conditions
-	q := r.URL.Query()
+	q := queryMayName(r, "Match")
 	prefix := "if"
 	if source {
 		prefix = "ifSource"
 	}
-	for key, dst := range map[string]**int64{"GenerationMatch": &c.GenerationMatch, "GenerationNotMatch": &c.GenerationNotMatch,
-		"MetagenerationMatch": &c.MetagenerationMatch, "MetagenerationNotMatch": &c.MetagenerationNotMatch} {
-		v := q.Get(prefix + key)
+	// In a fixed order, so that of two bad values the same one is named.
+	for _, f := range [...]struct {
+		key, header string
+		dst         **int64
+	}{{"GenerationMatch", "X-Goog-If-Generation-Match", &c.GenerationMatch},
+		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match", &c.GenerationNotMatch},
+		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match", &c.MetagenerationMatch},
+		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match", &c.MetagenerationNotMatch}} {
+		v := q.Get(prefix + f.key)
 		if v == "" && !source {
-			v = r.Header.Get(xmlConditionHeader[key])
+			v = r.Header.Get(f.header)
 		}
 		if v == "" {
 			continue
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return c, badRequest("Invalid value for %s%s: %q.", prefix, key, v)
+			return c, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
 		}
-		*dst = &n
+		*f.dst = &n
 	}
 	return c, nil
 }
 
-var xmlConditionHeader = map[string]string{
-	"GenerationMatch": "X-Goog-If-Generation-Match", "GenerationNotMatch": "X-Goog-If-Generation-Not-Match",
-	"MetagenerationMatch": "X-Goog-If-Metageneration-Match", "MetagenerationNotMatch": "X-Goog-If-Metageneration-Not-Match",
+// queryMayName is r's query when it may have a key containing part, and
+// otherwise nil (no keys): most requests name none of the optional keys,
+// and parsing the query costs them a map. A key can be written with
+// escapes, so a query with any is parsed.
+func queryMayName(r *http.Request, part string) url.Values {
+	if raw := r.URL.RawQuery; strings.Contains(raw, part) || strings.Contains(raw, "%") {
+		return r.URL.Query()
+	}
+	return nil
 }
 
 // api is how GCS's JSON API and the Firebase v0 API write JSON.

@@ -3,11 +3,15 @@ package storageserver
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/jsonstr"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -83,5 +87,112 @@ func TestAppendGCSObject(t *testing.T) {
 		if string(got)+"\n" != want.String() {
 			t.Errorf("object %q:\n got %s\nwant %s", o.Name, got, want.String())
 		}
+	}
+}
+
+// TestAppendStampAndChars: the hand-written stamps and string escapes
+// are what time.Format and encoding/json write, over random times (years
+// 0 to 10999, in any zone) and random strings.
+func TestAppendStampAndChars(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 7))
+	for i := range 20000 {
+		at := time.Unix(r.Int64N(347_000_000_000)-62_135_596_800, r.Int64N(1e9)).In(time.FixedZone("z", r.IntN(100_000)-50_000))
+		if got, want := string(appendStamp([]byte("x"), at)), "x"+ts(at); got != want {
+			t.Fatalf("time %v: %s, want %s", at, got, want)
+		}
+		b := make([]byte, r.IntN(20))
+		for j := range b {
+			b[j] = " azAZ09\"\\<>&/\x01\x7f\xc3\xa9\xff"[r.IntN(17)]
+			if i%2 == 0 && b[j] >= 0x80 {
+				b[j] = 'q' // half the strings ASCII only
+			}
+		}
+		enc, _ := json.Marshal(string(b))
+		if got := string(jsonstr.AppendChars([]byte("x"), string(b))); got != "x"+string(enc[1:len(enc)-1]) {
+			t.Fatalf("string %q: %s, want %s", b, got, enc)
+		}
+	}
+}
+
+// TestPlainJSONString: a string decoded without encoding/json is what
+// encoding/json decodes, and anything it cannot vouch for is left to it.
+func TestPlainJSONString(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 13))
+	const alphabet = "az/ .\"\\u0\x01\xc3\xa9\xff"
+	for range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		raw := json.RawMessage(b)
+		if r.IntN(4) > 0 {
+			raw = json.RawMessage(`"` + string(b) + `"`)
+		}
+		got, ok := plainJSONString(raw)
+		if !ok {
+			continue
+		}
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil || got != want {
+			t.Fatalf("%q: decoded %q, encoding/json %q (%v)", raw, got, want, err)
+		}
+	}
+	if s, ok := plainJSONString(json.RawMessage(`"small/000001"`)); !ok || s != "small/000001" {
+		t.Fatalf("a plain name: %q %v", s, ok)
+	}
+}
+
+// TestConditions: preconditions come from the query (its keys escaped or
+// not) and, for the destination, from the XML API's headers; a bad value
+// is named, the same one whatever else is bad.
+func TestConditions(t *testing.T) {
+	req := func(query string, header ...string) *http.Request {
+		r := httptest.NewRequest("GET", "/storage/v1/b/b/o/x?"+query, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		return r
+	}
+	val := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	for _, tc := range []struct {
+		r      *http.Request
+		source bool
+		want   string // GenerationMatch GenerationNotMatch MetagenerationMatch MetagenerationNotMatch, or the error
+	}{
+		{req("alt=json"), false, "- - - -"},
+		{req("ifGenerationMatch=5&ifMetagenerationNotMatch=2"), false, "5 - - 2"},
+		{req("%69fGenerationNotMatch=7"), false, "- 7 - -"},
+		{req("ifSourceGenerationMatch=3&ifGenerationMatch=4"), true, "3 - - -"},
+		{req("", "X-Goog-If-Metageneration-Match", "9"), false, "- - 9 -"},
+		{req("", "X-Goog-If-Metageneration-Match", "9"), true, "- - - -"},
+		{req("ifMetagenerationMatch=x&ifGenerationMatch=-1"), false, `Invalid value for ifGenerationMatch: "-1".`},
+	} {
+		c, err := conditions(tc.r, tc.source)
+		got := val(c.GenerationMatch) + " " + val(c.GenerationNotMatch) + " " + val(c.MetagenerationMatch) + " " + val(c.MetagenerationNotMatch)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s (source %v): %s, want %s", tc.r.URL, tc.source, got, tc.want)
+		}
+	}
+}
+
+// TestReadRequestGeneration: the generation read from the query, its key
+// escaped or not, and none without it.
+func TestReadRequestGeneration(t *testing.T) {
+	for query, want := range map[string]int64{"alt=json": 0, "generation=12": 12, "alt=media&%67eneration=7": 7, "ifMetagenerationMatch=1": 0} {
+		rr, err := readRequest(httptest.NewRequest("GET", "/b/o?"+query, nil), "b", "o")
+		if err != nil || rr.Generation != want {
+			t.Errorf("%s: generation %d (%v), want %d", query, rr.Generation, err, want)
+		}
+	}
+	if _, err := readRequest(httptest.NewRequest("GET", "/b/o?generation=x", nil), "b", "o"); err == nil {
+		t.Error("generation=x: no error")
 	}
 }

@@ -147,6 +147,7 @@ func (h *Handler) firebaseUpload(w http.ResponseWriter, r *http.Request, who ide
 			h.firebaseFail(w, r, err)
 			return
 		}
+		defer mp.release()
 		if name == "" {
 			name = mp.Resource.Name
 		}

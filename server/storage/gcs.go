@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/jsonstr"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -150,7 +151,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 // readRequest reads generation and preconditions of a read.
 func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, error) {
 	rr := engine.ReadRequest{Bucket: bucket, Name: name}
-	if g := r.URL.Query().Get("generation"); g != "" {
+	if g := queryMayName(r, "generation").Get("generation"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {
 			return rr, badRequest("Invalid generation %q.", g)
@@ -183,8 +184,13 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	// A page (storage#objects), its keys in alphabetical order as
 	// encoding/json writes a struct's.
 	base := baseURL(r)
-	b := make([]byte, 0, 64+1024*len(res.Items))
-	b = append(b, `{"items":[`...)
+	buf := listBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxPooledList {
+			listBufs.Put(buf)
+		}
+	}()
+	b := append((*buf)[:0], `{"items":[`...)
 	for i, o := range res.Items {
 		if i > 0 {
 			b = append(b, ',')
@@ -194,17 +200,27 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	b = append(b, `],"kind":"storage#objects"`...)
 	if res.NextPageToken != "" {
 		b = append(b, `,"nextPageToken":`...)
-		b = appendJSONString(b, res.NextPageToken)
+		b = jsonstr.Append(b, res.NextPageToken)
 	}
 	b = append(b, `,"prefixes":[`...)
 	for i, p := range res.Prefixes {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p)
+		b = jsonstr.Append(b, p)
 	}
-	answerBody(w, append(b, ']', '}'))
+	b = append(b, ']', '}')
+	answerBody(w, b)
+	*buf = b
 }
+
+// listBufs holds the buffers listings are encoded in (a page of 1,000
+// objects is most of a MiB: allocated for each listing, it was garbage
+// the collector scanned and memory returned to the system and taken back).
+var listBufs = sync.Pool{New: func() any { b := make([]byte, 0, 128<<10); return &b }}
+
+// maxPooledList is the largest listing buffer kept for the next.
+const maxPooledList = 2 << 20
 
 func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.Identity, t target) {
 	dst, err := conditions(r, false)
@@ -395,6 +411,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 			h.gcsFail(w, r, err)
 			return
 		}
+		defer mp.release()
 		if name == "" {
 			name = mp.Resource.Name
 		}

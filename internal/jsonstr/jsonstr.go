@@ -1,0 +1,49 @@
+// Package jsonstr appends JSON strings exactly as encoding/json writes
+// them by default (HTML-safe: <, > and & escaped), without reflection, for
+// the encoders that write their resources and records by hand.
+package jsonstr
+
+import "encoding/json"
+
+// Append appends s quoted.
+func Append(b []byte, s string) []byte {
+	return append(AppendChars(append(b, '"'), s), '"')
+}
+
+// AppendChars appends s escaped, without the quotes. Printable ASCII is
+// escaped here; a string with control characters or other bytes goes
+// through encoding/json (rare in names and metadata).
+func AppendChars(b []byte, s string) []byte {
+	start, from := len(b), 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plain[c] {
+			continue
+		}
+		if c < 0x20 || c >= 0x80 {
+			enc, _ := json.Marshal(s)
+			return append(b[:start], enc[1:len(enc)-1]...)
+		}
+		b = append(b, s[from:i]...)
+		from = i + 1
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '<':
+			b = append(b, `\u003c`...)
+		case '>':
+			b = append(b, `\u003e`...)
+		case '&':
+			b = append(b, `\u0026`...)
+		}
+	}
+	return append(b, s[from:]...)
+}
+
+// plain marks the bytes encoding/json writes as they are.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -141,8 +141,8 @@ func (e *core) project(id string) *project {
 
 // enabledScope is scopeFor for the calls a disabled project refuses
 // (PROJECT_DISABLED).
-func (e *core) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
-	sc, err := e.scopeFor(c, bodyTenant, idToken, refreshToken)
+func (e *core) enabledScope(c Call, bodyTenant, idToken string, refresh *RefreshToken) (scope, error) {
+	sc, err := e.scopeFor(c, bodyTenant, idToken, refresh)
 	if err != nil {
 		return sc, err
 	}
@@ -150,9 +150,9 @@ func (e *core) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (s
 }
 
 // scopeFor resolves the account space of a call. bodyTenant is the request
-// body's tenantId; idToken and refreshToken, when present, may name the
-// tenant too, exactly as the emulator resolves it.
-func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+// body's tenantId; idToken and the decoded refresh token, when present,
+// may name the tenant too, exactly as the emulator resolves it.
+func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToken) (scope, error) {
 	if c.Project == "" {
 		return scope{}, badRequest("MISSING_PROJECT_ID")
 	}
@@ -175,13 +175,11 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope
 			}
 		}
 	}
-	if refreshToken != "" {
-		if r, err := DecodeRefreshToken(refreshToken); err == nil && r.TenantID != "" {
-			if t != "" && r.TenantID != t {
-				return scope{}, badRequest("TENANT_ID_MISMATCH: ((Refresh token tenant ID does not match target tenant ID.))")
-			}
-			t = r.TenantID
+	if refresh != nil && refresh.TenantID != "" {
+		if t != "" && refresh.TenantID != t {
+			return scope{}, badRequest("TENANT_ID_MISMATCH: ((Refresh token tenant ID does not match target tenant ID.))")
 		}
+		t = refresh.TenantID
 	}
 	p := e.project(c.Project)
 	if t == "" {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -105,7 +106,20 @@ func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) 
 	if !j.recording() {
 		return
 	}
-	j.writes = append(j.writes, write{key: key, value: value})
+	// A record written again in the same mutation (a sign-in stamps
+	// lastLoginAt, then lastRefreshAt) is written once, with its last
+	// value: the earlier entry takes the new value in place, unless a
+	// prefix deletion since then must stay between the two.
+	replaced := false
+	for i := len(j.writes) - 1; i >= 0 && !j.writes[i].prefix; i-- {
+		if bytes.Equal(j.writes[i].key, key) {
+			j.writes[i].value, replaced = value, true
+			break
+		}
+	}
+	if !replaced {
+		j.writes = append(j.writes, write{key: key, value: value})
+	}
 	if undo != nil {
 		j.undos = append(j.undos, undo)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 )
 
@@ -15,9 +14,26 @@ const CustomTokenAudience = "https://identitytoolkit.googleapis.com/google.ident
 // idTokenTTL is the lifetime of ID tokens, as "expiresIn" says.
 const idTokenTTL = 3600
 
-// jwsShape is the token shape JWT libraries accept: three base64url parts,
-// the signature possibly empty.
-var jwsShape = regexp.MustCompile(`^[a-zA-Z0-9\-_]+?\.[a-zA-Z0-9\-_]+?\.([a-zA-Z0-9\-_]+)?$`)
+// jwsShaped says tok has the shape JWT libraries accept: three base64url
+// parts joined by dots, the signature possibly empty.
+func jwsShaped(tok string) bool {
+	part, dots := 0, 0 // the current part's length, the dots so far
+	for i := 0; i < len(tok); i++ {
+		switch c := tok[i]; {
+		case c == '.':
+			if part == 0 || dots == 2 {
+				return false
+			}
+			dots++
+			part = 0
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			part++
+		default:
+			return false
+		}
+	}
+	return dots == 2
+}
 
 // JWT is a decoded, unverified JSON Web Token.
 type JWT struct {
@@ -32,7 +48,7 @@ var errNotJWT = errors.New("not a JWT")
 // or its header is not a JSON object; a payload that is not a JSON object
 // decodes with a nil Payload.
 func DecodeJWT(tok string) (*JWT, error) {
-	if !jwsShape.MatchString(tok) {
+	if !jwsShaped(tok) {
 		return nil, errNotJWT
 	}
 	parts := strings.SplitN(tok, ".", 3)
@@ -71,11 +87,17 @@ func jsonNumbers(b []byte, v any) error {
 // EncodeUnsignedJWT returns header.payload. with alg "none", the form of
 // every token the emulator issues.
 func EncodeUnsignedJWT(payload any) string {
-	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT"})
 	p, _ := json.Marshal(payload)
-	enc := base64.RawURLEncoding.EncodeToString
-	return enc(h) + "." + enc(p) + "."
+	enc := base64.RawURLEncoding
+	b := make([]byte, 0, len(unsignedHeader)+1+enc.EncodedLen(len(p))+1)
+	b = append(b, unsignedHeader...)
+	b = append(b, '.')
+	b = enc.AppendEncode(b, p)
+	return string(append(b, '.'))
 }
+
+// unsignedHeader is the encoded header of every token the emulator issues.
+var unsignedHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
 
 // num reads a JSON number claim as float64 (0, false when absent or not a number).
 func num(v any) (float64, bool) {

@@ -49,10 +49,10 @@ type Options struct {
 	// BlockingTimeout bounds one blocking function call; 0 means
 	// DefaultBlockingTimeout.
 	BlockingTimeout time.Duration
-	// Bucket, when set, makes the engine durable: every mutation writes the
-	// records it changed to the bucket before it returns. Open loads what
-	// the bucket already holds; New does not read it.
-	Bucket service.Bucket
+	// Log, when set, makes the engine durable: every mutation appends the
+	// records it changed to the log (one Append) before it returns. Open
+	// loads what the log already holds; New does not read it.
+	Log service.Log
 }
 
 // core is what every flow stands on: the account store (projects, their
@@ -64,7 +64,7 @@ type core struct {
 	now      func() time.Time
 	ids      io.Reader
 	events   event.Emitter
-	bucket   service.Bucket
+	log      service.Log
 	j        *journal
 	projects map[string]*project
 
@@ -79,8 +79,8 @@ type core struct {
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket,
-		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
+	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, log: opts.Log,
+		j: &journal{durable: opts.Log != nil}, projects: map[string]*project{},
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
 	if e.now == nil {
 		e.now = time.Now
@@ -94,11 +94,11 @@ func New(opts Options) *Engine {
 	return e
 }
 
-// Open returns an engine holding what opts.Bucket holds (an empty one when
-// there is no bucket).
+// Open returns an engine holding what opts.Log holds (an empty one when
+// there is no log).
 func Open(opts Options) (*Engine, error) {
 	e := New(opts)
-	if e.bucket != nil {
+	if e.log != nil {
 		if err := e.load(); err != nil {
 			return nil, err
 		}
@@ -326,7 +326,7 @@ func (e *Engine) State() Snapshot {
 func (e *Engine) MarshalSnapshot() ([]byte, error) { return json.Marshal(e.State()) }
 
 // RestoreState replaces the whole state with s (clobber semantics: projects
-// absent from s are dropped), writing it to the bucket when there is one.
+// absent from s are dropped), writing it to the log when there is one.
 // It emits one users_clear event per project it replaces. Invalid records
 // are rejected before anything changes.
 func (e *Engine) RestoreState(s Snapshot) error {
@@ -360,8 +360,12 @@ func (e *Engine) RestoreState(s Snapshot) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.bucket != nil {
-		if err := e.bucket.Update(func(tx service.Tx) error { return writeAll(tx, projects) }); err != nil {
+	if e.log != nil {
+		changes, err := replaceAll(projects)
+		if err == nil {
+			err = e.log.Append(logSpace, changes)
+		}
+		if err != nil {
 			return fmt.Errorf("auth: restore: %w", err)
 		}
 	}
@@ -401,60 +405,58 @@ func fillSpace(s *space, users []*User, oobs []*OOBCode) error {
 	return nil
 }
 
-// writeAll replaces the bucket's content with projects.
-func writeAll(tx service.Tx, projects map[string]*project) error {
+// replaceAll is the log changes that replace whatever the log holds with
+// projects.
+func replaceAll(projects map[string]*project) ([]service.LogChange, error) {
+	var c changes
 	for _, prefix := range []string{"c", "t", "s"} {
-		if err := tx.DeletePrefix([]byte(prefix)); err != nil {
-			return err
-		}
-	}
-	put := func(k []byte, v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return tx.Put(k, b)
+		c = append(c, service.LogChange{Key: prefix, Prefix: true})
 	}
 	for id, p := range projects {
-		if err := put(configKey(id), p.config); err != nil {
-			return err
+		if err := c.put(configKey(id), p.config); err != nil {
+			return nil, err
 		}
-		if err := p.space.writeAll(tx); err != nil {
-			return err
+		if err := p.space.writeAll(&c); err != nil {
+			return nil, err
 		}
 		for tid, t := range p.tenants {
-			if err := put(tenantKey(id, tid), t.config); err != nil {
-				return err
+			if err := c.put(tenantKey(id, tid), t.config); err != nil {
+				return nil, err
 			}
-			if err := t.space.writeAll(tx); err != nil {
-				return err
+			if err := t.space.writeAll(&c); err != nil {
+				return nil, err
 			}
 		}
 	}
+	return c, nil
+}
+
+// changes collects log changes.
+type changes []service.LogChange
+
+// put adds the change that sets k to v's JSON encoding.
+func (c *changes) put(k []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	*c = append(*c, service.LogChange{Key: string(k), Value: b})
 	return nil
 }
 
 // writeAll puts every record of the space.
-func (s *space) writeAll(tx service.Tx) error {
+func (s *space) writeAll(c *changes) error {
 	for id, u := range s.users {
-		b, err := json.Marshal(u)
-		if err != nil {
-			return err
-		}
-		if err := tx.Put(userKey(s.project, s.tenant, id), b); err != nil {
+		if err := c.put(userKey(s.project, s.tenant, id), u); err != nil {
 			return err
 		}
 	}
 	for _, o := range s.oobs {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return err
-		}
-		if err := tx.Put(oobKey(s.project, s.tenant, o.seq), b); err != nil {
+		if err := c.put(oobKey(s.project, s.tenant, o.seq), o); err != nil {
 			return err
 		}
 	}
-	return s.writeExtra(tx)
+	return s.writeExtraRecords(c.put)
 }
 
 func cloneConfig(c ProjectConfig) ProjectConfig {

@@ -163,8 +163,11 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToke
 	if t == "" {
 		t = bodyTenant
 	}
+	var decoded decodedJWT
 	if idToken != "" {
-		if j, err := DecodeJWT(idToken); err == nil && j.Payload != nil {
+		j, err := DecodeJWT(idToken)
+		decoded = decodedJWT{raw: idToken, jwt: j, err: err}
+		if err == nil && j.Payload != nil {
 			if fb, ok := j.Payload["firebase"].(map[string]any); ok {
 				if tt, _ := fb["tenant"].(string); tt != "" {
 					if t != "" && tt != t {
@@ -183,10 +186,10 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToke
 	}
 	p := e.project(c.Project)
 	if t == "" {
-		return scope{project: p, space: p.space}, nil
+		return scope{project: p, space: p.space, idToken: decoded}, nil
 	}
 	tn := p.tenant(t)
-	return scope{project: p, tenant: tn, space: tn.space}, nil
+	return scope{project: p, tenant: tn, space: tn.space, idToken: decoded}, nil
 }
 
 // ---- ids and time ----

@@ -497,6 +497,24 @@ type scope struct {
 	project *project
 	tenant  *tenant // nil for the project itself
 	space   *space
+	// idToken is the call's ID token as scopeFor decoded it (zero when it
+	// had none), so that parseIDToken does not decode it again.
+	idToken decodedJWT
+}
+
+// decodedJWT is a token and what DecodeJWT made of it.
+type decodedJWT struct {
+	raw string
+	jwt *JWT
+	err error
+}
+
+// decodeJWT is DecodeJWT(tok), decoded once per call.
+func (s scope) decodeJWT(tok string) (*JWT, error) {
+	if s.idToken.raw != "" && s.idToken.raw == tok {
+		return s.idToken.jwt, s.idToken.err
+	}
+	return DecodeJWT(tok)
 }
 
 func (s scope) tenantID() string {

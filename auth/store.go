@@ -35,7 +35,10 @@ import (
 //
 // The project's own space has tenant "".
 
-// logSpace is the one space of the log the engine writes.
+// logSpace is the one space of the log the engine writes. The store keeps
+// a log space as a nested bucket of the service's bucket, beside the
+// records earlier versions kept there (moveBucketRecords): its name must
+// not begin with one of their kind bytes ('c', 't', 's').
 const logSpace = "accounts"
 
 const (

@@ -217,7 +217,7 @@ func (s *space) setUser(id string, u *User) {
 		s.users[id] = u
 	}
 	s.index(u)
-	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeOrNil(s.users[id]) }, func() {
+	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeUser(s.users[id]) }, func() {
 		s.unindex(s.users[id])
 		if old == nil {
 			delete(s.users, id)

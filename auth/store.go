@@ -84,11 +84,14 @@ func splitKey(k []byte) (byte, []string, error) {
 	return kind, parts, nil
 }
 
-func encodeOrNil[T any](v *T) ([]byte, error) {
-	if v == nil {
+// encodeUser is a user's record: its JSON, nil when it is gone. It calls
+// MarshalJSON itself: json.Marshal would check and copy the same bytes
+// again.
+func encodeUser(u *User) ([]byte, error) {
+	if u == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return u.MarshalJSON()
 }
 
 // write is one journaled record: a key to put (value returns its bytes, nil

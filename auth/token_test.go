@@ -13,7 +13,7 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 	cases := []any{
 		map[string]any{"sub": "u1", "iat": int64(1700000000), "email_verified": false, "name": "A <b> & \"c\" \\ é \u2028 \x01 \x7f",
 			"firebase": map[string]any{"identities": map[string]any{"email": []string{"a@x.com"}, "phone": []string(nil)}, "sign_in_provider": "password"},
-			"custom": json.Number("12345678901234567890"), "f": 1e21, "g": 0.5, "n": nil, "arr": []any{"x", 1.0, true, map[string]any{"z": 1, "a": 2}},
+			"custom":   json.Number("12345678901234567890"), "f": 1e21, "g": 0.5, "n": nil, "arr": []any{"x", 1.0, true, map[string]any{"z": 1, "a": 2}},
 			"nilmap": map[string]any(nil), "int": 7, "\u00e9key": "v", "<k>": "v", "": ""},
 		map[string]any{},
 		"plain", "esc\"aped", "bad\xffutf8", true, int64(-3), []string{}, []string{"a", "<"},

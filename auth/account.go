@@ -41,7 +41,7 @@ func (e *Engine) Lookup(c Call, req LookupRequest) (_ *LookupResponse, err error
 type accountFlow struct{ *core }
 
 func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (e *Engine) Delete(c Call, req DeleteRequest) (_ *KindResponse, err error) 
 }
 
 func (e accountFlow) delete(c Call, req DeleteRequest) (*KindResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ type accountUpdate struct {
 }
 
 func (f accountFlow) update(c Call, req UpdateRequest) (*UpdateResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}

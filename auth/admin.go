@@ -32,7 +32,7 @@ func (e *Engine) BatchGet(c Call, req BatchGetRequest) (_ *BatchGetResponse, err
 type adminFlow struct{ *core }
 
 func (e adminFlow) batchGet(c Call, req BatchGetRequest) (*BatchGetResponse, error) {
-	sc, err := e.enabledScope(c, "", "", "")
+	sc, err := e.enabledScope(c, "", "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (e *Engine) BatchCreate(c Call, req BatchCreateRequest) (_ *BatchCreateResp
 }
 
 func (f adminFlow) batchCreate(c Call, req BatchCreateRequest) (*BatchCreateResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, "", "")
+	sc, err := f.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ func (e *Engine) BatchDelete(c Call, req BatchDeleteRequest) (_ *BatchDeleteResp
 }
 
 func (e adminFlow) batchDelete(c Call, req BatchDeleteRequest) (*BatchDeleteResponse, error) {
-	sc, err := e.scopeFor(c, req.TenantID, "", "")
+	sc, err := e.scopeFor(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (e *Engine) Query(c Call, req QueryRequest) (_ *QueryResponse, err error) {
 }
 
 func (e adminFlow) query(c Call, req QueryRequest) (*QueryResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -15,14 +15,14 @@
 // is committed, and the whole state round-trips through Snapshot/Restore.
 //
 // The Engine is a sandbox service (service.Service, name "auth"). With a
-// Bucket it is durable: each operation writes only the records it changed
-// (an account, an OOB code, a tenant, a config) in one Update before it
+// Log it is durable: each operation appends only the records it changed
+// (an account, an OOB code, a tenant, a config) in one Append before it
 // returns, so an acknowledged change survives kill -9 and a sign-up costs
 // the same with 50,000 accounts as with none (store.go).
 //
 // Layout, bottom up: the account store — space (a project's or tenant's
 // accounts, their indexes and outboxes), project and tenant (state.go),
-// the journal that makes one mutation durable and its bucket layout
+// the journal that makes one mutation durable and its log layout
 // (store.go) — changed only through its methods; core (engine.go), the
 // clock, ids, events and the steps several flows share (scopes, tokens,
 // blocking functions, OOB codes); one type per flow — passwordFlow,

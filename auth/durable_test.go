@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,12 +35,12 @@ func state(t *testing.T, e *auth.Engine) string {
 }
 
 // TestDiskMatchesMemory runs every kind of mutation on a durable engine and,
-// after each, opens a second engine on the same bucket: its state must equal
+// after each, opens a second engine on the same log: its state must equal
 // the live engine's.
 func TestDiskMatchesMemory(t *testing.T) {
-	b := authtest.TempBolt(t)
+	b := authtest.TempLog(t)
 	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	e, err := auth.Open(auth.Options{Bucket: b, IDs: rand.NewChaCha8([32]byte{7}), Clock: func() time.Time { return clock }})
+	e, err := auth.Open(auth.Options{Log: b, IDs: rand.NewChaCha8([32]byte{7}), Clock: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,45 +190,36 @@ func TestDiskMatchesMemory(t *testing.T) {
 		if err := s.run(); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		f, err := auth.Open(auth.Options{Bucket: b})
+		f, err := auth.Open(auth.Options{Log: b})
 		if err != nil {
 			t.Fatalf("%s: reopen: %v", s.name, err)
 		}
 		if got, want := state(t, f), state(t, e); got != want {
-			t.Fatalf("after %s the bucket holds\n%s\nbut memory is\n%s", s.name, got, want)
+			t.Fatalf("after %s the log holds\n%s\nbut memory is\n%s", s.name, got, want)
 		}
 	}
 }
 
-// countingBucket counts the records each Update writes.
-type countingBucket struct {
-	service.Bucket
+// countingLog counts the records each Append writes.
+type countingLog struct {
+	service.Log
 	mu     sync.Mutex
 	writes []int
 }
 
-func (c *countingBucket) Update(fn func(service.Tx) error) error {
-	n := 0
-	err := c.Bucket.Update(func(tx service.Tx) error { return fn(countingTx{tx, &n}) })
+func (c *countingLog) Append(space string, changes []service.LogChange) error {
 	c.mu.Lock()
-	c.writes = append(c.writes, n)
+	c.writes = append(c.writes, len(changes))
 	c.mu.Unlock()
-	return err
+	return c.Log.Append(space, changes)
 }
 
-type countingTx struct {
-	service.Tx
-	n *int
-}
-
-func (t countingTx) Put(k, v []byte) error { *t.n++; return t.Tx.Put(k, v) }
-func (t countingTx) Delete(k []byte) error { *t.n++; return t.Tx.Delete(k) }
-
-// TestSignUpWritesOnlyItsAccount: a sign-up is one Update with the new
-// account's record, however many accounts exist.
+// TestSignUpWritesOnlyItsAccount: a sign-up is one Append with the new
+// account's record, however many accounts exist, and a sign-in (which
+// stamps the account twice) writes its record once.
 func TestSignUpWritesOnlyItsAccount(t *testing.T) {
-	cb := &countingBucket{Bucket: authtest.TempBolt(t)}
-	e, err := auth.Open(auth.Options{Bucket: cb})
+	cb := &countingLog{Log: authtest.TempLog(t)}
+	e, err := auth.Open(auth.Options{Log: cb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +235,14 @@ func TestSignUpWritesOnlyItsAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cb.writes) != 1 || cb.writes[0] > 2 {
-		t.Fatalf("sign-up among 1000 accounts wrote %v (updates × records); want one update of its own record", cb.writes)
+		t.Fatalf("sign-up among 1000 accounts wrote %v (appends × records); want one append of its own record", cb.writes)
+	}
+	cb.writes = nil
+	if _, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("new@example.com"), Password: "secret123"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cb.writes) != 1 || cb.writes[0] != 1 {
+		t.Fatalf("a sign-in wrote %v (appends × records); want one append of its account", cb.writes)
 	}
 	cb.writes = nil
 	if _, err := e.Lookup(dAdmin, auth.LookupRequest{LocalID: []string{"u0001"}}); err != nil {
@@ -254,19 +253,19 @@ func TestSignUpWritesOnlyItsAccount(t *testing.T) {
 	}
 }
 
-// failingBucket fails every Update once armed.
-type failingBucket struct {
-	service.Bucket
+// failingLog fails every Append once armed.
+type failingLog struct {
+	service.Log
 	fail bool
 }
 
 var errDiskFull = errors.New("disk full")
 
-func (f *failingBucket) Update(fn func(service.Tx) error) error {
+func (f *failingLog) Append(space string, changes []service.LogChange) error {
 	if f.fail {
 		return errDiskFull
 	}
-	return f.Bucket.Update(fn)
+	return f.Log.Append(space, changes)
 }
 
 type events struct {
@@ -276,12 +275,12 @@ type events struct {
 
 func (r *events) Emit(event.Event) { r.mu.Lock(); r.n++; r.mu.Unlock() }
 
-// TestWriteFailureChangesNothing: when the bucket refuses a write the call
+// TestWriteFailureChangesNothing: when the log refuses a write the call
 // fails with INTERNAL, memory is as before, and no event is published.
 func TestWriteFailureChangesNothing(t *testing.T) {
-	fb := &failingBucket{Bucket: authtest.TempBolt(t)}
+	fb := &failingLog{Log: authtest.TempLog(t)}
 	rec := &events{}
-	e, err := auth.Open(auth.Options{Bucket: fb, Events: rec})
+	e, err := auth.Open(auth.Options{Log: fb, Events: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +323,7 @@ func TestWriteFailureChangesNothing(t *testing.T) {
 		err := op()
 		var ae *auth.Error
 		if !errors.As(err, &ae) || ae.HTTP != 500 || !errors.Is(err, auth.ErrPersist) {
-			t.Errorf("%s with a failing bucket: err = %v, want INTERNAL wrapping ErrPersist", name, err)
+			t.Errorf("%s with a failing log: err = %v, want INTERNAL wrapping ErrPersist", name, err)
 		}
 		if got := state(t, e); got != before {
 			t.Errorf("%s: memory changed although the write failed:\n%s\nwas\n%s", name, got, before)
@@ -335,15 +334,15 @@ func TestWriteFailureChangesNothing(t *testing.T) {
 	}
 	fb.fail = false
 	if _, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("a@example.com"), Password: "secret123"}); err != nil {
-		t.Errorf("after the bucket recovered: %v", err)
+		t.Errorf("after the log recovered: %v", err)
 	}
 }
 
 // TestConcurrentSignUpsAllDurable: sign-ups from many goroutines all reach
-// the bucket.
+// the log.
 func TestConcurrentSignUpsAllDurable(t *testing.T) {
-	b := authtest.TempBolt(t)
-	e, err := auth.Open(auth.Options{Bucket: b})
+	b := authtest.TempLog(t)
+	e, err := auth.Open(auth.Options{Log: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +364,7 @@ func TestConcurrentSignUpsAllDurable(t *testing.T) {
 	}
 	wg.Wait()
 	close(uids)
-	f, err := auth.Open(auth.Options{Bucket: b})
+	f, err := auth.Open(auth.Options{Log: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,10 +384,10 @@ func TestConcurrentSignUpsAllDurable(t *testing.T) {
 	}
 }
 
-// TestRestorePersists: Restore replaces the bucket's content too.
+// TestRestorePersists: Restore replaces the log's content too.
 func TestRestorePersists(t *testing.T) {
-	b := authtest.TempBolt(t)
-	e, _ := auth.Open(auth.Options{Bucket: b})
+	b := authtest.TempLog(t)
+	e, _ := auth.Open(auth.Options{Log: b})
 	if _, err := e.SignUp(dAdmin, auth.SignUpRequest{LocalID: "old"}); err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +396,12 @@ func TestRestorePersists(t *testing.T) {
 	if err := e.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
-	f, err := auth.Open(auth.Options{Bucket: b})
+	f, err := auth.Open(auth.Options{Log: b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := state(t, f), state(t, e); got != want {
-		t.Fatalf("after restore the bucket holds\n%s\nwant\n%s", got, want)
+		t.Fatalf("after restore the log holds\n%s\nwant\n%s", got, want)
 	}
 	if !bytes.Contains([]byte(state(t, f)), []byte(`"localId":"tu"`)) || len(f.Users("p", "")) != 0 {
 		t.Fatalf("restored state wrong: %s", state(t, f))
@@ -416,9 +415,10 @@ func TestRestorePersists(t *testing.T) {
 // TestRegistrationFactory: the sandbox's Factory builds a durable engine from
 // an Env and reloads it.
 func TestRegistrationFactory(t *testing.T) {
-	b := authtest.TempBolt(t)
+	b := authtest.TempLog(t)
 	n := 0
-	env := service.Env{Project: "p", Now: time.Now, NewID: func() string { n++; return fmt.Sprintf("%020d", n) }, Events: event.Discard, Bucket: b}
+	env := service.Env{Project: "p", Now: time.Now, NewID: func() string { n++; return fmt.Sprintf("%020d", n) }, Events: event.Discard,
+		Bucket: b.Store.Bucket("auth"), Log: b}
 	svc, err := auth.Registration.New(env)
 	if err != nil {
 		t.Fatal(err)
@@ -440,5 +440,45 @@ func TestRegistrationFactory(t *testing.T) {
 	}
 	if err := svc2.Reset(); err != nil || len(svc2.(service.Wrapper).Unwrap().(*auth.Engine).Users("p", "")) != 0 {
 		t.Fatalf("reset: %v", err)
+	}
+}
+
+// TestRegistrationMovesBucketRecords: a data dir of a version that kept
+// the records in the bucket opens with them, moved to the log: the bucket
+// is left empty and the accounts survive the next start.
+func TestRegistrationMovesBucketRecords(t *testing.T) {
+	b := authtest.TempLog(t)
+	bucket := b.Store.Bucket("auth")
+	part := func(k []byte, s string) []byte { return append(binary.AppendUvarint(k, uint64(len(s))), s...) }
+	userKey := part(part(part(part([]byte{'s'}, "p"), ""), "u"), "old1")
+	user := `{"localId":"old1","email":"old@example.com","passwordHash":"fakeHash:salt=s1:password=secret123","salt":"s1",` +
+		`"providerUserInfo":[{"providerId":"password","email":"old@example.com","federatedId":"old@example.com","rawId":"old@example.com"}]}`
+	if err := bucket.Update(func(tx service.Tx) error {
+		if err := tx.Put(part([]byte{'c'}, "p"), []byte(`{"signIn":{"allowDuplicateEmails":false}}`)); err != nil {
+			return err
+		}
+		return tx.Put(userKey, []byte(user))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	env := service.Env{Project: "p", Now: time.Now, Events: event.Discard, Bucket: bucket, Log: b}
+	for start := range 2 {
+		svc, err := auth.Registration.New(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := svc.(service.Wrapper).Unwrap().(*auth.Engine)
+		if _, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("old@example.com"), Password: "secret123"}); err != nil {
+			t.Fatalf("start %d: sign-in with the moved account: %v", start, err)
+		}
+		left := 0
+		if err := bucket.View(func(tx service.Tx) error {
+			return tx.ForEach(nil, func(k, v []byte) error { left++; return nil })
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if left != 0 {
+			t.Fatalf("start %d: %d records left in the bucket", start, left)
+		}
 	}
 }

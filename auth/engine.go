@@ -49,14 +49,13 @@ type Options struct {
 	// BlockingTimeout bounds one blocking function call; 0 means
 	// DefaultBlockingTimeout.
 	BlockingTimeout time.Duration
-	// Bucket, when set, makes the engine durable: every mutation writes the
-	// records it changed to the bucket before it returns. Open loads what
-	// the bucket already holds; New does not read it.
-	Bucket service.Bucket
-	// Outbox, with Bucket, holds the change events a consumer must see
-	// even across a crash (the Cloud Functions' user triggers) in the
-	// same bucket transaction as the mutation's records
-	// (service.Outbox.HoldIn).
+	// Log, when set, makes the engine durable: every mutation appends the
+	// records it changed to the log (one Append) before it returns. Open
+	// loads what the log already holds; New does not read it.
+	Log service.Log
+	// Outbox, with Log, holds the change events a consumer must see even
+	// across a crash (the Cloud Functions' user triggers) in the same
+	// append as the mutation's records (service.Outbox.Hold).
 	Outbox service.Outbox
 }
 
@@ -69,7 +68,7 @@ type core struct {
 	now      func() time.Time
 	ids      io.Reader
 	events   event.Emitter
-	bucket   service.Bucket
+	log      service.Log
 	outbox   service.Outbox
 	j        *journal
 	projects map[string]*project
@@ -85,8 +84,8 @@ type core struct {
 
 // New returns an empty engine.
 func New(opts Options) *Engine {
-	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, bucket: opts.Bucket, outbox: opts.Outbox,
-		j: &journal{durable: opts.Bucket != nil}, projects: map[string]*project{},
+	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, log: opts.Log, outbox: opts.Outbox,
+		j: &journal{durable: opts.Log != nil}, projects: map[string]*project{},
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
 	if e.now == nil {
 		e.now = time.Now
@@ -100,11 +99,11 @@ func New(opts Options) *Engine {
 	return e
 }
 
-// Open returns an engine holding what opts.Bucket holds (an empty one when
-// there is no bucket).
+// Open returns an engine holding what opts.Log holds (an empty one when
+// there is no log).
 func Open(opts Options) (*Engine, error) {
 	e := New(opts)
-	if e.bucket != nil {
+	if e.log != nil {
 		if err := e.load(); err != nil {
 			return nil, err
 		}
@@ -147,8 +146,8 @@ func (e *core) project(id string) *project {
 
 // enabledScope is scopeFor for the calls a disabled project refuses
 // (PROJECT_DISABLED).
-func (e *core) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
-	sc, err := e.scopeFor(c, bodyTenant, idToken, refreshToken)
+func (e *core) enabledScope(c Call, bodyTenant, idToken string, refresh *RefreshToken) (scope, error) {
+	sc, err := e.scopeFor(c, bodyTenant, idToken, refresh)
 	if err != nil {
 		return sc, err
 	}
@@ -156,9 +155,9 @@ func (e *core) enabledScope(c Call, bodyTenant, idToken, refreshToken string) (s
 }
 
 // scopeFor resolves the account space of a call. bodyTenant is the request
-// body's tenantId; idToken and refreshToken, when present, may name the
-// tenant too, exactly as the emulator resolves it.
-func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope, error) {
+// body's tenantId; idToken and the decoded refresh token, when present,
+// may name the tenant too, exactly as the emulator resolves it.
+func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToken) (scope, error) {
 	if c.Project == "" {
 		return scope{}, badRequest("MISSING_PROJECT_ID")
 	}
@@ -169,8 +168,11 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope
 	if t == "" {
 		t = bodyTenant
 	}
+	var decoded decodedJWT
 	if idToken != "" {
-		if j, err := DecodeJWT(idToken); err == nil && j.Payload != nil {
+		j, err := DecodeJWT(idToken)
+		decoded = decodedJWT{raw: idToken, jwt: j, err: err}
+		if err == nil && j.Payload != nil {
 			if fb, ok := j.Payload["firebase"].(map[string]any); ok {
 				if tt, _ := fb["tenant"].(string); tt != "" {
 					if t != "" && tt != t {
@@ -181,20 +183,18 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken, refreshToken string) (scope
 			}
 		}
 	}
-	if refreshToken != "" {
-		if r, err := DecodeRefreshToken(refreshToken); err == nil && r.TenantID != "" {
-			if t != "" && r.TenantID != t {
-				return scope{}, badRequest("TENANT_ID_MISMATCH: ((Refresh token tenant ID does not match target tenant ID.))")
-			}
-			t = r.TenantID
+	if refresh != nil && refresh.TenantID != "" {
+		if t != "" && refresh.TenantID != t {
+			return scope{}, badRequest("TENANT_ID_MISMATCH: ((Refresh token tenant ID does not match target tenant ID.))")
 		}
+		t = refresh.TenantID
 	}
 	p := e.project(c.Project)
 	if t == "" {
-		return scope{project: p, space: p.space}, nil
+		return scope{project: p, space: p.space, idToken: decoded}, nil
 	}
 	tn := p.tenant(t)
-	return scope{project: p, tenant: tn, space: tn.space}, nil
+	return scope{project: p, tenant: tn, space: tn.space, idToken: decoded}, nil
 }
 
 // ---- ids and time ----
@@ -334,7 +334,7 @@ func (e *Engine) State() Snapshot {
 func (e *Engine) MarshalSnapshot() ([]byte, error) { return json.Marshal(e.State()) }
 
 // RestoreState replaces the whole state with s (clobber semantics: projects
-// absent from s are dropped), writing it to the bucket when there is one.
+// absent from s are dropped), writing it to the log when there is one.
 // It emits one users_clear event per project it replaces. Invalid records
 // are rejected before anything changes.
 func (e *Engine) RestoreState(s Snapshot) error {
@@ -368,8 +368,12 @@ func (e *Engine) RestoreState(s Snapshot) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.bucket != nil {
-		if err := e.bucket.Update(func(tx service.Tx) error { return writeAll(tx, projects) }); err != nil {
+	if e.log != nil {
+		changes, err := replaceAll(projects)
+		if err == nil {
+			err = e.log.Append(logSpace, changes)
+		}
+		if err != nil {
 			return fmt.Errorf("auth: restore: %w", err)
 		}
 	}
@@ -409,60 +413,58 @@ func fillSpace(s *space, users []*User, oobs []*OOBCode) error {
 	return nil
 }
 
-// writeAll replaces the bucket's content with projects.
-func writeAll(tx service.Tx, projects map[string]*project) error {
+// replaceAll is the log changes that replace whatever the log holds with
+// projects.
+func replaceAll(projects map[string]*project) ([]service.LogChange, error) {
+	var c changes
 	for _, prefix := range []string{"c", "t", "s"} {
-		if err := tx.DeletePrefix([]byte(prefix)); err != nil {
-			return err
-		}
-	}
-	put := func(k []byte, v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return tx.Put(k, b)
+		c = append(c, service.LogChange{Key: prefix, Prefix: true})
 	}
 	for id, p := range projects {
-		if err := put(configKey(id), p.config); err != nil {
-			return err
+		if err := c.put(configKey(id), p.config); err != nil {
+			return nil, err
 		}
-		if err := p.space.writeAll(tx); err != nil {
-			return err
+		if err := p.space.writeAll(&c); err != nil {
+			return nil, err
 		}
 		for tid, t := range p.tenants {
-			if err := put(tenantKey(id, tid), t.config); err != nil {
-				return err
+			if err := c.put(tenantKey(id, tid), t.config); err != nil {
+				return nil, err
 			}
-			if err := t.space.writeAll(tx); err != nil {
-				return err
+			if err := t.space.writeAll(&c); err != nil {
+				return nil, err
 			}
 		}
 	}
+	return c, nil
+}
+
+// changes collects log changes.
+type changes []service.LogChange
+
+// put adds the change that sets k to v's JSON encoding.
+func (c *changes) put(k []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	*c = append(*c, service.LogChange{Key: string(k), Value: b})
 	return nil
 }
 
 // writeAll puts every record of the space.
-func (s *space) writeAll(tx service.Tx) error {
+func (s *space) writeAll(c *changes) error {
 	for id, u := range s.users {
-		b, err := json.Marshal(u)
-		if err != nil {
-			return err
-		}
-		if err := tx.Put(userKey(s.project, s.tenant, id), b); err != nil {
+		if err := c.put(userKey(s.project, s.tenant, id), u); err != nil {
 			return err
 		}
 	}
 	for _, o := range s.oobs {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return err
-		}
-		if err := tx.Put(oobKey(s.project, s.tenant, o.seq), b); err != nil {
+		if err := c.put(oobKey(s.project, s.tenant, o.seq), o); err != nil {
 			return err
 		}
 	}
-	return s.writeExtra(tx)
+	return s.writeExtraRecords(c.put)
 }
 
 func cloneConfig(c ProjectConfig) ProjectConfig {

@@ -172,7 +172,7 @@ type idpUpdates struct {
 }
 
 func (f idpFlow) signIn(c Call, req SignInWithIdpRequest) (*SignInWithIdpResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +604,7 @@ func (e *Engine) IdpAccounts(c Call, providerID string) (_ []ProviderUserInfo, e
 }
 
 func (f idpFlow) accounts(c Call, providerID string) ([]ProviderUserInfo, error) {
-	sc, err := f.scopeFor(c, "", "", "")
+	sc, err := f.scopeFor(c, "", "", nil)
 	if err != nil {
 		return nil, err
 	}

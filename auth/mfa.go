@@ -316,7 +316,7 @@ func (e *Engine) MFAEnrollmentStart(c Call, req MFAEnrollmentStartRequest) (_ *M
 type mfaFlow struct{ *core }
 
 func (f mfaFlow) enrollmentStart(c Call, req MFAEnrollmentStartRequest) (*MFAEnrollmentStartResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +410,7 @@ func (e *Engine) MFAEnrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest)
 }
 
 func (f mfaFlow) enrollmentFinalize(c Call, req MFAEnrollmentFinalizeRequest) (*MFAFinalizeResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +522,7 @@ func (e *Engine) MFAEnrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest)
 }
 
 func (e mfaFlow) enrollmentWithdraw(c Call, req MFAEnrollmentWithdrawRequest) (*Tokens, error) {
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -568,7 +568,7 @@ func (e *Engine) MFASignInStart(c Call, req MFASignInStartRequest) (_ *MFASignIn
 }
 
 func (e mfaFlow) signInStart(c Call, req MFASignInStartRequest) (*MFASignInStartResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -617,7 +617,7 @@ func (e *Engine) MFASignInFinalize(c Call, req MFASignInFinalizeRequest) (_ *MFA
 }
 
 func (f mfaFlow) signInFinalize(c Call, req MFASignInFinalizeRequest) (*MFAFinalizeResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, "", "")
+	sc, err := f.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}

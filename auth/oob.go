@@ -46,7 +46,7 @@ type oobMessage struct {
 }
 
 func (f emailFlow) sendOOBCode(c Call, req SendOOBCodeRequest) (*SendOOBCodeResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (e *Engine) ResetPassword(c Call, req ResetPasswordRequest) (_ *ResetPasswo
 }
 
 func (e emailFlow) resetPassword(c Call, req ResetPasswordRequest) (*ResetPasswordResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (e *Engine) SignInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (_ 
 }
 
 func (f emailFlow) signInWithEmailLink(c Call, req SignInWithEmailLinkRequest) (*SignInWithEmailLinkResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func (e *Engine) CreateAuthURI(c Call, req CreateAuthURIRequest) (_ *CreateAuthU
 }
 
 func (f emailFlow) createAuthURI(c Call, req CreateAuthURIRequest) (*CreateAuthURIResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, "", "")
+	sc, err := f.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -522,7 +522,7 @@ func (e *Engine) CreateSessionCookie(c Call, req CreateSessionCookieRequest) (_ 
 }
 
 func (e tokenFlow) createSessionCookie(c Call, req CreateSessionCookieRequest) (*CreateSessionCookieResponse, error) {
-	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, "")
+	sc, err := e.scopeFor(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}

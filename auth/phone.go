@@ -132,7 +132,7 @@ func (e *Engine) SendVerificationCode(c Call, req SendVerificationCodeRequest) (
 type phoneFlow struct{ *core }
 
 func (e phoneFlow) sendVerificationCode(c Call, req SendVerificationCodeRequest) (*SendVerificationCodeResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (e *Engine) SignInWithPhoneNumber(c Call, req SignInWithPhoneNumberRequest)
 }
 
 func (f phoneFlow) signIn(c Call, req SignInWithPhoneNumberRequest) (*SignInWithPhoneNumberResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (e *Engine) ListVerificationCodes(c Call) (_ *VerificationCodesResponse, er
 }
 
 func (e phoneFlow) listVerificationCodes(c Call) (*VerificationCodesResponse, error) {
-	sc, err := e.scopeFor(c, "", "", "")
+	sc, err := e.scopeFor(c, "", "", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,22 +1,5 @@
 package auth
 
-import (
-	"encoding/json"
-
-	"github.com/pyric/pyric/sandbox/service"
-)
-
-// writeExtra puts the space's records beyond users and OOB codes.
-func (s *space) writeExtra(tx service.Tx) error {
-	return s.writeExtraRecords(func(k []byte, v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return tx.Put(k, b)
-	})
-}
-
 // spaceExtra is the part of a space's snapshot beyond users and OOB codes.
 type spaceExtra struct {
 	VerificationCodes []*VerificationCode           `json:"verificationCodes,omitempty"`

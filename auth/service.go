@@ -12,8 +12,8 @@ import (
 )
 
 // Registration puts Auth in a sandbox: an engine on the environment's
-// clock, random source, events and bucket, holding what the bucket holds,
-// with the default project's accounts in exports.
+// clock, random source, events and log, holding what the log holds, with
+// the default project's accounts in exports.
 var Registration = service.Registration{Name: Service, New: newService}
 
 // legacyStateKey is where versions before the service contract kept the
@@ -26,7 +26,10 @@ func newService(env service.Env) (service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := Open(Options{Clock: env.Now, Events: env.Events, Bucket: env.Bucket, Outbox: env.Outbox, IDs: env.Rand})
+	if err := moveBucketRecords(env.Bucket, env.Log); err != nil {
+		return nil, fmt.Errorf("auth: move the records of the previous format to the log: %w", err)
+	}
+	e, err := Open(Options{Clock: env.Now, Events: env.Events, Log: env.Log, Outbox: env.Outbox, IDs: env.Rand})
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +62,41 @@ func takeLegacyState(b service.Bucket) ([]byte, error) {
 		return nil, err
 	}
 	return state, nil
+}
+
+// moveBucketRecords moves the records versions before the log kept in the
+// bucket (the log's layout, store.go) to the log: appended first, then
+// deleted from the bucket, so a crash between the two leaves them in both
+// and the next start appends the same records again.
+func moveBucketRecords(b service.Bucket, log service.Log) error {
+	if b == nil || log == nil {
+		return nil
+	}
+	var moved []service.LogChange
+	if err := b.View(func(tx service.Tx) error {
+		for _, kind := range []byte{'c', 't', 's'} {
+			if err := tx.ForEach([]byte{kind}, func(k, v []byte) error {
+				moved = append(moved, service.LogChange{Key: string(k), Value: bytes.Clone(v)})
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil || len(moved) == 0 {
+		return err
+	}
+	if err := log.Append(logSpace, moved); err != nil {
+		return err
+	}
+	return b.Update(func(tx service.Tx) error {
+		for _, kind := range []byte{'c', 't', 's'} {
+			if err := tx.DeletePrefix([]byte{kind}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // engineService is the Engine on the service contract, with the default

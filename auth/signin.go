@@ -56,7 +56,7 @@ type signUpAccount struct {
 }
 
 func (f passwordFlow) signUp(c Call, req SignUpRequest) (*SignUpResponse, error) {
-	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := f.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (e *Engine) SignInWithPassword(c Call, req SignInWithPasswordRequest) (_ *S
 }
 
 func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) (*SignInWithPasswordResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, "")
+	sc, err := e.enabledScope(c, req.TenantID, req.IDToken, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +388,7 @@ func (e *Engine) SignInWithCustomToken(c Call, req SignInWithCustomTokenRequest)
 type tokenFlow struct{ *core }
 
 func (e tokenFlow) signInWithCustomToken(c Call, req SignInWithCustomTokenRequest) (*SignInWithCustomTokenResponse, error) {
-	sc, err := e.enabledScope(c, req.TenantID, "", "")
+	sc, err := e.enabledScope(c, req.TenantID, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -450,8 +450,10 @@ func (e *Engine) GrantToken(c Call, req GrantTokenRequest) (_ *GrantTokenRespons
 func (e tokenFlow) grant(c Call, req GrantTokenRequest) (*GrantTokenResponse, error) {
 	// The emulator decodes any refresh token (to find its tenant) before
 	// looking at the grant type.
+	var rt *RefreshToken
 	if req.RefreshToken != "" {
-		if _, err := DecodeRefreshToken(req.RefreshToken); err != nil {
+		var err error
+		if rt, err = DecodeRefreshToken(req.RefreshToken); err != nil {
 			return nil, err
 		}
 	}
@@ -464,11 +466,7 @@ func (e tokenFlow) grant(c Call, req GrantTokenRequest) (*GrantTokenResponse, er
 	if req.RefreshToken == "" {
 		return nil, badRequest("MISSING_REFRESH_TOKEN")
 	}
-	rt, err := DecodeRefreshToken(req.RefreshToken)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := e.scopeFor(c, "", "", req.RefreshToken)
+	sc, err := e.scopeFor(c, "", "", rt)
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +507,7 @@ func (e *Engine) SignOut(c Call, uid string) {
 }
 
 func (e tokenFlow) signOut(c Call, uid string) {
-	sc, serr := e.scopeFor(c, "", "", "")
+	sc, serr := e.scopeFor(c, "", "", nil)
 	if serr != nil {
 		return
 	}

@@ -217,7 +217,7 @@ func (s *space) setUser(id string, u *User) {
 		s.users[id] = u
 	}
 	s.index(u)
-	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeOrNil(s.users[id]) }, func() {
+	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeUser(s.users[id]) }, func() {
 		s.unindex(s.users[id])
 		if old == nil {
 			delete(s.users, id)
@@ -497,6 +497,24 @@ type scope struct {
 	project *project
 	tenant  *tenant // nil for the project itself
 	space   *space
+	// idToken is the call's ID token as scopeFor decoded it (zero when it
+	// had none), so that parseIDToken does not decode it again.
+	idToken decodedJWT
+}
+
+// decodedJWT is a token and what DecodeJWT made of it.
+type decodedJWT struct {
+	raw string
+	jwt *JWT
+	err error
+}
+
+// decodeJWT is DecodeJWT(tok), decoded once per call.
+func (s scope) decodeJWT(tok string) (*JWT, error) {
+	if s.idToken.raw != "" && s.idToken.raw == tok {
+		return s.idToken.jwt, s.idToken.err
+	}
+	return DecodeJWT(tok)
 }
 
 func (s scope) tenantID() string {

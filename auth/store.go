@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,14 +14,16 @@ import (
 // Durability. Every public operation runs as one mutation (begin … commit)
 // under the engine's lock. The space, project and tenant methods that change
 // state journal each record they touch (its key, how to read its new value,
-// how to undo the change in memory) and the events it caused. commit writes
-// only those records to the bucket in one Update before the operation
-// returns; if the write fails, the changes are undone in memory, the events
-// are dropped and the caller gets INTERNAL. So a sign-up costs the same with
-// 0 or 50,000 accounts, and an acknowledged change is on disk.
+// how to undo the change in memory) and the events it caused. commit
+// appends only those records to the log (the store's write-ahead log: one
+// write, no bbolt transaction) before the operation returns; if the append
+// fails, the changes are undone in memory, the events are dropped and the
+// caller gets INTERNAL. So a sign-up costs the same with 0 or 50,000
+// accounts, and an acknowledged change survives kill -9.
 //
-// Bucket layout (a flat key space; every part after the first byte is
-// length-prefixed with a uvarint, so no id can collide with another):
+// Log layout (one space, logSpace, a flat key space; every part after the
+// first byte is length-prefixed with a uvarint, so no id can collide with
+// another):
 //
 //	'c' project                         -> ProjectConfig
 //	't' project tenant                  -> Tenant
@@ -31,6 +34,12 @@ import (
 //	's' project tenant "m" id           -> pending MFA enrollment
 //
 // The project's own space has tenant "".
+
+// logSpace is the one space of the log the engine writes. The store keeps
+// a log space as a nested bucket of the service's bucket, beside the
+// records earlier versions kept there (moveBucketRecords): its name must
+// not begin with one of their kind bytes ('c', 't', 's').
+const logSpace = "accounts"
 
 const (
 	kindUser    = "u"
@@ -75,15 +84,19 @@ func splitKey(k []byte) (byte, []string, error) {
 	return kind, parts, nil
 }
 
-func encodeOrNil[T any](v *T) ([]byte, error) {
-	if v == nil {
+// encodeUser is a user's record: its JSON, nil when it is gone. It calls
+// MarshalJSON itself: json.Marshal would check and copy the same bytes
+// again.
+func encodeUser(u *User) ([]byte, error) {
+	if u == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return u.MarshalJSON()
 }
 
 // write is one journaled record: a key to put (value returns its bytes, nil
-// to delete it) or, with prefix, every key to delete under it.
+// to delete it) or, with prefix, every key to delete under it. value runs
+// at commit, so it encodes the record's last state.
 type write struct {
 	key    []byte
 	prefix bool
@@ -93,7 +106,7 @@ type write struct {
 // journal collects a mutation's writes, undos and events.
 type journal struct {
 	open    bool // a mutation is running (events are held until commit)
-	durable bool // a bucket is attached (writes and undos are kept)
+	durable bool // a log is attached (writes and undos are kept)
 	writes  []write
 	undos   []func()
 	events  []event.Event
@@ -105,7 +118,20 @@ func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) 
 	if !j.recording() {
 		return
 	}
-	j.writes = append(j.writes, write{key: key, value: value})
+	// A record written again in the same mutation (a sign-in stamps
+	// lastLoginAt, then lastRefreshAt) is written once, with its last
+	// value: the earlier entry takes the new value in place, unless a
+	// prefix deletion since then must stay between the two.
+	replaced := false
+	for i := len(j.writes) - 1; i >= 0 && !j.writes[i].prefix; i-- {
+		if bytes.Equal(j.writes[i].key, key) {
+			j.writes[i].value, replaced = value, true
+			break
+		}
+	}
+	if !replaced {
+		j.writes = append(j.writes, write{key: key, value: value})
+	}
 	if undo != nil {
 		j.undos = append(j.undos, undo)
 	}
@@ -161,24 +187,22 @@ func (e *core) begin() func(*error) {
 }
 
 // ErrPersist is wrapped by the INTERNAL error a mutation returns when its
-// change could not be written to the bucket.
+// change could not be written to the log.
 var ErrPersist = errors.New("auth: persisting the change failed")
 
 func (e *core) commit() error {
 	j := e.j
 	defer j.reset()
-	if len(j.writes) > 0 && e.bucket != nil {
-		// The events go out once the records are durable; those a
-		// consumer must see across a crash are held with them.
-		err := e.bucket.Update(func(tx service.Tx) error {
-			if err := applyWrites(tx, j.writes); err != nil {
-				return err
-			}
+	if len(j.writes) > 0 && e.log != nil {
+		changes, err := j.changes()
+		if err == nil {
+			// The events go out once the records are durable; those a
+			// consumer must see across a crash are held with them.
 			if e.outbox != nil {
-				return e.outbox.HoldIn(tx, j.events)
+				changes = append(changes, e.outbox.Hold(j.events)...)
 			}
-			return nil
-		})
+			err = e.log.Append(logSpace, changes)
+		}
 		if err != nil {
 			j.undo()
 			ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
@@ -208,28 +232,21 @@ func (j *journal) reset() {
 	j.writes, j.undos, j.events = j.writes[:0], j.undos[:0], j.events[:0]
 }
 
-func applyWrites(tx service.Tx, ws []write) error {
-	for _, w := range ws {
+// changes is the journal's writes as log changes, the values encoded now.
+func (j *journal) changes() ([]service.LogChange, error) {
+	out := make([]service.LogChange, len(j.writes))
+	for i, w := range j.writes {
+		out[i] = service.LogChange{Key: string(w.key), Prefix: w.prefix}
 		if w.prefix {
-			if err := tx.DeletePrefix(w.key); err != nil {
-				return err
-			}
 			continue
 		}
 		v, err := w.value()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if v == nil {
-			err = tx.Delete(w.key)
-		} else {
-			err = tx.Put(w.key, v)
-		}
-		if err != nil {
-			return err
-		}
+		out[i].Value = v
 	}
-	return nil
+	return out, nil
 }
 
 // publish sends an event now, or at commit when a mutation is running.
@@ -243,7 +260,7 @@ func (e *core) publish(ev event.Event) {
 
 // ---- loading ----
 
-// load reads the bucket into an empty engine.
+// load reads the log into an empty engine.
 func (e *core) load() error {
 	projects := map[string]*project{}
 	proj := func(id string) *project {
@@ -254,8 +271,29 @@ func (e *core) load() error {
 		}
 		return p
 	}
-	err := e.bucket.View(func(tx service.Tx) error {
-		if err := tx.ForEach([]byte{'c'}, func(k, v []byte) error {
+	var entries []service.LogChange
+	if err := e.log.Load(func(space string, es []service.LogChange) error {
+		if space == logSpace {
+			entries = es
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("auth: load: %w", err)
+	}
+	// forEach visits the records of one kind (key order): the configs,
+	// then the tenants, then the spaces' records, which need both.
+	forEach := func(kind byte, fn func(k, v []byte) error) error {
+		for _, en := range entries {
+			if en.Key != "" && en.Key[0] == kind {
+				if err := fn([]byte(en.Key), en.Value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	err := func() error {
+		if err := forEach('c', func(k, v []byte) error {
 			_, parts, err := splitKey(k)
 			if err != nil || len(parts) != 1 {
 				return fmt.Errorf("config key %q: %v", k, err)
@@ -270,7 +308,7 @@ func (e *core) load() error {
 		}); err != nil {
 			return err
 		}
-		if err := tx.ForEach([]byte{'t'}, func(k, v []byte) error {
+		if err := forEach('t', func(k, v []byte) error {
 			_, parts, err := splitKey(k)
 			if err != nil || len(parts) != 2 {
 				return fmt.Errorf("tenant key %q: %v", k, err)
@@ -285,7 +323,7 @@ func (e *core) load() error {
 		}); err != nil {
 			return err
 		}
-		return tx.ForEach([]byte{'s'}, func(k, v []byte) error {
+		return forEach('s', func(k, v []byte) error {
 			_, parts, err := splitKey(k)
 			if err != nil || len(parts) != 4 {
 				return fmt.Errorf("record key %q: %v", k, err)
@@ -300,7 +338,7 @@ func (e *core) load() error {
 			}
 			return nil
 		})
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("auth: load: %w", err)
 	}
@@ -350,7 +388,7 @@ func (e *Engine) Name() string { return Service }
 func (e *Engine) Snapshot() (json.RawMessage, error) { return json.Marshal(e.State()) }
 
 // Restore replaces the whole state with a Snapshot's output, writing it to
-// the bucket when there is one. On error nothing changes.
+// the log when there is one. On error nothing changes.
 func (e *Engine) Restore(state json.RawMessage) error {
 	var s Snapshot
 	if err := json.Unmarshal(state, &s); err != nil {
@@ -359,7 +397,7 @@ func (e *Engine) Restore(state json.RawMessage) error {
 	return e.RestoreState(s)
 }
 
-// Reset wipes the state in memory (the sandbox clears the bucket itself),
+// Reset wipes the state in memory (the sandbox clears the store itself),
 // emitting users_clear for every project.
 func (e *Engine) Reset() error { return e.RestoreState(Snapshot{}) }
 

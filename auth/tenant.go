@@ -229,7 +229,7 @@ func (e *Engine) ClearAccounts(c Call) (err error) {
 }
 
 func (e tenantFlow) clearAccounts(c Call) error {
-	sc, err := e.scopeFor(c, "", "", "")
+	sc, err := e.scopeFor(c, "", "", nil)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (e *Engine) ListOOBCodes(c Call) (_ *OOBCodesResponse, err error) {
 }
 
 func (e tenantFlow) listOOBCodes(c Call) (*OOBCodesResponse, error) {
-	sc, err := e.scopeFor(c, "", "", "")
+	sc, err := e.scopeFor(c, "", "", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ type parsedIDToken struct {
 // emulator accepts any alg and does not check exp), finds its user, and
 // enforces revocation (iat < validSince is TOKEN_EXPIRED) and disabling.
 func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
-	j, err := DecodeJWT(tok)
+	j, err := sc.decodeJWT(tok)
 	if err != nil || j.Payload == nil {
 		// The emulator crashes (500) on a JWT whose payload is not an
 		// object; an invalid token is the honest answer.

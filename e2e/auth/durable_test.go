@@ -24,15 +24,16 @@ import (
 const childEnv = "PYRIC_AUTH_DURABLE_CHILD"
 
 // TestKill9KeepsAcknowledgedSignUps serves Auth over HTTP from a child
-// process on a durable bbolt bucket, has 8 clients sign up concurrently,
-// kills the child with SIGKILL mid-traffic, restarts it on the same file and
-// checks that every sign-up answered 200 is there.
+// process on a durable log (a sandbox store's write-ahead log), has 8
+// clients sign up concurrently, kills the child with SIGKILL mid-traffic,
+// restarts it on the same data dir and checks that every sign-up answered
+// 200 is there.
 func TestKill9KeepsAcknowledgedSignUps(t *testing.T) {
 	if path := os.Getenv(childEnv); path != "" {
 		serveChild(path)
 		return
 	}
-	db := filepath.Join(t.TempDir(), "auth.db")
+	db := filepath.Join(t.TempDir(), "data")
 	base, kill := startChild(t, db)
 
 	var (
@@ -167,15 +168,15 @@ func startChild(t *testing.T, db string) (string, func()) {
 	return "", nil
 }
 
-// serveChild is the child process: Auth on a durable bucket until killed
+// serveChild is the child process: Auth on a durable log until killed
 // (or until its parent goes away).
 func serveChild(db string) {
-	b, err := authtest.OpenBolt(db)
+	b, err := authtest.OpenLog(db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	eng, err := auth.Open(auth.Options{Bucket: b})
+	eng, err := auth.Open(auth.Options{Log: b})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -6,7 +6,9 @@
 // process, in the same run, and prints each side's figures and Pyric's
 // ratios: sign-up, sign-in with a password, ID-token refresh,
 // verifyIdToken with the revocation check (a lookup round trip), 64
-// concurrent clients signing in, and startup.
+// concurrent clients signing in, and startup. Every target gets the same
+// client work; the targets take turns in three rounds and each rate is a
+// target's best round.
 //
 //	PYRIC_BENCH=1 go test -v -run Bench ./e2e/authbench
 //
@@ -80,12 +82,24 @@ func TestBench(t *testing.T) {
 	addr, took := benchkit.StartFloor(t, floorEnv)
 	targets = append(targets, target{name: "floor", host: addr, startup: took})
 
+	// Rounds alternate the targets and each row keeps a target's best
+	// round, so that a change in the machine's load during the run (other
+	// processes share it) does not land on one target's turn only.
+	rounds := 1
+	if full {
+		rounds = 3
+	}
 	res := benchkit.Results{}
 	var names []string
 	for _, tg := range targets {
-		r := run(t, tg, cfg)
-		r["startup ms"] = float64(tg.startup.Milliseconds())
-		res[tg.name], names = r, append(names, tg.name)
+		res[tg.name], names = result{"startup ms": float64(tg.startup.Milliseconds())}, append(names, tg.name)
+	}
+	for range rounds {
+		for _, tg := range targets {
+			for k, v := range run(t, tg, cfg) {
+				res[tg.name][k] = max(res[tg.name][k], v)
+			}
+		}
 	}
 	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric)\n%s",
 		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "emulator"}))

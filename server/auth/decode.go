@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pyric/pyric/auth"
 )
@@ -102,7 +103,25 @@ func decodeJSON(body []byte) (any, error) {
 	}
 	out := make(map[string]any, len(members))
 	for k, raw := range members {
+		// The members are valid JSON (json.Unmarshal checked the body):
+		// a string without escapes or bytes to replace is its bytes, and
+		// the literals need no decoder.
+		switch string(raw) {
+		case "true":
+			out[k] = true
+			continue
+		case "false":
+			out[k] = false
+			continue
+		case "null":
+			out[k] = nil
+			continue
+		}
 		if len(raw) > 0 && raw[0] == '"' {
+			if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+				out[k] = string(in)
+				continue
+			}
 			var str string
 			if err := json.Unmarshal(raw, &str); err != nil {
 				return nil, parseError(jsonErrorText(err))

@@ -226,7 +226,8 @@ func decodeJSONStreaming(body []byte) (any, error) {
 
 func FuzzDecodeJSON(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":"x","b":1,"c":[1,{"d":null}]}`, `{bad`, `{"a":1} x`, `{"a":1}{"b":2}`, `[1,2]`, `"s"`, `null`, `1e400`,
-		`{"n":12345678901234567890}`, `{"s":"\ud83d\ude00\n"}`, `{"a":1,"a":"2"}`, ` {"a" : "b" } `, `{"a":"\x00"}`, `{"a":"unterminated}`, `{} }`, `[1]]`} {
+		`{"n":12345678901234567890}`, `{"s":"\ud83d\ude00\n"}`, `{"a":1,"a":"2"}`, ` {"a" : "b" } `, `{"a":"\x00"}`, `{"a":"unterminated}`, `{} }`, `[1]]`,
+		`{"t":true,"f":false,"n":null,"s":"plain"}`, "{\"bad\":\"\xff\xfe\"}", `{"e":"a\"b"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -141,6 +141,9 @@ func Open(opts Options) (*Sandbox, error) {
 			return nil, err
 		}
 	}
+	if sb.store != nil {
+		sb.store.Opened()
+	}
 	return sb, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/pyric/pyric/internal/prefault"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -685,6 +686,7 @@ func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogC
 			// of every larger array).
 			n := b.Stats().KeyN
 			entries := make([]service.LogChange, n)
+			prefault.Slice(entries)
 			space := string(k)
 			got := 0
 			c := b.Cursor()
@@ -762,6 +764,7 @@ func (sb *stringBlock) add(b []byte) string {
 	}
 	if len(sb.b)+len(b) > cap(sb.b) {
 		sb.b = make([]byte, 0, stringBlockSize)
+		prefault.Slice(sb.b)
 	}
 	at := len(sb.b)
 	sb.b = append(sb.b, b...)

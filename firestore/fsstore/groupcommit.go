@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
@@ -77,6 +78,7 @@ func (sl *encodingSlab) keep(enc []byte) []byte {
 	}
 	if sl.b == nil || cap(sl.b)-len(sl.b) < len(enc) { // never nil: a nil encoding is none
 		sl.b = make([]byte, 0, encodeSlab)
+		prefault.Slice(sl.b)
 	}
 	at := len(sl.b)
 	sl.b = append(sl.b, enc...)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // StoredDocument is a document as a Persister stored it: its path relative
@@ -62,6 +63,7 @@ const parallelCheck = 4096
 func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocument) (*Checked, error) {
 	prefix := name.Documents() + "/"
 	c := &Checked{name: name, docs: make([]StoredDocument, n), times: make([]bool, n)}
+	prefault.Slice(c.docs)
 	type part struct {
 		latest time.Time
 		sorted bool
@@ -139,6 +141,10 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	lists := make([][]version, len(docs))
 	vs := make([]version, len(docs))
 	encs := make([]encodedDoc, len(docs))
+	prefault.Slice(entries)
+	prefault.Slice(lists)
+	prefault.Slice(vs)
+	prefault.Slice(encs)
 	if len(s.docs) == 0 {
 		s.docs = make(map[string]*Entry, len(docs))
 	}

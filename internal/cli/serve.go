@@ -413,6 +413,9 @@ func connectHost(host string) string {
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
+	// The collector waits until every port serves (see memlimit.PauseGC).
+	resumeGC := memlimit.PauseGC()
+	defer resumeGC()
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err
@@ -423,9 +426,6 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}
-	// A long-running server: resident memory follows the live heap (from
-	// now on, so that restoring the store is not collected on the way).
-	memlimit.Start()
 	// Light requests keep as many of the runtime's processors as there
 	// are CPUs beside the heavy work the gate admits.
 	server.SpareProcessor(os.Getenv)
@@ -445,6 +445,11 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
+	// A long-running server: resident memory follows the live heap, from
+	// now on (the start's data is collected once, beside the first
+	// requests).
+	resumeGC()
+	memlimit.Start()
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

@@ -413,8 +413,14 @@ func connectHost(host string) string {
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
-	// The collector waits until every port serves (see memlimit.PauseGC).
-	resumeGC := memlimit.PauseGC()
+	// The collector waits until every port serves (see memlimit.PauseGC),
+	// unless the start imports, seeds or captures a first state, which
+	// make garbage in proportion to the data: then only the sandbox's
+	// open pauses it, and the collector runs while they do.
+	resumeGC := func() {}
+	if o.importDir == "" && o.seed == "" && o.capture == "" {
+		resumeGC = memlimit.PauseGC()
+	}
 	defer resumeGC()
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
@@ -429,6 +435,15 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	// Light requests keep as many of the runtime's processors as there
 	// are CPUs beside the heavy work the gate admits.
 	server.SpareProcessor(os.Getenv)
+	// A long-running server: resident memory follows the live heap, from
+	// the end of the pause on (the start's data is collected once).
+	memoryPolicy := sync.OnceFunc(func() {
+		resumeGC()
+		memlimit.Start()
+	})
+	if o.importDir != "" || o.seed != "" || o.capture != "" {
+		memoryPolicy()
+	}
 	fe, err := startFrontends(ctx, b, o, stdio)
 	if err != nil {
 		b.Shutdown(context.Background())
@@ -445,11 +460,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
-	// A long-running server: resident memory follows the live heap, from
-	// now on (the start's data is collected once, beside the first
-	// requests).
-	resumeGC()
-	memlimit.Start()
+	memoryPolicy() // beside the first requests, when not before
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

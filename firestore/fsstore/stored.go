@@ -145,9 +145,6 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	prefault.Slice(lists)
 	prefault.Slice(vs)
 	prefault.Slice(encs)
-	if len(s.docs) == 0 {
-		s.docs = make(map[string]*Entry, len(docs))
-	}
 	at := t.UnixNano()
 	versionOf := func(i int) version {
 		if times[i] {
@@ -158,8 +155,9 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	}
 	if len(s.docs) == 0 && c.sorted && len(docs) >= parallelCheck {
 		// Every path is new and appears once: the entries are made
-		// first, then the path map is filled beside the collection maps
-		// (two maps of every document, independent of each other).
+		// first, then the path map is made and filled beside the
+		// collection maps (two maps of every document, independent of
+		// each other; making one is mostly its memory's page faults).
 		for i, sd := range docs {
 			vs[i] = versionOf(i)
 			d := &entries[i]
@@ -170,14 +168,19 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 		filled := make(chan struct{})
 		go func() {
 			defer close(filled)
+			m := make(map[string]*Entry, len(entries))
 			for i := range entries {
-				s.docs[entries[i].path] = &entries[i]
+				m[entries[i].path] = &entries[i]
 			}
+			s.docs = m
 		}()
 		s.presize(docs)
 		s.fillCollections(entries)
 		<-filled
 	} else {
+		if len(s.docs) == 0 {
+			s.docs = make(map[string]*Entry, len(docs))
+		}
 		s.presize(docs)
 		var coll string
 		var collMap map[string]*Entry

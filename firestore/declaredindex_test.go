@@ -134,7 +134,7 @@ g:c [tags CONTAINS, b] declared 1/1
 	// builds them over what it loads.
 	e3 := newTestEngine(t)
 	declareT(t, e3, declaredTestIndexes)
-	if err := e3.RestoreStored(testDB, storedOf(t, e)); err != nil {
+	if err := restoreStored(e3, storedOf(t, e)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := indexList(e3), indexList(e); got != want {

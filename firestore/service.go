@@ -103,18 +103,16 @@ func (p logPersister) CommitHeld(name DatabaseName, _ time.Time, changes []Chang
 	return p.log.Append(name.String(), out)
 }
 
-// load restores what the Log holds, the encodings kept as they are.
+// load restores what the Log holds: the engine checks the encodings and
+// copies them out of the Log's values (valid only during its fn).
 func (s *Service) load() error {
 	return s.log.Load(func(space string, entries []service.LogChange) error {
 		name, err := ParseDatabaseName(space)
 		if err != nil {
 			return &service.DamagedError{Problem: fmt.Sprintf("it holds a Firestore bucket named %q, which is not a database name", space)}
 		}
-		docs := make([]StoredDocument, len(entries))
-		for i, en := range entries {
-			docs[i] = StoredDocument{Path: en.Key, Data: en.Value}
-		}
-		if err := s.Engine.RestoreStored(name, docs); err != nil {
+		doc := func(i int) StoredDocument { return StoredDocument{Path: entries[i].Key, Data: entries[i].Value} }
+		if err := s.Engine.RestoreStored(name, len(entries), doc); err != nil {
 			var de *StoredDocumentError
 			if errors.As(err, &de) {
 				return &service.DamagedError{Problem: de.Error()}

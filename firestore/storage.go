@@ -24,13 +24,14 @@ type StoredDocument = fsstore.StoredDocument
 // StoredDocumentError reports a stored document that cannot be restored.
 type StoredDocumentError = fsstore.StoredDocumentError
 
-// RestoreStored loads a database's stored documents, as Restore does,
-// without decoding them (see fsstore.Store.RestoreStored): each encoding
-// is checked and kept, and decoded on its first read. The engine keeps
-// the Data slices: the caller must not change them. A damaged document is
-// a *StoredDocumentError and nothing is restored. Listeners are refreshed.
-func (e *Engine) RestoreStored(name DatabaseName, docs []StoredDocument) error {
-	c, err := fsstore.CheckStored(name, docs)
+// RestoreStored loads a database's n stored documents, doc(i) being the
+// i-th, as Restore does, without decoding them (see
+// fsstore.Store.RestoreStored): each encoding is checked and copied
+// (without its name), and decoded on its first read; doc's Data need only
+// be valid during the call. A damaged document is a *StoredDocumentError
+// and nothing is restored. Listeners are refreshed.
+func (e *Engine) RestoreStored(name DatabaseName, n int, doc func(i int) StoredDocument) error {
+	c, err := fsstore.CheckStored(name, n, doc)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,22 @@ func storedOf(t testing.TB, e *Engine) []StoredDocument {
 	return out
 }
 
+// restoreStored restores docs into testDB of e, each encoding handed
+// only during the call (overwritten after it), as a store's Log hands them.
+func restoreStored(e *Engine, docs []StoredDocument) error {
+	held := make([]StoredDocument, len(docs))
+	for i, d := range docs {
+		held[i] = StoredDocument{Path: d.Path, Data: bytes.Clone(d.Data)}
+	}
+	err := e.RestoreStored(testDB, len(held), func(i int) StoredDocument { return held[i] })
+	for _, d := range held {
+		for j := range d.Data {
+			d.Data[j] = 0xDD
+		}
+	}
+	return err
+}
+
 var testTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func storedFixture(t testing.TB) *Engine {
@@ -57,7 +73,7 @@ func storedFixture(t testing.TB) *Engine {
 func TestRestoreStored(t *testing.T) {
 	src := storedFixture(t)
 	e := newTestEngine(t)
-	if err := e.RestoreStored(testDB, storedOf(t, src)); err != nil {
+	if err := restoreStored(e, storedOf(t, src)); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(src.Dump(testDB), e.Dump(testDB), protocmp.Transform(), cmpopts.EquateNaNs()); diff != "" {
@@ -87,7 +103,7 @@ func TestRestoreStored(t *testing.T) {
 func TestRestoreStoredWithoutTimes(t *testing.T) {
 	e := newTestEngine(t)
 	b, _ := proto.Marshal(&pb.Document{Name: name("c/q"), Fields: map[string]*pb.Value{"n": Int(1)}})
-	if err := e.RestoreStored(testDB, []StoredDocument{{Path: "c/q", Data: b}}); err != nil {
+	if err := restoreStored(e, []StoredDocument{{Path: "c/q", Data: b}}); err != nil {
 		t.Fatal(err)
 	}
 	d := getT(t, e, "c/q")
@@ -119,7 +135,7 @@ func TestRestoreStoredDamaged(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newTestEngine(t)
-			err := e.RestoreStored(testDB, append(append([]StoredDocument{}, good[1:]...), c.doc))
+			err := restoreStored(e, append(append([]StoredDocument{}, good[1:]...), c.doc))
 			var se *StoredDocumentError
 			if !errors.As(err, &se) || se.Path != c.doc.Path || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want a StoredDocumentError for %s containing %q", err, c.doc.Path, c.want)

@@ -559,31 +559,44 @@ func TestResources(t *testing.T) {
 	}
 }
 
+// TestHTTP: the server answers over streamable HTTP, built at once
+// (Handler) or on the first request (LazyHandler, as pyric serve mounts it).
 func TestHTTP(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", NewServer(sb, Options{}).Handler())
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-	client := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != len(allTools) {
-		t.Fatalf("%v %d", err, len(tools.Tools))
-	}
-	if r := callOn(t, cs, "firestore_create_document", map[string]any{"path": "h/1", "data": map[string]any{"v": "x"}}); !r.OK {
-		t.Fatal(js(r))
-	}
-	if r := callOn(t, cs, "firestore_get_document", map[string]any{"path": "h/1"}); r.Data["data"].(map[string]any)["v"] != "x" {
-		t.Fatal(js(r))
+	for _, c := range []struct {
+		name    string
+		handler func(*sandbox.Sandbox) http.Handler
+	}{
+		{"built at once", func(sb *sandbox.Sandbox) http.Handler { return NewServer(sb, Options{}).Handler() }},
+		{"built on the first request", func(sb *sandbox.Sandbox) http.Handler { return LazyHandler(sb, Options{}) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := sandbox.Open(testfs.With(sandbox.Options{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", c.handler(sb))
+			hs := httptest.NewServer(mux)
+			defer hs.Close()
+			client := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil)
+			cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil || len(tools.Tools) != len(allTools) {
+				t.Fatalf("%v %d", err, len(tools.Tools))
+			}
+			if r := callOn(t, cs, "firestore_create_document", map[string]any{"path": "h/1", "data": map[string]any{"v": "x"}}); !r.OK {
+				t.Fatal(js(r))
+			}
+			if r := callOn(t, cs, "firestore_get_document", map[string]any{"path": "h/1"}); r.Data["data"].(map[string]any)["v"] != "x" {
+				t.Fatal(js(r))
+			}
+		})
 	}
 }

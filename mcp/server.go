@@ -121,6 +121,19 @@ func (s *Server) Handler() http.Handler {
 		&sdk.StreamableHTTPOptions{SessionTimeout: HTTPSessionTimeout}))
 }
 
+// LazyHandler is the Handler of the server NewServer(sb, opts) builds
+// when the first request arrives, not before: deriving every tool's
+// schema by reflection costs tens of milliseconds that a start (pyric
+// serve, whose ports serve once it is done) need not wait for.
+func LazyHandler(sb *sandbox.Sandbox, opts Options) http.Handler {
+	var once sync.Once
+	var h http.Handler
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { h = NewServer(sb, opts).Handler() })
+		h.ServeHTTP(w, r)
+	})
+}
+
 // Envelope is every tool's result.
 type Envelope struct {
 	OK      bool   `json:"ok"`

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/memlimit"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -126,7 +127,7 @@ func Open(opts Options) (*Sandbox, error) {
 		sb.newID = randomID
 	}
 	sb.bus = event.NewBus(event.Options{History: opts.History, Now: sb.now})
-	defer pauseGC()()
+	defer memlimit.PauseGC()()
 	if opts.DataDir != "" {
 		st, err := OpenStoreWith(opts.DataDir, StoreOptions{Sync: opts.Sync, Warn: opts.Warn})
 		if err != nil {
@@ -140,6 +141,9 @@ func Open(opts Options) (*Sandbox, error) {
 			sb.Close()
 			return nil, err
 		}
+	}
+	if sb.store != nil {
+		sb.store.Opened()
 	}
 	return sb, nil
 }

@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/pyric/pyric/internal/prefault"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -44,7 +46,10 @@ type Store struct {
 	pendingBytes int
 	// ckptMu makes checkpoints (and Clear) one at a time.
 	ckptMu sync.Mutex
-	kick   chan struct{}
+	// opening is true until Opened: the services are loading. populated
+	// says the file's mapping was populated for them. ckptMu guards both.
+	opening, populated bool
+	kick               chan struct{}
 
 	warn func(string)
 
@@ -138,7 +143,7 @@ func OpenStoreWith(dir string, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open store: %w", err)
 	}
-	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1), warn: opts.Warn}
+	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1), warn: opts.Warn, opening: true}
 	if s.warn == nil {
 		s.warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
@@ -643,85 +648,70 @@ func (s *Store) applyDirect(space string, changes []service.LogChange) error {
 }
 
 // loadLog calls fn with every space of service svc's Log and its keys
-// and values, in key order. The values and keys are copied out of the
-// file into a few large blocks (not one allocation per key), so that
-// opening a big store is cheap; a big space is copied in two halves at
-// once (copyHalf), each in its own read transaction.
+// and values, in key order, inside one read transaction: the values are
+// the store file's mapped bytes (copying them is the service's, which
+// keeps only what it needs, in the form it needs: a copy here would be a
+// second one), valid and read-only until fn returns. The keys are copied
+// into a few large blocks (not one allocation per key). While the store
+// opens, the first load of a big file populates the file's mapping at
+// once, for every service's load (Opened releases it); a load after
+// that releases the pages it touched.
 func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogChange) error) error {
 	s.checkpoint() // what is logged is read too
 	if p := s.syncErr.Load(); p != nil {
 		return fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), *p)
 	}
-	type loaded struct {
-		space   string
-		entries []service.LogChange
-	}
-	var spaces []loaded
-	// Small spaces share blocks, as one would; the halves of a big one
-	// copy into blocks of their own.
-	var slab []byte
 	// The log's spaces change only in checkpoints (and Clear), which
-	// ckptMu holds off: the read transactions below see one state.
+	// ckptMu holds off: fn sees the state the walk saw.
 	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		root := tx.Bucket([]byte(svc))
 		if root == nil {
 			return nil
 		}
-		populated := false
+		switch {
+		case !s.opening:
+			defer dropMapped(s.db, tx) // fn copied what it keeps
+		case !s.populated && tx.Size() >= populateBytes:
+			populateMapped(s.db, tx)
+			s.populated = true
+		}
+		var keys stringBlock
 		return root.ForEachBucket(func(k []byte) error {
+			b := root.Bucket(k)
 			// Sized from the bucket's page headers (a walk that copies
-			// nothing): growing these by doubling cost most of the
-			// load's time at 100k documents (the copies, and the page
-			// faults of every larger array).
-			n := root.Bucket(k).Stats().KeyN
+			// nothing): growing it by doubling cost most of the load's
+			// time at 100k documents (the copies, and the page faults
+			// of every larger array).
+			n := b.Stats().KeyN
 			entries := make([]service.LogChange, n)
+			prefault.Slice(entries)
 			space := string(k)
-			if n >= parallelCopyKeys && !populated {
-				populateMapped(s.db, tx)
-				populated = true
-			}
-			if n < parallelCopyKeys {
-				if err := s.copyHalf(root.Bucket(k), svc, space, entries, true, &slab); err != nil {
-					return err
+			got := 0
+			c := b.Cursor()
+			for key, v := c.First(); key != nil; key, v = c.Next() {
+				if v == nil {
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds a nested bucket %q", svc, space, key)}
 				}
-				spaces = append(spaces, loaded{space, entries})
-				return nil
+				if got == n {
+					return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds more keys than the %d its pages count", svc, space, n)}
+				}
+				entries[got] = service.LogChange{Key: keys.add(key), Value: v[:len(v):len(v)]}
+				got++
 			}
-			// The first half is copied here, the second by a goroutine
-			// in a read transaction of its own (a transaction is not
-			// shared between goroutines); both see the same state.
-			half := n / 2
-			back := make(chan error, 1)
-			go func() {
-				back <- s.db.View(func(tx *bolt.Tx) error {
-					b := tx.Bucket([]byte(svc))
-					if b != nil {
-						b = b.Bucket([]byte(space))
-					}
-					if b == nil {
-						return fmt.Errorf("the %s bucket %s vanished while loading", svc, space)
-					}
-					var own []byte
-					return s.copyHalf(b, svc, space, entries[half:], false, &own)
-				})
-			}()
-			var own []byte
-			err := s.copyHalf(root.Bucket(k), svc, space, entries[:half], true, &own)
-			if berr := <-back; err == nil {
-				err = berr
+			if got < n {
+				return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds %d keys, not the %d its pages count", svc, space, got, n)}
 			}
-			if err != nil {
-				return err
+			if err := fn(space, entries); err != nil {
+				return serviceError{err}
 			}
-			spaces = append(spaces, loaded{space, entries})
 			return nil
 		})
 	})
-	s.ckptMu.Unlock()
-	if err == nil {
-		// Everything was copied out of the mapped file: let its pages go.
-		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
+	var se serviceError
+	if errors.As(err, &se) {
+		return se.err
 	}
 	var de *DamagedStoreError
 	if errors.As(err, &de) {
@@ -730,77 +720,56 @@ func (s *Store) loadLog(svc string, fn func(space string, entries []service.LogC
 	if err != nil {
 		return fmt.Errorf("sandbox: load store %s: %w", s.db.Path(), err)
 	}
-	for _, l := range spaces {
-		if err := fn(l.space, l.entries); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
-// parallelCopyKeys is the size of a space from which loadLog copies it
-// in two halves at once.
-const parallelCopyKeys = 4096
-
-// copyHalf fills entries with copies of b's first len(entries) keys and
-// values (forward) or its last len(entries) (!forward, walking from the
-// last key back), in key order either way. Keys are copied into one
-// block, values into *slab and the blocks of slabSize that follow it.
-func (s *Store) copyHalf(b *bolt.Bucket, svc, space string, entries []service.LogChange, forward bool, slab *[]byte) error {
-	n := len(entries)
-	if n == 0 {
-		return nil
+// Opened ends the store's opening: the services have loaded what they
+// keep, so the pages of the file's mapping populated for them are
+// released (the kernel keeps them in its page cache; a page read again
+// faults back in).
+func (s *Store) Opened() {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
+	if s.opening && s.populated {
+		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
 	}
-	keys := make([]byte, 0, n*24)
-	ends := make([]int, n) // ends[i]: where entries[i]'s key ends in keys
-	c := b.Cursor()
-	step, first := c.Next, c.First
-	at, inc := 0, 1
-	if !forward {
-		step, first = c.Prev, c.Last
-		at, inc = n-1, -1
-	}
-	got := 0
-	for key, v := first(); key != nil && got < n; key, v = step() {
-		if v == nil {
-			return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds a nested bucket %q", svc, space, key)}
-		}
-		keys = append(keys, key...)
-		ends[at] = len(keys)
-		if len(v) > slabSize/4 {
-			entries[at].Value = bytes.Clone(v)
-		} else {
-			if len(*slab)+len(v) > cap(*slab) {
-				*slab = make([]byte, 0, slabSize)
-			}
-			o := len(*slab)
-			*slab = append(*slab, v...)
-			entries[at].Value = (*slab)[o:len(*slab):len(*slab)]
-		}
-		at += inc
-		got++
-	}
-	if got < n {
-		return &DamagedStoreError{Path: s.db.Path(), Problem: fmt.Sprintf("the %s bucket %s holds %d keys, not the %d its pages count", svc, space, got, n)}
-	}
-	// Backward, the keys went into the block last first: entry i's key
-	// is the one that ends at ends[i] and begins at the end of the key
-	// copied after it (entry i+1's).
-	all := string(keys)
-	for i := range entries {
-		start := 0
-		if forward && i > 0 {
-			start = ends[i-1]
-		} else if !forward && i+1 < n {
-			start = ends[i+1]
-		}
-		entries[i].Key = all[start:ends[i]]
-	}
-	return nil
+	s.opening, s.populated = false, false
 }
 
-// slabSize is the size of the blocks loadLog copies values into.
-const slabSize = 1 << 20
+// serviceError carries the error of a Load's fn through the read
+// transaction, to be returned as fn returned it.
+type serviceError struct{ err error }
+
+func (e serviceError) Error() string { return e.err.Error() }
+
+// populateBytes is the size of a file from which its mapping is
+// populated at once for the services' loads.
+const populateBytes = 1 << 20
+
+// stringBlock makes strings of byte slices by appending them to large
+// blocks, never written again where a string was made: one allocation
+// per block instead of one per string.
+type stringBlock struct{ b []byte }
+
+// stringBlockSize is the size of a stringBlock's blocks.
+const stringBlockSize = 64 << 10
+
+// add returns b as a string.
+func (sb *stringBlock) add(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > stringBlockSize/4 {
+		return string(b)
+	}
+	if len(sb.b)+len(b) > cap(sb.b) {
+		sb.b = make([]byte, 0, stringBlockSize)
+		prefault.Slice(sb.b)
+	}
+	at := len(sb.b)
+	sb.b = append(sb.b, b...)
+	return unsafe.String(&sb.b[at], len(b))
+}
 
 // Log returns the write-ahead-logged key space of service name.
 func (s *Store) Log(name string) service.Log { return storeLog{s, name} }

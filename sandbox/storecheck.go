@@ -104,7 +104,7 @@ type storeCheck struct {
 	size    int64
 	ps      int64
 	hwm     uint64
-	visited map[uint64]bool
+	visited pageSet
 	free    []byte // the freelist's page ids (8 bytes each), checked after the tree
 }
 
@@ -121,7 +121,7 @@ func (c *storeCheck) run() string {
 	if need := int64(m.pgid) * c.ps; need > c.size || need <= 0 {
 		return fmt.Sprintf("it is %d bytes long but its last commit needs %d bytes (%d pages of %d), so it was truncated", c.size, int64(m.pgid)*c.ps, m.pgid, m.pageSize)
 	}
-	c.visited = map[uint64]bool{}
+	c.visited = make(pageSet, (m.pgid+63)/64)
 	if m.freelist != noFreelist {
 		if p := c.freelist(m.freelist); p != "" {
 			return p
@@ -142,7 +142,7 @@ func (c *storeCheck) freePages() string {
 		switch {
 		case id < 2 || id >= c.hwm:
 			return fmt.Sprintf("its freelist lists page %d, outside the data (pages 2..%d)", id, c.hwm-1)
-		case c.visited[id]:
+		case c.visited.has(id):
 			return fmt.Sprintf("its freelist lists page %d as free, but the tree uses it (the next write would overwrite it)", id)
 		}
 	}
@@ -239,10 +239,10 @@ func (c *storeCheck) page(id uint64, what string) ([]byte, string) {
 	if id < 2 || id >= c.hwm {
 		return nil, fmt.Sprintf("%s points to page %d, outside the data (pages 2..%d)", what, id, c.hwm-1)
 	}
-	if c.visited[id] {
+	if c.visited.has(id) {
 		return nil, fmt.Sprintf("%s points to page %d, which is already part of the tree", what, id)
 	}
-	c.visited[id] = true
+	c.visited.add(id)
 	hdr, err := c.read(int64(id)*c.ps, pageHeaderSize)
 	if err != nil {
 		return nil, fmt.Sprintf("page %d (%s) cannot be read: %v", id, what, err)
@@ -260,9 +260,35 @@ func (c *storeCheck) page(id uint64, what string) ([]byte, string) {
 		return nil, fmt.Sprintf("page %d (%s) cannot be read: %v", id, what, err)
 	}
 	for i := uint64(1); i <= overflow; i++ {
-		c.visited[id+i] = true
+		c.visited.add(id + i)
 	}
 	return b, ""
+}
+
+// pageSet is a set of page ids, a bit each.
+type pageSet []uint64
+
+func (ps pageSet) has(id uint64) bool { return id/64 < uint64(len(ps)) && ps[id/64]&(1<<(id%64)) != 0 }
+
+// add puts id in the set; ids past the set's size (beyond the data, which
+// the callers refuse first) are not kept.
+func (ps pageSet) add(id uint64) {
+	if id/64 < uint64(len(ps)) {
+		ps[id/64] |= 1 << (id % 64)
+	}
+}
+
+// ids lists the set's ids in order.
+func (ps pageSet) ids() []uint64 {
+	var out []uint64
+	for i, w := range ps {
+		for b := range uint64(64) {
+			if w&(1<<b) != 0 {
+				out = append(out, uint64(i)*64+b)
+			}
+		}
+	}
+	return out
 }
 
 // read returns n bytes of the file at off, for reading only: a slice of
@@ -316,16 +342,18 @@ func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) stri
 	return c.node(b, id, depth, what, lo, hi)
 }
 
-// ordered reports whether key i of a page (after prev, the page's key
-// i-1) keeps the page's keys increasing and inside [lo, hi).
-func ordered(key, prev []byte, i int, lo, hi []byte) bool {
+// ordered reports whether key i of a page's n keys (after prev, the
+// page's key i-1) keeps the page's keys increasing and inside [lo, hi):
+// as they increase, the first is checked against lo and the last
+// against hi, not every one against both.
+func ordered(key, prev []byte, i, n int, lo, hi []byte) bool {
 	if i > 0 && bytes.Compare(key, prev) <= 0 {
 		return false
 	}
-	if lo != nil && bytes.Compare(key, lo) < 0 {
+	if i == 0 && lo != nil && bytes.Compare(key, lo) < 0 {
 		return false
 	}
-	return hi == nil || bytes.Compare(key, hi) < 0
+	return i != n-1 || hi == nil || bytes.Compare(key, hi) < 0
 }
 
 // node checks one branch or leaf page b (id 0 for an inline bucket's
@@ -336,14 +364,18 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		return fmt.Sprintf("%s has a page that is cut off", what)
 	}
 	flags, count := le.Uint16(b[8:]), int(le.Uint16(b[10:]))
-	where := fmt.Sprintf("page %d (%s)", id, what)
-	if id == 0 {
-		where = "the inline page of " + what
+	// where names the page in a problem (made only for one: a sound
+	// file's check formats nothing per page).
+	where := func() string {
+		if id == 0 {
+			return "the inline page of " + what
+		}
+		return fmt.Sprintf("page %d (%s)", id, what)
 	}
 	switch flags {
 	case branchPage:
 		if count == 0 || pageHeaderSize+count*branchElemSize > len(b) {
-			return fmt.Sprintf("%s is overwritten: %d branch elements do not fit", where, count)
+			return fmt.Sprintf("%s is overwritten: %d branch elements do not fit", where(), count)
 		}
 		key := func(i int) ([]byte, bool) {
 			off := uint64(pageHeaderSize + i*branchElemSize)
@@ -358,10 +390,10 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		for i := range count {
 			k, ok := key(i)
 			if !ok {
-				return fmt.Sprintf("%s is overwritten: branch key %d lies outside the page", where, i)
+				return fmt.Sprintf("%s is overwritten: branch key %d lies outside the page", where(), i)
 			}
-			if !ordered(k, prev, i, lo, hi) {
-				return fmt.Sprintf("%s is overwritten: its branch keys are out of order at key %d", where, i)
+			if !ordered(k, prev, i, count, lo, hi) {
+				return fmt.Sprintf("%s is overwritten: its branch keys are out of order at key %d", where(), i)
 			}
 			prev = k
 		}
@@ -380,7 +412,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		return ""
 	case leafPage:
 		if pageHeaderSize+count*leafElemSize > len(b) {
-			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where, count)
+			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where(), count)
 		}
 		var prev []byte
 		for i := range count {
@@ -389,11 +421,11 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			ef, pos, ks, vs := le.Uint32(e[0:]), uint64(le.Uint32(e[4:])), uint64(le.Uint32(e[8:])), uint64(le.Uint32(e[12:]))
 			end := off + pos + ks + vs
 			if end > uint64(len(b)) || end < off {
-				return fmt.Sprintf("%s is overwritten: entry %d lies outside the page", where, i)
+				return fmt.Sprintf("%s is overwritten: entry %d lies outside the page", where(), i)
 			}
 			k := b[off+pos : off+pos+ks]
-			if !ordered(k, prev, i, lo, hi) {
-				return fmt.Sprintf("%s is overwritten: its keys are out of order at entry %d", where, i)
+			if !ordered(k, prev, i, count, lo, hi) {
+				return fmt.Sprintf("%s is overwritten: its keys are out of order at entry %d", where(), i)
 			}
 			prev = k
 			if ef&bucketLeafFlag == 0 {
@@ -402,7 +434,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			key := string(k)
 			v := b[off+pos+ks : end]
 			if len(v) < bucketHeaderSize {
-				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where, key)
+				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where(), key)
 			}
 			sub := fmt.Sprintf("bucket %q", key)
 			if root := le.Uint64(v); root != 0 {
@@ -415,5 +447,5 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		}
 		return ""
 	}
-	return fmt.Sprintf("%s is overwritten: it is of type %#x, not a branch or leaf page", where, flags)
+	return fmt.Sprintf("%s is overwritten: it is of type %#x, not a branch or leaf page", where(), flags)
 }

@@ -75,11 +75,7 @@ func reachablePages(t *testing.T, path string) ([]uint64, int64, int64) {
 	if p := c.run(); p != "" {
 		t.Fatalf("fixture is damaged: %s", p)
 	}
-	var all []uint64
-	for id := range c.visited {
-		all = append(all, id)
-	}
-	slices.Sort(all)
+	all := c.visited.ids()
 	// Only the first page of each: an overflow page's bytes are its
 	// first page's data, which no page check reads.
 	var out []uint64

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // groupCommit makes a database's commits durable in batches. A commit is
@@ -29,10 +30,8 @@ type groupCommit struct {
 	// buf is where the flusher (one at a time) encodes a batch's
 	// documents for the Persister, reused from batch to batch.
 	buf []byte
-	// slab is where it keeps the encodings the store holds: small ones
-	// share blocks instead of being one allocation each, which keeps a
-	// large database's heap compact.
-	slab []byte
+	// slab is where it keeps the encodings the store holds.
+	slab encodingSlab
 	// arriving counts the commits on their way to the queue (Arrive):
 	// the flusher yields to them only when there are some.
 	arriving atomic.Int64
@@ -72,9 +71,20 @@ func (g *groupCommit) encode(d *pb.Document) ([]byte, error) {
 
 // keep returns a copy of the encoding enc (from encode) without its
 // leading name field, in the slab, for the store to hold; only the
-// flusher calls it. (A deterministic encoding lists fields by number, so
-// the name, field 1, comes first.)
-func (g *groupCommit) keep(enc []byte) []byte {
+// flusher calls it.
+func (g *groupCommit) keep(enc []byte) []byte { return g.slab.keep(enc) }
+
+// encodingSlab holds document encodings without their names in shared
+// blocks: small ones share a block instead of being one allocation each,
+// which keeps a large database's heap compact.
+type encodingSlab struct{ b []byte }
+
+// keep returns a copy of the document encoding enc without its leading
+// name field (the database's prefix and the entry's path give it back
+// when decoded: for small documents the name is most of the encoding). A
+// deterministic encoding lists fields by number, so the name, field 1,
+// comes first; a name anywhere else stays, and decodes as itself.
+func (sl *encodingSlab) keep(enc []byte) []byte {
 	if num, typ, n := protowire.ConsumeTag(enc); n > 0 && num == 1 && typ == protowire.BytesType {
 		if m := protowire.ConsumeFieldValue(num, typ, enc[n:]); m >= 0 {
 			enc = enc[n+m:]
@@ -83,12 +93,13 @@ func (g *groupCommit) keep(enc []byte) []byte {
 	if len(enc) > encodeSlab/8 {
 		return slices.Clone(enc)
 	}
-	if cap(g.slab)-len(g.slab) < len(enc) {
-		g.slab = make([]byte, 0, encodeSlab)
+	if sl.b == nil || cap(sl.b)-len(sl.b) < len(enc) { // never nil: a nil encoding is none
+		sl.b = make([]byte, 0, encodeSlab)
+		prefault.Slice(sl.b)
 	}
-	at := len(g.slab)
-	g.slab = append(g.slab, enc...)
-	return g.slab[at:len(g.slab):len(g.slab)]
+	at := len(sl.b)
+	sl.b = append(sl.b, enc...)
+	return sl.b[at:len(sl.b):len(sl.b)]
 }
 
 // endBatch forgets the batch's encodings (the Persister and keep are done

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/firestore/fsvalue"
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // StoredDocument is a document as a Persister stored it: its path relative
@@ -35,7 +36,8 @@ func (e *StoredDocumentError) Error() string {
 }
 
 // Checked is a batch of stored documents CheckStored accepted, ready for
-// Store.RestoreStored.
+// Store.RestoreStored: their paths and their encodings, copied without
+// their names.
 type Checked struct {
 	name   fsvalue.DatabaseName
 	docs   []StoredDocument
@@ -50,14 +52,18 @@ type Checked struct {
 // RestoreStored split their work between two goroutines.
 const parallelCheck = 4096
 
-// CheckStored checks the stored documents of database name without
-// decoding them: each encoding's wire structure, strings, nesting and name,
-// so that decoding it later cannot fail. A damaged document is a
-// *StoredDocumentError (the first of the batch when several are). A big
-// batch is checked in two halves at once.
-func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, error) {
+// CheckStored checks n stored documents of database name, doc(i) being
+// the i-th, without decoding them: each encoding's wire structure,
+// strings, nesting and name, so that decoding it later cannot fail. A
+// damaged document is a *StoredDocumentError (the first of the batch when
+// several are). It copies each encoding it checked, without its name,
+// into blocks the Checked owns: doc's Data need only be valid during the
+// call (a store's mapped file), and is read once. A big batch is checked
+// in two halves at once.
+func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocument) (*Checked, error) {
 	prefix := name.Documents() + "/"
-	c := &Checked{name: name, docs: docs, times: make([]bool, len(docs))}
+	c := &Checked{name: name, docs: make([]StoredDocument, n), times: make([]bool, n)}
+	prefault.Slice(c.docs)
 	type part struct {
 		latest time.Time
 		sorted bool
@@ -65,8 +71,13 @@ func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, er
 	}
 	check := func(from, to int) (p part) {
 		p.sorted = true
+		var slab encodingSlab
+		prev := ""
+		if from > 0 {
+			prev = doc(from - 1).Path
+		}
 		for i := from; i < to; i++ {
-			d := docs[i]
+			d := doc(i)
 			ut, err := checkStored(d.Data, prefix, d.Path)
 			if err != nil {
 				p.err = &StoredDocumentError{Path: d.Path, Problem: err.Error()}
@@ -76,19 +87,21 @@ func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, er
 				p.latest = ut
 			}
 			c.times[i] = !ut.IsZero()
-			if i > 0 && docs[i-1].Path >= d.Path {
+			c.docs[i] = StoredDocument{Path: d.Path, Data: slab.keep(d.Data)}
+			if i > 0 && prev >= d.Path {
 				p.sorted = false
 			}
+			prev = d.Path
 		}
 		return p
 	}
 	var parts []part
-	if len(docs) < parallelCheck {
-		parts = []part{check(0, len(docs))}
+	if n < parallelCheck {
+		parts = []part{check(0, n)}
 	} else {
-		half := len(docs) / 2
+		half := n / 2
 		second := make(chan part, 1)
-		go func() { second <- check(half, len(docs)) }()
+		go func() { second <- check(half, n) }()
 		parts = []part{check(0, half), <-second}
 	}
 	c.sorted = true
@@ -108,8 +121,7 @@ func CheckStored(name fsvalue.DatabaseName, docs []StoredDocument) (*Checked, er
 // as Restore does, without decoding them: each encoding is kept and
 // decoded on its first read, so opening a store of 100k documents costs a
 // walk over their bytes, not 100k decodes and their garbage. The store
-// keeps the Data slices: the caller must not change them. It takes the
-// lock itself, publishes the store as all changed and returns the restore
+// keeps the Checked's encodings. It takes the lock itself, publishes the store as all changed and returns the restore
 // time. Documents checked for another database are an ErrInternal.
 func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	if c.name != s.opts.Name {
@@ -129,21 +141,23 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	lists := make([][]version, len(docs))
 	vs := make([]version, len(docs))
 	encs := make([]encodedDoc, len(docs))
-	if len(s.docs) == 0 {
-		s.docs = make(map[string]*Entry, len(docs))
-	}
+	prefault.Slice(entries)
+	prefault.Slice(lists)
+	prefault.Slice(vs)
+	prefault.Slice(encs)
 	at := t.UnixNano()
 	versionOf := func(i int) version {
 		if times[i] {
 			encs[i].raw, encs[i].cache = docs[i].Data, &s.cache
 			return version{at: at, enc: &encs[i]}
 		}
-		return version{at: at, doc: withTimes(docs[i].Data, t)}
+		return version{at: at, doc: withTimes(docs[i].Data, s.cache.prefix+docs[i].Path, t)}
 	}
 	if len(s.docs) == 0 && c.sorted && len(docs) >= parallelCheck {
 		// Every path is new and appears once: the entries are made
-		// first, then the path map is filled beside the collection maps
-		// (two maps of every document, independent of each other).
+		// first, then the path map is made and filled beside the
+		// collection maps (two maps of every document, independent of
+		// each other; making one is mostly its memory's page faults).
 		for i, sd := range docs {
 			vs[i] = versionOf(i)
 			d := &entries[i]
@@ -154,14 +168,19 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 		filled := make(chan struct{})
 		go func() {
 			defer close(filled)
+			m := make(map[string]*Entry, len(entries))
 			for i := range entries {
-				s.docs[entries[i].path] = &entries[i]
+				m[entries[i].path] = &entries[i]
 			}
+			s.docs = m
 		}()
 		s.presize(docs)
 		s.fillCollections(entries)
 		<-filled
 	} else {
+		if len(s.docs) == 0 {
+			s.docs = make(map[string]*Entry, len(docs))
+		}
 		s.presize(docs)
 		var coll string
 		var collMap map[string]*Entry
@@ -238,11 +257,15 @@ func (s *Store) presize(docs []StoredDocument) {
 	}
 }
 
-// withTimes decodes a stored document lacking its create or update time
-// and gives it t for the missing ones.
-func withTimes(raw []byte, t time.Time) *pb.Document {
+// withTimes decodes a stored document (named name, its encoding kept
+// without its name) lacking its create or update time and gives it t for
+// the missing ones.
+func withTimes(raw []byte, name string, t time.Time) *pb.Document {
 	d := &pb.Document{}
 	_ = proto.Unmarshal(raw, d) // checkStored accepted raw
+	if d.Name == "" {
+		d.Name = name
+	}
 	if d.CreateTime == nil {
 		d.CreateTime = ts(t)
 	}

@@ -47,6 +47,23 @@ func fixture(t testing.TB) []StoredDocument {
 	return out
 }
 
+// checkList checks docs of testDB as CheckStored does, each encoding
+// handed only during the call (overwritten after it), as a store's Log
+// hands them.
+func checkList(docs []StoredDocument) (*Checked, error) {
+	held := make([]StoredDocument, len(docs))
+	for i, d := range docs {
+		held[i] = StoredDocument{Path: d.Path, Data: slices.Clone(d.Data)}
+	}
+	c, err := CheckStored(testDB, len(held), func(i int) StoredDocument { return held[i] })
+	for _, d := range held {
+		for j := range d.Data {
+			d.Data[j] = 0xDD
+		}
+	}
+	return c, err
+}
+
 // FuzzCheckStored: what checkStored accepts decodes, as the document its
 // path names (the lazy decode relies on it); nothing panics.
 func FuzzCheckStored(f *testing.F) {
@@ -97,7 +114,7 @@ func TestPublishHook(t *testing.T) {
 			}
 			got = append(got, heard{at, len(changes), all})
 		}})
-	c, err := CheckStored(testDB, fixture(t))
+	c, err := checkList(fixture(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +174,7 @@ func bigStored(t testing.TB, n int) []StoredDocument {
 func TestRestoreStoredBig(t *testing.T) {
 	t.Parallel()
 	docs := bigStored(t, 2*parallelCheck+3)
-	c, err := CheckStored(testDB, docs)
+	c, err := checkList(docs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +216,7 @@ func TestRestoreStoredBig(t *testing.T) {
 		return out
 	}
 	for _, at := range [][]int{{5}, {len(docs) - 2}, {len(docs) - 2, 5}} {
-		_, err := CheckStored(testDB, damaged(at...))
+		_, err := checkList(damaged(at...))
 		var de *StoredDocumentError
 		first := slices.Min(at)
 		if !errors.As(err, &de) || de.Path != docs[first].Path {
@@ -208,7 +225,7 @@ func TestRestoreStoredBig(t *testing.T) {
 	}
 	swapped := append([]StoredDocument(nil), docs...)
 	swapped[len(docs)-1], swapped[len(docs)-2] = swapped[len(docs)-2], swapped[len(docs)-1]
-	if c, err := CheckStored(testDB, swapped); err != nil || c.sorted {
+	if c, err := checkList(swapped); err != nil || c.sorted {
 		t.Errorf("documents out of key order: sorted %v, %v", c != nil && c.sorted, err)
 	}
 }

@@ -111,14 +111,14 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 	}
 	mount := map[string]http.Handler{
-		"/mcp": mcp.NewServer(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Policy: o.policy, Registrations: backend.Services(&backend.Options{}), Capture: func() (*capture.Fixture, error) {
+		"/mcp": mcp.LazyHandler(b.Sandbox, mcp.Options{Name: "pyric", Version: Version, Policy: o.policy, Registrations: backend.Services(&backend.Options{}), Capture: func() (*capture.Fixture, error) {
 			return capture.FromSandbox(b.Sandbox, b.Sandbox.Events().History())
 		}, FunctionsURL: func() string {
 			if a := b.Addr(backend.Functions); a != "" {
 				return "http://" + a
 			}
 			return ""
-		}}).Handler(),
+		}}),
 		snapshotRoute: snapshot.Handler(b.Sandbox),
 		exportRoute:   snapshot.ExportHandler(b.Sandbox),
 		branchRoute: http.StripPrefix(branchRoute, fsserver.BranchHandler(b.Sandbox, fsserver.BranchOptions{LiveRules: func() (string, string, bool) {

@@ -413,6 +413,15 @@ func connectHost(host string) string {
 // serve runs until ctx ends, then shuts down cleanly: open streams end,
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
+	// The collector waits until every port serves (see memlimit.PauseGC),
+	// unless the start imports, seeds or captures a first state, which
+	// make garbage in proportion to the data: then only the sandbox's
+	// open pauses it, and the collector runs while they do.
+	resumeGC := func() {}
+	if o.importDir == "" && o.seed == "" && o.capture == "" {
+		resumeGC = memlimit.PauseGC()
+	}
+	defer resumeGC()
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err
@@ -423,12 +432,18 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	if !isLoopback(o.host) {
 		fmt.Fprintf(stdio.Err, "WARNING: listening on %s: anyone who can reach these ports can read and change all data (the emulator endpoints have no authentication, as in the Emulator Suite)\n", o.host)
 	}
-	// A long-running server: resident memory follows the live heap (from
-	// now on, so that restoring the store is not collected on the way).
-	memlimit.Start()
 	// Light requests keep as many of the runtime's processors as there
 	// are CPUs beside the heavy work the gate admits.
 	server.SpareProcessor(os.Getenv)
+	// A long-running server: resident memory follows the live heap, from
+	// the end of the pause on (the start's data is collected once).
+	memoryPolicy := sync.OnceFunc(func() {
+		resumeGC()
+		memlimit.Start()
+	})
+	if o.importDir != "" || o.seed != "" || o.capture != "" {
+		memoryPolicy()
+	}
 	fe, err := startFrontends(ctx, b, o, stdio)
 	if err != nil {
 		b.Shutdown(context.Background())
@@ -445,6 +460,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		out, _ := json.Marshal(line)
 		fmt.Fprintf(stdio.Out, "%s\n", out)
 	}
+	memoryPolicy() // beside the first requests, when not before
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()

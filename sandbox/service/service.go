@@ -164,8 +164,12 @@ type Log interface {
 	// nil survives kill -9; after one fails, every later Append fails.
 	Append(space string, changes []LogChange) error
 	// Load calls fn once per space holding keys, with every key and value
-	// in key order, what was appended included. The values are copies the
-	// service may keep.
+	// in key order, what was appended included. The keys are the
+	// service's to keep; the values are not: they may be the store
+	// file's own bytes, read-only and valid only until fn returns, so a
+	// service copies (or decodes) what it keeps, once, in the form it
+	// keeps it. fn must not write to the store (Append, a Bucket's
+	// Update) meanwhile.
 	Load(fn func(space string, entries []LogChange) error) error
 }
 

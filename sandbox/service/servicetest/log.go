@@ -9,7 +9,9 @@ import (
 )
 
 // Log is a service.Log in memory: Append copies what it is given, Load
-// returns copies in key order. It is safe for concurrent use.
+// hands copies in key order and overwrites them once fn returns (as the
+// store's values are valid only during fn), so that a service keeping a
+// value it did not copy fails its tests. It is safe for concurrent use.
 type Log struct {
 	mu     sync.Mutex
 	spaces map[string]map[string][]byte
@@ -65,7 +67,13 @@ func (l *Log) Load(fn func(space string, entries []service.LogChange) error) err
 	}
 	l.mu.Unlock()
 	for i, s := range names {
-		if err := fn(s, all[i]); err != nil {
+		err := fn(s, all[i])
+		for _, c := range all[i] {
+			for j := range c.Value {
+				c.Value[j] = 0xDD
+			}
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/sandbox/service/servicetest"
 	"github.com/pyric/pyric/server/auth/authtest"
 )
 
@@ -480,5 +481,35 @@ func TestRegistrationMovesBucketRecords(t *testing.T) {
 		if left != 0 {
 			t.Fatalf("start %d: %d records left in the bucket", start, left)
 		}
+	}
+}
+
+// TestLoadDecodesInsideLoad opens an engine on a log whose values are
+// valid only while Load's callback runs (servicetest.Log overwrites them
+// afterwards, as the store's mapped bytes are): every record must be
+// decoded there, so the reopened engine's state equals the first one's.
+func TestLoadDecodesInsideLoad(t *testing.T) {
+	l := servicetest.NewLog()
+	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	e, err := auth.Open(auth.Options{Log: l, IDs: rand.NewChaCha8([32]byte{9}), Clock: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("erin@example.com"), Password: "secret123"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SendOOBCode(dClient, auth.SendOOBCodeRequest{RequestType: "PASSWORD_RESET", Email: "erin@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateTenant(dAdmin, auth.TenantRequest{DisplayName: sp("T"), AllowPasswordSignup: auth.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	want := state(t, e)
+	again, err := auth.Open(auth.Options{Log: l, IDs: rand.NewChaCha8([32]byte{9}), Clock: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := state(t, again); got != want {
+		t.Fatalf("reopened state differs:\n got %s\nwant %s", got, want)
 	}
 }

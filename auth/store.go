@@ -271,17 +271,11 @@ func (e *core) load() error {
 		}
 		return p
 	}
+	// decode reads the log's records; the log's values are valid only
+	// inside Load's callback, so it runs there. forEach visits the
+	// records of one kind (key order): the configs, then the tenants,
+	// then the spaces' records, which need both.
 	var entries []service.LogChange
-	if err := e.log.Load(func(space string, es []service.LogChange) error {
-		if space == logSpace {
-			entries = es
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("auth: load: %w", err)
-	}
-	// forEach visits the records of one kind (key order): the configs,
-	// then the tenants, then the spaces' records, which need both.
 	forEach := func(kind byte, fn func(k, v []byte) error) error {
 		for _, en := range entries {
 			if en.Key != "" && en.Key[0] == kind {
@@ -292,7 +286,7 @@ func (e *core) load() error {
 		}
 		return nil
 	}
-	err := func() error {
+	decode := func() error {
 		if err := forEach('c', func(k, v []byte) error {
 			_, parts, err := splitKey(k)
 			if err != nil || len(parts) != 1 {
@@ -338,7 +332,15 @@ func (e *core) load() error {
 			}
 			return nil
 		})
-	}()
+	}
+	err := e.log.Load(func(space string, es []service.LogChange) error {
+		if space != logSpace {
+			return nil
+		}
+		entries = es
+		defer func() { entries = nil }()
+		return decode()
+	})
 	if err != nil {
 		return fmt.Errorf("auth: load: %w", err)
 	}

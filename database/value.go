@@ -376,24 +376,37 @@ func isPlain(v any) bool {
 	if !ok {
 		return true
 	}
-	all, maxKey, n := true, 0, 0
+	var shape arrayShape
 	for k, c := range m {
 		if k == ".priority" || k == ".value" {
 			return false
 		}
-		n++
-		if all && arrayIndex(k) {
-			i, _ := strconv.Atoi(k)
-			maxKey = max(maxKey, i)
-		} else {
-			all = false
-		}
+		shape.add(k)
 		if !isPlain(c) {
 			return false
 		}
 	}
-	return !(all && n > 0 && maxKey < 2*n)
+	return !shape.array()
 }
+
+// arrayShape tells, from a node's keys, whether it reads back as an
+// array: its keys all integers, the largest below twice their count.
+type arrayShape struct {
+	notAll    bool
+	maxKey, n int
+}
+
+func (s *arrayShape) add(k string) {
+	s.n++
+	if !s.notAll && arrayIndex(k) {
+		i, _ := strconv.Atoi(k)
+		s.maxKey = max(s.maxKey, i)
+	} else {
+		s.notAll = true
+	}
+}
+
+func (s arrayShape) array() bool { return !s.notAll && s.n > 0 && s.maxKey < 2*s.n }
 
 // plainCopy is Plain that always copies the nodes it returns.
 func plainCopy(v any) any {
@@ -405,22 +418,16 @@ func plainCopy(v any) any {
 		return lv
 	}
 	out := make(map[string]any, len(m))
-	all, maxKey, n := true, 0, 0
+	var shape arrayShape
 	for k, c := range m {
 		if k == ".priority" {
 			continue
 		}
 		out[k] = plainCopy(c)
-		n++
-		if all && arrayIndex(k) {
-			i, _ := strconv.Atoi(k)
-			maxKey = max(maxKey, i)
-		} else {
-			all = false
-		}
+		shape.add(k)
 	}
-	if all && n > 0 && maxKey < 2*n {
-		arr := make([]any, maxKey+1)
+	if shape.array() {
+		arr := make([]any, shape.maxKey+1)
 		for k, c := range out {
 			i, _ := strconv.Atoi(k)
 			arr[i] = c

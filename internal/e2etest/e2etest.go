@@ -121,7 +121,9 @@ var (
 	buildErr  error
 )
 
-// Pyric builds cmd/pyric once per test binary and returns its path.
+// Pyric builds cmd/pyric once per test binary and returns its path: the
+// build's copy in the shared binary directory (see keepBinary), so the
+// test packages of one run share one file instead of leaving one each.
 func Pyric(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -130,12 +132,15 @@ func Pyric(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		buildPath = filepath.Join(dir, "pyric")
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/pyric")
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "pyric")
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/pyric")
 		cmd.Dir = Root()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/pyric: %v\n%s", err, out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/pyric: %v\n%s", err, b)
+			return
 		}
+		buildPath, buildErr = keepBinary(filepath.Join(os.TempDir(), "pyric-e2e-bin"), out, 24*time.Hour)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

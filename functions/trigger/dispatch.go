@@ -141,6 +141,9 @@ type Dispatcher struct {
 	current atomic.Pointer[[]Function] // fns, for DatabaseScope
 	// services are the services whose changes fns can fire on, for Wants.
 	services atomic.Pointer[map[string]bool]
+	// topics are the Pub/Sub topics (full names) the functions listen on:
+	// a publish to another is not held.
+	topics atomic.Pointer[map[string]bool]
 	// run0 and keys make Journal keys: the dispatcher's start time (in
 	// ns, zero-padded so keys sort) and a counter.
 	run0   int64
@@ -198,11 +201,15 @@ func (d *Dispatcher) SetFunctions(fns []Function) {
 	d.fns = append([]Function(nil), fns...)
 	snapshot := d.fns
 	d.current.Store(&snapshot)
-	services := map[string]bool{}
+	services, topics := map[string]bool{}, map[string]bool{}
 	for _, f := range d.fns {
 		services[serviceOf(f)] = true
+		if t := PubSubTopic(f, d.opts.Env.Project); t != "" {
+			topics[t] = true
+		}
 	}
 	d.services.Store(&services)
+	d.topics.Store(&topics)
 	for _, f := range d.fns {
 		if q := d.queues[f.ID]; q != nil {
 			q.retry = f.Retry
@@ -242,8 +249,9 @@ func (d *Dispatcher) takeLocked(ev event.Event) {
 // Wants reports whether ev is a change the dispatcher may deliver, for
 // the sandbox's outbox to hold with its commit (service.Outbox.Want):
 // one that can fire a trigger while the dispatcher holds the changes,
-// else a change of a service some function watches. It takes no lock, since the outbox asks on the
-// committing goroutine.
+// else a change of a service some function watches (of Pub/Sub, a
+// publish to a topic some function listens on). It takes no lock, since
+// the outbox asks on the committing goroutine.
 func (d *Dispatcher) Wants(ev *event.Event) bool {
 	if !relevant(*ev) {
 		return false
@@ -252,7 +260,16 @@ func (d *Dispatcher) Wants(ev *event.Event) bool {
 		return true
 	}
 	services := d.services.Load()
-	return services != nil && (*services)[ev.Service]
+	if services == nil || !(*services)[ev.Service] {
+		return false
+	}
+	if ev.Service == pubsub.ServiceName {
+		// A publish fires only the functions on its topic (the
+		// event's Path).
+		topics := d.topics.Load()
+		return topics != nil && (*topics)[ev.Path]
+	}
+	return true
 }
 
 // serviceOf is the service whose changes f fires on (the Service of

@@ -87,3 +87,35 @@ func TestPubSubPayloads(t *testing.T) {
 		t.Error("a publish is not relevant to the dispatcher")
 	}
 }
+
+// TestDispatcherWantsWatchedTopicsOnly: with Pub/Sub functions loaded, a
+// publish is held for the dispatcher only when some function listens on
+// its topic (v2's short topic name or v1's full resource); a publish to
+// another topic fires nothing, so holding it would only cost its
+// publisher. While the functions load (held) every change is wanted.
+func TestDispatcherWantsWatchedTopicsOnly(t *testing.T) {
+	t.Parallel()
+	d := NewDispatcher(Options{Env: testEnv, Deliver: newRecorder().deliver, Logf: t.Logf,
+		Journal: &memJournal{pending: map[string]Pending{}}, Held: true})
+	defer d.Close()
+	other := publishEvent("projects/demo-p/topics/unwatched")
+	if !d.Wants(&other) {
+		t.Errorf("a publish is not wanted while the functions load")
+	}
+	d.SetFunctions([]Function{
+		{ID: "v2", Platform: GCFv2, EventType: pubsubV2Type, EventFilters: map[string]string{"topic": "orders"}},
+		{ID: "v1", Platform: GCFv1, EventType: pubsubV1Type, EventFilters: map[string]string{"resource": "projects/demo-p/topics/legacy"}},
+	})
+	d.Release()
+	for topic, want := range map[string]bool{
+		"projects/demo-p/topics/orders":    true,
+		"projects/demo-p/topics/legacy":    true,
+		"projects/demo-p/topics/unwatched": false,
+		"projects/other-p/topics/orders":   false,
+	} {
+		ev := publishEvent(topic)
+		if got := d.Wants(&ev); got != want {
+			t.Errorf("publish to %s wanted held: %v, want %v", topic, got, want)
+		}
+	}
+}

@@ -275,18 +275,17 @@ func (e *core) load() error {
 	// inside Load's callback, so it runs there. forEach visits the
 	// records of one kind (key order): the configs, then the tenants,
 	// then the spaces' records, which need both.
-	var entries []service.LogChange
-	forEach := func(kind byte, fn func(k, v []byte) error) error {
-		for _, en := range entries {
-			if en.Key != "" && en.Key[0] == kind {
-				if err := fn([]byte(en.Key), en.Value); err != nil {
-					return err
+	decode := func(entries []service.LogChange) error {
+		forEach := func(kind byte, fn func(k, v []byte) error) error {
+			for _, en := range entries {
+				if en.Key != "" && en.Key[0] == kind {
+					if err := fn([]byte(en.Key), en.Value); err != nil {
+						return err
+					}
 				}
 			}
+			return nil
 		}
-		return nil
-	}
-	decode := func() error {
 		if err := forEach('c', func(k, v []byte) error {
 			_, parts, err := splitKey(k)
 			if err != nil || len(parts) != 1 {
@@ -333,13 +332,11 @@ func (e *core) load() error {
 			return nil
 		})
 	}
-	err := e.log.Load(func(space string, es []service.LogChange) error {
+	err := e.log.Load(func(space string, entries []service.LogChange) error {
 		if space != logSpace {
 			return nil
 		}
-		entries = es
-		defer func() { entries = nil }()
-		return decode()
+		return decode(entries)
 	})
 	if err != nil {
 		return fmt.Errorf("auth: load: %w", err)

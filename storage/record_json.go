@@ -3,7 +3,6 @@ package storage
 import (
 	"encoding/base64"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"time"
 
@@ -33,20 +32,7 @@ func appendObjectJSON(b []byte, o *Object) []byte {
 		}
 	}
 	if len(o.Metadata) > 0 {
-		keys := make([]string, 0, len(o.Metadata))
-		for k := range o.Metadata {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, `,"metadata":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonstr.Append(b, k), ':')
-			b = jsonstr.Append(b, o.Metadata[k])
-		}
-		b = append(b, '}')
+		b = jsonstr.AppendMap(append(b, `,"metadata":`...), o.Metadata)
 	}
 	b = append(b, `,"md5Hash":`...)
 	b = jsonstr.Append(b, o.MD5Hash)

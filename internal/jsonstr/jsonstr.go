@@ -3,7 +3,10 @@
 // the encoders that write their resources and records by hand.
 package jsonstr
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Append appends s quoted.
 func Append(b []byte, s string) []byte {
@@ -47,3 +50,23 @@ var plain = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// AppendMap appends m as an object, its keys sorted and every key and
+// value quoted as Append does: what encoding/json writes for a
+// map[string]string.
+func AppendMap(b []byte, m map[string]string) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(Append(b, k), ':')
+		b = Append(b, m[k])
+	}
+	return append(b, '}')
+}

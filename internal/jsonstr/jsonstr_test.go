@@ -25,3 +25,33 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMapMatchesEncodingJSON: maps of escaped and plain keys and
+// values, empty and nil ones included, as encoding/json writes them.
+func TestAppendMapMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 31))
+	const alphabet = "az<&\"\\\x01\xc3\xa9\xff"
+	str := func() string {
+		b := make([]byte, r.IntN(6))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 2000 {
+		var m map[string]string
+		if n := r.IntN(5); n > 0 {
+			m = map[string]string{}
+			for range n {
+				m[str()] = str()
+			}
+		}
+		want, _ := json.Marshal(m)
+		if m == nil {
+			want = []byte("{}") // AppendMap writes an object for nil too
+		}
+		if got := AppendMap([]byte("x"), m); string(got) != "x"+string(want) {
+			t.Fatalf("%q: %s, want %s", m, got, want)
+		}
+	}
+}

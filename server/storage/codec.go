@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -131,21 +130,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	link("mediaLink", false, base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=")
 	b = append(append(b[:len(b)-1], gen...), `\u0026alt=media"`...) // "&alt=media", escaped
 	if len(o.Metadata) > 0 {
-		keys := make([]string, 0, len(o.Metadata))
-		for k := range o.Metadata {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, `,"metadata":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(b, k)
-			b = append(b, ':')
-			b = jsonstr.Append(b, o.Metadata[k])
-		}
-		b = append(b, '}')
+		b = jsonstr.AppendMap(append(b, `,"metadata":`...), o.Metadata)
 	}
 	key("metageneration")
 	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')

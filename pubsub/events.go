@@ -1,8 +1,6 @@
 package pubsub
 
 import (
-	"encoding/json"
-
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
@@ -73,12 +71,8 @@ func PublishEventOf(v any) (_ *PublishEvent, ok bool) {
 	case *PublishEvent:
 		return v, v != nil
 	case map[string]any:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, false
-		}
 		var h heldPublish
-		if err := json.Unmarshal(b, &h); err != nil {
+		if err := event.DecodeHeld(v, &h); err != nil {
 			return nil, false
 		}
 		h.PublishEvent.Messages = h.Messages

@@ -47,12 +47,8 @@ type authUser struct {
 }
 
 func decodeUser(v any) (*authUser, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
 	var u authUser
-	if err := json.Unmarshal(b, &u); err != nil {
+	if err := event.DecodeHeld(v, &u); err != nil {
 		return nil, err
 	}
 	return &u, nil

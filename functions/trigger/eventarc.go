@@ -1,7 +1,6 @@
 package trigger
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -55,12 +54,8 @@ func customEventsOf(v any) (*CustomEvents, bool) {
 	case *CustomEvents:
 		return v, v != nil
 	case map[string]any:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, false
-		}
 		var ce CustomEvents
-		if err := json.Unmarshal(b, &ce); err != nil || ce.Channel == "" {
+		if err := event.DecodeHeld(v, &ce); err != nil || ce.Channel == "" {
 			return nil, false
 		}
 		return &ce, true

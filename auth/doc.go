@@ -18,7 +18,9 @@
 // Log it is durable: each operation appends only the records it changed
 // (an account, an OOB code, a tenant, a config) in one Append before it
 // returns, so an acknowledged change survives kill -9 and a sign-up costs
-// the same with 50,000 accounts as with none (store.go).
+// the same with 50,000 accounts as with none (store.go). A session capture
+// appends the same records, as each mutation's events name them
+// (capture.go).
 //
 // Layout, bottom up: the account store — space (a project's or tenant's
 // accounts, their indexes and outboxes), project and tenant (state.go),

@@ -277,6 +277,9 @@ func (e *core) emit(c Call, sc scope, op, path string, before, after *User, deta
 type Snapshot struct {
 	Version  int                        `json:"version"`
 	Projects map[string]ProjectSnapshot `json:"projects"`
+	// Records are records in the log's layout, as a session capture
+	// appends them one by one (capture.go), added over Projects.
+	Records *RecordState `json:"records,omitempty"`
 }
 
 // ProjectSnapshot is one project in a Snapshot.
@@ -368,6 +371,20 @@ func (e *Engine) RestoreState(s Snapshot) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if s.Records != nil {
+		// Under the lock: adding a tenant journals it, and no mutation
+		// may be open meanwhile.
+		entries, err := s.Records.changes()
+		if err == nil {
+			err = decodeRecords(e.j, projects, entries)
+		}
+		if err != nil {
+			return fmt.Errorf("auth: records: %w", err)
+		}
+		for _, p := range projects {
+			p.reindex()
+		}
+	}
 	if e.log != nil {
 		changes, err := replaceAll(projects)
 		if err == nil {

@@ -106,13 +106,25 @@ type write struct {
 // journal collects a mutation's writes, undos and events.
 type journal struct {
 	open    bool // a mutation is running (events are held until commit)
-	durable bool // a log is attached (writes and undos are kept)
+	durable bool // a log is attached (undos are kept)
 	writes  []write
 	undos   []func()
 	events  []event.Event
+	// unnamed are the keys (each length-prefixed, as a key's parts are)
+	// that mutations without an event wrote since the last event, and
+	// unnamedAll whether one of them deleted a prefix or was rolled
+	// back: the next event names them too (name).
+	unnamed    []byte
+	unnamedAll bool
 }
 
-func (j *journal) recording() bool { return j != nil && j.open && j.durable }
+// recording says whether a mutation is running: its writes are kept,
+// for the log and for the records its events name.
+func (j *journal) recording() bool { return j != nil && j.open }
+
+// undoing says whether the undos are kept too: with a log, to take back
+// a change the log refused.
+func (j *journal) undoing() bool { return j.recording() && j.durable }
 
 func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) {
 	if !j.recording() {
@@ -132,7 +144,7 @@ func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) 
 	if !replaced {
 		j.writes = append(j.writes, write{key: key, value: value})
 	}
-	if undo != nil {
+	if undo != nil && j.durable {
 		j.undos = append(j.undos, undo)
 	}
 }
@@ -142,7 +154,7 @@ func (j *journal) recordPrefix(prefix []byte, undo func()) {
 		return
 	}
 	j.writes = append(j.writes, write{key: prefix, prefix: true})
-	if undo != nil {
+	if undo != nil && j.durable {
 		j.undos = append(j.undos, undo)
 	}
 }
@@ -155,7 +167,7 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 	} else {
 		m[k] = v
 	}
-	if j.recording() {
+	if j.undoing() {
 		j.undos = append(j.undos, func() {
 			if had {
 				m[k] = old
@@ -210,14 +222,46 @@ func (e *core) commit() error {
 			return ie
 		}
 	}
+	j.name()
 	for _, ev := range j.events {
 		e.events.Emit(ev)
 	}
 	return nil
 }
 
+// name tells the mutation's events the records it wrote (Event.Records,
+// a token for Records), with those that mutations without an event wrote
+// since the last event, so that a session capture appends exactly what
+// changed. A prefix deletion is no record: its events name none, and the
+// capture writes Auth's records again whole.
+func (j *journal) name() {
+	for _, w := range j.writes {
+		if w.prefix {
+			j.unnamedAll = true
+			continue
+		}
+		j.unnamed = binary.AppendUvarint(j.unnamed, uint64(len(w.key)))
+		j.unnamed = append(j.unnamed, w.key...)
+	}
+	if len(j.events) == 0 {
+		return
+	}
+	tok := ""
+	if !j.unnamedAll {
+		tok = recordsToken + string(j.unnamed)
+	}
+	for i := range j.events {
+		j.events[i].Records = tok
+	}
+	j.unnamed, j.unnamedAll = j.unnamed[:0], false
+}
+
 func (e *core) rollback() {
 	e.j.undo()
+	if !e.j.durable {
+		// Without undos what the mutation changed stays, unnamed.
+		e.j.unnamedAll = true
+	}
 	e.j.reset()
 }
 
@@ -263,92 +307,102 @@ func (e *core) publish(ev event.Event) {
 // load reads the log into an empty engine.
 func (e *core) load() error {
 	projects := map[string]*project{}
-	proj := func(id string) *project {
-		p := projects[id]
-		if p == nil {
-			p = newProject(e.j, id)
-			projects[id] = p
-		}
-		return p
-	}
-	// decode reads the log's records; the log's values are valid only
-	// inside Load's callback, so it runs there. forEach visits the
-	// records of one kind (key order): the configs, then the tenants,
-	// then the spaces' records, which need both.
-	decode := func(entries []service.LogChange) error {
-		forEach := func(kind byte, fn func(k, v []byte) error) error {
-			for _, en := range entries {
-				if en.Key != "" && en.Key[0] == kind {
-					if err := fn([]byte(en.Key), en.Value); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		}
-		if err := forEach('c', func(k, v []byte) error {
-			_, parts, err := splitKey(k)
-			if err != nil || len(parts) != 1 {
-				return fmt.Errorf("config key %q: %v", k, err)
-			}
-			p := proj(parts[0])
-			var cfg ProjectConfig
-			if err := json.Unmarshal(v, &cfg); err != nil {
-				return fmt.Errorf("project %s config: %w", parts[0], err)
-			}
-			p.config = cloneConfig(cfg)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := forEach('t', func(k, v []byte) error {
-			_, parts, err := splitKey(k)
-			if err != nil || len(parts) != 2 {
-				return fmt.Errorf("tenant key %q: %v", k, err)
-			}
-			var cfg Tenant
-			if err := json.Unmarshal(v, &cfg); err != nil {
-				return fmt.Errorf("project %s tenant %s: %w", parts[0], parts[1], err)
-			}
-			cfg.TenantID = parts[1]
-			proj(parts[0]).addTenant(cfg)
-			return nil
-		}); err != nil {
-			return err
-		}
-		return forEach('s', func(k, v []byte) error {
-			_, parts, err := splitKey(k)
-			if err != nil || len(parts) != 4 {
-				return fmt.Errorf("record key %q: %v", k, err)
-			}
-			p := proj(parts[0])
-			sp := p.space
-			if parts[1] != "" {
-				sp = p.tenant(parts[1]).space
-			}
-			if err := sp.loadRecord(parts[2], parts[3], v); err != nil {
-				return fmt.Errorf("project %s tenant %q %s %q: %w", parts[0], parts[1], parts[2], parts[3], err)
-			}
-			return nil
-		})
-	}
+	// The log's values are valid only inside Load's callback, so the
+	// records are decoded there.
 	err := e.log.Load(func(space string, entries []service.LogChange) error {
 		if space != logSpace {
 			return nil
 		}
-		return decode(entries)
+		return decodeRecords(e.j, projects, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("auth: load: %w", err)
 	}
 	for _, p := range projects {
-		p.space.reindex()
-		for _, t := range p.tenants {
-			t.space.reindex()
-		}
+		p.reindex()
 	}
 	e.projects = projects
 	return nil
+}
+
+// decodeRecords adds records in the log's layout (entries in key order,
+// as the log and a captured state's records hand them) to projects,
+// creating the projects and tenants they name; callers rebuild the
+// spaces' indexes after. It visits the records of one kind at a time: the
+// configs, then the tenants, then the spaces' records, which need both.
+func decodeRecords(j *journal, projects map[string]*project, entries []service.LogChange) error {
+	proj := func(id string) *project {
+		p := projects[id]
+		if p == nil {
+			p = newProject(j, id)
+			projects[id] = p
+		}
+		return p
+	}
+	forEach := func(kind byte, fn func(k, v []byte) error) error {
+		for _, en := range entries {
+			if en.Key != "" && en.Key[0] == kind {
+				if err := fn([]byte(en.Key), en.Value); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := forEach('c', func(k, v []byte) error {
+		_, parts, err := splitKey(k)
+		if err != nil || len(parts) != 1 {
+			return fmt.Errorf("config key %q: %v", k, err)
+		}
+		p := proj(parts[0])
+		var cfg ProjectConfig
+		if err := json.Unmarshal(v, &cfg); err != nil {
+			return fmt.Errorf("project %s config: %w", parts[0], err)
+		}
+		p.config = cloneConfig(cfg)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := forEach('t', func(k, v []byte) error {
+		_, parts, err := splitKey(k)
+		if err != nil || len(parts) != 2 {
+			return fmt.Errorf("tenant key %q: %v", k, err)
+		}
+		var cfg Tenant
+		if err := json.Unmarshal(v, &cfg); err != nil {
+			return fmt.Errorf("project %s tenant %s: %w", parts[0], parts[1], err)
+		}
+		cfg.TenantID = parts[1]
+		proj(parts[0]).addTenant(cfg)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return forEach('s', func(k, v []byte) error {
+		_, parts, err := splitKey(k)
+		if err != nil || len(parts) != 4 {
+			return fmt.Errorf("record key %q: %v", k, err)
+		}
+		p := proj(parts[0])
+		sp := p.space
+		if parts[1] != "" {
+			sp = p.tenant(parts[1]).space
+		}
+		if err := sp.loadRecord(parts[2], parts[3], v); err != nil {
+			return fmt.Errorf("project %s tenant %q %s %q: %w", parts[0], parts[1], parts[2], parts[3], err)
+		}
+		return nil
+	})
+}
+
+// reindex rebuilds the indexes of the project's spaces after records
+// were added to them.
+func (p *project) reindex() {
+	p.space.reindex()
+	for _, t := range p.tenants {
+		t.space.reindex()
+	}
 }
 
 // loadRecord adds one stored record of a space (indexes are rebuilt after).

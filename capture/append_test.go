@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
@@ -438,5 +439,99 @@ func TestRecorderAppendsStorage(t *testing.T) {
 	}
 	if got, want := summary(replayed.Objects()), summary(st.Objects()); got != want {
 		t.Errorf("the file's objects:\n%s\nthe backend's:\n%s", got, want)
+	}
+}
+
+// TestRecorderAppendsAuth: once Auth's records are in the file, a sign-up,
+// a sign-in, a profile update and a deletion append the accounts they
+// changed, never every account again, and the file's state restores to
+// the accounts the backend has.
+func TestRecorderAppendsAuth(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	eng, ok := sandbox.Lookup[*auth.Engine](b.Sandbox)
+	if !ok {
+		t.Fatal("no auth")
+	}
+	client := auth.Call{Caller: identity.Anonymous(), Project: b.Project}
+	admin := auth.Call{Caller: identity.AdminIdentity(), Project: b.Project}
+	signUp := func(email string) *auth.SignUpResponse {
+		t.Helper()
+		r, err := eng.SignUp(client, auth.SignUpRequest{Email: &email, Password: "secret123"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for i := range 20 {
+		signUp(fmt.Sprintf("untouched-%02d@example.com", i))
+	}
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := signUp("a@example.com")
+	gone := signUp("gone@example.com")
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	email := "a@example.com"
+	if _, err := eng.SignInWithPassword(client, auth.SignInWithPasswordRequest{Email: &email, Password: "secret123"}); err != nil {
+		t.Fatal(err)
+	}
+	name := "A"
+	if _, err := eng.Update(admin, auth.UpdateRequest{LocalID: a.LocalID, DisplayName: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Delete(admin, auth.DeleteRequest{LocalID: gone.LocalID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, first) {
+		t.Fatalf("the file was rewritten, not appended to")
+	}
+	if appended := data[len(first):]; bytes.Contains(appended, []byte(`"service":"auth","state"`)) || bytes.Contains(appended, []byte("untouched-")) {
+		t.Errorf("a flush listed every account again:\n%s", appended)
+	}
+	fx, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := auth.New(auth.Options{})
+	if err := replayed.Restore(fx.Services["auth"].State); err != nil {
+		t.Fatalf("restore the file's state: %v\n%s", err, fx.Services["auth"].State)
+	}
+	summary := func(us []*auth.User) string {
+		var s []string
+		for _, u := range us {
+			s = append(s, fmt.Sprintf("%s %s %q %s", u.LocalID, u.Email, u.DisplayName, u.LastLoginAt))
+		}
+		return strings.Join(s, "\n")
+	}
+	got, want := summary(replayed.Users(b.Project, "")), summary(eng.Users(b.Project, ""))
+	if got != want {
+		t.Errorf("the file's accounts:\n%s\nthe backend's:\n%s", got, want)
+	}
+	if strings.Contains(got, gone.LocalID) || !strings.Contains(got, `"A"`) || strings.Count(got, "\n") != 20 {
+		t.Errorf("the file's accounts miss a change:\n%s", got)
 	}
 }

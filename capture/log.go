@@ -15,7 +15,7 @@ import (
 //	{"event":{...}}                                  one more event
 //	{"service":"firestore","key":["documents","c/d"],"value":{...}}
 //	                                                 a record's value now (no value: deleted)
-//	{"service":"auth","state":{...}}                 a service's whole state now
+//	{"service":"messaging","state":{...}}            a service's whole state now
 //	{"service":"firestore","rules":{...}}            the rules in force now
 //	{"description":"..."}                            the description now
 //	{"flush":"end"}                                  the end of one flush's lines

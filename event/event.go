@@ -169,6 +169,12 @@ type Event struct {
 	// there with its commit (service.Outbox), for the consumer to take;
 	// it is the process's own and never encoded.
 	Held string `json:"-"`
+	// Records names the records of its service that the change wrote, in
+	// the service's own form, when the service says so: a token for its
+	// service.Records (Auth's mutations touch an account and, with it,
+	// codes and outbox entries its event does not name). Like Held it is
+	// the process's own and never encoded.
+	Records string `json:"-"`
 }
 
 // OutboxForm is implemented by a Mutation's Current whose JSON leaves out

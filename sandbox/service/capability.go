@@ -48,7 +48,8 @@ type Capturer interface {
 
 // Records is a service whose state is a set of records (Firestore: one
 // per document; the Realtime Database: the value at each written
-// location; Storage: one per object's metadata) that a session capture
+// location; Storage: one per object's metadata; Auth: one per record of
+// its log, an account say) that a session capture
 // appends one by one as they change, instead of encoding the service's
 // whole state again.
 type Records interface {

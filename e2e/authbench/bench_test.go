@@ -8,7 +8,10 @@
 // verifyIdToken with the revocation check (a lookup round trip), 64
 // concurrent clients signing in, and startup. Every target gets the same
 // client work; the targets take turns in three rounds and each rate is a
-// target's best round.
+// target's best round. A second table gives each server's CPU time per
+// operation (its process's run time over the workload's operations, the
+// least of the rounds), which the machine's load moves far less than the
+// rates.
 //
 //	PYRIC_BENCH=1 go test -v -run Bench ./e2e/authbench
 //
@@ -27,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -55,6 +59,7 @@ type target struct {
 	name    string
 	host    string // host:port of the Auth endpoint
 	startup time.Duration
+	pid     int // the server's process (its CPU time)
 }
 
 type result = map[string]float64
@@ -73,14 +78,14 @@ func TestBench(t *testing.T) {
 	e2etest.Pyric(t)
 	start := time.Now()
 	srv := e2etest.StartServe(t, t.TempDir(), "--data-dir", t.TempDir(), "--project", project)
-	targets = append(targets, target{name: "pyric", host: srv.Auth, startup: time.Since(start)})
+	targets = append(targets, target{name: "pyric", host: srv.Auth, startup: time.Since(start), pid: srv.Pid()})
 
 	if full || os.Getenv("PYRIC_E2E_REQUIRED") == "1" {
 		targets = append(targets, startEmulator(t))
 	}
 
-	addr, took := benchkit.StartFloor(t, floorEnv)
-	targets = append(targets, target{name: "floor", host: addr, startup: took})
+	addr, took, pid := benchkit.StartFloorProcess(t, floorEnv)
+	targets = append(targets, target{name: "floor", host: addr, startup: took, pid: pid})
 
 	// Rounds alternate the targets and each row keeps a target's best
 	// round, so that a change in the machine's load during the run (other
@@ -89,20 +94,29 @@ func TestBench(t *testing.T) {
 	if full {
 		rounds = 3
 	}
-	res := benchkit.Results{}
+	res, cpu := benchkit.Results{}, benchkit.Results{}
 	var names []string
 	for _, tg := range targets {
 		res[tg.name], names = result{"startup ms": float64(tg.startup.Milliseconds())}, append(names, tg.name)
+		cpu[tg.name] = result{}
 	}
 	for range rounds {
 		for _, tg := range targets {
-			for k, v := range run(t, tg, cfg) {
+			r, c := run(t, tg, cfg)
+			for k, v := range r {
 				res[tg.name][k] = max(res[tg.name][k], v)
+			}
+			for k, v := range c {
+				if old, ok := cpu[tg.name][k]; !ok || v < old {
+					cpu[tg.name][k] = v
+				}
 			}
 		}
 	}
-	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric)\n%s",
-		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "emulator"}))
+	t.Logf("Auth through its REST API and the Go Admin SDK (ratios: higher is better for pyric)\n%s\n"+
+		"the server's CPU time per operation (µs; ratios: pyric's over the other's, lower is better for pyric):\n%s",
+		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "emulator"}),
+		benchkit.Table(names, cpu, benchkit.Ratio{Of: "floor"}, benchkit.Ratio{Of: "emulator"}))
 }
 
 // call posts one Identity Toolkit / Secure Token request.
@@ -121,20 +135,32 @@ func call(t *testing.T, c *http.Client, url string, body any) map[string]any {
 	return out
 }
 
-func run(t *testing.T, tg target, cfg config) result {
+// run drives one target through the workload and returns its rates and
+// the server's CPU time per operation of each workload.
+func run(t *testing.T, tg target, cfg config) (result, result) {
 	t.Helper()
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
 	base := "http://" + tg.host
 	signUp := base + "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k"
 	signIn := base + "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k"
 	refresh := base + "/securetoken.googleapis.com/v1/token?key=k"
-	r := result{}
-	rate := func(key string, n int, fn func(i int)) {
-		start := time.Now()
-		for i := range n {
-			fn(i)
-		}
+	r, cpu := result{}, result{}
+	// measure records the rate (key) of n operations that fn runs, and
+	// the server's CPU time per operation.
+	measure := func(key string, n int, fn func()) {
+		cpu0, start := benchkit.ProcCPU(tg.pid), time.Now()
+		fn()
 		r[key] = float64(n) / time.Since(start).Seconds()
+		if used := benchkit.ProcCPU(tg.pid) - cpu0; used > 0 {
+			cpu[strings.TrimSuffix(key, " /s")+" CPU µs/op"] = float64(used.Microseconds()) / float64(n)
+		}
+	}
+	rate := func(key string, n int, fn func(i int)) {
+		measure(key, n, func() {
+			for i := range n {
+				fn(i)
+			}
+		})
 	}
 	stamp := time.Now().UnixNano()
 	email := func(i int) string { return fmt.Sprintf("u%d-%d@bench.example", stamp, i) }
@@ -170,18 +196,18 @@ func run(t *testing.T, tg target, cfg config) result {
 		}
 	})
 
-	start := time.Now()
-	var wg sync.WaitGroup
-	for ci := range cfg.clients {
-		wg.Go(func() {
-			for k := range cfg.perClient {
-				call(t, c, signIn, map[string]any{"email": email((ci*cfg.perClient + k) % cfg.n), "password": "secret-1", "returnSecureToken": true})
-			}
-		})
-	}
-	wg.Wait()
-	r[fmt.Sprintf("%d clients sign-in /s", cfg.clients)] = float64(cfg.clients*cfg.perClient) / time.Since(start).Seconds()
-	return r
+	measure(fmt.Sprintf("%d clients sign-in /s", cfg.clients), cfg.clients*cfg.perClient, func() {
+		var wg sync.WaitGroup
+		for ci := range cfg.clients {
+			wg.Go(func() {
+				for k := range cfg.perClient {
+					call(t, c, signIn, map[string]any{"email": email((ci*cfg.perClient + k) % cfg.n), "password": "secret-1", "returnSecureToken": true})
+				}
+			})
+		}
+		wg.Wait()
+	})
+	return r, cpu
 }
 
 // startEmulator starts firebase-tools' Auth emulator (e2e/js's pinned
@@ -219,7 +245,7 @@ func startEmulator(t *testing.T) target {
 		cmd.Wait()
 	})
 	waitHTTP(t, "http://"+addr+"/")
-	return target{name: "emulator", host: addr, startup: time.Since(start)}
+	return target{name: "emulator", host: addr, startup: time.Since(start), pid: cmd.Process.Pid}
 }
 
 // waitHTTP waits until url answers 200.

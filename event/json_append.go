@@ -81,6 +81,14 @@ func AppendJSON(dst []byte, e *Event) ([]byte, error) {
 	return a.b, nil
 }
 
+// Appender is a payload value that writes its own JSON (an Auth account):
+// AppendJSON appends the compact, valid JSON its MarshalJSON returns, and
+// AppendJSON writes that instead of going through encoding/json, which
+// would call MarshalJSON and then check and copy its bytes again.
+type Appender interface {
+	AppendJSON(dst []byte) []byte
+}
+
 // appendFallback is AppendJSON through encoding/json.
 func appendFallback(dst []byte, v any) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
@@ -300,6 +308,8 @@ func (a *jsonAppender) value(v any) {
 			a.value(e)
 		}
 		a.b = append(a.b, ']')
+	case Appender:
+		a.b = x.AppendJSON(a.b)
 	default:
 		a.other(v)
 	}

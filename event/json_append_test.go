@@ -90,9 +90,21 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			A int `json:"a"`
 		}{A: 1}}},
 	}
+	events["mutation of Appenders"] = &Event{Kind: KindMutation, Mutation: &Mutation{Op: "user_update", Previous: appenderValue{nasty}, Current: &appenderValue{"b"}}}
 	for name, e := range events {
 		checkAppendJSON(t, name, e)
 	}
+}
+
+// appenderValue is a value that writes its own JSON (Appender), as Auth's
+// accounts do.
+type appenderValue struct{ s string }
+
+func (a appenderValue) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]string{"s": a.s}) }
+
+func (a appenderValue) AppendJSON(b []byte) []byte {
+	m, _ := a.MarshalJSON()
+	return append(b, m...)
 }
 
 // TestAppendJSONRandomValues compares AppendJSON with encoding/json over

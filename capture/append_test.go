@@ -535,3 +535,72 @@ func TestRecorderAppendsAuth(t *testing.T) {
 		t.Errorf("the file's accounts miss a change:\n%s", got)
 	}
 }
+
+// TestRecorderAppendsInChunks: a flush bigger than appendChunk is written
+// in several writes and still reads back whole: every event and record of
+// it, the flush-end line last.
+func TestRecorderAppendsInChunks(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := testfs.Of(b.Sandbox).Admin()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 16<<10)
+	const docs = 40 // 40 × 16 KiB, each in its event and its record: > 4 chunks
+	for i := range docs {
+		if err := fs.SetDocument(ctx, fmt.Sprintf("big/d%02d", i), map[string]any{"i": i, "s": big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, first) {
+		t.Fatalf("the file was rewritten, not appended to")
+	}
+	if appended := len(data) - len(first); appended < 2*docs*len(big) || appended < 4*appendChunk {
+		t.Fatalf("%d bytes appended, want a flush of more than %d chunks", appended, 4)
+	}
+	if !bytes.HasSuffix(data, []byte(flushEnd)) || bytes.Count(data[len(first):], []byte(flushEndLine)) != 1 {
+		t.Errorf("the flush does not end with one flush-end line")
+	}
+	fx, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := FromSandbox(b.Sandbox, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := docsOf(t, fx), docsOf(t, want); got != want {
+		t.Errorf("the file's documents differ from the backend's (%d and %d bytes)", len(got), len(want))
+	}
+	commits := 0
+	for _, e := range fx.Events {
+		if e.Kind == "commit" {
+			commits++
+		}
+	}
+	if commits != docs {
+		t.Errorf("%d commits in the file, want %d", commits, docs)
+	}
+}

@@ -378,6 +378,10 @@ const maxLineBuf = 1 << 20
 // maxAppendBuf bounds the buffer appendLines keeps between flushes.
 const maxAppendBuf = 4 << 20
 
+// appendChunk is how much of a flush appendLines gathers before writing
+// it out.
+const appendChunk = 256 << 10
+
 // line is e's fixture line, {"event":E}\n, with E its compact JSON as the
 // fixture encoder writes it (no HTML escaping; event.AppendJSON), in a
 // slice of its own.
@@ -637,10 +641,14 @@ func (r *Recorder) Flush() error {
 }
 
 // appendLines appends the events, the records and the states as lines,
-// in one write; callers hold flushMu.
+// written in chunks of appendChunk (one write when the flush is smaller),
+// the flush-end line last: a flush cut short by a kill or an error lacks
+// it and is ignored whole (wholeFlushes). Callers hold flushMu.
 func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]bool, stale map[string]bool) error {
-	// One buffer, reused from flush to flush (unless a big flush grew it
-	// past maxAppendBuf), sized for the events up front.
+	// One buffer, reused from flush to flush (unless one huge line grew
+	// it past maxAppendBuf): a flush bigger than a chunk, when flushes
+	// fall behind a burst of writes, is written a chunk at a time rather
+	// than gathered whole in a buffer allocated (and cleared) anew.
 	buf := &r.out
 	if buf.Cap() > maxAppendBuf {
 		*buf = bytes.Buffer{}
@@ -650,18 +658,37 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 	for _, l := range pending {
 		n += len(l)
 	}
-	buf.Grow(n + 512)
+	buf.Grow(min(n, appendChunk) + 512)
+	var written int64
+	var werr error
+	write := func() {
+		if werr != nil || buf.Len() == 0 {
+			return
+		}
+		k, err := r.f.Write(buf.Bytes())
+		written += int64(k)
+		werr = err
+		buf.Reset()
+	}
 	spans := make([]span, 0, len(pending))
 	for _, l := range pending {
-		spans = append(spans, span{off: r.size + int64(buf.Len()), n: int64(len(l))})
+		spans = append(spans, span{off: r.size + written + int64(buf.Len()), n: int64(len(l))})
 		buf.Write(l)
+		if buf.Len() >= appendChunk {
+			write()
+		}
 	}
 	for svc, toks := range dirty {
 		rs := r.recs[svc]
 		for tok := range toks {
 			if err := rs.Records(tok, func(key []string, v json.RawMessage) error {
-				return recordLine(buf, svc, key, v)
+				err := recordLine(buf, svc, key, v)
+				if buf.Len() >= appendChunk {
+					write()
+				}
+				return err
 			}); err != nil {
+				r.size += written
 				return fmt.Errorf("capture: records of %s: %w", svc, err)
 			}
 		}
@@ -672,21 +699,23 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]boo
 		}
 		st, err := serviceState(svc)
 		if err != nil {
+			r.size += written
 			return err
 		}
 		if err := stateLine(buf, svc.Name(), st); err != nil {
+			r.size += written
 			return err
 		}
 	}
 	r.metaLines(buf)
-	if buf.Len() == 0 {
+	if buf.Len() == 0 && written == 0 {
 		return nil
 	}
 	buf.WriteString(flushEnd)
-	n, err := r.f.Write(buf.Bytes())
-	r.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
+	write()
+	r.size += written
+	if werr != nil {
+		return fmt.Errorf("capture: %w", werr)
 	}
 	r.spans = append(r.spans, spans...)
 	for _, s := range spans {

@@ -54,15 +54,19 @@ func (e *core) issueTokensAttrs(sc scope, u *User, provider string, extra map[st
 // then custom claims (stored and per-sign-in), then the standard claims,
 // which custom claims cannot shadow.
 func (e *core) idTokenClaims(sc scope, u *User, provider string, extra map[string]any, ttl int64) map[string]any {
-	c := map[string]any{}
+	// Sized for the claims every token has (up to 14) and the extra
+	// and custom ones, so that it is not grown several times over.
+	c := make(map[string]any, 14+len(extra))
 	if u.DisplayName != "" {
 		c["name"] = u.DisplayName
 	}
 	if u.PhotoURL != "" {
 		c["picture"] = u.PhotoURL
 	}
-	for k, v := range u.claims() {
-		c[k] = v
+	if u.CustomAttributes != "" {
+		for k, v := range u.claims() {
+			c[k] = v
+		}
 	}
 	for k, v := range extra {
 		c[k] = v

@@ -210,13 +210,18 @@ func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User
 // and federated-id indexes, and journals the record.
 func (s *space) setUser(id string, u *User) {
 	old := s.users[id]
-	s.unindex(old)
+	reindex := !sameIndexKeys(old, u)
+	if reindex {
+		s.unindex(old)
+	}
 	if u == nil {
 		delete(s.users, id)
 	} else {
 		s.users[id] = u
 	}
-	s.index(u)
+	if reindex {
+		s.index(u)
+	}
 	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeUser(s.users[id]) }, func() {
 		s.unindex(s.users[id])
 		if old == nil {
@@ -226,6 +231,26 @@ func (s *space) setUser(id string, u *User) {
 		}
 		s.index(old)
 	})
+}
+
+// sameIndexKeys says whether a and b, two versions of one account, have
+// the same keys in the phone, initial-email and provider indexes, as a
+// sign-in or a refresh leaves them (only timestamps change): then
+// setUser leaves the indexes as they are.
+func sameIndexKeys(a, b *User) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.PhoneNumber != b.PhoneNumber || a.InitialEmail != b.InitialEmail || len(a.ProviderUserInfo) != len(b.ProviderUserInfo) {
+		return false
+	}
+	for i, p := range a.ProviderUserInfo {
+		q := b.ProviderUserInfo[i]
+		if p.ProviderID != q.ProviderID || p.RawID != q.RawID || p.Email != q.Email {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *space) index(u *User) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/identity"
@@ -16,13 +17,14 @@ import (
 )
 
 // BenchmarkFlushOneChange measures a capture flush after one change to a
-// Realtime Database of 10k leaves and to a Storage of 1,000 objects: the
+// Realtime Database of 10k leaves, to a Storage of 1,000 objects and to
+// an Auth of 1,000 accounts (a sign-in): the
 // bytes the flush appends (B-appended/op) beside the size of the
 // service's whole state line (B-state), which is what a flush appended
 // before the two services' records were appended one by one.
 func BenchmarkFlushOneChange(b *testing.B) {
 	admin := identity.AdminIdentity()
-	for _, svc := range []string{"database", "storage"} {
+	for _, svc := range []string{"database", "storage", "auth"} {
 		b.Run(svc, func(b *testing.B) {
 			be, err := backend.Start(backend.Options{})
 			if err != nil {
@@ -31,6 +33,7 @@ func BenchmarkFlushOneChange(b *testing.B) {
 			defer be.Shutdown(context.Background())
 			db, _ := sandbox.Lookup[*database.Database](be.Sandbox)
 			st, _ := sandbox.Lookup[*storage.Engine](be.Sandbox)
+			au, _ := sandbox.Lookup[*auth.Engine](be.Sandbox)
 			ns := database.DefaultNamespace(be.Project)
 			change := func(i int) {}
 			switch svc {
@@ -44,6 +47,19 @@ func BenchmarkFlushOneChange(b *testing.B) {
 				}
 				change = func(i int) {
 					if _, err := db.Set(admin, ns, fmt.Sprintf("players/k%05d/score", i%10000), float64(-i), database.WriteOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			case "auth":
+				client := auth.Call{Caller: identity.Anonymous(), Project: be.Project}
+				email := func(i int) *string { e := fmt.Sprintf("user%04d@example.com", i%1000); return &e }
+				for i := range 1000 {
+					if _, err := au.SignUp(client, auth.SignUpRequest{Email: email(i), Password: "secret123"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				change = func(i int) {
+					if _, err := au.SignInWithPassword(client, auth.SignInWithPasswordRequest{Email: email(i), Password: "secret123"}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -100,7 +100,9 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 // accounts do.
 type appenderValue struct{ s string }
 
-func (a appenderValue) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]string{"s": a.s}) }
+func (a appenderValue) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]string{"s": a.s})
+}
 
 func (a appenderValue) AppendJSON(b []byte) []byte {
 	m, _ := a.MarshalJSON()

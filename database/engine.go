@@ -1,8 +1,6 @@
 package database
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -747,20 +745,17 @@ func Equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 var adminWho = identity.AdminIdentity()
 
-// DecodeJSON decodes a request body keeping numbers exact until stored.
+// DecodeJSON decodes a request body: objects as map[string]any, arrays as
+// []any, numbers as float64 (as json.Number when they do not fit one,
+// which normalize refuses, naming the number).
 func DecodeJSON(b []byte) (any, error) {
 	// encoding/json would store invalid UTF-8 and lone surrogate escapes
 	// as U+FFFD, silently changing the data; production refuses the body.
 	if !utf8.Valid(b) || loneSurrogate(b) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b)) // no copy of the body
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
-	}
-	if dec.More() {
+	v, ok := parseJSON(b)
+	if !ok {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
 	return v, nil

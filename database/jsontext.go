@@ -42,6 +42,30 @@ type jsonParser struct {
 	b   []byte
 	i   int
 	bad bool
+	// numbers keeps every number as its text, a json.Number.
+	numbers bool
+}
+
+// ParseJSONNumbers decodes JSON text as encoding/json decodes it into an
+// any with UseNumber: objects as map[string]any, arrays as []any, numbers
+// as json.Number, a lone surrogate escape as U+FFFD. ok is false when
+// text is not one JSON value, alone but for white space. Invalid UTF-8 is
+// kept as it is, where encoding/json reads U+FFFD: text must be valid
+// (a websocket text frame is).
+func ParseJSONNumbers(text string) (v any, ok bool) {
+	if text == "" {
+		return nil, false
+	}
+	// Read in place: the parser only reads, and every string it returns
+	// is a copy.
+	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true}
+	p.space()
+	v = p.value(0)
+	p.space()
+	if p.bad || p.i != len(p.b) {
+		return nil, false
+	}
+	return v, true
 }
 
 func (p *jsonParser) space() {
@@ -322,6 +346,9 @@ func (p *jsonParser) number() any {
 	}
 	p.i = i
 	text := b[start:i]
+	if p.numbers {
+		return json.Number(text)
+	}
 	if integer && len(text) <= 15 {
 		// Exact in a float64: no parse needed.
 		var n int64

@@ -123,7 +123,9 @@ func (l *logTree) record() []service.LogChange {
 // (held), or one Bucket transaction without a Log.
 func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
-		var l logTree
+		// Room for a small write's clear, its prefix and a few leaves,
+		// instead of growing from nothing.
+		l := logTree{changes: make([]service.LogChange, 0, 8), ends: make([]int, 0, 8), buf: make([]byte, 0, 128)}
 		for i, c := range changes {
 			if err := persist(&l, shapes[i], root, c.keys); err != nil {
 				return err

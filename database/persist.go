@@ -125,7 +125,7 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 	if d.env.Log != nil {
 		// Room for a small write's clear, its prefix and a few leaves,
 		// instead of growing from nothing.
-		l := logTree{changes: make([]service.LogChange, 0, 8), ends: make([]int, 0, 8), buf: make([]byte, 0, 128)}
+		l := logTree{changes: make([]service.LogChange, 0, 4), ends: make([]int, 0, 4), buf: make([]byte, 0, 32)}
 		for i, c := range changes {
 			if err := persist(&l, shapes[i], root, c.keys); err != nil {
 				return err

@@ -371,7 +371,10 @@ func IndexError(keys []string, q Query) error {
 // format), or of the query's window of it.
 type Read struct {
 	Value any
-	etag  string
+	// Encoded is ReadOptions.Encode's result, when it was set (Value is
+	// then nil).
+	Encoded []byte
+	etag    string
 }
 
 // ETag is the REST entity tag of the whole location read (not of a query
@@ -392,6 +395,11 @@ type ReadOptions struct {
 	// Shallow reads a node's children as true (?shallow=true), costing the
 	// number of children rather than the subtree.
 	Shallow bool
+	// Encode, when set, is called under the namespace's read lock with
+	// the value read (export format), which it must not keep or change,
+	// and its result is the Read's Encoded instead of a copy of the value
+	// in Value: a read that is only encoded (a REST GET) copies nothing.
+	Encode func(v any) []byte
 }
 
 // Get reads a location (or a query window of it) as who. strictIndex
@@ -421,13 +429,19 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	if opts.ETag {
 		r.etag = ETag(whole)
 	}
+	var v any // live: copied, or encoded under the lock
 	switch {
 	case q != nil && !q.IsDefault():
-		r.Value = clone(ns.window(keys, whole, *q))
+		v = ns.window(keys, whole, *q)
 	case opts.Shallow:
-		r.Value = Shallow(whole)
+		v = Shallow(whole)
 	default:
-		r.Value = clone(whole)
+		v = whole
+	}
+	if opts.Encode != nil {
+		r.Encoded = opts.Encode(v)
+	} else {
+		r.Value = clone(v)
 	}
 	return r, nil
 }

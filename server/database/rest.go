@@ -102,7 +102,16 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		qp = &q
 	}
 	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
-		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != ""})
+		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != "",
+		Encode: func(v any) []byte {
+			switch {
+			case print == "silent":
+				return nil
+			case shallow:
+				return encode(v, "")
+			}
+			return render(v, qv, print)
+		}})
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -118,11 +127,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if shallow {
-		api.Body(w, http.StatusOK, encode(res.Value, ""))
-		return
-	}
-	api.Body(w, http.StatusOK, render(res.Value, qv, print))
+	api.Body(w, http.StatusOK, res.Encoded)
 }
 
 func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Values, method string, who identity.Identity, ns, path, print string) {

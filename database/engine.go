@@ -493,6 +493,9 @@ type write struct {
 	// shares marks a normalized priority write: the new node shares its
 	// children with the node it replaces, which is then not detached.
 	shares bool
+	// borrowed marks a normalized write whose value is raw itself (sent
+	// in the stored form already): the tree takes a copy of it.
+	borrowed bool
 }
 
 // change is what a write did at one location.
@@ -614,6 +617,13 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 		parent := w.keys[:n-1]
 		return write{keys: parent, shares: true}, setPriority(getAt(root, parent), p), nil
 	}
+	if stored(w.raw, len(w.keys)) {
+		// What normalize would return is an equal copy: the value sent
+		// serves as it is (the request's event holds it already), and
+		// only the tree gets a copy of its own.
+		w.borrowed = true
+		return w, w.raw, nil
+	}
 	// Production's 32-level limit counts the path and the value together.
 	v, err := normalize(w.raw, old, now, len(w.keys))
 	return w, v, err
@@ -680,11 +690,19 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	for i, w := range norm {
-		ns.root = setAt(ns.root, w.keys, vals[i])
+		v := vals[i]
+		if w.borrowed {
+			v = clone(v)
+		}
+		ns.root = setAt(ns.root, w.keys, v)
 	}
 	// What the write stored, as a copy: events, pushes and the caller take
-	// it out of the lock.
+	// it out of the lock. A borrowed value is such a copy already.
 	for i := range changes {
+		if norm[i].borrowed {
+			changes[i].new = vals[i]
+			continue
+		}
 		changes[i].new = clone(getAt(ns.root, changes[i].keys))
 	}
 	// The commit events, held in the outbox by the same durable record as

@@ -127,7 +127,7 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 		// instead of growing from nothing.
 		l := logTree{changes: make([]service.LogChange, 0, 4), ends: make([]int, 0, 4), buf: make([]byte, 0, 32)}
 		for i, c := range changes {
-			if err := persist(&l, shapes[i], root, c.keys); err != nil {
+			if err := persist(&l, shapes[i], root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -138,7 +138,7 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 	}
 	return d.env.Bucket.Update(func(tx service.Tx) error {
 		for i, c := range changes {
-			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys); err != nil {
+			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -147,8 +147,8 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 }
 
 // persist writes the change at keys to root; shape is shapeAlong(keys)
-// of the tree before the write.
-func persist(w treeWriter, shape []bool, root any, keys []string) error {
+// of the tree before the write, old the value it replaced at keys.
+func persist(w treeWriter, shape []bool, root any, keys []string, old any) error {
 	// Find the shallowest location along keys whose shape changed.
 	top := len(keys)
 	for i := 0; i < len(keys); i++ {
@@ -160,10 +160,28 @@ func persist(w treeWriter, shape []bool, root any, keys []string) error {
 		}
 	}
 	at := leafPath(keys[:top])
-	if err := w.clear(at); err != nil {
-		return err
+	v := getAt(root, keys[:top])
+	if top < len(keys) || !leavesOnly(old, v) {
+		if err := w.clear(at); err != nil {
+			return err
+		}
 	}
-	return putTree(w, at, getAt(root, keys[:top]))
+	return putTree(w, at, v)
+}
+
+// leavesOnly reports whether the stored leaves of old, replaced by v at
+// one location, all give way to v's own puts, so that the location needs
+// no clear (a delete of its key and a seek for what is below it, in the
+// record and again when the log is applied): nothing was there (a new
+// location), or a leaf (with its priority, if any) that a leaf replaces
+// at the same key.
+func leavesOnly(old, v any) bool {
+	if old == nil {
+		return true
+	}
+	_, oldNode := isNode(old)
+	_, newNode := isNode(v)
+	return !oldNode && v != nil && !newNode
 }
 
 // putTree stores the leaves of v, the value at path.

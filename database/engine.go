@@ -1,8 +1,6 @@
 package database
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -373,7 +371,10 @@ func IndexError(keys []string, q Query) error {
 // format), or of the query's window of it.
 type Read struct {
 	Value any
-	etag  string
+	// Encoded is ReadOptions.Encode's result, when it was set (Value is
+	// then nil).
+	Encoded []byte
+	etag    string
 }
 
 // ETag is the REST entity tag of the whole location read (not of a query
@@ -394,6 +395,11 @@ type ReadOptions struct {
 	// Shallow reads a node's children as true (?shallow=true), costing the
 	// number of children rather than the subtree.
 	Shallow bool
+	// Encode, when set, is called under the namespace's read lock with
+	// the value read (export format), which it must not keep or change,
+	// and its result is the Read's Encoded instead of a copy of the value
+	// in Value: a read that is only encoded (a REST GET) copies nothing.
+	Encode func(v any) []byte
 }
 
 // Get reads a location (or a query window of it) as who. strictIndex
@@ -423,13 +429,19 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	if opts.ETag {
 		r.etag = ETag(whole)
 	}
+	var v any // live: copied, or encoded under the lock
 	switch {
 	case q != nil && !q.IsDefault():
-		r.Value = clone(ns.window(keys, whole, *q))
+		v = ns.window(keys, whole, *q)
 	case opts.Shallow:
-		r.Value = Shallow(whole)
+		v = Shallow(whole)
 	default:
-		r.Value = clone(whole)
+		v = whole
+	}
+	if opts.Encode != nil {
+		r.Encoded = opts.Encode(v)
+	} else {
+		r.Value = clone(v)
 	}
 	return r, nil
 }
@@ -481,6 +493,9 @@ type write struct {
 	// shares marks a normalized priority write: the new node shares its
 	// children with the node it replaces, which is then not detached.
 	shares bool
+	// borrowed marks a normalized write whose value is raw itself (sent
+	// in the stored form already): the tree takes a copy of it.
+	borrowed bool
 }
 
 // change is what a write did at one location.
@@ -602,6 +617,13 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 		parent := w.keys[:n-1]
 		return write{keys: parent, shares: true}, setPriority(getAt(root, parent), p), nil
 	}
+	if stored(w.raw, len(w.keys)) {
+		// What normalize would return is an equal copy: the value sent
+		// serves as it is (the request's event holds it already), and
+		// only the tree gets a copy of its own.
+		w.borrowed = true
+		return w, w.raw, nil
+	}
 	// Production's 32-level limit counts the path and the value together.
 	v, err := normalize(w.raw, old, now, len(w.keys))
 	return w, v, err
@@ -668,11 +690,19 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	for i, w := range norm {
-		ns.root = setAt(ns.root, w.keys, vals[i])
+		v := vals[i]
+		if w.borrowed {
+			v = clone(v)
+		}
+		ns.root = setAt(ns.root, w.keys, v)
 	}
 	// What the write stored, as a copy: events, pushes and the caller take
-	// it out of the lock.
+	// it out of the lock. A borrowed value is such a copy already.
 	for i := range changes {
+		if norm[i].borrowed {
+			changes[i].new = vals[i]
+			continue
+		}
 		changes[i].new = clone(getAt(ns.root, changes[i].keys))
 	}
 	// The commit events, held in the outbox by the same durable record as
@@ -747,20 +777,17 @@ func Equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 var adminWho = identity.AdminIdentity()
 
-// DecodeJSON decodes a request body keeping numbers exact until stored.
+// DecodeJSON decodes a request body: objects as map[string]any, arrays as
+// []any, numbers as float64 (as json.Number when they do not fit one,
+// which normalize refuses, naming the number).
 func DecodeJSON(b []byte) (any, error) {
 	// encoding/json would store invalid UTF-8 and lone surrogate escapes
 	// as U+FFFD, silently changing the data; production refuses the body.
 	if !utf8.Valid(b) || loneSurrogate(b) {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b)) // no copy of the body
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
-	}
-	if dec.More() {
+	v, ok := parseJSON(b)
+	if !ok {
 		return nil, errorf(ErrInvalidData, "Invalid data; couldn't parse JSON object, array, or value.")
 	}
 	return v, nil

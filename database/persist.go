@@ -41,7 +41,8 @@ func leafPath(keys []string) string {
 // transaction (bucketTree) or a Log record being built (logTree). Paths
 // are joinPath's ("" for the root).
 type treeWriter interface {
-	put(path string, v []byte) error
+	// put stores the leaf (or a node's priority) v at path.
+	put(path string, v any) error
 	// clear deletes the leaf at path and every leaf below it.
 	clear(path string) error
 }
@@ -54,7 +55,13 @@ type bucketTree struct {
 
 func bucketKey(ns, path string) []byte { return []byte("d\x00" + ns + "\x00" + path) }
 
-func (b bucketTree) put(path string, v []byte) error { return b.tx.Put(bucketKey(b.ns, path), v) }
+func (b bucketTree) put(path string, v any) error {
+	enc, err := MarshalValue(v)
+	if err != nil {
+		return err
+	}
+	return b.tx.Put(bucketKey(b.ns, path), enc)
+}
 
 func (b bucketTree) clear(path string) error {
 	k := bucketKey(b.ns, path)
@@ -64,8 +71,14 @@ func (b bucketTree) clear(path string) error {
 	return b.tx.DeletePrefix(append(k, '/'))
 }
 
-// logTree builds the Log record of one write.
-type logTree struct{ changes []service.LogChange }
+// logTree builds the Log record of one write: its leaves are encoded
+// one after another into one buffer (the Log copies them as it appends),
+// and the changes say where each one ends.
+type logTree struct {
+	changes []service.LogChange
+	ends    []int // per change, the end of its value in buf (-1: no value)
+	buf     []byte
+}
 
 // logKey is a path's key in the Log: bbolt keys cannot be empty, so the
 // root's is "/" (no child's path is: a key is never empty).
@@ -76,14 +89,32 @@ func logKey(path string) string {
 	return path
 }
 
-func (l *logTree) put(path string, v []byte) error {
-	l.changes = append(l.changes, service.LogChange{Key: logKey(path), Value: v})
+func (l *logTree) put(path string, v any) error {
+	var err error
+	if l.buf, err = AppendValue(l.buf, v); err != nil {
+		return err
+	}
+	l.changes = append(l.changes, service.LogChange{Key: logKey(path)})
+	l.ends = append(l.ends, len(l.buf))
 	return nil
 }
 
 func (l *logTree) clear(path string) error {
 	l.changes = append(l.changes, service.LogChange{Key: logKey(path)}, service.LogChange{Key: path + "/", Prefix: true})
+	l.ends = append(l.ends, -1, -1)
 	return nil
+}
+
+// record is the record's changes, their values in place.
+func (l *logTree) record() []service.LogChange {
+	from := 0
+	for i, end := range l.ends {
+		if end >= 0 {
+			l.changes[i].Value = l.buf[from:end:end]
+			from = end
+		}
+	}
+	return l.changes
 }
 
 // persistWrites stores the changes a write made to namespace ns (whose
@@ -92,20 +123,22 @@ func (l *logTree) clear(path string) error {
 // (held), or one Bucket transaction without a Log.
 func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
-		var l logTree
+		// Room for a small write's clear, its prefix and a few leaves,
+		// instead of growing from nothing.
+		l := logTree{changes: make([]service.LogChange, 0, 4), ends: make([]int, 0, 4), buf: make([]byte, 0, 32)}
 		for i, c := range changes {
-			if err := persist(&l, shapes[i], root, c.keys); err != nil {
+			if err := persist(&l, shapes[i], root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
 		if len(l.changes) == 0 && len(held) == 0 {
 			return nil
 		}
-		return d.env.Log.Append(ns, append(l.changes, held...))
+		return d.env.Log.Append(ns, append(l.record(), held...))
 	}
 	return d.env.Bucket.Update(func(tx service.Tx) error {
 		for i, c := range changes {
-			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys); err != nil {
+			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -114,8 +147,8 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 }
 
 // persist writes the change at keys to root; shape is shapeAlong(keys)
-// of the tree before the write.
-func persist(w treeWriter, shape []bool, root any, keys []string) error {
+// of the tree before the write, old the value it replaced at keys.
+func persist(w treeWriter, shape []bool, root any, keys []string, old any) error {
 	// Find the shallowest location along keys whose shape changed.
 	top := len(keys)
 	for i := 0; i < len(keys); i++ {
@@ -126,35 +159,49 @@ func persist(w treeWriter, shape []bool, root any, keys []string) error {
 			break
 		}
 	}
-	at := keys[:top]
-	if err := w.clear(leafPath(at)); err != nil {
-		return err
+	at := leafPath(keys[:top])
+	v := getAt(root, keys[:top])
+	if top < len(keys) || !leavesOnly(old, v) {
+		if err := w.clear(at); err != nil {
+			return err
+		}
 	}
-	return putTree(w, at, getAt(root, at))
+	return putTree(w, at, v)
 }
 
-func putTree(w treeWriter, keys []string, v any) error {
+// leavesOnly reports whether the stored leaves of old, replaced by v at
+// one location, all give way to v's own puts, so that the location needs
+// no clear (a delete of its key and a seek for what is below it, in the
+// record and again when the log is applied): nothing was there (a new
+// location), or a leaf (with its priority, if any) that a leaf replaces
+// at the same key.
+func leavesOnly(old, v any) bool {
+	if old == nil {
+		return true
+	}
+	_, oldNode := isNode(old)
+	_, newNode := isNode(v)
+	return !oldNode && v != nil && !newNode
+}
+
+// putTree stores the leaves of v, the value at path.
+func putTree(w treeWriter, path string, v any) error {
 	if v == nil {
 		return nil
 	}
 	m, node := isNode(v)
 	if !node {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return w.put(leafPath(keys), b)
+		return w.put(path, v)
 	}
 	for k, c := range m {
-		ck := append(keys[:len(keys):len(keys)], k)
+		cp := path + "/" + k
 		if k == ".priority" {
-			b, _ := json.Marshal(c)
-			if err := w.put(leafPath(ck), b); err != nil {
+			if err := w.put(cp, c); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := putTree(w, ck, c); err != nil {
+		if err := putTree(w, cp, c); err != nil {
 			return err
 		}
 	}
@@ -357,7 +404,7 @@ func (d *Database) Snapshot() (json.RawMessage, error) {
 		var e NamespaceState
 		if ns.root != nil {
 			// Encoded under the lock: the live tree changes in place.
-			b, err := json.Marshal(ns.root)
+			b, err := MarshalValue(ns.root)
 			if err != nil {
 				ns.mu.RUnlock()
 				return nil, fmt.Errorf("database: snapshot %s: %w", name, err)

@@ -1,8 +1,12 @@
 package database
 
 import (
+	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
+
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Plain gives what copying every node gives (plainCopy), and returns a
@@ -38,5 +42,50 @@ func TestPlainSharesOnlyWhatReadsBackAsStored(t *testing.T) {
 		if same != c.shared {
 			t.Errorf("%s: returned the value itself = %v, want %v", c.name, same, c.shared)
 		}
+	}
+}
+
+// A value sent in the stored form is used as it is (stored), which is
+// right only when normalize would return an equal copy; the tree keeps a
+// copy of its own, so a later write below the location changes neither
+// the value the write returned nor the one it was sent as.
+func TestStoredValuesAreBorrowedNotShared(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{
+		"x", 1.5, true, map[string]any{"a": 1.0, "b": map[string]any{"c": "d"}},
+		map[string]any{}, map[string]any{"a": nil}, map[string]any{".priority": 1.0, "a": 1.0},
+		map[string]any{".sv": "timestamp"}, map[string]any{"a": []any{1.0}}, map[string]any{"a.b": 1.0},
+		map[string]any{"a": map[string]any{}}, json.Number("1"), 3, math.Inf(1),
+	} {
+		norm, err := normalize(v, nil, 7, 0)
+		if stored(v, 0) && (err != nil || !reflect.DeepEqual(norm, v)) {
+			t.Errorf("stored(%#v); normalize gives %#v, %v", v, norm, err)
+		}
+	}
+	if !stored(map[string]any{"a": 1.0, "b": map[string]any{"c": "d", "e": true}}, 0) {
+		t.Errorf("an ordinary object is not taken as stored")
+	}
+	if stored(map[string]any{"a": 1.0}, MaxDepth) {
+		t.Errorf("stored accepts a value past the depth limit")
+	}
+	d, err := New(service.Env{Project: "demo"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string]any{"a": 1.0, "b": map[string]any{"c": "d"}}
+	got, err := d.Set(adminWho, "demo-default-rtdb", "/x", sent, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Set(adminWho, "demo-default-rtdb", "/x/b/e", "f", WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": 1.0, "b": map[string]any{"c": "d"}}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(sent, want) {
+		t.Errorf("a later write changed the earlier one's values: returned %v, sent %v", got, sent)
+	}
+	r, _ := d.Get(adminWho, "demo-default-rtdb", "/x/b", nil, false)
+	if !reflect.DeepEqual(r.Value, map[string]any{"c": "d", "e": "f"}) {
+		t.Errorf("tree holds %v", r.Value)
 	}
 }

@@ -97,7 +97,7 @@ func encodeAt(root any, keys []string) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return MarshalValue(v)
 }
 
 // ownRules is the namespace's own rules source as a JSON string, or nil.

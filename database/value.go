@@ -158,6 +158,35 @@ func normalize(in any, old any, now int64, depth int) (any, error) {
 	return nil, errorf(ErrInvalidData, "unsupported value of type %T", in)
 }
 
+// stored reports whether in, at depth, is a value in the stored form
+// already: what normalize would return an equal copy of (no server
+// values, priorities, arrays, nulls, json.Numbers or empty objects, and
+// nothing normalize refuses).
+func stored(in any, depth int) bool {
+	if depth > MaxDepth {
+		return false
+	}
+	switch v := in.(type) {
+	case bool:
+		return true
+	case string:
+		return len(v) <= MaxStringBytes
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	case map[string]any:
+		if len(v) == 0 {
+			return false
+		}
+		for k, c := range v {
+			if c == nil || badKey(k) != "" || !stored(c, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 func checkNum(f float64) (any, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, errorf(ErrInvalidData, "invalid number %v: NaN and Infinity can't be stored", f)

@@ -175,7 +175,10 @@ func (b *Bus) record(e Event, size int) {
 	b.count++
 	b.bytes += size
 	for _, s := range b.subs {
-		if s.keep == nil || s.keep(&e) {
+		// The ring's copy is what keep looks at: a pointer to e would
+		// move every event to the heap, a copy of its 300-odd bytes
+		// each.
+		if s.keep == nil || s.keep(&b.ring[i]) {
 			s.offer(e, size)
 		}
 	}

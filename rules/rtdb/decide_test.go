@@ -3,6 +3,7 @@ package rtdb
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -214,6 +215,33 @@ func TestUpdates(t *testing.T) {
 	_, err := rs.Evaluate(Request{Operation: Write, Path: "/", Updates: map[string]any{"a": 1, "a/b": 2}})
 	if !errors.Is(err, ErrInvalidRequest) {
 		t.Errorf("overlapping update: err = %v", err)
+	}
+}
+
+// TestUpdateOfManyChildren: the post-write view of an update changing
+// more children of one node than an overlay lists before it keeps a map
+// reads each of them, the untouched ones and the deleted ones right.
+func TestUpdateOfManyChildren(t *testing.T) {
+	t.Parallel()
+	rs := mustCompile(t, `{"rules": {".write": true, "a": {".validate": "newData.child('k0').val() == 0 && newData.child('k19').val() == 19 && newData.child('old').val() == 'kept' && !newData.child('gone').exists() && newData.child('k7').val() == 7"}}}`)
+	data := map[string]any{"a": map[string]any{"old": "kept", "gone": true, "k7": "before"}}
+	for _, n := range []int{3, 20} {
+		updates := map[string]any{"a/gone": nil}
+		for i := range n {
+			updates[fmt.Sprintf("a/k%d", i)] = float64(i)
+		}
+		if n < 20 {
+			updates["a/k19"] = 19.0
+			updates["a/k7"] = 7.0
+		}
+		d, err := rs.Evaluate(Request{Operation: Write, Path: "/", Data: data, Updates: updates})
+		if err != nil || !d.Allowed {
+			t.Errorf("%d children: allowed %v, %v %v", n, d.Allowed, err, d.Notes)
+		}
+		updates["a/old"] = nil
+		if d, _ := rs.Evaluate(Request{Operation: Write, Path: "/", Data: data, Updates: updates}); d.Allowed {
+			t.Errorf("%d children: allowed an update deleting old", n)
+		}
 	}
 }
 

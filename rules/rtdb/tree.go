@@ -2,6 +2,7 @@ package rtdb
 
 import (
 	"encoding/json"
+	"iter"
 	"math"
 	"sort"
 	"strconv"
@@ -20,11 +21,82 @@ import (
 //
 // The post-write view of a write is an *overlay over the pre-write tree.
 
-// overlay is a tree node whose children are partly replaced: over[k] is
+// overlay is a tree node whose children are partly replaced: over.get(k) is
 // either replaced{v} (the child k becomes v) or a deeper *overlay.
 type overlay struct {
 	base any
-	over map[string]any
+	over children
+}
+
+// children are an overlay's changed children by key: a short list while
+// there are few (a write changes one child per level of its path, and a
+// map per level was most of a small write's rules evaluation), a map
+// past maxListed.
+type children struct {
+	list []child
+	m    map[string]any
+}
+
+type child struct {
+	k string
+	v any
+}
+
+const maxListed = 8
+
+func (c *children) get(k string) (any, bool) {
+	if c.m != nil {
+		v, ok := c.m[k]
+		return v, ok
+	}
+	for i := range c.list {
+		if c.list[i].k == k {
+			return c.list[i].v, true
+		}
+	}
+	return nil, false
+}
+
+func (c *children) set(k string, v any) {
+	if c.m != nil {
+		c.m[k] = v
+		return
+	}
+	for i := range c.list {
+		if c.list[i].k == k {
+			c.list[i].v = v
+			return
+		}
+	}
+	if len(c.list) < maxListed {
+		c.list = append(c.list, child{k, v})
+		return
+	}
+	c.m = make(map[string]any, 2*maxListed)
+	for _, e := range c.list {
+		c.m[e.k] = e.v
+	}
+	c.m[k] = v
+	c.list = nil
+}
+
+// all yields every changed child, in no particular order.
+func (c *children) all() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		if c.m != nil {
+			for k, v := range c.m {
+				if !yield(k, v) {
+					return
+				}
+			}
+			return
+		}
+		for _, e := range c.list {
+			if !yield(e.k, e.v) {
+				return
+			}
+		}
+	}
 }
 
 type replaced struct{ v any }
@@ -34,31 +106,32 @@ func newOverlay(base any, writes []write) any {
 	if len(writes) == 0 {
 		return base
 	}
-	root := &overlay{base: base, over: map[string]any{}}
+	root := &overlay{base: base}
 	var result any = root
 	for _, w := range writes {
 		if len(w.path) == 0 {
 			// A write at the root replaces everything written so far.
-			root = &overlay{base: w.value, over: map[string]any{}}
+			root = &overlay{base: w.value}
 			result = root
 			continue
 		}
 		o := root
 		for i, k := range w.path {
 			if i == len(w.path)-1 {
-				o.over[k] = replaced{w.value}
+				o.over.set(k, replaced{w.value})
 				break
 			}
-			switch next := o.over[k].(type) {
+			cur, _ := o.over.get(k)
+			switch next := cur.(type) {
 			case *overlay:
 				o = next
 			case replaced:
-				n := &overlay{base: next.v, over: map[string]any{}}
-				o.over[k] = n
+				n := &overlay{base: next.v}
+				o.over.set(k, n)
 				o = n
 			default:
-				n := &overlay{base: childOf(o.base, k), over: map[string]any{}}
-				o.over[k] = n
+				n := &overlay{base: childOf(o.base, k)}
+				o.over.set(k, n)
 				o = n
 			}
 		}
@@ -84,7 +157,7 @@ func childOf(v any, key string) any {
 		}
 		return v[i]
 	case *overlay:
-		if o, ok := v.over[key]; ok {
+		if o, ok := v.over.get(key); ok {
 			if r, ok := o.(replaced); ok {
 				return r.v
 			}
@@ -130,7 +203,7 @@ func exists(v any) bool {
 		}
 		return false
 	case *overlay:
-		for _, o := range v.over {
+		for _, o := range v.over.all() {
 			if r, ok := o.(replaced); ok {
 				if exists(r.v) {
 					return true
@@ -139,7 +212,7 @@ func exists(v any) bool {
 				return true
 			}
 		}
-		if baseHasChildOutside(v.base, v.over) {
+		if baseHasChildOutside(v.base, &v.over) {
 			return true
 		}
 		// Deleting a child of a leaf leaves the leaf as it was.
@@ -152,26 +225,26 @@ func exists(v any) bool {
 
 // baseHasChildOutside reports whether base has a present child whose key
 // is not in over, stopping at the first one.
-func baseHasChildOutside(base any, over map[string]any) bool {
+func baseHasChildOutside(base any, over *children) bool {
 	switch b := base.(type) {
 	case map[string]any:
 		if _, ok := b[".value"]; ok {
 			return false
 		}
 		for k, c := range b {
-			if _, ok := over[k]; !ok && !isMetaKey(k) && exists(c) {
+			if _, ok := over.get(k); !ok && !isMetaKey(k) && exists(c) {
 				return true
 			}
 		}
 	case []any:
 		for i, c := range b {
-			if _, ok := over[strconv.Itoa(i)]; !ok && exists(c) {
+			if _, ok := over.get(strconv.Itoa(i)); !ok && exists(c) {
 				return true
 			}
 		}
 	case *overlay:
 		for _, k := range childKeys(b) {
-			if _, ok := over[k]; !ok {
+			if _, ok := over.get(k); !ok {
 				return true
 			}
 		}
@@ -194,7 +267,7 @@ func isLeaf(v any) bool {
 
 // overlayEmpty reports whether o has no present child.
 func overlayEmpty(o *overlay) bool {
-	for _, c := range o.over {
+	for _, c := range o.over.all() {
 		if r, ok := c.(replaced); ok {
 			if exists(r.v) {
 				return false
@@ -203,7 +276,7 @@ func overlayEmpty(o *overlay) bool {
 			return false
 		}
 	}
-	return !baseHasChildOutside(o.base, o.over)
+	return !baseHasChildOutside(o.base, &o.over)
 }
 
 func isMetaKey(k string) bool { return strings.HasPrefix(k, ".") }
@@ -248,7 +321,7 @@ func childKeys(v any) []string {
 		for _, k := range childKeys(v.base) {
 			seen[k] = true
 		}
-		for k := range v.over {
+		for k := range v.over.all() {
 			seen[k] = true
 		}
 		for k := range seen {

@@ -49,7 +49,7 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys
 	// most of a small write's allocation, and its garbage collection a
 	// good share of the write's CPU.
 	size := r.ContentLength + 1
-	if size < 512 {
+	if r.ContentLength < 0 {
 		size = 512
 	}
 	buf := make([]byte, 0, size)

@@ -71,11 +71,17 @@ func render(v any, qv url.Values, print string) []byte {
 	if qv.Get("format") == "export" {
 		out = v
 	}
+	return encode(out, print)
+}
+
+// encode is the JSON of v, a value as the engine returns one, indented
+// for print=pretty.
+func encode(v any, print string) []byte {
 	var b []byte
 	if print == "pretty" {
-		b, _ = json.MarshalIndent(out, "", "  ")
+		b, _ = json.MarshalIndent(v, "", "  ")
 	} else {
-		b, _ = json.Marshal(out)
+		b, _ = database.MarshalValue(v)
 	}
 	return b
 }
@@ -96,7 +102,16 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		qp = &q
 	}
 	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
-		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != ""})
+		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != "",
+		Encode: func(v any) []byte {
+			switch {
+			case print == "silent":
+				return nil
+			case shallow:
+				return encode(v, "")
+			}
+			return render(v, qv, print)
+		}})
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -112,12 +127,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if shallow {
-		b, _ := json.Marshal(res.Value)
-		api.Body(w, http.StatusOK, b)
-		return
-	}
-	api.Body(w, http.StatusOK, render(res.Value, qv, print))
+	api.Body(w, http.StatusOK, res.Encoded)
 }
 
 func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Values, method string, who identity.Identity, ns, path, print string) {
@@ -179,13 +189,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 			return
 		}
 		// The response echoes the update as sent.
-		var b []byte
-		if print == "pretty" {
-			b, _ = json.MarshalIndent(m, "", "  ")
-		} else {
-			b, _ = json.Marshal(m)
-		}
-		api.Body(w, http.StatusOK, b)
+		api.Body(w, http.StatusOK, encode(m, print))
 	case http.MethodPost:
 		id, err := h.db.Push(who, ns, path, v)
 		if err != nil {

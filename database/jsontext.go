@@ -1,0 +1,471 @@
+package database
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/pyric/pyric/internal/jsonstr"
+)
+
+// This file is the JSON text of the database's values, both ways, without
+// reflection: every REST write decodes its body and every write encodes
+// its leaves for the log, its response and its capture record, and
+// encoding/json's reflection, its decoder's copy of the body and its
+// json.Number strings were a good part of a small write's cost.
+
+// maxNesting is encoding/json's limit on nested objects and arrays; the
+// database refuses far less deep data (MaxDepth) once decoded, with its
+// own error.
+const maxNesting = 10000
+
+// parseJSON decodes JSON text b, which must be valid UTF-8, as
+// encoding/json decodes into an any, except that a number is a float64
+// (a json.Number when it does not fit one, for normalize to refuse). ok
+// is false when b is not one JSON value, alone but for white space.
+func parseJSON(b []byte) (v any, ok bool) {
+	p := jsonParser{b: b}
+	p.space()
+	v = p.value(0)
+	p.space()
+	if p.bad || p.i != len(b) {
+		return nil, false
+	}
+	return v, true
+}
+
+type jsonParser struct {
+	b   []byte
+	i   int
+	bad bool
+	// numbers keeps every number as its text, a json.Number.
+	numbers bool
+}
+
+// ParseJSONNumbers decodes JSON text as encoding/json decodes it into an
+// any with UseNumber: objects as map[string]any, arrays as []any, numbers
+// as json.Number, a lone surrogate escape as U+FFFD. ok is false when
+// text is not one JSON value, alone but for white space. Invalid UTF-8 is
+// kept as it is, where encoding/json reads U+FFFD: text must be valid
+// (a websocket text frame is).
+func ParseJSONNumbers(text string) (v any, ok bool) {
+	if text == "" {
+		return nil, false
+	}
+	// Read in place: the parser only reads, and every string it returns
+	// is a copy.
+	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true}
+	p.space()
+	v = p.value(0)
+	p.space()
+	if p.bad || p.i != len(p.b) {
+		return nil, false
+	}
+	return v, true
+}
+
+func (p *jsonParser) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) fail() any {
+	p.bad = true
+	return nil
+}
+
+// lit consumes the literal s.
+func (p *jsonParser) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		p.bad = true
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+func (p *jsonParser) value(depth int) any {
+	if p.i >= len(p.b) {
+		return p.fail()
+	}
+	switch c := p.b[p.i]; {
+	case c == '{' || c == '[':
+		if depth == maxNesting {
+			return p.fail()
+		}
+		if c == '{' {
+			return p.object(depth + 1)
+		}
+		return p.array(depth + 1)
+	case c == '"':
+		s, _ := p.str()
+		return s
+	case c == 't':
+		if p.lit("true") {
+			return true
+		}
+	case c == 'f':
+		if p.lit("false") {
+			return false
+		}
+	case c == 'n':
+		p.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	default:
+		return p.fail()
+	}
+	return nil
+}
+
+func (p *jsonParser) object(depth int) any {
+	p.i++ // {
+	m := map[string]any{}
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return m
+	}
+	for !p.bad {
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return p.fail()
+		}
+		k, _ := p.str()
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return p.fail()
+		}
+		p.i++
+		p.space()
+		v := p.value(depth)
+		if p.bad {
+			return nil
+		}
+		m[k] = v // a repeated key keeps its last value, as encoding/json does
+		p.space()
+		if p.i >= len(p.b) {
+			return p.fail()
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case '}':
+			p.i++
+			return m
+		default:
+			return p.fail()
+		}
+	}
+	return nil
+}
+
+func (p *jsonParser) array(depth int) any {
+	p.i++ // [
+	a := []any{}
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return a
+	}
+	for !p.bad {
+		v := p.value(depth)
+		if p.bad {
+			return nil
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.b) {
+			return p.fail()
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case ']':
+			p.i++
+			return a
+		default:
+			return p.fail()
+		}
+	}
+	return nil
+}
+
+// str consumes a string at its opening quote.
+func (p *jsonParser) str() (string, bool) {
+	start := p.i + 1
+	for i := start; i < len(p.b); i++ {
+		switch c := p.b[i]; {
+		case c == '"':
+			p.i = i + 1
+			return string(p.b[start:i]), true
+		case c == '\\':
+			return p.escaped(start, i)
+		case c < 0x20:
+			p.bad = true
+			return "", false
+		}
+	}
+	p.bad = true
+	return "", false
+}
+
+// escaped finishes a string with escapes, the first at b[esc].
+func (p *jsonParser) escaped(start, esc int) (string, bool) {
+	out := append(make([]byte, 0, esc-start+16), p.b[start:esc]...)
+	for i := esc; i < len(p.b); {
+		c := p.b[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			return string(out), true
+		case c < 0x20:
+			p.bad = true
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(p.b) {
+			break
+		}
+		switch e := p.b[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(p.b, i+2)
+			if !ok {
+				p.bad = true
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				// A lone surrogate is U+FFFD, as encoding/json reads it
+				// (DecodeJSON refuses such text before it gets here).
+				if lo, ok := hex4(p.b, i+2); ok && i+1 < len(p.b) && p.b[i] == '\\' && p.b[i+1] == 'u' {
+					if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
+						i += 6
+						out = utf8.AppendRune(out, d)
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			p.bad = true
+			return "", false
+		}
+		i += 2
+	}
+	p.bad = true
+	return "", false
+}
+
+// hex4 reads the four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// number consumes a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *jsonParser) number() any {
+	b, start := p.b, p.i
+	i := start
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		from := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > from
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return p.fail()
+	}
+	integer := true
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return p.fail()
+		}
+		integer = false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return p.fail()
+		}
+		integer = false
+	}
+	p.i = i
+	text := b[start:i]
+	if p.numbers {
+		return json.Number(text)
+	}
+	if integer && len(text) <= 15 {
+		// Exact in a float64: no parse needed.
+		var n int64
+		for _, c := range text {
+			if c != '-' {
+				n = n*10 + int64(c-'0')
+			}
+		}
+		if text[0] == '-' {
+			if n == 0 {
+				return math.Copysign(0, -1)
+			}
+			n = -n
+		}
+		return float64(n)
+	}
+	// The parse keeps no reference to the text (strconv copies what its
+	// errors quote).
+	f, err := strconv.ParseFloat(unsafe.String(&text[0], len(text)), 64)
+	if err != nil {
+		return json.Number(text)
+	}
+	return f
+}
+
+// appendJSON appends v, a stored value or a value as Plain renders one
+// (nil, bool, float64, string, map[string]any, []any), as json.Marshal
+// writes it, byte for byte; ok is false for anything else (json.Marshal
+// then decides: an error, or its encoding).
+func appendJSON(b []byte, v any) (_ []byte, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		return jsonstr.Append(b, x), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case float64:
+		return appendFloat(b, x)
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		var small [16]string
+		keys := small[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonstr.Append(b, k)
+			b = append(b, ':')
+			if b, ok = appendJSON(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendJSON(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	return b, false
+}
+
+// appendFloat writes f as encoding/json writes a float64.
+func appendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	abs, format := math.Abs(f), byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is written e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// MarshalValue is json.Marshal of a stored value, or of a value as Plain
+// renders one, byte for byte the same, without reflection.
+func MarshalValue(v any) ([]byte, error) {
+	if b, ok := appendJSON(nil, v); ok {
+		return b, nil
+	}
+	return json.Marshal(v)
+}
+
+// AppendValue appends MarshalValue(v) to b.
+func AppendValue(b []byte, v any) ([]byte, error) {
+	n := len(b)
+	if out, ok := appendJSON(b, v); ok {
+		return out, nil
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return b[:n], err
+	}
+	return append(b[:n], enc...), nil
+}

@@ -1,0 +1,127 @@
+package database
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+var jsonTexts = []string{
+	`null`, `true`, `false`, `0`, `-0`, `1`, `-1`, `12345678901234`, `123456789012345`, `1234567890123456789`,
+	`9007199254740993`, `1.5`, `-1.25e-7`, `1E3`, `1e+3`, `1e400`, `-1e400`, `1e-400`, `0.1`, `3.0`,
+	`""`, `"a"`, `"héllo 中文 😀"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\u4E2D\ud83d\ude00"`, `"a\u0000b"`,
+	`"<&>"`, "\"\u2028\u2029\"",
+	`{}`, `[]`, `{"a":1,"b":[1,2,{"c":null}],"d":{"e":"f"}}`, ` { "a" : 1 , "a" : 2 } `, `[1, "x", true, null, {}]`,
+	`{"n":1,"s":"x"}`, `{".sv":"timestamp"}`, `{".value":1,".priority":"p"}`,
+	// refused
+	``, ` `, `{`, `}`, `[`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{a:1}`, `01`, `-`, `1.`, `.5`, `1e`, `1e+`, `+1`,
+	`tru`, `nul`, `truex`, `1 2`, `"abc`, `"a` + "\x01" + `"`, `"\x"`, `"\u12"`, `"\u12G4"`, `{"a":1}x`, `[1]]`,
+	`NaN`, `Infinity`, `'a'`, `"\`,
+}
+
+// TestParseJSONMatchesEncodingJSON: parseJSON accepts what encoding/json
+// accepts and reads the same value (numbers as encoding/json's float64,
+// json.Number where that would fail).
+func TestParseJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, text := range jsonTexts {
+		checkParse(t, []byte(text))
+	}
+	for _, n := range []int{maxNesting, maxNesting + 1} {
+		checkParse(t, append(bytes.Repeat([]byte("["), n), bytes.Repeat([]byte("]"), n)...))
+	}
+}
+
+func checkParse(t *testing.T, text []byte) {
+	t.Helper()
+	var want any
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	err := dec.Decode(&want)
+	if err == nil && len(bytes.TrimLeft(text[dec.InputOffset():], " \t\r\n")) > 0 {
+		err = errTrailing // encoding/json's Unmarshal refuses what follows the value
+	}
+	got, ok := parseJSON(text)
+	if ok != (err == nil) {
+		t.Fatalf("%q: parsed %v, encoding/json: %v", text, ok, err)
+	}
+	if ok && !reflect.DeepEqual(got, floats(want)) {
+		t.Fatalf("%q: parsed %#v, encoding/json %#v", text, got, floats(want))
+	}
+}
+
+var errTrailing = &json.SyntaxError{}
+
+// floats turns json.Numbers into float64 where they fit one.
+func floats(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	case map[string]any:
+		for k, c := range x {
+			x[k] = floats(c)
+		}
+	case []any:
+		for i, c := range x {
+			x[i] = floats(c)
+		}
+	}
+	return v
+}
+
+// TestAppendJSONMatchesMarshal: the values' encoder writes what
+// json.Marshal writes.
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	t.Parallel()
+	for _, text := range jsonTexts {
+		v, ok := parseJSON([]byte(text))
+		if !ok {
+			continue
+		}
+		checkAppend(t, floats(v))
+	}
+	for _, v := range []any{math.Copysign(0, -1), 1e21, 1e20, 1e-6, 1e-7, 123456.789, -5e-324, math.MaxFloat64,
+		"\xff bad utf-8", map[string]any{"b": 1.0, "a": []any{"x", nil}, "<": map[string]any{}}, []any(nil), map[string]any(nil)} {
+		checkAppend(t, v)
+	}
+	for _, v := range []any{math.NaN(), math.Inf(1), json.Number("1"), 3} {
+		if _, ok := appendJSON(nil, v); ok {
+			t.Errorf("appendJSON(%#v) claims to encode it", v)
+		}
+	}
+}
+
+func checkAppend(t *testing.T, v any) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalValue(v)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("%#v: MarshalValue %s %v, json.Marshal %s", v, got, err, want)
+	}
+	if got, _ := AppendValue([]byte("x"), v); string(got) != "x"+string(want) {
+		t.Fatalf("%#v: AppendValue %s", v, got)
+	}
+}
+
+func FuzzParseJSON(f *testing.F) {
+	for _, text := range jsonTexts {
+		f.Add([]byte(text))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		if !utf8.Valid(text) {
+			return // DecodeJSON refuses it first
+		}
+		checkParse(t, text)
+		if v, ok := parseJSON(text); ok {
+			checkAppend(t, floats(v))
+		}
+	})
+}

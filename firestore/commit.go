@@ -360,7 +360,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			if s.after == nil && s.before == nil {
 				continue
 			}
-			evs = append(evs, e.commitEvent(c, s, group, now))
+			evs = append(evs, e.commitEvent(c, s, group, now, s.after == overlay[s.op.rel]))
 		}
 		return evs
 	}

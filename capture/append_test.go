@@ -517,3 +517,88 @@ func TestRecorderAppendsWhatCommitsLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderReusesLineSlabs: the slabs the event lines are carved from
+// are reused once a flush wrote their lines, and no line is overwritten
+// before it is in the file: after thousands of writes over many slabs and
+// flushes, the file holds every commit, each with the document it wrote.
+func TestRecorderReusesLineSlabs(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fs := testfs.Of(b.Sandbox).Admin()
+	pad := strings.Repeat("x", 300)
+	const writes = 3000 // ~2 KB of lines each: ~90 slabs
+	// Written while flushes run, so lines are made while a flush writes
+	// the ones before them.
+	done := make(chan error, 1)
+	go func() {
+		for i := range writes {
+			if err := fs.SetDocument(ctx, fmt.Sprintf("c/d%d", i%50), map[string]any{"i": i, "pad": pad}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for writing := true; writing; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			writing = false
+		default:
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.mu.Lock()
+	spare := len(rec.lines.spare)
+	rec.mu.Unlock()
+	if spare == 0 {
+		t.Error("no slab was kept for reuse")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
+	for _, e := range fx.Events {
+		if e.Kind != "commit" {
+			continue
+		}
+		after, _ := e.Commit.After.(map[string]any)
+		if want := fmt.Sprintf("c/d%d", next%50); e.Path != want || fmt.Sprint(after["i"]) != fmt.Sprint(next) {
+			t.Fatalf("commit %d in the file: %s %v, want %s with i=%d", next, e.Path, after["i"], want, next)
+		}
+		next++
+	}
+	if next != writes {
+		t.Errorf("%d commits in the file, want %d", next, writes)
+	}
+	want, err := FromSandbox(b.Sandbox, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := docsOf(t, fx), docsOf(t, want); got != want {
+		t.Errorf("documents in the file:\n%.500s\nin the backend:\n%.500s", got, want)
+	}
+}

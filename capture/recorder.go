@@ -384,6 +384,9 @@ func (r *Recorder) keep(e event.Event) {
 type lineEncoder struct {
 	buf  []byte
 	slab []byte
+	// ev holds the event being encoded: the encoder takes its address,
+	// which made every event passed by value a heap copy of its own.
+	ev event.Event
 	// full are the slabs filled since a flush last took the lines
 	// (sealed); spare the slabs no line in which is referred to any
 	// more, for reuse.
@@ -433,7 +436,9 @@ func (l *lineEncoder) line(e event.Event) ([]byte, [2]int, error) {
 	if cap(l.buf) > maxLineBuf {
 		l.buf = nil
 	}
-	b, after, err := event.AppendJSONAfter(append(l.buf[:0], `{"event":`...), &e)
+	l.ev = e
+	b, after, err := event.AppendJSONAfter(append(l.buf[:0], `{"event":`...), &l.ev)
+	l.ev = event.Event{} // keeps nothing of it alive
 	l.buf = b
 	if err != nil {
 		return nil, after, err

@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/sandbox"
@@ -602,5 +605,163 @@ func TestRecorderAppendsInChunks(t *testing.T) {
 	}
 	if commits != docs {
 		t.Errorf("%d commits in the file, want %d", commits, docs)
+	}
+}
+
+// TestRecorderAppendsWhatCommitsLeft: a document's appended record is
+// what the last commit that changed it before the flush left (taken from
+// its commit event), in every case a commit event's after must say: a
+// batch's later write to a document its earlier one set, a transform, a
+// deletion, text that JSON may escape, a named database, and databases of
+// two projects sharing an id (whose events do not say which: the
+// recorder reads those back).
+func TestRecorderAppendsWhatCommitsLeft(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	// Flushed only when the test says, each flush taking several commits.
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	eng, _ := sandbox.Lookup[*firestore.Engine](b.Sandbox)
+	str := func(s string) *pb.Value { return &pb.Value{ValueType: &pb.Value_StringValue{StringValue: s}} }
+	commit := func(db string, writes ...*pb.Write) {
+		t.Helper()
+		if _, err := eng.Commit(ctx, identity.AdminIdentity(), &pb.CommitRequest{Database: db, Writes: writes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(db, doc string, fields map[string]*pb.Value) *pb.Write {
+		return &pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: db + "/documents/" + doc, Fields: fields}}}
+	}
+	def := "projects/" + b.Project + "/databases/(default)"
+	named := "projects/" + b.Project + "/databases/other"
+	otherProject := "projects/another-project/databases/(default)"
+	for i := range 3 {
+		commit(def, set(def, "c/batch", map[string]*pb.Value{"a": str("first")}),
+			&pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: def + "/documents/c/batch", Fields: map[string]*pb.Value{"b": str(fmt.Sprint("second ", i))}}},
+				UpdateMask: &pb.DocumentMask{FieldPaths: []string{"b"}}})
+		commit(def, &pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: def + "/documents/c/stamped", Fields: map[string]*pb.Value{"i": str(fmt.Sprint(i))}}},
+			UpdateTransforms: []*pb.DocumentTransform_FieldTransform{{FieldPath: "at", TransformType: &pb.DocumentTransform_FieldTransform_SetToServerValue{SetToServerValue: pb.DocumentTransform_FieldTransform_REQUEST_TIME}}}})
+		commit(def, set(def, "c/<a&b>", map[string]*pb.Value{"html": str(fmt.Sprint("<b>&amp;</b> ", i))}))
+		commit(named, set(named, "c/n", map[string]*pb.Value{"i": str(fmt.Sprint(i))}))
+		if i == 2 { // from here on, the events of (default) are ambiguous
+			commit(otherProject, set(otherProject, "c/p", map[string]*pb.Value{"i": str(fmt.Sprint(i))}))
+		}
+		commit(def, set(def, "c/p", map[string]*pb.Value{"mine": str(fmt.Sprint(i))}))
+		commit(def, set(def, "c/gone", map[string]*pb.Value{"i": str(fmt.Sprint(i))}))
+		commit(def, &pb.Write{Operation: &pb.Write_Delete{Delete: def + "/documents/c/gone"}})
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx, err := decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := FromSandbox(b.Sandbox, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := docsOf(t, fx), docsOf(t, want); got != want {
+			t.Errorf("flush %d: documents in the file:\n%s\nin the backend:\n%s", i, got, want)
+		}
+	}
+}
+
+// TestRecorderReusesLineSlabs: the slabs the event lines are carved from
+// are reused once a flush wrote their lines, and no line is overwritten
+// before it is in the file: after thousands of writes over many slabs and
+// flushes, the file holds every commit, each with the document it wrote.
+func TestRecorderReusesLineSlabs(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fs := testfs.Of(b.Sandbox).Admin()
+	pad := strings.Repeat("x", 300)
+	const writes = 3000 // ~2 KB of lines each: ~90 slabs
+	// Written while flushes run, so lines are made while a flush writes
+	// the ones before them.
+	done := make(chan error, 1)
+	go func() {
+		for i := range writes {
+			if err := fs.SetDocument(ctx, fmt.Sprintf("c/d%d", i%50), map[string]any{"i": i, "pad": pad}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for writing := true; writing; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			writing = false
+		default:
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.mu.Lock()
+	spare := len(rec.lines.spare)
+	rec.mu.Unlock()
+	if spare == 0 {
+		t.Error("no slab was kept for reuse")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := 0
+	for _, e := range fx.Events {
+		if e.Kind != "commit" {
+			continue
+		}
+		after, _ := e.Commit.After.(map[string]any)
+		if want := fmt.Sprintf("c/d%d", next%50); e.Path != want || fmt.Sprint(after["i"]) != fmt.Sprint(next) {
+			t.Fatalf("commit %d in the file: %s %v, want %s with i=%d", next, e.Path, after["i"], want, next)
+		}
+		next++
+	}
+	if next != writes {
+		t.Errorf("%d commits in the file, want %d", next, writes)
+	}
+	want, err := FromSandbox(b.Sandbox, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := docsOf(t, fx), docsOf(t, want); got != want {
+		t.Errorf("documents in the file:\n%.500s\nin the backend:\n%.500s", got, want)
 	}
 }

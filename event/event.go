@@ -326,6 +326,11 @@ type Commit struct {
 	// whose whole value a consumer asked for (a Cloud Function watching
 	// it); nil otherwise.
 	Scope *Scope `json:"scope,omitempty"`
+	// Final says After is the record as the whole commit leaves it (no
+	// later write of the commit changed it again): session capture then
+	// takes the record from the event (service.EventRecords). Like
+	// Event.Held it is the process's own, never encoded.
+	Final bool `json:"-"`
 }
 
 // Scope is an enclosing location of a Realtime Database write with its

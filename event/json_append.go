@@ -19,8 +19,19 @@ import (
 // is what session capture writes for each event, once per event, so its
 // cost is a share of every write's.
 func AppendJSON(dst []byte, e *Event) ([]byte, error) {
+	b, _, err := AppendJSONAfter(dst, e)
+	return b, err
+}
+
+// AppendJSONAfter is AppendJSON that also says where, in the bytes it
+// returns, its commit payload's after value is (b[after[0]:after[1]]):
+// session capture takes a changed record's value from there instead of
+// encoding the record again. after is zero when e has no commit payload,
+// or was written through encoding/json.
+func AppendJSONAfter(dst []byte, e *Event) (b []byte, after [2]int, err error) {
 	if e.Listener != nil || e.Boundary != nil || e.Gap != nil || e.Invocation != nil {
-		return appendFallback(dst, e)
+		b, err = appendFallback(dst, e)
+		return b, after, err
 	}
 	a := jsonAppender{b: dst}
 	a.b = append(a.b, `{"seq":`...)
@@ -69,16 +80,17 @@ func AppendJSON(dst []byte, e *Event) ([]byte, error) {
 		a.request(r)
 	}
 	if c := e.Commit; c != nil {
-		a.commit(c)
+		after = a.commit(c)
 	}
 	if m := e.Mutation; m != nil {
 		a.mutation(m)
 	}
 	a.key(`}`)
 	if a.err != nil {
-		return appendFallback(dst, e)
+		b, err = appendFallback(dst, e)
+		return b, [2]int{}, err
 	}
-	return a.b, nil
+	return a.b, after, nil
 }
 
 // Appender is a payload value that writes its own JSON (an Auth account):
@@ -225,13 +237,16 @@ func (a *jsonAppender) mutation(m *Mutation) {
 	a.optStr(`,"note":`, m.Note)
 }
 
-func (a *jsonAppender) commit(c *Commit) {
+// commit writes a Commit's fields and returns where its after value is.
+func (a *jsonAppender) commit(c *Commit) (after [2]int) {
 	a.key(`,"requestTime":`)
 	a.time(c.RequestTime)
 	a.key(`,"before":`)
 	a.value(c.Before)
 	a.key(`,"after":`)
+	after[0] = len(a.b)
 	a.value(c.After)
+	after[1] = len(a.b)
 	if c.Written != nil {
 		a.key(`,"written":`)
 		a.value(c.Written)
@@ -265,6 +280,7 @@ func (a *jsonAppender) commit(c *Commit) {
 		a.key(`,"scope":`)
 		a.other(c.Scope)
 	}
+	return after
 }
 
 // value writes v, a JSON form: the types documents' JSON forms are built

@@ -346,13 +346,12 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	// commitEvents are the commit's commit events, one per write that
-	// changed its document: no-op writes raise none.
-	commitEvents := func() []event.Event {
+	// commitEvents appends the commit's commit events to evs, one per
+	// write that changed its document: no-op writes raise none.
+	commitEvents := func(evs []event.Event) []event.Event {
 		if !e.eventsOn() {
-			return nil
+			return evs
 		}
-		var evs []event.Event
 		for _, s := range ops {
 			if s.op.kind == writeVerify || unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
 				continue
@@ -360,7 +359,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			if s.after == nil && s.before == nil {
 				continue
 			}
-			evs = append(evs, e.commitEvent(c, s, group, now))
+			evs = append(evs, e.commitEvent(c, s, group, now, s.after == overlay[s.op.rel]))
 		}
 		return evs
 	}
@@ -370,7 +369,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	var commitEvs []event.Event
 	var held []fsstore.Held
 	if o := e.opts.Outbox; o != nil && e.eventsOn() && len(changes) > 0 && o.Holding() {
-		commitEvs = commitEvents()
+		commitEvs = commitEvents(nil)
 		for _, h := range o.Hold(commitEvs) {
 			held = append(held, fsstore.Held{Key: h.Key, Value: h.Value})
 		}
@@ -415,9 +414,11 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 			results[i] = wr
 		}
 		if commitEvs == nil {
-			commitEvs = commitEvents()
+			// Into the request events' slice, made with room for them.
+			e.emitAll(commitEvents(evs))
+		} else {
+			e.emitAll(append(evs, commitEvs...))
 		}
-		e.emitAll(append(evs, commitEvs...))
 		return results, now, nil
 	}
 }

@@ -200,6 +200,22 @@ func (e *Engine) databases() []*database {
 	return out
 }
 
+// databaseWithID is the one database whose id is id; ok is false when
+// none or several (of different projects) have it.
+func (e *Engine) databaseWithID(id string) (name DatabaseName, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for n := range e.dbs {
+		if n.Database == id {
+			if ok {
+				return DatabaseName{}, false
+			}
+			name, ok = n, true
+		}
+	}
+	return name, ok
+}
+
 // db returns (creating) the database.
 func (e *Engine) db(name DatabaseName) *database {
 	e.mu.Lock()

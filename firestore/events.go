@@ -128,15 +128,15 @@ func (s *opState) written(db DatabaseName) map[string]any {
 }
 
 // commitEvent is the commit event of one write of a commit: the document
-// before and after it.
-func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time) event.Event {
+// before and after it; final says the commit leaves the document so.
+func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, final bool) event.Event {
 	memo := s.eventMemo()
 	defer func() { s.memo = nil }() // the last event of the operation
 	// The service is set here, not only by emitAll: the outbox's
 	// consumer decides whether to hold the event before it is emitted.
 	ev := event.Event{Kind: event.KindCommit, Service: ServiceName, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name, memo), After: stateOf(s.after, c.db.name, memo),
-			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database}}
+			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database, Final: final}}
 	if d := s.after; d != nil {
 		ev.CreateTime, ev.UpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
 	}

@@ -27,6 +27,26 @@ func (s *Service) RecordChange(e event.Event) (string, bool) {
 	return db + "\x00" + e.Path, true
 }
 
+// RecordKey is the key of the document a commit event leaves in its
+// after (service.EventRecords) when that is the document as its commit
+// leaves it (Commit.Final: a later write of a batch to the same document
+// raises no event of its own). The event names its database by id only,
+// so when databases of several projects share the id it says none.
+func (s *Service) RecordKey(e event.Event) ([]string, bool) {
+	if e.Kind != event.KindCommit || e.Path == "" || e.Commit == nil || !e.Commit.Final {
+		return nil, false
+	}
+	id := e.Commit.Database
+	if id == "" {
+		id = DefaultDatabase
+	}
+	name, ok := s.Engine.databaseWithID(id)
+	if !ok {
+		return nil, false
+	}
+	return s.recordKey(name, e.Path), true
+}
+
 // Records calls fn with the current fields of the document token names
 // (nil when absent), in every database with the token's id.
 func (s *Service) Records(token string, fn func(key []string, value json.RawMessage) error) error {

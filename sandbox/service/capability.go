@@ -65,6 +65,20 @@ type Records interface {
 	EachRecord(fn func(key []string, value json.RawMessage) error) error
 }
 
+// EventRecords is a Records service whose change events carry the record
+// they leave whole, as their commit payload's After (a Firestore commit
+// event's after is the document's fields; nil: absent): session capture
+// takes the record's value from the event's line, where it is encoded
+// already, instead of reading the record back and encoding it again when
+// it flushes.
+type EventRecords interface {
+	Records
+	// RecordKey is the key of the record e leaves in its Commit's After,
+	// the record RecordChange names; ok is false when e does not say it
+	// (Records then reads it).
+	RecordKey(e event.Event) (key []string, ok bool)
+}
+
 // Exporter is a service with a part in an export directory, in the
 // layout the Firebase Emulator Suite and firebase-tools write
 // (firebase-export-metadata.json names each part under the service's

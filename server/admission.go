@@ -262,6 +262,19 @@ func Streams(ctx context.Context) {
 	}
 }
 
+// BodyStreamer is a handler that streams every request body it reads as
+// the bytes arrive, never decoding one whole (Storage: object bytes go to
+// disk a buffer at a time and its metadata bodies are bounded): Guard
+// serves it without the gate, as Streams would exempt each of its
+// requests, but without first giving the request its admission and a
+// goroutine of its own (a request with a body of undeclared length, as
+// the GCS Go client sends every upload, paid that goroutine's start and
+// the wake-up of the connection's goroutine at its end).
+type BodyStreamer interface {
+	http.Handler
+	StreamsBodies()
+}
+
 // AdmitMessage admits a request message of size bytes already read by its
 // transport (a gRPC message) as the gate admits a heavy HTTP body: past
 // HeavyBodyBytes it waits for a slot, reserves memory for its work and

@@ -359,3 +359,64 @@ func TestAdmittedWorkRunsOnALoweredThread(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// streamer is a BodyStreamer that reports what its requests saw.
+type streamer struct {
+	got func(r *http.Request, n int)
+}
+
+func (s streamer) StreamsBodies() {}
+func (s streamer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s.got(r, len(b))
+}
+
+// TestBodyStreamerBypassesTheGate: Guard serves a BodyStreamer's heavy
+// body of undeclared length (as the GCS Go client sends uploads) while
+// every slot of the process's gate is taken, charges none of it to the
+// budget, and gives the request no admission; a handler that is no
+// BodyStreamer, served the same body, is admitted.
+func TestBodyStreamerBypassesTheGate(t *testing.T) {
+	for range cap(heavyWork.slots) {
+		heavyWork.slots <- struct{}{}
+	}
+	defer func() {
+		for range cap(heavyWork.slots) {
+			<-heavyWork.slots
+		}
+	}()
+	undeclared := func() *http.Request {
+		r := heavyRequest(context.Background())
+		r.ContentLength = -1
+		r.Host = "127.0.0.1"
+		return r
+	}
+	done := make(chan int, 1)
+	h := Guard(streamer{got: func(r *http.Request, n int) {
+		if r.Context().Value(admissionKey{}) != nil {
+			t.Error("a BodyStreamer's request was given an admission")
+		}
+		if used := heavyWork.bodies.Used(); used != 0 {
+			t.Errorf("a BodyStreamer's body took %d bytes of the budget", used)
+		}
+		done <- n
+	}}, nil)
+	go h.ServeHTTP(httptest.NewRecorder(), undeclared())
+	select {
+	case n := <-done:
+		if n != HeavyBodyBytes+1 {
+			t.Fatalf("read %d bytes", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a BodyStreamer's heavy body waited for a slot")
+	}
+
+	admitted := make(chan bool, 1)
+	plain := Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		admitted <- r.Context().Value(admissionKey{}) != nil
+	}), nil)
+	plain.ServeHTTP(httptest.NewRecorder(), undeclared())
+	if !<-admitted {
+		t.Fatal("a plain handler's body of undeclared length was not admitted")
+	}
+}

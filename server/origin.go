@@ -200,9 +200,11 @@ type CORSAnswerer interface {
 // given its policy after it was built; nil is the default (loopback only).
 //
 // A handler that is a CORSAnswerer answers CORS itself: Guard still
-// refuses what the policy refuses, and adds no CORS header.
+// refuses what the policy refuses, and adds no CORS header. A handler that
+// is a BodyStreamer is served without the heavy-work gate.
 func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 	_, ownsCORS := h.(CORSAnswerer)
+	_, streams := h.(BodyStreamer)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if trace.IsEnabled() {
 			// With a runtime trace running (PYRIC_DEBUG_PPROF's
@@ -222,7 +224,10 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 		}
 		body := r.Body
 		defer drainRefused(w, r, body)
-		r, a := admit(heavyWork, r)
+		var a *admission
+		if !streams {
+			r, a = admit(heavyWork, r)
+		}
 		origin := r.Header.Get("Origin")
 		preflight := origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if preflight && r.Header.Get("Access-Control-Request-Private-Network") == "true" {

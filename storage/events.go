@@ -5,6 +5,7 @@ package storage
 // event per changed object.
 
 import (
+	"maps"
 	"strings"
 	"time"
 
@@ -38,6 +39,45 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	if !e.eventsOn() {
 		return
 	}
+	e.emitOpViews(who, method, bkt, name, dec, start, &eventViews{before: before, after: incoming}, err)
+}
+
+// eventViews are the event views of one commit's objects (before, after:
+// nil when absent), each built once for the commit's request event and
+// its change event, which show the same objects: a view is a map of a
+// dozen entries, most of them boxed, built per event it was (four per
+// replaced object's upload).
+type eventViews struct {
+	before, after *Object
+	bv, av        map[string]any
+}
+
+// of is o's view; o is vs.before, vs.after or another object.
+func (vs *eventViews) of(o *Object) map[string]any {
+	switch {
+	case o == nil:
+		return nil
+	case o == vs.before:
+		if vs.bv == nil {
+			vs.bv = eventView(o)
+		}
+		return vs.bv
+	case o == vs.after:
+		if vs.av == nil {
+			vs.av = eventView(o)
+		}
+		return vs.av
+	}
+	return eventView(o)
+}
+
+// emitOpViews is emitOp with the views of vs.before and vs.after (the
+// incoming object).
+func (e *Engine) emitOpViews(who identity.Identity, method, bkt, name string, dec decision, start time.Time, vs *eventViews, err error) {
+	if !e.eventsOn() {
+		return
+	}
+	before, incoming := vs.before, vs.after
 	r := &event.Request{DurationMs: float64(time.Since(start).Microseconds()) / 1000}
 	ev := event.Event{Kind: event.KindRequest, Method: method, Path: name, Origin: event.OriginClient, Request: r}
 	ev.Who(who)
@@ -65,12 +105,12 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	}
 	seen := &event.Seen{Before: &event.Resource{Exists: before != nil}}
 	if before != nil {
-		seen.Before.Data = eventView(before)
+		seen.Before.Data = vs.of(before)
 	} else {
 		seen.Before.Data = map[string]any{"bucket": bkt}
 	}
 	if incoming != nil {
-		seen.Data = eventView(incoming)
+		seen.Data = vs.of(incoming)
 	}
 	r.Seen = seen
 	if err != nil && dec.allowed {
@@ -90,7 +130,7 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if !e.eventsOn() {
 		return
 	}
-	e.emit(e.changeEvent(who, op, before, after))
+	e.emit(e.changeEvent(who, op, &eventViews{before: before, after: after}))
 }
 
 // heldChange is the change event of a commit about to be made durable,
@@ -98,11 +138,11 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 // functions' triggers): persist writes the entries it returns in the
 // same Log append as the object, and the caller emits the event once
 // the commit is made. The event is nil when events are off.
-func (e *Engine) heldChange(who identity.Identity, op string, before, after *Object) (*event.Event, []service.LogChange) {
+func (e *Engine) heldChange(who identity.Identity, op string, vs *eventViews) (*event.Event, []service.LogChange) {
 	if !e.eventsOn() {
 		return nil, nil
 	}
-	ev := e.changeEvent(who, op, before, after)
+	ev := e.changeEvent(who, op, vs)
 	ev.Service = Service
 	var held []service.LogChange
 	if o := e.env.Outbox; o != nil && e.env.Log != nil && o.Holding() {
@@ -120,18 +160,20 @@ func (e *Engine) emitHeld(ev *event.Event) {
 	}
 }
 
-// changeEvent is the event of a committed change.
-func (e *Engine) changeEvent(who identity.Identity, op string, before, after *Object) event.Event {
+// changeEvent is the event of a committed change from vs.before to
+// vs.after.
+func (e *Engine) changeEvent(who identity.Identity, op string, vs *eventViews) event.Event {
+	before, after := vs.before, vs.after
 	o := after
 	if o == nil {
 		o = before
 	}
 	m := &event.Mutation{Op: op, Project: e.env.Project}
 	if before != nil {
-		m.Previous = eventView(before)
+		m.Previous = vs.of(before)
 	}
 	if after != nil {
-		m.Current = withTokens(eventView(after), after)
+		m.Current = withTokens(vs.of(after), after)
 	}
 	if before != nil && op != OpTokenCreate {
 		m.Previous = withTokens(m.Previous.(map[string]any), before)
@@ -150,10 +192,14 @@ func (e *Engine) emitRulesLoaded(name string) {
 	e.emit(ev)
 }
 
-// withTokens adds an object's download tokens to its view, for a change's
-// event: Storage triggers send them (metadata.firebaseStorageDownloadTokens).
+// withTokens is an object's view with its download tokens, for a
+// change's event: Storage triggers send them
+// (metadata.firebaseStorageDownloadTokens). v may be the request event's
+// view too (eventViews), so it is copied, not changed, when tokens are
+// added.
 func withTokens(v map[string]any, o *Object) map[string]any {
 	if ts := o.DownloadTokens(); len(ts) > 0 {
+		v = maps.Clone(v)
 		v["downloadTokens"] = strings.Join(ts, ",")
 	}
 	return v

@@ -121,3 +121,43 @@ func TestEventViewMetadata(t *testing.T) {
 		t.Fatal("no request event of the upload")
 	}
 }
+
+// TestChangeEventTokensStayOffTheRequest: an upload's request event and
+// its change event show the object from one view (eventViews); the
+// download token the change event carries (downloadTokens, for the
+// triggers) is added to a copy, never to the request's view of what the
+// rules saw, and both show the committed generation.
+func TestChangeEventTokensStayOffTheRequest(t *testing.T) {
+	t.Parallel()
+	f := newEngine(t, false)
+	o, err := f.e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "tok", Body: strings.NewReader("x"), NewToken: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen, current map[string]any
+	for _, ev := range f.rec.Events() {
+		if ev.Path != "tok" {
+			continue
+		}
+		if ev.Request != nil && ev.Request.Seen != nil {
+			seen, _ = ev.Request.Seen.Data.(map[string]any)
+		}
+		if ev.Mutation != nil {
+			current, _ = ev.Mutation.Current.(map[string]any)
+		}
+	}
+	if seen == nil || current == nil {
+		t.Fatalf("request view %v, change view %v", seen, current)
+	}
+	if _, ok := seen["downloadTokens"]; ok {
+		t.Errorf("the request event's view has the change's downloadTokens: %v", seen)
+	}
+	if current["downloadTokens"] != strings.Join(o.DownloadTokens(), ",") || current["downloadTokens"] == "" {
+		t.Errorf("the change event's downloadTokens = %v, want %v", current["downloadTokens"], o.DownloadTokens())
+	}
+	for _, v := range []map[string]any{seen, current} {
+		if v["generation"] != o.Generation {
+			t.Errorf("a view shows generation %v, want %d", v["generation"], o.Generation)
+		}
+	}
+}

@@ -106,10 +106,11 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		err = req.Conditions.check(cur)
 	}
 	var changed *event.Event
+	views := &eventViews{before: cur, after: o}
 	if err == nil {
 		o.Generation = e.nextGen()
 		var held []service.LogChange
-		changed, held = e.heldChange(who, OpObjectPut, cur, o)
+		changed, held = e.heldChange(who, OpObjectPut, views)
 		if err = w.commit(o.Generation); err == nil {
 			if err = e.persist(o.Bucket, o.Name, o, held...); err != nil {
 				e.blobs.remove(o.Generation)
@@ -128,7 +129,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	}
 	// The events are emitted under the lock, so that changes of one
 	// object are emitted in the order they were made (triggers rely on it).
-	e.emitOp(who, method, req.Bucket, req.Name, dec, start, cur, o, err)
+	e.emitOpViews(who, method, req.Bucket, req.Name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, err
@@ -328,14 +329,15 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	views := &eventViews{before: cur, after: next}
 	if err == nil {
 		var held []service.LogChange
-		changed, held = e.heldChange(who, OpMetadataUpdate, cur, next)
+		changed, held = e.heldChange(who, OpMetadataUpdate, views)
 		if err = e.persist(bkt, name, next, held...); err == nil {
 			e.bucketFor(bkt).put(next)
 		}
 	}
-	e.emitOp(who, srules.Update, bkt, name, dec, start, cur, next, err)
+	e.emitOpViews(who, srules.Update, bkt, name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, err
@@ -363,15 +365,16 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	views := &eventViews{before: cur}
 	if err == nil {
 		var held []service.LogChange
-		changed, held = e.heldChange(who, OpObjectDelete, cur, nil)
+		changed, held = e.heldChange(who, OpObjectDelete, views)
 		if err = e.persist(bkt, name, nil, held...); err == nil {
 			e.buckets[bkt].del(name)
 			e.blobs.remove(cur.Generation)
 		}
 	}
-	e.emitOp(who, srules.Delete, bkt, name, dec, start, cur, nil, err)
+	e.emitOpViews(who, srules.Delete, bkt, name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return err

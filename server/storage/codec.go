@@ -350,8 +350,14 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // conditions reads GCS preconditions from the query (ifGenerationMatch, …;
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
+	return conditionsIn(queryMayName(r, "Match"), r, source)
+}
+
+// conditionsIn is conditions with r's query parsed already (q), by a
+// handler that reads other keys of it too: the GCS Go client escapes the
+// '/' of every object name in the query, so queryMayName parses it.
+func conditionsIn(q url.Values, r *http.Request, source bool) (engine.Conditions, error) {
 	var c engine.Conditions
-	q := queryMayName(r, "Match")
 	prefix := "if"
 	if source {
 		prefix = "ifSource"

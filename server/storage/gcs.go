@@ -398,7 +398,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		h.gcsFail(w, r, methodNotAllowed(r))
 		return
 	}
-	c, err := conditions(r, false)
+	c, err := conditionsIn(q, r, false)
 	if err != nil {
 		h.gcsFail(w, r, err)
 		return

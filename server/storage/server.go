@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/pyric/pyric/identity"
-	"github.com/pyric/pyric/server"
 	engine "github.com/pyric/pyric/storage"
 )
 
@@ -31,6 +30,11 @@ type Handler struct {
 
 // NewHandler serves e.
 func NewHandler(e *engine.Engine) *Handler { return &Handler{e: e} }
+
+// StreamsBodies makes h a server.BodyStreamer: object bytes go to disk as
+// they arrive and metadata bodies are bounded (maxMetadataBytes), so no
+// body here is decoded whole and none waits at the heavy-work gate.
+func (h *Handler) StreamsBodies() {}
 
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -46,10 +50,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	// Object bytes go to disk as they arrive and metadata bodies are
-	// bounded (maxMetadataBytes): no body here is decoded whole, so none
-	// waits at the heavy-work gate behind decoding work.
-	server.Streams(r.Context())
 	p := r.URL.EscapedPath()
 	switch {
 	case p == "/internal/setRules":

@@ -500,3 +500,25 @@ func TestRejectedRequestsAreEvents(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }
+
+// TestUploadPreconditionsInQuery: an upload's ifGenerationMatch, in a
+// query whose object name is escaped as the GCS Go client sends it (the
+// query the handler parses once for its name and its preconditions),
+// holds: 0 creates once, then refuses with 412; a bad value is 400.
+func TestUploadPreconditionsInQuery(t *testing.T) {
+	s := newServer(t, "")
+	path := "/upload/storage/v1/b/" + bkt + "/o?alt=json&name=dir%2Fx.txt&uploadType=media&ifGenerationMatch=0"
+	if r := s.do("POST", path, "one", "Content-Type", "text/plain"); r.status != 200 || r.json(t)["name"] != "dir/x.txt" {
+		t.Fatalf("first upload: %d %s", r.status, r.body)
+	}
+	if r := s.do("POST", path, "two", "Content-Type", "text/plain"); r.status != 412 {
+		t.Fatalf("second upload with ifGenerationMatch=0: %d %s", r.status, r.body)
+	}
+	bad := "/upload/storage/v1/b/" + bkt + "/o?name=dir%2Fx.txt&uploadType=media&ifGenerationMatch=x"
+	if r := s.do("POST", bad, "three", "Content-Type", "text/plain"); r.status != 400 || !strings.Contains(r.body, "ifGenerationMatch") {
+		t.Fatalf("bad ifGenerationMatch: %d %s", r.status, r.body)
+	}
+	if r := s.do("GET", "/"+bkt+"/dir%2Fx.txt", ""); r.body != "one" {
+		t.Fatalf("the object holds %q, want the first upload's", r.body)
+	}
+}

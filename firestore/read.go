@@ -219,6 +219,28 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	return out, nil
 }
 
+// WireDocuments readies documents a read of database db returned (the
+// Found of BatchGetDocuments, the Document of RunQuery) for a sender that
+// marshals them: each one the store keeps the encoding of (a durable
+// database's documents, fsstore.Store.Encodings) is replaced in docs by a
+// document that marshals to that same encoding — its name, and the rest
+// as unknown fields — so that sending it costs a copy instead of an
+// encoding. Others stay as they are. The replacements carry no fields for
+// Go code to read: they are for the wire alone.
+func (e *Engine) WireDocuments(db DatabaseName, docs []*pb.Document) {
+	e.mu.Lock()
+	d, ok := e.dbs[db]
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	d.st.Encodings(docs, func(i int, raw []byte) {
+		w := &pb.Document{Name: docs[i].Name}
+		w.ProtoReflect().SetUnknown(raw)
+		docs[i] = w
+	})
+}
+
 // RunQuery runs a structured query. With no result it still returns one
 // response carrying the read time, as production does.
 func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {

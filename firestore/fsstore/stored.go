@@ -3,6 +3,7 @@ package fsstore
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -315,6 +316,42 @@ func (x *encodedDoc) decode(rel string) *pb.Document {
 		x.cache.add(x, d)
 	}
 	return d
+}
+
+// Encodings passes f, for each document of docs the store returned (by
+// GetAt or a walk of its entries) and keeps the encoding of, that encoding
+// without its name field: the name's field followed by it is the
+// document's wire form, so a reader can send a document it read without
+// encoding it again. The store keeps the encoding of a durable
+// database's documents; not of a store in memory, a version kept only
+// decoded (an old one, a commit not yet flushed), or a document it did not
+// return (a projection), whose f is not called. The encoding is shared:
+// never change it. It takes the read lock.
+func (s *Store) Encodings(docs []*pb.Document, f func(i int, raw []byte)) {
+	s.RLock()
+	defer s.RUnlock()
+	for i, d := range docs {
+		if d == nil {
+			continue
+		}
+		rel, ok := strings.CutPrefix(d.Name, s.cache.prefix)
+		if !ok {
+			continue
+		}
+		e, ok := s.docs[rel]
+		if !ok {
+			continue
+		}
+		vs := e.versions()
+		for j := len(vs) - 1; j >= 0; j-- {
+			// The decoded form is x's while the cache holds it: d is then
+			// x's encoding decoded (with its name).
+			if x := vs[j].enc; x != nil && x.raw != nil && x.doc.Load() == d {
+				f(i, x.raw)
+				break
+			}
+		}
+	}
 }
 
 // DecodedCacheBytes bounds (by DocHeapSize) the decoded documents a

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
@@ -1145,7 +1144,7 @@ func writeFileAtomic(path string, data []byte, sync bool) error {
 func normalize(e event.Event) event.Event {
 	if l := e.Listener; l != nil && l.Target != nil {
 		if m, ok := l.Target.Query.(proto.Message); ok {
-			if b, err := protojson.Marshal(m); err == nil {
+			if b, err := queryJSON.of(m); err == nil {
 				lc, tc := *l, *l.Target
 				tc.Query = json.RawMessage(b)
 				lc.Target = &tc
@@ -1155,7 +1154,7 @@ func normalize(e event.Event) event.Event {
 	}
 	if rq := e.Request; rq != nil && rq.Seen != nil {
 		if m, ok := rq.Seen.Query.(proto.Message); ok {
-			if b, err := protojson.Marshal(m); err == nil {
+			if b, err := queryJSON.of(m); err == nil {
 				rc, sc := *rq, *rq.Seen
 				sc.Query = json.RawMessage(b)
 				rc.Seen = &sc

@@ -7,6 +7,7 @@ import (
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
 
 	"github.com/pyric/pyric/firestore/fsstore"
+	"github.com/pyric/pyric/firestore/fsvalue"
 )
 
 // Query planning over the storage layer's field indexes (fsstore.Index):
@@ -54,6 +55,44 @@ type indexPlan struct {
 	ix           *fsstore.Index
 	prefix       []*pb.Value
 	lower, upper *pb.Value
+	// covered: the prefix is the whole query but for its scope (covers),
+	// so a document the walk finds within it needs no other check.
+	covered bool
+}
+
+// covers reports whether every document an index walk finds within the
+// prefix p fixes matches q but for its scope: q has no cursor, orders by
+// nothing but the name and the walked field (which the index holds), and
+// its filters are equalities, each the one that fixed an index field, on
+// a value neither null nor NaN (equal exactly when it compares equal, as
+// the walk's values do).
+func (p indexPlan) covers(q *query, conj []*filter) bool {
+	if q.start != nil || q.end != nil {
+		return false
+	}
+	fields := p.ix.Fields()
+	walked := !q.orders[0].fp.IsName()
+	for i, o := range q.orders {
+		if !o.fp.IsName() && (i > 0 || !walked) {
+			return false
+		}
+	}
+	for _, f := range conj {
+		if f.kind != fField || f.op != pb.StructuredQuery_FieldFilter_EQUAL || fsvalue.IsNull(f.value) || fsvalue.IsNaN(f.value) {
+			return false
+		}
+		fixed := false
+		for i, v := range p.prefix {
+			if v == f.value && !fields[i].Contains && fields[i].Path.Equal(f.fp) {
+				fixed = true
+				break
+			}
+		}
+		if !fixed {
+			return false
+		}
+	}
+	return true
 }
 
 // planIndex chooses the index a query walks: of the maintained indexes
@@ -143,6 +182,7 @@ func (db *database) planIndex(q *query) (indexPlan, bool) {
 	if p.ix == nil {
 		return p, false
 	}
+	p.covered = p.covers(q, conj)
 	if walked {
 		for _, f := range conj {
 			if f.kind != fField || !f.fp.Equal(first.fp) {
@@ -216,7 +256,7 @@ func (db *database) indexedMatching(q *query, t time.Time, current bool) ([]*pb.
 			groupV = it.Vals[last]
 		}
 		doc := it.Entry.At(t)
-		if q.matches(it.Path, doc) {
+		if p.covered && doc != nil && q.inScope(it.Path) || !p.covered && q.matches(it.Path, doc) {
 			if exact {
 				out = append(out, doc)
 			} else {

@@ -189,6 +189,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		return nil, err
 	}
 	out := make([]*pb.BatchGetDocumentsResponse, len(rels))
+	rt := ts(v.t) // shared by the responses, a message only read from here on
 	var denial error
 	for i, rel := range rels {
 		d := v.doc(db, rel)
@@ -198,7 +199,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
 		}
-		r := &pb.BatchGetDocumentsResponse{ReadTime: ts(v.t)}
+		r := &pb.BatchGetDocumentsResponse{ReadTime: rt}
 		if d == nil {
 			r.Result = &pb.BatchGetDocumentsResponse_Missing{Missing: names[i]}
 		} else {
@@ -219,6 +220,28 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	return out, nil
 }
 
+// WireDocuments readies documents a read of database db returned (the
+// Found of BatchGetDocuments, the Document of RunQuery) for a sender that
+// marshals them: each one the store keeps the encoding of (a durable
+// database's documents, fsstore.Store.Encodings) is replaced in docs by a
+// document that marshals to that same encoding — its name, and the rest
+// as unknown fields — so that sending it costs a copy instead of an
+// encoding. Others stay as they are. The replacements carry no fields for
+// Go code to read: they are for the wire alone.
+func (e *Engine) WireDocuments(db DatabaseName, docs []*pb.Document) {
+	e.mu.Lock()
+	d, ok := e.dbs[db]
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	d.st.Encodings(docs, func(i int, raw []byte) {
+		w := &pb.Document{Name: docs[i].Name}
+		w.ProtoReflect().SetUnknown(raw)
+		docs[i] = w
+	})
+}
+
 // RunQuery runs a structured query. With no result it still returns one
 // response carrying the read time, as production does.
 func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {
@@ -227,12 +250,17 @@ func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.Ru
 	if err != nil {
 		return nil, err
 	}
-	var out []*pb.RunQueryResponse
-	for _, d := range docs {
-		out = append(out, &pb.RunQueryResponse{Document: q.project(d), ReadTime: ts(v.t)})
+	// The responses share their read time (a message only read from
+	// here on), and are allocated together.
+	rt := ts(v.t)
+	out := make([]*pb.RunQueryResponse, max(len(docs), 1))
+	rs := make([]pb.RunQueryResponse, len(out))
+	for i := range out {
+		out[i] = &rs[i]
+		out[i].ReadTime = rt
 	}
-	if len(out) == 0 {
-		out = append(out, &pb.RunQueryResponse{ReadTime: ts(v.t)})
+	for i, d := range docs {
+		out[i].Document = q.project(d)
 	}
 	if q.offset > 0 {
 		out[0].SkippedResults = int32(min(q.offset, len(docs)+q.offset))

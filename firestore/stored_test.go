@@ -200,3 +200,79 @@ func TestCompactedDocuments(t *testing.T) {
 		t.Fatalf("query over compacted documents: %d results", len(got))
 	}
 }
+
+// A durable database's documents go to the wire in the encoding its
+// store keeps: WireDocuments replaces each document a read returned by
+// one that marshals to a message equal to it (an old version read at an
+// earlier time too); a projection and a database in memory keep theirs.
+func TestWireDocuments(t *testing.T) {
+	p := &memPersister{data: map[string][]byte{}}
+	e := New(Options{Rules: AllowAll, Persister: p})
+	for i := range 20 {
+		setT(t, e, fmt.Sprintf("c/d%02d", i), map[string]*pb.Value{"i": Int(int64(i)), "g": Int(int64(i % 2)),
+			"m": {ValueType: &pb.Value_MapValue{MapValue: &pb.MapValue{Fields: map[string]*pb.Value{"s": String("x")}}}}})
+	}
+	before := getT(t, e, "c/d00")
+	setT(t, e, "c/d00", map[string]*pb.Value{"i": Int(100), "g": Int(0)})
+	r, err := e.RunQuery(bg, admin, &pb.RunQueryRequest{Parent: testDB.Documents(), QueryType: &pb.RunQueryRequest_StructuredQuery{
+		StructuredQuery: &pb.StructuredQuery{From: from("c"), Where: where("g", pb.StructuredQuery_FieldFilter_EQUAL, Int(0))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*pb.Document
+	for _, x := range r {
+		docs = append(docs, x.Document)
+	}
+	if len(docs) != 10 {
+		t.Fatalf("%d results, want 10", len(docs))
+	}
+	projected, err := e.BatchGetDocuments(bg, admin, &pb.BatchGetDocumentsRequest{Database: testDB.String(),
+		Documents: []string{name("c/d01")}, Mask: &pb.DocumentMask{FieldPaths: []string{"i"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The version before the last write, read at its time, is history
+	// kept decoded.
+	old, err := e.BatchGetDocuments(bg, admin, &pb.BatchGetDocumentsRequest{Database: testDB.String(),
+		Documents: []string{name("c/d00")}, ConsistencySelector: &pb.BatchGetDocumentsRequest_ReadTime{ReadTime: before.UpdateTime}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old[0].GetFound().GetFields()["m"] == nil {
+		t.Fatalf("the old version read is %v", old[0].GetFound())
+	}
+	all := append(slices.Clone(docs), old[0].GetFound(), projected[0].GetFound())
+	wire := slices.Clone(all)
+	e.WireDocuments(testDB, wire)
+	for i, w := range wire {
+		if i == len(all)-1 {
+			if w != all[i] {
+				t.Errorf("%s: the projection was replaced", all[i].Name)
+			}
+			continue
+		}
+		if w == all[i] || len(w.Fields) != 0 {
+			t.Errorf("%s: not replaced by its kept encoding", all[i].Name)
+		}
+		b, err := proto.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &pb.Document{}
+		if err := proto.Unmarshal(b, got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(all[i], got, protocmp.Transform()); diff != "" {
+			t.Errorf("%s: the wire form decodes otherwise (-read +wire):\n%s", all[i].Name, diff)
+		}
+	}
+	// In memory nothing is kept encoded.
+	m := newTestEngine(t)
+	setT(t, m, "c/d00", map[string]*pb.Value{"i": Int(1)})
+	d := getT(t, m, "c/d00")
+	w := []*pb.Document{d}
+	m.WireDocuments(testDB, w)
+	if w[0] != d {
+		t.Errorf("a document of a database in memory was replaced")
+	}
+}

@@ -317,10 +317,41 @@ func (x *encodedDoc) decode(rel string) *pb.Document {
 	return d
 }
 
+// Encodings passes f, for each document of docs the store returned (by
+// GetAt or a walk of its entries) and keeps the encoding of, that encoding
+// without its name field: the name's field followed by it is the
+// document's wire form, so a reader can send a document it read without
+// encoding it again. The store keeps the encoding of a durable
+// database's documents; not of a store in memory, a version kept only
+// decoded (an old one, a commit not yet flushed), or a document it did not
+// return (a projection), whose f is not called. The encoding is shared:
+// never change it. It takes the read lock.
+func (s *Store) Encodings(docs []*pb.Document, f func(i int, raw []byte)) {
+	s.RLock()
+	defer s.RUnlock()
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	for i, d := range docs {
+		if d == nil {
+			continue
+		}
+		// The decoded form is x's while the cache holds it: d is then
+		// x's encoding decoded (with its name).
+		if x := s.cache.byDoc[d]; x != nil && x.raw != nil && x.doc.Load() == d {
+			f(i, x.raw)
+		}
+	}
+}
+
 // DecodedCacheBytes bounds (by DocHeapSize) the decoded documents a
 // database keeps beside their encodings; past it the oldest decoded are
 // dropped and decoded again when read.
 const DecodedCacheBytes = 8 << 20
+
+// byDocEntryBytes is about what an entry of docCache.byDoc costs (its key
+// and value, the map's control bytes and spare room), counted with the
+// decoded form it indexes.
+const byDocEntryBytes = 40
 
 // docCache is a database's FIFO of decoded documents, bounded by bytes.
 type docCache struct {
@@ -333,6 +364,10 @@ type docCache struct {
 	ring  []cacheEntry
 	head  int
 	bytes int
+	// byDoc finds the encoding of a decoded form the ring holds (by
+	// identity, for Store.Encodings: cheaper than finding its entry by
+	// path).
+	byDoc map[*pb.Document]*encodedDoc
 }
 
 type cacheEntry struct {
@@ -344,24 +379,29 @@ type cacheEntry struct {
 // reset forgets every entry (the documents are gone).
 func (c *docCache) reset() {
 	c.mu.Lock()
-	c.ring, c.head, c.bytes = nil, 0, 0
+	c.ring, c.head, c.bytes, c.byDoc = nil, 0, 0, nil
 	c.mu.Unlock()
 }
 
 // add records that x holds its decoded form d, and drops the oldest
 // decoded forms past the limit (a form already replaced stays as is).
 func (c *docCache) add(x *encodedDoc, d *pb.Document) {
-	size := DocHeapSize(d)
+	size := DocHeapSize(d) + byDocEntryBytes
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ring = append(c.ring, cacheEntry{x: x, d: d, size: size})
 	c.bytes += size
+	if c.byDoc == nil {
+		c.byDoc = map[*pb.Document]*encodedDoc{}
+	}
+	c.byDoc[d] = x
 	for c.bytes > c.limit && c.head < len(c.ring)-1 {
 		e := c.ring[c.head]
 		c.ring[c.head] = cacheEntry{}
 		c.head++
 		c.bytes -= e.size
 		e.x.doc.CompareAndSwap(e.d, nil)
+		delete(c.byDoc, e.d)
 	}
 	if c.head > 1024 && c.head > len(c.ring)/2 {
 		c.ring = slices.Clone(c.ring[c.head:])

@@ -229,3 +229,52 @@ func TestRestoreStoredBig(t *testing.T) {
 		t.Errorf("documents out of key order: sorted %v, %v", c != nil && c.sorted, err)
 	}
 }
+
+// Encodings finds a document's kept encoding while the decoded-document
+// cache holds its decoded form, and only then: the cache's index of
+// decoded forms drops each one the cache drops.
+func TestEncodingsFollowTheCache(t *testing.T) {
+	s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now, Persister: nopPersister{}})
+	s.SetDecodedCacheLimit(4 << 10)
+	for i := range 200 {
+		s.Lock()
+		at := s.NextTime()
+		rel := fmt.Sprintf("c/d%03d", i)
+		done := s.Commit(at, []Change{{Path: rel, Doc: &pb.Document{Name: testDB.DocName(rel),
+			Fields:     map[string]*pb.Value{"n": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}},
+			CreateTime: timestamppb.New(at), UpdateTime: timestamppb.New(at)}}})
+		s.Unlock()
+		if err := done.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.RLock()
+	var docs []*pb.Document
+	for _, e := range s.All() {
+		docs = append(docs, e.Current())
+	}
+	s.RUnlock()
+	found := 0
+	s.Encodings(docs, func(i int, raw []byte) {
+		found++
+		d := &pb.Document{}
+		if err := proto.Unmarshal(raw, d); err != nil || d.Name != "" {
+			t.Fatalf("%s: kept encoding %x (%v)", docs[i].Name, raw, err)
+		}
+		d.Name = docs[i].Name
+		if !proto.Equal(d, docs[i]) {
+			t.Fatalf("%s: kept encoding decodes to %v", docs[i].Name, d)
+		}
+	})
+	s.cache.mu.Lock()
+	live, indexed := len(s.cache.ring)-s.cache.head, len(s.cache.byDoc)
+	for d, x := range s.cache.byDoc {
+		if x.doc.Load() != d {
+			t.Errorf("%s: indexed, but no longer its encoding's decoded form", d.Name)
+		}
+	}
+	s.cache.mu.Unlock()
+	if indexed != live || found == 0 || found > live {
+		t.Errorf("the cache holds %d decoded forms, indexes %d; Encodings found %d of %d", live, indexed, found, len(docs))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 )
 
@@ -129,10 +130,41 @@ func (g *GRPC) DeleteDocument(ctx context.Context, req *pb.DeleteDocumentRequest
 	})
 }
 
-// BatchGetDocuments implements pb.FirestoreServer.
+// BatchGetDocuments implements pb.FirestoreServer; the documents found
+// go out in the encoding the store keeps of them (wireDocuments).
 func (g *GRPC) BatchGetDocuments(req *pb.BatchGetDocumentsRequest, stream pb.Firestore_BatchGetDocumentsServer) error {
 	ctx := stream.Context()
-	return serverStream(ctx, req, stream.Send, g.s.opts.Engine.BatchGetDocuments)
+	return serverStream(ctx, req, stream.Send, func(ctx context.Context, who identity.Identity, req *pb.BatchGetDocumentsRequest) ([]*pb.BatchGetDocumentsResponse, error) {
+		out, err := g.s.opts.Engine.BatchGetDocuments(ctx, who, req)
+		if err != nil {
+			return nil, err
+		}
+		db, err := firestore.ParseDatabaseName(req.GetDatabase())
+		if err != nil {
+			return out, nil // the engine parsed it: unreachable
+		}
+		wireDocuments(g.s.opts.Engine, db, out, (*pb.BatchGetDocumentsResponse).GetFound, func(r *pb.BatchGetDocumentsResponse, d *pb.Document) {
+			r.Result = &pb.BatchGetDocumentsResponse_Found{Found: d}
+		})
+		return out, nil
+	})
+}
+
+// wireDocuments replaces the documents of a read's responses (doc of each,
+// nil for none) by their wire form (firestore.Engine.WireDocuments) with
+// set, just before they are sent: marshaling a stored document's kept
+// encoding costs a copy, encoding it again most of a small read's work.
+func wireDocuments[R any](e *firestore.Engine, db firestore.DatabaseName, out []R, doc func(R) *pb.Document, set func(R, *pb.Document)) {
+	docs := make([]*pb.Document, len(out))
+	for i, r := range out {
+		docs[i] = doc(r)
+	}
+	e.WireDocuments(db, docs)
+	for i, r := range out {
+		if d := docs[i]; d != nil && d != doc(r) {
+			set(r, d)
+		}
+	}
 }
 
 // BeginTransaction implements pb.FirestoreServer.
@@ -152,9 +184,21 @@ func (g *GRPC) Rollback(ctx context.Context, req *pb.RollbackRequest) (*emptypb.
 	})
 }
 
-// RunQuery implements pb.FirestoreServer.
+// RunQuery implements pb.FirestoreServer; the documents go out in the
+// encoding the store keeps of them (wireDocuments).
 func (g *GRPC) RunQuery(req *pb.RunQueryRequest, stream pb.Firestore_RunQueryServer) error {
-	return serverStream(stream.Context(), req, stream.Send, g.s.opts.Engine.RunQuery)
+	return serverStream(stream.Context(), req, stream.Send, func(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {
+		out, err := g.s.opts.Engine.RunQuery(ctx, who, req)
+		if err != nil {
+			return nil, err
+		}
+		db, _, err := firestore.ParseParentName(req.GetParent())
+		if err != nil {
+			return out, nil // the engine parsed it: unreachable
+		}
+		wireDocuments(g.s.opts.Engine, db, out, (*pb.RunQueryResponse).GetDocument, func(r *pb.RunQueryResponse, d *pb.Document) { r.Document = d })
+		return out, nil
+	})
 }
 
 // RunAggregationQuery implements pb.FirestoreServer.

@@ -169,12 +169,21 @@ func keepPrevious(path string, warn func(string)) error {
 		return nil
 	}
 	prev := PreviousPath(path)
-	for _, p := range []string{prev, path} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // none at prev
-		}
-		if derr := checkWhole(data); derr != nil {
+	// The two files are read and checked at once: a big store's
+	// sessions are megabytes of JSON, read before any port serves.
+	files := []string{prev, path}
+	damage := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, p := range files {
+		wg.Go(func() {
+			if data, err := os.ReadFile(p); err == nil { // none at prev
+				damage[i] = checkWhole(data)
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range files {
+		if derr := damage[i]; derr != nil {
 			to, err := keepAside(p)
 			if err != nil {
 				return fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", p, derr, err)
@@ -192,9 +201,19 @@ func keepPrevious(path string, warn func(string)) error {
 }
 
 // checkWhole reports whether data is a whole fixture file: valid JSON
-// with the fixture schema (lines appended after it are not read). It is cheaper than Decode (no event is
-// validated) and enough to tell a damaged file from a session.
+// with the fixture schema, each appended line valid JSON too. It is
+// cheaper than Decode (no event is validated) and enough to tell a
+// damaged file from a session.
 func checkWhole(data []byte) error {
+	if base, ok := compactBase(data); ok {
+		return checkLines(data[len(base):])
+	}
+	return checkWholeDecoded(data)
+}
+
+// checkWholeDecoded is checkWhole for a fixture in any form: it reads
+// the schema through a decoder, and says where the JSON is broken.
+func checkWholeDecoded(data []byte) error {
 	var head struct {
 		Schema string `json:"schema"`
 	}
@@ -208,10 +227,15 @@ func checkWhole(data []byte) error {
 	if head.Schema != Schema {
 		return &Error{Path: "fixture.schema", Msg: fmt.Sprintf("must be %q", Schema)}
 	}
-	// Every appended line is whole JSON, but for a torn last one (a kill
-	// in the middle of its write), which Decode ignores too.
+	return checkLines(data[len(base):])
+}
+
+// checkLines checks the lines appended after a fixture: every one is
+// whole JSON, but for a torn last one (a kill in the middle of its
+// write), which Decode ignores too.
+func checkLines(tail []byte) error {
 	line := 1
-	for rest := bytes.TrimLeft(data[len(base):], "\n"); len(rest) > 0; line++ {
+	for rest := bytes.TrimLeft(tail, "\n"); len(rest) > 0; line++ {
 		l, after, whole := bytes.Cut(rest, []byte("\n"))
 		if !whole {
 			break
@@ -222,6 +246,28 @@ func checkWhole(data []byte) error {
 		rest = after
 	}
 	return nil
+}
+
+// compactHead is how a fixture the recorder writes in one line begins.
+var compactHead = []byte(`{"schema":"` + Schema + `",`)
+
+// compactBase returns the fixture a file begins with when it is written
+// as the recorder writes a running session: on its first line (compact
+// JSON holds no line break), its first key the fixture schema; checking
+// it is one pass over it, where reading its schema through a decoder
+// would take three (the decoder's, the whole text's, the unknown
+// fields'). Its first key decides its schema (a decoder would take the
+// last of repeated keys; the recorder writes one). A file in another form
+// (Encode's indented one, a hand-edited one, damage) is not.
+func compactBase(data []byte) ([]byte, bool) {
+	base := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		base = data[:i]
+	}
+	if !bytes.HasPrefix(base, compactHead) || !json.Valid(base) {
+		return nil, false
+	}
+	return base, true
 }
 
 // DamagedPath is where a damaged fixture at path is kept, the n-th of its

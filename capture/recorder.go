@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/jsonstr"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -240,7 +241,7 @@ func checkLines(tail []byte) error {
 		if !whole {
 			break
 		}
-		if len(bytes.TrimSpace(l)) > 0 && !json.Valid(l) {
+		if len(bytes.TrimSpace(l)) > 0 && !jsonstr.Valid(l) {
 			return &Error{Msg: fmt.Sprintf("appended line %d is not valid JSON", line)}
 		}
 		rest = after
@@ -264,7 +265,7 @@ func compactBase(data []byte) ([]byte, bool) {
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		base = data[:i]
 	}
-	if !bytes.HasPrefix(base, compactHead) || !json.Valid(base) {
+	if !bytes.HasPrefix(base, compactHead) || !jsonstr.Valid(base) {
 		return nil, false
 	}
 	return base, true

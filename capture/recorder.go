@@ -20,6 +20,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/internal/jsonstr"
+	"github.com/pyric/pyric/internal/prefault"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -177,7 +178,7 @@ func keepPrevious(path string, warn func(string)) error {
 	var wg sync.WaitGroup
 	for i, p := range files {
 		wg.Go(func() {
-			if data, err := os.ReadFile(p); err == nil { // none at prev
+			if data, err := prefault.ReadFile(p); err == nil { // none at prev
 				damage[i] = checkWhole(data)
 			}
 		})

@@ -3,8 +3,13 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // wholeCases are session files, each whole or not.
@@ -77,3 +82,39 @@ func BenchmarkCheckWhole(b *testing.B) {
 		})
 	}
 }
+
+// TestCheckMappedCutShort: a session file another process cuts short
+// while the start checks its mapping is taken as unreadable (not damaged,
+// not kept aside), and does not crash the start.
+func TestCheckMappedCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	if err := os.WriteFile(path, bigSession(20_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, release, err := prefault.MapFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := checkMapped(data); err != nil {
+		t.Fatalf("a whole session: %v", err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	faulted := func() (fault bool) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { fault = recover() != nil }()
+		readByte = data[len(data)-1]
+		return false
+	}()
+	if !faulted {
+		t.Fatal("reading the mapping of a file cut short does not fault: the case is not exercised")
+	}
+	if err := checkMapped(data); err != nil {
+		t.Errorf("a session cut short while checked: %v, want it taken as unreadable", err)
+	}
+}
+
+// readByte keeps the test's read of a mapping from being optimized away.
+var readByte byte

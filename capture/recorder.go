@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -178,9 +179,12 @@ func keepPrevious(path string, warn func(string)) error {
 	var wg sync.WaitGroup
 	for i, p := range files {
 		wg.Go(func() {
-			if data, err := prefault.ReadFile(p); err == nil { // none at prev
-				damage[i] = checkWhole(data)
+			data, release, err := prefault.MapFile(p)
+			if err != nil {
+				return // none at prev
 			}
+			defer release()
+			damage[i] = checkMapped(data)
 		})
 	}
 	wg.Wait()
@@ -200,6 +204,23 @@ func keepPrevious(path string, warn func(string)) error {
 		return fmt.Errorf("capture: keeping the previous session: %w", err)
 	}
 	return nil
+}
+
+// checkMapped is checkWhole on a file's mapping. Another process cutting
+// the file short meanwhile makes reading past its new end a fault, which
+// is taken as the file being unreadable, as a failed read is (nil: it is
+// not damaged, only changing).
+func checkMapped(data []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = nil
+		}
+	}()
+	return checkWhole(data)
 }
 
 // checkWhole reports whether data is a whole fixture file: valid JSON

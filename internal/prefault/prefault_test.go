@@ -29,7 +29,7 @@ func TestSliceKeepsContents(t *testing.T) {
 	Slice(make([]struct{}, 10))
 }
 
-// TestReadFile reads what os.ReadFile reads: empty, small and large
+// TestReadFile: ReadFile and MapFile read what os.ReadFile reads: empty, small and large
 // files, and a name that is not there.
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
@@ -46,8 +46,18 @@ func TestReadFile(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%d bytes: read %d, %v", n, len(got), err)
 		}
+		mapped, release, err := MapFile(name)
+		if err != nil || !bytes.Equal(mapped, want) {
+			t.Errorf("%d bytes: mapped %d, %v", n, len(mapped), err)
+		}
+		if release != nil {
+			release()
+		}
 	}
 	if _, err := ReadFile(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+	if _, _, err := MapFile(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file mapped: %v", err)
 	}
 }

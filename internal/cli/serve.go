@@ -417,8 +417,9 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	// unless the start imports or seeds a first state, which makes
 	// garbage in proportion to the data: then only the sandbox's open
 	// pauses it, and the collector runs while they do. Capture's start
-	// makes little (the state is written in the background, beside the
-	// first requests, once the pause has ended).
+	// makes little: it writes an empty session and leaves the state to a
+	// background flush, which starts as the ports open and runs mostly
+	// after the pause.
 	resumeGC := func() {}
 	if o.importDir == "" && o.seed == "" {
 		resumeGC = memlimit.PauseGC()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/jsonstr"
+	"github.com/pyric/pyric/internal/prefault"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -168,12 +171,24 @@ func keepPrevious(path string, warn func(string)) error {
 		return nil
 	}
 	prev := PreviousPath(path)
-	for _, p := range []string{prev, path} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // none at prev
-		}
-		if derr := checkWhole(data); derr != nil {
+	// The two files are read and checked at once: a big store's
+	// sessions are megabytes of JSON, read before any port serves.
+	files := []string{prev, path}
+	damage := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, p := range files {
+		wg.Go(func() {
+			data, release, err := prefault.MapFile(p)
+			if err != nil {
+				return // none at prev
+			}
+			defer release()
+			damage[i] = checkMapped(data)
+		})
+	}
+	wg.Wait()
+	for i, p := range files {
+		if derr := damage[i]; derr != nil {
 			to, err := keepAside(p)
 			if err != nil {
 				return fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", p, derr, err)
@@ -190,10 +205,37 @@ func keepPrevious(path string, warn func(string)) error {
 	return nil
 }
 
+// checkMapped is checkWhole on a file's mapping. Another process cutting
+// the file short meanwhile makes reading past its new end a fault, which
+// is taken as the file being unreadable, as a failed read is (nil: it is
+// not damaged, only changing).
+func checkMapped(data []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = nil
+		}
+	}()
+	return checkWhole(data)
+}
+
 // checkWhole reports whether data is a whole fixture file: valid JSON
-// with the fixture schema (lines appended after it are not read). It is cheaper than Decode (no event is
-// validated) and enough to tell a damaged file from a session.
+// with the fixture schema, each appended line valid JSON too. It is
+// cheaper than Decode (no event is validated) and enough to tell a
+// damaged file from a session.
 func checkWhole(data []byte) error {
+	if base, ok := compactBase(data); ok {
+		return checkLines(data[len(base):])
+	}
+	return checkWholeDecoded(data)
+}
+
+// checkWholeDecoded is checkWhole for a fixture in any form: it reads
+// the schema through a decoder, and says where the JSON is broken.
+func checkWholeDecoded(data []byte) error {
 	var head struct {
 		Schema string `json:"schema"`
 	}
@@ -207,20 +249,47 @@ func checkWhole(data []byte) error {
 	if head.Schema != Schema {
 		return &Error{Path: "fixture.schema", Msg: fmt.Sprintf("must be %q", Schema)}
 	}
-	// Every appended line is whole JSON, but for a torn last one (a kill
-	// in the middle of its write), which Decode ignores too.
+	return checkLines(data[len(base):])
+}
+
+// checkLines checks the lines appended after a fixture: every one is
+// whole JSON, but for a torn last one (a kill in the middle of its
+// write), which Decode ignores too.
+func checkLines(tail []byte) error {
 	line := 1
-	for rest := bytes.TrimLeft(data[len(base):], "\n"); len(rest) > 0; line++ {
+	for rest := bytes.TrimLeft(tail, "\n"); len(rest) > 0; line++ {
 		l, after, whole := bytes.Cut(rest, []byte("\n"))
 		if !whole {
 			break
 		}
-		if len(bytes.TrimSpace(l)) > 0 && !json.Valid(l) {
+		if len(bytes.TrimSpace(l)) > 0 && !jsonstr.Valid(l) {
 			return &Error{Msg: fmt.Sprintf("appended line %d is not valid JSON", line)}
 		}
 		rest = after
 	}
 	return nil
+}
+
+// compactHead is how a fixture the recorder writes in one line begins.
+var compactHead = []byte(`{"schema":"` + Schema + `",`)
+
+// compactBase returns the fixture a file begins with when it is written
+// as the recorder writes a running session: on its first line (compact
+// JSON holds no line break), its first key the fixture schema; checking
+// it is one pass over it, where reading its schema through a decoder
+// would take three (the decoder's, the whole text's, the unknown
+// fields'). Its first key decides its schema (a decoder would take the
+// last of repeated keys; the recorder writes one). A file in another form
+// (Encode's indented one, a hand-edited one, damage) is not.
+func compactBase(data []byte) ([]byte, bool) {
+	base := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		base = data[:i]
+	}
+	if !bytes.HasPrefix(base, compactHead) || !jsonstr.Valid(base) {
+		return nil, false
+	}
+	return base, true
 }
 
 // DamagedPath is where a damaged fixture at path is kept, the n-th of its

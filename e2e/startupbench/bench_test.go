@@ -6,8 +6,9 @@
 // the functions port and the task queues' answer), each probed from the
 // moment the process starts,
 // in the cases #27 names — a fresh data dir, in memory, a data dir
-// holding 100k Firestore documents, and with a Cloud Functions codebase
-// configured — beside the official Cloud Firestore emulator's start (the
+// holding 100k Firestore documents (without session capture, and with it
+// as users get it by default: the last session's file holding every
+// document), and with a Cloud Functions codebase configured — beside the official Cloud Firestore emulator's start (the
 // anchor) in the same run, and prints the median and best of several
 // starts of each. With functions, a separate row is the first callable
 // answered: the functions port serves while the codebase loads, and a
@@ -115,6 +116,12 @@ func TestBench(t *testing.T) {
 	loadDocuments(t, loaded, docs)
 	measure(fmt.Sprintf("pyric serve, %dk documents", docs/1000), func() time.Duration {
 		return serve(t.TempDir(), probeCase{loaded: docs}, "--data-dir", loaded, "--no-capture")
+	})
+	// The default mode: each start keeps the session the one before
+	// captured (the state of every document) as the previous one,
+	// checking both files first.
+	measure(fmt.Sprintf("pyric serve, %dk docs, capture on", docs/1000), func() time.Duration {
+		return serve(t.TempDir(), probeCase{loaded: docs}, "--data-dir", loaded)
 	})
 
 	_, err := os.Stat(filepath.Join(e2etest.FunctionsDir(), "node_modules", "firebase-functions"))

@@ -36,16 +36,35 @@ func (e *StoredDocumentError) Error() string {
 }
 
 // Checked is a batch of stored documents CheckStored accepted, ready for
-// Store.RestoreStored: their paths and their encodings, copied without
-// their names.
+// Store.RestoreStored: the check made each document's entry, with its one
+// version holding its encoding (copied without its name), which the
+// restore completes with the restore time. A Checked is restored once.
 type Checked struct {
-	name   fsvalue.DatabaseName
-	docs   []StoredDocument
+	name fsvalue.DatabaseName
+	// entries[i] is the i-th document's, its version list lists[i] =
+	// vs[i:i+1], its version vs[i] encoded as encs[i]: one allocation
+	// each instead of three per document.
+	entries []Entry
+	lists   [][]version
+	vs      []version
+	encs    []encodedDoc
+	// untimed lists, ascending, the documents lacking their create or
+	// update time: the restore decodes them and gives them its time.
+	untimed []int
+	// runs are the batch's documents as runs of one collection, in order.
+	runs   []collRun
 	latest time.Time
-	times  []bool // whether each document has its create and update time
 	// sorted: the paths ascend strictly (as a store lists its keys), so
 	// no two documents share one.
-	sorted bool
+	sorted   bool
+	restored bool
+}
+
+// collRun is the documents from, to (excluded) of a batch, all in
+// collection coll.
+type collRun struct {
+	coll     string
+	from, to int
 }
 
 // parallelCheck is the batch size from which CheckStored and
@@ -57,17 +76,24 @@ const parallelCheck = 4096
 // strings, nesting and name, so that decoding it later cannot fail. A
 // damaged document is a *StoredDocumentError (the first of the batch when
 // several are). It copies each encoding it checked, without its name,
-// into blocks the Checked owns: doc's Data need only be valid during the
-// call (a store's mapped file), and is read once. A big batch is checked
-// in two halves at once.
+// into blocks the Checked owns, and makes the document's entry beside
+// it: doc's Data need only be valid during the call (a store's mapped
+// file), and each is read once. A big batch is checked in two halves at
+// once.
 func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocument) (*Checked, error) {
 	prefix := name.Documents() + "/"
-	c := &Checked{name: name, docs: make([]StoredDocument, n), times: make([]bool, n)}
-	prefault.Slice(c.docs)
+	c := &Checked{name: name, entries: make([]Entry, n), lists: make([][]version, n), vs: make([]version, n),
+		encs: make([]encodedDoc, n)}
+	prefault.Slice(c.entries)
+	prefault.Slice(c.lists)
+	prefault.Slice(c.vs)
+	prefault.Slice(c.encs)
 	type part struct {
-		latest time.Time
-		sorted bool
-		err    error
+		latest  time.Time
+		sorted  bool
+		untimed []int
+		runs    []collRun
+		err     error
 	}
 	check := func(from, to int) (p part) {
 		p.sorted = true
@@ -76,6 +102,7 @@ func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocumen
 		if from > 0 {
 			prev = doc(from - 1).Path
 		}
+		run := collRun{from: from}
 		for i := from; i < to; i++ {
 			d := doc(i)
 			ut, err := checkStored(d.Data, prefix, d.Path)
@@ -86,12 +113,32 @@ func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocumen
 			if ut.After(p.latest) {
 				p.latest = ut
 			}
-			c.times[i] = !ut.IsZero()
-			c.docs[i] = StoredDocument{Path: d.Path, Data: slab.keep(d.Data)}
+			if ut.IsZero() {
+				p.untimed = append(p.untimed, i)
+			}
+			c.encs[i].raw = slab.keep(d.Data)
+			c.vs[i].enc = &c.encs[i]
+			c.lists[i] = c.vs[i : i+1 : i+1]
+			e := &c.entries[i]
+			e.path = d.Path
+			e.vs.Store(&c.lists[i])
 			if i > 0 && prev >= d.Path {
 				p.sorted = false
 			}
 			prev = d.Path
+			// Stores list documents in key order, so consecutive
+			// documents mostly share their collection.
+			if coll := fsvalue.CollectionOf(d.Path); coll != run.coll || i == from {
+				if i > from {
+					run.to = i
+					p.runs = append(p.runs, run)
+				}
+				run = collRun{coll: coll, from: i}
+			}
+		}
+		if to > from {
+			run.to = to
+			p.runs = append(p.runs, run)
 		}
 		return p
 	}
@@ -113,6 +160,8 @@ func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocumen
 			c.latest = p.latest
 		}
 		c.sorted = c.sorted && p.sorted
+		c.untimed = append(c.untimed, p.untimed...)
+		c.runs = append(c.runs, p.runs...)
 	}
 	return c, nil
 }
@@ -121,50 +170,40 @@ func CheckStored(name fsvalue.DatabaseName, n int, doc func(i int) StoredDocumen
 // as Restore does, without decoding them: each encoding is kept and
 // decoded on its first read, so opening a store of 100k documents costs a
 // walk over their bytes, not 100k decodes and their garbage. The store
-// keeps the Checked's encodings. It takes the lock itself, publishes the store as all changed and returns the restore
-// time. Documents checked for another database are an ErrInternal.
+// keeps the Checked's entries and encodings. It takes the lock itself,
+// publishes the store as all changed and returns the restore time.
+// Documents checked for another database, or restored already, are an
+// ErrInternal.
 func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	if c.name != s.opts.Name {
 		return time.Time{}, fsvalue.Errorf(fsvalue.ErrInternal, "Stored documents checked for %s cannot be restored into %s.", c.name, s.opts.Name)
 	}
-	docs, latest, times := c.docs, c.latest, c.times
 	s.Lock()
 	defer s.Unlock()
+	if c.restored {
+		return time.Time{}, fsvalue.Errorf(fsvalue.ErrInternal, "Stored documents checked for %s are restored already.", c.name)
+	}
+	c.restored = true
 	t := s.NextTime()
-	if latest.After(t) {
-		t = latest
+	if c.latest.After(t) {
+		t = c.latest
 	}
 	s.last = t
-	// One allocation each for the entries, their version lists and the
-	// encodings instead of three per document.
-	entries := make([]Entry, len(docs))
-	lists := make([][]version, len(docs))
-	vs := make([]version, len(docs))
-	encs := make([]encodedDoc, len(docs))
-	prefault.Slice(entries)
-	prefault.Slice(lists)
-	prefault.Slice(vs)
-	prefault.Slice(encs)
+	entries := c.entries
+	// complete gives the versions from, to the restore time and the
+	// store's cache of decoded documents.
 	at := t.UnixNano()
-	versionOf := func(i int) version {
-		if times[i] {
-			encs[i].raw, encs[i].cache = docs[i].Data, &s.cache
-			return version{at: at, enc: &encs[i]}
+	complete := func(from, to int) {
+		for i := from; i < to; i++ {
+			c.vs[i].at = at
+			c.encs[i].cache = &s.cache
 		}
-		return version{at: at, doc: withTimes(docs[i].Data, s.cache.prefix+docs[i].Path, t)}
 	}
-	if len(s.docs) == 0 && c.sorted && len(docs) >= parallelCheck {
-		// Every path is new and appears once: the entries are made
-		// first, then the path map is made and filled beside the
-		// collection maps (two maps of every document, independent of
-		// each other; making one is mostly its memory's page faults).
-		for i, sd := range docs {
-			vs[i] = versionOf(i)
-			d := &entries[i]
-			d.path = sd.Path
-			lists[i] = vs[i : i+1 : i+1]
-			d.vs.Store(&lists[i])
-		}
+	if len(s.docs) == 0 && c.sorted && len(entries) >= parallelCheck {
+		// Every path is new and appears once: the path map is made and
+		// filled beside the collection maps (two maps of every document,
+		// independent of each other; making one is mostly its memory's
+		// page faults).
 		filled := make(chan struct{})
 		go func() {
 			defer close(filled)
@@ -173,37 +212,40 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 				m[entries[i].path] = &entries[i]
 			}
 			s.docs = m
+			complete(0, len(entries))
 		}()
-		s.presize(docs)
-		s.fillCollections(entries)
-		<-filled
-	} else {
-		if len(s.docs) == 0 {
-			s.docs = make(map[string]*Entry, len(docs))
+		s.presize(c.runs)
+		for _, r := range c.runs {
+			m := s.collection(r.coll, 0)
+			for i := r.from; i < r.to; i++ {
+				m[entries[i].path] = &entries[i]
+			}
 		}
-		s.presize(docs)
-		var coll string
-		var collMap map[string]*Entry
-		for i, sd := range docs {
-			vs[i] = versionOf(i)
-			d, ok := s.docs[sd.Path]
-			if ok {
-				s.superseded(d, t)
-				d.setVersions(append(d.versions(), vs[i]))
-				continue
+		<-filled
+		for _, i := range c.untimed {
+			c.vs[i] = version{at: at, doc: withTimes(c.encs[i].raw, s.cache.prefix+entries[i].path, t)}
+		}
+	} else {
+		complete(0, len(entries))
+		for _, i := range c.untimed {
+			c.vs[i] = version{at: at, doc: withTimes(c.encs[i].raw, s.cache.prefix+entries[i].path, t)}
+		}
+		if len(s.docs) == 0 {
+			s.docs = make(map[string]*Entry, len(entries))
+		}
+		s.presize(c.runs)
+		for _, r := range c.runs {
+			m := s.collection(r.coll, 0)
+			for i := r.from; i < r.to; i++ {
+				path := entries[i].path
+				if d, ok := s.docs[path]; ok {
+					s.superseded(d, t)
+					d.setVersions(append(d.versions(), c.vs[i]))
+					continue
+				}
+				s.docs[path] = &entries[i]
+				m[path] = &entries[i]
 			}
-			d = &entries[i]
-			d.path = sd.Path
-			lists[i] = vs[i : i+1 : i+1]
-			d.vs.Store(&lists[i])
-			s.docs[sd.Path] = d
-			// Stores list documents in key order, so consecutive
-			// documents mostly share their collection.
-			if c := fsvalue.CollectionOf(sd.Path); c != coll || collMap == nil {
-				coll = c
-				collMap = s.collection(c, 0)
-			}
-			collMap[sd.Path] = d
 		}
 	}
 	s.trimHistory(t)
@@ -215,44 +257,15 @@ func (s *Store) RestoreStored(c *Checked) (time.Time, error) {
 	return t, nil
 }
 
-// fillCollections puts new entries (of paths no collection map holds)
-// into their collections' maps; callers hold the lock.
-func (s *Store) fillCollections(entries []Entry) {
-	var coll string
-	var collMap map[string]*Entry
-	for i := range entries {
-		d := &entries[i]
-		// Stores list documents in key order, so consecutive documents
-		// mostly share their collection.
-		if c := fsvalue.CollectionOf(d.path); c != coll || collMap == nil {
-			coll = c
-			collMap = s.collection(c, 0)
-		}
-		collMap[d.path] = d
+// presize creates the collection maps that runs of restored documents go
+// into at their final sizes, so that filling them does not grow them
+// step by step; callers hold the lock.
+func (s *Store) presize(runs []collRun) {
+	sizes := map[string]int{}
+	for _, r := range runs {
+		sizes[r.coll] += r.to - r.from
 	}
-}
-
-// presize creates the collection maps the restored documents go into at
-// their final sizes, so that filling them does not grow them step by
-// step; callers hold the lock.
-func (s *Store) presize(docs []StoredDocument) {
-	colls := map[string]int{}
-	var coll string
-	run := 0
-	for _, sd := range docs {
-		c := fsvalue.CollectionOf(sd.Path)
-		if c != coll {
-			if run > 0 {
-				colls[coll] += run
-			}
-			coll, run = c, 0
-		}
-		run++
-	}
-	if run > 0 {
-		colls[coll] += run
-	}
-	for c, n := range colls {
+	for c, n := range sizes {
 		s.collection(c, n)
 	}
 }

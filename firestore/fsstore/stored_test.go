@@ -127,6 +127,10 @@ func TestPublishHook(t *testing.T) {
 	if _, err := other.RestoreStored(c); !errors.Is(err, fsvalue.ErrInternal) {
 		t.Errorf("restoring documents checked for another database: %v", err)
 	}
+	again := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now})
+	if _, err := again.RestoreStored(c); !errors.Is(err, fsvalue.ErrInternal) {
+		t.Errorf("restoring checked documents a second time (their entries are the first store's): %v", err)
+	}
 	s.Lock()
 	t1 := s.NextTime()
 	if done := s.Commit(t1, []Change{{Path: "c/a", Doc: nil}}); done.Queued() {

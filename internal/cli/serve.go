@@ -414,11 +414,14 @@ func connectHost(host string) string {
 // in-flight requests finish (up to 10 s), the store closes.
 func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 	// The collector waits until every port serves (see memlimit.PauseGC),
-	// unless the start imports, seeds or captures a first state, which
-	// make garbage in proportion to the data: then only the sandbox's
-	// open pauses it, and the collector runs while they do.
+	// unless the start imports or seeds a first state, which makes
+	// garbage in proportion to the data: then only the sandbox's open
+	// pauses it, and the collector runs while they do. Capture's start
+	// makes little: it writes an empty session and leaves the state to a
+	// background flush, which starts as the ports open and runs mostly
+	// after the pause.
 	resumeGC := func() {}
-	if o.importDir == "" && o.seed == "" && o.capture == "" {
+	if o.importDir == "" && o.seed == "" {
 		resumeGC = memlimit.PauseGC()
 	}
 	defer resumeGC()
@@ -441,7 +444,7 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		resumeGC()
 		memlimit.Start()
 	})
-	if o.importDir != "" || o.seed != "" || o.capture != "" {
+	if o.importDir != "" || o.seed != "" {
 		memoryPolicy()
 	}
 	fe, err := startFrontends(ctx, b, o, stdio)

@@ -5,7 +5,11 @@
 // a data dir of 100k documents.
 package prefault
 
-import "unsafe"
+import (
+	"io"
+	"os"
+	"unsafe"
+)
 
 // minBytes is the least allocation worth a system call.
 const minBytes = 64 << 10
@@ -24,4 +28,36 @@ func Slice[T any](s []T) {
 		return
 	}
 	populate(uintptr(unsafe.Pointer(unsafe.SliceData(s))), n)
+}
+
+// ReadFile is os.ReadFile into a buffer whose pages are mapped before the
+// read fills it: reading a file of megabytes costs the copy, not a fault
+// per page besides.
+func ReadFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 0
+	if fi, err := f.Stat(); err == nil && int64(int(fi.Size())) == fi.Size() {
+		size = int(fi.Size())
+	}
+	// One byte more than the size, so that a file of that size is read
+	// to its end without growing the buffer (as os.ReadFile does).
+	data := make([]byte, 0, size+1)
+	Slice(data)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+		if len(data) == cap(data) { // the file grew
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }

@@ -796,37 +796,25 @@ func DecodeJSON(b []byte) (any, error) {
 // loneSurrogate reports whether JSON text holds a \u escape of a UTF-16
 // surrogate that is not half of a pair.
 func loneSurrogate(b []byte) bool {
-	hex4 := func(i int) (rune, bool) {
+	// escape reads the \uXXXX escape at b[i:].
+	escape := func(i int) (rune, bool) {
 		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 			return 0, false
 		}
-		var r rune
-		for _, c := range b[i+2 : i+6] {
-			switch {
-			case c >= '0' && c <= '9':
-				r = r<<4 | rune(c-'0')
-			case c >= 'a' && c <= 'f':
-				r = r<<4 | rune(c-'a'+10)
-			case c >= 'A' && c <= 'F':
-				r = r<<4 | rune(c-'A'+10)
-			default:
-				return 0, false
-			}
-		}
-		return r, true
+		return hex4(b, i+2)
 	}
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' {
 			continue
 		}
-		r, ok := hex4(i)
+		r, ok := escape(i)
 		if !ok {
 			i++ // another escape: skip the escaped byte
 			continue
 		}
 		switch {
 		case r >= 0xD800 && r <= 0xDBFF:
-			lo, ok := hex4(i + 6)
+			lo, ok := escape(i + 6)
 			if !ok || lo < 0xDC00 || lo > 0xDFFF {
 				return true
 			}

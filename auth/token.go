@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pyric/pyric/internal/jsonstr"
 )
 
 // CustomTokenAudience is the aud every custom token must carry.
@@ -103,13 +105,13 @@ var unsignedHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none",
 
 // appendJSON appends v's encoding, byte for byte what json.Marshal writes
 // (keys sorted, HTML characters escaped), to b. The claims maps and
-// strings of a token are written directly; any other value, and a string
-// needing escapes, goes through json.Marshal. A token's claims were a
+// strings of a token are written directly (strings through jsonstr); any
+// other value goes through json.Marshal. A token's claims were a
 // quarter of a sign-in's allocations through json.Marshal's map encoder.
 func appendJSON(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case string:
-		return appendJSONString(b, x)
+		return jsonstr.Append(b, x)
 	case bool:
 		return strconv.AppendBool(b, x)
 	case int64:
@@ -125,7 +127,7 @@ func appendJSON(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s)
+			b = jsonstr.Append(b, s)
 		}
 		return append(b, ']')
 	case map[string]any:
@@ -142,7 +144,7 @@ func appendJSON(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
 			b = appendJSON(b, x[k])
 		}
@@ -155,19 +157,6 @@ func appendJSON(b []byte, v any) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, out...)
-}
-
-// appendJSONString appends s as a JSON string, as json.Marshal does.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			out, _ := json.Marshal(s)
-			return append(b, out...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // num reads a JSON number claim as float64 (0, false when absent or not a number).

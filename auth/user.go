@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/pyric/pyric/internal/jsonstr"
 )
 
 // Provider ids with special meaning.
@@ -74,7 +76,7 @@ func (u *User) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"localId":`...)
-	b = appendJSONString(b, u.LocalID)
+	b = jsonstr.Append(b, u.LocalID)
 	b = optString(b, `,"email":`, u.Email)
 	b = optBool(b, `,"emailVerified":`, u.EmailVerified)
 	b = optString(b, `,"displayName":`, u.DisplayName)
@@ -113,7 +115,7 @@ func (u *User) AppendJSON(b []byte) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"providerId":`...)
-			b = appendJSONString(b, p.ProviderID)
+			b = jsonstr.Append(b, p.ProviderID)
 			b = optString(b, `,"displayName":`, p.DisplayName)
 			b = optString(b, `,"photoUrl":`, p.PhotoURL)
 			b = optString(b, `,"federatedId":`, p.FederatedID)
@@ -133,7 +135,7 @@ func optString(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendJSONString(append(b, key...), s)
+	return jsonstr.Append(append(b, key...), s)
 }
 
 // optBool appends key and *v unless v is nil (omitempty).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/jsonstr"
 	"github.com/pyric/pyric/rules/rtdb"
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -801,7 +802,7 @@ func loneSurrogate(b []byte) bool {
 		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 			return 0, false
 		}
-		return hex4(b, i+2)
+		return jsonstr.Hex4(b, i+2)
 	}
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' {

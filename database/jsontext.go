@@ -1,6 +1,7 @@
 package database
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -69,14 +70,7 @@ func ParseJSONNumbers(text string) (v any, ok bool) {
 }
 
 func (p *jsonParser) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
+	p.i = jsonstr.SkipSpace(p.b, p.i)
 }
 
 func (p *jsonParser) fail() any {
@@ -86,11 +80,12 @@ func (p *jsonParser) fail() any {
 
 // lit consumes the literal s.
 func (p *jsonParser) lit(s string) bool {
-	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+	i := jsonstr.SkipWord(p.b, p.i, s)
+	if i < 0 {
 		p.bad = true
 		return false
 	}
-	p.i += len(s)
+	p.i = i
 	return true
 }
 
@@ -204,46 +199,31 @@ func (p *jsonParser) array(depth int) any {
 
 // str consumes a string at its opening quote.
 func (p *jsonParser) str() (string, bool) {
-	start := p.i + 1
-	for i := start; i < len(p.b); i++ {
-		switch c := p.b[i]; {
-		case c == '"':
-			p.i = i + 1
-			return string(p.b[start:i]), true
-		case c == '\\':
-			return p.escaped(start, i)
-		case c < 0x20:
-			p.bad = true
-			return "", false
-		}
+	end := jsonstr.SkipString(p.b, p.i)
+	if end < 0 {
+		p.bad = true
+		return "", false
 	}
-	p.bad = true
-	return "", false
+	raw := p.b[p.i+1 : end-1]
+	p.i = end
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	return unescape(raw), true
 }
 
-// escaped finishes a string with escapes, the first at b[esc].
-func (p *jsonParser) escaped(start, esc int) (string, bool) {
-	out := append(make([]byte, 0, esc-start+16), p.b[start:esc]...)
-	for i := esc; i < len(p.b); {
-		c := p.b[i]
-		switch {
-		case c == '"':
-			p.i = i + 1
-			return string(out), true
-		case c < 0x20:
-			p.bad = true
-			return "", false
-		case c != '\\':
+// unescape decodes the text of a string with escapes, all of them well
+// formed (jsonstr.SkipString checked them).
+func unescape(raw []byte) string {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
 			out = append(out, c)
 			i++
 			continue
 		}
-		if i+1 >= len(p.b) {
-			break
-		}
-		switch e := p.b[i+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
+		switch e := raw[i+1]; e {
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
@@ -255,16 +235,13 @@ func (p *jsonParser) escaped(start, esc int) (string, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, ok := hex4(p.b, i+2)
-			if !ok {
-				p.bad = true
-				return "", false
-			}
+			r, _ := jsonstr.Hex4(raw, i+2)
 			i += 6
 			if utf16.IsSurrogate(r) {
 				// A lone surrogate is U+FFFD, as encoding/json reads it
 				// (DecodeJSON refuses such text before it gets here).
-				if lo, ok := hex4(p.b, i+2); ok && i+1 < len(p.b) && p.b[i] == '\\' && p.b[i+1] == 'u' {
+				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					lo, _ := jsonstr.Hex4(raw, i+2)
 					if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
 						i += 6
 						out = utf8.AppendRune(out, d)
@@ -275,81 +252,27 @@ func (p *jsonParser) escaped(start, esc int) (string, bool) {
 			}
 			out = utf8.AppendRune(out, r)
 			continue
-		default:
-			p.bad = true
-			return "", false
+		default: // '"', '\\', '/'
+			out = append(out, e)
 		}
 		i += 2
 	}
-	p.bad = true
-	return "", false
-}
-
-// hex4 reads the four hex digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return string(out)
 }
 
 // number consumes a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *jsonParser) number() any {
 	b, start := p.b, p.i
-	i := start
-	if b[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		from := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > from
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
+	i := jsonstr.SkipNumber(b, start)
+	if i < 0 {
 		return p.fail()
-	}
-	integer := true
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return p.fail()
-		}
-		integer = false
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return p.fail()
-		}
-		integer = false
 	}
 	p.i = i
 	text := b[start:i]
 	if p.numbers {
 		return json.Number(text)
 	}
-	if integer && len(text) <= 15 {
+	if len(text) <= 15 && bytes.IndexAny(text, ".eE") < 0 {
 		// Exact in a float64: no parse needed.
 		var n int64
 		for _, c := range text {

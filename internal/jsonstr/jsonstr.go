@@ -1,6 +1,8 @@
-// Package jsonstr appends JSON strings exactly as encoding/json writes
-// them by default (HTML-safe: <, > and & escaped), without reflection, for
-// the encoders that write their resources and records by hand.
+// Package jsonstr is JSON text without reflection, for the code that
+// writes and reads it by hand: it appends JSON strings exactly as
+// encoding/json writes them by default (HTML-safe: <, > and & escaped),
+// checks a text as encoding/json.Valid does, and scans JSON's tokens
+// (white space, strings, numbers, literals) for hand-written parsers.
 package jsonstr
 
 import (

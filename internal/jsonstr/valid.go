@@ -21,7 +21,7 @@ var unescaped = func() (t [256]bool) {
 func Valid(b []byte) bool {
 	var small [64]byte
 	stack := small[:0] // the open containers, '{' or '['
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 value:
 	for {
 		if i >= len(b) {
@@ -33,7 +33,7 @@ value:
 				return false
 			}
 			stack = append(stack, c)
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 			if i < len(b) && b[i] == c+2 { // '}' or ']': empty
 				stack = stack[:len(stack)-1]
 				i++
@@ -46,23 +46,23 @@ value:
 			}
 			continue value
 		case c == '"':
-			if i = skipString(b, i); i < 0 {
+			if i = SkipString(b, i); i < 0 {
 				return false
 			}
 		case c == '-' || c >= '0' && c <= '9':
-			if i = skipNumber(b, i); i < 0 {
+			if i = SkipNumber(b, i); i < 0 {
 				return false
 			}
 		case c == 't':
-			if i = skipWord(b, i, "true"); i < 0 {
+			if i = SkipWord(b, i, "true"); i < 0 {
 				return false
 			}
 		case c == 'f':
-			if i = skipWord(b, i, "false"); i < 0 {
+			if i = SkipWord(b, i, "false"); i < 0 {
 				return false
 			}
 		case c == 'n':
-			if i = skipWord(b, i, "null"); i < 0 {
+			if i = SkipWord(b, i, "null"); i < 0 {
 				return false
 			}
 		default:
@@ -71,7 +71,7 @@ value:
 		// After a value: the containers it ends, then a comma before the
 		// next value, or the end of the text.
 		for {
-			i = skipSpace(b, i)
+			i = SkipSpace(b, i)
 			if len(stack) == 0 {
 				return i == len(b)
 			}
@@ -81,7 +81,7 @@ value:
 			top := stack[len(stack)-1]
 			switch b[i] {
 			case ',':
-				i = skipSpace(b, i+1)
+				i = SkipSpace(b, i+1)
 				if top == '{' {
 					if i = key(b, i); i < 0 {
 						return false
@@ -104,25 +104,28 @@ func key(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
-	if i = skipString(b, i); i < 0 {
+	if i = SkipString(b, i); i < 0 {
 		return -1
 	}
-	if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+	if i = SkipSpace(b, i); i >= len(b) || b[i] != ':' {
 		return -1
 	}
-	return skipSpace(b, i+1)
+	return SkipSpace(b, i+1)
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first byte from b[i] on that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
 	}
 	return i
 }
 
-// skipString returns the index after the string b[i:] begins with (b[i]
-// is its quote), or -1.
-func skipString(b []byte, i int) int {
+// SkipString returns the index after the string b[i:] begins with (b[i]
+// is its quote), or -1 when it is not a JSON string: unterminated, with a
+// control character or a malformed escape. Its UTF-8 is not checked.
+func SkipString(b []byte, i int) int {
 	i++
 	for {
 		for i < len(b) && unescaped[b[i]] {
@@ -142,13 +145,8 @@ func skipString(b []byte, i int) int {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(b) {
+				if _, ok := Hex4(b, i+2); !ok {
 					return -1
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return -1
-					}
 				}
 				i += 6
 			default:
@@ -160,9 +158,10 @@ func skipString(b []byte, i int) int {
 	}
 }
 
-// skipNumber returns the index after the number b[i:] begins with, or
-// -1: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func skipNumber(b []byte, i int) int {
+// SkipNumber returns the index after the number b[i:] begins with (b[i]
+// is '-' or a digit), or -1 when it is not a JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func SkipNumber(b []byte, i int) int {
 	if b[i] == '-' {
 		i++
 	}
@@ -200,10 +199,31 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// skipWord returns the index after the literal w at b[i:], or -1.
-func skipWord(b []byte, i int, w string) int {
+// SkipWord returns the index after the literal w at b[i:], or -1.
+func SkipWord(b []byte, i int, w string) int {
 	if len(b)-i < len(w) || string(b[i:i+len(w)]) != w {
 		return -1
 	}
 	return i + len(w)
+}
+
+// Hex4 reads the four hex digits at b[i:], the code unit of a \u escape.
+func Hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

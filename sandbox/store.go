@@ -40,6 +40,8 @@ type Store struct {
 	walMu        sync.Mutex
 	wal          *os.File
 	walN         uint64 // wal's number
+	walSize      int64  // wal's length: its header and the records in it
+	rotateBytes  int64  // walRotateBytes (tests set less)
 	nextSeq      uint64 // the sequence of the next record logged
 	walBuf       []byte
 	pending      []walBatch
@@ -143,7 +145,7 @@ func OpenStoreWith(dir string, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open store: %w", err)
 	}
-	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1), warn: opts.Warn, opening: true}
+	s := &Store{db: db, dir: dir, mode: mode, kick: make(chan struct{}, 1), warn: opts.Warn, opening: true, rotateBytes: walRotateBytes}
 	if s.warn == nil {
 		s.warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
@@ -363,7 +365,7 @@ func (s *Store) openWAL(n uint64) error {
 			return fmt.Errorf("sandbox: sync the data dir: %w", err)
 		}
 	}
-	s.wal, s.walN = f, n
+	s.wal, s.walN, s.walSize = f, n, int64(walHeaderSize)
 	return nil
 }
 
@@ -442,7 +444,8 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // rotateWAL starts the next log file for the commits to come and closes
 // the current one, returning the records it holds that are not yet in the
 // bbolt file and its number; callers hold ckptMu and walMu. On an error
-// nothing has changed.
+// nothing has changed. A checkpoint rotates only a log past
+// walRotateBytes (see checkpoint).
 func (s *Store) rotateWAL() ([]walBatch, uint64, error) {
 	old, oldN := s.wal, s.walN
 	if err := s.openWAL(oldN + 1); err != nil {
@@ -454,11 +457,22 @@ func (s *Store) rotateWAL() ([]walBatch, uint64, error) {
 	return batches, oldN, nil
 }
 
-// checkpoint applies the logged records not yet in the bbolt file, syncs
-// it, and deletes their log: the records after them go to a new log file,
-// started before the apply so that commits never wait for a checkpoint. A
-// failure is kept in syncErr (no further commit is acknowledged) and the
-// old log stays, to be replayed at the next open.
+// walRotateBytes is the length past which a checkpoint moves the commits
+// to come to a new log file and deletes the one it applied. Below it the
+// log stays the one appended to: the records it holds that a checkpoint
+// applied are skipped at a replay (the bbolt file holds their sequence),
+// so a checkpoint costs no file creation, no renaming and no directory
+// sync, which would all happen under walMu, holding commits up. It bounds
+// what a start after a crash reads twice.
+const walRotateBytes = 4 << 20
+
+// checkpoint applies the logged records not yet in the bbolt file and
+// syncs it. The commits go on appending meanwhile, to the same log unless
+// it passed walRotateBytes: then they go to a new log file, started before
+// the apply so that they never wait for a checkpoint, and the old one is
+// deleted once the bbolt file holds its records. A failure is kept in
+// syncErr (no further commit is acknowledged) and the log stays, to be
+// replayed at the next open.
 func (s *Store) checkpoint() {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
@@ -467,26 +481,43 @@ func (s *Store) checkpoint() {
 		s.walMu.Unlock()
 		return
 	}
-	batches, oldN, err := s.rotateWAL()
-	s.walMu.Unlock()
-	s.applyRotated(batches, oldN, err)
-}
-
-// applyRotated is the second half of a checkpoint: the batches a
-// rotateWAL took (which failed with err, or left them in log oldN) go into
-// the bbolt file, and their log is deleted. The caller holds ckptMu.
-func (s *Store) applyRotated(batches []walBatch, oldN uint64, err error) {
-	if err != nil {
-		s.syncErr.Store(&err)
+	if s.walSize >= s.rotateBytes {
+		batches, oldN, err := s.rotateWAL()
+		s.walMu.Unlock()
+		s.applyRotated(batches, oldN, err)
 		return
 	}
-	err = s.apply(batches, batches[len(batches)-1].seq)
+	batches := s.pending
+	s.pending, s.pendingBytes = nil, 0
+	s.walMu.Unlock()
+	s.applyBatches(batches)
+}
+
+// applyBatches puts logged batches into the bbolt file and, with
+// SyncBatch, syncs it; callers hold ckptMu. A failure is kept in syncErr.
+func (s *Store) applyBatches(batches []walBatch) bool {
+	err := s.apply(batches, batches[len(batches)-1].seq)
 	if err == nil && s.mode == SyncBatch {
 		err = s.db.Sync()
 	}
 	if err != nil {
 		err = fmt.Errorf("checkpoint the write-ahead log into %s: %w", s.db.Path(), err)
 		s.syncErr.Store(&err)
+		return false
+	}
+	return true
+}
+
+// applyRotated is the second half of a checkpoint that rotated: the
+// batches a rotateWAL took (which failed with err, or left them in log
+// oldN) go into the bbolt file, and their log is deleted. The caller
+// holds ckptMu.
+func (s *Store) applyRotated(batches []walBatch, oldN uint64, err error) {
+	if err != nil {
+		s.syncErr.Store(&err)
+		return
+	}
+	if len(batches) > 0 && !s.applyBatches(batches) {
 		return
 	}
 	if err := os.Remove(walFileName(s.dir, oldN)); err != nil {
@@ -530,7 +561,17 @@ func (s *Store) Close() error {
 	}
 	// The log stays, holding only its header when every record is in
 	// the bbolt file: its sequence is what the next start checks the
-	// bbolt file's against.
+	// bbolt file's against. One that still holds applied records (the
+	// checkpoints did not rotate it) is replaced by a new one, so that
+	// the next start reads nothing twice.
+	s.ckptMu.Lock()
+	s.walMu.Lock()
+	if s.wal != nil && s.walSize > int64(walHeaderSize) && s.syncErr.Load() == nil && len(s.pending) == 0 {
+		batches, oldN, err := s.rotateWAL()
+		s.applyRotated(batches, oldN, err)
+	}
+	s.walMu.Unlock()
+	s.ckptMu.Unlock()
 	s.walMu.Lock()
 	wal := s.wal
 	s.wal = nil
@@ -581,7 +622,9 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 	if len(s.walBuf) > walFrameSize+walMaxRecord {
 		return fmt.Errorf("the commit is too large to log (%d bytes)", len(s.walBuf))
 	}
-	if _, err := s.wal.Write(s.walBuf); err != nil {
+	wrote, err := s.wal.Write(s.walBuf)
+	s.walSize += int64(wrote)
+	if err != nil {
 		// A partial record may be in the log: stop here rather than
 		// append after it (the next open drops a torn last record).
 		err = fmt.Errorf("write the write-ahead log: %w", err)

@@ -17,17 +17,19 @@ import (
 // first). An acknowledged commit batch (one Append) is one record appended to the log with one write (and, with SyncAlways, one
 // fdatasync) — not a bbolt transaction, which rebuilds and writes several
 // pages and its meta page for each commit. A checkpoint applies the
-// records written since the last one to the bbolt file in one transaction,
-// syncs it, and deletes their log file; it runs every SyncInterval, when
-// the records not yet applied pass walCheckpointBytes, and at Close. At
-// open, the logs left by a crash are applied before anything is read.
+// records written since the last one to the bbolt file in one transaction
+// and syncs it; it runs every SyncInterval, when the records not yet
+// applied pass walCheckpointBytes, and at Close. At open, the logs left by
+// a crash are applied before anything is read.
 //
 // The log is a sequence of files in the data dir, pyric.wal.<n> with n
-// increasing by one: a checkpoint starts a new file for the records after
-// it, so that the old one can be deleted whole once the bbolt file holds
-// its records. Records are whole document states, so applying one twice
-// (after a crash between a checkpoint's sync and its delete) changes
-// nothing.
+// increasing by one. The commits append to one file across checkpoints
+// until it passes walRotateBytes; then a checkpoint starts a new file for
+// the records after it, and deletes the old one whole once the bbolt file
+// holds its records. A replay skips the records the bbolt file holds (by
+// their sequence); records are whole document states, so applying one
+// twice (after a crash between a checkpoint's sync and its delete)
+// changes nothing anyway.
 //
 // Every record carries a sequence number, one more than the record before
 // it, across files; each file's header carries the sequence of its first

@@ -135,17 +135,15 @@ func TestWALCheckpoint(t *testing.T) {
 	if err := st.Commit(walDB, time.Now(), []firestore.Change{walDoc("c/a", "1")}); err != nil {
 		t.Fatal(err)
 	}
+	logged, _ := os.Stat(first)
 	st.checkpoint()
-	// The applied log is deleted; the next commits go to a new one.
-	if _, err := os.Stat(first); !os.IsNotExist(err) {
-		t.Errorf("checkpointed log %s still there (%v)", first, err)
+	// A log short of walRotateBytes stays the one appended to: no new
+	// file, and the record the checkpoint applied stays in it.
+	if onlyWAL(t, dir) != first {
+		t.Fatal("a checkpoint of a short log started a new one")
 	}
-	second := onlyWAL(t, dir)
-	if second == first {
-		t.Fatal("no new log after a checkpoint")
-	}
-	if fi, _ := os.Stat(second); fi.Size() != int64(walHeaderSize) {
-		t.Errorf("new log holds %d bytes, want only its header", fi.Size())
+	if fi, _ := os.Stat(first); fi.Size() != logged.Size() || fi.Size() <= int64(walHeaderSize) {
+		t.Errorf("the log holds %d bytes after the checkpoint, %d before", fi.Size(), logged.Size())
 	}
 	// The record is in the bbolt file itself.
 	dbs, err := st.LoadStored()
@@ -179,6 +177,77 @@ func TestWALCheckpoint(t *testing.T) {
 	}
 	if !await.Poll(SyncInterval/2, func() bool { return pending() < walCheckpointBytes/2 }) {
 		t.Fatalf("%d bytes still pending: no early checkpoint", pending())
+	}
+}
+
+// TestWALCheckpointRotates: past walRotateBytes (here: any record) a
+// checkpoint moves the commits to come to a new log and deletes the one
+// it applied; below it the log is kept, and a crash replays from it only
+// what no checkpoint applied, in order, after the applied records it
+// still holds. A clean close leaves one log holding only its header.
+func TestWALCheckpointRotates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(cs ...firestore.Change) {
+		t.Helper()
+		if err := st.Commit(walDB, time.Now(), cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := onlyWAL(t, dir)
+	st.ckptMu.Lock()
+	st.rotateBytes = 1
+	st.ckptMu.Unlock()
+	commit(walDoc("c/a", "1"), walDoc("c/b", "1"))
+	st.checkpoint()
+	second := onlyWAL(t, dir)
+	if second == first {
+		t.Fatal("a checkpoint past walRotateBytes kept its log")
+	}
+	if fi, _ := os.Stat(second); fi.Size() != int64(walHeaderSize) {
+		t.Errorf("the new log holds %d bytes, want only its header", fi.Size())
+	}
+	st.ckptMu.Lock()
+	st.rotateBytes = walRotateBytes
+	st.ckptMu.Unlock()
+	commit(walDoc("c/a", "2"))
+	st.checkpoint()
+	commit(walDoc("c/a", "3"), firestore.Change{Path: "c/b"})
+	st.checkpoint()
+	commit(walDoc("c/c", "4"))
+	if onlyWAL(t, dir) != second {
+		t.Fatal("a checkpoint of a short log started a new one")
+	}
+	abandon(st) // c/c is only in the log; c/a 2 and 3 in both
+	got := storedValues(t, dir)
+	if want := "map[c/a:3 c/c:4]"; fmt.Sprint(got) != want {
+		t.Fatalf("after a crash: %v, want %s", got, want)
+	}
+	if fi, err := os.Stat(onlyWAL(t, dir)); err != nil || fi.Size() != int64(walHeaderSize) {
+		t.Errorf("log left after a clean close: %v %v", fi, err)
+	}
+
+	// A clean close of a store whose log holds applied records replaces
+	// it with an empty one; the next open reads the same.
+	st, err = OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(walDoc("c/d", "5"))
+	st.checkpoint()
+	commit(walDoc("c/d", "6"))
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(onlyWAL(t, dir)); err != nil || fi.Size() != int64(walHeaderSize) {
+		t.Errorf("log left after a clean close: %v %v", fi, err)
+	}
+	if got, want := fmt.Sprint(storedValues(t, dir)), "map[c/a:3 c/c:4 c/d:6]"; got != want {
+		t.Fatalf("after a clean close: %s, want %s", got, want)
 	}
 }
 

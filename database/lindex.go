@@ -109,41 +109,56 @@ func (x *lindex) setDeps(l *listener, deps [][]string) {
 }
 
 // concerned collects the listens at, above or below the changes'
-// locations (deps false), or that observed such a location (deps true).
+// locations (deps false), or that observed such a location (deps true):
+// nil when there are none, as for most writes, which so allocate
+// nothing here.
 func (x *lindex) concerned(changes []change, deps bool) map[*listener]struct{} {
-	out := map[*listener]struct{}{}
-	take := func(n *lnode) {
-		if deps {
-			for l := range n.deps {
-				out[l] = struct{}{}
-			}
-			return
-		}
-		for l := range n.here {
-			out[l] = struct{}{}
-		}
-	}
-	var below func(n *lnode)
-	below = func(n *lnode) {
-		take(n)
-		for _, c := range n.children {
-			below(c)
-		}
-	}
+	var out map[*listener]struct{}
 	for _, c := range changes {
 		n := &x.root
-		take(n) // the root is above every location
+		n.take(&out, deps) // the root is above every location
 		for _, k := range c.keys {
 			if n = n.children[k]; n == nil {
 				break
 			}
-			take(n)
+			n.take(&out, deps)
 		}
 		if n != nil {
 			for _, ch := range n.children {
-				below(ch)
+				ch.takeBelow(&out, deps)
 			}
 		}
 	}
 	return out
+}
+
+// take adds n's listens (deps false) or the listens that observed n
+// (deps true) to *out, making it when there is one to add.
+func (n *lnode) take(out *map[*listener]struct{}, deps bool) {
+	if deps {
+		addKeys(out, n.deps)
+	} else {
+		addKeys(out, n.here)
+	}
+}
+
+// addKeys adds set's keys to *out, making it when there is one to add.
+func addKeys[V any](out *map[*listener]struct{}, set map[*listener]V) {
+	if len(set) == 0 {
+		return
+	}
+	if *out == nil {
+		*out = make(map[*listener]struct{}, len(set))
+	}
+	for l := range set {
+		(*out)[l] = struct{}{}
+	}
+}
+
+// takeBelow is take of n and of every node below it.
+func (n *lnode) takeBelow(out *map[*listener]struct{}, deps bool) {
+	n.take(out, deps)
+	for _, c := range n.children {
+		c.takeBelow(out, deps)
+	}
 }

@@ -63,3 +63,28 @@ func TestLindexConcerned(t *testing.T) {
 		t.Errorf("the index keeps nodes after every listen left: %+v", x.root.children)
 	}
 }
+
+// TestLindexConcernedByNoneAllocatesNothing: a write no listen concerns
+// (most writes) builds no set, and one that concerns some still finds
+// them all.
+func TestLindexConcernedByNoneAllocatesNothing(t *testing.T) {
+	var x lindex
+	keys := func(p string) []string { k, _ := ParsePath(p); return k }
+	l := &listener{keys: keys("/a/b"), path: "/a/b", deps: [][]string{keys("/acl/x")}}
+	x.add(l)
+	other := []change{{keys: keys("/rest/r1")}, {keys: keys("/a/c")}}
+	if n := testing.AllocsPerRun(100, func() {
+		if x.concerned(other, false) != nil || x.concerned(other, true) != nil {
+			t.Fatal("a listen concerned by a write beside it")
+		}
+	}); n != 0 {
+		t.Errorf("a write no listen concerns allocates %v times", n)
+	}
+	below := []change{{keys: keys("/rest/r1")}, {keys: keys("/a")}}
+	if got := x.concerned(below, false); len(got) != 1 {
+		t.Errorf("a write above the listen concerns %d listens, want 1", len(got))
+	}
+	if got := x.concerned([]change{{keys: keys("/acl")}}, true); len(got) != 1 {
+		t.Errorf("a write above an observed location concerns %d dependents, want 1", len(got))
+	}
+}

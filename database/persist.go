@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pyric/pyric/sandbox/service"
 )
@@ -80,6 +81,29 @@ type logTree struct {
 	buf     []byte
 }
 
+// logTrees holds the logTrees of finished writes for the next ones,
+// which so allocate none (three slices a write).
+var logTrees = sync.Pool{New: func() any {
+	// Room for a small write's clear, its prefix and a few leaves,
+	// instead of growing from nothing.
+	return &logTree{changes: make([]service.LogChange, 0, 4), ends: make([]int, 0, 4), buf: make([]byte, 0, 32)}
+}}
+
+// logTreeKeep is the largest value buffer a logTree keeps for reuse:
+// one large write's need not stay allocated.
+const logTreeKeep = 64 << 10
+
+// release empties l (dropping its references to keys and values) and
+// gives it back to logTrees.
+func (l *logTree) release() {
+	if cap(l.buf) > logTreeKeep || cap(l.changes) > logTreeKeep/32 {
+		return
+	}
+	clear(l.changes)
+	l.changes, l.ends, l.buf = l.changes[:0], l.ends[:0], l.buf[:0]
+	logTrees.Put(l)
+}
+
 // logKey is a path's key in the Log: bbolt keys cannot be empty, so the
 // root's is "/" (no child's path is: a key is never empty).
 func logKey(path string) string {
@@ -123,11 +147,12 @@ func (l *logTree) record() []service.LogChange {
 // (held), or one Bucket transaction without a Log.
 func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
-		// Room for a small write's clear, its prefix and a few leaves,
-		// instead of growing from nothing.
-		l := logTree{changes: make([]service.LogChange, 0, 4), ends: make([]int, 0, 4), buf: make([]byte, 0, 32)}
+		// Append keeps nothing of the record: its slices are reused by
+		// the next write.
+		l := logTrees.Get().(*logTree)
+		defer l.release()
 		for i, c := range changes {
-			if err := persist(&l, shapes[i], root, c.keys, c.old); err != nil {
+			if err := persist(l, shapes[i], root, c.keys, c.old); err != nil {
 				return err
 			}
 		}

@@ -103,7 +103,20 @@ func CheckRESTPath(p string) error {
 
 // joinPath renders keys as "/a/b" ("/" for the root).
 func joinPath(keys []string) string {
-	return "/" + strings.Join(keys, "/")
+	n := len(keys)
+	for _, k := range keys {
+		n += len(k)
+	}
+	if n == 0 {
+		return "/"
+	}
+	var b strings.Builder
+	b.Grow(n) // one allocation, where "/" + strings.Join made two
+	for _, k := range keys {
+		b.WriteByte('/')
+		b.WriteString(k)
+	}
+	return b.String()
 }
 
 // Normalize turns a decoded JSON value (encoding/json's any, or Go values

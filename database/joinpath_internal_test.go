@@ -18,3 +18,32 @@ func TestJoinPath(t *testing.T) {
 		t.Errorf("joinPath allocates %v times, want 1", n)
 	}
 }
+
+// TestParsePathKeys: ParsePath's keys are the path's non-empty segments
+// (nil for the root), in one allocation, and a path too deep or with a
+// bad key is refused.
+func TestParsePathKeys(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"", nil}, {"/", nil}, {"//", nil}, {"a", []string{"a"}}, {"/a/b/", []string{"a", "b"}},
+		{"a//b", []string{"a", "b"}}, {"/rest/r1/.priority", []string{"rest", "r1", ".priority"}},
+	} {
+		got, err := ParsePath(tc.path)
+		if err != nil || strings.Join(got, "|") != strings.Join(tc.want, "|") || (got == nil) != (tc.want == nil) {
+			t.Errorf("ParsePath(%q) = %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{strings.Repeat("/a", MaxDepth+1), "/a.b", "/a/.priority/b", "/a$"} {
+		if _, err := ParsePath(bad); err == nil {
+			t.Errorf("ParsePath(%.40q) accepted", bad)
+		}
+	}
+	if _, err := ParsePath(strings.Repeat("/a", MaxDepth)); err != nil {
+		t.Errorf("a path %d deep: %v", MaxDepth, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParsePath("/rest/r1/n") }); n != 1 {
+		t.Errorf("ParsePath allocates %v times, want 1", n)
+	}
+}

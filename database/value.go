@@ -62,15 +62,25 @@ func badKey(k string) string {
 // validating each. The last key may be ".priority" (setPriority writes
 // there).
 func ParsePath(p string) ([]string, error) {
-	var keys []string
-	for _, k := range strings.Split(p, "/") {
-		if k == "" {
-			continue
+	// Counted first, so that the keys take one allocation (none for
+	// the root).
+	n := 0
+	for k := range strings.SplitSeq(p, "/") {
+		if k != "" {
+			n++
 		}
-		keys = append(keys, k)
 	}
-	if len(keys) > MaxDepth {
+	if n > MaxDepth {
 		return nil, errorf(ErrInvalidPath, "path %q is deeper than %d levels", p, MaxDepth)
+	}
+	var keys []string
+	if n > 0 {
+		keys = make([]string, 0, n)
+		for k := range strings.SplitSeq(p, "/") {
+			if k != "" {
+				keys = append(keys, k)
+			}
+		}
 	}
 	for i, k := range keys {
 		if k == ".priority" && i == len(keys)-1 {

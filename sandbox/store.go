@@ -820,26 +820,57 @@ func (sb *stringBlock) add(b []byte) string {
 }
 
 // Log returns the write-ahead-logged key space of service name.
-func (s *Store) Log(name string) service.Log { return storeLog{s, name} }
+func (s *Store) Log(name string) service.Log {
+	return &storeLog{s: s, name: name, spaces: map[string]string{}}
+}
 
 // storeLog is a service's Log in the store.
 type storeLog struct {
 	s    *Store
 	name string
+	// spaces keeps the record spaces (logSpace) of the spaces appended
+	// to, which a service has few of (the Realtime Database: one per
+	// namespace), so that an Append does not build one each time.
+	spacesMu sync.RWMutex
+	spaces   map[string]string
 }
 
-func (l storeLog) Append(space string, changes []service.LogChange) error {
+// storeLogSpaces bounds a storeLog's spaces; past it, record spaces are
+// built each time.
+const storeLogSpaces = 1024
+
+// recordSpace is logSpace(l.name, space).
+func (l *storeLog) recordSpace(space string) string {
+	if l.name == firstLogService {
+		return space
+	}
+	l.spacesMu.RLock()
+	rec, ok := l.spaces[space]
+	l.spacesMu.RUnlock()
+	if ok {
+		return rec
+	}
+	rec = logSpace(l.name, space)
+	l.spacesMu.Lock()
+	if len(l.spaces) < storeLogSpaces {
+		l.spaces[space] = rec
+	}
+	l.spacesMu.Unlock()
+	return rec
+}
+
+func (l *storeLog) Append(space string, changes []service.LogChange) error {
 	if space == "" {
 		return errors.New("sandbox: a log space needs a name")
 	}
-	err := l.s.appendLog(logSpace(l.name, space), changes)
+	err := l.s.appendLog(l.recordSpace(space), changes)
 	if err == nil && killAfterCommit != "" {
 		maybeKillAfterCommit(changes)
 	}
 	return err
 }
 
-func (l storeLog) Load(fn func(space string, entries []service.LogChange) error) error {
+func (l *storeLog) Load(fn func(space string, entries []service.LogChange) error) error {
 	return l.s.loadLog(l.name, fn)
 }
 

@@ -538,3 +538,50 @@ func TestLogLoadBigSpace(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestStoreLogRecordSpace: a service's record space is its name, a NUL
+// and the space (Firestore's: the space alone), built once per space:
+// an Append to a space seen before builds nothing; past storeLogSpaces
+// spaces it is still right, built each time.
+func TestStoreLogRecordSpace(t *testing.T) {
+	st, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := st.Log("database").(*storeLog)
+	if got := l.recordSpace("ns"); got != "database\x00ns" {
+		t.Errorf("record space %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { l.recordSpace("ns") }); n != 0 {
+		t.Errorf("the record space of a space seen before allocates %v times", n)
+	}
+	for i := range storeLogSpaces + 10 {
+		sp := fmt.Sprint("s", i)
+		if got := l.recordSpace(sp); got != "database\x00"+sp {
+			t.Fatalf("record space of %s: %q", sp, got)
+		}
+	}
+	if len(l.spaces) > storeLogSpaces {
+		t.Errorf("%d record spaces kept", len(l.spaces))
+	}
+	if got := st.Log(firstLogService).(*storeLog).recordSpace("(default)"); got != "(default)" {
+		t.Errorf("Firestore's record space %q", got)
+	}
+	// Appended through the Log, read back under the space.
+	if err := l.Append("ns", []service.LogChange{{Key: "/a", Value: []byte("1")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	if err := l.Load(func(space string, entries []service.LogChange) error {
+		for _, e := range entries {
+			got[space+" "+e.Key] = string(e.Value)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "map[ns /a:1]" {
+		t.Errorf("loaded %v", got)
+	}
+}

@@ -20,6 +20,10 @@
 //
 //	PYRIC_BENCH=1 go test -v -run Bench ./e2e/rtdbbench
 //
+// PYRIC_RTDB_BENCH_N (JS operations per row), PYRIC_RTDB_BENCH_FANOUT
+// (listeners) and PYRIC_RTDB_BENCH_REST (REST requests per row) shrink
+// the workloads on a loaded machine.
+//
 // Without PYRIC_BENCH=1 it runs a small smoke workload. It measures; it
 // asserts nothing about timing.
 package rtdbbench
@@ -32,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +71,7 @@ func TestBench(t *testing.T) {
 	if full {
 		n, fanout, rest, rounds = 500, 1000, 2000, 5
 	}
+	n, fanout, rest = sizeEnv(t, "PYRIC_RTDB_BENCH_N", n), sizeEnv(t, "PYRIC_RTDB_BENCH_FANOUT", fanout), sizeEnv(t, "PYRIC_RTDB_BENCH_REST", rest)
 	dir := t.TempDir()
 	rules := `{"rules": {".read": true, ".write": true, "scores": {".indexOn": ["score"]}}}`
 	if err := os.WriteFile(filepath.Join(dir, "database.rules.json"), []byte(rules), 0o644); err != nil {
@@ -95,6 +101,20 @@ func TestBench(t *testing.T) {
 	}
 	t.Logf("Realtime Database through the JS SDK (WebSocket) and REST (ratios: higher is better for pyric)\n%s",
 		benchkit.Table(names, res, benchkit.Ratio{Of: "floor"}))
+}
+
+// sizeEnv is the workload size the environment variable name sets (to
+// shrink a run on a loaded machine), else def.
+func sizeEnv(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, v)
+	}
+	return n
 }
 
 // settle waits (at most 10 s) until server process pid is idle: using

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -658,18 +659,23 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 			return nil, &Stale{Current: clone(cur), ETag: ETag(cur)}
 		}
 	}
-	req := rtdb.Request{Operation: rtdb.Write, Path: joinPath(norm[0].keys), Data: ns.root, NewData: vals[0]}
+	// The request's path, rendered once for the rules, the event and
+	// any error: a set's is its write's.
+	basePath := joinPath(base)
+	req := rtdb.Request{Operation: rtdb.Write, Path: basePath, Data: ns.root, NewData: vals[0]}
+	if !merge && !slices.Equal(norm[0].keys, base) {
+		req.Path = joinPath(norm[0].keys)
+	}
 	if merge {
-		req.Path = joinPath(base)
 		req.Updates = make(map[string]any, len(norm))
 		for i, w := range norm {
 			req.Updates[strings.Join(w.keys[len(base):], "/")] = vals[i]
 		}
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitWrite(ns.name, opts.Method, joinPath(base), who, resultOf(ok), dec, reason, seen)
+	d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
 	if !ok {
-		return nil, &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
+		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(dec, reason)}
 	}
 	// Before the tree changes in place: the replaced values (detached by
 	// the write, so they stay as they are) and the shapes persistence
@@ -719,9 +725,9 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.
 			if rerr := d.reloadTree(ns); rerr != nil {
-				return nil, fmt.Errorf("persist %s: %w (and reloading the tree: %v)", joinPath(base), err, rerr)
+				return nil, fmt.Errorf("persist %s: %w (and reloading the tree: %v)", basePath, err, rerr)
 			}
-			return nil, fmt.Errorf("persist %s: %w", joinPath(base), err)
+			return nil, fmt.Errorf("persist %s: %w", basePath, err)
 		}
 	}
 	ns.maintainIndexes(changes)

@@ -49,6 +49,7 @@ type Engine struct {
 	// read emits holding it shared, so that its event never comes before
 	// that of the commit whose object it saw.
 	emitMu sync.RWMutex
+	views  viewCache
 
 	live      *Rules
 	rulesMu   sync.RWMutex // guards firestore

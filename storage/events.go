@@ -7,6 +7,7 @@ package storage
 import (
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -43,7 +44,7 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	}
 	e.emitMu.RLock()
 	defer e.emitMu.RUnlock()
-	e.emitOpViews(who, method, bkt, name, dec, start, &eventViews{before: before, after: incoming}, err)
+	e.emitOpViews(who, method, bkt, name, dec, start, e.viewsOf(before, incoming), err)
 }
 
 // unlockToEmit lets go of a commit's write lock, holding emitMu in its
@@ -59,10 +60,17 @@ func (e *Engine) unlockToEmit() {
 // nil when absent), each built once for the commit's request event and
 // its change event, which show the same objects: a view is a map of a
 // dozen entries, most of them boxed, built per event it was (four per
-// replaced object's upload).
+// replaced object's upload). A stored object's view comes from the
+// engine's cache of recent ones (viewCache).
 type eventViews struct {
 	before, after *Object
 	bv, av        map[string]any
+	cache         *viewCache
+}
+
+// viewsOf are the views of a change from before to after.
+func (e *Engine) viewsOf(before, after *Object) *eventViews {
+	return &eventViews{before: before, after: after, cache: &e.views}
 }
 
 // of is o's view; o is vs.before, vs.after or another object.
@@ -72,16 +80,47 @@ func (vs *eventViews) of(o *Object) map[string]any {
 		return nil
 	case o == vs.before:
 		if vs.bv == nil {
-			vs.bv = eventView(o)
+			vs.bv = vs.cache.view(o)
 		}
 		return vs.bv
 	case o == vs.after:
 		if vs.av == nil {
-			vs.av = eventView(o)
+			vs.av = vs.cache.view(o)
 		}
 		return vs.av
 	}
 	return eventView(o)
+}
+
+// viewCacheSize is how many objects' event views viewCache keeps.
+const viewCacheSize = 256
+
+// viewCache keeps the event views of recently seen object versions, so
+// that the events of one version share one view: an upload's, then the
+// reads of what it wrote (the request and change events of a commit and
+// the reads after it). It holds a version by its *Object: the engine
+// never changes a stored Object (a change stores a new one), so a view
+// found for the same pointer shows that version, and a new version,
+// another pointer, never finds an old one's. A slot is picked by the
+// version's generation and metageneration; a collision replaces it.
+// Events only read their views (a consumer that adds to one copies it,
+// as withTokens does).
+type viewCache [viewCacheSize]atomic.Pointer[cachedView]
+
+type cachedView struct {
+	o *Object
+	v map[string]any
+}
+
+// view is o's event view, from the cache or built and kept in it.
+func (c *viewCache) view(o *Object) map[string]any {
+	slot := &c[uint64(o.Generation+31*o.Metageneration)%viewCacheSize]
+	if cv := slot.Load(); cv != nil && cv.o == o {
+		return cv.v
+	}
+	v := eventView(o)
+	slot.Store(&cachedView{o: o, v: v})
+	return v
 }
 
 // emitOpViews is emitOp with the views of vs.before and vs.after (the
@@ -143,7 +182,7 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if !e.eventsOn() {
 		return
 	}
-	e.emit(e.changeEvent(who, op, &eventViews{before: before, after: after}))
+	e.emit(e.changeEvent(who, op, e.viewsOf(before, after)))
 }
 
 // heldChange is the change event of a commit about to be made durable,

@@ -2,8 +2,14 @@ package storage
 
 import (
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // TestEventViewShowsEveryProperty holds an event's view of an object to
@@ -40,4 +46,71 @@ func TestEventViewShowsEveryProperty(t *testing.T) {
 			t.Errorf("%s: view\n%v\nwant\n%v", c.name, got, c.want)
 		}
 	}
+}
+
+// TestEventViewsShareAVersion: the events of one object version share
+// one view (viewCache): the upload's request and change events and the
+// reads after it; a new version gets its own, never the old one's.
+func TestEventViewsShareAVersion(t *testing.T) {
+	t.Parallel()
+	rec := &viewRecorder{}
+	e, err := New(service.Env{Project: "demo-pyric", Events: rec}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := identity.AdminIdentity()
+	const bkt = "demo-pyric.appspot.com"
+	o1, err := e.Put(admin, PutRequest{Bucket: bkt, Name: "v", Body: strings.NewReader("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := e.Stat(admin, ReadRequest{Bucket: bkt, Name: "v"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc := "no-cache"
+	o2, err := e.Update(admin, bkt, "v", Attrs{CacheControl: &cc}, Conditions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Stat(admin, ReadRequest{Bucket: bkt, Name: "v"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := rec.events
+	// upload: request, change; two reads; update: request, change; read.
+	if len(evs) != 7 {
+		t.Fatalf("%d events, want 7", len(evs))
+	}
+	ptr := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
+	first := []any{evs[0].Request.Seen.Data, evs[1].Mutation.Current, evs[2].Request.Seen.Before.Data, evs[3].Request.Seen.Before.Data, evs[4].Request.Seen.Before.Data, evs[5].Mutation.Previous}
+	for i, v := range first {
+		if ptr(v) != ptr(first[0]) {
+			t.Errorf("view %d of the first version is a map of its own", i)
+		}
+		if m := v.(map[string]any); m["generation"] != o1.Generation || m["metageneration"] != int64(1) {
+			t.Errorf("view %d shows %v/%v, want %d/1", i, m["generation"], m["metageneration"], o1.Generation)
+		}
+	}
+	second := []any{evs[4].Request.Seen.Data, evs[5].Mutation.Current, evs[6].Request.Seen.Before.Data}
+	for i, v := range second {
+		m := v.(map[string]any)
+		if ptr(v) == ptr(first[0]) || m["metageneration"] != o2.Metageneration || m["cacheControl"] != "no-cache" {
+			t.Errorf("view %d of the second version shows %v", i, m)
+		}
+		if ptr(v) != ptr(second[0]) {
+			t.Errorf("view %d of the second version is a map of its own", i)
+		}
+	}
+}
+
+type viewRecorder struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (r *viewRecorder) Emit(e event.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/pyric/pyric/storage"
 )
 
-// TestEventsKeepCommitOrder: commits emit their events after letting go
-// of the engine's write lock (unlockToEmit), yet in the order they were
-// made. Writers replace, patch and delete one object while readers read
-// it; in the order emitted, the change events' generations and
-// metagenerations only grow, and a read's request event never comes
-// before the change event of the version it saw.
+// TestEventsKeepCommitOrder: commits emit their events in the order they
+// were made (triggers rely on it). Writers replace, patch and delete one
+// object while readers read it; in the order emitted, the change events'
+// generations and metagenerations only grow, and a read's request event
+// never comes before the change event of the version it saw. (Emitting
+// after letting go of the write lock, without a hand-off that keeps the
+// order, fails it.)
 func TestEventsKeepCommitOrder(t *testing.T) {
 	t.Parallel()
 	f := newEngine(t, true)

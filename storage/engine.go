@@ -42,14 +42,7 @@ type Engine struct {
 	mu      sync.RWMutex
 	buckets map[string]*bucket
 	lastGen int64
-	// emitMu orders the events: a commit takes it before it lets go of
-	// mu (unlockToEmit) and emits its events holding it alone, so that
-	// commits are emitted in the order they were made (triggers rely on
-	// it) while the next commit decides and writes, and readers read; a
-	// read emits holding it shared, so that its event never comes before
-	// that of the commit whose object it saw.
-	emitMu sync.RWMutex
-	views  viewCache
+	views   viewCache
 
 	live      *Rules
 	rulesMu   sync.RWMutex // guards firestore

@@ -32,9 +32,7 @@ func (e *Engine) emit(ev event.Event) {
 	e.env.Events.Emit(ev)
 }
 
-// emitOp records one request and its verdict, for a request that
-// changed nothing (a read, a list, a refused upload session), holding
-// no lock. err is the request's outcome
+// emitOp records one request and its verdict. err is the request's outcome
 // after the verdict (not found, precondition failed, ...). Path is the
 // object's full path (for a list, the prefix), as the original sandbox's
 // events show it; the bucket is in what the rules saw.
@@ -42,18 +40,7 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	if !e.eventsOn() {
 		return
 	}
-	e.emitMu.RLock()
-	defer e.emitMu.RUnlock()
 	e.emitOpViews(who, method, bkt, name, dec, start, e.viewsOf(before, incoming), err)
-}
-
-// unlockToEmit lets go of a commit's write lock, holding emitMu in its
-// place: the caller emits the commit's events, then unlocks emitMu. The
-// write lock is held over the commit's log write only, not over its
-// events' building and delivery too.
-func (e *Engine) unlockToEmit() {
-	e.emitMu.Lock()
-	e.mu.Unlock()
 }
 
 // eventViews are the event views of one commit's objects (before, after:

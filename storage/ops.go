@@ -127,15 +127,15 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	} else {
 		w.abort()
 	}
-	e.unlockToEmit()
+	// The events are emitted under the lock, so that changes of one
+	// object are emitted in the order they were made (triggers rely on it).
 	e.emitOpViews(who, method, req.Bucket, req.Name, dec, start, views, err)
-	if err == nil {
-		e.emitHeld(changed)
-	}
-	e.emitMu.Unlock()
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
+	e.emitHeld(changed)
+	e.mu.Unlock()
 	return o.clone(), nil
 }
 
@@ -337,15 +337,13 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 			e.bucketFor(bkt).put(next)
 		}
 	}
-	e.unlockToEmit()
 	e.emitOpViews(who, srules.Update, bkt, name, dec, start, views, err)
-	if err == nil {
-		e.emitHeld(changed)
-	}
-	e.emitMu.Unlock()
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
+	e.emitHeld(changed)
+	e.mu.Unlock()
 	return next.clone(), nil
 }
 
@@ -376,13 +374,14 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 			e.blobs.remove(cur.Generation)
 		}
 	}
-	e.unlockToEmit()
 	e.emitOpViews(who, srules.Delete, bkt, name, dec, start, views, err)
-	if err == nil {
-		e.emitHeld(changed)
+	if err != nil {
+		e.mu.Unlock()
+		return err
 	}
-	e.emitMu.Unlock()
-	return err
+	e.emitHeld(changed)
+	e.mu.Unlock()
+	return nil
 }
 
 // ListRequest asks for a page of a bucket's objects.

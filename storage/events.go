@@ -82,6 +82,23 @@ func (vs *eventViews) of(o *Object) map[string]any {
 // viewCacheSize is how many objects' event views viewCache keeps.
 const viewCacheSize = 256
 
+// absent is what a request's event shows of an object that does not
+// exist (a create, a list, a read of a missing object): its bucket. The
+// events of one bucket share one such view; the last bucket's is kept.
+func (c *viewCache) absent(bkt string) map[string]any {
+	if b := c.bucket.Load(); b != nil && b.name == bkt {
+		return b.v
+	}
+	v := map[string]any{"bucket": bkt}
+	c.bucket.Store(&bucketView{name: bkt, v: v})
+	return v
+}
+
+type bucketView struct {
+	name string
+	v    map[string]any
+}
+
 // viewCache keeps the event views of recently seen object versions, so
 // that the events of one version share one view: an upload's, then the
 // reads of what it wrote (the request and change events of a commit and
@@ -92,7 +109,10 @@ const viewCacheSize = 256
 // version's generation and metageneration; a collision replaces it.
 // Events only read their views (a consumer that adds to one copies it,
 // as withTokens does).
-type viewCache [viewCacheSize]atomic.Pointer[cachedView]
+type viewCache struct {
+	slots  [viewCacheSize]atomic.Pointer[cachedView]
+	bucket atomic.Pointer[bucketView] // absent's
+}
 
 type cachedView struct {
 	o *Object
@@ -101,7 +121,7 @@ type cachedView struct {
 
 // view is o's event view, from the cache or built and kept in it.
 func (c *viewCache) view(o *Object) map[string]any {
-	slot := &c[uint64(o.Generation+31*o.Metageneration)%viewCacheSize]
+	slot := &c.slots[uint64(o.Generation+31*o.Metageneration)%viewCacheSize]
 	if cv := slot.Load(); cv != nil && cv.o == o {
 		return cv.v
 	}
@@ -146,7 +166,7 @@ func (e *Engine) emitOpViews(who identity.Identity, method, bkt, name string, de
 	if before != nil {
 		seen.Before.Data = vs.of(before)
 	} else {
-		seen.Before.Data = map[string]any{"bucket": bkt}
+		seen.Before.Data = e.views.absent(bkt)
 	}
 	if incoming != nil {
 		seen.Data = vs.of(incoming)

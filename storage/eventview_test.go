@@ -114,3 +114,45 @@ func (r *viewRecorder) Emit(e event.Event) {
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
+
+// TestAbsentObjectViewsShowTheirBucket: a request on an object that does
+// not exist shows its bucket; the requests of one bucket share that view,
+// another bucket's shows its own.
+func TestAbsentObjectViewsShowTheirBucket(t *testing.T) {
+	t.Parallel()
+	rec := &viewRecorder{}
+	e, err := New(service.Env{Project: "demo-pyric", Events: rec}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := identity.AdminIdentity()
+	for _, c := range []struct{ bucket, name string }{{"bucket-a", "1"}, {"bucket-a", "2"}, {"bucket-b", "1"}, {"bucket-a", "3"}} {
+		if _, err := e.Put(admin, PutRequest{Bucket: c.bucket, Name: c.name, Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Stat(admin, ReadRequest{Bucket: "bucket-b", Name: "missing"}); err == nil {
+		t.Fatal("a missing object was found")
+	}
+	var seen []any
+	for _, ev := range rec.events {
+		if ev.Request != nil {
+			if ev.Request.Seen.Before.Exists {
+				t.Fatalf("%s %s saw an existing object", ev.Method, ev.Path)
+			}
+			seen = append(seen, ev.Request.Seen.Before.Data)
+		}
+	}
+	want := []string{"bucket-a", "bucket-a", "bucket-b", "bucket-a", "bucket-b"}
+	if len(seen) != len(want) {
+		t.Fatalf("%d request events, want %d", len(seen), len(want))
+	}
+	for i, v := range seen {
+		if m := v.(map[string]any); len(m) != 1 || m["bucket"] != want[i] {
+			t.Errorf("request %d shows %v, want its bucket %s", i, m, want[i])
+		}
+	}
+	if reflect.ValueOf(seen[0]).Pointer() != reflect.ValueOf(seen[1]).Pointer() {
+		t.Error("two creates in one bucket do not share the bucket's view")
+	}
+}

@@ -42,6 +42,7 @@ type Engine struct {
 	mu      sync.RWMutex
 	buckets map[string]*bucket
 	lastGen int64
+	views   viewCache
 
 	live      *Rules
 	rulesMu   sync.RWMutex // guards firestore

@@ -7,6 +7,7 @@ package storage
 import (
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyric/pyric/event"
@@ -39,17 +40,24 @@ func (e *Engine) emitOp(who identity.Identity, method, bkt, name string, dec dec
 	if !e.eventsOn() {
 		return
 	}
-	e.emitOpViews(who, method, bkt, name, dec, start, &eventViews{before: before, after: incoming}, err)
+	e.emitOpViews(who, method, bkt, name, dec, start, e.viewsOf(before, incoming), err)
 }
 
 // eventViews are the event views of one commit's objects (before, after:
 // nil when absent), each built once for the commit's request event and
 // its change event, which show the same objects: a view is a map of a
 // dozen entries, most of them boxed, built per event it was (four per
-// replaced object's upload).
+// replaced object's upload). A stored object's view comes from the
+// engine's cache of recent ones (viewCache).
 type eventViews struct {
 	before, after *Object
 	bv, av        map[string]any
+	cache         *viewCache
+}
+
+// viewsOf are the views of a change from before to after.
+func (e *Engine) viewsOf(before, after *Object) *eventViews {
+	return &eventViews{before: before, after: after, cache: &e.views}
 }
 
 // of is o's view; o is vs.before, vs.after or another object.
@@ -59,16 +67,67 @@ func (vs *eventViews) of(o *Object) map[string]any {
 		return nil
 	case o == vs.before:
 		if vs.bv == nil {
-			vs.bv = eventView(o)
+			vs.bv = vs.cache.view(o)
 		}
 		return vs.bv
 	case o == vs.after:
 		if vs.av == nil {
-			vs.av = eventView(o)
+			vs.av = vs.cache.view(o)
 		}
 		return vs.av
 	}
 	return eventView(o)
+}
+
+// viewCacheSize is how many objects' event views viewCache keeps.
+const viewCacheSize = 256
+
+// absent is what a request's event shows of an object that does not
+// exist (a create, a list, a read of a missing object): its bucket. The
+// events of one bucket share one such view; the last bucket's is kept.
+func (c *viewCache) absent(bkt string) map[string]any {
+	if b := c.bucket.Load(); b != nil && b.name == bkt {
+		return b.v
+	}
+	v := map[string]any{"bucket": bkt}
+	c.bucket.Store(&bucketView{name: bkt, v: v})
+	return v
+}
+
+type bucketView struct {
+	name string
+	v    map[string]any
+}
+
+// viewCache keeps the event views of recently seen object versions, so
+// that the events of one version share one view: an upload's, then the
+// reads of what it wrote (the request and change events of a commit and
+// the reads after it). It holds a version by its *Object: the engine
+// never changes a stored Object (a change stores a new one), so a view
+// found for the same pointer shows that version, and a new version,
+// another pointer, never finds an old one's. A slot is picked by the
+// version's generation and metageneration; a collision replaces it.
+// Events only read their views (a consumer that adds to one copies it,
+// as withTokens does).
+type viewCache struct {
+	slots  [viewCacheSize]atomic.Pointer[cachedView]
+	bucket atomic.Pointer[bucketView] // absent's
+}
+
+type cachedView struct {
+	o *Object
+	v map[string]any
+}
+
+// view is o's event view, from the cache or built and kept in it.
+func (c *viewCache) view(o *Object) map[string]any {
+	slot := &c.slots[uint64(o.Generation+31*o.Metageneration)%viewCacheSize]
+	if cv := slot.Load(); cv != nil && cv.o == o {
+		return cv.v
+	}
+	v := eventView(o)
+	slot.Store(&cachedView{o: o, v: v})
+	return v
 }
 
 // emitOpViews is emitOp with the views of vs.before and vs.after (the
@@ -107,7 +166,7 @@ func (e *Engine) emitOpViews(who identity.Identity, method, bkt, name string, de
 	if before != nil {
 		seen.Before.Data = vs.of(before)
 	} else {
-		seen.Before.Data = map[string]any{"bucket": bkt}
+		seen.Before.Data = e.views.absent(bkt)
 	}
 	if incoming != nil {
 		seen.Data = vs.of(incoming)
@@ -130,7 +189,7 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 	if !e.eventsOn() {
 		return
 	}
-	e.emit(e.changeEvent(who, op, &eventViews{before: before, after: after}))
+	e.emit(e.changeEvent(who, op, e.viewsOf(before, after)))
 }
 
 // heldChange is the change event of a commit about to be made durable,
@@ -209,16 +268,36 @@ func withTokens(v map[string]any, o *Object) map[string]any {
 // property the rules see of the object, so a replay (verify) can build
 // resource and request.resource again from the event alone.
 func eventView(o *Object) map[string]any {
-	v := map[string]any{
-		"bucket": o.Bucket, "name": o.Name, "size": o.Size, "contentType": o.ContentType,
-		"generation": o.Generation, "metageneration": o.Metageneration,
-		"md5Hash": o.MD5Hash, "crc32c": o.CRC32C, "metadata": customMetadataView(o),
+	// Sized for what it will hold (a map literal's size would be grown
+	// once past it), and a time both stamps share boxed once: a view is
+	// a score of allocations, two per upload's events.
+	n := 9
+	for _, s := range [...]string{o.ContentEncoding, o.ContentDisposition, o.ContentLanguage, o.CacheControl} {
+		if s != "" {
+			n++
+		}
 	}
 	if !o.TimeCreated.IsZero() {
-		v["timeCreated"] = o.TimeCreated.UTC().Format(time.RFC3339Nano)
+		n++
 	}
 	if !o.Updated.IsZero() {
-		v["updated"] = o.Updated.UTC().Format(time.RFC3339Nano)
+		n++
+	}
+	v := make(map[string]any, n)
+	v["bucket"], v["name"], v["size"], v["contentType"] = o.Bucket, o.Name, o.Size, o.ContentType
+	v["generation"], v["metageneration"] = o.Generation, o.Metageneration
+	v["md5Hash"], v["crc32c"], v["metadata"] = o.MD5Hash, o.CRC32C, customMetadataView(o)
+	var created any
+	if !o.TimeCreated.IsZero() {
+		created = o.TimeCreated.UTC().Format(time.RFC3339Nano)
+		v["timeCreated"] = created
+	}
+	if !o.Updated.IsZero() {
+		if created != nil && o.Updated.Equal(o.TimeCreated) {
+			v["updated"] = created
+		} else {
+			v["updated"] = o.Updated.UTC().Format(time.RFC3339Nano)
+		}
 	}
 	opt := func(k, s string) {
 		if s != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -34,7 +35,8 @@ func TestWriteHashedShortWrite(t *testing.T) {
 	m := md5.Sum(written)
 	crc := crc32.Checksum(written, castagnoli)
 	gotMD5, gotCRC := h.sums()
-	if gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || h.crc.Sum32() != crc || h.n != int64(len(written)) {
+	if gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || h.crc.Sum32() != crc || h.n != int64(len(written)) ||
+		gotCRC != base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc)) {
 		t.Errorf("after a short write: md5 %s crc %08x n %d, want the %d bytes written: md5 %s crc %08x (crc32c %s)",
 			gotMD5, h.crc.Sum32(), h.n, len(written), base64.StdEncoding.EncodeToString(m[:]), crc, gotCRC)
 	}

@@ -106,7 +106,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		err = req.Conditions.check(cur)
 	}
 	var changed *event.Event
-	views := &eventViews{before: cur, after: o}
+	views := e.viewsOf(cur, o)
 	if err == nil {
 		o.Generation = e.nextGen()
 		var held []service.LogChange
@@ -329,7 +329,7 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
-	views := &eventViews{before: cur, after: next}
+	views := e.viewsOf(cur, next)
 	if err == nil {
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpMetadataUpdate, views)
@@ -365,7 +365,7 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
-	views := &eventViews{before: cur}
+	views := e.viewsOf(cur, nil)
 	if err == nil {
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpObjectDelete, views)

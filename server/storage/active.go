@@ -2,7 +2,6 @@ package storageserver
 
 import (
 	"mime"
-	"net/http"
 	"strings"
 )
 
@@ -19,16 +18,35 @@ const activeSandbox = "sandbox"
 // a sandbox for the types a browser runs (HTML, SVG, XML, JavaScript).
 // Objects stay inline, as production serves them (the Firebase SDKs'
 // getBlob and the GCS clients read the bytes the same either way).
-func guardContent(h http.Header, contentType string) {
-	h.Set("X-Content-Type-Options", "nosniff")
+func guardContent(h *mediaHeader, contentType string) {
+	h.set("X-Content-Type-Options", "nosniff")
 	if activeType(contentType) {
-		h.Set("Content-Security-Policy", activeSandbox)
+		h.set("Content-Security-Policy", activeSandbox)
 	}
 }
 
 // activeType reports whether a browser opening an object of this type
 // could run script in it. An unparsable type counts as active.
 func activeType(contentType string) bool {
+	if passiveTypes[contentType] {
+		return false
+	}
+	return parsedActive(contentType)
+}
+
+// passiveTypes are common content types no browser runs script in,
+// answered without parsing (mime.ParseMediaType allocates its parameters'
+// map on every download); TestPassiveTypesParsePassive holds them to
+// parsedActive's answer.
+var passiveTypes = map[string]bool{
+	"application/octet-stream": true, "application/json": true, "application/pdf": true, "application/zip": true,
+	"text/plain": true, "text/plain; charset=utf-8": true, "text/csv": true,
+	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true, "image/avif": true,
+	"video/mp4": true, "video/webm": true, "audio/mpeg": true, "audio/ogg": true,
+}
+
+// parsedActive is activeType for any content type: parsed.
+func parsedActive(contentType string) bool {
 	if strings.TrimSpace(contentType) == "" {
 		return false // served as application/octet-stream: downloaded
 	}

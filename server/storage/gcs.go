@@ -315,25 +315,25 @@ func (h *Handler) xml(w http.ResponseWriter, r *http.Request, p string) {
 // damage found after the headers went out aborts the response, so the
 // client sees a broken download, never a complete one.
 func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd engine.Reader) {
-	hd := w.Header()
-	hd.Set("Content-Type", o.ContentType)
-	guardContent(hd, o.ContentType)
-	hd.Set("ETag", `"`+o.ETag()+`"`)
-	hd.Set("X-Goog-Generation", strconv.FormatInt(o.Generation, 10))
-	hd.Set("X-Goog-Metageneration", strconv.FormatInt(o.Metageneration, 10))
-	hd.Set("X-Goog-Hash", "crc32c="+o.CRC32C+",md5="+o.MD5Hash)
-	hd.Set("X-Goog-Stored-Content-Encoding", orDefault(o.ContentEncoding, "identity"))
-	hd.Set("X-Goog-Stored-Content-Length", strconv.FormatInt(o.Size, 10))
-	hd.Set("X-Goog-Storage-Class", o.StorageClass())
+	hd := mediaHeader{h: w.Header(), vals: make([]string, 0, mediaHeaders)}
+	hd.set("Content-Type", o.ContentType)
+	guardContent(&hd, o.ContentType)
+	hd.set("Etag", `"`+o.ETag()+`"`)
+	hd.set("X-Goog-Generation", strconv.FormatInt(o.Generation, 10))
+	hd.set("X-Goog-Metageneration", strconv.FormatInt(o.Metageneration, 10))
+	hd.set("X-Goog-Hash", "crc32c="+o.CRC32C+",md5="+o.MD5Hash)
+	hd.set("X-Goog-Stored-Content-Encoding", orDefault(o.ContentEncoding, "identity"))
+	hd.set("X-Goog-Stored-Content-Length", strconv.FormatInt(o.Size, 10))
+	hd.set("X-Goog-Storage-Class", o.StorageClass())
 	for _, f := range [...]struct{ k, v string }{{"Content-Encoding", o.ContentEncoding}, {"Content-Disposition", o.ContentDisposition},
 		{"Content-Language", o.ContentLanguage}, {"Cache-Control", o.CacheControl}} {
 		if f.v != "" {
-			hd.Set(f.k, f.v)
+			hd.set(f.k, f.v)
 		}
 	}
 	for k, v := range o.Metadata {
 		if k != engine.TokenKey {
-			hd.Set("X-Goog-Meta-"+k, v)
+			hd.h.Set("X-Goog-Meta-"+k, v) // a name to canonicalize
 		}
 	}
 	http.ServeContent(mediaWriter{w, o.Size}, r, "", o.Updated, rd)
@@ -348,6 +348,26 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 	}
 }
 
+// mediaHeaders is how many headers serveMedia sets by their canonical
+// names at most.
+const mediaHeaders = 15
+
+// mediaHeader sets a download's headers under their canonical names
+// (Header.Set would check each name's form) with their values in one
+// array (Set allocates a slice per value: a dozen allocations of a small
+// download's thirty).
+type mediaHeader struct {
+	h    http.Header
+	vals []string
+}
+
+// set sets name, which must be in canonical form, to v.
+func (m *mediaHeader) set(name, v string) {
+	m.vals = append(m.vals, v)
+	n := len(m.vals)
+	m.h[name] = m.vals[n-1 : n : n]
+}
+
 // largeMediaCopySize is the size of the reads and writes that copy a
 // large object's bytes to a client: net/http's own copy moves 32 KiB at
 // a time, two system calls (a read of the file, a write to the socket)
@@ -355,11 +375,18 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 // CPU time.
 const largeMediaCopySize = 256 << 10
 
-var largeMediaBufs = sync.Pool{New: func() any { b := make([]byte, largeMediaCopySize); return &b }}
+var (
+	smallMediaBufs = sync.Pool{New: func() any { b := make([]byte, smallMediaCopySize); return &b }}
+	largeMediaBufs = sync.Pool{New: func() any { b := make([]byte, largeMediaCopySize); return &b }}
+)
+
+// smallMediaCopySize is net/http's own piece, all a small object needs.
+const smallMediaCopySize = 32 << 10
 
 // mediaWriter is the response as ServeContent sees it: its ReadFrom
 // copies an object larger than net/http's 32 KiB pieces in
-// largeMediaCopySize ones.
+// largeMediaCopySize ones, and any object through a pooled buffer (io.Copy
+// would allocate one per download, of the object's size).
 type mediaWriter struct {
 	http.ResponseWriter
 	size int64 // the object's
@@ -368,11 +395,12 @@ type mediaWriter struct {
 func (w mediaWriter) ReadFrom(src io.Reader) (int64, error) {
 	// Only Write of the response: its own ReadFrom would copy in 32 KiB.
 	dst := struct{ io.Writer }{w.ResponseWriter}
-	if w.size <= 32<<10 {
-		return io.Copy(dst, src)
+	pool := &largeMediaBufs
+	if w.size <= smallMediaCopySize {
+		pool = &smallMediaBufs
 	}
-	buf := largeMediaBufs.Get().(*[]byte)
-	defer largeMediaBufs.Put(buf)
+	buf := pool.Get().(*[]byte)
+	defer pool.Put(buf)
 	return io.CopyBuffer(dst, src, *buf)
 }
 

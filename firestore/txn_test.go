@@ -225,3 +225,48 @@ func TestTransactionsSerialize(t *testing.T) {
 		t.Errorf("%d transactions still open", open)
 	}
 }
+
+// TestTransactionReadsShareTheReadLock: opening a transaction, reading in
+// one (by batch get, by query, by a batch get that opens it) and rolling
+// it back all go on while another reader holds the database's read lock.
+// They took the lock exclusively, so each waited for every read in
+// flight, and every read for them.
+func TestTransactionReadsShareTheReadLock(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	setT(t, e, "acct/0", M("n", Int(1)))
+	db := e.db(testDB)
+	db.st.RLock() // a read in flight
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			b, err := e.BeginTransaction(bg, admin, &pb.BeginTransactionRequest{Database: testDB.String()})
+			if err != nil {
+				return err
+			}
+			if _, n, err := txnRead(e, b.Transaction, 0, "acct/0"); err != nil || n[0] != 1 {
+				return fmt.Errorf("batch get in the transaction: %v %v", n, err)
+			}
+			if _, n, err := txnRead(e, b.Transaction, 1, "acct/0"); err != nil || n[0] != 1 {
+				return fmt.Errorf("query in the transaction: %v %v", n, err)
+			}
+			if err := e.Rollback(bg, admin, &pb.RollbackRequest{Database: testDB.String(), Transaction: b.Transaction}); err != nil {
+				return err
+			}
+			tx, n, err := txnRead(e, nil, 0, "acct/0")
+			if err != nil || n[0] != 1 {
+				return fmt.Errorf("batch get opening a transaction: %v %v", n, err)
+			}
+			return e.Rollback(bg, admin, &pb.RollbackRequest{Database: testDB.String(), Transaction: tx})
+		}()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute):
+		t.Error("the transaction's calls wait for the read lock to be released")
+	}
+	db.st.RUnlock()
+}

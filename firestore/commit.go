@@ -47,19 +47,25 @@ func (e *Engine) BeginTransaction(ctx context.Context, who identity.Identity, re
 		return nil, err
 	}
 	db := e.db(name)
-	db.st.Lock()
-	defer db.st.Unlock()
-	t, err := db.begin(req.GetOptions())
+	opts := req.GetOptions()
+	if opts.GetReadOnly() != nil {
+		// Its read time is the store's.
+		db.st.RLock()
+		defer db.st.RUnlock()
+	}
+	t, err := db.begin(opts)
 	if err != nil {
 		return nil, err
 	}
 	return &pb.BeginTransactionResponse{Transaction: []byte(t.id)}, nil
 }
 
-// begin opens a transaction; callers hold db.st's lock.
+// begin opens a transaction; for a read-only one callers hold db.st's
+// lock (read is enough). It takes db.txnMu: opening a read-write
+// transaction waits for no read and no commit.
 func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 	now := db.e.now()
-	t := &txn{id: "txn-" + db.e.newID(), begun: now, used: now, reads: map[string]*pb.Document{}}
+	t := &txn{id: "txn-" + db.e.newID(), begun: now, used: now}
 	t.group = db.e.groupID("txn")
 	if ro := opts.GetReadOnly(); ro != nil {
 		t.readOnly = true
@@ -72,13 +78,25 @@ func (db *database) begin(opts *pb.TransactionOptions) (*txn, error) {
 			t.readTime = at
 		}
 	}
+	db.txnMu.Lock()
 	db.expireTxns(now)
 	db.txns[t.id] = t
+	db.txnMu.Unlock()
 	return t, nil
 }
 
-// expireTxns drops transactions past their limits; callers hold db.st's lock.
+// txnSweepEvery is how often begin looks for expired transactions to drop
+// (each lookup still refuses an expired one): a sweep visits every open
+// transaction, so one per begin made opening cost as many as were open.
+const txnSweepEvery = time.Second
+
+// expireTxns drops transactions past their limits, at most once per
+// txnSweepEvery; callers hold db.txnMu.
 func (db *database) expireTxns(now time.Time) {
+	if d := now.Sub(db.txnSwept); d >= 0 && d < txnSweepEvery {
+		return
+	}
+	db.txnSwept = now
 	for id, t := range db.txns {
 		if db.expired(t, now) {
 			delete(db.txns, id)
@@ -92,15 +110,26 @@ func (db *database) expired(t *txn, now time.Time) bool {
 	return now.Sub(t.begun) > db.e.opts.TransactionTimeout || now.Sub(t.used) > db.e.opts.TransactionIdle
 }
 
-// txn finds a live transaction and marks it used; callers hold db.st's lock.
-func (db *database) txn(id []byte) (*txn, error) {
+// txn finds a live transaction and marks it used.
+func (db *database) txn(id []byte) (*txn, error) { return db.findTxn(id, false) }
+
+// endTxn finds a live transaction and ends it (Commit, Rollback): no
+// call finds it afterwards.
+func (db *database) endTxn(id []byte) (*txn, error) { return db.findTxn(id, true) }
+
+func (db *database) findTxn(id []byte, end bool) (*txn, error) {
+	now := db.e.now()
+	db.txnMu.Lock()
+	defer db.txnMu.Unlock()
 	t, ok := db.txns[string(id)]
 	if !ok {
 		return nil, errTxnInvalid()
 	}
-	now := db.e.now()
-	if db.expired(t, now) {
+	expired := db.expired(t, now)
+	if expired || end {
 		delete(db.txns, t.id)
+	}
+	if expired {
 		return nil, errTxnInvalid()
 	}
 	t.mu.Lock()
@@ -115,6 +144,9 @@ func (t *txn) recordRead(path string, doc *pb.Document) {
 	}
 	t.mu.Lock()
 	if _, ok := t.reads[path]; !ok {
+		if t.reads == nil {
+			t.reads = map[string]*pb.Document{}
+		}
 		t.reads[path] = doc
 	}
 	t.mu.Unlock()
@@ -166,14 +198,8 @@ func (e *Engine) Rollback(ctx context.Context, who identity.Identity, req *pb.Ro
 	if err != nil {
 		return err
 	}
-	db := e.db(name)
-	db.st.Lock()
-	defer db.st.Unlock()
-	if _, err := db.txn(req.GetTransaction()); err != nil {
-		return err
-	}
-	delete(db.txns, string(req.GetTransaction()))
-	return nil
+	_, err = e.db(name).endTxn(req.GetTransaction())
+	return err
 }
 
 // Commit applies writes atomically, within a transaction when one is named.
@@ -286,11 +312,10 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	}
 	if p == nil {
 		if len(c.txid) > 0 {
-			t, err := db.txn(c.txid)
+			t, err := db.endTxn(c.txid)
 			if err != nil {
 				return commitFailed(err)
 			}
-			delete(db.txns, t.id)
 			if t.readOnly && len(ops) > 0 {
 				return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction."))
 			}

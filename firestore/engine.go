@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -176,7 +177,12 @@ type database struct {
 	name DatabaseName
 	st   *fsstore.Store
 
-	txns map[string]*txn // guarded by st's lock
+	// txnMu guards txns, the open transactions, and txnSwept, when
+	// expired ones were last dropped; it is taken after st's lock when
+	// both are held, never before.
+	txnMu    sync.Mutex
+	txns     map[string]*txn
+	txnSwept time.Time
 
 	// lastEmit is closed once the commit events of the latest queued
 	// commit are emitted (guarded by st's lock): each commit emits after
@@ -260,7 +266,9 @@ func (db *database) published(t time.Time, changes []Change, all bool) {
 func (e *Engine) Reset() {
 	for _, db := range e.databases() {
 		db.st.Lock()
+		db.txnMu.Lock()
 		db.txns = map[string]*txn{}
+		db.txnMu.Unlock()
 		db.st.Reset()
 		db.st.Unlock()
 	}
@@ -337,7 +345,7 @@ func (e *Engine) documentPaths(name DatabaseName) []string {
 // emit sends an event, filling the service.
 // groupID mints an id shared by the events of one batch or transaction.
 func (e *Engine) groupID(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, e.seq.Add(1))
+	return prefix + "-" + strconv.FormatUint(e.seq.Add(1), 10)
 }
 
 // authorize asks the rules unless the caller is admin.

@@ -87,8 +87,9 @@ func (db *database) checkReadTime(t time.Time, nanos int32) (time.Time, error) {
 	return t, nil
 }
 
-// view resolves the consistency selector; callers hold db.st's lock exclusively
-// when c names or starts a transaction.
+// view resolves the consistency selector; callers hold db.st's lock (read
+// is enough: a transaction is found or opened under db.txnMu, and what it
+// reads is recorded under its own lock).
 func (db *database) view(c consistency) (readView, error) {
 	switch {
 	case len(c.txid) > 0:
@@ -123,12 +124,14 @@ func (db *database) view(c consistency) (readView, error) {
 	return readView{t: db.st.ReadTime()}, nil
 }
 
-// lockFor takes the database lock a read needs and returns its release.
-func (db *database) lockFor(c consistency) func() {
-	if len(c.txid) > 0 || c.newTxn != nil {
-		db.st.Lock()
-		return db.st.Unlock
-	}
+// readLock takes the database lock every read needs, in a transaction
+// too, and returns its release. The read lock is enough there: a
+// commit, which takes the lock exclusively, cannot run between a read and
+// the recording of the version it read, and it checks those versions
+// (validate) under the same lock. Opening and finding transactions
+// (db.txns) is guarded by db.txnMu instead, so transactions reading
+// at once, or beside other reads, no longer wait for each other.
+func (db *database) readLock() func() {
 	db.st.RLock()
 	return db.st.RUnlock
 }
@@ -182,7 +185,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		rels[i] = rel
 	}
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlock := db.readLock()
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {
@@ -300,7 +303,7 @@ func (e *Engine) queryOrCount(ctx context.Context, who identity.Identity, parent
 		return nil, 0, nil, readView{}, err
 	}
 	db := e.db(name)
-	unlockDB := db.lockFor(c)
+	unlockDB := db.readLock()
 	locked := true
 	unlock := func() {
 		if locked {
@@ -533,7 +536,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 	}
 	c := consistencyOf(req)
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlock := db.readLock()
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {
@@ -673,7 +676,7 @@ func (e *Engine) ListCollectionIds(ctx context.Context, who identity.Identity, r
 	}
 	c := consistencyOf(req)
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlock := db.readLock()
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {

@@ -195,7 +195,7 @@ func (e *Engine) RecordedRequest(db DatabaseName, ev *event.Event, who identity.
 // docAt reads one document (nil: missing) at c, without rules or events.
 func (e *Engine) docAt(name DatabaseName, rel string, c consistency) (*pb.Document, error) {
 	db := e.db(name)
-	unlock := db.lockFor(c)
+	unlock := db.readLock()
 	defer unlock()
 	v, err := db.view(c)
 	if err != nil {

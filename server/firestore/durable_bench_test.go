@@ -98,3 +98,48 @@ func BenchmarkRPCQueryDurable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRPCTxnDurable is e2e/bench's txn against pyric serve's durable
+// store: what the Go client's RunTransaction sends for a get and an
+// update of one document — BeginTransaction, BatchGetDocuments in the
+// transaction, and Commit of an update (an exists precondition and a
+// field mask) in it.
+func BenchmarkRPCTxnDurable(b *testing.B) {
+	fc, db := benchDurable(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		name := fmt.Sprintf("%s/documents/bench/d%05d", db, i%500)
+		bt, err := fc.BeginTransaction(ctx, &pb.BeginTransactionRequest{Database: db})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := fc.BatchGetDocuments(ctx, &pb.BatchGetDocumentsRequest{Database: db, Documents: []string{name},
+			ConsistencySelector: &pb.BatchGetDocumentsRequest_Transaction{Transaction: bt.Transaction}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var found *pb.Document
+		for {
+			r, err := st.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			found = r.GetFound()
+		}
+		if found == nil {
+			b.Fatal("not found")
+		}
+		if _, err := fc.Commit(ctx, &pb.CommitRequest{Database: db, Transaction: bt.Transaction, Writes: []*pb.Write{{
+			Operation: &pb.Write_Update{Update: &pb.Document{Name: name, Fields: map[string]*pb.Value{
+				"i": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}}}},
+			UpdateMask:      &pb.DocumentMask{FieldPaths: []string{"i"}},
+			CurrentDocument: &pb.Precondition{ConditionType: &pb.Precondition_Exists{Exists: true}},
+		}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

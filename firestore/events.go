@@ -71,7 +71,7 @@ func (e *Engine) emitAll(evs []event.Event) {
 func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) event.Event {
 	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
-	memo := s.eventMemo()
+	memo := s.eventMemo(c.db.name)
 	seen := &event.Seen{Before: resourceOf(s.before, c.db.name, memo)}
 	if u := s.op.w.GetUpdate(); u != nil {
 		if len(s.op.sentinels) == 0 {
@@ -103,10 +103,18 @@ func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
 }
 
 // eventMemo is the memo of the JSON forms s's request and commit events
-// share: the written fields, the document before and after.
-func (s *opState) eventMemo() *encodeMemo {
+// share: the written fields, the document before and after (one form when
+// the write replaced the document with exactly what it sent).
+func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 	if s.memo == nil {
 		s.memo = newEncodeMemo()
+		if s.after != nil && s.op.replacesWith(s.after) {
+			// The document after the write holds what the write sent:
+			// one form serves as both (a set's events then hold one
+			// copy of the document, not two).
+			s.memo.written = encodeFields(s.op.w.GetUpdate().GetFields(), db, s.memo)
+			s.memo.docs[0] = docFields{s.after, s.memo.written}
+		}
 	}
 	return s.memo
 }
@@ -120,7 +128,7 @@ func (s *opState) written(db DatabaseName) map[string]any {
 	if u == nil {
 		return nil
 	}
-	memo := s.eventMemo()
+	memo := s.eventMemo(db)
 	if memo.written == nil {
 		memo.written = encodeFields(u.GetFields(), db, memo)
 	}
@@ -130,7 +138,7 @@ func (s *opState) written(db DatabaseName) map[string]any {
 // commitEvent is the commit event of one write of a commit: the document
 // before and after it; final says the commit leaves the document so.
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, final bool) event.Event {
-	memo := s.eventMemo()
+	memo := s.eventMemo(c.db.name)
 	defer func() { s.memo = nil }() // the last event of the operation
 	// The service is set here, not only by emitAll: the outbox's
 	// consumer decides whether to hold the event before it is emitted.

@@ -12,6 +12,7 @@ import (
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/rules/source"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // TestWriteEventsShareEncodedValues: a write's request event and commit
@@ -156,5 +157,75 @@ service cloud.firestore {
 	if !reflect.DeepEqual(c.Before, EncodeFields(before, db)) || !reflect.DeepEqual(c.After, EncodeFields(after, db)) ||
 		!reflect.DeepEqual(c.Written, EncodeFields(after, db)) {
 		t.Errorf("shared forms differ from the documents' own encoding: before %v, after %v, written %v", c.Before, c.After, c.Written)
+	}
+}
+
+// TestSetEventsShareWrittenAndAfter: a write of the whole document
+// whose fields the engine keeps as sent gives its commit event one form
+// for what it wrote and the document after it; a write whose stored
+// document differs from what it sent (a timestamp cut to microseconds, a
+// transform, a field mask) keeps two forms, each saying what it is.
+func TestSetEventsShareWrittenAndAfter(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	var mu sync.Mutex
+	var evs []event.Event
+	bus.Tap(func(e event.Event) {
+		mu.Lock()
+		evs = append(evs, e)
+		mu.Unlock()
+	})
+	e := New(Options{Events: bus})
+	db := DatabaseName{Project: "demo", Database: DefaultDatabase}
+	at := func(nanos int32) *pb.Value {
+		return &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: &timestamppb.Timestamp{Seconds: 1700000000, Nanos: nanos}}}
+	}
+	cases := []struct {
+		name   string
+		fields map[string]*pb.Value
+		write  func(w *pb.Write)
+		shared bool
+	}{
+		{name: "plain set", fields: map[string]*pb.Value{"i": Int(1), "s": String("x"), "m": Map(map[string]*pb.Value{"t": at(5000)})}, shared: true},
+		{name: "timestamp cut to microseconds", fields: map[string]*pb.Value{"i": Int(1), "m": Map(map[string]*pb.Value{"t": at(5001)})}},
+		{name: "transform", fields: map[string]*pb.Value{"i": Int(1)}, write: func(w *pb.Write) { w.UpdateTransforms = []*pb.DocumentTransform_FieldTransform{tr("at", serverTime())} }},
+		{name: "mask", fields: map[string]*pb.Value{"i": Int(1), "j": Int(2)}, write: func(w *pb.Write) { w.UpdateMask = &pb.DocumentMask{FieldPaths: []string{"i"}} }},
+	}
+	for i, tc := range cases {
+		mu.Lock()
+		evs = nil
+		mu.Unlock()
+		name := db.DocName(fmt.Sprintf("docs/d%d", i))
+		w := &pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: name, Fields: tc.fields}}}
+		if tc.write != nil {
+			tc.write(w)
+		}
+		if _, err := e.Commit(context.Background(), identity.AdminIdentity(), &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{w}}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		stored, err := e.GetDocument(context.Background(), identity.AdminIdentity(), &pb.GetDocumentRequest{Name: name})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		mu.Lock()
+		var c *event.Commit
+		for _, ev := range evs {
+			if ev.Kind == event.KindCommit {
+				c = ev.Commit
+			}
+		}
+		mu.Unlock()
+		if c == nil {
+			t.Fatalf("%s: no commit event", tc.name)
+		}
+		if got := reflect.ValueOf(c.After).Pointer() == reflect.ValueOf(c.Written).Pointer(); got != tc.shared {
+			t.Errorf("%s: after and written share one form = %v, want %v", tc.name, got, tc.shared)
+		}
+		if !reflect.DeepEqual(c.After, EncodeFields(stored.Fields, db)) {
+			t.Errorf("%s: after %v, the stored document %v", tc.name, c.After, EncodeFields(stored.Fields, db))
+		}
+		if !reflect.DeepEqual(c.Written, EncodeFields(tc.fields, db)) {
+			t.Errorf("%s: written %v, sent %v", tc.name, c.Written, EncodeFields(tc.fields, db))
+		}
 	}
 }

@@ -319,7 +319,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 		if !e.eventsOn() {
 			return nil
 		}
-		evs := make([]event.Event, 0, 2*len(ops))
+		evs := eventSlice(2 * len(ops))
 		for _, s := range ops {
 			if s.op.kind != writeVerify {
 				evs = append(evs, e.writeOpEvent(c, s, group, origin, elapsed))

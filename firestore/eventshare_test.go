@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -228,4 +229,47 @@ func TestSetEventsShareWrittenAndAfter(t *testing.T) {
 			t.Errorf("%s: written %v, sent %v", tc.name, c.Written, EncodeFields(tc.fields, db))
 		}
 	}
+}
+
+// TestEmittedEventsOutliveTheirSlice: a commit's events are gathered in
+// a slice reused by the next commits once emitted (eventSlice); what the
+// bus keeps and what a subscriber receives are the events as they were
+// emitted, whatever commits come after.
+func TestEmittedEventsOutliveTheirSlice(t *testing.T) {
+	t.Parallel()
+	bus := event.NewBus(event.Options{})
+	sub := bus.Subscribe(1000)
+	defer sub.Close()
+	e := New(Options{Events: bus})
+	db := DatabaseName{Project: "demo", Database: DefaultDatabase}
+	const n = 50
+	for i := range n {
+		w := &pb.Write{Operation: &pb.Write_Update{Update: &pb.Document{Name: db.DocName(fmt.Sprintf("docs/d%d", i)), Fields: map[string]*pb.Value{"i": Int(int64(i))}}}}
+		if _, err := e.Commit(context.Background(), identity.AdminIdentity(), &pb.CommitRequest{Database: db.String(), Writes: []*pb.Write{w}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(from string, evs []event.Event) {
+		t.Helper()
+		commits := 0
+		for _, ev := range evs {
+			if ev.Kind != event.KindCommit {
+				continue
+			}
+			want := fmt.Sprintf("docs/d%d", commits)
+			if ev.Path != want || ev.Service != ServiceName || !reflect.DeepEqual(ev.Commit.After, map[string]any{"i": json.Number(fmt.Sprint(commits))}) {
+				t.Fatalf("%s: commit event %d is %s %s %v, want %s with i=%d", from, commits, ev.Service, ev.Path, ev.Commit.After, want, commits)
+			}
+			commits++
+		}
+		if commits != n {
+			t.Errorf("%s: %d commit events, want %d", from, commits, n)
+		}
+	}
+	check("history", bus.History())
+	var got []event.Event
+	for len(sub.Events()) > 0 {
+		got = append(got, <-sub.Events())
+	}
+	check("subscription", got)
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/grpc/codes"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
@@ -272,4 +274,52 @@ func TestEmittedEventsOutliveTheirSlice(t *testing.T) {
 		got = append(got, <-sub.Events())
 	}
 	check("subscription", got)
+}
+
+// TestAdminCommitsBypassTheRules: admin's writes commit under rules that
+// deny everything, their request events say the rules were bypassed,
+// and a batch deleting then updating one document is refused as the
+// official emulator refuses it, for admin and for a user alike.
+func TestAdminCommitsBypassTheRules(t *testing.T) {
+	t.Parallel()
+	gate, diags := NewRulesGate(source.NewFile("firestore.rules", `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /{doc=**} {
+      allow read, write: if false;
+    }
+  }
+}`))
+	if gate == nil {
+		t.Fatal(diags)
+	}
+	bus := event.NewBus(event.Options{})
+	e := New(Options{Rules: gate, Events: bus})
+	commitT(t, e, admin, upd("c/a", map[string]*pb.Value{"n": Int(1)}), upd("c/b", map[string]*pb.Value{"n": Int(2)}))
+	if getT(t, e, "c/a") == nil || getT(t, e, "c/b") == nil {
+		t.Fatal("admin's batch did not commit")
+	}
+	requests := 0
+	for _, ev := range bus.History() {
+		if ev.Kind == event.KindRequest && (ev.Method == string(MethodCreate) || ev.Method == string(MethodUpdate)) {
+			requests++
+			if ev.Request.Verdict != event.Bypassed {
+				t.Errorf("admin's %s of %s: verdict %s, want %s", ev.Method, ev.Path, ev.Request.Verdict, event.Bypassed)
+			}
+		}
+	}
+	if requests != 2 {
+		t.Errorf("%d write request events, want 2", requests)
+	}
+	if _, err := e.Commit(bg, identity.NewUser("u", nil), &pb.CommitRequest{Database: testDB.String(), Writes: []*pb.Write{upd("c/a", map[string]*pb.Value{"n": Int(3)})}}); Code(err) != codes.PermissionDenied {
+		t.Errorf("a user's write under deny-all rules: %v, want PERMISSION_DENIED", err)
+	}
+	for _, who := range []identity.Identity{admin, identity.NewUser("u", nil)} {
+		update := upd("c/a", map[string]*pb.Value{"n": Int(4)})
+		update.CurrentDocument = &pb.Precondition{ConditionType: &pb.Precondition_Exists{Exists: true}}
+		_, err := e.Commit(bg, who, &pb.CommitRequest{Database: testDB.String(), Writes: []*pb.Write{del("c/a"), update}})
+		if Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "Cannot delete then update") {
+			t.Errorf("delete then update of one document as %v: %v, want INVALID_ARGUMENT", who.Kind, err)
+		}
+	}
 }

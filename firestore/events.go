@@ -1,6 +1,7 @@
 package firestore
 
 import (
+	"sync"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -53,7 +54,8 @@ func groupOf(g *Group) *event.Group {
 	return &event.Group{ID: g.ID, Kind: event.Origin(g.Kind)}
 }
 
-// emitAll emits evs as one (event.EmitBatch): the events of one commit,
+// emitAll emits evs as one (event.EmitBatch) and takes evs for reuse
+// (eventSlice): the events of one commit,
 // its request events and then its commit events, so that no reader of the
 // bus (session capture flushing its file) finds an allowed write without
 // the commit that says what it changed.
@@ -65,13 +67,45 @@ func (e *Engine) emitAll(evs []event.Event) {
 		evs[i].Service = "firestore"
 	}
 	event.EmitBatch(e.events, evs)
+	recycleEvents(evs)
+}
+
+// eventSlices holds the slices commits gather their events in, for reuse:
+// the bus keeps and delivers copies of the events, so a slice is free once
+// emitted, and a new one per commit was a tenth of a set's bytes
+// allocated in the engine (an Event is over 300 bytes).
+var eventSlices sync.Pool
+
+// maxRecycledEvents bounds the slices kept for reuse: a commit of
+// hundreds of writes does not keep its slice.
+const maxRecycledEvents = 16
+
+// eventSlice returns an empty slice with room for n events, reused when
+// n is small.
+func eventSlice(n int) []event.Event {
+	if n <= maxRecycledEvents {
+		if evs, ok := eventSlices.Get().([]event.Event); ok && cap(evs) >= n {
+			return evs
+		}
+	}
+	return make([]event.Event, 0, n)
+}
+
+// recycleEvents gives evs, emitted, back for reuse, zeroed first so that
+// it holds nothing of the events.
+func recycleEvents(evs []event.Event) {
+	if cap(evs) > maxRecycledEvents {
+		return
+	}
+	clear(evs[:cap(evs)])
+	eventSlices.Put(evs[:0])
 }
 
 // writeOpEvent is the request event of one decided write of a commit.
 func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) event.Event {
 	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
-	memo := s.eventMemo()
+	memo := s.eventMemo(c.db.name)
 	seen := &event.Seen{Before: resourceOf(s.before, c.db.name, memo)}
 	if u := s.op.w.GetUpdate(); u != nil {
 		if len(s.op.sentinels) == 0 {
@@ -103,10 +137,18 @@ func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
 }
 
 // eventMemo is the memo of the JSON forms s's request and commit events
-// share: the written fields, the document before and after.
-func (s *opState) eventMemo() *encodeMemo {
+// share: the written fields, the document before and after (one form when
+// the write replaced the document with exactly what it sent).
+func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 	if s.memo == nil {
 		s.memo = newEncodeMemo()
+		if s.after != nil && s.op.replacesWith(s.after) {
+			// The document after the write holds what the write sent:
+			// one form serves as both (a set's events then hold one
+			// copy of the document, not two).
+			s.memo.written = encodeFields(s.op.w.GetUpdate().GetFields(), db, s.memo)
+			s.memo.docs[0] = docFields{s.after, s.memo.written}
+		}
 	}
 	return s.memo
 }
@@ -120,7 +162,7 @@ func (s *opState) written(db DatabaseName) map[string]any {
 	if u == nil {
 		return nil
 	}
-	memo := s.eventMemo()
+	memo := s.eventMemo(db)
 	if memo.written == nil {
 		memo.written = encodeFields(u.GetFields(), db, memo)
 	}
@@ -130,7 +172,7 @@ func (s *opState) written(db DatabaseName) map[string]any {
 // commitEvent is the commit event of one write of a commit: the document
 // before and after it; final says the commit leaves the document so.
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, final bool) event.Event {
-	memo := s.eventMemo()
+	memo := s.eventMemo(c.db.name)
 	defer func() { s.memo = nil }() // the last event of the operation
 	// The service is set here, not only by emitAll: the outbox's
 	// consumer decides whether to hold the event before it is emitted.

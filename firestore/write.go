@@ -78,6 +78,48 @@ type fieldTransform struct {
 
 func ts(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
 
+// replacesWith reports whether after, the document op's apply made, holds
+// exactly the fields op sent: a write of the whole document (no mask, no
+// transforms) whose timestamps apply did not truncate (it keeps
+// microseconds). Their JSON forms are then one.
+func (op *writeOp) replacesWith(after *pb.Document) bool {
+	if op.kind != writeUpdate || op.mask != nil || len(op.transforms) > 0 {
+		return false
+	}
+	sent := op.w.GetUpdate().GetFields()
+	if len(sent) != len(after.GetFields()) {
+		return false
+	}
+	for _, v := range sent {
+		if !microsOnly(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// microsOnly reports whether every timestamp in v is whole microseconds
+// (truncateTimestamps leaves it as it is).
+func microsOnly(v *pb.Value) bool {
+	switch x := v.GetValueType().(type) {
+	case *pb.Value_TimestampValue:
+		return x.TimestampValue.GetNanos()%1000 == 0
+	case *pb.Value_ArrayValue:
+		for _, e := range x.ArrayValue.GetValues() {
+			if !microsOnly(e) {
+				return false
+			}
+		}
+	case *pb.Value_MapValue:
+		for _, e := range x.MapValue.GetFields() {
+			if !microsOnly(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // parseWrite validates a Write against database db.
 func parseWrite(db DatabaseName, w *pb.Write) (*writeOp, error) {
 	op := &writeOp{w: w}

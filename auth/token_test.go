@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"testing"
@@ -29,5 +30,34 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 	}
 	if got := string(appendJSON([]byte("x"), map[string]any{"nan": math.NaN()})); got != `x{"nan":null}` {
 		t.Errorf("a value json.Marshal refuses: %s", got)
+	}
+}
+
+// TestRefreshTokenEncodeIsMarshal: a refresh token's JSON is what
+// json.Marshal writes for its record, whatever its optional parts hold.
+func TestRefreshTokenEncodeIsMarshal(t *testing.T) {
+	cases := []RefreshToken{
+		{},
+		{LocalID: "u1", Provider: "password", ProjectID: "demo-p", IssuedAt: 1796656780},
+		{LocalID: "é<&>\"\\\u2028", Provider: "anonymous", ProjectID: "p", TenantID: "t-1", IssuedAt: -1,
+			ExtraClaims: map[string]any{"role": "admin", "n": json.Number("12"), "nested": map[string]any{"b": []any{true, nil}, "a": 1.5}, "<x>": "y"}},
+		{LocalID: "u", Provider: "phone", ProjectID: "p", ExtraClaims: map[string]any{},
+			SecondFactor: map[string]any{"identifier": "id-1", "provider": "phone"}},
+		{LocalID: "u", SecondFactor: map[string]any(nil), Marker: "ignored"},
+	}
+	for _, r := range cases {
+		want := r
+		want.Marker = "DO NOT MODIFY"
+		if want.ExtraClaims == nil {
+			want.ExtraClaims = map[string]any{}
+		}
+		b, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Encode(); got != base64.StdEncoding.EncodeToString(b) {
+			dec, _ := base64.StdEncoding.DecodeString(got)
+			t.Errorf("Encode(%+v)\n got %s\nwant %s", r, dec, b)
+		}
 	}
 }

@@ -91,7 +91,11 @@ func jsonNumbers(b []byte, v any) error {
 // EncodeUnsignedJWT returns header.payload. with alg "none", the form of
 // every token the emulator issues.
 func EncodeUnsignedJWT(payload any) string {
-	p := appendJSON(make([]byte, 0, 512), payload) // an ID token's claims fit
+	return unsignedJWT(appendJSON(make([]byte, 0, 512), payload)) // an ID token's claims fit
+}
+
+// unsignedJWT is the unsigned JWT of an encoded payload.
+func unsignedJWT(p []byte) string {
 	enc := base64.RawURLEncoding
 	b := make([]byte, 0, len(unsignedHeader)+1+enc.EncodedLen(len(p))+1)
 	b = append(b, unsignedHeader...)

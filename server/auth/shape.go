@@ -1,14 +1,11 @@
 package authserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/pyric/pyric/internal/jsonstr"
 )
@@ -206,7 +203,7 @@ func (d *decoder) value(x jvalue, t reflect.Type, sh *shape, v reflect.Value, pa
 		case x.form:
 			s = x.str
 		case c == '"':
-			s = jsonString(x.raw)
+			s = jsonstr.Unquote(x.raw)
 		case c == '-' || c >= '0' && c <= '9':
 			s = string(x.raw)
 			if isEnum {
@@ -298,87 +295,28 @@ func (x jvalue) generic() any {
 	case 'n':
 		return nil
 	case '"':
-		return jsonString(x.raw)
+		return jsonstr.Unquote(x.raw)
 	}
 	v, _ := decodeNumbers(x.raw) // valid JSON: the body was checked
 	return v
-}
-
-// jsonString decodes a valid JSON string: its bytes, when it has no
-// escapes and is valid UTF-8, else what encoding/json makes of it.
-func jsonString(raw []byte) string {
-	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return string(in)
-	}
-	var s string
-	json.Unmarshal(raw, &s)
-	return s
-}
-
-// skipValue returns the index after the valid JSON value at b[i].
-func skipValue(b []byte, i int) int {
-	switch c := b[i]; {
-	case c == '"':
-		return jsonstr.SkipString(b, i)
-	case c == '-' || c >= '0' && c <= '9':
-		return jsonstr.SkipNumber(b, i)
-	case c == 't' || c == 'n':
-		return i + 4
-	case c == 'f':
-		return i + 5
-	}
-	depth := 0
-	for {
-		switch b[i] {
-		case '"':
-			i = jsonstr.SkipString(b, i)
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-		i++
-	}
 }
 
 // objectMembers appends the members of the valid JSON object at b[i] to
 // ms, keys in camelCase; of members with the same key, the last is kept,
 // as a decode into a map keeps it.
 func objectMembers(b []byte, i int, ms []member) []member {
-	i = jsonstr.SkipSpace(b, i+1)
-	for b[i] != '}' {
-		end := jsonstr.SkipString(b, i)
-		k := camel(jsonString(b[i:end]))
-		i = jsonstr.SkipSpace(b, end)
-		i = jsonstr.SkipSpace(b, i+1) // the colon
-		end = skipValue(b, i)
-		v := jvalue{raw: b[i:end]}
+	jsonstr.Members(b, i, func(key, value []byte) {
+		k := camel(jsonstr.Unquote(key))
 		if j := slices.IndexFunc(ms, func(m member) bool { return m.key == k }); j >= 0 {
 			ms = slices.Delete(ms, j, j+1)
 		}
-		ms = append(ms, member{key: k, val: v})
-		i = jsonstr.SkipSpace(b, end)
-		if b[i] == ',' {
-			i = jsonstr.SkipSpace(b, i+1)
-		}
-	}
+		ms = append(ms, member{key: k, val: jvalue{raw: value}})
+	})
 	return ms
 }
 
 // arrayElements appends the elements of the valid JSON array raw to es.
 func arrayElements(raw []byte, es []jvalue) []jvalue {
-	i := jsonstr.SkipSpace(raw, 1)
-	for raw[i] != ']' {
-		end := skipValue(raw, i)
-		es = append(es, jvalue{raw: raw[i:end]})
-		i = jsonstr.SkipSpace(raw, end)
-		if raw[i] == ',' {
-			i = jsonstr.SkipSpace(raw, i+1)
-		}
-	}
+	jsonstr.Elements(raw, 0, func(value []byte) { es = append(es, jvalue{raw: value}) })
 	return es
 }

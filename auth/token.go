@@ -273,25 +273,105 @@ func DecodeRefreshToken(s string) (*RefreshToken, error) {
 	if err != nil {
 		return nil, ErrInvalidRefreshToken
 	}
+	if i := jsonstr.SkipSpace(raw, 0); i < len(raw) && raw[i] == '{' && jsonstr.Valid(raw) {
+		return refreshFromObject(raw, i)
+	}
+	return refreshFromMap(raw)
+}
+
+// refreshRecord holds a refresh token's members as decoded JSON (numbers
+// as json.Number), nil when absent.
+type refreshRecord struct {
+	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat any
+}
+
+// refreshFromObject reads the members of a refresh token's valid JSON
+// object at raw[i] that a refresh token has, decoding only those (of
+// repeated ones, the last).
+func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
+	var rec refreshRecord
+	jsonstr.Members(raw, i, func(k, v []byte) {
+		key := k[1 : len(k)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(jsonstr.Unquote(k))
+		}
+		switch string(key) {
+		case "_AuthEmulatorRefreshToken":
+			rec.marker = jsonValue(v)
+		case "localId":
+			rec.localID = jsonValue(v)
+		case "provider":
+			rec.provider = jsonValue(v)
+		case "projectId":
+			rec.projectID = jsonValue(v)
+		case "tenantId":
+			rec.tenantID = jsonValue(v)
+		case "extraClaims":
+			rec.extraClaims = jsonValue(v)
+		case "secondFactor":
+			rec.secondFactor = jsonValue(v)
+		case "iat":
+			rec.iat = jsonValue(v)
+		}
+	})
+	return rec.token()
+}
+
+// refreshFromMap decodes a refresh token's JSON whole, the way for any
+// text that is not a valid JSON object (encoding/json's leniencies and
+// refusals stay the answer for those).
+func refreshFromMap(raw []byte) (*RefreshToken, error) {
 	var m map[string]any
 	if err := jsonNumbers(raw, &m); err != nil || m == nil {
 		return nil, ErrInvalidRefreshToken
 	}
-	if !truthy(m["_AuthEmulatorRefreshToken"]) {
+	return refreshRecord{marker: m["_AuthEmulatorRefreshToken"], localID: m["localId"], provider: m["provider"], projectID: m["projectId"],
+		tenantID: m["tenantId"], extraClaims: m["extraClaims"], secondFactor: m["secondFactor"], iat: m["iat"]}.token()
+}
+
+// token checks the marker and takes the members' values, as leniently as
+// the emulator does.
+func (rec refreshRecord) token() (*RefreshToken, error) {
+	if !truthy(rec.marker) {
 		return nil, ErrInvalidRefreshToken
 	}
 	var r RefreshToken
-	r.Marker, _ = m["_AuthEmulatorRefreshToken"].(string)
-	r.LocalID, _ = primitiveString(m["localId"])
-	r.Provider, _ = m["provider"].(string)
-	r.ProjectID, _ = m["projectId"].(string)
-	r.TenantID, _ = m["tenantId"].(string)
-	r.ExtraClaims, _ = m["extraClaims"].(map[string]any)
-	r.SecondFactor = m["secondFactor"]
-	if f, ok := num(m["iat"]); ok {
+	r.Marker, _ = rec.marker.(string)
+	r.LocalID, _ = primitiveString(rec.localID)
+	r.Provider, _ = rec.provider.(string)
+	r.ProjectID, _ = rec.projectID.(string)
+	r.TenantID, _ = rec.tenantID.(string)
+	r.ExtraClaims, _ = rec.extraClaims.(map[string]any)
+	r.SecondFactor = rec.secondFactor
+	if f, ok := num(rec.iat); ok {
 		r.IssuedAt = int64(f)
 	}
 	return &r, nil
+}
+
+// jsonValue decodes the valid JSON value v as encoding/json decodes it
+// into an any with UseNumber.
+func jsonValue(v []byte) any {
+	switch v[0] {
+	case '"':
+		return jsonstr.Unquote(v)
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
+	case '{':
+		if jsonstr.SkipSpace(v, 1) == len(v)-1 {
+			return map[string]any{} // extraClaims, mostly
+		}
+	case '[':
+	default:
+		return json.Number(v)
+	}
+	var x any
+	_ = jsonNumbers(v, &x)
+	return x
 }
 
 // truthy is JavaScript truthiness for decoded JSON.

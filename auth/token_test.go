@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -138,7 +139,7 @@ func TestIDClaimsMatchMap(t *testing.T) {
 		{LocalID: "u1"},
 		{LocalID: "u2", Email: "a@x.com", EmailVerified: &no, LastLoginAt: "1796656000000"},
 		{LocalID: "u<3>", Email: "é&<b>@x.com", EmailVerified: &yes, DisplayName: "A \"b\" \u2028", PhotoURL: "http://p/<a>.png", PhoneNumber: "+15555550100",
-			LastRefreshAt: "2026-12-07T15:19:40.028Z",
+			LastRefreshAt:    "2026-12-07T15:19:40.028Z",
 			CustomAttributes: `{"role":"admin","tier":2,"name":"custom name","email":"x","sub":"no","firebase":1,"aa":[1,{"z":null,"b":true}],"zz":{"k":"v"}}`,
 			ProviderUserInfo: []ProviderUserInfo{{ProviderID: "password", RawID: "a@x.com"}, {ProviderID: "google.com", RawID: "g-1"},
 				{ProviderID: "github.com", RawID: "gh-2"}, {ProviderID: "google.com", RawID: "g-2"}, {ProviderID: "email", RawID: "e-1"}, {ProviderID: "phone", RawID: ""}}},
@@ -169,4 +170,33 @@ func TestIDClaimsMatchMap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzRefreshTokenMatchesMap: a refresh token whose JSON is a valid object
+// is read member by member; the answer must be what decoding it whole
+// into a map gives, for any payload.
+func FuzzRefreshTokenMatchesMap(f *testing.F) {
+	for _, s := range []string{`{"_AuthEmulatorRefreshToken":"DO NOT MODIFY","localId":"u","provider":"password","extraClaims":{},"projectId":"p","iat":17}`,
+		`{"_AuthEmulatorRefreshToken":true,"localId":12,"extraClaims":{"a":[1,{"b":null}]},"secondFactor":{"identifier":"x","provider":"phone"},"tenantId":"t"}`,
+		`{"_AuthEmulatorRefreshToken":0}`, `{"_AuthEmulatorRefreshToken":"x","localId":"a","localId":"b","\u0070rovider":"esc","iat":"1"}`,
+		`{"_AuthEmulatorRefreshToken":[],"extraClaims":[],"iat":1e400,"localId":true}`, `{"_AuthEmulatorRefreshToken":"x","localId\u00ff":"y"}`,
+		"{\"_AuthEmulatorRefreshToken\":\"x\",\"localId\":\"\xff\"}", `{} }`, `{"a":1} x`, `null`, `[]`, ` { "_AuthEmulatorRefreshToken" : { } } `, `{"extraClaims": { } }`} {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(mustDecodeB64(RefreshToken{LocalID: "u", ProjectID: "p", ExtraClaims: map[string]any{"r": "x"}, IssuedAt: 5}.Encode())))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		got, gerr := DecodeRefreshToken(base64.RawStdEncoding.EncodeToString(payload))
+		want, werr := refreshFromMap(payload)
+		if gerr != werr || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %+v %v, decoded whole %+v %v", payload, got, gerr, want, werr)
+		}
+	})
+}
+
+func mustDecodeB64(s string) string {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -301,3 +301,15 @@ func FuzzCamel(f *testing.F) {
 		}
 	})
 }
+
+func FuzzQueryValue(f *testing.F) {
+	for _, q := range []string{"", "key=k", "a=1&key=k&key=j", "key", "key=", "k%65y=v%20w", "key=%zz&key=ok", "key=a;b&key=c", "&&key=x", "key=a+b", "%zz=1&key=2", "KEY=x"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		want, _ := url.ParseQuery(q)
+		if got := queryValue(q, "key"); got != want.Get("key") {
+			t.Fatalf("%q: %q, url.ParseQuery's %q", q, got, want.Get("key"))
+		}
+	})
+}

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/pyric/pyric/auth"
@@ -172,7 +173,7 @@ func (h *Handler) authenticate(req *request, oauth bool) bool {
 			return false
 		}
 	}
-	key := req.r.URL.Query().Get("key")
+	key := queryValue(req.r.URL.RawQuery, "key")
 	if key == "" {
 		key = req.r.Header.Get("X-Goog-Api-Key")
 	}
@@ -241,4 +242,28 @@ func respond[T any](req *request, v T, err error) {
 		return
 	}
 	api.JSON(req.w, 200, v)
+}
+
+// queryValue is url.ParseQuery(rawQuery).Get(name) without building the
+// map of every parameter: the first value of name, pairs that do not
+// unescape (or hold a semicolon) skipped as ParseQuery skips them. Every
+// client call reads its API key this way.
+func queryValue(rawQuery, name string) string {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || k != name {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			continue
+		}
+		return v
+	}
+	return ""
 }

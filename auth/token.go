@@ -91,7 +91,11 @@ func jsonNumbers(b []byte, v any) error {
 // EncodeUnsignedJWT returns header.payload. with alg "none", the form of
 // every token the emulator issues.
 func EncodeUnsignedJWT(payload any) string {
-	p := appendJSON(make([]byte, 0, 512), payload) // an ID token's claims fit
+	return unsignedJWT(appendJSON(make([]byte, 0, 512), payload)) // an ID token's claims fit
+}
+
+// unsignedJWT is the unsigned JWT of an encoded payload.
+func unsignedJWT(p []byte) string {
 	enc := base64.RawURLEncoding
 	b := make([]byte, 0, len(unsignedHeader)+1+enc.EncodedLen(len(p))+1)
 	b = append(b, unsignedHeader...)
@@ -212,14 +216,39 @@ type RefreshToken struct {
 	IssuedAt int64 `json:"iat,omitempty"`
 }
 
-// Encode returns the wire form.
+// Encode returns the wire form: base64 of the record's JSON, byte for
+// byte what json.Marshal writes for it (TestRefreshTokenEncodeIsMarshal),
+// written directly: every sign-in and refresh mints one.
 func (r RefreshToken) Encode() string {
-	r.Marker = "DO NOT MODIFY"
+	b := make([]byte, 0, 640) // the JSON, then its base64
+	b = append(b, `{"_AuthEmulatorRefreshToken":"DO NOT MODIFY","localId":`...)
+	b = jsonstr.Append(b, r.LocalID)
+	b = append(b, `,"provider":`...)
+	b = jsonstr.Append(b, r.Provider)
+	b = append(b, `,"extraClaims":`...)
 	if r.ExtraClaims == nil {
-		r.ExtraClaims = map[string]any{}
+		b = append(b, "{}"...)
+	} else {
+		b = appendJSON(b, r.ExtraClaims)
 	}
-	b, _ := json.Marshal(r)
-	return base64.StdEncoding.EncodeToString(b)
+	b = append(b, `,"projectId":`...)
+	b = jsonstr.Append(b, r.ProjectID)
+	if r.SecondFactor != nil {
+		b = append(b, `,"secondFactor":`...)
+		b = appendJSON(b, r.SecondFactor)
+	}
+	if r.TenantID != "" {
+		b = append(b, `,"tenantId":`...)
+		b = jsonstr.Append(b, r.TenantID)
+	}
+	if r.IssuedAt != 0 {
+		b = append(b, `,"iat":`...)
+		b = strconv.AppendInt(b, r.IssuedAt, 10)
+	}
+	b = append(b, '}')
+	n := len(b)
+	b = slices.Grow(b, base64.StdEncoding.EncodedLen(n))
+	return string(base64.StdEncoding.AppendEncode(b, b[:n])[n:])
 }
 
 // DecodeRefreshToken parses a refresh token; anything else is
@@ -244,25 +273,105 @@ func DecodeRefreshToken(s string) (*RefreshToken, error) {
 	if err != nil {
 		return nil, ErrInvalidRefreshToken
 	}
+	if i := jsonstr.SkipSpace(raw, 0); i < len(raw) && raw[i] == '{' && jsonstr.Valid(raw) {
+		return refreshFromObject(raw, i)
+	}
+	return refreshFromMap(raw)
+}
+
+// refreshRecord holds a refresh token's members as decoded JSON (numbers
+// as json.Number), nil when absent.
+type refreshRecord struct {
+	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat any
+}
+
+// refreshFromObject reads the members of a refresh token's valid JSON
+// object at raw[i] that a refresh token has, decoding only those (of
+// repeated ones, the last).
+func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
+	var rec refreshRecord
+	jsonstr.Members(raw, i, func(k, v []byte) {
+		key := k[1 : len(k)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(jsonstr.Unquote(k))
+		}
+		switch string(key) {
+		case "_AuthEmulatorRefreshToken":
+			rec.marker = jsonValue(v)
+		case "localId":
+			rec.localID = jsonValue(v)
+		case "provider":
+			rec.provider = jsonValue(v)
+		case "projectId":
+			rec.projectID = jsonValue(v)
+		case "tenantId":
+			rec.tenantID = jsonValue(v)
+		case "extraClaims":
+			rec.extraClaims = jsonValue(v)
+		case "secondFactor":
+			rec.secondFactor = jsonValue(v)
+		case "iat":
+			rec.iat = jsonValue(v)
+		}
+	})
+	return rec.token()
+}
+
+// refreshFromMap decodes a refresh token's JSON whole, the way for any
+// text that is not a valid JSON object (encoding/json's leniencies and
+// refusals stay the answer for those).
+func refreshFromMap(raw []byte) (*RefreshToken, error) {
 	var m map[string]any
 	if err := jsonNumbers(raw, &m); err != nil || m == nil {
 		return nil, ErrInvalidRefreshToken
 	}
-	if !truthy(m["_AuthEmulatorRefreshToken"]) {
+	return refreshRecord{marker: m["_AuthEmulatorRefreshToken"], localID: m["localId"], provider: m["provider"], projectID: m["projectId"],
+		tenantID: m["tenantId"], extraClaims: m["extraClaims"], secondFactor: m["secondFactor"], iat: m["iat"]}.token()
+}
+
+// token checks the marker and takes the members' values, as leniently as
+// the emulator does.
+func (rec refreshRecord) token() (*RefreshToken, error) {
+	if !truthy(rec.marker) {
 		return nil, ErrInvalidRefreshToken
 	}
 	var r RefreshToken
-	r.Marker, _ = m["_AuthEmulatorRefreshToken"].(string)
-	r.LocalID, _ = primitiveString(m["localId"])
-	r.Provider, _ = m["provider"].(string)
-	r.ProjectID, _ = m["projectId"].(string)
-	r.TenantID, _ = m["tenantId"].(string)
-	r.ExtraClaims, _ = m["extraClaims"].(map[string]any)
-	r.SecondFactor = m["secondFactor"]
-	if f, ok := num(m["iat"]); ok {
+	r.Marker, _ = rec.marker.(string)
+	r.LocalID, _ = primitiveString(rec.localID)
+	r.Provider, _ = rec.provider.(string)
+	r.ProjectID, _ = rec.projectID.(string)
+	r.TenantID, _ = rec.tenantID.(string)
+	r.ExtraClaims, _ = rec.extraClaims.(map[string]any)
+	r.SecondFactor = rec.secondFactor
+	if f, ok := num(rec.iat); ok {
 		r.IssuedAt = int64(f)
 	}
 	return &r, nil
+}
+
+// jsonValue decodes the valid JSON value v as encoding/json decodes it
+// into an any with UseNumber.
+func jsonValue(v []byte) any {
+	switch v[0] {
+	case '"':
+		return jsonstr.Unquote(v)
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
+	case '{':
+		if jsonstr.SkipSpace(v, 1) == len(v)-1 {
+			return map[string]any{} // extraClaims, mostly
+		}
+	case '[':
+	default:
+		return json.Number(v)
+	}
+	var x any
+	_ = jsonNumbers(v, &x)
+	return x
 }
 
 // truthy is JavaScript truthiness for decoded JSON.

@@ -1,8 +1,12 @@
 package auth
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/pyric/pyric/internal/jsonstr"
 )
 
 // Tokens are the credentials a sign-in returns.
@@ -36,80 +40,213 @@ func (e *core) issueTokensAttrs(sc scope, u *User, provider string, extra map[st
 	nu := u.clone()
 	nu.LastRefreshAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	nu = sc.space.put(nu, nil, nil)
-	claims := e.idTokenClaims(sc, nu, provider, extra, idTokenTTL)
+	claims := newIDClaims(nu, provider, extra, sc.project.id, sc.tenantID(), e.now(), idTokenTTL)
+	claims.attrs, claims.secondFactor = attrs, sf
 	rt := RefreshToken{LocalID: nu.LocalID, Provider: provider, ExtraClaims: extra, ProjectID: sc.project.id, TenantID: nu.TenantID,
 		IssuedAt: e.now().Unix()}
-	if attrs != nil {
-		claims["firebase"].(map[string]any)["sign_in_attributes"] = attrs
-	}
 	if sf != nil {
-		fb := claims["firebase"].(map[string]any)
-		fb["sign_in_second_factor"], fb["second_factor_identifier"] = sf.Provider, sf.Identifier
 		rt.SecondFactor = map[string]any{"identifier": sf.Identifier, "provider": sf.Provider}
 	}
-	return nu, Tokens{IDToken: EncodeUnsignedJWT(claims), RefreshToken: rt.Encode(), ExpiresIn: strconv.Itoa(idTokenTTL)}
+	return nu, Tokens{IDToken: claims.token(), RefreshToken: rt.Encode(), ExpiresIn: strconv.Itoa(idTokenTTL)}
 }
 
-// idTokenClaims builds the emulator's ID token payload: profile claims,
-// then custom claims (stored and per-sign-in), then the standard claims,
-// which custom claims cannot shadow.
-func (e *core) idTokenClaims(sc scope, u *User, provider string, extra map[string]any, ttl int64) map[string]any {
-	// Sized for the claims every token has (up to 14) and the extra
-	// and custom ones, so that it is not grown several times over.
-	c := make(map[string]any, 14+len(extra))
-	if u.DisplayName != "" {
-		c["name"] = u.DisplayName
-	}
-	if u.PhotoURL != "" {
-		c["picture"] = u.PhotoURL
-	}
-	if u.CustomAttributes != "" {
-		for k, v := range u.claims() {
-			c[k] = v
+// idClaims is the emulator's ID token payload: profile claims, then custom
+// claims (stored and per-sign-in), then the standard claims, which custom
+// claims cannot shadow. It is encoded as json.Marshal encodes the same
+// claims in a map (keys sorted), without building the map.
+type idClaims struct {
+	// custom are the stored and the sign-in's custom claims, less the
+	// names the token sets itself; a custom name or picture replaces the
+	// profile's.
+	custom        map[string]any
+	name, picture string
+	email         string
+	emailVerified *bool
+	phoneNumber   string
+	anonymous     bool // provider_id: "anonymous"
+	uid           string
+	authTime, iat int64
+	ttl           int64
+	project       string
+	// firebase's members.
+	identities   []providerIDs // in order of provider, email first
+	provider     string
+	tenant       string
+	secondFactor *secondFactor
+	attrs        any
+}
+
+// providerIDs is one provider's ids in firebase.identities.
+type providerIDs struct {
+	provider string
+	ids      []string
+}
+
+// standardClaims are the names the token sets (or drops) whatever the
+// custom claims say.
+var standardClaims = map[string]bool{"email": true, "email_verified": true, "phone_number": true, "provider_id": true,
+	"auth_time": true, "user_id": true, "firebase": true, "iat": true, "exp": true, "aud": true, "iss": true, "sub": true}
+
+func newIDClaims(u *User, provider string, extra map[string]any, project, tenant string, now time.Time, ttl int64) *idClaims {
+	c := &idClaims{name: u.DisplayName, picture: u.PhotoURL, email: u.Email, emailVerified: u.EmailVerified, phoneNumber: u.PhoneNumber,
+		anonymous: provider == ProviderAnonymous, uid: u.LocalID, authTime: authTime(u, now).Unix(), iat: now.Unix(), ttl: ttl,
+		project: project, provider: provider, tenant: tenant}
+	if u.CustomAttributes != "" || len(extra) > 0 {
+		c.custom = map[string]any{}
+		if u.CustomAttributes != "" {
+			for k, v := range u.claims() {
+				c.custom[k] = v
+			}
+		}
+		for k, v := range extra {
+			c.custom[k] = v
+		}
+		for k := range c.custom {
+			if standardClaims[k] {
+				delete(c.custom, k)
+			}
+		}
+		if _, ok := c.custom["name"]; ok {
+			c.name = ""
+		}
+		if _, ok := c.custom["picture"]; ok {
+			c.picture = ""
 		}
 	}
-	for k, v := range extra {
-		c[k] = v
-	}
-	for _, k := range []string{"email", "email_verified", "phone_number", "provider_id"} {
-		delete(c, k)
-	}
 	if u.Email != "" {
-		c["email"] = u.Email
-	}
-	if u.EmailVerified != nil {
-		c["email_verified"] = *u.EmailVerified
-	}
-	if u.PhoneNumber != "" {
-		c["phone_number"] = u.PhoneNumber
-	}
-	if provider == ProviderAnonymous {
-		c["provider_id"] = provider
-	}
-	c["auth_time"] = authTime(u, e.now()).Unix()
-	c["user_id"] = u.LocalID
-	identities := map[string]any{}
-	if u.Email != "" {
-		identities["email"] = []string{u.Email}
+		c.identities = append(c.identities, providerIDs{provider: "email", ids: []string{u.Email}})
 	}
 	for _, p := range u.ProviderUserInfo {
-		if p.ProviderID != "" && p.ProviderID != ProviderPassword && p.RawID != "" {
-			ids, _ := identities[p.ProviderID].([]string)
-			identities[p.ProviderID] = append(ids, p.RawID)
+		if p.ProviderID == "" || p.ProviderID == ProviderPassword || p.RawID == "" {
+			continue
+		}
+		if i := slices.IndexFunc(c.identities, func(id providerIDs) bool { return id.provider == p.ProviderID }); i >= 0 {
+			c.identities[i].ids = append(c.identities[i].ids, p.RawID)
+		} else {
+			c.identities = append(c.identities, providerIDs{provider: p.ProviderID, ids: []string{p.RawID}})
 		}
 	}
-	fb := map[string]any{"identities": identities, "sign_in_provider": provider}
-	if tid := sc.tenantID(); tid != "" {
-		fb["tenant"] = tid
-	}
-	c["firebase"] = fb
-	iat := e.now().Unix()
-	c["iat"] = iat
-	c["exp"] = iat + ttl
-	c["aud"] = sc.project.id
-	c["iss"] = "https://securetoken.google.com/" + sc.project.id
-	c["sub"] = u.LocalID
 	return c
+}
+
+// token is the unsigned JWT of the claims.
+func (c *idClaims) token() string {
+	return unsignedJWT(c.appendJSON(make([]byte, 0, 512)))
+}
+
+// appendJSON appends the claims' JSON, keys sorted as json.Marshal sorts
+// a map's: the standard claims merged with the custom ones.
+func (c *idClaims) appendJSON(b []byte) []byte {
+	var keys []string
+	if len(c.custom) > 0 {
+		keys = make([]string, 0, len(c.custom)+14)
+		for k := range c.custom {
+			keys = append(keys, k)
+		}
+	} else {
+		keys = make([]string, 0, 14)
+	}
+	keys = append(keys, "auth_time", "user_id", "firebase", "iat", "exp", "aud", "iss", "sub")
+	if c.name != "" {
+		keys = append(keys, "name")
+	}
+	if c.picture != "" {
+		keys = append(keys, "picture")
+	}
+	if c.email != "" {
+		keys = append(keys, "email")
+	}
+	if c.emailVerified != nil {
+		keys = append(keys, "email_verified")
+	}
+	if c.phoneNumber != "" {
+		keys = append(keys, "phone_number")
+	}
+	if c.anonymous {
+		keys = append(keys, "provider_id")
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, k)
+		b = append(b, ':')
+		if v, ok := c.custom[k]; ok {
+			b = appendJSON(b, v)
+			continue
+		}
+		switch k {
+		case "auth_time":
+			b = strconv.AppendInt(b, c.authTime, 10)
+		case "user_id", "sub":
+			b = jsonstr.Append(b, c.uid)
+		case "firebase":
+			b = c.appendFirebase(b)
+		case "iat":
+			b = strconv.AppendInt(b, c.iat, 10)
+		case "exp":
+			b = strconv.AppendInt(b, c.iat+c.ttl, 10)
+		case "aud":
+			b = jsonstr.Append(b, c.project)
+		case "iss":
+			b = jsonstr.Append(b, "https://securetoken.google.com/"+c.project)
+		case "name":
+			b = jsonstr.Append(b, c.name)
+		case "picture":
+			b = jsonstr.Append(b, c.picture)
+		case "email":
+			b = jsonstr.Append(b, c.email)
+		case "email_verified":
+			b = strconv.AppendBool(b, *c.emailVerified)
+		case "phone_number":
+			b = jsonstr.Append(b, c.phoneNumber)
+		case "provider_id":
+			b = jsonstr.Append(b, ProviderAnonymous)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendFirebase appends the firebase claim: identities, the sign-in's
+// provider, second factor and SAML attributes, and the tenant, keys
+// sorted.
+func (c *idClaims) appendFirebase(b []byte) []byte {
+	b = append(b, `{"identities":{`...)
+	ids := c.identities
+	if len(ids) > 1 {
+		ids = slices.Clone(ids)
+		slices.SortFunc(ids, func(x, y providerIDs) int { return strings.Compare(x.provider, y.provider) })
+	}
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, id.provider)
+		b = append(b, ':')
+		b = appendJSON(b, id.ids)
+	}
+	b = append(b, '}')
+	if c.secondFactor != nil {
+		b = append(b, `,"second_factor_identifier":`...)
+		b = jsonstr.Append(b, c.secondFactor.Identifier)
+	}
+	if c.attrs != nil {
+		b = append(b, `,"sign_in_attributes":`...)
+		b = appendJSON(b, c.attrs)
+	}
+	b = append(b, `,"sign_in_provider":`...)
+	b = jsonstr.Append(b, c.provider)
+	if c.secondFactor != nil {
+		b = append(b, `,"sign_in_second_factor":`...)
+		b = jsonstr.Append(b, c.secondFactor.Provider)
+	}
+	if c.tenant != "" {
+		b = append(b, `,"tenant":`...)
+		b = jsonstr.Append(b, c.tenant)
+	}
+	return append(b, '}')
 }
 
 // authTime is the last sign-in time (lastLoginAt, else lastRefreshAt).

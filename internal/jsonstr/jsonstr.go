@@ -1,8 +1,10 @@
 // Package jsonstr is JSON text without reflection, for the code that
 // writes and reads it by hand: it appends JSON strings exactly as
 // encoding/json writes them by default (HTML-safe: <, > and & escaped),
-// checks a text as encoding/json.Valid does, and scans JSON's tokens
-// (white space, strings, numbers, literals) for hand-written parsers.
+// checks a text as encoding/json.Valid does, scans JSON's tokens (white
+// space, strings, numbers, literals) for hand-written parsers, and walks
+// a valid text's objects and arrays (Members, Elements) for decoders that
+// read only what they need.
 package jsonstr
 
 import (

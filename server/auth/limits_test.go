@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/server"
 )
 
 // TestProductionLimits: inputs production refuses get its error codes.
@@ -111,6 +112,24 @@ func BenchmarkHugePassword(b *testing.B) {
 		h.ServeHTTP(w, req)
 		if w.Code != 400 {
 			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// TestOOBLinkFollowsLocalAddress: one handler served on two ports names,
+// in each link, the port the request arrived at, however the requests
+// alternate.
+func TestOOBLinkFollowsLocalAddress(t *testing.T) {
+	h := New(auth.New(auth.Options{}), Options{DefaultProject: "p"})
+	a, b := httptest.NewServer(server.Guard(h, nil)), httptest.NewServer(server.Guard(h, nil))
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	do(t, a, "POST", "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", "application/json", `{"email":"h@example.com","password":"secret123"}`)
+	for _, ts := range []*httptest.Server{a, a, b, b, a, b} {
+		_, m := do(t, ts, "POST", "/identitytoolkit.googleapis.com/v1/projects/p/accounts:sendOobCode", "Bearer owner", "application/json",
+			`{"requestType":"PASSWORD_RESET","email":"h@example.com","returnOobLink":true}`)
+		if link, _ := m["oobLink"].(string); !strings.HasPrefix(link, ts.URL+"/emulator/action?") {
+			t.Fatalf("oobLink = %q, want it on %s", link, ts.URL)
 		}
 	}
 }

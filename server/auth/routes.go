@@ -354,6 +354,9 @@ func (h *Handler) idpConfigs(req *request, tail string) bool {
 			writeError(req.w, err)
 			return false
 		}
+		if raw == nil {
+			raw = map[string]any{} // an empty body is an empty config
+		}
 		body = raw
 		return true
 	}

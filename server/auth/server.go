@@ -19,7 +19,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/identity"
@@ -50,6 +53,17 @@ type Options struct {
 type Handler struct {
 	eng  *auth.Engine
 	opts Options
+	// local is the URL of the local address requests arrive at, kept
+	// for the next requests to the same one (every request to a port).
+	local atomic.Pointer[localBase]
+}
+
+// localBase is one local TCP address and its URL.
+type localBase struct {
+	ip   net.IP
+	port int
+	zone string
+	url  string
 }
 
 // New returns the handler for eng.
@@ -99,7 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := &request{w: w, r: r, body: body}
 	req.call.BaseURL = h.opts.BaseURL
 	if req.call.BaseURL == "" {
-		req.call.BaseURL = localURL(r)
+		req.call.BaseURL = h.localURL(r)
 	}
 	path := r.URL.Path
 	switch {
@@ -146,11 +160,23 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 // localURL is http://<the local address the connection arrived at>; the
 // Host header is the client's to choose and must not end up in links the
 // server hands out.
-func localURL(r *http.Request) string {
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
+// The URL of a TCP address is kept (h.local) and reused while requests
+// arrive at the same address, rather than written out for each.
+func (h *Handler) localURL(r *http.Request) string {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a == nil {
+		return "http://127.0.0.1:9099"
+	}
+	t, ok := a.(*net.TCPAddr)
+	if !ok {
 		return "http://" + a.String()
 	}
-	return "http://127.0.0.1:9099"
+	if l := h.local.Load(); l != nil && l.port == t.Port && l.zone == t.Zone && l.ip.Equal(t.IP) {
+		return l.url
+	}
+	u := "http://" + t.String()
+	h.local.Store(&localBase{ip: slices.Clone(t.IP), port: t.Port, zone: t.Zone, url: u})
+	return u
 }
 
 // authenticate applies the emulator's security rules for Identity Toolkit
@@ -172,7 +198,7 @@ func (h *Handler) authenticate(req *request, oauth bool) bool {
 			return false
 		}
 	}
-	key := req.r.URL.Query().Get("key")
+	key := queryValue(req.r.URL.RawQuery, "key")
 	if key == "" {
 		key = req.r.Header.Get("X-Goog-Api-Key")
 	}
@@ -241,4 +267,28 @@ func respond[T any](req *request, v T, err error) {
 		return
 	}
 	api.JSON(req.w, 200, v)
+}
+
+// queryValue is url.ParseQuery(rawQuery).Get(name) without building the
+// map of every parameter: the first value of name, pairs that do not
+// unescape (or hold a semicolon) skipped as ParseQuery skips them. Every
+// client call reads its API key this way.
+func queryValue(rawQuery, name string) string {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || k != name {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			continue
+		}
+		return v
+	}
+	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/pyric/pyric/errcode"
 )
@@ -65,30 +66,51 @@ func Canonical(c errcode.Code, msg string) Status {
 // Encode is v as the style writes it.
 func (s Style) Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	if err := s.encode(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// encode writes v as the style writes it to buf.
+func (s Style) encode(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(!s.RawHTML)
 	if s.Indent {
 		enc.SetIndent("", "  ")
 	}
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return err
 	}
-	b := buf.Bytes()
 	if !s.Newline {
-		b = b[:len(b)-1]
+		buf.Truncate(buf.Len() - 1)
 	}
-	return b, nil
+	return nil
 }
+
+// buffers are JSON's encoding buffers, reused across responses: a fresh
+// one grew several times over a response of a few hundred bytes.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer bounds the buffers kept for reuse, so that one large
+// response does not stay allocated.
+const maxPooledBuffer = 64 << 10
 
 // JSON answers status with v encoded in the style; a value that does not
 // encode (a program error) answers 500 INTERNAL instead.
 func (s Style) JSON(w http.ResponseWriter, status int, v any) {
-	b, err := s.Encode(v)
-	if err != nil {
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buffers.Put(buf)
+		}
+	}()
+	if err := s.encode(buf, v); err != nil {
 		s.Error(w, Canonical(errcode.Internal, "encoding the response failed: "+err.Error()))
 		return
 	}
-	s.write(w, status, b)
+	s.write(w, status, buf.Bytes()) // Write does not keep the bytes (io.Writer's contract)
 }
 
 // Body answers status with body, JSON already encoded; the style adds its

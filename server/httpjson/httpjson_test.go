@@ -2,6 +2,7 @@ package httpjson_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/pyric/pyric/errcode"
@@ -54,6 +55,29 @@ func TestBytes(t *testing.T) {
 		for k, v := range tc.headers {
 			if got := w.Header().Get(k); got != v {
 				t.Errorf("%s: %s %q, want %q", tc.name, k, got, v)
+			}
+		}
+	}
+}
+
+// JSON's buffers are reused: each answer holds its own bytes only, after
+// a longer one, after one that failed to encode half-way, in each style.
+func TestJSONReusedBuffers(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	for _, st := range []httpjson.Style{{Newline: true}, {}, {Indent: true}, {RawHTML: true}} {
+		for range 3 {
+			w := httptest.NewRecorder()
+			st.JSON(w, 200, map[string]any{"long": long})
+			w = httptest.NewRecorder()
+			st.JSON(w, 200, []any{1, func() {}}) // fails after "[1,"
+			if w.Code != 500 || strings.Contains(w.Body.String(), "[1") {
+				t.Errorf("%+v: unencodable answered %d %q", st, w.Code, w.Body)
+			}
+			w = httptest.NewRecorder()
+			st.JSON(w, 201, "<a>")
+			want, _ := st.Encode("<a>")
+			if w.Code != 201 || w.Body.String() != string(want) || len(want) > 16 {
+				t.Errorf("%+v: %d %q, want %q", st, w.Code, w.Body, want)
 			}
 		}
 	}

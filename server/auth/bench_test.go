@@ -1,0 +1,71 @@
+package authserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pyric/pyric/auth"
+	authserver "github.com/pyric/pyric/server/auth"
+	"github.com/pyric/pyric/server/auth/authtest"
+)
+
+// BenchmarkHandler measures the calls e2e/authbench makes (sign-up,
+// sign-in with a password, a token refresh, the Admin SDK's lookup)
+// through the HTTP handler, body decoding and response encoding included,
+// on the durable log pyric serve gives Auth; without the network, so that
+// allocs/op is the adapter's and the engine's.
+func BenchmarkHandler(b *testing.B) {
+	eng, err := auth.Open(auth.Options{Log: authtest.TempLog(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := authserver.New(eng, authserver.Options{DefaultProject: "p"})
+	post := func(b *testing.B, path, authz, body string) map[string]any {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+		}
+		var out map[string]any
+		json.Unmarshal(w.Body.Bytes(), &out)
+		return out
+	}
+	const n = 500
+	refresh, uids := make([]string, n), make([]string, n)
+	for i := range n {
+		out := post(b, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", fmt.Sprintf(`{"email":"seed%d@bench.example","password":"secret-1","returnSecureToken":true}`, i))
+		refresh[i], _ = out["refreshToken"].(string)
+		uids[i], _ = out["localId"].(string)
+	}
+	made := 0
+	run := func(name string, fn func(i int)) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				fn(i % n)
+			}
+		})
+	}
+	run("sign-up", func(int) {
+		made++
+		post(b, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", fmt.Sprintf(`{"email":"new%d@bench.example","password":"secret-1","returnSecureToken":true}`, made))
+	})
+	run("sign-in", func(i int) {
+		post(b, "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k", "", fmt.Sprintf(`{"email":"seed%d@bench.example","password":"secret-1","returnSecureToken":true}`, i))
+	})
+	run("refresh", func(i int) {
+		post(b, "/securetoken.googleapis.com/v1/token?key=k", "", `{"grant_type":"refresh_token","refresh_token":"`+refresh[i]+`"}`)
+	})
+	run("lookup", func(i int) {
+		post(b, "/identitytoolkit.googleapis.com/v1/projects/p/accounts:lookup", "Bearer owner", `{"localId":["`+uids[i]+`"]}`)
+	})
+}

@@ -355,14 +355,9 @@ func check(v any, t reflect.Type, path, name string) (any, error) {
 		fields := map[string]reflect.StructField{}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if f.Anonymous || !f.IsExported() {
-				continue
+			if n, ok := jsonName(f); ok {
+				fields[n] = f
 			}
-			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if n == "" || n == "-" {
-				continue
-			}
-			fields[n] = f
 		}
 		keys := make([]string, 0, len(m))
 		for k := range m {
@@ -385,6 +380,17 @@ func check(v any, t reflect.Type, path, name string) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// jsonName is the member name a request struct's field is decoded from:
+// its json tag's name; ok is false for a field a body cannot set
+// (embedded, unexported, untagged or tagged "-").
+func jsonName(f reflect.StructField) (name string, ok bool) {
+	if f.Anonymous || !f.IsExported() {
+		return "", false
+	}
+	n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return n, n != "" && n != "-"
 }
 
 // assign stores a checked JSON value into v without re-encoding it (a

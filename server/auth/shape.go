@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/pyric/pyric/internal/jsonstr"
@@ -86,14 +85,9 @@ func buildShape(t reflect.Type, seen map[reflect.Type]*shape) *shape {
 		seen[t] = s
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if f.Anonymous || !f.IsExported() {
-				continue
+			if n, ok := jsonName(f); ok {
+				s.fields[n] = field{index: i, typ: f.Type, shape: buildShape(f.Type, seen)}
 			}
-			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if n == "" || n == "-" {
-				continue
-			}
-			s.fields[n] = field{index: i, typ: f.Type, shape: buildShape(f.Type, seen)}
 		}
 		return s
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/storage"
@@ -442,5 +443,111 @@ func TestRecorderKeepsDamagedAside(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecorderChecksPreviousOnce: the previous session was checked by
+// the start that kept it, which wrote its stamp into the new session:
+// the next start does not read it again while it is unchanged (so a
+// garbling that kept its size and time goes unseen, which is how the
+// test knows), and checks it when it changed.
+func TestRecorderChecksPreviousOnce(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	var warned []string
+	session := func() {
+		t.Helper()
+		rec, err := Start(context.Background(), b.Sandbox, path, Options{Warn: func(m string) { warned = append(warned, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	garble := func(keepTime bool) []byte {
+		t.Helper()
+		prev := PreviousPath(path)
+		fi, err := os.Stat(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(prev)
+		data[0] = 'x'
+		if err := os.WriteFile(prev, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if keepTime {
+			os.Chtimes(prev, fi.ModTime(), fi.ModTime())
+		}
+		return data
+	}
+	session()
+	session() // keeps the first as the previous one
+	second, _ := os.ReadFile(path)
+	garble(true)
+	session()
+	if len(warned) != 0 {
+		t.Fatalf("the previous session, checked when it was kept, was read again: %q", warned)
+	}
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(second) {
+		t.Fatalf("previous session %q, want the second one", got)
+	}
+	garbled := garble(false)
+	session()
+	if len(warned) != 1 || !strings.Contains(warned[0], "not valid JSON") {
+		t.Fatalf("a changed previous session was not checked: warnings %q", warned)
+	}
+	if got, _ := os.ReadFile(DamagedPath(PreviousPath(path), 1)); string(got) != string(garbled) {
+		t.Fatalf("the damaged previous session was not kept aside: %q", got)
+	}
+}
+
+// TestRecorderUnflushedNotKept: a session killed before its first flush
+// (the file Start writes: no events, no state) holds nothing, and is not
+// kept over the previous session, whose stamp the next session carries
+// on.
+func TestRecorderUnflushedNotKept(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	good := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":{"c/d":{"a":1}}}}}}` + "\n")
+	os.WriteFile(PreviousPath(path), good, 0o644)
+	fi, _ := os.Stat(PreviousPath(path))
+	stamp := stampOf(fi)
+	unflushed, _ := json.Marshal(sessionHead{Fixture: &Fixture{Schema: Schema, Events: []event.Event{}, Services: map[string]*ServiceData{}}, KeptPrevious: stamp, Unflushed: true})
+	os.WriteFile(path, append(unflushed, '\n'), 0o644)
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(good) {
+		t.Fatalf("the previous session was replaced by one that never flushed: %q", got)
+	}
+	head := &headFields{}
+	if readHead(data, head); head.KeptPrevious == nil || *head.KeptPrevious != *stamp {
+		t.Fatalf("the new session says it kept %+v, want %+v", head.KeptPrevious, stamp)
+	}
+	// A fixture with no events and no state that Start did not write
+	// is kept as any other.
+	os.WriteFile(path, []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}`), 0o644)
+	rec, err = Start(context.Background(), b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != `{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}` {
+		t.Fatalf("previous session %q", got)
 	}
 }

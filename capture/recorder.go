@@ -81,6 +81,9 @@ type Recorder struct {
 	flushed time.Time     // when the last flush ended
 	err     error
 	created string
+	// kept is the stamp of the previous session Start kept, which the
+	// file's first line says.
+	kept *fileStamp
 
 	flushMu sync.Mutex        // one flush at a time; guards the file's fields below
 	f       *os.File          // the file, open for appending; nil until the first rewrite
@@ -137,12 +140,13 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
-	if err := keepPrevious(path, opts.Warn); err != nil {
+	kept, err := keepPrevious(path, opts.Warn)
+	if err != nil {
 		return nil, err
 	}
 	bus := sb.Events()
 	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]service.Records{},
-		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true,
+		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true, kept: kept,
 		created: sb.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
 	for _, svc := range sb.Services() {
 		if rs, ok := svc.(service.Records); ok {
@@ -161,48 +165,132 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 }
 
 // keepPrevious moves the fixture at path, the previous session, to
-// PreviousPath(path). A file there or at path that is not a fixture —
-// damaged on disk, since the recorder only ever renames whole fixtures
-// into place — is the user's data all the same: it is moved to
-// DamagedPath instead, unchanged, with a warning, and not overwritten.
-func keepPrevious(path string, warn func(string)) error {
+// PreviousPath(path), and returns the stamp of the file it moved there
+// (nil: none). A file at path that is not a fixture — damaged on disk,
+// since the recorder only ever renames whole fixtures into place — is
+// the user's data all the same: it is moved to DamagedPath instead,
+// unchanged, with a warning, and not overwritten; so is a damaged file
+// at PreviousPath that the move would overwrite. That file was checked
+// by the start that moved it there, which wrote its stamp into the
+// session at path: unchanged since (same size and modification time,
+// which a rename keeps), it is not read again — a big store's sessions
+// are megabytes of JSON, read before any port serves. A session that
+// never got past its start (a kill before its first flush: no events,
+// no state) holds nothing to keep: it is overwritten, and the previous
+// session stays where it is.
+func keepPrevious(path string, warn func(string)) (*fileStamp, error) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil
+		return nil, nil
 	}
 	prev := PreviousPath(path)
-	// The two files are read and checked at once: a big store's
-	// sessions are megabytes of JSON, read before any port serves.
-	files := []string{prev, path}
-	damage := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, p := range files {
-		wg.Go(func() {
-			data, release, err := prefault.MapFile(p)
-			if err != nil {
-				return // none at prev
-			}
-			defer release()
-			damage[i] = checkMapped(data)
-		})
+	head, derr := checkFile(path)
+	if derr != nil {
+		to, err := keepAside(path)
+		if err != nil {
+			return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", path, derr, err)
+		}
+		warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", path, derr, to))
+		return nil, nil
 	}
-	wg.Wait()
-	for i, p := range files {
-		if derr := damage[i]; derr != nil {
-			to, err := keepAside(p)
+	if head.empty() {
+		return head.KeptPrevious, nil
+	}
+	if pfi, err := os.Stat(prev); err == nil && pfi.Mode().IsRegular() && !head.KeptPrevious.matches(pfi) {
+		if _, derr := checkFile(prev); derr != nil {
+			to, err := keepAside(prev)
 			if err != nil {
-				return fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", p, derr, err)
+				return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", prev, derr, err)
 			}
-			warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", p, derr, to))
+			warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", prev, derr, to))
 		}
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil // kept aside
-	}
 	if err := os.Rename(path, prev); err != nil {
-		return fmt.Errorf("capture: keeping the previous session: %w", err)
+		return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
 	}
-	return nil
+	return stampOf(fi), nil
+}
+
+// fileStamp identifies a file a start checked: its size and modification
+// time, which renaming it keeps and writing to it changes.
+type fileStamp struct {
+	Size    int64 `json:"size"`
+	ModTime int64 `json:"modTime"` // Unix nanoseconds
+}
+
+func stampOf(fi os.FileInfo) *fileStamp {
+	return &fileStamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+}
+
+// matches says fi is the file s was taken of, unchanged.
+func (s *fileStamp) matches(fi os.FileInfo) bool {
+	return s != nil && *s == *stampOf(fi)
+}
+
+// sessionHead is the first line of the file a Recorder writes: the
+// fixture, the stamp of the previous session its start checked and kept
+// (keepPrevious), and whether it is the file Start writes before the
+// first flush; a decoder of the fixture ignores both.
+type sessionHead struct {
+	*Fixture
+	KeptPrevious *fileStamp `json:"keptPrevious,omitempty"`
+	Unflushed    bool       `json:"unflushed,omitempty"`
+}
+
+// headFields are the fields of a session file's first line keepPrevious
+// reads.
+type headFields struct {
+	KeptPrevious *fileStamp `json:"keptPrevious"`
+	Unflushed    bool       `json:"unflushed"`
+	read         bool       // the first line was read
+	tail         bool       // lines follow it
+}
+
+// empty says the file is a session that never flushed: Start's first
+// file, nothing appended.
+func (h *headFields) empty() bool { return h.read && h.Unflushed && !h.tail }
+
+// checkFile checks the fixture file at path (checkMapped) and reads its
+// first line's fields. A file that cannot be read is not damaged: it
+// returns empty fields.
+func checkFile(path string) (*headFields, error) {
+	data, release, err := prefault.MapFile(path)
+	if err != nil {
+		return &headFields{}, nil
+	}
+	defer release()
+	if err := checkMapped(data); err != nil {
+		return nil, err
+	}
+	h := &headFields{}
+	readHead(data, h)
+	return h, nil
+}
+
+// readHead reads the fields of data's first JSON value into h, as
+// checkMapped reads a mapping (a file cut short meanwhile reads as no
+// fields).
+func readHead(data []byte, h *headFields) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			*h = headFields{}
+		}
+	}()
+	base, ok := compactBase(data)
+	if !ok {
+		if base, _, ok = splitLog(data); !ok {
+			return
+		}
+	}
+	if json.Unmarshal(base, h) != nil {
+		*h = headFields{}
+		return
+	}
+	h.read, h.tail = true, len(bytes.TrimSpace(data[len(base):])) > 0
 }
 
 // checkMapped is checkWhole on a file's mapping. Another process cutting
@@ -537,14 +625,18 @@ func (l *lineEncoder) line(e event.Event) ([]byte, [2]int, error) {
 	return l.slab[start:len(l.slab):len(l.slab)], after, nil
 }
 
-// writeEmpty writes the session before it has events: no events, no
-// state, the rules in force.
+// writeEmpty writes the session before its first flush: no events, no
+// state, the rules in force, marked unflushed.
 func (r *Recorder) writeEmpty() error {
-	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description, Services: map[string]*ServiceData{}}
+	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description,
+		Events: []event.Event{}, Services: map[string]*ServiceData{}}
 	addRules(r.sb, f)
-	data, err := Encode(f)
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)                                                          // as rewriteFile writes it
+	err := enc.Encode(sessionHead{Fixture: f, KeptPrevious: r.kept, Unflushed: true}) // ends with a newline
 	if err == nil {
-		err = WriteFileAtomic(r.path, data)
+		err = WriteFileAtomic(r.path, data.Bytes())
 	}
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
@@ -933,7 +1025,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	addRules(r.sb, head)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(head); err != nil { // ends with a newline
+	if err := enc.Encode(sessionHead{Fixture: head, KeptPrevious: r.kept}); err != nil { // ends with a newline
 		return fail(err)
 	}
 	spans := make([]span, 0, len(evs))

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/event"
@@ -550,4 +551,70 @@ func TestRecorderUnflushedNotKept(t *testing.T) {
 	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != `{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}` {
 		t.Fatalf("previous session %q", got)
 	}
+}
+
+// TestRecorderFirstFlushWaits: the first flush, which writes the whole
+// state, waits FirstFlush while only reads come (the file stays Start's,
+// unflushed), comes at once when the state changes, and comes anyway
+// once FirstFlush has passed.
+func TestRecorderFirstFlushWaits(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := testfs.Of(b.Sandbox).Admin()
+	if err := fs.SetDocument(ctx, "c/before", map[string]any{"i": 1}); err != nil {
+		t.Fatal(err)
+	}
+	flushed := func(path string) bool {
+		data, _ := os.ReadFile(path)
+		h := &headFields{}
+		readHead(data, h)
+		return h.read && !h.empty()
+	}
+	waitFlushed := func(path string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !flushed(path); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first flush did not come")
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{FirstFlush: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	for range 5 {
+		b.Sandbox.Events().Emit(event.Event{Service: "firestore", Kind: event.KindRequest, Method: "get", Path: "c/before", Request: &event.Request{Verdict: event.Bypassed}})
+	}
+	time.Sleep(300 * time.Millisecond)
+	if flushed(path) {
+		t.Fatal("reads brought the first flush forward")
+	}
+	if err := fs.SetDocument(ctx, "c/after", map[string]any{"i": 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitFlushed(path)
+	fx, err := rec.Fixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs, err := stateDocs(fx); err != nil || docs["c/before"] == nil || docs["c/after"] == nil {
+		t.Fatalf("state after the first flush: %v %v", docs, err)
+	}
+
+	path2 := filepath.Join(t.TempDir(), "last-session.json")
+	rec2, err := Start(ctx, b.Sandbox, path2, Options{FirstFlush: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec2.Close()
+	if flushed(path2) {
+		t.Fatal("Start wrote more than an unflushed session")
+	}
+	waitFlushed(path2)
 }

@@ -32,6 +32,11 @@ type Options struct {
 	// spell is written at once, a burst of them costs one write per
 	// interval.
 	Debounce time.Duration
+	// FirstFlush is how long after Start the first flush, which writes
+	// the whole state, waits when nothing changes the state before
+	// (default 1s): the start of a big store is not slowed by writing it
+	// while the ports open.
+	FirstFlush time.Duration
 	// Description and CapturedBy go into the fixture's header.
 	Description string
 	CapturedBy  string
@@ -112,7 +117,8 @@ type span struct {
 // is called. Before Start returns the file holds a session with no events
 // and no state (cheap, so a big store does not delay the start, and an
 // unwritable path is reported at once); the state is written in the
-// background right after, and from then on only what changes is
+// background by the first flush (when the state first changes, or
+// FirstFlush after Start), and from then on only what changes is
 // appended. A fixture already at path — the previous session, perhaps of
 // a killed server — is kept as PreviousPath(path) rather than
 // overwritten, and temporary files a killed rewrite left are removed.
@@ -122,6 +128,9 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = 4096
+	}
+	if opts.FirstFlush <= 0 {
+		opts.FirstFlush = time.Second
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
@@ -648,7 +657,16 @@ func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
 	var timer *time.Timer
 	var fire <-chan time.Time
-	r.Flush() // the state at start, and the events the history held
+	// The first flush writes the whole state (at 100k documents, more
+	// CPU than the rest of the start): it waits FirstFlush, unless an
+	// event changes the state first (then a kill loses no more of the
+	// session than later), so that it does not compete with the start.
+	// Until then the file is Start's, a session with no events and no
+	// state; reads, such as clients probing the ports, do not bring the
+	// flush forward.
+	first := time.NewTimer(r.opts.FirstFlush)
+	defer first.Stop()
+	firstDue := first.C
 	for {
 		// While a flush is scheduled the subscription is not read: events
 		// wait in its buffer (or, past it, in the bus's history) and are
@@ -666,6 +684,10 @@ func (r *Recorder) run(ctx context.Context) {
 				return
 			}
 			r.add(e)
+			if firstDue != nil && (e.Kind == event.KindRequest || e.Kind == event.KindListener) && r.unflushed() {
+				continue
+			}
+			firstDue = nil
 			// Leave at least nine times the last flush between flushes,
 			// so capture never takes more than a tenth of the time. The
 			// first change after a quiet spell is written at once (a
@@ -689,6 +711,12 @@ func (r *Recorder) run(ctx context.Context) {
 			timer, fire = nil, nil
 			r.drain()
 			r.Flush()
+		case <-firstDue:
+			firstDue = nil
+			if timer == nil && r.unflushed() {
+				r.drain()
+				r.Flush()
+			}
 		case <-ctx.Done():
 			r.drain()
 			r.finish()
@@ -699,6 +727,13 @@ func (r *Recorder) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// unflushed says no flush has run yet.
+func (r *Recorder) unflushed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushed.IsZero()
 }
 
 // finish flushes the last changes and, when the file holds more events

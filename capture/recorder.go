@@ -1007,26 +1007,25 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]cha
 // beyond the bounds, then pending, through a temporary file renamed over
 // it; callers hold flushMu.
 func (r *Recorder) rewriteFile(pending [][]byte) error {
-	type ev struct {
-		sp   span   // in the old file, when line is nil
-		line []byte // pending
+	// The events kept are the file's (r.spans) then pending, past the
+	// oldest beyond the bounds; they are not gathered in one list, which
+	// at 150k events was 6 MB allocated for the rewrite's length.
+	old, total := len(r.spans), len(r.spans)+len(pending)
+	evSize := func(i int) int64 {
+		if i < old {
+			return r.spans[i].n
+		}
+		return int64(len(pending[i-old]))
 	}
-	evs := make([]ev, 0, len(r.spans)+len(pending))
-	bytesIn := int64(0)
-	for _, s := range r.spans {
-		evs = append(evs, ev{sp: s})
-		bytesIn += s.n
-	}
+	bytesIn := r.evBytes
 	for _, l := range pending {
-		evs = append(evs, ev{line: l, sp: span{n: int64(len(l))}})
 		bytesIn += int64(len(l))
 	}
 	cut := 0
-	for cut < len(evs) && (len(evs)-cut > r.opts.MaxEvents || bytesIn > int64(r.opts.MaxBytes)) {
-		bytesIn -= evs[cut].sp.n
+	for cut < total && (total-cut > r.opts.MaxEvents || bytesIn > int64(r.opts.MaxBytes)) {
+		bytesIn -= evSize(cut)
 		cut++
 	}
-	evs = evs[cut:]
 	r.mu.Lock()
 	r.trimmed += uint64(cut)
 	lost, trimmed := r.lost, r.trimmed
@@ -1063,22 +1062,36 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	if err := enc.Encode(sessionHead{Fixture: head, KeptPrevious: r.kept}); err != nil { // ends with a newline
 		return fail(err)
 	}
-	spans := make([]span, 0, len(evs))
+	spans := make([]span, 0, total-cut)
 	var evBytes int64
+	// The file's events are read in order through one buffer, skipping
+	// the lines between them: a read per event was a system call per
+	// event.
+	var from *bufio.Reader
+	var at int64
 	var line []byte
-	for _, e := range evs {
-		off := w.n
-		if e.line != nil {
-			w.Write(e.line)
-		} else {
-			line = slices.Grow(line[:0], int(e.sp.n))[:e.sp.n]
-			if _, err := r.f.ReadAt(line, e.sp.off); err != nil {
+	if cut < old {
+		at = r.spans[cut].off
+		from = bufio.NewReaderSize(io.NewSectionReader(r.f, at, r.size-at), 1<<16)
+	}
+	for i := cut; i < total; i++ {
+		off, n := w.n, evSize(i)
+		if i < old {
+			sp := r.spans[i]
+			if _, err := from.Discard(int(sp.off - at)); err != nil {
+				return fail(err)
+			}
+			line = slices.Grow(line[:0], int(sp.n))[:sp.n]
+			if _, err := io.ReadFull(from, line); err != nil {
 				return fail(err)
 			}
 			w.Write(line)
+			at = sp.off + sp.n
+		} else {
+			w.Write(pending[i-old])
 		}
-		spans = append(spans, span{off: off, n: e.sp.n})
-		evBytes += e.sp.n
+		spans = append(spans, span{off: off, n: n})
+		evBytes += n
 	}
 	var rec bytes.Buffer
 	for svc, rs := range r.recs {

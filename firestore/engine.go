@@ -471,3 +471,18 @@ func (e *Engine) Document(name DatabaseName, rel string) *pb.Document {
 	defer db.st.RUnlock()
 	return db.st.GetAt(rel, db.st.ReadTime())
 }
+
+// scanDocument is Document for a reader of every document once (a
+// capture's EachRecord): it leaves the decoded-document cache as it was
+// (fsstore.Store.ScanAt).
+func (e *Engine) scanDocument(name DatabaseName, rel string) *pb.Document {
+	e.mu.Lock()
+	db, ok := e.dbs[name]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	db.st.RLock()
+	defer db.st.RUnlock()
+	return db.st.ScanAt(rel, db.st.ReadTime())
+}

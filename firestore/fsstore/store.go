@@ -227,7 +227,7 @@ var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64
 // document returns the version's document at rel, nil for a deletion.
 func (v version) document(rel string) *pb.Document {
 	if v.enc != nil {
-		return v.enc.decodeOnce(rel)
+		return v.enc.decode(rel)
 	}
 	return v.doc
 }

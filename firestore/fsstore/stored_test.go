@@ -284,8 +284,9 @@ func TestEncodingsFollowTheCache(t *testing.T) {
 	}
 }
 
-// TestScanLeavesTheCache: ScanAt reads what GetAt reads, but a document
-// kept only encoded is decoded for the caller alone: the decoded-document
+// TestScanLeavesTheCache: ScanAt reads what GetAt reads, but where GetAt
+// keeps the decoded form of a document kept only encoded, ScanAt decodes
+// it for the caller alone: the decoded-document
 // cache holds the same forms after a scan of every document as before
 // it, and a document it did not hold stays encoded only.
 func TestScanLeavesTheCache(t *testing.T) {
@@ -330,8 +331,12 @@ func TestScanLeavesTheCache(t *testing.T) {
 				t.Errorf("%s: the scan kept its decoded form", rel)
 			}
 		}
-		if want := s.GetAt(rel, now); !proto.Equal(got, want) {
+		want := s.GetAt(rel, now)
+		if !proto.Equal(got, want) {
 			t.Errorf("%s: ScanAt %v, GetAt %v", rel, got, want)
+		}
+		if v.enc.doc.Load() != want {
+			t.Errorf("%s: GetAt did not keep its decoded form", rel)
 		}
 	}
 	if encodedOnly == 0 {

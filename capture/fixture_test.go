@@ -554,9 +554,10 @@ func TestRecorderUnflushedNotKept(t *testing.T) {
 }
 
 // TestRecorderFirstFlushWaits: the first flush, which writes the whole
-// state, waits FirstFlush while only reads come (the file stays Start's,
-// unflushed), comes at once when the state changes, and comes anyway
-// once FirstFlush has passed.
+// state, waits FirstFlush whatever comes meanwhile (reads and writes, as
+// clients probing the ports send): the file stays Start's, unflushed;
+// Flush writes it at once; without it, it comes once FirstFlush passed,
+// with what came meanwhile.
 func TestRecorderFirstFlushWaits(t *testing.T) {
 	b, err := backend.Start(backend.Options{})
 	if err != nil {
@@ -588,20 +589,23 @@ func TestRecorderFirstFlushWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
+	request := event.Event{Service: "firestore", Kind: event.KindRequest, Method: "get", Path: "c/before", Request: &event.Request{Verdict: event.Bypassed}}
 	for range 5 {
-		b.Sandbox.Events().Emit(event.Event{Service: "firestore", Kind: event.KindRequest, Method: "get", Path: "c/before", Request: &event.Request{Verdict: event.Bypassed}})
-	}
-	time.Sleep(300 * time.Millisecond)
-	if flushed(path) {
-		t.Fatal("reads brought the first flush forward")
+		b.Sandbox.Events().Emit(request)
 	}
 	if err := fs.SetDocument(ctx, "c/after", map[string]any{"i": 2}); err != nil {
 		t.Fatal(err)
 	}
-	waitFlushed(path)
-	fx, err := rec.Fixture()
+	time.Sleep(300 * time.Millisecond)
+	if flushed(path) {
+		t.Fatal("reads or a write brought the first flush forward")
+	}
+	fx, err := rec.Fixture() // flushes
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !flushed(path) {
+		t.Fatal("Flush did not write the session")
 	}
 	if docs, err := stateDocs(fx); err != nil || docs["c/before"] == nil || docs["c/after"] == nil {
 		t.Fatalf("state after the first flush: %v %v", docs, err)
@@ -613,8 +617,29 @@ func TestRecorderFirstFlushWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec2.Close()
+	if err := fs.SetDocument(ctx, "c/later", map[string]any{"i": 3}); err != nil {
+		t.Fatal(err)
+	}
 	if flushed(path2) {
 		t.Fatal("Start wrote more than an unflushed session")
 	}
 	waitFlushed(path2)
+	data, _ := os.ReadFile(path2)
+	fx2, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := stateDocs(fx2)
+	if err != nil || docs["c/later"] == nil {
+		t.Fatalf("the first flush's state lacks the write before it: %v %v", docs, err)
+	}
+	commits := 0
+	for _, e := range fx2.Events {
+		if e.Kind == event.KindCommit && e.Path == "c/later" {
+			commits++
+		}
+	}
+	if commits != 1 {
+		t.Errorf("the first flush has %d commits of c/later, want 1", commits)
+	}
 }

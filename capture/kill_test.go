@@ -37,7 +37,7 @@ func TestKillChild(t *testing.T) {
 	}
 	// Small bounds, so that rewrites (when the file outgrows them) come
 	// often and kills land in them too.
-	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Millisecond, MaxEvents: 300, MaxBytes: 128 << 10})
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Millisecond, FirstFlush: time.Millisecond, MaxEvents: 300, MaxBytes: 128 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,9 +33,8 @@ type Options struct {
 	// interval.
 	Debounce time.Duration
 	// FirstFlush is how long after Start the first flush, which writes
-	// the whole state, waits when nothing changes the state before
-	// (default 1s): the start of a big store is not slowed by writing it
-	// while the ports open.
+	// the whole state, waits (default 1s): the start of a big store is
+	// not slowed by writing it while the ports open.
 	FirstFlush time.Duration
 	// Description and CapturedBy go into the fixture's header.
 	Description string
@@ -117,9 +116,8 @@ type span struct {
 // is called. Before Start returns the file holds a session with no events
 // and no state (cheap, so a big store does not delay the start, and an
 // unwritable path is reported at once); the state is written in the
-// background by the first flush (when the state first changes, or
-// FirstFlush after Start), and from then on only what changes is
-// appended. A fixture already at path — the previous session, perhaps of
+// background by the first flush (FirstFlush after Start), and from then
+// on only what changes is appended. A fixture already at path — the previous session, perhaps of
 // a killed server — is kept as PreviousPath(path) rather than
 // overwritten, and temporary files a killed rewrite left are removed.
 func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) (*Recorder, error) {
@@ -658,12 +656,13 @@ func (r *Recorder) run(ctx context.Context) {
 	var timer *time.Timer
 	var fire <-chan time.Time
 	// The first flush writes the whole state (at 100k documents, more
-	// CPU than the rest of the start): it waits FirstFlush, unless an
-	// event changes the state first (then a kill loses no more of the
-	// session than later), so that it does not compete with the start.
-	// Until then the file is Start's, a session with no events and no
-	// state; reads, such as clients probing the ports, do not bring the
-	// flush forward.
+	// CPU than the rest of the start): it waits FirstFlush (unless Flush
+	// is called), so that it does not compete with the start, nor with
+	// the requests of clients probing the ports as they open (a sign-up
+	// among them changes the state). Until then the file is Start's, a
+	// session with no events and no state: a kill in that first second
+	// loses the session's first events, as a kill loses the last ones
+	// before a flush; the data itself is the store's, durable.
 	first := time.NewTimer(r.opts.FirstFlush)
 	defer first.Stop()
 	firstDue := first.C
@@ -684,7 +683,7 @@ func (r *Recorder) run(ctx context.Context) {
 				return
 			}
 			r.add(e)
-			if firstDue != nil && (e.Kind == event.KindRequest || e.Kind == event.KindListener) && r.unflushed() {
+			if firstDue != nil && r.unflushed() {
 				continue
 			}
 			firstDue = nil

@@ -643,3 +643,58 @@ func TestRecorderFirstFlushWaits(t *testing.T) {
 		t.Errorf("the first flush has %d commits of c/later, want 1", commits)
 	}
 }
+
+// TestKeepPreviousAhead: KeepPrevious checks ahead of Start what Start
+// keeps, changing nothing (a start that fails afterwards leaves the data
+// dir as it was); Start moves the files as the check found them and
+// warns of a damaged one; Start for another path checks that path's
+// itself.
+func TestKeepPreviousAhead(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	good := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}` + "\n")
+	garbled := []byte(`{"schema":` + "\xff")
+	os.WriteFile(path, good, 0o644)
+	os.WriteFile(PreviousPath(path), garbled, 0o644)
+	fi, _ := os.Stat(path)
+	p := KeepPrevious(path)
+	<-p.done
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(garbled) {
+		t.Fatalf("KeepPrevious changed the files: previous is %q", got)
+	}
+	// What the check found is what Start moves.
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	var warned []string
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{Previous: p, Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	rec.Close()
+	if len(warned) != 1 || !strings.Contains(warned[0], DamagedPath(PreviousPath(path), 1)) {
+		t.Errorf("warnings %q, want the damaged previous session's", warned)
+	}
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(good) {
+		t.Errorf("Start kept again: previous is %q", got)
+	}
+	head := &headFields{}
+	if readHead(data, head); !head.KeptPrevious.matches(fi) {
+		t.Errorf("the new session says it kept %+v", head.KeptPrevious)
+	}
+
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, good, 0o644)
+	rec, err = Start(context.Background(), b.Sandbox, other, Options{Previous: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(other)); string(got) != string(good) {
+		t.Errorf("Start with another path's keeping did not keep its own: %q", got)
+	}
+}

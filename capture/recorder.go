@@ -36,6 +36,10 @@ type Options struct {
 	// the whole state, waits (default 1s): the start of a big store is
 	// not slowed by writing it while the ports open.
 	FirstFlush time.Duration
+	// Previous is the keeping of the previous session at the path,
+	// started ahead by KeepPrevious; nil (or another path's): Start
+	// keeps it itself.
+	Previous *Previous
 	// Description and CapturedBy go into the fixture's header.
 	Description string
 	CapturedBy  string
@@ -147,7 +151,14 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
-	kept, err := keepPrevious(path, opts.Warn)
+	var kept *fileStamp
+	var err error
+	if p := opts.Previous; p != nil && p.path == path {
+		<-p.done
+		kept, err = p.check.keep(path, opts.Warn)
+	} else {
+		kept, err = keepPrevious(path, opts.Warn)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +182,30 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	return r, nil
 }
 
+// Previous is the check of a previous session (keepPrevious) that
+// KeepPrevious started ahead of Start.
+type Previous struct {
+	path  string
+	done  chan struct{}
+	check previousCheck
+}
+
+// KeepPrevious starts, in the background, the check of what Start keeps
+// first: the session file at path, the previous session (megabytes of
+// JSON for a big store). It changes nothing: Start moves the files as
+// the check found them. A caller that starts the recorder only once its
+// store is loaded starts this before loading it, so that the check runs
+// beside the load, and passes it to Start as Options.Previous; nothing
+// else may write at path meanwhile.
+func KeepPrevious(path string) *Previous {
+	p := &Previous{path: path, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.check = checkPrevious(path)
+	}()
+	return p
+}
+
 // keepPrevious moves the fixture at path, the previous session, to
 // PreviousPath(path), and returns the stamp of the file it moved there
 // (nil: none). A file at path that is not a fixture — damaged on disk,
@@ -186,36 +221,63 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 // no state) holds nothing to keep: it is overwritten, and the previous
 // session stays where it is.
 func keepPrevious(path string, warn func(string)) (*fileStamp, error) {
+	return checkPrevious(path).keep(path, warn)
+}
+
+// previousCheck is what keepPrevious found, before it moves anything.
+type previousCheck struct {
+	fi      os.FileInfo // the file at path; nil: none
+	head    *headFields // its first line's fields
+	damage  error       // why the file at path is not a fixture
+	prevBad error       // why the file at PreviousPath is not a fixture
+}
+
+// checkPrevious checks the files keepPrevious moves, changing nothing.
+func checkPrevious(path string) previousCheck {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
+		return previousCheck{}
+	}
+	c := previousCheck{fi: fi}
+	c.head, c.damage = checkFile(path)
+	if c.damage != nil || c.head.empty() {
+		return c
+	}
+	if pfi, err := os.Stat(PreviousPath(path)); err == nil && pfi.Mode().IsRegular() && !c.head.KeptPrevious.matches(pfi) {
+		_, c.prevBad = checkFile(PreviousPath(path))
+	}
+	return c
+}
+
+// keep moves the files as c found them (keepPrevious).
+func (c previousCheck) keep(path string, warn func(string)) (*fileStamp, error) {
+	if c.fi == nil {
 		return nil, nil
 	}
 	prev := PreviousPath(path)
-	head, derr := checkFile(path)
-	if derr != nil {
-		to, err := keepAside(path)
+	for _, f := range []struct {
+		path string
+		bad  error
+	}{{path, c.damage}, {prev, c.prevBad}} {
+		if f.bad == nil {
+			continue
+		}
+		to, err := keepAside(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", path, derr, err)
+			return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", f.path, f.bad, err)
 		}
-		warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", path, derr, to))
+		warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", f.path, f.bad, to))
+	}
+	switch {
+	case c.damage != nil:
 		return nil, nil
-	}
-	if head.empty() {
-		return head.KeptPrevious, nil
-	}
-	if pfi, err := os.Stat(prev); err == nil && pfi.Mode().IsRegular() && !head.KeptPrevious.matches(pfi) {
-		if _, derr := checkFile(prev); derr != nil {
-			to, err := keepAside(prev)
-			if err != nil {
-				return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", prev, derr, err)
-			}
-			warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", prev, derr, to))
-		}
+	case c.head.empty():
+		return c.head.KeptPrevious, nil
 	}
 	if err := os.Rename(path, prev); err != nil {
 		return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
 	}
-	return stampOf(fi), nil
+	return stampOf(c.fi), nil
 }
 
 // fileStamp identifies a file a start checked: its size and modification

@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
 	"github.com/pyric/pyric/storage"
@@ -442,5 +444,257 @@ func TestRecorderKeepsDamagedAside(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecorderChecksPreviousOnce: the previous session was checked by
+// the start that kept it, which wrote its stamp into the new session:
+// the next start does not read it again while it is unchanged (so a
+// garbling that kept its size and time goes unseen, which is how the
+// test knows), and checks it when it changed.
+func TestRecorderChecksPreviousOnce(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	var warned []string
+	session := func() {
+		t.Helper()
+		rec, err := Start(context.Background(), b.Sandbox, path, Options{Warn: func(m string) { warned = append(warned, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	garble := func(keepTime bool) []byte {
+		t.Helper()
+		prev := PreviousPath(path)
+		fi, err := os.Stat(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(prev)
+		data[0] = 'x'
+		if err := os.WriteFile(prev, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if keepTime {
+			os.Chtimes(prev, fi.ModTime(), fi.ModTime())
+		}
+		return data
+	}
+	session()
+	session() // keeps the first as the previous one
+	second, _ := os.ReadFile(path)
+	garble(true)
+	session()
+	if len(warned) != 0 {
+		t.Fatalf("the previous session, checked when it was kept, was read again: %q", warned)
+	}
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(second) {
+		t.Fatalf("previous session %q, want the second one", got)
+	}
+	garbled := garble(false)
+	session()
+	if len(warned) != 1 || !strings.Contains(warned[0], "not valid JSON") {
+		t.Fatalf("a changed previous session was not checked: warnings %q", warned)
+	}
+	if got, _ := os.ReadFile(DamagedPath(PreviousPath(path), 1)); string(got) != string(garbled) {
+		t.Fatalf("the damaged previous session was not kept aside: %q", got)
+	}
+}
+
+// TestRecorderUnflushedNotKept: a session killed before its first flush
+// (the file Start writes: no events, no state) holds nothing, and is not
+// kept over the previous session, whose stamp the next session carries
+// on.
+func TestRecorderUnflushedNotKept(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	good := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{"firestore":{"state":{"documents":{"c/d":{"a":1}}}}}}` + "\n")
+	os.WriteFile(PreviousPath(path), good, 0o644)
+	fi, _ := os.Stat(PreviousPath(path))
+	stamp := stampOf(fi)
+	unflushed, _ := json.Marshal(sessionHead{Fixture: &Fixture{Schema: Schema, Events: []event.Event{}, Services: map[string]*ServiceData{}}, KeptPrevious: stamp, Unflushed: true})
+	os.WriteFile(path, append(unflushed, '\n'), 0o644)
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(good) {
+		t.Fatalf("the previous session was replaced by one that never flushed: %q", got)
+	}
+	head := &headFields{}
+	if readHead(data, head); head.KeptPrevious == nil || *head.KeptPrevious != *stamp {
+		t.Fatalf("the new session says it kept %+v, want %+v", head.KeptPrevious, stamp)
+	}
+	// A fixture with no events and no state that Start did not write
+	// is kept as any other.
+	os.WriteFile(path, []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}`), 0o644)
+	rec, err = Start(context.Background(), b.Sandbox, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != `{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}` {
+		t.Fatalf("previous session %q", got)
+	}
+}
+
+// TestRecorderFirstFlushWaits: the first flush, which writes the whole
+// state, waits FirstFlush whatever comes meanwhile (reads and writes, as
+// clients probing the ports send): the file stays Start's, unflushed;
+// Flush writes it at once; without it, it comes once FirstFlush passed,
+// with what came meanwhile.
+func TestRecorderFirstFlushWaits(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	fs := testfs.Of(b.Sandbox).Admin()
+	if err := fs.SetDocument(ctx, "c/before", map[string]any{"i": 1}); err != nil {
+		t.Fatal(err)
+	}
+	flushed := func(path string) bool {
+		data, _ := os.ReadFile(path)
+		h := &headFields{}
+		readHead(data, h)
+		return h.read && !h.empty()
+	}
+	waitFlushed := func(path string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !flushed(path); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first flush did not come")
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{FirstFlush: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	request := event.Event{Service: "firestore", Kind: event.KindRequest, Method: "get", Path: "c/before", Request: &event.Request{Verdict: event.Bypassed}}
+	for range 5 {
+		b.Sandbox.Events().Emit(request)
+	}
+	if err := fs.SetDocument(ctx, "c/after", map[string]any{"i": 2}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if flushed(path) {
+		t.Fatal("reads or a write brought the first flush forward")
+	}
+	fx, err := rec.Fixture() // flushes
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !flushed(path) {
+		t.Fatal("Flush did not write the session")
+	}
+	if docs, err := stateDocs(fx); err != nil || docs["c/before"] == nil || docs["c/after"] == nil {
+		t.Fatalf("state after the first flush: %v %v", docs, err)
+	}
+
+	path2 := filepath.Join(t.TempDir(), "last-session.json")
+	rec2, err := Start(ctx, b.Sandbox, path2, Options{FirstFlush: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec2.Close()
+	if err := fs.SetDocument(ctx, "c/later", map[string]any{"i": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if flushed(path2) {
+		t.Fatal("Start wrote more than an unflushed session")
+	}
+	waitFlushed(path2)
+	data, _ := os.ReadFile(path2)
+	fx2, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := stateDocs(fx2)
+	if err != nil || docs["c/later"] == nil {
+		t.Fatalf("the first flush's state lacks the write before it: %v %v", docs, err)
+	}
+	commits := 0
+	for _, e := range fx2.Events {
+		if e.Kind == event.KindCommit && e.Path == "c/later" {
+			commits++
+		}
+	}
+	if commits != 1 {
+		t.Errorf("the first flush has %d commits of c/later, want 1", commits)
+	}
+}
+
+// TestKeepPreviousAhead: KeepPrevious checks ahead of Start what Start
+// keeps, changing nothing (a start that fails afterwards leaves the data
+// dir as it was); Start moves the files as the check found them and
+// warns of a damaged one; Start for another path checks that path's
+// itself.
+func TestKeepPreviousAhead(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-session.json")
+	good := []byte(`{"schema":"pyric.verify.fixture.v1","events":[],"services":{}}` + "\n")
+	garbled := []byte(`{"schema":` + "\xff")
+	os.WriteFile(path, good, 0o644)
+	os.WriteFile(PreviousPath(path), garbled, 0o644)
+	fi, _ := os.Stat(path)
+	p := KeepPrevious(path)
+	<-p.done
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(garbled) {
+		t.Fatalf("KeepPrevious changed the files: previous is %q", got)
+	}
+	// What the check found is what Start moves.
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	var warned []string
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{Previous: p, Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	rec.Close()
+	if len(warned) != 1 || !strings.Contains(warned[0], DamagedPath(PreviousPath(path), 1)) {
+		t.Errorf("warnings %q, want the damaged previous session's", warned)
+	}
+	if got, _ := os.ReadFile(PreviousPath(path)); string(got) != string(good) {
+		t.Errorf("Start kept again: previous is %q", got)
+	}
+	head := &headFields{}
+	if readHead(data, head); !head.KeptPrevious.matches(fi) {
+		t.Errorf("the new session says it kept %+v", head.KeptPrevious)
+	}
+
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, good, 0o644)
+	rec, err = Start(context.Background(), b.Sandbox, other, Options{Previous: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if got, _ := os.ReadFile(PreviousPath(other)); string(got) != string(good) {
+		t.Errorf("Start with another path's keeping did not keep its own: %q", got)
 	}
 }

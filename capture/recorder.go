@@ -32,6 +32,14 @@ type Options struct {
 	// spell is written at once, a burst of them costs one write per
 	// interval.
 	Debounce time.Duration
+	// FirstFlush is how long after Start the first flush, which writes
+	// the whole state, waits (default 1s): the start of a big store is
+	// not slowed by writing it while the ports open.
+	FirstFlush time.Duration
+	// Previous is the keeping of the previous session at the path,
+	// started ahead by KeepPrevious; nil (or another path's): Start
+	// keeps it itself.
+	Previous *Previous
 	// Description and CapturedBy go into the fixture's header.
 	Description string
 	CapturedBy  string
@@ -81,6 +89,9 @@ type Recorder struct {
 	flushed time.Time     // when the last flush ended
 	err     error
 	created string
+	// kept is the stamp of the previous session Start kept, which the
+	// file's first line says.
+	kept *fileStamp
 
 	flushMu sync.Mutex        // one flush at a time; guards the file's fields below
 	f       *os.File          // the file, open for appending; nil until the first rewrite
@@ -109,8 +120,8 @@ type span struct {
 // is called. Before Start returns the file holds a session with no events
 // and no state (cheap, so a big store does not delay the start, and an
 // unwritable path is reported at once); the state is written in the
-// background right after, and from then on only what changes is
-// appended. A fixture already at path — the previous session, perhaps of
+// background by the first flush (FirstFlush after Start), and from then
+// on only what changes is appended. A fixture already at path — the previous session, perhaps of
 // a killed server — is kept as PreviousPath(path) rather than
 // overwritten, and temporary files a killed rewrite left are removed.
 func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) (*Recorder, error) {
@@ -119,6 +130,9 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = 4096
+	}
+	if opts.FirstFlush <= 0 {
+		opts.FirstFlush = time.Second
 	}
 	if opts.MaxEvents <= 0 {
 		opts.MaxEvents = 100000
@@ -137,12 +151,20 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	if opts.Warn == nil {
 		opts.Warn = func(msg string) { fmt.Fprintln(os.Stderr, "pyric: "+msg) }
 	}
-	if err := keepPrevious(path, opts.Warn); err != nil {
+	var kept *fileStamp
+	var err error
+	if p := opts.Previous; p != nil && p.path == path {
+		<-p.done
+		kept, err = p.check.keep(path, opts.Warn)
+	} else {
+		kept, err = keepPrevious(path, opts.Warn)
+	}
+	if err != nil {
 		return nil, err
 	}
 	bus := sb.Events()
 	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]service.Records{},
-		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true,
+		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true, kept: kept,
 		created: sb.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
 	for _, svc := range sb.Services() {
 		if rs, ok := svc.(service.Records); ok {
@@ -160,49 +182,184 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 	return r, nil
 }
 
+// Previous is the check of a previous session (keepPrevious) that
+// KeepPrevious started ahead of Start.
+type Previous struct {
+	path  string
+	done  chan struct{}
+	check previousCheck
+}
+
+// KeepPrevious starts, in the background, the check of what Start keeps
+// first: the session file at path, the previous session (megabytes of
+// JSON for a big store). It changes nothing: Start moves the files as
+// the check found them. A caller that starts the recorder only once its
+// store is loaded starts this before loading it, so that the check runs
+// beside the load, and passes it to Start as Options.Previous; nothing
+// else may write at path meanwhile.
+func KeepPrevious(path string) *Previous {
+	p := &Previous{path: path, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.check = checkPrevious(path)
+	}()
+	return p
+}
+
 // keepPrevious moves the fixture at path, the previous session, to
-// PreviousPath(path). A file there or at path that is not a fixture —
-// damaged on disk, since the recorder only ever renames whole fixtures
-// into place — is the user's data all the same: it is moved to
-// DamagedPath instead, unchanged, with a warning, and not overwritten.
-func keepPrevious(path string, warn func(string)) error {
+// PreviousPath(path), and returns the stamp of the file it moved there
+// (nil: none). A file at path that is not a fixture — damaged on disk,
+// since the recorder only ever renames whole fixtures into place — is
+// the user's data all the same: it is moved to DamagedPath instead,
+// unchanged, with a warning, and not overwritten; so is a damaged file
+// at PreviousPath that the move would overwrite. That file was checked
+// by the start that moved it there, which wrote its stamp into the
+// session at path: unchanged since (same size and modification time,
+// which a rename keeps), it is not read again — a big store's sessions
+// are megabytes of JSON, read before any port serves. A session that
+// never got past its start (a kill before its first flush: no events,
+// no state) holds nothing to keep: it is overwritten, and the previous
+// session stays where it is.
+func keepPrevious(path string, warn func(string)) (*fileStamp, error) {
+	return checkPrevious(path).keep(path, warn)
+}
+
+// previousCheck is what keepPrevious found, before it moves anything.
+type previousCheck struct {
+	fi      os.FileInfo // the file at path; nil: none
+	head    *headFields // its first line's fields
+	damage  error       // why the file at path is not a fixture
+	prevBad error       // why the file at PreviousPath is not a fixture
+}
+
+// checkPrevious checks the files keepPrevious moves, changing nothing.
+func checkPrevious(path string) previousCheck {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil
+		return previousCheck{}
+	}
+	c := previousCheck{fi: fi}
+	c.head, c.damage = checkFile(path)
+	if c.damage != nil || c.head.empty() {
+		return c
+	}
+	if pfi, err := os.Stat(PreviousPath(path)); err == nil && pfi.Mode().IsRegular() && !c.head.KeptPrevious.matches(pfi) {
+		_, c.prevBad = checkFile(PreviousPath(path))
+	}
+	return c
+}
+
+// keep moves the files as c found them (keepPrevious).
+func (c previousCheck) keep(path string, warn func(string)) (*fileStamp, error) {
+	if c.fi == nil {
+		return nil, nil
 	}
 	prev := PreviousPath(path)
-	// The two files are read and checked at once: a big store's
-	// sessions are megabytes of JSON, read before any port serves.
-	files := []string{prev, path}
-	damage := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, p := range files {
-		wg.Go(func() {
-			data, release, err := prefault.MapFile(p)
-			if err != nil {
-				return // none at prev
-			}
-			defer release()
-			damage[i] = checkMapped(data)
-		})
-	}
-	wg.Wait()
-	for i, p := range files {
-		if derr := damage[i]; derr != nil {
-			to, err := keepAside(p)
-			if err != nil {
-				return fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", p, derr, err)
-			}
-			warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", p, derr, to))
+	for _, f := range []struct {
+		path string
+		bad  error
+	}{{path, c.damage}, {prev, c.prevBad}} {
+		if f.bad == nil {
+			continue
 		}
+		to, err := keepAside(f.path)
+		if err != nil {
+			return nil, fmt.Errorf("capture: %s is not a session fixture (%v) and could not be kept aside: %w", f.path, f.bad, err)
+		}
+		warn(fmt.Sprintf("capture: %s is not a session fixture (%v): kept it as %s, unchanged", f.path, f.bad, to))
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil // kept aside
+	switch {
+	case c.damage != nil:
+		return nil, nil
+	case c.head.empty():
+		return c.head.KeptPrevious, nil
 	}
 	if err := os.Rename(path, prev); err != nil {
-		return fmt.Errorf("capture: keeping the previous session: %w", err)
+		return nil, fmt.Errorf("capture: keeping the previous session: %w", err)
 	}
-	return nil
+	return stampOf(c.fi), nil
+}
+
+// fileStamp identifies a file a start checked: its size and modification
+// time, which renaming it keeps and writing to it changes.
+type fileStamp struct {
+	Size    int64 `json:"size"`
+	ModTime int64 `json:"modTime"` // Unix nanoseconds
+}
+
+func stampOf(fi os.FileInfo) *fileStamp {
+	return &fileStamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+}
+
+// matches says fi is the file s was taken of, unchanged.
+func (s *fileStamp) matches(fi os.FileInfo) bool {
+	return s != nil && *s == *stampOf(fi)
+}
+
+// sessionHead is the first line of the file a Recorder writes: the
+// fixture, the stamp of the previous session its start checked and kept
+// (keepPrevious), and whether it is the file Start writes before the
+// first flush; a decoder of the fixture ignores both.
+type sessionHead struct {
+	*Fixture
+	KeptPrevious *fileStamp `json:"keptPrevious,omitempty"`
+	Unflushed    bool       `json:"unflushed,omitempty"`
+}
+
+// headFields are the fields of a session file's first line keepPrevious
+// reads.
+type headFields struct {
+	KeptPrevious *fileStamp `json:"keptPrevious"`
+	Unflushed    bool       `json:"unflushed"`
+	read         bool       // the first line was read
+	tail         bool       // lines follow it
+}
+
+// empty says the file is a session that never flushed: Start's first
+// file, nothing appended.
+func (h *headFields) empty() bool { return h.read && h.Unflushed && !h.tail }
+
+// checkFile checks the fixture file at path (checkMapped) and reads its
+// first line's fields. A file that cannot be read is not damaged: it
+// returns empty fields.
+func checkFile(path string) (*headFields, error) {
+	data, release, err := prefault.MapFile(path)
+	if err != nil {
+		return &headFields{}, nil
+	}
+	defer release()
+	if err := checkMapped(data); err != nil {
+		return nil, err
+	}
+	h := &headFields{}
+	readHead(data, h)
+	return h, nil
+}
+
+// readHead reads the fields of data's first JSON value into h, as
+// checkMapped reads a mapping (a file cut short meanwhile reads as no
+// fields).
+func readHead(data []byte, h *headFields) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			*h = headFields{}
+		}
+	}()
+	base, ok := compactBase(data)
+	if !ok {
+		if base, _, ok = splitLog(data); !ok {
+			return
+		}
+	}
+	if json.Unmarshal(base, h) != nil {
+		*h = headFields{}
+		return
+	}
+	h.read, h.tail = true, len(bytes.TrimSpace(data[len(base):])) > 0
 }
 
 // checkMapped is checkWhole on a file's mapping. Another process cutting
@@ -537,14 +694,18 @@ func (l *lineEncoder) line(e event.Event) ([]byte, [2]int, error) {
 	return l.slab[start:len(l.slab):len(l.slab)], after, nil
 }
 
-// writeEmpty writes the session before it has events: no events, no
-// state, the rules in force.
+// writeEmpty writes the session before its first flush: no events, no
+// state, the rules in force, marked unflushed.
 func (r *Recorder) writeEmpty() error {
-	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description, Services: map[string]*ServiceData{}}
+	f := &Fixture{Schema: Schema, CreatedAt: r.created, CapturedBy: r.opts.CapturedBy, Description: r.opts.Description,
+		Events: []event.Event{}, Services: map[string]*ServiceData{}}
 	addRules(r.sb, f)
-	data, err := Encode(f)
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
+	enc.SetEscapeHTML(false)                                                          // as rewriteFile writes it
+	err := enc.Encode(sessionHead{Fixture: f, KeptPrevious: r.kept, Unflushed: true}) // ends with a newline
 	if err == nil {
-		err = WriteFileAtomic(r.path, data)
+		err = WriteFileAtomic(r.path, data.Bytes())
 	}
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
@@ -556,7 +717,17 @@ func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
 	var timer *time.Timer
 	var fire <-chan time.Time
-	r.Flush() // the state at start, and the events the history held
+	// The first flush writes the whole state (at 100k documents, more
+	// CPU than the rest of the start): it waits FirstFlush (unless Flush
+	// is called), so that it does not compete with the start, nor with
+	// the requests of clients probing the ports as they open (a sign-up
+	// among them changes the state). Until then the file is Start's, a
+	// session with no events and no state: a kill in that first second
+	// loses the session's first events, as a kill loses the last ones
+	// before a flush; the data itself is the store's, durable.
+	first := time.NewTimer(r.opts.FirstFlush)
+	defer first.Stop()
+	firstDue := first.C
 	for {
 		// While a flush is scheduled the subscription is not read: events
 		// wait in its buffer (or, past it, in the bus's history) and are
@@ -574,6 +745,10 @@ func (r *Recorder) run(ctx context.Context) {
 				return
 			}
 			r.add(e)
+			if firstDue != nil && r.unflushed() {
+				continue
+			}
+			firstDue = nil
 			// Leave at least nine times the last flush between flushes,
 			// so capture never takes more than a tenth of the time. The
 			// first change after a quiet spell is written at once (a
@@ -597,6 +772,12 @@ func (r *Recorder) run(ctx context.Context) {
 			timer, fire = nil, nil
 			r.drain()
 			r.Flush()
+		case <-firstDue:
+			firstDue = nil
+			if timer == nil && r.unflushed() {
+				r.drain()
+				r.Flush()
+			}
 		case <-ctx.Done():
 			r.drain()
 			r.finish()
@@ -607,6 +788,13 @@ func (r *Recorder) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// unflushed says no flush has run yet.
+func (r *Recorder) unflushed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flushed.IsZero()
 }
 
 // finish flushes the last changes and, when the file holds more events
@@ -880,26 +1068,25 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]cha
 // beyond the bounds, then pending, through a temporary file renamed over
 // it; callers hold flushMu.
 func (r *Recorder) rewriteFile(pending [][]byte) error {
-	type ev struct {
-		sp   span   // in the old file, when line is nil
-		line []byte // pending
+	// The events kept are the file's (r.spans) then pending, past the
+	// oldest beyond the bounds; they are not gathered in one list, which
+	// at 150k events was 6 MB allocated for the rewrite's length.
+	old, total := len(r.spans), len(r.spans)+len(pending)
+	evSize := func(i int) int64 {
+		if i < old {
+			return r.spans[i].n
+		}
+		return int64(len(pending[i-old]))
 	}
-	evs := make([]ev, 0, len(r.spans)+len(pending))
-	bytesIn := int64(0)
-	for _, s := range r.spans {
-		evs = append(evs, ev{sp: s})
-		bytesIn += s.n
-	}
+	bytesIn := r.evBytes
 	for _, l := range pending {
-		evs = append(evs, ev{line: l, sp: span{n: int64(len(l))}})
 		bytesIn += int64(len(l))
 	}
 	cut := 0
-	for cut < len(evs) && (len(evs)-cut > r.opts.MaxEvents || bytesIn > int64(r.opts.MaxBytes)) {
-		bytesIn -= evs[cut].sp.n
+	for cut < total && (total-cut > r.opts.MaxEvents || bytesIn > int64(r.opts.MaxBytes)) {
+		bytesIn -= evSize(cut)
 		cut++
 	}
-	evs = evs[cut:]
 	r.mu.Lock()
 	r.trimmed += uint64(cut)
 	lost, trimmed := r.lost, r.trimmed
@@ -933,25 +1120,39 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	addRules(r.sb, head)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(head); err != nil { // ends with a newline
+	if err := enc.Encode(sessionHead{Fixture: head, KeptPrevious: r.kept}); err != nil { // ends with a newline
 		return fail(err)
 	}
-	spans := make([]span, 0, len(evs))
+	spans := make([]span, 0, total-cut)
 	var evBytes int64
+	// The file's events are read in order through one buffer, skipping
+	// the lines between them: a read per event was a system call per
+	// event.
+	var from *bufio.Reader
+	var at int64
 	var line []byte
-	for _, e := range evs {
-		off := w.n
-		if e.line != nil {
-			w.Write(e.line)
-		} else {
-			line = slices.Grow(line[:0], int(e.sp.n))[:e.sp.n]
-			if _, err := r.f.ReadAt(line, e.sp.off); err != nil {
+	if cut < old {
+		at = r.spans[cut].off
+		from = bufio.NewReaderSize(io.NewSectionReader(r.f, at, r.size-at), 1<<16)
+	}
+	for i := cut; i < total; i++ {
+		off, n := w.n, evSize(i)
+		if i < old {
+			sp := r.spans[i]
+			if _, err := from.Discard(int(sp.off - at)); err != nil {
+				return fail(err)
+			}
+			line = slices.Grow(line[:0], int(sp.n))[:sp.n]
+			if _, err := io.ReadFull(from, line); err != nil {
 				return fail(err)
 			}
 			w.Write(line)
+			at = sp.off + sp.n
+		} else {
+			w.Write(pending[i-old])
 		}
-		spans = append(spans, span{off: off, n: e.sp.n})
-		evBytes += e.sp.n
+		spans = append(spans, span{off: off, n: n})
+		evBytes += n
 	}
 	var rec bytes.Buffer
 	for svc, rs := range r.recs {

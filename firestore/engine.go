@@ -331,14 +331,18 @@ func (e *Engine) Dump(name DatabaseName) []*pb.Document {
 	return out
 }
 
-// documentPaths lists the paths of name's documents in Dump's order,
+// documentPaths lists the paths of name's documents in byte order,
 // without reading them; some may be deleted by the time they are read.
+// Their one reader, a capture's EachRecord, needs no order but a stable
+// one (records fold into a map); Firestore's order (Dump's,
+// fsvalue.CompareNames, which compares segment by segment) made sorting
+// 100k paths 40% of writing their records.
 func (e *Engine) documentPaths(name DatabaseName) []string {
 	db := e.db(name)
 	db.st.RLock()
 	paths := slices.Collect(maps.Keys(db.st.All()))
 	db.st.RUnlock()
-	slices.SortFunc(paths, fsvalue.CompareNames)
+	slices.Sort(paths)
 	return paths
 }
 
@@ -478,4 +482,19 @@ func (e *Engine) Document(name DatabaseName, rel string) *pb.Document {
 	db.st.RLock()
 	defer db.st.RUnlock()
 	return db.st.GetAt(rel, db.st.ReadTime())
+}
+
+// scanDocument is Document for a reader of every document once (a
+// capture's EachRecord): it leaves the decoded-document cache as it was
+// (fsstore.Store.ScanAt).
+func (e *Engine) scanDocument(name DatabaseName, rel string) *pb.Document {
+	e.mu.Lock()
+	db, ok := e.dbs[name]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	db.st.RLock()
+	defer db.st.RUnlock()
+	return db.st.ScanAt(rel, db.st.ReadTime())
 }

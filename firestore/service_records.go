@@ -77,7 +77,7 @@ func (s *Service) Records(token string, fn func(key []string, value json.RawMess
 func (s *Service) EachRecord(fn func(key []string, value json.RawMessage) error) error {
 	for _, name := range s.Engine.Databases() {
 		for _, rel := range s.Engine.documentPaths(name) {
-			d := s.Engine.Document(name, rel)
+			d := s.Engine.scanDocument(name, rel)
 			if d == nil {
 				continue // deleted since
 			}

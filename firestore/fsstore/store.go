@@ -274,13 +274,22 @@ func (d *Entry) Current() *pb.Document {
 // At returns the document as of t (nil when absent at t). It needs no
 // lock: the version list it reads is immutable within its length.
 func (d *Entry) At(t time.Time) *pb.Document {
+	if v, ok := d.versionAt(t); ok {
+		return v.document(d.path)
+	}
+	return nil
+}
+
+// versionAt is the version current as of t; ok is false when the entry
+// has none that old.
+func (d *Entry) versionAt(t time.Time) (version, bool) {
 	vs := d.versions()
 	for i := len(vs) - 1; i >= 0; i-- {
 		if !vs[i].after(t) {
-			return vs[i].document(d.path)
+			return vs[i], true
 		}
 	}
-	return nil
+	return version{}, false
 }
 
 // ExistsAt reports whether the document exists as of t, without decoding
@@ -374,6 +383,27 @@ func (s *Store) GetAt(rel string, t time.Time) *pb.Document {
 		return d.At(t)
 	}
 	return nil
+}
+
+// ScanAt is GetAt for a reader that reads every document once (a
+// capture writing the whole state): a document kept only encoded is
+// decoded for the caller alone, not into the decoded-document cache,
+// whose working set such a scan would replace with documents nobody
+// reads again (and which it cost a cache entry each). Callers hold the
+// lock.
+func (s *Store) ScanAt(rel string, t time.Time) *pb.Document {
+	d, ok := s.docs[rel]
+	if !ok {
+		return nil
+	}
+	v, ok := d.versionAt(t)
+	switch {
+	case !ok:
+		return nil
+	case v.enc != nil:
+		return v.enc.decodeOnce(rel)
+	}
+	return v.doc
 }
 
 // Commit installs the new states at commit time t (from NextTime, with

@@ -311,13 +311,7 @@ func (x *encodedDoc) decode(rel string) *pb.Document {
 	if d := x.doc.Load(); d != nil {
 		return d
 	}
-	d := &pb.Document{}
-	if err := proto.Unmarshal(x.raw, d); err != nil {
-		d.Fields = nil
-	}
-	if d.Name == "" && x.cache != nil {
-		d.Name = x.cache.prefix + rel
-	}
+	d := x.unmarshal(rel)
 	if !x.doc.CompareAndSwap(nil, d) {
 		if won := x.doc.Load(); won != nil {
 			return won
@@ -326,6 +320,28 @@ func (x *encodedDoc) decode(rel string) *pb.Document {
 	}
 	if x.cache != nil {
 		x.cache.add(x, d)
+	}
+	return d
+}
+
+// decodeOnce is decode for a reader that reads the document once (a
+// scan): the decoded form it makes is the caller's alone, not kept nor
+// entered into the cache.
+func (x *encodedDoc) decodeOnce(rel string) *pb.Document {
+	if d := x.doc.Load(); d != nil {
+		return d
+	}
+	return x.unmarshal(rel)
+}
+
+// unmarshal decodes raw, the name given back.
+func (x *encodedDoc) unmarshal(rel string) *pb.Document {
+	d := &pb.Document{}
+	if err := proto.Unmarshal(x.raw, d); err != nil {
+		d.Fields = nil
+	}
+	if d.Name == "" && x.cache != nil {
+		d.Name = x.cache.prefix + rel
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package fsstore
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -280,5 +281,77 @@ func TestEncodingsFollowTheCache(t *testing.T) {
 	s.cache.mu.Unlock()
 	if indexed != live || found == 0 || found > live {
 		t.Errorf("the cache holds %d decoded forms, indexes %d; Encodings found %d of %d", live, indexed, found, len(docs))
+	}
+}
+
+// TestScanLeavesTheCache: ScanAt reads what GetAt reads, but where GetAt
+// keeps the decoded form of a document kept only encoded, ScanAt decodes
+// it for the caller alone: the decoded-document
+// cache holds the same forms after a scan of every document as before
+// it, and a document it did not hold stays encoded only.
+func TestScanLeavesTheCache(t *testing.T) {
+	s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now, Persister: nopPersister{}})
+	s.SetDecodedCacheLimit(4 << 10)
+	for i := range 200 {
+		s.Lock()
+		at := s.NextTime()
+		rel := fmt.Sprintf("c/d%03d", i)
+		done := s.Commit(at, []Change{{Path: rel, Doc: &pb.Document{Name: testDB.DocName(rel),
+			Fields:     map[string]*pb.Value{"n": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}},
+			CreateTime: timestamppb.New(at), UpdateTime: timestamppb.New(at)}}})
+		s.Unlock()
+		if err := done.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() map[*pb.Document]bool {
+		s.cache.mu.Lock()
+		defer s.cache.mu.Unlock()
+		m := map[*pb.Document]bool{}
+		for _, e := range s.cache.ring[s.cache.head:] {
+			m[e.d] = true
+		}
+		return m
+	}
+	before := cached()
+	s.RLock()
+	defer s.RUnlock()
+	now := s.ReadTime()
+	encodedOnly := 0
+	for rel, e := range s.All() {
+		v, _ := e.versionAt(now)
+		if v.enc == nil {
+			t.Fatalf("%s: not kept encoded in a durable store", rel)
+		}
+		wasDecoded := v.enc.doc.Load() != nil
+		got := s.ScanAt(rel, now)
+		if !wasDecoded {
+			encodedOnly++
+			if v.enc.doc.Load() != nil {
+				t.Errorf("%s: the scan kept its decoded form", rel)
+			}
+		}
+		want := s.GetAt(rel, now)
+		if !proto.Equal(got, want) {
+			t.Errorf("%s: ScanAt %v, GetAt %v", rel, got, want)
+		}
+		if v.enc.doc.Load() != want {
+			t.Errorf("%s: GetAt did not keep its decoded form", rel)
+		}
+	}
+	if encodedOnly == 0 {
+		t.Fatal("every document was decoded already: the scan was not tested")
+	}
+	// GetAt above entered documents into the cache; scan again from a
+	// fresh snapshot of it.
+	before = cached()
+	for rel := range s.All() {
+		s.ScanAt(rel, now)
+	}
+	if after := cached(); !maps.Equal(before, after) {
+		t.Errorf("a scan changed the cache: %d forms before, %d after", len(before), len(after))
+	}
+	if s.ScanAt("c/absent", now) != nil {
+		t.Error("ScanAt of an absent document")
 	}
 }

@@ -64,7 +64,7 @@ func startFrontends(ctx context.Context, b *backend.Backend, o *serveOptions, st
 		}
 	}
 	if o.capture != "" {
-		rec, err := capture.Start(ctx, b.Sandbox, o.capture, capture.Options{CapturedBy: "pyric " + Version, Warn: warnTo(stdio.Err)})
+		rec, err := capture.Start(ctx, b.Sandbox, o.capture, capture.Options{CapturedBy: "pyric " + Version, Warn: warnTo(stdio.Err), Previous: o.previousSession})
 		if err != nil {
 			return nil, fmt.Errorf("capture: %v", err)
 		}

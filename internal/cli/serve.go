@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyric/pyric/ai"
 	"github.com/pyric/pyric/backend"
+	"github.com/pyric/pyric/capture"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/functions"
 	"github.com/pyric/pyric/hosting"
@@ -50,15 +51,18 @@ type serveOptions struct {
 	hubPort        int    // -1: off
 	logJSON, quiet bool   // the denial log's format; quiet prints none
 	capture        string // the session fixture file ("": no capture)
-	seed           string // a snapshot or {"collection/doc": fields} applied when the data dir is new
-	fresh          bool   // start empty
-	importDir      string // an Emulator Suite export to import at start
-	exportOnExit   string // where to write an Emulator Suite export on exit
-	json           bool
-	functions      []functions.Codebase    // firebase.json's codebases (or --functions-source's)
-	inspectPort    int                     // --inspect-functions: the Node inspector's port, 0 off
-	hosting        *backend.HostingOptions // firebase.json's hosting sites; nil: none
-	policy         *server.Policy          // who may call the ports from a browser
+	// previousSession keeps the previous session at capture, started
+	// before the store loads (nil: the recorder's start does it).
+	previousSession *capture.Previous
+	seed            string // a snapshot or {"collection/doc": fields} applied when the data dir is new
+	fresh           bool   // start empty
+	importDir       string // an Emulator Suite export to import at start
+	exportOnExit    string // where to write an Emulator Suite export on exit
+	json            bool
+	functions       []functions.Codebase    // firebase.json's codebases (or --functions-source's)
+	inspectPort     int                     // --inspect-functions: the Node inspector's port, 0 off
+	hosting         *backend.HostingOptions // firebase.json's hosting sites; nil: none
+	policy          *server.Policy          // who may call the ports from a browser
 }
 
 const serveUsage = `Usage: pyric serve [flags]
@@ -425,6 +429,13 @@ func serve(ctx context.Context, o *serveOptions, stdio Stdio) error {
 		resumeGC = memlimit.PauseGC()
 	}
 	defer resumeGC()
+	if o.capture != "" && o.seed == "" && !o.fresh {
+		// The previous session (~10 MB at 100k documents) is checked
+		// beside the store's load rather than after it. A seed or
+		// --fresh rewrites the data dir first: then the recorder's start
+		// keeps it, after them.
+		o.previousSession = capture.KeepPrevious(o.capture)
+	}
 	b, watchers, iw, err := startBackend(o, stdio)
 	if err != nil {
 		return err

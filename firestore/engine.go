@@ -468,15 +468,21 @@ func checkCtx(ctx context.Context) error {
 
 var _ = identity.Anonymous
 
+// existing is the named database when it exists, nil otherwise: for
+// readers that must not create it (db does).
+func (e *Engine) existing(name DatabaseName) *database {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dbs[name]
+}
+
 // Document returns the document at rel as visible now, nil when it is
 // absent or the database does not exist (which it does not create): a
 // read for the sandbox's own consumers (session capture), without rules
 // or events.
 func (e *Engine) Document(name DatabaseName, rel string) *pb.Document {
-	e.mu.Lock()
-	db, ok := e.dbs[name]
-	e.mu.Unlock()
-	if !ok {
+	db := e.existing(name)
+	if db == nil {
 		return nil
 	}
 	db.st.RLock()
@@ -488,10 +494,8 @@ func (e *Engine) Document(name DatabaseName, rel string) *pb.Document {
 // capture's EachRecord): it leaves the decoded-document cache as it was
 // (fsstore.Store.ScanAt).
 func (e *Engine) scanDocument(name DatabaseName, rel string) *pb.Document {
-	e.mu.Lock()
-	db, ok := e.dbs[name]
-	e.mu.Unlock()
-	if !ok {
+	db := e.existing(name)
+	if db == nil {
 		return nil
 	}
 	db.st.RLock()

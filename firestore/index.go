@@ -238,10 +238,8 @@ type MaintainedIndex = fsstore.IndexInfo
 // MaintainedIndexes lists the indexes the database keeps up to date
 // (declared ones and those built on demand), sorted by scope and fields.
 func (e *Engine) MaintainedIndexes(name DatabaseName) []MaintainedIndex {
-	e.mu.Lock()
-	db, ok := e.dbs[name]
-	e.mu.Unlock()
-	if !ok {
+	db := e.existing(name)
+	if db == nil {
 		return nil
 	}
 	db.st.RLock()

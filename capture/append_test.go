@@ -551,7 +551,10 @@ func TestRecorderAppendsInChunks(t *testing.T) {
 	ctx := context.Background()
 	fs := testfs.Of(b.Sandbox).Admin()
 	path := filepath.Join(t.TempDir(), "last-session.json")
-	rec, err := Start(ctx, b.Sandbox, path, Options{})
+	// Only the test's own flushes write: a background one between the
+	// writes (a slow machine spaces them past the default debounce) would
+	// split the appended lines into two flushes.
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

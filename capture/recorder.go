@@ -53,9 +53,10 @@ type Options struct {
 	// MaxBytes bounds the kept events' size, as their encoded JSON
 	// (default 32 MiB), as MaxEvents bounds their number.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 4096); events missed
+	// Buffer is the subscription's buffer (default 1024); events missed
 	// when it overflows are recovered from the bus's history when still
-	// kept there.
+	// kept there (10,000 events by default). Each slot is an event.Event
+	// held live for the session: 4096 of them were 1.4 MB.
 	Buffer int
 	// Warn receives one-line notices (a damaged fixture kept aside); nil
 	// writes them to standard error.
@@ -98,7 +99,7 @@ type Recorder struct {
 	out     bytes.Buffer      // appendLines' buffer
 	size    int64             // its size
 	base    int64             // its size after the last rewrite
-	spans   []span            // its event lines
+	spans   spanList          // its event lines
 	evBytes int64             // their total size
 	rules   map[string]string // the rules the file says, by service (rulesKey)
 	desc    string            // the description the file says
@@ -107,12 +108,6 @@ type Recorder struct {
 	done chan struct{}
 	stop chan struct{}
 	once sync.Once
-}
-
-// span is one event line of the file.
-type span struct {
-	off int64
-	n   int64
 }
 
 // Start subscribes to sb's events and keeps path a valid fixture of the
@@ -129,7 +124,7 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 		opts.Debounce = 100 * time.Millisecond
 	}
 	if opts.Buffer <= 0 {
-		opts.Buffer = 4096
+		opts.Buffer = 1024
 	}
 	if opts.FirstFlush <= 0 {
 		opts.FirstFlush = time.Second
@@ -894,9 +889,10 @@ func (r *Recorder) describe(lost, trimmed uint64) string {
 // overBounds is how many of the file's oldest events are past MaxEvents
 // or MaxBytes; callers hold flushMu.
 func (r *Recorder) overBounds() int {
-	cut, n, size := 0, len(r.spans), r.evBytes
+	cut, n, size := 0, r.spans.len(), r.evBytes
 	for cut < n && (n-cut > r.opts.MaxEvents || size > int64(r.opts.MaxBytes)) {
-		size -= r.spans[cut].n
+		_, ln := r.spans.at(cut)
+		size -= ln
 		cut++
 	}
 	return cut
@@ -907,7 +903,7 @@ func (r *Recorder) overBounds() int {
 // (records written again and again) outgrew what it was rewritten with;
 // callers hold flushMu.
 func (r *Recorder) outgrown() bool {
-	return len(r.spans) > 2*r.opts.MaxEvents || r.evBytes > 2*int64(r.opts.MaxBytes) ||
+	return r.spans.len() > 2*r.opts.MaxEvents || r.evBytes > 2*int64(r.opts.MaxBytes) ||
 		r.size-r.base > r.base+2*int64(r.opts.MaxBytes)
 }
 
@@ -1002,9 +998,11 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]cha
 		werr = err
 		buf.Reset()
 	}
-	spans := make([]span, 0, len(pending))
+	spans := spanList{packed: make([]uint64, 0, len(pending))}
+	var evBytes int64
 	for _, l := range pending {
-		spans = append(spans, span{off: r.size + written + int64(buf.Len()), n: int64(len(l))})
+		spans.add(r.size+written+int64(buf.Len()), int64(len(l)))
+		evBytes += int64(len(l))
 		buf.Write(l)
 		if buf.Len() >= appendChunk {
 			write()
@@ -1056,10 +1054,8 @@ func (r *Recorder) appendLines(pending [][]byte, dirty map[string]map[string]cha
 	if werr != nil {
 		return fmt.Errorf("capture: %w", werr)
 	}
-	r.spans = append(r.spans, spans...)
-	for _, s := range spans {
-		r.evBytes += s.n
-	}
+	r.spans.extend(&spans)
+	r.evBytes += evBytes
 	return nil
 }
 
@@ -1071,10 +1067,11 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	// The events kept are the file's (r.spans) then pending, past the
 	// oldest beyond the bounds; they are not gathered in one list, which
 	// at 150k events was 6 MB allocated for the rewrite's length.
-	old, total := len(r.spans), len(r.spans)+len(pending)
+	old, total := r.spans.len(), r.spans.len()+len(pending)
 	evSize := func(i int) int64 {
 		if i < old {
-			return r.spans[i].n
+			_, n := r.spans.at(i)
+			return n
 		}
 		return int64(len(pending[i-old]))
 	}
@@ -1123,7 +1120,7 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	if err := enc.Encode(sessionHead{Fixture: head, KeptPrevious: r.kept}); err != nil { // ends with a newline
 		return fail(err)
 	}
-	spans := make([]span, 0, total-cut)
+	spans := spanList{packed: make([]uint64, 0, total-cut)}
 	var evBytes int64
 	// The file's events are read in order through one buffer, skipping
 	// the lines between them: a read per event was a system call per
@@ -1132,26 +1129,26 @@ func (r *Recorder) rewriteFile(pending [][]byte) error {
 	var at int64
 	var line []byte
 	if cut < old {
-		at = r.spans[cut].off
+		at, _ = r.spans.at(cut)
 		from = bufio.NewReaderSize(io.NewSectionReader(r.f, at, r.size-at), 1<<16)
 	}
 	for i := cut; i < total; i++ {
 		off, n := w.n, evSize(i)
 		if i < old {
-			sp := r.spans[i]
-			if _, err := from.Discard(int(sp.off - at)); err != nil {
+			spOff, spN := r.spans.at(i)
+			if _, err := from.Discard(int(spOff - at)); err != nil {
 				return fail(err)
 			}
-			line = slices.Grow(line[:0], int(sp.n))[:sp.n]
+			line = slices.Grow(line[:0], int(spN))[:spN]
 			if _, err := io.ReadFull(from, line); err != nil {
 				return fail(err)
 			}
 			w.Write(line)
-			at = sp.off + sp.n
+			at = spOff + spN
 		} else {
 			w.Write(pending[i-old])
 		}
-		spans = append(spans, span{off: off, n: n})
+		spans.add(off, n)
 		evBytes += n
 	}
 	var rec bytes.Buffer

@@ -47,7 +47,8 @@ func TestSpanListRoundTrips(t *testing.T) {
 
 // TestRecorderRetainsLittle bounds the heap a started recorder keeps on
 // an empty store: its subscription's buffer dominated it (4096 events,
-// 1.4 MB).
+// 1.4 MB; 285–450 KiB now, so 900 KiB leaves room for a noisy heap and
+// still fails the old buffer).
 func TestRecorderRetainsLittle(t *testing.T) {
 	b, err := backend.Start(backend.Options{})
 	if err != nil {
@@ -72,7 +73,8 @@ func TestRecorderRetainsLittle(t *testing.T) {
 	}
 	kept := int64(heap()) - int64(before)
 	runtime.KeepAlive(rec)
-	if kept > 600<<10 {
-		t.Errorf("a started recorder retains %d KiB, want at most 600 KiB", kept>>10)
+	t.Logf("a started recorder retains %d KiB", kept>>10)
+	if kept > 900<<10 {
+		t.Errorf("a started recorder retains %d KiB, want at most 900 KiB", kept>>10)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/sandbox/service"
@@ -94,6 +95,79 @@ func TestPassiveTypesParsePassive(t *testing.T) {
 	for _, ct := range []string{"text/html", "image/svg+xml", "application/javascript", "TEXT/HTML", "text/html; charset=utf-8", "bad type"} {
 		if !activeType(ct) {
 			t.Errorf("activeType(%q) = false, want true", ct)
+		}
+	}
+}
+
+// TestServeWholeMatchesServeContent holds serveWhole's answer to a plain
+// download (GET or HEAD, no range, no condition) to net/http's
+// ServeContent's for the same request: an If-Range without a Range,
+// which ServeContent ignores, sends the request through ServeContent.
+// Each range or condition header still gets ServeContent's answer.
+func TestServeWholeMatchesServeContent(t *testing.T) {
+	e, err := engine.New(service.Env{Project: "demo-pyric", DataDir: t.TempDir()}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) *string { return &v }
+	h := NewHandler(e)
+	objects := []struct {
+		name, body string
+		attrs      engine.Attrs
+	}{
+		{name: "plain.bin", body: strings.Repeat("s", 1024)},
+		{name: "empty.txt", body: ""},
+		{name: "large.bin", body: strings.Repeat("0123456789abcdef", 5<<10)},
+		{name: "page.html.gz", body: "\x1f\x8bnot really gzip", attrs: engine.Attrs{ContentType: s("text/html"), ContentEncoding: s("gzip"),
+			CacheControl: s("no-cache"), Metadata: map[string]*string{"color": s("blue")}}},
+	}
+	do := func(method, name string, kv ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, "/"+bkt+"/"+name, nil)
+		for i := 0; i < len(kv); i += 2 {
+			req.Header.Set(kv[i], kv[i+1])
+		}
+		if wholeRead(req) == (len(kv) > 0) {
+			t.Fatalf("wholeRead(%s %v) = %v", method, kv, wholeRead(req))
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, c := range objects {
+		o, err := e.Put(identity.AdminIdentity(), engine.PutRequest{Bucket: bkt, Name: c.name, Attrs: c.attrs, Body: strings.NewReader(c.body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []string{"GET", "HEAD"} {
+			got, want := do(method, c.name), do(method, c.name, "If-Range", `"other"`)
+			if got.Code != 200 || got.Code != want.Code || got.Body.String() != want.Body.String() {
+				t.Errorf("%s %s: %d %q, ServeContent %d %q", method, c.name, got.Code, got.Body, want.Code, want.Body)
+			}
+			if method == "GET" && got.Body.String() != c.body {
+				t.Errorf("GET %s: body %q, want %q", c.name, got.Body, c.body)
+			}
+			if !maps.EqualFunc(got.Header(), want.Header(), slices.Equal) {
+				t.Errorf("%s %s: headers\n%v\nServeContent's\n%v", method, c.name, got.Header(), want.Header())
+			}
+		}
+		past, future := o.Updated.Add(-time.Hour).UTC().Format(http.TimeFormat), o.Updated.Add(time.Hour).UTC().Format(http.TimeFormat)
+		for _, cond := range []struct {
+			kv   []string
+			code int
+		}{
+			{[]string{"Range", "bytes=0-0"}, http.StatusPartialContent},
+			{[]string{"If-None-Match", `"` + o.ETag() + `"`}, http.StatusNotModified},
+			{[]string{"If-Match", `"other"`}, http.StatusPreconditionFailed},
+			{[]string{"If-Modified-Since", future}, http.StatusNotModified},
+			{[]string{"If-Unmodified-Since", past}, http.StatusPreconditionFailed},
+			{[]string{"If-Range", `"other"`, "Range", "bytes=0-0"}, http.StatusOK},
+		} {
+			if c.body == "" && cond.kv[0] == "Range" {
+				continue // no byte 0 to send
+			}
+			if got := do("GET", c.name, cond.kv...); got.Code != cond.code {
+				t.Errorf("GET %s %v: %d, want %d", c.name, cond.kv, got.Code, cond.code)
+			}
 		}
 	}
 }

@@ -275,3 +275,31 @@ func BenchmarkRESTBodyChecks(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadEncoding is a REST read's response encoding of a small
+// node and of an array-like node with priorities: MarshalPlain against
+// encoding Plain's result.
+func BenchmarkReadEncoding(b *testing.B) {
+	small := map[string]any{"n": 1.0, "s": "x"}
+	arr := map[string]any{".priority": 1.0}
+	for i := range 20 {
+		arr[strconv.Itoa(i)] = map[string]any{"n": float64(i), ".priority": "p"}
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+	}{{"small", small}, {"array", arr}} {
+		b.Run(c.name+"/plain-then-marshal", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				database.MarshalValue(database.Plain(c.v))
+			}
+		})
+		b.Run(c.name+"/marshal-plain", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				database.MarshalPlain(c.v)
+			}
+		})
+	}
+}

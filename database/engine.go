@@ -33,6 +33,9 @@ type Options struct {
 type Database struct {
 	env  service.Env
 	opts Options
+	// defaultNS is DefaultNamespace(env.Project), which every event's
+	// path is compared with (built once, not per event).
+	defaultNS string
 
 	mu   sync.Mutex
 	nss  map[string]*namespace
@@ -123,7 +126,7 @@ func New(env service.Env, opts Options) (*Database, error) {
 	if env.NewID == nil {
 		env.NewID = randomID
 	}
-	d := &Database{env: env, opts: opts, nss: map[string]*namespace{}, live: newRules()}
+	d := &Database{env: env, opts: opts, defaultNS: DefaultNamespace(env.Project), nss: map[string]*namespace{}, live: newRules()}
 	if err := d.SetDefaultRules(opts.Rules); err != nil {
 		return nil, err
 	}

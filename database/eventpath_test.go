@@ -1,9 +1,12 @@
 package database_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/identity"
 )
 
 // TestSplitEventPath: an event's path names its namespace only outside the
@@ -24,5 +27,28 @@ func TestSplitEventPath(t *testing.T) {
 		if _, _, err := database.SplitEventPath(in); err == nil {
 			t.Errorf("SplitEventPath(%q): no error", in)
 		}
+	}
+}
+
+// TestEventPathNamesNamespace: a write's event in the project's default
+// namespace carries the bare path, in another one "<ns>:<path>", which
+// SplitEventPath reads back.
+func TestEventPathNamesNamespace(t *testing.T) {
+	d, bus := newDB(t, `{"rules": {".read": true, ".write": true}}`, nil)
+	admin := identity.AdminIdentity()
+	for _, ns := range []string{"demo-default-rtdb", "other-db", "demo"} {
+		if _, err := d.Set(admin, ns, "/a/b", 1.0, database.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, e := range bus.History() {
+		if e.Kind == event.KindRequest && e.Method == "set" {
+			got = append(got, e.Path)
+		}
+	}
+	want := []string{"/a/b", "other-db:/a/b", "demo:/a/b"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("event paths %q, want %q", got, want)
 	}
 }

@@ -22,7 +22,7 @@ const serviceName = "database"
 // evPath is an event's path: the database path in the project's default
 // namespace, "<ns>:<path>" in any other.
 func (d *Database) evPath(ns, path string) string {
-	if ns == DefaultNamespace(d.env.Project) {
+	if ns == d.defaultNS {
 		return path
 	}
 	return ns + ":" + path

@@ -392,3 +392,68 @@ func AppendValue(b []byte, v any) ([]byte, error) {
 	}
 	return append(b[:n], enc...), nil
 }
+
+// MarshalPlain is MarshalValue(Plain(v)), byte for byte, in one pass over
+// v: the value as clients read it (priorities dropped, .value unwrapped,
+// array-like nodes as arrays), encoded without first checking, then
+// copying, the tree. Every REST read's response is encoded by it. (For a
+// stored tree; a nil map below a node that Plain copies would read {}
+// there and null here, and the store holds no nil maps.)
+func MarshalPlain(v any) ([]byte, error) {
+	if b, ok := appendPlain(nil, v); ok {
+		return b, nil
+	}
+	return MarshalValue(Plain(v))
+}
+
+// appendPlain appends the JSON of Plain(v); ok as appendJSON's.
+func appendPlain(b []byte, v any) (_ []byte, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m == nil {
+		return appendJSON(b, v)
+	}
+	if lv, has := m[".value"]; has {
+		return appendJSON(b, lv)
+	}
+	var small [16]string
+	keys := small[:0]
+	var shape arrayShape
+	for k := range m {
+		if k == ".priority" {
+			continue
+		}
+		keys = append(keys, k)
+		shape.add(k)
+	}
+	if shape.array() {
+		b = append(b, '[')
+		var num [10]byte
+		for i := 0; i <= shape.maxKey; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			c, has := m[string(strconv.AppendInt(num[:0], int64(i), 10))]
+			if !has {
+				b = append(b, "null"...)
+				continue
+			}
+			if b, ok = appendPlain(b, c); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, k)
+		b = append(b, ':')
+		if b, ok = appendPlain(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"unicode/utf8"
@@ -122,6 +123,72 @@ func FuzzParseJSON(f *testing.F) {
 		checkParse(t, text)
 		if v, ok := parseJSON(text); ok {
 			checkAppend(t, floats(v))
+			checkPlain(t, floats(v))
 		}
 	})
+}
+
+// TestMarshalPlainMatchesPlain: the one-pass encoder of a read's response
+// writes what encoding Plain's result writes: priorities dropped, .value
+// unwrapped, array-like nodes (gaps null) as arrays, at every depth.
+func TestMarshalPlainMatchesPlain(t *testing.T) {
+	t.Parallel()
+	for _, text := range jsonTexts {
+		if v, ok := parseJSON([]byte(text)); ok {
+			checkPlain(t, floats(v))
+		}
+	}
+	fixed := []any{
+		nil, "s", 1.5, true, map[string]any{}, map[string]any(nil), []any{1.0, map[string]any{".priority": 1.0}},
+		map[string]any{".priority": 2.0},
+		map[string]any{".value": "v", ".priority": 1.0},
+		map[string]any{"0": "a", "1": "b", ".priority": 3.0},
+		map[string]any{"0": "a", "2": "c"},  // gap: [a,null,c]
+		map[string]any{"0": "a", "3": "d"},  // too sparse: an object
+		map[string]any{"1": "b"},            // [null,b]
+		map[string]any{"01": "a", "1": "b"}, // leading zero: an object
+		map[string]any{"-1": "a", "0": "b"}, // negative: an object
+		map[string]any{"1000000000": "a"},   // ten digits: an object
+		map[string]any{"a": map[string]any{"0": map[string]any{".value": 1.0, ".priority": "p"}, "1": map[string]any{"x": map[string]any{".priority": 1.0, "y": "z"}}}},
+		map[string]any{"k": math.NaN()}, // not JSON: both fail
+	}
+	for _, v := range fixed {
+		checkPlain(t, v)
+	}
+	rng := rand.New(rand.NewPCG(27, 1))
+	for range 2000 {
+		checkPlain(t, randomTree(rng, 4))
+	}
+}
+
+// randomTree is a stored-like tree: leaves, priorities, .value leaves and
+// nodes whose keys are small integers (array-like or not) or names.
+func randomTree(rng *rand.Rand, depth int) any {
+	switch n := rng.IntN(8); {
+	case depth == 0 || n < 3:
+		return []any{"leaf", 1.0, -2.5, true, false}[rng.IntN(5)]
+	case n == 3:
+		return map[string]any{".value": float64(rng.IntN(9)), ".priority": "p"}
+	}
+	m := map[string]any{}
+	for range 1 + rng.IntN(6) {
+		k := []string{"0", "1", "2", "3", "5", "9", "10", "a", "b", "01", "-1"}[rng.IntN(11)]
+		if rng.IntN(3) > 0 {
+			k = []string{"0", "1", "2", "3", "4"}[rng.IntN(5)]
+		}
+		m[k] = randomTree(rng, depth-1)
+	}
+	if rng.IntN(3) == 0 {
+		m[".priority"] = float64(rng.IntN(3))
+	}
+	return m
+}
+
+func checkPlain(t *testing.T, v any) {
+	t.Helper()
+	want, werr := MarshalValue(Plain(v))
+	got, err := MarshalPlain(v)
+	if (err != nil) != (werr != nil) || string(got) != string(want) {
+		t.Fatalf("%#v: MarshalPlain %s %v, MarshalValue(Plain) %s %v", v, got, err, want, werr)
+	}
 }

@@ -32,7 +32,7 @@ func (d *Database) Rerun(_ context.Context, r service.RerunRequest) (*service.Re
 		return nil, &service.ErrRerun{Msg: "the event's path: " + err.Error()}
 	}
 	if ns == "" {
-		ns = DefaultNamespace(d.Project())
+		ns = d.defaultNS
 	}
 	const name = "database.rules.json"
 	text := r.Rules
@@ -61,7 +61,7 @@ func (d *Database) Rerun(_ context.Context, r service.RerunRequest) (*service.Re
 	for k, n := range st.Namespaces {
 		trees[k] = n.Data
 	}
-	defaultNS := DefaultNamespace(d.Project())
+	defaultNS := d.defaultNS
 	nsOf := func(ns string) string {
 		if ns == "" {
 			return defaultNS

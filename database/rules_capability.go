@@ -47,7 +47,7 @@ func (d *Database) CollectCoverage() {}
 // expression's and each rule's counts.
 func (d *Database) RulesView(scope string) service.RulesView {
 	if scope == "" {
-		scope = DefaultNamespace(d.Project())
+		scope = d.defaultNS
 	}
 	text := d.Rules(scope)
 	c := d.Coverage(scope)

@@ -66,12 +66,18 @@ func wantsETag(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("X-Firebase-ETag"), "true") || r.Header.Get("If-Match") != ""
 }
 
+// render is the response body of value v as stored: as clients read it
+// (database.Plain), or as stored for ?format=export, indented for
+// print=pretty.
 func render(v any, qv url.Values, print string) []byte {
-	out := database.Plain(v)
-	if qv.Get("format") == "export" {
-		out = v
+	switch {
+	case qv.Get("format") == "export":
+		return encode(v, print)
+	case print == "pretty":
+		return encode(database.Plain(v), print)
 	}
-	return encode(out, print)
+	b, _ := database.MarshalPlain(v)
+	return b
 }
 
 // encode is the JSON of v, a value as the engine returns one, indented
@@ -101,8 +107,9 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 	if hasQuery {
 		qp = &q
 	}
+	etag, inm := wantsETag(r), r.Header.Get("If-None-Match")
 	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
-		StrictIndex: true, Shallow: shallow, ETag: wantsETag(r) || r.Header.Get("If-None-Match") != "",
+		StrictIndex: true, Shallow: shallow, ETag: etag || inm != "",
 		Encode: func(v any) []byte {
 			switch {
 			case print == "silent":
@@ -116,10 +123,10 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		writeErr(w, err)
 		return
 	}
-	if wantsETag(r) {
+	if etag {
 		w.Header().Set("ETag", res.ETag())
 	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == res.ETag() {
+	if inm != "" && inm == res.ETag() {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

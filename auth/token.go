@@ -142,17 +142,10 @@ func appendJSON(b []byte, v any) []byte {
 		for k := range x {
 			keys = append(keys, k)
 		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(b, k)
-			b = append(b, ':')
-			b = appendJSON(b, x[k])
-		}
-		return append(b, '}')
+		b, _ = jsonstr.AppendObject(b, keys, func(b []byte, k string) ([]byte, bool) {
+			return appendJSON(b, x[k]), true
+		})
+		return b
 	}
 	out, err := json.Marshal(v)
 	if err != nil {

@@ -165,17 +165,9 @@ func (c *idClaims) appendJSON(b []byte) []byte {
 	if c.anonymous {
 		keys = append(keys, "provider_id")
 	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstr.Append(b, k)
-		b = append(b, ':')
+	b, _ = jsonstr.AppendObject(b, keys, func(b []byte, k string) ([]byte, bool) {
 		if v, ok := c.custom[k]; ok {
-			b = appendJSON(b, v)
-			continue
+			return appendJSON(b, v), true
 		}
 		switch k {
 		case "auth_time":
@@ -205,8 +197,9 @@ func (c *idClaims) appendJSON(b []byte) []byte {
 		case "provider_id":
 			b = jsonstr.Append(b, ProviderAnonymous)
 		}
-	}
-	return append(b, '}')
+		return b, true
+	})
+	return b
 }
 
 // appendFirebase appends the firebase claim: identities, the sign-in's

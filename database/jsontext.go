@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -320,7 +319,7 @@ func appendJSON(b []byte, v any) (_ []byte, ok bool) {
 		for k := range x {
 			keys = append(keys, k)
 		}
-		return appendObject(b, keys, x, appendJSON)
+		return jsonstr.AppendObject(b, keys, func(b []byte, k string) ([]byte, bool) { return appendJSON(b, x[k]) })
 	case []any:
 		if x == nil {
 			return append(b, "null"...), true
@@ -431,24 +430,5 @@ func appendPlain(b []byte, v any) (_ []byte, ok bool) {
 		}
 		return append(b, ']'), true
 	}
-	return appendObject(b, keys, m, appendPlain)
-}
-
-// appendObject appends the JSON object of m's members named by keys, in
-// json.Marshal's order (keys sorted, which it does in place), each value
-// written by value; ok as appendJSON's.
-func appendObject(b []byte, keys []string, m map[string]any, value func([]byte, any) ([]byte, bool)) (_ []byte, ok bool) {
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstr.Append(b, k)
-		b = append(b, ':')
-		if b, ok = value(b, m[k]); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
+	return jsonstr.AppendObject(b, keys, func(b []byte, k string) ([]byte, bool) { return appendPlain(b, m[k]) })
 }

@@ -63,6 +63,18 @@ func AppendMap(b []byte, m map[string]string) []byte {
 	for k := range m {
 		keys = append(keys, k)
 	}
+	b, _ = AppendObject(b, keys, func(b []byte, k string) ([]byte, bool) {
+		return Append(b, m[k]), true
+	})
+	return b
+}
+
+// AppendObject appends an object of the members named by keys in the
+// order encoding/json writes a map's (keys sorted, which it does in
+// place), each key quoted as Append does and its value appended by value.
+// A value that returns false stops it: AppendObject then returns false
+// and b as value left it.
+func AppendObject(b []byte, keys []string, value func(b []byte, key string) ([]byte, bool)) ([]byte, bool) {
 	slices.Sort(keys)
 	b = append(b, '{')
 	for i, k := range keys {
@@ -70,7 +82,10 @@ func AppendMap(b []byte, m map[string]string) []byte {
 			b = append(b, ',')
 		}
 		b = append(Append(b, k), ':')
-		b = Append(b, m[k])
+		var ok bool
+		if b, ok = value(b, k); !ok {
+			return b, false
+		}
 	}
-	return append(b, '}')
+	return append(b, '}'), true
 }

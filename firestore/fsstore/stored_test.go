@@ -235,10 +235,10 @@ func TestRestoreStoredBig(t *testing.T) {
 	}
 }
 
-// Encodings finds a document's kept encoding while the decoded-document
-// cache holds its decoded form, and only then: the cache's index of
-// decoded forms drops each one the cache drops.
-func TestEncodingsFollowTheCache(t *testing.T) {
+// smallCacheStore is a durable store of 200 small documents whose
+// decoded-document cache holds only a few of them (4 KiB).
+func smallCacheStore(t *testing.T) *Store {
+	t.Helper()
 	s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now, Persister: nopPersister{}})
 	s.SetDecodedCacheLimit(4 << 10)
 	for i := range 200 {
@@ -253,6 +253,14 @@ func TestEncodingsFollowTheCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return s
+}
+
+// Encodings finds a document's kept encoding while the decoded-document
+// cache holds its decoded form, and only then: the cache's index of
+// decoded forms drops each one the cache drops.
+func TestEncodingsFollowTheCache(t *testing.T) {
+	s := smallCacheStore(t)
 	s.RLock()
 	var docs []*pb.Document
 	for _, e := range s.All() {
@@ -290,20 +298,7 @@ func TestEncodingsFollowTheCache(t *testing.T) {
 // cache holds the same forms after a scan of every document as before
 // it, and a document it did not hold stays encoded only.
 func TestScanLeavesTheCache(t *testing.T) {
-	s := New(Options{Name: testDB, History: time.Hour, HistoryBytes: DefaultHistoryBytes, Now: time.Now, Persister: nopPersister{}})
-	s.SetDecodedCacheLimit(4 << 10)
-	for i := range 200 {
-		s.Lock()
-		at := s.NextTime()
-		rel := fmt.Sprintf("c/d%03d", i)
-		done := s.Commit(at, []Change{{Path: rel, Doc: &pb.Document{Name: testDB.DocName(rel),
-			Fields:     map[string]*pb.Value{"n": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}}},
-			CreateTime: timestamppb.New(at), UpdateTime: timestamppb.New(at)}}})
-		s.Unlock()
-		if err := done.Wait(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := smallCacheStore(t)
 	cached := func() map[*pb.Document]bool {
 		s.cache.mu.Lock()
 		defer s.cache.mu.Unlock()

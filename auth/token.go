@@ -290,21 +290,21 @@ func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
 		}
 		switch string(key) {
 		case "_AuthEmulatorRefreshToken":
-			rec.marker = jsonValue(v)
+			rec.marker = jsonstr.Value(v)
 		case "localId":
-			rec.localID = jsonValue(v)
+			rec.localID = jsonstr.Value(v)
 		case "provider":
-			rec.provider = jsonValue(v)
+			rec.provider = jsonstr.Value(v)
 		case "projectId":
-			rec.projectID = jsonValue(v)
+			rec.projectID = jsonstr.Value(v)
 		case "tenantId":
-			rec.tenantID = jsonValue(v)
+			rec.tenantID = jsonstr.Value(v)
 		case "extraClaims":
-			rec.extraClaims = jsonValue(v)
+			rec.extraClaims = jsonstr.Value(v)
 		case "secondFactor":
-			rec.secondFactor = jsonValue(v)
+			rec.secondFactor = jsonstr.Value(v)
 		case "iat":
-			rec.iat = jsonValue(v)
+			rec.iat = jsonstr.Value(v)
 		}
 	})
 	return rec.token()
@@ -340,31 +340,6 @@ func (rec refreshRecord) token() (*RefreshToken, error) {
 		r.IssuedAt = int64(f)
 	}
 	return &r, nil
-}
-
-// jsonValue decodes the valid JSON value v as encoding/json decodes it
-// into an any with UseNumber.
-func jsonValue(v []byte) any {
-	switch v[0] {
-	case '"':
-		return jsonstr.Unquote(v)
-	case 't':
-		return true
-	case 'f':
-		return false
-	case 'n':
-		return nil
-	case '{':
-		if jsonstr.SkipSpace(v, 1) == len(v)-1 {
-			return map[string]any{} // extraClaims, mostly
-		}
-	case '[':
-	default:
-		return json.Number(v)
-	}
-	var x any
-	_ = jsonNumbers(v, &x)
-	return x
 }
 
 // truthy is JavaScript truthiness for decoded JSON.

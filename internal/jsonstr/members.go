@@ -87,3 +87,32 @@ func Unquote(raw []byte) string {
 	json.Unmarshal(raw, &s)
 	return s
 }
+
+// Value returns the valid JSON value raw (a value Members or Elements
+// gave) as encoding/json decodes it into an any with UseNumber: numbers
+// as json.Number. Literals, strings, numbers and an empty object are read
+// directly; other objects and arrays go through encoding/json.
+func Value(raw []byte) any {
+	switch raw[0] {
+	case '"':
+		return Unquote(raw)
+	case 't':
+		return true
+	case 'f':
+		return false
+	case 'n':
+		return nil
+	case '{':
+		if SkipSpace(raw, 1) == len(raw)-1 {
+			return map[string]any{}
+		}
+	case '[':
+	default:
+		return json.Number(raw)
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	d.Decode(&v)
+	return v
+}

@@ -281,18 +281,7 @@ func (x jvalue) generic() any {
 	if x.form {
 		return x.str
 	}
-	switch x.raw[0] {
-	case 't':
-		return true
-	case 'f':
-		return false
-	case 'n':
-		return nil
-	case '"':
-		return jsonstr.Unquote(x.raw)
-	}
-	v, _ := decodeNumbers(x.raw) // valid JSON: the body was checked
-	return v
+	return jsonstr.Value(x.raw) // valid JSON: the body was checked
 }
 
 // objectMembers appends the members of the valid JSON object at b[i] to

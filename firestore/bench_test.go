@@ -9,6 +9,8 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+
+	"github.com/pyric/pyric/event"
 )
 
 func BenchmarkWrite(b *testing.B) {
@@ -18,6 +20,20 @@ func BenchmarkWrite(b *testing.B) {
 	for b.Loop() {
 		i++
 		commitT(b, e, admin, upd(fmt.Sprintf("c/%d", i%1000), M("n", Int(int64(i)), "s", String("hello"))))
+	}
+}
+
+// BenchmarkWriteServe is e2e/bench's set as pyric serve runs it: an
+// admin commit of one small document {i, g, s} over 500 documents, with
+// events on (a bus) and a Persister, so its allocations are the engine's
+// share of a served set.
+func BenchmarkWriteServe(b *testing.B) {
+	e := New(Options{Rules: AllowAll, Events: event.NewBus(event.Options{}), Persister: &memPersister{data: map[string][]byte{}}})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		commitT(b, e, admin, upd(fmt.Sprintf("bench/d%05d", i%500), M("i", Int(int64(i)), "g", Int(int64(i%10)), "s", String("x"))))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore/fsstore"
@@ -211,11 +212,12 @@ func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.Comm
 	if err := checkRequestSize(ctx, req); err != nil {
 		return nil, err
 	}
-	results, t, err := e.commit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
+	r := e.startCommit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
+	results, _, err := r.finish()
 	if err != nil {
 		return nil, err
 	}
-	return &pb.CommitResponse{WriteResults: results, CommitTime: ts(t)}, nil
+	return &pb.CommitResponse{WriteResults: results, CommitTime: r.commitTime()}, nil
 }
 
 type commitReq struct {
@@ -244,42 +246,78 @@ type opState struct {
 // apply every write to an overlay at the commit time, ask the rules, make
 // the result durable, install it, then notify events and listeners.
 func (e *Engine) commit(ctx context.Context, c commitReq) ([]*pb.WriteResult, time.Time, error) {
-	return e.startCommit(ctx, c)()
+	return e.startCommit(ctx, c).finish()
+}
+
+// commitRun is one commit from its start to its answer: everything
+// startCommit works out and finish needs, in one allocation (with the
+// state of a single write inline), where a commit of one small document
+// made a dozen closures, maps and slices of its own.
+type commitRun struct {
+	e *Engine
+	c commitReq
+	// err is why the commit failed before it was queued (finish returns
+	// it); turn is nil then.
+	err error
+
+	ops     []opState
+	one     [1]opState // ops of a single write
+	p       prepared
+	group   *Group
+	origin  event.Origin
+	elapsed time.Duration
+	// unchanged are the existing documents the commit leaves as they
+	// were (no-op writes), nil for none.
+	unchanged map[string]bool
+
+	done fsstore.Durable
+	// prev is closed once the previous commit's events are emitted; this
+	// one closes turn once its own are (database.lastEmit).
+	prev, turn chan struct{}
+	// evs are the request events, made before finish; commitEvs the
+	// commit events when they were made early, for the outbox.
+	evs, commitEvs []event.Event
 }
 
 // startCommit is commit up to queueing the checked commit for durability
-// (the database lock released); finish waits until it is durable (or
+// (the database lock released); its finish waits until it is durable (or
 // failed) and returns its results, having notified events. Commits
 // started one after another become durable in that order, and those
 // started before their predecessors finish share a store transaction.
-func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([]*pb.WriteResult, time.Time, error)) {
+func (e *Engine) startCommit(ctx context.Context, c commitReq) *commitRun {
 	start := time.Now()
 	db := c.db
+	r := &commitRun{e: e, c: c}
 	// Until it is queued (or failed), a flusher lets it join its batch.
 	defer db.st.Arrive()()
 	if err := checkCtx(ctx); err != nil {
-		return commitFailed(err)
+		r.err = err
+		return r
 	}
-	ops := make([]*opState, len(c.writes))
+	if len(c.writes) == 1 {
+		r.ops = r.one[:]
+	} else {
+		r.ops = make([]opState, len(c.writes))
+	}
 	for i, w := range c.writes {
 		op, err := parseWrite(db.name, w)
 		if err != nil {
-			return commitFailed(fmt.Errorf("%w", err))
+			r.err = fmt.Errorf("%w", err)
+			return r
 		}
-		ops[i] = &opState{op: op}
+		r.ops[i].op = op
 	}
-	group := (*Group)(nil)
-	origin := event.OriginClient
+	r.origin = event.OriginClient
 	if len(c.txid) > 0 {
-		origin = event.OriginTransaction
+		r.origin = event.OriginTransaction
 	} else if !c.single {
-		origin = event.OriginBatch
-		if len(ops) > 1 {
-			group = &Group{ID: e.groupID("batch"), Kind: "batch"}
+		r.origin = event.OriginBatch
+		if len(r.ops) > 1 {
+			r.group = &Group{ID: e.groupID("batch"), Kind: "batch"}
 		}
 	}
 	if c.who.IsAdmin() {
-		origin = event.OriginAdmin
+		r.origin = event.OriginAdmin
 	}
 
 	// Writers take commitMu, so no other commit runs between the two
@@ -292,235 +330,276 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) (finish func() ([
 	// everything is done again under the write lock.
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
-	var p *prepared
+	prepared := false
 	if len(c.txid) == 0 {
 		db.st.RLockLong()
-		p = e.prepare(ctx, c, db, ops, group, db.st.NextTime(), true)
+		e.prepare(ctx, r, db.st.NextTime(), true)
 		db.st.RUnlockLong()
+		prepared = true
 	}
 	db.st.Lock()
-	locked := true
-	unlock := func() {
-		if locked {
-			locked = false
-			db.st.Unlock()
-		}
+	queued := r.decide(ctx, prepared && r.p.unchanged(db))
+	db.st.Unlock()
+	if !queued {
+		return r
 	}
-	defer unlock()
-	if p != nil && !p.unchanged(db) {
-		p = nil
-	}
-	if p == nil {
-		if len(c.txid) > 0 {
-			t, err := db.endTxn(c.txid)
-			if err != nil {
-				return commitFailed(err)
-			}
-			if t.readOnly && len(ops) > 0 {
-				return commitFailed(fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction."))
-			}
-			if err := db.validate(t); err != nil {
-				return commitFailed(err)
-			}
-			group = &Group{ID: t.group, Kind: "transaction"}
-		}
-		p = e.prepare(ctx, c, db, ops, group, db.st.NextTime(), false)
-	}
-	if p.failed != nil {
-		return commitFailed(p.failed)
-	}
-	now, overlay, order, denial := p.now, p.overlay, p.order, p.denial
-	elapsed := time.Since(start)
+	r.elapsed = time.Since(start)
 	// The request events encode the documents, so they are made with the
 	// store unlocked. A denied commit's are emitted at once (commitMu
 	// keeps them in commit order); an allowed one's only once the commit
 	// is durable and visible, together with its commit events (emitAll),
-	// in commit order (the turns below): emitted before, a request would
+	// in commit order (the turns): emitted before, a request would
 	// announce a write that readers of the store do not see yet — session
 	// capture flushing then wrote the allowed write with the document as
 	// it was before, and a kill before its next flush left a session
 	// whose replay made the document the capture says is absent.
-	opEvents := func() []event.Event {
-		if !e.eventsOn() {
-			return nil
-		}
-		evs := eventSlice(2 * len(ops))
-		for _, s := range ops {
-			if s.op.kind != writeVerify {
-				evs = append(evs, e.writeOpEvent(c, s, group, origin, elapsed))
-			}
-		}
-		return evs
+	if r.p.denial != nil {
+		e.emitAll(r.opEvents())
+		r.err = r.p.denial
+		return r
 	}
-	if denial != nil {
-		unlock()
-		e.emitAll(opEvents())
-		return commitFailed(denial)
+	r.evs = r.opEvents()
+	return r
+}
+
+// decide works the commit out under the database's write lock (kept):
+// the transaction's checks, the writes applied and the rules asked
+// unless prepared still stands, and, when the rules allow it, the commit
+// installed and queued for durability. It reports whether the commit got
+// as far as a verdict (queued, or denied: r.p.denial); otherwise r.err
+// says why not.
+func (r *commitRun) decide(ctx context.Context, prepared bool) bool {
+	e, c, db := r.e, r.c, r.c.db
+	if !prepared {
+		if len(c.txid) > 0 {
+			t, err := db.endTxn(c.txid)
+			if err != nil {
+				r.err = err
+				return false
+			}
+			if t.readOnly && len(r.ops) > 0 {
+				r.err = fsvalue.Errorf(ErrInvalidArgument, "Cannot modify entities in a read-only transaction.")
+				return false
+			}
+			if err := db.validate(t); err != nil {
+				r.err = err
+				return false
+			}
+			r.group = &Group{ID: t.group, Kind: "transaction"}
+		}
+		e.prepare(ctx, r, db.st.NextTime(), false)
+	}
+	p := &r.p
+	if p.failed != nil {
+		r.err = p.failed
+		return false
+	}
+	if p.denial != nil {
+		return true
 	}
 	var changes []Change
-	var unchanged map[string]bool // existing documents the commit leaves as they were (made for the first)
-	for _, rel := range order {
-		after := overlay[rel]
+	if n := len(p.overlay.keys); n == 1 {
+		changes = p.change[:0]
+	}
+	for i, rel := range p.overlay.keys {
+		after := p.overlay.docs[i]
 		before := db.st.Get(rel)
-		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(now)) {
-			if unchanged == nil {
-				unchanged = map[string]bool{}
+		if sameVersion(before, after) && (after == nil || after.UpdateTime.AsTime().Before(p.now)) {
+			if r.unchanged == nil {
+				r.unchanged = map[string]bool{}
 			}
-			unchanged[rel] = before != nil
+			r.unchanged[rel] = before != nil
 			continue // a no-op write
 		}
 		changes = append(changes, Change{Path: rel, Doc: after})
 	}
-	// commitEvents appends the commit's commit events to evs, one per
-	// write that changed its document: no-op writes raise none.
-	commitEvents := func(evs []event.Event) []event.Event {
-		if !e.eventsOn() {
-			return evs
-		}
-		for _, s := range ops {
-			if s.op.kind == writeVerify || unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
-				continue
-			}
-			if s.after == nil && s.before == nil {
-				continue
-			}
-			evs = append(evs, e.commitEvent(c, s, group, now, s.after == overlay[s.op.rel]))
-		}
-		return evs
-	}
 	// When a consumer must see the commit events even across a crash
 	// (the functions' triggers), they are made now and held in the
 	// outbox by the same durable write as the commit.
-	var commitEvs []event.Event
 	var held []fsstore.Held
 	if o := e.opts.Outbox; o != nil && e.eventsOn() && len(changes) > 0 && o.Holding() {
-		commitEvs = commitEvents(nil)
-		for _, h := range o.Hold(commitEvs) {
+		r.commitEvs = r.commitEvents(nil)
+		for _, h := range o.Hold(r.commitEvs) {
 			held = append(held, fsstore.Held{Key: h.Key, Value: h.Value})
 		}
 	}
-	done := db.st.CommitHeld(now, changes, held)
-	prev, turn := db.lastEmit, make(chan struct{})
-	db.lastEmit = turn
-	unlock()
-	evs := opEvents()
-	return func() ([]*pb.WriteResult, time.Time, error) {
-		defer close(turn)
-		var err error
-		if done.Queued() {
-			err = done.Wait()
-		}
-		if prev != nil {
-			<-prev
-		}
-		if err != nil {
-			// Decided, but never committed: the requests happened all
-			// the same.
-			e.emitAll(evs)
-			return nil, time.Time{}, err
-		}
+	r.done = db.st.CommitHeld(p.now, changes, held)
+	r.prev, r.turn = db.lastEmit, make(chan struct{})
+	db.lastEmit = r.turn
+	return true
+}
 
-		results := make([]*pb.WriteResult, len(ops))
-		for i, s := range ops {
-			// Every write's result carries the update time of its document
-			// as the whole commit leaves it, none when the commit leaves it
-			// deleted (the field is "not set after a delete"), as the
-			// official emulator answers for several writes to one document.
-			wr := &pb.WriteResult{TransformResults: s.results}
-			if s.op.kind == writeVerify {
-				if s.after != nil {
-					wr.UpdateTime = s.after.UpdateTime
-				} else {
-					wr.UpdateTime = ts(now)
-				}
-			} else if final := overlay[s.op.rel]; final != nil {
-				wr.UpdateTime = final.UpdateTime
-			}
-			results[i] = wr
-		}
-		if commitEvs == nil {
-			// Into the request events' slice, made with room for them.
-			e.emitAll(commitEvents(evs))
-		} else {
-			e.emitAll(append(evs, commitEvs...))
-		}
-		return results, now, nil
+// opEvents are the request events of the commit's writes (none for
+// verify-only writes).
+func (r *commitRun) opEvents() []event.Event {
+	if !r.e.eventsOn() {
+		return nil
 	}
+	evs := eventSlice(2 * len(r.ops))
+	for i := range r.ops {
+		if s := &r.ops[i]; s.op.kind != writeVerify {
+			evs = append(evs, r.e.writeOpEvent(r.c, s, r.group, r.origin, r.elapsed))
+		}
+	}
+	return evs
+}
+
+// commitEvents appends the commit's commit events to evs, one per write
+// that changed its document: no-op writes raise none.
+func (r *commitRun) commitEvents(evs []event.Event) []event.Event {
+	if !r.e.eventsOn() {
+		return evs
+	}
+	for i := range r.ops {
+		s := &r.ops[i]
+		if s.op.kind == writeVerify || r.unchanged[s.op.rel] || s.after != nil && s.before != nil && fsvalue.SameTime(s.after.UpdateTime, s.before.UpdateTime) {
+			continue
+		}
+		if s.after == nil && s.before == nil {
+			continue
+		}
+		final, _ := r.p.overlay.get(s.op.rel)
+		evs = append(evs, r.e.commitEvent(r.c, s, r.group, r.p.now, s.after == final))
+	}
+	return evs
+}
+
+// finish waits until the commit is durable (or failed), emits its events
+// after its predecessor's, and returns its results: call it once.
+func (r *commitRun) finish() ([]*pb.WriteResult, time.Time, error) {
+	if r.turn == nil {
+		return nil, time.Time{}, r.err
+	}
+	defer close(r.turn)
+	var err error
+	if r.done.Queued() {
+		err = r.done.Wait()
+	}
+	if r.prev != nil {
+		<-r.prev
+	}
+	if err != nil {
+		// Decided, but never committed: the requests happened all
+		// the same.
+		r.e.emitAll(r.evs)
+		return nil, time.Time{}, err
+	}
+
+	now := r.p.now
+	results := make([]*pb.WriteResult, len(r.ops))
+	for i := range r.ops {
+		s := &r.ops[i]
+		// Every write's result carries the update time of its document
+		// as the whole commit leaves it, none when the commit leaves it
+		// deleted (the field is "not set after a delete"), as the
+		// official emulator answers for several writes to one document.
+		wr := &pb.WriteResult{TransformResults: s.results}
+		if s.op.kind == writeVerify {
+			if s.after != nil {
+				wr.UpdateTime = s.after.UpdateTime
+			} else {
+				wr.UpdateTime = r.p.stamp
+			}
+		} else if final, _ := r.p.overlay.get(s.op.rel); final != nil {
+			wr.UpdateTime = final.UpdateTime
+		}
+		results[i] = wr
+	}
+	if r.commitEvs == nil {
+		// Into the request events' slice, made with room for them.
+		r.e.emitAll(r.commitEvents(r.evs))
+	} else {
+		r.e.emitAll(append(r.evs, r.commitEvs...))
+	}
+	return results, now, nil
+}
+
+// commitTime is the commit's time as a response carries it: the stamp
+// its documents got (shared: neither is changed once made).
+func (r *commitRun) commitTime() *timestamppb.Timestamp {
+	if r.p.stamp != nil {
+		return r.p.stamp
+	}
+	return ts(r.p.now)
 }
 
 // prepared is a commit worked out against the state: the writes applied
 // at its time, the rules asked.
 type prepared struct {
-	now     time.Time
-	overlay map[string]*pb.Document
-	order   []string
+	now   time.Time
+	stamp *timestamppb.Timestamp // now, as the documents it writes carry it
+	// overlay is the state the commit leaves each document it writes in
+	// (nil: deleted), in the order the writes first name them.
+	overlay docVersions
 	denial  error // the first write the rules deny
 	failed  error // an invalid or impossible write
 	// read are the versions of the documents the commit read (its writes'
 	// documents, and the rules' get/exists/getAfter), when recorded.
-	read map[string]*pb.Document
+	read   docVersions
+	record bool
+	db     *database
+	// change is the storage of a single change (decide).
+	change [1]Change
 }
 
-// prepare applies ops to an overlay of the state at now and asks the
-// rules about each; the caller holds db.st (read or write). With record,
-// the versions of every document read are kept for unchanged.
-func (e *Engine) prepare(ctx context.Context, c commitReq, db *database, ops []*opState, group *Group, now time.Time, record bool) *prepared {
-	p := &prepared{now: now, overlay: map[string]*pb.Document{}}
-	if record {
-		p.read = map[string]*pb.Document{}
+// get is the stored version of rel, recorded as read.
+func (p *prepared) get(rel string) *pb.Document {
+	d := p.db.st.Get(rel)
+	if p.record {
+		p.read.setFirst(rel, d)
 	}
-	get := func(rel string) *pb.Document {
-		d := db.st.Get(rel)
-		if p.read != nil {
-			if _, seen := p.read[rel]; !seen {
-				p.read[rel] = d
-			}
-		}
+	return d
+}
+
+// state is rel as the commit's writes so far leave it.
+func (p *prepared) state(rel string) *pb.Document {
+	if d, ok := p.overlay.get(rel); ok {
 		return d
 	}
-	stamp := ts(now)
-	state := func(rel string) *pb.Document {
-		if d, ok := p.overlay[rel]; ok {
-			return d
-		}
-		return get(rel)
-	}
+	return p.get(rel)
+}
+
+// prepare applies r's writes to an overlay of the state at now and asks
+// the rules about each, into r.p; the caller holds db.st (read or write).
+// With record, the versions of every document read are kept for
+// unchanged.
+func (e *Engine) prepare(ctx context.Context, r *commitRun, now time.Time, record bool) {
+	c, db, ops := r.c, r.c.db, r.ops
+	p := &r.p
+	p.overlay.reset()
+	p.read.reset()
+	p.now, p.stamp, p.denial, p.failed, p.record, p.db = now, ts(now), nil, nil, record, db
 	// What the SDKs send for update() after delete() of the same document
 	// in one transaction or batch: the official emulator rejects the
 	// request before it checks any precondition, rather than answering
 	// NOT_FOUND. A set (or any other write) in between recreates the
 	// document: delete, set, update is accepted.
-	var deleted map[string]bool
 	if len(ops) > 1 {
-		deleted = map[string]bool{}
-	}
-	for _, s := range ops {
-		if deleted == nil {
-			break // one write
-		}
-		if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
-			p.failed = fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
-			return p
-		}
-		if s.op.kind != writeVerify {
-			deleted[s.op.rel] = s.op.kind == writeDelete
+		deleted := map[string]bool{}
+		for i := range ops {
+			s := &ops[i]
+			if deleted[s.op.rel] && s.op.kind != writeDelete && s.op.kind != writeVerify && s.op.w.GetCurrentDocument().GetExists() {
+				p.failed = fsvalue.Errorf(ErrInvalidArgument, "Cannot delete then update an entity in the same request.")
+				return
+			}
+			if s.op.kind != writeVerify {
+				deleted[s.op.rel] = s.op.kind == writeDelete
+			}
 		}
 	}
-	for _, s := range ops {
-		s.before = state(s.op.rel)
-		after, results, err := s.op.apply(db.name, s.before, now, stamp)
+	for i := range ops {
+		s := &ops[i]
+		s.before = p.state(s.op.rel)
+		after, results, err := s.op.apply(db.name, s.before, now, p.stamp)
 		if err != nil {
 			p.failed = err
-			return p
+			return
 		}
 		s.after, s.results = after, results
 		if s.op.kind == writeVerify {
 			continue // a precondition only: no change, no rules decision
 		}
-		if _, ok := p.overlay[s.op.rel]; !ok {
-			p.order = append(p.order, s.op.rel)
-		}
-		p.overlay[s.op.rel] = after
+		p.overlay.set(s.op.rel, after)
 		switch {
 		case s.op.kind == writeDelete:
 			s.method = MethodDelete
@@ -536,42 +615,49 @@ func (e *Engine) prepare(ctx context.Context, c commitReq, db *database, ops []*
 	// time and nothing is committed (observed on the official emulator:
 	// an increment and a decrement of one field in one commit, in a
 	// transaction too; deleted and set again, it is new).
-	for _, rel := range p.order {
-		stored, final := get(rel), p.overlay[rel]
+	for i, rel := range p.overlay.keys {
+		stored, final := p.get(rel), p.overlay.docs[i]
 		if stored != nil && final != nil && fsvalue.SameTime(stored.CreateTime, final.CreateTime) && fsvalue.IdenticalFields(stored.Fields, final.Fields) {
-			p.overlay[rel] = stored
+			p.overlay.docs[i] = stored
 		}
 	}
 	if c.who.IsAdmin() {
 		// Admin bypasses the rules: nothing to ask them, nor to record
 		// for the lookups they would make.
-		for _, s := range ops {
-			if s.op.kind != writeVerify {
+		for i := range ops {
+			if s := &ops[i]; s.op.kind != writeVerify {
 				s.dec = adminDecision
 			}
 		}
-		return p
+		return
 	}
-	// The rules see every write of the batch with the committed state as
-	// get() and the batch's final state as getAfter().
+	e.authorizeWrites(ctx, r)
+}
+
+// authorizeWrites asks the rules about each of r's writes, prepared: they
+// see every write of the batch with the committed state as get() and the
+// batch's final state as getAfter().
+func (e *Engine) authorizeWrites(ctx context.Context, r *commitRun) {
+	p, db := &r.p, r.c.db
 	getAfter := func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return state(path), nil
+		return p.state(path), nil
 	}
 	lookup := func(path string) (*pb.Document, error) {
 		if err := ValidateDocumentPath(path); err != nil {
 			return nil, err
 		}
-		return get(path), nil
+		return p.get(path), nil
 	}
-	for _, s := range ops {
+	for i := range r.ops {
+		s := &r.ops[i]
 		if s.op.kind == writeVerify {
 			continue
 		}
-		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: c.who,
-			Resource: s.before, Time: now, Get: lookup, GetAfter: getAfter, Group: group}
+		req := &AuthzRequest{Database: db.name, Method: s.method, Path: s.op.rel, Auth: r.c.who,
+			Resource: s.before, Time: p.now, Get: lookup, GetAfter: getAfter, Group: r.group}
 		if s.method != MethodDelete {
 			req.After = s.after
 		}
@@ -580,26 +666,96 @@ func (e *Engine) prepare(ctx context.Context, c commitReq, db *database, ops []*
 			p.denial = denied(s.method, s.op.rel, s.dec)
 		}
 	}
-	return p
 }
 
 // unchanged reports whether a commit prepared under the read lock still
-// stands: its time is after the last commit and every document it read is
-// at the version it read. The caller holds db.st exclusively.
+// stands: it did not fail, its time is after the last commit and every
+// document it read is at the version it read. The caller holds db.st
+// exclusively.
 func (p *prepared) unchanged(db *database) bool {
-	if p.read == nil || !p.now.After(db.st.Last()) {
+	if !p.record || !p.now.After(db.st.Last()) {
 		return false
 	}
-	for rel, d := range p.read {
-		if !sameVersion(db.st.Get(rel), d) {
+	for i, rel := range p.read.keys {
+		if !sameVersion(db.st.Get(rel), p.read.docs[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func commitFailed(err error) func() ([]*pb.WriteResult, time.Time, error) {
-	return func() ([]*pb.WriteResult, time.Time, error) { return nil, time.Time{}, err }
+// docVersions maps document paths to documents, keeping the order in
+// which they were first set: a commit's overlay and the versions it read.
+// Most commits name one document, so the first few entries live in the
+// struct and a map indexes them only past those (two maps and their
+// tables were a good share of a single write's allocations).
+type docVersions struct {
+	keys  []string
+	docs  []*pb.Document
+	index map[string]int // key -> position, past smallDocs keys
+	k0    [smallDocs]string
+	d0    [smallDocs]*pb.Document
+}
+
+const smallDocs = 4
+
+func (m *docVersions) reset() {
+	clear(m.k0[:])
+	clear(m.d0[:])
+	m.keys, m.docs, m.index = m.k0[:0], m.d0[:0], nil
+}
+
+func (m *docVersions) find(rel string) int {
+	if m.index != nil {
+		if i, ok := m.index[rel]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range m.keys {
+		if k == rel {
+			return i
+		}
+	}
+	return -1
+}
+
+// get is rel's document and whether rel is set.
+func (m *docVersions) get(rel string) (*pb.Document, bool) {
+	if i := m.find(rel); i >= 0 {
+		return m.docs[i], true
+	}
+	return nil, false
+}
+
+// set sets rel's document.
+func (m *docVersions) set(rel string, d *pb.Document) {
+	if i := m.find(rel); i >= 0 {
+		m.docs[i] = d
+		return
+	}
+	m.add(rel, d)
+}
+
+// setFirst sets rel's document unless rel is set.
+func (m *docVersions) setFirst(rel string, d *pb.Document) {
+	if m.find(rel) < 0 {
+		m.add(rel, d)
+	}
+}
+
+func (m *docVersions) add(rel string, d *pb.Document) {
+	m.keys = append(m.keys, rel)
+	m.docs = append(m.docs, d)
+	switch {
+	case m.index != nil:
+		m.index[rel] = len(m.keys) - 1
+	case len(m.keys) > smallDocs:
+		m.index = make(map[string]int, 2*len(m.keys))
+		for i, k := range m.keys {
+			m.index[k] = i
+		}
+	}
 }
 
 // BatchWrite applies writes independently (not atomically); each gets its
@@ -633,12 +789,12 @@ func (e *Engine) BatchWrite(ctx context.Context, who identity.Identity, req *pb.
 	// write, each waited for in turn, made a bulk load cost a store
 	// transaction and its garbage per few documents). Production applies a
 	// batch's writes in no particular order either.
-	finish := make([]func() ([]*pb.WriteResult, time.Time, error), len(req.GetWrites()))
+	runs := make([]*commitRun, len(req.GetWrites()))
 	for i, w := range req.GetWrites() {
-		finish[i] = e.startCommit(ctx, commitReq{db: db, who: who, writes: []*pb.Write{w}, single: true})
+		runs[i] = e.startCommit(ctx, commitReq{db: db, who: who, writes: []*pb.Write{w}, single: true})
 	}
-	for _, f := range finish {
-		res, _, err := f()
+	for _, r := range runs {
+		res, _, err := r.finish()
 		st := Status(err).Proto()
 		resp.Status = append(resp.Status, st)
 		if err != nil {

@@ -32,6 +32,25 @@ func benchDurable(b *testing.B) (pb.FirestoreClient, string) {
 	return fc, db
 }
 
+// BenchmarkRPCSetDurable is e2e/bench's set against pyric serve's durable
+// store: a Commit of one small document, outside a transaction, every one
+// written to the store's log before it is acknowledged.
+func BenchmarkRPCSetDurable(b *testing.B) {
+	fc, db := benchDurable(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := fc.Commit(ctx, &pb.CommitRequest{Database: db, Writes: []*pb.Write{{Operation: &pb.Write_Update{Update: &pb.Document{
+			Name: fmt.Sprintf("%s/documents/bench/d%05d", db, i%500), Fields: map[string]*pb.Value{
+				"i": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i)}},
+				"g": {ValueType: &pb.Value_IntegerValue{IntegerValue: int64(i % 10)}},
+				"s": {ValueType: &pb.Value_StringValue{StringValue: "x"}},
+			}}}}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRPCGetDurable is e2e/bench's get against pyric serve's durable
 // store, client and server in this process: compare its allocations and
 // its profile's shares (the time is the machine's).

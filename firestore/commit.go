@@ -617,7 +617,20 @@ func (e *Engine) prepare(ctx context.Context, r *commitRun, now time.Time, recor
 	// transaction too; deleted and set again, it is new).
 	for i, rel := range p.overlay.keys {
 		stored, final := p.get(rel), p.overlay.docs[i]
-		if stored != nil && final != nil && fsvalue.SameTime(stored.CreateTime, final.CreateTime) && fsvalue.IdenticalFields(stored.Fields, final.Fields) {
+		if stored == nil || final == nil || !fsvalue.SameTime(stored.CreateTime, final.CreateTime) {
+			continue
+		}
+		if len(ops) == 1 {
+			// Its one write was applied to the stored version, and apply
+			// compared the fields already: the same ones keep the stored
+			// update time (comparing them again was a tenth of a small
+			// set's prepare).
+			if final.UpdateTime == stored.UpdateTime {
+				p.overlay.docs[i] = stored
+			}
+			continue
+		}
+		if fsvalue.IdenticalFields(stored.Fields, final.Fields) {
 			p.overlay.docs[i] = stored
 		}
 	}

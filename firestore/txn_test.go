@@ -3,6 +3,7 @@ package firestore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -269,4 +270,44 @@ func TestTransactionReadsShareTheReadLock(t *testing.T) {
 		t.Error("the transaction's calls wait for the read lock to be released")
 	}
 	db.st.RUnlock()
+}
+
+// TestDocVersionsMatchesMap checks a commit's docVersions against a map
+// and the order of first insertion, below and past the size where it
+// starts indexing with a map.
+func TestDocVersionsMatchesMap(t *testing.T) {
+	for _, n := range []int{1, 3, smallDocs, smallDocs + 1, 40} {
+		var m docVersions
+		m.reset()
+		ref := map[string]*pb.Document{}
+		var order []string
+		for i := range 3 * n {
+			rel := fmt.Sprintf("c/%d", (i*7)%n)
+			d := &pb.Document{Name: fmt.Sprint(i)}
+			if i%3 == 0 {
+				m.setFirst(rel, d)
+				if _, ok := ref[rel]; !ok {
+					ref[rel] = d
+					order = append(order, rel)
+				}
+			} else {
+				m.set(rel, d)
+				if _, ok := ref[rel]; !ok {
+					order = append(order, rel)
+				}
+				ref[rel] = d
+			}
+		}
+		if !slices.Equal(m.keys, order) {
+			t.Fatalf("n=%d: keys %v, want %v", n, m.keys, order)
+		}
+		for rel, want := range ref {
+			if got, ok := m.get(rel); !ok || got != want {
+				t.Fatalf("n=%d: %s is %v, want %v", n, rel, got, want)
+			}
+		}
+		if _, ok := m.get("c/absent"); ok {
+			t.Fatalf("n=%d: an absent key is set", n)
+		}
+	}
 }

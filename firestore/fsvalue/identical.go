@@ -152,7 +152,9 @@ func CloneFields(m map[string]*pb.Value) map[string]*pb.Value {
 	return out
 }
 
-// Clone is proto.Clone(v) for a value.
+// Clone is proto.Clone(v) for a value. A scalar's Value, its oneof
+// wrapper (and a timestamp's Timestamp) are made as one allocation: they
+// live and die together, and every write clones each field it sends.
 func Clone(v *pb.Value) *pb.Value {
 	if v == nil {
 		return nil
@@ -164,20 +166,58 @@ func Clone(v *pb.Value) *pb.Value {
 	case nil:
 		return &pb.Value{}
 	case *pb.Value_NullValue:
-		return &pb.Value{ValueType: &pb.Value_NullValue{NullValue: x.NullValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_NullValue
+		}{x: pb.Value_NullValue{NullValue: x.NullValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_BooleanValue:
-		return &pb.Value{ValueType: &pb.Value_BooleanValue{BooleanValue: x.BooleanValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_BooleanValue
+		}{x: pb.Value_BooleanValue{BooleanValue: x.BooleanValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_IntegerValue:
-		return &pb.Value{ValueType: &pb.Value_IntegerValue{IntegerValue: x.IntegerValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_IntegerValue
+		}{x: pb.Value_IntegerValue{IntegerValue: x.IntegerValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_DoubleValue:
-		return &pb.Value{ValueType: &pb.Value_DoubleValue{DoubleValue: x.DoubleValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_DoubleValue
+		}{x: pb.Value_DoubleValue{DoubleValue: x.DoubleValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_StringValue:
-		return &pb.Value{ValueType: &pb.Value_StringValue{StringValue: x.StringValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_StringValue
+		}{x: pb.Value_StringValue{StringValue: x.StringValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_ReferenceValue:
-		return &pb.Value{ValueType: &pb.Value_ReferenceValue{ReferenceValue: x.ReferenceValue}}
+		b := &struct {
+			v pb.Value
+			x pb.Value_ReferenceValue
+		}{x: pb.Value_ReferenceValue{ReferenceValue: x.ReferenceValue}}
+		b.v.ValueType = &b.x
+		return &b.v
 	case *pb.Value_TimestampValue:
 		if t := x.TimestampValue; t != nil && !hasUnknown(t) {
-			return &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: &timestamppb.Timestamp{Seconds: t.Seconds, Nanos: t.Nanos}}}
+			b := &struct {
+				v pb.Value
+				x pb.Value_TimestampValue
+				t timestamppb.Timestamp
+			}{}
+			b.t.Seconds, b.t.Nanos = t.Seconds, t.Nanos
+			b.x.TimestampValue = &b.t
+			b.v.ValueType = &b.x
+			return &b.v
 		}
 	case *pb.Value_GeoPointValue:
 		if g := x.GeoPointValue; g != nil && !hasUnknown(g) {

@@ -1,6 +1,7 @@
 package fsvalue
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -170,6 +171,34 @@ func TestSameTimeIsProtoEqual(t *testing.T) {
 		a, b := ts(), ts()
 		if got, want := SameTime(a, b), proto.Equal(a, b); got != want {
 			t.Fatalf("case %d: SameTime(%v, %v) = %v, proto.Equal = %v", i, a, b, got, want)
+		}
+	}
+}
+
+// Clone makes each scalar's Value and its parts as one allocation: the
+// clone must still be the message proto.Clone makes, through proto's
+// reflection (equality, encoding) as through its getters.
+func TestCloneScalarsAreProtoClones(t *testing.T) {
+	for _, v := range []*pb.Value{
+		{ValueType: &pb.Value_NullValue{}},
+		{ValueType: &pb.Value_BooleanValue{BooleanValue: true}},
+		{ValueType: &pb.Value_IntegerValue{IntegerValue: -7}},
+		{ValueType: &pb.Value_DoubleValue{DoubleValue: 2.5}},
+		{ValueType: &pb.Value_StringValue{StringValue: "x"}},
+		{ValueType: &pb.Value_ReferenceValue{ReferenceValue: "projects/p/databases/(default)/documents/c/d"}},
+		{ValueType: &pb.Value_TimestampValue{TimestampValue: &timestamppb.Timestamp{Seconds: 5, Nanos: 6}}},
+	} {
+		c := Clone(v)
+		if !proto.Equal(c, proto.Clone(v)) {
+			t.Errorf("Clone(%v) = %v", v, c)
+		}
+		a, err1 := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+		b, err2 := proto.MarshalOptions{Deterministic: true}.Marshal(v)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("Clone(%v) encodes as %x, want %x (%v, %v)", v, a, b, err1, err2)
+		}
+		if n := testing.AllocsPerRun(10, func() { Clone(v) }); n != 1 {
+			t.Errorf("Clone(%v) made %v allocations, want 1", v, n)
 		}
 	}
 }

@@ -11,12 +11,12 @@ import (
 
 func TestRecoverInterceptors(t *testing.T) {
 	t.Parallel()
-	_, err := recoverUnary(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/x/Y"},
+	_, err := gateUnary(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/x/Y"},
 		func(context.Context, any) (any, error) { panic("boom") })
 	if status.Code(err) != codes.Internal {
 		t.Errorf("unary panic: %v", err)
 	}
-	err = recoverStream(nil, nil, &grpc.StreamServerInfo{FullMethod: "/x/Z"}, func(any, grpc.ServerStream) error { panic("boom") })
+	err = gateStream(nil, nil, &grpc.StreamServerInfo{FullMethod: "/x/Z"}, func(any, grpc.ServerStream) error { panic("boom") })
 	if status.Code(err) != codes.Internal {
 		t.Errorf("stream panic: %v", err)
 	}

@@ -11,7 +11,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/server"
 )
 
@@ -28,7 +30,7 @@ const MaxMessageSize = 64 << 20
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
 		grpc.ForceServerCodec(lenientCodec{}),
-		grpc.ChainUnaryInterceptor(recoverUnary, admitUnary, decodeCheckUnary), grpc.ChainStreamInterceptor(recoverStream, decodeCheckStream),
+		grpc.UnaryInterceptor(gateUnary), grpc.StreamInterceptor(gateStream),
 		// Calls run on reused goroutines whose stacks have already grown
 		// (a goroutine per call spends a measurable share of a small
 		// call's CPU growing its stack through the engine).
@@ -51,20 +53,36 @@ func recovered(method string, v any) error {
 	return status.Error(codes.Internal, fmt.Sprintf("internal error in %s: %v", method, v))
 }
 
-func recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+// gateUnary is the port's unary interceptor: a handler's panic
+// recovered (recovered), then admitUnary and decodeCheckUnary, with a light request (the codec
+// decoded it) served without the chain's handler closures (grpc-go makes
+// two per call for three chained interceptors).
+func gateUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			resp, err = nil, recovered(info.FullMethod, v)
 		}
 	}()
-	return h(ctx, req)
+	if m, ok := req.(proto.Message); ok {
+		if _, heavy := deferred.Load(m); !heavy {
+			if err := takeDecodeError(m); err != nil {
+				return nil, err
+			}
+			return h(firestore.WithRequestSizeAtMost(ctx, server.HeavyBodyBytes), req)
+		}
+	}
+	return admitUnary(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		return decodeCheckUnary(ctx, req, info, h)
+	})
 }
 
-func recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+// gateStream is the port's stream interceptor: decodeCheckStream, a
+// handler's panic recovered (recovered).
+func gateStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = recovered(info.FullMethod, v)
 		}
 	}()
-	return h(srv, ss)
+	return decodeCheckStream(srv, ss, info, h)
 }

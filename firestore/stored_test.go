@@ -276,3 +276,46 @@ func TestWireDocuments(t *testing.T) {
 		t.Errorf("a document of a database in memory was replaced")
 	}
 }
+
+// flakyPersister fails every commit of a document whose path ends in
+// "fail".
+type flakyPersister struct{}
+
+func (flakyPersister) Commit(_ DatabaseName, _ time.Time, changes []Change) error {
+	for _, c := range changes {
+		if strings.HasSuffix(c.Path, "fail") {
+			return errors.New("disk full")
+		}
+	}
+	return nil
+}
+
+// A commit the Persister fails is answered UNAVAILABLE and left out of
+// the state, and the commits before and after it (whose batches reuse
+// the group commit's queue and acknowledgements) are answered and kept
+// as they were made.
+func TestFailedDurableCommitsBetweenGoodOnes(t *testing.T) {
+	e := New(Options{Rules: AllowAll, Persister: flakyPersister{}})
+	for i := range 20 {
+		rel := fmt.Sprintf("c/%d", i)
+		if i%3 == 1 {
+			rel += "fail"
+		}
+		_, err := e.Commit(bg, admin, &pb.CommitRequest{Database: testDB.String(), Writes: []*pb.Write{upd(rel, M("n", Int(int64(i))))}})
+		if i%3 == 1 {
+			if Code(err).String() != "Unavailable" {
+				t.Fatalf("commit %s: %v, want UNAVAILABLE", rel, err)
+			}
+			if getT(t, e, rel) != nil {
+				t.Fatalf("%s, not made durable, is readable", rel)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("commit %s: %v", rel, err)
+		}
+		if d := getT(t, e, rel); d == nil || d.Fields["n"].GetIntegerValue() != int64(i) {
+			t.Fatalf("%s is %v", rel, d)
+		}
+	}
+}

@@ -24,8 +24,10 @@ import (
 // lock is never held across a sync, reads never wait for one, and N
 // concurrent commits cost about one sync instead of N.
 type groupCommit struct {
-	mu      sync.Mutex
-	queue   []*pendingCommit
+	mu    sync.Mutex
+	queue []*pendingCommit
+	// spare is a batch's queue, emptied, for the next queue to reuse.
+	spare   []*pendingCommit
 	running bool
 	// buf is where the flusher (one at a time) encodes a batch's
 	// documents for the Persister, reused from batch to batch.
@@ -114,12 +116,34 @@ func (g *groupCommit) endBatch(merged []Change) {
 	g.buf = g.buf[:0]
 }
 
+// maxSpare bounds the queue kept for reuse: a burst's long queue is not
+// kept.
+const maxSpare = 256
+
+// recycle keeps batch, acknowledged, as the next queue's storage (one
+// allocation per batch less: most batches of a lone writer are one
+// commit).
+func (g *groupCommit) recycle(batch []*pendingCommit) {
+	if cap(batch) > maxSpare {
+		return
+	}
+	clear(batch)
+	g.mu.Lock()
+	if g.spare == nil {
+		g.spare = batch[:0]
+	}
+	g.mu.Unlock()
+}
+
 // pendingCommit is a commit waiting to be durable.
 type pendingCommit struct {
 	t       time.Time
 	changes []Change
 	held    []Held
-	done    chan error
+	// acked is done once err says how the commit ended (nil: durable):
+	// a WaitGroup, unlike a channel, is no allocation of its own.
+	acked sync.WaitGroup
+	err   error
 	// lead: no flusher was running when it was queued, so its Wait
 	// flushes the batch it is in, on its caller's goroutine.
 	lead bool
@@ -149,13 +173,15 @@ func (d Durable) Wait() error {
 	if d.p.lead {
 		d.s.lead()
 	}
-	return <-d.p.done
+	d.p.acked.Wait()
+	return d.p.err
 }
 
 // enqueue queues a commit installed at t; callers hold the lock, so the
 // queue is in commit-time order.
 func (s *Store) enqueue(t time.Time, changes []Change, held []Held) Durable {
-	p := &pendingCommit{t: t, changes: changes, held: held, done: make(chan error, 1)}
+	p := &pendingCommit{t: t, changes: changes, held: held}
+	p.acked.Add(1)
 	if s.visible.IsZero() {
 		// Reads before the first durable commit must not see it.
 		s.visible = t.Add(-time.Microsecond)
@@ -207,12 +233,12 @@ func (s *Store) flushBatch() bool {
 	}
 	g.mu.Lock()
 	batch := g.queue
-	g.queue = nil
 	if len(batch) == 0 {
 		g.running = false
 		g.mu.Unlock()
 		return false
 	}
+	g.queue, g.spare = g.spare, nil
 	g.mu.Unlock()
 
 	merged, err := s.persist(batch)
@@ -229,7 +255,8 @@ func (s *Store) flushBatch() bool {
 		s.Unlock()
 		err = fsvalue.Errorf(fsvalue.ErrUnavailable, "The commit could not be made durable: %v", err)
 		for _, p := range failed {
-			p.done <- err
+			p.err = err
+			p.acked.Done()
 		}
 		return true
 	}
@@ -241,8 +268,9 @@ func (s *Store) flushBatch() bool {
 	g.endBatch(merged)
 	s.Unlock()
 	for _, p := range batch {
-		p.done <- nil
+		p.acked.Done()
 	}
+	g.recycle(batch)
 	return true
 }
 

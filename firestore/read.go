@@ -196,8 +196,11 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	var denial error
 	for i, rel := range rels {
 		d := v.doc(db, rel)
-		dec := e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
-			Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
+		dec := adminDecision // without a request for the rules, nor its lookup, to bypass them
+		if !who.IsAdmin() {
+			dec = e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
+				Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
+		}
 		e.emitRead(who, name, MethodGet, rel, dec, d, time.Since(start), v)
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)

@@ -97,6 +97,30 @@ func (m *encodeMemo) fields(d *pb.Document, db DatabaseName) map[string]any {
 
 func newEncodeMemo() *encodeMemo { return &encodeMemo{} }
 
+// Small integers' JSON forms (json.Number, boxed) are made once and
+// shared: an integer field's form was two allocations (its digits and
+// the box), and most integers documents hold are small. The forms are
+// read-only, as every encoded form is.
+const (
+	minSharedInt = -128
+	maxSharedInt = 1023
+)
+
+var sharedInts = func() (t [maxSharedInt - minSharedInt + 1]any) {
+	for i := range t {
+		t[i] = json.Number(strconv.FormatInt(int64(i+minSharedInt), 10))
+	}
+	return t
+}()
+
+// integerForm is the JSON form of integer n.
+func integerForm(n int64) any {
+	if n >= minSharedInt && n <= maxSharedInt {
+		return sharedInts[n-minSharedInt]
+	}
+	return json.Number(strconv.FormatInt(n, 10))
+}
+
 // EncodeValue converts a value to its JSON form.
 func EncodeValue(v *pb.Value, db DatabaseName) any {
 	return encodeValue(v, db, nil)
@@ -109,7 +133,7 @@ func encodeValue(v *pb.Value, db DatabaseName, memo *encodeMemo) any {
 	case *pb.Value_BooleanValue:
 		return x.BooleanValue
 	case *pb.Value_IntegerValue:
-		return json.Number(strconv.FormatInt(x.IntegerValue, 10))
+		return integerForm(x.IntegerValue)
 	case *pb.Value_DoubleValue:
 		f := x.DoubleValue
 		switch {

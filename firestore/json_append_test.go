@@ -3,6 +3,7 @@ package firestore
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -56,5 +57,16 @@ func TestMarshalFieldsMatchesEncodeFields(t *testing.T) {
 	}
 	if got := string(MarshalFields(nil, db)); got != "{}" {
 		t.Errorf("no fields: %s", got)
+	}
+}
+
+// The shared forms of small integers are the forms every integer gets,
+// at and past both ends of the shared range.
+func TestIntegerFormsAreNumbers(t *testing.T) {
+	for _, n := range []int64{minSharedInt - 1, minSharedInt, -1, 0, 7, 99, 100, maxSharedInt, maxSharedInt + 1, math.MaxInt64, math.MinInt64} {
+		got := encodeValue(Int(n), testDB, nil)
+		if want := json.Number(strconv.FormatInt(n, 10)); got != any(want) {
+			t.Errorf("%d encodes as %#v, want %#v", n, got, want)
+		}
 	}
 }

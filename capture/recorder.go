@@ -53,10 +53,10 @@ type Options struct {
 	// MaxBytes bounds the kept events' size, as their encoded JSON
 	// (default 32 MiB), as MaxEvents bounds their number.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 1024); events missed
-	// when it overflows are recovered from the bus's history when still
-	// kept there (10,000 events by default). Each slot is an event.Event
-	// held live for the session: 4096 of them were 1.4 MB.
+	// Buffer bounds the events waiting for the recorder (default 1024);
+	// events missed when it overflows are recovered from the bus's
+	// history when still kept there (10,000 events by default). Each is
+	// an event.Event of ~350 bytes, their room taken as they come.
 	Buffer int
 	// Warn receives one-line notices (a damaged fixture kept aside); nil
 	// writes them to standard error.
@@ -68,11 +68,14 @@ type Recorder struct {
 	sb   *sandbox.Sandbox
 	path string
 	opts Options
-	sub  *event.Subscription
+	sub  *event.Queue
 	// recs are the services whose state is appended record by record.
 	recs map[string]service.Records
 
 	mu sync.Mutex
+	// batch is the last batch taken from sub, handed back (cleared) for
+	// the next one.
+	batch []event.Event
 	// pending are the events not yet in the file, each normalized and
 	// encoded as its line once, when it arrives.
 	pending     [][]byte
@@ -158,7 +161,7 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 		return nil, err
 	}
 	bus := sb.Events()
-	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]service.Records{},
+	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.NewQueue(opts.Buffer, nil), recs: map[string]service.Records{},
 		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true, kept: kept,
 		created: sb.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
 	for _, svc := range sb.Services() {
@@ -166,9 +169,12 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 			r.recs[svc.Name()] = rs
 		}
 	}
+	r.mu.Lock()
 	for _, e := range bus.History() {
 		r.add(e)
 	}
+	r.trimPending()
+	r.mu.Unlock()
 	if err := r.writeEmpty(); err != nil {
 		r.sub.Close()
 		return nil, err
@@ -470,25 +476,24 @@ func PreviousPath(path string) string {
 	return strings.TrimSuffix(path, ext) + ".previous" + ext
 }
 
-// catchUp takes the events the bus holds past the last one kept: those
-// still waiting in the subscription while a flush is scheduled. They
-// arrive through the subscription later too, and are skipped then.
-func (r *Recorder) catchUp() {
+// take keeps the events waiting in the queue, in one batch. Taking and
+// keeping under one hold of mu keeps the batches of concurrent callers
+// (the run loop, a Flush from the session routes) in order.
+func (r *Recorder) take() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keepFromHistory(0, true)
+	evs := r.sub.Take(r.batch)
+	for _, e := range evs {
+		r.add(e)
+	}
+	r.batch = evs
 	r.trimPending()
 }
 
 // keepFromHistory keeps the events the bus holds past the last one kept
-// and before until (0: all of them); callers hold mu. With next, only
-// when the history holds the very next event: after a reset cleared it,
-// the events between are still on their way through the subscription.
-func (r *Recorder) keepFromHistory(until uint64, next bool) {
+// and before until (0: all of them); callers hold mu.
+func (r *Recorder) keepFromHistory(until uint64) {
 	evs := r.sb.Events().Since(r.lastSeq, 0)
-	if next && len(evs) > 0 && evs[0].Seq != r.lastSeq+1 {
-		return
-	}
 	for _, e := range evs {
 		if until != 0 && e.Seq >= until {
 			break
@@ -497,26 +502,24 @@ func (r *Recorder) keepFromHistory(until uint64, next bool) {
 	}
 }
 
+// add keeps e, an event from the queue or the history, unless it is kept
+// already; callers hold mu.
 func (r *Recorder) add(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if e.Kind == event.KindGap {
 		// Recover what the bus still keeps; count the rest as lost. The
 		// records the lost events changed are unknown: the next flush
 		// writes the whole state.
-		r.keepFromHistory(e.Seq, false)
+		r.keepFromHistory(e.Seq)
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
 			r.rewrite = true
 		}
-		r.trimPending()
 		return
 	}
 	if e.Seq <= r.lastSeq {
 		return
 	}
 	r.keep(e)
-	r.trimPending()
 }
 
 // trimPending drops the oldest events not yet flushed past MaxEvents or
@@ -724,23 +727,24 @@ func (r *Recorder) run(ctx context.Context) {
 	defer first.Stop()
 	firstDue := first.C
 	for {
-		// While a flush is scheduled the subscription is not read: events
-		// wait in its buffer (or, past it, in the bus's history) and are
-		// taken in one drain, so that a stream of requests does not wake
-		// the recorder once per event (a thread wake-up costs more than
-		// the event's encoding).
-		in := r.sub.Events()
-		if timer != nil {
-			in = nil
+		// While no flush is scheduled the first event wakes the recorder
+		// (a change after a quiet spell is written at once); while one
+		// is, only a queue half full does. The events of a stream of
+		// requests are so taken in a few batches, rather than each waking
+		// the recorder (a thread wake-up costs more than the event's
+		// encoding), and the queue does not overflow before the flush.
+		wake := 1
+		if timer != nil || (firstDue != nil && r.unflushed()) {
+			wake = max(r.opts.Buffer/2, 1)
 		}
 		select {
-		case e, ok := <-in:
+		case _, ok := <-r.sub.Ready(wake):
 			if !ok {
 				r.finish()
 				return
 			}
-			r.add(e)
-			if firstDue != nil && r.unflushed() {
+			r.take()
+			if timer != nil || (firstDue != nil && r.unflushed()) {
 				continue
 			}
 			firstDue = nil
@@ -757,7 +761,6 @@ func (r *Recorder) run(ctx context.Context) {
 			wait -= time.Since(r.flushed)
 			r.mu.Unlock()
 			if wait <= 0 {
-				r.drain()
 				r.Flush()
 				continue
 			}
@@ -765,20 +768,16 @@ func (r *Recorder) run(ctx context.Context) {
 			fire = timer.C
 		case <-fire:
 			timer, fire = nil, nil
-			r.drain()
 			r.Flush()
 		case <-firstDue:
 			firstDue = nil
 			if timer == nil && r.unflushed() {
-				r.drain()
 				r.Flush()
 			}
 		case <-ctx.Done():
-			r.drain()
 			r.finish()
 			return
 		case <-r.stop:
-			r.drain()
 			r.finish()
 			return
 		}
@@ -811,21 +810,6 @@ func (r *Recorder) finish() {
 		r.f.Close()
 	}
 	r.closed = true
-}
-
-// drain takes what the subscription already delivered.
-func (r *Recorder) drain() {
-	for {
-		select {
-		case e, ok := <-r.sub.Events():
-			if !ok {
-				return
-			}
-			r.add(e)
-		default:
-			return
-		}
-	}
 }
 
 // Close stops recording and writes the final fixture. Call it before the
@@ -912,7 +896,7 @@ func (r *Recorder) outgrown() bool {
 // services they changed, or rewrites the file whole (atomically) at
 // start, after a reset or restore, and when it outgrew itself.
 func (r *Recorder) Flush() error {
-	r.catchUp()
+	r.take()
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if r.closed {

@@ -72,6 +72,7 @@ type Bus struct {
 	count  int
 	bytes  int
 	subs   map[int]*Subscription
+	queues []*Queue
 	nextID int
 	taps   []func(Event)
 }
@@ -180,6 +181,11 @@ func (b *Bus) record(e Event, size int) {
 		// each.
 		if s.keep == nil || s.keep(&b.ring[i]) {
 			s.offer(e, size)
+		}
+	}
+	for _, q := range b.queues {
+		if q.keep == nil || q.keep(&b.ring[i]) {
+			q.offer(&b.ring[i], size)
 		}
 	}
 	for _, t := range b.taps {
@@ -320,23 +326,37 @@ func (s *Subscription) offer(e Event, size int) {
 		}
 		s.sizes = s.sizes[taken:]
 	}
-	need := 1
-	if s.missed > 0 {
-		need = 2
-	}
-	if cap(s.ch)-waiting < need || (waiting > 0 && s.queued+size > s.bus.subBytes) {
+	if !admits(cap(s.ch), waiting, s.queued, size, s.bus.subBytes, s.missed > 0) {
 		s.missed++
 		s.dropped++
 		return
 	}
 	if s.missed > 0 {
-		s.ch <- Event{Seq: e.Seq, ID: e.ID, At: e.At, Kind: KindGap, Actor: Actor{Kind: ActorSystem}, Gap: &Gap{Missed: s.missed}}
+		s.ch <- gapMarker(&e, s.missed)
 		s.sizes = append(s.sizes, 0)
 		s.missed = 0
 	}
 	s.ch <- e
 	s.sizes = append(s.sizes, size)
 	s.queued += size
+}
+
+// admits says whether a buffer of room events, holding waiting events of
+// queued HeapSize bytes, takes an event of size bytes: it must have room
+// for it in events (and for the gap marker before it after a loss), and
+// in bytes unless it is empty (limit: Options.SubscriptionBytes).
+func admits(room, waiting, queued, size, limit int, afterLoss bool) bool {
+	need := 1
+	if afterLoss {
+		need = 2
+	}
+	return room-waiting >= need && (waiting == 0 || queued+size <= limit)
+}
+
+// gapMarker is the KindGap event delivered before e to a subscriber that
+// missed the missed events before it.
+func gapMarker(e *Event, missed uint64) Event {
+	return Event{Seq: e.Seq, ID: e.ID, At: e.At, Kind: KindGap, Actor: Actor{Kind: ActorSystem}, Gap: &Gap{Missed: missed}}
 }
 
 // Events is the channel of delivered events; it is closed by Close.

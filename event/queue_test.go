@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,5 +221,28 @@ func TestQueueClose(t *testing.T) {
 	}
 	if got := seqs(q.Take(nil)); !sameInts(got, []int{1}) {
 		t.Fatalf("after Close took %v, want [1]", got)
+	}
+}
+
+// Sizing a batch's events with their documents memoized gives what
+// sizing each alone gives, maps shared between events or not, more maps
+// than the memo holds included.
+func TestHeapSizeMemoIsHeapSize(t *testing.T) {
+	doc := func(i int) map[string]any {
+		return map[string]any{"i": json.Number(strconv.Itoa(i)), "s": strings.Repeat("x", i), "m": map[string]any{"a": []any{"b", i}}}
+	}
+	var es []Event
+	for i := range 12 {
+		w := doc(i)
+		es = append(es,
+			Event{Kind: KindRequest, Request: &Request{Seen: &Seen{Data: w, Before: &Resource{Exists: i%2 == 0, Data: doc(i + 100)}}}},
+			Event{Kind: KindCommit, Commit: &Commit{Before: doc(i + 200), After: w, Written: w}},
+			Event{Kind: KindMutation, Mutation: &Mutation{Previous: doc(i % 3), Current: w}})
+	}
+	var docs docSizes
+	for i := range es {
+		if got, want := heapSize(&es[i], &docs), HeapSize(&es[i]); got != want {
+			t.Fatalf("event %d: memoized %d, alone %d", i, got, want)
+		}
 	}
 }

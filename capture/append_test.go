@@ -768,3 +768,72 @@ func TestRecorderReusesLineSlabs(t *testing.T) {
 		t.Errorf("documents in the file:\n%.500s\nin the backend:\n%.500s", got, want)
 	}
 }
+
+// TestRecorderReusesFlushState: a flush's pending lines and changed
+// records, emptied, hold the next flush's changes: each flush appends
+// the records its own writes changed, none of an earlier flush's.
+func TestRecorderReusesFlushState(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour, FirstFlush: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fs := testfs.Of(b.Sandbox).Admin()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	for i := range 6 {
+		before := size()
+		for j := range 3 {
+			if err := fs.SetDocument(ctx, fmt.Sprintf("f%d/d%d", i, j), map[string]any{"i": i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events, records int
+		for _, l := range strings.Split(strings.TrimSpace(string(data[before:])), "\n") {
+			var ll logLine
+			if err := json.Unmarshal([]byte(l), &ll); err != nil {
+				t.Fatalf("flush %d: %q: %v", i, l, err)
+			}
+			switch {
+			case ll.Event != nil:
+				events++
+			case ll.Key != nil:
+				records++
+				if want := fmt.Sprintf("f%d/", i); len(ll.Key) != 2 || !strings.HasPrefix(ll.Key[1], want) {
+					t.Errorf("flush %d appended the record %v, not one of its own writes", i, ll.Key)
+				}
+			}
+		}
+		if events != 6 || records != 3 {
+			t.Errorf("flush %d appended %d events and %d records, want 6 and 3", i, events, records)
+		}
+	}
+	rec.mu.Lock()
+	reused := rec.sparePending != nil && rec.spareDirty != nil
+	rec.mu.Unlock()
+	if !reused {
+		t.Error("no flush state kept for reuse")
+	}
+}

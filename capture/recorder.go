@@ -82,17 +82,23 @@ type Recorder struct {
 	pendingSize int
 	// dirty are the records changed since the last flush, by service
 	// and token; stale the other services whose state changed since.
-	dirty   map[string]map[string]changed
-	stale   map[string]bool
-	lines   lineEncoder // encodes pending's lines
-	rewrite bool        // the next flush rewrites the file whole
-	lastSeq uint64
-	lost    uint64
-	trimmed uint64        // oldest events dropped past MaxEvents or MaxBytes
-	took    time.Duration // how long the last flush took
-	flushed time.Time     // when the last flush ended
-	err     error
-	created string
+	dirty map[string]map[string]changed
+	stale map[string]bool
+	// sparePending and spareDirty are the last flush's pending and
+	// dirty, emptied, for the next flush's changes: allocated anew at
+	// every flush, they were a fifth of what capture allocated while a
+	// store was loaded.
+	sparePending [][]byte
+	spareDirty   map[string]map[string]changed
+	lines        lineEncoder // encodes pending's lines
+	rewrite      bool        // the next flush rewrites the file whole
+	lastSeq      uint64
+	lost         uint64
+	trimmed      uint64        // oldest events dropped past MaxEvents or MaxBytes
+	took         time.Duration // how long the last flush took
+	flushed      time.Time     // when the last flush ended
+	err          error
+	created      string
 	// kept is the stamp of the previous session Start kept, which the
 	// file's first line says.
 	kept *fileStamp
@@ -486,16 +492,26 @@ func (r *Recorder) take() {
 	for _, e := range evs {
 		r.add(e)
 	}
+	// The batch's room is handed back for the next one: the queue then
+	// grows only until it holds the most a batch had (Buffer events at
+	// most), where dropping the room of a big batch made the queue grow
+	// anew through every size for the next, a hundred megabytes of
+	// garbage while a big store was loaded.
+	clear(evs)
 	r.batch = evs
 	r.trimPending()
 }
 
-// keepFromHistory keeps the events the bus holds past the last one kept
-// and before until (0: all of them); callers hold mu.
+// keepFromHistory keeps the events the bus still holds past the last one
+// kept and before until, those a gap marker at until stands for; callers
+// hold mu. Only they are copied out of the history, not the events after
+// them (still in the queue).
 func (r *Recorder) keepFromHistory(until uint64) {
-	evs := r.sb.Events().Since(r.lastSeq, 0)
-	for _, e := range evs {
-		if until != 0 && e.Seq >= until {
+	if until <= r.lastSeq+1 {
+		return
+	}
+	for _, e := range r.sb.Events().Since(r.lastSeq, int(min(until-r.lastSeq-1, 1<<30))) {
+		if e.Seq >= until {
 			break
 		}
 		r.keep(e)
@@ -905,7 +921,11 @@ func (r *Recorder) Flush() error {
 	start := time.Now()
 	r.mu.Lock()
 	pending, dirty, stale, rewrite := r.pending, r.dirty, r.stale, r.rewrite
-	r.pending, r.pendingSize, r.dirty, r.stale, r.rewrite = nil, 0, map[string]map[string]changed{}, map[string]bool{}, false
+	r.pending, r.pendingSize, r.dirty, r.stale, r.rewrite = r.sparePending, 0, r.spareDirty, map[string]bool{}, false
+	r.sparePending, r.spareDirty = nil, nil
+	if r.dirty == nil {
+		r.dirty = map[string]map[string]changed{}
+	}
 	slabs := r.lines.sealed()
 	r.mu.Unlock()
 	var err error
@@ -936,9 +956,31 @@ func (r *Recorder) Flush() error {
 		// The lines and records of the slabs sealed with them are
 		// written: nothing refers to them.
 		r.lines.reuse(slabs)
+		r.keepSpares(pending, dirty)
 	}
 	r.err = err
 	return err
+}
+
+// maxSpare bounds the pending lines and the dirty records of a service
+// kept for reuse: a burst's are left to the collector.
+const maxSpare = 8192
+
+// keepSpares keeps a written flush's pending and dirty, emptied, for the
+// flushes after; callers hold mu.
+func (r *Recorder) keepSpares(pending [][]byte, dirty map[string]map[string]changed) {
+	if cap(pending) <= maxSpare {
+		clear(pending)
+		r.sparePending = pending[:0]
+	}
+	for svc, m := range dirty {
+		if len(m) > maxSpare {
+			delete(dirty, svc)
+			continue
+		}
+		clear(m)
+	}
+	r.spareDirty = dirty
 }
 
 // appendLines appends the events, the records and the states as lines,

@@ -488,6 +488,11 @@ func PreviousPath(path string) string {
 func (r *Recorder) take() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.takeLocked()
+}
+
+// takeLocked is take; callers hold mu.
+func (r *Recorder) takeLocked() {
 	evs := r.sub.Take(r.batch)
 	for _, e := range evs {
 		r.add(e)
@@ -499,6 +504,26 @@ func (r *Recorder) take() {
 	// garbage while a big store was loaded.
 	clear(evs)
 	r.batch = evs
+	r.trimPending()
+}
+
+// catchUp takes the queue's events, then the events the queue lost that
+// the bus's history still holds past the last one kept: a queue that
+// overflowed says so (its gap marker) only with the next event it takes
+// in, which a session gone quiet never emits. After a reset cleared the
+// history the events between are on their way through the queue, or
+// lost, which the gap marker counts.
+func (r *Recorder) catchUp() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.takeLocked()
+	evs := r.sb.Events().Since(r.lastSeq, 0)
+	if len(evs) == 0 || evs[0].Seq != r.lastSeq+1 {
+		return
+	}
+	for _, e := range evs {
+		r.keep(e)
+	}
 	r.trimPending()
 }
 
@@ -912,7 +937,7 @@ func (r *Recorder) outgrown() bool {
 // services they changed, or rewrites the file whole (atomically) at
 // start, after a reset or restore, and when it outgrew itself.
 func (r *Recorder) Flush() error {
-	r.take()
+	r.catchUp()
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if r.closed {

@@ -15,6 +15,7 @@ import (
 	"github.com/pyric/pyric/auth"
 	"github.com/pyric/pyric/backend"
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/identity"
 	"github.com/pyric/pyric/internal/testfs"
@@ -766,5 +767,122 @@ func TestRecorderReusesLineSlabs(t *testing.T) {
 	}
 	if got, want := docsOf(t, fx), docsOf(t, want); got != want {
 		t.Errorf("documents in the file:\n%.500s\nin the backend:\n%.500s", got, want)
+	}
+}
+
+// TestRecorderReusesFlushState: a flush's pending lines and changed
+// records, emptied, hold the next flush's changes: each flush appends
+// the records its own writes changed, none of an earlier flush's.
+func TestRecorderReusesFlushState(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(ctx, b.Sandbox, path, Options{Debounce: time.Hour, FirstFlush: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fs := testfs.Of(b.Sandbox).Admin()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	for i := range 6 {
+		before := size()
+		for j := range 3 {
+			if err := fs.SetDocument(ctx, fmt.Sprintf("f%d/d%d", i, j), map[string]any{"i": i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rec.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events, records int
+		for _, l := range strings.Split(strings.TrimSpace(string(data[before:])), "\n") {
+			var ll logLine
+			if err := json.Unmarshal([]byte(l), &ll); err != nil {
+				t.Fatalf("flush %d: %q: %v", i, l, err)
+			}
+			switch {
+			case ll.Event != nil:
+				events++
+			case ll.Key != nil:
+				records++
+				if want := fmt.Sprintf("f%d/", i); len(ll.Key) != 2 || !strings.HasPrefix(ll.Key[1], want) {
+					t.Errorf("flush %d appended the record %v, not one of its own writes", i, ll.Key)
+				}
+			}
+		}
+		if events != 6 || records != 3 {
+			t.Errorf("flush %d appended %d events and %d records, want 6 and 3", i, events, records)
+		}
+	}
+	rec.mu.Lock()
+	reused := rec.sparePending != nil && rec.spareDirty != nil
+	rec.mu.Unlock()
+	if !reused {
+		t.Error("no flush state kept for reuse")
+	}
+}
+
+// TestRecorderKeepsWhatTheQueueLost: events the recorder's queue had no
+// room for are written by the next flush, from the bus's history, though
+// no later event brings the queue's gap marker.
+func TestRecorderKeepsWhatTheQueueLost(t *testing.T) {
+	b, err := backend.Start(backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown(context.Background())
+	path := filepath.Join(t.TempDir(), "last-session.json")
+	rec, err := Start(context.Background(), b.Sandbox, path, Options{Debounce: time.Hour, FirstFlush: time.Hour, Buffer: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 30
+	burst := make([]event.Event, n) // one batch: the queue takes 2 of them, under one hold of the bus's lock
+	for i := range burst {
+		burst[i] = event.Event{Kind: event.KindRequest, Service: "firestore", Method: "get", Path: fmt.Sprintf("c/d%d", i),
+			Request: &event.Request{Verdict: event.Bypassed}}
+	}
+	b.Sandbox.Events().EmitBatch(burst)
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range fx.Events {
+		got = append(got, e.Path)
+	}
+	if len(got) != n || got[0] != "c/d0" || got[n-1] != fmt.Sprintf("c/d%d", n-1) {
+		t.Fatalf("the file holds %d events %v, want the %d of the burst", len(got), got, n)
+	}
+	if rec.Lost() != 0 {
+		t.Errorf("Lost = %d, want 0", rec.Lost())
 	}
 }

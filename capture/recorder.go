@@ -53,10 +53,10 @@ type Options struct {
 	// MaxBytes bounds the kept events' size, as their encoded JSON
 	// (default 32 MiB), as MaxEvents bounds their number.
 	MaxBytes int
-	// Buffer is the subscription's buffer (default 1024); events missed
-	// when it overflows are recovered from the bus's history when still
-	// kept there (10,000 events by default). Each slot is an event.Event
-	// held live for the session: 4096 of them were 1.4 MB.
+	// Buffer bounds the events waiting for the recorder (default 1024);
+	// events missed when it overflows are recovered from the bus's
+	// history when still kept there (10,000 events by default). Each is
+	// an event.Event of ~350 bytes, their room taken as they come.
 	Buffer int
 	// Warn receives one-line notices (a damaged fixture kept aside); nil
 	// writes them to standard error.
@@ -68,28 +68,37 @@ type Recorder struct {
 	sb   *sandbox.Sandbox
 	path string
 	opts Options
-	sub  *event.Subscription
+	sub  *event.Queue
 	// recs are the services whose state is appended record by record.
 	recs map[string]service.Records
 
 	mu sync.Mutex
+	// batch is the last batch taken from sub, handed back (cleared) for
+	// the next one.
+	batch []event.Event
 	// pending are the events not yet in the file, each normalized and
 	// encoded as its line once, when it arrives.
 	pending     [][]byte
 	pendingSize int
 	// dirty are the records changed since the last flush, by service
 	// and token; stale the other services whose state changed since.
-	dirty   map[string]map[string]changed
-	stale   map[string]bool
-	lines   lineEncoder // encodes pending's lines
-	rewrite bool        // the next flush rewrites the file whole
-	lastSeq uint64
-	lost    uint64
-	trimmed uint64        // oldest events dropped past MaxEvents or MaxBytes
-	took    time.Duration // how long the last flush took
-	flushed time.Time     // when the last flush ended
-	err     error
-	created string
+	dirty map[string]map[string]changed
+	stale map[string]bool
+	// sparePending and spareDirty are the last flush's pending and
+	// dirty, emptied, for the next flush's changes: allocated anew at
+	// every flush, they were a fifth of what capture allocated while a
+	// store was loaded.
+	sparePending [][]byte
+	spareDirty   map[string]map[string]changed
+	lines        lineEncoder // encodes pending's lines
+	rewrite      bool        // the next flush rewrites the file whole
+	lastSeq      uint64
+	lost         uint64
+	trimmed      uint64        // oldest events dropped past MaxEvents or MaxBytes
+	took         time.Duration // how long the last flush took
+	flushed      time.Time     // when the last flush ended
+	err          error
+	created      string
 	// kept is the stamp of the previous session Start kept, which the
 	// file's first line says.
 	kept *fileStamp
@@ -158,7 +167,7 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 		return nil, err
 	}
 	bus := sb.Events()
-	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.Subscribe(opts.Buffer), recs: map[string]service.Records{},
+	r := &Recorder{sb: sb, path: path, opts: opts, sub: bus.NewQueue(opts.Buffer, nil), recs: map[string]service.Records{},
 		dirty: map[string]map[string]changed{}, stale: map[string]bool{}, rewrite: true, kept: kept,
 		created: sb.Now().UTC().Format(time.RFC3339Nano), done: make(chan struct{}), stop: make(chan struct{})}
 	for _, svc := range sb.Services() {
@@ -166,9 +175,12 @@ func Start(ctx context.Context, sb *sandbox.Sandbox, path string, opts Options) 
 			r.recs[svc.Name()] = rs
 		}
 	}
+	r.mu.Lock()
 	for _, e := range bus.History() {
 		r.add(e)
 	}
+	r.trimPending()
+	r.mu.Unlock()
 	if err := r.writeEmpty(); err != nil {
 		r.sub.Close()
 		return nil, err
@@ -470,53 +482,85 @@ func PreviousPath(path string) string {
 	return strings.TrimSuffix(path, ext) + ".previous" + ext
 }
 
-// catchUp takes the events the bus holds past the last one kept: those
-// still waiting in the subscription while a flush is scheduled. They
-// arrive through the subscription later too, and are skipped then.
-func (r *Recorder) catchUp() {
+// take keeps the events waiting in the queue, in one batch. Taking and
+// keeping under one hold of mu keeps the batches of concurrent callers
+// (the run loop, a Flush from the session routes) in order.
+func (r *Recorder) take() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keepFromHistory(0, true)
+	r.takeLocked()
+}
+
+// takeLocked is take; callers hold mu.
+func (r *Recorder) takeLocked() {
+	evs := r.sub.Take(r.batch)
+	for _, e := range evs {
+		r.add(e)
+	}
+	// The batch's room is handed back for the next one: the queue then
+	// grows only until it holds the most a batch had (Buffer events at
+	// most), where dropping the room of a big batch made the queue grow
+	// anew through every size for the next, a hundred megabytes of
+	// garbage while a big store was loaded.
+	clear(evs)
+	r.batch = evs
 	r.trimPending()
 }
 
-// keepFromHistory keeps the events the bus holds past the last one kept
-// and before until (0: all of them); callers hold mu. With next, only
-// when the history holds the very next event: after a reset cleared it,
-// the events between are still on their way through the subscription.
-func (r *Recorder) keepFromHistory(until uint64, next bool) {
+// catchUp takes the queue's events, then the events the queue lost that
+// the bus's history still holds past the last one kept: a queue that
+// overflowed says so (its gap marker) only with the next event it takes
+// in, which a session gone quiet never emits. After a reset cleared the
+// history the events between are on their way through the queue, or
+// lost, which the gap marker counts.
+func (r *Recorder) catchUp() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.takeLocked()
 	evs := r.sb.Events().Since(r.lastSeq, 0)
-	if next && len(evs) > 0 && evs[0].Seq != r.lastSeq+1 {
+	if len(evs) == 0 || evs[0].Seq != r.lastSeq+1 {
 		return
 	}
 	for _, e := range evs {
-		if until != 0 && e.Seq >= until {
+		r.keep(e)
+	}
+	r.trimPending()
+}
+
+// keepFromHistory keeps the events the bus still holds past the last one
+// kept and before until, those a gap marker at until stands for; callers
+// hold mu. Only they are copied out of the history, not the events after
+// them (still in the queue).
+func (r *Recorder) keepFromHistory(until uint64) {
+	if until <= r.lastSeq+1 {
+		return
+	}
+	for _, e := range r.sb.Events().Since(r.lastSeq, int(min(until-r.lastSeq-1, 1<<30))) {
+		if e.Seq >= until {
 			break
 		}
 		r.keep(e)
 	}
 }
 
+// add keeps e, an event from the queue or the history, unless it is kept
+// already; callers hold mu.
 func (r *Recorder) add(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if e.Kind == event.KindGap {
 		// Recover what the bus still keeps; count the rest as lost. The
 		// records the lost events changed are unknown: the next flush
 		// writes the whole state.
-		r.keepFromHistory(e.Seq, false)
+		r.keepFromHistory(e.Seq)
 		if r.lastSeq+1 < e.Seq {
 			r.lost += e.Seq - 1 - r.lastSeq
 			r.rewrite = true
 		}
-		r.trimPending()
 		return
 	}
 	if e.Seq <= r.lastSeq {
 		return
 	}
 	r.keep(e)
-	r.trimPending()
 }
 
 // trimPending drops the oldest events not yet flushed past MaxEvents or
@@ -724,23 +768,24 @@ func (r *Recorder) run(ctx context.Context) {
 	defer first.Stop()
 	firstDue := first.C
 	for {
-		// While a flush is scheduled the subscription is not read: events
-		// wait in its buffer (or, past it, in the bus's history) and are
-		// taken in one drain, so that a stream of requests does not wake
-		// the recorder once per event (a thread wake-up costs more than
-		// the event's encoding).
-		in := r.sub.Events()
-		if timer != nil {
-			in = nil
+		// While no flush is scheduled the first event wakes the recorder
+		// (a change after a quiet spell is written at once); while one
+		// is, only a queue half full does. The events of a stream of
+		// requests are so taken in a few batches, rather than each waking
+		// the recorder (a thread wake-up costs more than the event's
+		// encoding), and the queue does not overflow before the flush.
+		wake := 1
+		if timer != nil || (firstDue != nil && r.unflushed()) {
+			wake = max(r.opts.Buffer/2, 1)
 		}
 		select {
-		case e, ok := <-in:
+		case _, ok := <-r.sub.Ready(wake):
 			if !ok {
 				r.finish()
 				return
 			}
-			r.add(e)
-			if firstDue != nil && r.unflushed() {
+			r.take()
+			if timer != nil || (firstDue != nil && r.unflushed()) {
 				continue
 			}
 			firstDue = nil
@@ -757,7 +802,6 @@ func (r *Recorder) run(ctx context.Context) {
 			wait -= time.Since(r.flushed)
 			r.mu.Unlock()
 			if wait <= 0 {
-				r.drain()
 				r.Flush()
 				continue
 			}
@@ -765,20 +809,16 @@ func (r *Recorder) run(ctx context.Context) {
 			fire = timer.C
 		case <-fire:
 			timer, fire = nil, nil
-			r.drain()
 			r.Flush()
 		case <-firstDue:
 			firstDue = nil
 			if timer == nil && r.unflushed() {
-				r.drain()
 				r.Flush()
 			}
 		case <-ctx.Done():
-			r.drain()
 			r.finish()
 			return
 		case <-r.stop:
-			r.drain()
 			r.finish()
 			return
 		}
@@ -811,21 +851,6 @@ func (r *Recorder) finish() {
 		r.f.Close()
 	}
 	r.closed = true
-}
-
-// drain takes what the subscription already delivered.
-func (r *Recorder) drain() {
-	for {
-		select {
-		case e, ok := <-r.sub.Events():
-			if !ok {
-				return
-			}
-			r.add(e)
-		default:
-			return
-		}
-	}
 }
 
 // Close stops recording and writes the final fixture. Call it before the
@@ -921,7 +946,11 @@ func (r *Recorder) Flush() error {
 	start := time.Now()
 	r.mu.Lock()
 	pending, dirty, stale, rewrite := r.pending, r.dirty, r.stale, r.rewrite
-	r.pending, r.pendingSize, r.dirty, r.stale, r.rewrite = nil, 0, map[string]map[string]changed{}, map[string]bool{}, false
+	r.pending, r.pendingSize, r.dirty, r.stale, r.rewrite = r.sparePending, 0, r.spareDirty, map[string]bool{}, false
+	r.sparePending, r.spareDirty = nil, nil
+	if r.dirty == nil {
+		r.dirty = map[string]map[string]changed{}
+	}
 	slabs := r.lines.sealed()
 	r.mu.Unlock()
 	var err error
@@ -952,9 +981,31 @@ func (r *Recorder) Flush() error {
 		// The lines and records of the slabs sealed with them are
 		// written: nothing refers to them.
 		r.lines.reuse(slabs)
+		r.keepSpares(pending, dirty)
 	}
 	r.err = err
 	return err
+}
+
+// maxSpare bounds the pending lines and the dirty records of a service
+// kept for reuse: a burst's are left to the collector.
+const maxSpare = 8192
+
+// keepSpares keeps a written flush's pending and dirty, emptied, for the
+// flushes after; callers hold mu.
+func (r *Recorder) keepSpares(pending [][]byte, dirty map[string]map[string]changed) {
+	if cap(pending) <= maxSpare {
+		clear(pending)
+		r.sparePending = pending[:0]
+	}
+	for svc, m := range dirty {
+		if len(m) > maxSpare {
+			delete(dirty, svc)
+			continue
+		}
+		clear(m)
+	}
+	r.spareDirty = dirty
 }
 
 // appendLines appends the events, the records and the states as lines,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -249,7 +250,13 @@ func (a *jsonAppender) commit(c *Commit) (after [2]int) {
 	after[1] = len(a.b)
 	if c.Written != nil {
 		a.key(`,"written":`)
-		a.value(c.Written)
+		if sameMap(c.Written, c.After) && a.err == nil {
+			// A set's written fields are its document after: the engine
+			// shares the map, and its JSON is the bytes just written.
+			a.b = append(a.b, a.b[after[0]:after[1]]...)
+		} else {
+			a.value(c.Written)
+		}
 	}
 	if len(c.Sentinels) > 0 {
 		a.key(`,"sentinels":[`)
@@ -281,6 +288,16 @@ func (a *jsonAppender) commit(c *Commit) (after [2]int) {
 		a.other(c.Scope)
 	}
 	return after
+}
+
+// sameMap says a and b are one map[string]any (not two equal ones).
+func sameMap(a, b any) bool {
+	ma, ok := a.(map[string]any)
+	if !ok || ma == nil {
+		return false
+	}
+	mb, ok := b.(map[string]any)
+	return ok && mb != nil && reflect.ValueOf(ma).UnsafePointer() == reflect.ValueOf(mb).UnsafePointer()
 }
 
 // value writes v, a JSON form: the types documents' JSON forms are built

@@ -79,7 +79,14 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Commit: &Commit{RequestTime: at, After: doc, Written: doc, Sentinels: []Sentinel{{Field: "a.b", Kind: ServerTimestamp}},
 				AutoID: "abc", Database: "(default)", CreateTime: at, UpdateTime: at.Add(time.Second), BeforeCreateTime: at.Add(-time.Hour), BeforeUpdateTime: at.Add(-time.Minute),
 				Scope: &Scope{Path: "/a", Before: nil, After: doc}}},
-		"delete":   {Kind: KindCommit, Commit: &Commit{Before: map[string]any{"a": "b"}}},
+		"delete": {Kind: KindCommit, Commit: &Commit{Before: map[string]any{"a": "b"}}},
+		// A set shares one map as after and written (written once, then
+		// copied); a transform's write does not.
+		"set": {Kind: KindCommit, Commit: &Commit{After: map[string]any{"a": "b", "n": json.Number("1")}, Written: map[string]any{"a": "b"}}},
+		"shared small doc": {Kind: KindCommit, Commit: func() *Commit {
+			d := map[string]any{"i": int64(1), "s": "x"}
+			return &Commit{Before: map[string]any{"i": int64(0)}, After: d, Written: d}
+		}()},
 		"listener": {Seq: 3, Kind: KindListener, Listener: &Listener{Phase: Deliver, ListenerID: "l1", Target: &Target{Kind: "doc", Path: "a/b"}, Size: 2}},
 		"mutation": {Kind: KindMutation, Mutation: &Mutation{Op: "user_create", Current: map[string]any{"uid": "u"}}},
 		"full mutation": {Seq: 12, ID: "evt-12", At: at, Kind: KindMutation, Service: "storage", Actor: Actor{Kind: ActorApp},

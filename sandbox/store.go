@@ -37,14 +37,19 @@ type Store struct {
 
 	// walMu guards the log being appended to and the records in it not
 	// yet applied to the bbolt file.
-	walMu        sync.Mutex
-	wal          *os.File
-	walN         uint64 // wal's number
-	walSize      int64  // wal's length: its header and the records in it
-	rotateBytes  int64  // walRotateBytes (tests set less)
-	nextSeq      uint64 // the sequence of the next record logged
-	walBuf       []byte
-	pending      []walBatch
+	walMu       sync.Mutex
+	wal         *os.File
+	walN        uint64 // wal's number
+	walSize     int64  // wal's length: its header and the records in it
+	rotateBytes int64  // walRotateBytes (tests set less)
+	nextSeq     uint64 // the sequence of the next record logged
+	// walWrites counts the write() calls appending records (benchmarks
+	// report appends per write).
+	walWrites atomic.Int64
+	pending   []walBatch
+	// walQ is where concurrent appends queue to share a write
+	// (groupcommit.go).
+	walQ         walQueue
 	pendingBytes int
 	// ckptMu makes checkpoints (and Clear) one at a time.
 	ckptMu sync.Mutex
@@ -617,45 +622,14 @@ func (s *Store) appendLog(space string, changes []service.LogChange) error {
 		}
 		batch.changes[i] = wc
 	}
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
-	if s.wal == nil {
-		return errors.New("the store is closed")
-	}
-	batch.seq = s.nextSeq
-	s.walBuf = appendWALRecord(s.walBuf[:0], batch.seq, batch.db, batch.changes)
-	if len(s.walBuf) > walFrameSize+walMaxRecord {
-		return fmt.Errorf("the commit is too large to log (%d bytes)", len(s.walBuf))
-	}
-	wrote, err := s.wal.Write(s.walBuf)
-	s.walSize += int64(wrote)
+	g, leader, err := s.walQ.enqueue(batch, size)
 	if err != nil {
-		// A partial record may be in the log: stop here rather than
-		// append after it (the next open drops a torn last record).
-		err = fmt.Errorf("write the write-ahead log: %w", err)
-		s.syncErr.Store(&err)
 		return err
 	}
-	if s.mode == SyncAlways {
-		if err := fdatasync(s.wal); err != nil {
-			err = fmt.Errorf("sync the write-ahead log: %w", err)
-			s.syncErr.Store(&err)
-			return err
-		}
+	if leader {
+		s.writeGroup(g)
 	}
-	s.nextSeq++
-	if cap(s.walBuf) > 1<<20 {
-		s.walBuf = nil // one huge commit need not stay allocated
-	}
-	s.pending = append(s.pending, batch)
-	s.pendingBytes += size
-	if s.pendingBytes > walCheckpointBytes {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-	}
-	return nil
+	return s.walQ.wait(g)
 }
 
 // applyDirect makes a commit too large for one log record (past

@@ -405,12 +405,17 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 			bname = db
 			return nil
 		}
+		skip := superseded(batches)
+		i := -1 // the change's number across batches
 		for _, batch := range batches {
 			if err := use(batch.db); err != nil {
 				return err
 			}
 			var err error
 			for _, c := range batch.changes {
+				if i++; skip != nil && skip[i] {
+					continue
+				}
 				db := batch.db
 				if c.space != "" {
 					db = c.space
@@ -438,6 +443,52 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 		}
 		return nil
 	})
+}
+
+// walKey is a key of a record space.
+type walKey struct{ space, path string }
+
+// superseded marks the changes of batches, numbered in order across them,
+// that a later change of theirs undoes: a put or deletion of a key that a
+// later change puts or deletes again. A checkpoint skips them: the bbolt
+// file ends as it would have (each key as its last change left it), at
+// the cost of a map entry per change instead of a bbolt put's search and
+// copies, and a key written again and again between checkpoints (a
+// counter, a user's record through a sign-up) is written once. A prefix
+// deletion is never skipped, nor does it make an earlier change skipped
+// (a later one may put some of the keys it covers back). nil: no change
+// is skipped.
+func superseded(batches []walBatch) []bool {
+	n := 0
+	for _, b := range batches {
+		n += len(b.changes)
+	}
+	if n < 2 {
+		return nil
+	}
+	skip := make([]bool, n)
+	later := make(map[walKey]struct{}, n)
+	i := n
+	for bi := len(batches) - 1; bi >= 0; bi-- {
+		b := &batches[bi]
+		for ci := len(b.changes) - 1; ci >= 0; ci-- {
+			i--
+			c := &b.changes[ci]
+			if c.prefix {
+				continue
+			}
+			k := walKey{b.db, c.path}
+			if c.space != "" {
+				k.space = c.space
+			}
+			if _, ok := later[k]; ok {
+				skip[i] = true
+				continue
+			}
+			later[k] = struct{}{}
+		}
+	}
+	return skip
 }
 
 // deletePrefix deletes every key of b that begins with prefix.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/pyric/pyric/sandbox/service"
 )
 
 // Group commit of the Logs' appends. An acknowledged append must be in
@@ -24,6 +26,67 @@ import (
 // in which the appends took their place in the queue; an append that
 // returned before another began is before it in the log.
 
+// queueLog queues one batch of a service's Log (record space, as
+// logSpace names it) in the forming group and returns its wait: the
+// group's writer when it started the group (the leader), else the
+// group. A batch too large for a record is applied to the bbolt file
+// here, and its wait has nothing left to do.
+func (s *Store) queueLog(space string, changes []service.LogChange) (service.LogWait, error) {
+	if p := s.syncErr.Load(); p != nil {
+		// The disk refused a sync: what was acknowledged since may not be
+		// durable; stop acknowledging more.
+		return nil, fmt.Errorf("the data file could not be synced to disk: %w", *p)
+	}
+	n, size := 0, 0
+	for _, c := range changes {
+		n += len(c.Value)
+		size += len(c.Key) + len(c.Value) + 16
+	}
+	if size+len(space)+64 > walMaxRecord {
+		return walWritten{}, s.applyDirect(space, changes)
+	}
+	// The records stay in memory until a checkpoint applies them, and
+	// the values are only the caller's during this call: they are copied
+	// into one block per batch.
+	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
+	slab := make([]byte, 0, n)
+	for i, c := range changes {
+		wc := walChange{space: changeSpace(c), path: c.Key, prefix: c.Prefix && c.Value == nil}
+		if c.Value != nil {
+			at := len(slab)
+			slab = append(slab, c.Value...)
+			wc.data = slab[at:len(slab):len(slab)]
+		}
+		batch.changes[i] = wc
+	}
+	g, leader, err := s.enqueue(batch, size)
+	if err != nil {
+		return nil, err
+	}
+	if leader {
+		return (*walLeader)(g), nil
+	}
+	return g, nil
+}
+
+// Wait is a group member's wait: for the leader's write.
+func (g *walGroup) Wait() error { return g.s.walQ.wait(g) }
+
+// walLeader is the wait of a group's first member, which writes it.
+type walLeader walGroup
+
+// Wait writes the group, then waits as every member does.
+func (l *walLeader) Wait() error {
+	g := (*walGroup)(l)
+	g.s.writeGroup(g)
+	return g.Wait()
+}
+
+// walWritten is the wait of a batch already durable when queued.
+type walWritten struct{}
+
+func (walWritten) Wait() error { return nil }
+
 // walQueue is the forming group and the groups kept for reuse.
 type walQueue struct {
 	mu      sync.Mutex
@@ -33,6 +96,7 @@ type walQueue struct {
 
 // walGroup is the records of appends that share one write.
 type walGroup struct {
+	s *Store
 	// buf holds the framed records, their sequences and checksums unset
 	// until the leader numbers them (sealWALRecord); starts are where
 	// each begins.
@@ -55,7 +119,8 @@ const walGroupKeep = 1 << 20
 // enqueue puts batch (size: its share of pendingBytes) into the forming
 // group, starting one when none is forming (leader). It encodes the
 // record here, once, without its sequence.
-func (q *walQueue) enqueue(batch walBatch, size int) (g *walGroup, leader bool, err error) {
+func (s *Store) enqueue(batch walBatch, size int) (g *walGroup, leader bool, err error) {
+	q := &s.walQ
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	g = q.forming
@@ -63,7 +128,7 @@ func (q *walQueue) enqueue(batch walBatch, size int) (g *walGroup, leader bool, 
 		if n := len(q.free); n > 0 {
 			g, q.free = q.free[n-1], q.free[:n-1]
 		} else {
-			g = &walGroup{}
+			g = &walGroup{s: s}
 			g.done.L = &q.mu
 		}
 		leader = true

@@ -643,46 +643,6 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// appendLog logs one batch of a service's Log (record space, as
-// logSpace names it).
-func (s *Store) appendLog(space string, changes []service.LogChange) error {
-	if p := s.syncErr.Load(); p != nil {
-		// The disk refused a sync: what was acknowledged since may not be
-		// durable; stop acknowledging more.
-		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
-	}
-	n, size := 0, 0
-	for _, c := range changes {
-		n += len(c.Value)
-		size += len(c.Key) + len(c.Value) + 16
-	}
-	if size+len(space)+64 > walMaxRecord {
-		return s.applyDirect(space, changes)
-	}
-	// The records stay in memory until a checkpoint applies them, and
-	// the values are only the caller's during this call: they are copied
-	// into one block per batch.
-	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
-	slab := make([]byte, 0, n)
-	for i, c := range changes {
-		wc := walChange{space: changeSpace(c), path: c.Key, prefix: c.Prefix && c.Value == nil}
-		if c.Value != nil {
-			at := len(slab)
-			slab = append(slab, c.Value...)
-			wc.data = slab[at:len(slab):len(slab)]
-		}
-		batch.changes[i] = wc
-	}
-	g, leader, err := s.walQ.enqueue(batch, size)
-	if err != nil {
-		return err
-	}
-	if leader {
-		s.writeGroup(g)
-	}
-	return s.walQ.wait(g)
-}
-
 // applyDirect makes a commit too large for one log record (past
 // walMaxRecord: a snapshot restore of many objects or documents, a
 // Realtime Database write of hundreds of MiB) durable as one bbolt
@@ -888,11 +848,29 @@ func (l *storeLog) Append(space string, changes []service.LogChange) error {
 	if space == "" {
 		return errors.New("sandbox: a log space needs a name")
 	}
-	err := l.s.appendLog(l.recordSpace(space), changes)
+	w, err := l.s.queueLog(l.recordSpace(space), changes)
+	if err == nil {
+		err = w.Wait()
+	}
 	if err == nil && killAfterCommit != "" {
 		maybeKillAfterCommit(changes)
 	}
 	return err
+}
+
+var _ service.QueuedLog = (*storeLog)(nil)
+
+// Queue is service.QueuedLog's.
+func (l *storeLog) Queue(space string, changes []service.LogChange) (service.LogWait, error) {
+	if killAfterCommit != "" {
+		// The test hook kills the process once the changes are durable,
+		// which the caller's Wait would be too late to see.
+		return walWritten{}, l.Append(space, changes)
+	}
+	if space == "" {
+		return nil, errors.New("sandbox: a log space needs a name")
+	}
+	return l.s.queueLog(l.recordSpace(space), changes)
 }
 
 func (l *storeLog) Load(fn func(space string, entries []service.LogChange) error) error {

@@ -43,3 +43,25 @@ func BenchmarkCheckpointApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/change")
 }
+
+// BenchmarkCheckpointApplyRepeated is BenchmarkCheckpointApply with each
+// of 250 keys written four times (a node put, then patched, within a
+// second), per change.
+func BenchmarkCheckpointApplyRepeated(b *testing.B) {
+	st, err := OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var batches []walBatch
+	for i := range 1000 {
+		batches = append(batches, walBatch{db: logSpace("database", "ns"), changes: []walChange{{path: fmt.Sprintf("/rest/r%d/n", i%250), data: []byte("1")}}})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.apply(batches, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/change")
+}

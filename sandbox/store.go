@@ -37,14 +37,19 @@ type Store struct {
 
 	// walMu guards the log being appended to and the records in it not
 	// yet applied to the bbolt file.
-	walMu        sync.Mutex
-	wal          *os.File
-	walN         uint64 // wal's number
-	walSize      int64  // wal's length: its header and the records in it
-	rotateBytes  int64  // walRotateBytes (tests set less)
-	nextSeq      uint64 // the sequence of the next record logged
-	walBuf       []byte
-	pending      []walBatch
+	walMu       sync.Mutex
+	wal         *os.File
+	walN        uint64 // wal's number
+	walSize     int64  // wal's length: its header and the records in it
+	rotateBytes int64  // walRotateBytes (tests set less)
+	nextSeq     uint64 // the sequence of the next record logged
+	// walWrites counts the write() calls appending records (benchmarks
+	// report appends per write).
+	walWrites atomic.Int64
+	pending   []walBatch
+	// walQ is where concurrent appends queue to share a write
+	// (groupcommit.go).
+	walQ         walQueue
 	pendingBytes int
 	// ckptMu makes checkpoints (and Clear) one at a time.
 	ckptMu sync.Mutex
@@ -400,12 +405,17 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 			bname = db
 			return nil
 		}
+		skip := superseded(batches)
+		i := -1 // the change's number across batches
 		for _, batch := range batches {
 			if err := use(batch.db); err != nil {
 				return err
 			}
 			var err error
 			for _, c := range batch.changes {
+				if i++; skip != nil && skip[i] {
+					continue
+				}
 				db := batch.db
 				if c.space != "" {
 					db = c.space
@@ -433,6 +443,52 @@ func (s *Store) apply(batches []walBatch, through uint64) error {
 		}
 		return nil
 	})
+}
+
+// walKey is a key of a record space.
+type walKey struct{ space, path string }
+
+// superseded marks the changes of batches, numbered in order across them,
+// that a later change of theirs undoes: a put or deletion of a key that a
+// later change puts or deletes again. A checkpoint skips them: the bbolt
+// file ends as it would have (each key as its last change left it), at
+// the cost of a map entry per change instead of a bbolt put's search and
+// copies, and a key written again and again between checkpoints (a
+// counter, a user's record through a sign-up) is written once. A prefix
+// deletion is never skipped, nor does it make an earlier change skipped
+// (a later one may put some of the keys it covers back). nil: no change
+// is skipped.
+func superseded(batches []walBatch) []bool {
+	n := 0
+	for _, b := range batches {
+		n += len(b.changes)
+	}
+	if n < 2 {
+		return nil
+	}
+	skip := make([]bool, n)
+	later := make(map[walKey]struct{}, n)
+	i := n
+	for bi := len(batches) - 1; bi >= 0; bi-- {
+		b := &batches[bi]
+		for ci := len(b.changes) - 1; ci >= 0; ci-- {
+			i--
+			c := &b.changes[ci]
+			if c.prefix {
+				continue
+			}
+			k := walKey{b.db, c.path}
+			if c.space != "" {
+				k.space = c.space
+			}
+			if _, ok := later[k]; ok {
+				skip[i] = true
+				continue
+			}
+			later[k] = struct{}{}
+		}
+	}
+	return skip
 }
 
 // deletePrefix deletes every key of b that begins with prefix.
@@ -585,77 +641,6 @@ func (s *Store) Close() error {
 		wal.Close()
 	}
 	return s.db.Close()
-}
-
-// appendLog logs one batch of a service's Log (record space, as
-// logSpace names it).
-func (s *Store) appendLog(space string, changes []service.LogChange) error {
-	if p := s.syncErr.Load(); p != nil {
-		// The disk refused a sync: what was acknowledged since may not be
-		// durable; stop acknowledging more.
-		return fmt.Errorf("the data file could not be synced to disk: %w", *p)
-	}
-	n, size := 0, 0
-	for _, c := range changes {
-		n += len(c.Value)
-		size += len(c.Key) + len(c.Value) + 16
-	}
-	if size+len(space)+64 > walMaxRecord {
-		return s.applyDirect(space, changes)
-	}
-	// The records stay in memory until a checkpoint applies them, and
-	// the values are only the caller's during this call: they are copied
-	// into one block per batch.
-	batch := walBatch{db: space, changes: make([]walChange, len(changes))}
-	slab := make([]byte, 0, n)
-	for i, c := range changes {
-		wc := walChange{space: changeSpace(c), path: c.Key, prefix: c.Prefix && c.Value == nil}
-		if c.Value != nil {
-			at := len(slab)
-			slab = append(slab, c.Value...)
-			wc.data = slab[at:len(slab):len(slab)]
-		}
-		batch.changes[i] = wc
-	}
-	s.walMu.Lock()
-	defer s.walMu.Unlock()
-	if s.wal == nil {
-		return errors.New("the store is closed")
-	}
-	batch.seq = s.nextSeq
-	s.walBuf = appendWALRecord(s.walBuf[:0], batch.seq, batch.db, batch.changes)
-	if len(s.walBuf) > walFrameSize+walMaxRecord {
-		return fmt.Errorf("the commit is too large to log (%d bytes)", len(s.walBuf))
-	}
-	wrote, err := s.wal.Write(s.walBuf)
-	s.walSize += int64(wrote)
-	if err != nil {
-		// A partial record may be in the log: stop here rather than
-		// append after it (the next open drops a torn last record).
-		err = fmt.Errorf("write the write-ahead log: %w", err)
-		s.syncErr.Store(&err)
-		return err
-	}
-	if s.mode == SyncAlways {
-		if err := fdatasync(s.wal); err != nil {
-			err = fmt.Errorf("sync the write-ahead log: %w", err)
-			s.syncErr.Store(&err)
-			return err
-		}
-	}
-	s.nextSeq++
-	if cap(s.walBuf) > 1<<20 {
-		s.walBuf = nil // one huge commit need not stay allocated
-	}
-	s.pending = append(s.pending, batch)
-	s.pendingBytes += size
-	if s.pendingBytes > walCheckpointBytes {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-	}
-	return nil
 }
 
 // applyDirect makes a commit too large for one log record (past
@@ -863,11 +848,29 @@ func (l *storeLog) Append(space string, changes []service.LogChange) error {
 	if space == "" {
 		return errors.New("sandbox: a log space needs a name")
 	}
-	err := l.s.appendLog(l.recordSpace(space), changes)
+	w, err := l.s.queueLog(l.recordSpace(space), changes)
+	if err == nil {
+		err = w.Wait()
+	}
 	if err == nil && killAfterCommit != "" {
 		maybeKillAfterCommit(changes)
 	}
 	return err
+}
+
+var _ service.QueuedLog = (*storeLog)(nil)
+
+// Queue is service.QueuedLog's.
+func (l *storeLog) Queue(space string, changes []service.LogChange) (service.LogWait, error) {
+	if killAfterCommit != "" {
+		// The test hook kills the process once the changes are durable,
+		// which the caller's Wait would be too late to see.
+		return walWritten{}, l.Append(space, changes)
+	}
+	if space == "" {
+		return nil, errors.New("sandbox: a log space needs a name")
+	}
+	return l.s.queueLog(l.recordSpace(space), changes)
 }
 
 func (l *storeLog) Load(fn func(space string, entries []service.LogChange) error) error {

@@ -152,8 +152,25 @@ func appendWALHeader(buf []byte, first uint64) []byte {
 // seq, to buf.
 func appendWALRecord(buf []byte, seq uint64, db string, changes []walChange) []byte {
 	at := len(buf)
+	buf = appendWALRecordUnsealed(buf, db, changes)
+	sealWALRecord(buf[at:], seq)
+	return buf
+}
+
+// sealWALRecord sets the sequence of the framed record rec, which
+// appendWALRecordUnsealed left unset, and its checksum.
+func sealWALRecord(rec []byte, seq uint64) {
+	binary.LittleEndian.PutUint64(rec[8:], seq)
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(rec[8:], walCRC))
+}
+
+// appendWALRecordUnsealed appends the framed record of one commit batch
+// to buf with its length but without its sequence and checksum: the
+// group commit numbers a record when it writes it (sealWALRecord).
+func appendWALRecordUnsealed(buf []byte, db string, changes []walChange) []byte {
+	at := len(buf)
 	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0) // length, crc
-	buf = binary.LittleEndian.AppendUint64(buf, seq)
+	buf = append(buf, 0, 0, 0, 0, 0, 0, 0, 0) // sequence
 	buf = binary.AppendUvarint(buf, uint64(len(db)))
 	buf = append(buf, db...)
 	entries, cur := len(changes), ""
@@ -188,7 +205,6 @@ func appendWALRecord(buf []byte, seq uint64, db string, changes []walChange) []b
 		}
 	}
 	binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at-walFrameSize))
-	binary.LittleEndian.PutUint32(buf[at+4:], crc32.Checksum(buf[at+8:], walCRC))
 	return buf
 }
 

@@ -645,7 +645,14 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	at := d.env.Now()
 	now := at.UnixMilli()
 	seen := seenOf(base, ws, merge)
-	norm := make([]write, len(ws))
+	// A set's one write takes no allocation for itself.
+	var one [1]write
+	var norm []write
+	if len(ws) <= len(one) {
+		norm = one[:len(ws)]
+	} else {
+		norm = make([]write, len(ws))
+	}
 	vals := make([]any, len(ws))
 	for i, w := range ws {
 		nw, v, err := normalizeWrite(ns.root, w, now)
@@ -684,7 +691,8 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
 	changes := make([]change, len(norm))
-	var shapes [][]bool
+	var oneShape [1]nodeShape
+	shapes := oneShape[:0]
 	scopes, scoped := d.scopes(ns, norm)
 	for i, w := range norm {
 		old := getAt(ns.root, w.keys)
@@ -718,7 +726,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The commit events, held in the outbox by the same durable record as
 	// the write when a consumer must see them across a crash (the
 	// functions' triggers).
-	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now))
+	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
 	var held []service.LogChange
 	if o := d.env.Outbox; o != nil && d.env.Log != nil {
 		held = o.Hold(evs)

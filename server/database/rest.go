@@ -159,11 +159,11 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 		api.Message(w, http.StatusUnauthorized, "Permission denied")
 		return
 	}
-	v, release, ok := h.readWriteBody(w, r, method == http.MethodPatch)
+	v, held, ok := h.readWriteBody(w, r, method == http.MethodPatch)
 	if !ok {
 		return
 	}
-	defer release()
+	defer h.inflight.Give(held)
 	switch method {
 	case http.MethodPut:
 		stored, err := h.db.Set(who, ns, path, v, database.WriteOptions{IfMatch: r.Header.Get(ifMatch)})

@@ -83,3 +83,32 @@ func FuzzPathOK(f *testing.F) {
 		}
 	})
 }
+
+// TestKeysUnderIsBaseAndParsePath: keysUnder is base followed by
+// ParsePath's keys of every path it accepts, in one allocation, and
+// shares no array with base.
+func TestKeysUnderIsBaseAndParsePath(t *testing.T) {
+	for _, base := range [][]string{nil, {"a"}, {"rest", "r1"}} {
+		for _, rel := range pathSamples {
+			sub, err := ParsePath(rel)
+			if err != nil {
+				continue
+			}
+			got := keysUnder(base[:len(base):len(base)], rel)
+			want := append(append([]string(nil), base...), sub...)
+			if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+				t.Errorf("keysUnder(%q, %.40q) = %q, want %q", base, rel, got, want)
+			}
+			if len(base) > 0 && len(got) > 0 {
+				got[0] = "changed"
+				if base[0] == "changed" {
+					t.Fatalf("keysUnder(%q, %q) shares base's array", base, rel)
+				}
+			}
+		}
+	}
+	base := []string{"rest", "r1"}
+	if n := testing.AllocsPerRun(100, func() { _ = keysUnder(base, "a/b") }); n != 1 {
+		t.Errorf("keysUnder allocates %v times, want 1", n)
+	}
+}

@@ -568,14 +568,14 @@ func updateWrites(base []string, updates map[string]any) ([]write, error) {
 	sort.Strings(rels)
 	ws := make([]write, 0, len(rels))
 	for _, rel := range rels {
-		sub, err := ParsePath(rel)
-		if err != nil {
+		if !pathOK(rel) {
+			_, err := ParsePath(rel)
 			return nil, errorf(ErrInvalidData, "invalid update path %q: %v", rel, err)
 		}
-		if len(sub) == 0 {
+		full := keysUnder(base, rel)
+		if len(full) == len(base) {
 			return nil, errorf(ErrInvalidData, "an update path must not be empty")
 		}
-		full := append(append([]string(nil), base...), sub...)
 		if len(full) > MaxDepth {
 			return nil, errorf(ErrInvalidPath, "path %s is deeper than %d levels", joinPath(full), MaxDepth)
 		}
@@ -587,6 +587,26 @@ func updateWrites(base []string, updates map[string]any) ([]write, error) {
 		ws = append(ws, write{keys: full, raw: updates[rel]})
 	}
 	return ws, nil
+}
+
+// keysUnder is base followed by the keys of rel, a path ParsePath
+// accepts, in one allocation (ParsePath's keys and a copy of base with
+// them appended took two per updated path).
+func keysUnder(base []string, rel string) []string {
+	n := len(base)
+	for k := range strings.SplitSeq(rel, "/") {
+		if k != "" {
+			n++
+		}
+	}
+	keys := make([]string, len(base), n)
+	copy(keys, base)
+	for k := range strings.SplitSeq(rel, "/") {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // Push writes value under a new server-minted push id at path and returns
@@ -645,7 +665,14 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	at := d.env.Now()
 	now := at.UnixMilli()
 	seen := seenOf(base, ws, merge)
-	norm := make([]write, len(ws))
+	// A set's one write takes no allocation for itself.
+	var one [1]write
+	var norm []write
+	if len(ws) <= len(one) {
+		norm = one[:len(ws)]
+	} else {
+		norm = make([]write, len(ws))
+	}
 	vals := make([]any, len(ws))
 	for i, w := range ws {
 		nw, v, err := normalizeWrite(ns.root, w, now)
@@ -665,15 +692,9 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The request's path, rendered once for the rules, the event and
 	// any error: a set's is its write's.
 	basePath := joinPath(base)
-	req := rtdb.Request{Operation: rtdb.Write, Path: basePath, Data: ns.root, NewData: vals[0]}
-	if !merge && !slices.Equal(norm[0].keys, base) {
-		req.Path = joinPath(norm[0].keys)
-	}
-	if merge {
-		req.Updates = make(map[string]any, len(norm))
-		for i, w := range norm {
-			req.Updates[strings.Join(w.keys[len(base):], "/")] = vals[i]
-		}
+	var req rtdb.Request
+	if !who.IsAdmin() { // admin bypasses the rules: decide reads no request
+		req = writeRequest(ns.root, base, basePath, norm, vals, merge)
 	}
 	ok, dec, reason := d.decide(ns, who, req)
 	d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
@@ -684,7 +705,8 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
 	changes := make([]change, len(norm))
-	var shapes [][]bool
+	var oneShape [1]nodeShape
+	shapes := oneShape[:0]
 	scopes, scoped := d.scopes(ns, norm)
 	for i, w := range norm {
 		old := getAt(ns.root, w.keys)
@@ -718,7 +740,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The commit events, held in the outbox by the same durable record as
 	// the write when a consumer must see them across a crash (the
 	// functions' triggers).
-	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now))
+	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
 	var held []service.LogChange
 	if o := d.env.Outbox; o != nil && d.env.Log != nil {
 		held = o.Hold(evs)
@@ -742,6 +764,23 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)
 	return changes, nil
+}
+
+// writeRequest is the rules request of a commit's writes norm (their
+// stored values vals) at base (rendered basePath) over the tree root;
+// merge marks a multi-path update.
+func writeRequest(root any, base []string, basePath string, norm []write, vals []any, merge bool) rtdb.Request {
+	req := rtdb.Request{Operation: rtdb.Write, Path: basePath, Data: root, NewData: vals[0]}
+	if !merge && !slices.Equal(norm[0].keys, base) {
+		req.Path = joinPath(norm[0].keys)
+	}
+	if merge {
+		req.Updates = make(map[string]any, len(norm))
+		for i, w := range norm {
+			req.Updates[strings.Join(w.keys[len(base):], "/")] = vals[i]
+		}
+	}
+	return req
 }
 
 // maintainIndexes moves the children that changed in every index below

@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,11 +162,16 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 
 // commitEvents are the events of what a write changed, location by
 // location; now is the time its server values resolved to (the commit's
-// request time).
-func (d *Database) commitEvents(ns, method string, who identity.Identity, changes []change, now time.Time) []event.Event {
+// request time); basePath is joinPath(base), the request's path, which a
+// change at base (a set's) takes instead of rendering it again.
+func (d *Database) commitEvents(ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
 	evs := make([]event.Event, 0, len(changes))
 	for _, c := range changes {
-		ev := event.Event{Kind: event.KindCommit, Service: serviceName, Method: method, Path: d.evPath(ns, joinPath(c.keys)),
+		path := basePath
+		if !slices.Equal(c.keys, base) {
+			path = joinPath(c.keys)
+		}
+		ev := event.Event{Kind: event.KindCommit, Service: serviceName, Method: method, Path: d.evPath(ns, path),
 			Commit: &event.Commit{RequestTime: now, Before: Plain(c.old), After: Plain(c.new), Database: ns, Scope: c.scope}}
 		ev.Who(who)
 		if who.IsAdmin() {

@@ -47,3 +47,68 @@ func TestParsePathKeys(t *testing.T) {
 		t.Errorf("ParsePath allocates %v times, want 1", n)
 	}
 }
+
+// pathSamples are paths good and bad for ParsePath: depth, empty
+// segments, .priority first, last and twice, and each bad key kind.
+var pathSamples = []string{
+	"", "/", "//", "a", "/a/b/", "a//b", "/rest/r1/.priority", "/.priority", ".priority/", "/.priority/.priority",
+	"/a/.priority/b", "/a.b", "/a$", "/a#", "/a[", "/a]", "/a\x01", "/a\x7f", "/\xff", "/ü/x y",
+	"/" + strings.Repeat("k", MaxKeyBytes), "/" + strings.Repeat("k", MaxKeyBytes+1),
+	strings.Repeat("/a", MaxDepth), strings.Repeat("/a", MaxDepth+1), strings.Repeat("/a", MaxDepth) + "//",
+}
+
+// TestPathOKIsParsePath: pathOK accepts exactly the paths ParsePath
+// accepts, and allocates nothing.
+func TestPathOKIsParsePath(t *testing.T) {
+	for _, p := range pathSamples {
+		_, err := ParsePath(p)
+		if got := pathOK(p); got != (err == nil) {
+			t.Errorf("pathOK(%.50q) = %v, ParsePath's error %v", p, got, err)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = CheckRESTPath("/rest/r1/n") }); n != 0 {
+		t.Errorf("CheckRESTPath of a good path allocates %v times, want 0", n)
+	}
+}
+
+// FuzzPathOK: pathOK and ParsePath agree on any path.
+func FuzzPathOK(f *testing.F) {
+	for _, p := range pathSamples {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		_, err := ParsePath(p)
+		if got := pathOK(p); got != (err == nil) {
+			t.Fatalf("pathOK(%q) = %v, ParsePath's error %v", p, got, err)
+		}
+	})
+}
+
+// TestKeysUnderIsBaseAndParsePath: keysUnder is base followed by
+// ParsePath's keys of every path it accepts, in one allocation, and
+// shares no array with base.
+func TestKeysUnderIsBaseAndParsePath(t *testing.T) {
+	for _, base := range [][]string{nil, {"a"}, {"rest", "r1"}} {
+		for _, rel := range pathSamples {
+			sub, err := ParsePath(rel)
+			if err != nil {
+				continue
+			}
+			got := keysUnder(base[:len(base):len(base)], rel)
+			want := append(append([]string(nil), base...), sub...)
+			if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+				t.Errorf("keysUnder(%q, %.40q) = %q, want %q", base, rel, got, want)
+			}
+			if len(base) > 0 && len(got) > 0 {
+				got[0] = "changed"
+				if base[0] == "changed" {
+					t.Fatalf("keysUnder(%q, %q) shares base's array", base, rel)
+				}
+			}
+		}
+	}
+	base := []string{"rest", "r1"}
+	if n := testing.AllocsPerRun(100, func() { _ = keysUnder(base, "a/b") }); n != 1 {
+		t.Errorf("keysUnder allocates %v times, want 1", n)
+	}
+}

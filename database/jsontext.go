@@ -393,6 +393,19 @@ func MarshalPlain(v any) ([]byte, error) {
 	return MarshalValue(Plain(v))
 }
 
+// AppendPlain appends MarshalPlain(v) to b.
+func AppendPlain(b []byte, v any) ([]byte, error) {
+	n := len(b)
+	if out, ok := appendPlain(b, v); ok {
+		return out, nil
+	}
+	enc, err := MarshalValue(Plain(v))
+	if err != nil {
+		return b[:n], err
+	}
+	return append(b[:n], enc...), nil
+}
+
 // appendPlain appends the JSON of Plain(v); ok as appendJSON's.
 func appendPlain(b []byte, v any) (_ []byte, ok bool) {
 	m, isMap := v.(map[string]any)

@@ -191,4 +191,17 @@ func checkPlain(t *testing.T, v any) {
 	if (err != nil) != (werr != nil) || string(got) != string(want) {
 		t.Fatalf("%#v: MarshalPlain %s %v, MarshalValue(Plain) %s %v", v, got, err, want, werr)
 	}
+	// AppendPlain appends the same after what b holds, and leaves b as
+	// it was when it fails.
+	prefix := []byte("prefix")
+	app, aerr := AppendPlain(prefix, v)
+	if werr != nil {
+		if aerr == nil || string(app) != "prefix" {
+			t.Fatalf("%#v: AppendPlain %q %v, want prefix and an error", v, app, aerr)
+		}
+		return
+	}
+	if aerr != nil || string(app) != "prefix"+string(want) {
+		t.Fatalf("%#v: AppendPlain %q %v, want %q", v, app, aerr, "prefix"+string(want))
+	}
 }

@@ -145,7 +145,7 @@ func (l *logTree) record() []service.LogChange {
 // tree is now root; shapes[i] is shapeAlong(changes[i].keys) of the tree
 // before it): one Log record, with the outbox entries of its events
 // (held), or one Bucket transaction without a Log.
-func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes []change, held []service.LogChange) error {
+func (d *Database) persistWrites(ns string, shapes []nodeShape, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
 		// Append keeps nothing of the record: its slices are reused by
 		// the next write.
@@ -173,11 +173,11 @@ func (d *Database) persistWrites(ns string, shapes [][]bool, root any, changes [
 
 // persist writes the change at keys to root; shape is shapeAlong(keys)
 // of the tree before the write, old the value it replaced at keys.
-func persist(w treeWriter, shape []bool, root any, keys []string, old any) error {
+func persist(w treeWriter, shape nodeShape, root any, keys []string, old any) error {
 	// Find the shallowest location along keys whose shape changed.
 	top := len(keys)
 	for i := 0; i < len(keys); i++ {
-		on := shape[i]
+		on := shape.node(i)
 		_, nn := isNode(getAt(root, keys[:i]))
 		if !on || !nn {
 			top = i

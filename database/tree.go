@@ -102,21 +102,27 @@ func clone(v any) any {
 	return out
 }
 
+// nodeShape records, for each prefix keys[:i] of a location's keys,
+// whether it is a node: bit i (so no slice per write; a prefix past the
+// 64th reads as no node, which persist takes for a changed shape and so
+// rewrites below it, correct at any depth).
+type nodeShape uint64
+
+// node reports whether keys[:i] was a node.
+func (s nodeShape) node(i int) bool { return i < 64 && s&(1<<i) != 0 }
+
 // shapeAlong reports, for each prefix keys[:i] (i < len(keys)), whether
 // the value there is a node: what persistence compares after a write to
 // find the shallowest location whose shape changed.
-func shapeAlong(root any, keys []string) []bool {
-	out := make([]bool, len(keys))
+func shapeAlong(root any, keys []string) nodeShape {
+	var out nodeShape
 	v := root
 	for i, k := range keys {
 		m, ok := isNode(v)
-		out[i] = ok
-		if !ok {
-			for j := i + 1; j < len(keys); j++ {
-				out[j] = false
-			}
+		if !ok || i >= 64 {
 			break
 		}
+		out |= 1 << i
 		v = m[k]
 	}
 	return out

@@ -99,6 +99,9 @@ func ParsePath(p string) ([]string, error) {
 // https://github.com/bugthesystem/FireSharp/issues/153 for a key holding a
 // "."); other path errors are ParsePath's.
 func CheckRESTPath(p string) error {
+	if pathOK(p) {
+		return nil // every REST request asks: without taking the keys
+	}
 	_, err := ParsePath(p)
 	if err == nil {
 		return nil
@@ -109,6 +112,26 @@ func CheckRESTPath(p string) error {
 		}
 	}
 	return err
+}
+
+// pathOK reports whether ParsePath(p) succeeds, without taking the keys.
+func pathOK(p string) bool {
+	n, priority := 0, -1
+	for k := range strings.SplitSeq(p, "/") {
+		switch {
+		case k == "":
+			continue
+		case k == ".priority":
+			if priority >= 0 {
+				return false // the first is not the last key
+			}
+			priority = n
+		case badKey(k) != "":
+			return false
+		}
+		n++
+	}
+	return n <= MaxDepth && (priority < 0 || priority == n-1)
 }
 
 // joinPath renders keys as "/a/b" ("/" for the root).

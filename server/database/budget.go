@@ -20,26 +20,27 @@ const DefaultMaxInFlight = database.MaxRESTWrite
 var errBusy = errors.New("busy")
 
 // readWriteBody reads a REST write's body within production's size limit
-// and the handler's in-flight budget. The bytes stay reserved until release
-// is called (after the write is applied); ok is false when the answer was
-// already written.
-func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys bool) (v any, release func(), ok bool) {
+// and the handler's in-flight budget. The held bytes stay reserved until
+// the caller gives them back (h.inflight.Give, after the write is
+// applied); ok is false when the answer was already written.
+func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys bool) (v any, held int64, ok bool) {
 	if r.ContentLength > database.MaxRESTWrite {
 		tooLarge(w)
-		return nil, nil, false
+		return nil, 0, false
 	}
-	var held int64
-	release = func() { h.inflight.Give(held); held = 0 }
-	take := func(n int64) bool {
-		if !h.inflight.Take(n) {
-			return false
+	// held is what the body holds of the budget, given back by the
+	// caller once the write is done (or here on a failure): a count, not
+	// a closure over it, which took two allocations a request.
+	if r.ContentLength > 0 {
+		if !h.inflight.Take(r.ContentLength) {
+			busy(w, h.inflight.Max)
+			return nil, 0, false
 		}
-		held += n
-		return true
+		held = r.ContentLength
 	}
-	if r.ContentLength > 0 && !take(r.ContentLength) {
-		busy(w, h.inflight.Max)
-		return nil, nil, false
+	fail := func() (any, int64, bool) {
+		h.inflight.Give(held)
+		return nil, 0, false
 	}
 	// A body of unknown length takes its bytes as they arrive.
 	body := io.Reader(http.MaxBytesReader(w, r.Body, database.MaxRESTWrite))
@@ -59,10 +60,13 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
-			if int64(len(buf)+n) > held && !take(int64(len(buf)+n)-held) {
-				release()
-				busy(w, h.inflight.Max)
-				return nil, nil, false
+			if more := int64(len(buf)+n) - held; more > 0 {
+				if !h.inflight.Take(more) {
+					fail()
+					busy(w, h.inflight.Max)
+					return nil, 0, false
+				}
+				held += more
 			}
 			buf = buf[:len(buf)+n]
 		}
@@ -70,28 +74,28 @@ func (h *Handler) readWriteBody(w http.ResponseWriter, r *http.Request, pathKeys
 			break
 		}
 		if err != nil {
-			release()
+			fail()
 			var mb *http.MaxBytesError
 			if errors.As(err, &mb) {
 				tooLarge(w)
 			} else {
 				api.Message(w, http.StatusBadRequest, "could not read the request body")
 			}
-			return nil, nil, false
+			return nil, 0, false
 		}
 	}
 	v, err := database.DecodeJSON(buf)
 	if err != nil {
-		release()
+		fail()
 		api.Message(w, http.StatusBadRequest, "Invalid data; couldn't parse JSON object, array, or value.")
-		return nil, nil, false
+		return nil, 0, false
 	}
 	if err := database.CheckBodyKeys(buf, pathKeys); err != nil {
-		release()
+		fail()
 		writeErr(w, err)
-		return nil, nil, false
+		return nil, 0, false
 	}
-	return v, release, true
+	return v, held, true
 }
 
 func tooLarge(w http.ResponseWriter) {

@@ -62,8 +62,17 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, qv url.Value
 	}
 }
 
+// The request headers a REST request is asked for, in the canonical form
+// http.Header keeps them in: Header.Get of another spelling ("X-Firebase-ETag")
+// builds the canonical key again on every call.
+const (
+	xFirebaseETag = "X-Firebase-Etag"
+	ifMatch       = "If-Match"
+	ifNoneMatch   = "If-None-Match"
+)
+
 func wantsETag(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("X-Firebase-ETag"), "true") || r.Header.Get("If-Match") != ""
+	return strings.EqualFold(r.Header.Get(xFirebaseETag), "true") || r.Header.Get(ifMatch) != ""
 }
 
 // render is the response body of value v as stored: as clients read it
@@ -107,7 +116,11 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 	if hasQuery {
 		qp = &q
 	}
-	etag, inm := wantsETag(r), r.Header.Get("If-None-Match")
+	etag, inm := wantsETag(r), r.Header.Get(ifNoneMatch)
+	// The answer, newline included, is encoded into buf under the read
+	// lock and written from it.
+	buf := replyBuf()
+	defer releaseReplyBuf(buf)
 	res, err := h.db.GetWith(who, ns, path, qp, database.ReadOptions{
 		StrictIndex: true, Shallow: shallow, ETag: etag || inm != "",
 		Encode: func(v any) []byte {
@@ -115,9 +128,11 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 			case print == "silent":
 				return nil
 			case shallow:
-				return encode(v, "")
+				*buf = append(append(*buf, encode(v, "")...), '\n')
+			default:
+				*buf = appendRender(*buf, v, qv, print)
 			}
-			return render(v, qv, print)
+			return *buf
 		}})
 	if err != nil {
 		writeErr(w, err)
@@ -134,7 +149,7 @@ func (h *Handler) restGet(w http.ResponseWriter, r *http.Request, qv url.Values,
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	api.Body(w, http.StatusOK, res.Encoded)
+	restReply(w, http.StatusOK, res.Encoded)
 }
 
 func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Values, method string, who identity.Identity, ns, path, print string) {
@@ -144,14 +159,14 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 		api.Message(w, http.StatusUnauthorized, "Permission denied")
 		return
 	}
-	v, release, ok := h.readWriteBody(w, r, method == http.MethodPatch)
+	v, held, ok := h.readWriteBody(w, r, method == http.MethodPatch)
 	if !ok {
 		return
 	}
-	defer release()
+	defer h.inflight.Give(held)
 	switch method {
 	case http.MethodPut:
-		stored, err := h.db.Set(who, ns, path, v, database.WriteOptions{IfMatch: r.Header.Get("If-Match")})
+		stored, err := h.db.Set(who, ns, path, v, database.WriteOptions{IfMatch: r.Header.Get(ifMatch)})
 		var stale *database.Stale
 		if errors.As(err, &stale) {
 			w.Header().Set("ETag", stale.ETag)
@@ -169,7 +184,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		api.Body(w, http.StatusOK, render(stored, qv, print))
+		replyRender(w, http.StatusOK, stored, qv, print)
 	case http.MethodPatch:
 		m, isObj := v.(map[string]any)
 		if !isObj {
@@ -196,7 +211,18 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 			return
 		}
 		// The response echoes the update as sent.
-		api.Body(w, http.StatusOK, encode(m, print))
+		if print == "pretty" {
+			api.Body(w, http.StatusOK, encode(m, print))
+			return
+		}
+		buf := replyBuf()
+		b, err := database.AppendValue(*buf, m)
+		if err != nil {
+			b = append((*buf)[:0], encode(m, print)...)
+		}
+		*buf = append(b, '\n')
+		restReply(w, http.StatusOK, *buf)
+		releaseReplyBuf(buf)
 	case http.MethodPost:
 		id, err := h.db.Push(who, ns, path, v)
 		if err != nil {
@@ -213,7 +239,7 @@ func (h *Handler) restWrite(w http.ResponseWriter, r *http.Request, qv url.Value
 }
 
 func (h *Handler) restDelete(w http.ResponseWriter, r *http.Request, qv url.Values, who identity.Identity, ns, path, print string) {
-	_, err := h.db.Set(who, ns, path, nil, database.WriteOptions{IfMatch: r.Header.Get("If-Match"), Method: "remove"})
+	_, err := h.db.Set(who, ns, path, nil, database.WriteOptions{IfMatch: r.Header.Get(ifMatch), Method: "remove"})
 	var stale *database.Stale
 	if errors.As(err, &stale) {
 		w.Header().Set("ETag", stale.ETag)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"runtime/debug"
 	"strconv"
@@ -193,7 +194,7 @@ func caller(r *http.Request, qv url.Values) (identity.Identity, error) {
 	if err != nil {
 		return who, errors.New("Could not parse auth token.")
 	}
-	inv := r.Header.Get(identity.InvocationHeader)
+	inv := r.Header.Get(invocationHeader)
 	if ov, ok := qv["auth_variable_override"]; ok {
 		if !who.IsAdmin() {
 			return who, errors.New("auth_variable_override can only be used with admin credentials")
@@ -203,6 +204,10 @@ func caller(r *http.Request, qv url.Values) (identity.Identity, error) {
 	}
 	return who.ByInvocation(inv), nil
 }
+
+// invocationHeader is identity.InvocationHeader in http.Header's
+// canonical form, built once instead of by every request's Header.Get.
+var invocationHeader = textproto.CanonicalMIMEHeaderKey(identity.InvocationHeader)
 
 // credential is the identity of a token sent in a request parameter or
 // the websocket's auth action.

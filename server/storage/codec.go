@@ -220,6 +220,13 @@ func decodeResource(r io.Reader) (*resource, error) {
 	if err != nil {
 		return nil, badRequest("reading the metadata: %v", err)
 	}
+	return resourceOf(body)
+}
+
+// resourceOf decodes a whole metadata body; it keeps none of body's
+// bytes (a multipart upload's metadata is read from a buffer the media
+// is read through next).
+func resourceOf(body []byte) (*resource, error) {
 	if len(body) > maxMetadataBytes {
 		return nil, badRequest("The metadata is larger than %d bytes.", maxMetadataBytes)
 	}

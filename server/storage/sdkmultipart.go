@@ -102,7 +102,7 @@ func splitUpload(buf, nlDashBoundary []byte) (meta []byte, mediaType string, n i
 	if res != splitDone {
 		return nil, "", 0, res
 	}
-	if _, p, res = partHeader(p); res != splitDone {
+	if _, p, res = partHeader(p); res != splitDone { // the metadata's type is not read
 		return nil, "", 0, res
 	}
 	// The metadata runs to the first "\r\n--B", which must end its line
@@ -123,11 +123,11 @@ func splitUpload(buf, nlDashBoundary []byte) (meta []byte, mediaType string, n i
 	if p, res = cutPrefix(p[end+len(nlDashBoundary):], crlf); res != splitDone {
 		return nil, "", 0, res
 	}
-	mediaType, p, res = partHeader(p)
+	typ, p, res := partHeader(p)
 	if res != splitDone {
 		return nil, "", 0, res
 	}
-	return meta, mediaType, len(buf) - len(p), splitDone
+	return meta, string(typ), len(buf) - len(p), splitDone
 }
 
 var crlf = []byte("\r\n")
@@ -148,18 +148,18 @@ func cutPrefix(p, prefix []byte) ([]byte, splitResult) {
 
 // partHeader reads a part's header lines, up to and with the empty one,
 // and returns its Content-Type (as textproto reads it: the value without
-// the blanks around it) and the bytes after. Only one Content-Type line
+// the blanks around it; in p) and the bytes after. Only one Content-Type line
 // and lines ending in \r\n are of the SDKs' shape: any other header
 // could change how mime/multipart reads the part.
-func partHeader(p []byte) (contentType string, rest []byte, res splitResult) {
+func partHeader(p []byte) (contentType, rest []byte, res splitResult) {
 	seen := false
 	for {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			return "", nil, splitMore
+			return nil, nil, splitMore
 		}
 		if i == 0 || p[i-1] != '\r' {
-			return "", nil, splitOther
+			return nil, nil, splitOther
 		}
 		line := p[:i-1]
 		p = p[i+1:]
@@ -168,21 +168,21 @@ func partHeader(p []byte) (contentType string, rest []byte, res splitResult) {
 		}
 		const name = "Content-Type:"
 		if seen || len(line) < len(name) || !strings.EqualFold(string(line[:len(name)]), name) {
-			return "", nil, splitOther
+			return nil, nil, splitOther
 		}
 		if len(p) == 0 {
-			return "", nil, splitMore // the next line could continue this one
+			return nil, nil, splitMore // the next line could continue this one
 		}
 		if p[0] == ' ' || p[0] == '\t' {
-			return "", nil, splitOther // it does
+			return nil, nil, splitOther // it does
 		}
 		v := bytes.Trim(line[len(name):], " \t")
 		for _, c := range v {
 			if c < ' ' || c > '~' {
-				return "", nil, splitOther
+				return nil, nil, splitOther
 			}
 		}
-		contentType, seen = string(v), true
+		contentType, seen = v, true
 	}
 }
 

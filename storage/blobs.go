@@ -64,6 +64,9 @@ type blobStore interface {
 // blobWriter receives an upload's bytes and computes its checksums.
 type blobWriter interface {
 	io.Writer
+	// writePiece writes *b, a buffer of getTrailBuf, and keeps it: the
+	// buffer goes back to the free list once its bytes are hashed.
+	writePiece(b *[]byte) (int, error)
 	// size is the number of bytes written so far.
 	size() int64
 	// sync makes the bytes written so far durable.
@@ -93,17 +96,16 @@ const (
 	largeCopySize = 256 << 10
 )
 
-var (
-	smallCopyBufs = sync.Pool{New: func() any { b := make([]byte, smallCopySize); return &b }}
-	largeCopyBufs = sync.Pool{New: func() any { b := make([]byte, largeCopySize); return &b }}
-)
+var smallCopyBufs = sync.Pool{New: func() any { b := make([]byte, smallCopySize); return &b }}
 
 // copyIn copies r into w: a small object through a small buffer, a large
-// one through a large buffer, each filled before it is written (a
+// one through large buffers, each filled before it is written (a
 // multipart body arrives 4 KiB at a time, a socket's reads as the bytes
 // happen to come: written as they are, a 100 MiB upload is tens of
 // thousands of writes of the file, each too small to hash beside the next
-// read).
+// read). A large piece is read into a buffer of the MD5 trail and handed
+// to it after its write (writePiece), so the trail hashes the bytes where
+// they were read rather than a copy of them.
 func copyIn(w blobWriter, r io.Reader) (int64, error) {
 	buf := smallCopyBufs.Get().(*[]byte)
 	n, err := copyPiece(w, r, *buf)
@@ -111,15 +113,36 @@ func copyIn(w blobWriter, r io.Reader) (int64, error) {
 	if err != nil || n < smallCopySize {
 		return n, err
 	}
-	buf = largeCopyBufs.Get().(*[]byte)
-	defer largeCopyBufs.Put(buf)
 	for {
-		m, err := copyPiece(w, r, *buf)
+		m, err := copyOwnedPiece(w, r)
 		n += m
-		if err != nil || m < int64(len(*buf)) {
+		if err != nil || m < largeCopySize {
 			return n, err
 		}
 	}
+}
+
+// copyOwnedPiece is copyPiece through a trail buffer of largeCopySize
+// bytes, which w's writePiece keeps.
+func copyOwnedPiece(w blobWriter, r io.Reader) (int64, error) {
+	b := getTrailBuf()
+	m, rerr := io.ReadFull(r, (*b)[:largeCopySize])
+	if m == 0 {
+		putTrailBuf(b)
+	} else {
+		*b = (*b)[:m]
+		k, werr := w.writePiece(b) // b is w's now
+		if werr == nil && k < m {
+			werr = io.ErrShortWrite
+		}
+		if werr != nil {
+			return int64(k), werr
+		}
+	}
+	if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		rerr = nil
+	}
+	return int64(m), rerr
 }
 
 // copyPiece reads r until buf is full or r ends and writes what it read
@@ -242,16 +265,42 @@ func (h *hasher) writeHashed(p []byte, write func([]byte) (int, error)) (int, er
 	return n, err
 }
 
+// writePiece writes *b, a trail buffer, with write, and hashes the bytes
+// written: a large piece by handing the buffer itself to the trail (no
+// copy), a smaller one in line. Either way the buffer is the hasher's:
+// it goes back to the free list once hashed.
+func (h *hasher) writePiece(b *[]byte, write func([]byte) (int, error)) (int, error) {
+	n, err := write(*b)
+	p := (*b)[:n]
+	h.crc.Write(p)
+	h.n += int64(n)
+	if n < trailMin {
+		h.settle()
+		h.md5.Write(p)
+		putTrailBuf(b)
+		return n, err
+	}
+	*b = p
+	h.hand(b)
+	return n, err
+}
+
 // queue hands a copy of p to the trail, waiting while it is full.
 func (h *hasher) queue(p []byte) {
+	b := getTrailBuf()
+	*b = append((*b)[:0], p...)
+	h.hand(b)
+}
+
+// hand queues b, which the trail owns from now on, waiting while the
+// queue is full.
+func (h *hasher) hand(b *[]byte) {
 	t := h.trail
 	if t == nil {
 		t = &md5Trail{}
 		t.cond.L = &t.mu
 		h.trail = t
 	}
-	b := getTrailBuf()
-	*b = append((*b)[:0], p...)
 	t.mu.Lock()
 	for len(t.queue) >= trailDepth {
 		t.cond.Wait()
@@ -321,14 +370,17 @@ type memWriter struct {
 func (s *memBlobs) create() (blobWriter, error) { return &memWriter{s: s, h: newHasher()}, nil }
 
 func (w *memWriter) Write(p []byte) (int, error) { return w.h.writeHashed(p, w.buf.Write) }
-func (w *memWriter) size() int64                 { return w.h.n }
-func (w *memWriter) crc32c() uint32              { return w.h.crc.Sum32() }
-func (w *memWriter) sums() (string, string)      { return w.h.sums() }
-func (w *memWriter) abort()                      { w.buf = bytes.Buffer{} }
-func (w *memWriter) finish() error               { return nil }
-func (w *memWriter) sync() error                 { return nil }
-func (w *memWriter) release()                    {}
-func (s *memBlobs) sessions() []string           { return nil }
+func (w *memWriter) writePiece(b *[]byte) (int, error) {
+	return w.h.writePiece(b, w.buf.Write)
+}
+func (w *memWriter) size() int64            { return w.h.n }
+func (w *memWriter) crc32c() uint32         { return w.h.crc.Sum32() }
+func (w *memWriter) sums() (string, string) { return w.h.sums() }
+func (w *memWriter) abort()                 { w.buf = bytes.Buffer{} }
+func (w *memWriter) finish() error          { return nil }
+func (w *memWriter) sync() error            { return nil }
+func (w *memWriter) release()               {}
+func (s *memBlobs) sessions() []string      { return nil }
 
 func (s *memBlobs) createSession(string) (blobWriter, error) { return s.create() }
 func (s *memBlobs) removeSession(string)                     {}
@@ -608,6 +660,22 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return w.h.writeHashed(p, w.f.Write)
+}
+
+func (w *diskWriter) writePiece(b *[]byte) (int, error) {
+	if w.f == nil && len(w.mem)+len(*b) > inlineMax {
+		if err := w.spill(); err != nil {
+			putTrailBuf(b)
+			return 0, err
+		}
+	}
+	if w.f == nil {
+		return w.h.writePiece(b, func(p []byte) (int, error) {
+			w.mem = append(w.mem, p...)
+			return len(p), nil
+		})
+	}
+	return w.h.writePiece(b, w.f.Write)
 }
 
 // spill moves the bytes held in memory to a new temporary file (their

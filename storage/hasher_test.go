@@ -8,6 +8,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"os"
+	"sync"
 	"testing"
 )
 
@@ -138,4 +140,56 @@ func TestCopyPieceFills(t *testing.T) {
 	if n != 4096 || err != nil || len(w.sizes) != 1 || w.sizes[0] != 4096 {
 		t.Fatalf("copied %d, %v, in writes of %v; want one write of 4096", n, err, w.sizes)
 	}
+}
+
+// TestCopyInHandsPiecesOver: uploads copied at once, each larger than
+// the trail queues, through the trail's buffers (handed over, not
+// copied) store their own bytes and checksums: a buffer back in the
+// free list while the trail still hashed it would be read into by the
+// other upload (wrong MD5, and a race under -race).
+func TestCopyInHandsPiecesOver(t *testing.T) {
+	s, err := newDiskBlobs(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	size := smallCopySize + (2*trailDepth+3)*largeCopySize + 12345
+	var wg sync.WaitGroup
+	for u := range 3 {
+		wg.Go(func() {
+			data := make([]byte, size)
+			for i := range data {
+				data[i] = byte(i*31 + u*i>>12)
+			}
+			w, err := s.create()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if n, err := copyIn(w, &trickle{data: data, err: io.EOF}); n != int64(size) || err != nil {
+				t.Errorf("upload %d: copied %d, %v", u, n, err)
+				return
+			}
+			gotMD5, gotCRC := w.sums()
+			m := md5.Sum(data)
+			var c [4]byte
+			binary.BigEndian.PutUint32(c[:], crc32.Checksum(data, castagnoli))
+			if gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || gotCRC != base64.StdEncoding.EncodeToString(c[:]) {
+				t.Errorf("upload %d: md5 %s crc32c %s, want %s %s", u, gotMD5, gotCRC, base64.StdEncoding.EncodeToString(m[:]), base64.StdEncoding.EncodeToString(c[:]))
+			}
+			if err := w.finish(); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := w.commit(int64(u + 1)); err != nil {
+				t.Error(err)
+				return
+			}
+			got, err := os.ReadFile(s.path(int64(u + 1)))
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("upload %d: the file holds %d bytes (%v), same as sent: %v", u, len(got), err, bytes.Equal(got, data))
+			}
+		})
+	}
+	wg.Wait()
 }

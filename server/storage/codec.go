@@ -220,6 +220,13 @@ func decodeResource(r io.Reader) (*resource, error) {
 	if err != nil {
 		return nil, badRequest("reading the metadata: %v", err)
 	}
+	return resourceOf(body)
+}
+
+// resourceOf decodes a whole metadata body; it keeps none of body's
+// bytes (a multipart upload's metadata is read from a buffer the media
+// is read through next).
+func resourceOf(body []byte) (*resource, error) {
 	if len(body) > maxMetadataBytes {
 		return nil, badRequest("The metadata is larger than %d bytes.", maxMetadataBytes)
 	}
@@ -231,8 +238,8 @@ func parseResource(body []byte) (*resource, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return res, nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
+	fields, err := objectFields(body)
+	if err != nil {
 		return nil, badRequest("The metadata is not a JSON object: %v", err)
 	}
 	str := func(key string) (*string, error) {
@@ -253,7 +260,6 @@ func parseResource(body []byte) (*resource, error) {
 		}
 		return &s, nil
 	}
-	var err error
 	a := &res.Attrs
 	// In a fixed order, so that of two bad fields the same one is named.
 	for _, f := range [...]struct {
@@ -307,6 +313,22 @@ func parseResource(body []byte) (*resource, error) {
 		}
 	}
 	return res, nil
+}
+
+// objectFields is json.Unmarshal of body into a map of its members' raw
+// values (aliasing body), read without reflection when body is a valid
+// JSON object; anything else gets json.Unmarshal's answer and error.
+func objectFields(body []byte) (map[string]json.RawMessage, error) {
+	if i := jsonstr.SkipSpace(body, 0); i == len(body) || body[i] != '{' || !jsonstr.Valid(body) {
+		var fields map[string]json.RawMessage
+		err := json.Unmarshal(body, &fields)
+		return fields, err
+	}
+	fields := make(map[string]json.RawMessage, 8)
+	jsonstr.Members(body, jsonstr.SkipSpace(body, 0), func(key, value []byte) {
+		fields[jsonstr.Unquote(key)] = value // a later duplicate wins, as in json.Unmarshal
+	})
+	return fields, nil
 }
 
 // wireError is an error the adapter found before the engine saw the

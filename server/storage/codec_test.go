@@ -3,10 +3,12 @@ package storageserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -195,4 +197,30 @@ func TestReadRequestGeneration(t *testing.T) {
 	if _, err := readRequest(httptest.NewRequest("GET", "/b/o?generation=x", nil), "b", "o"); err == nil {
 		t.Error("generation=x: no error")
 	}
+}
+
+// TestObjectFieldsMatchesUnmarshal: objectFields gives json.Unmarshal's
+// map and error.
+func TestObjectFieldsMatchesUnmarshal(t *testing.T) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "a":"x" } `, `{"name":"a\u00e9\"b","k\u0041":null,"\xff":true}`, `{"metadata":{"a":{"b":1}}}`,
+		`null`, `[]`, `5`, `{`, `{"a":1,}`, `{"a" 1}`, ``, `  `, `{"a":1}x`, `{"a":1e400}`, `{"a":-0.5e-3,"b":false}`} {
+		checkObjectFields(t, []byte(s))
+	}
+}
+
+func checkObjectFields(t *testing.T, b []byte) {
+	t.Helper()
+	var want map[string]json.RawMessage
+	werr := json.Unmarshal(b, &want)
+	got, err := objectFields(b)
+	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: objectFields %q %v, json.Unmarshal %q %v", b, got, err, want, werr)
+	}
+}
+
+func FuzzObjectFieldsMatchesUnmarshal(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"a":2}`, `{"a\u0000":"\ud800"}`, `{"metadata":{"k":"v","n":null}}`, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkObjectFields)
 }

@@ -352,8 +352,7 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
 	nu := u.clone()
 	nu.LastLoginAt = e.millis()
-	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokens(sc, nu, provider, extra)
+	after, toks := e.mintTokens(sc, nu, provider, extra, nil, nil)
 	*out = toks
 	if detail == nil {
 		detail = map[string]any{}

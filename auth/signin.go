@@ -329,7 +329,7 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 		return nil, notFound
 	case u.isDisabled():
 		return nil, ErrUserDisabled
-	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || u.PasswordHash != hashPassword(req.Password, u.Salt):
+	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || !passwordMatches(u.PasswordHash, req.Password, u.Salt):
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
@@ -355,7 +355,8 @@ func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[stri
 	after, toks := e.mintTokens(sc, nu, provider, extra, nil, nil)
 	*out = toks
 	if detail == nil {
-		detail = map[string]any{}
+		e.emitMutation(c, sc, OpSignIn, u.LocalID, u, after, provider, "")
+		return after
 	}
 	detail["provider"] = provider
 	e.emit(c, sc, OpSignIn, u.LocalID, u, after, detail)

@@ -228,6 +228,13 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 func (e *core) begin() func(*error) {
 	e.mu.Lock()
 	e.j.open = true
+	return e.end
+}
+
+// endFunc is the function begin returns, made once per engine rather
+// than on every call: it commits the mutation (or, on a panic, undoes
+// it) and releases the lock. It recovers, so it must be what defer calls.
+func (e *core) endFunc() func(*error) {
 	return func(errp *error) {
 		defer e.mu.Unlock()
 		if r := recover(); r != nil {

@@ -248,17 +248,20 @@ func (r RefreshToken) Encode() string {
 // INVALID_REFRESH_TOKEN. Decoding is lenient about base64 flavour and
 // padding, like Node's Buffer.from(s, "base64").
 func DecodeRefreshToken(s string) (*RefreshToken, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
-			return r
-		case r == '-':
-			return '+'
-		case r == '_':
-			return '/'
-		}
-		return -1
-	}, s)
+	clean, ok := plainBase64(s)
+	if !ok {
+		clean = strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
+				return r
+			case r == '-':
+				return '+'
+			case r == '_':
+				return '/'
+			}
+			return -1
+		}, s)
+	}
 	if len(clean)%4 == 1 {
 		clean = clean[:len(clean)-1]
 	}
@@ -272,11 +275,68 @@ func DecodeRefreshToken(s string) (*RefreshToken, error) {
 	return refreshFromMap(raw)
 }
 
-// refreshRecord holds a refresh token's members as decoded JSON (numbers
-// as json.Number), nil when absent.
-type refreshRecord struct {
-	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat any
+// plainBase64 is the cleaning DecodeRefreshToken does for a token of the
+// standard alphabet with only padding after it, every token pyric
+// issues: the token less its padding, without a copy. ok is false for
+// any other token.
+func plainBase64(s string) (string, bool) {
+	body := strings.TrimRight(s, "=")
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+		default:
+			return "", false
+		}
+	}
+	return body, true
 }
+
+// refreshRecord holds a refresh token's members as decoded JSON (numbers
+// as json.Number), zero when absent.
+type refreshRecord struct {
+	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat tokenMember
+}
+
+// tokenMember is one decoded JSON value: a string is kept as a string (no
+// interface to allocate for it), anything else as encoding/json decodes it.
+type tokenMember struct {
+	v   any
+	s   string
+	str bool // a string: s
+}
+
+// anyMember is a value decoded into an any.
+func anyMember(v any) tokenMember {
+	if s, ok := v.(string); ok {
+		return tokenMember{s: s, str: true}
+	}
+	return tokenMember{v: v}
+}
+
+// rawMember decodes a valid JSON value.
+func rawMember(raw []byte) tokenMember {
+	if raw[0] == '"' {
+		if string(raw) == `"`+refreshMarker+`"` {
+			return tokenMember{s: refreshMarker, str: true}
+		}
+		return tokenMember{s: jsonstr.Unquote(raw), str: true}
+	}
+	return tokenMember{v: jsonstr.Value(raw)}
+}
+
+// refreshMarker is the value of a refresh token's marker.
+const refreshMarker = "DO NOT MODIFY"
+
+// any is the member as an any.
+func (m tokenMember) any() any {
+	if m.str {
+		return m.s
+	}
+	return m.v
+}
+
+// string is the member when it is a string.
+func (m tokenMember) string() (string, bool) { return m.s, m.str }
 
 // refreshFromObject reads the members of a refresh token's valid JSON
 // object at raw[i] that a refresh token has, decoding only those (of
@@ -290,21 +350,21 @@ func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
 		}
 		switch string(key) {
 		case "_AuthEmulatorRefreshToken":
-			rec.marker = jsonstr.Value(v)
+			rec.marker = rawMember(v)
 		case "localId":
-			rec.localID = jsonstr.Value(v)
+			rec.localID = rawMember(v)
 		case "provider":
-			rec.provider = jsonstr.Value(v)
+			rec.provider = rawMember(v)
 		case "projectId":
-			rec.projectID = jsonstr.Value(v)
+			rec.projectID = rawMember(v)
 		case "tenantId":
-			rec.tenantID = jsonstr.Value(v)
+			rec.tenantID = rawMember(v)
 		case "extraClaims":
-			rec.extraClaims = jsonstr.Value(v)
+			rec.extraClaims = rawMember(v)
 		case "secondFactor":
-			rec.secondFactor = jsonstr.Value(v)
+			rec.secondFactor = rawMember(v)
 		case "iat":
-			rec.iat = jsonstr.Value(v)
+			rec.iat = rawMember(v)
 		}
 	})
 	return rec.token()
@@ -318,25 +378,30 @@ func refreshFromMap(raw []byte) (*RefreshToken, error) {
 	if err := jsonNumbers(raw, &m); err != nil || m == nil {
 		return nil, ErrInvalidRefreshToken
 	}
-	return refreshRecord{marker: m["_AuthEmulatorRefreshToken"], localID: m["localId"], provider: m["provider"], projectID: m["projectId"],
-		tenantID: m["tenantId"], extraClaims: m["extraClaims"], secondFactor: m["secondFactor"], iat: m["iat"]}.token()
+	return refreshRecord{marker: anyMember(m["_AuthEmulatorRefreshToken"]), localID: anyMember(m["localId"]), provider: anyMember(m["provider"]),
+		projectID: anyMember(m["projectId"]), tenantID: anyMember(m["tenantId"]), extraClaims: anyMember(m["extraClaims"]),
+		secondFactor: anyMember(m["secondFactor"]), iat: anyMember(m["iat"])}.token()
 }
 
 // token checks the marker and takes the members' values, as leniently as
 // the emulator does.
 func (rec refreshRecord) token() (*RefreshToken, error) {
-	if !truthy(rec.marker) {
+	if rec.marker.str && rec.marker.s == "" || !rec.marker.str && !truthy(rec.marker.v) {
 		return nil, ErrInvalidRefreshToken
 	}
 	var r RefreshToken
-	r.Marker, _ = rec.marker.(string)
-	r.LocalID, _ = primitiveString(rec.localID)
-	r.Provider, _ = rec.provider.(string)
-	r.ProjectID, _ = rec.projectID.(string)
-	r.TenantID, _ = rec.tenantID.(string)
-	r.ExtraClaims, _ = rec.extraClaims.(map[string]any)
-	r.SecondFactor = rec.secondFactor
-	if f, ok := num(rec.iat); ok {
+	r.Marker, _ = rec.marker.string()
+	if s, ok := rec.localID.string(); ok {
+		r.LocalID = s
+	} else {
+		r.LocalID, _ = primitiveString(rec.localID.v)
+	}
+	r.Provider, _ = rec.provider.string()
+	r.ProjectID, _ = rec.projectID.string()
+	r.TenantID, _ = rec.tenantID.string()
+	r.ExtraClaims, _ = rec.extraClaims.v.(map[string]any)
+	r.SecondFactor = rec.secondFactor.any()
+	if f, ok := num(rec.iat.v); ok {
 		r.IssuedAt = int64(f)
 	}
 	return &r, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -200,3 +201,33 @@ func mustDecodeB64(s string) string {
 	}
 	return string(b)
 }
+
+// FuzzPlainBase64: a token plainBase64 takes is cleaned as
+// DecodeRefreshToken's character filter cleans it.
+func FuzzPlainBase64(f *testing.F) {
+	for _, s := range []string{"", "abc=", "ab+/==", "a=b", "a-b_", "a b", "====", "é=", mustEncodeB64(`{"x":1}`)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := plainBase64(s)
+		if !ok {
+			return
+		}
+		want := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
+				return r
+			case r == '-':
+				return '+'
+			case r == '_':
+				return '/'
+			}
+			return -1
+		}, s)
+		if got != want {
+			t.Fatalf("%q: %q, the filter's %q", s, got, want)
+		}
+	})
+}
+
+func mustEncodeB64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

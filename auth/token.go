@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pyric/pyric/internal/jsonstr"
 )
@@ -96,16 +96,55 @@ func EncodeUnsignedJWT(payload any) string {
 
 // unsignedJWT is the unsigned JWT of an encoded payload.
 func unsignedJWT(p []byte) string {
-	enc := base64.RawURLEncoding
-	b := make([]byte, 0, len(unsignedHeader)+1+enc.EncodedLen(len(p))+1)
-	b = append(b, unsignedHeader...)
-	b = append(b, '.')
-	b = enc.AppendEncode(b, p)
-	return string(append(b, '.'))
+	return encodedString(unsignedPrefix, base64.RawURLEncoding, p, ".")
 }
 
 // unsignedHeader is the encoded header of every token the emulator issues.
 var unsignedHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+
+// unsignedPrefix is what every unsigned token begins with: its header and
+// the dot after it.
+var unsignedPrefix = unsignedHeader + "."
+
+// encodedString is prefix, then p encoded with enc, then suffix, written
+// in the string's own bytes (one allocation: the string is not a copy of
+// a buffer). p is encoded in chunks of a multiple of 3 bytes, which
+// encode as the whole would.
+func encodedString(prefix string, enc *base64.Encoding, p []byte, suffix string) string {
+	var sb strings.Builder
+	sb.Grow(len(prefix) + enc.EncodedLen(len(p)) + len(suffix))
+	sb.WriteString(prefix)
+	var chunk [256]byte // the encoding of 192 bytes
+	for len(p) > 0 {
+		n := min(len(p), 192)
+		k := enc.EncodedLen(n)
+		enc.Encode(chunk[:k], p[:n])
+		sb.Write(chunk[:k])
+		p = p[n:]
+	}
+	sb.WriteString(suffix)
+	return sb.String()
+}
+
+// scratch are the buffers a token's JSON is written in before it is
+// encoded, reused: every sign-in and refresh writes two.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxScratch bounds the buffers kept in scratch.
+const maxScratch = 64 << 10
+
+// encodeJSON encodes the JSON write appends to a scratch buffer with
+// encode, and puts the buffer back.
+func encodeJSON(write func([]byte) []byte, encode func([]byte) string) string {
+	bp := scratch.Get().(*[]byte)
+	b := write((*bp)[:0])
+	s := encode(b)
+	if cap(b) <= maxScratch {
+		*bp = b[:0]
+		scratch.Put(bp)
+	}
+	return s
+}
 
 // appendJSON appends v's encoding, byte for byte what json.Marshal writes
 // (keys sorted, HTML characters escaped), to b. The claims maps and
@@ -213,7 +252,11 @@ type RefreshToken struct {
 // byte what json.Marshal writes for it (TestRefreshTokenEncodeIsMarshal),
 // written directly: every sign-in and refresh mints one.
 func (r RefreshToken) Encode() string {
-	b := make([]byte, 0, 640) // the JSON, then its base64
+	return encodeJSON(r.appendJSON, func(b []byte) string { return encodedString("", base64.StdEncoding, b, "") })
+}
+
+// appendJSON appends the record's JSON to b.
+func (r RefreshToken) appendJSON(b []byte) []byte {
 	b = append(b, `{"_AuthEmulatorRefreshToken":"DO NOT MODIFY","localId":`...)
 	b = jsonstr.Append(b, r.LocalID)
 	b = append(b, `,"provider":`...)
@@ -238,10 +281,7 @@ func (r RefreshToken) Encode() string {
 		b = append(b, `,"iat":`...)
 		b = strconv.AppendInt(b, r.IssuedAt, 10)
 	}
-	b = append(b, '}')
-	n := len(b)
-	b = slices.Grow(b, base64.StdEncoding.EncodedLen(n))
-	return string(base64.StdEncoding.AppendEncode(b, b[:n])[n:])
+	return append(b, '}')
 }
 
 // DecodeRefreshToken parses a refresh token; anything else is

@@ -138,7 +138,7 @@ func newIDClaims(u *User, provider string, extra map[string]any, project, tenant
 
 // token is the unsigned JWT of the claims.
 func (c *idClaims) token() string {
-	return unsignedJWT(c.appendJSON(make([]byte, 0, 512)))
+	return encodeJSON(c.appendJSON, unsignedJWT)
 }
 
 // appendJSON appends the claims' JSON, keys sorted as json.Marshal sorts

@@ -249,7 +249,7 @@ func (e *core) currentRecord(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if want := map[byte]int{'c': 1, 't': 2, 's': 4}[kind]; want == 0 || len(parts) != want {
+	if want := keyParts(kind); want == 0 || len(parts) != want {
 		return nil, fmt.Errorf("auth: no record at key %q", key)
 	}
 	p := e.projects[parts[0]]
@@ -296,6 +296,19 @@ func (e *core) currentRecord(key []byte) ([]byte, error) {
 		return nil
 	})
 	return found, err
+}
+
+// keyParts is the number of parts a key of kind has (0: no such kind).
+func keyParts(kind byte) int {
+	switch kind {
+	case 'c':
+		return 1
+	case 't':
+		return 2
+	case 's':
+		return 4
+	}
+	return 0
 }
 
 // uvarintString is binary.Uvarint of s's bytes, without copying them.

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,8 @@ type core struct {
 	// registered (AwaitBlockingFunctions); until then an operation that
 	// finds none configured waits for it.
 	blockingReady <-chan struct{}
+	// end is what begin returns (endFunc).
+	end func(*error)
 }
 
 // New returns an empty engine.
@@ -87,6 +90,7 @@ func New(opts Options) *Engine {
 	e := newEngine(&core{now: opts.Clock, ids: opts.IDs, events: opts.Events, log: opts.Log, outbox: opts.Outbox,
 		j: &journal{durable: opts.Log != nil}, projects: map[string]*project{},
 		blockClient: opts.BlockingClient, blockTimeout: opts.BlockingTimeout})
+	e.end = e.endFunc()
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -233,8 +237,21 @@ func (e *core) seconds() string {
 	return strconv.FormatInt(e.now().Unix(), 10)
 }
 
+// hashPassword is the emulator's password "hash" (firebase-tools' Auth
+// emulator stores the same text): a sign-in compares it, it is no secret.
 func hashPassword(password, salt string) string {
 	return "fakeHash:salt=" + salt + ":password=" + password
+}
+
+// passwordMatches says hash == hashPassword(password, salt), without
+// building the hash on every sign-in.
+func passwordMatches(hash, password, salt string) bool {
+	rest, ok := strings.CutPrefix(hash, "fakeHash:salt=")
+	if !ok || !strings.HasPrefix(rest, salt) {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest[len(salt):], ":password=")
+	return ok && rest == password
 }
 
 // ---- events ----
@@ -246,23 +263,28 @@ func hashPassword(password, salt string) string {
 // code_for_mfa_sign_in, mfa_enroll, mfa_withdraw, second_factor_phone /
 // second_factor_totp).
 func (e *core) emit(c Call, sc scope, op, path string, before, after *User, detail map[string]any) {
-	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID()}
+	provider, _ := detail["provider"].(string)
+	note := ""
+	for _, k := range []string{"import", "batch", "upgrade"} {
+		if detail[k] == true {
+			note = k
+		}
+	}
+	if r, ok := detail["reason"].(string); ok {
+		note = r
+	}
+	e.emitMutation(c, sc, op, path, before, after, provider, note)
+}
+
+// emitMutation is emit with detail's provider and qualifier (note) as
+// they are, for callers with no detail map to build (every sign-in).
+func (e *core) emitMutation(c Call, sc scope, op, path string, before, after *User, provider, note string) {
+	m := &event.Mutation{Op: op, Project: sc.project.id, Tenant: sc.tenantID(), Provider: provider, Note: note}
 	if before != nil {
 		m.Previous = before.Redacted()
 	}
 	if after != nil {
 		m.Current = after.Redacted()
-	}
-	if p, ok := detail["provider"].(string); ok {
-		m.Provider = p
-	}
-	for _, k := range []string{"import", "batch", "upgrade"} {
-		if detail[k] == true {
-			m.Note = k
-		}
-	}
-	if r, ok := detail["reason"].(string); ok {
-		m.Note = r
 	}
 	ev := event.Event{Kind: event.KindMutation, Service: Service, Method: op, Path: path, Mutation: m}
 	ev.Who(c.Caller)

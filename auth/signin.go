@@ -329,7 +329,7 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 		return nil, notFound
 	case u.isDisabled():
 		return nil, ErrUserDisabled
-	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || u.PasswordHash != hashPassword(req.Password, u.Salt):
+	case u.PasswordHash == "" || u.Salt == "" || passwordTooLong(req.Password) || !passwordMatches(u.PasswordHash, req.Password, u.Salt):
 		return nil, wrong
 	}
 	resp := &SignInWithPasswordResponse{Kind: "identitytoolkit#VerifyPasswordResponse", Registered: true, LocalID: u.LocalID, Email: email}
@@ -352,11 +352,11 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
 	nu := u.clone()
 	nu.LastLoginAt = e.millis()
-	nu = sc.space.put(nu, nil, nil)
-	after, toks := e.issueTokens(sc, nu, provider, extra)
+	after, toks := e.mintTokens(sc, nu, provider, extra, nil, nil)
 	*out = toks
 	if detail == nil {
-		detail = map[string]any{}
+		e.emitMutation(c, sc, OpSignIn, u.LocalID, u, after, provider, "")
+		return after
 	}
 	detail["provider"] = provider
 	e.emit(c, sc, OpSignIn, u.LocalID, u, after, detail)

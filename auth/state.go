@@ -170,11 +170,15 @@ func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User
 			setMap(s.j, s.byEmail, old.Email, "", true)
 		}
 	}
-	if u.Email != "" {
+	if id, ok := s.byEmail[u.Email]; u.Email != "" && (!ok || id != u.LocalID) {
 		setMap(s.j, s.byEmail, u.Email, u.LocalID, false)
 	}
-	upserts = slices.Clone(upserts)
-	deletes = slices.Clone(deletes)
+	// The derived providers join the caller's lists in arrays of the
+	// stack's: a sign-in's put allocates none of them.
+	var upArr [2]ProviderUserInfo
+	var delArr [2]string
+	upserts = append(upArr[:0], upserts...)
+	deletes = append(delArr[:0], deletes...)
 	if u.Email != "" && (u.PasswordHash != "" || u.EmailLinkSignin) {
 		upserts = append(upserts, ProviderUserInfo{ProviderID: ProviderPassword, Email: u.Email, FederatedID: u.Email,
 			RawID: u.Email, DisplayName: u.DisplayName, PhotoURL: u.PhotoURL})
@@ -186,24 +190,55 @@ func (s *space) put(u *User, upserts []ProviderUserInfo, deletes []string) *User
 	} else {
 		deletes = append(deletes, ProviderPhone)
 	}
-	if u.ProviderUserInfo != nil {
-		kept := u.ProviderUserInfo[:0:0]
-		for _, p := range u.ProviderUserInfo {
-			if !slices.Contains(deletes, p.ProviderID) {
-				kept = append(kept, p)
-			}
-		}
-		u.ProviderUserInfo = kept
-	}
-	for _, up := range upserts {
-		if i := slices.IndexFunc(u.ProviderUserInfo, func(p ProviderUserInfo) bool { return p.ProviderID == up.ProviderID }); i >= 0 {
-			u.ProviderUserInfo[i] = up
-		} else {
-			u.ProviderUserInfo = append(u.ProviderUserInfo, up)
-		}
+	if !providersUnchanged(u.ProviderUserInfo, upserts, deletes) {
+		u.ProviderUserInfo = applyProviders(u.ProviderUserInfo, upserts, deletes)
 	}
 	s.setUser(u.LocalID, u)
 	return u
+}
+
+// applyProviders is the providers of an account after deletes (provider
+// ids) and then upserts (replacing the first with the same id, else
+// appended), in a new slice: nil stays nil when nothing is upserted.
+func applyProviders(cur, upserts []ProviderUserInfo, deletes []string) []ProviderUserInfo {
+	var out []ProviderUserInfo
+	if cur != nil {
+		out = cur[:0:0]
+		for _, p := range cur {
+			if !slices.Contains(deletes, p.ProviderID) {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, up := range upserts {
+		if i := slices.IndexFunc(out, func(p ProviderUserInfo) bool { return p.ProviderID == up.ProviderID }); i >= 0 {
+			out[i] = up
+		} else {
+			out = append(out, up)
+		}
+	}
+	return out
+}
+
+// providersUnchanged says whether applyProviders would return providers
+// equal to cur: none is deleted and each upsert finds its equal already
+// there, as on every sign-in and refresh. cur is then kept as it is.
+func providersUnchanged(cur, upserts []ProviderUserInfo, deletes []string) bool {
+	if cur == nil {
+		return len(upserts) == 0
+	}
+	for _, p := range cur {
+		if slices.Contains(deletes, p.ProviderID) {
+			return false
+		}
+	}
+	for _, up := range upserts {
+		i := slices.IndexFunc(cur, func(p ProviderUserInfo) bool { return p.ProviderID == up.ProviderID })
+		if i < 0 || cur[i] != up {
+			return false
+		}
+	}
+	return true
 }
 
 // setUser replaces (or, with nil, deletes) an account, keeping the phone
@@ -222,7 +257,7 @@ func (s *space) setUser(id string, u *User) {
 	if reindex {
 		s.index(u)
 	}
-	s.j.record(userKey(s.project, s.tenant, id), func() ([]byte, error) { return encodeUser(s.users[id]) }, func() {
+	s.j.recordUser(userKey(s.project, s.tenant, id), s, id, func() {
 		s.unindex(s.users[id])
 		if old == nil {
 			delete(s.users, id)

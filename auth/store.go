@@ -54,17 +54,37 @@ func appendPart(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func configKey(p string) []byte    { return appendPart([]byte{'c'}, p) }
-func tenantKey(p, t string) []byte { return appendPart(appendPart([]byte{'t'}, p), t) }
-func spacePrefix(p, t string) []byte {
-	return appendPart(appendPart([]byte{'s'}, p), t)
+// makeKey is a key of kind with parts, in one allocation.
+func makeKey(kind byte, parts ...string) []byte {
+	n := 1
+	for _, p := range parts {
+		n += uvarintLen(len(p)) + len(p)
+	}
+	b := append(make([]byte, 0, n), kind)
+	for _, p := range parts {
+		b = appendPart(b, p)
+	}
+	return b
 }
-func spaceKey(p, t, kind string) []byte { return appendPart(spacePrefix(p, t), kind) }
-func userKey(p, t, id string) []byte    { return appendPart(spaceKey(p, t, kindUser), id) }
+
+// uvarintLen is the length of n's uvarint.
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+func configKey(p string) []byte         { return makeKey('c', p) }
+func tenantKey(p, t string) []byte      { return makeKey('t', p, t) }
+func spacePrefix(p, t string) []byte    { return makeKey('s', p, t) }
+func spaceKey(p, t, kind string) []byte { return makeKey('s', p, t, kind) }
+func userKey(p, t, id string) []byte    { return makeKey('s', p, t, kindUser, id) }
 func oobKey(p, t string, seq uint64) []byte {
-	return appendPart(spaceKey(p, t, kindOOB), string(binary.BigEndian.AppendUint64(nil, seq)))
+	return recordKey(p, t, kindOOB, string(binary.BigEndian.AppendUint64(nil, seq)))
 }
-func recordKey(p, t, kind, id string) []byte { return appendPart(spaceKey(p, t, kind), id) }
+func recordKey(p, t, kind, id string) []byte { return makeKey('s', p, t, kind, id) }
 
 // splitKey decodes a key's parts after its kind byte.
 func splitKey(k []byte) (byte, []string, error) {
@@ -101,6 +121,19 @@ type write struct {
 	key    []byte
 	prefix bool
 	value  func() ([]byte, error)
+	// user, when value is nil, is the space whose account userID the
+	// record is: encoded from the space at commit, with no closure to
+	// allocate on every sign-in.
+	user   *space
+	userID string
+}
+
+// encode is the record's value now.
+func (w write) encode() ([]byte, error) {
+	if w.value == nil {
+		return encodeUser(w.user.users[w.userID])
+	}
+	return w.value()
 }
 
 // journal collects a mutation's writes, undos and events.
@@ -127,22 +160,31 @@ func (j *journal) recording() bool { return j != nil && j.open }
 func (j *journal) undoing() bool { return j.recording() && j.durable }
 
 func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) {
+	j.recordWrite(write{key: key, value: value}, undo)
+}
+
+// recordUser journals the account id of space sp.
+func (j *journal) recordUser(key []byte, sp *space, id string, undo func()) {
+	j.recordWrite(write{key: key, user: sp, userID: id}, undo)
+}
+
+func (j *journal) recordWrite(w write, undo func()) {
 	if !j.recording() {
 		return
 	}
-	// A record written again in the same mutation (a sign-in stamps
-	// lastLoginAt, then lastRefreshAt) is written once, with its last
+	// A record written again in the same mutation (a sign-up stores the
+	// account, then stamps lastRefreshAt) is written once, with its last
 	// value: the earlier entry takes the new value in place, unless a
 	// prefix deletion since then must stay between the two.
 	replaced := false
 	for i := len(j.writes) - 1; i >= 0 && !j.writes[i].prefix; i-- {
-		if bytes.Equal(j.writes[i].key, key) {
-			j.writes[i].value, replaced = value, true
+		if bytes.Equal(j.writes[i].key, w.key) {
+			j.writes[i], replaced = w, true
 			break
 		}
 	}
 	if !replaced {
-		j.writes = append(j.writes, write{key: key, value: value})
+		j.writes = append(j.writes, w)
 	}
 	if undo != nil && j.durable {
 		j.undos = append(j.undos, undo)
@@ -186,6 +228,13 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 func (e *core) begin() func(*error) {
 	e.mu.Lock()
 	e.j.open = true
+	return e.end
+}
+
+// endFunc is the function begin returns, made once per engine rather
+// than on every call: it commits the mutation (or, on a panic, undoes
+// it) and releases the lock. It recovers, so it must be what defer calls.
+func (e *core) endFunc() func(*error) {
 	return func(errp *error) {
 		defer e.mu.Unlock()
 		if r := recover(); r != nil {
@@ -284,7 +333,7 @@ func (j *journal) changes() ([]service.LogChange, error) {
 		if w.prefix {
 			continue
 		}
-		v, err := w.value()
+		v, err := w.encode()
 		if err != nil {
 			return nil, err
 		}

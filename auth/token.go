@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pyric/pyric/internal/jsonstr"
 )
@@ -96,16 +96,55 @@ func EncodeUnsignedJWT(payload any) string {
 
 // unsignedJWT is the unsigned JWT of an encoded payload.
 func unsignedJWT(p []byte) string {
-	enc := base64.RawURLEncoding
-	b := make([]byte, 0, len(unsignedHeader)+1+enc.EncodedLen(len(p))+1)
-	b = append(b, unsignedHeader...)
-	b = append(b, '.')
-	b = enc.AppendEncode(b, p)
-	return string(append(b, '.'))
+	return encodedString(unsignedPrefix, base64.RawURLEncoding, p, ".")
 }
 
 // unsignedHeader is the encoded header of every token the emulator issues.
 var unsignedHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+
+// unsignedPrefix is what every unsigned token begins with: its header and
+// the dot after it.
+var unsignedPrefix = unsignedHeader + "."
+
+// encodedString is prefix, then p encoded with enc, then suffix, written
+// in the string's own bytes (one allocation: the string is not a copy of
+// a buffer). p is encoded in chunks of a multiple of 3 bytes, which
+// encode as the whole would.
+func encodedString(prefix string, enc *base64.Encoding, p []byte, suffix string) string {
+	var sb strings.Builder
+	sb.Grow(len(prefix) + enc.EncodedLen(len(p)) + len(suffix))
+	sb.WriteString(prefix)
+	var chunk [256]byte // the encoding of 192 bytes
+	for len(p) > 0 {
+		n := min(len(p), 192)
+		k := enc.EncodedLen(n)
+		enc.Encode(chunk[:k], p[:n])
+		sb.Write(chunk[:k])
+		p = p[n:]
+	}
+	sb.WriteString(suffix)
+	return sb.String()
+}
+
+// scratch are the buffers a token's JSON is written in before it is
+// encoded, reused: every sign-in and refresh writes two.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxScratch bounds the buffers kept in scratch.
+const maxScratch = 64 << 10
+
+// encodeJSON encodes the JSON write appends to a scratch buffer with
+// encode, and puts the buffer back.
+func encodeJSON(write func([]byte) []byte, encode func([]byte) string) string {
+	bp := scratch.Get().(*[]byte)
+	b := write((*bp)[:0])
+	s := encode(b)
+	if cap(b) <= maxScratch {
+		*bp = b[:0]
+		scratch.Put(bp)
+	}
+	return s
+}
 
 // appendJSON appends v's encoding, byte for byte what json.Marshal writes
 // (keys sorted, HTML characters escaped), to b. The claims maps and
@@ -213,7 +252,11 @@ type RefreshToken struct {
 // byte what json.Marshal writes for it (TestRefreshTokenEncodeIsMarshal),
 // written directly: every sign-in and refresh mints one.
 func (r RefreshToken) Encode() string {
-	b := make([]byte, 0, 640) // the JSON, then its base64
+	return encodeJSON(r.appendJSON, func(b []byte) string { return encodedString("", base64.StdEncoding, b, "") })
+}
+
+// appendJSON appends the record's JSON to b.
+func (r RefreshToken) appendJSON(b []byte) []byte {
 	b = append(b, `{"_AuthEmulatorRefreshToken":"DO NOT MODIFY","localId":`...)
 	b = jsonstr.Append(b, r.LocalID)
 	b = append(b, `,"provider":`...)
@@ -238,27 +281,27 @@ func (r RefreshToken) Encode() string {
 		b = append(b, `,"iat":`...)
 		b = strconv.AppendInt(b, r.IssuedAt, 10)
 	}
-	b = append(b, '}')
-	n := len(b)
-	b = slices.Grow(b, base64.StdEncoding.EncodedLen(n))
-	return string(base64.StdEncoding.AppendEncode(b, b[:n])[n:])
+	return append(b, '}')
 }
 
 // DecodeRefreshToken parses a refresh token; anything else is
 // INVALID_REFRESH_TOKEN. Decoding is lenient about base64 flavour and
 // padding, like Node's Buffer.from(s, "base64").
 func DecodeRefreshToken(s string) (*RefreshToken, error) {
-	clean := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
-			return r
-		case r == '-':
-			return '+'
-		case r == '_':
-			return '/'
-		}
-		return -1
-	}, s)
+	clean, ok := plainBase64(s)
+	if !ok {
+		clean = strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
+				return r
+			case r == '-':
+				return '+'
+			case r == '_':
+				return '/'
+			}
+			return -1
+		}, s)
+	}
 	if len(clean)%4 == 1 {
 		clean = clean[:len(clean)-1]
 	}
@@ -272,11 +315,68 @@ func DecodeRefreshToken(s string) (*RefreshToken, error) {
 	return refreshFromMap(raw)
 }
 
-// refreshRecord holds a refresh token's members as decoded JSON (numbers
-// as json.Number), nil when absent.
-type refreshRecord struct {
-	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat any
+// plainBase64 is the cleaning DecodeRefreshToken does for a token of the
+// standard alphabet with only padding after it, every token pyric
+// issues: the token less its padding, without a copy. ok is false for
+// any other token.
+func plainBase64(s string) (string, bool) {
+	body := strings.TrimRight(s, "=")
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+		default:
+			return "", false
+		}
+	}
+	return body, true
 }
+
+// refreshRecord holds a refresh token's members as decoded JSON (numbers
+// as json.Number), zero when absent.
+type refreshRecord struct {
+	marker, localID, provider, projectID, tenantID, extraClaims, secondFactor, iat tokenMember
+}
+
+// tokenMember is one decoded JSON value: a string is kept as a string (no
+// interface to allocate for it), anything else as encoding/json decodes it.
+type tokenMember struct {
+	v   any
+	s   string
+	str bool // a string: s
+}
+
+// anyMember is a value decoded into an any.
+func anyMember(v any) tokenMember {
+	if s, ok := v.(string); ok {
+		return tokenMember{s: s, str: true}
+	}
+	return tokenMember{v: v}
+}
+
+// rawMember decodes a valid JSON value.
+func rawMember(raw []byte) tokenMember {
+	if raw[0] == '"' {
+		if string(raw) == `"`+refreshMarker+`"` {
+			return tokenMember{s: refreshMarker, str: true}
+		}
+		return tokenMember{s: jsonstr.Unquote(raw), str: true}
+	}
+	return tokenMember{v: jsonstr.Value(raw)}
+}
+
+// refreshMarker is the value of a refresh token's marker.
+const refreshMarker = "DO NOT MODIFY"
+
+// any is the member as an any.
+func (m tokenMember) any() any {
+	if m.str {
+		return m.s
+	}
+	return m.v
+}
+
+// string is the member when it is a string.
+func (m tokenMember) string() (string, bool) { return m.s, m.str }
 
 // refreshFromObject reads the members of a refresh token's valid JSON
 // object at raw[i] that a refresh token has, decoding only those (of
@@ -290,21 +390,21 @@ func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
 		}
 		switch string(key) {
 		case "_AuthEmulatorRefreshToken":
-			rec.marker = jsonstr.Value(v)
+			rec.marker = rawMember(v)
 		case "localId":
-			rec.localID = jsonstr.Value(v)
+			rec.localID = rawMember(v)
 		case "provider":
-			rec.provider = jsonstr.Value(v)
+			rec.provider = rawMember(v)
 		case "projectId":
-			rec.projectID = jsonstr.Value(v)
+			rec.projectID = rawMember(v)
 		case "tenantId":
-			rec.tenantID = jsonstr.Value(v)
+			rec.tenantID = rawMember(v)
 		case "extraClaims":
-			rec.extraClaims = jsonstr.Value(v)
+			rec.extraClaims = rawMember(v)
 		case "secondFactor":
-			rec.secondFactor = jsonstr.Value(v)
+			rec.secondFactor = rawMember(v)
 		case "iat":
-			rec.iat = jsonstr.Value(v)
+			rec.iat = rawMember(v)
 		}
 	})
 	return rec.token()
@@ -318,25 +418,30 @@ func refreshFromMap(raw []byte) (*RefreshToken, error) {
 	if err := jsonNumbers(raw, &m); err != nil || m == nil {
 		return nil, ErrInvalidRefreshToken
 	}
-	return refreshRecord{marker: m["_AuthEmulatorRefreshToken"], localID: m["localId"], provider: m["provider"], projectID: m["projectId"],
-		tenantID: m["tenantId"], extraClaims: m["extraClaims"], secondFactor: m["secondFactor"], iat: m["iat"]}.token()
+	return refreshRecord{marker: anyMember(m["_AuthEmulatorRefreshToken"]), localID: anyMember(m["localId"]), provider: anyMember(m["provider"]),
+		projectID: anyMember(m["projectId"]), tenantID: anyMember(m["tenantId"]), extraClaims: anyMember(m["extraClaims"]),
+		secondFactor: anyMember(m["secondFactor"]), iat: anyMember(m["iat"])}.token()
 }
 
 // token checks the marker and takes the members' values, as leniently as
 // the emulator does.
 func (rec refreshRecord) token() (*RefreshToken, error) {
-	if !truthy(rec.marker) {
+	if rec.marker.str && rec.marker.s == "" || !rec.marker.str && !truthy(rec.marker.v) {
 		return nil, ErrInvalidRefreshToken
 	}
 	var r RefreshToken
-	r.Marker, _ = rec.marker.(string)
-	r.LocalID, _ = primitiveString(rec.localID)
-	r.Provider, _ = rec.provider.(string)
-	r.ProjectID, _ = rec.projectID.(string)
-	r.TenantID, _ = rec.tenantID.(string)
-	r.ExtraClaims, _ = rec.extraClaims.(map[string]any)
-	r.SecondFactor = rec.secondFactor
-	if f, ok := num(rec.iat); ok {
+	r.Marker, _ = rec.marker.string()
+	if s, ok := rec.localID.string(); ok {
+		r.LocalID = s
+	} else {
+		r.LocalID, _ = primitiveString(rec.localID.v)
+	}
+	r.Provider, _ = rec.provider.string()
+	r.ProjectID, _ = rec.projectID.string()
+	r.TenantID, _ = rec.tenantID.string()
+	r.ExtraClaims, _ = rec.extraClaims.v.(map[string]any)
+	r.SecondFactor = rec.secondFactor.any()
+	if f, ok := num(rec.iat.v); ok {
 		r.IssuedAt = int64(f)
 	}
 	return &r, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -199,4 +200,65 @@ func mustDecodeB64(s string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// FuzzPlainBase64: a token plainBase64 takes is cleaned as
+// DecodeRefreshToken's character filter cleans it.
+func FuzzPlainBase64(f *testing.F) {
+	for _, s := range []string{"", "abc=", "ab+/==", "a=b", "a-b_", "a b", "====", "é=", mustEncodeB64(`{"x":1}`)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := plainBase64(s)
+		if !ok {
+			return
+		}
+		want := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/':
+				return r
+			case r == '-':
+				return '+'
+			case r == '_':
+				return '/'
+			}
+			return -1
+		}, s)
+		if got != want {
+			t.Fatalf("%q: %q, the filter's %q", s, got, want)
+		}
+	})
+}
+
+func mustEncodeB64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestTokensReuseScratch: the tokens written through the reused scratch
+// buffers are each their own, a long one then short ones (a buffer's
+// earlier bytes never show), and each costs its string (an ID token's
+// claims also their keys and one closure).
+func TestTokensReuseScratch(t *testing.T) {
+	long := RefreshToken{LocalID: strings.Repeat("u", 3000), ProjectID: "p", IssuedAt: 7}
+	short := RefreshToken{LocalID: "u", ProjectID: "p"}
+	u := &User{LocalID: "u1", Email: "a@x.com"}
+	now := time.Unix(1796656780, 0)
+	for range 3 {
+		for _, r := range []RefreshToken{long, short} {
+			want := base64.StdEncoding.EncodeToString(r.appendJSON(nil))
+			if got := r.Encode(); got != want {
+				t.Fatalf("refresh token %.40q…, want %.40q…", got, want)
+			}
+		}
+		c := newIDClaims(u, ProviderPassword, nil, "p", "", now, idTokenTTL)
+		want := unsignedHeader + "." + base64.RawURLEncoding.EncodeToString(c.appendJSON(nil)) + "."
+		if got := c.token(); got != want {
+			t.Fatalf("ID token %q, want %q", got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = short.Encode() }); n != 1 {
+		t.Errorf("a refresh token costs %v allocations", n)
+	}
+	c := newIDClaims(u, ProviderPassword, nil, "p", "", now, idTokenTTL)
+	if n := testing.AllocsPerRun(100, func() { _ = c.token() }); n > 3 {
+		t.Errorf("an ID token costs %v allocations", n)
+	}
 }

@@ -37,7 +37,14 @@ func (e *core) issueTokensMFA(sc scope, u *User, provider string, extra map[stri
 // issueTokensAttrs also puts a SAML assertion's attribute statements in the
 // ID token (firebase.sign_in_attributes), as the emulator does.
 func (e *core) issueTokensAttrs(sc scope, u *User, provider string, extra map[string]any, sf *secondFactor, attrs any) (*User, Tokens) {
-	nu := u.clone()
+	return e.mintTokens(sc, u.clone(), provider, extra, sf, attrs)
+}
+
+// mintTokens is issueTokensAttrs for nu, a copy of the account the caller
+// owns and has not stored yet: it stamps lastRefreshAt, stores nu and
+// mints the tokens. A sign-in stamps lastLoginAt on the same copy, so
+// that the account is stored once.
+func (e *core) mintTokens(sc scope, nu *User, provider string, extra map[string]any, sf *secondFactor, attrs any) (*User, Tokens) {
 	nu.LastRefreshAt = e.now().UTC().Format("2006-01-02T15:04:05.000Z")
 	nu = sc.space.put(nu, nil, nil)
 	claims := newIDClaims(nu, provider, extra, sc.project.id, sc.tenantID(), e.now(), idTokenTTL)
@@ -131,7 +138,7 @@ func newIDClaims(u *User, provider string, extra map[string]any, project, tenant
 
 // token is the unsigned JWT of the claims.
 func (c *idClaims) token() string {
-	return unsignedJWT(c.appendJSON(make([]byte, 0, 512)))
+	return encodeJSON(c.appendJSON, unsignedJWT)
 }
 
 // appendJSON appends the claims' JSON, keys sorted as json.Marshal sorts

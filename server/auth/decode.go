@@ -53,10 +53,17 @@ func parseError(msg string) *auth.Error {
 // invalid JSON) takes decodeReflective, which the one-pass decoder is
 // compared against (FuzzDecodeBodyMatchesReflective).
 func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string]any, error) {
-	mt, _, _ := mime.ParseMediaType(contentType)
+	return decodeBody(contentType, body, form, dst, "")
+}
+
+// decodeBody is DecodeBody; with keep set, the members a JSON object's
+// one-pass decoding returns are keep alone (op reads targetProjectId and
+// nothing else), so that a member such as returnSecureToken costs no map.
+func decodeBody(contentType string, body []byte, form bool, dst any, keep string) (map[string]any, error) {
+	mt := mediaType(contentType)
 	rv := reflect.ValueOf(dst).Elem()
 	sh := shapeOf(rv.Type())
-	d := decoder{top: true}
+	d := decoder{top: true, keep: keep}
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
 		return nil, nil
@@ -82,7 +89,7 @@ func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string
 			return decodeReflective(root, dst)
 		}
 		var small [16]member
-		if err := d.members(objectMembers(body, i, small[:0]), sh, rv, ""); err != nil {
+		if err := d.members(objectMembers(body, i, sh, small[:0]), sh, rv, ""); err != nil {
 			return nil, err
 		}
 	default:
@@ -93,6 +100,16 @@ func DecodeBody(contentType string, body []byte, form bool, dst any) (map[string
 		return nil, invalid("", "must be object") // what decodeReflective answers; never a 500
 	}
 	return d.extra, nil
+}
+
+// mediaType is mime.ParseMediaType's media type, without parsing (and
+// the map of parameters) for the Content-Type every SDK sends.
+func mediaType(contentType string) string {
+	if contentType == "application/json" {
+		return contentType
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt
 }
 
 // decodeReflective checks a parsed body (decodeJSON's tree) against dst's

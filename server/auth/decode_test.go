@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/internal/jsonstr"
 )
 
 // decodeBodyReference is DecodeBody as it was written before its one-pass
@@ -312,4 +313,47 @@ func FuzzQueryValue(f *testing.F) {
 			t.Fatalf("%q: %q, url.ParseQuery's %q", q, got, want.Get("key"))
 		}
 	})
+}
+
+// FuzzMemberKey: a member's key, looked up in a shape's fields (a
+// snake_case key put in camelCase on the stack) or not, is
+// camel(jsonstr.Unquote(key)), for keys of every kind: escaped, non-ASCII,
+// snake_case spellings of the fields.
+func FuzzMemberKey(f *testing.F) {
+	for _, k := range []string{`"grant_type"`, `"refreshToken"`, `"refresh_token"`, `"REFRESH_TOKEN"`, `"Email"`, `"email"`, `"e\u006dail"`,
+		`"_email_"`, `"return-secure-token"`, `"tenant\\Id"`, `"é_mail"`, `"x"`, `""`} {
+		f.Add(k)
+	}
+	shapes := []*shape{nil, shapeOf(reflect.TypeFor[auth.GrantTokenRequest]()), shapeOf(reflect.TypeFor[auth.SignInWithPasswordRequest]())}
+	f.Fuzz(func(t *testing.T, key string) {
+		b := []byte(key)
+		if len(b) < 2 || b[0] != '"' || jsonstr.SkipString(b, 0) != len(b) {
+			return // not one JSON string
+		}
+		want := camel(jsonstr.Unquote(b))
+		for _, sh := range shapes {
+			if got := memberKey(sh, b); got != want {
+				t.Fatalf("memberKey(%s) = %q, want %q", key, got, want)
+			}
+		}
+	})
+}
+
+// TestDecodeBodyKeep: op's decoding keeps targetProjectId alone of the
+// members its request does not declare, the request decoded as
+// DecodeBody decodes it.
+func TestDecodeBodyKeep(t *testing.T) {
+	body := []byte(`{"email":"a@b.c","password":"p","returnSecureToken":true,"targetProjectId":"q","x":{"y_z":1}}`)
+	var got, want auth.SignInWithPasswordRequest
+	gx, err := decodeBody("application/json", body, false, &got, "targetProjectId")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wx, err := DecodeBody("application/json", body, false, &want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gx, map[string]any{"targetProjectId": "q"}) || len(wx) != 3 {
+		t.Fatalf("kept %v (%+v), DecodeBody %v (%+v)", gx, got, wx, want)
+	}
 }

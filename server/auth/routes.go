@@ -11,7 +11,7 @@ import (
 // op decodes the body into a Req, applies a body targetProjectId and runs fn.
 func op[Req any, Resp any](req *request, form bool, fn func(auth.Call, Req) (Resp, error)) {
 	var in Req
-	raw, err := DecodeBody(req.r.Header.Get("Content-Type"), req.body, form, &in)
+	raw, err := decodeBody(req.r.Header.Get("Content-Type"), req.body, form, &in, "targetProjectId")
 	if err != nil {
 		writeError(req.w, err)
 		return

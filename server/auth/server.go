@@ -260,10 +260,15 @@ func methodNotAllowed(req *request) {
 	api.JSON(req.w, 405, map[string]any{"message": "Method " + req.r.Method + " not allowed for " + req.r.URL.RequestURI()})
 }
 
-// respond writes an engine result.
+// respond writes an engine result; the answers of the hot calls write
+// their own JSON (httpjson.Appender).
 func respond[T any](req *request, v T, err error) {
 	if err != nil {
 		writeError(req.w, err)
+		return
+	}
+	if a, ok := any(v).(httpjson.Appender); ok {
+		api.Append(req.w, 200, a)
 		return
 	}
 	api.JSON(req.w, 200, v)

@@ -1,10 +1,12 @@
 package authserver
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pyric/pyric/internal/jsonstr"
 )
@@ -38,6 +40,7 @@ type shape struct {
 }
 
 type field struct {
+	name  string // its JSON name
 	index int
 	typ   reflect.Type // as declared, pointers included
 	shape *shape
@@ -86,7 +89,7 @@ func buildShape(t reflect.Type, seen map[reflect.Type]*shape) *shape {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			if n, ok := jsonName(f); ok {
-				s.fields[n] = field{index: i, typ: f.Type, shape: buildShape(f.Type, seen)}
+				s.fields[n] = field{name: n, index: i, typ: f.Type, shape: buildShape(f.Type, seen)}
 			}
 		}
 		return s
@@ -126,6 +129,8 @@ func (s pathSeg) join(parent string) string {
 // decoder is one DecodeBody's state.
 type decoder struct {
 	top bool // the next object decoded is the body (its unknown members are kept)
+	// keep, when set, is the one unknown member of the body kept.
+	keep string
 	// unassignable says a value passed the checks but its field cannot
 	// hold it (a number beyond float64), which assign refuses.
 	unassignable bool
@@ -143,7 +148,7 @@ func (d *decoder) members(ms []member, sh *shape, v reflect.Value, path string) 
 	for _, m := range ms {
 		f, ok := sh.fields[m.key]
 		if !ok {
-			if top {
+			if top && (d.keep == "" || d.keep == m.key) {
 				if d.extra == nil {
 					d.extra = map[string]any{}
 				}
@@ -270,7 +275,7 @@ func (d *decoder) value(x jvalue, t reflect.Type, sh *shape, v reflect.Value, pa
 			return invalid(seg.join(parent), "must be object")
 		}
 		var small [8]member
-		return d.members(objectMembers(x.raw, 0, small[:0]), sh, v, seg.join(parent))
+		return d.members(objectMembers(x.raw, 0, sh, small[:0]), sh, v, seg.join(parent))
 	}
 	return nil
 }
@@ -286,16 +291,56 @@ func (x jvalue) generic() any {
 
 // objectMembers appends the members of the valid JSON object at b[i] to
 // ms, keys in camelCase; of members with the same key, the last is kept,
-// as a decode into a map keeps it.
-func objectMembers(b []byte, i int, ms []member) []member {
+// as a decode into a map keeps it. sh is the shape the object is decoded
+// by (nil for none): the keys it declares are its names, not copies.
+func objectMembers(b []byte, i int, sh *shape, ms []member) []member {
 	jsonstr.Members(b, i, func(key, value []byte) {
-		k := camel(jsonstr.Unquote(key))
+		k := memberKey(sh, key)
 		if j := slices.IndexFunc(ms, func(m member) bool { return m.key == k }); j >= 0 {
 			ms = slices.Delete(ms, j, j+1)
 		}
 		ms = append(ms, member{key: k, val: jvalue{raw: value}})
 	})
 	return ms
+}
+
+// memberKey is camel(jsonstr.Unquote(key)) for a member's quoted key:
+// when that is a field of sh, the field's name (no string to allocate;
+// a snake_case key is put in camelCase on the stack to look it up).
+func memberKey(sh *shape, key []byte) string {
+	if sh != nil && sh.fields != nil {
+		var buf [64]byte
+		if k, ok := camelASCII(buf[:0], key[1:len(key)-1]); ok {
+			if f, ok := sh.fields[string(k)]; ok {
+				return f.name
+			}
+		}
+	}
+	return camel(jsonstr.Unquote(key))
+}
+
+// camelASCII appends camel(k) to dst for a key of ASCII bytes without
+// escapes; ok is false for any other key (camel and Unquote then decide).
+func camelASCII(dst, k []byte) ([]byte, bool) {
+	sep := bytes.ContainsAny(k, "_-") // camel returns a key without as it is
+	upper := false                    // as camel's
+	for _, c := range k {
+		switch {
+		case c >= utf8.RuneSelf || c == '\\':
+			return nil, false
+		case !sep:
+		case c == '_' || c == '-':
+			upper = len(dst) > 0
+			continue
+		case upper && 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		case !upper && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		upper = false
+		dst = append(dst, c)
+	}
+	return dst, true
 }
 
 // arrayElements appends the elements of the valid JSON array raw to es.

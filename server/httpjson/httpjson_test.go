@@ -1,7 +1,10 @@
 package httpjson_test
 
 import (
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +83,68 @@ func TestJSONReusedBuffers(t *testing.T) {
 				t.Errorf("%+v: %d %q, want %q", st, w.Code, w.Body, want)
 			}
 		}
+	}
+}
+
+// quoted is an Appender: a string written as encoding/json writes it
+// (HTML characters escaped); its JSON tag makes encoding/json's encoding
+// of it, when a style sends it there, the same string.
+type quoted struct {
+	S string `json:"s"`
+}
+
+func (q quoted) AppendJSON(b []byte) []byte {
+	b = append(b, `{"s":"`...)
+	for _, c := range []byte(q.S) {
+		switch c {
+		case '<':
+			b = append(b, `\u003c`...)
+		case '>':
+			b = append(b, `\u003e`...)
+		case '&':
+			b = append(b, `\u0026`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, `"}`...)
+}
+
+// Append answers what JSON answers, status, headers and bytes, in every
+// style; its reused buffers hold each answer's bytes only.
+func TestAppendIsJSON(t *testing.T) {
+	styles := []httpjson.Style{{Newline: true, Charset: "utf-8"}, {}, {Indent: true}, {RawHTML: true, Charset: "UTF-8"},
+		{Length: true, Charset: "latin1", Header: map[string]string{"cache-control": "no-cache", "X-A": "b"}}}
+	for _, st := range styles {
+		for _, v := range []quoted{{strings.Repeat("long ", 2000)}, {"<a & b>"}, {""}} {
+			a, j := httptest.NewRecorder(), httptest.NewRecorder()
+			st.Append(a, 201, v)
+			st.JSON(j, 201, v)
+			if a.Code != j.Code || a.Body.String() != j.Body.String() {
+				t.Errorf("%+v: Append %d %q, JSON %d %q", st, a.Code, a.Body, j.Code, j.Body)
+			}
+			if !maps.EqualFunc(a.Header(), j.Header(), slices.Equal) {
+				t.Errorf("%+v: Append's headers %v, JSON's %v", st, a.Header(), j.Header())
+			}
+		}
+	}
+}
+
+// Headers sets what Header().Set would, each value a slice of its own
+// (appending to one leaves the others).
+func TestHeadersAreSet(t *testing.T) {
+	st := httpjson.Style{Charset: "iso-8859-1", Header: map[string]string{"cache-control": "no-cache", "X-Content-Type-Options": "nosniff"}}
+	w := httptest.NewRecorder()
+	st.Headers(w)
+	want := http.Header{}
+	want.Set("Content-Type", "application/json; charset=iso-8859-1")
+	want.Set("Cache-Control", "no-cache")
+	want.Set("X-Content-Type-Options", "nosniff")
+	if !maps.EqualFunc(w.Header(), want, slices.Equal) {
+		t.Fatalf("headers %v, want %v", w.Header(), want)
+	}
+	w.Header().Add("Content-Type", "x")
+	if w.Header().Get("Cache-Control") != "no-cache" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("adding to one header changed another: %v", w.Header())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,6 +49,12 @@ func TestMain(m *testing.M) {
 }
 
 func servePortSetup(setup string) {
+	// A setup ending in "+p" runs with one processor more, as pyric serve
+	// does (server.SpareProcessor).
+	if base, ok := strings.CutSuffix(setup, "+p"); ok {
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+		setup = base
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -214,13 +214,32 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 		return
 	}
 	ev := readEvent(who, m, path, dec, dur, v)
-	seen := &event.Seen{}
+	// What the request saw and the document before it are allocated as
+	// one: a read's request event is most of what a small get allocates
+	// in the engine.
+	parts := &seenBefore{}
+	seen := &parts.seen
 	if m == MethodGet {
-		seen.Before = resourceOf(d, db, nil)
+		parts.before = resourceIn(d, db)
+		seen.Before = &parts.before
 	}
 	dec.seen.event(seen, db, nil)
 	ev.Request.Seen = seen
 	e.emit(ev)
+}
+
+// seenBefore is a read's event.Seen with the resource it points to.
+type seenBefore struct {
+	seen   event.Seen
+	before event.Resource
+}
+
+// resourceIn is *resourceOf(d, db, nil).
+func resourceIn(d *pb.Document, db DatabaseName) event.Resource {
+	if d == nil {
+		return event.Resource{Exists: false}
+	}
+	return event.Resource{Data: (*encodeMemo)(nil).fields(d, db), Exists: true}
 }
 
 // emitList records a decided query, with the query the rules saw (so a

@@ -205,15 +205,15 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
 		}
-		r := &pb.BatchGetDocumentsResponse{ReadTime: rt}
+		var r *pb.BatchGetDocumentsResponse
 		if d == nil {
-			r.Result = &pb.BatchGetDocumentsResponse_Missing{Missing: names[i]}
+			r = &pb.BatchGetDocumentsResponse{ReadTime: rt, Result: &pb.BatchGetDocumentsResponse_Missing{Missing: names[i]}}
 		} else {
 			pd, err := project(d, mask)
 			if err != nil {
 				return nil, err
 			}
-			r.Result = &pb.BatchGetDocumentsResponse_Found{Found: pd}
+			r = newFoundResponse(pd, rt)
 		}
 		out[i] = r
 	}

@@ -143,11 +143,19 @@ func (g *GRPC) BatchGetDocuments(req *pb.BatchGetDocumentsRequest, stream pb.Fir
 		if err != nil {
 			return out, nil // the engine parsed it: unreachable
 		}
-		wireDocuments(g.s.opts.Engine, db, out, (*pb.BatchGetDocumentsResponse).GetFound, func(r *pb.BatchGetDocumentsResponse, d *pb.Document) {
-			r.Result = &pb.BatchGetDocumentsResponse_Found{Found: d}
-		})
+		wireDocuments(g.s.opts.Engine, db, out, (*pb.BatchGetDocumentsResponse).GetFound, setFound)
 		return out, nil
 	})
+}
+
+// setFound makes d the document r found, in the Found result r has (the
+// engine's, made for this response alone): a new one costs an allocation.
+func setFound(r *pb.BatchGetDocumentsResponse, d *pb.Document) {
+	if f, ok := r.Result.(*pb.BatchGetDocumentsResponse_Found); ok {
+		f.Found = d
+		return
+	}
+	r.Result = &pb.BatchGetDocumentsResponse_Found{Found: d}
 }
 
 // wireDocuments replaces the documents of a read's responses (doc of each,

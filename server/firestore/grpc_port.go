@@ -28,14 +28,7 @@ const MaxMessageSize = 64 << 20
 // Serve on the port; before shutting it down, Drain the service so open
 // Listen and Write streams, and WebChannel sessions, end at once.
 func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port, *GRPC) {
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
-		grpc.ForceServerCodec(lenientCodec{}),
-		grpc.UnaryInterceptor(gateUnary), grpc.StreamInterceptor(gateStream),
-		// Calls run on reused goroutines whose stacks have already grown
-		// (a goroutine per call spends a measurable share of a small
-		// call's CPU growing its stack through the engine).
-		grpc.NumStreamWorkers(uint32(8 * runtime.GOMAXPROCS(0)))}, opts...)
-	g := grpc.NewServer(opts...)
+	g := grpc.NewServer(append(portOptions(), opts...)...)
 	svc := NewGRPC(s)
 	svc.Register(g)
 	h := s.Handler()
@@ -43,6 +36,17 @@ func NewPort(l net.Listener, s *Server, opts ...grpc.ServerOption) (*server.Port
 		svc.alsoDrain = d.Drain
 	}
 	return server.NewPort(l, g, h), svc
+}
+
+// portOptions are the options of the port's grpc.Server.
+func portOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize),
+		grpc.ForceServerCodec(lenientCodec{}),
+		grpc.UnaryInterceptor(gateUnary), grpc.StreamInterceptor(gateStream),
+		// Calls run on reused goroutines whose stacks have already grown
+		// (a goroutine per call spends a measurable share of a small
+		// call's CPU growing its stack through the engine).
+		grpc.NumStreamWorkers(uint32(8 * runtime.GOMAXPROCS(0)))}
 }
 
 // recovered turns a panic in a handler into INTERNAL for that call only:

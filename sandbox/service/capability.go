@@ -61,7 +61,9 @@ type Records interface {
 	// service's Snapshot state (e.g. ["documents", "c/d"]) and its value
 	// now (nil: absent).
 	Records(token string, fn func(key []string, value json.RawMessage) error) error
-	// EachRecord calls fn with every record of the service.
+	// EachRecord calls fn with every record of the service. fn must not
+	// keep key or value after it returns: a service may reuse them for
+	// the next record (Firestore does).
 	EachRecord(fn func(key []string, value json.RawMessage) error) error
 }
 

@@ -1,0 +1,32 @@
+package fsstore
+
+import (
+	"time"
+
+	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+)
+
+// ScanEncodedAt is ScanAt for a reader that can use a document's stored
+// encoding instead of its decoded form (a capture writing every document
+// once): raw is the document's encoding, without its name field, when the
+// store keeps the version at t encoded, and doc the document otherwise
+// (both nil: absent at t). Decoding every document of a large store only
+// to encode it again was most of the garbage of a capture's rewrite. raw
+// is shared and never changes: read it after releasing the lock, never
+// change it. Callers hold the lock.
+func (s *Store) ScanEncodedAt(rel string, t time.Time) (doc *pb.Document, raw []byte) {
+	d, ok := s.docs[rel]
+	if !ok {
+		return nil, nil
+	}
+	v, ok := d.versionAt(t)
+	switch {
+	case !ok:
+		return nil, nil
+	case v.enc != nil && v.enc.raw != nil:
+		return nil, v.enc.raw
+	case v.enc != nil:
+		return v.enc.decodeOnce(rel), nil
+	}
+	return v.doc, nil
+}

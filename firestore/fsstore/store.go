@@ -385,27 +385,6 @@ func (s *Store) GetAt(rel string, t time.Time) *pb.Document {
 	return nil
 }
 
-// ScanAt is GetAt for a reader that reads every document once (a
-// capture writing the whole state): a document kept only encoded is
-// decoded for the caller alone, not into the decoded-document cache,
-// whose working set such a scan would replace with documents nobody
-// reads again (and which it cost a cache entry each). Callers hold the
-// lock.
-func (s *Store) ScanAt(rel string, t time.Time) *pb.Document {
-	d, ok := s.docs[rel]
-	if !ok {
-		return nil
-	}
-	v, ok := d.versionAt(t)
-	switch {
-	case !ok:
-		return nil
-	case v.enc != nil:
-		return v.enc.decodeOnce(rel)
-	}
-	return v.doc
-}
-
 // Commit installs the new states at commit time t (from NextTime, with
 // the changes checked); callers hold the lock exclusively. In memory the
 // commit is visible and published on return and the result is the zero

@@ -319,7 +319,7 @@ func TestScanLeavesTheCache(t *testing.T) {
 			t.Fatalf("%s: not kept encoded in a durable store", rel)
 		}
 		wasDecoded := v.enc.doc.Load() != nil
-		got := s.ScanAt(rel, now)
+		got := scanned(s, rel, now)
 		if !wasDecoded {
 			encodedOnly++
 			if v.enc.doc.Load() != nil {
@@ -328,7 +328,7 @@ func TestScanLeavesTheCache(t *testing.T) {
 		}
 		want := s.GetAt(rel, now)
 		if !proto.Equal(got, want) {
-			t.Errorf("%s: ScanAt %v, GetAt %v", rel, got, want)
+			t.Errorf("%s: ScanEncodedAt %v, GetAt %v", rel, got, want)
 		}
 		if v.enc.doc.Load() != want {
 			t.Errorf("%s: GetAt did not keep its decoded form", rel)
@@ -341,12 +341,29 @@ func TestScanLeavesTheCache(t *testing.T) {
 	// fresh snapshot of it.
 	before = cached()
 	for rel := range s.All() {
-		s.ScanAt(rel, now)
+		s.ScanEncodedAt(rel, now)
 	}
 	if after := cached(); !maps.Equal(before, after) {
 		t.Errorf("a scan changed the cache: %d forms before, %d after", len(before), len(after))
 	}
-	if s.ScanAt("c/absent", now) != nil {
-		t.Error("ScanAt of an absent document")
+	if doc, raw := s.ScanEncodedAt("c/absent", now); doc != nil || raw != nil {
+		t.Error("ScanEncodedAt of an absent document")
 	}
+}
+
+// scanned is the document ScanEncodedAt gives for rel, its stored
+// encoding decoded (with its name, as GetAt gives it) when it gave that.
+func scanned(s *Store, rel string, t time.Time) *pb.Document {
+	doc, raw := s.ScanEncodedAt(rel, t)
+	if raw == nil {
+		return doc
+	}
+	d := &pb.Document{}
+	if err := proto.Unmarshal(raw, d); err != nil {
+		return nil
+	}
+	if d.Name == "" {
+		d.Name = s.cache.prefix + rel
+	}
+	return d
 }

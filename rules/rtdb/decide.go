@@ -147,8 +147,12 @@ type step struct {
 // match walks the rules from the root along keys. A literal child wins over
 // the $wildcard sibling, which matches any other key.
 func (rs *Ruleset) match(keys []string) []step {
-	steps := []step{{n: rs.root, vars: map[string]string{}}}
-	n, vars := rs.root, map[string]string{}
+	// Binding maps are never changed once made (a $wildcard copies them),
+	// so the root's empty one serves every step above the first wildcard.
+	vars := map[string]string{}
+	steps := make([]step, 1, len(keys)+1)
+	steps[0] = step{n: rs.root, vars: vars}
+	n := rs.root
 	for i, k := range keys {
 		next := n.children[k]
 		if next == nil && n.wildcard != nil {
@@ -176,6 +180,7 @@ type evaluation struct {
 	base  env
 	dec   Decision
 	tally *tally
+	auth  lazyAuth // base.auth points here
 }
 
 // Evaluate judges a request. The error is non-nil only for a request that
@@ -202,7 +207,8 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 		ev.tally = &tally{}
 		defer func() { req.Coverage.flush(ev.tally) }()
 	}
-	ev.base = env{auth: authValue(req.Auth), root: req.Data, now: float64(now.UnixMilli())}
+	ev.auth.src = req.Auth
+	ev.base = env{auth: &ev.auth, root: req.Data, now: float64(now.UnixMilli())}
 	steps := rs.match(keys)
 	ev.dec.Bindings = steps[len(steps)-1].vars
 	switch req.Operation {
@@ -221,7 +227,11 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 			return Decision{Deciding: -1}, err
 		}
 		ev.base.post = newOverlay(req.Data, writes)
-		ev.write(writes)
+		matches := make([][]step, len(writes))
+		if req.Updates == nil {
+			matches[0] = steps // the one write is at keys
+		}
+		ev.write(writes, matches)
 	default:
 		return Decision{Deciding: -1}, errorf(ErrInvalidRequest, "unknown operation %q (want read or write)", req.Operation)
 	}
@@ -276,6 +286,21 @@ func IsPathPrefix(prefix, p []string) bool {
 	return true
 }
 
+// lazyAuth is the rules' `auth`, made on first use: rules that never
+// read it (`.write: true`) don't pay for its maps.
+type lazyAuth struct {
+	src  *Auth
+	v    any
+	made bool
+}
+
+func (l *lazyAuth) value() any {
+	if !l.made {
+		l.v, l.made = authValue(l.src), true
+	}
+	return l.v
+}
+
 func authValue(a *Auth) any {
 	if a == nil {
 		return nil
@@ -289,16 +314,23 @@ func authValue(a *Auth) any {
 
 // run evaluates r at the data location loc and records it.
 func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, int) {
-	e := ev.base
-	e.path = loc
-	e.vars = vars
-	x := &evaluator{env: &e, r: r, trace: ev.req.Trace, tally: ev.tally}
-	ok, err := x.run()
-	verdict := sim.VerdictDeny
-	msg := "at " + joinPath(loc)
-	if len(vars) > 0 {
-		msg += " (" + formatBindings(vars) + ")"
+	var ok bool
+	var err error
+	var exprs []sim.Expr
+	if c, constant := r.constant(); constant {
+		// A literal condition (`.write: true`) needs no evaluator: a
+		// literal is neither traced nor counted for coverage.
+		ok = c
+	} else {
+		e := ev.base
+		e.path = loc
+		e.vars = vars
+		x := &evaluator{env: &e, r: r, trace: ev.req.Trace, tally: ev.tally}
+		ok, err = x.run()
+		exprs = x.exprs
 	}
+	verdict := sim.VerdictDeny
+	msg := ruleLocation(loc, vars)
 	switch {
 	case err != nil:
 		verdict = sim.VerdictError
@@ -307,11 +339,35 @@ func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, 
 		verdict = sim.VerdictAllow
 	}
 	ev.dec.Rules = append(ev.dec.Rules, sim.Rule{
-		MatchPath: r.node.path, Operations: []string{r.kind}, Verdict: verdict,
+		MatchPath: r.node.path, Operations: r.ops, Verdict: verdict,
 		Line: r.start.Line, Column: r.start.Column, Condition: r.text, Message: msg,
-		Expressions: x.exprs,
+		Expressions: exprs,
 	})
 	return ok, len(ev.dec.Rules) - 1
+}
+
+// ruleLocation is a rule's Message before any error: "at /users/alice
+// ($uid = 'alice')", built in one buffer.
+func ruleLocation(loc []string, vars map[string]string) string {
+	var b strings.Builder
+	n := 4
+	for _, k := range loc {
+		n += len(k) + 1
+	}
+	b.Grow(n)
+	b.WriteString("at /")
+	for i, k := range loc {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(k)
+	}
+	if len(vars) > 0 {
+		b.WriteString(" (")
+		b.WriteString(formatBindings(vars))
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 func formatBindings(vars map[string]string) string {
@@ -343,7 +399,7 @@ func (ev *evaluation) grant(kind string, keys []string, steps []step) (ok bool, 
 		}
 		granted, i := ev.run(r, keys[:s.depth], s.vars)
 		if granted {
-			ev.note("%s granted by the rule at %s", kind, r.node.path)
+			ev.note(kind + " granted by the rule at " + r.node.path)
 			return true, i, deny
 		}
 		if deny < 0 {
@@ -356,22 +412,32 @@ func (ev *evaluation) grant(kind string, keys []string, steps []step) (ok bool, 
 func (ev *evaluation) denied(kind string, keys []string, deny int) {
 	ev.dec.Deciding = deny
 	if deny < 0 {
-		ev.note("no %s rule applies to %s or its ancestors: RTDB denies by default", kind, joinPath(keys))
+		ev.note("no " + kind + " rule applies to " + joinPath(keys) + " or its ancestors: RTDB denies by default")
 	} else {
-		ev.note("no %s rule on %s or its ancestors allows it", kind, joinPath(keys))
+		ev.note("no " + kind + " rule on " + joinPath(keys) + " or its ancestors allows it")
 	}
 }
 
-func (ev *evaluation) note(format string, args ...any) {
-	ev.dec.Notes = append(ev.dec.Notes, fmt.Sprintf(format, args...))
+// note adds a sentence to the decision's notes (most decisions have one).
+func (ev *evaluation) note(s string) {
+	if ev.dec.Notes == nil {
+		ev.dec.Notes = make([]string, 0, 1)
+	}
+	ev.dec.Notes = append(ev.dec.Notes, s)
 }
 
 // write judges a write: every location needs a .write grant, then every
-// .validate the write touches must pass.
-func (ev *evaluation) write(writes []write) {
+// .validate the write touches must pass. matches[i] is the rules matched
+// along writes[i].path, nil until matched.
+func (ev *evaluation) write(writes []write, matches [][]step) {
+	for i, w := range writes {
+		if matches[i] == nil {
+			matches[i] = ev.rs.match(w.path)
+		}
+	}
 	grantIdx := -1
-	for _, w := range writes {
-		ok, allow, deny := ev.grant(".write", w.path, ev.rs.match(w.path))
+	for i, w := range writes {
+		ok, allow, deny := ev.grant(".write", w.path, matches[i])
 		if !ok {
 			ev.denied(".write", w.path, deny)
 			return
@@ -380,7 +446,7 @@ func (ev *evaluation) write(writes []write) {
 			grantIdx = allow
 		}
 	}
-	if !ev.validate(writes) {
+	if !ev.validate(writes, matches) {
 		return
 	}
 	ev.dec.Allowed = true
@@ -392,7 +458,7 @@ func (ev *evaluation) write(writes []write) {
 // against the post-write value at its own location, then every descendant
 // present in the written value. Locations whose new value is null are
 // skipped, so deletes are never validated. It stops at the first failure.
-func (ev *evaluation) validate(writes []write) bool {
+func (ev *evaluation) validate(writes []write, matches [][]step) bool {
 	seen := map[string]bool{}
 	check := func(n *node, loc []string, vars map[string]string) bool {
 		if n.validate == nil {
@@ -409,20 +475,19 @@ func (ev *evaluation) validate(writes []write) bool {
 		ok, i := ev.run(n.validate, loc, vars)
 		if !ok {
 			ev.dec.Deciding = i
-			ev.note(".validate at %s failed for %s, so the write is denied", n.path, joinPath(loc))
+			ev.note(".validate at " + n.path + " failed for " + joinPath(loc) + ", so the write is denied")
 		}
 		return ok
 	}
-	for _, w := range writes {
-		steps := ev.rs.match(w.path)
-		for _, s := range steps {
+	for i, w := range writes {
+		for _, s := range matches[i] {
 			if !check(s.n, w.path[:s.depth], s.vars) {
 				return false
 			}
 		}
 	}
-	for _, w := range writes {
-		steps := ev.rs.match(w.path)
+	for i, w := range writes {
+		steps := matches[i]
 		last := steps[len(steps)-1]
 		if last.depth != len(w.path) {
 			continue // no rules below this location

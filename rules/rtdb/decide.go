@@ -176,11 +176,13 @@ func (rs *Ruleset) match(keys []string) []step {
 // evaluation carries one request through its rules.
 type evaluation struct {
 	rs    *Ruleset
-	req   *Request
+	trace bool // Request.Trace
 	base  env
 	dec   Decision
 	tally *tally
 	auth  lazyAuth // base.auth points here
+	post  lazyPost // base.post points here
+	one   [1]write // the writes of a plain set
 }
 
 // Evaluate judges a request. The error is non-nil only for a request that
@@ -202,7 +204,7 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	ev := &evaluation{rs: rs, req: &req, dec: Decision{Deciding: -1}}
+	ev := &evaluation{rs: rs, trace: req.Trace, dec: Decision{Deciding: -1}}
 	if req.Coverage != nil {
 		ev.tally = &tally{}
 		defer func() { req.Coverage.flush(ev.tally) }()
@@ -222,11 +224,12 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 			ev.denied(".read", keys, deny)
 		}
 	case Write:
-		writes, err := requestWrites(keys, &req)
+		writes, err := requestWrites(keys, &req, ev.one[:0])
 		if err != nil {
 			return Decision{Deciding: -1}, err
 		}
-		ev.base.post = newOverlay(req.Data, writes)
+		ev.post = lazyPost{base: req.Data, writes: writes}
+		ev.base.post = &ev.post
 		matches := make([][]step, len(writes))
 		if req.Updates == nil {
 			matches[0] = steps // the one write is at keys
@@ -241,10 +244,11 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	return ev.dec, nil
 }
 
-// requestWrites lists the locations a write sets.
-func requestWrites(keys []string, req *Request) ([]write, error) {
+// requestWrites lists the locations a write sets, a plain set's in one
+// (a slice with room for one).
+func requestWrites(keys []string, req *Request, one []write) ([]write, error) {
 	if req.Updates == nil {
-		return []write{{path: keys, value: req.NewData}}, nil
+		return append(one, write{path: keys, value: req.NewData}), nil
 	}
 	rels := make([]string, 0, len(req.Updates))
 	for k := range req.Updates {
@@ -301,6 +305,25 @@ func (l *lazyAuth) value() any {
 	return l.v
 }
 
+// lazyPost is the database after a write, made on first use: rules
+// with no .validate that never read newData don't pay for its overlay.
+type lazyPost struct {
+	base   any
+	writes []write
+	v      any
+	made   bool
+}
+
+func (l *lazyPost) value() any {
+	if l == nil {
+		return nil
+	}
+	if !l.made {
+		l.v, l.made = newOverlay(l.base, l.writes), true
+	}
+	return l.v
+}
+
 func authValue(a *Auth) any {
 	if a == nil {
 		return nil
@@ -325,7 +348,7 @@ func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, 
 		e := ev.base
 		e.path = loc
 		e.vars = vars
-		x := &evaluator{env: &e, r: r, trace: ev.req.Trace, tally: ev.tally}
+		x := &evaluator{env: &e, r: r, trace: ev.trace, tally: ev.tally}
 		ok, err = x.run()
 		exprs = x.exprs
 	}
@@ -469,7 +492,7 @@ func (ev *evaluation) validate(writes []write, matches [][]step) bool {
 			return true
 		}
 		seen[key] = true
-		if !exists(lookup(ev.base.post, loc)) {
+		if !exists(lookup(ev.post.value(), loc)) {
 			return true
 		}
 		ok, i := ev.run(n.validate, loc, vars)

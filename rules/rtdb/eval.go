@@ -15,7 +15,7 @@ import (
 type env struct {
 	auth  *lazyAuth // its value is nil or map[string]any{uid, provider, token}
 	root  any       // the database before the request
-	post  any       // the database after the write; nil for reads
+	post  *lazyPost // its value is the database after the write; nil for reads
 	now   float64
 	path  []string          // the rule's location, a concrete data path
 	vars  map[string]string // $name → key, with the $
@@ -228,7 +228,8 @@ func (e *evaluator) ident(n *expr.Ident) (any, error) {
 		if e.env.read {
 			return nil, errf("newData is not defined in .read rules")
 		}
-		return &snapshot{root: e.env.post, path: e.env.path, val: lookup(e.env.post, e.env.path)}, nil
+		post := e.env.post.value()
+		return &snapshot{root: post, path: e.env.path, val: lookup(post, e.env.path)}, nil
 	}
 	if v, ok := e.env.vars[n.Name]; ok {
 		return v, nil

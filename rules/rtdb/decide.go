@@ -183,6 +183,10 @@ type evaluation struct {
 	auth  lazyAuth // base.auth points here
 	post  lazyPost // base.post points here
 	one   [1]write // the writes of a plain set
+	// e and x are the environment and evaluator of the rule running now,
+	// reused rule after rule (nothing keeps them once a rule is decided).
+	e env
+	x evaluator
 }
 
 // Evaluate judges a request. The error is non-nil only for a request that
@@ -213,6 +217,7 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	ev.base = env{auth: &ev.auth, root: req.Data, now: float64(now.UnixMilli())}
 	steps := rs.match(keys)
 	ev.dec.Bindings = steps[len(steps)-1].vars
+	ev.dec.Rules = make([]sim.Rule, 0, rulesAlong(steps, req.Operation))
 	switch req.Operation {
 	case Read:
 		ev.base.read = true
@@ -242,6 +247,28 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 		ev.dec.Rules = []sim.Rule{}
 	}
 	return ev.dec, nil
+}
+
+// rulesAlong is how many rules a request along steps can evaluate before
+// any below its location (a write's descendants' .validate): room for
+// the decision's Rules, allocated once in the common case.
+func rulesAlong(steps []step, op Operation) int {
+	n := 0
+	for _, s := range steps {
+		if op == Read {
+			if s.n.read != nil {
+				n++
+			}
+			continue
+		}
+		if s.n.write != nil {
+			n++
+		}
+		if s.n.validate != nil {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // requestWrites lists the locations a write sets, a plain set's in one
@@ -345,12 +372,11 @@ func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, 
 		// literal is neither traced nor counted for coverage.
 		ok = c
 	} else {
-		e := ev.base
-		e.path = loc
-		e.vars = vars
-		x := &evaluator{env: &e, r: r, trace: ev.trace, tally: ev.tally}
-		ok, err = x.run()
-		exprs = x.exprs
+		ev.e = ev.base
+		ev.e.path, ev.e.vars = loc, vars
+		ev.x = evaluator{env: &ev.e, r: r, trace: ev.trace, tally: ev.tally}
+		ok, err = ev.x.run()
+		exprs = ev.x.exprs
 	}
 	verdict := sim.VerdictDeny
 	msg := ruleLocation(loc, vars)
@@ -377,6 +403,9 @@ func ruleLocation(loc []string, vars map[string]string) string {
 	for _, k := range loc {
 		n += len(k) + 1
 	}
+	for name, v := range vars {
+		n += len(name) + len(v) + 7 // " = ''", ", " or " ()"
+	}
 	b.Grow(n)
 	b.WriteString("at /")
 	for i, k := range loc {
@@ -387,23 +416,35 @@ func ruleLocation(loc []string, vars map[string]string) string {
 	}
 	if len(vars) > 0 {
 		b.WriteString(" (")
-		b.WriteString(formatBindings(vars))
+		writeBindings(&b, vars)
 		b.WriteByte(')')
 	}
 	return b.String()
 }
 
-func formatBindings(vars map[string]string) string {
+// writeBindings writes "$a = 'x', $b = 'y'", sorted by name.
+func writeBindings(b *strings.Builder, vars map[string]string) {
+	if len(vars) == 1 {
+		for n, v := range vars {
+			b.WriteString(n)
+			b.WriteString(" = ")
+			writeQuoted(b, v)
+		}
+		return
+	}
 	names := make([]string, 0, len(vars))
 	for n := range vars {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = n + " = " + quote(vars[n])
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteString(" = ")
+		writeQuoted(b, vars[n])
 	}
-	return strings.Join(parts, ", ")
 }
 
 // grant evaluates the kind (.read or .write) rules from the root down to

@@ -227,6 +227,18 @@ func FormatFloat(f float64) string {
 // Show renders a value in rules syntax for traces and messages.
 func Show(v Value) string {
 	var b strings.Builder
+	// Sized once for the values path bindings hold (events render them
+	// for every decided request).
+	switch v := v.(type) {
+	case String:
+		b.Grow(len(v) + 2)
+	case Path:
+		n := len("path('/')")
+		for _, s := range v.Segments {
+			n += len(s) + 1
+		}
+		b.Grow(n)
+	}
 	show(&b, v, 0, -1)
 	return b.String()
 }
@@ -289,7 +301,17 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 	case LatLng:
 		fmt.Fprintf(b, "latlng(%s, %s)", FormatFloat(v.Lat), FormatFloat(v.Lng))
 	case Path:
-		b.WriteString("path('" + v.String() + "')")
+		b.WriteString("path('")
+		if v.Absolute {
+			b.WriteByte('/')
+		}
+		for i, s := range v.Segments {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(s)
+		}
+		b.WriteString("')")
 	case List:
 		b.WriteString("[")
 		for i, x := range v {

@@ -270,6 +270,24 @@ func ShowLimit(v Value, limit int) string {
 	return b.String()
 }
 
+// ShowLimitIn is ShowLimit writing into b, a buffer shared by the values
+// of one trace (one allocation for many renderings instead of one each):
+// it returns the rendering, a part of b's contents, which later writes to
+// b leave as they are. The common scalars are not written to b.
+func ShowLimitIn(b *strings.Builder, v Value, limit int) string {
+	switch v.(type) {
+	case Null, Bool, Int:
+		return ShowLimit(v, limit)
+	}
+	start := b.Len()
+	if limit >= 0 {
+		// show compares b.Len() with the limit: count from start.
+		limit += start
+	}
+	show(b, v, 0, limit)
+	return b.String()[start:]
+}
+
 func show(b *strings.Builder, v Value, depth, limit int) {
 	if depth > 20 || (limit >= 0 && b.Len() > limit) {
 		b.WriteString("…")

@@ -241,7 +241,7 @@ func strMatches(recv value.Value, args []value.Value) value.Value {
 	if err != nil {
 		return err
 	}
-	re, rerr := compileRegex("^(?:" + s[0] + ")$")
+	re, rerr := compileAnchored(s[0])
 	if rerr != nil {
 		return value.Errorf("Invalid regular expression pattern. Pattern: %s.", s[0])
 	}

@@ -396,6 +396,35 @@ func hashFn(name string, h func([]byte) []byte) Builtin {
 var regexCache sync.Map // pattern → *regexp.Regexp or error
 
 // compileRegex compiles an RE2 pattern, caching results.
+// anchored caches compileAnchored's results by the unanchored pattern, so
+// a matches() call builds no "^(?:…)$" string once its pattern is known.
+var anchored struct {
+	sync.RWMutex
+	m map[string]*regexp.Regexp // nil for a pattern that does not compile
+}
+
+// compileAnchored is compileRegex of "^(?:" + pattern + ")$": the whole
+// string must match, as matches() requires.
+func compileAnchored(pattern string) (*regexp.Regexp, *value.Error) {
+	anchored.RLock()
+	re, ok := anchored.m[pattern]
+	anchored.RUnlock()
+	if ok {
+		if re == nil {
+			return nil, value.Errorf("Invalid regular expression pattern. Pattern: ^(?:%s)$.", pattern)
+		}
+		return re, nil
+	}
+	re, err := compileRegex("^(?:" + pattern + ")$")
+	anchored.Lock()
+	if anchored.m == nil {
+		anchored.m = map[string]*regexp.Regexp{}
+	}
+	anchored.m[pattern] = re
+	anchored.Unlock()
+	return re, err
+}
+
 func compileRegex(pattern string) (*regexp.Regexp, *value.Error) {
 	if v, ok := regexCache.Load(pattern); ok {
 		if re, ok := v.(*regexp.Regexp); ok {

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -87,9 +86,27 @@ func (r *Run) Steps() []Step { return r.steps }
 
 // children lists each step's child steps in evaluation order.
 func children(steps []Step) [][]int {
-	out := make([][]int, len(steps))
+	// Every list is a part of one block: counted first, then filled.
+	n := len(steps)
+	counts := make([]int, n+n)
+	total := 0
+	for _, s := range steps {
+		if s.Parent >= 0 && int(s.Parent) < n {
+			counts[s.Parent]++
+			total++
+		}
+	}
+	block := counts[n : n+total]
+	out := make([][]int, n)
+	off := 0
+	for i, c := range counts[:n] {
+		if c > 0 {
+			out[i] = block[off : off : off+c]
+			off += c
+		}
+	}
 	for i, s := range steps {
-		if s.Parent >= 0 && int(s.Parent) < len(steps) {
+		if s.Parent >= 0 && int(s.Parent) < n {
 			out[s.Parent] = append(out[s.Parent], i)
 		}
 	}
@@ -190,7 +207,9 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 		return nil
 	}
 	out := make([]sim.Expr, len(steps))
-	var memo shownValues
+	// The values are rendered into one buffer (their strings share it).
+	memo := shownValues{buf: new(strings.Builder)}
+	memo.buf.Grow(16 * len(steps))
 	for i, s := range steps {
 		sp := s.Node.Span()
 		x := sim.Expr{Source: text(s.Node), Line: sp.Start.Line, Column: sp.Start.Column, Depth: int(s.Depth), Skipped: s.Skipped}
@@ -206,10 +225,14 @@ func renderSteps(text func(ast.Expr) string, steps []Step, limit int) []sim.Expr
 	return out
 }
 
-// shownValues remembers the rendering of the maps and lists of one trace:
-// the same map (request.resource.data, a let) is the value of many steps,
-// and values are immutable.
-type shownValues map[shownKey]string
+// shownValues renders the values of one trace into one buffer, and
+// remembers the rendering of its maps and lists: the same map
+// (request.resource.data, a let) is the value of many steps, and values
+// are immutable.
+type shownValues struct {
+	buf  *strings.Builder
+	seen map[shownKey]string
+}
 
 type shownKey struct {
 	p unsafe.Pointer
@@ -224,19 +247,19 @@ func (m *shownValues) show(v value.Value, limit int) string {
 	case value.List:
 		k = shownKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
 	default:
-		return value.ShowLimit(v, limit)
+		return value.ShowLimitIn(m.buf, v, limit)
 	}
 	if k.p == nil {
-		return value.ShowLimit(v, limit)
+		return value.ShowLimitIn(m.buf, v, limit)
 	}
-	if s, ok := (*m)[k]; ok {
+	if s, ok := m.seen[k]; ok {
 		return s
 	}
-	s := value.ShowLimit(v, limit)
-	if *m == nil {
-		*m = shownValues{}
+	s := value.ShowLimitIn(m.buf, v, limit)
+	if m.seen == nil {
+		m.seen = map[shownKey]string{}
 	}
-	(*m)[k] = s
+	m.seen[k] = s
 	return s
 }
 
@@ -281,20 +304,20 @@ func RenderFailure(f *source.File, steps []Step, i int, limit int) sim.Failure {
 	switch n := s.Node.(type) {
 	case *ast.Binary:
 		if len(operands) == 2 {
-			fl.Values = fmt.Sprintf("%s %s %s → %s", show(operands[0]), n.Op, show(operands[1]), result)
+			fl.Values = show(operands[0]) + " " + n.Op + " " + show(operands[1]) + " → " + result
 		}
 	case *ast.Unary:
 		if len(operands) == 1 {
-			fl.Values = fmt.Sprintf("%s%s → %s", n.Op, show(operands[0]), result)
+			fl.Values = n.Op + show(operands[0]) + " → " + result
 		}
 	case *ast.In:
 		// The collection is evaluated first.
 		if len(operands) == 2 {
-			fl.Values = fmt.Sprintf("%s in %s → %s", show(operands[1]), show(operands[0]), result)
+			fl.Values = show(operands[1]) + " in " + show(operands[0]) + " → " + result
 		}
 	case *ast.Is:
 		if len(operands) == 1 {
-			fl.Values = fmt.Sprintf("%s is %s → %s", show(operands[0]), n.Type, result)
+			fl.Values = show(operands[0]) + " is " + n.Type + " → " + result
 		}
 	case *ast.Call:
 		if s.UserCall {
@@ -310,13 +333,13 @@ func RenderFailure(f *source.File, steps []Step, i int, limit int) sim.Failure {
 		switch fn := n.Fn.(type) {
 		case *ast.Member:
 			if len(operands) == len(n.Args)+1 {
-				fl.Values = fmt.Sprintf("%s.%s(%s) → %s", show(operands[0]), fn.Name, args(operands[1:]), result)
+				fl.Values = show(operands[0]) + "." + fn.Name + "(" + args(operands[1:]) + ") → " + result
 			} else if id, ok := fn.X.(*ast.Ident); ok && len(operands) == len(n.Args) {
-				fl.Values = fmt.Sprintf("%s.%s(%s) → %s", id.Name, fn.Name, args(operands), result)
+				fl.Values = id.Name + "." + fn.Name + "(" + args(operands) + ") → " + result
 			}
 		case *ast.Ident:
 			if len(operands) == len(n.Args) {
-				fl.Values = fmt.Sprintf("%s(%s) → %s", fn.Name, args(operands), result)
+				fl.Values = fn.Name + "(" + args(operands) + ") → " + result
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -156,6 +157,68 @@ func BenchmarkDecideManyBlocks(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				rs.DecideFast(req)
+			}
+		})
+	}
+}
+
+// decideExplain is what the Firestore engine does per app request: decide
+// untraced, decide again traced when denied, and build the event's
+// explanation (sim.Explain, the bindings).
+func (rs *Ruleset) decideExplain(req *Request) sim.Explained {
+	d := rs.DecideFast(req)
+	if !d.Allowed() {
+		d = rs.Decide(req)
+	}
+	exp := sim.Explain("firestore", "reason", d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+	exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
+	return exp
+}
+
+// BenchmarkDecideExplain decides and explains requests as the engine
+// does: a get allowed by `if true`, one allowed by `request.auth != null`,
+// the realistic ruleset's create, and a get it denies.
+func BenchmarkDecideExplain(b *testing.B) {
+	open, diags := Compile(source.NewFile("open.rules", "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{document=**} {\n      allow read, write: if true;\n    }\n  }\n}\n"))
+	if open == nil {
+		b.Fatal(diags)
+	}
+	signedIn, diags := Compile(source.NewFile("auth.rules", "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{document=**} {\n      allow read, write: if request.auth != null;\n    }\n  }\n}\n"))
+	if signedIn == nil {
+		b.Fatal(diags)
+	}
+	realistic, diags := Compile(source.NewFile("firestore.rules", realisticRules))
+	if realistic == nil {
+		b.Fatal(diags)
+	}
+	now := time.Now()
+	room := value.Map{"members": value.List{value.String("alice"), value.String("bob")}}
+	auth := &Auth{UID: "alice", Token: map[string]any{}}
+	doc := &Doc{Path: "items/i1", Data: value.Map{"n": value.Int(1)}}
+	create := &Request{Method: Create, Path: "rooms/r1/messages/m1", Time: now, Auth: auth,
+		After: value.Map{"text": value.String("hello"), "author": value.String("alice"), "sent": value.Timestamp{Time: now}},
+		Get:   LookupFunc(func(string) (value.Map, bool, error) { return room, true, nil })}
+	denied := &Request{Method: Get, Path: "rooms/r2/messages/m1", Time: now, Auth: &Auth{UID: "carol", Token: map[string]any{}},
+		Resource: &Doc{Path: "rooms/r2/messages/m1", Data: value.Map{"text": value.String("hi")}},
+		Get:      LookupFunc(func(string) (value.Map, bool, error) { return room, true, nil })}
+	for _, c := range []struct {
+		name  string
+		rs    *Ruleset
+		req   *Request
+		allow bool
+	}{
+		{"if-true-allowed", open, &Request{Method: Get, Path: "items/i1", Time: now, Auth: auth, Resource: doc}, true},
+		{"auth-allowed", signedIn, &Request{Method: Get, Path: "items/i1", Time: now, Auth: auth, Resource: doc}, true},
+		{"realistic-allowed", realistic, create, true},
+		{"realistic-denied", realistic, denied, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if exp := c.rs.decideExplain(c.req); (exp.Decision.Failing == nil) != c.allow {
+				b.Fatalf("unexpected decision %+v", exp.Decision)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.rs.decideExplain(c.req)
 			}
 		})
 	}

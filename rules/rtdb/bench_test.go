@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -106,5 +107,58 @@ func BenchmarkCompile(b *testing.B) {
 		if rs, _ := Compile(f); rs == nil {
 			b.Fatal("does not compile")
 		}
+	}
+}
+
+// decideExplain is what the database engine does per app request: decide
+// untraced, decide again traced when denied, and build the event's
+// explanation (sim.Explain).
+func decideExplain(rs *Ruleset, req Request) sim.Explained {
+	dec, _ := rs.Evaluate(req)
+	if !dec.Allowed {
+		req.Trace = true
+		dec, _ = rs.Evaluate(req)
+	}
+	reason := ""
+	if len(dec.Notes) > 0 {
+		reason = dec.Notes[0]
+	}
+	return sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+}
+
+// BenchmarkDecideExplain decides and explains a JS SDK's set as the
+// database engine does: allowed by a constant `.write: true` (the rules
+// apps start with), allowed by an ownership rule, and denied by it.
+func BenchmarkDecideExplain(b *testing.B) {
+	open, diags := Compile(source.NewFile("open.json", `{"rules": {".read": true, ".write": true, "scores": {".indexOn": ["score"]}}}`))
+	if open == nil {
+		b.Fatal(diags)
+	}
+	chat, diags := Compile(source.NewFile("bench.json", benchRules))
+	if chat == nil {
+		b.Fatal(diags)
+	}
+	data := map[string]any{"users": map[string]any{"user2": map[string]any{"name": "B", "email": "b@example.com"}}}
+	profile := map[string]any{"name": "Alice", "email": "alice@example.com"}
+	for _, c := range []struct {
+		name  string
+		rs    *Ruleset
+		req   Request
+		allow bool
+	}{
+		{"open-allowed", open, Request{Operation: Write, Path: "/scores/s1", Auth: benchAuth, Data: data, Now: testNow,
+			NewData: map[string]any{"score": 1.0, "name": "x"}}, true},
+		{"owner-allowed", chat, Request{Operation: Write, Path: "/users/user1", Auth: benchAuth, Data: data, Now: testNow, NewData: profile}, true},
+		{"owner-denied", chat, Request{Operation: Write, Path: "/users/user2", Auth: benchAuth, Data: data, Now: testNow, NewData: profile}, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if exp := decideExplain(c.rs, c.req); (exp.Decision.Reason != "") != true || (c.allow != (exp.Rule != nil && exp.Decision.Failing == nil)) {
+				b.Fatalf("unexpected decision %+v", exp.Decision)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				decideExplain(c.rs, c.req)
+			}
+		})
 	}
 }

@@ -39,7 +39,8 @@ type node struct {
 
 // rule is one compiled .read, .write or .validate expression.
 type rule struct {
-	kind    string // ".read", ".write" or ".validate"
+	kind    string   // ".read", ".write" or ".validate"
+	ops     []string // {kind}: every decision's sim.Rule.Operations shares it (read only)
 	node    *node
 	text    string    // the condition as written
 	ast     expr.Node // nil when it did not compile
@@ -47,6 +48,16 @@ type rule struct {
 	file    *source.File
 	regexes map[*expr.Regex]*regexp.Regexp
 	start   source.Pos // where the condition starts in the file
+}
+
+// constant reports whether the condition is a boolean literal
+// (`.write: true`, `".read": "false"`), and its value.
+func (r *rule) constant() (value, ok bool) {
+	lit, ok := r.ast.(*expr.Literal)
+	if !ok || lit.Kind != expr.LitBool {
+		return false, false
+	}
+	return lit.Bool, true
 }
 
 // offset maps an offset in the condition text to a byte offset of the file.
@@ -264,7 +275,7 @@ func (c *compiler) indexOn(n *node, m jsonc.Member) {
 // rule compiles a .read/.write/.validate member.
 func (c *compiler) rule(n *node, m jsonc.Member, vars []string) *rule {
 	v := m.Value
-	r := &rule{kind: m.Key, node: n, val: v, file: c.file}
+	r := &rule{kind: m.Key, ops: []string{m.Key}, node: n, val: v, file: c.file}
 	switch v.Kind {
 	case jsonc.Bool:
 		r.text = "false"

@@ -147,8 +147,12 @@ type step struct {
 // match walks the rules from the root along keys. A literal child wins over
 // the $wildcard sibling, which matches any other key.
 func (rs *Ruleset) match(keys []string) []step {
-	steps := []step{{n: rs.root, vars: map[string]string{}}}
-	n, vars := rs.root, map[string]string{}
+	// Binding maps are never changed once made (a $wildcard copies them),
+	// so the root's empty one serves every step above the first wildcard.
+	vars := map[string]string{}
+	steps := make([]step, 1, len(keys)+1)
+	steps[0] = step{n: rs.root, vars: vars}
+	n := rs.root
 	for i, k := range keys {
 		next := n.children[k]
 		if next == nil && n.wildcard != nil {
@@ -172,10 +176,17 @@ func (rs *Ruleset) match(keys []string) []step {
 // evaluation carries one request through its rules.
 type evaluation struct {
 	rs    *Ruleset
-	req   *Request
+	trace bool // Request.Trace
 	base  env
 	dec   Decision
 	tally *tally
+	auth  lazyAuth // base.auth points here
+	post  lazyPost // base.post points here
+	one   [1]write // the writes of a plain set
+	// e and x are the environment and evaluator of the rule running now,
+	// reused rule after rule (nothing keeps them once a rule is decided).
+	e env
+	x evaluator
 }
 
 // Evaluate judges a request. The error is non-nil only for a request that
@@ -197,14 +208,16 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	ev := &evaluation{rs: rs, req: &req, dec: Decision{Deciding: -1}}
+	ev := &evaluation{rs: rs, trace: req.Trace, dec: Decision{Deciding: -1}}
 	if req.Coverage != nil {
 		ev.tally = &tally{}
 		defer func() { req.Coverage.flush(ev.tally) }()
 	}
-	ev.base = env{auth: authValue(req.Auth), root: req.Data, now: float64(now.UnixMilli())}
+	ev.auth.src = req.Auth
+	ev.base = env{auth: &ev.auth, root: req.Data, now: float64(now.UnixMilli())}
 	steps := rs.match(keys)
 	ev.dec.Bindings = steps[len(steps)-1].vars
+	ev.dec.Rules = make([]sim.Rule, 0, rulesAlong(steps, req.Operation))
 	switch req.Operation {
 	case Read:
 		ev.base.read = true
@@ -216,12 +229,17 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 			ev.denied(".read", keys, deny)
 		}
 	case Write:
-		writes, err := requestWrites(keys, &req)
+		writes, err := requestWrites(keys, &req, ev.one[:0])
 		if err != nil {
 			return Decision{Deciding: -1}, err
 		}
-		ev.base.post = newOverlay(req.Data, writes)
-		ev.write(writes)
+		ev.post = lazyPost{base: req.Data, writes: writes}
+		ev.base.post = &ev.post
+		matches := make([][]step, len(writes))
+		if req.Updates == nil {
+			matches[0] = steps // the one write is at keys
+		}
+		ev.write(writes, matches)
 	default:
 		return Decision{Deciding: -1}, errorf(ErrInvalidRequest, "unknown operation %q (want read or write)", req.Operation)
 	}
@@ -231,10 +249,33 @@ func (rs *Ruleset) Evaluate(req Request) (dec Decision, err error) {
 	return ev.dec, nil
 }
 
-// requestWrites lists the locations a write sets.
-func requestWrites(keys []string, req *Request) ([]write, error) {
+// rulesAlong is how many rules a request along steps can evaluate before
+// any below its location (a write's descendants' .validate): room for
+// the decision's Rules, allocated once in the common case.
+func rulesAlong(steps []step, op Operation) int {
+	n := 0
+	for _, s := range steps {
+		if op == Read {
+			if s.n.read != nil {
+				n++
+			}
+			continue
+		}
+		if s.n.write != nil {
+			n++
+		}
+		if s.n.validate != nil {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// requestWrites lists the locations a write sets, a plain set's in one
+// (a slice with room for one).
+func requestWrites(keys []string, req *Request, one []write) ([]write, error) {
 	if req.Updates == nil {
-		return []write{{path: keys, value: req.NewData}}, nil
+		return append(one, write{path: keys, value: req.NewData}), nil
 	}
 	rels := make([]string, 0, len(req.Updates))
 	for k := range req.Updates {
@@ -276,6 +317,40 @@ func IsPathPrefix(prefix, p []string) bool {
 	return true
 }
 
+// lazyAuth is the rules' `auth`, made on first use: rules that never
+// read it (`.write: true`) don't pay for its maps.
+type lazyAuth struct {
+	src  *Auth
+	v    any
+	made bool
+}
+
+func (l *lazyAuth) value() any {
+	if !l.made {
+		l.v, l.made = authValue(l.src), true
+	}
+	return l.v
+}
+
+// lazyPost is the database after a write, made on first use: rules
+// with no .validate that never read newData don't pay for its overlay.
+type lazyPost struct {
+	base   any
+	writes []write
+	v      any
+	made   bool
+}
+
+func (l *lazyPost) value() any {
+	if l == nil {
+		return nil
+	}
+	if !l.made {
+		l.v, l.made = newOverlay(l.base, l.writes), true
+	}
+	return l.v
+}
+
 func authValue(a *Auth) any {
 	if a == nil {
 		return nil
@@ -289,16 +364,22 @@ func authValue(a *Auth) any {
 
 // run evaluates r at the data location loc and records it.
 func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, int) {
-	e := ev.base
-	e.path = loc
-	e.vars = vars
-	x := &evaluator{env: &e, r: r, trace: ev.req.Trace, tally: ev.tally}
-	ok, err := x.run()
-	verdict := sim.VerdictDeny
-	msg := "at " + joinPath(loc)
-	if len(vars) > 0 {
-		msg += " (" + formatBindings(vars) + ")"
+	var ok bool
+	var err error
+	var exprs []sim.Expr
+	if c, constant := r.constant(); constant {
+		// A literal condition (`.write: true`) needs no evaluator: a
+		// literal is neither traced nor counted for coverage.
+		ok = c
+	} else {
+		ev.e = ev.base
+		ev.e.path, ev.e.vars = loc, vars
+		ev.x = evaluator{env: &ev.e, r: r, trace: ev.trace, tally: ev.tally}
+		ok, err = ev.x.run()
+		exprs = ev.x.exprs
 	}
+	verdict := sim.VerdictDeny
+	msg := ruleLocation(loc, vars)
 	switch {
 	case err != nil:
 		verdict = sim.VerdictError
@@ -307,24 +388,63 @@ func (ev *evaluation) run(r *rule, loc []string, vars map[string]string) (bool, 
 		verdict = sim.VerdictAllow
 	}
 	ev.dec.Rules = append(ev.dec.Rules, sim.Rule{
-		MatchPath: r.node.path, Operations: []string{r.kind}, Verdict: verdict,
+		MatchPath: r.node.path, Operations: r.ops, Verdict: verdict,
 		Line: r.start.Line, Column: r.start.Column, Condition: r.text, Message: msg,
-		Expressions: x.exprs,
+		Expressions: exprs,
 	})
 	return ok, len(ev.dec.Rules) - 1
 }
 
-func formatBindings(vars map[string]string) string {
+// ruleLocation is a rule's Message before any error: "at /users/alice
+// ($uid = 'alice')", built in one buffer.
+func ruleLocation(loc []string, vars map[string]string) string {
+	var b strings.Builder
+	n := 4
+	for _, k := range loc {
+		n += len(k) + 1
+	}
+	for name, v := range vars {
+		n += len(name) + len(v) + 7 // " = ''", ", " or " ()"
+	}
+	b.Grow(n)
+	b.WriteString("at /")
+	for i, k := range loc {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(k)
+	}
+	if len(vars) > 0 {
+		b.WriteString(" (")
+		writeBindings(&b, vars)
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// writeBindings writes "$a = 'x', $b = 'y'", sorted by name.
+func writeBindings(b *strings.Builder, vars map[string]string) {
+	if len(vars) == 1 {
+		for n, v := range vars {
+			b.WriteString(n)
+			b.WriteString(" = ")
+			writeQuoted(b, v)
+		}
+		return
+	}
 	names := make([]string, 0, len(vars))
 	for n := range vars {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = n + " = " + quote(vars[n])
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteString(" = ")
+		writeQuoted(b, vars[n])
 	}
-	return strings.Join(parts, ", ")
 }
 
 // grant evaluates the kind (.read or .write) rules from the root down to
@@ -343,7 +463,7 @@ func (ev *evaluation) grant(kind string, keys []string, steps []step) (ok bool, 
 		}
 		granted, i := ev.run(r, keys[:s.depth], s.vars)
 		if granted {
-			ev.note("%s granted by the rule at %s", kind, r.node.path)
+			ev.note(kind + " granted by the rule at " + r.node.path)
 			return true, i, deny
 		}
 		if deny < 0 {
@@ -356,22 +476,32 @@ func (ev *evaluation) grant(kind string, keys []string, steps []step) (ok bool, 
 func (ev *evaluation) denied(kind string, keys []string, deny int) {
 	ev.dec.Deciding = deny
 	if deny < 0 {
-		ev.note("no %s rule applies to %s or its ancestors: RTDB denies by default", kind, joinPath(keys))
+		ev.note("no " + kind + " rule applies to " + joinPath(keys) + " or its ancestors: RTDB denies by default")
 	} else {
-		ev.note("no %s rule on %s or its ancestors allows it", kind, joinPath(keys))
+		ev.note("no " + kind + " rule on " + joinPath(keys) + " or its ancestors allows it")
 	}
 }
 
-func (ev *evaluation) note(format string, args ...any) {
-	ev.dec.Notes = append(ev.dec.Notes, fmt.Sprintf(format, args...))
+// note adds a sentence to the decision's notes (most decisions have one).
+func (ev *evaluation) note(s string) {
+	if ev.dec.Notes == nil {
+		ev.dec.Notes = make([]string, 0, 1)
+	}
+	ev.dec.Notes = append(ev.dec.Notes, s)
 }
 
 // write judges a write: every location needs a .write grant, then every
-// .validate the write touches must pass.
-func (ev *evaluation) write(writes []write) {
+// .validate the write touches must pass. matches[i] is the rules matched
+// along writes[i].path, nil until matched.
+func (ev *evaluation) write(writes []write, matches [][]step) {
+	for i, w := range writes {
+		if matches[i] == nil {
+			matches[i] = ev.rs.match(w.path)
+		}
+	}
 	grantIdx := -1
-	for _, w := range writes {
-		ok, allow, deny := ev.grant(".write", w.path, ev.rs.match(w.path))
+	for i, w := range writes {
+		ok, allow, deny := ev.grant(".write", w.path, matches[i])
 		if !ok {
 			ev.denied(".write", w.path, deny)
 			return
@@ -380,7 +510,7 @@ func (ev *evaluation) write(writes []write) {
 			grantIdx = allow
 		}
 	}
-	if !ev.validate(writes) {
+	if !ev.validate(writes, matches) {
 		return
 	}
 	ev.dec.Allowed = true
@@ -392,7 +522,7 @@ func (ev *evaluation) write(writes []write) {
 // against the post-write value at its own location, then every descendant
 // present in the written value. Locations whose new value is null are
 // skipped, so deletes are never validated. It stops at the first failure.
-func (ev *evaluation) validate(writes []write) bool {
+func (ev *evaluation) validate(writes []write, matches [][]step) bool {
 	seen := map[string]bool{}
 	check := func(n *node, loc []string, vars map[string]string) bool {
 		if n.validate == nil {
@@ -403,26 +533,25 @@ func (ev *evaluation) validate(writes []write) bool {
 			return true
 		}
 		seen[key] = true
-		if !exists(lookup(ev.base.post, loc)) {
+		if !exists(lookup(ev.post.value(), loc)) {
 			return true
 		}
 		ok, i := ev.run(n.validate, loc, vars)
 		if !ok {
 			ev.dec.Deciding = i
-			ev.note(".validate at %s failed for %s, so the write is denied", n.path, joinPath(loc))
+			ev.note(".validate at " + n.path + " failed for " + joinPath(loc) + ", so the write is denied")
 		}
 		return ok
 	}
-	for _, w := range writes {
-		steps := ev.rs.match(w.path)
-		for _, s := range steps {
+	for i, w := range writes {
+		for _, s := range matches[i] {
 			if !check(s.n, w.path[:s.depth], s.vars) {
 				return false
 			}
 		}
 	}
-	for _, w := range writes {
-		steps := ev.rs.match(w.path)
+	for i, w := range writes {
+		steps := matches[i]
 		last := steps[len(steps)-1]
 		if last.depth != len(w.path) {
 			continue // no rules below this location

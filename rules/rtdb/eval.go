@@ -13,9 +13,9 @@ import (
 
 // env is what one rule sees: its location and the request's bindings.
 type env struct {
-	auth  any // nil or map[string]any{uid, provider, token}
-	root  any // the database before the request
-	post  any // the database after the write; nil for reads
+	auth  *lazyAuth // its value is nil or map[string]any{uid, provider, token}
+	root  any       // the database before the request
+	post  *lazyPost // its value is the database after the write; nil for reads
 	now   float64
 	path  []string          // the rule's location, a concrete data path
 	vars  map[string]string // $name → key, with the $
@@ -212,7 +212,7 @@ func (e *evaluator) evalNode(n expr.Node) (any, error) {
 func (e *evaluator) ident(n *expr.Ident) (any, error) {
 	switch n.Name {
 	case "auth":
-		return e.env.auth, nil
+		return e.env.auth.value(), nil
 	case "now":
 		return e.env.now, nil
 	case "query":
@@ -228,7 +228,8 @@ func (e *evaluator) ident(n *expr.Ident) (any, error) {
 		if e.env.read {
 			return nil, errf("newData is not defined in .read rules")
 		}
-		return &snapshot{root: e.env.post, path: e.env.path, val: lookup(e.env.post, e.env.path)}, nil
+		post := e.env.post.value()
+		return &snapshot{root: post, path: e.env.path, val: lookup(post, e.env.path)}, nil
 	}
 	if v, ok := e.env.vars[n.Name]; ok {
 		return v, nil

@@ -427,8 +427,15 @@ func toFloat(v any) (float64, bool) {
 // splitPath splits "/a/b" into its keys, ignoring empty segments, and checks
 // each key is a legal RTDB key.
 func splitPath(p string) ([]string, error) {
-	var keys []string
-	for _, k := range strings.Split(p, "/") {
+	// Sized once: the keys are at most the slashes plus one.
+	keys := make([]string, 0, strings.Count(p, "/")+1)
+	for p != "" {
+		k := p
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			k, p = p[:i], p[i+1:]
+		} else {
+			p = ""
+		}
 		if k == "" {
 			continue
 		}
@@ -436,6 +443,9 @@ func splitPath(p string) ([]string, error) {
 			return nil, err
 		}
 		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, nil
 	}
 	return keys, nil
 }

@@ -313,6 +313,12 @@ func sortedJSON(v any) any {
 
 func quote(s string) string {
 	var b strings.Builder
+	writeQuoted(&b, s)
+	return b.String()
+}
+
+// writeQuoted writes s as a single-quoted rules string.
+func writeQuoted(b *strings.Builder, s string) {
 	b.WriteByte('\'')
 	for _, r := range s {
 		switch r {
@@ -337,5 +343,4 @@ func quote(s string) string {
 		}
 	}
 	b.WriteByte('\'')
-	return b.String()
 }

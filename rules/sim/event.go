@@ -28,25 +28,30 @@ func Bound(b map[string]value.Value) map[string]string {
 // Explain converts an engine's explanation (the evaluated rules in order,
 // the index of the deciding one or -1, and the notes) for the event
 // stream. reason is the one-line explanation in the emulator's words.
+//
+// It runs for every decided request, so it allocates little: the
+// Explanation and its Evaluated rules in one block, every rule's trace in
+// one slice, and Rule points at the deciding rule's entry in Evaluated
+// (events are never changed once built).
 func Explain(engine, reason string, trace []Rule, deciding int, notes []string, expressions, lookups int) Explained {
-	d := &event.Explanation{Engine: engine, Reason: reason, Notes: notes, Expressions: expressions, Lookups: lookups}
+	d := newExplanation(len(trace))
+	*d = event.Explanation{Engine: engine, Reason: reason, Notes: notes, Expressions: expressions, Lookups: lookups, Evaluated: d.Evaluated}
 	var out Explained
+	steps := stepBlock(trace)
 	for i, r := range trace {
-		er := event.EvaluatedRule{Rule: eventRule(r), Verdict: string(r.Verdict), Message: r.Message, Trace: steps(r.Expressions)}
-		d.Evaluated = append(d.Evaluated, er)
+		var st []event.Step
+		if n := len(r.Expressions); n > 0 {
+			st = steps[:n:n]
+			steps = steps[n:]
+			for j, x := range r.Expressions {
+				st[j] = step(x)
+			}
+		}
+		d.Evaluated = append(d.Evaluated, event.EvaluatedRule{Rule: eventRule(r), Verdict: string(r.Verdict), Message: r.Message, Trace: st})
 		if i == deciding {
-			rule := er.Rule
-			out.Rule, out.Trace = &rule, er.Trace
+			out.Rule, out.Trace = &d.Evaluated[i].Rule, st
 			if r.Verdict != VerdictAllow {
-				d.Failing = Failing(r.Expressions)
-				if len(r.Failing) > 0 {
-					// The evaluator's own minimal failing set, computed
-					// from typed values (through &&, || and user functions).
-					d.Failing = d.Failing[:0]
-					for _, f := range r.Failing {
-						d.Failing = append(d.Failing, event.Step{Text: f.Source, Value: f.Value, Error: f.Error, Line: f.Line, Column: f.Column})
-					}
-				}
+				d.Failing = failingSteps(r)
 			}
 		}
 	}
@@ -54,19 +59,56 @@ func Explain(engine, reason string, trace []Rule, deciding int, notes []string, 
 	return out
 }
 
-func eventRule(r Rule) event.Rule {
-	return event.Rule{Index: r.RuleIndex, Operations: r.Operations, Line: r.Line, Column: r.Column, MatchPath: r.MatchPath, Condition: r.Condition}
+// explanationOf1 is an Explanation with room for one evaluated rule, the
+// commonest case (a request granted by its first rule), in one allocation.
+type explanationOf1 struct {
+	d   event.Explanation
+	one [1]event.EvaluatedRule
 }
 
-func steps(exprs []Expr) []event.Step {
-	if len(exprs) == 0 {
+// newExplanation returns an Explanation whose Evaluated is empty with
+// room for n rules.
+func newExplanation(n int) *event.Explanation {
+	if n == 1 {
+		b := &explanationOf1{}
+		b.d.Evaluated = b.one[:0:1]
+		return &b.d
+	}
+	d := &event.Explanation{}
+	if n > 0 {
+		d.Evaluated = make([]event.EvaluatedRule, 0, n)
+	}
+	return d
+}
+
+// stepBlock is one slice with room for the traces of every rule.
+func stepBlock(trace []Rule) []event.Step {
+	n := 0
+	for _, r := range trace {
+		n += len(r.Expressions)
+	}
+	if n == 0 {
 		return nil
 	}
-	out := make([]event.Step, len(exprs))
-	for i, x := range exprs {
-		out[i] = step(x)
+	return make([]event.Step, n)
+}
+
+// failingSteps are the sub-expressions that kept r from allowing: the
+// evaluator's own minimal failing set when it computed one from typed
+// values (through &&, || and user functions), else Failing of the trace.
+func failingSteps(r Rule) []event.Step {
+	if len(r.Failing) == 0 {
+		return Failing(r.Expressions)
+	}
+	out := make([]event.Step, len(r.Failing))
+	for i, f := range r.Failing {
+		out[i] = event.Step{Text: f.Source, Value: f.Value, Error: f.Error, Line: f.Line, Column: f.Column}
 	}
 	return out
+}
+
+func eventRule(r Rule) event.Rule {
+	return event.Rule{Index: r.RuleIndex, Operations: r.Operations, Line: r.Line, Column: r.Column, MatchPath: r.MatchPath, Condition: r.Condition}
 }
 
 func step(x Expr) event.Step {

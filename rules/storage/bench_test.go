@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 	"github.com/pyric/pyric/rules/value"
 )
@@ -113,5 +114,31 @@ func TestDecideConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// BenchmarkDecideExplain decides and explains as the Storage engine does
+// per request: untraced, traced again when denied, then sim.Explain and
+// the bindings: the user upload (allowed) and another user's (denied).
+func BenchmarkDecideExplain(b *testing.B) {
+	rs := mustCompile(b, readTestdata(b, "storage.rules"))
+	reqs := benchRequests()
+	for _, c := range []struct {
+		name string
+		req  *Request
+	}{{"upload-allowed", reqs[0]}, {"upload-denied", reqs[len(reqs)-1]}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.req.NoTrace = true
+				d := rs.Decide(c.req)
+				if !d.Allowed() {
+					c.req.NoTrace = false
+					d = rs.Decide(c.req)
+				}
+				exp := sim.Explain("storage", "reason", d.Trace, d.Deciding, d.Notes, d.Expressions, d.Lookups)
+				exp.Decision.Bindings = sim.Bound(d.Bindings.Map())
+			}
+		})
 	}
 }

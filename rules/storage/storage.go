@@ -227,11 +227,33 @@ func Segments(bucket, path string) []string {
 	if bucket == "" {
 		bucket = DefaultBucket
 	}
-	segs := []string{"b", bucket, "o"}
-	if rel := strings.Trim(path, "/"); rel != "" {
-		segs = append(segs, strings.Split(rel, "/")...)
+	rel := strings.Trim(path, "/")
+	if rel == "" {
+		return []string{"b", bucket, "o"}
 	}
-	return segs
+	// Sized once: the prefix and every segment of rel.
+	segs := make([]string, 3, 4+strings.Count(rel, "/"))
+	segs[0], segs[1], segs[2] = "b", bucket, "o"
+	for {
+		i := strings.IndexByte(rel, '/')
+		if i < 0 {
+			return append(segs, rel)
+		}
+		segs = append(segs, rel[:i])
+		rel = rel[i+1:]
+	}
+}
+
+// qualified is a firestore.* function's full name, the two known ones
+// without building the string.
+func qualified(name string) string {
+	switch name {
+	case "get":
+		return "firestore.get"
+	case "exists":
+		return "firestore.exists"
+	}
+	return "firestore." + name
 }
 
 // Decide evaluates the request against the ruleset. It never panics: an
@@ -273,7 +295,7 @@ func (r *Ruleset) decide(req *Request) *Decision {
 	x := service.Decide(r.prog, segs, func() string { return "/" + strings.Join(segs, "/") }, req.Method, func() *eval.Env {
 		ns := lk.funcs()
 		for name, b := range ns {
-			ns[name] = rec.Wrap("firestore."+name, b)
+			ns[name] = rec.Wrap(qualified(name), b)
 		}
 		env := &eval.Env{
 			Program:    r.prog,

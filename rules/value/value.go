@@ -227,6 +227,18 @@ func FormatFloat(f float64) string {
 // Show renders a value in rules syntax for traces and messages.
 func Show(v Value) string {
 	var b strings.Builder
+	// Sized once for the values path bindings hold (events render them
+	// for every decided request).
+	switch v := v.(type) {
+	case String:
+		b.Grow(len(v) + 2)
+	case Path:
+		n := len("path('/')")
+		for _, s := range v.Segments {
+			n += len(s) + 1
+		}
+		b.Grow(n)
+	}
 	show(&b, v, 0, -1)
 	return b.String()
 }
@@ -256,6 +268,24 @@ func ShowLimit(v Value, limit int) string {
 	}
 	show(&b, v, 0, limit)
 	return b.String()
+}
+
+// ShowLimitIn is ShowLimit writing into b, a buffer shared by the values
+// of one trace (one allocation for many renderings instead of one each):
+// it returns the rendering, a part of b's contents, which later writes to
+// b leave as they are. The common scalars are not written to b.
+func ShowLimitIn(b *strings.Builder, v Value, limit int) string {
+	switch v.(type) {
+	case Null, Bool, Int:
+		return ShowLimit(v, limit)
+	}
+	start := b.Len()
+	if limit >= 0 {
+		// show compares b.Len() with the limit: count from start.
+		limit += start
+	}
+	show(b, v, 0, limit)
+	return b.String()[start:]
 }
 
 func show(b *strings.Builder, v Value, depth, limit int) {
@@ -289,7 +319,17 @@ func show(b *strings.Builder, v Value, depth, limit int) {
 	case LatLng:
 		fmt.Fprintf(b, "latlng(%s, %s)", FormatFloat(v.Lat), FormatFloat(v.Lng))
 	case Path:
-		b.WriteString("path('" + v.String() + "')")
+		b.WriteString("path('")
+		if v.Absolute {
+			b.WriteByte('/')
+		}
+		for i, s := range v.Segments {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(s)
+		}
+		b.WriteString("')")
 	case List:
 		b.WriteString("[")
 		for i, x := range v {

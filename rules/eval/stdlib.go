@@ -393,51 +393,58 @@ func hashFn(name string, h func([]byte) []byte) Builtin {
 	}
 }
 
-var regexCache sync.Map // pattern → *regexp.Regexp or error
-
-// compileRegex compiles an RE2 pattern, caching results.
-// anchored caches compileAnchored's results by the unanchored pattern, so
-// a matches() call builds no "^(?:…)$" string once its pattern is known.
-var anchored struct {
+// regexes caches compiled patterns (nil: the pattern does not compile),
+// by the pattern as written and whether matches() anchored it, so a call
+// compiles nothing, and builds no "^(?:…)$" string, once its pattern is
+// known. Patterns can come from data (a rule matching one field against
+// another's value), so the cache is bounded: past regexCacheMax patterns
+// it starts over.
+var regexes struct {
 	sync.RWMutex
-	m map[string]*regexp.Regexp // nil for a pattern that does not compile
+	m map[regexKey]*regexp.Regexp
 }
+
+type regexKey struct {
+	pattern  string
+	anchored bool // compiled as "^(?:" + pattern + ")$"
+}
+
+const regexCacheMax = 4096
 
 // compileAnchored is compileRegex of "^(?:" + pattern + ")$": the whole
 // string must match, as matches() requires.
 func compileAnchored(pattern string) (*regexp.Regexp, *value.Error) {
-	anchored.RLock()
-	re, ok := anchored.m[pattern]
-	anchored.RUnlock()
-	if ok {
-		if re == nil {
-			return nil, value.Errorf("Invalid regular expression pattern. Pattern: ^(?:%s)$.", pattern)
-		}
-		return re, nil
-	}
-	re, err := compileRegex("^(?:" + pattern + ")$")
-	anchored.Lock()
-	if anchored.m == nil {
-		anchored.m = map[string]*regexp.Regexp{}
-	}
-	anchored.m[pattern] = re
-	anchored.Unlock()
-	return re, err
+	return cachedRegex(regexKey{pattern, true})
 }
 
+// compileRegex compiles an RE2 pattern, caching results.
 func compileRegex(pattern string) (*regexp.Regexp, *value.Error) {
-	if v, ok := regexCache.Load(pattern); ok {
-		if re, ok := v.(*regexp.Regexp); ok {
-			return re, nil
+	return cachedRegex(regexKey{pattern, false})
+}
+
+func cachedRegex(k regexKey) (*regexp.Regexp, *value.Error) {
+	regexes.RLock()
+	re, ok := regexes.m[k]
+	regexes.RUnlock()
+	if !ok {
+		src := k.pattern
+		if k.anchored {
+			src = "^(?:" + k.pattern + ")$"
 		}
-		return nil, value.Errorf("Invalid regular expression pattern. Pattern: %s.", pattern)
+		re, _ = regexp.Compile(src)
+		regexes.Lock()
+		if regexes.m == nil || len(regexes.m) >= regexCacheMax {
+			regexes.m = map[regexKey]*regexp.Regexp{}
+		}
+		regexes.m[k] = re
+		regexes.Unlock()
 	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		regexCache.Store(pattern, err)
-		return nil, value.Errorf("Invalid regular expression pattern. Pattern: %s.", pattern)
+	if re == nil {
+		if k.anchored {
+			return nil, value.Errorf("Invalid regular expression pattern. Pattern: ^(?:%s)$.", k.pattern)
+		}
+		return nil, value.Errorf("Invalid regular expression pattern. Pattern: %s.", k.pattern)
 	}
-	regexCache.Store(pattern, re)
 	return re, nil
 }
 

@@ -321,31 +321,18 @@ func (e *recordEncoder) appendArray(b, raw []byte, depth int, db DatabaseName) (
 	b = append(b, '[')
 	first := true
 	for len(raw) > 0 {
-		num, typ, n := consumeTag(raw)
-		if n < 0 {
+		v, rest, found, ok := nextRepeated(raw)
+		if !ok {
 			return b, false
 		}
-		raw = raw[n:]
-		if num != 1 {
-			if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
-				return b, false
-			}
-			raw = raw[n:]
+		raw = rest
+		if !found {
 			continue
 		}
-		if typ != protowire.BytesType {
-			return b, false
-		}
-		v, n := protowire.ConsumeBytes(raw)
-		if n < 0 {
-			return b, false
-		}
-		raw = raw[n:]
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		var ok bool
 		if b, ok = e.appendValue(b, v, depth+1, db); !ok {
 			return b, false
 		}
@@ -361,26 +348,14 @@ func (e *recordEncoder) appendMap(b, raw []byte, depth int, db DatabaseName) ([]
 	ents := e.entries(depth)
 	marked := false
 	for len(raw) > 0 {
-		num, typ, n := consumeTag(raw)
-		if n < 0 {
+		v, rest, found, ok := nextRepeated(raw)
+		if !ok {
 			return b, false
 		}
-		raw = raw[n:]
-		if num != 1 {
-			if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
-				return b, false
-			}
-			raw = raw[n:]
+		raw = rest
+		if !found {
 			continue
 		}
-		if typ != protowire.BytesType {
-			return b, false
-		}
-		v, n := protowire.ConsumeBytes(raw)
-		if n < 0 {
-			return b, false
-		}
-		raw = raw[n:]
 		ent, ok := mapEntry(v)
 		if !ok {
 			return b, false
@@ -515,6 +490,32 @@ func (e *Engine) scanEncoded(name DatabaseName, rel string) (*pb.Document, []byt
 
 // consumeTag is protowire.ConsumeTag refusing, as proto.Unmarshal does, a
 // field number out of range.
+// nextRepeated reads the first field of raw, an ArrayValue's or a
+// MapValue's encoding: found, with its bytes v, when it is their repeated
+// field 1 (a value, an entry); not found when it is another field,
+// skipped. rest is what follows; ok is false when raw is malformed or
+// field 1 is not length-delimited.
+func nextRepeated(raw []byte) (v, rest []byte, found, ok bool) {
+	num, typ, n := consumeTag(raw)
+	if n < 0 {
+		return nil, nil, false, false
+	}
+	raw = raw[n:]
+	if num != 1 {
+		if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
+			return nil, nil, false, false
+		}
+		return nil, raw[n:], false, true
+	}
+	if typ != protowire.BytesType {
+		return nil, nil, false, false
+	}
+	if v, n = protowire.ConsumeBytes(raw); n < 0 {
+		return nil, nil, false, false
+	}
+	return v, raw[n:], true, true
+}
+
 func consumeTag(raw []byte) (protowire.Number, protowire.Type, int) {
 	num, typ, n := protowire.ConsumeTag(raw)
 	if n >= 0 && !num.IsValid() {

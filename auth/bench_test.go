@@ -2,11 +2,10 @@ package auth_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/server/auth/authtest"
 )
@@ -127,12 +126,6 @@ func BenchmarkHotPaths(b *testing.B) {
 // reportCPU reports the process's CPU time per op (user and system, every
 // thread) from when it is called to when the function it returns is.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	start := benchkit.SelfCPU()
+	return func() { b.ReportMetric(float64(benchkit.SelfCPU()-start)/float64(b.N), "cpu-ns/op") }
 }

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pyric/pyric/database"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/sandbox"
 )
 
@@ -196,7 +196,7 @@ func BenchmarkDurableSet(b *testing.B) {
 					b.Fatal(err)
 				}
 				var next atomic.Int64
-				w0, c0 := writtenBytes(b), cpuTime()
+				w0, c0 := writtenBytes(b), benchkit.SelfCPU()
 				b.ResetTimer()
 				var wg sync.WaitGroup
 				for range writers {
@@ -213,7 +213,7 @@ func BenchmarkDurableSet(b *testing.B) {
 				st.Close()
 				b.StopTimer()
 				b.ReportMetric(float64(writtenBytes(b)-w0)/float64(b.N), "B-written/op")
-				b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((benchkit.SelfCPU()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}
@@ -233,15 +233,6 @@ func writtenBytes(b *testing.B) int64 {
 		}
 	}
 	return 0
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRESTBodyChecks compares the key check a REST write body gets

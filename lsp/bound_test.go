@@ -3,10 +3,10 @@ package lsp_test
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/lsp"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -60,9 +60,9 @@ func TestBigFileRediagnosis(t *testing.T) {
 	// The machine is shared: CPU time says what one re-diagnosis costs
 	// better than the wall clock.
 	f := source.NewFile("firestore.rules", text)
-	cpu0 := cpuTime()
+	cpu0 := benchkit.SelfCPU()
 	lsp.Diagnose(lsp.Firestore, f)
-	diagCPU := cpuTime() - cpu0
+	diagCPU := benchkit.SelfCPU() - cpu0
 	t.Logf("%d bytes: open → diagnostics %v (%d), edit → diagnostics %v (%d), hover after the edit %v; one Diagnose %v of CPU",
 		len(text), openTook, len(first), editTook, len(d), hoverTook, diagCPU)
 }
@@ -74,13 +74,4 @@ func BenchmarkDiagnose(b *testing.B) {
 	for b.Loop() {
 		lsp.Diagnose(lsp.Firestore, f)
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/conformance"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -199,13 +199,7 @@ func BenchmarkDiagnoseBroken(b *testing.B) {
 // output: on a shared machine it says what an operation costs better
 // than the wall clock.
 func reportCPU(b *testing.B) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			return 0
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := benchkit.SelfCPU
 	t0 := cpu()
 	return func() {
 		b.ReportMetric(float64(cpu()-t0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")

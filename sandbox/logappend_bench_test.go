@@ -3,10 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/sandbox/service"
 )
 
@@ -15,13 +14,6 @@ import (
 func rtdbPut(i int) []service.LogChange {
 	p := fmt.Sprintf("/rest/r%d", i)
 	return []service.LogChange{{Key: p}, {Key: p + "/n", Value: []byte(fmt.Sprint(i))}, {Key: p + "/s", Value: []byte(`"x"`)}}
-}
-
-// processCPU is the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchLogAppend appends RTDB-put-like records to a durable store's Log
@@ -43,7 +35,7 @@ func benchLogAppend(b *testing.B, parallel int) {
 	var n atomic.Int64
 	w0 := st.walWrites.Load()
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := benchkit.SelfCPU()
 	b.ResetTimer()
 	work := func() {
 		i := int(n.Add(1))
@@ -67,7 +59,7 @@ func benchLogAppend(b *testing.B, parallel int) {
 		})
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1000, "cpu-µs/op")
+	b.ReportMetric(float64(benchkit.SelfCPU()-cpu0)/float64(b.N)/1000, "cpu-µs/op")
 	b.ReportMetric(float64(b.N)/float64(max(st.walWrites.Load()-w0, 1)), "appends/write")
 }
 

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pyric/pyric/firestore"
+	"github.com/pyric/pyric/internal/benchkit"
 )
 
 // BenchmarkReopen100k measures opening a data dir of 100k small documents
@@ -41,12 +41,12 @@ func BenchmarkReopen100k(b *testing.B) {
 	b.ResetTimer()
 	var cpu time.Duration
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := benchkit.SelfCPU()
 		sb, err := openFS(Options{DataDir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		cpu += benchkit.SelfCPU() - c0
 		b.StopTimer()
 		runtime.GC()
 		var ms runtime.MemStats
@@ -58,13 +58,4 @@ func BenchmarkReopen100k(b *testing.B) {
 	// On a loaded machine the wall time mostly measures the wait for a
 	// core; the process's CPU time per open is the cost.
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

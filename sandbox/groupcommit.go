@@ -31,7 +31,7 @@ import (
 // group's writer when it started the group (the leader), else the
 // group. A batch too large for a record is applied to the bbolt file
 // here, and its wait has nothing left to do.
-func (s *Store) queueLog(space string, changes []service.LogChange) (walWait, error) {
+func (s *Store) queueLog(space string, changes []service.LogChange) (service.LogWait, error) {
 	if p := s.syncErr.Load(); p != nil {
 		// The disk refused a sync: what was acknowledged since may not be
 		// durable; stop acknowledging more.
@@ -81,12 +81,6 @@ func (l *walLeader) Wait() error {
 	g.s.writeGroup(g)
 	return g.Wait()
 }
-
-// walWait is a queued batch's wait: Wait returns once the batch is
-// durable (nil) or could not be made so. A group's first batch's Wait
-// (walLeader's) writes the group, so an append waits right after it
-// queues.
-type walWait interface{ Wait() error }
 
 // walWritten is the wait of a batch already durable when queued.
 type walWritten struct{}

@@ -137,3 +137,66 @@ func TestGroupCommitWriteFails(t *testing.T) {
 		t.Error("an append after a failed write returned nil")
 	}
 }
+
+// TestQueuedLogUnderALock: appends queued under an engine's lock, in the
+// order of its state, and waited for outside it share one write, and the
+// log keeps the lock's order: after a kill -9, a key they all wrote holds
+// the value of the last to take the lock.
+func TestQueuedLogUnderALock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := st.Log("notes").(service.QueuedLog)
+	const n = 16
+	var engineMu sync.Mutex
+	var order []int
+	writes := st.walWrites.Load()
+	st.walMu.Lock() // a write in progress
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			engineMu.Lock()
+			order = append(order, i)
+			w, err := log.Queue("s", []service.LogChange{{Key: fmt.Sprint("k", i), Value: []byte(fmt.Sprint(i))}, {Key: "shared", Value: []byte(fmt.Sprint(i))}})
+			engineMu.Unlock()
+			if err == nil {
+				err = w.Wait()
+			}
+			errs[i] = err
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		st.walQ.mu.Lock()
+		queued := st.walQ.forming != nil && st.walQ.forming.members == n
+		st.walQ.mu.Unlock()
+		if queued {
+			break
+		}
+	}
+	st.walMu.Unlock()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	if got := st.walWrites.Load() - writes; got != 1 {
+		t.Errorf("%d appends queued together took %d writes, want 1", n, got)
+	}
+	abandon(st)
+	st, err = OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := loadSpace(t, st, "notes", "s")
+	st.Close()
+	if want := fmt.Sprint(order[n-1]); got["shared"] != want || len(got) != n+1 {
+		t.Errorf("after kill -9: %v, want shared = %s (the lock's last) and %d keys", got, want, n+1)
+	}
+}

@@ -858,6 +858,21 @@ func (l *storeLog) Append(space string, changes []service.LogChange) error {
 	return err
 }
 
+var _ service.QueuedLog = (*storeLog)(nil)
+
+// Queue is service.QueuedLog's.
+func (l *storeLog) Queue(space string, changes []service.LogChange) (service.LogWait, error) {
+	if killAfterCommit != "" {
+		// The test hook kills the process once the changes are durable,
+		// which the caller's Wait would be too late to see.
+		return walWritten{}, l.Append(space, changes)
+	}
+	if space == "" {
+		return nil, errors.New("sandbox: a log space needs a name")
+	}
+	return l.s.queueLog(l.recordSpace(space), changes)
+}
+
 func (l *storeLog) Load(fn func(space string, entries []service.LogChange) error) error {
 	return l.s.loadLog(l.name, fn)
 }

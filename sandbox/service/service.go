@@ -173,6 +173,32 @@ type Log interface {
 	Load(fn func(space string, entries []LogChange) error) error
 }
 
+// QueuedLog is a Log (the store's) whose appends take their place in the
+// log apart from waiting for it. Concurrent appends share one write
+// (group commit), but an engine that appends while holding its own lock
+// makes them one at a time; it can instead Queue the record under its
+// lock, in the order of its state, and Wait outside it, so that the
+// appends of concurrent requests share a write.
+type QueuedLog interface {
+	Log
+	// Queue puts the record of changes in space in the log's order, as
+	// an Append of them would, and keeps nothing of changes after it
+	// returns. The record is durable (as after an Append that returned
+	// nil) once the LogWait's Wait returns nil; the caller acknowledges
+	// nothing of it before. Every Queue must be followed by its Wait,
+	// before the caller queues another record or waits for anything
+	// another append holds up: the Wait of a group's first record is what
+	// writes the group.
+	Queue(space string, changes []LogChange) (LogWait, error)
+}
+
+// LogWait is a queued record's wait (QueuedLog).
+type LogWait interface {
+	// Wait returns once the record is durable (nil) or could not be made
+	// so; it is called once.
+	Wait() error
+}
+
 // LogChange is one key's new state in a Log, or the deletion of every
 // key beginning with Key (Prefix, with a nil Value).
 type LogChange struct {

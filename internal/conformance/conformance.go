@@ -75,3 +75,25 @@ func Language() (map[string][]Construct, error) {
 	}
 	return out, nil
 }
+
+// EachCase calls fn with every case recorded for service, decoded (as
+// Decode does) into a C, and its scenario, in the recorded order; it stops
+// at the first error.
+func EachCase[C any](service string, fn func(s Scenario, c C) error) error {
+	scenarios, err := Load(service)
+	if err != nil {
+		return err
+	}
+	for _, s := range scenarios {
+		for i, raw := range s.Cases {
+			var c C
+			if err := Decode(raw, &c); err != nil {
+				return fmt.Errorf("conformance: %s case %d: %w", s.ID, i, err)
+			}
+			if err := fn(s, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

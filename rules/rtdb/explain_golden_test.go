@@ -1,14 +1,13 @@
 package rtdb
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pyric/pyric/internal/conformance"
+	"github.com/pyric/pyric/internal/golden"
 	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 )
@@ -111,34 +110,11 @@ func TestDecisionGolden(t *testing.T) {
 		}
 	}
 	// One line per entry, so a difference names its case.
-	var buf bytes.Buffer
+	var lines golden.Lines
 	for _, e := range got {
-		line, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		lines.Add(t, e)
 	}
-	b := buf.Bytes()
-	const golden = "testdata/decisions.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Errorf("decisions differ from %s (rerun with -update only if the change is intended)", golden)
-		for i, l := range strings.Split(string(b), "\n") {
-			if w := strings.Split(string(want), "\n"); i >= len(w) || w[i] != l {
-				t.Fatalf("first difference at line %d: %s", i+1, l)
-			}
-		}
-	}
+	lines.Check(t, "testdata/decisions.golden.json", *update)
 }
 
 func boolKey(b bool) string {

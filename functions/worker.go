@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
+
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 // worker is one supervised node process running the harness over one
@@ -86,7 +89,10 @@ func (cb *codebase) startWorker(gen, memMB int) (*worker, error) {
 		return nil, err
 	}
 	cmd.Env = append(env, "PYRIC_FN_SOCKET="+w.sock, "PYRIC_FN_COMPILE_CACHE="+e.compileCache)
-	setProcAttr(cmd)
+	// Its own process group, so a kill ends what it spawned too. (No
+	// Pdeathsig: it fires when the spawning OS thread exits, not the
+	// process; the worker leaves when its stdin, held by pyric, ends.)
+	procgroup.Own(cmd)
 	ctrlR, ctrlW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -232,7 +238,8 @@ func (w *worker) copyOutput(r io.Reader) {
 // kill ends the process (and its process group).
 func (w *worker) kill() {
 	if w.cmd != nil && w.cmd.Process != nil {
-		killProc(w.cmd)
+		procgroup.Signal(w.cmd, syscall.SIGKILL)
+		w.cmd.Process.Kill()
 	}
 	if w.stdin != nil {
 		w.stdin.Close()

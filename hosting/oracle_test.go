@@ -18,6 +18,7 @@ import (
 	"github.com/pyric/pyric/hosting"
 	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/needs"
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 // repoRoot is the repository root.
@@ -138,7 +139,7 @@ func startEmulator(t testing.TB, dir string, sites int) map[string]string {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=1", "NO_UPDATE_NOTIFIER=1", "METADATA_SERVER_DETECTION=none",
 		"FIREBASE_CLI_EXPERIMENTS=", "HOME="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func startEmulator(t testing.TB, dir string, sites int) map[string]string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = procgroup.Signal(cmd, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
 	urls := map[string]string{}

@@ -20,6 +20,7 @@ import (
 	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 func jsDir() string { return e2etest.JSDir() }
@@ -73,7 +74,7 @@ func startReference(t *testing.T, project string) string {
 		cmd.Env = append(os.Environ(), "HOME="+dir, "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=true")
 		log, _ := os.Create(filepath.Join(dir, "emulator.log"))
 		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		procgroup.Own(cmd)
 		if err := cmd.Start(); err != nil {
 			reference.err = err
 			return
@@ -103,13 +104,13 @@ func startReference(t *testing.T, project string) string {
 func stopReference() {
 	if reference.cmd != nil && reference.cmd.Process != nil {
 		// The process group holds firebase-tools and its children.
-		_ = syscall.Kill(-reference.cmd.Process.Pid, syscall.SIGTERM)
+		_ = procgroup.Signal(reference.cmd, syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { _ = reference.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-reference.cmd.Process.Pid, syscall.SIGKILL)
+			_ = procgroup.Signal(reference.cmd, syscall.SIGKILL)
 		}
 	}
 	if reference.dir != "" {

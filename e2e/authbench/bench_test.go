@@ -42,6 +42,7 @@ import (
 	"github.com/pyric/pyric/internal/await"
 	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 const project = "demo-authbench"
@@ -235,13 +236,13 @@ func startEmulator(t *testing.T) target {
 	cmd := exec.Command(bin, "emulators:start", "--only", "auth", "--project", project)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "FIREBASE_CLI_DISABLE_UPDATE_CHECK=true", "CI=1", "NO_UPDATE_NOTIFIER=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Signal(cmd, syscall.SIGKILL)
 		cmd.Wait()
 	})
 	waitHTTP(t, "http://"+addr+"/")

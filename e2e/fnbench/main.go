@@ -52,6 +52,7 @@ import (
 
 	"github.com/pyric/pyric/internal/emulator"
 	"github.com/pyric/pyric/internal/freeport"
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 func main() {
@@ -300,7 +301,7 @@ type server struct {
 func startServer(dir string, env []string, bin string, args ...string) (*server, error) {
 	s := &server{cmd: exec.Command(bin, args...)}
 	s.cmd.Dir, s.cmd.Env = dir, env
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(s.cmd)
 	s.cmd.Stdout, s.cmd.Stderr = &s.logs, &s.logs
 	return s, s.cmd.Start()
 }
@@ -308,13 +309,13 @@ func startServer(dir string, env []string, bin string, args ...string) (*server,
 // stop interrupts the process group as a terminal's ^C does and waits
 // (killing it after 20 s), so its ports are free for the next target.
 func (s *server) stop() {
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT)
+	procgroup.Signal(s.cmd, syscall.SIGINT)
 	done := make(chan struct{})
 	go func() { s.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Signal(s.cmd, syscall.SIGKILL)
 		<-done
 	}
 }

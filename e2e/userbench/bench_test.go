@@ -37,6 +37,7 @@ import (
 	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/internal/e2etest"
 	"github.com/pyric/pyric/internal/emulator"
+	"github.com/pyric/pyric/internal/procgroup"
 )
 
 const project = "demo-userbench"
@@ -208,14 +209,14 @@ func measure(t *testing.T, name, dir string, env []string, bin string, args ...s
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Own(cmd)
+	cmd.Cancel = func() error { return procgroup.Signal(cmd, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	launch := time.Now()
 	err := cmd.Run()
 	total := time.Since(launch)
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever it left behind
+	procgroup.Signal(cmd, syscall.SIGKILL) // whatever it left behind
 	r := run{total: total}
 	var started, finished int64
 	sc := bufio.NewScanner(bytes.NewReader(stdout.Bytes()))

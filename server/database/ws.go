@@ -417,7 +417,7 @@ func decodeMessage(msg string) (env string, req request, ctl string, err error) 
 	// encoding/json's struct decoding reads — goes through the passes
 	// below, which also tell which part of a malformed message is wrong.
 	if utf8.ValidString(msg) {
-		if top, ok := database.ParseJSONNumbers(msg); ok {
+		if top, ok := database.ParseWireMessage(msg); ok {
 			if env, req, ctl, ok := messageOf(top); ok {
 				return env, req, ctl, nil
 			}
@@ -494,6 +494,9 @@ func decodeMessageSlowly(msg string) (env string, req request, ctl string, err e
 		}
 		if _, err := req.R.Int64(); err != nil && req.R != "" {
 			return "", req, "", errors.New("a request number that is not a number")
+		}
+		if d, ok := req.B["d"]; ok {
+			req.B["d"] = database.ExactNumbers(d) // as decodeMessage reads it
 		}
 		return "d", req, "", nil
 	}

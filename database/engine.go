@@ -312,9 +312,9 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
 	req := readRequest(ns, keys, q)
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
+	exp := d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
-		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(dec, reason)}
+		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(exp)}
 	}
 	return dec, nil
 }
@@ -697,9 +697,9 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		req = writeRequest(ns.root, base, basePath, norm, vals, merge)
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
+	exp := d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
 	if !ok {
-		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(dec, reason)}
+		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(exp)}
 	}
 	// Before the tree changes in place: the replaced values (detached by
 	// the write, so they stay as they are) and the shapes persistence

@@ -566,9 +566,9 @@ func (d *Database) checkWrite(ns *namespace, who identity.Identity, base []strin
 		}
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitWrite(ns.name, "ondisconnect_register", joinPath(base), who, resultOf(ok), dec, reason, seenOf(base, ws, merge))
+	exp := d.emitWrite(ns.name, "ondisconnect_register", joinPath(base), who, resultOf(ok), dec, reason, seenOf(base, ws, merge))
 	if !ok {
-		return &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
+		return &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(exp)}
 	}
 	return nil
 }

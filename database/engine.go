@@ -697,10 +697,13 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		req = writeRequest(ns.root, base, basePath, norm, vals, merge)
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	exp := d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
 	if !ok {
+		exp := d.emitWrite(ns.name, opts.Method, basePath, who, vDeny, dec, reason, seen)
 		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(exp)}
 	}
+	// The request event goes out with the commit's, in one batch, once
+	// the write is stored (alone if it is not).
+	reqEv, _ := d.requestEvent(ns.name, opts.Method, basePath, who, vAllow, dec, reason, seen)
 	// Before the tree changes in place: the replaced values (detached by
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
@@ -740,13 +743,14 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The commit events, held in the outbox by the same durable record as
 	// the write when a consumer must see them across a crash (the
 	// functions' triggers).
-	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
+	evs := d.commitEvents(reqEv, ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
 	var held []service.LogChange
 	if o := d.env.Outbox; o != nil && d.env.Log != nil {
-		held = o.Hold(evs)
+		held = o.Hold(evs[1:])
 	}
 	if d.env.Bucket != nil {
 		if err := d.persistWrites(ns.name, shapes, ns.root, changes, held); err != nil {
+			d.env.Events.Emit(reqEv)
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.
 			if rerr := d.reloadTree(ns); rerr != nil {
@@ -757,9 +761,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	}
 	ns.maintainIndexes(changes)
 	scoped()
-	for _, ev := range evs {
-		d.env.Events.Emit(ev)
-	}
+	event.EmitBatch(d.env.Events, evs)
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)

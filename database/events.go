@@ -75,7 +75,15 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 // explanation of the decision it recorded (none without dec), which a
 // denial's why takes instead of building it again.
 func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) sim.Explained {
-	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
+	ev, exp := d.requestEvent(ns, method, path, who, v, dec, reason, seen)
+	d.env.Events.Emit(ev)
+	return exp
+}
+
+// requestEvent is the request event emitWrite emits, and its
+// explanation; a commit emits it with the commit's events.
+func (d *Database) requestEvent(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) (event.Event, sim.Explained) {
+	ev := event.Event{Kind: event.KindRequest, Service: serviceName, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
 		Request: &event.Request{Seen: seen}}
 	ev.Who(who)
 	r := ev.Request
@@ -102,8 +110,7 @@ func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v v
 	} else if reason != "" && v != vError && v != vStale {
 		r.Decision = &event.Explanation{Engine: "database", Reason: reason}
 	}
-	d.emit(ev)
-	return exp
+	return ev, exp
 }
 
 // why explains a denial: the failing sub-expressions of the (traced)
@@ -161,11 +168,12 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 }
 
 // commitEvents are the events of what a write changed, location by
-// location; now is the time its server values resolved to (the commit's
+// location, after its request event req (the first of them); now is the time its server values resolved to (the commit's
 // request time); basePath is joinPath(base), the request's path, which a
 // change at base (a set's) takes instead of rendering it again.
-func (d *Database) commitEvents(ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
-	evs := make([]event.Event, 0, len(changes))
+func (d *Database) commitEvents(req event.Event, ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
+	evs := make([]event.Event, 1, 1+len(changes))
+	evs[0] = req
 	for _, c := range changes {
 		path := basePath
 		if !slices.Equal(c.keys, base) {

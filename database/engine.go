@@ -110,6 +110,12 @@ type namespace struct {
 	idxMu   sync.Mutex
 	indexes map[string]*index
 
+	// evs is the event batch of the last commit, emptied, which the next
+	// one builds its own in (guarded by mu): the bus copies the events
+	// it is given, and a small write's batch is otherwise its largest
+	// allocation.
+	evs []event.Event
+
 	listeners map[*listener]struct{} // guarded by lmu
 	lidx      lindex                 // the listeners by location, guarded by lmu
 	lmu       sync.Mutex
@@ -743,7 +749,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The commit events, held in the outbox by the same durable record as
 	// the write when a consumer must see them across a crash (the
 	// functions' triggers).
-	evs := d.commitEvents(reqEv, ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
+	evs := d.commitEvents(ns.evs[:0], reqEv, ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
 	var held []service.LogChange
 	if o := d.env.Outbox; o != nil && d.env.Log != nil {
 		held = o.Hold(evs[1:])
@@ -762,10 +768,23 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	ns.maintainIndexes(changes)
 	scoped()
 	event.EmitBatch(d.env.Events, evs)
+	ns.keepEvents(evs)
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)
 	return changes, nil
+}
+
+// keepEvents keeps a commit's emitted batch evs, emptied, for the next
+// commit's; a large one is left to the collector. Caller holds ns.mu for
+// writing.
+func (ns *namespace) keepEvents(evs []event.Event) {
+	if cap(evs) > 8 {
+		ns.evs = nil
+		return
+	}
+	clear(evs) // the events' documents are the history's now, not ours
+	ns.evs = evs[:0]
 }
 
 // writeRequest is the rules request of a commit's writes norm (their

@@ -168,12 +168,13 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 }
 
 // commitEvents are the events of what a write changed, location by
-// location, after its request event req (the first of them); now is the time its server values resolved to (the commit's
+// location, after its request event req (the first of them), built in
+// buf (whose events are overwritten); now is the time its server values resolved to (the commit's
 // request time); basePath is joinPath(base), the request's path, which a
 // change at base (a set's) takes instead of rendering it again.
-func (d *Database) commitEvents(req event.Event, ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
-	evs := make([]event.Event, 1, 1+len(changes))
-	evs[0] = req
+func (d *Database) commitEvents(buf []event.Event, req event.Event, ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
+	evs := slices.Grow(buf[:0], 1+len(changes))
+	evs = append(evs, req)
 	for _, c := range changes {
 		path := basePath
 		if !slices.Equal(c.keys, base) {

@@ -411,6 +411,12 @@ type ReadOptions struct {
 	// and its result is the Read's Encoded instead of a copy of the value
 	// in Value: a read that is only encoded (a REST GET) copies nothing.
 	Encode func(v any) []byte
+	// JSON, without Encode, makes the Read's Encoded the value's JSON
+	// text (AppendValue's, export format) appended to JSONTo, written
+	// under the read lock: nothing of the value is copied, and no
+	// function is made for it.
+	JSON   bool
+	JSONTo []byte
 }
 
 // Get reads a location (or a query window of it) as who. strictIndex
@@ -449,9 +455,14 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	default:
 		v = whole
 	}
-	if opts.Encode != nil {
+	switch {
+	case opts.Encode != nil:
 		r.Encoded = opts.Encode(v)
-	} else {
+	case opts.JSON:
+		if r.Encoded, err = AppendValue(opts.JSONTo, v); err != nil {
+			return Read{}, err
+		}
+	default:
 		r.Value = clone(v)
 	}
 	return r, nil

@@ -345,9 +345,15 @@ func (s *session) handle(msg string) error {
 // json.Marshal writes for its dataMessage, written by hand around the
 // data's own encoding.
 func encodeResponse(r json.Number, status string, data any) []byte {
-	b := make([]byte, 0, 64)
+	e, isEncoded := data.(encodedValue)
+	b := make([]byte, 0, 64+len(e)) // the reply's own text is under 64 bytes
 	b = append(b, `{"d":{"b":{"d":`...)
-	b, err := database.AppendValue(b, data)
+	var err error
+	if isEncoded {
+		b = append(b, e...)
+	} else {
+		b, err = database.AppendValue(b, data)
+	}
 	if err != nil || !validNumber(r) {
 		out, _ := json.Marshal(dataMessage{D: response{R: r, B: responseBody{S: status, D: data}}, T: "d"})
 		return out
@@ -362,6 +368,14 @@ func encodeResponse(r json.Number, status string, data any) []byte {
 	}
 	return append(b, `},"t":"d"}`...)
 }
+
+// encodedValue is response data encoded already (database.AppendValue's
+// JSON text), which a reply carries as it is.
+type encodedValue []byte
+
+// MarshalJSON is the text itself: AppendValue writes what json.Marshal
+// writes.
+func (e encodedValue) MarshalJSON() ([]byte, error) { return e, nil }
 
 // validNumber reports whether r is a JSON number (as a request number
 // decoded from one is).
@@ -574,11 +588,11 @@ func (s *session) action(req request) (string, any) {
 		if err != nil {
 			return wireStatus(err)
 		}
-		v, err := s.conn.Get(path, &q)
+		v, err := s.conn.GetJSON(make([]byte, 0, 64), path, &q)
 		if err != nil {
 			return wireStatus(err)
 		}
-		return "ok", v
+		return "ok", encodedValue(v)
 	case "p":
 		var hash *string
 		if h, ok := b["h"].(string); ok {

@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -292,5 +293,19 @@ func BenchmarkReadEncoding(b *testing.B) {
 				database.MarshalPlain(c.v)
 			}
 		})
+	}
+}
+
+// BenchmarkDeniedWrite is a write the rules deny, explained in its
+// request event and in the error's why (one explanation for both).
+func BenchmarkDeniedWrite(b *testing.B) {
+	d, _ := newDB(b, `{"rules": {"users": {"$uid": {".write": "auth.uid === $uid && newData.child('age').val() > 0"}}}}`, nil)
+	v := map[string]any{"age": -1.0}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := d.Set(alice, ns, "users/alice", v, database.WriteOptions{}); !errors.Is(err, database.ErrPermissionDenied) {
+			b.Fatal(err)
+		}
 	}
 }

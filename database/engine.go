@@ -110,6 +110,12 @@ type namespace struct {
 	idxMu   sync.Mutex
 	indexes map[string]*index
 
+	// evs is the event batch of the last commit, emptied, which the next
+	// one builds its own in (guarded by mu): the bus copies the events
+	// it is given, and a small write's batch is otherwise its largest
+	// allocation.
+	evs []event.Event
+
 	listeners map[*listener]struct{} // guarded by lmu
 	lidx      lindex                 // the listeners by location, guarded by lmu
 	lmu       sync.Mutex
@@ -312,9 +318,9 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
 	req := readRequest(ns, keys, q)
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
+	exp := d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
-		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(dec, reason)}
+		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(exp)}
 	}
 	return dec, nil
 }
@@ -405,6 +411,12 @@ type ReadOptions struct {
 	// and its result is the Read's Encoded instead of a copy of the value
 	// in Value: a read that is only encoded (a REST GET) copies nothing.
 	Encode func(v any) []byte
+	// JSON, without Encode, makes the Read's Encoded the value's JSON
+	// text (AppendValue's, export format) appended to JSONTo, written
+	// under the read lock: nothing of the value is copied, and no
+	// function is made for it.
+	JSON   bool
+	JSONTo []byte
 }
 
 // Get reads a location (or a query window of it) as who. strictIndex
@@ -443,9 +455,14 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	default:
 		v = whole
 	}
-	if opts.Encode != nil {
+	switch {
+	case opts.Encode != nil:
 		r.Encoded = opts.Encode(v)
-	} else {
+	case opts.JSON:
+		if r.Encoded, err = AppendValue(opts.JSONTo, v); err != nil {
+			return Read{}, err
+		}
+	default:
 		r.Value = clone(v)
 	}
 	return r, nil
@@ -697,10 +714,13 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		req = writeRequest(ns.root, base, basePath, norm, vals, merge)
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitWrite(ns.name, opts.Method, basePath, who, resultOf(ok), dec, reason, seen)
 	if !ok {
-		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(dec, reason)}
+		exp := d.emitWrite(ns.name, opts.Method, basePath, who, vDeny, dec, reason, seen)
+		return nil, &Denied{Path: basePath, Op: "write", Reason: reason, Why: why(exp)}
 	}
+	// The request event goes out with the commit's, in one batch, once
+	// the write is stored (alone if it is not).
+	reqEv, _ := d.requestEvent(ns.name, opts.Method, basePath, who, vAllow, dec, reason, seen)
 	// Before the tree changes in place: the replaced values (detached by
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
@@ -740,13 +760,14 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// The commit events, held in the outbox by the same durable record as
 	// the write when a consumer must see them across a crash (the
 	// functions' triggers).
-	evs := d.commitEvents(ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
+	evs := d.commitEvents(ns.evs[:0], reqEv, ns.name, opts.Method, who, changes, time.UnixMilli(now), base, basePath)
 	var held []service.LogChange
 	if o := d.env.Outbox; o != nil && d.env.Log != nil {
-		held = o.Hold(evs)
+		held = o.Hold(evs[1:])
 	}
 	if d.env.Bucket != nil {
 		if err := d.persistWrites(ns.name, shapes, ns.root, changes, held); err != nil {
+			d.env.Events.Emit(reqEv)
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.
 			if rerr := d.reloadTree(ns); rerr != nil {
@@ -757,13 +778,24 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	}
 	ns.maintainIndexes(changes)
 	scoped()
-	for _, ev := range evs {
-		d.env.Events.Emit(ev)
-	}
+	event.EmitBatch(d.env.Events, evs)
+	ns.keepEvents(evs)
 	// Revoke first: a listen the write makes unreadable gets no more data.
 	d.recheckListens(ns, changes)
 	d.notify(ns, base, changes, merge)
 	return changes, nil
+}
+
+// keepEvents keeps a commit's emitted batch evs, emptied, for the next
+// commit's; a large one is left to the collector. Caller holds ns.mu for
+// writing.
+func (ns *namespace) keepEvents(evs []event.Event) {
+	if cap(evs) > 8 {
+		ns.evs = nil
+		return
+	}
+	clear(evs) // the events' documents are the history's now, not ours
+	ns.evs = evs[:0]
 }
 
 // writeRequest is the rules request of a commit's writes norm (their

@@ -11,6 +11,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1053,5 +1054,33 @@ func TestConnHoldTakeWait(t *testing.T) {
 	c.Close()
 	if _, err := c.Take(); !errors.Is(err, database.ErrClosed) {
 		t.Fatalf("Take after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestCommitEventsInOrder: each write's request event is followed by its
+// commit event, in write order, and a commit's batch (built in the last
+// one's slice) leaves the events already emitted as they were.
+func TestCommitEventsInOrder(t *testing.T) {
+	d, bus := newDB(t, `{"rules": {".read": true, ".write": true}}`, nil)
+	for i, who := range []identity.Identity{admin, alice, admin} {
+		if _, err := d.Set(who, ns, fmt.Sprintf("a/%d", i), map[string]any{"n": float64(i)}, database.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, e := range bus.History() {
+		s := string(e.Kind) + " " + e.Path
+		if e.Commit != nil {
+			s += " " + jsonOf(e.Commit.After)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		`request /a/0`, `commit /a/0 {"n":0}`,
+		`request /a/1`, `commit /a/1 {"n":1}`,
+		`request /a/2`, `commit /a/2 {"n":2}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

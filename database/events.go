@@ -71,9 +71,19 @@ func (d *Database) emitOp(ns, method, path string, who identity.Identity, v verd
 
 // emitWrite is emitOp with what the rules saw of the request: a write's
 // data as the caller sent it (denied writes too), a read's query, so a
-// replay (verify) can decide it again.
-func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) {
-	ev := event.Event{Kind: event.KindRequest, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
+// replay (verify) can decide it again. It returns the rules'
+// explanation of the decision it recorded (none without dec), which a
+// denial's why takes instead of building it again.
+func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) sim.Explained {
+	ev, exp := d.requestEvent(ns, method, path, who, v, dec, reason, seen)
+	d.env.Events.Emit(ev)
+	return exp
+}
+
+// requestEvent is the request event emitWrite emits, and its
+// explanation; a commit emits it with the commit's events.
+func (d *Database) requestEvent(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, seen *event.Seen) (event.Event, sim.Explained) {
+	ev := event.Event{Kind: event.KindRequest, Service: serviceName, Method: method, Path: d.evPath(ns, path), Origin: event.OriginClient,
 		Request: &event.Request{Seen: seen}}
 	ev.Who(who)
 	r := ev.Request
@@ -93,34 +103,31 @@ func (d *Database) emitWrite(ns, method, path string, who identity.Identity, v v
 		r.Verdict = event.Deny
 		ev.Err = &event.Failure{Code: "permission_denied", Message: "Permission denied"}
 	}
+	var exp sim.Explained
 	if dec != nil {
-		exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+		exp = sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
 		r.Rule, r.Trace, r.Decision = exp.Rule, exp.Trace, exp.Decision
 	} else if reason != "" && v != vError && v != vStale {
 		r.Decision = &event.Explanation{Engine: "database", Reason: reason}
 	}
-	d.emit(ev)
+	return ev, exp
 }
 
 // why explains a denial: the failing sub-expressions of the (traced)
-// decision with their values.
-func why(dec *rtdb.Decision, reason string) []string {
-	if dec == nil {
-		return nil
-	}
-	exp := sim.Explain("database", reason, dec.Rules, dec.Deciding, dec.Notes, 0, 0)
+// decision, as emitWrite explained it, with their values.
+func why(exp sim.Explained) []string {
 	return explain.Lines(exp.Decision, exp.Trace)
 }
 
 // emitRead is emitOp for a read: seen carries its query as the rules see
 // it (named as the rules and the simulator name query.*), so a replay
 // can decide it again.
-func (d *Database) emitRead(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, rq *rtdb.Query) {
+func (d *Database) emitRead(ns, method, path string, who identity.Identity, v verdict, dec *rtdb.Decision, reason string, rq *rtdb.Query) sim.Explained {
 	var seen *event.Seen
 	if rq != nil {
 		seen = &event.Seen{Query: queryView(rq)}
 	}
-	d.emitWrite(ns, method, path, who, v, dec, reason, seen)
+	return d.emitWrite(ns, method, path, who, v, dec, reason, seen)
 }
 
 // queryView is a rules query in the simulator's vocabulary (the names of
@@ -161,11 +168,13 @@ func seenOf(base []string, ws []write, merge bool) *event.Seen {
 }
 
 // commitEvents are the events of what a write changed, location by
-// location; now is the time its server values resolved to (the commit's
+// location, after its request event req (the first of them), built in
+// buf (whose events are overwritten); now is the time its server values resolved to (the commit's
 // request time); basePath is joinPath(base), the request's path, which a
 // change at base (a set's) takes instead of rendering it again.
-func (d *Database) commitEvents(ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
-	evs := make([]event.Event, 0, len(changes))
+func (d *Database) commitEvents(buf []event.Event, req event.Event, ns, method string, who identity.Identity, changes []change, now time.Time, base []string, basePath string) []event.Event {
+	evs := slices.Grow(buf[:0], 1+len(changes))
+	evs = append(evs, req)
 	for _, c := range changes {
 		path := basePath
 		if !slices.Equal(c.keys, base) {

@@ -44,6 +44,12 @@ type jsonParser struct {
 	bad bool
 	// numbers keeps every number as its text, a json.Number.
 	numbers bool
+	// wireData makes the data of a websocket request (d.b.d) read its
+	// numbers as exactNumber does (ParseWireMessage).
+	wireData bool
+	// exact, while numbers is false, keeps as a json.Number a number
+	// whose text encoding/json would not write back the same.
+	exact bool
 }
 
 // ParseJSONNumbers decodes JSON text as encoding/json decodes it into an
@@ -141,7 +147,7 @@ func (p *jsonParser) object(depth int) any {
 		}
 		p.i++
 		p.space()
-		v := p.value(depth)
+		v := p.wireDataValue(k, depth)
 		if p.bad {
 			return nil
 		}
@@ -259,6 +265,43 @@ func unescape(raw []byte) string {
 	return string(out)
 }
 
+// ParseWireMessage is ParseJSONNumbers of a websocket client message,
+// except that the numbers of the data its request carries (the value of
+// d.b.d: a set's, an update's, an onDisconnect's) are float64 when
+// encoding/json writes that float64 as the very text sent, so that such
+// data is in the stored form already and the engine stores it without
+// converting a copy (normalize). A number written otherwise ("1.0",
+// "1E3", one beyond a float64) stays a json.Number, as the request
+// event records the data as sent. Every other number (the request's r,
+// a listen's tag and query) is a json.Number, as ParseJSONNumbers reads
+// it.
+func ParseWireMessage(text string) (v any, ok bool) {
+	if text == "" {
+		return nil, false
+	}
+	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true, wireData: true}
+	p.space()
+	v = p.value(0)
+	p.space()
+	if p.bad || p.i != len(p.b) {
+		return nil, false
+	}
+	return v, true
+}
+
+// wireDataValue reads the value of key k of an object at depth, where a
+// websocket request's data (d.b.d: the third object's "d") reads its
+// numbers exactly (ParseWireMessage).
+func (p *jsonParser) wireDataValue(k string, depth int) any {
+	if !p.wireData || depth != 3 || k != "d" {
+		return p.value(depth)
+	}
+	p.numbers, p.exact = false, true
+	v := p.value(depth)
+	p.numbers, p.exact = true, false
+	return v
+}
+
 // number consumes a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *jsonParser) number() any {
 	b, start := p.b, p.i
@@ -290,10 +333,39 @@ func (p *jsonParser) number() any {
 	// The parse keeps no reference to the text (strconv copies what its
 	// errors quote).
 	f, err := strconv.ParseFloat(unsafe.String(&text[0], len(text)), 64)
-	if err != nil {
+	if err != nil || p.exact && !writesAs(f, text) {
 		return json.Number(text)
 	}
 	return f
+}
+
+// ExactNumbers replaces, in place, each json.Number in v (decoded JSON:
+// maps, arrays, numbers) that encoding/json writes back as its text by
+// that float64, and returns v: what ParseWireMessage reads of a
+// request's data, from what encoding/json read with UseNumber.
+func ExactNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && writesAs(f, []byte(v)) {
+			return f
+		}
+	case map[string]any:
+		for k, c := range v {
+			v[k] = ExactNumbers(c)
+		}
+	case []any:
+		for i, c := range v {
+			v[i] = ExactNumbers(c)
+		}
+	}
+	return v
+}
+
+// writesAs reports whether encoding/json writes f as text.
+func writesAs(f float64, text []byte) bool {
+	var buf [32]byte
+	enc, ok := appendFloat(buf[:0], f)
+	return ok && bytes.Equal(enc, text)
 }
 
 // appendJSON appends v, a stored value or a value as Plain renders one

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 )
@@ -204,4 +205,53 @@ func checkPlain(t *testing.T, v any) {
 	if aerr != nil || string(app) != "prefix"+string(want) {
 		t.Fatalf("%#v: AppendPlain %q %v, want %q", v, app, aerr, "prefix"+string(want))
 	}
+}
+
+// TestParseWireMessageNumbers: a websocket request's data reads a number
+// as a float64 exactly when encoding/json writes that float64 as the
+// text sent, so the data encodes (in events, capture files, replies)
+// byte for byte as the json.Numbers ParseJSONNumbers reads; every other
+// number of the message stays a json.Number.
+func TestParseWireMessageNumbers(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"0", "-0", "7", "-12", "1.5", "1.50", "0.1", "1e3", "1E3", "1e+21", "1e21",
+		"1e-7", "1e-07", "-1.25e-7", "123456789012345", "1234567890123456", "12345678901234567890",
+		"100000000000000000000", "1e400", "-1e400", "0.000001", "1e-6", "5e-324", "1.7976931348623157e+308"} {
+		msg := `{"t":"d","d":{"r":` + n + `,"a":"p","b":{"p":"/a","t":` + n + `,"q":{"sp":` + n + `},"d":{"x":` + n + `,"l":[` + n + `],"d":{"d":` + n + `}}}}}`
+		got, ok := ParseWireMessage(msg)
+		want, wok := ParseJSONNumbers(msg)
+		if !ok || !wok {
+			t.Fatalf("%s: not parsed", msg)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("%s: encodes as %s, want %s", n, gb, wb)
+		}
+		req := got.(map[string]any)["d"].(map[string]any)
+		body := req["b"].(map[string]any)
+		for name, v := range map[string]any{"r": req["r"], "t": body["t"], "sp": body["q"].(map[string]any)["sp"]} {
+			if _, isNum := v.(json.Number); !isNum {
+				t.Errorf("%s: %s is %T, want json.Number", n, name, v)
+			}
+		}
+		data := body["d"].(map[string]any)
+		f, exact := strconv.ParseFloat(n, 64)
+		exactText := exact == nil && string(marshalFloat(f)) == n
+		for _, v := range []any{data["x"], data["l"].([]any)[0], data["d"].(map[string]any)["d"]} {
+			if _, isFloat := v.(float64); isFloat != exactText {
+				t.Errorf("%s: data number is %T (%v), want float64 %v", n, v, v, exactText)
+			}
+		}
+		// The slow path (encoding/json with UseNumber) reads the same.
+		if slow := ExactNumbers(want.(map[string]any)["d"].(map[string]any)["b"].(map[string]any)["d"]); !reflect.DeepEqual(slow, data) {
+			t.Errorf("%s: ExactNumbers %#v, want %#v", n, slow, data)
+		}
+	}
+}
+
+// marshalFloat is encoding/json's text of f.
+func marshalFloat(f float64) []byte {
+	b, _ := json.Marshal(f)
+	return b
 }

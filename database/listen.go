@@ -451,6 +451,15 @@ func (c *Conn) Get(path string, q *Query) (any, error) {
 	return r.Value, err
 }
 
+// GetJSON is Get with the value (export format) as JSON text appended
+// to b (MarshalValue's), written under the namespace's read lock instead
+// of copied out of it: a get answered in JSON (the websocket's) copies
+// nothing of what it reads.
+func (c *Conn) GetJSON(b []byte, path string, q *Query) ([]byte, error) {
+	r, err := c.d.GetWith(c.Who(), c.ns.name, path, q, ReadOptions{FilteringIndex: true, JSON: true, JSONTo: b})
+	return r.Encoded, err
+}
+
 // OnDisconnectSet queues a set to run when the connection ends. The rules
 // judge it now and again when it runs.
 func (c *Conn) OnDisconnectSet(path string, value any) error {
@@ -566,9 +575,9 @@ func (d *Database) checkWrite(ns *namespace, who identity.Identity, base []strin
 		}
 	}
 	ok, dec, reason := d.decide(ns, who, req)
-	d.emitWrite(ns.name, "ondisconnect_register", joinPath(base), who, resultOf(ok), dec, reason, seenOf(base, ws, merge))
+	exp := d.emitWrite(ns.name, "ondisconnect_register", joinPath(base), who, resultOf(ok), dec, reason, seenOf(base, ws, merge))
 	if !ok {
-		return &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(dec, reason)}
+		return &Denied{Path: joinPath(base), Op: "write", Reason: reason, Why: why(exp)}
 	}
 	return nil
 }

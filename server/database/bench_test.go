@@ -45,7 +45,7 @@ func startDurable(b *testing.B) (*server.Handler, *httptest.Server) {
 	}()
 	b.Cleanup(sub.Close)
 	db, err := database.New(service.Env{Project: "demo", Events: bus, Bucket: st.Bucket("database"), Log: st.Log("database")},
-		database.Options{Rules: `{"rules": {".read": true, ".write": true}}`})
+		database.Options{Rules: `{"rules": {".read": true, ".write": true, "scores": {".indexOn": ["score"]}}}`})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,8 @@ func startDurable(b *testing.B) (*server.Handler, *httptest.Server) {
 // BenchmarkDurable is the RTDB benchmark's (e2e/rtdbbench) small
 // operations against a durable engine with events: REST put, patch and
 // get through the handler (no socket: the server's own work), and a
-// websocket client's set, update and get (one socket, client included).
+// websocket client's set, update, get, transaction (a compare-and-set)
+// and indexed query (one socket, client included).
 // Allocations are the load-independent figure to compare.
 func BenchmarkDurable(b *testing.B) {
 	rest := func(h http.Handler, method, path, body string) {
@@ -91,13 +92,17 @@ func BenchmarkDurable(b *testing.B) {
 			}
 		})
 	}
-	for _, op := range []string{"ws-set", "ws-update", "ws-get"} {
+	for _, op := range []string{"ws-set", "ws-update", "ws-get", "ws-txn", "ws-query"} {
 		b.Run(op, func(b *testing.B) {
 			_, srv := startDurable(b)
 			c := dial(b, srv.URL, "demo-default-rtdb")
 			for i := range 1000 {
 				c.ok("p", map[string]any{"p": fmt.Sprintf("/items/i%d", i), "d": map[string]any{"n": i, "name": "item"}})
 			}
+			for i := range 200 {
+				c.ok("p", map[string]any{"p": fmt.Sprintf("/scores/p%d", i), "d": map[string]any{"score": (i * 37) % 200}})
+			}
+			c.ok("p", map[string]any{"p": "/counter", "d": 0})
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -109,6 +114,10 @@ func BenchmarkDurable(b *testing.B) {
 					c.ok("m", map[string]any{"p": p, "d": map[string]any{"n": i + 1}})
 				case "ws-get":
 					c.ok("g", map[string]any{"p": p, "q": map[string]any{}})
+				case "ws-txn": // a transaction's compare-and-set on the counter's hash
+					c.ok("p", map[string]any{"p": "/counter", "d": i + 1, "h": database.Hash(float64(i))})
+				case "ws-query": // the first 10 by an indexed child
+					c.ok("g", map[string]any{"p": "/scores", "q": map[string]any{"i": "score", "l": 10, "vf": "l"}})
 				}
 			}
 		})

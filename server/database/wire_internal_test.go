@@ -69,3 +69,22 @@ func TestWireEncodingMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedResponseMatchesValue: a get's reply carrying its value
+// encoded already (encodedValue) is the reply carrying the value, by
+// hand and through json.Marshal (a request number it cannot copy).
+func TestEncodedResponseMatchesValue(t *testing.T) {
+	t.Parallel()
+	values := []any{nil, "<x>", 1.5, true, map[string]any{"b": map[string]any{".value": 1.0, ".priority": "p"}, "a": "é\u2028"}}
+	for _, v := range values {
+		enc, err := database.MarshalValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []json.Number{"", "7", "1.5"} {
+			if got, want := encodeResponse(r, "ok", encodedValue(enc)), encodeResponse(r, "ok", v); string(got) != string(want) {
+				t.Errorf("%#v, r %q: %s, want %s", v, r, got, want)
+			}
+		}
+	}
+}

@@ -345,9 +345,15 @@ func (s *session) handle(msg string) error {
 // json.Marshal writes for its dataMessage, written by hand around the
 // data's own encoding.
 func encodeResponse(r json.Number, status string, data any) []byte {
-	b := make([]byte, 0, 64)
+	e, isEncoded := data.(encodedValue)
+	b := make([]byte, 0, 64+len(e)) // the reply's own text is under 64 bytes
 	b = append(b, `{"d":{"b":{"d":`...)
-	b, err := database.AppendValue(b, data)
+	var err error
+	if isEncoded {
+		b = append(b, e...)
+	} else {
+		b, err = database.AppendValue(b, data)
+	}
 	if err != nil || !validNumber(r) {
 		out, _ := json.Marshal(dataMessage{D: response{R: r, B: responseBody{S: status, D: data}}, T: "d"})
 		return out
@@ -362,6 +368,14 @@ func encodeResponse(r json.Number, status string, data any) []byte {
 	}
 	return append(b, `},"t":"d"}`...)
 }
+
+// encodedValue is response data encoded already (database.AppendValue's
+// JSON text), which a reply carries as it is.
+type encodedValue []byte
+
+// MarshalJSON is the text itself: AppendValue writes what json.Marshal
+// writes.
+func (e encodedValue) MarshalJSON() ([]byte, error) { return e, nil }
 
 // validNumber reports whether r is a JSON number (as a request number
 // decoded from one is).
@@ -417,7 +431,7 @@ func decodeMessage(msg string) (env string, req request, ctl string, err error) 
 	// encoding/json's struct decoding reads — goes through the passes
 	// below, which also tell which part of a malformed message is wrong.
 	if utf8.ValidString(msg) {
-		if top, ok := database.ParseJSONNumbers(msg); ok {
+		if top, ok := database.ParseWireMessage(msg); ok {
 			if env, req, ctl, ok := messageOf(top); ok {
 				return env, req, ctl, nil
 			}
@@ -495,6 +509,9 @@ func decodeMessageSlowly(msg string) (env string, req request, ctl string, err e
 		if _, err := req.R.Int64(); err != nil && req.R != "" {
 			return "", req, "", errors.New("a request number that is not a number")
 		}
+		if d, ok := req.B["d"]; ok {
+			req.B["d"] = database.ExactNumbers(d) // as decodeMessage reads it
+		}
 		return "d", req, "", nil
 	}
 	return "", req, "", errors.New("a message of unknown type " + strconv.Quote(e.T))
@@ -571,11 +588,11 @@ func (s *session) action(req request) (string, any) {
 		if err != nil {
 			return wireStatus(err)
 		}
-		v, err := s.conn.Get(path, &q)
+		v, err := s.conn.GetJSON(make([]byte, 0, 64), path, &q)
 		if err != nil {
 			return wireStatus(err)
 		}
-		return "ok", v
+		return "ok", encodedValue(v)
 	case "p":
 		var hash *string
 		if h, ok := b["h"].(string); ok {

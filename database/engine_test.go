@@ -998,6 +998,73 @@ func TestSharedPushEncoding(t *testing.T) {
 	}
 }
 
+// TestSharedPushAboveListens: a write above the listened locations
+// reaches each location's listeners with that location's value, one
+// queued push and encoding per location, the same for all its untagged
+// listeners and never another location's.
+func TestSharedPushAboveListens(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":1}}`)
+	listen := func(path string) *database.Conn {
+		c := d.Connect(ns, alice)
+		t.Cleanup(c.Close)
+		if _, err := c.Listen(path, database.Query{}, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, c)
+		return c
+	}
+	as := []*database.Conn{listen("public/items/a"), listen("public/items/a")}
+	bs := []*database.Conn{listen("public/items/b"), listen("public/items/b")}
+	set(t, d, admin, "public/items", `{"a":{"n":2},"b":{"n":3}}`)
+	encodings := 0
+	encode := func(p database.Push) []byte {
+		encodings++
+		return []byte(p.Path + "=" + jsonOf(p.Data))
+	}
+	for want, cs := range map[string][]*database.Conn{`public/items/a={"n":2}`: as, `public/items/b={"n":3}`: bs} {
+		for i, c := range cs {
+			ps := drain(t, c)
+			if len(ps) != 1 || ps[0].Tag != 0 {
+				t.Fatalf("%s: listener %d got %v", want, i, pushText(ps))
+			}
+			if got := string(ps[0].Encoded(encode)); got != want {
+				t.Errorf("listener %d: encoded %q, want %q", i, got, want)
+			}
+		}
+	}
+	if encodings != 2 {
+		t.Errorf("two locations' pushes were encoded %d times, want once each", encodings)
+	}
+}
+
+// TestRecycledQueue: a queue given back (Conn.Recycle) is cleared, and
+// the next queue, which reuses its array, holds only what was queued
+// after it.
+func TestRecycledQueue(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, admin)
+	defer c.Close()
+	c.Send("first")
+	c.Send("second")
+	q, err := c.Take()
+	if err != nil || len(q) != 2 {
+		t.Fatalf("Take = %v, %v", q, err)
+	}
+	c.Recycle(q)
+	if q[0] != nil || q[1] != nil {
+		t.Errorf("a recycled queue still holds %v", q)
+	}
+	c.Send("third")
+	q2, err := c.Take()
+	if err != nil || len(q2) != 1 || q2[0] != "third" {
+		t.Fatalf("the queue after a recycled one = %v, %v; want [third]", q2, err)
+	}
+	if &q2[0] != &q[0] {
+		t.Errorf("the recycled array was not reused")
+	}
+}
+
 // A reply held (Conn.Hold) wakes no waiting reader: the goroutine that
 // held it takes the queue itself (Take), in order behind what was
 // queued before it; a push queued by a write wakes the waiting reader.

@@ -185,8 +185,7 @@ func (d *Database) commitEvents(ns, method string, who identity.Identity, change
 // emitListener records a listener's lifecycle and deliveries.
 func (d *Database) emitListener(l *listener, phase event.Phase, reason string) {
 	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener,
-		Listener: &event.Listener{Phase: phase, ListenerID: l.id,
-			Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()}}}
+		Listener: &event.Listener{Phase: phase, ListenerID: l.id, Target: l.target}}
 	ev.Who(l.conn.Who())
 	if reason != "" {
 		ev.Err = &event.Failure{Code: "permission_denied", Message: reason}

@@ -82,10 +82,14 @@ type Conn struct {
 	listens map[string]*listener
 	ondisc  []odOp
 	queue   []any
-	closed  bool
-	over    bool
-	wake    chan struct{}
-	done    chan struct{}
+	// spare is a taken queue's array given back (Recycle), empty, for
+	// the next queue: a connection that gets a push at a time then
+	// queues it without allocating.
+	spare  []any
+	closed bool
+	over   bool
+	wake   chan struct{}
+	done   chan struct{}
 }
 
 type odOp struct {
@@ -95,10 +99,15 @@ type odOp struct {
 }
 
 type listener struct {
-	id       string
-	conn     *Conn
-	keys     []string
-	path     string
+	id   string
+	conn *Conn
+	keys []string
+	path string
+	// pushPath is the path of the listen's pushes (path without its
+	// leading slash), and target what its events name: both fixed for
+	// the listen's life, made once instead of per delivery.
+	pushPath string
+	target   *event.Target
 	q        Query
 	tag      int64
 	windowed bool
@@ -235,6 +244,9 @@ func (c *Conn) queueItem(x any, wake bool) {
 		c.queue = nil
 		wake = true // the waiter must see the overflow
 	} else {
+		if c.queue == nil {
+			c.queue, c.spare = c.spare, nil
+		}
 		c.queue = append(c.queue, x)
 	}
 	c.mu.Unlock()
@@ -290,6 +302,25 @@ func (c *Conn) Take() ([]any, error) {
 		return nil, ErrClosed
 	}
 	return nil, nil
+}
+
+// maxSpare bounds the array Recycle keeps: a burst's large queue is
+// left to the collector rather than held for the connection's life.
+const maxSpare = 64
+
+// Recycle gives back a queue Take returned, once the caller is done with
+// it (it must not read it after): its array, cleared so that it holds no
+// message, may be the next queue's.
+func (c *Conn) Recycle(q []any) {
+	if cap(q) == 0 || cap(q) > maxSpare {
+		return
+	}
+	clear(q)
+	c.mu.Lock()
+	if c.spare == nil {
+		c.spare = q[:0]
+	}
+	c.mu.Unlock()
 }
 
 // Wait waits until a message may be queued (Take then returns it, unless
@@ -355,6 +386,8 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	}
 	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault(), whole: !indexed, deps: readDeps(dec)}
 	l.id = c.id + ":" + listenKey(keys, q)
+	l.pushPath = strings.Join(keys, "/")
+	l.target = &event.Target{Kind: "path", Path: l.path, Query: q.Canonical()}
 	v := getAt(ns.root, keys)
 	if l.windowed {
 		w, _ := clone(l.window(ns, v)).(map[string]any)
@@ -367,7 +400,7 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	// nothing at all: it gets the (null) data, as the captured transcript
 	// shows.
 	if hash == "" || Hash(v) != hash {
-		c.enqueue(Push{Path: strings.Join(keys, "/"), Data: v, Tag: tag})
+		c.enqueue(Push{Path: l.pushPath, Data: v, Tag: tag})
 	}
 	c.mu.Lock()
 	if old := c.listens[listenKey(keys, q)]; old != nil {
@@ -630,7 +663,7 @@ func (d *Database) rejudge(ns *namespace, ls []*listener) {
 			delete(l.conn.listens, listenKey(l.keys, l.q))
 		}
 		l.conn.mu.Unlock()
-		l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Revoked: true, Query: l.q.WireObject()})
+		l.conn.enqueue(Push{Path: l.pushPath, Revoked: true, Query: l.q.WireObject()})
 		if reason == "" {
 			reason = "the rules no longer allow this listen"
 		}
@@ -660,23 +693,28 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 	}
 	ns.lmu.Unlock()
 	// Pushes that many listeners get alike (untagged: no query of their
-	// own) share one encoding: per change below the listens, per listened
-	// path above them.
-	var sharedBelow []*SharedEncoding
-	var sharedAt map[string]*SharedEncoding
+	// own) are one queued value with one encoding: per change below the
+	// listens, per listened path above them. The value is boxed once (a
+	// Push in an interface is an allocation of its own), and every
+	// connection's queue holds the same read-only copy.
+	var sharedBelow []any
+	var sharedAt map[string]any
 	if len(ls) > 1 {
-		sharedBelow = make([]*SharedEncoding, len(changes))
-		sharedAt = map[string]*SharedEncoding{}
+		sharedBelow = make([]any, len(changes))
+		sharedAt = map[string]any{}
 	}
 	// Whether each change changed anything, compared once for all the
 	// listeners below it (0: not yet, 1: changed, 2: the same).
 	changed := make([]uint8, len(changes))
+	// items are the indexes in changes of what a listener gets, in one
+	// array reused listener after listener.
+	var items []int
 	for _, l := range ls {
 		if l.windowed {
 			d.notifyWindow(ns, l, changes)
 			continue
 		}
-		var items []int // indexes in changes
+		items = items[:0]
 		var above *change
 		for i, c := range changes {
 			if rtdb.IsPathPrefix(l.keys, c.keys) {
@@ -697,14 +735,16 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 			rest := l.keys[len(above.keys):]
 			o, n := getAt(above.old, rest), getAt(above.new, rest)
 			if !Equal(o, n) {
-				p := Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag}
-				if sharedAt != nil && l.tag == 0 {
-					if sharedAt[p.Path] == nil {
-						sharedAt[p.Path] = &SharedEncoding{}
+				if sharedAt == nil || l.tag != 0 {
+					l.conn.enqueue(Push{Path: l.pushPath, Data: n, Tag: l.tag})
+				} else {
+					p := sharedAt[l.pushPath]
+					if p == nil {
+						p = Push{Path: l.pushPath, Data: n, Shared: &SharedEncoding{}}
+						sharedAt[l.pushPath] = p
 					}
-					p.Shared = sharedAt[p.Path]
+					l.conn.enqueue(p)
 				}
-				l.conn.enqueue(p)
 				d.emitListener(l, event.Deliver, "")
 			}
 			continue
@@ -726,14 +766,14 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 			l.conn.enqueue(Push{Path: strings.Join(at, "/"), Data: m, Merge: true, Tag: l.tag})
 		} else {
 			for _, i := range items {
-				p := Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Tag: l.tag}
-				if sharedBelow != nil && l.tag == 0 {
-					if sharedBelow[i] == nil {
-						sharedBelow[i] = &SharedEncoding{}
-					}
-					p.Shared = sharedBelow[i]
+				if sharedBelow == nil || l.tag != 0 {
+					l.conn.enqueue(Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Tag: l.tag})
+					continue
 				}
-				l.conn.enqueue(p)
+				if sharedBelow[i] == nil {
+					sharedBelow[i] = Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Shared: &SharedEncoding{}}
+				}
+				l.conn.enqueue(sharedBelow[i])
 			}
 		}
 		d.emitListener(l, event.Deliver, "")
@@ -775,7 +815,7 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	if len(diff) == 0 {
 		return
 	}
-	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
+	l.conn.enqueue(Push{Path: l.pushPath, Data: diff, Merge: true, Tag: l.tag})
 	d.emitListener(l, event.Deliver, "")
 }
 

@@ -164,7 +164,9 @@ func (s *session) flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.writeItems(ctx, items)
+	err = s.writeItems(ctx, items)
+	s.conn.Recycle(items)
+	return err
 }
 
 // writeItems sends queued items on the socket, cut into frames.

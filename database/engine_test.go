@@ -1038,6 +1038,42 @@ func TestSharedPushAboveListens(t *testing.T) {
 	}
 }
 
+// TestConnWaitWithoutContext: a Wait whose context cannot end waits on
+// the connection alone, and a push, Wake and Close each end it, Close
+// every such Wait at once.
+func TestConnWaitWithoutContext(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, admin)
+	returned := func(what string, waiters int, do func()) {
+		t.Helper()
+		done := make(chan struct{}, waiters)
+		for range waiters {
+			go func() {
+				c.Wait(context.Background())
+				done <- struct{}{}
+			}()
+		}
+		time.Sleep(10 * time.Millisecond) // let them wait (not a timing assertion)
+		do()
+		for range waiters {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: a Wait did not return", what)
+			}
+		}
+	}
+	returned("a push", 1, func() { c.Send("x") })
+	if q, err := c.Take(); err != nil || len(q) != 1 {
+		t.Fatalf("Take = %v, %v", q, err)
+	}
+	returned("Wake", 1, c.Wake)
+	returned("Close", 3, c.Close)
+	if _, err := c.Take(); !errors.Is(err, database.ErrClosed) {
+		t.Errorf("Take after Close = %v, want ErrClosed", err)
+	}
+}
+
 // TestRecycledQueue: a queue given back (Conn.Recycle) is cleared, and
 // the next queue, which reuses its array, holds only what was queued
 // after it.

@@ -304,6 +304,16 @@ func (c *Conn) Take() ([]any, error) {
 	return nil, nil
 }
 
+// Wake ends a Wait without a message (Take then has nothing to return):
+// an adapter whose waiting goroutine waits without a context wakes it so
+// at its own end.
+func (c *Conn) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
 // maxSpare bounds the array Recycle keeps: a burst's large queue is
 // left to the collector rather than held for the connection's life.
 const maxSpare = 64
@@ -325,7 +335,7 @@ func (c *Conn) Recycle(q []any) {
 
 // Wait waits until a message may be queued (Take then returns it, unless
 // another goroutine took it first), the connection is closed or
-// overflowed, or ctx ends (its error).
+// overflowed, or ctx ends (its error). Wake ends it too.
 func (c *Conn) Wait(ctx context.Context) error {
 	c.mu.Lock()
 	ready := c.over || c.closed || len(c.queue) > 0
@@ -336,6 +346,19 @@ func (c *Conn) Wait(ctx context.Context) error {
 		// Wait for nothing.
 		select {
 		case <-c.wake:
+		default:
+		}
+		return nil
+	}
+	if ctx.Done() == nil {
+		// Only the connection can end this wait: one channel, which a
+		// push, an overflow, Close and Wake all signal. (A websocket's
+		// writer waits so; a fan-out wakes a thousand of them, and a
+		// select over three channels costs each wake-up more.)
+		<-c.wake
+		select {
+		case <-c.done:
+			c.Wake() // for another waiter, which must see the close too
 		default:
 		}
 		return nil
@@ -564,6 +587,7 @@ func (c *Conn) Close() {
 	}
 	close(c.done)
 	c.mu.Unlock()
+	c.Wake() // a Wait without a context waits on wake alone
 	c.ns.lmu.Lock()
 	for _, l := range ls {
 		c.ns.removeListenerLocked(l)

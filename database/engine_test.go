@@ -11,6 +11,7 @@ import (
 	"math/rand"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1071,6 +1072,50 @@ func TestConnWaitWithoutContext(t *testing.T) {
 	returned("Close", 3, c.Close)
 	if _, err := c.Take(); !errors.Is(err, database.ErrClosed) {
 		t.Errorf("Take after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestListenerEvents: each listen's attach, deliveries and detach are
+// recorded with its phase, id and target (its path and query), the
+// deliveries of two writes alike.
+func TestListenerEvents(t *testing.T) {
+	d, bus := newDB(t, rules, nil)
+	plain := d.Connect(ns, alice)
+	defer plain.Close()
+	if _, err := plain.Listen("public/ev", database.Query{}, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	query := d.Connect(ns, alice)
+	defer query.Close()
+	if _, err := query.Listen("public/ev", database.Query{Index: "n", Limit: 5}, 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	set(t, d, admin, "public/ev/a", `{"n":1}`)
+	set(t, d, admin, "public/ev/a", `{"n":2}`)
+	if err := plain.Unlisten("public/ev", database.Query{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range bus.History() {
+		if l := e.Listener; l != nil {
+			got = append(got, fmt.Sprintf("%s %s %s %s %v", l.Phase, l.ListenerID, l.Target.Kind, l.Target.Path, l.Target.Query))
+		}
+	}
+	pq := database.Query{}.Canonical()
+	qq := database.Query{Index: "n", Limit: 5}.Canonical()
+	pid, qid := plain.ID()+":/public/ev\x00"+pq, query.ID()+":/public/ev\x00"+qq
+	want := []string{
+		"attach " + pid + " path /public/ev " + pq,
+		"attach " + qid + " path /public/ev " + qq,
+		"deliver " + pid + " path /public/ev " + pq, "deliver " + qid + " path /public/ev " + qq,
+		"deliver " + pid + " path /public/ev " + pq, "deliver " + qid + " path /public/ev " + qq,
+		"detach " + pid + " path /public/ev " + pq,
+	}
+	// A write's deliveries are in no particular order among listeners.
+	slices.Sort(got[2:6])
+	slices.Sort(want[2:6])
+	if !slices.Equal(got, want) {
+		t.Errorf("listener events:\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -108,9 +108,12 @@ type listener struct {
 	// the listen's life, made once instead of per delivery.
 	pushPath string
 	target   *event.Target
-	q        Query
-	tag      int64
-	windowed bool
+	// delivered is the payload of every delivery event of the listen,
+	// the same each time (events are read-only to their consumers).
+	delivered *event.Listener
+	q         Query
+	tag       int64
+	windowed  bool
 	// whole marks an unindexed query's listen: its window is every child
 	// of the location (the SDK filters), kept and diffed like a window so
 	// that each change reaches the SDK as whole children.
@@ -411,6 +414,7 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	l.id = c.id + ":" + listenKey(keys, q)
 	l.pushPath = strings.Join(keys, "/")
 	l.target = &event.Target{Kind: "path", Path: l.path, Query: q.Canonical()}
+	l.delivered = &event.Listener{Phase: event.Deliver, ListenerID: l.id, Target: l.target}
 	v := getAt(ns.root, keys)
 	if l.windowed {
 		w, _ := clone(l.window(ns, v)).(map[string]any)

@@ -999,6 +999,153 @@ func TestSharedPushEncoding(t *testing.T) {
 	}
 }
 
+// TestSharedPushAboveListens: a write above the listened locations
+// reaches each location's listeners with that location's value, one
+// queued push and encoding per location, the same for all its untagged
+// listeners and never another location's.
+func TestSharedPushAboveListens(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	set(t, d, admin, "public/items", `{"a":{"n":1},"b":{"n":1}}`)
+	listen := func(path string) *database.Conn {
+		c := d.Connect(ns, alice)
+		t.Cleanup(c.Close)
+		if _, err := c.Listen(path, database.Query{}, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		drain(t, c)
+		return c
+	}
+	as := []*database.Conn{listen("public/items/a"), listen("public/items/a")}
+	bs := []*database.Conn{listen("public/items/b"), listen("public/items/b")}
+	set(t, d, admin, "public/items", `{"a":{"n":2},"b":{"n":3}}`)
+	encodings := 0
+	encode := func(p database.Push) []byte {
+		encodings++
+		return []byte(p.Path + "=" + jsonOf(p.Data))
+	}
+	for want, cs := range map[string][]*database.Conn{`public/items/a={"n":2}`: as, `public/items/b={"n":3}`: bs} {
+		for i, c := range cs {
+			ps := drain(t, c)
+			if len(ps) != 1 || ps[0].Tag != 0 {
+				t.Fatalf("%s: listener %d got %v", want, i, pushText(ps))
+			}
+			if got := string(ps[0].Encoded(encode)); got != want {
+				t.Errorf("listener %d: encoded %q, want %q", i, got, want)
+			}
+		}
+	}
+	if encodings != 2 {
+		t.Errorf("two locations' pushes were encoded %d times, want once each", encodings)
+	}
+}
+
+// TestConnWaitWithoutContext: a Wait whose context cannot end waits on
+// the connection alone, and a push, Wake and Close each end it, Close
+// every such Wait at once.
+func TestConnWaitWithoutContext(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, admin)
+	returned := func(what string, waiters int, do func()) {
+		t.Helper()
+		done := make(chan struct{}, waiters)
+		for range waiters {
+			go func() {
+				c.Wait(context.Background())
+				done <- struct{}{}
+			}()
+		}
+		time.Sleep(10 * time.Millisecond) // let them wait (not a timing assertion)
+		do()
+		for range waiters {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: a Wait did not return", what)
+			}
+		}
+	}
+	returned("a push", 1, func() { c.Send("x") })
+	if q, err := c.Take(); err != nil || len(q) != 1 {
+		t.Fatalf("Take = %v, %v", q, err)
+	}
+	returned("Wake", 1, c.Wake)
+	returned("Close", 3, c.Close)
+	if _, err := c.Take(); !errors.Is(err, database.ErrClosed) {
+		t.Errorf("Take after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestListenerEvents: each listen's attach, deliveries and detach are
+// recorded with its phase, id and target (its path and query), the
+// deliveries of two writes alike.
+func TestListenerEvents(t *testing.T) {
+	d, bus := newDB(t, rules, nil)
+	plain := d.Connect(ns, alice)
+	defer plain.Close()
+	if _, err := plain.Listen("public/ev", database.Query{}, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	query := d.Connect(ns, alice)
+	defer query.Close()
+	if _, err := query.Listen("public/ev", database.Query{Index: "n", Limit: 5}, 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	set(t, d, admin, "public/ev/a", `{"n":1}`)
+	set(t, d, admin, "public/ev/a", `{"n":2}`)
+	if err := plain.Unlisten("public/ev", database.Query{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range bus.History() {
+		if l := e.Listener; l != nil {
+			got = append(got, fmt.Sprintf("%s %s %s %s %v", l.Phase, l.ListenerID, l.Target.Kind, l.Target.Path, l.Target.Query))
+		}
+	}
+	pq := database.Query{}.Canonical()
+	qq := database.Query{Index: "n", Limit: 5}.Canonical()
+	pid, qid := plain.ID()+":/public/ev\x00"+pq, query.ID()+":/public/ev\x00"+qq
+	want := []string{
+		"attach " + pid + " path /public/ev " + pq,
+		"attach " + qid + " path /public/ev " + qq,
+		"deliver " + pid + " path /public/ev " + pq, "deliver " + qid + " path /public/ev " + qq,
+		"deliver " + pid + " path /public/ev " + pq, "deliver " + qid + " path /public/ev " + qq,
+		"detach " + pid + " path /public/ev " + pq,
+	}
+	// A write's deliveries are in no particular order among listeners.
+	slices.Sort(got[2:6])
+	slices.Sort(want[2:6])
+	if !slices.Equal(got, want) {
+		t.Errorf("listener events:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestRecycledQueue: a queue given back (Conn.Recycle) is cleared, and
+// the next queue, which reuses its array, holds only what was queued
+// after it.
+func TestRecycledQueue(t *testing.T) {
+	d, _ := newDB(t, rules, nil)
+	c := d.Connect(ns, admin)
+	defer c.Close()
+	c.Send("first")
+	c.Send("second")
+	q, err := c.Take()
+	if err != nil || len(q) != 2 {
+		t.Fatalf("Take = %v, %v", q, err)
+	}
+	c.Recycle(q)
+	if q[0] != nil || q[1] != nil {
+		t.Errorf("a recycled queue still holds %v", q)
+	}
+	c.Send("third")
+	q2, err := c.Take()
+	if err != nil || len(q2) != 1 || q2[0] != "third" {
+		t.Fatalf("the queue after a recycled one = %v, %v; want [third]", q2, err)
+	}
+	if &q2[0] != &q[0] {
+		t.Errorf("the recycled array was not reused")
+	}
+}
+
 // A reply held (Conn.Hold) wakes no waiting reader: the goroutine that
 // held it takes the queue itself (Take), in order behind what was
 // queued before it; a push queued by a write wakes the waiting reader.

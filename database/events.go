@@ -193,9 +193,11 @@ func (d *Database) commitEvents(buf []event.Event, req event.Event, ns, method s
 
 // emitListener records a listener's lifecycle and deliveries.
 func (d *Database) emitListener(l *listener, phase event.Phase, reason string) {
-	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener,
-		Listener: &event.Listener{Phase: phase, ListenerID: l.id,
-			Target: &event.Target{Kind: "path", Path: l.path, Query: l.q.Canonical()}}}
+	payload := l.delivered
+	if phase != event.Deliver || payload == nil {
+		payload = &event.Listener{Phase: phase, ListenerID: l.id, Target: l.target}
+	}
+	ev := event.Event{Kind: event.KindListener, Path: d.evPath(l.conn.ns.name, l.path), Origin: event.OriginListener, Listener: payload}
 	ev.Who(l.conn.Who())
 	if reason != "" {
 		ev.Err = &event.Failure{Code: "permission_denied", Message: reason}

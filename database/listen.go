@@ -82,10 +82,14 @@ type Conn struct {
 	listens map[string]*listener
 	ondisc  []odOp
 	queue   []any
-	closed  bool
-	over    bool
-	wake    chan struct{}
-	done    chan struct{}
+	// spare is a taken queue's array given back (Recycle), empty, for
+	// the next queue: a connection that gets a push at a time then
+	// queues it without allocating.
+	spare  []any
+	closed bool
+	over   bool
+	wake   chan struct{}
+	done   chan struct{}
 }
 
 type odOp struct {
@@ -95,13 +99,21 @@ type odOp struct {
 }
 
 type listener struct {
-	id       string
-	conn     *Conn
-	keys     []string
-	path     string
-	q        Query
-	tag      int64
-	windowed bool
+	id   string
+	conn *Conn
+	keys []string
+	path string
+	// pushPath is the path of the listen's pushes (path without its
+	// leading slash), and target what its events name: both fixed for
+	// the listen's life, made once instead of per delivery.
+	pushPath string
+	target   *event.Target
+	// delivered is the payload of every delivery event of the listen,
+	// the same each time (events are read-only to their consumers).
+	delivered *event.Listener
+	q         Query
+	tag       int64
+	windowed  bool
 	// whole marks an unindexed query's listen: its window is every child
 	// of the location (the SDK filters), kept and diffed like a window so
 	// that each change reaches the SDK as whole children.
@@ -235,6 +247,9 @@ func (c *Conn) queueItem(x any, wake bool) {
 		c.queue = nil
 		wake = true // the waiter must see the overflow
 	} else {
+		if c.queue == nil {
+			c.queue, c.spare = c.spare, nil
+		}
 		c.queue = append(c.queue, x)
 	}
 	c.mu.Unlock()
@@ -292,9 +307,38 @@ func (c *Conn) Take() ([]any, error) {
 	return nil, nil
 }
 
+// Wake ends a Wait without a message (Take then has nothing to return):
+// an adapter whose waiting goroutine waits without a context wakes it so
+// at its own end.
+func (c *Conn) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// maxSpare bounds the array Recycle keeps: a burst's large queue is
+// left to the collector rather than held for the connection's life.
+const maxSpare = 64
+
+// Recycle gives back a queue Take returned, once the caller is done with
+// it (it must not read it after): its array, cleared so that it holds no
+// message, may be the next queue's.
+func (c *Conn) Recycle(q []any) {
+	if cap(q) == 0 || cap(q) > maxSpare {
+		return
+	}
+	clear(q)
+	c.mu.Lock()
+	if c.spare == nil {
+		c.spare = q[:0]
+	}
+	c.mu.Unlock()
+}
+
 // Wait waits until a message may be queued (Take then returns it, unless
 // another goroutine took it first), the connection is closed or
-// overflowed, or ctx ends (its error).
+// overflowed, or ctx ends (its error). Wake ends it too.
 func (c *Conn) Wait(ctx context.Context) error {
 	c.mu.Lock()
 	ready := c.over || c.closed || len(c.queue) > 0
@@ -305,6 +349,19 @@ func (c *Conn) Wait(ctx context.Context) error {
 		// Wait for nothing.
 		select {
 		case <-c.wake:
+		default:
+		}
+		return nil
+	}
+	if ctx.Done() == nil {
+		// Only the connection can end this wait: one channel, which a
+		// push, an overflow, Close and Wake all signal. (A websocket's
+		// writer waits so; a fan-out wakes a thousand of them, and a
+		// select over three channels costs each wake-up more.)
+		<-c.wake
+		select {
+		case <-c.done:
+			c.Wake() // for another waiter, which must see the close too
 		default:
 		}
 		return nil
@@ -355,6 +412,9 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	}
 	l := &listener{conn: c, keys: keys, path: joinPath(keys), q: q, tag: tag, windowed: !q.IsDefault(), whole: !indexed, deps: readDeps(dec)}
 	l.id = c.id + ":" + listenKey(keys, q)
+	l.pushPath = strings.Join(keys, "/")
+	l.target = &event.Target{Kind: "path", Path: l.path, Query: q.Canonical()}
+	l.delivered = &event.Listener{Phase: event.Deliver, ListenerID: l.id, Target: l.target}
 	v := getAt(ns.root, keys)
 	if l.windowed {
 		w, _ := clone(l.window(ns, v)).(map[string]any)
@@ -367,7 +427,7 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	// nothing at all: it gets the (null) data, as the captured transcript
 	// shows.
 	if hash == "" || Hash(v) != hash {
-		c.enqueue(Push{Path: strings.Join(keys, "/"), Data: v, Tag: tag})
+		c.enqueue(Push{Path: l.pushPath, Data: v, Tag: tag})
 	}
 	c.mu.Lock()
 	if old := c.listens[listenKey(keys, q)]; old != nil {
@@ -540,6 +600,7 @@ func (c *Conn) Close() {
 	}
 	close(c.done)
 	c.mu.Unlock()
+	c.Wake() // a Wait without a context waits on wake alone
 	c.ns.lmu.Lock()
 	for _, l := range ls {
 		c.ns.removeListenerLocked(l)
@@ -639,7 +700,7 @@ func (d *Database) rejudge(ns *namespace, ls []*listener) {
 			delete(l.conn.listens, listenKey(l.keys, l.q))
 		}
 		l.conn.mu.Unlock()
-		l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Revoked: true, Query: l.q.WireObject()})
+		l.conn.enqueue(Push{Path: l.pushPath, Revoked: true, Query: l.q.WireObject()})
 		if reason == "" {
 			reason = "the rules no longer allow this listen"
 		}
@@ -669,23 +730,28 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 	}
 	ns.lmu.Unlock()
 	// Pushes that many listeners get alike (untagged: no query of their
-	// own) share one encoding: per change below the listens, per listened
-	// path above them.
-	var sharedBelow []*SharedEncoding
-	var sharedAt map[string]*SharedEncoding
+	// own) are one queued value with one encoding: per change below the
+	// listens, per listened path above them. The value is boxed once (a
+	// Push in an interface is an allocation of its own), and every
+	// connection's queue holds the same read-only copy.
+	var sharedBelow []any
+	var sharedAt map[string]any
 	if len(ls) > 1 {
-		sharedBelow = make([]*SharedEncoding, len(changes))
-		sharedAt = map[string]*SharedEncoding{}
+		sharedBelow = make([]any, len(changes))
+		sharedAt = map[string]any{}
 	}
 	// Whether each change changed anything, compared once for all the
 	// listeners below it (0: not yet, 1: changed, 2: the same).
 	changed := make([]uint8, len(changes))
+	// items are the indexes in changes of what a listener gets, in one
+	// array reused listener after listener.
+	var items []int
 	for _, l := range ls {
 		if l.windowed {
 			d.notifyWindow(ns, l, changes)
 			continue
 		}
-		var items []int // indexes in changes
+		items = items[:0]
 		var above *change
 		for i, c := range changes {
 			if rtdb.IsPathPrefix(l.keys, c.keys) {
@@ -706,14 +772,16 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 			rest := l.keys[len(above.keys):]
 			o, n := getAt(above.old, rest), getAt(above.new, rest)
 			if !Equal(o, n) {
-				p := Push{Path: strings.Join(l.keys, "/"), Data: n, Tag: l.tag}
-				if sharedAt != nil && l.tag == 0 {
-					if sharedAt[p.Path] == nil {
-						sharedAt[p.Path] = &SharedEncoding{}
+				if sharedAt == nil || l.tag != 0 {
+					l.conn.enqueue(Push{Path: l.pushPath, Data: n, Tag: l.tag})
+				} else {
+					p := sharedAt[l.pushPath]
+					if p == nil {
+						p = Push{Path: l.pushPath, Data: n, Shared: &SharedEncoding{}}
+						sharedAt[l.pushPath] = p
 					}
-					p.Shared = sharedAt[p.Path]
+					l.conn.enqueue(p)
 				}
-				l.conn.enqueue(p)
 				d.emitListener(l, event.Deliver, "")
 			}
 			continue
@@ -735,14 +803,14 @@ func (d *Database) notify(ns *namespace, base []string, changes []change, merge 
 			l.conn.enqueue(Push{Path: strings.Join(at, "/"), Data: m, Merge: true, Tag: l.tag})
 		} else {
 			for _, i := range items {
-				p := Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Tag: l.tag}
-				if sharedBelow != nil && l.tag == 0 {
-					if sharedBelow[i] == nil {
-						sharedBelow[i] = &SharedEncoding{}
-					}
-					p.Shared = sharedBelow[i]
+				if sharedBelow == nil || l.tag != 0 {
+					l.conn.enqueue(Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Tag: l.tag})
+					continue
 				}
-				l.conn.enqueue(p)
+				if sharedBelow[i] == nil {
+					sharedBelow[i] = Push{Path: strings.Join(changes[i].keys, "/"), Data: changes[i].new, Shared: &SharedEncoding{}}
+				}
+				l.conn.enqueue(sharedBelow[i])
 			}
 		}
 		d.emitListener(l, event.Deliver, "")
@@ -784,7 +852,7 @@ func (d *Database) notifyWindow(ns *namespace, l *listener, changes []change) {
 	if len(diff) == 0 {
 		return
 	}
-	l.conn.enqueue(Push{Path: strings.Join(l.keys, "/"), Data: diff, Merge: true, Tag: l.tag})
+	l.conn.enqueue(Push{Path: l.pushPath, Data: diff, Merge: true, Tag: l.tag})
 	d.emitListener(l, event.Deliver, "")
 }
 

@@ -1,14 +1,22 @@
 package databaseserver_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"github.com/pyric/pyric/database"
 	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/internal/benchkit"
 	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	server "github.com/pyric/pyric/server/database"
@@ -122,4 +130,79 @@ func BenchmarkDurable(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkWebsocketFanout1000 is one write (a small set over a
+// websocket) delivered to 1,000 websockets listening on its path, each
+// read by a client of this process: the server's dispatch and write path
+// (e2e/rtdbbench's "fan-out Go" row) without another process. The
+// clients' reads are counted too, the same in every version: allocs/op,
+// cpu-ms/op and switches/op (the process's context switches, from /proc)
+// are the figures to compare, not ns/op.
+func BenchmarkWebsocketFanout1000(b *testing.B) {
+	const n = 1000
+	_, srv := startDurable(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/.ws?v=5&ns=demo-default-rtdb"
+	got := make(chan int, n)
+	for range n {
+		ws, _, err := websocket.Dial(ctx, u, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ws.CloseNow()
+		listen := `{"t":"d","d":{"r":1,"a":"q","b":{"p":"/fan","h":""}}}`
+		if err := ws.Write(ctx, websocket.MessageText, []byte(listen)); err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			for {
+				_, msg, err := ws.Read(ctx)
+				if err != nil {
+					return
+				}
+				if bytes.Contains(msg, []byte(`"a":"d"`)) {
+					got <- 1
+				}
+			}
+		}()
+	}
+	for range n { // each listen's first value
+		<-got
+	}
+	w := dial(b, srv.URL, "demo-default-rtdb")
+	b.ReportAllocs()
+	sw0, c0 := contextSwitches(b), benchkit.SelfCPU()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.ok("p", map[string]any{"p": "/fan", "d": i + 1})
+		for range n {
+			<-got
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((benchkit.SelfCPU()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(contextSwitches(b)-sw0)/float64(b.N), "switches/op")
+}
+
+// contextSwitches is the number of context switches (voluntary and not)
+// of this process's threads so far, 0 where /proc has none.
+func contextSwitches(b *testing.B) int {
+	files, _ := filepath.Glob("/proc/self/task/*/status")
+	total := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			name, v, ok := strings.Cut(line, ":")
+			if ok && (name == "voluntary_ctxt_switches" || name == "nonvoluntary_ctxt_switches") {
+				k, _ := strconv.Atoi(strings.TrimSpace(v))
+				total += k
+			}
+		}
+	}
+	return total
 }

@@ -144,8 +144,12 @@ type session struct {
 }
 
 func (s *session) writeLoop(ctx context.Context) {
+	// The loop waits on the connection alone (a Wait without a context
+	// is one channel's receive); the session's end wakes it.
+	defer context.AfterFunc(ctx, s.conn.Wake)()
 	for {
-		if s.conn.Wait(ctx) != nil {
+		s.conn.Wait(context.Background())
+		if ctx.Err() != nil {
 			return
 		}
 		if s.flush(ctx) != nil {
@@ -164,7 +168,9 @@ func (s *session) flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.writeItems(ctx, items)
+	err = s.writeItems(ctx, items)
+	s.conn.Recycle(items)
+	return err
 }
 
 // writeItems sends queued items on the socket, cut into frames.

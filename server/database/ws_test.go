@@ -351,3 +351,51 @@ func TestWebsocketWriteTimeout(t *testing.T) {
 		t.Fatalf("the socket stayed open until the test's deadline (%d bytes read)", got)
 	}
 }
+
+// TestStuckListenerDoesNotStallOthers: a listener whose client stops
+// reading, so that its socket fills and the server's write to it blocks,
+// holds up no other listener of the same location: each connection's
+// pushes are written by its own writer, never by the write's fan-out.
+func TestStuckListenerDoesNotStallOthers(t *testing.T) {
+	srv, _ := start(t, testRules)
+	stuck := dial(t, srv.URL, "x")
+	stuck.ok("q", map[string]any{"p": "/public/big", "h": ""})
+	reader := dial(t, srv.URL, "x")
+	reader.ok("q", map[string]any{"p": "/public/big", "h": ""})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got := make(chan int, 1024)
+	go func() {
+		for {
+			_, b, err := reader.ws.Read(ctx)
+			if err != nil {
+				close(got)
+				return
+			}
+			if len(b) > 1000 {
+				got <- len(b)
+			}
+		}
+	}()
+	// 16 MiB: more than the stuck socket's buffers hold, so the server's
+	// writes to it block long before the last push.
+	big := strings.Repeat("x", 1<<20)
+	const writes = 16
+	for i := range writes {
+		if r := do(t, srv, "PUT", "/public/big.json?ns=x", fmt.Sprintf(`"%d%s"`, i, big), "Authorization", "Bearer owner"); r.status != 200 {
+			t.Fatalf("put %d: %d %s", i, r.status, r.body)
+		}
+	}
+	// Each push arrives cut into frames: their bytes are counted.
+	for n := 0; n < writes<<20; {
+		select {
+		case k, ok := <-got:
+			if !ok {
+				t.Fatalf("the reading listener's socket ended after %d of %d bytes", n, writes<<20)
+			}
+			n += k
+		case <-ctx.Done():
+			t.Fatalf("the reading listener got %d of %d bytes while another listener was stuck", n, writes<<20)
+		}
+	}
+}

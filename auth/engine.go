@@ -72,6 +72,7 @@ type core struct {
 	log      service.Log
 	outbox   service.Outbox
 	j        *journal
+	seq      sequencer
 	projects map[string]*project
 
 	blockClient  *http.Client
@@ -338,6 +339,7 @@ func snapSpace(s *space) ([]*User, []*OOBCode) {
 func (e *Engine) State() Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.seq.reconcile()
 	out := Snapshot{Version: 1, Projects: map[string]ProjectSnapshot{}}
 	for id, p := range e.projects {
 		ps := ProjectSnapshot{Config: cloneConfig(p.config), spaceExtra: p.space.snapExtra()}

@@ -227,21 +227,32 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 //		defer e.begin()(&err)
 func (e *core) begin() func(*error) {
 	e.mu.Lock()
+	e.seq.reconcile()
 	e.j.open = true
 	return e.end
 }
 
 // endFunc is the function begin returns, made once per engine rather
 // than on every call: it commits the mutation (or, on a panic, undoes
-// it) and releases the lock. It recovers, so it must be what defer calls.
+// it), releases the lock and, when the commit was queued (sequence.go),
+// waits for it. It recovers, so it must be what defer calls.
 func (e *core) endFunc() func(*error) {
 	return func(errp *error) {
-		defer e.mu.Unlock()
 		if r := recover(); r != nil {
 			e.rollback()
+			e.mu.Unlock()
 			panic(r)
 		}
-		if err := e.commit(); err != nil {
+		t, err := e.queueCommit()
+		e.mu.Unlock()
+		if t != nil {
+			if err = e.seq.finish(t, e.events); err != nil {
+				e.mu.Lock()
+				e.seq.reconcile()
+				e.mu.Unlock()
+			}
+		}
+		if err != nil {
 			*errp = err
 		}
 	}
@@ -251,9 +262,37 @@ func (e *core) endFunc() func(*error) {
 // change could not be written to the log.
 var ErrPersist = errors.New("auth: persisting the change failed")
 
+// persistError is the INTERNAL error of a change the log refused.
+func persistError(err error) error {
+	ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
+	ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)
+	return ie
+}
+
+// commit commits the running mutation and waits for it, with the lock
+// held (an operation that goes on after it: a blocking function's call).
 func (e *core) commit() error {
+	t, err := e.queueCommit()
+	if t == nil {
+		return err
+	}
+	// The commits ahead in line finish without the lock.
+	if err := e.seq.finish(t, e.events); err != nil {
+		e.seq.reconcile()
+		return err
+	}
+	return nil
+}
+
+// queueCommit ends the running mutation under the lock: it puts its
+// records in the log's order, names them to its events and either emits
+// the events now (nothing to wait for) or returns the commit to finish
+// (sequence.go). If the log refuses the records at once, the changes are
+// undone in memory, the events are dropped and it returns INTERNAL.
+func (e *core) queueCommit() (*pendingCommit, error) {
 	j := e.j
 	defer j.reset()
+	var wait service.LogWait
 	if len(j.writes) > 0 && e.log != nil {
 		changes, err := j.changes()
 		if err == nil {
@@ -262,20 +301,30 @@ func (e *core) commit() error {
 			if e.outbox != nil {
 				changes = append(changes, e.outbox.Hold(j.events)...)
 			}
-			err = e.log.Append(logSpace, changes)
+			wait, err = e.queue(changes)
 		}
 		if err != nil {
 			j.undo()
-			ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
-			ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)
-			return ie
+			return nil, persistError(err)
 		}
 	}
 	j.name()
-	for _, ev := range j.events {
-		e.events.Emit(ev)
+	if wait == nil && !e.seq.busy() {
+		for _, ev := range j.events {
+			e.events.Emit(ev)
+		}
+		return nil, nil
 	}
-	return nil
+	return e.seq.add(wait, j), nil
+}
+
+// queue puts changes in the log's order: queued when the log can group
+// concurrent appends (its wait returned), else appended (nil wait).
+func (e *core) queue(changes []service.LogChange) (service.LogWait, error) {
+	if q, ok := e.log.(service.QueuedLog); ok {
+		return q.Queue(logSpace, changes)
+	}
+	return nil, e.log.Append(logSpace, changes)
 }
 
 // name tells the mutation's events the records it wrote (Event.Records,

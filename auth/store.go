@@ -143,6 +143,8 @@ type journal struct {
 	writes  []write
 	undos   []func()
 	events  []event.Event
+	// changeBuf is the last mutation's log changes (changes).
+	changeBuf []service.LogChange
 	// unnamed are the keys (each length-prefixed, as a key's parts are)
 	// that mutations without an event wrote since the last event, and
 	// unnamedAll whether one of them deleted a prefix or was rolled
@@ -375,19 +377,23 @@ func (j *journal) reset() {
 }
 
 // changes is the journal's writes as log changes, the values encoded now.
+// The slice is the journal's, reused by the next mutation: the log keeps
+// nothing of an append's changes once it returns.
 func (j *journal) changes() ([]service.LogChange, error) {
-	out := make([]service.LogChange, len(j.writes))
-	for i, w := range j.writes {
-		out[i] = service.LogChange{Key: string(w.key), Prefix: w.prefix}
-		if w.prefix {
-			continue
+	clear(j.changeBuf) // the previous mutation's values
+	out := j.changeBuf[:0]
+	for _, w := range j.writes {
+		c := service.LogChange{Key: string(w.key), Prefix: w.prefix}
+		if !w.prefix {
+			v, err := w.encode()
+			if err != nil {
+				return nil, err
+			}
+			c.Value = v
 		}
-		v, err := w.encode()
-		if err != nil {
-			return nil, err
-		}
-		out[i].Value = v
+		out = append(out, c)
 	}
+	j.changeBuf = out
 	return out, nil
 }
 

@@ -226,3 +226,46 @@ func TestQueuedWaitFailure(t *testing.T) {
 		t.Error("the lost account signs in")
 	}
 }
+
+// TestRestoreEmitsAfterPendingCommits: a restore's users_clear events go
+// out after the events of the commits queued before it.
+func TestRestoreEmitsAfterPendingCommits(t *testing.T) {
+	l := newHeldLog(t)
+	rec := &pathEvents{}
+	e, err := auth.Open(auth.Options{Log: l, Events: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("a@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.awaitQueued(t, 1)
+	l.mu.Lock()
+	l.hold = true
+	l.mu.Unlock()
+	rec.mu.Lock()
+	rec.paths = nil
+	rec.mu.Unlock()
+	signedIn := make(chan error, 1)
+	go func() {
+		_, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("a@example.com"), Password: "secret123"})
+		signedIn <- err
+	}()
+	l.awaitQueued(t, 1)
+	restored := make(chan error, 1)
+	go func() { restored <- e.RestoreState(auth.Snapshot{Version: 1}) }()
+	time.Sleep(50 * time.Millisecond) // let the restore reach its events (the order holds either way)
+	l.releaseNewestFirst()
+	if err := <-signedIn; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-restored; err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if fmt.Sprint(rec.paths) != fmt.Sprint([]string{r.LocalID, "*"}) {
+		t.Errorf("events %v, want the sign-in's (%s) then the restore's (*)", rec.paths, r.LocalID)
+	}
+}

@@ -115,3 +115,32 @@ func TestEventAccountsStayAsEmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupAnswerIsTheCallers: the accounts Lookup returns are the
+// caller's to change (fields set, lists replaced or appended to; their
+// elements are shared, read-only): the account stays as stored.
+func TestLookupAnswerIsTheCallers(t *testing.T) {
+	e, err := auth.Open(auth.Options{Log: authtest.TempLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("a@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func() *auth.User {
+		res, err := e.Lookup(dAdmin, auth.LookupRequest{LocalID: []string{r.LocalID}})
+		if err != nil || len(res.Users) != 1 {
+			t.Fatalf("lookup: %v, %v", res, err)
+		}
+		return res.Users[0]
+	}
+	before, _ := json.Marshal(lookup())
+	u := lookup()
+	u.DisplayName, u.PasswordHash = "changed", ""
+	u.ProviderUserInfo = append(u.ProviderUserInfo, auth.ProviderUserInfo{ProviderID: "phone"})
+	u.MFAInfo = nil
+	if after, _ := json.Marshal(lookup()); string(after) != string(before) {
+		t.Errorf("changing a lookup's answer changed the account:\n%s\nwas\n%s", after, before)
+	}
+}

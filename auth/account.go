@@ -30,7 +30,8 @@ type LookupResponse struct {
 	Users []*User `json:"users,omitempty"`
 }
 
-// Lookup returns accounts.
+// Lookup returns accounts. Their provider and MFA lists are shared with
+// the stored accounts: replace them, don't change their elements.
 func (e *Engine) Lookup(c Call, req LookupRequest) (_ *LookupResponse, err error) {
 	defer e.begin()(&err)
 	return e.accounts.lookup(c, req)
@@ -50,7 +51,12 @@ func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) 
 	add := func(u *User) {
 		if u != nil && !seen[u.LocalID] {
 			seen[u.LocalID] = true
-			resp.Users = append(resp.Users, u.clone())
+			// A shallow copy: the caller may set its fields; the lists
+			// it shares with the stored account are read-only, as the
+			// engine never changes a stored account's in place
+			// (User.Redacted).
+			c := *u
+			resp.Users = append(resp.Users, &c)
 		}
 	}
 	if c.admin() {

@@ -155,6 +155,7 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 			return err
 		}
 		e.mu.Lock()
+		e.seq.reconcile()
 		v, err := e.currentRecord(key)
 		e.mu.Unlock()
 		if err != nil {
@@ -184,6 +185,7 @@ func (e *Engine) EachRecord(fn func(key []string, value json.RawMessage) error) 
 		return err
 	}
 	e.mu.Lock()
+	e.seq.reconcile()
 	err := func() error {
 		each := func(s *space) error {
 			for _, id := range s.sortedIDs() {

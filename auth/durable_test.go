@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -523,5 +524,51 @@ func TestLoadDecodesInsideLoad(t *testing.T) {
 	}
 	if got := state(t, again); got != want {
 		t.Fatalf("reopened state differs:\n got %s\nwant %s", got, want)
+	}
+}
+
+// keptLog keeps a copy of each Append's changes.
+type keptLog struct {
+	service.Log
+	appends [][]service.LogChange
+}
+
+func (k *keptLog) Append(space string, changes []service.LogChange) error {
+	own := make([]service.LogChange, len(changes))
+	for i, c := range changes {
+		own[i] = c
+		own[i].Value = append([]byte(nil), c.Value...)
+	}
+	k.appends = append(k.appends, own)
+	return k.Log.Append(space, changes)
+}
+
+// TestAppendsCarryOnlyTheirRecords: the journal reuses its slice of log
+// changes from one mutation to the next; each append still carries its
+// own records only, with their values, none of an earlier mutation's.
+func TestAppendsCarryOnlyTheirRecords(t *testing.T) {
+	kl := &keptLog{Log: authtest.TempLog(t)}
+	e, err := auth.Open(auth.Options{Log: kl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := make([]auth.ImportUser, 5)
+	for i := range users {
+		users[i] = auth.ImportUser{LocalID: fmt.Sprintf("u%d", i), Email: fmt.Sprintf("u%d@example.com", i)}
+	}
+	if _, err := e.BatchCreate(dAdmin, auth.BatchCreateRequest{Users: users}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("new@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp("new@example.com"), Password: "secret123"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range kl.appends[1:] {
+		if len(a) != 1 || !strings.HasSuffix(a[0].Key, r.LocalID) || !strings.Contains(string(a[0].Value), `"email":"new@example.com"`) {
+			t.Errorf("an append after the batch carried %d changes: %+v", len(a), a)
+		}
 	}
 }

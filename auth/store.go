@@ -143,6 +143,8 @@ type journal struct {
 	writes  []write
 	undos   []func()
 	events  []event.Event
+	// changeBuf is the last mutation's log changes (changes).
+	changeBuf []service.LogChange
 	// unnamed are the keys (each length-prefixed, as a key's parts are)
 	// that mutations without an event wrote since the last event, and
 	// unnamedAll whether one of them deleted a prefix or was rolled
@@ -227,21 +229,32 @@ func setMap[K comparable, V any](j *journal, m map[K]V, k K, v V, del bool) {
 //		defer e.begin()(&err)
 func (e *core) begin() func(*error) {
 	e.mu.Lock()
+	e.seq.reconcile()
 	e.j.open = true
 	return e.end
 }
 
 // endFunc is the function begin returns, made once per engine rather
 // than on every call: it commits the mutation (or, on a panic, undoes
-// it) and releases the lock. It recovers, so it must be what defer calls.
+// it), releases the lock and, when the commit was queued (sequence.go),
+// waits for it. It recovers, so it must be what defer calls.
 func (e *core) endFunc() func(*error) {
 	return func(errp *error) {
-		defer e.mu.Unlock()
 		if r := recover(); r != nil {
 			e.rollback()
+			e.mu.Unlock()
 			panic(r)
 		}
-		if err := e.commit(); err != nil {
+		t, err := e.queueCommit()
+		e.mu.Unlock()
+		if t != nil {
+			if err = e.seq.finish(t, e.events); err != nil {
+				e.mu.Lock()
+				e.seq.reconcile()
+				e.mu.Unlock()
+			}
+		}
+		if err != nil {
 			*errp = err
 		}
 	}
@@ -251,9 +264,37 @@ func (e *core) endFunc() func(*error) {
 // change could not be written to the log.
 var ErrPersist = errors.New("auth: persisting the change failed")
 
+// persistError is the INTERNAL error of a change the log refused.
+func persistError(err error) error {
+	ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
+	ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)
+	return ie
+}
+
+// commit commits the running mutation and waits for it, with the lock
+// held (an operation that goes on after it: a blocking function's call).
 func (e *core) commit() error {
+	t, err := e.queueCommit()
+	if t == nil {
+		return err
+	}
+	// The commits ahead in line finish without the lock.
+	if err := e.seq.finish(t, e.events); err != nil {
+		e.seq.reconcile()
+		return err
+	}
+	return nil
+}
+
+// queueCommit ends the running mutation under the lock: it puts its
+// records in the log's order, names them to its events and either emits
+// the events now (nothing to wait for) or returns the commit to finish
+// (sequence.go). If the log refuses the records at once, the changes are
+// undone in memory, the events are dropped and it returns INTERNAL.
+func (e *core) queueCommit() (*pendingCommit, error) {
 	j := e.j
 	defer j.reset()
+	var wait service.LogWait
 	if len(j.writes) > 0 && e.log != nil {
 		changes, err := j.changes()
 		if err == nil {
@@ -262,20 +303,30 @@ func (e *core) commit() error {
 			if e.outbox != nil {
 				changes = append(changes, e.outbox.Hold(j.events)...)
 			}
-			err = e.log.Append(logSpace, changes)
+			wait, err = e.queue(changes)
 		}
 		if err != nil {
 			j.undo()
-			ie := Internal("INTERNAL_ERROR : " + ErrPersist.Error() + ": " + err.Error())
-			ie.cause = fmt.Errorf("%w: %w", ErrPersist, err)
-			return ie
+			return nil, persistError(err)
 		}
 	}
 	j.name()
-	for _, ev := range j.events {
-		e.events.Emit(ev)
+	if wait == nil && !e.seq.busy() {
+		for _, ev := range j.events {
+			e.events.Emit(ev)
+		}
+		return nil, nil
 	}
-	return nil
+	return e.seq.add(wait, j), nil
+}
+
+// queue puts changes in the log's order: queued when the log can group
+// concurrent appends (its wait returned), else appended (nil wait).
+func (e *core) queue(changes []service.LogChange) (service.LogWait, error) {
+	if q, ok := e.log.(service.QueuedLog); ok {
+		return q.Queue(logSpace, changes)
+	}
+	return nil, e.log.Append(logSpace, changes)
 }
 
 // name tells the mutation's events the records it wrote (Event.Records,
@@ -326,19 +377,23 @@ func (j *journal) reset() {
 }
 
 // changes is the journal's writes as log changes, the values encoded now.
+// The slice is the journal's, reused by the next mutation: the log keeps
+// nothing of an append's changes once it returns.
 func (j *journal) changes() ([]service.LogChange, error) {
-	out := make([]service.LogChange, len(j.writes))
-	for i, w := range j.writes {
-		out[i] = service.LogChange{Key: string(w.key), Prefix: w.prefix}
-		if w.prefix {
-			continue
+	clear(j.changeBuf) // the previous mutation's values
+	out := j.changeBuf[:0]
+	for _, w := range j.writes {
+		c := service.LogChange{Key: string(w.key), Prefix: w.prefix}
+		if !w.prefix {
+			v, err := w.encode()
+			if err != nil {
+				return nil, err
+			}
+			c.Value = v
 		}
-		v, err := w.encode()
-		if err != nil {
-			return nil, err
-		}
-		out[i].Value = v
+		out = append(out, c)
 	}
+	j.changeBuf = out
 	return out, nil
 }
 

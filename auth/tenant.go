@@ -446,6 +446,7 @@ func patchConfig(cfg *ProjectConfig, req ConfigPatch, field string) error {
 func (e *Engine) Users(project, tenant string) []*User {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.seq.reconcile()
 	p := e.projects[project]
 	if p == nil {
 		return nil

@@ -163,26 +163,21 @@ func (u *User) clone() *User {
 }
 
 // Redacted returns a copy without the password hash and salt: the form
-// events carry.
+// events carry. The copy shares u's provider and MFA lists and its
+// emailVerified and disabled values: the engine never changes a stored
+// account's in place (it changes a clone and stores that), so an event
+// keeps the account as it was, at the cost of one allocation.
 func (u *User) Redacted() *User {
-	c := u.clone()
-	if c != nil {
-		c.PasswordHash, c.Salt = "", ""
+	if u == nil {
+		return nil
 	}
-	return c
+	c := *u
+	c.PasswordHash, c.Salt = "", ""
+	return &c
 }
 
 func (u *User) isDisabled() bool      { return u.Disabled != nil && *u.Disabled }
 func (u *User) isEmailVerified() bool { return u.EmailVerified != nil && *u.EmailVerified }
-
-func (u *User) provider(id string) *ProviderUserInfo {
-	for i := range u.ProviderUserInfo {
-		if u.ProviderUserInfo[i].ProviderID == id {
-			return &u.ProviderUserInfo[i]
-		}
-	}
-	return nil
-}
 
 // claims returns the parsed customAttributes ({} when unset or invalid).
 func (u *User) claims() map[string]any {

@@ -2,9 +2,14 @@ package auth_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/auth"
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/server/auth/authtest"
 )
 
 // TestUserJSONMatchesReflection: User's JSON, written directly, is the
@@ -52,5 +57,90 @@ func TestUserJSONMatchesReflection(t *testing.T) {
 		if app := string(u.AppendJSON([]byte("x"))); app != "x"+string(got) {
 			t.Errorf("AppendJSON %s, MarshalJSON %s", app, got)
 		}
+	}
+}
+
+// frozenEvents keeps each event's accounts with their JSON when emitted.
+type frozenEvents struct {
+	mu      sync.Mutex
+	users   []*auth.User
+	encoded []string
+	names   []string
+}
+
+func (f *frozenEvents) Emit(ev event.Event) {
+	if ev.Mutation == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, v := range []any{ev.Mutation.Previous, ev.Mutation.Current} {
+		if u, ok := v.(*auth.User); ok && u != nil {
+			b, _ := json.Marshal(u)
+			f.users, f.encoded, f.names = append(f.users, u), append(f.encoded, string(b)), append(f.names, ev.Method)
+		}
+	}
+}
+
+// TestEventAccountsStayAsEmitted: the accounts an event carries share
+// their lists with the stored account (User.Redacted), so no mutation may
+// change a stored account in place: after every kind of mutation, each
+// event's accounts still encode as they did when it was emitted, without
+// a password hash.
+func TestEventAccountsStayAsEmitted(t *testing.T) {
+	rec := &frozenEvents{}
+	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	e, err := auth.Open(auth.Options{Log: authtest.TempLog(t), IDs: rand.NewChaCha8([32]byte{7}), Clock: func() time.Time { return clock }, Events: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range everyMutation(e) {
+		if err := s.run(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		clock = clock.Add(time.Second)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.users) < 10 {
+		t.Fatalf("only %d accounts in events", len(rec.users))
+	}
+	for i, u := range rec.users {
+		b, _ := json.Marshal(u)
+		if string(b) != rec.encoded[i] {
+			t.Errorf("a %s event's account changed after it was emitted:\n%s\nwas\n%s", rec.names[i], b, rec.encoded[i])
+		}
+		if u.PasswordHash != "" || u.Salt != "" {
+			t.Errorf("a %s event carries a password hash", rec.names[i])
+		}
+	}
+}
+
+// TestLookupAnswerIsTheCallers: the accounts Lookup returns are the
+// caller's to change (fields set, lists replaced or appended to; their
+// elements are shared, read-only): the account stays as stored.
+func TestLookupAnswerIsTheCallers(t *testing.T) {
+	e, err := auth.Open(auth.Options{Log: authtest.TempLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("a@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func() *auth.User {
+		res, err := e.Lookup(dAdmin, auth.LookupRequest{LocalID: []string{r.LocalID}})
+		if err != nil || len(res.Users) != 1 {
+			t.Fatalf("lookup: %v, %v", res, err)
+		}
+		return res.Users[0]
+	}
+	before, _ := json.Marshal(lookup())
+	u := lookup()
+	u.DisplayName, u.PasswordHash = "changed", ""
+	u.ProviderUserInfo = append(u.ProviderUserInfo, auth.ProviderUserInfo{ProviderID: "phone"})
+	u.MFAInfo = nil
+	if after, _ := json.Marshal(lookup()); string(after) != string(before) {
+		t.Errorf("changing a lookup's answer changed the account:\n%s\nwas\n%s", after, before)
 	}
 }

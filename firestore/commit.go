@@ -29,6 +29,47 @@ type txn struct {
 	reads    map[string]*pb.Document // path -> the version read (nil: missing)
 	queries  []txnQuery
 	group    string
+	// forms are the JSON forms of the fields of versions its reads'
+	// events encoded (the first maxTxnForms), by identity: the commit's
+	// events, whose document before is most often one of them (a
+	// read-modify-write), share them instead of encoding it again. Kept
+	// inline: a map of them cost the allocation the sharing saves.
+	forms  [maxTxnForms]docFields
+	nforms int
+}
+
+// maxTxnForms bounds the JSON forms a transaction keeps for its commit:
+// a read-modify-write reads a few documents; a transaction reading more
+// keeps the first ones'.
+const maxTxnForms = 4
+
+// keepForm remembers the JSON form of d's fields its read's event
+// encoded; read-only transactions commit nothing and keep none.
+func (t *txn) keepForm(d *pb.Document, form map[string]any) {
+	if t.readOnly || d == nil || form == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.nforms < len(t.forms) {
+		t.forms[t.nforms] = docFields{d, form}
+		t.nforms++
+	}
+}
+
+// form is the JSON form its reads' events gave d's fields, nil if none.
+func (t *txn) form(d *pb.Document) map[string]any {
+	if d == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.forms[:t.nforms] {
+		if f.d == d {
+			return f.enc
+		}
+	}
+	return nil
 }
 
 type txnQuery struct {
@@ -240,6 +281,9 @@ type opState struct {
 	method  Method
 	dec     AuthzDecision
 	memo    *encodeMemo // the JSON forms its events share (events.go)
+	// beforeForm is the JSON form of before's fields that the
+	// transaction's read of it encoded, nil if none (txn.forms).
+	beforeForm map[string]any
 }
 
 // commit is the one write path: validate, lock, check the transaction,
@@ -386,8 +430,13 @@ func (r *commitRun) decide(ctx context.Context, prepared bool) bool {
 				return false
 			}
 			r.group = &Group{ID: t.group, Kind: "transaction"}
+			e.prepare(ctx, r, db.st.NextTime(), false)
+			for i := range r.ops {
+				r.ops[i].beforeForm = t.form(r.ops[i].before)
+			}
+		} else {
+			e.prepare(ctx, r, db.st.NextTime(), false)
 		}
-		e.prepare(ctx, r, db.st.NextTime(), false)
 	}
 	p := &r.p
 	if p.failed != nil {

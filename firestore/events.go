@@ -149,6 +149,11 @@ func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 			s.memo.written = encodeFields(s.op.w.GetUpdate().GetFields(), db, s.memo)
 			s.memo.docs[0] = docFields{s.after, s.memo.written}
 		}
+		if s.beforeForm != nil {
+			// The transaction read this version: its read's event
+			// encoded it already.
+			s.memo.docs[1] = docFields{s.before, s.beforeForm}
+		}
 	}
 	return s.memo
 }
@@ -222,6 +227,11 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 	if m == MethodGet {
 		parts.before = resourceIn(d, db)
 		seen.Before = &parts.before
+		if v.tx != nil && d != nil {
+			if form, ok := parts.before.Data.(map[string]any); ok {
+				v.tx.keepForm(d, form)
+			}
+		}
 	}
 	dec.seen.event(seen, db, nil)
 	ev.Request.Seen = seen

@@ -1,12 +1,16 @@
 package firestoreserver
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -30,8 +34,15 @@ import (
 // The port's cost: a do-nothing Firestore handler (e2e/bench's floor)
 // served through the port's setup, one piece at a time, in a process of
 // its own, driven by the Go client. TestPortCost prints each setup's
-// server CPU and context switches (the wake-ups) per call; it runs only
-// with PYRIC_PORTCOST=1 (it measures, it asserts nothing on the figures).
+// server CPU, context switches (the wake-ups) and page faults per call;
+// it runs only with PYRIC_PORTCOST=1 (it measures, it asserts nothing on
+// the figures). The setup "serve" is a real pyric serve (the binary at
+// PYRIC_PORTCOST_PYRIC, with e2e/bench's flags and a fresh data
+// directory), so the engine's cost shows beside the floor's:
+//
+//	go build -o /tmp/pyric ./cmd/pyric
+//	PYRIC_PORTCOST=1 PYRIC_PORTCOST_PYRIC=/tmp/pyric PYRIC_PORTCOST_ONLY=port+p,serve \
+//		go test -run TestPortCost -v ./server/firestore
 
 // portCostEnv, when set, makes this test binary serve the floor with the
 // setup it names on a free port, printing "ADDR host:port".
@@ -162,7 +173,7 @@ func TestPortCost(t *testing.T) {
 	if s := os.Getenv("PYRIC_PORTCOST_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
 	}
-	type fig struct{ cpu, sw [2]float64 }
+	type fig struct{ cpu, sw, flt [2]float64 }
 	res := map[string]*fig{}
 	for range rounds {
 		for _, setup := range setups {
@@ -171,25 +182,26 @@ func TestPortCost(t *testing.T) {
 				f = &fig{}
 				res[setup] = f
 			}
-			cpu, sw := measurePortSetup(t, setup, n)
+			cpu, sw, flt := measurePortSetup(t, setup, n)
 			for i := range 2 {
 				f.cpu[i] += cpu[i] / float64(rounds)
 				f.sw[i] += sw[i] / float64(rounds)
+				f.flt[i] += flt[i] / float64(rounds)
 			}
 		}
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%-10s %12s %10s %12s %10s\n", "setup", "set µs/op", "set sw/op", "get µs/op", "get sw/op")
+	fmt.Fprintf(&out, "%-10s %10s %10s %10s %10s %10s %10s\n", "setup", "set µs/op", "set sw/op", "set flt/op", "get µs/op", "get sw/op", "get flt/op")
 	for _, setup := range setups {
 		f := res[setup]
-		fmt.Fprintf(&out, "%-10s %12.1f %10.2f %12.1f %10.2f\n", setup, f.cpu[0], f.sw[0], f.cpu[1], f.sw[1])
+		fmt.Fprintf(&out, "%-10s %10.1f %10.2f %10.2f %10.1f %10.2f %10.2f\n", setup, f.cpu[0], f.sw[0], f.flt[0], f.cpu[1], f.sw[1], f.flt[1])
 	}
-	t.Logf("server CPU and context switches per call, %d calls, mean of %d rounds:\n%s", n, rounds, out.String())
+	t.Logf("server CPU, context switches and page faults per call, %d calls, mean of %d rounds:\n%s", n, rounds, out.String())
 }
 
-// measurePortSetup starts the floor with setup and returns its CPU (µs)
-// and context switches per set and per get.
-func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw [2]float64) {
+// measurePortSetup starts the floor with setup and returns its CPU (µs),
+// context switches and page faults per set and per get.
+func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw, flt [2]float64) {
 	addr, pid := startPortSetup(t, setup)
 	ctx := context.Background()
 	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -214,7 +226,7 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw [2]float64) {
 				t.Fatal(err)
 			}
 		}
-		c0, s0 := benchkit.ProcCPU(pid), ctxSwitches(pid)
+		c0, s0, f0 := benchkit.ProcCPU(pid), ctxSwitches(pid), minorFaults(pid)
 		for i := range n {
 			if err := op(i); err != nil {
 				t.Fatal(err)
@@ -223,8 +235,31 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw [2]float64) {
 		time.Sleep(20 * time.Millisecond)
 		cpu[k] = float64(benchkit.ProcCPU(pid)-c0) / float64(time.Microsecond) / float64(n)
 		sw[k] = float64(ctxSwitches(pid)-s0) / float64(n)
+		flt[k] = float64(minorFaults(pid)-f0) / float64(n)
 	}
-	return cpu, sw
+	return cpu, sw, flt
+}
+
+// minorFaults is pid's minor page faults so far (/proc/PID/stat's minflt):
+// a page touched for the first time, or again after the runtime returned
+// it to the system.
+func minorFaults(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is the first, minflt the eighth.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64)
+	return n
 }
 
 func benchkitCommand(setup string) *exec.Cmd {
@@ -257,6 +292,9 @@ func startPortSetup(t *testing.T, setup string) (string, int) {
 		pid, _ := strconv.Atoi(os.Getenv("PYRIC_PORTCOST_PID"))
 		return os.Getenv("PYRIC_PORTCOST_ADDR"), pid
 	}
+	if setup == "serve" {
+		return startServe(t)
+	}
 	cmd := benchkitCommand(setup)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -273,4 +311,50 @@ func startPortSetup(t *testing.T, setup string) (string, int) {
 		t.Fatalf("%s: %q", setup, line[:m])
 	}
 	return addr, cmd.Process.Pid
+}
+
+var servicePort = regexp.MustCompile(`(?m)^\s*--([a-z]+)-port N`)
+
+// startServe runs the pyric serve binary at PYRIC_PORTCOST_PYRIC as
+// e2e/bench's pyric-serve does (default durable store, session capture
+// on, every port free, no Studio or hub) on a fresh data directory, and
+// returns its Firestore address and process id.
+func startServe(t *testing.T) (string, int) {
+	bin := os.Getenv("PYRIC_PORTCOST_PYRIC")
+	if bin == "" {
+		t.Skip("setup serve needs PYRIC_PORTCOST_PYRIC, a pyric binary (go build -o /tmp/pyric ./cmd/pyric)")
+	}
+	dir := t.TempDir()
+	args := []string{"serve", "--json", "--quiet", "--project", "demo-cost", "--data-dir", filepath.Join(dir, "data"),
+		"--studio-port", "-1", "--hub-port", "-1"}
+	// Every service's port picked free (e2e/bench lists them from
+	// backend.Catalog, which imports this package): the ones the binary's
+	// help names.
+	help, _ := exec.Command(bin, "serve", "--help").CombinedOutput()
+	for _, m := range servicePort.FindAllStringSubmatch(string(help), -1) {
+		if m[1] != "studio" && m[1] != "hub" {
+			args = append(args, "--"+m[1]+"-port", "0")
+		}
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stderr = io.Discard // its banner (no rules files here)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ports map[string]string
+	if err == nil {
+		err = json.Unmarshal([]byte(line), &ports)
+	}
+	if err != nil || ports["firestore"] == "" {
+		t.Fatalf("pyric serve --json: %q (%v)", line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return ports["firestore"], cmd.Process.Pid
 }

@@ -7,9 +7,12 @@ package golden
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/pyric/pyric/internal/conformance"
 )
 
 // Lines is a golden file's content, one JSON value per line.
@@ -53,4 +56,28 @@ func (l *Lines) Check(t testing.TB, path string, update bool) {
 		}
 	}
 	t.Fatalf("%s has %d lines more than the test renders", path, len(w)-len(g))
+}
+
+// Decisions renders one line per conformance case recorded for service
+// (conformance.EachCase): the scenario's ID and what decide, given the
+// scenario's rules and the case, returns; and checks the lines against
+// the file at path (Check).
+func Decisions[C any](t testing.TB, service, path string, update bool, decide func(rules string, c C) (any, error)) {
+	t.Helper()
+	var lines Lines
+	err := conformance.EachCase(service, func(s conformance.Scenario, c C) error {
+		got, err := decide(s.Rules, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.ID, err)
+		}
+		lines.Add(t, struct {
+			Scenario string
+			Case     any
+		}{s.ID, got})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines.Check(t, path, update)
 }

@@ -2,13 +2,10 @@ package storage
 
 import (
 	"flag"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/pyric/pyric/internal/conformance"
 	"github.com/pyric/pyric/internal/golden"
-	"github.com/pyric/pyric/rules/sim"
 	"github.com/pyric/pyric/rules/source"
 )
 
@@ -21,29 +18,20 @@ var updateDecisions = flag.Bool("update-decisions", false, "rewrite testdata/dec
 // less: that work must not change a byte.
 func TestDecisionsGolden(t *testing.T) {
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-	var lines golden.Lines
-	var rs *Ruleset
-	compiled := ""
-	err := conformance.EachCase("storage", func(s conformance.Scenario, c Case) error {
-		if s.ID != compiled {
-			var diags []source.Diagnostic
-			if rs, diags = Compile(source.NewFile("storage.rules", s.Rules)); rs == nil {
-				return fmt.Errorf("%s: %v", s.ID, diags)
+	compiled := map[string]*Ruleset{}
+	golden.Decisions(t, "storage", "testdata/decisions.golden.json", *updateDecisions, func(rules string, c Case) (any, error) {
+		rs := compiled[rules]
+		if rs == nil {
+			var diags source.Diagnostics
+			if rs, diags = Compile(source.NewFile("storage.rules", rules)); rs == nil {
+				return nil, diags
 			}
-			compiled = s.ID
+			compiled[rules] = rs
 		}
 		rep, err := rs.Simulate([]Case{c}, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		lines.Add(t, struct {
-			Scenario string
-			Case     sim.Case
-		}{s.ID, rep.Results[0]})
-		return nil
+		return rep.Results[0], nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines.Check(t, "testdata/decisions.golden.json", *updateDecisions)
 }

@@ -43,6 +43,7 @@ type Engine struct {
 	buckets map[string]*bucket
 	lastGen int64
 	views   viewCache
+	pending pendingSet // commits waiting for the log (pending.go)
 
 	live      *Rules
 	rulesMu   sync.RWMutex // guards firestore
@@ -423,11 +424,28 @@ func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChan
 	return nil
 }
 
+// queuePersist is persist through a queued log (service.QueuedLog): the
+// record takes its place in the log now, under e.mu, and is durable once
+// the wait returns nil, which the caller calls after releasing e.mu. The
+// wait is nil when the engine's Log is not a queued one: then the object
+// was persisted here, as persist does.
+func (e *Engine) queuePersist(bucket, name string, o *Object, held ...service.LogChange) (service.LogWait, error) {
+	ql, ok := e.env.Log.(service.QueuedLog)
+	if !ok {
+		return nil, e.persist(bucket, name, o, held...)
+	}
+	v, err := e.record(o)
+	if err != nil {
+		return nil, err
+	}
+	return ql.Queue(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
+}
+
 // Reset implements service.Service: every object, blob and upload session
 // is dropped.
 func (e *Engine) Reset() error {
 	e.dropUploads(false)
-	e.mu.Lock()
+	e.lockAllSettled()
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
 	err := e.blobs.reset()

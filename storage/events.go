@@ -112,6 +112,26 @@ type bucketView struct {
 type viewCache struct {
 	slots  [viewCacheSize]atomic.Pointer[cachedView]
 	bucket atomic.Pointer[bucketView] // absent's
+	// The last bucket and content type a view showed, boxed (as an any):
+	// the views of one bucket's objects, most of one type, share the
+	// box instead of a new one each.
+	lastBucket, lastType atomic.Pointer[boxedString]
+}
+
+// boxedString is a string and its box.
+type boxedString struct {
+	s string
+	v any
+}
+
+// box is s as an any, the one kept in last when it holds s.
+func box(last *atomic.Pointer[boxedString], s string) any {
+	if b := last.Load(); b != nil && b.s == s {
+		return b.v
+	}
+	b := &boxedString{s: s, v: s}
+	last.Store(b)
+	return b.v
 }
 
 type cachedView struct {
@@ -125,7 +145,7 @@ func (c *viewCache) view(o *Object) map[string]any {
 	if cv := slot.Load(); cv != nil && cv.o == o {
 		return cv.v
 	}
-	v := eventView(o)
+	v := eventViewBoxed(o, box(&c.lastBucket, o.Bucket), box(&c.lastType, o.ContentType))
 	slot.Store(&cachedView{o: o, v: v})
 	return v
 }
@@ -267,7 +287,11 @@ func withTokens(v map[string]any, o *Object) map[string]any {
 // eventView is the metadata an event shows (never the bytes): every
 // property the rules see of the object, so a replay (verify) can build
 // resource and request.resource again from the event alone.
-func eventView(o *Object) map[string]any {
+func eventView(o *Object) map[string]any { return eventViewBoxed(o, o.Bucket, o.ContentType) }
+
+// eventViewBoxed is eventView with o's bucket and content type given
+// boxed.
+func eventViewBoxed(o *Object, bucket, contentType any) map[string]any {
 	// Sized for what it will hold (a map literal's size would be grown
 	// once past it), and a time both stamps share boxed once: a view is
 	// a score of allocations, two per upload's events.
@@ -284,7 +308,7 @@ func eventView(o *Object) map[string]any {
 		n++
 	}
 	v := make(map[string]any, n)
-	v["bucket"], v["name"], v["size"], v["contentType"] = o.Bucket, o.Name, o.Size, o.ContentType
+	v["bucket"], v["name"], v["size"], v["contentType"] = bucket, o.Name, o.Size, contentType
 	v["generation"], v["metageneration"] = o.Generation, o.Metageneration
 	v["md5Hash"], v["crc32c"], v["metadata"] = o.MD5Hash, o.CRC32C, customMetadataView(o)
 	var created any

@@ -182,7 +182,7 @@ type blobReader interface {
 // after them).
 type hasher struct {
 	md5 hash.Hash
-	crc hash.Hash32
+	crc runningCRC
 	n   int64
 	// trail is the MD5's goroutine and its queue, from the first large
 	// piece on; while it runs, it alone uses md5.
@@ -192,7 +192,14 @@ type hasher struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func newHasher() hasher { return hasher{md5: md5.New(), crc: crc32.New(castagnoli)} }
+func newHasher() hasher { return hasher{md5: md5.New()} }
+
+// runningCRC is a CRC32C kept as a number while bytes stream past (no
+// hash.Hash32 to allocate per upload).
+type runningCRC uint32
+
+func (c *runningCRC) Write(p []byte) { *c = runningCRC(crc32.Update(uint32(*c), castagnoli, p)) }
+func (c runningCRC) Sum32() uint32   { return uint32(c) }
 
 // write hashes p in line.
 func (h *hasher) write(p []byte) {

@@ -231,15 +231,21 @@ func (e *Engine) heldChange(who identity.Identity, op string, vs *eventViews) (*
 	if !e.eventsOn() {
 		return nil, nil
 	}
-	ev := e.changeEvent(who, op, vs)
+	// The event and its mutation, allocated together.
+	parts := &struct {
+		ev event.Event
+		m  event.Mutation
+	}{}
+	ev := &parts.ev
+	e.changeEventInto(ev, &parts.m, who, op, vs)
 	ev.Service = Service
 	var held []service.LogChange
 	if o := e.env.Outbox; o != nil && e.env.Log != nil && o.Holding() {
-		evs := []event.Event{ev}
+		evs := []event.Event{*ev}
 		held = o.Hold(evs)
-		ev = evs[0]
+		*ev = evs[0]
 	}
-	return &ev, held
+	return ev, held
 }
 
 // emitHeld emits what heldChange made.
@@ -252,12 +258,19 @@ func (e *Engine) emitHeld(ev *event.Event) {
 // changeEvent is the event of a committed change from vs.before to
 // vs.after.
 func (e *Engine) changeEvent(who identity.Identity, op string, vs *eventViews) event.Event {
+	var ev event.Event
+	e.changeEventInto(&ev, new(event.Mutation), who, op, vs)
+	return ev
+}
+
+// changeEventInto is changeEvent written into ev, its mutation into m.
+func (e *Engine) changeEventInto(ev *event.Event, m *event.Mutation, who identity.Identity, op string, vs *eventViews) {
 	before, after := vs.before, vs.after
 	o := after
 	if o == nil {
 		o = before
 	}
-	m := &event.Mutation{Op: op, Project: e.env.Project}
+	*m = event.Mutation{Op: op, Project: e.env.Project}
 	if before != nil {
 		m.Previous = vs.of(before)
 	}
@@ -267,12 +280,11 @@ func (e *Engine) changeEvent(who identity.Identity, op string, vs *eventViews) e
 	if before != nil && op != OpTokenCreate {
 		m.Previous = withTokens(m.Previous.(map[string]any), before)
 	}
-	ev := event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
+	*ev = event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
 	ev.Who(who)
 	if who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	return ev
 }
 
 func (e *Engine) emitRulesLoaded(name string) {

@@ -182,16 +182,24 @@ type blobReader interface {
 // after them).
 type hasher struct {
 	md5 hash.Hash
-	crc hash.Hash32
+	crc runningCRC
 	n   int64
 	// trail is the MD5's goroutine and its queue, from the first large
 	// piece on; while it runs, it alone uses md5.
 	trail *md5Trail
+	sum   [md5.Size + 4]byte // sums' checksums
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func newHasher() hasher { return hasher{md5: md5.New(), crc: crc32.New(castagnoli)} }
+func newHasher() hasher { return hasher{md5: md5.New()} }
+
+// runningCRC is a CRC32C kept as a number while bytes stream past (no
+// hash.Hash32 to allocate per upload).
+type runningCRC uint32
+
+func (c *runningCRC) Write(p []byte) { *c = runningCRC(crc32.Update(uint32(*c), castagnoli, p)) }
+func (c runningCRC) Sum32() uint32   { return uint32(c) }
 
 // write hashes p in line.
 func (h *hasher) write(p []byte) {
@@ -247,9 +255,11 @@ type md5Trail struct {
 	running bool
 }
 
-// writeHashed writes p with write and hashes the bytes written.
-func (h *hasher) writeHashed(p []byte, write func([]byte) (int, error)) (int, error) {
-	n, err := write(p)
+// writeHashed writes p to dst and hashes the bytes written. (dst is an
+// io.Writer, not a func: a diskWriter's own, memSink, then costs no
+// closure per write.)
+func (h *hasher) writeHashed(p []byte, dst io.Writer) (int, error) {
+	n, err := dst.Write(p)
 	h.crc.Write(p[:n])
 	h.n += int64(n)
 	if n < trailMin {
@@ -269,8 +279,8 @@ func (h *hasher) writeHashed(p []byte, write func([]byte) (int, error)) (int, er
 // written: a large piece by handing the buffer itself to the trail (no
 // copy), a smaller one in line. Either way the buffer is the hasher's:
 // it goes back to the free list once hashed.
-func (h *hasher) writePiece(b *[]byte, write func([]byte) (int, error)) (int, error) {
-	n, err := write(*b)
+func (h *hasher) writePiece(b *[]byte, dst io.Writer) (int, error) {
+	n, err := dst.Write(*b)
 	p := (*b)[:n]
 	h.crc.Write(p)
 	h.n += int64(n)
@@ -346,11 +356,18 @@ func (h *hasher) settle() {
 	t.mu.Unlock()
 }
 
+// sums are the MD5's and the CRC32C's base64, encoded into one string
+// the two share (one allocation, not three).
 func (h *hasher) sums() (string, string) {
 	h.settle()
-	var c [4]byte
-	binary.BigEndian.PutUint32(c[:], h.crc.Sum32())
-	return base64.StdEncoding.EncodeToString(h.md5.Sum(nil)), base64.StdEncoding.EncodeToString(c[:])
+	sum := h.md5.Sum(h.sum[:0]) // into the hasher's array: a local one would escape
+	sum = binary.BigEndian.AppendUint32(sum, h.crc.Sum32())
+	const md5Len = (md5.Size + 2) / 3 * 4
+	var enc [md5Len + 8]byte
+	base64.StdEncoding.Encode(enc[:md5Len], sum[:md5.Size])
+	base64.StdEncoding.Encode(enc[md5Len:], sum[md5.Size:])
+	both := string(enc[:])
+	return both[:md5Len], both[md5Len:]
 }
 
 // memBlobs keeps blobs in memory.
@@ -369,9 +386,9 @@ type memWriter struct {
 
 func (s *memBlobs) create() (blobWriter, error) { return &memWriter{s: s, h: newHasher()}, nil }
 
-func (w *memWriter) Write(p []byte) (int, error) { return w.h.writeHashed(p, w.buf.Write) }
+func (w *memWriter) Write(p []byte) (int, error) { return w.h.writeHashed(p, &w.buf) }
 func (w *memWriter) writePiece(b *[]byte) (int, error) {
-	return w.h.writePiece(b, w.buf.Write)
+	return w.h.writePiece(b, &w.buf)
 }
 func (w *memWriter) size() int64            { return w.h.n }
 func (w *memWriter) crc32c() uint32         { return w.h.crc.Sum32() }
@@ -649,17 +666,14 @@ func (s *diskBlobs) create() (blobWriter, error) {
 
 func (w *diskWriter) Write(p []byte) (int, error) {
 	if w.f == nil && len(w.mem)+len(p) <= inlineMax {
-		return w.h.writeHashed(p, func(p []byte) (int, error) {
-			w.mem = append(w.mem, p...)
-			return len(p), nil
-		})
+		return w.h.writeHashed(p, (*memSink)(w))
 	}
 	if w.f == nil {
 		if err := w.spill(); err != nil {
 			return 0, err
 		}
 	}
-	return w.h.writeHashed(p, w.f.Write)
+	return w.h.writeHashed(p, w.f)
 }
 
 func (w *diskWriter) writePiece(b *[]byte) (int, error) {
@@ -670,12 +684,17 @@ func (w *diskWriter) writePiece(b *[]byte) (int, error) {
 		}
 	}
 	if w.f == nil {
-		return w.h.writePiece(b, func(p []byte) (int, error) {
-			w.mem = append(w.mem, p...)
-			return len(p), nil
-		})
+		return w.h.writePiece(b, (*memSink)(w))
 	}
-	return w.h.writePiece(b, w.f.Write)
+	return w.h.writePiece(b, w.f)
+}
+
+// memSink is a diskWriter's bytes held in memory, as an io.Writer.
+type memSink diskWriter
+
+func (m *memSink) Write(p []byte) (int, error) {
+	m.mem = append(m.mem, p...)
+	return len(p), nil
 }
 
 // spill moves the bytes held in memory to a new temporary file (their

@@ -43,6 +43,7 @@ type Engine struct {
 	buckets map[string]*bucket
 	lastGen int64
 	views   viewCache
+	pending pendingSet // commits waiting for the log (pending.go)
 
 	live      *Rules
 	rulesMu   sync.RWMutex // guards firestore
@@ -402,6 +403,19 @@ func (e *Engine) record(o *Object) ([]byte, error) {
 // heldChange), or without one to the Bucket; an inline blob's bytes go
 // with its metadata, in every record of it.
 func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChange) error {
+	if e.env.Log != nil {
+		var rec *[]byte
+		var v []byte
+		if o != nil {
+			var err error
+			if rec, v, err = e.pooledRecord(o); err != nil {
+				return err
+			}
+		}
+		err := e.env.Log.Append(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
+		putRecordBuf(rec)
+		return err
+	}
 	var v []byte
 	if o != nil {
 		var err error
@@ -409,25 +423,72 @@ func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChan
 			return err
 		}
 	}
-	switch {
-	case e.env.Log != nil:
-		return e.env.Log.Append(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
-	case e.env.Bucket != nil:
-		return e.env.Bucket.Update(func(tx service.Tx) error {
-			if v == nil {
-				return tx.Delete(objKey(bucket, name))
-			}
-			return tx.Put(objKey(bucket, name), v)
-		})
+	if e.env.Bucket == nil {
+		return nil
 	}
-	return nil
+	return e.env.Bucket.Update(func(tx service.Tx) error {
+		if v == nil {
+			return tx.Delete(objKey(bucket, name))
+		}
+		return tx.Put(objKey(bucket, name), v)
+	})
+}
+
+// queuePersist is persist through a queued log (service.QueuedLog): the
+// record takes its place in the log now, under e.mu, and is durable once
+// the wait returns nil, which the caller calls after releasing e.mu. The
+// wait is nil when the engine's Log is not a queued one: then the object
+// was persisted here, as persist does.
+func (e *Engine) queuePersist(bucket, name string, o *Object, held ...service.LogChange) (service.LogWait, error) {
+	ql, ok := e.env.Log.(service.QueuedLog)
+	if !ok {
+		return nil, e.persist(bucket, name, o, held...)
+	}
+	rec, v, err := e.pooledRecord(o)
+	if err != nil {
+		return nil, err
+	}
+	wait, err := ql.Queue(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
+	putRecordBuf(rec)
+	return wait, err
+}
+
+// recordBufs are the buffers records are encoded in for a Log, which
+// keeps nothing of a record after its Append or Queue returns (it copies
+// it): one record's buffer serves the next, instead of a new one of a
+// kilobyte or more per upload (an inline object's bytes are in it). A
+// Bucket may keep the value it was given, so its records are not pooled.
+var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }}
+
+// recordBufKeep bounds the buffers kept: a record with large custom
+// metadata does not keep its buffer.
+const recordBufKeep = 64 << 10
+
+// pooledRecord encodes o's record (record) into a buffer of recordBufs,
+// which the caller gives back with putRecordBuf once the Log returned.
+func (e *Engine) pooledRecord(o *Object) (*[]byte, []byte, error) {
+	rec := recordBufs.Get().(*[]byte)
+	data, inline := e.blobs.inlined(o.Generation)
+	v, err := appendRecord((*rec)[:0], o, data, inline)
+	if err != nil {
+		recordBufs.Put(rec)
+		return nil, nil, err
+	}
+	*rec = v
+	return rec, v, nil
+}
+
+func putRecordBuf(rec *[]byte) {
+	if rec != nil && cap(*rec) <= recordBufKeep {
+		recordBufs.Put(rec)
+	}
 }
 
 // Reset implements service.Service: every object, blob and upload session
 // is dropped.
 func (e *Engine) Reset() error {
 	e.dropUploads(false)
-	e.mu.Lock()
+	e.lockAllSettled()
 	defer e.mu.Unlock()
 	e.buckets = map[string]*bucket{}
 	err := e.blobs.reset()

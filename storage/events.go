@@ -112,6 +112,26 @@ type bucketView struct {
 type viewCache struct {
 	slots  [viewCacheSize]atomic.Pointer[cachedView]
 	bucket atomic.Pointer[bucketView] // absent's
+	// The last bucket and content type a view showed, boxed (as an any):
+	// the views of one bucket's objects, most of one type, share the
+	// box instead of a new one each.
+	lastBucket, lastType atomic.Pointer[boxedString]
+}
+
+// boxedString is a string and its box.
+type boxedString struct {
+	s string
+	v any
+}
+
+// box is s as an any, the one kept in last when it holds s.
+func box(last *atomic.Pointer[boxedString], s string) any {
+	if b := last.Load(); b != nil && b.s == s {
+		return b.v
+	}
+	b := &boxedString{s: s, v: s}
+	last.Store(b)
+	return b.v
 }
 
 type cachedView struct {
@@ -125,7 +145,7 @@ func (c *viewCache) view(o *Object) map[string]any {
 	if cv := slot.Load(); cv != nil && cv.o == o {
 		return cv.v
 	}
-	v := eventView(o)
+	v := eventViewBoxed(o, box(&c.lastBucket, o.Bucket), box(&c.lastType, o.ContentType))
 	slot.Store(&cachedView{o: o, v: v})
 	return v
 }
@@ -137,7 +157,15 @@ func (e *Engine) emitOpViews(who identity.Identity, method, bkt, name string, de
 		return
 	}
 	before, incoming := vs.before, vs.after
-	r := &event.Request{DurationMs: float64(time.Since(start).Microseconds()) / 1000}
+	// The request, what it saw and the resource before, allocated
+	// together (one allocation per event, not three).
+	parts := &struct {
+		r      event.Request
+		seen   event.Seen
+		before event.Resource
+	}{}
+	r := &parts.r
+	r.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	ev := event.Event{Kind: event.KindRequest, Method: method, Path: name, Origin: event.OriginClient, Request: r}
 	ev.Who(who)
 	switch {
@@ -162,7 +190,9 @@ func (e *Engine) emitOpViews(who identity.Identity, method, bkt, name string, de
 	case dec.by != "admin":
 		r.Decision = &event.Explanation{Engine: "storage", Reason: dec.reason}
 	}
-	seen := &event.Seen{Before: &event.Resource{Exists: before != nil}}
+	seen := &parts.seen
+	seen.Before = &parts.before
+	seen.Before.Exists = before != nil
 	if before != nil {
 		seen.Before.Data = vs.of(before)
 	} else {
@@ -201,15 +231,21 @@ func (e *Engine) heldChange(who identity.Identity, op string, vs *eventViews) (*
 	if !e.eventsOn() {
 		return nil, nil
 	}
-	ev := e.changeEvent(who, op, vs)
+	// The event and its mutation, allocated together.
+	parts := &struct {
+		ev event.Event
+		m  event.Mutation
+	}{}
+	ev := &parts.ev
+	e.changeEventInto(ev, &parts.m, who, op, vs)
 	ev.Service = Service
 	var held []service.LogChange
 	if o := e.env.Outbox; o != nil && e.env.Log != nil && o.Holding() {
-		evs := []event.Event{ev}
+		evs := []event.Event{*ev}
 		held = o.Hold(evs)
-		ev = evs[0]
+		*ev = evs[0]
 	}
-	return &ev, held
+	return ev, held
 }
 
 // emitHeld emits what heldChange made.
@@ -222,12 +258,19 @@ func (e *Engine) emitHeld(ev *event.Event) {
 // changeEvent is the event of a committed change from vs.before to
 // vs.after.
 func (e *Engine) changeEvent(who identity.Identity, op string, vs *eventViews) event.Event {
+	var ev event.Event
+	e.changeEventInto(&ev, new(event.Mutation), who, op, vs)
+	return ev
+}
+
+// changeEventInto is changeEvent written into ev, its mutation into m.
+func (e *Engine) changeEventInto(ev *event.Event, m *event.Mutation, who identity.Identity, op string, vs *eventViews) {
 	before, after := vs.before, vs.after
 	o := after
 	if o == nil {
 		o = before
 	}
-	m := &event.Mutation{Op: op, Project: e.env.Project}
+	*m = event.Mutation{Op: op, Project: e.env.Project}
 	if before != nil {
 		m.Previous = vs.of(before)
 	}
@@ -237,12 +280,11 @@ func (e *Engine) changeEvent(who identity.Identity, op string, vs *eventViews) e
 	if before != nil && op != OpTokenCreate {
 		m.Previous = withTokens(m.Previous.(map[string]any), before)
 	}
-	ev := event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
+	*ev = event.Event{Kind: event.KindMutation, Method: op, Path: o.Name, Mutation: m}
 	ev.Who(who)
 	if who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	return ev
 }
 
 func (e *Engine) emitRulesLoaded(name string) {
@@ -267,7 +309,11 @@ func withTokens(v map[string]any, o *Object) map[string]any {
 // eventView is the metadata an event shows (never the bytes): every
 // property the rules see of the object, so a replay (verify) can build
 // resource and request.resource again from the event alone.
-func eventView(o *Object) map[string]any {
+func eventView(o *Object) map[string]any { return eventViewBoxed(o, o.Bucket, o.ContentType) }
+
+// eventViewBoxed is eventView with o's bucket and content type given
+// boxed.
+func eventViewBoxed(o *Object, bucket, contentType any) map[string]any {
 	// Sized for what it will hold (a map literal's size would be grown
 	// once past it), and a time both stamps share boxed once: a view is
 	// a score of allocations, two per upload's events.
@@ -284,7 +330,7 @@ func eventView(o *Object) map[string]any {
 		n++
 	}
 	v := make(map[string]any, n)
-	v["bucket"], v["name"], v["size"], v["contentType"] = o.Bucket, o.Name, o.Size, o.ContentType
+	v["bucket"], v["name"], v["size"], v["contentType"] = bucket, o.Name, o.Size, contentType
 	v["generation"], v["metageneration"] = o.Generation, o.Metageneration
 	v["md5Hash"], v["crc32c"], v["metadata"] = o.MD5Hash, o.CRC32C, customMetadataView(o)
 	var created any

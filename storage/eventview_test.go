@@ -156,3 +156,21 @@ func TestAbsentObjectViewsShowTheirBucket(t *testing.T) {
 		t.Error("two creates in one bucket do not share the bucket's view")
 	}
 }
+
+// TestViewBoxesShowTheirObject: the views the cache builds share the box
+// of the last bucket and content type (box); objects of alternating and
+// repeated buckets and types each get a view equal to eventView's, never
+// an earlier object's bucket or type (fails when box ignores the string
+// it is asked for).
+func TestViewBoxesShowTheirObject(t *testing.T) {
+	t.Parallel()
+	var c viewCache
+	at := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	for i, k := range []int{0, 0, 1, 0, 2, 2, 1} {
+		o := &Object{Bucket: []string{"b-1", "b-2", "b-3"}[k], Name: "n", Generation: int64(1000 + i), Metageneration: 1,
+			ContentType: []string{"text/plain", "image/png", ""}[(k+i)%3], TimeCreated: at, Updated: at}
+		if got, want := c.view(o), eventView(o); !reflect.DeepEqual(got, want) {
+			t.Errorf("object %d: view %v, want %v", i, got, want)
+		}
+	}
+}

@@ -20,11 +20,11 @@ func TestWriteHashedShortWrite(t *testing.T) {
 	piece := bytes.Repeat([]byte("0123456789abcdef"), trailMin/16*2)
 	var written []byte
 	h := newHasher()
-	full := func(p []byte) (int, error) { written = append(written, p...); return len(p), nil }
-	half := func(p []byte) (int, error) {
+	full := writerFunc(func(p []byte) (int, error) { written = append(written, p...); return len(p), nil })
+	half := writerFunc(func(p []byte) (int, error) {
 		written = append(written, p[:len(p)/2]...)
 		return len(p) / 2, errors.New("disk full")
-	}
+	})
 	if n, err := h.writeHashed(piece, full); n != len(piece) || err != nil {
 		t.Fatalf("full write: %d %v", n, err)
 	}
@@ -51,7 +51,7 @@ func TestWriteHashedShortWrite(t *testing.T) {
 func TestHasherTrail(t *testing.T) {
 	var all []byte
 	h := newHasher()
-	full := func(p []byte) (int, error) { return len(p), nil }
+	full := writerFunc(func(p []byte) (int, error) { return len(p), nil })
 	sizes := []int{trailMin, 1, trailPiece, 3 * trailPiece / 2, 100, trailMin - 1}
 	for i := range 5 * trailDepth {
 		size := sizes[i%len(sizes)]
@@ -193,3 +193,8 @@ func TestCopyInHandsPiecesOver(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// writerFunc is a func as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -39,7 +39,10 @@ type Object struct {
 
 // ETag is the object's entity tag; it changes with every metadata version.
 func (o *Object) ETag() string {
-	return strconv.FormatInt(o.Generation, 36) + "/" + strconv.FormatInt(o.Metageneration, 10)
+	var b [48]byte // built here, one string made of it (not three)
+	e := strconv.AppendInt(b[:0], o.Generation, 36)
+	e = append(e, '/')
+	return string(strconv.AppendInt(e, o.Metageneration, 10))
 }
 
 // StorageClass is always STANDARD.

@@ -74,7 +74,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	now := e.env.Now().UTC()
-	e.mu.Lock()
+	e.lockSettled(req.Bucket, req.Name)
 	cur := e.lookup(req.Bucket, req.Name)
 	o := &Object{Bucket: req.Bucket, Name: req.Name, Metageneration: 1, Size: w.size(), TimeCreated: now, Updated: now}
 	o.MD5Hash, o.CRC32C = md5sum, crc
@@ -106,19 +106,24 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		err = req.Conditions.check(cur)
 	}
 	var changed *event.Event
+	var wait service.LogWait
+	var pc pendingCommit
 	views := e.viewsOf(cur, o)
 	if err == nil {
 		o.Generation = e.nextGen()
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpObjectPut, views)
 		if err = w.commit(o.Generation); err == nil {
-			if err = e.persist(o.Bucket, o.Name, o, held...); err != nil {
+			if wait, err = e.queuePersist(o.Bucket, o.Name, o, held...); err != nil {
 				e.blobs.remove(o.Generation)
 			}
 		}
 		if err == nil {
+			pc = pendingCommit{prev: cur, newBucket: e.buckets[o.Bucket] == nil}
 			e.bucketFor(o.Bucket).put(o)
-			if cur != nil {
+			if wait != nil {
+				e.pending.add(objectID{o.Bucket, o.Name}, pc)
+			} else if cur != nil {
 				e.blobs.remove(cur.Generation)
 			}
 		} else {
@@ -126,6 +131,10 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		}
 	} else {
 		w.abort()
+	}
+	if wait != nil {
+		e.mu.Unlock()
+		return e.settle(who, method, req, o, pc, wait, dec, start, views, changed)
 	}
 	// The events are emitted under the lock, so that changes of one
 	// object are emitted in the order they were made (triggers rely on it).
@@ -136,6 +145,31 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	}
 	e.emitHeld(changed)
 	e.mu.Unlock()
+	return o.clone(), nil
+}
+
+// settle ends a commit whose record was queued (queuePersist) and whose
+// object is pending (pending.go): it waits for the record outside e.mu,
+// puts back the version before when the log could not take it, emits the
+// commit's events and then settles the object. The events are emitted
+// before the object settles, so any later change of the object, which
+// waits for that, is emitted after them (triggers rely on the order).
+func (e *Engine) settle(who identity.Identity, method string, req *PutRequest, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
+	err := wait.Wait()
+	if err != nil {
+		e.rollback(o, pc)
+		err = fmt.Errorf("storage: commit %s/%s: %w", o.Bucket, o.Name, err)
+	} else if pc.prev != nil {
+		e.blobs.remove(pc.prev.Generation)
+	}
+	e.emitOpViews(who, method, req.Bucket, req.Name, dec, start, views, err)
+	if err == nil {
+		e.emitHeld(changed)
+	}
+	e.pending.done(objectID{o.Bucket, o.Name})
+	if err != nil {
+		return nil, err
+	}
 	return o.clone(), nil
 }
 
@@ -200,7 +234,7 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 	if err := validate(req.Bucket, req.Name); err != nil {
 		return nil, nil, err
 	}
-	e.mu.RLock()
+	e.rlockSettled(req.Bucket, req.Name)
 	cur := e.lookup(req.Bucket, req.Name)
 	var dec decision
 	if cur != nil && !who.IsAdmin() && cur.HasToken(req.Token) {
@@ -245,7 +279,7 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 // ensureToken adds a download token to an object without one; it is not a
 // metadata version (metageneration stays).
 func (e *Engine) ensureToken(bkt, name string, gen int64) (*Object, error) {
-	e.mu.Lock()
+	e.lockSettled(bkt, name)
 	defer e.mu.Unlock()
 	cur := e.lookup(bkt, name)
 	if cur == nil || cur.Generation != gen {
@@ -305,7 +339,7 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 	if err := validate(bkt, name); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
+	e.lockSettled(bkt, name)
 	cur := e.lookup(bkt, name)
 	var next *Object
 	if cur != nil {
@@ -354,7 +388,7 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 	if err := validate(bkt, name); err != nil {
 		return err
 	}
-	e.mu.Lock()
+	e.lockSettled(bkt, name)
 	cur := e.lookup(bkt, name)
 	dec := e.decide(who, srules.Delete, bkt, name, cur, nil)
 	err := dec.err()
@@ -468,6 +502,10 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 			if !strings.HasPrefix(n, req.Prefix) || (req.EndOffset != "" && n >= req.EndOffset) {
 				break
 			}
+			if e.visible(req.Bucket, n, objs[n]) == nil { // new, pending
+				i++
+				continue
+			}
 			if count == max {
 				res.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte("n:" + n))
 				break
@@ -482,7 +520,7 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 					p := req.Prefix + rest[:k+len(req.Delimiter)]
 					res.Prefixes = append(res.Prefixes, p)
 					count++
-					if o := objs[p]; req.IncludeTrailingDelimiter && o != nil {
+					if o := e.visible(req.Bucket, p, objs[p]); req.IncludeTrailingDelimiter && o != nil {
 						res.Items = append(res.Items, o.clone())
 					}
 					next := successor(p)
@@ -494,7 +532,7 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 				}
 			}
 			if !(req.SkipPrefixObject && n == req.Prefix) {
-				res.Items = append(res.Items, objs[n].clone())
+				res.Items = append(res.Items, e.visible(req.Bucket, n, objs[n]).clone())
 				count++
 			}
 			i++

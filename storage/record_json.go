@@ -64,10 +64,16 @@ func marshalObject(o *Object) ([]byte, error) {
 
 // marshalRecord is json.Marshal(objectRecord{o, inline, data}).
 func marshalRecord(o *Object, data []byte, inline bool) ([]byte, error) {
+	return appendRecord(make([]byte, 0, 352+base64.StdEncoding.EncodedLen(len(data))), o, data, inline)
+}
+
+// appendRecord appends marshalRecord's encoding to dst.
+func appendRecord(dst []byte, o *Object, data []byte, inline bool) ([]byte, error) {
 	if !timesEncodable(o) {
-		return json.Marshal(objectRecord{Object: o, Inline: inline, Data: data})
+		b, err := json.Marshal(objectRecord{Object: o, Inline: inline, Data: data})
+		return append(dst, b...), err
 	}
-	b := appendObjectJSON(make([]byte, 0, 352+base64.StdEncoding.EncodedLen(len(data))), o)
+	b := appendObjectJSON(dst, o)
 	b = b[:len(b)-1] // the object's closing brace: the record's fields follow
 	if inline {
 		b = append(b, `,"inline":true`...)

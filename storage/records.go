@@ -44,7 +44,7 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 	if !ok {
 		return nil
 	}
-	e.mu.RLock() // a read: uploads and downloads go on meanwhile
+	e.rlockSettled(bkt, name) // a read: uploads and downloads go on meanwhile
 	var o *Object
 	if cur := e.lookup(bkt, name); cur != nil {
 		o = cur.clone()

@@ -49,7 +49,9 @@ func (e *Engine) Snapshot() (json.RawMessage, error) {
 	for _, bn := range sortedBuckets(e.buckets) {
 		b := e.buckets[bn]
 		for _, n := range b.names() {
-			objs = append(objs, b.objects[n].clone())
+			if o := e.visible(bn, n, b.objects[n]); o != nil {
+				objs = append(objs, o.clone())
+			}
 		}
 	}
 	readers := make([]*objectReader, len(objs))
@@ -90,7 +92,9 @@ func (e *Engine) Objects() []*Object {
 	for _, bn := range sortedBuckets(e.buckets) {
 		b := e.buckets[bn]
 		for _, n := range b.names() {
-			out = append(out, b.objects[n].clone())
+			if o := e.visible(bn, n, b.objects[n]); o != nil {
+				out = append(out, o.clone())
+			}
 		}
 	}
 	return out
@@ -126,7 +130,7 @@ func (e *Engine) Restore(state json.RawMessage) error {
 			o.Metageneration = 1
 		}
 	}
-	e.mu.Lock()
+	e.lockAllSettled()
 	defer e.mu.Unlock()
 	// A restored object keeps its generation unless a live object of
 	// another content holds it; a live blob of the same generation and

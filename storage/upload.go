@@ -53,7 +53,7 @@ func (e *Engine) StartUpload(who identity.Identity, req PutRequest, total int64)
 		return nil, errorf(TooLarge, "The object exceeds the maximum size of %d bytes.", e.opts.MaxObjectSize)
 	}
 	if !who.IsAdmin() {
-		e.mu.RLock()
+		e.rlockSettled(req.Bucket, req.Name)
 		cur := e.lookup(req.Bucket, req.Name)
 		o := &Object{Bucket: req.Bucket, Name: req.Name, Size: max(total, 0)}
 		req.Attrs.apply(o)

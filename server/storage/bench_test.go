@@ -5,13 +5,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/identity"
+	"github.com/pyric/pyric/internal/benchkit"
+	"github.com/pyric/pyric/sandbox"
 	"github.com/pyric/pyric/sandbox/service"
 	engine "github.com/pyric/pyric/storage"
 )
@@ -168,4 +174,141 @@ func BenchmarkSmallUploadServed(b *testing.B) {
 		req.Header.Set("Content-Type", ct)
 		h.ServeHTTP(w, req)
 	}
+}
+
+// durableEngine is an engine as pyric serve runs it: the store's
+// write-ahead log, an event bus with a subscriber (the request log and
+// session capture subscribe). walWrites reports the store's log writes.
+func durableEngine(b *testing.B) *engine.Engine {
+	b.Helper()
+	st, err := sandbox.OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	bus := event.NewBus(event.Options{})
+	sub := bus.Subscribe(1 << 14)
+	go func() {
+		for range sub.Events() {
+		}
+	}()
+	b.Cleanup(sub.Close)
+	e, err := engine.New(service.Env{Project: "demo-pyric", DataDir: b.TempDir(), Events: bus, Bucket: st.Bucket(engine.Service), Log: st.Log(engine.Service)}, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e
+}
+
+// BenchmarkSmallUploadDurable is BenchmarkSmallUploadServed against a
+// durable engine (durableEngine); Parallel64 is 64 clients at once, each
+// writing its own objects (the storage benchmark's 64-clients row).
+func BenchmarkSmallUploadDurable(b *testing.B) {
+	type upload struct{ body, ct string }
+	uploadOf := func(name string) upload {
+		body, ct := multipartBody(`{"bucket":"`+bkt+`","name":"`+name+`"}`, "application/octet-stream", strings.Repeat("s", 1024))
+		return upload{body, ct}
+	}
+	send := func(h http.Handler, w *discardResponse, u upload) {
+		body, ct := u.body, u.ct
+		clear(w.h)
+		req := httptest.NewRequest("POST", "/upload/storage/v1/b/"+bkt+"/o?alt=json&prettyPrint=false&projection=full&uploadType=multipart", strings.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		h.ServeHTTP(w, req)
+	}
+	b.Run("Serial", func(b *testing.B) {
+		h := NewHandler(durableEngine(b))
+		w := &discardResponse{h: http.Header{}}
+		b.ReportAllocs()
+		u := uploadOf("small/000001")
+		pw, ps, pc, ok := procCounts()
+		for b.Loop() {
+			send(h, w, u)
+		}
+		reportProcCounts(b, pw, ps, pc, ok)
+	})
+	b.Run("Parallel64", func(b *testing.B) {
+		h := NewHandler(durableEngine(b))
+		b.ReportAllocs()
+		b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+		var next atomic.Int64
+		pw, ps, pc, ok := procCounts()
+		defer func() { reportProcCounts(b, pw, ps, pc, ok) }()
+		b.RunParallel(func(pb *testing.PB) {
+			w := &discardResponse{h: http.Header{}}
+			u := uploadOf(fmt.Sprintf("small/%06d", next.Add(1)))
+			for pb.Next() {
+				send(h, w, u)
+			}
+		})
+	})
+}
+
+// procCounts is the process's write system calls (/proc/self/io syscw)
+// and its threads' context switches (voluntary and not, summed over
+// /proc/self/task), where /proc has them: load-independent figures of a
+// request's cost beside its allocations.
+func procCounts() (writes, switches int64, cpu time.Duration, ok bool) {
+	cpu = benchkit.SelfCPU()
+	io, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, 0, cpu, false
+	}
+	writes = procField(string(io), "syscw:")
+	tasks, _ := filepath.Glob("/proc/self/task/*/status")
+	for _, t := range tasks {
+		st, err := os.ReadFile(t)
+		if err == nil {
+			switches += procField(string(st), "voluntary_ctxt_switches:") + procField(string(st), "nonvoluntary_ctxt_switches:")
+		}
+	}
+	return writes, switches, cpu, true
+}
+
+func procField(s, name string) int64 {
+	var n int64
+	for line := range strings.Lines(s) {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			v, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			n += v
+		}
+	}
+	return n
+}
+
+// reportProcCounts reports writes/op, switches/op and the process's
+// CPU time per op (cpu-µs/op) of the loop that ran since before
+// (procCounts).
+func reportProcCounts(b *testing.B, beforeW, beforeS int64, beforeCPU time.Duration, ok bool) {
+	w, s, cpu, ok2 := procCounts()
+	if b.N > 0 {
+		b.ReportMetric(float64((cpu-beforeCPU).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+	if ok && ok2 && b.N > 0 {
+		b.ReportMetric(float64(w-beforeW)/float64(b.N), "writes/op")
+		b.ReportMetric(float64(s-beforeS)/float64(b.N), "switches/op")
+	}
+}
+
+// BenchmarkList100Served is the handler's own work for one listing of
+// 100 objects (the storage benchmark's list row: the Go client's
+// Objects with a prefix), events on, on disk, without a network.
+func BenchmarkList100Served(b *testing.B) {
+	e := durableEngine(b)
+	for i := range 100 {
+		if _, err := e.Put(identity.AdminIdentity(), engine.PutRequest{Bucket: bkt, Name: fmt.Sprintf("list/%03d", i), Body: strings.NewReader("0123456789abcdef")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := NewHandler(e)
+	req := httptest.NewRequest("GET", "/storage/v1/b/"+bkt+"/o?alt=json&delimiter=&endOffset=&includeFoldersAsPrefixes=false&includeTrailingDelimiter=false&matchGlob=&pageToken=&prefix=list%2F&prettyPrint=false&projection=full&startOffset=&versions=false", nil)
+	w := &discardResponse{h: http.Header{}}
+	b.ReportAllocs()
+	pw, ps, pc, ok := procCounts()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, req)
+	}
+	reportProcCounts(b, pw, ps, pc, ok)
 }

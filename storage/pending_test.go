@@ -1,0 +1,152 @@
+package storage_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pyric/pyric/event"
+	"github.com/pyric/pyric/sandbox/service"
+	"github.com/pyric/pyric/storage"
+	"github.com/pyric/pyric/storage/storagetest"
+)
+
+// gatedLog is a queued log (service.QueuedLog) whose waits the test
+// ends: a Wait announces itself on waiting, then returns what the test
+// sends on result. It keeps nothing.
+type gatedLog struct {
+	waiting chan string // the key of the record waited for
+	result  chan error
+}
+
+func (l *gatedLog) Append(string, []service.LogChange) error { return nil }
+func (l *gatedLog) Load(func(string, []service.LogChange) error) error {
+	return nil
+}
+
+func (l *gatedLog) Queue(_ string, changes []service.LogChange) (service.LogWait, error) {
+	return gatedWait{l, changes[0].Key}, nil
+}
+
+type gatedWait struct {
+	l   *gatedLog
+	key string
+}
+
+func (w gatedWait) Wait() error {
+	w.l.waiting <- w.key
+	return <-w.l.result
+}
+
+// TestPendingCommitLostRollsBack: an upload whose log record could not be
+// written (its queued wait fails) fails, emits its request event with
+// the error and no change event, and leaves the state as it was before:
+// a replaced object reads as the version before, with its bytes, and a
+// new object (and the bucket it brought) is gone. While the record
+// waits, a read of the object waits for it (it answers the version
+// before, not the lost one), and a list shows the version before.
+func TestPendingCommitLostRollsBack(t *testing.T) {
+	t.Parallel()
+	env := envFor(t, false)
+	env.DataDir = t.TempDir()
+	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
+	env.Log = log
+	rec := env.Events.(*storagetest.Recorder)
+	e, err := storage.New(env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	putAsync := func(bucket, name, data string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.Put(admin, storage.PutRequest{Bucket: bucket, Name: name, Body: strings.NewReader(data)})
+			done <- err
+		}()
+		return done
+	}
+
+	// v1 of "a", acknowledged.
+	first := putAsync(bkt, "a", "v1")
+	<-log.waiting
+	log.result <- nil
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	v1, err := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// v2 of "a" waits for its record; a read of "a" meanwhile waits too.
+	second := putAsync(bkt, "a", "v2")
+	<-log.waiting
+	list, err := e.List(admin, storage.ListRequest{Bucket: bkt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Generation != v1.Generation {
+		t.Errorf("a list while v2 is pending shows %+v, want v1 (generation %d)", list.Items, v1.Generation)
+	}
+	var wg sync.WaitGroup
+	var seen *storage.Object
+	var seenData string
+	wg.Go(func() {
+		o, r, err := e.Open(admin, storage.ReadRequest{Bucket: bkt, Name: "a"})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		seen, seenData = o, string(b)
+	})
+	lost := errors.New("disk full")
+	log.result <- lost
+	if err := <-second; !errors.Is(err, lost) {
+		t.Errorf("the upload whose record was lost returned %v, want %v", err, lost)
+	}
+	wg.Wait()
+	if seen != nil && (seen.Generation != v1.Generation || seenData != "v1") {
+		t.Errorf("a read during the lost upload got generation %d %q, want v1's %d", seen.Generation, seenData, v1.Generation)
+	}
+	if got := read(t, e, admin, "a"); got != "v1" {
+		t.Errorf("after the lost upload, a reads %q, want v1", got)
+	}
+
+	// A new object in a new bucket, lost: both gone.
+	third := putAsync("other-bucket", "b", "new")
+	<-log.waiting
+	log.result <- lost
+	if err := <-third; !errors.Is(err, lost) {
+		t.Errorf("the new object's lost upload returned %v", err)
+	}
+	if _, err := e.Stat(admin, storage.ReadRequest{Bucket: "other-bucket", Name: "b"}); storage.CodeOf(err) != storage.NotFound {
+		t.Errorf("the lost new object: %v, want NotFound", err)
+	}
+	if e.HasBucket("other-bucket") {
+		t.Error("the bucket only the lost upload brought is still there")
+	}
+	if objs := e.Objects(); len(objs) != 1 || objs[0].Generation != v1.Generation {
+		t.Errorf("objects after the lost uploads: %+v, want v1 alone", objs)
+	}
+
+	// The events: every upload's request, the lost ones with their error;
+	// a change event for v1's only.
+	var changes, failed int
+	for _, ev := range rec.Events() {
+		switch {
+		case ev.Kind == event.KindMutation:
+			changes++
+		case ev.Kind == event.KindRequest && ev.Method == "create" || ev.Method == "update":
+			if ev.Err != nil {
+				failed++
+			}
+		}
+	}
+	if changes != 1 || failed != 2 {
+		t.Errorf("%d change events and %d failed upload requests, want 1 and 2", changes, failed)
+	}
+}

@@ -175,17 +175,13 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToke
 	}
 	var decoded decodedJWT
 	if idToken != "" {
-		j, err := DecodeJWT(idToken)
-		decoded = decodedJWT{raw: idToken, jwt: j, err: err}
-		if err == nil && j.Payload != nil {
-			if fb, ok := j.Payload["firebase"].(map[string]any); ok {
-				if tt, _ := fb["tenant"].(string); tt != "" {
-					if t != "" && tt != t {
-						return scope{}, ErrTenantIDMismatch
-					}
-					t = tt
-				}
+		claims, err := decodeTokenClaims(idToken)
+		decoded = decodedJWT{raw: idToken, claims: claims, err: err}
+		if tt := claims.tenant; err == nil && tt != "" {
+			if t != "" && tt != t {
+				return scope{}, ErrTenantIDMismatch
 			}
+			t = tt
 		}
 	}
 	if refresh != nil && refresh.TenantID != "" {

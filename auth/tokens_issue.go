@@ -264,21 +264,30 @@ func authTime(u *User, now time.Time) time.Time {
 type parsedIDToken struct {
 	user     *User
 	provider string
-	payload  map[string]any
+	token    string
+}
+
+// payload is the token's payload decoded whole (parseIDToken checked it
+// is a JSON object), for the rare call that copies every claim.
+func (t *parsedIDToken) payload() map[string]any {
+	j, err := DecodeJWT(t.token)
+	if err != nil {
+		return nil
+	}
+	return j.Payload
 }
 
 // parseIDToken decodes an ID token without verifying its signature (the
 // emulator accepts any alg and does not check exp), finds its user, and
 // enforces revocation (iat < validSince is TOKEN_EXPIRED) and disabling.
 func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
-	j, err := sc.decodeJWT(tok)
-	if err != nil || j.Payload == nil {
+	claims, err := sc.claims(tok)
+	if err != nil || !claims.object {
 		// The emulator crashes (500) on a JWT whose payload is not an
 		// object; an invalid token is the honest answer.
 		return nil, ErrInvalidIDToken
 	}
-	fb, _ := j.Payload["firebase"].(map[string]any)
-	if t, _ := fb["tenant"].(string); t != "" {
+	if t := claims.tenant; t != "" {
 		if sc.tenant == nil {
 			return nil, badRequest("((Parsed token that belongs to tenant in a non-tenant project.))")
 		}
@@ -286,21 +295,18 @@ func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
 			return nil, ErrTenantIDMismatch
 		}
 	}
-	uid, _ := primitiveString(j.Payload["user_id"])
-	u := sc.space.get(uid)
+	u := sc.space.get(claims.uid)
 	if u == nil {
 		return nil, ErrUserNotFound
 	}
 	if u.ValidSince != "" {
 		vs, _ := strconv.ParseFloat(u.ValidSince, 64)
-		iat, ok := num(j.Payload["iat"])
-		if !ok || iat < vs {
+		if iat := claims.iat; !claims.iatOK || iat < vs {
 			return nil, ErrTokenExpired
 		}
 	}
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	p, _ := fb["sign_in_provider"].(string)
-	return &parsedIDToken{user: u, provider: p, payload: j.Payload}, nil
+	return &parsedIDToken{user: u, provider: claims.provider, token: tok}, nil
 }

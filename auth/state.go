@@ -257,7 +257,7 @@ func (s *space) setUser(id string, u *User) {
 	if reindex {
 		s.index(u)
 	}
-	s.j.recordUser(userKey(s.project, s.tenant, id), s, id, func() {
+	s.j.recordUser(userKeyString(s.project, s.tenant, id), s, id, func() {
 		s.unindex(s.users[id])
 		if old == nil {
 			delete(s.users, id)

@@ -76,7 +76,11 @@ type idClaims struct {
 	ttl           int64
 	project       string
 	// firebase's members.
-	identities   []providerIDs // in order of provider, email first
+	identities []providerIDs // in order of provider, email first
+	// idArr and emailIDs hold the identities of an account with at most
+	// two providers and its email's ids in the claims' own allocation.
+	idArr        [2]providerIDs
+	emailIDs     [1]string
 	provider     string
 	tenant       string
 	secondFactor *secondFactor
@@ -120,8 +124,10 @@ func newIDClaims(u *User, provider string, extra map[string]any, project, tenant
 			c.picture = ""
 		}
 	}
+	c.identities = c.idArr[:0]
 	if u.Email != "" {
-		c.identities = append(c.identities, providerIDs{provider: "email", ids: []string{u.Email}})
+		c.emailIDs[0] = u.Email
+		c.identities = append(c.identities, providerIDs{provider: "email", ids: c.emailIDs[:]})
 	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID == "" || p.ProviderID == ProviderPassword || p.RawID == "" {
@@ -190,7 +196,10 @@ func (c *idClaims) appendJSON(b []byte) []byte {
 		case "aud":
 			b = jsonstr.Append(b, c.project)
 		case "iss":
-			b = jsonstr.Append(b, "https://securetoken.google.com/"+c.project)
+			// The prefix needs no escaping: the project's characters are
+			// escaped as they would be in the whole.
+			b = append(b, `"https://securetoken.google.com/`...)
+			b = append(jsonstr.AppendChars(b, c.project), '"')
 		case "name":
 			b = jsonstr.Append(b, c.name)
 		case "picture":
@@ -225,7 +234,7 @@ func (c *idClaims) appendFirebase(b []byte) []byte {
 		}
 		b = jsonstr.Append(b, id.provider)
 		b = append(b, ':')
-		b = appendJSON(b, id.ids)
+		b = appendStrings(b, id.ids)
 	}
 	b = append(b, '}')
 	if c.secondFactor != nil {

@@ -206,14 +206,22 @@ const (
 )
 
 func (e *core) randomString(n int, alphabet string) string {
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(e.ids, buf); err != nil {
+	return e.prefixedRandom("", n, alphabet)
+}
+
+// prefixedRandom is prefix followed by randomString(n, alphabet), with
+// no string concatenated after (a sign-up's salt).
+func (e *core) prefixedRandom(prefix string, n int, alphabet string) string {
+	buf := make([]byte, len(prefix)+n)
+	copy(buf, prefix)
+	r := buf[len(prefix):]
+	if _, err := io.ReadFull(e.ids, r); err != nil {
 		// A broken injected source must not take the server down; fall
 		// back to the system's randomness.
-		_, _ = io.ReadFull(rand.Reader, buf)
+		_, _ = io.ReadFull(rand.Reader, r)
 	}
-	for i, b := range buf {
-		buf[i] = alphabet[int(b)%len(alphabet)]
+	for i, b := range r {
+		r[i] = alphabet[int(b)%len(alphabet)]
 	}
 	return string(buf)
 }
@@ -227,7 +235,7 @@ func (e *core) newLocalID(s *space) string {
 	}
 }
 
-func (e *core) newSalt() string { return "fakeSalt" + e.randomString(20, alnum) }
+func (e *core) newSalt() string { return e.prefixedRandom("fakeSalt", 20, alnum) }
 
 func (e *core) millis() string { return strconv.FormatInt(e.now().UnixMilli(), 10) }
 func (e *core) seconds() string {

@@ -46,7 +46,8 @@ func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp := &LookupResponse{Kind: "identitytoolkit#GetAccountInfoResponse"}
+	a := &lookupAnswer{resp: LookupResponse{Kind: "identitytoolkit#GetAccountInfoResponse"}}
+	resp := &a.resp
 	seen := map[string]bool{}
 	add := func(u *User) {
 		if u != nil && !seen[u.LocalID] {
@@ -55,6 +56,12 @@ func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) 
 			// it shares with the stored account are read-only, as the
 			// engine never changes a stored account's in place
 			// (User.Redacted).
+			if resp.Users == nil {
+				a.first = *u
+				a.users[0] = &a.first
+				resp.Users = a.users[:1:1]
+				return
+			}
 			c := *u
 			resp.Users = append(resp.Users, &c)
 		}
@@ -88,6 +95,16 @@ func (e accountFlow) lookup(c Call, req LookupRequest) (*LookupResponse, error) 
 	}
 	add(t.user)
 	return resp, nil
+}
+
+// lookupAnswer is a lookup's answer with its first account and the list
+// of it in the same allocation: a lookup mostly answers one account (by
+// ID token after a sign-in, by localId for verifyIdToken's revocation
+// check). The list has no room for more: the caller's append copies it.
+type lookupAnswer struct {
+	resp  LookupResponse
+	first User
+	users [1]*User
 }
 
 // DeleteRequest is accounts:delete.

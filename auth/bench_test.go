@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -128,4 +129,41 @@ func BenchmarkHotPaths(b *testing.B) {
 func reportCPU(b *testing.B) func() {
 	start := benchkit.SelfCPU()
 	return func() { b.ReportMetric(float64(benchkit.SelfCPU()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+// BenchmarkSignInCaptured measures a sign-in with a password and the
+// session capture's read of the records its events name (what a flush
+// writes for it), on the durable log pyric serve gives Auth.
+func BenchmarkSignInCaptured(b *testing.B) {
+	evs := &eventList{}
+	e, err := auth.Open(auth.Options{Log: authtest.TempLog(b), Events: evs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1000
+	for i := range n {
+		if _, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp(fmt.Sprintf("cap%d@example.com", i)), Password: "secret123"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.EachRecord(func([]string, json.RawMessage) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+	evs.take()
+	written := 0
+	write := func(_ []string, v json.RawMessage) error { written += len(v); return nil }
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for i := range b.N {
+		if _, err := e.SignInWithPassword(dClient, auth.SignInWithPasswordRequest{Email: sp(fmt.Sprintf("cap%d@example.com", i%n)), Password: "secret123"}); err != nil {
+			b.Fatal(err)
+		}
+		for _, ev := range evs.take() {
+			if tok, ok := e.RecordChange(ev); ok {
+				if err := e.Records(tok, write); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
 }

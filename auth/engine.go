@@ -175,17 +175,13 @@ func (e *core) scopeFor(c Call, bodyTenant, idToken string, refresh *RefreshToke
 	}
 	var decoded decodedJWT
 	if idToken != "" {
-		j, err := DecodeJWT(idToken)
-		decoded = decodedJWT{raw: idToken, jwt: j, err: err}
-		if err == nil && j.Payload != nil {
-			if fb, ok := j.Payload["firebase"].(map[string]any); ok {
-				if tt, _ := fb["tenant"].(string); tt != "" {
-					if t != "" && tt != t {
-						return scope{}, ErrTenantIDMismatch
-					}
-					t = tt
-				}
+		claims, err := decodeTokenClaims(idToken)
+		decoded = decodedJWT{raw: idToken, claims: claims, err: err}
+		if tt := claims.tenant; err == nil && tt != "" {
+			if t != "" && tt != t {
+				return scope{}, ErrTenantIDMismatch
 			}
+			t = tt
 		}
 	}
 	if refresh != nil && refresh.TenantID != "" {
@@ -210,14 +206,22 @@ const (
 )
 
 func (e *core) randomString(n int, alphabet string) string {
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(e.ids, buf); err != nil {
+	return e.prefixedRandom("", n, alphabet)
+}
+
+// prefixedRandom is prefix followed by randomString(n, alphabet), with
+// no string concatenated after (a sign-up's salt).
+func (e *core) prefixedRandom(prefix string, n int, alphabet string) string {
+	buf := make([]byte, len(prefix)+n)
+	copy(buf, prefix)
+	r := buf[len(prefix):]
+	if _, err := io.ReadFull(e.ids, r); err != nil {
 		// A broken injected source must not take the server down; fall
 		// back to the system's randomness.
-		_, _ = io.ReadFull(rand.Reader, buf)
+		_, _ = io.ReadFull(rand.Reader, r)
 	}
-	for i, b := range buf {
-		buf[i] = alphabet[int(b)%len(alphabet)]
+	for i, b := range r {
+		r[i] = alphabet[int(b)%len(alphabet)]
 	}
 	return string(buf)
 }
@@ -231,7 +235,7 @@ func (e *core) newLocalID(s *space) string {
 	}
 }
 
-func (e *core) newSalt() string { return "fakeSalt" + e.randomString(20, alnum) }
+func (e *core) newSalt() string { return e.prefixedRandom("fakeSalt", 20, alnum) }
 
 func (e *core) millis() string { return strconv.FormatInt(e.now().UnixMilli(), 10) }
 func (e *core) seconds() string {

@@ -388,3 +388,19 @@ func FuzzEngine(f *testing.F) {
 		}
 	})
 }
+
+// TestPrefixedRandomIsConcatenation: a salt written with its prefix in
+// one allocation is the prefix and the random string the same source
+// gives, byte for byte (seeded ids and salts stay what they were).
+func TestPrefixedRandomIsConcatenation(t *testing.T) {
+	a := New(Options{IDs: rand.NewChaCha8([32]byte{3})})
+	b := New(Options{IDs: rand.NewChaCha8([32]byte{3})})
+	for range 50 {
+		if got, want := a.newSalt(), "fakeSalt"+b.randomString(20, alnum); got != want {
+			t.Fatalf("salt %q, want %q", got, want)
+		}
+		if got, want := a.randomString(28, alnum), b.randomString(28, alnum); got != want {
+			t.Fatalf("id %q, want %q", got, want)
+		}
+	}
+}

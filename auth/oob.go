@@ -541,12 +541,13 @@ func (e tokenFlow) createSessionCookie(c Call, req CreateSessionCookieRequest) (
 		return nil, err
 	}
 	p := map[string]any{}
-	for k, v := range t.payload {
+	claims := t.payload()
+	for k, v := range claims {
 		p[k] = v
 	}
 	iat := e.now().Unix()
 	p["iat"] = iat
 	p["exp"] = iat + int64(d)
-	p["iss"] = "https://session.firebase.google.com/" + jsString(t.payload["aud"])
+	p["iss"] = "https://session.firebase.google.com/" + jsString(claims["aud"])
 	return &CreateSessionCookieResponse{SessionCookie: EncodeUnsignedJWT(p)}, nil
 }

@@ -350,7 +350,7 @@ func (e passwordFlow) signInWithPassword(c Call, req SignInWithPasswordRequest) 
 
 // signIn stamps lastLoginAt, issues tokens and emits sign_in.
 func (e *core) signIn(c Call, sc scope, u *User, provider string, extra map[string]any, out *Tokens, detail map[string]any) *User {
-	nu := u.clone()
+	nu := u.restamped()
 	nu.LastLoginAt = e.millis()
 	after, toks := e.mintTokens(sc, nu, provider, extra, nil, nil)
 	*out = toks
@@ -492,7 +492,7 @@ func (e tokenFlow) grant(c Call, req GrantTokenRequest) (*GrantTokenResponse, er
 	if m, ok := rt.SecondFactor.(map[string]any); ok {
 		sf = &secondFactor{Identifier: jsString(m["identifier"]), Provider: jsString(m["provider"])}
 	}
-	_, toks := e.issueTokensMFA(sc, u, rt.Provider, rt.ExtraClaims, sf)
+	_, toks := e.mintTokens(sc, u.restamped(), rt.Provider, rt.ExtraClaims, sf, nil)
 	return &GrantTokenResponse{IDToken: toks.IDToken, AccessToken: toks.IDToken, ExpiresIn: toks.ExpiresIn,
 		RefreshToken: toks.RefreshToken, TokenType: "Bearer", UserID: u.LocalID, ProjectID: ProjectNumber}, nil
 }

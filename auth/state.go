@@ -257,7 +257,7 @@ func (s *space) setUser(id string, u *User) {
 	if reindex {
 		s.index(u)
 	}
-	s.j.recordUser(userKey(s.project, s.tenant, id), s, id, func() {
+	s.j.recordUser(userKeyString(s.project, s.tenant, id), s, id, func() {
 		s.unindex(s.users[id])
 		if old == nil {
 			delete(s.users, id)
@@ -562,19 +562,19 @@ type scope struct {
 	idToken decodedJWT
 }
 
-// decodedJWT is a token and what DecodeJWT made of it.
+// decodedJWT is an ID token and the claims decodeTokenClaims read of it.
 type decodedJWT struct {
-	raw string
-	jwt *JWT
-	err error
+	raw    string
+	claims tokenClaims
+	err    error
 }
 
-// decodeJWT is DecodeJWT(tok), decoded once per call.
-func (s scope) decodeJWT(tok string) (*JWT, error) {
+// claims is decodeTokenClaims(tok), decoded once per call.
+func (s scope) claims(tok string) (tokenClaims, error) {
 	if s.idToken.raw != "" && s.idToken.raw == tok {
-		return s.idToken.jwt, s.idToken.err
+		return s.idToken.claims, s.idToken.err
 	}
-	return DecodeJWT(tok)
+	return decodeTokenClaims(tok)
 }
 
 func (s scope) tenantID() string {

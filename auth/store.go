@@ -1,11 +1,11 @@
 package auth
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pyric/pyric/event"
 	"github.com/pyric/pyric/sandbox/service"
@@ -76,11 +76,32 @@ func uvarintLen(n int) int {
 	return l
 }
 
+// keyString is makeKey's key as a string, in one allocation: the key of
+// an account's write, which the log's change takes as a string.
+func keyString(kind byte, parts ...string) string {
+	n := 1
+	for _, p := range parts {
+		n += uvarintLen(len(p)) + len(p)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(kind)
+	var l [binary.MaxVarintLen64]byte
+	for _, p := range parts {
+		sb.Write(binary.AppendUvarint(l[:0], uint64(len(p))))
+		sb.WriteString(p)
+	}
+	return sb.String()
+}
+
 func configKey(p string) []byte         { return makeKey('c', p) }
 func tenantKey(p, t string) []byte      { return makeKey('t', p, t) }
 func spacePrefix(p, t string) []byte    { return makeKey('s', p, t) }
 func spaceKey(p, t, kind string) []byte { return makeKey('s', p, t, kind) }
 func userKey(p, t, id string) []byte    { return makeKey('s', p, t, kindUser, id) }
+func userKeyString(p, t, id string) string {
+	return keyString('s', p, t, kindUser, id)
+}
 func oobKey(p, t string, seq uint64) []byte {
 	return recordKey(p, t, kindOOB, string(binary.BigEndian.AppendUint64(nil, seq)))
 }
@@ -118,7 +139,7 @@ func encodeUser(u *User) ([]byte, error) {
 // to delete it) or, with prefix, every key to delete under it. value runs
 // at commit, so it encodes the record's last state.
 type write struct {
-	key    []byte
+	key    string
 	prefix bool
 	value  func() ([]byte, error)
 	// user, when value is nil, is the space whose account userID the
@@ -126,14 +147,6 @@ type write struct {
 	// allocate on every sign-in.
 	user   *space
 	userID string
-}
-
-// encode is the record's value now.
-func (w write) encode() ([]byte, error) {
-	if w.value == nil {
-		return encodeUser(w.user.users[w.userID])
-	}
-	return w.value()
 }
 
 // journal collects a mutation's writes, undos and events.
@@ -145,6 +158,9 @@ type journal struct {
 	events  []event.Event
 	// changeBuf is the last mutation's log changes (changes).
 	changeBuf []service.LogChange
+	// shared are the accounts' encodings the commits gave the log, for
+	// the session capture (capture.go).
+	shared sharedEncodings
 	// unnamed are the keys (each length-prefixed, as a key's parts are)
 	// that mutations without an event wrote since the last event, and
 	// unnamedAll whether one of them deleted a prefix or was rolled
@@ -162,11 +178,11 @@ func (j *journal) recording() bool { return j != nil && j.open }
 func (j *journal) undoing() bool { return j.recording() && j.durable }
 
 func (j *journal) record(key []byte, value func() ([]byte, error), undo func()) {
-	j.recordWrite(write{key: key, value: value}, undo)
+	j.recordWrite(write{key: string(key), value: value}, undo)
 }
 
-// recordUser journals the account id of space sp.
-func (j *journal) recordUser(key []byte, sp *space, id string, undo func()) {
+// recordUser journals the account id of space sp, at key (userKeyString).
+func (j *journal) recordUser(key string, sp *space, id string, undo func()) {
 	j.recordWrite(write{key: key, user: sp, userID: id}, undo)
 }
 
@@ -180,7 +196,7 @@ func (j *journal) recordWrite(w write, undo func()) {
 	// prefix deletion since then must stay between the two.
 	replaced := false
 	for i := len(j.writes) - 1; i >= 0 && !j.writes[i].prefix; i-- {
-		if bytes.Equal(j.writes[i].key, w.key) {
+		if j.writes[i].key == w.key {
 			j.writes[i], replaced = w, true
 			break
 		}
@@ -197,7 +213,7 @@ func (j *journal) recordPrefix(prefix []byte, undo func()) {
 	if !j.recording() {
 		return
 	}
-	j.writes = append(j.writes, write{key: prefix, prefix: true})
+	j.writes = append(j.writes, write{key: string(prefix), prefix: true})
 	if undo != nil && j.durable {
 		j.undos = append(j.undos, undo)
 	}
@@ -383,9 +399,17 @@ func (j *journal) changes() ([]service.LogChange, error) {
 	clear(j.changeBuf) // the previous mutation's values
 	out := j.changeBuf[:0]
 	for _, w := range j.writes {
-		c := service.LogChange{Key: string(w.key), Prefix: w.prefix}
-		if !w.prefix {
-			v, err := w.encode()
+		c := service.LogChange{Key: w.key, Prefix: w.prefix}
+		switch {
+		case w.prefix:
+		case w.value == nil:
+			// An account: its encoding is kept for the session capture.
+			u := w.user.users[w.userID]
+			v, _ := encodeUser(u) // never fails
+			j.shared.keep(c.Key, u, v)
+			c.Value = v
+		default:
+			v, err := w.value()
 			if err != nil {
 				return nil, err
 			}

@@ -162,17 +162,7 @@ func appendJSON(b []byte, v any) []byte {
 	case int:
 		return strconv.AppendInt(b, int64(x), 10)
 	case []string:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, s := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(b, s)
-		}
-		return append(b, ']')
+		return appendStrings(b, x)
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...)
@@ -193,6 +183,22 @@ func appendJSON(b []byte, v any) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, out...)
+}
+
+// appendStrings appends the JSON of a list of strings (null when nil),
+// as appendJSON does, without boxing it in an interface.
+func appendStrings(b []byte, x []string) []byte {
+	if x == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, s)
+	}
+	return append(b, ']')
 }
 
 // num reads a JSON number claim as float64 (0, false when absent or not a number).

@@ -156,14 +156,17 @@ func TestIDClaimsMatchMap(t *testing.T) {
 				for _, tenant := range []string{"", "t-1"} {
 					for _, sf := range sfs {
 						for _, at := range attrs {
-							want, err := json.Marshal(idClaimsMap(u, provider, extra, "demo-p", tenant, now, idTokenTTL, sf, at))
-							if err != nil {
-								t.Fatal(err)
-							}
-							c := newIDClaims(u, provider, extra, "demo-p", tenant, now, idTokenTTL)
-							c.secondFactor, c.attrs = sf, at
-							if got := c.appendJSON(nil); string(got) != string(want) {
-								t.Fatalf("%s %s %v %q %v %v:\n got %s\nwant %s", u.LocalID, provider, extra, tenant, sf, at, got, want)
+							// A project the iss claim must escape, as json.Marshal escapes the whole.
+							for _, project := range []string{"demo-p", "p<&>\"é\u2028\xff\x01"} {
+								want, err := json.Marshal(idClaimsMap(u, provider, extra, project, tenant, now, idTokenTTL, sf, at))
+								if err != nil {
+									t.Fatal(err)
+								}
+								c := newIDClaims(u, provider, extra, project, tenant, now, idTokenTTL)
+								c.secondFactor, c.attrs = sf, at
+								if got := c.appendJSON(nil); string(got) != string(want) {
+									t.Fatalf("%s %s %v %q %v %v %q:\n got %s\nwant %s", u.LocalID, provider, extra, tenant, sf, at, project, got, want)
+								}
 							}
 						}
 					}

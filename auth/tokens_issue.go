@@ -76,7 +76,11 @@ type idClaims struct {
 	ttl           int64
 	project       string
 	// firebase's members.
-	identities   []providerIDs // in order of provider, email first
+	identities []providerIDs // in order of provider, email first
+	// idArr and emailIDs hold the identities of an account with at most
+	// two providers and its email's ids in the claims' own allocation.
+	idArr        [2]providerIDs
+	emailIDs     [1]string
 	provider     string
 	tenant       string
 	secondFactor *secondFactor
@@ -120,8 +124,10 @@ func newIDClaims(u *User, provider string, extra map[string]any, project, tenant
 			c.picture = ""
 		}
 	}
+	c.identities = c.idArr[:0]
 	if u.Email != "" {
-		c.identities = append(c.identities, providerIDs{provider: "email", ids: []string{u.Email}})
+		c.emailIDs[0] = u.Email
+		c.identities = append(c.identities, providerIDs{provider: "email", ids: c.emailIDs[:]})
 	}
 	for _, p := range u.ProviderUserInfo {
 		if p.ProviderID == "" || p.ProviderID == ProviderPassword || p.RawID == "" {
@@ -190,7 +196,10 @@ func (c *idClaims) appendJSON(b []byte) []byte {
 		case "aud":
 			b = jsonstr.Append(b, c.project)
 		case "iss":
-			b = jsonstr.Append(b, "https://securetoken.google.com/"+c.project)
+			// The prefix needs no escaping: the project's characters are
+			// escaped as they would be in the whole.
+			b = append(b, `"https://securetoken.google.com/`...)
+			b = append(jsonstr.AppendChars(b, c.project), '"')
 		case "name":
 			b = jsonstr.Append(b, c.name)
 		case "picture":
@@ -225,7 +234,7 @@ func (c *idClaims) appendFirebase(b []byte) []byte {
 		}
 		b = jsonstr.Append(b, id.provider)
 		b = append(b, ':')
-		b = appendJSON(b, id.ids)
+		b = appendStrings(b, id.ids)
 	}
 	b = append(b, '}')
 	if c.secondFactor != nil {
@@ -264,21 +273,30 @@ func authTime(u *User, now time.Time) time.Time {
 type parsedIDToken struct {
 	user     *User
 	provider string
-	payload  map[string]any
+	token    string
+}
+
+// payload is the token's payload decoded whole (parseIDToken checked it
+// is a JSON object), for the rare call that copies every claim.
+func (t *parsedIDToken) payload() map[string]any {
+	j, err := DecodeJWT(t.token)
+	if err != nil {
+		return nil
+	}
+	return j.Payload
 }
 
 // parseIDToken decodes an ID token without verifying its signature (the
 // emulator accepts any alg and does not check exp), finds its user, and
 // enforces revocation (iat < validSince is TOKEN_EXPIRED) and disabling.
 func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
-	j, err := sc.decodeJWT(tok)
-	if err != nil || j.Payload == nil {
+	claims, err := sc.claims(tok)
+	if err != nil || !claims.object {
 		// The emulator crashes (500) on a JWT whose payload is not an
 		// object; an invalid token is the honest answer.
 		return nil, ErrInvalidIDToken
 	}
-	fb, _ := j.Payload["firebase"].(map[string]any)
-	if t, _ := fb["tenant"].(string); t != "" {
+	if t := claims.tenant; t != "" {
 		if sc.tenant == nil {
 			return nil, badRequest("((Parsed token that belongs to tenant in a non-tenant project.))")
 		}
@@ -286,21 +304,18 @@ func (e *core) parseIDToken(sc scope, tok string) (*parsedIDToken, error) {
 			return nil, ErrTenantIDMismatch
 		}
 	}
-	uid, _ := primitiveString(j.Payload["user_id"])
-	u := sc.space.get(uid)
+	u := sc.space.get(claims.uid)
 	if u == nil {
 		return nil, ErrUserNotFound
 	}
 	if u.ValidSince != "" {
 		vs, _ := strconv.ParseFloat(u.ValidSince, 64)
-		iat, ok := num(j.Payload["iat"])
-		if !ok || iat < vs {
+		if iat := claims.iat; !claims.iatOK || iat < vs {
 			return nil, ErrTokenExpired
 		}
 	}
 	if u.isDisabled() {
 		return nil, ErrUserDisabled
 	}
-	p, _ := fb["sign_in_provider"].(string)
-	return &parsedIDToken{user: u, provider: p, payload: j.Payload}, nil
+	return &parsedIDToken{user: u, provider: claims.provider, token: tok}, nil
 }

@@ -162,6 +162,16 @@ func (u *User) clone() *User {
 	return &c
 }
 
+// restamped returns a copy of u for a change of its timestamps alone (a
+// sign-in, a refresh: mintTokens), in one allocation: it shares u's
+// provider and MFA lists and its emailVerified and disabled values, which
+// the engine never changes in place (a change of them changes a clone
+// and stores that; space.put replaces a list it changes).
+func (u *User) restamped() *User {
+	c := *u
+	return &c
+}
+
 // Redacted returns a copy without the password hash and salt: the form
 // events carry. The copy shares u's provider and MFA lists and its
 // emailVerified and disabled values: the engine never changes a stored

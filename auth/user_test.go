@@ -3,6 +3,7 @@ package auth_test
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,50 @@ func TestLookupAnswerIsTheCallers(t *testing.T) {
 	u.MFAInfo = nil
 	if after, _ := json.Marshal(lookup()); string(after) != string(before) {
 		t.Errorf("changing a lookup's answer changed the account:\n%s\nwas\n%s", after, before)
+	}
+}
+
+// TestLookupAnswersEachAccountOnce: a lookup answers the accounts it
+// names once each, in order, the first in the answer's own allocation:
+// each answer is its own (one changed, or its list appended to, leaves
+// the next answer and the stored account as they were).
+func TestLookupAnswersEachAccountOnce(t *testing.T) {
+	e, err := auth.Open(auth.Options{Log: authtest.TempLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("a@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.SignUp(dClient, auth.SignUpRequest{Email: sp("b@example.com"), Password: "secret123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(r *auth.LookupResponse) (out []string) {
+		for _, u := range r.Users {
+			out = append(out, u.LocalID+" "+u.Email)
+		}
+		return out
+	}
+	want := []string{a.LocalID + " a@example.com", b.LocalID + " b@example.com"}
+	for range 2 {
+		r, err := e.Lookup(dAdmin, auth.LookupRequest{LocalID: []string{a.LocalID, b.LocalID, a.LocalID, "nobody"}, Email: []string{"b@example.com"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(r); !slices.Equal(got, want) {
+			t.Fatalf("lookup answered %q, want %q", got, want)
+		}
+		r.Users[0].Email = "changed@example.com"
+		r.Users = append(r.Users, &auth.User{LocalID: "extra"})
+		r.Users[1].Email = "changed too"
+	}
+	r, err := e.Lookup(dClient, auth.LookupRequest{IDToken: a.IDToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(r); len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("lookup by ID token answered %q", got)
 	}
 }

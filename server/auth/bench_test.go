@@ -15,10 +15,12 @@ import (
 )
 
 // BenchmarkHandler measures the calls e2e/authbench makes (sign-up,
-// sign-in with a password, a token refresh, the Admin SDK's lookup)
-// through the HTTP handler, body decoding and response encoding included,
-// on the durable log pyric serve gives Auth; without the network, so that
-// allocs/op is the adapter's and the engine's.
+// sign-in with a password, a token refresh, the Admin SDK's lookup: the
+// revocation check of verifyIdToken) and a web app's lookup by ID token
+// (after every sign-in) through the HTTP handler, body decoding and
+// response encoding included, on the durable log pyric serve gives Auth;
+// without the network, so that allocs/op is the adapter's and the
+// engine's.
 func BenchmarkHandler(b *testing.B) {
 	eng, err := auth.Open(auth.Options{Log: authtest.TempLog(b)})
 	if err != nil {
@@ -41,7 +43,7 @@ func BenchmarkHandler(b *testing.B) {
 		return w
 	}
 	const n = 500
-	refresh, uids := make([]string, n), make([]string, n)
+	refresh, uids, ids := make([]string, n), make([]string, n), make([]string, n)
 	for i := range n {
 		var out map[string]any
 		w := post(b, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", "", fmt.Sprintf(`{"email":"seed%d@bench.example","password":"secret-1","returnSecureToken":true}`, i))
@@ -50,6 +52,7 @@ func BenchmarkHandler(b *testing.B) {
 		}
 		refresh[i], _ = out["refreshToken"].(string)
 		uids[i], _ = out["localId"].(string)
+		ids[i], _ = out["idToken"].(string)
 	}
 	made := 0
 	run := func(name string, fn func(i int)) {
@@ -74,5 +77,9 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	run("lookup", func(i int) {
 		post(b, "/identitytoolkit.googleapis.com/v1/projects/p/accounts:lookup", "Bearer owner", `{"localId":["`+uids[i]+`"]}`)
+	})
+	// A web app's lookup of its own account after a sign-in.
+	run("lookup-idtoken", func(i int) {
+		post(b, "/identitytoolkit.googleapis.com/v1/accounts:lookup?key=k", "", `{"idToken":"`+ids[i]+`"}`)
 	})
 }

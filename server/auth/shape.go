@@ -259,6 +259,12 @@ func (d *decoder) value(x jvalue, t reflect.Type, sh *shape, v reflect.Value, pa
 		for st.Kind() == reflect.Pointer {
 			st = st.Elem()
 		}
+		if len(elems) > 0 && v.Kind() == reflect.Slice && v.IsNil() {
+			// The list the field holds, grown in place: MakeSlice's would
+			// allocate its header too (the Admin SDK's lookup by localId
+			// decodes one on every verifyIdToken).
+			return d.elements(elems, st, sh, v, seg.join(parent), name)
+		}
 		out := reflect.MakeSlice(st, len(elems), len(elems))
 		var path string
 		if len(elems) > 0 {
@@ -276,6 +282,19 @@ func (d *decoder) value(x jvalue, t reflect.Type, sh *shape, v reflect.Value, pa
 		}
 		var small [8]member
 		return d.members(objectMembers(x.raw, 0, sh, small[:0]), sh, v, seg.join(parent))
+	}
+	return nil
+}
+
+// elements decodes a list's elements into v, a nil slice (not behind a
+// pointer), grown to hold them.
+func (d *decoder) elements(elems []jvalue, st reflect.Type, sh *shape, v reflect.Value, path, name string) error {
+	v.Grow(len(elems))
+	v.SetLen(len(elems))
+	for i, e := range elems {
+		if err := d.value(e, st.Elem(), sh.elem, v.Index(i), path, pathSeg{index: i}, name); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -253,7 +253,7 @@ func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.Comm
 	if err := checkRequestSize(ctx, req); err != nil {
 		return nil, err
 	}
-	r := e.startCommit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
+	r := e.startCommit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction(), owned: requestOwned(ctx)})
 	results, _, err := r.finish()
 	if err != nil {
 		return nil, err
@@ -271,6 +271,8 @@ type commitReq struct {
 	autoID string
 	// single marks a write that is not part of a batch (events say user).
 	single bool
+	// owned says the writes are the engine's to keep (requestOwned).
+	owned bool
 }
 
 type opState struct {
@@ -352,6 +354,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) *commitRun {
 			r.err = fmt.Errorf("%w", err)
 			return r
 		}
+		op.keepSent = c.owned && op.keepsSent()
 		r.ops[i].op = op
 	}
 	r.origin = event.OriginClient

@@ -1,7 +1,6 @@
 package firestore
 
 import (
-	"sync"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -71,11 +70,14 @@ func (e *Engine) emitAll(evs []event.Event) {
 	recycleEvents(evs)
 }
 
-// eventSlices holds the slices commits gather their events in, for reuse:
-// the bus keeps and delivers copies of the events, so a slice is free once
-// emitted, and a new one per commit was a tenth of a set's bytes
-// allocated in the engine (an Event is over 300 bytes).
-var eventSlices sync.Pool
+// freeEventSlices holds the slices commits gather their events in, for
+// reuse: the bus keeps and delivers copies of the events, so a slice is
+// free once emitted, and a new one per commit was a tenth of a set's
+// bytes allocated in the engine (an Event is over 300 bytes). A buffered
+// channel, not a sync.Pool: putting a slice in a pool boxes its header,
+// an allocation per commit. At most 32 are kept (a few kilobytes: most
+// hold room for two events).
+var freeEventSlices = make(chan []event.Event, 32)
 
 // maxRecycledEvents bounds the slices kept for reuse: a commit of
 // hundreds of writes does not keep its slice.
@@ -85,8 +87,12 @@ const maxRecycledEvents = 16
 // n is small.
 func eventSlice(n int) []event.Event {
 	if n <= maxRecycledEvents {
-		if evs, ok := eventSlices.Get().([]event.Event); ok && cap(evs) >= n {
-			return evs
+		select {
+		case evs := <-freeEventSlices:
+			if cap(evs) >= n {
+				return evs
+			}
+		default:
 		}
 	}
 	return make([]event.Event, 0, n)
@@ -99,7 +105,10 @@ func recycleEvents(evs []event.Event) {
 		return
 	}
 	clear(evs[:cap(evs)])
-	eventSlices.Put(evs[:0])
+	select {
+	case freeEventSlices <- evs[:0]:
+	default:
+	}
 }
 
 // requestParts are a request event's Request, what it saw and the

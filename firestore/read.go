@@ -173,7 +173,12 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	if err != nil {
 		return nil, err
 	}
-	rels := make([]string, len(names))
+	// One name's path is kept on the stack: most gets read one document.
+	var one [1]string
+	rels := one[:]
+	if len(names) != 1 {
+		rels = make([]string, len(names))
+	}
 	for i, n := range names {
 		dn, rel, err := ParseDocumentName(n)
 		if err != nil {
@@ -185,8 +190,9 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		rels[i] = rel
 	}
 	db := e.db(name)
-	unlock := db.readLock()
-	defer unlock()
+	// Not readLock: the function it returns was an allocation per get.
+	db.st.RLock()
+	defer db.st.RUnlock()
 	v, err := db.view(c)
 	if err != nil {
 		return nil, err

@@ -253,7 +253,7 @@ func (e *Engine) Commit(ctx context.Context, who identity.Identity, req *pb.Comm
 	if err := checkRequestSize(ctx, req); err != nil {
 		return nil, err
 	}
-	r := e.startCommit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction()})
+	r := e.startCommit(ctx, commitReq{db: e.db(name), who: who, writes: req.GetWrites(), txid: req.GetTransaction(), owned: requestOwned(ctx)})
 	results, _, err := r.finish()
 	if err != nil {
 		return nil, err
@@ -271,6 +271,8 @@ type commitReq struct {
 	autoID string
 	// single marks a write that is not part of a batch (events say user).
 	single bool
+	// owned says the writes are the engine's to keep (requestOwned).
+	owned bool
 }
 
 type opState struct {
@@ -281,6 +283,9 @@ type opState struct {
 	method  Method
 	dec     AuthzDecision
 	memo    *encodeMemo // the JSON forms its events share (events.go)
+	// memoSpace is where memo points once made: part of the commit's
+	// one allocation (commitRun), where it was one of its own.
+	memoSpace encodeMemo
 	// beforeForm is the JSON form of before's fields that the
 	// transaction's read of it encoded, nil if none (txn.forms).
 	beforeForm map[string]any
@@ -349,6 +354,7 @@ func (e *Engine) startCommit(ctx context.Context, c commitReq) *commitRun {
 			r.err = fmt.Errorf("%w", err)
 			return r
 		}
+		op.keepSent = c.owned && op.keepsSent()
 		r.ops[i].op = op
 	}
 	r.origin = event.OriginClient
@@ -535,14 +541,15 @@ func (r *commitRun) finish() ([]*pb.WriteResult, time.Time, error) {
 	}
 
 	now := r.p.now
-	results := make([]*pb.WriteResult, len(r.ops))
+	results, msgs := newWriteResults(len(r.ops))
 	for i := range r.ops {
 		s := &r.ops[i]
 		// Every write's result carries the update time of its document
 		// as the whole commit leaves it, none when the commit leaves it
 		// deleted (the field is "not set after a delete"), as the
 		// official emulator answers for several writes to one document.
-		wr := &pb.WriteResult{TransformResults: s.results}
+		wr := &msgs[i]
+		wr.TransformResults = s.results
 		if s.op.kind == writeVerify {
 			if s.after != nil {
 				wr.UpdateTime = s.after.UpdateTime
@@ -561,6 +568,31 @@ func (r *commitRun) finish() ([]*pb.WriteResult, time.Time, error) {
 		r.e.emitAll(append(r.evs, r.commitEvs...))
 	}
 	return results, now, nil
+}
+
+// oneWriteResult is the results of a commit of one write, allocated as
+// one.
+type oneWriteResult struct {
+	list [1]*pb.WriteResult
+	msg  [1]pb.WriteResult
+}
+
+// newWriteResults returns the n write results of a commit, each pointing
+// to its zero message in msgs: two allocations (one for a single write)
+// where each result was one of its own.
+func newWriteResults(n int) ([]*pb.WriteResult, []pb.WriteResult) {
+	var results []*pb.WriteResult
+	var msgs []pb.WriteResult
+	if n == 1 {
+		one := &oneWriteResult{}
+		results, msgs = one.list[:], one.msg[:]
+	} else {
+		results, msgs = make([]*pb.WriteResult, n), make([]pb.WriteResult, n)
+	}
+	for i := range msgs {
+		results[i] = &msgs[i]
+	}
+	return results, msgs
 }
 
 // commitTime is the commit's time as a response carries it: the stamp

@@ -1,7 +1,6 @@
 package firestore
 
 import (
-	"sync"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -23,12 +22,13 @@ func (e *Engine) emit(ev event.Event) {
 	e.events.Emit(ev)
 }
 
-// requestEvent is the request event of one decided operation.
-func requestEvent(who identity.Identity, m Method, path string, origin event.Origin, dec AuthzDecision, d time.Duration) event.Event {
-	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Origin: origin,
-		Request: &event.Request{DurationMs: float64(d.Microseconds()) / 1000}}
+// requestEvent is the request event of one decided operation, its
+// Request r (zero: the caller allocates it, with the parts it points to
+// when it can, as requestParts).
+func requestEvent(r *event.Request, who identity.Identity, m Method, path string, origin event.Origin, dec AuthzDecision, d time.Duration) event.Event {
+	r.DurationMs = float64(d.Microseconds()) / 1000
+	ev := event.Event{Kind: event.KindRequest, Method: string(m), Path: path, Origin: origin, Request: r}
 	ev.Who(who)
-	r := ev.Request
 	if who.IsAdmin() {
 		r.Verdict = event.Bypassed
 		if origin == event.OriginClient {
@@ -70,11 +70,14 @@ func (e *Engine) emitAll(evs []event.Event) {
 	recycleEvents(evs)
 }
 
-// eventSlices holds the slices commits gather their events in, for reuse:
-// the bus keeps and delivers copies of the events, so a slice is free once
-// emitted, and a new one per commit was a tenth of a set's bytes
-// allocated in the engine (an Event is over 300 bytes).
-var eventSlices sync.Pool
+// freeEventSlices holds the slices commits gather their events in, for
+// reuse: the bus keeps and delivers copies of the events, so a slice is
+// free once emitted, and a new one per commit was a tenth of a set's
+// bytes allocated in the engine (an Event is over 300 bytes). A buffered
+// channel, not a sync.Pool: putting a slice in a pool boxes its header,
+// an allocation per commit. At most 32 are kept (a few kilobytes: most
+// hold room for two events).
+var freeEventSlices = make(chan []event.Event, 32)
 
 // maxRecycledEvents bounds the slices kept for reuse: a commit of
 // hundreds of writes does not keep its slice.
@@ -84,8 +87,12 @@ const maxRecycledEvents = 16
 // n is small.
 func eventSlice(n int) []event.Event {
 	if n <= maxRecycledEvents {
-		if evs, ok := eventSlices.Get().([]event.Event); ok && cap(evs) >= n {
-			return evs
+		select {
+		case evs := <-freeEventSlices:
+			if cap(evs) >= n {
+				return evs
+			}
+		default:
 		}
 	}
 	return make([]event.Event, 0, n)
@@ -98,18 +105,34 @@ func recycleEvents(evs []event.Event) {
 		return
 	}
 	clear(evs[:cap(evs)])
-	eventSlices.Put(evs[:0])
+	select {
+	case freeEventSlices <- evs[:0]:
+	default:
+	}
+}
+
+// requestParts are a request event's Request, what it saw and the
+// document before, allocated as one: they live as long as each other (the
+// event's), and three allocations were a tenth of what a set or a get
+// allocated in the engine.
+type requestParts struct {
+	req    event.Request
+	seen   event.Seen
+	before event.Resource
 }
 
 // writeOpEvent is the request event of one decided write of a commit.
 func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Origin, d time.Duration) event.Event {
-	ev := requestEvent(c.who, s.method, s.op.rel, origin, s.dec, d)
+	parts := &requestParts{}
+	ev := requestEvent(&parts.req, c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
-	memo := s.eventMemo(c.db.name)
-	seen := &event.Seen{Before: resourceOf(s.before, c.db.name, memo)}
+	memo := s.eventMemo(c.db)
+	parts.before = resourceIn(s.before, c.db.name, memo)
+	seen := &parts.seen
+	seen.Before = &parts.before
 	if u := s.op.w.GetUpdate(); u != nil {
 		if len(s.op.sentinels) == 0 {
-			seen.Data = s.written(c.db.name)
+			seen.Data = s.written(c.db)
 		} else {
 			// Marked in a map of its own: the commit event's written
 			// data has no markers.
@@ -139,9 +162,11 @@ func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
 // eventMemo is the memo of the JSON forms s's request and commit events
 // share: the written fields, the document before and after (one form when
 // the write replaced the document with exactly what it sent).
-func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
+func (s *opState) eventMemo(sdb *database) *encodeMemo {
+	db := sdb.name
 	if s.memo == nil {
-		s.memo = newEncodeMemo()
+		s.memoSpace = encodeMemo{}
+		s.memo = &s.memoSpace
 		if s.after != nil && s.op.replacesWith(s.after) {
 			// The document after the write holds what the write sent:
 			// one form serves as both (a set's events then hold one
@@ -153,6 +178,9 @@ func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 			// The transaction read this version: its read's event
 			// encoded it already.
 			s.memo.docs[1] = docFields{s.before, s.beforeForm}
+		} else if form := sdb.forms.get(s.op.rel, s.before); form != nil {
+			// The commit that left this version made its form.
+			s.memo.docs[1] = docFields{s.before, form}
 		}
 	}
 	return s.memo
@@ -162,14 +190,14 @@ func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 // write that sends none), encoded once for its request event's data and
 // its commit event's written fields, which share it as they share its
 // arrays and maps (encodeMemo).
-func (s *opState) written(db DatabaseName) map[string]any {
+func (s *opState) written(db *database) map[string]any {
 	u := s.op.w.GetUpdate()
 	if u == nil {
 		return nil
 	}
 	memo := s.eventMemo(db)
 	if memo.written == nil {
-		memo.written = encodeFields(u.GetFields(), db, memo)
+		memo.written = encodeFields(u.GetFields(), db.name, memo)
 	}
 	return memo.written
 }
@@ -177,13 +205,18 @@ func (s *opState) written(db DatabaseName) map[string]any {
 // commitEvent is the commit event of one write of a commit: the document
 // before and after it; final says the commit leaves the document so.
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, final bool) event.Event {
-	memo := s.eventMemo(c.db.name)
-	defer func() { s.memo = nil }() // the last event of the operation
+	memo := s.eventMemo(c.db)
+	// The last event of the operation: the memo is done with.
+	defer func() { s.memo, s.memoSpace = nil, encodeMemo{} }()
 	// The service is set here, not only by emitAll: the outbox's
 	// consumer decides whether to hold the event before it is emitted.
 	ev := event.Event{Kind: event.KindCommit, Service: ServiceName, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name, memo), After: stateOf(s.after, c.db.name, memo),
 			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database, Final: final}}
+	if final && s.after != nil {
+		// The next read of the document, or write over it, finds its form.
+		c.db.forms.put(s.op.rel, s.after, memo.fields(s.after, c.db.name))
+	}
 	if d := s.after; d != nil {
 		ev.CreateTime, ev.UpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
 	}
@@ -194,7 +227,7 @@ func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, fin
 	if c.who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	if w := s.written(c.db.name); w != nil {
+	if w := s.written(c.db); w != nil {
 		ev.Written = w
 	}
 	return ev
@@ -202,30 +235,36 @@ func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, fin
 
 // readEvent is the request event of a decided read, in or out of a
 // transaction.
-func readEvent(who identity.Identity, m Method, path string, dec AuthzDecision, dur time.Duration, v readView) event.Event {
+func readEvent(r *event.Request, who identity.Identity, m Method, path string, dec AuthzDecision, dur time.Duration, v readView) event.Event {
 	origin := event.OriginClient
 	if v.tx != nil {
 		origin = event.OriginTransaction
 	}
-	ev := requestEvent(who, m, path, origin, dec, dur)
+	ev := requestEvent(r, who, m, path, origin, dec, dur)
 	if v.tx != nil {
 		ev.Group = &event.Group{ID: v.tx.group, Kind: event.OriginTransaction}
 	}
 	return ev
 }
 
-func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path string, dec AuthzDecision, d *pb.Document, dur time.Duration, v readView) {
+func (e *Engine) emitRead(who identity.Identity, rdb *database, m Method, path string, dec AuthzDecision, d *pb.Document, dur time.Duration, v readView) {
+	db := rdb.name
 	if !e.eventsOn() {
 		return
 	}
-	ev := readEvent(who, m, path, dec, dur, v)
-	// What the request saw and the document before it are allocated as
-	// one: a read's request event is most of what a small get allocates
-	// in the engine.
-	parts := &seenBefore{}
+	// The request, what it saw and the document before it are allocated
+	// as one: a read's request event is most of what a small get
+	// allocates in the engine.
+	parts := &requestParts{}
+	ev := readEvent(&parts.req, who, m, path, dec, dur, v)
 	seen := &parts.seen
 	if m == MethodGet {
-		parts.before = resourceIn(d, db)
+		if form := rdb.forms.get(path, d); form != nil {
+			// The form the commit that left d made for its events.
+			parts.before = event.Resource{Data: form, Exists: true}
+		} else {
+			parts.before = resourceIn(d, db, nil)
+		}
 		seen.Before = &parts.before
 		if v.tx != nil && d != nil {
 			if form, ok := parts.before.Data.(map[string]any); ok {
@@ -238,18 +277,14 @@ func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path
 	e.emit(ev)
 }
 
-// seenBefore is a read's event.Seen with the resource it points to.
-type seenBefore struct {
-	seen   event.Seen
-	before event.Resource
-}
-
-// resourceIn is *resourceOf(d, db, nil).
-func resourceIn(d *pb.Document, db DatabaseName) event.Resource {
+// resourceIn is document d of database db as an event says it (db is
+// the one its name says: it is not parsed again from the name), its form
+// from memo when memo has it.
+func resourceIn(d *pb.Document, db DatabaseName, memo *encodeMemo) event.Resource {
 	if d == nil {
 		return event.Resource{Exists: false}
 	}
-	return event.Resource{Data: (*encodeMemo)(nil).fields(d, db), Exists: true}
+	return event.Resource{Data: memo.fields(d, db), Exists: true}
 }
 
 // emitList records a decided query, with the query the rules saw (so a
@@ -258,19 +293,10 @@ func (e *Engine) emitList(who identity.Identity, q *query, dec AuthzDecision, du
 	if !e.eventsOn() {
 		return
 	}
-	ev := readEvent(who, MethodList, q.collPath(), dec, dur, v)
+	ev := readEvent(&event.Request{}, who, MethodList, q.collPath(), dec, dur, v)
 	ev.Request.Seen = &event.Seen{Query: q.sq}
 	dec.seen.event(ev.Request.Seen, q.db, nil)
 	e.emit(ev)
-}
-
-// resourceOf is document d of database db as an event says it (db is
-// the one its name says: it is not parsed again from the name).
-func resourceOf(d *pb.Document, db DatabaseName, memo *encodeMemo) *event.Resource {
-	if d == nil {
-		return &event.Resource{Exists: false}
-	}
-	return &event.Resource{Data: memo.fields(d, db), Exists: true}
 }
 
 func stateOf(d *pb.Document, db DatabaseName, memo *encodeMemo) any {

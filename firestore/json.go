@@ -95,8 +95,6 @@ func (m *encodeMemo) fields(d *pb.Document, db DatabaseName) map[string]any {
 	return enc
 }
 
-func newEncodeMemo() *encodeMemo { return &encodeMemo{} }
-
 // Small integers' JSON forms (json.Number, boxed) are made once and
 // shared: an integer field's form was two allocations (its digits and
 // the box), and most integers documents hold are small. The forms are

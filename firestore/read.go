@@ -173,7 +173,12 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 	if err != nil {
 		return nil, err
 	}
-	rels := make([]string, len(names))
+	// One name's path is kept on the stack: most gets read one document.
+	var one [1]string
+	rels := one[:]
+	if len(names) != 1 {
+		rels = make([]string, len(names))
+	}
 	for i, n := range names {
 		dn, rel, err := ParseDocumentName(n)
 		if err != nil {
@@ -185,8 +190,9 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 		rels[i] = rel
 	}
 	db := e.db(name)
-	unlock := db.readLock()
-	defer unlock()
+	// Not readLock: the function it returns was an allocation per get.
+	db.st.RLock()
+	defer db.st.RUnlock()
 	v, err := db.view(c)
 	if err != nil {
 		return nil, err
@@ -201,7 +207,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 			dec = e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
 				Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
 		}
-		e.emitRead(who, name, MethodGet, rel, dec, d, time.Since(start), v)
+		e.emitRead(who, db, MethodGet, rel, dec, d, time.Since(start), v)
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
 		}
@@ -553,7 +559,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		Query: &QueryInfo{Parent: parent, CollectionID: req.GetCollectionId(),
 			Structured: &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: req.GetCollectionId()}}}},
 		Get: db.lookupAt(v.t)})
-	e.emitRead(who, name, MethodList, collPath, dec, nil, time.Since(start), v)
+	e.emitRead(who, db, MethodList, collPath, dec, nil, time.Since(start), v)
 	if dec.Verdict != Allow {
 		return nil, denied(MethodList, collPath, dec)
 	}

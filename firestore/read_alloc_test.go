@@ -12,7 +12,7 @@ import (
 
 // TestBatchGetEventsAndResults checks what a get's responses and request
 // events hold now that their parts are allocated together
-// (newFoundResponse, seenBefore): each response its own document and read
+// (newFoundResponse, requestParts): each response its own document and read
 // time, each event the document it read (or none), however many a
 // request reads.
 func TestBatchGetEventsAndResults(t *testing.T) {

@@ -101,7 +101,7 @@ func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Un
 	b, ok := deferred.Load(m)
 	if !ok {
 		// The codec decoded it: it came in at most HeavyBodyBytes.
-		return h(firestore.WithRequestSizeAtMost(ctx, server.HeavyBodyBytes), req)
+		return h(firestore.WithDecodedRequest(ctx, server.HeavyBodyBytes), req)
 	}
 	server.OwnGoroutine(func() {
 		release, aerr := server.AdmitMessage(ctx, int64(len(b.([]byte))))
@@ -113,7 +113,7 @@ func admitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Un
 		defer release()
 		hctx := ctx
 		if n := decodeDeferred(m); n > 0 {
-			hctx = firestore.WithRequestSizeAtMost(ctx, n)
+			hctx = firestore.WithDecodedRequest(ctx, n)
 		}
 		resp, err = h(hctx, req)
 	})

@@ -72,7 +72,7 @@ func gateUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.
 			if err := takeDecodeError(m); err != nil {
 				return nil, err
 			}
-			return h(firestore.WithRequestSizeAtMost(ctx, server.HeavyBodyBytes), req)
+			return h(firestore.WithDecodedRequest(ctx, server.HeavyBodyBytes), req)
 		}
 	}
 	return admitUnary(ctx, req, info, func(ctx context.Context, req any) (any, error) {

@@ -76,6 +76,8 @@ type Bus struct {
 	queues []*Queue
 	nextID int
 	taps   []func(Event)
+	// ids is the slab the events' IDs are carved from (newID).
+	ids []byte
 }
 
 // NewBus returns an empty bus.
@@ -165,7 +167,7 @@ func (b *Bus) stamp(e *Event, docs *docSizes) int {
 func (b *Bus) record(e Event, size int) {
 	b.seq++
 	e.Seq = b.seq
-	e.ID = "evt-" + strconv.FormatUint(e.Seq, 10)
+	e.ID = b.newID(e.Seq)
 	for b.count > 0 && (b.count == b.maxCount || b.bytes+size > b.maxBytes) {
 		b.bytes -= b.sizes[b.start]
 		b.ring[b.start], b.sizes[b.start] = Event{}, 0
@@ -184,7 +186,7 @@ func (b *Bus) record(e Event, size int) {
 		// move every event to the heap, a copy of its 300-odd bytes
 		// each.
 		if s.keep == nil || s.keep(&b.ring[i]) {
-			s.offer(e, size)
+			s.offer(&b.ring[i], size)
 		}
 	}
 	for _, q := range b.queues {
@@ -195,6 +197,27 @@ func (b *Bus) record(e Event, size int) {
 	for _, t := range b.taps {
 		t(e)
 	}
+}
+
+// idSlab is the size of the slabs event IDs are carved from: about twenty
+// IDs each, so that one ID kept long after its event (an invocation's
+// CauseEventID, Writes) holds on to a few hundred bytes at most.
+const idSlab = 256
+
+// newID is "evt-<seq>", carved from the ids slab rather than allocated
+// on its own: an allocation per event was the last one a listener
+// delivery cost the bus. A slab's bytes are never written again once an
+// ID is carved from them (the next ones are appended after it, and a
+// full slab is left to the collector, not reused), so the strings are as
+// immutable as any; callers hold mu.
+func (b *Bus) newID(seq uint64) string {
+	const most = len("evt-") + 20 // a uint64 has at most 20 digits
+	if cap(b.ids)-len(b.ids) < most {
+		b.ids = make([]byte, 0, idSlab)
+	}
+	start := len(b.ids)
+	b.ids = strconv.AppendUint(append(b.ids, "evt-"...), seq, 10)
+	return unsafe.String(&b.ids[start], len(b.ids)-start)
 }
 
 // Tap registers fn to be called with every event emitted from now on,
@@ -322,7 +345,7 @@ func (b *Bus) SubscribeWhere(buffer int, keep func(*Event) bool) *Subscription {
 // bus.mu held. It is lost when the buffer has no room for it in events, or
 // in bytes unless the buffer is empty. After a loss, a gap marker goes
 // first, once there is room for it and e.
-func (s *Subscription) offer(e Event, size int) {
+func (s *Subscription) offer(e *Event, size int) {
 	waiting := len(s.ch) // only the subscriber takes from ch: it can only shrink
 	if taken := len(s.sizes) - waiting; taken > 0 {
 		for _, n := range s.sizes[:taken] {
@@ -336,11 +359,11 @@ func (s *Subscription) offer(e Event, size int) {
 		return
 	}
 	if s.missed > 0 {
-		s.ch <- gapMarker(&e, s.missed)
+		s.ch <- gapMarker(e, s.missed)
 		s.sizes = append(s.sizes, 0)
 		s.missed = 0
 	}
-	s.ch <- e
+	s.ch <- *e
 	s.sizes = append(s.sizes, size)
 	s.queued += size
 }

@@ -78,6 +78,8 @@ type Bus struct {
 	taps   []func(Event)
 	// ids is the slab the events' IDs are carved from (newID).
 	ids []byte
+	// tokens are the sizes of the token claims maps sized last.
+	tokens tokenSizes
 }
 
 // NewBus returns an empty bus.
@@ -126,7 +128,7 @@ func EmitBatch(em Emitter, es []Event) {
 
 // Emit stamps e, records it and offers it to every subscriber.
 func (b *Bus) Emit(e Event) {
-	var docs docSizes
+	docs := docSizes{tokens: &b.tokens}
 	size := b.stamp(&e, &docs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -138,7 +140,8 @@ func (b *Bus) Emit(e Event) {
 // Since and subscribers find none of them or all of them.
 func (b *Bus) EmitBatch(es []Event) {
 	sizes := make([]int, len(es))
-	var docs docSizes // a write's request and commit events share its document
+	// A write's request and commit events share its document.
+	docs := docSizes{tokens: &b.tokens}
 	for i := range es {
 		sizes[i] = b.stamp(&es[i], &docs)
 	}
@@ -425,7 +428,7 @@ func HeapSize(e *Event) int {
 // sizing the two events cost. A shared map still counts at each
 // reference, as before.
 func heapSize(e *Event, docs *docSizes) int {
-	n := str(e.ID) + str(e.Service) + str(e.Method) + str(e.Path) + str(e.Identity.UID) + sizeOf(e.Identity.Token)
+	n := str(e.ID) + str(e.Service) + str(e.Method) + str(e.Path) + str(e.Identity.UID) + docs.token(e.Identity.Token)
 	if e.Group != nil {
 		n += size(unsafe.Sizeof(*e.Group)) + str(e.Group.ID)
 	}
@@ -498,6 +501,54 @@ type docSizes struct {
 	maps  [4]unsafe.Pointer
 	sizes [4]int
 	next  int
+	// tokens, when set, are the bus's sizes of token claims maps, kept
+	// from emission to emission.
+	tokens *tokenSizes
+}
+
+// token is sizeOf(m), m an event's token claims: looked up in tokens.
+func (d *docSizes) token(m map[string]any) int {
+	if d.tokens == nil || len(m) == 0 {
+		return sizeOf(m)
+	}
+	return d.tokens.of(m)
+}
+
+// tokenSizes memoizes sizeOf of token claims maps, by identity, from one
+// emission to the next: a connection's identity, with its claims map, is
+// the same for every event of its listens and requests, and walking the
+// claims (a dozen entries, nested maps) was most of what sizing a signed-in
+// user's listener delivery cost. Each slot holds its map, so that the
+// address is not another map's while the size is kept; a map changed in
+// length is sized again (the events' maps are not changed once built).
+type tokenSizes struct {
+	mu    sync.Mutex
+	slots [16]tokenSize
+}
+
+type tokenSize struct {
+	m    map[string]any // held: while it is, no other map has its address
+	p    unsafe.Pointer // m's address
+	n    int            // len(m) when sized
+	size int
+}
+
+// of is sizeOf(m), m not empty.
+func (t *tokenSizes) of(m map[string]any) int {
+	p := reflect.ValueOf(m).UnsafePointer()
+	h := uintptr(p)
+	i := (h>>4 ^ h>>10) % uintptr(len(t.slots))
+	t.mu.Lock()
+	if c := &t.slots[i]; c.p == p && c.n == len(m) {
+		t.mu.Unlock()
+		return c.size
+	}
+	t.mu.Unlock()
+	n := sizeOf(m)
+	t.mu.Lock()
+	t.slots[i] = tokenSize{m: m, p: p, n: len(m), size: n}
+	t.mu.Unlock()
+	return n
 }
 
 // of is sizeOf(v), looked up first when v is a map.

@@ -3,6 +3,7 @@ package event
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +38,39 @@ func TestIDsAreEvtSeq(t *testing.T) {
 			t.Fatalf("%d IDs, want 3000", len(seen))
 		}
 	}
+}
+
+// TestTokenSizeMemo checks that sizing events through the bus's memo of
+// token claims maps gives HeapSize's size: the same map again and again,
+// many maps alternating (more than the memo's slots), and a map that
+// grew since it was sized.
+func TestTokenSizeMemo(t *testing.T) {
+	var tokens []map[string]any
+	for i := range 40 {
+		tok := benchToken()
+		tok["sub"] = strconv.Itoa(i)
+		for k := range i % 5 {
+			tok["claim"+strconv.Itoa(k)] = []any{"x", int64(k), map[string]any{"deep": "yes"}}
+		}
+		tokens = append(tokens, tok)
+	}
+	var memo tokenSizes
+	check := func(round int, tok map[string]any) {
+		t.Helper()
+		e := Event{Kind: KindListener, Identity: Identity{Lens: LensUser, UID: "u", Token: tok},
+			Listener: &Listener{Phase: Deliver, ListenerID: "l", Target: &Target{Kind: "path", Path: "/a", Query: "{}"}}}
+		docs := docSizes{tokens: &memo}
+		if got, want := heapSize(&e, &docs), HeapSize(&e); got != want {
+			t.Fatalf("round %d: memoized %d, alone %d", round, got, want)
+		}
+	}
+	for round := range 200 {
+		check(round, tokens[0])
+		check(round, tokens[round%len(tokens)])
+		check(round, tokens[(round*7)%len(tokens)])
+	}
+	tokens[0]["added"] = strings.Repeat("y", 100)
+	check(-1, tokens[0])
+	check(-1, nil)
+	check(-1, map[string]any{})
 }

@@ -460,17 +460,12 @@ func (a *jsonAppender) float(f float64) {
 // time writes t as time.Time's MarshalJSON does (RFC 3339 with
 // nanoseconds); a year it refuses goes to encoding/json for its error.
 func (a *jsonAppender) time(t time.Time) {
-	if y := t.Year(); y < 0 || y > 9999 {
+	b, ok := appendTime(append(a.b, '"'), t)
+	if !ok {
 		a.fail()
 		return
 	}
-	if _, off := t.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
-		a.fail() // offsets RFC 3339 cannot write exactly: encoding/json decides
-		return
-	}
-	a.b = append(a.b, '"')
-	a.b = t.AppendFormat(a.b, time.RFC3339Nano)
-	a.b = append(a.b, '"')
+	a.b = append(b, '"')
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,7 +1,10 @@
 package event
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,4 +80,48 @@ func referenceTime(dst []byte, t time.Time) ([]byte, bool) {
 		return dst, false
 	}
 	return t.AppendFormat(dst, time.RFC3339Nano), true
+}
+
+// TestStrIsEncodingJSON checks the string writer, which skips plain
+// ASCII eight bytes at a time, against encoding/json (HTML escaping off):
+// strings of every length to 40 with one byte of each kind that needs
+// attention (control characters, quote, backslash, DEL, non-ASCII, invalid
+// UTF-8, U+2028) at every position, and random strings.
+func TestStrIsEncodingJSON(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		var a jsonAppender
+		a.str(s)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.TrimSuffix(buf.String(), "\n"); string(a.b) != want {
+			t.Fatalf("%q: wrote %s, want %s", s, a.b, want)
+		}
+	}
+	specials := []string{"\x00", "\x1f", "\n", "\"", "\\", "\x7f", " ", "~", "!", "#", "[", "]", "é", "\xff", "\xc3", "\u2028", "\u2029", "<", "&", "\x80"}
+	for n := range 41 {
+		plain := strings.Repeat("abcdefgh/", 5)[:n]
+		check(plain)
+		for i := 0; i <= n; i++ {
+			for _, sp := range specials {
+				check(plain[:i] + sp + plain[i:])
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(8) == 0 {
+				b[i] = byte(r.IntN(256))
+			} else {
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		check(string(b))
+	}
 }

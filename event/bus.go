@@ -312,11 +312,16 @@ type Subscription struct {
 	dropped uint64 // all events lost (guarded by bus.mu)
 	closed  bool   // guarded by bus.mu
 	// sizes are the HeapSize of the events sent into ch that may still be
-	// waiting there, oldest first, and queued their sum (guarded by
-	// bus.mu): ch is first in, first out, so the ones the subscriber took
-	// are the oldest len(sizes)-len(ch).
-	sizes  []int
-	queued int
+	// waiting there, oldest first: tracked of them from sizes[head], a
+	// ring of cap(ch) (as many as ch can hold), and queued their sum
+	// (guarded by bus.mu). ch is first in, first out, so the ones the
+	// subscriber took are the oldest tracked-len(ch). A ring, where a
+	// slice resliced past the taken ones and appended to was reallocated
+	// every few events (16 B per event and subscriber).
+	sizes   []int
+	head    int
+	tracked int
+	queued  int
 	// keep, when set, chooses the events offered (SubscribeWhere).
 	keep func(*Event) bool
 }
@@ -339,7 +344,7 @@ func (b *Bus) SubscribeWhere(buffer int, keep func(*Event) bool) *Subscription {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.nextID++
-	s := &Subscription{bus: b, id: b.nextID, ch: make(chan Event, buffer), keep: keep}
+	s := &Subscription{bus: b, id: b.nextID, ch: make(chan Event, buffer), sizes: make([]int, buffer), keep: keep}
 	b.subs[s.id] = s
 	return s
 }
@@ -350,11 +355,9 @@ func (b *Bus) SubscribeWhere(buffer int, keep func(*Event) bool) *Subscription {
 // first, once there is room for it and e.
 func (s *Subscription) offer(e *Event, size int) {
 	waiting := len(s.ch) // only the subscriber takes from ch: it can only shrink
-	if taken := len(s.sizes) - waiting; taken > 0 {
-		for _, n := range s.sizes[:taken] {
-			s.queued -= n
-		}
-		s.sizes = s.sizes[taken:]
+	for ; s.tracked > waiting; s.tracked-- {
+		s.queued -= s.sizes[s.head]
+		s.head = (s.head + 1) % len(s.sizes)
 	}
 	if !admits(cap(s.ch), waiting, s.queued, size, s.bus.subBytes, s.missed > 0) {
 		s.missed++
@@ -363,12 +366,19 @@ func (s *Subscription) offer(e *Event, size int) {
 	}
 	if s.missed > 0 {
 		s.ch <- gapMarker(e, s.missed)
-		s.sizes = append(s.sizes, 0)
+		s.track(0)
 		s.missed = 0
 	}
 	s.ch <- *e
-	s.sizes = append(s.sizes, size)
+	s.track(size)
 	s.queued += size
+}
+
+// track notes an event of HeapSize size sent into ch; admits left room
+// for it in ch, so in the ring.
+func (s *Subscription) track(size int) {
+	s.sizes[(s.head+s.tracked)%len(s.sizes)] = size
+	s.tracked++
 }
 
 // admits says whether a buffer of room events, holding waiting events of

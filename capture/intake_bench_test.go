@@ -75,3 +75,45 @@ func BenchmarkRecorderIntake(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecorderListenerIntake is BenchmarkRecorderIntake for the
+// events of a Realtime Database fan-out: one listener delivery each, as
+// the database emits them for an unauthenticated listen (a write that
+// reaches 1,000 listens emits 1,000 of them).
+func BenchmarkRecorderListenerIntake(b *testing.B) {
+	be, err := backend.Start(backend.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Shutdown(context.Background())
+	ctx := context.Background()
+	bus := be.Sandbox.Events()
+	rec, err := Start(ctx, be.Sandbox, filepath.Join(b.TempDir(), "s.json"), Options{Debounce: time.Hour, FirstFlush: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	listeners := make([]*event.Listener, 1000)
+	for i := range listeners {
+		listeners[i] = &event.Listener{Phase: event.Deliver, ListenerID: fmt.Sprintf("l%d", i),
+			Target: &event.Target{Kind: "path", Path: "/fan/go", Query: "{}"}}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bus.Emit(event.Event{Kind: event.KindListener, Path: "demo-p:/fan/go", Origin: event.OriginListener,
+			Identity: event.Identity{Lens: event.LensUnauthenticated}, Actor: event.Actor{Kind: event.ActorApp},
+			Listener: listeners[i%len(listeners)]})
+		if i%128 == 127 {
+			rec.take()
+		}
+		if i%1024 == 1023 {
+			if err := rec.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -76,6 +76,10 @@ type Bus struct {
 	queues []*Queue
 	nextID int
 	taps   []func(Event)
+	// ids is the slab the events' IDs are carved from (newID).
+	ids []byte
+	// tokens are the sizes of the token claims maps sized last.
+	tokens tokenSizes
 }
 
 // NewBus returns an empty bus.
@@ -124,7 +128,7 @@ func EmitBatch(em Emitter, es []Event) {
 
 // Emit stamps e, records it and offers it to every subscriber.
 func (b *Bus) Emit(e Event) {
-	var docs docSizes
+	docs := docSizes{tokens: &b.tokens}
 	size := b.stamp(&e, &docs)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -136,7 +140,8 @@ func (b *Bus) Emit(e Event) {
 // Since and subscribers find none of them or all of them.
 func (b *Bus) EmitBatch(es []Event) {
 	sizes := make([]int, len(es))
-	var docs docSizes // a write's request and commit events share its document
+	// A write's request and commit events share its document.
+	docs := docSizes{tokens: &b.tokens}
 	for i := range es {
 		sizes[i] = b.stamp(&es[i], &docs)
 	}
@@ -165,7 +170,7 @@ func (b *Bus) stamp(e *Event, docs *docSizes) int {
 func (b *Bus) record(e Event, size int) {
 	b.seq++
 	e.Seq = b.seq
-	e.ID = "evt-" + strconv.FormatUint(e.Seq, 10)
+	e.ID = b.newID(e.Seq)
 	for b.count > 0 && (b.count == b.maxCount || b.bytes+size > b.maxBytes) {
 		b.bytes -= b.sizes[b.start]
 		b.ring[b.start], b.sizes[b.start] = Event{}, 0
@@ -184,7 +189,7 @@ func (b *Bus) record(e Event, size int) {
 		// move every event to the heap, a copy of its 300-odd bytes
 		// each.
 		if s.keep == nil || s.keep(&b.ring[i]) {
-			s.offer(e, size)
+			s.offer(&b.ring[i], size)
 		}
 	}
 	for _, q := range b.queues {
@@ -195,6 +200,27 @@ func (b *Bus) record(e Event, size int) {
 	for _, t := range b.taps {
 		t(e)
 	}
+}
+
+// idSlab is the size of the slabs event IDs are carved from: about twenty
+// IDs each, so that one ID kept long after its event (an invocation's
+// CauseEventID, Writes) holds on to a few hundred bytes at most.
+const idSlab = 256
+
+// newID is "evt-<seq>", carved from the ids slab rather than allocated
+// on its own: an allocation per event was the last one a listener
+// delivery cost the bus. A slab's bytes are never written again once an
+// ID is carved from them (the next ones are appended after it, and a
+// full slab is left to the collector, not reused), so the strings are as
+// immutable as any; callers hold mu.
+func (b *Bus) newID(seq uint64) string {
+	const most = len("evt-") + 20 // a uint64 has at most 20 digits
+	if cap(b.ids)-len(b.ids) < most {
+		b.ids = make([]byte, 0, idSlab)
+	}
+	start := len(b.ids)
+	b.ids = strconv.AppendUint(append(b.ids, "evt-"...), seq, 10)
+	return unsafe.String(&b.ids[start], len(b.ids)-start)
 }
 
 // Tap registers fn to be called with every event emitted from now on,
@@ -286,11 +312,16 @@ type Subscription struct {
 	dropped uint64 // all events lost (guarded by bus.mu)
 	closed  bool   // guarded by bus.mu
 	// sizes are the HeapSize of the events sent into ch that may still be
-	// waiting there, oldest first, and queued their sum (guarded by
-	// bus.mu): ch is first in, first out, so the ones the subscriber took
-	// are the oldest len(sizes)-len(ch).
-	sizes  []int
-	queued int
+	// waiting there, oldest first: tracked of them from sizes[head], a
+	// ring of cap(ch) (as many as ch can hold), and queued their sum
+	// (guarded by bus.mu). ch is first in, first out, so the ones the
+	// subscriber took are the oldest tracked-len(ch). A ring, where a
+	// slice resliced past the taken ones and appended to was reallocated
+	// every few events (16 B per event and subscriber).
+	sizes   []int
+	head    int
+	tracked int
+	queued  int
 	// keep, when set, chooses the events offered (SubscribeWhere).
 	keep func(*Event) bool
 }
@@ -313,7 +344,7 @@ func (b *Bus) SubscribeWhere(buffer int, keep func(*Event) bool) *Subscription {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.nextID++
-	s := &Subscription{bus: b, id: b.nextID, ch: make(chan Event, buffer), keep: keep}
+	s := &Subscription{bus: b, id: b.nextID, ch: make(chan Event, buffer), sizes: make([]int, buffer), keep: keep}
 	b.subs[s.id] = s
 	return s
 }
@@ -322,13 +353,11 @@ func (b *Bus) SubscribeWhere(buffer int, keep func(*Event) bool) *Subscription {
 // bus.mu held. It is lost when the buffer has no room for it in events, or
 // in bytes unless the buffer is empty. After a loss, a gap marker goes
 // first, once there is room for it and e.
-func (s *Subscription) offer(e Event, size int) {
+func (s *Subscription) offer(e *Event, size int) {
 	waiting := len(s.ch) // only the subscriber takes from ch: it can only shrink
-	if taken := len(s.sizes) - waiting; taken > 0 {
-		for _, n := range s.sizes[:taken] {
-			s.queued -= n
-		}
-		s.sizes = s.sizes[taken:]
+	for ; s.tracked > waiting; s.tracked-- {
+		s.queued -= s.sizes[s.head]
+		s.head = (s.head + 1) % len(s.sizes)
 	}
 	if !admits(cap(s.ch), waiting, s.queued, size, s.bus.subBytes, s.missed > 0) {
 		s.missed++
@@ -336,13 +365,20 @@ func (s *Subscription) offer(e Event, size int) {
 		return
 	}
 	if s.missed > 0 {
-		s.ch <- gapMarker(&e, s.missed)
-		s.sizes = append(s.sizes, 0)
+		s.ch <- gapMarker(e, s.missed)
+		s.track(0)
 		s.missed = 0
 	}
-	s.ch <- e
-	s.sizes = append(s.sizes, size)
+	s.ch <- *e
+	s.track(size)
 	s.queued += size
+}
+
+// track notes an event of HeapSize size sent into ch; admits left room
+// for it in ch, so in the ring.
+func (s *Subscription) track(size int) {
+	s.sizes[(s.head+s.tracked)%len(s.sizes)] = size
+	s.tracked++
 }
 
 // admits says whether a buffer of room events, holding waiting events of
@@ -402,7 +438,7 @@ func HeapSize(e *Event) int {
 // sizing the two events cost. A shared map still counts at each
 // reference, as before.
 func heapSize(e *Event, docs *docSizes) int {
-	n := str(e.ID) + str(e.Service) + str(e.Method) + str(e.Path) + str(e.Identity.UID) + sizeOf(e.Identity.Token)
+	n := str(e.ID) + str(e.Service) + str(e.Method) + str(e.Path) + str(e.Identity.UID) + docs.token(e.Identity.Token)
 	if e.Group != nil {
 		n += size(unsafe.Sizeof(*e.Group)) + str(e.Group.ID)
 	}
@@ -475,6 +511,54 @@ type docSizes struct {
 	maps  [4]unsafe.Pointer
 	sizes [4]int
 	next  int
+	// tokens, when set, are the bus's sizes of token claims maps, kept
+	// from emission to emission.
+	tokens *tokenSizes
+}
+
+// token is sizeOf(m), m an event's token claims: looked up in tokens.
+func (d *docSizes) token(m map[string]any) int {
+	if d.tokens == nil || len(m) == 0 {
+		return sizeOf(m)
+	}
+	return d.tokens.of(m)
+}
+
+// tokenSizes memoizes sizeOf of token claims maps, by identity, from one
+// emission to the next: a connection's identity, with its claims map, is
+// the same for every event of its listens and requests, and walking the
+// claims (a dozen entries, nested maps) was most of what sizing a signed-in
+// user's listener delivery cost. Each slot holds its map, so that the
+// address is not another map's while the size is kept; a map changed in
+// length is sized again (the events' maps are not changed once built).
+type tokenSizes struct {
+	mu    sync.Mutex
+	slots [16]tokenSize
+}
+
+type tokenSize struct {
+	m    map[string]any // held: while it is, no other map has its address
+	p    unsafe.Pointer // m's address
+	n    int            // len(m) when sized
+	size int
+}
+
+// of is sizeOf(m), m not empty.
+func (t *tokenSizes) of(m map[string]any) int {
+	p := reflect.ValueOf(m).UnsafePointer()
+	h := uintptr(p)
+	i := (h>>4 ^ h>>10) % uintptr(len(t.slots))
+	t.mu.Lock()
+	if c := &t.slots[i]; c.p == p && c.n == len(m) {
+		t.mu.Unlock()
+		return c.size
+	}
+	t.mu.Unlock()
+	n := sizeOf(m)
+	t.mu.Lock()
+	t.slots[i] = tokenSize{m: m, p: p, n: len(m), size: n}
+	t.mu.Unlock()
+	return n
 }
 
 // of is sizeOf(v), looked up first when v is a map.

@@ -460,17 +460,12 @@ func (a *jsonAppender) float(f float64) {
 // time writes t as time.Time's MarshalJSON does (RFC 3339 with
 // nanoseconds); a year it refuses goes to encoding/json for its error.
 func (a *jsonAppender) time(t time.Time) {
-	if y := t.Year(); y < 0 || y > 9999 {
+	b, ok := appendTime(append(a.b, '"'), t)
+	if !ok {
 		a.fail()
 		return
 	}
-	if _, off := t.Zone(); off%60 != 0 || off <= -24*3600 || off >= 24*3600 {
-		a.fail() // offsets RFC 3339 cannot write exactly: encoding/json decides
-		return
-	}
-	a.b = append(a.b, '"')
-	a.b = t.AppendFormat(a.b, time.RFC3339Nano)
-	a.b = append(a.b, '"')
+	a.b = append(b, '"')
 }
 
 const hexDigits = "0123456789abcdef"
@@ -481,6 +476,15 @@ func (a *jsonAppender) str(s string) {
 	b := append(a.b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Most strings (ids, paths, kinds) are plain ASCII: they are
+		// skipped eight bytes at a time, where a byte at a time was half
+		// of what encoding a listener event cost.
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -527,6 +531,20 @@ func (a *jsonAppender) str(s string) {
 	}
 	b = append(b, s[start:]...)
 	a.b = append(b, '"')
+}
+
+// plain8 says none of w's eight bytes needs str's attention: no control
+// character, quote, backslash or non-ASCII byte. Each test is exact for
+// the word as a whole (it may flag the wrong byte, never a word without
+// one): a byte below 0x20, (x - 0x20…) & ^x & 0x80…; a byte equal to
+// c, the zero byte of x ^ c….
+func plain8(w string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	q, bs := x^('"'*ones), x^('\\'*ones)
+	special := (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs | x
+	return special&highs == 0
 }
 
 // isNumber reports whether s is a JSON number (what encoding/json accepts

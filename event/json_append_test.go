@@ -221,3 +221,17 @@ func BenchmarkAppendJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendJSONListener encodes a Realtime Database listener
+// delivery as the bus stamps it (time.Now: the local zone), what session
+// capture writes for each listener a write reaches.
+func BenchmarkAppendJSONListener(b *testing.B) {
+	e := &Event{Seq: 47997, ID: "evt-47997", At: time.Now(), Kind: KindListener, Service: "database", Actor: Actor{Kind: ActorApp},
+		Identity: Identity{Lens: LensUnauthenticated}, Path: "demo-p:/fan/go", Origin: OriginListener,
+		Listener: &Listener{Phase: Deliver, ListenerID: "l17", Target: &Target{Kind: "path", Path: "/fan/go", Query: "{}"}}}
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		buf, _ = AppendJSON(buf[:0], e)
+	}
+}

@@ -390,11 +390,7 @@ func (m tokenMember) string() (string, bool) { return m.s, m.str }
 func refreshFromObject(raw []byte, i int) (*RefreshToken, error) {
 	var rec refreshRecord
 	jsonstr.Members(raw, i, func(k, v []byte) {
-		key := k[1 : len(k)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(jsonstr.Unquote(k))
-		}
-		switch string(key) {
+		switch string(memberName(k)) {
 		case "_AuthEmulatorRefreshToken":
 			rec.marker = rawMember(v)
 		case "localId":

@@ -549,11 +549,11 @@ func (t *tokenSizes) of(m map[string]any) int {
 	h := uintptr(p)
 	i := (h>>4 ^ h>>10) % uintptr(len(t.slots))
 	t.mu.Lock()
-	if c := &t.slots[i]; c.p == p && c.n == len(m) {
-		t.mu.Unlock()
+	c := t.slots[i] // a copy: another emission may replace the slot once unlocked
+	t.mu.Unlock()
+	if c.p == p && c.n == len(m) {
 		return c.size
 	}
-	t.mu.Unlock()
 	n := sizeOf(m)
 	t.mu.Lock()
 	t.slots[i] = tokenSize{m: m, p: p, n: len(m), size: n}

@@ -1,9 +1,11 @@
 package event
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -73,4 +75,31 @@ func TestTokenSizeMemo(t *testing.T) {
 	check(-1, tokens[0])
 	check(-1, nil)
 	check(-1, map[string]any{})
+}
+
+// TestTokenSizesConcurrent: emissions on many goroutines size claims maps
+// that share and replace the memo's slots; under -race a slot read after
+// its lock is released (a replaced slot's size) is reported, and every
+// size must be the map's own.
+func TestTokenSizesConcurrent(t *testing.T) {
+	var memo tokenSizes
+	maps := make([]map[string]any, 64)
+	for i := range maps {
+		maps[i] = map[string]any{"sub": fmt.Sprint("user", i), "n": strings.Repeat("x", i)}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 2000 {
+				m := maps[(g*7+k)%len(maps)]
+				if got, want := memo.of(m), sizeOf(m); got != want {
+					t.Errorf("size %d, want %d", got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -379,66 +379,54 @@ func (e *recordEncoder) appendMap(b, raw []byte, depth int, db DatabaseName) ([]
 
 // timestamp reads a Timestamp's encoding.
 func timestamp(raw []byte) (sec int64, nanos int32, ok bool) {
-	for len(raw) > 0 {
-		num, typ, n := consumeTag(raw)
-		if n < 0 {
-			return 0, 0, false
-		}
-		raw = raw[n:]
-		if num != 1 && num != 2 {
-			if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
-				return 0, 0, false
-			}
-			raw = raw[n:]
-			continue
-		}
-		if typ != protowire.VarintType {
-			return 0, 0, false
-		}
-		v, n := protowire.ConsumeVarint(raw)
-		if n < 0 {
-			return 0, 0, false
-		}
-		raw = raw[n:]
-		if num == 1 {
-			sec = int64(v)
-		} else {
-			nanos = int32(v)
-		}
-	}
-	return sec, nanos, true
+	s, n, ok := fieldPair(raw, protowire.VarintType)
+	return int64(s), int32(n), ok
 }
 
 // latLng reads a LatLng's encoding.
 func latLng(raw []byte) (lat, lng float64, ok bool) {
+	a, b, ok := fieldPair(raw, protowire.Fixed64Type)
+	return math.Float64frombits(a), math.Float64frombits(b), ok
+}
+
+// fieldPair reads a message whose fields 1 and 2 are scalars of wire type
+// typ (varint or fixed64), the last of each repeated one counting, as
+// proto.Unmarshal reads it: other fields are skipped, a field 1 or 2 of
+// another type or a malformed encoding is not ok.
+func fieldPair(raw []byte, typ protowire.Type) (first, second uint64, ok bool) {
 	for len(raw) > 0 {
-		num, typ, n := consumeTag(raw)
+		num, t, n := consumeTag(raw)
 		if n < 0 {
 			return 0, 0, false
 		}
 		raw = raw[n:]
 		if num != 1 && num != 2 {
-			if n = protowire.ConsumeFieldValue(num, typ, raw); n < 0 {
+			if n = protowire.ConsumeFieldValue(num, t, raw); n < 0 {
 				return 0, 0, false
 			}
 			raw = raw[n:]
 			continue
 		}
-		if typ != protowire.Fixed64Type {
+		if t != typ {
 			return 0, 0, false
 		}
-		v, n := protowire.ConsumeFixed64(raw)
+		var v uint64
+		if typ == protowire.VarintType {
+			v, n = protowire.ConsumeVarint(raw)
+		} else {
+			v, n = protowire.ConsumeFixed64(raw)
+		}
 		if n < 0 {
 			return 0, 0, false
 		}
 		raw = raw[n:]
 		if num == 1 {
-			lat = math.Float64frombits(v)
+			first = v
 		} else {
-			lng = math.Float64frombits(v)
+			second = v
 		}
 	}
-	return lat, lng, true
+	return first, second, true
 }
 
 // appendDoubleJSON writes a double as appendValueJSON does.

@@ -59,12 +59,19 @@ type jsonParser struct {
 // kept as it is, where encoding/json reads U+FFFD: text must be valid
 // (a websocket text frame is).
 func ParseJSONNumbers(text string) (v any, ok bool) {
+	return parseWhole(text, false)
+}
+
+// parseWhole reads text as one JSON value, alone but for white space,
+// with numbers as json.Number (and, with wireData, a websocket request's
+// data's numbers as ParseWireMessage reads them).
+func parseWhole(text string, wireData bool) (v any, ok bool) {
 	if text == "" {
 		return nil, false
 	}
 	// Read in place: the parser only reads, and every string it returns
 	// is a copy.
-	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true}
+	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true, wireData: wireData}
 	p.space()
 	v = p.value(0)
 	p.space()
@@ -276,17 +283,7 @@ func unescape(raw []byte) string {
 // a listen's tag and query) is a json.Number, as ParseJSONNumbers reads
 // it.
 func ParseWireMessage(text string) (v any, ok bool) {
-	if text == "" {
-		return nil, false
-	}
-	p := jsonParser{b: unsafe.Slice(unsafe.StringData(text), len(text)), numbers: true, wireData: true}
-	p.space()
-	v = p.value(0)
-	p.space()
-	if p.bad || p.i != len(p.b) {
-		return nil, false
-	}
-	return v, true
+	return parseWhole(text, true)
 }
 
 // wireDataValue reads the value of key k of an object at depth, where a

@@ -11,8 +11,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyric/pyric/internal/conformance"
+	"github.com/pyric/pyric/rules/sim"
+	"github.com/pyric/pyric/rules/source"
 )
 
 // Lines is a golden file's content, one JSON value per line.
@@ -58,11 +61,11 @@ func (l *Lines) Check(t testing.TB, path string, update bool) {
 	t.Fatalf("%s has %d lines more than the test renders", path, len(w)-len(g))
 }
 
-// Decisions renders one line per conformance case recorded for service
+// decisions renders one line per conformance case recorded for service
 // (conformance.EachCase): the scenario's ID and what decide, given the
 // scenario's rules and the case, returns; and checks the lines against
 // the file at path (Check).
-func Decisions[C any](t testing.TB, service, path string, update bool, decide func(rules string, c C) (any, error)) {
+func decisions[C any](t testing.TB, service, path string, update bool, decide func(rules string, c C) (any, error)) {
 	t.Helper()
 	var lines Lines
 	err := conformance.EachCase(service, func(s conformance.Scenario, c C) error {
@@ -80,4 +83,29 @@ func Decisions[C any](t testing.TB, service, path string, update bool, decide fu
 		t.Fatal(err)
 	}
 	lines.Check(t, path, update)
+}
+
+// RulesDecisions is decisions of a rules engine: each recorded case of
+// service simulated (at now) against its scenario's rules, compiled once
+// per ruleset as a file named service.rules.
+func RulesDecisions[R, C any](t testing.TB, service, path string, update bool, now time.Time,
+	compile func(*source.File) (*R, source.Diagnostics),
+	simulate func(*R, []C, time.Time) (*sim.Report, error)) {
+	t.Helper()
+	compiled := map[string]*R{}
+	decisions(t, service, path, update, func(rules string, c C) (any, error) {
+		rs := compiled[rules]
+		if rs == nil {
+			var diags source.Diagnostics
+			if rs, diags = compile(source.NewFile(service+".rules", rules)); rs == nil {
+				return nil, diags
+			}
+			compiled[rules] = rs
+		}
+		rep, err := simulate(rs, []C{c}, now)
+		if err != nil {
+			return nil, err
+		}
+		return rep.Results[0], nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/pyric/pyric/internal/golden"
-	"github.com/pyric/pyric/rules/source"
 )
 
 var updateDecisions = flag.Bool("update-decisions", false, "rewrite testdata/decisions.golden.json")
@@ -17,21 +16,6 @@ var updateDecisions = flag.Bool("update-decisions", false, "rewrite testdata/dec
 // the evaluator wrote them before the rendering was made to allocate
 // less: that work must not change a byte.
 func TestDecisionsGolden(t *testing.T) {
-	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-	compiled := map[string]*Ruleset{}
-	golden.Decisions(t, "storage", "testdata/decisions.golden.json", *updateDecisions, func(rules string, c Case) (any, error) {
-		rs := compiled[rules]
-		if rs == nil {
-			var diags source.Diagnostics
-			if rs, diags = Compile(source.NewFile("storage.rules", rules)); rs == nil {
-				return nil, diags
-			}
-			compiled[rules] = rs
-		}
-		rep, err := rs.Simulate([]Case{c}, now)
-		if err != nil {
-			return nil, err
-		}
-		return rep.Results[0], nil
-	})
+	golden.RulesDecisions(t, "storage", "testdata/decisions.golden.json", *updateDecisions,
+		time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC), Compile, (*Ruleset).Simulate)
 }

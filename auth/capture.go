@@ -156,7 +156,6 @@ func (e *Engine) Records(token string, fn func(key []string, value json.RawMessa
 		}
 		e.mu.Lock()
 		e.seq.reconcile()
-		e.j.shared.on = true
 		v, err := e.currentRecord(key)
 		e.mu.Unlock()
 		if err != nil {
@@ -187,7 +186,6 @@ func (e *Engine) EachRecord(fn func(key []string, value json.RawMessage) error) 
 	}
 	e.mu.Lock()
 	e.seq.reconcile()
-	e.j.shared.on = true
 	err := func() error {
 		each := func(s *space) error {
 			for _, id := range s.sortedIDs() {
@@ -279,11 +277,7 @@ func (e *core) currentRecord(key []byte) ([]byte, error) {
 		sp = t.space
 	}
 	if parts[2] == kindUser {
-		u := sp.users[parts[3]]
-		if v, ok := e.j.shared.take(key, u); ok {
-			return v, nil
-		}
-		return encodeUser(u)
+		return encodeUser(sp.users[parts[3]])
 	}
 	// The other kinds are few per space: find the record among them.
 	var found []byte
@@ -332,63 +326,6 @@ func uvarintString(s string) (uint64, int) {
 		shift += 7
 	}
 	return 0, 0
-}
-
-// sharedEncodings are the log encodings of the accounts recent commits
-// wrote, each with the account it encodes, for the session capture: a
-// capture reads the records an event names (Records) when it flushes,
-// and an account still stored as the commit encoded it (the same *User:
-// the engine never changes a stored account in place, it stores a
-// changed clone) encodes to the same bytes, so the capture takes the
-// commit's instead of encoding the account again. They are kept only
-// once a capture has read records (on), each until a capture reads it
-// or the account is written again, and at most maxShared of them: past
-// that they are dropped, and a capture encodes those it reads.
-// Callers hold the engine's lock.
-type sharedEncodings struct {
-	on bool
-	m  map[string]sharedEncoding
-}
-
-// sharedEncoding is an account and its encoding, read-only: the log
-// keeps nothing of a commit's values, and a capture only writes them out.
-type sharedEncoding struct {
-	user  *User
-	value []byte
-}
-
-// maxShared bounds the encodings kept: more than the accounts written
-// between two flushes of a capture (at least 100 ms apart) at thousands
-// of writes a second.
-const maxShared = 2048
-
-// keep keeps the encoding v of account u (nil: deleted) at key.
-func (s *sharedEncodings) keep(key string, u *User, v []byte) {
-	if !s.on {
-		return
-	}
-	if u == nil {
-		delete(s.m, key)
-		return
-	}
-	if s.m == nil {
-		s.m = make(map[string]sharedEncoding)
-	}
-	if _, ok := s.m[key]; !ok && len(s.m) >= maxShared {
-		clear(s.m)
-	}
-	s.m[key] = sharedEncoding{user: u, value: v}
-}
-
-// take returns, once, the encoding kept at key if it encodes u, the
-// account stored there now.
-func (s *sharedEncodings) take(key []byte, u *User) ([]byte, bool) {
-	se, ok := s.m[string(key)]
-	if !ok {
-		return nil, false
-	}
-	delete(s.m, string(key))
-	return se.value, u != nil && se.user == u
 }
 
 var _ service.Records = (*engineService)(nil)

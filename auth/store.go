@@ -149,6 +149,14 @@ type write struct {
 	userID string
 }
 
+// encode is the record's value now.
+func (w write) encode() ([]byte, error) {
+	if w.value == nil {
+		return encodeUser(w.user.users[w.userID])
+	}
+	return w.value()
+}
+
 // journal collects a mutation's writes, undos and events.
 type journal struct {
 	open    bool // a mutation is running (events are held until commit)
@@ -158,9 +166,6 @@ type journal struct {
 	events  []event.Event
 	// changeBuf is the last mutation's log changes (changes).
 	changeBuf []service.LogChange
-	// shared are the accounts' encodings the commits gave the log, for
-	// the session capture (capture.go).
-	shared sharedEncodings
 	// unnamed are the keys (each length-prefixed, as a key's parts are)
 	// that mutations without an event wrote since the last event, and
 	// unnamedAll whether one of them deleted a prefix or was rolled
@@ -400,16 +405,8 @@ func (j *journal) changes() ([]service.LogChange, error) {
 	out := j.changeBuf[:0]
 	for _, w := range j.writes {
 		c := service.LogChange{Key: w.key, Prefix: w.prefix}
-		switch {
-		case w.prefix:
-		case w.value == nil:
-			// An account: its encoding is kept for the session capture.
-			u := w.user.users[w.userID]
-			v, _ := encodeUser(u) // never fails
-			j.shared.keep(c.Key, u, v)
-			c.Value = v
-		default:
-			v, err := w.value()
+		if !w.prefix {
+			v, err := w.encode()
 			if err != nil {
 				return nil, err
 			}

@@ -193,9 +193,6 @@ type database struct {
 	commitMu sync.Mutex
 
 	hub *hub
-
-	// forms are the JSON forms of documents the latest commits left.
-	forms *formCache
 }
 
 func (e *Engine) databases() []*database {
@@ -230,7 +227,7 @@ func (e *Engine) db(name DatabaseName) *database {
 	defer e.mu.Unlock()
 	db, ok := e.dbs[name]
 	if !ok {
-		db = &database{e: e, name: name, txns: map[string]*txn{}, forms: newFormCache()}
+		db = &database{e: e, name: name, txns: map[string]*txn{}}
 		db.st = fsstore.New(fsstore.Options{Name: name, Persister: e.opts.Persister,
 			History: e.opts.History, HistoryBytes: e.opts.HistoryBytes, Now: e.now,
 			Publish: db.published})

@@ -126,13 +126,13 @@ func (e *Engine) writeOpEvent(c commitReq, s *opState, g *Group, origin event.Or
 	parts := &requestParts{}
 	ev := requestEvent(&parts.req, c.who, s.method, s.op.rel, origin, s.dec, d)
 	ev.Group = groupOf(g)
-	memo := s.eventMemo(c.db)
+	memo := s.eventMemo(c.db.name)
 	parts.before = resourceIn(s.before, c.db.name, memo)
 	seen := &parts.seen
 	seen.Before = &parts.before
 	if u := s.op.w.GetUpdate(); u != nil {
 		if len(s.op.sentinels) == 0 {
-			seen.Data = s.written(c.db)
+			seen.Data = s.written(c.db.name)
 		} else {
 			// Marked in a map of its own: the commit event's written
 			// data has no markers.
@@ -162,8 +162,7 @@ func withSentinels(data map[string]any, ss []event.Sentinel) map[string]any {
 // eventMemo is the memo of the JSON forms s's request and commit events
 // share: the written fields, the document before and after (one form when
 // the write replaced the document with exactly what it sent).
-func (s *opState) eventMemo(sdb *database) *encodeMemo {
-	db := sdb.name
+func (s *opState) eventMemo(db DatabaseName) *encodeMemo {
 	if s.memo == nil {
 		s.memoSpace = encodeMemo{}
 		s.memo = &s.memoSpace
@@ -178,9 +177,6 @@ func (s *opState) eventMemo(sdb *database) *encodeMemo {
 			// The transaction read this version: its read's event
 			// encoded it already.
 			s.memo.docs[1] = docFields{s.before, s.beforeForm}
-		} else if form := sdb.forms.get(s.op.rel, s.before); form != nil {
-			// The commit that left this version made its form.
-			s.memo.docs[1] = docFields{s.before, form}
 		}
 	}
 	return s.memo
@@ -190,14 +186,14 @@ func (s *opState) eventMemo(sdb *database) *encodeMemo {
 // write that sends none), encoded once for its request event's data and
 // its commit event's written fields, which share it as they share its
 // arrays and maps (encodeMemo).
-func (s *opState) written(db *database) map[string]any {
+func (s *opState) written(db DatabaseName) map[string]any {
 	u := s.op.w.GetUpdate()
 	if u == nil {
 		return nil
 	}
 	memo := s.eventMemo(db)
 	if memo.written == nil {
-		memo.written = encodeFields(u.GetFields(), db.name, memo)
+		memo.written = encodeFields(u.GetFields(), db, memo)
 	}
 	return memo.written
 }
@@ -205,7 +201,7 @@ func (s *opState) written(db *database) map[string]any {
 // commitEvent is the commit event of one write of a commit: the document
 // before and after it; final says the commit leaves the document so.
 func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, final bool) event.Event {
-	memo := s.eventMemo(c.db)
+	memo := s.eventMemo(c.db.name)
 	// The last event of the operation: the memo is done with.
 	defer func() { s.memo, s.memoSpace = nil, encodeMemo{} }()
 	// The service is set here, not only by emitAll: the outbox's
@@ -213,10 +209,6 @@ func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, fin
 	ev := event.Event{Kind: event.KindCommit, Service: ServiceName, Method: string(s.method), Path: s.op.rel, Group: groupOf(g),
 		Commit: &event.Commit{RequestTime: t, Before: stateOf(s.before, c.db.name, memo), After: stateOf(s.after, c.db.name, memo),
 			Sentinels: s.op.sentinels, AutoID: c.autoID, Database: c.db.name.Database, Final: final}}
-	if final && s.after != nil {
-		// The next read of the document, or write over it, finds its form.
-		c.db.forms.put(s.op.rel, s.after, memo.fields(s.after, c.db.name))
-	}
 	if d := s.after; d != nil {
 		ev.CreateTime, ev.UpdateTime = d.GetCreateTime().AsTime(), d.GetUpdateTime().AsTime()
 	}
@@ -227,7 +219,7 @@ func (e *Engine) commitEvent(c commitReq, s *opState, g *Group, t time.Time, fin
 	if c.who.IsAdmin() {
 		ev.Origin = event.OriginAdmin
 	}
-	if w := s.written(c.db); w != nil {
+	if w := s.written(c.db.name); w != nil {
 		ev.Written = w
 	}
 	return ev
@@ -247,8 +239,7 @@ func readEvent(r *event.Request, who identity.Identity, m Method, path string, d
 	return ev
 }
 
-func (e *Engine) emitRead(who identity.Identity, rdb *database, m Method, path string, dec AuthzDecision, d *pb.Document, dur time.Duration, v readView) {
-	db := rdb.name
+func (e *Engine) emitRead(who identity.Identity, db DatabaseName, m Method, path string, dec AuthzDecision, d *pb.Document, dur time.Duration, v readView) {
 	if !e.eventsOn() {
 		return
 	}
@@ -259,12 +250,7 @@ func (e *Engine) emitRead(who identity.Identity, rdb *database, m Method, path s
 	ev := readEvent(&parts.req, who, m, path, dec, dur, v)
 	seen := &parts.seen
 	if m == MethodGet {
-		if form := rdb.forms.get(path, d); form != nil {
-			// The form the commit that left d made for its events.
-			parts.before = event.Resource{Data: form, Exists: true}
-		} else {
-			parts.before = resourceIn(d, db, nil)
-		}
+		parts.before = resourceIn(d, db, nil)
 		seen.Before = &parts.before
 		if v.tx != nil && d != nil {
 			if form, ok := parts.before.Data.(map[string]any); ok {

@@ -207,7 +207,7 @@ func (e *Engine) batchGet(ctx context.Context, who identity.Identity, dbName str
 			dec = e.authorize(ctx, &AuthzRequest{Database: name, Method: MethodGet, Path: rel, Auth: who,
 				Resource: d, Time: db.e.now(), Get: db.lookupAt(v.t)})
 		}
-		e.emitRead(who, db, MethodGet, rel, dec, d, time.Since(start), v)
+		e.emitRead(who, name, MethodGet, rel, dec, d, time.Since(start), v)
 		if dec.Verdict != Allow && denial == nil {
 			denial = denied(MethodGet, rel, dec)
 		}
@@ -559,7 +559,7 @@ func (e *Engine) ListDocuments(ctx context.Context, who identity.Identity, req *
 		Query: &QueryInfo{Parent: parent, CollectionID: req.GetCollectionId(),
 			Structured: &pb.StructuredQuery{From: []*pb.StructuredQuery_CollectionSelector{{CollectionId: req.GetCollectionId()}}}},
 		Get: db.lookupAt(v.t)})
-	e.emitRead(who, db, MethodList, collPath, dec, nil, time.Since(start), v)
+	e.emitRead(who, name, MethodList, collPath, dec, nil, time.Since(start), v)
 	if dec.Verdict != Allow {
 		return nil, denied(MethodList, collPath, dec)
 	}

@@ -44,6 +44,36 @@ async function main() {
     const res = await st.uploadString(st.ref(alice, 'users/alice/dir/d.txt'), 'data:text/csv;base64,YSxi', 'data_url');
     return [res.metadata.contentType, dec(await st.getBytes(res.ref))];
   });
+  // The base64 forms are decoded by the SDK before upload: the stored
+  // bytes must be the decoded ones, '+/' and '-_' alike, padding or not.
+  const odd = Buffer.from([0xfb, 0xef, 0xff, 0x00, 0x41, 0x3e, 0x3f]);
+  for (const [form, text] of [['base64', odd.toString('base64')], ['base64url', odd.toString('base64url')],
+    ['data_url', 'data:application/x-odd;base64,' + odd.toString('base64')]]) {
+    await step('uploadString ' + form + ' bytes', async () => {
+      const res = await st.uploadString(st.ref(alice, 'users/alice/forms/' + form), text, form);
+      return [text, res.metadata.size, Buffer.from(await st.getBytes(res.ref)).toString('hex')];
+    });
+  }
+  await step('uploadString data_url percent-encoded', async () => {
+    const res = await st.uploadString(st.ref(alice, 'users/alice/forms/pct'), 'data:text/plain,h%C3%A9llo%20w', 'data_url');
+    return [res.metadata.contentType, dec(await st.getBytes(res.ref))];
+  });
+  // getStream gives a web ReadableStream in this build (a Node stream in
+  // others): read it whole, or say how it failed.
+  const readStream = async stream => {
+    const chunks = [];
+    if (stream.getReader) {
+      const reader = stream.getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(Buffer.from(r.value));
+    } else {
+      for await (const c of stream) chunks.push(Buffer.from(c));
+    }
+    return Buffer.concat(chunks).toString('hex');
+  };
+  await step('getStream', () => readStream(st.getStream(st.ref(alice, 'users/alice/forms/base64'))));
+  await step('getStream missing object', async () => {
+    try { return await readStream(st.getStream(st.ref(alice, 'users/alice/forms/none'))); } catch (e) { return e.code || String(e); }
+  });
   await step('uploadBytesResumable', () => new Promise((resolve, reject) => {
     const data = new Uint8Array(600 * 1024).map((_, i) => i % 251);
     const task = st.uploadBytesResumable(st.ref(alice, 'users/alice/dir/big.bin'), data, { customMetadata: { kind: 'big' } });

@@ -98,6 +98,30 @@ async function main() {
     });
     return (await fs.getDoc(fs.doc(alice, 'counters/dst'))).data().v;
   });
+  // Offline and back: writes made with the network disabled stay pending
+  // (nothing reaches the server), are sent when it is enabled again, and a
+  // listener resumes, seeing what changed on the server meanwhile.
+  await step('offline writes sync on enableNetwork', async () => {
+    const ref = fs.doc(alice, 'offline/w1');
+    const seen = [];
+    const unsub = fs.onSnapshot(fs.doc(alice, 'offline/r1'), { includeMetadataChanges: false }, s => seen.push(s.exists() ? s.data().v : null));
+    await until(() => seen.length > 0);
+    await fs.disableNetwork(alice);
+    const pending = fs.setDoc(ref, { v: 'from offline' });
+    const local = await fs.getDocFromCache(ref);
+    const local_ = [local.exists(), local.metadata.hasPendingWrites];
+    await fs.setDoc(fs.doc(bob, 'offline/r1'), { v: 'changed while away' });
+    const serverBefore = (await fs.getDocFromServer(fs.doc(bob, 'offline/w1'))).exists();
+    await sleep(100);
+    const seenOffline = seen.slice();
+    await fs.enableNetwork(alice);
+    await fs.waitForPendingWrites(alice);
+    await pending;
+    const serverAfter = (await fs.getDocFromServer(fs.doc(bob, 'offline/w1'))).data();
+    await until(() => seen[seen.length - 1] === 'changed while away');
+    unsub();
+    return { local: local_, serverBefore, serverAfter, seenOffline, seen };
+  });
   await step('denied write', () => code(fs.setDoc(fs.doc(bob, 'users/alice'), { name: 'Mallory' })));
   await step('denied read', () => code(fs.getDoc(fs.doc(anon, 'users/alice'))));
   await step('denied message explains', async () => {

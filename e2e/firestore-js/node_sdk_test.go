@@ -20,6 +20,9 @@ service cloud.firestore {
     match /counters/{c} {
       allow read, write: if request.auth != null;
     }
+    match /offline/{d} {
+      allow read, write: if request.auth != null;
+    }
   }
 }
 `
@@ -68,9 +71,10 @@ var nodeWant = map[string]string{
 	"contended transactions retry":    `15`,
 	"transaction creating a document": `false`,
 	"transaction reading one document and writing another": `7`,
-	"denied write":                    `"permission-denied"`,
-	"denied read":                     `"permission-denied"`,
-	"denied listen":                   `"permission-denied"`,
-	"denied transaction":              `"permission-denied"`,
-	"writes still flow after denials": `"Bob"`,
+	"offline writes sync on enableNetwork":                 `{"local":[true,true],"serverBefore":false,"serverAfter":{"v":"from offline"},"seenOffline":[null],"seen":[null,"changed while away"]}`,
+	"denied write":                                         `"permission-denied"`,
+	"denied read":                                          `"permission-denied"`,
+	"denied listen":                                        `"permission-denied"`,
+	"denied transaction":                                   `"permission-denied"`,
+	"writes still flow after denials":                      `"Bob"`,
 }

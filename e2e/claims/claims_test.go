@@ -1,7 +1,8 @@
 // Package claims checks Auth and Firestore together through a real
 // `pyric serve`: a user signed in with the JS SDK, given a custom claim
 // with firebase-admin-go, is allowed by Firestore rules that check the
-// claim, and a user without it is denied.
+// claim, and a user without it is denied; a FirebaseServerApp made from
+// a user's ID token is that user.
 package claims
 
 import (
@@ -66,6 +67,20 @@ func TestCustomClaimGatesFirestore(t *testing.T) {
 		"alice": {"role": "admin", "adminWrite": "ok", "adminRead": "ok", "ownProfile": "ok", "otherProfile": "permission-denied"},
 		"bob":   {"role": nil, "adminWrite": "permission-denied", "adminRead": "permission-denied", "ownProfile": "ok", "otherProfile": "permission-denied"},
 	}
+	checkUsers(t, got, want, srv)
+
+	// A FirebaseServerApp built from each user's ID token (server-side
+	// rendering) is that user to Auth and to Firestore's rules.
+	e2etest.LastJSONLine(t, e2etest.RunNode(t, ctx, script, append(env, "PHASE=serverapp")...), &got)
+	checkUsers(t, got, map[string]map[string]any{
+		"alice": {"sameUser": true, "email": "alice@example.com", "ownProfile": "ok", "otherProfile": "permission-denied", "adminRead": "ok"},
+		"bob":   {"sameUser": true, "email": "bob@example.com", "ownProfile": "ok", "otherProfile": "permission-denied", "adminRead": "permission-denied"},
+	}, srv)
+}
+
+// checkUsers wants every field of want in got.
+func checkUsers(t *testing.T, got, want map[string]map[string]any, srv *e2etest.Serve) {
+	t.Helper()
 	for user, fields := range want {
 		for k, v := range fields {
 			if got[user][k] != v {

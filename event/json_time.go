@@ -18,20 +18,31 @@ type secondForm struct {
 	zone string
 }
 
-// secondForms keeps the last second written in each of a few locations:
-// the events of a second, and the times they carry (request times, what
-// the rules saw), are in one or two, and working out a time's date, clock
-// and zone (t.Year, t.Zone, AppendFormat's own) was a quarter of what
-// encoding a Firestore write's events cost. A second's form is immutable
-// once published; a new second replaces it.
-var secondForms [4]atomic.Pointer[secondForm]
+// secondForms keeps the forms of the last seconds written, a slot for
+// each second and location (by both): the events of a second, and the
+// times they carry (request times, what the rules saw), are in one or
+// two, and working out a time's date, clock and zone (t.Year, t.Zone,
+// AppendFormat's own) was a quarter of what encoding a Firestore write's
+// events cost. Slots chosen by the location alone made an event that
+// carries an older time too (a document's create time, written before
+// this second) work out both seconds again at every event, each time two
+// allocations. A second's form is immutable once published; another
+// second of the same slot replaces it.
+var secondForms [16]atomic.Pointer[secondForm]
+
+// secondSlot is the slot of sec in loc: consecutive seconds take
+// different slots.
+func secondSlot(sec int64, loc *time.Location) *atomic.Pointer[secondForm] {
+	h := uint64(sec) ^ uint64(uintptr(unsafe.Pointer(loc))>>4)
+	return &secondForms[h%uint64(len(secondForms))]
+}
 
 // appendTime appends t as t.AppendFormat(dst, time.RFC3339Nano) does,
 // ok false (nothing appended) when encoding/json would not write it so
 // (a year outside 0–9999, an offset RFC 3339 cannot say exactly).
 func appendTime(dst []byte, t time.Time) ([]byte, bool) {
 	sec, loc := t.Unix(), t.Location()
-	slot := &secondForms[(uintptr(unsafe.Pointer(loc))>>4)%uintptr(len(secondForms))]
+	slot := secondSlot(sec, loc)
 	f := slot.Load()
 	if f == nil || f.sec != sec || f.loc != loc {
 		f = formOfSecond(t, sec, loc)

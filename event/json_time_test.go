@@ -125,3 +125,25 @@ func TestStrIsEncodingJSON(t *testing.T) {
 		check(string(b))
 	}
 }
+
+// TestAppendTimeKeepsSeveralSeconds checks that times of two seconds in
+// one location, written in turn (an event's time and an older document
+// time it carries), are both written from kept forms, without working
+// either out again.
+func TestAppendTimeKeepsSeveralSeconds(t *testing.T) {
+	now := time.Date(2026, 12, 8, 0, 30, 5, 123456789, time.UTC)
+	older := now.Add(-41*time.Second - 7*time.Millisecond)
+	buf := make([]byte, 0, 64)
+	for _, tm := range []time.Time{now, older} {
+		got, ok := appendTime(buf[:0], tm)
+		if want := tm.AppendFormat(nil, time.RFC3339Nano); !ok || string(got) != string(want) {
+			t.Fatalf("appendTime(%v) = %q, %v; want %q", tm, got, ok, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		buf, _ = appendTime(buf[:0], now)
+		buf, _ = appendTime(buf[:0], older)
+	}); n != 0 {
+		t.Errorf("writing two seconds in turn allocates %v times, want 0", n)
+	}
+}

@@ -26,9 +26,15 @@ type txn struct {
 	begun    time.Time
 	mu       sync.Mutex
 	used     time.Time
-	reads    map[string]*pb.Document // path -> the version read (nil: missing)
-	queries  []txnQuery
-	group    string
+	// reads are the versions its reads saw (nil: missing), the first
+	// one of each path: the first maxTxnReads in read order inline, the
+	// rest in moreReads. A read-modify-write reads one or a few
+	// documents, and a map of them was two allocations per transaction.
+	reads     [maxTxnReads]readSeen
+	nreads    int
+	moreReads map[string]*pb.Document
+	queries   []txnQuery
+	group     string
 	// forms are the JSON forms of the fields of versions its reads'
 	// events encoded (the first maxTxnForms), by identity: the commit's
 	// events, whose document before is most often one of them (a
@@ -37,6 +43,15 @@ type txn struct {
 	forms  [maxTxnForms]docFields
 	nforms int
 }
+
+// readSeen is the version of the document at path a transaction read.
+type readSeen struct {
+	path string
+	doc  *pb.Document
+}
+
+// maxTxnReads is how many of a transaction's reads it keeps inline.
+const maxTxnReads = 4
 
 // maxTxnForms bounds the JSON forms a transaction keeps for its commit:
 // a read-modify-write reads a few documents; a transaction reading more
@@ -185,13 +200,30 @@ func (t *txn) recordRead(path string, doc *pb.Document) {
 		return
 	}
 	t.mu.Lock()
-	if _, ok := t.reads[path]; !ok {
-		if t.reads == nil {
-			t.reads = map[string]*pb.Document{}
-		}
-		t.reads[path] = doc
+	defer t.mu.Unlock()
+	if t.hasRead(path) {
+		return // the first read of a path is the one validated
 	}
-	t.mu.Unlock()
+	if t.nreads < len(t.reads) {
+		t.reads[t.nreads] = readSeen{path, doc}
+		t.nreads++
+		return
+	}
+	if t.moreReads == nil {
+		t.moreReads = map[string]*pb.Document{}
+	}
+	t.moreReads[path] = doc
+}
+
+// hasRead reports whether t read path already; callers hold t.mu.
+func (t *txn) hasRead(path string) bool {
+	for _, r := range t.reads[:t.nreads] {
+		if r.path == path {
+			return true
+		}
+	}
+	_, ok := t.moreReads[path]
+	return ok
 }
 
 func (t *txn) recordQuery(q *query, docs []*pb.Document) {
@@ -208,9 +240,20 @@ func (t *txn) recordQuery(q *query, docs []*pb.Document) {
 func (db *database) validate(t *txn) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for path, seen := range t.reads {
-		if !sameVersion(seen, db.st.Get(path)) {
-			return fsvalue.Errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
+	changed := func(path string, seen *pb.Document) error {
+		if sameVersion(seen, db.st.Get(path)) {
+			return nil
+		}
+		return fsvalue.Errorf(ErrAborted, "Transaction aborted: the document %s it read was changed by another write; retry the transaction.", db.name.DocName(path))
+	}
+	for _, r := range t.reads[:t.nreads] {
+		if err := changed(r.path, r.doc); err != nil {
+			return err
+		}
+	}
+	for path, seen := range t.moreReads {
+		if err := changed(path, seen); err != nil {
+			return err
 		}
 	}
 	for _, tq := range t.queries {

@@ -352,7 +352,11 @@ func (e *Engine) documentPaths(name DatabaseName) []string {
 // emit sends an event, filling the service.
 // groupID mints an id shared by the events of one batch or transaction.
 func (e *Engine) groupID(prefix string) string {
-	return prefix + "-" + strconv.FormatUint(e.seq.Add(1), 10)
+	// Written into a buffer of its own: prefix + "-" + FormatUint made
+	// the number's string and then the id, two allocations.
+	var buf [32]byte
+	b := append(append(buf[:0], prefix...), '-')
+	return string(strconv.AppendUint(b, e.seq.Add(1), 10))
 }
 
 // adminDecision is the decision on every request of admin, which

@@ -904,3 +904,27 @@ func TestListDocumentsPages(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupID checks a group's id, its prefix and the engine's next
+// sequence number, made in one allocation.
+func TestGroupID(t *testing.T) {
+	e := newTestEngine(t)
+	first := e.groupID("txn")
+	var n uint64
+	if _, err := fmt.Sscanf(first, "txn-%d", &n); err != nil {
+		t.Fatalf("groupID = %q: %v", first, err)
+	}
+	if got, want := e.groupID("batch"), fmt.Sprintf("batch-%d", n+1); got != want {
+		t.Errorf("next groupID = %q, want %q", got, want)
+	}
+	long := "a-prefix-longer-than-the-buffer-kept-for-it"
+	if got, want := e.groupID(long), fmt.Sprintf("%s-%d", long, n+2); got != want {
+		t.Errorf("groupID(long prefix) = %q, want %q", got, want)
+	}
+	e.seq.Store(1 << 40) // a number past the runtime's small shared ones
+	if a := testing.AllocsPerRun(100, func() { groupIDSink = e.groupID("txn") }); a != 1 {
+		t.Errorf("groupID allocates %v times, want 1", a)
+	}
+}
+
+var groupIDSink string

@@ -123,3 +123,44 @@ func TestOwnedRequestEventsAsCopied(t *testing.T) {
 func tsCopy(t *timestamppb.Timestamp) *pb.Value {
 	return &pb.Value{ValueType: &pb.Value_TimestampValue{TimestampValue: proto.Clone(t).(*timestamppb.Timestamp)}}
 }
+
+// TestRequestContext checks the context WithDecodedRequest and
+// WithRequestSizeAtMost return: the innermost facts count, the parent's
+// values, deadline and cancellation show through, and it is one
+// allocation.
+func TestRequestContext(t *testing.T) {
+	type otherKey struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), otherKey{}, "v"))
+	owned := WithDecodedRequest(parent, 100)
+	if !requestOwned(owned) || requestFactsOf(owned).atMost != 100 {
+		t.Errorf("decoded request: owned %v, facts %+v", requestOwned(owned), requestFactsOf(owned))
+	}
+	sized := WithRequestSizeAtMost(owned, 50) // the innermost facts count
+	if requestOwned(sized) || requestFactsOf(sized).atMost != 50 {
+		t.Errorf("sized within a decoded request: owned %v, facts %+v", requestOwned(sized), requestFactsOf(sized))
+	}
+	if requestOwned(parent) || requestFactsOf(context.Background()) != nil {
+		t.Error("a context without facts has some")
+	}
+	if sized.Value(otherKey{}) != "v" {
+		t.Error("the parent's value is lost")
+	}
+	child, stop := context.WithCancel(sized)
+	defer stop()
+	cancel()
+	<-child.Done() // cancellation reaches through
+	if sized.Err() != context.Canceled || child.Err() != context.Canceled {
+		t.Errorf("errors %v, %v after cancel", sized.Err(), child.Err())
+	}
+	if n := testing.AllocsPerRun(100, func() { requestContextSink = WithDecodedRequest(parent, 100) }); n != 1 {
+		t.Errorf("WithDecodedRequest allocates %v times, want 1", n)
+	}
+	big := WithRequestSizeAtMost(context.Background(), MaxRequestBytes+1)
+	if err := checkRequestSize(big, &pb.CommitRequest{Database: "x"}); err != nil {
+		t.Errorf("a small request with a bound past the limit is sized: %v", err)
+	}
+}
+
+// requestContextSink keeps TestRequestContext's contexts on the heap, as a
+// server's are.
+var requestContextSink context.Context

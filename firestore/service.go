@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -82,7 +85,16 @@ func (p logPersister) Commit(name DatabaseName, t time.Time, changes []Change) e
 // CommitHeld appends the commits' changes and the outbox entries of
 // their events (Options.Outbox) as one Log append: one durable record.
 func (p logPersister) CommitHeld(name DatabaseName, _ time.Time, changes []Change, held []fsstore.Held) error {
-	out := make([]service.LogChange, len(changes), len(changes)+len(held))
+	// The Log keeps nothing of the changes after Append returns, so their
+	// slice is one kept for the next commit's.
+	buf := logChangesPool.Get().(*[]service.LogChange)
+	defer func() {
+		clear(*buf) // the encodings are the commit's, not to be kept alive
+		*buf = (*buf)[:0]
+		logChangesPool.Put(buf)
+	}()
+	out := slices.Grow((*buf)[:0], len(changes)+len(held))[:len(changes)]
+	*buf = out
 	for i, c := range changes {
 		out[i].Key = c.Path
 		if c.Doc == nil {
@@ -100,7 +112,34 @@ func (p logPersister) CommitHeld(name DatabaseName, _ time.Time, changes []Chang
 	for _, h := range held {
 		out = append(out, service.LogChange{Key: h.Key, Value: h.Value, Outbox: true})
 	}
-	return p.log.Append(name.String(), out)
+	*buf = out
+	return p.log.Append(logSpace(name), out)
+}
+
+// logChangesPool keeps the slices logPersister builds its Log appends in
+// (pointers: putting a slice header itself would allocate).
+var logChangesPool = sync.Pool{New: func() any { return new([]service.LogChange) }}
+
+// logSpaceName is a database's name with its Log space, the name's
+// string form.
+type logSpaceName struct {
+	name  DatabaseName
+	space string
+}
+
+// lastLogSpace is the Log space of the database that committed last:
+// commits are almost always to one database, and its name's string was
+// made again at each.
+var lastLogSpace atomic.Pointer[logSpaceName]
+
+// logSpace is name's Log space, name.String().
+func logSpace(name DatabaseName) string {
+	if l := lastLogSpace.Load(); l != nil && l.name == name {
+		return l.space
+	}
+	l := &logSpaceName{name: name, space: name.String()}
+	lastLogSpace.Store(l)
+	return l.space
 }
 
 // load restores what the Log holds: the engine checks the encodings and

@@ -311,3 +311,65 @@ func TestDocVersionsMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionValidatesEveryRead checks that a commit aborts when any
+// document its transaction read changed since — whether the read was one
+// of the first ones (kept inline) or a later one (kept in a map) — and
+// that the version checked is the first read of each path.
+func TestTransactionValidatesEveryRead(t *testing.T) {
+	t.Parallel()
+	const docs = maxTxnReads + 3
+	rel := func(i int) string { return fmt.Sprintf("acct/%d", i) }
+	begin := func(e *Engine) []byte {
+		b, err := e.BeginTransaction(bg, admin, &pb.BeginTransactionRequest{Database: testDB.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Transaction
+	}
+	get := func(e *Engine, tx []byte, rels ...string) {
+		req := &pb.BatchGetDocumentsRequest{Database: testDB.String(), ConsistencySelector: &pb.BatchGetDocumentsRequest_Transaction{Transaction: tx}}
+		for _, r := range rels {
+			req.Documents = append(req.Documents, name(r))
+		}
+		if _, err := e.BatchGetDocuments(bg, admin, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(e *Engine, tx []byte) error {
+		_, err := e.Commit(bg, admin, &pb.CommitRequest{Database: testDB.String(), Transaction: tx, Writes: []*pb.Write{upd("out/x", M("n", Int(1)))}})
+		return err
+	}
+	for changed := -1; changed < docs; changed++ {
+		e := newTestEngine(t)
+		for i := range docs {
+			setT(t, e, rel(i), M("n", Int(0)))
+		}
+		tx := begin(e)
+		for i := range docs {
+			get(e, tx, rel(i)) // one read at a time: inline first, then the map
+		}
+		get(e, tx, rel(0), rel(docs-1)) // read again: the first reads count
+		if changed >= 0 {
+			setT(t, e, rel(changed), M("n", Int(1)))
+		}
+		err := commit(e, tx)
+		if changed < 0 && err != nil {
+			t.Errorf("nothing changed: commit failed: %v", err)
+		}
+		if changed >= 0 && !errors.Is(err, ErrAborted) {
+			t.Errorf("read %d changed: commit = %v, want aborted", changed, err)
+		}
+	}
+	// A path read again after another write changed it: the first
+	// version read is the one the commit checks.
+	e := newTestEngine(t)
+	setT(t, e, rel(0), M("n", Int(0)))
+	tx := begin(e)
+	get(e, tx, rel(0))
+	setT(t, e, rel(0), M("n", Int(1)))
+	get(e, tx, rel(0))
+	if err := commit(e, tx); !errors.Is(err, ErrAborted) {
+		t.Errorf("read again after a change: commit = %v, want aborted", err)
+	}
+}

@@ -36,7 +36,7 @@ const MaxWritesPerCommit = 500
 const MaxRequestBytes = 10 << 20
 
 // requestBoundKey is the context key of WithRequestSizeAtMost and
-// WithDecodedRequest: its value is a requestFacts.
+// WithDecodedRequest: its value is a *requestFacts (requestContext).
 type requestBoundKey struct{}
 
 // requestFacts is what a transport knows of the request a context serves.
@@ -51,7 +51,28 @@ type requestFacts struct {
 // size again, a walk of every field of every document it writes through
 // protobuf reflection (a few percent of a small write's CPU).
 func WithRequestSizeAtMost(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, requestBoundKey{}, requestFacts{atMost: n})
+	return &requestContext{ctx, requestFacts{atMost: n}}
+}
+
+// requestContext is a context carrying its request's facts, its value
+// for requestBoundKey (a *requestFacts): one allocation per request where
+// context.WithValue took two, its node and the facts boxed.
+type requestContext struct {
+	context.Context
+	facts requestFacts
+}
+
+func (c *requestContext) Value(key any) any {
+	if _, ok := key.(requestBoundKey); ok {
+		return &c.facts
+	}
+	return c.Context.Value(key)
+}
+
+// requestFactsOf is what ctx says of its request, nil for nothing.
+func requestFactsOf(ctx context.Context) *requestFacts {
+	f, _ := ctx.Value(requestBoundKey{}).(*requestFacts)
+	return f
 }
 
 // WithDecodedRequest is WithRequestSizeAtMost for a request the transport
@@ -60,21 +81,21 @@ func WithRequestSizeAtMost(ctx context.Context, n int) context.Context {
 // the values a write sends in the document it stores instead of copies
 // (requestOwned).
 func WithDecodedRequest(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, requestBoundKey{}, requestFacts{atMost: n, owned: true})
+	return &requestContext{ctx, requestFacts{atMost: n, owned: true}}
 }
 
 // requestOwned reports whether ctx says its request is the engine's to
 // keep (WithDecodedRequest).
 func requestOwned(ctx context.Context) bool {
-	f, ok := ctx.Value(requestBoundKey{}).(requestFacts)
-	return ok && f.owned
+	f := requestFactsOf(ctx)
+	return f != nil && f.owned
 }
 
 // checkRequestSize rejects requests over MaxRequestBytes in production's
 // words; a request known to be within it (WithRequestSizeAtMost) is not
 // sized again.
 func checkRequestSize(ctx context.Context, m proto.Message) error {
-	if f, ok := ctx.Value(requestBoundKey{}).(requestFacts); ok && f.atMost <= MaxRequestBytes {
+	if f := requestFactsOf(ctx); f != nil && f.atMost <= MaxRequestBytes {
 		return nil
 	}
 	if n := proto.Size(m); n > MaxRequestBytes {

@@ -52,12 +52,22 @@ func identicalFields(a, b map[string]*pb.Value) (eq, ok bool) {
 func hasUnknown(m proto.Message) bool { return len(m.ProtoReflect().GetUnknown()) > 0 }
 
 func identical(a, b *pb.Value) (eq, ok bool) {
-	if a == nil || b == nil {
-		return a == nil && b == nil, true
+	if a == nil || b == nil || a == b {
+		return a == b, true
 	}
-	if hasUnknown(a) || hasUnknown(b) {
+	// Unknown fields only matter when the known ones are equal (proto.Equal
+	// wants both): asking for them first (through the messages'
+	// reflection) cost more than the comparison of most values.
+	eq, ok = identicalKnown(a, b)
+	if eq && ok && (hasUnknown(a) || hasUnknown(b)) {
 		return false, false
 	}
+	return eq, ok
+}
+
+// identicalKnown is identical for a and b (neither nil) but for their own
+// unknown fields.
+func identicalKnown(a, b *pb.Value) (eq, ok bool) {
 	switch x := a.ValueType.(type) {
 	case nil:
 		return b.ValueType == nil, true
@@ -88,20 +98,26 @@ func identical(a, b *pb.Value) (eq, ok bool) {
 			return false, true
 		}
 		s, t := x.TimestampValue, y.TimestampValue
-		if s == nil || t == nil || hasUnknown(s) || hasUnknown(t) {
+		if s == nil || t == nil {
 			return false, false
 		}
-		return s.Seconds == t.Seconds && s.Nanos == t.Nanos, true
+		if s.Seconds != t.Seconds || s.Nanos != t.Nanos {
+			return false, true
+		}
+		return true, !hasUnknown(s) && !hasUnknown(t)
 	case *pb.Value_GeoPointValue:
 		y, same := b.ValueType.(*pb.Value_GeoPointValue)
 		if !same {
 			return false, true
 		}
 		s, t := x.GeoPointValue, y.GeoPointValue
-		if s == nil || t == nil || hasUnknown(s) || hasUnknown(t) {
+		if s == nil || t == nil {
 			return false, false
 		}
-		return sameFloat(s.Latitude, t.Latitude) && sameFloat(s.Longitude, t.Longitude), true
+		if !sameFloat(s.Latitude, t.Latitude) || !sameFloat(s.Longitude, t.Longitude) {
+			return false, true
+		}
+		return true, !hasUnknown(s) && !hasUnknown(t)
 	case *pb.Value_ArrayValue:
 		y, same := b.ValueType.(*pb.Value_ArrayValue)
 		if !same {
@@ -258,8 +274,14 @@ func SameTime(a, b *timestamppb.Timestamp) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
+	if a == b {
+		return true
+	}
+	if a.Seconds != b.Seconds || a.Nanos != b.Nanos {
+		return false // whatever unknown fields they carry
+	}
 	if hasUnknown(a) || hasUnknown(b) {
 		return proto.Equal(a, b)
 	}
-	return a.Seconds == b.Seconds && a.Nanos == b.Nanos
+	return true
 }

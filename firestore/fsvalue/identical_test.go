@@ -2,6 +2,7 @@ package fsvalue
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -81,6 +82,18 @@ func TestIdenticalFieldsAndCloneAreTheProtoPackages(t *testing.T) {
 		want := proto.Equal(&pb.MapValue{Fields: a}, &pb.MapValue{Fields: b})
 		if got := IdenticalFields(a, b); got != want {
 			t.Fatalf("case %d: IdenticalFields = %v, proto.Equal = %v\na %v\nb %v", i, got, want, a, b)
+		}
+		// Values shared by both sides (a stored document's fields and a
+		// write's): the same answer, NaN and unknown fields included.
+		shared := map[string]*pb.Value{}
+		maps.Copy(shared, b)
+		for k, v := range a {
+			if r.IntN(2) == 0 {
+				shared[k] = v
+			}
+		}
+		if got, want := IdenticalFields(a, shared), proto.Equal(&pb.MapValue{Fields: a}, &pb.MapValue{Fields: shared}); got != want {
+			t.Fatalf("case %d: IdenticalFields (shared values) = %v, proto.Equal = %v\na %v\nb %v", i, got, want, a, shared)
 		}
 		if want {
 			equal++
@@ -171,6 +184,9 @@ func TestSameTimeIsProtoEqual(t *testing.T) {
 		a, b := ts(), ts()
 		if got, want := SameTime(a, b), proto.Equal(a, b); got != want {
 			t.Fatalf("case %d: SameTime(%v, %v) = %v, proto.Equal = %v", i, a, b, got, want)
+		}
+		if got, want := SameTime(a, a), proto.Equal(a, a); got != want {
+			t.Fatalf("case %d: SameTime(%v, itself) = %v, proto.Equal = %v", i, a, got, want)
 		}
 	}
 }

@@ -175,21 +175,23 @@ func validatePath(full, rel string, base int, wantDoc bool) error {
 	if rel == "" {
 		return Errorf(ErrInvalidArgument, "Document name %q lacks a resource id at index %d.", full, base)
 	}
-	segs := strings.Split(rel, "/")
-	off := base
-	for i, s := range segs {
-		if err := validateID(full, s, off, i%2 == 0); err != nil {
+	// The segments are visited in place (SplitSeq): every document a
+	// request names passes here, and a slice of them was an allocation.
+	off, n := base, 0
+	for s := range strings.SplitSeq(rel, "/") {
+		if err := validateID(full, s, off, n%2 == 0); err != nil {
 			return err
 		}
 		off += len(s) + 1
+		n++
 	}
-	if len(segs) > maxPathSegments {
-		return Errorf(ErrInvalidArgument, "Document name %q has %d segments; the maximum is %d.", full, len(segs), maxPathSegments)
+	if n > maxPathSegments {
+		return Errorf(ErrInvalidArgument, "Document name %q has %d segments; the maximum is %d.", full, n, maxPathSegments)
 	}
-	if wantDoc && len(segs)%2 == 1 {
+	if wantDoc && n%2 == 1 {
 		return Errorf(ErrInvalidArgument, "Document name %q lacks \"/\" at index %d.", full, len(full))
 	}
-	if !wantDoc && len(segs)%2 == 0 {
+	if !wantDoc && n%2 == 0 {
 		return Errorf(ErrInvalidArgument, "Collection path %q has an even number of segments; a collection path has an odd number.", full)
 	}
 	return nil

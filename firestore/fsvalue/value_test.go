@@ -2,7 +2,9 @@ package fsvalue
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
@@ -166,3 +168,42 @@ func geov(lat, lng float64) *pb.Value {
 }
 
 var nan = math.NaN()
+
+// TestValidatePathCountsSegments checks the segment count's three rules
+// (at most maxPathSegments, a document's even, a collection's odd) and
+// that a valid name is checked without allocating: the segments are
+// visited in place. (Not parallel: AllocsPerRun.)
+func TestValidatePathCountsSegments(t *testing.T) {
+	path := func(n int) string {
+		segs := make([]string, n)
+		for i := range segs {
+			segs[i] = fmt.Sprintf("s%d", i)
+		}
+		return strings.Join(segs, "/")
+	}
+	if err := ValidateDocumentPath(path(maxPathSegments)); err != nil {
+		t.Errorf("%d segments: %v", maxPathSegments, err)
+	}
+	long := path(maxPathSegments + 2)
+	want := fmt.Sprintf("Document name %q has %d segments; the maximum is %d.", long, maxPathSegments+2, maxPathSegments)
+	if err := ValidateDocumentPath(long); err == nil || err.Error() != want {
+		t.Errorf("%d segments: %v, want %s", maxPathSegments+2, err, want)
+	}
+	if err := ValidateDocumentPath("a/b/c"); err == nil || err.Error() != `Document name "a/b/c" lacks "/" at index 5.` {
+		t.Errorf("odd document path: %v", err)
+	}
+	if err := ValidateCollectionPath("a/b"); err == nil || !strings.Contains(err.Error(), "even number of segments") {
+		t.Errorf("even collection path: %v", err)
+	}
+	if err := ValidateCollectionPath("a/b/c"); err != nil {
+		t.Errorf("collection path a/b/c: %v", err)
+	}
+	name := "projects/p/databases/(default)/documents/bench/d00001/sub/x"
+	if n := testing.AllocsPerRun(100, func() {
+		if _, _, err := ParseDocumentName(name); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("ParseDocumentName allocates %v times, want 0", n)
+	}
+}

@@ -24,23 +24,26 @@ import (
 // nested and inline buckets) and its freelist must lie inside the file,
 // carry its own id and a page type, and hold its elements within its
 // bounds.
-func checkStoreFile(path string) error {
+//
+// What the check counted comes back as checkedKeys (nil when it did not
+// walk the file).
+func checkStoreFile(path string) (*checkedKeys, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("sandbox: open %s: %w", path, err)
+		return nil, fmt.Errorf("sandbox: open %s: %w", path, err)
 	}
 	defer f.Close()
 	if busy := lockedElsewhere(f); busy {
 		// Another process has the store open and may be writing it: what
 		// this reads could be mid-commit. bbolt's own open reports it.
-		return nil
+		return nil, nil
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("sandbox: stat %s: %w", path, err)
+		return nil, fmt.Errorf("sandbox: stat %s: %w", path, err)
 	}
 	c := &storeCheck{f: f, size: st.Size()}
 	// Reading the pages through a read-only mapping costs no system call
@@ -50,9 +53,30 @@ func checkStoreFile(path string) error {
 		c.f, c.mapped = bytes.NewReader(m), m
 	}
 	if problem := c.run(); problem != "" {
-		return &DamagedStoreError{Path: path, Problem: problem}
+		return nil, &DamagedStoreError{Path: path, Problem: problem}
 	}
-	return nil
+	return &checkedKeys{txid: c.txid, byRoot: c.keys}, nil
+}
+
+// checkedKeys are the key counts of a checked file's buckets (those with
+// a root page: an inline bucket has none), by root page id, as bbolt's
+// Bucket.Stats().KeyN counts them, and the transaction they are of: a
+// load sizes its entries from them instead of walking each bucket's pages
+// once more for Stats, while the file is still at that transaction
+// (pages are reused by later ones).
+type checkedKeys struct {
+	txid   uint64
+	byRoot map[uint64]int
+}
+
+// of returns the key count of the bucket whose root page is root in
+// transaction txid, if the check counted it.
+func (k *checkedKeys) of(txid int, root uint64) (int, bool) {
+	if k == nil || root == 0 || txid < 0 || uint64(txid) != k.txid {
+		return 0, false
+	}
+	n, ok := k.byRoot[root]
+	return n, ok
 }
 
 // DamagedStoreError reports a data file that cannot be opened safely.
@@ -106,6 +130,10 @@ type storeCheck struct {
 	hwm     uint64
 	visited pageSet
 	free    []byte // the freelist's page ids (8 bytes each), checked after the tree
+	txid    uint64 // the meta's transaction
+	// keys counts the keys of each bucket with a root page, by that page
+	// (see checkedKeys).
+	keys map[uint64]int
 }
 
 // run returns what is wrong with the file, or "".
@@ -117,7 +145,7 @@ func (c *storeCheck) run() string {
 	if problem != "" {
 		return problem
 	}
-	c.ps, c.hwm = int64(m.pageSize), m.pgid
+	c.ps, c.hwm, c.txid = int64(m.pageSize), m.pgid, m.txid
 	if need := int64(m.pgid) * c.ps; need > c.size || need <= 0 {
 		return fmt.Sprintf("it is %d bytes long but its last commit needs %d bytes (%d pages of %d), so it was truncated", c.size, int64(m.pgid)*c.ps, m.pgid, m.pageSize)
 	}
@@ -127,7 +155,8 @@ func (c *storeCheck) run() string {
 			return p
 		}
 	}
-	if p := c.tree(m.root, 0, "the root bucket", nil, nil); p != "" {
+	var rootKeys int
+	if p := c.tree(m.root, 0, "the root bucket", nil, nil, &rootKeys); p != "" {
 		return p
 	}
 	return c.freePages()
@@ -330,8 +359,9 @@ func (c *storeCheck) freelist(id uint64) string {
 
 // tree checks the B+tree rooted at page id (a bucket's pages), whose keys
 // must lie in [lo, hi) (nil: unbounded), as bbolt requires (bbolt's own
-// walk of the tree at open panics on keys out of order).
-func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) string {
+// walk of the tree at open panics on keys out of order), and adds the
+// number of its keys to *keys.
+func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte, keys *int) string {
 	if depth > maxTreeDepth {
 		return fmt.Sprintf("%s is nested more than %d levels deep", what, maxTreeDepth)
 	}
@@ -339,7 +369,7 @@ func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) stri
 	if p != "" {
 		return p
 	}
-	return c.node(b, id, depth, what, lo, hi)
+	return c.node(b, id, depth, what, lo, hi, keys)
 }
 
 // ordered reports whether key i of a page's n keys (after prev, the
@@ -357,8 +387,9 @@ func ordered(key, prev []byte, i, n int, lo, hi []byte) bool {
 }
 
 // node checks one branch or leaf page b (id 0 for an inline bucket's
-// page) whose keys lie in [lo, hi).
-func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []byte) string {
+// page) whose keys lie in [lo, hi), adding the number of keys under it
+// to *keys.
+func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []byte, keys *int) string {
 	le := binary.LittleEndian
 	if len(b) < pageHeaderSize {
 		return fmt.Sprintf("%s has a page that is cut off", what)
@@ -405,7 +436,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			}
 			// As bbolt checks: a child's keys lie in [its key, the next).
 			e := b[pageHeaderSize+i*branchElemSize:]
-			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next); p != "" {
+			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next, keys); p != "" {
 				return p
 			}
 		}
@@ -414,6 +445,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		if pageHeaderSize+count*leafElemSize > len(b) {
 			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where(), count)
 		}
+		*keys += count
 		var prev []byte
 		for i := range count {
 			off := uint64(pageHeaderSize + i*leafElemSize)
@@ -437,11 +469,16 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where(), key)
 			}
 			sub := fmt.Sprintf("bucket %q", key)
+			var subKeys int
 			if root := le.Uint64(v); root != 0 {
-				if p := c.tree(root, depth+1, sub, nil, nil); p != "" {
+				if p := c.tree(root, depth+1, sub, nil, nil, &subKeys); p != "" {
 					return p
 				}
-			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub, nil, nil); p != "" {
+				if c.keys == nil {
+					c.keys = map[uint64]int{}
+				}
+				c.keys[root] = subKeys
+			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub, nil, nil, &subKeys); p != "" {
 				return p
 			}
 		}

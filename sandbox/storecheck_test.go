@@ -15,6 +15,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox/service"
@@ -292,4 +293,69 @@ func FuzzStoreCheck(f *testing.F) {
 		c := &storeCheck{f: bytes.NewReader(data), size: int64(len(data))}
 		_ = c.run()
 	})
+}
+
+// TestCheckedKeysAreStats holds the key counts the file's check makes
+// (which a load sizes its entries from, instead of Stats) to the keys a
+// cursor lists for every bucket with a root page, nested ones included,
+// and to bbolt's Bucket.Stats().KeyN for those holding no bucket (Stats
+// adds nested buckets' keys), in the transaction the check read only.
+func TestCheckedKeysAreStats(t *testing.T) {
+	b, _ := storeFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pyric.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := checkStoreFile(path)
+	if err != nil || keys == nil {
+		t.Fatalf("checkStoreFile: %v, %v", keys, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	counted := 0
+	var walk func(tx *bolt.Tx, b *bolt.Bucket, name string)
+	walk = func(tx *bolt.Tx, b *bolt.Bucket, name string) {
+		n, ok := keys.of(tx.ID(), uint64(b.Root()))
+		if b.Root() == 0 {
+			if ok {
+				t.Errorf("inline bucket %s counted", name)
+			}
+		} else if want := cursorKeys(b); !ok || n != want {
+			t.Errorf("bucket %s: counted %d (%v), its cursor lists %d", name, n, ok, want)
+		} else if stats := b.Stats(); stats.BucketN == 1 && stats.KeyN != n {
+			t.Errorf("bucket %s: counted %d, Stats %d", name, n, stats.KeyN)
+		} else {
+			counted++
+		}
+		if _, ok := keys.of(tx.ID()+1, uint64(b.Root())); ok {
+			t.Errorf("bucket %s: counted for another transaction", name)
+		}
+		b.ForEachBucket(func(k []byte) error {
+			walk(tx, b.Bucket(k), name+"/"+string(k))
+			return nil
+		})
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(k []byte, b *bolt.Bucket) error { walk(tx, b, string(k)); return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if counted < 2 {
+		t.Fatalf("only %d buckets counted; the fixture should have several with root pages", counted)
+	}
+}
+
+// cursorKeys counts the keys a cursor over b lists (nested buckets'
+// names included).
+func cursorKeys(b *bolt.Bucket) int {
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
 }

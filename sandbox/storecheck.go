@@ -55,7 +55,7 @@ func checkStoreFile(path string) (*checkedKeys, error) {
 	if problem := c.run(); problem != "" {
 		return nil, &DamagedStoreError{Path: path, Problem: problem}
 	}
-	return &checkedKeys{txid: c.txid, byRoot: c.keys}, nil
+	return &checkedKeys{txid: c.txid, byRoot: c.keys, splits: c.splits}, nil
 }
 
 // checkedKeys are the key counts of a checked file's buckets (those with
@@ -67,6 +67,17 @@ func checkStoreFile(path string) (*checkedKeys, error) {
 type checkedKeys struct {
 	txid   uint64
 	byRoot map[uint64]int
+	splits map[uint64]checkedSplit
+}
+
+// checkedSplit is where a bucket's keys divide in two near the middle, at
+// a boundary of its root's children: the keys before key (the first
+// child's key right of the boundary; the check proved that the keys of
+// the children left of it are below it and the rest at or above it)
+// number before. A load walks both halves at once from it.
+type checkedSplit struct {
+	key    []byte
+	before int
 }
 
 // of returns the key count of the bucket whose root page is root in
@@ -77,6 +88,16 @@ func (k *checkedKeys) of(txid int, root uint64) (int, bool) {
 	}
 	n, ok := k.byRoot[root]
 	return n, ok
+}
+
+// splitOf returns the split of the bucket whose root page is root in
+// transaction txid, if the check found one (its root is a branch page).
+func (k *checkedKeys) splitOf(txid int, root uint64) (checkedSplit, bool) {
+	if _, ok := k.of(txid, root); !ok {
+		return checkedSplit{}, false
+	}
+	sp, ok := k.splits[root]
+	return sp, ok
 }
 
 // DamagedStoreError reports a data file that cannot be opened safely.
@@ -134,6 +155,11 @@ type storeCheck struct {
 	// keys counts the keys of each bucket with a root page, by that page
 	// (see checkedKeys).
 	keys map[uint64]int
+	// splits are the splits of buckets whose root is a branch page, by
+	// that page; bucketRoot is the root page of the bucket whose tree the
+	// walk enters next (0 when none).
+	splits     map[uint64]checkedSplit
+	bucketRoot uint64
 }
 
 // run returns what is wrong with the file, or "".
@@ -395,6 +421,8 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		return fmt.Sprintf("%s has a page that is cut off", what)
 	}
 	flags, count := le.Uint16(b[8:]), int(le.Uint16(b[10:]))
+	bucketRoot := id != 0 && id == c.bucketRoot
+	c.bucketRoot = 0
 	// where names the page in a problem (made only for one: a sound
 	// file's check formats nothing per page).
 	where := func() string {
@@ -428,17 +456,25 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			}
 			prev = k
 		}
+		var before []int // a bucket root's: the keys before each child
+		from := *keys
 		for i := range count {
 			k, _ := key(i)
 			next := hi
 			if i+1 < count {
 				next, _ = key(i + 1)
 			}
+			if bucketRoot {
+				before = append(before, *keys-from)
+			}
 			// As bbolt checks: a child's keys lie in [its key, the next).
 			e := b[pageHeaderSize+i*branchElemSize:]
 			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next, keys); p != "" {
 				return p
 			}
+		}
+		if bucketRoot && count > 1 {
+			c.split(id, before, *keys-from, key)
 		}
 		return ""
 	case leafPage:
@@ -471,6 +507,7 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			sub := fmt.Sprintf("bucket %q", key)
 			var subKeys int
 			if root := le.Uint64(v); root != 0 {
+				c.bucketRoot = root
 				if p := c.tree(root, depth+1, sub, nil, nil, &subKeys); p != "" {
 					return p
 				}
@@ -485,4 +522,28 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 		return ""
 	}
 	return fmt.Sprintf("%s is overwritten: it is of type %#x, not a branch or leaf page", where(), flags)
+}
+
+// split records the split of the bucket whose root is the branch page id:
+// of its children's boundaries (before[i] keys before child i, of n in
+// all; key(i) child i's key), the one nearest the middle.
+func (c *storeCheck) split(id uint64, before []int, n int, key func(int) ([]byte, bool)) {
+	best := 1
+	for i := 2; i < len(before); i++ {
+		if abs(before[i]-n/2) < abs(before[best]-n/2) {
+			best = i
+		}
+	}
+	k, _ := key(best)
+	if c.splits == nil {
+		c.splits = map[uint64]checkedSplit{}
+	}
+	c.splits[id] = checkedSplit{key: bytes.Clone(k), before: before[best]}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -359,3 +359,79 @@ func cursorKeys(b *bolt.Bucket) int {
 	}
 	return n
 }
+
+// TestHalvesWalkIsWhole holds a load's walk of a bucket's two halves at
+// once (from the split the file's check found) to the walk with one
+// cursor: the same keys and values in the same order, for a bucket big
+// enough for branch pages; and a split that miscounts is damage, not a
+// short or shifted list.
+func TestHalvesWalkIsWhole(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 * parallelWalk
+	if err := st.Bucket("big").Update(func(tx service.Tx) error {
+		for i := range n {
+			if err := tx.Put(fmt.Appendf(nil, "k%06d", i*7%n), fmt.Appendf(nil, "value %d %s", i, strings.Repeat("v", i%50))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pyric.db")
+	keys, err := checkStoreFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		// The bucket holding the keys: the service's, or one inside it.
+		b := tx.Bucket([]byte("big"))
+		if b == nil {
+			t.Fatal("no bucket big")
+		}
+		b.ForEachBucket(func(k []byte) error { b = b.Bucket(k); return nil })
+		cnt, ok := keys.of(tx.ID(), uint64(b.Root()))
+		sp, split := keys.splitOf(tx.ID(), uint64(b.Root()))
+		if !ok || cnt != n || !split || sp.before <= 0 || sp.before >= n {
+			t.Fatalf("check: %d keys (%v), split %+v (%v); want %d keys and a split inside", cnt, ok, sp, split, n)
+		}
+		w := bucketWalk{path: path, svc: "big", space: "s", n: n}
+		var k1, k2 stringBlock
+		whole, err := w.whole(b, &k1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		halves, err := w.halves(b, sp, &k2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole) != n || len(halves) != n {
+			t.Fatalf("listed %d and %d entries, want %d", len(whole), len(halves), n)
+		}
+		for i := range whole {
+			if whole[i].Key != halves[i].Key || !bytes.Equal(whole[i].Value, halves[i].Value) {
+				t.Fatalf("entry %d: whole %q=%q, halves %q=%q", i, whole[i].Key, whole[i].Value, halves[i].Key, halves[i].Value)
+			}
+		}
+		for _, bad := range []checkedSplit{{key: sp.key, before: sp.before - 1}, {key: sp.key, before: sp.before + 1}} {
+			if _, err := w.halves(b, bad, &k2); !errors.As(err, new(*DamagedStoreError)) {
+				t.Errorf("split %d keys before %q (really %d): %v, want a DamagedStoreError", bad.before, bad.key, sp.before, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

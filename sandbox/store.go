@@ -767,7 +767,10 @@ func (s *Store) Opened() {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
 	if s.opening && s.populated {
-		_ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil })
+		// Releasing the ~8k page mappings of a 100k-document file takes
+		// milliseconds the ports need not wait for. Anything that reads
+		// the mapping meanwhile faults a released page back in.
+		go func() { _ = s.db.View(func(tx *bolt.Tx) error { dropMapped(s.db, tx); return nil }) }()
 	}
 	s.opening, s.populated, s.checked = false, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 )
 
 // checkStoreFile verifies a data file before bbolt opens it, so that a
@@ -163,10 +164,32 @@ type storeCheck struct {
 	// walk enters next (0 when none).
 	splits     map[uint64]checkedSplit
 	bucketRoot uint64
+	// serial: check every page in turn, halves never at once.
+	serial bool
 }
 
-// run returns what is wrong with the file, or "".
+// run returns what is wrong with the file, or "". A big bucket's two
+// halves are checked at once (see halves); when either finds a problem,
+// the file is checked again one page at a time, so that the problem
+// named is the one that walk meets first, as without the halves.
 func (c *storeCheck) run() string {
+	p := c.runOnce()
+	if p == recheck {
+		*c = storeCheck{f: c.f, mapped: c.mapped, size: c.size, serial: true}
+		p = c.runOnce()
+	}
+	return p
+}
+
+// recheck is the problem of a walk whose halves found one (or a page in
+// both): run walks the file again one page at a time.
+const recheck = "\x00recheck"
+
+// parallelChildren is the number of children from which a bucket's root
+// branch page has its two halves checked at once (unless serial).
+const parallelChildren = 8
+
+func (c *storeCheck) runOnce() string {
 	if c.size == 0 {
 		return "it is empty (0 bytes), so it was truncated or never written; an empty store would silently replace its documents"
 	}
@@ -459,25 +482,42 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			}
 			prev = k
 		}
-		var before []int // a bucket root's: the keys before each child
-		from := *keys
-		for i := range count {
-			k, _ := key(i)
-			next := hi
-			if i+1 < count {
-				next, _ = key(i + 1)
+		// children checks children [from, to), adding their keys to
+		// *n; before (a bucket root's) gets the keys before each.
+		children := func(c *storeCheck, from, to int, n *int, before *[]int) string {
+			start := *n
+			for i := from; i < to; i++ {
+				k, _ := key(i)
+				next := hi
+				if i+1 < count {
+					next, _ = key(i + 1)
+				}
+				if before != nil {
+					*before = append(*before, *n-start)
+				}
+				// As bbolt checks: a child's keys lie in [its key, the next).
+				e := b[pageHeaderSize+i*branchElemSize:]
+				if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next, n); p != "" {
+					return p
+				}
 			}
-			if bucketRoot {
-				before = append(before, *keys-from)
-			}
-			// As bbolt checks: a child's keys lie in [its key, the next).
-			e := b[pageHeaderSize+i*branchElemSize:]
-			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next, keys); p != "" {
+			return ""
+		}
+		if !bucketRoot {
+			return children(c, 0, count, keys, nil)
+		}
+		var before []int // the keys before each child
+		n := 0
+		if count >= parallelChildren && !c.serial {
+			if p := c.halves(count, &n, &before, children); p != "" {
 				return p
 			}
+		} else if p := children(c, 0, count, &n, &before); p != "" {
+			return p
 		}
-		if bucketRoot && count > 1 {
-			c.split(id, before, *keys-from, key)
+		*keys += n
+		if count > 1 {
+			c.split(id, before, n, key)
 		}
 		return ""
 	case leafPage:
@@ -549,4 +589,51 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// halves checks a bucket root's count children as two halves at once:
+// the second by a walker of its own (sharing the file, starting from the
+// pages visited so far), then merged. A problem in either half, or a page
+// both reached (the tree would hold it twice), is recheck.
+func (c *storeCheck) halves(count int, n *int, before *[]int,
+	children func(c *storeCheck, from, to int, n *int, before *[]int) string) string {
+	mid := count / 2
+	base := slices.Clone(c.visited)
+	h := &storeCheck{f: c.f, mapped: c.mapped, size: c.size, ps: c.ps, hwm: c.hwm, txid: c.txid, visited: slices.Clone(c.visited)}
+	var hn int
+	var hBefore []int
+	var hp string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hp = children(h, mid, count, &hn, &hBefore)
+	}()
+	p := children(c, 0, mid, n, before)
+	<-done
+	if p != "" || hp != "" {
+		return recheck
+	}
+	for i, w := range h.visited {
+		if (c.visited[i]&^base[i])&(w&^base[i]) != 0 {
+			return recheck
+		}
+		c.visited[i] |= w
+	}
+	for _, b := range hBefore {
+		*before = append(*before, *n+b)
+	}
+	*n += hn
+	for root, k := range h.keys {
+		if c.keys == nil {
+			c.keys = map[uint64]int{}
+		}
+		c.keys[root] = k
+	}
+	for root, sp := range h.splits {
+		if c.splits == nil {
+			c.splits = map[uint64]checkedSplit{}
+		}
+		c.splits[root] = sp
+	}
+	return ""
 }

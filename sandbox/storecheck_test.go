@@ -435,3 +435,62 @@ func TestHalvesWalkIsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHalvesCheckIsSerial holds the check that walks a big bucket's two
+// halves at once to the check one page at a time: on the sound fixture
+// (whose bucket root has dozens of children, so its halves run at once)
+// the same pages visited, key counts and splits; on damaged copies of it
+// (random bytes over a page's header or elements, a child pointed at a
+// page of the other half) the same problem, word for word.
+func TestHalvesCheckIsSerial(t *testing.T) {
+	good, _ := storeFixture(t)
+	check := func(data []byte, serial bool) (*storeCheck, string) {
+		c := &storeCheck{f: bytes.NewReader(data), mapped: data, size: int64(len(data)), serial: serial}
+		return c, c.run()
+	}
+	par, p1 := check(good, false)
+	ser, p2 := check(good, true)
+	if p1 != "" || p2 != "" {
+		t.Fatalf("sound fixture: %q, %q", p1, p2)
+	}
+	if !slices.Equal(par.visited, ser.visited) || fmt.Sprint(par.keys) != fmt.Sprint(ser.keys) || fmt.Sprint(par.splits) != fmt.Sprint(ser.splits) {
+		t.Fatalf("halves: visited %d pages, keys %v, splits %v; serial: %d, %v, %v",
+			len(par.visited.ids()), par.keys, par.splits, len(ser.visited.ids()), ser.keys, ser.splits)
+	}
+	if len(par.splits) == 0 {
+		t.Fatal("the fixture's bucket has no split: its halves were not checked at once")
+	}
+	ps := par.ps
+	pages := par.visited.ids()
+	rng := rand.New(rand.NewSource(1))
+	damaged := 0
+	for i := range 300 {
+		data := slices.Clone(good)
+		page := int64(pages[rng.Intn(len(pages))])
+		switch i % 3 {
+		case 0: // a header
+			rng.Read(data[page*ps : page*ps+pageHeaderSize])
+		case 1: // some elements
+			at := page*ps + pageHeaderSize + int64(rng.Intn(int(ps)-pageHeaderSize-32))
+			rng.Read(data[at : at+32])
+		case 2: // a branch child pointing at another page of the tree
+			if binary.LittleEndian.Uint16(data[page*ps+8:]) != branchPage {
+				continue
+			}
+			n := int(binary.LittleEndian.Uint16(data[page*ps+10:]))
+			e := page*ps + pageHeaderSize + int64(rng.Intn(n)*branchElemSize)
+			binary.LittleEndian.PutUint64(data[e+8:], pages[rng.Intn(len(pages))])
+		}
+		_, p1 := check(data, false)
+		_, p2 := check(data, true)
+		if p1 != p2 {
+			t.Fatalf("damage %d on page %d: halves %q, serial %q", i, page, p1, p2)
+		}
+		if p1 != "" {
+			damaged++
+		}
+	}
+	if damaged < 50 {
+		t.Fatalf("only %d of 300 damaged copies refused", damaged)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 )
 
 // checkStoreFile verifies a data file before bbolt opens it, so that a
@@ -24,35 +25,83 @@ import (
 // nested and inline buckets) and its freelist must lie inside the file,
 // carry its own id and a page type, and hold its elements within its
 // bounds.
-func checkStoreFile(path string) error {
+//
+// What the check counted comes back as checkedKeys (nil when it did not
+// walk the file).
+func checkStoreFile(path string) (*checkedKeys, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("sandbox: open %s: %w", path, err)
+		return nil, fmt.Errorf("sandbox: open %s: %w", path, err)
 	}
 	defer f.Close()
 	if busy := lockedElsewhere(f); busy {
 		// Another process has the store open and may be writing it: what
 		// this reads could be mid-commit. bbolt's own open reports it.
-		return nil
+		return nil, nil
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("sandbox: stat %s: %w", path, err)
+		return nil, fmt.Errorf("sandbox: stat %s: %w", path, err)
 	}
 	c := &storeCheck{f: f, size: st.Size()}
 	// Reading the pages through a read-only mapping costs no system call
 	// per page (bbolt maps the file too, so they stay in the page cache).
 	if m, unmap := mapFile(f, st.Size()); m != nil {
-		defer unmap()
+		// Unmapped in the background: tearing down a mapping of every
+		// page of the file takes milliseconds bbolt's open need not
+		// wait for. Nothing the check returns points into it.
+		defer func() { go unmap() }()
 		c.f, c.mapped = bytes.NewReader(m), m
 	}
 	if problem := c.run(); problem != "" {
-		return &DamagedStoreError{Path: path, Problem: problem}
+		return nil, &DamagedStoreError{Path: path, Problem: problem}
 	}
-	return nil
+	return &checkedKeys{txid: c.txid, byRoot: c.keys, splits: c.splits}, nil
+}
+
+// checkedKeys are the key counts of a checked file's buckets (those with
+// a root page: an inline bucket has none), by root page id, as bbolt's
+// Bucket.Stats().KeyN counts them, and the transaction they are of: a
+// load sizes its entries from them instead of walking each bucket's pages
+// once more for Stats, while the file is still at that transaction
+// (pages are reused by later ones).
+type checkedKeys struct {
+	txid   uint64
+	byRoot map[uint64]int
+	splits map[uint64]checkedSplit
+}
+
+// checkedSplit is where a bucket's keys divide in two near the middle, at
+// a boundary of its root's children: the keys before key (the first
+// child's key right of the boundary; the check proved that the keys of
+// the children left of it are below it and the rest at or above it)
+// number before. A load walks both halves at once from it.
+type checkedSplit struct {
+	key    []byte
+	before int
+}
+
+// of returns the key count of the bucket whose root page is root in
+// transaction txid, if the check counted it.
+func (k *checkedKeys) of(txid int, root uint64) (int, bool) {
+	if k == nil || root == 0 || txid < 0 || uint64(txid) != k.txid {
+		return 0, false
+	}
+	n, ok := k.byRoot[root]
+	return n, ok
+}
+
+// splitOf returns the split of the bucket whose root page is root in
+// transaction txid, if the check found one (its root is a branch page).
+func (k *checkedKeys) splitOf(txid int, root uint64) (checkedSplit, bool) {
+	if _, ok := k.of(txid, root); !ok {
+		return checkedSplit{}, false
+	}
+	sp, ok := k.splits[root]
+	return sp, ok
 }
 
 // DamagedStoreError reports a data file that cannot be opened safely.
@@ -106,10 +155,41 @@ type storeCheck struct {
 	hwm     uint64
 	visited pageSet
 	free    []byte // the freelist's page ids (8 bytes each), checked after the tree
+	txid    uint64 // the meta's transaction
+	// keys counts the keys of each bucket with a root page, by that page
+	// (see checkedKeys).
+	keys map[uint64]int
+	// splits are the splits of buckets whose root is a branch page, by
+	// that page; bucketRoot is the root page of the bucket whose tree the
+	// walk enters next (0 when none).
+	splits     map[uint64]checkedSplit
+	bucketRoot uint64
+	// serial: check every page in turn, halves never at once.
+	serial bool
 }
 
-// run returns what is wrong with the file, or "".
+// run returns what is wrong with the file, or "". A big bucket's two
+// halves are checked at once (see halves); when either finds a problem,
+// the file is checked again one page at a time, so that the problem
+// named is the one that walk meets first, as without the halves.
 func (c *storeCheck) run() string {
+	p := c.runOnce()
+	if p == recheck {
+		*c = storeCheck{f: c.f, mapped: c.mapped, size: c.size, serial: true}
+		p = c.runOnce()
+	}
+	return p
+}
+
+// recheck is the problem of a walk whose halves found one (or a page in
+// both): run walks the file again one page at a time.
+const recheck = "\x00recheck"
+
+// parallelChildren is the number of children from which a bucket's root
+// branch page has its two halves checked at once (unless serial).
+const parallelChildren = 8
+
+func (c *storeCheck) runOnce() string {
 	if c.size == 0 {
 		return "it is empty (0 bytes), so it was truncated or never written; an empty store would silently replace its documents"
 	}
@@ -117,7 +197,7 @@ func (c *storeCheck) run() string {
 	if problem != "" {
 		return problem
 	}
-	c.ps, c.hwm = int64(m.pageSize), m.pgid
+	c.ps, c.hwm, c.txid = int64(m.pageSize), m.pgid, m.txid
 	if need := int64(m.pgid) * c.ps; need > c.size || need <= 0 {
 		return fmt.Sprintf("it is %d bytes long but its last commit needs %d bytes (%d pages of %d), so it was truncated", c.size, int64(m.pgid)*c.ps, m.pgid, m.pageSize)
 	}
@@ -127,7 +207,8 @@ func (c *storeCheck) run() string {
 			return p
 		}
 	}
-	if p := c.tree(m.root, 0, "the root bucket", nil, nil); p != "" {
+	var rootKeys int
+	if p := c.tree(m.root, 0, "the root bucket", nil, nil, &rootKeys); p != "" {
 		return p
 	}
 	return c.freePages()
@@ -330,8 +411,9 @@ func (c *storeCheck) freelist(id uint64) string {
 
 // tree checks the B+tree rooted at page id (a bucket's pages), whose keys
 // must lie in [lo, hi) (nil: unbounded), as bbolt requires (bbolt's own
-// walk of the tree at open panics on keys out of order).
-func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) string {
+// walk of the tree at open panics on keys out of order), and adds the
+// number of its keys to *keys.
+func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte, keys *int) string {
 	if depth > maxTreeDepth {
 		return fmt.Sprintf("%s is nested more than %d levels deep", what, maxTreeDepth)
 	}
@@ -339,7 +421,7 @@ func (c *storeCheck) tree(id uint64, depth int, what string, lo, hi []byte) stri
 	if p != "" {
 		return p
 	}
-	return c.node(b, id, depth, what, lo, hi)
+	return c.node(b, id, depth, what, lo, hi, keys)
 }
 
 // ordered reports whether key i of a page's n keys (after prev, the
@@ -357,13 +439,16 @@ func ordered(key, prev []byte, i, n int, lo, hi []byte) bool {
 }
 
 // node checks one branch or leaf page b (id 0 for an inline bucket's
-// page) whose keys lie in [lo, hi).
-func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []byte) string {
+// page) whose keys lie in [lo, hi), adding the number of keys under it
+// to *keys.
+func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []byte, keys *int) string {
 	le := binary.LittleEndian
 	if len(b) < pageHeaderSize {
 		return fmt.Sprintf("%s has a page that is cut off", what)
 	}
 	flags, count := le.Uint16(b[8:]), int(le.Uint16(b[10:]))
+	bucketRoot := id != 0 && id == c.bucketRoot
+	c.bucketRoot = 0
 	// where names the page in a problem (made only for one: a sound
 	// file's check formats nothing per page).
 	where := func() string {
@@ -397,23 +482,49 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 			}
 			prev = k
 		}
-		for i := range count {
-			k, _ := key(i)
-			next := hi
-			if i+1 < count {
-				next, _ = key(i + 1)
+		// children checks children [from, to), adding their keys to
+		// *n; before (a bucket root's) gets the keys before each.
+		children := func(c *storeCheck, from, to int, n *int, before *[]int) string {
+			start := *n
+			for i := from; i < to; i++ {
+				k, _ := key(i)
+				next := hi
+				if i+1 < count {
+					next, _ = key(i + 1)
+				}
+				if before != nil {
+					*before = append(*before, *n-start)
+				}
+				// As bbolt checks: a child's keys lie in [its key, the next).
+				e := b[pageHeaderSize+i*branchElemSize:]
+				if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next, n); p != "" {
+					return p
+				}
 			}
-			// As bbolt checks: a child's keys lie in [its key, the next).
-			e := b[pageHeaderSize+i*branchElemSize:]
-			if p := c.tree(le.Uint64(e[8:]), depth+1, what, k, next); p != "" {
+			return ""
+		}
+		if !bucketRoot {
+			return children(c, 0, count, keys, nil)
+		}
+		var before []int // the keys before each child
+		n := 0
+		if count >= parallelChildren && !c.serial {
+			if p := c.halves(count, &n, &before, children); p != "" {
 				return p
 			}
+		} else if p := children(c, 0, count, &n, &before); p != "" {
+			return p
+		}
+		*keys += n
+		if count > 1 {
+			c.split(id, before, n, key)
 		}
 		return ""
 	case leafPage:
 		if pageHeaderSize+count*leafElemSize > len(b) {
 			return fmt.Sprintf("%s is overwritten: %d leaf elements do not fit", where(), count)
 		}
+		*keys += count
 		var prev []byte
 		for i := range count {
 			off := uint64(pageHeaderSize + i*leafElemSize)
@@ -437,15 +548,92 @@ func (c *storeCheck) node(b []byte, id uint64, depth int, what string, lo, hi []
 				return fmt.Sprintf("%s is overwritten: bucket %q has a short header", where(), key)
 			}
 			sub := fmt.Sprintf("bucket %q", key)
+			var subKeys int
 			if root := le.Uint64(v); root != 0 {
-				if p := c.tree(root, depth+1, sub, nil, nil); p != "" {
+				c.bucketRoot = root
+				if p := c.tree(root, depth+1, sub, nil, nil, &subKeys); p != "" {
 					return p
 				}
-			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub, nil, nil); p != "" {
+				if c.keys == nil {
+					c.keys = map[uint64]int{}
+				}
+				c.keys[root] = subKeys
+			} else if p := c.node(v[bucketHeaderSize:], 0, depth+1, sub, nil, nil, &subKeys); p != "" {
 				return p
 			}
 		}
 		return ""
 	}
 	return fmt.Sprintf("%s is overwritten: it is of type %#x, not a branch or leaf page", where(), flags)
+}
+
+// split records the split of the bucket whose root is the branch page id:
+// of its children's boundaries (before[i] keys before child i, of n in
+// all; key(i) child i's key), the one nearest the middle.
+func (c *storeCheck) split(id uint64, before []int, n int, key func(int) ([]byte, bool)) {
+	best := 1
+	for i := 2; i < len(before); i++ {
+		if abs(before[i]-n/2) < abs(before[best]-n/2) {
+			best = i
+		}
+	}
+	k, _ := key(best)
+	if c.splits == nil {
+		c.splits = map[uint64]checkedSplit{}
+	}
+	c.splits[id] = checkedSplit{key: bytes.Clone(k), before: before[best]}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// halves checks a bucket root's count children as two halves at once:
+// the second by a walker of its own (sharing the file, starting from the
+// pages visited so far), then merged. A problem in either half, or a page
+// both reached (the tree would hold it twice), is recheck.
+func (c *storeCheck) halves(count int, n *int, before *[]int,
+	children func(c *storeCheck, from, to int, n *int, before *[]int) string) string {
+	mid := count / 2
+	base := slices.Clone(c.visited)
+	h := &storeCheck{f: c.f, mapped: c.mapped, size: c.size, ps: c.ps, hwm: c.hwm, txid: c.txid, visited: slices.Clone(c.visited)}
+	var hn int
+	var hBefore []int
+	var hp string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hp = children(h, mid, count, &hn, &hBefore)
+	}()
+	p := children(c, 0, mid, n, before)
+	<-done
+	if p != "" || hp != "" {
+		return recheck
+	}
+	for i, w := range h.visited {
+		if (c.visited[i]&^base[i])&(w&^base[i]) != 0 {
+			return recheck
+		}
+		c.visited[i] |= w
+	}
+	for _, b := range hBefore {
+		*before = append(*before, *n+b)
+	}
+	*n += hn
+	for root, k := range h.keys {
+		if c.keys == nil {
+			c.keys = map[uint64]int{}
+		}
+		c.keys[root] = k
+	}
+	for root, sp := range h.splits {
+		if c.splits == nil {
+			c.splits = map[uint64]checkedSplit{}
+		}
+		c.splits[root] = sp
+	}
+	return ""
 }

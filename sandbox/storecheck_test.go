@@ -15,6 +15,7 @@ import (
 	"time"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/pyric/pyric/firestore"
 	"github.com/pyric/pyric/sandbox/service"
@@ -292,4 +293,204 @@ func FuzzStoreCheck(f *testing.F) {
 		c := &storeCheck{f: bytes.NewReader(data), size: int64(len(data))}
 		_ = c.run()
 	})
+}
+
+// TestCheckedKeysAreStats holds the key counts the file's check makes
+// (which a load sizes its entries from, instead of Stats) to the keys a
+// cursor lists for every bucket with a root page, nested ones included,
+// and to bbolt's Bucket.Stats().KeyN for those holding no bucket (Stats
+// adds nested buckets' keys), in the transaction the check read only.
+func TestCheckedKeysAreStats(t *testing.T) {
+	b, _ := storeFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pyric.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := checkStoreFile(path)
+	if err != nil || keys == nil {
+		t.Fatalf("checkStoreFile: %v, %v", keys, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	counted := 0
+	var walk func(tx *bolt.Tx, b *bolt.Bucket, name string)
+	walk = func(tx *bolt.Tx, b *bolt.Bucket, name string) {
+		n, ok := keys.of(tx.ID(), uint64(b.Root()))
+		if b.Root() == 0 {
+			if ok {
+				t.Errorf("inline bucket %s counted", name)
+			}
+		} else if want := cursorKeys(b); !ok || n != want {
+			t.Errorf("bucket %s: counted %d (%v), its cursor lists %d", name, n, ok, want)
+		} else if stats := b.Stats(); stats.BucketN == 1 && stats.KeyN != n {
+			t.Errorf("bucket %s: counted %d, Stats %d", name, n, stats.KeyN)
+		} else {
+			counted++
+		}
+		if _, ok := keys.of(tx.ID()+1, uint64(b.Root())); ok {
+			t.Errorf("bucket %s: counted for another transaction", name)
+		}
+		b.ForEachBucket(func(k []byte) error {
+			walk(tx, b.Bucket(k), name+"/"+string(k))
+			return nil
+		})
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(k []byte, b *bolt.Bucket) error { walk(tx, b, string(k)); return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if counted < 2 {
+		t.Fatalf("only %d buckets counted; the fixture should have several with root pages", counted)
+	}
+}
+
+// cursorKeys counts the keys a cursor over b lists (nested buckets'
+// names included).
+func cursorKeys(b *bolt.Bucket) int {
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+// TestHalvesWalkIsWhole holds a load's walk of a bucket's two halves at
+// once (from the split the file's check found) to the walk with one
+// cursor: the same keys and values in the same order, for a bucket big
+// enough for branch pages; and a split that miscounts is damage, not a
+// short or shifted list.
+func TestHalvesWalkIsWhole(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 * parallelWalk
+	if err := st.Bucket("big").Update(func(tx service.Tx) error {
+		for i := range n {
+			if err := tx.Put(fmt.Appendf(nil, "k%06d", i*7%n), fmt.Appendf(nil, "value %d %s", i, strings.Repeat("v", i%50))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pyric.db")
+	keys, err := checkStoreFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bolt.Tx) error {
+		// The bucket holding the keys: the service's, or one inside it.
+		b := tx.Bucket([]byte("big"))
+		if b == nil {
+			t.Fatal("no bucket big")
+		}
+		b.ForEachBucket(func(k []byte) error { b = b.Bucket(k); return nil })
+		cnt, ok := keys.of(tx.ID(), uint64(b.Root()))
+		sp, split := keys.splitOf(tx.ID(), uint64(b.Root()))
+		if !ok || cnt != n || !split || sp.before <= 0 || sp.before >= n {
+			t.Fatalf("check: %d keys (%v), split %+v (%v); want %d keys and a split inside", cnt, ok, sp, split, n)
+		}
+		w := bucketWalk{path: path, svc: "big", space: "s", n: n}
+		var k1, k2 stringBlock
+		whole, err := w.whole(b, &k1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		halves, err := w.halves(b, sp, &k2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole) != n || len(halves) != n {
+			t.Fatalf("listed %d and %d entries, want %d", len(whole), len(halves), n)
+		}
+		for i := range whole {
+			if whole[i].Key != halves[i].Key || !bytes.Equal(whole[i].Value, halves[i].Value) {
+				t.Fatalf("entry %d: whole %q=%q, halves %q=%q", i, whole[i].Key, whole[i].Value, halves[i].Key, halves[i].Value)
+			}
+		}
+		for _, bad := range []checkedSplit{{key: sp.key, before: sp.before - 1}, {key: sp.key, before: sp.before + 1}} {
+			if _, err := w.halves(b, bad, &k2); !errors.As(err, new(*DamagedStoreError)) {
+				t.Errorf("split %d keys before %q (really %d): %v, want a DamagedStoreError", bad.before, bad.key, sp.before, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHalvesCheckIsSerial holds the check that walks a big bucket's two
+// halves at once to the check one page at a time: on the sound fixture
+// (whose bucket root has dozens of children, so its halves run at once)
+// the same pages visited, key counts and splits; on damaged copies of it
+// (random bytes over a page's header or elements, a child pointed at a
+// page of the other half) the same problem, word for word.
+func TestHalvesCheckIsSerial(t *testing.T) {
+	good, _ := storeFixture(t)
+	check := func(data []byte, serial bool) (*storeCheck, string) {
+		c := &storeCheck{f: bytes.NewReader(data), mapped: data, size: int64(len(data)), serial: serial}
+		return c, c.run()
+	}
+	par, p1 := check(good, false)
+	ser, p2 := check(good, true)
+	if p1 != "" || p2 != "" {
+		t.Fatalf("sound fixture: %q, %q", p1, p2)
+	}
+	if !slices.Equal(par.visited, ser.visited) || fmt.Sprint(par.keys) != fmt.Sprint(ser.keys) || fmt.Sprint(par.splits) != fmt.Sprint(ser.splits) {
+		t.Fatalf("halves: visited %d pages, keys %v, splits %v; serial: %d, %v, %v",
+			len(par.visited.ids()), par.keys, par.splits, len(ser.visited.ids()), ser.keys, ser.splits)
+	}
+	if len(par.splits) == 0 {
+		t.Fatal("the fixture's bucket has no split: its halves were not checked at once")
+	}
+	ps := par.ps
+	pages := par.visited.ids()
+	rng := rand.New(rand.NewSource(1))
+	damaged := 0
+	for i := range 300 {
+		data := slices.Clone(good)
+		page := int64(pages[rng.Intn(len(pages))])
+		switch i % 3 {
+		case 0: // a header
+			rng.Read(data[page*ps : page*ps+pageHeaderSize])
+		case 1: // some elements
+			at := page*ps + pageHeaderSize + int64(rng.Intn(int(ps)-pageHeaderSize-32))
+			rng.Read(data[at : at+32])
+		case 2: // a branch child pointing at another page of the tree
+			if binary.LittleEndian.Uint16(data[page*ps+8:]) != branchPage {
+				continue
+			}
+			n := int(binary.LittleEndian.Uint16(data[page*ps+10:]))
+			e := page*ps + pageHeaderSize + int64(rng.Intn(n)*branchElemSize)
+			binary.LittleEndian.PutUint64(data[e+8:], pages[rng.Intn(len(pages))])
+		}
+		_, p1 := check(data, false)
+		_, p2 := check(data, true)
+		if p1 != p2 {
+			t.Fatalf("damage %d on page %d: halves %q, serial %q", i, page, p1, p2)
+		}
+		if p1 != "" {
+			damaged++
+		}
+	}
+	if damaged < 50 {
+		t.Fatalf("only %d of 300 damaged copies refused", damaged)
+	}
 }

@@ -44,9 +44,10 @@ import (
 // PYRIC_HTTPCOST_ONLY picks setups (comma-separated), PYRIC_HTTPCOST_N
 // the calls per round, PYRIC_HTTPCOST_ROUNDS the rounds,
 // PYRIC_HTTPCOST_CLIENTS how many clients (each its own connection) share
-// the calls;
+// the calls, PYRIC_HTTPCOST_NEWCONN=1 opens a connection for each call;
 // PYRIC_HTTPCOST_CPUPROFILE=FILE writes each setup's CPU profile to
-// FILE.SETUP; PYRIC_HTTPCOST_STRACE=1 runs each server under strace -c -f and logs
+// FILE.SETUP, PYRIC_HTTPCOST_MEMPROFILE=FILE its allocations (every one
+// sampled); PYRIC_HTTPCOST_STRACE=1 runs each server under strace -c -f and logs
 // its syscall summary. The setup "serve" is a real pyric serve (the binary
 // at PYRIC_HTTPCOST_PYRIC, with the flags in PYRIC_HTTPCOST_SERVE_ARGS); "ext" a server already running, at
 // PYRIC_HTTPCOST_ADDR, whose process is PYRIC_HTTPCOST_PID and
@@ -114,6 +115,10 @@ func serveHTTPSetup(setup string) {
 	if f := os.Getenv("PYRIC_HTTPCOST_CPUPROFILE"); f != "" {
 		startCPUProfile(f + "." + setup)
 	}
+	if os.Getenv("PYRIC_HTTPCOST_MEMPROFILE") != "" {
+		runtime.MemProfileRate = 1
+		os.Setenv("PYRIC_HTTPCOST_MEMPROFILE", os.Getenv("PYRIC_HTTPCOST_MEMPROFILE")+"."+setup)
+	}
 	go answerMem()
 	fmt.Printf("ADDR %s\n", l.Addr())
 	switch wrap {
@@ -145,7 +150,22 @@ func answerMem() {
 		fmt.Printf("MEM %d %d\n", samples[0].Value.Uint64(), samples[1].Value.Uint64())
 	}
 	pprof.StopCPUProfile()
+	if f := os.Getenv("PYRIC_HTTPCOST_MEMPROFILE"); f != "" {
+		writeAllocs(f)
+	}
 	os.Exit(0)
+}
+
+// writeAllocs writes the process's allocations profile to file.
+func writeAllocs(file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fail(err)
+	}
 }
 
 // startCPUProfile profiles the process into file until answerMem ends it.
@@ -359,6 +379,9 @@ func measureHTTPSetup(t *testing.T, setup string, n int) httpCost {
 		clients, _ = strconv.Atoi(s)
 	}
 	c.Transport.(*http.Transport).MaxIdleConnsPerHost = clients
+	// Each call on a connection of its own: what the port costs per
+	// connection (its sniffing and hand-off).
+	c.Transport.(*http.Transport).DisableKeepAlives = os.Getenv("PYRIC_HTTPCOST_NEWCONN") == "1"
 	var wg sync.WaitGroup
 	for k := range clients {
 		wg.Go(func() {

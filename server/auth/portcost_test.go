@@ -59,6 +59,9 @@ import (
 // answered with "MEM allocs bytes" (its heap allocations so far).
 const httpCostEnv = "PYRIC_HTTPCOST_SERVE"
 
+// httpCostDirEnv names the directory of the served setup's store.
+const httpCostDirEnv = "PYRIC_HTTPCOST_DIR"
+
 // httpSetups are the setups compared: {plain, guard, port} × {nothing, auth}.
 var httpSetups = []string{"plain-nothing", "guard-nothing", "port-nothing", "plain-auth", "guard-auth", "port-auth"}
 
@@ -91,12 +94,9 @@ func serveHTTPSetup(setup string) {
 			w.Write(signInReply)
 		})
 	case "auth":
-		dir, err := os.MkdirTemp("", "httpcost")
-		if err != nil {
-			fail(err)
-		}
-		defer os.RemoveAll(dir)
-		log, err := authtest.OpenLog(dir)
+		// The test's directory (httpCostDirEnv): the server ends by exit
+		// or kill, with no chance to remove one of its own.
+		log, err := authtest.OpenLog(os.Getenv(httpCostDirEnv))
 		if err != nil {
 			fail(err)
 		}
@@ -220,7 +220,7 @@ func startHTTPSetup(t *testing.T, setup string) *costProc {
 			t.Logf("%s: strace -c -f\n%s", setup, b)
 		})
 	}
-	cmd.Env = append(os.Environ(), httpCostEnv+"="+setup)
+	cmd.Env = append(os.Environ(), httpCostEnv+"="+setup, httpCostDirEnv+"="+t.TempDir())
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

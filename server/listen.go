@@ -134,7 +134,10 @@ func (p *Port) isClosed() bool {
 // for the right server, replaying what was read.
 func (p *Port) route(c net.Conn) {
 	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
-	var buf [len(http2Preface)]byte
+	// The bytes are read into the conn that will replay them: a buffer of
+	// route's own would escape to the heap too (Read is an interface's).
+	pc := &prefixConn{Conn: c}
+	buf := &pc.buf
 	n := 0
 	h2 := false
 	for {
@@ -166,7 +169,7 @@ func (p *Port) route(c net.Conn) {
 	if !live { // closed by Shutdown or Close
 		return
 	}
-	pc := &prefixConn{Conn: c, prefix: append([]byte(nil), buf[:n]...)}
+	pc.prefix = buf[:n]
 	q := p.httpL
 	if h2 {
 		q = p.grpcL
@@ -248,9 +251,12 @@ func (p *Port) markClosed() bool {
 }
 
 // prefixConn replays the sniffed bytes before reading from the connection.
+// They are kept in the conn itself (buf), so a connection costs the port
+// one allocation for them and the conn, not three.
 type prefixConn struct {
 	net.Conn
-	prefix []byte
+	prefix []byte // what is left to replay, of buf
+	buf    [len(http2Preface)]byte
 }
 
 func (c *prefixConn) Read(b []byte) (int, error) {

@@ -86,7 +86,42 @@ func (p *Policy) AllowsOrigin(origin string) bool {
 }
 
 // loopbackOrigin reports whether origin is http(s) on a loopback host.
+// Every request of a web page carries its origin, so the usual form,
+// http(s)://name[:port], is read here without url.Parse's allocation;
+// any other goes through it (loopbackOriginParsed).
 func loopbackOrigin(origin string) bool {
+	if host, ok := plainOriginHost(origin); ok {
+		return LoopbackHost(host)
+	}
+	return loopbackOriginParsed(origin)
+}
+
+// plainOriginHost is the host[:port] of an origin of the form
+// http(s)://name[:digits], name being letters, digits, dots and hyphens
+// (ok false for any other form): url.Parse reads such an origin with
+// that Host and no path.
+func plainOriginHost(origin string) (string, bool) {
+	host, ok := strings.CutPrefix(origin, "http://")
+	if !ok {
+		if host, ok = strings.CutPrefix(origin, "https://"); !ok {
+			return "", false
+		}
+	}
+	name, port, hasPort := strings.Cut(host, ":")
+	if name == "" || strings.IndexFunc(name, notNameByte) >= 0 || (hasPort && strings.IndexFunc(port, notDigit) >= 0) {
+		return "", false
+	}
+	return host, true
+}
+
+func notNameByte(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-')
+}
+
+func notDigit(r rune) bool { return r < '0' || r > '9' }
+
+// loopbackOriginParsed is loopbackOrigin for any origin.
+func loopbackOriginParsed(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
 		return false
@@ -241,9 +276,7 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 			return
 		}
 		hd := w.Header()
-		hd.Set("Access-Control-Allow-Origin", origin)
-		hd.Set("Access-Control-Allow-Credentials", "true")
-		hd.Add("Vary", "Origin")
+		setCORS(hd, origin, !preflight)
 		if preflight {
 			hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
@@ -253,9 +286,26 @@ func Guard(h http.Handler, policy *atomic.Pointer[Policy]) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		hd.Set("Access-Control-Expose-Headers", exposedHeaders)
 		serve(a, h, w, r)
 	})
+}
+
+// setCORS sets the CORS headers of an answer to an allowed origin (with
+// the exposed headers unless it is a preflight's), as Header's Set and
+// Add (Vary) would, their values in one allocation.
+func setCORS(hd http.Header, origin string, expose bool) {
+	vals := make([]string, 4)
+	vals[0], vals[1], vals[2], vals[3] = origin, "true", "Origin", exposedHeaders
+	hd["Access-Control-Allow-Origin"] = vals[0:1:1]
+	hd["Access-Control-Allow-Credentials"] = vals[1:2:2]
+	if vary, ok := hd["Vary"]; ok {
+		hd["Vary"] = append(vary, "Origin")
+	} else {
+		hd["Vary"] = vals[2:3:3]
+	}
+	if expose {
+		hd["Access-Control-Expose-Headers"] = vals[3:4:4]
+	}
 }
 
 // serve serves h, behind the gate when a is an admission.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -324,4 +325,70 @@ func TestGuardHandlerAnswersCORS(t *testing.T) {
 			"Access-Control-Request-Private-Network": "true"}, status: 403, want: map[string]string{"Access-Control-Allow-Private-Network": ""}},
 		{name: "DNS rebinding", method: "POST", host: "rebind.evil.example:5001", status: 403, msg: "DNS rebinding"},
 	})
+}
+
+// loopbackOriginCases are origins whose fast reading (plainOriginHost)
+// must agree with url.Parse's: the usual forms and their near misses.
+var loopbackOriginCases = []string{
+	"http://localhost:5173", "https://localhost", "http://LOCALHOST:80", "http://127.0.0.1:9876", "http://127.8.9.1",
+	"http://app.localhost:3000", "http://localhost.evil.example", "http://127.0.0.1.evil.example", "http://192.168.1.20:5173",
+	"http://[::1]:3000", "http://[::1]", "http://[::1", "http://[localhost]", "http://[127.0.0.1]", "http://localhost:",
+	"http://localhost:abc", "http://localhost:80:90", "http://localhost:-1", "http://localhost/", "http://localhost?x",
+	"http://localhost#x", "http://user@localhost", "http://evil@127.0.0.1", "http://localhost%2e", "http://", "https://",
+	"HTTP://localhost", "ftp://localhost", "null", "", "file://", "http://loc alhost", "http://localhost\x00", "http://-.localhost",
+	"http://127.0.0.1:99999", "http://0x7f.0.0.1", "http://2130706433", "http://127.1", "http://::1", "http://localhost.",
+}
+
+func TestLoopbackOriginAgreesWithURLParse(t *testing.T) {
+	t.Parallel()
+	for _, o := range loopbackOriginCases {
+		if got, want := loopbackOrigin(o), loopbackOriginParsed(o); got != want {
+			t.Errorf("loopbackOrigin(%q) = %v, url.Parse's reading %v", o, got, want)
+		}
+	}
+}
+
+func FuzzLoopbackOrigin(f *testing.F) {
+	for _, o := range loopbackOriginCases {
+		f.Add(o)
+	}
+	f.Fuzz(func(t *testing.T, o string) {
+		if got, want := loopbackOrigin(o), loopbackOriginParsed(o); got != want {
+			t.Errorf("loopbackOrigin(%q) = %v, url.Parse's reading %v", o, got, want)
+		}
+	})
+}
+
+// TestSetCORS checks setCORS against Header's Set and Add, with and
+// without a Vary the handler set before, and that a later Add to its
+// headers does not write into another's value.
+func TestSetCORS(t *testing.T) {
+	t.Parallel()
+	for _, expose := range []bool{false, true} {
+		for _, vary := range []bool{false, true} {
+			got, want := http.Header{}, http.Header{}
+			if vary {
+				got.Set("Vary", "Accept-Encoding")
+				want.Set("Vary", "Accept-Encoding")
+			}
+			setCORS(got, "http://localhost:5173", expose)
+			want.Set("Access-Control-Allow-Origin", "http://localhost:5173")
+			want.Set("Access-Control-Allow-Credentials", "true")
+			want.Add("Vary", "Origin")
+			if expose {
+				want.Set("Access-Control-Expose-Headers", exposedHeaders)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("expose %v, vary %v: %v, want %v", expose, vary, got, want)
+			}
+			for k := range got {
+				got.Add(k, "later")
+			}
+			for k, v := range want {
+				if g := got[k]; !reflect.DeepEqual(g[:len(g)-1], v) {
+					t.Errorf("expose %v, vary %v: after Add, %s = %q, want %q then \"later\"", expose, vary, k, g, v)
+				}
+			}
+		}
+	}
 }

@@ -261,6 +261,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 		dst  func() any
 	}{
 		{"signUp", `{"email":"u1765-12@bench.example","password":"secret-1","returnSecureToken":true}`, func() any { return &auth.SignUpRequest{} }},
+		{"signIn", `{"email":"u1765-12@bench.example","password":"secret-1","returnSecureToken":true}`, func() any { return &auth.SignInWithPasswordRequest{} }},
 		{"refresh", `{"grant_type":"refresh_token","refresh_token":"eyJfQXV0aEVtdWxhdG9yUmVmcmVzaFRva2VuIjoiRE8gTk9UIE1PRElGWSJ9"}`, func() any { return &auth.GrantTokenRequest{} }},
 		{"lookup", `{"localId":["2suEhdyP1mOaExUrl2aoFYBcIAHX"]}`, func() any { return &auth.LookupRequest{} }},
 	}
@@ -321,7 +322,8 @@ func FuzzQueryValue(f *testing.F) {
 // snake_case spellings of the fields.
 func FuzzMemberKey(f *testing.F) {
 	for _, k := range []string{`"grant_type"`, `"refreshToken"`, `"refresh_token"`, `"REFRESH_TOKEN"`, `"Email"`, `"email"`, `"e\u006dail"`,
-		`"_email_"`, `"return-secure-token"`, `"tenant\\Id"`, `"é_mail"`, `"x"`, `""`} {
+		`"_email_"`, `"return-secure-token"`, `"tenant\\Id"`, `"é_mail"`, `"x"`, `""`, `"returnSecureToken"`, `"return_secure_token"`,
+		`"returnSecureTokenX"`} {
 		f.Add(k)
 	}
 	shapes := []*shape{nil, shapeOf(reflect.TypeFor[auth.GrantTokenRequest]()), shapeOf(reflect.TypeFor[auth.SignInWithPasswordRequest]())}
@@ -337,6 +339,18 @@ func FuzzMemberKey(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemberKeyAllocatesNothingKnown: a key the request declares, or one
+// of undeclaredKeys, costs no string.
+func TestMemberKeyAllocatesNothingKnown(t *testing.T) {
+	sh := shapeOf(reflect.TypeFor[auth.SignInWithPasswordRequest]())
+	for _, key := range []string{`"email"`, `"returnSecureToken"`, `"return_secure_token"`} {
+		b := []byte(key)
+		if n := testing.AllocsPerRun(100, func() { _ = memberKey(sh, b) }); n != 0 {
+			t.Errorf("memberKey(%s): %v allocations", key, n)
+		}
+	}
 }
 
 // TestDecodeBodyKeep: op's decoding keeps targetProjectId alone of the

@@ -324,19 +324,28 @@ func objectMembers(b []byte, i int, sh *shape, ms []member) []member {
 }
 
 // memberKey is camel(jsonstr.Unquote(key)) for a member's quoted key:
-// when that is a field of sh, the field's name (no string to allocate;
-// a snake_case key is put in camelCase on the stack to look it up).
+// when that is a field of sh, the field's name, or one of
+// undeclaredKeys, that key (no string to allocate; a snake_case key is
+// put in camelCase on the stack to look it up).
 func memberKey(sh *shape, key []byte) string {
-	if sh != nil && sh.fields != nil {
-		var buf [64]byte
-		if k, ok := camelASCII(buf[:0], key[1:len(key)-1]); ok {
+	var buf [64]byte
+	if k, ok := camelASCII(buf[:0], key[1:len(key)-1]); ok {
+		if sh != nil && sh.fields != nil {
 			if f, ok := sh.fields[string(k)]; ok {
 				return f.name
 			}
 		}
+		if u, ok := undeclaredKeys[string(k)]; ok {
+			return u
+		}
 	}
 	return camel(jsonstr.Unquote(key))
 }
+
+// undeclaredKeys are members the client SDKs send with requests whose
+// struct does not declare them: every sign-in with a password and
+// refresh of the web, Node and Admin SDKs carries returnSecureToken.
+var undeclaredKeys = map[string]string{"returnSecureToken": "returnSecureToken"}
 
 // camelASCII appends camel(k) to dst for a key of ASCII bytes without
 // escapes; ok is false for any other key (camel and Unquote then decide).

@@ -525,6 +525,10 @@ type change struct {
 	keys     []string
 	old, new any
 	scope    *event.Scope // the enclosing location an event consumer asked for
+	// shape is shapeAlong(keys) of the tree before the write, which
+	// persistence compares against (kept here rather than in a slice of
+	// its own: one allocation fewer per write).
+	shape nodeShape
 }
 
 // WriteOptions qualify a write.
@@ -725,8 +729,6 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
 	changes := make([]change, len(norm))
-	var oneShape [1]nodeShape
-	shapes := oneShape[:0]
 	scopes, scoped := d.scopes(ns, norm)
 	for i, w := range norm {
 		old := getAt(ns.root, w.keys)
@@ -738,7 +740,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 			changes[i].scope = scopes[i]
 		}
 		if d.env.Bucket != nil {
-			shapes = append(shapes, shapeAlong(ns.root, w.keys))
+			changes[i].shape = shapeAlong(ns.root, w.keys)
 		}
 	}
 	for i, w := range norm {
@@ -766,7 +768,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		held = o.Hold(evs[1:])
 	}
 	if d.env.Bucket != nil {
-		if err := d.persistWrites(ns.name, shapes, ns.root, changes, held); err != nil {
+		if err := d.persistWrites(ns.name, ns.root, changes, held); err != nil {
 			d.env.Events.Emit(reqEv)
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.

@@ -142,17 +142,17 @@ func (l *logTree) record() []service.LogChange {
 }
 
 // persistWrites stores the changes a write made to namespace ns (whose
-// tree is now root; shapes[i] is shapeAlong(changes[i].keys) of the tree
-// before it): one Log record, with the outbox entries of its events
+// tree is now root; each change's shape is shapeAlong of its keys in the
+// tree before it): one Log record, with the outbox entries of its events
 // (held), or one Bucket transaction without a Log.
-func (d *Database) persistWrites(ns string, shapes []nodeShape, root any, changes []change, held []service.LogChange) error {
+func (d *Database) persistWrites(ns string, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
 		// Append keeps nothing of the record: its slices are reused by
 		// the next write.
 		l := logTrees.Get().(*logTree)
 		defer l.release()
-		for i, c := range changes {
-			if err := persist(l, shapes[i], root, c.keys, c.old); err != nil {
+		for _, c := range changes {
+			if err := persist(l, c.shape, root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -162,8 +162,8 @@ func (d *Database) persistWrites(ns string, shapes []nodeShape, root any, change
 		return d.env.Log.Append(ns, append(l.record(), held...))
 	}
 	return d.env.Bucket.Update(func(tx service.Tx) error {
-		for i, c := range changes {
-			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys, c.old); err != nil {
+		for _, c := range changes {
+			if err := persist(bucketTree{tx, ns}, c.shape, root, c.keys, c.old); err != nil {
 				return err
 			}
 		}

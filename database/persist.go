@@ -492,7 +492,7 @@ func (d *Database) Restore(state json.RawMessage) error {
 		} else {
 			d.clearRules(name)
 		}
-		if _, err := d.commit(d.ns(name), adminWho, nil, []write{{raw: p.root}}, false, WriteOptions{Method: "restore"}); err != nil {
+		if _, err := d.commit(d.ns(name), adminWho, nil, "", []write{{raw: p.root}}, false, WriteOptions{Method: "restore"}); err != nil {
 			return err
 		}
 	}

@@ -218,8 +218,21 @@ func putTree(w treeWriter, path string, v any) error {
 	if !node {
 		return w.put(path, v)
 	}
+	// The children's paths are built into one string, one allocation for
+	// the node instead of one per child: each path is a substring of what
+	// the Builder holds, whose bytes it never changes once written.
+	n := 0
+	for k := range m {
+		n += len(path) + 1 + len(k)
+	}
+	var paths strings.Builder
+	paths.Grow(n)
 	for k, c := range m {
-		cp := path + "/" + k
+		start := paths.Len()
+		paths.WriteString(path)
+		paths.WriteByte('/')
+		paths.WriteString(k)
+		cp := paths.String()[start:]
 		if k == ".priority" {
 			if err := w.put(cp, c); err != nil {
 				return err

@@ -312,15 +312,15 @@ func (d *Database) decide(ns *namespace, who identity.Identity, req rtdb.Request
 	return dec.Allowed, &dec, reason
 }
 
-// judgeRead decides a read at keys with its query (nil for a plain
-// read), returning the decision (nil for admin) when allowed. Caller holds
+// judgeRead decides a read at keys (rendered path, joinPath(keys)) with
+// its query (nil for a plain read), returning the decision (nil for admin) when allowed. Caller holds
 // ns.mu.
-func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, q *Query, method string) (*rtdb.Decision, error) {
-	req := readRequest(ns, keys, q)
+func (d *Database) judgeRead(ns *namespace, who identity.Identity, keys []string, path string, q *Query, method string) (*rtdb.Decision, error) {
+	req := readRequest(ns, keys, path, q)
 	ok, dec, reason := d.decide(ns, who, req)
-	exp := d.emitRead(ns.name, method, joinPath(keys), who, resultOf(ok), dec, reason, req.Query)
+	exp := d.emitRead(ns.name, method, path, who, resultOf(ok), dec, reason, req.Query)
 	if !ok {
-		return nil, &Denied{Path: joinPath(keys), Op: "read", Reason: reason, Why: why(exp)}
+		return nil, &Denied{Path: path, Op: "read", Reason: reason, Why: why(exp)}
 	}
 	return dec, nil
 }
@@ -345,9 +345,10 @@ func (d *Database) JudgeRead(who identity.Identity, nsName, path string, rq *rtd
 	return nil
 }
 
-// readRequest is the rules request of a read at keys with its query.
-func readRequest(ns *namespace, keys []string, q *Query) rtdb.Request {
-	req := rtdb.Request{Operation: rtdb.Read, Path: joinPath(keys), Data: ns.root}
+// readRequest is the rules request of a read at keys (rendered path,
+// joinPath(keys)) with its query.
+func readRequest(ns *namespace, keys []string, path string, q *Query) rtdb.Request {
+	req := rtdb.Request{Operation: rtdb.Read, Path: path, Data: ns.root}
 	if q != nil {
 		req.Query = q.rulesQuery()
 	}
@@ -435,7 +436,7 @@ func (d *Database) GetWith(who identity.Identity, nsName, path string, q *Query,
 	ns := d.ns(nsName)
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	if _, err := d.judgeRead(ns, who, keys, q, "get"); err != nil {
+	if _, err := d.judgeRead(ns, who, keys, pathOf(path, keys), q, "get"); err != nil {
 		return Read{}, err
 	}
 	if q != nil && (opts.StrictIndex || opts.FilteringIndex && !q.IsDefault()) && !ns.indexed(keys, *q) {
@@ -525,6 +526,10 @@ type change struct {
 	keys     []string
 	old, new any
 	scope    *event.Scope // the enclosing location an event consumer asked for
+	// shape is shapeAlong(keys) of the tree before the write, which
+	// persistence compares against (kept here rather than in a slice of
+	// its own: one allocation fewer per write).
+	shape nodeShape
 }
 
 // WriteOptions qualify a write.
@@ -552,7 +557,7 @@ func (d *Database) Set(who identity.Identity, nsName, path string, value any, op
 			opts.Method = "remove"
 		}
 	}
-	changes, err := d.commit(d.ns(nsName), who, keys, []write{{keys: keys, raw: value}}, false, opts)
+	changes, err := d.commit(d.ns(nsName), who, keys, path, []write{{keys: keys, raw: value}}, false, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +578,7 @@ func (d *Database) Update(who identity.Identity, nsName, path string, updates ma
 	if method == "" {
 		method = "update"
 	}
-	_, err = d.commit(d.ns(nsName), who, keys, ws, true, WriteOptions{Method: method})
+	_, err = d.commit(d.ns(nsName), who, keys, path, ws, true, WriteOptions{Method: method})
 	return err
 }
 
@@ -635,7 +640,7 @@ func (d *Database) Push(who identity.Identity, nsName, path string, value any) (
 	}
 	id := d.PushID()
 	full := append(append([]string(nil), keys...), id)
-	if _, err := d.commit(d.ns(nsName), who, full, []write{{keys: full, raw: value}}, false, WriteOptions{Method: "push"}); err != nil {
+	if _, err := d.commit(d.ns(nsName), who, full, "", []write{{keys: full, raw: value}}, false, WriteOptions{Method: "push"}); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -643,7 +648,7 @@ func (d *Database) Push(who identity.Identity, nsName, path string, value any) (
 
 // Clear deletes every value of a namespace (the emulator's clear).
 func (d *Database) Clear(nsName string) error {
-	_, err := d.commit(d.ns(nsName), identity.AdminIdentity(), nil, []write{{keys: nil, raw: nil}}, false, WriteOptions{Method: "clear"})
+	_, err := d.commit(d.ns(nsName), identity.AdminIdentity(), nil, "", []write{{keys: nil, raw: nil}}, false, WriteOptions{Method: "clear"})
 	return err
 }
 
@@ -673,7 +678,7 @@ func normalizeWrite(root any, w write, now int64) (write, any, error) {
 
 // commit applies writes atomically as who. base is the request path (for
 // rules and events); merge marks a multi-path update.
-func (d *Database) commit(ns *namespace, who identity.Identity, base []string, ws []write, merge bool, opts WriteOptions) ([]change, error) {
+func (d *Database) commit(ns *namespace, who identity.Identity, base []string, path string, ws []write, merge bool, opts WriteOptions) ([]change, error) {
 	if len(ws) == 0 {
 		return nil, nil // an empty update changes nothing
 	}
@@ -707,8 +712,9 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		}
 	}
 	// The request's path, rendered once for the rules, the event and
-	// any error: a set's is its write's.
-	basePath := joinPath(base)
+	// any error (the caller's path as sent, when that is the rendering):
+	// a set's is its write's.
+	basePath := pathOf(path, base)
 	var req rtdb.Request
 	if !who.IsAdmin() { // admin bypasses the rules: decide reads no request
 		req = writeRequest(ns.root, base, basePath, norm, vals, merge)
@@ -725,8 +731,6 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 	// the write, so they stay as they are) and the shapes persistence
 	// compares against.
 	changes := make([]change, len(norm))
-	var oneShape [1]nodeShape
-	shapes := oneShape[:0]
 	scopes, scoped := d.scopes(ns, norm)
 	for i, w := range norm {
 		old := getAt(ns.root, w.keys)
@@ -738,7 +742,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 			changes[i].scope = scopes[i]
 		}
 		if d.env.Bucket != nil {
-			shapes = append(shapes, shapeAlong(ns.root, w.keys))
+			changes[i].shape = shapeAlong(ns.root, w.keys)
 		}
 	}
 	for i, w := range norm {
@@ -766,7 +770,7 @@ func (d *Database) commit(ns *namespace, who identity.Identity, base []string, w
 		held = o.Hold(evs[1:])
 	}
 	if d.env.Bucket != nil {
-		if err := d.persistWrites(ns.name, shapes, ns.root, changes, held); err != nil {
+		if err := d.persistWrites(ns.name, ns.root, changes, held); err != nil {
 			d.env.Events.Emit(reqEv)
 			// Nothing of the write is stored: the store has the state
 			// before it, which the tree took in place. Rebuild from it.

@@ -112,3 +112,36 @@ func TestKeysUnderIsBaseAndParsePath(t *testing.T) {
 		t.Errorf("keysUnder allocates %v times, want 1", n)
 	}
 }
+
+// TestPathOf: pathOf(path, ParsePath(path)) is joinPath of the keys for
+// every spelling of a path, and is path itself, unallocated, when path
+// is that rendering.
+func TestPathOf(t *testing.T) {
+	for _, path := range []string{"", "/", "//", "a", "/a", "a/", "/a/", "//a", "/a//b", "/a/b", "/a/b/", "a/b", "/rest/r1",
+		"/ü/x y", "/a/.priority", "/ab/c", "/a/bc", "/abc"} {
+		keys, err := ParsePath(path)
+		if err != nil {
+			t.Fatalf("%q: %v", path, err)
+		}
+		want := joinPath(keys)
+		if got := pathOf(path, keys); got != want {
+			t.Errorf("pathOf(%q) = %q, want %q", path, got, want)
+		}
+		if isJoined(path, keys) != (path == want) {
+			t.Errorf("isJoined(%q, %q) = %v, want %v", path, keys, !(path == want), path == want)
+		}
+	}
+	// Keys that are not the path's own: never taken for its rendering.
+	for _, tc := range []struct {
+		path string
+		keys []string
+	}{{"/a/b", []string{"a"}}, {"/a", []string{"a", "b"}}, {"/ab", []string{"a", "b"}}, {"/a/b", []string{"ab"}}, {"/", []string{"a"}}, {"/a", nil}} {
+		if isJoined(tc.path, tc.keys) {
+			t.Errorf("isJoined(%q, %q) = true", tc.path, tc.keys)
+		}
+	}
+	keys := []string{"rest", "r1"}
+	if n := testing.AllocsPerRun(100, func() { _ = pathOf("/rest/r1", keys) }); n != 0 {
+		t.Errorf("pathOf of a rendered path allocates %v times, want 0", n)
+	}
+}

@@ -396,7 +396,7 @@ func (c *Conn) Listen(path string, q Query, tag int64, hash string) (warnings []
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
 	who := c.Who()
-	dec, err := c.d.judgeRead(ns, who, keys, &q, "listen")
+	dec, err := c.d.judgeRead(ns, who, keys, pathOf(path, keys), &q, "listen")
 	if err != nil {
 		return nil, err
 	}
@@ -680,7 +680,7 @@ func (d *Database) recheckListens(ns *namespace, changes []change) {
 func (d *Database) rejudge(ns *namespace, ls []*listener) {
 	for _, l := range ls {
 		who := l.conn.Who()
-		ok, dec, reason := d.decide(ns, who, readRequest(ns, l.keys, &l.q))
+		ok, dec, reason := d.decide(ns, who, readRequest(ns, l.keys, joinPath(l.keys), &l.q))
 		if ok {
 			ns.lmu.Lock()
 			if _, live := ns.listeners[l]; live {

@@ -142,17 +142,17 @@ func (l *logTree) record() []service.LogChange {
 }
 
 // persistWrites stores the changes a write made to namespace ns (whose
-// tree is now root; shapes[i] is shapeAlong(changes[i].keys) of the tree
-// before it): one Log record, with the outbox entries of its events
+// tree is now root; each change's shape is shapeAlong of its keys in the
+// tree before it): one Log record, with the outbox entries of its events
 // (held), or one Bucket transaction without a Log.
-func (d *Database) persistWrites(ns string, shapes []nodeShape, root any, changes []change, held []service.LogChange) error {
+func (d *Database) persistWrites(ns string, root any, changes []change, held []service.LogChange) error {
 	if d.env.Log != nil {
 		// Append keeps nothing of the record: its slices are reused by
 		// the next write.
 		l := logTrees.Get().(*logTree)
 		defer l.release()
-		for i, c := range changes {
-			if err := persist(l, shapes[i], root, c.keys, c.old); err != nil {
+		for _, c := range changes {
+			if err := persist(l, c.shape, root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -162,8 +162,8 @@ func (d *Database) persistWrites(ns string, shapes []nodeShape, root any, change
 		return d.env.Log.Append(ns, append(l.record(), held...))
 	}
 	return d.env.Bucket.Update(func(tx service.Tx) error {
-		for i, c := range changes {
-			if err := persist(bucketTree{tx, ns}, shapes[i], root, c.keys, c.old); err != nil {
+		for _, c := range changes {
+			if err := persist(bucketTree{tx, ns}, c.shape, root, c.keys, c.old); err != nil {
 				return err
 			}
 		}
@@ -218,8 +218,21 @@ func putTree(w treeWriter, path string, v any) error {
 	if !node {
 		return w.put(path, v)
 	}
+	// The children's paths are built into one string, one allocation for
+	// the node instead of one per child: each path is a substring of what
+	// the Builder holds, whose bytes it never changes once written.
+	n := 0
+	for k := range m {
+		n += len(path) + 1 + len(k)
+	}
+	var paths strings.Builder
+	paths.Grow(n)
 	for k, c := range m {
-		cp := path + "/" + k
+		start := paths.Len()
+		paths.WriteString(path)
+		paths.WriteByte('/')
+		paths.WriteString(k)
+		cp := paths.String()[start:]
 		if k == ".priority" {
 			if err := w.put(cp, c); err != nil {
 				return err
@@ -492,7 +505,7 @@ func (d *Database) Restore(state json.RawMessage) error {
 		} else {
 			d.clearRules(name)
 		}
-		if _, err := d.commit(d.ns(name), adminWho, nil, []write{{raw: p.root}}, false, WriteOptions{Method: "restore"}); err != nil {
+		if _, err := d.commit(d.ns(name), adminWho, nil, "", []write{{raw: p.root}}, false, WriteOptions{Method: "restore"}); err != nil {
 			return err
 		}
 	}

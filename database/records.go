@@ -52,17 +52,22 @@ func (d *Database) Records(token string, fn func(key []string, value json.RawMes
 	if token[0] == 'r' {
 		return fn([]string{"namespaces", name, "rules"}, d.ownRules(ns))
 	}
-	var keys []string
-	if p := strings.Trim(path, "/"); p != "" {
-		keys = strings.Split(p, "/")
+	// The record's key and the location's keys in one slice: the
+	// location's keys are its tail.
+	p := strings.Trim(path, "/")
+	key := make([]string, 3, 3+strings.Count(p, "/")+1)
+	key[0], key[1], key[2] = "namespaces", name, "data"
+	for p != "" {
+		k, rest, _ := strings.Cut(p, "/")
+		key, p = append(key, k), rest
 	}
 	ns.mu.RLock()
-	v, err := encodeAt(ns.root, keys)
+	v, err := encodeAt(ns.root, key[3:])
 	ns.mu.RUnlock()
 	if err != nil {
 		return err
 	}
-	return fn(append([]string{"namespaces", name, "data"}, keys...), v)
+	return fn(key, v)
 }
 
 // EachRecord calls fn with every namespace's tree and own rules.

@@ -135,6 +135,30 @@ func pathOK(p string) bool {
 }
 
 // joinPath renders keys as "/a/b" ("/" for the root).
+// pathOf is joinPath(keys) for the keys ParsePath read from path: path
+// itself when it is that rendering already (as clients send paths,
+// "/a/b"), instead of a new string built from the keys.
+func pathOf(path string, keys []string) string {
+	if isJoined(path, keys) {
+		return path
+	}
+	return joinPath(keys)
+}
+
+// isJoined reports whether path is joinPath(keys).
+func isJoined(path string, keys []string) bool {
+	if len(keys) == 0 {
+		return path == "/"
+	}
+	for _, k := range keys {
+		if len(path) <= len(k) || path[0] != '/' || path[1:1+len(k)] != k {
+			return false
+		}
+		path = path[1+len(k):]
+	}
+	return path == ""
+}
+
 func joinPath(keys []string) string {
 	n := len(keys)
 	for _, k := range keys {

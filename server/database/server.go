@@ -113,8 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The query is parsed once here (each r.URL.Query() parses it again,
 	// maps and strings: a REST request asked it seven times).
-	qv := r.URL.Query()
-	ns := h.namespaceOf(r, qv)
+	qv, ns := h.query(r)
 	if !validNamespace(ns) {
 		api.Message(w, http.StatusBadRequest, "invalid namespace "+strconv.Quote(ns)+": use 1 to 128 letters, digits, '-' or '_'")
 		return
@@ -134,6 +133,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		api.Message(w, http.StatusNotFound, "Not Found: use /<path>.json for REST or /.ws for the websocket protocol")
 	}
+}
+
+// query is the request's parsed query and its namespace. A query that is
+// only a namespace ("ns=<name>", as the Admin SDKs' REST clients send
+// every request) is not parsed: its values are nil, which answer every
+// lookup as an absent parameter, as the parsed query would for every
+// parameter but ns — three allocations and the parse saved per request.
+func (h *Handler) query(r *http.Request) (url.Values, string) {
+	if ns, ok := onlyNamespace(r.URL.RawQuery); ok {
+		return nil, ns
+	}
+	qv := r.URL.Query()
+	return qv, h.namespaceOf(r, qv)
+}
+
+// onlyNamespace is the name of a raw query that is exactly "ns=<name>"
+// with a valid namespace name, whose characters (letters, digits, '-',
+// '_') are their own encoding: url.ParseQuery would read the same name.
+func onlyNamespace(raw string) (string, bool) {
+	name, ok := strings.CutPrefix(raw, "ns=")
+	if !ok || !validNamespace(name) {
+		return "", false
+	}
+	return name, true
 }
 
 // namespace is the request's namespace: ?ns=, else the first label of a

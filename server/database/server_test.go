@@ -203,6 +203,16 @@ func TestRESTETag(t *testing.T) {
 	if r.status != 412 || r.body != "2" || r.header.Get("ETag") == etag || r.header.Get("ETag") == "" {
 		t.Fatalf("stale if-match: %d %s %v", r.status, r.body, r.header)
 	}
+	// A delete's lost compare-and-set answers as a put's: the current
+	// value and its ETag; nothing is deleted.
+	cur := r.header.Get("ETag")
+	r = do(t, srv, "DELETE", "/counter.json", "", "If-Match", etag)
+	if r.status != 412 || r.body != "2" || r.header.Get("ETag") != cur {
+		t.Fatalf("stale delete if-match: %d %s %v", r.status, r.body, r.header)
+	}
+	if r := do(t, srv, "DELETE", "/counter.json", "", "If-Match", cur); r.status != 200 || r.body != "null" {
+		t.Fatalf("delete if-match: %d %s", r.status, r.body)
+	}
 	if r := do(t, srv, "GET", "/public/absent.json", "", "X-Firebase-ETag", "true"); r.header.Get("ETag") != "null_etag" {
 		t.Fatalf("null etag %v", r.header)
 	}

@@ -372,13 +372,12 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // conditions reads GCS preconditions from the query (ifGenerationMatch, …;
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
-	return conditionsIn(queryMayName(r, "Match"), r, source)
+	return conditionsIn(query(r.URL.RawQuery), r, source)
 }
 
-// conditionsIn is conditions with r's query parsed already (q), by a
-// handler that reads other keys of it too: the GCS Go client escapes the
-// '/' of every object name in the query, so queryMayName parses it.
-func conditionsIn(q url.Values, r *http.Request, source bool) (engine.Conditions, error) {
+// conditionsIn is conditions with r's query given (q), by a handler that
+// reads other keys of it too.
+func conditionsIn(q query, r *http.Request, source bool) (engine.Conditions, error) {
 	var c engine.Conditions
 	prefix := "if"
 	if source {
@@ -408,15 +407,53 @@ func conditionsIn(q url.Values, r *http.Request, source bool) (engine.Conditions
 	return c, nil
 }
 
-// queryMayName is r's query when it may have a key containing part, and
-// otherwise nil (no keys): most requests name none of the optional keys,
-// and parsing the query costs them a map. A key can be written with
-// escapes, so a query with any is parsed.
-func queryMayName(r *http.Request, part string) url.Values {
-	if raw := r.URL.RawQuery; strings.Contains(raw, part) || strings.Contains(raw, "%") {
-		return r.URL.Query()
+// query is a request's raw query, read key by key with url.Values'
+// answers (URL.Query's pairs; Get is the first value of a key) without
+// building its map: a handler reads a few keys, and the map cost every
+// request of the GCS Go client, whose queries carry four or five keys,
+// six allocations (the map and a slice per key).
+type query string
+
+// manyPairs is the number of '&' from which Get parses the whole query
+// with url.ParseQuery, which answers no values past its limit on the
+// number of pairs: a query of so many is not a client's, and scanning it
+// once per key is not worth saving the map.
+const manyPairs = 64
+
+// Get is url.Values' Get of the query's values.
+func (q query) Get(key string) string {
+	raw := string(q)
+	if strings.Count(raw, "&") >= manyPairs {
+		v, _ := url.ParseQuery(raw)
+		return v.Get(key)
 	}
-	return nil
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue // ParseQuery skips both
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k, ok := unescapeQuery(k); !ok || k != key {
+			continue
+		}
+		if v, ok := unescapeQuery(v); ok {
+			return v
+		}
+		// A value that does not unescape drops its pair, as in
+		// ParseQuery: a later one of the key may be its first value.
+	}
+	return ""
+}
+
+// unescapeQuery is url.QueryUnescape, without its call for a string that
+// has nothing to unescape.
+func unescapeQuery(s string) (string, bool) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	return u, err == nil
 }
 
 // api is how GCS's JSON API and the Firebase v0 API write JSON.

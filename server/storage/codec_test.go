@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,4 +224,69 @@ func FuzzObjectFieldsMatchesUnmarshal(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkObjectFields)
+}
+
+// queryCases are raw queries whose keys query.Get must read as
+// url.Values does: escapes in keys and values, '+', repeated keys, bad
+// escapes and semicolons (whose pairs ParseQuery drops), empty pairs and
+// values, keys without '='.
+var queryCases = []string{
+	"",
+	"alt=json&prettyPrint=false&projection=full&uploadType=multipart",
+	"alt=json&name=small%2F000001&prettyPrint=false&projection=full&uploadType=multipart",
+	"name=a+b&name=second",
+	"name=%zz&name=second",
+	"na%6De=escaped+key",
+	"n%zzame=x&name=y",
+	"name;x=1&name=2",
+	"&&name=&alt",
+	"alt&alt=media",
+	"ifGenerationMatch=0&ifGenerationMatch=5",
+	"a=1;b=2&generation=7",
+	"=v&name=%",
+	"upload_id=abc%20def&upload_id=",
+	strings.Repeat("k=v&", manyPairs+1) + "name=many",
+}
+
+// TestQueryGetMatchesValues compares query.Get with url.Values' Get of
+// URL.Query for every key a case has, and keys it does not.
+func TestQueryGetMatchesValues(t *testing.T) {
+	for _, raw := range queryCases {
+		checkQueryGet(t, raw)
+	}
+}
+
+func checkQueryGet(t *testing.T, raw string) {
+	t.Helper()
+	want := (&url.URL{RawQuery: raw}).Query()
+	keys := []string{"", "name", "alt", "generation", "upload_id", "ifGenerationMatch", "missing", "k", "a"}
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		if got := query(raw).Get(k); got != want.Get(k) {
+			t.Errorf("query(%q).Get(%q) = %q, url.Values has %q", raw, k, got, want.Get(k))
+		}
+	}
+}
+
+// FuzzQueryGetMatchesValues is TestQueryGetMatchesValues over any query.
+func FuzzQueryGetMatchesValues(f *testing.F) {
+	for _, raw := range queryCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkQueryGet(t, raw) })
+}
+
+// TestQueryGetAllocatesNothing: a client's query without escapes costs
+// no allocation to read (the reason query replaces url.Values).
+func TestQueryGetAllocatesNothing(t *testing.T) {
+	q := query("alt=json&prettyPrint=false&projection=full&uploadType=multipart&ifGenerationMatch=0")
+	if n := testing.AllocsPerRun(100, func() {
+		_ = q.Get("uploadType")
+		_ = q.Get("ifGenerationMatch")
+		_ = q.Get("upload_id")
+	}); n != 0 {
+		t.Fatalf("Get allocates %v times", n)
+	}
 }

@@ -25,7 +25,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 		h.firebaseFail(w, r, notFound("Not Found."))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	if t.Object == "" {
 		switch r.Method {
 		case http.MethodGet:

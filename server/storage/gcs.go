@@ -27,7 +27,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	switch {
 	case t.Bucket == "":
 		h.gcsBuckets(w, r)
@@ -152,7 +152,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 // readRequest reads generation and preconditions of a read.
 func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, error) {
 	rr := engine.ReadRequest{Bucket: bucket, Name: name}
-	if g := queryMayName(r, "generation").Get("generation"); g != "" {
+	if g := query(r.URL.RawQuery).Get("generation"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {
 			return rr, badRequest("Invalid generation %q.", g)
@@ -241,7 +241,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	req := engine.CopyRequest{SrcBucket: t.Bucket, SrcName: t.Object, DstBucket: t.DstBucket, DstName: t.DstObject,
 		Conditions: dst, SrcConditions: src}
-	if g := r.URL.Query().Get("sourceGeneration"); g != "" {
+	if g := query(r.URL.RawQuery).Get("sourceGeneration"); g != "" {
 		if req.SrcGeneration, err = strconv.ParseInt(g, 10, 64); err != nil {
 			h.gcsFail(w, r, badRequest("Invalid sourceGeneration %q.", g))
 			return
@@ -460,7 +460,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	if id := q.Get("upload_id"); id != "" {
 		h.gcsChunk(w, r, t.Bucket, id)
 		return

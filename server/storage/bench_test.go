@@ -122,7 +122,7 @@ func BenchmarkEncodeObjects100(b *testing.B) {
 	for b.Loop() {
 		buf = buf[:0]
 		for _, o := range objs {
-			buf = appendGCSObject(buf, "http://127.0.0.1:9199", o)
+			buf = appendGCSObject(buf, origin{"http://", "127.0.0.1:9199"}, o)
 		}
 	}
 }

@@ -64,11 +64,11 @@ func orDefault(s, d string) string {
 // (storage#object), for a value encoding/json encodes (a rewrite's
 // response); answerObject and a listing append it directly.
 type gcsObjectJSON struct {
-	base string
+	base origin
 	o    *engine.Object
 }
 
-func gcsObject(base string, o *engine.Object) gcsObjectJSON { return gcsObjectJSON{base, o} }
+func gcsObject(base origin, o *engine.Object) gcsObjectJSON { return gcsObjectJSON{base, o} }
 
 func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(nil, g.base, g.o), nil }
 
@@ -77,10 +77,9 @@ func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(ni
 // its fields (keys in alphabetical order, HTML-safe strings), written
 // without reflection or intermediate strings: a listing renders a
 // thousand of them, and reflection and garbage were most of its time.
-func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
+func appendGCSObject(b []byte, base origin, o *engine.Object) []byte {
 	var num [20]byte
 	gen := strconv.AppendInt(num[:0], o.Generation, 10)
-	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
 	key := func(k string) {
 		b = append(b, ',', '"')
 		b = append(b, k...)
@@ -108,6 +107,18 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 		}
 		b = append(b, '"')
 	}
+	// objectLink appends base, then path's bucket and name as path
+	// segments (url.PathEscape's, escaped in place: a name with a '/'
+	// was a string per link) and then rest.
+	objectLink := func(k string, base origin, path, rest string) {
+		key(k)
+		b = base.appendTo(append(b, '"'))
+		b = append(b, path...)
+		b = appendPathSegment(b, o.Bucket)
+		b = append(b, "/o/"...)
+		b = appendPathSegment(b, o.Name)
+		b = append(append(b, rest...), '"')
+	}
 	stamp := func(k string, t time.Time) {
 		key(k)
 		b = append(appendStamp(append(b, '"'), t), '"')
@@ -127,7 +138,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	link("id", true, o.Bucket, "/", o.Name, "/")
 	b = append(b, `,"kind":"storage#object"`...)
 	str("md5Hash", o.MD5Hash)
-	link("mediaLink", false, base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=")
+	objectLink("mediaLink", base, "/download/storage/v1/b/", "?generation=")
 	b = append(append(b[:len(b)-1], gen...), `\u0026alt=media"`...) // "&alt=media", escaped
 	if len(o.Metadata) > 0 {
 		b = jsonstr.AppendMap(append(b, `,"metadata":`...), o.Metadata)
@@ -135,7 +146,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	key("metageneration")
 	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')
 	str("name", o.Name)
-	link("selfLink", false, base, "/storage/v1/b/", bucket, "/o/", name)
+	objectLink("selfLink", base, "/storage/v1/b/", "")
 	key("size")
 	b = append(strconv.AppendInt(append(b, '"'), o.Size, 10), '"')
 	str("storageClass", o.StorageClass())
@@ -143,6 +154,47 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	stamp("timeStorageClassUpdated", o.TimeCreated)
 	stamp("updated", o.Updated)
 	return append(b, '}')
+}
+
+// origin is where this server was reached, kept as its scheme and host
+// for links appended to a response (no string made of them).
+type origin struct{ scheme, host string }
+
+func originOf(r *http.Request) origin {
+	if r.TLS != nil {
+		return origin{"https://", r.Host}
+	}
+	return origin{"http://", r.Host}
+}
+
+func (o origin) String() string { return o.scheme + o.host }
+
+// appendTo appends the origin as a JSON string's characters.
+func (o origin) appendTo(b []byte) []byte {
+	return jsonstr.AppendChars(append(b, o.scheme...), o.host)
+}
+
+// pathEscapes marks the bytes url.PathEscape escapes (it escapes byte by
+// byte: its answer for each byte alone is its answer in any string).
+var pathEscapes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = url.PathEscape(string([]byte{byte(c)})) != string([]byte{byte(c)})
+	}
+	return t
+}()
+
+// appendPathSegment appends s as jsonstr.AppendChars appends
+// url.PathEscape(s), without the escaped string.
+func appendPathSegment(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	from := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; pathEscapes[c] {
+			b = append(jsonstr.AppendChars(b, s[from:i]), '%', hex[c>>4], hex[c&15])
+			from = i + 1
+		}
+	}
+	return jsonstr.AppendChars(b, s[from:])
 }
 
 // appendStamp appends t in UTC as timeLayout writes it (AppendFormat
@@ -183,7 +235,11 @@ func plainJSONString(raw json.RawMessage) (s string, ok bool) {
 
 // answerObject answers 200 with o as the GCS JSON API renders it.
 func answerObject(w http.ResponseWriter, r *http.Request, o *engine.Object) {
-	answerBody(w, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
+	buf := listBufs.Get().(*[]byte)
+	b := appendGCSObject((*buf)[:0], originOf(r), o)
+	answerBody(w, b)
+	*buf = b
+	listBufs.Put(buf)
 }
 
 // answerBody answers 200 with b, JSON already encoded, in the API's

@@ -86,7 +86,7 @@ func TestAppendGCSObject(t *testing.T) {
 		if err := enc.Encode(reference("http://127.0.0.1:9199", o)); err != nil {
 			t.Fatal(err)
 		}
-		got := appendGCSObject(nil, "http://127.0.0.1:9199", o)
+		got := appendGCSObject(nil, origin{"http://", "127.0.0.1:9199"}, o)
 		if string(got)+"\n" != want.String() {
 			t.Errorf("object %q:\n got %s\nwant %s", o.Name, got, want.String())
 		}
@@ -288,5 +288,30 @@ func TestQueryGetAllocatesNothing(t *testing.T) {
 		_ = q.Get("upload_id")
 	}); n != 0 {
 		t.Fatalf("Get allocates %v times", n)
+	}
+}
+
+// TestAppendPathSegmentMatchesPathEscape: appendPathSegment writes what
+// jsonstr.AppendChars writes of url.PathEscape's string, for every byte
+// alone and over random strings of the bytes that matter (reserved,
+// HTML-special, controls, UTF-8 and invalid UTF-8).
+func TestAppendPathSegmentMatchesPathEscape(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		if got, want := string(appendPathSegment([]byte("x"), s)), "x"+string(jsonstr.AppendChars(nil, url.PathEscape(s))); got != want {
+			t.Fatalf("%q: %s, want %s", s, got, want)
+		}
+	}
+	for c := range 256 {
+		check(string([]byte{byte(c)}))
+	}
+	r := rand.New(rand.NewPCG(27, 9))
+	const chars = "az09-_.~$&+,/:;=?@ %<>\"\\#\x00\x1f\x7f\xc3\xa9\xe2\x98\x83\xff"
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for j := range b {
+			b[j] = chars[r.IntN(len(chars))]
+		}
+		check(string(b))
 	}
 }

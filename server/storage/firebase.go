@@ -301,9 +301,5 @@ func parseUploadCommand(v string) (uploadCommand, error) {
 
 // baseURL is where this server was reached, for session and media links.
 func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return originOf(r).String()
 }

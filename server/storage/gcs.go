@@ -184,7 +184,7 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	// A page (storage#objects), its keys in alphabetical order as
 	// encoding/json writes a struct's.
-	base := baseURL(r)
+	base := originOf(r)
 	buf := listBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*buf) <= maxPooledList {
@@ -262,7 +262,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	size := strconv.FormatInt(o.Size, 10)
 	api.JSON(w, http.StatusOK, map[string]any{"kind": "storage#rewriteResponse", "totalBytesRewritten": size,
-		"objectSize": size, "done": true, "resource": gcsObject(baseURL(r), o)})
+		"objectSize": size, "done": true, "resource": gcsObject(originOf(r), o)})
 }
 
 // gcsDownload serves /download/storage/v1/b/{bucket}/o/{object}.

@@ -434,19 +434,20 @@ func conditions(r *http.Request, source bool) (engine.Conditions, error) {
 // conditionsIn is conditions with r's query given (q), by a handler that
 // reads other keys of it too.
 func conditionsIn(q query, r *http.Request, source bool) (engine.Conditions, error) {
-	var c engine.Conditions
 	prefix := "if"
 	if source {
 		prefix = "ifSource"
 	}
+	// The values go to an array, not through pointers to the fields of
+	// the Conditions returned: those made it escape, an allocation per
+	// request that has none.
+	var vals [4]*int64
 	// In a fixed order, so that of two bad values the same one is named.
-	for _, f := range [...]struct {
-		key, header string
-		dst         **int64
-	}{{"GenerationMatch", "X-Goog-If-Generation-Match", &c.GenerationMatch},
-		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match", &c.GenerationNotMatch},
-		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match", &c.MetagenerationMatch},
-		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match", &c.MetagenerationNotMatch}} {
+	for i, f := range [...]struct{ key, header string }{
+		{"GenerationMatch", "X-Goog-If-Generation-Match"},
+		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match"},
+		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match"},
+		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match"}} {
 		v := q.Get(prefix + f.key)
 		if v == "" && !source {
 			v = r.Header.Get(f.header)
@@ -456,11 +457,12 @@ func conditionsIn(q query, r *http.Request, source bool) (engine.Conditions, err
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return c, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
+			return engine.Conditions{}, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
 		}
-		*f.dst = &n
+		vals[i] = &n
 	}
-	return c, nil
+	return engine.Conditions{GenerationMatch: vals[0], GenerationNotMatch: vals[1],
+		MetagenerationMatch: vals[2], MetagenerationNotMatch: vals[3]}, nil
 }
 
 // query is a request's raw query, read key by key with url.Values'

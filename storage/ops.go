@@ -134,7 +134,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	}
 	if wait != nil {
 		e.mu.Unlock()
-		return e.settle(who, method, req, o, pc, wait, dec, start, views, changed)
+		return e.settle(who, method, o, pc, wait, dec, start, views, changed)
 	}
 	// The events are emitted under the lock, so that changes of one
 	// object are emitted in the order they were made (triggers rely on it).
@@ -154,15 +154,15 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 // commit's events and then settles the object. The events are emitted
 // before the object settles, so any later change of the object, which
 // waits for that, is emitted after them (triggers rely on the order).
-func (e *Engine) settle(who identity.Identity, method string, req *PutRequest, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
+func (e *Engine) settle(who identity.Identity, method string, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
 	err := wait.Wait()
 	if err != nil {
 		e.rollback(o, pc)
 		err = fmt.Errorf("storage: commit %s/%s: %w", o.Bucket, o.Name, err)
-	} else if pc.prev != nil {
+	} else if pc.prev != nil && !pc.sameBlob {
 		e.blobs.remove(pc.prev.Generation)
 	}
-	e.emitOpViews(who, method, req.Bucket, req.Name, dec, start, views, err)
+	e.emitOpViews(who, method, o.Bucket, o.Name, dec, start, views, err)
 	if err == nil {
 		e.emitHeld(changed)
 	}
@@ -363,13 +363,25 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	var wait service.LogWait
+	var pc pendingCommit
 	views := e.viewsOf(cur, next)
 	if err == nil {
+		// Queued as an upload's record is (pending.go): concurrent
+		// changes share a write of the log, outside e.mu.
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpMetadataUpdate, views)
-		if err = e.persist(bkt, name, next, held...); err == nil {
+		if wait, err = e.queuePersist(bkt, name, next, held...); err == nil {
 			e.bucketFor(bkt).put(next)
+			if wait != nil {
+				pc = pendingCommit{prev: cur, sameBlob: true}
+				e.pending.add(objectID{bkt, name}, pc)
+			}
 		}
+	}
+	if wait != nil {
+		e.mu.Unlock()
+		return e.settle(who, srules.Update, next, pc, wait, dec, start, views, changed)
 	}
 	e.emitOpViews(who, srules.Update, bkt, name, dec, start, views, err)
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 )
 
 // Commits waiting for the log. With a queued log (service.QueuedLog) an
-// upload queues its record under e.mu, in the order of the engine's
+// upload, or a metadata change (an update, a token added or revoked),
+// queues its record under e.mu, in the order of the engine's
 // state, puts the new object in that state, and waits for the record to
 // be durable after releasing e.mu, so that the records of concurrent
 // uploads share one write of the log. Until that wait returns the object
@@ -35,6 +36,10 @@ type pendingCommit struct {
 	// newBucket: the commit made its bucket appear (it had no object and
 	// was not created); a rollback takes it away again if still empty.
 	newBucket bool
+	// sameBlob: the commit changed prev's metadata only, the new version
+	// reading prev's blob, which neither its settling nor its rollback
+	// removes.
+	sameBlob bool
 }
 
 // pendingSet is the engine's pending commits.
@@ -154,5 +159,7 @@ func (e *Engine) rollback(o *Object, c pendingCommit) {
 		}
 	}
 	e.mu.Unlock()
-	e.blobs.remove(o.Generation)
+	if !c.sameBlob {
+		e.blobs.remove(o.Generation)
+	}
 }

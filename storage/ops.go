@@ -411,14 +411,25 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	var wait service.LogWait
 	views := e.viewsOf(cur, nil)
 	if err == nil {
+		// Queued as an upload's record is (pending.go); the object stays
+		// in the state, pending, until its record is durable.
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpObjectDelete, views)
-		if err = e.persist(bkt, name, nil, held...); err == nil {
-			e.buckets[bkt].del(name)
-			e.blobs.remove(cur.Generation)
+		if wait, err = e.queuePersist(bkt, name, nil, held...); err == nil {
+			if wait != nil {
+				e.pending.add(objectID{bkt, name}, pendingCommit{prev: cur})
+			} else {
+				e.buckets[bkt].del(name)
+				e.blobs.remove(cur.Generation)
+			}
 		}
+	}
+	if wait != nil {
+		e.mu.Unlock()
+		return e.settleDelete(who, cur, wait, dec, start, views, changed)
 	}
 	e.emitOpViews(who, srules.Delete, bkt, name, dec, start, views, err)
 	if err != nil {
@@ -428,6 +439,30 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 	e.emitHeld(changed)
 	e.mu.Unlock()
 	return nil
+}
+
+// settleDelete ends a delete of cur whose record was queued, as settle
+// ends a commit: once the record is durable it takes cur out of the
+// state and removes its blob (a lost record leaves both as they were),
+// then emits the delete's events and settles the object.
+func (e *Engine) settleDelete(who identity.Identity, cur *Object, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) error {
+	err := wait.Wait()
+	if err == nil {
+		e.mu.Lock()
+		if b := e.buckets[cur.Bucket]; b != nil && b.objects[cur.Name] == cur {
+			b.del(cur.Name)
+		}
+		e.mu.Unlock()
+		e.blobs.remove(cur.Generation)
+	} else {
+		err = fmt.Errorf("storage: delete %s/%s: %w", cur.Bucket, cur.Name, err)
+	}
+	e.emitOpViews(who, srules.Delete, cur.Bucket, cur.Name, dec, start, views, err)
+	if err == nil {
+		e.emitHeld(changed)
+	}
+	e.pending.done(objectID{cur.Bucket, cur.Name})
+	return err
 }
 
 // ListRequest asks for a page of a bucket's objects.

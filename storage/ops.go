@@ -134,7 +134,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	}
 	if wait != nil {
 		e.mu.Unlock()
-		return e.settle(who, method, o, pc, wait, dec, start, views, changed)
+		return e.settle(who, method, OpObjectPut, o, pc, wait, dec, start, views, changed)
 	}
 	// The events are emitted under the lock, so that changes of one
 	// object are emitted in the order they were made (triggers rely on it).
@@ -143,7 +143,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpObjectPut, views)
 	e.mu.Unlock()
 	return o.clone(), nil
 }
@@ -154,7 +154,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 // commit's events and then settles the object. The events are emitted
 // before the object settles, so any later change of the object, which
 // waits for that, is emitted after them (triggers rely on the order).
-func (e *Engine) settle(who identity.Identity, method string, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
+func (e *Engine) settle(who identity.Identity, method, op string, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
 	err := wait.Wait()
 	if err != nil {
 		e.rollback(o, pc)
@@ -164,7 +164,7 @@ func (e *Engine) settle(who identity.Identity, method string, o *Object, pc pend
 	}
 	e.emitOpViews(who, method, o.Bucket, o.Name, dec, start, views, err)
 	if err == nil {
-		e.emitHeld(changed)
+		e.emitCommitted(changed, who, op, views)
 	}
 	e.pending.done(objectID{o.Bucket, o.Name})
 	if err != nil {
@@ -381,14 +381,14 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 	}
 	if wait != nil {
 		e.mu.Unlock()
-		return e.settle(who, srules.Update, next, pc, wait, dec, start, views, changed)
+		return e.settle(who, srules.Update, OpMetadataUpdate, next, pc, wait, dec, start, views, changed)
 	}
 	e.emitOpViews(who, srules.Update, bkt, name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpMetadataUpdate, views)
 	e.mu.Unlock()
 	return next.clone(), nil
 }
@@ -436,7 +436,7 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		e.mu.Unlock()
 		return err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpObjectDelete, views)
 	e.mu.Unlock()
 	return nil
 }
@@ -459,7 +459,7 @@ func (e *Engine) settleDelete(who identity.Identity, cur *Object, wait service.L
 	}
 	e.emitOpViews(who, srules.Delete, cur.Bucket, cur.Name, dec, start, views, err)
 	if err == nil {
-		e.emitHeld(changed)
+		e.emitCommitted(changed, who, OpObjectDelete, views)
 	}
 	e.pending.done(objectID{cur.Bucket, cur.Name})
 	return err

@@ -104,8 +104,8 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 }
 
 func (h *Handler) firebaseList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
-	q := r.URL.Query()
-	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"), SkipPrefixObject: true}
+	q := query(r.URL.RawQuery)
+	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"), SkipPrefixObject: true, Shared: true}
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 1 || n > engine.MaxListResults {

@@ -165,10 +165,10 @@ func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, erro
 }
 
 func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"),
 		StartOffset: q.Get("startOffset"), EndOffset: q.Get("endOffset"), MatchGlob: q.Get("matchGlob"),
-		IncludeTrailingDelimiter: q.Get("includeTrailingDelimiter") == "true"}
+		IncludeTrailingDelimiter: q.Get("includeTrailingDelimiter") == "true", Shared: true}
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 0 {

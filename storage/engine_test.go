@@ -900,3 +900,34 @@ func TestListSharedItemsAreTheStoredVersions(t *testing.T) {
 		t.Errorf("the listing after the update: metageneration %d, metadata %v", o.Metageneration, o.Metadata)
 	}
 }
+
+// TestReadSharedIsTheStoredVersion: a Shared read returns the stored
+// version itself, unchanged by a later update; an unshared one a copy.
+func TestReadSharedIsTheStoredVersion(t *testing.T) {
+	t.Parallel()
+	e := diskEngine(t)
+	if _, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "a", Body: strings.NewReader("x"),
+		Attrs: storage.Attrs{Metadata: map[string]*string{"k": ptr("v1")}}}); err != nil {
+		t.Fatal(err)
+	}
+	req := storage.ReadRequest{Bucket: bkt, Name: "a", Shared: true}
+	shared, err := e.Stat(admin, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, r, err := e.Open(admin, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	copied, _ := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: "a"})
+	if again != shared || copied == shared {
+		t.Errorf("shared reads %p %p, unshared %p: want the first two the same, the third a copy", shared, again, copied)
+	}
+	if _, err := e.Update(admin, bkt, "a", storage.Attrs{Metadata: map[string]*string{"k": ptr("v2")}}, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if shared.Metageneration != 1 || shared.Metadata["k"] != "v1" {
+		t.Errorf("the read version changed after the update: metageneration %d, metadata %v", shared.Metageneration, shared.Metadata)
+	}
+}

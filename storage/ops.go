@@ -201,6 +201,9 @@ type ReadRequest struct {
 	// Firebase API's metadata read does, so getDownloadURL works on
 	// objects uploaded through GCS).
 	EnsureToken bool
+	// Shared returns the stored version itself, not a copy, for a caller
+	// that only reads it (a response's encoder), as ListRequest.Shared.
+	Shared bool
 }
 
 // Stat returns an object's metadata.
@@ -254,7 +257,10 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 	var r *objectReader
 	var o *Object
 	if err == nil {
-		o = cur.clone()
+		o = cur
+		if !req.Shared {
+			o = cur.clone()
+		}
 		if body {
 			r, err = e.openObject(o)
 		}

@@ -151,7 +151,7 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 
 // readRequest reads generation and preconditions of a read.
 func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, error) {
-	rr := engine.ReadRequest{Bucket: bucket, Name: name}
+	rr := engine.ReadRequest{Bucket: bucket, Name: name, Shared: true} // answers only read it
 	if g := query(r.URL.RawQuery).Get("generation"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {

@@ -438,15 +438,19 @@ func (e *Engine) persist(bucket, name string, o *Object, held ...service.LogChan
 // record takes its place in the log now, under e.mu, and is durable once
 // the wait returns nil, which the caller calls after releasing e.mu. The
 // wait is nil when the engine's Log is not a queued one: then the object
-// was persisted here, as persist does.
+// was persisted here, as persist does. A nil o queues a delete's record.
 func (e *Engine) queuePersist(bucket, name string, o *Object, held ...service.LogChange) (service.LogWait, error) {
 	ql, ok := e.env.Log.(service.QueuedLog)
 	if !ok {
 		return nil, e.persist(bucket, name, o, held...)
 	}
-	rec, v, err := e.pooledRecord(o)
-	if err != nil {
-		return nil, err
+	var rec *[]byte
+	var v []byte // nil: a delete's record
+	if o != nil {
+		var err error
+		if rec, v, err = e.pooledRecord(o); err != nil {
+			return nil, err
+		}
 	}
 	wait, err := ql.Queue(objectSpace, append([]service.LogChange{{Key: objLogKey(bucket, name), Value: v}}, held...))
 	putRecordBuf(rec)

@@ -860,3 +860,74 @@ func TestEvents(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestListSharedItemsAreTheStoredVersions: a Shared listing returns the
+// stored objects themselves, and a later change of one stores a new
+// version rather than changing it (what makes sharing them safe): an
+// item listed before an update still shows the version it listed. A
+// listing without Shared returns copies.
+func TestListSharedItemsAreTheStoredVersions(t *testing.T) {
+	t.Parallel()
+	e := diskEngine(t)
+	if _, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "a", Body: strings.NewReader("x"),
+		Attrs: storage.Attrs{Metadata: map[string]*string{"k": ptr("v1")}}}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := e.List(admin, storage.ListRequest{Bucket: bkt, Shared: true})
+	if err != nil || len(shared.Items) != 1 {
+		t.Fatalf("list: %+v %v", shared, err)
+	}
+	again, _ := e.List(admin, storage.ListRequest{Bucket: bkt, Shared: true})
+	copied, _ := e.List(admin, storage.ListRequest{Bucket: bkt})
+	if again.Items[0] != shared.Items[0] {
+		t.Error("two shared listings of one version return different objects")
+	}
+	if copied.Items[0] == shared.Items[0] {
+		t.Error("a listing without Shared returns the stored object")
+	}
+	copied.Items[0].Metadata["k"] = "changed by the caller"
+	if _, err := e.Update(admin, bkt, "a", storage.Attrs{Metadata: map[string]*string{"k": ptr("v2")}}, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AddToken(admin, bkt, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if o := shared.Items[0]; o.Metageneration != 1 || o.Metadata["k"] != "v1" || len(o.DownloadTokens()) != 0 {
+		t.Errorf("the listed version changed after the update: metageneration %d, metadata %v", o.Metageneration, o.Metadata)
+	}
+	now, _ := e.List(admin, storage.ListRequest{Bucket: bkt, Shared: true})
+	if o := now.Items[0]; o.Metageneration != 3 || o.Metadata["k"] != "v2" {
+		t.Errorf("the listing after the update: metageneration %d, metadata %v", o.Metageneration, o.Metadata)
+	}
+}
+
+// TestReadSharedIsTheStoredVersion: a Shared read returns the stored
+// version itself, unchanged by a later update; an unshared one a copy.
+func TestReadSharedIsTheStoredVersion(t *testing.T) {
+	t.Parallel()
+	e := diskEngine(t)
+	if _, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: "a", Body: strings.NewReader("x"),
+		Attrs: storage.Attrs{Metadata: map[string]*string{"k": ptr("v1")}}}); err != nil {
+		t.Fatal(err)
+	}
+	req := storage.ReadRequest{Bucket: bkt, Name: "a", Shared: true}
+	shared, err := e.Stat(admin, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, r, err := e.Open(admin, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	copied, _ := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: "a"})
+	if again != shared || copied == shared {
+		t.Errorf("shared reads %p %p, unshared %p: want the first two the same, the third a copy", shared, again, copied)
+	}
+	if _, err := e.Update(admin, bkt, "a", storage.Attrs{Metadata: map[string]*string{"k": ptr("v2")}}, storage.Conditions{}); err != nil {
+		t.Fatal(err)
+	}
+	if shared.Metageneration != 1 || shared.Metadata["k"] != "v1" {
+		t.Errorf("the read version changed after the update: metageneration %d, metadata %v", shared.Metageneration, shared.Metadata)
+	}
+}

@@ -223,15 +223,28 @@ func (e *Engine) emitChange(who identity.Identity, op string, before, after *Obj
 }
 
 // heldChange is the change event of a commit about to be made durable,
-// held in the outbox when a consumer must see it across a crash (the
-// functions' triggers): persist writes the entries it returns in the
-// same Log append as the object, and the caller emits the event once
-// the commit is made. The event is nil when events are off.
+// when it must be held in the outbox because a consumer must see it
+// across a crash (the functions' triggers): persist writes the entries it
+// returns in the same Log append as the object, and the caller emits the
+// event once the commit is made (emitCommitted). Otherwise the event is nil,
+// and emitCommitted makes it when it emits it: for a queued commit that is
+// after the wait, outside e.mu, so that building the objects' views does
+// not lengthen the lock every writer takes.
 func (e *Engine) heldChange(who identity.Identity, op string, vs *eventViews) (*event.Event, []service.LogChange) {
-	if !e.eventsOn() {
+	o := e.env.Outbox
+	if !e.eventsOn() || o == nil || e.env.Log == nil || !o.Holding() {
 		return nil, nil
 	}
-	// The event and its mutation, allocated together.
+	ev := e.newChange(who, op, vs)
+	evs := []event.Event{*ev}
+	held := o.Hold(evs)
+	*ev = evs[0]
+	return ev, held
+}
+
+// newChange makes a commit's change event, its mutation allocated with
+// it.
+func (e *Engine) newChange(who identity.Identity, op string, vs *eventViews) *event.Event {
 	parts := &struct {
 		ev event.Event
 		m  event.Mutation
@@ -239,19 +252,17 @@ func (e *Engine) heldChange(who identity.Identity, op string, vs *eventViews) (*
 	ev := &parts.ev
 	e.changeEventInto(ev, &parts.m, who, op, vs)
 	ev.Service = Service
-	var held []service.LogChange
-	if o := e.env.Outbox; o != nil && e.env.Log != nil && o.Holding() {
-		evs := []event.Event{*ev}
-		held = o.Hold(evs)
-		*ev = evs[0]
-	}
-	return ev, held
+	return ev
 }
 
-// emitHeld emits what heldChange made.
-func (e *Engine) emitHeld(ev *event.Event) {
-	if ev != nil {
-		e.emit(*ev)
+// emitCommitted emits a made commit's change event: held, what heldChange
+// made, or when it made none (nothing held) one made now from vs.
+func (e *Engine) emitCommitted(held *event.Event, who identity.Identity, op string, vs *eventViews) {
+	switch {
+	case held != nil:
+		e.emit(*held)
+	case e.eventsOn():
+		e.emit(*e.newChange(who, op, vs))
 	}
 }
 

@@ -194,6 +194,52 @@ func TestCopyInHandsPiecesOver(t *testing.T) {
 	wg.Wait()
 }
 
+// TestWritePieceShortWrite is TestWriteHashedShortWrite for the pieces
+// copyIn hands over (writePiece): a write that takes only part of a
+// large piece, or of a small one, leaves the checksums of the bytes
+// written, the trail hashing the large ones, and later pieces continue
+// from them.
+func TestWritePieceShortWrite(t *testing.T) {
+	var written []byte
+	h := newHasher()
+	full := writerFunc(func(p []byte) (int, error) { written = append(written, p...); return len(p), nil })
+	cut := func(keep int) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			written = append(written, p[:keep]...)
+			return keep, errors.New("disk full")
+		})
+	}
+	piece := func(size, seed int) *[]byte {
+		b := getTrailBuf()
+		*b = (*b)[:0]
+		for i := range size {
+			*b = append(*b, byte(i*seed+seed))
+		}
+		return b
+	}
+	for i, step := range []struct {
+		size, keep int // keep < 0: the whole piece is written
+	}{
+		{largeCopySize, -1}, {largeCopySize, largeCopySize - 7}, {largeCopySize, trailMin - 1},
+		{trailMin + 3, -1}, {trailMin - 1, 100}, {largeCopySize, 0}, {5, -1}, {largeCopySize, -1},
+	} {
+		var dst io.Writer = full
+		want := step.size
+		if step.keep >= 0 {
+			dst, want = cut(step.keep), step.keep
+		}
+		if n, err := h.writePiece(piece(step.size, i+3), dst); n != want || (err == nil) != (step.keep < 0) {
+			t.Fatalf("piece %d: wrote %d, %v; want %d", i, n, err, want)
+		}
+	}
+	m := md5.Sum(written)
+	crc := crc32.Checksum(written, castagnoli)
+	if gotMD5, _ := h.sums(); gotMD5 != base64.StdEncoding.EncodeToString(m[:]) || h.crc.Sum32() != crc || h.n != int64(len(written)) {
+		t.Errorf("md5 %s crc %08x n %d, want the %d bytes written: md5 %s crc %08x",
+			gotMD5, h.crc.Sum32(), h.n, len(written), base64.StdEncoding.EncodeToString(m[:]), crc)
+	}
+}
+
 // writerFunc is a func as an io.Writer.
 type writerFunc func([]byte) (int, error)
 

@@ -40,9 +40,13 @@ type Object struct {
 // ETag is the object's entity tag; it changes with every metadata version.
 func (o *Object) ETag() string {
 	var b [48]byte // built here, one string made of it (not three)
-	e := strconv.AppendInt(b[:0], o.Generation, 36)
-	e = append(e, '/')
-	return string(strconv.AppendInt(e, o.Metageneration, 10))
+	return string(o.AppendETag(b[:0]))
+}
+
+// AppendETag appends the object's ETag to b.
+func (o *Object) AppendETag(b []byte) []byte {
+	b = strconv.AppendInt(b, o.Generation, 36)
+	return strconv.AppendInt(append(b, '/'), o.Metageneration, 10)
 }
 
 // StorageClass is always STANDARD.

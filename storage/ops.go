@@ -134,7 +134,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 	}
 	if wait != nil {
 		e.mu.Unlock()
-		return e.settle(who, method, req, o, pc, wait, dec, start, views, changed)
+		return e.settle(who, method, OpObjectPut, o, pc, wait, dec, start, views, changed)
 	}
 	// The events are emitted under the lock, so that changes of one
 	// object are emitted in the order they were made (triggers rely on it).
@@ -143,7 +143,7 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpObjectPut, views)
 	e.mu.Unlock()
 	return o.clone(), nil
 }
@@ -154,17 +154,17 @@ func (e *Engine) commit(who identity.Identity, req *PutRequest, w blobWriter, st
 // commit's events and then settles the object. The events are emitted
 // before the object settles, so any later change of the object, which
 // waits for that, is emitted after them (triggers rely on the order).
-func (e *Engine) settle(who identity.Identity, method string, req *PutRequest, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
+func (e *Engine) settle(who identity.Identity, method, op string, o *Object, pc pendingCommit, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) (*Object, error) {
 	err := wait.Wait()
 	if err != nil {
 		e.rollback(o, pc)
 		err = fmt.Errorf("storage: commit %s/%s: %w", o.Bucket, o.Name, err)
-	} else if pc.prev != nil {
+	} else if pc.prev != nil && !pc.sameBlob {
 		e.blobs.remove(pc.prev.Generation)
 	}
-	e.emitOpViews(who, method, req.Bucket, req.Name, dec, start, views, err)
+	e.emitOpViews(who, method, o.Bucket, o.Name, dec, start, views, err)
 	if err == nil {
-		e.emitHeld(changed)
+		e.emitCommitted(changed, who, op, views)
 	}
 	e.pending.done(objectID{o.Bucket, o.Name})
 	if err != nil {
@@ -201,6 +201,9 @@ type ReadRequest struct {
 	// Firebase API's metadata read does, so getDownloadURL works on
 	// objects uploaded through GCS).
 	EnsureToken bool
+	// Shared returns the stored version itself, not a copy, for a caller
+	// that only reads it (a response's encoder), as ListRequest.Shared.
+	Shared bool
 }
 
 // Stat returns an object's metadata.
@@ -254,7 +257,10 @@ func (e *Engine) read(who identity.Identity, req ReadRequest, body bool) (*Objec
 	var r *objectReader
 	var o *Object
 	if err == nil {
-		o = cur.clone()
+		o = cur
+		if !req.Shared {
+			o = cur.clone()
+		}
 		if body {
 			r, err = e.openObject(o)
 		}
@@ -363,20 +369,32 @@ func (e *Engine) mutate(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	var wait service.LogWait
+	var pc pendingCommit
 	views := e.viewsOf(cur, next)
 	if err == nil {
+		// Queued as an upload's record is (pending.go): concurrent
+		// changes share a write of the log, outside e.mu.
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpMetadataUpdate, views)
-		if err = e.persist(bkt, name, next, held...); err == nil {
+		if wait, err = e.queuePersist(bkt, name, next, held...); err == nil {
 			e.bucketFor(bkt).put(next)
+			if wait != nil {
+				pc = pendingCommit{prev: cur, sameBlob: true}
+				e.pending.add(objectID{bkt, name}, pc)
+			}
 		}
+	}
+	if wait != nil {
+		e.mu.Unlock()
+		return e.settle(who, srules.Update, OpMetadataUpdate, next, pc, wait, dec, start, views, changed)
 	}
 	e.emitOpViews(who, srules.Update, bkt, name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpMetadataUpdate, views)
 	e.mu.Unlock()
 	return next.clone(), nil
 }
@@ -399,23 +417,58 @@ func (e *Engine) Delete(who identity.Identity, bkt, name string, conds Condition
 		err = conds.check(cur)
 	}
 	var changed *event.Event
+	var wait service.LogWait
 	views := e.viewsOf(cur, nil)
 	if err == nil {
+		// Queued as an upload's record is (pending.go); the object stays
+		// in the state, pending, until its record is durable.
 		var held []service.LogChange
 		changed, held = e.heldChange(who, OpObjectDelete, views)
-		if err = e.persist(bkt, name, nil, held...); err == nil {
-			e.buckets[bkt].del(name)
-			e.blobs.remove(cur.Generation)
+		if wait, err = e.queuePersist(bkt, name, nil, held...); err == nil {
+			if wait != nil {
+				e.pending.add(objectID{bkt, name}, pendingCommit{prev: cur})
+			} else {
+				e.buckets[bkt].del(name)
+				e.blobs.remove(cur.Generation)
+			}
 		}
+	}
+	if wait != nil {
+		e.mu.Unlock()
+		return e.settleDelete(who, cur, wait, dec, start, views, changed)
 	}
 	e.emitOpViews(who, srules.Delete, bkt, name, dec, start, views, err)
 	if err != nil {
 		e.mu.Unlock()
 		return err
 	}
-	e.emitHeld(changed)
+	e.emitCommitted(changed, who, OpObjectDelete, views)
 	e.mu.Unlock()
 	return nil
+}
+
+// settleDelete ends a delete of cur whose record was queued, as settle
+// ends a commit: once the record is durable it takes cur out of the
+// state and removes its blob (a lost record leaves both as they were),
+// then emits the delete's events and settles the object.
+func (e *Engine) settleDelete(who identity.Identity, cur *Object, wait service.LogWait, dec decision, start time.Time, views *eventViews, changed *event.Event) error {
+	err := wait.Wait()
+	if err == nil {
+		e.mu.Lock()
+		if b := e.buckets[cur.Bucket]; b != nil && b.objects[cur.Name] == cur {
+			b.del(cur.Name)
+		}
+		e.mu.Unlock()
+		e.blobs.remove(cur.Generation)
+	} else {
+		err = fmt.Errorf("storage: delete %s/%s: %w", cur.Bucket, cur.Name, err)
+	}
+	e.emitOpViews(who, srules.Delete, cur.Bucket, cur.Name, dec, start, views, err)
+	if err == nil {
+		e.emitCommitted(changed, who, OpObjectDelete, views)
+	}
+	e.pending.done(objectID{cur.Bucket, cur.Name})
+	return err
 }
 
 // ListRequest asks for a page of a bucket's objects.
@@ -439,6 +492,12 @@ type ListRequest struct {
 	// MatchGlob keeps only names matching a GCS glob (* and ? within a
 	// segment, ** across segments, [set], {a,b}).
 	MatchGlob string
+	// Shared returns the stored objects themselves as Items, not copies,
+	// for a caller that only reads them (a listing's encoder): the
+	// engine never changes a stored object (a change stores a new one),
+	// and a copy each cost a listing an allocation and a few hundred
+	// bytes per object.
+	Shared bool
 }
 
 // ListResult is one page.
@@ -521,7 +580,7 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 					res.Prefixes = append(res.Prefixes, p)
 					count++
 					if o := e.visible(req.Bucket, p, objs[p]); req.IncludeTrailingDelimiter && o != nil {
-						res.Items = append(res.Items, o.clone())
+						res.Items = append(res.Items, req.item(o))
 					}
 					next := successor(p)
 					if next == "" {
@@ -532,7 +591,7 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 				}
 			}
 			if !(req.SkipPrefixObject && n == req.Prefix) {
-				res.Items = append(res.Items, e.visible(req.Bucket, n, objs[n]).clone())
+				res.Items = append(res.Items, req.item(e.visible(req.Bucket, n, objs[n])))
 				count++
 			}
 			i++
@@ -544,6 +603,14 @@ func (e *Engine) List(who identity.Identity, req ListRequest) (*ListResult, erro
 		return nil, err
 	}
 	return res, nil
+}
+
+// item is how a listing returns o: a copy, or o itself when Shared.
+func (req *ListRequest) item(o *Object) *Object {
+	if req.Shared {
+		return o
+	}
+	return o.clone()
 }
 
 // successor is the smallest string greater than every string with prefix

@@ -6,7 +6,8 @@ import (
 )
 
 // Commits waiting for the log. With a queued log (service.QueuedLog) an
-// upload queues its record under e.mu, in the order of the engine's
+// upload, a metadata change (an update, a token added or revoked) or a
+// delete queues its record under e.mu, in the order of the engine's
 // state, puts the new object in that state, and waits for the record to
 // be durable after releasing e.mu, so that the records of concurrent
 // uploads share one write of the log. Until that wait returns the object
@@ -31,10 +32,17 @@ type objectID struct{ bucket, name string }
 
 // pendingCommit is what a pending commit replaced.
 type pendingCommit struct {
-	prev *Object // nil: the object is new
+	// prev is the version before (nil: the object is new); a delete's is
+	// the object deleted, which stays in the state, and its blob, until
+	// the record is durable (settleDelete).
+	prev *Object
 	// newBucket: the commit made its bucket appear (it had no object and
 	// was not created); a rollback takes it away again if still empty.
 	newBucket bool
+	// sameBlob: the commit changed prev's metadata only, the new version
+	// reading prev's blob, which neither its settling nor its rollback
+	// removes.
+	sameBlob bool
 }
 
 // pendingSet is the engine's pending commits.
@@ -137,7 +145,8 @@ func (e *Engine) visible(bkt, name string, o *Object) *Object {
 	return o
 }
 
-// rollback puts back what a pending commit of o replaced, its log record
+// rollback puts back what a pending commit of o (not a delete's, which
+// changed nothing yet) replaced, its log record
 // lost; e.mu is not held. Nothing else changed the object meanwhile (it
 // was pending), so o is still the stored one.
 func (e *Engine) rollback(o *Object, c pendingCommit) {
@@ -154,5 +163,7 @@ func (e *Engine) rollback(o *Object, c pendingCommit) {
 		}
 	}
 	e.mu.Unlock()
-	e.blobs.remove(o.Generation)
+	if !c.sameBlob {
+		e.blobs.remove(o.Generation)
+	}
 }

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -148,5 +149,195 @@ func TestPendingCommitLostRollsBack(t *testing.T) {
 	}
 	if changes != 1 || failed != 2 {
 		t.Errorf("%d change events and %d failed upload requests, want 1 and 2", changes, failed)
+	}
+}
+
+// TestPendingMetadataChangeKeepsTheBlob: a metadata change waits for its
+// queued record as an upload does (a read of the object meanwhile waits,
+// a list shows the version before), and its new version reads the same
+// blob as the one before: neither its settling nor, when its record is
+// lost, its rollback removes that blob (both would, treated as an
+// upload's replaced or lost blob).
+func TestPendingMetadataChangeKeepsTheBlob(t *testing.T) {
+	t.Parallel()
+	env := envFor(t, false)
+	env.DataDir = t.TempDir()
+	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
+	env.Log = log
+	rec := env.Events.(*storagetest.Recorder)
+	e, err := storage.New(env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, size := range []int{10, 10 << 10} { // inline, and in a file
+		name := fmt.Sprintf("obj-%d", size)
+		data := strings.Repeat("d", size)
+		put := make(chan error, 1)
+		go func() {
+			_, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(data)})
+			put <- err
+		}()
+		<-log.waiting
+		log.result <- nil
+		if err := <-put; err != nil {
+			t.Fatal(err)
+		}
+		update := func(typ string) chan error {
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.Update(admin, bkt, name, storage.Attrs{ContentType: &typ}, storage.Conditions{})
+				done <- err
+			}()
+			return done
+		}
+
+		// Acknowledged: a read waits for it and sees it, bytes intact.
+		first := update("text/plain")
+		<-log.waiting
+		list, err := e.List(admin, storage.ListRequest{Bucket: bkt, Prefix: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 1 || list.Items[0].Metageneration != 1 {
+			t.Errorf("%s: a list while the change is pending shows %+v, want metageneration 1", name, list.Items)
+		}
+		seen := make(chan *storage.Object, 1)
+		go func() {
+			o, _ := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: name})
+			seen <- o
+		}()
+		log.result <- nil
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if o := <-seen; o == nil || o.Metageneration != 2 {
+			t.Errorf("%s: a read during the change saw %+v, want metageneration 2", name, o)
+		}
+		if got := read(t, e, admin, name); got != data {
+			t.Errorf("%s: after the change it reads %d bytes, want its %d", name, len(got), size)
+		}
+
+		// Lost: the version before is back, bytes intact.
+		lost := errors.New("disk full")
+		second := update("text/html")
+		<-log.waiting
+		log.result <- lost
+		if err := <-second; !errors.Is(err, lost) {
+			t.Errorf("%s: the change whose record was lost returned %v", name, err)
+		}
+		o, err := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: name})
+		if err != nil || o.Metageneration != 2 || o.ContentType != "text/plain" {
+			t.Errorf("%s: after the lost change: %+v %v, want metageneration 2, text/plain", name, o, err)
+		}
+		if got := read(t, e, admin, name); got != data {
+			t.Errorf("%s: after the lost change it reads %d bytes, want its %d", name, len(got), size)
+		}
+	}
+	var changes, failed int
+	for _, ev := range rec.Events() {
+		switch {
+		case ev.Kind == event.KindMutation:
+			changes++
+		case ev.Kind == event.KindRequest && ev.Method == "update" && ev.Err != nil:
+			failed++
+		}
+	}
+	if changes != 4 || failed != 2 {
+		t.Errorf("%d change events and %d failed update requests, want 4 and 2", changes, failed)
+	}
+}
+
+// TestPendingDeleteStaysUntilDurable: a delete waits for its queued
+// record as an upload does; until it is durable the object stays, shown
+// by a list, and a read waits for the outcome; a lost record leaves the
+// object as it was, its bytes readable, with no change event.
+func TestPendingDeleteStaysUntilDurable(t *testing.T) {
+	t.Parallel()
+	env := envFor(t, false)
+	env.DataDir = t.TempDir()
+	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
+	env.Log = log
+	rec := env.Events.(*storagetest.Recorder)
+	e, err := storage.New(env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, size := range []int{10, 10 << 10} { // inline, and in a file
+		name := fmt.Sprintf("obj-%d", size)
+		data := strings.Repeat("d", size)
+		put := make(chan error, 1)
+		go func() {
+			_, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(data)})
+			put <- err
+		}()
+		<-log.waiting
+		log.result <- nil
+		if err := <-put; err != nil {
+			t.Fatal(err)
+		}
+		del := func() chan error {
+			done := make(chan error, 1)
+			go func() { done <- e.Delete(admin, bkt, name, storage.Conditions{}) }()
+			return done
+		}
+		listed := func() int {
+			list, err := e.List(admin, storage.ListRequest{Bucket: bkt, Prefix: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(list.Items)
+		}
+
+		// Lost: the object is as it was.
+		lost := errors.New("disk full")
+		first := del()
+		<-log.waiting
+		if n := listed(); n != 1 {
+			t.Errorf("%s: a list while the delete is pending shows %d objects, want it", name, n)
+		}
+		log.result <- lost
+		if err := <-first; !errors.Is(err, lost) {
+			t.Errorf("%s: the delete whose record was lost returned %v", name, err)
+		}
+		if got := read(t, e, admin, name); got != data {
+			t.Errorf("%s: after the lost delete it reads %d bytes, want its %d", name, len(got), size)
+		}
+
+		// Acknowledged: a read meanwhile waits and finds nothing.
+		second := del()
+		<-log.waiting
+		if n := listed(); n != 1 {
+			t.Errorf("%s: a list while the delete is pending shows %d objects, want it", name, n)
+		}
+		seen := make(chan error, 1)
+		go func() {
+			_, err := e.Stat(admin, storage.ReadRequest{Bucket: bkt, Name: name})
+			seen <- err
+		}()
+		log.result <- nil
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-seen; storage.CodeOf(err) != storage.NotFound {
+			t.Errorf("%s: a read during the delete got %v, want NotFound", name, err)
+		}
+		if n := listed(); n != 0 {
+			t.Errorf("%s: a list after the delete shows %d objects", name, n)
+		}
+	}
+	// Two uploads and two acknowledged deletes changed something.
+	var changes, failed int
+	for _, ev := range rec.Events() {
+		switch {
+		case ev.Kind == event.KindMutation:
+			changes++
+		case ev.Kind == event.KindRequest && ev.Method == "delete" && ev.Err != nil:
+			failed++
+		}
+	}
+	if changes != 4 || failed != 2 {
+		t.Errorf("%d change events and %d failed delete requests, want 4 and 2", changes, failed)
 	}
 }

@@ -64,11 +64,11 @@ func orDefault(s, d string) string {
 // (storage#object), for a value encoding/json encodes (a rewrite's
 // response); answerObject and a listing append it directly.
 type gcsObjectJSON struct {
-	base string
+	base origin
 	o    *engine.Object
 }
 
-func gcsObject(base string, o *engine.Object) gcsObjectJSON { return gcsObjectJSON{base, o} }
+func gcsObject(base origin, o *engine.Object) gcsObjectJSON { return gcsObjectJSON{base, o} }
 
 func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(nil, g.base, g.o), nil }
 
@@ -77,10 +77,9 @@ func (g gcsObjectJSON) MarshalJSON() ([]byte, error) { return appendGCSObject(ni
 // its fields (keys in alphabetical order, HTML-safe strings), written
 // without reflection or intermediate strings: a listing renders a
 // thousand of them, and reflection and garbage were most of its time.
-func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
+func appendGCSObject(b []byte, base origin, o *engine.Object) []byte {
 	var num [20]byte
 	gen := strconv.AppendInt(num[:0], o.Generation, 10)
-	bucket, name := url.PathEscape(o.Bucket), url.PathEscape(o.Name)
 	key := func(k string) {
 		b = append(b, ',', '"')
 		b = append(b, k...)
@@ -108,6 +107,18 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 		}
 		b = append(b, '"')
 	}
+	// objectLink appends base, then path's bucket and name as path
+	// segments (url.PathEscape's, escaped in place: a name with a '/'
+	// was a string per link) and then rest.
+	objectLink := func(k string, base origin, path, rest string) {
+		key(k)
+		b = base.appendTo(append(b, '"'))
+		b = append(b, path...)
+		b = appendPathSegment(b, o.Bucket)
+		b = append(b, "/o/"...)
+		b = appendPathSegment(b, o.Name)
+		b = append(append(b, rest...), '"')
+	}
 	stamp := func(k string, t time.Time) {
 		key(k)
 		b = append(appendStamp(append(b, '"'), t), '"')
@@ -127,7 +138,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	link("id", true, o.Bucket, "/", o.Name, "/")
 	b = append(b, `,"kind":"storage#object"`...)
 	str("md5Hash", o.MD5Hash)
-	link("mediaLink", false, base, "/download/storage/v1/b/", bucket, "/o/", name, "?generation=")
+	objectLink("mediaLink", base, "/download/storage/v1/b/", "?generation=")
 	b = append(append(b[:len(b)-1], gen...), `\u0026alt=media"`...) // "&alt=media", escaped
 	if len(o.Metadata) > 0 {
 		b = jsonstr.AppendMap(append(b, `,"metadata":`...), o.Metadata)
@@ -135,7 +146,7 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	key("metageneration")
 	b = append(strconv.AppendInt(append(b, '"'), o.Metageneration, 10), '"')
 	str("name", o.Name)
-	link("selfLink", false, base, "/storage/v1/b/", bucket, "/o/", name)
+	objectLink("selfLink", base, "/storage/v1/b/", "")
 	key("size")
 	b = append(strconv.AppendInt(append(b, '"'), o.Size, 10), '"')
 	str("storageClass", o.StorageClass())
@@ -143,6 +154,47 @@ func appendGCSObject(b []byte, base string, o *engine.Object) []byte {
 	stamp("timeStorageClassUpdated", o.TimeCreated)
 	stamp("updated", o.Updated)
 	return append(b, '}')
+}
+
+// origin is where this server was reached, kept as its scheme and host
+// for links appended to a response (no string made of them).
+type origin struct{ scheme, host string }
+
+func originOf(r *http.Request) origin {
+	if r.TLS != nil {
+		return origin{"https://", r.Host}
+	}
+	return origin{"http://", r.Host}
+}
+
+func (o origin) String() string { return o.scheme + o.host }
+
+// appendTo appends the origin as a JSON string's characters.
+func (o origin) appendTo(b []byte) []byte {
+	return jsonstr.AppendChars(append(b, o.scheme...), o.host)
+}
+
+// pathEscapes marks the bytes url.PathEscape escapes (it escapes byte by
+// byte: its answer for each byte alone is its answer in any string).
+var pathEscapes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = url.PathEscape(string([]byte{byte(c)})) != string([]byte{byte(c)})
+	}
+	return t
+}()
+
+// appendPathSegment appends s as jsonstr.AppendChars appends
+// url.PathEscape(s), without the escaped string.
+func appendPathSegment(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	from := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; pathEscapes[c] {
+			b = append(jsonstr.AppendChars(b, s[from:i]), '%', hex[c>>4], hex[c&15])
+			from = i + 1
+		}
+	}
+	return jsonstr.AppendChars(b, s[from:])
 }
 
 // appendStamp appends t in UTC as timeLayout writes it (AppendFormat
@@ -183,7 +235,11 @@ func plainJSONString(raw json.RawMessage) (s string, ok bool) {
 
 // answerObject answers 200 with o as the GCS JSON API renders it.
 func answerObject(w http.ResponseWriter, r *http.Request, o *engine.Object) {
-	answerBody(w, appendGCSObject(make([]byte, 0, 1024), baseURL(r), o))
+	buf := listBufs.Get().(*[]byte)
+	b := appendGCSObject((*buf)[:0], originOf(r), o)
+	answerBody(w, b)
+	*buf = b
+	listBufs.Put(buf)
 }
 
 // answerBody answers 200 with b, JSON already encoded, in the API's
@@ -372,26 +428,26 @@ func (h *Handler) firebaseFail(w http.ResponseWriter, r *http.Request, err error
 // conditions reads GCS preconditions from the query (ifGenerationMatch, …;
 // with source=true the ifSource… forms) and XML headers.
 func conditions(r *http.Request, source bool) (engine.Conditions, error) {
-	return conditionsIn(queryMayName(r, "Match"), r, source)
+	return conditionsIn(query(r.URL.RawQuery), r, source)
 }
 
-// conditionsIn is conditions with r's query parsed already (q), by a
-// handler that reads other keys of it too: the GCS Go client escapes the
-// '/' of every object name in the query, so queryMayName parses it.
-func conditionsIn(q url.Values, r *http.Request, source bool) (engine.Conditions, error) {
-	var c engine.Conditions
+// conditionsIn is conditions with r's query given (q), by a handler that
+// reads other keys of it too.
+func conditionsIn(q query, r *http.Request, source bool) (engine.Conditions, error) {
 	prefix := "if"
 	if source {
 		prefix = "ifSource"
 	}
+	// The values go to an array, not through pointers to the fields of
+	// the Conditions returned: those made it escape, an allocation per
+	// request that has none.
+	var vals [4]*int64
 	// In a fixed order, so that of two bad values the same one is named.
-	for _, f := range [...]struct {
-		key, header string
-		dst         **int64
-	}{{"GenerationMatch", "X-Goog-If-Generation-Match", &c.GenerationMatch},
-		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match", &c.GenerationNotMatch},
-		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match", &c.MetagenerationMatch},
-		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match", &c.MetagenerationNotMatch}} {
+	for i, f := range [...]struct{ key, header string }{
+		{"GenerationMatch", "X-Goog-If-Generation-Match"},
+		{"GenerationNotMatch", "X-Goog-If-Generation-Not-Match"},
+		{"MetagenerationMatch", "X-Goog-If-Metageneration-Match"},
+		{"MetagenerationNotMatch", "X-Goog-If-Metageneration-Not-Match"}} {
 		v := q.Get(prefix + f.key)
 		if v == "" && !source {
 			v = r.Header.Get(f.header)
@@ -401,22 +457,61 @@ func conditionsIn(q url.Values, r *http.Request, source bool) (engine.Conditions
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return c, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
+			return engine.Conditions{}, badRequest("Invalid value for %s%s: %q.", prefix, f.key, v)
 		}
-		*f.dst = &n
+		vals[i] = &n
 	}
-	return c, nil
+	return engine.Conditions{GenerationMatch: vals[0], GenerationNotMatch: vals[1],
+		MetagenerationMatch: vals[2], MetagenerationNotMatch: vals[3]}, nil
 }
 
-// queryMayName is r's query when it may have a key containing part, and
-// otherwise nil (no keys): most requests name none of the optional keys,
-// and parsing the query costs them a map. A key can be written with
-// escapes, so a query with any is parsed.
-func queryMayName(r *http.Request, part string) url.Values {
-	if raw := r.URL.RawQuery; strings.Contains(raw, part) || strings.Contains(raw, "%") {
-		return r.URL.Query()
+// query is a request's raw query, read key by key with url.Values'
+// answers (URL.Query's pairs; Get is the first value of a key) without
+// building its map: a handler reads a few keys, and the map cost every
+// request of the GCS Go client, whose queries carry four or five keys,
+// six allocations (the map and a slice per key).
+type query string
+
+// manyPairs is the number of '&' from which Get parses the whole query
+// with url.ParseQuery, which answers no values past its limit on the
+// number of pairs: a query of so many is not a client's, and scanning it
+// once per key is not worth saving the map.
+const manyPairs = 64
+
+// Get is url.Values' Get of the query's values.
+func (q query) Get(key string) string {
+	raw := string(q)
+	if strings.Count(raw, "&") >= manyPairs {
+		v, _ := url.ParseQuery(raw)
+		return v.Get(key)
 	}
-	return nil
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue // ParseQuery skips both
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k, ok := unescapeQuery(k); !ok || k != key {
+			continue
+		}
+		if v, ok := unescapeQuery(v); ok {
+			return v
+		}
+		// A value that does not unescape drops its pair, as in
+		// ParseQuery: a later one of the key may be its first value.
+	}
+	return ""
+}
+
+// unescapeQuery is url.QueryUnescape, without its call for a string that
+// has nothing to unescape.
+func unescapeQuery(s string) (string, bool) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	return u, err == nil
 }
 
 // api is how GCS's JSON API and the Firebase v0 API write JSON.

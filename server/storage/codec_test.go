@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func TestAppendGCSObject(t *testing.T) {
 		if err := enc.Encode(reference("http://127.0.0.1:9199", o)); err != nil {
 			t.Fatal(err)
 		}
-		got := appendGCSObject(nil, "http://127.0.0.1:9199", o)
+		got := appendGCSObject(nil, origin{"http://", "127.0.0.1:9199"}, o)
 		if string(got)+"\n" != want.String() {
 			t.Errorf("object %q:\n got %s\nwant %s", o.Name, got, want.String())
 		}
@@ -223,4 +224,94 @@ func FuzzObjectFieldsMatchesUnmarshal(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkObjectFields)
+}
+
+// queryCases are raw queries whose keys query.Get must read as
+// url.Values does: escapes in keys and values, '+', repeated keys, bad
+// escapes and semicolons (whose pairs ParseQuery drops), empty pairs and
+// values, keys without '='.
+var queryCases = []string{
+	"",
+	"alt=json&prettyPrint=false&projection=full&uploadType=multipart",
+	"alt=json&name=small%2F000001&prettyPrint=false&projection=full&uploadType=multipart",
+	"name=a+b&name=second",
+	"name=%zz&name=second",
+	"na%6De=escaped+key",
+	"n%zzame=x&name=y",
+	"name;x=1&name=2",
+	"&&name=&alt",
+	"alt&alt=media",
+	"ifGenerationMatch=0&ifGenerationMatch=5",
+	"a=1;b=2&generation=7",
+	"=v&name=%",
+	"upload_id=abc%20def&upload_id=",
+	strings.Repeat("k=v&", manyPairs+1) + "name=many",
+}
+
+// TestQueryGetMatchesValues compares query.Get with url.Values' Get of
+// URL.Query for every key a case has, and keys it does not.
+func TestQueryGetMatchesValues(t *testing.T) {
+	for _, raw := range queryCases {
+		checkQueryGet(t, raw)
+	}
+}
+
+func checkQueryGet(t *testing.T, raw string) {
+	t.Helper()
+	want := (&url.URL{RawQuery: raw}).Query()
+	keys := []string{"", "name", "alt", "generation", "upload_id", "ifGenerationMatch", "missing", "k", "a"}
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		if got := query(raw).Get(k); got != want.Get(k) {
+			t.Errorf("query(%q).Get(%q) = %q, url.Values has %q", raw, k, got, want.Get(k))
+		}
+	}
+}
+
+// FuzzQueryGetMatchesValues is TestQueryGetMatchesValues over any query.
+func FuzzQueryGetMatchesValues(f *testing.F) {
+	for _, raw := range queryCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkQueryGet(t, raw) })
+}
+
+// TestQueryGetAllocatesNothing: a client's query without escapes costs
+// no allocation to read (the reason query replaces url.Values).
+func TestQueryGetAllocatesNothing(t *testing.T) {
+	q := query("alt=json&prettyPrint=false&projection=full&uploadType=multipart&ifGenerationMatch=0")
+	if n := testing.AllocsPerRun(100, func() {
+		_ = q.Get("uploadType")
+		_ = q.Get("ifGenerationMatch")
+		_ = q.Get("upload_id")
+	}); n != 0 {
+		t.Fatalf("Get allocates %v times", n)
+	}
+}
+
+// TestAppendPathSegmentMatchesPathEscape: appendPathSegment writes what
+// jsonstr.AppendChars writes of url.PathEscape's string, for every byte
+// alone and over random strings of the bytes that matter (reserved,
+// HTML-special, controls, UTF-8 and invalid UTF-8).
+func TestAppendPathSegmentMatchesPathEscape(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		if got, want := string(appendPathSegment([]byte("x"), s)), "x"+string(jsonstr.AppendChars(nil, url.PathEscape(s))); got != want {
+			t.Fatalf("%q: %s, want %s", s, got, want)
+		}
+	}
+	for c := range 256 {
+		check(string([]byte{byte(c)}))
+	}
+	r := rand.New(rand.NewPCG(27, 9))
+	const chars = "az09-_.~$&+,/:;=?@ %<>\"\\#\x00\x1f\x7f\xc3\xa9\xe2\x98\x83\xff"
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for j := range b {
+			b[j] = chars[r.IntN(len(chars))]
+		}
+		check(string(b))
+	}
 }

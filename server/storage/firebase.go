@@ -25,7 +25,7 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 		h.firebaseFail(w, r, notFound("Not Found."))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	if t.Object == "" {
 		switch r.Method {
 		case http.MethodGet:
@@ -104,8 +104,8 @@ func (h *Handler) firebase(w http.ResponseWriter, r *http.Request, p string) {
 }
 
 func (h *Handler) firebaseList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
-	q := r.URL.Query()
-	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"), SkipPrefixObject: true}
+	q := query(r.URL.RawQuery)
+	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"), SkipPrefixObject: true, Shared: true}
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 1 || n > engine.MaxListResults {
@@ -301,9 +301,5 @@ func parseUploadCommand(v string) (uploadCommand, error) {
 
 // baseURL is where this server was reached, for session and media links.
 func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return originOf(r).String()
 }

@@ -27,7 +27,7 @@ func (h *Handler) gcs(w http.ResponseWriter, r *http.Request, p string) {
 		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	switch {
 	case t.Bucket == "":
 		h.gcsBuckets(w, r)
@@ -151,8 +151,8 @@ func (h *Handler) gcsBuckets(w http.ResponseWriter, r *http.Request) {
 
 // readRequest reads generation and preconditions of a read.
 func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, error) {
-	rr := engine.ReadRequest{Bucket: bucket, Name: name}
-	if g := queryMayName(r, "generation").Get("generation"); g != "" {
+	rr := engine.ReadRequest{Bucket: bucket, Name: name, Shared: true} // answers only read it
+	if g := query(r.URL.RawQuery).Get("generation"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {
 			return rr, badRequest("Invalid generation %q.", g)
@@ -165,10 +165,10 @@ func readRequest(r *http.Request, bucket, name string) (engine.ReadRequest, erro
 }
 
 func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.Identity, bucket string) {
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	req := engine.ListRequest{Bucket: bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"), PageToken: q.Get("pageToken"),
 		StartOffset: q.Get("startOffset"), EndOffset: q.Get("endOffset"), MatchGlob: q.Get("matchGlob"),
-		IncludeTrailingDelimiter: q.Get("includeTrailingDelimiter") == "true"}
+		IncludeTrailingDelimiter: q.Get("includeTrailingDelimiter") == "true", Shared: true}
 	if m := q.Get("maxResults"); m != "" {
 		n, err := strconv.Atoi(m)
 		if err != nil || n < 0 {
@@ -184,7 +184,7 @@ func (h *Handler) gcsList(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	// A page (storage#objects), its keys in alphabetical order as
 	// encoding/json writes a struct's.
-	base := baseURL(r)
+	base := originOf(r)
 	buf := listBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*buf) <= maxPooledList {
@@ -241,7 +241,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	req := engine.CopyRequest{SrcBucket: t.Bucket, SrcName: t.Object, DstBucket: t.DstBucket, DstName: t.DstObject,
 		Conditions: dst, SrcConditions: src}
-	if g := r.URL.Query().Get("sourceGeneration"); g != "" {
+	if g := query(r.URL.RawQuery).Get("sourceGeneration"); g != "" {
 		if req.SrcGeneration, err = strconv.ParseInt(g, 10, 64); err != nil {
 			h.gcsFail(w, r, badRequest("Invalid sourceGeneration %q.", g))
 			return
@@ -262,7 +262,7 @@ func (h *Handler) gcsCopy(w http.ResponseWriter, r *http.Request, who identity.I
 	}
 	size := strconv.FormatInt(o.Size, 10)
 	api.JSON(w, http.StatusOK, map[string]any{"kind": "storage#rewriteResponse", "totalBytesRewritten": size,
-		"objectSize": size, "done": true, "resource": gcsObject(baseURL(r), o)})
+		"objectSize": size, "done": true, "resource": gcsObject(originOf(r), o)})
 }
 
 // gcsDownload serves /download/storage/v1/b/{bucket}/o/{object}.
@@ -317,15 +317,16 @@ func (h *Handler) xml(w http.ResponseWriter, r *http.Request, p string) {
 // damage found after the headers went out aborts the response, so the
 // client sees a broken download, never a complete one.
 func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd engine.Reader) {
-	hd := mediaHeader{h: w.Header(), vals: make([]string, 0, mediaHeaders)}
+	whole := wholeRead(r)
+	hd := mediaHeader{h: w.Header(), vals: make([]string, 0, mediaHeaders), mediaValues: mediaValuesOf(o, whole)}
 	hd.set("Content-Type", o.ContentType)
 	guardContent(&hd, o.ContentType)
-	hd.set("Etag", `"`+o.ETag()+`"`)
-	hd.set("X-Goog-Generation", strconv.FormatInt(o.Generation, 10))
-	hd.set("X-Goog-Metageneration", strconv.FormatInt(o.Metageneration, 10))
-	hd.set("X-Goog-Hash", "crc32c="+o.CRC32C+",md5="+o.MD5Hash)
+	hd.set("Etag", hd.etag)
+	hd.set("X-Goog-Generation", hd.gen)
+	hd.set("X-Goog-Metageneration", hd.metagen)
+	hd.set("X-Goog-Hash", hd.hash)
 	hd.set("X-Goog-Stored-Content-Encoding", orDefault(o.ContentEncoding, "identity"))
-	hd.set("X-Goog-Stored-Content-Length", strconv.FormatInt(o.Size, 10))
+	hd.set("X-Goog-Stored-Content-Length", hd.size)
 	hd.set("X-Goog-Storage-Class", o.StorageClass())
 	for _, f := range [...]struct{ k, v string }{{"Content-Encoding", o.ContentEncoding}, {"Content-Disposition", o.ContentDisposition},
 		{"Content-Language", o.ContentLanguage}, {"Cache-Control", o.CacheControl}} {
@@ -338,7 +339,7 @@ func serveMedia(w http.ResponseWriter, r *http.Request, o *engine.Object, rd eng
 			hd.h.Set("X-Goog-Meta-"+k, v) // a name to canonicalize
 		}
 	}
-	if wholeRead(r) {
+	if whole {
 		serveWhole(&hd, w, r, o, rd)
 	} else {
 		http.ServeContent(mediaWriter{w, o.Size}, r, "", o.Updated, rd)
@@ -382,12 +383,12 @@ func wholeRead(r *http.Request) bool {
 // under a Content-Encoding), status 200, then, unless r is a HEAD, the
 // object's bytes. TestServeWholeMatchesServeContent holds it to that.
 func serveWhole(hd *mediaHeader, w http.ResponseWriter, r *http.Request, o *engine.Object, rd io.Reader) {
-	if !o.Updated.IsZero() && !o.Updated.Equal(time.Unix(0, 0)) {
-		hd.set("Last-Modified", o.Updated.UTC().Format(http.TimeFormat))
+	if hd.modified != "" {
+		hd.set("Last-Modified", hd.modified)
 	}
 	hd.set("Accept-Ranges", "bytes")
 	if v := hd.h["Content-Encoding"]; len(v) == 0 || v[0] == "" {
-		hd.set("Content-Length", strconv.FormatInt(o.Size, 10))
+		hd.set("Content-Length", hd.size)
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -402,6 +403,40 @@ func serveWhole(hd *mediaHeader, w http.ResponseWriter, r *http.Request, o *engi
 type mediaHeader struct {
 	h    http.Header
 	vals []string
+	mediaValues
+}
+
+// mediaValues are the values of a download's headers made of the
+// object's numbers and checksums, cut from one string (a string each was
+// six allocations of a small download's fifteen).
+type mediaValues struct {
+	etag, gen, metagen, hash, size string
+	// modified is Last-Modified, set by serveWhole (ServeContent sets
+	// its own); empty when not whole, or when ServeContent would not set
+	// it (a zero or Unix-epoch time).
+	modified string
+}
+
+func mediaValuesOf(o *engine.Object, whole bool) mediaValues {
+	var buf [256]byte
+	var ends [6]int
+	b := append(o.AppendETag(append(buf[:0], '"')), '"')
+	ends[0] = len(b)
+	b = strconv.AppendInt(b, o.Generation, 10)
+	ends[1] = len(b)
+	b = strconv.AppendInt(b, o.Metageneration, 10)
+	ends[2] = len(b)
+	b = append(append(append(append(b, "crc32c="...), o.CRC32C...), ",md5="...), o.MD5Hash...)
+	ends[3] = len(b)
+	b = strconv.AppendInt(b, o.Size, 10)
+	ends[4] = len(b)
+	if whole && !o.Updated.IsZero() && !o.Updated.Equal(time.Unix(0, 0)) {
+		b = o.Updated.UTC().AppendFormat(b, http.TimeFormat)
+	}
+	ends[5] = len(b)
+	s := string(b)
+	return mediaValues{etag: s[:ends[0]], gen: s[ends[0]:ends[1]], metagen: s[ends[1]:ends[2]],
+		hash: s[ends[2]:ends[3]], size: s[ends[3]:ends[4]], modified: s[ends[4]:ends[5]]}
 }
 
 // set sets name, which must be in canonical form, to v.
@@ -460,7 +495,7 @@ func (h *Handler) gcsUpload(w http.ResponseWriter, r *http.Request, p string) {
 		h.gcsFail(w, r, notFound("Not Found"))
 		return
 	}
-	q := r.URL.Query()
+	q := query(r.URL.RawQuery)
 	if id := q.Get("upload_id"); id != "" {
 		h.gcsChunk(w, r, t.Bucket, id)
 		return

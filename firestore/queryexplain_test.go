@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	pb "cloud.google.com/go/firestore/apiv1/firestorepb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // explainPlan runs sq with explain options (no analyze) and returns the
@@ -119,5 +120,36 @@ func TestExplainAggregationBilling(t *testing.T) {
 		if ops != c.reads || minCost != c.minCost {
 			t.Errorf("%d entries: %d reads (min cost %d), want %d (%d)", c.entries, ops, minCost, c.reads, c.minCost)
 		}
+	}
+}
+
+// TestExplainCountUpTo: a count with up_to stops reading index entries
+// there; a sum beside it reads every match.
+func TestExplainCountUpTo(t *testing.T) {
+	e := newTestEngine(t)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		setT(t, e, "c/"+id, map[string]*pb.Value{"n": Int(1)})
+	}
+	entries := func(aggs ...*pb.StructuredAggregationQuery_Aggregation) string {
+		t.Helper()
+		rs, err := e.RunAggregationQuery(bg, admin, &pb.RunAggregationQueryRequest{Parent: testDB.Documents(),
+			QueryType: &pb.RunAggregationQueryRequest_StructuredAggregationQuery{StructuredAggregationQuery: &pb.StructuredAggregationQuery{
+				QueryType:    &pb.StructuredAggregationQuery_StructuredQuery{StructuredQuery: &pb.StructuredQuery{From: from("c")}},
+				Aggregations: aggs}},
+			ExplainOptions: &pb.ExplainOptions{Analyze: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs[0].GetExplainMetrics().GetExecutionStats().GetDebugStats().AsMap()["index_entries_scanned"].(string)
+	}
+	upTo := &pb.StructuredAggregationQuery_Aggregation{Alias: "c", Operator: &pb.StructuredAggregationQuery_Aggregation_Count_{
+		Count: &pb.StructuredAggregationQuery_Aggregation_Count{UpTo: wrapperspb.Int64(2)}}}
+	sum := &pb.StructuredAggregationQuery_Aggregation{Alias: "s", Operator: &pb.StructuredAggregationQuery_Aggregation_Sum_{
+		Sum: &pb.StructuredAggregationQuery_Aggregation_Sum{Field: fref("n")}}}
+	if got := entries(upTo); got != "2" {
+		t.Errorf("count up to 2: %s entries scanned, want 2", got)
+	}
+	if got := entries(upTo, sum); got != "4" {
+		t.Errorf("count up to 2 and a sum: %s entries scanned, want 4", got)
 	}
 }

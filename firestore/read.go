@@ -479,6 +479,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 		matched = len(docs)
 	}
 	fields := map[string]*pb.Value{}
+	scanned := 0 // the index entries the aggregations read (a count stops at its up_to)
 	for _, s := range specs {
 		switch x := s.agg.GetOperator().(type) {
 		case *pb.StructuredAggregationQuery_Aggregation_Count_:
@@ -487,11 +488,14 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 				n = ut.GetValue()
 			}
 			fields[s.alias] = Int(n)
+			scanned = max(scanned, int(n))
 		case *pb.StructuredAggregationQuery_Aggregation_Sum_:
 			sum, _ := sumField(docs, s.fp)
 			fields[s.alias] = sum
+			scanned = matched
 		case *pb.StructuredAggregationQuery_Aggregation_Avg_:
 			fields[s.alias] = avgField(docs, s.fp)
+			scanned = matched
 		}
 	}
 	r := &pb.RunAggregationQueryResponse{Result: &pb.AggregationResult{AggregateFields: fields}, ReadTime: ts(v.t)}
@@ -500,7 +504,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 	}
 	if explain != nil {
 		r.ExplainMetrics = e.explainMetrics(q, explain, execStats{
-			results: 1, indexEntries: matched, aggregation: true, duration: time.Since(start)})
+			results: 1, indexEntries: scanned, aggregation: true, duration: time.Since(start)})
 	}
 	return []*pb.RunAggregationQueryResponse{r}, nil
 }

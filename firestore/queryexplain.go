@@ -133,7 +133,8 @@ func indexProperties(fields []IndexField) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(f.FieldPath)
+		path := canonicalPath(f.FieldPath) // a declared index may quote a path that needs none
+		b.WriteString(path)
 		switch {
 		case f.ArrayConfig != "":
 			b.WriteString(" CONTAINS")
@@ -144,7 +145,7 @@ func indexProperties(fields []IndexField) string {
 			dir = "ASC"
 		}
 		b.WriteString(" " + dir)
-		named = f.FieldPath == NameField
+		named = path == NameField
 	}
 	if !named {
 		if len(fields) > 0 {

@@ -34,10 +34,11 @@ func explainPlan(t *testing.T, e *Engine, sq *pb.StructuredQuery) []string {
 // declared, when one is), the scope, and field paths as production
 // spells them.
 func TestExplainPlan(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t)
 	setT(t, e, "c/a", map[string]*pb.Value{"a": Int(1), "b": Int(2)})
 	e.SetIndexes(&IndexConfig{Indexes: []IndexDef{{CollectionGroup: "d", QueryScope: "COLLECTION",
-		Fields: []IndexField{{FieldPath: "b", Order: "ASCENDING"}, {FieldPath: "a", Order: "ASCENDING"}, {FieldPath: "c", Order: "DESCENDING"}}}}})
+		Fields: []IndexField{{FieldPath: "`b`", Order: "ASCENDING"}, {FieldPath: "a", Order: "ASCENDING"}, {FieldPath: "c", Order: "DESCENDING"}}}}})
 	eq := pb.StructuredQuery_FieldFilter_EQUAL
 	cases := []struct {
 		name string
@@ -76,6 +77,7 @@ func TestExplainPlan(t *testing.T) {
 // last response carries them; without explain options no response has
 // metrics.
 func TestExplainAnalyzeCounts(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t)
 	for _, id := range []string{"a", "b", "c", "d"} {
 		setT(t, e, "c/"+id, map[string]*pb.Value{"n": Int(1)})
@@ -112,6 +114,7 @@ func TestExplainAnalyzeCounts(t *testing.T) {
 // TestExplainAggregationBilling: an aggregation bills one read per 1000
 // index entries, at least one, and reads no document.
 func TestExplainAggregationBilling(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		entries, reads, minCost int
 	}{{0, 1, 1}, {3, 1, 0}, {1000, 1, 0}, {1001, 2, 0}}
@@ -126,6 +129,7 @@ func TestExplainAggregationBilling(t *testing.T) {
 // TestExplainCountUpTo: a count with up_to stops reading index entries
 // there; a sum beside it reads every match.
 func TestExplainCountUpTo(t *testing.T) {
+	t.Parallel()
 	e := newTestEngine(t)
 	for _, id := range []string{"a", "b", "c", "d"} {
 		setT(t, e, "c/"+id, map[string]*pb.Value{"n": Int(1)})

@@ -336,6 +336,14 @@ func (q *query) indexNeed() (need, bool) {
 // serves reports whether a declared index (or, for one field, a field
 // override) serves the need.
 func (c *IndexConfig) serves(coll string, n need) bool {
+	_, ok := c.servingIndex(coll, n)
+	return ok
+}
+
+// servingIndex is the declared index that serves the need (serves), with
+// its fields as declared; a field override serving it answers the need's
+// own fields.
+func (c *IndexConfig) servingIndex(coll string, n need) ([]IndexField, bool) {
 	all := append(slices.Clone(n.eq), n.orders...)
 	if n.group && len(all) == 1 {
 		for _, fo := range c.FieldOverrides {
@@ -344,7 +352,7 @@ func (c *IndexConfig) serves(coll string, n need) bool {
 			}
 			for _, ix := range fo.Indexes {
 				if ix.QueryScope == "COLLECTION_GROUP" && ix.Order == all[0].Order && ix.ArrayConfig == all[0].ArrayConfig {
-					return true
+					return all, true
 				}
 			}
 		}
@@ -364,10 +372,10 @@ func (c *IndexConfig) serves(coll string, n need) bool {
 			continue
 		}
 		if matchIndex(fields, n, false) || matchIndex(fields, n, true) {
-			return true
+			return ix.Fields, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 func matchIndex(fields []IndexField, n need, flipped bool) bool {

@@ -257,10 +257,20 @@ func (e *Engine) WireDocuments(db DatabaseName, docs []*pb.Document) {
 // RunQuery runs a structured query. With no result it still returns one
 // response carrying the read time, as production does.
 func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.RunQueryRequest) ([]*pb.RunQueryResponse, error) {
+	start := time.Now()
 	c := consistencyOf(req)
-	docs, q, v, err := e.query(ctx, who, req.GetParent(), req.GetStructuredQuery(), c)
+	explain := req.GetExplainOptions()
+	run := explainRun(explain, runDocuments)
+	docs, _, q, v, err := e.queryOrCount(ctx, who, req.GetParent(), req.GetStructuredQuery(), c, run)
 	if err != nil {
 		return nil, err
+	}
+	if run == runPlan {
+		r := &pb.RunQueryResponse{ExplainMetrics: e.explainMetrics(q, explain, execStats{})}
+		if v.newTxID != nil {
+			r.Transaction = v.newTxID
+		}
+		return []*pb.RunQueryResponse{r}, nil
 	}
 	// The responses share their read time (a message only read from
 	// here on), and are allocated together.
@@ -281,21 +291,28 @@ func (e *Engine) RunQuery(ctx context.Context, who identity.Identity, req *pb.Ru
 	if v.newTxID != nil {
 		out[0].Transaction = v.newTxID
 	}
+	if explain != nil {
+		read := len(docs) + int(out[0].SkippedResults)
+		out[len(out)-1].ExplainMetrics = e.explainMetrics(q, explain, execStats{
+			results: len(docs), documents: read, indexEntries: read, duration: time.Since(start)})
+	}
 	return out, nil
 }
 
 // query compiles, authorizes (list) and runs a query.
 func (e *Engine) query(ctx context.Context, who identity.Identity, parentName string, sq *pb.StructuredQuery, c consistency) ([]*pb.Document, *query, readView, error) {
-	docs, _, q, v, err := e.queryOrCount(ctx, who, parentName, sq, c, false)
+	docs, _, q, v, err := e.queryOrCount(ctx, who, parentName, sq, c, runDocuments)
 	return docs, q, v, err
 }
 
 // queryOrCount is query that also returns the number of results. With
-// countOnly it may return that number alone (docs nil): a scan outside a
+// runCount it may return that number alone (docs nil): a scan outside a
 // transaction then counts the matching documents instead of collecting
 // them, so that counting a large collection does not hold every one of its
 // documents decoded at once (for 100k small documents, ~60 MB of heap).
-func (e *Engine) queryOrCount(ctx context.Context, who identity.Identity, parentName string, sq *pb.StructuredQuery, c consistency, countOnly bool) ([]*pb.Document, int, *query, readView, error) {
+// With runPlan the query is compiled and authorized but not run (no
+// documents, a count of 0).
+func (e *Engine) queryOrCount(ctx context.Context, who identity.Identity, parentName string, sq *pb.StructuredQuery, c consistency, run queryRun) ([]*pb.Document, int, *query, readView, error) {
 	start := time.Now()
 	if err := checkCtx(ctx); err != nil {
 		return nil, 0, nil, readView{}, err
@@ -329,7 +346,8 @@ func (e *Engine) queryOrCount(ctx context.Context, who identity.Identity, parent
 		Time: db.e.now(), Query: q.info(), Get: db.lookupAt(v.t)})
 	docs, n := []*pb.Document(nil), -1
 	switch {
-	case dec.Verdict != Allow:
+	case dec.Verdict != Allow, run == runPlan:
+		n = 0
 	case v.tx == nil && q.nearest == nil:
 		// Outside transactions a query that no index serves scans without
 		// the lock, so a large scan never holds up writers.
@@ -337,7 +355,7 @@ func (e *Engine) queryOrCount(ctx context.Context, who identity.Identity, parent
 		if !ok {
 			entries := db.snapshot(q)
 			unlock()
-			if countOnly {
+			if run == runCount {
 				n = q.windowLen(countEntries(q, v.t, entries))
 				break
 			}
@@ -368,6 +386,7 @@ const MaxAggregations = 5
 
 // RunAggregationQuery computes count, sum and avg over a query.
 func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity, req *pb.RunAggregationQueryRequest) ([]*pb.RunAggregationQueryResponse, error) {
+	start := time.Now()
 	c := consistencyOf(req)
 	saq := req.GetStructuredAggregationQuery()
 	if saq == nil {
@@ -419,13 +438,24 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 		}
 		specs = append(specs, s)
 	}
-	countOnly := true
+	run := runCount
 	for _, s := range specs {
-		countOnly = countOnly && s.fp == nil
+		if s.fp != nil {
+			run = runDocuments
+		}
 	}
-	docs, matched, _, v, err := e.queryOrCount(ctx, who, req.GetParent(), saq.GetStructuredQuery(), c, countOnly)
+	explain := req.GetExplainOptions()
+	run = explainRun(explain, run)
+	docs, matched, q, v, err := e.queryOrCount(ctx, who, req.GetParent(), saq.GetStructuredQuery(), c, run)
 	if err != nil {
 		return nil, err
+	}
+	if run == runPlan {
+		r := &pb.RunAggregationQueryResponse{ExplainMetrics: e.explainMetrics(q, explain, execStats{})}
+		if v.newTxID != nil {
+			r.Transaction = v.newTxID
+		}
+		return []*pb.RunAggregationQueryResponse{r}, nil
 	}
 	// Several aggregations over fields run over the documents that have
 	// every one of those fields, count included (observed on the official
@@ -449,6 +479,7 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 		matched = len(docs)
 	}
 	fields := map[string]*pb.Value{}
+	scanned := 0 // the index entries the aggregations read (a count stops at its up_to)
 	for _, s := range specs {
 		switch x := s.agg.GetOperator().(type) {
 		case *pb.StructuredAggregationQuery_Aggregation_Count_:
@@ -457,16 +488,23 @@ func (e *Engine) RunAggregationQuery(ctx context.Context, who identity.Identity,
 				n = ut.GetValue()
 			}
 			fields[s.alias] = Int(n)
+			scanned = max(scanned, int(n))
 		case *pb.StructuredAggregationQuery_Aggregation_Sum_:
 			sum, _ := sumField(docs, s.fp)
 			fields[s.alias] = sum
+			scanned = matched
 		case *pb.StructuredAggregationQuery_Aggregation_Avg_:
 			fields[s.alias] = avgField(docs, s.fp)
+			scanned = matched
 		}
 	}
 	r := &pb.RunAggregationQueryResponse{Result: &pb.AggregationResult{AggregateFields: fields}, ReadTime: ts(v.t)}
 	if v.newTxID != nil {
 		r.Transaction = v.newTxID
+	}
+	if explain != nil {
+		r.ExplainMetrics = e.explainMetrics(q, explain, execStats{
+			results: 1, indexEntries: scanned, aggregation: true, duration: time.Since(start)})
 	}
 	return []*pb.RunAggregationQueryResponse{r}, nil
 }

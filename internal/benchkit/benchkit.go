@@ -123,6 +123,33 @@ func ProcCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
+// ContextSwitches is the sum of process pid's threads' context switches
+// (pid 0: this process), voluntary (a thread blocking: a futex wait, an
+// idle poll) and not, from /proc/PID/task/*/status; 0 where /proc has
+// none. Unlike time, the count does not move with the machine's load.
+func ContextSwitches(pid int) int64 {
+	proc := "self"
+	if pid > 0 {
+		proc = strconv.Itoa(pid)
+	}
+	tasks, _ := filepath.Glob("/proc/" + proc + "/task/*/status")
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			k, v, _ := strings.Cut(line, ":")
+			if k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches" {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
 // Results are each target's figures by workload.
 type Results map[string]map[string]float64
 

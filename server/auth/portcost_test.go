@@ -373,7 +373,7 @@ func measureHTTPSetup(t *testing.T, setup string, n int) httpCost {
 	ra, rb := p.mem(t)
 	a0, b0 := p.mem(t)
 	ra, rb = a0-ra, b0-rb
-	c0, s0 := benchkit.ProcCPU(p.pid), switches(p.pid)
+	c0, s0 := benchkit.ProcCPU(p.pid), benchkit.ContextSwitches(p.pid)
 	clients := 1
 	if s := os.Getenv("PYRIC_HTTPCOST_CLIENTS"); s != "" {
 		clients, _ = strconv.Atoi(s)
@@ -392,7 +392,7 @@ func measureHTTPSetup(t *testing.T, setup string, n int) httpCost {
 	}
 	wg.Wait()
 	time.Sleep(20 * time.Millisecond)
-	c1, s1 := benchkit.ProcCPU(p.pid), switches(p.pid)
+	c1, s1 := benchkit.ProcCPU(p.pid), benchkit.ContextSwitches(p.pid)
 	a1, b1 := p.mem(t)
 	return httpCost{
 		cpu:    float64(c1-c0) / float64(time.Microsecond) / float64(n),
@@ -400,27 +400,6 @@ func measureHTTPSetup(t *testing.T, setup string, n int) httpCost {
 		allocs: (a1 - a0 - ra) / float64(n),
 		bytes:  (b1 - b0 - rb) / float64(n),
 	}
-}
-
-// switches is the sum of pid's threads' context switches, voluntary and
-// not.
-func switches(pid int) int64 {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	var sum int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			k, v, _ := strings.Cut(l, ":")
-			if k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches" {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				sum += n
-			}
-		}
-	}
-	return sum
 }
 
 func TestHTTPPortCost(t *testing.T) {

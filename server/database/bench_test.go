@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -173,7 +170,7 @@ func BenchmarkWebsocketFanout1000(b *testing.B) {
 	}
 	w := dial(b, srv.URL, "demo-default-rtdb")
 	b.ReportAllocs()
-	sw0, c0 := contextSwitches(b), benchkit.SelfCPU()
+	sw0, c0 := benchkit.ContextSwitches(0), benchkit.SelfCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w.ok("p", map[string]any{"p": "/fan", "d": i + 1})
@@ -183,26 +180,5 @@ func BenchmarkWebsocketFanout1000(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((benchkit.SelfCPU()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
-	b.ReportMetric(float64(contextSwitches(b)-sw0)/float64(b.N), "switches/op")
-}
-
-// contextSwitches is the number of context switches (voluntary and not)
-// of this process's threads so far, 0 where /proc has none.
-func contextSwitches(b *testing.B) int {
-	files, _ := filepath.Glob("/proc/self/task/*/status")
-	total := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			name, v, ok := strings.Cut(line, ":")
-			if ok && (name == "voluntary_ctxt_switches" || name == "nonvoluntary_ctxt_switches") {
-				k, _ := strconv.Atoi(strings.TrimSpace(v))
-				total += k
-			}
-		}
-	}
-	return total
+	b.ReportMetric(float64(benchkit.ContextSwitches(0)-sw0)/float64(b.N), "switches/op")
 }

@@ -134,29 +134,6 @@ func (ownerCreds) GetRequestMetadata(context.Context, ...string) (map[string]str
 }
 func (ownerCreds) RequireTransportSecurity() bool { return false }
 
-// ctxSwitches is the sum of pid's threads' context switches, voluntary
-// (a thread blocking: a futex wait, an idle poll) and not.
-func ctxSwitches(pid int) int64 {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	var sum int64
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
-				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-				sum += n
-			} else if rest, ok := strings.CutPrefix(l, "nonvoluntary_ctxt_switches:"); ok {
-				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-				sum += n
-			}
-		}
-	}
-	return sum
-}
-
 func TestPortCost(t *testing.T) {
 	if os.Getenv("PYRIC_PORTCOST") != "1" {
 		t.Skip("measures the port's setups; PYRIC_PORTCOST=1 runs it")
@@ -226,7 +203,7 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw, flt [2]float6
 				t.Fatal(err)
 			}
 		}
-		c0, s0, f0 := benchkit.ProcCPU(pid), ctxSwitches(pid), minorFaults(pid)
+		c0, s0, f0 := benchkit.ProcCPU(pid), benchkit.ContextSwitches(pid), minorFaults(pid)
 		for i := range n {
 			if err := op(i); err != nil {
 				t.Fatal(err)
@@ -234,7 +211,7 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw, flt [2]float6
 		}
 		time.Sleep(20 * time.Millisecond)
 		cpu[k] = float64(benchkit.ProcCPU(pid)-c0) / float64(time.Microsecond) / float64(n)
-		sw[k] = float64(ctxSwitches(pid)-s0) / float64(n)
+		sw[k] = float64(benchkit.ContextSwitches(pid)-s0) / float64(n)
 		flt[k] = float64(minorFaults(pid)-f0) / float64(n)
 	}
 	return cpu, sw, flt

@@ -1,0 +1,25 @@
+package benchkit
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// A thread that sleeps switches out: the count of this process grows,
+// read as "self" or by its pid.
+func TestContextSwitches(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc here")
+	}
+	before := ContextSwitches(0)
+	for range 5 {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	self, byPid := ContextSwitches(0), ContextSwitches(os.Getpid())
+	if self <= before || byPid < self {
+		t.Errorf("switches before %d, after %d (self), %d (by pid)", before, self, byPid)
+	}
+}

@@ -41,6 +41,38 @@ func (w gatedWait) Wait() error {
 	return <-w.l.result
 }
 
+// gatedEngine is a durable engine whose log records wait for the test to
+// say how their write ends (gatedLog), and the recorder of its events.
+func gatedEngine(t *testing.T) (*storage.Engine, *gatedLog, *storagetest.Recorder) {
+	t.Helper()
+	env := envFor(t, false)
+	env.DataDir = t.TempDir()
+	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
+	env.Log = log
+	e, err := storage.New(env, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, log, env.Events.(*storagetest.Recorder)
+}
+
+// putAcknowledged uploads data as bkt/name through a gated engine, its
+// record written.
+func putAcknowledged(t *testing.T, e *storage.Engine, log *gatedLog, name, data string) {
+	t.Helper()
+	put := make(chan error, 1)
+	go func() {
+		_, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(data)})
+		put <- err
+	}()
+	<-log.waiting
+	log.result <- nil
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPendingCommitLostRollsBack: an upload whose log record could not be
 // written (its queued wait fails) fails, emits its request event with
 // the error and no change event, and leaves the state as it was before:
@@ -50,16 +82,7 @@ func (w gatedWait) Wait() error {
 // before, not the lost one), and a list shows the version before.
 func TestPendingCommitLostRollsBack(t *testing.T) {
 	t.Parallel()
-	env := envFor(t, false)
-	env.DataDir = t.TempDir()
-	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
-	env.Log = log
-	rec := env.Events.(*storagetest.Recorder)
-	e, err := storage.New(env, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, log, rec := gatedEngine(t)
 	putAsync := func(bucket, name, data string) chan error {
 		done := make(chan error, 1)
 		go func() {
@@ -160,29 +183,11 @@ func TestPendingCommitLostRollsBack(t *testing.T) {
 // upload's replaced or lost blob).
 func TestPendingMetadataChangeKeepsTheBlob(t *testing.T) {
 	t.Parallel()
-	env := envFor(t, false)
-	env.DataDir = t.TempDir()
-	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
-	env.Log = log
-	rec := env.Events.(*storagetest.Recorder)
-	e, err := storage.New(env, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, log, rec := gatedEngine(t)
 	for _, size := range []int{10, 10 << 10} { // inline, and in a file
 		name := fmt.Sprintf("obj-%d", size)
 		data := strings.Repeat("d", size)
-		put := make(chan error, 1)
-		go func() {
-			_, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(data)})
-			put <- err
-		}()
-		<-log.waiting
-		log.result <- nil
-		if err := <-put; err != nil {
-			t.Fatal(err)
-		}
+		putAcknowledged(t, e, log, name, data)
 		update := func(typ string) chan error {
 			done := make(chan error, 1)
 			go func() {
@@ -254,29 +259,11 @@ func TestPendingMetadataChangeKeepsTheBlob(t *testing.T) {
 // object as it was, its bytes readable, with no change event.
 func TestPendingDeleteStaysUntilDurable(t *testing.T) {
 	t.Parallel()
-	env := envFor(t, false)
-	env.DataDir = t.TempDir()
-	log := &gatedLog{waiting: make(chan string), result: make(chan error)}
-	env.Log = log
-	rec := env.Events.(*storagetest.Recorder)
-	e, err := storage.New(env, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, log, rec := gatedEngine(t)
 	for _, size := range []int{10, 10 << 10} { // inline, and in a file
 		name := fmt.Sprintf("obj-%d", size)
 		data := strings.Repeat("d", size)
-		put := make(chan error, 1)
-		go func() {
-			_, err := e.Put(admin, storage.PutRequest{Bucket: bkt, Name: name, Body: strings.NewReader(data)})
-			put <- err
-		}()
-		<-log.waiting
-		log.result <- nil
-		if err := <-put; err != nil {
-			t.Fatal(err)
-		}
+		putAcknowledged(t, e, log, name, data)
 		del := func() chan error {
 			done := make(chan error, 1)
 			go func() { done <- e.Delete(admin, bkt, name, storage.Conditions{}) }()

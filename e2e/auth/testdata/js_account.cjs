@@ -40,6 +40,9 @@ async function claims(user) {
   await code('oldEmailSignIn', () => A.signInWithEmailAndPassword(auth, 'first@example.com', 'secret123'));
   const second = await A.signInWithEmailAndPassword(auth, 'second@example.com', 'secret123');
   out.newEmailSignIn = uid(second.user.uid) === firstUid;
+  // The old address is told, with a code that would restore it.
+  const recover = await outbox('RECOVER_EMAIL', 'first@example.com');
+  out.recoverMail = { found: !!recover, mode: recover && new URL(recover.oobLink).searchParams.get('mode') };
   await code('takenEmail', async () => {
     await A.createUserWithEmailAndPassword(auth, 'other@example.com', 'secret123');
     await A.updateEmail(auth.currentUser, 'second@example.com');
@@ -87,6 +90,16 @@ async function claims(user) {
   await A.signOut(auth);
   await code('oldPassword', () => A.signInWithEmailAndPassword(auth, 'third@example.com', 'secret123'));
   out.newPassword = uid((await A.signInWithEmailAndPassword(auth, 'third@example.com', 'changed123')).user.uid);
+
+  // Recovering the first address with that code: it is the account's
+  // email again (verified), and signs in with the current password.
+  const rinfo = await A.checkActionCode(auth, recover.oobCode);
+  out.recoverInfo = { operation: rinfo.operation, email: rinfo.data.email, previous: rinfo.data.previousEmail };
+  await A.applyActionCode(auth, recover.oobCode);
+  await A.signOut(auth);
+  await code('afterRecoverThird', () => A.signInWithEmailAndPassword(auth, 'third@example.com', 'changed123'));
+  const back = await A.signInWithEmailAndPassword(auth, 'first@example.com', 'changed123');
+  out.recovered = { same: uid(back.user.uid) === firstUid, email: back.user.email, verified: back.user.emailVerified };
 
   console.log(JSON.stringify(out));
   process.exit(0);

@@ -61,9 +61,10 @@ import (
 // into it, and on a paravirtualized machine a fault costs ~13 µs of CPU
 // (against ~0.5 µs on bare metal), so that a fresh process whose heap is
 // still growing (pyric serve's collector lets it grow 24 MB past the live
-// heap, internal/memlimit) pays ~2 faults, ~30 µs, per sign-in of ~8 KB
-// until it has reached its size. PYRIC_HTTPCOST_WARM=30000 measures past
-// that.
+// heap) paid ~1.6 faults, ~20 µs, per sign-in of ~9 KB until it had
+// reached its size; pyric serve now maps that headroom at once when it
+// starts allocating (internal/memlimit), ~0.1 flt/op.
+// PYRIC_HTTPCOST_WARM=30000 measures past the heap's growth.
 
 // httpCostEnv, when set, makes this test binary serve the setup it names
 // on a free port, printing "ADDR host:port"; each line on its stdin is

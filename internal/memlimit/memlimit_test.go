@@ -36,6 +36,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	if !Start() {
 		t.Skip("GOMEMLIMIT or GOGC=off is set: the policy is off")
 	}
+	waitPrefaulted(t)
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	if os.Getenv("GOGC") == "" {
 		// The limit decides when to collect; GOGC is the backstop.
@@ -83,6 +84,7 @@ func TestReserveRaisesTheLimitUntilReleased(t *testing.T) {
 	if !Start() {
 		t.Skip("GOMEMLIMIT or GOGC=off is set: the policy is off")
 	}
+	waitPrefaulted(t)
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 	// The live heap moves the limit a little between two readings.

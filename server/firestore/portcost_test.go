@@ -203,7 +203,7 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw, flt [2]float6
 				t.Fatal(err)
 			}
 		}
-		c0, s0, f0 := benchkit.ProcCPU(pid), benchkit.ContextSwitches(pid), minorFaults(pid)
+		c0, s0, f0 := benchkit.ProcCPU(pid), benchkit.ContextSwitches(pid), benchkit.PageFaults(pid)
 		for i := range n {
 			if err := op(i); err != nil {
 				t.Fatal(err)
@@ -212,31 +212,9 @@ func measurePortSetup(t *testing.T, setup string, n int) (cpu, sw, flt [2]float6
 		time.Sleep(20 * time.Millisecond)
 		cpu[k] = float64(benchkit.ProcCPU(pid)-c0) / float64(time.Microsecond) / float64(n)
 		sw[k] = float64(benchkit.ContextSwitches(pid)-s0) / float64(n)
-		flt[k] = float64(minorFaults(pid)-f0) / float64(n)
+		flt[k] = float64(benchkit.PageFaults(pid)-f0) / float64(n)
 	}
 	return cpu, sw, flt
-}
-
-// minorFaults is pid's minor page faults so far (/proc/PID/stat's minflt):
-// a page touched for the first time, or again after the runtime returned
-// it to the system.
-func minorFaults(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name, which is in parentheses and may
-	// hold spaces: state is the first, minflt the eighth.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	if !ok {
-		return 0
-	}
-	f := strings.Fields(rest)
-	if len(f) < 8 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(f[7], 10, 64)
-	return n
 }
 
 func benchkitCommand(setup string) *exec.Cmd {

@@ -1,0 +1,108 @@
+package memlimit
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyric/pyric/internal/await"
+)
+
+// prefaultChildEnv makes TestHeadroomIsPrefaulted's child process (a
+// fresh heap) run the measurement.
+const prefaultChildEnv = "PYRIC_MEMLIMIT_PREFAULT_CHILD"
+
+// A process that starts the policy and begins to allocate has its
+// headroom mapped: the small objects it allocates next, 16 MiB of them,
+// fault in few pages (~110), where a heap growing into fresh memory
+// faults its pages in as it goes (~560 on the machine this was written
+// on, where the kernel maps more than a page a fault). Measured in a
+// child process, whose heap is fresh.
+func TestHeadroomIsPrefaulted(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector faults its shadow memory in beside the heap's")
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, 0, 0, 23); e == syscall.EINVAL {
+		t.Skip("the kernel has no MADV_POPULATE_WRITE")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadroomIsPrefaultedChild$", "-test.v")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, prefaultChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var faults int
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "FAULTS "); ok {
+			faults, _ = strconv.Atoi(v)
+		}
+	}
+	t.Logf("%d page faults allocating 16 MiB after the headroom was mapped", faults)
+	if faults > 300 {
+		t.Errorf("%d page faults allocating 16 MiB of small objects: the headroom was not mapped (~110 when it is, ~560 when not)", faults)
+	}
+}
+
+func TestHeadroomIsPrefaultedChild(t *testing.T) {
+	if os.Getenv(prefaultChildEnv) != "1" {
+		t.Skip("the child of TestHeadroomIsPrefaulted")
+	}
+	if !Start() {
+		t.Fatal("the policy did not start")
+	}
+	// Allocating past the trigger sets off the collection after which
+	// the headroom is mapped.
+	var keep [][]byte
+	for range (prefaultTrigger + 1<<20) >> 10 {
+		keep = append(keep, make([]byte, 1<<10))
+	}
+	waitPrefaulted(t)
+	before := minorFaults(t)
+	var hold [][]byte
+	for range 16 << 10 {
+		hold = append(hold, make([]byte, 1<<10))
+	}
+	fmt.Printf("FAULTS %d\n", minorFaults(t)-before)
+	runtime.KeepAlive(keep)
+	runtime.KeepAlive(hold)
+}
+
+// waitPrefaulted waits until the headroom's mapping, armed by Start, is
+// done (collecting, which sets it off, while it is due): the limit moves
+// while it holds its block.
+func waitPrefaulted(t *testing.T) {
+	t.Helper()
+	if !await.Poll(5*time.Second, func() bool {
+		if prefaultState.Load() == prefaultDue {
+			runtime.GC()
+		}
+		return prefaultState.Load() == prefaultIdle
+	}) {
+		t.Fatal("the headroom was not mapped")
+	}
+}
+
+// minorFaults is this process's minor page faults so far.
+func minorFaults(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	n, _ := strconv.Atoi(f[7])
+	return n
+}

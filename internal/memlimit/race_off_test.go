@@ -1,0 +1,5 @@
+//go:build !race
+
+package memlimit
+
+const raceOn = false

@@ -174,6 +174,24 @@ func PageFaults(pid int) int64 {
 	return minor + major
 }
 
+// EnvInt is the integer in environment variable name, def when it is
+// unset or not an integer: a harness's knob (operations, rounds).
+func EnvInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+// EnvList is the comma-separated list in environment variable name, def
+// when it is unset: a harness's choice of setups.
+func EnvList(name string, def []string) []string {
+	if s := os.Getenv(name); s != "" {
+		return strings.Split(s, ",")
+	}
+	return def
+}
+
 // Results are each target's figures by workload.
 type Results map[string]map[string]float64
 

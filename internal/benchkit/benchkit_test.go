@@ -39,3 +39,24 @@ func TestPageFaults(t *testing.T) {
 		t.Errorf("page faults %d before touching 8 MiB, %d after", before, after)
 	}
 }
+
+func TestEnvKnobs(t *testing.T) {
+	t.Setenv("PYRIC_TEST_KNOB", "42")
+	t.Setenv("PYRIC_TEST_BAD", "x")
+	t.Setenv("PYRIC_TEST_LIST", "a,b")
+	if n := EnvInt("PYRIC_TEST_KNOB", 3); n != 42 {
+		t.Errorf("EnvInt set = %d", n)
+	}
+	if n := EnvInt("PYRIC_TEST_BAD", 3); n != 3 {
+		t.Errorf("EnvInt not an integer = %d", n)
+	}
+	if n := EnvInt("PYRIC_TEST_UNSET", 3); n != 3 {
+		t.Errorf("EnvInt unset = %d", n)
+	}
+	if l := EnvList("PYRIC_TEST_LIST", nil); len(l) != 2 || l[0] != "a" || l[1] != "b" {
+		t.Errorf("EnvList set = %q", l)
+	}
+	if l := EnvList("PYRIC_TEST_UNSET", []string{"d"}); len(l) != 1 || l[0] != "d" {
+		t.Errorf("EnvList unset = %q", l)
+	}
+}

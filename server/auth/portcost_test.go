@@ -426,18 +426,9 @@ func TestHTTPPortCost(t *testing.T) {
 	if os.Getenv("PYRIC_HTTPCOST") != "1" {
 		t.Skip("measures the HTTP port's setups; PYRIC_HTTPCOST=1 runs it")
 	}
-	n := 3000
-	if s := os.Getenv("PYRIC_HTTPCOST_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	setups := httpSetups
-	if s := os.Getenv("PYRIC_HTTPCOST_ONLY"); s != "" {
-		setups = strings.Split(s, ",")
-	}
-	rounds := 3
-	if s := os.Getenv("PYRIC_HTTPCOST_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	n := benchkit.EnvInt("PYRIC_HTTPCOST_N", 3000)
+	setups := benchkit.EnvList("PYRIC_HTTPCOST_ONLY", httpSetups)
+	rounds := benchkit.EnvInt("PYRIC_HTTPCOST_ROUNDS", 3)
 	res := map[string]*httpCost{}
 	for range rounds {
 		for _, setup := range setups {

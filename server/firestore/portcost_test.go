@@ -138,18 +138,9 @@ func TestPortCost(t *testing.T) {
 	if os.Getenv("PYRIC_PORTCOST") != "1" {
 		t.Skip("measures the port's setups; PYRIC_PORTCOST=1 runs it")
 	}
-	n := 3000
-	if s := os.Getenv("PYRIC_PORTCOST_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
-	setups := portSetups
-	if s := os.Getenv("PYRIC_PORTCOST_ONLY"); s != "" {
-		setups = strings.Split(s, ",")
-	}
-	rounds := 3
-	if s := os.Getenv("PYRIC_PORTCOST_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	n := benchkit.EnvInt("PYRIC_PORTCOST_N", 3000)
+	setups := benchkit.EnvList("PYRIC_PORTCOST_ONLY", portSetups)
+	rounds := benchkit.EnvInt("PYRIC_PORTCOST_ROUNDS", 3)
 	type fig struct{ cpu, sw, flt [2]float64 }
 	res := map[string]*fig{}
 	for range rounds {

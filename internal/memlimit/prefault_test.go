@@ -7,11 +7,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pyric/pyric/internal/await"
+	"github.com/pyric/pyric/internal/benchkit"
+	"github.com/pyric/pyric/internal/prefault"
 )
 
 // prefaultChildEnv makes TestHeadroomIsPrefaulted's child process (a
@@ -28,8 +29,11 @@ func TestHeadroomIsPrefaulted(t *testing.T) {
 	if raceOn {
 		t.Skip("the race detector faults its shadow memory in beside the heap's")
 	}
-	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, 0, 0, 23); e == syscall.EINVAL {
-		t.Skip("the kernel has no MADV_POPULATE_WRITE")
+	if !prefault.Available() {
+		t.Skip("the kernel does not map pages ahead (MADV_POPULATE_WRITE)")
+	}
+	if benchkit.PageFaults(0) == 0 {
+		t.Skip("no page fault count here (/proc)")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadroomIsPrefaultedChild$", "-test.v")
 	var env []string
@@ -69,12 +73,12 @@ func TestHeadroomIsPrefaultedChild(t *testing.T) {
 		keep = append(keep, make([]byte, 1<<10))
 	}
 	waitPrefaulted(t)
-	before := minorFaults(t)
+	before := benchkit.PageFaults(0)
 	var hold [][]byte
 	for range 16 << 10 {
 		hold = append(hold, make([]byte, 1<<10))
 	}
-	fmt.Printf("FAULTS %d\n", minorFaults(t)-before)
+	fmt.Printf("FAULTS %d\n", benchkit.PageFaults(0)-before)
 	runtime.KeepAlive(keep)
 	runtime.KeepAlive(hold)
 }
@@ -92,17 +96,4 @@ func waitPrefaulted(t *testing.T) {
 	}) {
 		t.Fatal("the headroom was not mapped")
 	}
-}
-
-// minorFaults is this process's minor page faults so far.
-func minorFaults(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Skip(err)
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	n, _ := strconv.Atoi(f[7])
-	return n
 }

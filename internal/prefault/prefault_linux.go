@@ -9,6 +9,13 @@ import (
 // kernels refuse it).
 const madvPopulateWrite = 23
 
+// Available says whether the kernel maps pages ahead (MADV_POPULATE_WRITE),
+// so that Slice saves faults: older kernels refuse the advice.
+func Available() bool {
+	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, 0, 0, madvPopulateWrite)
+	return e != syscall.EINVAL
+}
+
 // populate maps the whole pages of [addr, addr+n) writable.
 func populate(addr, n uintptr) {
 	page := uintptr(syscall.Getpagesize())

@@ -2,6 +2,9 @@
 
 package prefault
 
+// Available says whether Slice saves faults: only on Linux.
+func Available() bool { return false }
+
 func populate(addr, n uintptr) {}
 
 // MapFile returns the contents of the file name, read (mapped on Linux),

@@ -84,13 +84,14 @@ func StartFloorProcess(t testing.TB, envVar string) (string, time.Duration, int)
 	return addr, time.Since(start), cmd.Process.Pid
 }
 
-// ProcCPU is the CPU time process pid used so far (0 if unknown): the sum
-// of its threads' run time in /proc/PID/task/*/schedstat (nanoseconds; Go
-// keeps its threads), or else user and system time from /proc/PID/stat.
+// ProcCPU is the CPU time process pid (0: this process) used so far (0
+// if unknown): the sum of its threads' run time in
+// /proc/PID/task/*/schedstat (nanoseconds; Go keeps its threads), or else
+// user and system time from /proc/PID/stat.
 // With other work on the machine, a server's CPU time per operation
 // compares servers better than throughput, which the load moves.
 func ProcCPU(pid int) time.Duration {
-	if tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid)); err == nil && len(tasks) > 0 {
+	if tasks, err := filepath.Glob(procDir(pid) + "/task/*/schedstat"); err == nil && len(tasks) > 0 {
 		var sum int64
 		for _, t := range tasks {
 			b, err := os.ReadFile(t)
@@ -107,14 +108,8 @@ func ProcCPU(pid int) time.Duration {
 			return time.Duration(sum)
 		}
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; fields 14 and 15 (utime,
-	// stime) count from after its closing parenthesis.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// Fields 14 and 15: utime and stime, in clock ticks.
+	f := procStat(pid)
 	if len(f) < 13 {
 		return 0
 	}
@@ -123,16 +118,33 @@ func ProcCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
+// procDir is /proc's directory of process pid (pid 0: this process).
+func procDir(pid int) string {
+	if pid > 0 {
+		return "/proc/" + strconv.Itoa(pid)
+	}
+	return "/proc/self"
+}
+
+// procStat is the fields of process pid's /proc/PID/stat from the third
+// (state) on, nil when it cannot be read: the command name, field 2, may
+// hold spaces, so they are counted from after its closing parenthesis
+// (field n is element n-3).
+func procStat(pid int) []string {
+	b, err := os.ReadFile(procDir(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
 // ContextSwitches is the sum of process pid's threads' context switches
 // (pid 0: this process), voluntary (a thread blocking: a futex wait, an
 // idle poll) and not, from /proc/PID/task/*/status; 0 where /proc has
 // none. Unlike time, the count does not move with the machine's load.
 func ContextSwitches(pid int) int64 {
-	proc := "self"
-	if pid > 0 {
-		proc = strconv.Itoa(pid)
-	}
-	tasks, _ := filepath.Glob("/proc/" + proc + "/task/*/status")
+	tasks, _ := filepath.Glob(procDir(pid) + "/task/*/status")
 	var sum int64
 	for _, t := range tasks {
 		b, err := os.ReadFile(t)
@@ -155,17 +167,7 @@ func ContextSwitches(pid int) int64 {
 // none. On a virtual machine a first touch of a page costs microseconds of
 // CPU: a fresh server's heap growing into new pages shows here.
 func PageFaults(pid int) int64 {
-	proc := "self"
-	if pid > 0 {
-		proc = strconv.Itoa(pid)
-	}
-	b, err := os.ReadFile("/proc/" + proc + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from after it.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := procStat(pid)
 	if len(f) < 10 {
 		return 0
 	}

@@ -60,3 +60,21 @@ func TestEnvKnobs(t *testing.T) {
 		t.Errorf("EnvList unset = %q", l)
 	}
 }
+
+// This process's CPU time read by pid and as "self" agree, and grows with
+// work.
+func TestProcCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	before := ProcCPU(os.Getpid())
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	self, byPid := ProcCPU(0), ProcCPU(os.Getpid())
+	if self <= before || byPid < self {
+		t.Errorf("CPU before %v, after %v (self), %v (by pid)", before, self, byPid)
+	}
+	if f := procStat(os.Getpid()); len(f) < 13 || f[0] != "R" && f[0] != "S" {
+		t.Errorf("procStat = %q, want fields from the state on", f)
+	}
+}

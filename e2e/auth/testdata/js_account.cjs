@@ -3,6 +3,7 @@
 // the password policy. Run against pyric and against firebase-tools' Auth
 // emulator; prints one JSON object of observations that must be the same
 // on both (account_test.go), uids replaced by their order of appearance.
+const { recorder, outboxOf } = require('./sdk_kit.cjs');
 const { initializeApp } = require('firebase/app');
 const A = require('firebase/auth');
 
@@ -13,15 +14,8 @@ const auth = A.getAuth(app);
 A.connectAuthEmulator(auth, base, { disableWarnings: true });
 
 const out = { errors: {} };
-async function code(name, f) {
-  try { await f(); out.errors[name] = 'no error'; } catch (e) { out.errors[name] = e.code || String(e); }
-}
-async function outbox(type, email) {
-  const r = await fetch(`${base}/emulator/v1/projects/${project}/oobCodes`);
-  const j = await r.json();
-  const hits = j.oobCodes.filter((c) => c.requestType === type && c.email === email);
-  return hits[hits.length - 1];
-}
+const code = recorder(out.errors);
+const outbox = outboxOf(base, project);
 const uids = new Map();
 const uid = (u) => { if (!uids.has(u)) uids.set(u, `uid${uids.size + 1}`); return uids.get(u); };
 async function claims(user) {

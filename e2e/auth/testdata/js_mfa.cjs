@@ -9,6 +9,7 @@
 // Prints one JSON object.
 const crypto = require('crypto');
 const path = require('path');
+const { recorder } = require('./sdk_kit.cjs');
 const { initializeApp } = require('firebase/app');
 const A = require(path.join(process.env.NODE_PATH, '@firebase/auth/dist/browser-cjs/index.js'));
 
@@ -19,9 +20,7 @@ const auth = A.initializeAuth(app, { persistence: A.inMemoryPersistence });
 A.connectAuthEmulator(auth, base, { disableWarnings: true });
 
 const out = { errors: {} };
-async function code(name, f) {
-  try { await f(); out.errors[name] = 'no error'; } catch (e) { out.errors[name] = e.code || String(e); }
-}
+const code = recorder(out.errors);
 async function rest(path, body, owner) {
   const headers = { 'content-type': 'application/json' };
   if (owner) headers.authorization = 'Bearer owner';

@@ -1,5 +1,6 @@
 // Drives pyric's Auth endpoints with the official firebase JS SDK (Node
 // build). Prints one JSON object of observations for js_test.go to check.
+const { recorder, outboxOf } = require('./sdk_kit.cjs');
 const { initializeApp } = require('firebase/app');
 const A = require('firebase/auth');
 
@@ -12,15 +13,8 @@ A.connectAuthEmulator(auth, base, { disableWarnings: true });
 const out = { states: [], errors: {} };
 A.onAuthStateChanged(auth, (u) => out.states.push(u ? (u.isAnonymous ? 'anon' : u.email || u.uid) : null));
 
-async function code(name, f) {
-  try { await f(); out.errors[name] = 'no error'; } catch (e) { out.errors[name] = e.code || String(e); }
-}
-async function outbox(type, email) {
-  const r = await fetch(`${base}/emulator/v1/projects/${project}/oobCodes`);
-  const j = await r.json();
-  const hits = j.oobCodes.filter((c) => c.requestType === type && c.email === email);
-  return hits[hits.length - 1];
-}
+const code = recorder(out.errors);
+const outbox = outboxOf(base, project);
 const tick = () => new Promise((r) => setTimeout(r, 50));
 
 (async () => {

@@ -24,7 +24,7 @@ func BenchmarkRecorderIntake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Shutdown(context.Background())
+	b.Cleanup(func() { be.Shutdown(context.Background()) }) // after the recorder's Close
 	ctx := context.Background()
 	fs := testfs.Of(be.Sandbox).Admin()
 	bus := be.Sandbox.Events()
@@ -51,14 +51,7 @@ func BenchmarkRecorderIntake(b *testing.B) {
 	if sets != 1000 || len(ops) != 2000 {
 		b.Fatalf("%d operations, %d sets: want 2000 and 1000", len(ops), sets)
 	}
-	rec, err := Start(ctx, be.Sandbox, filepath.Join(b.TempDir(), "s.json"), Options{Debounce: time.Hour, FirstFlush: time.Hour})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rec.Close()
-	if err := rec.Flush(); err != nil {
-		b.Fatal(err)
-	}
+	rec := idleRecorder(b, be)
 	batch := make([]event.Event, 0, 2)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -85,17 +78,9 @@ func BenchmarkRecorderListenerIntake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Shutdown(context.Background())
-	ctx := context.Background()
+	b.Cleanup(func() { be.Shutdown(context.Background()) }) // after the recorder's Close
 	bus := be.Sandbox.Events()
-	rec, err := Start(ctx, be.Sandbox, filepath.Join(b.TempDir(), "s.json"), Options{Debounce: time.Hour, FirstFlush: time.Hour})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rec.Close()
-	if err := rec.Flush(); err != nil {
-		b.Fatal(err)
-	}
+	rec := idleRecorder(b, be)
 	listeners := make([]*event.Listener, 1000)
 	for i := range listeners {
 		listeners[i] = &event.Listener{Phase: event.Deliver, ListenerID: fmt.Sprintf("l%d", i),
@@ -116,4 +101,20 @@ func BenchmarkRecorderListenerIntake(b *testing.B) {
 			}
 		}
 	}
+}
+
+// idleRecorder starts a recorder of be's sandbox that never flushes or
+// takes events by itself (the benchmark calls take and Flush), its first
+// flush done, closed when the benchmark ends.
+func idleRecorder(b *testing.B, be *backend.Backend) *Recorder {
+	b.Helper()
+	rec, err := Start(context.Background(), be.Sandbox, filepath.Join(b.TempDir(), "s.json"), Options{Debounce: time.Hour, FirstFlush: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rec.Close() })
+	if err := rec.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return rec
 }

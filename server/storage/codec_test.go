@@ -123,10 +123,7 @@ func TestPlainJSONString(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 13))
 	const alphabet = "az/ .\"\\u0\x01\xc3\xa9\xff"
 	for range 20000 {
-		b := make([]byte, r.IntN(12))
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
+		b := randomText(r, alphabet, 12)
 		raw := json.RawMessage(b)
 		if r.IntN(4) > 0 {
 			raw = json.RawMessage(`"` + string(b) + `"`)
@@ -308,10 +305,15 @@ func TestAppendPathSegmentMatchesPathEscape(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 9))
 	const chars = "az09-_.~$&+,/:;=?@ %<>\"\\#\x00\x1f\x7f\xc3\xa9\xe2\x98\x83\xff"
 	for range 20000 {
-		b := make([]byte, r.IntN(24))
-		for j := range b {
-			b[j] = chars[r.IntN(len(chars))]
-		}
-		check(string(b))
+		check(string(randomText(r, chars, 24)))
 	}
+}
+
+// randomText is up to max-1 bytes drawn from alphabet.
+func randomText(r *rand.Rand, alphabet string, max int) []byte {
+	b := make([]byte, r.IntN(max))
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return b
 }
